@@ -1,0 +1,187 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ajv } from 'ajv';
+import { Bot } from './bot.js';
+import { Capabilities } from './capabilities/capabilities.js';
+import { defineCoreCapabilities } from './capabilities/detect.js';
+import { ConfigError, loadConfigFile } from './config/config-file.js';
+import type { BotConfig } from './config/schema.js';
+import { loadSettings, type Settings } from './config/settings.js';
+import { createAiService } from './chat/ai-service.js';
+import { createLogger, type Logger } from './log/logger.js';
+import { discoverPlugins } from './plugin/discover.js';
+import type { Plugin } from './plugin/types.js';
+import { UserBudgets } from './providers/budgets.js';
+import { probeGateways } from './providers/health.js';
+import { ProviderChain } from './providers/provider-chain.js';
+import { UsageLedger } from './providers/usage.js';
+import { HistoryStore } from './store/history.js';
+import { MemoryStore } from './store/memory.js';
+import type { Transport } from './transport/transport.js';
+
+export interface AppOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Plugins to use instead of discovering `plugins/*` (tests). */
+  plugins?: Plugin[];
+  /** Folder to discover plugins in; default the project's `plugins/`. */
+  pluginsDir?: string;
+  logger?: Logger;
+  /** Skip the gateway health probe (tests of non-AI paths). */
+  skipHealthProbe?: boolean;
+}
+
+/** Everything a running service is made of. */
+export interface App {
+  settings: Settings;
+  config: BotConfig;
+  configFile: string;
+  log: Logger;
+  bot: Bot;
+  chain: ProviderChain;
+  usage: UsageLedger;
+  capabilities: Capabilities;
+  pluginFailures: Array<{ source: string; reason: string }>;
+  gatewayHealth: Array<{ name: string; url: string; healthy: boolean; detail: string }>;
+  /** Connects the transport and starts handling messages. */
+  connect(transport: Transport): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The folder the built (or source) core lives in; plugins are found next to it. */
+function defaultPluginsDir(): string {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  return path.join(here, '..', 'plugins');
+}
+
+function validatePluginOptions(plugins: Plugin[], config: BotConfig, file: string): void {
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  const problems: string[] = [];
+  for (const plugin of plugins) {
+    const section = config.plugins[plugin.name];
+    if (!section || !plugin.optionsSchema) continue;
+    const { enabled: _e, access: _a, ...options } = section;
+    const validate = ajv.compile(plugin.optionsSchema);
+    if (!validate(options)) {
+      for (const e of validate.errors ?? []) {
+        const field = `plugins.${plugin.name}${e.instancePath.replace(/\//g, '.')}`;
+        problems.push(e.keyword === 'additionalProperties' ? `${field}.${String(e.params.additionalProperty)}: unknown option` : `${field}: ${e.message}`);
+      }
+    }
+  }
+  const unknown = Object.keys(config.plugins).filter((name) => !plugins.some((p) => p.name === name));
+  if (problems.length) throw new ConfigError(file, problems);
+  return void unknown;
+}
+
+/**
+ * Builds the service: settings (.env under the real environment), config.json (created from the example when
+ * missing, validated), logger, capabilities, plugins, stores, provider chain and bot; prints the start-log report.
+ * Throws SettingsError / ConfigError with a message that says what to fix.
+ *
+ * @example
+ * const app = await createApp();
+ * await app.connect(new ConsoleTransport());
+ */
+export async function createApp(options: AppOptions = {}): Promise<App> {
+  const cwd = options.cwd ?? process.cwd();
+  const settings = loadSettings({ cwd, env: options.env });
+  const log = options.logger ?? createLogger({ level: settings.logLevel, secrets: settings.secrets });
+  const loaded = await loadConfigFile(cwd);
+  if (loaded.created) log.warn({ file: loaded.file }, 'config.json was missing: created it from config.example.json; edit it (or use the /config dashboard)');
+  const config = loaded.config;
+
+  const capabilities = new Capabilities();
+  defineCoreCapabilities(capabilities, settings);
+
+  const discovery = options.plugins
+    ? { plugins: options.plugins, failures: [] }
+    : await discoverPlugins(options.pluginsDir ?? defaultPluginsDir(), config.pluginPackages, cwd, log);
+  validatePluginOptions(discovery.plugins, config, loaded.file);
+
+  const onCorrupt = (file: string, movedTo: string, err: Error) => log.error({ file, movedTo, reason: err.message }, 'a data file was corrupt: moved it aside and started it fresh');
+  const histories = new HistoryStore(settings.dataDir, config.history.maxMessages, onCorrupt);
+  const memories = new MemoryStore(settings.dataDir, 100, onCorrupt);
+  const usage = new UsageLedger(settings.dataDir, log);
+  usage.setQuotas(config.ai.quotaMainTokens, config.ai.quotaPremiumTokens);
+  const budgets = new UserBudgets(settings.dataDir);
+  const chain = new ProviderChain(settings, log.child({ part: 'providers' }), usage);
+  usage.onRecord((userId, role, tokens) => {
+    if (userId && tokens > 0) void budgets.spend(userId, role === 'premium', tokens);
+  });
+  capabilities.setLive('chat', () => {
+    const legs = chain.legs().length;
+    if (!legs) return { ok: false, detail: 'no provider key' };
+    return chain.available() ? { ok: true, detail: `${legs} provider leg(s)` } : { ok: false, detail: 'every provider is cooling down after failures' };
+  });
+
+  let bot!: Bot;
+  bot = new Bot({
+    settings,
+    config,
+    log,
+    plugins: discovery.plugins,
+    capabilities,
+    histories,
+    memories,
+    createAi: (tools) => createAiService({ chain, budgets, capabilities, config: () => bot.config, log: log.child({ part: 'ai' }), tools }),
+  });
+
+  const [, gatewayHealth] = await Promise.all([
+    Promise.all([capabilities.detectAll(), usage.load(), budgets.load()]),
+    options.skipHealthProbe ? Promise.resolve([]) : probeGateways(chain.legs(), Math.min(settings.upstreamTimeoutMs, 3000)),
+  ]);
+  await bot.startPlugins();
+  printStartReport(log, settings, bot, chain, capabilities, discovery.failures, gatewayHealth, await usage.snapshot());
+
+  return {
+    settings,
+    get config() {
+      return bot.config;
+    },
+    configFile: loaded.file,
+    log,
+    bot,
+    chain,
+    usage,
+    capabilities,
+    pluginFailures: discovery.failures,
+    gatewayHealth,
+    connect: (transport) => bot.start(transport),
+    async stop() {
+      await bot.stop();
+      await Promise.all([usage.flush(), budgets.flush()]);
+    },
+  };
+}
+
+/** The one start-log report: providers (names, never keys), gateway health, capabilities, plugins. */
+function printStartReport(
+  log: Logger,
+  settings: Settings,
+  bot: Bot,
+  chain: ProviderChain,
+  capabilities: Capabilities,
+  failures: Array<{ source: string; reason: string }>,
+  health: Array<{ name: string; url: string; healthy: boolean; detail: string }>,
+  usage: Awaited<ReturnType<UsageLedger['snapshot']>>,
+): void {
+  const legs = chain.legs();
+  log.info({ chain: legs.map((l) => `${l.name} (${l.model}${l.premiumModel ? `, premium ${l.premiumModel}` : ''})`) }, `provider chain: ${legs.map((l) => l.name).join(' → ') || 'none'}`);
+  for (const h of health) log[h.healthy ? 'info' : 'warn']({ gateway: h.name, url: h.url, detail: h.detail }, `gateway ${h.name} ${h.healthy ? 'healthy' : 'UNHEALTHY: AI answers may fail; non-AI commands keep working'}`);
+  log.info({ audioKeys: settings.audio.keys.length }, `audio keys configured: ${settings.audio.keys.length}`);
+  if (!settings.audio.keys.length) log.warn('AUDIO_API_KEYS is empty: voice transcription, the audio archive and auto-reactions are off (the bot is deaf)');
+  log.info(`CONFIG_TOKEN: ${settings.configToken ? 'set' : 'not set (the /config dashboard is off)'}`);
+  const lines = capabilities.report().map((c) => `  ${c.ok ? '✔' : '✘'} ${c.name.padEnd(10)} ${c.detail}`);
+  log.info(`capabilities:\n${lines.join('\n')}`);
+  const pluginLines = bot.plugins().map((s) => {
+    const missing = capabilities.missing(s.plugin.needs ?? []);
+    const state = !s.enabled ? 'disabled in config.json' : !s.started ? `inactive: ${s.problem}` : missing.length ? `active, degraded: missing ${missing.join(', ')}` : 'active';
+    return `  ${s.plugin.name.padEnd(10)} ${state}`;
+  });
+  for (const f of failures) pluginLines.push(`  ${f.source.padEnd(10)} NOT LOADED: ${f.reason}`);
+  log.info(`plugins:\n${pluginLines.join('\n')}`);
+  const today = new Date().toISOString().slice(0, 10);
+  const todayUsage = Object.entries(usage.days?.[today] ?? {}).map(([k, c]) => `${k}: ${c.total} tokens`);
+  log.info({ totals: usage.totals, quotas: usage.quotas }, `token usage today: ${todayUsage.join(', ') || 'none yet'}`);
+}

@@ -1,0 +1,431 @@
+import type { Capabilities } from './capabilities/capabilities.js';
+import type { BotConfig, PluginSection } from './config/schema.js';
+import type { Settings } from './config/settings.js';
+import type { Logger } from './log/logger.js';
+import { mentionsBot, stripBotMentions } from './mentions/mentions-bot.js';
+import { botAnswers, isOwnerId, mayUse, senderIds } from './plugin/access.js';
+import type { BotContext, Plugin, PluginHost, ToolDefinition, Trigger } from './plugin/types.js';
+import { compose, type Middleware } from './pipeline/compose.js';
+import { firstWord, looksBinary, matchTrigger, splitLongText } from './pipeline/match.js';
+import { AllProvidersFailedError, type AiService } from './providers/types.js';
+import type { HistoryStore } from './store/history.js';
+import type { MemoryStore } from './store/memory.js';
+import type { IncomingMessage, OutgoingMedia, SentMessage } from './transport/message.js';
+import type { Transport } from './transport/transport.js';
+
+/** Longest text the bot will read; longer messages get a clear refusal instead of a silent cut. */
+export const MAX_INBOUND_CHARS = 16_000;
+
+export interface PluginState {
+  plugin: Plugin;
+  enabled: boolean;
+  started: boolean;
+  /** Why the plugin is not (fully) active, for the start log and the dashboard. */
+  problem?: string;
+}
+
+export interface BotDeps {
+  settings: Settings;
+  config: BotConfig;
+  log: Logger;
+  plugins: Plugin[];
+  capabilities: Capabilities;
+  histories: HistoryStore;
+  memories: MemoryStore;
+  /** Builds the AI service once the bot exists (it needs the bot's tools). */
+  createAi: (tools: (ctx: BotContext) => ToolDefinition[]) => AiService;
+}
+
+/**
+ * The bot: a per-chat ordered queue feeding a Koa-style middleware pipeline
+ * (junk filter → who-the-bot-answers → observers → addressed? → plugin routing → unknown command → AI chat).
+ *
+ * @example
+ * const bot = new Bot(deps);
+ * await bot.start(new MemoryTransport());
+ */
+export class Bot {
+  readonly settings: Settings;
+  readonly log: Logger;
+  readonly capabilities: Capabilities;
+  readonly histories: HistoryStore;
+  readonly memories: MemoryStore;
+  readonly ai: AiService;
+  private configValue: BotConfig;
+  private transport: Transport | undefined;
+  private readonly states: PluginState[];
+  private readonly queues = new Map<string, Promise<void>>();
+  private readonly extra: Middleware<BotContext>[] = [];
+  private pipeline: ((ctx: BotContext) => Promise<void>) | undefined;
+  private readonly hosts = new Map<string, PluginHost>();
+  private inFlight = 0;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(deps: BotDeps) {
+    this.settings = deps.settings;
+    this.configValue = deps.config;
+    this.log = deps.log;
+    this.capabilities = deps.capabilities;
+    this.histories = deps.histories;
+    this.memories = deps.memories;
+    const sorted = [...deps.plugins].sort((a, b) => (a.order ?? 100) - (b.order ?? 100));
+    this.states = sorted.map((plugin) => ({ plugin, enabled: this.isEnabledIn(plugin, deps.config), started: false }));
+    this.ai = deps.createAi((ctx) => this.toolsFor(ctx));
+  }
+
+  /** The live config. */
+  get config(): BotConfig {
+    return this.configValue;
+  }
+
+  /** Applies a new config at once (dashboard edits): plugin enable/disable and access take effect on the next message. */
+  setConfig(config: BotConfig): void {
+    this.configValue = config;
+    this.histories.maxMessages = config.history.maxMessages;
+    for (const state of this.states) state.enabled = this.isEnabledIn(state.plugin, config);
+  }
+
+  /** Adds middleware that runs after the built-in filters and before plugin routing (grammY-style `use`). */
+  use(middleware: Middleware<BotContext>): this {
+    this.extra.push(middleware);
+    this.pipeline = undefined;
+    return this;
+  }
+
+  plugins(): readonly PluginState[] {
+    return this.states;
+  }
+
+  /** The bot's own ids: config `targetUserIds` plus the ids the transport learnt at login (phone jid, LID). */
+  botIds(): string[] {
+    return [...this.configValue.targetUserIds, ...(this.transport?.ownIds() ?? [])];
+  }
+
+  getTransport(): Transport | undefined {
+    return this.transport;
+  }
+
+  private isEnabledIn(plugin: Plugin, config: BotConfig): boolean {
+    return config.plugins[plugin.name]?.enabled ?? plugin.enabledByDefault ?? true;
+  }
+
+  private section(name: string): PluginSection {
+    return this.configValue.plugins[name] ?? {};
+  }
+
+  /** The host services handed to a plugin's start/routes/tools. */
+  host(name: string): PluginHost {
+    let host = this.hosts.get(name);
+    if (host) return host;
+    const bot = this;
+    host = {
+      name,
+      settings: this.settings,
+      config: () => bot.configValue,
+      options: () => bot.section(name),
+      dataDir: this.settings.dataDir,
+      log: this.log.child({ plugin: name }),
+      capabilities: this.capabilities,
+      ai: this.ai,
+      histories: this.histories,
+      memories: this.memories,
+      send: (chatId, text) => bot.requireTransport().sendText(chatId, text),
+      sendMedia: (chatId, media) => bot.requireTransport().sendMedia(chatId, media),
+      botIds: () => bot.botIds(),
+      isOwner: (id) => isOwnerId([id], bot.configValue),
+    };
+    this.hosts.set(name, host);
+    return host;
+  }
+
+  private requireTransport(): Transport {
+    if (!this.transport) throw new Error('The bot has no transport yet: call bot.start(transport) first');
+    return this.transport;
+  }
+
+  /** Runs every enabled plugin's start hook; one that throws is reported and left inactive, the others go on. */
+  async startPlugins(): Promise<void> {
+    for (const state of this.states) {
+      if (!state.plugin.start) {
+        state.started = true;
+        continue;
+      }
+      try {
+        await state.plugin.start(this.host(state.plugin.name));
+        state.started = true;
+      } catch (err) {
+        state.started = false;
+        state.problem = `start failed: ${(err as Error).message}`;
+        this.log.error({ plugin: state.plugin.name, err }, 'plugin failed to start; it stays off');
+      }
+    }
+  }
+
+  /** Connects a transport and starts handling its messages. Call `startPlugins()` first. */
+  async start(transport: Transport): Promise<void> {
+    this.transport = transport;
+    await transport.start((message) => this.handle(message));
+  }
+
+  async stop(): Promise<void> {
+    await this.idle();
+    for (const state of this.states) {
+      try {
+        await state.plugin.stop?.();
+      } catch (err) {
+        this.log.warn({ plugin: state.plugin.name, err }, 'plugin stop failed');
+      }
+    }
+    await this.transport?.stop();
+    await Promise.all([this.histories.flush(), this.memories.flush()]);
+  }
+
+  /** Resolves when no message is being handled. */
+  idle(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /**
+   * Handles one inbound message. Messages of one chat are handled strictly in order; different chats in parallel.
+   * Never rejects: a failure is logged and, where the user expects an answer, told in a short sentence.
+   */
+  handle(message: IncomingMessage): Promise<void> {
+    this.inFlight++;
+    const previous = this.queues.get(message.chatId) ?? Promise.resolve();
+    const run = previous.then(() => this.process(message));
+    const tail = run.catch((err) => this.log.error({ err, chat: message.chatId }, 'message handling failed'));
+    this.queues.set(message.chatId, tail);
+    return tail.finally(() => {
+      if (this.queues.get(message.chatId) === tail) this.queues.delete(message.chatId);
+      if (--this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+    });
+  }
+
+  private async process(message: IncomingMessage): Promise<void> {
+    if (message.fromMe) return;
+    const text = typeof message.text === 'string' ? message.text : '';
+    if (!text.trim() && !message.media) return;
+    if (looksBinary(text)) {
+      this.log.debug({ chat: message.chatId }, 'ignored a binary message');
+      return;
+    }
+    const ctx = this.createContext(message, text);
+    this.pipeline ??= compose([...this.builtInStages(), ...this.extra, this.routeStage()]);
+    await this.pipeline(ctx);
+  }
+
+  private createContext(message: IncomingMessage, rawText: string, pluginName?: string): BotContext {
+    const bot = this;
+    const transport = this.requireTransport();
+    const botIds = this.botIds();
+    const ids = senderIds(message);
+    const log = this.log.child({ chat: message.chatId, ...(pluginName ? { plugin: pluginName } : {}) });
+    const chatId = message.chatId;
+    const ctx: BotContext = {
+      message,
+      text: stripBotMentions(rawText, botIds).trim(),
+      chatId,
+      senderId: message.senderId,
+      addressed: mentionsBot(message, botIds),
+      isOwner: isOwnerId(ids, this.configValue),
+      async reply(replyText, options) {
+        const parts = splitLongText(String(replyText));
+        let sent: SentMessage = { id: '' };
+        for (const [i, part] of parts.entries()) {
+          sent = await transport.sendText(chatId, part, { quotedId: options?.quote && i === 0 ? message.id : undefined });
+        }
+        return sent;
+      },
+      react: (emoji) => transport.react(chatId, message.id, emoji),
+      sendMedia: (media: OutgoingMedia, options) => transport.sendMedia(chatId, media, { quotedId: options?.quote ? message.id : undefined }),
+      edit: (sent, newText) => transport.editText(chatId, sent.id, newText),
+      typing: (on) => transport.setTyping(chatId, on),
+      history: {
+        recent: (limit) => bot.histories.recent(chatId, limit),
+        append: (entry) => bot.histories.append(chatId, entry),
+        amend: (id, newText) => bot.histories.amend(chatId, id, newText),
+      },
+      memory: {
+        facts: () => bot.memories.facts(chatId),
+        remember: (fact) => bot.memories.remember(chatId, fact, message.senderId),
+      },
+      ai: this.ai,
+      get options() {
+        return pluginName ? bot.section(pluginName) : {};
+      },
+      host: pluginName ? this.host(pluginName) : this.host('core'),
+      log,
+      state: {},
+    };
+    return ctx;
+  }
+
+  /** A copy of the context seen through one plugin (its options, host and logger). */
+  private contextFor(ctx: BotContext, pluginName: string): BotContext {
+    const bot = this;
+    const log = ctx.log.child({ plugin: pluginName });
+    return Object.create(ctx, {
+      options: { get: () => bot.section(pluginName) },
+      host: { value: this.host(pluginName) },
+      log: { value: log },
+    }) as BotContext;
+  }
+
+  private builtInStages(): Middleware<BotContext>[] {
+    return [
+      // Who the bot answers at all: block list, allow list.
+      async (ctx, next) => {
+        if (!botAnswers(senderIds(ctx.message), this.configValue)) return;
+        await next();
+      },
+      // Observers see every message, addressed or not; one failing never stops the others or the reply.
+      async (ctx, next) => {
+        for (const state of this.activeStates()) {
+          if (!state.plugin.triggers?.some((t) => 'every' in t)) continue;
+          if (!mayUse(this.section(state.plugin.name).access, senderIds(ctx.message), this.configValue)) continue;
+          if (this.capabilities.missing(state.plugin.needs ?? []).length) continue;
+          try {
+            await state.plugin.handle?.(this.contextFor(ctx, state.plugin.name));
+          } catch (err) {
+            ctx.log.error({ err, plugin: state.plugin.name }, 'observer plugin failed');
+          }
+        }
+        await next();
+      },
+      // Groups: only messages that mention or reply to the bot go further (group context is still kept).
+      async (ctx, next) => {
+        const commandLike = ctx.text.startsWith(this.configValue.prefix) || /^\/\w/.test(ctx.text);
+        if (!ctx.addressed && !(this.configValue.groups.commandsWithoutMention && commandLike)) {
+          if (ctx.message.isGroup && ctx.text && !ctx.state.historyRecorded) {
+            await this.histories.append(ctx.chatId, { id: ctx.message.id, role: 'user', senderId: ctx.senderId, senderName: ctx.message.senderName, text: ctx.text, at: ctx.message.timestamp });
+          }
+          return;
+        }
+        if (ctx.text.length > MAX_INBOUND_CHARS) {
+          await ctx.reply(`That message is too long for me (${ctx.text.length} characters; the limit is ${MAX_INBOUND_CHARS}). Please send it in smaller parts.`);
+          return;
+        }
+        await next();
+      },
+    ];
+  }
+
+  private activeStates(): PluginState[] {
+    return this.states.filter((s) => s.enabled && s.started);
+  }
+
+  private routeStage(): Middleware<BotContext> {
+    return async (ctx) => {
+      const prefix = this.configValue.prefix;
+      for (const state of this.activeStates()) {
+        const plugin = state.plugin;
+        for (const trigger of plugin.triggers ?? []) {
+          if ('every' in trigger) continue;
+          let hit;
+          try {
+            hit = matchTrigger(trigger, ctx, prefix);
+          } catch (err) {
+            ctx.log.error({ err, plugin: plugin.name }, 'trigger check failed');
+            continue;
+          }
+          if (!hit) continue;
+          await this.runPlugin(state, trigger, ctx, hit);
+          return;
+        }
+      }
+      const { word } = firstWord(ctx.text);
+      if (word === `${prefix}help` || word === '/help') {
+        await ctx.reply(this.helpText(ctx));
+        return;
+      }
+      if (word.length > prefix.length && word.startsWith(prefix) && /^[a-z0-9]/i.test(word.slice(prefix.length))) {
+        await ctx.reply(`Unknown command ${word.slice(0, 40)}. Try ${prefix}help for the list of commands.`);
+        return;
+      }
+      await this.chat(ctx);
+    };
+  }
+
+  private async runPlugin(state: PluginState, trigger: Trigger, base: BotContext, hit: { command?: BotContext['command']; match?: RegExpExecArray }): Promise<void> {
+    const plugin = state.plugin;
+    const ctx = this.contextFor(base, plugin.name);
+    if (hit.command) ctx.command = hit.command;
+    if (hit.match) ctx.match = hit.match;
+    if (!mayUse(this.section(plugin.name).access, senderIds(ctx.message), this.configValue)) {
+      const what = 'command' in trigger ? `${this.configValue.prefix}${trigger.command}` : 'literal' in trigger ? trigger.literal : plugin.name;
+      await ctx.reply(`Sorry, you are not allowed to use ${what} here.`);
+      return;
+    }
+    const missing = this.capabilities.missing(plugin.needs ?? []);
+    if (missing.length) {
+      const text =
+        typeof plugin.missing === 'function'
+          ? plugin.missing(missing, ctx)
+          : plugin.missing ?? `${plugin.name} is unavailable right now: ${missing.map((m) => `${m} (${this.capabilities.status(m).detail})`).join(', ')}.`;
+      ctx.log.info({ plugin: plugin.name, missing }, 'capability missing; told the user');
+      await ctx.reply(text);
+      return;
+    }
+    try {
+      await plugin.handle?.(ctx);
+    } catch (err) {
+      ctx.log.error({ err, plugin: plugin.name }, 'plugin failed while handling a message');
+      await ctx.reply(`Sorry, ${plugin.name} ran into an error and could not finish. The owner can find the details in the log.`).catch(() => undefined);
+    }
+  }
+
+  /** Free text nobody claimed goes to the main model. */
+  private async chat(ctx: BotContext): Promise<void> {
+    if (!ctx.text) {
+      if (ctx.message.media) await ctx.reply(`I can't open ${ctx.message.media.kind} messages right now.`);
+      return;
+    }
+    if (!this.capabilities.has('chat') || !this.ai.available()) {
+      await ctx.reply(new AllProvidersFailedError().message);
+      return;
+    }
+    try {
+      const answer = await this.ai.respond(ctx);
+      if (answer.trim()) await ctx.reply(answer);
+    } catch (err) {
+      if (err instanceof AllProvidersFailedError) {
+        ctx.log.warn({ causes: err.causes }, 'every provider failed');
+        await ctx.reply(err.message);
+      } else {
+        ctx.log.error({ err }, 'AI chat failed');
+        await ctx.reply('Sorry, I could not answer that just now. Please try again.');
+      }
+    }
+  }
+
+  /** `.help`: the commands of the enabled plugins this sender may use. */
+  helpText(ctx: BotContext): string {
+    const prefix = this.configValue.prefix;
+    const lines = [`*${this.configValue.botName}*: here is what I can do.`, ''];
+    for (const state of this.activeStates()) {
+      if (!mayUse(this.section(state.plugin.name).access, senderIds(ctx.message), this.configValue)) continue;
+      for (const t of state.plugin.triggers ?? []) {
+        if ('command' in t) lines.push(`${t.usage ?? prefix + t.command}: ${t.help ?? state.plugin.description}`);
+        else if ('literal' in t) lines.push(`${t.usage ?? t.literal}: ${t.help ?? state.plugin.description}`);
+        else if ('media' in t && t.help) lines.push(`(${[t.media].flat().join('/')}): ${t.help}`);
+      }
+    }
+    lines.push(`${prefix}help: this list`, '', 'Anything else is answered by the AI' + (ctx.message.isGroup ? ' when you mention me or reply to me.' : '.'));
+    return lines.join('\n');
+  }
+
+  /** Tools offered to the model for this message: from enabled, started plugins whose needs are met. */
+  toolsFor(ctx: BotContext): ToolDefinition[] {
+    const tools: ToolDefinition[] = [];
+    for (const state of this.activeStates()) {
+      const plugin = state.plugin;
+      if (!plugin.tools) continue;
+      if (this.capabilities.missing(plugin.needs ?? []).length) continue;
+      if (!mayUse(this.section(plugin.name).access, senderIds(ctx.message), this.configValue)) continue;
+      const list = typeof plugin.tools === 'function' ? plugin.tools(this.host(plugin.name)) : plugin.tools;
+      for (const tool of list) if (!this.capabilities.missing(tool.needs ?? []).length) tools.push(tool);
+    }
+    return tools;
+  }
+}

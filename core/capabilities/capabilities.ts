@@ -1,0 +1,86 @@
+/** The state of one capability. `detail` is for people (never a secret): "3 keys", "python3 not found". */
+export interface CapabilityStatus {
+  ok: boolean;
+  detail: string;
+}
+
+interface Entry {
+  detect: () => Promise<CapabilityStatus> | CapabilityStatus;
+  live?: () => CapabilityStatus;
+  detected?: CapabilityStatus;
+}
+
+/**
+ * The capabilities the bot has: detected once at start (one start-log table) and, for those that change at run
+ * time (audio keys exhausted, every chat provider cooling down), re-checked through a `live` check when used.
+ *
+ * @example
+ * capabilities.define('python', async () => ({ ok: true, detail: 'Python 3.11.7' }));
+ * await capabilities.detectAll();
+ * capabilities.missing(['python', 'sandbox']); // ['sandbox'] when bubblewrap does not work
+ */
+export class Capabilities {
+  private readonly entries = new Map<string, Entry>();
+
+  /** Declares (or replaces) a capability's detector and optional run-time check. */
+  define(name: string, detect: Entry['detect'], live?: Entry['live']): void {
+    const previous = this.entries.get(name);
+    this.entries.set(name, { detect, live, detected: previous?.detected });
+  }
+
+  /** Replaces only the run-time check of a capability (e.g. the voice plugin's key pool). */
+  setLive(name: string, live: () => CapabilityStatus): void {
+    const entry = this.entries.get(name);
+    if (entry) entry.live = live;
+    else this.entries.set(name, { detect: live, live });
+  }
+
+  known(name: string): boolean {
+    return this.entries.has(name);
+  }
+
+  names(): string[] {
+    return [...this.entries.keys()];
+  }
+
+  /** Runs every detector in parallel; one that throws is reported as missing with its message. */
+  async detectAll(): Promise<void> {
+    await Promise.all(
+      [...this.entries.values()].map(async (entry) => {
+        try {
+          entry.detected = await entry.detect();
+        } catch (err) {
+          entry.detected = { ok: false, detail: `check failed: ${(err as Error).message}` };
+        }
+      }),
+    );
+  }
+
+  /** Current status: the live check when there is one, else what was detected at start. */
+  status(name: string): CapabilityStatus {
+    const entry = this.entries.get(name);
+    if (!entry) return { ok: false, detail: 'nothing provides this capability' };
+    if (entry.live) {
+      try {
+        return entry.live();
+      } catch (err) {
+        return { ok: false, detail: `check failed: ${(err as Error).message}` };
+      }
+    }
+    return entry.detected ?? { ok: false, detail: 'not checked yet' };
+  }
+
+  has(name: string): boolean {
+    return this.status(name).ok;
+  }
+
+  /** The names in `needs` that are not available right now. */
+  missing(needs: readonly string[]): string[] {
+    return needs.filter((n) => !this.has(n));
+  }
+
+  /** Every capability with its status, for the start log and the dashboard. */
+  report(): Array<{ name: string } & CapabilityStatus> {
+    return this.names().map((name) => ({ name, ...this.status(name) }));
+  }
+}

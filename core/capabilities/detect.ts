@@ -1,0 +1,88 @@
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import type { Settings } from '../config/settings.js';
+import type { Capabilities, CapabilityStatus } from './capabilities.js';
+
+/** Runs a program and returns its first output line, or throws. Bounded in time so start-up never hangs. */
+export function probe(cmd: string, args: string[], timeoutMs = 4000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { timeout: timeoutMs, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } }, (err, stdout, stderr) => {
+      if (err) reject(new Error((err as NodeJS.ErrnoException).code === 'ENOENT' ? `${cmd} not found` : (stderr || err.message).split('\n')[0]));
+      else resolve(`${stdout}${stderr}`.trim().split('\n')[0] ?? '');
+    });
+  });
+}
+
+/**
+ * The ffmpeg binary to use: `FFMPEG_PATH` when set (e.g. the system's /usr/bin/ffmpeg), else the one shipped in
+ * the `@ffmpeg-installer/ffmpeg` package (a registry package with the binary inside; `ffmpeg-static` would download
+ * it at install time, which fails without network).
+ */
+export function ffmpegBinary(settings: Pick<Settings, 'ffmpegPath'>): { path: string; source: string } {
+  if (settings.ffmpegPath) return { path: settings.ffmpegPath, source: 'FFMPEG_PATH' };
+  try {
+    const require = createRequire(import.meta.url);
+    const installer = require('@ffmpeg-installer/ffmpeg') as { path: string };
+    return { path: installer.path, source: '@ffmpeg-installer/ffmpeg' };
+  } catch {
+    return { path: 'ffmpeg', source: 'system PATH' };
+  }
+}
+
+const yes = (detail: string): CapabilityStatus => ({ ok: true, detail });
+const no = (detail: string): CapabilityStatus => ({ ok: false, detail });
+
+/**
+ * Declares the core's capabilities, detected from the settings and the machine. Plugins may replace the run-time
+ * check of one they own (the voice plugin's key pool for `audio`, the provider chain for `chat`).
+ */
+export function defineCoreCapabilities(caps: Capabilities, settings: Settings): void {
+  const gateways = [settings.primary, settings.second].filter((g) => g.apiKey);
+  const chatLegs = gateways.length + settings.audio.keys.length;
+  caps.define('chat', () => (chatLegs ? yes(`${chatLegs} provider leg(s)`) : no('no provider key')));
+  caps.define('premium', () => {
+    const n = gateways.filter((g) => g.premiumModel).length;
+    return n ? yes(`premium model on ${n} gateway(s)`) : no('no PRIMARY_GATEWAY_PREMIUM_MODEL or PREMIUM_MODEL set');
+  });
+  caps.define('vision', () => (gateways.length ? yes(`${gateways.length} gateway(s) with /v1/messages`) : no('no gateway key (vision goes through a gateway)')));
+  caps.define('audio', () =>
+    settings.audio.keys.length ? yes(`${settings.audio.keys.length} audio key(s)`) : no('AUDIO_API_KEYS is empty: voice transcription, audio archive and auto-reactions are off'),
+  );
+  caps.define('search', () => {
+    if (settings.search.apiKey) return yes('search provider key set' + (settings.audio.keys.length ? ', audio provider as backup' : ''));
+    if (settings.audio.keys.length) return yes('no SEARCH_API_KEY; audio provider search model as backup');
+    return no('no SEARCH_API_KEY and no audio key: the bot cannot check live information');
+  });
+  caps.define('publicUrl', () => (settings.publicBaseUrl ? yes(settings.publicBaseUrl) : no('PUBLIC_BASE_URL is not set: workspace sites have no public address')));
+  caps.define('python', async () => {
+    try {
+      return yes(await probe('python3', ['--version']));
+    } catch (err) {
+      return no(`python3 not found (${(err as Error).message})`);
+    }
+  });
+  caps.define('ytdlp', async () => {
+    try {
+      return yes(`yt-dlp ${await probe('yt-dlp', ['--version'], 8000)}`);
+    } catch {
+      return no('yt-dlp not found (install the Debian package yt-dlp)');
+    }
+  });
+  caps.define('ffmpeg', async () => {
+    const bin = ffmpegBinary(settings);
+    try {
+      const line = await probe(bin.path, ['-version']);
+      return yes(`${line.split(' ').slice(0, 3).join(' ')} from ${bin.source}`);
+    } catch (err) {
+      return no(`ffmpeg from ${bin.source} does not run (${(err as Error).message})`);
+    }
+  });
+  caps.define('sandbox', async () => {
+    try {
+      await probe('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--proc', '/proc', '--dev', '/dev', '/usr/bin/true']);
+      return yes('bubblewrap works (no network, own PID namespace)');
+    } catch (err) {
+      return no(`bubblewrap unavailable: ${(err as Error).message}`);
+    }
+  });
+}

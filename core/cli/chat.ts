@@ -1,0 +1,23 @@
+#!/usr/bin/env node
+import { createApp } from '../app.js';
+import { ConsoleTransport } from '../transport/console.js';
+import { startWebServer } from '../../web/server.js';
+import { exitAfterFlush, runCli } from './run.js';
+
+/**
+ * `npm run chat`: the console chat. Same config, plugins and providers as the WhatsApp bot, and the same web
+ * server, without a phone. Reads stdin; prints the bot's actions on stdout and logs on stderr.
+ */
+await runCli(async () => {
+  const app = await createApp();
+  const transport = new ConsoleTransport();
+  const web = await startWebServer(app, () => transport);
+  await app.connect(transport);
+  app.log.info('console chat ready');
+  await transport.done;
+  await app.bot.idle();
+  await app.stop();
+  await web.close();
+  exitAfterFlush(0);
+});
+if (process.exitCode) exitAfterFlush(process.exitCode as number);

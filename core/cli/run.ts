@@ -1,0 +1,30 @@
+import { ConfigError } from '../config/config-file.js';
+import { SettingsError } from '../config/settings.js';
+import { PluginDefinitionError } from '../plugin/define-plugin.js';
+
+/**
+ * Runs a CLI entry point: a settings/config problem is printed as one clear message (no stack) and exits 1;
+ * anything else prints the stack and exits 1.
+ */
+export async function runCli(main: () => Promise<void>): Promise<void> {
+  try {
+    await main();
+  } catch (err) {
+    if (err instanceof SettingsError || err instanceof ConfigError || err instanceof PluginDefinitionError) {
+      process.stderr.write(`\nCannot start: ${err.message}\n\n`);
+    } else {
+      process.stderr.write(`\nCannot start: ${(err as Error).stack ?? String(err)}\n\n`);
+    }
+    process.exitCode = 1;
+  }
+}
+
+/** Writes out whatever is pending on stdout and stderr, then exits (a bare process.exit() can lose piped lines). */
+export function exitAfterFlush(code: number): void {
+  let pending = 2;
+  const done = () => {
+    if (--pending === 0) process.exit(code);
+  };
+  process.stdout.write('', done);
+  process.stderr.write('', done);
+}

@@ -1,0 +1,129 @@
+import { copyFile, readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ajv, type ErrorObject } from 'ajv';
+import { cosmiconfig } from 'cosmiconfig';
+import { writeJsonAtomic } from '../store/atomic.js';
+import { configSchema, type BotConfig } from './schema.js';
+
+/** Thrown for a config.json that is not JSON or does not fit the schema; the message names file, field, reason. */
+export class ConfigError extends Error {
+  constructor(readonly file: string, readonly problems: string[]) {
+    super(`${file} is invalid:\n  - ${problems.join('\n  - ')}`);
+  }
+}
+
+/** The project root (where config.example.json lives), found from this module's location in core/ or dist/core/. */
+export function projectRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    if (existsSync(path.join(dir, 'config.example.json'))) return dir;
+    dir = path.dirname(dir);
+  }
+  return process.cwd();
+}
+
+const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: false });
+const validateSchema = ajv.compile(configSchema);
+
+function describe(error: ErrorObject): string {
+  const field = error.instancePath ? error.instancePath.slice(1).replace(/\//g, '.') : '(top level)';
+  if (error.keyword === 'additionalProperties') {
+    return `${field === '(top level)' ? '' : field + '.'}${String(error.params.additionalProperty)}: unknown field`;
+  }
+  if (error.keyword === 'required') return `${String(error.params.missingProperty)}: is required`;
+  if (error.keyword === 'enum') return `${field}: must be one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+  if (error.keyword === 'pattern' && /targetUserIds|owners|allow|block|access/.test(field)) return `${field}: must be digits only (a phone number or LID)`;
+  return `${field}: ${error.message ?? 'is invalid'}`;
+}
+
+/**
+ * Validates a config object with the schema; returns the problems (empty when valid).
+ * Plugin option sections are checked with each plugin's own schema by the registry.
+ */
+export function validateConfig(value: unknown): string[] {
+  if (validateSchema(value)) return [];
+  const seen = new Set<string>();
+  // oneOf produces one error per branch; keep one readable line per field.
+  return (validateSchema.errors ?? [])
+    .filter((e) => e.keyword !== 'oneOf')
+    .map(describe)
+    .filter((line) => (seen.has(line) ? false : (seen.add(line), true)));
+}
+
+/** Fills defaults into a valid config object. */
+export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>): BotConfig {
+  return {
+    prefix: raw.prefix ?? '.',
+    botName: raw.botName ?? 'Assistant',
+    targetUserIds: raw.targetUserIds ?? [],
+    port: raw.port ?? 3000,
+    host: raw.host ?? '127.0.0.1',
+    owners: raw.owners ?? [],
+    access: { mode: raw.access?.mode ?? 'everyone', allow: raw.access?.allow ?? [], block: raw.access?.block ?? [] },
+    groups: { commandsWithoutMention: raw.groups?.commandsWithoutMention ?? false },
+    history: { maxMessages: raw.history?.maxMessages ?? 50, maxPromptTokens: raw.history?.maxPromptTokens ?? 6000 },
+    ai: {
+      requestsPerMinute: raw.ai?.requestsPerMinute ?? 10,
+      tokensPerDay: raw.ai?.tokensPerDay ?? 300_000,
+      premiumTokensPerDay: raw.ai?.premiumTokensPerDay ?? 50_000,
+      quotaMainTokens: raw.ai?.quotaMainTokens ?? 200_000_000,
+      quotaPremiumTokens: raw.ai?.quotaPremiumTokens ?? 50_000_000,
+      maxToolRounds: raw.ai?.maxToolRounds ?? 5,
+      showProvider: raw.ai?.showProvider ?? false,
+    },
+    pluginPackages: raw.pluginPackages ?? [],
+    plugins: raw.plugins ?? {},
+  };
+}
+
+export interface LoadedConfig {
+  config: BotConfig;
+  file: string;
+  /** True when config.json was missing and was created from config.example.json. */
+  created: boolean;
+}
+
+/**
+ * Loads `config.json` from `cwd` with cosmiconfig, creating it from `config.example.json` when missing, and
+ * validates it. Throws ConfigError (file, field, reason) when it is not JSON or does not fit the schema.
+ *
+ * @example
+ * const { config, created } = await loadConfigFile(process.cwd());
+ */
+export async function loadConfigFile(cwd: string, file = path.join(cwd, 'config.json')): Promise<LoadedConfig> {
+  let created = false;
+  if (!existsSync(file)) {
+    await copyFile(path.join(projectRoot(), 'config.example.json'), file);
+    created = true;
+  }
+  let raw: unknown;
+  try {
+    const result = await cosmiconfig('config', { searchStrategy: 'none', cache: false }).load(file);
+    raw = result?.config;
+  } catch (err) {
+    const reason = (err as Error).message.split('\n').slice(0, 3).join(' ').replace(/\s+/g, ' ');
+    throw new ConfigError(file, [`not valid JSON: ${reason}`]);
+  }
+  if (raw === undefined || raw === null) {
+    const text = await readFile(file, 'utf8').catch(() => '');
+    throw new ConfigError(file, [text.trim() ? 'not a JSON object' : 'the file is empty']);
+  }
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(file, ['must be a JSON object']);
+  const problems = validateConfig(raw);
+  if (problems.length) throw new ConfigError(file, problems);
+  return { config: withDefaults(raw as Partial<BotConfig> & Record<string, unknown>), file, created };
+}
+
+/**
+ * Validates and writes config.json atomically, keeping the previous file as `config.json.bak`.
+ * Throws ConfigError without touching the file when the new config is invalid.
+ */
+export async function saveConfigFile(file: string, value: unknown): Promise<BotConfig> {
+  const problems = validateConfig(value);
+  if (problems.length) throw new ConfigError(file, problems);
+  if (existsSync(file)) await copyFile(file, `${file}.bak`);
+  await writeJsonAtomic(file, value);
+  return withDefaults(value as Partial<BotConfig> & Record<string, unknown>);
+}

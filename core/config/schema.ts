@@ -1,0 +1,104 @@
+/**
+ * The JSON schema of `config.json`. The same schema validates at start and in the dashboard.
+ * Plugin option sections may carry more fields; a plugin can declare a schema for its own options.
+ */
+export const accessSchema = {
+  description: 'Who may use this: "everyone", "owners", or a list of ids (phone digits or LIDs).',
+  oneOf: [
+    { type: 'string', enum: ['everyone', 'owners'] },
+    { type: 'array', items: { type: 'string', pattern: '^[0-9]{3,30}$' } },
+  ],
+} as const;
+
+export const configSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['prefix', 'botName', 'targetUserIds', 'port'],
+  properties: {
+    $schema: { type: 'string' },
+    prefix: { type: 'string', minLength: 1, maxLength: 3, pattern: '^\\S+$' },
+    botName: { type: 'string', minLength: 1, maxLength: 60 },
+    targetUserIds: { type: 'array', items: { type: 'string', pattern: '^[0-9]{3,30}$' }, uniqueItems: true },
+    port: { type: 'integer', minimum: 0, maximum: 65535 },
+    host: { type: 'string', minLength: 1 },
+    owners: { type: 'array', items: { type: 'string', pattern: '^[0-9]{3,30}$' }, uniqueItems: true },
+    access: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        mode: { type: 'string', enum: ['everyone', 'allowList'] },
+        allow: { type: 'array', items: { type: 'string', pattern: '^[0-9]{3,30}$' } },
+        block: { type: 'array', items: { type: 'string', pattern: '^[0-9]{3,30}$' } },
+      },
+    },
+    groups: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { commandsWithoutMention: { type: 'boolean' } },
+    },
+    history: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        maxMessages: { type: 'integer', minimum: 2, maximum: 1000 },
+        maxPromptTokens: { type: 'integer', minimum: 500, maximum: 1000000 },
+      },
+    },
+    ai: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        requestsPerMinute: { type: 'integer', minimum: 0, description: 'AI requests per user per minute (0 = no limit)' },
+        tokensPerDay: { type: 'integer', minimum: 0, description: 'tokens per user per day (0 = no limit)' },
+        premiumTokensPerDay: { type: 'integer', minimum: 0, description: 'premium-model tokens per user per day (0 = no limit)' },
+        quotaMainTokens: { type: 'integer', minimum: 0, description: 'account quota of the main model, warned at 80%' },
+        quotaPremiumTokens: { type: 'integer', minimum: 0, description: 'account quota of the premium model, warned at 80%' },
+        maxToolRounds: { type: 'integer', minimum: 1, maximum: 20 },
+        showProvider: { type: 'boolean', description: 'debug: append which provider answered' },
+      },
+    },
+    pluginPackages: { type: 'array', items: { type: 'string', minLength: 1 } },
+    plugins: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        properties: { enabled: { type: 'boolean' }, access: accessSchema },
+      },
+    },
+  },
+} as const;
+
+/** Who may use a plugin. */
+export type Access = 'everyone' | 'owners' | string[];
+
+export interface PluginSection {
+  enabled?: boolean;
+  access?: Access;
+  [option: string]: unknown;
+}
+
+/** The parsed `config.json`, with defaults filled in. */
+export interface BotConfig {
+  prefix: string;
+  botName: string;
+  targetUserIds: string[];
+  port: number;
+  host: string;
+  owners: string[];
+  access: { mode: 'everyone' | 'allowList'; allow: string[]; block: string[] };
+  groups: { commandsWithoutMention: boolean };
+  history: { maxMessages: number; maxPromptTokens: number };
+  ai: AiConfig;
+  pluginPackages: string[];
+  plugins: Record<string, PluginSection>;
+}
+
+export interface AiConfig {
+  requestsPerMinute: number;
+  tokensPerDay: number;
+  premiumTokensPerDay: number;
+  quotaMainTokens: number;
+  quotaPremiumTokens: number;
+  maxToolRounds: number;
+  showProvider: boolean;
+}

@@ -1,0 +1,159 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import dotenv from 'dotenv';
+
+/**
+ * Settings from the environment. `.env` in the working directory is read first; real environment variables win
+ * over it. Every setting is documented in `.env.example`.
+ */
+export interface GatewaySettings {
+  apiKey: string;
+  baseUrl: string;
+  model: string;
+  premiumModel: string;
+}
+
+export interface Settings {
+  primary: GatewaySettings;
+  second: GatewaySettings;
+  audio: {
+    keys: string[];
+    baseUrl: string;
+    model: string;
+    chatModel: string;
+    searchModel: string;
+  };
+  search: { apiKey: string; baseUrl: string };
+  publicBaseUrl: string;
+  sitePort: number | undefined;
+  configToken: string;
+  dataDir: string;
+  upstreamTimeoutMs: number;
+  logLevel: string;
+  ffmpegPath: string;
+  /** Every secret value, for the log redactor. */
+  secrets: string[];
+  /** The raw environment the settings came from (after .env merge). */
+  env: Record<string, string | undefined>;
+}
+
+export const DEFAULT_AUDIO_BASE_URL = 'https://api.groq.com/openai/v1';
+export const DEFAULT_AUDIO_MODEL = 'whisper-large-v3-turbo';
+export const DEFAULT_AUDIO_CHAT_MODEL = 'llama-3.3-70b-versatile';
+export const DEFAULT_AUDIO_SEARCH_MODEL = 'groq/compound';
+export const DEFAULT_SEARCH_BASE_URL = 'https://api.tavily.com';
+export const DEFAULT_UPSTREAM_TIMEOUT_MS = 45_000;
+
+/** Names of the settings that hold a provider key; at least one must be set. */
+export const PROVIDER_KEY_VARIABLES = ['PRIMARY_GATEWAY_API_KEY', 'API_KEY', 'AUDIO_API_KEYS', 'AUDIO_API_KEY_1'];
+
+/** Thrown when the settings cannot run the service; the message says what to set. */
+export class SettingsError extends Error {}
+
+/**
+ * Audio keys from `AUDIO_API_KEYS` (comma-separated) and the numbered `AUDIO_API_KEY_<n>` /
+ * `AUDIO_API_KEY_FALLBACK_<n>` forms, trimmed, duplicates dropped, in that order.
+ */
+export function audioKeysFrom(env: Record<string, string | undefined>): string[] {
+  const keys: string[] = [];
+  const add = (value: string | undefined) => {
+    for (const part of (value ?? '').split(',')) {
+      const key = part.trim();
+      if (key && !keys.includes(key)) keys.push(key);
+    }
+  };
+  add(env.AUDIO_API_KEYS);
+  for (let n = 1; n <= 50; n++) {
+    const main = env[`AUDIO_API_KEY_${n}`];
+    const fallback = env[`AUDIO_API_KEY_FALLBACK_${n}`];
+    if (main === undefined && fallback === undefined && n > 3) break;
+    add(main);
+    add(fallback);
+  }
+  return keys;
+}
+
+function int(env: Record<string, string | undefined>, name: string, fallback: number): number {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new SettingsError(`${name} must be a non-negative number, got "${raw}"`);
+  return value;
+}
+
+/**
+ * Reads `.env` from `cwd` (if present) under the real environment and returns the settings.
+ *
+ * @example
+ * const settings = loadSettings(); // throws SettingsError naming the variables when no provider key is set
+ */
+export function loadSettings(options: { cwd?: string; env?: NodeJS.ProcessEnv; requireProviderKey?: boolean } = {}): Settings {
+  const cwd = options.cwd ?? process.cwd();
+  const realEnv = options.env ?? process.env;
+  const envFile = path.join(cwd, '.env');
+  const fromFile = existsSync(envFile) ? dotenv.parse(readFileSync(envFile, 'utf8')) : {};
+  const env: Record<string, string | undefined> = { ...fromFile, ...realEnv };
+  const str = (name: string, fallback = '') => (env[name] ?? '').trim() || fallback;
+
+  const audioKeys = audioKeysFrom(env);
+  const settings: Settings = {
+    primary: {
+      apiKey: str('PRIMARY_GATEWAY_API_KEY'),
+      baseUrl: str('PRIMARY_GATEWAY_BASE_URL'),
+      model: str('PRIMARY_GATEWAY_MODEL'),
+      premiumModel: str('PRIMARY_GATEWAY_PREMIUM_MODEL'),
+    },
+    second: {
+      apiKey: str('API_KEY'),
+      baseUrl: str('BASE_URL'),
+      model: str('MODEL'),
+      premiumModel: str('PREMIUM_MODEL'),
+    },
+    audio: {
+      keys: audioKeys,
+      baseUrl: str('AUDIO_BASE_URL', DEFAULT_AUDIO_BASE_URL),
+      model: str('AUDIO_MODEL', DEFAULT_AUDIO_MODEL),
+      chatModel: str('AUDIO_CHAT_MODEL', DEFAULT_AUDIO_CHAT_MODEL),
+      searchModel: str('AUDIO_SEARCH_MODEL', DEFAULT_AUDIO_SEARCH_MODEL),
+    },
+    search: { apiKey: str('SEARCH_API_KEY'), baseUrl: str('SEARCH_BASE_URL', DEFAULT_SEARCH_BASE_URL) },
+    publicBaseUrl: str('PUBLIC_BASE_URL').replace(/\/+$/, ''),
+    sitePort: str('SITE_PORT') ? int(env, 'SITE_PORT', 0) : undefined,
+    configToken: str('CONFIG_TOKEN'),
+    dataDir: path.resolve(cwd, str('DATA_DIR', 'data')),
+    upstreamTimeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', DEFAULT_UPSTREAM_TIMEOUT_MS) || DEFAULT_UPSTREAM_TIMEOUT_MS,
+    logLevel: str('LOG_LEVEL', 'info'),
+    ffmpegPath: str('FFMPEG_PATH'),
+    secrets: [],
+    env,
+  };
+  settings.secrets = secretValues(env, audioKeys);
+
+  if ((options.requireProviderKey ?? true) && !settings.primary.apiKey && !settings.second.apiKey && audioKeys.length === 0) {
+    throw new SettingsError(
+      'No AI provider key is configured, so the bot cannot answer. Set at least one of ' +
+        'PRIMARY_GATEWAY_API_KEY (with PRIMARY_GATEWAY_BASE_URL and PRIMARY_GATEWAY_MODEL), ' +
+        'API_KEY (with BASE_URL and MODEL), or AUDIO_API_KEYS / AUDIO_API_KEY_1 in .env or the environment.',
+    );
+  }
+  for (const [label, gw, prefix] of [
+    ['primary gateway', settings.primary, 'PRIMARY_GATEWAY_'],
+    ['second gateway', settings.second, ''],
+  ] as const) {
+    if (gw.apiKey && (!gw.baseUrl || !gw.model)) {
+      throw new SettingsError(`The ${label} has a key but no ${!gw.baseUrl ? `${prefix}BASE_URL` : `${prefix}MODEL`}: set it, or empty ${prefix}API_KEY.`);
+    }
+  }
+  return settings;
+}
+
+/** Values of every variable that looks secret (KEY, TOKEN, SECRET, PASSWORD), plus each audio key. */
+export function secretValues(env: Record<string, string | undefined>, extra: string[] = []): string[] {
+  const values = new Set<string>(extra);
+  for (const [name, value] of Object.entries(env)) {
+    if (!value || !/(KEY|TOKEN|SECRET|PASSWORD)/i.test(name)) continue;
+    for (const part of value.split(',')) if (part.trim().length >= 4) values.add(part.trim());
+  }
+  // Longest first, so a key that contains another is redacted whole.
+  return [...values].sort((a, b) => b.length - a.length);
+}

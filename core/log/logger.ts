@@ -1,0 +1,65 @@
+import { Writable } from 'node:stream';
+import pino, { type Logger } from 'pino';
+import pinoPretty from 'pino-pretty';
+
+export type { Logger } from 'pino';
+
+const REDACTED = '[redacted]';
+
+/**
+ * Replaces every secret value in a text. Used on every log line and on any text that could carry an upstream's
+ * error body.
+ *
+ * @example redact('key sk-123 failed', ['sk-123']) // 'key [redacted] failed'
+ */
+export function redact(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) if (secret && out.includes(secret)) out = out.split(secret).join(REDACTED);
+  return out;
+}
+
+/** A stream that redacts secrets from each chunk before handing it on. Pino writes one line per chunk. */
+class RedactingStream extends Writable {
+  constructor(private readonly inner: NodeJS.WritableStream, private readonly secrets: () => readonly string[]) {
+    super();
+  }
+  override _write(chunk: Buffer | string, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
+    const text = redact(chunk.toString(), this.secrets());
+    this.inner.write(text) ? done() : this.inner.once('drain', () => done());
+  }
+}
+
+export interface LoggerOptions {
+  level?: string;
+  secrets?: readonly string[];
+  /** Force pretty (true) or JSON (false); default: pretty when stderr is a terminal. */
+  pretty?: boolean;
+  /** Where lines go; default stderr (stdout belongs to the console chat protocol). */
+  destination?: NodeJS.WritableStream;
+}
+
+/**
+ * The service logger: pino, pretty in a terminal and JSON otherwise, always on stderr, with every secret
+ * value replaced by `[redacted]` before it is written.
+ *
+ * @example
+ * const log = createLogger({ secrets: settings.secrets });
+ * log.info({ plugin: 'ping' }, 'loaded');
+ */
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const secrets = [...(options.secrets ?? [])];
+  const destination = options.destination ?? process.stderr;
+  const pretty = options.pretty ?? Boolean((destination as NodeJS.WriteStream).isTTY);
+  const sink = pretty
+    ? pinoPretty({ destination: new RedactingStream(destination, () => secrets), colorize: true, sync: true, ignore: 'pid,hostname' })
+    : new RedactingStream(destination, () => secrets);
+  return pino(
+    {
+      level: options.level ?? 'info',
+      base: undefined,
+      // Belt and braces: known secret-bearing fields are dropped even before the value redactor runs.
+      redact: { paths: ['apiKey', '*.apiKey', 'token', '*.token', 'headers.authorization', '*.headers.authorization'], censor: REDACTED },
+    },
+    sink,
+  );
+}

@@ -1,0 +1,47 @@
+/**
+ * Id helpers. WhatsApp ids come as phone jids (`628123@s.whatsapp.net`, with an optional device `:12`),
+ * LIDs (`1234567@lid`), group jids (`1203@g.us`) or bare digits (config, console). We compare by the user part.
+ */
+
+/**
+ * The user part of an id: digits before `@` and before a device suffix.
+ * @example userPart('628123:7@s.whatsapp.net') // '628123'
+ */
+export function userPart(id: string): string {
+  const at = id.indexOf('@');
+  const user = at === -1 ? id : id.slice(0, at);
+  const colon = user.indexOf(':');
+  return (colon === -1 ? user : user.slice(0, colon)).replace(/^\+/, '').trim();
+}
+
+/** True for an `@lid` id. */
+export function isLid(id: string): boolean {
+  return id.endsWith('@lid');
+}
+
+/** True for a group chat id. */
+export function isGroupId(id: string): boolean {
+  return id.endsWith('@g.us');
+}
+
+/**
+ * Turns digits into a phone jid; leaves a jid as it is.
+ * @example toJid('628123') // '628123@s.whatsapp.net'
+ */
+export function toJid(id: string): string {
+  return id.includes('@') ? id : `${userPart(id)}@s.whatsapp.net`;
+}
+
+/** True when two ids name the same user (device suffixes and servers ignored). */
+export function sameUser(a: string, b: string): boolean {
+  return userPart(a) !== '' && userPart(a) === userPart(b);
+}
+
+/** True when `id` matches any id of `list` (jids or bare digits). */
+export function inIdList(id: string | undefined, list: Iterable<string>): boolean {
+  if (!id) return false;
+  const user = userPart(id);
+  if (!user) return false;
+  for (const entry of list) if (userPart(entry) === user) return true;
+  return false;
+}

@@ -1,0 +1,72 @@
+import type { BotContext, CommandMatch, Trigger } from '../plugin/types.js';
+
+/** Splits `.cmd rest` into the command word and its arguments, when the text starts with a word. */
+export function firstWord(text: string): { word: string; args: string } {
+  const trimmed = text.trim();
+  const space = trimmed.search(/\s/);
+  return space === -1 ? { word: trimmed, args: '' } : { word: trimmed.slice(0, space), args: trimmed.slice(space).trim() };
+}
+
+export interface TriggerHit {
+  command?: CommandMatch;
+  match?: RegExpExecArray;
+}
+
+/**
+ * Whether a trigger matches a message. Commands compare case-insensitively after the configured prefix.
+ * Observers (`every`) are handled apart and never match here.
+ */
+export function matchTrigger(trigger: Trigger, ctx: BotContext, prefix: string): TriggerHit | undefined {
+  if ('command' in trigger) {
+    const { word, args } = firstWord(ctx.text);
+    if (word.length > prefix.length && word.startsWith(prefix) && word.slice(prefix.length).toLowerCase() === trigger.command.toLowerCase()) {
+      return { command: { word, args } };
+    }
+    return undefined;
+  }
+  if ('literal' in trigger) {
+    const { word, args } = firstWord(ctx.text);
+    return word.toLowerCase() === trigger.literal.toLowerCase() ? { command: { word, args } } : undefined;
+  }
+  if ('media' in trigger) {
+    const kind = ctx.message.media?.kind;
+    if (!kind) return undefined;
+    const kinds = Array.isArray(trigger.media) ? trigger.media : [trigger.media];
+    return kinds.includes(kind) ? {} : undefined;
+  }
+  if ('pattern' in trigger) {
+    trigger.pattern.lastIndex = 0;
+    const match = trigger.pattern.exec(ctx.text);
+    return match ? { match } : undefined;
+  }
+  if ('when' in trigger) return trigger.when(ctx) ? {} : undefined;
+  return undefined;
+}
+
+/** Splits a long reply at paragraph, line or sentence boundaries into parts of at most `limit` characters. */
+export function splitLongText(text: string, limit = 4000): string[] {
+  if (text.length <= limit) return [text];
+  const parts: string[] = [];
+  let rest = text;
+  while (rest.length > limit) {
+    const window = rest.slice(0, limit);
+    let cut = Math.max(window.lastIndexOf('\n\n'), window.lastIndexOf('\n'));
+    if (cut < limit / 2) cut = Math.max(window.lastIndexOf('. '), window.lastIndexOf(' '));
+    if (cut < limit / 2) cut = limit;
+    parts.push(rest.slice(0, cut).trimEnd());
+    rest = rest.slice(cut).trimStart();
+  }
+  if (rest) parts.push(rest);
+  return parts;
+}
+
+/** True for text that is mostly control characters (a binary payload pasted as text). */
+export function looksBinary(text: string): boolean {
+  if (text.includes('\u0000')) return true;
+  let control = 0;
+  for (const ch of text) {
+    const c = ch.charCodeAt(0);
+    if (c < 32 && c !== 9 && c !== 10 && c !== 13) control++;
+  }
+  return text.length > 0 && control / text.length > 0.1;
+}

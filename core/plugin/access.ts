@@ -1,0 +1,33 @@
+import type { Access, BotConfig } from '../config/schema.js';
+import { inIdList } from '../mentions/ids.js';
+
+/** The sender's ids (phone jid and LID when both are known). */
+export function senderIds(message: { senderId: string; senderAltId?: string }): string[] {
+  return message.senderAltId ? [message.senderId, message.senderAltId] : [message.senderId];
+}
+
+/** True when any of the sender's ids is an owner in config.json. */
+export function isOwnerId(ids: string[], config: BotConfig): boolean {
+  return ids.some((id) => inIdList(id, config.owners));
+}
+
+/**
+ * Whether the bot answers this sender at all: the block list always wins; in `allowList` mode only listed ids and
+ * owners are answered.
+ */
+export function botAnswers(ids: string[], config: BotConfig): boolean {
+  if (ids.some((id) => inIdList(id, config.access.block))) return false;
+  if (config.access.mode === 'allowList') return isOwnerId(ids, config) || ids.some((id) => inIdList(id, config.access.allow));
+  return true;
+}
+
+/**
+ * Whether a sender may use a plugin under its `access` setting: `everyone` (default), `owners`, or a list of ids
+ * (owners are always allowed).
+ */
+export function mayUse(access: Access | undefined, ids: string[], config: BotConfig): boolean {
+  if (access === undefined || access === 'everyone') return true;
+  if (isOwnerId(ids, config)) return true;
+  if (access === 'owners') return false;
+  return ids.some((id) => inIdList(id, access));
+}

@@ -1,0 +1,161 @@
+import type Router from '@koa/router';
+import type { Capabilities } from '../capabilities/capabilities.js';
+import type { PluginSection, BotConfig } from '../config/schema.js';
+import type { Settings } from '../config/settings.js';
+import type { Logger } from '../log/logger.js';
+import type { HistoryStore, HistoryEntry } from '../store/history.js';
+import type { MemoryStore, MemoryFact } from '../store/memory.js';
+import type { IncomingMessage, MediaKind, OutgoingMedia, SentMessage } from '../transport/message.js';
+import type { AiService } from '../providers/types.js';
+
+/**
+ * What a plugin reacts to.
+ * - `{ command: 'ping' }`: the word after the configured prefix (`.ping`); `args` holds the rest of the line.
+ * - `{ literal: '/ws' }`: a fixed word whatever the prefix (first word of the text).
+ * - `{ media: 'voice' }` or `{ media: ['image', 'sticker'] }`: a message carrying that media.
+ * - `{ pattern: /regex/ }`: a text pattern (matched on the text without leading bot mentions).
+ * - `{ when: (ctx) => boolean }`: any predicate (e.g. "this user has a workspace open").
+ * - `{ every: true }`: an observer that sees every message, addressed to the bot or not, before routing;
+ *   observers never stop other plugins from running.
+ */
+export type Trigger =
+  | { command: string; help?: string; usage?: string }
+  | { literal: string; help?: string; usage?: string }
+  | { media: MediaKind | MediaKind[]; help?: string }
+  | { pattern: RegExp; help?: string }
+  | { when: (ctx: BotContext) => boolean }
+  | { every: true };
+
+/** The command a message invoked, when a command or literal trigger matched. */
+export interface CommandMatch {
+  /** The command as typed, e.g. `.ping` or `/ws`. */
+  word: string;
+  /** The rest of the text after the command word, trimmed. */
+  args: string;
+}
+
+/** The chat's history as a plugin sees it: bound to the current chat. */
+export interface ChatHistoryView {
+  recent(limit?: number): Promise<HistoryEntry[]>;
+  append(entry: HistoryEntry): Promise<void>;
+  amend(id: string, text: string): Promise<void>;
+}
+
+/** The chat's memory as a plugin sees it: bound to the current chat. */
+export interface ChatMemoryView {
+  facts(): Promise<MemoryFact[]>;
+  remember(text: string): Promise<void>;
+}
+
+/**
+ * What `handle(ctx)` receives for one message.
+ *
+ * @example
+ * handle: async (ctx) => { await ctx.reply(`you said ${ctx.text}`); }
+ */
+export interface BotContext {
+  readonly message: IncomingMessage;
+  /** The text with leading bot mentions removed and trimmed. */
+  readonly text: string;
+  readonly chatId: string;
+  readonly senderId: string;
+  /** True in a private chat, or in a group when the bot is mentioned or replied to. */
+  readonly addressed: boolean;
+  readonly isOwner: boolean;
+  /** Set when a command/literal trigger matched. */
+  command?: CommandMatch;
+  /** Set when a pattern trigger matched. */
+  match?: RegExpExecArray;
+  reply(text: string, options?: { quote?: boolean }): Promise<SentMessage>;
+  react(emoji: string): Promise<void>;
+  sendMedia(media: OutgoingMedia, options?: { quote?: boolean }): Promise<SentMessage>;
+  /** Edits a message the bot sent; returns false where the transport cannot edit. */
+  edit(sent: SentMessage, text: string): Promise<boolean>;
+  typing(on: boolean): Promise<void>;
+  readonly history: ChatHistoryView;
+  readonly memory: ChatMemoryView;
+  readonly ai: AiService;
+  /** This plugin's section of config.json (live: reflects dashboard edits). Empty outside a plugin. */
+  readonly options: PluginSection;
+  readonly host: PluginHost;
+  readonly log: Logger;
+  /** Scratch space shared by middleware for this one message. */
+  readonly state: Record<string, unknown>;
+}
+
+/** Arguments the core binds into every tool call: the model can never choose the chat or user. */
+export interface ToolCall {
+  chatId: string;
+  senderId: string;
+  senderAltId?: string;
+  isOwner: boolean;
+  ctx: BotContext;
+}
+
+/**
+ * A function offered to the main model for tool calling.
+ *
+ * @example
+ * { name: 'roll_die', description: 'Roll a die', parameters: { type: 'object', properties: {} },
+ *   run: async () => String(1 + Math.floor(Math.random() * 6)) }
+ */
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  /** JSON schema of the arguments object. */
+  parameters: Record<string, unknown>;
+  /** Capabilities the tool needs; it is not offered while one is missing. */
+  needs?: string[];
+  run(args: Record<string, unknown>, call: ToolCall): Promise<unknown> | unknown;
+}
+
+/** Services a plugin gets in `start`, `routes` and `tools`. */
+export interface PluginHost {
+  readonly name: string;
+  readonly settings: Settings;
+  /** The live config.json (after dashboard edits). */
+  config(): BotConfig;
+  /** This plugin's live options section. */
+  options(): PluginSection;
+  readonly dataDir: string;
+  readonly log: Logger;
+  readonly capabilities: Capabilities;
+  readonly ai: AiService;
+  readonly histories: HistoryStore;
+  readonly memories: MemoryStore;
+  /** Sends a text to a chat outside a message's handling (timers, jobs). */
+  send(chatId: string, text: string): Promise<SentMessage>;
+  sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage>;
+  /** The bot's ids: config targetUserIds plus those learnt at login. */
+  botIds(): string[];
+  /** True when `id` is an owner (config `owners`). */
+  isOwner(id: string): boolean;
+}
+
+/**
+ * A plugin as declared with `definePlugin`. Everything but `name` and `description` is optional.
+ */
+export interface PluginDefinition {
+  name: string;
+  description: string;
+  triggers?: Trigger[];
+  /** Capabilities the plugin needs (see the start-log report); checked before `handle` runs. */
+  needs?: string[];
+  /** The reply when a trigger matches but a needed capability is missing. Default: names what is missing. */
+  missing?: string | ((missing: string[], ctx: BotContext) => string);
+  handle?(ctx: BotContext): Promise<void> | void;
+  tools?: ToolDefinition[] | ((host: PluginHost) => ToolDefinition[]);
+  /** Koa routes the web server mounts. */
+  routes?(router: Router, host: PluginHost): void;
+  start?(host: PluginHost): Promise<void> | void;
+  stop?(): Promise<void> | void;
+  /** JSON schema of this plugin's options in config.json (besides `enabled` and `access`). */
+  optionsSchema?: Record<string, unknown>;
+  /** Whether the plugin is on when config.json does not mention it. Default true. */
+  enabledByDefault?: boolean;
+  /** Lower runs earlier among plugins whose triggers match. Default 100. */
+  order?: number;
+}
+
+/** A plugin after `definePlugin` checked it. */
+export type Plugin = Readonly<PluginDefinition> & { readonly __plugin: true };

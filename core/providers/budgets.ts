@@ -1,0 +1,83 @@
+import path from 'node:path';
+import type { AiConfig } from '../config/schema.js';
+import { JsonFile } from '../store/json-file.js';
+import { today } from './usage.js';
+
+interface BudgetDoc {
+  day: string;
+  tokens: Record<string, number>;
+  premiumTokens: Record<string, number>;
+  /** user → request times (ms) within the last minute */
+  recent: Record<string, number[]>;
+}
+
+/** Says whether a user may make another AI request, and if not, a plain sentence saying when they can. */
+export type BudgetVerdict = { ok: true } | { ok: false; reason: string };
+
+/**
+ * Per-user AI budgets so one heavy user cannot burn the account's quota: requests per minute, tokens per day, and a
+ * smaller premium token budget. Owners are exempt. Kept in `data/budgets.json`, so counters survive a restart.
+ *
+ * @example
+ * const verdict = budgets.check(senderId, false, config.ai);
+ * if (!verdict.ok) return ctx.reply(verdict.reason);
+ */
+export class UserBudgets {
+  private readonly doc: JsonFile<BudgetDoc>;
+  constructor(dataDir: string, private readonly now: () => number = Date.now) {
+    this.doc = new JsonFile(path.join(dataDir, 'budgets.json'), () => ({ day: today(now()), tokens: {}, premiumTokens: {}, recent: {} }));
+  }
+
+  async load(): Promise<void> {
+    await this.doc.get();
+  }
+
+  private async current(): Promise<BudgetDoc> {
+    const doc = await this.doc.get();
+    if (doc.day !== today(this.now())) {
+      await this.doc.update((d) => {
+        d.day = today(this.now());
+        d.tokens = {};
+        d.premiumTokens = {};
+      });
+    }
+    doc.recent ??= {};
+    return doc;
+  }
+
+  async check(userId: string, premium: boolean, limits: AiConfig): Promise<BudgetVerdict> {
+    const doc = await this.current();
+    const now = this.now();
+    const times = (doc.recent[userId] ?? []).filter((t) => now - t < 60_000);
+    if (limits.requestsPerMinute > 0 && times.length >= limits.requestsPerMinute) {
+      const wait = Math.ceil((60_000 - (now - times[0])) / 1000);
+      return { ok: false, reason: `You have sent a lot of requests in a short time. Please try again in ${wait} seconds.` };
+    }
+    const midnight = new Date(`${doc.day}T00:00:00Z`).getTime() + 86_400_000;
+    const hours = Math.max(1, Math.ceil((midnight - now) / 3_600_000));
+    if (premium && limits.premiumTokensPerDay > 0 && (doc.premiumTokens[userId] ?? 0) >= limits.premiumTokensPerDay) {
+      return { ok: false, reason: `You have used today's budget for the premium model. You can ask again in about ${hours} hour(s) (after midnight UTC); the normal model is still available.` };
+    }
+    if (limits.tokensPerDay > 0 && (doc.tokens[userId] ?? 0) >= limits.tokensPerDay) {
+      return { ok: false, reason: `You have used today's AI budget. You can ask again in about ${hours} hour(s) (after midnight UTC).` };
+    }
+    await this.doc.update((d) => {
+      d.recent[userId] = [...times, now];
+      for (const [user, list] of Object.entries(d.recent)) if (!list.some((t) => now - t < 60_000)) delete d.recent[user];
+    });
+    return { ok: true };
+  }
+
+  async spend(userId: string, premium: boolean, tokens: number): Promise<void> {
+    await this.current();
+    await this.doc.update((d) => {
+      const bucket = premium ? d.premiumTokens : d.tokens;
+      bucket[userId] = (bucket[userId] ?? 0) + tokens;
+      if (premium) d.tokens[userId] = (d.tokens[userId] ?? 0) + tokens;
+    });
+  }
+
+  flush(): Promise<void> {
+    return this.doc.flush();
+  }
+}

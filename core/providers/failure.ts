@@ -1,0 +1,92 @@
+import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+
+/** How a failed upstream call is classified, and how long the leg then rests. */
+export interface Failure {
+  kind: 'auth' | 'quota' | 'rate-limit' | 'server' | 'timeout' | 'network' | 'context-length' | 'bad-request' | 'bad-answer';
+  status?: number;
+  /** Cooldown in ms; Infinity = until restart. */
+  cooldownMs: number;
+  /** Short, key-free text for the log. Never shown to users. */
+  summary: string;
+}
+
+export const COOLDOWN = {
+  rateLimitDefault: 30_000,
+  rateLimitMax: 60 * 60_000,
+  quota: 6 * 60 * 60_000,
+  server: 30_000,
+  network: 30_000,
+  badAnswer: 10_000,
+};
+
+/** Thrown by a leg whose answer was unusable (no content, malformed JSON). */
+export class BadAnswerError extends Error {}
+
+function headerOf(headers: unknown, name: string): string | undefined {
+  if (!headers) return undefined;
+  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
+  const record = headers as Record<string, string | undefined>;
+  return record[name] ?? record[name.toLowerCase()];
+}
+
+/** Reads retry-after (seconds or HTTP date) and retry-after-ms; undefined when absent or unreadable. */
+export function retryAfterMs(headers: unknown, now = Date.now()): number | undefined {
+  const ms = Number(headerOf(headers, 'retry-after-ms'));
+  if (Number.isFinite(ms) && ms > 0) return ms;
+  const raw = headerOf(headers, 'retry-after');
+  if (!raw) return undefined;
+  const seconds = Number(raw);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(raw);
+  return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
+}
+
+function errorBody(err: APIError): { code?: string; type?: string; message: string } {
+  const body = (err.error ?? {}) as { code?: unknown; type?: unknown; message?: unknown; error?: { code?: unknown; type?: unknown; message?: unknown } };
+  const inner = body.error ?? body;
+  return {
+    code: typeof inner.code === 'string' ? inner.code : undefined,
+    type: typeof inner.type === 'string' ? inner.type : undefined,
+    message: typeof inner.message === 'string' ? inner.message : err.message ?? '',
+  };
+}
+
+/**
+ * Classifies an error from the openai SDK (or any thrown value) into a failure class with its cooldown:
+ * retry-after when given; long for exhausted quota (429 insufficient_quota, 402, "per day"); until restart for a
+ * rejected key (401/403).
+ */
+export function classifyFailure(err: unknown): Failure {
+  if (err instanceof BadAnswerError) return { kind: 'bad-answer', cooldownMs: COOLDOWN.badAnswer, summary: err.message };
+  if (err instanceof APIConnectionTimeoutError) return { kind: 'timeout', cooldownMs: COOLDOWN.network, summary: 'timed out' };
+  if (err instanceof APIError && err.status !== undefined) {
+    const status = err.status;
+    const body = errorBody(err);
+    const text = `${body.code ?? ''} ${body.type ?? ''} ${body.message}`.toLowerCase();
+    const summary = `HTTP ${status}${body.code ? ` ${body.code}` : ''}`;
+    if (status === 401 || status === 403) return { kind: 'auth', status, cooldownMs: Infinity, summary };
+    if (status === 402 || /insufficient_quota|quota|per day|daily|tokens per day|requests per day/.test(text)) {
+      if (status === 402 || status === 429 || /insufficient_quota/.test(text)) {
+        return { kind: 'quota', status, cooldownMs: retryAfterMs(err.headers) ?? COOLDOWN.quota, summary };
+      }
+    }
+    if (status === 429) {
+      const wait = retryAfterMs(err.headers) ?? COOLDOWN.rateLimitDefault;
+      return { kind: 'rate-limit', status, cooldownMs: Math.min(wait, COOLDOWN.rateLimitMax), summary };
+    }
+    if (status === 400 || status === 413) {
+      if (status === 413 || /context|maximum.*tokens|too long|too many tokens/.test(text)) return { kind: 'context-length', status, cooldownMs: 0, summary };
+      return { kind: 'bad-request', status, cooldownMs: 0, summary };
+    }
+    if (status >= 500) return { kind: 'server', status, cooldownMs: retryAfterMs(err.headers) ?? COOLDOWN.server, summary };
+    return { kind: 'bad-request', status, cooldownMs: 0, summary };
+  }
+  if (err instanceof APIConnectionError || (err as NodeJS.ErrnoException)?.code) {
+    const code = (err as { cause?: { code?: string } }).cause?.code ?? (err as NodeJS.ErrnoException).code ?? 'connection error';
+    return { kind: 'network', cooldownMs: COOLDOWN.network, summary: String(code) };
+  }
+  if ((err as Error)?.name === 'AbortError' || /timed? ?out/i.test((err as Error)?.message ?? '')) {
+    return { kind: 'timeout', cooldownMs: COOLDOWN.network, summary: 'timed out' };
+  }
+  return { kind: 'bad-answer', cooldownMs: COOLDOWN.badAnswer, summary: (err as Error)?.message?.slice(0, 120) ?? 'unknown error' };
+}

@@ -1,0 +1,87 @@
+import type OpenAI from 'openai';
+import type { BotContext, ToolDefinition } from '../plugin/types.js';
+
+export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+
+/** One leg of the provider chain, as other endpoints (vision) see it. */
+export interface ProviderLeg {
+  /** Stable, key-free name: `primary`, `second`, `audio-1`, … */
+  readonly name: string;
+  readonly kind: 'gateway' | 'audio';
+  /** Base URL normalised to end in exactly one `/v1`. */
+  readonly baseUrl: string;
+  /** The root without `/v1` (the health probe; the Anthropic SDK adds `/v1` itself). */
+  readonly rootUrl: string;
+  readonly apiKey: string;
+  readonly model: string;
+  readonly premiumModel: string;
+}
+
+export interface CompleteOptions {
+  /** Use the premium model of the leg that serves the request (legs without one are skipped). */
+  premium?: boolean;
+  tools?: OpenAI.Chat.Completions.ChatCompletionTool[];
+  maxTokens?: number;
+  /** Only legs of this kind (e.g. 'gateway'). */
+  kind?: ProviderLeg['kind'];
+  /** Override the model on every leg (e.g. the audio provider's search model). */
+  model?: string;
+  /** Extra request body fields. */
+  extra?: Record<string, unknown>;
+  /** Who asked (for usage accounting). */
+  userId?: string;
+}
+
+export interface CompletionResult {
+  message: OpenAI.Chat.Completions.ChatCompletionMessage;
+  text: string;
+  leg: string;
+  model: string;
+}
+
+export interface RespondOptions {
+  /** The user's text (defaults to ctx.text). */
+  text?: string;
+  premium?: boolean;
+  /** Extra system prompt lines for this turn (a plugin's instructions). */
+  system?: string;
+  /** Tools offered in addition to those of enabled plugins. */
+  extraTools?: ToolDefinition[];
+  /** Offer only these tools (plus extraTools), instead of every enabled plugin's. */
+  onlyTools?: string[];
+  /** Skip writing the user's text to history (the caller already did). */
+  userAlreadyInHistory?: boolean;
+}
+
+/** Thrown when every leg failed; `message` is safe to show a user. */
+export class AllProvidersFailedError extends Error {
+  constructor(message = 'I cannot reach any AI provider right now. Please try again in a few minutes.', readonly causes: string[] = []) {
+    super(message);
+  }
+}
+
+/**
+ * The AI services plugins use. Every call goes through the provider chain: failover, cooldowns, usage accounting.
+ *
+ * @example
+ * const answer = await ctx.ai.respond(ctx, { text: transcript });
+ * await ctx.reply(answer);
+ */
+export interface AiService {
+  /** True when some chat leg is usable now (configured and not cooling down). */
+  available(): boolean;
+  /** One chat-completion request through the chain, with failover. */
+  complete(messages: ChatMessage[], options?: CompleteOptions): Promise<CompletionResult>;
+  /**
+   * Answers a turn in the context's chat as the main model: system prompt (bot name, date), memory, history,
+   * tools of enabled plugins and the tool-call loop. Records the user's text and the answer in the history.
+   */
+  respond(ctx: BotContext, options?: RespondOptions): Promise<string>;
+  /** The configured legs in chain order. */
+  legs(): ProviderLeg[];
+  /**
+   * Runs any upstream call over the legs in chain order with the chain's failover and cooldown rules
+   * (vision uses it for `/v1/messages`). `filter` picks the eligible legs.
+   */
+  failover<T>(purpose: string, call: (leg: ProviderLeg) => Promise<T>, filter?: (leg: ProviderLeg) => boolean, userId?: string): Promise<T>;
+}

@@ -1,0 +1,83 @@
+import path from 'node:path';
+import type { Logger } from '../log/logger.js';
+import { JsonFile } from '../store/json-file.js';
+
+interface Counter {
+  prompt: number;
+  completion: number;
+  total: number;
+  requests: number;
+}
+
+interface UsageDoc {
+  /** day (YYYY-MM-DD, UTC) → "leg|model" → counter */
+  days: Record<string, Record<string, Counter>>;
+  /** all-time totals per role, for the account quotas */
+  totals: { main: number; premium: number };
+  warned: { main: boolean; premium: boolean };
+}
+
+export const today = (now = Date.now()) => new Date(now).toISOString().slice(0, 10);
+
+/**
+ * Token usage per provider and model per day, in `data/usage.json`, with the account quotas (main/premium) warned
+ * in the log at 80%.
+ *
+ * @example usage.record('primary', 'gpt-x', 'main', { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 });
+ */
+export class UsageLedger {
+  private readonly doc: JsonFile<UsageDoc>;
+  private quotas = { main: 0, premium: 0 };
+  /** Listeners told about each recorded usage (per-user budgets). */
+  private readonly listeners: Array<(userId: string | undefined, role: 'main' | 'premium', tokens: number) => void> = [];
+
+  constructor(dataDir: string, private readonly log: Logger) {
+    this.doc = new JsonFile(path.join(dataDir, 'usage.json'), () => ({ days: {}, totals: { main: 0, premium: 0 }, warned: { main: false, premium: false } }));
+  }
+
+  async load(): Promise<void> {
+    await this.doc.get();
+  }
+
+  setQuotas(main: number, premium: number): void {
+    this.quotas = { main, premium };
+  }
+
+  onRecord(listener: (userId: string | undefined, role: 'main' | 'premium', tokens: number) => void): void {
+    this.listeners.push(listener);
+  }
+
+  record(leg: string, model: string, role: 'main' | 'premium', usage: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | undefined, userId?: string): void {
+    const prompt = usage?.prompt_tokens ?? 0;
+    const completion = usage?.completion_tokens ?? 0;
+    const total = usage?.total_tokens ?? prompt + completion;
+    for (const l of this.listeners) l(userId, role, total);
+    void this.doc.update((doc) => {
+      doc.days ??= {};
+      doc.totals ??= { main: 0, premium: 0 };
+      doc.warned ??= { main: false, premium: false };
+      const day = (doc.days[today()] ??= {});
+      const counter = (day[`${leg}|${model}`] ??= { prompt: 0, completion: 0, total: 0, requests: 0 });
+      counter.prompt += prompt;
+      counter.completion += completion;
+      counter.total += total;
+      counter.requests += 1;
+      doc.totals[role] += total;
+      const quota = this.quotas[role];
+      if (quota > 0 && !doc.warned[role] && doc.totals[role] >= quota * 0.8) {
+        doc.warned[role] = true;
+        this.log.warn({ role, used: doc.totals[role], quota }, `${role} model has used 80% of its token quota`);
+      }
+    });
+  }
+
+  /** A copy of the usage for the start log and the dashboard. */
+  async snapshot(): Promise<UsageDoc & { quotas: { main: number; premium: number } }> {
+    const doc = await this.doc.get();
+    return { ...structuredClone(doc), quotas: { ...this.quotas } };
+  }
+
+  flush(): Promise<void> {
+    return this.doc.flush();
+  }
+}

@@ -1,0 +1,58 @@
+import path from 'node:path';
+import { safeFileName } from './atomic.js';
+import { JsonFileCollection } from './json-file.js';
+
+/** One line of a chat's history. */
+export interface HistoryEntry {
+  id?: string;
+  role: 'user' | 'assistant';
+  senderId?: string;
+  senderName?: string;
+  text: string;
+  /** Unix ms. */
+  at: number;
+  /** Media kind when the message carried media (the text is then its caption or transcript). */
+  media?: string;
+}
+
+/**
+ * The history of every chat: `data/history/<chat>.json`, one file per chat, bounded to the last `maxMessages`
+ * entries, written atomically.
+ *
+ * @example
+ * await histories.append(chatId, { role: 'user', text: 'hi', at: Date.now() });
+ * const recent = await histories.recent(chatId, 20);
+ */
+export class HistoryStore {
+  private readonly docs: JsonFileCollection<{ messages: HistoryEntry[] }>;
+  constructor(dataDir: string, public maxMessages = 50, onCorrupt?: (file: string, movedTo: string, error: Error) => void) {
+    this.docs = new JsonFileCollection((chat) => path.join(dataDir, 'history', `${safeFileName(chat)}.json`), () => ({ messages: [] }), onCorrupt);
+  }
+
+  async append(chatId: string, entry: HistoryEntry): Promise<void> {
+    await this.docs.doc(chatId).update((doc) => {
+      if (!Array.isArray(doc.messages)) doc.messages = [];
+      doc.messages.push(entry);
+      if (doc.messages.length > this.maxMessages) doc.messages.splice(0, doc.messages.length - this.maxMessages);
+    });
+  }
+
+  /** The last `limit` entries, oldest first. */
+  async recent(chatId: string, limit = this.maxMessages): Promise<HistoryEntry[]> {
+    const doc = await this.docs.doc(chatId).get();
+    const messages = Array.isArray(doc.messages) ? doc.messages : [];
+    return messages.slice(-limit);
+  }
+
+  /** Replaces the text of an entry by message id (a voice note's transcript arriving later, say). */
+  async amend(chatId: string, id: string, text: string): Promise<void> {
+    await this.docs.doc(chatId).update((doc) => {
+      const entry = doc.messages?.find((m) => m.id === id);
+      if (entry) entry.text = text;
+    });
+  }
+
+  flush(): Promise<void> {
+    return this.docs.flush();
+  }
+}

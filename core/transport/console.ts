@@ -1,0 +1,236 @@
+import { existsSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import readline from 'node:readline';
+import type { IncomingMedia, IncomingMessage, MediaKind, OutgoingMedia, SentMessage } from './message.js';
+import type { InboundHandler, SessionState, Transport } from './transport.js';
+
+const MIME: Record<string, string> = {
+  '.ogg': 'audio/ogg; codecs=opus', '.oga': 'audio/ogg; codecs=opus', '.opus': 'audio/ogg; codecs=opus', '.mp3': 'audio/mpeg',
+  '.m4a': 'audio/mp4', '.wav': 'audio/wav', '.aac': 'audio/aac', '.flac': 'audio/flac', '.webm': 'video/webm',
+  '.mp4': 'video/mp4', '.mkv': 'video/x-matroska', '.mov': 'video/quicktime', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg',
+  '.png': 'image/png', '.gif': 'image/gif', '.webp': 'image/webp', '.pdf': 'application/pdf', '.txt': 'text/plain',
+};
+
+/** The mimetype for a file name, by extension. */
+export function mimeFor(file: string, fallback = 'application/octet-stream'): string {
+  return MIME[path.extname(file).toLowerCase()] ?? fallback;
+}
+
+/** The default console sender (digits). Change it with `:as <id>`. */
+export const CONSOLE_DEFAULT_SENDER = '10000000001';
+
+export interface ConsoleOptions {
+  input?: NodeJS.ReadableStream;
+  output?: NodeJS.WritableStream;
+  /** Where console errors go (not bot actions): stderr by default. */
+  errors?: NodeJS.WritableStream;
+  sender?: string;
+  cwd?: string;
+}
+
+/**
+ * The console transport (`npm run chat`): a terminal chat with the real bot. Each input line is one message;
+ * lines starting with `:` are console commands (see README / DESIGN.md "Console protocol"). Everything the bot does
+ * is printed on stdout, one action per line: `bot> text`, `bot [react] 👍`, `bot [audio] <path>`, …
+ * When input is not a terminal, lines are handled strictly in order and `done` resolves at end of input once all
+ * work has finished.
+ */
+export class ConsoleTransport implements Transport {
+  readonly name = 'console';
+  private readonly input: NodeJS.ReadableStream;
+  private readonly output: NodeJS.WritableStream;
+  private readonly errors: NodeJS.WritableStream;
+  private readonly cwd: string;
+  private sender: string;
+  private group: string | undefined;
+  private seq = 0;
+  private readonly lastBot = new Map<string, { id: string; text: string }>();
+  private readonly lastOther = new Map<string, IncomingMessage>();
+  private handler: InboundHandler | undefined;
+  private rl: readline.Interface | undefined;
+  private resolveDone!: () => void;
+  /** Resolves at end of input (or `:quit`) once every line has been handled. */
+  readonly done: Promise<void> = new Promise((resolve) => (this.resolveDone = resolve));
+
+  constructor(options: ConsoleOptions = {}) {
+    this.input = options.input ?? process.stdin;
+    this.output = options.output ?? process.stdout;
+    this.errors = options.errors ?? process.stderr;
+    this.sender = options.sender ?? CONSOLE_DEFAULT_SENDER;
+    this.cwd = options.cwd ?? process.cwd();
+  }
+
+  private get interactive(): boolean {
+    return Boolean((this.input as NodeJS.ReadStream).isTTY);
+  }
+
+  private chatId(): string {
+    return this.group ? `${this.group}@g.us` : `${this.sender}@s.whatsapp.net`;
+  }
+
+  private print(line: string): void {
+    this.output.write(`${line}\n`);
+  }
+
+  private complain(text: string): void {
+    this.errors.write(`console: ${text}\n`);
+  }
+
+  async start(onMessage: InboundHandler): Promise<void> {
+    this.handler = onMessage;
+    const rl = readline.createInterface({ input: this.input, output: this.interactive ? this.output : undefined, terminal: this.interactive });
+    this.rl = rl;
+    if (this.interactive) {
+      this.complain(`chatting as ${this.sender} in a private chat; :group <name>, :dm, :as <id>, :voice <file>, :image <file> [caption], :reply <text>, :quit`);
+      rl.setPrompt('you> ');
+      rl.prompt();
+    }
+    // Lines are handled one after another: the next line waits until the previous one's handling has finished.
+    let chain = Promise.resolve();
+    let quit = false;
+    rl.on('line', (line) => {
+      chain = chain.then(async () => {
+        if (quit) return;
+        if (line.trim() === ':quit') {
+          quit = true;
+          rl.close();
+          return;
+        }
+        try {
+          await this.handleLine(line);
+        } catch (err) {
+          this.complain((err as Error).message);
+        }
+        if (this.interactive && !quit) rl.prompt();
+      });
+    });
+    rl.on('close', () => {
+      void chain.then(() => this.resolveDone());
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.rl?.close();
+    this.handler = undefined;
+  }
+
+  private nextId(kind: 'in' | 'bot'): string {
+    return `console-${kind}-${++this.seq}`;
+  }
+
+  /** Handles one input line: a console command or a message. */
+  async handleLine(line: string): Promise<void> {
+    const trimmed = line.replace(/\r$/, '');
+    if (trimmed.startsWith(':')) {
+      const space = trimmed.indexOf(' ');
+      const cmd = space === -1 ? trimmed : trimmed.slice(0, space);
+      const rest = space === -1 ? '' : trimmed.slice(space + 1).trim();
+      switch (cmd) {
+        case ':as': {
+          const id = rest.replace(/^\+/, '');
+          if (!/^\d{3,30}$/.test(id)) return this.complain(':as needs digits, e.g. :as 6281234567890');
+          this.sender = id;
+          return;
+        }
+        case ':group': {
+          if (!rest) return this.complain(':group needs a name, e.g. :group friends');
+          this.group = rest.replace(/[^A-Za-z0-9_-]+/g, '-');
+          return;
+        }
+        case ':dm':
+          this.group = undefined;
+          return;
+        case ':voice':
+        case ':audio':
+        case ':image':
+        case ':video':
+        case ':document':
+        case ':sticker':
+          return this.sendMediaLine(cmd.slice(1) === 'voice' ? 'voice' : (cmd.slice(1) as MediaKind), rest);
+        case ':reply': {
+          const last = this.lastBot.get(this.chatId());
+          if (!last) return this.complain('the bot has not said anything in this chat yet: nothing to reply to');
+          return this.deliver(rest, { quoted: { id: last.id, senderId: 'bot', text: last.text, fromBot: true } });
+        }
+        case ':quote': {
+          const last = this.lastOther.get(this.chatId());
+          if (!last) return this.complain('no earlier message in this chat to quote');
+          return this.deliver(rest, { quoted: { id: last.id, senderId: last.senderId, text: last.text, fromBot: false, media: last.media } });
+        }
+        default:
+          return this.complain(`unknown console command ${cmd}; use :as, :group, :dm, :voice, :audio, :image, :video, :reply, :quote, :quit`);
+      }
+    }
+    return this.deliver(trimmed, {});
+  }
+
+  private async sendMediaLine(kind: MediaKind, rest: string): Promise<void> {
+    const space = rest.indexOf(' ');
+    const file = space === -1 ? rest : rest.slice(0, space);
+    const caption = space === -1 ? '' : rest.slice(space + 1).trim();
+    if (!file) return this.complain(`:${kind} needs a file, e.g. :${kind} ./sample${kind === 'image' ? '.jpg' : '.ogg'}`);
+    const full = path.resolve(this.cwd, file);
+    if (!existsSync(full) || !statSync(full).isFile()) return this.complain(`file not found: ${file}`);
+    const media: IncomingMedia = {
+      kind,
+      mimetype: mimeFor(full, kind === 'image' ? 'image/jpeg' : kind === 'video' ? 'video/mp4' : 'audio/ogg'),
+      fileName: path.basename(full),
+      size: statSync(full).size,
+      download: () => readFile(full),
+    };
+    return this.deliver(caption, { media });
+  }
+
+  private async deliver(text: string, extra: Partial<IncomingMessage>): Promise<void> {
+    if (!this.handler) return;
+    const mentions = [...text.matchAll(/@(\d{3,30})\b/g)].map((m) => `${m[1]}@s.whatsapp.net`);
+    const message: IncomingMessage = {
+      id: this.nextId('in'),
+      chatId: this.chatId(),
+      senderId: `${this.sender}@s.whatsapp.net`,
+      senderName: `user ${this.sender}`,
+      isGroup: Boolean(this.group),
+      text,
+      mentions,
+      timestamp: Date.now(),
+      ...extra,
+    };
+    this.lastOther.set(message.chatId, message);
+    await this.handler(message);
+  }
+
+  async sendText(chatId: string, text: string): Promise<SentMessage> {
+    const id = this.nextId('bot');
+    this.lastBot.set(chatId, { id, text });
+    this.print(`bot> ${text.split('\n').join('\n  ')}`);
+    return { id };
+  }
+
+  /** The console cannot change a printed line: callers fall back to sending a new message. */
+  async editText(): Promise<boolean> {
+    return false;
+  }
+
+  async react(_chatId: string, _messageId: string, emoji: string): Promise<void> {
+    this.print(`bot [react] ${emoji}`);
+  }
+
+  async sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage> {
+    const id = this.nextId('bot');
+    const kind = media.kind === 'voice' ? 'audio' : media.kind;
+    this.lastBot.set(chatId, { id, text: media.caption ?? '' });
+    this.print(`bot [${kind}] ${path.resolve(media.path)}${media.caption ? `\n  ${media.caption.split('\n').join('\n  ')}` : ''}`);
+    return { id };
+  }
+
+  async setTyping(): Promise<void> {}
+
+  ownIds(): string[] {
+    return [];
+  }
+
+  session(): SessionState {
+    return { status: 'linked', me: { name: 'console' } };
+  }
+}

@@ -1,0 +1,39 @@
+import type { IncomingMessage, OutgoingMedia, SentMessage } from './message.js';
+
+/** Called by a transport for every inbound message. Resolves when the bot has finished handling it. */
+export type InboundHandler = (message: IncomingMessage) => Promise<void>;
+
+/** Session state a transport reports (shown on `GET /` and in the dashboard). */
+export interface SessionState {
+  status: 'connecting' | 'qr' | 'linked' | 'offline';
+  /** Current QR payload while waiting for a scan. */
+  qr?: string;
+  /** Own ids once linked: phone jid and LID. */
+  me?: { id?: string; lid?: string; name?: string };
+  since?: number;
+}
+
+/**
+ * The one interface between the core and a chat network.
+ * Implementations: `MemoryTransport` (tests, bench), `ConsoleTransport` (`npm run chat`), WhatsApp (Baileys).
+ *
+ * @example
+ * const transport = new MemoryTransport();
+ * await bot.start(transport);
+ * const replies = await transport.push({ text: '.ping' });
+ */
+export interface Transport {
+  readonly name: string;
+  start(onMessage: InboundHandler): Promise<void>;
+  stop(): Promise<void>;
+  sendText(chatId: string, text: string, options?: { quotedId?: string }): Promise<SentMessage>;
+  /** Edits a message the bot sent. Returns false when the transport cannot edit (the caller then sends anew). */
+  editText(chatId: string, messageId: string, text: string): Promise<boolean>;
+  react(chatId: string, messageId: string, emoji: string): Promise<void>;
+  sendMedia(chatId: string, media: OutgoingMedia, options?: { quotedId?: string }): Promise<SentMessage>;
+  /** Shows/hides "typing…" in a chat; a no-op where the network has none. */
+  setTyping(chatId: string, typing: boolean): Promise<void>;
+  /** The bot's own ids learnt at login (phone jid, LID); empty until linked. */
+  ownIds(): string[];
+  session(): SessionState;
+}
