@@ -286,7 +286,9 @@ export class Bot {
           if (!mayUse(this.section(state.plugin.name).access, senderIds(ctx.message), this.configValue)) continue;
           if (this.capabilities.missing(state.plugin.needs ?? []).length) continue;
           try {
-            await state.plugin.handle?.(this.contextFor(ctx, state.plugin.name));
+            const observed = this.contextFor(ctx, state.plugin.name);
+            observed.trigger = { every: true };
+            await state.plugin.handle?.(observed);
           } catch (err) {
             ctx.log.error({ err, plugin: state.plugin.name }, 'observer plugin failed');
           }
@@ -350,6 +352,7 @@ export class Bot {
   private async runPlugin(state: PluginState, trigger: Trigger, base: BotContext, hit: { command?: BotContext['command']; match?: RegExpExecArray }): Promise<void> {
     const plugin = state.plugin;
     const ctx = this.contextFor(base, plugin.name);
+    ctx.trigger = trigger;
     if (hit.command) ctx.command = hit.command;
     if (hit.match) ctx.match = hit.match;
     if (!mayUse(this.section(plugin.name).access, senderIds(ctx.message), this.configValue)) {

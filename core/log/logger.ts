@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import pinoPretty from 'pino-pretty';
+import { recentProblems } from './recent-problems.js';
 
 export type { Logger } from 'pino';
 
@@ -20,11 +21,12 @@ export function redact(text: string, secrets: readonly string[]): string {
 
 /** A stream that redacts secrets from each chunk before handing it on. Pino writes one line per chunk. */
 class RedactingStream extends Writable {
-  constructor(private readonly inner: NodeJS.WritableStream, private readonly secrets: () => readonly string[]) {
+  constructor(private readonly inner: NodeJS.WritableStream, private readonly secrets: () => readonly string[], private readonly onLine?: (line: string) => void) {
     super();
   }
   override _write(chunk: Buffer | string, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
     const text = redact(chunk.toString(), this.secrets());
+    this.onLine?.(text);
     this.inner.write(text) ? done() : this.inner.once('drain', () => done());
   }
 }
@@ -50,9 +52,10 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const secrets = [...(options.secrets ?? [])];
   const destination = options.destination ?? process.stderr;
   const pretty = options.pretty ?? Boolean((destination as NodeJS.WriteStream).isTTY);
+  // Warnings and errors also go to the dashboard's "last errors" ring (JSON lines, before pretty-printing).
   const sink = pretty
-    ? pinoPretty({ destination: new RedactingStream(destination, () => secrets), colorize: true, sync: true, ignore: 'pid,hostname' })
-    : new RedactingStream(destination, () => secrets);
+    ? new RedactingStream(pinoPretty({ destination, colorize: true, sync: true, ignore: 'pid,hostname' }), () => secrets, (l) => recentProblems.take(l))
+    : new RedactingStream(destination, () => secrets, (l) => recentProblems.take(l));
   return pino(
     {
       level: options.level ?? 'info',

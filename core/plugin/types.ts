@@ -62,6 +62,8 @@ export interface BotContext {
   /** True in a private chat, or in a group when the bot is mentioned or replied to. */
   readonly addressed: boolean;
   readonly isOwner: boolean;
+  /** The trigger that brought this plugin here (`{ every: true }` when called as an observer). */
+  trigger?: Trigger;
   /** Set when a command/literal trigger matched. */
   command?: CommandMatch;
   /** Set when a pattern trigger matched. */

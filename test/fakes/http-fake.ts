@@ -1,0 +1,116 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** A request the fake received. */
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+  /** The body parsed as JSON when it is JSON. */
+  json?: any;
+}
+
+/** What the fake does with one request. */
+export type FakeBehaviour =
+  | { status: number; json?: unknown; text?: string; headers?: Record<string, string> }
+  | 'hang'
+  | 'drop'
+  | ((req: RecordedRequest) => FakeBehaviour | Promise<FakeBehaviour>);
+
+/**
+ * A real HTTP server on 127.0.0.1 (random port) for upstream fakes. Routes map `METHOD /path` to a behaviour; a
+ * one-shot queue per route (`next`) overrides the default for the next requests. It can answer any status, hang
+ * (never answer) or drop the connection.
+ *
+ * @example
+ * const fake = await HttpFake.start({ 'GET /': { status: 200, text: 'ok' } });
+ * fake.next('POST /v1/chat/completions', { status: 429, json: { error: { code: 'rate_limit' } } });
+ */
+export class HttpFake {
+  readonly requests: RecordedRequest[] = [];
+  private readonly queues = new Map<string, FakeBehaviour[]>();
+  private readonly hanging = new Set<http.ServerResponse>();
+
+  private constructor(private readonly server: http.Server, readonly routes: Record<string, FakeBehaviour>) {}
+
+  static async start(routes: Record<string, FakeBehaviour> = {}): Promise<HttpFake> {
+    let fake!: HttpFake;
+    const server = http.createServer((req, res) => void fake.handle(req, res));
+    fake = new HttpFake(server, routes);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return fake;
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** `http://127.0.0.1:<port>` */
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Queues behaviours for the next requests to a route (`'POST /v1/chat/completions'`). */
+  next(route: string, ...behaviours: FakeBehaviour[]): this {
+    const queue = this.queues.get(route) ?? [];
+    queue.push(...behaviours);
+    this.queues.set(route, queue);
+    return this;
+  }
+
+  /** Requests received on a route. */
+  received(route?: string): RecordedRequest[] {
+    if (!route) return this.requests;
+    const [method, path] = route.split(' ');
+    return this.requests.filter((r) => r.method === method && r.path === path);
+  }
+
+  reset(): void {
+    this.requests.length = 0;
+    this.queues.clear();
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    const path = (req.url ?? '/').split('?')[0];
+    const recorded: RecordedRequest = { method: req.method ?? 'GET', path, headers: req.headers, body };
+    if (/json/.test(req.headers['content-type'] ?? '')) {
+      try {
+        recorded.json = JSON.parse(body.toString('utf8'));
+      } catch {
+        /* not JSON */
+      }
+    }
+    this.requests.push(recorded);
+    const route = `${recorded.method} ${path}`;
+    let behaviour: FakeBehaviour | undefined = this.queues.get(route)?.shift() ?? this.routes[route] ?? this.routes[`* ${path}`];
+    while (typeof behaviour === 'function') behaviour = await behaviour(recorded);
+    if (!behaviour) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${route}` } }));
+      return;
+    }
+    if (behaviour === 'hang') {
+      this.hanging.add(res);
+      return;
+    }
+    if (behaviour === 'drop') {
+      req.socket.destroy();
+      return;
+    }
+    const headers = { ...(behaviour.headers ?? {}) };
+    if (behaviour.json !== undefined) {
+      res.writeHead(behaviour.status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(behaviour.json));
+    } else {
+      res.writeHead(behaviour.status, { 'content-type': 'text/plain', ...headers }).end(behaviour.text ?? '');
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const res of this.hanging) res.destroy();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}

@@ -1,0 +1,115 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile, readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { createApp, type App } from '../../core/app.js';
+import { createLogger } from '../../core/log/logger.js';
+import type { Plugin } from '../../core/plugin/types.js';
+import { MemoryTransport } from '../../core/transport/memory.js';
+
+/** The repository root (works from test/ and dist/test/). */
+export const ROOT = (() => {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  return here.includes(`${path.sep}dist${path.sep}`) ? path.resolve(here, '..', '..', '..') : path.resolve(here, '..', '..');
+})();
+
+export async function tempDir(prefix = 'wabot-test-'): Promise<string> {
+  return mkdtemp(path.join(os.tmpdir(), prefix));
+}
+
+export interface TestApp {
+  app: App;
+  transport: MemoryTransport;
+  dir: string;
+  /** Every log line written so far (JSON objects). */
+  logs: () => Array<Record<string, any>>;
+  stop(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  /** The whole environment the app sees (process.env is NOT used). */
+  env?: Record<string, string>;
+  /** Fields merged over config.example.json. */
+  config?: Record<string, unknown>;
+  /** Plugins to load instead of discovering plugins/*. */
+  plugins?: Plugin[];
+  ownIds?: string[];
+  skipHealthProbe?: boolean;
+  /** An existing directory to run in (e.g. to restart over the same data). */
+  dir?: string;
+}
+
+/**
+ * Starts the real app (config, plugins, stores, chain, bot) in a temp directory on a memory transport.
+ *
+ * @example
+ * const t = await startTestApp({ env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' } });
+ * const actions = await t.transport.push({ text: '.ping' });
+ */
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const dir = options.dir ?? (await tempDir());
+  const example = JSON.parse(await readFile(path.join(ROOT, 'config.example.json'), 'utf8'));
+  if (options.config || !options.dir) await writeFile(path.join(dir, 'config.json'), JSON.stringify({ ...example, ...(options.config ?? {}) }, null, 2));
+  const env = { PATH: process.env.PATH ?? '', API_KEY: 'test-key-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'test-model', ...(options.env ?? {}) };
+  const sink = new PassThrough();
+  const lines: string[] = [];
+  sink.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
+  const logger = createLogger({ level: 'debug', pretty: false, destination: sink, secrets: Object.entries(env).filter(([k]) => /KEY|TOKEN/.test(k)).map(([, v]) => v) });
+  const app = await createApp({ cwd: dir, env, plugins: options.plugins, logger, skipHealthProbe: options.skipHealthProbe ?? true });
+  const transport = new MemoryTransport(options.ownIds ?? []);
+  await app.connect(transport);
+  return {
+    app,
+    transport,
+    dir,
+    logs: () => lines.map((l) => JSON.parse(l) as Record<string, any>),
+    async stop() {
+      await app.stop();
+      if (!options.dir) await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface ChatRun {
+  stdout: string;
+  stderr: string;
+  code: number | null;
+  /** stdout split into lines, empty lines dropped. */
+  lines: string[];
+}
+
+/**
+ * Spawns the console chat (`node dist/core/cli/chat.js`) in `cwd` with exactly `env` (plus PATH) and the given
+ * stdin, and resolves when it exits.
+ */
+export function runChat(input: string, options: { cwd: string; env?: Record<string, string>; timeoutMs?: number }): Promise<ChatRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'core', 'cli', 'chat.js')], {
+      cwd: options.cwd,
+      env: { PATH: process.env.PATH ?? '', ...(options.env ?? {}) },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`console chat did not exit within ${options.timeoutMs ?? 15000} ms\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+    }, options.timeoutMs ?? 15000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ stdout, stderr, code, lines: stdout.split('\n').filter((l) => l.length) });
+    });
+    child.stdin.end(input);
+  });
+}
+
+/** Writes a config.json into `dir` from config.example.json with overrides. */
+export async function writeConfig(dir: string, overrides: Record<string, unknown> = {}): Promise<void> {
+  const example = JSON.parse(await readFile(path.join(ROOT, 'config.example.json'), 'utf8'));
+  await writeFile(path.join(dir, 'config.json'), JSON.stringify({ ...example, port: 0, ...overrides }, null, 2));
+}
