@@ -326,7 +326,8 @@ export class Bot {
           if ('every' in trigger) continue;
           let hit;
           try {
-            hit = matchTrigger(trigger, ctx, prefix);
+            // A `when` predicate may read the plugin's own options, so it sees the plugin's view of the context.
+            hit = matchTrigger(trigger, 'when' in trigger ? this.contextFor(ctx, plugin.name) : ctx, prefix);
           } catch (err) {
             ctx.log.error({ err, plugin: plugin.name }, 'trigger check failed');
             continue;

@@ -1,0 +1,64 @@
+import { definePlugin } from '../../core/plugin/define-plugin.js';
+import type { BotContext } from '../../core/plugin/types.js';
+import { AllProvidersFailedError } from '../../core/providers/types.js';
+
+/** Phrases that explicitly ask for the premium model (English and Indonesian). */
+export const DEFAULT_PREMIUM_PHRASES = [
+  'use the premium model',
+  'use premium model',
+  'use the premium',
+  'with the premium model',
+  'premium model please',
+  'pakai model premium',
+  'pakai premium',
+  'pake model premium',
+  'pake premium',
+  'gunakan model premium',
+  'gunakan premium',
+];
+
+function phrases(ctx: BotContext): string[] {
+  const configured = ctx.options.phrases;
+  return Array.isArray(configured) && configured.length ? configured.map(String) : DEFAULT_PREMIUM_PHRASES;
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** The phrase in `text` that asks for the premium model, if any (whole words, any case). */
+export function premiumPhraseIn(text: string, list: string[] = DEFAULT_PREMIUM_PHRASES): string | undefined {
+  const lower = text.toLowerCase();
+  return list.find((p) => new RegExp(`(^|[^\\p{L}\\p{N}])${escape(p.toLowerCase())}($|[^\\p{L}\\p{N}])`, 'u').test(lower));
+}
+
+/**
+ * The premium model, for one message only, when the user explicitly asks for it ("use the premium model: …",
+ * "pakai model premium …"). Images are left to the vision plugin, which applies the same rule.
+ */
+export default definePlugin({
+  name: 'premium',
+  description: 'Answers one message with the premium model when you explicitly ask for it',
+  order: 60,
+  needs: ['premium'],
+  missing: 'No premium model is configured, so I cannot use it. Ask again without it and the normal model will answer.',
+  optionsSchema: {
+    type: 'object',
+    properties: { phrases: { type: 'array', items: { type: 'string', minLength: 3 } } },
+    additionalProperties: false,
+  },
+  triggers: [{ when: (ctx) => !ctx.message.media && Boolean(premiumPhraseIn(ctx.text, phrases(ctx))) }],
+  async handle(ctx) {
+    const phrase = premiumPhraseIn(ctx.text, phrases(ctx))!;
+    const rest = ctx.text.replace(new RegExp(escape(phrase), 'i'), '').replace(/^[\s,.:;!-]+|[\s,:;-]+$/g, '').trim();
+    if (!rest) {
+      await ctx.reply('Sure: ask your question together with that phrase, for example "use the premium model: explain quantum tunnelling".');
+      return;
+    }
+    try {
+      await ctx.reply(await ctx.ai.respond(ctx, { text: rest, premium: true }));
+    } catch (err) {
+      if (!(err instanceof AllProvidersFailedError)) throw err;
+      ctx.log.warn({ causes: err.causes }, 'premium model unreachable');
+      await ctx.reply('The premium model is not reachable right now. Please try again later, or ask without it.');
+    }
+  },
+});
