@@ -11,7 +11,16 @@ import { exitAfterFlush, runCli } from './run.js';
 await runCli(async () => {
   const app = await createApp();
   const transport = new ConsoleTransport();
-  const web = await startWebServer(app, () => transport);
+  let web;
+  try {
+    web = await startWebServer(app, () => transport);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    // A local chat must not fail because the bot (or anything else) already uses the configured port.
+    app.log.warn({ port: app.config.port }, 'the configured web port is in use; the console uses a free port instead');
+    app.bot.setConfig({ ...app.config, port: 0 });
+    web = await startWebServer(app, () => transport);
+  }
   await app.connect(transport);
   app.log.info('console chat ready');
   await transport.done;

@@ -1,0 +1,57 @@
+#!/usr/bin/env node
+// Installs dependencies when they are missing and compiles the TypeScript only when a source changed since the
+// last good build, so `npm start` / `npm run chat` answer within a second with a current build.
+// Plain JavaScript on purpose: it runs before anything is compiled. Its output goes to stderr (stdout belongs to
+// the console chat protocol).
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const dist = path.join(root, 'dist');
+const stamp = path.join(dist, '.build-stamp');
+const sourceDirs = ['core', 'plugins', 'web', 'test', 'bench'];
+const force = process.argv.includes('--force');
+
+function run(cmd, args) {
+  const result = spawnSync(cmd, args, { cwd: root, stdio: ['ignore', 2, 2] });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}
+
+function walk(dir, visit) {
+  if (!existsSync(dir)) return;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) walk(full, visit);
+    else visit(full);
+  }
+}
+
+if (!existsSync(path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'))) {
+  process.stderr.write('Installing dependencies (npm ci)…\n');
+  run('npm', ['ci', '--no-audit', '--no-fund']);
+}
+
+let newest = Math.max(statSync(path.join(root, 'tsconfig.json')).mtimeMs, statSync(path.join(root, 'package.json')).mtimeMs);
+for (const dir of sourceDirs) {
+  walk(path.join(root, dir), (file) => {
+    if (file.endsWith('.ts')) newest = Math.max(newest, statSync(file).mtimeMs);
+  });
+}
+const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0;
+if (!force && built >= newest) process.exit(0);
+
+// Remove compiled files whose source is gone, so a deleted test or plugin does not keep running from dist/.
+for (const dir of sourceDirs) {
+  walk(path.join(dist, dir), (file) => {
+    const source = path.join(root, path.relative(dist, file)).replace(/\.js(\.map)?$/, '.ts');
+    if (/\.js(\.map)?$/.test(file) && !existsSync(source)) rmSync(file);
+  });
+}
+const startedAt = Date.now();
+run(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.json')]);
+writeFileSync(stamp, String(startedAt));
+// The stamp carries the time the build started: a source saved during the build still counts as newer.
+utimesSync(stamp, startedAt / 1000, startedAt / 1000);

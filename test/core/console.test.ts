@@ -1,0 +1,99 @@
+import { expect } from 'chai';
+import { FakeGateway, failures } from '../fakes/openai-gateway.js';
+import { runChat, tempDir, writeConfig } from '../helpers/test-app.js';
+
+const DEAD_UPSTREAM = { API_KEY: 'x', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm' };
+const BOT = '62899999999';
+
+describe('console chat (spawned)', () => {
+  it('answers .ping with an upstream that refuses connections, prints only bot lines on stdout, exits 0', async () => {
+    const dir = await tempDir();
+    await writeConfig(dir);
+    const run = await runChat('.ping\n', { cwd: dir, env: DEAD_UPSTREAM });
+    expect(run.code).to.equal(0);
+    expect(run.lines).to.have.length(1);
+    expect(run.lines[0]).to.match(/^bot> pong \(\d+ ms\)$/);
+    expect(run.stderr).to.match(/web server listening on http:\/\/127\.0\.0\.1:\d+/);
+  });
+
+  it('creates config.json from the example when it is missing and says so', async () => {
+    const dir = await tempDir();
+    const run = await runChat('', { cwd: dir, env: { ...DEAD_UPSTREAM } });
+    // The example's port is 3000 and may be taken; either way config.json must have been created and announced.
+    expect(run.stderr).to.include('config.json was missing');
+  });
+
+  it('handles lines strictly in order and flushes every answer before exiting', async () => {
+    const dir = await tempDir();
+    await writeConfig(dir);
+    const input = Array.from({ length: 40 }, (_, i) => (i % 2 ? '.ping' : '.nosuch' + i)).join('\n') + '\n';
+    const run = await runChat(input, { cwd: dir, env: DEAD_UPSTREAM });
+    expect(run.code).to.equal(0);
+    expect(run.lines).to.have.length(40);
+    run.lines.forEach((line, i) => expect(line).to.match(i % 2 ? /^bot> pong/ : new RegExp(`^bot> Unknown command \\.nosuch${i}\\.`)));
+  });
+
+  it('in a group answers only when mentioned or replied to; :dm goes back to the private chat', async () => {
+    const dir = await tempDir();
+    await writeConfig(dir, { targetUserIds: [BOT] });
+    const script = [':group friends', '.ping', 'hello everyone', `@${BOT} .ping`, '@62811111111 .ping', ':reply .ping', ':dm', '.ping'].join('\n') + '\n';
+    const run = await runChat(script, { cwd: dir, env: DEAD_UPSTREAM });
+    expect(run.code).to.equal(0);
+    expect(run.lines).to.have.length(3);
+    for (const line of run.lines) expect(line).to.match(/^bot> pong/);
+  });
+
+  it('prints continuation lines of a multi-line answer indented by two spaces', async () => {
+    const dir = await tempDir();
+    await writeConfig(dir);
+    const run = await runChat('.help\n', { cwd: dir, env: DEAD_UPSTREAM });
+    expect(run.lines[0]).to.match(/^bot> /);
+    expect(run.lines.length).to.be.greaterThan(2);
+    for (const line of run.lines.slice(1)) expect(line.startsWith('  ')).to.equal(true);
+    expect(run.stdout).to.include('.ping');
+  });
+
+  it(':as switches the sender (and so the private chat); unknown console commands are reported on stderr', async () => {
+    const dir = await tempDir();
+    await writeConfig(dir, { plugins: { ping: { enabled: true, access: ['62812345678'] } } });
+    const run = await runChat(['.ping', ':as 62812345678', '.ping', ':bogus', ':as abc'].join('\n') + '\n', { cwd: dir, env: DEAD_UPSTREAM });
+    expect(run.lines[0]).to.equal('bot> Sorry, you are not allowed to use .ping here.');
+    expect(run.lines[1]).to.match(/^bot> pong/);
+    expect(run.stderr).to.include('unknown console command :bogus');
+    expect(run.stderr).to.include(':as needs digits');
+  });
+
+  describe('with fake gateways', () => {
+    let primary: FakeGateway;
+    let second: FakeGateway;
+    beforeEach(async () => {
+      [primary, second] = await Promise.all([FakeGateway.start('primary'), FakeGateway.start('second')]);
+    });
+    afterEach(() => Promise.all([primary.close(), second.close()]));
+
+    it('answers from the primary, then from the second gateway when the primary answers 429, and uses premium for one message', async () => {
+      const dir = await tempDir();
+      await writeConfig(dir);
+      const env = {
+        PRIMARY_GATEWAY_API_KEY: 'pk-1',
+        PRIMARY_GATEWAY_BASE_URL: `${primary.url}/v1`,
+        PRIMARY_GATEWAY_MODEL: 'main-a',
+        PRIMARY_GATEWAY_PREMIUM_MODEL: 'premium-a',
+        API_KEY: 'sk-2',
+        BASE_URL: second.url,
+        MODEL: 'main-b',
+        PREMIUM_MODEL: 'premium-b',
+      };
+      primary.http.routes['POST /v1/chat/completions'] = (() => {
+        const original = primary.http.routes['POST /v1/chat/completions'];
+        let n = 0;
+        return (req: Parameters<Extract<typeof original, Function>>[0]) => (++n === 2 ? failures.rateLimit(60) : (original as Function)(req));
+      })();
+      const run = await runChat(['what is 2+2?', 'and 3+3?', 'use the premium model: and 4+4?', 'and 5+5?'].join('\n') + '\n', { cwd: dir, env });
+      expect(run.code).to.equal(0);
+      expect(run.lines).to.deep.equal(['bot> primary: what is 2+2?', 'bot> second: and 3+3?', 'bot> second: and 4+4?', 'bot> second: and 5+5?']);
+      expect(second.chats().map((r) => r.json.model)).to.deep.equal(['main-b', 'premium-b', 'main-b']);
+      expect(primary.chats()).to.have.length(2);
+    });
+  });
+});
