@@ -69,9 +69,7 @@ function validatePluginOptions(plugins: Plugin[], config: BotConfig, file: strin
       }
     }
   }
-  const unknown = Object.keys(config.plugins).filter((name) => !plugins.some((p) => p.name === name));
   if (problems.length) throw new ConfigError(file, problems);
-  return void unknown;
 }
 
 /**

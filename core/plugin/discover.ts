@@ -4,8 +4,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from '../log/logger.js';
-import { isPlugin } from './define-plugin.js';
-import type { Plugin } from './types.js';
+import { definePlugin, isPlugin } from './define-plugin.js';
+import type { Plugin, PluginDefinition } from './types.js';
 
 export interface DiscoveryResult {
   plugins: Plugin[];
@@ -16,11 +16,11 @@ export interface DiscoveryResult {
 async function loadModule(specifier: string, source: string, failures: DiscoveryResult['failures']): Promise<Plugin | undefined> {
   try {
     const mod = (await import(specifier)) as { default?: unknown };
-    if (!isPlugin(mod.default)) {
-      failures.push({ source, reason: 'its default export is not made with definePlugin({...}) from the core' });
-      return undefined;
-    }
-    return mod.default;
+    if (isPlugin(mod.default)) return mod.default;
+    // A package may export a plain definition object, so it does not have to import this project's core.
+    if (mod.default && typeof mod.default === 'object' && 'name' in mod.default) return definePlugin(mod.default as PluginDefinition);
+    failures.push({ source, reason: 'its default export is not a plugin: export default definePlugin({ name, description, ... })' });
+    return undefined;
   } catch (err) {
     failures.push({ source, reason: (err as Error).message.split('\n')[0] });
     return undefined;
