@@ -96,6 +96,9 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     ? { plugins: options.plugins, failures: [] }
     : await discoverPlugins(options.pluginsDir ?? defaultPluginsDir(), config.pluginPackages, cwd, log);
   validatePluginOptions(discovery.plugins, config, loaded.file);
+  for (const name of Object.keys(config.plugins)) {
+    if (!discovery.plugins.some((p) => p.name === name)) log.warn({ plugin: name }, `config.json configures plugin "${name}", but no plugin of that name is installed`);
+  }
 
   const onCorrupt = (file: string, movedTo: string, err: Error) => log.error({ file, movedTo, reason: err.message }, 'a data file was corrupt: moved it aside and started it fresh');
   const histories = new HistoryStore(settings.dataDir, config.history.maxMessages, onCorrupt);

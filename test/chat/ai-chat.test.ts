@@ -215,4 +215,30 @@ describe('AI chat through the provider chain', () => {
     const today = new Date().toISOString().slice(0, 10);
     expect(snapshot.days[today]['primary|main-a']).to.deep.equal({ prompt: 10, completion: 5, total: 15, requests: 1 });
   });
+
+  it('shows "typing" while the model works, and hides it afterwards', async () => {
+    t = await startTestApp({ env: env(), plugins: [] });
+    t.transport.recordTyping = true;
+    const actions = await t.transport.push({ text: 'hi' });
+    expect(actions.map((a) => a.type)).to.deep.equal(['typing', 'typing', 'text']);
+    expect(actions.slice(0, 2).map((a) => (a as { on: boolean }).on)).to.deep.equal([true, false]);
+  });
+
+  it('never names the provider in a reply unless the owner turns on the debug option', async () => {
+    t = await startTestApp({ env: env(), plugins: [] });
+    expect(text(await t.transport.push({ text: 'x' }))[0]).to.equal('primary: x');
+    t.app.bot.setConfig({ ...t.app.config, ai: { ...t.app.config.ai, showProvider: true } });
+    expect(text(await t.transport.push({ text: 'y' }))[0]).to.equal('primary: y\n\n_(primary · main-a)_');
+  });
+
+  it('stops a user at the daily token budget with the time they can ask again, and warns at 80% of the account quota', async () => {
+    const ai = { requestsPerMinute: 0, tokensPerDay: 20, premiumTokensPerDay: 0, quotaMainTokens: 30, quotaPremiumTokens: 0, maxToolRounds: 3, showProvider: false };
+    t = await startTestApp({ env: env(), plugins: [], config: { ai } });
+    await t.transport.push({ text: 'first' }); // 15 tokens
+    await t.transport.push({ text: 'second' }); // 30 tokens: over the user's budget and at 100% of the quota
+    const [limited] = text(await t.transport.push({ text: 'third' }));
+    expect(limited).to.match(/used today's AI budget.*about \d+ hour/);
+    expect(primary.chats()).to.have.length(2);
+    expect(t.logs().some((l) => /80% of its token quota/.test(l.msg))).to.equal(true);
+  });
 });
