@@ -58,6 +58,8 @@ export class Bot {
   private readonly extra: Middleware<BotContext>[] = [];
   private pipeline: ((ctx: BotContext) => Promise<void>) | undefined;
   private readonly hosts = new Map<string, PluginHost>();
+  /** Tools built once per plugin (a `tools(host)` factory reads live config through the host). */
+  private readonly toolCache = new Map<string, ToolDefinition[]>();
   private inFlight = 0;
   private idleWaiters: Array<() => void> = [];
 
@@ -427,7 +429,16 @@ export class Bot {
       if (!plugin.tools) continue;
       if (this.capabilities.missing(plugin.needs ?? []).length) continue;
       if (!mayUse(this.section(plugin.name).access, senderIds(ctx.message), this.configValue)) continue;
-      const list = typeof plugin.tools === 'function' ? plugin.tools(this.host(plugin.name)) : plugin.tools;
+      let list = this.toolCache.get(plugin.name);
+      if (!list) {
+        try {
+          list = typeof plugin.tools === 'function' ? plugin.tools(this.host(plugin.name)) : plugin.tools;
+        } catch (err) {
+          this.log.error({ err, plugin: plugin.name }, 'plugin tools could not be built; they are not offered');
+          list = [];
+        }
+        this.toolCache.set(plugin.name, list);
+      }
       for (const tool of list) if (!this.capabilities.missing(tool.needs ?? []).length) tools.push(tool);
     }
     return tools;
