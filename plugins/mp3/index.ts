@@ -1,0 +1,321 @@
+import { rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { ffmpegBinary } from '../../core/capabilities/detect.js';
+import { definePlugin } from '../../core/plugin/define-plugin.js';
+import type { BotContext, Plugin, PluginHost } from '../../core/plugin/types.js';
+import type { IncomingMedia, OutgoingMedia } from '../../core/transport/message.js';
+import { probeMedia, toMp3, toMp4, UnreadableMedia } from './ffmpeg.js';
+import { extensionFor, makeWorkDir, publish, safeName, saveIncoming } from './files.js';
+import { JobLimiter } from './jobs.js';
+import { MB, optionsSchema, readOptions, type Mp3Options } from './options.js';
+import { StatusMessage } from './progress.js';
+import { ProcessFailed, runProcess } from './run-process.js';
+import { checkLink, looksLikeLink, UrlRefused } from './url-guard.js';
+import { DownloadFailed, downloadMedia, FORMATS, inspectLink } from './ytdlp.js';
+
+/** Work refused for a reason the user should hear (too long, too big, no sound). */
+class JobRefused extends Error {}
+
+const IMAGE_EXT = new Set(['jpg', 'jpeg', 'png', 'webp', 'gif']);
+
+/** `10800` → `3 h 0 min`; `65` → `1 min 5 s`. */
+function formatDuration(seconds: number): string {
+  const s = Math.round(seconds);
+  if (s >= 3600) return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  if (s >= 60) return `${Math.floor(s / 60)} min${s % 60 ? ` ${s % 60} s` : ''}`;
+  return `${s} s`;
+}
+
+const mb = (bytes: number) => `${(bytes / MB).toFixed(bytes < 10 * MB ? 1 : 0)} MB`;
+
+function checkDuration(seconds: number | undefined, opts: Mp3Options, what: string): void {
+  if (seconds !== undefined && seconds > opts.maxDurationMinutes * 60) {
+    throw new JobRefused(`${what} is ${formatDuration(seconds)} long; I only handle up to ${formatDuration(opts.maxDurationMinutes * 60)}.`);
+  }
+}
+
+function checkDownloadSize(bytes: number | undefined, opts: Mp3Options, what: string): void {
+  if (bytes !== undefined && bytes > opts.maxDownloadMB * MB) throw new JobRefused(`${what} is ${mb(bytes)}; I only fetch up to ${mb(opts.maxDownloadMB * MB)}.`);
+}
+
+async function checkSendSize(file: string, opts: Mp3Options, hint: string): Promise<void> {
+  const { size } = await stat(file);
+  if (size > opts.maxSendMB * MB) throw new JobRefused(`The result is ${mb(size)}, more than the ${mb(opts.maxSendMB * MB)} WhatsApp accepts.${hint}`);
+}
+
+/** The first http(s) link in a text (a replied-to message that carries a link). */
+function linkIn(text: string | undefined): string | undefined {
+  return text?.match(/https?:\/\/\S+/i)?.[0];
+}
+
+/** The sentence for a failed job; unexpected errors are logged and get a generic sentence. */
+function explain(err: unknown, ctx: BotContext, opts: Mp3Options): string {
+  if (err instanceof JobRefused || err instanceof UrlRefused || err instanceof DownloadFailed) return err.message;
+  if (err instanceof UnreadableMedia) return `I can't read that file as audio or video, so there is nothing to convert. (${err.message})`;
+  if (err instanceof ProcessFailed) {
+    if (err.reason === 'timeout') return `That took longer than ${formatDuration(opts.timeoutSeconds)} and was stopped. Try something shorter.`;
+    if (err.reason === 'aborted') return 'The job was stopped because the bot is shutting down. Please try again in a moment.';
+    if (err.reason === 'not-found') return `A program I need is missing on this server (${err.message}). The owner can see the details in the start log.`;
+  }
+  ctx.log.error({ err }, 'mp3 job failed');
+  return 'Sorry, that did not work: something went wrong on my side. The owner can find the details in the log.';
+}
+
+/** Why link downloads are off right now, or undefined when they work. */
+function downloadUnavailable(host: PluginHost): string | undefined {
+  const missing = ['ytdlp', 'python', 'ffmpeg'].map((name) => ({ name, status: host.capabilities.status(name) })).filter((c) => !c.status.ok);
+  if (!missing.length) return undefined;
+  return missing.map((m) => m.status.detail).join('; ');
+}
+
+/**
+ * Creates the mp3 plugin. Each instance has its own job counters (tests create fresh ones; the default export is
+ * the one the bot discovers).
+ *
+ * @example
+ * const plugin = createMp3Plugin();
+ * const t = await startTestApp({ plugins: [plugin] });
+ */
+export function createMp3Plugin(): Plugin {
+  let jobs = new JobLimiter();
+
+  const tools = (host: PluginHost) => {
+    const opts = readOptions(host.options());
+    return { opts, ffmpeg: ffmpegBinary(host.settings).path, ytdlp: opts.ytdlpPath || 'yt-dlp' };
+  };
+
+  /** Runs one job with a slot, a status message, a work folder, and cleanup of everything on failure. */
+  async function runJob(
+    ctx: BotContext,
+    opts: Mp3Options,
+    firstStatus: string,
+    work: (job: { status: StatusMessage; dir: string; onFailureRemove: string[] }) => Promise<void>,
+  ): Promise<void> {
+    const slot = jobs.take(ctx.senderId, { perUser: opts.maxJobsPerUser, total: opts.maxJobsTotal });
+    if (typeof slot === 'string') {
+      await ctx.reply(slot);
+      return;
+    }
+    const onFailureRemove: string[] = [];
+    let workDir: Awaited<ReturnType<typeof makeWorkDir>> | undefined;
+    let status: StatusMessage | undefined;
+    try {
+      status = await StatusMessage.open(ctx, firstStatus, opts.progressIntervalMs);
+      workDir = await makeWorkDir(ctx.host.dataDir);
+      await work({ status, dir: workDir.dir, onFailureRemove });
+    } catch (err) {
+      // No leftovers: whatever this job stored goes when it fails.
+      await Promise.all(onFailureRemove.map((f) => rm(f, { force: true }).catch(() => undefined)));
+      const text = explain(err, ctx, opts);
+      ctx.log.info({ reason: text }, 'mp3 job refused or failed');
+      if (status) await status.fail(text);
+      else await ctx.reply(text);
+    } finally {
+      await workDir?.remove().catch((err) => ctx.log.warn({ err, dir: workDir?.dir }, 'could not remove a job folder'));
+      slot.release();
+    }
+  }
+
+  /** Publishes a finished file into data/generated/ and sends it; a failed send removes it again. */
+  async function deliver(ctx: BotContext, file: string, title: string, ext: string, media: Omit<OutgoingMedia, 'path'>, onFailureRemove: string[]): Promise<void> {
+    const final = await publish(ctx.host.dataDir, file, title, ext);
+    onFailureRemove.push(final);
+    await ctx.sendMedia({ ...media, path: final, fileName: media.fileName ?? `${safeName(title)}.${ext}` }, { quote: true });
+  }
+
+  /** `.mp3` on a replied (or captioned) video, voice note, audio or document. */
+  async function mediaToMp3(ctx: BotContext, media: IncomingMedia, title: string): Promise<void> {
+    const { opts, ffmpeg } = tools(ctx.host);
+    const prefix = ctx.host.config().prefix;
+    if (media.kind === 'image' || media.kind === 'sticker') {
+      await ctx.reply(`That is ${media.kind === 'image' ? 'an image' : 'a sticker'}: ${prefix}mp3 needs a video, voice note, audio or a file with sound.`);
+      return;
+    }
+    const ffmpegStatus = ctx.host.capabilities.status('ffmpeg');
+    if (!ffmpegStatus.ok) {
+      await ctx.reply(`MP3 conversion is unavailable here: ${ffmpegStatus.detail}.`);
+      return;
+    }
+    try {
+      checkDownloadSize(media.size, opts, 'That file');
+      checkDuration(media.seconds, opts, 'That recording');
+    } catch (err) {
+      await ctx.reply((err as Error).message);
+      return;
+    }
+    const timeoutMs = opts.timeoutSeconds * 1000;
+    await runJob(ctx, opts, 'Converting to MP3…', async ({ status, dir, onFailureRemove }) => {
+      let bytes: Buffer;
+      try {
+        bytes = await media.download();
+      } catch (err) {
+        ctx.log.warn({ err }, 'could not fetch the media to convert');
+        throw new JobRefused('I could not fetch that media from WhatsApp (it may have expired). Send it again and reply to the new one.');
+      }
+      checkDownloadSize(bytes.length, opts, 'That file');
+      const incoming = await saveIncoming(ctx.host.dataDir, bytes, extensionFor(media.mimetype, media.fileName));
+      onFailureRemove.push(incoming);
+      const info = await probeMedia(ffmpeg, incoming, Math.min(timeoutMs, 60_000));
+      if (!info.hasAudio) throw new JobRefused('That file has no sound, so there is nothing to convert to MP3.');
+      checkDuration(info.seconds, opts, 'That recording');
+      const out = path.join(dir, 'out.mp3');
+      await toMp3(ffmpeg, incoming, out, {
+        bitrateKbps: opts.audioBitrateKbps,
+        timeoutMs,
+        seconds: info.seconds,
+        signal: jobs.controller.signal,
+        onProgress: (p) => status.progress('Converting to MP3…', p),
+      });
+      await checkSendSize(out, opts, ' Try a shorter recording.');
+      const name = title || (media.fileName ? path.parse(media.fileName).name : '') || 'audio';
+      await deliver(ctx, out, name, 'mp3', { kind: 'audio', mimetype: 'audio/mpeg' }, onFailureRemove);
+      await status.finish('Converted to MP3 ✓');
+    });
+  }
+
+  /** `.mp3 <link>` (want audio) and `.dl <link>` (want the video or image). */
+  async function fromLink(ctx: BotContext, text: string, want: 'audio' | 'video'): Promise<void> {
+    const { opts, ffmpeg, ytdlp } = tools(ctx.host);
+    const prefix = ctx.host.config().prefix;
+    const why = downloadUnavailable(ctx.host);
+    if (why) {
+      await ctx.reply(`Downloading from links is unavailable here: ${why}.${want === 'audio' ? ` Replying ${prefix}mp3 to a video, voice note or audio still works.` : ''}`);
+      return;
+    }
+    let url: URL;
+    try {
+      url = await checkLink(text, { allowPrivateHosts: opts.allowPrivateHosts });
+    } catch (err) {
+      if (!(err instanceof UrlRefused)) throw err;
+      ctx.log.info({ reason: err.message }, 'link refused');
+      await ctx.reply(err.message);
+      return;
+    }
+    const host = url.hostname;
+    const timeoutMs = opts.timeoutSeconds * 1000;
+    const signal = jobs.controller.signal;
+    await runJob(ctx, opts, `Looking at the ${host} link…`, async ({ status, dir, onFailureRemove }) => {
+      const infoFile = path.join(dir, 'info.json');
+      const format = want === 'audio' ? FORMATS.audio : FORMATS.video;
+      const remote = await inspectLink(ytdlp, url, { format, infoFile, ffmpeg, timeoutMs: Math.min(timeoutMs, 120_000), signal });
+      if (remote.isPlaylist) throw new JobRefused('That link is a playlist or an album. Send a link to one video or post.');
+      if (remote.isLive) throw new JobRefused('That is a live stream; I can only download finished videos.');
+      checkDuration(remote.seconds, opts, 'That video');
+      checkDownloadSize(remote.bytes, opts, 'That file');
+
+      await status.stage('Downloading… 0%');
+      const file = await downloadMedia(ytdlp, {
+        infoFile,
+        dir,
+        format,
+        maxBytes: opts.maxDownloadMB * MB,
+        ffmpeg,
+        timeoutMs,
+        host,
+        signal,
+        onProgress: (p) => status.progress('Downloading…', p),
+      });
+      const ext = path.extname(file).slice(1).toLowerCase();
+      if (want === 'video' && IMAGE_EXT.has(ext)) {
+        await checkSendSize(file, opts, '');
+        await deliver(ctx, file, remote.title, ext === 'jpeg' ? 'jpg' : ext, { kind: 'image', mimetype: `image/${ext === 'jpg' ? 'jpeg' : ext}` }, onFailureRemove);
+        await status.finish(`Downloaded ✓ ${remote.title}`);
+        return;
+      }
+      let info;
+      try {
+        info = await probeMedia(ffmpeg, file, 60_000);
+      } catch (err) {
+        if (err instanceof UnreadableMedia) throw new JobRefused(`What ${host} gave me is not audio or video I can read.`);
+        throw err;
+      }
+      checkDuration(info.seconds, opts, 'That video');
+
+      const convertTo = async (label: string, run: (out: string) => Promise<void>, out: string) => {
+        await status.stage(`${label} 0%`);
+        await run(out);
+        return out;
+      };
+      const progress = (label: string) => (p: number) => status.progress(label, p);
+
+      if (want === 'audio' || !info.hasVideo) {
+        if (!info.hasAudio) throw new JobRefused(want === 'audio' ? 'That post has no sound to turn into an MP3.' : `What ${host} gave me has neither picture nor sound.`);
+        const out =
+          ext === 'mp3' && !info.hasVideo
+            ? file
+            : await convertTo('Converting to MP3…', (o) => toMp3(ffmpeg, file, o, { bitrateKbps: opts.audioBitrateKbps, timeoutMs, seconds: info.seconds, signal, onProgress: progress('Converting to MP3…') }), path.join(dir, 'out.mp3'));
+        await checkSendSize(out, opts, ' Try a shorter video.');
+        await deliver(ctx, out, remote.title, 'mp3', { kind: 'audio', mimetype: 'audio/mpeg' }, onFailureRemove);
+        await status.finish(`Done ✓ ${remote.title}`);
+        return;
+      }
+      const out =
+        ext === 'mp4'
+          ? file
+          : await convertTo('Converting the video…', (o) => toMp4(ffmpeg, file, o, { timeoutMs, seconds: info.seconds, signal, onProgress: progress('Converting the video…') }), path.join(dir, 'out.mp4'));
+      await checkSendSize(out, opts, ` Try ${prefix}mp3 with the same link for the sound only.`);
+      await deliver(ctx, out, remote.title, 'mp4', { kind: 'video', mimetype: 'video/mp4' }, onFailureRemove);
+      await status.finish(`Downloaded ✓ ${remote.title}`);
+    });
+  }
+
+  function usage(prefix: string): string {
+    return [
+      `*${prefix}mp3*: turn media into an MP3 audio file.`,
+      `• Reply ${prefix}mp3 to a video, voice note, audio or a file with sound (or send a video with the caption ${prefix}mp3).`,
+      `• ${prefix}mp3 <link>: the sound of a YouTube, TikTok, Instagram, X, Facebook… video as MP3.`,
+      `• ${prefix}dl <link>: download the video or image itself.`,
+      `Optional: a name after ${prefix}mp3 on a reply names the file (${prefix}mp3 my song).`,
+    ].join('\n');
+  }
+
+  return definePlugin({
+    name: 'mp3',
+    description: 'Converts media to MP3 and downloads videos from social-media links',
+    triggers: [
+      { command: 'mp3', help: 'reply to a video, voice note or audio to get it as MP3; or add a social-media link to get its sound' },
+      { command: 'dl', help: 'add a social-media link (YouTube, TikTok, Instagram, X, Facebook…) to download its video or image' },
+    ],
+    optionsSchema,
+    async start(host) {
+      jobs = new JobLimiter();
+      const opts = readOptions(host.options());
+      if (opts.ytdlpPath) {
+        // A configured yt-dlp replaces the one on PATH: say in the start log which one is used and whether it runs.
+        const bin = opts.ytdlpPath;
+        let status: { ok: boolean; detail: string };
+        try {
+          const { stdout } = await runProcess(bin, ['--version'], { timeoutMs: 8000 });
+          status = { ok: true, detail: `yt-dlp ${stdout.trim().split('\n')[0]} (${bin}, from plugins.mp3.ytdlpPath)` };
+        } catch (err) {
+          status = { ok: false, detail: `${bin} (plugins.mp3.ytdlpPath) does not run: ${(err as Error).message}` };
+        }
+        host.capabilities.setLive('ytdlp', () => status);
+      }
+      if (opts.allowPrivateHosts) host.log.warn('plugins.mp3.allowPrivateHosts is on: links to local/private addresses are fetched (meant for tests only)');
+    },
+    stop() {
+      jobs.controller.abort();
+    },
+    async handle(ctx) {
+      const prefix = ctx.host.config().prefix;
+      const which = ctx.trigger && 'command' in ctx.trigger ? ctx.trigger.command : 'mp3';
+      const args = ctx.command?.args ?? '';
+      const first = args.split(/\s+/)[0] ?? '';
+      const media = ctx.message.media ?? ctx.message.quoted?.media;
+      const quotedLink = linkIn(ctx.message.quoted?.text);
+      if (which === 'dl') {
+        if (first) return fromLink(ctx, first, 'video');
+        if (quotedLink) return fromLink(ctx, quotedLink, 'video');
+        await ctx.reply(`Send ${prefix}dl with a link, e.g. ${prefix}dl https://youtu.be/… (or reply ${prefix}dl to a message with a link).`);
+        return;
+      }
+      if (first && (looksLikeLink(first) || !media)) return fromLink(ctx, first, 'audio');
+      if (media) return mediaToMp3(ctx, media, args);
+      if (quotedLink) return fromLink(ctx, quotedLink, 'audio');
+      await ctx.reply(usage(prefix));
+    },
+  });
+}
+
+export default createMp3Plugin();

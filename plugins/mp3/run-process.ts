@@ -1,0 +1,96 @@
+import { spawn } from 'node:child_process';
+
+/** A program that could not run or did not finish well. `code` is the exit code (null when killed or not started). */
+export class ProcessFailed extends Error {
+  constructor(
+    message: string,
+    readonly code: number | null,
+    readonly stdout: string,
+    readonly stderr: string,
+    readonly reason: 'not-found' | 'timeout' | 'aborted' | 'exit',
+  ) {
+    super(message);
+  }
+}
+
+export interface RunOptions {
+  /** Stopped (SIGKILL) after this long. */
+  timeoutMs: number;
+  /** Called for every complete output line (stdout and stderr), e.g. to read progress. */
+  onLine?: (line: string, stream: 'stdout' | 'stderr') => void;
+  /** Stops the program when aborted (plugin stop). */
+  signal?: AbortSignal;
+  /** Exit codes that count as success (ffmpeg `-i` alone exits 1). Default [0]. */
+  okCodes?: number[];
+  /** Most stdout kept, in characters (yt-dlp's JSON can be a few MB). */
+  maxStdout?: number;
+}
+
+/**
+ * The environment handed to external programs: enough to run (PATH, HOME, locale, temp dir, proxy settings), and
+ * nothing else — the bot's keys stay out of programs that fetch from the internet.
+ */
+export function childEnv(): NodeJS.ProcessEnv {
+  const keep = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TMPDIR', 'TZ', 'http_proxy', 'https_proxy', 'no_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'SSL_CERT_FILE', 'SSL_CERT_DIR'];
+  const env: NodeJS.ProcessEnv = {};
+  for (const name of keep) if (process.env[name] !== undefined) env[name] = process.env[name];
+  env.PATH ??= '/usr/local/bin:/usr/bin:/bin';
+  return env;
+}
+
+/**
+ * Runs a program without a shell (arguments are never interpreted), streams its lines to `onLine`, and resolves
+ * with its output, or rejects with ProcessFailed (not found, timed out, aborted, or a bad exit code).
+ *
+ * @example
+ * const { stdout } = await runProcess('yt-dlp', ['--version'], { timeoutMs: 8000 });
+ */
+export function runProcess(cmd: string, args: string[], options: RunOptions): Promise<{ stdout: string; stderr: string; code: number }> {
+  return new Promise((resolve, reject) => {
+    if (options.signal?.aborted) return reject(new ProcessFailed(`${cmd} was stopped`, null, '', '', 'aborted'));
+    const child = spawn(cmd, args, { env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const maxStdout = options.maxStdout ?? 1_000_000;
+    let stdout = '';
+    let stderr = '';
+    let ending: ProcessFailed['reason'] | undefined;
+    const partial = { stdout: '', stderr: '' };
+    const take = (stream: 'stdout' | 'stderr', chunk: Buffer) => {
+      const text = chunk.toString();
+      if (stream === 'stdout') {
+        if (stdout.length < maxStdout) stdout += text;
+      } else {
+        stderr = (stderr + text).slice(-20_000); // the tail holds the error
+      }
+      if (!options.onLine) return;
+      // Progress bars use \r to redraw a line: treat it as a line end too.
+      const lines = (partial[stream] + text).split(/\r\n|\r|\n/);
+      partial[stream] = lines.pop() ?? '';
+      for (const line of lines) if (line.trim()) options.onLine(line, stream);
+    };
+    child.stdout.on('data', (c: Buffer) => take('stdout', c));
+    child.stderr.on('data', (c: Buffer) => take('stderr', c));
+    const kill = (why: ProcessFailed['reason']) => {
+      ending ??= why;
+      child.kill('SIGKILL');
+    };
+    const timer = setTimeout(() => kill('timeout'), options.timeoutMs);
+    const onAbort = () => kill('aborted');
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const finish = () => {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+    };
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      finish();
+      const notFound = err.code === 'ENOENT';
+      reject(new ProcessFailed(notFound ? `${cmd} not found` : `${cmd} could not start: ${err.message}`, null, stdout, stderr, notFound ? 'not-found' : 'exit'));
+    });
+    child.on('close', (code) => {
+      finish();
+      for (const stream of ['stdout', 'stderr'] as const) if (partial[stream].trim()) options.onLine?.(partial[stream], stream);
+      if (ending) return reject(new ProcessFailed(ending === 'timeout' ? `${cmd} took longer than ${Math.round(options.timeoutMs / 1000)} s and was stopped` : `${cmd} was stopped`, code, stdout, stderr, ending));
+      if (code !== null && (options.okCodes ?? [0]).includes(code)) return resolve({ stdout, stderr, code });
+      reject(new ProcessFailed(`${cmd} exited with code ${code}`, code, stdout, stderr, 'exit'));
+    });
+  });
+}

@@ -1,0 +1,116 @@
+import { lookup } from 'node:dns/promises';
+import net from 'node:net';
+
+/** A link the bot refuses to fetch; the message is meant for the user. */
+export class UrlRefused extends Error {}
+
+/** Addresses a server-side fetch must never reach: loopback, private, link-local, CGNAT, multicast, reserved. */
+const blocked = new net.BlockList();
+for (const [prefix, bits] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
+  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) blocked.addSubnet(prefix, bits, 'ipv4');
+for (const [prefix, bits] of [
+  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64],
+] as const) blocked.addSubnet(prefix, bits, 'ipv6');
+
+/** The IPv4 address hidden in an IPv6 one (mapped `::ffff:a.b.c.d`, NAT64 `64:ff9b::`, 6to4 `2002::`), if any. */
+function embeddedIpv4(address: string): string | undefined {
+  const lower = address.toLowerCase();
+  const dotted = /^(?:::ffff:|64:ff9b::|::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
+  if (dotted) return dotted[1];
+  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
+  const sixToFour = /^2002:([0-9a-f]{1,4}):([0-9a-f]{1,4}):/.exec(lower);
+  const pair = hex ?? sixToFour;
+  if (!pair) return undefined;
+  const hi = parseInt(pair[1]!, 16);
+  const lo = parseInt(pair[2]!, 16);
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+}
+
+/**
+ * True for an address a server-side fetch must not reach (loopback, private, link-local, unspecified, multicast,
+ * reserved), including IPv4 addresses wrapped in IPv6.
+ *
+ * @example
+ * isPrivateAddress('10.1.2.3'); // true
+ * isPrivateAddress('::ffff:127.0.0.1'); // true
+ * isPrivateAddress('142.250.74.46'); // false
+ */
+export function isPrivateAddress(address: string): boolean {
+  const family = net.isIP(address);
+  if (family === 4) return blocked.check(address, 'ipv4');
+  if (family === 6) {
+    const v4 = embeddedIpv4(address);
+    if (v4 && blocked.check(v4, 'ipv4')) return true;
+    return blocked.check(address, 'ipv6');
+  }
+  return true; // not an address at all: refuse rather than guess
+}
+
+export type Resolver = (host: string) => Promise<string[]>;
+
+const systemResolver: Resolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+/**
+ * Reads a link from chat text. A link without a scheme (`youtu.be/abc`) gets `https://`.
+ * Returns undefined for text that is not a link.
+ *
+ * @example
+ * parseLink('youtu.be/abc')?.href; // 'https://youtu.be/abc'
+ * parseLink('hello'); // undefined
+ */
+export function parseLink(text: string): URL | undefined {
+  const candidate = text.trim().replace(/^<(.*)>$/, '$1');
+  if (!candidate || /\s/.test(candidate)) return undefined;
+  const withScheme = /^[a-z][a-z0-9+.-]*:/i.test(candidate) ? candidate : /^[\w-]+(\.[\w-]+)+(:\d+)?(\/|$)/.test(candidate) ? `https://${candidate}` : undefined;
+  if (!withScheme) return undefined;
+  try {
+    return new URL(withScheme);
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when the text looks like a link (with or without scheme), to tell a link from a title. */
+export function looksLikeLink(text: string): boolean {
+  return /^<?[a-z][a-z0-9+.-]*:\/\//i.test(text.trim()) || parseLink(text) !== undefined;
+}
+
+/**
+ * Checks a link before anything fetches it (server-side request forgery guard): only http(s), no user:password,
+ * and the host must be public — a literal private/loopback/link-local address, `localhost`, or a name that resolves
+ * (any of its addresses) to one is refused. Throws UrlRefused with a message for the user.
+ *
+ * Limits: yt-dlp resolves the name again and follows redirects itself, so a hostile DNS server or redirect could
+ * still steer it; this check stops the plain cases (typed addresses, internal names).
+ *
+ * @example
+ * const url = await checkLink('https://youtu.be/dQw4w9WgXcQ');
+ * await checkLink('http://127.0.0.1:8080/'); // throws UrlRefused
+ */
+export async function checkLink(text: string, options: { allowPrivateHosts?: boolean; resolve?: Resolver } = {}): Promise<URL> {
+  const url = parseLink(text);
+  if (!url) throw new UrlRefused(`"${text.slice(0, 80)}" is not a link. Send a full link such as https://youtu.be/…`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UrlRefused(`I only fetch http and https links, not ${url.protocol.replace(':', '')}: links.`);
+  if (url.username || url.password) throw new UrlRefused('I do not fetch links that carry a user name or password.');
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+  if (!host) throw new UrlRefused('That link has no host name.');
+  if (options.allowPrivateHosts) return url;
+  const refusal = `I can't fetch ${host}: it is a local or private network address, and I only download from public sites.`;
+  if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local') || host.endsWith('.internal')) throw new UrlRefused(refusal);
+  if (net.isIP(host)) {
+    if (isPrivateAddress(host)) throw new UrlRefused(refusal);
+    return url;
+  }
+  let addresses: string[];
+  try {
+    addresses = await (options.resolve ?? systemResolver)(host);
+  } catch {
+    throw new UrlRefused(`I can't find the site ${host} (its name does not resolve). Check the link.`);
+  }
+  if (!addresses.length) throw new UrlRefused(`I can't find the site ${host} (its name does not resolve). Check the link.`);
+  if (addresses.some(isPrivateAddress)) throw new UrlRefused(refusal);
+  return url;
+}
