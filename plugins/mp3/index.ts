@@ -147,7 +147,10 @@ export function createMp3Plugin(): Plugin {
     await runJob(ctx, opts, 'Converting to MP3…', async ({ status, dir, onFailureRemove }) => {
       let bytes: Buffer;
       try {
-        bytes = await media.download();
+        // A media download that never ends must not hold the job slot (and the chat) forever.
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('media download timed out')), timeoutMs)));
+        bytes = await Promise.race([media.download(), timeout]).finally(() => clearTimeout(timer));
       } catch (err) {
         ctx.log.warn({ err }, 'could not fetch the media to convert');
         throw new JobRefused('I could not fetch that media from WhatsApp (it may have expired). Send it again and reply to the new one.');

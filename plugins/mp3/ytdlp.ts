@@ -36,10 +36,11 @@ function commonArgs(ffmpeg: string): string[] {
 export function explainFailure(output: string, host: string): string {
   const error = output.split('\n').reverse().find((l) => /ERROR:/.test(l))?.replace(/^.*?ERROR:\s*/, '').trim() ?? '';
   if (/Unsupported URL/i.test(output)) return `I can't download from ${host}: the downloader does not support that site or page. Send a link to a single video or post.`;
-  if (/private|sign in|log ?in|cookies|age|members[- ]only|requires authentication/i.test(error)) return `That ${host} post is private or needs a login, so I can't download it.`;
-  if (/HTTP Error 404|not found|does not exist|unavailable|removed/i.test(error)) return `That ${host} link points to nothing I can download (it may have been removed).`;
-  if (/not available in your country|geo/i.test(error)) return `That ${host} post is not available from this server's country.`;
-  if (/Unable to download webpage|timed out|Connection refused|Name or service not known|getaddrinfo|Temporary failure/i.test(error)) return `I couldn't reach ${host}. Try again later.`;
+  // Order matters: "webpage" contains "age", so not-found and network errors are recognised before login walls.
+  if (/HTTP Error 404|HTTP Error 410|\bnot found\b|does not exist|has been removed|is unavailable|video unavailable/i.test(error)) return `That ${host} link points to nothing I can download (it may have been removed).`;
+  if (/Unable to download webpage|timed out|Connection refused|Name or service not known|getaddrinfo|Temporary failure|Network is unreachable/i.test(error)) return `I couldn't reach ${host}. Try again later.`;
+  if (/\bprivate\b|sign in|log ?in\b|cookies|age[- ]restricted|confirm your age|members[- ]only|requires authentication/i.test(error)) return `That ${host} post is private or needs a login, so I can't download it.`;
+  if (/not available in your country|geo[- ]?restrict/i.test(error)) return `That ${host} post is not available from this server's country.`;
   if (/No video formats|Requested format is not available|no suitable formats/i.test(error)) return `I found no media to download at that ${host} link.`;
   return `The download from ${host} failed${error ? `: ${error.slice(0, 200)}` : '.'}`;
 }
