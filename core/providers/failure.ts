@@ -1,4 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+// Vision goes through @anthropic-ai/sdk: its errors carry the same status/headers/body and must fail over alike.
+import { APIConnectionError as AnthropicConnectionError, APIConnectionTimeoutError as AnthropicTimeoutError, APIError as AnthropicAPIError } from '@anthropic-ai/sdk';
 
 /** How a failed upstream call is classified, and how long the leg then rests. */
 export interface Failure {
@@ -41,7 +43,7 @@ export function retryAfterMs(headers: unknown, now = Date.now()): number | undef
   return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
 }
 
-function errorBody(err: APIError): { code?: string; type?: string; message: string } {
+function errorBody(err: { error?: unknown; message?: string }): { code?: string; type?: string; message: string } {
   const body = (err.error ?? {}) as { code?: unknown; type?: unknown; message?: unknown; error?: { code?: unknown; type?: unknown; message?: unknown } };
   const inner = body.error ?? body;
   return {
@@ -52,14 +54,14 @@ function errorBody(err: APIError): { code?: string; type?: string; message: stri
 }
 
 /**
- * Classifies an error from the openai SDK (or any thrown value) into a failure class with its cooldown:
+ * Classifies an error from the openai or Anthropic SDK (or any thrown value) into a failure class with its cooldown:
  * retry-after when given; long for exhausted quota (429 insufficient_quota, 402, "per day"); until restart for a
  * rejected key (401/403).
  */
 export function classifyFailure(err: unknown): Failure {
   if (err instanceof BadAnswerError) return { kind: 'bad-answer', cooldownMs: COOLDOWN.badAnswer, summary: err.message };
-  if (err instanceof APIConnectionTimeoutError) return { kind: 'timeout', cooldownMs: COOLDOWN.network, summary: 'timed out' };
-  if (err instanceof APIError && err.status !== undefined) {
+  if (err instanceof APIConnectionTimeoutError || err instanceof AnthropicTimeoutError) return { kind: 'timeout', cooldownMs: COOLDOWN.network, summary: 'timed out' };
+  if ((err instanceof APIError || err instanceof AnthropicAPIError) && err.status !== undefined) {
     const status = err.status;
     const body = errorBody(err);
     const text = `${body.code ?? ''} ${body.type ?? ''} ${body.message}`.toLowerCase();
@@ -81,7 +83,7 @@ export function classifyFailure(err: unknown): Failure {
     if (status >= 500) return { kind: 'server', status, cooldownMs: retryAfterMs(err.headers) ?? COOLDOWN.server, summary };
     return { kind: 'bad-request', status, cooldownMs: 0, summary };
   }
-  if (err instanceof APIConnectionError || (err as NodeJS.ErrnoException)?.code) {
+  if (err instanceof APIConnectionError || err instanceof AnthropicConnectionError || (err as NodeJS.ErrnoException)?.code) {
     const code = (err as { cause?: { code?: string } }).cause?.code ?? (err as NodeJS.ErrnoException).code ?? 'connection error';
     return { kind: 'network', cooldownMs: COOLDOWN.network, summary: String(code) };
   }

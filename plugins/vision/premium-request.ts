@@ -1,0 +1,36 @@
+/**
+ * Phrases that explicitly ask for the premium model (the same defaults as the premium plugin; a plugin never
+ * imports another, so vision keeps its own copy, configurable as `plugins.vision.premiumPhrases`).
+ */
+export const DEFAULT_PREMIUM_PHRASES = [
+  'use the premium model',
+  'use premium model',
+  'use the premium',
+  'with the premium model',
+  'premium model please',
+  'pakai model premium',
+  'pakai premium',
+  'pake model premium',
+  'pake premium',
+  'gunakan model premium',
+  'gunakan premium',
+];
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Looks for an explicit premium request in a caption. Returns the caption without the phrase, and whether it asked.
+ *
+ * @example
+ * premiumRequest('use the premium model: what is this?') // { premium: true, text: 'what is this?' }
+ */
+export function premiumRequest(text: string, phrases: string[] = DEFAULT_PREMIUM_PHRASES): { premium: boolean; text: string } {
+  const lower = text.toLowerCase();
+  for (const phrase of phrases) {
+    const re = new RegExp(`(^|[^\\p{L}\\p{N}])${escape(phrase.toLowerCase())}($|[^\\p{L}\\p{N}])`, 'u');
+    if (!re.test(lower)) continue;
+    const rest = text.replace(new RegExp(escape(phrase), 'i'), ' ').replace(/^[\s,.:;!-]+|[\s,:;-]+$/g, '').replace(/\s{2,}/g, ' ').trim();
+    return { premium: true, text: rest };
+  }
+  return { premium: false, text };
+}
