@@ -17,6 +17,7 @@ import { ProviderChain } from './providers/provider-chain.js';
 import { UsageLedger } from './providers/usage.js';
 import { HistoryStore } from './store/history.js';
 import { MemoryStore } from './store/memory.js';
+import { startRetentionSweeper } from './store/retention.js';
 import type { Transport } from './transport/transport.js';
 
 export interface AppOptions {
@@ -133,6 +134,8 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     options.skipHealthProbe ? Promise.resolve([]) : probeGateways(chain.legs(), Math.min(settings.upstreamTimeoutMs, 3000)),
   ]);
   await bot.startPlugins();
+  // Sweeps data/media (30 days) and data/generated (7 days) now and daily; its timer never keeps the process alive.
+  const retention = startRetentionSweeper({ dataDir: settings.dataDir, log: log.child({ part: 'retention' }) });
   printStartReport(log, settings, bot, chain, capabilities, discovery.failures, gatewayHealth, await usage.snapshot());
 
   return {
@@ -150,6 +153,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     gatewayHealth,
     connect: (transport) => bot.start(transport),
     async stop() {
+      retention.stop();
       await bot.stop();
       await Promise.all([usage.flush(), budgets.flush()]);
     },
