@@ -11,6 +11,12 @@ export interface SessionState {
   /** Own ids once linked: phone jid and LID. */
   me?: { id?: string; lid?: string; name?: string };
   since?: number;
+  /** While disconnected: why the last connection closed. */
+  lastError?: string;
+  /** While disconnected: when the next connection attempt starts (unix ms). */
+  retryAt?: number;
+  /** Pairing-code login: the code to type on the phone. */
+  pairingCode?: string;
 }
 
 /**

@@ -1,28 +1,618 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import type {
+  AnyMessageContent,
+  AuthenticationState,
+  BaileysEventMap,
+  GroupMetadata,
+  MiscMessageGenerationOptions,
+  SocketConfig,
+  WAMessage,
+  WAMessageKey,
+  WAPresence,
+  proto,
+} from '@whiskeysockets/baileys';
 import type { Settings } from '../../config/settings.js';
 import type { BotConfig } from '../../config/schema.js';
 import type { Logger } from '../../log/logger.js';
+import { isLid, userPart } from '../../mentions/ids.js';
+import { mimeFor } from '../console.js';
+import type { IncomingMessage, OutgoingMedia, SentMessage } from '../message.js';
 import type { InboundHandler, SessionState, Transport } from '../transport.js';
-import type { OutgoingMedia, SentMessage } from '../message.js';
+import { AuthStateCorruptError, useDurableAuthState, type DurableAuthOptions, type DurableAuthState } from './auth-store.js';
+import { BoundedMap, TtlCache } from './caches.js';
+import { IdentityLinks } from './identity-links.js';
+import { mapIncoming, plainJid, type MediaDownloader } from './message-mapper.js';
+import { decideReconnect, DEFAULT_BACKOFF, type BackoffSettings } from './reconnect-policy.js';
+import { SeenMessages } from './seen-messages.js';
+
+export { AuthStateCorruptError };
+
+/** The part of a Baileys socket the transport uses (the real `makeWASocket` result, or a fake in tests). */
+export interface WhatsAppSocket {
+  ev: {
+    on<E extends keyof BaileysEventMap>(event: E, listener: (arg: BaileysEventMap[E]) => void): unknown;
+    removeAllListeners(event?: keyof BaileysEventMap): unknown;
+  };
+  end(error: Error | undefined): void;
+  sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<WAMessage | undefined>;
+  sendPresenceUpdate(type: WAPresence, jid?: string): Promise<void>;
+  requestPairingCode(phoneNumber: string): Promise<string>;
+  groupMetadata(jid: string): Promise<GroupMetadata>;
+  updateMediaMessage?(message: WAMessage): Promise<WAMessage>;
+}
+
+/** What the transport hands to the socket factory. */
+export type SocketOptions = Partial<SocketConfig> & { auth: AuthenticationState };
+
+/** Builds one socket. Default: Baileys' `makeWASocket` with the latest WhatsApp Web version when reachable. */
+export type SocketFactory = (options: SocketOptions) => WhatsAppSocket | Promise<WhatsAppSocket>;
 
 export interface WhatsAppTransportOptions {
   settings: Settings;
   config: () => BotConfig;
   log: Logger;
+  /** Socket factory (tests inject a fake socket). */
+  makeSocket?: SocketFactory;
+  /** Media download (default Baileys `downloadMediaMessage`). */
+  download?: (message: WAMessage, socket: WhatsAppSocket) => Promise<Buffer>;
+  /** Prints a QR in the terminal (default qrcode-terminal on stderr). */
+  printQr?: (qr: string) => void;
+  /** Random source for backoff jitter (tests). */
+  random?: () => number;
+  backoff?: BackoffSettings;
+  /** Phone number (digits) for pairing-code login instead of the QR; default env PAIRING_PHONE. */
+  pairingPhone?: string;
+  /** Session folder; default `<DATA_DIR>/session_auth`. */
+  authDir?: string;
+  /** Hooks of the auth store (tests imitate crashes). */
+  authOptions?: DurableAuthOptions;
+  /** Called at every login with the own ids (start.ts writes the LID into config.json). */
+  onLinked?: (me: { id?: string; lid?: string; name?: string }) => void | Promise<void>;
+  /** Messages delivered late (`append`, sent while the bot was offline) older than this are not answered. Default 1 h. */
+  maxOfflineAgeMs?: number;
+  /** How long a send waits for a (re)connection before failing. Default 30 s. */
+  sendWaitMs?: number;
 }
 
-/** Placeholder until the Baileys adapter lands (issue 4): refuses to start and says so. */
+const DEFAULT_MAX_OFFLINE_AGE_MS = 60 * 60_000;
+
+/** Digits of a phone number given as `+62 812-345`, or undefined when it is not one. */
+export function pairingDigits(value: string | undefined): string | undefined {
+  const digits = (value ?? '').replace(/[\s()+-]/g, '');
+  return /^\d{6,20}$/.test(digits) ? digits : undefined;
+}
+
+/** The WhatsApp version to announce: the current WhatsApp Web version when it can be fetched, else Baileys' own. */
+let versionLookup: Promise<SocketConfig['version'] | undefined> | undefined;
+
+async function defaultMakeSocket(options: SocketOptions): Promise<WhatsAppSocket> {
+  const baileys = await import('@whiskeysockets/baileys');
+  versionLookup ??= baileys
+    .fetchLatestWaWebVersion({ signal: AbortSignal.timeout(5000) })
+    .then((r) => (r.isLatest || r.version ? r.version : undefined))
+    .catch(() => undefined);
+  const version = await versionLookup;
+  return baileys.makeWASocket({ ...options, ...(version ? { version } : {}) }) as unknown as WhatsAppSocket;
+}
+
+async function defaultDownload(message: WAMessage, socket: WhatsAppSocket, log: Logger): Promise<Buffer> {
+  const { downloadMediaMessage } = await import('@whiskeysockets/baileys');
+  return downloadMediaMessage(message, 'buffer', {}, {
+    logger: log as never,
+    // Old media links expire; Baileys asks the phone to re-upload when the socket can.
+    reuploadRequest: (m) => (socket.updateMediaMessage ? socket.updateMediaMessage(m) : Promise.reject(new Error('media link expired'))),
+  });
+}
+
+async function defaultPrintQr(qr: string): Promise<void> {
+  const qrcode = (await import('qrcode-terminal')).default;
+  qrcode.generate(qr, { small: true }, (art) => process.stderr.write(`\n${art}\n`));
+}
+
+/**
+ * The WhatsApp transport over Baileys 7: links the account (QR in the terminal and on `GET /`, or a pairing code),
+ * keeps the session in `data/session_auth/` (atomic writes), reconnects (515 at once, 401 → new QR, 440 long
+ * backoff, anything else exponential backoff with jitter; one socket at a time), maps messages to the core's type
+ * and sends texts, edits, reactions, media and typing.
+ *
+ * @example
+ * const transport = new WhatsAppTransport({ settings: app.settings, config: () => app.config, log });
+ * await app.connect(transport);
+ */
 export class WhatsAppTransport implements Transport {
   readonly name = 'whatsapp';
-  constructor(private readonly options: WhatsAppTransportOptions) {}
-  async start(_onMessage: InboundHandler): Promise<void> {
-    throw new Error('the WhatsApp transport is not built yet; use npm run chat for the console chat');
+  private readonly log: Logger;
+  private readonly makeSocket: SocketFactory;
+  private readonly random: () => number;
+  private readonly backoff: BackoffSettings;
+  private readonly pairingPhone: string | undefined;
+  private readonly authDir: string;
+  private handler: InboundHandler | undefined;
+  private auth: DurableAuthState | undefined;
+  private links: IdentityLinks | undefined;
+  private seen: SeenMessages | undefined;
+  private socket: WhatsAppSocket | undefined;
+  private generation = 0;
+  private status: SessionState['status'] = 'offline';
+  private since = Date.now();
+  private qr: string | undefined;
+  private pairingCode: string | undefined;
+  private lastError: string | undefined;
+  private retryAt: number | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private attempt = 0;
+  private newLogin = false;
+  private logoutsInARow = 0;
+  private stopped = false;
+  private me: { id?: string; lid?: string; name?: string } = {};
+  private openWaiters: Array<() => void> = [];
+  private inboundChain: Promise<void> = Promise.resolve();
+  private readonly handling = new Set<Promise<void>>();
+  /** Recent inbound messages (for quoting and reacting), by `chat|id`. */
+  private readonly inbound = new BoundedMap<string, WAMessage>(1000);
+  /** Recent messages the bot sent (for edits and Baileys' retry `getMessage`), by id. */
+  private readonly sent = new BoundedMap<string, WAMessage>(1000);
+  private readonly retryCounter = new TtlCache(60 * 60_000);
+  private readonly groups = new TtlCache(5 * 60_000, 2000);
+
+  constructor(private readonly options: WhatsAppTransportOptions) {
+    this.log = options.log;
+    this.makeSocket = options.makeSocket ?? defaultMakeSocket;
+    this.random = options.random ?? Math.random;
+    this.backoff = options.backoff ?? DEFAULT_BACKOFF;
+    this.authDir = options.authDir ?? path.join(options.settings.dataDir, 'session_auth');
+    const phoneSetting = options.pairingPhone ?? options.settings.env.PAIRING_PHONE;
+    this.pairingPhone = pairingDigits(phoneSetting);
+    if (phoneSetting?.trim() && !this.pairingPhone) this.log.error({ PAIRING_PHONE: phoneSetting }, 'PAIRING_PHONE must be the phone number in international form, digits only (e.g. 6281234567890); using the QR code instead');
   }
-  async stop(): Promise<void> {}
-  async sendText(): Promise<SentMessage> { throw new Error('not connected'); }
-  async editText(): Promise<boolean> { return false; }
-  async react(): Promise<void> {}
-  async sendMedia(_c: string, _m: OutgoingMedia): Promise<SentMessage> { throw new Error('not connected'); }
-  async setTyping(): Promise<void> {}
-  ownIds(): string[] { return []; }
-  session(): SessionState { return { status: 'offline' }; }
+
+  /**
+   * Loads the session and starts connecting; resolves once the first socket is created (not when it is linked).
+   * Rejects with AuthStateCorruptError (naming the file) when creds.json is corrupt.
+   */
+  async start(onMessage: InboundHandler): Promise<void> {
+    this.handler = onMessage;
+    this.stopped = false;
+    const dataDir = this.options.settings.dataDir;
+    this.links = await IdentityLinks.open(dataDir, (err) => this.log.warn({ err }, 'could not read or write data/workspaces/users.json (phone ↔ LID pairs)'));
+    this.seen = new SeenMessages(dataDir, 2000, (file, movedTo) => this.log.warn({ file, movedTo }, 'the list of handled WhatsApp messages was corrupt; started a new one'));
+    await this.loadAuth();
+    await this.connect();
+  }
+
+  private async loadAuth(): Promise<DurableAuthState> {
+    this.auth = await useDurableAuthState(this.authDir, {
+      onCorruptKey: (file, reason) => this.log.warn({ file, reason }, 'a WhatsApp session key file was unreadable; treating it as missing'),
+      ...this.options.authOptions,
+    });
+    const me = this.auth.state.creds.me;
+    if (this.auth.restored && me?.id) this.me = { id: plainJid(me.id), lid: plainJid(me.lid), name: me.name ?? me.notify };
+    this.log.info({ folder: this.authDir }, this.auth.restored ? 'WhatsApp session found: reconnecting without a new scan' : 'no WhatsApp session stored yet: a QR code (or pairing code) will follow');
+    return this.auth;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.clearRetry();
+    this.dropSocket();
+    this.status = 'offline';
+    for (const wake of this.openWaiters.splice(0)) wake();
+    await this.inboundChain.catch(() => undefined);
+    await Promise.all([this.auth?.flush(), this.links?.flush(), this.seen?.flush()]);
+    this.handler = undefined;
+  }
+
+  private clearRetry(): void {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.retryAt = undefined;
+  }
+
+  /** Ends the current socket and detaches from it, so at most one socket is ever alive. */
+  private dropSocket(): void {
+    const old = this.socket;
+    this.socket = undefined;
+    this.generation++;
+    if (!old) return;
+    try {
+      old.ev.removeAllListeners();
+    } catch {
+      // a half-built socket may not have listeners yet
+    }
+    try {
+      old.end(undefined);
+    } catch (err) {
+      this.log.debug({ err }, 'ending the previous WhatsApp socket failed');
+    }
+  }
+
+  private setStatus(status: SessionState['status']): void {
+    if (status !== this.status) this.since = Date.now();
+    this.status = status;
+  }
+
+  /** Opens a new socket (closing any previous one). Never throws: a failure schedules the next attempt. */
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    this.clearRetry();
+    this.dropSocket();
+    const generation = this.generation;
+    this.setStatus(this.status === 'qr' ? 'qr' : 'connecting');
+    let socket: WhatsAppSocket;
+    try {
+      const auth = this.auth ?? (await this.loadAuth());
+      const baileysLog = this.log.child({ part: 'baileys' }, { level: this.options.settings.env.BAILEYS_LOG_LEVEL?.trim() || 'warn' });
+      socket = await this.makeSocket({
+        auth: auth.state,
+        logger: baileysLog as never,
+        browser: ['Ubuntu', 'Chrome', '22.04.4'],
+        markOnlineOnConnect: false,
+        syncFullHistory: false,
+        msgRetryCounterCache: this.retryCounter,
+        getMessage: async (key: WAMessageKey) => this.getMessage(key),
+        cachedGroupMetadata: async (jid: string) => this.groups.get<GroupMetadata>(jid),
+      });
+    } catch (err) {
+      if (err instanceof AuthStateCorruptError) {
+        this.log.error({ file: err.file }, err.message);
+        this.lastError = err.message;
+        this.setStatus('offline');
+        return;
+      }
+      this.onClose(generation, err as Error);
+      return;
+    }
+    if (generation !== this.generation || this.stopped) {
+      // stop() or another connect() ran while the socket was being built.
+      try {
+        socket.end(undefined);
+      } catch {
+        /* already closed */
+      }
+      return;
+    }
+    this.socket = socket;
+    this.attach(socket, generation);
+  }
+
+  private current(generation: number): boolean {
+    return generation === this.generation && !this.stopped;
+  }
+
+  private attach(socket: WhatsAppSocket, generation: number): void {
+    let pairingRequested = false;
+    socket.ev.on('creds.update', (update) => {
+      if (!this.auth) return;
+      Object.assign(this.auth.state.creds, update);
+      this.auth.saveCreds().catch((err) => this.log.error({ err }, 'could not save the WhatsApp credentials'));
+    });
+    socket.ev.on('connection.update', (update) => {
+      if (!this.current(generation)) return;
+      try {
+        if (update.qr) {
+          this.onQr(update.qr, socket, pairingRequested);
+          pairingRequested = true;
+        }
+        if (update.isNewLogin) this.newLogin = true;
+        if (update.connection === 'open') this.onOpen();
+        if (update.connection === 'close') this.onClose(generation, update.lastDisconnect?.error);
+      } catch (err) {
+        this.log.error({ err }, 'handling a WhatsApp connection update failed');
+      }
+    });
+    socket.ev.on('messages.upsert', (upsert) => {
+      if (!this.current(generation)) return;
+      this.inboundChain = this.inboundChain.then(() => this.onUpsert(upsert)).catch((err) => this.log.error({ err }, 'handling incoming WhatsApp messages failed'));
+    });
+    socket.ev.on('lid-mapping.update', (pair) => this.learn(pair.pn, pair.lid));
+    socket.ev.on('messaging-history.set', (history) => {
+      for (const pair of history.lidPnMappings ?? []) this.learn(pair.pn, pair.lid);
+    });
+    const learnContacts = (contacts: Array<{ id?: string; lid?: string; phoneNumber?: string }>) => {
+      for (const c of contacts) this.learn(c.phoneNumber ?? (c.id && !isLid(c.id) ? c.id : undefined), c.lid ?? (c.id && isLid(c.id) ? c.id : undefined));
+    };
+    socket.ev.on('contacts.upsert', learnContacts);
+    socket.ev.on('contacts.update', learnContacts);
+    socket.ev.on('groups.upsert', (groups) => {
+      for (const g of groups) this.groups.set(g.id, g);
+    });
+    const refreshGroup = (jid: string | undefined) => {
+      if (!jid || !this.current(generation)) return;
+      socket.groupMetadata(jid).then((meta) => this.groups.set(jid, meta)).catch(() => this.groups.del(jid));
+    };
+    socket.ev.on('groups.update', (updates) => updates.forEach((u) => refreshGroup(u.id)));
+    socket.ev.on('group-participants.update', (u) => refreshGroup(u.id));
+  }
+
+  private learn(phone: string | null | undefined, lid: string | null | undefined): void {
+    if (this.links?.add(plainJid(phone), plainJid(lid))) this.log.debug({ phone: plainJid(phone), lid: plainJid(lid) }, 'learnt a phone ↔ LID pair');
+  }
+
+  private webAddress(): string {
+    const config = this.options.config();
+    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+    return config.port ? `http://${host}:${config.port}/` : 'the web page (its address is in the "web server listening" line)';
+  }
+
+  private onQr(qr: string, socket: WhatsAppSocket, pairingRequested: boolean): void {
+    this.qr = qr;
+    this.attempt = 0;
+    this.lastError = undefined;
+    this.setStatus('qr');
+    if (this.pairingPhone && !this.auth?.state.creds.registered) {
+      if (pairingRequested) return;
+      socket
+        .requestPairingCode(this.pairingPhone)
+        .then((code) => {
+          this.pairingCode = code;
+          this.log.info({ pairingCode: code, phone: this.pairingPhone }, `pairing code ${code}: on the phone open WhatsApp → Linked devices → Link a device → "Link with phone number instead" and type it`);
+        })
+        .catch((err) => this.log.error({ err }, `could not get a pairing code for ${this.pairingPhone}; scan the QR at ${this.webAddress()} instead`));
+      return;
+    }
+    this.log.info(`WhatsApp is not linked: scan the QR code with the phone (WhatsApp → Linked devices → Link a device); it is printed below and shown at ${this.webAddress()}`);
+    const print = this.options.printQr ?? ((code: string) => void defaultPrintQr(code).catch((err) => this.log.warn({ err }, 'could not print the QR code in the terminal')));
+    print(qr);
+  }
+
+  private onOpen(): void {
+    const creds = this.auth?.state.creds;
+    const me = creds?.me;
+    this.me = { id: plainJid(me?.id), lid: plainJid(me?.lid), name: me?.name ?? me?.notify ?? undefined };
+    this.setStatus('linked');
+    this.qr = undefined;
+    this.pairingCode = undefined;
+    this.lastError = undefined;
+    this.attempt = 0;
+    this.logoutsInARow = 0;
+    this.clearRetry();
+    const myPN = this.me.id ? userPart(this.me.id) : undefined;
+    const myLID = this.me.lid ? userPart(this.me.lid) : undefined;
+    if (this.newLogin) {
+      this.newLogin = false;
+      this.log.info({ myPN, myLID }, 'Own LID session created successfully');
+    }
+    if (myLID) this.log.info({ myLID, myPN }, `myLID: ${myLID} (phone ${myPN ?? 'unknown'})`);
+    else this.log.warn({ myPN }, `WhatsApp did not tell this device its own LID (myLID unknown, phone ${myPN ?? 'unknown'}): mentions by LID in groups can be missed; add the bot's LID to targetUserIds when you know it`);
+    if (this.me.id && this.me.lid) this.learn(this.me.id, this.me.lid);
+    for (const wake of this.openWaiters.splice(0)) wake();
+    Promise.resolve(this.options.onLinked?.({ ...this.me })).catch((err) => this.log.warn({ err }, 'the login hook failed'));
+  }
+
+  private onClose(generation: number, error: Error | undefined): void {
+    if (!this.current(generation)) return;
+    this.socket = undefined;
+    this.generation++;
+    // Baileys closes with a Boom error whose output.statusCode is the DisconnectReason.
+    const statusCode = (error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode;
+    let decision = decideReconnect(statusCode, this.attempt, this.backoff, this.random);
+    if (decision.action === 'logged-out' && this.logoutsInARow > 0) {
+      // A fresh session was refused right away: do not spin; back off like any other failure.
+      decision = decideReconnect(undefined, this.attempt, this.backoff, this.random);
+      decision = { ...decision, reason: 'logged out again right after a fresh start' };
+    }
+    const detail = error?.message && !decision.reason.includes(error.message) ? `${decision.reason}: ${error.message}` : decision.reason;
+    this.lastError = detail;
+    if (decision.action === 'restart-now') {
+      this.log.info({ reason: detail }, 'WhatsApp asked for a restart of the connection (normal right after linking): reconnecting now');
+      void this.connect();
+      return;
+    }
+    if (decision.action === 'logged-out') {
+      this.logoutsInARow++;
+      this.log.warn({ reason: detail, folder: this.authDir }, 'WhatsApp logged this device out (removed on the phone): cleared the stored session; scan the new QR code to link again');
+      this.me = {};
+      this.qr = undefined;
+      this.setStatus('connecting');
+      const auth = this.auth;
+      this.auth = undefined;
+      void (async () => {
+        try {
+          await auth?.clear();
+        } catch (err) {
+          this.log.error({ err, folder: this.authDir }, 'could not clear the WhatsApp session folder');
+        }
+        if (this.current(this.generation)) await this.connect();
+      })();
+      return;
+    }
+    this.attempt++;
+    this.retryAt = Date.now() + decision.delayMs;
+    this.setStatus('offline');
+    this.qr = undefined;
+    const seconds = Math.round(decision.delayMs / 1000);
+    if (decision.warning) this.log.warn({ reason: detail, retryInSeconds: seconds }, `${decision.warning}; next try in ${seconds}s`);
+    else this.log.warn({ reason: detail, attempt: this.attempt, retryInSeconds: seconds }, `cannot reach WhatsApp (${detail}); next try in ${seconds}s`);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      void this.connect();
+    }, decision.delayMs);
+  }
+
+  private getMessage(key: WAMessageKey): proto.IMessage | undefined {
+    if (!key.id) return undefined;
+    return this.sent.get(key.id)?.message ?? this.inbound.get(`${plainJid(key.remoteJid)}|${key.id}`)?.message ?? undefined;
+  }
+
+  private async onUpsert(upsert: BaileysEventMap['messages.upsert']): Promise<void> {
+    for (const raw of upsert.messages) {
+      try {
+        await this.onRaw(raw, upsert.type);
+      } catch (err) {
+        this.log.error({ err, id: raw.key?.id }, 'an incoming WhatsApp message could not be handled');
+      }
+    }
+  }
+
+  private async onRaw(raw: WAMessage, type: BaileysEventMap['messages.upsert']['type']): Promise<void> {
+    const key = raw.key;
+    this.learn(key?.participant, key?.participantAlt);
+    this.learn(key?.remoteJid, key?.remoteJidAlt);
+    this.learn(key?.participantAlt, key?.participant);
+    this.learn(key?.remoteJidAlt, key?.remoteJid);
+    if (key?.fromMe) {
+      this.log.debug({ id: key.id }, 'ignored a message sent by the bot itself');
+      return;
+    }
+    const socket = this.socket;
+    const download: MediaDownloader = (m) => {
+      if (this.options.download) return this.options.download(m, socket as WhatsAppSocket);
+      if (!socket) return Promise.reject(new Error('WhatsApp is not connected, so the media cannot be downloaded right now'));
+      return defaultDownload(m, socket, this.log.child({ part: 'baileys' }, { level: 'warn' }));
+    };
+    const result = mapIncoming(raw, { ownIds: this.ownIds(), download, altIdOf: (id) => this.links?.altOf(id) });
+    if ('ignored' in result) {
+      this.log.debug({ id: key?.id, chat: key?.remoteJid, reason: result.ignored }, 'ignored a WhatsApp message');
+      return;
+    }
+    const message = result.message;
+    if (!(await this.seen!.firstTime(message.chatId, message.id, key.participant ?? ''))) {
+      this.log.debug({ id: message.id, chat: message.chatId, type }, 'ignored a duplicate delivery of a message already handled');
+      return;
+    }
+    this.inbound.set(`${message.chatId}|${message.id}`, raw);
+    const maxAge = this.options.maxOfflineAgeMs ?? DEFAULT_MAX_OFFLINE_AGE_MS;
+    if (type !== 'notify' && Date.now() - message.timestamp > maxAge) {
+      this.log.info({ id: message.id, chat: message.chatId, ageMinutes: Math.round((Date.now() - message.timestamp) / 60_000) }, 'not answering a message that arrived while the bot was offline and is too old');
+      return;
+    }
+    await this.deliver(message);
+  }
+
+  private async deliver(message: IncomingMessage): Promise<void> {
+    const handler = this.handler;
+    if (!handler) return;
+    // Queue, don't wait: the bot orders messages per chat itself, and one slow answer must not hold up others.
+    const work = handler(message).catch((err) => this.log.error({ err, chat: message.chatId }, 'the bot failed on a WhatsApp message'));
+    this.handling.add(work);
+    void work.finally(() => this.handling.delete(work));
+  }
+
+  /** Resolves when every message received so far has been mapped and handled (tests, graceful stop). */
+  async idle(): Promise<void> {
+    for (;;) {
+      const chain = this.inboundChain;
+      await chain.catch(() => undefined);
+      await Promise.all([...this.handling]);
+      if (chain === this.inboundChain && this.handling.size === 0) return;
+    }
+  }
+
+  /** Waits (up to sendWaitMs) for a linked socket; throws a clear error when there is none. */
+  private async ready(): Promise<WhatsAppSocket> {
+    if (this.status === 'linked' && this.socket) return this.socket;
+    if (this.stopped) throw new Error('WhatsApp transport is stopped');
+    const waitMs = this.options.sendWaitMs ?? 30_000;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, waitMs);
+      this.openWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    if (this.status === 'linked' && this.socket) return this.socket;
+    throw new Error(`WhatsApp is not connected (${this.lastError ?? this.status}); the message was not sent`);
+  }
+
+  /** Jids for `@<digits>` mentions in an outgoing text: a known LID stays a LID, anything else is a phone jid. */
+  private mentionsIn(text: string): string[] {
+    const jids = new Set<string>();
+    for (const match of text.matchAll(/@(\d{5,20})\b/g)) {
+      const digits = match[1];
+      const isOwnLid = this.me.lid && userPart(this.me.lid) === digits;
+      jids.add(isOwnLid || this.links?.isKnownLid(digits) ? `${digits}@lid` : `${digits}@s.whatsapp.net`);
+    }
+    return [...jids];
+  }
+
+  private remember(sent: WAMessage | undefined): SentMessage {
+    const id = sent?.key?.id ?? '';
+    if (sent && id) this.sent.set(id, sent);
+    return { id };
+  }
+
+  private quotedFor(chatId: string, quotedId: string | undefined): MiscMessageGenerationOptions | undefined {
+    if (!quotedId) return undefined;
+    const quoted = this.inbound.get(`${chatId}|${quotedId}`) ?? this.sent.get(quotedId);
+    return quoted ? { quoted } : undefined;
+  }
+
+  async sendText(chatId: string, text: string, options?: { quotedId?: string }): Promise<SentMessage> {
+    const socket = await this.ready();
+    const mentions = this.mentionsIn(text);
+    const sent = await socket.sendMessage(chatId, { text, ...(mentions.length ? { mentions } : {}) }, this.quotedFor(chatId, options?.quotedId));
+    return this.remember(sent);
+  }
+
+  async editText(chatId: string, messageId: string, text: string): Promise<boolean> {
+    if (!messageId) return false;
+    try {
+      const socket = await this.ready();
+      const key: WAMessageKey = this.sent.get(messageId)?.key ?? { remoteJid: chatId, id: messageId, fromMe: true };
+      await socket.sendMessage(chatId, { text, edit: key });
+      return true;
+    } catch (err) {
+      this.log.warn({ err, chat: chatId }, 'editing a WhatsApp message failed; sending anew');
+      return false;
+    }
+  }
+
+  async react(chatId: string, messageId: string, emoji: string): Promise<void> {
+    const socket = await this.ready();
+    const key: WAMessageKey = this.inbound.get(`${chatId}|${messageId}`)?.key ?? this.sent.get(messageId)?.key ?? { remoteJid: chatId, id: messageId, fromMe: false };
+    await socket.sendMessage(chatId, { react: { text: emoji, key } });
+  }
+
+  async sendMedia(chatId: string, media: OutgoingMedia, options?: { quotedId?: string }): Promise<SentMessage> {
+    const info = await stat(media.path).catch(() => undefined);
+    if (!info?.isFile()) throw new Error(`cannot send the ${media.kind}: file not found: ${media.path}`);
+    const socket = await this.ready();
+    const file = { url: media.path };
+    let content: AnyMessageContent;
+    switch (media.kind) {
+      case 'voice':
+        // WhatsApp plays voice notes only as Ogg/Opus; other formats arrive as a broken voice note.
+        content = { audio: file, ptt: true, mimetype: media.mimetype ?? 'audio/ogg; codecs=opus' };
+        break;
+      case 'audio':
+        content = { audio: file, ptt: false, mimetype: media.mimetype ?? mimeFor(media.path, 'audio/mpeg') };
+        break;
+      case 'image':
+        content = { image: file, ...(media.caption ? { caption: media.caption } : {}), ...(media.mimetype ? { mimetype: media.mimetype } : {}) };
+        break;
+      case 'video':
+        content = { video: file, mimetype: media.mimetype ?? mimeFor(media.path, 'video/mp4'), ...(media.caption ? { caption: media.caption } : {}) };
+        break;
+      case 'document':
+        content = { document: file, mimetype: media.mimetype ?? mimeFor(media.path), fileName: media.fileName ?? path.basename(media.path), ...(media.caption ? { caption: media.caption } : {}) };
+        break;
+      default:
+        throw new Error(`cannot send media of kind ${String((media as { kind: unknown }).kind)}`);
+    }
+    const sent = await socket.sendMessage(chatId, content, this.quotedFor(chatId, options?.quotedId));
+    return this.remember(sent);
+  }
+
+  async setTyping(chatId: string, typing: boolean): Promise<void> {
+    const socket = this.socket;
+    if (!socket || this.status !== 'linked') return;
+    await socket.sendPresenceUpdate(typing ? 'composing' : 'paused', chatId).catch((err) => this.log.debug({ err }, 'typing indicator failed'));
+  }
+
+  ownIds(): string[] {
+    return [this.me.id, this.me.lid].filter((id): id is string => Boolean(id));
+  }
+
+  session(): SessionState {
+    return {
+      status: this.status,
+      ...(this.status === 'qr' && this.qr ? { qr: this.qr } : {}),
+      ...(this.me.id || this.me.lid ? { me: { ...this.me } } : {}),
+      since: this.since,
+      ...(this.status !== 'linked' && this.lastError ? { lastError: this.lastError } : {}),
+      ...(this.retryAt ? { retryAt: this.retryAt } : {}),
+      ...(this.pairingCode ? { pairingCode: this.pairingCode } : {}),
+    };
+  }
 }

@@ -1,0 +1,179 @@
+import { mkdir, readFile, readdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  BufferJSON,
+  initAuthCreds,
+  proto,
+  type AuthenticationCreds,
+  type AuthenticationState,
+  type SignalDataSet,
+  type SignalDataTypeMap,
+  type SignalKeyStore,
+} from '@whiskeysockets/baileys';
+import { removeLeftoverTempFiles, writeDurably, type DurableWriteOptions } from './durable-write.js';
+
+/**
+ * Thrown when `creds.json` exists but cannot be read back. The service refuses to start rather than pairing as a
+ * fresh device (which is what Baileys' own `useMultiFileAuthState` silently does with a half-written file).
+ */
+export class AuthStateCorruptError extends Error {
+  constructor(readonly file: string, reason: string) {
+    super(
+      `The WhatsApp session file ${file} is corrupt (${reason}). The bot will not start, because starting would ` +
+        `silently link it as a new device. Restore ${path.basename(file)} from a backup, or delete the folder ` +
+        `${path.dirname(file)} to link the phone again with a new QR scan.`,
+    );
+    this.name = 'AuthStateCorruptError';
+  }
+}
+
+export interface DurableAuthState {
+  state: AuthenticationState;
+  /** Writes the current credentials (call on every `creds.update`). */
+  saveCreds(): Promise<void>;
+  /** Deletes every session file (after a logout) and waits for pending writes first. */
+  clear(): Promise<void>;
+  /** Resolves when every write started so far is on disk. */
+  flush(): Promise<void>;
+  /** True when the credentials came from disk (a linked session), false for fresh credentials. */
+  restored: boolean;
+}
+
+export interface DurableAuthOptions {
+  /** Hook into each file write (tests imitate a crash between writing and renaming). */
+  write?: DurableWriteOptions;
+  /** Told about key files that could not be parsed (they are treated as missing; Baileys re-negotiates them). */
+  onCorruptKey?: (file: string, reason: string) => void;
+}
+
+/** File name of one key, in the layout of Baileys' `useMultiFileAuthState` (so existing sessions keep working). */
+export function keyFileName(type: string, id: string): string {
+  return `${type}-${id}.json`.replace(/\//g, '__').replace(/:/g, '-');
+}
+
+function looksLikeCreds(value: unknown): value is AuthenticationCreds {
+  const v = value as Partial<AuthenticationCreds> | null;
+  return Boolean(v && typeof v === 'object' && v.noiseKey && v.signedIdentityKey && v.signedPreKey && typeof v.registrationId === 'number');
+}
+
+/**
+ * A Baileys auth state kept in a folder with the same files as `useMultiFileAuthState` (`creds.json`,
+ * `<type>-<id>.json` for every signal key type including v7's `lid-mapping`, `device-list` and `tctoken`), but:
+ * every write is atomic (temporary file, fsync, rename), writes of one file are serialised in call order, a read
+ * waits for the pending write of its file, and a corrupt `creds.json` stops the start with an error naming the file.
+ *
+ * @example
+ * const auth = await useDurableAuthState('data/session_auth');
+ * const sock = makeWASocket({ auth: auth.state });
+ * sock.ev.on('creds.update', () => void auth.saveCreds());
+ */
+export async function useDurableAuthState(folder: string, options: DurableAuthOptions = {}): Promise<DurableAuthState> {
+  const info = await stat(folder).catch(() => undefined);
+  if (info && !info.isDirectory()) throw new Error(`${folder} is not a folder: move it away so the WhatsApp session can be stored there`);
+  await mkdir(folder, { recursive: true, mode: 0o700 });
+  await removeLeftoverTempFiles(folder);
+
+  // One promise chain per file: writes and deletes of the same key happen in the order they were asked for.
+  const queues = new Map<string, Promise<void>>();
+  const enqueue = (file: string, job: () => Promise<void>): Promise<void> => {
+    const previous = queues.get(file) ?? Promise.resolve();
+    const run = previous.catch(() => undefined).then(job);
+    const tail = run.catch(() => undefined);
+    queues.set(file, tail);
+    void tail.then(() => {
+      if (queues.get(file) === tail) queues.delete(file);
+    });
+    return run;
+  };
+  const settled = (file: string) => queues.get(file) ?? Promise.resolve();
+
+  const writeJson = (name: string, value: unknown) => {
+    const file = path.join(folder, name);
+    // Serialise now: the caller may change the object after this call returns.
+    const text = JSON.stringify(value, BufferJSON.replacer);
+    return enqueue(file, () => writeDurably(file, text, options.write));
+  };
+  const remove = (name: string) => {
+    const file = path.join(folder, name);
+    return enqueue(file, () => rm(file, { force: true }));
+  };
+  const readJson = async (name: string): Promise<unknown> => {
+    const file = path.join(folder, name);
+    await settled(file);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+    try {
+      return JSON.parse(text, BufferJSON.reviver);
+    } catch (err) {
+      options.onCorruptKey?.(file, (err as Error).message);
+      return null;
+    }
+  };
+
+  const credsFile = path.join(folder, 'creds.json');
+  let creds: AuthenticationCreds;
+  let restored = false;
+  let credsText: string | undefined;
+  try {
+    credsText = await readFile(credsFile, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  if (credsText === undefined) creds = initAuthCreds();
+  else {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(credsText, BufferJSON.reviver);
+    } catch (err) {
+      throw new AuthStateCorruptError(credsFile, credsText.trim() ? `not valid JSON: ${(err as Error).message}` : 'the file is empty');
+    }
+    if (!looksLikeCreds(parsed)) throw new AuthStateCorruptError(credsFile, 'required keys are missing');
+    creds = parsed;
+    restored = true;
+  }
+
+  const keys: SignalKeyStore = {
+    async get<T extends keyof SignalDataTypeMap>(type: T, ids: string[]) {
+      const data: { [id: string]: SignalDataTypeMap[T] } = {};
+      await Promise.all(
+        ids.map(async (id) => {
+          let value = (await readJson(keyFileName(type, id))) as SignalDataTypeMap[T] | null;
+          if (type === 'app-state-sync-key' && value) value = proto.Message.AppStateSyncKeyData.fromObject(value as object) as unknown as SignalDataTypeMap[T];
+          if (value !== null && value !== undefined) data[id] = value;
+        }),
+      );
+      return data;
+    },
+    async set(data: SignalDataSet) {
+      const jobs: Promise<void>[] = [];
+      for (const type of Object.keys(data) as Array<keyof SignalDataTypeMap>) {
+        for (const [id, value] of Object.entries(data[type] ?? {})) {
+          const name = keyFileName(type, id);
+          jobs.push(value ? writeJson(name, value) : remove(name));
+        }
+      }
+      await Promise.all(jobs);
+    },
+  };
+
+  const flush = async () => {
+    while (queues.size) await Promise.all([...queues.values()]);
+  };
+
+  return {
+    state: { creds, keys },
+    restored,
+    saveCreds: () => writeJson('creds.json', creds),
+    flush,
+    async clear() {
+      await flush();
+      const names = await readdir(folder).catch(() => [] as string[]);
+      await Promise.all(names.map((n) => rm(path.join(folder, n), { recursive: true, force: true })));
+    },
+  };
+}

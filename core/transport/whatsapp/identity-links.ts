@@ -1,0 +1,99 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { writeJsonAtomic } from '../../store/atomic.js';
+import { isLid, userPart } from '../../mentions/ids.js';
+
+/** The part of `data/workspaces/users.json` this module owns: LID digits → phone digits. Other keys are kept. */
+export interface UsersFile {
+  lidToPhone?: Record<string, string>;
+  [other: string]: unknown;
+}
+
+/**
+ * The phone ↔ LID pairs WhatsApp reveals (v7 alt jids, `lid-mapping.update`, contacts), kept in memory for
+ * `senderAltId` and recorded in `data/workspaces/users.json` so one person is one user under either id.
+ * Each write re-reads the file and merges, so keys written by others (the workspace plugin) survive.
+ *
+ * @example
+ * const links = await IdentityLinks.open('data');
+ * links.add('628123@s.whatsapp.net', '98765@lid');
+ * links.altOf('98765@lid') // '628123@s.whatsapp.net'
+ */
+export class IdentityLinks {
+  private readonly lidToPhone = new Map<string, string>();
+  private readonly phoneToLid = new Map<string, string>();
+  private pending = new Map<string, string>();
+  private writing: Promise<void> = Promise.resolve();
+
+  private constructor(readonly file: string, private readonly onError: (err: Error) => void) {}
+
+  /** Loads the pairs known so far (a missing or unreadable file starts empty; the error is reported). */
+  static async open(dataDir: string, onError: (err: Error) => void = () => undefined): Promise<IdentityLinks> {
+    const links = new IdentityLinks(path.join(dataDir, 'workspaces', 'users.json'), onError);
+    const current = await links.read();
+    for (const [lid, phone] of Object.entries(current.lidToPhone ?? {})) links.remember(lid, phone);
+    return links;
+  }
+
+  private async read(): Promise<UsersFile> {
+    try {
+      const value = JSON.parse(await readFile(this.file, 'utf8')) as unknown;
+      return value && typeof value === 'object' && !Array.isArray(value) ? (value as UsersFile) : {};
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.onError(err as Error);
+      return {};
+    }
+  }
+
+  private remember(lid: string, phone: string): boolean {
+    if (this.lidToPhone.get(lid) === phone) return false;
+    this.lidToPhone.set(lid, phone);
+    this.phoneToLid.set(phone, lid);
+    return true;
+  }
+
+  /** Records that two ids are the same person (either order: one phone jid, one LID). Returns true when new. */
+  add(a: string | null | undefined, b: string | null | undefined): boolean {
+    if (!a || !b) return false;
+    const lid = isLid(a) ? a : isLid(b) ? b : undefined;
+    const phone = lid === a ? b : a;
+    if (!lid || isLid(phone) || !phone.endsWith('@s.whatsapp.net')) return false;
+    const lidDigits = userPart(lid);
+    const phoneDigits = userPart(phone);
+    if (!/^\d+$/.test(lidDigits) || !/^\d+$/.test(phoneDigits)) return false;
+    if (!this.remember(lidDigits, phoneDigits)) return false;
+    this.pending.set(lidDigits, phoneDigits);
+    this.writing = this.writing.then(() => this.write()).catch((err) => this.onError(err as Error));
+    return true;
+  }
+
+  private async write(): Promise<void> {
+    if (!this.pending.size) return;
+    const batch = this.pending;
+    this.pending = new Map();
+    const current = await this.read();
+    current.lidToPhone = { ...(current.lidToPhone ?? {}), ...Object.fromEntries(batch) };
+    await writeJsonAtomic(this.file, current);
+  }
+
+  /** The other id of the same person (phone jid for a LID, LID for a phone jid), when known. */
+  altOf(id: string): string | undefined {
+    const digits = userPart(id);
+    if (isLid(id)) {
+      const phone = this.lidToPhone.get(digits);
+      return phone ? `${phone}@s.whatsapp.net` : undefined;
+    }
+    const lid = this.phoneToLid.get(digits);
+    return lid ? `${lid}@lid` : undefined;
+  }
+
+  /** True when the digits are a known LID (used to address outgoing mentions correctly). */
+  isKnownLid(digits: string): boolean {
+    return this.lidToPhone.has(digits);
+  }
+
+  /** Resolves when everything recorded so far is on disk. */
+  async flush(): Promise<void> {
+    await this.writing;
+  }
+}

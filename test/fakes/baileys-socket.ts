@@ -1,0 +1,181 @@
+import { EventEmitter } from 'node:events';
+import { Boom } from '@hapi/boom';
+import { DisconnectReason, jidEncode, proto, type AnyMessageContent, type GroupMetadata, type MiscMessageGenerationOptions, type WAMessage, type WAPresence } from '@whiskeysockets/baileys';
+import type { SocketOptions, WhatsAppSocket } from '../../core/transport/whatsapp/whatsapp-transport.js';
+
+/** One thing the transport sent through the fake socket. */
+export interface SentRecord {
+  jid: string;
+  content: AnyMessageContent;
+  options?: MiscMessageGenerationOptions;
+  id: string;
+}
+
+let sentSeq = 0;
+
+/**
+ * A fake Baileys socket: an EventEmitter on `ev` (like Baileys' event emitter) that the test drives with
+ * `connection.update` / `messages.upsert` events built from Baileys' own `proto`, and that records what is sent.
+ *
+ * @example
+ * const sockets = new FakeSocketFactory();
+ * const transport = new WhatsAppTransport({ …, makeSocket: sockets.make });
+ * sockets.last.qr('2@abc'); sockets.last.open();
+ */
+export class FakeBaileysSocket implements WhatsAppSocket {
+  readonly ev = new EventEmitter();
+  readonly sent: SentRecord[] = [];
+  readonly presences: Array<{ type: WAPresence; jid?: string }> = [];
+  readonly pairingRequests: string[] = [];
+  ended = false;
+  private sentWaiters: Array<{ count: number; resolve: () => void }> = [];
+
+  constructor(readonly options: SocketOptions) {}
+
+  end(_error: Error | undefined): void {
+    this.ended = true;
+  }
+
+  async sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<WAMessage> {
+    const id = `BOTMSG${++sentSeq}`;
+    this.sent.push({ jid, content, options, id });
+    for (const w of this.sentWaiters.filter((w) => this.sent.length >= w.count)) w.resolve();
+    const text = 'text' in content && typeof content.text === 'string' ? content.text : undefined;
+    return proto.WebMessageInfo.fromObject({ key: { remoteJid: jid, id, fromMe: true }, message: text ? { conversation: text } : {}, messageTimestamp: Math.floor(Date.now() / 1000) }) as WAMessage;
+  }
+
+  /** Resolves once at least `count` messages were sent. */
+  waitForSent(count: number): Promise<void> {
+    if (this.sent.length >= count) return Promise.resolve();
+    return new Promise((resolve) => this.sentWaiters.push({ count, resolve }));
+  }
+
+  async sendPresenceUpdate(type: WAPresence, jid?: string): Promise<void> {
+    this.presences.push({ type, jid });
+  }
+
+  async requestPairingCode(phone: string): Promise<string> {
+    this.pairingRequests.push(phone);
+    return 'ABCD1234';
+  }
+
+  async groupMetadata(jid: string): Promise<GroupMetadata> {
+    return { id: jid, subject: 'test group', participants: [] } as unknown as GroupMetadata;
+  }
+
+  // ---- driving the transport like WhatsApp does ----
+
+  qr(code = `2@fake-qr-${Math.random().toString(36).slice(2)}`): string {
+    this.ev.emit('connection.update', { qr: code });
+    return code;
+  }
+
+  /** Pairing succeeded on the phone (Baileys: creds.update with `me`, then isNewLogin). */
+  paired(me: { id: string; lid?: string; name?: string }): void {
+    this.ev.emit('creds.update', { me, registered: true });
+    this.ev.emit('connection.update', { isNewLogin: true, qr: undefined });
+  }
+
+  /** The connection opened; `me` (with the LID) arrives in creds.update just before, as in Baileys. */
+  open(me?: { id: string; lid?: string; name?: string }): void {
+    if (me) this.ev.emit('creds.update', { me });
+    this.ev.emit('connection.update', { connection: 'open' });
+  }
+
+  /** The connection closed with a Baileys DisconnectReason code (undefined: a plain network error). */
+  close(statusCode?: number, message = 'Connection Failure'): void {
+    const error = statusCode === undefined ? Object.assign(new Error('getaddrinfo ENOTFOUND web.whatsapp.com'), { code: 'ENOTFOUND' }) : new Boom(message, { statusCode });
+    this.ev.emit('connection.update', { connection: 'close', lastDisconnect: { error, date: new Date() } });
+  }
+
+  deliver(messages: WAMessage[], type: 'notify' | 'append' = 'notify'): void {
+    this.ev.emit('messages.upsert', { messages, type });
+  }
+}
+
+/** Makes fake sockets for the transport and keeps them, so tests can see that only one is alive. */
+export class FakeSocketFactory {
+  readonly sockets: FakeBaileysSocket[] = [];
+  private waiters: Array<{ count: number; resolve: () => void }> = [];
+
+  readonly make = (options: SocketOptions): FakeBaileysSocket => {
+    const socket = new FakeBaileysSocket(options);
+    this.sockets.push(socket);
+    for (const w of this.waiters.filter((w) => this.sockets.length >= w.count)) w.resolve();
+    return socket;
+  };
+
+  get last(): FakeBaileysSocket {
+    const socket = this.sockets.at(-1);
+    if (!socket) throw new Error('no socket was made yet');
+    return socket;
+  }
+
+  /** Sockets that were not ended by the transport. */
+  alive(): FakeBaileysSocket[] {
+    return this.sockets.filter((s) => !s.ended);
+  }
+
+  /** Resolves once `count` sockets were made. */
+  waitForSockets(count: number): Promise<void> {
+    if (this.sockets.length >= count) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ count, resolve }));
+  }
+}
+
+export { DisconnectReason };
+
+// ---- message builders (real proto objects) ----
+
+export const BOT_PHONE = '6289900000001';
+export const BOT_LID = '155500000000001';
+export const BOT_ME = { id: jidEncode(BOT_PHONE, 's.whatsapp.net', 12), lid: jidEncode(BOT_LID, 'lid', 12), name: 'Assistant' };
+export const GROUP = '120363000000000001@g.us';
+
+let inSeq = 0;
+
+export interface BuildOptions {
+  chat?: string;
+  /** Sender jid (the participant in a group). */
+  from?: string;
+  /** v7 alternative jid of the sender (participantAlt in groups, remoteJidAlt in private chats). */
+  fromAlt?: string;
+  id?: string;
+  fromMe?: boolean;
+  pushName?: string;
+  timestamp?: number;
+}
+
+/** Wraps message content in a real `proto.WebMessageInfo` with a v7 key. */
+export function waMessage(message: proto.IMessage, o: BuildOptions = {}): WAMessage {
+  const chat = o.chat ?? o.from ?? '6281200000001@s.whatsapp.net';
+  const isGroup = chat.endsWith('@g.us');
+  const info = proto.WebMessageInfo.fromObject({
+    key: { remoteJid: chat, id: o.id ?? `3EB0${(++inSeq).toString().padStart(12, '0')}`, fromMe: o.fromMe ?? false, ...(isGroup ? { participant: o.from ?? '6281200000001@s.whatsapp.net' } : {}) },
+    message,
+    messageTimestamp: o.timestamp ?? Math.floor(Date.now() / 1000),
+    pushName: o.pushName ?? 'Tester',
+  }) as WAMessage;
+  if (o.fromAlt) {
+    if (isGroup) info.key.participantAlt = o.fromAlt;
+    else info.key.remoteJidAlt = o.fromAlt;
+  }
+  return info;
+}
+
+/** A text message; with mentions or a quote it becomes an extendedTextMessage, as WhatsApp sends it. */
+export function waText(text: string, o: BuildOptions & { mentions?: string[]; quote?: { id: string; participant: string; text: string } } = {}): WAMessage {
+  if (!o.mentions?.length && !o.quote) return waMessage({ conversation: text }, o);
+  return waMessage(
+    {
+      extendedTextMessage: {
+        text,
+        contextInfo: {
+          ...(o.mentions?.length ? { mentionedJid: o.mentions } : {}),
+          ...(o.quote ? { stanzaId: o.quote.id, participant: o.quote.participant, quotedMessage: { conversation: o.quote.text } } : {}),
+        },
+      },
+    },
+    o,
+  );
+}
