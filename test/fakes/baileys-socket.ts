@@ -84,6 +84,8 @@ export class FakeBaileysSocket implements WhatsAppSocket {
 
   /** The connection closed with a Baileys DisconnectReason code (undefined: a plain network error). */
   close(statusCode?: number, message = 'Connection Failure'): void {
+    // Baileys ends the socket itself before it reports the close.
+    this.ended = true;
     const error = statusCode === undefined ? Object.assign(new Error('getaddrinfo ENOTFOUND web.whatsapp.com'), { code: 'ENOTFOUND' }) : new Boom(message, { statusCode });
     this.ev.emit('connection.update', { connection: 'close', lastDisconnect: { error, date: new Date() } });
   }

@@ -1,0 +1,333 @@
+import { expect } from 'chai';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import sinon from 'sinon';
+import { BufferJSON, type WAMessage } from '@whiskeysockets/baileys';
+import type { BotConfig } from '../../core/config/schema.js';
+import { loadSettings } from '../../core/config/settings.js';
+import { createLogger } from '../../core/log/logger.js';
+import type { IncomingMessage } from '../../core/transport/message.js';
+import { WhatsAppTransport } from '../../core/transport/whatsapp/whatsapp-transport.js';
+import { BOT_LID, BOT_ME, BOT_PHONE, DisconnectReason, FakeSocketFactory, GROUP, waMessage, waText } from '../fakes/baileys-socket.js';
+import { tempDir } from '../helpers/test-app.js';
+
+const ALICE = '6281211110000@s.whatsapp.net';
+const ALICE_LID = '98765432100001@lid';
+
+interface Harness {
+  dir: string;
+  transport: WhatsAppTransport;
+  sockets: FakeSocketFactory;
+  received: IncomingMessage[];
+  printed: string[];
+  logs: () => Array<Record<string, any>>;
+  messages: () => string[];
+}
+
+const harnesses: Harness[] = [];
+
+async function setup(options: { dir?: string; env?: Record<string, string> } = {}): Promise<Harness> {
+  const dir = options.dir ?? (await tempDir('wabot-wa-'));
+  const settings = loadSettings({ cwd: dir, env: { PATH: process.env.PATH ?? '', API_KEY: 'k-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', ...(options.env ?? {}) } });
+  const sink = new PassThrough();
+  const lines: string[] = [];
+  sink.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
+  const log = createLogger({ level: 'debug', pretty: false, destination: sink });
+  const sockets = new FakeSocketFactory();
+  const printed: string[] = [];
+  const received: IncomingMessage[] = [];
+  const config = { host: '127.0.0.1', port: 3000, targetUserIds: [] } as unknown as BotConfig;
+  const transport = new WhatsAppTransport({
+    settings,
+    config: () => config,
+    log,
+    makeSocket: sockets.make,
+    printQr: (qr) => printed.push(qr),
+    random: () => 0.5,
+    download: async () => Buffer.from('bytes'),
+  });
+  await transport.start(async (m) => {
+    received.push(m);
+  });
+  const logs = () => lines.map((l) => JSON.parse(l) as Record<string, any>);
+  const h = { dir, transport, sockets, received, printed, logs, messages: () => logs().map((l) => String(l.msg)) };
+  harnesses.push(h);
+  return h;
+}
+
+/** Links a fresh session the way a QR scan does: qr → pair-success → 515 restart → open. */
+async function link(h: Harness): Promise<void> {
+  h.sockets.last.qr();
+  h.sockets.last.paired({ id: BOT_ME.id, name: BOT_ME.name });
+  const count = h.sockets.sockets.length;
+  h.sockets.last.close(DisconnectReason.restartRequired, 'Stream Errored (restart required)');
+  await h.sockets.waitForSockets(count + 1);
+  h.sockets.last.open(BOT_ME);
+}
+
+describe('WhatsApp transport: linking and connection handling (fake socket)', () => {
+  let clock: sinon.SinonFakeTimers;
+  beforeEach(() => {
+    clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.now() });
+  });
+  afterEach(async () => {
+    clock.restore();
+    for (const h of harnesses.splice(0)) {
+      await h.transport.stop();
+      await rm(h.dir, { recursive: true, force: true });
+    }
+  });
+
+  it('shows the QR (terminal and session()), then after the scan restarts at once, logs the own LID and stores the session', async () => {
+    const h = await setup();
+    expect(h.transport.session().status).to.equal('connecting');
+    const qr = h.sockets.last.qr('2@first-qr');
+    expect(h.transport.session()).to.include({ status: 'qr', qr });
+    expect(h.printed).to.deep.equal([qr]);
+    expect(h.messages().some((m) => m.includes('scan the QR') && m.includes('http://127.0.0.1:3000/'))).to.equal(true);
+    const rotated = h.sockets.last.qr('2@second-qr');
+    expect(h.transport.session().qr).to.equal(rotated);
+
+    await link(h);
+    expect(h.sockets.sockets).to.have.length(2);
+    expect(h.sockets.alive()).to.deep.equal([h.sockets.last]);
+    const session = h.transport.session();
+    expect(session.status).to.equal('linked');
+    expect(session.qr).to.equal(undefined);
+    expect(h.transport.ownIds()).to.deep.equal([`${BOT_PHONE}@s.whatsapp.net`, `${BOT_LID}@lid`]);
+    const logs = h.logs();
+    const created = logs.find((l) => l.msg === 'Own LID session created successfully');
+    expect(created).to.include({ myLID: BOT_LID, myPN: BOT_PHONE });
+    expect(logs.find((l) => String(l.msg).startsWith('myLID:'))).to.include({ myLID: BOT_LID, myPN: BOT_PHONE });
+    expect(logs.some((l) => String(l.msg).includes('restart of the connection'))).to.equal(true);
+
+    await h.transport.stop();
+    const creds = JSON.parse(await readFile(path.join(h.dir, 'data', 'session_auth', 'creds.json'), 'utf8'), BufferJSON.reviver);
+    expect(creds.me.lid).to.equal(BOT_ME.lid);
+  });
+
+  it('a restart with a stored session needs no scan: own ids are known at once and the myLID line is logged again', async () => {
+    const first = await setup();
+    await link(first);
+    await first.transport.stop();
+
+    const second = await setup({ dir: first.dir });
+    expect(second.transport.ownIds()).to.deep.equal([`${BOT_PHONE}@s.whatsapp.net`, `${BOT_LID}@lid`]);
+    expect(second.sockets.last.options.auth.creds.registered).to.equal(true);
+    second.sockets.last.open();
+    expect(second.printed).to.deep.equal([]);
+    expect(second.messages().filter((m) => m.startsWith('myLID:'))).to.have.length(1);
+    expect(second.messages()).to.not.include('Own LID session created successfully');
+  });
+
+  it('logged out (401) clears the stored session and shows a new QR', async () => {
+    const h = await setup();
+    await link(h);
+    await h.transport.stop().then(() => h.transport.start(async (m) => void h.received.push(m)));
+    h.sockets.last.open();
+    expect(existsSync(path.join(h.dir, 'data', 'session_auth', 'creds.json'))).to.equal(true);
+
+    const count = h.sockets.sockets.length;
+    h.sockets.last.close(DisconnectReason.loggedOut);
+    await h.sockets.waitForSockets(count + 1);
+    const fresh = h.sockets.last;
+    expect(fresh.options.auth.creds.me).to.equal(undefined);
+    expect(fresh.options.auth.creds.registered).to.equal(false);
+    expect(await readdir(path.join(h.dir, 'data', 'session_auth'))).to.deep.equal([]);
+    expect(h.transport.ownIds()).to.deep.equal([]);
+    expect(h.messages().some((m) => m.includes('logged this device out') && m.includes('scan the new QR'))).to.equal(true);
+    const qr = fresh.qr();
+    expect(h.transport.session()).to.include({ status: 'qr', qr });
+    expect(h.sockets.alive()).to.deep.equal([fresh]);
+  });
+
+  it('connection replaced (440) backs off for long and says another instance uses the session', async () => {
+    const h = await setup();
+    await link(h);
+    const count = h.sockets.sockets.length;
+    h.sockets.last.close(DisconnectReason.connectionReplaced);
+    const session = h.transport.session();
+    expect(session.status).to.equal('offline');
+    expect(session.lastError).to.match(/connection replaced \(440\)/);
+    // replacedBaseMs 60 s, first attempt, jitter 0.5 → 30 s + 15 s.
+    expect(session.retryAt! - Date.now()).to.equal(45_000);
+    expect(h.logs().find((l) => String(l.msg).includes('another instance is using this WhatsApp session'))?.level).to.equal(40);
+    await clock.tickAsync(44_999);
+    expect(h.sockets.sockets).to.have.length(count);
+    await clock.tickAsync(1);
+    expect(h.sockets.sockets).to.have.length(count + 1);
+    expect(h.sockets.alive()).to.deep.equal([h.sockets.last]);
+  });
+
+  it('network errors back off exponentially with jitter, keep retrying, and start over once WhatsApp answers again', async () => {
+    const h = await setup();
+    const delays: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const count = h.sockets.sockets.length;
+      h.sockets.last.close(undefined);
+      const session = h.transport.session();
+      expect(session.status).to.equal('offline');
+      expect(session.lastError).to.match(/network error: getaddrinfo ENOTFOUND/);
+      delays.push(session.retryAt! - Date.now());
+      await clock.tickAsync(session.retryAt! - Date.now());
+      expect(h.sockets.sockets).to.have.length(count + 1);
+      expect(h.sockets.alive()).to.have.length(1);
+    }
+    // base 2 s doubling, with jitter 0.5: 1.5 s, 3 s, 6 s, 12 s.
+    expect(delays).to.deep.equal([1500, 3000, 6000, 12000]);
+    expect(h.messages().filter((m) => m.startsWith('cannot reach WhatsApp'))).to.have.length(4);
+    h.sockets.last.qr();
+    h.sockets.last.close(DisconnectReason.timedOut);
+    expect(h.transport.session().retryAt! - Date.now()).to.equal(1500);
+  });
+
+  it('pairing-code login: with PAIRING_PHONE the code is requested, logged and exposed instead of printing the QR', async () => {
+    const h = await setup({ env: { PAIRING_PHONE: '+62 812-0000-0001' } });
+    h.sockets.last.qr();
+    await h.transport.idle();
+    await Promise.resolve();
+    expect(h.sockets.last.pairingRequests).to.deep.equal(['6281200000001']);
+    expect(h.transport.session().pairingCode).to.equal('ABCD1234');
+    expect(h.messages().some((m) => m.includes('pairing code ABCD1234'))).to.equal(true);
+    expect(h.printed).to.deep.equal([]);
+    h.sockets.last.qr();
+    expect(h.sockets.last.pairingRequests).to.have.length(1);
+  });
+});
+
+describe('WhatsApp transport: messages in and out (fake socket)', () => {
+  let h: Harness;
+  beforeEach(async () => {
+    h = await setup();
+    await link(h);
+  });
+  afterEach(async () => {
+    for (const x of harnesses.splice(0)) {
+      await x.transport.stop();
+      await rm(x.dir, { recursive: true, force: true });
+    }
+  });
+
+  it('delivers a message once: a duplicate id and the append copy after a reconnect are ignored', async () => {
+    const msg = waText('hello', { from: ALICE });
+    h.sockets.last.deliver([msg]);
+    h.sockets.last.deliver([msg]);
+    await h.transport.idle();
+    const count = h.sockets.sockets.length;
+    h.sockets.last.close(DisconnectReason.restartRequired);
+    await h.sockets.waitForSockets(count + 1);
+    h.sockets.last.open();
+    h.sockets.last.deliver([msg], 'append');
+    await h.transport.idle();
+    expect(h.received.map((m) => m.text)).to.deep.equal(['hello']);
+    expect(h.messages()).to.include('ignored a duplicate delivery of a message already handled');
+  });
+
+  it('remembers handled messages across a restart', async () => {
+    const msg = waText('once only', { from: ALICE });
+    h.sockets.last.deliver([msg]);
+    await h.transport.idle();
+    await h.transport.stop();
+    const again = await setup({ dir: h.dir });
+    again.sockets.last.open();
+    again.sockets.last.deliver([msg], 'append');
+    await again.transport.idle();
+    expect(again.received).to.deep.equal([]);
+  });
+
+  it('ignores the bot’s own messages, status broadcasts and protocol messages', async () => {
+    h.sockets.last.deliver([
+      waText('from my phone', { from: ALICE, fromMe: true }),
+      waText('status', { chat: 'status@broadcast', from: ALICE }),
+      waMessage({ protocolMessage: { type: 0 } }, { from: ALICE }),
+      waText('real one', { from: ALICE }),
+    ]);
+    await h.transport.idle();
+    expect(h.received.map((m) => m.text)).to.deep.equal(['real one']);
+  });
+
+  it('does not answer messages that arrived while offline and are older than an hour', async () => {
+    h.sockets.last.deliver([waText('old', { from: ALICE, timestamp: Math.floor(Date.now() / 1000) - 2 * 3600 }), waText('recent', { from: ALICE, timestamp: Math.floor(Date.now() / 1000) - 60 })], 'append');
+    await h.transport.idle();
+    expect(h.received.map((m) => m.text)).to.deep.equal(['recent']);
+  });
+
+  it('records phone ↔ LID pairs in data/workspaces/users.json and uses them as senderAltId', async () => {
+    h.sockets.last.deliver([waText('first', { chat: GROUP, from: ALICE_LID, fromAlt: ALICE })]);
+    await h.transport.idle();
+    h.sockets.last.deliver([waText('second, without alt', { chat: GROUP, from: ALICE_LID })]);
+    await h.transport.idle();
+    expect(h.received.map((m) => m.senderAltId)).to.deep.equal([ALICE, ALICE]);
+    await h.transport.stop();
+    const users = JSON.parse(await readFile(path.join(h.dir, 'data', 'workspaces', 'users.json'), 'utf8'));
+    expect(users.lidToPhone).to.include({ '98765432100001': '6281211110000', [BOT_LID]: BOT_PHONE });
+  });
+
+  it('keeps other keys of users.json when it records a pair', async () => {
+    const dir = await tempDir('wabot-wa-');
+    await mkdir(path.join(dir, 'data', 'workspaces'), { recursive: true });
+    await writeFile(path.join(dir, 'data', 'workspaces', 'users.json'), JSON.stringify({ owners: { x: 1 }, lidToPhone: { '1234567': '62811' } }));
+    const other = await setup({ dir });
+    other.sockets.last.open(BOT_ME);
+    other.sockets.last.deliver([waText('hi', { from: '6281299990000@s.whatsapp.net', fromAlt: '11122233344455@lid' })]);
+    await other.transport.idle();
+    await other.transport.stop();
+    const users = JSON.parse(await readFile(path.join(dir, 'data', 'workspaces', 'users.json'), 'utf8'));
+    expect(users.owners).to.deep.equal({ x: 1 });
+    expect(users.lidToPhone).to.deep.equal({ '1234567': '62811', '11122233344455': '6281299990000', [BOT_LID]: BOT_PHONE });
+  });
+
+  it('sends text with a quote and mentions, edits by key, reacts to the sender’s message, types', async () => {
+    const incoming = waText('question', { chat: GROUP, from: ALICE_LID });
+    h.sockets.last.deliver([incoming]);
+    await h.transport.idle();
+    const socket = h.sockets.last;
+
+    const sent = await h.transport.sendText(GROUP, `answer for @98765432100001 and @${BOT_LID}`, { quotedId: incoming.key.id! });
+    expect(socket.sent[0].jid).to.equal(GROUP);
+    expect(socket.sent[0].content).to.deep.include({ text: `answer for @98765432100001 and @${BOT_LID}` });
+    expect((socket.sent[0].options?.quoted as WAMessage).key).to.deep.include({ id: incoming.key.id, participant: ALICE_LID });
+    // The bot's own LID is known as a LID; an unknown number is addressed as a phone jid.
+    expect((socket.sent[0].content as { mentions: string[] }).mentions).to.deep.equal(['98765432100001@s.whatsapp.net', `${BOT_LID}@lid`]);
+
+    expect(await h.transport.editText(GROUP, sent.id, 'better answer')).to.equal(true);
+    expect(socket.sent[1].content).to.deep.include({ text: 'better answer' });
+    expect((socket.sent[1].content as { edit: { id: string; fromMe: boolean } }).edit).to.include({ id: sent.id, fromMe: true });
+
+    await h.transport.react(GROUP, incoming.key.id!, '👍');
+    const react = (socket.sent[2].content as { react: { text: string; key: { id: string; participant: string } } }).react;
+    expect(react.text).to.equal('👍');
+    expect(react.key).to.include({ id: incoming.key.id, participant: ALICE_LID });
+
+    await h.transport.setTyping(GROUP, true);
+    await h.transport.setTyping(GROUP, false);
+    expect(socket.presences).to.deep.equal([{ type: 'composing', jid: GROUP }, { type: 'paused', jid: GROUP }]);
+
+    // Baileys' message retries can find what the bot sent.
+    expect(await socket.options.getMessage!({ remoteJid: GROUP, id: sent.id, fromMe: true })).to.deep.include({ conversation: `answer for @98765432100001 and @${BOT_LID}` });
+    expect(socket.options.msgRetryCounterCache).to.not.equal(undefined);
+  });
+
+  it('sends voice notes (ptt, ogg/opus), audio files, images, videos and documents from a file path', async () => {
+    const file = path.join(h.dir, 'clip.ogg');
+    await writeFile(file, 'OggS');
+    const socket = h.sockets.last;
+    await h.transport.sendMedia(ALICE, { kind: 'voice', path: file });
+    await h.transport.sendMedia(ALICE, { kind: 'audio', path: file });
+    await h.transport.sendMedia(ALICE, { kind: 'image', path: file, caption: 'look' });
+    await h.transport.sendMedia(ALICE, { kind: 'video', path: file, mimetype: 'video/mp4' });
+    await h.transport.sendMedia(ALICE, { kind: 'document', path: file, fileName: 'notes.ogg' });
+    expect(socket.sent.map((s) => s.content)).to.deep.equal([
+      { audio: { url: file }, ptt: true, mimetype: 'audio/ogg; codecs=opus' },
+      { audio: { url: file }, ptt: false, mimetype: 'audio/ogg; codecs=opus' },
+      { image: { url: file }, caption: 'look' },
+      { video: { url: file }, mimetype: 'video/mp4' },
+      { document: { url: file }, mimetype: 'audio/ogg; codecs=opus', fileName: 'notes.ogg' },
+    ]);
+    let error: Error | undefined;
+    await h.transport.sendMedia(ALICE, { kind: 'image', path: path.join(h.dir, 'missing.jpg') }).catch((err) => (error = err));
+    expect(error?.message).to.include('file not found').and.to.include('missing.jpg');
+  });
+});
