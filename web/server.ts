@@ -4,6 +4,12 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { App } from '../core/app.js';
 import type { Transport } from '../core/transport/transport.js';
+import { randomSecret } from './dashboard/auth.js';
+import { dashboard, type DashboardOptions } from './dashboard/dashboard.js';
+import { documentPage } from './dashboard/pages.js';
+import { html, raw } from './html.js';
+import { baseHeaders, crossSiteGuard, hostGuard, pageHeaders, type HostRules } from './security.js';
+import { PAGE_CSS_HASH } from './style.js';
 
 export interface WebServer {
   port: number;
@@ -11,45 +17,66 @@ export interface WebServer {
   close(): Promise<void>;
 }
 
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+export interface WebAppOptions {
+  /** Session store and login limiter of the dashboard (tests shorten the limits). */
+  dashboard?: DashboardOptions;
+}
+
+/** Bind addresses that keep the server on this machine. */
+const LOOPBACK_BINDS = ['127.0.0.1', 'localhost', '::1'];
+
+/**
+ * How a set CONFIG_TOKEN falls short of 32 random bytes (64 hex characters), or undefined when it does not.
+ * @example weakTokenReason('abc') // 'shorter than 64 characters'
+ */
+export function weakTokenReason(token: string): string | undefined {
+  if (!token) return undefined;
+  if (token.length < 64) return 'shorter than 64 hex characters (32 random bytes)';
+  return undefined;
+}
+
+function hostRules(app: App): HostRules {
+  return {
+    bindHost: app.config.host,
+    publicBaseUrl: app.settings.publicBaseUrl,
+    extraHosts: (app.settings.env.WEB_ALLOWED_HOSTS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
+  };
 }
 
 /**
- * Builds the Koa app: `GET /` (QR while not linked, status once linked), `/config` (dead while CONFIG_TOKEN is
- * empty) and the routes plugins declare.
+ * Builds the Koa app: security guards (Host header, cross-site writes, headers), `GET /` (QR while not linked,
+ * status once linked), `/config` (404 while CONFIG_TOKEN is empty, else the dashboard) and the routes plugins
+ * declare (workspace sites).
+ *
+ * @example const koa = createWebApp(app, () => transport); http.createServer(koa.callback()).listen(0, '127.0.0.1');
  */
-export function createWebApp(app: App, transport: () => Transport | undefined): Koa {
-  const koa = new Koa();
+export function createWebApp(app: App, transport: () => Transport | undefined, options: WebAppOptions = {}): Koa {
+  // Cookie signing keys live only in this process: a restart invalidates every dashboard session.
+  const koa = new Koa({ keys: [randomSecret(), randomSecret()] });
   const router = new Router();
+  const rules = hostRules(app);
+
   koa.use(async (ctx, next) => {
     try {
       await next();
     } catch (err) {
-      app.log.error({ err, path: ctx.path }, 'web request failed');
-      ctx.status = 500;
-      ctx.body = 'Internal error';
+      const status = (err as { status?: number; expose?: boolean }).status;
+      if (status && status >= 400 && status < 500 && (err as { expose?: boolean }).expose) {
+        ctx.status = status;
+        ctx.type = 'text/plain';
+        ctx.body = `${(err as Error).message}\n`;
+      } else {
+        app.log.error({ err, path: ctx.path }, 'web request failed');
+        ctx.status = 500;
+        ctx.type = 'text/plain';
+        ctx.body = 'Internal error\n';
+      }
+    } finally {
+      baseHeaders(ctx);
     }
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Referrer-Policy', 'no-referrer');
-    if (!ctx.response.get('X-Frame-Options')) ctx.set('X-Frame-Options', 'DENY');
   });
-
-  router.get('/', async (ctx) => {
-    const session = transport()?.session() ?? { status: 'offline' as const };
-    ctx.type = 'html';
-    const name = escapeHtml(app.config.botName);
-    if (session.status === 'qr' && session.qr) {
-      const QRCode = (await import('qrcode')).default;
-      const svg = await QRCode.toString(session.qr, { type: 'svg', margin: 2, width: 320 });
-      ctx.body = `<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="15"><title>${name}: link</title><body style="font-family:sans-serif;text-align:center"><h1>Link ${name}</h1><p>WhatsApp → Linked devices → Link a device, then scan:</p><div>${svg}</div><p>This page refreshes as the code rotates.</p></body>`;
-      return;
-    }
-    const caps = app.capabilities.report().map((c) => `<li>${c.ok ? '✔' : '✘'} <b>${escapeHtml(c.name)}</b>: ${escapeHtml(c.detail)}</li>`).join('');
-    const me = session.me ? escapeHtml([session.me.name, session.me.id, session.me.lid].filter(Boolean).join(' · ')) : '';
-    const uptime = Math.round(process.uptime());
-    ctx.body = `<!doctype html><meta charset="utf-8"><title>${name}: status</title><body style="font-family:sans-serif"><h1>${name}</h1><p>Session: <b>${escapeHtml(session.status)}</b>${me ? ` (linked as ${me})` : ''}</p><p>Uptime: ${uptime}s</p><h2>Capabilities</h2><ul>${caps}</ul></body>`;
-  });
+  koa.use(hostGuard(() => rules));
+  koa.use(crossSiteGuard());
 
   // Fail closed: without CONFIG_TOKEN the dashboard does not exist, not even a login form.
   koa.use(async (ctx, next) => {
@@ -59,6 +86,31 @@ export function createWebApp(app: App, transport: () => Transport | undefined): 
       return;
     }
     await next();
+  });
+  if (app.settings.configToken) koa.use(dashboard(app, transport, options.dashboard));
+
+  router.get('/', async (ctx) => {
+    pageHeaders(ctx, PAGE_CSS_HASH);
+    const session = transport()?.session() ?? { status: 'offline' as const };
+    ctx.type = 'html';
+    const name = app.config.botName;
+    if (session.status === 'qr' && session.qr) {
+      const QRCode = (await import('qrcode')).default;
+      const svg = await QRCode.toString(session.qr, { type: 'svg', margin: 2, width: 320 });
+      ctx.body = documentPage(
+        `${name}: link`,
+        html`<main class="qr"><h1>Link ${name}</h1><p>WhatsApp → Linked devices → Link a device, then scan:</p><div>${raw(svg)}</div><p class="hint">This page refreshes as the code rotates.</p></main>`,
+        html`<meta http-equiv="refresh" content="15">`,
+      ).value;
+      return;
+    }
+    const caps = app.capabilities.report().map((c) => html`<li><span class="${c.ok ? 'ok' : 'bad'}">${c.ok ? '✔' : '✘'}</span> <b>${c.name}</b>: ${c.detail}</li>`);
+    const me = session.me ? [session.me.name, session.me.id, session.me.lid].filter(Boolean).join(' · ') : '';
+    const uptime = Math.round(process.uptime());
+    ctx.body = documentPage(
+      `${name}: status`,
+      html`<main><h1>${name}</h1><section><p>Session: <b>${session.status}</b>${me ? html` (linked as ${me})` : ''}</p><p>Uptime: ${uptime}s</p></section><section><h2>Capabilities</h2><ul>${caps}</ul></section></main>`,
+    ).value;
   });
 
   for (const state of app.bot.plugins()) {
@@ -73,18 +125,32 @@ export function createWebApp(app: App, transport: () => Transport | undefined): 
   return koa;
 }
 
-/** Starts the web server on config `host`/`port` (port 0 picks a free port; the chosen one is logged). */
-export async function startWebServer(app: App, transport: () => Transport | undefined): Promise<WebServer> {
-  const koa = createWebApp(app, transport);
+/**
+ * Starts the web server on config `host`/`port` (port 0 picks a free port; the chosen one is logged). The host
+ * is always passed to listen: Node would otherwise bind every interface.
+ *
+ * @example const web = await startWebServer(app, () => transport); await web.close();
+ */
+export async function startWebServer(app: App, transport: () => Transport | undefined, options: WebAppOptions = {}): Promise<WebServer> {
+  const koa = createWebApp(app, transport, options);
   const server = http.createServer(koa.callback());
-  const host = app.config.host;
+  // Slow-loris and oversized headers: Node's defaults, made explicit.
+  server.headersTimeout = 20_000;
+  server.requestTimeout = 60_000;
+  const host = app.config.host || '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(app.config.port, host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  app.log.info({ host, port }, `web server listening on http://${host.includes(':') ? `[${host}]` : host}:${port}/`);
-  if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1') app.log.warn({ host }, 'the web server is reachable from other machines (config host)');
+  const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  app.log.info({ host, port }, `web server listening on ${base}/`);
+  if (!LOOPBACK_BINDS.includes(host)) app.log.warn({ host }, 'the web server is reachable from other machines (config host); requests must still name an expected Host');
+  if (app.settings.configToken) {
+    app.log.info(`dashboard: ${base}/config`);
+    const weak = weakTokenReason(app.settings.configToken);
+    if (weak) app.log.warn(`CONFIG_TOKEN is ${weak}: generate a strong one with \`openssl rand -hex 32\``);
+  }
   return {
     port,
     host,

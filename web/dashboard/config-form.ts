@@ -1,0 +1,139 @@
+import { Ajv } from 'ajv';
+import { validateConfig } from '../../core/config/config-file.js';
+import type { Access } from '../../core/config/schema.js';
+import { userPart } from '../../core/mentions/ids.js';
+import type { Plugin } from '../../core/plugin/types.js';
+
+/** One problem with a submitted field: `field` is the form field it belongs to, `message` says what is wrong. */
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
+
+/** The config as the owner submitted it, plus the raw text of each plugin's options box (it may not be JSON). */
+export interface ConfigDraft {
+  config: Record<string, any>;
+  optionTexts: Record<string, string>;
+  problems: FieldProblem[];
+}
+
+/** The form fields an error can point at (the longest one that prefixes an error's path wins). */
+const TOP_FIELDS = ['prefix', 'botName', 'targetUserIds', 'port', 'host', 'owners', 'access.mode', 'access.allow', 'access.block', 'groups.commandsWithoutMention'];
+
+/**
+ * Splits an id list typed into a text box (commas, spaces or new lines) into bare ids: a pasted jid
+ * (`628123@s.whatsapp.net`) or `+628123` becomes `628123`; duplicates are dropped.
+ *
+ * @example idList('628123, +62 8124\n628123@s.whatsapp.net') // ['628123', '62', '8124']
+ */
+export function idList(text: string | null): string[] {
+  const ids = (text ?? '')
+    .split(/[\s,;]+/)
+    .map((part) => (part.includes('@') || part.startsWith('+') ? userPart(part) : part))
+    .filter(Boolean);
+  return [...new Set(ids)];
+}
+
+/** Options of a plugin section: everything but `enabled` and `access`. */
+export function pluginOptions(section: Record<string, unknown> | undefined): Record<string, unknown> {
+  const { enabled: _e, access: _a, ...options } = section ?? {};
+  return options;
+}
+
+/** The form field an error line from `validateConfig` (`"targetUserIds.0: must be digits only"`) belongs to. */
+export function fieldOf(path: string): string {
+  const plugin = /^plugins\.([^.]+)(?:\.(.*))?$/.exec(path);
+  if (plugin) {
+    const rest = plugin[2] ?? '';
+    if (rest === 'enabled' || rest.startsWith('enabled.')) return `plugins.${plugin[1]}.enabled`;
+    if (rest === 'access' || rest.startsWith('access.')) return `plugins.${plugin[1]}.access`;
+    return `plugins.${plugin[1]}.options`;
+  }
+  let best = '';
+  for (const field of TOP_FIELDS) {
+    if ((path === field || path.startsWith(`${field}.`)) && field.length > best.length) best = field;
+  }
+  return best || path.split('.')[0] || path;
+}
+
+function splitProblem(line: string): FieldProblem {
+  const at = line.indexOf(': ');
+  const path = at === -1 ? '' : line.slice(0, at);
+  return { field: fieldOf(path), message: line };
+}
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+const pluginValidators = new Map<Plugin, ReturnType<Ajv['compile']>>();
+
+function validatePluginOptions(plugin: Plugin, options: Record<string, unknown>): FieldProblem[] {
+  if (!plugin.optionsSchema) return [];
+  let validate = pluginValidators.get(plugin);
+  if (!validate) {
+    validate = ajv.compile(plugin.optionsSchema);
+    pluginValidators.set(plugin, validate);
+  }
+  if (validate(options)) return [];
+  return (validate.errors ?? []).map((e) => {
+    const where = `plugins.${plugin.name}${e.instancePath.replace(/\//g, '.')}`;
+    const message = e.keyword === 'additionalProperties' ? `${where}.${String(e.params.additionalProperty)}: unknown option` : `${where}: ${e.message ?? 'is invalid'}`;
+    return { field: `plugins.${plugin.name}.options`, message };
+  });
+}
+
+/**
+ * Applies the dashboard form to the config file's current content and validates the result with the start-up
+ * schema and each plugin's options schema. Fields the form does not show (history, ai, pluginPackages, sections
+ * of plugins that are not installed) are kept as they are.
+ *
+ * @example const draft = formToConfig(form, JSON.parse(await readFile(file, 'utf8')), app.bot.plugins().map((s) => s.plugin));
+ */
+export function formToConfig(form: URLSearchParams, base: Record<string, any>, plugins: readonly Plugin[]): ConfigDraft {
+  const config: Record<string, any> = structuredClone(base);
+  const problems: FieldProblem[] = [];
+  const optionTexts: Record<string, string> = {};
+
+  config.prefix = (form.get('prefix') ?? '').trim();
+  config.botName = (form.get('botName') ?? '').trim();
+  config.targetUserIds = idList(form.get('targetUserIds'));
+  const add = form.get('addOwnId');
+  if (add && !config.targetUserIds.includes(userPart(add))) config.targetUserIds.push(userPart(add));
+  const port = (form.get('port') ?? '').trim();
+  // A non-number stays a string so the schema names the field ("port: must be integer").
+  config.port = /^\d{1,6}$/.test(port) ? Number(port) : port;
+  config.host = (form.get('host') ?? '').trim();
+  config.owners = idList(form.get('owners'));
+  config.access = { ...(config.access ?? {}), mode: form.get('access.mode') ?? 'everyone', allow: idList(form.get('access.allow')), block: idList(form.get('access.block')) };
+  config.groups = { ...(config.groups ?? {}), commandsWithoutMention: form.get('groups.commandsWithoutMention') === 'on' };
+
+  config.plugins = { ...(config.plugins ?? {}) };
+  for (const plugin of plugins) {
+    const name = plugin.name;
+    if (form.get(`plugin:${name}:present`) !== '1') continue;
+    const previous = (config.plugins[name] ?? {}) as Record<string, unknown>;
+    const choice = form.get(`plugin:${name}:access`) ?? 'everyone';
+    const access: Access = choice === 'owners' ? 'owners' : choice === 'list' ? idList(form.get(`plugin:${name}:ids`)) : 'everyone';
+    const text = form.get(`plugin:${name}:options`) ?? '';
+    optionTexts[name] = text;
+    let options: Record<string, unknown> = pluginOptions(previous);
+    if (text.trim() === '') options = {};
+    else {
+      try {
+        const parsed: unknown = JSON.parse(text);
+        if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+          problems.push({ field: `plugins.${name}.options`, message: `plugins.${name} options: must be a JSON object like {"key": "value"}` });
+        } else if ('enabled' in parsed || 'access' in parsed) {
+          problems.push({ field: `plugins.${name}.options`, message: `plugins.${name} options: set "enabled" and "access" with the controls above, not in the options` });
+        } else {
+          options = parsed as Record<string, unknown>;
+          problems.push(...validatePluginOptions(plugin, options));
+        }
+      } catch (err) {
+        problems.push({ field: `plugins.${name}.options`, message: `plugins.${name} options: not valid JSON (${(err as Error).message})` });
+      }
+    }
+    config.plugins[name] = { enabled: form.get(`plugin:${name}:enabled`) === 'on', access, ...options };
+  }
+
+  problems.unshift(...validateConfig(config).map(splitProblem));
+  return { config, optionTexts, problems };
+}

@@ -1,0 +1,219 @@
+import type { CapabilityStatus } from '../../core/capabilities/capabilities.js';
+import type { Problem } from '../../core/log/recent-problems.js';
+import type { LegHealth } from '../../core/providers/provider-chain.js';
+import type { SessionState } from '../../core/transport/transport.js';
+import { html, raw, type SafeHtml } from '../html.js';
+import { PAGE_CSS } from '../style.js';
+import { pluginOptions, type FieldProblem } from './config-form.js';
+
+/**
+ * A whole page: doctype, the inline stylesheet (allowed by the CSP hash), title and body.
+ * @example ctx.body = documentPage('Login', html`<p>hi</p>`).value
+ */
+export function documentPage(title: string, body: SafeHtml, head: SafeHtml = html``): SafeHtml {
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="no-referrer">${head}<title>${title}</title><style>${raw(PAGE_CSS)}</style></head><body>${body}</body></html>`;
+}
+
+/**
+ * The login form. The token field is a password field posted in the body, never in the URL.
+ * @example loginPage({ botName: 'Assistant', csrf, error: 'Wrong token.' })
+ */
+export function loginPage(view: { botName: string; csrf: string; error?: string; notice?: string }): SafeHtml {
+  return documentPage(
+    `${view.botName}: dashboard login`,
+    html`<main class="login"><section><h1>${view.botName} dashboard</h1>
+${view.notice ? html`<p class="notice ok" role="status">${view.notice}</p>` : ''}
+${view.error ? html`<p class="notice error" role="alert" id="login-error">${view.error}</p>` : ''}
+<form method="post" action="/config/login" autocomplete="off">
+<input type="hidden" name="_csrf" value="${view.csrf}">
+<label for="token">Access token</label>
+<input type="password" id="token" name="token" required autocomplete="current-password" autofocus>
+<p class="hint">The value of <code>CONFIG_TOKEN</code> in the bot's <code>.env</code>.</p>
+<p><button type="submit">Log in</button></p>
+</form></section></main>`,
+  );
+}
+
+/**
+ * A short page for refusals and errors (expired session, missing CSRF token, oversized form, ...).
+ * @example messagePage('Session expired', 'Log in again.', '/config/login')
+ */
+export function messagePage(title: string, text: string, link?: { href: string; label: string }): SafeHtml {
+  return documentPage(title, html`<main class="login"><section><h1>${title}</h1><p role="alert">${text}</p>${link ? html`<p><a href="${link.href}">${link.label}</a></p>` : ''}</section></main>`);
+}
+
+export interface PluginRow {
+  name: string;
+  description: string;
+  /** Active / degraded / inactive, for people. */
+  state: string;
+  healthy: boolean;
+  hasSchema: boolean;
+}
+
+export interface DashboardView {
+  botName: string;
+  csrf: string;
+  /** Hash of config.json as shown, so a save over a newer file is refused (409). */
+  version: string;
+  config: Record<string, any>;
+  optionTexts: Record<string, string>;
+  problems: FieldProblem[];
+  notice?: { kind: 'ok' | 'warn' | 'error'; text: string };
+  session: SessionState;
+  ownIds: Array<{ id: string; label: string; added: boolean }>;
+  plugins: PluginRow[];
+  capabilities: Array<{ name: string } & CapabilityStatus>;
+  legs: LegHealth[];
+  gateways: Array<{ name: string; url: string; healthy: boolean; detail: string }>;
+  audio: { keys: number; status: CapabilityStatus };
+  usage: { day: string; rows: Array<{ leg: string; model: string; requests: number; prompt: number; completion: number; total: number }>; totals: { main: number; premium: number }; quotas: { main: number; premium: number } };
+  pluginFailures: Array<{ source: string; reason: string }>;
+  recentProblems: Problem[];
+  running: { host: string; port: number | undefined };
+  now: number;
+}
+
+const number = (n: number) => n.toLocaleString('en-US');
+
+function duration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+}
+
+function sessionText(session: SessionState): SafeHtml {
+  if (session.status === 'qr') return html`<b class="warn">QR pending</b>: open <a href="/">the QR page</a> and scan it with WhatsApp → Linked devices.`;
+  if (session.status === 'linked') {
+    const me = [session.me?.name, session.me?.id, session.me?.lid ? `LID ${session.me.lid}` : undefined].filter(Boolean).join(' · ');
+    return html`<b class="ok">linked</b>${me ? html` as ${me}` : ''}`;
+  }
+  return html`<b class="${session.status === 'offline' ? 'bad' : 'warn'}">${session.status}</b>`;
+}
+
+function errorsFor(problems: FieldProblem[], field: string): SafeHtml {
+  return html`${problems.filter((p) => p.field === field).map((p) => html`<p class="field-error" data-field="${field}">${p.message}</p>`)}`;
+}
+
+function invalid(problems: FieldProblem[], field: string): SafeHtml {
+  return problems.some((p) => p.field === field) ? html` aria-invalid="true"` : html``;
+}
+
+function ids(value: unknown): string {
+  return Array.isArray(value) ? value.map(String).join('\n') : '';
+}
+
+function textField(view: DashboardView, field: string, label: string, value: unknown, hint: string, type = 'text'): SafeHtml {
+  const id = `f-${field.replace(/\./g, '-')}`;
+  return html`<div><label for="${id}">${label}</label><input type="${type}" id="${id}" name="${field}" value="${value === undefined ? '' : String(value)}"${invalid(view.problems, field)}><p class="hint">${hint}</p>${errorsFor(view.problems, field)}</div>`;
+}
+
+function idsField(view: DashboardView, field: string, label: string, value: unknown, hint: string): SafeHtml {
+  const id = `f-${field.replace(/\./g, '-')}`;
+  return html`<div><label for="${id}">${label}</label><textarea id="${id}" name="${field}" rows="2"${invalid(view.problems, field)}>${ids(value)}</textarea><p class="hint">${hint}</p>${errorsFor(view.problems, field)}</div>`;
+}
+
+function generalFields(view: DashboardView): SafeHtml {
+  const c = view.config;
+  const own = view.ownIds.length
+    ? html`<div class="own-ids"><span class="hint">The bot's own ids:</span>${view.ownIds.map((o) =>
+        o.added
+          ? html`<span><code>${o.id}</code> (${o.label}) <span class="ok">✔ in the list</span></span>`
+          : html`<button type="submit" class="secondary" name="addOwnId" value="${o.id}" title="Add to targetUserIds and save">Add ${o.label} <code>${o.id}</code></button>`,
+      )}</div>`
+    : html`<p class="hint">The bot's own phone id and LID appear here once WhatsApp is linked.</p>`;
+  const restart = c.port !== view.running.port || c.host !== view.running.host;
+  return html`<fieldset><legend>General</legend><div class="grid">
+${textField(view, 'prefix', 'Command prefix', c.prefix, '1–3 characters, no spaces (e.g. "." for .ping).')}
+${textField(view, 'botName', 'Bot name', c.botName, 'How the bot calls itself.')}
+</div>
+${idsField(view, 'targetUserIds', 'Bot ids that count as a mention (targetUserIds)', c.targetUserIds, 'Phone numbers or LIDs, digits only, one per line.')}
+${own}
+<div class="grid">
+${textField(view, 'port', 'Web port', c.port, restart ? 'Changed: takes effect after a restart.' : 'Changing it needs a restart. 0 picks a free port.', 'text')}
+${textField(view, 'host', 'Bind address (host)', c.host ?? '127.0.0.1', '127.0.0.1 keeps the web server local. Changing it needs a restart.')}
+</div>
+${idsField(view, 'owners', 'Owners', c.owners, 'Ids of the people who run the bot (owner-only plugins, admin commands).')}
+<div class="grid"><div><label for="f-access-mode">Who may talk to the bot</label><select id="f-access-mode" name="access.mode"${invalid(view.problems, 'access.mode')}>
+<option value="everyone"${c.access?.mode !== 'allowList' ? html` selected` : ''}>everyone (minus the block list)</option>
+<option value="allowList"${c.access?.mode === 'allowList' ? html` selected` : ''}>only the allow list</option></select>${errorsFor(view.problems, 'access.mode')}</div>
+<div><label for="f-groups">Groups</label><label class="hint"><input type="checkbox" id="f-groups" name="groups.commandsWithoutMention"${c.groups?.commandsWithoutMention ? html` checked` : ''}> commands work in groups without mentioning the bot</label></div></div>
+<div class="grid">${idsField(view, 'access.allow', 'Allow list', c.access?.allow, 'Used when "only the allow list" is chosen.')}
+${idsField(view, 'access.block', 'Block list', c.access?.block, 'The bot ignores these ids.')}</div>
+</fieldset>`;
+}
+
+function pluginRows(view: DashboardView): SafeHtml {
+  const rows = view.plugins.map((p) => {
+    const section = (view.config.plugins?.[p.name] ?? {}) as Record<string, unknown>;
+    const enabled = section.enabled ?? true;
+    const access = section.access ?? 'everyone';
+    const choice = Array.isArray(access) ? 'list' : access === 'owners' ? 'owners' : 'everyone';
+    const options = view.optionTexts[p.name] ?? (Object.keys(pluginOptions(section)).length ? JSON.stringify(pluginOptions(section), null, 2) : '');
+    const key = `plugins.${p.name}`;
+    return html`<tr class="plugin" data-plugin="${p.name}"><td><input type="hidden" name="plugin:${p.name}:present" value="1"><b>${p.name}</b><p class="hint">${p.description}</p><p class="${p.healthy ? 'ok' : 'warn'}">${p.state}</p></td>
+<td><label class="hint"><input type="checkbox" name="plugin:${p.name}:enabled"${enabled ? html` checked` : ''}> enabled</label>${errorsFor(view.problems, `${key}.enabled`)}</td>
+<td><select name="plugin:${p.name}:access" aria-label="who may use ${p.name}"${invalid(view.problems, `${key}.access`)}>
+<option value="everyone"${choice === 'everyone' ? html` selected` : ''}>everyone</option>
+<option value="owners"${choice === 'owners' ? html` selected` : ''}>owners only</option>
+<option value="list"${choice === 'list' ? html` selected` : ''}>these ids:</option></select>
+<textarea name="plugin:${p.name}:ids" rows="2" aria-label="ids that may use ${p.name}" placeholder="ids, one per line">${Array.isArray(access) ? access.join('\n') : ''}</textarea>${errorsFor(view.problems, `${key}.access`)}</td>
+<td><textarea name="plugin:${p.name}:options" rows="${Math.min(8, Math.max(2, options.split('\n').length))}" aria-label="options of ${p.name} (JSON)" placeholder="{}"${invalid(view.problems, `${key}.options`)}>${options}</textarea><p class="hint">${p.hasSchema ? 'JSON object, checked against the plugin\'s schema.' : 'JSON object.'}</p>${errorsFor(view.problems, `${key}.options`)}</td></tr>`;
+  });
+  return html`<fieldset><legend>Plugins</legend><table><thead><tr><th>Plugin</th><th>On</th><th>Who may use it</th><th>Options</th></tr></thead><tbody>${rows}</tbody></table></fieldset>`;
+}
+
+function statusSections(view: DashboardView): SafeHtml {
+  const caps = view.capabilities.map((c) => html`<tr><td class="${c.ok ? 'ok' : 'bad'}">${c.ok ? '✔' : '✘'}</td><td><b>${c.name}</b></td><td>${c.detail}</td></tr>`);
+  const legs = view.legs.map((l) => {
+    const cooling = l.coolingDownUntil && l.coolingDownUntil > view.now;
+    return html`<tr><td><b>${l.name}</b> <span class="hint">(${l.kind})</span></td><td><code>${l.model}</code>${l.premiumModel ? html`<br><span class="hint">premium</span> <code>${l.premiumModel}</code>` : ''}</td><td class="${cooling ? 'warn' : 'ok'}">${cooling ? `cooling down for ${duration((l.coolingDownUntil ?? 0) - view.now)}` : 'ready'}</td><td>${number(l.requests)} / ${number(l.failures)}</td><td>${l.lastFailure ?? ''}</td></tr>`;
+  });
+  const gateways = view.gateways.map((g) => html`<li class="${g.healthy ? 'ok' : 'bad'}">${g.name}: ${g.healthy ? 'healthy' : 'unhealthy'} <span class="hint">${g.detail}</span></li>`);
+  const usageRows = view.usage.rows.map((r) => html`<tr><td>${r.leg}</td><td><code>${r.model}</code></td><td>${number(r.requests)}</td><td>${number(r.prompt)}</td><td>${number(r.completion)}</td><td><b>${number(r.total)}</b></td></tr>`);
+  const quota = (role: 'main' | 'premium') => {
+    const used = view.usage.totals[role];
+    const max = view.usage.quotas[role];
+    const pct = max > 0 ? Math.round((used / max) * 1000) / 10 : 0;
+    return html`<tr><td>${role}</td><td>${number(used)}</td><td>${max > 0 ? number(max) : 'no quota'}</td><td>${max > 0 ? html`<meter min="0" max="${max}" low="${max * 0.6}" high="${max * 0.8}" optimum="0" value="${Math.min(used, max)}"></meter> <span class="${pct >= 80 ? 'bad' : ''}">${pct}%</span>` : ''}</td></tr>`;
+  };
+  const problems = view.recentProblems.slice(0, 25).map((p) => html`<tr><td>${new Date(p.time).toISOString().replace('T', ' ').slice(0, 19)}</td><td class="${p.level === 'warn' ? 'warn' : 'bad'}">${p.level}</td><td>${p.plugin ?? ''}</td><td>${p.msg}</td></tr>`);
+  return html`<section id="capabilities"><h2>Capabilities</h2><table><tbody>${caps}</tbody></table>
+${view.pluginFailures.length ? html`<h2>Plugins that did not load</h2><ul>${view.pluginFailures.map((f) => html`<li class="bad"><b>${f.source}</b>: ${f.reason}</li>`)}</ul>` : ''}</section>
+<section id="providers"><h2>AI providers</h2><table><thead><tr><th>Leg</th><th>Model</th><th>State</th><th>Requests / failures</th><th>Last failure</th></tr></thead><tbody>${legs.length ? legs : html`<tr><td colspan="5">No provider is configured.</td></tr>`}</tbody></table>
+${gateways.length ? html`<ul>${gateways}</ul>` : ''}
+<p id="audio-keys">Audio keys: <b>${view.audio.keys}</b> configured · <span class="${view.audio.status.ok ? 'ok' : 'bad'}">${view.audio.status.detail}</span></p></section>
+<section id="usage"><h2>Token usage today (${view.usage.day}, UTC)</h2><table><thead><tr><th>Leg</th><th>Model</th><th>Requests</th><th>Prompt</th><th>Completion</th><th>Total</th></tr></thead><tbody>${usageRows.length ? usageRows : html`<tr><td colspan="6">No usage yet today.</td></tr>`}</tbody></table>
+<h2>All-time use against the account quotas</h2><table><thead><tr><th>Model</th><th>Used</th><th>Quota</th><th></th></tr></thead><tbody>${quota('main')}${quota('premium')}</tbody></table></section>
+<section id="problems"><h2>Last warnings and errors</h2>${problems.length ? html`<table><tbody>${problems}</tbody></table>` : html`<p class="ok">None since start.</p>`}</section>`;
+}
+
+/**
+ * The dashboard: session state, the config form (general settings and per-plugin controls, field errors inline)
+ * and the read-only health of the service.
+ *
+ * @example ctx.body = dashboardPage(view).value
+ */
+export function dashboardPage(view: DashboardView): SafeHtml {
+  const summary = view.problems.length
+    ? html`<div class="notice error" role="alert" id="form-errors"><b>Not saved.</b> Fix these fields; config.json was not changed:<ul>${view.problems.map((p) => html`<li>${p.message}</li>`)}</ul></div>`
+    : '';
+  return documentPage(
+    `${view.botName}: dashboard`,
+    html`<header><h1>${view.botName} · dashboard</h1><form method="post" action="/config/logout"><input type="hidden" name="_csrf" value="${view.csrf}"><button type="submit" class="secondary" id="logout">Log out</button></form></header>
+<main>
+${view.notice ? html`<div class="notice ${view.notice.kind}" role="status" id="notice">${view.notice.text}</div>` : ''}
+${summary}
+<section id="session"><h2>WhatsApp session</h2><p>${sessionText(view.session)}</p></section>
+<form method="post" action="/config/save" id="config-form">
+<input type="hidden" name="_csrf" value="${view.csrf}"><input type="hidden" name="version" value="${view.version}">
+<p><button type="submit" id="save-top">Save and apply</button></p>
+${generalFields(view)}
+${pluginRows(view)}
+<p><button type="submit" id="save">Save and apply</button> <span class="hint">Validated like at start-up, written atomically; the previous file is kept as config.json.bak.</span></p>
+</form>
+${statusSections(view)}
+</main>`,
+  );
+}

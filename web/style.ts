@@ -1,0 +1,42 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The one stylesheet of the server's own pages, inlined in each page and allowed by the CSP through its hash
+ * (so the pages need neither 'unsafe-inline' nor an extra request).
+ */
+export const PAGE_CSS = `
+:root{color-scheme:light dark;--fg:#1d2125;--muted:#5b636b;--bg:#f6f7f9;--card:#fff;--line:#d9dde2;--accent:#0b6e4f;--bad:#b42318;--warn:#9a6700;--ok:#1a7f37}
+@media (prefers-color-scheme:dark){:root{--fg:#e6e8eb;--muted:#a3abb4;--bg:#15181b;--card:#1e2226;--line:#363c43;--accent:#3fb98a;--bad:#ff7b72;--warn:#d29922;--ok:#3fb950}}
+*{box-sizing:border-box}
+body{margin:0;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
+header{display:flex;align-items:center;justify-content:space-between;gap:1rem;padding:.75rem 1.5rem;background:var(--card);border-bottom:1px solid var(--line)}
+header h1{font-size:1.2rem;margin:0}
+main{max-width:1100px;margin:0 auto;padding:1rem 1.5rem 3rem}
+section,fieldset{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:1rem 1.25rem;margin:1rem 0}
+fieldset legend{font-weight:600;padding:0 .3rem}
+h2{font-size:1.05rem;margin:.2rem 0 .6rem}
+label{display:block;font-weight:600;margin:.6rem 0 .2rem}
+.hint{color:var(--muted);font-size:.88rem;margin:.15rem 0}
+input[type=text],input[type=password],input[type=number],select,textarea{width:100%;max-width:36rem;padding:.4rem .5rem;font:inherit;color:inherit;background:var(--bg);border:1px solid var(--line);border-radius:5px}
+textarea{min-height:2.6rem;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.88rem}
+[aria-invalid=true]{border-color:var(--bad);outline:1px solid var(--bad)}
+button{font:inherit;padding:.4rem .9rem;border-radius:5px;border:1px solid var(--accent);background:var(--accent);color:#fff;cursor:pointer}
+button.secondary{background:transparent;color:var(--accent)}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(16rem,1fr));gap:0 1.5rem}
+table{border-collapse:collapse;width:100%;font-size:.92rem}
+th,td{text-align:left;vertical-align:top;padding:.35rem .5rem;border-bottom:1px solid var(--line)}
+th{color:var(--muted);font-weight:600}
+.plugin td textarea{max-width:none}
+.ok{color:var(--ok)}.bad{color:var(--bad)}.warn{color:var(--warn)}
+.notice{padding:.7rem 1rem;border-radius:6px;margin:1rem 0;border:1px solid var(--line);background:var(--card)}
+.notice.ok{border-color:var(--ok)}.notice.warn{border-color:var(--warn)}.notice.error{border-color:var(--bad)}
+.field-error{color:var(--bad);font-size:.88rem;margin:.2rem 0}
+.own-ids{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;margin:.4rem 0}
+code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.88rem}
+meter{width:12rem}
+.login{max-width:26rem;margin:12vh auto}
+.qr{text-align:center}.qr svg{background:#fff;border-radius:8px;max-width:90vw;height:auto}
+`;
+
+/** The CSP source expression that allows exactly PAGE_CSS. */
+export const PAGE_CSS_HASH = `'sha256-${createHash('sha256').update(PAGE_CSS, 'utf8').digest('base64')}'`;
