@@ -7,10 +7,34 @@ import { exitAfterFlush, runCli } from './run.js';
 /** `npm start`: the WhatsApp bot. */
 await runCli(async () => {
   const app = await createApp();
-  const { WhatsAppTransport } = await import('../transport/whatsapp/whatsapp-transport.js');
-  const transport: Transport = new WhatsAppTransport({ settings: app.settings, config: () => app.config, log: app.log.child({ part: 'whatsapp' }) });
+  // A network fault deep inside the WhatsApp library must never end the service: log it and keep running.
+  process.on('unhandledRejection', (err) => app.log.error({ err }, 'unhandled rejection (the bot keeps running)'));
+  const { WhatsAppTransport, AuthStateCorruptError } = await import('../transport/whatsapp/whatsapp-transport.js');
+  const { addOwnLidToConfig } = await import('../transport/whatsapp/own-lid-config.js');
+  const log = app.log.child({ part: 'whatsapp' });
+  const transport: Transport = new WhatsAppTransport({
+    settings: app.settings,
+    config: () => app.config,
+    log,
+    // The bot's own LID counts as a target id at once; it is also written into config.json (and said once in the log).
+    onLinked: async (me) => {
+      if (!me.lid) return;
+      const updated = await addOwnLidToConfig(app.configFile, app.config, me.lid, log);
+      if (updated) app.bot.setConfig(updated);
+    },
+  });
   const web = await startWebServer(app, () => transport);
-  await app.connect(transport);
+  try {
+    await app.connect(transport);
+  } catch (err) {
+    await web.close();
+    if (err instanceof AuthStateCorruptError) {
+      process.stderr.write(`\nCannot start: ${err.message}\n\n`);
+      process.exitCode = 1;
+      return;
+    }
+    throw err;
+  }
   app.log.info('ready');
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -377,7 +377,11 @@ export class WhatsAppTransport implements Transport {
     else this.log.warn({ myPN }, `WhatsApp did not tell this device its own LID (myLID unknown, phone ${myPN ?? 'unknown'}): mentions by LID in groups can be missed; add the bot's LID to targetUserIds when you know it`);
     if (this.me.id && this.me.lid) this.learn(this.me.id, this.me.lid);
     for (const wake of this.openWaiters.splice(0)) wake();
-    Promise.resolve(this.options.onLinked?.({ ...this.me })).catch((err) => this.log.warn({ err }, 'the login hook failed'));
+    const hook = Promise.resolve()
+      .then(() => this.options.onLinked?.({ ...this.me }))
+      .catch((err) => this.log.warn({ err }, 'the login hook failed'));
+    this.handling.add(hook);
+    void hook.finally(() => this.handling.delete(hook));
   }
 
   private onClose(generation: number, error: Error | undefined): void {
@@ -489,7 +493,7 @@ export class WhatsAppTransport implements Transport {
     void work.finally(() => this.handling.delete(work));
   }
 
-  /** Resolves when every message received so far has been mapped and handled (tests, graceful stop). */
+  /** Resolves when every message received so far has been mapped and handled, and the login hook ran (tests, graceful stop). */
   async idle(): Promise<void> {
     for (;;) {
       const chain = this.inboundChain;
