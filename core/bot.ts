@@ -415,6 +415,7 @@ export class Bot {
         if ('command' in t) lines.push(`${t.usage ?? prefix + t.command}: ${t.help ?? state.plugin.description}`);
         else if ('literal' in t) lines.push(`${t.usage ?? t.literal}: ${t.help ?? state.plugin.description}`);
         else if ('media' in t && t.help) lines.push(`(${[t.media].flat().join('/')}): ${t.help}`);
+        else if ('when' in t && t.help) lines.push(`${t.usage ?? `(${state.plugin.name})`}: ${t.help}`);
       }
     }
     lines.push(`${prefix}help: this list`, '', 'Anything else is answered by the AI' + (ctx.message.isGroup ? ' when you mention me or reply to me.' : '.'));

@@ -14,7 +14,8 @@ import type { AiService } from '../providers/types.js';
  * - `{ literal: '/ws' }`: a fixed word whatever the prefix (first word of the text).
  * - `{ media: 'voice' }` or `{ media: ['image', 'sticker'] }`: a message carrying that media.
  * - `{ pattern: /regex/ }`: a text pattern (matched on the text without leading bot mentions).
- * - `{ when: (ctx) => boolean }`: any predicate (e.g. "this user has a workspace open").
+ * - `{ when: (ctx) => boolean }`: any predicate (e.g. "this user has a workspace open"); `help`/`usage` put it in
+ *   `.help` (e.g. `usage: '(photo)'`).
  * - `{ every: true }`: an observer that sees every message, addressed to the bot or not, before routing;
  *   observers never stop other plugins from running.
  */
@@ -23,7 +24,7 @@ export type Trigger =
   | { literal: string; help?: string; usage?: string }
   | { media: MediaKind | MediaKind[]; help?: string }
   | { pattern: RegExp; help?: string }
-  | { when: (ctx: BotContext) => boolean }
+  | { when: (ctx: BotContext) => boolean; help?: string; usage?: string }
   | { every: true };
 
 /** The command a message invoked, when a command or literal trigger matched. */

@@ -82,7 +82,7 @@ export default definePlugin({
       anthropicVersion: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
     },
   },
-  triggers: [{ when: (ctx) => Boolean(findImage(ctx)) }],
+  triggers: [{ when: (ctx) => Boolean(findImage(ctx)), usage: '(photo + question)', help: 'send or quote a photo with a question and I describe or answer about it' }],
   async handle(ctx) {
     const found = findImage(ctx);
     if (!found) return;

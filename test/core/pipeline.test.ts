@@ -50,6 +50,12 @@ function recorder(order: string[]): Plugin[] {
       triggers: [{ command: 'beam' }],
       handle: (ctx) => ctx.reply('beamed').then(() => undefined),
     }),
+    definePlugin({
+      name: 'shout',
+      description: 'answers texts in capitals',
+      triggers: [{ when: (ctx) => /^[A-Z !]{4,}$/.test(ctx.text), usage: '(TEXT IN CAPITALS)', help: 'I answer shouting with calm' }],
+      handle: (ctx) => ctx.reply('calm down').then(() => undefined),
+    }),
     pingPlugin,
   ];
 }
@@ -100,6 +106,9 @@ describe('core pipeline', () => {
     expect(help.text).to.include('.echo: repeat');
     expect(help.text).to.include('.ping');
     expect(help.text).not.to.include('.secret');
+    expect(help.text).to.include('(TEXT IN CAPITALS): I answer shouting with calm');
+    await t.transport.push({ text: 'HELLO THERE' });
+    expect(t.transport.texts().at(-1)).to.equal('calm down');
   });
 
   it('ignores empty and binary messages without a reply or an error', async () => {
