@@ -1,0 +1,215 @@
+import { constants, promises as fs, readlinkSync } from 'node:fs';
+import path from 'node:path';
+import { checkFileName } from './file-names.js';
+
+/** A file operation that was refused; the message is safe to show the user and the model. */
+export class FileRefused extends Error {}
+
+export interface FileEntry {
+  name: string;
+  size: number;
+}
+
+export interface Usage {
+  bytes: number;
+  /** Files and folders. */
+  entries: number;
+  /** Symlinks, fifos, sockets and devices found (only sandboxed code can make them). */
+  special: string[];
+}
+
+/**
+ * The real path of an open file descriptor (Linux). Used after opening to prove the file really is inside the
+ * workspace, whatever symlinks or renames happened on the way: a check of the path before opening can be raced.
+ */
+export function fdRealPath(fd: number): string {
+  return readlinkSync(`/proc/self/fd/${fd}`);
+}
+
+/** True when `inner` is `root` or below it. */
+export function isInside(root: string, inner: string): boolean {
+  return inner === root || inner.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
+}
+
+/**
+ * Opens a regular file below `root` for reading without following symlinks; throws FileRefused otherwise.
+ * The caller closes the handle.
+ *
+ * @example const h = await openInside('/data/ws/abc', 'site/index.html');
+ */
+export async function openInside(root: string, relative: string): Promise<fs.FileHandle> {
+  const realRoot = await fs.realpath(root);
+  let handle: fs.FileHandle;
+  try {
+    handle = await fs.open(path.join(realRoot, relative), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new FileRefused(`there is no file ${relative}`);
+    if (code === 'ELOOP') throw new FileRefused(`${relative} is a link, which I do not follow`);
+    throw new FileRefused(`${relative} cannot be opened (${code ?? 'error'})`);
+  }
+  try {
+    if (!isInside(realRoot, fdRealPath(handle.fd))) throw new FileRefused(`${relative} leads outside the workspace`);
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw new FileRefused(`${relative} is not a regular file`);
+    return handle;
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+}
+
+/**
+ * Files of one workspace, as the host sees them. Every name is checked with `checkFileName`; nothing follows a
+ * symlink; writes are atomic (temporary file + rename, which replaces a link instead of writing through it) and
+ * stay within the per-file size limit and the workspace quota.
+ *
+ * @example
+ * const files = new WorkspaceFiles('/data/workspaces/files/ab12', { maxFileBytes: 1 << 20, quotaBytes: 20 << 20, maxFiles: 500 });
+ * await files.write('main.py', 'print("hi")');
+ */
+export class WorkspaceFiles {
+  constructor(readonly dir: string, private readonly limits: { maxFileBytes: number; quotaBytes: number; maxFiles: number }) {}
+
+  /** Every regular file (recursive), sorted by name; links and other special files are left out. */
+  async list(): Promise<FileEntry[]> {
+    const out: FileEntry[] = [];
+    const walk = async (rel: string, depth: number) => {
+      if (depth > 16) return;
+      let entries;
+      try {
+        entries = await fs.readdir(path.join(this.dir, rel), { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const e of entries) {
+        const name = rel ? `${rel}/${e.name}` : e.name;
+        if (e.isDirectory()) await walk(name, depth + 1);
+        else if (e.isFile()) {
+          const stat = await fs.lstat(path.join(this.dir, name)).catch(() => undefined);
+          if (stat?.isFile()) out.push({ name, size: stat.size });
+        }
+      }
+    };
+    await walk('', 0);
+    return out.sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** Bytes and entries used (stops counting once far over the limits, so a flood of files cannot stall it). */
+  async usage(): Promise<Usage> {
+    const usage: Usage = { bytes: 0, entries: 0, special: [] };
+    const cap = this.limits.maxFiles * 4 + 100;
+    const walk = async (rel: string, depth: number) => {
+      if (usage.entries > cap) return;
+      let entries;
+      try {
+        entries = await fs.readdir(path.join(this.dir, rel), { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const e of entries) {
+        if (usage.entries > cap) return;
+        const name = rel ? `${rel}/${e.name}` : e.name;
+        usage.entries++;
+        if (e.isDirectory()) {
+          if (depth < 32) await walk(name, depth + 1);
+          else usage.special.push(name);
+        } else if (e.isFile()) {
+          const stat = await fs.lstat(path.join(this.dir, name)).catch(() => undefined);
+          usage.bytes += stat?.size ?? 0;
+        } else usage.special.push(name);
+      }
+    };
+    await walk('', 0);
+    return usage;
+  }
+
+  async read(name: string, maxBytes = this.limits.maxFileBytes): Promise<{ text: string; size: number; truncated: boolean }> {
+    const rel = checkFileName(name);
+    const handle = await openInside(this.dir, rel);
+    try {
+      const { size } = await handle.stat();
+      const length = Math.min(size, maxBytes);
+      const buffer = Buffer.alloc(length);
+      const { bytesRead } = await handle.read(buffer, 0, length, 0);
+      return { text: buffer.subarray(0, bytesRead).toString('utf8'), size, truncated: size > maxBytes };
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** Ensures the folders of `rel` exist as real directories inside the workspace (never through a link). */
+  private async parentDir(rel: string): Promise<string> {
+    const realRoot = await fs.realpath(this.dir);
+    let current = realRoot;
+    for (const part of rel.split('/').slice(0, -1)) {
+      current = path.join(current, part);
+      const stat = await fs.lstat(current).catch(() => undefined);
+      if (!stat) await fs.mkdir(current, { mode: 0o755 });
+      else if (!stat.isDirectory()) throw new FileRefused(`${path.relative(realRoot, current)} exists and is not a folder`);
+    }
+    if (!isInside(realRoot, await fs.realpath(current))) throw new FileRefused('that folder leads outside the workspace');
+    return current;
+  }
+
+  async write(name: string, content: string | Buffer): Promise<{ name: string; size: number }> {
+    const rel = checkFileName(name);
+    const data = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
+    if (data.length > this.limits.maxFileBytes) {
+      throw new FileRefused(`${rel} would be ${kb(data.length)}, over the limit of ${kb(this.limits.maxFileBytes)} per file`);
+    }
+    const usage = await this.usage();
+    const old = await fs.lstat(path.join(this.dir, rel)).catch(() => undefined);
+    const after = usage.bytes - (old?.isFile() ? old.size : 0) + data.length;
+    if (after > this.limits.quotaBytes) {
+      throw new FileRefused(`the workspace would use ${kb(after)}, over its quota of ${kb(this.limits.quotaBytes)}: delete something first`);
+    }
+    if (!old && usage.entries + rel.split('/').length > this.limits.maxFiles) {
+      throw new FileRefused(`the workspace already has ${usage.entries} files and folders (limit ${this.limits.maxFiles})`);
+    }
+    if (old?.isDirectory()) throw new FileRefused(`${rel} is a folder`);
+    const parent = await this.parentDir(rel);
+    const target = path.join(parent, path.basename(rel));
+    const temp = path.join(parent, `.tmp-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+    const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fs.rename(temp, target).catch(async (err) => {
+      await fs.rm(temp, { force: true });
+      throw err;
+    });
+    return { name: rel, size: data.length };
+  }
+
+  async remove(name: string): Promise<void> {
+    const rel = checkFileName(name);
+    const realRoot = await fs.realpath(this.dir);
+    const target = path.join(realRoot, rel);
+    const stat = await fs.lstat(target).catch(() => undefined);
+    if (!stat) throw new FileRefused(`there is no file ${rel}`);
+    if (!isInside(realRoot, await fs.realpath(path.dirname(target)))) throw new FileRefused('that file lies outside the workspace');
+    // rm never follows links; a folder goes with its contents.
+    await fs.rm(target, { recursive: stat.isDirectory(), force: true });
+  }
+
+  /**
+   * Removes what only sandboxed code can create and the host must never touch: symlinks, fifos, sockets, devices.
+   * Returns the names removed.
+   */
+  async removeSpecialFiles(): Promise<string[]> {
+    const { special } = await this.usage();
+    for (const name of special) await fs.rm(path.join(this.dir, name), { force: true, recursive: false }).catch(() => undefined);
+    return special;
+  }
+}
+
+/** A size for people: `512 B`, `3.2 KB`, `1.5 MB`. */
+export function kb(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(bytes < 10240 ? 1 : 0)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}

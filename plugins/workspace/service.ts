@@ -1,0 +1,229 @@
+import type { PluginHost } from '../../core/plugin/types.js';
+import { BadFileName, checkFileName } from './file-names.js';
+import { FileRefused, WorkspaceFiles, kb, openInside } from './files.js';
+import { Locks } from './locks.js';
+import { readOptions, type WorkspaceOptions } from './options.js';
+import { handOver, runPython, systemPython, type RunResult } from './sandbox.js';
+import { WorkspaceStore, type WorkspaceMeta } from './store.js';
+import { checkUsername } from './usernames.js';
+
+/** Whether code can run, and how; `reason` is the user-facing explanation when it cannot. */
+export type Runtime = { ok: true; python: string; sandboxed: boolean } | { ok: false; reason: string };
+
+/** Longest run output put into a chat reply (the full capped output goes to the model). */
+const CHAT_OUTPUT_CHARS = 3000;
+
+/**
+ * The workspace feature's logic, shared by the `/ws` commands, the model's tools and the site server:
+ * who owns which workspace, file access within limits, sandboxed runs and site usernames.
+ *
+ * @example
+ * const service = new WorkspaceService(host);
+ * await service.start();
+ * const text = await service.run(meta, 'main.py');
+ */
+export class WorkspaceService {
+  readonly store: WorkspaceStore;
+  readonly locks: Locks;
+  private pythonPath: string | undefined;
+
+  constructor(readonly host: PluginHost) {
+    this.store = new WorkspaceStore(host.dataDir, (msg, detail) => host.log.error(detail, msg));
+    this.locks = new Locks(() => this.options().maxConcurrentRuns);
+  }
+
+  async start(): Promise<void> {
+    await this.store.load();
+    this.pythonPath = systemPython();
+  }
+
+  options(): WorkspaceOptions {
+    return readOptions(this.host.options());
+  }
+
+  /** The uid/gid to drop to when the service itself runs as root (code never runs as root). */
+  dropTo(): { uid: number; gid: number } | undefined {
+    if (process.getuid?.() !== 0) return undefined;
+    const o = this.options();
+    return { uid: o.sandboxUid, gid: o.sandboxGid };
+  }
+
+  /** Whether python code can run now, and the reason when not. */
+  runtime(): Runtime {
+    const caps = this.host.capabilities;
+    if (!caps.has('python') && !this.pythonPath) {
+      return { ok: false, reason: `The python runtime is unavailable on this bot: ${caps.status('python').detail}. You can still create and edit files.` };
+    }
+    if (!this.pythonPath) {
+      return { ok: false, reason: 'The python runtime is unavailable: there is no python 3 under /usr, the only system folder the sandbox shows (install the Debian package python3). You can still create and edit files.' };
+    }
+    if (caps.has('sandbox')) return { ok: true, python: this.pythonPath, sandboxed: true };
+    if (this.options().unsafeNoSandbox) return { ok: true, python: this.pythonPath, sandboxed: false };
+    return {
+      ok: false,
+      reason: `I cannot run code here: the sandbox does not work on this server (${caps.status('sandbox').detail}), and running your code without it would expose the server. You can still create and edit files; the owner can install bubblewrap.`,
+    };
+  }
+
+  /** The owner key of a sender (links phone id and LID in users.json). */
+  ownerOf(senderId: string, senderAltId?: string): string | undefined {
+    return this.store.ownerOf(senderId, senderAltId);
+  }
+
+  /** The sender's workspace if it is open in this chat (no writes: safe in a routing predicate). */
+  openWorkspace(senderId: string, senderAltId: string | undefined, chatId: string): WorkspaceMeta | undefined {
+    const owner = this.store.findOwner(senderId, senderAltId);
+    const meta = owner ? this.store.byOwner(owner) : undefined;
+    return meta && this.store.isOpen(meta, chatId, this.options().idleMinutes * 60_000) ? meta : undefined;
+  }
+
+  files(meta: WorkspaceMeta): WorkspaceFiles {
+    const o = this.options();
+    return new WorkspaceFiles(this.store.dirOf(meta), { maxFileBytes: o.maxFileKb * 1024, quotaBytes: o.quotaMb * 1024 * 1024, maxFiles: o.maxFiles });
+  }
+
+  /** The public address of the workspace's site, when it has a username and hosting is on. */
+  siteAddress(meta: WorkspaceMeta): string | undefined {
+    const base = this.host.settings.publicBaseUrl;
+    return base && meta.username ? `${base}/${meta.username}/` : undefined;
+  }
+
+  /** `/ws name`: claims a username. Returns the reply text. */
+  async claimUsername(meta: WorkspaceMeta, raw: string): Promise<string> {
+    const checked = checkUsername(raw);
+    if (!checked.ok) return checked.reason;
+    if (meta.username === checked.name) return this.siteLine(meta, `Your site name already is *${checked.name}*.`);
+    if (!(await this.store.claimUsername(meta, checked.name))) return `The name "${checked.name}" is taken. Please pick another one.`;
+    return this.siteLine(meta, `Your site name is now *${checked.name}*.`);
+  }
+
+  /** Describes where the site is (or why it is not online). */
+  siteLine(meta: WorkspaceMeta, lead = ''): string {
+    const prefix = lead ? `${lead} ` : '';
+    if (!meta.username) return `${prefix}No site yet: claim a name with /ws name <username>, then put an index.html in your workspace.`;
+    const address = this.siteAddress(meta);
+    if (!address) return `${prefix}Site hosting is off on this bot (the owner has not set PUBLIC_BASE_URL), so the site has no public address yet.`;
+    return `${prefix}Your site (index.html and its files) is at ${address}`;
+  }
+
+  /** The model's "publish" tool: tells the address, or what is missing. */
+  async publish(meta: WorkspaceMeta, username?: string): Promise<string> {
+    if (!this.host.settings.publicBaseUrl) return 'Site hosting is off on this bot: the owner has not set PUBLIC_BASE_URL. The files stay in the workspace.';
+    if (username) {
+      const checked = checkUsername(username);
+      if (!checked.ok) return checked.reason;
+      if (meta.username !== checked.name) {
+        const reply = await this.claimUsername(meta, checked.name);
+        if (meta.username !== checked.name) return reply;
+      }
+    }
+    if (!meta.username) return 'The site has no username yet. Ask the user to pick one (3–30 lowercase letters, digits, dashes), then call this tool with it, or the user can type /ws name <username>.';
+    const index = await openInside(this.store.dirOf(meta), 'index.html').then((h) => h.close().then(() => true), () => false);
+    const address = this.siteAddress(meta)!;
+    return index ? `Published: ${address}` : `The site address is ${address}, but there is no index.html yet: write one first.`;
+  }
+
+  /**
+   * Runs a python script of the workspace in the sandbox and returns the text for the user (and the model).
+   * Checks the runtime, the file, the quota; afterwards removes links and special files the code made and, when
+   * the run went over the quota, the new files it wrote.
+   */
+  async run(meta: WorkspaceMeta, rawName: string): Promise<string> {
+    const runtime = this.runtime();
+    if (!runtime.ok) return runtime.reason;
+    let name: string;
+    try {
+      name = checkFileName(rawName);
+    } catch (err) {
+      return `I cannot run that: ${(err as Error).message}.`;
+    }
+    if (!name.endsWith('.py')) return `I only run python scripts (.py files); ${name} is not one.`;
+    const files = this.files(meta);
+    const o = this.options();
+    const quota = o.quotaMb * 1024 * 1024;
+    return this.locks.run(meta.id, async () => {
+      try {
+        await (await openInside(files.dir, name)).close();
+      } catch (err) {
+        if (err instanceof FileRefused) return `I cannot run ${name}: ${err.message}. Your files: /ws files`;
+        throw err;
+      }
+      const before = await files.usage();
+      if (before.bytes >= quota) return `Your workspace is full (${kb(before.bytes)} of ${kb(quota)}): delete some files before running code.`;
+      const existing = new Set((await files.list()).map((f) => f.name));
+      const dropTo = this.dropTo();
+      if (dropTo && runtime.sandboxed) await handOver(files.dir, dropTo.uid, dropTo.gid);
+      this.host.log.info({ workspace: meta.id, script: name, sandboxed: runtime.sandboxed }, 'running a workspace script');
+      const result = await runPython({
+        dir: files.dir,
+        script: name,
+        python: runtime.python,
+        unsandboxed: !runtime.sandboxed,
+        dropTo,
+        limits: {
+          timeLimitSeconds: o.timeLimitSeconds,
+          cpuSeconds: o.cpuSeconds,
+          memoryMb: o.memoryMb,
+          maxProcesses: o.maxProcesses,
+          maxOutputBytes: o.maxOutputBytes,
+          maxWriteBytes: quota - before.bytes,
+          tmpMb: o.tmpMb,
+        },
+        watchdog: async () => {
+          const now = await files.usage();
+          if (now.bytes > quota) return `the workspace went over its quota of ${kb(quota)}`;
+          if (now.entries > o.maxFiles) return `the script made more than ${o.maxFiles} files`;
+          return undefined;
+        },
+      });
+      const notes: string[] = [];
+      const removed = await files.removeSpecialFiles();
+      if (removed.length) notes.push(`Removed ${removed.length} link(s)/special file(s) the script made (only regular files are kept): ${removed.slice(0, 5).join(', ')}`);
+      const after = await files.usage();
+      // A run that filled the quota to the brim (RLIMIT_FSIZE stopped a write) counts as over it.
+      if (after.bytes >= quota || after.entries > o.maxFiles) {
+        const fresh = (await files.list()).filter((f) => !existing.has(f.name));
+        for (const f of fresh) await files.remove(f.name).catch(() => undefined);
+        notes.push(`The run left the workspace over its limits (${kb(after.bytes)}, ${after.entries} entries; quota ${kb(quota)}, ${o.maxFiles} entries), so the ${fresh.length} new file(s) it wrote were deleted.`);
+      }
+      this.host.log.info({ workspace: meta.id, script: name, exitCode: result.exitCode, signal: result.signal, stopped: result.stopped, ms: result.ms }, 'workspace script finished');
+      return formatRun(name, result, o, runtime.sandboxed, notes);
+    });
+  }
+
+  /** Runs a file operation while no script runs in the workspace; turns refusals into text. */
+  async fileOp(meta: WorkspaceMeta, op: (files: WorkspaceFiles) => Promise<string>): Promise<string> {
+    return this.locks.exclusive(meta.id, async () => {
+      try {
+        return await op(this.files(meta));
+      } catch (err) {
+        if (err instanceof BadFileName || err instanceof FileRefused) return `Refused: ${err.message}.`;
+        throw err;
+      }
+    });
+  }
+}
+
+/** The user-facing report of one run. */
+export function formatRun(name: string, r: RunResult, o: WorkspaceOptions, sandboxed: boolean, notes: string[] = []): string {
+  const lines: string[] = [];
+  const secs = (r.ms / 1000).toFixed(1);
+  let status: string;
+  if (r.setupFailed) status = 'the sandbox could not be set up, so nothing ran';
+  else if (r.stopped === 'time') status = `stopped: it hit the time limit of ${o.timeLimitSeconds} s (an endless loop?)`;
+  else if (r.stopped === 'output') status = `stopped: it printed more than ${kb(o.maxOutputBytes)} of output`;
+  else if (r.stopped === 'watchdog') status = `stopped: ${r.stoppedDetail}`;
+  else if (r.outOfMemory) status = `it ran out of memory (limit ${o.memoryMb} MB)`;
+  else if (r.signal === 'SIGXCPU' || r.exitCode === 152) status = `stopped: it used up its CPU time (${o.cpuSeconds} s)`;
+  else if (r.signal) status = `killed by ${r.signal}`;
+  else status = `exit code ${r.exitCode}`;
+  lines.push(`▶ ${name}: ${status} (${secs} s${sandboxed ? '' : ', UNSANDBOXED'})`);
+  const output = r.output.replace(/\s+$/, '');
+  if (output) {
+    const shown = output.length > CHAT_OUTPUT_CHARS ? `${output.slice(0, CHAT_OUTPUT_CHARS)}\n… (${output.length - CHAT_OUTPUT_CHARS} more characters)` : output;
+    lines.push('```', shown, '```');
+  } else lines.push('(no output)');
+  if (r.truncated && r.stopped !== 'output') lines.push(`Output cut at ${kb(o.maxOutputBytes)}.`);
+  lines.push(...notes);
+  return lines.join('\n');
+}

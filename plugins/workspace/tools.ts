@@ -1,0 +1,105 @@
+import type { ToolCall, ToolDefinition } from '../../core/plugin/types.js';
+import { kb } from './files.js';
+import type { WorkspaceService } from './service.js';
+import type { WorkspaceMeta } from './store.js';
+
+/**
+ * The tools the main model gets while a user's workspace is open. Every call finds the workspace from the chat and
+ * sender the core binds into the call (never from the model's arguments) and works only while that workspace is
+ * open in that chat.
+ *
+ * @example ctx.ai.respond(ctx, { system: workspacePrompt(...), extraTools: workspaceTools(service) });
+ */
+export function workspaceTools(service: WorkspaceService): ToolDefinition[] {
+  const bound = (call: ToolCall): WorkspaceMeta => {
+    const meta = service.openWorkspace(call.senderId, call.senderAltId, call.chatId);
+    if (!meta) throw new Error('the workspace is not open in this chat (the user can open it with /ws)');
+    return meta;
+  };
+  const pathParam = { type: 'string', description: 'file name inside the workspace, e.g. main.py or site/style.css (no leading /, no ..)' };
+  return [
+    {
+      name: 'workspace_list_files',
+      description: "List the files in the user's workspace with their sizes.",
+      parameters: { type: 'object', properties: {} },
+      run: async (_args, call) => {
+        const meta = bound(call);
+        return service.fileOp(meta, async (files) => {
+          const list = await files.list();
+          const usage = await files.usage();
+          if (!list.length) return 'The workspace is empty.';
+          return `${list.map((f) => `${f.name} (${kb(f.size)})`).join('\n')}\nTotal ${kb(usage.bytes)} of ${service.options().quotaMb} MB.`;
+        });
+      },
+    },
+    {
+      name: 'workspace_read_file',
+      description: "Read a text file from the user's workspace.",
+      parameters: { type: 'object', properties: { path: pathParam }, required: ['path'] },
+      run: async (args, call) => {
+        const meta = bound(call);
+        return service.fileOp(meta, async (files) => {
+          const read = await files.read(String(args.path ?? ''), 7000);
+          return read.truncated ? `${read.text}\n[only the first 7000 bytes of ${read.size} are shown]` : read.text;
+        });
+      },
+    },
+    {
+      name: 'workspace_write_file',
+      description: "Create or overwrite a file in the user's workspace with the complete new content (python scripts, index.html, css, js, data).",
+      parameters: { type: 'object', properties: { path: pathParam, content: { type: 'string', description: 'the whole file content' } }, required: ['path', 'content'] },
+      run: async (args, call) => {
+        const meta = bound(call);
+        if (typeof args.content !== 'string') return 'Refused: content must be text.';
+        return service.fileOp(meta, async (files) => {
+          const written = await files.write(String(args.path ?? ''), args.content as string);
+          return `Wrote ${written.name} (${kb(written.size)}).`;
+        });
+      },
+    },
+    {
+      name: 'workspace_delete_file',
+      description: "Delete a file (or a folder with its contents) from the user's workspace.",
+      parameters: { type: 'object', properties: { path: pathParam }, required: ['path'] },
+      run: async (args, call) => {
+        const meta = bound(call);
+        return service.fileOp(meta, async (files) => {
+          await files.remove(String(args.path ?? ''));
+          return `Deleted ${String(args.path)}.`;
+        });
+      },
+    },
+    {
+      name: 'workspace_run_python',
+      description: 'Run a python script of the workspace in the sandbox (python 3 standard library only, no network, time and memory limits) and get its output.',
+      parameters: { type: 'object', properties: { path: { ...pathParam, description: 'the .py file to run, e.g. main.py' } }, required: ['path'] },
+      run: async (args, call) => service.run(bound(call), String(args.path ?? '')),
+    },
+    {
+      name: 'workspace_publish_site',
+      description: "Publish the workspace's index.html (and its css/js/images) as the user's website and get its address. Pass username only when the user chose one.",
+      parameters: { type: 'object', properties: { username: { type: 'string', description: 'site name the user chose: 3-30 lowercase letters, digits, dashes' } } },
+      run: async (args, call) => service.publish(bound(call), typeof args.username === 'string' && args.username ? args.username : undefined),
+    },
+  ];
+}
+
+/** The extra system prompt while a workspace is open. */
+export function workspacePrompt(service: WorkspaceService, meta: WorkspaceMeta): string {
+  const o = service.options();
+  const runtime = service.runtime();
+  const site = service.siteAddress(meta);
+  return [
+    "The user has their coding workspace open. Use the workspace_* tools to list, read, write and delete the user's files and to run python scripts; do the work instead of only describing it.",
+    runtime.ok
+      ? `Scripts run in a sandbox: python 3 standard library only, no network, no access outside the workspace folder, at most ${o.timeLimitSeconds} s and ${o.memoryMb} MB per run, output cut at ${kb(o.maxOutputBytes)}.`
+      : `Running code is not possible right now: ${runtime.reason} Say so if the user asks to run something.`,
+    `File names: letters, digits, _, - and ., with / for folders. Up to ${o.maxFileKb} KB per file and ${o.quotaMb} MB in all. Always write whole files.`,
+    site
+      ? `A website is index.html plus its assets in the workspace; it is served at ${site}.`
+      : meta.username
+        ? 'Site hosting is off on this bot (no PUBLIC_BASE_URL): websites can be written but not published.'
+        : 'A website is index.html plus its assets in the workspace; to publish it the user needs a site name (/ws name <username>, or pass it to workspace_publish_site).',
+    'Keep replies short: say what you changed and show run output briefly. The user leaves the workspace with /ws exit.',
+  ].join('\n');
+}
