@@ -176,6 +176,12 @@ export function createAiService(deps: AiServiceDeps): AiService {
     available: () => chain.available(),
     complete: (messages, options) => chain.complete(messages, options),
     respond,
+    async budget(ctx, premium = false) {
+      if (ctx.isOwner) return undefined;
+      const verdict = await budgets.check(ctx.senderId, premium, config().ai);
+      return verdict.ok ? undefined : verdict.reason;
+    },
+    recordUsage: (leg, model, premium, usage, userId) => chain.recordUsage(leg, model, premium, usage, userId),
     legs: () => chain.legs(),
     failover: <T>(purpose: string, call: (leg: ProviderLeg) => Promise<T>, filter?: (leg: ProviderLeg) => boolean) => chain.failover(purpose, (leg) => call(leg), filter),
   };

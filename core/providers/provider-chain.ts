@@ -129,6 +129,11 @@ export class ProviderChain {
     throw new AllProvidersFailedError(undefined, causes.length ? causes : ['no provider configured for this']);
   }
 
+  /** Records usage of a call made through `failover` (other endpoints than chat completions). */
+  recordUsage(leg: string, model: string, premium: boolean, usage: { prompt_tokens?: number; completion_tokens?: number } | undefined, userId?: string): void {
+    this.usage?.record(leg, model, premium ? 'premium' : 'main', usage, userId);
+  }
+
   /** One chat completion with failover. */
   async complete(messages: ChatMessage[], options: CompleteOptions = {}): Promise<CompletionResult> {
     const filter = (leg: ProviderLeg) => (!options.kind || leg.kind === options.kind) && (!options.premium || Boolean(leg.premiumModel));

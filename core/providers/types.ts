@@ -77,6 +77,13 @@ export interface AiService {
    * tools of enabled plugins and the tool-call loop. Records the user's text and the answer in the history.
    */
   respond(ctx: BotContext, options?: RespondOptions): Promise<string>;
+  /**
+   * Checks the sender's AI budget (requests per minute, tokens per day, premium budget) for a call that does not go
+   * through `respond` (vision, say). Returns the sentence to tell the user when over a limit; owners are exempt.
+   */
+  budget(ctx: BotContext, premium?: boolean): Promise<string | undefined>;
+  /** Records token usage of a call made through `failover`, for the usage ledger and the sender's budget. */
+  recordUsage(leg: string, model: string, premium: boolean, usage: { prompt_tokens?: number; completion_tokens?: number } | undefined, userId?: string): void;
   /** The configured legs in chain order. */
   legs(): ProviderLeg[];
   /**

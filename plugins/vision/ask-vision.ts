@@ -19,6 +19,7 @@ export interface VisionAnswer {
   text: string;
   leg: string;
   model: string;
+  usage?: { prompt_tokens: number; completion_tokens: number };
 }
 
 /** The messages-API version sent by default: the one every Anthropic-format gateway accepts. */
@@ -86,7 +87,8 @@ export async function askVision(ai: AiService, request: VisionRequest): Promise<
         .trim();
       // An empty answer is the leg's failure: the next leg gets the image.
       if (!text) throw new BadAnswerError('vision answer without text');
-      return { text, leg: leg.name, model };
+      const usage = answer?.usage ? { prompt_tokens: answer.usage.input_tokens ?? 0, completion_tokens: answer.usage.output_tokens ?? 0 } : undefined;
+      return { text, leg: leg.name, model, usage };
     },
     visionLegFilter(request.premium),
   );

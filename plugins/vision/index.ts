@@ -125,6 +125,12 @@ export default definePlugin({
     if (image.converted) ctx.log.debug({ from: bytes.length, to: image.data.length }, 'image converted for the vision endpoint');
 
     const question = asked.text || options.defaultQuestion;
+    // Images count against the sender's AI budget like any other request.
+    const overBudget = await ctx.ai.budget(ctx, premium);
+    if (overBudget) {
+      await ctx.reply(overBudget);
+      return;
+    }
     await ctx.typing(true).catch(() => undefined);
     let answer;
     try {
@@ -138,6 +144,7 @@ export default definePlugin({
       await ctx.typing(false).catch(() => undefined);
     }
 
+    ctx.ai.recordUsage(answer.leg, answer.model, premium, answer.usage, ctx.senderId);
     // The exchange joins the history as text, so "and what colour is it?" works in the normal chat afterwards.
     const asText = `${found.quoted ? '[asked about an image they replied to]' : '[sent an image]'}${asked.text ? ` ${asked.text}` : ''}`;
     await ctx.history.append({ id: ctx.message.id, role: 'user', senderId: ctx.senderId, senderName: ctx.message.senderName, text: asText, at: ctx.message.timestamp, media: 'image' });

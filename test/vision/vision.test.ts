@@ -75,6 +75,16 @@ describe('vision plugin', function () {
     expect(second.messages()).to.have.length(0);
   });
 
+  it('counts image questions in the usage ledger and against the sender\'s AI budget', async () => {
+    await start(gatewaysEnv(), { ai: { requestsPerMinute: 1, tokensPerDay: 0, premiumTokensPerDay: 0, quotaMainTokens: 0, quotaPremiumTokens: 0, maxToolRounds: 3, showProvider: false } });
+    await t!.transport.push({ text: 'what is this?', media: await mediaOf(redPng) });
+    const [limited] = texts(await t!.transport.push({ text: 'and now?', media: await mediaOf(redPng) }));
+    expect(limited).to.match(/try again in \d+ seconds/);
+    expect(primary.messages()).to.have.length(1);
+    const usage = await t!.app.usage.snapshot();
+    expect(usage.days[new Date().toISOString().slice(0, 10)]['primary|primary-main']).to.deep.equal({ prompt: 20, completion: 8, total: 28, requests: 1 });
+  });
+
   it('puts the exchange into the chat history, so a follow-up through the normal chat knows the answer', async () => {
     await start();
     await t!.transport.push({ text: 'what is this?', media: await mediaOf(redPng) });
