@@ -8,6 +8,7 @@ import { siteMiddleware, startSiteServer } from './site.js';
 /** One service per running bot (tests start several bots in one process). */
 const services = new WeakMap<PluginHost, WorkspaceService>();
 const siteServers = new Set<{ close(): Promise<void> }>();
+const started = new Set<WorkspaceService>();
 
 /**
  * `/ws`: a personal coding workspace per user, python runs in a bubblewrap sandbox, and a one-page site per
@@ -48,6 +49,7 @@ export default definePlugin({
     const service = new WorkspaceService(host);
     await service.start();
     services.set(host, service);
+    started.add(service);
     const options = readOptions(host.options());
     const sandbox = host.capabilities.status('sandbox');
     if (options.unsafeNoSandbox) {
@@ -73,6 +75,8 @@ export default definePlugin({
   stop: async () => {
     const closing = [...siteServers].map((s) => s.close());
     siteServers.clear();
-    await Promise.all(closing);
+    const flushing = [...started].map((s) => s.store.flush());
+    started.clear();
+    await Promise.all([...closing, ...flushing]);
   },
 });
