@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
@@ -66,6 +66,7 @@ try:
             raise SystemExit("could not drop root")
     os.umask(0o022)
     os.chdir(cfg["cwd"])
+    os.environ["PWD"] = cfg["cwd"]
 except BaseException as err:
     sys.stderr.write("sandbox setup failed: %s\\n" % (err,))
     os._exit(125)
@@ -92,6 +93,17 @@ export function systemPython(candidates = ['/usr/bin/python3', '/usr/local/bin/p
   return undefined;
 }
 
+let disableUserns: boolean | undefined;
+
+/** Whether this bubblewrap knows `--disable-userns` (0.8+) and the kernel allows it; checked once. */
+export function disableUsernsWorks(): boolean {
+  if (disableUserns === undefined) {
+    const probe = spawnSync('bwrap', ['--unshare-user', '--disable-userns', '--ro-bind', '/usr', '/usr', ...systemLinks(), '/usr/bin/true'], { env: { PATH: '/usr/bin:/bin' }, timeout: 4000, stdio: 'ignore' });
+    disableUserns = probe.status === 0;
+  }
+  return disableUserns;
+}
+
 /** The merged-/usr symlinks of the host (Debian: /bin → usr/bin, …), recreated inside so programs find libraries. */
 function systemLinks(): string[] {
   const args: string[] = [];
@@ -115,7 +127,9 @@ function systemLinks(): string[] {
 export function bwrapArgs(req: Pick<RunRequest, 'dir' | 'dropTo' | 'limits'>): string[] {
   const args = [
     '--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try',
-    ...(req.dropTo ? ['--cap-drop', 'ALL', '--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID'] : ['--unshare-user']),
+    // As root: no user namespace (a uid-0 mapping would exempt the code from RLIMIT_NPROC); the launcher drops to
+    // an unprivileged uid. Otherwise: an unprivileged user namespace, closed to further nesting where supported.
+    ...(req.dropTo ? ['--cap-drop', 'ALL', '--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID'] : ['--unshare-user', ...(disableUsernsWorks() ? ['--disable-userns'] : [])]),
     '--die-with-parent', '--new-session', '--clearenv',
     '--setenv', 'PATH', '/usr/local/bin:/usr/bin:/bin',
     '--setenv', 'HOME', '/work',
