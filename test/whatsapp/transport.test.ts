@@ -90,7 +90,12 @@ describe('WhatsApp transport: linking and connection handling (fake socket)', ()
     const rotated = h.sockets.last.qr('2@second-qr');
     expect(h.transport.session().qr).to.equal(rotated);
 
-    await link(h);
+    h.sockets.last.paired({ id: BOT_ME.id, name: BOT_ME.name });
+    expect(h.transport.session()).to.include({ status: 'connecting' });
+    expect(h.transport.session().qr).to.equal(undefined);
+    h.sockets.last.close(DisconnectReason.restartRequired, 'Stream Errored (restart required)');
+    await h.sockets.waitForSockets(2);
+    h.sockets.last.open(BOT_ME);
     expect(h.sockets.sockets).to.have.length(2);
     expect(h.sockets.alive()).to.deep.equal([h.sockets.last]);
     const session = h.transport.session();

@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
+import { Browsers } from '@whiskeysockets/baileys';
 import type {
   AnyMessageContent,
   AuthenticationState,
@@ -246,7 +247,7 @@ export class WhatsAppTransport implements Transport {
       socket = await this.makeSocket({
         auth: auth.state,
         logger: baileysLog as never,
-        browser: ['Ubuntu', 'Chrome', '22.04.4'],
+        browser: Browsers.ubuntu('Chrome'),
         markOnlineOnConnect: false,
         syncFullHistory: false,
         msgRetryCounterCache: this.retryCounter,
@@ -294,7 +295,13 @@ export class WhatsAppTransport implements Transport {
           this.onQr(update.qr, socket, pairingRequested);
           pairingRequested = true;
         }
-        if (update.isNewLogin) this.newLogin = true;
+        if (update.isNewLogin) {
+          // Scanned: the QR is spent; WhatsApp now asks for a restart (515) and the session opens.
+          this.newLogin = true;
+          this.qr = undefined;
+          this.pairingCode = undefined;
+          this.setStatus('connecting');
+        }
         if (update.connection === 'open') this.onOpen();
         if (update.connection === 'close') this.onClose(generation, update.lastDisconnect?.error);
       } catch (err) {
