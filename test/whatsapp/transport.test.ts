@@ -259,28 +259,28 @@ describe('WhatsApp transport: messages in and out (fake socket)', () => {
     expect(h.received.map((m) => m.text)).to.deep.equal(['recent']);
   });
 
-  it('records phone ↔ LID pairs in data/workspaces/users.json and uses them as senderAltId', async () => {
+  it('records phone ↔ LID pairs in data/whatsapp/identity-links.json and uses them as senderAltId', async () => {
     h.sockets.last.deliver([waText('first', { chat: GROUP, from: ALICE_LID, fromAlt: ALICE })]);
     await h.transport.idle();
     h.sockets.last.deliver([waText('second, without alt', { chat: GROUP, from: ALICE_LID })]);
     await h.transport.idle();
     expect(h.received.map((m) => m.senderAltId)).to.deep.equal([ALICE, ALICE]);
     await h.transport.stop();
-    const users = JSON.parse(await readFile(path.join(h.dir, 'data', 'workspaces', 'users.json'), 'utf8'));
+    const users = JSON.parse(await readFile(path.join(h.dir, 'data', 'whatsapp', 'identity-links.json'), 'utf8'));
     expect(users.lidToPhone).to.include({ '98765432100001': '6281211110000', [BOT_LID]: BOT_PHONE });
   });
 
-  it('keeps other keys of users.json when it records a pair', async () => {
+  it('keeps the pairs it knew across a restart and adds new ones', async () => {
     const dir = await tempDir('wabot-wa-');
-    await mkdir(path.join(dir, 'data', 'workspaces'), { recursive: true });
-    await writeFile(path.join(dir, 'data', 'workspaces', 'users.json'), JSON.stringify({ owners: { x: 1 }, lidToPhone: { '1234567': '62811' } }));
+    await mkdir(path.join(dir, 'data', 'whatsapp'), { recursive: true });
+    await writeFile(path.join(dir, 'data', 'whatsapp', 'identity-links.json'), JSON.stringify({ lidToPhone: { '1234567': '62811' } }));
     const other = await setup({ dir });
     other.sockets.last.open(BOT_ME);
     other.sockets.last.deliver([waText('hi', { from: '6281299990000@s.whatsapp.net', fromAlt: '11122233344455@lid' })]);
     await other.transport.idle();
     await other.transport.stop();
-    const users = JSON.parse(await readFile(path.join(dir, 'data', 'workspaces', 'users.json'), 'utf8'));
-    expect(users.owners).to.deep.equal({ x: 1 });
+    const users = JSON.parse(await readFile(path.join(dir, 'data', 'whatsapp', 'identity-links.json'), 'utf8'));
+    expect(existsSync(path.join(dir, 'data', 'workspaces', 'users.json'))).to.equal(false);
     expect(users.lidToPhone).to.deep.equal({ '1234567': '62811', '11122233344455': '6281299990000', [BOT_LID]: BOT_PHONE });
   });
 

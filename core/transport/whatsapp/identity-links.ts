@@ -3,7 +3,7 @@ import path from 'node:path';
 import { writeJsonAtomic } from '../../store/atomic.js';
 import { isLid, userPart } from '../../mentions/ids.js';
 
-/** The part of `data/workspaces/users.json` this module owns: LID digits → phone digits. Other keys are kept. */
+/** `data/whatsapp/identity-links.json`: LID digits → phone digits. Other keys are kept. */
 export interface UsersFile {
   lidToPhone?: Record<string, string>;
   [other: string]: unknown;
@@ -11,8 +11,9 @@ export interface UsersFile {
 
 /**
  * The phone ↔ LID pairs WhatsApp reveals (v7 alt jids, `lid-mapping.update`, contacts), kept in memory for
- * `senderAltId` and recorded in `data/workspaces/users.json` so one person is one user under either id.
- * Each write re-reads the file and merges, so keys written by others (the workspace plugin) survive.
+ * `senderAltId` and recorded in `data/whatsapp/identity-links.json`, so a message that carries only one id still
+ * reaches plugins with both (the workspace plugin then links them in `data/workspaces/users.json`, which it alone
+ * writes: one writer per file, no lost updates).
  *
  * @example
  * const links = await IdentityLinks.open('data');
@@ -29,7 +30,7 @@ export class IdentityLinks {
 
   /** Loads the pairs known so far (a missing or unreadable file starts empty; the error is reported). */
   static async open(dataDir: string, onError: (err: Error) => void = () => undefined): Promise<IdentityLinks> {
-    const links = new IdentityLinks(path.join(dataDir, 'workspaces', 'users.json'), onError);
+    const links = new IdentityLinks(path.join(dataDir, 'whatsapp', 'identity-links.json'), onError);
     const current = await links.read();
     for (const [lid, phone] of Object.entries(current.lidToPhone ?? {})) links.remember(lid, phone);
     return links;

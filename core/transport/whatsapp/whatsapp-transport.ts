@@ -176,7 +176,7 @@ export class WhatsAppTransport implements Transport {
     this.handler = onMessage;
     this.stopped = false;
     const dataDir = this.options.settings.dataDir;
-    this.links = await IdentityLinks.open(dataDir, (err) => this.log.warn({ err }, 'could not read or write data/workspaces/users.json (phone ↔ LID pairs)'));
+    this.links = await IdentityLinks.open(dataDir, (err) => this.log.warn({ err }, 'could not read or write data/whatsapp/identity-links.json (phone ↔ LID pairs)'));
     this.seen = new SeenMessages(dataDir, 2000, (file, movedTo) => this.log.warn({ file, movedTo }, 'the list of handled WhatsApp messages was corrupt; started a new one'));
     await this.loadAuth();
     await this.connect();
