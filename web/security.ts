@@ -74,15 +74,16 @@ export function hostGuard(rules: () => HostRules) {
 const SAFE_METHODS = ['GET', 'HEAD', 'OPTIONS'];
 
 /**
- * Why a state-changing request is cross-site, or undefined when it is not. Browsers send `Sec-Fetch-Site` and
- * `Origin` on every POST; a request with neither comes from a non-browser client (and still needs a CSRF token).
+ * Why a state-changing request is cross-site, or undefined when it is not. `Sec-Fetch-Site` is set by the browser
+ * and cannot be forged by a page, so it decides when present; otherwise `Origin` must name this host. A request
+ * with neither comes from a non-browser client (and still needs a session and a CSRF token for the dashboard).
  *
- * @example crossSiteReason('POST', { origin: 'https://evil.example', host: '127.0.0.1:3000' }) // 'Origin …'
+ * @example crossSiteReason('POST', { origin: 'https://evil.example', host: '127.0.0.1:3000' }) // 'Origin is another site'
  */
 export function crossSiteReason(method: string, headers: { origin?: string; secFetchSite?: string; host: string }): string | undefined {
   if (SAFE_METHODS.includes(method.toUpperCase())) return undefined;
   const site = headers.secFetchSite?.toLowerCase();
-  if (site && site !== 'same-origin' && site !== 'none') return `Sec-Fetch-Site is ${site}`;
+  if (site) return site === 'same-origin' || site === 'none' ? undefined : `Sec-Fetch-Site is ${site}`;
   if (headers.origin !== undefined && headers.origin !== '') {
     if (headers.origin === 'null') return 'Origin is null';
     try {
@@ -123,6 +124,8 @@ export function pageHeaders(ctx: Context, styleHash: string): void {
     `default-src 'none'; style-src ${styleHash}; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
   );
   ctx.set('X-Frame-Options', 'DENY');
+  // same-origin, not no-referrer: with no-referrer browsers send `Origin: null` on the page's own form posts.
+  ctx.set('Referrer-Policy', 'same-origin');
   ctx.set('Cache-Control', 'no-store');
   ctx.set('Pragma', 'no-cache');
   ctx.set('Cross-Origin-Opener-Policy', 'same-origin');
@@ -130,11 +133,11 @@ export function pageHeaders(ctx: Context, styleHash: string): void {
 }
 
 /**
- * Headers on every response, including plugin routes (workspace sites): no MIME sniffing, no referrer, no framing
- * unless the route chose otherwise.
+ * Headers on every response, including plugin routes (workspace sites): no MIME sniffing, no referrer and no framing
+ * unless the route (or pageHeaders) chose otherwise.
  */
 export function baseHeaders(ctx: Context): void {
   ctx.set('X-Content-Type-Options', 'nosniff');
-  ctx.set('Referrer-Policy', 'no-referrer');
+  if (!ctx.response.get('Referrer-Policy')) ctx.set('Referrer-Policy', 'no-referrer');
   if (!ctx.response.get('X-Frame-Options')) ctx.set('X-Frame-Options', 'DENY');
 }

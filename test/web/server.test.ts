@@ -86,6 +86,7 @@ describe('web server security', () => {
     expect(res.status).to.equal(200);
     expect(res.body).to.contain('Alice site');
     expect(res.headers['x-content-type-options']).to.equal('nosniff');
+    expect(res.headers['referrer-policy']).to.equal('no-referrer');
   });
 
   it('sends security headers on its own pages and never lets them be cached', async () => {
@@ -95,7 +96,7 @@ describe('web server security', () => {
       expect(res.headers['content-security-policy']).not.to.match(/unsafe-inline|script-src/);
       expect(res.headers['x-frame-options']).to.equal('DENY');
       expect(res.headers['x-content-type-options']).to.equal('nosniff');
-      expect(res.headers['referrer-policy']).to.equal('no-referrer');
+      expect(res.headers['referrer-policy']).to.equal('same-origin');
       expect(res.headers['cache-control']).to.equal('no-store');
     }
   });
@@ -365,6 +366,20 @@ describe('QR page', () => {
       expect(res.status).to.equal(200);
       expect(res.body).to.contain('<svg').and.contain('Linked devices');
       expect(res.headers['cache-control']).to.equal('no-store');
+    } finally {
+      await w.stop();
+    }
+  });
+});
+
+describe('dashboard page content', () => {
+  it('escapes plugin texts and shows a plugin that is off by default as off', async () => {
+    const hostile = definePlugin({ name: 'hostile', description: '<img src=x onerror=alert(1)>', enabledByDefault: false, triggers: [{ command: 'hostile' }], handle: () => undefined });
+    const w = await startWebTest({ token: TOKEN, plugins: [pingPlugin, hostile] });
+    try {
+      const { page } = await login(w.port, TOKEN);
+      expect(page).to.contain('&lt;img src=x onerror=alert(1)&gt;').and.not.contain('<img src=x');
+      expect(page).to.contain('name="plugin:hostile:enabled">').and.contain('name="plugin:ping:enabled" checked');
     } finally {
       await w.stop();
     }

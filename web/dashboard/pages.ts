@@ -11,7 +11,7 @@ import { pluginOptions, type FieldProblem } from './config-form.js';
  * @example ctx.body = documentPage('Login', html`<p>hi</p>`).value
  */
 export function documentPage(title: string, body: SafeHtml, head: SafeHtml = html``): SafeHtml {
-  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="no-referrer">${head}<title>${title}</title><style>${raw(PAGE_CSS)}</style></head><body>${body}</body></html>`;
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">${head}<title>${title}</title><style>${raw(PAGE_CSS)}</style></head><body>${body}</body></html>`;
 }
 
 /**
@@ -49,6 +49,8 @@ export interface PluginRow {
   state: string;
   healthy: boolean;
   hasSchema: boolean;
+  /** Whether the plugin is on when config.json does not mention it. */
+  defaultEnabled: boolean;
 }
 
 export interface DashboardView {
@@ -147,7 +149,7 @@ ${idsField(view, 'access.block', 'Block list', c.access?.block, 'The bot ignores
 function pluginRows(view: DashboardView): SafeHtml {
   const rows = view.plugins.map((p) => {
     const section = (view.config.plugins?.[p.name] ?? {}) as Record<string, unknown>;
-    const enabled = section.enabled ?? true;
+    const enabled = section.enabled ?? p.defaultEnabled;
     const access = section.access ?? 'everyone';
     const choice = Array.isArray(access) ? 'list' : access === 'owners' ? 'owners' : 'everyone';
     const options = view.optionTexts[p.name] ?? (Object.keys(pluginOptions(section)).length ? JSON.stringify(pluginOptions(section), null, 2) : '');
@@ -158,7 +160,7 @@ function pluginRows(view: DashboardView): SafeHtml {
 <option value="everyone"${choice === 'everyone' ? html` selected` : ''}>everyone</option>
 <option value="owners"${choice === 'owners' ? html` selected` : ''}>owners only</option>
 <option value="list"${choice === 'list' ? html` selected` : ''}>these ids:</option></select>
-<textarea name="plugin:${p.name}:ids" rows="2" aria-label="ids that may use ${p.name}" placeholder="ids, one per line">${Array.isArray(access) ? access.join('\n') : ''}</textarea>${errorsFor(view.problems, `${key}.access`)}</td>
+<textarea name="plugin:${p.name}:ids" rows="2" aria-label="ids that may use ${p.name}" placeholder="ids for &quot;these ids&quot;, one per line">${Array.isArray(access) ? access.join('\n') : ''}</textarea>${errorsFor(view.problems, `${key}.access`)}</td>
 <td><textarea name="plugin:${p.name}:options" rows="${Math.min(8, Math.max(2, options.split('\n').length))}" aria-label="options of ${p.name} (JSON)" placeholder="{}"${invalid(view.problems, `${key}.options`)}>${options}</textarea><p class="hint">${p.hasSchema ? 'JSON object, checked against the plugin\'s schema.' : 'JSON object.'}</p>${errorsFor(view.problems, `${key}.options`)}</td></tr>`;
   });
   return html`<fieldset><legend>Plugins</legend><table><thead><tr><th>Plugin</th><th>On</th><th>Who may use it</th><th>Options</th></tr></thead><tbody>${rows}</tbody></table></fieldset>`;

@@ -1,0 +1,109 @@
+import { expect } from 'chai';
+import { definePlugin } from '../../core/plugin/define-plugin.js';
+import { LoginLimiter, SessionStore, tokenMatches } from '../../web/dashboard/auth.js';
+import { formToConfig, idList } from '../../web/dashboard/config-form.js';
+import { html } from '../../web/html.js';
+import { crossSiteReason, hostAllowed } from '../../web/security.js';
+import { weakTokenReason } from '../../web/server.js';
+
+const rules = { bindHost: '127.0.0.1', publicBaseUrl: '', extraHosts: [] };
+
+describe('web guards', () => {
+  it('accepts only expected Host names, with the port the request came in on', () => {
+    expect(hostAllowed('127.0.0.1:3000', 3000, rules)).to.equal(true);
+    expect(hostAllowed('localhost:3000', 3000, rules)).to.equal(true);
+    expect(hostAllowed('[::1]:3000', 3000, rules)).to.equal(true);
+    expect(hostAllowed('localhost', 80, rules)).to.equal(true);
+    expect(hostAllowed('localhost', 3000, rules)).to.equal(false);
+    expect(hostAllowed('127.0.0.1:3001', 3000, rules)).to.equal(false);
+    expect(hostAllowed('attacker.example:3000', 3000, rules)).to.equal(false);
+    expect(hostAllowed('127.0.0.1:3000@evil', 3000, rules)).to.equal(false);
+    expect(hostAllowed('192.168.1.5:3000', 3000, { ...rules, bindHost: '192.168.1.5' })).to.equal(true);
+    expect(hostAllowed('192.168.1.5:3000', 3000, { ...rules, bindHost: '0.0.0.0' })).to.equal(false);
+    expect(hostAllowed('sites.example.org', 3000, { ...rules, publicBaseUrl: 'https://sites.example.org' })).to.equal(true);
+    expect(hostAllowed('sites.example.org:8443', 3000, { ...rules, publicBaseUrl: 'https://sites.example.org' })).to.equal(false);
+    expect(hostAllowed('bot.lan:3000', 3000, { ...rules, extraHosts: ['bot.lan'] })).to.equal(true);
+    expect(hostAllowed('bot.lan:9999', 3000, { ...rules, extraHosts: ['bot.lan:9999'] })).to.equal(true);
+  });
+
+  it('refuses cross-site writes and lets reads and same-origin writes through', () => {
+    const host = '127.0.0.1:3000';
+    expect(crossSiteReason('GET', { origin: 'https://evil.example', host })).to.equal(undefined);
+    expect(crossSiteReason('POST', { origin: 'http://127.0.0.1:3000', host })).to.equal(undefined);
+    expect(crossSiteReason('POST', { secFetchSite: 'same-origin', origin: 'null', host })).to.equal(undefined);
+    expect(crossSiteReason('POST', { host })).to.equal(undefined);
+    expect(crossSiteReason('POST', { origin: 'http://localhost:3000', host })).to.be.a('string');
+    expect(crossSiteReason('DELETE', { secFetchSite: 'cross-site', host })).to.be.a('string');
+    expect(crossSiteReason('POST', { secFetchSite: 'same-site', origin: 'http://127.0.0.1:3000', host })).to.be.a('string');
+    expect(crossSiteReason('PUT', { origin: 'null', host })).to.be.a('string');
+    expect(crossSiteReason('POST', { origin: '::::', host })).to.be.a('string');
+  });
+
+  it('compares tokens exactly', () => {
+    expect(tokenMatches('abc', 'abc')).to.equal(true);
+    expect(tokenMatches('abd', 'abc')).to.equal(false);
+    expect(tokenMatches('abc ', 'abc')).to.equal(false);
+    expect(tokenMatches('', '')).to.equal(false);
+  });
+
+  it('expires sessions when idle and after the absolute limit', () => {
+    let now = 0;
+    const store = new SessionStore({ idleMs: 1000, absoluteMs: 5000, max: 2 }, () => now);
+    const a = store.create();
+    now = 900;
+    expect(store.get(a.id)).to.equal(a);
+    now = 2000;
+    expect(store.get(a.id)).to.equal(undefined);
+    const b = store.create();
+    for (now = 2500; now < 7000; now += 800) expect(store.get(b.id), `at ${now}`).to.equal(b);
+    now = 7100;
+    expect(store.get(b.id)).to.equal(undefined);
+    const [c, d, e] = [store.create(), store.create(), store.create()];
+    expect(store.get(c.id)).to.equal(undefined);
+    expect(store.get(d.id)).to.equal(d);
+    expect(store.get(e.id)).to.equal(e);
+    expect(d.csrf).not.to.equal(e.csrf);
+  });
+
+  it('locks an address out after too many failures, per address, and forgets after the window', () => {
+    let now = 0;
+    const limiter = new LoginLimiter({ maxFailures: 3, windowMs: 10_000, lockMs: 60_000 }, () => now);
+    expect(limiter.fail('1.1.1.1')).to.deep.equal({ failures: 1, locked: false });
+    limiter.fail('1.1.1.1');
+    expect(limiter.fail('1.1.1.1').locked).to.equal(true);
+    expect(limiter.retryAfterMs('1.1.1.1')).to.equal(60_000);
+    expect(limiter.retryAfterMs('2.2.2.2')).to.equal(0);
+    now = 61_000;
+    expect(limiter.retryAfterMs('1.1.1.1')).to.equal(0);
+    expect(limiter.fail('1.1.1.1')).to.deep.equal({ failures: 1, locked: false });
+    limiter.succeed('1.1.1.1');
+    expect(limiter.fail('1.1.1.1').failures).to.equal(1);
+  });
+
+  it('warns about a CONFIG_TOKEN shorter than 64 hex characters', () => {
+    expect(weakTokenReason('')).to.equal(undefined);
+    expect(weakTokenReason('x'.repeat(63))).to.match(/shorter than 64/);
+    expect(weakTokenReason('ab'.repeat(32))).to.equal(undefined);
+  });
+
+  it('escapes everything interpolated into pages', () => {
+    const evil = `<script>alert("x")</script>' onload='`;
+    expect(html`<p title="${evil}">${evil}</p>`.value).to.equal('<p title="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&#39; onload=&#39;">&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&#39; onload=&#39;</p>');
+  });
+
+  it('reads id lists forgivingly and checks plugin options with the plugin\'s schema', () => {
+    expect(idList(' 628123,\n+628124  628125@s.whatsapp.net 628126:3@s.whatsapp.net 628123 ')).to.deep.equal(['628123', '628124', '628125', '628126']);
+    const typed = definePlugin({ name: 'typed', description: 'has options', optionsSchema: { type: 'object', additionalProperties: false, properties: { limit: { type: 'integer', minimum: 1 } } } });
+    const base = { prefix: '.', botName: 'B', targetUserIds: [], port: 0, plugins: { typed: { enabled: true, limit: 3 }, gone: { enabled: false, x: 1 } } };
+    const form = new URLSearchParams({ prefix: '.', botName: 'B', port: '0', host: '127.0.0.1', 'plugin:typed:present': '1', 'plugin:typed:enabled': 'on', 'plugin:typed:access': 'list', 'plugin:typed:ids': '628123', 'plugin:typed:options': '{"limit": 0, "extra": true}' });
+    const bad = formToConfig(form, base, [typed]);
+    expect(bad.problems.map((p) => p.field)).to.deep.equal(['plugins.typed.options', 'plugins.typed.options']);
+    expect(bad.problems.map((p) => p.message).join()).to.contain('plugins.typed.limit: must be >= 1').and.contain('plugins.typed.extra: unknown option');
+    form.set('plugin:typed:options', '{"limit": 7}');
+    const good = formToConfig(form, base, [typed]);
+    expect(good.problems).to.deep.equal([]);
+    expect(good.config.plugins).to.deep.equal({ typed: { enabled: true, access: ['628123'], limit: 7 }, gone: { enabled: false, x: 1 } });
+    form.set('plugin:typed:options', '{"enabled": false}');
+    expect(formToConfig(form, base, [typed]).problems[0]?.message).to.contain('with the controls above');
+  });
+});
