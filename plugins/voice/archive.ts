@@ -1,0 +1,367 @@
+import { mkdir, readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Index } from 'flexsearch';
+import { safeFileName, writeFileAtomicSafe, writeJsonAtomic } from '../../core/store/atomic.js';
+
+/** How many messages before and after a voice note are kept with it. */
+export const CONTEXT_SIZE = 6;
+/** Notes per segment file: adding a note rewrites one small file, loading 100,000 notes reads 100. */
+export const SEGMENT_SIZE = 1000;
+/** Chats with at least this many notes keep a snapshot of their search index, so loading them needs no re-indexing. */
+export const SNAPSHOT_MIN_NOTES = 2000;
+/** A snapshot is refreshed once this many notes were added since the last one. */
+export const SNAPSHOT_EVERY = 500;
+const SNAPSHOT_FORMAT = 'flexsearch-0.8/1';
+
+/** One chat message kept as context around a voice note. */
+export interface ContextMessage {
+  id: string;
+  senderId: string;
+  senderName?: string;
+  /** Unix ms. */
+  at: number;
+  text: string;
+}
+
+/** What `add` stores. */
+export interface NoteInput {
+  messageId: string;
+  senderId: string;
+  senderName?: string;
+  /** Unix ms. */
+  at: number;
+  transcript: string;
+  kind?: 'voice' | 'audio';
+  /** The audio file as received (kept locally next to the transcript). */
+  audio?: { bytes: Buffer; ext: string };
+  /** The messages before the note, oldest first (the last CONTEXT_SIZE are kept). */
+  before?: ContextMessage[];
+}
+
+/** An archived voice note (without its context, which lives in its own file). */
+export interface ArchivedNote {
+  /** Position in its chat's archive, from 1. */
+  seq: number;
+  messageId: string;
+  senderId: string;
+  senderName?: string;
+  at: number;
+  transcript: string;
+  kind: 'voice' | 'audio';
+  /** The audio file, relative to the chat's archive folder. */
+  audioFile?: string;
+}
+
+export interface NoteContext {
+  before: ContextMessage[];
+  after: ContextMessage[];
+}
+
+/** One search result: the note and a short quote around the words that matched. */
+export interface SearchHit {
+  note: ArchivedNote;
+  quote: string;
+}
+
+interface SegmentFile {
+  chatId: string;
+  notes: ArchivedNote[];
+}
+
+interface SnapshotFile {
+  chatId: string;
+  format: string;
+  covers: number;
+  parts: Record<string, string>;
+}
+
+const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+function cleanContext(list: ContextMessage[] | undefined): ContextMessage[] {
+  return (list ?? []).slice(-CONTEXT_SIZE).map((m) => ({ id: String(m.id), senderId: String(m.senderId), ...(m.senderName ? { senderName: m.senderName } : {}), at: Number(m.at), text: clip(String(m.text ?? ''), 500) }));
+}
+
+async function readJson<T>(file: string): Promise<T | undefined> {
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as T;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** A short quote of `text` around the first word of `query` it contains. */
+export function quoteAround(text: string, query: string, width = 160): string {
+  if (text.length <= width) return text;
+  const lower = text.toLowerCase();
+  const words = query.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 1);
+  const at = words.map((w) => lower.indexOf(w)).filter((i) => i >= 0).sort((a, b) => a - b)[0] ?? 0;
+  const start = Math.max(0, Math.min(at - Math.floor(width / 3), text.length - width));
+  return `${start > 0 ? '…' : ''}${text.slice(start, start + width).trim()}${start + width < text.length ? '…' : ''}`;
+}
+
+/** One chat's archive: its folder, notes, search index and the notes still waiting for their "after" messages. */
+class ChatArchive {
+  notes: ArchivedNote[] = [];
+  readonly pending = new Map<number, NoteContext>();
+  private index: Index | undefined;
+  private indexed = 0;
+  private snapshotCovers = 0;
+  private loaded: Promise<void> | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(readonly chatId: string, readonly dir: string) {}
+
+  /** Runs mutations of this chat one after another. */
+  serial<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  load(): Promise<void> {
+    this.loaded ??= this.readAll().catch((err) => {
+      this.loaded = undefined;
+      throw err;
+    });
+    return this.loaded;
+  }
+
+  private async readAll(): Promise<void> {
+    let files: string[] = [];
+    try {
+      files = (await readdir(path.join(this.dir, 'notes'))).filter((f) => /^\d+\.json$/.test(f)).sort();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    const segments = await Promise.all(files.map((f) => readJson<SegmentFile>(path.join(this.dir, 'notes', f))));
+    // A segment of another chat (a file-name collision or a copied file) is never read into this chat.
+    this.notes = segments.filter((s) => s && s.chatId === this.chatId && Array.isArray(s.notes)).flatMap((s) => s!.notes).sort((a, b) => a.seq - b.seq);
+    for (const note of this.notes.slice(-CONTEXT_SIZE)) {
+      const context = await this.readContext(note.seq);
+      if (context.after.length < CONTEXT_SIZE) this.pending.set(note.seq, context);
+    }
+  }
+
+  /** The search index, built lazily (from the snapshot when there is one). */
+  async searchIndex(): Promise<Index> {
+    if (!this.index) {
+      const index = new Index({ tokenize: 'strict', resolution: 9 });
+      const snapshot = this.notes.length >= SNAPSHOT_MIN_NOTES ? await readJson<SnapshotFile>(this.snapshotFile()).catch(() => undefined) : undefined;
+      if (snapshot && snapshot.chatId === this.chatId && snapshot.format === SNAPSHOT_FORMAT && snapshot.covers <= this.notes.length) {
+        try {
+          for (const [key, data] of Object.entries(snapshot.parts)) index.import(key, data);
+          this.indexed = snapshot.covers;
+          this.snapshotCovers = snapshot.covers;
+        } catch {
+          this.indexed = 0;
+        }
+      }
+      this.index = this.indexed ? index : new Index({ tokenize: 'strict', resolution: 9 });
+      for (const note of this.notes.slice(this.indexed)) this.index.add(note.seq, note.transcript);
+      this.indexed = this.notes.length;
+    }
+    return this.index;
+  }
+
+  private snapshotFile(): string {
+    return path.join(this.dir, 'search-index.json');
+  }
+
+  contextFile(seq: number): string {
+    return path.join(this.dir, 'context', `${seq}.json`);
+  }
+
+  async readContext(seq: number): Promise<NoteContext> {
+    const doc = await readJson<NoteContext>(this.contextFile(seq)).catch(() => undefined);
+    return { before: Array.isArray(doc?.before) ? doc!.before : [], after: Array.isArray(doc?.after) ? doc!.after : [] };
+  }
+
+  async writeSegment(segment: number): Promise<void> {
+    const notes = this.notes.slice(segment * SEGMENT_SIZE, (segment + 1) * SEGMENT_SIZE);
+    const file: SegmentFile = { chatId: this.chatId, notes };
+    await writeJsonAtomic(path.join(this.dir, 'notes', `${String(segment).padStart(6, '0')}.json`), file);
+  }
+
+  indexNote(note: ArchivedNote): void {
+    if (this.index && this.indexed === note.seq - 1) {
+      this.index.add(note.seq, note.transcript);
+      this.indexed = note.seq;
+    }
+  }
+
+  /** Writes the index snapshot when the chat is large and enough notes came since the last one. */
+  async maybeSnapshot(force = false): Promise<void> {
+    if (this.notes.length < SNAPSHOT_MIN_NOTES) return;
+    if (this.notes.length - this.snapshotCovers < (force ? 1 : SNAPSHOT_EVERY)) return;
+    const index = await this.searchIndex();
+    const parts: Record<string, string> = {};
+    await index.export((key: string, data: string) => {
+      parts[key] = data;
+    });
+    const snapshot: SnapshotFile = { chatId: this.chatId, format: SNAPSHOT_FORMAT, covers: this.indexed, parts };
+    await writeFileAtomicSafe(this.snapshotFile(), JSON.stringify(snapshot));
+    this.snapshotCovers = snapshot.covers;
+  }
+}
+
+function requireChatId(chatId: string): string {
+  if (typeof chatId !== 'string' || !chatId.trim()) throw new TypeError('AudioArchive: a chat id is required');
+  return chatId;
+}
+
+/**
+ * The local audio archive, `data/audio_archive/<chat>/`: per chat, the audio files, their transcripts (in segment
+ * files of SEGMENT_SIZE notes), each note's 6 messages before and after (`context/<seq>.json`, the "after" ones
+ * filled in as they arrive) and a full-text index (FlexSearch) kept in memory and loaded lazily.
+ *
+ * Search is per chat by construction: every call takes the chat id, each chat has its own folder and index, and
+ * there is no call that reads more than one chat. Every JSON write is atomic; a note becomes visible only after its
+ * audio and context are written, so a failure never leaves half a note.
+ *
+ * @example
+ * const archive = new AudioArchive('data/audio_archive');
+ * await archive.add('123@g.us', { messageId: 'm1', senderId: '62…@s.whatsapp.net', at: Date.now(), transcript: 'the invoice is paid' });
+ * const hits = await archive.search('123@g.us', 'invoice', 5);
+ */
+export class AudioArchive {
+  private readonly chats = new Map<string, ChatArchive>();
+
+  constructor(readonly root: string) {}
+
+  private chat(chatId: string): ChatArchive {
+    requireChatId(chatId);
+    let chat = this.chats.get(chatId);
+    if (!chat) {
+      chat = new ChatArchive(chatId, path.join(this.root, safeFileName(chatId)));
+      this.chats.set(chatId, chat);
+    }
+    return chat;
+  }
+
+  /** Loads a chat's notes and search index now (otherwise done on first use). */
+  async load(chatId: string): Promise<void> {
+    const chat = this.chat(chatId);
+    await chat.load();
+    await chat.searchIndex();
+  }
+
+  /** Archives one voice note in `chatId`. */
+  async add(chatId: string, input: NoteInput): Promise<ArchivedNote> {
+    const [note] = await this.addMany(chatId, [input]);
+    return note;
+  }
+
+  /** Archives several notes at once (imports and the benchmark): each touched segment is written once. */
+  async addMany(chatId: string, inputs: NoteInput[]): Promise<ArchivedNote[]> {
+    const chat = this.chat(chatId);
+    await chat.load();
+    return chat.serial(async () => {
+      const added: ArchivedNote[] = [];
+      const segments = new Set<number>();
+      for (const input of inputs) {
+        const seq = chat.notes.length + added.length + 1;
+        const note: ArchivedNote = {
+          seq,
+          messageId: String(input.messageId),
+          senderId: String(input.senderId),
+          ...(input.senderName ? { senderName: input.senderName } : {}),
+          at: Number(input.at),
+          transcript: String(input.transcript),
+          kind: input.kind ?? 'voice',
+        };
+        if (input.audio) {
+          const ext = input.audio.ext.replace(/[^a-z0-9]/gi, '').slice(0, 8) || 'bin';
+          note.audioFile = path.join('audio', `${seq}.${ext}`);
+          await writeFileAtomicSafe(path.join(chat.dir, note.audioFile), input.audio.bytes);
+        }
+        const context: NoteContext = { before: cleanContext(input.before), after: [] };
+        if (input.before?.length || inputs.length === 1) {
+          await writeJsonAtomic(chat.contextFile(seq), context);
+        }
+        added.push(note);
+        segments.add(Math.floor((seq - 1) / SEGMENT_SIZE));
+      }
+      // The segment write makes the notes visible; audio and context are already on disk.
+      const before = chat.notes.length;
+      chat.notes.push(...added);
+      try {
+        for (const segment of segments) await chat.writeSegment(segment);
+      } catch (err) {
+        chat.notes.length = before;
+        throw err;
+      }
+      for (const note of added) {
+        chat.indexNote(note);
+        if (inputs.length === 1) chat.pending.set(note.seq, { before: cleanContext(inputs[0].before), after: [] });
+      }
+      await chat.maybeSnapshot();
+      return added;
+    });
+  }
+
+  /**
+   * Records a message of `chatId` as "after" context of the notes still waiting for theirs (fewer than 6).
+   * A note's own message is never its own context.
+   */
+  async observe(chatId: string, message: ContextMessage): Promise<void> {
+    const chat = this.chat(chatId);
+    await chat.load();
+    if (!chat.pending.size) return;
+    await chat.serial(async () => {
+      for (const [seq, context] of [...chat.pending]) {
+        const note = chat.notes[seq - 1];
+        if (!note || note.messageId === message.id) continue;
+        context.after.push(...cleanContext([message]));
+        await writeJsonAtomic(chat.contextFile(seq), context);
+        if (context.after.length >= CONTEXT_SIZE) chat.pending.delete(seq);
+      }
+    });
+  }
+
+  /** Up to `limit` notes of `chatId` that match `query`, best first, with a short quote. Only that chat is searched. */
+  async search(chatId: string, query: string, limit = 5): Promise<SearchHit[]> {
+    const chat = this.chat(chatId);
+    const words = String(query ?? '').trim();
+    if (!words) return [];
+    await chat.load();
+    if (!chat.notes.length) return [];
+    const index = await chat.searchIndex();
+    const max = Math.max(1, Math.min(50, Math.floor(limit) || 5));
+    const ids = index.search(words, { limit: max, suggest: true }) as number[];
+    return ids
+      .map((seq) => chat.notes[Number(seq) - 1])
+      .filter((note): note is ArchivedNote => Boolean(note))
+      .map((note) => ({ note, quote: quoteAround(note.transcript, words) }));
+  }
+
+  /** The 6 messages before and (so far) after a note of `chatId`. */
+  async context(chatId: string, seq: number): Promise<NoteContext> {
+    const chat = this.chat(chatId);
+    await chat.load();
+    if (!chat.notes[seq - 1]) return { before: [], after: [] };
+    return chat.readContext(seq);
+  }
+
+  /** How many notes `chatId` has. */
+  async count(chatId: string): Promise<number> {
+    const chat = this.chat(chatId);
+    await chat.load();
+    return chat.notes.length;
+  }
+
+  /** The absolute path of a note's audio file, if it was kept. */
+  audioPath(chatId: string, note: ArchivedNote): string | undefined {
+    return note.audioFile ? path.join(this.chat(chatId).dir, note.audioFile) : undefined;
+  }
+
+  /** Waits for pending writes and refreshes the index snapshots of large chats (call at shutdown). */
+  async flush(): Promise<void> {
+    await Promise.all([...this.chats.values()].map((chat) => chat.serial(() => chat.maybeSnapshot(true))));
+  }
+}
+
+/** Makes sure the archive root exists (so the owner sees where audio is kept). */
+export async function ensureArchiveRoot(root: string): Promise<void> {
+  await mkdir(root, { recursive: true });
+}

@@ -1,0 +1,80 @@
+import OpenAI, { toFile } from 'openai';
+import { normalizeBaseUrl } from '../../core/providers/normalize.js';
+import type { AudioKeyPool } from './key-pool.js';
+
+/** One file to upload for transcription. */
+export interface UploadFile {
+  bytes: Buffer;
+  /** The name the provider sees; its extension decides how the provider reads the file (`.ogg`, never `.oga`). */
+  fileName: string;
+  mimetype: string;
+}
+
+/** Thrown when the provider answered without a transcript. */
+export class NoTranscriptError extends Error {}
+
+export interface AudioProviderOptions {
+  baseUrl: string;
+  model: string;
+  chatModel: string;
+  timeoutMs: number;
+}
+
+/**
+ * The OpenAI-compatible audio provider (Groq by default), reached only through the key pool:
+ * `POST <base>/v1/audio/transcriptions` (multipart) and `POST <base>/v1/chat/completions` for auto reactions.
+ * SDK retries are off: the pool decides what happens after a failure.
+ *
+ * @example
+ * const provider = new AudioProvider(pool, { baseUrl, model, chatModel, timeoutMs: 45000 });
+ * const text = await provider.transcribe({ bytes, fileName: 'voice.ogg', mimetype: 'audio/ogg' });
+ */
+export class AudioProvider {
+  private readonly clients = new Map<string, OpenAI>();
+  private readonly baseUrl: string;
+
+  constructor(private readonly pool: AudioKeyPool, private readonly options: AudioProviderOptions) {
+    this.baseUrl = normalizeBaseUrl(options.baseUrl).v1;
+  }
+
+  private client(key: string, timeoutMs = this.options.timeoutMs): OpenAI {
+    const id = `${timeoutMs}:${key}`;
+    let client = this.clients.get(id);
+    if (!client) {
+      client = new OpenAI({ apiKey: key, baseURL: this.baseUrl, maxRetries: 0, timeout: timeoutMs });
+      this.clients.set(id, client);
+    }
+    return client;
+  }
+
+  /** Transcribes one file; the same file moves to the next key when one is limited. */
+  async transcribe(file: UploadFile): Promise<string> {
+    return this.pool.run('transcription', async (key) => {
+      const upload = await toFile(file.bytes, file.fileName, { type: file.mimetype });
+      const result = await this.client(key).audio.transcriptions.create({ file: upload, model: this.options.model, response_format: 'json' });
+      const text = (result as { text?: unknown }).text;
+      if (typeof text !== 'string') throw new NoTranscriptError('the audio provider answered without a transcript');
+      return text.trim();
+    });
+  }
+
+  /** One short chat completion with the provider's chat model (auto reactions). Limits do not park keys here. */
+  async chat(system: string, user: string, timeoutMs: number): Promise<string> {
+    return this.pool.run(
+      'reaction',
+      async (key) => {
+        const result = await this.client(key, timeoutMs).chat.completions.create({
+          model: this.options.chatModel,
+          messages: [
+            { role: 'system', content: system },
+            { role: 'user', content: user },
+          ],
+          max_tokens: 12,
+          temperature: 0.7,
+        });
+        return result.choices?.[0]?.message?.content ?? '';
+      },
+      { park: false },
+    );
+  }
+}

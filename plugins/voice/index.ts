@@ -1,0 +1,234 @@
+import path from 'node:path';
+import { ffmpegBinary } from '../../core/capabilities/detect.js';
+import { definePlugin } from '../../core/plugin/define-plugin.js';
+import type { BotContext, Plugin, PluginHost, ToolDefinition } from '../../core/plugin/types.js';
+import { AllProvidersFailedError } from '../../core/providers/types.js';
+import { AudioArchive, type ContextMessage } from './archive.js';
+import { AudioProvider } from './audio-provider.js';
+import { AudioKeyPool } from './key-pool.js';
+import { voiceOptions, voiceOptionsSchema } from './options.js';
+import { AutoReactor } from './reactions.js';
+import { RecentMessages } from './recent-messages.js';
+import { formatHitsForChat, formatHitsForModel } from './search-format.js';
+import { Transcriber, VoiceError } from './transcriber.js';
+
+/** What hearing one voice note gave; shared between the observer and the routed call through `ctx.state`. */
+type Heard = { ok: true; text: string; seq: number } | { ok: false; error: string };
+
+const HEARD = 'voice.heard';
+
+const VOICE_SYSTEM =
+  "The user's last message was a voice note; you are reading its transcript. Answer it as if they had typed it, " +
+  'and do not mention the transcription unless the transcript is unclear.';
+
+/** Test seams: a clock for key parking and cooldowns, and the dice of auto reactions. */
+export interface VoicePluginDeps {
+  now?: () => number;
+  random?: () => number;
+}
+
+interface Runtime {
+  pool: AudioKeyPool;
+  transcriber: Transcriber;
+  archive: AudioArchive;
+  recent: RecentMessages;
+  reactor: AutoReactor;
+}
+
+const isAudio = (ctx: BotContext) => ctx.message.media?.kind === 'voice' || ctx.message.media?.kind === 'audio';
+
+/** The text a message leaves as context around voice notes. */
+function contextText(ctx: BotContext): string {
+  const media = ctx.message.media;
+  if (!media) return ctx.text;
+  return `[${media.kind}]${ctx.text ? ` ${ctx.text}` : ''}`;
+}
+
+/**
+ * Creates the voice plugin. The default export is `createVoicePlugin()`; tests pass a clock.
+ *
+ * @example
+ * const voice = createVoicePlugin({ now: () => clock });
+ * await startTestApp({ plugins: [voice], env: { AUDIO_API_KEYS: 'k1,k2', AUDIO_BASE_URL: fake.url } });
+ */
+export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
+  const now = deps.now ?? Date.now;
+  let runtime: Runtime | undefined;
+
+  const rt = (): Runtime => {
+    if (!runtime) throw new Error('the voice plugin has not started');
+    return runtime;
+  };
+
+  /** Downloads, transcribes and archives the voice note of this message (once; the result goes to ctx.state). */
+  async function hear(ctx: BotContext): Promise<Heard> {
+    const known = ctx.state[HEARD] as Heard | undefined;
+    if (known) return known;
+    const { transcriber, archive, recent } = rt();
+    const media = ctx.message.media!;
+    const what = media.kind === 'voice' ? 'voice note' : 'audio file';
+    let heard: Heard;
+    try {
+      let bytes: Buffer;
+      try {
+        bytes = await media.download();
+      } catch (err) {
+        ctx.log.warn({ reason: (err as Error).message }, 'voice note download failed');
+        throw new VoiceError(`I could not download that ${what}. Please send it again.`);
+      }
+      const before = await recent.last(ctx.chatId);
+      const transcript = await transcriber.transcribe(bytes, media.kind);
+      const note = await archive.add(ctx.chatId, {
+        messageId: ctx.message.id,
+        senderId: ctx.senderId,
+        senderName: ctx.message.senderName,
+        at: ctx.message.timestamp,
+        transcript: transcript.text,
+        kind: media.kind === 'voice' ? 'voice' : 'audio',
+        audio: { bytes: transcript.audio, ext: transcript.format.ext },
+        before,
+      });
+      ctx.log.info({ seq: note.seq, parts: transcript.parts, chars: transcript.text.length }, `${what} transcribed and archived`);
+      heard = { ok: true, text: transcript.text, seq: note.seq };
+    } catch (err) {
+      if (!(err instanceof VoiceError)) {
+        ctx.log.error({ err }, `${what} could not be handled`);
+        heard = { ok: false, error: `Sorry, something went wrong while I was listening to that ${what}. The owner can find the details in the log.` };
+      } else {
+        heard = { ok: false, error: err.message };
+      }
+    }
+    ctx.state[HEARD] = heard;
+    return heard;
+  }
+
+  /** Observer: every message of every chat, addressed or not. */
+  async function observe(ctx: BotContext): Promise<void> {
+    const { archive, recent, reactor } = rt();
+    const message = ctx.message;
+    const entry: ContextMessage = { id: message.id, senderId: message.senderId, ...(message.senderName ? { senderName: message.senderName } : {}), at: message.timestamp, text: contextText(ctx) };
+    let reactTo = message.media ? '' : ctx.text;
+    if (isAudio(ctx)) {
+      const heard = await hear(ctx);
+      entry.text = heard.ok ? `[${message.media!.kind} note] ${heard.text}` : `[${message.media!.kind} note]`;
+      if (heard.ok) {
+        reactTo = heard.text;
+        // A group note that is not for the bot still belongs to the conversation, as the core does for text.
+        if (message.isGroup && !ctx.addressed) {
+          await ctx.history.append({ id: message.id, role: 'user', senderId: ctx.senderId, senderName: message.senderName, text: heard.text, at: message.timestamp, media: message.media!.kind });
+          ctx.state.historyRecorded = true;
+        }
+      }
+    }
+    await archive.observe(ctx.chatId, entry);
+    await recent.push(ctx.chatId, entry);
+    const prefix = ctx.host.config().prefix;
+    const fromBot = ctx.host.botIds().some((id) => id && (message.senderId === id || message.senderId.startsWith(`${id.split('@')[0]}@`)));
+    if (reactTo && !fromBot && !reactTo.startsWith(prefix) && !reactTo.startsWith('/')) {
+      const emoji = await reactor.pick(ctx.chatId, reactTo, voiceOptions(ctx.options).reactions);
+      if (emoji) await ctx.react(emoji).catch((err) => ctx.log.debug({ reason: (err as Error).message }, 'reaction could not be sent'));
+    }
+  }
+
+  /** A voice note addressed to the bot: answered like the same words typed. */
+  async function answer(ctx: BotContext): Promise<void> {
+    const heard = await hear(ctx);
+    if (!heard.ok) {
+      await ctx.reply(heard.error);
+      return;
+    }
+    const message = ctx.message;
+    await ctx.history.append({ id: message.id, role: 'user', senderId: ctx.senderId, senderName: message.senderName, text: heard.text, at: message.timestamp, media: message.media!.kind });
+    try {
+      const reply = await ctx.ai.respond(ctx, { text: heard.text, userAlreadyInHistory: true, system: VOICE_SYSTEM });
+      if (reply.trim()) await ctx.reply(reply);
+    } catch (err) {
+      if (!(err instanceof AllProvidersFailedError)) throw err;
+      ctx.log.warn({ causes: err.causes }, 'every provider failed while answering a voice note');
+      await ctx.reply(err.message);
+    }
+  }
+
+  /** `.vn <words>`: this chat's voice notes, ranked. */
+  async function searchCommand(ctx: BotContext): Promise<void> {
+    const { archive } = rt();
+    const query = (ctx.command?.args ?? '').trim();
+    const word = ctx.command?.word ?? `${ctx.host.config().prefix}vn`;
+    if (!query) {
+      const count = await archive.count(ctx.chatId);
+      await ctx.reply(`Tell me what to look for, for example: ${word} invoice. This chat has ${count} archived voice note${count === 1 ? '' : 's'}.`);
+      return;
+    }
+    await ctx.reply(formatHitsForChat(await archive.search(ctx.chatId, query, 5), query.slice(0, 100)));
+  }
+
+  const searchTool: ToolDefinition = {
+    name: 'search_voice_notes',
+    description:
+      'Search the transcripts of the voice notes sent in this chat (only this chat), e.g. "what did she say about the invoice in last week\'s voice note". Returns the best matches with sender, time and transcript.',
+    parameters: {
+      type: 'object',
+      properties: {
+        query: { type: 'string', description: 'words to look for in the transcripts' },
+        limit: { type: 'integer', minimum: 1, maximum: 10, description: 'how many notes to return (default 5)' },
+      },
+      required: ['query'],
+    },
+    // The chat comes from the core's binding (call.chatId), never from the model's arguments.
+    run: async (args, call) => formatHitsForModel(await rt().archive.search(call.chatId, String(args.query ?? ''), Number(args.limit) || 5)),
+  };
+
+  return definePlugin({
+    name: 'voice',
+    description: 'Hears voice notes: transcribes them, answers them like text, keeps a per-chat archive you can search',
+    needs: ['audio'],
+    missing: (_missing, ctx) => {
+      const detail = ctx.host.capabilities.status('audio').detail;
+      if (ctx.trigger && 'command' in ctx.trigger) return `Voice-note search is off right now: ${detail}. Without a usable audio key nothing is archived.`;
+      return `I can't hear voice notes right now: ${detail}. Please type your message instead.`;
+    },
+    optionsSchema: voiceOptionsSchema,
+    triggers: [
+      { every: true },
+      { media: ['voice', 'audio'], help: 'voice notes are transcribed and answered like text' },
+      { command: 'vn', help: 'search the voice notes of this chat, e.g. .vn invoice' },
+    ],
+    tools: () => [searchTool],
+    start(host: PluginHost) {
+      const settings = host.settings;
+      const pool = new AudioKeyPool(settings.audio.keys, host.log, now);
+      host.capabilities.setLive('audio', () => pool.status());
+      const provider = new AudioProvider(pool, {
+        baseUrl: settings.audio.baseUrl,
+        model: settings.audio.model,
+        chatModel: settings.audio.chatModel,
+        timeoutMs: settings.upstreamTimeoutMs,
+      });
+      const transcriber = new Transcriber({
+        provider,
+        maxUploadBytes: () => Math.floor(voiceOptions(host.options()).maxUploadMb * 1024 * 1024),
+        ffmpeg: () => (host.capabilities.has('ffmpeg') ? ffmpegBinary(settings).path : undefined),
+      });
+      runtime = {
+        pool,
+        transcriber,
+        archive: new AudioArchive(path.join(host.dataDir, 'audio_archive')),
+        recent: new RecentMessages(host.histories),
+        reactor: new AutoReactor(provider, host.log, Math.min(settings.upstreamTimeoutMs, 10_000), now, deps.random),
+      };
+      if (pool.size) host.log.info({ audioKeys: pool.size }, `voice: ${pool.size} audio key(s) in the rotation pool (model ${settings.audio.model})`);
+      else host.log.warn('voice: no audio key (AUDIO_API_KEYS): the bot cannot hear voice notes; audio transcription, the audio archive and auto-reactions are off');
+    },
+    async stop() {
+      await runtime?.archive.flush();
+    },
+    async handle(ctx) {
+      const trigger = ctx.trigger;
+      if (trigger && 'every' in trigger) return observe(ctx);
+      if (trigger && 'command' in trigger) return searchCommand(ctx);
+      if (isAudio(ctx)) return answer(ctx);
+    },
+  });
+}
+
+export default createVoicePlugin();

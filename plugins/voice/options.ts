@@ -1,0 +1,47 @@
+import type { PluginSection } from '../../core/config/schema.js';
+import { DEFAULT_REACTIONS, type ReactionOptions } from './reactions.js';
+
+/** The voice plugin's options in config.json (`plugins.voice`), with defaults filled in. */
+export interface VoiceOptions {
+  /** The audio provider's upload limit in MB (Groq: 25 on the free tier); larger files are shrunk or split. */
+  maxUploadMb: number;
+  reactions: ReactionOptions;
+}
+
+export const DEFAULT_MAX_UPLOAD_MB = 25;
+
+/** JSON schema of the options (checked at start and in the dashboard). */
+export const voiceOptionsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    maxUploadMb: { type: 'number', exclusiveMinimum: 0, maximum: 1000, description: "the audio provider's upload limit in MB" },
+    reactions: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        enabled: { type: 'boolean', description: 'auto emoji reactions by the audio provider chat model' },
+        share: { type: 'number', minimum: 0, maximum: 1, description: 'share of messages considered for a reaction (0..1)' },
+        cooldownMinutes: { type: 'number', minimum: 0, description: 'minimum minutes between two reactions in one chat' },
+      },
+    },
+  },
+};
+
+/**
+ * Reads the live options with defaults.
+ *
+ * @example voiceOptions(ctx.options).reactions.share // 0.1
+ */
+export function voiceOptions(section: PluginSection): VoiceOptions {
+  const r = (section.reactions ?? {}) as Partial<ReactionOptions>;
+  const num = (v: unknown, d: number) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : d);
+  return {
+    maxUploadMb: num(section.maxUploadMb, DEFAULT_MAX_UPLOAD_MB) || DEFAULT_MAX_UPLOAD_MB,
+    reactions: {
+      enabled: typeof r.enabled === 'boolean' ? r.enabled : DEFAULT_REACTIONS.enabled,
+      share: Math.min(1, num(r.share, DEFAULT_REACTIONS.share)),
+      cooldownMinutes: num(r.cooldownMinutes, DEFAULT_REACTIONS.cooldownMinutes),
+    },
+  };
+}

@@ -1,0 +1,131 @@
+import { HttpFake, type FakeBehaviour, type RecordedRequest } from './http-fake.js';
+import { completion } from './openai-gateway.js';
+
+/** One transcription upload as the fake parsed it from the multipart body. */
+export interface TranscriptionUpload {
+  /** The bearer key the request carried (fake keys only). */
+  key: string;
+  model: string;
+  fileName: string;
+  fileType: string;
+  bytes: Buffer;
+  responseFormat?: string;
+}
+
+/** Ready-made answers of an OpenAI-compatible audio provider (Groq style). */
+export const audioFailures = {
+  rateLimit: (retryAfterSeconds?: number): FakeBehaviour => ({
+    status: 429,
+    json: { error: { message: 'Rate limit reached for model `whisper` in organization `org_SECRET` on seconds of audio per hour (ASH).', type: 'tokens', code: 'rate_limit_exceeded' } },
+    headers: retryAfterSeconds === undefined ? {} : { 'retry-after': String(retryAfterSeconds) },
+  }),
+  rateLimitWithReset: (reset: string): FakeBehaviour => ({
+    status: 429,
+    json: { error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } },
+    headers: { 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': reset, 'x-ratelimit-remaining-tokens': '5000', 'x-ratelimit-reset-tokens': '1s' },
+  }),
+  dailyLimit: { status: 429, json: { error: { message: 'Rate limit reached for model `whisper` on requests per day (RPD): Limit 2000, Used 2000.', type: 'requests', code: 'rate_limit_exceeded' } } } as FakeBehaviour,
+  badKey: { status: 401, json: { error: { message: 'Invalid API Key', type: 'invalid_request_error', code: 'invalid_api_key' } } } as FakeBehaviour,
+  forbidden: { status: 403, json: { error: { message: 'Organization has been restricted', type: 'permission_error' } } } as FakeBehaviour,
+  serverError: { status: 503, json: { error: { message: 'Service Unavailable', type: 'internal_server_error' } } } as FakeBehaviour,
+  noText: { status: 200, json: { x_groq: { id: 'req_1' } } } as FakeBehaviour,
+};
+
+/** Parses a multipart/form-data body with the platform's own parser (undici's FormData). */
+export async function parseMultipart(req: RecordedRequest): Promise<TranscriptionUpload> {
+  const form = await new Response(new Uint8Array(req.body), { headers: { 'content-type': String(req.headers['content-type'] ?? '') } }).formData();
+  const file = form.get('file');
+  const blob = file && typeof file === 'object' ? (file as File) : undefined;
+  return {
+    key: String(req.headers.authorization ?? '').replace(/^Bearer\s+/i, ''),
+    model: String(form.get('model') ?? ''),
+    fileName: blob?.name ?? '',
+    fileType: blob?.type ?? '',
+    bytes: blob ? Buffer.from(await blob.arrayBuffer()) : Buffer.alloc(0),
+    responseFormat: form.get('response_format')?.toString(),
+  };
+}
+
+/**
+ * A fake OpenAI-compatible audio provider on 127.0.0.1: `POST /v1/audio/transcriptions` (multipart, parsed and
+ * recorded, answers `{ text }`) and `POST /v1/chat/completions` (auto reactions, answers 👍 by default).
+ * Behaviours can be queued for the next uploads of one key (`forKey`) or set for a key until changed (`always`):
+ * 429 with or without retry-after / reset headers, 401/403, 5xx, hang, drop.
+ *
+ * @example
+ * const audio = await FakeAudioProvider.start(() => 'hello there');
+ * audio.forKey('key-one', audioFailures.rateLimit(60));
+ */
+export class FakeAudioProvider {
+  readonly uploads: TranscriptionUpload[] = [];
+  private readonly keyQueues = new Map<string, FakeBehaviour[]>();
+  private readonly keyAlways = new Map<string, FakeBehaviour>();
+  transcript: (upload: TranscriptionUpload) => string;
+
+  private constructor(readonly http: HttpFake, transcript: (upload: TranscriptionUpload) => string) {
+    this.transcript = transcript;
+  }
+
+  static async start(transcript: (upload: TranscriptionUpload) => string = () => 'hello from the voice note'): Promise<FakeAudioProvider> {
+    let fake!: FakeAudioProvider;
+    const http = await HttpFake.start({
+      'GET /': { status: 200, text: 'audio ok' },
+      'POST /v1/audio/transcriptions': (req) => fake.transcribe(req),
+      'POST /v1/chat/completions': (req) => ({ status: 200, json: completion('👍', { model: req.json?.model }) }),
+    });
+    fake = new FakeAudioProvider(http, transcript);
+    return fake;
+  }
+
+  get url(): string {
+    return this.http.url;
+  }
+
+  private async transcribe(req: RecordedRequest): Promise<FakeBehaviour> {
+    const upload = await parseMultipart(req);
+    this.uploads.push(upload);
+    const queued = this.keyQueues.get(upload.key)?.shift();
+    if (queued) return queued;
+    const sticky = this.keyAlways.get(upload.key);
+    if (sticky) return sticky;
+    return { status: 200, json: { text: this.transcript(upload), x_groq: { id: 'req_fake' } } };
+  }
+
+  /** Queues behaviours for the next uploads made with `key`. */
+  forKey(key: string, ...behaviours: FakeBehaviour[]): this {
+    this.keyQueues.set(key, [...(this.keyQueues.get(key) ?? []), ...behaviours]);
+    return this;
+  }
+
+  /** Answers every upload made with `key` this way (until `clear`). */
+  always(key: string, behaviour: FakeBehaviour): this {
+    this.keyAlways.set(key, behaviour);
+    return this;
+  }
+
+  clear(key: string): this {
+    this.keyAlways.delete(key);
+    this.keyQueues.delete(key);
+    return this;
+  }
+
+  /** Uploads made with one key. */
+  uploadsWith(key: string): TranscriptionUpload[] {
+    return this.uploads.filter((u) => u.key === key);
+  }
+
+  /** Queues behaviours for the next chat completions (auto reactions). */
+  nextChat(...behaviours: FakeBehaviour[]): this {
+    this.http.next('POST /v1/chat/completions', ...behaviours);
+    return this;
+  }
+
+  /** Chat-completion requests received (auto reactions). */
+  chats(): RecordedRequest[] {
+    return this.http.received('POST /v1/chat/completions');
+  }
+
+  close(): Promise<void> {
+    return this.http.close();
+  }
+}
