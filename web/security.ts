@@ -24,49 +24,64 @@ function parseHost(header: string): { hostname: string; port: string; host: stri
   }
 }
 
+/** How a request reached the server: by a local name (loopback, bound address, WEB_ALLOWED_HOSTS) or the public one. */
+export type HostKind = 'local' | 'public';
+
 /**
- * True when a request's Host header names this server: a loopback name with the port the request came in on,
- * the bound address, the host of PUBLIC_BASE_URL, or a WEB_ALLOWED_HOSTS entry. Anything else is refused so a
- * DNS-rebinding page (evil.example resolving to 127.0.0.1) cannot read or drive the dashboard.
+ * What a request's Host header names: `local` for a loopback name with the port the request came in on, the
+ * bound address or a WEB_ALLOWED_HOSTS entry; `public` for the host of PUBLIC_BASE_URL (workspace sites behind a
+ * proxy); undefined for anything else, which is refused so a DNS-rebinding page (evil.example resolving to
+ * 127.0.0.1) cannot read or drive the server.
  *
- * @example hostAllowed('127.0.0.1:3000', 3000, { bindHost: '127.0.0.1', publicBaseUrl: '', extraHosts: [] }) // true
+ * @example hostKind('127.0.0.1:3000', 3000, { bindHost: '127.0.0.1', publicBaseUrl: '', extraHosts: [] }) // 'local'
  */
-export function hostAllowed(header: string, localPort: number, rules: HostRules): boolean {
+export function hostKind(header: string, localPort: number, rules: HostRules): HostKind | undefined {
   const parsed = parseHost(header);
-  if (!parsed) return false;
+  if (!parsed) return undefined;
   const portMatches = parsed.port === String(localPort) || (parsed.port === '' && localPort === 80);
   const names = [...LOOPBACK_NAMES];
   const bind = rules.bindHost.toLowerCase();
   if (!WILDCARD_BINDS.includes(bind)) names.push(bind.includes(':') && !bind.startsWith('[') ? `[${bind}]` : bind);
+  if (names.includes(parsed.hostname) && portMatches) return 'local';
   for (const entry of rules.extraHosts) {
     const extra = parseHost(entry.trim());
     if (!extra) continue;
-    if (extra.port ? extra.host === parsed.host : extra.hostname === parsed.hostname && (portMatches || parsed.port === '')) return true;
+    if (extra.port ? extra.host === parsed.host : extra.hostname === parsed.hostname && (portMatches || parsed.port === '')) return 'local';
   }
-  if (names.includes(parsed.hostname) && portMatches) return true;
   if (rules.publicBaseUrl) {
     try {
-      if (new URL(rules.publicBaseUrl).host.toLowerCase() === parsed.host) return true;
+      if (new URL(rules.publicBaseUrl).host.toLowerCase() === parsed.host) return 'public';
     } catch {
       /* an unparsable PUBLIC_BASE_URL adds nothing */
     }
   }
-  return false;
+  return undefined;
 }
 
 /**
- * Koa middleware refusing (421) requests whose Host header is not an expected name (DNS rebinding).
+ * True when a request's Host header names this server at all (see hostKind).
+ * @example hostAllowed('evil.example:3000', 3000, rules) // false
+ */
+export function hostAllowed(header: string, localPort: number, rules: HostRules): boolean {
+  return hostKind(header, localPort, rules) !== undefined;
+}
+
+/**
+ * Koa middleware refusing (421) requests whose Host header is not an expected name (DNS rebinding); the others
+ * get `ctx.state.hostKind` ('local' or 'public').
  * @example koa.use(hostGuard(() => rules))
  */
 export function hostGuard(rules: () => HostRules) {
   return async (ctx: Context, next: Next): Promise<void> => {
     const localPort = ctx.req.socket.localPort ?? 0;
-    if (!hostAllowed(ctx.get('host'), localPort, rules())) {
+    const kind = hostKind(ctx.get('host'), localPort, rules());
+    if (!kind) {
       ctx.status = 421;
       ctx.type = 'text/plain';
       ctx.body = `Misdirected request: this server does not answer to that host name. Open it at http://127.0.0.1:${localPort}/ (or add the name to WEB_ALLOWED_HOSTS).\n`;
       return;
     }
+    ctx.state.hostKind = kind;
     await next();
   };
 }

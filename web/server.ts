@@ -78,9 +78,11 @@ export function createWebApp(app: App, transport: () => Transport | undefined, o
   koa.use(hostGuard(() => rules));
   koa.use(crossSiteGuard());
 
-  // Fail closed: without CONFIG_TOKEN the dashboard does not exist, not even a login form.
+  // Fail closed: without CONFIG_TOKEN the dashboard does not exist, not even a login form. Through the public
+  // host (PUBLIC_BASE_URL, meant for workspace sites) neither the dashboard nor the QR page exists either.
   koa.use(async (ctx, next) => {
-    if ((ctx.path === '/config' || ctx.path.startsWith('/config/')) && !app.settings.configToken) {
+    const dashboardPath = ctx.path === '/config' || ctx.path.startsWith('/config/');
+    if ((dashboardPath && !app.settings.configToken) || ((dashboardPath || ctx.path === '/') && ctx.state.hostKind !== 'local')) {
       ctx.status = 404;
       ctx.body = 'Not Found';
       return;

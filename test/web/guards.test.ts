@@ -3,7 +3,7 @@ import { definePlugin } from '../../core/plugin/define-plugin.js';
 import { LoginLimiter, SessionStore, tokenMatches } from '../../web/dashboard/auth.js';
 import { formToConfig, idList } from '../../web/dashboard/config-form.js';
 import { html } from '../../web/html.js';
-import { crossSiteReason, hostAllowed } from '../../web/security.js';
+import { crossSiteReason, hostAllowed, hostKind } from '../../web/security.js';
 import { weakTokenReason } from '../../web/server.js';
 
 const rules = { bindHost: '127.0.0.1', publicBaseUrl: '', extraHosts: [] };
@@ -20,7 +20,8 @@ describe('web guards', () => {
     expect(hostAllowed('127.0.0.1:3000@evil', 3000, rules)).to.equal(false);
     expect(hostAllowed('192.168.1.5:3000', 3000, { ...rules, bindHost: '192.168.1.5' })).to.equal(true);
     expect(hostAllowed('192.168.1.5:3000', 3000, { ...rules, bindHost: '0.0.0.0' })).to.equal(false);
-    expect(hostAllowed('sites.example.org', 3000, { ...rules, publicBaseUrl: 'https://sites.example.org' })).to.equal(true);
+    expect(hostKind('sites.example.org', 3000, { ...rules, publicBaseUrl: 'https://sites.example.org' })).to.equal('public');
+    expect(hostKind('localhost:3000', 3000, { ...rules, publicBaseUrl: 'https://sites.example.org' })).to.equal('local');
     expect(hostAllowed('sites.example.org:8443', 3000, { ...rules, publicBaseUrl: 'https://sites.example.org' })).to.equal(false);
     expect(hostAllowed('bot.lan:3000', 3000, { ...rules, extraHosts: ['bot.lan'] })).to.equal(true);
     expect(hostAllowed('bot.lan:9999', 3000, { ...rules, extraHosts: ['bot.lan:9999'] })).to.equal(true);

@@ -75,10 +75,19 @@ describe('web server security', () => {
   });
 
   it('accepts the loopback names with the port, the PUBLIC_BASE_URL host and WEB_ALLOWED_HOSTS', async () => {
-    for (const host of [`127.0.0.1:${w.port}`, `localhost:${w.port}`, `LOCALHOST:${w.port}`, `[::1]:${w.port}`, 'bot.example.org', `bot.lan:${w.port}`]) {
+    for (const host of [`127.0.0.1:${w.port}`, `localhost:${w.port}`, `LOCALHOST:${w.port}`, `[::1]:${w.port}`, `bot.lan:${w.port}`]) {
       const res = await request(w.port, { path: '/', headers: { host } });
       expect(res.status, `Host "${host}"`).to.equal(200);
     }
+  });
+
+  it('keeps the QR page and the dashboard off the public host (PUBLIC_BASE_URL is for sites)', async () => {
+    for (const path of ['/', '/config', '/config/login']) {
+      const res = await request(w.port, { path, headers: { host: 'bot.example.org' } });
+      expect(res.status, path).to.equal(404);
+      expect(res.body).to.equal('Not Found');
+    }
+    expect((await request(w.port, { path: '/config/login', headers: { host: `localhost:${w.port}` } })).status).to.equal(200);
   });
 
   it('keeps plugin routes (workspace sites) working under the public host', async () => {
