@@ -1,0 +1,68 @@
+/**
+ * `npm run bench`: the bot's own cost against the physical floor, side by side in one run. Starts a fake
+ * OpenAI-compatible upstream on 127.0.0.1 (its own process), runs the real bot on the memory transport, prints a
+ * table and writes bench/results.json. Exits 1 when a sanity check fails (order, files parse, zero requests during
+ * cooldown); timings never change the exit code. `BENCH_QUICK=1` runs fewer samples (a smoke run).
+ * `BENCH_ONLY=text,ping,...` runs only some scenarios (text, ping, failover, startup, history, archive).
+ */
+import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ROOT } from './fixture.js';
+import { BenchGateway } from './gateway.js';
+import type { ScenarioResult } from './result.js';
+import { archiveSearch } from './scenarios/archive-search.js';
+import { failover } from './scenarios/failover.js';
+import { historyWrites } from './scenarios/history-writes.js';
+import { pingThroughput } from './scenarios/ping.js';
+import { startup } from './scenarios/startup.js';
+import { textRoundTrip } from './scenarios/text-round-trip.js';
+import { renderTable } from './table.js';
+
+const quick = process.env.BENCH_QUICK === '1';
+const only = new Set((process.env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+const wanted = (name: string) => only.size === 0 || only.has(name);
+const n = (full: number, small: number) => (quick ? small : full);
+
+const gw = await BenchGateway.start();
+const results: ScenarioResult[] = [];
+const started = Date.now();
+const step = async (name: string, run: () => Promise<ScenarioResult>) => {
+  if (!wanted(name)) return;
+  const t0 = Date.now();
+  process.stderr.write(`bench: ${name}…`);
+  try {
+    results.push(await run());
+  } catch (err) {
+    results.push({ id: name, title: name, metrics: [], checks: [{ name: `${name}: ran to the end`, ok: false, detail: (err as Error).stack ?? String(err) }], data: {} });
+  }
+  process.stderr.write(` ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+};
+
+try {
+  await step('text', () => textRoundTrip(gw, { samples: n(3000, 300), warmup: n(300, 50), chats: 16 }));
+  await step('ping', () => pingThroughput({ latencySamples: n(5000, 500), batches: n(30, 5), batchSize: 5000, orderChats: 1000, orderMessagesPerChat: n(10, 3) }));
+  await step('failover', () => failover(gw, { samples: n(1500, 200), warmup: n(100, 20), cooldownSamples: n(1000, 100) }));
+  await step('startup', () => startup(gw, { samples: n(15, 3), messages: 10_000, interval: 500 }));
+  await step('history', () => historyWrites({ runs: n(10, 2), chats: 100, messages: 100 }));
+  await step('archive', () => archiveSearch({ transcripts: 100_000, queries: n(1000, 200) }));
+} finally {
+  await gw.close();
+}
+
+const ok = results.every((r) => r.checks.every((c) => c.ok));
+const report = {
+  generatedAt: new Date().toISOString(),
+  seconds: Math.round((Date.now() - started) / 1000),
+  quick,
+  machine: { node: process.version, platform: `${os.platform()} ${os.release()}`, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100) },
+  ok,
+  scenarios: Object.fromEntries(results.map((r) => [r.id, { title: r.title, skipped: r.skipped, metrics: r.metrics, checks: r.checks, data: r.data }])),
+};
+const file = path.join(ROOT, 'bench', 'results.json');
+await writeFile(file, JSON.stringify(report, null, 2) + '\n');
+process.stdout.write(`${renderTable(results)}\n\nmachine: ${report.machine.cpus} CPUs, load ${report.machine.loadAverage.join(' ')}, node ${report.machine.node}\nresults: ${path.relative(process.cwd(), file) || file}\n`);
+if (!ok) {
+  process.stderr.write('bench: a sanity check FAILED (see above)\n');
+  process.exitCode = 1;
+}

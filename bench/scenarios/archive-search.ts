@@ -1,0 +1,180 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { userId } from '../fixture.js';
+import { metric, type Check, type ScenarioResult } from '../result.js';
+import { round, rounded, summarize } from '../stats.js';
+
+export interface ArchiveOptions {
+  transcripts: number;
+  queries: number;
+}
+
+/** The part of the voice plugin's AudioArchive the bench uses (imported at run time: the plugin may be absent). */
+interface ArchiveLike {
+  addMany(chatId: string, inputs: Array<{ messageId: string; senderId: string; at: number; transcript: string }>): Promise<unknown[]>;
+  search(chatId: string, query: string, limit?: number): Promise<Array<{ note: { messageId: string } }>>;
+  flush(): Promise<void>;
+}
+interface FlexIndex {
+  add(id: number, text: string): void;
+  search(query: string, options: { limit: number; suggest: boolean }): unknown[];
+}
+
+const TITLE = '5. audio archive search in a chat of 100,000 transcripts';
+/** Words every transcript is made of: short function words, then content words (real ones, then made-up ones). */
+const FUNCTION_WORDS = 'the a and to of i you it is in that we for on with be have this so at but not just can are was yes okay'.split(' ');
+const CONTENT_WORDS = (
+  'invoice payment meeting tomorrow morning train station ticket doctor appointment school pickup kids dinner ' +
+  'grocery list milk bread coffee weekend trip beach mountain hotel booking flight delayed airport taxi rain ' +
+  'birthday party cake present football match score team coach practice garden tomato water plants holiday ' +
+  'office report deadline project client budget contract signed bank transfer rent landlord repair plumber ' +
+  'kitchen window car service garage insurance phone battery charger laptop password wifi router neighbour ' +
+  'music concert guitar lesson piano recital library book chapter homework exam results grandmother visit'
+).split(' ');
+const SYLLABLES = 'ka lo mi ra ten vos ul pe dri san mor el ti bu gan fe'.split(' ');
+
+/** A deterministic pseudo-random generator (mulberry32), so every run archives the same transcripts. */
+function rng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a |= 0;
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Picks words with Zipf frequencies (rank r has weight 1/r), like speech: a few words are everywhere, most are rare.
+ * Ranks 1..30 are function words, then ~4,000 content words.
+ */
+function zipfVocabulary(random: () => number): { pick: () => string; content: () => string } {
+  const made = Array.from({ length: 4000 - CONTENT_WORDS.length }, () => Array.from({ length: 2 + Math.floor(random() * 2) }, () => SYLLABLES[Math.floor(random() * SYLLABLES.length)]).join(''));
+  const words = [...FUNCTION_WORDS, ...CONTENT_WORDS, ...made];
+  const cumulative: number[] = [];
+  let sum = 0;
+  for (let r = 1; r <= words.length; r++) cumulative.push((sum += 1 / r));
+  const draw = (from: number) => {
+    const lo = from === 0 ? 0 : cumulative[from - 1];
+    const x = lo + random() * (sum - lo);
+    let a = from;
+    let b = words.length - 1;
+    while (a < b) {
+      const m = (a + b) >> 1;
+      if (cumulative[m] < x) a = m + 1;
+      else b = m;
+    }
+    return words[a];
+  };
+  return { pick: () => draw(0), content: () => draw(FUNCTION_WORDS.length) };
+}
+
+function transcript(random: () => number, vocabulary: { pick: () => string }): string {
+  const n = 8 + Math.floor(random() * 40);
+  const words: string[] = [];
+  for (let i = 0; i < n; i++) words.push(vocabulary.pick());
+  return `${words.join(' ')}.`;
+}
+
+/**
+ * 5. The voice plugin's AudioArchive with one chat of `transcripts` notes of 8–48 Zipf-distributed words (and a small
+ * second chat):search
+ * latency when loaded, A/B against the floor (the same FlexSearch index options queried directly), the first search after a
+ * restart (loading from disk), and two checks: a planted word is found, and a word planted only in the other chat
+ * is never found in this one (search is per chat).
+ */
+export async function archiveSearch(options: ArchiveOptions): Promise<ScenarioResult> {
+  const file = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'plugins', 'voice', 'archive.js');
+  if (!existsSync(file)) {
+    process.stdout.write(`${TITLE}: skipped: voice plugin not present\n`);
+    return { id: 'archiveSearch', title: TITLE, metrics: [], checks: [], data: {}, skipped: 'voice plugin not present' };
+  }
+  const { AudioArchive } = (await import(pathToFileURL(file).href)) as { AudioArchive: new (root: string) => ArchiveLike };
+  const { Index } = (await import('flexsearch')) as unknown as { Index: new (o: object) => FlexIndex };
+  const root = await mkdtemp(path.join(os.tmpdir(), 'wabot-bench-archive-'));
+  const big = `${String(1_000_000_001).padStart(12, '0')}-1600000000@g.us`;
+  const other = userId(30_000);
+  const random = rng(42);
+  const vocabulary = zipfVocabulary(random);
+  const texts: string[] = [];
+  for (let i = 0; i < options.transcripts; i++) texts.push(transcript(random, vocabulary));
+  const needleAt = Math.floor(options.transcripts * 0.37);
+  texts[needleAt] = `${texts[needleAt]} the zanzibar ferry leaves at noon`;
+  const checks: Check[] = [];
+
+  // Fill the archive: big chat in chunks (each touched segment is written once per chunk).
+  let archive = new AudioArchive(root);
+  const t0 = performance.now();
+  const chunk = 10_000;
+  for (let start = 0; start < texts.length; start += chunk) {
+    await archive.addMany(
+      big,
+      texts.slice(start, start + chunk).map((transcript, j) => ({ messageId: `v-${start + j}`, senderId: userId(1 + ((start + j) % 40)), at: 1_700_000_000_000 + (start + j) * 1000, transcript })),
+    );
+  }
+  await archive.addMany(other, [{ messageId: 'other-1', senderId: other, at: 1_700_000_000_000, transcript: 'only the other chat talks about the quixotic walrus' }]);
+  await archive.flush();
+  const fillSeconds = (performance.now() - t0) / 1000;
+
+  // Restart: a new archive over the same folder; the first search loads the chat (segments + index snapshot).
+  archive = new AudioArchive(root);
+  const c0 = performance.now();
+  const needle = await archive.search(big, 'zanzibar ferry', 5);
+  const coldMs = performance.now() - c0;
+  checks.push({ name: 'archive: a planted transcript is found after a restart', ok: needle.some((h) => h.note.messageId === `v-${needleAt}`), detail: `${needle.length} hits; want v-${needleAt}` });
+  const leak = await archive.search(big, 'quixotic walrus', 5);
+  checks.push({ name: "archive: search stays in its chat (another chat's words are not found)", ok: leak.length === 0, detail: `${leak.length} hits from the other chat` });
+
+  // Floor: the same index type and options, filled with the same transcripts, queried directly.
+  const floorIndex = new Index({ tokenize: 'strict', resolution: 9 });
+  texts.forEach((t, i) => floorIndex.add(i + 1, t));
+  // Queries: one to three content words, drawn with their Zipf frequencies (people search for what they talk about).
+  const queries = Array.from({ length: options.queries + 100 }, (_, i) => Array.from({ length: 1 + (i % 3) }, () => vocabulary.content()).join(' '));
+  const floor: number[] = [];
+  const bot: number[] = [];
+  for (let i = 0; i < queries.length; i++) {
+    const f = () => {
+      const t = performance.now();
+      floorIndex.search(queries[i], { limit: 5, suggest: true });
+      return performance.now() - t;
+    };
+    const b = async () => {
+      const t = performance.now();
+      await archive.search(big, queries[i], 5);
+      return performance.now() - t;
+    };
+    let fm: number;
+    let bm: number;
+    if (i % 2 === 0) {
+      fm = f();
+      bm = await b();
+    } else {
+      bm = await b();
+      fm = f();
+    }
+    if (i < 100) continue;
+    floor.push(fm);
+    bot.push(bm);
+  }
+  await rm(root, { recursive: true, force: true });
+
+  const fs = summarize(floor);
+  const bs = summarize(bot);
+  return {
+    id: 'archiveSearch',
+    title: TITLE,
+    metrics: [
+      metric('floor: FlexSearch index queried directly', 'ms', fs.median, fs.p99, fs.n),
+      metric('archive.search(chat, query, 5)', 'ms', bs.median, bs.p99, bs.n, 'p95 < 20 ms', bs.p95 < 20, `p95 ${round(bs.p95)} ms; ratio of medians ${round(bs.median / fs.median, 2)}`),
+      metric('first search after restart (load from disk)', 'ms', coldMs, coldMs, 1),
+      metric(`archiving ${options.transcripts.toLocaleString('en-US')} transcripts (addMany)`, 's', fillSeconds, fillSeconds, 1),
+    ],
+    checks,
+    data: { floorMs: rounded(fs, 4), searchMs: rounded(bs, 4), coldFirstSearchMs: round(coldMs, 1), fillSeconds: round(fillSeconds, 1), transcripts: options.transcripts },
+  };
+}

@@ -1,0 +1,166 @@
+import { performance } from 'node:perf_hooks';
+import type { BotContext } from '../../core/plugin/types.js';
+import { MemoryTransport } from '../../core/transport/memory.js';
+import type { SentMessage } from '../../core/transport/message.js';
+import { makeBotDir, startBenchApp, userId } from '../fixture.js';
+import { metric, type Check, type ScenarioResult } from '../result.js';
+import { round, rounded, summarize } from '../stats.js';
+
+export interface PingOptions {
+  /** Sequential .ping latency samples (A/B with the transport-only floor). */
+  latencySamples: number;
+  /** Throughput batches and their size. */
+  batches: number;
+  batchSize: number;
+  /** Chats sending at once, and messages per chat, for the order check. */
+  orderChats: number;
+  orderMessagesPerChat: number;
+}
+
+/** A memory transport that logs every reply, so the order check can see what was sent between two messages. */
+class RecordingTransport extends MemoryTransport {
+  readonly events = new Map<string, string[]>();
+  override async sendText(chatId: string, text: string, options?: { quotedId?: string }): Promise<SentMessage> {
+    this.log(chatId, 'reply');
+    return super.sendText(chatId, text, options);
+  }
+  log(chatId: string, event: string): void {
+    let list = this.events.get(chatId);
+    if (!list) this.events.set(chatId, (list = []));
+    list.push(event);
+  }
+}
+
+/**
+ * `.ping` through the full pipeline (config, every discovered plugin's triggers and observers, access, routing):
+ * sequential latency against a transport-only floor (a handler that replies "pong" and nothing else), batch
+ * throughput with CPU time, and 1,000 chats sending at once with per-chat order checked.
+ */
+export async function pingThroughput(options: PingOptions): Promise<ScenarioResult> {
+  const env = { API_KEY: 'bench-key-second', BASE_URL: 'http://127.0.0.1:9/v1', MODEL: 'bench-model' };
+  const bench = await startBenchApp(await makeBotDir(), env);
+  const checks: Check[] = [];
+
+  // Floor: the same memory transport with a handler that does nothing but reply.
+  const bare = new MemoryTransport();
+  await bare.start(async (m) => {
+    await bare.sendText(m.chatId, 'pong (0 ms)');
+  });
+  const floorLat: number[] = [];
+  const botLat: number[] = [];
+  let wrong = 0;
+  for (let i = 0; i < options.latencySamples + 500; i++) {
+    const chat = userId(1 + (i % 50));
+    const measure = async (t: MemoryTransport) => {
+      const t0 = performance.now();
+      const actions = await t.push({ chatId: chat, senderId: chat, text: '.ping' });
+      const ms = performance.now() - t0;
+      if (!(actions.length === 1 && actions[0].type === 'text' && actions[0].text.startsWith('pong'))) wrong++;
+      return ms;
+    };
+    let floor: number;
+    let b: number;
+    if (i % 2 === 0) {
+      floor = await measure(bare);
+      b = await measure(bench.transport);
+    } else {
+      b = await measure(bench.transport);
+      floor = await measure(bare);
+    }
+    if (i < 500) continue;
+    floorLat.push(floor);
+    botLat.push(b);
+    // Memory transports keep every action; drop them so the run does not measure a growing array.
+    bare.actions.length = 0;
+    bench.transport.actions.length = 0;
+  }
+
+  // Throughput: a batch of .ping spread over 100 chats, all delivered at once.
+  const rates: number[] = [];
+  const cpuRates: number[] = [];
+  for (let b = 0; b < options.batches + 1; b++) {
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const pending: Promise<unknown>[] = [];
+    for (let i = 0; i < options.batchSize; i++) {
+      const chat = userId(1 + (i % 100));
+      pending.push(bench.transport.push({ chatId: chat, senderId: chat, text: '.ping' }));
+    }
+    await Promise.all(pending);
+    const seconds = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    const replies = bench.transport.actions.length;
+    bench.transport.actions.length = 0;
+    if (replies !== options.batchSize) wrong += Math.abs(options.batchSize - replies);
+    if (b === 0) continue; // warm-up batch
+    rates.push(options.batchSize / seconds);
+    cpuRates.push(options.batchSize / ((cpu.user + cpu.system) / 1e6));
+  }
+  await bench.stop();
+  checks.push({ name: 'ping: every .ping got exactly one pong', ok: wrong === 0, detail: `${wrong} wrong or missing replies` });
+
+  // Order: N chats × M messages, delivered interleaved all at once. Per chat the log must read
+  // enter m0, reply, enter m1, reply, ...: in order, and each message finished before the next one started.
+  const transport = new RecordingTransport();
+  const orderApp = await startBenchApp(await makeBotDir(), env, transport);
+  orderApp.app.bot.use(async (ctx: BotContext, next) => {
+    transport.log(ctx.chatId, `enter ${ctx.message.id}`);
+    await next();
+  });
+  const sent = new Map<string, string[]>();
+  const pending: Promise<unknown>[] = [];
+  const t0 = performance.now();
+  for (let m = 0; m < options.orderMessagesPerChat; m++) {
+    for (let c = 0; c < options.orderChats; c++) {
+      const chat = userId(10_000 + c);
+      const id = `order-${c}-${m}`;
+      (sent.get(chat) ?? sent.set(chat, []).get(chat)!).push(id);
+      pending.push(transport.push({ id, chatId: chat, senderId: chat, text: '.ping' }));
+    }
+  }
+  await Promise.all(pending);
+  const orderSeconds = (performance.now() - t0) / 1000;
+  await orderApp.stop();
+  let violations = 0;
+  let firstViolation = '';
+  for (const [chat, ids] of sent) {
+    const expected = ids.flatMap((id) => [`enter ${id}`, 'reply']);
+    const got = transport.events.get(chat) ?? [];
+    if (got.join('|') !== expected.join('|')) {
+      violations++;
+      firstViolation ||= `${chat}: expected ${expected.slice(0, 4).join(', ')}…, got ${got.slice(0, 4).join(', ')}…`;
+    }
+  }
+  const total = options.orderChats * options.orderMessagesPerChat;
+  checks.push({
+    name: `ping: per-chat order kept (${options.orderChats} chats at once)`,
+    ok: violations === 0 && sent.size === options.orderChats,
+    detail: violations ? `${violations} chats out of order; first: ${firstViolation}` : `${options.orderChats} chats × ${options.orderMessagesPerChat} messages in order`,
+  });
+
+  const fl = summarize(floorLat);
+  const bl = summarize(botLat);
+  const rs = summarize(rates);
+  const cs = summarize(cpuRates);
+  // For a rate the slow end matters: "p99" of a rate is the 1st percentile (99% of batches were faster).
+  const slowRate = (s: number[]) => [...s].sort((a, b) => a - b)[Math.max(0, Math.ceil(0.01 * s.length) - 1)];
+  return {
+    id: 'ping',
+    title: '2. .ping through the full pipeline',
+    metrics: [
+      metric('floor: transport-only reply', 'µs', fl.median * 1000, fl.p99 * 1000, fl.n),
+      metric('bot: .ping in → pong sent', 'µs', bl.median * 1000, bl.p99 * 1000, bl.n, undefined, undefined, `ratio of medians ${round(bl.median / fl.median, 1)}`),
+      metric(`throughput, batches of ${options.batchSize} (p99 = slowest 1%)`, 'msg/s', rs.median, slowRate(rates), rs.n, 'median ≥ 5,000 msg/s', rs.median >= 5000),
+      metric('throughput per CPU-second (one core)', 'msg/s', cs.median, slowRate(cpuRates), cs.n, undefined, undefined, 'user+system CPU of this process'),
+      metric(`${options.orderChats} chats × ${options.orderMessagesPerChat} at once`, 'msg/s', total / orderSeconds, total / orderSeconds, 1, undefined, undefined, violations ? 'ORDER BROKEN' : 'order kept'),
+    ],
+    checks,
+    data: {
+      floorLatencyMs: rounded(fl, 4),
+      botLatencyMs: rounded(bl, 4),
+      throughputPerSecond: rounded(rs, 0),
+      throughputPerCpuSecond: rounded(cs, 0),
+      concurrentChats: { chats: options.orderChats, messagesPerChat: options.orderMessagesPerChat, seconds: round(orderSeconds), messagesPerSecond: round(total / orderSeconds, 0), chatsOutOfOrder: violations },
+    },
+  };
+}

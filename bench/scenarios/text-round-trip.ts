@@ -1,0 +1,120 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import OpenAI from 'openai';
+import type { BenchGateway } from '../gateway.js';
+import { makeBotDir, settle, startBenchApp, userId } from '../fixture.js';
+import { metric, type Check, type ScenarioResult } from '../result.js';
+import { round, rounded, summarize } from '../stats.js';
+
+export interface RoundTripOptions {
+  samples: number;
+  warmup: number;
+  chats: number;
+}
+
+/**
+ * Runs `samples` A/B pairs: the floor (a direct `openai` SDK call to the fake gateway with the very request body the
+ * bot sent, captured at the gateway) and the bot (memory-transport message in → reply sent, through config, pipeline,
+ * budgets, history with 50 entries, memory file, provider chain). The order inside a pair alternates so drift and
+ * noise hit both sides alike. After each bot message the stores are flushed (untimed), so its file writes do not
+ * spill into the next floor sample: messages from people arrive seconds apart, not back to back.
+ * Returns the per-pair overhead (bot − floor) and ratio (bot / floor).
+ */
+export async function textRoundTrip(gw: BenchGateway, options: RoundTripOptions): Promise<ScenarioResult> {
+  const chats = Array.from({ length: options.chats }, (_, i) => userId(i + 1));
+  const dir = await makeBotDir({ chats, historyEntries: 50, facts: 5 });
+  const env = { API_KEY: 'bench-key-second', BASE_URL: gw.v1('second'), MODEL: 'bench-model' };
+  const bench = await startBenchApp(dir, env);
+  const checks: Check[] = [];
+  // The floor client is built exactly like the chain's (no SDK retries, the same timeout).
+  const client = new OpenAI({ apiKey: 'bench-key-second', baseURL: gw.v1('second'), maxRetries: 0, timeout: bench.app.settings.upstreamTimeoutMs });
+  let badReplies = 0;
+  let seq = 0;
+
+  const botOnce = async () => {
+    const chat = chats[seq % chats.length];
+    const text = `What time does the train leave on Saturday, and from which platform? (${++seq})`;
+    const t0 = performance.now();
+    const actions = await bench.transport.push({ chatId: chat, senderId: chat, text });
+    const ms = performance.now() - t0;
+    if (!actions.some((a) => a.type === 'text' && a.text.startsWith('second: '))) badReplies++;
+    await settle(bench);
+    return ms;
+  };
+
+  // Capture the request the bot really sends (system prompt, 50-message history, tools) and replay it as the floor.
+  for (let i = 0; i < 5; i++) await botOnce();
+  const body = JSON.parse(await gw.lastBody('second')) as OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming;
+  const historyInPrompt = body.messages.length - 1;
+  const floorOnce = async () => {
+    const t0 = performance.now();
+    const answer = await client.chat.completions.create(body);
+    const ms = performance.now() - t0;
+    if (!answer.choices?.[0]?.message?.content) badReplies++;
+    return ms;
+  };
+
+  const floor: number[] = [];
+  const bot: number[] = [];
+  const overhead: number[] = [];
+  const ratio: number[] = [];
+  for (let i = 0; i < options.warmup + options.samples; i++) {
+    let f: number;
+    let b: number;
+    if (i % 2 === 0) {
+      f = await floorOnce();
+      b = await botOnce();
+    } else {
+      b = await botOnce();
+      f = await floorOnce();
+    }
+    if (i < options.warmup) continue;
+    floor.push(f);
+    bot.push(b);
+    overhead.push(b - f);
+    ratio.push(b / f);
+  }
+  await bench.app.bot.idle();
+  await bench.app.stop();
+
+  checks.push({ name: 'text: every message got the gateway answer', ok: badReplies === 0, detail: `${badReplies} missing or wrong replies` });
+  checks.push({ name: 'text: prompt carried the 50-message history', ok: historyInPrompt >= 50, detail: `${historyInPrompt} messages after the system prompt` });
+  // Every data file the run wrote must parse.
+  let files = 0;
+  const broken: string[] = [];
+  for (const sub of ['history', 'memory', '.']) {
+    const folder = path.join(dir, 'data', sub);
+    for (const name of (await readdir(folder)).filter((n) => n.endsWith('.json'))) {
+      files++;
+      try {
+        JSON.parse(await readFile(path.join(folder, name), 'utf8'));
+      } catch {
+        broken.push(`${sub}/${name}`);
+      }
+    }
+  }
+  checks.push({ name: 'text: data files parse after the run', ok: broken.length === 0 && files > 0, detail: broken.length ? `broken: ${broken.join(', ')}` : `${files} files parse` });
+  await bench.stop();
+
+  const fs = summarize(floor);
+  const bs = summarize(bot);
+  const os = summarize(overhead);
+  const rs = summarize(ratio);
+  const ratioOfMedians = bs.median / fs.median;
+  // The bot's added time at the tail: p99(bot) − p99(floor). A per-pair difference would mostly measure the machine's
+  // noise (a spike in one half of a pair); both distributions see the same noise, so their quantiles compare fairly.
+  const tailOverhead = bs.p99 - fs.p99;
+  return {
+    id: 'textRoundTrip',
+    title: '1. text round trip (50-message history, memory file) vs direct SDK call',
+    metrics: [
+      metric('floor: direct SDK call', 'ms', fs.median, fs.p99, fs.n),
+      metric('bot: message in → reply sent', 'ms', bs.median, bs.p99, bs.n),
+      metric('ratio bot/floor (per pair)', 'x', rs.median, rs.p99, rs.n, 'median ≤ 1.3', rs.median <= 1.3, `ratio of medians ${round(ratioOfMedians)}`),
+      metric('overhead: median per pair; p99(bot) − p99(floor)', 'ms', os.median, tailOverhead, os.n, 'p99 < 5 ms', tailOverhead < 5, `per-pair p99 ${round(os.p99)} (machine noise)`),
+    ],
+    checks,
+    data: { floorMs: rounded(fs), botMs: rounded(bs), overheadMs: rounded(os), ratio: rounded(rs), ratioOfMedians: round(ratioOfMedians), tailOverheadMs: round(tailOverhead), historyMessagesInPrompt: historyInPrompt, requestBodyBytes: JSON.stringify(body).length },
+  };
+}
