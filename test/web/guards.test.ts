@@ -108,3 +108,14 @@ describe('web guards', () => {
     expect(formToConfig(form, base, [typed]).problems[0]?.message).to.contain('with the controls above');
   });
 });
+
+describe('dashboard field errors', () => {
+  it('says what is wrong with a field in words', () => {
+    const form = new URLSearchParams({ prefix: '. .', botName: 'B', port: '70000', host: '127.0.0.1' });
+    const { problems } = formToConfig(form, { prefix: '.', botName: 'B', targetUserIds: [], port: 0 }, []);
+    expect(problems).to.deep.equal([
+      { field: 'prefix', message: 'prefix: must not contain spaces' },
+      { field: 'port', message: 'port: must be <= 65535' },
+    ]);
+  });
+});

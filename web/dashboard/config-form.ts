@@ -59,7 +59,8 @@ export function fieldOf(path: string): string {
 function splitProblem(line: string): FieldProblem {
   const at = line.indexOf(': ');
   const path = at === -1 ? '' : line.slice(0, at);
-  return { field: fieldOf(path), message: line };
+  // The schema's one raw regex message, said for people.
+  return { field: fieldOf(path), message: line.replace(/must match pattern "\^\\S\+\$"/, 'must not contain spaces') };
 }
 
 const ajv = new Ajv({ allErrors: true, strict: false });
