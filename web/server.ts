@@ -109,9 +109,16 @@ export function createWebApp(app: App, transport: () => Transport | undefined, o
     const caps = app.capabilities.report().map((c) => html`<li><span class="${c.ok ? 'ok' : 'bad'}">${c.ok ? '✔' : '✘'}</span> <b>${c.name}</b>: ${c.detail}</li>`);
     const me = session.me ? [session.me.name, session.me.id, session.me.lid].filter(Boolean).join(' · ') : '';
     const uptime = Math.round(process.uptime());
+    // While not linked, say why and when the next attempt is, and show a pairing code when that login is used.
+    const problem =
+      session.status !== 'linked' && session.lastError
+        ? html`<p class="bad">Cannot reach WhatsApp: ${session.lastError}${session.retryAt ? html`; next try at ${new Date(session.retryAt).toLocaleTimeString()}` : ''}</p>`
+        : '';
+    const pairing = session.status !== 'linked' && session.pairingCode ? html`<p>Pairing code: <b>${session.pairingCode}</b> (Linked devices → Link with phone number instead)</p>` : '';
     ctx.body = documentPage(
       `${name}: status`,
-      html`<main><h1>${name}</h1><section><p>Session: <b>${session.status}</b>${me ? html` (linked as ${me})` : ''}</p><p>Uptime: ${uptime}s</p></section><section><h2>Capabilities</h2><ul>${caps}</ul></section></main>`,
+      html`<main><h1>${name}</h1><section><p>Session: <b>${session.status}</b>${me ? html` (linked as ${me})` : ''}</p>${problem}${pairing}<p>Uptime: ${uptime}s</p></section><section><h2>Capabilities</h2><ul>${caps}</ul></section></main>`,
+      session.status === 'linked' ? undefined : html`<meta http-equiv="refresh" content="15">`,
     ).value;
   });
 

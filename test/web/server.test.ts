@@ -381,6 +381,24 @@ describe('QR page', () => {
   });
 });
 
+describe('status page while WhatsApp is unreachable', () => {
+  it('says why and when the next try is, and shows a pairing code', async () => {
+    const w = await startWebTest({ plugins: [pingPlugin] });
+    try {
+      const retryAt = Date.now() + 60_000;
+      const state: SessionState = { status: 'connecting', lastError: 'getaddrinfo ENOTFOUND web.whatsapp.com', retryAt, pairingCode: 'ABCD1234' };
+      (w.t.transport as unknown as { session: () => SessionState }).session = () => state;
+      const res = await request(w.port, { path: '/' });
+      expect(res.status).to.equal(200);
+      expect(res.body).to.contain('Cannot reach WhatsApp: getaddrinfo ENOTFOUND web.whatsapp.com');
+      expect(res.body).to.contain(new Date(retryAt).toLocaleTimeString());
+      expect(res.body).to.contain('Pairing code: <b>ABCD1234</b>');
+    } finally {
+      await w.stop();
+    }
+  });
+});
+
 describe('dashboard page content', () => {
   it('escapes plugin texts and shows a plugin that is off by default as off', async () => {
     const hostile = definePlugin({ name: 'hostile', description: '<img src=x onerror=alert(1)>', enabledByDefault: false, triggers: [{ command: 'hostile' }], handle: () => undefined });
