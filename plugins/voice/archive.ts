@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Index } from 'flexsearch';
 import { safeFileName, writeFileAtomicSafe, writeJsonAtomic } from '../../core/store/atomic.js';
@@ -68,12 +68,18 @@ interface SegmentFile {
   notes: ArchivedNote[];
 }
 
+/** The manifest of an index snapshot; the parts are raw FlexSearch export files in `dir` (no double JSON). */
 interface SnapshotFile {
   chatId: string;
   format: string;
   covers: number;
-  parts: Record<string, string>;
+  dir: string;
+  keys: string[];
 }
+
+/** Per query word, how many of its best matches are fused (enough to hold every match of a rare word). */
+const PER_TERM = 400;
+const MAX_QUERY_TERMS = 8;
 
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
@@ -98,6 +104,24 @@ export function quoteAround(text: string, query: string, width = 160): string {
   const at = words.map((w) => lower.indexOf(w)).filter((i) => i >= 0).sort((a, b) => a - b)[0] ?? 0;
   const start = Math.max(0, Math.min(at - Math.floor(width / 3), text.length - width));
   return `${start > 0 ? '…' : ''}${text.slice(start, start + width).trim()}${start + width < text.length ? '…' : ''}`;
+}
+
+/**
+ * Ranks notes for a query of several words: each word is looked up on its own (fast in FlexSearch even for words in
+ * every note) and the lists are fused, a word weighing more the fewer notes it is in (idf). Searching all words at
+ * once makes FlexSearch intersect huge lists for common words; this keeps a 100,000-note chat in single-digit ms.
+ */
+function fusedSearch(index: Index, query: string, limit: number, total: number): number[] {
+  const terms = [...new Set(query.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean))].slice(0, MAX_QUERY_TERMS);
+  if (terms.length <= 1) return index.search(query, { limit, suggest: true }) as number[];
+  const scores = new Map<number, number>();
+  for (const term of terms) {
+    const ids = index.search(term, { limit: PER_TERM }) as number[];
+    if (!ids.length) continue;
+    const idf = Math.log(1 + total / ids.length);
+    ids.forEach((id, rank) => scores.set(id, (scores.get(id) ?? 0) + idf * (1 + 0.1 / (1 + rank))));
+  }
+  return [...scores].sort((a, b) => b[1] - a[1] || b[0] - a[0]).slice(0, limit).map(([id]) => id);
 }
 
 /** One chat's archive: its folder, notes, search index and the notes still waiting for their "after" messages. */
@@ -148,9 +172,10 @@ class ChatArchive {
     if (!this.index) {
       const index = new Index({ tokenize: 'strict', resolution: 9 });
       const snapshot = this.notes.length >= SNAPSHOT_MIN_NOTES ? await readJson<SnapshotFile>(this.snapshotFile()).catch(() => undefined) : undefined;
-      if (snapshot && snapshot.chatId === this.chatId && snapshot.format === SNAPSHOT_FORMAT && snapshot.covers <= this.notes.length) {
+      if (snapshot && snapshot.chatId === this.chatId && snapshot.format === SNAPSHOT_FORMAT && snapshot.covers <= this.notes.length && /^index-[\w-]+$/.test(snapshot.dir)) {
         try {
-          for (const [key, data] of Object.entries(snapshot.parts)) index.import(key, data);
+          const parts = await Promise.all(snapshot.keys.map((key, i) => readFile(path.join(this.dir, snapshot.dir, `${i}.part`), 'utf8').then((data) => [key, data] as const)));
+          for (const [key, data] of parts) index.import(key, data);
           this.indexed = snapshot.covers;
           this.snapshotCovers = snapshot.covers;
         } catch {
@@ -180,7 +205,8 @@ class ChatArchive {
   async writeSegment(segment: number): Promise<void> {
     const notes = this.notes.slice(segment * SEGMENT_SIZE, (segment + 1) * SEGMENT_SIZE);
     const file: SegmentFile = { chatId: this.chatId, notes };
-    await writeJsonAtomic(path.join(this.dir, 'notes', `${String(segment).padStart(6, '0')}.json`), file);
+    // Compact JSON: a large chat loads 100 of these at start.
+    await writeFileAtomicSafe(path.join(this.dir, 'notes', `${String(segment).padStart(6, '0')}.json`), JSON.stringify(file));
   }
 
   indexNote(note: ArchivedNote): void {
@@ -195,12 +221,18 @@ class ChatArchive {
     if (this.notes.length < SNAPSHOT_MIN_NOTES) return;
     if (this.notes.length - this.snapshotCovers < (force ? 1 : SNAPSHOT_EVERY)) return;
     const index = await this.searchIndex();
-    const parts: Record<string, string> = {};
+    const parts: Array<[string, string]> = [];
     await index.export((key: string, data: string) => {
-      parts[key] = data;
+      parts.push([String(key), data]);
     });
-    const snapshot: SnapshotFile = { chatId: this.chatId, format: SNAPSHOT_FORMAT, covers: this.indexed, parts };
-    await writeFileAtomicSafe(this.snapshotFile(), JSON.stringify(snapshot));
+    // Parts go to a fresh folder; the manifest written last (atomically) switches to it, then older folders go.
+    const dir = `index-${this.indexed}-${Date.now().toString(36)}`;
+    for (const [i, [, data]] of parts.entries()) await writeFileAtomicSafe(path.join(this.dir, dir, `${i}.part`), data);
+    const snapshot: SnapshotFile = { chatId: this.chatId, format: SNAPSHOT_FORMAT, covers: this.indexed, dir, keys: parts.map(([key]) => key) };
+    await writeJsonAtomic(this.snapshotFile(), snapshot);
+    for (const entry of await readdir(this.dir)) {
+      if (entry.startsWith('index-') && entry !== dir) await rm(path.join(this.dir, entry), { recursive: true, force: true });
+    }
     this.snapshotCovers = snapshot.covers;
   }
 }
@@ -328,7 +360,7 @@ export class AudioArchive {
     if (!chat.notes.length) return [];
     const index = await chat.searchIndex();
     const max = Math.max(1, Math.min(50, Math.floor(limit) || 5));
-    const ids = index.search(words, { limit: max, suggest: true }) as number[];
+    const ids = fusedSearch(index, words, max, chat.notes.length);
     return ids
       .map((seq) => chat.notes[Number(seq) - 1])
       .filter((note): note is ArchivedNote => Boolean(note))

@@ -157,6 +157,19 @@ describe('voice plugin', function () {
     expect(texts(await t.transport.push({ senderId: ALICE, text: 'hello' }))).to.deep.equal(['gw: hello']);
   });
 
+  it('tries the next key after a 5xx, and tells the user when the provider hangs (without parking the key)', async () => {
+    await start({ UPSTREAM_TIMEOUT_MS: '1500' });
+    audio.forKey(KEY1, audioFailures.serverError);
+    expect(texts(await t.transport.push({ senderId: ALICE, media: voice(ogg) }))).to.have.length(1);
+    expect(audio.uploads.map((u) => u.key)).to.deep.equal([KEY1, KEY2]);
+    audio.forKey(KEY1, 'hang');
+    const hung = texts(await t.transport.push({ senderId: ALICE, media: voice(ogg) }));
+    expect(hung[0]).to.match(/^I could not transcribe that voice note: the audio provider did not answer \(timed out\)/);
+    expect(audio.uploads.map((u) => u.key)).to.deep.equal([KEY1, KEY2, KEY1]);
+    expect(texts(await t.transport.push({ senderId: ALICE, media: voice(ogg) }))[0]).to.match(/^gw: /);
+    expect(audio.uploads.at(-1)!.key).to.equal(KEY1);
+  });
+
   it('archives a group voice note that is not addressed without answering it, and answers an addressed one', async () => {
     await start();
     const quiet = await t.transport.push({ chatId: GROUP, senderId: ALICE, senderName: 'Alice', media: voice(ogg) });
