@@ -84,7 +84,7 @@ function transcript(random: () => number, vocabulary: { pick: () => string }): s
 /**
  * 5. The voice plugin's AudioArchive with one chat of `transcripts` notes of 8–48 Zipf-distributed words (and a small
  * second chat):search
- * latency when loaded, A/B against the floor (the same FlexSearch index options queried directly), the first search after a
+ * latency when loaded, A/B against a reference (the same FlexSearch index queried directly, whole query at once), the first search after a
  * restart (loading from disk), and two checks: a planted word is found, and a word planted only in the other chat
  * is never found in this one (search is per chat).
  */
@@ -130,7 +130,8 @@ export async function archiveSearch(options: ArchiveOptions): Promise<ScenarioRe
   const leak = await archive.search(big, 'quixotic walrus', 5);
   checks.push({ name: "archive: search stays in its chat (another chat's words are not found)", ok: leak.length === 0, detail: `${leak.length} hits from the other chat` });
 
-  // Floor: the same index type and options, filled with the same transcripts, queried directly.
+  // Reference: the same FlexSearch index type and options, filled with the same transcripts, queried directly with the
+  // whole query in one call. Not a floor: the archive fuses one lookup per word, which is faster for common words.
   const floorIndex = new Index({ tokenize: 'strict', resolution: 9 });
   texts.forEach((t, i) => floorIndex.add(i + 1, t));
   // Queries: one to three content words, drawn with their Zipf frequencies (people search for what they talk about).
@@ -169,12 +170,12 @@ export async function archiveSearch(options: ArchiveOptions): Promise<ScenarioRe
     id: 'archiveSearch',
     title: TITLE,
     metrics: [
-      metric('floor: FlexSearch index queried directly', 'ms', fs.median, fs.p99, fs.n),
-      metric('archive.search(chat, query, 5)', 'ms', bs.median, bs.p99, bs.n, 'p95 < 20 ms', bs.p95 < 20, `p95 ${round(bs.p95)} ms; ratio of medians ${round(bs.median / fs.median, 2)}`),
+      metric('reference: same FlexSearch index, whole query in one call', 'ms', fs.median, fs.p99, fs.n),
+      metric('archive.search(chat, query, 5)', 'ms', bs.median, bs.p99, bs.n, 'p95 < 20 ms', bs.p95 < 20, `p95 ${round(bs.p95)} ms; ratio to the reference ${round(bs.median / fs.median, 2)}`),
       metric('first search after restart (load from disk)', 'ms', coldMs, coldMs, 1),
       metric(`archiving ${options.transcripts.toLocaleString('en-US')} transcripts (addMany)`, 's', fillSeconds, fillSeconds, 1),
     ],
     checks,
-    data: { floorMs: rounded(fs, 4), searchMs: rounded(bs, 4), coldFirstSearchMs: round(coldMs, 1), fillSeconds: round(fillSeconds, 1), transcripts: options.transcripts },
+    data: { referenceMs: rounded(fs, 4), searchMs: rounded(bs, 4), coldFirstSearchMs: round(coldMs, 1), fillSeconds: round(fillSeconds, 1), transcripts: options.transcripts },
   };
 }

@@ -31,15 +31,25 @@ export async function textRoundTrip(gw: BenchGateway, options: RoundTripOptions)
   const client = new OpenAI({ apiKey: 'bench-key-second', baseURL: gw.v1('second'), maxRetries: 0, timeout: bench.app.settings.upstreamTimeoutMs });
   let badReplies = 0;
   let seq = 0;
+  // CPU time (user + system, all threads of this process) per sample: unlike wall time, other processes on a busy
+  // machine barely inflate it. The bot's includes the writes of its message (history, memory, usage, budgets).
+  const botCpu: number[] = [];
+  const floorCpu: number[] = [];
+  const cpuMs = (since: NodeJS.CpuUsage) => {
+    const d = process.cpuUsage(since);
+    return (d.user + d.system) / 1000;
+  };
 
   const botOnce = async () => {
     const chat = chats[seq % chats.length];
     const text = `What time does the train leave on Saturday, and from which platform? (${++seq})`;
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     const actions = await bench.transport.push({ chatId: chat, senderId: chat, text });
     const ms = performance.now() - t0;
     if (!actions.some((a) => a.type === 'text' && a.text.startsWith('second: '))) badReplies++;
     await settle(bench);
+    botCpu.push(cpuMs(c0));
     return ms;
   };
 
@@ -48,9 +58,11 @@ export async function textRoundTrip(gw: BenchGateway, options: RoundTripOptions)
   const body = JSON.parse(await gw.lastBody('second')) as OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming;
   const historyInPrompt = body.messages.length - 1;
   const floorOnce = async () => {
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     const answer = await client.chat.completions.create(body);
     const ms = performance.now() - t0;
+    floorCpu.push(cpuMs(c0));
     if (!answer.choices?.[0]?.message?.content) badReplies++;
     return ms;
   };
@@ -77,6 +89,9 @@ export async function textRoundTrip(gw: BenchGateway, options: RoundTripOptions)
   }
   await bench.app.bot.idle();
   await bench.app.stop();
+  // Only the measured samples' CPU (the last `samples` of each).
+  botCpu.splice(0, botCpu.length - options.samples);
+  floorCpu.splice(0, floorCpu.length - options.samples);
 
   checks.push({ name: 'text: every message got the gateway answer', ok: badReplies === 0, detail: `${badReplies} missing or wrong replies` });
   checks.push({ name: 'text: prompt carried the 50-message history', ok: historyInPrompt >= 50, detail: `${historyInPrompt} messages after the system prompt` });
@@ -102,6 +117,8 @@ export async function textRoundTrip(gw: BenchGateway, options: RoundTripOptions)
   const os = summarize(overhead);
   const rs = summarize(ratio);
   const ratioOfMedians = bs.median / fs.median;
+  const fc = summarize(floorCpu);
+  const bc = summarize(botCpu);
   // The bot's added time at the tail: p99(bot) − p99(floor). A per-pair difference would mostly measure the machine's
   // noise (a spike in one half of a pair); both distributions see the same noise, so their quantiles compare fairly.
   const tailOverhead = bs.p99 - fs.p99;
@@ -112,9 +129,10 @@ export async function textRoundTrip(gw: BenchGateway, options: RoundTripOptions)
       metric('floor: direct SDK call', 'ms', fs.median, fs.p99, fs.n),
       metric('bot: message in → reply sent', 'ms', bs.median, bs.p99, bs.n),
       metric('ratio bot/floor (per pair)', 'x', rs.median, rs.p99, rs.n, 'median ≤ 1.3', rs.median <= 1.3, `ratio of medians ${round(ratioOfMedians)}`),
+      metric('CPU per message: bot (incl. its file writes)', 'ms', bc.median, bc.p99, bc.n, undefined, undefined, `floor CPU median ${round(fc.median)} ms, p99 ${round(fc.p99)} ms; ratio of medians ${round(bc.median / fc.median)}`),
       metric('overhead: median per pair; p99(bot) − p99(floor)', 'ms', os.median, tailOverhead, os.n, 'p99 < 5 ms', tailOverhead < 5, `per-pair p99 ${round(os.p99)} (machine noise)`),
     ],
     checks,
-    data: { floorMs: rounded(fs), botMs: rounded(bs), overheadMs: rounded(os), ratio: rounded(rs), ratioOfMedians: round(ratioOfMedians), tailOverheadMs: round(tailOverhead), historyMessagesInPrompt: historyInPrompt, requestBodyBytes: JSON.stringify(body).length },
+    data: { floorMs: rounded(fs), botMs: rounded(bs), floorCpuMs: rounded(fc), botCpuMs: rounded(bc), overheadMs: rounded(os), ratio: rounded(rs), ratioOfMedians: round(ratioOfMedians), tailOverheadMs: round(tailOverhead), historyMessagesInPrompt: historyInPrompt, requestBodyBytes: JSON.stringify(body).length },
   };
 }
