@@ -1,33 +1,11 @@
 import { definePlugin } from '../../core/plugin/define-plugin.js';
 import type { BotContext } from '../../core/plugin/types.js';
 import { AllProvidersFailedError } from '../../core/providers/types.js';
-
-/** Phrases that explicitly ask for the premium model (English and Indonesian). */
-export const DEFAULT_PREMIUM_PHRASES = [
-  'use the premium model',
-  'use premium model',
-  'use the premium',
-  'with the premium model',
-  'premium model please',
-  'pakai model premium',
-  'pakai premium',
-  'pake model premium',
-  'pake premium',
-  'gunakan model premium',
-  'gunakan premium',
-];
+import { DEFAULT_PREMIUM_PHRASES, premiumRequest } from '../../core/chat/premium-request.js';
 
 function phrases(ctx: BotContext): string[] {
   const configured = ctx.options.phrases;
   return Array.isArray(configured) && configured.length ? configured.map(String) : DEFAULT_PREMIUM_PHRASES;
-}
-
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/** The phrase in `text` that asks for the premium model, if any (whole words, any case). */
-export function premiumPhraseIn(text: string, list: string[] = DEFAULT_PREMIUM_PHRASES): string | undefined {
-  const lower = text.toLowerCase();
-  return list.find((p) => new RegExp(`(^|[^\\p{L}\\p{N}])${escape(p.toLowerCase())}($|[^\\p{L}\\p{N}])`, 'u').test(lower));
 }
 
 /**
@@ -45,10 +23,9 @@ export default definePlugin({
     properties: { phrases: { type: 'array', items: { type: 'string', minLength: 3 } } },
     additionalProperties: false,
   },
-  triggers: [{ when: (ctx) => !ctx.message.media && Boolean(premiumPhraseIn(ctx.text, phrases(ctx))) }],
+  triggers: [{ when: (ctx) => !ctx.message.media && premiumRequest(ctx.text, phrases(ctx)).premium }],
   async handle(ctx) {
-    const phrase = premiumPhraseIn(ctx.text, phrases(ctx))!;
-    const rest = ctx.text.replace(new RegExp(escape(phrase), 'i'), '').replace(/^[\s,.:;!-]+|[\s,:;-]+$/g, '').trim();
+    const rest = premiumRequest(ctx.text, phrases(ctx)).text;
     if (!rest) {
       await ctx.reply('Sure: ask your question together with that phrase, for example "use the premium model: explain quantum tunnelling".');
       return;

@@ -5,7 +5,7 @@ import type { PluginSection } from '../../core/config/schema.js';
 import { AllProvidersFailedError } from '../../core/providers/types.js';
 import { DEFAULT_ANTHROPIC_VERSION, askVision, visionLegFilter } from './ask-vision.js';
 import { findImage } from './find-image.js';
-import { DEFAULT_PREMIUM_PHRASES, premiumRequest } from './premium-request.js';
+import { DEFAULT_PREMIUM_PHRASES, premiumRequest } from '../../core/chat/premium-request.js';
 import { ImageRefused, prepareImage } from './prepare-image.js';
 
 /** The vision plugin's options (`plugins.vision` in config.json), with defaults. */

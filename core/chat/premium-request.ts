@@ -1,6 +1,7 @@
 /**
- * Phrases that explicitly ask for the premium model (the same defaults as the premium plugin; a plugin never
- * imports another, so vision keeps its own copy, configurable as `plugins.vision.premiumPhrases`).
+ * Phrases that explicitly ask for the premium model, in English and Indonesian. The premium rule is the core's
+ * (DESIGN: the premium model serves one message only when the user asks for it), so chat (plugins/premium) and
+ * vision share these defaults; each plugin can override them in its options.
  */
 export const DEFAULT_PREMIUM_PHRASES = [
   'use the premium model',
