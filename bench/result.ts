@@ -38,5 +38,6 @@ export interface ScenarioResult {
  * @example metric('ratio', 'x', s.median, s.p99, s.n, 'median ≤ 1.3', s.median <= 1.3)
  */
 export function metric(name: string, unit: string, median: number, p99: number, n: number, target?: string, met?: boolean, note?: string): Metric {
-  return { name, unit, median, p99, n, ...(target ? { target, met } : {}), ...(note ? { note } : {}) };
+  const r = (v: number) => (Number.isFinite(v) ? Math.round(v * 10_000) / 10_000 : v);
+  return { name, unit, median: r(median), p99: r(p99), n, ...(target ? { target, met } : {}), ...(note ? { note } : {}) };
 }
