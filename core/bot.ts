@@ -222,7 +222,9 @@ export class Bot {
     const transport = this.requireTransport();
     const botIds = this.botIds();
     const ids = senderIds(message);
-    const log = this.log.child({ chat: message.chatId, ...(pluginName ? { plugin: pluginName } : {}) });
+    // Child loggers are made on first use: most messages never log, and pino's child() is not free.
+    let childLog: Logger | undefined;
+    const baseLog = this.log;
     const chatId = message.chatId;
     const ctx: BotContext = {
       message,
@@ -257,7 +259,9 @@ export class Bot {
         return pluginName ? bot.section(pluginName) : {};
       },
       host: pluginName ? this.host(pluginName) : this.host('core'),
-      log,
+      get log() {
+        return (childLog ??= baseLog.child({ chat: chatId, ...(pluginName ? { plugin: pluginName } : {}) }));
+      },
       state: {},
     };
     return ctx;
@@ -266,11 +270,11 @@ export class Bot {
   /** A copy of the context seen through one plugin (its options, host and logger). */
   private contextFor(ctx: BotContext, pluginName: string): BotContext {
     const bot = this;
-    const log = ctx.log.child({ plugin: pluginName });
+    let log: Logger | undefined;
     return Object.create(ctx, {
       options: { get: () => bot.section(pluginName) },
       host: { value: this.host(pluginName) },
-      log: { value: log },
+      log: { get: () => (log ??= ctx.log.child({ plugin: pluginName })) },
     }) as BotContext;
   }
 

@@ -1,5 +1,9 @@
 import { execFile } from 'node:child_process';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { writeJsonAtomic } from '../store/atomic.js';
 import type { Settings } from '../config/settings.js';
 import type { Capabilities, CapabilityStatus } from './capabilities.js';
 
@@ -11,6 +15,48 @@ export function probe(cmd: string, args: string[], timeoutMs = 4000): Promise<st
       else resolve(`${stdout}${stderr}`.trim().split('\n')[0] ?? '');
     });
   });
+}
+
+/** Where version answers are remembered between starts (next to the compiled core, never in git). */
+const PROBE_CACHE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '.probe-cache.json');
+let probeCache: Record<string, string> | undefined;
+
+/** The full path of a command on PATH (or the path itself when it has a slash), or undefined. */
+function locate(cmd: string): string | undefined {
+  const candidates = cmd.includes('/') ? [cmd] : (process.env.PATH ?? '/usr/bin:/bin').split(':').filter(Boolean).map((dir) => path.join(dir, cmd));
+  for (const file of candidates) {
+    try {
+      accessSync(file, constants.X_OK);
+      return file;
+    } catch {
+      /* not here */
+    }
+  }
+  return undefined;
+}
+
+/**
+ * `probe` for a version question whose answer only changes with the binary: remembered per binary (path, size and
+ * modification time), so a start does not pay for launching python for `yt-dlp --version` every time.
+ */
+export async function versionProbe(cmd: string, args: string[], timeoutMs = 4000): Promise<string> {
+  const file = locate(cmd);
+  if (!file) throw new Error(`${cmd} not found`);
+  const stat = statSync(file);
+  const key = `${file}|${stat.size}|${stat.mtimeMs}|${args.join(' ')}`;
+  if (!probeCache) {
+    try {
+      probeCache = JSON.parse(readFileSync(PROBE_CACHE, 'utf8')) as Record<string, string>;
+    } catch {
+      probeCache = {};
+    }
+  }
+  const known = probeCache[key];
+  if (typeof known === 'string') return known;
+  const line = await probe(file, args, timeoutMs);
+  probeCache[key] = line;
+  await writeJsonAtomic(PROBE_CACHE, probeCache).catch(() => undefined);
+  return line;
 }
 
 /**
@@ -56,14 +102,14 @@ export function defineCoreCapabilities(caps: Capabilities, settings: Settings): 
   caps.define('publicUrl', () => (settings.publicBaseUrl ? yes(settings.publicBaseUrl) : no('PUBLIC_BASE_URL is not set: workspace sites have no public address')));
   caps.define('python', async () => {
     try {
-      return yes(await probe('python3', ['--version']));
+      return yes(await versionProbe('python3', ['--version']));
     } catch (err) {
       return no(`python3 not found (${(err as Error).message})`);
     }
   });
   caps.define('ytdlp', async () => {
     try {
-      return yes(`yt-dlp ${await probe('yt-dlp', ['--version'], 8000)}`);
+      return yes(`yt-dlp ${await versionProbe('yt-dlp', ['--version'], 8000)}`);
     } catch {
       return no('yt-dlp not found (install the Debian package yt-dlp)');
     }
@@ -71,7 +117,7 @@ export function defineCoreCapabilities(caps: Capabilities, settings: Settings): 
   caps.define('ffmpeg', async () => {
     const bin = ffmpegBinary(settings);
     try {
-      const line = await probe(bin.path, ['-version']);
+      const line = await versionProbe(bin.path, ['-version']);
       return yes(`${line.split(' ').slice(0, 3).join(' ')} from ${bin.source}`);
     } catch (err) {
       return no(`ffmpeg from ${bin.source} does not run (${(err as Error).message})`);

@@ -19,6 +19,17 @@ export const DEFAULT_PREMIUM_PHRASES = [
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
+/** Compiled once per phrase: this runs on every message. */
+const compiled = new Map<string, RegExp>();
+function wholePhrase(phrase: string): RegExp {
+  let re = compiled.get(phrase);
+  if (!re) {
+    re = new RegExp(`(^|[^\\p{L}\\p{N}])${escape(phrase.toLowerCase())}($|[^\\p{L}\\p{N}])`, 'u');
+    if (compiled.size < 500) compiled.set(phrase, re);
+  }
+  return re;
+}
+
 /**
  * Looks for an explicit premium request in a caption. Returns the caption without the phrase, and whether it asked.
  *
@@ -28,7 +39,7 @@ const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 export function premiumRequest(text: string, phrases: string[] = DEFAULT_PREMIUM_PHRASES): { premium: boolean; text: string } {
   const lower = text.toLowerCase();
   for (const phrase of phrases) {
-    const re = new RegExp(`(^|[^\\p{L}\\p{N}])${escape(phrase.toLowerCase())}($|[^\\p{L}\\p{N}])`, 'u');
+    const re = wholePhrase(phrase);
     if (!re.test(lower)) continue;
     const rest = text.replace(new RegExp(escape(phrase), 'i'), ' ').replace(/^[\s,.:;!-]+|[\s,:;-]+$/g, '').replace(/\s{2,}/g, ' ').trim();
     return { premium: true, text: rest };

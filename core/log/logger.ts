@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
-import pinoPretty from 'pino-pretty';
+import { createRequire } from 'node:module';
 import { recentProblems } from './recent-problems.js';
 
 export type { Logger } from 'pino';
@@ -31,6 +31,14 @@ class RedactingStream extends Writable {
   }
 }
 
+type PrettyFactory = (options: Record<string, unknown>) => NodeJS.WritableStream;
+
+/** pino-pretty is loaded only for a terminal: a service logging JSON never pays for it at start. */
+function loadPretty(): PrettyFactory {
+  const mod = createRequire(import.meta.url)('pino-pretty') as PrettyFactory & { default?: PrettyFactory };
+  return mod.default ?? mod;
+}
+
 export interface LoggerOptions {
   level?: string;
   secrets?: readonly string[];
@@ -54,7 +62,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const pretty = options.pretty ?? Boolean((destination as NodeJS.WriteStream).isTTY);
   // Warnings and errors also go to the dashboard's "last errors" ring (JSON lines, before pretty-printing).
   const sink = pretty
-    ? new RedactingStream(pinoPretty({ destination, colorize: true, sync: true, ignore: 'pid,hostname' }), () => secrets, (l) => recentProblems.take(l))
+    ? new RedactingStream(loadPretty()({ destination, colorize: true, sync: true, ignore: 'pid,hostname' }), () => secrets, (l) => recentProblems.take(l))
     : new RedactingStream(destination, () => secrets, (l) => recentProblems.take(l));
   return pino(
     {

@@ -61,10 +61,13 @@ export class UserBudgets {
     if (limits.tokensPerDay > 0 && (doc.tokens[userId] ?? 0) >= limits.tokensPerDay) {
       return { ok: false, reason: `You have used today's AI budget. You can ask again in about ${hours} hour(s) (after midnight UTC).` };
     }
-    await this.doc.update((d) => {
-      d.recent[userId] = [...times, now];
-      for (const [user, list] of Object.entries(d.recent)) if (!list.some((t) => now - t < 60_000)) delete d.recent[user];
-    });
+    // Only a per-minute limit needs request times, and only the last `requestsPerMinute` of them.
+    if (limits.requestsPerMinute > 0) {
+      await this.doc.update((d) => {
+        d.recent[userId] = [...times, now].slice(-limits.requestsPerMinute);
+        for (const [user, list] of Object.entries(d.recent)) if (!list.some((t) => now - t < 60_000)) delete d.recent[user];
+      });
+    }
     return { ok: true };
   }
 

@@ -1,6 +1,4 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
-// Vision goes through @anthropic-ai/sdk: its errors carry the same status/headers/body and must fail over alike.
-import { APIConnectionError as AnthropicConnectionError, APIConnectionTimeoutError as AnthropicTimeoutError, APIError as AnthropicAPIError } from '@anthropic-ai/sdk';
 
 /** How a failed upstream call is classified, and how long the leg then rests. */
 export interface Failure {
@@ -20,6 +18,35 @@ export const COOLDOWN = {
   network: 30_000,
   badAnswer: 10_000,
 };
+
+/**
+ * Vision goes through @anthropic-ai/sdk, whose errors have the same class names and the same status/headers/body
+ * shape as openai's. They are recognised by shape, not `instanceof`, so the core does not load that SDK at start
+ * (it costs ~200 ms and ~10 MB; only the vision plugin needs it, and loads it on first use).
+ */
+function sdkErrorName(err: unknown): string | undefined {
+  let proto = err && typeof err === 'object' ? Object.getPrototypeOf(err) : undefined;
+  // Walk up the class chain: RateLimitError → APIError, APIConnectionTimeoutError → APIConnectionError.
+  for (let depth = 0; proto && depth < 6; depth++, proto = Object.getPrototypeOf(proto)) {
+    const name = (proto.constructor as { name?: string } | undefined)?.name;
+    if (name === 'APIConnectionTimeoutError' || name === 'APIConnectionError' || name === 'APIError') return name;
+  }
+  return undefined;
+}
+
+function isTimeoutError(err: unknown): boolean {
+  return err instanceof APIConnectionTimeoutError || sdkErrorName(err) === 'APIConnectionTimeoutError';
+}
+
+function isConnectionError(err: unknown): boolean {
+  return err instanceof APIConnectionError || sdkErrorName(err) === 'APIConnectionError';
+}
+
+function asApiError(err: unknown): { status: number; headers: unknown; error?: unknown; message?: string } | undefined {
+  if (err instanceof APIError && err.status !== undefined) return err as APIError & { status: number };
+  const shaped = err as { status?: unknown; headers?: unknown };
+  return sdkErrorName(err) === 'APIError' && typeof shaped.status === 'number' ? (err as { status: number; headers: unknown }) : undefined;
+}
 
 /** Thrown by a leg whose answer was unusable (no content, malformed JSON). */
 export class BadAnswerError extends Error {}
@@ -60,30 +87,31 @@ function errorBody(err: { error?: unknown; message?: string }): { code?: string;
  */
 export function classifyFailure(err: unknown): Failure {
   if (err instanceof BadAnswerError) return { kind: 'bad-answer', cooldownMs: COOLDOWN.badAnswer, summary: err.message };
-  if (err instanceof APIConnectionTimeoutError || err instanceof AnthropicTimeoutError) return { kind: 'timeout', cooldownMs: COOLDOWN.network, summary: 'timed out' };
-  if ((err instanceof APIError || err instanceof AnthropicAPIError) && err.status !== undefined) {
-    const status = err.status;
-    const body = errorBody(err);
+  if (isTimeoutError(err)) return { kind: 'timeout', cooldownMs: COOLDOWN.network, summary: 'timed out' };
+  const apiError = asApiError(err);
+  if (apiError) {
+    const status = apiError.status;
+    const body = errorBody(apiError);
     const text = `${body.code ?? ''} ${body.type ?? ''} ${body.message}`.toLowerCase();
     const summary = `HTTP ${status}${body.code ? ` ${body.code}` : ''}`;
     if (status === 401 || status === 403) return { kind: 'auth', status, cooldownMs: Infinity, summary };
     if (status === 402 || /insufficient_quota|quota|per day|daily|tokens per day|requests per day/.test(text)) {
       if (status === 402 || status === 429 || /insufficient_quota/.test(text)) {
-        return { kind: 'quota', status, cooldownMs: retryAfterMs(err.headers) ?? COOLDOWN.quota, summary };
+        return { kind: 'quota', status, cooldownMs: retryAfterMs(apiError.headers) ?? COOLDOWN.quota, summary };
       }
     }
     if (status === 429) {
-      const wait = retryAfterMs(err.headers) ?? COOLDOWN.rateLimitDefault;
+      const wait = retryAfterMs(apiError.headers) ?? COOLDOWN.rateLimitDefault;
       return { kind: 'rate-limit', status, cooldownMs: Math.min(wait, COOLDOWN.rateLimitMax), summary };
     }
     if (status === 400 || status === 413) {
       if (status === 413 || /context|maximum.*tokens|too long|too many tokens/.test(text)) return { kind: 'context-length', status, cooldownMs: 0, summary };
       return { kind: 'bad-request', status, cooldownMs: 0, summary };
     }
-    if (status >= 500) return { kind: 'server', status, cooldownMs: retryAfterMs(err.headers) ?? COOLDOWN.server, summary };
+    if (status >= 500) return { kind: 'server', status, cooldownMs: retryAfterMs(apiError.headers) ?? COOLDOWN.server, summary };
     return { kind: 'bad-request', status, cooldownMs: 0, summary };
   }
-  if (err instanceof APIConnectionError || err instanceof AnthropicConnectionError || (err as NodeJS.ErrnoException)?.code) {
+  if (isConnectionError(err) || (err as NodeJS.ErrnoException)?.code) {
     const code = (err as { cause?: { code?: string } }).cause?.code ?? (err as NodeJS.ErrnoException).code ?? 'connection error';
     return { kind: 'network', cooldownMs: COOLDOWN.network, summary: String(code) };
   }

@@ -15,6 +15,10 @@ export class JsonFile<T> {
   private loading: Promise<T> | undefined;
   private writing: Promise<void> | undefined;
   private dirty = false;
+  private timer: NodeJS.Timeout | undefined;
+  /** How long changes are gathered before one atomic write. */
+  static coalesceMs = 25;
+  private readonly coalesceMs = JsonFile.coalesceMs;
 
   constructor(
     readonly file: string,
@@ -63,7 +67,17 @@ export class JsonFile<T> {
 
   private scheduleWrite(): void {
     this.dirty = true;
-    if (this.writing) return;
+    if (this.writing || this.timer) return;
+    // A short pause first: the burst of changes one message makes (history, usage, budget) becomes one write, and
+    // the write lands after the reply instead of competing with it. flush() skips the pause.
+    // Not unref'd: a process that ends on its own still writes what it changed.
+    this.timer = setTimeout(() => this.startWriting(), this.coalesceMs);
+  }
+
+  private startWriting(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.writing || !this.dirty) return;
     this.writing = (async () => {
       try {
         while (this.dirty) {
@@ -80,6 +94,7 @@ export class JsonFile<T> {
 
   /** Resolves when everything changed so far is on disk. */
   async flush(): Promise<void> {
+    if (this.timer) this.startWriting();
     while (this.writing) await this.writing;
   }
 }

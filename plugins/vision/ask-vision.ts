@@ -1,4 +1,4 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import { BadAnswerError } from '../../core/providers/failure.js';
 import type { AiService, ProviderLeg } from '../../core/providers/types.js';
 import type { PreparedImage } from './prepare-image.js';
@@ -32,11 +32,14 @@ export const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
  * speak the Anthropic format expect `x-api-key` and a version they know, so both are set explicitly too.
  */
 const clients = new Map<string, Anthropic>();
-function clientFor(leg: ProviderLeg, timeoutMs: number, version: string): Anthropic {
+/** The SDK is loaded on the first image, not at start: most messages never need it. */
+let sdk: Promise<typeof import('@anthropic-ai/sdk')> | undefined;
+async function clientFor(leg: ProviderLeg, timeoutMs: number, version: string): Promise<Anthropic> {
+  const { default: AnthropicClient } = await (sdk ??= import('@anthropic-ai/sdk'));
   const key = `${leg.name}\u0000${leg.rootUrl}\u0000${leg.apiKey}\u0000${timeoutMs}\u0000${version}`;
   let client = clients.get(key);
   if (!client) {
-    client = new Anthropic({
+    client = new AnthropicClient({
       apiKey: leg.apiKey,
       baseURL: leg.rootUrl,
       maxRetries: 0,
@@ -65,7 +68,8 @@ export async function askVision(ai: AiService, request: VisionRequest): Promise<
     request.premium ? 'premium vision' : 'vision',
     async (leg) => {
       const model = request.premium ? leg.premiumModel : leg.model;
-      const answer = await clientFor(leg, request.timeoutMs, request.anthropicVersion ?? DEFAULT_ANTHROPIC_VERSION).messages.create({
+      const client = await clientFor(leg, request.timeoutMs, request.anthropicVersion ?? DEFAULT_ANTHROPIC_VERSION);
+      const answer = await client.messages.create({
         model,
         max_tokens: request.maxTokens,
         system: request.system,
