@@ -6,7 +6,7 @@ import { Capabilities } from './capabilities/capabilities.js';
 import { defineCoreCapabilities } from './capabilities/detect.js';
 import { ConfigError, loadConfigFile } from './config/config-file.js';
 import type { BotConfig } from './config/schema.js';
-import { loadSettings, type Settings } from './config/settings.js';
+import { ensureDataDir, loadSettings, type Settings } from './config/settings.js';
 import { createAiService } from './chat/ai-service.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { discoverPlugins } from './plugin/discover.js';
@@ -85,6 +85,7 @@ function validatePluginOptions(plugins: Plugin[], config: BotConfig, file: strin
 export async function createApp(options: AppOptions = {}): Promise<App> {
   const cwd = options.cwd ?? process.cwd();
   const settings = loadSettings({ cwd, env: options.env });
+  ensureDataDir(settings.dataDir);
   const log = options.logger ?? createLogger({ level: settings.logLevel, secrets: settings.secrets });
   const loaded = await loadConfigFile(cwd);
   if (loaded.created) log.warn({ file: loaded.file }, 'config.json was missing: created it from config.example.json; edit it (or use the /config dashboard)');

@@ -52,6 +52,18 @@ export function validateConfig(value: unknown): string[] {
     .filter((line) => (seen.has(line) ? false : (seen.add(line), true)));
 }
 
+/** "Expected ',' or '}' after property value (line 4, column 3)" from a JSON.parse error. */
+function describeJsonError(text: string, err: Error): string {
+  const message = err.message.replace(/^JSON\.parse: /, '');
+  const position = /at position (\d+)/.exec(message);
+  const reason = message.replace(/\s*in JSON at position \d+.*$/s, '').replace(/\s*\(line \d+ column \d+\)$/, '');
+  if (!position) return /end of JSON input/.test(message) ? 'the file ends in the middle of the JSON (is it cut off?)' : reason;
+  const before = text.slice(0, Number(position[1]));
+  const line = before.split('\n').length;
+  const column = Number(position[1]) - before.lastIndexOf('\n');
+  return `${reason} (line ${line}, column ${column})`;
+}
+
 /** Fills defaults into a valid config object. */
 export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>): BotConfig {
   return {
@@ -99,6 +111,15 @@ export async function loadConfigFile(cwd: string, file = path.join(cwd, 'config.
     created = true;
   }
   let raw: unknown;
+  // JSON syntax is checked first with the reason and the line/column, which cosmiconfig's message buries.
+  const text = await readFile(file, 'utf8');
+  if (text.trim()) {
+    try {
+      JSON.parse(text);
+    } catch (err) {
+      throw new ConfigError(file, [`not valid JSON: ${describeJsonError(text, err as Error)}`]);
+    }
+  }
   try {
     const result = await cosmiconfig('config', { searchStrategy: 'none', cache: false }).load(file);
     raw = result?.config;

@@ -13,7 +13,6 @@ export const accessSchema = {
 export const configSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['prefix', 'botName', 'targetUserIds', 'port'],
   properties: {
     $schema: { type: 'string' },
     prefix: { type: 'string', minLength: 1, maxLength: 3, pattern: '^\\S+$' },

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import dotenv from 'dotenv';
 
@@ -128,6 +128,8 @@ export function loadSettings(options: { cwd?: string; env?: NodeJS.ProcessEnv; r
     env,
   };
   settings.secrets = secretValues(env, audioKeys);
+  const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+  if (!levels.includes(settings.logLevel)) throw new SettingsError(`LOG_LEVEL must be one of ${levels.join(', ')}; got "${settings.logLevel}"`);
 
   if ((options.requireProviderKey ?? true) && !settings.primary.apiKey && !settings.second.apiKey && audioKeys.length === 0) {
     throw new SettingsError(
@@ -140,9 +142,10 @@ export function loadSettings(options: { cwd?: string; env?: NodeJS.ProcessEnv; r
     ['primary gateway', settings.primary, 'PRIMARY_GATEWAY_'],
     ['second gateway', settings.second, ''],
   ] as const) {
-    if (gw.apiKey && (!gw.baseUrl || !gw.model)) {
-      throw new SettingsError(`The ${label} has a key but no ${!gw.baseUrl ? `${prefix}BASE_URL` : `${prefix}MODEL`}: set it, or empty ${prefix}API_KEY.`);
-    }
+    if (!gw.apiKey) continue;
+    const missing = [!gw.baseUrl && `${prefix}BASE_URL`, !gw.model && `${prefix}MODEL`].filter(Boolean);
+    if (missing.length) throw new SettingsError(`The ${label} has a key but no ${missing.join(' and no ')}: set ${missing.length > 1 ? 'them' : 'it'}, or empty ${prefix}API_KEY.`);
+    if (!/^https?:\/\/[^\s/]+/i.test(gw.baseUrl)) throw new SettingsError(`${prefix}BASE_URL must be an http(s) URL such as https://gateway.example.com/v1; got "${gw.baseUrl}"`);
   }
   return settings;
 }
@@ -156,4 +159,32 @@ export function secretValues(env: Record<string, string | undefined>, extra: str
   }
   // Longest first, so a key that contains another is redacted whole.
   return [...values].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * Makes sure DATA_DIR can hold the bot's data before anything is written there: the folder is created and a probe
+ * file written and removed. Throws SettingsError naming DATA_DIR otherwise, so the bot refuses to start instead of
+ * losing history silently. Kernel file systems (/proc, /sys) are refused up front: Node's recursive mkdir never
+ * returns there.
+ */
+export function ensureDataDir(dataDir: string): void {
+  const fail = (why: string) => new SettingsError(`DATA_DIR ${dataDir} cannot hold the bot's data: ${why}. Set DATA_DIR to a writable folder.`);
+  if (/^\/(proc|sys|dev)(\/|$)/.test(dataDir)) throw fail('it is inside a kernel file system');
+  let existing = dataDir;
+  while (!existsSync(existing)) {
+    const parent = path.dirname(existing);
+    if (parent === existing) break;
+    existing = parent;
+  }
+  try {
+    if (!statSync(existing).isDirectory()) throw fail(`${existing} is not a folder`);
+    accessSync(existing, constants.W_OK | constants.X_OK);
+    mkdirSync(dataDir, { recursive: true });
+    const probe = path.join(dataDir, `.write-test-${process.pid}`);
+    writeFileSync(probe, 'ok');
+    rmSync(probe);
+  } catch (err) {
+    if (err instanceof SettingsError) throw err;
+    throw fail((err as NodeJS.ErrnoException).code === 'EACCES' ? 'permission denied' : (err as Error).message);
+  }
 }

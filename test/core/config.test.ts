@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { ConfigError, loadConfigFile, saveConfigFile } from '../../core/config/config-file.js';
-import { loadSettings } from '../../core/config/settings.js';
+import { ensureDataDir, loadSettings, SettingsError } from '../../core/config/settings.js';
 import { createLogger } from '../../core/log/logger.js';
 import { safeFileName } from '../../core/store/atomic.js';
 import { runChat, tempDir, writeConfig, ROOT } from '../helpers/test-app.js';
@@ -21,9 +21,10 @@ describe('configuration', () => {
 
   const bad: Array<[string, string, RegExp]> = [
     ['not JSON', '{ "prefix": ".", ', /not valid JSON/],
+    ['a missing comma', '{\n  "prefix": "."\n  "port": 1\n}', /not valid JSON: Expected ',' or '}' after property value \(line 3, column 3\)/],
     ['an empty file', '', /empty/],
     ['a port of the wrong type', JSON.stringify({ prefix: '.', botName: 'b', targetUserIds: [], port: 'eighty' }), /port: must be integer/],
-    ['a missing required field', JSON.stringify({ prefix: '.', targetUserIds: [], port: 1 }), /botName: is required/],
+    ['an empty prefix', JSON.stringify({ prefix: '' }), /prefix: must NOT have fewer than 1 characters/],
     ['an unknown field', JSON.stringify({ prefix: '.', botName: 'b', targetUserIds: [], port: 1, colour: 'red' }), /colour: unknown field/],
     ['a non-digit id', JSON.stringify({ prefix: '.', botName: 'b', targetUserIds: ['+62 812'], port: 1 }), /targetUserIds\.0: must be digits only/],
     ['a bad plugin access value', JSON.stringify({ prefix: '.', botName: 'b', targetUserIds: [], port: 1, plugins: { ping: { access: 'admins' } } }), /plugins\.ping\.access/],
@@ -38,6 +39,13 @@ describe('configuration', () => {
       expect(err.message).to.match(reason);
     });
   }
+
+  it('fills every field it does not find with its documented default', async () => {
+    const dir = await tempDir();
+    await writeFile(path.join(dir, 'config.json'), '{ "botName": "Only a name" }');
+    const { config } = await loadConfigFile(dir);
+    expect(config).to.deep.include({ prefix: '.', botName: 'Only a name', targetUserIds: [], port: 3000, host: '127.0.0.1', owners: [] });
+  });
 
   it('saving an invalid config leaves the file untouched; a valid one keeps a backup', async () => {
     const dir = await tempDir();
@@ -64,6 +72,22 @@ describe('configuration', () => {
 
   it('refuses a gateway key without its base URL, naming the variable', () => {
     expect(() => loadSettings({ cwd: '/nonexistent', env: { API_KEY: 'k', MODEL: 'm' } })).to.throw(/BASE_URL/);
+  });
+
+  it('refuses settings that cannot work, naming the variable', () => {
+    const base = { API_KEY: 'k', BASE_URL: 'http://127.0.0.1:1', MODEL: 'm' };
+    expect(() => loadSettings({ cwd: '/nonexistent', env: { ...base, LOG_LEVEL: 'bogus' } })).to.throw(SettingsError, /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace/);
+    expect(() => loadSettings({ cwd: '/nonexistent', env: { ...base, BASE_URL: 'notaurl' } })).to.throw(SettingsError, /BASE_URL must be an http\(s\) URL/);
+    expect(() => loadSettings({ cwd: '/nonexistent', env: { API_KEY: 'k' } })).to.throw(SettingsError, /no BASE_URL and no MODEL/);
+  });
+
+  it('refuses a DATA_DIR that cannot hold data instead of losing history silently', async () => {
+    const dir = await tempDir();
+    writeFileSync(path.join(dir, 'a-file'), 'x');
+    expect(() => ensureDataDir('/proc/nope')).to.throw(SettingsError, /DATA_DIR \/proc\/nope cannot hold/);
+    expect(() => ensureDataDir(path.join(dir, 'a-file', 'sub'))).to.throw(SettingsError, /is not a folder/);
+    ensureDataDir(path.join(dir, 'fresh', 'data'));
+    expect(existsSync(path.join(dir, 'fresh', 'data'))).to.equal(true);
   });
 
   it('redacts every secret from the log, whatever field it hides in', () => {
