@@ -344,7 +344,8 @@ export class Bot {
         }
       }
       const { word } = firstWord(ctx.text);
-      if (word === `${prefix}help` || word === '/help') {
+      const lower = word.toLowerCase();
+      if (lower === `${prefix}help` || lower === '/help') {
         await ctx.reply(this.helpText(ctx));
         return;
       }
@@ -388,7 +389,9 @@ export class Bot {
   /** Free text nobody claimed goes to the main model. */
   private async chat(ctx: BotContext): Promise<void> {
     if (!ctx.text) {
-      if (ctx.message.media) await ctx.reply(`I can't open ${ctx.message.media.kind} messages right now.`);
+      const help = `${this.configValue.prefix}help`;
+      if (ctx.message.media) await ctx.reply(`I don't do anything with a ${ctx.message.media.kind} on its own. Send ${help} to see what I can do with media.`);
+      else await ctx.reply(`Yes? Ask me anything, or send ${help} for my commands.`);
       return;
     }
     if (!this.capabilities.has('chat') || !this.ai.available()) {

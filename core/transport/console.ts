@@ -20,6 +20,12 @@ export function mimeFor(file: string, fallback = 'application/octet-stream'): st
 /** The default console sender (digits). Change it with `:as <id>`. */
 export const CONSOLE_DEFAULT_SENDER = '10000000001';
 
+/**
+ * The bot's own id in the console (as a linked WhatsApp account has one), so `@10000000000` addresses the bot in a
+ * console group even before `targetUserIds` is filled in; the ids in `targetUserIds` work too.
+ */
+export const CONSOLE_BOT_ID = '10000000000';
+
 export interface ConsoleOptions {
   input?: NodeJS.ReadableStream;
   output?: NodeJS.WritableStream;
@@ -69,7 +75,10 @@ export class ConsoleTransport implements Transport {
     return this.group ? `${this.group}@g.us` : `${this.sender}@s.whatsapp.net`;
   }
 
+  private outputClosed = false;
+
   private print(line: string): void {
+    if (this.outputClosed) return;
     this.output.write(`${line}\n`);
   }
 
@@ -79,10 +88,16 @@ export class ConsoleTransport implements Transport {
 
   async start(onMessage: InboundHandler): Promise<void> {
     this.handler = onMessage;
+    // A reader that goes away (`| head -1`) closes the pipe: stop printing and end quietly instead of crashing.
+    this.output.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+      this.outputClosed = true;
+      this.rl?.close();
+    });
     const rl = readline.createInterface({ input: this.input, output: this.interactive ? this.output : undefined, terminal: this.interactive });
     this.rl = rl;
     if (this.interactive) {
-      this.complain(`chatting as ${this.sender} in a private chat; :group <name>, :dm, :as <id>, :voice <file>, :image <file> [caption], :reply <text>, :quit`);
+      this.complain(`chatting as ${this.sender} in a private chat; in a group mention the bot as @${CONSOLE_BOT_ID}. Commands: :group <name>, :dm, :as <id>, :voice <file>, :audio <file>, :image <file> [caption], :video <file> [caption], :reply <text>, :quote <text>, :quit`);
       rl.setPrompt('you> ');
       rl.prompt();
     }
@@ -115,8 +130,11 @@ export class ConsoleTransport implements Transport {
     this.handler = undefined;
   }
 
+  /** Ids unique across runs, so a chat's history never holds two messages with one id. */
+  private readonly run = Date.now().toString(36);
+
   private nextId(kind: 'in' | 'bot'): string {
-    return `console-${kind}-${++this.seq}`;
+    return `console-${this.run}-${kind}-${++this.seq}`;
   }
 
   /** Handles one input line: a console command or a message. */
@@ -135,7 +153,8 @@ export class ConsoleTransport implements Transport {
         }
         case ':group': {
           if (!rest) return this.complain(':group needs a name, e.g. :group friends');
-          this.group = rest.replace(/[^A-Za-z0-9_-]+/g, '-');
+          // The name is kept as typed: file names are encoded by the stores, so "my friends" and "my-friends" stay apart.
+          this.group = rest;
           return;
         }
         case ':dm':
@@ -151,7 +170,7 @@ export class ConsoleTransport implements Transport {
         case ':reply': {
           const last = this.lastBot.get(this.chatId());
           if (!last) return this.complain('the bot has not said anything in this chat yet: nothing to reply to');
-          return this.deliver(rest, { quoted: { id: last.id, senderId: 'bot', text: last.text, fromBot: true } });
+          return this.deliver(rest, { quoted: { id: last.id, senderId: `${CONSOLE_BOT_ID}@s.whatsapp.net`, text: last.text, fromBot: true } });
         }
         case ':quote': {
           const last = this.lastOther.get(this.chatId());
@@ -169,7 +188,8 @@ export class ConsoleTransport implements Transport {
     const space = rest.indexOf(' ');
     const file = space === -1 ? rest : rest.slice(0, space);
     const caption = space === -1 ? '' : rest.slice(space + 1).trim();
-    if (!file) return this.complain(`:${kind} needs a file, e.g. :${kind} ./sample${kind === 'image' ? '.jpg' : '.ogg'}`);
+    const sample = { image: 'photo.jpg', sticker: 'sticker.webp', video: 'clip.mp4', document: 'file.pdf', voice: 'note.ogg', audio: 'song.mp3' }[kind];
+    if (!file) return this.complain(`:${kind} needs a file, e.g. :${kind} ./${sample}`);
     const full = path.resolve(this.cwd, file);
     if (!existsSync(full) || !statSync(full).isFile()) return this.complain(`file not found: ${file}`);
     const media: IncomingMedia = {
@@ -184,7 +204,8 @@ export class ConsoleTransport implements Transport {
 
   private async deliver(text: string, extra: Partial<IncomingMessage>): Promise<void> {
     if (!this.handler) return;
-    const mentions = [...text.matchAll(/@(\d{3,30})\b/g)].map((m) => `${m[1]}@s.whatsapp.net`);
+    // "@628…" at the start or after a space is a mention, as WhatsApp inserts it; "foo@628….com" is not.
+    const mentions = [...text.matchAll(/(?:^|\s)@(\d{3,30})(?![\w.@-]*\w)/g)].map((m) => `${m[1]}@s.whatsapp.net`);
     const message: IncomingMessage = {
       id: this.nextId('in'),
       chatId: this.chatId(),
@@ -227,10 +248,10 @@ export class ConsoleTransport implements Transport {
   async setTyping(): Promise<void> {}
 
   ownIds(): string[] {
-    return [];
+    return [`${CONSOLE_BOT_ID}@s.whatsapp.net`];
   }
 
   session(): SessionState {
-    return { status: 'linked', me: { name: 'console' } };
+    return { status: 'linked', me: { name: 'console', id: `${CONSOLE_BOT_ID}@s.whatsapp.net` } };
   }
 }

@@ -43,6 +43,32 @@ describe('console chat (spawned)', () => {
     for (const line of run.lines) expect(line).to.match(/^bot> pong/);
   });
 
+  it('knows its own console id for mentions, ignores e-mail addresses, answers a bare mention and .HELP in any case', async () => {
+    const dir = await tempDir();
+    await writeConfig(dir);
+    const script = [':group team', '@10000000000 .ping', 'write to foo@10000000000.com', '@10000000000', '@10000000000 .HELP'].join('\n') + '\n';
+    const run = await runChat(script, { cwd: dir, env: DEAD_UPSTREAM });
+    expect(run.lines[0]).to.match(/^bot> pong/);
+    expect(run.lines[1]).to.equal('bot> Yes? Ask me anything, or send .help for my commands.');
+    expect(run.lines[2]).to.match(/^bot> \*Assistant\*: here is what I can do\./);
+  });
+
+  it('ends quietly when the reader of its output goes away', async () => {
+    const dir = await tempDir();
+    await writeConfig(dir);
+    const { spawn } = await import('node:child_process');
+    const path = await import('node:path');
+    const { ROOT } = await import('../helpers/test-app.js');
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'core', 'cli', 'chat.js')], { cwd: dir, env: { PATH: process.env.PATH ?? '', ...DEAD_UPSTREAM }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout.once('data', () => child.stdout.destroy());
+    child.stdin.end('.ping\n'.repeat(300));
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    expect(stderr).not.to.include('EPIPE');
+    expect(code).to.equal(0);
+  });
+
   it('prints continuation lines of a multi-line answer indented by two spaces', async () => {
     const dir = await tempDir();
     await writeConfig(dir);
