@@ -43,7 +43,10 @@ export interface App {
   usage: UsageLedger;
   capabilities: Capabilities;
   pluginFailures: Array<{ source: string; reason: string }>;
+  /** Gateway probe results; filled in when the probe (run beside start-up) finishes. */
   gatewayHealth: Array<{ name: string; url: string; healthy: boolean; detail: string }>;
+  /** Resolves when the gateway health probe has finished and been logged. */
+  healthChecked: Promise<void>;
   /** Connects the transport and starts handling messages. */
   connect(transport: Transport): Promise<void>;
   stop(): Promise<void>;
@@ -130,14 +133,21 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     createAi: (tools) => createAiService({ chain, budgets, capabilities, config: () => bot.config, log: log.child({ part: 'ai' }), tools }),
   });
 
-  const [, gatewayHealth] = await Promise.all([
-    Promise.all([capabilities.detectAll(), usage.load(), budgets.load()]),
-    options.skipHealthProbe ? Promise.resolve([]) : probeGateways(chain.legs(), Math.min(settings.upstreamTimeoutMs, 3000)),
-  ]);
+  // The gateway probe runs beside start-up, not before it: a hung gateway must not delay `.ping` or `/ws`.
+  const gatewayHealth: App['gatewayHealth'] = [];
+  const healthChecked = options.skipHealthProbe
+    ? Promise.resolve()
+    : probeGateways(chain.legs(), Math.min(settings.upstreamTimeoutMs, 3000)).then((results) => {
+        gatewayHealth.push(...results);
+        for (const h of results) {
+          log[h.healthy ? 'info' : 'warn']({ gateway: h.name, url: h.url, detail: h.detail }, `gateway ${h.name} ${h.healthy ? 'healthy' : 'UNHEALTHY: AI answers may fail; non-AI commands keep working'}`);
+        }
+      });
+  await Promise.all([capabilities.detectAll(), usage.load(), budgets.load()]);
   await bot.startPlugins();
   // Sweeps data/media (30 days) and data/generated (7 days) now and daily; its timer never keeps the process alive.
   const retention = startRetentionSweeper({ dataDir: settings.dataDir, log: log.child({ part: 'retention' }) });
-  printStartReport(log, settings, bot, chain, capabilities, discovery.failures, gatewayHealth, await usage.snapshot());
+  printStartReport(log, settings, bot, chain, capabilities, discovery.failures, await usage.snapshot());
 
   return {
     settings,
@@ -152,6 +162,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     capabilities,
     pluginFailures: discovery.failures,
     gatewayHealth,
+    healthChecked,
     connect: (transport) => bot.start(transport),
     async stop() {
       retention.stop();
@@ -169,12 +180,10 @@ function printStartReport(
   chain: ProviderChain,
   capabilities: Capabilities,
   failures: Array<{ source: string; reason: string }>,
-  health: Array<{ name: string; url: string; healthy: boolean; detail: string }>,
   usage: Awaited<ReturnType<UsageLedger['snapshot']>>,
 ): void {
   const legs = chain.legs();
   log.info({ chain: legs.map((l) => `${l.name} (${l.model}${l.premiumModel ? `, premium ${l.premiumModel}` : ''})`) }, `provider chain: ${legs.map((l) => l.name).join(' → ') || 'none'}`);
-  for (const h of health) log[h.healthy ? 'info' : 'warn']({ gateway: h.name, url: h.url, detail: h.detail }, `gateway ${h.name} ${h.healthy ? 'healthy' : 'UNHEALTHY: AI answers may fail; non-AI commands keep working'}`);
   log.info({ audioKeys: settings.audio.keys.length }, `audio keys configured: ${settings.audio.keys.length}`);
   if (!settings.audio.keys.length) log.warn('AUDIO_API_KEYS is empty: voice transcription, the audio archive and auto-reactions are off (the bot is deaf)');
   log.info(`CONFIG_TOKEN: ${settings.configToken ? 'set' : 'not set (the /config dashboard is off)'}`);

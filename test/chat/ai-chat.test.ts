@@ -167,6 +167,12 @@ describe('AI chat through the provider chain', () => {
     expect(primary.chats()[0].json.messages[0].content).to.match(/cannot check live information/);
   });
 
+  it('stays honest about live information when a search key exists but no search tool is offered (plugin disabled)', async () => {
+    t = await startTestApp({ env: env({ SEARCH_API_KEY: 'tvly-key' }), plugins: [] });
+    await t.transport.push({ text: 'what is the weather today?' });
+    expect(primary.chats()[0].json.messages[0].content).to.match(/cannot check live information/);
+  });
+
   it('answers a group message only when the bot is mentioned', async () => {
     t = await startTestApp({ env: env(), plugins: [], config: { targetUserIds: ['62899999999'] } });
     const group = '1203630001@g.us';

@@ -53,6 +53,7 @@ describe('plugin discovery and the start-log report', () => {
     await writeConfig(dir, { plugins: { premium: { enabled: false } } });
     const { logger, out } = capture();
     const app = await createApp({ cwd: dir, env: { PATH: process.env.PATH ?? '', API_KEY: 'sk-very-secret-key', BASE_URL: 'http://127.0.0.1:9', MODEL: 'main-m' }, logger });
+    await app.healthChecked;
     await app.stop();
     const text = out();
     expect(text).to.include('provider chain: second');
@@ -63,6 +64,29 @@ describe('plugin discovery and the start-log report', () => {
     expect(text).to.match(/premium +disabled in config\.json/);
     expect(text).to.match(/ping +active/);
     expect(text).not.to.include('sk-very-secret-key');
+  });
+
+  it('does not wait for a hung gateway before answering: the probe finishes and is logged afterwards', async () => {
+    const { HttpFake } = await import('../fakes/http-fake.js');
+    const hung = await HttpFake.start({ 'GET /': 'hang' });
+    const dir = await tempDir();
+    await writeConfig(dir);
+    const { logger, out } = capture();
+    const app = await createApp({ cwd: dir, env: { API_KEY: 'k', BASE_URL: hung.url, MODEL: 'm', UPSTREAM_TIMEOUT_MS: '1500' }, logger });
+    try {
+      expect(app.gatewayHealth).to.deep.equal([]);
+      const transport = new MemoryTransport();
+      await app.connect(transport);
+      await transport.push({ text: '.ping' });
+      expect(transport.texts()[0]).to.match(/^pong/);
+      expect(out()).not.to.include('gateway second');
+      await app.healthChecked;
+      expect(app.gatewayHealth).to.deep.equal([{ name: 'second', url: `${hung.url}/`, healthy: false, detail: 'timed out' }]);
+      expect(out()).to.include('gateway second UNHEALTHY');
+    } finally {
+      await app.stop();
+      await hung.close();
+    }
   });
 
   it('rejects a bad definition with a message naming the plugin and what to change', () => {
