@@ -61,7 +61,9 @@ export async function handleCommand(service: WorkspaceService, ctx: BotContext):
         service.siteLine(meta),
         runtime.ok ? `Python: ready${runtime.sandboxed ? ' (sandboxed: no network, time and memory limits)' : ' (WITHOUT sandbox: the owner allowed unsafe runs)'}.` : `Python: ${runtime.reason}`,
         '',
-        'While it is open, what you write here goes to the assistant, which can write, read, run and publish your files. Try: "write a python script that prints the first 10 primes and run it".',
+        ctx.message.isGroup
+          ? 'While it is open, what you write here while mentioning me (or replying to me) goes to the assistant, which can write, read, run and publish your files. In a group I only read messages addressed to me.'
+          : 'While it is open, what you write here goes to the assistant, which can write, read, run and publish your files. Try: "write a python script that prints the first 10 primes and run it".',
         USAGE,
       ];
       await ctx.reply(lines.join('\n'));
