@@ -419,7 +419,8 @@ export class Bot {
     for (const state of this.activeStates()) {
       if (!mayUse(this.section(state.plugin.name).access, senderIds(ctx.message), this.configValue)) continue;
       for (const t of state.plugin.triggers ?? []) {
-        if ('command' in t) lines.push(`${t.usage ?? prefix + t.command}: ${t.help ?? state.plugin.description}`);
+        // Usage lines are written with the default "." prefix; show them with the configured one.
+        if ('command' in t) lines.push(`${t.usage?.replace(/^\./, prefix) ?? prefix + t.command}: ${t.help ?? state.plugin.description}`);
         else if ('literal' in t) lines.push(`${t.usage ?? t.literal}: ${t.help ?? state.plugin.description}`);
         else if ('media' in t && t.help) lines.push(`(${[t.media].flat().join('/')}): ${t.help}`);
         else if ('when' in t && t.help) lines.push(`${t.usage ?? `(${state.plugin.name})`}: ${t.help}`);

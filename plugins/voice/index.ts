@@ -191,7 +191,7 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
     triggers: [
       { every: true },
       { media: ['voice', 'audio'], help: 'voice notes are transcribed and answered like text' },
-      { command: 'vn', help: 'search the voice notes of this chat, e.g. .vn invoice' },
+      { command: 'vn', help: 'search the voice notes of this chat by words (e.g. invoice)', usage: '.vn <words>' },
     ],
     tools: () => [searchTool],
     start(host: PluginHost) {
