@@ -62,6 +62,7 @@ describe('mp3 end to end', function () {
     });
 
     it('a missing file on the server gets a clear reply', async function () {
+      // Needs the real yt-dlp (Debian package, installed by .ci/run); the no-yt-dlp refusal has its own test.
       if (!t.app.capabilities.status('ytdlp').ok) this.skip();
       const actions = await t.transport.push({ text: `.dl ${server.url}/gone.mp4` });
       expect(sentMedia(actions)).to.have.length(0);

@@ -38,6 +38,7 @@ describe('workspace without a sandbox', function () {
   });
 
   it('with the owner opt-in, logs a loud danger warning at start and runs unsandboxed with a clean environment', async function () {
+    // Needs python3 under /usr (installed by .ci/run): the only python a run can use.
     if (!systemPython()) this.skip();
     const caps = new Capabilities();
     caps.define('sandbox', () => ({ ok: false, detail: 'bubblewrap unavailable: bwrap not found' }));

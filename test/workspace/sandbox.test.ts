@@ -49,6 +49,8 @@ describe('workspace sandbox (real bubblewrap)', function () {
 
   describe('escape attempts', () => {
     before(function () {
+      // Escapes can only be attempted inside a working bubblewrap (installed by .ci/run); without one, the test
+      // above checks that code is refused with the reason instead.
       if (!sandboxWorks(t)) this.skip();
     });
 
