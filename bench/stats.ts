@@ -61,3 +61,17 @@ export function round(value: number, digits = 3): number {
 export function rounded(s: Summary, digits = 3): Summary {
   return Object.fromEntries(Object.entries(s).map(([k, v]) => [k, k === 'n' ? v : round(v, digits)])) as unknown as Summary;
 }
+
+/**
+ * Runs the floor and the bot once each, the order flipped every pair (A/B), so drift and noise hit both alike.
+ *
+ * @example const [floorMs, botMs] = await abPair(i, floorOnce, botOnce);
+ */
+export async function abPair<T>(i: number, floor: () => T | Promise<T>, bot: () => T | Promise<T>): Promise<[T, T]> {
+  if (i % 2 === 0) {
+    const f = await floor();
+    return [f, await bot()];
+  }
+  const b = await bot();
+  return [await floor(), b];
+}

@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { userId } from '../fixture.js';
 import { metric, type Check, type ScenarioResult } from '../result.js';
-import { round, rounded, summarize } from '../stats.js';
+import { abPair, round, rounded, summarize } from '../stats.js';
 
 export interface ArchiveOptions {
   transcripts: number;
@@ -149,15 +149,7 @@ export async function archiveSearch(options: ArchiveOptions): Promise<ScenarioRe
       await archive.search(big, queries[i], 5);
       return performance.now() - t;
     };
-    let fm: number;
-    let bm: number;
-    if (i % 2 === 0) {
-      fm = f();
-      bm = await b();
-    } else {
-      bm = await b();
-      fm = f();
-    }
+    const [fm, bm] = await abPair(i, f, b);
     if (i < 100) continue;
     floor.push(fm);
     bot.push(bm);

@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import type { BenchGateway } from '../gateway.js';
 import { makeBotDir, settle, sleep, startBenchApp, userId } from '../fixture.js';
 import { metric, type Check, type ScenarioResult } from '../result.js';
-import { round, rounded, summarize } from '../stats.js';
+import { abPair, round, rounded, summarize } from '../stats.js';
 
 export interface FailoverOptions {
   samples: number;
@@ -62,15 +62,7 @@ export async function failover(gw: BenchGateway, options: FailoverOptions): Prom
   for (let i = 0; i < options.warmup + options.samples; i++) {
     await sleep(2); // the primary's 1 ms cooldown is over
     const before = (await gw.counts()).primary;
-    let f: number;
-    let b: number;
-    if (i % 2 === 0) {
-      f = await floorOnce();
-      b = await botOnce();
-    } else {
-      b = await botOnce();
-      f = await floorOnce();
-    }
+    const [f, b] = await abPair(i, floorOnce, botOnce);
     if ((await gw.counts()).primary !== before + 1) notFailedOver++;
     if (i < options.warmup) continue;
     floor.push(f);
@@ -88,13 +80,9 @@ export async function failover(gw: BenchGateway, options: FailoverOptions): Prom
   const coolFloor: number[] = [];
   const coolBot: number[] = [];
   for (let i = 0; i < options.cooldownSamples; i++) {
-    if (i % 2 === 0) {
-      coolFloor.push(await floorOnce());
-      coolBot.push(await botOnce());
-    } else {
-      coolBot.push(await botOnce());
-      coolFloor.push(await floorOnce());
-    }
+    const [f, b] = await abPair(i, floorOnce, botOnce);
+    coolFloor.push(f);
+    coolBot.push(b);
   }
   const elapsed = Date.now() - startedAt;
   const duringCooldown = (await gw.counts()).primary - atCooldownStart;

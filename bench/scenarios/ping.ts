@@ -4,7 +4,7 @@ import { MemoryTransport } from '../../core/transport/memory.js';
 import type { SentMessage } from '../../core/transport/message.js';
 import { makeBotDir, startBenchApp, userId } from '../fixture.js';
 import { metric, type Check, type ScenarioResult } from '../result.js';
-import { round, rounded, summarize } from '../stats.js';
+import { abPair, round, rounded, summarize } from '../stats.js';
 
 export interface PingOptions {
   /** Sequential .ping latency samples (A/B with the transport-only floor). */
@@ -58,15 +58,7 @@ export async function pingThroughput(options: PingOptions): Promise<ScenarioResu
       if (!(actions.length === 1 && actions[0].type === 'text' && actions[0].text.startsWith('pong'))) wrong++;
       return ms;
     };
-    let floor: number;
-    let b: number;
-    if (i % 2 === 0) {
-      floor = await measure(bare);
-      b = await measure(bench.transport);
-    } else {
-      b = await measure(bench.transport);
-      floor = await measure(bare);
-    }
+    const [floor, b] = await abPair(i, () => measure(bare), () => measure(bench.transport));
     if (i < 500) continue;
     floorLat.push(floor);
     botLat.push(b);

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { BenchGateway } from '../gateway.js';
 import { makeBotDir, ROOT } from '../fixture.js';
 import { metric, type Check, type ScenarioResult } from '../result.js';
-import { round, rounded, slope, summarize } from '../stats.js';
+import { abPair, round, rounded, slope, summarize } from '../stats.js';
 
 export interface StartupOptions {
   samples: number;
@@ -78,13 +78,9 @@ export async function startup(gw: BenchGateway, options: StartupOptions): Promis
   for (let i = 0; i < options.samples; i++) {
     const f = () => timeUntil(['-e', "process.stderr.write('ready\\n')"], 'ready', dir, env);
     const b = () => timeUntil([chatJs], 'console chat ready', dir, env);
-    if (i % 2 === 0) {
-      floor.push(await f());
-      bot.push(await b());
-    } else {
-      bot.push(await b());
-      floor.push(await f());
-    }
+    const [floorMs, botMs] = await abPair(i, f, b);
+    floor.push(floorMs);
+    bot.push(botMs);
   }
   await rm(dir, { recursive: true, force: true });
 

@@ -5,7 +5,7 @@ import OpenAI from 'openai';
 import type { BenchGateway } from '../gateway.js';
 import { makeBotDir, settle, startBenchApp, userId } from '../fixture.js';
 import { metric, type Check, type ScenarioResult } from '../result.js';
-import { round, rounded, summarize } from '../stats.js';
+import { abPair, round, rounded, summarize } from '../stats.js';
 
 export interface RoundTripOptions {
   samples: number;
@@ -72,15 +72,7 @@ export async function textRoundTrip(gw: BenchGateway, options: RoundTripOptions)
   const overhead: number[] = [];
   const ratio: number[] = [];
   for (let i = 0; i < options.warmup + options.samples; i++) {
-    let f: number;
-    let b: number;
-    if (i % 2 === 0) {
-      f = await floorOnce();
-      b = await botOnce();
-    } else {
-      b = await botOnce();
-      f = await floorOnce();
-    }
+    const [f, b] = await abPair(i, floorOnce, botOnce);
     if (i < options.warmup) continue;
     floor.push(f);
     bot.push(b);
