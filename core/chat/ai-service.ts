@@ -81,7 +81,14 @@ export function createAiService(deps: AiServiceDeps): AiService {
     return out;
   }
 
-  async function runTool(tool: ToolDefinition | undefined, name: string, rawArgs: string, ctx: BotContext): Promise<string> {
+  /** "Sources:" with the cited links, when the answer shows none of them (the model may have listed them itself). */
+  function withSources(answer: string, cited: string[]): string {
+    const links = [...new Set(cited)].slice(0, 8);
+    if (!links.length || links.some((l) => answer.includes(l))) return answer;
+    return `${answer}\n\nSources:\n${links.map((l, i) => `[${i + 1}] ${l}`).join('\n')}`;
+  }
+
+  async function runTool(tool: ToolDefinition | undefined, name: string, rawArgs: string, ctx: BotContext, cited: string[]): Promise<string> {
     if (!tool) return `Error: there is no tool named ${name}.`;
     let args: Record<string, unknown>;
     try {
@@ -92,7 +99,8 @@ export function createAiService(deps: AiServiceDeps): AiService {
     }
     try {
       // The chat and the sender come from the message, never from the model's arguments.
-      const result = await tool.run(args, { chatId: ctx.chatId, senderId: ctx.senderId, senderAltId: ctx.message.senderAltId, isOwner: ctx.isOwner, ctx });
+      const cite = (links: string[]) => cited.push(...links.filter((l) => typeof l === 'string' && l.trim()).map((l) => l.trim()));
+      const result = await tool.run(args, { chatId: ctx.chatId, senderId: ctx.senderId, senderAltId: ctx.message.senderAltId, isOwner: ctx.isOwner, ctx, cite });
       const text = typeof result === 'string' ? result : JSON.stringify(result ?? null);
       return text.length > TOOL_RESULT_LIMIT ? `${text.slice(0, TOOL_RESULT_LIMIT)}\n[truncated]` : text;
     } catch (err) {
@@ -129,8 +137,9 @@ export function createAiService(deps: AiServiceDeps): AiService {
         const history = historyMessages(await ctx.history.recent(), budgetTokens, ctx.message.isGroup);
         const messages: ChatMessage[] = [{ role: 'system', content: systemPrompt(ctx, facts, capabilities.has('search') && tools.some((t) => t.name === 'web_search'), options.system) }, ...history];
         try {
-          const result = await toolLoop(messages, openAiTools, byName, ctx, { premium, userId: ctx.senderId }, cfg.ai.maxToolRounds);
-          let answer = result.text.trim() || 'I have no answer to that.';
+          const cited: string[] = [];
+          const result = await toolLoop(messages, openAiTools, byName, ctx, { premium, userId: ctx.senderId }, cfg.ai.maxToolRounds, cited);
+          let answer = withSources(result.text.trim() || 'I have no answer to that.', cited);
           await ctx.history.append({ role: 'assistant', text: answer, at: Date.now() });
           if (cfg.ai.showProvider) answer += `\n\n_(${result.leg} · ${result.model})_`;
           return answer;
@@ -156,6 +165,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
     ctx: BotContext,
     options: CompleteOptions,
     maxRounds: number,
+    cited: string[],
   ): Promise<CompletionResult> {
     for (let round = 0; round < maxRounds; round++) {
       const result = await chain.complete(messages, { ...options, tools });
@@ -165,7 +175,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
       for (const call of calls) {
         const fn = (call as { function?: { name: string; arguments: string } }).function;
         const name = fn?.name ?? 'unknown';
-        const output = await runTool(byName.get(name), name, fn?.arguments ?? '', ctx);
+        const output = await runTool(byName.get(name), name, fn?.arguments ?? '', ctx, cited);
         messages.push({ role: 'tool', tool_call_id: call.id, content: output });
       }
     }

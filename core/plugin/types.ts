@@ -93,6 +93,11 @@ export interface ToolCall {
   senderAltId?: string;
   isOwner: boolean;
   ctx: BotContext;
+  /**
+   * Names sources (short links) the answer rests on. When the model's final answer shows none of them, the core
+   * appends them as a "Sources:" list, so an answer built on a web search always says where it came from.
+   */
+  cite(links: string[]): void;
 }
 
 /**

@@ -32,11 +32,13 @@ function webSearchTool(host: PluginHost): ToolDefinition {
       required: ['query'],
     },
     needs: ['search'],
-    async run(args) {
+    async run(args, call) {
       const query = typeof args.query === 'string' ? args.query.trim() : '';
       if (!query) return 'Error: the search query was empty. Call web_search again with a few keywords.';
       try {
         const outcome = await webSearchFor(host).search(query, maxResultsOf(host.options(), args.max_results));
+        // The answer will name its sources even when the model forgets to.
+        call.cite(outcome.hits.map((hit) => shortLink(hit.url)));
         return framedResults(outcome);
       } catch (err) {
         if (!(err instanceof SearchUnavailableError)) throw err;

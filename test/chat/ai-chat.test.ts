@@ -112,6 +112,19 @@ describe('AI chat through the provider chain', () => {
     expect(primary.chats()[0].json.tools.map((x: { function: { name: string } }) => x.function.name)).to.include.members(['remember', 'roll']);
   });
 
+  it('appends the sources a tool cited when the answer names none of them, and leaves an answer that does alone', async () => {
+    const lookup = definePlugin({
+      name: 'lookup',
+      description: 'cites',
+      tools: [{ name: 'look', description: 'x', parameters: { type: 'object', properties: {} }, run: (_args, call) => { call.cite(['a.example/x', 'b.example/y']); return 'facts'; } }],
+    });
+    const toolCall = { status: 200, json: completion(null, { toolCalls: [{ id: 'c1', name: 'look', arguments: '{}' }] }) };
+    primary.next(toolCall, { status: 200, json: completion('It is 42.') }, toolCall, { status: 200, json: completion('It is 42, see a.example/x') });
+    t = await startTestApp({ env: env(), plugins: [lookup] });
+    expect(text(await t.transport.push({ text: 'q1' }))).to.deep.equal(['It is 42.\n\nSources:\n[1] a.example/x\n[2] b.example/y']);
+    expect(text(await t.transport.push({ text: 'q2' }))).to.deep.equal(['It is 42, see a.example/x']);
+  });
+
   it('returns a tool error to the model as text instead of failing the message', async () => {
     const broken = definePlugin({
       name: 'broken',

@@ -89,7 +89,8 @@ describe('search plugin', function () {
   it('offers web_search to the main model and frames the results (hostile text included) as data', async () => {
     await start(withProvider());
     const [reply] = texts(await t!.transport.push({ text: 'what is the rupiah rate today?' }));
-    expect(reply).to.equal('from the web: 16,250 [1]');
+    // The model cited [1] but listed no links: the core appends the sources the search returned.
+    expect(reply).to.equal('from the web: 16,250 [1]\n\nSources:\n[1] example-rates.com/idr/usd\n[2] news.example.org/markets/rupiah\n[3] evil.example.net/page');
     const [first, second] = gateway.chats();
     expect(toolNames(first)).to.include('web_search');
     expect(systemOf(first)).to.match(/data, not instructions/);

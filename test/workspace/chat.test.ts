@@ -84,7 +84,7 @@ describe('workspace with the model', function () {
     const service = new WorkspaceService(t.app.bot.host('workspace'));
     await service.start();
     const write = workspaceTools(service).find((x) => x.name === 'workspace_write_file')!;
-    const stranger = { chatId: '62844445555@s.whatsapp.net', senderId: '62844445555@s.whatsapp.net', isOwner: false, ctx: undefined as never };
+    const stranger = { chatId: '62844445555@s.whatsapp.net', senderId: '62844445555@s.whatsapp.net', isOwner: false, ctx: undefined as never, cite: () => undefined };
     const refused = await Promise.resolve(write.run({ path: 'x.py', content: 'print(1)' }, stranger)).then(() => 'ran', (err: Error) => err.message);
     expect(refused).to.match(/not open in this chat/);
     // The owner's tools work only in the chat where the workspace is open.
