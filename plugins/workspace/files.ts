@@ -1,4 +1,4 @@
-import { constants, promises as fs, readlinkSync } from 'node:fs';
+import { constants, promises as fs, readlinkSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { checkFileName } from './file-names.js';
 
@@ -71,56 +71,50 @@ export async function openInside(root: string, relative: string): Promise<fs.Fil
 export class WorkspaceFiles {
   constructor(readonly dir: string, private readonly limits: { maxFileBytes: number; quotaBytes: number; maxFiles: number }) {}
 
+  /**
+   * Every entry below the workspace, depth first, without following links. Stops after `cap` entries so a flood of
+   * files made by hostile code cannot stall a listing or the quota watchdog. Folders deeper than 32 are not entered.
+   */
+  private async *entries(cap = this.limits.maxFiles * 4 + 100): AsyncGenerator<{ name: string; entry: Dirent; tooDeep: boolean }> {
+    let seen = 0;
+    const stack: Array<{ rel: string; depth: number }> = [{ rel: '', depth: 0 }];
+    while (stack.length) {
+      const { rel, depth } = stack.pop()!;
+      let listed: Dirent[];
+      try {
+        listed = await fs.readdir(path.join(this.dir, rel), { withFileTypes: true });
+      } catch {
+        continue;
+      }
+      for (const entry of listed) {
+        if (++seen > cap) return;
+        const name = rel ? `${rel}/${entry.name}` : entry.name;
+        const tooDeep = entry.isDirectory() && depth >= 32;
+        if (entry.isDirectory() && !tooDeep) stack.push({ rel: name, depth: depth + 1 });
+        yield { name, entry, tooDeep };
+      }
+    }
+  }
+
   /** Every regular file (recursive), sorted by name; links and other special files are left out. */
   async list(): Promise<FileEntry[]> {
     const out: FileEntry[] = [];
-    const walk = async (rel: string, depth: number) => {
-      if (depth > 16) return;
-      let entries;
-      try {
-        entries = await fs.readdir(path.join(this.dir, rel), { withFileTypes: true });
-      } catch {
-        return;
-      }
-      for (const e of entries) {
-        const name = rel ? `${rel}/${e.name}` : e.name;
-        if (e.isDirectory()) await walk(name, depth + 1);
-        else if (e.isFile()) {
-          const stat = await fs.lstat(path.join(this.dir, name)).catch(() => undefined);
-          if (stat?.isFile()) out.push({ name, size: stat.size });
-        }
-      }
-    };
-    await walk('', 0);
+    for await (const { name, entry } of this.entries()) {
+      if (!entry.isFile()) continue;
+      const stat = await fs.lstat(path.join(this.dir, name)).catch(() => undefined);
+      if (stat?.isFile()) out.push({ name, size: stat.size });
+    }
     return out.sort((a, b) => a.name.localeCompare(b.name));
   }
 
   /** Bytes and entries used (stops counting once far over the limits, so a flood of files cannot stall it). */
   async usage(): Promise<Usage> {
     const usage: Usage = { bytes: 0, entries: 0, special: [] };
-    const cap = this.limits.maxFiles * 4 + 100;
-    const walk = async (rel: string, depth: number) => {
-      if (usage.entries > cap) return;
-      let entries;
-      try {
-        entries = await fs.readdir(path.join(this.dir, rel), { withFileTypes: true });
-      } catch {
-        return;
-      }
-      for (const e of entries) {
-        if (usage.entries > cap) return;
-        const name = rel ? `${rel}/${e.name}` : e.name;
-        usage.entries++;
-        if (e.isDirectory()) {
-          if (depth < 32) await walk(name, depth + 1);
-          else usage.special.push(name);
-        } else if (e.isFile()) {
-          const stat = await fs.lstat(path.join(this.dir, name)).catch(() => undefined);
-          usage.bytes += stat?.size ?? 0;
-        } else usage.special.push(name);
-      }
-    };
-    await walk('', 0);
+    for await (const { name, entry, tooDeep } of this.entries()) {
+      usage.entries++;
+      if (entry.isFile()) usage.bytes += (await fs.lstat(path.join(this.dir, name)).catch(() => undefined))?.size ?? 0;
+      else if (!entry.isDirectory() || tooDeep) usage.special.push(name);
+    }
     return usage;
   }
 
