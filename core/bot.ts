@@ -103,10 +103,6 @@ export class Bot {
     return [...this.configValue.targetUserIds, ...(this.transport?.ownIds() ?? [])];
   }
 
-  getTransport(): Transport | undefined {
-    return this.transport;
-  }
-
   private isEnabledIn(plugin: Plugin, config: BotConfig): boolean {
     return config.plugins[plugin.name]?.enabled ?? plugin.enabledByDefault ?? true;
   }
@@ -248,7 +244,6 @@ export class Bot {
       history: {
         recent: (limit) => bot.histories.recent(chatId, limit),
         append: (entry) => bot.histories.append(chatId, entry),
-        amend: (id, newText) => bot.histories.amend(chatId, id, newText),
       },
       memory: {
         facts: () => bot.memories.facts(chatId),

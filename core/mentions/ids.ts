@@ -19,24 +19,6 @@ export function isLid(id: string): boolean {
   return id.endsWith('@lid');
 }
 
-/** True for a group chat id. */
-export function isGroupId(id: string): boolean {
-  return id.endsWith('@g.us');
-}
-
-/**
- * Turns digits into a phone jid; leaves a jid as it is.
- * @example toJid('628123') // '628123@s.whatsapp.net'
- */
-export function toJid(id: string): string {
-  return id.includes('@') ? id : `${userPart(id)}@s.whatsapp.net`;
-}
-
-/** True when two ids name the same user (device suffixes and servers ignored). */
-export function sameUser(a: string, b: string): boolean {
-  return userPart(a) !== '' && userPart(a) === userPart(b);
-}
-
 /** True when `id` matches any id of `list` (jids or bare digits). */
 export function inIdList(id: string | undefined, list: Iterable<string>): boolean {
   if (!id) return false;

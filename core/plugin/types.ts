@@ -39,7 +39,6 @@ export interface CommandMatch {
 export interface ChatHistoryView {
   recent(limit?: number): Promise<HistoryEntry[]>;
   append(entry: HistoryEntry): Promise<void>;
-  amend(id: string, text: string): Promise<void>;
 }
 
 /** The chat's memory as a plugin sees it: bound to the current chat. */

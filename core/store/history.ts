@@ -44,14 +44,6 @@ export class HistoryStore {
     return messages.slice(-limit);
   }
 
-  /** Replaces the text of an entry by message id (a voice note's transcript arriving later, say). */
-  async amend(chatId: string, id: string, text: string): Promise<void> {
-    await this.docs.doc(chatId).update((doc) => {
-      const entry = doc.messages?.find((m) => m.id === id);
-      if (entry) entry.text = text;
-    });
-  }
-
   flush(): Promise<void> {
     return this.docs.flush();
   }

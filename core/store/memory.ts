@@ -35,16 +35,6 @@ export class MemoryStore {
     });
   }
 
-  async forget(chatId: string, match: string): Promise<number> {
-    let removed = 0;
-    await this.docs.doc(chatId).update((doc) => {
-      const before = doc.facts?.length ?? 0;
-      doc.facts = (doc.facts ?? []).filter((f) => !f.text.toLowerCase().includes(match.toLowerCase()));
-      removed = before - doc.facts.length;
-    });
-    return removed;
-  }
-
   flush(): Promise<void> {
     return this.docs.flush();
   }
