@@ -67,7 +67,12 @@ export default definePlugin({
     if (process.getuid?.() === 0) host.log.info({ uid: options.sandboxUid, gid: options.sandboxGid }, 'workspace: the service runs as root; sandboxed code runs as an unprivileged uid');
     if (!service.runtime().ok) host.log.warn({ reason: service.runtime() }, 'workspace: python runs are unavailable');
     if (host.settings.sitePort !== undefined) {
-      const server = await startSiteServer(() => service.store, host.settings.sitePort, host.config().host, (err) => host.log.error({ err }, 'site request failed'));
+      const hostRules = {
+        bindHost: host.config().host,
+        publicBaseUrl: host.settings.publicBaseUrl,
+        extraHosts: (host.settings.env.WEB_ALLOWED_HOSTS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
+      };
+      const server = await startSiteServer(() => service.store, host.settings.sitePort, host.config().host, (err) => host.log.error({ err }, 'site request failed'), hostRules);
       siteServers.add(server);
       host.log.info({ port: server.port }, `workspace sites served on port ${server.port} (SITE_PORT)`);
     }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import Koa from 'koa';
 import { FileRefused, openInside } from './files.js';
 import type { WorkspaceStore } from './store.js';
+import { hostGuard, type HostRules } from '../../web/security.js';
 
 /** Content types of the files a site may serve; anything else (python sources, data files) is not served. */
 export const SITE_TYPES: Record<string, string> = {
@@ -143,10 +144,19 @@ export function siteMiddleware(store: () => WorkspaceStore | undefined): Koa.Mid
  * A small web server for the sites alone (SITE_PORT), so they can live on their own origin, apart from the
  * dashboard.
  *
- * @example const server = await startSiteServer(() => store, 8081, '127.0.0.1');
+ * @example const server = await startSiteServer(() => store, 8081, '127.0.0.1', console.error);
  */
-export async function startSiteServer(store: () => WorkspaceStore | undefined, port: number, host: string, onError: (err: unknown) => void): Promise<{ port: number; close(): Promise<void> }> {
+export async function startSiteServer(
+  store: () => WorkspaceStore | undefined,
+  port: number,
+  host: string,
+  onError: (err: unknown) => void,
+  hostRules: HostRules = { bindHost: host, publicBaseUrl: '', extraHosts: [] },
+): Promise<{ port: number; close(): Promise<void> }> {
   const koa = new Koa();
+  // The same DNS-rebinding guard as the main web server: only the public site host, loopback names and
+  // WEB_ALLOWED_HOSTS are answered.
+  koa.use(hostGuard(() => hostRules));
   koa.use(async (ctx, next) => {
     try {
       await next();

@@ -8,9 +8,9 @@ import type { TestApp } from '../helpers/test-app.js';
 import { putFile, startWorkspaceApp, texts, USER, workspaceDir } from './helpers.js';
 
 /** A raw GET (no URL normalisation, unlike fetch), so traversal attempts reach the server as written. */
-function get(port: number, rawPath: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+function get(port: number, rawPath: string, hostHeader?: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: rawPath, method: 'GET' }, (res) => {
+    const req = http.request({ host: '127.0.0.1', port, path: rawPath, method: 'GET', headers: hostHeader ? { host: hostHeader } : {} }, (res) => {
       let body = '';
       res.on('data', (d) => (body += d));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
@@ -132,6 +132,9 @@ describe('workspace sites', function () {
       expect(page.headers['content-security-policy']).to.include('sandbox');
       expect((await get(sitePort, '/bob/../config.json')).status).to.equal(404);
       expect((await get(web2.port, '/bob/')).status).to.equal(404);
+      // Reached through the public name it works; a rebinding name is refused like on the main server.
+      expect((await get(sitePort, '/bob/', 'sites.example.org')).status).to.equal(200);
+      expect((await get(sitePort, '/bob/', `evil.example:${sitePort}`)).status).to.equal(421);
     } finally {
       await web2.close();
       await t2.stop();
