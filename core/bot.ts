@@ -12,6 +12,7 @@ import type { HistoryStore } from './store/history.js';
 import type { MemoryStore } from './store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from './transport/message.js';
 import type { Transport } from './transport/transport.js';
+import { logOnlyNotifier, type OwnerNotifier } from './notices/owner-notifier.js';
 
 /** Longest text the bot will read; longer messages get a clear refusal instead of a silent cut. */
 export const MAX_INBOUND_CHARS = 16_000;
@@ -32,6 +33,8 @@ export interface BotDeps {
   capabilities: Capabilities;
   histories: HistoryStore;
   memories: MemoryStore;
+  /** Owner notices; default: log only. */
+  notices?: OwnerNotifier;
   /** Builds the AI service once the bot exists (it needs the bot's tools). */
   createAi: (tools: (ctx: BotContext) => ToolDefinition[]) => AiService;
 }
@@ -51,6 +54,7 @@ export class Bot {
   readonly histories: HistoryStore;
   readonly memories: MemoryStore;
   readonly ai: AiService;
+  readonly notices: OwnerNotifier;
   private configValue: BotConfig;
   private transport: Transport | undefined;
   private readonly states: PluginState[];
@@ -70,6 +74,7 @@ export class Bot {
     this.capabilities = deps.capabilities;
     this.histories = deps.histories;
     this.memories = deps.memories;
+    this.notices = deps.notices ?? logOnlyNotifier(deps.log);
     const sorted = [...deps.plugins].sort((a, b) => (a.order ?? 100) - (b.order ?? 100));
     this.states = sorted.map((plugin) => ({ plugin, enabled: this.isEnabledIn(plugin, deps.config), started: false }));
     this.ai = deps.createAi((ctx) => this.toolsFor(ctx));
@@ -131,6 +136,7 @@ export class Bot {
       sendMedia: (chatId, media) => bot.requireTransport().sendMedia(chatId, media),
       botIds: () => bot.botIds(),
       isOwner: (id) => isOwnerId([id], bot.configValue),
+      notices: this.notices,
     };
     this.hosts.set(name, host);
     return host;

@@ -7,6 +7,7 @@ import type { HistoryStore, HistoryEntry } from '../store/history.js';
 import type { MemoryStore, MemoryFact } from '../store/memory.js';
 import type { IncomingMessage, MediaKind, OutgoingMedia, SentMessage } from '../transport/message.js';
 import type { AiService } from '../providers/types.js';
+import type { OwnerNotifier } from '../notices/owner-notifier.js';
 
 /**
  * What a plugin reacts to.
@@ -130,6 +131,8 @@ export interface PluginHost {
   readonly ai: AiService;
   readonly histories: HistoryStore;
   readonly memories: MemoryStore;
+  /** Tells the owners about an incident once, and once when it recovers. */
+  readonly notices: OwnerNotifier;
   /** Sends a text to a chat outside a message's handling (timers, jobs). */
   send(chatId: string, text: string): Promise<SentMessage>;
   sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage>;
