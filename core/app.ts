@@ -19,6 +19,7 @@ import { HistoryStore } from './store/history.js';
 import { MemoryStore } from './store/memory.js';
 import { startRetentionSweeper } from './store/retention.js';
 import type { Transport } from './transport/transport.js';
+import { buildStatusReport } from './status/status-report.js';
 
 export interface AppOptions {
   cwd?: string;
@@ -133,6 +134,11 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     createAi: (tools) => createAiService({ chain, budgets, capabilities, config: () => bot.config, log: log.child({ part: 'ai' }), tools }),
   });
 
+  chain.useNotices(bot.notices, () => bot.config.ai.outageNoticeMinutes);
+  const startedAt = Date.now();
+  bot.statusSource = async () =>
+    buildStatusReport({ startedAt, link: bot.session(), legs: chain.health(), capabilities, usageDays: (await usage.snapshot()).days });
+
   // The gateway probe runs beside start-up, not before it: a hung gateway must not delay `.ping` or `/ws`.
   const gatewayHealth: App['gatewayHealth'] = [];
   const healthChecked = options.skipHealthProbe
@@ -166,6 +172,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     connect: (transport) => bot.start(transport),
     async stop() {
       retention.stop();
+      chain.stop();
       await bot.stop();
       await Promise.all([usage.flush(), budgets.flush()]);
     },
@@ -185,7 +192,6 @@ function printStartReport(
   const legs = chain.legs();
   log.info({ chain: legs.map((l) => `${l.name} (${l.model}${l.premiumModel ? `, premium ${l.premiumModel}` : ''})`) }, `provider chain: ${legs.map((l) => l.name).join(' → ') || 'none'}`);
   log.info({ audioKeys: settings.audio.keys.length }, `audio keys configured: ${settings.audio.keys.length}`);
-  if (!settings.audio.keys.length) log.warn('AUDIO_API_KEYS is empty: voice transcription, the audio archive and auto-reactions are off (the bot is deaf)');
   log.info(`CONFIG_TOKEN: ${settings.configToken ? 'set' : 'not set (the /config dashboard is off)'}`);
   const lines = capabilities.report().map((c) => `  ${c.ok ? '✔' : '✘'} ${c.name.padEnd(10)} ${c.detail}`);
   log.info(`capabilities:\n${lines.join('\n')}`);
