@@ -1,5 +1,6 @@
 import { ConfigError } from '../config/config-file.js';
 import { SettingsError } from '../config/settings.js';
+import { InstanceLockedError } from '../lifecycle/instance-lock.js';
 import { PluginDefinitionError } from '../plugin/define-plugin.js';
 
 /**
@@ -10,7 +11,7 @@ export async function runCli(main: () => Promise<void>): Promise<void> {
   try {
     await main();
   } catch (err) {
-    if (err instanceof SettingsError || err instanceof ConfigError || err instanceof PluginDefinitionError) {
+    if (err instanceof SettingsError || err instanceof ConfigError || err instanceof PluginDefinitionError || err instanceof InstanceLockedError) {
       process.stderr.write(`\nCannot start: ${err.message}\n\n`);
     } else {
       process.stderr.write(`\nCannot start: ${(err as Error).stack ?? String(err)}\n\n`);

@@ -6,7 +6,7 @@ import { exitAfterFlush, runCli } from './run.js';
 
 /** `npm start`: the WhatsApp bot. */
 await runCli(async () => {
-  const app = await createApp();
+  const app = await createApp({ instanceLock: true });
   // A network fault deep inside the WhatsApp library must never end the service: log it and keep running.
   process.on('unhandledRejection', (err) => app.log.error({ err }, 'unhandled rejection (the bot keeps running)'));
   const { WhatsAppTransport, AuthStateCorruptError } = await import('../transport/whatsapp/whatsapp-transport.js');
