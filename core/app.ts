@@ -9,6 +9,7 @@ import type { BotConfig } from './config/schema.js';
 import { ensureDataDir, loadSettings, type Settings } from './config/settings.js';
 import { createAiService } from './chat/ai-service.js';
 import { createLogger, isPrettyLogger, type Logger } from './log/logger.js';
+import { acquireInstanceLock } from './lifecycle/instance-lock.js';
 import { discoverPlugins } from './plugin/discover.js';
 import type { Plugin } from './plugin/types.js';
 import { UserBudgets } from './providers/budgets.js';
@@ -31,6 +32,8 @@ export interface AppOptions {
   logger?: Logger;
   /** Skip the gateway health probe (tests of non-AI paths). */
   skipHealthProbe?: boolean;
+  /** Take the data folder for this process alone (`npm start`, `npm run chat`); a second instance is refused. */
+  instanceLock?: boolean;
 }
 
 /** Everything a running service is made of. */
@@ -106,6 +109,14 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     if (!discovery.plugins.some((p) => p.name === name)) log.warn({ plugin: name }, `config.json configures plugin "${name}", but no plugin of that name is installed`);
   }
 
+  // Before anything reads or writes the data folder: two processes on one folder overwrite each other's files (and on
+  // WhatsApp two sockets on one session knock each other off in a reconnect storm).
+  const releaseLock = options.instanceLock
+    ? await acquireInstanceLock(settings.dataDir, {
+        onCompromised: (err) => log.error({ dataDir: settings.dataDir, reason: err.message }, 'lost the lock on the data folder: another process may be writing to it'),
+      })
+    : undefined;
+
   const onCorrupt = (file: string, movedTo: string, err: Error) => log.error({ file, movedTo, reason: err.message }, 'a data file was corrupt: moved it aside and started it fresh');
   const histories = new HistoryStore(settings.dataDir, config.history.maxMessages, onCorrupt);
   const memories = new MemoryStore(settings.dataDir, 100, onCorrupt);
@@ -175,6 +186,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
       chain.stop();
       await bot.stop();
       await Promise.all([usage.flush(), budgets.flush()]);
+      await releaseLock?.();
     },
   };
 }

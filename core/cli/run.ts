@@ -1,5 +1,6 @@
 import { ConfigError } from '../config/config-file.js';
 import { SettingsError } from '../config/settings.js';
+import { InstanceLockedError } from '../lifecycle/instance-lock.js';
 import { PluginDefinitionError } from '../plugin/define-plugin.js';
 
 /** A start-up problem the owner can fix, told in one line without a stack (a port in use, say). */
@@ -18,7 +19,7 @@ export async function runCli(main: () => Promise<void>): Promise<void> {
   try {
     await main();
   } catch (err) {
-    if (err instanceof SettingsError || err instanceof ConfigError || err instanceof PluginDefinitionError || err instanceof CannotStartError) {
+    if (err instanceof SettingsError || err instanceof ConfigError || err instanceof PluginDefinitionError || err instanceof InstanceLockedError || err instanceof CannotStartError) {
       process.stderr.write(`\nCannot start: ${err.message}\n\n`);
     } else {
       process.stderr.write(`\nCannot start: ${(err as Error).stack ?? String(err)}\n\n`);

@@ -6,7 +6,7 @@ import { CannotStartError, exitAfterFlush, portInUseMessage, runCli } from './ru
 
 /** `npm start`: the WhatsApp bot. */
 await runCli(async () => {
-  const app = await createApp();
+  const app = await createApp({ instanceLock: true });
   // A network fault deep inside the WhatsApp library must never end the service: log it and keep running.
   process.on('unhandledRejection', (err) => app.log.error({ err }, 'unhandled rejection (the bot keeps running)'));
   const { WhatsAppTransport, AuthStateCorruptError } = await import('../transport/whatsapp/whatsapp-transport.js');
@@ -16,6 +16,7 @@ await runCli(async () => {
     settings: app.settings,
     config: () => app.config,
     log,
+    notices: app.bot.notices,
     // The bot's own LID counts as a target id at once; it is also written into config.json (and said once in the log).
     onLinked: async (me) => {
       if (!me.lid) return;

@@ -17,6 +17,13 @@ export interface SessionState {
   retryAt?: number;
   /** Pairing-code login: the code to type on the phone. */
   pairingCode?: string;
+  /**
+   * A condition the owners must act on or know about: `forbidden` (403, the account is banned: not retrying),
+   * `bad-session` (500), `client-too-old` (405, refetching the Web version), `silent` (open but nothing arrived, reconnecting).
+   */
+  problem?: 'forbidden' | 'bad-session' | 'client-too-old' | 'silent';
+  /** Set while WhatsApp restricts the account (463 time-lock, message capping): sends may fail; `until` when known (unix ms). */
+  restricted?: { reason: string; until?: number };
 }
 
 /**
