@@ -229,4 +229,25 @@ describe('untrusted media is decoded only as what it claims to be', function () 
       expect(ok.converted).to.equal(true);
     });
   });
+
+  describe('which ffmpeg opens untrusted media', () => {
+    it('prefers FFMPEG_PATH, then the system ffmpeg, and uses the bundled 2018 build only when there is none', () => {
+      expect(ffmpegBinary({ ffmpegPath: '/opt/ff/ffmpeg' })).to.deep.equal({ path: '/opt/ff/ffmpeg', source: 'FFMPEG_PATH' });
+      // CI installs Debian's ffmpeg: it must win over the bundled one.
+      expect(ffmpegBinary({ ffmpegPath: '' })).to.deep.equal({ path: '/usr/bin/ffmpeg', source: 'the system' });
+      const bundled = ffmpegBinary({ ffmpegPath: '' }, ['/nonexistent/ffmpeg']);
+      expect(bundled.path).to.include('@ffmpeg-installer');
+      expect(bundled.source).to.match(/bundled 2018 build/);
+    });
+
+    it('names the ffmpeg in use and its version in the start log', async () => {
+      const t = await startTestApp({ plugins: [] });
+      try {
+        const report = t.logs().map((l) => String(l.msg)).join('\n');
+        expect(report).to.match(/ffmpeg +ffmpeg version \S+ \(\/usr\/bin\/ffmpeg\) from the system/);
+      } finally {
+        await t.stop();
+      }
+    });
+  });
 });
