@@ -2,7 +2,7 @@
 import { createApp } from '../app.js';
 import { startWebServer } from '../../web/server.js';
 import type { Transport } from '../transport/transport.js';
-import { exitAfterFlush, runCli } from './run.js';
+import { CannotStartError, exitAfterFlush, portInUseMessage, runCli } from './run.js';
 
 /** `npm start`: the WhatsApp bot. */
 await runCli(async () => {
@@ -24,7 +24,14 @@ await runCli(async () => {
       if (updated) app.bot.setConfig(updated);
     },
   });
-  const web = await startWebServer(app, () => transport);
+  let web;
+  try {
+    web = await startWebServer(app, () => transport);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    await app.stop().catch(() => undefined);
+    throw new CannotStartError(portInUseMessage(app.config.port, app.config.host));
+  }
   try {
     await app.connect(transport);
   } catch (err) {

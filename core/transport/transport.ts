@@ -49,4 +49,10 @@ export interface Transport {
   /** The bot's own ids learnt at login (phone jid, LID); empty until linked. */
   ownIds(): string[];
   session(): SessionState;
+  /**
+   * Whether `userId` is an admin of group `chatId` (`.reset`/`.forget` in groups). Optional: a transport without
+   * group roles leaves it out and only owners may use those commands in its groups. WhatsApp reads group metadata;
+   * the memory transport answers from its `groupAdmins` list; the console has no group admins.
+   */
+  isGroupAdmin?(chatId: string, userId: string): Promise<boolean>;
 }

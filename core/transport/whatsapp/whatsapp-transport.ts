@@ -773,6 +773,15 @@ export class WhatsAppTransport implements Transport {
     return [this.me.id, this.me.lid].filter((id): id is string => Boolean(id));
   }
 
+  /** Admin of a group, from its (cached) metadata; a participant may be listed by phone jid or by LID. */
+  async isGroupAdmin(chatId: string, userId: string): Promise<boolean> {
+    const meta = this.groups.get<GroupMetadata>(chatId) ?? (await this.socket?.groupMetadata(chatId).catch(() => undefined));
+    if (!meta) return false;
+    this.groups.set(chatId, meta);
+    const ids = [userId, this.links?.altOf(userId)].filter(Boolean);
+    return meta.participants.some((p) => Boolean(p.admin) && [p.id, p.lid, p.phoneNumber].some((id) => id && ids.includes(id)));
+  }
+
   session(): SessionState {
     return {
       status: this.status,
