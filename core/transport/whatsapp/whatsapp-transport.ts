@@ -775,9 +775,9 @@ export class WhatsAppTransport implements Transport {
 
   /** Admin of a group, from its (cached) metadata; a participant may be listed by phone jid or by LID. */
   async isGroupAdmin(chatId: string, userId: string): Promise<boolean> {
-    const meta = this.groups.get<GroupMetadata>(chatId) ?? (await this.socket?.groupMetadata(chatId).catch(() => undefined));
+    const socket = this.socket;
+    const meta = socket ? await this.groups.getOrFetch(chatId, () => socket.groupMetadata(chatId)) : this.groups.get(chatId);
     if (!meta) return false;
-    this.groups.set(chatId, meta);
     const ids = [userId, this.links?.altOf(userId)].filter(Boolean);
     return meta.participants.some((p) => Boolean(p.admin) && [p.id, p.lid, p.phoneNumber].some((id) => id && ids.includes(id)));
   }
