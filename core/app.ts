@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Ajv } from 'ajv';
 import { Bot } from './bot.js';
 import { Capabilities } from './capabilities/capabilities.js';
 import { defineCoreCapabilities } from './capabilities/detect.js';
@@ -10,6 +9,7 @@ import { ensureDataDir, loadSettings, type Settings } from './config/settings.js
 import { createAiService } from './chat/ai-service.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { discoverPlugins } from './plugin/discover.js';
+import { optionProblems } from './plugin/options.js';
 import type { Plugin } from './plugin/types.js';
 import { UserBudgets } from './providers/budgets.js';
 import { probeGateways } from './providers/health.js';
@@ -58,20 +58,14 @@ function defaultPluginsDir(): string {
   return path.join(here, '..', 'plugins');
 }
 
+/** Every plugin's config.json section against its options schema (defaults filled in first, as they are at use). */
 function validatePluginOptions(plugins: Plugin[], config: BotConfig, file: string): void {
-  const ajv = new Ajv({ allErrors: true, strict: false });
   const problems: string[] = [];
   for (const plugin of plugins) {
     const section = config.plugins[plugin.name];
     if (!section || !plugin.optionsSchema) continue;
     const { enabled: _e, access: _a, ...options } = section;
-    const validate = ajv.compile(plugin.optionsSchema);
-    if (!validate(options)) {
-      for (const e of validate.errors ?? []) {
-        const field = `plugins.${plugin.name}${e.instancePath.replace(/\//g, '.')}`;
-        problems.push(e.keyword === 'additionalProperties' ? `${field}.${String(e.params.additionalProperty)}: unknown option` : `${field}: ${e.message}`);
-      }
-    }
+    problems.push(...optionProblems(plugin.optionsSchema, structuredClone(options), `plugins.${plugin.name}`));
   }
   if (problems.length) throw new ConfigError(file, problems);
 }
@@ -127,6 +121,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     config,
     log,
     plugins: discovery.plugins,
+    failures: discovery.failures,
     capabilities,
     histories,
     memories,
@@ -191,11 +186,14 @@ function printStartReport(
   log.info(`capabilities:\n${lines.join('\n')}`);
   const pluginLines = bot.plugins().map((s) => {
     const missing = capabilities.missing(s.plugin.needs ?? []);
-    const state = !s.enabled ? 'disabled in config.json' : !s.started ? `inactive: ${s.problem}` : missing.length ? `active, degraded: missing ${missing.join(', ')}` : 'active';
+    const state = s.refused ? `OFF: ${s.refused.message}` : !s.enabled ? 'disabled in config.json' : !s.started ? `inactive: ${s.problem}` : missing.length ? `active, degraded: missing ${missing.join(', ')}` : 'active';
     return `  ${s.plugin.name.padEnd(10)} ${state}`;
   });
-  for (const f of failures) pluginLines.push(`  ${f.source.padEnd(10)} NOT LOADED: ${f.reason}`);
+  for (const f of failures) if (!f.source.startsWith('plugin ')) pluginLines.push(`  ${f.source.padEnd(10)} NOT LOADED: ${f.reason}`);
   log.info(`plugins:\n${pluginLines.join('\n')}`);
+  // Settings that plugins declare they read: set or not, never the value.
+  const declared = bot.plugins().flatMap((s) => (s.plugin.settings ?? []).map((d) => `  ${d.name.padEnd(22)} ${settings.env[d.name]?.trim() ? 'set' : 'not set'} (${s.plugin.name}: ${d.description})`));
+  if (declared.length) log.info(`plugin settings:\n${declared.join('\n')}`);
   const today = new Date().toISOString().slice(0, 10);
   const todayUsage = Object.entries(usage.days?.[today] ?? {}).map(([k, c]) => `${k}: ${c.total} tokens`);
   log.info({ totals: usage.totals, quotas: usage.quotas }, `token usage today: ${todayUsage.join(', ') || 'none yet'}`);
