@@ -21,6 +21,8 @@ export default definePlugin({
       predicates: [
         {
           when: (ctx) => !ctx.message.media && premiumRequest(ctx.text, phrases()).premium,
+          usage: '"use the premium model: <question>"',
+          help: 'answer this one message with the premium model',
           run: async (ctx) => {
             const rest = premiumRequest(ctx.text, phrases()).text;
             if (!rest) {
