@@ -537,6 +537,10 @@ export class Bot {
     const plugin = state.plugin;
     const { trigger } = entry;
     const ctx = this.contextFor(base, plugin.name);
+    // The old contract's `missing(names, ctx)` may read which trigger matched.
+    ctx.trigger = trigger;
+    if (hit.command) ctx.command = hit.command;
+    if (hit.match) ctx.match = hit.match;
     if (!mayUse(this.section(plugin.name).access, senderIds(ctx.message), this.configValue)) {
       const what = 'command' in trigger ? `${this.configValue.prefix}${trigger.command}` : 'literal' in trigger ? trigger.literal : plugin.name;
       await ctx.reply(`Sorry, you are not allowed to use ${what} here.`);
