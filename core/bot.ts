@@ -14,6 +14,12 @@ import type { IncomingMessage, OutgoingMedia, SentMessage } from './transport/me
 import type { Transport } from './transport/transport.js';
 import { logOnlyNotifier, type OwnerNotifier } from './notices/owner-notifier.js';
 
+/** Where `host.send` / `host.sendMedia` go: the paced outbox (core/sending/outbox.ts). */
+export interface BotInitiatedSender {
+  sendText(chatId: string, text: string): Promise<SentMessage>;
+  sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage>;
+}
+
 /** Longest text the bot will read; longer messages get a clear refusal instead of a silent cut. */
 export const MAX_INBOUND_CHARS = 16_000;
 
@@ -35,6 +41,8 @@ export interface BotDeps {
   memories: MemoryStore;
   /** Owner notices; default: log only. */
   notices?: OwnerNotifier;
+  /** The safe-sending limiter for messages the bot starts on its own; default: straight to the transport. */
+  outbox?: BotInitiatedSender;
   /** Builds the AI service once the bot exists (it needs the bot's tools). */
   createAi: (tools: (ctx: BotContext) => ToolDefinition[]) => AiService;
 }
@@ -66,6 +74,8 @@ export class Bot {
   private readonly toolCache = new Map<string, ToolDefinition[]>();
   private inFlight = 0;
   private idleWaiters: Array<() => void> = [];
+  private draining = false;
+  private readonly outbox: BotInitiatedSender | undefined;
 
   constructor(deps: BotDeps) {
     this.settings = deps.settings;
@@ -75,6 +85,7 @@ export class Bot {
     this.histories = deps.histories;
     this.memories = deps.memories;
     this.notices = deps.notices ?? logOnlyNotifier(deps.log);
+    this.outbox = deps.outbox;
     const sorted = [...deps.plugins].sort((a, b) => (a.order ?? 100) - (b.order ?? 100));
     this.states = sorted.map((plugin) => ({ plugin, enabled: this.isEnabledIn(plugin, deps.config), started: false }));
     this.ai = deps.createAi((ctx) => this.toolsFor(ctx));
@@ -132,8 +143,9 @@ export class Bot {
       ai: this.ai,
       histories: this.histories,
       memories: this.memories,
-      send: (chatId, text) => bot.requireTransport().sendText(chatId, text),
-      sendMedia: (chatId, media) => bot.requireTransport().sendMedia(chatId, media),
+      // Bot-initiated: paced by the outbox (WhatsApp bans accounts that send too much too fast); replies are not.
+      send: (chatId, text) => (bot.outbox ? bot.outbox.sendText(chatId, text) : bot.requireTransport().sendText(chatId, text)),
+      sendMedia: (chatId, media) => (bot.outbox ? bot.outbox.sendMedia(chatId, media) : bot.requireTransport().sendMedia(chatId, media)),
       botIds: () => bot.botIds(),
       isOwner: (id) => isOwnerId([id], bot.configValue),
       notices: this.notices,
@@ -171,8 +183,23 @@ export class Bot {
     await transport.start((message) => this.handle(message));
   }
 
-  async stop(): Promise<void> {
-    await this.idle();
+  /**
+   * Stops taking new messages and waits, at most `timeoutMs`, for those being handled to finish. Resolves with how
+   * many were still being handled when the time was up (0: all finished).
+   */
+  async drain(timeoutMs: number): Promise<number> {
+    this.draining = true;
+    let timer: NodeJS.Timeout | undefined;
+    const timeUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    await Promise.race([this.idle(), timeUp]);
+    clearTimeout(timer);
+    return this.inFlight;
+  }
+
+  /** Drains (see `drain`, default 10 s), stops the plugins and the transport, and flushes the chat stores. */
+  async stop(graceMs = 10_000): Promise<void> {
+    const unfinished = await this.drain(graceMs);
+    if (unfinished) this.log.warn({ unfinished }, `${unfinished} message(s) were still being handled when the stop's grace time was up; stopping anyway`);
     for (const state of this.states) {
       try {
         await state.plugin.stop?.();
@@ -195,6 +222,10 @@ export class Bot {
    * Never rejects: a failure is logged and, where the user expects an answer, told in a short sentence.
    */
   handle(message: IncomingMessage): Promise<void> {
+    if (this.draining) {
+      this.log.info({ chat: message.chatId }, 'a message came in while the bot is stopping: not taken');
+      return Promise.resolve();
+    }
     this.inFlight++;
     const previous = this.queues.get(message.chatId) ?? Promise.resolve();
     const run = previous.then(() => this.process(message));
