@@ -209,8 +209,11 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     },
     async stop() {
       retention.stop();
+      const graceEnds = Date.now() + bot.config.shutdown.graceSeconds * 1000;
+      await bot.drain(graceEnds - Date.now());
+      // No new notices from here; those already queued (and other bot-initiated sends) get what is left of the grace.
       notices.stop();
-      await bot.drain(bot.config.shutdown.graceSeconds * 1000);
+      await outbox.settle(Math.max(0, graceEnds - Date.now()));
       const dropped = outbox.close();
       if (dropped) log.warn({ dropped }, `${dropped} message(s) the bot meant to send on its own were still waiting in the send queue and were not sent`);
       let failed: string[];

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import PQueue from 'p-queue';
 import type { Logger } from '../log/logger.js';
 import type { OutgoingMedia, SentMessage } from '../transport/message.js';
@@ -57,6 +58,8 @@ export class Outbox {
     private readonly random: () => number = Math.random,
   ) {
     this.attached = new Promise((resolve) => (this.resolveAttached = resolve));
+    // Every queued send listens for the stop: many at once are expected, not a leak.
+    setMaxListeners(0, this.closing.signal);
   }
 
   /** Starts delivering through `transport` (and delivers what waited for it). */
@@ -73,6 +76,13 @@ export class Outbox {
 
   /** Bot-initiated messages not yet handed to the transport. */
   pending(): number {
+    return this.waiting;
+  }
+
+  /** Resolves when nothing waits any more, or after `timeoutMs`; resolves with how many still wait. */
+  async settle(timeoutMs: number): Promise<number> {
+    const until = Date.now() + timeoutMs;
+    while (this.waiting > 0 && Date.now() < until) await sleep(Math.min(50, Math.max(1, until - Date.now())));
     return this.waiting;
   }
 
