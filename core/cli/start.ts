@@ -3,7 +3,7 @@ import { createApp } from '../app.js';
 import { handleStopSignals } from '../lifecycle/stop-signals.js';
 import { startWebServer } from '../../web/server.js';
 import type { Transport } from '../transport/transport.js';
-import { exitAfterFlush, runCli } from './run.js';
+import { CannotStartError, exitAfterFlush, portInUseMessage, runCli } from './run.js';
 
 /** `npm start`: the WhatsApp bot. */
 await runCli(async () => {
@@ -17,6 +17,7 @@ await runCli(async () => {
     settings: app.settings,
     config: () => app.config,
     log,
+    notices: app.bot.notices,
     // The bot's own LID counts as a target id at once; it is also written into config.json (and said once in the log).
     onLinked: async (me) => {
       if (!me.lid) return;
@@ -24,7 +25,15 @@ await runCli(async () => {
       if (updated) app.bot.setConfig(updated);
     },
   });
-  const web = await startWebServer(app, () => transport);
+  let web;
+  try {
+    web = await startWebServer(app, () => transport);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    await app.stop().catch(() => undefined);
+    throw new CannotStartError(portInUseMessage(app.config.port, app.config.host));
+  }
+  const server = web;
   // SIGTERM/SIGINT: no new messages, those being handled finish (bounded), stores flush, the socket closes without
   // logging out; exit 0, or 1 naming what could not be saved. A second signal exits at once.
   handleStopSignals({
@@ -33,7 +42,7 @@ await runCli(async () => {
       try {
         await app.stop();
       } finally {
-        await web.close();
+        await server.close();
       }
     },
     exit: exitAfterFlush,
