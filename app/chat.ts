@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-import { createApp } from '../app.js';
-import { ConsoleTransport } from '../transport/console.js';
-import { startWebServer } from '../../web/server.js';
+import { createApp } from '../core/app.js';
+import { ConsoleTransport } from '../core/transport/console.js';
+import { startWebServer } from '../web/server.js';
 import { exitAfterFlush, runCli } from './run.js';
 
 /**
