@@ -67,6 +67,8 @@ export interface DashboardView {
   ownIds: Array<{ id: string; label: string; added: boolean }>;
   plugins: PluginRow[];
   capabilities: Array<{ name: string } & CapabilityStatus>;
+  /** Settings that can run code or open a hole: environment only, shown here read-only. */
+  envOnly: Array<{ plugin: string; name: string; description: string; value?: string }>;
   legs: LegHealth[];
   gateways: Array<{ name: string; url: string; healthy: boolean; detail: string }>;
   audio: { keys: number; status: CapabilityStatus };
@@ -158,6 +160,13 @@ function pluginRows(view: DashboardView): SafeHtml {
   return html`<fieldset><legend>Plugins</legend><table><thead><tr><th>Plugin</th><th>On</th><th>Who may use it</th><th>Options</th></tr></thead><tbody>${rows}</tbody></table></fieldset>`;
 }
 
+/** Read-only facts that belong with the settings: what only `.env` can set, and plugins that did not load. */
+function readOnlySections(view: DashboardView): SafeHtml {
+  if (!view.envOnly.length && !view.pluginFailures.length) return html``;
+  return html`<section id="read-only">${view.envOnly.length ? html`<h2>Set in .env only (read-only here)</h2><p>These can run a program or open a hole, so they are never set from this page: edit <code>.env</code> and restart.</p><table><thead><tr><th>Setting</th><th>Value</th><th>Meaning</th></tr></thead><tbody>${view.envOnly.map((e) => html`<tr><td><b>${e.name}</b></td><td>${e.value === undefined ? html`<i>not set</i>` : html`<code>${e.value}</code>`}</td><td>${e.plugin}: ${e.description}</td></tr>`)}</tbody></table>` : ''}
+${view.pluginFailures.length ? html`<h2>Plugins that did not load</h2><ul>${view.pluginFailures.map((f) => html`<li class="bad"><b>${f.source}</b>: ${f.reason}</li>`)}</ul>` : ''}</section>`;
+}
+
 /**
  * The dashboard: session state, the config form (general settings and per-plugin controls, field errors inline)
  * and the read-only health of the service.
@@ -182,6 +191,7 @@ ${generalFields(view)}
 ${pluginRows(view)}
 <p><button type="submit" id="save">Save and apply</button> <span class="hint">Validated like at start-up, written atomically; the previous file is kept as config.json.bak.</span></p>
 </form>
+${readOnlySections(view)}
 </main>`,
   );
 }
