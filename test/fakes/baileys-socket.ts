@@ -1,7 +1,11 @@
 import { EventEmitter } from 'node:events';
 import { Boom } from '@hapi/boom';
-import { DisconnectReason, jidEncode, proto, type AnyMessageContent, type GroupMetadata, type MiscMessageGenerationOptions, type WAMessage, type WAPresence } from '@whiskeysockets/baileys';
+import { addTransactionCapability, DisconnectReason, jidEncode, proto, type AnyMessageContent, type GroupMetadata, type MiscMessageGenerationOptions, type WAMessage, type WAPresence } from '@whiskeysockets/baileys';
+import { LIDMappingStore } from '@whiskeysockets/baileys/lib/Signal/lid-mapping.js';
+import pino from 'pino';
 import type { SocketOptions, WhatsAppSocket } from '../../core/transport/whatsapp/whatsapp-transport.js';
+
+const silent = pino({ level: 'silent' });
 
 /** One thing the transport sent through the fake socket. */
 export interface SentRecord {
@@ -32,10 +36,17 @@ export class FakeBaileysSocket implements WhatsAppSocket {
   ended = false;
   private sentWaiters: Array<{ count: number; resolve: () => void }> = [];
 
-  constructor(readonly options: SocketOptions) {}
+  /** Baileys' real LID ↔ phone store over the transport's key store, as `makeWASocket` builds it. */
+  readonly signalRepository: { lidMapping: LIDMappingStore };
+
+  constructor(readonly options: SocketOptions) {
+    const keys = addTransactionCapability(options.auth.keys, silent, { maxCommitRetries: 1, delayBetweenTriesMs: 1 });
+    this.signalRepository = { lidMapping: new LIDMappingStore(keys, silent) };
+  }
 
   end(_error: Error | undefined): void {
     this.ended = true;
+    this.signalRepository.lidMapping.close();
   }
 
   async sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<WAMessage> {

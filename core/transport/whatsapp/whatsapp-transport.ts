@@ -25,6 +25,7 @@ import { AuthStateCorruptError, useDurableAuthState, type DurableAuthOptions, ty
 import { BoundedMap, TtlCache } from './caches.js';
 import { GroupCache } from './group-cache.js';
 import { SendStatus, type Restriction } from './send-status.js';
+import { Identity, type LidMappingStore } from './identity.js';
 import { IdentityLinks } from './identity-links.js';
 import { expirationOf, mapIncoming, plainJid, type MediaDownloader } from './message-mapper.js';
 import { AttemptWindow, decideReconnect, DEFAULT_BACKOFF, type BackoffSettings } from './reconnect-policy.js';
@@ -47,6 +48,8 @@ export interface WhatsAppSocket {
   updateMediaMessage?(message: WAMessage): Promise<WAMessage>;
   /** Baileys' websocket: emits `frame` for every frame received (the silent-session watchdog listens to it). */
   ws?: { on(event: 'frame', listener: (frame: unknown) => void): unknown };
+  /** Baileys' signal repository: its `lidMapping` store knows the phone of LIDs the session has met. */
+  signalRepository?: { lidMapping?: LidMappingStore };
 }
 
 /** What the transport hands to the socket factory. */
@@ -148,6 +151,7 @@ export class WhatsAppTransport implements Transport {
   private handler: InboundHandler | undefined;
   private auth: DurableAuthState | undefined;
   private links: IdentityLinks | undefined;
+  private identity: Identity | undefined;
   private seen: SeenMessages | undefined;
   private socket: WhatsAppSocket | undefined;
   private generation = 0;
@@ -195,7 +199,10 @@ export class WhatsAppTransport implements Transport {
     this.restarts = new AttemptWindow(this.backoff.windowMs, this.backoff.maxRestartsPerWindow);
     this.sendStatus = new SendStatus(this.log, this.notices);
     this.groups = new GroupCache(options.groupTtlMs, 5000, (meta) => {
-      for (const p of meta.participants) this.learn(p.phoneNumber ?? (isLid(p.id) ? undefined : p.id), p.lid ?? (isLid(p.id) ? p.id : undefined));
+      for (const p of meta.participants) {
+        this.learn(p.phoneNumber ?? (isLid(p.id) ? undefined : p.id), p.lid ?? (isLid(p.id) ? p.id : undefined));
+        this.identity?.noteLid(p.lid ?? p.id);
+      }
       if (meta.ephemeralDuration !== undefined) this.timers.set(meta.id, meta.ephemeralDuration || 0);
     });
     this.authDir = options.authDir ?? path.join(options.settings.dataDir, 'session_auth');
@@ -213,6 +220,13 @@ export class WhatsAppTransport implements Transport {
     this.stopped = false;
     const dataDir = this.options.settings.dataDir;
     this.links = await IdentityLinks.open(dataDir, (err) => this.log.warn({ err }, 'could not read or write data/whatsapp/identity-links.json (phone ↔ LID pairs)'));
+    this.identity = new Identity(
+      this.links,
+      () => this.socket?.signalRepository?.lidMapping,
+      dataDir,
+      (phone, lid) => this.learn(phone, lid),
+      (err, detail) => this.log.warn({ err, ...detail }, 'could not move the data of a private chat to its one id'),
+    );
     this.seen = new SeenMessages(dataDir, 2000, (file, movedTo) => this.log.warn({ file, movedTo }, 'the list of handled WhatsApp messages was corrupt; started a new one'));
     await this.loadAuth();
     await this.connect();
@@ -616,7 +630,12 @@ export class WhatsAppTransport implements Transport {
     this.learn(key?.participantAlt, key?.participant);
     this.learn(key?.remoteJidAlt, key?.remoteJid);
     const timer = expirationOf(raw);
-    if (timer !== undefined && key?.remoteJid) this.timers.set(plainJid(key.remoteJid) ?? key.remoteJid, timer);
+    if (timer !== undefined && key?.remoteJid) {
+      const chat = plainJid(key.remoteJid) ?? key.remoteJid;
+      this.timers.set(chat, timer);
+      const other = this.links?.altOf(chat);
+      if (other) this.timers.set(other, timer);
+    }
     if (key?.fromMe) {
       this.log.debug({ id: key.id }, 'ignored a message sent by the bot itself');
       return;
@@ -633,6 +652,8 @@ export class WhatsAppTransport implements Transport {
       return;
     }
     const message = result.message;
+    await this.canonicalize(message);
+    if (timer !== undefined) this.timers.set(message.chatId, timer);
     if (!(await this.seen!.firstTime(message.chatId, message.id, key.participant ?? ''))) {
       this.log.debug({ id: message.id, chat: message.chatId, type }, 'ignored a duplicate delivery of a message already handled');
       return;
@@ -644,6 +665,24 @@ export class WhatsAppTransport implements Transport {
       return;
     }
     await this.deliver(message);
+  }
+
+  /**
+   * One sender id per person and one chat id per private chat, whatever form WhatsApp used: the phone jid when it
+   * is known (config lists owners by phone), else the LID; the other form becomes `senderAltId`.
+   */
+  private async canonicalize(message: IncomingMessage): Promise<void> {
+    if (!this.identity || message.fromMe) return;
+    for (const m of message.mentions) this.identity.noteLid(m);
+    const rawSender = message.senderId;
+    const who = await this.identity.resolve(rawSender, message.senderAltId);
+    message.senderId = who.id;
+    if (who.alt && who.alt !== who.id) message.senderAltId = who.alt;
+    else delete message.senderAltId;
+    if (!message.isGroup) {
+      message.chatId = who.id;
+      await this.identity.adoptChatId(who.id, who.alt);
+    }
   }
 
   private async deliver(message: IncomingMessage): Promise<void> {
@@ -687,7 +726,8 @@ export class WhatsAppTransport implements Transport {
     for (const match of text.matchAll(/@(\d{5,20})\b/g)) {
       const digits = match[1];
       const isOwnLid = this.me.lid && userPart(this.me.lid) === digits;
-      jids.add(isOwnLid || this.links?.isKnownLid(digits) ? `${digits}@lid` : `${digits}@s.whatsapp.net`);
+      // A LID-only user (no phone known) must be mentioned as `<lid>@lid`; as a phone jid the mention is broken.
+      jids.add(isOwnLid || this.identity?.isLid(digits) ? `${digits}@lid` : `${digits}@s.whatsapp.net`);
     }
     return [...jids];
   }
