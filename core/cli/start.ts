@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { createApp } from '../app.js';
+import { ffmpegBinary } from '../capabilities/detect.js';
 import { startWebServer } from '../../web/server.js';
 import type { Transport } from '../transport/transport.js';
 import { CannotStartError, exitAfterFlush, portInUseMessage, runCli } from './run.js';
@@ -17,6 +18,7 @@ await runCli(async () => {
     config: () => app.config,
     log,
     notices: app.bot.notices,
+    ffmpegPath: ffmpegBinary(app.settings).path,
     // The bot's own LID counts as a target id at once; it is also written into config.json (and said once in the log).
     onLinked: async (me) => {
       if (!me.lid) return;

@@ -59,7 +59,16 @@ export class FakeBaileysSocket implements WhatsAppSocket {
     this.sent.push({ jid, content, options, id });
     for (const w of this.sentWaiters.filter((w) => this.sent.length >= w.count)) w.resolve();
     const text = 'text' in content && typeof content.text === 'string' ? content.text : undefined;
-    return proto.WebMessageInfo.fromObject({ key: { remoteJid: jid, id, fromMe: true }, message: text ? { conversation: text } : {}, messageTimestamp: Math.floor(Date.now() / 1000) }) as WAMessage;
+    // What Baileys' generateWAMessage makes of an edit and a reaction.
+    const message: proto.IMessage =
+      'edit' in content && content.edit
+        ? { protocolMessage: { key: content.edit, type: proto.Message.ProtocolMessage.Type.MESSAGE_EDIT, editedMessage: { conversation: text }, timestampMs: Date.now() } }
+        : 'react' in content && content.react
+          ? { reactionMessage: { key: content.react.key, text: content.react.text, senderTimestampMs: Date.now() } }
+          : text
+            ? { conversation: text }
+            : {};
+    return proto.WebMessageInfo.fromObject({ key: { remoteJid: jid, id, fromMe: true }, message, messageTimestamp: Math.floor(Date.now() / 1000) }) as WAMessage;
   }
 
   /** Resolves once at least `count` messages were sent. */
