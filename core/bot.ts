@@ -11,7 +11,7 @@ import { resolveOptions } from './plugin/options.js';
 import type { BotContext, Plugin, PluginHost, ToolDefinition } from './plugin/types.js';
 import { compose, type Middleware } from './pipeline/compose.js';
 import { firstWord, looksBinary, matchTrigger, splitLongText, type TriggerHit } from './pipeline/match.js';
-import type { AiService } from './plugin/ai.js';
+import type { AiService } from './plugin/types.js';
 import { AllProvidersFailedError } from './providers/types.js';
 import type { HistoryStore } from './store/history.js';
 import type { MemoryStore } from './store/memory.js';

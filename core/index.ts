@@ -42,7 +42,7 @@ export type { IncomingMessage, IncomingMedia, MediaKind, OutgoingMedia, SentMess
 export type { HistoryEntry } from './store/history.js';
 export type { MemoryFact } from './store/memory.js';
 export type { Logger } from './log/logger.js';
-export type { AiService, RespondOptions } from './plugin/ai.js';
+export type { AiService, RespondOptions } from './plugin/types.js';
 export { AllProvidersFailedError } from './providers/types.js';
 /** The wait an upstream asked for (retry-after / retry-after-ms headers), for plugins that call an upstream of their own. */
 export { retryAfterMs } from './providers/failure.js';
