@@ -1,0 +1,69 @@
+import type { Capabilities } from '../capabilities/capabilities.js';
+import type { BotConfig } from '../config/schema.js';
+import type { Logger } from '../log/logger.js';
+import { botAnswers, senderIds } from '../plugin/access.js';
+import type { PluginRegistry } from '../plugin/registry.js';
+import type { BotContext } from '../plugin/types.js';
+import type { IncomingMessage } from '../transport/message.js';
+import type { Middleware } from './compose.js';
+import { looksBinary } from './match.js';
+
+/** Longest text the bot will read; longer messages get a clear refusal instead of a silent cut. */
+export const MAX_INBOUND_CHARS = 16_000;
+
+/** The text of a message worth handling at all: not the bot's own, not empty, not binary junk; else undefined. */
+export function handledText(message: IncomingMessage, log: Logger): string | undefined {
+  if (message.fromMe) return undefined;
+  const text = typeof message.text === 'string' ? message.text : '';
+  if (!text.trim() && !message.media) return undefined;
+  if (looksBinary(text)) {
+    log.debug({ chat: message.chatId }, 'ignored a binary message');
+    return undefined;
+  }
+  return text;
+}
+
+/** Who the bot answers at all: the block list and the allow list of config.json. */
+export function answeredSendersOnly(config: () => BotConfig): Middleware<BotContext> {
+  return async (ctx, next) => {
+    if (!botAnswers(senderIds(ctx.message), config())) return;
+    await next();
+  };
+}
+
+/** Observers see every message, addressed or not; one failing never stops the others or the reply. */
+export function observers(registry: PluginRegistry, capabilities: Capabilities, view: (ctx: BotContext, name: string) => BotContext): Middleware<BotContext> {
+  return async (ctx, next) => {
+    for (const state of registry.active()) {
+      if (!state.instance?.observers.length) continue;
+      if (!registry.mayUse(state.plugin.name, ctx.message)) continue;
+      if (capabilities.missing(state.plugin.needs ?? []).length) continue;
+      try {
+        for (const observe of state.instance.observers) await observe(view(ctx, state.plugin.name));
+      } catch (err) {
+        ctx.log.error({ err, plugin: state.plugin.name }, 'observer plugin failed');
+      }
+    }
+    await next();
+  };
+}
+
+/**
+ * Groups: only messages that mention or reply to the bot go further (group context is still kept); an addressed
+ * message longer than MAX_INBOUND_CHARS is refused in words.
+ */
+export function addressedOnly(config: () => BotConfig): Middleware<BotContext> {
+  return async (ctx, next) => {
+    const { prefix, groups } = config();
+    const commandLike = ctx.text.startsWith(prefix) || /^\/\w/.test(ctx.text);
+    if (!ctx.addressed && !(groups.commandsWithoutMention && commandLike)) {
+      if (ctx.message.isGroup && ctx.text) await ctx.history.recordIncoming(ctx.text);
+      return;
+    }
+    if (ctx.text.length > MAX_INBOUND_CHARS) {
+      await ctx.reply(`That message is too long for me (${ctx.text.length} characters; the limit is ${MAX_INBOUND_CHARS}). Please send it in smaller parts.`);
+      return;
+    }
+    await next();
+  };
+}
