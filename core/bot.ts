@@ -265,9 +265,14 @@ export class Bot {
   private async process(message: IncomingMessage): Promise<void> {
     const text = handledText(message, this.log);
     if (text === undefined) return;
-    const ctx = createContext(this.contextDeps, this.requireTransport(), message, text);
+    const ctx = this.createContext(message, text);
     this.pipeline ??= this.composePipeline();
     await this.pipeline(ctx);
+  }
+
+  /** The context of one inbound message (see pipeline/context). */
+  private createContext(message: IncomingMessage, rawText: string): BotContext {
+    return createContext(this.contextDeps, this.requireTransport(), message, rawText);
   }
 
   private composePipeline(): (ctx: BotContext) => Promise<void> {
