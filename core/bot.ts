@@ -13,6 +13,7 @@ import type { MemoryStore } from './store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from './transport/message.js';
 import type { Transport } from './transport/transport.js';
 import { logOnlyNotifier, type OwnerNotifier } from './notices/owner-notifier.js';
+import { Jail } from './jail/jail.js';
 
 /** Longest text the bot will read; longer messages get a clear refusal instead of a silent cut. */
 export const MAX_INBOUND_CHARS = 16_000;
@@ -35,6 +36,8 @@ export interface BotDeps {
   memories: MemoryStore;
   /** Owner notices; default: log only. */
   notices?: OwnerNotifier;
+  /** The jail for helper programs; default: one run as uid 65534. */
+  jail?: Jail;
   /** Builds the AI service once the bot exists (it needs the bot's tools). */
   createAi: (tools: (ctx: BotContext) => ToolDefinition[]) => AiService;
 }
@@ -55,6 +58,7 @@ export class Bot {
   readonly memories: MemoryStore;
   readonly ai: AiService;
   readonly notices: OwnerNotifier;
+  readonly jail: Jail;
   private configValue: BotConfig;
   private transport: Transport | undefined;
   private readonly states: PluginState[];
@@ -75,6 +79,7 @@ export class Bot {
     this.histories = deps.histories;
     this.memories = deps.memories;
     this.notices = deps.notices ?? logOnlyNotifier(deps.log);
+    this.jail = deps.jail ?? new Jail();
     const sorted = [...deps.plugins].sort((a, b) => (a.order ?? 100) - (b.order ?? 100));
     this.states = sorted.map((plugin) => ({ plugin, enabled: this.isEnabledIn(plugin, deps.config), started: false }));
     this.ai = deps.createAi((ctx) => this.toolsFor(ctx));
@@ -137,6 +142,7 @@ export class Bot {
       botIds: () => bot.botIds(),
       isOwner: (id) => isOwnerId([id], bot.configValue),
       notices: this.notices,
+      jail: this.jail,
     };
     this.hosts.set(name, host);
     return host;
