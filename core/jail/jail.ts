@@ -21,8 +21,10 @@ export interface JailLimits {
   maxProcesses: number;
   /** stdout + stderr together; the run is stopped as soon as there is more. */
   maxOutputBytes: number;
-  /** What the run may write to /out and /tmp (each), bytes. */
+  /** What the run may write to /out, bytes. */
   diskBytes: number;
+  /** Size of the private /tmp (memory-backed, counted in the run's memory), bytes; default 16 MB. */
+  tmpBytes?: number;
   /** Largest single file it may write (RLIMIT_FSIZE); default diskBytes. */
   maxFileBytes?: number;
 }
@@ -207,9 +209,11 @@ export class Jail {
         else await fs.writeFile(target, source);
         await fs.chmod(target, 0o644);
       }
+      const tmpBytes = job.limits.tmpBytes ?? 16 * 1024 * 1024;
       const cgroup = support.cgroup;
       if (cgroup.ok) {
-        const memoryMb = job.limits.memoryMb + (job.work ? Math.ceil(job.work.quota.bytes / 1024 / 1024) : 0) + Math.ceil(job.limits.diskBytes / 1024 / 1024);
+        // tmpfs pages are charged to the run: its memory covers the program plus full /tmp and /work.
+        const memoryMb = job.limits.memoryMb + (job.work ? Math.ceil(job.work.quota.bytes / 1024 / 1024) + 1 : 0) + Math.ceil(tmpBytes / 1024 / 1024);
         group = createRunGroup(cgroup, { memoryBytes: memoryMb * 1024 * 1024, maxProcesses: job.limits.maxProcesses });
       }
       if (job.network === 'egress') {
@@ -230,7 +234,7 @@ export class Jail {
           inDir: job.inputs ? inDir : undefined,
           outDir: job.outputTo ? outDir : undefined,
           workBytes: job.work ? job.work.quota.bytes + 256 * 1024 + job.work.quota.entries * 4096 : undefined,
-          tmpBytes: job.limits.diskBytes,
+          tmpBytes,
           programOutsideUsr: outsideUsr ? { host: program, inside } : undefined,
           egressSocket: egress?.socket,
           env,

@@ -47,6 +47,9 @@ export function bwrapOptions(plan: MountPlan): string[] {
     '--hostname', 'jail',
     '--ro-bind', '/usr', '/usr',
     ...systemLinks(),
+    // Shared libraries reached through alternatives links (Debian's ffmpeg needs libblas that way); nothing else of /etc.
+    '--ro-bind-try', '/etc/alternatives', '/etc/alternatives',
+    '--ro-bind-try', '/etc/ld.so.cache', '/etc/ld.so.cache',
     '--proc', '/proc',
     '--dev', '/dev',
     '--perms', '1777', '--size', String(plan.tmpBytes), '--tmpfs', INSIDE.tmp,

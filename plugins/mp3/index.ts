@@ -158,11 +158,11 @@ export function createMp3Plugin(): Plugin {
       checkDownloadSize(bytes.length, opts, 'That file');
       const incoming = await saveIncoming(ctx.host.dataDir, bytes, extensionFor(media.mimetype, media.fileName));
       onFailureRemove.push(incoming);
-      const info = await probeMedia(ffmpeg, incoming, Math.min(timeoutMs, 60_000));
+      const info = await probeMedia(ctx.host.jail, ffmpeg, incoming, Math.min(timeoutMs, 60_000));
       if (!info.hasAudio) throw new JobRefused('That file has no sound, so there is nothing to convert to MP3.');
       checkDuration(info.seconds, opts, 'That recording');
       const out = path.join(dir, 'out.mp3');
-      await toMp3(ffmpeg, incoming, out, {
+      await toMp3(ctx.host.jail, ffmpeg, incoming, out, {
         bitrateKbps: opts.audioBitrateKbps,
         timeoutMs,
         seconds: info.seconds,
@@ -227,7 +227,7 @@ export function createMp3Plugin(): Plugin {
       }
       let info;
       try {
-        info = await probeMedia(ffmpeg, file, 60_000);
+        info = await probeMedia(ctx.host.jail, ffmpeg, file, 60_000);
       } catch (err) {
         if (err instanceof UnreadableMedia) throw new JobRefused(`What ${host} gave me is not audio or video I can read.`);
         throw err;
@@ -246,7 +246,7 @@ export function createMp3Plugin(): Plugin {
         const out =
           ext === 'mp3' && !info.hasVideo
             ? file
-            : await convertTo('Converting to MP3…', (o) => toMp3(ffmpeg, file, o, { bitrateKbps: opts.audioBitrateKbps, timeoutMs, seconds: info.seconds, signal, onProgress: progress('Converting to MP3…') }), path.join(dir, 'out.mp3'));
+            : await convertTo('Converting to MP3…', (o) => toMp3(ctx.host.jail, ffmpeg, file, o, { bitrateKbps: opts.audioBitrateKbps, timeoutMs, seconds: info.seconds, signal, onProgress: progress('Converting to MP3…') }), path.join(dir, 'out.mp3'));
         await checkSendSize(out, opts, ' Try a shorter video.');
         await deliver(ctx, out, remote.title, 'mp3', { kind: 'audio', mimetype: 'audio/mpeg' }, onFailureRemove);
         await status.finish(`Done ✓ ${remote.title}`);
@@ -255,7 +255,7 @@ export function createMp3Plugin(): Plugin {
       const out =
         ext === 'mp4'
           ? file
-          : await convertTo('Converting the video…', (o) => toMp4(ffmpeg, file, o, { timeoutMs, seconds: info.seconds, signal, onProgress: progress('Converting the video…') }), path.join(dir, 'out.mp4'));
+          : await convertTo('Converting the video…', (o) => toMp4(ctx.host.jail, ffmpeg, file, o, { timeoutMs, seconds: info.seconds, signal, onProgress: progress('Converting the video…') }), path.join(dir, 'out.mp4'));
       await checkSendSize(out, opts, ` Try ${prefix}mp3 with the same link for the sound only.`);
       await deliver(ctx, out, remote.title, 'mp4', { kind: 'video', mimetype: 'video/mp4' }, onFailureRemove);
       await status.finish(`Downloaded ✓ ${remote.title}`);

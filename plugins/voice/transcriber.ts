@@ -1,5 +1,6 @@
 import { sniffAudio, type AudioFormat } from './audio-format.js';
 import { NoTranscriptError, type AudioProvider, type UploadFile } from './audio-provider.js';
+import type { Jail } from '../../core/jail/jail.js';
 import { AudioConversionError, SPEECH_BITRATE, toOpusSpeech } from './ffmpeg.js';
 import { AudioKeysExhaustedError, AudioProviderDownError, AudioRequestRejectedError } from './key-pool.js';
 
@@ -21,6 +22,8 @@ export interface TranscriberOptions {
   maxUploadBytes: () => number;
   /** The ffmpeg binary, or undefined when ffmpeg is not available. */
   ffmpeg: () => string | undefined;
+  /** Where ffmpeg runs (the core jail). */
+  jail: Jail;
 }
 
 const MB = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -45,7 +48,7 @@ export class Transcriber {
   private async convert(bytes: Buffer, segmentSeconds?: number): Promise<Buffer[]> {
     const binary = this.ffmpegOrFail('I would have to convert that audio first');
     try {
-      return await toOpusSpeech(binary, bytes, { segmentSeconds });
+      return await toOpusSpeech(this.options.jail, binary, bytes, { segmentSeconds });
     } catch (err) {
       if (err instanceof AudioConversionError) throw new VoiceError('I could not read that audio file: it seems damaged or is not audio in a format I know.');
       throw err;

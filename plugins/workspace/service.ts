@@ -177,7 +177,8 @@ export class WorkspaceService {
         processMemoryMb: o.memoryMb,
         maxProcesses: o.maxProcesses,
         maxOutputBytes: o.maxOutputBytes,
-        diskBytes: o.tmpMb * 1024 * 1024,
+        diskBytes: 0,
+        tmpBytes: o.tmpMb * 1024 * 1024,
         maxFileBytes: quota,
       },
     });
