@@ -9,6 +9,7 @@ import type { IncomingMessage, MediaKind, OutgoingMedia, SentMessage } from '../
 import type { AiService } from '../providers/types.js';
 import type { OwnerNotifier } from '../notices/owner-notifier.js';
 import type { Jail } from '../jail/jail.js';
+import type { StatusReport } from '../status/status-report.js';
 
 /**
  * What a plugin reacts to.
@@ -143,6 +144,10 @@ export interface PluginHost {
   botIds(): string[];
   /** True when `id` is an owner (config `owners`). */
   isOwner(id: string): boolean;
+  /** True when one of `userIds` is an admin of group `chatId`; false where the transport knows no group roles. */
+  isGroupAdmin(chatId: string, userIds: string[]): Promise<boolean>;
+  /** How the bot is doing now (link, provider legs, capabilities, usage today, uptime, version). Never a key. */
+  status(): Promise<StatusReport>;
 }
 
 /**

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Jail } from '../../core/jail/jail.js';
+import { inputArgs, pinFileFormat } from '../../core/media/index.js';
 import { ProcessFailed, runInJail } from './run-process.js';
 
 /** What ffmpeg could read from a media file. */
@@ -27,7 +28,16 @@ function clock(text: string): number | undefined {
 }
 
 /**
- * Reads duration and streams of a media file with `ffmpeg -i` (the bundled ffmpeg has no ffprobe). ffmpeg exits 1
+ * The input options for a media file: its container is sniffed from its first bytes and pinned (`-f`), so ffmpeg
+ * never opens a playlist or concat list that points at other files. Throws MediaRefused (from core/media) for
+ * anything off the allow-list.
+ */
+async function pinnedInput(file: string): Promise<string[]> {
+  return [...inputArgs(await pinFileFormat(file, 'sound')), '-i', `in/${jailName(file)}`];
+}
+
+/**
+ * Reads duration and streams of a media file with `ffmpeg -i` (the bundled ffmpeg has no ffprobe), its format pinned. ffmpeg exits 1
  * here by design (no output named); a file it cannot parse gives no `Input #0` and is reported as UnreadableMedia.
  *
  * @example
@@ -36,7 +46,7 @@ function clock(text: string): number | undefined {
 export async function probeMedia(jail: Jail, ffmpeg: string, file: string, timeoutMs: number): Promise<MediaInfo> {
   let stderr: string;
   try {
-    ({ stderr } = await runInJail(jail, ffmpeg, ['-hide_banner', '-nostdin', '-i', `in/${jailName(file)}`], { inputs: { [jailName(file)]: file }, timeoutMs, okCodes: [0, 1] }));
+    ({ stderr } = await runInJail(jail, ffmpeg, ['-hide_banner', '-nostdin', ...(await pinnedInput(file))], { inputs: { [jailName(file)]: file }, timeoutMs, okCodes: [0, 1] }));
   } catch (err) {
     if (err instanceof ProcessFailed && err.reason === 'exit') throw new UnreadableMedia('ffmpeg cannot read this file');
     throw err;
@@ -66,9 +76,9 @@ export interface ConvertOptions {
  * Runs ffmpeg in the core jail with `-progress` on stdout and reports the percentage done. It reads only `input`
  * (as `in/media.<ext>`) and writes only `output` (as `out/<name>`): a playlist naming other files finds nothing.
  */
-async function convert(jail: Jail, ffmpeg: string, input: string, output: string, args: (inFile: string, outFile: string) => string[], options: ConvertOptions): Promise<void> {
+async function convert(jail: Jail, ffmpeg: string, input: string, output: string, args: (outFile: string) => string[], options: ConvertOptions): Promise<void> {
   try {
-    await runInJail(jail, ffmpeg, ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-progress', 'pipe:1', '-nostats', ...args(`in/${jailName(input)}`, `out/${path.basename(output)}`)], {
+    await runInJail(jail, ffmpeg, ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-progress', 'pipe:1', '-nostats', ...(await pinnedInput(input)), ...args(`out/${path.basename(output)}`)], {
       inputs: { [jailName(input)]: input },
       outputTo: path.dirname(output),
       timeoutMs: options.timeoutMs,
@@ -89,13 +99,13 @@ async function convert(jail: Jail, ffmpeg: string, input: string, output: string
 }
 
 /**
- * Converts the audio of any media file ffmpeg reads (video, voice note, audio, document) to an MP3 file.
+ * Converts the audio of a media file in an allowed container (video, voice note, audio, document) to an MP3 file.
  *
  * @example
  * await toMp3(host.jail, ffmpeg, 'clip.mp4', 'clip.mp3', { bitrateKbps: 192, timeoutMs: 600_000, seconds: 5, onProgress: (p) => log(p) });
  */
 export function toMp3(jail: Jail, ffmpeg: string, input: string, output: string, options: ConvertOptions & { bitrateKbps: number }): Promise<void> {
-  return convert(jail, ffmpeg, input, output, (i, o) => ['-i', i, '-vn', '-map', '0:a:0', '-c:a', 'libmp3lame', '-b:a', `${options.bitrateKbps}k`, '-f', 'mp3', o], options);
+  return convert(jail, ffmpeg, input, output, (o) => ['-vn', '-map', '0:a:0', '-c:a', 'libmp3lame', '-b:a', `${options.bitrateKbps}k`, '-f', 'mp3', o], options);
 }
 
 /**
@@ -110,7 +120,7 @@ export function toMp4(jail: Jail, ffmpeg: string, input: string, output: string,
     ffmpeg,
     input,
     output,
-    (i, o) => ['-i', i, '-map', '0:v:0', '-map', '0:a:0?', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '26', '-pix_fmt', 'yuv420p', '-vf', 'scale=trunc(iw/2)*2:trunc(ih/2)*2', '-c:a', 'aac', '-b:a', '128k', '-movflags', '+faststart', '-f', 'mp4', o],
+    (o) => ['-map', '0:v:0', '-map', '0:a:0?', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '26', '-pix_fmt', 'yuv420p', '-vf', 'scale=trunc(iw/2)*2:trunc(ih/2)*2', '-c:a', 'aac', '-b:a', '128k', '-movflags', '+faststart', '-f', 'mp4', o],
     options,
   );
 }

@@ -4,6 +4,7 @@ import { ffmpegBinary } from '../../core/capabilities/detect.js';
 import { definePlugin } from '../../core/plugin/define-plugin.js';
 import type { BotContext, Plugin, PluginHost } from '../../core/plugin/types.js';
 import type { IncomingMedia, OutgoingMedia } from '../../core/transport/message.js';
+import { MediaRefused } from '../../core/media/index.js';
 import { probeMedia, toMp3, toMp4, UnreadableMedia } from './ffmpeg.js';
 import { extensionFor, makeWorkDir, publish, safeName, saveIncoming } from './files.js';
 import { JobLimiter } from './jobs.js';
@@ -11,6 +12,8 @@ import { MB, optionsSchema, readOptions, type Mp3Options } from './options.js';
 import { StatusMessage } from './progress.js';
 import { ProcessFailed, runProcess } from './run-process.js';
 import { checkLink, looksLikeLink, UrlRefused } from './url-guard.js';
+import type { CapabilityStatus } from '../../core/capabilities/capabilities.js';
+import { ytdlpStatus } from '../../core/capabilities/tool-age.js';
 import { DownloadFailed, downloadMedia, FORMATS, inspectLink } from './ytdlp.js';
 
 /** Work refused for a reason the user should hear (too long, too big, no sound). */
@@ -50,7 +53,7 @@ function linkIn(text: string | undefined): string | undefined {
 
 /** The sentence for a failed job; unexpected errors are logged and get a generic sentence. */
 function explain(err: unknown, ctx: BotContext, opts: Mp3Options): string {
-  if (err instanceof JobRefused || err instanceof UrlRefused || err instanceof DownloadFailed) return err.message;
+  if (err instanceof JobRefused || err instanceof UrlRefused || err instanceof DownloadFailed || err instanceof MediaRefused) return err.message;
   if (err instanceof UnreadableMedia) return `I can't read that file as audio or video, so there is nothing to convert. (${err.message})`;
   if (err instanceof ProcessFailed) {
     if (err.reason === 'timeout') return `That took longer than ${formatDuration(opts.timeoutSeconds)} and was stopped. Try something shorter.`;
@@ -229,7 +232,7 @@ export function createMp3Plugin(): Plugin {
       try {
         info = await probeMedia(ctx.host.jail, ffmpeg, file, 60_000);
       } catch (err) {
-        if (err instanceof UnreadableMedia) throw new JobRefused(`What ${host} gave me is not audio or video I can read.`);
+        if (err instanceof UnreadableMedia || err instanceof MediaRefused) throw new JobRefused(`What ${host} gave me is not audio or video I can read.`);
         throw err;
       }
       checkDuration(info.seconds, opts, 'That video');
@@ -286,10 +289,10 @@ export function createMp3Plugin(): Plugin {
       if (opts.ytdlpPath) {
         // A configured yt-dlp replaces the one on PATH: say in the start log which one is used and whether it runs.
         const bin = opts.ytdlpPath;
-        let status: { ok: boolean; detail: string };
+        let status: CapabilityStatus;
         try {
           const { stdout } = await runProcess(bin, ['--version'], { timeoutMs: 8000 });
-          status = { ok: true, detail: `yt-dlp ${stdout.trim().split('\n')[0]} (${bin}, from plugins.mp3.ytdlpPath)` };
+          status = ytdlpStatus(stdout.trim().split('\n')[0], `${bin}, from plugins.mp3.ytdlpPath`);
         } catch (err) {
           status = { ok: false, detail: `${bin} (plugins.mp3.ytdlpPath) does not run: ${(err as Error).message}` };
         }
