@@ -1,5 +1,5 @@
 import { spawn, type StdioOptions } from 'node:child_process';
-import { constants as fsConstants, promises as fs, realpathSync } from 'node:fs';
+import { constants as fsConstants, promises as fs, realpathSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
@@ -182,6 +182,35 @@ export class Jail {
     return this.detected && !this.detected.bwrap.ok ? this.detected.bwrap.reason : undefined;
   }
 
+  private tools: Promise<string> | undefined;
+  private readonly copies = new Map<string, Promise<string>>();
+
+  /** A copy of `program` the jail's uid may read (made once per program version, removed when the service exits). */
+  private readableCopy(program: string): Promise<string> {
+    this.tools ??= (async () => {
+      const dir = await fs.mkdtemp(path.join(this.options.scratchRoot ?? os.tmpdir(), 'jail-tools-'));
+      await fs.chmod(dir, 0o755);
+      process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+      return dir;
+    })();
+    const stat = statSync(program);
+    const key = `${program}|${stat.size}|${stat.mtimeMs}`;
+    let copy = this.copies.get(key);
+    if (!copy) {
+      copy = (async () => {
+        const dir = await fs.mkdtemp(path.join(await this.tools!, 'bin-'));
+        await fs.chmod(dir, 0o755);
+        const target = path.join(dir, path.basename(program));
+        await fs.copyFile(program, target, fsConstants.COPYFILE_FICLONE);
+        await fs.chmod(target, 0o755);
+        return target;
+      })();
+      copy.catch(() => this.copies.delete(key));
+      this.copies.set(key, copy);
+    }
+    return copy;
+  }
+
   async run(job: JailJob): Promise<JailResult> {
     const support = await this.detect();
     return this.runWith(support, job);
@@ -222,6 +251,9 @@ export class Jail {
       }
 
       const program = realpathSync(job.program);
+      // A program outside /usr (the bundled ffmpeg in node_modules) may sit in folders the jail's uid cannot enter:
+      // it is shown from a copy in a folder the jail may read.
+      const programSource = jailed && !program.startsWith('/usr/') ? await this.readableCopy(program) : program;
       const env = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', HOME: job.work ? INSIDE.work : INSIDE.tmp, ...(job.env ?? {}) };
       let inner: string[];
       let bwrapArgs: string[] = [];
@@ -235,7 +267,7 @@ export class Jail {
           outDir: job.outputTo ? outDir : undefined,
           workBytes: job.work ? job.work.quota.bytes + 256 * 1024 + job.work.quota.entries * 4096 : undefined,
           tmpBytes,
-          programOutsideUsr: outsideUsr ? { host: program, inside } : undefined,
+          programOutsideUsr: outsideUsr ? { host: programSource, inside } : undefined,
           egressSocket: egress?.socket,
           env,
           cwd: job.work ? INSIDE.work : '/',

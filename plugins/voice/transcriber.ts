@@ -71,7 +71,7 @@ export class Transcriber {
     try {
       const file = path.join(dir, 'input');
       await writeFile(file, bytes);
-      const seconds = await mediaSeconds(binary, file, format);
+      const seconds = await mediaSeconds(this.options.jail, binary, file, format);
       if (seconds === undefined) throw new VoiceError(`I could not read how long that ${what} is: it seems damaged or is not audio in a format I know.`);
       return { format, seconds };
     } finally {
