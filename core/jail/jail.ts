@@ -1,10 +1,11 @@
 import { spawn, type StdioOptions } from 'node:child_process';
-import { constants as fsConstants, promises as fs, realpathSync, rmSync, statSync } from 'node:fs';
+import { accessSync, constants as fsConstants, promises as fs, realpathSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { createRunGroup, type RunGroup } from './cgroup.js';
 import { bwrapOptions, INSIDE } from './mounts.js';
+import { FORWARDER, openEgressProxy, type EgressPolicy, type EgressProxy } from './egress-proxy.js';
 import { detectJailSupport, dropArgs, type JailSupport } from './support.js';
 import { packWorkTree, receiveWorkTree, type ReceivedWork, type WorkQuota } from './work-tree.js';
 
@@ -47,6 +48,10 @@ export interface JailJob {
   work?: { dir: string; quota: WorkQuota };
   /** `egress`: the only way out is the egress proxy (every destination checked). Default: no network. */
   network?: 'none' | 'egress';
+  /** Which destinations the egress proxy lets through (required with `network: 'egress'`). */
+  egress?: EgressPolicy;
+  /** Other programs the job calls by the path `jail.pathInside(tool)` gives (e.g. yt-dlp's ffmpeg). */
+  tools?: string[];
   /** Extra environment (the run starts from an empty one). */
   env?: Record<string, string>;
   limits: JailLimits;
@@ -74,6 +79,8 @@ export interface JailResult {
   jailed: boolean;
   /** Names of the files moved to `outputTo`. */
   outputs: string[];
+  /** Destinations the egress proxy refused (`host:port — reason`). */
+  refused?: string[];
   /** For work jobs: what came back (`fits: false` means the workspace is unchanged). Undefined when stopped. */
   work?: { fits: true; bytes: number; entries: number; skipped: string[] } | { fits: false; reason: string; added: string[] };
   ms: number;
@@ -85,8 +92,6 @@ export interface JailOptions {
   gid?: number;
   /** Where each run's scratch folder is made (default the system temp folder; never inside the data folder). */
   scratchRoot?: string;
-  /** Opens the egress proxy for one run: a unix socket the jail shows at /run/egress.sock. */
-  egress?: (scratch: string) => Promise<{ socket: string; close(): Promise<void> }>;
   /** Skip detection (tests). */
   support?: JailSupport;
 }
@@ -144,6 +149,23 @@ async function folderBytes(dir: string): Promise<number> {
     if (entry.isFile()) total += (await fs.lstat(path.join(dir, entry.name)).catch(() => undefined))?.size ?? 0;
   }
   return total;
+}
+
+/** A program named without a folder (`yt-dlp`), found on the service's PATH; paths are returned as they are. */
+function onPath(program: string): string {
+  if (program.includes('/')) return program;
+  for (const dir of (process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin').split(':').filter(Boolean)) {
+    const candidate = path.join(dir, program);
+    try {
+      accessSync(candidate, fsConstants.X_OK);
+      return candidate;
+    } catch {
+      /* next */
+    }
+  }
+  const err = new Error(`${program} not found`) as NodeJS.ErrnoException;
+  err.code = 'ENOENT';
+  throw err;
 }
 
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$/;
@@ -211,6 +233,12 @@ export class Jail {
     return copy;
   }
 
+  /** Where a program is found inside the jail: its own path under /usr, else /opt/jail/bin/<name>. */
+  pathInside(program: string): string {
+    const real = realpathSync(onPath(program));
+    return real.startsWith('/usr/') || !this.detected?.bwrap.ok ? real : `${INSIDE.bin}/${path.basename(real)}`;
+  }
+
   async run(job: JailJob): Promise<JailResult> {
     const support = await this.detect();
     return this.runWith(support, job);
@@ -223,7 +251,7 @@ export class Jail {
     const started = Date.now();
     const scratch = await fs.mkdtemp(path.join(this.options.scratchRoot ?? os.tmpdir(), 'jail-'));
     let group: RunGroup | undefined;
-    let egress: { socket: string; close(): Promise<void> } | undefined;
+    let egress: EgressProxy | undefined;
     try {
       await fs.chmod(scratch, 0o711);
       const inDir = path.join(scratch, 'in');
@@ -245,35 +273,45 @@ export class Jail {
         const memoryMb = job.limits.memoryMb + (job.work ? Math.ceil(job.work.quota.bytes / 1024 / 1024) + 1 : 0) + Math.ceil(tmpBytes / 1024 / 1024);
         group = createRunGroup(cgroup, { memoryBytes: memoryMb * 1024 * 1024, maxProcesses: job.limits.maxProcesses });
       }
+      const egressSocket = path.join(scratch, 'egress.sock');
       if (job.network === 'egress') {
-        if (!this.options.egress) throw new JailRefused('downloads need the egress proxy, which this jail was made without');
-        egress = await this.options.egress(scratch);
+        if (!job.egress) throw new JailRefused('a job with network needs an egress policy');
+        egress = await openEgressProxy(egressSocket, job.egress);
+        // The jail's uid must be able to connect to the socket.
+        await fs.chmod(egressSocket, 0o777);
       }
 
-      const program = realpathSync(job.program);
-      // A program outside /usr (the bundled ffmpeg in node_modules) may sit in folders the jail's uid cannot enter:
-      // it is shown from a copy in a folder the jail may read.
-      const programSource = jailed && !program.startsWith('/usr/') ? await this.readableCopy(program) : program;
-      const env = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', HOME: job.work ? INSIDE.work : INSIDE.tmp, ...(job.env ?? {}) };
+      // Programs outside /usr (the bundled ffmpeg in node_modules) may sit in folders the jail's uid cannot enter:
+      // they are shown from a copy in a folder the jail may read, at /opt/jail/bin/<name>.
+      const programs = [job.program, ...(job.tools ?? [])].map((p) => realpathSync(onPath(p)));
+      const program = programs[0]!;
+      const outsideUsr = jailed ? await Promise.all(programs.filter((p) => !p.startsWith('/usr/')).map(async (p) => ({ host: await this.readableCopy(p), inside: `${INSIDE.bin}/${path.basename(p)}` }))) : [];
+      const env: Record<string, string> = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', HOME: job.work ? INSIDE.work : INSIDE.tmp, ...(job.env ?? {}) };
       let inner: string[];
       let bwrapArgs: string[] = [];
       if (jailed) {
-        const outsideUsr = !program.startsWith('/usr/');
-        const inside = outsideUsr ? `${INSIDE.bin}/${path.basename(program)}` : program;
-        inner = [inside, ...job.args];
+        inner = [this.pathInside(program), ...job.args];
+        if (egress) {
+          inner = ['/usr/bin/python3', '-I', '-S', '-c', FORWARDER, ...inner];
+          env.EGRESS_SOCKET = INSIDE.egress;
+        }
         if (job.work) inner = ['/bin/sh', '-c', WORK_WRAPPER, 'jail-work', ...inner];
         bwrapArgs = bwrapOptions({
           inDir: job.inputs ? inDir : undefined,
           outDir: job.outputTo ? outDir : undefined,
           workBytes: job.work ? job.work.quota.bytes + 256 * 1024 + job.work.quota.entries * 4096 : undefined,
           tmpBytes,
-          programOutsideUsr: outsideUsr ? { host: programSource, inside } : undefined,
-          egressSocket: egress?.socket,
+          programsOutsideUsr: outsideUsr,
+          egressSocket: egress ? egressSocket : undefined,
           env,
           cwd: job.work ? INSIDE.work : '/',
         });
       } else {
-        inner = [program, ...job.args];
+        inner = [program, ...job.args.map((a) => a.replace(/^\/opt\/jail\/bin\//, ''))];
+        if (egress) {
+          inner = ['/usr/bin/python3', '-I', '-S', '-c', FORWARDER, ...inner];
+          env.EGRESS_SOCKET = egressSocket;
+        }
       }
       const chain = [
         ...(group ? ['/bin/sh', '-c', ENTER_CGROUP, 'jail-enter', String(group.procsFiles.length), ...group.procsFiles] : []),
@@ -284,7 +322,8 @@ export class Jail {
       ];
       const stdio: StdioOptions = [job.work ? 'pipe' : 'ignore', 'pipe', 'pipe', jailed ? 'pipe' : 'ignore', job.work ? 'pipe' : 'ignore'];
       const cwd = jailed ? '/' : scratch;
-      const result = await this.supervise(support, job, chain, stdio, cwd, bwrapArgs, group, outDir);
+      const result = await this.supervise(support, { ...job, env: jailed ? job.env : { ...env } }, chain, stdio, cwd, bwrapArgs, group, outDir);
+      if (egress) result.refused = [...egress.refused];
       result.jailed = jailed;
       result.ms = Date.now() - started;
       if (job.outputTo && !result.stopped && !result.setupFailed) {

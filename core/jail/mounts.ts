@@ -26,8 +26,8 @@ export interface MountPlan {
   /** Size of the empty tmpfs at /work (seeded and collected through pipes), bytes. */
   workBytes?: number;
   tmpBytes: number;
-  /** A program outside /usr: its host path, shown read-only at /opt/jail/bin/<name>. */
-  programOutsideUsr?: { host: string; inside: string };
+  /** Programs outside /usr: their readable copies, shown read-only at /opt/jail/bin/<name>. */
+  programsOutsideUsr?: Array<{ host: string; inside: string }>;
   /** Host path of the egress proxy's socket, shown at /run/egress.sock; also shows /etc/ssl for certificates. */
   egressSocket?: string;
   env: Record<string, string>;
@@ -58,7 +58,7 @@ export function bwrapOptions(plan: MountPlan): string[] {
   if (plan.inDir) args.push('--ro-bind', plan.inDir, INSIDE.in);
   if (plan.outDir) args.push('--bind', plan.outDir, INSIDE.out);
   if (plan.workBytes !== undefined) args.push('--size', String(plan.workBytes), '--tmpfs', INSIDE.work);
-  if (plan.programOutsideUsr) args.push('--ro-bind', plan.programOutsideUsr.host, plan.programOutsideUsr.inside);
+  for (const p of plan.programsOutsideUsr ?? []) args.push('--ro-bind', p.host, p.inside);
   if (plan.egressSocket) args.push('--ro-bind-try', '/etc/ssl', '/etc/ssl', '--ro-bind-try', '/etc/ca-certificates', '/etc/ca-certificates', '--bind', plan.egressSocket, INSIDE.egress);
   args.push('--chdir', plan.cwd);
   return args;

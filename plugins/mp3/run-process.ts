@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import os from 'node:os';
+import type { EgressPolicy } from '../../core/jail/egress-proxy.js';
 import { JailRefused, type Jail } from '../../core/jail/jail.js';
 
 /** A program that could not run or did not finish well. `code` is the exit code (null when killed or not started). */
@@ -104,6 +105,10 @@ export interface JailedRunOptions extends RunOptions {
   outputTo?: string;
   /** `egress`: out only through the checked egress proxy. Default: no network. */
   network?: 'none' | 'egress';
+  /** Which destinations the egress proxy lets through (with `network: 'egress'`). */
+  egress?: EgressPolicy;
+  /** Other programs the job calls (by `jail.pathInside`). */
+  tools?: string[];
   /** Largest total the program may write to `out/`. Default 1 GB. */
   diskBytes?: number;
 }
@@ -128,6 +133,8 @@ export async function runInJail(jail: Jail, cmd: string, args: string[], options
       inputs: options.inputs,
       outputTo: options.outputTo,
       network: options.network,
+      egress: options.egress,
+      tools: options.tools,
       onLine: options.onLine,
       signal: options.signal,
       limits: {

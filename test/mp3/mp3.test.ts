@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createMp3Plugin } from '../../plugins/mp3/index.js';
 import type { IncomingMedia } from '../../core/transport/message.js';
 import type { BotAction } from '../../core/transport/memory.js';
-import { fakeYtdlpCalls, writeFakeYtdlp } from '../fakes/fake-ytdlp.js';
+import { fakeYtdlpCalls, recordFakeYtdlpCalls, writeFakeYtdlp } from '../fakes/fake-ytdlp.js';
 import { startTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
 import { inspectFile, makeSample } from './media-samples.js';
 
@@ -53,7 +53,9 @@ describe('mp3 plugin', function () {
 
   async function start(options: Record<string, unknown> = {}, config: Record<string, unknown> = {}): Promise<TestApp> {
     await rm(path.join(fakeDir, 'calls.log'), { force: true });
-    return startTestApp({ plugins: [createMp3Plugin()], config: { ...config, plugins: { mp3: { progressIntervalMs: 0, ytdlpPath: fakeBin, ...options } } } });
+    const t = await startTestApp({ plugins: [createMp3Plugin()], config: { ...config, plugins: { mp3: { progressIntervalMs: 0, ytdlpPath: fakeBin, ...options } } } });
+    recordFakeYtdlpCalls(t.app.bot.jail, fakeDir);
+    return t;
   }
 
   describe('.mp3 on media', () => {
