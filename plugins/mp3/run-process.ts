@@ -143,7 +143,8 @@ export async function runInJail(jail: Jail, cmd: string, args: string[], options
         cpuSeconds: seconds * Math.max(1, os.availableParallelism()),
         memoryMb: 1536,
         maxProcesses: 128,
-        maxOutputBytes: (options.maxStdout ?? 1_000_000) + 1_000_000,
+        // Progress lines of a long download add up: the cap guards memory, not chattiness.
+        maxOutputBytes: (options.maxStdout ?? 1_000_000) + 16_000_000,
         diskBytes: options.diskBytes ?? 1024 * 1024 * 1024,
       },
     });
