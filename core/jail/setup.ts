@@ -16,7 +16,11 @@ function id(value: string | undefined, name: string): number | undefined {
  * @example const jail = createJail(settings);
  */
 export function createJail(settings: Pick<Settings, 'env'>): Jail {
-  return new Jail({ uid: id(settings.env.JAIL_UID, 'JAIL_UID') ?? 65534, gid: id(settings.env.JAIL_GID, 'JAIL_GID') ?? 65534 });
+  const env = settings.env;
+  return new Jail({
+    uid: id(env.JAIL_UID, 'JAIL_UID') ?? id(env.WORKSPACE_SANDBOX_UID, 'WORKSPACE_SANDBOX_UID') ?? 65534,
+    gid: id(env.JAIL_GID, 'JAIL_GID') ?? id(env.WORKSPACE_SANDBOX_GID, 'WORKSPACE_SANDBOX_GID') ?? 65534,
+  });
 }
 
 /** Says plainly in the start log what the jail holds on this machine, and what it costs when part of it is off. */

@@ -8,7 +8,7 @@ import { MediaRefused } from '../../core/media/index.js';
 import { probeMedia, toMp3, toMp4, UnreadableMedia } from './ffmpeg.js';
 import { extensionFor, makeWorkDir, publish, safeName, saveIncoming } from './files.js';
 import { JobLimiter } from './jobs.js';
-import { MB, optionsSchema, readOptions, type Mp3Options } from './options.js';
+import { ENV_SETTINGS, envSwitches, MB, MOVED_TO_ENV, optionsSchema, readOptions, type Mp3Options } from './options.js';
 import { StatusMessage } from './progress.js';
 import { ProcessFailed, runProcess } from './run-process.js';
 import { checkLink, isPrivateAddress, looksLikeLink, parseLink, UrlRefused, type Resolver } from './url-guard.js';
@@ -94,16 +94,17 @@ export function createMp3Plugin(testHooks: Mp3TestHooks = {}): Plugin {
 
   const tools = (host: PluginHost) => {
     const opts = readOptions(host.options());
+    const env = envSwitches(host);
     const ffmpeg = ffmpegBinary(host.settings).path;
-    const ytdlp = opts.ytdlpPath || 'yt-dlp';
+    const ytdlp = env.ytdlpPath || 'yt-dlp';
     // Every connection yt-dlp (and its ffmpeg) makes goes through the jail's egress proxy, checked here.
     const egress: EgressPolicy = {
-      isBlocked: opts.allowPrivateHosts ? () => false : isPrivateAddress,
+      isBlocked: env.allowPrivateHosts ? () => false : isPrivateAddress,
       resolve: testHooks.resolve,
       allowForTests: testHooks.allowForTests,
     };
     const downloader: Downloader = { jail: host.jail, ytdlp, ffmpeg, egress };
-    return { opts, ffmpeg, ytdlp, downloader };
+    return { opts, ffmpeg, ytdlp, downloader, allowPrivateHosts: env.allowPrivateHosts };
   };
 
   /** Runs one job with a slot, a status message, a work folder, and cleanup of everything on failure. */
@@ -212,7 +213,7 @@ export function createMp3Plugin(testHooks: Mp3TestHooks = {}): Plugin {
       // The first check gives a clear reply early; the egress proxy checks every connection again (redirects, DNS).
       const typed = parseLink(text);
       const testTarget = typed && testHooks.allowForTests?.includes(`${typed.hostname}:${typed.port || (typed.protocol === 'https:' ? 443 : 80)}`);
-      url = await checkLink(text, { allowPrivateHosts: opts.allowPrivateHosts || testTarget, resolve: testHooks.resolve });
+      url = await checkLink(text, { allowPrivateHosts: tools(ctx.host).allowPrivateHosts || testTarget, resolve: testHooks.resolve });
     } catch (err) {
       if (!(err instanceof UrlRefused)) throw err;
       ctx.log.info({ reason: err.message }, 'link refused');
@@ -304,22 +305,24 @@ export function createMp3Plugin(testHooks: Mp3TestHooks = {}): Plugin {
       { command: 'dl', help: 'add a social-media link (YouTube, TikTok, Instagram, X, Facebook…) to download its video or image' },
     ],
     optionsSchema,
+    settings: ENV_SETTINGS,
+    movedToEnv: MOVED_TO_ENV,
     async start(host) {
       jobs = new JobLimiter();
-      const opts = readOptions(host.options());
-      if (opts.ytdlpPath) {
+      const env = envSwitches(host);
+      if (env.ytdlpPath) {
         // A configured yt-dlp replaces the one on PATH: say in the start log which one is used and whether it runs.
-        const bin = opts.ytdlpPath;
+        const bin = env.ytdlpPath;
         let status: CapabilityStatus;
         try {
           const { stdout } = await runProcess(bin, ['--version'], { timeoutMs: 8000 });
-          status = ytdlpStatus(stdout.trim().split('\n')[0], `${bin}, from plugins.mp3.ytdlpPath`);
+          status = ytdlpStatus(stdout.trim().split('\n')[0], `${bin}, from YTDLP_PATH`);
         } catch (err) {
-          status = { ok: false, detail: `${bin} (plugins.mp3.ytdlpPath) does not run: ${(err as Error).message}` };
+          status = { ok: false, detail: `${bin} (YTDLP_PATH) does not run: ${(err as Error).message}` };
         }
         host.capabilities.setLive('ytdlp', () => status);
       }
-      if (opts.allowPrivateHosts) host.log.warn('plugins.mp3.allowPrivateHosts is on: links to local/private addresses are fetched (meant for tests only)');
+      if (env.allowPrivateHosts) host.log.warn('MP3_ALLOW_PRIVATE_HOSTS is on: links to local/private addresses are fetched (meant for tests only)');
     },
     stop() {
       jobs.controller.abort();

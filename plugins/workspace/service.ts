@@ -46,7 +46,7 @@ export class WorkspaceService {
   }
 
   options(): WorkspaceOptions {
-    return readOptions(this.host.options());
+    return readOptions(this.host.options(), (name) => this.host.setting?.(name));
   }
 
   /** Whether python code can run now, and the reason when not. */
