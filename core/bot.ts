@@ -16,6 +16,7 @@ import type { AiService, BotContext, Plugin, PluginHost, ToolDefinition } from '
 import { coreCommands, helpText } from './routing/core-commands.js';
 import { pluginRouting } from './routing/plugin-routing.js';
 import type { StatusReport, StatusSource } from './status/status-report.js';
+import { Jail } from './jail/jail.js';
 import type { HistoryStore } from './store/history.js';
 import type { MemoryStore } from './store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from './transport/message.js';
@@ -40,6 +41,8 @@ export interface BotDeps {
   memories: MemoryStore;
   /** Owner notices; default: log only. */
   notices?: OwnerNotifier;
+  /** The jail for helper programs; default: one run as uid 65534. */
+  jail?: Jail;
   /** The safe-sending limiter for messages the bot starts on its own; default: straight to the transport. */
   outbox?: BotInitiatedSender;
   /** Where registration failures are reported (shared with the app's `pluginFailures`). */
@@ -67,6 +70,7 @@ export class Bot {
   readonly memories: MemoryStore;
   readonly ai: AiService;
   readonly notices: OwnerNotifier;
+  readonly jail: Jail;
   readonly failures: PluginFailure[];
   /** Where `.status` and the dashboard get the running picture (set by the app, which owns the chain and usage). */
   statusSource: StatusSource | undefined;
@@ -88,6 +92,7 @@ export class Bot {
     this.histories = deps.histories;
     this.memories = deps.memories;
     this.notices = deps.notices ?? logOnlyNotifier(deps.log);
+    this.jail = deps.jail ?? new Jail();
     this.outbox = deps.outbox;
     this.failures = deps.failures ?? [];
     this.queue = new ChatQueue(deps.log);
@@ -195,6 +200,7 @@ export class Bot {
         return bot.statusSource();
       },
       notices: this.notices,
+      jail: this.jail,
     };
     this.hosts.set(name, host);
     return host;
