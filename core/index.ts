@@ -45,7 +45,7 @@ export type { Logger } from './log/logger.js';
 export type { AiService, RespondOptions } from './plugin/types.js';
 export { AllProvidersFailedError } from './providers/types.js';
 /** The wait an upstream asked for (retry-after / retry-after-ms headers), for plugins that call an upstream of their own. */
-export { retryAfterMs } from './providers/failure.js';
+export { BadAnswerError, retryAfterMs, UpstreamFailure } from './providers/failure.js';
 export { statusText, type StatusReport } from './status/status-report.js';
 /** The provider chain's premium-model rule, shared by every plugin that honours an explicit premium request. */
 export { DEFAULT_PREMIUM_PHRASES, premiumRequest } from './chat/premium-request.js';

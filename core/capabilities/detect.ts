@@ -85,8 +85,8 @@ const yes = (detail: string): CapabilityStatus => ({ ok: true, detail });
 const no = (detail: string): CapabilityStatus => ({ ok: false, detail });
 
 /**
- * Declares the core's capabilities, detected from the settings and the machine. Plugins may replace the run-time
- * check of one they own (the voice plugin's key pool for `audio`, the provider chain for `chat`).
+ * Declares the core's capabilities, detected from the settings and the machine (the provider chain, the helper
+ * programs). A plugin's own capabilities are declared by the plugin (`provides`), never here.
  */
 export function defineCoreCapabilities(caps: Capabilities, settings: Settings): void {
   const gateways = [settings.primary, settings.second].filter((g) => g.apiKey);
@@ -96,11 +96,6 @@ export function defineCoreCapabilities(caps: Capabilities, settings: Settings): 
     const n = gateways.filter((g) => g.premiumModel).length;
     return n ? yes(`premium model on ${n} gateway(s)`) : no('no PRIMARY_GATEWAY_PREMIUM_MODEL or PREMIUM_MODEL set');
   });
-  caps.define('vision', () => (gateways.length ? yes(`${gateways.length} gateway(s); not yet verified`) : no('no gateway key (vision goes through a gateway)')));
-  caps.define('audio', () =>
-    settings.audio.keys.length ? yes(`${settings.audio.keys.length} audio key(s)`) : no('AUDIO_API_KEYS is empty: voice transcription, audio archive and auto-reactions are off'),
-  );
-  caps.define('publicUrl', () => (settings.publicBaseUrl ? yes(settings.publicBaseUrl) : no('PUBLIC_BASE_URL is not set: workspace sites have no public address')));
   caps.define('python', async () => {
     try {
       return yes(await versionProbe('python3', ['--version']));

@@ -121,6 +121,11 @@ export interface PluginTool<O> {
   parameters: Record<string, unknown>;
   /** Capabilities the tool needs; it is not offered while one is missing. */
   needs?: string[];
+  /**
+   * The tool checks live information (news, prices, weather…). While no offered tool has it, the model is told it
+   * cannot check live information, so it says so instead of guessing.
+   */
+  live?: boolean;
   run(args: Record<string, unknown>, call: ToolCallOf<O>): Awaitable<unknown>;
 }
 

@@ -126,6 +126,11 @@ export interface ToolDefinition {
   parameters: Record<string, unknown>;
   /** Capabilities the tool needs; it is not offered while one is missing. */
   needs?: string[];
+  /**
+   * The tool checks live information (news, prices, weather…). While no offered tool has it, the model is told it
+   * cannot check live information, so it says so instead of guessing.
+   */
+  live?: boolean;
   run(args: Record<string, unknown>, call: ToolCall): Promise<unknown> | unknown;
 }
 

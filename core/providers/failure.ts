@@ -20,32 +20,37 @@ export const COOLDOWN = {
 };
 
 /**
- * Vision goes through @anthropic-ai/sdk, whose errors have the same class names and the same status/headers/body
- * shape as openai's. They are recognised by shape, not `instanceof`, so the core does not load that SDK at start
- * (it costs ~200 ms and ~10 MB; only the vision plugin needs it, and loads it on first use).
+ * A failed upstream call described in the chain's terms, for a plugin that talks to its upstream with another SDK
+ * than the core's (openai): the plugin translates its SDK's errors into this (its error classifier), and the chain
+ * then rests the leg as it would for the same failure of a chat call.
+ *
+ * @example
+ * throw new UpstreamFailure('http', { status: 429, headers: { 'retry-after': '5' }, body: { error: { type: 'rate_limit_error' } } });
  */
-function sdkErrorName(err: unknown): string | undefined {
-  let proto = err && typeof err === 'object' ? Object.getPrototypeOf(err) : undefined;
-  // Walk up the class chain: RateLimitError → APIError, APIConnectionTimeoutError → APIConnectionError.
-  for (let depth = 0; proto && depth < 6; depth++, proto = Object.getPrototypeOf(proto)) {
-    const name = (proto.constructor as { name?: string } | undefined)?.name;
-    if (name === 'APIConnectionTimeoutError' || name === 'APIConnectionError' || name === 'APIError') return name;
+export class UpstreamFailure extends Error {
+  constructor(
+    readonly kind: 'http' | 'timeout' | 'network',
+    readonly details: { status?: number; headers?: unknown; body?: unknown; code?: string; message?: string } = {},
+  ) {
+    super(details.message ?? (kind === 'http' ? `HTTP ${details.status}` : kind));
+    this.name = 'UpstreamFailure';
   }
-  return undefined;
 }
 
 function isTimeoutError(err: unknown): boolean {
-  return err instanceof APIConnectionTimeoutError || sdkErrorName(err) === 'APIConnectionTimeoutError';
+  return err instanceof APIConnectionTimeoutError || (err instanceof UpstreamFailure && err.kind === 'timeout');
 }
 
 function isConnectionError(err: unknown): boolean {
-  return err instanceof APIConnectionError || sdkErrorName(err) === 'APIConnectionError';
+  return err instanceof APIConnectionError || (err instanceof UpstreamFailure && err.kind === 'network');
 }
 
 function asApiError(err: unknown): { status: number; headers: unknown; error?: unknown; message?: string } | undefined {
   if (err instanceof APIError && err.status !== undefined) return err as APIError & { status: number };
-  const shaped = err as { status?: unknown; headers?: unknown };
-  return sdkErrorName(err) === 'APIError' && typeof shaped.status === 'number' ? (err as { status: number; headers: unknown }) : undefined;
+  if (err instanceof UpstreamFailure && err.kind === 'http' && typeof err.details.status === 'number') {
+    return { status: err.details.status, headers: err.details.headers, error: err.details.body, message: err.message };
+  }
+  return undefined;
 }
 
 /** Thrown by a leg whose answer was unusable (no content, malformed JSON). */
@@ -81,7 +86,7 @@ function errorBody(err: { error?: unknown; message?: string }): { code?: string;
 }
 
 /**
- * Classifies an error from the openai or Anthropic SDK (or any thrown value) into a failure class with its cooldown:
+ * Classifies an error from the openai SDK, an UpstreamFailure (or any thrown value) into a failure class with its cooldown:
  * retry-after when given; long for exhausted quota (429 insufficient_quota, 402, "per day"); until restart for a
  * rejected key (401/403).
  */
@@ -112,7 +117,7 @@ export function classifyFailure(err: unknown): Failure {
     return { kind: 'bad-request', status, cooldownMs: 0, summary };
   }
   if (isConnectionError(err) || (err as NodeJS.ErrnoException)?.code) {
-    const code = (err as { cause?: { code?: string } }).cause?.code ?? (err as NodeJS.ErrnoException).code ?? 'connection error';
+    const code = (err instanceof UpstreamFailure ? err.details.code : undefined) ?? (err as { cause?: { code?: string } }).cause?.code ?? (err as NodeJS.ErrnoException).code ?? 'connection error';
     return { kind: 'network', cooldownMs: COOLDOWN.network, summary: String(code) };
   }
   if ((err as Error)?.name === 'AbortError' || /timed? ?out/i.test((err as Error)?.message ?? '')) {

@@ -22,6 +22,7 @@ const NO_SEARCH =
 function webSearchTool(web: WebSearch): PluginTool<SearchOptions> {
   return {
     name: 'web_search',
+    live: true,
     description:
       'Search the web for current or live information (news, prices, exchange rates, weather, scores, schedules, recent events) or facts you are unsure of. Returns numbered results to cite as [n].',
     parameters: {

@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { BadAnswerError } from '../../core/providers/failure.js';
+import { BadAnswerError, UpstreamFailure } from '../../core/providers/failure.js';
 import type { AiService } from '../../core/plugin/ai.js';
 import type { ProviderLeg } from '../../core/providers/types.js';
 import type { PreparedImage } from './prepare-image.js';
@@ -71,6 +71,29 @@ const pathKey = (leg: ProviderLeg) => `${leg.name}\u0000${leg.rootUrl}`;
 /** The path that last worked on a leg, or undefined when no image went through it yet. */
 export function visionPathOf(leg: ProviderLeg): VisionPath | undefined {
   return visionPaths.get(pathKey(leg));
+}
+
+/**
+ * The Anthropic SDK's class of an error (walking up its class chain: RateLimitError → APIError). By name, not
+ * `instanceof`: the SDK is loaded on first use only (it costs ~200 ms and ~10 MB at start).
+ */
+function anthropicErrorName(err: unknown): string | undefined {
+  let proto = err && typeof err === 'object' ? Object.getPrototypeOf(err) : undefined;
+  for (let depth = 0; proto && depth < 6; depth++, proto = Object.getPrototypeOf(proto)) {
+    const name = (proto.constructor as { name?: string } | undefined)?.name;
+    if (name === 'APIConnectionTimeoutError' || name === 'APIConnectionError' || name === 'APIError') return name;
+  }
+  return undefined;
+}
+
+/** This plugin's error classifier: the Anthropic SDK's errors in the provider chain's terms, others unchanged. */
+export function asUpstreamFailure(err: unknown): unknown {
+  const name = anthropicErrorName(err);
+  if (name === 'APIConnectionTimeoutError') return new UpstreamFailure('timeout');
+  if (name === 'APIConnectionError') return new UpstreamFailure('network', { code: (err as { cause?: { code?: string } }).cause?.code });
+  const shaped = err as { status?: unknown; headers?: unknown; error?: unknown; message?: string };
+  if (name === 'APIError' && typeof shaped.status === 'number') return new UpstreamFailure('http', { status: shaped.status, headers: shaped.headers, body: shaped.error, message: shaped.message });
+  return err;
 }
 
 /** True when the error says the leg has no `/v1/messages` (an OpenAI-only gateway), rather than that it failed. */
@@ -162,7 +185,7 @@ export async function askVision(ai: AiService, request: VisionRequest): Promise<
       try {
         answer = await viaMessages(leg, model, request);
       } catch (err) {
-        if (!lacksMessagesEndpoint(err)) throw err;
+        if (!lacksMessagesEndpoint(err)) throw asUpstreamFailure(err);
         answer = await viaChat(leg, model, request);
         visionPaths.set(pathKey(leg), 'chat');
         return answer;

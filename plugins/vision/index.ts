@@ -1,6 +1,6 @@
 import { ffmpegBinary } from '../../core/capabilities/detect.js';
 import { definePlugin } from '../../core/plugin/define-plugin.js';
-import type { BotContext } from '../../core/plugin/types.js';
+import type { BotContext, PluginHost } from '../../core/plugin/types.js';
 import type { PluginSection } from '../../core/config/schema.js';
 import { AllProvidersFailedError } from '../../core/providers/types.js';
 import { DEFAULT_ANTHROPIC_VERSION, askVision, visionLegFilter, visionPathOf } from './ask-vision.js';
@@ -97,6 +97,18 @@ export default definePlugin({
   order: 55,
   needs: ['vision'],
   missing: NO_VISION,
+  // The plugin owns the `vision` capability: at start, whether a gateway (which carries /v1/messages) has a key;
+  // at run time, each gateway's verified path (visionStatus).
+  provides: [
+    {
+      name: 'vision',
+      detect: (host: PluginHost) => {
+        const gateways = host.ai.legs().filter((leg) => leg.kind === 'gateway').length;
+        return gateways ? { ok: true, detail: `${gateways} gateway(s); not yet verified` } : { ok: false, detail: 'no gateway key (vision goes through a gateway)' };
+      },
+      missing: NO_VISION,
+    },
+  ],
   optionsSchema: {
     type: 'object',
     properties: {

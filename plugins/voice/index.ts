@@ -218,6 +218,17 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
     name: 'voice',
     description: 'Hears voice notes: transcribes them, answers them like text, keeps a per-chat archive you can search',
     needs: ['audio'],
+    // The plugin owns the `audio` capability: at start, whether audio keys are set; at run time, the key pool's state.
+    provides: [
+      {
+        name: 'audio',
+        detect: (host: PluginHost) => {
+          const keys = host.settings.audio.keys.length;
+          return keys ? { ok: true, detail: `${keys} audio key(s)` } : { ok: false, detail: 'AUDIO_API_KEYS is empty: voice transcription, audio archive and auto-reactions are off' };
+        },
+        missing: 'no audio key: voice notes cannot be heard',
+      },
+    ],
     missing: (_missing, ctx) => {
       const detail = ctx.host.capabilities.status('audio').detail;
       if (ctx.trigger && 'command' in ctx.trigger) return `Voice-note search is off right now: ${detail}. Without a usable audio key nothing is archived.`;

@@ -19,6 +19,15 @@ export default definePlugin({
   description: 'Your own coding workspace: files, sandboxed python, a one-page website',
   order: 50,
   optionsSchema,
+  // The plugin owns `publicUrl`: without PUBLIC_BASE_URL its sites have no public address.
+  provides: [
+    {
+      name: 'publicUrl',
+      detect: (host: PluginHost) =>
+        host.settings.publicBaseUrl ? { ok: true, detail: host.settings.publicBaseUrl } : { ok: false, detail: 'PUBLIC_BASE_URL is not set: workspace sites have no public address' },
+      missing: 'PUBLIC_BASE_URL is not set: workspace sites have no public address',
+    },
+  ],
   settings: ENV_SETTINGS,
   movedToEnv: MOVED_TO_ENV,
   triggers: [
