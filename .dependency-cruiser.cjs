@@ -45,7 +45,7 @@ module.exports = {
       name: 'plugin-imports-no-web-or-app',
       severity: 'error',
       comment: 'A plugin never imports web/ or app/: it offers routes and static files through its host instead.',
-      from: { path: '^dist/plugins/', pathNot: '^dist/plugins/workspace/' },
+      from: { path: '^dist/plugins/' },
       to: { path: '^dist/(web|app)/' },
     },
   ],

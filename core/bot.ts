@@ -12,7 +12,7 @@ import { createContext, pluginView, type ContextDeps } from './pipeline/context.
 import { addressedOnly, answeredSendersOnly, handledText, observers } from './pipeline/filters.js';
 import { isOwnerId } from './plugin/access.js';
 import { PluginRegistry, type PluginFailure, type PluginState } from './plugin/registry.js';
-import type { AiService, BotContext, Plugin, PluginHost, ToolDefinition } from './plugin/types.js';
+import type { AiService, BotContext, Plugin, PluginHost, SiteDeclaration, ToolDefinition } from './plugin/types.js';
 import { coreCommands, helpText } from './routing/core-commands.js';
 import { pluginRouting } from './routing/plugin-routing.js';
 import type { StatusReport, StatusSource } from './status/status-report.js';
@@ -82,6 +82,7 @@ export class Bot {
   private readonly extra: Middleware<BotContext>[] = [];
   private pipeline: ((ctx: BotContext) => Promise<void>) | undefined;
   private readonly hosts = new Map<string, PluginHost>();
+  private readonly siteList: Array<SiteDeclaration & { plugin: string }> = [];
   private readonly outbox: BotInitiatedSender | undefined;
 
   constructor(deps: BotDeps) {
@@ -201,6 +202,7 @@ export class Bot {
       },
       notices: this.notices,
       jail: this.jail,
+      serveSite: (site) => void bot.siteList.push({ ...site, plugin: name }),
     };
     this.hosts.set(name, host);
     return host;
@@ -218,6 +220,11 @@ export class Bot {
   /** Starts every plugin in load order (see PluginRegistry.start): failures and clashes stay off, the rest go on. */
   startPlugins(): Promise<void> {
     return this.registry.start();
+  }
+
+  /** The static sites plugins serve (mounted by the web server, see `PluginHost.serveSite`). */
+  sites(): ReadonlyArray<SiteDeclaration & { plugin: string }> {
+    return this.siteList;
   }
 
   /** Mounts the routes of every started plugin on the web server's router. */

@@ -10,6 +10,7 @@ import { dashboard, type DashboardOptions } from './dashboard/dashboard.js';
 import { documentPage } from './dashboard/pages.js';
 import { html, raw } from './html.js';
 import { baseHeaders, crossSiteGuard, hostGuard, pageHeaders, type HostRules } from './security.js';
+import { mountSites, startSiteServer } from './site-server.js';
 import { PAGE_CSS_HASH } from './style.js';
 
 export interface WebServer {
@@ -124,6 +125,8 @@ export function createWebApp(app: App, transport: () => Transport | undefined, o
   });
 
   app.bot.mountRoutes(router);
+  // With SITE_PORT set, plugins' sites live only on their own port (their own origin, away from the dashboard).
+  if (app.settings.sitePort === undefined) mountSites(app, router);
   koa.use(router.routes()).use(router.allowedMethods());
   return koa;
 }
@@ -154,13 +157,25 @@ export async function startWebServer(app: App, transport: () => Transport | unde
     const weak = weakTokenReason(app.settings.configToken);
     if (weak) app.log.warn(`CONFIG_TOKEN is ${weak}: generate a strong one with \`openssl rand -hex 32\``);
   }
+  let sites: Awaited<ReturnType<typeof startSiteServer>>;
+  if (app.settings.sitePort !== undefined) {
+    // A site port that cannot be had costs the sites, never the bot or the dashboard.
+    sites = await startSiteServer(app, app.settings.sitePort, hostRules(app)).catch((err: unknown) => {
+      app.log.error({ err, port: app.settings.sitePort }, `the sites cannot be served on SITE_PORT ${app.settings.sitePort}: ${(err as Error).message}`);
+      return undefined;
+    });
+  }
   return {
     port,
     host,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: async () => {
+      await Promise.all([
+        sites?.close(),
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+      ]);
+    },
   };
 }

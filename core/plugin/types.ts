@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type Koa from 'koa';
 import type { Capabilities, CapabilityStatus } from '../capabilities/capabilities.js';
 import type { PluginSection, BotConfig } from '../config/schema.js';
 import type { Settings } from '../config/settings.js';
@@ -134,6 +135,14 @@ export interface ToolDefinition {
   run(args: Record<string, unknown>, call: ToolCall): Promise<unknown> | unknown;
 }
 
+/** Static files a plugin serves through the web server (see `PluginHost.serveSite`). */
+export interface SiteDeclaration {
+  /** What is served, for the start log: e.g. `workspace sites` ("workspace sites served on port 8081 (SITE_PORT)"). */
+  label: string;
+  /** Koa middleware for GET/HEAD `/<name>/…`; `next()` for anything it does not serve. */
+  handler: Koa.Middleware;
+}
+
 /** Services a plugin gets in `start`, `routes` and `tools`. */
 export interface PluginHost {
   readonly name: string;
@@ -154,6 +163,13 @@ export interface PluginHost {
   readonly notices: OwnerNotifier;
   /** Runs helper programs (ffmpeg, yt-dlp, python) on untrusted bytes or code, isolated (core/jail). */
   readonly jail: Jail;
+  /**
+   * Serves static files through the web server and its guards (Host check, security headers), so no plugin runs an
+   * HTTP server of its own: on the main server, or, with SITE_PORT set, only on a site server the web layer owns
+   * (its own origin, away from the dashboard). `handler` gets `/<name>/…` paths and calls `next()` for names it
+   * does not serve.
+   */
+  serveSite(site: SiteDeclaration): void;
   /** Sends a text to a chat outside a message's handling (timers, jobs). */
   send(chatId: string, text: string): Promise<SentMessage>;
   sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage>;

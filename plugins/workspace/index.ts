@@ -3,11 +3,10 @@ import { definePlugin } from '../../core/plugin/define-plugin.js';
 import { handleCommand, handleWorkspaceChat } from './commands.js';
 import { ENV_SETTINGS, MOVED_TO_ENV, optionsSchema } from './options.js';
 import { WorkspaceService } from './service.js';
-import { siteMiddleware, startSiteServer } from './site.js';
+import { siteMiddleware } from './site.js';
 
 /** One service per running bot (tests start several bots in one process). */
 const services = new WeakMap<PluginHost, WorkspaceService>();
-const siteServers = new Set<{ close(): Promise<void> }>();
 const started = new Set<WorkspaceService>();
 
 /**
@@ -51,11 +50,6 @@ export default definePlugin({
     if (ctx.command) await handleCommand(service, ctx);
     else await handleWorkspaceChat(service, ctx);
   },
-  routes: (router, host) => {
-    // With SITE_PORT set, sites live only on their own port (their own origin, away from the dashboard).
-    const site = siteMiddleware(() => (host.settings.sitePort === undefined ? services.get(host)?.store : undefined));
-    router.get(['/:site', '/:site/{*rest}'], site);
-  },
   start: async (host) => {
     const service = new WorkspaceService(host);
     await service.start();
@@ -78,22 +72,12 @@ export default definePlugin({
     const jail = (host.jail as PluginHost['jail'] | undefined)?.support;
     if (jail?.dropsRoot) host.log.info({ uid: jail.uid, gid: jail.gid }, 'workspace: the service runs as root; code runs in the jail as an unprivileged uid (JAIL_UID)');
     if (!service.runtime().ok) host.log.warn({ reason: service.runtime() }, 'workspace: python runs are unavailable');
-    if (host.settings.sitePort !== undefined) {
-      const hostRules = {
-        bindHost: host.config().host,
-        publicBaseUrl: host.settings.publicBaseUrl,
-        extraHosts: (host.settings.env.WEB_ALLOWED_HOSTS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
-      };
-      const server = await startSiteServer(() => service.store, host.settings.sitePort, host.config().host, (err) => host.log.error({ err }, 'site request failed'), hostRules);
-      siteServers.add(server);
-      host.log.info({ port: server.port }, `workspace sites served on port ${server.port} (SITE_PORT)`);
-    }
+    // Served through the web server and its guards: on the main server, or on SITE_PORT alone when it is set.
+    host.serveSite({ label: 'workspace sites', handler: siteMiddleware(() => services.get(host)?.store) });
   },
   stop: async () => {
-    const closing = [...siteServers].map((s) => s.close());
-    siteServers.clear();
     const flushing = [...started].map((s) => s.store.flush());
     started.clear();
-    await Promise.all([...closing, ...flushing]);
+    await Promise.all(flushing);
   },
 });

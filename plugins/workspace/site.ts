@@ -1,10 +1,7 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import Koa from 'koa';
 import { FileRefused, openInside } from './files.js';
 import type { WorkspaceStore } from './store.js';
-import { hostGuard, type HostRules } from '../../web/security.js';
 
 /** Content types of the files a site may serve; anything else (python sources, data files) is not served. */
 export const SITE_TYPES: Record<string, string> = {
@@ -137,53 +134,5 @@ export function siteMiddleware(store: () => WorkspaceStore | undefined): Koa.Mid
       if (err instanceof FileRefused) return notFound(relative === 'index.html' ? 'This site has no index.html yet.' : 'Not found');
       throw err;
     }
-  };
-}
-
-/**
- * A small web server for the sites alone (SITE_PORT), so they can live on their own origin, apart from the
- * dashboard.
- *
- * @example const server = await startSiteServer(() => store, 8081, '127.0.0.1', console.error);
- */
-export async function startSiteServer(
-  store: () => WorkspaceStore | undefined,
-  port: number,
-  host: string,
-  onError: (err: unknown) => void,
-  hostRules: HostRules = { bindHost: host, publicBaseUrl: '', extraHosts: [] },
-): Promise<{ port: number; close(): Promise<void> }> {
-  const koa = new Koa();
-  // The same DNS-rebinding guard as the main web server: only the public site host, loopback names and
-  // WEB_ALLOWED_HOSTS are answered.
-  koa.use(hostGuard(() => hostRules));
-  koa.use(async (ctx, next) => {
-    try {
-      await next();
-    } catch (err) {
-      onError(err);
-      ctx.status = 500;
-      ctx.body = 'Internal error';
-    }
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    if (!ctx.response.get('X-Frame-Options')) ctx.set('X-Frame-Options', 'DENY');
-  });
-  koa.use(siteMiddleware(store));
-  koa.use(async (ctx) => {
-    ctx.status = 404;
-    ctx.body = 'Not found';
-  });
-  const server = http.createServer(koa.callback());
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
   };
 }
