@@ -26,6 +26,7 @@ import { OwnerNotices } from './notices/owner-notices.js';
 import type { OwnerNotifier } from './notices/owner-notifier.js';
 import { Outbox } from './sending/outbox.js';
 import { buildStatusReport } from './status/status-report.js';
+import { KeyPool } from './providers/key-pool.js';
 import { legsCapability } from './capabilities/legs-capability.js';
 
 export interface AppOptions {
@@ -159,6 +160,9 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   usage.setQuotas(config.ai.quotaMainTokens, config.ai.quotaPremiumTokens);
   const budgets = new UserBudgets(settings.dataDir);
   const chain = new ProviderChain(settings, log.child({ part: 'providers' }), usage);
+  // One health state per audio key: the chain's audio legs and the plugins using the keys share this pool.
+  const audioKeys = new KeyPool(settings.audio.keys, log.child({ part: 'audio-keys' }));
+  chain.useKeyPool(audioKeys);
   usage.onRecord((userId, role, tokens) => {
     if (userId && tokens > 0) void budgets.spend(userId, role === 'premium', tokens);
   });
@@ -193,6 +197,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     histories,
     memories,
     jail,
+    audioKeys,
     createAi: (tools) => createAiService({ chain, budgets, capabilities, config: () => bot.config, log: log.child({ part: 'ai' }), tools }),
   });
 

@@ -17,6 +17,7 @@ import { coreCommands, helpText } from './routing/core-commands.js';
 import { pluginRouting } from './routing/plugin-routing.js';
 import type { StatusReport, StatusSource } from './status/status-report.js';
 import { Jail } from './jail/jail.js';
+import { KeyPool } from './providers/key-pool.js';
 import type { HistoryStore } from './store/history.js';
 import type { MemoryStore } from './store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from './transport/message.js';
@@ -43,6 +44,8 @@ export interface BotDeps {
   notices?: OwnerNotifier;
   /** The jail for helper programs; default: one run as uid 65534. */
   jail?: Jail;
+  /** The audio keys' pool, shared with the provider chain; default: a pool of the settings' audio keys. */
+  audioKeys?: KeyPool;
   /** The safe-sending limiter for messages the bot starts on its own; default: straight to the transport. */
   outbox?: BotInitiatedSender;
   /** Where registration failures are reported (shared with the app's `pluginFailures`). */
@@ -71,6 +74,7 @@ export class Bot {
   readonly ai: AiService;
   readonly notices: OwnerNotifier;
   readonly jail: Jail;
+  readonly audioKeys: KeyPool;
   readonly failures: PluginFailure[];
   /** Where `.status` and the dashboard get the running picture (set by the app, which owns the chain and usage). */
   statusSource: StatusSource | undefined;
@@ -94,6 +98,7 @@ export class Bot {
     this.memories = deps.memories;
     this.notices = deps.notices ?? logOnlyNotifier(deps.log);
     this.jail = deps.jail ?? new Jail();
+    this.audioKeys = deps.audioKeys ?? new KeyPool(deps.settings.audio.keys, deps.log.child({ part: 'audio-keys' }));
     this.outbox = deps.outbox;
     this.failures = deps.failures ?? [];
     this.queue = new ChatQueue(deps.log);
@@ -202,6 +207,7 @@ export class Bot {
       },
       notices: this.notices,
       jail: this.jail,
+      audioKeys: this.audioKeys,
       serveSite: (site) => void bot.siteList.push({ ...site, plugin: name }),
     };
     this.hosts.set(name, host);

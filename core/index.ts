@@ -46,6 +46,7 @@ export type { AiService, RespondOptions } from './plugin/types.js';
 export { AllProvidersFailedError } from './providers/types.js';
 /** The wait an upstream asked for (retry-after / retry-after-ms headers), for plugins that call an upstream of their own. */
 export { BadAnswerError, retryAfterMs, UpstreamFailure } from './providers/failure.js';
+export { KeyPool, KeysExhaustedError, ProviderDownError, RequestRejectedError, type KeyPoolNotices } from './providers/key-pool.js';
 export { statusText, type StatusReport } from './status/status-report.js';
 /** The provider chain's premium-model rule, shared by every plugin that honours an explicit premium request. */
 export { DEFAULT_PREMIUM_PHRASES, premiumRequest } from './chat/premium-request.js';

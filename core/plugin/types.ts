@@ -10,6 +10,7 @@ import type { IncomingMessage, MediaKind, OutgoingMedia, SentMessage } from '../
 import type { ChatMessage, CompleteOptions, CompletionResult, LegHealth, ProviderLeg } from '../providers/types.js';
 import type { OwnerNotifier } from '../notices/owner-notifier.js';
 import type { Jail } from '../jail/jail.js';
+import type { KeyPool } from '../providers/key-pool.js';
 import type { StatusReport } from '../status/status-report.js';
 
 /**
@@ -170,6 +171,11 @@ export interface PluginHost {
    * does not serve.
    */
   serveSite(site: SiteDeclaration): void;
+  /**
+   * The core's one pool of the audio provider's keys (rotation and cooldowns), shared with the provider chain's
+   * audio legs: a key parked or rejected by one user is skipped by all.
+   */
+  readonly audioKeys: KeyPool;
   /** Sends a text to a chat outside a message's handling (timers, jobs). */
   send(chatId: string, text: string): Promise<SentMessage>;
   sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage>;

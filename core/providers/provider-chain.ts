@@ -6,6 +6,7 @@ import { normalizeBaseUrl } from './normalize.js';
 import { AllProvidersFailedError, type ChatMessage, type CompleteOptions, type CompletionResult, type LegCondition, type LegHealth, type ProviderLeg } from './types.js';
 import type { UsageLedger } from './usage.js';
 import type { OwnerNotifier } from '../notices/owner-notifier.js';
+import type { KeyPool } from './key-pool.js';
 
 /** Builds the legs from the settings, in chain order; a leg whose key is empty is skipped. */
 export function legsFromSettings(settings: Settings): ProviderLeg[] {
@@ -77,6 +78,7 @@ export function failureInWords(failure: Failure): string {
  */
 export class ProviderChain {
   private readonly states: LegState[];
+  private keyPool: KeyPool | undefined;
   private notices: OwnerNotifier | undefined;
   private outageMinutes: () => number = () => 5;
   /** When every chat leg started failing (0 while some leg answers); owners hear of it after `outageMinutes`. */
@@ -96,6 +98,18 @@ export class ProviderChain {
       requests: 0,
       failures: 0,
     }));
+  }
+
+  /**
+   * Shares the audio keys' health with the core's key pool: an audio leg whose key the pool has parked or rejected
+   * is skipped, and a limit or rejection seen here parks or rejects the key for every other user of the pool.
+   */
+  useKeyPool(pool: KeyPool): void {
+    this.keyPool = pool;
+  }
+
+  private resting(state: LegState): boolean {
+    return state.until > this.now() || (state.leg.kind === 'audio' && this.keyPool !== undefined && !this.keyPool.isUsable(state.leg.apiKey));
   }
 
   /** Tells the owners about rejected keys and a lasting outage of every chat leg (and its end). */
@@ -148,7 +162,7 @@ export class ProviderChain {
   /** True when some leg is usable now. */
   available(filter?: (leg: ProviderLeg) => boolean): boolean {
     const now = this.now();
-    return this.states.some((s) => s.until <= now && (!filter || filter(s.leg)));
+    return this.states.some((s) => s.until <= now && !this.resting(s) && (!filter || filter(s.leg)));
   }
 
   health(): LegHealth[] {
@@ -171,6 +185,9 @@ export class ProviderChain {
     state.failures++;
     state.lastFailure = failure;
     if (failure.cooldownMs > 0) state.until = failure.cooldownMs === Infinity ? Infinity : this.now() + failure.cooldownMs;
+    if (state.leg.kind === 'audio' && (failure.kind === 'auth' || failure.kind === 'quota' || failure.kind === 'rate-limit')) {
+      this.keyPool?.markFailed(state.leg.apiKey, state.until, failure.kind === 'quota' ? 'daily limit' : 'rate limit');
+    }
     const fields = { leg: state.leg.name, purpose, failure: failure.kind, status: failure.status, detail: failure.summary, cooldownMs: failure.cooldownMs === Infinity ? 'until restart' : failure.cooldownMs };
     if (failure.kind === 'auth') {
       this.log.error(fields, `provider ${state.leg.name} rejected its key: skipped until restart; check the key in .env`);
@@ -187,7 +204,7 @@ export class ProviderChain {
     const causes: string[] = [];
     const eligible = this.states.filter((s) => !filter || filter(s.leg));
     for (const state of eligible) {
-      if (state.until > this.now()) {
+      if (this.resting(state)) {
         causes.push(`${state.leg.name}: cooling down`);
         continue;
       }

@@ -1,6 +1,6 @@
 import OpenAI, { toFile } from 'openai';
 import { normalizeBaseUrl } from '../../core/providers/normalize.js';
-import type { AudioKeyPool } from './key-pool.js';
+import type { KeyPool } from '../../core/providers/key-pool.js';
 
 /** One file to upload for transcription. */
 export interface UploadFile {
@@ -33,7 +33,7 @@ export class AudioProvider {
   private readonly clients = new Map<string, OpenAI>();
   private readonly baseUrl: string;
 
-  constructor(private readonly pool: AudioKeyPool, private readonly options: AudioProviderOptions) {
+  constructor(private readonly pool: KeyPool, private readonly options: AudioProviderOptions) {
     this.baseUrl = normalizeBaseUrl(options.baseUrl).v1;
   }
 

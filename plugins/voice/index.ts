@@ -6,7 +6,7 @@ import { AllProvidersFailedError } from '../../core/providers/types.js';
 import { AudioArchive, type ContextMessage } from './archive.js';
 import { AudioBudget, spokenLength } from './audio-budget.js';
 import { AudioProvider } from './audio-provider.js';
-import { AudioKeyPool } from './key-pool.js';
+import type { KeyPool } from '../../core/providers/key-pool.js';
 import { voiceOptions, voiceOptionsSchema } from './options.js';
 import { AutoReactor } from './reactions.js';
 import { RecentMessages } from './recent-messages.js';
@@ -30,7 +30,7 @@ export interface VoicePluginDeps {
 
 interface Runtime {
   budget: AudioBudget;
-  pool: AudioKeyPool;
+  pool: KeyPool;
   transcriber: Transcriber;
   archive: AudioArchive;
   recent: RecentMessages;
@@ -243,8 +243,11 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
     tools: () => [searchTool],
     start(host: PluginHost) {
       const settings = host.settings;
-      const pool = new AudioKeyPool(settings.audio.keys, host.log, now);
+      // The core's one pool of the audio keys, shared with the provider chain's audio legs and the backup search.
+      const pool = host.audioKeys;
+      if (deps.now) pool.useClock(deps.now);
       pool.notices = host.notices;
+      pool.noticeText = { exhausted: (detail) => `The bot cannot hear voice notes: ${detail}.`, recovered: 'An audio key works again: voice notes are heard again.' };
       host.capabilities.setLive('audio', () => pool.status());
       const provider = new AudioProvider(pool, {
         baseUrl: settings.audio.baseUrl,

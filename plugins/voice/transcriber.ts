@@ -6,7 +6,7 @@ import { sniffAudio, type AudioFormat } from './audio-format.js';
 import { NoTranscriptError, type AudioProvider, type UploadFile } from './audio-provider.js';
 import type { Jail } from '../../core/jail/jail.js';
 import { AudioConversionError, SPEECH_BITRATE, toOpusSpeech } from './ffmpeg.js';
-import { AudioKeysExhaustedError, AudioProviderDownError, AudioRequestRejectedError } from './key-pool.js';
+import { KeysExhaustedError, ProviderDownError, RequestRejectedError } from '../../core/providers/key-pool.js';
 
 /** A voice-note failure whose message is a complete sentence for the user. */
 export class VoiceError extends Error {}
@@ -128,10 +128,10 @@ export class Transcriber {
     try {
       return await this.options.provider.transcribe(file);
     } catch (err) {
-      if (err instanceof AudioKeysExhaustedError) throw new VoiceError(`I can't hear voice notes right now: ${err.message}. Please type your message, or try again later.`);
-      if (err instanceof AudioProviderDownError) throw new VoiceError(`I could not transcribe that ${what}: ${err.message}. Please send it again in a few minutes.`);
+      if (err instanceof KeysExhaustedError) throw new VoiceError(`I can't hear voice notes right now: ${err.message}. Please type your message, or try again later.`);
+      if (err instanceof ProviderDownError) throw new VoiceError(`I could not transcribe that ${what}: ${err.message}. Please send it again in a few minutes.`);
       if (err instanceof NoTranscriptError) throw new VoiceError(`I could not transcribe that ${what}: the audio provider answered without any text.`);
-      if (err instanceof AudioRequestRejectedError) {
+      if (err instanceof RequestRejectedError) {
         if (err.status === 413) throw new VoiceError(`That ${what} is too large for the audio provider.`);
         throw new VoiceError(`The audio provider could not read that ${what} (HTTP ${err.status}); it may be damaged or in a format it does not support.`);
       }

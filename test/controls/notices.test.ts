@@ -5,7 +5,7 @@ import { createLogger } from '../../core/log/logger.js';
 import type { OwnerNotifier } from '../../core/notices/owner-notifier.js';
 import { ProviderChain } from '../../core/providers/provider-chain.js';
 import { AudioProvider } from '../../plugins/voice/audio-provider.js';
-import { AudioKeyPool } from '../../plugins/voice/key-pool.js';
+import { KeyPool } from '../../core/providers/key-pool.js';
 import { audioFailures, FakeAudioProvider } from '../fakes/audio-provider.js';
 import { FakeGateway, failures } from '../fakes/openai-gateway.js';
 
@@ -77,7 +77,7 @@ describe('incidents told to owners', () => {
   it('audio keys exhausted: one notice, one recovery; all keys rejected is not "used up"', async () => {
     const fake = await FakeAudioProvider.start();
     let clock = Date.parse('2026-01-01T10:00:00Z');
-    const pool = new AudioKeyPool(['audio-key-a'], quiet(), () => clock);
+    const pool = new KeyPool(['audio-key-a'], quiet(), () => clock);
     const notices = recorder();
     pool.notices = notices;
     const provider = new AudioProvider(pool, { baseUrl: fake.url, model: 'm', chatModel: 'c', timeoutMs: 5000 });

@@ -1,20 +1,20 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
-import type { CapabilityStatus } from '../../core/capabilities/capabilities.js';
-import type { Logger } from '../../core/log/logger.js';
-import type { OwnerNotifier } from '../../core/notices/owner-notifier.js';
+import type { CapabilityStatus } from '../capabilities/capabilities.js';
+import type { Logger } from '../log/logger.js';
+import type { OwnerNotifier } from '../notices/owner-notifier.js';
 import { nextUtcMidnight, resetDelayMs } from './reset-time.js';
 
 /** A rate-limited key without any reset hint rests this long. */
 export const DEFAULT_PARK_MS = 60_000;
 
 /** Thrown when no key can serve a request now; `message` is safe to show a user. */
-export class AudioKeysExhaustedError extends Error {}
+export class KeysExhaustedError extends Error {}
 
 /** Thrown when the provider cannot be reached or keeps failing (not a key problem); safe to show a user. */
-export class AudioProviderDownError extends Error {}
+export class ProviderDownError extends Error {}
 
 /** Thrown when the provider refused the request itself (bad or too large file): another key would not help. */
-export class AudioRequestRejectedError extends Error {
+export class RequestRejectedError extends Error {
   constructor(message: string, readonly status: number, readonly providerMessage: string) {
     super(message);
   }
@@ -46,24 +46,53 @@ function bodyText(err: APIError): string {
 
 const clock = (ms: number) => new Date(ms).toISOString().slice(11, 16) + ' UTC';
 
+/** How a pool names its keys in logs and capability details; the default is the audio provider's. */
+export interface KeyPoolWording {
+  /** `audio` → "audio key #2", "2 of 3 audio key(s) usable". */
+  label: string;
+  /** The setting that holds the keys, named in the fix. */
+  setting: string;
+}
+
+/** What owners are told when every key is used up or rejected, and when one works again (set by the capability's owner). */
+export interface KeyPoolNotices {
+  exhausted(detail: string): string;
+  recovered: string;
+}
+
 /**
- * The audio provider's keys and their state. A request goes to the first key that is neither parked nor rejected;
+ * The core's one key pool (rotation and cooldowns): the audio provider's keys and their state, shared by every
+ * user of those keys (transcription, reactions, the backup search and the chain's audio legs), so one key has one
+ * health state. A request goes to the first key that is neither parked nor rejected;
  * a 429 or daily-limit answer parks that key until its reset (retry-after / x-ratelimit-reset-* / "try again in",
  * else the next UTC midnight for a daily limit) and the same request moves on to the next key at once; a 401/403
  * rejects the key until restart. Keys are named by number in logs, never by value.
  *
  * @example
- * const pool = new AudioKeyPool(['k1', 'k2'], log);
+ * const pool = new KeyPool(['k1', 'k2'], log);
  * const text = await pool.run('transcription', (key) => client(key).transcribe(file));
  */
-export class AudioKeyPool {
+export class KeyPool {
   private readonly slots: KeySlot[];
   /** Owners hear once when every key is used up or rejected, and once when a key works again. */
   notices: OwnerNotifier | undefined;
+  /** The sentences they hear (the plugin owning the keys' capability words them for its users). */
+  noticeText: KeyPoolNotices;
   private exhaustedTold = false;
 
-  constructor(keys: readonly string[], private readonly log: Logger, private readonly now: () => number = Date.now) {
+  constructor(
+    keys: readonly string[],
+    private readonly log: Logger,
+    private now: () => number = Date.now,
+    private readonly wording: KeyPoolWording = { label: 'audio', setting: 'AUDIO_API_KEYS' },
+  ) {
+    const label = wording.label;
+    this.noticeText = { exhausted: (detail) => `Every ${label} key is unusable: ${detail}.`, recovered: `A ${label} key works again.` };
     this.slots = keys.map((key, i) => ({ number: i + 1, key, parkedUntil: 0, rejected: false }));
+  }
+
+  private get noticeKey(): string {
+    return `${this.wording.label}-keys-exhausted`;
   }
 
   get size(): number {
@@ -75,6 +104,31 @@ export class AudioKeyPool {
     return this.slots.filter((s) => !s.rejected && s.parkedUntil <= now);
   }
 
+  /** Reads time from `now` instead (a test's clock, so rests can be watched ending without waiting). */
+  useClock(now: () => number): void {
+    this.now = now;
+  }
+
+  /** True when `key` is in the pool and neither parked nor rejected now (keys not in the pool: true). */
+  isUsable(key: string): boolean {
+    const slot = this.slots.find((s) => s.key === key);
+    return !slot || (!slot.rejected && slot.parkedUntil <= this.now());
+  }
+
+  /**
+   * Records a failure seen by another user of the same key (the provider chain's audio legs), so every user skips it:
+   * `until` Infinity rejects it until restart, else parks it until then.
+   */
+  markFailed(key: string, until: number, reason: string): void {
+    const slot = this.slots.find((s) => s.key === key);
+    if (!slot) return;
+    if (until === Infinity) slot.rejected = true;
+    else if (until > slot.parkedUntil) {
+      slot.parkedUntil = until;
+      slot.parkedFor = reason;
+    }
+  }
+
   /** How many keys can be used right now. */
   usableCount(): number {
     return this.usable().length;
@@ -83,13 +137,13 @@ export class AudioKeyPool {
   /** The pool's state as a capability: missing when every key is parked or rejected. Never shows a key. */
   status(): CapabilityStatus {
     const total = this.slots.length;
-    if (!total) return { ok: false, detail: 'no audio key is configured (set AUDIO_API_KEYS)' };
+    if (!total) return { ok: false, detail: `no ${this.wording.label} key is configured (set ${this.wording.setting})` };
     const usable = this.usable().length;
-    if (usable) return { ok: true, detail: `${usable} of ${total} audio key(s) usable` };
+    if (usable) return { ok: true, detail: `${usable} of ${total} ${this.wording.label} key(s) usable` };
     const parked = this.slots.filter((s) => !s.rejected);
     const rejected = total - parked.length;
     // A rejected key is not "used up": waiting will not help, the owner must fix it.
-    if (!parked.length) return { ok: false, detail: `${total === 1 ? 'the audio key was' : `all ${total} audio keys were`} rejected by the provider (check AUDIO_API_KEYS in .env)` };
+    if (!parked.length) return { ok: false, detail: `${total === 1 ? `the ${this.wording.label} key was` : `all ${total} ${this.wording.label} keys were`} rejected by the provider (check ${this.wording.setting} in .env)` };
     const parts: string[] = [];
     if (parked.length) {
       const until = Math.min(...parked.map((s) => s.parkedUntil));
@@ -97,7 +151,7 @@ export class AudioKeyPool {
       parts.push(`${parked.length} ${daily ? 'reached the daily limit' : 'rate-limited'}, the first is free again at ${clock(until)}`);
     }
     if (rejected) parts.push(`${rejected} rejected by the provider`);
-    return { ok: false, detail: `all ${total} audio key(s) are used up (${parts.join('; ')})` };
+    return { ok: false, detail: `all ${total} ${this.wording.label} key(s) are used up (${parts.join('; ')})` };
   }
 
   /** Classifies a failed call. */
@@ -146,7 +200,7 @@ export class AudioKeyPool {
         const result = await call(slot.key);
         if (this.exhaustedTold) {
           this.exhaustedTold = false;
-          this.notices?.recover('audio-keys-exhausted', 'An audio key works again: voice notes are heard again.');
+          this.notices?.recover(this.noticeKey, this.noticeText.recovered);
         }
         return result;
       } catch (err) {
@@ -155,35 +209,35 @@ export class AudioKeyPool {
         switch (v.kind) {
           case 'rejected':
             slot.rejected = true;
-            this.log.warn({ ...where, status: v.summary }, `audio key #${slot.number} was rejected (${v.summary}); it is skipped until restart`);
+            this.log.warn({ ...where, status: v.summary }, `${this.wording.label} key #${slot.number} was rejected (${v.summary}); it is skipped until restart`);
             continue;
           case 'parked':
-            if (!park) throw new AudioKeysExhaustedError(`the audio provider is rate-limiting ${purpose}`);
+            if (!park) throw new KeysExhaustedError(`the ${this.wording.label} provider is rate-limiting ${purpose}`);
             slot.parkedUntil = v.until;
             slot.parkedFor = v.reason;
-            this.log.warn({ ...where, status: v.summary, until: new Date(v.until).toISOString() }, `audio key #${slot.number} hit its ${v.reason}; parked until ${new Date(v.until).toISOString()}, trying the next key`);
+            this.log.warn({ ...where, status: v.summary, until: new Date(v.until).toISOString() }, `${this.wording.label} key #${slot.number} hit its ${v.reason}; parked until ${new Date(v.until).toISOString()}, trying the next key`);
             continue;
           case 'server':
             serverFailure = v.summary;
-            this.log.warn({ ...where, status: v.summary }, `audio provider failed (${v.summary}) with key #${slot.number}; trying the next key`);
+            this.log.warn({ ...where, status: v.summary }, `${this.wording.label} provider failed (${v.summary}) with key #${slot.number}; trying the next key`);
             continue;
           case 'unreachable':
-            this.log.warn({ ...where, reason: v.summary }, `audio provider unreachable (${v.summary})`);
-            throw new AudioProviderDownError(`the audio provider did not answer (${v.summary})`);
+            this.log.warn({ ...where, reason: v.summary }, `${this.wording.label} provider unreachable (${v.summary})`);
+            throw new ProviderDownError(`the ${this.wording.label} provider did not answer (${v.summary})`);
           case 'request':
-            this.log.warn({ ...where, status: v.summary }, `audio provider refused the ${purpose} request (${v.summary})`);
-            throw new AudioRequestRejectedError(`the audio provider refused it (${v.summary})`, v.status, v.providerMessage);
+            this.log.warn({ ...where, status: v.summary }, `${this.wording.label} provider refused the ${purpose} request (${v.summary})`);
+            throw new RequestRejectedError(`the ${this.wording.label} provider refused it (${v.summary})`, v.status, v.providerMessage);
           case 'other':
             throw err;
         }
       }
     }
-    if (serverFailure && this.usable().length) throw new AudioProviderDownError(`the audio provider is failing (${serverFailure})`);
+    if (serverFailure && this.usable().length) throw new ProviderDownError(`the ${this.wording.label} provider is failing (${serverFailure})`);
     const detail = this.status().detail;
     if (this.slots.length && !this.exhaustedTold) {
       this.exhaustedTold = true;
-      this.notices?.raise('audio-keys-exhausted', `The bot cannot hear voice notes: ${detail}.`);
+      this.notices?.raise(this.noticeKey, this.noticeText.exhausted(detail));
     }
-    throw new AudioKeysExhaustedError(detail);
+    throw new KeysExhaustedError(detail);
   }
 }
