@@ -15,6 +15,8 @@ import { UserBudgets } from './providers/budgets.js';
 import { probeGateways } from './providers/health.js';
 import { ProviderChain } from './providers/provider-chain.js';
 import { UsageLedger } from './providers/usage.js';
+import { DataHealth, registerDataHealth, type SetAsideFile, type UnsavedFile } from './store/data-health.js';
+import { formatBytes, startDiskWatch, type FreeSpace } from './store/disk-space.js';
 import { HistoryStore } from './store/history.js';
 import { MemoryStore } from './store/memory.js';
 import { startRetentionSweeper } from './store/retention.js';
@@ -47,9 +49,25 @@ export interface App {
   gatewayHealth: Array<{ name: string; url: string; healthy: boolean; detail: string }>;
   /** Resolves when the gateway health probe has finished and been logged. */
   healthChecked: Promise<void>;
+  /** Data files set aside at load (wrong shape / unreadable; bytes kept) and files that could not be saved. */
+  dataProblems(): { setAside: SetAsideFile[]; unsaved: UnsavedFile[] };
+  /** Free space of DATA_DIR (last measurement), for the dashboard. */
+  freeSpace(): FreeSpace | undefined;
   /** Connects the transport and starts handling messages. */
   connect(transport: Transport): Promise<void>;
+  /**
+   * Stops the bot and flushes every store. Rejects with UnsavedDataError (listing the files) when some data could
+   * not be written, so the caller can exit non-zero.
+   */
   stop(): Promise<void>;
+}
+
+/** Thrown by `app.stop()` when data could not be written before the stop. */
+export class UnsavedDataError extends Error {
+  constructor(readonly files: UnsavedFile[]) {
+    super(`data could not be saved before the stop: ${files.map((f) => `${f.file} (${f.reason})`).join('; ')}`);
+    this.name = 'UnsavedDataError';
+  }
 }
 
 /** The folder the built (or source) core lives in; plugins are found next to it. */
@@ -105,15 +123,18 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     if (!discovery.plugins.some((p) => p.name === name)) log.warn({ plugin: name }, `config.json configures plugin "${name}", but no plugin of that name is installed`);
   }
 
-  const onCorrupt = (file: string, movedTo: string, err: Error) => log.error({ file, movedTo, reason: err.message }, 'a data file was corrupt: moved it aside and started it fresh');
-  const histories = new HistoryStore(settings.dataDir, config.history.maxMessages, onCorrupt);
-  const memories = new MemoryStore(settings.dataDir, 100, onCorrupt);
-  const usage = new UsageLedger(settings.dataDir, log);
+  // Every store under DATA_DIR reports set-aside files and failed writes here (the log names the file).
+  let bot!: Bot;
+  const health = new DataHealth(settings.dataDir, log.child({ part: 'data' }), () => bot?.notices);
+  const unregisterHealth = registerDataHealth(health);
+  const histories = new HistoryStore(settings.dataDir, config.history.maxMessages);
+  const memories = new MemoryStore(settings.dataDir, 100);
+  const usage = new UsageLedger(settings.dataDir, log, config.data.flushIntervalMs);
   usage.setQuotas(config.ai.quotaMainTokens, config.ai.quotaPremiumTokens);
-  const budgets = new UserBudgets(settings.dataDir);
+  const budgets = new UserBudgets(settings.dataDir, Date.now, config.data.flushIntervalMs);
   const chain = new ProviderChain(settings, log.child({ part: 'providers' }), usage);
   usage.onRecord((userId, role, tokens) => {
-    if (userId && tokens > 0) void budgets.spend(userId, role === 'premium', tokens);
+    if (userId && tokens > 0) budgets.spend(userId, role === 'premium', tokens).catch((err) => log.error({ err }, 'could not record a user budget'));
   });
   capabilities.setLive('chat', () => {
     const legs = chain.legs().length;
@@ -121,7 +142,6 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     return chain.available() ? { ok: true, detail: `${legs} provider leg(s)` } : { ok: false, detail: 'every provider is cooling down after failures' };
   });
 
-  let bot!: Bot;
   bot = new Bot({
     settings,
     config,
@@ -148,6 +168,9 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   // Sweeps data/media (30 days) and data/generated (7 days) now and daily; its timer never keeps the process alive.
   const retention = startRetentionSweeper({ dataDir: settings.dataDir, log: log.child({ part: 'retention' }) });
   printStartReport(log, settings, bot, chain, capabilities, discovery.failures, await usage.snapshot());
+  const disk = await startDiskWatch({ dataDir: settings.dataDir, thresholdMb: () => bot.config.data.diskLowMb, log, notices: () => bot.notices });
+  const free = disk.current();
+  if (free) log.info({ dataDir: settings.dataDir, freeBytes: free.freeBytes, totalBytes: free.totalBytes }, `data folder ${settings.dataDir}: ${formatBytes(free.freeBytes)} free of ${formatBytes(free.totalBytes)}`);
 
   return {
     settings,
@@ -163,11 +186,24 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     pluginFailures: discovery.failures,
     gatewayHealth,
     healthChecked,
+    dataProblems: () => ({ setAside: [...health.setAside], unsaved: health.unsaved() }),
+    freeSpace: () => disk.current(),
     connect: (transport) => bot.start(transport),
     async stop() {
       retention.stop();
-      await bot.stop();
-      await Promise.all([usage.flush(), budgets.flush()]);
+      disk.stop();
+      try {
+        await bot.stop();
+        // Failures are collected by the data health below (each store retried its write once more here).
+        await Promise.allSettled([usage.flush(), budgets.flush()]);
+      } finally {
+        unregisterHealth();
+      }
+      const unsaved = health.unsaved();
+      if (unsaved.length) {
+        log.error({ files: unsaved.map((f) => f.file) }, `stopped with ${unsaved.length} data file(s) NOT saved: ${unsaved[0].reason}`);
+        throw new UnsavedDataError(unsaved);
+      }
     },
   };
 }

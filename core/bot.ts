@@ -181,7 +181,8 @@ export class Bot {
       }
     }
     await this.transport?.stop();
-    await Promise.all([this.histories.flush(), this.memories.flush()]);
+    // A store that cannot write rejects; the app's data health lists it and the stop reports it (never silently).
+    await Promise.allSettled([this.histories.flush(), this.memories.flush()]);
   }
 
   /** Resolves when no message is being handled. */

@@ -6,6 +6,7 @@ import type { BotContext, ToolDefinition } from '../plugin/types.js';
 import type { UserBudgets } from '../providers/budgets.js';
 import { ContextTooLongError, type ProviderChain } from '../providers/provider-chain.js';
 import type { AiService, ChatMessage, CompleteOptions, CompletionResult, ProviderLeg, RespondOptions } from '../providers/types.js';
+import { describeWriteError, type DataWriteError } from '../store/data-health.js';
 import type { HistoryEntry } from '../store/history.js';
 
 /** Rough token estimate (4 characters a token) for bounding the prompt; exact counts come from the provider. */
@@ -32,7 +33,15 @@ function rememberTool(): ToolDefinition {
     async run(args, call) {
       const fact = String(args.fact ?? '').trim();
       if (!fact) return 'Nothing to remember: the fact was empty.';
-      await call.ctx.memory.remember(fact);
+      try {
+        await call.ctx.memory.remember(fact);
+      } catch (err) {
+        // Never "Remembered." for a fact a restart would lose: the core also adds this to the answer itself.
+        const reason = describeWriteError((err as DataWriteError).cause ?? err);
+        const notes = ((call.ctx.state.unsavedNotes as string[] | undefined) ??= []);
+        notes.push(`I could not save that: ${reason}.`);
+        return `Error: the fact was NOT saved (${reason}). Tell the user it could not be saved.`;
+      }
       return 'Remembered.';
     },
   };
@@ -140,6 +149,8 @@ export function createAiService(deps: AiServiceDeps): AiService {
           const cited: string[] = [];
           const result = await toolLoop(messages, openAiTools, byName, ctx, { premium, userId: ctx.senderId }, cfg.ai.maxToolRounds, cited);
           let answer = withSources(result.text.trim() || 'I have no answer to that.', cited);
+          const unsaved = [...new Set((ctx.state.unsavedNotes as string[] | undefined) ?? [])];
+          if (unsaved.length && !unsaved.every((note) => answer.includes(note))) answer += `\n\n${unsaved.join('\n')}`;
           await ctx.history.append({ role: 'assistant', text: answer, at: Date.now() });
           if (cfg.ai.showProvider) answer += `\n\n_(${result.leg} · ${result.model})_`;
           return answer;

@@ -85,6 +85,7 @@ export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>):
       maxToolRounds: raw.ai?.maxToolRounds ?? 5,
       showProvider: raw.ai?.showProvider ?? false,
     },
+    data: { flushIntervalMs: raw.data?.flushIntervalMs ?? 1000, diskLowMb: raw.data?.diskLowMb ?? 200 },
     pluginPackages: raw.pluginPackages ?? [],
     plugins: raw.plugins ?? {},
   };

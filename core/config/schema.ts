@@ -56,6 +56,14 @@ export const configSchema = {
         showProvider: { type: 'boolean', description: 'debug: append which provider answered' },
       },
     },
+    data: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        flushIntervalMs: { type: 'integer', minimum: 10, maximum: 60000, description: 'counters (usage, budgets) are written at most once per this interval and at stop; a crash loses at most this much' },
+        diskLowMb: { type: 'integer', minimum: 0, description: 'owners are told when the free space of DATA_DIR falls below this many MB (0 = never)' },
+      },
+    },
     pluginPackages: { type: 'array', items: { type: 'string', minLength: 1 } },
     plugins: {
       type: 'object',
@@ -88,6 +96,7 @@ export interface BotConfig {
   groups: { commandsWithoutMention: boolean };
   history: { maxMessages: number; maxPromptTokens: number };
   ai: AiConfig;
+  data: { flushIntervalMs: number; diskLowMb: number };
   pluginPackages: string[];
   plugins: Record<string, PluginSection>;
 }

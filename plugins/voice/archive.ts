@@ -1,7 +1,9 @@
-import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Index } from 'flexsearch';
 import { safeFileName, writeFileAtomicSafe, writeJsonAtomic } from '../../core/store/atomic.js';
+import { healthFor } from '../../core/store/data-health.js';
+import { ARCHIVE_SEGMENT_SCHEMA, checkDocument } from '../../core/store/schemas.js';
 
 /** How many messages before and after a voice note are kept with it. */
 export const CONTEXT_SIZE = 6;
@@ -96,6 +98,32 @@ async function readJson<T>(file: string): Promise<T | undefined> {
   }
 }
 
+/**
+ * Reads one segment file, checked against its schema: a file that does not parse or does not match is moved aside
+ * (bytes kept, reported) and its notes are left out, never allowed to break the chat's archive.
+ */
+async function readSegment(file: string): Promise<SegmentFile | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  let reason: string;
+  try {
+    const checked = checkDocument(ARCHIVE_SEGMENT_SCHEMA, JSON.parse(text));
+    if (checked.ok) return checked.value as unknown as SegmentFile;
+    reason = checked.reason;
+  } catch (err) {
+    reason = `not valid JSON: ${(err as Error).message}`;
+  }
+  const movedTo = `${file}.corrupt-${Date.now()}`;
+  await rename(file, movedTo);
+  healthFor(file).corrupt(file, movedTo, reason);
+  return undefined;
+}
+
 /** A short quote of `text` around the first word of `query` it contains. */
 export function quoteAround(text: string, query: string, width = 160): string {
   if (text.length <= width) return text;
@@ -158,7 +186,7 @@ class ChatArchive {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
-    const segments = await Promise.all(files.map((f) => readJson<SegmentFile>(path.join(this.dir, 'notes', f))));
+    const segments = await Promise.all(files.map((f) => readSegment(path.join(this.dir, 'notes', f))));
     // A segment of another chat (a file-name collision or a copied file) is never read into this chat.
     this.notes = segments.filter((s) => s && s.chatId === this.chatId && Array.isArray(s.notes)).flatMap((s) => s!.notes).sort((a, b) => a.seq - b.seq);
     for (const note of this.notes.slice(-CONTEXT_SIZE)) {
@@ -206,7 +234,7 @@ class ChatArchive {
     const notes = this.notes.slice(segment * SEGMENT_SIZE, (segment + 1) * SEGMENT_SIZE);
     const file: SegmentFile = { chatId: this.chatId, notes };
     // Compact JSON: a large chat loads 100 of these at start.
-    await writeFileAtomicSafe(path.join(this.dir, 'notes', `${String(segment).padStart(6, '0')}.json`), JSON.stringify(file));
+    await writeFileAtomicSafe(path.join(this.dir, 'notes', `${String(segment).padStart(6, '0')}.json`), JSON.stringify({ version: ARCHIVE_SEGMENT_SCHEMA.version, ...file }));
   }
 
   indexNote(note: ArchivedNote): void {
