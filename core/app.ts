@@ -15,6 +15,7 @@ import { UserBudgets } from './providers/budgets.js';
 import { probeGateways } from './providers/health.js';
 import { ProviderChain } from './providers/provider-chain.js';
 import { UsageLedger } from './providers/usage.js';
+import { removeLeftoverTempFiles } from './store/atomic.js';
 import { DataHealth, registerDataHealth, type SetAsideFile, type UnsavedFile } from './store/data-health.js';
 import { formatBytes, startDiskWatch, type FreeSpace } from './store/disk-space.js';
 import { HistoryStore } from './store/history.js';
@@ -127,6 +128,8 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   let bot!: Bot;
   const health = new DataHealth(settings.dataDir, log.child({ part: 'data' }), () => bot?.notices);
   const unregisterHealth = registerDataHealth(health);
+  const leftovers = await removeLeftoverTempFiles(['', 'history', 'memory', 'whatsapp', 'workspaces', 'workspaces/index'].map((f) => path.join(settings.dataDir, f)));
+  if (leftovers.length) log.info({ files: leftovers }, `removed ${leftovers.length} temporary file(s) an interrupted write left behind (the data files are whole)`);
   const histories = new HistoryStore(settings.dataDir, config.history.maxMessages);
   const memories = new MemoryStore(settings.dataDir, 100);
   const usage = new UsageLedger(settings.dataDir, log, config.data.flushIntervalMs);

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { createApp } from '../app.js';
+import { createApp, UnsavedDataError } from '../app.js';
 import { ConsoleTransport } from '../transport/console.js';
 import { startWebServer } from '../../web/server.js';
 import { exitAfterFlush, runCli } from './run.js';
@@ -25,8 +25,16 @@ await runCli(async () => {
   app.log.info('console chat ready');
   await transport.done;
   await app.bot.idle();
-  await app.stop();
+  let code = 0;
+  try {
+    await app.stop();
+  } catch (err) {
+    if (!(err instanceof UnsavedDataError)) throw err;
+    // Data that could not be written is never a silent, successful exit.
+    process.stderr.write(`\nStopped, but ${err.message}\n\n`);
+    code = 1;
+  }
   await web.close();
-  exitAfterFlush(0);
+  exitAfterFlush(code);
 });
 if (process.exitCode) exitAfterFlush(process.exitCode as number);

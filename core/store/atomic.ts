@@ -1,4 +1,4 @@
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 
 /** Marker in the names of temporary files, so leftovers of a crash can be recognised (and are never data). */
@@ -53,6 +53,22 @@ export async function writeFileAtomicSafe(file: string, data: string | Buffer, m
   } finally {
     if (!renamed) await rm(temp, { force: true }).catch(() => undefined);
   }
+}
+
+/**
+ * Removes temporary files a killed process left behind in `folders` (they never replaced a real file, so nothing is
+ * lost). Only called at start, while the instance lock says no other bot writes here. Returns the removed paths.
+ */
+export async function removeLeftoverTempFiles(folders: string[]): Promise<string[]> {
+  const removed: string[] = [];
+  for (const folder of folders) {
+    const names = await readdir(folder).catch(() => [] as string[]);
+    for (const name of names.filter((n) => /\.tmp-\d+-\d+$/.test(n))) {
+      await rm(path.join(folder, name), { force: true }).catch(() => undefined);
+      removed.push(path.join(folder, name));
+    }
+  }
+  return removed;
 }
 
 /** Atomic JSON write (pretty-printed, trailing newline). */

@@ -40,6 +40,7 @@ export class JsonFile<T> {
   private failure: unknown;
   /** True when the file could not be read nor moved aside: never overwrite what we could not keep. */
   private blocked = false;
+  private pendingUpdate: Promise<void> | undefined;
   /** How long changes are gathered before one atomic write. */
   static coalesceMs = 25;
   private readonly coalesceMs: number;
@@ -108,12 +109,19 @@ export class JsonFile<T> {
   }
 
   /** Changes the value in place (or replaces it by returning a new one) and schedules a write. */
-  async update(change: (value: T) => T | void): Promise<T> {
-    const current = await this.get();
-    const next = change(current);
-    if (next !== undefined) this.value = next;
-    this.scheduleWrite();
-    return this.value as T;
+  update(change: (value: T) => T | void): Promise<T> {
+    const applied = this.get().then((current) => {
+      const next = change(current);
+      if (next !== undefined) this.value = next;
+      this.scheduleWrite();
+      return this.value as T;
+    });
+    // flush() waits for changes still waiting for the first load (an update nobody awaited is not lost at stop).
+    this.pendingUpdate = applied.then(
+      () => undefined,
+      () => undefined,
+    );
+    return applied;
   }
 
   private scheduleWrite(): void {
@@ -163,6 +171,7 @@ export class JsonFile<T> {
 
   /** Resolves when everything changed so far is on disk; rejects (DataWriteError) when it cannot be written. */
   async flush(): Promise<void> {
+    await this.pendingUpdate;
     if (this.timer || (this.dirty && !this.writing)) this.startWriting();
     while (this.writing) await this.writing;
     if (this.dirty && this.failure !== undefined) throw new DataWriteError([this.file], this.failure);
