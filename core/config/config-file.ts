@@ -84,6 +84,7 @@ export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>):
       quotaPremiumTokens: raw.ai?.quotaPremiumTokens ?? 50_000_000,
       maxToolRounds: raw.ai?.maxToolRounds ?? 5,
       showProvider: raw.ai?.showProvider ?? false,
+      outageNoticeMinutes: raw.ai?.outageNoticeMinutes ?? 5,
     },
     data: { flushIntervalMs: raw.data?.flushIntervalMs ?? 1000, diskLowMb: raw.data?.diskLowMb ?? 200 },
     pluginPackages: raw.pluginPackages ?? [],
