@@ -9,6 +9,7 @@ import { compose, type Middleware } from './pipeline/compose.js';
 import { firstWord, looksBinary, matchTrigger, splitLongText } from './pipeline/match.js';
 import { AllProvidersFailedError, type AiService } from './providers/types.js';
 import type { HistoryStore } from './store/history.js';
+import { historyParticipant, memoryParticipant, PrivacyRegistry } from './store/privacy.js';
 import type { MemoryStore } from './store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from './transport/message.js';
 import type { Transport } from './transport/transport.js';
@@ -57,6 +58,8 @@ export class Bot {
   readonly memories: MemoryStore;
   readonly ai: AiService;
   readonly notices: OwnerNotifier;
+  /** What the bot keeps about people, for `.mydata`, the dashboard's delete and revoked messages. */
+  readonly privacy = new PrivacyRegistry();
   private configValue: BotConfig;
   private transport: Transport | undefined;
   private readonly states: PluginState[];
@@ -79,6 +82,8 @@ export class Bot {
     this.histories = deps.histories;
     this.memories = deps.memories;
     this.notices = deps.notices ?? logOnlyNotifier(deps.log);
+    this.privacy.register(historyParticipant(this.histories));
+    this.privacy.register(memoryParticipant(this.memories));
     const sorted = [...deps.plugins].sort((a, b) => (a.order ?? 100) - (b.order ?? 100));
     this.states = sorted.map((plugin) => ({ plugin, enabled: this.isEnabledIn(plugin, deps.config), started: false }));
     this.ai = deps.createAi((ctx) => this.toolsFor(ctx));
@@ -165,6 +170,7 @@ export class Bot {
         return bot.statusSource();
       },
       notices: this.notices,
+      privacy: this.privacy,
     };
     this.hosts.set(name, host);
     return host;
@@ -196,7 +202,26 @@ export class Bot {
   /** Connects a transport and starts handling its messages. Call `startPlugins()` first. */
   async start(transport: Transport): Promise<void> {
     this.transport = transport;
+    transport.onRevoke?.((chatId, messageId) => this.revoke(chatId, messageId));
     await transport.start((message) => this.handle(message));
+  }
+
+  /**
+   * A message deleted for everyone: removed from history, memory, the voice archive and its index (every privacy
+   * participant). Queued behind the chat's messages, so a delete that arrives while its message is being handled
+   * still finds it. Never rejects.
+   */
+  revoke(chatId: string, messageId: string): Promise<void> {
+    const previous = this.queues.get(chatId) ?? Promise.resolve();
+    const run = previous.then(async () => {
+      const removed = await this.privacy.revoke(chatId, messageId);
+      this.log.info({ chat: chatId, messageId, removed }, 'a message deleted for everyone was removed from the stored data');
+    });
+    const tail = run.catch((err) => this.log.error({ err, chat: chatId, messageId }, 'could not remove a message deleted for everyone'));
+    this.queues.set(chatId, tail);
+    return tail.finally(() => {
+      if (this.queues.get(chatId) === tail) this.queues.delete(chatId);
+    });
   }
 
   async stop(): Promise<void> {

@@ -1,3 +1,4 @@
+import type { PrivacyRegistry } from '../store/privacy.js';
 import type Router from '@koa/router';
 import type { Capabilities } from '../capabilities/capabilities.js';
 import type { PluginSection, BotConfig } from '../config/schema.js';
@@ -133,6 +134,8 @@ export interface PluginHost {
   readonly histories: HistoryStore;
   readonly memories: MemoryStore;
   /** Tells the owners about an incident once, and once when it recovers. */
+  /** The privacy controls (`.mydata`, revoked messages): register what the plugin keeps about people. */
+  readonly privacy: PrivacyRegistry;
   readonly notices: OwnerNotifier;
   /** Sends a text to a chat outside a message's handling (timers, jobs). */
   send(chatId: string, text: string): Promise<SentMessage>;

@@ -57,19 +57,17 @@ export class HistoryStore {
     return true;
   }
 
-  /**
-   * Removes what `senderIds` wrote in one chat (privacy delete); in a private chat with them the bot's answers go
-   * too. Returns how many entries were removed.
-   */
-  async removeSender(chatId: string, senderIds: string[], wholeChat: boolean): Promise<number> {
+  /** Removes the entries of one chat that match (privacy delete) and waits until that is on disk. Returns how many. */
+  async removeWhere(chatId: string, matches: (entry: HistoryEntry) => boolean): Promise<number> {
     const doc = this.docs.doc(chatId);
-    const current = await doc.get();
-    const before = current.messages.length;
+    let removed = 0;
     await doc.update((d) => {
-      d.messages = wholeChat ? [] : d.messages.filter((m) => !(m.senderId && senderIds.includes(m.senderId)));
+      const kept = d.messages.filter((m) => !matches(m));
+      removed = d.messages.length - kept.length;
+      d.messages = kept;
     });
     await doc.flush();
-    return before - (await doc.get()).messages.length;
+    return removed;
   }
 
   /** Clears the chat's prompt history (`.reset`): the next answer starts a fresh conversation. Returns how many went. */

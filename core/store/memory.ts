@@ -42,15 +42,17 @@ export class MemoryStore {
     await doc.flush();
   }
 
-  /** Removes the facts `senderIds` stored, or every fact of the chat (privacy delete). Returns how many. */
-  async removeBy(chatId: string, senderIds: string[], wholeChat: boolean): Promise<number> {
+  /** Removes the facts of one chat that match (privacy delete) and waits until that is on disk. Returns how many. */
+  async removeWhere(chatId: string, matches: (fact: MemoryFact) => boolean): Promise<number> {
     const doc = this.docs.doc(chatId);
-    const before = (await doc.get()).facts.length;
+    let removed = 0;
     await doc.update((d) => {
-      d.facts = wholeChat ? [] : d.facts.filter((f) => !(f.by && senderIds.includes(f.by)));
+      const kept = d.facts.filter((f) => !matches(f));
+      removed = d.facts.length - kept.length;
+      d.facts = kept;
     });
     await doc.flush();
-    return before - (await doc.get()).facts.length;
+    return removed;
   }
 
   /**

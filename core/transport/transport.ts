@@ -3,6 +3,9 @@ import type { IncomingMessage, OutgoingMedia, SentMessage } from './message.js';
 /** Called by a transport for every inbound message. Resolves when the bot has finished handling it. */
 export type InboundHandler = (message: IncomingMessage) => Promise<void>;
 
+/** Called by a transport when a message was deleted for everyone. Resolves when it is gone from the stored data. */
+export type RevokeHandler = (chatId: string, messageId: string) => Promise<void>;
+
 /** Session state a transport reports (shown on `GET /` and in the dashboard). */
 export interface SessionState {
   status: 'connecting' | 'qr' | 'linked' | 'offline';
@@ -38,6 +41,8 @@ export interface SessionState {
 export interface Transport {
   readonly name: string;
   start(onMessage: InboundHandler): Promise<void>;
+  /** Registers the handler for messages deleted for everyone (networks without such deletes never call it). */
+  onRevoke?(handler: RevokeHandler): void;
   stop(): Promise<void>;
   sendText(chatId: string, text: string, options?: { quotedId?: string }): Promise<SentMessage>;
   /** Edits a message the bot sent. Returns false when the transport cannot edit (the caller then sends anew). */

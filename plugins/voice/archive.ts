@@ -52,6 +52,8 @@ export interface ArchivedNote {
   kind: 'voice' | 'audio';
   /** The audio file, relative to the chat's archive folder. */
   audioFile?: string;
+  /** Erased (deleted for everyone, or a privacy delete): the number stays, the content is gone. */
+  removed?: boolean;
 }
 
 export interface NoteContext {
@@ -237,6 +239,17 @@ class ChatArchive {
     await writeFileAtomicSafe(path.join(this.dir, 'notes', `${String(segment).padStart(6, '0')}.json`), JSON.stringify({ version: ARCHIVE_SEGMENT_SCHEMA.version, ...file }));
   }
 
+  /** Forgets the search index and its snapshot (after notes were erased): the next search rebuilds it. */
+  async dropIndex(): Promise<void> {
+    this.index = undefined;
+    this.indexed = 0;
+    this.snapshotCovers = 0;
+    await rm(this.snapshotFile(), { force: true });
+    for (const entry of await readdir(this.dir).catch(() => [] as string[])) {
+      if (entry.startsWith('index-')) await rm(path.join(this.dir, entry), { recursive: true, force: true });
+    }
+  }
+
   indexNote(note: ArchivedNote): void {
     if (this.index && this.indexed === note.seq - 1) {
       this.index.add(note.seq, note.transcript);
@@ -391,7 +404,7 @@ export class AudioArchive {
     const ids = fusedSearch(index, words, max, chat.notes.length);
     return ids
       .map((seq) => chat.notes[Number(seq) - 1])
-      .filter((note): note is ArchivedNote => Boolean(note))
+      .filter((note): note is ArchivedNote => Boolean(note) && !note.removed)
       .map((note) => ({ note, quote: quoteAround(note.transcript, words) }));
   }
 
@@ -408,6 +421,64 @@ export class AudioArchive {
     const chat = this.chat(chatId);
     await chat.load();
     return chat.notes.length;
+  }
+
+  /**
+   * Chat ids that have an archive. Only for the privacy controls (export and delete of one person's notes): search
+   * stays per chat.
+   */
+  async chatIds(): Promise<string[]> {
+    const names = await readdir(this.root).catch(() => [] as string[]);
+    return names.map((n) => decodeURIComponent(n));
+  }
+
+  /** The notes of `chatId` that match (privacy export), with their context. */
+  async notesWhere(chatId: string, matches: (note: ArchivedNote) => boolean): Promise<Array<ArchivedNote & NoteContext>> {
+    const chat = this.chat(chatId);
+    await chat.load();
+    const out: Array<ArchivedNote & NoteContext> = [];
+    for (const note of chat.notes) if (!note.removed && matches(note)) out.push({ ...note, ...(await chat.readContext(note.seq)) });
+    return out;
+  }
+
+  /**
+   * Erases the notes of `chatId` that match (their transcript, audio file, sender and context) and removes matching
+   * messages from the context of every other note; the search index is rebuilt without them. A note keeps its number,
+   * so the other notes keep theirs. Returns how many notes and context messages went.
+   */
+  async erase(chatId: string, note: (note: ArchivedNote) => boolean, contextMessage: (message: ContextMessage) => boolean): Promise<number> {
+    const chat = this.chat(chatId);
+    await chat.load();
+    return chat.serial(async () => {
+      let removed = 0;
+      const segments = new Set<number>();
+      for (const n of chat.notes) {
+        if (n.removed || !note(n)) continue;
+        if (n.audioFile) await rm(path.join(chat.dir, n.audioFile), { force: true });
+        await rm(chat.contextFile(n.seq), { force: true });
+        chat.pending.delete(n.seq);
+        Object.assign(n, { transcript: '', senderId: '', removed: true });
+        delete n.senderName;
+        delete n.audioFile;
+        segments.add(Math.floor((n.seq - 1) / SEGMENT_SIZE));
+        removed++;
+      }
+      for (const n of chat.notes) {
+        if (n.removed) continue;
+        const context = await chat.readContext(n.seq);
+        const before = context.before.filter((m) => !contextMessage(m));
+        const after = context.after.filter((m) => !contextMessage(m));
+        const gone = context.before.length + context.after.length - before.length - after.length;
+        if (!gone) continue;
+        removed += gone;
+        const cleaned = { before, after };
+        await writeJsonAtomic(chat.contextFile(n.seq), cleaned);
+        if (chat.pending.has(n.seq)) chat.pending.set(n.seq, cleaned);
+      }
+      for (const segment of segments) await chat.writeSegment(segment);
+      if (segments.size) await chat.dropIndex();
+      return removed;
+    });
   }
 
   /** The absolute path of a note's audio file, if it was kept. */

@@ -3,7 +3,9 @@ import { ffmpegBinary } from '../../core/capabilities/detect.js';
 import { definePlugin } from '../../core/plugin/define-plugin.js';
 import type { BotContext, Plugin, PluginHost, ToolDefinition } from '../../core/plugin/types.js';
 import { AllProvidersFailedError } from '../../core/providers/types.js';
+import { describeWriteError } from '../../core/store/data-health.js';
 import { AudioArchive, type ContextMessage } from './archive.js';
+import { voicePrivacy } from './privacy.js';
 import { AudioBudget, spokenLength } from './audio-budget.js';
 import { AudioProvider } from './audio-provider.js';
 import { AudioKeyPool } from './key-pool.js';
@@ -98,7 +100,12 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
       ctx.log.info({ seq: note.seq, parts: transcript.parts, chars: transcript.text.length }, `${what} transcribed and archived`);
       heard = { ok: true, text: transcript.text, seq: note.seq };
     } catch (err) {
-      if (!(err instanceof VoiceError)) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code && ['ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS', 'EIO'].includes(code)) {
+        // Said as it is: a note the archive could not keep is never reported as heard and archived.
+        ctx.log.error({ err }, `${what} could not be archived`);
+        heard = { ok: false, error: `I could not save that ${what}: ${describeWriteError(err)}.` };
+      } else if (!(err instanceof VoiceError)) {
         ctx.log.error({ err }, `${what} could not be handled`);
         heard = { ok: false, error: `Sorry, something went wrong while I was listening to that ${what}. The owner can find the details in the log.` };
       } else {
@@ -255,6 +262,7 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
         recent: new RecentMessages(host.histories),
         reactor: new AutoReactor(provider, host.log, Math.min(settings.upstreamTimeoutMs, 10_000), now, deps.random),
       };
+      host.privacy.register(voicePrivacy(runtime.archive));
       if (pool.size) host.log.info({ audioKeys: pool.size }, `voice: ${pool.size} audio key(s) in the rotation pool (model ${settings.audio.model})`);
       else host.log.warn('voice: no audio key (AUDIO_API_KEYS): the bot cannot hear voice notes; audio transcription, the audio archive and auto-reactions are off');
     },

@@ -219,6 +219,21 @@ export class WorkspaceStore {
     await mkdir(dir, { recursive: true, mode: 0o700 });
   }
 
+  /**
+   * Deletes a workspace entirely (privacy delete): its files, its index file, its username and the ids linked to its
+   * owner. Waits until users.json and usernames.json are on disk.
+   */
+  async remove(meta: WorkspaceMeta): Promise<void> {
+    await rm(this.dirOf(meta), { recursive: true, force: true });
+    await rm(path.join(this.indexDir, `${meta.id}.json`), { force: true });
+    this.metas.delete(meta.id);
+    for (const [name, id] of Object.entries(this.namesMap)) if (id === meta.id) delete this.namesMap[name];
+    for (const [id, owner] of Object.entries(this.ownersMap)) if (owner === meta.owner) delete this.ownersMap[id];
+    await this.users.update(() => undefined);
+    await this.usernames.update(() => undefined);
+    await this.flush();
+  }
+
   async flush(): Promise<void> {
     await Promise.all([this.users.flush(), this.usernames.flush()]);
   }
