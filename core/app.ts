@@ -16,7 +16,9 @@ import { UserBudgets } from './providers/budgets.js';
 import { probeGateways } from './providers/health.js';
 import { ProviderChain } from './providers/provider-chain.js';
 import { UsageLedger } from './providers/usage.js';
-import { removeLeftoverTempFiles } from './store/atomic.js';
+import { holdWrites, removeLeftoverTempFiles } from './store/atomic.js';
+import { startControlChannel } from './store/control-channel.js';
+import { JsonFile } from './store/json-file.js';
 import { DataHealth, registerDataHealth, type SetAsideFile, type UnsavedFile } from './store/data-health.js';
 import { formatBytes, startDiskWatch, type FreeSpace } from './store/disk-space.js';
 import { HistoryStore } from './store/history.js';
@@ -189,6 +191,20 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   // Sweeps data/media (30 days) and data/generated (7 days) now and daily; its timer never keeps the process alive.
   const retention = startRetentionSweeper({ dataDir: settings.dataDir, log: log.child({ part: 'retention' }) });
   printStartReport(log, settings, bot, chain, capabilities, discovery.failures, await usage.snapshot());
+  // `npm run backup` asks the running bot through this socket to flush every store and hold writes during the copy.
+  const control = await startControlChannel(
+    settings.dataDir,
+    {
+      hold: async () => {
+        await JsonFile.flushAll();
+        return holdWrites();
+      },
+    },
+    log.child({ part: 'control' }),
+  ).catch((err) => {
+    log.warn({ err }, 'the backup control channel could not start: npm run backup will copy without holding writes');
+    return undefined;
+  });
   const disk = await startDiskWatch({ dataDir: settings.dataDir, thresholdMb: () => bot.config.data.diskLowMb, log, notices: () => bot.notices });
   const free = disk.current();
   if (free) log.info({ dataDir: settings.dataDir, freeBytes: free.freeBytes, totalBytes: free.totalBytes }, `data folder ${settings.dataDir}: ${formatBytes(free.freeBytes)} free of ${formatBytes(free.totalBytes)}`);
@@ -214,6 +230,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
       retention.stop();
       chain.stop();
       disk.stop();
+      await control?.close();
       try {
         await bot.stop();
         // Failures are collected by the data health below (each store retried its write once more here).

@@ -8,6 +8,43 @@ export const TEMP_MARKER = '.tmp-';
 const madeFolders = new Set<string>();
 let counter = 0;
 
+/**
+ * The write gate an online backup closes while it copies the data folder: writes started before wait to finish,
+ * writes asked for meanwhile wait (in memory, in order) until it opens again. Nothing fails; replies go on.
+ */
+let gate: Promise<void> | undefined;
+let inFlight = 0;
+let drained: Array<() => void> = [];
+
+/** Waits while a backup holds the writes, then counts this write as in flight. */
+export async function enterWrite(): Promise<void> {
+  while (gate) await gate;
+  inFlight++;
+}
+
+/** A write (started with enterWrite) ended. */
+export function leaveWrite(): void {
+  if (--inFlight === 0) for (const wake of drained.splice(0)) wake();
+}
+
+/**
+ * Holds every atomic write of this process: resolves once the writes in flight have finished, with the function that
+ * lets writes go on again.
+ */
+export async function holdWrites(): Promise<() => void> {
+  while (gate) await gate;
+  let open!: () => void;
+  gate = new Promise<void>((resolve) => (open = resolve));
+  if (inFlight > 0) await new Promise<void>((resolve) => drained.push(resolve));
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    gate = undefined;
+    open();
+  };
+}
+
 async function ensureFolder(folder: string): Promise<void> {
   if (madeFolders.has(folder)) return;
   await mkdir(folder, { recursive: true });
@@ -28,10 +65,11 @@ async function ensureFolder(folder: string): Promise<void> {
  */
 export async function writeFileAtomicSafe(file: string, data: string | Buffer, mode?: number): Promise<void> {
   const folder = path.dirname(file);
-  await ensureFolder(folder);
+  await enterWrite();
   const temp = `${file}${TEMP_MARKER}${process.pid}-${++counter}`;
   let renamed = false;
   try {
+    await ensureFolder(folder);
     let handle;
     try {
       handle = await open(temp, 'wx', mode ?? 0o644);
@@ -52,6 +90,7 @@ export async function writeFileAtomicSafe(file: string, data: string | Buffer, m
     renamed = true;
   } finally {
     if (!renamed) await rm(temp, { force: true }).catch(() => undefined);
+    leaveWrite();
   }
 }
 

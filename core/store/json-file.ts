@@ -124,8 +124,17 @@ export class JsonFile<T> {
     return applied;
   }
 
+  /** Documents with changes not yet on disk, in this process (an online backup flushes them all). */
+  private static readonly unsaved = new Set<JsonFile<unknown>>();
+
+  /** Flushes every document of this process that has pending changes (failures stay reported by each file). */
+  static async flushAll(): Promise<void> {
+    await Promise.allSettled([...JsonFile.unsaved].map((doc) => doc.flush()));
+  }
+
   private scheduleWrite(): void {
     this.dirty = true;
+    JsonFile.unsaved.add(this as JsonFile<unknown>);
     if (this.writing || this.timer) return;
     // A short pause first: the burst of changes one message makes becomes one write, and the write lands after the
     // reply instead of competing with it. flush() skips the pause.
@@ -163,6 +172,7 @@ export class JsonFile<T> {
             this.health.writeRecovered(this.file);
           }
         }
+        JsonFile.unsaved.delete(this as JsonFile<unknown>);
       } finally {
         this.writing = undefined;
       }
