@@ -51,6 +51,8 @@ export interface App {
   bot: Bot;
   chain: ProviderChain;
   usage: UsageLedger;
+  /** Per-user budgets (today's tokens per user). */
+  budgets: UserBudgets;
   capabilities: Capabilities;
   pluginFailures: Array<{ source: string; reason: string }>;
   /** Gateway probe results; filled in when the probe (run beside start-up) finishes. */
@@ -214,6 +216,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     bot,
     chain,
     usage,
+    budgets,
     capabilities,
     pluginFailures: discovery.failures,
     gatewayHealth,
