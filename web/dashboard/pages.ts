@@ -73,6 +73,8 @@ export interface DashboardView {
   usage: { day: string; rows: Array<{ leg: string; model: string; requests: number; prompt: number; completion: number; total: number }>; totals: { main: number; premium: number }; quotas: { main: number; premium: number } };
   pluginFailures: Array<{ source: string; reason: string }>;
   recentProblems: Problem[];
+  /** Data files set aside at load, files not saved, free space of DATA_DIR. */
+  data?: { setAside: Array<{ file: string; movedTo: string; reason: string }>; unsaved: Array<{ file: string; reason: string }>; freeBytes?: number; low?: boolean };
   running: { host: string; port: number | undefined };
   now: number;
 }
@@ -190,7 +192,8 @@ ${gateways.length ? html`<ul>${gateways}</ul>` : ''}
 <p id="audio-keys">Audio keys: <b>${view.audio.keys}</b> configured · <span class="${view.audio.status.ok ? 'ok' : 'bad'}">${view.audio.status.detail}</span></p></section>
 <section id="usage"><h2>Token usage today (${view.usage.day}, UTC)</h2><table><thead><tr><th>Leg</th><th>Model</th><th>Requests</th><th>Prompt</th><th>Completion</th><th>Total</th></tr></thead><tbody>${usageRows.length ? usageRows : html`<tr><td colspan="6">No usage yet today.</td></tr>`}</tbody></table>
 <h2>All-time use against the account quotas</h2><table><thead><tr><th>Model</th><th>Used</th><th>Quota</th><th></th></tr></thead><tbody>${quota('main')}${quota('premium')}</tbody></table></section>
-<section id="problems"><h2>Last warnings and errors</h2>${problems.length ? html`<table><tbody>${problems}</tbody></table>` : html`<p class="ok">None since start.</p>`}</section>`;
+<section id="problems"><h2>Last warnings and errors</h2>${problems.length ? html`<table><tbody>${problems}</tbody></table>` : html`<p class="ok">None since start.</p>`}</section>
+${dataSection(view)}`;
 }
 
 /**
@@ -199,6 +202,20 @@ ${gateways.length ? html`<ul>${gateways}</ul>` : ''}
  *
  * @example ctx.body = dashboardPage(view).value
  */
+/** Data folder health and the owners' privacy form (export or delete what the bot keeps about one person). */
+function dataSection(view: DashboardView): SafeHtml {
+  const data = view.data;
+  if (!data) return html``;
+  const free = data.freeBytes === undefined ? 'unknown' : `${Math.floor(data.freeBytes / 1024 / 1024).toLocaleString('en-US')} MB`;
+  return html`<section id="data"><h2>Data folder</h2><p id="free-space" class="${data.low ? 'bad' : 'ok'}">Free space: <b>${free}</b></p>
+${data.setAside.length ? html`<h3>Data files set aside (bytes kept)</h3><ul id="set-aside">${data.setAside.map((p) => html`<li class="warn"><b>${p.file}</b>: ${p.reason} → kept as ${p.movedTo}</li>`)}</ul>` : ''}
+${data.unsaved.length ? html`<h3>Not saved (kept in memory, retried)</h3><ul id="unsaved">${data.unsaved.map((p) => html`<li class="bad"><b>${p.file}</b>: ${p.reason}</li>`)}</ul>` : ''}
+<h3>A person's data</h3><form method="post" action="/config/mydata" id="mydata-form"><input type="hidden" name="_csrf" value="${view.csrf}">
+<label for="mydata-person">Phone number or LID (digits)</label><input id="mydata-person" name="person" inputmode="numeric">
+<label for="mydata-confirm">To delete, type the digits again</label><input id="mydata-confirm" name="confirm" inputmode="numeric">
+<button type="submit" name="action" value="export">Download everything kept</button> <button type="submit" name="action" value="delete" class="secondary">Delete everything kept</button></form></section>`;
+}
+
 export function dashboardPage(view: DashboardView): SafeHtml {
   const summary = view.problems.length
     ? html`<div class="notice error" role="alert" id="form-errors"><b>Not saved.</b> Fix these fields; config.json was not changed:<ul>${view.problems.map((p) => html`<li>${p.message}</li>`)}</ul></div>`
