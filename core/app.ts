@@ -36,6 +36,13 @@ export interface AppOptions {
   /** Folder to discover plugins in; default the project's `plugins/`. */
   pluginsDir?: string;
   logger?: Logger;
+  /**
+   * Where the product's own logger writes (JSON lines), instead of stderr. Tests use this rather than `logger`, so
+   * they exercise the product's redaction list (every secret in the settings), not one they built themselves.
+   */
+  logDestination?: NodeJS.WritableStream;
+  /** Log level instead of LOG_LEVEL (tests read debug lines). */
+  logLevel?: string;
   /** Skip the gateway health probe (tests of non-AI paths). */
   skipHealthProbe?: boolean;
   /** Take the data folder for this process alone (`npm start`, `npm run chat`); a second instance is refused. */
@@ -111,7 +118,14 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   const cwd = options.cwd ?? process.cwd();
   const settings = loadSettings({ cwd, env: options.env });
   ensureDataDir(settings.dataDir);
-  const log = options.logger ?? createLogger({ level: settings.logLevel, secrets: settings.secrets, pretty: settings.logFormat ? settings.logFormat === 'pretty' : undefined });
+  const log =
+    options.logger ??
+    createLogger({
+      level: options.logLevel ?? settings.logLevel,
+      secrets: settings.secrets,
+      pretty: options.logDestination ? false : settings.logFormat ? settings.logFormat === 'pretty' : undefined,
+      destination: options.logDestination,
+    });
   const loaded = await loadConfigFile(cwd);
   if (loaded.created) log.warn({ file: loaded.file }, 'config.json was missing: created it from config.example.json; edit it (or use the /config dashboard)');
   const config = loaded.config;
