@@ -172,6 +172,13 @@ export const WORKSPACE_INDEX_SCHEMA: DataSchema = {
   },
 };
 
+/** `data/audio_budget.json`: seconds of audio per user on one UTC day. */
+export const AUDIO_BUDGET_SCHEMA: DataSchema = {
+  name: 'audio budget',
+  version: 1,
+  schema: { type: 'object', required: ['day', 'used'], properties: { day: str, used: mapOf(num) } },
+};
+
 /** `data/audio_archive/<chat>/notes/<n>.json`. */
 export const ARCHIVE_SEGMENT_SCHEMA: DataSchema = {
   name: 'voice archive segment',
@@ -205,4 +212,5 @@ export const DATA_SCHEMAS: DataSchema[] = [
   WORKSPACE_USERNAMES_SCHEMA,
   WORKSPACE_INDEX_SCHEMA,
   ARCHIVE_SEGMENT_SCHEMA,
+  AUDIO_BUDGET_SCHEMA,
 ];

@@ -5,6 +5,7 @@ import { IdentityLinks } from '../../core/transport/whatsapp/identity-links.js';
 import { SeenMessages } from '../../core/transport/whatsapp/seen-messages.js';
 import { DataHealth, registerDataHealth } from '../../core/store/data-health.js';
 import { AudioArchive } from '../../plugins/voice/archive.js';
+import { AudioBudget } from '../../plugins/voice/audio-budget.js';
 import { WorkspaceStore } from '../../plugins/workspace/store.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';
 import { runChat, startTestApp, tempDir, writeConfig } from '../helpers/test-app.js';
@@ -194,6 +195,18 @@ describe('data files: a schema and a version per file', function () {
         expect(await asideFiles(ws, 'usernames.json')).to.have.length(1);
         expect(await asideFiles(path.join(ws, 'index'), '0123456789abcdef.json')).to.have.length(1);
         expect(JSON.parse(await readFile(path.join(ws, 'usernames.json'), 'utf8'))).to.deep.equal({ $version: 1, ana: meta.id });
+      });
+
+      it(`audio budget: ${shape} is set aside and the allowance starts fresh`, async () => {
+        const file = path.join(dir, 'audio_budget.json');
+        await writeFile(file, bytes);
+        const budget = new AudioBudget(file, Date.now);
+        expect(await budget.used('u1')).to.equal(0);
+        await budget.spend('u1', 30);
+        await budget.flush();
+        expect(await asideFiles(dir, 'audio_budget.json')).to.have.length(1);
+        expect(JSON.parse(await readFile(file, 'utf8')).used).to.deep.equal({ u1: 30 });
+        expect(health.setAside.map((p) => p.file)).to.deep.equal([file]);
       });
 
       it(`voice archive segment: ${shape} is set aside and the chat's archive still works`, async () => {
