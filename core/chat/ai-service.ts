@@ -86,9 +86,10 @@ export function createAiService(deps: AiServiceDeps): AiService {
       const content = e.role === 'user' && isGroup && e.senderName ? `${e.senderName}: ${e.text}` : e.text;
       used += estimateTokens(content) + 4;
       if (used > budgetTokens && out.length > 0) break;
-      out.unshift({ role: e.role, content });
+      // push + one reverse: unshift made building the prompt quadratic in the history length (issue 24).
+      out.push({ role: e.role, content });
     }
-    return out;
+    return out.reverse();
   }
 
   /** The turns of `ids` and the bot's answers that directly follow them; everyone else's turns are dropped. */
