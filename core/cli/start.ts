@@ -49,9 +49,14 @@ await runCli(async () => {
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, 'stopping');
-    await app.stop().catch((err) => app.log.error({ err }, 'stop failed'));
+    // Data that could not be written (UnsavedDataError) or any other stop failure is never a successful exit.
+    let code = 0;
+    await app.stop().catch((err) => {
+      app.log.error({ err }, 'stop failed');
+      code = 1;
+    });
     await web.close();
-    exitAfterFlush(0);
+    exitAfterFlush(code);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
