@@ -108,6 +108,22 @@ describe('a full disk (tmpfs in a private mount namespace)', function () {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('refuses to start on a full disk, naming DATA_DIR, and leaves no .write-test probe behind', async () => {
+    const dir = await tempDir();
+    try {
+      await mkdir(path.join(dir, 'data'));
+      const settings = JSON.stringify(path.join(ROOT, 'dist', 'core', 'config', 'settings.js'));
+      const probe = `import(${settings}).then((m) => { try { m.ensureDataDir(process.argv[1]); console.log('started'); } catch (e) { console.log('REFUSED ' + e.message); } });`;
+      const script = `mount -t tmpfs -o size=64k tmpfs "$1/data" && (dd if=/dev/zero of="$1/data/filler" bs=4k 2>/dev/null; true) && "$2" -e "$3" "$1/data" > "$1/out.txt" && ls -A "$1/data" > "$1/left.txt"`;
+      const run = spawnSync('unshare', ['-m', 'sh', '-c', script, 'sh', dir, process.execPath, probe], { encoding: 'utf8' });
+      expect(run.status, run.stderr).to.equal(0);
+      expect(await readFile(path.join(dir, 'out.txt'), 'utf8')).to.match(/^REFUSED DATA_DIR .* cannot hold the bot's data/);
+      expect((await readFile(path.join(dir, 'left.txt'), 'utf8')).trim().split('\n')).to.deep.equal(['filler']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 async function listAll(dir: string, prefix = ''): Promise<string[]> {
