@@ -423,64 +423,6 @@ export class AudioArchive {
     return chat.notes.length;
   }
 
-  /**
-   * Chat ids that have an archive. Only for the privacy controls (export and delete of one person's notes): search
-   * stays per chat.
-   */
-  async chatIds(): Promise<string[]> {
-    const names = await readdir(this.root).catch(() => [] as string[]);
-    return names.map((n) => decodeURIComponent(n));
-  }
-
-  /** The notes of `chatId` that match (privacy export), with their context. */
-  async notesWhere(chatId: string, matches: (note: ArchivedNote) => boolean): Promise<Array<ArchivedNote & NoteContext>> {
-    const chat = this.chat(chatId);
-    await chat.load();
-    const out: Array<ArchivedNote & NoteContext> = [];
-    for (const note of chat.notes) if (!note.removed && matches(note)) out.push({ ...note, ...(await chat.readContext(note.seq)) });
-    return out;
-  }
-
-  /**
-   * Erases the notes of `chatId` that match (their transcript, audio file, sender and context) and removes matching
-   * messages from the context of every other note; the search index is rebuilt without them. A note keeps its number,
-   * so the other notes keep theirs. Returns how many notes and context messages went.
-   */
-  async erase(chatId: string, note: (note: ArchivedNote) => boolean, contextMessage: (message: ContextMessage) => boolean): Promise<number> {
-    const chat = this.chat(chatId);
-    await chat.load();
-    return chat.serial(async () => {
-      let removed = 0;
-      const segments = new Set<number>();
-      for (const n of chat.notes) {
-        if (n.removed || !note(n)) continue;
-        if (n.audioFile) await rm(path.join(chat.dir, n.audioFile), { force: true });
-        await rm(chat.contextFile(n.seq), { force: true });
-        chat.pending.delete(n.seq);
-        Object.assign(n, { transcript: '', senderId: '', removed: true });
-        delete n.senderName;
-        delete n.audioFile;
-        segments.add(Math.floor((n.seq - 1) / SEGMENT_SIZE));
-        removed++;
-      }
-      for (const n of chat.notes) {
-        if (n.removed) continue;
-        const context = await chat.readContext(n.seq);
-        const before = context.before.filter((m) => !contextMessage(m));
-        const after = context.after.filter((m) => !contextMessage(m));
-        const gone = context.before.length + context.after.length - before.length - after.length;
-        if (!gone) continue;
-        removed += gone;
-        const cleaned = { before, after };
-        await writeJsonAtomic(chat.contextFile(n.seq), cleaned);
-        if (chat.pending.has(n.seq)) chat.pending.set(n.seq, cleaned);
-      }
-      for (const segment of segments) await chat.writeSegment(segment);
-      if (segments.size) await chat.dropIndex();
-      return removed;
-    });
-  }
-
   /** The absolute path of a note's audio file, if it was kept. */
   audioPath(chatId: string, note: ArchivedNote): string | undefined {
     return note.audioFile ? path.join(this.chat(chatId).dir, note.audioFile) : undefined;
@@ -495,4 +437,65 @@ export class AudioArchive {
 /** Makes sure the archive root exists (so the owner sees where audio is kept). */
 export async function ensureArchiveRoot(root: string): Promise<void> {
   await mkdir(root, { recursive: true });
+}
+
+/**
+ * The privacy controls' access to the archive (`.mydata` export and delete, messages deleted for everyone). Kept out
+ * of the AudioArchive class on purpose: the class's API stays "one chat at a time, search only within it".
+ */
+const chatOf = (archive: AudioArchive, chatId: string): ChatArchive => (archive as unknown as { chat(id: string): ChatArchive }).chat(chatId);
+
+/** Chat ids that have an archive (privacy export and delete of one person's notes; never used for search). */
+export async function archivedChatIds(archive: AudioArchive): Promise<string[]> {
+  const names = await readdir(archive.root).catch(() => [] as string[]);
+  return names.map((n) => decodeURIComponent(n));
+}
+
+/** The notes of `chatId` that match (privacy export), with their context. */
+export async function archivedNotesWhere(archive: AudioArchive, chatId: string, matches: (note: ArchivedNote) => boolean): Promise<Array<ArchivedNote & NoteContext>> {
+  const chat = chatOf(archive, chatId);
+  await chat.load();
+  const out: Array<ArchivedNote & NoteContext> = [];
+  for (const note of chat.notes) if (!note.removed && matches(note)) out.push({ ...note, ...(await chat.readContext(note.seq)) });
+  return out;
+}
+
+/**
+ * Erases the notes of `chatId` that match (their transcript, audio file, sender and context) and removes matching
+ * messages from the context of every other note; the search index is rebuilt without them. A note keeps its number,
+ * so the other notes keep theirs. Returns how many notes and context messages went.
+ */
+export async function eraseArchived(archive: AudioArchive, chatId: string, note: (note: ArchivedNote) => boolean, contextMessage: (message: ContextMessage) => boolean): Promise<number> {
+  const chat = chatOf(archive, chatId);
+  await chat.load();
+  return chat.serial(async () => {
+    let removed = 0;
+    const segments = new Set<number>();
+    for (const n of chat.notes) {
+      if (n.removed || !note(n)) continue;
+      if (n.audioFile) await rm(path.join(chat.dir, n.audioFile), { force: true });
+      await rm(chat.contextFile(n.seq), { force: true });
+      chat.pending.delete(n.seq);
+      Object.assign(n, { transcript: '', senderId: '', removed: true });
+      delete n.senderName;
+      delete n.audioFile;
+      segments.add(Math.floor((n.seq - 1) / SEGMENT_SIZE));
+      removed++;
+    }
+    for (const n of chat.notes) {
+      if (n.removed) continue;
+      const context = await chat.readContext(n.seq);
+      const before = context.before.filter((m) => !contextMessage(m));
+      const after = context.after.filter((m) => !contextMessage(m));
+      const gone = context.before.length + context.after.length - before.length - after.length;
+      if (!gone) continue;
+      removed += gone;
+      const cleaned = { before, after };
+      await writeJsonAtomic(chat.contextFile(n.seq), cleaned);
+      if (chat.pending.has(n.seq)) chat.pending.set(n.seq, cleaned);
+    }
+    for (const segment of segments) await chat.writeSegment(segment);
+    if (segments.size) await chat.dropIndex();
+    return removed;
+  });
 }

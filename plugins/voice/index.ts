@@ -262,7 +262,8 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
         recent: new RecentMessages(host.histories),
         reactor: new AutoReactor(provider, host.log, Math.min(settings.upstreamTimeoutMs, 10_000), now, deps.random),
       };
-      host.privacy.register(voicePrivacy(runtime.archive));
+      // Optional on hand-made hosts (tests of other parts).
+      host.privacy?.register(voicePrivacy(runtime.archive));
       if (pool.size) host.log.info({ audioKeys: pool.size }, `voice: ${pool.size} audio key(s) in the rotation pool (model ${settings.audio.model})`);
       else host.log.warn('voice: no audio key (AUDIO_API_KEYS): the bot cannot hear voice notes; audio transcription, the audio archive and auto-reactions are off');
     },

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { writtenBy, type PrivacyParticipant } from '../../core/store/privacy.js';
-import type { AudioArchive } from './archive.js';
+import { archivedChatIds, archivedNotesWhere, eraseArchived, type AudioArchive } from './archive.js';
 
 /** Audio bytes put into one export at most (base64 in the JSON); transcripts are always complete. */
 const MAX_EXPORT_AUDIO_BYTES = 16 * 1024 * 1024;
@@ -15,8 +15,8 @@ export function voicePrivacy(archive: AudioArchive): PrivacyParticipant {
     async exportFor(person) {
       const out: Record<string, unknown[]> = {};
       let audioBytes = 0;
-      for (const chat of await archive.chatIds()) {
-        const notes = await archive.notesWhere(chat, (n) => writtenBy(n.senderId, person));
+      for (const chat of await archivedChatIds(archive)) {
+        const notes = await archivedNotesWhere(archive, chat, (n) => writtenBy(n.senderId, person));
         if (!notes.length) continue;
         out[chat] = await Promise.all(
           notes.map(async (n) => {
@@ -32,11 +32,11 @@ export function voicePrivacy(archive: AudioArchive): PrivacyParticipant {
     },
     async deleteFor(person) {
       let removed = 0;
-      for (const chat of await archive.chatIds()) {
-        removed += await archive.erase(chat, (n) => writtenBy(n.senderId, person), (m) => writtenBy(m.senderId, person));
+      for (const chat of await archivedChatIds(archive)) {
+        removed += await eraseArchived(archive, chat, (n) => writtenBy(n.senderId, person), (m) => writtenBy(m.senderId, person));
       }
       return removed;
     },
-    revoke: (chatId, messageId) => archive.erase(chatId, (n) => n.messageId === messageId, (m) => m.id === messageId),
+    revoke: (chatId, messageId) => eraseArchived(archive, chatId, (n) => n.messageId === messageId, (m) => m.id === messageId),
   };
 }

@@ -51,7 +51,7 @@ export default definePlugin({
     await service.start();
     services.set(host, service);
     started.add(service);
-    host.privacy.register(workspacePrivacy(() => service.store));
+    host.privacy?.register(workspacePrivacy(() => service.store));
     const options = readOptions(host.options());
     const sandbox = host.capabilities.status('sandbox');
     if (options.unsafeNoSandbox) {
