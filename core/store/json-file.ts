@@ -185,6 +185,7 @@ export class JsonFile<T> {
     if (this.timer || (this.dirty && !this.writing)) this.startWriting();
     while (this.writing) await this.writing;
     if (this.dirty && this.failure !== undefined) throw new DataWriteError([this.file], this.failure);
+    if (this.dirty && this.blocked) throw new DataWriteError([this.file], new Error('the file could not be read nor moved aside, so it is not overwritten'));
   }
 
   /** Removes the in-memory copy's content (privacy deletes) and writes the empty document. */
