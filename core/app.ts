@@ -24,7 +24,10 @@ import { formatBytes, startDiskWatch, type FreeSpace } from './store/disk-space.
 import { HistoryStore } from './store/history.js';
 import { MemoryStore } from './store/memory.js';
 import { startRetentionSweeper } from './store/retention.js';
-import type { Transport } from './transport/transport.js';
+import { privateChatIdOf, type Transport } from './transport/transport.js';
+import { OwnerNotices } from './notices/owner-notices.js';
+import type { OwnerNotifier } from './notices/owner-notifier.js';
+import { Outbox } from './sending/outbox.js';
 import { buildStatusReport } from './status/status-report.js';
 import { legsCapability } from './capabilities/legs-capability.js';
 
@@ -70,11 +73,17 @@ export interface App {
   dataProblems(): { setAside: SetAsideFile[]; unsaved: UnsavedFile[] };
   /** Free space of DATA_DIR (last measurement), for the dashboard. */
   freeSpace(): FreeSpace | undefined;
+  /** Tells the owners about incidents (also `bot.notices`, `host.notices`). */
+  notices: OwnerNotifier;
+  /** The safe-sending limiter every bot-initiated message goes through. */
+  outbox: Outbox;
   /** Connects the transport and starts handling messages. */
   connect(transport: Transport): Promise<void>;
   /**
-   * Stops the bot and flushes every store. Rejects with UnsavedDataError (listing the files) when some data could
-   * not be written, so the caller can exit non-zero.
+   * Stops taking messages, lets those being handled finish (config `shutdown.graceSeconds`), stops plugins and the
+   * transport (WhatsApp: the socket is closed, the session kept), flushes every store and releases the data folder.
+   * Rejects with UnsavedDataError (listing the files) when some data could not be written, so the caller exits
+   * non-zero.
    */
   stop(): Promise<void>;
 }
@@ -145,7 +154,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   // WhatsApp two sockets on one session knock each other off in a reconnect storm).
   const releaseLock = options.instanceLock
     ? await acquireInstanceLock(settings.dataDir, {
-        onCompromised: (err) => log.error({ dataDir: settings.dataDir, reason: err.message }, 'lost the lock on the data folder: another process may be writing to it'),
+        onCompromised: (err) => bot.notices.raise('instance-lock-lost', `Lost the lock on the data folder ${settings.dataDir} (${err.message}): another process may be writing to it. Restart the bot.`),
       })
     : undefined;
 
@@ -170,7 +179,21 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     legsCapability(chain.health(), (l) => Boolean(l.premiumModel), 'no PRIMARY_GATEWAY_PREMIUM_MODEL or PREMIUM_MODEL set'),
   );
 
+  let transport: Transport | undefined;
+  const outbox = new Outbox(() => bot.config.sending, log.child({ part: 'sending' }));
+  const notices = new OwnerNotices({
+    log: log.child({ part: 'notices' }),
+    owners: () => bot.config.owners,
+    // The chat id is asked of the transport when the notice goes out, so notices raised before it connects wait.
+    sendToOwner: async (owner, text) => {
+      await outbox.attachedTransport();
+      return outbox.sendText(privateChatIdOf(transport, owner), text);
+    },
+    limits: () => bot.config.notices,
+  });
   bot = new Bot({
+    notices,
+    outbox,
     settings,
     config,
     log,
@@ -219,6 +242,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   const disk = await startDiskWatch({ dataDir: settings.dataDir, thresholdMb: () => bot.config.data.diskLowMb, log, notices: () => bot.notices });
   const free = disk.current();
   if (free) log.info({ dataDir: settings.dataDir, freeBytes: free.freeBytes, totalBytes: free.totalBytes }, `data folder ${settings.dataDir}: ${formatBytes(free.freeBytes)} free of ${formatBytes(free.totalBytes)}`);
+  notices.announce();
 
   return {
     settings,
@@ -237,25 +261,41 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     healthChecked,
     dataProblems: () => ({ setAside: [...health.setAside], unsaved: health.unsaved() }),
     freeSpace: () => disk.current(),
-    connect: (transport) => bot.start(transport),
+    notices,
+    outbox,
+    async connect(connecting) {
+      transport = connecting;
+      outbox.attach(connecting);
+      await bot.start(connecting);
+    },
     async stop() {
       retention.stop();
+      const graceEnds = Date.now() + bot.config.shutdown.graceSeconds * 1000;
+      await bot.drain(graceEnds - Date.now());
+      // No new notices from here; those already queued (and other bot-initiated sends) get what is left of the grace.
+      notices.stop();
+      await outbox.settle(Math.max(0, graceEnds - Date.now()));
+      const dropped = outbox.close();
+      if (dropped) log.warn({ dropped }, `${dropped} message(s) the bot meant to send on its own were still waiting in the send queue and were not sent`);
       chain.stop();
       disk.stop();
       await control?.close();
+      let failed: string[];
       try {
-        await bot.stop();
-        // Failures are collected by the data health below (each store retried its write once more here).
-        await Promise.allSettled([usage.flush(), budgets.flush()]);
+        const results = await Promise.allSettled([bot.stop(0), usage.flush(), budgets.flush()]);
+        failed = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
       } finally {
         unregisterHealth();
+        // Released even when data could not be saved: the process is ending either way.
         await releaseLock?.();
       }
+      // Every store reports to the data health: the files still unsaved after this last try are named.
       const unsaved = health.unsaved();
       if (unsaved.length) {
         log.error({ files: unsaved.map((f) => f.file) }, `stopped with ${unsaved.length} data file(s) NOT saved: ${unsaved[0].reason}`);
         throw new UnsavedDataError(unsaved);
       }
+      if (failed.length) throw new Error(`data could not be saved: ${failed.join('; ')}`);
     },
   };
 }
