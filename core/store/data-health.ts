@@ -37,7 +37,8 @@ export function describeWriteError(err: unknown): string {
     case 'EIO':
       return "the server's disk reported an input/output error";
     default:
-      return `the server could not write its data (${(err as Error | undefined)?.message ?? String(err)})`;
+      // The code only: the message names server paths, and this sentence may go to a chat.
+      return `the server could not write its data${code ? ` (${code})` : ''}`;
   }
 }
 

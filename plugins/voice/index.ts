@@ -87,25 +87,27 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
       // Spent before the upload: a note that fails half-way still used the provider.
       if (user) await rt().budget.spend(user, seconds);
       const transcript = await transcriber.transcribe(bytes, media.kind, format);
-      const note = await archive.add(ctx.chatId, {
-        messageId: ctx.message.id,
-        senderId: ctx.senderId,
-        senderName: ctx.message.senderName,
-        at: ctx.message.timestamp,
-        transcript: transcript.text,
-        kind: media.kind === 'voice' ? 'voice' : 'audio',
-        audio: { bytes: transcript.audio, ext: transcript.format.ext },
-        before,
-      });
+      const note = await archive
+        .add(ctx.chatId, {
+          messageId: ctx.message.id,
+          senderId: ctx.senderId,
+          senderName: ctx.message.senderName,
+          at: ctx.message.timestamp,
+          transcript: transcript.text,
+          kind: media.kind === 'voice' ? 'voice' : 'audio',
+          audio: { bytes: transcript.audio, ext: transcript.format.ext },
+          before,
+        })
+        .catch((err: NodeJS.ErrnoException) => {
+          if (!err.syscall) throw err;
+          // Said as it is: a note the archive could not keep is never treated as heard and archived.
+          ctx.log.error({ err }, `${what} could not be archived`);
+          throw new VoiceError(`I could not save that ${what}: ${describeWriteError(err)}.`);
+        });
       ctx.log.info({ seq: note.seq, parts: transcript.parts, chars: transcript.text.length }, `${what} transcribed and archived`);
       heard = { ok: true, text: transcript.text, seq: note.seq };
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code && ['ENOSPC', 'EDQUOT', 'EACCES', 'EPERM', 'EROFS', 'EIO'].includes(code)) {
-        // Said as it is: a note the archive could not keep is never reported as heard and archived.
-        ctx.log.error({ err }, `${what} could not be archived`);
-        heard = { ok: false, error: `I could not save that ${what}: ${describeWriteError(err)}.` };
-      } else if (!(err instanceof VoiceError)) {
+      if (!(err instanceof VoiceError)) {
         ctx.log.error({ err }, `${what} could not be handled`);
         heard = { ok: false, error: `Sorry, something went wrong while I was listening to that ${what}. The owner can find the details in the log.` };
       } else {
