@@ -9,7 +9,7 @@ import { ROOT, startTestApp, tempDir } from '../helpers/test-app.js';
 
 function runCli(script: string, args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'core', 'cli', script), ...args], { cwd, env: { PATH: process.env.PATH ?? '' } });
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'app', script), ...args], { cwd, env: { PATH: process.env.PATH ?? '' } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

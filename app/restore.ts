@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-import { loadSettings } from '../config/settings.js';
-import { BackupError, restoreBackup } from '../store/backup.js';
+import { loadSettings } from '../core/config/settings.js';
+import { BackupError, restoreBackup } from '../core/store/backup.js';
 
 /** `npm run restore -- <file>`: restores a backup into DATA_DIR (refused while a bot runs on it). */
 try {

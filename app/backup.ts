@@ -2,15 +2,15 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadSettings } from '../config/settings.js';
-import { BackupError, createBackup } from '../store/backup.js';
-import { formatBytes } from '../store/disk-space.js';
+import { loadSettings } from '../core/config/settings.js';
+import { BackupError, createBackup } from '../core/store/backup.js';
+import { formatBytes } from '../core/store/disk-space.js';
 
 /**
  * `npm run backup [-- <file>]`: one `.tar.gz` of DATA_DIR with a manifest (default `backups/` beside DATA_DIR).
  * A running bot is asked to flush and hold its writes during the copy.
  */
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const appVersion = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }).version;
 try {
   const settings = loadSettings({ requireProviderKey: false });
