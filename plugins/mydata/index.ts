@@ -1,14 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { definePlugin } from '../../core/plugin/define-plugin.js';
-import type { BotContext } from '../../core/plugin/types.js';
+import { definePlugin, type CommandContext } from '../../core/index.js';
 
 /** How long a `.mydata delete` waits for its confirmation. */
 export const CONFIRM_WINDOW_MS = 5 * 60 * 1000;
 
 /** The person's ids (phone jid and LID when both are known), device suffixes dropped. */
-function personOf(ctx: BotContext): string[] {
+function personOf(ctx: CommandContext): string[] {
   const canonical = (id: string) => `${id.split('@')[0].split(':')[0]}@${id.split('@')[1] ?? 's.whatsapp.net'}`;
   return [...new Set([ctx.senderId, ctx.message.senderAltId].filter((id): id is string => Boolean(id)).map(canonical))];
 }
@@ -26,15 +25,20 @@ export default definePlugin({
   name: 'mydata',
   description: 'See everything I keep about you, or have it deleted',
   order: 25,
-  triggers: [{ command: 'mydata', usage: '.mydata [delete]', help: 'get a file with everything I keep about you; .mydata delete removes it' }],
-  async handle(ctx) {
+  setup: () => ({
+    commands: [{ command: 'mydata', usage: '.mydata [delete]', help: 'get a file with everything I keep about you; .mydata delete removes it', run: mydata }],
+  }),
+});
+
+async function mydata(ctx: CommandContext): Promise<void> {
+  {
     const prefix = ctx.host.config().prefix;
     if (ctx.message.isGroup) {
       await ctx.reply(`Your data is private: send ${prefix}mydata to me in a private chat.`);
       return;
     }
     const person = personOf(ctx);
-    const args = (ctx.command?.args ?? '').trim().toLowerCase();
+    const args = ctx.args.trim().toLowerCase();
     if (args === 'delete') {
       pending.set(ctx.senderId, Date.now() + CONFIRM_WINDOW_MS);
       await ctx.reply(
@@ -74,5 +78,5 @@ export default definePlugin({
     } finally {
       await rm(file, { force: true });
     }
-  },
-});
+  }
+}
