@@ -350,7 +350,7 @@ export class Bot {
   async start(transport: Transport): Promise<void> {
     this.transport = transport;
     transport.onRevoke?.((chatId, messageId) => this.revoke(chatId, messageId));
-    await transport.start((message) => this.handle(message));
+    await transport.start((message) => this.handle(message), { onRevoke: (chatId, messageId) => this.revoke(chatId, messageId) });
   }
 
   /**

@@ -5,6 +5,14 @@ export type InboundHandler = (message: IncomingMessage) => Promise<void>;
 
 /** Called by a transport when a message was deleted for everyone. Resolves when it is gone from the stored data. */
 export type RevokeHandler = (chatId: string, messageId: string) => Promise<void>;
+/**
+ * Changes to earlier messages a transport reports (WhatsApp: edits and deletes for everyone). The core applies them
+ * to what it kept (history, archive); a transport without them never calls these.
+ */
+export interface TransportEvents {
+  onEdit?(chatId: string, messageId: string, text: string): void | Promise<void>;
+  onRevoke?(chatId: string, messageId: string): void | Promise<void>;
+}
 
 /** Session state a transport reports (shown on `GET /` and in the dashboard). */
 export interface SessionState {
@@ -40,8 +48,9 @@ export interface SessionState {
  */
 export interface Transport {
   readonly name: string;
-  start(onMessage: InboundHandler): Promise<void>;
-  /** Registers the handler for messages deleted for everyone (networks without such deletes never call it). */
+  /** `events` (optional) receives edits and deletes of earlier messages where the network has them. */
+  start(onMessage: InboundHandler, events?: TransportEvents): Promise<void>;
+  /** Registers the handler for messages deleted for everyone (the memory transport; WhatsApp uses `events`). */
   onRevoke?(handler: RevokeHandler): void;
   stop(): Promise<void>;
   sendText(chatId: string, text: string, options?: { quotedId?: string }): Promise<SentMessage>;
