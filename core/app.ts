@@ -9,6 +9,9 @@ import type { BotConfig } from './config/schema.js';
 import { ensureDataDir, loadSettings, type Settings } from './config/settings.js';
 import { createAiService } from './chat/ai-service.js';
 import { createLogger, type Logger } from './log/logger.js';
+import { BotMetrics } from './metrics/bot-metrics.js';
+import { instrumentTransport } from './metrics/instrument-transport.js';
+import { transportRestricted } from './metrics/readiness.js';
 import { discoverPlugins } from './plugin/discover.js';
 import type { Plugin } from './plugin/types.js';
 import { UserBudgets } from './providers/budgets.js';
@@ -42,6 +45,8 @@ export interface App {
   chain: ProviderChain;
   usage: UsageLedger;
   capabilities: Capabilities;
+  /** Prometheus metrics of this app (its own registry), served on `GET /metrics`. */
+  metrics: BotMetrics;
   pluginFailures: Array<{ source: string; reason: string }>;
   /** Gateway probe results; filled in when the probe (run beside start-up) finishes. */
   gatewayHealth: Array<{ name: string; url: string; healthy: boolean; detail: string }>;
@@ -90,7 +95,8 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   const settings = loadSettings({ cwd, env: options.env });
   ensureDataDir(settings.dataDir);
   const log = options.logger ?? createLogger({ level: settings.logLevel, secrets: settings.secrets });
-  const loaded = await loadConfigFile(cwd);
+  const loaded = await loadConfigFile(cwd, settings.configFile);
+  log.info({ envFile: settings.envFile, configFile: loaded.file, dataDir: settings.dataDir }, 'account files: settings, config and data');
   if (loaded.created) log.warn({ file: loaded.file }, 'config.json was missing: created it from config.example.json; edit it (or use the /config dashboard)');
   const config = loaded.config;
 
@@ -115,6 +121,12 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   usage.onRecord((userId, role, tokens) => {
     if (userId && tokens > 0) void budgets.spend(userId, role === 'premium', tokens);
   });
+  const metrics = new BotMetrics();
+  chain.onOutcome(({ leg, outcome, cooldownMs }) => {
+    metrics.upstreamRequests.inc({ leg, outcome });
+    if (cooldownMs > 0) metrics.legCooldowns.inc({ leg, reason: outcome });
+  });
+  metrics.observe({ legs: () => chain.health(), audioKeys: () => capabilities.known('audio') ? capabilities.status('audio').counts : undefined });
   capabilities.setLive('chat', () => {
     const legs = chain.legs().length;
     if (!legs) return { ok: false, detail: 'no provider key' };
@@ -160,10 +172,15 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     chain,
     usage,
     capabilities,
+    metrics,
     pluginFailures: discovery.failures,
     gatewayHealth,
     healthChecked,
-    connect: (transport) => bot.start(transport),
+    connect: (transport) => {
+      metrics.observe({ transport: () => ({ connected: transport.session().status === 'linked', restricted: transportRestricted(transport) }) });
+      // The bot sees the transport through the metrics wrapper: every message and send is counted there.
+      return bot.start(instrumentTransport(transport, metrics));
+    },
     async stop() {
       retention.stop();
       await bot.stop();

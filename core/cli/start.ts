@@ -16,6 +16,7 @@ await runCli(async () => {
     settings: app.settings,
     config: () => app.config,
     log,
+    onReconnect: (reason) => app.metrics.reconnects.inc({ reason }),
     // The bot's own LID counts as a target id at once; it is also written into config.json (and said once in the log).
     onLinked: async (me) => {
       if (!me.lid) return;

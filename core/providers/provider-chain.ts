@@ -44,6 +44,13 @@ export interface LegHealth {
   failures: number;
 }
 
+/** What became of one request to a leg: `ok` or the failure class, and the rest it then got (0: none). */
+export interface LegOutcome {
+  leg: string;
+  outcome: 'ok' | Failure['kind'];
+  cooldownMs: number;
+}
+
 /**
  * The provider chain: legs in order (primary gateway, second gateway, each audio key). A request goes to the first
  * leg not cooling down; on a failure it moves on at once, and the failing leg rests for a time fitted to the failure
@@ -56,6 +63,7 @@ export interface LegHealth {
  */
 export class ProviderChain {
   private readonly states: LegState[];
+  private readonly outcomeListeners: Array<(event: LegOutcome) => void> = [];
   constructor(
     private readonly settings: Settings,
     private readonly log: Logger,
@@ -95,6 +103,21 @@ export class ProviderChain {
     }));
   }
 
+  /** Calls `listener` after every request to a leg (metrics); a throwing listener is ignored. */
+  onOutcome(listener: (event: LegOutcome) => void): void {
+    this.outcomeListeners.push(listener);
+  }
+
+  private report(event: LegOutcome): void {
+    for (const listener of this.outcomeListeners) {
+      try {
+        listener(event);
+      } catch {
+        /* metrics must never break a request */
+      }
+    }
+  }
+
   private markFailed(state: LegState, failure: Failure, purpose: string): void {
     state.failures++;
     state.lastFailure = failure;
@@ -118,9 +141,12 @@ export class ProviderChain {
       }
       state.requests++;
       try {
-        return await call(state.leg, state.client);
+        const result = await call(state.leg, state.client);
+        this.report({ leg: state.leg.name, outcome: 'ok', cooldownMs: 0 });
+        return result;
       } catch (err) {
         const failure = classifyFailure(err);
+        this.report({ leg: state.leg.name, outcome: failure.kind, cooldownMs: failure.cooldownMs });
         if (failure.kind === 'context-length') throw new ContextTooLongError(state.leg.name);
         this.markFailed(state, failure, purpose);
         causes.push(`${state.leg.name}: ${failure.summary}`);

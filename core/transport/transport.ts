@@ -42,4 +42,9 @@ export interface Transport {
   /** The bot's own ids learnt at login (phone jid, LID); empty until linked. */
   ownIds(): string[];
   session(): SessionState;
+  /**
+   * True while the network restricts the account (WhatsApp limits an account that sent too much): bot-initiated
+   * sending pauses, and `/readyz` and the metrics show it. Optional: transports without such a state leave it out.
+   */
+  restricted?(): boolean;
 }

@@ -79,9 +79,11 @@ export class AudioKeyPool {
   /** The pool's state as a capability: missing when every key is parked or rejected. Never shows a key. */
   status(): CapabilityStatus {
     const total = this.slots.length;
-    if (!total) return { ok: false, detail: 'no audio key is configured (set AUDIO_API_KEYS)' };
+    if (!total) return { ok: false, detail: 'no audio key is configured (set AUDIO_API_KEYS)', counts: { usable: 0, parked: 0, rejected: 0 } };
     const usable = this.usable().length;
-    if (usable) return { ok: true, detail: `${usable} of ${total} audio key(s) usable` };
+    const rejectedCount = this.slots.filter((s) => s.rejected).length;
+    const counts = { usable, parked: total - usable - rejectedCount, rejected: rejectedCount };
+    if (usable) return { ok: true, detail: `${usable} of ${total} audio key(s) usable`, counts };
     const parked = this.slots.filter((s) => !s.rejected);
     const rejected = total - parked.length;
     const parts: string[] = [];
@@ -91,7 +93,7 @@ export class AudioKeyPool {
       parts.push(`${parked.length} ${daily ? 'reached the daily limit' : 'rate-limited'}, the first is free again at ${clock(until)}`);
     }
     if (rejected) parts.push(`${rejected} rejected by the provider`);
-    return { ok: false, detail: `all ${total} audio key(s) are used up (${parts.join('; ')})` };
+    return { ok: false, detail: `all ${total} audio key(s) are used up (${parts.join('; ')})`, counts };
   }
 
   /** Classifies a failed call. */

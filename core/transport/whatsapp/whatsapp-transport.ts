@@ -24,7 +24,7 @@ import { AuthStateCorruptError, useDurableAuthState, type DurableAuthOptions, ty
 import { BoundedMap, TtlCache } from './caches.js';
 import { IdentityLinks } from './identity-links.js';
 import { mapIncoming, plainJid, type MediaDownloader } from './message-mapper.js';
-import { decideReconnect, DEFAULT_BACKOFF, type BackoffSettings } from './reconnect-policy.js';
+import { decideReconnect, DEFAULT_BACKOFF, describeClose, type BackoffSettings } from './reconnect-policy.js';
 import { SeenMessages } from './seen-messages.js';
 
 export { AuthStateCorruptError };
@@ -70,6 +70,8 @@ export interface WhatsAppTransportOptions {
   authOptions?: DurableAuthOptions;
   /** Called at every login with the own ids (start.ts writes the LID into config.json). */
   onLinked?: (me: { id?: string; lid?: string; name?: string }) => void | Promise<void>;
+  /** Called at every close that leads to a reconnect, with the close reason (metrics count reconnects by reason). */
+  onReconnect?: (reason: string) => void;
   /** Messages delivered late (`append`, sent while the bot was offline) older than this are not answered. Default 1 h. */
   maxOfflineAgeMs?: number;
   /** How long a send waits for a (re)connection before failing. Default 30 s. */
@@ -405,6 +407,7 @@ export class WhatsAppTransport implements Transport {
     }
     const detail = error?.message && !decision.reason.includes(error.message) ? `${decision.reason}: ${error.message}` : decision.reason;
     this.lastError = detail;
+    this.options.onReconnect?.(describeClose(statusCode));
     if (decision.action === 'restart-now') {
       this.log.info({ reason: detail }, 'WhatsApp asked for a restart of the connection (normal right after linking): reconnecting now');
       void this.connect();

@@ -1,0 +1,54 @@
+import type { LegHealth } from '../providers/provider-chain.js';
+import type { Transport } from '../transport/transport.js';
+
+export interface Readiness {
+  ready: boolean;
+  /** Why the bot cannot answer now; empty when ready. Never chat content, ids or keys. */
+  reasons: string[];
+  /** True while the network restricts the account (sending paused). */
+  restricted: boolean;
+}
+
+/**
+ * True while the transport says the network restricts the account. Transports may offer `restricted()` (the
+ * Transport interface) or the WhatsApp transport's `isRestricted()`; either counts.
+ */
+export function transportRestricted(transport: Transport | undefined): boolean {
+  if (!transport) return false;
+  const withCheck = transport as Transport & { isRestricted?: () => boolean };
+  try {
+    return Boolean(withCheck.restricted?.() ?? withCheck.isRestricted?.());
+  } catch {
+    return false;
+  }
+}
+
+function wait(until: number, now: number): string {
+  if (until === Infinity) return 'until restart';
+  const seconds = Math.max(1, Math.ceil((until - now) / 1000));
+  return `${seconds}s more`;
+}
+
+/**
+ * Whether the bot can answer now: the transport is connected (console and memory: always; WhatsApp: linked and
+ * open), the account is not restricted, and at least one AI provider leg is usable now.
+ *
+ * @example readiness(transport, chain.health()) // { ready: false, reasons: ['every AI provider leg is cooling down: …'], … }
+ */
+export function readiness(transport: Transport | undefined, legs: LegHealth[], now = Date.now()): Readiness {
+  const reasons: string[] = [];
+  const session = transport?.session();
+  if (!transport || !session) reasons.push('the chat transport has not started yet');
+  else if (session.status !== 'linked') {
+    const why = session.lastError ? ` (${session.lastError})` : '';
+    reasons.push(`${transport.name} is not connected: ${session.status}${why}`);
+  }
+  const restricted = transportRestricted(transport);
+  if (restricted) reasons.push(`${transport?.name ?? 'the network'} restricts this account: bot-initiated sending is paused`);
+  if (!legs.length) reasons.push('no AI provider leg is configured');
+  else if (legs.every((leg) => leg.coolingDownUntil !== undefined)) {
+    const list = legs.map((leg) => `${leg.name} (${leg.lastFailure ?? 'failed'}, ${wait(leg.coolingDownUntil ?? now, now)})`);
+    reasons.push(`every AI provider leg is cooling down: ${list.join(', ')}`);
+  }
+  return { ready: reasons.length === 0, reasons, restricted };
+}
