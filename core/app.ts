@@ -8,10 +8,11 @@ import { ConfigError, loadConfigFile } from './config/config-file.js';
 import type { BotConfig } from './config/schema.js';
 import { ensureDataDir, loadSettings, type Settings } from './config/settings.js';
 import { createAiService } from './chat/ai-service.js';
-import { createLogger, type Logger } from './log/logger.js';
 import { BotMetrics } from './metrics/bot-metrics.js';
 import { instrumentTransport } from './metrics/instrument-transport.js';
 import { transportRestricted } from './metrics/readiness.js';
+import { createLogger, isPrettyLogger, type Logger } from './log/logger.js';
+import { acquireInstanceLock } from './lifecycle/instance-lock.js';
 import { discoverPlugins } from './plugin/discover.js';
 import type { Plugin } from './plugin/types.js';
 import { UserBudgets } from './providers/budgets.js';
@@ -22,6 +23,7 @@ import { HistoryStore } from './store/history.js';
 import { MemoryStore } from './store/memory.js';
 import { startRetentionSweeper } from './store/retention.js';
 import type { Transport } from './transport/transport.js';
+import { buildStatusReport } from './status/status-report.js';
 
 export interface AppOptions {
   cwd?: string;
@@ -33,6 +35,8 @@ export interface AppOptions {
   logger?: Logger;
   /** Skip the gateway health probe (tests of non-AI paths). */
   skipHealthProbe?: boolean;
+  /** Take the data folder for this process alone (`npm start`, `npm run chat`); a second instance is refused. */
+  instanceLock?: boolean;
 }
 
 /** Everything a running service is made of. */
@@ -94,7 +98,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   const cwd = options.cwd ?? process.cwd();
   const settings = loadSettings({ cwd, env: options.env });
   ensureDataDir(settings.dataDir);
-  const log = options.logger ?? createLogger({ level: settings.logLevel, secrets: settings.secrets });
+  const log = options.logger ?? createLogger({ level: settings.logLevel, secrets: settings.secrets, pretty: settings.logFormat ? settings.logFormat === 'pretty' : undefined });
   const loaded = await loadConfigFile(cwd, settings.configFile);
   log.info({ envFile: settings.envFile, configFile: loaded.file, dataDir: settings.dataDir }, 'account files: settings, config and data');
   if (loaded.created) log.warn({ file: loaded.file }, 'config.json was missing: created it from config.example.json; edit it (or use the /config dashboard)');
@@ -110,6 +114,14 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   for (const name of Object.keys(config.plugins)) {
     if (!discovery.plugins.some((p) => p.name === name)) log.warn({ plugin: name }, `config.json configures plugin "${name}", but no plugin of that name is installed`);
   }
+
+  // Before anything reads or writes the data folder: two processes on one folder overwrite each other's files (and on
+  // WhatsApp two sockets on one session knock each other off in a reconnect storm).
+  const releaseLock = options.instanceLock
+    ? await acquireInstanceLock(settings.dataDir, {
+        onCompromised: (err) => log.error({ dataDir: settings.dataDir, reason: err.message }, 'lost the lock on the data folder: another process may be writing to it'),
+      })
+    : undefined;
 
   const onCorrupt = (file: string, movedTo: string, err: Error) => log.error({ file, movedTo, reason: err.message }, 'a data file was corrupt: moved it aside and started it fresh');
   const histories = new HistoryStore(settings.dataDir, config.history.maxMessages, onCorrupt);
@@ -144,6 +156,11 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     memories,
     createAi: (tools) => createAiService({ chain, budgets, capabilities, config: () => bot.config, log: log.child({ part: 'ai' }), tools }),
   });
+
+  chain.useNotices(bot.notices, () => bot.config.ai.outageNoticeMinutes);
+  const startedAt = Date.now();
+  bot.statusSource = async () =>
+    buildStatusReport({ startedAt, link: bot.session(), legs: chain.health(), capabilities, usageDays: (await usage.snapshot()).days });
 
   // The gateway probe runs beside start-up, not before it: a hung gateway must not delay `.ping` or `/ws`.
   const gatewayHealth: App['gatewayHealth'] = [];
@@ -183,8 +200,10 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     },
     async stop() {
       retention.stop();
+      chain.stop();
       await bot.stop();
       await Promise.all([usage.flush(), budgets.flush()]);
+      await releaseLock?.();
     },
   };
 }
@@ -202,17 +221,20 @@ function printStartReport(
   const legs = chain.legs();
   log.info({ chain: legs.map((l) => `${l.name} (${l.model}${l.premiumModel ? `, premium ${l.premiumModel}` : ''})`) }, `provider chain: ${legs.map((l) => l.name).join(' → ') || 'none'}`);
   log.info({ audioKeys: settings.audio.keys.length }, `audio keys configured: ${settings.audio.keys.length}`);
-  if (!settings.audio.keys.length) log.warn('AUDIO_API_KEYS is empty: voice transcription, the audio archive and auto-reactions are off (the bot is deaf)');
   log.info(`CONFIG_TOKEN: ${settings.configToken ? 'set' : 'not set (the /config dashboard is off)'}`);
-  const lines = capabilities.report().map((c) => `  ${c.ok ? '✔' : '✘'} ${c.name.padEnd(10)} ${c.detail}`);
-  log.info(`capabilities:\n${lines.join('\n')}`);
-  const pluginLines = bot.plugins().map((s) => {
+  // One log line per row, in both formats: a JSON reader gets one object per capability/plugin, not one string
+  // with newlines in it, and the pretty format shows a table.
+  // Pretty lines carry the row in the message already; the fields are for JSON readers.
+  const fields = <T extends object>(f: T): T | object => (isPrettyLogger(log) ? {} : f);
+  log.info(`capabilities (${capabilities.report().filter((c) => c.ok).length} of ${capabilities.names().length} available):`);
+  for (const c of capabilities.report()) log[c.ok ? 'info' : 'warn'](fields({ capability: c.name, ok: c.ok, detail: c.detail }), `  ${c.ok ? '✔' : '✘'} ${c.name.padEnd(10)} ${c.detail}`);
+  log.info(`plugins (${bot.plugins().length + failures.length}):`);
+  for (const s of bot.plugins()) {
     const missing = capabilities.missing(s.plugin.needs ?? []);
     const state = !s.enabled ? 'disabled in config.json' : !s.started ? `inactive: ${s.problem}` : missing.length ? `active, degraded: missing ${missing.join(', ')}` : 'active';
-    return `  ${s.plugin.name.padEnd(10)} ${state}`;
-  });
-  for (const f of failures) pluginLines.push(`  ${f.source.padEnd(10)} NOT LOADED: ${f.reason}`);
-  log.info(`plugins:\n${pluginLines.join('\n')}`);
+    log.info(fields({ plugin: s.plugin.name, state }), `  ${s.plugin.name.padEnd(10)} ${state}`);
+  }
+  for (const f of failures) log.warn(fields({ plugin: f.source, state: 'not loaded', reason: f.reason }), `  ${f.source.padEnd(10)} NOT LOADED: ${f.reason}`);
   const today = new Date().toISOString().slice(0, 10);
   const todayUsage = Object.entries(usage.days?.[today] ?? {}).map(([k, c]) => `${k}: ${c.total} tokens`);
   log.info({ totals: usage.totals, quotas: usage.quotas }, `token usage today: ${todayUsage.join(', ') || 'none yet'}`);

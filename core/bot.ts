@@ -13,6 +13,8 @@ import type { MemoryStore } from './store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from './transport/message.js';
 import type { Transport } from './transport/transport.js';
 import { logOnlyNotifier, type OwnerNotifier } from './notices/owner-notifier.js';
+import type { StatusReport, StatusSource } from './status/status-report.js';
+import type { SessionState } from './transport/transport.js';
 
 /** Longest text the bot will read; longer messages get a clear refusal instead of a silent cut. */
 export const MAX_INBOUND_CHARS = 16_000;
@@ -65,6 +67,8 @@ export class Bot {
   /** Tools built once per plugin (a `tools(host)` factory reads live config through the host). */
   private readonly toolCache = new Map<string, ToolDefinition[]>();
   private inFlight = 0;
+  /** Where `.status` and the dashboard get the running picture (set by the app, which owns the chain and usage). */
+  statusSource: StatusSource | undefined;
   private idleWaiters: Array<() => void> = [];
 
   constructor(deps: BotDeps) {
@@ -108,6 +112,25 @@ export class Bot {
     return [...this.configValue.targetUserIds, ...(this.transport?.ownIds() ?? [])];
   }
 
+  /** The transport's session (link state), or offline before a transport is connected. */
+  session(): SessionState {
+    return this.transport?.session() ?? { status: 'offline', lastError: 'no transport connected yet' };
+  }
+
+  /** True when one of `userIds` is an admin of group `chatId` (false where the transport has no group roles). */
+  async isGroupAdmin(chatId: string, userIds: string[]): Promise<boolean> {
+    const transport = this.transport;
+    if (!transport?.isGroupAdmin) return false;
+    for (const id of userIds) {
+      try {
+        if (await transport.isGroupAdmin(chatId, id)) return true;
+      } catch (err) {
+        this.log.warn({ err, chat: chatId }, 'could not read the group admins');
+      }
+    }
+    return false;
+  }
+
   private isEnabledIn(plugin: Plugin, config: BotConfig): boolean {
     return config.plugins[plugin.name]?.enabled ?? plugin.enabledByDefault ?? true;
   }
@@ -136,6 +159,11 @@ export class Bot {
       sendMedia: (chatId, media) => bot.requireTransport().sendMedia(chatId, media),
       botIds: () => bot.botIds(),
       isOwner: (id) => isOwnerId([id], bot.configValue),
+      isGroupAdmin: (chatId, userIds) => bot.isGroupAdmin(chatId, userIds),
+      status: (): Promise<StatusReport> => {
+        if (!bot.statusSource) throw new Error('no status source: the bot runs outside the app');
+        return bot.statusSource();
+      },
       notices: this.notices,
     };
     this.hosts.set(name, host);
@@ -350,12 +378,25 @@ export class Bot {
         await ctx.reply(this.helpText(ctx));
         return;
       }
+      const off = this.disabledPluginFor(lower, prefix);
+      if (off) {
+        await ctx.reply(`${word.slice(0, 40)} is turned off: the owner switched off ${off.plugin.name} (${off.plugin.description.toLowerCase()}). Try ${prefix}help for what I can do now.`);
+        return;
+      }
       if (word.length > prefix.length && word.startsWith(prefix) && /^[a-z0-9]/i.test(word.slice(prefix.length))) {
         await ctx.reply(`Unknown command ${word.slice(0, 40)}. Try ${prefix}help for the list of commands.`);
         return;
       }
       await this.chat(ctx);
     };
+  }
+
+  /** A plugin turned off in config.json whose command or literal is `word` (lower case). */
+  private disabledPluginFor(word: string, prefix: string): PluginState | undefined {
+    if (!word) return undefined;
+    return this.states.find(
+      (s) => !s.enabled && (s.plugin.triggers ?? []).some((t) => ('command' in t && `${prefix}${t.command}`.toLowerCase() === word) || ('literal' in t && t.literal.toLowerCase() === word)),
+    );
   }
 
   private async runPlugin(state: PluginState, trigger: Trigger, base: BotContext, hit: { command?: BotContext['command']; match?: RegExpExecArray }): Promise<void> {

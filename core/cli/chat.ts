@@ -9,7 +9,7 @@ import { exitAfterFlush, runCli } from './run.js';
  * server, without a phone. Reads stdin; prints the bot's actions on stdout and logs on stderr.
  */
 await runCli(async () => {
-  const app = await createApp();
+  const app = await createApp({ instanceLock: true });
   const transport = new ConsoleTransport();
   let web;
   try {

@@ -1,6 +1,15 @@
 import { ConfigError } from '../config/config-file.js';
 import { SettingsError } from '../config/settings.js';
+import { InstanceLockedError } from '../lifecycle/instance-lock.js';
 import { PluginDefinitionError } from '../plugin/define-plugin.js';
+
+/** A start-up problem the owner can fix, told in one line without a stack (a port in use, say). */
+export class CannotStartError extends Error {}
+
+/** The one line for a web port another program holds: which port, and how to fix it. */
+export function portInUseMessage(port: number, host: string): string {
+  return `port ${port} on ${host} is already in use (is another copy of the bot running?). Stop the program that holds it, or set another "port" in config.json (0 picks a free one).`;
+}
 
 /**
  * Runs a CLI entry point: a settings/config problem is printed as one clear message (no stack) and exits 1;
@@ -10,7 +19,7 @@ export async function runCli(main: () => Promise<void>): Promise<void> {
   try {
     await main();
   } catch (err) {
-    if (err instanceof SettingsError || err instanceof ConfigError || err instanceof PluginDefinitionError) {
+    if (err instanceof SettingsError || err instanceof ConfigError || err instanceof PluginDefinitionError || err instanceof InstanceLockedError || err instanceof CannotStartError) {
       process.stderr.write(`\nCannot start: ${err.message}\n\n`);
     } else {
       process.stderr.write(`\nCannot start: ${(err as Error).stack ?? String(err)}\n\n`);

@@ -2,11 +2,11 @@
 import { createApp } from '../app.js';
 import { startWebServer } from '../../web/server.js';
 import type { Transport } from '../transport/transport.js';
-import { exitAfterFlush, runCli } from './run.js';
+import { CannotStartError, exitAfterFlush, portInUseMessage, runCli } from './run.js';
 
 /** `npm start`: the WhatsApp bot. */
 await runCli(async () => {
-  const app = await createApp();
+  const app = await createApp({ instanceLock: true });
   // A network fault deep inside the WhatsApp library must never end the service: log it and keep running.
   process.on('unhandledRejection', (err) => app.log.error({ err }, 'unhandled rejection (the bot keeps running)'));
   const { WhatsAppTransport, AuthStateCorruptError } = await import('../transport/whatsapp/whatsapp-transport.js');
@@ -17,6 +17,7 @@ await runCli(async () => {
     config: () => app.config,
     log,
     onReconnect: (reason) => app.metrics.reconnects.inc({ reason }),
+    notices: app.bot.notices,
     // The bot's own LID counts as a target id at once; it is also written into config.json (and said once in the log).
     onLinked: async (me) => {
       if (!me.lid) return;
@@ -24,7 +25,14 @@ await runCli(async () => {
       if (updated) app.bot.setConfig(updated);
     },
   });
-  const web = await startWebServer(app, () => transport);
+  let web;
+  try {
+    web = await startWebServer(app, () => transport);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    await app.stop().catch(() => undefined);
+    throw new CannotStartError(portInUseMessage(app.config.port, app.config.host));
+  }
   try {
     await app.connect(transport);
   } catch (err) {

@@ -84,6 +84,7 @@ export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>):
       quotaPremiumTokens: raw.ai?.quotaPremiumTokens ?? 50_000_000,
       maxToolRounds: raw.ai?.maxToolRounds ?? 5,
       showProvider: raw.ai?.showProvider ?? false,
+      outageNoticeMinutes: raw.ai?.outageNoticeMinutes ?? 5,
     },
     pluginPackages: raw.pluginPackages ?? [],
     plugins: raw.plugins ?? {},

@@ -54,6 +54,7 @@ export const configSchema = {
         quotaPremiumTokens: { type: 'integer', minimum: 0, description: 'account quota of the premium model, warned at 80%' },
         maxToolRounds: { type: 'integer', minimum: 1, maximum: 20 },
         showProvider: { type: 'boolean', description: 'debug: append which provider answered' },
+        outageNoticeMinutes: { type: 'integer', minimum: 1, maximum: 1440, description: 'tell the owners when every chat provider has been failing this many minutes' },
       },
     },
     pluginPackages: { type: 'array', items: { type: 'string', minLength: 1 } },
@@ -100,4 +101,6 @@ export interface AiConfig {
   quotaPremiumTokens: number;
   maxToolRounds: number;
   showProvider: boolean;
+  /** Owners are told when every chat leg has been failing this long (minutes). */
+  outageNoticeMinutes: number;
 }

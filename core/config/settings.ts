@@ -36,6 +36,8 @@ export interface Settings {
   configFile: string;
   upstreamTimeoutMs: number;
   logLevel: string;
+  /** `pretty` or `json`; undefined: pretty on a terminal, JSON otherwise. */
+  logFormat: 'pretty' | 'json' | undefined;
   ffmpegPath: string;
   /** Every secret value, for the log redactor. */
   secrets: string[];
@@ -141,6 +143,7 @@ export function loadSettings(options: { cwd?: string; env?: NodeJS.ProcessEnv; r
     configFile: path.resolve(cwd, str('CONFIG_FILE', 'config.json')),
     upstreamTimeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', DEFAULT_UPSTREAM_TIMEOUT_MS) || DEFAULT_UPSTREAM_TIMEOUT_MS,
     logLevel: str('LOG_LEVEL', 'info'),
+    logFormat: undefined,
     ffmpegPath: str('FFMPEG_PATH'),
     secrets: [],
     env,
@@ -148,6 +151,9 @@ export function loadSettings(options: { cwd?: string; env?: NodeJS.ProcessEnv; r
   settings.secrets = secretValues(env, audioKeys);
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
   if (!levels.includes(settings.logLevel)) throw new SettingsError(`LOG_LEVEL must be one of ${levels.join(', ')}; got "${settings.logLevel}"`);
+  const format = str('LOG_FORMAT').toLowerCase();
+  if (format && format !== 'pretty' && format !== 'json') throw new SettingsError(`LOG_FORMAT must be pretty or json (or empty: pretty on a terminal, json otherwise); got "${format}"`);
+  settings.logFormat = format ? (format as 'pretty' | 'json') : undefined;
 
   if ((options.requireProviderKey ?? true) && !settings.primary.apiKey && !settings.second.apiKey && audioKeys.length === 0) {
     throw new SettingsError(

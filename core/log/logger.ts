@@ -39,6 +39,14 @@ function loadPretty(): PrettyFactory {
   return mod.default ?? mod;
 }
 
+/** Loggers that print readable lines (tables are then printed without their JSON fields). */
+const prettyLoggers = new WeakSet<object>();
+
+/** True when `log` prints readable lines rather than JSON objects. */
+export function isPrettyLogger(log: object): boolean {
+  return prettyLoggers.has(log);
+}
+
 export interface LoggerOptions {
   level?: string;
   secrets?: readonly string[];
@@ -62,9 +70,9 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const pretty = options.pretty ?? Boolean((destination as NodeJS.WriteStream).isTTY);
   // Warnings and errors also go to the dashboard's "last errors" ring (JSON lines, before pretty-printing).
   const sink = pretty
-    ? new RedactingStream(loadPretty()({ destination, colorize: true, sync: true, ignore: 'pid,hostname' }), () => secrets, (l) => recentProblems.take(l))
+    ? new RedactingStream(loadPretty()({ destination, colorize: Boolean((destination as NodeJS.WriteStream).isTTY), sync: true, ignore: 'pid,hostname' }), () => secrets, (l) => recentProblems.take(l))
     : new RedactingStream(destination, () => secrets, (l) => recentProblems.take(l));
-  return pino(
+  const logger = pino(
     {
       level: options.level ?? 'info',
       base: undefined,
@@ -73,4 +81,6 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     },
     sink,
   );
+  if (pretty) prettyLoggers.add(logger);
+  return logger;
 }

@@ -3,10 +3,13 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 /** Prefix of every metric the bot exports (Prometheus naming: one namespace per application). */
 export const METRIC_PREFIX = 'wa_bot_';
 
+/** The states a provider leg can be in (core/providers/provider-chain.ts LegCondition). */
+const LEG_STATES = ['healthy', 'cooling-down', 'rejected', 'exhausted'] as const;
+
 /** What the scrape-time gauges read: the live state of the app, never chat content, ids or keys. */
 export interface MetricSources {
   /** Provider legs by name, with whether each is cooling down now and for how long. */
-  legs?: () => Array<{ name: string; kind: string; coolingDownUntil?: number }>;
+  legs?: () => Array<{ name: string; kind: string; state: string; coolingDownUntil?: number }>;
   /** Audio key counts by state (usable / parked / rejected), when the voice plugin's key pool reports them. */
   audioKeys?: () => Record<string, number> | undefined;
   /** Transport state: connected (linked and open) and restricted by WhatsApp. */
@@ -62,7 +65,19 @@ export class BotMetrics {
       registers,
       collect() {
         this.reset();
-        for (const leg of metrics.sources.legs?.() ?? []) this.set({ leg: leg.name, kind: leg.kind }, leg.coolingDownUntil ? 0 : 1);
+        for (const leg of metrics.sources.legs?.() ?? []) this.set({ leg: leg.name, kind: leg.kind }, leg.state === 'healthy' ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}leg_state`,
+      help: 'Provider leg state, one series per state with value 1 for the current one (healthy, cooling-down, rejected, exhausted).',
+      labelNames: ['leg', 'state'],
+      registers,
+      collect() {
+        this.reset();
+        for (const leg of metrics.sources.legs?.() ?? []) {
+          for (const state of LEG_STATES) this.set({ leg: leg.name, state }, leg.state === state ? 1 : 0);
+        }
       },
     });
     new Gauge({
@@ -73,7 +88,10 @@ export class BotMetrics {
       collect() {
         this.reset();
         const now = (metrics.sources.now ?? Date.now)();
-        for (const leg of metrics.sources.legs?.() ?? []) this.set({ leg: leg.name }, leg.coolingDownUntil ? Math.max(0, (leg.coolingDownUntil - now) / 1000) : 0);
+        for (const leg of metrics.sources.legs?.() ?? []) {
+          const remaining = leg.state === 'healthy' ? 0 : leg.coolingDownUntil ? Math.max(0, (leg.coolingDownUntil - now) / 1000) : Infinity;
+          this.set({ leg: leg.name }, remaining);
+        }
       },
     });
     new Gauge({

@@ -46,8 +46,8 @@ export function readiness(transport: Transport | undefined, legs: LegHealth[], n
   const restricted = transportRestricted(transport);
   if (restricted) reasons.push(`${transport?.name ?? 'the network'} restricts this account: bot-initiated sending is paused`);
   if (!legs.length) reasons.push('no AI provider leg is configured');
-  else if (legs.every((leg) => leg.coolingDownUntil !== undefined)) {
-    const list = legs.map((leg) => `${leg.name} (${leg.lastFailure ?? 'failed'}, ${wait(leg.coolingDownUntil ?? now, now)})`);
+  else if (legs.every((leg) => leg.state !== 'healthy')) {
+    const list = legs.map((leg) => `${leg.name} (${leg.lastFailure ?? leg.state}, ${wait(leg.coolingDownUntil ?? Infinity, now)})`);
     reasons.push(`every AI provider leg is cooling down: ${list.join(', ')}`);
   }
   return { ready: reasons.length === 0, reasons, restricted };

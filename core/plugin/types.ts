@@ -8,6 +8,7 @@ import type { MemoryStore, MemoryFact } from '../store/memory.js';
 import type { IncomingMessage, MediaKind, OutgoingMedia, SentMessage } from '../transport/message.js';
 import type { AiService } from '../providers/types.js';
 import type { OwnerNotifier } from '../notices/owner-notifier.js';
+import type { StatusReport } from '../status/status-report.js';
 
 /**
  * What a plugin reacts to.
@@ -140,6 +141,10 @@ export interface PluginHost {
   botIds(): string[];
   /** True when `id` is an owner (config `owners`). */
   isOwner(id: string): boolean;
+  /** True when one of `userIds` is an admin of group `chatId`; false where the transport knows no group roles. */
+  isGroupAdmin(chatId: string, userIds: string[]): Promise<boolean>;
+  /** How the bot is doing now (link, provider legs, capabilities, usage today, uptime, version). Never a key. */
+  status(): Promise<StatusReport>;
 }
 
 /**

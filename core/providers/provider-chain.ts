@@ -5,6 +5,7 @@ import { BadAnswerError, classifyFailure, type Failure } from './failure.js';
 import { normalizeBaseUrl } from './normalize.js';
 import { AllProvidersFailedError, type ChatMessage, type CompleteOptions, type CompletionResult, type ProviderLeg } from './types.js';
 import type { UsageLedger } from './usage.js';
+import type { OwnerNotifier } from '../notices/owner-notifier.js';
 
 /** Builds the legs from the settings, in chain order; a leg whose key is empty is skipped. */
 export function legsFromSettings(settings: Settings): ProviderLeg[] {
@@ -32,14 +33,25 @@ interface LegState {
   failures: number;
 }
 
+function legState(s: LegState, now: number): LegCondition {
+  if (s.until <= now) return 'healthy';
+  if (s.lastFailure?.kind === 'auth') return 'rejected';
+  if (s.lastFailure?.kind === 'quota') return 'exhausted';
+  return 'cooling-down';
+}
+
 /** Health of one leg for the dashboard and the log (never the key). */
 export interface LegHealth {
   name: string;
   kind: ProviderLeg['kind'];
   model: string;
   premiumModel: string;
+  /** Live state: usable, resting after a failure, key rejected (until restart), quota used up. */
+  state: LegCondition;
   coolingDownUntil?: number;
   lastFailure?: string;
+  /** The last failure in plain words for owners ("the key was rejected (HTTP 401)"). */
+  lastError?: string;
   requests: number;
   failures: number;
 }
@@ -49,6 +61,31 @@ export interface LegOutcome {
   leg: string;
   outcome: 'ok' | Failure['kind'];
   cooldownMs: number;
+}
+
+export type LegCondition = 'healthy' | 'cooling-down' | 'rejected' | 'exhausted';
+
+/** A failure in words an owner understands (never a key). */
+export function failureInWords(failure: Failure): string {
+  const status = failure.summary;
+  switch (failure.kind) {
+    case 'auth':
+      return `the key was rejected (${status}): check it in .env`;
+    case 'quota':
+      return `the quota is used up (${status})`;
+    case 'rate-limit':
+      return `rate-limited (${status})`;
+    case 'server':
+      return `the provider had a server error (${status})`;
+    case 'timeout':
+      return 'no answer in time';
+    case 'network':
+      return `could not connect (${status})`;
+    case 'bad-answer':
+      return `an unusable answer (${status})`;
+    default:
+      return `the request was refused (${status})`;
+  }
 }
 
 /**
@@ -64,6 +101,12 @@ export interface LegOutcome {
 export class ProviderChain {
   private readonly states: LegState[];
   private readonly outcomeListeners: Array<(event: LegOutcome) => void> = [];
+  private notices: OwnerNotifier | undefined;
+  private outageMinutes: () => number = () => 5;
+  /** When every chat leg started failing (0 while some leg answers); owners hear of it after `outageMinutes`. */
+  private outageSince = 0;
+  private outageTold = false;
+  private outageTimer: NodeJS.Timeout | undefined;
   constructor(
     private readonly settings: Settings,
     private readonly log: Logger,
@@ -77,6 +120,49 @@ export class ProviderChain {
       requests: 0,
       failures: 0,
     }));
+  }
+
+  /** Tells the owners about rejected keys and a lasting outage of every chat leg (and its end). */
+  useNotices(notices: OwnerNotifier, outageMinutes: () => number): void {
+    this.notices = notices;
+    this.outageMinutes = outageMinutes;
+  }
+
+  /** Stops the outage timer (service stop). */
+  stop(): void {
+    if (this.outageTimer) clearTimeout(this.outageTimer);
+    this.outageTimer = undefined;
+  }
+
+  private chatFailed(): void {
+    const now = this.now();
+    if (!this.outageSince) this.outageSince = now;
+    const limitMs = Math.max(1, this.outageMinutes()) * 60_000;
+    if (now - this.outageSince >= limitMs) this.tellOutage();
+    else if (!this.outageTimer && this.notices) {
+      // Told even when no one writes again: the timer fires once the outage has lasted long enough.
+      this.outageTimer = setTimeout(() => {
+        this.outageTimer = undefined;
+        if (this.outageSince && !this.available()) this.tellOutage();
+      }, limitMs - (now - this.outageSince));
+      this.outageTimer.unref();
+    }
+  }
+
+  private tellOutage(): void {
+    if (this.outageTold) return;
+    this.outageTold = true;
+    const minutes = Math.round((this.now() - this.outageSince) / 60_000);
+    const why = this.health().map((h) => `${h.name}: ${h.lastError ?? h.state}`).join('; ');
+    this.notices?.raise('chat-down', `Every AI chat provider has been failing for ${minutes} min, so the bot cannot answer chats (${why || 'no provider configured'}).`);
+  }
+
+  private chatAnswered(): void {
+    if (this.outageTold) this.notices?.recover('chat-down', 'AI chat answers again: a provider is back.');
+    this.outageSince = 0;
+    this.outageTold = false;
+    if (this.outageTimer) clearTimeout(this.outageTimer);
+    this.outageTimer = undefined;
   }
 
   legs(): ProviderLeg[] {
@@ -96,8 +182,10 @@ export class ProviderChain {
       kind: s.leg.kind,
       model: s.leg.model,
       premiumModel: s.leg.premiumModel,
-      coolingDownUntil: s.until > now ? s.until : undefined,
+      state: legState(s, now),
+      coolingDownUntil: s.until > now && s.until !== Infinity ? s.until : undefined,
       lastFailure: s.lastFailure?.summary,
+      lastError: s.lastFailure ? failureInWords(s.lastFailure) : undefined,
       requests: s.requests,
       failures: s.failures,
     }));
@@ -123,7 +211,10 @@ export class ProviderChain {
     state.lastFailure = failure;
     if (failure.cooldownMs > 0) state.until = failure.cooldownMs === Infinity ? Infinity : this.now() + failure.cooldownMs;
     const fields = { leg: state.leg.name, purpose, failure: failure.kind, status: failure.status, detail: failure.summary, cooldownMs: failure.cooldownMs === Infinity ? 'until restart' : failure.cooldownMs };
-    if (failure.kind === 'auth') this.log.error(fields, `provider ${state.leg.name} rejected its key: skipped until restart; check the key in .env`);
+    if (failure.kind === 'auth') {
+      this.log.error(fields, `provider ${state.leg.name} rejected its key: skipped until restart; check the key in .env`);
+      this.notices?.raise(`key-rejected:${state.leg.name}`, `The AI provider "${state.leg.name}" rejected its key (${failure.summary}). It is skipped until the bot restarts: check the key in .env.`);
+    }
     else this.log.warn(fields, `provider ${state.leg.name} failed; trying the next one`);
   }
 
@@ -152,7 +243,17 @@ export class ProviderChain {
         causes.push(`${state.leg.name}: ${failure.summary}`);
       }
     }
-    throw new AllProvidersFailedError(undefined, causes.length ? causes : ['no provider configured for this']);
+    throw new AllProvidersFailedError(this.failedMessage(eligible), causes.length ? causes : ['no provider configured for this']);
+  }
+
+  /** What the user is told when every leg failed: a rejected key is not "try again later", a used-up quota is. */
+  private failedMessage(eligible: LegState[]): string | undefined {
+    const now = this.now();
+    const kinds = eligible.map((s) => (s.until > now ? s.lastFailure?.kind : undefined));
+    if (!kinds.length || kinds.some((k) => k !== 'auth' && k !== 'quota')) return undefined;
+    if (kinds.every((k) => k === 'auth')) return 'My AI provider rejected my access key, so I cannot answer right now. The owner has been told and needs to fix the key.';
+    if (kinds.every((k) => k === 'quota')) return 'My AI providers have used up their quota for now, so I cannot answer. Please try again later.';
+    return 'My AI providers cannot answer right now (a key was rejected and the others have used up their quota). The owner has been told.';
   }
 
   /** Records usage of a call made through `failover` (other endpoints than chat completions). */
@@ -162,6 +263,19 @@ export class ProviderChain {
 
   /** One chat completion with failover. */
   async complete(messages: ChatMessage[], options: CompleteOptions = {}): Promise<CompletionResult> {
+    // Only the ordinary chat path decides whether "the bot cannot answer chats" (premium/search have fewer legs).
+    const mainChat = !options.kind && !options.model && !options.premium;
+    try {
+      const result = await this.chatFailover(messages, options);
+      if (mainChat) this.chatAnswered();
+      return result;
+    } catch (err) {
+      if (mainChat && err instanceof AllProvidersFailedError) this.chatFailed();
+      throw err;
+    }
+  }
+
+  private chatFailover(messages: ChatMessage[], options: CompleteOptions): Promise<CompletionResult> {
     const filter = (leg: ProviderLeg) => (!options.kind || leg.kind === options.kind) && (!options.premium || Boolean(leg.premiumModel));
     return this.failover(
       options.premium ? 'premium chat' : 'chat',

@@ -44,6 +44,16 @@ export class HistoryStore {
     return messages.slice(-limit);
   }
 
+  /** Clears the chat's prompt history (`.reset`): the next answer starts a fresh conversation. Returns how many went. */
+  async clear(chatId: string): Promise<number> {
+    let removed = 0;
+    await this.docs.doc(chatId).update((doc) => {
+      removed = Array.isArray(doc.messages) ? doc.messages.length : 0;
+      doc.messages = [];
+    });
+    return removed;
+  }
+
   flush(): Promise<void> {
     return this.docs.flush();
   }

@@ -35,6 +35,28 @@ export class MemoryStore {
     });
   }
 
+  /**
+   * Forgets facts of one chat: by 1-based number as `.forget` lists them, every fact (`'all'`), or those containing a
+   * text (the `forget` tool: "forget that I like tea"). Returns the facts removed.
+   */
+  async forget(chatId: string, which: number | 'all' | { containing: string }): Promise<MemoryFact[]> {
+    let removed: MemoryFact[] = [];
+    await this.docs.doc(chatId).update((doc) => {
+      const facts = Array.isArray(doc.facts) ? doc.facts : [];
+      if (which === 'all') removed = facts.splice(0);
+      else if (typeof which === 'number') removed = which >= 1 && which <= facts.length ? facts.splice(which - 1, 1) : [];
+      else {
+        const needle = which.containing.trim().toLowerCase();
+        if (!needle) return;
+        removed = facts.filter((f) => f.text.toLowerCase().includes(needle));
+        doc.facts = facts.filter((f) => !removed.includes(f));
+        return;
+      }
+      doc.facts = facts;
+    });
+    return removed;
+  }
+
   flush(): Promise<void> {
     return this.docs.flush();
   }

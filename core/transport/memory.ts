@@ -42,7 +42,14 @@ export class MemoryTransport implements Transport {
   /** Record typing indicators (off by default: they clutter assertions). */
   recordTyping = false;
 
+  /** Group admins per group chat id (tests): `transport.groupAdmins.set(groupId, [userId])`. */
+  readonly groupAdmins = new Map<string, string[]>();
+
   constructor(private readonly own: string[] = []) {}
+
+  async isGroupAdmin(chatId: string, userId: string): Promise<boolean> {
+    return this.groupAdmins.get(chatId)?.includes(userId) ?? false;
+  }
 
   async start(onMessage: InboundHandler): Promise<void> {
     this.handler = onMessage;

@@ -17,6 +17,13 @@ export interface SessionState {
   retryAt?: number;
   /** Pairing-code login: the code to type on the phone. */
   pairingCode?: string;
+  /**
+   * A condition the owners must act on or know about: `forbidden` (403, the account is banned: not retrying),
+   * `bad-session` (500), `client-too-old` (405, refetching the Web version), `silent` (open but nothing arrived, reconnecting).
+   */
+  problem?: 'forbidden' | 'bad-session' | 'client-too-old' | 'silent';
+  /** Set while WhatsApp restricts the account (463 time-lock, message capping): sends may fail; `until` when known (unix ms). */
+  restricted?: { reason: string; until?: number };
 }
 
 /**
@@ -47,4 +54,10 @@ export interface Transport {
    * sending pauses, and `/readyz` and the metrics show it. Optional: transports without such a state leave it out.
    */
   restricted?(): boolean;
+  /**
+   * Whether `userId` is an admin of group `chatId` (`.reset`/`.forget` in groups). Optional: a transport without
+   * group roles leaves it out and only owners may use those commands in its groups. WhatsApp reads group metadata;
+   * the memory transport answers from its `groupAdmins` list; the console has no group admins.
+   */
+  isGroupAdmin?(chatId: string, userId: string): Promise<boolean>;
 }

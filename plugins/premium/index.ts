@@ -23,7 +23,13 @@ export default definePlugin({
     properties: { phrases: { type: 'array', items: { type: 'string', minLength: 3 } } },
     additionalProperties: false,
   },
-  triggers: [{ when: (ctx) => !ctx.message.media && premiumRequest(ctx.text, phrases(ctx)).premium }],
+  triggers: [
+    {
+      when: (ctx) => !ctx.message.media && premiumRequest(ctx.text, phrases(ctx)).premium,
+      usage: '"use the premium model: <question>"',
+      help: 'answer this one message with the premium model',
+    },
+  ],
   async handle(ctx) {
     const rest = premiumRequest(ctx.text, phrases(ctx)).text;
     if (!rest) {

@@ -197,6 +197,7 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
     start(host: PluginHost) {
       const settings = host.settings;
       const pool = new AudioKeyPool(settings.audio.keys, host.log, now);
+      pool.notices = host.notices;
       host.capabilities.setLive('audio', () => pool.status());
       const provider = new AudioProvider(pool, {
         baseUrl: settings.audio.baseUrl,

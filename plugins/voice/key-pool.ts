@@ -1,6 +1,7 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import type { CapabilityStatus } from '../../core/capabilities/capabilities.js';
 import type { Logger } from '../../core/log/logger.js';
+import type { OwnerNotifier } from '../../core/notices/owner-notifier.js';
 import { nextUtcMidnight, resetDelayMs } from './reset-time.js';
 
 /** A rate-limited key without any reset hint rests this long. */
@@ -57,6 +58,9 @@ const clock = (ms: number) => new Date(ms).toISOString().slice(11, 16) + ' UTC';
  */
 export class AudioKeyPool {
   private readonly slots: KeySlot[];
+  /** Owners hear once when every key is used up or rejected, and once when a key works again. */
+  notices: OwnerNotifier | undefined;
+  private exhaustedTold = false;
 
   constructor(keys: readonly string[], private readonly log: Logger, private readonly now: () => number = Date.now) {
     this.slots = keys.map((key, i) => ({ number: i + 1, key, parkedUntil: 0, rejected: false }));
@@ -86,6 +90,8 @@ export class AudioKeyPool {
     if (usable) return { ok: true, detail: `${usable} of ${total} audio key(s) usable`, counts };
     const parked = this.slots.filter((s) => !s.rejected);
     const rejected = total - parked.length;
+    // A rejected key is not "used up": waiting will not help, the owner must fix it.
+    if (!parked.length) return { ok: false, detail: `${total === 1 ? 'the audio key was' : `all ${total} audio keys were`} rejected by the provider (check AUDIO_API_KEYS in .env)` };
     const parts: string[] = [];
     if (parked.length) {
       const until = Math.min(...parked.map((s) => s.parkedUntil));
@@ -139,7 +145,12 @@ export class AudioKeyPool {
       if (!slot) break;
       tried.add(slot.number);
       try {
-        return await call(slot.key);
+        const result = await call(slot.key);
+        if (this.exhaustedTold) {
+          this.exhaustedTold = false;
+          this.notices?.recover('audio-keys-exhausted', 'An audio key works again: voice notes are heard again.');
+        }
+        return result;
       } catch (err) {
         const v = this.verdict(err);
         const where = { purpose, key: `#${slot.number} of ${this.slots.length}` };
@@ -170,6 +181,11 @@ export class AudioKeyPool {
       }
     }
     if (serverFailure && this.usable().length) throw new AudioProviderDownError(`the audio provider is failing (${serverFailure})`);
-    throw new AudioKeysExhaustedError(this.status().detail);
+    const detail = this.status().detail;
+    if (this.slots.length && !this.exhaustedTold) {
+      this.exhaustedTold = true;
+      this.notices?.raise('audio-keys-exhausted', `The bot cannot hear voice notes: ${detail}.`);
+    }
+    throw new AudioKeysExhaustedError(detail);
   }
 }

@@ -20,7 +20,7 @@ export default definePlugin({
   order: 50,
   optionsSchema,
   triggers: [
-    { literal: '/ws', help: 'open your coding workspace (files, python, your own web page)', usage: '/ws [files|run <file.py>|name <username>|reset|exit]' },
+    { literal: '/ws', help: 'open your coding workspace (files, python, your own web page)', usage: '/ws [files|show <file>|run <file.py>|name <username>|reset|exit]' },
     {
       // While a user's workspace is open in this chat, their free text goes to the model with the workspace tools.
       // Commands of other plugins (prefix or /word) still reach their plugins.

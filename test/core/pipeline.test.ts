@@ -124,7 +124,7 @@ describe('core pipeline', () => {
     const config = { ...t.app.config, plugins: { ...t.app.config.plugins, echo: { enabled: false } } };
     t.app.bot.setConfig(config);
     const actions = await t.transport.push({ text: '.echo b' });
-    expect((actions[0] as { text: string }).text).to.match(/^Unknown command \.echo/);
+    expect((actions[0] as { text: string }).text).to.match(/^\.echo is turned off: the owner switched off echo/);
     expect(order.filter((o) => o.startsWith('echo:'))).to.deep.equal(['echo:a']);
   });
 

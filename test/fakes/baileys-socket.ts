@@ -24,6 +24,8 @@ let sentSeq = 0;
  */
 export class FakeBaileysSocket implements WhatsAppSocket {
   readonly ev = new EventEmitter();
+  /** Stands for Baileys' websocket, which emits `frame` for every frame WhatsApp sends. */
+  readonly ws = new EventEmitter();
   readonly sent: SentRecord[] = [];
   readonly presences: Array<{ type: WAPresence; jid?: string }> = [];
   readonly pairingRequests: string[] = [];
@@ -90,6 +92,11 @@ export class FakeBaileysSocket implements WhatsAppSocket {
     this.ev.emit('connection.update', { connection: 'close', lastDisconnect: { error, date: new Date() } });
   }
 
+  /** A frame arrived from WhatsApp (a keep-alive answer, a receipt …). */
+  frame(): void {
+    this.ws.emit('frame', { tag: 'iq', attrs: {} });
+  }
+
   deliver(messages: WAMessage[], type: 'notify' | 'append' = 'notify'): void {
     this.ev.emit('messages.upsert', { messages, type });
   }
@@ -103,7 +110,9 @@ export class FakeSocketFactory {
   readonly make = (options: SocketOptions): FakeBaileysSocket => {
     const socket = new FakeBaileysSocket(options);
     this.sockets.push(socket);
-    for (const w of this.waiters.filter((w) => this.sockets.length >= w.count)) w.resolve();
+    // Wake waiters only after the transport has attached to the socket (it awaits the factory's result).
+    const ready = this.waiters.filter((w) => this.sockets.length >= w.count);
+    if (ready.length) setImmediate(() => ready.forEach((w) => w.resolve()));
     return socket;
   };
 
@@ -120,7 +129,7 @@ export class FakeSocketFactory {
 
   /** Resolves once `count` sockets were made. */
   waitForSockets(count: number): Promise<void> {
-    if (this.sockets.length >= count) return Promise.resolve();
+    if (this.sockets.length >= count) return new Promise((resolve) => setImmediate(resolve));
     return new Promise((resolve) => this.waiters.push({ count, resolve }));
   }
 }

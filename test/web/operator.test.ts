@@ -144,6 +144,9 @@ describe('operator endpoints: /healthz, /readyz, /metrics', () => {
     expect(sampleValue(text, 'wa_bot_leg_up', { leg: 'primary' })).to.equal(0);
     expect(sampleValue(text, 'wa_bot_leg_up', { leg: 'second' })).to.equal(1);
     expect(sampleValue(text, 'wa_bot_leg_cooldown_remaining_seconds', { leg: 'primary' })).to.be.greaterThan(0);
+    expect(sampleValue(text, 'wa_bot_leg_state', { leg: 'primary', state: 'cooling-down' })).to.equal(1);
+    expect(sampleValue(text, 'wa_bot_leg_state', { leg: 'primary', state: 'healthy' })).to.equal(0);
+    expect(sampleValue(text, 'wa_bot_leg_state', { leg: 'second', state: 'healthy' })).to.equal(1);
   });
 });
 

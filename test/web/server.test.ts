@@ -273,7 +273,7 @@ describe('dashboard saving', () => {
     expect(w.t.app.config.botName).to.equal('Helper <b>&');
     const texts = (await w.t.transport.push({ text: '.ping' })).flatMap((a) => (a.type === 'text' ? [a.text] : []));
     expect(texts.some((t) => t.startsWith('pong'))).to.equal(false);
-    expect(texts.join()).to.contain('Unknown command .ping');
+    expect(texts.join()).to.contain('.ping is turned off: the owner switched off ping');
     const after = await request(w.port, { path: '/config?saved=1', headers: { cookie } });
     expect(after.body).to.contain('Saved and applied');
     expect(after.body).to.contain('Helper &lt;b&gt;&amp;').and.not.contain('Helper <b>&');

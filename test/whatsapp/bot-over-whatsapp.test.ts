@@ -40,6 +40,7 @@ describe('the real bot over the WhatsApp transport (fake socket, real app and we
       log,
       makeSocket: sockets.make,
       printQr: () => undefined,
+      fetchVersion: async () => ({ version: [2, 3000, 1000000001], isLatest: true }),
       onLinked: async (me) => {
         if (!me.lid) return;
         const updated = await addOwnLidToConfig(app.configFile, app.config, me.lid, log);

@@ -2,70 +2,14 @@ import { expect } from 'chai';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
 import sinon from 'sinon';
 import { BufferJSON, type WAMessage } from '@whiskeysockets/baileys';
-import type { BotConfig } from '../../core/config/schema.js';
-import { loadSettings } from '../../core/config/settings.js';
-import { createLogger } from '../../core/log/logger.js';
-import type { IncomingMessage } from '../../core/transport/message.js';
-import { WhatsAppTransport } from '../../core/transport/whatsapp/whatsapp-transport.js';
-import { BOT_LID, BOT_ME, BOT_PHONE, DisconnectReason, FakeSocketFactory, GROUP, waMessage, waText } from '../fakes/baileys-socket.js';
+import { BOT_LID, BOT_ME, BOT_PHONE, DisconnectReason, GROUP, waMessage, waText } from '../fakes/baileys-socket.js';
 import { tempDir } from '../helpers/test-app.js';
+import { cleanup, link, setup, type Harness } from './harness.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';
 const ALICE_LID = '98765432100001@lid';
-
-interface Harness {
-  dir: string;
-  transport: WhatsAppTransport;
-  sockets: FakeSocketFactory;
-  received: IncomingMessage[];
-  printed: string[];
-  logs: () => Array<Record<string, any>>;
-  messages: () => string[];
-}
-
-const harnesses: Harness[] = [];
-
-async function setup(options: { dir?: string; env?: Record<string, string> } = {}): Promise<Harness> {
-  const dir = options.dir ?? (await tempDir('wabot-wa-'));
-  const settings = loadSettings({ cwd: dir, env: { PATH: process.env.PATH ?? '', API_KEY: 'k-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', ...(options.env ?? {}) } });
-  const sink = new PassThrough();
-  const lines: string[] = [];
-  sink.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
-  const log = createLogger({ level: 'debug', pretty: false, destination: sink });
-  const sockets = new FakeSocketFactory();
-  const printed: string[] = [];
-  const received: IncomingMessage[] = [];
-  const config = { host: '127.0.0.1', port: 3000, targetUserIds: [] } as unknown as BotConfig;
-  const transport = new WhatsAppTransport({
-    settings,
-    config: () => config,
-    log,
-    makeSocket: sockets.make,
-    printQr: (qr) => printed.push(qr),
-    random: () => 0.5,
-    download: async () => Buffer.from('bytes'),
-  });
-  await transport.start(async (m) => {
-    received.push(m);
-  });
-  const logs = () => lines.map((l) => JSON.parse(l) as Record<string, any>);
-  const h = { dir, transport, sockets, received, printed, logs, messages: () => logs().map((l) => String(l.msg)) };
-  harnesses.push(h);
-  return h;
-}
-
-/** Links a fresh session the way a QR scan does: qr → pair-success → 515 restart → open. */
-async function link(h: Harness): Promise<void> {
-  h.sockets.last.qr();
-  h.sockets.last.paired({ id: BOT_ME.id, name: BOT_ME.name });
-  const count = h.sockets.sockets.length;
-  h.sockets.last.close(DisconnectReason.restartRequired, 'Stream Errored (restart required)');
-  await h.sockets.waitForSockets(count + 1);
-  h.sockets.last.open(BOT_ME);
-}
 
 describe('WhatsApp transport: linking and connection handling (fake socket)', () => {
   let clock: sinon.SinonFakeTimers;
@@ -74,10 +18,7 @@ describe('WhatsApp transport: linking and connection handling (fake socket)', ()
   });
   afterEach(async () => {
     clock.restore();
-    for (const h of harnesses.splice(0)) {
-      await h.transport.stop();
-      await rm(h.dir, { recursive: true, force: true });
-    }
+    await cleanup();
   });
 
   it('shows the QR (terminal and session()), then after the scan restarts at once, logs the own LID and stores the session', async () => {
@@ -208,12 +149,7 @@ describe('WhatsApp transport: messages in and out (fake socket)', () => {
     h = await setup();
     await link(h);
   });
-  afterEach(async () => {
-    for (const x of harnesses.splice(0)) {
-      await x.transport.stop();
-      await rm(x.dir, { recursive: true, force: true });
-    }
-  });
+  afterEach(cleanup);
 
   it('delivers a message once: a duplicate id and the append copy after a reconnect are ignored', async () => {
     const msg = waText('hello', { from: ALICE });

@@ -16,6 +16,7 @@ import type {
 import type { Settings } from '../../config/settings.js';
 import type { BotConfig } from '../../config/schema.js';
 import type { Logger } from '../../log/logger.js';
+import { logOnlyNotifier, type OwnerNotifier } from '../../notices/owner-notifier.js';
 import { isLid, userPart } from '../../mentions/ids.js';
 import { mimeFor } from '../console.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from '../message.js';
@@ -24,7 +25,8 @@ import { AuthStateCorruptError, useDurableAuthState, type DurableAuthOptions, ty
 import { BoundedMap, TtlCache } from './caches.js';
 import { IdentityLinks } from './identity-links.js';
 import { mapIncoming, plainJid, type MediaDownloader } from './message-mapper.js';
-import { decideReconnect, DEFAULT_BACKOFF, describeClose, type BackoffSettings } from './reconnect-policy.js';
+import { AttemptWindow, decideReconnect, DEFAULT_BACKOFF, describeClose, type BackoffSettings } from './reconnect-policy.js';
+import { WebVersionSource, type VersionFetcher } from './web-version.js';
 import { SeenMessages } from './seen-messages.js';
 
 export { AuthStateCorruptError };
@@ -41,6 +43,8 @@ export interface WhatsAppSocket {
   requestPairingCode(phoneNumber: string): Promise<string>;
   groupMetadata(jid: string): Promise<GroupMetadata>;
   updateMediaMessage?(message: WAMessage): Promise<WAMessage>;
+  /** Baileys' websocket: emits `frame` for every frame received (the silent-session watchdog listens to it). */
+  ws?: { on(event: 'frame', listener: (frame: unknown) => void): unknown };
 }
 
 /** What the transport hands to the socket factory. */
@@ -61,7 +65,8 @@ export interface WhatsAppTransportOptions {
   printQr?: (qr: string) => void;
   /** Random source for backoff jitter (tests). */
   random?: () => number;
-  backoff?: BackoffSettings;
+  /** Reconnect pacing (tests shorten it); unset fields keep their defaults. */
+  backoff?: Partial<BackoffSettings>;
   /** Phone number (digits) for pairing-code login instead of the QR; default env PAIRING_PHONE. */
   pairingPhone?: string;
   /** Session folder; default `<DATA_DIR>/session_auth`. */
@@ -76,6 +81,14 @@ export interface WhatsAppTransportOptions {
   maxOfflineAgeMs?: number;
   /** How long a send waits for a (re)connection before failing. Default 30 s. */
   sendWaitMs?: number;
+  /** Where incidents the owners must hear of go (403, 500, account restrictions …). Default: the log only. */
+  notices?: OwnerNotifier;
+  /** Looks up the current WhatsApp Web version (default Baileys' `fetchLatestWaWebVersion`, 5 s timeout). */
+  fetchVersion?: VersionFetcher;
+  /** How long a fetched Web version is reused before it is fetched again. Default 6 h. */
+  versionRefreshMs?: number;
+  /** An open connection that receives nothing (not even keep-alive answers) for this long is reconnected. Default 4 min. */
+  silentMs?: number;
 }
 
 const DEFAULT_MAX_OFFLINE_AGE_MS = 60 * 60_000;
@@ -86,17 +99,16 @@ export function pairingDigits(value: string | undefined): string | undefined {
   return /^\d{6,20}$/.test(digits) ? digits : undefined;
 }
 
-/** The WhatsApp version to announce: the current WhatsApp Web version when it can be fetched, else Baileys' own. */
-let versionLookup: Promise<SocketConfig['version'] | undefined> | undefined;
+const DEFAULT_SILENT_MS = 4 * 60_000;
 
 async function defaultMakeSocket(options: SocketOptions): Promise<WhatsAppSocket> {
   const baileys = await import('@whiskeysockets/baileys');
-  versionLookup ??= baileys
-    .fetchLatestWaWebVersion({ signal: AbortSignal.timeout(5000) })
-    .then((r) => (r.isLatest || r.version ? r.version : undefined))
-    .catch(() => undefined);
-  const version = await versionLookup;
-  return baileys.makeWASocket({ ...options, ...(version ? { version } : {}) }) as unknown as WhatsAppSocket;
+  return baileys.makeWASocket(options) as unknown as WhatsAppSocket;
+}
+
+async function defaultFetchVersion(): ReturnType<VersionFetcher> {
+  const { fetchLatestWaWebVersion } = await import('@whiskeysockets/baileys');
+  return fetchLatestWaWebVersion({ signal: AbortSignal.timeout(5000) });
 }
 
 async function defaultDownload(message: WAMessage, socket: WhatsAppSocket, log: Logger): Promise<Buffer> {
@@ -147,6 +159,14 @@ export class WhatsAppTransport implements Transport {
   private attempt = 0;
   private newLogin = false;
   private logoutsInARow = 0;
+  private problem: SessionState['problem'];
+  private stableTimer: NodeJS.Timeout | undefined;
+  private watchdogTimer: NodeJS.Timeout | undefined;
+  private lastInboundAt = 0;
+  private readonly notices: OwnerNotifier;
+  private readonly versions: WebVersionSource;
+  private readonly attempts: AttemptWindow;
+  private readonly restarts: AttemptWindow;
   private stopped = false;
   private me: { id?: string; lid?: string; name?: string } = {};
   private openWaiters: Array<() => void> = [];
@@ -163,7 +183,11 @@ export class WhatsAppTransport implements Transport {
     this.log = options.log;
     this.makeSocket = options.makeSocket ?? defaultMakeSocket;
     this.random = options.random ?? Math.random;
-    this.backoff = options.backoff ?? DEFAULT_BACKOFF;
+    this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
+    this.notices = options.notices ?? logOnlyNotifier(options.log);
+    this.versions = new WebVersionSource(options.fetchVersion ?? defaultFetchVersion, options.versionRefreshMs);
+    this.attempts = new AttemptWindow(this.backoff.windowMs, this.backoff.maxPerWindow);
+    this.restarts = new AttemptWindow(this.backoff.windowMs, this.backoff.maxRestartsPerWindow);
     this.authDir = options.authDir ?? path.join(options.settings.dataDir, 'session_auth');
     const phoneSetting = options.pairingPhone ?? options.settings.env.PAIRING_PHONE;
     this.pairingPhone = pairingDigits(phoneSetting);
@@ -198,6 +222,7 @@ export class WhatsAppTransport implements Transport {
   async stop(): Promise<void> {
     this.stopped = true;
     this.clearRetry();
+    this.clearConnectionTimers();
     this.dropSocket();
     this.status = 'offline';
     for (const wake of this.openWaiters.splice(0)) wake();
@@ -212,8 +237,16 @@ export class WhatsAppTransport implements Transport {
     this.retryAt = undefined;
   }
 
+  private clearConnectionTimers(): void {
+    if (this.stableTimer) clearTimeout(this.stableTimer);
+    if (this.watchdogTimer) clearTimeout(this.watchdogTimer);
+    this.stableTimer = undefined;
+    this.watchdogTimer = undefined;
+  }
+
   /** Ends the current socket and detaches from it, so at most one socket is ever alive. */
   private dropSocket(): void {
+    this.clearConnectionTimers();
     const old = this.socket;
     this.socket = undefined;
     this.generation++;
@@ -242,9 +275,13 @@ export class WhatsAppTransport implements Transport {
     this.dropSocket();
     const generation = this.generation;
     this.setStatus(this.status === 'qr' ? 'qr' : 'connecting');
+    this.attempts.record();
     let socket: WhatsAppSocket;
     try {
       const auth = this.auth ?? (await this.loadAuth());
+      const version = await this.versions.current();
+      if (this.versions.lastError) this.log.warn({ reason: this.versions.lastError, using: version ? version.join('.') : 'the version bundled with Baileys' }, 'could not fetch the current WhatsApp Web version; trying again before the next connection');
+      if (generation !== this.generation || this.stopped) return;
       const baileysLog = this.log.child({ part: 'baileys' }, { level: this.options.settings.env.BAILEYS_LOG_LEVEL?.trim() || 'warn' });
       socket = await this.makeSocket({
         auth: auth.state,
@@ -255,6 +292,7 @@ export class WhatsAppTransport implements Transport {
         msgRetryCounterCache: this.retryCounter,
         getMessage: async (key: WAMessageKey) => this.getMessage(key),
         cachedGroupMetadata: async (jid: string) => this.groups.get<GroupMetadata>(jid),
+        ...(version ? { version } : {}),
       });
     } catch (err) {
       if (err instanceof AuthStateCorruptError) {
@@ -285,6 +323,9 @@ export class WhatsAppTransport implements Transport {
 
   private attach(socket: WhatsAppSocket, generation: number): void {
     let pairingRequested = false;
+    socket.ws?.on('frame', () => {
+      if (this.current(generation)) this.lastInboundAt = Date.now();
+    });
     socket.ev.on('creds.update', (update) => {
       if (!this.auth) return;
       Object.assign(this.auth.state.creds, update);
@@ -312,6 +353,7 @@ export class WhatsAppTransport implements Transport {
     });
     socket.ev.on('messages.upsert', (upsert) => {
       if (!this.current(generation)) return;
+      this.lastInboundAt = Date.now();
       this.inboundChain = this.inboundChain.then(() => this.onUpsert(upsert)).catch((err) => this.log.error({ err }, 'handling incoming WhatsApp messages failed'));
     });
     socket.ev.on('lid-mapping.update', (pair) => this.learn(pair.pn, pair.lid));
@@ -373,9 +415,21 @@ export class WhatsAppTransport implements Transport {
     this.qr = undefined;
     this.pairingCode = undefined;
     this.lastError = undefined;
-    this.attempt = 0;
     this.logoutsInARow = 0;
     this.clearRetry();
+    this.clearConnectionTimers();
+    // Start the failure count over only once the connection has proved stable: one that opens and fails at once
+    // must keep backing off, not loop every two seconds.
+    this.stableTimer = setTimeout(() => {
+      this.stableTimer = undefined;
+      this.attempt = 0;
+    }, this.backoff.stableMs);
+    this.lastInboundAt = Date.now();
+    this.armWatchdog(this.generation);
+    const solved = this.problem;
+    this.problem = undefined;
+    if (solved === 'bad-session') this.notices.recover('whatsapp-bad-session', 'WhatsApp is connected again: the session works.');
+    if (solved === 'client-too-old') this.notices.recover('whatsapp-client-too-old', 'WhatsApp accepted the current WhatsApp Web version: connected again.');
     const myPN = this.me.id ? userPart(this.me.id) : undefined;
     const myLID = this.me.lid ? userPart(this.me.lid) : undefined;
     if (this.newLogin) {
@@ -393,10 +447,47 @@ export class WhatsAppTransport implements Transport {
     void hook.finally(() => this.handling.delete(hook));
   }
 
+  /** Reconnects a connection that stays open but receives nothing (Baileys' keep-alive answers come every 30 s). */
+  private armWatchdog(generation: number): void {
+    const silentMs = this.options.silentMs ?? DEFAULT_SILENT_MS;
+    const check = () => {
+      this.watchdogTimer = undefined;
+      if (!this.current(generation) || this.status !== 'linked') return;
+      const quietFor = Date.now() - this.lastInboundAt;
+      if (quietFor < silentMs) {
+        this.watchdogTimer = setTimeout(check, silentMs - quietFor);
+        return;
+      }
+      const minutes = Math.round(quietFor / 60_000);
+      this.log.warn({ silentMinutes: minutes }, `WhatsApp sent nothing for ${minutes} min although the connection looks open (a silent session): reconnecting`);
+      this.problem = 'silent';
+      this.onClose(generation, Object.assign(new Error(`no data from WhatsApp for ${minutes} min`), { output: { statusCode: 408 } }));
+    };
+    this.watchdogTimer = setTimeout(check, silentMs);
+  }
+
+  private scheduleConnect(delayMs: number): void {
+    this.retryAt = Date.now() + delayMs;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      void this.connect();
+    }, delayMs);
+  }
+
   private onClose(generation: number, error: Error | undefined): void {
     if (!this.current(generation)) return;
+    const closing = this.socket;
     this.socket = undefined;
     this.generation++;
+    this.clearConnectionTimers();
+    if (closing) {
+      try {
+        closing.ev.removeAllListeners();
+        closing.end(undefined);
+      } catch {
+        /* already closed */
+      }
+    }
     // Baileys closes with a Boom error whose output.statusCode is the DisconnectReason.
     const statusCode = (error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode;
     let decision = decideReconnect(statusCode, this.attempt, this.backoff, this.random);
@@ -407,10 +498,25 @@ export class WhatsAppTransport implements Transport {
     }
     const detail = error?.message && !decision.reason.includes(error.message) ? `${decision.reason}: ${error.message}` : decision.reason;
     this.lastError = detail;
-    this.options.onReconnect?.(describeClose(statusCode));
+    // Every close the transport comes back from (all but a 403 stop) counts as a reconnect, by its close reason.
+    if (decision.action !== 'stop') this.options.onReconnect?.(describeClose(statusCode));
+    if (decision.action === 'restart-now' && this.restarts.waitMs() > 0) {
+      decision = { ...(decideReconnect(undefined, this.attempt, this.backoff, this.random) as { action: 'backoff'; delayMs: number }), reason: decision.reason, warning: `WhatsApp asked for ${this.backoff.maxRestartsPerWindow} restarts within ${Math.round(this.backoff.windowMs / 60_000)} min; backing off instead of restarting at once` };
+    }
     if (decision.action === 'restart-now') {
+      this.restarts.record();
       this.log.info({ reason: detail }, 'WhatsApp asked for a restart of the connection (normal right after linking): reconnecting now');
       void this.connect();
+      return;
+    }
+    if (decision.action === 'stop') {
+      this.problem = 'forbidden';
+      this.lastError = `${detail}: not reconnecting`;
+      this.setStatus('offline');
+      this.qr = undefined;
+      this.log.error({ reason: detail }, decision.warning);
+      this.notices.raise('whatsapp-forbidden', 'WhatsApp refused this account (403 forbidden: banned or blocked from WhatsApp Web). The bot stopped reconnecting; check the account on the phone, then restart the bot.');
+      for (const wake of this.openWaiters.splice(0)) wake();
       return;
     }
     if (decision.action === 'logged-out') {
@@ -432,16 +538,23 @@ export class WhatsAppTransport implements Transport {
       return;
     }
     this.attempt++;
-    this.retryAt = Date.now() + decision.delayMs;
+    if (decision.action === 'refetch-version') {
+      this.problem = 'client-too-old';
+      this.versions.invalidate();
+      this.notices.raise('whatsapp-client-too-old', 'WhatsApp refused the WhatsApp Web version the bot announced as too old (405); the bot fetches the current version and reconnects.');
+    } else if (statusCode === 500) {
+      this.problem = 'bad-session';
+      this.notices.raise('whatsapp-bad-session', 'WhatsApp reports a bad session (500) for this bot. It keeps retrying; if this persists, unlink the device on the phone, delete data/session_auth and link again.');
+    } else if (this.problem !== 'silent') this.problem = undefined;
+    // However the closes come, never more than maxPerWindow attempts per window.
+    const delayMs = Math.max(decision.delayMs, this.attempts.waitMs());
     this.setStatus('offline');
     this.qr = undefined;
-    const seconds = Math.round(decision.delayMs / 1000);
-    if (decision.warning) this.log.warn({ reason: detail, retryInSeconds: seconds }, `${decision.warning}; next try in ${seconds}s`);
+    const seconds = Math.round(delayMs / 1000);
+    if (delayMs > decision.delayMs) this.log.warn({ reason: detail, attempts: this.attempts.count(), retryInSeconds: seconds }, `${this.attempts.count()} connection attempts within ${Math.round(this.backoff.windowMs / 60_000)} min: waiting ${seconds}s before the next one`);
+    else if (decision.warning) this.log.warn({ reason: detail, retryInSeconds: seconds }, `${decision.warning}; next try in ${seconds}s`);
     else this.log.warn({ reason: detail, attempt: this.attempt, retryInSeconds: seconds }, `cannot reach WhatsApp (${detail}); next try in ${seconds}s`);
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      void this.connect();
-    }, decision.delayMs);
+    this.scheduleConnect(delayMs);
   }
 
   private getMessage(key: WAMessageKey): proto.IMessage | undefined {
@@ -618,6 +731,15 @@ export class WhatsAppTransport implements Transport {
     return [this.me.id, this.me.lid].filter((id): id is string => Boolean(id));
   }
 
+  /** Admin of a group, from its (cached) metadata; a participant may be listed by phone jid or by LID. */
+  async isGroupAdmin(chatId: string, userId: string): Promise<boolean> {
+    const meta = this.groups.get<GroupMetadata>(chatId) ?? (await this.socket?.groupMetadata(chatId).catch(() => undefined));
+    if (!meta) return false;
+    this.groups.set(chatId, meta);
+    const ids = [userId, this.links?.altOf(userId)].filter(Boolean);
+    return meta.participants.some((p) => Boolean(p.admin) && [p.id, p.lid, p.phoneNumber].some((id) => id && ids.includes(id)));
+  }
+
   session(): SessionState {
     return {
       status: this.status,
@@ -627,6 +749,7 @@ export class WhatsAppTransport implements Transport {
       ...(this.status !== 'linked' && this.lastError ? { lastError: this.lastError } : {}),
       ...(this.retryAt ? { retryAt: this.retryAt } : {}),
       ...(this.pairingCode ? { pairingCode: this.pairingCode } : {}),
+      ...(this.problem ? { problem: this.problem } : {}),
     };
   }
 }

@@ -1,0 +1,118 @@
+import { definePlugin } from '../../core/plugin/define-plugin.js';
+import type { BotContext, PluginHost, ToolDefinition } from '../../core/plugin/types.js';
+import { statusText } from '../../core/status/status-report.js';
+
+/** The sender's ids (phone jid and LID when both are known). */
+const idsOf = (ctx: BotContext) => [ctx.senderId, ctx.message.senderAltId].filter((id): id is string => Boolean(id));
+
+/** In a private chat anyone may reset or forget their own chat; in a group only owners and the group's admins. */
+async function mayChangeChat(ctx: BotContext): Promise<boolean> {
+  if (!ctx.message.isGroup || ctx.isOwner) return true;
+  return ctx.host.isGroupAdmin(ctx.chatId, idsOf(ctx));
+}
+
+const GROUP_ONLY_ADMINS = 'In a group only the group admins and the bot owners can do that.';
+
+async function reset(ctx: BotContext): Promise<void> {
+  if (!(await mayChangeChat(ctx))) {
+    await ctx.reply(`${GROUP_ONLY_ADMINS} (.reset clears this chat's conversation for everyone here.)`);
+    return;
+  }
+  const removed = await ctx.host.histories.clear(ctx.chatId);
+  ctx.log.info({ removed }, 'conversation reset by the chat');
+  await ctx.reply(
+    `Done: this chat's conversation starts fresh (${removed} earlier message${removed === 1 ? '' : 's'} no longer go to the AI). What I was asked to remember stays; send ${ctx.host.config().prefix}forget to see or remove it.`,
+  );
+}
+
+async function forget(ctx: BotContext): Promise<void> {
+  const prefix = ctx.host.config().prefix;
+  const arg = (ctx.command?.args ?? '').trim().toLowerCase();
+  const facts = await ctx.memory.facts();
+  if (!arg) {
+    if (!facts.length) {
+      await ctx.reply('I remember nothing about this chat.');
+      return;
+    }
+    const list = facts.map((f, i) => `${i + 1}. ${f.text}`).join('\n');
+    await ctx.reply(`What I remember in this chat:\n${list}\n\nSend ${prefix}forget <number> to remove one, or ${prefix}forget all.`);
+    return;
+  }
+  if (!(await mayChangeChat(ctx))) {
+    await ctx.reply(GROUP_ONLY_ADMINS);
+    return;
+  }
+  if (arg === 'all') {
+    const removed = await ctx.host.memories.forget(ctx.chatId, 'all');
+    await ctx.reply(removed.length ? `Forgotten: all ${removed.length} thing${removed.length === 1 ? '' : 's'} I remembered in this chat.` : 'I remembered nothing here, so there was nothing to forget.');
+    return;
+  }
+  const number = /^\d{1,4}$/.test(arg) ? Number(arg) : NaN;
+  if (!Number.isInteger(number)) {
+    await ctx.reply(`Send ${prefix}forget to see the numbered list, then ${prefix}forget <number> or ${prefix}forget all.`);
+    return;
+  }
+  const removed = await ctx.host.memories.forget(ctx.chatId, number);
+  if (!removed.length) {
+    await ctx.reply(`There is no number ${number}: I remember ${facts.length} thing${facts.length === 1 ? '' : 's'} here. Send ${prefix}forget to see the list.`);
+    return;
+  }
+  await ctx.reply(`Forgotten: "${removed[0].text}".`);
+}
+
+async function status(ctx: BotContext): Promise<void> {
+  if (!ctx.isOwner) {
+    await ctx.reply('Sorry, .status is only for the owners of this bot.');
+    return;
+  }
+  const text = statusText(await ctx.host.status(), ctx.host.config().botName);
+  if (!ctx.message.isGroup) {
+    await ctx.reply(text);
+    return;
+  }
+  // The status names providers and models: it goes to the owner's private chat, not to the whole group.
+  const privateChat = ctx.message.senderAltId?.endsWith('@s.whatsapp.net') ? ctx.message.senderAltId : ctx.senderId;
+  await ctx.host.send(privateChat, text);
+  await ctx.reply('I sent you the status in our private chat.');
+}
+
+/** The `forget` tool: "forget that I like tea" removes the facts that contain the words. */
+function forgetTool(host: PluginHost): ToolDefinition {
+  return {
+    name: 'forget',
+    description:
+      'Remove facts from this chat\'s memory when the user asks you to forget something. Pass words that appear in the stored fact (e.g. "likes tea").',
+    parameters: { type: 'object', properties: { about: { type: 'string', description: 'words of the fact to forget' } }, required: ['about'] },
+    async run(args, call) {
+      const about = String(args.about ?? '').trim();
+      if (!about) return 'Nothing forgotten: say what to forget.';
+      if (call.ctx.message.isGroup && !call.isOwner && !(await host.isGroupAdmin(call.chatId, [call.senderId, call.senderAltId].filter((id): id is string => Boolean(id))))) {
+        return `Not forgotten: ${GROUP_ONLY_ADMINS}`;
+      }
+      const removed = await host.memories.forget(call.chatId, { containing: about });
+      return removed.length ? `Forgotten: ${removed.map((f) => `"${f.text}"`).join(', ')}.` : `Nothing in memory mentions "${about}".`;
+    },
+  };
+}
+
+/**
+ * In-chat controls: `.reset` (fresh conversation, memory kept), `.forget` (see and withdraw what the bot remembers),
+ * `.status` (owners: link, providers, capabilities, usage today, uptime, version; never a key).
+ */
+export default definePlugin({
+  name: 'controls',
+  description: 'Start a conversation fresh, see or withdraw what I remember, and (owners) see how I am doing',
+  order: 20,
+  triggers: [
+    { command: 'reset', help: 'start this chat\'s conversation fresh (what I remember stays)' },
+    { command: 'forget', usage: '.forget [<number>|all]', help: 'list what I remember here; remove one item or everything' },
+    { command: 'status', help: 'owners: how I am doing (WhatsApp link, AI providers, usage today)' },
+  ],
+  tools: (host) => [forgetTool(host)],
+  async handle(ctx) {
+    const word = ctx.command?.word.slice(ctx.host.config().prefix.length).toLowerCase();
+    if (word === 'reset') await reset(ctx);
+    else if (word === 'forget') await forget(ctx);
+    else if (word === 'status') await status(ctx);
+  },
+});

@@ -1,0 +1,91 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import path from 'node:path';
+import { ROOT } from './test-app.js';
+
+/** A console chat that keeps running: write lines, wait for output, signal it, wait for its exit. */
+export interface LiveChat {
+  child: ChildProcessWithoutNullStreams;
+  stdout: () => string;
+  stderr: () => string;
+  /** stdout lines so far (empty lines dropped). */
+  lines: () => string[];
+  send(line: string): void;
+  /** Resolves with the first stdout line (counting from line `from`) that matches; rejects after `timeoutMs`. */
+  waitForLine(pattern: RegExp, options?: { from?: number; timeoutMs?: number }): Promise<string>;
+  /** Resolves when stderr matches `pattern`. */
+  waitForLog(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * Spawns `node dist/core/cli/chat.js` in `cwd` with exactly `env` (plus PATH) and stdin left open.
+ *
+ * @example
+ * const chat = startLiveChat({ cwd: dir, env });
+ * await chat.waitForLog(/console chat ready/);
+ * chat.send('.ping');
+ * await chat.waitForLine(/^bot> pong/);
+ */
+export function startLiveChat(options: { cwd: string; env?: Record<string, string> }): LiveChat {
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'core', 'cli', 'chat.js')], {
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH ?? '', ...(options.env ?? {}) },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  const watchers = new Set<() => void>();
+  const poke = () => {
+    for (const w of [...watchers]) w();
+  };
+  child.stdout.on('data', (d) => {
+    stdout += d;
+    poke();
+  });
+  child.stderr.on('data', (d) => {
+    stderr += d;
+    poke();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  let hasExited = false;
+  void exited.then(() => {
+    hasExited = true;
+    poke();
+  });
+  const lines = () => stdout.split('\n').filter((l) => l.length);
+  const waitFor = <T>(probe: () => T | undefined, what: string, timeoutMs: number): Promise<T> =>
+    new Promise((resolve, reject) => {
+      const check = () => {
+        const hit = probe();
+        if (hit !== undefined) {
+          done();
+          resolve(hit);
+        } else if (hasExited) {
+          done();
+          reject(new Error(`console chat exited before ${what}\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+        }
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`timed out waiting for ${what}\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        watchers.delete(check);
+      };
+      watchers.add(check);
+      check();
+    });
+  return {
+    child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    lines,
+    send: (line) => child.stdin.write(`${line}\n`),
+    waitForLine: (pattern, opts = {}) => waitFor(() => lines().slice(opts.from ?? 0).find((l) => pattern.test(l)), `a line matching ${pattern}`, opts.timeoutMs ?? 10_000),
+    waitForLog: async (pattern, timeoutMs = 10_000) => {
+      await waitFor(() => (pattern.test(stderr) ? true : undefined), `a log matching ${pattern}`, timeoutMs);
+    },
+    exited,
+  };
+}
