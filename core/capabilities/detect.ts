@@ -60,16 +60,21 @@ export async function versionProbe(cmd: string, args: string[], timeoutMs = 4000
 }
 
 /**
- * The ffmpeg binary to use: `FFMPEG_PATH` when set (e.g. the system's /usr/bin/ffmpeg), else the one shipped in
- * the `@ffmpeg-installer/ffmpeg` package (a registry package with the binary inside; `ffmpeg-static` would download
- * it at install time, which fails without network).
+ * The ffmpeg binary to use on untrusted media: `FFMPEG_PATH` when set; else the system's (`/usr/bin/ffmpeg`, or
+ * `ffmpeg` on PATH), which the distribution keeps patched; only when there is none, the build shipped in the
+ * `@ffmpeg-installer/ffmpeg` package (ffmpeg 4.x from 2018, with known decoder bugs since fixed).
+ * `ffmpeg-static` would download its binary at install time, which fails without network.
  */
-export function ffmpegBinary(settings: Pick<Settings, 'ffmpegPath'>): { path: string; source: string } {
+export function ffmpegBinary(settings: Pick<Settings, 'ffmpegPath'>, systemCandidates: string[] = ['/usr/bin/ffmpeg', 'ffmpeg']): { path: string; source: string } {
   if (settings.ffmpegPath) return { path: settings.ffmpegPath, source: 'FFMPEG_PATH' };
+  for (const candidate of systemCandidates) {
+    const found = locate(candidate);
+    if (found) return { path: found, source: 'the system' };
+  }
   try {
     const require = createRequire(import.meta.url);
     const installer = require('@ffmpeg-installer/ffmpeg') as { path: string };
-    return { path: installer.path, source: '@ffmpeg-installer/ffmpeg' };
+    return { path: installer.path, source: '@ffmpeg-installer/ffmpeg (bundled 2018 build: install the system ffmpeg for untrusted media)' };
   } catch {
     return { path: 'ffmpeg', source: 'system PATH' };
   }
@@ -118,7 +123,7 @@ export function defineCoreCapabilities(caps: Capabilities, settings: Settings): 
     const bin = ffmpegBinary(settings);
     try {
       const line = await versionProbe(bin.path, ['-version']);
-      return yes(`${line.split(' ').slice(0, 3).join(' ')} from ${bin.source}`);
+      return yes(`${line.split(' ').slice(0, 3).join(' ')} (${bin.path}) from ${bin.source}`);
     } catch (err) {
       return no(`ffmpeg from ${bin.source} does not run (${(err as Error).message})`);
     }

@@ -1,3 +1,4 @@
+import { inputArgs, pinFileFormat } from '../../core/media/index.js';
 import { ProcessFailed, runProcess } from './run-process.js';
 
 /** What ffmpeg could read from a media file. */
@@ -20,7 +21,16 @@ function clock(text: string): number | undefined {
 }
 
 /**
- * Reads duration and streams of a media file with `ffmpeg -i` (the bundled ffmpeg has no ffprobe). ffmpeg exits 1
+ * The input options for a media file: its container is sniffed from its first bytes and pinned (`-f`), so ffmpeg
+ * never opens a playlist or concat list that points at other files. Throws MediaRefused (from core/media) for
+ * anything off the allow-list.
+ */
+async function pinnedInput(file: string): Promise<string[]> {
+  return [...inputArgs(await pinFileFormat(file, 'sound')), '-i', file];
+}
+
+/**
+ * Reads duration and streams of a media file with `ffmpeg -i` (the bundled ffmpeg has no ffprobe), its format pinned. ffmpeg exits 1
  * here by design (no output named); a file it cannot parse gives no `Input #0` and is reported as UnreadableMedia.
  *
  * @example
@@ -29,7 +39,7 @@ function clock(text: string): number | undefined {
 export async function probeMedia(ffmpeg: string, file: string, timeoutMs: number): Promise<MediaInfo> {
   let stderr: string;
   try {
-    ({ stderr } = await runProcess(ffmpeg, ['-hide_banner', '-nostdin', '-i', file], { timeoutMs, okCodes: [0, 1] }));
+    ({ stderr } = await runProcess(ffmpeg, ['-hide_banner', '-nostdin', ...(await pinnedInput(file))], { timeoutMs, okCodes: [0, 1] }));
   } catch (err) {
     if (err instanceof ProcessFailed && err.reason === 'exit') throw new UnreadableMedia('ffmpeg cannot read this file');
     throw err;
@@ -77,13 +87,13 @@ async function convert(ffmpeg: string, args: string[], options: ConvertOptions):
 }
 
 /**
- * Converts the audio of any media file ffmpeg reads (video, voice note, audio, document) to an MP3 file.
+ * Converts the audio of a media file in an allowed container (video, voice note, audio, document) to an MP3 file.
  *
  * @example
  * await toMp3(ffmpeg, 'clip.mp4', 'clip.mp3', { bitrateKbps: 192, timeoutMs: 600_000, seconds: 5, onProgress: (p) => log(p) });
  */
-export function toMp3(ffmpeg: string, input: string, output: string, options: ConvertOptions & { bitrateKbps: number }): Promise<void> {
-  return convert(ffmpeg, ['-i', input, '-vn', '-map', '0:a:0', '-c:a', 'libmp3lame', '-b:a', `${options.bitrateKbps}k`, '-f', 'mp3', output], options);
+export async function toMp3(ffmpeg: string, input: string, output: string, options: ConvertOptions & { bitrateKbps: number }): Promise<void> {
+  return convert(ffmpeg, [...(await pinnedInput(input)), '-vn', '-map', '0:a:0', '-c:a', 'libmp3lame', '-b:a', `${options.bitrateKbps}k`, '-f', 'mp3', output], options);
 }
 
 /**
@@ -92,10 +102,10 @@ export function toMp3(ffmpeg: string, input: string, output: string, options: Co
  * @example
  * await toMp4(ffmpeg, 'clip.webm', 'clip.mp4', { timeoutMs: 600_000 });
  */
-export function toMp4(ffmpeg: string, input: string, output: string, options: ConvertOptions): Promise<void> {
+export async function toMp4(ffmpeg: string, input: string, output: string, options: ConvertOptions): Promise<void> {
   return convert(
     ffmpeg,
-    ['-i', input, '-map', '0:v:0', '-map', '0:a:0?', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '26', '-pix_fmt', 'yuv420p', '-vf', 'scale=trunc(iw/2)*2:trunc(ih/2)*2', '-c:a', 'aac', '-b:a', '128k', '-movflags', '+faststart', '-f', 'mp4', output],
+    [...(await pinnedInput(input)), '-map', '0:v:0', '-map', '0:a:0?', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '26', '-pix_fmt', 'yuv420p', '-vf', 'scale=trunc(iw/2)*2:trunc(ih/2)*2', '-c:a', 'aac', '-b:a', '128k', '-movflags', '+faststart', '-f', 'mp4', output],
     options,
   );
 }

@@ -4,6 +4,7 @@ import { ffmpegBinary } from '../../core/capabilities/detect.js';
 import { definePlugin } from '../../core/plugin/define-plugin.js';
 import type { BotContext, Plugin, PluginHost } from '../../core/plugin/types.js';
 import type { IncomingMedia, OutgoingMedia } from '../../core/transport/message.js';
+import { MediaRefused } from '../../core/media/index.js';
 import { probeMedia, toMp3, toMp4, UnreadableMedia } from './ffmpeg.js';
 import { extensionFor, makeWorkDir, publish, safeName, saveIncoming } from './files.js';
 import { JobLimiter } from './jobs.js';
@@ -50,7 +51,7 @@ function linkIn(text: string | undefined): string | undefined {
 
 /** The sentence for a failed job; unexpected errors are logged and get a generic sentence. */
 function explain(err: unknown, ctx: BotContext, opts: Mp3Options): string {
-  if (err instanceof JobRefused || err instanceof UrlRefused || err instanceof DownloadFailed) return err.message;
+  if (err instanceof JobRefused || err instanceof UrlRefused || err instanceof DownloadFailed || err instanceof MediaRefused) return err.message;
   if (err instanceof UnreadableMedia) return `I can't read that file as audio or video, so there is nothing to convert. (${err.message})`;
   if (err instanceof ProcessFailed) {
     if (err.reason === 'timeout') return `That took longer than ${formatDuration(opts.timeoutSeconds)} and was stopped. Try something shorter.`;
@@ -229,7 +230,7 @@ export function createMp3Plugin(): Plugin {
       try {
         info = await probeMedia(ffmpeg, file, 60_000);
       } catch (err) {
-        if (err instanceof UnreadableMedia) throw new JobRefused(`What ${host} gave me is not audio or video I can read.`);
+        if (err instanceof UnreadableMedia || err instanceof MediaRefused) throw new JobRefused(`What ${host} gave me is not audio or video I can read.`);
         throw err;
       }
       checkDuration(info.seconds, opts, 'That video');

@@ -7,6 +7,7 @@ import { DEFAULT_ANTHROPIC_VERSION, askVision, visionLegFilter } from './ask-vis
 import { findImage } from './find-image.js';
 import { DEFAULT_PREMIUM_PHRASES, premiumRequest } from '../../core/chat/premium-request.js';
 import { ImageRefused, prepareImage } from './prepare-image.js';
+import { DEFAULT_MAX_IMAGE_PIXELS } from '../../core/media/index.js';
 
 /** The vision plugin's options (`plugins.vision` in config.json), with defaults. */
 export interface VisionOptions {
@@ -14,6 +15,8 @@ export interface VisionOptions {
   maxImageBytes: number;
   maxDimension: number;
   maxDownloadBytes: number;
+  /** Most pixels an image may declare in its header (width × height); more is refused before decoding. */
+  maxPixels: number;
   maxTokens: number;
   defaultQuestion: string;
   anthropicVersion: string;
@@ -24,6 +27,7 @@ export const VISION_DEFAULTS: VisionOptions = {
   maxImageBytes: 3_750_000,
   maxDimension: 1568,
   maxDownloadBytes: 30_000_000,
+  maxPixels: DEFAULT_MAX_IMAGE_PIXELS,
   maxTokens: 1024,
   defaultQuestion: 'What is in this image? Describe it briefly.',
   anthropicVersion: DEFAULT_ANTHROPIC_VERSION,
@@ -38,6 +42,7 @@ export function visionOptions(section: PluginSection): VisionOptions {
     maxImageBytes: num(section.maxImageBytes, VISION_DEFAULTS.maxImageBytes),
     maxDimension: num(section.maxDimension, VISION_DEFAULTS.maxDimension),
     maxDownloadBytes: num(section.maxDownloadBytes, VISION_DEFAULTS.maxDownloadBytes),
+    maxPixels: num(section.maxPixels, VISION_DEFAULTS.maxPixels),
     maxTokens: num(section.maxTokens, VISION_DEFAULTS.maxTokens),
     defaultQuestion: typeof section.defaultQuestion === 'string' && section.defaultQuestion.trim() ? section.defaultQuestion : VISION_DEFAULTS.defaultQuestion,
     anthropicVersion:
@@ -77,6 +82,7 @@ export default definePlugin({
       maxImageBytes: { type: 'integer', minimum: 10_000, maximum: 3_750_000 },
       maxDimension: { type: 'integer', minimum: 200, maximum: 8000 },
       maxDownloadBytes: { type: 'integer', minimum: 100_000 },
+      maxPixels: { type: 'integer', minimum: 1_000_000, description: 'most pixels (width × height) an image may declare; larger ones are refused before decoding' },
       maxTokens: { type: 'integer', minimum: 50, maximum: 8192 },
       defaultQuestion: { type: 'string', minLength: 1, maxLength: 500 },
       anthropicVersion: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
@@ -116,7 +122,7 @@ export default definePlugin({
     let image;
     try {
       const ffmpeg = ctx.host.capabilities.has('ffmpeg') ? ffmpegBinary(ctx.host.settings).path : undefined;
-      image = await prepareImage(bytes, { maxImageBytes: options.maxImageBytes, maxDimension: options.maxDimension, ffmpeg });
+      image = await prepareImage(bytes, { maxImageBytes: options.maxImageBytes, maxDimension: options.maxDimension, maxPixels: options.maxPixels, ffmpeg });
     } catch (err) {
       if (!(err instanceof ImageRefused)) throw err;
       await ctx.reply(err.message);

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { assertPixelBudget, DEFAULT_MAX_IMAGE_PIXELS, inputArgs, MediaRefused, pinFormat, type PinnedFormat } from '../../core/media/index.js';
 
 /** The image types `/v1/messages` accepts in a base64 block. */
 export type VisionMediaType = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';
@@ -22,6 +23,8 @@ export interface PrepareOptions {
   maxImageBytes: number;
   /** Longest side after downscaling (the endpoint scales larger images down anyway). */
   maxDimension: number;
+  /** Most pixels (width × height, read from the header) an image may declare; more is refused before any decode. */
+  maxPixels?: number;
   /** The ffmpeg binary, or undefined when ffmpeg is not available. */
   ffmpeg?: string;
   timeoutMs?: number;
@@ -44,7 +47,7 @@ export function sniffImageType(bytes: Buffer): VisionMediaType | undefined {
 const mb = (bytes: number) => `${(bytes / 1_000_000).toFixed(1)} MB`;
 
 /** Runs ffmpeg to make a JPEG no larger than `maxDimension` on its longest side. */
-async function toSmallJpeg(ffmpeg: string, input: Buffer, maxDimension: number, timeoutMs: number): Promise<Buffer> {
+async function toSmallJpeg(ffmpeg: string, input: Buffer, format: PinnedFormat, maxDimension: number, timeoutMs: number): Promise<Buffer> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'vision-'));
   try {
     const source = path.join(dir, 'in');
@@ -54,7 +57,7 @@ async function toSmallJpeg(ffmpeg: string, input: Buffer, maxDimension: number, 
     await new Promise<void>((resolve, reject) => {
       execFile(
         ffmpeg,
-        ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y', '-i', source, '-frames:v', '1', '-vf', scale, '-q:v', '4', target],
+        ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y', ...inputArgs(format), '-i', source, '-frames:v', '1', '-vf', scale, '-q:v', '4', target],
         { timeout: timeoutMs, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } },
         (err, _stdout, stderr) => (err ? reject(new Error(String(stderr || err.message).split('\n')[0])) : resolve()),
       );
@@ -66,9 +69,10 @@ async function toSmallJpeg(ffmpeg: string, input: Buffer, maxDimension: number, 
 }
 
 /**
- * Makes downloaded image bytes fit the messages endpoint: a supported type under the size limit goes as is; a
- * bigger one, or a type the endpoint does not take (HEIC, BMP, TIFF…), is converted by ffmpeg to a smaller JPEG.
- * Without ffmpeg, or when ffmpeg cannot read it, the image is refused with a message for the user.
+ * Makes downloaded image bytes fit the messages endpoint. Only PNG, JPEG, GIF and WebP are opened, and only when the
+ * size their header declares is within the pixel budget (a small file can declare a huge canvas); anything else is
+ * refused before any decoder sees it. One under the byte limit goes as is; a bigger one is converted by ffmpeg,
+ * its input format pinned, to a smaller JPEG. Without ffmpeg it is refused with a message for the user.
  *
  * @example
  * const image = await prepareImage(bytes, { maxImageBytes: 3_750_000, maxDimension: 1568, ffmpeg: '/usr/bin/ffmpeg' });
@@ -76,17 +80,22 @@ async function toSmallJpeg(ffmpeg: string, input: Buffer, maxDimension: number, 
 export async function prepareImage(bytes: Buffer, options: PrepareOptions): Promise<PreparedImage> {
   if (!bytes.length) throw new ImageRefused('That image is empty, so there is nothing for me to look at.');
   const type = sniffImageType(bytes);
-  if (type && bytes.length <= options.maxImageBytes) return { mediaType: type, data: bytes, converted: false };
+  if (!type) throw new ImageRefused('I could not open that image: it is not a picture in a format I open (JPEG, PNG, GIF or WebP). Please send it as a normal photo.');
+  let format: PinnedFormat;
+  try {
+    assertPixelBudget(bytes, options.maxPixels ?? DEFAULT_MAX_IMAGE_PIXELS);
+    format = await pinFormat(bytes, 'image');
+  } catch (err) {
+    if (err instanceof MediaRefused) throw new ImageRefused(err.message);
+    throw err;
+  }
+  if (bytes.length <= options.maxImageBytes) return { mediaType: type, data: bytes, converted: false };
   if (!options.ffmpeg) {
-    throw new ImageRefused(
-      type
-        ? `That image is too large for me (${mb(bytes.length)}; I can take up to ${mb(options.maxImageBytes)}) and I cannot shrink images here. Please send a smaller one.`
-        : 'I cannot open that image format here. Please send it as a JPEG, PNG, GIF or WebP picture.',
-    );
+    throw new ImageRefused(`That image is too large for me (${mb(bytes.length)}; I can take up to ${mb(options.maxImageBytes)}) and I cannot shrink images here. Please send a smaller one.`);
   }
   let small: Buffer;
   try {
-    small = await toSmallJpeg(options.ffmpeg, bytes, options.maxDimension, options.timeoutMs ?? 60_000);
+    small = await toSmallJpeg(options.ffmpeg, bytes, format, options.maxDimension, options.timeoutMs ?? 60_000);
   } catch {
     throw new ImageRefused('I could not open that image: it seems damaged or in a format I cannot read. Please send it as a normal photo.');
   }

@@ -4,6 +4,7 @@ import { definePlugin } from '../../core/plugin/define-plugin.js';
 import type { BotContext, Plugin, PluginHost, ToolDefinition } from '../../core/plugin/types.js';
 import { AllProvidersFailedError } from '../../core/providers/types.js';
 import { AudioArchive, type ContextMessage } from './archive.js';
+import { AudioBudget, spokenLength } from './audio-budget.js';
 import { AudioProvider } from './audio-provider.js';
 import { AudioKeyPool } from './key-pool.js';
 import { voiceOptions, voiceOptionsSchema } from './options.js';
@@ -28,6 +29,7 @@ export interface VoicePluginDeps {
 }
 
 interface Runtime {
+  budget: AudioBudget;
   pool: AudioKeyPool;
   transcriber: Transcriber;
   archive: AudioArchive;
@@ -76,8 +78,13 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
         ctx.log.warn({ reason: (err as Error).message }, 'voice note download failed');
         throw new VoiceError(`I could not download that ${what}. Please send it again.`);
       }
+      const { format, seconds } = await transcriber.measure(bytes, media.kind);
+      const user = budgetUser(ctx);
+      await checkLimits(ctx, what, seconds, user);
       const before = await recent.last(ctx.chatId);
-      const transcript = await transcriber.transcribe(bytes, media.kind);
+      // Spent before the upload: a note that fails half-way still used the provider.
+      if (user) await rt().budget.spend(user, seconds);
+      const transcript = await transcriber.transcribe(bytes, media.kind, format);
       const note = await archive.add(ctx.chatId, {
         messageId: ctx.message.id,
         senderId: ctx.senderId,
@@ -100,6 +107,36 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
     }
     ctx.state[HEARD] = heard;
     return heard;
+  }
+
+  /** Whose daily allowance a note counts against: undefined for owners (exempt). One person, whichever id they write under. */
+  function budgetUser(ctx: BotContext): string | undefined {
+    if (ctx.isOwner) return undefined;
+    const alt = ctx.message.senderAltId;
+    return alt && alt.endsWith('@s.whatsapp.net') ? alt : ctx.senderId;
+  }
+
+  /**
+   * The length limit and the daily allowance, checked before anything is uploaded. Over either, the note is refused
+   * with a sentence (said only when the note was addressed to the bot; a group note for others is skipped silently).
+   */
+  async function checkLimits(ctx: BotContext, what: string, seconds: number, user: string | undefined): Promise<void> {
+    const opts = voiceOptions(ctx.options);
+    const maxSeconds = opts.maxMinutes * 60;
+    if (seconds > maxSeconds) {
+      ctx.log.info({ seconds: Math.round(seconds), maxSeconds }, `${what} over the length limit: not transcribed`);
+      throw new VoiceError(`That ${what} is ${spokenLength(seconds)} long; I only transcribe ${what}s of up to ${spokenLength(maxSeconds)}, so I did not listen to it.`);
+    }
+    if (!user) return;
+    const daily = opts.dailyMinutesPerUser * 60;
+    const used = await rt().budget.used(user);
+    if (used + seconds > daily) {
+      ctx.log.info({ seconds: Math.round(seconds), used: Math.round(used), daily }, `${what} over the sender's daily audio allowance: not transcribed`);
+      const left = Math.max(0, daily - used);
+      throw new VoiceError(
+        `That ${what} (${spokenLength(seconds)}) is over your daily audio allowance: ${spokenLength(daily)} a day, ${left > 0 ? `${spokenLength(left)} left today` : 'none left today'}. It resets at midnight UTC; until then please type your message.`,
+      );
+    }
   }
 
   /** Observer: every message of every chat, addressed or not. */
@@ -211,6 +248,7 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
         ffmpeg: () => (host.capabilities.has('ffmpeg') ? ffmpegBinary(settings).path : undefined),
       });
       runtime = {
+        budget: new AudioBudget(path.join(host.dataDir, 'audio_budget.json'), now),
         pool,
         transcriber,
         archive: new AudioArchive(path.join(host.dataDir, 'audio_archive')),
@@ -222,6 +260,7 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
     },
     async stop() {
       await runtime?.archive.flush();
+      await runtime?.budget.flush();
     },
     async handle(ctx) {
       const trigger = ctx.trigger;

@@ -5,8 +5,15 @@ import { DEFAULT_REACTIONS, type ReactionOptions } from './reactions.js';
 export interface VoiceOptions {
   /** The audio provider's upload limit in MB (Groq: 25 on the free tier); larger files are shrunk or split. */
   maxUploadMb: number;
+  /** Longest voice note or audio file sent for transcription (minutes; longer ones are not uploaded at all). */
+  maxMinutes: number;
+  /** Audio minutes one user may have transcribed per UTC day (owners are exempt). */
+  dailyMinutesPerUser: number;
   reactions: ReactionOptions;
 }
+
+export const DEFAULT_MAX_MINUTES = 10;
+export const DEFAULT_DAILY_MINUTES = 60;
 
 export const DEFAULT_MAX_UPLOAD_MB = 25;
 
@@ -16,6 +23,8 @@ export const voiceOptionsSchema = {
   additionalProperties: false,
   properties: {
     maxUploadMb: { type: 'number', exclusiveMinimum: 0, maximum: 1000, description: "the audio provider's upload limit in MB" },
+    maxMinutes: { type: 'number', exclusiveMinimum: 0, maximum: 600, description: 'longest voice note or audio file transcribed, in minutes' },
+    dailyMinutesPerUser: { type: 'number', minimum: 0, maximum: 100000, description: 'audio minutes one user may have transcribed per day (owners exempt)' },
     reactions: {
       type: 'object',
       additionalProperties: false,
@@ -38,6 +47,8 @@ export function voiceOptions(section: PluginSection): VoiceOptions {
   const num = (v: unknown, d: number) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : d);
   return {
     maxUploadMb: num(section.maxUploadMb, DEFAULT_MAX_UPLOAD_MB) || DEFAULT_MAX_UPLOAD_MB,
+    maxMinutes: num(section.maxMinutes, DEFAULT_MAX_MINUTES) || DEFAULT_MAX_MINUTES,
+    dailyMinutesPerUser: num(section.dailyMinutesPerUser, DEFAULT_DAILY_MINUTES),
     reactions: {
       enabled: typeof r.enabled === 'boolean' ? r.enabled : DEFAULT_REACTIONS.enabled,
       share: Math.min(1, num(r.share, DEFAULT_REACTIONS.share)),

@@ -1,3 +1,7 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ALLOWED_CONTAINERS, MediaRefused, mediaSeconds, pinFormat, type PinnedFormat } from '../../core/media/index.js';
 import { sniffAudio, type AudioFormat } from './audio-format.js';
 import { NoTranscriptError, type AudioProvider, type UploadFile } from './audio-provider.js';
 import { AudioConversionError, SPEECH_BITRATE, toOpusSpeech } from './ffmpeg.js';
@@ -31,7 +35,8 @@ const MB = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
  * becomes a VoiceError with a clear sentence.
  *
  * @example
- * const { text } = await transcriber.transcribe(bytes, 'voice');
+ * const { format, seconds } = await transcriber.measure(bytes, 'voice');
+ * const { text } = await transcriber.transcribe(bytes, 'voice', format);
  */
 export class Transcriber {
   constructor(private readonly options: TranscriberOptions) {}
@@ -42,25 +47,56 @@ export class Transcriber {
     return binary;
   }
 
-  private async convert(bytes: Buffer, segmentSeconds?: number): Promise<Buffer[]> {
+  /**
+   * Pins the container from the first bytes (anything off the allow-list, such as an HLS playlist, is refused here,
+   * before ffmpeg or the provider sees it) and measures how long it plays with ffprobe on that pinned format.
+   */
+  async measure(bytes: Buffer, kind: string): Promise<{ format: PinnedFormat; seconds: number }> {
+    const what = kind === 'voice' ? 'voice note' : 'audio file';
+    if (!bytes.length) throw new VoiceError(`That ${what} is empty (0 bytes), so there is nothing to transcribe.`);
+    let format: PinnedFormat;
+    try {
+      format = await pinFormat(bytes, 'sound');
+    } catch (err) {
+      if (err instanceof MediaRefused) {
+        throw new VoiceError(`I could not read that audio file: it is not in a format I open (${ALLOWED_CONTAINERS.sound.join(', ')}), so I did not listen to it. Please send a normal voice note or audio file.`);
+      }
+      throw err;
+    }
+    const binary = this.ffmpegOrFail(`I have to check how long that ${what} is before I send it anywhere`);
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'voice-probe-'));
+    try {
+      const file = path.join(dir, 'input');
+      await writeFile(file, bytes);
+      const seconds = await mediaSeconds(binary, file, format);
+      if (seconds === undefined) throw new VoiceError(`I could not read how long that ${what} is: it seems damaged or is not audio in a format I know.`);
+      return { format, seconds };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  private async convert(bytes: Buffer, format: PinnedFormat, segmentSeconds?: number): Promise<Buffer[]> {
     const binary = this.ffmpegOrFail('I would have to convert that audio first');
     try {
-      return await toOpusSpeech(binary, bytes, { segmentSeconds });
+      return await toOpusSpeech(binary, bytes, { format, segmentSeconds });
     } catch (err) {
       if (err instanceof AudioConversionError) throw new VoiceError('I could not read that audio file: it seems damaged or is not audio in a format I know.');
       throw err;
     }
   }
 
-  /** Transcribes audio bytes of a voice note or audio file. */
-  async transcribe(bytes: Buffer, kind: string): Promise<Transcript> {
+  /** Transcribes audio bytes of a voice note or audio file, whose container `measure` pinned. */
+  async transcribe(bytes: Buffer, kind: string, pinned: PinnedFormat): Promise<Transcript> {
     const what = kind === 'voice' ? 'voice note' : 'audio file';
     if (!bytes.length) throw new VoiceError(`That ${what} is empty (0 bytes), so there is nothing to transcribe.`);
     let format = sniffAudio(bytes);
     let audio = bytes;
+    let audioFormat = pinned;
     if (!format) {
-      [audio] = await this.convert(bytes);
+      [audio] = await this.convert(bytes, pinned);
       format = { ext: 'ogg', mimetype: 'audio/ogg' };
+      audioFormat = { container: 'ogg', demuxer: 'ogg' };
     }
     const limit = this.options.maxUploadBytes();
     let uploads = [audio];
@@ -68,8 +104,8 @@ export class Transcriber {
       if (!this.options.ffmpeg()) throw new VoiceError(`That ${what} is ${MB(audio.length)}, over the audio provider's limit of ${MB(limit)}, and ffmpeg is not available to shrink or split it.`);
       // Mono Opus speech at SPEECH_BITRATE; pieces sized to stay under the limit with room for the container.
       const seconds = Math.max(1, Math.floor(((limit * 0.85) / (SPEECH_BITRATE / 8))));
-      const [whole] = await this.convert(audio);
-      uploads = whole.length > limit ? await this.convert(audio, seconds) : [whole];
+      const [whole] = await this.convert(audio, audioFormat);
+      uploads = whole.length > limit ? await this.convert(audio, audioFormat, seconds) : [whole];
       if (uploads.some((u) => u.length > limit)) throw new VoiceError(`That ${what} is too large for the audio provider even after compressing it (limit ${MB(limit)}).`);
     }
     const texts: string[] = [];
