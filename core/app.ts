@@ -2,7 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import { Bot } from './bot.js';
-import { Capabilities } from './capabilities/capabilities.js';
+import { Capabilities, capabilityMark } from './capabilities/capabilities.js';
 import { defineCoreCapabilities } from './capabilities/detect.js';
 import { ConfigError, loadConfigFile } from './config/config-file.js';
 import type { BotConfig } from './config/schema.js';
@@ -10,7 +10,7 @@ import { ensureDataDir, loadSettings, type Settings } from './config/settings.js
 import { createAiService } from './chat/ai-service.js';
 import { BotMetrics } from './metrics/bot-metrics.js';
 import { instrumentTransport } from './metrics/instrument-transport.js';
-import { transportRestricted } from './metrics/readiness.js';
+import { transportRestriction } from './metrics/readiness.js';
 import { createLogger, isPrettyLogger, type Logger } from './log/logger.js';
 import { acquireInstanceLock } from './lifecycle/instance-lock.js';
 import { discoverPlugins } from './plugin/discover.js';
@@ -24,6 +24,7 @@ import { MemoryStore } from './store/memory.js';
 import { startRetentionSweeper } from './store/retention.js';
 import type { Transport } from './transport/transport.js';
 import { buildStatusReport } from './status/status-report.js';
+import { legsCapability } from './capabilities/legs-capability.js';
 
 export interface AppOptions {
   cwd?: string;
@@ -139,11 +140,11 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     if (cooldownMs > 0) metrics.legCooldowns.inc({ leg, reason: outcome });
   });
   metrics.observe({ legs: () => chain.health(), audioKeys: () => capabilities.known('audio') ? capabilities.status('audio').counts : undefined });
-  capabilities.setLive('chat', () => {
-    const legs = chain.legs().length;
-    if (!legs) return { ok: false, detail: 'no provider key' };
-    return chain.available() ? { ok: true, detail: `${legs} provider leg(s)` } : { ok: false, detail: 'every provider is cooling down after failures' };
-  });
+  // Chat and premium follow the legs' live state: amber while a leg rests or was rejected, red when none can answer.
+  capabilities.setLive('chat', () => legsCapability(chain.health(), () => true, 'no provider key'));
+  capabilities.setLive('premium', () =>
+    legsCapability(chain.health(), (l) => Boolean(l.premiumModel), 'no PRIMARY_GATEWAY_PREMIUM_MODEL or PREMIUM_MODEL set'),
+  );
 
   let bot!: Bot;
   bot = new Bot({
@@ -194,7 +195,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     gatewayHealth,
     healthChecked,
     connect: (transport) => {
-      metrics.observe({ transport: () => ({ connected: transport.session().status === 'linked', restricted: transportRestricted(transport) }) });
+      metrics.observe({ transport: () => ({ connected: transport.session().status === 'linked', restricted: Boolean(transportRestriction(transport)) }) });
       // The bot sees the transport through the metrics wrapper: every message and send is counted there.
       return bot.start(instrumentTransport(transport, metrics));
     },
@@ -227,7 +228,9 @@ function printStartReport(
   // Pretty lines carry the row in the message already; the fields are for JSON readers.
   const fields = <T extends object>(f: T): T | object => (isPrettyLogger(log) ? {} : f);
   log.info(`capabilities (${capabilities.report().filter((c) => c.ok).length} of ${capabilities.names().length} available):`);
-  for (const c of capabilities.report()) log[c.ok ? 'info' : 'warn'](fields({ capability: c.name, ok: c.ok, detail: c.detail }), `  ${c.ok ? '✔' : '✘'} ${c.name.padEnd(10)} ${c.detail}`);
+  for (const c of capabilities.report()) {
+    log[c.ok && !c.degraded ? 'info' : 'warn'](fields({ capability: c.name, ok: c.ok, ...(c.degraded ? { degraded: true } : {}), detail: c.detail }), `  ${capabilityMark(c)} ${c.name.padEnd(10)} ${c.detail}`);
+  }
   log.info(`plugins (${bot.plugins().length + failures.length}):`);
   for (const s of bot.plugins()) {
     const missing = capabilities.missing(s.plugin.needs ?? []);

@@ -3,6 +3,7 @@ import http from 'node:http';
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { App } from '../core/app.js';
+import { capabilityMark } from '../core/capabilities/capabilities.js';
 import type { Transport } from '../core/transport/transport.js';
 import { randomSecret } from './dashboard/auth.js';
 import { dashboard, type DashboardOptions } from './dashboard/dashboard.js';
@@ -110,7 +111,7 @@ export function createWebApp(app: App, transport: () => Transport | undefined, o
       ).value;
       return;
     }
-    const caps = app.capabilities.report().map((c) => html`<li><span class="${c.ok ? 'ok' : 'bad'}">${c.ok ? '✔' : '✘'}</span> <b>${c.name}</b>: ${c.detail}</li>`);
+    const caps = app.capabilities.report().map((c) => html`<li><span class="${!c.ok ? 'bad' : c.degraded ? 'warn' : 'ok'}">${capabilityMark(c)}</span> <b>${c.name}</b>: ${c.detail}</li>`);
     const me = session.me ? [session.me.name, session.me.id, session.me.lid].filter(Boolean).join(' · ') : '';
     const uptime = Math.round(process.uptime());
     // While not linked, say why and when the next attempt is, and show a pairing code when that login is used.

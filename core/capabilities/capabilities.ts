@@ -4,6 +4,13 @@ export interface CapabilityStatus {
   detail: string;
   /** Counts by state for metrics (e.g. audio keys usable/parked/rejected); never names or secrets. */
   counts?: Record<string, number>;
+  /** Usable but impaired (amber): a provider leg cooling down or rejected while others work, a tool too old. */
+  degraded?: boolean;
+}
+
+/** ✔ usable, ⚠ usable but impaired, ✘ missing: the one symbol the start log, `.status` and the dashboard show. */
+export function capabilityMark(status: CapabilityStatus): '✔' | '⚠' | '✘' {
+  return !status.ok ? '✘' : status.degraded ? '⚠' : '✔';
 }
 
 interface Entry {

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { writeJsonAtomic } from '../store/atomic.js';
 import type { Settings } from '../config/settings.js';
 import type { Capabilities, CapabilityStatus } from './capabilities.js';
+import { ytdlpStatus } from './tool-age.js';
 
 /** Runs a program and returns its first output line, or throws. Bounded in time so start-up never hangs. */
 export function probe(cmd: string, args: string[], timeoutMs = 4000): Promise<string> {
@@ -95,7 +96,7 @@ export function defineCoreCapabilities(caps: Capabilities, settings: Settings): 
     const n = gateways.filter((g) => g.premiumModel).length;
     return n ? yes(`premium model on ${n} gateway(s)`) : no('no PRIMARY_GATEWAY_PREMIUM_MODEL or PREMIUM_MODEL set');
   });
-  caps.define('vision', () => (gateways.length ? yes(`${gateways.length} gateway(s) with /v1/messages`) : no('no gateway key (vision goes through a gateway)')));
+  caps.define('vision', () => (gateways.length ? yes(`${gateways.length} gateway(s); not yet verified`) : no('no gateway key (vision goes through a gateway)')));
   caps.define('audio', () =>
     settings.audio.keys.length ? yes(`${settings.audio.keys.length} audio key(s)`) : no('AUDIO_API_KEYS is empty: voice transcription, audio archive and auto-reactions are off'),
   );
@@ -114,7 +115,7 @@ export function defineCoreCapabilities(caps: Capabilities, settings: Settings): 
   });
   caps.define('ytdlp', async () => {
     try {
-      return yes(`yt-dlp ${await versionProbe('yt-dlp', ['--version'], 8000)}`);
+      return ytdlpStatus(await versionProbe('yt-dlp', ['--version'], 8000), 'on PATH');
     } catch {
       return no('yt-dlp not found (install the Debian package yt-dlp)');
     }

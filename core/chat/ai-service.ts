@@ -194,6 +194,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
     },
     recordUsage: (leg, model, premium, usage, userId) => chain.recordUsage(leg, model, premium, usage, userId),
     legs: () => chain.legs(),
+    health: () => chain.health(),
     failover: <T>(purpose: string, call: (leg: ProviderLeg) => Promise<T>, filter?: (leg: ProviderLeg) => boolean) => chain.failover(purpose, (leg) => call(leg), filter),
   };
 }

@@ -9,17 +9,12 @@ export interface Readiness {
   restricted: boolean;
 }
 
-/**
- * True while the transport says the network restricts the account. Transports may offer `restricted()` (the
- * Transport interface) or the WhatsApp transport's `isRestricted()`; either counts.
- */
-export function transportRestricted(transport: Transport | undefined): boolean {
-  if (!transport) return false;
-  const withCheck = transport as Transport & { isRestricted?: () => boolean };
+/** The restriction the transport reports in its session state (WhatsApp: 463 time-lock, message capping), if any. */
+export function transportRestriction(transport: Transport | undefined): { reason: string; until?: number } | undefined {
   try {
-    return Boolean(withCheck.restricted?.() ?? withCheck.isRestricted?.());
+    return transport?.session().restricted;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -43,12 +38,15 @@ export function readiness(transport: Transport | undefined, legs: LegHealth[], n
     const why = session.lastError ? ` (${session.lastError})` : '';
     reasons.push(`${transport.name} is not connected: ${session.status}${why}`);
   }
-  const restricted = transportRestricted(transport);
-  if (restricted) reasons.push(`${transport?.name ?? 'the network'} restricts this account: bot-initiated sending is paused`);
+  const restriction = transportRestriction(transport);
+  if (restriction) {
+    const until = restriction.until ? ` until ${new Date(restriction.until).toISOString().slice(0, 16).replace('T', ' ')} UTC` : '';
+    reasons.push(`${transport?.name ?? 'the network'} restricts this account (${restriction.reason})${until}: bot-initiated sending is paused`);
+  }
   if (!legs.length) reasons.push('no AI provider leg is configured');
   else if (legs.every((leg) => leg.state !== 'healthy')) {
     const list = legs.map((leg) => `${leg.name} (${leg.lastFailure ?? leg.state}, ${wait(leg.coolingDownUntil ?? Infinity, now)})`);
     reasons.push(`every AI provider leg is cooling down: ${list.join(', ')}`);
   }
-  return { ready: reasons.length === 0, reasons, restricted };
+  return { ready: reasons.length === 0, reasons, restricted: Boolean(restriction) };
 }

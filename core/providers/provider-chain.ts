@@ -3,7 +3,7 @@ import type { Settings } from '../config/settings.js';
 import type { Logger } from '../log/logger.js';
 import { BadAnswerError, classifyFailure, type Failure } from './failure.js';
 import { normalizeBaseUrl } from './normalize.js';
-import { AllProvidersFailedError, type ChatMessage, type CompleteOptions, type CompletionResult, type ProviderLeg } from './types.js';
+import { AllProvidersFailedError, type ChatMessage, type CompleteOptions, type CompletionResult, type LegCondition, type LegHealth, type ProviderLeg } from './types.js';
 import type { UsageLedger } from './usage.js';
 import type { OwnerNotifier } from '../notices/owner-notifier.js';
 
@@ -40,22 +40,6 @@ function legState(s: LegState, now: number): LegCondition {
   return 'cooling-down';
 }
 
-/** Health of one leg for the dashboard and the log (never the key). */
-export interface LegHealth {
-  name: string;
-  kind: ProviderLeg['kind'];
-  model: string;
-  premiumModel: string;
-  /** Live state: usable, resting after a failure, key rejected (until restart), quota used up. */
-  state: LegCondition;
-  coolingDownUntil?: number;
-  lastFailure?: string;
-  /** The last failure in plain words for owners ("the key was rejected (HTTP 401)"). */
-  lastError?: string;
-  requests: number;
-  failures: number;
-}
-
 /** What became of one request to a leg: `ok` or the failure class, and the rest it then got (0: none). */
 export interface LegOutcome {
   leg: string;
@@ -63,7 +47,7 @@ export interface LegOutcome {
   cooldownMs: number;
 }
 
-export type LegCondition = 'healthy' | 'cooling-down' | 'rejected' | 'exhausted';
+export type { LegCondition, LegHealth } from './types.js';
 
 /** A failure in words an owner understands (never a key). */
 export function failureInWords(failure: Failure): string {

@@ -17,6 +17,24 @@ export interface ProviderLeg {
   readonly premiumModel: string;
 }
 
+/** Health of one leg for the dashboard and the log (never the key). */
+export interface LegHealth {
+  name: string;
+  kind: ProviderLeg['kind'];
+  model: string;
+  premiumModel: string;
+  /** Live state: usable, resting after a failure, key rejected (until restart), quota used up. */
+  state: LegCondition;
+  coolingDownUntil?: number;
+  lastFailure?: string;
+  /** The last failure in plain words for owners ("the key was rejected (HTTP 401)"). */
+  lastError?: string;
+  requests: number;
+  failures: number;
+}
+
+export type LegCondition = 'healthy' | 'cooling-down' | 'rejected' | 'exhausted';
+
 export interface CompleteOptions {
   /** Use the premium model of the leg that serves the request (legs without one are skipped). */
   premium?: boolean;
@@ -86,6 +104,8 @@ export interface AiService {
   recordUsage(leg: string, model: string, premium: boolean, usage: { prompt_tokens?: number; completion_tokens?: number } | undefined, userId?: string): void;
   /** The configured legs in chain order. */
   legs(): ProviderLeg[];
+  /** Each leg's live state (healthy, cooling down until …, rejected, used up) and last error in words; never a key. */
+  health(): LegHealth[];
   /**
    * Runs any upstream call over the legs in chain order with the chain's failover and cooldown rules
    * (vision uses it for `/v1/messages`). `filter` picks the eligible legs.

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Capabilities } from '../capabilities/capabilities.js';
+import { capabilityMark, type Capabilities } from '../capabilities/capabilities.js';
 import type { LegHealth } from '../providers/provider-chain.js';
 import type { SessionState } from '../transport/transport.js';
 
@@ -12,7 +12,7 @@ export interface StatusReport {
   uptimeMs: number;
   link: SessionState;
   legs: LegHealth[];
-  capabilities: Array<{ name: string; ok: boolean; detail: string }>;
+  capabilities: Array<{ name: string; ok: boolean; detail: string; degraded?: boolean }>;
   /** Today's (UTC) token use per "leg · model". */
   usageToday: Array<{ key: string; tokens: number; requests: number }>;
 }
@@ -83,7 +83,7 @@ export function statusText(report: StatusReport, botName: string): string {
   if (!report.legs.length) lines.push('none configured');
   for (const leg of report.legs) lines.push(`${leg.state === 'healthy' ? '🟢' : leg.state === 'cooling-down' ? '🟠' : '🔴'} ${leg.name} (${leg.model}): ${legStateInWords(leg)}`);
   lines.push('', '*Capabilities*');
-  for (const c of report.capabilities) lines.push(`${c.ok ? '✔' : '✘'} ${c.name}: ${c.detail}`);
+  for (const c of report.capabilities) lines.push(`${capabilityMark(c)} ${c.name}: ${c.detail}`);
   lines.push('', '*Usage today*');
   if (!report.usageToday.length) lines.push('none yet');
   for (const u of report.usageToday) lines.push(`${u.key}: ${u.tokens} tokens in ${u.requests} request(s)`);

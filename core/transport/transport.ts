@@ -50,11 +50,6 @@ export interface Transport {
   ownIds(): string[];
   session(): SessionState;
   /**
-   * True while the network restricts the account (WhatsApp limits an account that sent too much): bot-initiated
-   * sending pauses, and `/readyz` and the metrics show it. Optional: transports without such a state leave it out.
-   */
-  restricted?(): boolean;
-  /**
    * Whether `userId` is an admin of group `chatId` (`.reset`/`.forget` in groups). Optional: a transport without
    * group roles leaves it out and only owners may use those commands in its groups. WhatsApp reads group metadata;
    * the memory transport answers from its `groupAdmins` list; the console has no group admins.

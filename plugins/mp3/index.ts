@@ -12,6 +12,8 @@ import { MB, optionsSchema, readOptions, type Mp3Options } from './options.js';
 import { StatusMessage } from './progress.js';
 import { ProcessFailed, runProcess } from './run-process.js';
 import { checkLink, looksLikeLink, UrlRefused } from './url-guard.js';
+import type { CapabilityStatus } from '../../core/capabilities/capabilities.js';
+import { ytdlpStatus } from '../../core/capabilities/tool-age.js';
 import { DownloadFailed, downloadMedia, FORMATS, inspectLink } from './ytdlp.js';
 
 /** Work refused for a reason the user should hear (too long, too big, no sound). */
@@ -287,10 +289,10 @@ export function createMp3Plugin(): Plugin {
       if (opts.ytdlpPath) {
         // A configured yt-dlp replaces the one on PATH: say in the start log which one is used and whether it runs.
         const bin = opts.ytdlpPath;
-        let status: { ok: boolean; detail: string };
+        let status: CapabilityStatus;
         try {
           const { stdout } = await runProcess(bin, ['--version'], { timeoutMs: 8000 });
-          status = { ok: true, detail: `yt-dlp ${stdout.trim().split('\n')[0]} (${bin}, from plugins.mp3.ytdlpPath)` };
+          status = ytdlpStatus(stdout.trim().split('\n')[0], `${bin}, from plugins.mp3.ytdlpPath`);
         } catch (err) {
           status = { ok: false, detail: `${bin} (plugins.mp3.ytdlpPath) does not run: ${(err as Error).message}` };
         }

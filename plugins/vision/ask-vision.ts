@@ -1,4 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { BadAnswerError } from '../../core/providers/failure.js';
 import type { AiService, ProviderLeg } from '../../core/providers/types.js';
 import type { PreparedImage } from './prepare-image.js';
@@ -56,9 +57,96 @@ export function visionLegFilter(premium: boolean): (leg: ProviderLeg) => boolean
   return (leg) => leg.kind === 'gateway' && (!premium || Boolean(leg.premiumModel));
 }
 
+/** Which endpoint answered images on a leg: Anthropic `/v1/messages`, or OpenAI-style `/v1/chat/completions`. */
+export type VisionPath = 'messages' | 'chat';
+
 /**
- * Asks about an image through `POST /v1/messages` (Anthropic format, image as a base64 block with its media
- * type), over the gateway legs in chain order with the chain's failover and cooldowns.
+ * The path that last worked per leg (by name and address). A leg that answered 404/405 on `/v1/messages` is asked
+ * through chat completions from then on, without a wasted call; `visionPaths.get` is "not yet verified" while empty.
+ */
+export const visionPaths = new Map<string, VisionPath>();
+const pathKey = (leg: ProviderLeg) => `${leg.name}\u0000${leg.rootUrl}`;
+
+/** The path that last worked on a leg, or undefined when no image went through it yet. */
+export function visionPathOf(leg: ProviderLeg): VisionPath | undefined {
+  return visionPaths.get(pathKey(leg));
+}
+
+/** True when the error says the leg has no `/v1/messages` (an OpenAI-only gateway), rather than that it failed. */
+export function lacksMessagesEndpoint(err: unknown): boolean {
+  const status = (err as { status?: unknown })?.status;
+  if (status === 404 || status === 405 || status === 501) return true;
+  const text = String((err as Error)?.message ?? '');
+  return status === 400 && /unsupported|not supported|unknown (url|endpoint|route)|no route/i.test(text);
+}
+
+const chatClients = new Map<string, OpenAI>();
+function chatClientFor(leg: ProviderLeg, timeoutMs: number): OpenAI {
+  const key = `${leg.name}\u0000${leg.baseUrl}\u0000${leg.apiKey}\u0000${timeoutMs}`;
+  let client = chatClients.get(key);
+  if (!client) {
+    client = new OpenAI({ apiKey: leg.apiKey, baseURL: leg.baseUrl, maxRetries: 0, timeout: timeoutMs });
+    chatClients.set(key, client);
+  }
+  return client;
+}
+
+async function viaMessages(leg: ProviderLeg, model: string, request: VisionRequest): Promise<VisionAnswer> {
+  const client = await clientFor(leg, request.timeoutMs, request.anthropicVersion ?? DEFAULT_ANTHROPIC_VERSION);
+  const answer = await client.messages.create({
+    model,
+    max_tokens: request.maxTokens,
+    system: request.system,
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'image', source: { type: 'base64', media_type: request.image.mediaType, data: request.image.data.toString('base64') } },
+          { type: 'text', text: request.question },
+        ],
+      },
+    ],
+  });
+  const blocks = Array.isArray(answer?.content) ? answer.content : [];
+  const text = blocks
+    .filter((b): b is Anthropic.TextBlock => b?.type === 'text' && typeof (b as Anthropic.TextBlock).text === 'string')
+    .map((b) => b.text)
+    .join('\n')
+    .trim();
+  // An empty answer is the leg's failure: the next leg gets the image.
+  if (!text) throw new BadAnswerError('vision answer without text');
+  const usage = answer?.usage ? { prompt_tokens: answer.usage.input_tokens ?? 0, completion_tokens: answer.usage.output_tokens ?? 0 } : undefined;
+  return { text, leg: leg.name, model, usage };
+}
+
+/** The same question as OpenAI-style image content (a data URL) on the leg's chat completions. */
+async function viaChat(leg: ProviderLeg, model: string, request: VisionRequest): Promise<VisionAnswer> {
+  const completion = await chatClientFor(leg, request.timeoutMs).chat.completions.create({
+    model,
+    max_tokens: request.maxTokens,
+    messages: [
+      { role: 'system', content: request.system },
+      {
+        role: 'user',
+        content: [
+          { type: 'image_url', image_url: { url: `data:${request.image.mediaType};base64,${request.image.data.toString('base64')}` } },
+          { type: 'text', text: request.question },
+        ],
+      },
+    ],
+  });
+  const content = completion?.choices?.[0]?.message?.content;
+  const text = typeof content === 'string' ? content.trim() : '';
+  if (!text) throw new BadAnswerError('vision answer without text');
+  const usage = completion.usage ? { prompt_tokens: completion.usage.prompt_tokens ?? 0, completion_tokens: completion.usage.completion_tokens ?? 0 } : undefined;
+  return { text, leg: leg.name, model, usage };
+}
+
+/**
+ * Asks about an image over the gateway legs in chain order, with the chain's failover and cooldowns. Each leg is
+ * asked through `POST /v1/messages` (Anthropic format, image as a base64 block); a leg without that endpoint
+ * (404/405/unsupported) is asked through its `POST /v1/chat/completions` with OpenAI-style image content, and the
+ * path that worked is remembered for that leg.
  *
  * @example
  * const { text } = await askVision(ctx.ai, { image, question: 'what is this?', system, premium: false, maxTokens: 1024, timeoutMs: 45000 });
@@ -68,31 +156,18 @@ export async function askVision(ai: AiService, request: VisionRequest): Promise<
     request.premium ? 'premium vision' : 'vision',
     async (leg) => {
       const model = request.premium ? leg.premiumModel : leg.model;
-      const client = await clientFor(leg, request.timeoutMs, request.anthropicVersion ?? DEFAULT_ANTHROPIC_VERSION);
-      const answer = await client.messages.create({
-        model,
-        max_tokens: request.maxTokens,
-        system: request.system,
-        messages: [
-          {
-            role: 'user',
-            content: [
-              { type: 'image', source: { type: 'base64', media_type: request.image.mediaType, data: request.image.data.toString('base64') } },
-              { type: 'text', text: request.question },
-            ],
-          },
-        ],
-      });
-      const blocks = Array.isArray(answer?.content) ? answer.content : [];
-      const text = blocks
-        .filter((b): b is Anthropic.TextBlock => b?.type === 'text' && typeof (b as Anthropic.TextBlock).text === 'string')
-        .map((b) => b.text)
-        .join('\n')
-        .trim();
-      // An empty answer is the leg's failure: the next leg gets the image.
-      if (!text) throw new BadAnswerError('vision answer without text');
-      const usage = answer?.usage ? { prompt_tokens: answer.usage.input_tokens ?? 0, completion_tokens: answer.usage.output_tokens ?? 0 } : undefined;
-      return { text, leg: leg.name, model, usage };
+      if (visionPathOf(leg) === 'chat') return viaChat(leg, model, request);
+      let answer: VisionAnswer;
+      try {
+        answer = await viaMessages(leg, model, request);
+      } catch (err) {
+        if (!lacksMessagesEndpoint(err)) throw err;
+        answer = await viaChat(leg, model, request);
+        visionPaths.set(pathKey(leg), 'chat');
+        return answer;
+      }
+      visionPaths.set(pathKey(leg), 'messages');
+      return answer;
     },
     visionLegFilter(request.premium),
   );

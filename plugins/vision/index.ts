@@ -3,7 +3,9 @@ import { definePlugin } from '../../core/plugin/define-plugin.js';
 import type { BotContext } from '../../core/plugin/types.js';
 import type { PluginSection } from '../../core/config/schema.js';
 import { AllProvidersFailedError } from '../../core/providers/types.js';
-import { DEFAULT_ANTHROPIC_VERSION, askVision, visionLegFilter } from './ask-vision.js';
+import { DEFAULT_ANTHROPIC_VERSION, askVision, visionLegFilter, visionPathOf } from './ask-vision.js';
+import type { CapabilityStatus } from '../../core/capabilities/capabilities.js';
+import type { AiService } from '../../core/providers/types.js';
 import { findImage } from './find-image.js';
 import { DEFAULT_PREMIUM_PHRASES, premiumRequest } from '../../core/chat/premium-request.js';
 import { ImageRefused, prepareImage } from './prepare-image.js';
@@ -61,6 +63,26 @@ function systemPrompt(ctx: BotContext): string {
   ].join('\n');
 }
 
+/**
+ * The `vision` capability as it is now: per gateway leg, its live state and the path that last worked for images
+ * ("not yet verified" before the first image); amber while some leg cannot answer, red when none can.
+ */
+export function visionStatus(ai: AiService): CapabilityStatus {
+  const legs = ai.legs().filter(visionLegFilter(false));
+  if (!legs.length) return { ok: false, detail: 'no gateway key (vision goes through a gateway)' };
+  const health = new Map(ai.health().map((h) => [h.name, h]));
+  const parts = legs.map((leg) => {
+    const h = health.get(leg.name);
+    const path = visionPathOf(leg);
+    const via = path === 'messages' ? 'works via /v1/messages' : path === 'chat' ? 'works via /v1/chat/completions (no /v1/messages)' : 'not yet verified';
+    return { usable: !h || h.state === 'healthy', text: `${leg.name}: ${h && h.state !== 'healthy' ? `${h.state === 'cooling-down' ? 'cooling down' : h.state}${h.lastError ? ` (${h.lastError})` : ''}; ` : ''}${via}` };
+  });
+  const usable = parts.filter((p) => p.usable).length;
+  const detail = parts.map((p) => p.text).join('; ');
+  if (!usable) return { ok: false, detail: `no gateway can look at images now: ${detail}` };
+  return { ok: true, ...(usable < parts.length ? { degraded: true } : {}), detail };
+}
+
 const NO_VISION = "I can't see images right now: no AI provider that reads images is configured. You can describe the picture in words instead.";
 
 /**
@@ -87,6 +109,9 @@ export default definePlugin({
       defaultQuestion: { type: 'string', minLength: 1, maxLength: 500 },
       anthropicVersion: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
     },
+  },
+  start(host) {
+    host.capabilities.setLive('vision', () => visionStatus(host.ai));
   },
   triggers: [{ when: (ctx) => Boolean(findImage(ctx)), usage: '(photo + question)', help: 'send or quote a photo with a question and I describe or answer about it' }],
   async handle(ctx) {

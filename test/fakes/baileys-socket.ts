@@ -39,6 +39,11 @@ export class FakeBaileysSocket implements WhatsAppSocket {
   }
 
   async sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<WAMessage> {
+    // Like Baileys' relayMessage: a group send asks cachedGroupMetadata and queries the group on a miss.
+    if (jid.endsWith('@g.us')) {
+      const cached = await this.options.cachedGroupMetadata?.(jid);
+      if (!cached || !Array.isArray(cached.participants)) await this.groupMetadata(jid);
+    }
     const id = `BOTMSG${++sentSeq}`;
     this.sent.push({ jid, content, options, id });
     for (const w of this.sentWaiters.filter((w) => this.sent.length >= w.count)) w.resolve();
@@ -61,8 +66,20 @@ export class FakeBaileysSocket implements WhatsAppSocket {
     return 'ABCD1234';
   }
 
+  /** Every group metadata query made (WhatsApp answers rate-overlimit when there are too many). */
+  readonly groupQueries: string[] = [];
+  /** Metadata WhatsApp answers per group (default: an empty group named "test group"). */
+  groupAnswers = new Map<string, Partial<GroupMetadata>>();
+
   async groupMetadata(jid: string): Promise<GroupMetadata> {
-    return { id: jid, subject: 'test group', participants: [] } as unknown as GroupMetadata;
+    this.groupQueries.push(jid);
+    await new Promise((resolve) => setImmediate(resolve));
+    return { id: jid, subject: 'test group', participants: [], ...this.groupAnswers.get(jid) } as unknown as GroupMetadata;
+  }
+
+  /** WhatsApp's later verdict on a sent message (Baileys: a bad ack becomes messages.update with status ERROR). */
+  sendFailed(jid: string, id: string, code: string, text?: string): void {
+    this.ev.emit('messages.update', [{ key: { remoteJid: jid, id, fromMe: true }, update: { status: proto.WebMessageInfo.Status.ERROR, messageStubParameters: text ? [code, text] : [code] } }]);
   }
 
   // ---- driving the transport like WhatsApp does ----

@@ -19,7 +19,7 @@ import path from 'node:path';
  * const bin = await writeFakeYtdlp(dir, samplePath);
  * // config: { plugins: { mp3: { ytdlpPath: bin, allowPrivateHosts: true } } }
  */
-export async function writeFakeYtdlp(dir: string, sample: string): Promise<string> {
+export async function writeFakeYtdlp(dir: string, sample: string, options: { version?: string } = {}): Promise<string> {
   const bin = path.join(dir, 'yt-dlp');
   const script = `#!${process.execPath}
 const fs = require('node:fs');
@@ -28,7 +28,7 @@ const args = process.argv.slice(2);
 fs.appendFileSync(${JSON.stringify(path.join(dir, 'calls.log'))}, JSON.stringify(args) + '\\n');
 const sample = ${JSON.stringify(sample)};
 const fail = (msg) => { process.stderr.write('ERROR: ' + msg + '\\n'); process.exit(1); };
-if (args.includes('--version')) { console.log('2099.01.01-fake'); process.exit(0); }
+if (args.includes('--version')) { console.log(${JSON.stringify(options.version ?? '2099.01.01-fake')}); process.exit(0); }
 const loadAt = args.indexOf('--load-info-json');
 if (loadAt === -1) {
   const url = args[args.length - 1];

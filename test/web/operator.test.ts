@@ -174,15 +174,11 @@ describe('METRICS_TOKEN', () => {
   });
 });
 
-/** A memory transport whose connection and restriction state the test sets. */
+/** A memory transport whose session state (connection, restriction) the test sets. */
 class ControlledTransport extends MemoryTransport {
   state: SessionState = { status: 'linked' };
-  restrictedNow = false;
   override session(): SessionState {
     return this.state;
-  }
-  restricted(): boolean {
-    return this.restrictedNow;
   }
 }
 
@@ -218,14 +214,14 @@ describe('/readyz and metrics follow the transport', () => {
   });
 
   it('shows a restricted account in /readyz and the metrics', async () => {
-    transport.restrictedNow = true;
+    transport.state = { status: 'linked', restricted: { reason: 'reach-out time-lock (463)', until: Date.UTC(2030, 0, 2, 3, 4) } };
     const res = await request(web.port, { path: '/readyz' });
     expect(res.status).to.equal(503);
     const body = JSON.parse(res.body);
     expect(body.restricted).to.equal(true);
-    expect(body.reasons.join(' ')).to.match(/restricts this account/);
+    expect(body.reasons).to.deep.equal(['memory restricts this account (reach-out time-lock (463)) until 2030-01-02 03:04 UTC: bot-initiated sending is paused']);
     expect(sampleValue((await request(web.port, { path: '/metrics' })).body, 'wa_bot_account_restricted')).to.equal(1);
-    transport.restrictedNow = false;
+    transport.state = { status: 'linked' };
     expect((await request(web.port, { path: '/readyz' })).status).to.equal(200);
     expect(sampleValue((await request(web.port, { path: '/metrics' })).body, 'wa_bot_account_restricted')).to.equal(0);
   });

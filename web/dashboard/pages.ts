@@ -1,4 +1,4 @@
-import type { CapabilityStatus } from '../../core/capabilities/capabilities.js';
+import { capabilityMark, type CapabilityStatus } from '../../core/capabilities/capabilities.js';
 import type { Problem } from '../../core/log/recent-problems.js';
 import type { LegHealth } from '../../core/providers/provider-chain.js';
 import type { SessionState } from '../../core/transport/transport.js';
@@ -167,12 +167,13 @@ function pluginRows(view: DashboardView): SafeHtml {
 }
 
 function statusSections(view: DashboardView): SafeHtml {
-  const caps = view.capabilities.map((c) => html`<tr><td class="${c.ok ? 'ok' : 'bad'}">${c.ok ? '✔' : '✘'}</td><td><b>${c.name}</b></td><td>${c.detail}</td></tr>`);
+  const caps = view.capabilities.map((c) => html`<tr><td class="${!c.ok ? 'bad' : c.degraded ? 'warn' : 'ok'}">${capabilityMark(c)}</td><td><b>${c.name}</b></td><td>${c.detail}</td></tr>`);
   const legs = view.legs.map((l) => {
-    const cooling = l.coolingDownUntil && l.coolingDownUntil > view.now;
-    return html`<tr><td><b>${l.name}</b> <span class="hint">(${l.kind})</span></td><td><code>${l.model}</code>${l.premiumModel ? html`<br><span class="hint">premium</span> <code>${l.premiumModel}</code>` : ''}</td><td class="${cooling ? 'warn' : 'ok'}">${cooling ? `cooling down for ${duration((l.coolingDownUntil ?? 0) - view.now)}` : 'ready'}</td><td>${number(l.requests)} / ${number(l.failures)}</td><td>${l.lastFailure ?? ''}</td></tr>`;
+    const cls = l.state === 'healthy' ? 'ok' : l.state === 'cooling-down' ? 'warn' : 'bad';
+    const state = l.state === 'healthy' ? 'healthy' : l.state === 'rejected' ? 'rejected (until restart)' : `${l.state === 'exhausted' ? 'used up' : 'cooling down'} for ${duration((l.coolingDownUntil ?? view.now) - view.now)}`;
+    return html`<tr><td><b>${l.name}</b> <span class="hint">(${l.kind})</span></td><td><code>${l.model}</code>${l.premiumModel ? html`<br><span class="hint">premium</span> <code>${l.premiumModel}</code>` : ''}</td><td class="${cls}">${state}</td><td>${number(l.requests)} / ${number(l.failures)}</td><td>${l.lastError ?? ''}</td></tr>`;
   });
-  const gateways = view.gateways.map((g) => html`<li class="${g.healthy ? 'ok' : 'bad'}">${g.name}: ${g.healthy ? 'healthy' : 'unhealthy'} <span class="hint">${g.detail}</span></li>`);
+  const gateways = view.gateways.map((g) => html`<li class="${g.healthy ? 'ok' : 'bad'}">${g.name}: ${g.healthy ? 'reachable at start' : 'unreachable at start'} <span class="hint">${g.detail} (the provider table above is live)</span></li>`);
   const usageRows = view.usage.rows.map((r) => html`<tr><td>${r.leg}</td><td><code>${r.model}</code></td><td>${number(r.requests)}</td><td>${number(r.prompt)}</td><td>${number(r.completion)}</td><td><b>${number(r.total)}</b></td></tr>`);
   const quota = (role: 'main' | 'premium') => {
     const used = view.usage.totals[role];

@@ -6,8 +6,8 @@ import {
   isJidStatusBroadcast,
   jidNormalizedUser,
   normalizeMessageContent,
+  proto,
   toNumber,
-  type proto,
   type WAMessage,
 } from '@whiskeysockets/baileys';
 import { inIdList } from '../../mentions/ids.js';
@@ -68,6 +68,18 @@ export function textOf(content: proto.IMessage | null | undefined): string {
     content.locationMessage?.name ||
     ''
   );
+}
+
+/**
+ * The disappearing-message timer (seconds, 0 = off) a message reveals: `contextInfo.expiration` of a content
+ * message, or the new setting of an EPHEMERAL_SETTING protocol message; undefined when it says nothing.
+ */
+export function expirationOf(raw: WAMessage): number | undefined {
+  const content = normalizeMessageContent(raw.message);
+  const protocol = content?.protocolMessage;
+  if (protocol && protocol.type === proto.Message.ProtocolMessage.Type.EPHEMERAL_SETTING) return protocol.ephemeralExpiration ?? 0;
+  const expiration = contextInfoOf(content)?.expiration;
+  return typeof expiration === 'number' && expiration > 0 ? expiration : undefined;
 }
 
 /** The contextInfo (mentions, quoted message) of whichever inner message carries it. */

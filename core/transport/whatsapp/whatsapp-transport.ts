@@ -23,8 +23,10 @@ import type { IncomingMessage, OutgoingMedia, SentMessage } from '../message.js'
 import type { InboundHandler, SessionState, Transport } from '../transport.js';
 import { AuthStateCorruptError, useDurableAuthState, type DurableAuthOptions, type DurableAuthState } from './auth-store.js';
 import { BoundedMap, TtlCache } from './caches.js';
+import { GroupCache } from './group-cache.js';
+import { SendStatus, type Restriction } from './send-status.js';
 import { IdentityLinks } from './identity-links.js';
-import { mapIncoming, plainJid, type MediaDownloader } from './message-mapper.js';
+import { expirationOf, mapIncoming, plainJid, type MediaDownloader } from './message-mapper.js';
 import { AttemptWindow, decideReconnect, DEFAULT_BACKOFF, describeClose, type BackoffSettings } from './reconnect-policy.js';
 import { WebVersionSource, type VersionFetcher } from './web-version.js';
 import { SeenMessages } from './seen-messages.js';
@@ -89,6 +91,8 @@ export interface WhatsAppTransportOptions {
   versionRefreshMs?: number;
   /** An open connection that receives nothing (not even keep-alive answers) for this long is reconnected. Default 4 min. */
   silentMs?: number;
+  /** How long group metadata is kept (Baileys' events keep it current meanwhile). Default 6 h. */
+  groupTtlMs?: number;
 }
 
 const DEFAULT_MAX_OFFLINE_AGE_MS = 60 * 60_000;
@@ -177,7 +181,10 @@ export class WhatsAppTransport implements Transport {
   /** Recent messages the bot sent (for edits and Baileys' retry `getMessage`), by id. */
   private readonly sent = new BoundedMap<string, WAMessage>(1000);
   private readonly retryCounter = new TtlCache(60 * 60_000);
-  private readonly groups = new TtlCache(5 * 60_000, 2000);
+  private readonly groups: GroupCache;
+  /** Disappearing-message timer (seconds) per chat, learnt from what arrives, so replies inherit it. */
+  private readonly timers = new BoundedMap<string, number>(5000);
+  private readonly sendStatus: SendStatus;
 
   constructor(private readonly options: WhatsAppTransportOptions) {
     this.log = options.log;
@@ -188,6 +195,11 @@ export class WhatsAppTransport implements Transport {
     this.versions = new WebVersionSource(options.fetchVersion ?? defaultFetchVersion, options.versionRefreshMs);
     this.attempts = new AttemptWindow(this.backoff.windowMs, this.backoff.maxPerWindow);
     this.restarts = new AttemptWindow(this.backoff.windowMs, this.backoff.maxRestartsPerWindow);
+    this.sendStatus = new SendStatus(this.log, this.notices);
+    this.groups = new GroupCache(options.groupTtlMs, 5000, (meta) => {
+      for (const p of meta.participants) this.learn(p.phoneNumber ?? (isLid(p.id) ? undefined : p.id), p.lid ?? (isLid(p.id) ? p.id : undefined));
+      if (meta.ephemeralDuration !== undefined) this.timers.set(meta.id, meta.ephemeralDuration || 0);
+    });
     this.authDir = options.authDir ?? path.join(options.settings.dataDir, 'session_auth');
     const phoneSetting = options.pairingPhone ?? options.settings.env.PAIRING_PHONE;
     this.pairingPhone = pairingDigits(phoneSetting);
@@ -291,7 +303,9 @@ export class WhatsAppTransport implements Transport {
         syncFullHistory: false,
         msgRetryCounterCache: this.retryCounter,
         getMessage: async (key: WAMessageKey) => this.getMessage(key),
-        cachedGroupMetadata: async (jid: string) => this.groups.get<GroupMetadata>(jid),
+        // Baileys queries the group on a miss and forgets the answer; fetching (once) and storing it here saves
+        // a query per group message and the rate-overlimit (429) errors that come with many.
+        cachedGroupMetadata: async (jid: string) => this.groups.getOrFetch(jid, () => (this.socket ? this.socket.groupMetadata(jid) : Promise.reject(new Error('not connected')))),
         ...(version ? { version } : {}),
       });
     } catch (err) {
@@ -334,6 +348,7 @@ export class WhatsAppTransport implements Transport {
     socket.ev.on('connection.update', (update) => {
       if (!this.current(generation)) return;
       try {
+        this.sendStatus.onConnectionUpdate(update);
         if (update.qr) {
           this.onQr(update.qr, socket, pairingRequested);
           pairingRequested = true;
@@ -365,15 +380,41 @@ export class WhatsAppTransport implements Transport {
     };
     socket.ev.on('contacts.upsert', learnContacts);
     socket.ev.on('contacts.update', learnContacts);
-    socket.ev.on('groups.upsert', (groups) => {
-      for (const g of groups) this.groups.set(g.id, g);
+    // Full payloads (new groups, and every group when WhatsApp marks the list dirty) are stored as they are;
+    // partial ones are applied to the cached entry. No query is made here: a burst of them hit rate limits.
+    socket.ev.on('groups.upsert', (groups) => this.groups.applyUpdates(groups));
+    socket.ev.on('groups.update', (updates) => {
+      this.groups.applyUpdates(updates);
+      for (const u of updates) if (u.id && u.ephemeralDuration !== undefined) this.timers.set(u.id, u.ephemeralDuration || 0);
     });
-    const refreshGroup = (jid: string | undefined) => {
-      if (!jid || !this.current(generation)) return;
-      socket.groupMetadata(jid).then((meta) => this.groups.set(jid, meta)).catch(() => this.groups.del(jid));
-    };
-    socket.ev.on('groups.update', (updates) => updates.forEach((u) => refreshGroup(u.id)));
-    socket.ev.on('group-participants.update', (u) => refreshGroup(u.id));
+    socket.ev.on('group-participants.update', (u) => this.groups.applyParticipants(u));
+    socket.ev.on('messages.update', (updates) => {
+      if (this.current(generation)) this.sendStatus.onUpdates(updates);
+    });
+  }
+
+  /** True while WhatsApp restricts the account (463 / reach-out time-lock): sending should pause. */
+  isRestricted(): boolean {
+    return Boolean(this.sendStatus.current());
+  }
+
+  /** The restriction in force, if any. */
+  restriction(): Restriction | undefined {
+    return this.sendStatus.current();
+  }
+
+  /**
+   * Called with the restriction when WhatsApp restricts the account, and with undefined when it is lifted.
+   * Returns a function that removes the listener.
+   */
+  onRestrictionChange(listener: (restriction: Restriction | undefined) => void): () => void {
+    this.sendStatus.events.on('restricted', listener);
+    return () => this.sendStatus.events.off('restricted', listener);
+  }
+
+  /** Sends WhatsApp reported as failed after the fact, by error code (for metrics). */
+  sendFailures(): Record<string, number> {
+    return this.sendStatus.failureCounts();
   }
 
   private learn(phone: string | null | undefined, lid: string | null | undefined): void {
@@ -578,6 +619,8 @@ export class WhatsAppTransport implements Transport {
     this.learn(key?.remoteJid, key?.remoteJidAlt);
     this.learn(key?.participantAlt, key?.participant);
     this.learn(key?.remoteJidAlt, key?.remoteJid);
+    const timer = expirationOf(raw);
+    if (timer !== undefined && key?.remoteJid) this.timers.set(plainJid(key.remoteJid) ?? key.remoteJid, timer);
     if (key?.fromMe) {
       this.log.debug({ id: key.id }, 'ignored a message sent by the bot itself');
       return;
@@ -653,23 +696,26 @@ export class WhatsAppTransport implements Transport {
     return [...jids];
   }
 
-  private remember(sent: WAMessage | undefined): SentMessage {
+  private remember(sent: WAMessage | undefined, chatId: string): SentMessage {
     const id = sent?.key?.id ?? '';
     if (sent && id) this.sent.set(id, sent);
+    this.sendStatus.track(id, chatId);
     return { id };
   }
 
-  private quotedFor(chatId: string, quotedId: string | undefined): MiscMessageGenerationOptions | undefined {
-    if (!quotedId) return undefined;
-    const quoted = this.inbound.get(`${chatId}|${quotedId}`) ?? this.sent.get(quotedId);
-    return quoted ? { quoted } : undefined;
+  /** Options of a new message: the quote, and the chat's disappearing timer (else recipients see "will not disappear"). */
+  private sendOptions(chatId: string, quotedId: string | undefined): MiscMessageGenerationOptions | undefined {
+    const quoted = quotedId ? this.inbound.get(`${chatId}|${quotedId}`) ?? this.sent.get(quotedId) : undefined;
+    const timer = this.timers.get(chatId) ?? this.groups.get(chatId)?.ephemeralDuration;
+    if (!quoted && !timer) return undefined;
+    return { ...(quoted ? { quoted } : {}), ...(timer ? { ephemeralExpiration: timer } : {}) };
   }
 
   async sendText(chatId: string, text: string, options?: { quotedId?: string }): Promise<SentMessage> {
     const socket = await this.ready();
     const mentions = this.mentionsIn(text);
-    const sent = await socket.sendMessage(chatId, { text, ...(mentions.length ? { mentions } : {}) }, this.quotedFor(chatId, options?.quotedId));
-    return this.remember(sent);
+    const sent = await socket.sendMessage(chatId, { text, ...(mentions.length ? { mentions } : {}) }, this.sendOptions(chatId, options?.quotedId));
+    return this.remember(sent, chatId);
   }
 
   async editText(chatId: string, messageId: string, text: string): Promise<boolean> {
@@ -717,8 +763,8 @@ export class WhatsAppTransport implements Transport {
       default:
         throw new Error(`cannot send media of kind ${String((media as { kind: unknown }).kind)}`);
     }
-    const sent = await socket.sendMessage(chatId, content, this.quotedFor(chatId, options?.quotedId));
-    return this.remember(sent);
+    const sent = await socket.sendMessage(chatId, content, this.sendOptions(chatId, options?.quotedId));
+    return this.remember(sent, chatId);
   }
 
   async setTyping(chatId: string, typing: boolean): Promise<void> {
@@ -733,9 +779,9 @@ export class WhatsAppTransport implements Transport {
 
   /** Admin of a group, from its (cached) metadata; a participant may be listed by phone jid or by LID. */
   async isGroupAdmin(chatId: string, userId: string): Promise<boolean> {
-    const meta = this.groups.get<GroupMetadata>(chatId) ?? (await this.socket?.groupMetadata(chatId).catch(() => undefined));
+    const socket = this.socket;
+    const meta = socket ? await this.groups.getOrFetch(chatId, () => socket.groupMetadata(chatId)) : this.groups.get(chatId);
     if (!meta) return false;
-    this.groups.set(chatId, meta);
     const ids = [userId, this.links?.altOf(userId)].filter(Boolean);
     return meta.participants.some((p) => Boolean(p.admin) && [p.id, p.lid, p.phoneNumber].some((id) => id && ids.includes(id)));
   }
@@ -750,6 +796,7 @@ export class WhatsAppTransport implements Transport {
       ...(this.retryAt ? { retryAt: this.retryAt } : {}),
       ...(this.pairingCode ? { pairingCode: this.pairingCode } : {}),
       ...(this.problem ? { problem: this.problem } : {}),
+      ...(this.isRestricted() ? { restricted: this.restriction() } : {}),
     };
   }
 }
