@@ -9,6 +9,7 @@ import type { SessionState } from '../../core/transport/transport.js';
 import { MemoryTransport } from '../../core/transport/memory.js';
 import { startWebServer, type WebServer } from '../../web/server.js';
 import pingPlugin from '../../plugins/ping/index.js';
+import { createVoicePlugin } from '../../plugins/voice/index.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';
 import { ROOT, tempDir } from '../helpers/test-app.js';
 import { request, startWebTest, TOKEN, type WebTest } from './web-helpers.js';
@@ -171,6 +172,24 @@ describe('METRICS_TOKEN', () => {
     // Probes stay open: kubelets send no token.
     expect((await request(w.port, { path: '/healthz' })).status).to.equal(200);
     expect((await request(w.port, { path: '/readyz' })).status).to.equal(200);
+  });
+});
+
+describe('audio keys in the metrics', () => {
+  let w: WebTest;
+  before(async () => {
+    w = await startWebTest({ plugins: [createVoicePlugin(), pingPlugin], env: { AUDIO_API_KEYS: 'gsk_first_key_1111,gsk_second_key_2222', AUDIO_BASE_URL: 'http://127.0.0.1:9' } });
+  });
+  after(() => w.stop());
+
+  it('counts the voice plugin\'s audio keys by state, never naming a key', async () => {
+    const text = (await request(w.port, { path: '/metrics' })).body;
+    expect(sampleValue(text, 'wa_bot_audio_keys', { state: 'usable' })).to.equal(2);
+    expect(sampleValue(text, 'wa_bot_audio_keys', { state: 'parked' })).to.equal(0);
+    expect(sampleValue(text, 'wa_bot_audio_keys', { state: 'rejected' })).to.equal(0);
+    // The audio keys are chain legs too (audio-1, audio-2), named by number only.
+    expect(sampleValue(text, 'wa_bot_leg_up', { leg: 'audio-2' })).to.equal(1);
+    expect(text).not.to.match(/gsk_/);
   });
 });
 
