@@ -28,10 +28,10 @@ function sampleValue(text: string, name: string, labels: Record<string, string> 
 }
 
 /** A 429 and a 500 that each rest their leg for a short, known time (retry-after-ms). */
-const rateLimited = { status: 429, json: { error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' } }, headers: { 'retry-after-ms': '700' } };
-const serverError = { status: 500, json: { error: { message: 'internal error', type: 'server_error' } }, headers: { 'retry-after-ms': '700' } };
+const rateLimited = { status: 429, json: { error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' } }, headers: { 'retry-after-ms': '2500' } };
+const serverError = { status: 500, json: { error: { message: 'internal error', type: 'server_error' } }, headers: { 'retry-after-ms': '2500' } };
 
-async function until(check: () => Promise<boolean>, what: string, limitMs = 5000): Promise<void> {
+async function until(check: () => Promise<boolean>, what: string, limitMs = 12_000): Promise<void> {
   const end = Date.now() + limitMs;
   while (Date.now() < end) {
     if (await check()) return;
