@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Ajv } from 'ajv';
 import { Bot } from './bot.js';
 import { Capabilities, capabilityMark } from './capabilities/capabilities.js';
 import { defineCoreCapabilities } from './capabilities/detect.js';
@@ -14,6 +13,7 @@ import { transportRestriction } from './metrics/readiness.js';
 import { createLogger, isPrettyLogger, type Logger } from './log/logger.js';
 import { acquireInstanceLock } from './lifecycle/instance-lock.js';
 import { discoverPlugins } from './plugin/discover.js';
+import { optionProblems } from './plugin/options.js';
 import type { Plugin } from './plugin/types.js';
 import { UserBudgets } from './providers/budgets.js';
 import { probeGateways } from './providers/health.js';
@@ -68,20 +68,14 @@ function defaultPluginsDir(): string {
   return path.join(here, '..', 'plugins');
 }
 
+/** Every plugin's config.json section against its options schema (defaults filled in first, as they are at use). */
 function validatePluginOptions(plugins: Plugin[], config: BotConfig, file: string): void {
-  const ajv = new Ajv({ allErrors: true, strict: false });
   const problems: string[] = [];
   for (const plugin of plugins) {
     const section = config.plugins[plugin.name];
     if (!section || !plugin.optionsSchema) continue;
     const { enabled: _e, access: _a, ...options } = section;
-    const validate = ajv.compile(plugin.optionsSchema);
-    if (!validate(options)) {
-      for (const e of validate.errors ?? []) {
-        const field = `plugins.${plugin.name}${e.instancePath.replace(/\//g, '.')}`;
-        problems.push(e.keyword === 'additionalProperties' ? `${field}.${String(e.params.additionalProperty)}: unknown option` : `${field}: ${e.message}`);
-      }
-    }
+    problems.push(...optionProblems(plugin.optionsSchema, structuredClone(options), `plugins.${plugin.name}`));
   }
   if (problems.length) throw new ConfigError(file, problems);
 }
@@ -152,6 +146,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     config,
     log,
     plugins: discovery.plugins,
+    failures: discovery.failures,
     capabilities,
     histories,
     memories,
@@ -231,13 +226,22 @@ function printStartReport(
   for (const c of capabilities.report()) {
     log[c.ok && !c.degraded ? 'info' : 'warn'](fields({ capability: c.name, ok: c.ok, ...(c.degraded ? { degraded: true } : {}), detail: c.detail }), `  ${capabilityMark(c)} ${c.name.padEnd(10)} ${c.detail}`);
   }
-  log.info(`plugins (${bot.plugins().length + failures.length}):`);
+  const notLoaded = failures.filter((f) => !f.source.startsWith('plugin '));
+  log.info(`plugins (${bot.plugins().length + notLoaded.length}):`);
   for (const s of bot.plugins()) {
     const missing = capabilities.missing(s.plugin.needs ?? []);
-    const state = !s.enabled ? 'disabled in config.json' : !s.started ? `inactive: ${s.problem}` : missing.length ? `active, degraded: missing ${missing.join(', ')}` : 'active';
-    log.info(fields({ plugin: s.plugin.name, state }), `  ${s.plugin.name.padEnd(10)} ${state}`);
+    const state = s.refused ? `OFF: ${s.refused.message}` : !s.enabled ? 'disabled in config.json' : !s.started ? `inactive: ${s.problem}` : missing.length ? `active, degraded: missing ${missing.join(', ')}` : 'active';
+    log[s.refused ? 'warn' : 'info'](fields({ plugin: s.plugin.name, state }), `  ${s.plugin.name.padEnd(10)} ${state}`);
   }
-  for (const f of failures) log.warn(fields({ plugin: f.source, state: 'not loaded', reason: f.reason }), `  ${f.source.padEnd(10)} NOT LOADED: ${f.reason}`);
+  // Plugins refused at registration are listed above; these are the ones that could not even be loaded.
+  for (const f of notLoaded) log.warn(fields({ plugin: f.source, state: 'not loaded', reason: f.reason }), `  ${f.source.padEnd(10)} NOT LOADED: ${f.reason}`);
+  // Settings that plugins declare they read: set or not, never the value.
+  for (const s of bot.plugins()) {
+    for (const d of s.plugin.settings ?? []) {
+      const set = Boolean(settings.env[d.name]?.trim());
+      log.info(fields({ setting: d.name, set, plugin: s.plugin.name }), `  ${d.name.padEnd(22)} ${set ? 'set' : 'not set'} (${s.plugin.name}: ${d.description})`);
+    }
+  }
   const today = new Date().toISOString().slice(0, 10);
   const todayUsage = Object.entries(usage.days?.[today] ?? {}).map(([k, c]) => `${k}: ${c.total} tokens`);
   log.info({ totals: usage.totals, quotas: usage.quotas }, `token usage today: ${todayUsage.join(', ') || 'none yet'}`);

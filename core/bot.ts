@@ -4,9 +4,13 @@ import type { Settings } from './config/settings.js';
 import type { Logger } from './log/logger.js';
 import { mentionsBot, stripBotMentions } from './mentions/mentions-bot.js';
 import { botAnswers, isOwnerId, mayUse, senderIds } from './plugin/access.js';
-import type { BotContext, Plugin, PluginHost, ToolDefinition, Trigger } from './plugin/types.js';
+import type Router from '@koa/router';
+import { pluginErrors, PluginError } from './plugin/errors.js';
+import { instantiate, type HandlerEntry, type PluginInstance } from './plugin/instance.js';
+import { resolveOptions } from './plugin/options.js';
+import type { BotContext, Plugin, PluginHost, ToolDefinition } from './plugin/types.js';
 import { compose, type Middleware } from './pipeline/compose.js';
-import { firstWord, looksBinary, matchTrigger, splitLongText } from './pipeline/match.js';
+import { firstWord, looksBinary, matchTrigger, splitLongText, type TriggerHit } from './pipeline/match.js';
 import { AllProvidersFailedError, type AiService } from './providers/types.js';
 import type { HistoryStore } from './store/history.js';
 import type { MemoryStore } from './store/memory.js';
@@ -25,6 +29,21 @@ export interface PluginState {
   started: boolean;
   /** Why the plugin is not (fully) active, for the start log and the dashboard. */
   problem?: string;
+  /** Refused at registration (a coded PluginError): it stays off whatever config.json says. */
+  refused?: PluginError;
+  /** What the plugin offers once started (handlers, observers, tools, routes, stop). */
+  instance?: PluginInstance;
+}
+
+/** Names the core itself answers or offers; a plugin cannot take them. */
+const CORE_COMMANDS = ['help'];
+const CORE_LITERALS = ['/help'];
+const CORE_TOOLS = ['remember'];
+
+/** A plugin that could not be loaded or registered, for the start log and the dashboard. */
+export interface PluginFailure {
+  source: string;
+  reason: string;
 }
 
 export interface BotDeps {
@@ -37,6 +56,8 @@ export interface BotDeps {
   memories: MemoryStore;
   /** Owner notices; default: log only. */
   notices?: OwnerNotifier;
+  /** Where registration failures are reported (shared with the app's `pluginFailures`). */
+  failures?: PluginFailure[];
   /** Builds the AI service once the bot exists (it needs the bot's tools). */
   createAi: (tools: (ctx: BotContext) => ToolDefinition[]) => AiService;
 }
@@ -60,12 +81,14 @@ export class Bot {
   private configValue: BotConfig;
   private transport: Transport | undefined;
   private readonly states: PluginState[];
+  /** The same states in load order: of two clashing plugins, the later one stays off. */
+  private readonly loadOrder: PluginState[];
+  readonly failures: PluginFailure[];
+  private readonly optionsCache = new WeakMap<BotConfig, Map<string, Record<string, unknown>>>();
   private readonly queues = new Map<string, Promise<void>>();
   private readonly extra: Middleware<BotContext>[] = [];
   private pipeline: ((ctx: BotContext) => Promise<void>) | undefined;
   private readonly hosts = new Map<string, PluginHost>();
-  /** Tools built once per plugin (a `tools(host)` factory reads live config through the host). */
-  private readonly toolCache = new Map<string, ToolDefinition[]>();
   private inFlight = 0;
   /** Where `.status` and the dashboard get the running picture (set by the app, which owns the chain and usage). */
   statusSource: StatusSource | undefined;
@@ -79,9 +102,69 @@ export class Bot {
     this.histories = deps.histories;
     this.memories = deps.memories;
     this.notices = deps.notices ?? logOnlyNotifier(deps.log);
-    const sorted = [...deps.plugins].sort((a, b) => (a.order ?? 100) - (b.order ?? 100));
-    this.states = sorted.map((plugin) => ({ plugin, enabled: this.isEnabledIn(plugin, deps.config), started: false }));
+    this.failures = deps.failures ?? [];
+    this.loadOrder = deps.plugins.map((plugin) => ({ plugin, enabled: this.isEnabledIn(plugin, deps.config), started: false }));
+    this.states = [...this.loadOrder].sort((a, b) => (a.plugin.order ?? 100) - (b.plugin.order ?? 100));
     this.ai = deps.createAi((ctx) => this.toolsFor(ctx));
+    this.registerCapabilities();
+  }
+
+  /** Refuses a plugin with a coded error: it stays off, the start log and the dashboard say why. */
+  private refuse(state: PluginState, error: PluginError): void {
+    state.refused = error;
+    state.enabled = false;
+    state.started = false;
+    state.problem = error.message;
+    this.failures.push({ source: `plugin ${state.plugin.name}`, reason: error.message });
+    this.log.error({ plugin: state.plugin.name, code: error.code }, error.message);
+  }
+
+  /** Capabilities that plugins provide are declared, then every `needs` is checked against the known names. */
+  private registerCapabilities(): void {
+    const owners = new Map<string, string>(this.capabilities.names().map((n) => [n, 'the core']));
+    for (const state of this.loadOrder) {
+      for (const provided of state.plugin.provides ?? []) {
+        const owner = owners.get(provided.name);
+        if (owner) {
+          this.refuse(state, pluginErrors.duplicateCapability(state.plugin.name, provided.name, owner));
+          break;
+        }
+        owners.set(provided.name, `plugin "${state.plugin.name}"`);
+        const host = this.host(state.plugin.name);
+        this.capabilities.define(
+          provided.name,
+          async () => {
+            const answer = (await provided.detect(host as never)) as boolean | { ok: boolean; detail: string };
+            const status = typeof answer === 'boolean' ? { ok: answer, detail: '' } : answer;
+            return { ok: status.ok, detail: status.detail || (status.ok ? 'available' : provided.missing) };
+          },
+          provided.live,
+        );
+      }
+    }
+    for (const state of this.loadOrder) {
+      if (state.refused) continue;
+      const unknown = (state.plugin.needs ?? []).find((need) => !this.capabilities.known(need));
+      if (unknown) this.refuse(state, pluginErrors.unknownNeed(state.plugin.name, unknown, this.capabilities.names()));
+    }
+  }
+
+  /**
+   * A plugin's options as its handlers, tools and routes see them. Contract v2: validated, defaults filled in
+   * (cached per config, so a dashboard edit is seen at once). The old contract: its raw config.json section.
+   */
+  optionsOf(name: string): PluginSection {
+    const plugin = this.loadOrder.find((s) => s.plugin.name === name)?.plugin;
+    if (!plugin?.setup || !plugin.optionsSchema) return this.section(name);
+    let perConfig = this.optionsCache.get(this.configValue);
+    if (!perConfig) this.optionsCache.set(this.configValue, (perConfig = new Map()));
+    let options = perConfig.get(name);
+    if (!options) {
+      const resolved = resolveOptions(plugin.optionsSchema, this.configValue.plugins[name]);
+      if (resolved.problems.length) this.log.warn({ plugin: name, problems: resolved.problems }, 'plugin options are invalid; using the defaults');
+      perConfig.set(name, (options = resolved.options));
+    }
+    return options as PluginSection;
   }
 
   /** The live config. */
@@ -93,7 +176,7 @@ export class Bot {
   setConfig(config: BotConfig): void {
     this.configValue = config;
     this.histories.maxMessages = config.history.maxMessages;
-    for (const state of this.states) state.enabled = this.isEnabledIn(state.plugin, config);
+    for (const state of this.states) state.enabled = !state.refused && this.isEnabledIn(state.plugin, config);
   }
 
   /** Adds middleware that runs after the built-in filters and before plugin routing (grammY-style `use`). */
@@ -148,7 +231,8 @@ export class Bot {
       name,
       settings: this.settings,
       config: () => bot.configValue,
-      options: () => bot.section(name),
+      options: () => bot.optionsOf(name),
+      setting: (variable) => bot.settings.env[variable],
       dataDir: this.settings.dataDir,
       log: this.log.child({ plugin: name }),
       capabilities: this.capabilities,
@@ -175,20 +259,70 @@ export class Bot {
     return this.transport;
   }
 
-  /** Runs every enabled plugin's start hook; one that throws is reported and left inactive, the others go on. */
+  /**
+   * Starts every plugin (v2: `setup(host)`; the old contract: `start(host)`) in load order. One that throws is
+   * reported and left inactive; one whose commands or tools clash with an earlier one is refused; the others go on.
+   */
   async startPlugins(): Promise<void> {
-    for (const state of this.states) {
-      if (!state.plugin.start) {
-        state.started = true;
-        continue;
-      }
+    const commands = new Map<string, string>([...CORE_COMMANDS.map((c) => [`command:${c}`, 'the core'] as const), ...CORE_LITERALS.map((l) => [`literal:${l}`, 'the core'] as const)]);
+    const tools = new Map<string, string>(CORE_TOOLS.map((t) => [t, 'the core']));
+    for (const state of this.loadOrder) {
+      if (state.refused) continue;
+      const name = state.plugin.name;
+      let instance: PluginInstance;
       try {
-        await state.plugin.start(this.host(state.plugin.name));
-        state.started = true;
+        instance = await instantiate(state.plugin, { host: this.host(name), view: (ctx) => this.contextFor(ctx, name) });
       } catch (err) {
         state.started = false;
         state.problem = `start failed: ${(err as Error).message}`;
-        this.log.error({ plugin: state.plugin.name, err }, 'plugin failed to start; it stays off');
+        this.log.error({ plugin: name, err }, 'plugin failed to start; it stays off');
+        continue;
+      }
+      const clash = this.clashOf(name, instance, commands, tools);
+      if (clash) {
+        this.refuse(state, clash);
+        await Promise.resolve(instance.stop?.()).catch((err) => this.log.warn({ plugin: name, err }, 'plugin stop failed'));
+        continue;
+      }
+      for (const key of this.commandKeys(instance)) commands.set(key, `plugin "${name}"`);
+      for (const tool of instance.tools) tools.set(tool.name, `plugin "${name}"`);
+      state.instance = instance;
+      state.started = true;
+    }
+  }
+
+  private commandKeys(instance: PluginInstance): string[] {
+    return instance.handlers.flatMap(({ trigger }) =>
+      'command' in trigger ? [`command:${trigger.command.toLowerCase()}`] : 'literal' in trigger ? [`literal:${trigger.literal.toLowerCase()}`] : [],
+    );
+  }
+
+  /** The first command or tool of `instance` that an earlier plugin (or the core) already has. */
+  private clashOf(name: string, instance: PluginInstance, commands: Map<string, string>, tools: Map<string, string>): PluginError | undefined {
+    for (const key of this.commandKeys(instance)) {
+      const owner = commands.get(key);
+      if (owner) {
+        const word = key.startsWith('command:') ? `${this.configValue.prefix}${key.slice('command:'.length)}` : key.slice('literal:'.length);
+        return pluginErrors.duplicateCommand(name, word, owner);
+      }
+    }
+    for (const tool of instance.tools) {
+      const unknown = (tool.needs ?? []).find((need) => !this.capabilities.known(need));
+      if (unknown) return pluginErrors.unknownNeed(name, unknown, this.capabilities.names());
+      const owner = tools.get(tool.name);
+      if (owner) return pluginErrors.duplicateTool(name, tool.name, owner);
+    }
+    return undefined;
+  }
+
+  /** Mounts the routes of every started plugin on the web server's router. */
+  mountRoutes(router: Router): void {
+    for (const state of this.states) {
+      if (!state.instance?.routes) continue;
+      try {
+        state.instance.routes(router);
+      } catch (err) {
+        this.log.error({ err, plugin: state.plugin.name }, 'plugin routes could not be mounted');
       }
     }
   }
@@ -203,7 +337,7 @@ export class Bot {
     await this.idle();
     for (const state of this.states) {
       try {
-        await state.plugin.stop?.();
+        await state.instance?.stop?.();
       } catch (err) {
         this.log.warn({ plugin: state.plugin.name, err }, 'plugin stop failed');
       }
@@ -285,7 +419,7 @@ export class Bot {
       },
       ai: this.ai,
       get options() {
-        return pluginName ? bot.section(pluginName) : {};
+        return pluginName ? bot.optionsOf(pluginName) : {};
       },
       host: pluginName ? this.host(pluginName) : this.host('core'),
       get log() {
@@ -301,7 +435,7 @@ export class Bot {
     const bot = this;
     let log: Logger | undefined;
     return Object.create(ctx, {
-      options: { get: () => bot.section(pluginName) },
+      options: { get: () => bot.optionsOf(pluginName) },
       host: { value: this.host(pluginName) },
       log: { get: () => (log ??= ctx.log.child({ plugin: pluginName })) },
     }) as BotContext;
@@ -317,13 +451,11 @@ export class Bot {
       // Observers see every message, addressed or not; one failing never stops the others or the reply.
       async (ctx, next) => {
         for (const state of this.activeStates()) {
-          if (!state.plugin.triggers?.some((t) => 'every' in t)) continue;
+          if (!state.instance?.observers.length) continue;
           if (!mayUse(this.section(state.plugin.name).access, senderIds(ctx.message), this.configValue)) continue;
           if (this.capabilities.missing(state.plugin.needs ?? []).length) continue;
           try {
-            const observed = this.contextFor(ctx, state.plugin.name);
-            observed.trigger = { every: true };
-            await state.plugin.handle?.(observed);
+            for (const observe of state.instance.observers) await observe(this.contextFor(ctx, state.plugin.name));
           } catch (err) {
             ctx.log.error({ err, plugin: state.plugin.name }, 'observer plugin failed');
           }
@@ -349,7 +481,7 @@ export class Bot {
   }
 
   private activeStates(): PluginState[] {
-    return this.states.filter((s) => s.enabled && s.started);
+    return this.states.filter((s) => s.enabled && s.started && s.instance);
   }
 
   private routeStage(): Middleware<BotContext> {
@@ -357,8 +489,8 @@ export class Bot {
       const prefix = this.configValue.prefix;
       for (const state of this.activeStates()) {
         const plugin = state.plugin;
-        for (const trigger of plugin.triggers ?? []) {
-          if ('every' in trigger) continue;
+        for (const entry of state.instance!.handlers) {
+          const { trigger } = entry;
           let hit;
           try {
             // A `when` predicate may read the plugin's own options, so it sees the plugin's view of the context.
@@ -368,7 +500,7 @@ export class Bot {
             continue;
           }
           if (!hit) continue;
-          await this.runPlugin(state, trigger, ctx, hit);
+          await this.runPlugin(state, entry, ctx, hit);
           return;
         }
       }
@@ -395,13 +527,17 @@ export class Bot {
   private disabledPluginFor(word: string, prefix: string): PluginState | undefined {
     if (!word) return undefined;
     return this.states.find(
-      (s) => !s.enabled && (s.plugin.triggers ?? []).some((t) => ('command' in t && `${prefix}${t.command}`.toLowerCase() === word) || ('literal' in t && t.literal.toLowerCase() === word)),
+      (s) =>
+        !s.enabled &&
+        (s.instance?.handlers ?? []).some(({ trigger: t }) => ('command' in t && `${prefix}${t.command}`.toLowerCase() === word) || ('literal' in t && t.literal.toLowerCase() === word)),
     );
   }
 
-  private async runPlugin(state: PluginState, trigger: Trigger, base: BotContext, hit: { command?: BotContext['command']; match?: RegExpExecArray }): Promise<void> {
+  private async runPlugin(state: PluginState, entry: HandlerEntry, base: BotContext, hit: TriggerHit): Promise<void> {
     const plugin = state.plugin;
+    const { trigger } = entry;
     const ctx = this.contextFor(base, plugin.name);
+    // The old contract's `missing(names, ctx)` may read which trigger matched.
     ctx.trigger = trigger;
     if (hit.command) ctx.command = hit.command;
     if (hit.match) ctx.match = hit.match;
@@ -421,7 +557,7 @@ export class Bot {
       return;
     }
     try {
-      await plugin.handle?.(ctx);
+      await entry.run(ctx, hit);
     } catch (err) {
       ctx.log.error({ err, plugin: plugin.name }, 'plugin failed while handling a message');
       await ctx.reply(`Sorry, ${plugin.name} ran into an error and could not finish. The owner can find the details in the log.`).catch(() => undefined);
@@ -460,7 +596,7 @@ export class Bot {
     const lines = [`*${this.configValue.botName}*: here is what I can do.`, ''];
     for (const state of this.activeStates()) {
       if (!mayUse(this.section(state.plugin.name).access, senderIds(ctx.message), this.configValue)) continue;
-      for (const t of state.plugin.triggers ?? []) {
+      for (const { trigger: t } of state.instance!.handlers) {
         // Usage lines are written with the default "." prefix; show them with the configured one.
         if ('command' in t) lines.push(`${t.usage?.replace(/^\./, prefix) ?? prefix + t.command}: ${t.help ?? state.plugin.description}`);
         else if ('literal' in t) lines.push(`${t.usage ?? t.literal}: ${t.help ?? state.plugin.description}`);
@@ -477,19 +613,10 @@ export class Bot {
     const tools: ToolDefinition[] = [];
     for (const state of this.activeStates()) {
       const plugin = state.plugin;
-      if (!plugin.tools) continue;
+      const list = state.instance!.tools;
+      if (!list.length) continue;
       if (this.capabilities.missing(plugin.needs ?? []).length) continue;
       if (!mayUse(this.section(plugin.name).access, senderIds(ctx.message), this.configValue)) continue;
-      let list = this.toolCache.get(plugin.name);
-      if (!list) {
-        try {
-          list = typeof plugin.tools === 'function' ? plugin.tools(this.host(plugin.name)) : plugin.tools;
-        } catch (err) {
-          this.log.error({ err, plugin: plugin.name }, 'plugin tools could not be built; they are not offered');
-          list = [];
-        }
-        this.toolCache.set(plugin.name, list);
-      }
       for (const tool of list) if (!this.capabilities.missing(tool.needs ?? []).length) tools.push(tool);
     }
     return tools;

@@ -127,14 +127,7 @@ export function createWebApp(app: App, transport: () => Transport | undefined, o
     ).value;
   });
 
-  for (const state of app.bot.plugins()) {
-    if (!state.plugin.routes) continue;
-    try {
-      state.plugin.routes(router, app.bot.host(state.plugin.name));
-    } catch (err) {
-      app.log.error({ err, plugin: state.plugin.name }, 'plugin routes could not be mounted');
-    }
-  }
+  app.bot.mountRoutes(router);
   koa.use(router.routes()).use(router.allowedMethods());
   return koa;
 }

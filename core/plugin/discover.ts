@@ -5,6 +5,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from '../log/logger.js';
 import { definePlugin, isPlugin } from './define-plugin.js';
+import { pluginErrors } from './errors.js';
 import type { Plugin, PluginDefinition } from './types.js';
 
 export interface DiscoveryResult {
@@ -40,7 +41,7 @@ export async function discoverPlugins(pluginsDir: string, packages: string[], cw
     if (!plugin) return;
     const other = sources.get(plugin.name);
     if (other) {
-      failures.push({ source, reason: `a plugin named "${plugin.name}" is already loaded from ${other}; rename one of them` });
+      failures.push({ source, reason: pluginErrors.duplicateName(plugin.name, source, other).message });
       return;
     }
     sources.set(plugin.name, source);

@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import type { Capabilities } from '../capabilities/capabilities.js';
+import type { Capabilities, CapabilityStatus } from '../capabilities/capabilities.js';
 import type { PluginSection, BotConfig } from '../config/schema.js';
 import type { Settings } from '../config/settings.js';
 import type { Logger } from '../log/logger.js';
@@ -124,8 +124,10 @@ export interface PluginHost {
   readonly settings: Settings;
   /** The live config.json (after dashboard edits). */
   config(): BotConfig;
-  /** This plugin's live options section. */
+  /** This plugin's live options section (contract v2: validated, with defaults). */
   options(): PluginSection;
+  /** An environment setting (`.env` under the real environment). */
+  setting(name: string): string | undefined;
   readonly dataDir: string;
   readonly log: Logger;
   readonly capabilities: Capabilities;
@@ -170,6 +172,12 @@ export interface PluginDefinition {
   enabledByDefault?: boolean;
   /** Lower runs earlier among plugins whose triggers match. Default 100. */
   order?: number;
+  /** Contract v2 (`definePlugin` from `core/index.ts`): the factory returning what the plugin offers. */
+  setup?(host: never): unknown;
+  /** Contract v2: capabilities this plugin owns (see `CapabilityDeclaration` in contract.ts). */
+  provides?: ReadonlyArray<{ name: string; detect(host: never): unknown; live?(): CapabilityStatus; missing: string }>;
+  /** Contract v2: environment settings this plugin reads. */
+  settings?: ReadonlyArray<{ name: string; description: string }>;
 }
 
 /** A plugin after `definePlugin` checked it. */

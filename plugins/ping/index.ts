@@ -1,4 +1,4 @@
-import { definePlugin } from '../../core/plugin/define-plugin.js';
+import { definePlugin } from '../../core/index.js';
 
 /**
  * `.ping`: a liveness check that never touches an upstream, so it answers while every provider is down.
@@ -7,9 +7,16 @@ import { definePlugin } from '../../core/plugin/define-plugin.js';
 export default definePlugin({
   name: 'ping',
   description: 'Checks that the bot is alive',
-  triggers: [{ command: 'ping', help: 'check that I am alive (answers with pong and the round-trip time)' }],
-  handle: async (ctx) => {
-    const elapsed = Math.max(0, Date.now() - ctx.message.timestamp);
-    await ctx.reply(`pong (${elapsed} ms)`);
-  },
+  setup: () => ({
+    commands: [
+      {
+        command: 'ping',
+        help: 'check that I am alive (answers with pong and the round-trip time)',
+        run: async (ctx) => {
+          const elapsed = Math.max(0, Date.now() - ctx.message.timestamp);
+          await ctx.reply(`pong (${elapsed} ms)`);
+        },
+      },
+    ],
+  }),
 });

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { definePlugin } from '../../core/plugin/define-plugin.js';
+import { definePlugin as defineV2Plugin } from '../../core/index.js';
 import type { Plugin } from '../../core/plugin/types.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
@@ -41,6 +42,13 @@ function recorder(order: string[]): Plugin[] {
       description: 'owners only',
       triggers: [{ command: 'secret' }],
       handle: (ctx) => ctx.reply('the secret').then(() => undefined),
+    }),
+    // Owns the "teleport" capability, which it never finds: needy's handler must say its missing text instead.
+    defineV2Plugin({
+      name: 'teleporter',
+      description: 'provides a capability it never detects',
+      provides: [{ name: 'teleport', detect: () => false, missing: 'no teleporter is configured' }],
+      setup: () => ({}),
     }),
     definePlugin({
       name: 'needy',

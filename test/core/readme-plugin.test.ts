@@ -7,13 +7,13 @@ import { discoverPlugins } from '../../core/plugin/discover.js';
 import { FakeGateway, completion } from '../fakes/openai-gateway.js';
 import { ROOT, startTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
 
-/** The example plugin exactly as the README shows it. */
-function readmeExample(): string {
+/** The example plugin and its test exactly as the README shows them (the first two ```ts blocks of the chapter). */
+function readmeExample(): { plugin: string; test: string } {
   const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
   const section = readme.slice(readme.indexOf('## Writing a plugin'));
-  const match = /```ts\n([\s\S]*?)```/.exec(section);
-  if (!match) throw new Error('README has no ```ts block under "## Writing a plugin"');
-  return match[1];
+  const blocks = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
+  if (blocks.length < 2) throw new Error('README needs the plugin and its test as ```ts blocks under "## Writing a plugin"');
+  return { plugin: blocks[0], test: blocks[1] };
 }
 
 describe('README: the example plugin', () => {
@@ -29,7 +29,9 @@ describe('README: the example plugin', () => {
     symlinkSync(path.join(ROOT, 'core'), path.join(dir, 'core'));
     symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
     writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
-    writeFileSync(path.join(dir, 'plugins', 'dice', 'index.ts'), readmeExample());
+    const example = readmeExample();
+    writeFileSync(path.join(dir, 'plugins', 'dice', 'index.ts'), example.plugin);
+    writeFileSync(path.join(dir, 'plugins', 'dice', 'dice.test.ts'), example.test);
     unregister = register();
   });
   after(async () => {
@@ -41,11 +43,18 @@ describe('README: the example plugin', () => {
   it('type-checks under the project\'s strict settings', () => {
     writeFileSync(
       path.join(dir, 'tsconfig.json'),
-      JSON.stringify({ extends: path.join(ROOT, 'tsconfig.json'), compilerOptions: { noEmit: true, incremental: false, rootDir: dir, types: ['node'], typeRoots: [path.join(ROOT, 'node_modules', '@types')] }, include: ['plugins/**/*.ts'] }),
+      JSON.stringify({ extends: path.join(ROOT, 'tsconfig.json'), compilerOptions: { noEmit: true, incremental: false, rootDir: dir, types: ['node', 'mocha'], typeRoots: [path.join(ROOT, 'node_modules', '@types')] }, include: ['plugins/**/*.ts'] }),
     );
     const result = spawnSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(dir, 'tsconfig.json')], { encoding: 'utf8' });
     expect(result.stdout + result.stderr).to.equal('');
     expect(result.status).to.equal(0);
+  });
+
+  it('its own test passes when run with mocha, as the author would run it', () => {
+    const mocha = path.join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js');
+    const result = spawnSync(process.execPath, ['--import', 'tsx', mocha, '--timeout', '20000', 'plugins/dice/dice.test.ts'], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+    expect(result.status, result.stdout + result.stderr).to.equal(0);
+    expect(result.stdout).to.match(/1 passing/);
   });
 
   it('is discovered from plugins/dice and answers .roll, its help text and bad input', async () => {

@@ -1,7 +1,7 @@
-import { Ajv } from 'ajv';
 import { validateConfig } from '../../core/config/config-file.js';
 import type { Access } from '../../core/config/schema.js';
 import { userPart } from '../../core/mentions/ids.js';
+import { optionProblems } from '../../core/plugin/options.js';
 import type { Plugin } from '../../core/plugin/types.js';
 
 /** One problem with a submitted field: `field` is the form field it belongs to, `message` says what is wrong. */
@@ -63,22 +63,10 @@ function splitProblem(line: string): FieldProblem {
   return { field: fieldOf(path), message: line.replace(/must match pattern "\^\\S\+\$"/, 'must not contain spaces') };
 }
 
-const ajv = new Ajv({ allErrors: true, strict: false });
-const pluginValidators = new Map<Plugin, ReturnType<Ajv['compile']>>();
-
 function validatePluginOptions(plugin: Plugin, options: Record<string, unknown>): FieldProblem[] {
   if (!plugin.optionsSchema) return [];
-  let validate = pluginValidators.get(plugin);
-  if (!validate) {
-    validate = ajv.compile(plugin.optionsSchema);
-    pluginValidators.set(plugin, validate);
-  }
-  if (validate(options)) return [];
-  return (validate.errors ?? []).map((e) => {
-    const where = `plugins.${plugin.name}${e.instancePath.replace(/\//g, '.')}`;
-    const message = e.keyword === 'additionalProperties' ? `${where}.${String(e.params.additionalProperty)}: unknown option` : `${where}: ${e.message ?? 'is invalid'}`;
-    return { field: `plugins.${plugin.name}.options`, message };
-  });
+  // Validated as at start and at use: defaults filled in first (on a copy; the file keeps what the owner wrote).
+  return optionProblems(plugin.optionsSchema, structuredClone(options), `plugins.${plugin.name}`).map((message) => ({ field: `plugins.${plugin.name}.options`, message }));
 }
 
 /**

@@ -1,0 +1,232 @@
+import type Router from '@koa/router';
+import { Type, type Static, type TObject } from '@sinclair/typebox';
+import type { CapabilityStatus } from '../capabilities/capabilities.js';
+import type { AiService, RespondOptions } from '../providers/types.js';
+import type { IncomingMedia, MediaKind } from '../transport/message.js';
+import { pluginErrors } from './errors.js';
+import { resolveOptions } from './options.js';
+import type { BotContext, CommandMatch, Plugin, PluginHost, ToolCall } from './types.js';
+
+/**
+ * The plugin contract, version 2. A plugin is a factory: it declares what it is (name, options, needs, what it
+ * provides) and `setup(host)` returns what it offers. State lives in setup's closure, one per running bot.
+ */
+
+type Awaitable<T> = T | Promise<T>;
+
+/**
+ * What plugins see of the AI: every call goes through the provider chain (failover, cooldowns, usage accounting).
+ *
+ * @example
+ * await ctx.reply(await ctx.ai.respond(ctx, { text: transcript }));
+ */
+export interface PluginAi extends Omit<AiService, 'respond' | 'budget'> {
+  /** Answers a turn in the context's chat as the main model (memory, history, tools); records both in history. */
+  respond(ctx: MessageContext<any>, options?: RespondOptions): Promise<string>;
+  /** The sentence to tell the user when the sender is over an AI budget, for calls that bypass `respond`. */
+  budget(ctx: MessageContext<any>, premium?: boolean): Promise<string | undefined>;
+}
+
+/** The services a plugin gets in `setup(host)`: its typed options, settings, stores, the AI, sending, a logger. */
+export interface Host<O = Record<string, never>> extends Omit<PluginHost, 'options' | 'ai'> {
+  readonly ai: PluginAi;
+  /** This plugin's options, validated, with defaults filled in (live: reflects dashboard edits). */
+  options(): O;
+  /** An environment setting (`.env` under the real environment), e.g. one the plugin declared in `settings`. */
+  setting(name: string): string | undefined;
+}
+
+/**
+ * What every handler receives for one message, seen through this plugin: `options` are its typed options.
+ *
+ * @example
+ * observers: [(ctx) => ctx.log.debug({ text: ctx.text }, 'seen')]
+ */
+export interface MessageContext<O = Record<string, never>> extends Omit<BotContext, 'options' | 'trigger' | 'command' | 'match' | 'state' | 'host' | 'ai'> {
+  readonly options: O;
+  readonly ai: PluginAi;
+  readonly host: Host<O>;
+}
+
+/** A command or literal handler's context: the command word as typed and its arguments are always there. */
+export interface CommandContext<O = Record<string, never>> extends MessageContext<O> {
+  readonly command: CommandMatch;
+  /** The rest of the line after the command word, trimmed ('' when nothing follows). */
+  readonly args: string;
+}
+
+/** A media handler's context: the media the trigger matched is always there. */
+export interface MediaContext<O = Record<string, never>> extends MessageContext<O> {
+  readonly media: IncomingMedia;
+}
+
+/** A pattern handler's context: the match of the pattern is always there. */
+export interface PatternContext<O = Record<string, never>> extends MessageContext<O> {
+  readonly match: RegExpExecArray;
+}
+
+/** `.roll` with the configured prefix; `args` holds the rest of the line. */
+export interface CommandHandler<O> {
+  command: string;
+  help?: string;
+  /** Shown in `.help`, written with the default "." prefix (it is shown with the configured one). */
+  usage?: string;
+  run(ctx: CommandContext<O>): Awaitable<unknown>;
+}
+/** A fixed first word whatever the prefix, such as `/ws`. */
+export interface LiteralHandler<O> {
+  literal: string;
+  help?: string;
+  usage?: string;
+  run(ctx: CommandContext<O>): Awaitable<unknown>;
+}
+/** A message carrying media of one of these kinds. */
+export interface MediaHandler<O> {
+  media: MediaKind | MediaKind[];
+  help?: string;
+  run(ctx: MediaContext<O>): Awaitable<unknown>;
+}
+/** A text pattern, matched on the text without leading bot mentions. */
+export interface PatternHandler<O> {
+  pattern: RegExp;
+  help?: string;
+  run(ctx: PatternContext<O>): Awaitable<unknown>;
+}
+/** Any predicate (e.g. "this user has a workspace open"). */
+export interface PredicateHandler<O> {
+  when(ctx: MessageContext<O>): boolean;
+  help?: string;
+  usage?: string;
+  run(ctx: MessageContext<O>): Awaitable<unknown>;
+}
+
+/** What the core binds into every tool call (the model never chooses the chat or user), plus the typed options. */
+export interface ToolCallOf<O> extends Omit<ToolCall, 'ctx'> {
+  ctx: MessageContext<O>;
+  /** The plugin's options, validated, with defaults (the same as handlers see). */
+  options: O;
+}
+
+/**
+ * A function offered to the main model.
+ *
+ * @example
+ * { name: 'roll_dice', description: 'Roll dice', parameters: { type: 'object', properties: {} },
+ *   run: (args, call) => String(1 + Math.floor(Math.random() * call.options.sides)) }
+ */
+export interface PluginTool<O> {
+  name: string;
+  description: string;
+  /** JSON schema of the arguments object. */
+  parameters: Record<string, unknown>;
+  /** Capabilities the tool needs; it is not offered while one is missing. */
+  needs?: string[];
+  run(args: Record<string, unknown>, call: ToolCallOf<O>): Awaitable<unknown>;
+}
+
+/**
+ * What `setup(host)` returns. Within a plugin, handlers are tried in this order: commands, literals, media,
+ * patterns, predicates; the first that matches handles the message.
+ */
+export interface PluginOffer<O> {
+  commands?: CommandHandler<O>[];
+  literals?: LiteralHandler<O>[];
+  media?: MediaHandler<O>[];
+  patterns?: PatternHandler<O>[];
+  predicates?: PredicateHandler<O>[];
+  /** See every message, addressed to the bot or not, before routing; never stop other plugins from running. */
+  observers?: Array<(ctx: MessageContext<O>) => Awaitable<unknown>>;
+  tools?: PluginTool<O>[];
+  /** Koa routes the web server mounts (its guards apply). */
+  routes?(router: Router): void;
+  /** Timers and resources to release when the bot stops. */
+  stop?(): Awaitable<void>;
+}
+
+/**
+ * A capability a plugin owns: detected at start for the one start-log table, needed by name by any plugin.
+ * `detect` answers true/false or `{ ok, detail }`; when it is not ok without a detail, `missing` is the sentence shown.
+ */
+export interface CapabilityDeclaration {
+  name: string;
+  detect(host: Host<unknown>): Awaitable<boolean | CapabilityStatus>;
+  /** Re-checked when used, for capabilities that change at run time (keys exhausted). */
+  live?(): CapabilityStatus;
+  missing: string;
+}
+
+/** An environment setting a plugin reads; the start log says whether it is set (never its value). */
+export interface SettingDeclaration {
+  name: string;
+  description: string;
+}
+
+export interface PluginSpec<S extends TObject> {
+  /** Lowercase letters, digits and dashes; the plugin's key in config.json `plugins`. */
+  name: string;
+  /** Shown in `.help` and in the dashboard. */
+  description: string;
+  /** The options in config.json `plugins.<name>`, as a TypeBox object with defaults (`Type.Object({ … })`). */
+  options?: S;
+  /** Capabilities the plugin needs; its handlers and tools wait for them (`missing` is said instead). */
+  needs?: string[];
+  /** The reply when a handler matches but a needed capability is missing. Default: names what is missing. */
+  missing?: string | ((missing: string[]) => string);
+  provides?: CapabilityDeclaration[];
+  settings?: SettingDeclaration[];
+  /** Whether the plugin is on when config.json does not mention it. Default true. */
+  enabledByDefault?: boolean;
+  /** Lower is tried earlier among plugins whose handlers match. Default 100. */
+  order?: number;
+  setup(host: Host<Static<S>>): Awaitable<PluginOffer<Static<S>>>;
+}
+
+const NAME = /^[a-z][a-z0-9-]{0,39}$/;
+
+/**
+ * Declares a plugin (contract v2). The default export of `plugins/<name>/index.ts`, or of a plugin package, must
+ * be the result. Mistakes are refused here, with a code and the fix, so they show when the plugin loads.
+ *
+ * @example
+ * export default definePlugin({
+ *   name: 'echo',
+ *   description: 'Repeats what you say',
+ *   options: Type.Object({ prefix: Type.String({ default: 'you said: ' }) }),
+ *   setup: () => ({
+ *     commands: [{ command: 'echo', usage: '.echo <text>', run: (ctx) => ctx.reply(ctx.options.prefix + ctx.args) }],
+ *   }),
+ * });
+ */
+export function definePlugin<S extends TObject = TObject<{}>>(spec: PluginSpec<S>): Plugin {
+  if (!spec || typeof spec !== 'object') throw pluginErrors.badDefinition('?', 'definePlugin needs an object: definePlugin({ name, description, setup })');
+  const { name } = spec;
+  if (typeof name !== 'string' || !NAME.test(name)) {
+    throw pluginErrors.badDefinition(String(name), 'the name must be lowercase letters, digits and dashes, starting with a letter');
+  }
+  if (typeof spec.description !== 'string' || !spec.description.trim()) throw pluginErrors.badDefinition(name, 'it has no description: it is shown in .help and in the dashboard');
+  if (typeof spec.setup !== 'function') throw pluginErrors.badDefinition(name, 'it has no setup(host) function returning what it offers, e.g. setup: () => ({ commands: [...] })');
+  for (const need of spec.needs ?? []) if (typeof need !== 'string' || !need) throw pluginErrors.badDefinition(name, 'needs must be a list of capability names');
+  for (const p of spec.provides ?? []) {
+    if (!p || typeof p.name !== 'string' || typeof p.detect !== 'function' || typeof p.missing !== 'string') {
+      throw pluginErrors.badDefinition(name, 'each of provides must be { name, detect(host), missing: "what the user is told" }');
+    }
+  }
+  const schema = spec.options ?? Type.Object({});
+  if ((schema as { type?: unknown }).type !== 'object') throw pluginErrors.badDefinition(name, 'options must be an object schema: Type.Object({ … })');
+  const { problems } = resolveOptions(schema, {});
+  if (problems.length) throw pluginErrors.badOptionDefault(name, problems);
+  const missing = spec.missing;
+  return Object.freeze({
+    name,
+    description: spec.description,
+    needs: spec.needs,
+    missing: typeof missing === 'function' ? (names: string[]) => missing(names) : missing,
+    optionsSchema: schema as unknown as Record<string, unknown>,
+    enabledByDefault: spec.enabledByDefault,
+    order: spec.order,
+    provides: spec.provides,
+    settings: spec.settings,
+    setup: spec.setup as unknown as NonNullable<Plugin['setup']>,
+    __plugin: true as const,
+  });
+}

@@ -1,0 +1,55 @@
+/**
+ * The catalogue of plugin registration errors, in the Fastify manner: every error has a stable code, names both
+ * sides of a clash and says the fix. The bot stays up: the plugin that caused the error stays off, and the start log
+ * and the dashboard (`app.pluginFailures`) say why.
+ *
+ * @example
+ * try { definePlugin(spec); } catch (err) { if (err instanceof PluginError && err.code === 'PLUGIN_BAD_OPTION_DEFAULT') … }
+ */
+export type PluginErrorCode =
+  | 'PLUGIN_BAD_DEFINITION'
+  | 'PLUGIN_BAD_OPTION_DEFAULT'
+  | 'PLUGIN_DUPLICATE_NAME'
+  | 'PLUGIN_UNKNOWN_NEED'
+  | 'PLUGIN_DUPLICATE_CAPABILITY'
+  | 'PLUGIN_DUPLICATE_TOOL'
+  | 'PLUGIN_DUPLICATE_COMMAND'
+  | 'PLUGIN_SETUP_FAILED';
+
+/** A plugin that cannot be registered; `message` starts with the code, says which plugins clash and what to change. */
+export class PluginError extends Error {
+  constructor(
+    readonly code: PluginErrorCode,
+    readonly plugin: string,
+    detail: string,
+  ) {
+    super(`${code}: ${detail}`);
+    this.name = 'PluginError';
+  }
+}
+
+/** The constructors of the catalogue, so every message is worded once. */
+export const pluginErrors = {
+  badDefinition: (plugin: string, detail: string) => new PluginError('PLUGIN_BAD_DEFINITION', plugin, `plugin "${plugin}": ${detail}`),
+  badOptionDefault: (plugin: string, problems: string[]) =>
+    new PluginError(
+      'PLUGIN_BAD_OPTION_DEFAULT',
+      plugin,
+      `plugin "${plugin}": its options are not valid with their defaults alone (${problems.join('; ')}); give every option a default that its own schema accepts, e.g. Type.Integer({ minimum: 1, default: 6 })`,
+    ),
+  duplicateName: (plugin: string, source: string, otherSource: string) =>
+    new PluginError('PLUGIN_DUPLICATE_NAME', plugin, `a plugin named "${plugin}" from ${source} clashes with the one already loaded from ${otherSource}; rename one of them (the one from ${source} stays off)`),
+  unknownNeed: (plugin: string, need: string, known: string[]) =>
+    new PluginError(
+      'PLUGIN_UNKNOWN_NEED',
+      plugin,
+      `plugin "${plugin}" needs "${need}", but no capability of that name exists (known: ${known.join(', ')}); fix the name in needs, or declare it in provides of the plugin that owns it`,
+    ),
+  duplicateCapability: (plugin: string, capability: string, owner: string) =>
+    new PluginError('PLUGIN_DUPLICATE_CAPABILITY', plugin, `plugin "${plugin}" provides capability "${capability}", which ${owner} already provides; give yours another name, or need theirs instead`),
+  duplicateTool: (plugin: string, tool: string, owner: string) =>
+    new PluginError('PLUGIN_DUPLICATE_TOOL', plugin, `plugin "${plugin}" offers tool "${tool}", which ${owner} already offers to the model; rename the tool (e.g. "${plugin.replace(/-/g, '_')}_${tool}")`),
+  duplicateCommand: (plugin: string, command: string, owner: string) =>
+    new PluginError('PLUGIN_DUPLICATE_COMMAND', plugin, `plugin "${plugin}" answers ${command}, which ${owner} already answers; rename the command (or turn one of the plugins off)`),
+  setupFailed: (plugin: string, reason: string) => new PluginError('PLUGIN_SETUP_FAILED', plugin, `plugin "${plugin}" failed in setup: ${reason}`),
+};

@@ -1,0 +1,88 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** A chat-completion request as the fake model received it. */
+export interface ModelRequest {
+  model: string;
+  messages: Array<{ role: string; content?: unknown; tool_call_id?: string }>;
+  /** Names of the tools the bot offered with this request. */
+  tools: string[];
+}
+
+/** What the fake model answers: a text, or a call of one of the offered tools. */
+export type ModelAnswer = string | { tool: string; args: Record<string, unknown> };
+
+/** The text of the last message of a request (a user's text, or a tool's result after a tool call). */
+export function lastText(request: ModelRequest): string {
+  const content = request.messages.at(-1)?.content;
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((p) => (p as { text?: string }).text ?? '').join('');
+  return '';
+}
+
+/**
+ * An OpenAI-compatible chat model on 127.0.0.1 for plugin tests: `GET /` answers 200 (the health probe), and
+ * `POST /v1/chat/completions` answers with `answer(request)` (default: "model: <last text>"). Nothing leaves the machine.
+ */
+export class FakeModel {
+  readonly requests: ModelRequest[] = [];
+  private calls = 0;
+
+  private constructor(
+    private readonly server: Server,
+    readonly url: string,
+    private readonly answer: (request: ModelRequest) => ModelAnswer,
+  ) {}
+
+  static start(answer: (request: ModelRequest) => ModelAnswer = (r) => `model: ${lastText(r)}`): Promise<FakeModel> {
+    return new Promise((resolve, reject) => {
+      let model: FakeModel;
+      const server = createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
+            res.writeHead(req.method === 'GET' ? 200 : 404, { 'content-type': 'text/plain' }).end('fake model');
+            return;
+          }
+          try {
+            const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model: string; messages: ModelRequest['messages']; tools?: Array<{ function: { name: string } }> };
+            const request: ModelRequest = { model: body.model, messages: body.messages, tools: (body.tools ?? []).map((t) => t.function.name) };
+            model.requests.push(request);
+            res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(model.completion(model.answer(request), body.model)));
+          } catch (err) {
+            res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: (err as Error).message, type: 'server_error' } }));
+          }
+        });
+      });
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => {
+        model = new FakeModel(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`, answer);
+        resolve(model);
+      });
+    });
+  }
+
+  private completion(answer: ModelAnswer, modelName: string): unknown {
+    const id = `call_${++this.calls}`;
+    const message =
+      typeof answer === 'string'
+        ? { role: 'assistant', content: answer }
+        : { role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: answer.tool, arguments: JSON.stringify(answer.args) } }] };
+    return {
+      id: `chatcmpl-${id}`,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model: modelName,
+      choices: [{ index: 0, finish_reason: typeof answer === 'string' ? 'stop' : 'tool_calls', message }],
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    };
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.server.closeAllConnections();
+      this.server.close(() => resolve());
+    });
+  }
+}
