@@ -91,7 +91,7 @@ export class AudioKeyPool {
     const parked = this.slots.filter((s) => !s.rejected);
     const rejected = total - parked.length;
     // A rejected key is not "used up": waiting will not help, the owner must fix it.
-    if (!parked.length) return { ok: false, detail: `${total === 1 ? 'the audio key was' : `all ${total} audio keys were`} rejected by the provider (check AUDIO_API_KEYS in .env)` };
+    if (!parked.length) return { ok: false, detail: `${total === 1 ? 'the audio key was' : `all ${total} audio keys were`} rejected by the provider (check AUDIO_API_KEYS in .env)`, counts };
     const parts: string[] = [];
     if (parked.length) {
       const until = Math.min(...parked.map((s) => s.parkedUntil));

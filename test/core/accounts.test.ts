@@ -25,7 +25,7 @@ function npmRunChat(input: string, env: Record<string, string>): Promise<Run> {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`npm run chat did not exit\nstdout:\n${stdout}\nstderr:\n${stderr}`));
-    }, 30_000);
+    }, 55_000);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
@@ -59,7 +59,9 @@ describe('several accounts from one installed copy (ENV_FILE, CONFIG_FILE, DATA_
     await rm(root, { recursive: true, force: true });
   });
 
-  it('runs two accounts side by side, each with its own settings, config and data', async () => {
+  it('runs two accounts side by side, each with its own settings, config and data', async function () {
+    // Two npm processes, each starting node and the whole app, on a possibly busy 2-core machine.
+    this.timeout(60_000);
     const alice = await accountFolder(root, 'alice', aliceGateway, { botName: 'Alice', prefix: '.' });
     const bob = await accountFolder(root, 'bob', bobGateway, { botName: 'Bob', prefix: '!' });
     const files = (folder: string) => ({ ENV_FILE: path.join(folder, '.env'), CONFIG_FILE: path.join(folder, 'config.json'), DATA_DIR: path.join(folder, 'data') });
@@ -86,7 +88,8 @@ describe('several accounts from one installed copy (ENV_FILE, CONFIG_FILE, DATA_
     expect(a.stderr).to.contain(path.join(alice, 'config.json'));
   });
 
-  it('refuses to start when ENV_FILE names a file that does not exist, naming it', async () => {
+  it('refuses to start when ENV_FILE names a file that does not exist, naming it', async function () {
+    this.timeout(60_000);
     const missing = path.join(root, 'nobody', '.env');
     expect(() => loadSettings({ cwd: root, env: { ENV_FILE: missing } })).to.throw(SettingsError, missing);
     const run = await npmRunChat('.ping\n', { ENV_FILE: missing });
