@@ -7,6 +7,7 @@ import type { UserBudgets } from '../providers/budgets.js';
 import { ContextTooLongError, type ProviderChain } from '../providers/provider-chain.js';
 import type { AiService, ChatMessage, CompleteOptions, CompletionResult, ProviderLeg, RespondOptions } from '../providers/types.js';
 import type { HistoryEntry } from '../store/history.js';
+import { inIdList } from '../mentions/ids.js';
 
 /** Rough token estimate (4 characters a token) for bounding the prompt; exact counts come from the provider. */
 export const estimateTokens = (text: string) => Math.ceil(text.length / 4);
@@ -81,6 +82,21 @@ export function createAiService(deps: AiServiceDeps): AiService {
     return out;
   }
 
+  /** The turns of `ids` and the bot's answers that directly follow them; everyone else's turns are dropped. */
+  function turnsOf(entries: HistoryEntry[], ids: string[]): HistoryEntry[] {
+    const kept: HistoryEntry[] = [];
+    let answeringKept = false;
+    for (const e of entries) {
+      if (e.role === 'user') {
+        answeringKept = inIdList(e.senderId, ids);
+        if (answeringKept) kept.push(e);
+      } else if (answeringKept) {
+        kept.push(e);
+      }
+    }
+    return kept;
+  }
+
   /** "Sources:" with the cited links, when the answer shows none of them (the model may have listed them itself). */
   function withSources(answer: string, cited: string[]): string {
     const links = [...new Set(cited)].slice(0, 8);
@@ -120,7 +136,8 @@ export function createAiService(deps: AiServiceDeps): AiService {
     if (!options.userAlreadyInHistory) {
       await ctx.history.append({ id: ctx.message.id, role: 'user', senderId: ctx.senderId, senderName: ctx.message.senderName, text, at: ctx.message.timestamp });
     }
-    const facts = (await ctx.memory.facts()).map((f) => f.text);
+    // Chat memory is written by anyone in the chat, so a turn for one person only leaves it out.
+    const facts = options.onlyTurnsOf ? [] : (await ctx.memory.facts()).map((f) => f.text);
     let tools = [rememberTool(), ...deps.tools(ctx)];
     if (options.onlyTools) tools = tools.filter((t) => options.onlyTools!.includes(t.name));
     tools = [...tools, ...(options.extraTools ?? [])];
@@ -134,7 +151,8 @@ export function createAiService(deps: AiServiceDeps): AiService {
     await ctx.typing(true).catch(() => undefined);
     try {
       for (let attempt = 0; ; attempt++) {
-        const history = historyMessages(await ctx.history.recent(), budgetTokens, ctx.message.isGroup);
+        const recent = await ctx.history.recent();
+        const history = historyMessages(options.onlyTurnsOf ? turnsOf(recent, options.onlyTurnsOf) : recent, budgetTokens, ctx.message.isGroup);
         const messages: ChatMessage[] = [{ role: 'system', content: systemPrompt(ctx, facts, capabilities.has('search') && tools.some((t) => t.name === 'web_search'), options.system) }, ...history];
         try {
           const cited: string[] = [];

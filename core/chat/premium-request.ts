@@ -41,7 +41,8 @@ export function premiumRequest(text: string, phrases: string[] = DEFAULT_PREMIUM
   for (const phrase of phrases) {
     const re = wholePhrase(phrase);
     if (!re.test(lower)) continue;
-    const rest = text.replace(new RegExp(escape(phrase), 'i'), ' ').replace(/^[\s,.:;!-]+|[\s,:;-]+$/g, '').replace(/\s{2,}/g, ' ').trim();
+    // Cut the phrase where it stands as words (not inside an earlier word such as "reuse"), keeping its neighbours.
+    const rest = text.replace(new RegExp(re.source, 'iu'), (_m, before: string, after: string) => `${before} ${after}`).replace(/^[\s,.:;!-]+|[\s,:;-]+$/g, '').replace(/\s{2,}/g, ' ').trim();
     return { premium: true, text: rest };
   }
   return { premium: false, text };

@@ -69,6 +69,12 @@ export interface RespondOptions {
   onlyTools?: string[];
   /** Skip writing the user's text to history (the caller already did). */
   userAlreadyInHistory?: boolean;
+  /**
+   * Only these senders' turns (and the bot's answers to them) reach the model, and the chat's memory is left out:
+   * for a turn whose tools act for one person (an open workspace in a group), so that other members' text —
+   * addressed to the bot or not — cannot steer them. Ids are jids or bare numbers, phone or LID.
+   */
+  onlyTurnsOf?: string[];
 }
 
 /** Thrown when every leg failed; `message` is safe to show a user. */

@@ -1,5 +1,6 @@
 import type { BotContext } from '../../core/plugin/types.js';
 import { AllProvidersFailedError } from '../../core/providers/types.js';
+import { displayName } from './file-names.js';
 import { kb } from './files.js';
 import type { WorkspaceService } from './service.js';
 import type { WorkspaceMeta } from './store.js';
@@ -26,7 +27,7 @@ async function fileList(service: WorkspaceService, meta: WorkspaceMeta): Promise
     const list = await files.list();
     if (!list.length) return 'No files yet.';
     const usage = await files.usage();
-    const shown = list.slice(0, 40).map((f) => `• ${f.name} (${kb(f.size)})`);
+    const shown = list.slice(0, 40).map((f) => `• ${displayName(f.name)} (${kb(f.size)})`);
     if (list.length > 40) shown.push(`… and ${list.length - 40} more`);
     return `Files (${list.length}, ${kb(usage.bytes)} of ${service.options().quotaMb} MB):\n${shown.join('\n')}`;
   });
@@ -62,7 +63,7 @@ export async function handleCommand(service: WorkspaceService, ctx: BotContext):
         runtime.ok ? `Python: ready${runtime.sandboxed ? ' (sandboxed: no network, time and memory limits)' : ' (WITHOUT sandbox: the owner allowed unsafe runs)'}.` : `Python: ${runtime.reason}`,
         '',
         ctx.message.isGroup
-          ? 'While it is open, what you write here while mentioning me (or replying to me) goes to the assistant, which can write, read, run and publish your files. In a group I only read messages addressed to me.'
+          ? 'While it is open, what you write here while mentioning me (or replying to me) goes to the assistant, which can write, read, run and publish your files. It answers to you only: in workspace mode it sees only your messages here, never what other members write, so nobody else can make it touch your files. Your files and their output are posted in this group when you ask, so keep private things for a private chat.'
           : 'While it is open, what you write here goes to the assistant, which can write, read, run and publish your files. Try: "write a python script that prints the first 10 primes and run it".',
         USAGE,
       ];
@@ -148,7 +149,10 @@ export async function handleWorkspaceChat(service: WorkspaceService, ctx: BotCon
     return;
   }
   try {
-    const answer = await ctx.ai.respond(ctx, { system: workspacePrompt(service, meta), extraTools: workspaceTools(service) });
+    // Workspace tools act for the owner only: the model sees the owner's turns (and its answers to them), never
+    // what other group members wrote, so nobody else's text can steer the tools.
+    const onlyTurnsOf = [...new Set([...meta.ids, meta.owner, ctx.senderId, ...(ctx.message.senderAltId ? [ctx.message.senderAltId] : [])])];
+    const answer = await ctx.ai.respond(ctx, { system: workspacePrompt(service, meta), extraTools: workspaceTools(service), onlyTurnsOf });
     if (answer.trim()) await ctx.reply(answer);
   } catch (err) {
     if (err instanceof AllProvidersFailedError) {

@@ -37,3 +37,24 @@ export function checkFileName(raw: unknown): string {
   }
   return parts.join('/');
 }
+
+/**
+ * Characters that make a name show something other than what it is: C0/C1 controls and DEL (newlines can fake extra
+ * lines of a listing), bidirectional overrides and isolates (U+202E shows `gpj.py` as `yp.jpg`), marks, zero-width
+ * characters and the line/paragraph separators.
+ */
+// eslint-disable-next-line no-control-regex
+const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/gu;
+
+/**
+ * A file name as it may be shown in a chat or to the model: names from sandboxed code can contain anything, so every
+ * hidden or direction-changing character is written out as `\u{…}` (`\n` for a newline) and the name is marked ⚠.
+ * Ordinary names come back unchanged.
+ *
+ * @example displayName('notes.txt') // 'notes.txt'
+ * @example displayName('evil\u202Etxt.py') // '⚠ evil\\u{202E}txt.py'
+ */
+export function displayName(name: string): string {
+  if (!name.match(HIDDEN)) return name;
+  return `⚠ ${name.replace(HIDDEN, (c) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === '\t' ? '\\t' : `\\u{${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}}`))}`;
+}

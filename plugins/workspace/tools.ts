@@ -1,4 +1,5 @@
 import type { ToolCall, ToolDefinition } from '../../core/plugin/types.js';
+import { displayName } from './file-names.js';
 import { kb } from './files.js';
 import type { WorkspaceService } from './service.js';
 import type { WorkspaceMeta } from './store.js';
@@ -28,7 +29,7 @@ export function workspaceTools(service: WorkspaceService): ToolDefinition[] {
           const list = await files.list();
           const usage = await files.usage();
           if (!list.length) return 'The workspace is empty.';
-          return `${list.map((f) => `${f.name} (${kb(f.size)})`).join('\n')}\nTotal ${kb(usage.bytes)} of ${service.options().quotaMb} MB.`;
+          return `${list.map((f) => `${displayName(f.name)} (${kb(f.size)})`).join('\n')}\nTotal ${kb(usage.bytes)} of ${service.options().quotaMb} MB.`;
         });
       },
     },

@@ -66,19 +66,43 @@ describe('web guards', () => {
     expect(d.csrf).not.to.equal(e.csrf);
   });
 
-  it('locks an address out after too many failures, per address, and forgets after the window', () => {
+  it('slows logins after wrong tokens per address and globally, doubling up to the cap, and forgets after the window', () => {
     let now = 0;
-    const limiter = new LoginLimiter({ maxFailures: 3, windowMs: 10_000, lockMs: 60_000 }, () => now);
-    expect(limiter.fail('1.1.1.1')).to.deep.equal({ failures: 1, locked: false });
-    limiter.fail('1.1.1.1');
-    expect(limiter.fail('1.1.1.1').locked).to.equal(true);
-    expect(limiter.retryAfterMs('1.1.1.1')).to.equal(60_000);
-    expect(limiter.retryAfterMs('2.2.2.2')).to.equal(0);
-    now = 61_000;
-    expect(limiter.retryAfterMs('1.1.1.1')).to.equal(0);
-    expect(limiter.fail('1.1.1.1')).to.deep.equal({ failures: 1, locked: false });
-    limiter.succeed('1.1.1.1');
-    expect(limiter.fail('1.1.1.1').failures).to.equal(1);
+    const limits = { freePerAddress: 2, freeGlobal: 4, windowMs: 10_000, baseDelayMs: 1000, maxDelayMs: 8000, maxPending: 4 };
+    const limiter = new LoginLimiter(limits, () => now);
+    expect(limiter.fail('1.1.1.1')).to.deep.equal({ failures: 1, globalFailures: 1, nextDelayMs: 0 });
+    expect(limiter.fail('1.1.1.1').nextDelayMs).to.equal(0);
+    expect(limiter.fail('1.1.1.1').nextDelayMs).to.equal(1000);
+    expect(limiter.fail('1.1.1.1').nextDelayMs).to.equal(2000);
+    // Another address is slowed too once all addresses together are over their free failures.
+    expect(limiter.delayMs('2.2.2.2')).to.equal(0);
+    expect(limiter.fail('2.2.2.2')).to.deep.equal({ failures: 1, globalFailures: 5, nextDelayMs: 1000 });
+    expect(limiter.delayMs('3.3.3.3')).to.equal(1000);
+    for (let i = 0; i < 20; i++) limiter.fail(`10.0.0.${i}`);
+    // Capped: even after many failures, the right token waits at most maxDelayMs.
+    expect(limiter.delayMs('9.9.9.9')).to.equal(8000);
+    now = 10_001;
+    expect(limiter.delayMs('1.1.1.1')).to.equal(0);
+    expect(limiter.failures('1.1.1.1')).to.deep.equal({ address: 0, global: 0 });
+    limiter.fail('4.4.4.4');
+    limiter.succeed('4.4.4.4');
+    expect(limiter.failures('4.4.4.4')).to.deep.equal({ address: 0, global: 0 });
+  });
+
+  it('admits at most maxPending waiting attempts and says when to retry', async () => {
+    const waits: Array<() => void> = [];
+    const limiter = new LoginLimiter({ freePerAddress: 0, freeGlobal: 0, windowMs: 60_000, baseDelayMs: 500, maxDelayMs: 4000, maxPending: 2 }, Date.now, () => new Promise<void>((r) => waits.push(r)));
+    limiter.fail('a');
+    const first = limiter.admit('a');
+    const second = limiter.admit('b');
+    expect(await limiter.admit('c')).to.deep.equal({ admitted: false, retryAfterMs: 1000 });
+    waits.forEach((w) => w());
+    expect(await first).to.deep.equal({ admitted: true, waitedMs: 500 });
+    expect(await second).to.deep.equal({ admitted: true, waitedMs: 500 });
+    limiter.release();
+    const third = limiter.admit('c');
+    waits.at(-1)!();
+    expect((await third).admitted).to.equal(true);
   });
 
   it('warns about a CONFIG_TOKEN shorter than 64 hex characters', () => {

@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { definePlugin } from '../../core/plugin/define-plugin.js';
 import type { SessionState } from '../../core/transport/transport.js';
 import pingPlugin from '../../plugins/ping/index.js';
+import { DEFAULT_LOGIN_LIMITS, LoginLimiter } from '../../web/dashboard/auth.js';
 import { cookieHeader, csrfOf, formFields, login, request, sameOrigin, startWebTest, TOKEN, versionOf, type WebTest } from './web-helpers.js';
 
 const BOT_PHONE = '62899999999';
@@ -178,20 +179,34 @@ describe('dashboard login', () => {
     expect(noField.setCookies.join()).not.to.contain('wab_dash=');
   });
 
-  it('locks an address out after 5 failed logins, even for the right token, and logs it', async () => {
+  it('slows guesses from rotating 127.0.0.x addresses as one, and still lets the right token in', async () => {
+    await w.stop();
+    const waited: number[] = [];
+    const limiter = new LoginLimiter({ ...DEFAULT_LOGIN_LIMITS, freePerAddress: 3, freeGlobal: 4 }, Date.now, async (ms) => void waited.push(ms));
+    w = await startWebTest({ token: TOKEN, plugins: [pingPlugin], web: { dashboard: { limiter } } });
     const form = await request(w.port, { path: '/config/login' });
     const cookie = cookieHeader(form.setCookies);
-    const attempt = (token: string) => request(w.port, { method: 'POST', path: '/config/login', headers: { cookie }, body: new URLSearchParams({ _csrf: csrfOf(form.body), token }).toString() });
+    const attempt = (token: string, localAddress: string) =>
+      request(w.port, { method: 'POST', path: '/config/login', localAddress, headers: { cookie, ...sameOrigin(w.port) }, body: new URLSearchParams({ _csrf: csrfOf(form.body), token }).toString() });
     const statuses: number[] = [];
-    for (let i = 0; i < 5; i++) statuses.push((await attempt(`wrong-${i}`)).status);
-    expect(statuses).to.deep.equal([401, 401, 401, 401, 429]);
-    const locked = await attempt(TOKEN);
-    expect(locked.status).to.equal(429);
-    expect(Number(locked.headers['retry-after'])).to.be.greaterThan(0);
-    expect(locked.body).to.contain('Too many failed logins');
-    expect(locked.setCookies.join()).not.to.contain('wab_dash=');
-    expect(loginLog(w).filter((l) => /login failed/.test(l.msg))).to.have.length(5);
-    expect(loginLog(w).some((l) => /too many failed attempts/.test(l.msg))).to.equal(true);
+    // One guess from each of 8 addresses: none of them is over its own limit, all together they are.
+    for (let i = 0; i < 8; i++) statuses.push((await attempt(`wrong-${i}`, `127.0.0.${i + 2}`)).status);
+    expect(statuses).to.deep.equal([401, 401, 401, 401, 401, 401, 401, 401]);
+    expect(waited).to.deep.equal([1000, 2000, 4000]);
+    expect(loginLog(w).filter((l) => /login failed/.test(l.msg)).map((l) => l.ip)).to.deep.equal(['2', '3', '4', '5', '6', '7', '8', '9'].map((x) => `127.0.0.${x}`));
+    // The owner is slowed too, but not refused: the right token gets in after the (capped) wait.
+    const right = await attempt(TOKEN, '127.0.0.1');
+    expect(right.status).to.equal(303);
+    expect(waited.at(-1)).to.equal(8000);
+    expect(right.setCookies.join()).to.contain('wab_dash=');
+    expect(loginLog(w).some((l) => /login slowed/.test(l.msg))).to.equal(true);
+  });
+
+  it('never makes the right token wait longer than the cap, however many guesses came before', async () => {
+    const limiter = new LoginLimiter();
+    for (let i = 0; i < 500; i++) limiter.fail(`127.0.${i >> 8}.${i & 255}`);
+    expect(limiter.delayMs('127.0.0.1')).to.equal(DEFAULT_LOGIN_LIMITS.maxDelayMs);
+    expect(DEFAULT_LOGIN_LIMITS.maxDelayMs).to.be.at.most(30_000);
   });
 
   it('treats a forged, unsigned or unknown session cookie as no session', async () => {

@@ -54,12 +54,12 @@ export interface RawResponse {
  * A plain HTTP request with full control of the headers (fetch may not set Host).
  * @example await request(port, { path: '/config', headers: { host: 'evil.example' } })
  */
-export function request(port: number, options: { method?: string; path: string; headers?: Record<string, string>; body?: string }): Promise<RawResponse> {
+export function request(port: number, options: { method?: string; path: string; headers?: Record<string, string>; body?: string; localAddress?: string }): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { host: `127.0.0.1:${port}`, ...(options.headers ?? {}) };
     if (options.body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/x-www-form-urlencoded';
     if (options.body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body));
-    const req = http.request({ host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers }, (res) => {
+    const req = http.request({ host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers, localAddress: options.localAddress }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), setCookies: res.headers['set-cookie'] ?? [] }));

@@ -83,61 +83,104 @@ export class SessionStore {
 }
 
 export interface LoginLimits {
-  /** Failed logins allowed per address within `windowMs` before it is locked out. */
-  maxFailures: number;
+  /** Wrong tokens one address may send within `windowMs` before its attempts are slowed. */
+  freePerAddress: number;
+  /** Wrong tokens all addresses together may send within `windowMs` before every attempt is slowed. */
+  freeGlobal: number;
   windowMs: number;
-  /** How long a locked-out address waits. */
-  lockMs: number;
+  /** The first delay once over a limit; it doubles with each further wrong token. */
+  baseDelayMs: number;
+  /** The longest any attempt waits, the right token included: slowed, never locked out. */
+  maxDelayMs: number;
+  /** Attempts waiting at once (all addresses together); more are answered 429 at once. */
+  maxPending: number;
 }
 
-export const DEFAULT_LOGIN_LIMITS: LoginLimits = { maxFailures: 5, windowMs: 15 * 60_000, lockMs: 15 * 60_000 };
+export const DEFAULT_LOGIN_LIMITS: LoginLimits = { freePerAddress: 3, freeGlobal: 10, windowMs: 15 * 60_000, baseDelayMs: 1000, maxDelayMs: 30_000, maxPending: 8 };
 
-interface Attempts {
-  failures: number;
-  firstAt: number;
-  lockedUntil: number;
-}
+export type Admission = { admitted: true; waitedMs: number } | { admitted: false; retryAfterMs: number };
+
+const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Rate limit of failed logins per client address: after `maxFailures` failures within `windowMs` the address is
- * locked out for `lockMs` (even the right token is refused meanwhile, so guessing gains nothing).
+ * Slows dashboard logins after wrong tokens, per address and for all addresses together (so rotating through
+ * 127.0.0.x gains nothing): past the free failures every attempt waits before its token is even compared, the wait
+ * doubling with each wrong token up to `maxDelayMs`. At most `maxPending` attempts wait at once, which caps the guess
+ * rate of any number of addresses. The right token is never refused for long: it waits at most `maxDelayMs`, so no
+ * local process can lock the owner out. A right token clears its address's failures and the global count.
  *
- * @example if (limiter.retryAfterMs(ip) > 0) return tooMany(); if (!ok) limiter.fail(ip); else limiter.succeed(ip);
+ * @example
+ * const admission = await limiter.admit(ip);
+ * if (!admission.admitted) return tooMany(admission.retryAfterMs);
+ * try { if (tokenMatches(given, token)) limiter.succeed(ip); else limiter.fail(ip); } finally { limiter.release(); }
  */
 export class LoginLimiter {
-  private readonly attempts = new Map<string, Attempts>();
-  constructor(readonly limits: LoginLimits = DEFAULT_LOGIN_LIMITS, private readonly now: () => number = Date.now) {}
+  private readonly byAddress = new Map<string, number[]>();
+  private global: number[] = [];
+  private pending = 0;
 
-  /** Milliseconds this address must still wait (0 when it may try). */
-  retryAfterMs(address: string): number {
-    const entry = this.attempts.get(address);
-    if (!entry) return 0;
-    return Math.max(0, entry.lockedUntil - this.now());
+  constructor(
+    readonly limits: LoginLimits = DEFAULT_LOGIN_LIMITS,
+    private readonly now: () => number = Date.now,
+    private readonly sleep: (ms: number) => Promise<void> = sleepFor,
+  ) {}
+
+  private recent(times: number[] | undefined): number[] {
+    const since = this.now() - this.limits.windowMs;
+    return (times ?? []).filter((t) => t > since);
   }
 
-  /** Records a failure; returns the failures in the window and whether the address is now locked out. */
-  fail(address: string): { failures: number; locked: boolean } {
+  private delayFor(excess: number): number {
+    if (excess <= 0) return 0;
+    return Math.min(this.limits.maxDelayMs, this.limits.baseDelayMs * 2 ** Math.min(30, excess - 1));
+  }
+
+  /** How long the next attempt from this address waits before its token is compared. */
+  delayMs(address: string): number {
+    const own = this.recent(this.byAddress.get(address)).length - this.limits.freePerAddress;
+    const all = this.recent(this.global).length - this.limits.freeGlobal;
+    return this.delayFor(Math.max(own, all));
+  }
+
+  /** Wrong tokens in the window: from this address, and from all addresses together. */
+  failures(address: string): { address: number; global: number } {
+    return { address: this.recent(this.byAddress.get(address)).length, global: this.recent(this.global).length };
+  }
+
+  /** Takes a waiting slot and waits the current delay; refused at once when every slot is taken. Pair with release(). */
+  async admit(address: string): Promise<Admission> {
+    const delay = this.delayMs(address);
+    if (this.pending >= this.limits.maxPending) return { admitted: false, retryAfterMs: Math.max(1000, delay) };
+    this.pending++;
+    try {
+      if (delay > 0) await this.sleep(delay);
+    } catch (err) {
+      this.pending--;
+      throw err;
+    }
+    return { admitted: true, waitedMs: delay };
+  }
+
+  /** Frees the slot taken by admit(). */
+  release(): void {
+    this.pending = Math.max(0, this.pending - 1);
+  }
+
+  /** Records a wrong token; returns the counts and the wait of this address's next attempt. */
+  fail(address: string): { failures: number; globalFailures: number; nextDelayMs: number } {
     const time = this.now();
-    this.prune(time);
-    let entry = this.attempts.get(address);
-    if (!entry || time - entry.firstAt > this.limits.windowMs) {
-      entry = { failures: 0, firstAt: time, lockedUntil: 0 };
-      this.attempts.set(address, entry);
-    }
-    entry.failures++;
-    if (entry.failures >= this.limits.maxFailures) entry.lockedUntil = time + this.limits.lockMs;
-    return { failures: entry.failures, locked: entry.lockedUntil > time };
+    const own = this.recent(this.byAddress.get(address));
+    own.push(time);
+    this.byAddress.set(address, own);
+    this.global = this.recent(this.global).slice(-10_000);
+    this.global.push(time);
+    if (this.byAddress.size > 1000) for (const [key, times] of this.byAddress) if (!this.recent(times).length) this.byAddress.delete(key);
+    return { failures: own.length, globalFailures: this.global.length, nextDelayMs: this.delayMs(address) };
   }
 
+  /** The right token: the owner is in, so the slowing stops. */
   succeed(address: string): void {
-    this.attempts.delete(address);
-  }
-
-  /** Forgets stale entries so a flood of addresses cannot grow the map without bound. */
-  private prune(time: number): void {
-    if (this.attempts.size < 1000) return;
-    for (const [address, entry] of this.attempts) {
-      if (entry.lockedUntil <= time && time - entry.firstAt > this.limits.windowMs) this.attempts.delete(address);
-    }
+    this.byAddress.delete(address);
+    this.global = [];
   }
 }

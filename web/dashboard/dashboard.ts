@@ -34,7 +34,8 @@ interface ConfigOnDisk {
 }
 
 /**
- * The `/config` dashboard as Koa middleware: token login (constant-time compare, rate-limited per address),
+ * The `/config` dashboard as Koa middleware: token login (constant-time compare, slowed after wrong tokens per
+ * address and globally, never locked out),
  * a signed httpOnly SameSite=Strict session cookie, a CSRF token on every form, the config form (validated with
  * the start-up schema, written atomically with a backup, applied at once) and the service's health.
  * Mount it only when CONFIG_TOKEN is set; the caller answers 404 otherwise.
@@ -164,24 +165,25 @@ export function dashboard(app: App, transport: () => Transport | undefined, opti
       send(ctx, 403, messagePage('Missing security token', 'The login form had no valid CSRF token (cookies off, or the form is too old). Open the login page again.', { href: '/config/login', label: 'Log in' }));
       return;
     }
-    const wait = limiter.retryAfterMs(address);
-    if (wait > 0) {
-      app.log.warn({ ip: address, retryAfterS: Math.ceil(wait / 1000) }, 'dashboard login refused: too many failed attempts from this address');
-      ctx.set('Retry-After', String(Math.ceil(wait / 1000)));
-      send(ctx, 429, loginPage({ botName: app.config.botName, csrf: expected, error: `Too many failed logins from your address. Try again in ${Math.ceil(wait / 60_000)} minute(s).` }));
+    const admission = await limiter.admit(address);
+    if (!admission.admitted) {
+      const retryS = Math.ceil(admission.retryAfterMs / 1000);
+      app.log.warn({ ip: address, retryAfterS: retryS }, 'dashboard login refused: too many login attempts waiting');
+      ctx.set('Retry-After', String(retryS));
+      send(ctx, 429, loginPage({ botName: app.config.botName, csrf: expected, error: `Too many login attempts right now. Try again in ${retryS} second(s).` }));
       return;
     }
-    if (!tokenMatches(form.get('token') ?? '', app.settings.configToken)) {
-      const { failures, locked } = limiter.fail(address);
-      app.log.warn({ ip: address, failures }, `dashboard login failed: wrong token${locked ? '; address locked out' : ''}`);
-      if (locked) {
-        const retry = Math.ceil(limiter.retryAfterMs(address) / 1000);
-        ctx.set('Retry-After', String(retry));
-        send(ctx, 429, loginPage({ botName: app.config.botName, csrf: expected, error: `Wrong token. Too many failed logins from your address: try again in ${Math.ceil(retry / 60)} minute(s).` }));
+    try {
+      if (admission.waitedMs > 0) app.log.info({ ip: address, waitedS: admission.waitedMs / 1000 }, 'dashboard login slowed after failed attempts');
+      if (!tokenMatches(form.get('token') ?? '', app.settings.configToken)) {
+        const { failures, globalFailures, nextDelayMs } = limiter.fail(address);
+        app.log.warn({ ip: address, failures, globalFailures }, 'dashboard login failed: wrong token');
+        const slowed = nextDelayMs > 0 ? ` After several wrong tokens each attempt waits longer (next: ${Math.ceil(nextDelayMs / 1000)} s).` : '';
+        send(ctx, 401, loginPage({ botName: app.config.botName, csrf: expected, error: `Wrong token.${slowed}` }));
         return;
       }
-      send(ctx, 401, loginPage({ botName: app.config.botName, csrf: expected, error: 'Wrong token.' }));
-      return;
+    } finally {
+      limiter.release();
     }
     limiter.succeed(address);
     const session = sessions.create();
