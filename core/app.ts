@@ -49,6 +49,8 @@ export interface App {
   bot: Bot;
   chain: ProviderChain;
   usage: UsageLedger;
+  /** Per-user budgets (today's tokens per user). */
+  budgets: UserBudgets;
   capabilities: Capabilities;
   /** Prometheus metrics of this app (its own registry), served on `GET /metrics`. */
   metrics: BotMetrics;
@@ -184,6 +186,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     bot,
     chain,
     usage,
+    budgets,
     capabilities,
     metrics,
     pluginFailures: discovery.failures,

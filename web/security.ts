@@ -128,15 +128,16 @@ export function crossSiteGuard() {
 }
 
 /**
- * Headers for the server's own pages (`/` and `/config`): a strict CSP (no scripts at all; only the page's own
- * inline stylesheet, pinned by hash), no framing, no caching.
+ * Headers for the server's own pages (`/` and `/config`): a strict CSP (scripts only from this server's own files —
+ * the dashboard's one script — never inline; only the page's own inline stylesheet, pinned by hash; live updates
+ * only from this server), no framing, no caching.
  *
  * @example pageHeaders(ctx, "'sha256-…'")
  */
 export function pageHeaders(ctx: Context, styleHash: string): void {
   ctx.set(
     'Content-Security-Policy',
-    `default-src 'none'; style-src ${styleHash}; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
+    `default-src 'none'; script-src 'self'; connect-src 'self'; style-src ${styleHash}; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
   );
   ctx.set('X-Frame-Options', 'DENY');
   // same-origin, not no-referrer: with no-referrer browsers send `Origin: null` on the page's own form posts.

@@ -36,6 +36,28 @@ code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.88rem}
 meter{width:12rem}
 .login{max-width:26rem;margin:12vh auto}
 .qr{text-align:center}.qr svg{background:#fff;border-radius:8px;max-width:90vw;height:auto}
+body{overflow-wrap:anywhere}
+a{color:var(--accent)}
+header{flex-wrap:wrap}
+header nav ul{display:flex;flex-wrap:wrap;gap:.25rem .9rem;list-style:none;margin:0;padding:0}
+header nav a{text-decoration:none;padding:.2rem 0}header nav a[aria-current=page]{font-weight:700;border-bottom:2px solid var(--accent)}
+.skip{position:absolute;left:-999px}.skip:focus{left:.5rem;top:.5rem;background:var(--card);padding:.3rem .6rem;z-index:2}
+.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+.view-title{font-size:1.15rem;margin:1rem 0 .2rem}
+h3{font-size:1rem;margin:.8rem 0 .4rem}h4{font-size:.98rem;margin:0 0 .3rem}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,20rem),1fr));gap:1rem}
+.card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.9rem 1rem}
+.plugin-card fieldset{margin:.6rem 0;padding:.5rem .8rem}
+label.inline{display:inline-flex;gap:.4rem;align-items:center;font-weight:600}
+.facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:.5rem 0}.facts dt{color:var(--muted)}.facts dd{margin:0}
+ul.plain{list-style:none;padding:0;margin:.3rem 0}
+button.danger{background:var(--bad);border-color:var(--bad)}
+:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+.log{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85rem;list-style:none;padding:0;margin:.5rem 0}.log li{border-bottom:1px solid var(--line);padding:.2rem 0}
+.code{font-family:ui-monospace,monospace;letter-spacing:.15em}
+@media (max-width:640px){header,main{padding-left:.8rem;padding-right:.8rem}
+table,thead,tbody,tr,th,td{display:block;width:100%}thead{position:absolute;left:-999px}tr{border-bottom:1px solid var(--line);padding:.35rem 0}td{border:0;padding:.1rem 0}
+section,fieldset{padding:.8rem}}
 `;
 
 /** The CSP source expression that allows exactly PAGE_CSS. */

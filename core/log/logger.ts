@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import { createRequire } from 'node:module';
 import { recentProblems } from './recent-problems.js';
+import { logTail } from './log-tail.js';
 
 export type { Logger } from 'pino';
 
@@ -69,9 +70,14 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const destination = options.destination ?? process.stderr;
   const pretty = options.pretty ?? Boolean((destination as NodeJS.WriteStream).isTTY);
   // Warnings and errors also go to the dashboard's "last errors" ring (JSON lines, before pretty-printing).
+  // Every line also feeds the dashboard's live log tail.
+  const keep = (l: string) => {
+    recentProblems.take(l);
+    logTail.take(l);
+  };
   const sink = pretty
-    ? new RedactingStream(loadPretty()({ destination, colorize: Boolean((destination as NodeJS.WriteStream).isTTY), sync: true, ignore: 'pid,hostname' }), () => secrets, (l) => recentProblems.take(l))
-    : new RedactingStream(destination, () => secrets, (l) => recentProblems.take(l));
+    ? new RedactingStream(loadPretty()({ destination, colorize: Boolean((destination as NodeJS.WriteStream).isTTY), sync: true, ignore: 'pid,hostname' }), () => secrets, keep)
+    : new RedactingStream(destination, () => secrets, keep);
   const logger = pino(
     {
       level: options.level ?? 'info',

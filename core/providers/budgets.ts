@@ -45,6 +45,13 @@ export class UserBudgets {
     return doc;
   }
 
+  /** Today's tokens per user (main and premium), for the dashboard's usage view. */
+  async todayByUser(): Promise<Array<{ userId: string; tokens: number; premiumTokens: number }>> {
+    const doc = await this.current();
+    const users = new Set([...Object.keys(doc.tokens ?? {}), ...Object.keys(doc.premiumTokens ?? {})]);
+    return [...users].map((userId) => ({ userId, tokens: doc.tokens?.[userId] ?? 0, premiumTokens: doc.premiumTokens?.[userId] ?? 0 })).sort((a, b) => b.tokens - a.tokens);
+  }
+
   async check(userId: string, premium: boolean, limits: AiConfig): Promise<BudgetVerdict> {
     const doc = await this.current();
     const now = this.now();

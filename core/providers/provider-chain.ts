@@ -240,6 +240,27 @@ export class ProviderChain {
     return 'My AI providers cannot answer right now (a key was rejected and the others have used up their quota). The owner has been told.';
   }
 
+  /**
+   * "Test now" from the dashboard: one tiny request to one leg, outside the chain order. Success clears the leg's
+   * cooldown (it works again); a failure is recorded like any other. Returns the outcome in words (never a key).
+   */
+  async testLeg(name: string): Promise<{ ok: boolean; text: string }> {
+    const state = this.states.find((s) => s.leg.name === name);
+    if (!state) return { ok: false, text: `there is no provider leg named ${name}` };
+    state.requests++;
+    try {
+      await state.client.chat.completions.create({ model: state.leg.model, messages: [{ role: 'user', content: 'Reply with OK.' }], max_tokens: 5 });
+      state.until = 0;
+      state.lastFailure = undefined;
+      this.notices?.recover(`key-rejected:${name}`, `The AI provider "${name}" answers again.`);
+      return { ok: true, text: `${name} answered` };
+    } catch (err) {
+      const failure = classifyFailure(err);
+      this.markFailed(state, failure, 'test');
+      return { ok: false, text: `${name} failed: ${failureInWords(failure)}` };
+    }
+  }
+
   /** Records usage of a call made through `failover` (other endpoints than chat completions). */
   recordUsage(leg: string, model: string, premium: boolean, usage: { prompt_tokens?: number; completion_tokens?: number } | undefined, userId?: string): void {
     this.usage?.record(leg, model, premium ? 'premium' : 'main', usage, userId);

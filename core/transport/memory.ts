@@ -47,6 +47,15 @@ export class MemoryTransport implements Transport {
 
   constructor(private readonly own: string[] = []) {}
 
+  /** How often `relink` was asked for (dashboard tests). */
+  relinks = 0;
+  private linked = true;
+
+  async relink(): Promise<void> {
+    this.relinks++;
+    this.linked = false;
+  }
+
   async isGroupAdmin(chatId: string, userId: string): Promise<boolean> {
     return this.groupAdmins.get(chatId)?.includes(userId) ?? false;
   }
@@ -118,6 +127,6 @@ export class MemoryTransport implements Transport {
     return this.own;
   }
   session(): SessionState {
-    return { status: 'linked', me: { id: this.own[0] } };
+    return this.linked ? { status: 'linked', me: { id: this.own[0] } } : { status: 'qr', qr: 'memory-transport-relink-qr' };
   }
 }

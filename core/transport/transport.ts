@@ -55,4 +55,9 @@ export interface Transport {
    * the memory transport answers from its `groupAdmins` list; the console has no group admins.
    */
   isGroupAdmin?(chatId: string, userId: string): Promise<boolean>;
+  /**
+   * Logs the linked device out and starts a new link (a new QR). Optional: the dashboard offers "relink" only when
+   * the transport has it.
+   */
+  relink?(): Promise<void>;
 }

@@ -1,15 +1,14 @@
 import { expect } from 'chai';
-import { existsSync } from 'node:fs';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import pingPlugin from '../../plugins/ping/index.js';
 import { ROOT } from '../helpers/test-app.js';
+import { sharedBrowser } from './browser.js';
 import { startWebTest, TOKEN, type WebTest } from './web-helpers.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const BOT_PHONE = '62899999999';
 const BOT_LID = '123456789012345';
 /** Where the CI keeps the dashboard screenshot (dist/ is the repository's ignored output folder). */
@@ -22,18 +21,13 @@ async function pongs(w: WebTest): Promise<number> {
 
 describe('dashboard in headless Chromium', function () {
   this.timeout(60_000);
-  let browser: Browser;
   let context: BrowserContext;
   let page: Page;
   let w: WebTest;
   const urls: string[] = [];
 
   before(async function () {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install the Debian package "chromium" (the CI does)`);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    const browser = await sharedBrowser();
     w = await startWebTest({ token: TOKEN, plugins: [pingPlugin], ownIds: [BOT_PHONE, BOT_LID] });
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await context.newPage();
@@ -41,7 +35,7 @@ describe('dashboard in headless Chromium', function () {
   });
 
   after(async () => {
-    await browser?.close();
+    await context?.close();
     await w?.stop();
   });
 

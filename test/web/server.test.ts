@@ -103,7 +103,8 @@ describe('web server security', () => {
     for (const path of ['/', '/config/login']) {
       const res = await request(w.port, { path });
       expect(res.headers['content-security-policy'], path).to.match(/default-src 'none'/).and.match(/frame-ancestors 'none'/).and.match(/form-action 'self'/);
-      expect(res.headers['content-security-policy']).not.to.match(/unsafe-inline|script-src/);
+      expect(res.headers['content-security-policy']).not.to.match(/unsafe-inline|unsafe-eval/);
+      expect(res.headers['content-security-policy']).to.match(/script-src 'self';/).and.match(/connect-src 'self';/);
       expect(res.headers['x-frame-options']).to.equal('DENY');
       expect(res.headers['x-content-type-options']).to.equal('nosniff');
       expect(res.headers['referrer-policy']).to.equal('same-origin');

@@ -15,6 +15,7 @@ import { LoginLimiter, randomSecret, sameSecret, SessionStore, tokenMatches, typ
 import { formToConfig, type FieldProblem } from './config-form.js';
 import { BodyError, readForm } from './form-body.js';
 import { dashboardPage, loginPage, messagePage, type DashboardView } from './pages.js';
+import { mountViews } from './view-routes.js';
 
 /** Cookie of a logged-in dashboard session (signed; the value is a random session id). */
 export const SESSION_COOKIE = 'wab_dash';
@@ -252,6 +253,15 @@ export function dashboard(app: App, transport: () => Transport | undefined, opti
     ctx.status = 303;
     ctx.redirect(restart ? '/config?saved=1&restart=1' : '/config?saved=1');
   };
+
+  mountViews(router, {
+    app,
+    transport,
+    currentSession,
+    authorisedForm,
+    send,
+    readConfig: async () => (await readConfigFile()).value,
+  });
 
   const routes = router.routes();
   const methods = router.allowedMethods();

@@ -5,6 +5,7 @@ import type { SessionState } from '../../core/transport/transport.js';
 import { html, raw, type SafeHtml } from '../html.js';
 import { PAGE_CSS } from '../style.js';
 import { pluginOptions, type FieldProblem } from './config-form.js';
+import { navHtml } from './nav.js';
 
 /**
  * A whole page: doctype, the inline stylesheet (allowed by the CSP hash), title and body.
@@ -204,8 +205,8 @@ export function dashboardPage(view: DashboardView): SafeHtml {
     : '';
   return documentPage(
     `${view.botName}: dashboard`,
-    html`<header><h1>${view.botName} · dashboard</h1><form method="post" action="/config/logout"><input type="hidden" name="_csrf" value="${view.csrf}"><button type="submit" class="secondary" id="logout">Log out</button></form></header>
-<main>
+    html`<a class="skip" href="#content">Skip to content</a><header><h1>${view.botName} · dashboard</h1>${navHtml('settings')}<form method="post" action="/config/logout"><input type="hidden" name="_csrf" value="${view.csrf}"><button type="submit" class="secondary" id="logout">Log out</button></form></header>
+<main id="content"><h2 class="view-title">Settings</h2>
 ${view.notice ? html`<div class="notice ${view.notice.kind}" role="status" id="notice">${view.notice.text}</div>` : ''}
 ${summary}
 <section id="session"><h2>WhatsApp session</h2><p>${sessionText(view.session)}</p></section>

@@ -1,0 +1,373 @@
+import { statfs } from 'node:fs/promises';
+import type { Context } from 'koa';
+import type Router from '@koa/router';
+import { Ajv } from 'ajv';
+import type { App } from '../../core/app.js';
+import { ConfigError, saveConfigFile } from '../../core/config/config-file.js';
+import type { Access } from '../../core/config/schema.js';
+import { LEVEL_RANK, logTail, type TailLine } from '../../core/log/log-tail.js';
+import { today } from '../../core/providers/usage.js';
+import { projectVersion } from '../../core/status/status-report.js';
+import type { Transport } from '../../core/transport/transport.js';
+import type { SafeHtml } from '../html.js';
+import type { DashboardSession } from './auth.js';
+import { DASHBOARD_SCRIPT } from './client-script.js';
+import { idList } from './config-form.js';
+import {
+  linkRegion,
+  logLineHtml,
+  logView,
+  pluginsView,
+  providersRegion,
+  providersView,
+  relinkConfirmView,
+  SCRIPT_PATH,
+  shell,
+  statusView,
+  usageRegion,
+  usageView,
+  type Notice,
+  type PluginCard,
+  type UsageViewData,
+  type ViewId,
+} from './views.js';
+import { humanDuration } from '../../core/status/status-report.js';
+
+export interface ViewRouteDeps {
+  app: App;
+  transport: () => Transport | undefined;
+  currentSession(ctx: Context): DashboardSession | undefined;
+  authorisedForm(ctx: Context): Promise<{ session: DashboardSession; form: URLSearchParams } | undefined>;
+  send(ctx: Context, status: number, page: SafeHtml): void;
+  readConfig(): Promise<Record<string, any>>;
+}
+
+/** How often the live views are re-rendered for their server-sent events (only changed regions are sent). */
+const LIVE_INTERVAL_MS = 1000;
+
+const LIMIT_FIELDS = ['requestsPerMinute', 'tokensPerDay', 'premiumTokensPerDay', 'quotaMainTokens', 'quotaPremiumTokens'] as const;
+
+/**
+ * The dashboard's views besides the settings form: status, providers, usage, plugins and log, their forms
+ * (relink with confirmation, "test now", limits, plugin options built from each plugin's schema) and the live
+ * updates (server-sent events). Every route sits behind the dashboard's session, CSRF, Host and cross-site guards.
+ */
+export function mountViews(router: Router, deps: ViewRouteDeps): void {
+  const { app } = deps;
+  const ajv = new Ajv({ allErrors: true, strict: false });
+
+  /** Renders a view for a logged-in session, or sends the visitor to the login. */
+  const page = async (ctx: Context, status: number, active: ViewId, title: string, body: (session: DashboardSession) => Promise<SafeHtml> | SafeHtml, notice?: Notice, live = true) => {
+    const session = deps.currentSession(ctx);
+    if (!session) {
+      ctx.status = 303;
+      ctx.redirect('/config/login');
+      return;
+    }
+    deps.send(ctx, status, shell({ botName: app.config.botName, csrf: session.csrf, active, title, body: await body(session), notice, live }));
+  };
+
+  const qrSvg = async (qr: string | undefined) => {
+    if (!qr) return undefined;
+    const QRCode = (await import('qrcode')).default;
+    return QRCode.toString(qr, { type: 'svg', margin: 2, width: 280 });
+  };
+
+  const statusData = async (csrf: string) => {
+    const session = deps.transport()?.session() ?? { status: 'offline' as const, lastError: 'no transport connected yet' };
+    let freeDisk: { bytes: number; dir: string } | undefined;
+    try {
+      const fs = await statfs(app.settings.dataDir);
+      freeDisk = { bytes: fs.bavail * fs.bsize, dir: app.settings.dataDir };
+    } catch {
+      freeDisk = undefined;
+    }
+    return { session, qrSvg: session.status === 'qr' ? await qrSvg(session.qr) : undefined, uptimeMs: process.uptime() * 1000, version: projectVersion(), freeDisk, canRelink: Boolean(deps.transport()?.relink), csrf };
+  };
+
+  const providersData = (csrf: string) => ({
+    legs: app.chain.health(),
+    audio: { keys: app.settings.audio.keys.length, status: app.capabilities.status('audio') },
+    capabilities: app.capabilities.report(),
+    csrf,
+  });
+
+  const usageData = async (csrf: string, problems: UsageViewData['problems'] = [], limits?: UsageViewData['limits']): Promise<UsageViewData> => {
+    const usage = await app.usage.snapshot();
+    const day = today();
+    const rows = Object.entries(usage.days?.[day] ?? {}).map(([key, c]) => {
+      const [leg, ...model] = key.split('|');
+      return { leg: leg ?? key, model: model.join('|'), requests: c.requests, total: c.total };
+    });
+    const ai = app.config.ai;
+    return {
+      day,
+      rows,
+      users: await app.budgets.todayByUser(),
+      totals: usage.totals,
+      limits: limits ?? { requestsPerMinute: ai.requestsPerMinute, tokensPerDay: ai.tokensPerDay, premiumTokensPerDay: ai.premiumTokensPerDay, quotaMainTokens: ai.quotaMainTokens, quotaPremiumTokens: ai.quotaPremiumTokens },
+      problems,
+      csrf,
+    };
+  };
+
+  const pluginCards = async (draft?: { name: string; enabled: boolean; access: Access; values: Record<string, unknown>; problems: PluginCard['problems'] }): Promise<PluginCard[]> => {
+    const config = await deps.readConfig();
+    return app.bot.plugins().map((s) => {
+      const section = (config.plugins?.[s.plugin.name] ?? {}) as Record<string, unknown>;
+      const { enabled: _e, access: _a, ...values } = section;
+      const missing = app.capabilities.missing(s.plugin.needs ?? []);
+      const state = !s.enabled ? 'turned off' : !s.started ? `inactive: ${s.problem ?? 'not started'}` : missing.length ? `active, degraded: missing ${missing.join(', ')}` : 'active';
+      const own = draft?.name === s.plugin.name ? draft : undefined;
+      return {
+        name: s.plugin.name,
+        description: s.plugin.description,
+        state,
+        healthy: s.enabled && s.started && !missing.length,
+        enabled: own?.enabled ?? ((section.enabled as boolean | undefined) ?? s.plugin.enabledByDefault ?? true),
+        access: own?.access ?? ((section.access as Access | undefined) ?? 'everyone'),
+        schema: s.plugin.optionsSchema,
+        values: own?.values ?? values,
+        problems: own?.problems ?? [],
+      };
+    });
+  };
+
+  /** The regions of a live view, rendered exactly as on the full page. */
+  const regions = async (view: string, csrf: string): Promise<Record<string, string>> => {
+    if (view === 'status') {
+      const d = await statusData(csrf);
+      return { link: linkRegion(d).value, uptime: humanDuration(d.uptimeMs) };
+    }
+    if (view === 'providers') return { providers: providersRegion(providersData(csrf)).value };
+    if (view === 'usage') return { usage: usageRegion(await usageData(csrf)).value };
+    return {};
+  };
+
+  router.get(SCRIPT_PATH, (ctx) => {
+    ctx.type = 'text/javascript; charset=utf-8';
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.body = DASHBOARD_SCRIPT;
+  });
+
+  // ----- status -----
+  router.get('/config/status', async (ctx) => {
+    const notice: Notice | undefined = ctx.query.relinked === '1' ? { kind: 'warn', text: 'Logged out of WhatsApp: scan the new QR code to link again.' } : undefined;
+    await page(ctx, 200, 'status', 'Status', async (s) => statusView(await statusData(s.csrf)), notice);
+  });
+
+  router.post('/config/status/relink', async (ctx) => {
+    const ok = await deps.authorisedForm(ctx);
+    if (!ok) return;
+    const transport = deps.transport();
+    if (!transport?.relink) {
+      await page(ctx, 409, 'status', 'Status', async (s) => statusView(await statusData(s.csrf)), { kind: 'error', text: 'This transport cannot relink from the dashboard.' });
+      return;
+    }
+    if (ok.form.get('confirm') !== 'yes') {
+      await page(ctx, 200, 'status', 'Confirm: log out and relink', () => relinkConfirmView(ok.session.csrf), undefined, false);
+      return;
+    }
+    app.log.warn({ ip: ctx.ip }, 'WhatsApp relink requested from the dashboard: logging out');
+    await transport.relink();
+    ctx.status = 303;
+    ctx.redirect('/config/status?relinked=1');
+  });
+
+  // ----- providers -----
+  router.get('/config/providers', async (ctx) => {
+    const result = typeof ctx.query.tested === 'string' ? ctx.query.tested : undefined;
+    const notice: Notice | undefined = result ? { kind: ctx.query.ok === '1' ? 'ok' : 'error', text: `Test: ${result}.` } : undefined;
+    await page(ctx, 200, 'providers', 'Providers', (s) => providersView(providersData(s.csrf)), notice);
+  });
+
+  router.post('/config/providers/test', async (ctx) => {
+    const ok = await deps.authorisedForm(ctx);
+    if (!ok) return;
+    const outcome = await app.chain.testLeg(ok.form.get('leg') ?? '');
+    ctx.status = 303;
+    ctx.redirect(`/config/providers?ok=${outcome.ok ? 1 : 0}&tested=${encodeURIComponent(outcome.text)}`);
+  });
+
+  // ----- usage -----
+  router.get('/config/usage', async (ctx) => {
+    const notice: Notice | undefined = ctx.query.saved === '1' ? { kind: 'ok', text: 'Limits saved and applied.' } : undefined;
+    await page(ctx, 200, 'usage', 'Usage', async (s) => usageView(await usageData(s.csrf)), notice);
+  });
+
+  router.post('/config/usage/limits', async (ctx) => {
+    const ok = await deps.authorisedForm(ctx);
+    if (!ok) return;
+    const problems: UsageViewData['problems'] = [];
+    const limits = {} as UsageViewData['limits'];
+    for (const field of LIMIT_FIELDS) {
+      const text = (ok.form.get(field) ?? '').trim();
+      if (!/^\d{1,12}$/.test(text)) problems.push({ field, message: `${field}: must be a whole number, 0 or more (got "${text.slice(0, 20)}")` });
+      limits[field] = /^\d{1,12}$/.test(text) ? Number(text) : (app.config.ai[field] as number);
+    }
+    if (problems.length) {
+      await page(ctx, 422, 'usage', 'Usage', async (s) => usageView(await usageData(s.csrf, problems, limits)), { kind: 'error', text: 'Not saved: fix the marked fields.' });
+      return;
+    }
+    const config = await deps.readConfig();
+    config.ai = { ...(config.ai ?? {}), ...limits };
+    const saved = await saveOrExplain(ctx, config, 'usage');
+    if (!saved) return;
+    app.usage.setQuotas(saved.ai.quotaMainTokens, saved.ai.quotaPremiumTokens);
+    app.log.info({ changed: ['ai'], ip: ctx.ip }, 'limits saved from the dashboard and applied');
+    ctx.status = 303;
+    ctx.redirect('/config/usage?saved=1');
+  });
+
+  // ----- plugins -----
+  router.get('/config/plugins', async (ctx) => {
+    const name = typeof ctx.query.saved === 'string' ? ctx.query.saved : undefined;
+    await page(ctx, 200, 'plugins', 'Plugins', async (s) => pluginsView(await pluginCards(), s.csrf), name ? { kind: 'ok', text: `Saved ${name} and applied.` } : undefined, false);
+  });
+
+  router.post('/config/plugins/save', async (ctx) => {
+    const ok = await deps.authorisedForm(ctx);
+    if (!ok) return;
+    const form = ok.form;
+    const state = app.bot.plugins().find((s) => s.plugin.name === form.get('plugin'));
+    if (!state) {
+      await page(ctx, 404, 'plugins', 'Plugins', async (s) => pluginsView(await pluginCards(), s.csrf), { kind: 'error', text: 'There is no such plugin.' }, false);
+      return;
+    }
+    const plugin = state.plugin;
+    const choice = form.get('access');
+    const access: Access = choice === 'owners' ? 'owners' : choice === 'list' ? idList(form.get('ids')) : 'everyone';
+    const problems: PluginCard['problems'] = [];
+    const values: Record<string, unknown> = {};
+    const props = ((plugin.optionsSchema as { properties?: Record<string, Record<string, any>> } | undefined)?.properties ?? {}) as Record<string, Record<string, any>>;
+    for (const [key, schema] of Object.entries(props)) {
+      const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+      const raw = form.get(`opt:${key}`);
+      if (type === 'boolean') {
+        if (form.get(`present:${key}`) === '1') values[key] = raw === 'on';
+        continue;
+      }
+      const text = (raw ?? '').trim();
+      if (!text) continue; // empty: the plugin's default
+      if (type === 'integer' || type === 'number') values[key] = /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
+      else if (type === 'array') values[key] = text.split('\n').map((l) => l.trim()).filter(Boolean);
+      else if (type === 'string' || Array.isArray(schema.enum)) values[key] = text;
+      else {
+        try {
+          values[key] = JSON.parse(text);
+        } catch (err) {
+          problems.push({ field: `opt:${key}`, message: `${key}: not valid JSON (${(err as Error).message})` });
+        }
+      }
+    }
+    if (plugin.optionsSchema && !problems.length) {
+      const validate = ajv.compile(plugin.optionsSchema);
+      if (!validate(values)) {
+        for (const e of validate.errors ?? []) {
+          const key = e.instancePath.split('/')[1] ?? String(e.params?.additionalProperty ?? '');
+          problems.push({ field: `opt:${key}`, message: `${key}: ${e.message ?? 'is invalid'}` });
+        }
+      }
+    }
+    const enabled = form.get('enabled') === 'on';
+    if (problems.length) {
+      await page(ctx, 422, 'plugins', 'Plugins', async (s) => pluginsView(await pluginCards({ name: plugin.name, enabled, access, values, problems }), s.csrf), { kind: 'error', text: `Not saved: ${plugin.name} has options that are not valid.` }, false);
+      return;
+    }
+    const config = await deps.readConfig();
+    config.plugins = { ...(config.plugins ?? {}), [plugin.name]: { enabled, access, ...values } };
+    const saved = await saveOrExplain(ctx, config, 'plugins');
+    if (!saved) return;
+    app.log.info({ changed: [`plugins.${plugin.name}`], ip: ctx.ip }, `plugin ${plugin.name} saved from the dashboard and applied`);
+    ctx.status = 303;
+    ctx.redirect(`/config/plugins?saved=${encodeURIComponent(plugin.name)}#plugin-${plugin.name}`);
+  });
+
+  const saveOrExplain = async (ctx: Context, config: Record<string, any>, view: 'usage' | 'plugins') => {
+    try {
+      const saved = await saveConfigFile(app.configFile, config);
+      app.bot.setConfig(saved);
+      return saved;
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      const text = `Not saved: ${err.problems.join('; ')}`;
+      if (view === 'usage') await page(ctx, 422, 'usage', 'Usage', async (s) => usageView(await usageData(s.csrf)), { kind: 'error', text });
+      else await page(ctx, 422, 'plugins', 'Plugins', async (s) => pluginsView(await pluginCards(), s.csrf), { kind: 'error', text }, false);
+      return undefined;
+    }
+  };
+
+  // ----- log -----
+  const levelOf = (value: unknown): TailLine['level'] => (typeof value === 'string' && value in LEVEL_RANK ? (value as TailLine['level']) : 'info');
+  router.get('/config/log', async (ctx) => {
+    const level = levelOf(ctx.query.level);
+    await page(ctx, 200, 'log', 'Log', () => logView(logTail.list(level).slice(-200), level), undefined, false);
+  });
+
+  // ----- live updates (server-sent events) -----
+  const openStream = (ctx: Context) => {
+    ctx.req.socket.setTimeout(0);
+    ctx.req.socket.setNoDelay(true);
+    ctx.status = 200;
+    ctx.type = 'text/event-stream';
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('X-Accel-Buffering', 'no');
+    ctx.respond = false;
+    ctx.res.writeHead(200, Object.fromEntries(Object.entries(ctx.response.headers).map(([k, v]) => [k, String(v)])));
+    ctx.res.write(': live\n\n');
+    return (event: string, data: unknown) => ctx.res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  };
+
+  router.get('/config/events', async (ctx) => {
+    const session = deps.currentSession(ctx);
+    if (!session) {
+      ctx.status = 401;
+      ctx.body = 'Not logged in\n';
+      return;
+    }
+    const view = String(ctx.query.view ?? '');
+    const emit = openStream(ctx);
+    const last: Record<string, string> = {};
+    let busy = false;
+    const tick = async () => {
+      if (busy) return;
+      busy = true;
+      try {
+        if (!deps.currentSession(ctx)) {
+          ctx.res.end();
+          return;
+        }
+        const now = await regions(view, session.csrf);
+        const changed = Object.fromEntries(Object.entries(now).filter(([k, v]) => last[k] !== v));
+        if (Object.keys(changed).length) {
+          Object.assign(last, changed);
+          emit('regions', changed);
+        }
+      } catch (err) {
+        app.log.warn({ err }, 'dashboard live update failed');
+      } finally {
+        busy = false;
+      }
+    };
+    await tick();
+    const timer = setInterval(() => void tick(), LIVE_INTERVAL_MS);
+    ctx.req.on('close', () => clearInterval(timer));
+  });
+
+  router.get('/config/log/stream', async (ctx) => {
+    if (!deps.currentSession(ctx)) {
+      ctx.status = 401;
+      ctx.body = 'Not logged in\n';
+      return;
+    }
+    const level = levelOf(ctx.query.level);
+    const after = Number(ctx.query.after ?? 0) || 0;
+    const emit = openStream(ctx);
+    const send = (line: TailLine) => {
+      if (line.seq > after && LEVEL_RANK[line.level] >= LEVEL_RANK[level]) emit('line', { seq: line.seq, html: logLineHtml(line).value });
+    };
+    for (const line of logTail.list(level).slice(-200)) send(line);
+    const off = logTail.subscribe(send);
+    ctx.req.on('close', off);
+  });
+}

@@ -1,0 +1,220 @@
+import { capabilityMark, type CapabilityStatus } from '../../core/capabilities/capabilities.js';
+import type { TailLine } from '../../core/log/log-tail.js';
+import type { LegHealth } from '../../core/providers/types.js';
+import { humanDuration, legStateInWords } from '../../core/status/status-report.js';
+import type { SessionState } from '../../core/transport/transport.js';
+import { html, raw, type SafeHtml } from '../html.js';
+import { documentPage } from './pages.js';
+import { navHtml, SCRIPT_PATH, type ViewId } from './nav.js';
+
+export { SCRIPT_PATH, VIEWS, type ViewId } from './nav.js';
+
+export interface Notice {
+  kind: 'ok' | 'warn' | 'error';
+  text: string;
+}
+
+/**
+ * The frame of every dashboard view: header with the navigation and log-out, the notice, the view's content.
+ * `live` names the regions the script keeps current over server-sent events.
+ */
+export function shell(parts: { botName: string; csrf: string; active: ViewId; title: string; body: SafeHtml; notice?: Notice; live?: boolean }): SafeHtml {
+  return documentPage(
+    `${parts.botName}: ${parts.title}`,
+    html`<a class="skip" href="#content">Skip to content</a><header><h1>${parts.botName} · dashboard</h1>${navHtml(parts.active)}<form method="post" action="/config/logout"><input type="hidden" name="_csrf" value="${parts.csrf}"><button type="submit" class="secondary" id="logout">Log out</button></form></header>
+<main id="content"${parts.live ? html` data-live="${parts.active}"` : ''}><h2 class="view-title">${parts.title}</h2>
+${parts.notice ? html`<div class="notice ${parts.notice.kind}" role="status" id="notice">${parts.notice.text}</div>` : ''}
+${parts.body}</main>`,
+    html`<script src="${SCRIPT_PATH}" defer></script>`,
+  );
+}
+
+const number = (n: number) => n.toLocaleString('en-US');
+const clock = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
+const stateClass = (state: LegHealth['state']) => (state === 'healthy' ? 'ok' : state === 'cooling-down' ? 'warn' : 'bad');
+const capClass = (c: CapabilityStatus) => (!c.ok ? 'bad' : c.degraded ? 'warn' : 'ok');
+
+// ---------- status ----------
+
+export interface StatusViewData {
+  session: SessionState;
+  qrSvg?: string;
+  uptimeMs: number;
+  version: string;
+  freeDisk?: { bytes: number; dir: string };
+  canRelink: boolean;
+  csrf: string;
+}
+
+/** The live part of the status view: link state with reason and next retry, QR or pairing code, own ids. */
+export function linkRegion(d: Pick<StatusViewData, 'session' | 'qrSvg'>): SafeHtml {
+  const s = d.session;
+  const state =
+    s.status === 'linked'
+      ? html`<p><b class="ok">Linked</b></p>`
+      : s.status === 'qr'
+        ? html`<p><b class="warn">Not linked</b>: scan the QR code below with WhatsApp → Linked devices → Link a device.</p>`
+        : html`<p><b class="${s.status === 'offline' ? 'bad' : 'warn'}">${s.status === 'offline' ? 'Offline' : 'Connecting…'}</b>${s.lastError ? html`: ${s.lastError}` : ''}</p>`;
+  const retry = s.status !== 'linked' && s.retryAt ? html`<p>Next try at <time datetime="${new Date(s.retryAt).toISOString()}">${clock(s.retryAt)}</time>.</p>` : '';
+  const pairing = s.status !== 'linked' && s.pairingCode ? html`<p>Pairing code: <b class="code">${s.pairingCode}</b> (Linked devices → Link with phone number instead)</p>` : '';
+  const qr = s.status === 'qr' && d.qrSvg ? html`<div class="qr" role="img" aria-label="WhatsApp link QR code">${raw(d.qrSvg)}</div>` : '';
+  const me = s.me ? html`<dl class="facts"><dt>Linked number</dt><dd>${s.me.id ?? 'unknown'}</dd><dt>LID</dt><dd>${s.me.lid ?? 'unknown'}</dd>${s.me.name ? html`<dt>Name</dt><dd>${s.me.name}</dd>` : ''}</dl>` : '';
+  return html`${state}${retry}${pairing}${qr}${me}`;
+}
+
+export function statusView(d: StatusViewData): SafeHtml {
+  const disk = d.freeDisk ? html`${(d.freeDisk.bytes / 1e9).toFixed(1)} GB free in <code>${d.freeDisk.dir}</code>` : html`unknown`;
+  const relink = d.canRelink
+    ? html`<form method="post" action="/config/status/relink"><input type="hidden" name="_csrf" value="${d.csrf}"><button type="submit" class="danger" id="relink">Log out and relink…</button> <span class="hint">Asks for confirmation first.</span></form>`
+    : html`<p class="hint">This transport cannot relink from here.</p>`;
+  return html`<section aria-labelledby="h-link"><h3 id="h-link">WhatsApp</h3><div data-region="link" aria-live="polite">${linkRegion(d)}</div>${relink}</section>
+<section aria-labelledby="h-service"><h3 id="h-service">Service</h3><dl class="facts"><dt>Uptime</dt><dd data-region="uptime">${humanDuration(d.uptimeMs)}</dd><dt>Version</dt><dd>${d.version}</dd><dt>Disk</dt><dd>${disk}</dd></dl></section>`;
+}
+
+/** The confirmation step of "log out and relink". */
+export function relinkConfirmView(csrf: string): SafeHtml {
+  return html`<section aria-labelledby="h-confirm"><h3 id="h-confirm">Log out of WhatsApp?</h3><p>The linked phone is logged out and the session is cleared. The bot answers nothing until someone scans the new QR code (shown on the status view).</p>
+<form method="post" action="/config/status/relink"><input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="confirm" value="yes"><button type="submit" class="danger" id="confirm-relink">Yes, log out and relink</button> <a href="/config/status" id="cancel-relink">Cancel</a></form></section>`;
+}
+
+// ---------- providers ----------
+
+export interface ProvidersViewData {
+  legs: LegHealth[];
+  audio: { keys: number; status: CapabilityStatus };
+  capabilities: Array<{ name: string } & CapabilityStatus>;
+  csrf: string;
+}
+
+export function providersRegion(d: Omit<ProvidersViewData, 'csrf'> & { csrf: string }): SafeHtml {
+  const legs = d.legs.map(
+    (l) => html`<article class="card" data-leg="${l.name}"><h4>${l.name} <span class="hint">(${l.kind === 'audio' ? 'audio key' : 'gateway'})</span></h4>
+<p><span class="${stateClass(l.state)}" data-state="${l.state}">${legStateInWords(l)}</span></p>
+<p class="hint">Model <code>${l.model}</code>${l.premiumModel ? html`, premium <code>${l.premiumModel}</code>` : ''} · ${number(l.requests)} requests, ${number(l.failures)} failures</p>
+<form method="post" action="/config/providers/test"><input type="hidden" name="_csrf" value="${d.csrf}"><input type="hidden" name="leg" value="${l.name}"><button type="submit" class="secondary" aria-label="Test now: ${l.name}">Test now</button></form></article>`,
+  );
+  const caps = d.capabilities.map((c) => html`<li><span class="${capClass(c)}" aria-hidden="true">${capabilityMark(c)}</span> <b>${c.name}</b>: <span class="${capClass(c)}">${c.ok ? (c.degraded ? 'impaired' : 'available') : 'missing'}</span> — ${c.detail}</li>`);
+  return html`<div class="cards">${legs.length ? legs : html`<p>No provider is configured.</p>`}</div>
+<p id="audio-state">Audio keys: <b>${d.audio.keys}</b> configured · <span class="${capClass(d.audio.status)}">${d.audio.status.detail}</span></p>
+<h3>Capabilities now</h3><ul class="plain">${caps}</ul>`;
+}
+
+export function providersView(d: ProvidersViewData): SafeHtml {
+  return html`<section aria-labelledby="h-legs"><h3 id="h-legs">Provider legs</h3><p class="hint">Live: states change as requests succeed and fail; "Test now" sends one tiny request to that leg.</p><div data-region="providers" aria-live="polite">${providersRegion(d)}</div></section>`;
+}
+
+// ---------- usage ----------
+
+export interface UsageViewData {
+  day: string;
+  rows: Array<{ leg: string; model: string; requests: number; total: number }>;
+  users: Array<{ userId: string; tokens: number; premiumTokens: number }>;
+  totals: { main: number; premium: number };
+  limits: { requestsPerMinute: number; tokensPerDay: number; premiumTokensPerDay: number; quotaMainTokens: number; quotaPremiumTokens: number };
+  problems: Array<{ field: string; message: string }>;
+  csrf: string;
+}
+
+const percent = (used: number, max: number) => (max > 0 ? `${Math.round((used / max) * 1000) / 10}%` : 'no limit');
+
+export function usageRegion(d: Pick<UsageViewData, 'day' | 'rows' | 'users' | 'totals' | 'limits'>): SafeHtml {
+  const byProvider = new Map<string, number>();
+  for (const r of d.rows) byProvider.set(r.leg, (byProvider.get(r.leg) ?? 0) + r.total);
+  const providers = [...byProvider].map(([leg, total]) => html`<li><b>${leg}</b>: ${number(total)} tokens</li>`);
+  const models = d.rows.map((r) => html`<tr><td>${r.leg}</td><td><code>${r.model}</code></td><td>${number(r.requests)}</td><td><b>${number(r.total)}</b></td></tr>`);
+  const users = d.users.map(
+    (u) => html`<tr><td><code>${u.userId}</code></td><td>${number(u.tokens)} <span class="hint">(${percent(u.tokens, d.limits.tokensPerDay)} of ${d.limits.tokensPerDay ? number(d.limits.tokensPerDay) : 'no limit'})</span></td><td>${number(u.premiumTokens)} <span class="hint">(${percent(u.premiumTokens, d.limits.premiumTokensPerDay)})</span></td></tr>`,
+  );
+  const quota = (role: 'main' | 'premium', max: number) => html`<li>${role}: ${number(d.totals[role])} of ${max ? number(max) : 'no quota'} <span class="hint">(${percent(d.totals[role], max)})</span></li>`;
+  return html`<h3>Today (${d.day}, UTC) per provider</h3><ul class="plain" id="usage-providers">${providers.length ? providers : html`<li>No usage yet today.</li>`}</ul>
+<h3>Per model</h3><table id="usage-models"><thead><tr><th scope="col">Leg</th><th scope="col">Model</th><th scope="col">Requests</th><th scope="col">Tokens</th></tr></thead><tbody>${models.length ? models : html`<tr><td colspan="4">No usage yet today.</td></tr>`}</tbody></table>
+<h3>Per user (against the daily budgets)</h3><table id="usage-users"><thead><tr><th scope="col">User</th><th scope="col">Tokens today</th><th scope="col">Premium today</th></tr></thead><tbody>${users.length ? users : html`<tr><td colspan="3">No user has used the AI today.</td></tr>`}</tbody></table>
+<h3>All time against the account quotas</h3><ul class="plain">${quota('main', d.limits.quotaMainTokens)}${quota('premium', d.limits.quotaPremiumTokens)}</ul>`;
+}
+
+export function usageView(d: UsageViewData): SafeHtml {
+  const field = (name: keyof UsageViewData['limits'], label: string, hint: string) => {
+    const problem = d.problems.find((p) => p.field === name);
+    return html`<div><label for="limit-${name}">${label}</label><input type="number" inputmode="numeric" min="0" step="1" id="limit-${name}" name="${name}" value="${String(d.limits[name])}"${problem ? html` aria-invalid="true" aria-describedby="err-${name}"` : ''}><p class="hint">${hint}</p>${problem ? html`<p class="field-error" id="err-${name}">${problem.message}</p>` : ''}</div>`;
+  };
+  return html`<section aria-labelledby="h-usage"><h3 id="h-usage" class="visually-hidden">Usage</h3><div data-region="usage" aria-live="polite">${usageRegion(d)}</div></section>
+<section aria-labelledby="h-limits"><h3 id="h-limits">Limits</h3><form method="post" action="/config/usage/limits" novalidate><input type="hidden" name="_csrf" value="${d.csrf}"><div class="grid">
+${field('requestsPerMinute', 'AI requests per user per minute', '0 = no limit')}
+${field('tokensPerDay', 'Tokens per user per day', '0 = no limit')}
+${field('premiumTokensPerDay', 'Premium tokens per user per day', '0 = no limit')}
+${field('quotaMainTokens', 'Account quota, main model (tokens)', 'warned in the log at 80%')}
+${field('quotaPremiumTokens', 'Account quota, premium model (tokens)', 'warned in the log at 80%')}
+</div><p><button type="submit" id="save-limits">Save limits</button></p></form></section>`;
+}
+
+// ---------- plugins ----------
+
+export interface PluginCard {
+  name: string;
+  description: string;
+  state: string;
+  healthy: boolean;
+  enabled: boolean;
+  access: 'everyone' | 'owners' | string[];
+  schema?: Record<string, any>;
+  values: Record<string, unknown>;
+  problems: Array<{ field: string; message: string }>;
+}
+
+/** One form control per option of a plugin's JSON schema, with its default as placeholder and its description as help. */
+function optionField(plugin: string, key: string, schema: Record<string, any>, value: unknown, problem?: string): SafeHtml {
+  const id = `opt-${plugin}-${key}`;
+  const name = `opt:${key}`;
+  const help = [schema.description, schema.default !== undefined ? `Default: ${JSON.stringify(schema.default)}.` : '', schema.minimum !== undefined || schema.maximum !== undefined ? `Range ${schema.minimum ?? '…'} – ${schema.maximum ?? '…'}.` : '']
+    .filter(Boolean)
+    .join(' ');
+  const described = html` aria-describedby="${id}-help${problem ? ` ${id}-err` : ''}"${problem ? html` aria-invalid="true"` : ''}`;
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  let control: SafeHtml;
+  if (type === 'boolean') {
+    control = html`<label for="${id}" class="inline"><input type="checkbox" id="${id}" name="${name}"${(value ?? schema.default) ? html` checked` : ''}${described}> ${key}</label><input type="hidden" name="present:${key}" value="1">`;
+    return html`<div class="option">${control}<p class="hint" id="${id}-help">${help || ' '}</p>${problem ? html`<p class="field-error" id="${id}-err">${problem}</p>` : ''}</div>`;
+  }
+  if (Array.isArray(schema.enum)) {
+    const current = value ?? schema.default;
+    control = html`<select id="${id}" name="${name}"${described}><option value="">(default)</option>${schema.enum.map((o: unknown) => html`<option value="${String(o)}"${current === o ? html` selected` : ''}>${String(o)}</option>`)}</select>`;
+  } else if (type === 'integer' || type === 'number') {
+    control = html`<input type="text" inputmode="decimal" id="${id}" name="${name}" value="${value === undefined ? '' : String(value)}" placeholder="${schema.default === undefined ? '' : String(schema.default)}"${described}>`;
+  } else if (type === 'array' && (schema.items?.type === 'string' || schema.items?.type === undefined)) {
+    control = html`<textarea id="${id}" name="${name}" rows="3" placeholder="one per line"${described}>${Array.isArray(value) ? value.join('\n') : ''}</textarea>`;
+  } else if (type === 'string') {
+    control = html`<input type="text" id="${id}" name="${name}" value="${value === undefined ? '' : String(value)}" placeholder="${schema.default === undefined ? '' : String(schema.default)}"${described}>`;
+  } else {
+    control = html`<textarea id="${id}" name="${name}" rows="3" placeholder="JSON"${described}>${value === undefined ? '' : JSON.stringify(value, null, 2)}</textarea>`;
+  }
+  return html`<div class="option"><label for="${id}">${key}</label>${control}<p class="hint" id="${id}-help">${help || 'Empty: the default.'}</p>${problem ? html`<p class="field-error" id="${id}-err">${problem}</p>` : ''}</div>`;
+}
+
+export function pluginsView(cards: PluginCard[], csrf: string): SafeHtml {
+  return html`<div class="cards">${cards.map((c) => {
+    const props = (c.schema?.properties ?? {}) as Record<string, Record<string, any>>;
+    const choice = Array.isArray(c.access) ? 'list' : c.access;
+    const general = c.problems.filter((p) => !p.field.startsWith('opt:'));
+    return html`<article class="card plugin-card" id="plugin-${c.name}" aria-labelledby="h-plugin-${c.name}"><h3 id="h-plugin-${c.name}">${c.name}</h3><p class="hint">${c.description}</p><p class="${c.healthy ? 'ok' : 'warn'}">${c.state}</p>
+${general.length ? html`<div class="notice error" role="alert">${general.map((p) => html`<p>${p.message}</p>`)}</div>` : ''}
+<form method="post" action="/config/plugins/save" novalidate><input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="plugin" value="${c.name}">
+<label class="inline switch" for="en-${c.name}"><input type="checkbox" role="switch" id="en-${c.name}" name="enabled"${c.enabled ? html` checked` : ''}> Enabled</label>
+<label for="acc-${c.name}">Who may use it</label><select id="acc-${c.name}" name="access"><option value="everyone"${choice === 'everyone' ? html` selected` : ''}>everyone</option><option value="owners"${choice === 'owners' ? html` selected` : ''}>owners only</option><option value="list"${choice === 'list' ? html` selected` : ''}>these ids</option></select>
+<label for="ids-${c.name}">Ids for "these ids"</label><textarea id="ids-${c.name}" name="ids" rows="2">${Array.isArray(c.access) ? c.access.join('\n') : ''}</textarea>
+${Object.keys(props).length ? html`<fieldset><legend>Options</legend>${Object.entries(props).map(([key, schema]) => optionField(c.name, key, schema, c.values[key], c.problems.find((p) => p.field === `opt:${key}`)?.message))}</fieldset>` : html`<p class="hint">No options.</p>`}
+<p><button type="submit">Save ${c.name}</button></p></form></article>`;
+  })}</div>`;
+}
+
+// ---------- log ----------
+
+export function logLineHtml(l: TailLine): SafeHtml {
+  return html`<li class="lvl-${l.level}"><time datetime="${new Date(l.time).toISOString()}">${new Date(l.time).toISOString().slice(11, 19)}</time> <b class="${l.level === 'warn' ? 'warn' : l.level === 'error' || l.level === 'fatal' ? 'bad' : ''}">${l.level}</b>${l.part ? html` <span class="hint">[${l.part}]</span>` : ''} ${l.msg}</li>`;
+}
+
+export function logView(lines: TailLine[], level: string): SafeHtml {
+  const levels = ['debug', 'info', 'warn', 'error'];
+  return html`<section aria-labelledby="h-log"><h3 id="h-log" class="visually-hidden">Log</h3><form method="get" action="/config/log" id="log-filter"><label for="log-level">Show from level</label><select id="log-level" name="level">${levels.map((l) => html`<option value="${l}"${l === level ? html` selected` : ''}>${l}</option>`)}</select> <button type="submit" class="secondary">Apply</button></form>
+<p class="hint">Live: new lines appear at the bottom as they are logged (keys are never shown).</p>
+<ol id="log-lines" class="log" data-level="${level}" data-after="${String(lines.at(-1)?.seq ?? 0)}" aria-live="polite">${lines.map(logLineHtml)}</ol></section>`;
+}
