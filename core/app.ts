@@ -22,7 +22,10 @@ import { UsageLedger } from './providers/usage.js';
 import { HistoryStore } from './store/history.js';
 import { MemoryStore } from './store/memory.js';
 import { startRetentionSweeper } from './store/retention.js';
-import type { Transport } from './transport/transport.js';
+import { privateChatIdOf, type Transport } from './transport/transport.js';
+import { OwnerNotices } from './notices/owner-notices.js';
+import type { OwnerNotifier } from './notices/owner-notifier.js';
+import { Outbox } from './sending/outbox.js';
 import { buildStatusReport } from './status/status-report.js';
 import { legsCapability } from './capabilities/legs-capability.js';
 
@@ -59,8 +62,16 @@ export interface App {
   gatewayHealth: Array<{ name: string; url: string; healthy: boolean; detail: string }>;
   /** Resolves when the gateway health probe has finished and been logged. */
   healthChecked: Promise<void>;
+  /** Tells the owners about incidents (also `bot.notices`, `host.notices`). */
+  notices: OwnerNotifier;
+  /** The safe-sending limiter every bot-initiated message goes through. */
+  outbox: Outbox;
   /** Connects the transport and starts handling messages. */
   connect(transport: Transport): Promise<void>;
+  /**
+   * Stops taking messages, lets those being handled finish (config `shutdown.graceSeconds`), stops plugins and the
+   * transport (WhatsApp: the socket is closed, the session kept), flushes every store and releases the data folder.
+   */
   stop(): Promise<void>;
 }
 
@@ -116,7 +127,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   // WhatsApp two sockets on one session knock each other off in a reconnect storm).
   const releaseLock = options.instanceLock
     ? await acquireInstanceLock(settings.dataDir, {
-        onCompromised: (err) => log.error({ dataDir: settings.dataDir, reason: err.message }, 'lost the lock on the data folder: another process may be writing to it'),
+        onCompromised: (err) => bot.notices.raise('instance-lock-lost', `Lost the lock on the data folder ${settings.dataDir} (${err.message}): another process may be writing to it. Restart the bot.`),
       })
     : undefined;
 
@@ -143,7 +154,21 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   );
 
   let bot!: Bot;
+  let transport: Transport | undefined;
+  const outbox = new Outbox(() => bot.config.sending, log.child({ part: 'sending' }));
+  const notices = new OwnerNotices({
+    log: log.child({ part: 'notices' }),
+    owners: () => bot.config.owners,
+    // The chat id is asked of the transport when the notice goes out, so notices raised before it connects wait.
+    sendToOwner: async (owner, text) => {
+      await outbox.attachedTransport();
+      return outbox.sendText(privateChatIdOf(transport, owner), text);
+    },
+    limits: () => bot.config.notices,
+  });
   bot = new Bot({
+    notices,
+    outbox,
     settings,
     config,
     log,
@@ -175,6 +200,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   // Sweeps data/media (30 days) and data/generated (7 days) now and daily; its timer never keeps the process alive.
   const retention = startRetentionSweeper({ dataDir: settings.dataDir, log: log.child({ part: 'retention' }) });
   printStartReport(log, settings, bot, chain, capabilities, discovery.failures, await usage.snapshot());
+  notices.announce();
 
   return {
     settings,
@@ -192,17 +218,35 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     pluginFailures: discovery.failures,
     gatewayHealth,
     healthChecked,
-    connect: (transport) => {
-      metrics.observe({ transport: () => ({ connected: transport.session().status === 'linked', restricted: Boolean(transportRestriction(transport)) }) });
-      // The bot sees the transport through the metrics wrapper: every message and send is counted there.
-      return bot.start(instrumentTransport(transport, metrics));
+    notices,
+    outbox,
+    async connect(connecting) {
+      transport = connecting;
+      metrics.observe({ transport: () => ({ connected: connecting.session().status === 'linked', restricted: Boolean(transportRestriction(connecting)) }) });
+      // The bot and the outbox see the transport through the metrics wrapper: every message and send is counted there.
+      const counted = instrumentTransport(connecting, metrics);
+      outbox.attach(counted);
+      await bot.start(counted);
     },
     async stop() {
       retention.stop();
+      const graceEnds = Date.now() + bot.config.shutdown.graceSeconds * 1000;
+      await bot.drain(graceEnds - Date.now());
+      // No new notices from here; those already queued (and other bot-initiated sends) get what is left of the grace.
+      notices.stop();
+      await outbox.settle(Math.max(0, graceEnds - Date.now()));
+      const dropped = outbox.close();
+      if (dropped) log.warn({ dropped }, `${dropped} message(s) the bot meant to send on its own were still waiting in the send queue and were not sent`);
       chain.stop();
-      await bot.stop();
-      await Promise.all([usage.flush(), budgets.flush()]);
-      await releaseLock?.();
+      let failed: string[];
+      try {
+        const results = await Promise.allSettled([bot.stop(0), usage.flush(), budgets.flush()]);
+        failed = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
+      } finally {
+        // Released even when data could not be saved: the process is ending either way.
+        await releaseLock?.();
+      }
+      if (failed.length) throw new Error(`data could not be saved: ${failed.join('; ')}`);
     },
   };
 }

@@ -20,6 +20,12 @@ import { logOnlyNotifier, type OwnerNotifier } from './notices/owner-notifier.js
 import type { StatusReport, StatusSource } from './status/status-report.js';
 import type { SessionState } from './transport/transport.js';
 
+/** Where `host.send` / `host.sendMedia` go: the paced outbox (core/sending/outbox.ts). */
+export interface BotInitiatedSender {
+  sendText(chatId: string, text: string): Promise<SentMessage>;
+  sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage>;
+}
+
 /** Longest text the bot will read; longer messages get a clear refusal instead of a silent cut. */
 export const MAX_INBOUND_CHARS = 16_000;
 
@@ -56,6 +62,8 @@ export interface BotDeps {
   memories: MemoryStore;
   /** Owner notices; default: log only. */
   notices?: OwnerNotifier;
+  /** The safe-sending limiter for messages the bot starts on its own; default: straight to the transport. */
+  outbox?: BotInitiatedSender;
   /** Where registration failures are reported (shared with the app's `pluginFailures`). */
   failures?: PluginFailure[];
   /** Builds the AI service once the bot exists (it needs the bot's tools). */
@@ -93,6 +101,8 @@ export class Bot {
   /** Where `.status` and the dashboard get the running picture (set by the app, which owns the chain and usage). */
   statusSource: StatusSource | undefined;
   private idleWaiters: Array<() => void> = [];
+  private draining = false;
+  private readonly outbox: BotInitiatedSender | undefined;
 
   constructor(deps: BotDeps) {
     this.settings = deps.settings;
@@ -102,6 +112,7 @@ export class Bot {
     this.histories = deps.histories;
     this.memories = deps.memories;
     this.notices = deps.notices ?? logOnlyNotifier(deps.log);
+    this.outbox = deps.outbox;
     this.failures = deps.failures ?? [];
     this.loadOrder = deps.plugins.map((plugin) => ({ plugin, enabled: this.isEnabledIn(plugin, deps.config), started: false }));
     this.states = [...this.loadOrder].sort((a, b) => (a.plugin.order ?? 100) - (b.plugin.order ?? 100));
@@ -239,8 +250,9 @@ export class Bot {
       ai: this.ai,
       histories: this.histories,
       memories: this.memories,
-      send: (chatId, text) => bot.requireTransport().sendText(chatId, text),
-      sendMedia: (chatId, media) => bot.requireTransport().sendMedia(chatId, media),
+      // Bot-initiated: paced by the outbox (WhatsApp bans accounts that send too much too fast); replies are not.
+      send: (chatId, text) => (bot.outbox ? bot.outbox.sendText(chatId, text) : bot.requireTransport().sendText(chatId, text)),
+      sendMedia: (chatId, media) => (bot.outbox ? bot.outbox.sendMedia(chatId, media) : bot.requireTransport().sendMedia(chatId, media)),
       botIds: () => bot.botIds(),
       isOwner: (id) => isOwnerId([id], bot.configValue),
       isGroupAdmin: (chatId, userIds) => bot.isGroupAdmin(chatId, userIds),
@@ -333,8 +345,23 @@ export class Bot {
     await transport.start((message) => this.handle(message));
   }
 
-  async stop(): Promise<void> {
-    await this.idle();
+  /**
+   * Stops taking new messages and waits, at most `timeoutMs`, for those being handled to finish. Resolves with how
+   * many were still being handled when the time was up (0: all finished).
+   */
+  async drain(timeoutMs: number): Promise<number> {
+    this.draining = true;
+    let timer: NodeJS.Timeout | undefined;
+    const timeUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    await Promise.race([this.idle(), timeUp]);
+    clearTimeout(timer);
+    return this.inFlight;
+  }
+
+  /** Drains (see `drain`, default 10 s), stops the plugins and the transport, and flushes the chat stores. */
+  async stop(graceMs = 10_000): Promise<void> {
+    const unfinished = await this.drain(graceMs);
+    if (unfinished) this.log.warn({ unfinished }, `${unfinished} message(s) were still being handled when the stop's grace time was up; stopping anyway`);
     for (const state of this.states) {
       try {
         await state.instance?.stop?.();
@@ -357,6 +384,10 @@ export class Bot {
    * Never rejects: a failure is logged and, where the user expects an answer, told in a short sentence.
    */
   handle(message: IncomingMessage): Promise<void> {
+    if (this.draining) {
+      this.log.info({ chat: message.chatId }, 'a message came in while the bot is stopping: not taken');
+      return Promise.resolve();
+    }
     this.inFlight++;
     const previous = this.queues.get(message.chatId) ?? Promise.resolve();
     const run = previous.then(() => this.process(message));

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { createApp } from '../app.js';
+import { handleStopSignals, reportUnsaved } from '../lifecycle/stop-signals.js';
 import { ConsoleTransport } from '../transport/console.js';
 import { startWebServer } from '../../web/server.js';
 import { exitAfterFlush, runCli } from './run.js';
@@ -21,12 +22,33 @@ await runCli(async () => {
     app.bot.setConfig({ ...app.config, port: 0 });
     web = await startWebServer(app, () => transport);
   }
+  const server = web;
+  // SIGTERM/SIGINT: a clean stop like the WhatsApp bot's (answers being made finish, stores flush, exit code says
+  // whether everything was saved).
+  const stopOnce = handleStopSignals({
+    log: app.log,
+    stop: async () => {
+      try {
+        await app.stop();
+      } finally {
+        await server.close();
+      }
+    },
+    exit: exitAfterFlush,
+    hardLimitMs: app.config.shutdown.graceSeconds * 1000 + 20_000,
+  });
   await app.connect(transport);
   app.log.info('console chat ready');
   await transport.done;
+  // End of input: every line's work finishes (no grace limit: a script waits for its last answer).
   await app.bot.idle();
-  await app.stop();
-  await web.close();
+  try {
+    await stopOnce();
+  } catch (err) {
+    reportUnsaved(app.log, err as Error);
+    exitAfterFlush(1);
+    return;
+  }
   exitAfterFlush(0);
 });
 if (process.exitCode) exitAfterFlush(process.exitCode as number);

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { createApp } from '../app.js';
+import { handleStopSignals } from '../lifecycle/stop-signals.js';
 import { startWebServer } from '../../web/server.js';
 import type { Transport } from '../transport/transport.js';
 import { CannotStartError, exitAfterFlush, portInUseMessage, runCli } from './run.js';
@@ -33,6 +34,21 @@ await runCli(async () => {
     await app.stop().catch(() => undefined);
     throw new CannotStartError(portInUseMessage(app.config.port, app.config.host));
   }
+  const server = web;
+  // SIGTERM/SIGINT: no new messages, those being handled finish (bounded), stores flush, the socket closes without
+  // logging out; exit 0, or 1 naming what could not be saved. A second signal exits at once.
+  handleStopSignals({
+    log: app.log,
+    stop: async () => {
+      try {
+        await app.stop();
+      } finally {
+        await server.close();
+      }
+    },
+    exit: exitAfterFlush,
+    hardLimitMs: app.config.shutdown.graceSeconds * 1000 + 20_000,
+  });
   try {
     await app.connect(transport);
   } catch (err) {
@@ -45,16 +61,5 @@ await runCli(async () => {
     throw err;
   }
   app.log.info('ready');
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    app.log.info({ signal }, 'stopping');
-    await app.stop().catch((err) => app.log.error({ err }, 'stop failed'));
-    await web.close();
-    exitAfterFlush(0);
-  };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
 });
 if (process.exitCode) exitAfterFlush(process.exitCode as number);

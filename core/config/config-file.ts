@@ -4,6 +4,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject } from 'ajv';
 import { cosmiconfig } from 'cosmiconfig';
+import { DEFAULT_NOTICE_LIMITS } from '../notices/owner-notices.js';
+import { DEFAULT_SENDING_LIMITS } from '../sending/outbox.js';
 import { writeJsonAtomic } from '../store/atomic.js';
 import { configSchema, type BotConfig } from './schema.js';
 
@@ -86,6 +88,16 @@ export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>):
       showProvider: raw.ai?.showProvider ?? false,
       outageNoticeMinutes: raw.ai?.outageNoticeMinutes ?? 5,
     },
+    sending: {
+      perChatPerMinute: raw.sending?.perChatPerMinute ?? DEFAULT_SENDING_LIMITS.perChatPerMinute,
+      globalPerMinute: raw.sending?.globalPerMinute ?? DEFAULT_SENDING_LIMITS.globalPerMinute,
+      jitterMs: raw.sending?.jitterMs ?? DEFAULT_SENDING_LIMITS.jitterMs,
+    },
+    notices: {
+      minIntervalMinutes: raw.notices?.minIntervalMinutes ?? DEFAULT_NOTICE_LIMITS.minIntervalMinutes,
+      maxPerHour: raw.notices?.maxPerHour ?? DEFAULT_NOTICE_LIMITS.maxPerHour,
+    },
+    shutdown: { graceSeconds: raw.shutdown?.graceSeconds ?? 10 },
     pluginPackages: raw.pluginPackages ?? [],
     plugins: raw.plugins ?? {},
   };

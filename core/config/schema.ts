@@ -57,6 +57,32 @@ export const configSchema = {
         outageNoticeMinutes: { type: 'integer', minimum: 1, maximum: 1440, description: 'tell the owners when every chat provider has been failing this many minutes' },
       },
     },
+    sending: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'Pace of messages the bot starts on its own (notices, reminders, results sent later); replies are not paced',
+      properties: {
+        perChatPerMinute: { type: 'integer', minimum: 1, maximum: 60, description: 'bot-initiated messages per chat per minute, evenly spaced' },
+        globalPerMinute: { type: 'integer', minimum: 1, maximum: 600, description: 'bot-initiated messages per minute over all chats' },
+        jitterMs: { type: 'integer', minimum: 0, maximum: 60000, description: 'random extra wait of up to this many ms before each' },
+      },
+    },
+    notices: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'Owner notices (incidents told to the owners in their private chats)',
+      properties: {
+        minIntervalMinutes: { type: 'integer', minimum: 0, maximum: 1440, description: 'minimum minutes between two notices of one incident key' },
+        maxPerHour: { type: 'integer', minimum: 1, maximum: 100, description: 'incident notices per hour over all keys' },
+      },
+    },
+    shutdown: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        graceSeconds: { type: 'integer', minimum: 0, maximum: 600, description: 'on SIGTERM/SIGINT, how long messages being handled may take to finish' },
+      },
+    },
     pluginPackages: { type: 'array', items: { type: 'string', minLength: 1 } },
     plugins: {
       type: 'object',
@@ -89,6 +115,9 @@ export interface BotConfig {
   groups: { commandsWithoutMention: boolean };
   history: { maxMessages: number; maxPromptTokens: number };
   ai: AiConfig;
+  sending: { perChatPerMinute: number; globalPerMinute: number; jitterMs: number };
+  notices: { minIntervalMinutes: number; maxPerHour: number };
+  shutdown: { graceSeconds: number };
   pluginPackages: string[];
   plugins: Record<string, PluginSection>;
 }

@@ -84,6 +84,10 @@ export class JsonFile<T> {
           this.dirty = false;
           await writeJsonAtomic(this.file, this.value);
         }
+      } catch (err) {
+        // Not written: stays dirty, so flush() tries again and rejects when it still cannot (the stop reports it).
+        this.dirty = true;
+        throw err;
       } finally {
         this.writing = undefined;
       }
@@ -94,7 +98,7 @@ export class JsonFile<T> {
 
   /** Resolves when everything changed so far is on disk. */
   async flush(): Promise<void> {
-    if (this.timer) this.startWriting();
+    if (this.timer || (this.dirty && !this.writing)) this.startWriting();
     while (this.writing) await this.writing;
   }
 }

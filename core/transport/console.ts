@@ -221,10 +221,19 @@ export class ConsoleTransport implements Transport {
     await this.handler(message);
   }
 
+  /**
+   * `bot` for the current chat; `bot [to <chat id>]` for any other chat (owner notices, reminders), so what the bot
+   * sends elsewhere is seen and never mistaken for an answer here.
+   */
+  private label(chatId: string): string {
+    return chatId === this.chatId() ? 'bot' : `bot [to ${chatId}]`;
+  }
+
   async sendText(chatId: string, text: string): Promise<SentMessage> {
     const id = this.nextId('bot');
     this.lastBot.set(chatId, { id, text });
-    this.print(`bot> ${text.split('\n').join('\n  ')}`);
+    const label = this.label(chatId);
+    this.print(`${label === 'bot' ? 'bot>' : label} ${text.split('\n').join('\n  ')}`);
     return { id };
   }
 
@@ -233,15 +242,15 @@ export class ConsoleTransport implements Transport {
     return false;
   }
 
-  async react(_chatId: string, _messageId: string, emoji: string): Promise<void> {
-    this.print(`bot [react] ${emoji}`);
+  async react(chatId: string, _messageId: string, emoji: string): Promise<void> {
+    this.print(`${this.label(chatId)} [react] ${emoji}`);
   }
 
   async sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage> {
     const id = this.nextId('bot');
     const kind = media.kind === 'voice' ? 'audio' : media.kind;
     this.lastBot.set(chatId, { id, text: media.caption ?? '' });
-    this.print(`bot [${kind}] ${path.resolve(media.path)}${media.caption ? `\n  ${media.caption.split('\n').join('\n  ')}` : ''}`);
+    this.print(`${this.label(chatId)} [${kind}] ${path.resolve(media.path)}${media.caption ? `\n  ${media.caption.split('\n').join('\n  ')}` : ''}`);
     return { id };
   }
 

@@ -48,6 +48,11 @@ export interface Transport {
   setTyping(chatId: string, typing: boolean): Promise<void>;
   /** The bot's own ids learnt at login (phone jid, LID); empty until linked. */
   ownIds(): string[];
+  /**
+   * The private chat id of a user given by digits (config `owners`), for messages the bot starts (owner notices).
+   * Optional: without it, `<digits>@s.whatsapp.net`.
+   */
+  privateChatId?(id: string): string;
   session(): SessionState;
   /**
    * Whether `userId` is an admin of group `chatId` (`.reset`/`.forget` in groups). Optional: a transport without
@@ -60,4 +65,9 @@ export interface Transport {
    * the transport has it.
    */
   relink?(): Promise<void>;
+}
+
+/** The private chat of `id` (digits) as `transport` names it. */
+export function privateChatIdOf(transport: Transport | undefined, id: string): string {
+  return transport?.privateChatId?.(id) ?? `${id}@s.whatsapp.net`;
 }

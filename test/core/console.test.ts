@@ -123,3 +123,65 @@ describe('console chat (spawned)', () => {
     });
   });
 });
+
+describe('console chat: messages to other chats (spawned)', () => {
+  /** A plugin package in the temp folder's node_modules that sends to other chats, as reminders and notices do. */
+  async function installTellPlugin(dir: string): Promise<void> {
+    const { mkdir, writeFile } = await import('node:fs/promises');
+    const path = await import('node:path');
+    const pkg = path.join(dir, 'node_modules', 'tell-plugin');
+    await mkdir(pkg, { recursive: true });
+    await writeFile(path.join(pkg, 'package.json'), JSON.stringify({ name: 'tell-plugin', type: 'module', main: 'index.js' }));
+    await writeFile(
+      path.join(pkg, 'index.js'),
+      `export default {
+  name: 'tell',
+  description: 'sends to other chats',
+  triggers: [{ command: 'tell' }, { command: 'tellfile' }, { command: 'alert' }],
+  async handle(ctx) {
+    const [to, ...rest] = ctx.command.args.split(' ');
+    const word = ctx.command.word.slice(1);
+    if (word === 'alert') return ctx.host.notices.raise('test-alert', ctx.command.args);
+    const chat = to.includes('@') ? to : to + '@s.whatsapp.net';
+    if (word === 'tell') await ctx.host.send(chat, rest.join(' '));
+    else await ctx.host.sendMedia(chat, { kind: 'audio', path: rest.join(' '), mimetype: 'audio/mpeg' });
+    await ctx.reply('done');
+  },
+};
+`,
+    );
+  }
+
+  it('prints bot [to <chat id>] for texts, media and owner notices sent to another chat, and bot> for the current chat', async () => {
+    const dir = await tempDir();
+    await installTellPlugin(dir);
+    await writeConfig(dir, {
+      pluginPackages: ['tell-plugin'],
+      owners: ['6281200000009'],
+      sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 },
+    });
+    const script = [
+      '.tell 6281234567890 see you at 5',
+      '.tell 10000000001 to myself',
+      '.tellfile 6281234567890 song.mp3',
+      ':group friends',
+      "@10000000000 .tell friends@g.us in the group",
+      ':dm',
+      '.alert the disk is almost full',
+    ].join('\n') + '\n';
+    const run = await runChat(script, { cwd: dir, env: { ...DEAD_UPSTREAM }, timeoutMs: 20_000 });
+    expect(run.code, run.stderr).to.equal(0);
+    const path = await import('node:path');
+    expect(run.lines).to.deep.equal([
+      'bot [to 6281234567890@s.whatsapp.net] see you at 5',
+      'bot> done',
+      'bot> to myself',
+      'bot> done',
+      `bot [to 6281234567890@s.whatsapp.net] [audio] ${path.join(dir, 'song.mp3')}`,
+      'bot> done',
+      'bot> in the group',
+      'bot> done',
+      'bot [to 6281200000009@s.whatsapp.net] ⚠️ the disk is almost full',
+    ]);
+  });
+});
