@@ -44,6 +44,7 @@ export type { MemoryFact } from './store/memory.js';
 export type { Logger } from './log/logger.js';
 export type { AiService, RespondOptions } from './providers/types.js';
 export { AllProvidersFailedError } from './providers/types.js';
+export { statusText, type StatusReport } from './status/status-report.js';
 /** The provider chain's premium-model rule, shared by every plugin that honours an explicit premium request. */
 export { DEFAULT_PREMIUM_PHRASES, premiumRequest } from './chat/premium-request.js';
 

@@ -1,19 +1,19 @@
-import { definePlugin } from '../../core/plugin/define-plugin.js';
-import type { BotContext, PluginHost, ToolDefinition } from '../../core/plugin/types.js';
-import { statusText } from '../../core/status/status-report.js';
+import { definePlugin, statusText, type CommandContext, type MessageContext, type PluginHost, type PluginTool } from '../../core/index.js';
+
+type Ctx = CommandContext;
 
 /** The sender's ids (phone jid and LID when both are known). */
-const idsOf = (ctx: BotContext) => [ctx.senderId, ctx.message.senderAltId].filter((id): id is string => Boolean(id));
+const idsOf = (ctx: MessageContext) => [ctx.senderId, ctx.message.senderAltId].filter((id): id is string => Boolean(id));
 
 /** In a private chat anyone may reset or forget their own chat; in a group only owners and the group's admins. */
-async function mayChangeChat(ctx: BotContext): Promise<boolean> {
+async function mayChangeChat(ctx: MessageContext): Promise<boolean> {
   if (!ctx.message.isGroup || ctx.isOwner) return true;
   return ctx.host.isGroupAdmin(ctx.chatId, idsOf(ctx));
 }
 
 const GROUP_ONLY_ADMINS = 'In a group only the group admins and the bot owners can do that.';
 
-async function reset(ctx: BotContext): Promise<void> {
+async function reset(ctx: Ctx): Promise<void> {
   if (!(await mayChangeChat(ctx))) {
     await ctx.reply(`${GROUP_ONLY_ADMINS} (.reset clears this chat's conversation for everyone here.)`);
     return;
@@ -25,9 +25,9 @@ async function reset(ctx: BotContext): Promise<void> {
   );
 }
 
-async function forget(ctx: BotContext): Promise<void> {
+async function forget(ctx: Ctx): Promise<void> {
   const prefix = ctx.host.config().prefix;
-  const arg = (ctx.command?.args ?? '').trim().toLowerCase();
+  const arg = ctx.args.toLowerCase();
   const facts = await ctx.memory.facts();
   if (!arg) {
     if (!facts.length) {
@@ -60,7 +60,7 @@ async function forget(ctx: BotContext): Promise<void> {
   await ctx.reply(`Forgotten: "${removed[0].text}".`);
 }
 
-async function status(ctx: BotContext): Promise<void> {
+async function status(ctx: Ctx): Promise<void> {
   if (!ctx.isOwner) {
     await ctx.reply('Sorry, .status is only for the owners of this bot.');
     return;
@@ -77,7 +77,7 @@ async function status(ctx: BotContext): Promise<void> {
 }
 
 /** The `forget` tool: "forget that I like tea" removes the facts that contain the words. */
-function forgetTool(host: PluginHost): ToolDefinition {
+function forgetTool(host: PluginHost): PluginTool<Record<string, never>> {
   return {
     name: 'forget',
     description:
@@ -103,16 +103,12 @@ export default definePlugin({
   name: 'controls',
   description: 'Start a conversation fresh, see or withdraw what I remember, and (owners) see how I am doing',
   order: 20,
-  triggers: [
-    { command: 'reset', help: 'start this chat\'s conversation fresh (what I remember stays)' },
-    { command: 'forget', usage: '.forget [<number>|all]', help: 'list what I remember here; remove one item or everything' },
-    { command: 'status', help: 'owners: how I am doing (WhatsApp link, AI providers, usage today)' },
-  ],
-  tools: (host) => [forgetTool(host)],
-  async handle(ctx) {
-    const word = ctx.command?.word.slice(ctx.host.config().prefix.length).toLowerCase();
-    if (word === 'reset') await reset(ctx);
-    else if (word === 'forget') await forget(ctx);
-    else if (word === 'status') await status(ctx);
-  },
+  setup: (host) => ({
+    commands: [
+      { command: 'reset', help: "start this chat's conversation fresh (what I remember stays)", run: reset },
+      { command: 'forget', usage: '.forget [<number>|all]', help: 'list what I remember here; remove one item or everything', run: forget },
+      { command: 'status', help: 'owners: how I am doing (WhatsApp link, AI providers, usage today)', run: status },
+    ],
+    tools: [forgetTool(host)],
+  }),
 });

@@ -82,7 +82,9 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
     } catch {
       freeDisk = undefined;
     }
-    return { session, qrSvg: session.status === 'qr' ? await qrSvg(session.qr) : undefined, uptimeMs: process.uptime() * 1000, version: projectVersion(), freeDisk, canRelink: Boolean(deps.transport()?.relink), csrf };
+    // The service's uptime (since the app started), as `.status` says it.
+    const uptimeMs = (await app.bot.statusSource?.())?.uptimeMs ?? process.uptime() * 1000;
+    return { session, qrSvg: session.status === 'qr' ? await qrSvg(session.qr) : undefined, uptimeMs, version: projectVersion(), freeDisk, canRelink: Boolean(deps.transport()?.relink), csrf };
   };
 
   const providersData = (csrf: string) => ({
@@ -148,6 +150,11 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
     ctx.type = 'text/javascript; charset=utf-8';
     ctx.set('Cache-Control', 'no-cache');
     ctx.body = DASHBOARD_SCRIPT;
+  });
+
+  router.get('/config/settings', (ctx) => {
+    ctx.status = 303;
+    ctx.redirect('/config');
   });
 
   // ----- status -----
