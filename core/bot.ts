@@ -11,7 +11,8 @@ import { resolveOptions } from './plugin/options.js';
 import type { BotContext, Plugin, PluginHost, ToolDefinition } from './plugin/types.js';
 import { compose, type Middleware } from './pipeline/compose.js';
 import { firstWord, looksBinary, matchTrigger, splitLongText, type TriggerHit } from './pipeline/match.js';
-import { AllProvidersFailedError, type AiService } from './providers/types.js';
+import type { AiService } from './plugin/ai.js';
+import { AllProvidersFailedError } from './providers/types.js';
 import type { HistoryStore } from './store/history.js';
 import type { MemoryStore } from './store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from './transport/message.js';
@@ -421,6 +422,7 @@ export class Bot {
     let childLog: Logger | undefined;
     const baseLog = this.log;
     const chatId = message.chatId;
+    let incomingRecorded = false;
     const ctx: BotContext = {
       message,
       text: stripBotMentions(rawText, botIds).trim(),
@@ -443,6 +445,12 @@ export class Bot {
       history: {
         recent: (limit) => bot.histories.recent(chatId, limit),
         append: (entry) => bot.histories.append(chatId, entry),
+        async recordIncoming(text, extra) {
+          if (incomingRecorded) return;
+          incomingRecorded = true;
+          await bot.histories.append(chatId, { id: message.id, role: 'user', senderId: message.senderId, senderName: message.senderName, text, at: message.timestamp, ...(extra?.media ? { media: extra.media } : {}) });
+        },
+        incomingRecorded: () => incomingRecorded,
       },
       memory: {
         facts: () => bot.memories.facts(chatId),
@@ -497,9 +505,7 @@ export class Bot {
       async (ctx, next) => {
         const commandLike = ctx.text.startsWith(this.configValue.prefix) || /^\/\w/.test(ctx.text);
         if (!ctx.addressed && !(this.configValue.groups.commandsWithoutMention && commandLike)) {
-          if (ctx.message.isGroup && ctx.text && !ctx.state.historyRecorded) {
-            await this.histories.append(ctx.chatId, { id: ctx.message.id, role: 'user', senderId: ctx.senderId, senderName: ctx.message.senderName, text: ctx.text, at: ctx.message.timestamp });
-          }
+          if (ctx.message.isGroup && ctx.text) await ctx.history.recordIncoming(ctx.text);
           return;
         }
         if (ctx.text.length > MAX_INBOUND_CHARS) {

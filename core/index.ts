@@ -42,8 +42,10 @@ export type { IncomingMessage, IncomingMedia, MediaKind, OutgoingMedia, SentMess
 export type { HistoryEntry } from './store/history.js';
 export type { MemoryFact } from './store/memory.js';
 export type { Logger } from './log/logger.js';
-export type { AiService, RespondOptions } from './providers/types.js';
+export type { AiService, RespondOptions } from './plugin/ai.js';
 export { AllProvidersFailedError } from './providers/types.js';
+/** The wait an upstream asked for (retry-after / retry-after-ms headers), for plugins that call an upstream of their own. */
+export { retryAfterMs } from './providers/failure.js';
 export { statusText, type StatusReport } from './status/status-report.js';
 /** The provider chain's premium-model rule, shared by every plugin that honours an explicit premium request. */
 export { DEFAULT_PREMIUM_PHRASES, premiumRequest } from './chat/premium-request.js';

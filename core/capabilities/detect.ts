@@ -100,11 +100,6 @@ export function defineCoreCapabilities(caps: Capabilities, settings: Settings): 
   caps.define('audio', () =>
     settings.audio.keys.length ? yes(`${settings.audio.keys.length} audio key(s)`) : no('AUDIO_API_KEYS is empty: voice transcription, audio archive and auto-reactions are off'),
   );
-  caps.define('search', () => {
-    if (settings.search.apiKey) return yes('search provider key set' + (settings.audio.keys.length ? ', audio provider as backup' : ''));
-    if (settings.audio.keys.length) return yes('no SEARCH_API_KEY; audio provider search model as backup');
-    return no('no SEARCH_API_KEY and no audio key: the bot cannot check live information');
-  });
   caps.define('publicUrl', () => (settings.publicBaseUrl ? yes(settings.publicBaseUrl) : no('PUBLIC_BASE_URL is not set: workspace sites have no public address')));
   caps.define('python', async () => {
     try {

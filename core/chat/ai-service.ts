@@ -5,7 +5,8 @@ import type { Logger } from '../log/logger.js';
 import type { BotContext, ToolDefinition } from '../plugin/types.js';
 import type { UserBudgets } from '../providers/budgets.js';
 import { ContextTooLongError, type ProviderChain } from '../providers/provider-chain.js';
-import type { AiService, ChatMessage, CompleteOptions, CompletionResult, ProviderLeg, RespondOptions } from '../providers/types.js';
+import type { AiService, RespondOptions } from '../plugin/ai.js';
+import type { ChatMessage, CompleteOptions, CompletionResult, ProviderLeg } from '../providers/types.js';
 import type { HistoryEntry } from '../store/history.js';
 import { inIdList } from '../mentions/ids.js';
 

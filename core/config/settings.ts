@@ -23,7 +23,6 @@ export interface Settings {
     chatModel: string;
     searchModel: string;
   };
-  search: { apiKey: string; baseUrl: string };
   publicBaseUrl: string;
   sitePort: number | undefined;
   configToken: string;
@@ -49,7 +48,6 @@ export const DEFAULT_AUDIO_BASE_URL = 'https://api.groq.com/openai/v1';
 export const DEFAULT_AUDIO_MODEL = 'whisper-large-v3-turbo';
 export const DEFAULT_AUDIO_CHAT_MODEL = 'llama-3.3-70b-versatile';
 export const DEFAULT_AUDIO_SEARCH_MODEL = 'groq/compound';
-export const DEFAULT_SEARCH_BASE_URL = 'https://api.tavily.com';
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 45_000;
 
 /** Names of the settings that hold a provider key; at least one must be set. */
@@ -133,7 +131,6 @@ export function loadSettings(options: { cwd?: string; env?: NodeJS.ProcessEnv; r
       chatModel: str('AUDIO_CHAT_MODEL', DEFAULT_AUDIO_CHAT_MODEL),
       searchModel: str('AUDIO_SEARCH_MODEL', DEFAULT_AUDIO_SEARCH_MODEL),
     },
-    search: { apiKey: str('SEARCH_API_KEY'), baseUrl: str('SEARCH_BASE_URL', DEFAULT_SEARCH_BASE_URL) },
     publicBaseUrl: str('PUBLIC_BASE_URL').replace(/\/+$/, ''),
     sitePort: str('SITE_PORT') ? int(env, 'SITE_PORT', 0) : undefined,
     configToken: str('CONFIG_TOKEN'),

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import { Type, type Static, type TObject } from '@sinclair/typebox';
 import type { CapabilityStatus } from '../capabilities/capabilities.js';
-import type { AiService, RespondOptions } from '../providers/types.js';
+import type { AiService, RespondOptions } from './ai.js';
 import type { IncomingMedia, MediaKind } from '../transport/message.js';
 import { pluginErrors } from './errors.js';
 import { resolveOptions } from './options.js';

@@ -6,7 +6,7 @@ import type { Logger } from '../log/logger.js';
 import type { HistoryStore, HistoryEntry } from '../store/history.js';
 import type { MemoryStore, MemoryFact } from '../store/memory.js';
 import type { IncomingMessage, MediaKind, OutgoingMedia, SentMessage } from '../transport/message.js';
-import type { AiService } from '../providers/types.js';
+import type { AiService } from './ai.js';
 import type { OwnerNotifier } from '../notices/owner-notifier.js';
 import type { StatusReport } from '../status/status-report.js';
 
@@ -41,6 +41,16 @@ export interface CommandMatch {
 export interface ChatHistoryView {
   recent(limit?: number): Promise<HistoryEntry[]>;
   append(entry: HistoryEntry): Promise<void>;
+  /**
+   * Records the message being handled in the chat's history, as `text` (a voice note's transcript, say) — once:
+   * the core then does not record it again (in a group, a message not addressed to the bot is kept as context).
+   *
+   * @example
+   * await ctx.history.recordIncoming(transcript, { media: 'voice' });
+   */
+  recordIncoming(text: string, extra?: { media?: string }): Promise<void>;
+  /** True once the message being handled is in the history (by `recordIncoming`). */
+  incomingRecorded(): boolean;
 }
 
 /** The chat's memory as a plugin sees it: bound to the current chat. */

@@ -100,6 +100,9 @@ export class ConsoleTransport implements Transport {
       this.complain(`chatting as ${this.sender} in a private chat; in a group mention the bot as @${CONSOLE_BOT_ID}. Commands: :group <name>, :dm, :as <id>, :voice <file>, :audio <file>, :image <file> [caption], :video <file> [caption], :reply <text>, :quote <text>, :quit`);
       rl.setPrompt('you> ');
       rl.prompt();
+      // A terminal in raw mode turns Ctrl-C into a readline event, not a signal: hand it on, so Ctrl-C stops the
+      // console cleanly like SIGINT does (and a second Ctrl-C exits at once).
+      rl.on('SIGINT', () => process.kill(process.pid, 'SIGINT'));
     }
     // Lines are handled one after another: the next line waits until the previous one's handling has finished.
     let chain = Promise.resolve();

@@ -1,4 +1,4 @@
-import type { AiService } from '../../core/providers/types.js';
+import type { AiService } from '../../core/index.js';
 import type { SearchHit } from './search-provider.js';
 
 /** What the audio provider's search model found: its own short answer, and the pages it read when it says so. */

@@ -1,4 +1,4 @@
-import { retryAfterMs } from '../../core/providers/failure.js';
+import { retryAfterMs } from '../../core/index.js';
 
 /** One search hit. */
 export interface SearchHit {

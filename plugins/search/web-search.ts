@@ -1,5 +1,4 @@
-import type { Logger } from '../../core/log/logger.js';
-import type { PluginHost } from '../../core/plugin/types.js';
+import type { Logger, PluginHost } from '../../core/index.js';
 import { backupSearch } from './backup-search.js';
 import type { SearchOutcome } from './format.js';
 import { SearchProviderError, tavilySearch } from './search-provider.js';
@@ -22,6 +21,12 @@ const REST_MS: Record<SearchProviderError['kind'], number> = {
   'bad-request': 0,
 };
 
+/** What web search needs of its plugin's host. */
+export type SearchHost = Pick<PluginHost<unknown>, 'settings' | 'setting' | 'log' | 'ai'>;
+
+/** The search provider's default base URL (Tavily). */
+export const DEFAULT_SEARCH_BASE_URL = 'https://api.tavily.com';
+
 /** Longest query passed on (Tavily takes 400 characters). */
 export const MAX_QUERY_CHARS = 400;
 
@@ -37,19 +42,20 @@ export class WebSearch {
   private restUntil = 0;
   private readonly log: Logger;
 
-  constructor(private readonly host: PluginHost, private readonly now: () => number = Date.now) {
+  constructor(private readonly host: SearchHost, private readonly now: () => number = Date.now) {
     this.log = host.log;
   }
 
   /** True when some way to search is configured (a search key or an audio key). */
   configured(): boolean {
-    return Boolean(this.host.settings.search.apiKey) || this.host.settings.audio.keys.length > 0;
+    return Boolean(this.host.setting('SEARCH_API_KEY')?.trim()) || this.host.settings.audio.keys.length > 0;
   }
 
   async search(rawQuery: string, maxResults: number): Promise<SearchOutcome> {
     const query = rawQuery.replace(/\s+/g, ' ').trim().slice(0, MAX_QUERY_CHARS);
     const causes: string[] = [];
-    const { search, audio, upstreamTimeoutMs } = this.host.settings;
+    const { audio, upstreamTimeoutMs } = this.host.settings;
+    const search = { apiKey: this.host.setting('SEARCH_API_KEY')?.trim() ?? '', baseUrl: this.host.setting('SEARCH_BASE_URL')?.trim() || DEFAULT_SEARCH_BASE_URL };
     if (search.apiKey && this.restUntil <= this.now()) {
       try {
         const hits = await tavilySearch({ apiKey: search.apiKey, baseUrl: search.baseUrl, timeoutMs: upstreamTimeoutMs }, query, maxResults);
@@ -77,16 +83,4 @@ export class WebSearch {
     }
     throw new SearchUnavailableError(causes.length ? causes : ['no search configured']);
   }
-}
-
-const instances = new WeakMap<PluginHost, WebSearch>();
-
-/** The one WebSearch of a bot (its host), so the tool and the command share the provider's rest state. */
-export function webSearchFor(host: PluginHost): WebSearch {
-  let instance = instances.get(host);
-  if (!instance) {
-    instance = new WebSearch(host);
-    instances.set(host, instance);
-  }
-  return instance;
 }

@@ -1,7 +1,8 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { BadAnswerError } from '../../core/providers/failure.js';
-import type { AiService, ProviderLeg } from '../../core/providers/types.js';
+import type { AiService } from '../../core/plugin/ai.js';
+import type { ProviderLeg } from '../../core/providers/types.js';
 import type { PreparedImage } from './prepare-image.js';
 
 /** One question about one image. */

@@ -5,7 +5,7 @@ import type { PluginSection } from '../../core/config/schema.js';
 import { AllProvidersFailedError } from '../../core/providers/types.js';
 import { DEFAULT_ANTHROPIC_VERSION, askVision, visionLegFilter, visionPathOf } from './ask-vision.js';
 import type { CapabilityStatus } from '../../core/capabilities/capabilities.js';
-import type { AiService } from '../../core/providers/types.js';
+import type { AiService } from '../../core/plugin/ai.js';
 import { findImage } from './find-image.js';
 import { DEFAULT_PREMIUM_PHRASES, premiumRequest } from '../../core/chat/premium-request.js';
 import { ImageRefused, prepareImage } from './prepare-image.js';

@@ -152,8 +152,7 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
         reactTo = heard.text;
         // A group note that is not for the bot still belongs to the conversation, as the core does for text.
         if (message.isGroup && !ctx.addressed) {
-          await ctx.history.append({ id: message.id, role: 'user', senderId: ctx.senderId, senderName: message.senderName, text: heard.text, at: message.timestamp, media: message.media!.kind });
-          ctx.state.historyRecorded = true;
+          await ctx.history.recordIncoming(heard.text, { media: message.media!.kind });
         }
       }
     }

@@ -54,7 +54,7 @@ describe('readable logs and clear start-up failures', () => {
     await writeConfig(dir, { port });
     try {
       const result = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
-        const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'core', 'cli', 'start.js')], {
+        const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'app', 'start.js')], {
           cwd: dir,
           env: { PATH: process.env.PATH ?? '', ...ENV, LOG_FORMAT: 'json' },
           stdio: ['ignore', 'ignore', 'pipe'],

@@ -4,7 +4,7 @@ import { readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { completion, FakeGateway, lastUserText } from '../fakes/openai-gateway.js';
 import { startLiveChat } from '../helpers/live-chat.js';
-import { tempDir, writeConfig } from '../helpers/test-app.js';
+import { ROOT, tempDir, writeConfig } from '../helpers/test-app.js';
 
 /** A gateway whose answers wait until the test lets them go; `received` resolves at the first request. */
 async function heldGateway() {
@@ -136,6 +136,36 @@ describe('clean stop (spawned console)', () => {
     } finally {
       chat.child.kill('SIGKILL');
       await gw.close();
+    }
+  });
+
+  it('Ctrl-C in an interactive console (a real terminal) stops it cleanly like SIGINT', async function () {
+    const { spawnSync, spawn } = await import('node:child_process');
+    if (spawnSync('script', ['--version']).status !== 0) this.skip(); // util-linux `script` gives the console a terminal
+    const dir = await tempDir();
+    await writeConfig(dir);
+    const chatJs = path.join(ROOT, 'dist', 'app', 'chat.js');
+    const child = spawn('script', ['-qfec', `"${process.execPath}" "${chatJs}"`, '/dev/null'], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '', API_KEY: 'k-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', TERM: 'dumb' },
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const seen = async (pattern: RegExp) => {
+      for (let i = 0; i < 400 && !pattern.test(out); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(out).to.match(pattern);
+    };
+    try {
+      await seen(/console chat ready/);
+      child.stdin.write('.ping\r');
+      await seen(/pong \(\d+ ms\)/);
+      child.stdin.write('\x03');
+      expect(await exited).to.equal(0);
+      expect(out).to.match(/SIGINT: stopping/).and.match(/stopped cleanly/);
+    } finally {
+      child.kill('SIGKILL');
     }
   });
 });

@@ -137,12 +137,12 @@ describe('plugin contract v2', () => {
     });
 
     it('PLUGIN_UNKNOWN_NEED: a typo in needs, in a plugin or in one of its tools', async () => {
-      const typo = definePlugin({ name: 'typo', description: 'needs a misspelt capability', needs: ['serach'], setup: () => ({ commands: [{ command: 'find', run: (ctx) => ctx.reply('found') }] }) });
-      const toolTypo = definePlugin({ name: 'tool-typo', description: 'a tool needs a misspelt capability', setup: () => ({ tools: [{ ...tool('look'), needs: ['pyton'] }] }) });
+      const typo = definePlugin({ name: 'typo', description: 'needs a misspelt capability', needs: ['pyhton'], setup: () => ({ commands: [{ command: 'find', run: (ctx) => ctx.reply('found') }] }) });
+      const toolTypo = definePlugin({ name: 'tool-typo', description: 'a tool needs a misspelt capability', setup: () => ({ tools: [{ ...tool('look'), needs: ['ffmepg'] }] }) });
       t = await startTestApp({ plugins: [typo, toolTypo, first] });
       const reasons = t.app.pluginFailures.map((f) => f.reason);
-      expect(reasons[0]).to.match(/^PLUGIN_UNKNOWN_NEED: plugin "typo" needs "serach", but no capability of that name exists \(known: [^)]*search[^)]*\)/);
-      expect(reasons[1]).to.match(/^PLUGIN_UNKNOWN_NEED: plugin "tool-typo" needs "pyton"/);
+      expect(reasons[0]).to.match(/^PLUGIN_UNKNOWN_NEED: plugin "typo" needs "pyhton", but no capability of that name exists \(known: [^)]*python[^)]*\)/);
+      expect(reasons[1]).to.match(/^PLUGIN_UNKNOWN_NEED: plugin "tool-typo" needs "ffmepg"/);
       expect(((await t.transport.push({ text: '.find' }))[0] as { text: string }).text).to.match(/^Unknown command/);
       expect(((await t.transport.push({ text: '.hello' }))[0] as { text: string }).text).to.equal('first here');
     });

@@ -18,7 +18,7 @@ export interface LiveChat {
 }
 
 /**
- * Spawns `node dist/core/cli/chat.js` in `cwd` with exactly `env` (plus PATH) and stdin left open.
+ * Spawns `node dist/app/chat.js` in `cwd` with exactly `env` (plus PATH) and stdin left open.
  *
  * @example
  * const chat = startLiveChat({ cwd: dir, env });
@@ -27,7 +27,7 @@ export interface LiveChat {
  * await chat.waitForLine(/^bot> pong/);
  */
 export function startLiveChat(options: { cwd: string; env?: Record<string, string> }): LiveChat {
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'core', 'cli', 'chat.js')], {
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'app', 'chat.js')], {
     cwd: options.cwd,
     env: { PATH: process.env.PATH ?? '', ...(options.env ?? {}) },
     stdio: ['pipe', 'pipe', 'pipe'],

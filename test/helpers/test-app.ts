@@ -81,12 +81,12 @@ export interface ChatRun {
 }
 
 /**
- * Spawns the console chat (`node dist/core/cli/chat.js`) in `cwd` with exactly `env` (plus PATH) and the given
+ * Spawns the console chat (`node dist/app/chat.js`) in `cwd` with exactly `env` (plus PATH) and the given
  * stdin, and resolves when it exits.
  */
 export function runChat(input: string, options: { cwd: string; env?: Record<string, string>; timeoutMs?: number }): Promise<ChatRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'core', 'cli', 'chat.js')], {
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'app', 'chat.js')], {
       cwd: options.cwd,
       env: { PATH: process.env.PATH ?? '', ...(options.env ?? {}) },
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -1,7 +1,7 @@
-import { ConfigError } from '../config/config-file.js';
-import { SettingsError } from '../config/settings.js';
-import { InstanceLockedError } from '../lifecycle/instance-lock.js';
-import { PluginDefinitionError } from '../plugin/define-plugin.js';
+import { ConfigError } from '../core/config/config-file.js';
+import { SettingsError } from '../core/config/settings.js';
+import { InstanceLockedError } from '../core/lifecycle/instance-lock.js';
+import { PluginDefinitionError } from '../core/plugin/define-plugin.js';
 
 /** A start-up problem the owner can fix, told in one line without a stack (a port in use, say). */
 export class CannotStartError extends Error {}

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-import { createApp } from '../app.js';
-import { handleStopSignals, reportUnsaved } from '../lifecycle/stop-signals.js';
-import { ConsoleTransport } from '../transport/console.js';
-import { startWebServer } from '../../web/server.js';
+import { createApp } from '../core/app.js';
+import { handleStopSignals, reportUnsaved } from '../core/lifecycle/stop-signals.js';
+import { ConsoleTransport } from '../core/transport/console.js';
+import { startWebServer } from '../web/server.js';
 import { exitAfterFlush, runCli } from './run.js';
 
 /**

@@ -8,10 +8,10 @@ import { existsSync, readdirSync, statSync, rmSync, utimesSync, writeFileSync } 
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
 const stamp = path.join(dist, '.build-stamp');
-const sourceDirs = ['core', 'plugins', 'web', 'test', 'bench'];
+const sourceDirs = ['app', 'core', 'plugins', 'web', 'test', 'bench'];
 const force = process.argv.includes('--force');
 
 function run(cmd, args) {
