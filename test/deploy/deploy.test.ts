@@ -27,6 +27,12 @@ function aptPackages(words: string[]): string[] {
   return packages;
 }
 
+/** The compiled entry `npm start` runs (package.json), e.g. `dist/app/start.js`. */
+function npmStartEntry(): string {
+  const start = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  return /\b(dist\/\S+\.js)\b/.exec(start)?.[1] ?? '(none)';
+}
+
 function ciPackages(): string[] {
   const text = readFileSync(path.join(ROOT, '.ci', 'run'), 'utf8').replace(/\\\n/g, ' ');
   const line = text.split('\n').find((l) => /apt-get install/.test(l) && !l.trim().startsWith('#'));
@@ -71,10 +77,10 @@ describe('deploy/systemd: the template unit', () => {
     expect(env.DATA_DIR).to.equal(`${workdir}/data`);
     expect(directive('ReadWritePaths')).to.deep.equal([workdir]);
     expect(directive('ProtectSystem')).to.deep.equal(['strict']);
-    // The program is the one installed copy's compiled start entry, which the build produces.
+    // The program is the one installed copy's compiled start entry, the same `npm start` runs.
     const exec = directive('ExecStart')[0] ?? '';
     const entry = /\/opt\/wa-assistant\/(\S+\.js)/.exec(exec)?.[1];
-    expect(entry).to.equal('dist/core/cli/start.js');
+    expect(entry).to.equal(npmStartEntry());
     expect(existsSync(path.join(ROOT, entry!))).to.equal(true);
     // The workspace sandbox needs user namespaces and Node's JIT needs writable code: these would break them.
     for (const breaking of ['RestrictNamespaces', 'PrivateUsers', 'MemoryDenyWriteExecute']) expect(directive(breaking), breaking).to.deep.equal([]);
@@ -191,6 +197,7 @@ describe('deploy/Dockerfile', () => {
     expect(envs.CONFIG_FILE.startsWith(`${volume[0]}/`)).to.equal(true);
     const cmd = (of('CMD').at(-1) as any).getJSONStrings().map((s: any) => s.getJSONValue()) as string[];
     expect(cmd[0]).to.equal('node');
+    expect(cmd.at(-1)).to.equal(npmStartEntry());
     expect(existsSync(path.join(ROOT, cmd.at(-1)!))).to.equal(true);
     expect(of('EXPOSE')[0]!.getArgumentsContent()).to.equal('3000');
     expect(of('HEALTHCHECK')[0]!.getArgumentsContent()).to.contain('/healthz');
