@@ -81,6 +81,25 @@ function defaultPluginsDir(): string {
   return path.join(here, '..', 'plugins');
 }
 
+/**
+ * Drops options that plugins moved to environment settings (executable paths, sandbox and guard switches) from an
+ * old config.json: their values are ignored, the start log names each one and the setting that replaces it.
+ */
+function dropMovedOptions(plugins: Plugin[], config: BotConfig, log: Logger): void {
+  for (const plugin of plugins) {
+    const section = config.plugins[plugin.name] as Record<string, unknown> | undefined;
+    if (!section || !plugin.movedToEnv) continue;
+    const found = Object.keys(plugin.movedToEnv).filter((key) => key in section);
+    if (!found.length) continue;
+    for (const key of found) delete section[key];
+    const names = found.map((key) => `plugins.${plugin.name}.${key} → ${plugin.movedToEnv![key]}`);
+    log.warn(
+      { ignored: found.map((key) => `plugins.${plugin.name}.${key}`) },
+      `config.json still has settings that can run code or open a hole; they are read from the environment only now, so these values are IGNORED: ${names.join(', ')}. Set them in .env if you need them, and remove them from config.json.`,
+    );
+  }
+}
+
 /** Every plugin's config.json section against its options schema (defaults filled in first, as they are at use). */
 function validatePluginOptions(plugins: Plugin[], config: BotConfig, file: string): void {
   const problems: string[] = [];
@@ -118,6 +137,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   const discovery = options.plugins
     ? { plugins: options.plugins, failures: [] }
     : await discoverPlugins(options.pluginsDir ?? defaultPluginsDir(), config.pluginPackages, cwd, log);
+  dropMovedOptions(discovery.plugins, config, log);
   validatePluginOptions(discovery.plugins, config, loaded.file);
   for (const name of Object.keys(config.plugins)) {
     if (!discovery.plugins.some((p) => p.name === name)) log.warn({ plugin: name }, `config.json configures plugin "${name}", but no plugin of that name is installed`);

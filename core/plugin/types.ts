@@ -188,6 +188,12 @@ export interface PluginDefinition {
   provides?: ReadonlyArray<{ name: string; detect(host: never): unknown; live?(): CapabilityStatus; missing: string }>;
   /** Contract v2: environment settings this plugin reads. */
   settings?: ReadonlyArray<{ name: string; description: string }>;
+  /**
+   * Options that moved from config.json to environment settings because they can run code or open a hole (option →
+   * setting name). The core drops them from an old config.json with a start-log warning naming them (start-up never
+   * fails on it); the dashboard refuses them, naming the setting; their values show there read-only.
+   */
+  movedToEnv?: Readonly<Record<string, string>>;
 }
 
 /** A plugin after `definePlugin` checked it. */

@@ -8,7 +8,7 @@ import { MediaRefused } from '../../core/media/index.js';
 import { probeMedia, toMp3, toMp4, UnreadableMedia } from './ffmpeg.js';
 import { extensionFor, makeWorkDir, publish, safeName, saveIncoming } from './files.js';
 import { JobLimiter } from './jobs.js';
-import { MB, optionsSchema, readOptions, type Mp3Options } from './options.js';
+import { ENV_SETTINGS, envSwitches, MB, MOVED_TO_ENV, optionsSchema, readOptions, type Mp3Options } from './options.js';
 import { StatusMessage } from './progress.js';
 import { ProcessFailed, runProcess } from './run-process.js';
 import { checkLink, looksLikeLink, UrlRefused } from './url-guard.js';
@@ -84,7 +84,8 @@ export function createMp3Plugin(): Plugin {
 
   const tools = (host: PluginHost) => {
     const opts = readOptions(host.options());
-    return { opts, ffmpeg: ffmpegBinary(host.settings).path, ytdlp: opts.ytdlpPath || 'yt-dlp' };
+    const env = envSwitches(host);
+    return { opts, ffmpeg: ffmpegBinary(host.settings).path, ytdlp: env.ytdlpPath || 'yt-dlp', allowPrivateHosts: env.allowPrivateHosts };
   };
 
   /** Runs one job with a slot, a status message, a work folder, and cleanup of everything on failure. */
@@ -190,7 +191,7 @@ export function createMp3Plugin(): Plugin {
     }
     let url: URL;
     try {
-      url = await checkLink(text, { allowPrivateHosts: opts.allowPrivateHosts });
+      url = await checkLink(text, { allowPrivateHosts: tools(ctx.host).allowPrivateHosts });
     } catch (err) {
       if (!(err instanceof UrlRefused)) throw err;
       ctx.log.info({ reason: err.message }, 'link refused');
@@ -283,22 +284,24 @@ export function createMp3Plugin(): Plugin {
       { command: 'dl', help: 'add a social-media link (YouTube, TikTok, Instagram, X, Facebook…) to download its video or image' },
     ],
     optionsSchema,
+    settings: ENV_SETTINGS,
+    movedToEnv: MOVED_TO_ENV,
     async start(host) {
       jobs = new JobLimiter();
-      const opts = readOptions(host.options());
-      if (opts.ytdlpPath) {
+      const env = envSwitches(host);
+      if (env.ytdlpPath) {
         // A configured yt-dlp replaces the one on PATH: say in the start log which one is used and whether it runs.
-        const bin = opts.ytdlpPath;
+        const bin = env.ytdlpPath;
         let status: CapabilityStatus;
         try {
           const { stdout } = await runProcess(bin, ['--version'], { timeoutMs: 8000 });
-          status = ytdlpStatus(stdout.trim().split('\n')[0], `${bin}, from plugins.mp3.ytdlpPath`);
+          status = ytdlpStatus(stdout.trim().split('\n')[0], `${bin}, from YTDLP_PATH`);
         } catch (err) {
-          status = { ok: false, detail: `${bin} (plugins.mp3.ytdlpPath) does not run: ${(err as Error).message}` };
+          status = { ok: false, detail: `${bin} (YTDLP_PATH) does not run: ${(err as Error).message}` };
         }
         host.capabilities.setLive('ytdlp', () => status);
       }
-      if (opts.allowPrivateHosts) host.log.warn('plugins.mp3.allowPrivateHosts is on: links to local/private addresses are fetched (meant for tests only)');
+      if (env.allowPrivateHosts) host.log.warn('MP3_ALLOW_PRIVATE_HOSTS is on: links to local/private addresses are fetched (meant for tests only)');
     },
     stop() {
       jobs.controller.abort();

@@ -18,10 +18,6 @@ export interface Mp3Options {
   progressIntervalMs: number;
   /** MP3 bitrate. */
   audioBitrateKbps: number;
-  /** The yt-dlp program (default `yt-dlp` on PATH). */
-  ytdlpPath: string;
-  /** TESTS ONLY: allow links to loopback/private addresses (turns off the SSRF protection). */
-  allowPrivateHosts: boolean;
 }
 
 export const DEFAULT_OPTIONS: Readonly<Mp3Options> = Object.freeze({
@@ -33,8 +29,6 @@ export const DEFAULT_OPTIONS: Readonly<Mp3Options> = Object.freeze({
   timeoutSeconds: 600,
   progressIntervalMs: 1500,
   audioBitrateKbps: 192,
-  ytdlpPath: '',
-  allowPrivateHosts: false,
 });
 
 /** JSON schema of the plugin's options (validated at start and by the dashboard). */
@@ -50,8 +44,6 @@ export const optionsSchema = {
     timeoutSeconds: { type: 'number', exclusiveMinimum: 0, description: 'a download or conversion running longer is stopped; default 600' },
     progressIntervalMs: { type: 'integer', minimum: 0, description: 'shortest time between two progress edits; default 1500' },
     audioBitrateKbps: { type: 'integer', minimum: 32, maximum: 320, description: 'MP3 bitrate; default 192' },
-    ytdlpPath: { type: 'string', description: 'the yt-dlp program; default yt-dlp on PATH' },
-    allowPrivateHosts: { type: 'boolean', description: 'TESTS ONLY: allow links to loopback/private addresses (turns off SSRF protection)' },
   },
 } as const;
 
@@ -73,3 +65,20 @@ export function readOptions(section: PluginSection | undefined): Mp3Options {
 }
 
 export const MB = 1024 * 1024;
+
+/**
+ * Settings that run a program or open a hole in the download guard: read from the environment only, never from
+ * config.json or the dashboard (a dashboard session must not be able to turn into running any program).
+ */
+export const ENV_SETTINGS = [
+  { name: 'YTDLP_PATH', description: 'the yt-dlp program to run (default: yt-dlp on PATH)' },
+  { name: 'MP3_ALLOW_PRIVATE_HOSTS', description: 'TESTS ONLY: "true" lets links reach loopback/private addresses (turns the download guard off)' },
+] as const;
+
+/** The old config.json options these replace: option → environment setting. */
+export const MOVED_TO_ENV = { ytdlpPath: 'YTDLP_PATH', allowPrivateHosts: 'MP3_ALLOW_PRIVATE_HOSTS' } as const;
+
+/** The environment-only switches, read through the host. */
+export function envSwitches(host: { setting(name: string): string | undefined }): { ytdlpPath: string; allowPrivateHosts: boolean } {
+  return { ytdlpPath: host.setting('YTDLP_PATH')?.trim() ?? '', allowPrivateHosts: /^(1|true|yes)$/i.test(host.setting('MP3_ALLOW_PRIVATE_HOSTS')?.trim() ?? '') };
+}

@@ -1,7 +1,7 @@
 import type { PluginHost } from '../../core/plugin/types.js';
 import { definePlugin } from '../../core/plugin/define-plugin.js';
 import { handleCommand, handleWorkspaceChat } from './commands.js';
-import { optionsSchema, readOptions } from './options.js';
+import { ENV_SETTINGS, MOVED_TO_ENV, optionsSchema } from './options.js';
 import { WorkspaceService } from './service.js';
 import { siteMiddleware, startSiteServer } from './site.js';
 
@@ -19,6 +19,8 @@ export default definePlugin({
   description: 'Your own coding workspace: files, sandboxed python, a one-page website',
   order: 50,
   optionsSchema,
+  settings: ENV_SETTINGS,
+  movedToEnv: MOVED_TO_ENV,
   triggers: [
     { literal: '/ws', help: 'open your coding workspace (files, python, your own web page)', usage: '/ws [files|show <file>|run <file.py>|name <username>|reset|exit]' },
     {
@@ -50,15 +52,15 @@ export default definePlugin({
     await service.start();
     services.set(host, service);
     started.add(service);
-    const options = readOptions(host.options());
+    const options = service.options();
     const sandbox = host.capabilities.status('sandbox');
     if (options.unsafeNoSandbox) {
       if (sandbox.ok) {
-        host.log.warn('plugins.workspace.unsafeNoSandbox is set but bubblewrap works, so code still runs sandboxed; remove the setting');
+        host.log.warn('WORKSPACE_UNSAFE_NO_SANDBOX is set but bubblewrap works, so code still runs sandboxed; remove the setting');
       } else {
         host.log.error(
-          '!!! DANGER: plugins.workspace.unsafeNoSandbox is true and bubblewrap does not work: chat users\' python code runs WITHOUT A SANDBOX, ' +
-            'with network access and the service\'s file permissions (it can read .env, config.json and data/session_auth). Install bubblewrap and remove the setting. !!!',
+          '!!! DANGER: WORKSPACE_UNSAFE_NO_SANDBOX is true and bubblewrap does not work: chat users\' python code runs WITHOUT A SANDBOX, ' +
+            'with network access and the service\'s file permissions (it can read .env, config.json and data/session_auth). Install bubblewrap and unset WORKSPACE_UNSAFE_NO_SANDBOX. !!!',
         );
       }
     } else if (!sandbox.ok) {

@@ -24,10 +24,10 @@ export interface WorkspaceOptions {
   maxConcurrentRuns: number;
   /** An open workspace closes itself after this many idle minutes. */
   idleMinutes: number;
-  /** When the service runs as root, sandboxed code runs as this uid/gid (never as root). */
+  /** When the service runs as root, sandboxed code runs as this uid/gid (never as root). From the environment only. */
   sandboxUid: number;
   sandboxGid: number;
-  /** DANGEROUS: run code without bubblewrap when the sandbox is missing. Owner opt-in only. */
+  /** DANGEROUS: run code without bubblewrap when the sandbox is missing. From the environment only. */
   unsafeNoSandbox: boolean;
 }
 
@@ -66,9 +66,6 @@ export const optionsSchema = {
     tmpMb: int(1, 1024, 'size of the private /tmp inside the sandbox, MB (default 16)'),
     maxConcurrentRuns: int(1, 64, 'runs at the same time across all users (default 2)'),
     idleMinutes: int(1, 10080, 'an open workspace closes after this many idle minutes (default 60)'),
-    sandboxUid: int(1, 4294967294, 'uid sandboxed code runs as when the service runs as root (default 65534)'),
-    sandboxGid: int(1, 4294967294, 'gid sandboxed code runs as when the service runs as root (default 65534)'),
-    unsafeNoSandbox: { type: 'boolean', description: 'DANGEROUS: run user code WITHOUT bubblewrap when the sandbox is missing (default false)' },
   },
 } as const;
 
@@ -77,11 +74,29 @@ export const optionsSchema = {
  *
  * @example readOptions(host.options()).timeLimitSeconds // 10
  */
-export function readOptions(section: PluginSection): WorkspaceOptions {
+export function readOptions(section: PluginSection, env: (name: string) => string | undefined = () => undefined): WorkspaceOptions {
   const out = { ...DEFAULT_OPTIONS };
   for (const key of Object.keys(DEFAULT_OPTIONS) as Array<keyof WorkspaceOptions>) {
+    if (key in MOVED_TO_ENV) continue;
     const value = section[key];
     if (typeof value === typeof DEFAULT_OPTIONS[key]) (out as Record<string, unknown>)[key] = value;
   }
+  const id = (raw: string | undefined, fallback: number) => (raw && /^\d+$/.test(raw.trim()) && Number(raw) >= 1 && Number(raw) <= 4294967294 ? Number(raw) : fallback);
+  out.sandboxUid = id(env('WORKSPACE_SANDBOX_UID'), DEFAULT_OPTIONS.sandboxUid);
+  out.sandboxGid = id(env('WORKSPACE_SANDBOX_GID'), DEFAULT_OPTIONS.sandboxGid);
+  out.unsafeNoSandbox = /^(1|true|yes)$/i.test(env('WORKSPACE_UNSAFE_NO_SANDBOX')?.trim() ?? '');
   return out;
 }
+
+/**
+ * Settings that decide whether and as whom untrusted code runs: environment only, never config.json or the
+ * dashboard (a dashboard session must not be able to switch the sandbox off).
+ */
+export const ENV_SETTINGS = [
+  { name: 'WORKSPACE_UNSAFE_NO_SANDBOX', description: 'DANGEROUS: "true" runs user code WITHOUT bubblewrap when the sandbox is missing' },
+  { name: 'WORKSPACE_SANDBOX_UID', description: 'uid sandboxed code runs as when the service runs as root (default 65534)' },
+  { name: 'WORKSPACE_SANDBOX_GID', description: 'gid sandboxed code runs as when the service runs as root (default 65534)' },
+] as const;
+
+/** The old config.json options these replace: option → environment setting. */
+export const MOVED_TO_ENV = { unsafeNoSandbox: 'WORKSPACE_UNSAFE_NO_SANDBOX', sandboxUid: 'WORKSPACE_SANDBOX_UID', sandboxGid: 'WORKSPACE_SANDBOX_GID' } as const;

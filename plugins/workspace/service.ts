@@ -38,7 +38,7 @@ export class WorkspaceService {
   }
 
   options(): WorkspaceOptions {
-    return readOptions(this.host.options());
+    return readOptions(this.host.options(), (name) => this.host.setting?.(name));
   }
 
   /** The uid/gid to drop to when the service itself runs as root (code never runs as root). */

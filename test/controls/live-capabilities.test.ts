@@ -60,7 +60,7 @@ describe('capabilities that reflect now', () => {
   it('a fake yt-dlp reporting an old version shows amber in the start log and in .status', async () => {
     const dir = await tempDir('old-ytdlp-');
     const bin = await writeFakeYtdlp(dir, path.join(dir, 'nothing.mp4'), { version: '2023.03.04' });
-    const t = await startTestApp({ plugins: [mp3, controls], config: { owners: ['62811111111'], plugins: { mp3: { ytdlpPath: bin } } } });
+    const t = await startTestApp({ plugins: [mp3, controls], env: { YTDLP_PATH: bin }, config: { owners: ['62811111111'] } });
     try {
       const row = t.logs().find((l) => l.capability === 'ytdlp');
       expect(row?.degraded).to.equal(true);

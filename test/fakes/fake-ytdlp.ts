@@ -17,7 +17,7 @@ import path from 'node:path';
  *
  * @example
  * const bin = await writeFakeYtdlp(dir, samplePath);
- * // config: { plugins: { mp3: { ytdlpPath: bin, allowPrivateHosts: true } } }
+ * // env: { YTDLP_PATH: bin, MP3_ALLOW_PRIVATE_HOSTS: 'true' }
  */
 export async function writeFakeYtdlp(dir: string, sample: string, options: { version?: string } = {}): Promise<string> {
   const bin = path.join(dir, 'yt-dlp');

@@ -32,7 +32,7 @@ describe('mp3 end to end', function () {
     let t: TestApp;
     before(async () => {
       server = await MediaServer.start({ '/clip.mp4': { file: clip, type: 'video/mp4' } });
-      t = await startTestApp({ plugins: [createMp3Plugin()], config: { plugins: { mp3: { allowPrivateHosts: true, progressIntervalMs: 0 } } } });
+      t = await startTestApp({ plugins: [createMp3Plugin()], env: { MP3_ALLOW_PRIVATE_HOSTS: 'true' }, config: { plugins: { mp3: { progressIntervalMs: 0 } } } });
     });
     after(async () => {
       await t.stop();
@@ -78,7 +78,7 @@ describe('mp3 end to end', function () {
       fakeDir = await tempDir('mp3-console-fake-');
       await writeFakeYtdlp(fakeDir, clip);
       await copyFile(clip, path.join(dir, 'clip.mp4'));
-      await writeConfig(dir, { plugins: { mp3: { allowPrivateHosts: true } } });
+      await writeConfig(dir, { plugins: { mp3: {} } });
     });
     after(async () => {
       await rm(dir, { recursive: true, force: true });
@@ -89,7 +89,7 @@ describe('mp3 end to end', function () {
       const run = await runChat(':video clip.mp4 .mp3\n.mp3 http://127.0.0.1:9/ok\n', {
         cwd: dir,
         // The fake yt-dlp comes first on PATH, as a real one would be found.
-        env: { PATH: `${fakeDir}:${process.env.PATH ?? ''}`, API_KEY: 'test-key-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', LOG_LEVEL: 'warn' },
+        env: { PATH: `${fakeDir}:${process.env.PATH ?? ''}`, MP3_ALLOW_PRIVATE_HOSTS: 'true', API_KEY: 'test-key-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', LOG_LEVEL: 'warn' },
         timeoutMs: 90_000,
       });
       expect(run.code, run.stderr).to.equal(0);

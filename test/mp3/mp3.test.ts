@@ -53,7 +53,10 @@ describe('mp3 plugin', function () {
 
   async function start(options: Record<string, unknown> = {}, config: Record<string, unknown> = {}): Promise<TestApp> {
     await rm(path.join(fakeDir, 'calls.log'), { force: true });
-    return startTestApp({ plugins: [createMp3Plugin()], config: { ...config, plugins: { mp3: { progressIntervalMs: 0, ytdlpPath: fakeBin, ...options } } } });
+    // Executable paths and the guard switch are environment settings (never config.json).
+    const { ytdlpPath, allowPrivateHosts, ...rest } = options as { ytdlpPath?: string; allowPrivateHosts?: boolean };
+    const env: Record<string, string> = { YTDLP_PATH: ytdlpPath ?? fakeBin, ...(allowPrivateHosts ? { MP3_ALLOW_PRIVATE_HOSTS: 'true' } : {}) };
+    return startTestApp({ plugins: [createMp3Plugin()], env, config: { ...config, plugins: { mp3: { progressIntervalMs: 0, ...rest } } } });
   }
 
   describe('.mp3 on media', () => {

@@ -50,14 +50,15 @@ describe('workspace without a sandbox', function () {
       name: 'workspace',
       settings: { publicBaseUrl: '', sitePort: undefined },
       config: () => ({ prefix: '.', host: '127.0.0.1' }),
-      options: () => ({ unsafeNoSandbox: true, timeLimitSeconds: 5 }),
+      options: () => ({ timeLimitSeconds: 5 }),
+      setting: (name: string) => ({ WORKSPACE_UNSAFE_NO_SANDBOX: 'true' })[name],
       dataDir,
       log,
       capabilities: caps,
     } as unknown as PluginHost;
     await workspacePlugin.start!(host);
     await workspacePlugin.stop!();
-    expect(log.error.calledWithMatch(sinon.match(/DANGER: plugins\.workspace\.unsafeNoSandbox is true/))).to.equal(true);
+    expect(log.error.calledWithMatch(sinon.match(/DANGER: WORKSPACE_UNSAFE_NO_SANDBOX is true/))).to.equal(true);
 
     const service = new WorkspaceService(host);
     await service.start();

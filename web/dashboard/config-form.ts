@@ -64,6 +64,14 @@ function splitProblem(line: string): FieldProblem {
 }
 
 function validatePluginOptions(plugin: Plugin, options: Record<string, unknown>): FieldProblem[] {
+  // Settings that can run code or open a hole are environment-only: the dashboard never sets them.
+  const moved = Object.keys(plugin.movedToEnv ?? {}).filter((key) => key in options);
+  if (moved.length) {
+    return moved.map((key) => ({
+      field: `plugins.${plugin.name}.options`,
+      message: `plugins.${plugin.name}.${key} can only be set in the environment (${plugin.movedToEnv![key]} in .env), not here: remove it`,
+    }));
+  }
   if (!plugin.optionsSchema) return [];
   // Validated as at start and at use: defaults filled in first (on a copy; the file keeps what the owner wrote).
   return optionProblems(plugin.optionsSchema, structuredClone(options), `plugins.${plugin.name}`).map((message) => ({ field: `plugins.${plugin.name}.options`, message }));

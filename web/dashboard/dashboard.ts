@@ -113,6 +113,10 @@ export function dashboard(app: App, transport: () => Transport | undefined, opti
         return { name: s.plugin.name, description: s.plugin.description, state: text, healthy: s.enabled && s.started && !missing.length, hasSchema: Boolean(s.plugin.optionsSchema), defaultEnabled: s.plugin.enabledByDefault ?? true };
       }),
       capabilities: app.capabilities.report(),
+      envOnly: app.bot.plugins().flatMap((s) => {
+        const moved = new Set(Object.values(s.plugin.movedToEnv ?? {}));
+        return (s.plugin.settings ?? []).filter((d) => moved.has(d.name)).map((d) => ({ plugin: s.plugin.name, name: d.name, description: d.description, value: app.settings.env[d.name] || undefined }));
+      }),
       legs: app.chain.health(),
       gateways: app.gatewayHealth,
       audio: { keys: app.settings.audio.keys.length, status: app.capabilities.status('audio') },

@@ -67,6 +67,8 @@ export interface DashboardView {
   ownIds: Array<{ id: string; label: string; added: boolean }>;
   plugins: PluginRow[];
   capabilities: Array<{ name: string } & CapabilityStatus>;
+  /** Settings that can run code or open a hole: environment only, shown here read-only. */
+  envOnly: Array<{ plugin: string; name: string; description: string; value?: string }>;
   legs: LegHealth[];
   gateways: Array<{ name: string; url: string; healthy: boolean; detail: string }>;
   audio: { keys: number; status: CapabilityStatus };
@@ -184,6 +186,7 @@ function statusSections(view: DashboardView): SafeHtml {
   };
   const problems = view.recentProblems.slice(0, 25).map((p) => html`<tr><td>${new Date(p.time).toISOString().replace('T', ' ').slice(0, 19)}</td><td class="${p.level === 'warn' ? 'warn' : 'bad'}">${p.level}</td><td>${p.plugin ?? ''}</td><td>${p.msg}</td></tr>`);
   return html`<section id="capabilities"><h2>Capabilities</h2><table><tbody>${caps}</tbody></table>
+${view.envOnly.length ? html`<h2>Set in .env only (read-only here)</h2><p>These can run a program or open a hole, so they are never set from this page: edit <code>.env</code> and restart.</p><table><thead><tr><th>Setting</th><th>Value</th><th>Meaning</th></tr></thead><tbody>${view.envOnly.map((e) => html`<tr><td><b>${e.name}</b></td><td>${e.value === undefined ? html`<i>not set</i>` : html`<code>${e.value}</code>`}</td><td>${e.plugin}: ${e.description}</td></tr>`)}</tbody></table>` : ''}
 ${view.pluginFailures.length ? html`<h2>Plugins that did not load</h2><ul>${view.pluginFailures.map((f) => html`<li class="bad"><b>${f.source}</b>: ${f.reason}</li>`)}</ul>` : ''}</section>
 <section id="providers"><h2>AI providers</h2><table><thead><tr><th>Leg</th><th>Model</th><th>State</th><th>Requests / failures</th><th>Last failure</th></tr></thead><tbody>${legs.length ? legs : html`<tr><td colspan="5">No provider is configured.</td></tr>`}</tbody></table>
 ${gateways.length ? html`<ul>${gateways}</ul>` : ''}
