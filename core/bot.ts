@@ -19,6 +19,7 @@ import type { MemoryStore } from './store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from './transport/message.js';
 import type { Transport } from './transport/transport.js';
 import { logOnlyNotifier, type OwnerNotifier } from './notices/owner-notifier.js';
+import { Jail } from './jail/jail.js';
 import type { StatusReport, StatusSource } from './status/status-report.js';
 import type { SessionState } from './transport/transport.js';
 
@@ -64,6 +65,8 @@ export interface BotDeps {
   memories: MemoryStore;
   /** Owner notices; default: log only. */
   notices?: OwnerNotifier;
+  /** The jail for helper programs; default: one run as uid 65534. */
+  jail?: Jail;
   /** The safe-sending limiter for messages the bot starts on its own; default: straight to the transport. */
   outbox?: BotInitiatedSender;
   /** Where registration failures are reported (shared with the app's `pluginFailures`). */
@@ -90,6 +93,7 @@ export class Bot {
   readonly notices: OwnerNotifier;
   /** What the bot keeps about people, for `.mydata`, the dashboard's delete and revoked messages. */
   readonly privacy = new PrivacyRegistry();
+  readonly jail: Jail;
   private configValue: BotConfig;
   private transport: Transport | undefined;
   private readonly states: PluginState[];
@@ -116,6 +120,7 @@ export class Bot {
     this.histories = deps.histories;
     this.memories = deps.memories;
     this.notices = deps.notices ?? logOnlyNotifier(deps.log);
+    this.jail = deps.jail ?? new Jail();
     this.outbox = deps.outbox;
     this.privacy.register(historyParticipant(this.histories));
     this.privacy.register(memoryParticipant(this.memories));
@@ -268,6 +273,7 @@ export class Bot {
       },
       notices: this.notices,
       privacy: this.privacy,
+      jail: this.jail,
     };
     this.hosts.set(name, host);
     return host;
