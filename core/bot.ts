@@ -19,6 +19,7 @@ import type { StatusReport, StatusSource } from './status/status-report.js';
 import { Jail } from './jail/jail.js';
 import { KeyPool } from './providers/key-pool.js';
 import type { HistoryStore } from './store/history.js';
+import { historyParticipant, memoryParticipant, PrivacyRegistry } from './store/privacy.js';
 import type { MemoryStore } from './store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from './transport/message.js';
 import type { SessionState, Transport } from './transport/transport.js';
@@ -73,6 +74,8 @@ export class Bot {
   readonly memories: MemoryStore;
   readonly ai: AiService;
   readonly notices: OwnerNotifier;
+  /** What the bot keeps about people, for `.mydata`, the dashboard's delete and revoked messages. */
+  readonly privacy = new PrivacyRegistry();
   readonly jail: Jail;
   readonly audioKeys: KeyPool;
   readonly failures: PluginFailure[];
@@ -100,6 +103,8 @@ export class Bot {
     this.jail = deps.jail ?? new Jail();
     this.audioKeys = deps.audioKeys ?? new KeyPool(deps.settings.audio.keys, deps.log.child({ part: 'audio-keys' }));
     this.outbox = deps.outbox;
+    this.privacy.register(historyParticipant(this.histories));
+    this.privacy.register(memoryParticipant(this.memories));
     this.failures = deps.failures ?? [];
     this.queue = new ChatQueue(deps.log);
     const config = () => this.configValue;
@@ -206,6 +211,7 @@ export class Bot {
         return bot.statusSource();
       },
       notices: this.notices,
+      privacy: this.privacy,
       jail: this.jail,
       audioKeys: this.audioKeys,
       serveSite: (site) => void bot.siteList.push({ ...site, plugin: name }),
@@ -248,7 +254,24 @@ export class Bot {
   /** Connects a transport and starts handling its messages. Call `startPlugins()` first. */
   async start(transport: Transport): Promise<void> {
     this.transport = transport;
-    await transport.start((message) => this.handle(message));
+    transport.onRevoke?.((chatId, messageId) => this.revoke(chatId, messageId));
+    await transport.start((message) => this.handle(message), { onRevoke: (chatId, messageId) => this.revoke(chatId, messageId) });
+  }
+
+  /**
+   * A message deleted for everyone: removed from history, memory, the voice archive and its index (every privacy
+   * participant). Queued behind the chat's messages, so a delete that arrives while its message is being handled
+   * still finds it. Never rejects.
+   */
+  revoke(chatId: string, messageId: string): Promise<void> {
+    return this.queue.behind(
+      chatId,
+      async () => {
+        const removed = await this.privacy.revoke(chatId, messageId);
+        this.log.info({ chat: chatId, messageId, removed }, 'a message deleted for everyone was removed from the stored data');
+      },
+      (err) => this.log.error({ err, chat: chatId, messageId }, 'could not remove a message deleted for everyone'),
+    );
   }
 
   /**
@@ -265,7 +288,8 @@ export class Bot {
     if (unfinished) this.log.warn({ unfinished }, `${unfinished} message(s) were still being handled when the stop's grace time was up; stopping anyway`);
     await this.registry.stop();
     await this.transport?.stop();
-    await Promise.all([this.histories.flush(), this.memories.flush()]);
+    // A store that cannot write rejects; the app's data health lists it and the stop reports it (never silently).
+    await Promise.allSettled([this.histories.flush(), this.memories.flush()]);
   }
 
   /** Resolves when no message is being handled. */

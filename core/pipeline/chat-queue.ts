@@ -33,6 +33,19 @@ export class ChatQueue {
     });
   }
 
+  /**
+   * Queues housekeeping behind the chat's messages (a delete-for-everyone must find the message it deletes), taken
+   * even while draining and not counted as a message in flight. Never rejects: a failure goes to `onError`.
+   */
+  behind(chatId: string, job: () => Promise<void>, onError: (err: unknown) => void): Promise<void> {
+    const previous = this.tails.get(chatId) ?? Promise.resolve();
+    const tail = previous.then(job).catch(onError);
+    this.tails.set(chatId, tail);
+    return tail.finally(() => {
+      if (this.tails.get(chatId) === tail) this.tails.delete(chatId);
+    });
+  }
+
   /** Resolves when no job is running or waiting. */
   idle(): Promise<void> {
     if (this.inFlight === 0) return Promise.resolve();

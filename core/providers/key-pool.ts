@@ -137,13 +137,15 @@ export class KeyPool {
   /** The pool's state as a capability: missing when every key is parked or rejected. Never shows a key. */
   status(): CapabilityStatus {
     const total = this.slots.length;
-    if (!total) return { ok: false, detail: `no ${this.wording.label} key is configured (set ${this.wording.setting})` };
+    if (!total) return { ok: false, detail: `no ${this.wording.label} key is configured (set ${this.wording.setting})`, counts: { usable: 0, parked: 0, rejected: 0 } };
     const usable = this.usable().length;
-    if (usable) return { ok: true, detail: `${usable} of ${total} ${this.wording.label} key(s) usable` };
+    const rejectedCount = this.slots.filter((s) => s.rejected).length;
+    const counts = { usable, parked: total - usable - rejectedCount, rejected: rejectedCount };
+    if (usable) return { ok: true, detail: `${usable} of ${total} ${this.wording.label} key(s) usable`, counts };
     const parked = this.slots.filter((s) => !s.rejected);
     const rejected = total - parked.length;
     // A rejected key is not "used up": waiting will not help, the owner must fix it.
-    if (!parked.length) return { ok: false, detail: `${total === 1 ? `the ${this.wording.label} key was` : `all ${total} ${this.wording.label} keys were`} rejected by the provider (check ${this.wording.setting} in .env)` };
+    if (!parked.length) return { ok: false, detail: `${total === 1 ? `the ${this.wording.label} key was` : `all ${total} ${this.wording.label} keys were`} rejected by the provider (check ${this.wording.setting} in .env)`, counts };
     const parts: string[] = [];
     if (parked.length) {
       const until = Math.min(...parked.map((s) => s.parkedUntil));
@@ -151,7 +153,7 @@ export class KeyPool {
       parts.push(`${parked.length} ${daily ? 'reached the daily limit' : 'rate-limited'}, the first is free again at ${clock(until)}`);
     }
     if (rejected) parts.push(`${rejected} rejected by the provider`);
-    return { ok: false, detail: `all ${total} ${this.wording.label} key(s) are used up (${parts.join('; ')})` };
+    return { ok: false, detail: `all ${total} ${this.wording.label} key(s) are used up (${parts.join('; ')})`, counts };
   }
 
   /** Classifies a failed call. */
