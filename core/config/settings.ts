@@ -19,9 +19,8 @@ export interface Settings {
   audio: {
     keys: string[];
     baseUrl: string;
-    model: string;
+    /** The chat model of the chain's audio legs (the plugins using the audio keys read their own models). */
     chatModel: string;
-    searchModel: string;
   };
   publicBaseUrl: string;
   sitePort: number | undefined;
@@ -45,9 +44,7 @@ export interface Settings {
 }
 
 export const DEFAULT_AUDIO_BASE_URL = 'https://api.groq.com/openai/v1';
-export const DEFAULT_AUDIO_MODEL = 'whisper-large-v3-turbo';
 export const DEFAULT_AUDIO_CHAT_MODEL = 'llama-3.3-70b-versatile';
-export const DEFAULT_AUDIO_SEARCH_MODEL = 'groq/compound';
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 45_000;
 
 /** Names of the settings that hold a provider key; at least one must be set. */
@@ -127,9 +124,7 @@ export function loadSettings(options: { cwd?: string; env?: NodeJS.ProcessEnv; r
     audio: {
       keys: audioKeys,
       baseUrl: str('AUDIO_BASE_URL', DEFAULT_AUDIO_BASE_URL),
-      model: str('AUDIO_MODEL', DEFAULT_AUDIO_MODEL),
       chatModel: str('AUDIO_CHAT_MODEL', DEFAULT_AUDIO_CHAT_MODEL),
-      searchModel: str('AUDIO_SEARCH_MODEL', DEFAULT_AUDIO_SEARCH_MODEL),
     },
     publicBaseUrl: str('PUBLIC_BASE_URL').replace(/\/+$/, ''),
     sitePort: str('SITE_PORT') ? int(env, 'SITE_PORT', 0) : undefined,

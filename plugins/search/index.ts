@@ -85,6 +85,7 @@ export default definePlugin({
   settings: [
     { name: 'SEARCH_API_KEY', description: 'key of the Tavily-style search provider' },
     { name: 'SEARCH_BASE_URL', description: 'its base URL (default https://api.tavily.com)' },
+    { name: 'AUDIO_SEARCH_MODEL', description: 'the audio provider model with built-in web search, the backup (default groq/compound)' },
   ],
   setup: (host) => {
     // One per bot: the tool and the command share the provider's rest state.

@@ -30,6 +30,9 @@ export const DEFAULT_SEARCH_BASE_URL = 'https://api.tavily.com';
 /** Longest query passed on (Tavily takes 400 characters). */
 export const MAX_QUERY_CHARS = 400;
 
+/** The audio provider's model with built-in web search, unless AUDIO_SEARCH_MODEL names another. */
+export const DEFAULT_AUDIO_SEARCH_MODEL = 'groq/compound';
+
 /**
  * Web search for one bot: the search provider (SEARCH_API_KEY, SEARCH_BASE_URL) first; when it has no key, fails
  * or rests after a failure, the audio provider's search model (AUDIO_SEARCH_MODEL) through the chain's audio legs.
@@ -74,7 +77,7 @@ export class WebSearch {
     }
     if (audio.keys.length) {
       try {
-        const { answer, hits } = await backupSearch(this.host.ai, audio.searchModel, query);
+        const { answer, hits } = await backupSearch(this.host.ai, this.host.setting('AUDIO_SEARCH_MODEL')?.trim() || DEFAULT_AUDIO_SEARCH_MODEL, query);
         return { query, hits: hits.slice(0, maxResults), answer, via: 'backup' };
       } catch (err) {
         this.log.warn({ err: (err as Error).message }, 'backup search failed');

@@ -55,6 +55,9 @@ function contextText(ctx: BotContext): string {
  * const voice = createVoicePlugin({ now: () => clock });
  * await startTestApp({ plugins: [voice], env: { AUDIO_API_KEYS: 'k1,k2', AUDIO_BASE_URL: fake.url } });
  */
+/** The transcription model, unless AUDIO_MODEL names another. */
+export const DEFAULT_AUDIO_MODEL = 'whisper-large-v3-turbo';
+
 export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
   const now = deps.now ?? Date.now;
   let runtime: Runtime | undefined;
@@ -244,6 +247,7 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
       return `I can't hear voice notes right now: ${detail}. Please type your message instead.`;
     },
     optionsSchema: voiceOptionsSchema,
+    settings: [{ name: 'AUDIO_MODEL', description: `the audio provider's transcription model (default ${DEFAULT_AUDIO_MODEL})` }],
     triggers: [
       { every: true },
       { media: ['voice', 'audio'], help: 'voice notes are transcribed and answered like text' },
@@ -253,6 +257,7 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
     start(host: PluginHost) {
       const settings = host.settings;
       // The core's one pool of the audio keys, shared with the provider chain's audio legs and the backup search.
+      const audioModel = host.setting('AUDIO_MODEL')?.trim() || DEFAULT_AUDIO_MODEL;
       const pool = host.audioKeys;
       if (deps.now) pool.useClock(deps.now);
       pool.notices = host.notices;
@@ -260,7 +265,7 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
       host.capabilities.setLive('audio', () => pool.status());
       const provider = new AudioProvider(pool, {
         baseUrl: settings.audio.baseUrl,
-        model: settings.audio.model,
+        model: audioModel,
         chatModel: settings.audio.chatModel,
         timeoutMs: settings.upstreamTimeoutMs,
       });
@@ -280,7 +285,7 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
       };
       // Optional on hand-made hosts (tests of other parts).
       host.privacy?.register(voicePrivacy(runtime.archive));
-      if (pool.size) host.log.info({ audioKeys: pool.size }, `voice: ${pool.size} audio key(s) in the rotation pool (model ${settings.audio.model})`);
+      if (pool.size) host.log.info({ audioKeys: pool.size }, `voice: ${pool.size} audio key(s) in the rotation pool (model ${audioModel})`);
       else host.log.warn('voice: no audio key (AUDIO_API_KEYS): the bot cannot hear voice notes; audio transcription, the audio archive and auto-reactions are off');
     },
     async stop() {
