@@ -55,6 +55,7 @@ describe('workspace without a sandbox', function () {
       dataDir,
       log,
       capabilities: caps,
+      serveSite: () => undefined,
     } as unknown as PluginHost;
     await workspacePlugin.start!(host);
     await workspacePlugin.stop!();
