@@ -174,6 +174,11 @@ export interface PluginSpec<S extends TObject> {
   missing?: string | ((missing: string[]) => string);
   provides?: CapabilityDeclaration[];
   settings?: SettingDeclaration[];
+  /**
+   * Options an earlier version read from config.json that are now environment settings (option → setting name):
+   * the core drops them from an old config.json with a start-log warning, and the dashboard refuses them.
+   */
+  movedToEnv?: Readonly<Record<string, string>>;
   /** Whether the plugin is on when config.json does not mention it. Default true. */
   enabledByDefault?: boolean;
   /** Lower is tried earlier among plugins whose handlers match. Default 100. */
@@ -226,6 +231,7 @@ export function definePlugin<S extends TObject = TObject<{}>>(spec: PluginSpec<S
     order: spec.order,
     provides: spec.provides,
     settings: spec.settings,
+    movedToEnv: spec.movedToEnv,
     setup: spec.setup as unknown as NonNullable<Plugin['setup']>,
     __plugin: true as const,
   });
