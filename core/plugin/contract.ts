@@ -175,8 +175,11 @@ export interface PluginSpec<S extends TObject> {
   provides?: CapabilityDeclaration[];
   settings?: SettingDeclaration[];
   /**
-   * Options an earlier version read from config.json that are now environment settings (option → setting name):
-   * the core drops them from an old config.json with a start-log warning, and the dashboard refuses them.
+   * Options that moved from config.json to environment settings (option → setting name), because they run a program
+   * or open a hole. An old config.json keeping them starts with a warning naming them; the dashboard refuses them.
+   *
+   * @example
+   * movedToEnv: { ytdlpPath: 'YTDLP_PATH' }
    */
   movedToEnv?: Readonly<Record<string, string>>;
   /** Whether the plugin is on when config.json does not mention it. Default true. */
