@@ -45,7 +45,7 @@ export type { Logger } from './log/logger.js';
 export type { AiService, RespondOptions } from './plugin/ai.js';
 export { AllProvidersFailedError } from './providers/types.js';
 /** The wait an upstream asked for (retry-after / retry-after-ms headers), for plugins that call an upstream of their own. */
-export { retryAfterMs } from './providers/failure.js';
+export { BadAnswerError, retryAfterMs } from './providers/failure.js';
 export { statusText, type StatusReport } from './status/status-report.js';
 /** The provider chain's premium-model rule, shared by every plugin that honours an explicit premium request. */
 export { DEFAULT_PREMIUM_PHRASES, premiumRequest } from './chat/premium-request.js';
@@ -89,6 +89,5 @@ export { ytdlpStatus } from './capabilities/tool-age.js';
  * const args = [...inputArgs(await pinFileFormat(file, 'audio-video')), '-i', file];
  */
 export { assertPixelBudget, DEFAULT_MAX_IMAGE_PIXELS, inputArgs, MediaRefused, pinFileFormat, pinFormat, type PinnedFormat } from './media/index.js';
-/** For plugins that call a provider leg themselves: a leg and the error for an answer that is not usable. */
-export { BadAnswerError } from './providers/failure.js';
+/** For plugins that call a provider leg themselves (vision): a leg; `BadAnswerError` above is for an unusable answer. */
 export type { ProviderLeg } from './providers/types.js';
