@@ -128,7 +128,7 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
     return status.ok ? undefined : status.detail;
   };
 
-  /** Downloads, transcribes and archives the voice note of this message (once; the result goes to ctx.state). */
+  /** Downloads, transcribes and archives the voice note of this message (once per message: the observer hears it, the media handler reuses that). */
   async function hear(ctx: Ctx): Promise<Heard> {
     const known = heardOf.get(ctx.message);
     if (known) return known;
