@@ -1,6 +1,5 @@
 import OpenAI, { toFile } from 'openai';
-import { normalizeBaseUrl } from '../../core/providers/normalize.js';
-import type { KeyPool } from '../../core/providers/key-pool.js';
+import { normalizeBaseUrl, type KeyPool } from '../../core/index.js';
 
 /** One file to upload for transcription. */
 export interface UploadFile {
