@@ -5,7 +5,7 @@ import { ALLOWED_CONTAINERS, MediaRefused, mediaSeconds, pinFormat, type Jail, t
 import { sniffAudio, type AudioFormat } from './audio-format.js';
 import { NoTranscriptError, type AudioProvider, type UploadFile } from './audio-provider.js';
 import { AudioConversionError, SPEECH_BITRATE, toOpusSpeech } from './ffmpeg.js';
-import { KeysExhaustedError, ProviderDownError, RequestRejectedError } from '../../core/providers/key-pool.js';
+import { KeysExhaustedError, ProviderDownError, RequestRejectedError } from '../../core/index.js';
 
 /** A voice-note failure whose message is a complete sentence for the user. */
 export class VoiceError extends Error {}
