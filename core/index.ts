@@ -54,3 +54,7 @@ export { DEFAULT_PREMIUM_PHRASES, premiumRequest } from './chat/premium-request.
 export { startTestBot, type TestBot, type TestBotOptions } from './testing/test-kit.js';
 export { FakeModel, lastText, type ModelAnswer, type ModelRequest } from './testing/fake-model.js';
 export type { BotAction, PushInput } from './transport/memory.js';
+
+/** Data files of a plugin's own: a file name an id can never escape its folder with, and an atomic write (temp, fsync, rename). */
+export { safeFileName, writeFileAtomicSafe as writeFileAtomic } from './store/atomic.js';
+export type { HistoryAppendListener } from './store/history.js';

@@ -15,6 +15,9 @@ export interface HistoryEntry {
   media?: string;
 }
 
+/** Told of every entry appended to a chat's history (see `HistoryStore.onAppend`). */
+export type HistoryAppendListener = (chatId: string, entry: HistoryEntry) => void;
+
 /**
  * The history of every chat: `data/history/<chat>.json`, one file per chat, bounded to the last `maxMessages`
  * entries, written atomically.
@@ -24,6 +27,7 @@ export interface HistoryEntry {
  * const recent = await histories.recent(chatId, 20);
  */
 export class HistoryStore {
+  private readonly appendListeners = new Set<HistoryAppendListener>();
   private readonly docs: JsonFileCollection<{ messages: HistoryEntry[] }>;
   constructor(dataDir: string, public maxMessages = 50, onCorrupt?: (file: string, movedTo: string, error: Error) => void) {
     this.docs = new JsonFileCollection((chat) => path.join(dataDir, 'history', `${safeFileName(chat)}.json`), () => ({ messages: [] }), onCorrupt);
@@ -35,6 +39,13 @@ export class HistoryStore {
       doc.messages.push(entry);
       if (doc.messages.length > this.maxMessages) doc.messages.splice(0, doc.messages.length - this.maxMessages);
     });
+    for (const listener of this.appendListeners) {
+      try {
+        listener(chatId, entry);
+      } catch {
+        // A listener's failure is its own (it logs); the history write already happened.
+      }
+    }
   }
 
   /** The last `limit` entries, oldest first. */
@@ -52,6 +63,17 @@ export class HistoryStore {
       doc.messages = [];
     });
     return removed;
+  }
+
+  /**
+   * Calls `listener` after every entry appended to any chat's history — what people said and what the bot answered —
+   * for stores that keep more than the prompt history (the recall log). Returns the function that unsubscribes.
+   *
+   * @example const off = histories.onAppend((chatId, entry) => log.add(chatId, entry));
+   */
+  onAppend(listener: HistoryAppendListener): () => void {
+    this.appendListeners.add(listener);
+    return () => this.appendListeners.delete(listener);
   }
 
   flush(): Promise<void> {
