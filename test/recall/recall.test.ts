@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { lastText, startTestBot, type ModelRequest, type TestBot } from '../../core/index.js';
+import { FakeModel, lastText, startTestBot, type BotAction, type ModelRequest, type TestBot } from '../../core/index.js';
+import controls from '../../plugins/controls/index.js';
 import recall from '../../plugins/recall/index.js';
+import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const ANA = '10000000001@s.whatsapp.net';
 const BUDI = '10000000002@s.whatsapp.net';
@@ -162,3 +164,33 @@ describe('recall: search of past conversations', function () {
 });
 
 const mkdtempDir = () => mkdtemp(path.join(os.tmpdir(), 'recall-test-'));
+
+describe('recall with the rest of the bot (groups, .reset)', function () {
+  this.timeout(20_000);
+  const GROUP = '120363000000000077@g.us';
+  const BOT = '62899999999@s.whatsapp.net';
+  let model: FakeModel;
+  let t: TestApp | undefined;
+
+  beforeEach(async () => {
+    model = await FakeModel.start(() => 'noted');
+    t = await startTestApp({ plugins: [controls, recall], env: { API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'm' }, config: { groups: { commandsWithoutMention: true } }, ownIds: [BOT] });
+  });
+  afterEach(async () => {
+    await t?.stop();
+    await model.close();
+  });
+  const say = async (input: Parameters<TestApp['transport']['push']>[0]) =>
+    (await t!.transport.push(input)).filter((a): a is Extract<BotAction, { type: 'text' }> => a.type === 'text').map((a) => a.text);
+
+  it('logs group messages not addressed to the bot, and .reset leaves the log alone', async () => {
+    await say({ chatId: GROUP, senderId: ANA, senderName: 'Ana', text: 'the picnic moves to the lighthouse' });
+    assert.deepEqual(model.requests, [], 'a group message for others is not answered');
+    assert.match((await say({ chatId: GROUP, senderId: BUDI, text: '.recall lighthouse' }))[0], /Ana: the picnic moves to the lighthouse/);
+
+    await say({ senderId: ANA, text: 'my passport number is K4471' });
+    assert.match((await say({ senderId: ANA, text: '.reset' }))[0], /starts fresh/);
+    assert.match((await say({ senderId: ANA, text: '.recall K4471' }))[0], /my passport number is K4471/);
+    assert.match((await say({ senderId: ANA, text: '.recall noted' }))[0], /me \(the bot\): noted/);
+  });
+});
