@@ -3,10 +3,15 @@ import { fileURLToPath } from 'node:url';
 import { Bot } from './bot.js';
 import { Capabilities, capabilityMark } from './capabilities/capabilities.js';
 import { defineCoreCapabilities } from './capabilities/detect.js';
+import { createJail, reportJail } from './jail/setup.js';
+import { describeSupport } from './jail/support.js';
 import { ConfigError, loadConfigFile } from './config/config-file.js';
 import type { BotConfig } from './config/schema.js';
 import { ensureDataDir, loadSettings, type Settings } from './config/settings.js';
 import { createAiService } from './chat/ai-service.js';
+import { BotMetrics } from './metrics/bot-metrics.js';
+import { instrumentTransport } from './metrics/instrument-transport.js';
+import { transportRestriction } from './metrics/readiness.js';
 import { createLogger, isPrettyLogger, type Logger } from './log/logger.js';
 import { acquireInstanceLock } from './lifecycle/instance-lock.js';
 import { discoverPlugins } from './plugin/discover.js';
@@ -52,6 +57,8 @@ export interface App {
   /** Per-user budgets (today's tokens per user). */
   budgets: UserBudgets;
   capabilities: Capabilities;
+  /** Prometheus metrics of this app (its own registry), served on `GET /metrics`. */
+  metrics: BotMetrics;
   pluginFailures: Array<{ source: string; reason: string }>;
   /** Gateway probe results; filled in when the probe (run beside start-up) finishes. */
   gatewayHealth: Array<{ name: string; url: string; healthy: boolean; detail: string }>;
@@ -121,12 +128,18 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   const settings = loadSettings({ cwd, env: options.env });
   ensureDataDir(settings.dataDir);
   const log = options.logger ?? createLogger({ level: settings.logLevel, secrets: settings.secrets, pretty: settings.logFormat ? settings.logFormat === 'pretty' : undefined });
-  const loaded = await loadConfigFile(cwd);
+  const loaded = await loadConfigFile(cwd, settings.configFile);
+  log.info({ envFile: settings.envFile, configFile: loaded.file, dataDir: settings.dataDir }, 'account files: settings, config and data');
   if (loaded.created) log.warn({ file: loaded.file }, 'config.json was missing: created it from config.example.json; edit it (or use the /config dashboard)');
   const config = loaded.config;
 
   const capabilities = new Capabilities();
   defineCoreCapabilities(capabilities, settings);
+  const jail = createJail(settings);
+  capabilities.define('sandbox', async () => {
+    const support = await jail.detect();
+    return { ok: support.bwrap.ok, detail: describeSupport(support) };
+  });
 
   const discovery = options.plugins
     ? { plugins: options.plugins, failures: [] }
@@ -155,6 +168,12 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   usage.onRecord((userId, role, tokens) => {
     if (userId && tokens > 0) void budgets.spend(userId, role === 'premium', tokens);
   });
+  const metrics = new BotMetrics();
+  chain.onOutcome(({ leg, outcome, cooldownMs }) => {
+    metrics.upstreamRequests.inc({ leg, outcome });
+    if (cooldownMs > 0) metrics.legCooldowns.inc({ leg, reason: outcome });
+  });
+  metrics.observe({ legs: () => chain.health(), audioKeys: () => capabilities.known('audio') ? capabilities.status('audio').counts : undefined });
   // Chat and premium follow the legs' live state: amber while a leg rests or was rejected, red when none can answer.
   capabilities.setLive('chat', () => legsCapability(chain.health(), () => true, 'no provider key'));
   capabilities.setLive('premium', () =>
@@ -185,6 +204,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     capabilities,
     histories,
     memories,
+    jail,
     createAi: (tools) => createAiService({ chain, budgets, capabilities, config: () => bot.config, log: log.child({ part: 'ai' }), tools }),
   });
 
@@ -204,6 +224,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
         }
       });
   await Promise.all([capabilities.detectAll(), usage.load(), budgets.load()]);
+  reportJail(log, jail);
   await bot.startPlugins();
   // Sweeps data/media (30 days) and data/generated (7 days) now and daily; its timer never keeps the process alive.
   const retention = startRetentionSweeper({ dataDir: settings.dataDir, log: log.child({ part: 'retention' }) });
@@ -222,6 +243,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     usage,
     budgets,
     capabilities,
+    metrics,
     pluginFailures: discovery.failures,
     gatewayHealth,
     healthChecked,
@@ -229,8 +251,11 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     outbox,
     async connect(connecting) {
       transport = connecting;
-      outbox.attach(connecting);
-      await bot.start(connecting);
+      metrics.observe({ transport: () => ({ connected: connecting.session().status === 'linked', restricted: Boolean(transportRestriction(connecting)) }) });
+      // The bot and the outbox see the transport through the metrics wrapper: every message and send is counted there.
+      const counted = instrumentTransport(connecting, metrics);
+      outbox.attach(counted);
+      await bot.start(counted);
     },
     async stop() {
       retention.stop();

@@ -28,10 +28,10 @@ interface FlexIndex {
   search(query: string, options: { limit: number; suggest: boolean }): unknown[];
 }
 
-const TITLE = '7. recall: search of one chat with 100,000 past messages';
+const TITLE = '8. recall: search of one chat with 100,000 past messages';
 
 /**
- * 7. The recall plugin's per-chat log with one chat of `messages` messages (Zipf-distributed words, a month of them per
+ * 8. The recall plugin's per-chat log with one chat of `messages` messages (Zipf-distributed words, a month of them per
  * segment over about a year) and a small second chat: search latency with the chat loaded, A/B against the same
  * FlexSearch index queried directly, the first search after a restart (reading the JSONL segments and indexing), and
  * two checks: a planted message is found, and a word only the other chat has is never found in this one.
