@@ -202,8 +202,12 @@ export function ensureDataDir(dataDir: string): void {
     accessSync(existing, constants.W_OK | constants.X_OK);
     mkdirSync(dataDir, { recursive: true });
     const probe = path.join(dataDir, `.write-test-${process.pid}`);
-    writeFileSync(probe, 'ok');
-    rmSync(probe);
+    try {
+      writeFileSync(probe, 'ok');
+    } finally {
+      // Removed whether or not the write worked: a full disk leaves a half-written probe otherwise.
+      rmSync(probe, { force: true });
+    }
   } catch (err) {
     if (err instanceof SettingsError) throw err;
     throw fail((err as NodeJS.ErrnoException).code === 'EACCES' ? 'permission denied' : (err as Error).message);
