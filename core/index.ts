@@ -55,6 +55,13 @@ export { startTestBot, type TestBot, type TestBotOptions } from './testing/test-
 export { FakeModel, lastText, type ModelAnswer, type ModelRequest } from './testing/fake-model.js';
 export type { BotAction, PushInput } from './transport/memory.js';
 
-/** Data files of a plugin's own: a file name an id can never escape its folder with, and an atomic write (temp, fsync, rename). */
-export { safeFileName, writeFileAtomicSafe as writeFileAtomic } from './store/atomic.js';
+/**
+ * Data files of a plugin's own: a file name an id can never escape its folder with, an atomic write (temp, fsync,
+ * rename), an append that waits while a backup holds the writes, and the data folder's health (files set aside,
+ * failed writes: logged, on the dashboard, told to the owners, reported at stop).
+ */
+export { appendToFile, safeFileName, writeFileAtomicSafe as writeFileAtomic } from './store/atomic.js';
+export { healthFor, type DataHealth } from './store/data-health.js';
 export type { HistoryAppendListener } from './store/history.js';
+/** The privacy controls (`host.privacy`): what a participant implements, and who a kept item is about. */
+export { isPrivateChatOf, writtenBy, type PersonIds, type PrivacyParticipant } from './store/privacy.js';

@@ -1,7 +1,8 @@
 import path from 'node:path';
-import { definePlugin, Type, type HistoryEntry } from '../../core/index.js';
+import { definePlugin, healthFor, Type, type HistoryEntry } from '../../core/index.js';
 import { formatForChat, formatForModel } from './format.js';
 import { queryTerms, RecallStore, type LoggedMessage } from './log-store.js';
+import { recallPrivacy } from './privacy.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** How many recent message ids are remembered to log a message once when both the observer and history see it. */
@@ -23,15 +24,14 @@ export default definePlugin({
   description: "Searches this chat's past messages (.recall <words>)",
   options,
   setup: async (host) => {
+    // Problems go to the data folder's health: the log, the dashboard, the owners (notice data-write), the stop report.
     const logs = new RecallStore(path.join(host.dataDir, 'recall'), {
-      setAside: (file, movedTo, reason) => host.log.warn({ file, movedTo, reason }, `recall log file ${path.basename(file)} was set aside (${reason}); its bytes are kept in ${path.basename(movedTo)}`),
+      setAside: (file, movedTo, reason) => healthFor(file).corrupt(file, movedTo, `recall log: ${reason}`),
       badLines: (file, count) => host.log.warn({ file, count }, `recall log ${path.basename(file)}: skipped ${count} line(s) that are not valid entries`),
-      writeFailed: (file, err) => {
-        host.log.error({ file, err: (err as Error)?.message, code: (err as NodeJS.ErrnoException)?.code }, 'could not write to the recall log; keeping the messages in memory and retrying');
-        host.notices.raise('recall-write', 'The bot cannot write its recall log (search of past messages): new messages are kept in memory and retried.');
-      },
-      writeRecovered: () => host.notices.recover('recall-write', 'The recall log is being written again; nothing pending was lost.'),
+      writeFailed: (file, err) => healthFor(file).writeFailed(file, err),
+      writeRecovered: (file) => healthFor(file).writeRecovered(file),
     });
+    host.privacy.register(recallPrivacy(logs));
     const cutoff = () => Date.now() - host.options().retentionDays * DAY_MS;
     const enabled = () => host.config().plugins?.recall?.enabled ?? true;
 

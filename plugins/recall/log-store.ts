@@ -1,7 +1,7 @@
-import { appendFile, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Encoder, Index } from 'flexsearch';
-import { safeFileName, writeFileAtomic } from '../../core/index.js';
+import { appendToFile, safeFileName, writeFileAtomic } from '../../core/index.js';
 
 /** One message kept in the recall log: what someone said in the chat, or what the bot answered. */
 export interface LoggedMessage {
@@ -32,7 +32,7 @@ export interface RecallStoreEvents {
   badLines?(file: string, count: number): void;
   /** An append failed (kept in memory and retried with the next write and at stop). */
   writeFailed?(file: string, err: unknown): void;
-  /** Appends that had failed were written. */
+  /** Appends to this file that had failed were written. */
   writeRecovered?(file: string): void;
 }
 
@@ -231,8 +231,8 @@ export class ChatRecallLog {
     const lines = [...(this.unsaved.get(name) ?? []), line];
     try {
       if (!this.ready.has(name)) await this.prepareSegment(name);
-      await appendFile(file, lines.join(''));
-      if (this.unsaved.delete(name) && !this.unsaved.size) this.events.writeRecovered?.(file);
+      await appendToFile(file, lines.join(''));
+      if (this.unsaved.delete(name)) this.events.writeRecovered?.(file);
     } catch (err) {
       this.unsaved.set(name, lines);
       this.ready.delete(name);
@@ -257,7 +257,7 @@ export class ChatRecallLog {
       const { size } = await handle.stat();
       const last = Buffer.alloc(1);
       if (size > 0) await handle.read(last, 0, 1, size - 1);
-      if (size > 0 && last[0] !== 0x0a) await appendFile(file, '\n');
+      if (size > 0 && last[0] !== 0x0a) await appendToFile(file, '\n');
     } finally {
       await handle.close();
     }

@@ -4,7 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { FakeModel, lastText, startTestBot, type BotAction, type ModelRequest, type TestBot } from '../../core/index.js';
 import controls from '../../plugins/controls/index.js';
+import mydata from '../../plugins/mydata/index.js';
 import recall from '../../plugins/recall/index.js';
+import { MemoryTransport } from '../../core/transport/memory.js';
+import type { OutgoingMedia, SentMessage } from '../../core/transport/message.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const ANA = '10000000001@s.whatsapp.net';
@@ -192,5 +195,65 @@ describe('recall with the rest of the bot (groups, .reset)', function () {
     assert.match((await say({ senderId: ANA, text: '.reset' }))[0], /starts fresh/);
     assert.match((await say({ senderId: ANA, text: '.recall K4471' }))[0], /my passport number is K4471/);
     assert.match((await say({ senderId: ANA, text: '.recall noted' }))[0], /me \(the bot\): noted/);
+  });
+});
+
+/** A memory transport that keeps the content of documents the bot sends (the bot removes the file after sending). */
+class KeepingTransport extends MemoryTransport {
+  documents: string[] = [];
+  override async sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage> {
+    this.documents.push(await readFile(media.path, 'utf8'));
+    return super.sendMedia(chatId, media);
+  }
+}
+
+describe('recall in the privacy controls (.mydata, deleted for everyone)', function () {
+  this.timeout(20_000);
+  const GROUP = '120363000000000088@g.us';
+  let model: FakeModel;
+  let t: TestApp | undefined;
+  let transport: KeepingTransport;
+
+  beforeEach(async () => {
+    model = await FakeModel.start(() => 'noted about the quince');
+    t = await startTestApp({ plugins: [mydata, recall], env: { API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'm' }, config: { groups: { commandsWithoutMention: true } } });
+    transport = new KeepingTransport();
+    await t.app.connect(transport);
+    await transport.push({ senderId: ANA, id: 'ana-private', text: 'my quince jam recipe uses cardamom' });
+    await transport.push({ chatId: GROUP, senderId: ANA, id: 'ana-group', text: 'ana brings quince to the party' });
+    await transport.push({ chatId: GROUP, senderId: BUDI, id: 'budi-group', text: 'budi brings quince too' });
+  });
+  afterEach(async () => {
+    await t?.stop();
+    await model.close();
+  });
+  const say = async (input: Parameters<TestApp['transport']['push']>[0]) =>
+    (await transport.push(input)).filter((a): a is Extract<BotAction, { type: 'text' }> => a.type === 'text').map((a) => a.text);
+  const onDisk = async () => {
+    const root = path.join(t!.dir, 'data', 'recall');
+    let text = '';
+    for (const chat of await readdir(root)) for (const f of await readdir(path.join(root, chat))) text += await readFile(path.join(root, chat, f), 'utf8');
+    return text;
+  };
+
+  it(".mydata exports the person's part of the log: their private chat whole, in groups only what they wrote", async () => {
+    const replies = await say({ senderId: ANA, text: '.mydata' });
+    assert.equal(transport.documents.length, 1, replies.join('\n'));
+    const section = JSON.parse(transport.documents[0])['recall log'] as Record<string, Array<{ text: string; role: string }>>;
+    assert.deepEqual(section[ANA].map((e) => e.text), ['my quince jam recipe uses cardamom', 'noted about the quince']);
+    assert.deepEqual(section[GROUP].map((e) => e.text), ['ana brings quince to the party']);
+  });
+
+  it('.mydata delete removes them from disk and search; a message deleted for everyone leaves the log', async () => {
+    await say({ senderId: ANA, text: '.mydata delete' });
+    assert.match((await say({ senderId: ANA, text: '.mydata delete confirm' }))[0], /recall log: [1-9]/);
+    const text = await onDisk();
+    assert.doesNotMatch(text, /cardamom|ana brings/);
+    assert.match(text, /budi brings quince too/);
+    assert.match((await say({ chatId: GROUP, senderId: BUDI, text: '.recall quince' }))[0], /^🔎 1 message[\s\S]*budi brings quince too/);
+
+    await transport.revoke(GROUP, 'budi-group');
+    assert.match((await say({ chatId: GROUP, senderId: BUDI, text: '.recall quince' }))[0], /^Nothing in this chat/);
+    assert.doesNotMatch(await onDisk(), /budi brings/);
   });
 });
