@@ -40,6 +40,8 @@ export { Type, type Static, type TObject } from '@sinclair/typebox';
 export type { CapabilityStatus } from './capabilities/capabilities.js';
 export type { IncomingMessage, IncomingMedia, MediaKind, OutgoingMedia, SentMessage } from './transport/message.js';
 export type { HistoryEntry } from './store/history.js';
+/** Atomic JSON writes (temporary file + rename) and file names from ids that never escape their folder, for plugins' own data files. */
+export { writeJsonAtomic, safeFileName } from './store/atomic.js';
 export type { MemoryFact } from './store/memory.js';
 export type { Logger } from './log/logger.js';
 export type { AiService, RespondOptions } from './plugin/ai.js';
