@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { definePlugin, PluginError, startTestBot, Type, type Plugin, type TestBot } from '../../core/index.js';
 import { discoverPlugins } from '../../core/plugin/discover.js';
+import { formToConfig } from '../../web/dashboard/config-form.js';
 import { ROOT, startTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
 
 /** A project folder where the fixture package is installed beside the bot, as `npm install wa-plugin-greeter` would. */
@@ -177,6 +178,21 @@ describe('plugin contract v2', () => {
       } catch (err) {
         expect((err as PluginError).code).to.equal('PLUGIN_BAD_OPTION_DEFAULT');
       }
+    });
+  });
+
+  describe('options edited in the dashboard', () => {
+    it('are validated against the same schema, with defaults filled in only for the check (the file keeps what the owner wrote)', () => {
+      const dice = definePlugin({ name: 'dice', description: 'has a typed option', options: Type.Object({ sides: Type.Integer({ minimum: 2, default: 6 }) }, { additionalProperties: false }), setup: () => ({}) });
+      const base = { prefix: '.', botName: 'B', targetUserIds: [], port: 0, plugins: { dice: { enabled: true, sides: 8 } } };
+      const form = new URLSearchParams({ prefix: '.', botName: 'B', port: '0', host: '127.0.0.1', 'plugin:dice:present': '1', 'plugin:dice:enabled': 'on', 'plugin:dice:options': '{"sides": 1}' });
+      expect(formToConfig(form, base, [dice]).problems.map((p) => p.message)).to.deep.equal(['plugins.dice.sides: must be >= 2']);
+      form.set('plugin:dice:options', '{"sides": 6, "colour": "red"}');
+      expect(formToConfig(form, base, [dice]).problems.map((p) => p.message)).to.deep.equal(['plugins.dice.colour: unknown option']);
+      form.set('plugin:dice:options', '{}');
+      const saved = formToConfig(form, base, [dice]);
+      expect(saved.problems).to.deep.equal([]);
+      expect(saved.config.plugins.dice).to.deep.equal({ enabled: true, access: 'everyone' });
     });
   });
 
