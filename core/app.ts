@@ -3,6 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { Bot } from './bot.js';
 import { Capabilities, capabilityMark } from './capabilities/capabilities.js';
 import { defineCoreCapabilities } from './capabilities/detect.js';
+import { createJail, reportJail } from './jail/setup.js';
+import { describeSupport } from './jail/support.js';
 import { ConfigError, loadConfigFile } from './config/config-file.js';
 import type { BotConfig } from './config/schema.js';
 import { ensureDataDir, loadSettings, type Settings } from './config/settings.js';
@@ -127,6 +129,11 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
 
   const capabilities = new Capabilities();
   defineCoreCapabilities(capabilities, settings);
+  const jail = createJail(settings);
+  capabilities.define('sandbox', async () => {
+    const support = await jail.detect();
+    return { ok: support.bwrap.ok, detail: describeSupport(support) };
+  });
 
   const discovery = options.plugins
     ? { plugins: options.plugins, failures: [] }
@@ -185,6 +192,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     capabilities,
     histories,
     memories,
+    jail,
     createAi: (tools) => createAiService({ chain, budgets, capabilities, config: () => bot.config, log: log.child({ part: 'ai' }), tools }),
   });
 
@@ -204,6 +212,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
         }
       });
   await Promise.all([capabilities.detectAll(), usage.load(), budgets.load()]);
+  reportJail(log, jail);
   await bot.startPlugins();
   // Sweeps data/media (30 days) and data/generated (7 days) now and daily; its timer never keeps the process alive.
   const retention = startRetentionSweeper({ dataDir: settings.dataDir, log: log.child({ part: 'retention' }) });

@@ -18,6 +18,7 @@ import type { MemoryStore } from './store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from './transport/message.js';
 import type { Transport } from './transport/transport.js';
 import { logOnlyNotifier, type OwnerNotifier } from './notices/owner-notifier.js';
+import { Jail } from './jail/jail.js';
 import type { StatusReport, StatusSource } from './status/status-report.js';
 import type { SessionState } from './transport/transport.js';
 
@@ -63,6 +64,8 @@ export interface BotDeps {
   memories: MemoryStore;
   /** Owner notices; default: log only. */
   notices?: OwnerNotifier;
+  /** The jail for helper programs; default: one run as uid 65534. */
+  jail?: Jail;
   /** The safe-sending limiter for messages the bot starts on its own; default: straight to the transport. */
   outbox?: BotInitiatedSender;
   /** Where registration failures are reported (shared with the app's `pluginFailures`). */
@@ -87,6 +90,7 @@ export class Bot {
   readonly memories: MemoryStore;
   readonly ai: AiService;
   readonly notices: OwnerNotifier;
+  readonly jail: Jail;
   private configValue: BotConfig;
   private transport: Transport | undefined;
   private readonly states: PluginState[];
@@ -113,6 +117,7 @@ export class Bot {
     this.histories = deps.histories;
     this.memories = deps.memories;
     this.notices = deps.notices ?? logOnlyNotifier(deps.log);
+    this.jail = deps.jail ?? new Jail();
     this.outbox = deps.outbox;
     this.failures = deps.failures ?? [];
     this.loadOrder = deps.plugins.map((plugin) => ({ plugin, enabled: this.isEnabledIn(plugin, deps.config), started: false }));
@@ -262,6 +267,7 @@ export class Bot {
         return bot.statusSource();
       },
       notices: this.notices,
+      jail: this.jail,
     };
     this.hosts.set(name, host);
     return host;

@@ -8,6 +8,7 @@ import type { MemoryStore, MemoryFact } from '../store/memory.js';
 import type { IncomingMessage, MediaKind, OutgoingMedia, SentMessage } from '../transport/message.js';
 import type { AiService } from './ai.js';
 import type { OwnerNotifier } from '../notices/owner-notifier.js';
+import type { Jail } from '../jail/jail.js';
 import type { StatusReport } from '../status/status-report.js';
 
 /**
@@ -146,6 +147,8 @@ export interface PluginHost {
   readonly memories: MemoryStore;
   /** Tells the owners about an incident once, and once when it recovers. */
   readonly notices: OwnerNotifier;
+  /** Runs helper programs (ffmpeg, yt-dlp, python) on untrusted bytes or code, isolated (core/jail). */
+  readonly jail: Jail;
   /** Sends a text to a chat outside a message's handling (timers, jobs). */
   send(chatId: string, text: string): Promise<SentMessage>;
   sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage>;

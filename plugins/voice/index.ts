@@ -245,6 +245,7 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
         provider,
         maxUploadBytes: () => Math.floor(voiceOptions(host.options()).maxUploadMb * 1024 * 1024),
         ffmpeg: () => (host.capabilities.has('ffmpeg') ? ffmpegBinary(settings).path : undefined),
+        jail: host.jail,
       });
       runtime = {
         budget: new AudioBudget(path.join(host.dataDir, 'audio_budget.json'), now),

@@ -66,7 +66,8 @@ export default definePlugin({
     } else if (!sandbox.ok) {
       host.log.warn({ detail: sandbox.detail }, 'workspace: no working sandbox, so /ws can edit files but refuses to run code');
     }
-    if (process.getuid?.() === 0) host.log.info({ uid: options.sandboxUid, gid: options.sandboxGid }, 'workspace: the service runs as root; sandboxed code runs as an unprivileged uid');
+    const jail = (host.jail as PluginHost['jail'] | undefined)?.support;
+    if (jail?.dropsRoot) host.log.info({ uid: jail.uid, gid: jail.gid }, 'workspace: the service runs as root; code runs in the jail as an unprivileged uid (JAIL_UID)');
     if (!service.runtime().ok) host.log.warn({ reason: service.runtime() }, 'workspace: python runs are unavailable');
     if (host.settings.sitePort !== undefined) {
       const hostRules = {
