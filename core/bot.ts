@@ -14,6 +14,7 @@ import { firstWord, looksBinary, matchTrigger, splitLongText, type TriggerHit } 
 import type { AiService } from './plugin/ai.js';
 import { AllProvidersFailedError } from './providers/types.js';
 import type { HistoryStore } from './store/history.js';
+import { historyParticipant, memoryParticipant, PrivacyRegistry } from './store/privacy.js';
 import type { MemoryStore } from './store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from './transport/message.js';
 import type { Transport } from './transport/transport.js';
@@ -90,6 +91,8 @@ export class Bot {
   readonly memories: MemoryStore;
   readonly ai: AiService;
   readonly notices: OwnerNotifier;
+  /** What the bot keeps about people, for `.mydata`, the dashboard's delete and revoked messages. */
+  readonly privacy = new PrivacyRegistry();
   readonly jail: Jail;
   private configValue: BotConfig;
   private transport: Transport | undefined;
@@ -119,6 +122,8 @@ export class Bot {
     this.notices = deps.notices ?? logOnlyNotifier(deps.log);
     this.jail = deps.jail ?? new Jail();
     this.outbox = deps.outbox;
+    this.privacy.register(historyParticipant(this.histories));
+    this.privacy.register(memoryParticipant(this.memories));
     this.failures = deps.failures ?? [];
     this.loadOrder = deps.plugins.map((plugin) => ({ plugin, enabled: this.isEnabledIn(plugin, deps.config), started: false }));
     this.states = [...this.loadOrder].sort((a, b) => (a.plugin.order ?? 100) - (b.plugin.order ?? 100));
@@ -267,6 +272,7 @@ export class Bot {
         return bot.statusSource();
       },
       notices: this.notices,
+      privacy: this.privacy,
       jail: this.jail,
     };
     this.hosts.set(name, host);
@@ -349,7 +355,26 @@ export class Bot {
   /** Connects a transport and starts handling its messages. Call `startPlugins()` first. */
   async start(transport: Transport): Promise<void> {
     this.transport = transport;
-    await transport.start((message) => this.handle(message));
+    transport.onRevoke?.((chatId, messageId) => this.revoke(chatId, messageId));
+    await transport.start((message) => this.handle(message), { onRevoke: (chatId, messageId) => this.revoke(chatId, messageId) });
+  }
+
+  /**
+   * A message deleted for everyone: removed from history, memory, the voice archive and its index (every privacy
+   * participant). Queued behind the chat's messages, so a delete that arrives while its message is being handled
+   * still finds it. Never rejects.
+   */
+  revoke(chatId: string, messageId: string): Promise<void> {
+    const previous = this.queues.get(chatId) ?? Promise.resolve();
+    const run = previous.then(async () => {
+      const removed = await this.privacy.revoke(chatId, messageId);
+      this.log.info({ chat: chatId, messageId, removed }, 'a message deleted for everyone was removed from the stored data');
+    });
+    const tail = run.catch((err) => this.log.error({ err, chat: chatId, messageId }, 'could not remove a message deleted for everyone'));
+    this.queues.set(chatId, tail);
+    return tail.finally(() => {
+      if (this.queues.get(chatId) === tail) this.queues.delete(chatId);
+    });
   }
 
   /**
@@ -377,7 +402,8 @@ export class Bot {
       }
     }
     await this.transport?.stop();
-    await Promise.all([this.histories.flush(), this.memories.flush()]);
+    // A store that cannot write rejects; the app's data health lists it and the stop reports it (never silently).
+    await Promise.allSettled([this.histories.flush(), this.memories.flush()]);
   }
 
   /** Resolves when no message is being handled. */

@@ -1,3 +1,4 @@
+import type { PrivacyRegistry } from '../store/privacy.js';
 import type Router from '@koa/router';
 import type { Capabilities, CapabilityStatus } from '../capabilities/capabilities.js';
 import type { PluginSection, BotConfig } from '../config/schema.js';
@@ -146,6 +147,8 @@ export interface PluginHost {
   readonly histories: HistoryStore;
   readonly memories: MemoryStore;
   /** Tells the owners about an incident once, and once when it recovers. */
+  /** The privacy controls (`.mydata`, revoked messages): register what the plugin keeps about people. */
+  readonly privacy: PrivacyRegistry;
   readonly notices: OwnerNotifier;
   /** Runs helper programs (ffmpeg, yt-dlp, python) on untrusted bytes or code, isolated (core/jail). */
   readonly jail: Jail;

@@ -2,6 +2,7 @@ import type { PluginHost } from '../../core/plugin/types.js';
 import { definePlugin } from '../../core/plugin/define-plugin.js';
 import { handleCommand, handleWorkspaceChat } from './commands.js';
 import { ENV_SETTINGS, MOVED_TO_ENV, optionsSchema } from './options.js';
+import { workspacePrivacy } from './privacy.js';
 import { WorkspaceService } from './service.js';
 import { siteMiddleware, startSiteServer } from './site.js';
 
@@ -52,6 +53,7 @@ export default definePlugin({
     await service.start();
     services.set(host, service);
     started.add(service);
+    host.privacy?.register(workspacePrivacy(() => service.store));
     const options = service.options();
     const sandbox = host.capabilities.status('sandbox');
     if (options.unsafeNoSandbox) {
