@@ -52,6 +52,20 @@ export { statusText, type StatusReport } from './status/status-report.js';
 /** The provider chain's premium-model rule, shared by every plugin that honours an explicit premium request. */
 export { DEFAULT_PREMIUM_PHRASES, premiumRequest } from './chat/premium-request.js';
 
+/*
+ * Storage helpers for plugins that keep files of their own under `host.dataDir`: atomic writes, a JSON file with a
+ * schema and corruption handling, the data folder's health, and the people registry of the privacy controls.
+ */
+export { writeJsonAtomic } from './store/atomic.js';
+export { JsonFile } from './store/json-file.js';
+export { healthFor } from './store/data-health.js';
+export { checkDocument, type DataSchema } from './store/schemas.js';
+/** The workspace's data files are checked with the other data files (DATA_SCHEMAS), so their schemas live there. */
+export { WORKSPACE_INDEX_SCHEMA, WORKSPACE_USERNAMES_SCHEMA, WORKSPACE_USERS_SCHEMA } from './store/schemas.js';
+export type { PrivacyParticipant } from './store/privacy.js';
+/** WhatsApp ids: `isLid('1@lid')`, `userPart('62811@s.whatsapp.net:3') === '62811'`. */
+export { isLid, userPart } from './mentions/ids.js';
+
 /** The test kit: a bot with one plugin, a fake model on 127.0.0.1, push a message, read the replies. */
 export { startTestBot, type TestBot, type TestBotOptions } from './testing/test-kit.js';
 export { FakeModel, lastText, type ModelAnswer, type ModelRequest } from './testing/fake-model.js';
