@@ -40,8 +40,6 @@ export { Type, type Static, type TObject } from '@sinclair/typebox';
 export type { CapabilityStatus } from './capabilities/capabilities.js';
 export type { IncomingMessage, IncomingMedia, MediaKind, OutgoingMedia, SentMessage } from './transport/message.js';
 export type { HistoryEntry } from './store/history.js';
-/** Atomic JSON writes (temporary file + rename) and file names from ids that never escape their folder, for plugins' own data files. */
-export { writeJsonAtomic, safeFileName } from './store/atomic.js';
 export type { MemoryFact } from './store/memory.js';
 export type { Logger } from './log/logger.js';
 export type { AiService, RespondOptions } from './plugin/ai.js';
@@ -56,7 +54,7 @@ export { DEFAULT_PREMIUM_PHRASES, premiumRequest } from './chat/premium-request.
  * Storage helpers for plugins that keep files of their own under `host.dataDir`: atomic writes, a JSON file with a
  * schema and corruption handling, the data folder's health, and the people registry of the privacy controls.
  */
-export { writeJsonAtomic } from './store/atomic.js';
+export { writeJsonAtomic, safeFileName } from './store/atomic.js';
 export { JsonFile } from './store/json-file.js';
 export { healthFor } from './store/data-health.js';
 export { checkDocument, type DataSchema } from './store/schemas.js';
