@@ -54,7 +54,7 @@ export { DEFAULT_PREMIUM_PHRASES, premiumRequest } from './chat/premium-request.
  * Storage helpers for plugins that keep files of their own under `host.dataDir`: atomic writes, a JSON file with a
  * schema and corruption handling, the data folder's health, and the people registry of the privacy controls.
  */
-export { writeJsonAtomic } from './store/atomic.js';
+export { writeJsonAtomic, safeFileName } from './store/atomic.js';
 export { JsonFile } from './store/json-file.js';
 export { healthFor } from './store/data-health.js';
 export { checkDocument, type DataSchema } from './store/schemas.js';
@@ -102,3 +102,17 @@ export { ytdlpStatus } from './capabilities/tool-age.js';
 export { assertPixelBudget, DEFAULT_MAX_IMAGE_PIXELS, inputArgs, MediaRefused, pinFileFormat, pinFormat, type PinnedFormat } from './media/index.js';
 /** For plugins that call a provider leg themselves (vision): a leg; `BadAnswerError` above is for an unusable answer. */
 export type { ProviderLeg } from './providers/types.js';
+/*
+ * More services for plugins that keep data or handle chat media (voice): the rest of the atomic store, the audio
+ * data schemas kept with the other data files, the privacy helpers, and media length measuring.
+ */
+export type { JsonFileOptions } from './store/json-file.js';
+export { ARCHIVE_SEGMENT_SCHEMA, AUDIO_BUDGET_SCHEMA } from './store/schemas.js';
+export { safeFileName, writeFileAtomicSafe } from './store/atomic.js';
+export { describeWriteError } from './store/data-health.js';
+export { writtenBy, type PersonIds } from './store/privacy.js';
+export type { HistoryStore } from './store/history.js';
+export type { OwnerNotifier } from './notices/owner-notifier.js';
+export { ALLOWED_CONTAINERS, mediaSeconds } from './media/index.js';
+/** An upstream base URL in the forms users write (with or without /v1), as the SDKs want it. */
+export { normalizeBaseUrl } from './providers/normalize.js';
