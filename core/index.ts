@@ -54,7 +54,7 @@ export { DEFAULT_PREMIUM_PHRASES, premiumRequest } from './chat/premium-request.
  * Storage helpers for plugins that keep files of their own under `host.dataDir`: atomic writes, a JSON file with a
  * schema and corruption handling, the data folder's health, and the people registry of the privacy controls.
  */
-export { writeJsonAtomic, safeFileName } from './store/atomic.js';
+export { writeJsonAtomic } from './store/atomic.js';
 export { JsonFile } from './store/json-file.js';
 export { healthFor } from './store/data-health.js';
 export { checkDocument, type DataSchema } from './store/schemas.js';
@@ -69,16 +69,12 @@ export { startTestBot, type TestBot, type TestBotOptions } from './testing/test-
 export { FakeModel, lastText, type ModelAnswer, type ModelRequest } from './testing/fake-model.js';
 export type { BotAction, PushInput } from './transport/memory.js';
 
-/**
- * Data files of a plugin's own: a file name an id can never escape its folder with, an atomic write (temp, fsync,
- * rename), an append that waits while a backup holds the writes, and the data folder's health (files set aside,
- * failed writes: logged, on the dashboard, told to the owners, reported at stop).
- */
-export { appendToFile, safeFileName, writeFileAtomicSafe as writeFileAtomic } from './store/atomic.js';
+/** Append-only data files of a plugin's own (waiting while a backup holds the writes), and the history append hook. */
+export { appendToFile, writeFileAtomicSafe as writeFileAtomic } from './store/atomic.js';
 export type { DataHealth } from './store/data-health.js';
 export type { HistoryAppendListener } from './store/history.js';
-/** The privacy controls (`host.privacy`): what a participant implements, and who a kept item is about. */
-export { isPrivateChatOf, writtenBy, type PersonIds } from './store/privacy.js';
+/** True when a chat is the private chat with the person (privacy participants). */
+export { isPrivateChatOf } from './store/privacy.js';
 
 /**
  * The jail and the helper programs it runs, for plugins that handle untrusted media (`host.jail` is the bot's jail).
