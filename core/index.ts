@@ -54,7 +54,7 @@ export { DEFAULT_PREMIUM_PHRASES, premiumRequest } from './chat/premium-request.
  * Storage helpers for plugins that keep files of their own under `host.dataDir`: atomic writes, a JSON file with a
  * schema and corruption handling, the data folder's health, and the people registry of the privacy controls.
  */
-export { writeJsonAtomic, safeFileName } from './store/atomic.js';
+export { writeJsonAtomic } from './store/atomic.js';
 export { JsonFile } from './store/json-file.js';
 export { healthFor } from './store/data-health.js';
 export { checkDocument, type DataSchema } from './store/schemas.js';
