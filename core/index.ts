@@ -70,6 +70,13 @@ export { startTestBot, type TestBot, type TestBotOptions } from './testing/test-
 export { FakeModel, lastText, type ModelAnswer, type ModelRequest } from './testing/fake-model.js';
 export type { BotAction, PushInput } from './transport/memory.js';
 
+/** Append-only data files of a plugin's own (waiting while a backup holds the writes), and the history append hook. */
+export { appendToFile, writeFileAtomicSafe as writeFileAtomic } from './store/atomic.js';
+export type { DataHealth } from './store/data-health.js';
+export type { HistoryAppendListener } from './store/history.js';
+/** True when a chat is the private chat with the person (privacy participants). */
+export { isPrivateChatOf } from './store/privacy.js';
+
 /**
  * The jail and the helper programs it runs, for plugins that handle untrusted media (`host.jail` is the bot's jail).
  *
