@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Capabilities } from './capabilities/capabilities.js';
 import type { BotConfig, PluginSection } from './config/schema.js';
 import type { Settings } from './config/settings.js';
@@ -67,6 +68,8 @@ export interface BotDeps {
   outbox?: BotInitiatedSender;
   /** Where registration failures are reported (shared with the app's `pluginFailures`). */
   failures?: PluginFailure[];
+  /** The config.json file (plugins find the owner's files beside it); default `config.json` in the working folder. */
+  configFile?: string;
   /** Builds the AI service once the bot exists (it needs the bot's tools). */
   createAi: (tools: (ctx: BotContext) => ToolDefinition[]) => AiService;
 }
@@ -104,8 +107,10 @@ export class Bot {
   private idleWaiters: Array<() => void> = [];
   private draining = false;
   private readonly outbox: BotInitiatedSender | undefined;
+  private readonly configFile: string;
 
   constructor(deps: BotDeps) {
+    this.configFile = path.resolve(deps.configFile ?? 'config.json');
     this.settings = deps.settings;
     this.configValue = deps.config;
     this.log = deps.log;
@@ -243,6 +248,7 @@ export class Bot {
       name,
       settings: this.settings,
       config: () => bot.configValue,
+      configFile: this.configFile,
       options: () => bot.optionsOf(name),
       setting: (variable) => bot.settings.env[variable],
       dataDir: this.settings.dataDir,
@@ -655,6 +661,31 @@ export class Bot {
       if (this.capabilities.missing(plugin.needs ?? []).length) continue;
       if (!mayUse(this.section(plugin.name).access, senderIds(ctx.message), this.configValue)) continue;
       for (const tool of list) if (!this.capabilities.missing(tool.needs ?? []).length) tools.push(tool);
+    }
+    // Tools a plugin finds at run time were never checked at registration: a name already taken is left out.
+    const taken = new Map<string, string>([...CORE_TOOLS.map((t) => [t, 'the core'] as const), ...tools.map((t) => [t.name, 'a plugin'] as const)]);
+    for (const state of this.activeStates()) {
+      const plugin = state.plugin;
+      if (!state.instance!.toolsFor) continue;
+      if (this.capabilities.missing(plugin.needs ?? []).length) continue;
+      if (!mayUse(this.section(plugin.name).access, senderIds(ctx.message), this.configValue)) continue;
+      let found: ToolDefinition[];
+      try {
+        found = state.instance!.toolsFor(ctx);
+      } catch (err) {
+        this.log.error({ plugin: plugin.name, err }, 'plugin tools could not be listed; none of them are offered for this message');
+        continue;
+      }
+      for (const tool of found) {
+        if (this.capabilities.missing(tool.needs ?? []).length) continue;
+        const owner = taken.get(tool.name);
+        if (owner) {
+          this.log.warn({ plugin: plugin.name, tool: tool.name, owner }, `plugin "${plugin.name}" offers a tool "${tool.name}" that ${owner} already has; it is not offered`);
+          continue;
+        }
+        taken.set(tool.name, `plugin "${plugin.name}"`);
+        tools.push(tool);
+      }
     }
     return tools;
   }
