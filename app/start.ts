@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { createApp } from '../core/app.js';
+import { ffmpegBinary } from '../core/capabilities/detect.js';
 import { handleStopSignals } from '../core/lifecycle/stop-signals.js';
 import { startWebServer } from '../web/server.js';
 import type { Transport } from '../core/transport/transport.js';
@@ -18,6 +19,7 @@ await runCli(async () => {
     config: () => app.config,
     log,
     notices: app.bot.notices,
+    ffmpegPath: ffmpegBinary(app.settings).path,
     // The bot's own LID counts as a target id at once; it is also written into config.json (and said once in the log).
     onLinked: async (me) => {
       if (!me.lid) return;

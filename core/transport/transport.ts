@@ -3,6 +3,15 @@ import type { IncomingMessage, OutgoingMedia, SentMessage } from './message.js';
 /** Called by a transport for every inbound message. Resolves when the bot has finished handling it. */
 export type InboundHandler = (message: IncomingMessage) => Promise<void>;
 
+/**
+ * Changes to earlier messages a transport reports (WhatsApp: edits and deletes for everyone). The core applies them
+ * to what it kept (history, archive); a transport without them never calls these.
+ */
+export interface TransportEvents {
+  onEdit?(chatId: string, messageId: string, text: string): void | Promise<void>;
+  onRevoke?(chatId: string, messageId: string): void | Promise<void>;
+}
+
 /** Session state a transport reports (shown on `GET /` and in the dashboard). */
 export interface SessionState {
   status: 'connecting' | 'qr' | 'linked' | 'offline';
@@ -37,7 +46,8 @@ export interface SessionState {
  */
 export interface Transport {
   readonly name: string;
-  start(onMessage: InboundHandler): Promise<void>;
+  /** `events` (optional) receives edits and deletes of earlier messages where the network has them. */
+  start(onMessage: InboundHandler, events?: TransportEvents): Promise<void>;
   stop(): Promise<void>;
   sendText(chatId: string, text: string, options?: { quotedId?: string }): Promise<SentMessage>;
   /** Edits a message the bot sent. Returns false when the transport cannot edit (the caller then sends anew). */

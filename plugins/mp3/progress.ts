@@ -14,6 +14,9 @@ import type { SentMessage } from '../../core/transport/message.js';
 export class StatusMessage {
   private editable = true;
   private lastEditAt = 0;
+  private progressEdits = 0;
+  /** Progress edits per job at most: a long job must not send hundreds of edits (stages and the end always go). */
+  static readonly MAX_PROGRESS_EDITS = 20;
   private lastText: string;
   private pending: Promise<void> = Promise.resolve();
 
@@ -55,8 +58,11 @@ export class StatusMessage {
 
   /** Shows `label percent%`, at most once per interval (never blocks the work). */
   progress(label: string, percent: number): void {
-    if (!this.editable || this.now() - this.lastEditAt < this.intervalMs) return;
-    void this.edit(`${label} ${Math.floor(Math.max(0, Math.min(100, percent)))}%`);
+    if (!this.editable || this.now() - this.lastEditAt < this.intervalMs || this.progressEdits >= StatusMessage.MAX_PROGRESS_EDITS) return;
+    const text = `${label} ${Math.floor(Math.max(0, Math.min(100, percent)))}%`;
+    if (text === this.lastText) return;
+    this.progressEdits++;
+    void this.edit(text);
   }
 
   /** Ends with a success line: edited in where possible; where not, nothing more is said (the result speaks). */

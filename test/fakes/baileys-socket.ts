@@ -1,7 +1,11 @@
 import { EventEmitter } from 'node:events';
 import { Boom } from '@hapi/boom';
-import { DisconnectReason, jidEncode, proto, type AnyMessageContent, type GroupMetadata, type MiscMessageGenerationOptions, type WAMessage, type WAPresence } from '@whiskeysockets/baileys';
+import { addTransactionCapability, DisconnectReason, jidEncode, proto, type AnyMessageContent, type GroupMetadata, type MiscMessageGenerationOptions, type WAMessage, type WAPresence } from '@whiskeysockets/baileys';
+import { LIDMappingStore } from '@whiskeysockets/baileys/lib/Signal/lid-mapping.js';
+import pino from 'pino';
 import type { SocketOptions, WhatsAppSocket } from '../../core/transport/whatsapp/whatsapp-transport.js';
+
+const silent = pino({ level: 'silent' });
 
 /** One thing the transport sent through the fake socket. */
 export interface SentRecord {
@@ -32,10 +36,17 @@ export class FakeBaileysSocket implements WhatsAppSocket {
   ended = false;
   private sentWaiters: Array<{ count: number; resolve: () => void }> = [];
 
-  constructor(readonly options: SocketOptions) {}
+  /** Baileys' real LID ↔ phone store over the transport's key store, as `makeWASocket` builds it. */
+  readonly signalRepository: { lidMapping: LIDMappingStore };
+
+  constructor(readonly options: SocketOptions) {
+    const keys = addTransactionCapability(options.auth.keys, silent, { maxCommitRetries: 1, delayBetweenTriesMs: 1 });
+    this.signalRepository = { lidMapping: new LIDMappingStore(keys, silent) };
+  }
 
   end(_error: Error | undefined): void {
     this.ended = true;
+    this.signalRepository.lidMapping.close();
   }
 
   async sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<WAMessage> {
@@ -48,7 +59,16 @@ export class FakeBaileysSocket implements WhatsAppSocket {
     this.sent.push({ jid, content, options, id });
     for (const w of this.sentWaiters.filter((w) => this.sent.length >= w.count)) w.resolve();
     const text = 'text' in content && typeof content.text === 'string' ? content.text : undefined;
-    return proto.WebMessageInfo.fromObject({ key: { remoteJid: jid, id, fromMe: true }, message: text ? { conversation: text } : {}, messageTimestamp: Math.floor(Date.now() / 1000) }) as WAMessage;
+    // What Baileys' generateWAMessage makes of an edit and a reaction.
+    const message: proto.IMessage =
+      'edit' in content && content.edit
+        ? { protocolMessage: { key: content.edit, type: proto.Message.ProtocolMessage.Type.MESSAGE_EDIT, editedMessage: { conversation: text }, timestampMs: Date.now() } }
+        : 'react' in content && content.react
+          ? { reactionMessage: { key: content.react.key, text: content.react.text, senderTimestampMs: Date.now() } }
+          : text
+            ? { conversation: text }
+            : {};
+    return proto.WebMessageInfo.fromObject({ key: { remoteJid: jid, id, fromMe: true }, message, messageTimestamp: Math.floor(Date.now() / 1000) }) as WAMessage;
   }
 
   /** Resolves once at least `count` messages were sent. */

@@ -129,6 +129,7 @@ describe('WhatsApp transport: failed sends reported later, and disappearing time
     expect(h.sockets.last.sent[0].options).to.include({ ephemeralExpiration: 86400 });
     h.sockets.last.deliver([waText('hi', { chat: GROUP, from: ALICE_LID })]);
     await h.transport.idle();
-    expect(h.received.map((m) => m.senderAltId)).to.deep.equal([ALICE]);
+    // Group members' phone numbers in the metadata identify a LID-only sender.
+    expect(h.received.map((m) => [m.senderId, m.senderAltId])).to.deep.equal([[ALICE, ALICE_LID]]);
   });
 });

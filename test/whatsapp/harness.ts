@@ -7,6 +7,7 @@ import { loadSettings } from '../../core/config/settings.js';
 import { createLogger } from '../../core/log/logger.js';
 import type { OwnerNotifier } from '../../core/notices/owner-notifier.js';
 import type { IncomingMessage } from '../../core/transport/message.js';
+import type { TransportEvents } from '../../core/transport/transport.js';
 import { WhatsAppTransport, type WhatsAppTransportOptions } from '../../core/transport/whatsapp/whatsapp-transport.js';
 import { BOT_ME, DisconnectReason, FakeSocketFactory } from '../fakes/baileys-socket.js';
 import { tempDir } from '../helpers/test-app.js';
@@ -34,7 +35,7 @@ export function stubWebVersion(revision = 1000000001): void {
   if (!(globalThis.fetch as { isSinonProxy?: boolean }).isSinonProxy) sinon.stub(globalThis, 'fetch').callsFake(async () => swJs(revision));
 }
 
-export async function setup(options: { dir?: string; env?: Record<string, string>; transport?: Partial<WhatsAppTransportOptions> } = {}): Promise<Harness> {
+export async function setup(options: { dir?: string; env?: Record<string, string>; transport?: Partial<WhatsAppTransportOptions>; events?: TransportEvents } = {}): Promise<Harness> {
   stubWebVersion();
   const dir = options.dir ?? (await tempDir('wabot-wa-'));
   const settings = loadSettings({ cwd: dir, env: { PATH: process.env.PATH ?? '', API_KEY: 'k-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', ...(options.env ?? {}) } });
@@ -62,7 +63,7 @@ export async function setup(options: { dir?: string; env?: Record<string, string
   });
   await transport.start(async (m) => {
     received.push(m);
-  });
+  }, options.events);
   const logs = () => lines.map((l) => JSON.parse(l) as Record<string, any>);
   const h = { dir, transport, sockets, received, printed, notices, logs, messages: () => logs().map((l) => String(l.msg)) };
   harnesses.push(h);

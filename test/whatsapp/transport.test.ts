@@ -200,7 +200,11 @@ describe('WhatsApp transport: messages in and out (fake socket)', () => {
     await h.transport.idle();
     h.sockets.last.deliver([waText('second, without alt', { chat: GROUP, from: ALICE_LID })]);
     await h.transport.idle();
-    expect(h.received.map((m) => m.senderAltId)).to.deep.equal([ALICE, ALICE]);
+    // One sender id per person: the phone jid once it is known, the LID as the alternative id.
+    expect(h.received.map((m) => [m.senderId, m.senderAltId])).to.deep.equal([
+      [ALICE, ALICE_LID],
+      [ALICE, ALICE_LID],
+    ]);
     await h.transport.stop();
     const users = JSON.parse(await readFile(path.join(h.dir, 'data', 'whatsapp', 'identity-links.json'), 'utf8'));
     expect(users.lidToPhone).to.include({ '98765432100001': '6281211110000', [BOT_LID]: BOT_PHONE });
@@ -230,8 +234,12 @@ describe('WhatsApp transport: messages in and out (fake socket)', () => {
     expect(socket.sent[0].jid).to.equal(GROUP);
     expect(socket.sent[0].content).to.deep.include({ text: `answer for @98765432100001 and @${BOT_LID}` });
     expect((socket.sent[0].options?.quoted as WAMessage).key).to.deep.include({ id: incoming.key.id, participant: ALICE_LID });
-    // The bot's own LID is known as a LID; an unknown number is addressed as a phone jid.
-    expect((socket.sent[0].content as { mentions: string[] }).mentions).to.deep.equal(['98765432100001@s.whatsapp.net', `${BOT_LID}@lid`]);
+    // The bot's own LID and a LID-only sender are mentioned as LIDs (a phone jid would be a broken mention) …
+    expect((socket.sent[0].content as { mentions: string[] }).mentions).to.deep.equal(['98765432100001@lid', `${BOT_LID}@lid`]);
+    // … a number the bot never met as a LID stays a phone jid.
+    await h.transport.sendText(GROUP, 'ask @6281299990000');
+    expect((socket.sent.at(-1)!.content as { mentions: string[] }).mentions).to.deep.equal(['6281299990000@s.whatsapp.net']);
+    socket.sent.pop();
 
     expect(await h.transport.editText(GROUP, sent.id, 'better answer')).to.equal(true);
     expect(socket.sent[1].content).to.deep.include({ text: 'better answer' });

@@ -37,6 +37,8 @@ export interface DurableAuthState {
   flush(): Promise<void>;
   /** True when the credentials came from disk (a linked session), false for fresh credentials. */
   restored: boolean;
+  /** Deletes session and sender-key files untouched for `maxAgeMs` (they only grow otherwise). Returns their names. */
+  pruneStale(maxAgeMs: number, now?: number): Promise<string[]>;
 }
 
 export interface DurableAuthOptions {
@@ -91,7 +93,7 @@ export async function useDurableAuthState(folder: string, options: DurableAuthOp
     const file = path.join(folder, name);
     // Serialise now: the caller may change the object after this call returns.
     const text = JSON.stringify(value, BufferJSON.replacer);
-    return enqueue(file, () => writeDurably(file, text, options.write));
+    return enqueue(file, () => writeDurably(file, text, { ...options.write, syncFolder: name === 'creds.json' }));
   };
   const remove = (name: string) => {
     const file = path.join(folder, name);
@@ -166,6 +168,20 @@ export async function useDurableAuthState(folder: string, options: DurableAuthOp
   };
 
   return {
+    pruneStale: async (maxAgeMs: number, now = Date.now()) => {
+      const names = await readdir(folder).catch(() => [] as string[]);
+      const stale: string[] = [];
+      for (const name of names) {
+        // Sessions with contacts and group sender keys not used for long; Signal renegotiates them when needed.
+        if (!/^(session|sender-key)-.+\.json$/.test(name) || name.startsWith('sender-key-memory-')) continue;
+        const file = path.join(folder, name);
+        const info = await stat(file).catch(() => undefined);
+        if (!info || now - info.mtimeMs < maxAgeMs) continue;
+        await enqueue(file, () => rm(file, { force: true }));
+        stale.push(name);
+      }
+      return stale;
+    },
     state: { creds, keys },
     restored,
     saveCreds: () => writeJson('creds.json', creds),

@@ -14,6 +14,11 @@ export interface DurableWriteOptions {
    * imitate a crash in the middle of a write.
    */
   beforeRename?: (tempFile: string) => void | Promise<void>;
+  /**
+   * Also fsync the folder after the rename (default true). Signal key files skip it: one fsync per key write
+   * suffices there (a key lost in a power cut is renegotiated), while creds.json keeps both.
+   */
+  syncFolder?: boolean;
 }
 
 /**
@@ -37,7 +42,7 @@ export async function writeDurably(file: string, data: string | Buffer, options:
     await options.beforeRename?.(temp);
     await rename(temp, file);
     renamed = true;
-    await syncFolder(path.dirname(file));
+    if (options.syncFolder !== false) await syncFolder(path.dirname(file));
   } finally {
     if (!renamed) await rm(temp, { force: true }).catch(() => undefined);
   }

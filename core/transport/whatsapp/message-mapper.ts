@@ -40,7 +40,20 @@ const NOT_CONTENT = new Set([
   'deviceSentMessage',
   'callLogMesssage',
   'encEventResponseMessage',
+  // A poll is a question to the group, not a prompt for the bot.
+  'pollCreationMessage',
+  'pollCreationMessageV2',
+  'pollCreationMessageV3',
+  'pollCreationMessageV5',
 ]);
+
+/** True when WhatsApp marked the message as view-once (wrapper or flag). */
+export function isViewOnce(message: proto.IMessage | null | undefined): boolean {
+  if (!message) return false;
+  if (message.viewOnceMessage || message.viewOnceMessageV2 || message.viewOnceMessageV2Extension) return true;
+  const inner = normalizeMessageContent(message);
+  return Boolean(inner?.imageMessage?.viewOnce || inner?.videoMessage?.viewOnce || inner?.audioMessage?.viewOnce);
+}
 
 /** A jid without its device suffix (`123:4@s.whatsapp.net` → `123@s.whatsapp.net`); undefined stays undefined. */
 export function plainJid(jid: string | null | undefined): string | undefined {
@@ -61,8 +74,6 @@ export function textOf(content: proto.IMessage | null | undefined): string {
     content.templateButtonReplyMessage?.selectedDisplayText ||
     content.listResponseMessage?.title ||
     content.interactiveResponseMessage?.body?.text ||
-    content.pollCreationMessage?.name ||
-    content.pollCreationMessageV3?.name ||
     content.eventMessage?.name ||
     content.contactMessage?.displayName ||
     content.locationMessage?.name ||

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { Browsers } from '@whiskeysockets/baileys';
+import { Browsers, isJidStatusBroadcast, makeCacheableSignalKeyStore, normalizeMessageContent, proto as waProto } from '@whiskeysockets/baileys';
 import type {
   AnyMessageContent,
   AuthenticationState,
@@ -20,13 +20,16 @@ import { logOnlyNotifier, type OwnerNotifier } from '../../notices/owner-notifie
 import { isLid, userPart } from '../../mentions/ids.js';
 import { mimeFor } from '../console.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from '../message.js';
-import type { InboundHandler, SessionState, Transport } from '../transport.js';
+import type { InboundHandler, SessionState, Transport, TransportEvents } from '../transport.js';
 import { AuthStateCorruptError, useDurableAuthState, type DurableAuthOptions, type DurableAuthState } from './auth-store.js';
 import { BoundedMap, TtlCache } from './caches.js';
 import { GroupCache } from './group-cache.js';
 import { SendStatus, type Restriction } from './send-status.js';
+import { Identity, type LidMappingStore } from './identity.js';
 import { IdentityLinks } from './identity-links.js';
-import { expirationOf, mapIncoming, plainJid, type MediaDownloader } from './message-mapper.js';
+import { expirationOf, isViewOnce, mapIncoming, plainJid, textOf, type MediaDownloader } from './message-mapper.js';
+import { ResendStore } from './resend-store.js';
+import { videoThumbnail } from './video-thumbnail.js';
 import { AttemptWindow, decideReconnect, DEFAULT_BACKOFF, type BackoffSettings } from './reconnect-policy.js';
 import { WebVersionSource, type VersionFetcher } from './web-version.js';
 import { SeenMessages } from './seen-messages.js';
@@ -47,6 +50,8 @@ export interface WhatsAppSocket {
   updateMediaMessage?(message: WAMessage): Promise<WAMessage>;
   /** Baileys' websocket: emits `frame` for every frame received (the silent-session watchdog listens to it). */
   ws?: { on(event: 'frame', listener: (frame: unknown) => void): unknown };
+  /** Baileys' signal repository: its `lidMapping` store knows the phone of LIDs the session has met. */
+  signalRepository?: { lidMapping?: LidMappingStore };
 }
 
 /** What the transport hands to the socket factory. */
@@ -91,7 +96,17 @@ export interface WhatsAppTransportOptions {
   silentMs?: number;
   /** How long group metadata is kept (Baileys' events keep it current meanwhile). Default 6 h. */
   groupTtlMs?: number;
+  /** Decrypt contacts' status updates (status@broadcast). Default false: nothing uses them, and each costs work. */
+  receiveStatusUpdates?: boolean;
+  /** Session and sender-key files untouched this long are deleted at start. Default 30 days. */
+  staleKeyMs?: number;
+  /** The project's ffmpeg, for video previews (else Baileys runs the `ffmpeg` on PATH). */
+  ffmpegPath?: string;
 }
+
+/** WhatsApp lets a message be edited for 15 minutes after it was sent. */
+export const EDIT_WINDOW_MS = 15 * 60_000;
+const DEFAULT_STALE_KEY_MS = 30 * 24 * 60 * 60_000;
 
 const DEFAULT_MAX_OFFLINE_AGE_MS = 60 * 60_000;
 
@@ -148,6 +163,11 @@ export class WhatsAppTransport implements Transport {
   private handler: InboundHandler | undefined;
   private auth: DurableAuthState | undefined;
   private links: IdentityLinks | undefined;
+  private identity: Identity | undefined;
+  private resend: ResendStore | undefined;
+  private events: TransportEvents = {};
+  private decryptFailures = 0;
+  private cachedKeys: { source: unknown; keys: AuthenticationState['keys'] } | undefined;
   private seen: SeenMessages | undefined;
   private socket: WhatsAppSocket | undefined;
   private generation = 0;
@@ -195,7 +215,10 @@ export class WhatsAppTransport implements Transport {
     this.restarts = new AttemptWindow(this.backoff.windowMs, this.backoff.maxRestartsPerWindow);
     this.sendStatus = new SendStatus(this.log, this.notices);
     this.groups = new GroupCache(options.groupTtlMs, 5000, (meta) => {
-      for (const p of meta.participants) this.learn(p.phoneNumber ?? (isLid(p.id) ? undefined : p.id), p.lid ?? (isLid(p.id) ? p.id : undefined));
+      for (const p of meta.participants) {
+        this.learn(p.phoneNumber ?? (isLid(p.id) ? undefined : p.id), p.lid ?? (isLid(p.id) ? p.id : undefined));
+        this.identity?.noteLid(p.lid ?? p.id);
+      }
       if (meta.ephemeralDuration !== undefined) this.timers.set(meta.id, meta.ephemeralDuration || 0);
     });
     this.authDir = options.authDir ?? path.join(options.settings.dataDir, 'session_auth');
@@ -208,11 +231,20 @@ export class WhatsAppTransport implements Transport {
    * Loads the session and starts connecting; resolves once the first socket is created (not when it is linked).
    * Rejects with AuthStateCorruptError (naming the file) when creds.json is corrupt.
    */
-  async start(onMessage: InboundHandler): Promise<void> {
+  async start(onMessage: InboundHandler, events: TransportEvents = {}): Promise<void> {
     this.handler = onMessage;
+    this.events = events;
     this.stopped = false;
     const dataDir = this.options.settings.dataDir;
     this.links = await IdentityLinks.open(dataDir, (err) => this.log.warn({ err }, 'could not read or write data/whatsapp/identity-links.json (phone ↔ LID pairs)'));
+    this.identity = new Identity(
+      this.links,
+      () => this.socket?.signalRepository?.lidMapping,
+      dataDir,
+      (phone, lid) => this.learn(phone, lid),
+      (err, detail) => this.log.warn({ err, ...detail }, 'could not move the data of a private chat to its one id'),
+    );
+    this.resend = await ResendStore.open(dataDir, { onError: (err) => this.log.warn({ err }, 'could not read or write data/whatsapp/sent-messages.jsonl (messages other devices may ask for again)') });
     this.seen = new SeenMessages(dataDir, 2000, (file, movedTo) => this.log.warn({ file, movedTo }, 'the list of handled WhatsApp messages was corrupt; started a new one'));
     await this.loadAuth();
     await this.connect();
@@ -223,6 +255,11 @@ export class WhatsAppTransport implements Transport {
       onCorruptKey: (file, reason) => this.log.warn({ file, reason }, 'a WhatsApp session key file was unreadable; treating it as missing'),
       ...this.options.authOptions,
     });
+    const stale = await this.auth.pruneStale(this.options.staleKeyMs ?? DEFAULT_STALE_KEY_MS).catch((err) => {
+      this.log.warn({ err }, 'could not prune old WhatsApp session keys');
+      return [] as string[];
+    });
+    if (stale.length) this.log.info({ removed: stale.length }, `removed ${stale.length} session/sender-key files unused for ${Math.round((this.options.staleKeyMs ?? DEFAULT_STALE_KEY_MS) / 86_400_000)} days`);
     const me = this.auth.state.creds.me;
     if (this.auth.restored && me?.id) this.me = { id: plainJid(me.id), lid: plainJid(me.lid), name: me.name ?? me.notify };
     this.log.info({ folder: this.authDir }, this.auth.restored ? 'WhatsApp session found: reconnecting without a new scan' : 'no WhatsApp session stored yet: a QR code (or pairing code) will follow');
@@ -237,7 +274,7 @@ export class WhatsAppTransport implements Transport {
     this.status = 'offline';
     for (const wake of this.openWaiters.splice(0)) wake();
     await this.inboundChain.catch(() => undefined);
-    await Promise.all([this.auth?.flush(), this.links?.flush(), this.seen?.flush()]);
+    await Promise.all([this.auth?.flush(), this.links?.flush(), this.seen?.flush(), this.resend?.flush()]);
     this.handler = undefined;
   }
 
@@ -293,8 +330,12 @@ export class WhatsAppTransport implements Transport {
       if (this.versions.lastError) this.log.warn({ reason: this.versions.lastError, using: version ? version.join('.') : 'the version bundled with Baileys' }, 'could not fetch the current WhatsApp Web version; trying again before the next connection');
       if (generation !== this.generation || this.stopped) return;
       const baileysLog = this.log.child({ part: 'baileys' }, { level: this.options.settings.env.BAILEYS_LOG_LEVEL?.trim() || 'warn' });
+      // An in-memory cache in front of the file store: Baileys reads the same keys many times per message.
+      if (this.cachedKeys?.source !== auth.state.keys) this.cachedKeys = { source: auth.state.keys, keys: makeCacheableSignalKeyStore(auth.state.keys, baileysLog as never) };
       socket = await this.makeSocket({
-        auth: auth.state,
+        auth: { creds: auth.state.creds, keys: this.cachedKeys.keys },
+        // Contacts' status updates are not decrypted unless asked for: nothing here uses them.
+        shouldIgnoreJid: (jid: string) => Boolean(isJidStatusBroadcast(jid)) && !this.options.receiveStatusUpdates,
         logger: baileysLog as never,
         browser: Browsers.ubuntu('Chrome'),
         markOnlineOnConnect: false,
@@ -596,7 +637,36 @@ export class WhatsAppTransport implements Transport {
 
   private getMessage(key: WAMessageKey): proto.IMessage | undefined {
     if (!key.id) return undefined;
-    return this.sent.get(key.id)?.message ?? this.inbound.get(`${plainJid(key.remoteJid)}|${key.id}`)?.message ?? undefined;
+    return this.resend?.get(key.id) ?? this.sent.get(key.id)?.message ?? this.inbound.get(`${plainJid(key.remoteJid)}|${key.id}`)?.message ?? undefined;
+  }
+
+  /** Decryption failures since start (WhatsApp delivered a message this device could not decrypt). */
+  decryptionFailures(): number {
+    return this.decryptFailures;
+  }
+
+  /** Edits and deletes-for-everyone of earlier messages, handed to the core's listeners. Returns true when it was one. */
+  private async onProtocol(raw: WAMessage): Promise<boolean> {
+    const protocol = normalizeMessageContent(raw.message)?.protocolMessage;
+    const target = protocol?.key?.id;
+    if (!protocol || !target || !raw.key?.remoteJid) return false;
+    const Type = waProto.Message.ProtocolMessage.Type;
+    if (protocol.type !== Type.REVOKE && protocol.type !== Type.MESSAGE_EDIT) return false;
+    let chatId = plainJid(raw.key.remoteJid) ?? raw.key.remoteJid;
+    if (this.identity && !chatId.endsWith('@g.us')) chatId = (await this.identity.resolve(chatId, plainJid(raw.key.remoteJidAlt))).id;
+    try {
+      if (protocol.type === Type.REVOKE) {
+        this.log.debug({ chat: chatId, id: target }, 'a message was deleted for everyone');
+        await this.events.onRevoke?.(chatId, target);
+      } else {
+        const text = textOf(normalizeMessageContent(protocol.editedMessage));
+        this.log.debug({ chat: chatId, id: target }, 'a message was edited');
+        await this.events.onEdit?.(chatId, target, text);
+      }
+    } catch (err) {
+      this.log.warn({ err, chat: chatId, id: target }, 'applying an edit or delete failed');
+    }
+    return true;
   }
 
   private async onUpsert(upsert: BaileysEventMap['messages.upsert']): Promise<void> {
@@ -616,7 +686,18 @@ export class WhatsAppTransport implements Transport {
     this.learn(key?.participantAlt, key?.participant);
     this.learn(key?.remoteJidAlt, key?.remoteJid);
     const timer = expirationOf(raw);
-    if (timer !== undefined && key?.remoteJid) this.timers.set(plainJid(key.remoteJid) ?? key.remoteJid, timer);
+    if (timer !== undefined && key?.remoteJid) {
+      const chat = plainJid(key.remoteJid) ?? key.remoteJid;
+      this.timers.set(chat, timer);
+      const other = this.links?.altOf(chat);
+      if (other) this.timers.set(other, timer);
+    }
+    if (raw.messageStubType === waProto.WebMessageInfo.StubType.CIPHERTEXT) {
+      this.decryptFailures++;
+      this.log.warn({ id: key?.id, chat: key?.remoteJid, sender: key?.participant ?? key?.remoteJid, reason: raw.messageStubParameters?.[0], total: this.decryptFailures }, 'a WhatsApp message could not be decrypted (WhatsApp retries it; if this repeats, the session keys with that contact are out of step)');
+      return;
+    }
+    if (await this.onProtocol(raw)) return;
     if (key?.fromMe) {
       this.log.debug({ id: key.id }, 'ignored a message sent by the bot itself');
       return;
@@ -630,20 +711,54 @@ export class WhatsAppTransport implements Transport {
     const result = mapIncoming(raw, { ownIds: this.ownIds(), download, altIdOf: (id) => this.links?.altOf(id) });
     if ('ignored' in result) {
       this.log.debug({ id: key?.id, chat: key?.remoteJid, reason: result.ignored }, 'ignored a WhatsApp message');
+      // Linked devices never receive view-once media: say so in a private chat instead of staying silent.
+      if (isViewOnce(raw.message) && key?.remoteJid && !key.remoteJid.endsWith('@g.us') && !isJidStatusBroadcast(key.remoteJid)) {
+        const work = this.refuseViewOnce(raw).catch((err) => this.log.warn({ err }, 'could not answer a view-once message'));
+        this.handling.add(work);
+        void work.finally(() => this.handling.delete(work));
+      }
       return;
     }
     const message = result.message;
+    await this.canonicalize(message);
+    if (timer !== undefined) this.timers.set(message.chatId, timer);
     if (!(await this.seen!.firstTime(message.chatId, message.id, key.participant ?? ''))) {
       this.log.debug({ id: message.id, chat: message.chatId, type }, 'ignored a duplicate delivery of a message already handled');
       return;
     }
     this.inbound.set(`${message.chatId}|${message.id}`, raw);
     const maxAge = this.options.maxOfflineAgeMs ?? DEFAULT_MAX_OFFLINE_AGE_MS;
-    if (type !== 'notify' && Date.now() - message.timestamp > maxAge) {
+    // Also for `notify`: placeholder resends of messages up to 14 days old arrive as notify.
+    if (Date.now() - message.timestamp > maxAge) {
       this.log.info({ id: message.id, chat: message.chatId, ageMinutes: Math.round((Date.now() - message.timestamp) / 60_000) }, 'not answering a message that arrived while the bot was offline and is too old');
       return;
     }
     await this.deliver(message);
+  }
+
+  /**
+   * One sender id per person and one chat id per private chat, whatever form WhatsApp used: the phone jid when it
+   * is known (config lists owners by phone), else the LID; the other form becomes `senderAltId`.
+   */
+  private async canonicalize(message: IncomingMessage): Promise<void> {
+    if (!this.identity || message.fromMe) return;
+    for (const m of message.mentions) this.identity.noteLid(m);
+    const rawSender = message.senderId;
+    const who = await this.identity.resolve(rawSender, message.senderAltId);
+    message.senderId = who.id;
+    if (who.alt && who.alt !== who.id) message.senderAltId = who.alt;
+    else delete message.senderAltId;
+    if (!message.isGroup) {
+      message.chatId = who.id;
+      await this.identity.adoptChatId(who.id, who.alt);
+    }
+  }
+
+  private async refuseViewOnce(raw: WAMessage): Promise<void> {
+    const chatId = plainJid(raw.key.remoteJid) ?? raw.key.remoteJid!;
+    if (!(await this.seen!.firstTime(chatId, raw.key.id ?? '', 'view-once'))) return;
+    this.log.info({ chat: chatId, id: raw.key.id }, 'refused a view-once message (linked devices cannot open it)');
+    await this.sendText(chatId, 'I cannot open view-once photos, videos or voice notes (WhatsApp shows them only on the phone). Please send it again as a normal message.', { quotedId: undefined }).catch((err) => this.log.warn({ err }, 'could not answer a view-once message'));
   }
 
   private async deliver(message: IncomingMessage): Promise<void> {
@@ -687,7 +802,8 @@ export class WhatsAppTransport implements Transport {
     for (const match of text.matchAll(/@(\d{5,20})\b/g)) {
       const digits = match[1];
       const isOwnLid = this.me.lid && userPart(this.me.lid) === digits;
-      jids.add(isOwnLid || this.links?.isKnownLid(digits) ? `${digits}@lid` : `${digits}@s.whatsapp.net`);
+      // A LID-only user (no phone known) must be mentioned as `<lid>@lid`; as a phone jid the mention is broken.
+      jids.add(isOwnLid || this.identity?.isLid(digits) ? `${digits}@lid` : `${digits}@s.whatsapp.net`);
     }
     return [...jids];
   }
@@ -695,6 +811,7 @@ export class WhatsAppTransport implements Transport {
   private remember(sent: WAMessage | undefined, chatId: string): SentMessage {
     const id = sent?.key?.id ?? '';
     if (sent && id) this.sent.set(id, sent);
+    void this.resend?.add(id, chatId, sent?.message);
     this.sendStatus.track(id, chatId);
     return { id };
   }
@@ -717,9 +834,17 @@ export class WhatsAppTransport implements Transport {
   async editText(chatId: string, messageId: string, text: string): Promise<boolean> {
     if (!messageId) return false;
     try {
+      const original = this.sent.get(messageId);
+      const sentAt = original?.messageTimestamp ? Number(original.messageTimestamp) * 1000 : undefined;
+      if (sentAt && Date.now() - sentAt > EDIT_WINDOW_MS) {
+        // WhatsApp drops edits past its window silently; report the failure so the caller sends anew.
+        this.log.info({ chat: chatId, id: messageId, ageMinutes: Math.round((Date.now() - sentAt) / 60_000) }, 'not editing a message older than WhatsApp\'s 15-minute edit window');
+        return false;
+      }
       const socket = await this.ready();
-      const key: WAMessageKey = this.sent.get(messageId)?.key ?? { remoteJid: chatId, id: messageId, fromMe: true };
-      await socket.sendMessage(chatId, { text, edit: key });
+      const key: WAMessageKey = original?.key ?? { remoteJid: chatId, id: messageId, fromMe: true };
+      const edit = await socket.sendMessage(chatId, { text, edit: key });
+      void this.resend?.add(edit?.key?.id, chatId, edit?.message);
       return true;
     } catch (err) {
       this.log.warn({ err, chat: chatId }, 'editing a WhatsApp message failed; sending anew');
@@ -730,7 +855,8 @@ export class WhatsAppTransport implements Transport {
   async react(chatId: string, messageId: string, emoji: string): Promise<void> {
     const socket = await this.ready();
     const key: WAMessageKey = this.inbound.get(`${chatId}|${messageId}`)?.key ?? this.sent.get(messageId)?.key ?? { remoteJid: chatId, id: messageId, fromMe: false };
-    await socket.sendMessage(chatId, { react: { text: emoji, key } });
+    const reaction = await socket.sendMessage(chatId, { react: { text: emoji, key } });
+    void this.resend?.add(reaction?.key?.id, chatId, reaction?.message);
   }
 
   async sendMedia(chatId: string, media: OutgoingMedia, options?: { quotedId?: string }): Promise<SentMessage> {
@@ -750,9 +876,11 @@ export class WhatsAppTransport implements Transport {
       case 'image':
         content = { image: file, ...(media.caption ? { caption: media.caption } : {}), ...(media.mimetype ? { mimetype: media.mimetype } : {}) };
         break;
-      case 'video':
-        content = { video: file, mimetype: media.mimetype ?? mimeFor(media.path, 'video/mp4'), ...(media.caption ? { caption: media.caption } : {}) };
+      case 'video': {
+        const jpegThumbnail = this.options.ffmpegPath ? await videoThumbnail(this.options.ffmpegPath, media.path) : undefined;
+        content = { video: file, mimetype: media.mimetype ?? mimeFor(media.path, 'video/mp4'), ...(media.caption ? { caption: media.caption } : {}), ...(jpegThumbnail ? { jpegThumbnail } : {}) };
         break;
+      }
       case 'document':
         content = { document: file, mimetype: media.mimetype ?? mimeFor(media.path), fileName: media.fileName ?? path.basename(media.path), ...(media.caption ? { caption: media.caption } : {}) };
         break;

@@ -1,0 +1,125 @@
+import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { BufferJSON, PLACEHOLDER_MAX_AGE_SECONDS, proto } from '@whiskeysockets/baileys';
+import { writeJsonLinesAtomic } from './jsonl.js';
+
+/** How long a sent message can be asked for again: WhatsApp's own window for re-requests (14 days). */
+export const RESEND_WINDOW_MS = PLACEHOLDER_MAX_AGE_SECONDS * 1000;
+
+interface Entry {
+  id: string;
+  chat: string;
+  at: number;
+  message: proto.IMessage;
+}
+
+/**
+ * What the bot sent (texts, media, edits, reactions), kept on disk so Baileys' `getMessage` can answer another
+ * device's retry request after a restart (else that device shows "waiting for this message" forever).
+ * `data/whatsapp/sent-messages.jsonl` is append-only (one line per message); on load every line is validated
+ * (a broken line, e.g. cut by a crash, is skipped), entries older than the window are dropped, and the file is
+ * rewritten atomically when more than half of it is dead weight.
+ *
+ * @example
+ * const store = await ResendStore.open('data'); await store.add(sent.key.id, chat, sent.message);
+ * makeWASocket({ getMessage: async (key) => store.get(key.id) });
+ */
+export class ResendStore {
+  private readonly entries = new Map<string, Entry>();
+  private lines = 0;
+  private writing: Promise<void> = Promise.resolve();
+
+  private constructor(readonly file: string, private readonly windowMs: number, private readonly maxEntries: number, private readonly onError: (err: Error) => void, private readonly now: () => number) {}
+
+  static async open(dataDir: string, options: { windowMs?: number; maxEntries?: number; onError?: (err: Error) => void; now?: () => number } = {}): Promise<ResendStore> {
+    const store = new ResendStore(path.join(dataDir, 'whatsapp', 'sent-messages.jsonl'), options.windowMs ?? RESEND_WINDOW_MS, options.maxEntries ?? 5000, options.onError ?? (() => undefined), options.now ?? (() => Date.now()));
+    await store.load();
+    return store;
+  }
+
+  private async load(): Promise<void> {
+    let text = '';
+    try {
+      text = await readFile(this.file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.onError(err as Error);
+      return;
+    }
+    for (const line of text.split('\n')) {
+      if (!line.trim()) continue;
+      this.lines++;
+      const entry = parseEntry(line);
+      if (entry) this.put(entry);
+    }
+    this.prune();
+    if (this.lines > 2 * this.entries.size) await this.compact();
+  }
+
+  private put(entry: Entry): void {
+    this.entries.delete(entry.id);
+    this.entries.set(entry.id, entry);
+  }
+
+  private prune(): void {
+    const oldest = this.now() - this.windowMs;
+    for (const [id, e] of this.entries) if (e.at < oldest) this.entries.delete(id);
+    while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+  }
+
+  /** Records a sent message (any kind: text, media, edit, reaction). */
+  add(id: string | null | undefined, chat: string, message: proto.IMessage | null | undefined): Promise<void> {
+    if (!id || !message) return this.writing;
+    const entry: Entry = { id, chat, at: this.now(), message };
+    this.put(entry);
+    this.prune();
+    const line = `${JSON.stringify({ ...entry, message: proto.Message.toObject(proto.Message.fromObject(message), { bytes: Buffer, longs: Number }) }, BufferJSON.replacer)}\n`;
+    this.lines++;
+    this.writing = this.writing
+      .then(async () => {
+        if (this.lines > 2 * this.maxEntries) return this.compact();
+        await mkdir(path.dirname(this.file), { recursive: true });
+        await appendFile(this.file, line, { mode: 0o600 });
+      })
+      .catch((err) => this.onError(err as Error));
+    return this.writing;
+  }
+
+  get(id: string | null | undefined): proto.IMessage | undefined {
+    if (!id) return undefined;
+    const entry = this.entries.get(id);
+    if (!entry) return undefined;
+    if (entry.at < this.now() - this.windowMs) {
+      this.entries.delete(id);
+      return undefined;
+    }
+    return entry.message;
+  }
+
+  private async compact(): Promise<void> {
+    this.prune();
+    const lines = [...this.entries.values()].map((e) => ({ ...e, message: proto.Message.toObject(proto.Message.fromObject(e.message), { bytes: Buffer, longs: Number }) }));
+    await writeJsonLinesAtomic(this.file, lines, BufferJSON.replacer);
+    this.lines = lines.length;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  async flush(): Promise<void> {
+    await this.writing;
+  }
+}
+
+function parseEntry(line: string): Entry | undefined {
+  try {
+    const value = JSON.parse(line, BufferJSON.reviver) as Partial<Entry>;
+    if (!value || typeof value.id !== 'string' || typeof value.chat !== 'string' || typeof value.at !== 'number' || !value.message || typeof value.message !== 'object') return undefined;
+    const message = proto.Message.fromObject(value.message);
+    // Encoding fails on a message whose fields have the wrong types; an empty message is no message.
+    if (!proto.Message.encode(message).finish().length) return undefined;
+    return { id: value.id, chat: value.chat, at: value.at, message };
+  } catch {
+    return undefined;
+  }
+}

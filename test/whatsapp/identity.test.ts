@@ -1,0 +1,121 @@
+import { expect } from 'chai';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { createApp, type App } from '../../core/app.js';
+import { createLogger } from '../../core/log/logger.js';
+import { WhatsAppTransport } from '../../core/transport/whatsapp/whatsapp-transport.js';
+import pingPlugin from '../../plugins/ping/index.js';
+import { BOT_ME, DisconnectReason, FakeSocketFactory, GROUP, waText } from '../fakes/baileys-socket.js';
+import { tempDir, writeConfig } from '../helpers/test-app.js';
+import { cleanup, link, setup, type Harness } from './harness.js';
+
+const ALICE = '6281211110000@s.whatsapp.net';
+const ALICE_LID = '98765432100001@lid';
+
+describe('WhatsApp identity: one id per person and per private chat (fake socket, Baileys’ own LID store)', () => {
+  let h: Harness;
+  beforeEach(async () => {
+    h = await setup();
+    await link(h);
+  });
+  afterEach(cleanup);
+
+  it('a LID-only sender is identified by phone through Baileys’ lid-mapping store of the session', async () => {
+    // Baileys stores pairs it learns (usync, retries) in the session's lid-mapping keys without telling us.
+    await h.sockets.last.signalRepository.lidMapping.storeLIDPNMappings([{ lid: ALICE_LID, pn: ALICE }]);
+    h.sockets.last.deliver([waText('hi', { chat: GROUP, from: ALICE_LID })]);
+    await h.transport.idle();
+    expect(h.received.map((m) => [m.senderId, m.senderAltId])).to.deep.equal([[ALICE, ALICE_LID]]);
+    await h.transport.stop();
+    const links = JSON.parse(await readFile(path.join(h.dir, 'data', 'whatsapp', 'identity-links.json'), 'utf8'));
+    expect(links.lidToPhone).to.include({ '98765432100001': '6281211110000' });
+  });
+
+  it('a private chat keeps one id whichever form it arrives in, and data kept under the other form moves over', async () => {
+    // First contact only by LID: the chat is known by its LID, and the bot keeps history under it.
+    h.sockets.last.deliver([waText('first', { from: ALICE_LID })]);
+    await h.transport.idle();
+    expect(h.received[0]).to.include({ chatId: ALICE_LID, senderId: ALICE_LID });
+    await mkdir(path.join(h.dir, 'data', 'history'), { recursive: true });
+    await writeFile(path.join(h.dir, 'data', 'history', `${ALICE_LID}.json`), JSON.stringify({ messages: [{ role: 'user', text: 'first' }] }));
+
+    // WhatsApp then reveals the phone number: from now on one id (the phone), with the LID's history.
+    h.sockets.last.deliver([waText('second', { from: ALICE_LID, fromAlt: ALICE })]);
+    h.sockets.last.deliver([waText('third', { from: ALICE })]);
+    await h.transport.idle();
+    expect(h.received.slice(1).map((m) => [m.chatId, m.senderId, m.senderAltId])).to.deep.equal([
+      [ALICE, ALICE, ALICE_LID],
+      [ALICE, ALICE, ALICE_LID],
+    ]);
+    expect(existsSync(path.join(h.dir, 'data', 'history', `${ALICE_LID}.json`))).to.equal(false);
+    const moved = JSON.parse(await readFile(path.join(h.dir, 'data', 'history', `${ALICE}.json`), 'utf8'));
+    expect(moved.messages[0].text).to.equal('first');
+  });
+
+  it('never overwrites: when both forms already have data, both are kept and the clash is logged', async () => {
+    await mkdir(path.join(h.dir, 'data', 'memory'), { recursive: true });
+    await writeFile(path.join(h.dir, 'data', 'memory', `${ALICE_LID}.json`), '{"facts":["lid"]}');
+    await writeFile(path.join(h.dir, 'data', 'memory', `${ALICE}.json`), '{"facts":["phone"]}');
+    h.sockets.last.deliver([waText('hi', { from: ALICE_LID, fromAlt: ALICE })]);
+    await h.transport.idle();
+    expect(await readFile(path.join(h.dir, 'data', 'memory', `${ALICE}.json`), 'utf8')).to.equal('{"facts":["phone"]}');
+    expect(existsSync(path.join(h.dir, 'data', 'memory', `${ALICE_LID}.json`))).to.equal(true);
+    expect(h.messages()).to.include('could not move the data of a private chat to its one id');
+  });
+});
+
+describe('WhatsApp identity in access control (real bot, owners and lists written with phone numbers)', () => {
+  let dir: string;
+  let app: App;
+  let sockets: FakeSocketFactory;
+
+  async function start(access: Record<string, unknown>): Promise<void> {
+    dir = await tempDir('wabot-wa-id-');
+    await writeConfig(dir, { access });
+    const logger = createLogger({ level: 'warn', pretty: false, destination: new PassThrough() });
+    const env = { PATH: process.env.PATH ?? '', API_KEY: 'test-key-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'test-model' };
+    app = await createApp({ cwd: dir, env, plugins: [pingPlugin], logger, skipHealthProbe: true });
+    sockets = new FakeSocketFactory();
+    const transport = new WhatsAppTransport({
+      settings: app.settings,
+      config: () => app.config,
+      log: app.log,
+      makeSocket: sockets.make,
+      printQr: () => undefined,
+      fetchVersion: async () => ({ version: [2, 3000, 1000000001], isLatest: true }),
+    });
+    await app.connect(transport);
+    sockets.last.qr();
+    sockets.last.paired({ id: BOT_ME.id });
+    sockets.last.close(DisconnectReason.restartRequired);
+    await sockets.waitForSockets(2);
+    sockets.last.open(BOT_ME);
+    await sockets.last.signalRepository.lidMapping.storeLIDPNMappings([{ lid: ALICE_LID, pn: ALICE }]);
+  }
+
+  async function pingFromLid(): Promise<number> {
+    const before = sockets.last.sent.length;
+    sockets.last.deliver([waText('.ping', { from: ALICE_LID })]);
+    for (let i = 0; i < 50 && sockets.last.sent.length === before; i++) await new Promise((r) => setTimeout(r, 10));
+    await app.bot.idle();
+    return sockets.last.sent.length - before;
+  }
+
+  afterEach(async () => {
+    await app.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('allow list by phone: a LID-only message from that person is answered', async () => {
+    await start({ mode: 'allowList', allow: ['6281211110000'], block: [] });
+    expect(await pingFromLid()).to.equal(1);
+    expect(sockets.last.sent.at(-1)!.jid).to.equal(ALICE);
+  });
+
+  it('block list by phone: a LID-only message from that person is not answered', async () => {
+    await start({ mode: 'everyone', allow: [], block: ['6281211110000'] });
+    expect(await pingFromLid()).to.equal(0);
+  });
+});
