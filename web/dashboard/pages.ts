@@ -1,4 +1,4 @@
-import { capabilityMark, type CapabilityStatus } from '../../core/capabilities/capabilities.js';
+import type { CapabilityStatus } from '../../core/capabilities/capabilities.js';
 import type { Problem } from '../../core/log/recent-problems.js';
 import type { LegHealth } from '../../core/providers/provider-chain.js';
 import type { SessionState } from '../../core/transport/transport.js';
@@ -77,15 +77,6 @@ export interface DashboardView {
   recentProblems: Problem[];
   running: { host: string; port: number | undefined };
   now: number;
-}
-
-const number = (n: number) => n.toLocaleString('en-US');
-
-function duration(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
-  return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
 }
 
 function sessionText(session: SessionState): SafeHtml {
@@ -169,31 +160,11 @@ function pluginRows(view: DashboardView): SafeHtml {
   return html`<fieldset><legend>Plugins</legend><table><thead><tr><th>Plugin</th><th>On</th><th>Who may use it</th><th>Options</th></tr></thead><tbody>${rows}</tbody></table></fieldset>`;
 }
 
-function statusSections(view: DashboardView): SafeHtml {
-  const caps = view.capabilities.map((c) => html`<tr><td class="${!c.ok ? 'bad' : c.degraded ? 'warn' : 'ok'}">${capabilityMark(c)}</td><td><b>${c.name}</b></td><td>${c.detail}</td></tr>`);
-  const legs = view.legs.map((l) => {
-    const cls = l.state === 'healthy' ? 'ok' : l.state === 'cooling-down' ? 'warn' : 'bad';
-    const state = l.state === 'healthy' ? 'healthy' : l.state === 'rejected' ? 'rejected (until restart)' : `${l.state === 'exhausted' ? 'used up' : 'cooling down'} for ${duration((l.coolingDownUntil ?? view.now) - view.now)}`;
-    return html`<tr><td><b>${l.name}</b> <span class="hint">(${l.kind})</span></td><td><code>${l.model}</code>${l.premiumModel ? html`<br><span class="hint">premium</span> <code>${l.premiumModel}</code>` : ''}</td><td class="${cls}">${state}</td><td>${number(l.requests)} / ${number(l.failures)}</td><td>${l.lastError ?? ''}</td></tr>`;
-  });
-  const gateways = view.gateways.map((g) => html`<li class="${g.healthy ? 'ok' : 'bad'}">${g.name}: ${g.healthy ? 'reachable at start' : 'unreachable at start'} <span class="hint">${g.detail} (the provider table above is live)</span></li>`);
-  const usageRows = view.usage.rows.map((r) => html`<tr><td>${r.leg}</td><td><code>${r.model}</code></td><td>${number(r.requests)}</td><td>${number(r.prompt)}</td><td>${number(r.completion)}</td><td><b>${number(r.total)}</b></td></tr>`);
-  const quota = (role: 'main' | 'premium') => {
-    const used = view.usage.totals[role];
-    const max = view.usage.quotas[role];
-    const pct = max > 0 ? Math.round((used / max) * 1000) / 10 : 0;
-    return html`<tr><td>${role}</td><td>${number(used)}</td><td>${max > 0 ? number(max) : 'no quota'}</td><td>${max > 0 ? html`<meter min="0" max="${max}" low="${max * 0.6}" high="${max * 0.8}" optimum="0" value="${Math.min(used, max)}"></meter> <span class="${pct >= 80 ? 'bad' : ''}">${pct}%</span>` : ''}</td></tr>`;
-  };
-  const problems = view.recentProblems.slice(0, 25).map((p) => html`<tr><td>${new Date(p.time).toISOString().replace('T', ' ').slice(0, 19)}</td><td class="${p.level === 'warn' ? 'warn' : 'bad'}">${p.level}</td><td>${p.plugin ?? ''}</td><td>${p.msg}</td></tr>`);
-  return html`<section id="capabilities"><h2>Capabilities</h2><table><tbody>${caps}</tbody></table>
-${view.envOnly.length ? html`<h2>Set in .env only (read-only here)</h2><p>These can run a program or open a hole, so they are never set from this page: edit <code>.env</code> and restart.</p><table><thead><tr><th>Setting</th><th>Value</th><th>Meaning</th></tr></thead><tbody>${view.envOnly.map((e) => html`<tr><td><b>${e.name}</b></td><td>${e.value === undefined ? html`<i>not set</i>` : html`<code>${e.value}</code>`}</td><td>${e.plugin}: ${e.description}</td></tr>`)}</tbody></table>` : ''}
-${view.pluginFailures.length ? html`<h2>Plugins that did not load</h2><ul>${view.pluginFailures.map((f) => html`<li class="bad"><b>${f.source}</b>: ${f.reason}</li>`)}</ul>` : ''}</section>
-<section id="providers"><h2>AI providers</h2><table><thead><tr><th>Leg</th><th>Model</th><th>State</th><th>Requests / failures</th><th>Last failure</th></tr></thead><tbody>${legs.length ? legs : html`<tr><td colspan="5">No provider is configured.</td></tr>`}</tbody></table>
-${gateways.length ? html`<ul>${gateways}</ul>` : ''}
-<p id="audio-keys">Audio keys: <b>${view.audio.keys}</b> configured · <span class="${view.audio.status.ok ? 'ok' : 'bad'}">${view.audio.status.detail}</span></p></section>
-<section id="usage"><h2>Token usage today (${view.usage.day}, UTC)</h2><table><thead><tr><th>Leg</th><th>Model</th><th>Requests</th><th>Prompt</th><th>Completion</th><th>Total</th></tr></thead><tbody>${usageRows.length ? usageRows : html`<tr><td colspan="6">No usage yet today.</td></tr>`}</tbody></table>
-<h2>All-time use against the account quotas</h2><table><thead><tr><th>Model</th><th>Used</th><th>Quota</th><th></th></tr></thead><tbody>${quota('main')}${quota('premium')}</tbody></table></section>
-<section id="problems"><h2>Last warnings and errors</h2>${problems.length ? html`<table><tbody>${problems}</tbody></table>` : html`<p class="ok">None since start.</p>`}</section>`;
+/** Read-only facts that belong with the settings: what only `.env` can set, and plugins that did not load. */
+function readOnlySections(view: DashboardView): SafeHtml {
+  if (!view.envOnly.length && !view.pluginFailures.length) return html``;
+  return html`<section id="read-only">${view.envOnly.length ? html`<h2>Set in .env only (read-only here)</h2><p>These can run a program or open a hole, so they are never set from this page: edit <code>.env</code> and restart.</p><table><thead><tr><th>Setting</th><th>Value</th><th>Meaning</th></tr></thead><tbody>${view.envOnly.map((e) => html`<tr><td><b>${e.name}</b></td><td>${e.value === undefined ? html`<i>not set</i>` : html`<code>${e.value}</code>`}</td><td>${e.plugin}: ${e.description}</td></tr>`)}</tbody></table>` : ''}
+${view.pluginFailures.length ? html`<h2>Plugins that did not load</h2><ul>${view.pluginFailures.map((f) => html`<li class="bad"><b>${f.source}</b>: ${f.reason}</li>`)}</ul>` : ''}</section>`;
 }
 
 /**
@@ -212,7 +183,7 @@ export function dashboardPage(view: DashboardView): SafeHtml {
 <main id="content"><h2 class="view-title">Settings</h2>
 ${view.notice ? html`<div class="notice ${view.notice.kind}" role="status" id="notice">${view.notice.text}</div>` : ''}
 ${summary}
-<section id="session"><h2>WhatsApp session</h2><p>${sessionText(view.session)}</p></section>
+<section id="session"><h2>WhatsApp session</h2><p>${sessionText(view.session)} · <a href="/config/status">status</a>, <a href="/config/providers">providers</a>, <a href="/config/usage">usage</a> and <a href="/config/log">log</a> have their own views.</p></section>
 <form method="post" action="/config/save" id="config-form">
 <input type="hidden" name="_csrf" value="${view.csrf}"><input type="hidden" name="version" value="${view.version}">
 <p><button type="submit" id="save-top">Save and apply</button></p>
@@ -220,7 +191,7 @@ ${generalFields(view)}
 ${pluginRows(view)}
 <p><button type="submit" id="save">Save and apply</button> <span class="hint">Validated like at start-up, written atomically; the previous file is kept as config.json.bak.</span></p>
 </form>
-${statusSections(view)}
+${readOnlySections(view)}
 </main>`,
   );
 }

@@ -6,6 +6,7 @@ import type { App } from '../../core/app.js';
 import { ConfigError, saveConfigFile } from '../../core/config/config-file.js';
 import type { Access } from '../../core/config/schema.js';
 import { LEVEL_RANK, logTail, type TailLine } from '../../core/log/log-tail.js';
+import { recentProblems } from '../../core/log/recent-problems.js';
 import { today } from '../../core/providers/usage.js';
 import { projectVersion } from '../../core/status/status-report.js';
 import type { Transport } from '../../core/transport/transport.js';
@@ -84,7 +85,7 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
     }
     // The service's uptime (since the app started), as `.status` says it.
     const uptimeMs = (await app.bot.statusSource?.())?.uptimeMs ?? process.uptime() * 1000;
-    return { session, qrSvg: session.status === 'qr' ? await qrSvg(session.qr) : undefined, uptimeMs, version: projectVersion(), freeDisk, canRelink: Boolean(deps.transport()?.relink), csrf };
+    return { session, problems: recentProblems.list(), qrSvg: session.status === 'qr' ? await qrSvg(session.qr) : undefined, uptimeMs, version: projectVersion(), freeDisk, canRelink: Boolean(deps.transport()?.relink), csrf };
   };
 
   const providersData = (csrf: string) => ({

@@ -38,6 +38,8 @@ const capClass = (c: CapabilityStatus) => (!c.ok ? 'bad' : c.degraded ? 'warn' :
 
 export interface StatusViewData {
   session: SessionState;
+  /** The last warnings and errors of the log (redacted), newest first. */
+  problems: Array<{ time: number; level: string; msg: string; plugin?: string }>;
   qrSvg?: string;
   uptimeMs: number;
   version: string;
@@ -68,7 +70,12 @@ export function statusView(d: StatusViewData): SafeHtml {
     ? html`<form method="post" action="/config/status/relink"><input type="hidden" name="_csrf" value="${d.csrf}"><button type="submit" class="danger" id="relink">Log out and relink…</button> <span class="hint">Asks for confirmation first.</span></form>`
     : html`<p class="hint">This transport cannot relink from here.</p>`;
   return html`<section aria-labelledby="h-link"><h3 id="h-link">WhatsApp</h3><div data-region="link" aria-live="polite">${linkRegion(d)}</div>${relink}</section>
-<section aria-labelledby="h-service"><h3 id="h-service">Service</h3><dl class="facts"><dt>Uptime</dt><dd data-region="uptime">${humanDuration(d.uptimeMs)}</dd><dt>Version</dt><dd>${d.version}</dd><dt>Disk</dt><dd>${disk}</dd></dl></section>`;
+<section aria-labelledby="h-service"><h3 id="h-service">Service</h3><dl class="facts"><dt>Uptime</dt><dd data-region="uptime">${humanDuration(d.uptimeMs)}</dd><dt>Version</dt><dd>${d.version}</dd><dt>Disk</dt><dd>${disk}</dd></dl></section>
+<section id="problems" aria-labelledby="h-problems"><h3 id="h-problems">Last warnings and errors</h3>${
+    d.problems.length
+      ? html`<ul class="plain log">${d.problems.slice(0, 10).map((p) => html`<li><time datetime="${new Date(p.time).toISOString()}">${clock(p.time)}</time> <b class="${p.level === 'warn' ? 'warn' : 'bad'}">${p.level}</b>${p.plugin ? html` <span class="hint">[${p.plugin}]</span>` : ''} ${p.msg}</li>`)}</ul><p><a href="/config/log?level=warn">All warnings in the log view</a></p>`
+      : html`<p class="ok">None since start.</p>`
+  }</section>`;
 }
 
 /** The confirmation step of "log out and relink". */
@@ -95,12 +102,12 @@ export function providersRegion(d: Omit<ProvidersViewData, 'csrf'> & { csrf: str
   );
   const caps = d.capabilities.map((c) => html`<li><span class="${capClass(c)}" aria-hidden="true">${capabilityMark(c)}</span> <b>${c.name}</b>: <span class="${capClass(c)}">${c.ok ? (c.degraded ? 'impaired' : 'available') : 'missing'}</span> — ${c.detail}</li>`);
   return html`<div class="cards">${legs.length ? legs : html`<p>No provider is configured.</p>`}</div>
-<p id="audio-state">Audio keys: <b>${d.audio.keys}</b> configured · <span class="${capClass(d.audio.status)}">${d.audio.status.detail}</span></p>
-<h3>Capabilities now</h3><ul class="plain">${caps}</ul>`;
+<p id="audio-keys">Audio keys: <b>${d.audio.keys}</b> configured · <span class="${capClass(d.audio.status)}">${d.audio.status.detail}</span></p>
+<h3 id="capabilities">Capabilities now</h3><ul class="plain">${caps}</ul>`;
 }
 
 export function providersView(d: ProvidersViewData): SafeHtml {
-  return html`<section aria-labelledby="h-legs"><h3 id="h-legs">Provider legs</h3><p class="hint">Live: states change as requests succeed and fail; "Test now" sends one tiny request to that leg.</p><div data-region="providers" aria-live="polite">${providersRegion(d)}</div></section>`;
+  return html`<section id="providers" aria-labelledby="h-legs"><h3 id="h-legs">Provider legs</h3><p class="hint">Live: states change as requests succeed and fail; "Test now" sends one tiny request to that leg.</p><div data-region="providers" aria-live="polite">${providersRegion(d)}</div></section>`;
 }
 
 // ---------- usage ----------
@@ -137,7 +144,7 @@ export function usageView(d: UsageViewData): SafeHtml {
     const problem = d.problems.find((p) => p.field === name);
     return html`<div><label for="limit-${name}">${label}</label><input type="number" inputmode="numeric" min="0" step="1" id="limit-${name}" name="${name}" value="${String(d.limits[name])}"${problem ? html` aria-invalid="true" aria-describedby="err-${name}"` : ''}><p class="hint">${hint}</p>${problem ? html`<p class="field-error" id="err-${name}">${problem.message}</p>` : ''}</div>`;
   };
-  return html`<section aria-labelledby="h-usage"><h3 id="h-usage" class="visually-hidden">Usage</h3><div data-region="usage" aria-live="polite">${usageRegion(d)}</div></section>
+  return html`<section id="usage" aria-labelledby="h-usage"><h3 id="h-usage" class="visually-hidden">Usage</h3><div data-region="usage" aria-live="polite">${usageRegion(d)}</div></section>
 <section aria-labelledby="h-limits"><h3 id="h-limits">Limits</h3><form method="post" action="/config/usage/limits" novalidate><input type="hidden" name="_csrf" value="${d.csrf}"><div class="grid">
 ${field('requestsPerMinute', 'AI requests per user per minute', '0 = no limit')}
 ${field('tokensPerDay', 'Tokens per user per day', '0 = no limit')}
