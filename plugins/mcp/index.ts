@@ -72,11 +72,12 @@ export default definePlugin({
       }
       return list;
     };
-    mcpStatus.current = () => statusOf(file, fileProblem, links);
+    const status = () => statusOf(file, fileProblem, links);
+    mcpStatus.current = status;
     return {
       tools,
       stop: async () => {
-        mcpStatus.current = undefined;
+        if (mcpStatus.current === status) mcpStatus.current = undefined;
         await Promise.all(links.map((link) => link.stop()));
       },
     };

@@ -132,7 +132,7 @@ export class McpServerLink {
     this.tools = [];
     if (this.stopped) return;
     const stderr = this.stderrTail.trim().split('\n').at(-1)?.trim();
-    this.problem = stderr ? `${reason} (it said: ${stderr.slice(0, 200)})` : reason;
+    this.problem = this.withoutSecrets(stderr ? `${reason} (it said: ${stderr.slice(0, 200)})` : reason);
     this.state = 'down';
     const wait = Math.min(this.timing.backoffMs * 2 ** this.failuresInRow, this.timing.maxBackoffMs);
     this.failuresInRow++;
@@ -145,6 +145,12 @@ export class McpServerLink {
       void this.connect();
     }, wait);
     this.timer.unref();
+  }
+
+  /** The entry's own env values and headers (its tokens) never reach the log or the dashboard. */
+  private withoutSecrets(text: string): string {
+    const secrets = [...Object.values(this.entry.env ?? {}), ...Object.values(this.entry.headers ?? {})].filter((v) => v.length >= 6);
+    return secrets.reduce((out, secret) => out.split(secret).join('[hidden]'), text);
   }
 
   /** Calls one of its tools with the entry's timeout; the answer is framed text, errors included (never thrown). */

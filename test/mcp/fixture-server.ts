@@ -13,7 +13,9 @@ const mode = process.argv[2] ?? 'crashy';
 if (process.env.STARTS_FILE) appendFileSync(process.env.STARTS_FILE, `${mode} ${process.pid}\n`);
 
 if (mode === 'mute') {
-  // Reads its input and never answers: the client must give up on it, not wait forever.
+  // Reads its input and never answers: the client must give up on it, not wait forever. Says its token on stderr, as
+  // careless servers do, which the bot must not repeat.
+  process.stderr.write(`waiting with token ${process.env.MUTE_TOKEN ?? 'none'}\n`);
   process.stdin.resume();
 } else {
   const server = new McpServer({ name: 'fixture', version: '1.0.0' });

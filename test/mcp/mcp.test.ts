@@ -1,11 +1,18 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
 import { startTestBot, type ModelRequest, type TestBot } from '../../core/index.js';
 import mcp from '../../plugins/mcp/index.js';
+import { mcpConfigPath } from '../../plugins/mcp/mcp-config.js';
+import { offeredName } from '../../plugins/mcp/tool-names.js';
 import ping from '../../plugins/ping/index.js';
 import { startTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
 
@@ -132,9 +139,9 @@ describe('mcp plugin: MCP tool servers from mcp.json', function () {
       if (last?.role === 'tool') return `tool said: ${String(last.content)}`;
       return /slow/.test(String(last?.content)) ? { tool: 'everything__trigger-long-running-operation', args: { duration: 20, steps: 2 } } : { tool: 'everything__echo', args: { message: 'still here' } };
     };
-    const b = await start({ everything: everything({ timeoutMs: 400 }) }, model);
+    const b = await start({ everything: everything({ timeoutMs: 1500 }) }, model);
     const [slow] = await b.send('do the slow thing');
-    assert.match(slow, /did not answer within 0\.4 s and was cancelled/);
+    assert.match(slow, /did not answer within 1\.5 s and was cancelled/);
     const [after] = await b.send('echo please');
     assert.match(after, /Echo: still here/);
   });
@@ -161,13 +168,14 @@ describe('mcp plugin: MCP tool servers from mcp.json', function () {
   });
 
   it('names a server that hangs at start, offers none of its tools, and keeps the others', async () => {
-    const b = await start({ mute: { command: process.execPath, args: [FIXTURE, 'mute'], startTimeoutMs: 300 }, everything: everything() }, callsTool('nothing', {}));
-    await until(() => b.logs().some((l) => /MCP server "mute" is down: failed to start: it did not answer in time/.test(String(l.msg))), 'the hang log line');
+    const b = await start({ mute: { command: process.execPath, args: [FIXTURE, 'mute'], env: { MUTE_TOKEN: 'tok-secret-5555' }, startTimeoutMs: 1500 }, everything: everything() }, callsTool('nothing', {}));
+    await until(() => b.logs().some((l) => /MCP server "mute" is down: failed to start: it did not answer in time \(it said: waiting with token \[hidden\]\)/.test(String(l.msg))), 'the hang log line');
     await b.send('what tools?');
     const offered = b.model.requests.at(-1)!.tools;
     assert.ok(offered.includes('everything__echo') && !offered.some((t) => t.startsWith('mute__')), offered.join(','));
     const status = b.app.capabilities.status('mcp');
     assert.match(status.detail, /mute: DOWN, failed to start: it did not answer in time/);
+    assert.ok(!JSON.stringify(b.logs()).includes('tok-secret-5555'), 'the entry token reached the log');
     assert.match(status.detail, /everything: up, \d+ tool\(s\)/);
   });
 
@@ -182,6 +190,42 @@ describe('mcp plugin: MCP tool servers from mcp.json', function () {
     assert.match(status.detail, /mcpServers\.empty: needs "command"/);
     assert.ok(bot.logs().some((l) => String(l.msg).includes('MCP servers are off') && String(l.msg).includes('mcpServers.broken.args')));
     assert.deepEqual(await bot.send('hi'), ['model: hi']);
+  });
+});
+
+describe('mcp plugin over streamable HTTP', function () {
+  this.timeout(20_000);
+  let web: Server | undefined;
+  let bot: TestBot | undefined;
+  let dir: string | undefined;
+  afterEach(async () => {
+    await bot?.stop();
+    await new Promise((r) => (web ? web.close(r) : r(undefined)));
+    if (dir) await rm(dir, { recursive: true, force: true });
+    bot = web = dir = undefined;
+  });
+
+  it('calls a tool of a server at a url, sending the headers of its entry', async () => {
+    const seen: string[] = [];
+    // A real MCP server (the SDK's classes) on 127.0.0.1, stateless: one server per request.
+    web = createServer(async (req, res) => {
+      seen.push(String(req.headers.authorization));
+      const server = new McpServer({ name: 'web', version: '1.0.0' });
+      server.registerTool('shout', { description: 'Shouts', inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text: text.toUpperCase() }] }));
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      res.on('close', () => void transport.close().then(() => server.close()));
+      await server.connect(transport);
+      await transport.handleRequest(req, res);
+    });
+    await new Promise<void>((r) => web!.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(web.address() as AddressInfo).port}/mcp`;
+    dir = await mkdtemp(path.join(os.tmpdir(), 'mcp-http-'));
+    const file = path.join(dir, 'mcp.json');
+    await writeFile(file, JSON.stringify({ mcpServers: { web: { url, headers: { Authorization: 'Bearer tok-http-777' } } } }));
+    bot = await startTestBot(mcp, { config: { owners: [OWNER] }, env: { MCP_CONFIG: file }, model: callsTool('web__shout', { text: 'quiet words' }) });
+    const [reply] = await bot.send('shout it');
+    assert.match(reply, /QUIET WORDS/);
+    assert.ok(seen.length > 0 && seen.every((h) => h === 'Bearer tok-http-777'), seen.join(','));
   });
 });
 
@@ -204,5 +248,20 @@ describe('mcp plugin beside other plugins', function () {
     // The start-log table names it too.
     assert.ok(t.logs().some((l) => String(l.msg).includes('ghost: DOWN')));
     await rm(dir, { recursive: true, force: true });
+  });
+});
+
+describe('mcp plugin: names and paths', () => {
+  it('name-spaces tools as <server>__<tool> in the characters the API allows, cut to 64', () => {
+    assert.equal(offeredName('home assistant', 'lights.on'), 'home_assistant__lights_on');
+    const long = offeredName('s'.repeat(40), 't'.repeat(40));
+    assert.equal(long.length, 64);
+    assert.match(long, /^s{40}__t{22}$/);
+  });
+
+  it('finds mcp.json beside config.json, or where MCP_CONFIG says (relative to config.json)', () => {
+    assert.equal(mcpConfigPath('/etc/bot/config.json', undefined), '/etc/bot/mcp.json');
+    assert.equal(mcpConfigPath('/etc/bot/config.json', 'servers/tools.json'), '/etc/bot/servers/tools.json');
+    assert.equal(mcpConfigPath('/etc/bot/config.json', '/opt/mcp.json'), '/opt/mcp.json');
   });
 });
