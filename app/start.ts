@@ -18,6 +18,7 @@ await runCli(async () => {
     settings: app.settings,
     config: () => app.config,
     log,
+    onReconnect: (reason) => app.metrics.reconnects.inc({ reason }),
     notices: app.bot.notices,
     ffmpegPath: ffmpegBinary(app.settings).path,
     // The bot's own LID counts as a target id at once; it is also written into config.json (and said once in the log).

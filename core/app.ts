@@ -3,10 +3,15 @@ import { fileURLToPath } from 'node:url';
 import { Bot } from './bot.js';
 import { Capabilities, capabilityMark } from './capabilities/capabilities.js';
 import { defineCoreCapabilities } from './capabilities/detect.js';
+import { createJail, reportJail } from './jail/setup.js';
+import { describeSupport } from './jail/support.js';
 import { ConfigError, loadConfigFile } from './config/config-file.js';
 import type { BotConfig } from './config/schema.js';
 import { ensureDataDir, loadSettings, type Settings } from './config/settings.js';
 import { createAiService } from './chat/ai-service.js';
+import { BotMetrics } from './metrics/bot-metrics.js';
+import { instrumentTransport } from './metrics/instrument-transport.js';
+import { transportRestriction } from './metrics/readiness.js';
 import { createLogger, isPrettyLogger, type Logger } from './log/logger.js';
 import { acquireInstanceLock } from './lifecycle/instance-lock.js';
 import { discoverPlugins } from './plugin/discover.js';
@@ -16,6 +21,11 @@ import { UserBudgets } from './providers/budgets.js';
 import { probeGateways } from './providers/health.js';
 import { ProviderChain } from './providers/provider-chain.js';
 import { UsageLedger } from './providers/usage.js';
+import { holdWrites, removeLeftoverTempFiles } from './store/atomic.js';
+import { startControlChannel } from './store/control-channel.js';
+import { JsonFile } from './store/json-file.js';
+import { DataHealth, registerDataHealth, type SetAsideFile, type UnsavedFile } from './store/data-health.js';
+import { formatBytes, startDiskWatch, type FreeSpace } from './store/disk-space.js';
 import { HistoryStore } from './store/history.js';
 import { MemoryStore } from './store/memory.js';
 import { startRetentionSweeper } from './store/retention.js';
@@ -34,6 +44,13 @@ export interface AppOptions {
   /** Folder to discover plugins in; default the project's `plugins/`. */
   pluginsDir?: string;
   logger?: Logger;
+  /**
+   * Where the product's own logger writes (JSON lines), instead of stderr. Tests use this rather than `logger`, so
+   * they exercise the product's redaction list (every secret in the settings), not one they built themselves.
+   */
+  logDestination?: NodeJS.WritableStream;
+  /** Log level instead of LOG_LEVEL (tests read debug lines). */
+  logLevel?: string;
   /** Skip the gateway health probe (tests of non-AI paths). */
   skipHealthProbe?: boolean;
   /** Take the data folder for this process alone (`npm start`, `npm run chat`); a second instance is refused. */
@@ -52,11 +69,17 @@ export interface App {
   /** Per-user budgets (today's tokens per user). */
   budgets: UserBudgets;
   capabilities: Capabilities;
+  /** Prometheus metrics of this app (its own registry), served on `GET /metrics`. */
+  metrics: BotMetrics;
   pluginFailures: Array<{ source: string; reason: string }>;
   /** Gateway probe results; filled in when the probe (run beside start-up) finishes. */
   gatewayHealth: Array<{ name: string; url: string; healthy: boolean; detail: string }>;
   /** Resolves when the gateway health probe has finished and been logged. */
   healthChecked: Promise<void>;
+  /** Data files set aside at load (wrong shape / unreadable; bytes kept) and files that could not be saved. */
+  dataProblems(): { setAside: SetAsideFile[]; unsaved: UnsavedFile[] };
+  /** Free space of DATA_DIR (last measurement), for the dashboard. */
+  freeSpace(): FreeSpace | undefined;
   /** Tells the owners about incidents (also `bot.notices`, `host.notices`). */
   notices: OwnerNotifier;
   /** The safe-sending limiter every bot-initiated message goes through. */
@@ -66,8 +89,18 @@ export interface App {
   /**
    * Stops taking messages, lets those being handled finish (config `shutdown.graceSeconds`), stops plugins and the
    * transport (WhatsApp: the socket is closed, the session kept), flushes every store and releases the data folder.
+   * Rejects with UnsavedDataError (listing the files) when some data could not be written, so the caller exits
+   * non-zero.
    */
   stop(): Promise<void>;
+}
+
+/** Thrown by `app.stop()` when data could not be written before the stop. */
+export class UnsavedDataError extends Error {
+  constructor(readonly files: UnsavedFile[]) {
+    super(`data could not be saved before the stop: ${files.map((f) => `${f.file} (${f.reason})`).join('; ')}`);
+    this.name = 'UnsavedDataError';
+  }
 }
 
 /** The folder the built (or source) core lives in; plugins are found next to it. */
@@ -120,13 +153,26 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   const cwd = options.cwd ?? process.cwd();
   const settings = loadSettings({ cwd, env: options.env });
   ensureDataDir(settings.dataDir);
-  const log = options.logger ?? createLogger({ level: settings.logLevel, secrets: settings.secrets, pretty: settings.logFormat ? settings.logFormat === 'pretty' : undefined });
-  const loaded = await loadConfigFile(cwd);
+  const log =
+    options.logger ??
+    createLogger({
+      level: options.logLevel ?? settings.logLevel,
+      secrets: settings.secrets,
+      pretty: options.logDestination ? false : settings.logFormat ? settings.logFormat === 'pretty' : undefined,
+      destination: options.logDestination,
+    });
+  const loaded = await loadConfigFile(cwd, settings.configFile);
+  log.info({ envFile: settings.envFile, configFile: loaded.file, dataDir: settings.dataDir }, 'account files: settings, config and data');
   if (loaded.created) log.warn({ file: loaded.file }, 'config.json was missing: created it from config.example.json; edit it (or use the /config dashboard)');
   const config = loaded.config;
 
   const capabilities = new Capabilities();
   defineCoreCapabilities(capabilities, settings);
+  const jail = createJail(settings);
+  capabilities.define('sandbox', async () => {
+    const support = await jail.detect();
+    return { ok: support.bwrap.ok, detail: describeSupport(support) };
+  });
 
   const discovery = options.plugins
     ? { plugins: options.plugins, failures: [] }
@@ -145,23 +191,33 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
       })
     : undefined;
 
-  const onCorrupt = (file: string, movedTo: string, err: Error) => log.error({ file, movedTo, reason: err.message }, 'a data file was corrupt: moved it aside and started it fresh');
-  const histories = new HistoryStore(settings.dataDir, config.history.maxMessages, onCorrupt);
-  const memories = new MemoryStore(settings.dataDir, 100, onCorrupt);
-  const usage = new UsageLedger(settings.dataDir, log);
+  // Every store under DATA_DIR reports set-aside files and failed writes here (the log names the file).
+  let bot!: Bot;
+  const health = new DataHealth(settings.dataDir, log.child({ part: 'data' }), () => bot?.notices);
+  const unregisterHealth = registerDataHealth(health);
+  const leftovers = await removeLeftoverTempFiles(['', 'history', 'memory', 'whatsapp', 'workspaces', 'workspaces/index'].map((f) => path.join(settings.dataDir, f)));
+  if (leftovers.length) log.info({ files: leftovers }, `removed ${leftovers.length} temporary file(s) an interrupted write left behind (the data files are whole)`);
+  const histories = new HistoryStore(settings.dataDir, config.history.maxMessages);
+  const memories = new MemoryStore(settings.dataDir, 100);
+  const usage = new UsageLedger(settings.dataDir, log, config.data.flushIntervalMs);
   usage.setQuotas(config.ai.quotaMainTokens, config.ai.quotaPremiumTokens);
-  const budgets = new UserBudgets(settings.dataDir);
+  const budgets = new UserBudgets(settings.dataDir, Date.now, config.data.flushIntervalMs);
   const chain = new ProviderChain(settings, log.child({ part: 'providers' }), usage);
   usage.onRecord((userId, role, tokens) => {
-    if (userId && tokens > 0) void budgets.spend(userId, role === 'premium', tokens);
+    if (userId && tokens > 0) budgets.spend(userId, role === 'premium', tokens).catch((err) => log.error({ err }, 'could not record a user budget'));
   });
+  const metrics = new BotMetrics();
+  chain.onOutcome(({ leg, outcome, cooldownMs }) => {
+    metrics.upstreamRequests.inc({ leg, outcome });
+    if (cooldownMs > 0) metrics.legCooldowns.inc({ leg, reason: outcome });
+  });
+  metrics.observe({ legs: () => chain.health(), audioKeys: () => capabilities.known('audio') ? capabilities.status('audio').counts : undefined });
   // Chat and premium follow the legs' live state: amber while a leg rests or was rejected, red when none can answer.
   capabilities.setLive('chat', () => legsCapability(chain.health(), () => true, 'no provider key'));
   capabilities.setLive('premium', () =>
     legsCapability(chain.health(), (l) => Boolean(l.premiumModel), 'no PRIMARY_GATEWAY_PREMIUM_MODEL or PREMIUM_MODEL set'),
   );
 
-  let bot!: Bot;
   let transport: Transport | undefined;
   const outbox = new Outbox(() => bot.config.sending, log.child({ part: 'sending' }));
   const notices = new OwnerNotices({
@@ -186,6 +242,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     capabilities,
     histories,
     memories,
+    jail,
     createAi: (tools) => createAiService({ chain, budgets, capabilities, config: () => bot.config, log: log.child({ part: 'ai' }), tools }),
   });
 
@@ -205,10 +262,28 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
         }
       });
   await Promise.all([capabilities.detectAll(), usage.load(), budgets.load()]);
+  reportJail(log, jail);
   await bot.startPlugins();
   // Sweeps data/media (30 days) and data/generated (7 days) now and daily; its timer never keeps the process alive.
   const retention = startRetentionSweeper({ dataDir: settings.dataDir, log: log.child({ part: 'retention' }) });
   printStartReport(log, settings, bot, chain, capabilities, discovery.failures, await usage.snapshot());
+  // `npm run backup` asks the running bot through this socket to flush every store and hold writes during the copy.
+  const control = await startControlChannel(
+    settings.dataDir,
+    {
+      hold: async () => {
+        await JsonFile.flushAll();
+        return holdWrites();
+      },
+    },
+    log.child({ part: 'control' }),
+  ).catch((err) => {
+    log.warn({ err }, 'the backup control channel could not start: npm run backup will copy without holding writes');
+    return undefined;
+  });
+  const disk = await startDiskWatch({ dataDir: settings.dataDir, thresholdMb: () => bot.config.data.diskLowMb, log, notices: () => bot.notices });
+  const free = disk.current();
+  if (free) log.info({ dataDir: settings.dataDir, freeBytes: free.freeBytes, totalBytes: free.totalBytes }, `data folder ${settings.dataDir}: ${formatBytes(free.freeBytes)} free of ${formatBytes(free.totalBytes)}`);
   notices.announce();
 
   return {
@@ -223,15 +298,21 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     usage,
     budgets,
     capabilities,
+    metrics,
     pluginFailures: discovery.failures,
     gatewayHealth,
     healthChecked,
+    dataProblems: () => ({ setAside: [...health.setAside], unsaved: health.unsaved() }),
+    freeSpace: () => disk.current(),
     notices,
     outbox,
     async connect(connecting) {
       transport = connecting;
-      outbox.attach(connecting);
-      await bot.start(connecting);
+      metrics.observe({ transport: () => ({ connected: connecting.session().status === 'linked', restricted: Boolean(transportRestriction(connecting)) }) });
+      // The bot and the outbox see the transport through the metrics wrapper: every message and send is counted there.
+      const counted = instrumentTransport(connecting, metrics);
+      outbox.attach(counted);
+      await bot.start(counted);
     },
     async stop() {
       retention.stop();
@@ -243,13 +324,22 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
       const dropped = outbox.close();
       if (dropped) log.warn({ dropped }, `${dropped} message(s) the bot meant to send on its own were still waiting in the send queue and were not sent`);
       chain.stop();
+      disk.stop();
+      await control?.close();
       let failed: string[];
       try {
         const results = await Promise.allSettled([bot.stop(0), usage.flush(), budgets.flush()]);
         failed = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
       } finally {
+        unregisterHealth();
         // Released even when data could not be saved: the process is ending either way.
         await releaseLock?.();
+      }
+      // Every store reports to the data health: the files still unsaved after this last try are named.
+      const unsaved = health.unsaved();
+      if (unsaved.length) {
+        log.error({ files: unsaved.map((f) => f.file) }, `stopped with ${unsaved.length} data file(s) NOT saved: ${unsaved[0].reason}`);
+        throw new UnsavedDataError(unsaved);
       }
       if (failed.length) throw new Error(`data could not be saved: ${failed.join('; ')}`);
     },

@@ -15,10 +15,12 @@ import { firstWord, looksBinary, matchTrigger, splitLongText, type TriggerHit } 
 import type { AiService } from './plugin/ai.js';
 import { AllProvidersFailedError } from './providers/types.js';
 import type { HistoryStore } from './store/history.js';
+import { historyParticipant, memoryParticipant, PrivacyRegistry } from './store/privacy.js';
 import type { MemoryStore } from './store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from './transport/message.js';
 import type { Transport } from './transport/transport.js';
 import { logOnlyNotifier, type OwnerNotifier } from './notices/owner-notifier.js';
+import { Jail } from './jail/jail.js';
 import type { StatusReport, StatusSource } from './status/status-report.js';
 import type { SessionState } from './transport/transport.js';
 
@@ -64,6 +66,8 @@ export interface BotDeps {
   memories: MemoryStore;
   /** Owner notices; default: log only. */
   notices?: OwnerNotifier;
+  /** The jail for helper programs; default: one run as uid 65534. */
+  jail?: Jail;
   /** The safe-sending limiter for messages the bot starts on its own; default: straight to the transport. */
   outbox?: BotInitiatedSender;
   /** Where registration failures are reported (shared with the app's `pluginFailures`). */
@@ -90,6 +94,9 @@ export class Bot {
   readonly memories: MemoryStore;
   readonly ai: AiService;
   readonly notices: OwnerNotifier;
+  /** What the bot keeps about people, for `.mydata`, the dashboard's delete and revoked messages. */
+  readonly privacy = new PrivacyRegistry();
+  readonly jail: Jail;
   private configValue: BotConfig;
   private transport: Transport | undefined;
   private readonly states: PluginState[];
@@ -118,7 +125,10 @@ export class Bot {
     this.histories = deps.histories;
     this.memories = deps.memories;
     this.notices = deps.notices ?? logOnlyNotifier(deps.log);
+    this.jail = deps.jail ?? new Jail();
     this.outbox = deps.outbox;
+    this.privacy.register(historyParticipant(this.histories));
+    this.privacy.register(memoryParticipant(this.memories));
     this.failures = deps.failures ?? [];
     this.loadOrder = deps.plugins.map((plugin) => ({ plugin, enabled: this.isEnabledIn(plugin, deps.config), started: false }));
     this.states = [...this.loadOrder].sort((a, b) => (a.plugin.order ?? 100) - (b.plugin.order ?? 100));
@@ -268,6 +278,8 @@ export class Bot {
         return bot.statusSource();
       },
       notices: this.notices,
+      privacy: this.privacy,
+      jail: this.jail,
     };
     this.hosts.set(name, host);
     return host;
@@ -349,7 +361,26 @@ export class Bot {
   /** Connects a transport and starts handling its messages. Call `startPlugins()` first. */
   async start(transport: Transport): Promise<void> {
     this.transport = transport;
-    await transport.start((message) => this.handle(message));
+    transport.onRevoke?.((chatId, messageId) => this.revoke(chatId, messageId));
+    await transport.start((message) => this.handle(message), { onRevoke: (chatId, messageId) => this.revoke(chatId, messageId) });
+  }
+
+  /**
+   * A message deleted for everyone: removed from history, memory, the voice archive and its index (every privacy
+   * participant). Queued behind the chat's messages, so a delete that arrives while its message is being handled
+   * still finds it. Never rejects.
+   */
+  revoke(chatId: string, messageId: string): Promise<void> {
+    const previous = this.queues.get(chatId) ?? Promise.resolve();
+    const run = previous.then(async () => {
+      const removed = await this.privacy.revoke(chatId, messageId);
+      this.log.info({ chat: chatId, messageId, removed }, 'a message deleted for everyone was removed from the stored data');
+    });
+    const tail = run.catch((err) => this.log.error({ err, chat: chatId, messageId }, 'could not remove a message deleted for everyone'));
+    this.queues.set(chatId, tail);
+    return tail.finally(() => {
+      if (this.queues.get(chatId) === tail) this.queues.delete(chatId);
+    });
   }
 
   /**
@@ -377,7 +408,8 @@ export class Bot {
       }
     }
     await this.transport?.stop();
-    await Promise.all([this.histories.flush(), this.memories.flush()]);
+    // A store that cannot write rejects; the app's data health lists it and the stop reports it (never silently).
+    await Promise.allSettled([this.histories.flush(), this.memories.flush()]);
   }
 
   /** Resolves when no message is being handled. */

@@ -8,6 +8,7 @@ import type { Transport } from '../core/transport/transport.js';
 import { randomSecret } from './dashboard/auth.js';
 import { dashboard, type DashboardOptions } from './dashboard/dashboard.js';
 import { documentPage } from './dashboard/pages.js';
+import { operatorRoutes } from './operator-routes.js';
 import { html, raw } from './html.js';
 import { baseHeaders, crossSiteGuard, hostGuard, pageHeaders, type HostRules } from './security.js';
 import { PAGE_CSS_HASH } from './style.js';
@@ -45,7 +46,8 @@ function hostRules(app: App): HostRules {
 }
 
 /**
- * Builds the Koa app: security guards (Host header, cross-site writes, headers), `GET /` (QR while not linked,
+ * Builds the Koa app: `/healthz`, `/readyz`, `/metrics` for operators (any Host), security guards (Host header,
+ * cross-site writes, headers), `GET /` (QR while not linked,
  * status once linked), `/config` (404 while CONFIG_TOKEN is empty, else the dashboard) and the routes plugins
  * declare (workspace sites).
  *
@@ -76,6 +78,8 @@ export function createWebApp(app: App, transport: () => Transport | undefined, o
       baseHeaders(ctx);
     }
   });
+  // Probes and Prometheus come before the Host guard: they reach a pod by its address and carry no chat data.
+  koa.use(operatorRoutes(app, transport));
   koa.use(hostGuard(() => rules));
   koa.use(crossSiteGuard());
 

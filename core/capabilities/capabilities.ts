@@ -2,6 +2,8 @@
 export interface CapabilityStatus {
   ok: boolean;
   detail: string;
+  /** Counts by state for metrics (e.g. audio keys usable/parked/rejected); never names or secrets. */
+  counts?: Record<string, number>;
   /** Usable but impaired (amber): a provider leg cooling down or rejected while others work, a tool too old. */
   degraded?: boolean;
 }

@@ -124,12 +124,5 @@ export function defineCoreCapabilities(caps: Capabilities, settings: Settings): 
       return no(`ffmpeg from ${bin.source} does not run (${(err as Error).message})`);
     }
   });
-  caps.define('sandbox', async () => {
-    try {
-      await probe('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--proc', '/proc', '--dev', '/dev', '/usr/bin/true']);
-      return yes('bubblewrap works (no network, own PID namespace)');
-    } catch (err) {
-      return no(`bubblewrap unavailable: ${(err as Error).message}`);
-    }
-  });
+  // 'sandbox' (the jail: bubblewrap, cgroups, uid) is defined by the app with the jail it creates (core/jail/setup.ts).
 }

@@ -7,6 +7,7 @@ import type { UserBudgets } from '../providers/budgets.js';
 import { ContextTooLongError, type ProviderChain } from '../providers/provider-chain.js';
 import type { AiService, RespondOptions } from '../plugin/ai.js';
 import type { ChatMessage, CompleteOptions, CompletionResult, ProviderLeg } from '../providers/types.js';
+import { describeWriteError, type DataWriteError } from '../store/data-health.js';
 import type { HistoryEntry } from '../store/history.js';
 import { inIdList } from '../mentions/ids.js';
 
@@ -34,7 +35,15 @@ function rememberTool(): ToolDefinition {
     async run(args, call) {
       const fact = String(args.fact ?? '').trim();
       if (!fact) return 'Nothing to remember: the fact was empty.';
-      await call.ctx.memory.remember(fact);
+      try {
+        await call.ctx.memory.remember(fact);
+      } catch (err) {
+        // Never "Remembered." for a fact a restart would lose: the core also adds this to the answer itself.
+        const reason = describeWriteError((err as DataWriteError).cause ?? err);
+        const notes = ((call.ctx.state.unsavedNotes as string[] | undefined) ??= []);
+        notes.push(`I could not save that: ${reason}.`);
+        return `Error: the fact was NOT saved (${reason}). Tell the user it could not be saved.`;
+      }
       return 'Remembered.';
     },
   };
@@ -78,9 +87,10 @@ export function createAiService(deps: AiServiceDeps): AiService {
       const content = e.role === 'user' && isGroup && e.senderName ? `${e.senderName}: ${e.text}` : e.text;
       used += estimateTokens(content) + 4;
       if (used > budgetTokens && out.length > 0) break;
-      out.unshift({ role: e.role, content });
+      // push + one reverse: unshift made building the prompt quadratic in the history length (issue 24).
+      out.push({ role: e.role, content });
     }
-    return out;
+    return out.reverse();
   }
 
   /** The turns of `ids` and the bot's answers that directly follow them; everyone else's turns are dropped. */
@@ -159,6 +169,8 @@ export function createAiService(deps: AiServiceDeps): AiService {
           const cited: string[] = [];
           const result = await toolLoop(messages, openAiTools, byName, ctx, { premium, userId: ctx.senderId }, cfg.ai.maxToolRounds, cited);
           let answer = withSources(result.text.trim() || 'I have no answer to that.', cited);
+          const unsaved = [...new Set((ctx.state.unsavedNotes as string[] | undefined) ?? [])];
+          if (unsaved.length && !unsaved.every((note) => answer.includes(note))) answer += `\n\n${unsaved.join('\n')}`;
           await ctx.history.append({ role: 'assistant', text: answer, at: Date.now() });
           if (cfg.ai.showProvider) answer += `\n\n_(${result.leg} · ${result.model})_`;
           return answer;

@@ -88,6 +88,7 @@ export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>):
       showProvider: raw.ai?.showProvider ?? false,
       outageNoticeMinutes: raw.ai?.outageNoticeMinutes ?? 5,
     },
+    data: { flushIntervalMs: raw.data?.flushIntervalMs ?? 1000, diskLowMb: raw.data?.diskLowMb ?? 200 },
     sending: {
       perChatPerMinute: raw.sending?.perChatPerMinute ?? DEFAULT_SENDING_LIMITS.perChatPerMinute,
       globalPerMinute: raw.sending?.globalPerMinute ?? DEFAULT_SENDING_LIMITS.globalPerMinute,

@@ -57,6 +57,14 @@ export const configSchema = {
         outageNoticeMinutes: { type: 'integer', minimum: 1, maximum: 1440, description: 'tell the owners when every chat provider has been failing this many minutes' },
       },
     },
+    data: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        flushIntervalMs: { type: 'integer', minimum: 10, maximum: 60000, description: 'counters (usage, budgets) are written at most once per this interval and at stop; a crash loses at most this much' },
+        diskLowMb: { type: 'integer', minimum: 0, description: 'owners are told when the free space of DATA_DIR falls below this many MB (0 = never)' },
+      },
+    },
     sending: {
       type: 'object',
       additionalProperties: false,
@@ -115,6 +123,7 @@ export interface BotConfig {
   groups: { commandsWithoutMention: boolean };
   history: { maxMessages: number; maxPromptTokens: number };
   ai: AiConfig;
+  data: { flushIntervalMs: number; diskLowMb: number };
   sending: { perChatPerMinute: number; globalPerMinute: number; jitterMs: number };
   notices: { minIntervalMinutes: number; maxPerHour: number };
   shutdown: { graceSeconds: number };

@@ -3,8 +3,8 @@ import path from 'node:path';
 import dotenv from 'dotenv';
 
 /**
- * Settings from the environment. `.env` in the working directory is read first; real environment variables win
- * over it. Every setting is documented in `.env.example`.
+ * Settings from the environment. `.env` in the working directory (or the file ENV_FILE names) is read first; real
+ * environment variables win over it. Every setting is documented in `.env.example`.
  */
 export interface GatewaySettings {
   apiKey: string;
@@ -26,7 +26,13 @@ export interface Settings {
   publicBaseUrl: string;
   sitePort: number | undefined;
   configToken: string;
+  /** METRICS_TOKEN: when set, `GET /metrics` needs `Authorization: Bearer <token>`. */
+  metricsToken: string;
   dataDir: string;
+  /** The .env file read (ENV_FILE, default `.env` in the working folder); it may not exist. */
+  envFile: string;
+  /** config.json of this account (CONFIG_FILE, default `config.json` in the working folder). */
+  configFile: string;
   upstreamTimeoutMs: number;
   logLevel: string;
   /** `pretty` or `json`; undefined: pretty on a terminal, JSON otherwise. */
@@ -90,8 +96,17 @@ function int(env: Record<string, string | undefined>, name: string, fallback: nu
 export function loadSettings(options: { cwd?: string; env?: NodeJS.ProcessEnv; requireProviderKey?: boolean } = {}): Settings {
   const cwd = options.cwd ?? process.cwd();
   const realEnv = options.env ?? process.env;
-  const envFile = path.join(cwd, '.env');
-  const fromFile = existsSync(envFile) ? dotenv.parse(readFileSync(envFile, 'utf8')) : {};
+  // ENV_FILE comes from the real environment only (it names the file everything else may come from). Named
+  // explicitly, it must exist: a typo would otherwise start the account without its keys.
+  const envFileSetting = (realEnv.ENV_FILE ?? '').trim();
+  const envFile = path.resolve(cwd, envFileSetting || '.env');
+  if (envFileSetting && !existsSync(envFile)) throw new SettingsError(`ENV_FILE names ${envFile}, which does not exist. Create it (copy .env.example) or correct ENV_FILE.`);
+  let fromFile: Record<string, string> = {};
+  try {
+    fromFile = existsSync(envFile) ? dotenv.parse(readFileSync(envFile, 'utf8')) : {};
+  } catch (err) {
+    throw new SettingsError(`${envFile} cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
   const env: Record<string, string | undefined> = { ...fromFile, ...realEnv };
   const str = (name: string, fallback = '') => (env[name] ?? '').trim() || fallback;
 
@@ -119,7 +134,10 @@ export function loadSettings(options: { cwd?: string; env?: NodeJS.ProcessEnv; r
     publicBaseUrl: str('PUBLIC_BASE_URL').replace(/\/+$/, ''),
     sitePort: str('SITE_PORT') ? int(env, 'SITE_PORT', 0) : undefined,
     configToken: str('CONFIG_TOKEN'),
+    metricsToken: str('METRICS_TOKEN'),
     dataDir: path.resolve(cwd, str('DATA_DIR', 'data')),
+    envFile,
+    configFile: path.resolve(cwd, str('CONFIG_FILE', 'config.json')),
     upstreamTimeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', DEFAULT_UPSTREAM_TIMEOUT_MS) || DEFAULT_UPSTREAM_TIMEOUT_MS,
     logLevel: str('LOG_LEVEL', 'info'),
     logFormat: undefined,
@@ -184,8 +202,12 @@ export function ensureDataDir(dataDir: string): void {
     accessSync(existing, constants.W_OK | constants.X_OK);
     mkdirSync(dataDir, { recursive: true });
     const probe = path.join(dataDir, `.write-test-${process.pid}`);
-    writeFileSync(probe, 'ok');
-    rmSync(probe);
+    try {
+      writeFileSync(probe, 'ok');
+    } finally {
+      // Removed whether or not the write worked: a full disk leaves a half-written probe otherwise.
+      rmSync(probe, { force: true });
+    }
   } catch (err) {
     if (err instanceof SettingsError) throw err;
     throw fail((err as NodeJS.ErrnoException).code === 'EACCES' ? 'permission denied' : (err as Error).message);

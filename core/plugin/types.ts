@@ -1,3 +1,4 @@
+import type { PrivacyRegistry } from '../store/privacy.js';
 import type Router from '@koa/router';
 import type { Capabilities, CapabilityStatus } from '../capabilities/capabilities.js';
 import type { PluginSection, BotConfig } from '../config/schema.js';
@@ -8,6 +9,7 @@ import type { MemoryStore, MemoryFact } from '../store/memory.js';
 import type { IncomingMessage, MediaKind, OutgoingMedia, SentMessage } from '../transport/message.js';
 import type { AiService } from './ai.js';
 import type { OwnerNotifier } from '../notices/owner-notifier.js';
+import type { Jail } from '../jail/jail.js';
 import type { StatusReport } from '../status/status-report.js';
 
 /**
@@ -147,7 +149,11 @@ export interface PluginHost {
   readonly histories: HistoryStore;
   readonly memories: MemoryStore;
   /** Tells the owners about an incident once, and once when it recovers. */
+  /** The privacy controls (`.mydata`, revoked messages): register what the plugin keeps about people. */
+  readonly privacy: PrivacyRegistry;
   readonly notices: OwnerNotifier;
+  /** Runs helper programs (ffmpeg, yt-dlp, python) on untrusted bytes or code, isolated (core/jail). */
+  readonly jail: Jail;
   /** Sends a text to a chat outside a message's handling (timers, jobs). */
   send(chatId: string, text: string): Promise<SentMessage>;
   sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage>;

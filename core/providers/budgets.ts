@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { AiConfig } from '../config/schema.js';
 import { JsonFile } from '../store/json-file.js';
+import { BUDGETS_SCHEMA } from '../store/schemas.js';
 import { today } from './usage.js';
 
 interface BudgetDoc {
@@ -24,8 +25,12 @@ export type BudgetVerdict = { ok: true } | { ok: false; reason: string };
  */
 export class UserBudgets {
   private readonly doc: JsonFile<BudgetDoc>;
-  constructor(dataDir: string, private readonly now: () => number = Date.now) {
-    this.doc = new JsonFile(path.join(dataDir, 'budgets.json'), () => ({ day: today(now()), tokens: {}, premiumTokens: {}, recent: {} }));
+  /** @param flushMs counters are written at most once per this interval (and at stop), never per message. */
+  constructor(dataDir: string, private readonly now: () => number = Date.now, flushMs = 1000) {
+    this.doc = new JsonFile(path.join(dataDir, 'budgets.json'), () => ({ day: today(now()), tokens: {}, premiumTokens: {}, recent: {} }), {
+      schema: BUDGETS_SCHEMA,
+      coalesceMs: flushMs,
+    });
   }
 
   async load(): Promise<void> {

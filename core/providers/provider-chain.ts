@@ -40,6 +40,13 @@ function legState(s: LegState, now: number): LegCondition {
   return 'cooling-down';
 }
 
+/** What became of one request to a leg: `ok` or the failure class, and the rest it then got (0: none). */
+export interface LegOutcome {
+  leg: string;
+  outcome: 'ok' | Failure['kind'];
+  cooldownMs: number;
+}
+
 export type { LegCondition, LegHealth } from './types.js';
 
 /** A failure in words an owner understands (never a key). */
@@ -77,6 +84,7 @@ export function failureInWords(failure: Failure): string {
  */
 export class ProviderChain {
   private readonly states: LegState[];
+  private readonly outcomeListeners: Array<(event: LegOutcome) => void> = [];
   private notices: OwnerNotifier | undefined;
   private outageMinutes: () => number = () => 5;
   /** When every chat leg started failing (0 while some leg answers); owners hear of it after `outageMinutes`. */
@@ -167,6 +175,21 @@ export class ProviderChain {
     }));
   }
 
+  /** Calls `listener` after every request to a leg (metrics); a throwing listener is ignored. */
+  onOutcome(listener: (event: LegOutcome) => void): void {
+    this.outcomeListeners.push(listener);
+  }
+
+  private report(event: LegOutcome): void {
+    for (const listener of this.outcomeListeners) {
+      try {
+        listener(event);
+      } catch {
+        /* metrics must never break a request */
+      }
+    }
+  }
+
   private markFailed(state: LegState, failure: Failure, purpose: string): void {
     state.failures++;
     state.lastFailure = failure;
@@ -193,9 +216,12 @@ export class ProviderChain {
       }
       state.requests++;
       try {
-        return await call(state.leg, state.client);
+        const result = await call(state.leg, state.client);
+        this.report({ leg: state.leg.name, outcome: 'ok', cooldownMs: 0 });
+        return result;
       } catch (err) {
         const failure = classifyFailure(err);
+        this.report({ leg: state.leg.name, outcome: failure.kind, cooldownMs: failure.cooldownMs });
         if (failure.kind === 'context-length') throw new ContextTooLongError(state.leg.name);
         this.markFailed(state, failure, purpose);
         causes.push(`${state.leg.name}: ${failure.summary}`);

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Logger } from '../log/logger.js';
 import { JsonFile } from '../store/json-file.js';
+import { USAGE_SCHEMA } from '../store/schemas.js';
 
 interface Counter {
   prompt: number;
@@ -31,8 +32,15 @@ export class UsageLedger {
   /** Listeners told about each recorded usage (per-user budgets). */
   private readonly listeners: Array<(userId: string | undefined, role: 'main' | 'premium', tokens: number) => void> = [];
 
-  constructor(dataDir: string, private readonly log: Logger) {
-    this.doc = new JsonFile(path.join(dataDir, 'usage.json'), () => ({ days: {}, totals: { main: 0, premium: 0 }, warned: { main: false, premium: false } }));
+  /**
+   * @param flushMs counters are kept in memory and written at most once per this interval (and at stop): a crash
+   *   loses at most that much usage, never a per-message write.
+   */
+  constructor(dataDir: string, private readonly log: Logger, flushMs = 1000) {
+    this.doc = new JsonFile(path.join(dataDir, 'usage.json'), () => ({ days: {}, totals: { main: 0, premium: 0 }, warned: { main: false, premium: false } }), {
+      schema: USAGE_SCHEMA,
+      coalesceMs: flushMs,
+    });
   }
 
   async load(): Promise<void> {
@@ -68,7 +76,7 @@ export class UsageLedger {
         doc.warned[role] = true;
         this.log.warn({ role, used: doc.totals[role], quota }, `${role} model has used 80% of its token quota`);
       }
-    });
+    }).catch((err) => this.log.error({ err }, 'could not record token usage'));
   }
 
   /** A copy of the usage for the start log and the dashboard. */

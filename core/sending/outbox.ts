@@ -79,10 +79,14 @@ export class Outbox {
     return this.waiting;
   }
 
-  /** Resolves when nothing waits any more, or after `timeoutMs`; resolves with how many still wait. */
+  /**
+   * Resolves when nothing waits any more, or after `timeoutMs`, or at once while nothing can go out (no transport,
+   * or not linked); resolves with how many still wait.
+   */
   async settle(timeoutMs: number): Promise<number> {
     const until = Date.now() + timeoutMs;
-    while (this.waiting > 0 && Date.now() < until) await sleep(Math.min(50, Math.max(1, until - Date.now())));
+    const canSend = () => this.transport?.session().status === 'linked';
+    while (this.waiting > 0 && canSend() && Date.now() < until) await sleep(Math.min(50, Math.max(1, until - Date.now())));
     return this.waiting;
   }
 

@@ -1,16 +1,113 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
+
+/** Marker in the names of temporary files, so leftovers of a crash can be recognised (and are never data). */
+export const TEMP_MARKER = '.tmp-';
+
+/** Folders already created by this process: a write pays for `mkdir` once per folder, not once per write. */
+const madeFolders = new Set<string>();
+let counter = 0;
 
 /**
- * Writes a file atomically: write-file-atomic writes a temporary file in the same folder, fsyncs it and renames it
- * over the target, so a crash leaves either the old or the new file, never half of one.
+ * The write gate an online backup closes while it copies the data folder: writes started before wait to finish,
+ * writes asked for meanwhile wait (in memory, in order) until it opens again. Nothing fails; replies go on.
+ */
+let gate: Promise<void> | undefined;
+let inFlight = 0;
+let drained: Array<() => void> = [];
+
+/** Waits while a backup holds the writes, then counts this write as in flight. */
+export async function enterWrite(): Promise<void> {
+  while (gate) await gate;
+  inFlight++;
+}
+
+/** A write (started with enterWrite) ended. */
+export function leaveWrite(): void {
+  if (--inFlight === 0) for (const wake of drained.splice(0)) wake();
+}
+
+/**
+ * Holds every atomic write of this process: resolves once the writes in flight have finished, with the function that
+ * lets writes go on again.
+ */
+export async function holdWrites(): Promise<() => void> {
+  while (gate) await gate;
+  let open!: () => void;
+  gate = new Promise<void>((resolve) => (open = resolve));
+  if (inFlight > 0) await new Promise<void>((resolve) => drained.push(resolve));
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    gate = undefined;
+    open();
+  };
+}
+
+async function ensureFolder(folder: string): Promise<void> {
+  if (madeFolders.has(folder)) return;
+  await mkdir(folder, { recursive: true });
+  madeFolders.add(folder);
+}
+
+/**
+ * Writes a file atomically with the fewest system calls that still make it safe: the bytes go to a temporary file
+ * in the same folder (`<file>.tmp-<pid>-<n>`), are fsynced, and the temporary file is renamed over the target, so a
+ * crash leaves either the old or the new file, never half of one. On any failure (a full disk, a read-only file
+ * system) the temporary file is removed before the error is thrown: nothing is ever left behind.
  *
- * @example await writeJsonAtomic('data/memory/123.json', { facts: [] });
+ * Our own rather than write-file-atomic: that library costs ~323 syscalls per write (a recursive mkdir each time,
+ * an unlink that always fails, and ~15 signal handlers added and removed per write through signal-exit); this one
+ * needs open, write, fsync, close, rename.
+ *
+ * @example await writeFileAtomicSafe('data/memory/123.json', '{"facts":[]}');
  */
 export async function writeFileAtomicSafe(file: string, data: string | Buffer, mode?: number): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
-  await writeFileAtomic(file, data, mode === undefined ? {} : { mode });
+  const folder = path.dirname(file);
+  await enterWrite();
+  const temp = `${file}${TEMP_MARKER}${process.pid}-${++counter}`;
+  let renamed = false;
+  try {
+    await ensureFolder(folder);
+    let handle;
+    try {
+      handle = await open(temp, 'wx', mode ?? 0o644);
+    } catch (err) {
+      // The folder was removed behind our back (a restore, a test): create it again once.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      madeFolders.delete(folder);
+      await ensureFolder(folder);
+      handle = await open(temp, 'wx', mode ?? 0o644);
+    }
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, file);
+    renamed = true;
+  } finally {
+    if (!renamed) await rm(temp, { force: true }).catch(() => undefined);
+    leaveWrite();
+  }
+}
+
+/**
+ * Removes temporary files a killed process left behind in `folders` (they never replaced a real file, so nothing is
+ * lost). Only called at start, while the instance lock says no other bot writes here. Returns the removed paths.
+ */
+export async function removeLeftoverTempFiles(folders: string[]): Promise<string[]> {
+  const removed: string[] = [];
+  for (const folder of folders) {
+    const names = await readdir(folder).catch(() => [] as string[]);
+    for (const name of names.filter((n) => /\.tmp-\d+-\d+$/.test(n))) {
+      await rm(path.join(folder, name), { force: true }).catch(() => undefined);
+      removed.push(path.join(folder, name));
+    }
+  }
+  return removed;
 }
 
 /** Atomic JSON write (pretty-printed, trailing newline). */

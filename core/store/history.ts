@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { safeFileName } from './atomic.js';
-import { JsonFileCollection } from './json-file.js';
+import { JsonFileCollection, type OnCorrupt } from './json-file.js';
+import { HISTORY_SCHEMA } from './schemas.js';
 
 /** One line of a chat's history. */
 export interface HistoryEntry {
@@ -25,8 +26,8 @@ export interface HistoryEntry {
  */
 export class HistoryStore {
   private readonly docs: JsonFileCollection<{ messages: HistoryEntry[] }>;
-  constructor(dataDir: string, public maxMessages = 50, onCorrupt?: (file: string, movedTo: string, error: Error) => void) {
-    this.docs = new JsonFileCollection((chat) => path.join(dataDir, 'history', `${safeFileName(chat)}.json`), () => ({ messages: [] }), onCorrupt);
+  constructor(readonly dataDir: string, public maxMessages = 50, onCorrupt?: OnCorrupt) {
+    this.docs = new JsonFileCollection((chat) => path.join(dataDir, 'history', `${safeFileName(chat)}.json`), () => ({ messages: [] }), { schema: HISTORY_SCHEMA, onCorrupt });
   }
 
   async append(chatId: string, entry: HistoryEntry): Promise<void> {
@@ -42,6 +43,31 @@ export class HistoryStore {
     const doc = await this.docs.doc(chatId).get();
     const messages = Array.isArray(doc.messages) ? doc.messages : [];
     return messages.slice(-limit);
+  }
+
+  /** Removes one message (deleted for everyone on WhatsApp). Returns true when it was there. */
+  async remove(chatId: string, messageId: string): Promise<boolean> {
+    const doc = this.docs.doc(chatId);
+    const current = await doc.get();
+    if (!current.messages.some((m) => m.id === messageId)) return false;
+    await doc.update((d) => {
+      d.messages = d.messages.filter((m) => m.id !== messageId);
+    });
+    await doc.flush();
+    return true;
+  }
+
+  /** Removes the entries of one chat that match (privacy delete) and waits until that is on disk. Returns how many. */
+  async removeWhere(chatId: string, matches: (entry: HistoryEntry) => boolean): Promise<number> {
+    const doc = this.docs.doc(chatId);
+    let removed = 0;
+    await doc.update((d) => {
+      const kept = d.messages.filter((m) => !matches(m));
+      removed = d.messages.length - kept.length;
+      d.messages = kept;
+    });
+    await doc.flush();
+    return removed;
   }
 
   /** Clears the chat's prompt history (`.reset`): the next answer starts a fresh conversation. Returns how many went. */

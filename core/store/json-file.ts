@@ -1,10 +1,31 @@
 import { readFile, rename } from 'node:fs/promises';
-import { writeJsonAtomic } from './atomic.js';
+import { writeFileAtomicSafe } from './atomic.js';
+import { DataWriteError, healthFor, type DataHealth } from './data-health.js';
+import { checkDocument, type DataSchema } from './schemas.js';
+
+export type OnCorrupt = (file: string, movedTo: string, error: Error) => void;
+
+export interface JsonFileOptions {
+  /** The document's schema and version (see schemas.ts); without one any JSON object is accepted. */
+  schema?: DataSchema;
+  onCorrupt?: OnCorrupt;
+  /** How long changes are gathered before one write (counters use the data flush interval, ~1 s). */
+  coalesceMs?: number;
+  /** Where problems are reported; default: the health registered for the file's data folder. */
+  health?: DataHealth;
+}
+
+/** Time between retries of a failed write. */
+const RETRY_MS = 5000;
 
 /**
  * One JSON document on disk with an in-memory copy. Reads once; every change schedules an atomic write, and
  * changes made while a write is under way are coalesced into one more write, so a burst costs two writes, not N.
- * A file that does not parse is moved aside (`<file>.corrupt-<time>`) and reported, never silently overwritten.
+ *
+ * On load the document is checked against its schema and version: a file that does not parse or does not match is
+ * moved aside (`<file>.corrupt-<time>`, bytes kept), reported, and the document starts empty; an older version is
+ * migrated. A write that fails keeps the change in memory, is reported once and retried; `flush()` rejects with the
+ * file's name while it still cannot be written.
  *
  * @example
  * const doc = new JsonFile('data/memory/1.json', () => ({ facts: [] as string[] }));
@@ -16,17 +37,25 @@ export class JsonFile<T> {
   private writing: Promise<void> | undefined;
   private dirty = false;
   private timer: NodeJS.Timeout | undefined;
+  private failure: unknown;
+  /** True when the file could not be read nor moved aside: never overwrite what we could not keep. */
+  private blocked = false;
+  private pendingUpdate: Promise<void> | undefined;
   /** How long changes are gathered before one atomic write. */
   static coalesceMs = 25;
-  private readonly coalesceMs = JsonFile.coalesceMs;
+  private readonly coalesceMs: number;
+  private readonly options: JsonFileOptions;
 
-  constructor(
-    readonly file: string,
-    private readonly initial: () => T,
-    private readonly onCorrupt?: (file: string, movedTo: string, error: Error) => void,
-  ) {}
+  constructor(readonly file: string, private readonly initial: () => T, options?: JsonFileOptions | OnCorrupt) {
+    this.options = typeof options === 'function' ? { onCorrupt: options } : (options ?? {});
+    this.coalesceMs = this.options.coalesceMs ?? JsonFile.coalesceMs;
+  }
 
-  /** The current value (loaded from disk on first use). */
+  private get health(): DataHealth {
+    return this.options.health ?? healthFor(this.file);
+  }
+
+  /** The current value (loaded from disk on first use). Never rejects: a bad file starts the document empty. */
   async get(): Promise<T> {
     if (this.value !== undefined) return this.value;
     this.loading ??= this.load();
@@ -38,68 +67,132 @@ export class JsonFile<T> {
     try {
       text = await readFile(this.file, 'utf8');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') await this.setAside(`cannot be read: ${(err as Error).message}`);
     }
-    let value: T;
-    if (text === undefined) value = this.initial();
-    else {
+    let value: T = this.initial();
+    if (text !== undefined) {
+      let parsed: unknown;
+      let ok = true;
       try {
-        value = JSON.parse(text) as T;
+        parsed = JSON.parse(text);
       } catch (err) {
-        const movedTo = `${this.file}.corrupt-${Date.now()}`;
-        await rename(this.file, movedTo);
-        this.onCorrupt?.(this.file, movedTo, err as Error);
-        value = this.initial();
+        ok = false;
+        await this.setAside(`not valid JSON: ${(err as Error).message}`);
+      }
+      if (ok) {
+        const checked = checkDocument(this.options.schema, parsed);
+        if (checked.ok) {
+          value = checked.value as T;
+          if (checked.migratedFrom !== undefined) {
+            this.health.migrated(this.file, checked.migratedFrom, this.options.schema?.version ?? 1);
+            this.dirty = true;
+          }
+        } else await this.setAside(checked.reason);
       }
     }
     this.value = value;
+    if (this.dirty) this.scheduleWrite();
     return value;
   }
 
+  private async setAside(reason: string): Promise<void> {
+    const movedTo = `${this.file}.corrupt-${Date.now()}`;
+    try {
+      await rename(this.file, movedTo);
+    } catch (err) {
+      this.blocked = true;
+      this.health.corrupt(this.file, this.file, `${reason}; could not move it aside (${(err as Error).message}), so it is left untouched and not written`);
+      return;
+    }
+    this.health.corrupt(this.file, movedTo, reason);
+    this.options.onCorrupt?.(this.file, movedTo, new Error(reason));
+  }
+
   /** Changes the value in place (or replaces it by returning a new one) and schedules a write. */
-  async update(change: (value: T) => T | void): Promise<T> {
-    const current = await this.get();
-    const next = change(current);
-    if (next !== undefined) this.value = next;
-    this.scheduleWrite();
-    return this.value as T;
+  update(change: (value: T) => T | void): Promise<T> {
+    const applied = this.get().then((current) => {
+      const next = change(current);
+      if (next !== undefined) this.value = next;
+      this.scheduleWrite();
+      return this.value as T;
+    });
+    // flush() waits for changes still waiting for the first load (an update nobody awaited is not lost at stop).
+    this.pendingUpdate = applied.then(
+      () => undefined,
+      () => undefined,
+    );
+    return applied;
+  }
+
+  /** Documents with changes not yet on disk, in this process (an online backup flushes them all). */
+  private static readonly unsaved = new Set<JsonFile<unknown>>();
+
+  /** Flushes every document of this process that has pending changes (failures stay reported by each file). */
+  static async flushAll(): Promise<void> {
+    await Promise.allSettled([...JsonFile.unsaved].map((doc) => doc.flush()));
   }
 
   private scheduleWrite(): void {
     this.dirty = true;
+    JsonFile.unsaved.add(this as JsonFile<unknown>);
     if (this.writing || this.timer) return;
-    // A short pause first: the burst of changes one message makes (history, usage, budget) becomes one write, and
-    // the write lands after the reply instead of competing with it. flush() skips the pause.
+    // A short pause first: the burst of changes one message makes becomes one write, and the write lands after the
+    // reply instead of competing with it. flush() skips the pause.
     // Not unref'd: a process that ends on its own still writes what it changed.
     this.timer = setTimeout(() => this.startWriting(), this.coalesceMs);
+  }
+
+  private serialize(): string {
+    const schema = this.options.schema;
+    const doc = schema ? { [schema.versionKey ?? 'version']: schema.version, ...(this.value as object) } : this.value;
+    return JSON.stringify(doc, null, 2) + '\n';
   }
 
   private startWriting(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.writing || !this.dirty) return;
+    if (this.writing || !this.dirty || this.blocked) return;
     this.writing = (async () => {
       try {
         while (this.dirty) {
           this.dirty = false;
-          await writeJsonAtomic(this.file, this.value);
+          try {
+            await writeFileAtomicSafe(this.file, this.serialize());
+          } catch (err) {
+            // Kept dirty: the change stays in memory, is retried, and flush() reports it.
+            this.dirty = true;
+            this.failure = err;
+            this.health.writeFailed(this.file, err);
+            this.timer = setTimeout(() => this.startWriting(), RETRY_MS);
+            this.timer.unref();
+            return;
+          }
+          if (this.failure !== undefined) {
+            this.failure = undefined;
+            this.health.writeRecovered(this.file);
+          }
         }
-      } catch (err) {
-        // Not written: stays dirty, so flush() tries again and rejects when it still cannot (the stop reports it).
-        this.dirty = true;
-        throw err;
+        JsonFile.unsaved.delete(this as JsonFile<unknown>);
       } finally {
         this.writing = undefined;
       }
     })();
-    // Errors surface through flush(); an unobserved rejection must not crash the process.
-    this.writing.catch(() => undefined);
   }
 
-  /** Resolves when everything changed so far is on disk. */
+  /** Resolves when everything changed so far is on disk; rejects (DataWriteError) when it cannot be written. */
   async flush(): Promise<void> {
+    await this.pendingUpdate;
     if (this.timer || (this.dirty && !this.writing)) this.startWriting();
     while (this.writing) await this.writing;
+    if (this.dirty && this.failure !== undefined) throw new DataWriteError([this.file], this.failure);
+    if (this.dirty && this.blocked) throw new DataWriteError([this.file], new Error('the file could not be read nor moved aside, so it is not overwritten'));
+  }
+
+  /** Removes the in-memory copy's content (privacy deletes) and writes the empty document. */
+  async reset(): Promise<void> {
+    await this.get();
+    this.value = this.initial();
+    this.scheduleWrite();
   }
 }
 
@@ -108,18 +201,29 @@ export class JsonFile<T> {
  */
 export class JsonFileCollection<T> {
   private readonly files = new Map<string, JsonFile<T>>();
-  constructor(private readonly fileFor: (key: string) => string, private readonly initial: () => T, private readonly onCorrupt?: (file: string, movedTo: string, error: Error) => void) {}
+  private readonly options: JsonFileOptions;
+  constructor(private readonly fileFor: (key: string) => string, private readonly initial: () => T, options?: JsonFileOptions | OnCorrupt) {
+    this.options = typeof options === 'function' ? { onCorrupt: options } : (options ?? {});
+  }
 
   doc(key: string): JsonFile<T> {
     let doc = this.files.get(key);
     if (!doc) {
-      doc = new JsonFile(this.fileFor(key), this.initial, this.onCorrupt);
+      doc = new JsonFile(this.fileFor(key), this.initial, this.options);
       this.files.set(key, doc);
     }
     return doc;
   }
 
+  /** Forgets a cached document (after its file was removed). */
+  drop(key: string): void {
+    this.files.delete(key);
+  }
+
+  /** Flushes every document; rejects naming every file that could not be written. */
   async flush(): Promise<void> {
-    await Promise.all([...this.files.values()].map((d) => d.flush()));
+    const results = await Promise.allSettled([...this.files.values()].map((d) => d.flush()));
+    const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason as DataWriteError);
+    if (failed.length) throw new DataWriteError(failed.flatMap((e) => e.files ?? []), failed[0].cause ?? failed[0]);
   }
 }

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { safeFileName } from './atomic.js';
-import { JsonFileCollection } from './json-file.js';
+import { JsonFileCollection, type OnCorrupt } from './json-file.js';
+import { MEMORY_SCHEMA } from './schemas.js';
 
 export interface MemoryFact {
   text: string;
@@ -15,8 +16,8 @@ export interface MemoryFact {
  */
 export class MemoryStore {
   private readonly docs: JsonFileCollection<{ facts: MemoryFact[] }>;
-  constructor(dataDir: string, private readonly maxFacts = 100, onCorrupt?: (file: string, movedTo: string, error: Error) => void) {
-    this.docs = new JsonFileCollection((chat) => path.join(dataDir, 'memory', `${safeFileName(chat)}.json`), () => ({ facts: [] }), onCorrupt);
+  constructor(readonly dataDir: string, private readonly maxFacts = 100, onCorrupt?: OnCorrupt) {
+    this.docs = new JsonFileCollection((chat) => path.join(dataDir, 'memory', `${safeFileName(chat)}.json`), () => ({ facts: [] }), { schema: MEMORY_SCHEMA, onCorrupt });
   }
 
   async facts(chatId: string): Promise<MemoryFact[]> {
@@ -24,15 +25,34 @@ export class MemoryStore {
     return Array.isArray(doc.facts) ? doc.facts : [];
   }
 
+  /**
+   * Stores a fact and waits until it is on disk: rejects (DataWriteError) when it could not be saved, so the user
+   * is never told "remembered" for a fact that a restart would lose.
+   */
   async remember(chatId: string, text: string, by?: string): Promise<void> {
     const clean = text.trim().slice(0, 500);
     if (!clean) return;
-    await this.docs.doc(chatId).update((doc) => {
+    const doc = this.docs.doc(chatId);
+    await doc.update((doc) => {
       if (!Array.isArray(doc.facts)) doc.facts = [];
       if (doc.facts.some((f) => f.text === clean)) return;
       doc.facts.push({ text: clean, at: Date.now(), by });
       if (doc.facts.length > this.maxFacts) doc.facts.splice(0, doc.facts.length - this.maxFacts);
     });
+    await doc.flush();
+  }
+
+  /** Removes the facts of one chat that match (privacy delete) and waits until that is on disk. Returns how many. */
+  async removeWhere(chatId: string, matches: (fact: MemoryFact) => boolean): Promise<number> {
+    const doc = this.docs.doc(chatId);
+    let removed = 0;
+    await doc.update((d) => {
+      const kept = d.facts.filter((f) => !matches(f));
+      removed = d.facts.length - kept.length;
+      d.facts = kept;
+    });
+    await doc.flush();
+    return removed;
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { IncomingMedia, IncomingMessage, OutgoingMedia, SentMessage } from './message.js';
-import type { InboundHandler, SessionState, Transport } from './transport.js';
+import type { InboundHandler, RevokeHandler, SessionState, Transport } from './transport.js';
 
 /** One thing the bot did, as recorded by the memory transport. */
 export type BotAction =
@@ -36,6 +36,7 @@ export class MemoryTransport implements Transport {
   readonly name = 'memory';
   readonly actions: BotAction[] = [];
   private handler: InboundHandler | undefined;
+  private revokeHandler: RevokeHandler | undefined;
   private seq = 0;
   /** Whether editText succeeds (false imitates a network without edits). */
   canEdit = true;
@@ -62,6 +63,14 @@ export class MemoryTransport implements Transport {
 
   async start(onMessage: InboundHandler): Promise<void> {
     this.handler = onMessage;
+  }
+  onRevoke(handler: RevokeHandler): void {
+    this.revokeHandler = handler;
+  }
+  /** Delivers "deleted for everyone" for a message, as WhatsApp does; resolves when the bot has removed it. */
+  async revoke(chatId: string, messageId: string): Promise<void> {
+    if (!this.revokeHandler) throw new Error('MemoryTransport: start the bot with this transport before revoking messages');
+    await this.revokeHandler(chatId, messageId);
   }
   async stop(): Promise<void> {
     this.handler = undefined;

@@ -3,6 +3,8 @@ import type { IncomingMessage, OutgoingMedia, SentMessage } from './message.js';
 /** Called by a transport for every inbound message. Resolves when the bot has finished handling it. */
 export type InboundHandler = (message: IncomingMessage) => Promise<void>;
 
+/** Called by a transport when a message was deleted for everyone. Resolves when it is gone from the stored data. */
+export type RevokeHandler = (chatId: string, messageId: string) => Promise<void>;
 /**
  * Changes to earlier messages a transport reports (WhatsApp: edits and deletes for everyone). The core applies them
  * to what it kept (history, archive); a transport without them never calls these.
@@ -48,6 +50,8 @@ export interface Transport {
   readonly name: string;
   /** `events` (optional) receives edits and deletes of earlier messages where the network has them. */
   start(onMessage: InboundHandler, events?: TransportEvents): Promise<void>;
+  /** Registers the handler for messages deleted for everyone (the memory transport; WhatsApp uses `events`). */
+  onRevoke?(handler: RevokeHandler): void;
   stop(): Promise<void>;
   sendText(chatId: string, text: string, options?: { quotedId?: string }): Promise<SentMessage>;
   /** Edits a message the bot sent. Returns false when the transport cannot edit (the caller then sends anew). */

@@ -1,5 +1,7 @@
+import path from 'node:path';
+import type { Jail } from '../../core/jail/jail.js';
 import { inputArgs, pinFileFormat } from '../../core/media/index.js';
-import { ProcessFailed, runProcess } from './run-process.js';
+import { ProcessFailed, runInJail } from './run-process.js';
 
 /** What ffmpeg could read from a media file. */
 export interface MediaInfo {
@@ -14,6 +16,11 @@ export interface MediaInfo {
 /** A file ffmpeg cannot read as audio or video; the message is for the user. */
 export class UnreadableMedia extends Error {}
 
+/** The name a file has inside the jail: `media` plus its extension (some formats are recognised by it). */
+function jailName(file: string): string {
+  return `media${/^\.[A-Za-z0-9]{1,8}$/.exec(path.extname(file))?.[0] ?? ''}`;
+}
+
 /** Parses `HH:MM:SS.xx` into seconds. */
 function clock(text: string): number | undefined {
   const m = /^(\d+):(\d{2}):(\d{2}(?:\.\d+)?)$/.exec(text.trim());
@@ -26,7 +33,7 @@ function clock(text: string): number | undefined {
  * anything off the allow-list.
  */
 async function pinnedInput(file: string): Promise<string[]> {
-  return [...inputArgs(await pinFileFormat(file, 'sound')), '-i', file];
+  return [...inputArgs(await pinFileFormat(file, 'sound')), '-i', `in/${jailName(file)}`];
 }
 
 /**
@@ -34,12 +41,12 @@ async function pinnedInput(file: string): Promise<string[]> {
  * here by design (no output named); a file it cannot parse gives no `Input #0` and is reported as UnreadableMedia.
  *
  * @example
- * const info = await probeMedia(ffmpeg, 'clip.mp4', 30_000); // { seconds: 5, hasAudio: true, hasVideo: true, ... }
+ * const info = await probeMedia(host.jail, ffmpeg, 'clip.mp4', 30_000); // { seconds: 5, hasAudio: true, hasVideo: true, ... }
  */
-export async function probeMedia(ffmpeg: string, file: string, timeoutMs: number): Promise<MediaInfo> {
+export async function probeMedia(jail: Jail, ffmpeg: string, file: string, timeoutMs: number): Promise<MediaInfo> {
   let stderr: string;
   try {
-    ({ stderr } = await runProcess(ffmpeg, ['-hide_banner', '-nostdin', ...(await pinnedInput(file))], { timeoutMs, okCodes: [0, 1] }));
+    ({ stderr } = await runInJail(jail, ffmpeg, ['-hide_banner', '-nostdin', ...(await pinnedInput(file))], { inputs: { [jailName(file)]: file }, timeoutMs, okCodes: [0, 1] }));
   } catch (err) {
     if (err instanceof ProcessFailed && err.reason === 'exit') throw new UnreadableMedia('ffmpeg cannot read this file');
     throw err;
@@ -65,10 +72,15 @@ export interface ConvertOptions {
   signal?: AbortSignal;
 }
 
-/** Runs ffmpeg with `-progress` on stdout and reports the percentage done. */
-async function convert(ffmpeg: string, args: string[], options: ConvertOptions): Promise<void> {
+/**
+ * Runs ffmpeg in the core jail with `-progress` on stdout and reports the percentage done. It reads only `input`
+ * (as `in/media.<ext>`) and writes only `output` (as `out/<name>`): a playlist naming other files finds nothing.
+ */
+async function convert(jail: Jail, ffmpeg: string, input: string, output: string, args: (outFile: string) => string[], options: ConvertOptions): Promise<void> {
   try {
-    await runProcess(ffmpeg, ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-progress', 'pipe:1', '-nostats', ...args], {
+    await runInJail(jail, ffmpeg, ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-progress', 'pipe:1', '-nostats', ...(await pinnedInput(input)), ...args(`out/${path.basename(output)}`)], {
+      inputs: { [jailName(input)]: input },
+      outputTo: path.dirname(output),
       timeoutMs: options.timeoutMs,
       signal: options.signal,
       onLine: (line, stream) => {
@@ -90,22 +102,25 @@ async function convert(ffmpeg: string, args: string[], options: ConvertOptions):
  * Converts the audio of a media file in an allowed container (video, voice note, audio, document) to an MP3 file.
  *
  * @example
- * await toMp3(ffmpeg, 'clip.mp4', 'clip.mp3', { bitrateKbps: 192, timeoutMs: 600_000, seconds: 5, onProgress: (p) => log(p) });
+ * await toMp3(host.jail, ffmpeg, 'clip.mp4', 'clip.mp3', { bitrateKbps: 192, timeoutMs: 600_000, seconds: 5, onProgress: (p) => log(p) });
  */
-export async function toMp3(ffmpeg: string, input: string, output: string, options: ConvertOptions & { bitrateKbps: number }): Promise<void> {
-  return convert(ffmpeg, [...(await pinnedInput(input)), '-vn', '-map', '0:a:0', '-c:a', 'libmp3lame', '-b:a', `${options.bitrateKbps}k`, '-f', 'mp3', output], options);
+export function toMp3(jail: Jail, ffmpeg: string, input: string, output: string, options: ConvertOptions & { bitrateKbps: number }): Promise<void> {
+  return convert(jail, ffmpeg, input, output, (o) => ['-vn', '-map', '0:a:0', '-c:a', 'libmp3lame', '-b:a', `${options.bitrateKbps}k`, '-f', 'mp3', o], options);
 }
 
 /**
  * Re-encodes a video into the MP4 (H.264 + AAC) WhatsApp plays everywhere.
  *
  * @example
- * await toMp4(ffmpeg, 'clip.webm', 'clip.mp4', { timeoutMs: 600_000 });
+ * await toMp4(host.jail, ffmpeg, 'clip.webm', 'clip.mp4', { timeoutMs: 600_000 });
  */
-export async function toMp4(ffmpeg: string, input: string, output: string, options: ConvertOptions): Promise<void> {
+export function toMp4(jail: Jail, ffmpeg: string, input: string, output: string, options: ConvertOptions): Promise<void> {
   return convert(
+    jail,
     ffmpeg,
-    [...(await pinnedInput(input)), '-map', '0:v:0', '-map', '0:a:0?', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '26', '-pix_fmt', 'yuv420p', '-vf', 'scale=trunc(iw/2)*2:trunc(ih/2)*2', '-c:a', 'aac', '-b:a', '128k', '-movflags', '+faststart', '-f', 'mp4', output],
+    input,
+    output,
+    (o) => ['-map', '0:v:0', '-map', '0:a:0?', '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '26', '-pix_fmt', 'yuv420p', '-vf', 'scale=trunc(iw/2)*2:trunc(ih/2)*2', '-c:a', 'aac', '-b:a', '128k', '-movflags', '+faststart', '-f', 'mp4', o],
     options,
   );
 }

@@ -11,10 +11,11 @@ import { JobLimiter } from './jobs.js';
 import { ENV_SETTINGS, envSwitches, MB, MOVED_TO_ENV, optionsSchema, readOptions, type Mp3Options } from './options.js';
 import { StatusMessage } from './progress.js';
 import { ProcessFailed, runProcess } from './run-process.js';
-import { checkLink, looksLikeLink, UrlRefused } from './url-guard.js';
+import { checkLink, isPrivateAddress, looksLikeLink, parseLink, UrlRefused, type Resolver } from './url-guard.js';
+import type { EgressPolicy } from '../../core/jail/egress-proxy.js';
 import type { CapabilityStatus } from '../../core/capabilities/capabilities.js';
 import { ytdlpStatus } from '../../core/capabilities/tool-age.js';
-import { DownloadFailed, downloadMedia, FORMATS, inspectLink } from './ytdlp.js';
+import { DownloadFailed, downloadMedia, FORMATS, inspectLink, type Downloader } from './ytdlp.js';
 
 /** Work refused for a reason the user should hear (too long, too big, no sound). */
 class JobRefused extends Error {}
@@ -72,6 +73,15 @@ function downloadUnavailable(host: PluginHost): string | undefined {
 }
 
 /**
+ * TESTS ONLY, set programmatically (never from settings): a resolver for the download guard and the egress proxy,
+ * and exact `address:port` destinations the proxy lets through although they are private (one loopback fake).
+ */
+export interface Mp3TestHooks {
+  resolve?: Resolver;
+  allowForTests?: string[];
+}
+
+/**
  * Creates the mp3 plugin. Each instance has its own job counters (tests create fresh ones; the default export is
  * the one the bot discovers).
  *
@@ -79,13 +89,22 @@ function downloadUnavailable(host: PluginHost): string | undefined {
  * const plugin = createMp3Plugin();
  * const t = await startTestApp({ plugins: [plugin] });
  */
-export function createMp3Plugin(): Plugin {
+export function createMp3Plugin(testHooks: Mp3TestHooks = {}): Plugin {
   let jobs = new JobLimiter();
 
   const tools = (host: PluginHost) => {
     const opts = readOptions(host.options());
     const env = envSwitches(host);
-    return { opts, ffmpeg: ffmpegBinary(host.settings).path, ytdlp: env.ytdlpPath || 'yt-dlp', allowPrivateHosts: env.allowPrivateHosts };
+    const ffmpeg = ffmpegBinary(host.settings).path;
+    const ytdlp = env.ytdlpPath || 'yt-dlp';
+    // Every connection yt-dlp (and its ffmpeg) makes goes through the jail's egress proxy, checked here.
+    const egress: EgressPolicy = {
+      isBlocked: env.allowPrivateHosts ? () => false : isPrivateAddress,
+      resolve: testHooks.resolve,
+      allowForTests: testHooks.allowForTests,
+    };
+    const downloader: Downloader = { jail: host.jail, ytdlp, ffmpeg, egress };
+    return { opts, ffmpeg, ytdlp, downloader, allowPrivateHosts: env.allowPrivateHosts };
   };
 
   /** Runs one job with a slot, a status message, a work folder, and cleanup of everything on failure. */
@@ -162,11 +181,11 @@ export function createMp3Plugin(): Plugin {
       checkDownloadSize(bytes.length, opts, 'That file');
       const incoming = await saveIncoming(ctx.host.dataDir, bytes, extensionFor(media.mimetype, media.fileName));
       onFailureRemove.push(incoming);
-      const info = await probeMedia(ffmpeg, incoming, Math.min(timeoutMs, 60_000));
+      const info = await probeMedia(ctx.host.jail, ffmpeg, incoming, Math.min(timeoutMs, 60_000));
       if (!info.hasAudio) throw new JobRefused('That file has no sound, so there is nothing to convert to MP3.');
       checkDuration(info.seconds, opts, 'That recording');
       const out = path.join(dir, 'out.mp3');
-      await toMp3(ffmpeg, incoming, out, {
+      await toMp3(ctx.host.jail, ffmpeg, incoming, out, {
         bitrateKbps: opts.audioBitrateKbps,
         timeoutMs,
         seconds: info.seconds,
@@ -182,7 +201,7 @@ export function createMp3Plugin(): Plugin {
 
   /** `.mp3 <link>` (want audio) and `.dl <link>` (want the video or image). */
   async function fromLink(ctx: BotContext, text: string, want: 'audio' | 'video'): Promise<void> {
-    const { opts, ffmpeg, ytdlp } = tools(ctx.host);
+    const { opts, ffmpeg, downloader } = tools(ctx.host);
     const prefix = ctx.host.config().prefix;
     const why = downloadUnavailable(ctx.host);
     if (why) {
@@ -191,7 +210,10 @@ export function createMp3Plugin(): Plugin {
     }
     let url: URL;
     try {
-      url = await checkLink(text, { allowPrivateHosts: tools(ctx.host).allowPrivateHosts });
+      // The first check gives a clear reply early; the egress proxy checks every connection again (redirects, DNS).
+      const typed = parseLink(text);
+      const testTarget = typed && testHooks.allowForTests?.includes(`${typed.hostname}:${typed.port || (typed.protocol === 'https:' ? 443 : 80)}`);
+      url = await checkLink(text, { allowPrivateHosts: tools(ctx.host).allowPrivateHosts || testTarget, resolve: testHooks.resolve });
     } catch (err) {
       if (!(err instanceof UrlRefused)) throw err;
       ctx.log.info({ reason: err.message }, 'link refused');
@@ -204,19 +226,18 @@ export function createMp3Plugin(): Plugin {
     await runJob(ctx, opts, `Looking at the ${host} link…`, async ({ status, dir, onFailureRemove }) => {
       const infoFile = path.join(dir, 'info.json');
       const format = want === 'audio' ? FORMATS.audio : FORMATS.video;
-      const remote = await inspectLink(ytdlp, url, { format, infoFile, ffmpeg, timeoutMs: Math.min(timeoutMs, 120_000), signal });
+      const remote = await inspectLink(downloader, url, { format, infoFile, timeoutMs: Math.min(timeoutMs, 120_000), signal });
       if (remote.isPlaylist) throw new JobRefused('That link is a playlist or an album. Send a link to one video or post.');
       if (remote.isLive) throw new JobRefused('That is a live stream; I can only download finished videos.');
       checkDuration(remote.seconds, opts, 'That video');
       checkDownloadSize(remote.bytes, opts, 'That file');
 
       await status.stage('Downloading… 0%');
-      const file = await downloadMedia(ytdlp, {
+      const file = await downloadMedia(downloader, {
         infoFile,
         dir,
         format,
         maxBytes: opts.maxDownloadMB * MB,
-        ffmpeg,
         timeoutMs,
         host,
         signal,
@@ -231,7 +252,7 @@ export function createMp3Plugin(): Plugin {
       }
       let info;
       try {
-        info = await probeMedia(ffmpeg, file, 60_000);
+        info = await probeMedia(ctx.host.jail, ffmpeg, file, 60_000);
       } catch (err) {
         if (err instanceof UnreadableMedia || err instanceof MediaRefused) throw new JobRefused(`What ${host} gave me is not audio or video I can read.`);
         throw err;
@@ -250,7 +271,7 @@ export function createMp3Plugin(): Plugin {
         const out =
           ext === 'mp3' && !info.hasVideo
             ? file
-            : await convertTo('Converting to MP3…', (o) => toMp3(ffmpeg, file, o, { bitrateKbps: opts.audioBitrateKbps, timeoutMs, seconds: info.seconds, signal, onProgress: progress('Converting to MP3…') }), path.join(dir, 'out.mp3'));
+            : await convertTo('Converting to MP3…', (o) => toMp3(ctx.host.jail, ffmpeg, file, o, { bitrateKbps: opts.audioBitrateKbps, timeoutMs, seconds: info.seconds, signal, onProgress: progress('Converting to MP3…') }), path.join(dir, 'out.mp3'));
         await checkSendSize(out, opts, ' Try a shorter video.');
         await deliver(ctx, out, remote.title, 'mp3', { kind: 'audio', mimetype: 'audio/mpeg' }, onFailureRemove);
         await status.finish(`Done ✓ ${remote.title}`);
@@ -259,7 +280,7 @@ export function createMp3Plugin(): Plugin {
       const out =
         ext === 'mp4'
           ? file
-          : await convertTo('Converting the video…', (o) => toMp4(ffmpeg, file, o, { timeoutMs, seconds: info.seconds, signal, onProgress: progress('Converting the video…') }), path.join(dir, 'out.mp4'));
+          : await convertTo('Converting the video…', (o) => toMp4(ctx.host.jail, ffmpeg, file, o, { timeoutMs, seconds: info.seconds, signal, onProgress: progress('Converting the video…') }), path.join(dir, 'out.mp4'));
       await checkSendSize(out, opts, ` Try ${prefix}mp3 with the same link for the sound only.`);
       await deliver(ctx, out, remote.title, 'mp4', { kind: 'video', mimetype: 'video/mp4' }, onFailureRemove);
       await status.finish(`Downloaded ✓ ${remote.title}`);

@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import os from 'node:os';
+import type { EgressPolicy } from '../../core/jail/egress-proxy.js';
+import { JailRefused, type Jail } from '../../core/jail/jail.js';
 
 /** A program that could not run or did not finish well. `code` is the exit code (null when killed or not started). */
 export class ProcessFailed extends Error {
@@ -93,4 +96,70 @@ export function runProcess(cmd: string, args: string[], options: RunOptions): Pr
       reject(new ProcessFailed(`${cmd} exited with code ${code}`, code, stdout, stderr, 'exit'));
     });
   });
+}
+
+export interface JailedRunOptions extends RunOptions {
+  /** Host files the program reads, shown read-only as `in/<name>` (refer to them so in `args`). */
+  inputs?: Record<string, string>;
+  /** Host folder that receives what the program writes to `out/`. */
+  outputTo?: string;
+  /** `egress`: out only through the checked egress proxy. Default: no network. */
+  network?: 'none' | 'egress';
+  /** Which destinations the egress proxy lets through (with `network: 'egress'`). */
+  egress?: EgressPolicy;
+  /** Other programs the job calls (by `jail.pathInside`). */
+  tools?: string[];
+  /** Largest total the program may write to `out/`. Default 1 GB. */
+  diskBytes?: number;
+}
+
+/**
+ * `runProcess` in the core jail: the program sees only its `in/` files and its `out/` folder (no data folder, no
+ * other chat's files), runs as an unprivileged uid with bounded memory, processes and CPU, and has no network
+ * unless it asks for the egress proxy. Same results and ProcessFailed reasons as runProcess.
+ *
+ * @example
+ * await runInJail(host.jail, ffmpeg, ['-i', 'in/clip', 'out/clip.mp3'], { inputs: { clip: file }, outputTo: dir, timeoutMs: 60_000 });
+ */
+export async function runInJail(jail: Jail, cmd: string, args: string[], options: JailedRunOptions): Promise<{ stdout: string; stderr: string; code: number }> {
+  if (options.signal?.aborted) throw new ProcessFailed(`${cmd} was stopped`, null, '', '', 'aborted');
+  const seconds = Math.max(1, Math.ceil(options.timeoutMs / 1000));
+  let result;
+  try {
+    result = await jail.run({
+      kind: 'media',
+      program: cmd,
+      args,
+      inputs: options.inputs,
+      outputTo: options.outputTo,
+      network: options.network,
+      egress: options.egress,
+      tools: options.tools,
+      onLine: options.onLine,
+      signal: options.signal,
+      limits: {
+        wallSeconds: seconds,
+        // Converters use every core: the CPU budget is the wall time on each of them.
+        cpuSeconds: seconds * Math.max(1, os.availableParallelism()),
+        memoryMb: 1536,
+        maxProcesses: 128,
+        // Progress lines of a long download add up: the cap guards memory, not chattiness.
+        maxOutputBytes: (options.maxStdout ?? 1_000_000) + 16_000_000,
+        diskBytes: options.diskBytes ?? 1024 * 1024 * 1024,
+      },
+    });
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'ENOENT') throw new ProcessFailed(`${cmd} not found`, null, '', '', 'not-found');
+    if (err instanceof JailRefused) throw new ProcessFailed(`${cmd} could not run: ${err.message}`, null, '', '', 'exit');
+    throw err;
+  }
+  const { stdout, stderr } = result;
+  if (result.setupFailed) throw new ProcessFailed(`${cmd} could not start in the jail: ${result.setupFailed}`, null, stdout, stderr, 'exit');
+  if (result.stopped === 'time') throw new ProcessFailed(`${cmd} took longer than ${seconds} s and was stopped`, null, stdout, stderr, 'timeout');
+  if (result.stopped === 'aborted') throw new ProcessFailed(`${cmd} was stopped`, null, stdout, stderr, 'aborted');
+  if (result.stopped) throw new ProcessFailed(`${cmd} went over its ${result.stopped} limit and was stopped`, null, stdout, stderr, 'exit');
+  const code = result.exitCode;
+  if (code !== null && (options.okCodes ?? [0]).includes(code)) return { stdout, stderr, code };
+  throw new ProcessFailed(`${cmd} exited with ${code === null ? `signal ${result.signal}` : `code ${code}`}${result.outOfMemory ? ' (out of memory)' : ''}`, code, stdout, stderr, 'exit');
 }

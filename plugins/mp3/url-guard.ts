@@ -112,8 +112,8 @@ export function looksLikeLink(text: string): boolean {
  * and the host must be public — a literal private/loopback/link-local address, `localhost`, or a name that resolves
  * (any of its addresses) to one is refused. Throws UrlRefused with a message for the user.
  *
- * Limits: yt-dlp resolves the name again and follows redirects itself, so a hostile DNS server or redirect could
- * still steer it; this check stops the plain cases (typed addresses, internal names).
+ * This is the early, clear refusal; what holds is the jail's egress proxy, which checks every connection yt-dlp
+ * makes (redirects and each DNS answer included) with `isPrivateAddress`.
  *
  * @example
  * const url = await checkLink('https://youtu.be/dQw4w9WgXcQ');

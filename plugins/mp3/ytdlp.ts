@@ -1,6 +1,19 @@
 import { readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ProcessFailed, runProcess } from './run-process.js';
+import type { Jail } from '../../core/jail/jail.js';
+import type { EgressPolicy } from '../../core/jail/egress-proxy.js';
+import { ProcessFailed, runInJail } from './run-process.js';
+
+/**
+ * How yt-dlp runs: in the core jail, whose only way out is the egress proxy that checks every destination
+ * (redirects and DNS answers included) against `egress`; ffmpeg for merging is shown inside the jail too.
+ */
+export interface Downloader {
+  jail: Jail;
+  ytdlp: string;
+  ffmpeg: string;
+  egress: EgressPolicy;
+}
 
 /** What yt-dlp found behind a link, before downloading. */
 export interface RemoteMedia {
@@ -28,8 +41,12 @@ export const FORMATS = {
 
 /** Arguments every call gets: no user config, no playlists, no cache, and file times set to now (the retention
  * sweeper judges age by mtime; yt-dlp would otherwise copy the upload date onto the file). */
-function commonArgs(ffmpeg: string): string[] {
-  return ['--ignore-config', '--no-playlist', '--no-cache-dir', '--no-mtime', '--no-color', '--socket-timeout', '30', '--ffmpeg-location', ffmpeg];
+function commonArgs(d: Downloader): string[] {
+  return ['--ignore-config', '--no-playlist', '--no-cache-dir', '--no-mtime', '--no-color', '--socket-timeout', '30', '--proxy', '@EGRESS_PROXY@', '--ffmpeg-location', d.jail.pathInside(d.ffmpeg)];
+}
+
+function runYtdlp(d: Downloader, args: string[], options: Omit<Parameters<typeof runInJail>[3], 'network' | 'egress' | 'tools'>) {
+  return runInJail(d.jail, d.ytdlp, [...commonArgs(d), ...args], { ...options, network: 'egress', egress: d.egress, tools: [d.ffmpeg] });
 }
 
 /** Turns yt-dlp's error output into a sentence for the user. */
@@ -54,17 +71,17 @@ function numberOr(value: unknown): number | undefined {
  * step (`--load-info-json`) does not extract the page a second time.
  *
  * @example
- * const media = await inspectLink('yt-dlp', url, { format: FORMATS.audio, infoFile, ffmpeg, timeoutMs: 60_000 });
+ * const media = await inspectLink(downloader, url, { format: FORMATS.audio, infoFile, timeoutMs: 60_000 });
  * if ((media.seconds ?? 0) > 3600) refuse();
  */
 export async function inspectLink(
-  ytdlp: string,
+  downloader: Downloader,
   url: URL,
-  options: { format: string; infoFile: string; ffmpeg: string; timeoutMs: number; signal?: AbortSignal },
+  options: { format: string; infoFile: string; timeoutMs: number; signal?: AbortSignal },
 ): Promise<RemoteMedia> {
   let stdout: string;
   try {
-    ({ stdout } = await runProcess(ytdlp, [...commonArgs(options.ffmpeg), '-J', '-f', options.format, '--', url.href], {
+    ({ stdout } = await runYtdlp(downloader, ['-J', '-f', options.format, '--', url.href], {
       timeoutMs: options.timeoutMs,
       signal: options.signal,
       maxStdout: 30_000_000,
@@ -99,18 +116,22 @@ const SCRATCH = /\.(part|ytdl|temp|info\.json)$|^info\.json$|\.part-Frag\d+/;
  * Downloads what `inspectLink` found into `dir`, reporting the percentage, and returns the file's path.
  *
  * @example
- * const file = await downloadMedia('yt-dlp', { infoFile, dir, format: FORMATS.audio, maxBytes, ffmpeg, timeoutMs, host: 'youtu.be', onProgress: (p) => status(p) });
+ * const file = await downloadMedia(downloader, { infoFile, dir, format: FORMATS.audio, maxBytes, timeoutMs, host: 'youtu.be', onProgress: (p) => status(p) });
  */
 export async function downloadMedia(
-  ytdlp: string,
-  options: { infoFile: string; dir: string; format: string; maxBytes: number; ffmpeg: string; timeoutMs: number; host: string; onProgress?: (percent: number) => void; signal?: AbortSignal },
+  downloader: Downloader,
+  options: { infoFile: string; dir: string; format: string; maxBytes: number; timeoutMs: number; host: string; onProgress?: (percent: number) => void; signal?: AbortSignal },
 ): Promise<string> {
   let stdout: string;
   try {
-    ({ stdout } = await runProcess(
-      ytdlp,
-      [...commonArgs(options.ffmpeg), '--load-info-json', options.infoFile, '-f', options.format, '--merge-output-format', 'mp4', '--max-filesize', String(options.maxBytes), '--newline', '-o', path.join(options.dir, 'media.%(ext)s')],
+    ({ stdout } = await runYtdlp(
+      downloader,
+      ['--load-info-json', 'in/info.json', '-f', options.format, '--merge-output-format', 'mp4', '--max-filesize', String(options.maxBytes), '--newline', '-o', 'out/media.%(ext)s'],
       {
+        inputs: { 'info.json': options.infoFile },
+        outputTo: options.dir,
+        // Video and audio parts plus the merged file.
+        diskBytes: options.maxBytes * 3 + 16 * 1024 * 1024,
         timeoutMs: options.timeoutMs,
         signal: options.signal,
         onLine: (line) => {

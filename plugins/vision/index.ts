@@ -147,7 +147,7 @@ export default definePlugin({
     let image;
     try {
       const ffmpeg = ctx.host.capabilities.has('ffmpeg') ? ffmpegBinary(ctx.host.settings).path : undefined;
-      image = await prepareImage(bytes, { maxImageBytes: options.maxImageBytes, maxDimension: options.maxDimension, maxPixels: options.maxPixels, ffmpeg });
+      image = await prepareImage(bytes, { maxImageBytes: options.maxImageBytes, maxDimension: options.maxDimension, maxPixels: options.maxPixels, ffmpeg, jail: ctx.host.jail });
     } catch (err) {
       if (!(err instanceof ImageRefused)) throw err;
       await ctx.reply(err.message);

@@ -1,7 +1,7 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type { Jail } from '../../core/jail/jail.js';
 import { assertPixelBudget, DEFAULT_MAX_IMAGE_PIXELS, inputArgs, MediaRefused, pinFormat, type PinnedFormat } from '../../core/media/index.js';
 
 /** The image types `/v1/messages` accepts in a base64 block. */
@@ -27,6 +27,8 @@ export interface PrepareOptions {
   maxPixels?: number;
   /** The ffmpeg binary, or undefined when ffmpeg is not available. */
   ffmpeg?: string;
+  /** Where ffmpeg runs (the core jail); required with `ffmpeg`. */
+  jail?: Jail;
   timeoutMs?: number;
 }
 
@@ -46,23 +48,21 @@ export function sniffImageType(bytes: Buffer): VisionMediaType | undefined {
 
 const mb = (bytes: number) => `${(bytes / 1_000_000).toFixed(1)} MB`;
 
-/** Runs ffmpeg to make a JPEG no larger than `maxDimension` on its longest side. */
-async function toSmallJpeg(ffmpeg: string, input: Buffer, format: PinnedFormat, maxDimension: number, timeoutMs: number): Promise<Buffer> {
+/** Runs ffmpeg in the core jail (it sees only this image) to make a JPEG no larger than `maxDimension` on its longest side. */
+async function toSmallJpeg(jail: Jail, ffmpeg: string, input: Buffer, format: PinnedFormat, maxDimension: number, timeoutMs: number): Promise<Buffer> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'vision-'));
   try {
-    const source = path.join(dir, 'in');
-    const target = path.join(dir, 'out.jpg');
-    await writeFile(source, input);
     const scale = `scale='min(${maxDimension},iw)':'min(${maxDimension},ih)':force_original_aspect_ratio=decrease`;
-    await new Promise<void>((resolve, reject) => {
-      execFile(
-        ffmpeg,
-        ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y', ...inputArgs(format), '-i', source, '-frames:v', '1', '-vf', scale, '-q:v', '4', target],
-        { timeout: timeoutMs, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } },
-        (err, _stdout, stderr) => (err ? reject(new Error(String(stderr || err.message).split('\n')[0])) : resolve()),
-      );
+    const result = await jail.run({
+      kind: 'media',
+      program: ffmpeg,
+      args: ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y', ...inputArgs(format), '-i', 'in/image', '-frames:v', '1', '-vf', scale, '-q:v', '4', 'out/small.jpg'],
+      inputs: { image: input },
+      outputTo: dir,
+      limits: { wallSeconds: Math.ceil(timeoutMs / 1000), cpuSeconds: Math.ceil(timeoutMs / 1000), memoryMb: 768, maxProcesses: 64, maxOutputBytes: 256 * 1024, diskBytes: 64 * 1024 * 1024 },
     });
-    return await readFile(target);
+    if (result.exitCode !== 0 || result.stopped) throw new Error(result.stopped ? `ffmpeg stopped (${result.stopped} limit)` : result.stderr.split('\n')[0]);
+    return await readFile(path.join(dir, 'small.jpg'));
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -75,7 +75,7 @@ async function toSmallJpeg(ffmpeg: string, input: Buffer, format: PinnedFormat, 
  * its input format pinned, to a smaller JPEG. Without ffmpeg it is refused with a message for the user.
  *
  * @example
- * const image = await prepareImage(bytes, { maxImageBytes: 3_750_000, maxDimension: 1568, ffmpeg: '/usr/bin/ffmpeg' });
+ * const image = await prepareImage(bytes, { maxImageBytes: 3_750_000, maxDimension: 1568, ffmpeg: '/usr/bin/ffmpeg', jail: host.jail });
  */
 export async function prepareImage(bytes: Buffer, options: PrepareOptions): Promise<PreparedImage> {
   if (!bytes.length) throw new ImageRefused('That image is empty, so there is nothing for me to look at.');
@@ -90,12 +90,12 @@ export async function prepareImage(bytes: Buffer, options: PrepareOptions): Prom
     throw err;
   }
   if (bytes.length <= options.maxImageBytes) return { mediaType: type, data: bytes, converted: false };
-  if (!options.ffmpeg) {
+  if (!options.ffmpeg || !options.jail) {
     throw new ImageRefused(`That image is too large for me (${mb(bytes.length)}; I can take up to ${mb(options.maxImageBytes)}) and I cannot shrink images here. Please send a smaller one.`);
   }
   let small: Buffer;
   try {
-    small = await toSmallJpeg(options.ffmpeg, bytes, format, options.maxDimension, options.timeoutMs ?? 60_000);
+    small = await toSmallJpeg(options.jail, options.ffmpeg, bytes, format, options.maxDimension, options.timeoutMs ?? 60_000);
   } catch {
     throw new ImageRefused('I could not open that image: it seems damaged or in a format I cannot read. Please send it as a normal photo.');
   }

@@ -1,7 +1,9 @@
-import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Index } from 'flexsearch';
 import { safeFileName, writeFileAtomicSafe, writeJsonAtomic } from '../../core/store/atomic.js';
+import { healthFor } from '../../core/store/data-health.js';
+import { ARCHIVE_SEGMENT_SCHEMA, checkDocument } from '../../core/store/schemas.js';
 
 /** How many messages before and after a voice note are kept with it. */
 export const CONTEXT_SIZE = 6;
@@ -50,6 +52,8 @@ export interface ArchivedNote {
   kind: 'voice' | 'audio';
   /** The audio file, relative to the chat's archive folder. */
   audioFile?: string;
+  /** Erased (deleted for everyone, or a privacy delete): the number stays, the content is gone. */
+  removed?: boolean;
 }
 
 export interface NoteContext {
@@ -94,6 +98,32 @@ async function readJson<T>(file: string): Promise<T | undefined> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
+}
+
+/**
+ * Reads one segment file, checked against its schema: a file that does not parse or does not match is moved aside
+ * (bytes kept, reported) and its notes are left out, never allowed to break the chat's archive.
+ */
+async function readSegment(file: string): Promise<SegmentFile | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  let reason: string;
+  try {
+    const checked = checkDocument(ARCHIVE_SEGMENT_SCHEMA, JSON.parse(text));
+    if (checked.ok) return checked.value as unknown as SegmentFile;
+    reason = checked.reason;
+  } catch (err) {
+    reason = `not valid JSON: ${(err as Error).message}`;
+  }
+  const movedTo = `${file}.corrupt-${Date.now()}`;
+  await rename(file, movedTo);
+  healthFor(file).corrupt(file, movedTo, reason);
+  return undefined;
 }
 
 /** A short quote of `text` around the first word of `query` it contains. */
@@ -158,7 +188,7 @@ class ChatArchive {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
-    const segments = await Promise.all(files.map((f) => readJson<SegmentFile>(path.join(this.dir, 'notes', f))));
+    const segments = await Promise.all(files.map((f) => readSegment(path.join(this.dir, 'notes', f))));
     // A segment of another chat (a file-name collision or a copied file) is never read into this chat.
     this.notes = segments.filter((s) => s && s.chatId === this.chatId && Array.isArray(s.notes)).flatMap((s) => s!.notes).sort((a, b) => a.seq - b.seq);
     for (const note of this.notes.slice(-CONTEXT_SIZE)) {
@@ -206,7 +236,18 @@ class ChatArchive {
     const notes = this.notes.slice(segment * SEGMENT_SIZE, (segment + 1) * SEGMENT_SIZE);
     const file: SegmentFile = { chatId: this.chatId, notes };
     // Compact JSON: a large chat loads 100 of these at start.
-    await writeFileAtomicSafe(path.join(this.dir, 'notes', `${String(segment).padStart(6, '0')}.json`), JSON.stringify(file));
+    await writeFileAtomicSafe(path.join(this.dir, 'notes', `${String(segment).padStart(6, '0')}.json`), JSON.stringify({ version: ARCHIVE_SEGMENT_SCHEMA.version, ...file }));
+  }
+
+  /** Forgets the search index and its snapshot (after notes were erased): the next search rebuilds it. */
+  async dropIndex(): Promise<void> {
+    this.index = undefined;
+    this.indexed = 0;
+    this.snapshotCovers = 0;
+    await rm(this.snapshotFile(), { force: true });
+    for (const entry of await readdir(this.dir).catch(() => [] as string[])) {
+      if (entry.startsWith('index-')) await rm(path.join(this.dir, entry), { recursive: true, force: true });
+    }
   }
 
   indexNote(note: ArchivedNote): void {
@@ -363,7 +404,7 @@ export class AudioArchive {
     const ids = fusedSearch(index, words, max, chat.notes.length);
     return ids
       .map((seq) => chat.notes[Number(seq) - 1])
-      .filter((note): note is ArchivedNote => Boolean(note))
+      .filter((note): note is ArchivedNote => Boolean(note) && !note.removed)
       .map((note) => ({ note, quote: quoteAround(note.transcript, words) }));
   }
 
@@ -396,4 +437,65 @@ export class AudioArchive {
 /** Makes sure the archive root exists (so the owner sees where audio is kept). */
 export async function ensureArchiveRoot(root: string): Promise<void> {
   await mkdir(root, { recursive: true });
+}
+
+/**
+ * The privacy controls' access to the archive (`.mydata` export and delete, messages deleted for everyone). Kept out
+ * of the AudioArchive class on purpose: the class's API stays "one chat at a time, search only within it".
+ */
+const chatOf = (archive: AudioArchive, chatId: string): ChatArchive => (archive as unknown as { chat(id: string): ChatArchive }).chat(chatId);
+
+/** Chat ids that have an archive (privacy export and delete of one person's notes; never used for search). */
+export async function archivedChatIds(archive: AudioArchive): Promise<string[]> {
+  const names = await readdir(archive.root).catch(() => [] as string[]);
+  return names.map((n) => decodeURIComponent(n));
+}
+
+/** The notes of `chatId` that match (privacy export), with their context. */
+export async function archivedNotesWhere(archive: AudioArchive, chatId: string, matches: (note: ArchivedNote) => boolean): Promise<Array<ArchivedNote & NoteContext>> {
+  const chat = chatOf(archive, chatId);
+  await chat.load();
+  const out: Array<ArchivedNote & NoteContext> = [];
+  for (const note of chat.notes) if (!note.removed && matches(note)) out.push({ ...note, ...(await chat.readContext(note.seq)) });
+  return out;
+}
+
+/**
+ * Erases the notes of `chatId` that match (their transcript, audio file, sender and context) and removes matching
+ * messages from the context of every other note; the search index is rebuilt without them. A note keeps its number,
+ * so the other notes keep theirs. Returns how many notes and context messages went.
+ */
+export async function eraseArchived(archive: AudioArchive, chatId: string, note: (note: ArchivedNote) => boolean, contextMessage: (message: ContextMessage) => boolean): Promise<number> {
+  const chat = chatOf(archive, chatId);
+  await chat.load();
+  return chat.serial(async () => {
+    let removed = 0;
+    const segments = new Set<number>();
+    for (const n of chat.notes) {
+      if (n.removed || !note(n)) continue;
+      if (n.audioFile) await rm(path.join(chat.dir, n.audioFile), { force: true });
+      await rm(chat.contextFile(n.seq), { force: true });
+      chat.pending.delete(n.seq);
+      Object.assign(n, { transcript: '', senderId: '', removed: true });
+      delete n.senderName;
+      delete n.audioFile;
+      segments.add(Math.floor((n.seq - 1) / SEGMENT_SIZE));
+      removed++;
+    }
+    for (const n of chat.notes) {
+      if (n.removed) continue;
+      const context = await chat.readContext(n.seq);
+      const before = context.before.filter((m) => !contextMessage(m));
+      const after = context.after.filter((m) => !contextMessage(m));
+      const gone = context.before.length + context.after.length - before.length - after.length;
+      if (!gone) continue;
+      removed += gone;
+      const cleaned = { before, after };
+      await writeJsonAtomic(chat.contextFile(n.seq), cleaned);
+      if (chat.pending.has(n.seq)) chat.pending.set(n.seq, cleaned);
+    }
+    for (const segment of segments) await chat.writeSegment(segment);
+    if (segments.size) await chat.dropIndex();
+    return removed;
+  });
 }

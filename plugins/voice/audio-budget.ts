@@ -1,4 +1,5 @@
 import { JsonFile } from '../../core/store/json-file.js';
+import { AUDIO_BUDGET_SCHEMA } from '../../core/store/schemas.js';
 
 /** Seconds of audio each user had transcribed on one UTC day. */
 interface BudgetDoc {
@@ -18,7 +19,7 @@ export class AudioBudget {
   private readonly doc: JsonFile<BudgetDoc>;
 
   constructor(file: string, private readonly now: () => number) {
-    this.doc = new JsonFile<BudgetDoc>(file, () => ({ day: this.today(), used: {} }));
+    this.doc = new JsonFile<BudgetDoc>(file, () => ({ day: this.today(), used: {} }), { schema: AUDIO_BUDGET_SCHEMA });
   }
 
   private today(): string {

@@ -1,7 +1,7 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type { Jail } from '../../core/jail/jail.js';
 import { inputArgs, type PinnedFormat } from '../../core/media/index.js';
 
 /** Thrown when ffmpeg cannot read the input (damaged or not audio). */
@@ -10,13 +10,23 @@ export class AudioConversionError extends Error {}
 /** Opus bitrate used when a file must shrink: speech stays clear and an hour is about 7 MB. */
 export const SPEECH_BITRATE = 16_000;
 
-function run(binary: string, args: string[], timeoutMs: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    execFile(binary, ['-hide_banner', '-loglevel', 'error', '-nostdin', ...args], { timeout: timeoutMs, maxBuffer: 1024 * 1024 }, (err, _out, stderr) => {
-      if (err) reject(new AudioConversionError(String(stderr || err.message).trim().split('\n').slice(-1)[0]?.slice(0, 200) || 'ffmpeg failed'));
-      else resolve();
-    });
+/**
+ * Runs ffmpeg in the core jail: it sees only the note (`in/input`) and its own `out/`, no network, no other chat's
+ * archive, so a note that is really a playlist of `file://` paths finds nothing to read.
+ */
+async function run(jail: Jail, binary: string, input: Buffer, args: string[], outDir: string, timeoutMs: number): Promise<void> {
+  const result = await jail.run({
+    kind: 'media',
+    program: binary,
+    args: ['-hide_banner', '-loglevel', 'error', '-nostdin', ...args],
+    inputs: { input },
+    outputTo: outDir,
+    limits: { wallSeconds: Math.ceil(timeoutMs / 1000), cpuSeconds: Math.ceil(timeoutMs / 1000), memoryMb: 768, maxProcesses: 64, maxOutputBytes: 1024 * 1024, diskBytes: 512 * 1024 * 1024 },
   });
+  if (result.exitCode !== 0 || result.stopped) {
+    const why = result.stopped ? `stopped (${result.stopped} limit)` : result.stderr.trim().split('\n').slice(-1)[0]?.slice(0, 200);
+    throw new AudioConversionError(why || 'ffmpeg failed');
+  }
 }
 
 /**
@@ -24,20 +34,18 @@ function run(binary: string, args: string[], timeoutMs: number): Promise<void> {
  * of at most that length (for files over the provider's size limit). Works in a private temp folder.
  *
  * @example
- * const [ogg] = await toOpusSpeech('/usr/bin/ffmpeg', m4aBytes, { format: await pinFormat(m4aBytes, 'sound') });
- * const parts = await toOpusSpeech('/usr/bin/ffmpeg', hugeBytes, { format, segmentSeconds: 600 });
+ * const [ogg] = await toOpusSpeech(host.jail, '/usr/bin/ffmpeg', m4aBytes, { format: await pinFormat(m4aBytes, 'sound') });
+ * const parts = await toOpusSpeech(host.jail, '/usr/bin/ffmpeg', hugeBytes, { format, segmentSeconds: 600 });
  */
-export async function toOpusSpeech(binary: string, input: Buffer, options: { format: PinnedFormat; segmentSeconds?: number; timeoutMs?: number }): Promise<Buffer[]> {
+export async function toOpusSpeech(jail: Jail, binary: string, input: Buffer, options: { format: PinnedFormat; segmentSeconds?: number; timeoutMs?: number }): Promise<Buffer[]> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'voice-ffmpeg-'));
   try {
-    const source = path.join(dir, 'input');
-    await writeFile(source, input);
-    const encode = [...inputArgs(options.format), '-i', source, '-vn', '-map', '0:a:0', '-ac', '1', '-ar', '16000', '-c:a', 'libopus', '-b:a', String(SPEECH_BITRATE), '-application', 'voip'];
+    const encode = [...inputArgs(options.format), '-i', 'in/input', '-vn', '-map', '0:a:0', '-ac', '1', '-ar', '16000', '-c:a', 'libopus', '-b:a', String(SPEECH_BITRATE), '-application', 'voip'];
     const timeoutMs = options.timeoutMs ?? 120_000;
     if (options.segmentSeconds) {
-      await run(binary, [...encode, '-f', 'segment', '-segment_time', String(Math.max(1, Math.floor(options.segmentSeconds))), '-segment_format', 'ogg', '-reset_timestamps', '1', path.join(dir, 'part-%04d.ogg')], timeoutMs);
+      await run(jail, binary, input, [...encode, '-f', 'segment', '-segment_time', String(Math.max(1, Math.floor(options.segmentSeconds))), '-segment_format', 'ogg', '-reset_timestamps', '1', 'out/part-%04d.ogg'], dir, timeoutMs);
     } else {
-      await run(binary, [...encode, '-f', 'ogg', path.join(dir, 'part-0000.ogg')], timeoutMs);
+      await run(jail, binary, input, [...encode, '-f', 'ogg', 'out/part-0000.ogg'], dir, timeoutMs);
     }
     const parts = (await readdir(dir)).filter((f) => f.startsWith('part-')).sort();
     const buffers = await Promise.all(parts.map((f) => readFile(path.join(dir, f))));

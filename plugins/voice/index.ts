@@ -3,7 +3,9 @@ import { ffmpegBinary } from '../../core/capabilities/detect.js';
 import { definePlugin } from '../../core/plugin/define-plugin.js';
 import type { BotContext, Plugin, PluginHost, ToolDefinition } from '../../core/plugin/types.js';
 import { AllProvidersFailedError } from '../../core/providers/types.js';
+import { describeWriteError } from '../../core/store/data-health.js';
 import { AudioArchive, type ContextMessage } from './archive.js';
+import { voicePrivacy } from './privacy.js';
 import { AudioBudget, spokenLength } from './audio-budget.js';
 import { AudioProvider } from './audio-provider.js';
 import { AudioKeyPool } from './key-pool.js';
@@ -85,16 +87,23 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
       // Spent before the upload: a note that fails half-way still used the provider.
       if (user) await rt().budget.spend(user, seconds);
       const transcript = await transcriber.transcribe(bytes, media.kind, format);
-      const note = await archive.add(ctx.chatId, {
-        messageId: ctx.message.id,
-        senderId: ctx.senderId,
-        senderName: ctx.message.senderName,
-        at: ctx.message.timestamp,
-        transcript: transcript.text,
-        kind: media.kind === 'voice' ? 'voice' : 'audio',
-        audio: { bytes: transcript.audio, ext: transcript.format.ext },
-        before,
-      });
+      const note = await archive
+        .add(ctx.chatId, {
+          messageId: ctx.message.id,
+          senderId: ctx.senderId,
+          senderName: ctx.message.senderName,
+          at: ctx.message.timestamp,
+          transcript: transcript.text,
+          kind: media.kind === 'voice' ? 'voice' : 'audio',
+          audio: { bytes: transcript.audio, ext: transcript.format.ext },
+          before,
+        })
+        .catch((err: NodeJS.ErrnoException) => {
+          if (!err.syscall) throw err;
+          // Said as it is: a note the archive could not keep is never treated as heard and archived.
+          ctx.log.error({ err }, `${what} could not be archived`);
+          throw new VoiceError(`I could not save that ${what}: ${describeWriteError(err)}.`);
+        });
       ctx.log.info({ seq: note.seq, parts: transcript.parts, chars: transcript.text.length }, `${what} transcribed and archived`);
       heard = { ok: true, text: transcript.text, seq: note.seq };
     } catch (err) {
@@ -245,6 +254,7 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
         provider,
         maxUploadBytes: () => Math.floor(voiceOptions(host.options()).maxUploadMb * 1024 * 1024),
         ffmpeg: () => (host.capabilities.has('ffmpeg') ? ffmpegBinary(settings).path : undefined),
+        jail: host.jail,
       });
       runtime = {
         budget: new AudioBudget(path.join(host.dataDir, 'audio_budget.json'), now),
@@ -254,6 +264,8 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
         recent: new RecentMessages(host.histories),
         reactor: new AutoReactor(provider, host.log, Math.min(settings.upstreamTimeoutMs, 10_000), now, deps.random),
       };
+      // Optional on hand-made hosts (tests of other parts).
+      host.privacy?.register(voicePrivacy(runtime.archive));
       if (pool.size) host.log.info({ audioKeys: pool.size }, `voice: ${pool.size} audio key(s) in the rotation pool (model ${settings.audio.model})`);
       else host.log.warn('voice: no audio key (AUDIO_API_KEYS): the bot cannot hear voice notes; audio transcription, the audio archive and auto-reactions are off');
     },

@@ -83,13 +83,15 @@ export class AudioKeyPool {
   /** The pool's state as a capability: missing when every key is parked or rejected. Never shows a key. */
   status(): CapabilityStatus {
     const total = this.slots.length;
-    if (!total) return { ok: false, detail: 'no audio key is configured (set AUDIO_API_KEYS)' };
+    if (!total) return { ok: false, detail: 'no audio key is configured (set AUDIO_API_KEYS)', counts: { usable: 0, parked: 0, rejected: 0 } };
     const usable = this.usable().length;
-    if (usable) return { ok: true, detail: `${usable} of ${total} audio key(s) usable` };
+    const rejectedCount = this.slots.filter((s) => s.rejected).length;
+    const counts = { usable, parked: total - usable - rejectedCount, rejected: rejectedCount };
+    if (usable) return { ok: true, detail: `${usable} of ${total} audio key(s) usable`, counts };
     const parked = this.slots.filter((s) => !s.rejected);
     const rejected = total - parked.length;
     // A rejected key is not "used up": waiting will not help, the owner must fix it.
-    if (!parked.length) return { ok: false, detail: `${total === 1 ? 'the audio key was' : `all ${total} audio keys were`} rejected by the provider (check AUDIO_API_KEYS in .env)` };
+    if (!parked.length) return { ok: false, detail: `${total === 1 ? 'the audio key was' : `all ${total} audio keys were`} rejected by the provider (check AUDIO_API_KEYS in .env)`, counts };
     const parts: string[] = [];
     if (parked.length) {
       const until = Math.min(...parked.map((s) => s.parkedUntil));
@@ -97,7 +99,7 @@ export class AudioKeyPool {
       parts.push(`${parked.length} ${daily ? 'reached the daily limit' : 'rate-limited'}, the first is free again at ${clock(until)}`);
     }
     if (rejected) parts.push(`${rejected} rejected by the provider`);
-    return { ok: false, detail: `all ${total} audio key(s) are used up (${parts.join('; ')})` };
+    return { ok: false, detail: `all ${total} audio key(s) are used up (${parts.join('; ')})`, counts };
   }
 
   /** Classifies a failed call. */

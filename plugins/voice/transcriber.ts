@@ -4,6 +4,7 @@ import path from 'node:path';
 import { ALLOWED_CONTAINERS, MediaRefused, mediaSeconds, pinFormat, type PinnedFormat } from '../../core/media/index.js';
 import { sniffAudio, type AudioFormat } from './audio-format.js';
 import { NoTranscriptError, type AudioProvider, type UploadFile } from './audio-provider.js';
+import type { Jail } from '../../core/jail/jail.js';
 import { AudioConversionError, SPEECH_BITRATE, toOpusSpeech } from './ffmpeg.js';
 import { AudioKeysExhaustedError, AudioProviderDownError, AudioRequestRejectedError } from './key-pool.js';
 
@@ -25,6 +26,8 @@ export interface TranscriberOptions {
   maxUploadBytes: () => number;
   /** The ffmpeg binary, or undefined when ffmpeg is not available. */
   ffmpeg: () => string | undefined;
+  /** Where ffmpeg runs (the core jail). */
+  jail: Jail;
 }
 
 const MB = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
@@ -68,7 +71,7 @@ export class Transcriber {
     try {
       const file = path.join(dir, 'input');
       await writeFile(file, bytes);
-      const seconds = await mediaSeconds(binary, file, format);
+      const seconds = await mediaSeconds(this.options.jail, binary, file, format);
       if (seconds === undefined) throw new VoiceError(`I could not read how long that ${what} is: it seems damaged or is not audio in a format I know.`);
       return { format, seconds };
     } finally {
@@ -79,7 +82,7 @@ export class Transcriber {
   private async convert(bytes: Buffer, format: PinnedFormat, segmentSeconds?: number): Promise<Buffer[]> {
     const binary = this.ffmpegOrFail('I would have to convert that audio first');
     try {
-      return await toOpusSpeech(binary, bytes, { format, segmentSeconds });
+      return await toOpusSpeech(this.options.jail, binary, bytes, { format, segmentSeconds });
     } catch (err) {
       if (err instanceof AudioConversionError) throw new VoiceError('I could not read that audio file: it seems damaged or is not audio in a format I know.');
       throw err;

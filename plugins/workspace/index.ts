@@ -2,6 +2,7 @@ import type { PluginHost } from '../../core/plugin/types.js';
 import { definePlugin } from '../../core/plugin/define-plugin.js';
 import { handleCommand, handleWorkspaceChat } from './commands.js';
 import { ENV_SETTINGS, MOVED_TO_ENV, optionsSchema } from './options.js';
+import { workspacePrivacy } from './privacy.js';
 import { WorkspaceService } from './service.js';
 import { siteMiddleware, startSiteServer } from './site.js';
 
@@ -52,6 +53,7 @@ export default definePlugin({
     await service.start();
     services.set(host, service);
     started.add(service);
+    host.privacy?.register(workspacePrivacy(() => service.store));
     const options = service.options();
     const sandbox = host.capabilities.status('sandbox');
     if (options.unsafeNoSandbox) {
@@ -66,7 +68,8 @@ export default definePlugin({
     } else if (!sandbox.ok) {
       host.log.warn({ detail: sandbox.detail }, 'workspace: no working sandbox, so /ws can edit files but refuses to run code');
     }
-    if (process.getuid?.() === 0) host.log.info({ uid: options.sandboxUid, gid: options.sandboxGid }, 'workspace: the service runs as root; sandboxed code runs as an unprivileged uid');
+    const jail = (host.jail as PluginHost['jail'] | undefined)?.support;
+    if (jail?.dropsRoot) host.log.info({ uid: jail.uid, gid: jail.gid }, 'workspace: the service runs as root; code runs in the jail as an unprivileged uid (JAIL_UID)');
     if (!service.runtime().ok) host.log.warn({ reason: service.runtime() }, 'workspace: python runs are unavailable');
     if (host.settings.sitePort !== undefined) {
       const hostRules = {

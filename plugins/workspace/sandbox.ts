@@ -36,7 +36,7 @@ export interface RunResult {
   exitCode: number | null;
   signal: string | null;
   /** Why the run was stopped from outside, if it was. */
-  stopped?: 'time' | 'output' | 'watchdog';
+  stopped?: 'time' | 'output' | 'watchdog' | 'cpu' | 'disk';
   stoppedDetail?: string;
   truncated: boolean;
   /** The code hit the memory limit (MemoryError, or killed while allocating). */

@@ -3,12 +3,20 @@ import { BadFileName, checkFileName } from './file-names.js';
 import { FileRefused, WorkspaceFiles, kb, openInside } from './files.js';
 import { Locks } from './locks.js';
 import { readOptions, type WorkspaceOptions } from './options.js';
-import { handOver, runPython, systemPython, type RunResult } from './sandbox.js';
+import { runPython, systemPython, type RunResult } from './sandbox.js';
 import { WorkspaceStore, type WorkspaceMeta } from './store.js';
 import { checkUsername } from './usernames.js';
 
 /** Whether code can run, and how; `reason` is the user-facing explanation when it cannot. */
 export type Runtime = { ok: true; python: string; sandboxed: boolean } | { ok: false; reason: string };
+
+/** Deepest folder level a run may leave (the listing and the quota see every level up to it). */
+const MAX_DEPTH = 32;
+
+/** A name made by code, safe to show: control and bidirectional characters are shown as escapes. */
+function shownName(name: string): string {
+  return JSON.stringify(name).slice(1, -1).replace(/[\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
 
 /** Longest run output put into a chat reply (the full capped output goes to the model). */
 const CHAT_OUTPUT_CHARS = 3000;
@@ -39,13 +47,6 @@ export class WorkspaceService {
 
   options(): WorkspaceOptions {
     return readOptions(this.host.options(), (name) => this.host.setting?.(name));
-  }
-
-  /** The uid/gid to drop to when the service itself runs as root (code never runs as root). */
-  dropTo(): { uid: number; gid: number } | undefined {
-    if (process.getuid?.() !== 0) return undefined;
-    const o = this.options();
-    return { uid: o.sandboxUid, gid: o.sandboxGid };
   }
 
   /** Whether python code can run now, and the reason when not. */
@@ -150,45 +151,86 @@ export class WorkspaceService {
       }
       const before = await files.usage();
       if (before.bytes >= quota) return `Your workspace is full (${kb(before.bytes)} of ${kb(quota)}): delete some files before running code.`;
-      const existing = new Set((await files.list()).map((f) => f.name));
-      const dropTo = this.dropTo();
-      if (dropTo && runtime.sandboxed) await handOver(files.dir, dropTo.uid, dropTo.gid);
       this.host.log.info({ workspace: meta.id, script: name, sandboxed: runtime.sandboxed }, 'running a workspace script');
-      const result = await runPython({
-        dir: files.dir,
-        script: name,
-        python: runtime.python,
-        unsandboxed: !runtime.sandboxed,
-        dropTo,
-        limits: {
-          timeLimitSeconds: o.timeLimitSeconds,
-          cpuSeconds: o.cpuSeconds,
-          memoryMb: o.memoryMb,
-          maxProcesses: o.maxProcesses,
-          maxOutputBytes: o.maxOutputBytes,
-          maxWriteBytes: quota - before.bytes,
-          tmpMb: o.tmpMb,
-        },
-        watchdog: async () => {
-          const now = await files.usage();
-          if (now.bytes > quota) return `the workspace went over its quota of ${kb(quota)}`;
-          if (now.entries > o.maxFiles) return `the script made more than ${o.maxFiles} files`;
-          return undefined;
-        },
-      });
-      const notes: string[] = [];
-      const removed = await files.removeSpecialFiles();
-      if (removed.length) notes.push(`Removed ${removed.length} link(s)/special file(s) the script made (only regular files are kept): ${removed.slice(0, 5).join(', ')}`);
-      const after = await files.usage();
-      // A run that filled the quota to the brim (RLIMIT_FSIZE stopped a write) counts as over it.
-      if (after.bytes >= quota || after.entries > o.maxFiles) {
-        const fresh = (await files.list()).filter((f) => !existing.has(f.name));
-        for (const f of fresh) await files.remove(f.name).catch(() => undefined);
-        notes.push(`The run left the workspace over its limits (${kb(after.bytes)}, ${after.entries} entries; quota ${kb(quota)}, ${o.maxFiles} entries), so the ${fresh.length} new file(s) it wrote were deleted.`);
-      }
+      const { result, notes } = runtime.sandboxed ? await this.runJailed(files, name, runtime.python, o) : await this.runUnjailed(files, name, runtime.python, o, before.bytes);
       this.host.log.info({ workspace: meta.id, script: name, exitCode: result.exitCode, signal: result.signal, stopped: result.stopped, ms: result.ms }, 'workspace script finished');
       return formatRun(name, result, o, runtime.sandboxed, notes);
     });
+  }
+
+  /**
+   * A run in the core jail: the workspace is copied onto a tmpfs of the quota's size at /work, and the result is
+   * copied back only when it fits the quota in bytes, entries and depth; otherwise none of it is kept.
+   */
+  private async runJailed(files: WorkspaceFiles, name: string, python: string, o: WorkspaceOptions): Promise<{ result: RunResult; notes: string[] }> {
+    const quota = o.quotaMb * 1024 * 1024;
+    const jailed = await this.host.jail.run({
+      kind: 'code',
+      program: python,
+      args: ['-E', '-s', '-B', '-u', '--', `/work/${name}`],
+      env: { PYTHONIOENCODING: 'utf-8' },
+      work: { dir: files.dir, quota: { bytes: quota, entries: o.maxFiles, depth: MAX_DEPTH } },
+      limits: {
+        wallSeconds: o.timeLimitSeconds,
+        cpuSeconds: o.cpuSeconds,
+        memoryMb: o.memoryMb,
+        processMemoryMb: o.memoryMb,
+        maxProcesses: o.maxProcesses,
+        maxOutputBytes: o.maxOutputBytes,
+        diskBytes: 0,
+        tmpBytes: o.tmpMb * 1024 * 1024,
+        maxFileBytes: quota,
+      },
+    });
+    const notes: string[] = [];
+    const work = jailed.work;
+    if (jailed.stopped) notes.push('The run was stopped, so the changes it made to your files were not kept.');
+    else if (work?.fits && work.skipped.length) notes.push(`Removed ${work.skipped.length} link(s)/special file(s) the script made (only regular files are kept): ${work.skipped.slice(0, 5).map(shownName).join(', ')}`);
+    else if (work && !work.fits) {
+      notes.push(`The run left the workspace over its limits (${work.reason}; quota ${kb(quota)}, ${o.maxFiles} entries, ${MAX_DEPTH} folder levels), so none of its changes were kept: the new file(s) it wrote were deleted.`);
+    }
+    const result: RunResult = {
+      output: jailed.output,
+      exitCode: jailed.exitCode,
+      signal: jailed.signal,
+      stopped: jailed.stopped === 'aborted' ? 'time' : jailed.stopped,
+      truncated: jailed.truncated,
+      outOfMemory: jailed.outOfMemory || /\bMemoryError\b/.test(jailed.output),
+      setupFailed: Boolean(jailed.setupFailed),
+      ms: jailed.ms,
+    };
+    return { result, notes };
+  }
+
+  /** The owner's DANGEROUS opt-in (`unsafeNoSandbox`) where no jail works: the old per-process limits only. */
+  private async runUnjailed(files: WorkspaceFiles, name: string, python: string, o: WorkspaceOptions, usedBytes: number): Promise<{ result: RunResult; notes: string[] }> {
+    const quota = o.quotaMb * 1024 * 1024;
+    const existing = new Set((await files.list()).map((f) => f.name));
+    const result = await runPython({
+      dir: files.dir,
+      script: name,
+      python,
+      unsandboxed: true,
+      limits: {
+        timeLimitSeconds: o.timeLimitSeconds,
+        cpuSeconds: o.cpuSeconds,
+        memoryMb: o.memoryMb,
+        maxProcesses: o.maxProcesses,
+        maxOutputBytes: o.maxOutputBytes,
+        maxWriteBytes: quota - usedBytes,
+        tmpMb: o.tmpMb,
+      },
+    });
+    const notes: string[] = [];
+    const removed = await files.removeSpecialFiles();
+    if (removed.length) notes.push(`Removed ${removed.length} link(s)/special file(s) the script made (only regular files are kept): ${removed.slice(0, 5).map(shownName).join(', ')}`);
+    const after = await files.usage();
+    if (after.bytes >= quota || after.entries > o.maxFiles) {
+      const fresh = (await files.list()).filter((f) => !existing.has(f.name));
+      for (const f of fresh) await files.remove(f.name).catch(() => undefined);
+      notes.push(`The run left the workspace over its limits (${kb(after.bytes)}, ${after.entries} entries; quota ${kb(quota)}, ${o.maxFiles} entries), so the ${fresh.length} new file(s) it wrote were deleted.`);
+    }
+    return { result, notes };
   }
 
   /** Runs a file operation while no script runs in the workspace; turns refusals into text. */
@@ -213,6 +255,8 @@ export function formatRun(name: string, r: RunResult, o: WorkspaceOptions, sandb
   else if (r.stopped === 'time') status = `stopped: it hit the time limit of ${o.timeLimitSeconds} s (an endless loop?)`;
   else if (r.stopped === 'output') status = `stopped: it printed more than ${kb(o.maxOutputBytes)} of output`;
   else if (r.stopped === 'watchdog') status = `stopped: ${r.stoppedDetail}`;
+  else if (r.stopped === 'cpu') status = `stopped: it used up its CPU time (${o.cpuSeconds} s)`;
+  else if (r.stopped === 'disk') status = `stopped: it wrote more than its ${o.tmpMb} MB of temporary space`;
   else if (r.outOfMemory) status = `it ran out of memory (limit ${o.memoryMb} MB)`;
   else if (r.signal === 'SIGXCPU' || r.exitCode === 152) status = `stopped: it used up its CPU time (${o.cpuSeconds} s)`;
   else if (r.signal) status = `killed by ${r.signal}`;

@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { isLid, userPart } from '../../core/mentions/ids.js';
 import { writeJsonAtomic } from '../../core/store/atomic.js';
+import { healthFor } from '../../core/store/data-health.js';
 import { JsonFile } from '../../core/store/json-file.js';
+import { checkDocument, WORKSPACE_INDEX_SCHEMA, WORKSPACE_USERNAMES_SCHEMA, WORKSPACE_USERS_SCHEMA } from '../../core/store/schemas.js';
 
 /** One workspace's metadata (data/workspaces/index/<id>.json). */
 export interface WorkspaceMeta {
@@ -63,8 +65,8 @@ export class WorkspaceStore {
   constructor(dataDir: string, private readonly onProblem: (msg: string, detail: Record<string, unknown>) => void = () => undefined) {
     this.root = path.join(dataDir, 'workspaces');
     const corrupt = (file: string, movedTo: string, err: Error) => this.onProblem('workspace file was corrupt: moved aside', { file, movedTo, reason: err.message });
-    this.users = new JsonFile(path.join(this.root, 'users.json'), () => ({ owners: {} }), corrupt);
-    this.usernames = new JsonFile(path.join(this.root, 'usernames.json'), () => ({}), corrupt);
+    this.users = new JsonFile(path.join(this.root, 'users.json'), () => ({ owners: {} }), { schema: WORKSPACE_USERS_SCHEMA, onCorrupt: corrupt });
+    this.usernames = new JsonFile(path.join(this.root, 'usernames.json'), () => ({}), { schema: WORKSPACE_USERNAMES_SCHEMA, onCorrupt: corrupt });
   }
 
   get indexDir(): string {
@@ -85,14 +87,27 @@ export class WorkspaceStore {
     for (const entry of await readdir(this.indexDir)) {
       const id = entry.replace(/\.json$/, '');
       if (!WORKSPACE_ID.test(id) || !entry.endsWith('.json')) continue;
+      const file = path.join(this.indexDir, entry);
       try {
-        const meta = JSON.parse(await readFile(path.join(this.indexDir, entry), 'utf8')) as WorkspaceMeta;
-        if (meta.id !== id || typeof meta.owner !== 'string') throw new Error('id or owner missing');
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(await readFile(file, 'utf8'));
+        } catch (err) {
+          throw new Error(`not valid JSON: ${(err as Error).message}`);
+        }
+        const checked = checkDocument(WORKSPACE_INDEX_SCHEMA, parsed);
+        if (!checked.ok) throw new Error(checked.reason);
+        const meta = checked.value as unknown as WorkspaceMeta;
+        if (meta.id !== id) throw new Error(`names workspace ${meta.id}, not ${id}`);
         meta.open ??= {};
         meta.ids ??= [meta.owner];
         this.metas.set(id, meta);
       } catch (err) {
-        this.onProblem('skipped an unreadable workspace index file', { file: entry, reason: (err as Error).message });
+        // Moved aside with its bytes kept, like every data file of the wrong shape; that workspace starts anew.
+        const movedTo = `${file}.corrupt-${Date.now()}`;
+        const moved = await rename(file, movedTo).then(() => true, () => false);
+        if (moved) healthFor(file).corrupt(file, movedTo, (err as Error).message);
+        this.onProblem('workspace index file was unreadable: moved aside', { file, movedTo: moved ? movedTo : undefined, reason: (err as Error).message });
       }
     }
   }
@@ -164,7 +179,7 @@ export class WorkspaceStore {
   }
 
   async save(meta: WorkspaceMeta): Promise<void> {
-    await writeJsonAtomic(path.join(this.indexDir, `${meta.id}.json`), meta);
+    await writeJsonAtomic(path.join(this.indexDir, `${meta.id}.json`), { version: WORKSPACE_INDEX_SCHEMA.version, ...meta });
   }
 
   /** True when the owner's workspace is open in the chat and was used within `idleMs`. */
@@ -202,6 +217,21 @@ export class WorkspaceStore {
     const dir = this.dirOf(meta);
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true, mode: 0o700 });
+  }
+
+  /**
+   * Deletes a workspace entirely (privacy delete): its files, its index file, its username and the ids linked to its
+   * owner. Waits until users.json and usernames.json are on disk.
+   */
+  async remove(meta: WorkspaceMeta): Promise<void> {
+    await rm(this.dirOf(meta), { recursive: true, force: true });
+    await rm(path.join(this.indexDir, `${meta.id}.json`), { force: true });
+    this.metas.delete(meta.id);
+    for (const [name, id] of Object.entries(this.namesMap)) if (id === meta.id) delete this.namesMap[name];
+    for (const [id, owner] of Object.entries(this.ownersMap)) if (owner === meta.owner) delete this.ownersMap[id];
+    await this.users.update(() => undefined);
+    await this.usernames.update(() => undefined);
+    await this.flush();
   }
 
   async flush(): Promise<void> {

@@ -2,7 +2,7 @@
 export const RESERVED_USERNAMES = new Set([
   'admin', 'administrator', 'api', 'app', 'assets', 'auth', 'bot', 'config', 'dashboard', 'data', 'dev', 'docs', 'favicon',
   'files', 'health', 'healthz', 'help', 'home', 'index', 'internal', 'login', 'logout', 'mail', 'media', 'metrics', 'new',
-  'null', 'owner', 'plugins', 'public', 'qr', 'robots', 'root', 'session', 'settings', 'signin', 'signup', 'site', 'sites',
+  'null', 'owner', 'plugins', 'public', 'qr', 'readyz', 'robots', 'root', 'session', 'settings', 'signin', 'signup', 'site', 'sites',
   'static', 'status', 'support', 'system', 'undefined', 'user', 'users', 'webhook', 'whatsapp', 'workspace', 'workspaces',
   'ws', 'www',
 ]);

@@ -106,3 +106,23 @@ describe('safe sending: bot-initiated messages are paced, replies are not', () =
     expect(outcomes.filter((o) => o !== 'sent')[0]).to.match(/stopping/);
   });
 });
+
+describe('safe sending at stop', () => {
+  it('gives queued bot-initiated messages the rest of the grace time, but does not wait for a transport that is not linked', async () => {
+    const t = await startTestApp({ plugins: [echo], config: { sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 }, shutdown: { graceSeconds: 30 } } });
+    const host = t.app.bot.host('echo');
+    const chat = '62811110000@s.whatsapp.net';
+    const first = [0, 1, 2].map((i) => host.send(chat, `note ${i}`).then(() => 'sent', () => 'dropped'));
+    // Linked: the three (one a second in this chat) go out before the stop ends.
+    await t.stop();
+    expect(await Promise.all(first)).to.deep.equal(['sent', 'sent', 'sent']);
+
+    const t2 = await startTestApp({ plugins: [echo], config: { sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 }, shutdown: { graceSeconds: 30 } } });
+    sinon.stub(t2.transport, 'session').returns({ status: 'connecting' });
+    const waiting = t2.app.bot.host('echo').send(chat, 'note while offline').then(() => 'sent', () => 'dropped');
+    // A stop that waited out the 30 s grace for it would run into mocha's 20 s timeout.
+    await t2.stop();
+    expect(await waiting).to.equal('dropped');
+    sinon.restore();
+  });
+});

@@ -1,4 +1,5 @@
-import { chmod, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, readFile, writeFile } from 'node:fs/promises';
+import type { Jail } from '../../core/jail/jail.js';
 import path from 'node:path';
 
 /**
@@ -21,50 +22,77 @@ import path from 'node:path';
  */
 export async function writeFakeYtdlp(dir: string, sample: string, options: { version?: string } = {}): Promise<string> {
   const bin = path.join(dir, 'yt-dlp');
-  const script = `#!${process.execPath}
-const fs = require('node:fs');
-const path = require('node:path');
-const args = process.argv.slice(2);
-fs.appendFileSync(${JSON.stringify(path.join(dir, 'calls.log'))}, JSON.stringify(args) + '\\n');
-const sample = ${JSON.stringify(sample)};
-const fail = (msg) => { process.stderr.write('ERROR: ' + msg + '\\n'); process.exit(1); };
-if (args.includes('--version')) { console.log(${JSON.stringify(options.version ?? '2099.01.01-fake')}); process.exit(0); }
-const loadAt = args.indexOf('--load-info-json');
-if (loadAt === -1) {
-  const url = args[args.length - 1];
-  const kind = new URL(url).pathname.slice(1);
-  if (kind === 'unsupported') fail('Unsupported URL: ' + url);
-  if (kind === 'private') fail('[fake] abc123: Private video. Sign in if you have been granted access to this video');
-  const info = { id: 'abc123', title: 'Fake clip', webpage_url: url, extractor_key: 'Fake', ext: 'mp4', duration: 2, filesize: fs.statSync(sample).size };
-  if (kind === 'long') Object.assign(info, { title: 'Three hours', duration: 10800, filesize: undefined });
-  if (kind === 'huge') Object.assign(info, { title: 'Huge', duration: 60, filesize: 10 * 1024 ** 3 });
-  if (kind === 'playlist') Object.assign(info, { _type: 'playlist', title: 'A playlist', entries: [] });
-  process.stdout.write(JSON.stringify(info));
-  process.exit(0);
-}
-const info = JSON.parse(fs.readFileSync(args[loadAt + 1], 'utf8'));
-const template = args[args.indexOf('-o') + 1];
-const kind = new URL(info.webpage_url).pathname.slice(1);
-const out = template.replace('%(ext)s', 'mp4');
-const progress = (p) => console.log('[download] ' + p.toFixed(1).padStart(5) + '% of 1.00MiB at 1.00MiB/s ETA 00:01');
-progress(0);
-progress(25);
-if (kind === 'broken') {
-  fs.writeFileSync(out + '.part', Buffer.alloc(1000));
-  fail('unable to download video data: HTTP Error 403: Forbidden');
-}
-if (kind === 'garbage') {
-  fs.writeFileSync(out, 'this is not a video at all, just text pretending to be one\\n'.repeat(50));
-} else {
-  fs.copyFileSync(sample, out);
-}
-progress(50);
-progress(75);
-progress(100);
+  // Python (under /usr, so it also runs inside the core jail) with the sample embedded: inside the jail no host path
+  // is visible. Calls made in the jail are recorded by recordFakeYtdlpCalls from the host side instead.
+  const sampleBytes = await readFile(sample).catch(() => Buffer.alloc(0));
+  const script = `#!/usr/bin/python3
+import base64, json, os, sys
+from urllib.parse import urlparse
+args = sys.argv[1:]
+try:
+    with open(${JSON.stringify(path.join(dir, 'calls.log'))}, 'a') as log:
+        log.write(json.dumps(args) + '\\n')
+except OSError:
+    pass
+sample = base64.b64decode(${JSON.stringify(sampleBytes.toString('base64'))})
+def fail(msg):
+    sys.stderr.write('ERROR: ' + msg + '\\n')
+    sys.exit(1)
+if '--version' in args:
+    print(${JSON.stringify(options.version ?? '2099.01.01-fake')})
+    sys.exit(0)
+if '--load-info-json' not in args:
+    url = args[-1]
+    kind = urlparse(url).path[1:]
+    if kind == 'unsupported':
+        fail('Unsupported URL: ' + url)
+    if kind == 'private':
+        fail('[fake] abc123: Private video. Sign in if you have been granted access to this video')
+    info = {'id': 'abc123', 'title': 'Fake clip', 'webpage_url': url, 'extractor_key': 'Fake', 'ext': 'mp4', 'duration': 2, 'filesize': len(sample)}
+    if kind == 'long':
+        info.update({'title': 'Three hours', 'duration': 10800}); info.pop('filesize')
+    if kind == 'huge':
+        info.update({'title': 'Huge', 'duration': 60, 'filesize': 10 * 1024 ** 3})
+    if kind == 'playlist':
+        info.update({'_type': 'playlist', 'title': 'A playlist', 'entries': []})
+    sys.stdout.write(json.dumps(info))
+    sys.exit(0)
+with open(args[args.index('--load-info-json') + 1]) as f:
+    info = json.load(f)
+template = args[args.index('-o') + 1]
+kind = urlparse(info['webpage_url']).path[1:]
+out = template.replace('%(ext)s', 'mp4')
+def progress(p):
+    print('[download] %5.1f%% of 1.00MiB at 1.00MiB/s ETA 00:01' % p, flush=True)
+progress(0)
+progress(25)
+if kind == 'broken':
+    with open(out + '.part', 'wb') as f:
+        f.write(bytes(1000))
+    fail('unable to download video data: HTTP Error 403: Forbidden')
+with open(out, 'wb') as f:
+    f.write(b'this is not a video at all, just text pretending to be one\\n' * 50 if kind == 'garbage' else sample)
+progress(50)
+progress(75)
+progress(100)
 `;
   await writeFile(bin, script);
   await chmod(bin, 0o755);
   return bin;
+}
+
+/**
+ * Records, from the host side, the arguments of every run of the fake in `jail` into `<dir>/calls.log` (the fake
+ * itself cannot write there from inside the jail), so fakeYtdlpCalls sees them.
+ *
+ * @example recordFakeYtdlpCalls(t.app.bot.jail, fakeDir);
+ */
+export function recordFakeYtdlpCalls(jail: Jail, dir: string): void {
+  const run = jail.run.bind(jail);
+  jail.run = async (job) => {
+    if (path.basename(job.program) === 'yt-dlp') await appendFile(path.join(dir, 'calls.log'), `${JSON.stringify(job.args.filter((a, i, all) => a !== '--proxy' && all[i - 1] !== '--proxy'))}\n`);
+    return run(job);
+  };
 }
 
 /** The argument lists the fake was called with, in order. */

@@ -5,7 +5,6 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { createApp, type App } from '../../core/app.js';
-import { createLogger } from '../../core/log/logger.js';
 import type { Plugin } from '../../core/plugin/types.js';
 import { MemoryTransport } from '../../core/transport/memory.js';
 
@@ -56,8 +55,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const sink = new PassThrough();
   const lines: string[] = [];
   sink.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
-  const logger = createLogger({ level: 'debug', pretty: false, destination: sink, secrets: Object.entries(env).filter(([k]) => /KEY|TOKEN/.test(k)).map(([, v]) => v) });
-  const app = await createApp({ cwd: dir, env, plugins: options.plugins, logger, skipHealthProbe: options.skipHealthProbe ?? true });
+  // The product's own logger (its redaction list comes from the settings), writing JSON lines to the sink.
+  const app = await createApp({ cwd: dir, env, plugins: options.plugins, logDestination: sink, logLevel: 'debug', skipHealthProbe: options.skipHealthProbe ?? true });
   const transport = new MemoryTransport(options.ownIds ?? []);
   await app.connect(transport);
   return {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createMp3Plugin } from '../../plugins/mp3/index.js';
 import type { IncomingMedia } from '../../core/transport/message.js';
 import type { BotAction } from '../../core/transport/memory.js';
-import { fakeYtdlpCalls, writeFakeYtdlp } from '../fakes/fake-ytdlp.js';
+import { fakeYtdlpCalls, recordFakeYtdlpCalls, writeFakeYtdlp } from '../fakes/fake-ytdlp.js';
 import { startTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
 import { inspectFile, makeSample } from './media-samples.js';
 
@@ -56,7 +56,9 @@ describe('mp3 plugin', function () {
     // Executable paths and the guard switch are environment settings (never config.json).
     const { ytdlpPath, allowPrivateHosts, ...rest } = options as { ytdlpPath?: string; allowPrivateHosts?: boolean };
     const env: Record<string, string> = { YTDLP_PATH: ytdlpPath ?? fakeBin, ...(allowPrivateHosts ? { MP3_ALLOW_PRIVATE_HOSTS: 'true' } : {}) };
-    return startTestApp({ plugins: [createMp3Plugin()], env, config: { ...config, plugins: { mp3: { progressIntervalMs: 0, ...rest } } } });
+    const t = await startTestApp({ plugins: [createMp3Plugin()], env, config: { ...config, plugins: { mp3: { progressIntervalMs: 0, ...rest } } } });
+    recordFakeYtdlpCalls(t.app.bot.jail, fakeDir);
+    return t;
   }
 
   describe('.mp3 on media', () => {

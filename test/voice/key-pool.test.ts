@@ -28,7 +28,7 @@ describe('audio key pool', () => {
       sink.on('data', (d) => (logged += d));
       const pool = new AudioKeyPool(['pool-key-aaaaaa', 'pool-key-bbbbbb'], createLogger({ level: 'debug', pretty: false, destination: sink }), () => clock);
       const provider = new AudioProvider(pool, { baseUrl: fake.url, model: 'm', chatModel: 'c', timeoutMs: 10_000 });
-      expect(pool.status()).to.deep.equal({ ok: true, detail: '2 of 2 audio key(s) usable' });
+      expect(pool.status()).to.deep.equal({ ok: true, detail: '2 of 2 audio key(s) usable', counts: { usable: 2, parked: 0, rejected: 0 } });
       fake.always('pool-key-aaaaaa', audioFailures.rateLimit(300)).always('pool-key-bbbbbb', audioFailures.badKey);
       const file = { bytes: Buffer.from('OggS-not-really'), fileName: 'voice.ogg', mimetype: 'audio/ogg' };
       let error: unknown;
@@ -40,13 +40,14 @@ describe('audio key pool', () => {
       expect(error).to.be.instanceOf(AudioKeysExhaustedError);
       const status = pool.status();
       expect(status.ok).to.equal(false);
+      expect(status.counts).to.deep.equal({ usable: 0, parked: 1, rejected: 1 });
       expect(status.detail).to.equal('all 2 audio key(s) are used up (1 rate-limited, the first is free again at 10:05 UTC; 1 rejected by the provider)');
       clock += 301_000;
-      expect(pool.status()).to.deep.equal({ ok: true, detail: '1 of 2 audio key(s) usable' });
+      expect(pool.status()).to.deep.equal({ ok: true, detail: '1 of 2 audio key(s) usable', counts: { usable: 1, parked: 0, rejected: 1 } });
       await new Promise((resolve) => setImmediate(resolve));
       expect(logged).to.not.include('pool-key-');
       expect(pool.size).to.equal(2);
-      expect(new AudioKeyPool([], createLogger({ level: 'silent', pretty: false, destination: sink })).status()).to.deep.equal({ ok: false, detail: 'no audio key is configured (set AUDIO_API_KEYS)' });
+      expect(new AudioKeyPool([], createLogger({ level: 'silent', pretty: false, destination: sink })).status()).to.deep.equal({ ok: false, detail: 'no audio key is configured (set AUDIO_API_KEYS)', counts: { usable: 0, parked: 0, rejected: 0 } });
     } finally {
       await fake.close();
     }

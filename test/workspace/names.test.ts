@@ -57,7 +57,7 @@ describe('site usernames', () => {
   });
 
   it('refuses reserved words', () => {
-    for (const reserved of ['config', 'admin', 'api', 'static', 'workspace', 'Config']) {
+    for (const reserved of ['config', 'admin', 'api', 'static', 'workspace', 'Config', 'healthz', 'readyz', 'metrics']) {
       const verdict = checkUsername(reserved);
       expect(verdict.ok, reserved).to.equal(false);
       expect((verdict as { reason: string }).reason).to.match(/reserved/);

@@ -123,6 +123,7 @@ export function dashboard(app: App, transport: () => Transport | undefined, opti
       usage: { day, rows, totals: usage.totals, quotas: usage.quotas },
       pluginFailures: app.pluginFailures,
       recentProblems: recentProblems.list(),
+      data: { ...app.dataProblems(), freeBytes: app.freeSpace()?.freeBytes, low: app.freeSpace()?.low },
       running,
       now: Date.now(),
     };
@@ -220,6 +221,38 @@ export function dashboard(app: App, transport: () => Transport | undefined, opti
     else if (ctx.query.restart === '1') notice = { kind: 'warn', text: 'Saved and applied. The new port or bind address takes effect after a restart.' };
     else if (ctx.query.saved === '1') notice = { kind: 'ok', text: 'Saved and applied. The previous file is kept as config.json.bak.' };
     send(ctx, 200, dashboardPage(await view(session, undefined, disk.version, notice)));
+  });
+
+  // Owners' privacy controls: export or delete everything the bot keeps about one person (as `.mydata` does).
+  router.post('/config/mydata', async (ctx) => {
+    const ok = await authorisedForm(ctx);
+    if (!ok) return;
+    const digits = (ok.form.get('person') ?? '').replace(/\D/g, '');
+    if (!/^\d{3,30}$/.test(digits)) {
+      send(ctx, 422, messagePage('Which person?', 'Give the phone number or LID as digits (3 to 30). Nothing was exported or deleted.', { href: '/config', label: 'Back to the dashboard' }));
+      return;
+    }
+    const person = [`${digits}@s.whatsapp.net`, `${digits}@lid`];
+    if (ok.form.get('action') === 'delete') {
+      if ((ok.form.get('confirm') ?? '').replace(/\D/g, '') !== digits) {
+        send(ctx, 422, messagePage('Not deleted', 'To delete, type the same digits again in the confirmation field. Nothing was deleted.', { href: '/config', label: 'Back to the dashboard' }));
+        return;
+      }
+      try {
+        const counts = await app.bot.privacy.deleteFor(person);
+        app.log.info({ counts, ip: ctx.ip }, 'privacy delete of one person from the dashboard');
+        send(ctx, 200, messagePage('Deleted', `Everything kept about ${digits} was deleted (${Object.entries(counts).map(([k, n]) => `${k}: ${n}`).join(', ')}).`, { href: '/config', label: 'Back to the dashboard' }));
+      } catch (err) {
+        send(ctx, 500, messagePage('Not everything was deleted', `${(err as Error).message}. Try again; the log has the details.`, { href: '/config', label: 'Back to the dashboard' }));
+      }
+      return;
+    }
+    const data = await app.bot.privacy.exportFor(person);
+    ctx.status = 200;
+    ctx.type = 'application/json';
+    ctx.set('Content-Disposition', `attachment; filename="data-${digits}.json"`);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = JSON.stringify(data, null, 2);
   });
 
   router.post('/config/save', async (ctx) => {

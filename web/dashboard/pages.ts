@@ -75,6 +75,8 @@ export interface DashboardView {
   usage: { day: string; rows: Array<{ leg: string; model: string; requests: number; prompt: number; completion: number; total: number }>; totals: { main: number; premium: number }; quotas: { main: number; premium: number } };
   pluginFailures: Array<{ source: string; reason: string }>;
   recentProblems: Problem[];
+  /** Data files set aside at load, files not saved, free space of DATA_DIR. */
+  data?: { setAside: Array<{ file: string; movedTo: string; reason: string }>; unsaved: Array<{ file: string; reason: string }>; freeBytes?: number; low?: boolean };
   running: { host: string; port: number | undefined };
   now: number;
 }
@@ -162,8 +164,8 @@ function pluginRows(view: DashboardView): SafeHtml {
 
 /** Read-only facts that belong with the settings: what only `.env` can set, and plugins that did not load. */
 function readOnlySections(view: DashboardView): SafeHtml {
-  if (!view.envOnly.length && !view.pluginFailures.length) return html``;
-  return html`<section id="read-only">${view.envOnly.length ? html`<h2>Set in .env only (read-only here)</h2><p>These can run a program or open a hole, so they are never set from this page: edit <code>.env</code> and restart.</p><table><thead><tr><th>Setting</th><th>Value</th><th>Meaning</th></tr></thead><tbody>${view.envOnly.map((e) => html`<tr><td><b>${e.name}</b></td><td>${e.value === undefined ? html`<i>not set</i>` : html`<code>${e.value}</code>`}</td><td>${e.plugin}: ${e.description}</td></tr>`)}</tbody></table>` : ''}
+  if (!view.envOnly.length && !view.pluginFailures.length) return dataSection(view);
+  return html`${dataSection(view)}<section id="read-only">${view.envOnly.length ? html`<h2>Set in .env only (read-only here)</h2><p>These can run a program or open a hole, so they are never set from this page: edit <code>.env</code> and restart.</p><table><thead><tr><th>Setting</th><th>Value</th><th>Meaning</th></tr></thead><tbody>${view.envOnly.map((e) => html`<tr><td><b>${e.name}</b></td><td>${e.value === undefined ? html`<i>not set</i>` : html`<code>${e.value}</code>`}</td><td>${e.plugin}: ${e.description}</td></tr>`)}</tbody></table>` : ''}
 ${view.pluginFailures.length ? html`<h2>Plugins that did not load</h2><ul>${view.pluginFailures.map((f) => html`<li class="bad"><b>${f.source}</b>: ${f.reason}</li>`)}</ul>` : ''}</section>`;
 }
 
@@ -173,6 +175,20 @@ ${view.pluginFailures.length ? html`<h2>Plugins that did not load</h2><ul>${view
  *
  * @example ctx.body = dashboardPage(view).value
  */
+/** Data folder health and the owners' privacy form (export or delete what the bot keeps about one person). */
+function dataSection(view: DashboardView): SafeHtml {
+  const data = view.data;
+  if (!data) return html``;
+  const free = data.freeBytes === undefined ? 'unknown' : `${Math.floor(data.freeBytes / 1024 / 1024).toLocaleString('en-US')} MB`;
+  return html`<section id="data"><h2>Data folder</h2><p id="free-space" class="${data.low ? 'bad' : 'ok'}">Free space: <b>${free}</b></p>
+${data.setAside.length ? html`<h3>Data files set aside (bytes kept)</h3><ul id="set-aside">${data.setAside.map((p) => html`<li class="warn"><b>${p.file}</b>: ${p.reason} → kept as ${p.movedTo}</li>`)}</ul>` : ''}
+${data.unsaved.length ? html`<h3>Not saved (kept in memory, retried)</h3><ul id="unsaved">${data.unsaved.map((p) => html`<li class="bad"><b>${p.file}</b>: ${p.reason}</li>`)}</ul>` : ''}
+<h3>A person's data</h3><form method="post" action="/config/mydata" id="mydata-form"><input type="hidden" name="_csrf" value="${view.csrf}">
+<label for="mydata-person">Phone number or LID (digits)</label><input id="mydata-person" name="person" inputmode="numeric">
+<label for="mydata-confirm">To delete, type the digits again</label><input id="mydata-confirm" name="confirm" inputmode="numeric">
+<button type="submit" name="action" value="export">Download everything kept</button> <button type="submit" name="action" value="delete" class="secondary">Delete everything kept</button></form></section>`;
+}
+
 export function dashboardPage(view: DashboardView): SafeHtml {
   const summary = view.problems.length
     ? html`<div class="notice error" role="alert" id="form-errors"><b>Not saved.</b> Fix these fields; config.json was not changed:<ul>${view.problems.map((p) => html`<li>${p.message}</li>`)}</ul></div>`

@@ -53,9 +53,40 @@ export function keyFileName(type: string, id: string): string {
   return `${type}-${id}.json`.replace(/\//g, '__').replace(/:/g, '-');
 }
 
+/**
+ * Why `value` (creds.json after BufferJSON revival) cannot be the account's credentials, or undefined when it can:
+ * the key pairs Baileys signs and encrypts with must be 32-byte buffers, the pre-key signature 64 bytes, the ids
+ * whole numbers. The right keys with wrong value types would otherwise be taken as the account and fail later, deep
+ * inside the handshake.
+ */
+export function credsProblem(value: unknown): string | undefined {
+  const what = (x: unknown) => (x === null ? 'null' : Array.isArray(x) ? 'a list' : Buffer.isBuffer(x) ? `${x.length} bytes` : typeof x === 'object' ? 'an object' : `a ${typeof x}`);
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return `it holds ${what(value)}, not the credentials object`;
+  const v = value as Record<string, any>;
+  const bytes = (field: string, x: unknown, length: number) => (Buffer.isBuffer(x) && x.length === length ? undefined : `${field} must be ${length} bytes of key material (found ${what(x)})`);
+  const keyPair = (field: string, x: unknown) => {
+    if (!x || typeof x !== 'object') return `${field} must be a key pair (found ${what(x)})`;
+    const pair = x as Record<string, unknown>;
+    return bytes(`${field}.public`, pair.public, 32) ?? bytes(`${field}.private`, pair.private, 32);
+  };
+  const whole = (field: string, x: unknown) => (Number.isInteger(x) && (x as number) >= 0 ? undefined : `${field} must be a whole number (found ${what(x)})`);
+  for (const field of ['noiseKey', 'pairingEphemeralKeyPair', 'signedIdentityKey']) {
+    const problem = keyPair(field, v[field]);
+    if (problem) return problem;
+  }
+  if (!v.signedPreKey || typeof v.signedPreKey !== 'object') return `signedPreKey must be an object (found ${what(v.signedPreKey)})`;
+  const preKey = keyPair('signedPreKey.keyPair', v.signedPreKey.keyPair) ?? bytes('signedPreKey.signature', v.signedPreKey.signature, 64) ?? whole('signedPreKey.keyId', v.signedPreKey.keyId);
+  if (preKey) return preKey;
+  const ids = whole('registrationId', v.registrationId) ?? whole('nextPreKeyId', v.nextPreKeyId) ?? whole('firstUnuploadedPreKeyId', v.firstUnuploadedPreKeyId);
+  if (ids) return ids;
+  if (typeof v.advSecretKey !== 'string' || Buffer.from(v.advSecretKey, 'base64').length !== 32) return `advSecretKey must be 32 bytes in base64 (found ${what(v.advSecretKey)})`;
+  if (v.me !== undefined && v.me !== null && (typeof v.me !== 'object' || typeof v.me.id !== 'string')) return `me.id must be a string (found ${what(v.me?.id)})`;
+  if (v.processedHistoryMessages !== undefined && !Array.isArray(v.processedHistoryMessages)) return `processedHistoryMessages must be a list (found ${what(v.processedHistoryMessages)})`;
+  return undefined;
+}
+
 function looksLikeCreds(value: unknown): value is AuthenticationCreds {
-  const v = value as Partial<AuthenticationCreds> | null;
-  return Boolean(v && typeof v === 'object' && v.noiseKey && v.signedIdentityKey && v.signedPreKey && typeof v.registrationId === 'number');
+  return credsProblem(value) === undefined;
 }
 
 /**
@@ -134,7 +165,7 @@ export async function useDurableAuthState(folder: string, options: DurableAuthOp
     } catch (err) {
       throw new AuthStateCorruptError(credsFile, credsText.trim() ? `not valid JSON: ${(err as Error).message}` : 'the file is empty');
     }
-    if (!looksLikeCreds(parsed)) throw new AuthStateCorruptError(credsFile, 'required keys are missing');
+    if (!looksLikeCreds(parsed)) throw new AuthStateCorruptError(credsFile, credsProblem(parsed)!);
     creds = parsed;
     restored = true;
   }

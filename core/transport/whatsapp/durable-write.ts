@@ -1,5 +1,6 @@
 import { open, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { enterWrite, leaveWrite } from '../../store/atomic.js';
 
 /** Marker in the names of temporary files, so leftovers of a crash can be recognised and removed. */
 export const TEMP_MARKER = '.tmp-';
@@ -29,6 +30,8 @@ export interface DurableWriteOptions {
  * @example await writeDurably('data/session_auth/creds.json', JSON.stringify(creds));
  */
 export async function writeDurably(file: string, data: string | Buffer, options: DurableWriteOptions = {}): Promise<void> {
+  // An online backup holds writes while it copies (the session too: creds and keys must match in the archive).
+  await enterWrite();
   const temp = `${file}${TEMP_MARKER}${process.pid}-${++counter}`;
   let renamed = false;
   try {
@@ -45,6 +48,7 @@ export async function writeDurably(file: string, data: string | Buffer, options:
     if (options.syncFolder !== false) await syncFolder(path.dirname(file));
   } finally {
     if (!renamed) await rm(temp, { force: true }).catch(() => undefined);
+    leaveWrite();
   }
 }
 

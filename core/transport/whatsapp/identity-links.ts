@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { writeJsonAtomic } from '../../store/atomic.js';
+import { JsonFile } from '../../store/json-file.js';
+import { IDENTITY_LINKS_SCHEMA } from '../../store/schemas.js';
 import { isLid, userPart } from '../../mentions/ids.js';
 
 /** `data/whatsapp/identity-links.json`: LID digits → phone digits. Other keys are kept. */
@@ -23,27 +23,18 @@ export interface UsersFile {
 export class IdentityLinks {
   private readonly lidToPhone = new Map<string, string>();
   private readonly phoneToLid = new Map<string, string>();
-  private pending = new Map<string, string>();
-  private writing: Promise<void> = Promise.resolve();
+  private readonly doc: JsonFile<UsersFile>;
 
-  private constructor(readonly file: string, private readonly onError: (err: Error) => void) {}
-
-  /** Loads the pairs known so far (a missing or unreadable file starts empty; the error is reported). */
-  static async open(dataDir: string, onError: (err: Error) => void = () => undefined): Promise<IdentityLinks> {
-    const links = new IdentityLinks(path.join(dataDir, 'whatsapp', 'identity-links.json'), onError);
-    const current = await links.read();
-    for (const [lid, phone] of Object.entries(current.lidToPhone ?? {})) links.remember(lid, phone);
-    return links;
+  private constructor(readonly file: string, private readonly onError: (err: Error) => void) {
+    this.doc = new JsonFile<UsersFile>(file, () => ({}), { schema: IDENTITY_LINKS_SCHEMA, onCorrupt: (_file, _movedTo, err) => onError(err) });
   }
 
-  private async read(): Promise<UsersFile> {
-    try {
-      const value = JSON.parse(await readFile(this.file, 'utf8')) as unknown;
-      return value && typeof value === 'object' && !Array.isArray(value) ? (value as UsersFile) : {};
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.onError(err as Error);
-      return {};
-    }
+  /** Loads the pairs known so far (a missing file starts empty; a bad one is set aside and reported). */
+  static async open(dataDir: string, onError: (err: Error) => void = () => undefined): Promise<IdentityLinks> {
+    const links = new IdentityLinks(path.join(dataDir, 'whatsapp', 'identity-links.json'), onError);
+    const current = await links.doc.get();
+    for (const [lid, phone] of Object.entries(current.lidToPhone ?? {})) links.remember(lid, phone);
+    return links;
   }
 
   private remember(lid: string, phone: string): boolean {
@@ -63,18 +54,12 @@ export class IdentityLinks {
     const phoneDigits = userPart(phone);
     if (!/^\d+$/.test(lidDigits) || !/^\d+$/.test(phoneDigits)) return false;
     if (!this.remember(lidDigits, phoneDigits)) return false;
-    this.pending.set(lidDigits, phoneDigits);
-    this.writing = this.writing.then(() => this.write()).catch((err) => this.onError(err as Error));
+    this.doc
+      .update((d) => {
+        d.lidToPhone = { ...(d.lidToPhone ?? {}), [lidDigits]: phoneDigits };
+      })
+      .catch((err) => this.onError(err as Error));
     return true;
-  }
-
-  private async write(): Promise<void> {
-    if (!this.pending.size) return;
-    const batch = this.pending;
-    this.pending = new Map();
-    const current = await this.read();
-    current.lidToPhone = { ...(current.lidToPhone ?? {}), ...Object.fromEntries(batch) };
-    await writeJsonAtomic(this.file, current);
   }
 
   /** The other id of the same person (phone jid for a LID, LID for a phone jid), when known. */
@@ -95,6 +80,6 @@ export class IdentityLinks {
 
   /** Resolves when everything recorded so far is on disk. */
   async flush(): Promise<void> {
-    await this.writing;
+    await this.doc.flush();
   }
 }

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { JsonFile } from '../../store/json-file.js';
+import { SEEN_MESSAGES_SCHEMA } from '../../store/schemas.js';
 
 /**
  * Remembers which messages were already handled (by chat, id and participant), so a message WhatsApp delivers
@@ -15,7 +16,7 @@ export class SeenMessages {
   private set: Set<string> | undefined;
 
   constructor(dataDir: string, private readonly capacity = 2000, onCorrupt?: (file: string, movedTo: string, err: Error) => void) {
-    this.doc = new JsonFile(path.join(dataDir, 'whatsapp', 'seen-messages.json'), () => ({ keys: [] }), onCorrupt);
+    this.doc = new JsonFile(path.join(dataDir, 'whatsapp', 'seen-messages.json'), () => ({ keys: [] }), { schema: SEEN_MESSAGES_SCHEMA, onCorrupt });
   }
 
   /** True the first time a message key is seen; false for every later delivery of the same message. */

@@ -30,7 +30,7 @@ import { IdentityLinks } from './identity-links.js';
 import { expirationOf, isViewOnce, mapIncoming, plainJid, textOf, type MediaDownloader } from './message-mapper.js';
 import { ResendStore } from './resend-store.js';
 import { videoThumbnail } from './video-thumbnail.js';
-import { AttemptWindow, decideReconnect, DEFAULT_BACKOFF, type BackoffSettings } from './reconnect-policy.js';
+import { AttemptWindow, decideReconnect, DEFAULT_BACKOFF, describeClose, type BackoffSettings } from './reconnect-policy.js';
 import { WebVersionSource, type VersionFetcher } from './web-version.js';
 import { SeenMessages } from './seen-messages.js';
 
@@ -82,6 +82,8 @@ export interface WhatsAppTransportOptions {
   authOptions?: DurableAuthOptions;
   /** Called at every login with the own ids (start.ts writes the LID into config.json). */
   onLinked?: (me: { id?: string; lid?: string; name?: string }) => void | Promise<void>;
+  /** Called at every close that leads to a reconnect, with the close reason (metrics count reconnects by reason). */
+  onReconnect?: (reason: string) => void;
   /** Messages delivered late (`append`, sent while the bot was offline) older than this are not answered. Default 1 h. */
   maxOfflineAgeMs?: number;
   /** How long a send waits for a (re)connection before failing. Default 30 s. */
@@ -578,6 +580,8 @@ export class WhatsAppTransport implements Transport {
     }
     const detail = error?.message && !decision.reason.includes(error.message) ? `${decision.reason}: ${error.message}` : decision.reason;
     this.lastError = detail;
+    // Every close the transport comes back from (all but a 403 stop) counts as a reconnect, by its close reason.
+    if (decision.action !== 'stop') this.options.onReconnect?.(describeClose(statusCode));
     if (decision.action === 'restart-now' && this.restarts.waitMs() > 0) {
       decision = { ...(decideReconnect(undefined, this.attempt, this.backoff, this.random) as { action: 'backoff'; delayMs: number }), reason: decision.reason, warning: `WhatsApp asked for ${this.backoff.maxRestartsPerWindow} restarts within ${Math.round(this.backoff.windowMs / 60_000)} min; backing off instead of restarting at once` };
     }

@@ -1,0 +1,3 @@
+export { Jail, JailRefused, type JailJob, type JailLimits, type JailOptions, type JailResult } from './jail.js';
+export { describeSupport, detectJailSupport, type JailSupport } from './support.js';
+export type { WorkQuota } from './work-tree.js';

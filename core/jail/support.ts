@@ -1,0 +1,83 @@
+import { execFile } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { detectCgroups, type CgroupSupport } from './cgroup.js';
+import { systemLinks } from './mounts.js';
+
+/** What this machine lets the jail do; found once at start and shown in the start log. */
+export interface JailSupport {
+  /** bubblewrap runs (as the jail's uid, closed to nested user namespaces), or why not. */
+  bwrap: { ok: true; version: string } | { ok: false; reason: string };
+  /** Whole-run limits through a cgroup, or why not. */
+  cgroup: CgroupSupport;
+  /** The uid and gid jailed programs run as. */
+  uid: number;
+  gid: number;
+  /** The service is root: every jailed program first drops to `uid` with setpriv. */
+  dropsRoot: boolean;
+}
+
+function run(cmd: string, args: string[], timeoutMs = 5000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { timeout: timeoutMs, env: { PATH: '/usr/bin:/bin' } }, (err, stdout, stderr) => {
+      if (err) reject(new Error((err as NodeJS.ErrnoException).code === 'ENOENT' ? `${cmd} not found` : (String(stderr).trim() || err.message).split('\n')[0]));
+      else resolve(`${stdout}${stderr}`.trim());
+    });
+  });
+}
+
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The uid/gid prefix that drops root before bubblewrap (bubblewrap then runs unprivileged, in its own user namespace). */
+export function dropArgs(support: Pick<JailSupport, 'uid' | 'gid' | 'dropsRoot'>): string[] {
+  if (!support.dropsRoot) return [];
+  return ['/usr/bin/setpriv', `--reuid=${support.uid}`, `--regid=${support.gid}`, '--clear-groups', '--inh-caps=-all', '--no-new-privs', '--'];
+}
+
+/**
+ * Probes the machine: can bubblewrap make a sandbox for the jail's uid with `--disable-userns` (no nested user
+ * namespaces, bubblewrap 0.8+), and may the service create cgroups.
+ *
+ * @example const support = await detectJailSupport({ uid: 65534, gid: 65534 });
+ */
+export async function detectJailSupport(options: { uid: number; gid: number; bwrap?: string }): Promise<JailSupport> {
+  const dropsRoot = process.getuid?.() === 0;
+  const base = { uid: dropsRoot ? options.uid : (process.getuid?.() ?? options.uid), gid: dropsRoot ? options.gid : (process.getgid?.() ?? options.gid), dropsRoot };
+  const cgroup = detectCgroups();
+  const bwrap = options.bwrap ?? '/usr/bin/bwrap';
+  if (dropsRoot && !executable('/usr/bin/setpriv')) return { ...base, cgroup, bwrap: { ok: false, reason: 'the service runs as root and /usr/bin/setpriv (util-linux) is missing, so programs cannot drop root' } };
+  if (!executable('/usr/bin/prlimit')) return { ...base, cgroup, bwrap: { ok: false, reason: '/usr/bin/prlimit (util-linux) is missing' } };
+  let version: string;
+  try {
+    version = (await run(bwrap, ['--version'])).replace(/^bubblewrap\s*/, '');
+  } catch (err) {
+    return { ...base, cgroup, bwrap: { ok: false, reason: `bubblewrap unavailable: ${(err as Error).message}` } };
+  }
+  try {
+    const drop = dropArgs(base);
+    const [cmd, ...rest] = [...drop, bwrap, '--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--ro-bind', '/usr', '/usr', ...systemLinks(), '--proc', '/proc', '--dev', '/dev', '/usr/bin/true'];
+    await run(cmd!, rest);
+  } catch (err) {
+    return { ...base, cgroup, bwrap: { ok: false, reason: `bubblewrap ${version} cannot make a sandbox here (${(err as Error).message}); user namespaces may be forbidden` } };
+  }
+  return { ...base, cgroup, bwrap: { ok: true, version } };
+}
+
+/**
+ * One line for the start-log table: what holds and what does not.
+ *
+ * @example describeSupport(s) // 'bubblewrap 0.8.0 · uid 65534 · total bound: cgroup v1 (memory, pids, cpu)'
+ */
+export function describeSupport(s: JailSupport): string {
+  const total = s.cgroup.ok
+    ? `total bound: cgroup v${s.cgroup.version} (memory, processes${s.cgroup.version === 2 || s.cgroup.cpuacct ? ', cpu' : ''})`
+    : `no total bound (${s.cgroup.reason}): memory and CPU limited per process, few processes allowed`;
+  if (s.bwrap.ok) return `bubblewrap ${s.bwrap.version} · uid ${s.uid} · ${total}`;
+  return `JAIL OFF: ${s.bwrap.reason}. Python code is refused; media is converted without namespaces (the program could read what uid ${s.uid} may read and use the network) · ${total}`;
+}

@@ -1,0 +1,76 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { IncomingMessage } from '../transport/message.js';
+import type { Transport } from '../transport/transport.js';
+import type { BotMetrics } from './bot-metrics.js';
+
+/** The message being handled in this async flow, so a send to its chat counts it as answered. */
+interface Handling {
+  chatId: string;
+  answered: boolean;
+}
+
+type SendType = 'text' | 'media' | 'reaction' | 'edit';
+
+/** The kind label of an inbound message: its media kind, else `text`. Never content or ids. */
+export function messageKind(message: IncomingMessage): string {
+  return message.media?.kind ?? 'text';
+}
+
+/**
+ * Wraps a transport so the metrics see every message without the bot pipeline knowing: inbound messages (received,
+ * handling time, queue depth, answered when anything was sent to that chat while the message was handled) and
+ * every send (by type, failures apart). Everything else, including methods added to a transport later (restriction
+ * state, …), passes through untouched.
+ *
+ * @example await bot.start(instrumentTransport(transport, metrics));
+ */
+export function instrumentTransport(transport: Transport, metrics: BotMetrics): Transport {
+  // One storage per wrapped transport: apps in one process never see each other's messages.
+  const handling = new AsyncLocalStorage<Handling>();
+
+  const counted = <A extends unknown[], R>(type: SendType, send: (chatId: string, ...rest: A) => Promise<R>) =>
+    async (chatId: string, ...rest: A): Promise<R> => {
+      try {
+        const result = await send.call(transport, chatId, ...rest);
+        // editText answers false when the network cannot edit: nothing was sent (the caller sends anew).
+        if ((result as unknown) === false) return result;
+        metrics.messagesSent.inc({ type });
+        const current = handling.getStore();
+        if (current && current.chatId === chatId) current.answered = true;
+        return result;
+      } catch (err) {
+        metrics.sendFailures.inc({ type });
+        throw err;
+      }
+    };
+
+  const overrides: Partial<Transport> = {
+    start: (onMessage) =>
+      transport.start(async (message) => {
+        const kind = messageKind(message);
+        metrics.messagesReceived.inc({ kind });
+        metrics.queueDepth.inc();
+        const endTimer = metrics.handlingSeconds.startTimer({ kind });
+        const state: Handling = { chatId: message.chatId, answered: false };
+        try {
+          await handling.run(state, () => onMessage(message));
+        } finally {
+          endTimer();
+          metrics.queueDepth.dec();
+          if (state.answered) metrics.messagesAnswered.inc({ kind });
+        }
+      }),
+    sendText: counted('text', transport.sendText),
+    sendMedia: counted('media', transport.sendMedia),
+    react: counted('reaction', transport.react),
+    editText: counted('edit', transport.editText),
+  };
+
+  return new Proxy(transport, {
+    get(target, property) {
+      if (Object.prototype.hasOwnProperty.call(overrides, property)) return overrides[property as keyof Transport];
+      const value = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}

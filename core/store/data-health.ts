@@ -1,0 +1,128 @@
+import path from 'node:path';
+import type { Logger } from '../log/logger.js';
+import type { OwnerNotifier } from '../notices/owner-notifier.js';
+
+/** A data file that was found unreadable or of the wrong shape and moved aside (its bytes kept). */
+export interface SetAsideFile {
+  file: string;
+  movedTo: string;
+  reason: string;
+  at: number;
+}
+
+/** A file whose latest content could not be written (kept in memory, retried). */
+export interface UnsavedFile {
+  file: string;
+  reason: string;
+  since: number;
+}
+
+/**
+ * A sentence a user or owner understands for a failed write: "the server's disk is full" rather than ENOSPC.
+ *
+ * @example describeWriteError(Object.assign(new Error('x'), { code: 'ENOSPC' })) // "the server's disk is full"
+ */
+export function describeWriteError(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  switch (code) {
+    case 'ENOSPC':
+      return "the server's disk is full";
+    case 'EDQUOT':
+      return "the server's disk quota is used up";
+    case 'EACCES':
+    case 'EPERM':
+      return "the server's data folder is not writable (permission denied)";
+    case 'EROFS':
+      return "the server's data folder is on a read-only file system";
+    case 'EIO':
+      return "the server's disk reported an input/output error";
+    default:
+      // The code only: the message names server paths, and this sentence may go to a chat.
+      return `the server could not write its data${code ? ` (${code})` : ''}`;
+  }
+}
+
+/** Thrown by a store's `flush()` when some of its files could not be written; names them. */
+export class DataWriteError extends Error {
+  constructor(readonly files: string[], override readonly cause: unknown) {
+    super(`could not save ${files.join(', ')}: ${describeWriteError(cause)}`);
+    this.name = 'DataWriteError';
+  }
+}
+
+/**
+ * What is wrong with the data folder right now: files set aside at load, files that could not be written. The log
+ * gets one line per file and incident; the owners get one notice per incident (`data-write`) and one on recovery.
+ * The app shows `setAside` and `unsaved` on the dashboard and reports unsaved files at stop.
+ *
+ * Stores find the health of their data folder through `healthFor(file)`, so plugin and transport stores report here
+ * without being wired one by one.
+ */
+export class DataHealth {
+  readonly setAside: SetAsideFile[] = [];
+  private readonly failing = new Map<string, UnsavedFile>();
+
+  constructor(
+    readonly root: string,
+    private readonly log?: Logger,
+    private readonly notices?: () => OwnerNotifier | undefined,
+  ) {}
+
+  private name(file: string): string {
+    const rel = path.relative(this.root, file);
+    return rel && !rel.startsWith('..') ? rel : file;
+  }
+
+  /** A file was moved aside at load. */
+  corrupt(file: string, movedTo: string, reason: string): void {
+    this.setAside.push({ file, movedTo, reason, at: Date.now() });
+    this.log?.warn({ file, movedTo, reason }, `data file ${this.name(file)} was set aside (${reason}); kept its bytes in ${path.basename(movedTo)} and started it empty`);
+  }
+
+  /** A file of an older version was migrated (it is rewritten in the current version). */
+  migrated(file: string, from: number, to: number): void {
+    this.log?.info({ file, from, to }, `data file ${this.name(file)} migrated from v${from} to v${to}`);
+  }
+
+  /** A write failed; logged once per file until it succeeds again. */
+  writeFailed(file: string, err: unknown): void {
+    if (this.failing.has(file)) return;
+    const reason = describeWriteError(err);
+    this.failing.set(file, { file, reason, since: Date.now() });
+    this.log?.error({ file, err: (err as Error)?.message, code: (err as NodeJS.ErrnoException)?.code }, `could not save ${this.name(file)}: ${reason}; keeping it in memory and retrying`);
+    if (this.failing.size === 1) this.notices?.()?.raise('data-write', `The bot cannot save its data: ${reason}. Changes are kept in memory and retried; they are lost if the bot stops before the problem is fixed.`);
+  }
+
+  /** A file that had failed was written. */
+  writeRecovered(file: string): void {
+    if (!this.failing.delete(file)) return;
+    this.log?.info({ file }, `saved ${this.name(file)} again`);
+    if (this.failing.size === 0) this.notices?.()?.recover('data-write', 'The bot can save its data again; nothing pending was lost.');
+  }
+
+  /** Files whose latest content is not on disk. */
+  unsaved(): UnsavedFile[] {
+    return [...this.failing.values()];
+  }
+}
+
+const registry = new Map<string, DataHealth>();
+const unregistered = new DataHealth('/');
+
+/** Makes `health` the one stores under its root report to (the app does this at start). */
+export function registerDataHealth(health: DataHealth): () => void {
+  registry.set(path.resolve(health.root), health);
+  return () => {
+    if (registry.get(path.resolve(health.root)) === health) registry.delete(path.resolve(health.root));
+  };
+}
+
+/** The health of the data folder a file lives in (longest registered root that contains it). */
+export function healthFor(file: string): DataHealth {
+  const full = path.resolve(file);
+  let best: DataHealth | undefined;
+  for (const [root, health] of registry) {
+    if ((full === root || full.startsWith(root + path.sep)) && (!best || root.length > path.resolve(best.root).length)) best = health;
+  }
+  return best ?? unregistered;
+}

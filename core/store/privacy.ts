@@ -1,0 +1,142 @@
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { HistoryEntry, HistoryStore } from './history.js';
+import type { MemoryFact, MemoryStore } from './memory.js';
+
+/** The ids one person writes under (phone jid and LID), canonical: `<digits>@s.whatsapp.net` / `<digits>@lid`. */
+export type PersonIds = string[];
+
+/**
+ * A part of the bot that keeps something about people (history, memory, the voice archive, workspaces) and takes
+ * part in the privacy controls: export (`.mydata`), delete (`.mydata delete`, the dashboard) and messages deleted
+ * for everyone on WhatsApp.
+ */
+export interface PrivacyParticipant {
+  /** Short name of what it keeps, the section name in the export ("history", "voice notes"). */
+  name: string;
+  /** Everything kept about the person, as plain JSON. */
+  exportFor(person: PersonIds): Promise<unknown>;
+  /** Deletes everything kept about the person; returns how many items went. */
+  deleteFor(person: PersonIds): Promise<number>;
+  /** Removes one message deleted for everyone; returns how many items went. */
+  revoke?(chatId: string, messageId: string): Promise<number>;
+}
+
+/** Every participant, so the core can answer `.mydata` and deletes across all stores. */
+export class PrivacyRegistry {
+  private readonly participants = new Map<string, PrivacyParticipant>();
+
+  register(participant: PrivacyParticipant): void {
+    this.participants.set(participant.name, participant);
+  }
+
+  list(): PrivacyParticipant[] {
+    return [...this.participants.values()];
+  }
+
+  /** The export document: one section per participant (a failing one says so instead of failing the export). */
+  async exportFor(person: PersonIds): Promise<Record<string, unknown>> {
+    const out: Record<string, unknown> = { person, exportedAt: new Date().toISOString() };
+    for (const p of this.list()) {
+      try {
+        out[p.name] = await p.exportFor(person);
+      } catch (err) {
+        out[p.name] = { error: `could not be read: ${(err as Error).message}` };
+      }
+    }
+    return out;
+  }
+
+  /** Deletes across every participant; rejects when one could not delete (so the user is never told "deleted"). */
+  async deleteFor(person: PersonIds): Promise<Record<string, number>> {
+    const counts: Record<string, number> = {};
+    const failures: string[] = [];
+    for (const p of this.list()) {
+      try {
+        counts[p.name] = await p.deleteFor(person);
+      } catch (err) {
+        failures.push(`${p.name}: ${(err as Error).message}`);
+      }
+    }
+    if (failures.length) throw new Error(`could not delete everything (${failures.join('; ')})`);
+    return counts;
+  }
+
+  /** A message deleted for everyone: removed from every participant. */
+  async revoke(chatId: string, messageId: string): Promise<number> {
+    let removed = 0;
+    for (const p of this.list()) if (p.revoke) removed += await p.revoke(chatId, messageId);
+    return removed;
+  }
+}
+
+/** The digits of a WhatsApp id (`628123:7@s.whatsapp.net` → `628123`). */
+const digitsOf = (id: string) => id.split('@')[0].split(':')[0];
+
+/** True when `chatId` is the private chat with the person. */
+export function isPrivateChatOf(chatId: string, person: PersonIds): boolean {
+  return !chatId.endsWith('@g.us') && person.some((id) => digitsOf(id) === digitsOf(chatId) && id.split('@')[1] === chatId.split('@')[1]);
+}
+
+/** True when an entry was written by the person (any of their ids, any device). */
+export function writtenBy(senderId: string | undefined, person: PersonIds): boolean {
+  if (!senderId) return false;
+  return person.some((id) => digitsOf(id) === digitsOf(senderId) && id.split('@')[1] === senderId.split('@')[1]);
+}
+
+/**
+ * Chat ids with a file in `folder` (file names are the chat ids, encoded by safeFileName), after the store's pending
+ * writes, so a chat whose first message is still in memory is included.
+ */
+async function chatsIn(folder: string, store: { flush(): Promise<void> }): Promise<string[]> {
+  await store.flush().catch(() => undefined);
+  const names = await readdir(folder).catch(() => [] as string[]);
+  return names.filter((n) => n.endsWith('.json')).map((n) => decodeURIComponent(n.slice(0, -'.json'.length)));
+}
+
+/**
+ * History as a participant: the private chat with the person whole (both sides), and in groups only what the
+ * person wrote.
+ */
+export function historyParticipant(histories: HistoryStore): PrivacyParticipant {
+  const folder = () => path.join(histories.dataDir, 'history');
+  return {
+    name: 'history',
+    async exportFor(person) {
+      const out: Record<string, HistoryEntry[]> = {};
+      for (const chat of await chatsIn(folder(), histories)) {
+        const whole = isPrivateChatOf(chat, person);
+        const entries = (await histories.recent(chat, Number.MAX_SAFE_INTEGER)).filter((e) => whole || writtenBy(e.senderId, person));
+        if (entries.length) out[chat] = entries;
+      }
+      return out;
+    },
+    async deleteFor(person) {
+      let removed = 0;
+      for (const chat of await chatsIn(folder(), histories)) removed += await histories.removeWhere(chat, (e) => isPrivateChatOf(chat, person) || writtenBy(e.senderId, person));
+      return removed;
+    },
+    revoke: async (chatId, messageId) => ((await histories.remove(chatId, messageId)) ? 1 : 0),
+  };
+}
+
+/** Memory as a participant: facts of the private chat, and facts the person had stored in groups. */
+export function memoryParticipant(memories: MemoryStore): PrivacyParticipant {
+  const folder = () => path.join(memories.dataDir, 'memory');
+  return {
+    name: 'remembered facts',
+    async exportFor(person) {
+      const out: Record<string, MemoryFact[]> = {};
+      for (const chat of await chatsIn(folder(), memories)) {
+        const facts = (await memories.facts(chat)).filter((f) => isPrivateChatOf(chat, person) || writtenBy(f.by, person));
+        if (facts.length) out[chat] = facts;
+      }
+      return out;
+    },
+    async deleteFor(person) {
+      let removed = 0;
+      for (const chat of await chatsIn(folder(), memories)) removed += await memories.removeWhere(chat, (f) => isPrivateChatOf(chat, person) || writtenBy(f.by, person));
+      return removed;
+    },
+  };
+}

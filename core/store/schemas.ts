@@ -1,0 +1,216 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+
+/**
+ * The schema and version of one kind of data file. The version lives in the file (`"version": 1` first, or
+ * `versionKey` for files that are plain maps); the in-memory document never carries it. A file without a version
+ * is version 0 (written before versions existed) and is migrated, like any older version.
+ */
+export interface DataSchema {
+  /** What the file is, for messages ("chat history"). */
+  name: string;
+  version: number;
+  /** Key of the version inside the file; default `version`. */
+  versionKey?: string;
+  /** JSON schema of the document (without the version key). */
+  schema: object;
+  /** Turns a document of an older version into the current one (it is validated afterwards). */
+  migrate?: (value: Record<string, unknown>, fromVersion: number) => Record<string, unknown>;
+}
+
+export type CheckResult = { ok: true; value: Record<string, unknown>; migratedFrom?: number } | { ok: false; reason: string };
+
+const ajv = new Ajv({ allErrors: false, strict: false });
+const compiled = new WeakMap<object, ValidateFunction>();
+
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+/**
+ * Checks a parsed data file against its schema, migrating an older version first. Says why when it does not match.
+ *
+ * @example checkDocument(HISTORY_SCHEMA, JSON.parse(text)) // { ok: true, value: { messages: [...] } }
+ */
+export function checkDocument(spec: DataSchema | undefined, parsed: unknown): CheckResult {
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { ok: false, reason: `is ${kindOf(parsed)}, expected an object` };
+  if (!spec) return { ok: true, value: parsed as Record<string, unknown> };
+  const key = spec.versionKey ?? 'version';
+  const { [key]: rawVersion, ...rest } = parsed as Record<string, unknown>;
+  let value: Record<string, unknown> = rest;
+  const version = rawVersion === undefined ? 0 : rawVersion;
+  if (typeof version !== 'number' || !Number.isInteger(version) || version < 0) return { ok: false, reason: `has a "${key}" that is not a version number` };
+  if (version > spec.version) return { ok: false, reason: `was written by a newer version of the bot (${spec.name} v${version}; this one reads up to v${spec.version})` };
+  let migratedFrom: number | undefined;
+  if (version < spec.version) {
+    try {
+      value = spec.migrate ? spec.migrate(value, version) : value;
+    } catch (err) {
+      return { ok: false, reason: `could not be migrated from v${version}: ${(err as Error).message}` };
+    }
+    migratedFrom = version;
+  }
+  let validate = compiled.get(spec.schema);
+  if (!validate) {
+    validate = ajv.compile(spec.schema);
+    compiled.set(spec.schema, validate);
+  }
+  if (!validate(value)) return { ok: false, reason: `does not match the ${spec.name} schema: ${ajv.errorsText(validate.errors, { dataVar: 'file' })}` };
+  return { ok: true, value, migratedFrom };
+}
+
+const str = { type: 'string' } as const;
+const num = { type: 'number' } as const;
+const mapOf = (values: object) => ({ type: 'object', additionalProperties: values });
+
+/** `data/history/<chat>.json`. */
+export const HISTORY_SCHEMA: DataSchema = {
+  name: 'chat history',
+  version: 1,
+  schema: {
+    type: 'object',
+    required: ['messages'],
+    properties: {
+      messages: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['role', 'text', 'at'],
+          properties: { role: { enum: ['user', 'assistant'] }, text: str, at: num, id: str, senderId: str, senderName: str, media: str },
+        },
+      },
+    },
+  },
+};
+
+/**
+ * `data/memory/<chat>.json`. Version 0 (the original service) kept facts as plain strings; they become
+ * `{ text, at: 0 }`.
+ */
+export const MEMORY_SCHEMA: DataSchema = {
+  name: 'chat memory',
+  version: 1,
+  schema: {
+    type: 'object',
+    required: ['facts'],
+    properties: {
+      facts: { type: 'array', items: { type: 'object', required: ['text', 'at'], properties: { text: str, at: num, by: str } } },
+    },
+  },
+  migrate: (value) => {
+    if (Array.isArray(value.facts)) value.facts = value.facts.map((f: unknown) => (typeof f === 'string' ? { text: f, at: 0 } : f));
+    return value;
+  },
+};
+
+const counter = { type: 'object', required: ['prompt', 'completion', 'total', 'requests'], properties: { prompt: num, completion: num, total: num, requests: num } };
+
+/** `data/usage.json`. */
+export const USAGE_SCHEMA: DataSchema = {
+  name: 'token usage',
+  version: 1,
+  schema: {
+    type: 'object',
+    required: ['days', 'totals', 'warned'],
+    properties: {
+      days: mapOf(mapOf(counter)),
+      totals: { type: 'object', required: ['main', 'premium'], properties: { main: num, premium: num } },
+      warned: { type: 'object', required: ['main', 'premium'], properties: { main: { type: 'boolean' }, premium: { type: 'boolean' } } },
+    },
+  },
+};
+
+/** `data/budgets.json`. */
+export const BUDGETS_SCHEMA: DataSchema = {
+  name: 'user budgets',
+  version: 1,
+  schema: {
+    type: 'object',
+    required: ['day', 'tokens', 'premiumTokens'],
+    properties: { day: str, tokens: mapOf(num), premiumTokens: mapOf(num), recent: mapOf({ type: 'array', items: num }) },
+  },
+};
+
+/** `data/whatsapp/seen-messages.json`. */
+export const SEEN_MESSAGES_SCHEMA: DataSchema = {
+  name: 'seen messages',
+  version: 1,
+  schema: { type: 'object', required: ['keys'], properties: { keys: { type: 'array', items: str } } },
+};
+
+/** `data/whatsapp/identity-links.json`. */
+export const IDENTITY_LINKS_SCHEMA: DataSchema = {
+  name: 'identity links',
+  version: 1,
+  schema: { type: 'object', properties: { lidToPhone: mapOf(str) } },
+};
+
+/** `data/workspaces/users.json`. */
+export const WORKSPACE_USERS_SCHEMA: DataSchema = {
+  name: 'workspace users',
+  version: 1,
+  schema: { type: 'object', required: ['owners'], properties: { owners: mapOf(str) } },
+};
+
+/** `data/workspaces/usernames.json`: a plain map, so its version sits under a key no username can take. */
+export const WORKSPACE_USERNAMES_SCHEMA: DataSchema = {
+  name: 'workspace usernames',
+  version: 1,
+  versionKey: '$version',
+  schema: mapOf(str),
+};
+
+/** `data/workspaces/index/<id>.json`. */
+export const WORKSPACE_INDEX_SCHEMA: DataSchema = {
+  name: 'workspace index',
+  version: 1,
+  schema: {
+    type: 'object',
+    required: ['id', 'owner', 'createdAt'],
+    properties: { id: str, owner: str, ids: { type: 'array', items: str }, createdAt: num, username: str, open: mapOf(num) },
+  },
+};
+
+/** `data/audio_budget.json`: seconds of audio per user on one UTC day. */
+export const AUDIO_BUDGET_SCHEMA: DataSchema = {
+  name: 'audio budget',
+  version: 1,
+  schema: { type: 'object', required: ['day', 'used'], properties: { day: str, used: mapOf(num) } },
+};
+
+/** `data/audio_archive/<chat>/notes/<n>.json`. */
+export const ARCHIVE_SEGMENT_SCHEMA: DataSchema = {
+  name: 'voice archive segment',
+  version: 1,
+  schema: {
+    type: 'object',
+    required: ['chatId', 'notes'],
+    properties: {
+      chatId: str,
+      notes: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['seq', 'messageId', 'senderId', 'at', 'transcript'],
+          properties: { seq: { type: 'integer' }, messageId: str, senderId: str, senderName: str, at: num, transcript: str, kind: str, audioFile: str },
+        },
+      },
+    },
+  },
+};
+
+/** Every data file kind, for the backup manifest (`schemas`: name → version). */
+export const DATA_SCHEMAS: DataSchema[] = [
+  HISTORY_SCHEMA,
+  MEMORY_SCHEMA,
+  USAGE_SCHEMA,
+  BUDGETS_SCHEMA,
+  SEEN_MESSAGES_SCHEMA,
+  IDENTITY_LINKS_SCHEMA,
+  WORKSPACE_USERS_SCHEMA,
+  WORKSPACE_USERNAMES_SCHEMA,
+  WORKSPACE_INDEX_SCHEMA,
+  ARCHIVE_SEGMENT_SCHEMA,
+  AUDIO_BUDGET_SCHEMA,
+];

@@ -1,0 +1,42 @@
+import { readFile } from 'node:fs/promises';
+import { writtenBy, type PrivacyParticipant } from '../../core/store/privacy.js';
+import { archivedChatIds, archivedNotesWhere, eraseArchived, type AudioArchive } from './archive.js';
+
+/** Audio bytes put into one export at most (base64 in the JSON); transcripts are always complete. */
+const MAX_EXPORT_AUDIO_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The voice archive in the privacy controls: a person's voice notes (transcript, audio, context) in every chat, their
+ * messages in other notes' context, and notes deleted for everyone.
+ */
+export function voicePrivacy(archive: AudioArchive): PrivacyParticipant {
+  return {
+    name: 'voice notes',
+    async exportFor(person) {
+      const out: Record<string, unknown[]> = {};
+      let audioBytes = 0;
+      for (const chat of await archivedChatIds(archive)) {
+        const notes = await archivedNotesWhere(archive, chat, (n) => writtenBy(n.senderId, person));
+        if (!notes.length) continue;
+        out[chat] = await Promise.all(
+          notes.map(async (n) => {
+            const file = archive.audioPath(chat, n);
+            const bytes = file ? await readFile(file).catch(() => undefined) : undefined;
+            const include = bytes && audioBytes + bytes.length <= MAX_EXPORT_AUDIO_BYTES;
+            if (include) audioBytes += bytes.length;
+            return { ...n, ...(include ? { audioBase64: bytes.toString('base64') } : bytes ? { audioOmitted: 'over the export size limit; ask the owner' } : {}) };
+          }),
+        );
+      }
+      return out;
+    },
+    async deleteFor(person) {
+      let removed = 0;
+      for (const chat of await archivedChatIds(archive)) {
+        removed += await eraseArchived(archive, chat, (n) => writtenBy(n.senderId, person), (m) => writtenBy(m.senderId, person));
+      }
+      return removed;
+    },
+    revoke: (chatId, messageId) => eraseArchived(archive, chatId, (n) => n.messageId === messageId, (m) => m.id === messageId),
+  };
+}
