@@ -71,6 +71,16 @@ export class FakeBaileysSocket implements WhatsAppSocket {
     return proto.WebMessageInfo.fromObject({ key: { remoteJid: jid, id, fromMe: true }, message, messageTimestamp: Math.floor(Date.now() / 1000) }) as WAMessage;
   }
 
+  /** Reasons of every logout asked for (Baileys' `logout`). */
+  readonly logouts: string[] = [];
+
+  /** Like Baileys' logout: WhatsApp removes the device, then the socket closes with 401 (logged out). */
+  async logout(reason?: string): Promise<void> {
+    this.logouts.push(reason ?? '');
+    await new Promise((resolve) => setImmediate(resolve));
+    this.close(DisconnectReason.loggedOut, 'Intentional Logout');
+  }
+
   /** Resolves once at least `count` messages were sent. */
   waitForSent(count: number): Promise<void> {
     if (this.sent.length >= count) return Promise.resolve();

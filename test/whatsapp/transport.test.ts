@@ -89,6 +89,54 @@ describe('WhatsApp transport: linking and connection handling (fake socket)', ()
     expect(h.sockets.alive()).to.deep.equal([fresh]);
   });
 
+  it('logged out on the phone: one owner notice naming the QR page, and one when the new link opens', async () => {
+    const h = await setup();
+    await link(h);
+    const count = h.sockets.sockets.length;
+    h.sockets.last.close(DisconnectReason.loggedOut);
+    await h.sockets.waitForSockets(count + 1);
+    expect(h.notices.filter((n) => n.key === 'logged-out')).to.have.length(1);
+    expect(h.notices[0]).to.include({ kind: 'raise', key: 'logged-out' });
+    expect(h.notices[0].text).to.include('http://127.0.0.1:3000/');
+    await link(h);
+    expect(h.notices.filter((n) => n.key === 'logged-out').map((n) => n.kind)).to.deep.equal(['raise', 'recover']);
+    // A later reconnect of a working link is no recovery to tell.
+    const again = h.sockets.sockets.length;
+    h.sockets.last.close(DisconnectReason.restartRequired);
+    await h.sockets.waitForSockets(again + 1);
+    h.sockets.last.open(BOT_ME);
+    expect(h.notices.filter((n) => n.key === 'logged-out')).to.have.length(2);
+  });
+
+  it('relink (dashboard) logs the device out through WhatsApp, clears the session and shows a new QR, without an incident notice', async () => {
+    const h = await setup();
+    await link(h);
+    const linked = h.sockets.last;
+    const count = h.sockets.sockets.length;
+    await h.transport.relink();
+    await h.sockets.waitForSockets(count + 1);
+    expect(linked.logouts).to.have.length(1);
+    expect(await readdir(path.join(h.dir, 'data', 'session_auth'))).to.deep.equal([]);
+    expect(h.transport.ownIds()).to.deep.equal([]);
+    const qr = h.sockets.last.qr();
+    expect(h.transport.session()).to.include({ status: 'qr', qr });
+    expect(h.sockets.alive()).to.deep.equal([h.sockets.last]);
+    expect(h.notices.filter((n) => n.key === 'logged-out')).to.deep.equal([]);
+  });
+
+  it('relink while WhatsApp is unreachable clears the session here and starts a fresh link', async () => {
+    const h = await setup();
+    await link(h);
+    h.sockets.last.close(undefined);
+    expect(h.transport.session().status).to.equal('offline');
+    const count = h.sockets.sockets.length;
+    await h.transport.relink();
+    await h.sockets.waitForSockets(count + 1);
+    expect(h.sockets.last.options.auth.creds.registered).to.equal(false);
+    expect(await readdir(path.join(h.dir, 'data', 'session_auth'))).to.deep.equal([]);
+    expect(h.sockets.alive()).to.deep.equal([h.sockets.last]);
+  });
+
   it('connection replaced (440) backs off for long and says another instance uses the session', async () => {
     const h = await setup();
     await link(h);

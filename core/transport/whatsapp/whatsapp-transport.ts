@@ -48,6 +48,8 @@ export interface WhatsAppSocket {
   requestPairingCode(phoneNumber: string): Promise<string>;
   groupMetadata(jid: string): Promise<GroupMetadata>;
   updateMediaMessage?(message: WAMessage): Promise<WAMessage>;
+  /** Baileys' logout: tells WhatsApp to remove this linked device, then closes with 401 (logged out). */
+  logout?(reason?: string): Promise<void>;
   /** Baileys' websocket: emits `frame` for every frame received (the silent-session watchdog listens to it). */
   ws?: { on(event: 'frame', listener: (frame: unknown) => void): unknown };
   /** Baileys' signal repository: its `lidMapping` store knows the phone of LIDs the session has met. */
@@ -183,6 +185,10 @@ export class WhatsAppTransport implements Transport {
   private attempt = 0;
   private newLogin = false;
   private logoutsInARow = 0;
+  /** Set while the owner's relink (dashboard) logs the device out: that logout is asked for, not an incident. */
+  private relinking = false;
+  /** The device was logged out on the phone and no new link has opened since. */
+  private loggedOut = false;
   private problem: SessionState['problem'];
   private stableTimer: NodeJS.Timeout | undefined;
   private watchdogTimer: NodeJS.Timeout | undefined;
@@ -510,6 +516,10 @@ export class WhatsAppTransport implements Transport {
     this.armWatchdog(this.generation);
     const solved = this.problem;
     this.problem = undefined;
+    if (this.loggedOut) {
+      this.loggedOut = false;
+      this.notices.recover('logged-out', 'WhatsApp is linked again: the bot reads and answers messages.');
+    }
     if (solved === 'bad-session') this.notices.recover('whatsapp-bad-session', 'WhatsApp is connected again: the session works.');
     if (solved === 'client-too-old') this.notices.recover('whatsapp-client-too-old', 'WhatsApp accepted the current WhatsApp Web version: connected again.');
     const myPN = this.me.id ? userPart(this.me.id) : undefined;
@@ -603,7 +613,14 @@ export class WhatsAppTransport implements Transport {
     }
     if (decision.action === 'logged-out') {
       this.logoutsInARow++;
-      this.log.warn({ reason: detail, folder: this.authDir }, 'WhatsApp logged this device out (removed on the phone): cleared the stored session; scan the new QR code to link again');
+      if (this.relinking) {
+        this.relinking = false;
+        this.log.warn({ folder: this.authDir }, 'relink: this device is logged out and the stored session cleared; scan the new QR code to link again');
+      } else {
+        this.log.warn({ reason: detail, folder: this.authDir }, 'WhatsApp logged this device out (removed on the phone): cleared the stored session; scan the new QR code to link again');
+        this.loggedOut = true;
+        this.notices.raise('logged-out', `WhatsApp logged the bot out (the linked device was removed on the phone). It answers nothing until it is linked again: scan the new QR at ${this.webAddress()}.`);
+      }
       this.me = {};
       this.qr = undefined;
       this.setStatus('connecting');
@@ -637,6 +654,43 @@ export class WhatsAppTransport implements Transport {
     else if (decision.warning) this.log.warn({ reason: detail, retryInSeconds: seconds }, `${decision.warning}; next try in ${seconds}s`);
     else this.log.warn({ reason: detail, attempt: this.attempt, retryInSeconds: seconds }, `cannot reach WhatsApp (${detail}); next try in ${seconds}s`);
     this.scheduleConnect(delayMs);
+  }
+
+  /**
+   * The owner's "relink" (dashboard): logs this linked device out of WhatsApp, clears the stored session and shows a
+   * new QR. Without an open connection the session is cleared here and a fresh connection asks for a new link.
+   */
+  async relink(): Promise<void> {
+    const socket = this.socket;
+    this.log.warn('relink asked for: logging this device out of WhatsApp and starting a new link');
+    if (socket?.logout && this.status === 'linked') {
+      this.relinking = true;
+      try {
+        // Baileys then closes with 401 (logged out): the close handler clears the session and reconnects for a QR.
+        await socket.logout('relink asked for by the owner');
+        return;
+      } catch (err) {
+        this.relinking = false;
+        this.log.warn({ err }, 'WhatsApp did not confirm the logout; clearing the stored session here (remove the old device on the phone under Linked devices)');
+      }
+    }
+    this.generation++;
+    this.clearRetry();
+    this.clearConnectionTimers();
+    this.socket = undefined;
+    try {
+      socket?.ev.removeAllListeners();
+      socket?.end(undefined);
+    } catch {
+      /* already closed */
+    }
+    const auth = this.auth;
+    this.auth = undefined;
+    this.me = {};
+    this.qr = undefined;
+    this.setStatus('connecting');
+    await auth?.clear();
+    await this.connect();
   }
 
   private getMessage(key: WAMessageKey): proto.IMessage | undefined {
