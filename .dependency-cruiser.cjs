@@ -2,7 +2,7 @@
 // dependency-cruiser cannot read TypeScript 7 sources, and type-only imports vanish when compiled).
 // Each rule says in words what it keeps true.
 /** Plugins still on the old contract, which reach into core files directly. The list only shrinks. */
-const OLD_CONTRACT_PLUGINS = ['mp3', 'vision', 'voice', 'workspace'];
+const OLD_CONTRACT_PLUGINS = ['voice'];
 
 module.exports = {
   forbidden: [
@@ -45,7 +45,9 @@ module.exports = {
       name: 'plugin-imports-no-web-or-app',
       severity: 'error',
       comment: 'A plugin never imports web/ or app/: it offers routes and static files through its host instead.',
-      from: { path: '^dist/plugins/', pathNot: '^dist/plugins/workspace/' },
+      // The one exception until the web server serves plugins' static files on SITE_PORT (host service in the works):
+      // the workspace's site server reuses web/'s Host guard. Nothing else in the workspace plugin may import web/.
+      from: { path: '^dist/plugins/', pathNot: '^dist/plugins/workspace/site\\.js$' },
       to: { path: '^dist/(web|app)/' },
     },
   ],

@@ -47,12 +47,49 @@ export type { Logger } from './log/logger.js';
 export type { AiService, RespondOptions } from './plugin/ai.js';
 export { AllProvidersFailedError } from './providers/types.js';
 /** The wait an upstream asked for (retry-after / retry-after-ms headers), for plugins that call an upstream of their own. */
-export { retryAfterMs } from './providers/failure.js';
+export { BadAnswerError, retryAfterMs } from './providers/failure.js';
 export { statusText, type StatusReport } from './status/status-report.js';
 /** The provider chain's premium-model rule, shared by every plugin that honours an explicit premium request. */
 export { DEFAULT_PREMIUM_PHRASES, premiumRequest } from './chat/premium-request.js';
+
+/*
+ * Storage helpers for plugins that keep files of their own under `host.dataDir`: atomic writes, a JSON file with a
+ * schema and corruption handling, the data folder's health, and the people registry of the privacy controls.
+ */
+export { writeJsonAtomic } from './store/atomic.js';
+export { JsonFile } from './store/json-file.js';
+export { healthFor } from './store/data-health.js';
+export { checkDocument, type DataSchema } from './store/schemas.js';
+/** The workspace's data files are checked with the other data files (DATA_SCHEMAS), so their schemas live there. */
+export { WORKSPACE_INDEX_SCHEMA, WORKSPACE_USERNAMES_SCHEMA, WORKSPACE_USERS_SCHEMA } from './store/schemas.js';
+export type { PrivacyParticipant } from './store/privacy.js';
+/** WhatsApp ids: `isLid('1@lid')`, `userPart('62811@s.whatsapp.net:3') === '62811'`. */
+export { isLid, userPart } from './mentions/ids.js';
 
 /** The test kit: a bot with one plugin, a fake model on 127.0.0.1, push a message, read the replies. */
 export { startTestBot, type TestBot, type TestBotOptions } from './testing/test-kit.js';
 export { FakeModel, lastText, type ModelAnswer, type ModelRequest } from './testing/fake-model.js';
 export type { BotAction, PushInput } from './transport/memory.js';
+
+/**
+ * The jail and the helper programs it runs, for plugins that handle untrusted media (`host.jail` is the bot's jail).
+ *
+ * @example
+ * import { ffmpegBinary, type Jail } from 'wa-assistant-bot/plugin';
+ * const ffmpeg = ffmpegBinary(host.settings).path;
+ * await host.jail.run({ kind: 'media', program: ffmpeg, args: ['-i', 'in/a', 'out/a.mp3'], inputs: { a: file }, outputTo: dir, limits });
+ */
+export { JailRefused, type Jail, type JailLimits } from './jail/jail.js';
+export type { EgressPolicy } from './jail/egress-proxy.js';
+export { ffmpegBinary } from './capabilities/detect.js';
+/** "yt-dlp <version> (<where>)", amber when that version is old (sites change; old yt-dlp fails). */
+export { ytdlpStatus } from './capabilities/tool-age.js';
+/**
+ * Untrusted media: pin a file's format before ffmpeg reads it, and refuse images whose header declares too many pixels.
+ *
+ * @example
+ * const args = [...inputArgs(await pinFileFormat(file, 'audio-video')), '-i', file];
+ */
+export { assertPixelBudget, DEFAULT_MAX_IMAGE_PIXELS, inputArgs, MediaRefused, pinFileFormat, pinFormat, type PinnedFormat } from './media/index.js';
+/** For plugins that call a provider leg themselves (vision): a leg; `BadAnswerError` above is for an unusable answer. */
+export type { ProviderLeg } from './providers/types.js';

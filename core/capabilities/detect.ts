@@ -100,7 +100,6 @@ export function defineCoreCapabilities(caps: Capabilities, settings: Settings): 
   caps.define('audio', () =>
     settings.audio.keys.length ? yes(`${settings.audio.keys.length} audio key(s)`) : no('AUDIO_API_KEYS is empty: voice transcription, audio archive and auto-reactions are off'),
   );
-  caps.define('publicUrl', () => (settings.publicBaseUrl ? yes(settings.publicBaseUrl) : no('PUBLIC_BASE_URL is not set: workspace sites have no public address')));
   caps.define('python', async () => {
     try {
       return yes(await versionProbe('python3', ['--version']));

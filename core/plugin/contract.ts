@@ -179,6 +179,14 @@ export interface PluginSpec<S extends TObject> {
   missing?: string | ((missing: string[]) => string);
   provides?: CapabilityDeclaration[];
   settings?: SettingDeclaration[];
+  /**
+   * Options that moved from config.json to environment settings (option → setting name), because they run a program
+   * or open a hole. An old config.json keeping them starts with a warning naming them; the dashboard refuses them.
+   *
+   * @example
+   * movedToEnv: { ytdlpPath: 'YTDLP_PATH' }
+   */
+  movedToEnv?: Readonly<Record<string, string>>;
   /** Whether the plugin is on when config.json does not mention it. Default true. */
   enabledByDefault?: boolean;
   /** Lower is tried earlier among plugins whose handlers match. Default 100. */
@@ -231,6 +239,7 @@ export function definePlugin<S extends TObject = TObject<{}>>(spec: PluginSpec<S
     order: spec.order,
     provides: spec.provides,
     settings: spec.settings,
+    movedToEnv: spec.movedToEnv,
     setup: spec.setup as unknown as NonNullable<Plugin['setup']>,
     __plugin: true as const,
   });

@@ -1,21 +1,31 @@
 import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { ffmpegBinary } from '../../core/capabilities/detect.js';
-import { definePlugin } from '../../core/plugin/define-plugin.js';
-import type { BotContext, Plugin, PluginHost } from '../../core/plugin/types.js';
-import type { IncomingMedia, OutgoingMedia } from '../../core/transport/message.js';
-import { MediaRefused } from '../../core/media/index.js';
+import {
+  definePlugin,
+  ffmpegBinary,
+  MediaRefused,
+  ytdlpStatus,
+  type CapabilityStatus,
+  type CommandContext,
+  type EgressPolicy,
+  type IncomingMedia,
+  type MessageContext,
+  type OutgoingMedia,
+  type Plugin,
+  type PluginHost,
+  type PluginOffer,
+} from '../../core/index.js';
 import { probeMedia, toMp3, toMp4, UnreadableMedia } from './ffmpeg.js';
 import { extensionFor, makeWorkDir, publish, safeName, saveIncoming } from './files.js';
 import { JobLimiter } from './jobs.js';
-import { ENV_SETTINGS, envSwitches, MB, MOVED_TO_ENV, optionsSchema, readOptions, type Mp3Options } from './options.js';
+import { ENV_SETTINGS, envSwitches, MB, MOVED_TO_ENV, mp3Options, type Mp3Options } from './options.js';
 import { StatusMessage } from './progress.js';
 import { ProcessFailed, runProcess } from './run-process.js';
 import { checkLink, isPrivateAddress, looksLikeLink, parseLink, UrlRefused, type Resolver } from './url-guard.js';
-import type { EgressPolicy } from '../../core/jail/egress-proxy.js';
-import type { CapabilityStatus } from '../../core/capabilities/capabilities.js';
-import { ytdlpStatus } from '../../core/capabilities/tool-age.js';
 import { DownloadFailed, downloadMedia, FORMATS, inspectLink, type Downloader } from './ytdlp.js';
+
+type Ctx = MessageContext<Mp3Options>;
+type Host = PluginHost<Mp3Options>;
 
 /** Work refused for a reason the user should hear (too long, too big, no sound). */
 class JobRefused extends Error {}
@@ -53,7 +63,7 @@ function linkIn(text: string | undefined): string | undefined {
 }
 
 /** The sentence for a failed job; unexpected errors are logged and get a generic sentence. */
-function explain(err: unknown, ctx: BotContext, opts: Mp3Options): string {
+function explain(err: unknown, ctx: Ctx, opts: Mp3Options): string {
   if (err instanceof JobRefused || err instanceof UrlRefused || err instanceof DownloadFailed || err instanceof MediaRefused) return err.message;
   if (err instanceof UnreadableMedia) return `I can't read that file as audio or video, so there is nothing to convert. (${err.message})`;
   if (err instanceof ProcessFailed) {
@@ -66,7 +76,7 @@ function explain(err: unknown, ctx: BotContext, opts: Mp3Options): string {
 }
 
 /** Why link downloads are off right now, or undefined when they work. */
-function downloadUnavailable(host: PluginHost): string | undefined {
+function downloadUnavailable(host: Host): string | undefined {
   const missing = ['ytdlp', 'python', 'ffmpeg'].map((name) => ({ name, status: host.capabilities.status(name) })).filter((c) => !c.status.ok);
   if (!missing.length) return undefined;
   return missing.map((m) => m.status.detail).join('; ');
@@ -90,10 +100,36 @@ export interface Mp3TestHooks {
  * const t = await startTestApp({ plugins: [plugin] });
  */
 export function createMp3Plugin(testHooks: Mp3TestHooks = {}): Plugin {
-  let jobs = new JobLimiter();
+  return definePlugin({
+    name: 'mp3',
+    description: 'Converts media to MP3 and downloads videos from social-media links',
+    options: mp3Options,
+    settings: [...ENV_SETTINGS],
+    movedToEnv: MOVED_TO_ENV,
+    setup: (host) => setupMp3(host, testHooks),
+  });
+}
 
-  const tools = (host: PluginHost) => {
-    const opts = readOptions(host.options());
+/** One running mp3 plugin: its job counters, the yt-dlp it runs, and the `.mp3` / `.dl` commands. */
+async function setupMp3(host: Host, testHooks: Mp3TestHooks): Promise<PluginOffer<Mp3Options>> {
+  const jobs = new JobLimiter();
+  const startEnv = envSwitches(host);
+  if (startEnv.ytdlpPath) {
+    // A configured yt-dlp replaces the one on PATH: say in the start log which one is used and whether it runs.
+    const bin = startEnv.ytdlpPath;
+    let status: CapabilityStatus;
+    try {
+      const { stdout } = await runProcess(bin, ['--version'], { timeoutMs: 8000 });
+      status = ytdlpStatus(stdout.trim().split('\n')[0], `${bin}, from YTDLP_PATH`);
+    } catch (err) {
+      status = { ok: false, detail: `${bin} (YTDLP_PATH) does not run: ${(err as Error).message}` };
+    }
+    host.capabilities.setLive('ytdlp', () => status);
+  }
+  if (startEnv.allowPrivateHosts) host.log.warn('MP3_ALLOW_PRIVATE_HOSTS is on: links to local/private addresses are fetched (meant for tests only)');
+
+  const tools = (ctx: Ctx) => {
+    const opts = ctx.options;
     const env = envSwitches(host);
     const ffmpeg = ffmpegBinary(host.settings).path;
     const ytdlp = env.ytdlpPath || 'yt-dlp';
@@ -109,7 +145,7 @@ export function createMp3Plugin(testHooks: Mp3TestHooks = {}): Plugin {
 
   /** Runs one job with a slot, a status message, a work folder, and cleanup of everything on failure. */
   async function runJob(
-    ctx: BotContext,
+    ctx: Ctx,
     opts: Mp3Options,
     firstStatus: string,
     work: (job: { status: StatusMessage; dir: string; onFailureRemove: string[] }) => Promise<void>,
@@ -140,15 +176,15 @@ export function createMp3Plugin(testHooks: Mp3TestHooks = {}): Plugin {
   }
 
   /** Publishes a finished file into data/generated/ and sends it; a failed send removes it again. */
-  async function deliver(ctx: BotContext, file: string, title: string, ext: string, media: Omit<OutgoingMedia, 'path'>, onFailureRemove: string[]): Promise<void> {
+  async function deliver(ctx: Ctx, file: string, title: string, ext: string, media: Omit<OutgoingMedia, 'path'>, onFailureRemove: string[]): Promise<void> {
     const final = await publish(ctx.host.dataDir, file, title, ext);
     onFailureRemove.push(final);
     await ctx.sendMedia({ ...media, path: final, fileName: media.fileName ?? `${safeName(title)}.${ext}` }, { quote: true });
   }
 
   /** `.mp3` on a replied (or captioned) video, voice note, audio or document. */
-  async function mediaToMp3(ctx: BotContext, media: IncomingMedia, title: string): Promise<void> {
-    const { opts, ffmpeg } = tools(ctx.host);
+  async function mediaToMp3(ctx: Ctx, media: IncomingMedia, title: string): Promise<void> {
+    const { opts, ffmpeg } = tools(ctx);
     const prefix = ctx.host.config().prefix;
     if (media.kind === 'image' || media.kind === 'sticker') {
       await ctx.reply(`That is ${media.kind === 'image' ? 'an image' : 'a sticker'}: ${prefix}mp3 needs a video, voice note, audio or a file with sound.`);
@@ -200,8 +236,8 @@ export function createMp3Plugin(testHooks: Mp3TestHooks = {}): Plugin {
   }
 
   /** `.mp3 <link>` (want audio) and `.dl <link>` (want the video or image). */
-  async function fromLink(ctx: BotContext, text: string, want: 'audio' | 'video'): Promise<void> {
-    const { opts, ffmpeg, downloader } = tools(ctx.host);
+  async function fromLink(ctx: Ctx, text: string, want: 'audio' | 'video'): Promise<void> {
+    const { opts, ffmpeg, downloader } = tools(ctx);
     const prefix = ctx.host.config().prefix;
     const why = downloadUnavailable(ctx.host);
     if (why) {
@@ -213,7 +249,7 @@ export function createMp3Plugin(testHooks: Mp3TestHooks = {}): Plugin {
       // The first check gives a clear reply early; the egress proxy checks every connection again (redirects, DNS).
       const typed = parseLink(text);
       const testTarget = typed && testHooks.allowForTests?.includes(`${typed.hostname}:${typed.port || (typed.protocol === 'https:' ? 443 : 80)}`);
-      url = await checkLink(text, { allowPrivateHosts: tools(ctx.host).allowPrivateHosts || testTarget, resolve: testHooks.resolve });
+      url = await checkLink(text, { allowPrivateHosts: tools(ctx).allowPrivateHosts || testTarget, resolve: testHooks.resolve });
     } catch (err) {
       if (!(err instanceof UrlRefused)) throw err;
       ctx.log.info({ reason: err.message }, 'link refused');
@@ -297,55 +333,34 @@ export function createMp3Plugin(testHooks: Mp3TestHooks = {}): Plugin {
     ].join('\n');
   }
 
-  return definePlugin({
-    name: 'mp3',
-    description: 'Converts media to MP3 and downloads videos from social-media links',
-    triggers: [
-      { command: 'mp3', help: 'reply to a video, voice note or audio to get it as MP3; or add a social-media link to get its sound' },
-      { command: 'dl', help: 'add a social-media link (YouTube, TikTok, Instagram, X, Facebook…) to download its video or image' },
+  /** `.mp3`: a link → its sound; a replied/captioned media → MP3; a reply to a message with a link → its sound. */
+  async function mp3(ctx: CommandContext<Mp3Options>): Promise<void> {
+    const first = ctx.args.split(/\s+/)[0] ?? '';
+    const media = ctx.message.media ?? ctx.message.quoted?.media;
+    const quotedLink = linkIn(ctx.message.quoted?.text);
+    if (first && (looksLikeLink(first) || !media)) return fromLink(ctx, first, 'audio');
+    if (media) return mediaToMp3(ctx, media, ctx.args);
+    if (quotedLink) return fromLink(ctx, quotedLink, 'audio');
+    await ctx.reply(usage(ctx.host.config().prefix));
+  }
+
+  /** `.dl <link>` (or replied to a message with a link): the video or image itself. */
+  async function dl(ctx: CommandContext<Mp3Options>): Promise<void> {
+    const prefix = ctx.host.config().prefix;
+    const first = ctx.args.split(/\s+/)[0] ?? '';
+    const quotedLink = linkIn(ctx.message.quoted?.text);
+    if (first) return fromLink(ctx, first, 'video');
+    if (quotedLink) return fromLink(ctx, quotedLink, 'video');
+    await ctx.reply(`Send ${prefix}dl with a link, e.g. ${prefix}dl https://youtu.be/… (or reply ${prefix}dl to a message with a link).`);
+  }
+
+  return {
+    commands: [
+      { command: 'mp3', help: 'reply to a video, voice note or audio to get it as MP3; or add a social-media link to get its sound', run: mp3 },
+      { command: 'dl', help: 'add a social-media link (YouTube, TikTok, Instagram, X, Facebook…) to download its video or image', run: dl },
     ],
-    optionsSchema,
-    settings: ENV_SETTINGS,
-    movedToEnv: MOVED_TO_ENV,
-    async start(host) {
-      jobs = new JobLimiter();
-      const env = envSwitches(host);
-      if (env.ytdlpPath) {
-        // A configured yt-dlp replaces the one on PATH: say in the start log which one is used and whether it runs.
-        const bin = env.ytdlpPath;
-        let status: CapabilityStatus;
-        try {
-          const { stdout } = await runProcess(bin, ['--version'], { timeoutMs: 8000 });
-          status = ytdlpStatus(stdout.trim().split('\n')[0], `${bin}, from YTDLP_PATH`);
-        } catch (err) {
-          status = { ok: false, detail: `${bin} (YTDLP_PATH) does not run: ${(err as Error).message}` };
-        }
-        host.capabilities.setLive('ytdlp', () => status);
-      }
-      if (env.allowPrivateHosts) host.log.warn('MP3_ALLOW_PRIVATE_HOSTS is on: links to local/private addresses are fetched (meant for tests only)');
-    },
-    stop() {
-      jobs.controller.abort();
-    },
-    async handle(ctx) {
-      const prefix = ctx.host.config().prefix;
-      const which = ctx.trigger && 'command' in ctx.trigger ? ctx.trigger.command : 'mp3';
-      const args = ctx.command?.args ?? '';
-      const first = args.split(/\s+/)[0] ?? '';
-      const media = ctx.message.media ?? ctx.message.quoted?.media;
-      const quotedLink = linkIn(ctx.message.quoted?.text);
-      if (which === 'dl') {
-        if (first) return fromLink(ctx, first, 'video');
-        if (quotedLink) return fromLink(ctx, quotedLink, 'video');
-        await ctx.reply(`Send ${prefix}dl with a link, e.g. ${prefix}dl https://youtu.be/… (or reply ${prefix}dl to a message with a link).`);
-        return;
-      }
-      if (first && (looksLikeLink(first) || !media)) return fromLink(ctx, first, 'audio');
-      if (media) return mediaToMp3(ctx, media, args);
-      if (quotedLink) return fromLink(ctx, quotedLink, 'audio');
-      await ctx.reply(usage(prefix));
-    },
-  });
+    stop: () => jobs.controller.abort(),
+  };
 }
 
 export default createMp3Plugin();

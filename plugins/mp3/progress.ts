@@ -1,5 +1,7 @@
-import type { BotContext } from '../../core/plugin/types.js';
-import type { SentMessage } from '../../core/transport/message.js';
+import type { MessageContext, SentMessage } from '../../core/index.js';
+
+/** What a status message needs of a handler's context. */
+type StatusContext = Pick<MessageContext<unknown>, 'reply' | 'edit' | 'log'>;
 
 /**
  * One status message per job: sent once, then edited as the work advances. Where the transport cannot edit (the
@@ -20,11 +22,11 @@ export class StatusMessage {
   private lastText: string;
   private pending: Promise<void> = Promise.resolve();
 
-  private constructor(private readonly ctx: BotContext, private readonly sent: SentMessage, text: string, private readonly intervalMs: number, private readonly now: () => number) {
+  private constructor(private readonly ctx: StatusContext, private readonly sent: SentMessage, text: string, private readonly intervalMs: number, private readonly now: () => number) {
     this.lastText = text;
   }
 
-  static async open(ctx: BotContext, text: string, intervalMs: number, now: () => number = Date.now): Promise<StatusMessage> {
+  static async open(ctx: StatusContext, text: string, intervalMs: number, now: () => number = Date.now): Promise<StatusMessage> {
     const sent = await ctx.reply(text, { quote: true });
     return new StatusMessage(ctx, sent, text, intervalMs, now);
   }

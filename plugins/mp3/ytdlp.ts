@@ -1,7 +1,7 @@
 import { readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Jail } from '../../core/jail/jail.js';
-import type { EgressPolicy } from '../../core/jail/egress-proxy.js';
+import type { Jail } from '../../core/index.js';
+import type { EgressPolicy } from '../../core/index.js';
 import { ProcessFailed, runInJail } from './run-process.js';
 
 /**

@@ -1,8 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { BadAnswerError } from '../../core/providers/failure.js';
-import type { AiService } from '../../core/plugin/ai.js';
-import type { ProviderLeg } from '../../core/providers/types.js';
+import { BadAnswerError, type PluginAi, type ProviderLeg } from '../../core/index.js';
 import type { PreparedImage } from './prepare-image.js';
 
 /** One question about one image. */
@@ -152,7 +150,7 @@ async function viaChat(leg: ProviderLeg, model: string, request: VisionRequest):
  * @example
  * const { text } = await askVision(ctx.ai, { image, question: 'what is this?', system, premium: false, maxTokens: 1024, timeoutMs: 45000 });
  */
-export async function askVision(ai: AiService, request: VisionRequest): Promise<VisionAnswer> {
+export async function askVision(ai: Pick<PluginAi, 'failover'>, request: VisionRequest): Promise<VisionAnswer> {
   return ai.failover(
     request.premium ? 'premium vision' : 'vision',
     async (leg) => {

@@ -1,5 +1,4 @@
-import type { BotContext } from '../../core/plugin/types.js';
-import type { IncomingMedia } from '../../core/transport/message.js';
+import type { IncomingMedia, MessageContext } from '../../core/index.js';
 
 /** Where the image of a vision request came from. */
 export interface FoundImage {
@@ -27,7 +26,7 @@ export function looksLikeCommand(text: string, prefix: string): boolean {
  * @example
  * const found = findImage(ctx); // { media, quoted: false } for a photo with a caption
  */
-export function findImage(ctx: BotContext): FoundImage | undefined {
+export function findImage(ctx: MessageContext<unknown>): FoundImage | undefined {
   if (looksLikeCommand(ctx.text, ctx.host.config().prefix)) return undefined;
   if (isImageMedia(ctx.message.media)) return { media: ctx.message.media, quoted: false };
   if (!ctx.message.media && ctx.text && isImageMedia(ctx.message.quoted?.media)) return { media: ctx.message.quoted!.media!, quoted: true };

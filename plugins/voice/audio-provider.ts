@@ -10,6 +10,10 @@ export interface UploadFile {
   mimetype: string;
 }
 
+/** Text-to-speech defaults (Groq's OpenAI-compatible speech model), overridable with AUDIO_SPEECH_MODEL / AUDIO_SPEECH_VOICE. */
+export const DEFAULT_SPEECH_MODEL = 'canopylabs/orpheus-v1-english';
+export const DEFAULT_SPEECH_VOICE = 'autumn';
+
 /** Thrown when the provider answered without a transcript. */
 export class NoTranscriptError extends Error {}
 
@@ -17,6 +21,9 @@ export interface AudioProviderOptions {
   baseUrl: string;
   model: string;
   chatModel: string;
+  /** Text-to-speech model and voice (`POST <base>/v1/audio/speech`). */
+  speechModel?: string;
+  speechVoice?: string;
   timeoutMs: number;
 }
 
@@ -56,6 +63,21 @@ export class AudioProvider {
       if (typeof text !== 'string') throw new NoTranscriptError('the audio provider answered without a transcript');
       return text.trim();
     });
+  }
+
+  /**
+   * Speaks a text: `POST <base>/v1/audio/speech`, asking for WAV (the one format every OpenAI-compatible provider,
+   * Groq included, returns). A failure never parks a key: a speech outage must not stop the bot from hearing.
+   */
+  async speak(text: string): Promise<Buffer> {
+    return this.pool.run(
+      'speech',
+      async (key) => {
+        const response = await this.client(key).audio.speech.create({ model: this.options.speechModel ?? DEFAULT_SPEECH_MODEL, voice: (this.options.speechVoice ?? DEFAULT_SPEECH_VOICE) as 'alloy', input: text, response_format: 'wav' });
+        return Buffer.from(await response.arrayBuffer());
+      },
+      { park: false },
+    );
   }
 
   /** One short chat completion with the provider's chat model (auto reactions). Limits do not park keys here. */

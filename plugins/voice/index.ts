@@ -7,11 +7,13 @@ import { describeWriteError } from '../../core/store/data-health.js';
 import { AudioArchive, type ContextMessage } from './archive.js';
 import { voicePrivacy } from './privacy.js';
 import { AudioBudget, spokenLength } from './audio-budget.js';
-import { AudioProvider } from './audio-provider.js';
+import { AudioProvider, DEFAULT_SPEECH_MODEL, DEFAULT_SPEECH_VOICE } from './audio-provider.js';
 import { AudioKeyPool } from './key-pool.js';
 import { voiceOptions, voiceOptionsSchema } from './options.js';
 import { AutoReactor } from './reactions.js';
 import { RecentMessages } from './recent-messages.js';
+import { VoiceReplyChoices } from './reply-choice.js';
+import { SpeechMaker, whyText } from './speech-reply.js';
 import { formatHitsForChat, formatHitsForModel } from './search-format.js';
 import { Transcriber, VoiceError } from './transcriber.js';
 
@@ -37,6 +39,8 @@ interface Runtime {
   archive: AudioArchive;
   recent: RecentMessages;
   reactor: AutoReactor;
+  choices: VoiceReplyChoices;
+  speech: SpeechMaker;
 }
 
 const isAudio = (ctx: BotContext) => ctx.message.media?.kind === 'voice' || ctx.message.media?.kind === 'audio';
@@ -186,12 +190,58 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
     await ctx.history.append({ id: message.id, role: 'user', senderId: ctx.senderId, senderName: message.senderName, text: heard.text, at: message.timestamp, media: message.media!.kind });
     try {
       const reply = await ctx.ai.respond(ctx, { text: heard.text, userAlreadyInHistory: true, system: VOICE_SYSTEM });
-      if (reply.trim()) await ctx.reply(reply);
+      if (reply.trim()) await deliver(ctx, reply);
     } catch (err) {
       if (!(err instanceof AllProvidersFailedError)) throw err;
       ctx.log.warn({ causes: err.causes }, 'every provider failed while answering a voice note');
       await ctx.reply(err.message);
     }
+  }
+
+  /**
+   * The answer to a voice note: a voice note when the chat wants voice replies and the answer suits being spoken,
+   * else text. Any failure to speak sends the same text, as it would have gone anyway; the user sees no error.
+   */
+  async function deliver(ctx: BotContext, answer: string): Promise<void> {
+    const { choices, speech } = rt();
+    const opts = voiceOptions(ctx.options).replies;
+    if (!(await choices.wants(ctx.chatId, opts.enabled))) return void (await ctx.reply(answer));
+    const why = whyText(answer, opts.maxChars);
+    if (why) {
+      ctx.log.info({ chars: answer.length }, `voice reply sent as text: ${why}`);
+      return void (await ctx.reply(answer));
+    }
+    let file: string;
+    try {
+      file = await speech.make(answer, ctx.message.id);
+    } catch (err) {
+      ctx.log.warn({ reason: (err as Error).message }, 'voice reply could not be made: the answer goes as text');
+      return void (await ctx.reply(answer));
+    }
+    await ctx.sendMedia({ kind: 'voice', path: file, mimetype: 'audio/ogg; codecs=opus' }, { quote: true });
+    ctx.log.info({ chars: answer.length }, 'answer sent as a voice note');
+  }
+
+  /** `.voice on|off`: this chat's choice of voice replies (in a group: owners and group admins). */
+  async function voiceCommand(ctx: BotContext): Promise<void> {
+    const { choices } = rt();
+    const word = ctx.command?.word ?? `${ctx.host.config().prefix}voice`;
+    const arg = (ctx.command?.args ?? '').trim().toLowerCase();
+    const byDefault = voiceOptions(ctx.options).replies.enabled;
+    if (arg !== 'on' && arg !== 'off') {
+      const on = await choices.wants(ctx.chatId, byDefault);
+      await ctx.reply(`Voice replies are ${on ? 'on' : 'off'} in this chat: I answer voice notes with ${on ? 'voice notes (long answers, links and code still come as text)' : 'text'}. Send ${word} on or ${word} off to change it.`);
+      return;
+    }
+    if (ctx.message.isGroup && !ctx.isOwner) {
+      const ids = [ctx.senderId, ctx.message.senderAltId].filter((id): id is string => Boolean(id));
+      if (!(await ctx.host.isGroupAdmin(ctx.chatId, ids))) {
+        await ctx.reply('In a group only the group admins and the bot owners can turn voice replies on or off.');
+        return;
+      }
+    }
+    await choices.set(ctx.chatId, arg === 'on');
+    await ctx.reply(arg === 'on' ? 'Voice replies are on in this chat: I answer your voice notes with voice notes (long answers, links and code still come as text).' : 'Voice replies are off in this chat: I answer voice notes with text.');
   }
 
   /** `.vn <words>`: this chat's voice notes, ranked. */
@@ -229,6 +279,7 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
     needs: ['audio'],
     missing: (_missing, ctx) => {
       const detail = ctx.host.capabilities.status('audio').detail;
+      if (ctx.trigger && 'command' in ctx.trigger && ctx.trigger.command === 'voice') return `Voice replies are off right now: ${detail}.`;
       if (ctx.trigger && 'command' in ctx.trigger) return `Voice-note search is off right now: ${detail}. Without a usable audio key nothing is archived.`;
       return `I can't hear voice notes right now: ${detail}. Please type your message instead.`;
     },
@@ -237,6 +288,7 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
       { every: true },
       { media: ['voice', 'audio'], help: 'voice notes are transcribed and answered like text' },
       { command: 'vn', help: 'search the voice notes of this chat by words (e.g. invoice)', usage: '.vn <words>' },
+      { command: 'voice', help: 'answer voice notes in this chat with voice notes (on) or text (off)', usage: '.voice [on|off]' },
     ],
     tools: () => [searchTool],
     start(host: PluginHost) {
@@ -248,12 +300,15 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
         baseUrl: settings.audio.baseUrl,
         model: settings.audio.model,
         chatModel: settings.audio.chatModel,
+        speechModel: host.setting('AUDIO_SPEECH_MODEL')?.trim() || DEFAULT_SPEECH_MODEL,
+        speechVoice: host.setting('AUDIO_SPEECH_VOICE')?.trim() || DEFAULT_SPEECH_VOICE,
         timeoutMs: settings.upstreamTimeoutMs,
       });
+      const ffmpeg = () => (host.capabilities.has('ffmpeg') ? ffmpegBinary(settings).path : undefined);
       const transcriber = new Transcriber({
         provider,
         maxUploadBytes: () => Math.floor(voiceOptions(host.options()).maxUploadMb * 1024 * 1024),
-        ffmpeg: () => (host.capabilities.has('ffmpeg') ? ffmpegBinary(settings).path : undefined),
+        ffmpeg,
         jail: host.jail,
       });
       runtime = {
@@ -263,23 +318,36 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
         archive: new AudioArchive(path.join(host.dataDir, 'audio_archive')),
         recent: new RecentMessages(host.histories),
         reactor: new AutoReactor(provider, host.log, Math.min(settings.upstreamTimeoutMs, 10_000), now, deps.random),
+        choices: new VoiceReplyChoices(path.join(host.dataDir, 'voice_replies.json')),
+        speech: new SpeechMaker({ provider, jail: host.jail, ffmpeg, dir: path.join(host.dataDir, 'voice_replies'), timeoutMs: settings.upstreamTimeoutMs }),
       };
       // Optional on hand-made hosts (tests of other parts).
       host.privacy?.register(voicePrivacy(runtime.archive));
       if (pool.size) host.log.info({ audioKeys: pool.size }, `voice: ${pool.size} audio key(s) in the rotation pool (model ${settings.audio.model})`);
       else host.log.warn('voice: no audio key (AUDIO_API_KEYS): the bot cannot hear voice notes; audio transcription, the audio archive and auto-reactions are off');
+      host.log.info(`voice: ${voiceRepliesLine(pool.size, voiceOptions(host.options()).replies.enabled, Boolean(ffmpeg()))}`);
     },
     async stop() {
       await runtime?.archive.flush();
       await runtime?.budget.flush();
+      await runtime?.choices.flush();
     },
     async handle(ctx) {
       const trigger = ctx.trigger;
       if (trigger && 'every' in trigger) return observe(ctx);
+      if (trigger && 'command' in trigger && trigger.command === 'voice') return voiceCommand(ctx);
       if (trigger && 'command' in trigger) return searchCommand(ctx);
       if (isAudio(ctx)) return answer(ctx);
     },
   });
+}
+
+/** The start-log sentence on voice replies: on for whom, or off and why. */
+function voiceRepliesLine(keys: number, enabled: boolean, ffmpeg: boolean): string {
+  if (!keys) return 'voice replies are off: no audio key (AUDIO_API_KEYS), so there is no speech endpoint';
+  if (!ffmpeg) return 'voice replies are off: ffmpeg is not available to make voice notes';
+  if (!enabled) return 'voice replies are off by default (plugins.voice.replies.enabled is false); chats can turn them on with .voice on';
+  return 'voice replies are on: voice notes are answered with voice notes (chats can turn them off with .voice off)';
 }
 
 export default createVoicePlugin();

@@ -10,7 +10,17 @@ export interface VoiceOptions {
   /** Audio minutes one user may have transcribed per UTC day (owners are exempt). */
   dailyMinutesPerUser: number;
   reactions: ReactionOptions;
+  /** Answering voice notes with voice notes (off unless the owner turns it on; `.voice on|off` per chat wins). */
+  replies: VoiceReplyOptions;
 }
+
+export interface VoiceReplyOptions {
+  enabled: boolean;
+  /** Longer answers go as text: a long voice note is harder to follow than to read. */
+  maxChars: number;
+}
+
+export const DEFAULT_REPLY_MAX_CHARS = 600;
 
 export const DEFAULT_MAX_MINUTES = 10;
 export const DEFAULT_DAILY_MINUTES = 60;
@@ -34,6 +44,14 @@ export const voiceOptionsSchema = {
         cooldownMinutes: { type: 'number', minimum: 0, description: 'minimum minutes between two reactions in one chat' },
       },
     },
+    replies: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        enabled: { type: 'boolean', description: 'answer voice notes with voice notes (each chat can change it with .voice on|off)' },
+        maxChars: { type: 'integer', minimum: 1, maximum: 4000, description: 'answers longer than this go as text' },
+      },
+    },
   },
 };
 
@@ -44,6 +62,7 @@ export const voiceOptionsSchema = {
  */
 export function voiceOptions(section: PluginSection): VoiceOptions {
   const r = (section.reactions ?? {}) as Partial<ReactionOptions>;
+  const replies = (section.replies ?? {}) as Partial<VoiceReplyOptions>;
   const num = (v: unknown, d: number) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : d);
   return {
     maxUploadMb: num(section.maxUploadMb, DEFAULT_MAX_UPLOAD_MB) || DEFAULT_MAX_UPLOAD_MB,
@@ -53,6 +72,10 @@ export function voiceOptions(section: PluginSection): VoiceOptions {
       enabled: typeof r.enabled === 'boolean' ? r.enabled : DEFAULT_REACTIONS.enabled,
       share: Math.min(1, num(r.share, DEFAULT_REACTIONS.share)),
       cooldownMinutes: num(r.cooldownMinutes, DEFAULT_REACTIONS.cooldownMinutes),
+    },
+    replies: {
+      enabled: replies.enabled === true,
+      maxChars: num(replies.maxChars, DEFAULT_REPLY_MAX_CHARS) || DEFAULT_REPLY_MAX_CHARS,
     },
   };
 }

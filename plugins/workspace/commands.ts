@@ -1,10 +1,12 @@
-import type { BotContext } from '../../core/plugin/types.js';
-import { AllProvidersFailedError } from '../../core/providers/types.js';
+import { AllProvidersFailedError, type CommandContext, type MessageContext, type Static } from '../../core/index.js';
 import { displayName } from './file-names.js';
 import { kb } from './files.js';
+import type { workspaceOptions } from './options.js';
 import type { WorkspaceService } from './service.js';
 import type { WorkspaceMeta } from './store.js';
-import { workspacePrompt, workspaceTools } from './tools.js';
+import { asTurnTools, workspacePrompt, workspaceTools } from './tools.js';
+
+type Options = Static<typeof workspaceOptions>;
 
 /** How long `/ws reset` waits for its confirmation. */
 const RESET_CONFIRM_MS = 2 * 60_000;
@@ -36,10 +38,10 @@ async function fileList(service: WorkspaceService, meta: WorkspaceMeta): Promise
 /**
  * `/ws …`: opens, lists, runs, names, resets or leaves the sender's workspace.
  *
- * @example await handleCommand(service, ctx); // ctx.command = { word: '/ws', args: 'run main.py' }
+ * @example await handleCommand(service, ctx); // ctx.args = 'run main.py'
  */
-export async function handleCommand(service: WorkspaceService, ctx: BotContext): Promise<void> {
-  const args = ctx.command?.args ?? '';
+export async function handleCommand(service: WorkspaceService, ctx: CommandContext<Options>): Promise<void> {
+  const args = ctx.args;
   const space = args.search(/\s/);
   const sub = (space === -1 ? args : args.slice(0, space)).toLowerCase();
   const rest = space === -1 ? '' : args.slice(space).trim();
@@ -140,7 +142,7 @@ export async function handleCommand(service: WorkspaceService, ctx: BotContext):
  *
  * @example await handleWorkspaceChat(service, ctx);
  */
-export async function handleWorkspaceChat(service: WorkspaceService, ctx: BotContext): Promise<void> {
+export async function handleWorkspaceChat(service: WorkspaceService, ctx: MessageContext<Options>): Promise<void> {
   const meta = service.openWorkspace(ctx.senderId, ctx.message.senderAltId, ctx.chatId);
   if (!meta) return;
   service.store.touch(meta, ctx.chatId);
@@ -152,7 +154,7 @@ export async function handleWorkspaceChat(service: WorkspaceService, ctx: BotCon
     // Workspace tools act for the owner only: the model sees the owner's turns (and its answers to them), never
     // what other group members wrote, so nobody else's text can steer the tools.
     const onlyTurnsOf = [...new Set([...meta.ids, meta.owner, ctx.senderId, ...(ctx.message.senderAltId ? [ctx.message.senderAltId] : [])])];
-    const answer = await ctx.ai.respond(ctx, { system: workspacePrompt(service, meta), extraTools: workspaceTools(service), onlyTurnsOf });
+    const answer = await ctx.ai.respond(ctx, { system: workspacePrompt(service, meta), extraTools: asTurnTools(workspaceTools(service), ctx), onlyTurnsOf });
     if (answer.trim()) await ctx.reply(answer);
   } catch (err) {
     if (err instanceof AllProvidersFailedError) {

@@ -1,15 +1,31 @@
-import type { PluginHost } from '../../core/plugin/types.js';
-import { definePlugin } from '../../core/plugin/define-plugin.js';
+import { definePlugin, type PluginHost } from '../../core/index.js';
 import { handleCommand, handleWorkspaceChat } from './commands.js';
-import { ENV_SETTINGS, MOVED_TO_ENV, optionsSchema } from './options.js';
+import { ENV_SETTINGS, MOVED_TO_ENV, workspaceOptions } from './options.js';
 import { workspacePrivacy } from './privacy.js';
-import { WorkspaceService } from './service.js';
+import { WorkspaceService, type WorkspaceHost } from './service.js';
 import { siteMiddleware, startSiteServer } from './site.js';
 
-/** One service per running bot (tests start several bots in one process). */
-const services = new WeakMap<PluginHost, WorkspaceService>();
-const siteServers = new Set<{ close(): Promise<void> }>();
-const started = new Set<WorkspaceService>();
+const NO_PUBLIC_URL = 'PUBLIC_BASE_URL is not set: workspace sites have no public address';
+
+/** Start-log lines about how code will run: the owner must hear at once when it runs without a sandbox. */
+function logRuntime(host: WorkspaceHost, service: WorkspaceService): void {
+  const sandbox = host.capabilities.status('sandbox');
+  if (service.options().unsafeNoSandbox) {
+    if (sandbox.ok) {
+      host.log.warn('WORKSPACE_UNSAFE_NO_SANDBOX is set but bubblewrap works, so code still runs sandboxed; remove the setting');
+    } else {
+      host.log.error(
+        '!!! DANGER: WORKSPACE_UNSAFE_NO_SANDBOX is true and bubblewrap does not work: chat users\' python code runs WITHOUT A SANDBOX, ' +
+          'with network access and the service\'s file permissions (it can read .env, config.json and data/session_auth). Install bubblewrap and unset WORKSPACE_UNSAFE_NO_SANDBOX. !!!',
+      );
+    }
+  } else if (!sandbox.ok) {
+    host.log.warn({ detail: sandbox.detail }, 'workspace: no working sandbox, so /ws can edit files but refuses to run code');
+  }
+  const jail = host.jail?.support;
+  if (jail?.dropsRoot) host.log.info({ uid: jail.uid, gid: jail.gid }, 'workspace: the service runs as root; code runs in the jail as an unprivileged uid (JAIL_UID)');
+  if (!service.runtime().ok) host.log.warn({ reason: service.runtime() }, 'workspace: python runs are unavailable');
+}
 
 /**
  * `/ws`: a personal coding workspace per user, python runs in a bubblewrap sandbox, and a one-page site per
@@ -19,58 +35,24 @@ export default definePlugin({
   name: 'workspace',
   description: 'Your own coding workspace: files, sandboxed python, a one-page website',
   order: 50,
-  optionsSchema,
-  settings: ENV_SETTINGS,
-  movedToEnv: MOVED_TO_ENV,
-  triggers: [
-    { literal: '/ws', help: 'open your coding workspace (files, python, your own web page)', usage: '/ws [files|show <file>|run <file.py>|name <username>|reset|exit]' },
+  options: workspaceOptions,
+  // The plugin owns `publicUrl`: without PUBLIC_BASE_URL its sites have no public address.
+  provides: [
     {
-      // While a user's workspace is open in this chat, their free text goes to the model with the workspace tools.
-      // Commands of other plugins (prefix or /word) still reach their plugins.
-      when: (ctx) => {
-        const service = services.get(ctx.host);
-        if (!service || !ctx.text || ctx.text.startsWith(ctx.host.config().prefix) || /^\/\w/.test(ctx.text)) return false;
-        return Boolean(service.openWorkspace(ctx.senderId, ctx.message.senderAltId, ctx.chatId));
-      },
+      name: 'publicUrl',
+      detect: (host: PluginHost<unknown>) => (host.settings.publicBaseUrl ? { ok: true, detail: host.settings.publicBaseUrl } : { ok: false, detail: NO_PUBLIC_URL }),
+      missing: NO_PUBLIC_URL,
     },
   ],
-  handle: async (ctx) => {
-    const service = services.get(ctx.host);
-    if (!service) {
-      await ctx.reply('The workspace is not ready yet; please try again in a moment.');
-      return;
-    }
-    if (ctx.command) await handleCommand(service, ctx);
-    else await handleWorkspaceChat(service, ctx);
-  },
-  routes: (router, host) => {
-    // With SITE_PORT set, sites live only on their own port (their own origin, away from the dashboard).
-    const site = siteMiddleware(() => (host.settings.sitePort === undefined ? services.get(host)?.store : undefined));
-    router.get(['/:site', '/:site/{*rest}'], site);
-  },
-  start: async (host) => {
+  settings: ENV_SETTINGS,
+  movedToEnv: MOVED_TO_ENV,
+  setup: async (host) => {
+    // One service per running bot (tests start several bots in one process).
     const service = new WorkspaceService(host);
     await service.start();
-    services.set(host, service);
-    started.add(service);
     host.privacy?.register(workspacePrivacy(() => service.store));
-    const options = service.options();
-    const sandbox = host.capabilities.status('sandbox');
-    if (options.unsafeNoSandbox) {
-      if (sandbox.ok) {
-        host.log.warn('WORKSPACE_UNSAFE_NO_SANDBOX is set but bubblewrap works, so code still runs sandboxed; remove the setting');
-      } else {
-        host.log.error(
-          '!!! DANGER: WORKSPACE_UNSAFE_NO_SANDBOX is true and bubblewrap does not work: chat users\' python code runs WITHOUT A SANDBOX, ' +
-            'with network access and the service\'s file permissions (it can read .env, config.json and data/session_auth). Install bubblewrap and unset WORKSPACE_UNSAFE_NO_SANDBOX. !!!',
-        );
-      }
-    } else if (!sandbox.ok) {
-      host.log.warn({ detail: sandbox.detail }, 'workspace: no working sandbox, so /ws can edit files but refuses to run code');
-    }
-    const jail = (host.jail as PluginHost['jail'] | undefined)?.support;
-    if (jail?.dropsRoot) host.log.info({ uid: jail.uid, gid: jail.gid }, 'workspace: the service runs as root; code runs in the jail as an unprivileged uid (JAIL_UID)');
-    if (!service.runtime().ok) host.log.warn({ reason: service.runtime() }, 'workspace: python runs are unavailable');
+    logRuntime(host, service);
+    let siteServer: { close(): Promise<void> } | undefined;
     if (host.settings.sitePort !== undefined) {
       const hostRules = {
         bindHost: host.config().host,
@@ -78,15 +60,37 @@ export default definePlugin({
         extraHosts: (host.settings.env.WEB_ALLOWED_HOSTS ?? '').split(',').map((h) => h.trim()).filter(Boolean),
       };
       const server = await startSiteServer(() => service.store, host.settings.sitePort, host.config().host, (err) => host.log.error({ err }, 'site request failed'), hostRules);
-      siteServers.add(server);
+      siteServer = server;
       host.log.info({ port: server.port }, `workspace sites served on port ${server.port} (SITE_PORT)`);
     }
-  },
-  stop: async () => {
-    const closing = [...siteServers].map((s) => s.close());
-    siteServers.clear();
-    const flushing = [...started].map((s) => s.store.flush());
-    started.clear();
-    await Promise.all([...closing, ...flushing]);
+    return {
+      literals: [
+        {
+          literal: '/ws',
+          help: 'open your coding workspace (files, python, your own web page)',
+          usage: '/ws [files|show <file>|run <file.py>|name <username>|reset|exit]',
+          run: (ctx) => handleCommand(service, ctx),
+        },
+      ],
+      predicates: [
+        {
+          // While a user's workspace is open in this chat, their free text goes to the model with the workspace tools.
+          // Commands of other plugins (prefix or /word) still reach their plugins.
+          when: (ctx) => {
+            if (!ctx.text || ctx.text.startsWith(ctx.host.config().prefix) || /^\/\w/.test(ctx.text)) return false;
+            return Boolean(service.openWorkspace(ctx.senderId, ctx.message.senderAltId, ctx.chatId));
+          },
+          run: (ctx) => handleWorkspaceChat(service, ctx),
+        },
+      ],
+      routes: (router) => {
+        // With SITE_PORT set, sites live only on their own port (their own origin, away from the dashboard).
+        const site = siteMiddleware(() => (host.settings.sitePort === undefined ? service.store : undefined));
+        router.get(['/:site', '/:site/{*rest}'], site);
+      },
+      stop: async () => {
+        await Promise.all([siteServer?.close(), service.store.flush()]);
+      },
+    };
   },
 });

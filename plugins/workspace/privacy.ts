@@ -1,4 +1,4 @@
-import type { PrivacyParticipant } from '../../core/store/privacy.js';
+import type { PrivacyParticipant } from '../../core/index.js';
 import { WorkspaceFiles } from './files.js';
 import type { WorkspaceStore } from './store.js';
 

@@ -1,8 +1,8 @@
-import type { PluginHost } from '../../core/plugin/types.js';
+import type { PluginHost, Static } from '../../core/index.js';
 import { BadFileName, checkFileName } from './file-names.js';
 import { FileRefused, WorkspaceFiles, kb, openInside } from './files.js';
 import { Locks } from './locks.js';
-import { readOptions, type WorkspaceOptions } from './options.js';
+import { withEnvSettings, type WorkspaceOptions, type workspaceOptions } from './options.js';
 import { runPython, systemPython, type RunResult } from './sandbox.js';
 import { WorkspaceStore, type WorkspaceMeta } from './store.js';
 import { checkUsername } from './usernames.js';
@@ -21,6 +21,9 @@ function shownName(name: string): string {
 /** Longest run output put into a chat reply (the full capped output goes to the model). */
 const CHAT_OUTPUT_CHARS = 3000;
 
+/** The host the workspace plugin gets: its options typed from the schema. */
+export type WorkspaceHost = PluginHost<Static<typeof workspaceOptions>>;
+
 /**
  * The workspace feature's logic, shared by the `/ws` commands, the model's tools and the site server:
  * who owns which workspace, file access within limits, sandboxed runs and site usernames.
@@ -35,7 +38,7 @@ export class WorkspaceService {
   readonly locks: Locks;
   private pythonPath: string | undefined;
 
-  constructor(readonly host: PluginHost) {
+  constructor(readonly host: WorkspaceHost) {
     this.store = new WorkspaceStore(host.dataDir, (msg, detail) => host.log.error(detail, msg));
     this.locks = new Locks(() => this.options().maxConcurrentRuns);
   }
@@ -46,7 +49,7 @@ export class WorkspaceService {
   }
 
   options(): WorkspaceOptions {
-    return readOptions(this.host.options(), (name) => this.host.setting?.(name));
+    return withEnvSettings(this.host.options(), (name) => this.host.setting(name));
   }
 
   /** Whether python code can run now, and the reason when not. */

@@ -1,11 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { isLid, userPart } from '../../core/mentions/ids.js';
-import { writeJsonAtomic } from '../../core/store/atomic.js';
-import { healthFor } from '../../core/store/data-health.js';
-import { JsonFile } from '../../core/store/json-file.js';
-import { checkDocument, WORKSPACE_INDEX_SCHEMA, WORKSPACE_USERNAMES_SCHEMA, WORKSPACE_USERS_SCHEMA } from '../../core/store/schemas.js';
+import { checkDocument, healthFor, isLid, JsonFile, userPart, WORKSPACE_INDEX_SCHEMA, WORKSPACE_USERNAMES_SCHEMA, WORKSPACE_USERS_SCHEMA, writeJsonAtomic } from '../../core/index.js';
 
 /** One workspace's metadata (data/workspaces/index/<id>.json). */
 export interface WorkspaceMeta {

@@ -1,8 +1,12 @@
-import type { ToolCall, ToolDefinition } from '../../core/plugin/types.js';
+import type { MessageContext, PluginTool, RespondOptions, Static, ToolCallOf } from '../../core/index.js';
 import { displayName } from './file-names.js';
 import { kb } from './files.js';
+import type { workspaceOptions } from './options.js';
 import type { WorkspaceService } from './service.js';
 import type { WorkspaceMeta } from './store.js';
+
+type Options = Static<typeof workspaceOptions>;
+type WorkspaceTool = PluginTool<Options>;
 
 /**
  * The tools the main model gets while a user's workspace is open. Every call finds the workspace from the chat and
@@ -11,8 +15,8 @@ import type { WorkspaceMeta } from './store.js';
  *
  * @example ctx.ai.respond(ctx, { system: workspacePrompt(...), extraTools: workspaceTools(service) });
  */
-export function workspaceTools(service: WorkspaceService): ToolDefinition[] {
-  const bound = (call: ToolCall): WorkspaceMeta => {
+export function workspaceTools(service: WorkspaceService): WorkspaceTool[] {
+  const bound = (call: Pick<ToolCallOf<Options>, 'senderId' | 'senderAltId' | 'chatId'>): WorkspaceMeta => {
     const meta = service.openWorkspace(call.senderId, call.senderAltId, call.chatId);
     if (!meta) throw new Error('the workspace is not open in this chat (the user can open it with /ws)');
     return meta;
@@ -29,7 +33,7 @@ export function workspaceTools(service: WorkspaceService): ToolDefinition[] {
           const list = await files.list();
           const usage = await files.usage();
           if (!list.length) return 'The workspace is empty.';
-          return `${list.map((f) => `${displayName(f.name)} (${kb(f.size)})`).join('\n')}\nTotal ${kb(usage.bytes)} of ${service.options().quotaMb} MB.`;
+          return `${list.map((f) => `${displayName(f.name)} (${kb(f.size)})`).join('\n')}\nTotal ${kb(usage.bytes)} of ${call.options.quotaMb} MB.`;
         });
       },
     },
@@ -83,6 +87,14 @@ export function workspaceTools(service: WorkspaceService): ToolDefinition[] {
       run: async (args, call) => service.publish(bound(call), typeof args.username === 'string' && args.username ? args.username : undefined),
     },
   ];
+}
+
+/**
+ * The tools as one turn offers them (`extraTools` of `ctx.ai.respond`): each call sees this plugin's context and its
+ * typed options, as the tools a plugin offers in `setup` do.
+ */
+export function asTurnTools(tools: WorkspaceTool[], ctx: MessageContext<Options>): NonNullable<RespondOptions['extraTools']> {
+  return tools.map((tool) => ({ ...tool, run: (args, call) => tool.run(args, { ...call, ctx, options: ctx.options }) }));
 }
 
 /** The extra system prompt while a workspace is open. */

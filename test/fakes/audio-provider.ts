@@ -1,3 +1,8 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { testFfmpeg } from '../voice/audio-files.js';
 import { HttpFake, type FakeBehaviour, type RecordedRequest } from './http-fake.js';
 import { completion } from './openai-gateway.js';
 
@@ -31,6 +36,32 @@ export const audioFailures = {
   noText: { status: 200, json: { x_groq: { id: 'req_1' } } } as FakeBehaviour,
 };
 
+/** One text-to-speech request (`POST /v1/audio/speech`) as the fake received it. */
+export interface SpeechRequest {
+  key: string;
+  model: string;
+  voice: string;
+  input: string;
+  responseFormat?: string;
+}
+
+let speechWav: Buffer | undefined;
+
+/** Real speech-like audio for the speech endpoint: a short tone as 48 kHz WAV, made once with ffmpeg. */
+export function speechAudio(): Buffer {
+  if (!speechWav) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'fake-speech-'));
+    try {
+      const file = path.join(dir, 'speech.wav');
+      execFileSync(testFfmpeg(), ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'sine=frequency=300:duration=1', '-ar', '48000', '-ac', '1', file]);
+      speechWav = readFileSync(file);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return speechWav;
+}
+
 /** Parses a multipart/form-data body with the platform's own parser (undici's FormData). */
 export async function parseMultipart(req: RecordedRequest): Promise<TranscriptionUpload> {
   const form = await new Response(new Uint8Array(req.body), { headers: { 'content-type': String(req.headers['content-type'] ?? '') } }).formData();
@@ -48,7 +79,8 @@ export async function parseMultipart(req: RecordedRequest): Promise<Transcriptio
 
 /**
  * A fake OpenAI-compatible audio provider on 127.0.0.1: `POST /v1/audio/transcriptions` (multipart, parsed and
- * recorded, answers `{ text }`) and `POST /v1/chat/completions` (auto reactions, answers 👍 by default).
+ * recorded, answers `{ text }`), `POST /v1/chat/completions` (auto reactions, answers 👍 by default) and
+ * `POST /v1/audio/speech` (voice replies, answers a real WAV).
  * Behaviours can be queued for the next uploads of one key (`forKey`) or set for a key until changed (`always`):
  * 429 with or without retry-after / reset headers, 401/403, 5xx, hang, drop.
  *
@@ -72,6 +104,7 @@ export class FakeAudioProvider {
       'GET /': { status: 200, text: 'audio ok' },
       'POST /v1/audio/transcriptions': (req) => fake.transcribe(req),
       'POST /v1/chat/completions': (req) => ({ status: 200, json: completion('👍', { model: req.json?.model }) }),
+      'POST /v1/audio/speech': { status: 200, body: speechAudio(), headers: { 'content-type': 'audio/wav' } },
     });
     fake = new FakeAudioProvider(http, transcript);
     return fake;
@@ -117,6 +150,23 @@ export class FakeAudioProvider {
   /** Queues behaviours for the next chat completions (auto reactions). */
   nextChat(...behaviours: FakeBehaviour[]): this {
     this.http.next('POST /v1/chat/completions', ...behaviours);
+    return this;
+  }
+
+  /** Text-to-speech requests received (voice replies), answered or not. */
+  get speeches(): SpeechRequest[] {
+    return this.http.received('POST /v1/audio/speech').map((req) => ({
+      key: String(req.headers.authorization ?? '').replace(/^Bearer\s+/i, ''),
+      model: String(req.json?.model ?? ''),
+      voice: String(req.json?.voice ?? ''),
+      input: String(req.json?.input ?? ''),
+      responseFormat: req.json?.response_format,
+    }));
+  }
+
+  /** Queues behaviours for the next speech requests (failures: 500, 'hang', …). */
+  nextSpeech(...behaviours: FakeBehaviour[]): this {
+    this.http.next('POST /v1/audio/speech', ...behaviours);
     return this;
   }
 

@@ -13,7 +13,7 @@ export interface RecordedRequest {
 
 /** What the fake does with one request. */
 export type FakeBehaviour =
-  | { status: number; json?: unknown; text?: string; headers?: Record<string, string> }
+  | { status: number; json?: unknown; text?: string; body?: Buffer; headers?: Record<string, string> }
   | 'hang'
   | 'drop'
   | ((req: RecordedRequest) => FakeBehaviour | Promise<FakeBehaviour>);
@@ -101,7 +101,9 @@ export class HttpFake {
       return;
     }
     const headers = { ...(behaviour.headers ?? {}) };
-    if (behaviour.json !== undefined) {
+    if (behaviour.body !== undefined) {
+      res.writeHead(behaviour.status, { 'content-type': 'application/octet-stream', ...headers }).end(behaviour.body);
+    } else if (behaviour.json !== undefined) {
       res.writeHead(behaviour.status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(behaviour.json));
     } else {
       res.writeHead(behaviour.status, { 'content-type': 'text/plain', ...headers }).end(behaviour.text ?? '');

@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { WorkspaceService } from '../../plugins/workspace/service.js';
+import { WorkspaceService, type WorkspaceHost } from '../../plugins/workspace/service.js';
 import { workspaceTools } from '../../plugins/workspace/tools.js';
 import { completion, FakeGateway } from '../fakes/openai-gateway.js';
 import type { RecordedRequest } from '../fakes/http-fake.js';
-import type { TestApp } from '../helpers/test-app.js';
+import workspacePlugin from '../../plugins/workspace/index.js';
+import { startTestApp, type TestApp } from '../helpers/test-app.js';
 import { sandboxWorks, startWorkspaceApp, texts, USER, workspaceDir } from './helpers.js';
 
 const call = (id: string, name: string, args: Record<string, unknown>) => ({ id, name, arguments: JSON.stringify(args) });
@@ -81,10 +82,10 @@ describe('workspace with the model', function () {
     await t.transport.push({ text: '/ws', senderId: USER });
     await t.transport.push({ text: 'hi', senderId: '62844445555@s.whatsapp.net' });
     expect(gw.chats().slice(-1)[0].json.messages[0].content).not.to.include('coding workspace open');
-    const service = new WorkspaceService(t.app.bot.host('workspace'));
+    const service = new WorkspaceService(t.app.bot.host('workspace') as unknown as WorkspaceHost);
     await service.start();
     const write = workspaceTools(service).find((x) => x.name === 'workspace_write_file')!;
-    const stranger = { chatId: '62844445555@s.whatsapp.net', senderId: '62844445555@s.whatsapp.net', isOwner: false, ctx: undefined as never, cite: () => undefined };
+    const stranger = { chatId: '62844445555@s.whatsapp.net', senderId: '62844445555@s.whatsapp.net', isOwner: false, ctx: undefined as never, options: undefined as never, cite: () => undefined };
     const refused = await Promise.resolve(write.run({ path: 'x.py', content: 'print(1)' }, stranger)).then(() => 'ran', (err: Error) => err.message);
     expect(refused).to.match(/not open in this chat/);
     // The owner's tools work only in the chat where the workspace is open.
@@ -104,4 +105,20 @@ describe('workspace with the model', function () {
     expect(texts(await t.transport.push({ text: '/ws reset confirm', senderId: USER }))[0]).to.match(/deleted/);
     expect(texts(await t.transport.push({ text: '/ws files', senderId: USER }))[0]).to.equal('No files yet.');
   });
+
+  it('a tool reads the typed options with their defaults when config.json has no workspace section', async () => {
+    await t.stop();
+    t = await startTestApp({ plugins: [workspacePlugin], env: { BASE_URL: gw.url }, config: { plugins: {} } });
+    expect(JSON.parse(await readFile(path.join(t.dir, 'config.json'), 'utf8')).plugins).to.not.have.property('workspace');
+    await t.transport.push({ text: '/ws', senderId: USER });
+    gw.next(
+      { status: 200, json: completion(null, { toolCalls: [call('c1', 'workspace_write_file', { path: 'a.py', content: 'print(1)' })] }) },
+      { status: 200, json: completion(null, { toolCalls: [call('c2', 'workspace_list_files', {})] }) },
+      { status: 200, json: completion('listed') },
+    );
+    expect(texts(await t.transport.push({ text: 'list my files', senderId: USER }))).to.deep.equal(['listed']);
+    // quotaMb's default (20) reached the tool through call.options.
+    expect(toolResults(gw.chats()[2]).slice(-1)[0]).to.match(/^a\.py \(.*\)\nTotal .* of 20 MB\.$/);
+  });
 });
+

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import sinon from 'sinon';
 import { Capabilities } from '../../core/capabilities/capabilities.js';
-import type { PluginHost } from '../../core/plugin/types.js';
 import workspacePlugin from '../../plugins/workspace/index.js';
-import { WorkspaceService } from '../../plugins/workspace/service.js';
+import { Value } from '@sinclair/typebox/value';
+import { workspaceOptions } from '../../plugins/workspace/options.js';
+import { WorkspaceService, type WorkspaceHost } from '../../plugins/workspace/service.js';
 import { systemPython } from '../../plugins/workspace/sandbox.js';
 import { tempDir } from '../helpers/test-app.js';
 import { putFile, startWorkspaceApp, texts, USER } from './helpers.js';
@@ -29,7 +30,7 @@ describe('workspace without a sandbox', function () {
     const t = await startWorkspaceApp();
     try {
       t.app.capabilities.setLive('python', () => ({ ok: false, detail: 'python3 not found' }));
-      const service = new WorkspaceService(t.app.bot.host('workspace'));
+      const service = new WorkspaceService(t.app.bot.host('workspace') as unknown as WorkspaceHost);
       (service as unknown as { pythonPath: undefined }).pythonPath = undefined;
       expect(service.runtime()).to.deep.equal({ ok: false, reason: 'The python runtime is unavailable on this bot: python3 not found. You can still create and edit files.' });
     } finally {
@@ -50,14 +51,15 @@ describe('workspace without a sandbox', function () {
       name: 'workspace',
       settings: { publicBaseUrl: '', sitePort: undefined },
       config: () => ({ prefix: '.', host: '127.0.0.1' }),
-      options: () => ({ timeLimitSeconds: 5 }),
+      // As the core delivers them: validated, with the defaults filled in.
+      options: () => ({ ...Value.Create(workspaceOptions), timeLimitSeconds: 5 }),
       setting: (name: string) => ({ WORKSPACE_UNSAFE_NO_SANDBOX: 'true' })[name],
       dataDir,
       log,
       capabilities: caps,
-    } as unknown as PluginHost;
-    await workspacePlugin.start!(host);
-    await workspacePlugin.stop!();
+    } as unknown as WorkspaceHost;
+    const offer = (await workspacePlugin.setup!(host as never)) as { stop?(): Promise<void> };
+    await offer.stop?.();
     expect(log.error.calledWithMatch(sinon.match(/DANGER: WORKSPACE_UNSAFE_NO_SANDBOX is true/))).to.equal(true);
 
     const service = new WorkspaceService(host);

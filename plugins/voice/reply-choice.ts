@@ -1,0 +1,48 @@
+import { JsonFile } from '../../core/store/json-file.js';
+import type { DataSchema } from '../../core/store/schemas.js';
+
+/** `data/voice_replies.json`: each chat's own choice of `.voice on|off`. */
+export const VOICE_REPLY_CHOICES_SCHEMA: DataSchema = {
+  name: 'voice reply choices',
+  version: 1,
+  schema: { type: 'object', required: ['chats'], properties: { chats: { type: 'object', additionalProperties: { type: 'boolean' } } } },
+};
+
+interface ChoicesDoc {
+  chats: Record<string, boolean>;
+}
+
+/**
+ * Which chats chose voice replies on or off with `.voice`; a chat that never chose follows the plugin option.
+ *
+ * @example
+ * await choices.set(chatId, false);
+ * await choices.wants(chatId, options.replies.enabled) // false
+ */
+export class VoiceReplyChoices {
+  private readonly doc: JsonFile<ChoicesDoc>;
+
+  constructor(file: string) {
+    this.doc = new JsonFile<ChoicesDoc>(file, () => ({ chats: {} }), { schema: VOICE_REPLY_CHOICES_SCHEMA });
+  }
+
+  /** The chat's own choice, or undefined when it never chose. */
+  async choice(chatId: string): Promise<boolean | undefined> {
+    return (await this.doc.get()).chats[chatId];
+  }
+
+  /** Whether this chat gets voice replies: its own choice wins over the default. */
+  async wants(chatId: string, byDefault: boolean): Promise<boolean> {
+    return (await this.choice(chatId)) ?? byDefault;
+  }
+
+  async set(chatId: string, on: boolean): Promise<void> {
+    await this.doc.update((doc) => {
+      doc.chats[chatId] = on;
+    });
+  }
+
+  flush(): Promise<void> {
+    return this.doc.flush();
+  }
+}

@@ -1,0 +1,68 @@
+import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Jail } from '../../core/jail/jail.js';
+import { pinFormat } from '../../core/media/index.js';
+import type { AudioProvider } from './audio-provider.js';
+import { toOpusSpeech } from './ffmpeg.js';
+
+/** Links and code are read badly aloud and cannot be copied from a voice note: such answers go as text. */
+const LINK = /\bhttps?:\/\/|\bwww\.\S|\b[a-z0-9-]+\.(?:com|org|net|io|dev|app|id|co)\b/i;
+const CODE = /```|`[^`\n]+`/;
+
+/**
+ * Why an answer should go as text rather than as a voice note, or undefined when it may be spoken.
+ *
+ * @example whyText('see https://x.org', 600) // 'it contains a link'
+ */
+export function whyText(answer: string, maxChars: number): string | undefined {
+  if (answer.length > maxChars) return `it is longer than ${maxChars} characters`;
+  if (LINK.test(answer)) return 'it contains a link';
+  if (CODE.test(answer)) return 'it contains code';
+  return undefined;
+}
+
+/** Voice replies older than this are removed when the next one is made (the transport has long read them). */
+const KEEP_MS = 10 * 60_000;
+
+export interface SpeechMakerOptions {
+  provider: AudioProvider;
+  jail: Jail;
+  /** The ffmpeg binary, or undefined when ffmpeg is not available. */
+  ffmpeg: () => string | undefined;
+  /** Where finished voice replies wait for the transport (`data/voice_replies/`). */
+  dir: string;
+  timeoutMs: number;
+}
+
+/**
+ * Turns an answer into a WhatsApp voice note: speech from the audio provider, its container pinned (core/media), then
+ * converted to mono Ogg/Opus by ffmpeg in the jail. Any failure throws; the caller then sends the text.
+ *
+ * @example const file = await maker.make('It is sunny today.', 'msg-1'); // data/voice_replies/…ogg
+ */
+export class SpeechMaker {
+  constructor(private readonly options: SpeechMakerOptions) {}
+
+  async make(text: string, name: string): Promise<string> {
+    const binary = this.options.ffmpeg();
+    if (!binary) throw new Error('ffmpeg is not available to make a voice note');
+    const speech = await this.options.provider.speak(text);
+    if (!speech.length) throw new Error('the speech endpoint answered with no audio');
+    const format = await pinFormat(speech, 'sound');
+    const [ogg] = await toOpusSpeech(this.options.jail, binary, speech, { format, timeoutMs: this.options.timeoutMs });
+    await mkdir(this.options.dir, { recursive: true });
+    await this.removeOld();
+    const file = path.join(this.options.dir, `${Date.now()}-${name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 60)}.ogg`);
+    await writeFile(file, ogg);
+    return file;
+  }
+
+  private async removeOld(): Promise<void> {
+    const now = Date.now();
+    for (const name of await readdir(this.options.dir).catch(() => [] as string[])) {
+      const file = path.join(this.options.dir, name);
+      const info = await stat(file).catch(() => undefined);
+      if (info && now - info.mtimeMs > KEEP_MS) await rm(file, { force: true }).catch(() => undefined);
+    }
+  }
+}
