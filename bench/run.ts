@@ -3,7 +3,7 @@
  * OpenAI-compatible upstream on 127.0.0.1 (its own process), runs the real bot on the memory transport, prints a
  * table and writes bench/results.json. Exits 1 when a sanity check fails (order, files parse, zero requests during
  * cooldown); timings never change the exit code. `BENCH_QUICK=1` runs fewer samples (a smoke run).
- * `BENCH_ONLY=text,ping,...` runs only some scenarios (text, ping, failover, startup, history, archive, scale).
+ * `BENCH_ONLY=text,ping,...` runs only some scenarios (text, ping, failover, startup, history, archive, console, scale).
  */
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -11,6 +11,7 @@ import path from 'node:path';
 import { ROOT } from './fixture.js';
 import { BenchGateway } from './gateway.js';
 import type { ScenarioResult } from './result.js';
+import { consoleChat } from './scenarios/console.js';
 import { archiveSearch } from './scenarios/archive-search.js';
 import { failover } from './scenarios/failover.js';
 import { historyWrites } from './scenarios/history-writes.js';
@@ -47,6 +48,7 @@ try {
   await step('startup', () => startup(gw, { samples: n(15, 3), messages: 10_000, interval: 500 }));
   await step('history', () => historyWrites({ runs: n(10, 2), chats: 100, messages: 100 }));
   await step('archive', () => archiveSearch({ transcripts: 100_000, queries: n(1000, 200) }));
+  await step('console', () => consoleChat(gw, { messages: n(500, 100), samples: n(3, 1) }));
   await step('scale', () => scale(gw, { instances: 10, messages: 10_000, idleMs: n(5000, 2000) }));
 } finally {
   await gw.close();

@@ -62,7 +62,8 @@ export async function historyWrites(options: HistoryWritesOptions): Promise<Scen
         firstProblem ||= `${name}: ${(err as Error).message}`;
       }
     }
-    const leftovers = files.filter((f) => !f.endsWith('.json'));
+    // The append-only logs stay, emptied by the flush; anything else (a temporary file) is a leftover.
+    const leftovers = files.filter((f) => !f.endsWith('.json') && !f.endsWith('.jsonl'));
     if (leftovers.length) {
       broken += leftovers.length;
       firstProblem ||= `temporary files left: ${leftovers.slice(0, 3).join(', ')}`;

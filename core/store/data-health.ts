@@ -84,6 +84,15 @@ export class DataHealth {
     this.log?.info({ file, from, to }, `data file ${this.name(file)} migrated from v${from} to v${to}`);
   }
 
+  /** Lines of an append-only log that could not be replayed (a torn last line after a crash) were skipped. */
+  skippedLines(file: string, count: number, reason: string): void {
+    this.skipped += count;
+    this.log?.warn({ file, count, reason }, `data file ${this.name(file)}: skipped ${count} unreadable line(s) (${reason}); everything else was kept`);
+  }
+
+  /** How many log lines were skipped at load since start (a crash mid-append leaves at most one per chat). */
+  skipped = 0;
+
   /** A write failed; logged once per file until it succeeds again. */
   writeFailed(file: string, err: unknown): void {
     if (this.failing.has(file)) return;

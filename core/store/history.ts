@@ -1,7 +1,9 @@
+import { appendFile, mkdir, readFile, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { safeFileName } from './atomic.js';
-import { JsonFileCollection, type OnCorrupt } from './json-file.js';
-import { HISTORY_SCHEMA } from './schemas.js';
+import { healthFor } from './data-health.js';
+import { JsonFile, type OnCorrupt } from './json-file.js';
+import { checkDocument, HISTORY_SCHEMA } from './schemas.js';
 
 /** One line of a chat's history. */
 export interface HistoryEntry {
@@ -16,71 +18,223 @@ export interface HistoryEntry {
   media?: string;
 }
 
+interface HistoryDoc {
+  messages: HistoryEntry[];
+  /** Sequence number of the last log line folded into the JSON file. */
+  logSeq?: number;
+}
+
+export interface HistoryStoreOptions {
+  onCorrupt?: OnCorrupt;
+  /** Log lines after which the chat's JSON file is rewritten and its log emptied; default `maxMessages`. */
+  compactEvery?: number;
+}
+
+/**
+ * One chat: the JSON file (the readable layout) plus its append-only log `<chat>.jsonl`. A new message costs one
+ * appended line; every `compactEvery` lines (and at flush/stop) the JSON file is rewritten atomically and the log
+ * emptied, so the bytes written per message do not grow with the history.
+ *
+ * Each log line carries a sequence number and the JSON file the number of the last line it contains, so a crash
+ * between rewriting the JSON file and emptying the log replays nothing twice.
+ */
+class ChatHistory {
+  private readonly ready: Promise<HistoryDoc>;
+  /** Disk work of this chat, in order: appends and compactions never overlap. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private unfolded = 0;
+  private readonly flushNow = () => this.compact().catch(() => undefined);
+
+  constructor(
+    private readonly doc: JsonFile<HistoryDoc>,
+    private readonly logFile: string,
+    private readonly store: HistoryStore,
+  ) {
+    this.ready = this.load();
+  }
+
+  private async load(): Promise<HistoryDoc> {
+    const value = await this.doc.get();
+    let text = '';
+    try {
+      text = await readFile(this.logFile, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') healthFor(this.logFile).skippedLines(this.logFile, 0, `cannot be read: ${(err as Error).message}`);
+    }
+    if (!text) return value;
+    const lines = text.split('\n');
+    // A last line without its newline is an append the crash cut short.
+    const torn = lines.pop() !== '' ? 1 : 0;
+    let bad = 0;
+    for (const line of lines) {
+      const entry = parseLine(line);
+      if (!entry) bad++;
+      else if (entry.seq > (value.logSeq ?? 0)) {
+        value.logSeq = entry.seq;
+        value.messages.push(entry.entry);
+      }
+    }
+    if (torn || bad) healthFor(this.logFile).skippedLines(this.logFile, torn + bad, torn ? 'the bot stopped in the middle of writing the last one' : 'not a valid history line');
+    this.trim(value);
+    // Fold the log in now: the next append then never follows a torn line.
+    this.unfolded = 1;
+    await this.compactLocked(value);
+    return value;
+  }
+
+  private trim(value: HistoryDoc): void {
+    if (value.messages.length > this.store.maxMessages) value.messages.splice(0, value.messages.length - this.store.maxMessages);
+  }
+
+  get(): Promise<HistoryDoc> {
+    return this.ready;
+  }
+
+  /** Appends one message: resolves once its line was handed to the file system (it survives a crash of the bot). */
+  async append(entry: HistoryEntry): Promise<void> {
+    const value = await this.ready;
+    value.messages.push(entry);
+    this.trim(value);
+    const seq = (value.logSeq ?? 0) + 1;
+    value.logSeq = seq;
+    const line = JSON.stringify({ seq, ...entry }) + '\n';
+    this.unfolded++;
+    JsonFile.pendingFlushers.add(this.flushNow);
+    const written = this.run(() => this.appendLine(line));
+    if (this.unfolded >= this.store.compactEvery) void this.compact().catch(() => undefined);
+    await written;
+  }
+
+  private async appendLine(line: string): Promise<void> {
+    try {
+      try {
+        await appendFile(this.logFile, line);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        await mkdir(path.dirname(this.logFile), { recursive: true });
+        await appendFile(this.logFile, line);
+      }
+    } catch (err) {
+      // The line is not on disk: the JSON file (with its retries and failure reports) must carry the change instead.
+      await this.doc.update(() => undefined);
+      healthFor(this.logFile).writeFailed(this.logFile, err);
+    }
+  }
+
+  private run<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(work, work);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Rewrites the JSON file with everything and empties the log; rejects when the JSON file cannot be written. */
+  async compact(changed = false): Promise<void> {
+    const value = await this.ready;
+    await this.run(() => this.compactLocked(value, changed));
+  }
+
+  private async compactLocked(value: HistoryDoc, changed = false): Promise<void> {
+    if (this.unfolded === 0 && !changed) return this.doc.flush();
+    const folded = this.unfolded;
+    await this.doc.update(() => value);
+    await this.doc.flush();
+    // The JSON file now holds every line (its logSeq says up to which): the log can go.
+    await truncate(this.logFile, 0).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
+    this.unfolded -= folded;
+    if (this.unfolded === 0) JsonFile.pendingFlushers.delete(this.flushNow);
+  }
+}
+
+/** A log line: the entry plus its sequence number, checked with the history schema. */
+function parseLine(line: string): { seq: number; entry: HistoryEntry } | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (!parsed || typeof parsed !== 'object') return undefined;
+  const { seq, ...entry } = parsed as Record<string, unknown>;
+  if (typeof seq !== 'number' || !Number.isInteger(seq) || seq < 1) return undefined;
+  const checked = checkDocument(HISTORY_SCHEMA, { version: HISTORY_SCHEMA.version, messages: [entry] });
+  return checked.ok ? { seq, entry: entry as unknown as HistoryEntry } : undefined;
+}
+
 /**
  * The history of every chat: `data/history/<chat>.json`, one file per chat, bounded to the last `maxMessages`
- * entries, written atomically.
+ * entries, written atomically; new messages go first to `data/history/<chat>.jsonl` (one line each), which is folded
+ * into the JSON file every `maxMessages` lines, at flush and at the next start.
  *
  * @example
  * await histories.append(chatId, { role: 'user', text: 'hi', at: Date.now() });
  * const recent = await histories.recent(chatId, 20);
  */
 export class HistoryStore {
-  private readonly docs: JsonFileCollection<{ messages: HistoryEntry[] }>;
-  constructor(readonly dataDir: string, public maxMessages = 50, onCorrupt?: OnCorrupt) {
-    this.docs = new JsonFileCollection((chat) => path.join(dataDir, 'history', `${safeFileName(chat)}.json`), () => ({ messages: [] }), { schema: HISTORY_SCHEMA, onCorrupt });
+  private readonly chats = new Map<string, ChatHistory>();
+  private readonly options: HistoryStoreOptions;
+  constructor(readonly dataDir: string, public maxMessages = 50, options?: HistoryStoreOptions | OnCorrupt) {
+    this.options = typeof options === 'function' ? { onCorrupt: options } : (options ?? {});
   }
 
-  async append(chatId: string, entry: HistoryEntry): Promise<void> {
-    await this.docs.doc(chatId).update((doc) => {
-      if (!Array.isArray(doc.messages)) doc.messages = [];
-      doc.messages.push(entry);
-      if (doc.messages.length > this.maxMessages) doc.messages.splice(0, doc.messages.length - this.maxMessages);
-    });
+  get compactEvery(): number {
+    return Math.max(1, this.options.compactEvery ?? this.maxMessages);
+  }
+
+  private chat(chatId: string): ChatHistory {
+    let chat = this.chats.get(chatId);
+    if (!chat) {
+      const base = path.join(this.dataDir, 'history', safeFileName(chatId));
+      const doc = new JsonFile<HistoryDoc>(`${base}.json`, () => ({ messages: [] }), { schema: HISTORY_SCHEMA, onCorrupt: this.options.onCorrupt });
+      chat = new ChatHistory(doc, `${base}.jsonl`, this);
+      this.chats.set(chatId, chat);
+    }
+    return chat;
+  }
+
+  append(chatId: string, entry: HistoryEntry): Promise<void> {
+    return this.chat(chatId).append(entry);
   }
 
   /** The last `limit` entries, oldest first. */
   async recent(chatId: string, limit = this.maxMessages): Promise<HistoryEntry[]> {
-    const doc = await this.docs.doc(chatId).get();
-    const messages = Array.isArray(doc.messages) ? doc.messages : [];
-    return messages.slice(-limit);
+    const doc = await this.chat(chatId).get();
+    return doc.messages.slice(-limit);
   }
 
-  /** Removes one message (deleted for everyone on WhatsApp). Returns true when it was there. */
+  /** Removes one message (deleted for everyone on WhatsApp) from memory, the JSON file and the log. True when it was there. */
   async remove(chatId: string, messageId: string): Promise<boolean> {
-    const doc = this.docs.doc(chatId);
-    const current = await doc.get();
-    if (!current.messages.some((m) => m.id === messageId)) return false;
-    await doc.update((d) => {
-      d.messages = d.messages.filter((m) => m.id !== messageId);
-    });
-    await doc.flush();
-    return true;
+    return (await this.removeWhere(chatId, (m) => m.id === messageId)) > 0;
   }
 
   /** Removes the entries of one chat that match (privacy delete) and waits until that is on disk. Returns how many. */
   async removeWhere(chatId: string, matches: (entry: HistoryEntry) => boolean): Promise<number> {
-    const doc = this.docs.doc(chatId);
-    let removed = 0;
-    await doc.update((d) => {
-      const kept = d.messages.filter((m) => !matches(m));
-      removed = d.messages.length - kept.length;
-      d.messages = kept;
-    });
-    await doc.flush();
+    const chat = this.chat(chatId);
+    const doc = await chat.get();
+    const kept = doc.messages.filter((m) => !matches(m));
+    const removed = doc.messages.length - kept.length;
+    if (removed === 0) return 0;
+    doc.messages = kept;
+    // Compacting rewrites the JSON file and empties the log, so the removed text is nowhere on disk.
+    await chat.compact(true);
     return removed;
   }
 
   /** Clears the chat's prompt history (`.reset`): the next answer starts a fresh conversation. Returns how many went. */
   async clear(chatId: string): Promise<number> {
-    let removed = 0;
-    await this.docs.doc(chatId).update((doc) => {
-      removed = Array.isArray(doc.messages) ? doc.messages.length : 0;
-      doc.messages = [];
-    });
+    const chat = this.chat(chatId);
+    const doc = await chat.get();
+    const removed = doc.messages.length;
+    doc.messages = [];
+    await chat.compact(true);
     return removed;
   }
 
-  flush(): Promise<void> {
-    return this.docs.flush();
+  /** Folds every chat's log into its JSON file; rejects naming the files that could not be written. */
+  async flush(): Promise<void> {
+    const results = await Promise.allSettled([...this.chats.values()].map((c) => c.compact()));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 }

@@ -129,8 +129,11 @@ export class JsonFile<T> {
 
   /** Flushes every document of this process that has pending changes (failures stay reported by each file). */
   static async flushAll(): Promise<void> {
-    await Promise.allSettled([...JsonFile.unsaved].map((doc) => doc.flush()));
+    await Promise.allSettled([...JsonFile.unsaved].map((doc) => doc.flush()).concat([...JsonFile.pendingFlushers].map((flush) => flush())));
   }
+
+  /** Stores that keep changes outside JsonFile (the history's append-only logs) and must be folded in by flushAll. */
+  static readonly pendingFlushers = new Set<() => Promise<void>>();
 
   private scheduleWrite(): void {
     this.dirty = true;

@@ -80,6 +80,8 @@ export const HISTORY_SCHEMA: DataSchema = {
           properties: { role: { enum: ['user', 'assistant'] }, text: str, at: num, id: str, senderId: str, senderName: str, media: str },
         },
       },
+      // Sequence number of the last `<chat>.jsonl` line folded into this file: lines up to it are not replayed again.
+      logSeq: { type: 'integer', minimum: 0 },
     },
   },
 };

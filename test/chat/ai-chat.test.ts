@@ -50,8 +50,10 @@ describe('AI chat through the provider chain', () => {
       'user:what is my name?',
     ]);
     await t.app.bot.histories.flush();
-    const files = readdirSync(path.join(t.dir, 'data', 'history'));
-    expect(files).to.deep.equal(['10000000001@s.whatsapp.net.json']);
+    const files = readdirSync(path.join(t.dir, 'data', 'history')).sort();
+    // The JSON file holds everything after a flush; the append-only log beside it is emptied.
+    expect(files).to.deep.equal(['10000000001@s.whatsapp.net.json', '10000000001@s.whatsapp.net.jsonl']);
+    expect(readFileSync(path.join(t.dir, 'data', 'history', files[1]), 'utf8')).to.equal('');
     const saved = JSON.parse(readFileSync(path.join(t.dir, 'data', 'history', files[0]), 'utf8'));
     expect(saved.messages).to.have.length(4);
   });

@@ -27,8 +27,11 @@ async function historyTexts(dataDir: string): Promise<string[]> {
   if (!existsSync(dir)) return [];
   const texts: string[] = [];
   for (const name of await readdir(dir)) {
+    // A message is on disk once it is a line of the chat's log (`.jsonl`) or in its JSON file.
+    const text = await readFile(path.join(dir, name), 'utf8');
+    if (name.endsWith('.jsonl')) texts.push(...text.split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { text: string }).text));
     if (!name.endsWith('.json')) continue;
-    const doc = JSON.parse(await readFile(path.join(dir, name), 'utf8')) as { messages: Array<{ text: string }> };
+    const doc = JSON.parse(text) as { messages: Array<{ text: string }> };
     texts.push(...doc.messages.map((m) => m.text));
   }
   return texts;

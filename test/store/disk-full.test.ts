@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { HistoryStore } from '../../core/store/history.js';
 import { completion, FakeGateway, lastUserText } from '../fakes/openai-gateway.js';
 import { ROOT, tempDir, writeConfig } from '../helpers/test-app.js';
 
@@ -33,7 +34,8 @@ wait_for() { i=0; until grep -q "$1" "$2"; do i=$((i+1)); [ $i -gt 400 ] && retu
 echo "hello" >&3
 wait_for "primary: hello" "$D/out.txt"
 # The answered message is on disk before the disk fills up.
-wait_for '"text": "primary: hello"' "$D/data/history/${CHAT}.json"
+# (A message is on disk once it is a line of the chat's append-only log.)
+wait_for '"text":"primary: hello"' "$D/data/history/${CHAT}.jsonl"
 dd if=/dev/zero of="$D/data/filler" bs=4k 2>/dev/null || true
 echo "please remember that my locker is 42" >&3
 wait_for "could not save" "$D/out.txt"
@@ -98,8 +100,9 @@ describe('a full disk (tmpfs in a private mount namespace)', function () {
       expect(err).to.match(/NOT saved|could not be saved before the stop/);
 
       const after = path.join(dir, 'after');
-      const history = JSON.parse(await readFile(path.join(after, 'history', `${CHAT}.json`), 'utf8'));
-      expect(history.messages.map((m: { text: string }) => m.text)).to.include.members(['an old message', 'hello', 'primary: hello']);
+      // What the next start reads: the JSON file plus the log replayed over it.
+      const history = await new HistoryStore(after).recent(CHAT);
+      expect(history.map((m) => m.text)).to.include.members(['an old message', 'hello', 'primary: hello']);
       const memory = JSON.parse(await readFile(path.join(after, 'memory', `${CHAT}.json`), 'utf8'));
       expect(memory.facts.map((f: { text: string }) => f.text)).to.deep.equal(['likes green tea']);
       const all = await listAll(after);
