@@ -3,7 +3,7 @@
  * OpenAI-compatible upstream on 127.0.0.1 (its own process), runs the real bot on the memory transport, prints a
  * table and writes bench/results.json. Exits 1 when a sanity check fails (order, files parse, zero requests during
  * cooldown); timings never change the exit code. `BENCH_QUICK=1` runs fewer samples (a smoke run).
- * `BENCH_ONLY=text,ping,...` runs only some scenarios (text, ping, failover, startup, history, archive, console, scale).
+ * `BENCH_ONLY=text,ping,...` runs only some scenarios (text, ping, failover, startup, history, archive, console, scale, recall).
  */
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -16,6 +16,7 @@ import { archiveSearch } from './scenarios/archive-search.js';
 import { failover } from './scenarios/failover.js';
 import { historyWrites } from './scenarios/history-writes.js';
 import { pingThroughput } from './scenarios/ping.js';
+import { recallSearch } from './scenarios/recall-search.js';
 import { scale } from './scenarios/scale.js';
 import { startup } from './scenarios/startup.js';
 import { textRoundTrip } from './scenarios/text-round-trip.js';
@@ -50,6 +51,7 @@ try {
   await step('archive', () => archiveSearch({ transcripts: 100_000, queries: n(1000, 200) }));
   await step('console', () => consoleChat(gw, { messages: n(500, 100), samples: n(3, 1) }));
   await step('scale', () => scale(gw, { instances: 10, messages: 10_000, idleMs: n(5000, 2000) }));
+  await step('recall', () => recallSearch({ messages: 100_000, queries: n(1000, 200) }));
 } finally {
   await gw.close();
 }

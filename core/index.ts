@@ -71,6 +71,13 @@ export { startTestBot, type TestBot, type TestBotOptions } from './testing/test-
 export { FakeModel, lastText, type ModelAnswer, type ModelRequest } from './testing/fake-model.js';
 export type { BotAction, PushInput } from './transport/memory.js';
 
+/** Append-only data files of a plugin's own (waiting while a backup holds the writes), and the history append hook. */
+export { appendToFile, writeFileAtomicSafe as writeFileAtomic } from './store/atomic.js';
+export type { DataHealth } from './store/data-health.js';
+export type { HistoryAppendListener } from './store/history.js';
+/** True when a chat is the private chat with the person (privacy participants). */
+export { isPrivateChatOf } from './store/privacy.js';
+
 /**
  * The jail and the helper programs it runs, for plugins that handle untrusted media (`host.jail` is the bot's jail).
  *
@@ -93,3 +100,17 @@ export { ytdlpStatus } from './capabilities/tool-age.js';
 export { assertPixelBudget, DEFAULT_MAX_IMAGE_PIXELS, inputArgs, MediaRefused, pinFileFormat, pinFormat, type PinnedFormat } from './media/index.js';
 /** For plugins that call a provider leg themselves (vision): a leg; `BadAnswerError` above is for an unusable answer. */
 export type { ProviderLeg } from './providers/types.js';
+/*
+ * More services for plugins that keep data or handle chat media (voice): the rest of the atomic store, the audio
+ * data schemas kept with the other data files, the privacy helpers, and media length measuring.
+ */
+export type { JsonFileOptions } from './store/json-file.js';
+export { ARCHIVE_SEGMENT_SCHEMA, AUDIO_BUDGET_SCHEMA } from './store/schemas.js';
+export { safeFileName, writeFileAtomicSafe } from './store/atomic.js';
+export { describeWriteError } from './store/data-health.js';
+export { writtenBy, type PersonIds } from './store/privacy.js';
+export type { HistoryStore } from './store/history.js';
+export type { OwnerNotifier } from './notices/owner-notifier.js';
+export { ALLOWED_CONTAINERS, mediaSeconds } from './media/index.js';
+/** An upstream base URL in the forms users write (with or without /v1), as the SDKs want it. */
+export { normalizeBaseUrl } from './providers/normalize.js';

@@ -38,7 +38,7 @@ const CONTENT_WORDS = (
 const SYLLABLES = 'ka lo mi ra ten vos ul pe dri san mor el ti bu gan fe'.split(' ');
 
 /** A deterministic pseudo-random generator (mulberry32), so every run archives the same transcripts. */
-function rng(seed: number): () => number {
+export function rng(seed: number): () => number {
   let a = seed;
   return () => {
     a |= 0;
@@ -53,7 +53,7 @@ function rng(seed: number): () => number {
  * Picks words with Zipf frequencies (rank r has weight 1/r), like speech: a few words are everywhere, most are rare.
  * Ranks 1..30 are function words, then ~4,000 content words.
  */
-function zipfVocabulary(random: () => number): { pick: () => string; content: () => string } {
+export function zipfVocabulary(random: () => number): { pick: () => string; content: () => string } {
   const made = Array.from({ length: 4000 - CONTENT_WORDS.length }, () => Array.from({ length: 2 + Math.floor(random() * 2) }, () => SYLLABLES[Math.floor(random() * SYLLABLES.length)]).join(''));
   const words = [...FUNCTION_WORDS, ...CONTENT_WORDS, ...made];
   const cumulative: number[] = [];
@@ -74,7 +74,7 @@ function zipfVocabulary(random: () => number): { pick: () => string; content: ()
   return { pick: () => draw(0), content: () => draw(FUNCTION_WORDS.length) };
 }
 
-function transcript(random: () => number, vocabulary: { pick: () => string }): string {
+export function transcript(random: () => number, vocabulary: { pick: () => string }): string {
   const n = 8 + Math.floor(random() * 40);
   const words: string[] = [];
   for (let i = 0; i < n; i++) words.push(vocabulary.pick());

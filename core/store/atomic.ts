@@ -1,4 +1,4 @@
-import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import { appendFile, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 
 /** Marker in the names of temporary files, so leftovers of a crash can be recognised (and are never data). */
@@ -108,6 +108,21 @@ export async function removeLeftoverTempFiles(folders: string[]): Promise<string
     }
   }
   return removed;
+}
+
+/**
+ * Appends to a file (append-only logs such as the recall log), waiting while a backup holds the writes like every
+ * atomic write does, so a backup never copies half a line.
+ *
+ * @example await appendToFile('data/recall/123@g.us/2026-11.jsonl', '{"role":"user",…}\n');
+ */
+export async function appendToFile(file: string, data: string): Promise<void> {
+  await enterWrite();
+  try {
+    await appendFile(file, data);
+  } finally {
+    leaveWrite();
+  }
 }
 
 /** Atomic JSON write (pretty-printed, trailing newline). */

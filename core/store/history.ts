@@ -18,6 +18,9 @@ export interface HistoryEntry {
   media?: string;
 }
 
+/** Told of every entry appended to a chat's history (see `HistoryStore.onAppend`). */
+export type HistoryAppendListener = (chatId: string, entry: HistoryEntry) => void;
+
 interface HistoryDoc {
   messages: HistoryEntry[];
   /** Sequence number of the last log line folded into the JSON file. */
@@ -173,6 +176,7 @@ function parseLine(line: string): { seq: number; entry: HistoryEntry } | undefin
  */
 export class HistoryStore {
   private readonly chats = new Map<string, ChatHistory>();
+  private readonly appendListeners = new Set<HistoryAppendListener>();
   private readonly options: HistoryStoreOptions;
   constructor(readonly dataDir: string, public maxMessages = 50, options?: HistoryStoreOptions | OnCorrupt) {
     this.options = typeof options === 'function' ? { onCorrupt: options } : (options ?? {});
@@ -193,8 +197,15 @@ export class HistoryStore {
     return chat;
   }
 
-  append(chatId: string, entry: HistoryEntry): Promise<void> {
-    return this.chat(chatId).append(entry);
+  async append(chatId: string, entry: HistoryEntry): Promise<void> {
+    await this.chat(chatId).append(entry);
+    for (const listener of this.appendListeners) {
+      try {
+        listener(chatId, entry);
+      } catch {
+        // A listener's failure is its own (it logs); the history write already happened.
+      }
+    }
   }
 
   /** The last `limit` entries, oldest first. */
@@ -232,6 +243,17 @@ export class HistoryStore {
   }
 
   /** Folds every chat's log into its JSON file; rejects naming the files that could not be written. */
+  /**
+   * Calls `listener` after every entry appended to any chat's history — what people said and what the bot answered —
+   * for stores that keep more than the prompt history (the recall log). Returns the function that unsubscribes.
+   *
+   * @example const off = histories.onAppend((chatId, entry) => log.add(chatId, entry));
+   */
+  onAppend(listener: HistoryAppendListener): () => void {
+    this.appendListeners.add(listener);
+    return () => this.appendListeners.delete(listener);
+  }
+
   async flush(): Promise<void> {
     const results = await Promise.allSettled([...this.chats.values()].map((c) => c.compact()));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');

@@ -17,6 +17,11 @@ export interface TestBotOptions {
   env?: Record<string, string>;
   /** How the fake chat model answers; default "model: <last text>". Return `{ tool, args }` to call a tool. */
   model?: (request: ModelRequest) => ModelAnswer;
+  /**
+   * Run in this folder instead of a fresh temporary one, and keep it at `stop` — to restart a bot over the same data
+   * (`bot.dir` of a first bot). The data folder is `<dir>/data`.
+   */
+  dir?: string;
 }
 
 /**
@@ -33,6 +38,8 @@ export interface TestBot {
   /** The requests the fake chat model received (messages and offered tool names). */
   readonly model: FakeModel;
   readonly app: App;
+  /** The folder the bot runs in (its data is in `data/` below it). */
+  readonly dir: string;
   /** Log lines written so far, as JSON objects. */
   logs(): Array<Record<string, unknown>>;
   stop(): Promise<void>;
@@ -47,7 +54,8 @@ export interface TestBot {
  * await bot.stop();
  */
 export async function startTestBot(plugin: Plugin, options: TestBotOptions = {}): Promise<TestBot> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), `plugin-${plugin.name}-`));
+  const dir = options.dir ?? (await mkdtemp(path.join(os.tmpdir(), `plugin-${plugin.name}-`)));
+  const removeDir = () => (options.dir ? Promise.resolve() : rm(dir, { recursive: true, force: true }));
   const model = await FakeModel.start(options.model);
   try {
     const config = { ...(options.config ?? {}), plugins: { [plugin.name]: { enabled: true, ...(options.options ?? {}) } } };
@@ -69,16 +77,17 @@ export async function startTestBot(plugin: Plugin, options: TestBotOptions = {})
       replies: () => transport.texts(),
       model,
       app,
+      dir,
       logs: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>),
       async stop() {
         await app.stop();
         await model.close();
-        await rm(dir, { recursive: true, force: true });
+        await removeDir();
       },
     };
   } catch (err) {
     await model.close();
-    await rm(dir, { recursive: true, force: true });
+    await removeDir();
     throw err;
   }
 }

@@ -1,9 +1,7 @@
 import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Index } from 'flexsearch';
-import { safeFileName, writeFileAtomicSafe, writeJsonAtomic } from '../../core/store/atomic.js';
-import { healthFor } from '../../core/store/data-health.js';
-import { ARCHIVE_SEGMENT_SCHEMA, checkDocument } from '../../core/store/schemas.js';
+import { ARCHIVE_SEGMENT_SCHEMA, checkDocument, healthFor, safeFileName, writeFileAtomicSafe, writeJsonAtomic } from '../../core/index.js';
 
 /** How many messages before and after a voice note are kept with it. */
 export const CONTEXT_SIZE = 6;

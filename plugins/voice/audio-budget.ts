@@ -1,5 +1,4 @@
-import { JsonFile } from '../../core/store/json-file.js';
-import { AUDIO_BUDGET_SCHEMA } from '../../core/store/schemas.js';
+import { AUDIO_BUDGET_SCHEMA, JsonFile } from '../../core/index.js';
 
 /** Seconds of audio each user had transcribed on one UTC day. */
 interface BudgetDoc {

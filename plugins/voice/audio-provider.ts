@@ -1,5 +1,5 @@
 import OpenAI, { toFile } from 'openai';
-import { normalizeBaseUrl } from '../../core/providers/normalize.js';
+import { normalizeBaseUrl } from '../../core/index.js';
 import type { AudioKeyPool } from './key-pool.js';
 
 /** One file to upload for transcription. */

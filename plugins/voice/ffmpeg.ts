@@ -1,8 +1,7 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Jail } from '../../core/jail/jail.js';
-import { inputArgs, type PinnedFormat } from '../../core/media/index.js';
+import { inputArgs, type Jail, type PinnedFormat } from '../../core/index.js';
 
 /** Thrown when ffmpeg cannot read the input (damaged or not audio). */
 export class AudioConversionError extends Error {}

@@ -1,15 +1,24 @@
 import path from 'node:path';
-import { ffmpegBinary } from '../../core/capabilities/detect.js';
-import { definePlugin } from '../../core/plugin/define-plugin.js';
-import type { BotContext, Plugin, PluginHost, ToolDefinition } from '../../core/plugin/types.js';
-import { AllProvidersFailedError } from '../../core/providers/types.js';
-import { describeWriteError } from '../../core/store/data-health.js';
+import {
+  AllProvidersFailedError,
+  definePlugin,
+  describeWriteError,
+  ffmpegBinary,
+  type CommandContext,
+  type IncomingMessage,
+  type MediaContext,
+  type MessageContext,
+  type Plugin,
+  type PluginHost,
+  type PluginOffer,
+  type PluginTool,
+} from '../../core/index.js';
 import { AudioArchive, type ContextMessage } from './archive.js';
 import { voicePrivacy } from './privacy.js';
 import { AudioBudget, spokenLength } from './audio-budget.js';
 import { AudioProvider, DEFAULT_SPEECH_MODEL, DEFAULT_SPEECH_VOICE } from './audio-provider.js';
 import { AudioKeyPool } from './key-pool.js';
-import { voiceOptions, voiceOptionsSchema } from './options.js';
+import { voiceOptionsSchema, type VoiceOptions } from './options.js';
 import { AutoReactor } from './reactions.js';
 import { RecentMessages } from './recent-messages.js';
 import { VoiceReplyChoices } from './reply-choice.js';
@@ -17,10 +26,10 @@ import { SpeechMaker, whyText } from './speech-reply.js';
 import { formatHitsForChat, formatHitsForModel } from './search-format.js';
 import { Transcriber, VoiceError } from './transcriber.js';
 
-/** What hearing one voice note gave; shared between the observer and the routed call through `ctx.state`. */
+/** What hearing one voice note gave; shared between the observer and the media handler of the same message. */
 type Heard = { ok: true; text: string; seq: number } | { ok: false; error: string };
 
-const HEARD = 'voice.heard';
+type Ctx = MessageContext<VoiceOptions>;
 
 const VOICE_SYSTEM =
   "The user's last message was a voice note; you are reading its transcript. Answer it as if they had typed it, " +
@@ -43,10 +52,10 @@ interface Runtime {
   speech: SpeechMaker;
 }
 
-const isAudio = (ctx: BotContext) => ctx.message.media?.kind === 'voice' || ctx.message.media?.kind === 'audio';
+const isAudio = (ctx: Ctx) => ctx.message.media?.kind === 'voice' || ctx.message.media?.kind === 'audio';
 
 /** The text a message leaves as context around voice notes. */
-function contextText(ctx: BotContext): string {
+function contextText(ctx: Ctx): string {
   const media = ctx.message.media;
   if (!media) return ctx.text;
   return `[${media.kind}]${ctx.text ? ` ${ctx.text}` : ''}`;
@@ -60,17 +69,68 @@ function contextText(ctx: BotContext): string {
  * await startTestApp({ plugins: [voice], env: { AUDIO_API_KEYS: 'k1,k2', AUDIO_BASE_URL: fake.url } });
  */
 export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
-  const now = deps.now ?? Date.now;
-  let runtime: Runtime | undefined;
+  return definePlugin({
+    name: 'voice',
+    description: 'Hears voice notes: transcribes them, answers them like text, keeps a per-chat archive you can search',
+    options: voiceOptionsSchema,
+    settings: [
+      { name: 'AUDIO_SPEECH_MODEL', description: `text-to-speech model of the audio provider for voice replies (default ${DEFAULT_SPEECH_MODEL})` },
+      { name: 'AUDIO_SPEECH_VOICE', description: `voice of that model (default ${DEFAULT_SPEECH_VOICE})` },
+    ],
+    setup: (host) => voiceSetup(host, deps),
+  });
+}
 
-  const rt = (): Runtime => {
-    if (!runtime) throw new Error('the voice plugin has not started');
-    return runtime;
+/** One running voice plugin: its stores and provider live in this closure, one per bot. */
+function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): PluginOffer<VoiceOptions> {
+  const now = deps.now ?? Date.now;
+  const settings = host.settings;
+  const pool = new AudioKeyPool(settings.audio.keys, host.log, now);
+  pool.notices = host.notices;
+  host.capabilities.setLive('audio', () => pool.status());
+  const provider = new AudioProvider(pool, {
+    baseUrl: settings.audio.baseUrl,
+    model: settings.audio.model,
+    chatModel: settings.audio.chatModel,
+    speechModel: host.setting('AUDIO_SPEECH_MODEL')?.trim() || DEFAULT_SPEECH_MODEL,
+    speechVoice: host.setting('AUDIO_SPEECH_VOICE')?.trim() || DEFAULT_SPEECH_VOICE,
+    timeoutMs: settings.upstreamTimeoutMs,
+  });
+  const ffmpeg = () => (host.capabilities.has('ffmpeg') ? ffmpegBinary(settings).path : undefined);
+  const transcriber = new Transcriber({
+    provider,
+    maxUploadBytes: () => Math.floor(host.options().maxUploadMb * 1024 * 1024),
+    ffmpeg,
+    jail: host.jail,
+  });
+  const runtime: Runtime = {
+    budget: new AudioBudget(path.join(host.dataDir, 'audio_budget.json'), now),
+    pool,
+    transcriber,
+    archive: new AudioArchive(path.join(host.dataDir, 'audio_archive')),
+    recent: new RecentMessages(host.histories),
+    reactor: new AutoReactor(provider, host.log, Math.min(settings.upstreamTimeoutMs, 10_000), now, deps.random),
+    choices: new VoiceReplyChoices(path.join(host.dataDir, 'voice_replies.json')),
+    speech: new SpeechMaker({ provider, jail: host.jail, ffmpeg, dir: path.join(host.dataDir, 'voice_replies'), timeoutMs: settings.upstreamTimeoutMs }),
+  };
+  const rt = () => runtime;
+  // The observer hears a note first; the media handler of the same message reuses what it heard.
+  const heardOf = new WeakMap<IncomingMessage, Heard>();
+  // Optional on hand-made hosts (tests of other parts).
+  host.privacy?.register(voicePrivacy(runtime.archive));
+  if (pool.size) host.log.info({ audioKeys: pool.size }, `voice: ${pool.size} audio key(s) in the rotation pool (model ${settings.audio.model})`);
+  else host.log.warn('voice: no audio key (AUDIO_API_KEYS): the bot cannot hear voice notes; audio transcription, the audio archive and auto-reactions are off');
+  host.log.info(`voice: ${voiceRepliesLine(pool.size, host.options().replies.enabled, Boolean(ffmpeg()))}`);
+
+  /** The audio capability right now (keys may be used up at run time), or undefined when usable. */
+  const audioMissing = (): string | undefined => {
+    const status = host.capabilities.status('audio');
+    return status.ok ? undefined : status.detail;
   };
 
-  /** Downloads, transcribes and archives the voice note of this message (once; the result goes to ctx.state). */
-  async function hear(ctx: BotContext): Promise<Heard> {
-    const known = ctx.state[HEARD] as Heard | undefined;
+  /** Downloads, transcribes and archives the voice note of this message (once per message: the observer hears it, the media handler reuses that). */
+  async function hear(ctx: Ctx): Promise<Heard> {
+    const known = heardOf.get(ctx.message);
     if (known) return known;
     const { transcriber, archive, recent } = rt();
     const media = ctx.message.media!;
@@ -118,12 +178,12 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
         heard = { ok: false, error: err.message };
       }
     }
-    ctx.state[HEARD] = heard;
+    heardOf.set(ctx.message, heard);
     return heard;
   }
 
   /** Whose daily allowance a note counts against: undefined for owners (exempt). One person, whichever id they write under. */
-  function budgetUser(ctx: BotContext): string | undefined {
+  function budgetUser(ctx: Ctx): string | undefined {
     if (ctx.isOwner) return undefined;
     const alt = ctx.message.senderAltId;
     return alt && alt.endsWith('@s.whatsapp.net') ? alt : ctx.senderId;
@@ -133,8 +193,8 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
    * The length limit and the daily allowance, checked before anything is uploaded. Over either, the note is refused
    * with a sentence (said only when the note was addressed to the bot; a group note for others is skipped silently).
    */
-  async function checkLimits(ctx: BotContext, what: string, seconds: number, user: string | undefined): Promise<void> {
-    const opts = voiceOptions(ctx.options);
+  async function checkLimits(ctx: Ctx, what: string, seconds: number, user: string | undefined): Promise<void> {
+    const opts = ctx.options;
     const maxSeconds = opts.maxMinutes * 60;
     if (seconds > maxSeconds) {
       ctx.log.info({ seconds: Math.round(seconds), maxSeconds }, `${what} over the length limit: not transcribed`);
@@ -153,7 +213,9 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
   }
 
   /** Observer: every message of every chat, addressed or not. */
-  async function observe(ctx: BotContext): Promise<void> {
+  async function observe(ctx: Ctx): Promise<void> {
+    // Without a usable audio key nothing is heard nor archived (as the plugin's needs did on the old contract).
+    if (audioMissing()) return;
     const { archive, recent, reactor } = rt();
     const message = ctx.message;
     const entry: ContextMessage = { id: message.id, senderId: message.senderId, ...(message.senderName ? { senderName: message.senderName } : {}), at: message.timestamp, text: contextText(ctx) };
@@ -174,13 +236,18 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
     const prefix = ctx.host.config().prefix;
     const fromBot = ctx.host.botIds().some((id) => id && (message.senderId === id || message.senderId.startsWith(`${id.split('@')[0]}@`)));
     if (reactTo && !fromBot && !reactTo.startsWith(prefix) && !reactTo.startsWith('/')) {
-      const emoji = await reactor.pick(ctx.chatId, reactTo, voiceOptions(ctx.options).reactions);
+      const emoji = await reactor.pick(ctx.chatId, reactTo, ctx.options.reactions);
       if (emoji) await ctx.react(emoji).catch((err) => ctx.log.debug({ reason: (err as Error).message }, 'reaction could not be sent'));
     }
   }
 
   /** A voice note addressed to the bot: answered like the same words typed. */
-  async function answer(ctx: BotContext): Promise<void> {
+  async function answer(ctx: MediaContext<VoiceOptions>): Promise<void> {
+    const missing = audioMissing();
+    if (missing) {
+      await ctx.reply(`I can't hear voice notes right now: ${missing}. Please type your message instead.`);
+      return;
+    }
     const heard = await hear(ctx);
     if (!heard.ok) {
       await ctx.reply(heard.error);
@@ -202,9 +269,9 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
    * The answer to a voice note: a voice note when the chat wants voice replies and the answer suits being spoken,
    * else text. Any failure to speak sends the same text, as it would have gone anyway; the user sees no error.
    */
-  async function deliver(ctx: BotContext, answer: string): Promise<void> {
+  async function deliver(ctx: Ctx, answer: string): Promise<void> {
     const { choices, speech } = rt();
-    const opts = voiceOptions(ctx.options).replies;
+    const opts = ctx.options.replies;
     if (!(await choices.wants(ctx.chatId, opts.enabled))) return void (await ctx.reply(answer));
     const why = whyText(answer, opts.maxChars);
     if (why) {
@@ -223,11 +290,16 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
   }
 
   /** `.voice on|off`: this chat's choice of voice replies (in a group: owners and group admins). */
-  async function voiceCommand(ctx: BotContext): Promise<void> {
+  async function voiceCommand(ctx: CommandContext<VoiceOptions>): Promise<void> {
+    const missing = audioMissing();
+    if (missing) {
+      await ctx.reply(`Voice replies are off right now: ${missing}.`);
+      return;
+    }
     const { choices } = rt();
-    const word = ctx.command?.word ?? `${ctx.host.config().prefix}voice`;
-    const arg = (ctx.command?.args ?? '').trim().toLowerCase();
-    const byDefault = voiceOptions(ctx.options).replies.enabled;
+    const word = ctx.command.word;
+    const arg = ctx.args.toLowerCase();
+    const byDefault = ctx.options.replies.enabled;
     if (arg !== 'on' && arg !== 'off') {
       const on = await choices.wants(ctx.chatId, byDefault);
       await ctx.reply(`Voice replies are ${on ? 'on' : 'off'} in this chat: I answer voice notes with ${on ? 'voice notes (long answers, links and code still come as text)' : 'text'}. Send ${word} on or ${word} off to change it.`);
@@ -245,10 +317,15 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
   }
 
   /** `.vn <words>`: this chat's voice notes, ranked. */
-  async function searchCommand(ctx: BotContext): Promise<void> {
+  async function searchCommand(ctx: CommandContext<VoiceOptions>): Promise<void> {
+    const missing = audioMissing();
+    if (missing) {
+      await ctx.reply(`Voice-note search is off right now: ${missing}. Without a usable audio key nothing is archived.`);
+      return;
+    }
     const { archive } = rt();
-    const query = (ctx.command?.args ?? '').trim();
-    const word = ctx.command?.word ?? `${ctx.host.config().prefix}vn`;
+    const query = ctx.args;
+    const word = ctx.command.word;
     if (!query) {
       const count = await archive.count(ctx.chatId);
       await ctx.reply(`Tell me what to look for, for example: ${word} invoice. This chat has ${count} archived voice note${count === 1 ? '' : 's'}.`);
@@ -257,10 +334,11 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
     await ctx.reply(formatHitsForChat(await archive.search(ctx.chatId, query, 5), query.slice(0, 100)));
   }
 
-  const searchTool: ToolDefinition = {
+  const searchTool: PluginTool<VoiceOptions> = {
     name: 'search_voice_notes',
     description:
       'Search the transcripts of the voice notes sent in this chat (only this chat), e.g. "what did she say about the invoice in last week\'s voice note". Returns the best matches with sender, time and transcript.',
+    needs: ['audio'],
     parameters: {
       type: 'object',
       properties: {
@@ -273,73 +351,20 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
     run: async (args, call) => formatHitsForModel(await rt().archive.search(call.chatId, String(args.query ?? ''), Number(args.limit) || 5)),
   };
 
-  return definePlugin({
-    name: 'voice',
-    description: 'Hears voice notes: transcribes them, answers them like text, keeps a per-chat archive you can search',
-    needs: ['audio'],
-    missing: (_missing, ctx) => {
-      const detail = ctx.host.capabilities.status('audio').detail;
-      if (ctx.trigger && 'command' in ctx.trigger && ctx.trigger.command === 'voice') return `Voice replies are off right now: ${detail}.`;
-      if (ctx.trigger && 'command' in ctx.trigger) return `Voice-note search is off right now: ${detail}. Without a usable audio key nothing is archived.`;
-      return `I can't hear voice notes right now: ${detail}. Please type your message instead.`;
-    },
-    optionsSchema: voiceOptionsSchema,
-    triggers: [
-      { every: true },
-      { media: ['voice', 'audio'], help: 'voice notes are transcribed and answered like text' },
-      { command: 'vn', help: 'search the voice notes of this chat by words (e.g. invoice)', usage: '.vn <words>' },
-      { command: 'voice', help: 'answer voice notes in this chat with voice notes (on) or text (off)', usage: '.voice [on|off]' },
+  return {
+    observers: [observe],
+    media: [{ media: ['voice', 'audio'], help: 'voice notes are transcribed and answered like text', run: answer }],
+    commands: [
+      { command: 'vn', help: 'search the voice notes of this chat by words (e.g. invoice)', usage: '.vn <words>', run: searchCommand },
+      { command: 'voice', help: 'answer voice notes in this chat with voice notes (on) or text (off)', usage: '.voice [on|off]', run: voiceCommand },
     ],
-    tools: () => [searchTool],
-    start(host: PluginHost) {
-      const settings = host.settings;
-      const pool = new AudioKeyPool(settings.audio.keys, host.log, now);
-      pool.notices = host.notices;
-      host.capabilities.setLive('audio', () => pool.status());
-      const provider = new AudioProvider(pool, {
-        baseUrl: settings.audio.baseUrl,
-        model: settings.audio.model,
-        chatModel: settings.audio.chatModel,
-        speechModel: host.setting('AUDIO_SPEECH_MODEL')?.trim() || DEFAULT_SPEECH_MODEL,
-        speechVoice: host.setting('AUDIO_SPEECH_VOICE')?.trim() || DEFAULT_SPEECH_VOICE,
-        timeoutMs: settings.upstreamTimeoutMs,
-      });
-      const ffmpeg = () => (host.capabilities.has('ffmpeg') ? ffmpegBinary(settings).path : undefined);
-      const transcriber = new Transcriber({
-        provider,
-        maxUploadBytes: () => Math.floor(voiceOptions(host.options()).maxUploadMb * 1024 * 1024),
-        ffmpeg,
-        jail: host.jail,
-      });
-      runtime = {
-        budget: new AudioBudget(path.join(host.dataDir, 'audio_budget.json'), now),
-        pool,
-        transcriber,
-        archive: new AudioArchive(path.join(host.dataDir, 'audio_archive')),
-        recent: new RecentMessages(host.histories),
-        reactor: new AutoReactor(provider, host.log, Math.min(settings.upstreamTimeoutMs, 10_000), now, deps.random),
-        choices: new VoiceReplyChoices(path.join(host.dataDir, 'voice_replies.json')),
-        speech: new SpeechMaker({ provider, jail: host.jail, ffmpeg, dir: path.join(host.dataDir, 'voice_replies'), timeoutMs: settings.upstreamTimeoutMs }),
-      };
-      // Optional on hand-made hosts (tests of other parts).
-      host.privacy?.register(voicePrivacy(runtime.archive));
-      if (pool.size) host.log.info({ audioKeys: pool.size }, `voice: ${pool.size} audio key(s) in the rotation pool (model ${settings.audio.model})`);
-      else host.log.warn('voice: no audio key (AUDIO_API_KEYS): the bot cannot hear voice notes; audio transcription, the audio archive and auto-reactions are off');
-      host.log.info(`voice: ${voiceRepliesLine(pool.size, voiceOptions(host.options()).replies.enabled, Boolean(ffmpeg()))}`);
-    },
+    tools: [searchTool],
     async stop() {
-      await runtime?.archive.flush();
-      await runtime?.budget.flush();
-      await runtime?.choices.flush();
+      await runtime.archive.flush();
+      await runtime.budget.flush();
+      await runtime.choices.flush();
     },
-    async handle(ctx) {
-      const trigger = ctx.trigger;
-      if (trigger && 'every' in trigger) return observe(ctx);
-      if (trigger && 'command' in trigger && trigger.command === 'voice') return voiceCommand(ctx);
-      if (trigger && 'command' in trigger) return searchCommand(ctx);
-      if (isAudio(ctx)) return answer(ctx);
-    },
-  });
+  };
 }
 
 /** The start-log sentence on voice replies: on for whom, or off and why. */

@@ -1,7 +1,5 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
-import type { CapabilityStatus } from '../../core/capabilities/capabilities.js';
-import type { Logger } from '../../core/log/logger.js';
-import type { OwnerNotifier } from '../../core/notices/owner-notifier.js';
+import type { CapabilityStatus, Logger, OwnerNotifier } from '../../core/index.js';
 import { nextUtcMidnight, resetDelayMs } from './reset-time.js';
 
 /** A rate-limited key without any reset hint rests this long. */

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { writtenBy, type PrivacyParticipant } from '../../core/store/privacy.js';
+import { writtenBy, type PrivacyParticipant } from '../../core/index.js';
 import { archivedChatIds, archivedNotesWhere, eraseArchived, type AudioArchive } from './archive.js';
 
 /** Audio bytes put into one export at most (base64 in the JSON); transcripts are always complete. */

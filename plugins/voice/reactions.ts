@@ -1,4 +1,4 @@
-import type { Logger } from '../../core/log/logger.js';
+import type { Logger } from '../../core/index.js';
 import type { AudioProvider } from './audio-provider.js';
 
 /** Auto-reaction settings (config.json `plugins.voice.reactions`). */

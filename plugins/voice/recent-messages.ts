@@ -1,4 +1,4 @@
-import type { HistoryStore } from '../../core/store/history.js';
+import type { HistoryStore } from '../../core/index.js';
 import { CONTEXT_SIZE, type ContextMessage } from './archive.js';
 
 /**

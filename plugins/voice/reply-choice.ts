@@ -1,5 +1,4 @@
-import { JsonFile } from '../../core/store/json-file.js';
-import type { DataSchema } from '../../core/store/schemas.js';
+import { JsonFile, type DataSchema } from '../../core/index.js';
 
 /** `data/voice_replies.json`: each chat's own choice of `.voice on|off`. */
 export const VOICE_REPLY_CHOICES_SCHEMA: DataSchema = {

@@ -1,7 +1,6 @@
 import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Jail } from '../../core/jail/jail.js';
-import { pinFormat } from '../../core/media/index.js';
+import { pinFormat, type Jail } from '../../core/index.js';
 import type { AudioProvider } from './audio-provider.js';
 import { toOpusSpeech } from './ffmpeg.js';
 

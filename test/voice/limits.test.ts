@@ -5,7 +5,8 @@ import path from 'node:path';
 import type { IncomingMedia } from '../../core/transport/message.js';
 import type { BotAction } from '../../core/transport/memory.js';
 import { createVoicePlugin } from '../../plugins/voice/index.js';
-import { voiceOptions } from '../../plugins/voice/options.js';
+import { resolveOptions } from '../../core/plugin/options.js';
+import { voiceOptionsSchema } from '../../plugins/voice/options.js';
 import { FakeAudioProvider } from '../fakes/audio-provider.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';
 import { startTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
@@ -64,7 +65,7 @@ describe('voice plugin: length limit and daily allowance', function () {
   }
 
   it('defaults to 10 minutes per note and 60 minutes per user a day', () => {
-    expect(voiceOptions({})).to.include({ maxMinutes: 10, dailyMinutesPerUser: 60 });
+    expect(resolveOptions(voiceOptionsSchema, {}).options).to.include({ maxMinutes: 10, dailyMinutesPerUser: 60 });
   });
 
   it('does not upload an 11-minute note (default limit) and tells the sender why', async () => {

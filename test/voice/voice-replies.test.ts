@@ -4,7 +4,8 @@ import { existsSync } from 'node:fs';
 import type { IncomingMedia } from '../../core/transport/message.js';
 import type { BotAction } from '../../core/transport/memory.js';
 import { createVoicePlugin } from '../../plugins/voice/index.js';
-import { voiceOptions } from '../../plugins/voice/options.js';
+import { resolveOptions } from '../../core/plugin/options.js';
+import { voiceOptionsSchema } from '../../plugins/voice/options.js';
 import { whyText } from '../../plugins/voice/speech-reply.js';
 import { FakeAudioProvider } from '../fakes/audio-provider.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';
@@ -132,7 +133,7 @@ describe('voice replies', function () {
   });
 
   it('the default threshold is 600 characters, and voice replies are off by default', () => {
-    expect(voiceOptions({}).replies).to.deep.equal({ enabled: false, maxChars: 600 });
+    expect(resolveOptions(voiceOptionsSchema, {}).options.replies).to.deep.equal({ enabled: false, maxChars: 600 });
     expect(whyText('a'.repeat(600), 600)).to.equal(undefined);
     expect(whyText('a'.repeat(601), 600)).to.match(/longer than 600/);
     expect(whyText('see www.example.org', 600)).to.match(/link/);

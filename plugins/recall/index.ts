@@ -1,0 +1,134 @@
+import path from 'node:path';
+import { definePlugin, healthFor, Type, type HistoryEntry } from '../../core/index.js';
+import { formatForChat, formatForModel } from './format.js';
+import { queryTerms, RecallStore, type LoggedMessage } from './log-store.js';
+import { recallPrivacy } from './privacy.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** How many recent message ids are remembered to log a message once when both the observer and history see it. */
+const SEEN_IDS = 5000;
+
+const options = Type.Object({
+  retentionDays: Type.Integer({ minimum: 1, maximum: 36500, default: 365, description: 'days a message is kept in the recall log (older ones are dropped at start and daily)' }),
+  maxResults: Type.Integer({ minimum: 1, maximum: 10, default: 5, description: 'matches shown by .recall and given to the model' }),
+  maxQueryChars: Type.Integer({ minimum: 10, maximum: 1000, default: 200, description: 'longest search accepted' }),
+});
+
+/**
+ * Search of past conversations: every chat keeps a log of its messages beyond the prompt history — what people said
+ * (also in groups when the bot was not addressed) and what the bot answered — searchable per chat with `.recall` and
+ * by the model with the `recall` tool. `.reset` clears the prompt history only; the log has its own retention.
+ */
+export default definePlugin({
+  name: 'recall',
+  description: "Searches this chat's past messages (.recall <words>)",
+  options,
+  setup: async (host) => {
+    // Problems go to the data folder's health: the log, the dashboard, the owners (notice data-write), the stop report.
+    const logs = new RecallStore(path.join(host.dataDir, 'recall'), {
+      setAside: (file, movedTo, reason) => healthFor(file).corrupt(file, movedTo, `recall log: ${reason}`),
+      badLines: (file, count) => host.log.warn({ file, count }, `recall log ${path.basename(file)}: skipped ${count} line(s) that are not valid entries`),
+      writeFailed: (file, err) => healthFor(file).writeFailed(file, err),
+      writeRecovered: (file) => healthFor(file).writeRecovered(file),
+    });
+    host.privacy.register(recallPrivacy(logs));
+    const cutoff = () => Date.now() - host.options().retentionDays * DAY_MS;
+    const enabled = () => host.config().plugins?.recall?.enabled ?? true;
+
+    // A message is logged once even though both the observer and the history hook may see it.
+    const seen = new Set<string>();
+    const firstTime = (chatId: string, id: string | undefined) => {
+      if (!id) return true;
+      const key = `${chatId}\n${id}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      if (seen.size > SEEN_IDS) seen.delete(seen.values().next().value as string);
+      return true;
+    };
+    const record = (chatId: string, entry: LoggedMessage) => {
+      if (!firstTime(chatId, entry.id)) return;
+      logs
+        .chat(chatId)
+        .add(entry)
+        .catch((err) => host.log.error({ err, chat: chatId }, 'could not add a message to the recall log'));
+    };
+
+    // The bot's own answers (and transcripts, captions) reach the chat's history, not the observers: the log follows
+    // history appends too, so "what did you tell me about X" finds what the bot said. `.reset` clears the history
+    // file, which is no append, so it never touches the log.
+    const stopFollowing = host.histories.onAppend((chatId, entry: HistoryEntry) => {
+      if (enabled()) record(chatId, { ...entry });
+    });
+
+    const prune = async () => {
+      try {
+        const removed = await logs.prune(cutoff());
+        if (removed) host.log.info({ removed, retentionDays: host.options().retentionDays }, 'recall log: dropped messages past retention');
+      } catch (err) {
+        host.log.error({ err }, 'recall log: the retention sweep failed (it is tried again tomorrow)');
+      }
+    };
+    await prune();
+    const daily = setInterval(() => void prune(), DAY_MS);
+    daily.unref();
+
+    const commandLike = (text: string) => text.startsWith(host.config().prefix) || /^\/\w/.test(text);
+
+    return {
+      observers: [
+        (ctx) => {
+          const text = ctx.text;
+          // Commands (".recall address" itself) are not conversation: logging them would make every search find itself.
+          if (!text || commandLike(text)) return;
+          const m = ctx.message;
+          record(ctx.chatId, { id: m.id, role: 'user', senderId: ctx.senderId, ...(m.senderName ? { senderName: m.senderName } : {}), text, at: m.timestamp || Date.now(), ...(m.media ? { media: m.media.kind } : {}) });
+        },
+      ],
+      commands: [
+        {
+          command: 'recall',
+          usage: '.recall <words>',
+          help: "search this chat's past messages, e.g. .recall address",
+          run: async (ctx) => {
+            const prefix = ctx.host.config().prefix;
+            const query = ctx.args;
+            const usage = `Usage: ${prefix}recall <words> — searches what was said in this chat (the last ${ctx.options.retentionDays} days), e.g. ${prefix}recall address`;
+            if (!query) return ctx.reply(usage);
+            if (query.length > ctx.options.maxQueryChars) return ctx.reply(`That search is too long (${query.length} characters; at most ${ctx.options.maxQueryChars}). Use a few words.`);
+            const terms = queryTerms(query);
+            if (!terms.length) return ctx.reply(`Search with words or numbers. ${usage}`);
+            const hits = await logs.chat(ctx.chatId).search(query, { limit: ctx.options.maxResults, notBefore: cutoff() });
+            return ctx.reply(formatForChat(hits, query, terms));
+          },
+        },
+      ],
+      tools: [
+        {
+          name: 'recall',
+          description:
+            "Search this chat's past messages (beyond the recent conversation), including what you answered before, e.g. when the user asks \"what was the address we talked about last month?\". Only this chat is searched. Returns the best matches with time, sender and the message before and after.",
+          parameters: {
+            type: 'object',
+            properties: { query: { type: 'string', description: 'a few words to look for' } },
+            required: ['query'],
+            additionalProperties: false,
+          },
+          // The chat is the core's binding (call.chatId), never an argument: a "chatId" the model adds is ignored.
+          run: async (args, call) => {
+            const query = typeof args.query === 'string' ? args.query.trim() : '';
+            if (!query) return { error: 'give the words to search for in "query"' };
+            if (query.length > call.options.maxQueryChars) return { error: `the query is too long (${query.length} characters; at most ${call.options.maxQueryChars}): use a few words` };
+            const hits = await logs.chat(call.chatId).search(query, { limit: call.options.maxResults, excludeId: call.ctx.message.id, notBefore: cutoff() });
+            return formatForModel(hits);
+          },
+        },
+      ],
+      async stop() {
+        clearInterval(daily);
+        stopFollowing();
+        const unsaved = await logs.flush();
+        if (unsaved) host.log.error({ unsaved }, `recall log: ${unsaved} message(s) could not be written before the stop`);
+      },
+    };
+  },
+});

@@ -1,0 +1,33 @@
+import { isPrivateChatOf, writtenBy, type PersonIds, type PrivacyParticipant } from '../../core/index.js';
+import type { LoggedMessage, RecallStore } from './log-store.js';
+
+/** What of a chat's log is about the person: the private chat with them whole (both sides), in groups what they wrote. */
+const aboutPerson = (chatId: string, person: PersonIds) => {
+  const whole = isPrivateChatOf(chatId, person);
+  return (entry: LoggedMessage) => whole || (entry.role === 'user' && writtenBy(entry.senderId, person));
+};
+
+/**
+ * The recall log in the privacy controls: `.mydata` exports the person's part of every chat's log, `.mydata delete`
+ * (and the dashboard's delete) removes it from disk and from the search index, and a message deleted for everyone
+ * leaves the log of its chat.
+ */
+export function recallPrivacy(logs: RecallStore): PrivacyParticipant {
+  return {
+    name: 'recall log',
+    async exportFor(person) {
+      const out: Record<string, LoggedMessage[]> = {};
+      for (const chatId of await logs.chatIds()) {
+        const entries = await logs.chat(chatId).where(aboutPerson(chatId, person));
+        if (entries.length) out[chatId] = entries;
+      }
+      return out;
+    },
+    async deleteFor(person) {
+      let removed = 0;
+      for (const chatId of await logs.chatIds()) removed += await logs.chat(chatId).removeWhere(aboutPerson(chatId, person));
+      return removed;
+    },
+    revoke: (chatId, messageId) => logs.chat(chatId).removeWhere((entry) => entry.id === messageId),
+  };
+}

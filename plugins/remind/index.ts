@@ -1,0 +1,259 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { definePlugin, Type, type CommandContext } from '../../core/index.js';
+import { ReminderStore, SaveError, type Reminder } from './store.js';
+import { nextRun, parseReminder, shortestGap } from './when.js';
+import { canonicalZone, formatDuration, formatLocal, machineZone } from './zone.js';
+
+const options = Type.Object({
+  timeZone: Type.String({ default: '', description: "time zone reminders are read and shown in (an IANA name such as Asia/Jakarta); empty: the machine's TZ. Users may pick their own with .timezone" }),
+  maxPerUser: Type.Integer({ minimum: 1, maximum: 10_000, default: 25, description: 'most pending reminders one user may have (over all chats)' }),
+  minRepeatSeconds: Type.Integer({ minimum: 1, default: 3600, description: 'shortest time between two runs of a repeating reminder, in seconds' }),
+  lateWithinHours: Type.Number({ minimum: 0, default: 24, description: 'after a restart, reminders missed by at most this many hours are still sent (marked late); older ones are listed once' }),
+  maxTextLength: Type.Integer({ minimum: 1, maximum: 4000, default: 1000, description: 'longest reminder text' }),
+});
+type Options = typeof options.static;
+
+/** setTimeout's longest delay (about 24.8 days); a later reminder re-arms when it ends. */
+const MAX_DELAY_MS = 2 ** 31 - 1;
+/** A send that failed while the bot is running is tried again this often, then given up with a log line. */
+const RETRY_MS = 60_000;
+const MAX_ATTEMPTS = 3;
+
+export default definePlugin({
+  name: 'remind',
+  description: 'Reminders and scheduled messages: .remind, .reminders, .cancel, .timezone and the schedule_message tool',
+  options,
+  async setup(host) {
+    const store = new ReminderStore(path.join(host.dataDir, 'reminders'), host.log);
+    await store.load();
+    const timers = new Map<string, NodeJS.Timeout>();
+    const attempts = new Map<string, number>();
+    let stopping = false;
+    let warnedZone = '';
+
+    const key = (chatId: string, id: string) => `${chatId}\n${id}`;
+
+    /** The plugin's zone: its option when valid, else the machine's (a bad option is logged once, never a crash). */
+    const defaultZone = (): string => {
+      const wanted = host.options().timeZone.trim();
+      if (!wanted) return machineZone();
+      const zone = canonicalZone(wanted);
+      if (zone) return zone;
+      if (warnedZone !== wanted) {
+        warnedZone = wanted;
+        host.log.error({ timeZone: wanted }, `remind: option timeZone "${wanted}" is not a time zone (use an IANA name such as Asia/Jakarta); using ${machineZone()}`);
+      }
+      return machineZone();
+    };
+    const zoneOf = (userId: string) => store.zoneOf(userId) ?? defaultZone();
+
+    const arm = (chatId: string, r: Reminder, delay = r.due - Date.now()) => {
+      clearTimeout(timers.get(key(chatId, r.id)));
+      // Unref'd: a pending reminder never keeps the process alive (`npm run chat` ends at end of input; it fires at
+      // the next start, late if need be).
+      const timer = setTimeout(() => void fire(chatId, r.id), Math.min(Math.max(0, delay), MAX_DELAY_MS));
+      timer.unref();
+      timers.set(key(chatId, r.id), timer);
+    };
+    const disarm = (chatId: string, id: string) => {
+      clearTimeout(timers.get(key(chatId, id)));
+      timers.delete(key(chatId, id));
+    };
+
+    const save = async (work: Promise<void>): Promise<string | undefined> => {
+      try {
+        await work;
+        return undefined;
+      } catch (err) {
+        return err instanceof SaveError ? err.message : String(err);
+      }
+    };
+
+    /** Sends a reminder that is due (through host.send: the safe-sending limiter), then removes or advances it. */
+    async function fire(chatId: string, id: string, lateSince?: number): Promise<void> {
+      timers.delete(key(chatId, id));
+      const r = store.get(chatId, id);
+      if (!r || stopping) return;
+      const now = Date.now();
+      if (r.due > now + 20) return arm(chatId, r); // a far reminder whose longest timer ran out
+      const late = lateSince !== undefined ? `, ${formatDuration(now - r.due)} late (I was offline when it was due, ${formatLocal(r.due, r.zone)})` : '';
+      const text = `${r.cron ? '🔁' : '⏰'} Reminder${late}: ${r.text}`;
+      if (r.cron) {
+        // Advanced before sending: a crash while sending never repeats it, and missed runs are not sent in a burst.
+        const next = nextRun(r.cron, r.zone, Math.max(now, r.due));
+        if (next === undefined) await save(store.remove(chatId, [id]));
+        else {
+          await save(store.update(chatId, id, (x) => (x.due = next)));
+          arm(chatId, r);
+        }
+      }
+      try {
+        await host.send(chatId, text);
+        attempts.delete(key(chatId, id));
+        if (!r.cron) await save(store.remove(chatId, [id]));
+      } catch (err) {
+        if (stopping || r.cron) return; // kept on disk: sent (late) at the next start
+        const tries = (attempts.get(key(chatId, id)) ?? 0) + 1;
+        attempts.set(key(chatId, id), tries);
+        if (tries < MAX_ATTEMPTS) {
+          host.log.warn({ err, chat: chatId, tries }, 'remind: a reminder could not be sent; trying again in a minute');
+          arm(chatId, r, RETRY_MS);
+        } else {
+          host.log.error({ err, chat: chatId }, `remind: a reminder could not be sent after ${tries} tries and was dropped: ${r.text.slice(0, 80)}`);
+          attempts.delete(key(chatId, id));
+          await save(store.remove(chatId, [id]));
+        }
+      }
+    }
+
+    /** Reminders that fell due while the bot was off: sent late within the window, older ones listed once. */
+    const catchUp = async () => {
+      const now = Date.now();
+      const window = host.options().lateWithinHours * 3_600_000;
+      for (const [chatId, list] of store.all()) {
+        const missed: Reminder[] = [];
+        for (const r of [...list].sort((a, b) => a.due - b.due)) {
+          if (r.due > now) arm(chatId, r);
+          else if (now - r.due <= window) void fire(chatId, r.id, now);
+          else missed.push(r);
+        }
+        if (!missed.length) continue;
+        const lines = missed.map((r, i) => `${i + 1}. ${formatLocal(r.due, r.zone)} (${r.zone}) — ${r.text}${r.cron ? ` (repeats ${r.label}; it goes on)` : ''}`);
+        const once = missed.filter((r) => !r.cron).map((r) => r.id);
+        for (const r of missed.filter((x) => x.cron)) {
+          const next = nextRun(r.cron!, r.zone, now);
+          if (next === undefined) once.push(r.id);
+          else {
+            await save(store.update(chatId, r.id, (x) => (x.due = next)));
+            arm(chatId, r);
+          }
+        }
+        // Removed first, so the list is said once even if the bot stops before it goes out.
+        await save(store.remove(chatId, once));
+        host
+          .send(chatId, `⏰ While I was offline, ${missed.length === 1 ? 'this reminder' : 'these reminders'} fell due more than ${formatDuration(window)} ago and ${missed.length === 1 ? 'was' : 'were'} not sent:\n${lines.join('\n')}`)
+          .catch((err: unknown) => host.log.warn({ err, chat: chatId }, 'remind: the list of missed reminders could not be sent'));
+      }
+    };
+    await catchUp();
+
+    /** Sets a reminder for `senderId` in `chatId` from `<when> <text>`: the sentence to answer with. */
+    const schedule = async (chatId: string, senderId: string, args: string, opts: Options): Promise<string> => {
+      const zone = zoneOf(senderId);
+      const now = Date.now();
+      const parsed = parseReminder(args, now, zone);
+      if (!parsed.ok) return parsed.error;
+      if (parsed.text.length > opts.maxTextLength) return `That reminder is too long (${parsed.text.length} characters; the most is ${opts.maxTextLength}).`;
+      const count = store.countBy(senderId);
+      if (count >= opts.maxPerUser) return `You already have ${count} reminders, the most one person may have. Cancel one first: .reminders lists them, .cancel <n> removes one.`;
+      const { schedule: when, text } = parsed;
+      if (when.kind === 'repeat') {
+        const gap = shortestGap(when.cron, zone, now);
+        if (gap < opts.minRepeatSeconds * 1000) {
+          return `That repeats every ${formatDuration(gap)}; the shortest allowed is every ${formatDuration(opts.minRepeatSeconds * 1000)}. For example .remind every day 07:00 stretch.`;
+        }
+      }
+      const reminder: Reminder = {
+        id: randomUUID(),
+        text,
+        creator: senderId,
+        zone,
+        createdAt: now,
+        due: when.kind === 'once' ? when.at : when.next,
+        ...(when.kind === 'repeat' ? { cron: when.cron, label: when.label } : {}),
+      };
+      const problem = await save(store.add(chatId, reminder));
+      arm(chatId, reminder);
+      const confirm =
+        when.kind === 'once'
+          ? `⏰ Reminder set for ${formatLocal(reminder.due, zone)} (${zone}): ${text}`
+          : `🔁 Reminder set ${when.label} (${zone}), first on ${formatLocal(reminder.due, zone)}: ${text}`;
+      return problem ? `${confirm}\n⚠️ But I ${problem}: it is lost if the bot restarts.` : confirm;
+    };
+
+    const listText = (chatId: string, viewer: string): string => {
+      const list = store.list(chatId);
+      if (!list.length) return 'No reminders in this chat. Set one with .remind, for example .remind 10m tea.';
+      const viewerZone = zoneOf(viewer);
+      const lines = list.map((r, i) => {
+        const zone = r.zone === viewerZone ? '' : ` (${r.zone})`;
+        return r.cron ? `${i + 1}. 🔁 ${r.label}, next ${formatLocal(r.due, r.zone)}${zone} — ${r.text}` : `${i + 1}. ${formatLocal(r.due, r.zone)}${zone} — ${r.text}`;
+      });
+      return `Reminders in this chat (times in ${viewerZone} unless shown):\n${lines.join('\n')}\nCancel one with .cancel <n>.`;
+    };
+
+    const cancel = async (ctx: CommandContext<Options>): Promise<string> => {
+      const list = store.list(ctx.chatId);
+      const n = Number(ctx.args);
+      if (!/^\d+$/.test(ctx.args) || n < 1) return 'Which one? .reminders lists them numbered; then .cancel <n>, for example .cancel 1.';
+      if (n > list.length) return list.length ? `There is no reminder ${n} here: this chat has ${list.length}. .reminders lists them.` : 'No reminders in this chat.';
+      const r = list[n - 1];
+      if (ctx.message.isGroup) {
+        const self = [ctx.senderId, ctx.message.senderAltId].filter((x): x is string => !!x);
+        const allowed = self.includes(r.creator) || ctx.isOwner || (await host.isGroupAdmin(ctx.chatId, self));
+        if (!allowed) return 'Only the person who set that reminder, a group admin or an owner of the bot can cancel it.';
+      }
+      disarm(ctx.chatId, r.id);
+      const problem = await save(store.remove(ctx.chatId, [r.id]));
+      const said = `Cancelled: ${r.cron ? `🔁 ${r.label}` : formatLocal(r.due, r.zone)} — ${r.text}`;
+      return problem ? `${said}\n⚠️ But I ${problem}: it may come back if the bot restarts.` : said;
+    };
+
+    const timezone = async (ctx: CommandContext<Options>): Promise<string> => {
+      const wanted = ctx.args.trim();
+      if (!wanted) {
+        const own = store.zoneOf(ctx.senderId);
+        return `Your time zone: ${own ?? `${defaultZone()} (the bot's default)`}. Set yours with .timezone <Area/City>, for example .timezone Europe/Berlin; .timezone default goes back to the bot's.`;
+      }
+      if (/^(default|reset)$/i.test(wanted)) {
+        const problem = await save(store.setZone(ctx.senderId, undefined));
+        return problem ? `I ${problem}.` : `Your reminders now use the bot's time zone, ${defaultZone()}.`;
+      }
+      const zone = canonicalZone(wanted);
+      if (!zone) return `"${wanted.slice(0, 64)}" is not a time zone I know. Use an Area/City name, for example .timezone Europe/Berlin or .timezone Asia/Jakarta.`;
+      const problem = await save(store.setZone(ctx.senderId, zone));
+      if (problem) return `I ${problem}.`;
+      return `Your time zone is now ${zone} (it is ${formatLocal(Date.now(), zone)} there). New reminders you set use it; ones already set keep theirs.`;
+    };
+
+    return {
+      commands: [
+        { command: 'remind', usage: '.remind <when> <text>', help: 'a reminder in this chat: 10m, 18:30, tomorrow 9am, "next monday 9:00", every day 07:00', run: async (ctx) => ctx.reply(await schedule(ctx.chatId, ctx.senderId, ctx.args, ctx.options)) },
+        { command: 'reminders', help: "this chat's upcoming reminders, numbered", run: (ctx) => ctx.reply(listText(ctx.chatId, ctx.senderId)) },
+        { command: 'cancel', usage: '.cancel <n>', help: 'cancels reminder n of .reminders', run: async (ctx) => ctx.reply(await cancel(ctx)) },
+        { command: 'timezone', usage: '.timezone [Area/City]', help: 'shows or sets your time zone for reminders', run: async (ctx) => ctx.reply(await timezone(ctx)) },
+      ],
+      tools: [
+        {
+          name: 'schedule_message',
+          description:
+            "Schedule a reminder or message to be sent later in this chat (only this chat). Use when the user asks to be reminded of something or to have something sent at a later time. Returns the confirmation to pass on, or what was wrong with the time.",
+          parameters: {
+            type: 'object',
+            properties: {
+              when: { type: 'string', description: "when, in the user's time: '10m', '2h', 'in 2 hours', '18:30', 'tomorrow 9am', 'next monday 09:00', '2026-12-24 18:00'; repeating: 'every day 07:00', 'every monday 09:00', 'every weekday 08:30'" },
+              text: { type: 'string', description: 'what to send at that time, e.g. "call mom"' },
+            },
+            required: ['when', 'text'],
+            additionalProperties: false,
+          },
+          // The chat and the sender come from the core (call.chatId, call.senderId), never from the model's arguments.
+          run: (args, call) => {
+            const when = String(args.when ?? '').trim();
+            const text = String(args.text ?? '').trim();
+            const line = /^every\s/i.test(when) ? `${when} ${text}` : `"${when.replace(/["'“”‘’]/g, '')}" ${text}`;
+            return schedule(call.chatId, call.senderId, line, call.options);
+          },
+        },
+      ],
+      async stop() {
+        stopping = true;
+        for (const timer of timers.values()) clearTimeout(timer);
+        timers.clear();
+        await store.flush();
+      },
+    };
+  },
+});
+
