@@ -242,6 +242,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     log,
     plugins: discovery.plugins,
     failures: discovery.failures,
+    configFile: loaded.file,
     capabilities,
     histories,
     memories,

@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import path from 'node:path';
 import type { Capabilities } from './capabilities/capabilities.js';
 import { chatFallback } from './chat/chat-fallback.js';
 import { toolsFor } from './chat/tool-assembly.js';
@@ -51,6 +52,8 @@ export interface BotDeps {
   outbox?: BotInitiatedSender;
   /** Where registration failures are reported (shared with the app's `pluginFailures`). */
   failures?: PluginFailure[];
+  /** The config.json file (plugins find the owner's files beside it); default `config.json` in the working folder. */
+  configFile?: string;
   /** Builds the AI service once the bot exists (it needs the bot's tools). */
   createAi: (tools: (ctx: BotContext) => ToolDefinition[]) => AiService;
 }
@@ -91,8 +94,10 @@ export class Bot {
   private readonly hosts = new Map<string, PluginHost>();
   private readonly siteList: Array<SiteDeclaration & { plugin: string }> = [];
   private readonly outbox: BotInitiatedSender | undefined;
+  private readonly configFile: string;
 
   constructor(deps: BotDeps) {
+    this.configFile = path.resolve(deps.configFile ?? 'config.json');
     this.settings = deps.settings;
     this.configValue = deps.config;
     this.log = deps.log;
@@ -192,6 +197,7 @@ export class Bot {
       name,
       settings: this.settings,
       config: () => bot.configValue,
+      configFile: this.configFile,
       options: () => bot.optionsOf(name),
       setting: (variable) => bot.settings.env[variable],
       dataDir: this.settings.dataDir,
@@ -339,6 +345,6 @@ export class Bot {
 
   /** Tools offered to the model for this message: from enabled, started plugins whose needs are met. */
   toolsFor(ctx: BotContext): ToolDefinition[] {
-    return toolsFor(this.registry, this.capabilities, ctx);
+    return toolsFor(this.registry, this.capabilities, ctx, this.log);
   }
 }

@@ -33,6 +33,8 @@ export type {
 } from './plugin/contract.js';
 export type { Plugin, CommandMatch, ChatHistoryView, ChatMemoryView } from './plugin/types.js';
 export { PluginError, type PluginErrorCode } from './plugin/errors.js';
+/** True when an id (jid, LID or bare digits) is one of a list's, compared by the user part as the core does. */
+export { inIdList } from './mentions/ids.js';
 
 /** The option-schema builder (TypeBox): JSON Schema at run time, a TypeScript type at compile time. */
 export { Type, type Static, type TObject } from '@sinclair/typebox';

@@ -141,7 +141,12 @@ export interface PluginOffer<O> {
   predicates?: PredicateHandler<O>[];
   /** See every message, addressed to the bot or not, before routing; never stop other plugins from running. */
   observers?: Array<(ctx: MessageContext<O>) => Awaitable<unknown>>;
-  tools?: PluginTool<O>[];
+  /**
+   * Tools offered to the main model: a list, or a function giving the tools for one message (for tools found at
+   * run time, or offered only to some senders or chats). A function's tools are not checked at registration: one
+   * whose name another plugin (or the core) already offers is left out of that message, with a log line.
+   */
+  tools?: PluginTool<O>[] | ((ctx: MessageContext<O>) => PluginTool<O>[]);
   /** Koa routes the web server mounts (its guards apply). */
   routes?(router: Router): void;
   /** Timers and resources to release when the bot stops. */

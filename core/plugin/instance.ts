@@ -17,6 +17,8 @@ export interface PluginInstance {
   handlers: HandlerEntry[];
   observers: Array<(ctx: BotContext) => Promise<unknown> | unknown>;
   tools: ToolDefinition[];
+  /** Contract v2 `tools` given as a function: the tools this plugin offers for one message. */
+  toolsFor?(ctx: BotContext): ToolDefinition[];
   routes?(router: Router): void;
   stop?(): Promise<void> | void;
 }
@@ -63,7 +65,10 @@ async function fromOffer(plugin: Plugin, deps: InstanceDeps): Promise<PluginInst
   return {
     handlers,
     observers: (offer.observers ?? []).map((observe) => (ctx: BotContext) => observe(ctx as never)),
-    tools: (offer.tools ?? []).map((tool) => boundTool(tool as unknown as ToolDefinition, deps)),
+    tools: Array.isArray(offer.tools) ? offer.tools.map((tool) => boundTool(tool as unknown as ToolDefinition, deps)) : [],
+    toolsFor: typeof offer.tools === 'function'
+      ? ((list) => (ctx: BotContext) => (list(deps.view(ctx) as never) ?? []).map((tool) => boundTool(tool as unknown as ToolDefinition, deps)))(offer.tools)
+      : undefined,
     routes: offer.routes ? (router) => offer.routes!(router) : undefined,
     stop: offer.stop ? () => offer.stop!() : undefined,
   };

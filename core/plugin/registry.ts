@@ -28,7 +28,7 @@ export interface PluginFailure {
 /** Names the core itself answers or offers; a plugin cannot take them. */
 const CORE_COMMANDS = ['help'];
 const CORE_LITERALS = ['/help'];
-const CORE_TOOLS = ['remember'];
+export const CORE_TOOLS = ['remember'];
 
 export interface RegistryDeps {
   plugins: Plugin[];

@@ -151,6 +151,8 @@ export interface PluginHost {
   readonly settings: Settings;
   /** The live config.json (after dashboard edits). */
   config(): BotConfig;
+  /** Where config.json is; files the owner keeps beside it (such as `mcp.json`) are found from here. */
+  readonly configFile: string;
   /** This plugin's live options section (contract v2: validated, with defaults). */
   options(): PluginSection;
   /** An environment setting (`.env` under the real environment). */

@@ -1,0 +1,194 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from '../../core/index.js';
+import type { McpServerEntry } from './mcp-config.js';
+import { framedResult, type ToolResult } from './results.js';
+
+export type LinkState = 'starting' | 'up' | 'down' | 'off';
+
+export interface LinkTiming {
+  /** First wait before a restart; it doubles on each failure in a row, up to `maxBackoffMs`. */
+  backoffMs: number;
+  maxBackoffMs: number;
+}
+
+/** A server that stays up this long has its backoff forgotten: its next failure restarts it quickly again. */
+const STABLE_MS = 60_000;
+const STDERR_TAIL = 400;
+
+/** Why a start or a call failed, in words an owner acts on. */
+function describe(err: unknown, entry: McpServerEntry): string {
+  const e = err as NodeJS.ErrnoException;
+  if (e?.code === 'ENOENT' && entry.command) return `the command "${entry.command}" was not found`;
+  if (e?.code === 'EACCES' && entry.command) return `the command "${entry.command}" is not executable`;
+  if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) return 'it did not answer in time';
+  if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) return 'the connection closed';
+  return (e?.message ?? String(err)).slice(0, 300);
+}
+
+/**
+ * One declared MCP server kept running: started, its tools listed, restarted with backoff when it fails to start,
+ * exits or stops answering. While it is down it offers no tools. It never throws into the bot.
+ */
+export class McpServerLink {
+  state: LinkState;
+  /** Why it is down (for the start log and the dashboard). */
+  problem: string | undefined;
+  tools: Tool[] = [];
+  restarts = 0;
+  private client: Client | undefined;
+  private failuresInRow = 0;
+  private upSince = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private stderrTail = '';
+  private nextRetryAt = 0;
+
+  constructor(
+    readonly entry: McpServerEntry,
+    private readonly log: Logger,
+    private readonly timing: LinkTiming,
+    /** Called whenever the state or the tool list changes. */
+    private readonly onChange: () => void,
+  ) {
+    this.state = entry.enabled ? 'starting' : 'off';
+  }
+
+  get name(): string {
+    return this.entry.name;
+  }
+
+  /** Seconds until the next restart, while down. */
+  retryInSeconds(): number {
+    return Math.max(0, Math.ceil((this.nextRetryAt - Date.now()) / 1000));
+  }
+
+  /** The first start; resolves once it is up or has failed (a restart is then scheduled). */
+  start(): Promise<void> {
+    if (!this.entry.enabled) return Promise.resolve();
+    return this.connect();
+  }
+
+  private transport(): Transport {
+    const { entry } = this;
+    if (entry.url) return new StreamableHTTPClientTransport(new URL(entry.url), { requestInit: { headers: entry.headers ?? {} } });
+    // Only what the entry names (the SDK adds PATH, HOME, USER, LOGNAME, SHELL, TERM): never the bot's keys.
+    const stdio = new StdioClientTransport({ command: entry.command!, args: entry.args ?? [], env: { ...(entry.env ?? {}) }, cwd: entry.cwd, stderr: 'pipe' });
+    stdio.stderr?.on('data', (chunk: Buffer) => {
+      this.stderrTail = (this.stderrTail + chunk.toString()).slice(-STDERR_TAIL);
+    });
+    return stdio;
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    this.state = 'starting';
+    this.stderrTail = '';
+    const client = new Client({ name: 'wa-assistant-bot', version: '1.0.0' });
+    client.onclose = () => {
+      if (this.client === client) this.lost('it exited or closed the connection');
+    };
+    client.onerror = (err) => this.log.debug({ server: this.name, err: err.message }, 'MCP server transport error');
+    // Starting and listing tools are bounded: a server that hangs at start is restarted, not waited on.
+    const timeout = this.entry.startTimeoutMs;
+    try {
+      await client.connect(this.transport(), { timeout });
+      const tools: Tool[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await client.listTools(cursor ? { cursor } : undefined, { timeout });
+        tools.push(...page.tools);
+        cursor = page.nextCursor;
+      } while (cursor && tools.length < 1000);
+      if (this.stopped) {
+        await client.close().catch(() => undefined);
+        return;
+      }
+      this.client = client;
+      this.tools = tools;
+      this.state = 'up';
+      this.problem = undefined;
+      this.upSince = Date.now();
+      this.log.info({ server: this.name, tools: tools.length, restarts: this.restarts }, `MCP server "${this.name}" is up with ${tools.length} tool(s)`);
+      this.onChange();
+    } catch (err) {
+      await client.close().catch(() => undefined);
+      this.failed(`failed to start: ${describe(err, this.entry)}`);
+    }
+  }
+
+  /** A running server went away: drop its tools and restart it. */
+  private lost(reason: string): void {
+    this.client = undefined;
+    if (Date.now() - this.upSince > STABLE_MS) this.failuresInRow = 0;
+    this.failed(reason);
+  }
+
+  private failed(reason: string): void {
+    this.client = undefined;
+    this.tools = [];
+    if (this.stopped) return;
+    const stderr = this.stderrTail.trim().split('\n').at(-1)?.trim();
+    this.problem = this.withoutSecrets(stderr ? `${reason} (it said: ${stderr.slice(0, 200)})` : reason);
+    this.state = 'down';
+    const wait = Math.min(this.timing.backoffMs * 2 ** this.failuresInRow, this.timing.maxBackoffMs);
+    this.failuresInRow++;
+    this.nextRetryAt = Date.now() + wait;
+    this.log.warn({ server: this.name, reason: this.problem, retryInMs: wait }, `MCP server "${this.name}" is down: ${this.problem}; its tools are not offered; restarting in ${Math.ceil(wait / 1000)} s`);
+    this.onChange();
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.restarts++;
+      void this.connect();
+    }, wait);
+    this.timer.unref();
+  }
+
+  /** The entry's own env values and headers (its tokens) never reach the log or the dashboard. */
+  private withoutSecrets(text: string): string {
+    const secrets = [...Object.values(this.entry.env ?? {}), ...Object.values(this.entry.headers ?? {})].filter((v) => v.length >= 6);
+    return secrets.reduce((out, secret) => out.split(secret).join('[hidden]'), text);
+  }
+
+  /** Calls one of its tools with the entry's timeout; the answer is framed text, errors included (never thrown). */
+  async call(tool: string, args: Record<string, unknown>): Promise<string> {
+    const client = this.client;
+    if (!client) return `The MCP server "${this.name}" is down (${this.problem ?? 'starting'}); the tool "${tool}" cannot run now.`;
+    try {
+      const result = (await client.callTool({ name: tool, arguments: args }, undefined, { timeout: this.entry.timeoutMs })) as ToolResult;
+      return framedResult(this.name, tool, result);
+    } catch (err) {
+      const reason = describe(err, this.entry);
+      this.log.warn({ server: this.name, tool, reason }, `MCP tool "${tool}" of "${this.name}" failed: ${reason}`);
+      if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+        void this.checkAlive(client);
+        return `The tool "${tool}" of the MCP server "${this.name}" did not answer within ${this.entry.timeoutMs / 1000} s and was cancelled.`;
+      }
+      return `The tool "${tool}" of the MCP server "${this.name}" failed: ${reason}.`;
+    }
+  }
+
+  /** After a timed-out call: a server that no longer answers a ping is hung, and is restarted. */
+  private async checkAlive(client: Client): Promise<void> {
+    try {
+      await client.ping({ timeout: Math.min(this.entry.timeoutMs, 5000) });
+    } catch {
+      if (this.client !== client) return;
+      this.client = undefined;
+      await client.close().catch(() => undefined);
+      this.lost('it stopped answering');
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    const client = this.client;
+    this.client = undefined;
+    this.tools = [];
+    await client?.close().catch(() => undefined);
+  }
+}
