@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 import { createApp } from '../core/app.js';
-import { handleStopSignals, reportUnsaved } from '../core/lifecycle/stop-signals.js';
+import { reportUnsaved } from '../core/lifecycle/stop-signals.js';
 import { ConsoleTransport } from '../core/transport/console.js';
 import { startWebServer } from '../web/server.js';
-import { exitAfterFlush, runCli } from './run.js';
+import { exitAfterFlush, runCli, stopOnSignals } from './run.js';
 
 /**
  * `npm run chat`: the console chat. Same config, plugins and providers as the WhatsApp bot, and the same web
@@ -25,18 +25,7 @@ await runCli(async () => {
   const server = web;
   // SIGTERM/SIGINT: a clean stop like the WhatsApp bot's (answers being made finish, stores flush, exit code says
   // whether everything was saved).
-  const stopOnce = handleStopSignals({
-    log: app.log,
-    stop: async () => {
-      try {
-        await app.stop();
-      } finally {
-        await server.close();
-      }
-    },
-    exit: exitAfterFlush,
-    hardLimitMs: app.config.shutdown.graceSeconds * 1000 + 20_000,
-  });
+  const stopOnce = stopOnSignals(app, server);
   await app.connect(transport);
   app.log.info('console chat ready');
   await transport.done;

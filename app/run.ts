@@ -1,3 +1,5 @@
+import { handleStopSignals } from '../core/lifecycle/stop-signals.js';
+import type { App } from '../core/app.js';
 import { ConfigError } from '../core/config/config-file.js';
 import { SettingsError } from '../core/config/settings.js';
 import { InstanceLockedError } from '../core/lifecycle/instance-lock.js';
@@ -36,4 +38,24 @@ export function exitAfterFlush(code: number): void {
   };
   process.stdout.write('', done);
   process.stderr.write('', done);
+}
+
+/**
+ * SIGTERM/SIGINT stop the app the same way in every entry point: no new messages, those being handled finish
+ * (bounded by `shutdown.graceSeconds`), stores flush, the web server closes; exit 0, or 1 naming what could not be
+ * saved. A second signal exits at once. Returns the stop, for an entry point that ends on its own (end of input).
+ */
+export function stopOnSignals(app: App, server: { close(): Promise<void> }): () => Promise<void> {
+  return handleStopSignals({
+    log: app.log,
+    stop: async () => {
+      try {
+        await app.stop();
+      } finally {
+        await server.close();
+      }
+    },
+    exit: exitAfterFlush,
+    hardLimitMs: app.config.shutdown.graceSeconds * 1000 + 20_000,
+  });
 }

@@ -1,10 +1,9 @@
 #!/usr/bin/env node
 import { createApp } from '../core/app.js';
 import { ffmpegBinary } from '../core/capabilities/detect.js';
-import { handleStopSignals } from '../core/lifecycle/stop-signals.js';
 import { startWebServer } from '../web/server.js';
 import type { Transport } from '../core/transport/transport.js';
-import { CannotStartError, exitAfterFlush, portInUseMessage, runCli } from './run.js';
+import { CannotStartError, exitAfterFlush, portInUseMessage, runCli, stopOnSignals } from './run.js';
 
 /** `npm start`: the WhatsApp bot. */
 await runCli(async () => {
@@ -39,18 +38,7 @@ await runCli(async () => {
   const server = web;
   // SIGTERM/SIGINT: no new messages, those being handled finish (bounded), stores flush, the socket closes without
   // logging out; exit 0, or 1 naming what could not be saved. A second signal exits at once.
-  handleStopSignals({
-    log: app.log,
-    stop: async () => {
-      try {
-        await app.stop();
-      } finally {
-        await server.close();
-      }
-    },
-    exit: exitAfterFlush,
-    hardLimitMs: app.config.shutdown.graceSeconds * 1000 + 20_000,
-  });
+  stopOnSignals(app, server);
   try {
     await app.connect(transport);
   } catch (err) {
