@@ -46,6 +46,9 @@ const segmentOf = (at: number) => `${new Date(at).toISOString().slice(0, 7)}.jso
 const indexFileOf = (segment: string) => segment.replace(/\.jsonl$/, '.index');
 const headerLine = (chatId: string) => `${JSON.stringify({ recall: FORMAT, chat: chatId })}\n`;
 
+/** Every line of a month that holds `term`, oldest first. */
+const matchesOf = (month: Month, term: string) => Uint32Array.from(month.index!.search(term, { limit: month.length }) as number[]).sort();
+
 /** The words of a query or message as the index sees them (letters and digits, lower case). */
 export function queryTerms(text: string): string[] {
   return [...new Set(text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean))];
@@ -346,10 +349,11 @@ export class ChatRecallLog {
       return hits.length === limit;
     };
     if (terms.length === 1) {
-      // One word: newest matches first, month by month.
+      // One word: the newest matches first, month by month (all of a month's matches: FlexSearch's own order puts
+      // messages that start with the word first, not the newest).
       for (const month of months) {
-        const lines = (month.index!.search(terms[0], { limit: PER_TERM }) as number[]).sort((a, b) => b - a);
-        for (const line of lines) if (take(month, line)) return hits;
+        const lines = matchesOf(month, terms[0]);
+        for (let i = lines.length - 1; i >= 0; i--) if (take(month, lines[i])) return hits;
       }
       return hits;
     }
@@ -358,10 +362,12 @@ export class ChatRecallLog {
     // are kept per month, keyed by line (small integers: fast map keys).
     const scores = months.map(() => new Map<number, number>());
     for (const term of terms) {
-      const found: number[][] = [];
+      const found: Uint32Array[] = [];
       let total = 0;
+      // A word's newest PER_TERM matches are its candidates.
       for (let m = 0; m < months.length && total < PER_TERM; m++) {
-        const lines = months[m].index!.search(term, { limit: PER_TERM - total }) as number[];
+        const all = matchesOf(months[m], term);
+        const lines = all.subarray(Math.max(0, all.length - (PER_TERM - total)));
         found.push(lines);
         total += lines.length;
       }
