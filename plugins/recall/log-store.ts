@@ -164,6 +164,11 @@ export class ChatRecallLog {
       await this.serial(async () => {
         const months: Month[] = [];
         let rebuilt = false;
+        // Temporary files of a write a crash cut short (another process's: this chat's writes all run in `serial`).
+        for (const name of await readdir(this.dir).catch(() => [] as string[])) {
+          const pid = /\.tmp-(\d+)-\d+$/.exec(name)?.[1];
+          if (pid && pid !== String(process.pid)) await rm(path.join(this.dir, name), { force: true });
+        }
         for (const name of await this.segments()) {
           const bytes = await this.readSegmentBytes(name);
           if (!bytes) continue;
@@ -233,13 +238,14 @@ export class ChatRecallLog {
    */
   private async writeSnapshots(all: boolean): Promise<void> {
     for (const month of this.months) {
-      if (!month.index || month.suspect || this.unsaved.has(month.name) || month.length < this.snapshotMinLines) continue;
-      const ahead = month.length - month.snapshotLines;
-      if (ahead <= 0 || (!all && month.snapshotLines && ahead < SNAPSHOT_EVERY)) continue;
+      if (!month.snapshotDue(this.snapshotMinLines, all ? 0 : SNAPSHOT_EVERY) || this.unsaved.has(month.name) || (!all && month.snapshotTried === month.length)) continue;
       const bytes = await readFile(path.join(this.dir, month.name)).catch(() => undefined);
       const coverage = bytes && coverageOf(bytes);
-      if (!coverage || coverage.lines !== month.length) continue;
-      await writeFileAtomic(path.join(this.dir, indexFileOf(month.name)), snapshotText(month.index, this.chatId, month.name, { ...coverage, entries: month.entries }));
+      if (!coverage || coverage.lines !== month.length) {
+        month.snapshotTried = month.length;
+        continue;
+      }
+      await writeFileAtomic(path.join(this.dir, indexFileOf(month.name)), snapshotText(month.index!, this.chatId, month.name, { ...coverage, entries: month.entries }));
       month.snapshotLines = coverage.lines;
     }
   }
@@ -270,7 +276,7 @@ export class ChatRecallLog {
     await this.serial(async () => {
       for (const [name, lines] of bySegment) await this.write(name, lines);
     });
-    if (this.months.some((m) => m.length >= this.snapshotMinLines && m.length - m.snapshotLines >= SNAPSHOT_EVERY)) this.queueSnapshots();
+    if (this.months.some((m) => m.snapshotDue(this.snapshotMinLines, SNAPSHOT_EVERY))) this.queueSnapshots();
   }
 
   /** The loaded month of `name`, added (empty, in order, with an index) when it is new. */

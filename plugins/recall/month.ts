@@ -18,6 +18,8 @@ export class Month {
   index?: Index;
   /** Lines the snapshot on disk covers (0: none). */
   snapshotLines = 0;
+  /** Lines the month had when a snapshot could not be written (its file did not match): the next try waits. */
+  snapshotTried = 0;
   /** An append failed midway: the file may not match the lines in memory, so no snapshot until the next load. */
   suspect = false;
 
@@ -30,6 +32,12 @@ export class Month {
     for (let at = bytes.indexOf(10); at >= 0 && at + 1 < bytes.length; at = bytes.indexOf(10, at + 1)) this.starts.push(at + 1);
     this.cache = new Array<LoggedMessage | null | undefined>(Math.max(1, this.starts.length)).fill(undefined);
     this.cache[0] = null;
+  }
+
+  /** Whether a new snapshot is due: `every` lines were added since the last one or the last try (any with 0). */
+  snapshotDue(minLines: number, every: number): boolean {
+    if (!this.index || this.suspect || this.length < minLines || this.length <= this.snapshotLines) return false;
+    return !every || !this.snapshotLines || this.length - Math.max(this.snapshotLines, this.snapshotTried) >= every;
   }
 
   /** Lines in the month, the header included. */

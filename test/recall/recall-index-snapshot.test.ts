@@ -136,6 +136,34 @@ describe('recall: index snapshots (the first search after a restart)', function 
   });
 });
 
+describe('recall: removing many messages of a loaded chat', function () {
+  let root: string;
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'recall-remove-'));
+  });
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('more removals than one-by-one pays for rebuild the month index: the rest is still found, the removed never; a crashed write leaves no temp file', async () => {
+    const start = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1, 1);
+    const logs = new RecallStore(root, {}, { snapshotMinLines: 10 });
+    const chat = logs.chat(ANA);
+    await chat.addMany(Array.from({ length: 150 }, (_, i) => ({ id: `m-${i}`, role: 'user' as const, senderId: i < 80 ? BUDI : ANA, text: `${i < 80 ? 'budi' : 'ana'} note ${i} about the ferry`, at: start + i })));
+    await writeFile(path.join(root, ANA, `${month(start)}.index.tmp-999999-1`), 'half a snapshot');
+    assert.equal((await chat.search('ferry', { limit: 20 })).length, 20);
+    assert.ok(!(await readdir(path.join(root, ANA))).some((n) => n.includes('.tmp-')), 'the leftover temporary file is removed at load');
+
+    assert.equal(await chat.removeWhere((e) => e.senderId === BUDI), 80);
+    assert.deepEqual(await chat.search('budi'), []);
+    assert.deepEqual((await chat.search('note 81')).map((h) => h.message.id)[0], 'm-81');
+    assert.deepEqual((await chat.search('ferry', { limit: 20 })).map((h) => h.message.id), Array.from({ length: 20 }, (_, i) => `m-${149 - i}`));
+    assert.equal(await chat.size(), 70);
+    await logs.flush();
+    assert.doesNotMatch(await readFile(path.join(root, ANA, `${month(start)}.index`), 'utf8'), /budi/);
+  });
+});
+
 describe('recall plugin: index snapshot across restarts', function () {
   this.timeout(30_000);
   let dir: string;
