@@ -245,7 +245,12 @@ export function definePlugin<S extends TObject = TObject<{}>>(spec: PluginSpec<S
     provides: spec.provides,
     settings: spec.settings,
     movedToEnv: spec.movedToEnv,
-    setup: spec.setup as unknown as NonNullable<Plugin['setup']>,
+    setup: spec.setup as unknown as Plugin['setup'],
     __plugin: true as const,
   });
+}
+
+/** True for a value made by `definePlugin` (of this copy of the core or another: the mark is a plain field). */
+export function isPlugin(value: unknown): value is Plugin {
+  return Boolean(value && typeof value === 'object' && (value as { __plugin?: unknown }).__plugin === true && typeof (value as { setup?: unknown }).setup === 'function');
 }

@@ -8,6 +8,7 @@
  */
 export type PluginErrorCode =
   | 'PLUGIN_BAD_DEFINITION'
+  | 'PLUGIN_NOT_A_PLUGIN'
   | 'PLUGIN_BAD_OPTION_DEFAULT'
   | 'PLUGIN_DUPLICATE_NAME'
   | 'PLUGIN_UNKNOWN_NEED'
@@ -51,5 +52,11 @@ export const pluginErrors = {
     new PluginError('PLUGIN_DUPLICATE_TOOL', plugin, `plugin "${plugin}" offers tool "${tool}", which ${owner} already offers to the model; rename the tool (e.g. "${plugin.replace(/-/g, '_')}_${tool}")`),
   duplicateCommand: (plugin: string, command: string, owner: string) =>
     new PluginError('PLUGIN_DUPLICATE_COMMAND', plugin, `plugin "${plugin}" answers ${command}, which ${owner} already answers; rename the command (or turn one of the plugins off)`),
+  notAPlugin: (source: string, what: string) =>
+    new PluginError(
+      'PLUGIN_NOT_A_PLUGIN',
+      source,
+      `${source} ${what}; a plugin's default export must be made by definePlugin: import { definePlugin } from 'wa-assistant-bot/plugin' and export default definePlugin({ name, description, setup: (host) => ({ commands: [...] }) }) (see "Writing a plugin" in the README)`,
+    ),
   setupFailed: (plugin: string, reason: string) => new PluginError('PLUGIN_SETUP_FAILED', plugin, `plugin "${plugin}" failed in setup: ${reason}`),
 };

@@ -100,13 +100,13 @@ export class PluginRegistry {
   }
 
   /**
-   * A plugin's options as its handlers, tools and routes see them. Contract v2: validated, defaults filled in
-   * (cached per config, so a dashboard edit is seen at once). The old contract: its raw config.json section.
+   * A plugin's options as its handlers, tools and routes see them: validated, defaults filled in (cached per config,
+   * so a dashboard edit is seen at once).
    */
   optionsOf(name: string): PluginSection {
     const config = this.deps.config();
     const plugin = this.loadOrder.find((s) => s.plugin.name === name)?.plugin;
-    if (!plugin?.setup || !plugin.optionsSchema) return this.section(name);
+    if (!plugin) return this.section(name);
     let perConfig = this.optionsCache.get(config);
     if (!perConfig) this.optionsCache.set(config, (perConfig = new Map()));
     let options = perConfig.get(name);
@@ -139,7 +139,7 @@ export class PluginRegistry {
   }
 
   /**
-   * Starts every plugin (v2: `setup(host)`; the old contract: `start(host)`) in load order. One that throws is
+   * Starts every plugin (`setup(host)`) in load order. One that throws is
    * reported and left inactive; one whose commands or tools clash with an earlier one is refused; the others go on.
    */
   async start(): Promise<void> {
@@ -152,6 +152,10 @@ export class PluginRegistry {
       try {
         instance = await instantiate(state.plugin, { host: this.deps.host(name), view: (ctx) => this.deps.view(ctx, name) });
       } catch (err) {
+        if (err instanceof PluginError) {
+          this.refuse(state, err);
+          continue;
+        }
         state.started = false;
         state.problem = `start failed: ${(err as Error).message}`;
         this.deps.log.error({ plugin: name, err }, 'plugin failed to start; it stays off');
