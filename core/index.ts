@@ -15,8 +15,9 @@ export { definePlugin } from './plugin/contract.js';
 export type {
   CapabilityDeclaration,
   CommandContext,
-  DataFileDeclaration,
   CommandHandler,
+  ConfigSectionDeclaration,
+  DataFileDeclaration,
   Host as PluginHost,
   LiteralHandler,
   MediaContext,
