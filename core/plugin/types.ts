@@ -171,6 +171,16 @@ export interface PluginHost {
    * audio legs: a key parked or rejected by one user is skipped by all.
    */
   readonly audioKeys: KeyPool;
+  /**
+   * True while the owner has this plugin enabled (config.json `plugins.<name>.enabled`, the dashboard's toggle). A
+   * disabled plugin's handlers and tools are not reached; work it starts on its own (timers) should check this.
+   */
+  enabled(): boolean;
+  /**
+   * Calls `listener` each time the owner enables or disables this plugin while the bot runs (a dashboard save), so
+   * work held while it was off can resume. Returns a function that removes the listener.
+   */
+  onEnabledChange(listener: (enabled: boolean) => void | Promise<void>): () => void;
   /** Sends a text to a chat outside a message's handling (timers, jobs). */
   send(chatId: string, text: string): Promise<SentMessage>;
   sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage>;
