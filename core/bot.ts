@@ -24,6 +24,8 @@ import { historyParticipant, memoryParticipant, PrivacyRegistry } from './store/
 import type { MemoryStore } from './store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from './transport/message.js';
 import type { SessionState, Transport } from './transport/transport.js';
+import { CORE_CONFIG_KEYS } from './config/config-file.js';
+import type { SectionRule } from './plugin/options.js';
 
 export { MAX_INBOUND_CHARS } from './pipeline/filters.js';
 export type { PluginFailure, PluginState } from './plugin/registry.js';
@@ -135,7 +137,16 @@ export class Bot {
       optionsOf: (name) => this.optionsOf(name),
       host: (name) => this.host(name),
     };
+    this.registry.registerConfigSections(CORE_CONFIG_KEYS);
     this.registry.registerCapabilities();
+  }
+
+  /**
+   * The top-level config.json sections plugins own (`configSection`), for the dashboard: key, owning plugin, its
+   * rule, and the value and problems the plugin sees now.
+   */
+  configSections(): Array<{ key: string; plugin: string; rule: SectionRule; raw: unknown; problems: string[] }> {
+    return this.registry.configSections().map(({ plugin, rule }) => ({ key: rule.key, plugin, rule, raw: this.configValue.sections?.[rule.key], problems: this.registry.sectionOf(plugin).problems }));
   }
 
   /** A plugin's options as its handlers, tools and routes see them (v2: validated with defaults). */
@@ -214,6 +225,7 @@ export class Bot {
       config: () => bot.configValue,
       configFile: this.configFile,
       options: () => bot.optionsOf(name),
+      section: () => bot.registry.sectionOf(name).value,
       setting: (variable) => bot.settings.env[variable],
       dataDir: this.settings.dataDir,
       log: this.log.child({ plugin: name }),

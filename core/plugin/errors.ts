@@ -15,6 +15,7 @@ export type PluginErrorCode =
   | 'PLUGIN_DUPLICATE_CAPABILITY'
   | 'PLUGIN_DUPLICATE_TOOL'
   | 'PLUGIN_DUPLICATE_COMMAND'
+  | 'PLUGIN_CONFIG_KEY_TAKEN'
   | 'PLUGIN_SETUP_FAILED';
 
 /** A plugin that cannot be registered; `message` starts with the code, says which plugins clash and what to change. */
@@ -57,6 +58,12 @@ export const pluginErrors = {
       'PLUGIN_NOT_A_PLUGIN',
       source,
       `${source} ${what}; a plugin's default export must be made by definePlugin: import { definePlugin } from 'wa-assistant-bot/plugin' and export default definePlugin({ name, description, setup: (host) => ({ commands: [...] }) }) (see "Writing a plugin" in the README)`,
+    ),
+  configKeyTaken: (plugin: string, key: string, owner: string) =>
+    new PluginError(
+      'PLUGIN_CONFIG_KEY_TAKEN',
+      plugin,
+      `plugin "${plugin}" declares the top-level config.json section "${key}", which ${owner === 'the core' ? 'the core owns' : `${owner} already declares`}; use another key (e.g. "${plugin.replace(/-(.)/g, (_m, c: string) => c.toUpperCase())}${key.charAt(0).toUpperCase()}${key.slice(1)}") or an option under plugins.${plugin}`,
     ),
   setupFailed: (plugin: string, reason: string) => new PluginError('PLUGIN_SETUP_FAILED', plugin, `plugin "${plugin}" failed in setup: ${reason}`),
 };

@@ -56,7 +56,8 @@ function offerMistake(offer: PluginOffer<unknown>): string | undefined {
   for (const [i, h] of (offer.commands ?? []).entries()) {
     if (typeof h?.run !== 'function') return `commands[${i}] has no run(ctx) function`;
     if (typeof h.command !== 'string' || !/^[a-z0-9][a-z0-9_-]*$/i.test(h.command)) {
-      return `commands[${i}]: command "${String(h.command)}" must be a single word without the prefix (write 'ping', not '.ping')`;
+      const word = String(h.command).replace(/^\W+/, '').split(/\s/)[0] || 'roll';
+      return `commands[${i}]: command "${String(h.command)}" must be a single word without the prefix (write '${word}', not '.${word}')`;
     }
   }
   for (const [i, h] of (offer.literals ?? []).entries()) {

@@ -12,6 +12,7 @@ import type { OwnerNotifier } from '../notices/owner-notifier.js';
 import type { Jail } from '../jail/jail.js';
 import type { KeyPool } from '../providers/key-pool.js';
 import type { StatusReport } from '../status/status-report.js';
+import type { DataSchema } from '../store/schemas.js';
 
 /**
  * What one handler of a running plugin reacts to (the core's shape of the handlers a plugin's `setup` offers).
@@ -140,8 +141,10 @@ export interface PluginHost {
   config(): BotConfig;
   /** Where config.json is; files the owner keeps beside it (such as `mcp.json`) are found from here. */
   readonly configFile: string;
-  /** This plugin's live options section (contract v2: validated, with defaults). */
+  /** This plugin's live options section (validated, with defaults). */
   options(): PluginSection;
+  /** This plugin's own top-level section of config.json (`configSection`): validated, else its default. */
+  section(): unknown;
   /** An environment setting (`.env` under the real environment). */
   setting(name: string): string | undefined;
   readonly dataDir: string;
@@ -220,6 +223,10 @@ export interface Plugin {
    * fails on it); the dashboard refuses them, naming the setting; their values show there read-only.
    */
   readonly movedToEnv?: Readonly<Record<string, string>>;
+  /** A top-level section of config.json it owns (key, schema, check), see `ConfigSectionDeclaration`. */
+  readonly configSection?: { readonly key: string; readonly schema: object; check?(value: unknown): string | undefined };
+  /** The kinds of data files it keeps under DATA_DIR (path relative to it, schema). */
+  readonly dataFiles?: ReadonlyArray<{ path: string; schema: DataSchema }>;
   readonly __plugin: true;
 }
 

@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { definePlugin, Type, type CommandContext } from '../../core/index.js';
 import { remindPrivacy } from './privacy.js';
-import { ReminderStore, SaveError, type Reminder } from './store.js';
+import { REMINDERS_SCHEMA, ReminderStore, SaveError, TIME_ZONES_SCHEMA, type Reminder } from './store.js';
 import { nextRun, parseReminder, shortestGap } from './when.js';
 import { canonicalZone, formatDuration, formatLocal, machineZone } from './zone.js';
 
 const options = Type.Object({
-  timeZone: Type.String({ default: '', description: "time zone reminders are read and shown in (an IANA name such as Asia/Jakarta); empty: the machine's TZ. Users may pick their own with .timezone" }),
+  timeZone: Type.String({ default: '', description: "time zone reminders are read and shown in (an IANA name such as Asia/Jakarta); empty: config.json's top-level timeZone, else the machine's TZ. Users may pick their own with .timezone" }),
   maxPerUser: Type.Integer({ minimum: 1, maximum: 10_000, default: 25, description: 'most pending reminders one user may have (over all chats)' }),
   minRepeatSeconds: Type.Integer({ minimum: 1, default: 3600, description: 'shortest time between two runs of a repeating reminder, in seconds' }),
   lateWithinHours: Type.Number({ minimum: 0, default: 24, description: 'after a restart, reminders missed by at most this many hours are still sent (marked late); older ones are listed once' }),
@@ -33,6 +33,17 @@ export default definePlugin({
   name: 'remind',
   description: 'Reminders and scheduled messages: .remind, .reminders, .cancel, .timezone and the schedule_message tool',
   options,
+  // config.json → "timeZone" at the top, where owners look for it; plugins.remind.timeZone, when set, wins over it.
+  configSection: {
+    key: 'timeZone',
+    schema: Type.String({ default: '', maxLength: 64, description: "The bot's time zone, an IANA name such as Asia/Jakarta (empty: the machine's TZ); reminders are read and shown in it." }),
+    check: (zone) => (!zone.trim() || canonicalZone(zone) ? undefined : 'is not a time zone (use an IANA name such as Asia/Jakarta)'),
+  },
+  // In the backup manifest with the core's data files (a backup from a newer schema is refused at restore).
+  dataFiles: [
+    { path: 'reminders/<chat>.json', schema: REMINDERS_SCHEMA },
+    { path: 'reminders/timezones.json', schema: TIME_ZONES_SCHEMA },
+  ],
   async setup(host) {
     const store = new ReminderStore(path.join(host.dataDir, 'reminders'), host.log);
     await store.load();
@@ -46,9 +57,12 @@ export default definePlugin({
 
     const key = (chatId: string, id: string) => `${chatId}\n${id}`;
 
-    /** The plugin's zone: its option when valid, else the machine's (a bad option is logged once, never a crash). */
+    /**
+     * The plugin's zone: its option when set and valid, else config.json's top-level timeZone, else the machine's (a
+     * bad option is logged once, never a crash; a bad top-level value is refused at load and in the dashboard).
+     */
     const defaultZone = (): string => {
-      const wanted = host.options().timeZone.trim();
+      const wanted = host.options().timeZone.trim() || host.section().trim();
       if (!wanted) return machineZone();
       const zone = canonicalZone(wanted);
       if (zone) return zone;

@@ -13,7 +13,7 @@ import type { Transport } from '../../core/transport/transport.js';
 import type { SafeHtml } from '../html.js';
 import type { DashboardSession } from './auth.js';
 import { DASHBOARD_SCRIPT } from './client-script.js';
-import { idList } from './config-form.js';
+import { idList, sectionKeysOf } from './config-form.js';
 import {
   linkRegion,
   logLineHtml,
@@ -295,7 +295,7 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
 
   const saveOrExplain = async (ctx: Context, config: Record<string, any>, view: 'usage' | 'plugins') => {
     try {
-      const saved = await saveConfigFile(app.configFile, config);
+      const saved = await saveConfigFile(app.configFile, config, sectionKeysOf(app.bot.plugins().map((s) => s.plugin)));
       app.bot.setConfig(saved);
       return saved;
     } catch (err) {
