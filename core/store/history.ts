@@ -1,6 +1,6 @@
-import { appendFile, mkdir, readFile, truncate } from 'node:fs/promises';
+import { readFile, truncate } from 'node:fs/promises';
 import path from 'node:path';
-import { safeFileName } from './atomic.js';
+import { appendToFile, safeFileName } from './atomic.js';
 import { healthFor } from './data-health.js';
 import { JsonFile, type OnCorrupt } from './json-file.js';
 import { checkDocument, HISTORY_SCHEMA } from './schemas.js';
@@ -110,13 +110,7 @@ class ChatHistory {
 
   private async appendLine(line: string): Promise<void> {
     try {
-      try {
-        await appendFile(this.logFile, line);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-        await mkdir(path.dirname(this.logFile), { recursive: true });
-        await appendFile(this.logFile, line);
-      }
+      await appendToFile(this.logFile, line);
     } catch (err) {
       // The line is not on disk: the JSON file (with its retries and failure reports) must carry the change instead.
       await this.doc.update(() => undefined);
@@ -242,7 +236,6 @@ export class HistoryStore {
     return removed;
   }
 
-  /** Folds every chat's log into its JSON file; rejects naming the files that could not be written. */
   /**
    * Calls `listener` after every entry appended to any chat's history — what people said and what the bot answered —
    * for stores that keep more than the prompt history (the recall log). Returns the function that unsubscribes.
@@ -254,6 +247,7 @@ export class HistoryStore {
     return () => this.appendListeners.delete(listener);
   }
 
+  /** Folds every chat's log into its JSON file; rejects naming the files that could not be written. */
   async flush(): Promise<void> {
     const results = await Promise.allSettled([...this.chats.values()].map((c) => c.compact()));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
