@@ -122,13 +122,24 @@ export async function removeLeftoverTempFiles(folders: string[]): Promise<string
  * @example await appendToFile('data/recall/123@g.us/2026-11.jsonl', '{"role":"user",…}\n');
  */
 export async function appendToFile(file: string, data: string): Promise<void> {
-  if (!gate) return appendNow(file, data);
-  await enterWrite();
-  try {
-    appendNow(file, data);
-  } finally {
-    leaveWrite();
-  }
+  await underWriteGate(() => appendNow(file, data));
+}
+
+/**
+ * Runs a synchronous write now, or, while a backup holds the writes, once it lets them go on (in order). Synchronous
+ * writes need no "in flight" count: a backup can never start in the middle of one.
+ *
+ * @example await underWriteGate(() => writeSync(fd, line));
+ */
+export function underWriteGate(write: () => void): void | Promise<void> {
+  if (!gate) return write();
+  return enterWrite().then(() => {
+    try {
+      write();
+    } finally {
+      leaveWrite();
+    }
+  });
 }
 
 function appendNow(file: string, data: string): void {
