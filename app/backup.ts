@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { loadSettings } from '../core/config/settings.js';
 import { BackupError, createBackup } from '../core/store/backup.js';
 import { formatBytes } from '../core/store/disk-space.js';
+import { installedDataSchemas } from './data-schemas.js';
 
 /**
  * `npm run backup [-- <file>]`: one `.tar.gz` of DATA_DIR with a manifest (default `backups/` beside DATA_DIR).
@@ -15,7 +16,7 @@ const appVersion = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'ut
 try {
   const settings = loadSettings({ requireProviderKey: false });
   const target = process.argv[2];
-  const result = await createBackup({ dataDir: settings.dataDir, file: target ? path.resolve(target) : undefined, appVersion });
+  const result = await createBackup({ dataDir: settings.dataDir, file: target ? path.resolve(target) : undefined, appVersion, schemas: await installedDataSchemas(settings) });
   process.stdout.write(
     `Backup written: ${result.file}\n  ${result.files} files, ${formatBytes(result.bytes)} of data; ${result.online ? 'taken from the running bot with its writes held during the copy' : 'no bot was running: copied directly'}.\n` +
       '  The archive holds the WhatsApp session: keep it as secret as the account (encrypt it, e.g. age -r <key> or gpg -c).\n',

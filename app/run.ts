@@ -3,7 +3,7 @@ import type { App } from '../core/app.js';
 import { ConfigError } from '../core/config/config-file.js';
 import { SettingsError } from '../core/config/settings.js';
 import { InstanceLockedError } from '../core/lifecycle/instance-lock.js';
-import { PluginDefinitionError } from '../core/plugin/define-plugin.js';
+import { PluginError } from '../core/plugin/errors.js';
 
 /** A start-up problem the owner can fix, told in one line without a stack (a port in use, say). */
 export class CannotStartError extends Error {}
@@ -21,7 +21,7 @@ export async function runCli(main: () => Promise<void>): Promise<void> {
   try {
     await main();
   } catch (err) {
-    if (err instanceof SettingsError || err instanceof ConfigError || err instanceof PluginDefinitionError || err instanceof InstanceLockedError || err instanceof CannotStartError) {
+    if (err instanceof SettingsError || err instanceof ConfigError || err instanceof PluginError || err instanceof InstanceLockedError || err instanceof CannotStartError) {
       process.stderr.write(`\nCannot start: ${err.message}\n\n`);
     } else {
       process.stderr.write(`\nCannot start: ${(err as Error).stack ?? String(err)}\n\n`);

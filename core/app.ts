@@ -129,6 +129,18 @@ function dropMovedOptions(plugins: Plugin[], config: BotConfig, log: Logger): vo
   }
 }
 
+/** A top-level key of config.json that neither the core nor a plugin's `configSection` owns is a mistake, as before. */
+function refuseUnclaimedSections(plugins: Plugin[], config: BotConfig, file: string): void {
+  const claimed = new Set(plugins.map((p) => p.configSection?.key).filter(Boolean));
+  const unknown = Object.keys(config.sections).filter((key) => !claimed.has(key));
+  if (unknown.length) throw new ConfigError(file, unknown.map((key) => `${key}: unknown field`));
+}
+
+/** The folders of the data files plugins declare (those without a `<placeholder>` in their folder). */
+function pluginDataFolders(plugins: Plugin[]): string[] {
+  return plugins.flatMap((p) => (p.dataFiles ?? []).map((f) => path.posix.dirname(f.path))).filter((folder) => !folder.includes('<')).map((folder) => (folder === '.' ? '' : folder));
+}
+
 /** Every plugin's config.json section against its options schema (defaults filled in first, as they are at use). */
 function validatePluginOptions(plugins: Plugin[], config: BotConfig, file: string): void {
   const problems: string[] = [];
@@ -162,7 +174,8 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
       pretty: options.logDestination ? false : settings.logFormat ? settings.logFormat === 'pretty' : undefined,
       destination: options.logDestination,
     });
-  const loaded = await loadConfigFile(cwd, settings.configFile);
+  // Top-level keys that are not the core's may be plugins' own sections: refused below unless a plugin declares them.
+  const loaded = await loadConfigFile(cwd, settings.configFile, { sectionKeys: 'any' });
   log.info({ envFile: settings.envFile, configFile: loaded.file, dataDir: settings.dataDir }, 'account files: settings, config and data');
   if (loaded.created) log.warn({ file: loaded.file }, 'config.json was missing: created it from config.example.json; edit it (or use the /config dashboard)');
   const config = loaded.config;
@@ -180,6 +193,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     : await discoverPlugins(options.pluginsDir ?? defaultPluginsDir(), config.pluginPackages, cwd, log);
   dropMovedOptions(discovery.plugins, config, log);
   validatePluginOptions(discovery.plugins, config, loaded.file);
+  refuseUnclaimedSections(discovery.plugins, config, loaded.file);
   for (const name of Object.keys(config.plugins)) {
     if (!discovery.plugins.some((p) => p.name === name)) log.warn({ plugin: name }, `config.json configures plugin "${name}", but no plugin of that name is installed`);
   }
@@ -196,7 +210,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   let bot!: Bot;
   const health = new DataHealth(settings.dataDir, log.child({ part: 'data' }), () => bot?.notices);
   const unregisterHealth = registerDataHealth(health);
-  const leftovers = await removeLeftoverTempFiles(['', 'history', 'memory', 'whatsapp', 'workspaces', 'workspaces/index'].map((f) => path.join(settings.dataDir, f)));
+  const leftovers = await removeLeftoverTempFiles([...new Set(['', 'history', 'memory', 'whatsapp', ...pluginDataFolders(discovery.plugins)])].map((f) => path.join(settings.dataDir, f)));
   if (leftovers.length) log.info({ files: leftovers }, `removed ${leftovers.length} temporary file(s) an interrupted write left behind (the data files are whole)`);
   const histories = new HistoryStore(settings.dataDir, config.history.maxMessages);
   const memories = new MemoryStore(settings.dataDir, 100);
@@ -382,6 +396,10 @@ function printStartReport(
   }
   // Plugins refused at registration are listed above; these are the ones that could not even be loaded.
   for (const f of notLoaded) log.warn(fields({ plugin: f.source, state: 'not loaded', reason: f.reason }), `  ${f.source.padEnd(10)} NOT LOADED: ${f.reason}`);
+  // Plugins' own top-level sections of config.json: an invalid one is named (the plugin runs on its default).
+  for (const section of bot.configSections()) {
+    if (section.problems.length) log.error(fields({ section: section.key, plugin: section.plugin, problems: section.problems }), `  config.json ${section.key} (${section.plugin}) INVALID: ${section.problems.join('; ')}; ${section.plugin} uses the default until it is fixed (the file is left as it is)`);
+  }
   // Settings that plugins declare they read: set or not, never the value.
   for (const s of bot.plugins()) {
     for (const d of s.plugin.settings ?? []) {

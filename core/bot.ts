@@ -24,6 +24,8 @@ import { historyParticipant, memoryParticipant, PrivacyRegistry } from './store/
 import type { MemoryStore } from './store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from './transport/message.js';
 import type { SessionState, Transport } from './transport/transport.js';
+import { CORE_CONFIG_KEYS } from './config/config-file.js';
+import type { SectionRule } from './plugin/options.js';
 
 export { MAX_INBOUND_CHARS } from './pipeline/filters.js';
 export type { PluginFailure, PluginState } from './plugin/registry.js';
@@ -92,6 +94,8 @@ export class Bot {
   private readonly extra: Middleware<BotContext>[] = [];
   private pipeline: ((ctx: BotContext) => Promise<void>) | undefined;
   private readonly hosts = new Map<string, PluginHost>();
+  /** Listeners of plugins that want to hear when the owner switches them on or off, by plugin name. */
+  private readonly enabledListeners = new Map<string, Set<(enabled: boolean) => void | Promise<void>>>();
   private readonly siteList: Array<SiteDeclaration & { plugin: string }> = [];
   private readonly outbox: BotInitiatedSender | undefined;
   private readonly configFile: string;
@@ -133,7 +137,16 @@ export class Bot {
       optionsOf: (name) => this.optionsOf(name),
       host: (name) => this.host(name),
     };
+    this.registry.registerConfigSections(CORE_CONFIG_KEYS);
     this.registry.registerCapabilities();
+  }
+
+  /**
+   * The top-level config.json sections plugins own (`configSection`), for the dashboard: key, owning plugin, its
+   * rule, and the value and problems the plugin sees now.
+   */
+  configSections(): Array<{ key: string; plugin: string; rule: SectionRule; raw: unknown; problems: string[] }> {
+    return this.registry.configSections().map(({ plugin, rule }) => ({ key: rule.key, plugin, rule, raw: this.configValue.sections?.[rule.key], problems: this.registry.sectionOf(plugin).problems }));
   }
 
   /** A plugin's options as its handlers, tools and routes see them (v2: validated with defaults). */
@@ -146,11 +159,24 @@ export class Bot {
     return this.configValue;
   }
 
-  /** Applies a new config at once (dashboard edits): plugin enable/disable and access take effect on the next message. */
+  /**
+   * Applies a new config at once (dashboard edits): plugin enable/disable and access take effect on the next message,
+   * and plugins that were switched on or off hear it (`host.onEnabledChange`).
+   */
   setConfig(config: BotConfig): void {
+    const before = new Map(this.registry.states.map((s) => [s.plugin.name, s.enabled]));
     this.configValue = config;
     this.histories.maxMessages = config.history.maxMessages;
     this.registry.applyConfig(config);
+    for (const state of this.registry.states) {
+      if (before.get(state.plugin.name) === state.enabled) continue;
+      for (const listener of this.enabledListeners.get(state.plugin.name) ?? []) {
+        // One listener failing never stops the config from applying nor the other listeners.
+        Promise.resolve()
+          .then(() => listener(state.enabled))
+          .catch((err: unknown) => this.log.error({ err, plugin: state.plugin.name }, `plugin ${state.plugin.name} failed to handle being switched ${state.enabled ? 'on' : 'off'}`));
+      }
+    }
   }
 
   /** Adds middleware that runs after the built-in filters and before plugin routing (grammY-style `use`). */
@@ -199,6 +225,7 @@ export class Bot {
       config: () => bot.configValue,
       configFile: this.configFile,
       options: () => bot.optionsOf(name),
+      section: () => bot.registry.sectionOf(name).value,
       setting: (variable) => bot.settings.env[variable],
       dataDir: this.settings.dataDir,
       log: this.log.child({ plugin: name }),
@@ -207,6 +234,13 @@ export class Bot {
       histories: this.histories,
       memories: this.memories,
       // Bot-initiated: paced by the outbox (WhatsApp bans accounts that send too much too fast); replies are not.
+      enabled: () => bot.registry.states.some((s) => s.plugin.name === name && s.enabled),
+      onEnabledChange: (listener) => {
+        let listeners = bot.enabledListeners.get(name);
+        if (!listeners) bot.enabledListeners.set(name, (listeners = new Set()));
+        listeners.add(listener);
+        return () => void listeners.delete(listener);
+      },
       send: (chatId, text) => (bot.outbox ? bot.outbox.sendText(chatId, text) : bot.requireTransport().sendText(chatId, text)),
       sendMedia: (chatId, media) => (bot.outbox ? bot.outbox.sendMedia(chatId, media) : bot.requireTransport().sendMedia(chatId, media)),
       botIds: () => bot.botIds(),

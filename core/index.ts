@@ -16,6 +16,8 @@ export type {
   CapabilityDeclaration,
   CommandContext,
   CommandHandler,
+  ConfigSectionDeclaration,
+  DataFileDeclaration,
   Host as PluginHost,
   LiteralHandler,
   MediaContext,
@@ -61,8 +63,6 @@ export { writeJsonAtomic } from './store/atomic.js';
 export { JsonFile } from './store/json-file.js';
 export { healthFor } from './store/data-health.js';
 export { checkDocument, type DataSchema } from './store/schemas.js';
-/** The workspace's data files are checked with the other data files (DATA_SCHEMAS), so their schemas live there. */
-export { WORKSPACE_INDEX_SCHEMA, WORKSPACE_USERNAMES_SCHEMA, WORKSPACE_USERS_SCHEMA } from './store/schemas.js';
 export type { PrivacyParticipant } from './store/privacy.js';
 /** WhatsApp ids: `isLid('1@lid')`, `userPart('62811@s.whatsapp.net:3') === '62811'`. */
 export { isLid, userPart } from './mentions/ids.js';
@@ -102,11 +102,10 @@ export { assertPixelBudget, DEFAULT_MAX_IMAGE_PIXELS, inputArgs, MediaRefused, p
 /** For plugins that call a provider leg themselves (vision): a leg; `BadAnswerError` above is for an unusable answer. */
 export type { ProviderLeg } from './providers/types.js';
 /*
- * More services for plugins that keep data or handle chat media (voice): the rest of the atomic store, the audio
- * data schemas kept with the other data files, the privacy helpers, and media length measuring.
+ * More services for plugins that keep data or handle chat media: the rest of the atomic store, the privacy helpers,
+ * and media length measuring.
  */
 export type { JsonFileOptions } from './store/json-file.js';
-export { ARCHIVE_SEGMENT_SCHEMA, AUDIO_BUDGET_SCHEMA } from './store/schemas.js';
 export { safeFileName, writeFileAtomicSafe } from './store/atomic.js';
 export { describeWriteError } from './store/data-health.js';
 export { writtenBy, type PersonIds } from './store/privacy.js';

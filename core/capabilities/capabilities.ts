@@ -37,7 +37,7 @@ export class Capabilities {
     this.entries.set(name, { detect, live, detected: previous?.detected });
   }
 
-  /** Replaces only the run-time check of a capability (e.g. the voice plugin's key pool). */
+  /** Replaces only the run-time check of a capability (e.g. the audio key pool's live state). */
   setLive(name: string, live: () => CapabilityStatus): void {
     const entry = this.entries.get(name);
     if (entry) entry.live = live;

@@ -40,11 +40,25 @@ function describe(error: ErrorObject): string {
   return `${field}: ${error.message ?? 'is invalid'}`;
 }
 
+/** The top-level keys of config.json the core owns; a plugin cannot claim them for a section of its own. */
+export const CORE_CONFIG_KEYS: readonly string[] = Object.keys(configSchema.properties);
+
+/** The top-level keys of a config object that the core does not own (plugins' sections, or mistakes). */
+export function sectionKeysOf(value: unknown): string[] {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return [];
+  return Object.keys(value).filter((key) => !CORE_CONFIG_KEYS.includes(key));
+}
+
 /**
- * Validates a config object with the schema; returns the problems (empty when valid).
+ * Validates a config object with the schema; returns the problems (empty when valid). `sectionKeys`: top-level keys
+ * that plugins declared as their own sections (`configSection`), checked with the plugin's schema instead (their
+ * values are the plugin's business; any other unknown key is an "unknown field"); `'any'` lets every unknown key
+ * through, for loading before the plugins are known.
  * Plugin option sections are checked with each plugin's own schema by the registry.
  */
-export function validateConfig(value: unknown): string[] {
+export function validateConfig(value: unknown, sectionKeys: readonly string[] | 'any' = []): string[] {
+  const own = sectionKeysOf(value).filter((key) => sectionKeys === 'any' || sectionKeys.includes(key));
+  if (own.length) value = Object.fromEntries(Object.entries(value as Record<string, unknown>).filter(([key]) => !own.includes(key)));
   if (validateSchema(value)) return [];
   const seen = new Set<string>();
   // oneOf produces one error per branch; keep one readable line per field.
@@ -101,6 +115,7 @@ export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>):
     shutdown: { graceSeconds: raw.shutdown?.graceSeconds ?? 10 },
     pluginPackages: raw.pluginPackages ?? [],
     plugins: raw.plugins ?? {},
+    sections: Object.fromEntries(sectionKeysOf(raw).map((key) => [key, raw[key]])),
   };
 }
 
@@ -117,8 +132,11 @@ export interface LoadedConfig {
  *
  * @example
  * const { config, created } = await loadConfigFile(process.cwd());
+ *
+ * `sectionKeys` as for `validateConfig`: the app loads with `'any'` (plugins are found from the config's
+ * `pluginPackages`), then refuses the top-level keys no plugin declared.
  */
-export async function loadConfigFile(cwd: string, file = path.join(cwd, 'config.json')): Promise<LoadedConfig> {
+export async function loadConfigFile(cwd: string, file = path.join(cwd, 'config.json'), options: { sectionKeys?: readonly string[] | 'any' } = {}): Promise<LoadedConfig> {
   let created = false;
   if (!existsSync(file)) {
     await copyFile(path.join(projectRoot(), 'config.example.json'), file);
@@ -146,17 +164,18 @@ export async function loadConfigFile(cwd: string, file = path.join(cwd, 'config.
     throw new ConfigError(file, [text.trim() ? 'not a JSON object' : 'the file is empty']);
   }
   if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(file, ['must be a JSON object']);
-  const problems = validateConfig(raw);
+  const problems = validateConfig(raw, options.sectionKeys);
   if (problems.length) throw new ConfigError(file, problems);
   return { config: withDefaults(raw as Partial<BotConfig> & Record<string, unknown>), file, created };
 }
 
 /**
  * Validates and writes config.json atomically, keeping the previous file as `config.json.bak`.
- * Throws ConfigError without touching the file when the new config is invalid.
+ * Throws ConfigError without touching the file when the new config is invalid. `sectionKeys`: the plugins' own
+ * top-level sections (their values are checked by the caller with the plugin's schema).
  */
-export async function saveConfigFile(file: string, value: unknown): Promise<BotConfig> {
-  const problems = validateConfig(value);
+export async function saveConfigFile(file: string, value: unknown, sectionKeys: readonly string[] = []): Promise<BotConfig> {
+  const problems = validateConfig(value, sectionKeys);
   if (problems.length) throw new ConfigError(file, problems);
   if (existsSync(file)) await copyFile(file, `${file}.bak`);
   await writeJsonAtomic(file, value);

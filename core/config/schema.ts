@@ -129,6 +129,11 @@ export interface BotConfig {
   shutdown: { graceSeconds: number };
   pluginPackages: string[];
   plugins: Record<string, PluginSection>;
+  /**
+   * Top-level keys that plugins own (`configSection` of definePlugin, e.g. `timeZone`), as written in the file;
+   * each plugin reads its own validated, with its default, through `host.section()`.
+   */
+  sections: Record<string, unknown>;
 }
 
 export interface AiConfig {

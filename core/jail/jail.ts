@@ -113,7 +113,7 @@ const ENTER_CGROUP = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || { 
  * stdin and without the result pipe, stops whatever it left running, and writes /work as tar to fd 4.
  */
 const WORK_WRAPPER = [
-  'tar -C /work -xf - --no-same-owner --no-same-permissions 2>/dev/null || { echo "jail setup failed: the workspace could not be unpacked" >&2; exit 125; }',
+  'tar -C /work -xf - --no-same-owner --no-same-permissions 2>/dev/null || { echo "jail setup failed: the work folder could not be unpacked" >&2; exit 125; }',
   '"$@" </dev/null 4>&-',
   'rc=$?',
   'kill -9 -1 2>/dev/null',
@@ -247,7 +247,7 @@ export class Jail {
   private async runWith(support: JailSupport, job: JailJob): Promise<JailResult> {
     const jailed = support.bwrap.ok;
     if (job.kind === 'code' && !jailed) throw new JailRefused(`the jail does not work on this server (${support.bwrap.ok ? "" : support.bwrap.reason}), and running code without it would expose the server`);
-    if (job.work && !jailed) throw new JailRefused('workspaces need the jail');
+    if (job.work && !jailed) throw new JailRefused('a job with a work folder needs the jail');
     const started = Date.now();
     const scratch = await fs.mkdtemp(path.join(this.options.scratchRoot ?? os.tmpdir(), 'jail-'));
     let group: RunGroup | undefined;

@@ -10,7 +10,7 @@ const LEG_STATES = ['healthy', 'cooling-down', 'rejected', 'exhausted'] as const
 export interface MetricSources {
   /** Provider legs by name, with whether each is cooling down now and for how long. */
   legs?: () => Array<{ name: string; kind: string; state: string; coolingDownUntil?: number }>;
-  /** Audio key counts by state (usable / parked / rejected), when the voice plugin's key pool reports them. */
+  /** Audio key counts by state (usable / parked / rejected), from the core's key pool via the `audio` capability. */
   audioKeys?: () => Record<string, number> | undefined;
   /** Transport state: connected (linked and open) and restricted by WhatsApp. */
   transport?: () => { connected: boolean; restricted: boolean } | undefined;

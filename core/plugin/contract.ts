@@ -1,10 +1,12 @@
 import type Router from '@koa/router';
-import { Type, type Static, type TObject } from '@sinclair/typebox';
+import { Type, type Static, type TObject, type TSchema, type TUnknown } from '@sinclair/typebox';
+import path from 'node:path';
 import type { CapabilityStatus } from '../capabilities/capabilities.js';
+import type { DataSchema } from '../store/schemas.js';
 import type { AiService, RespondOptions } from './types.js';
 import type { IncomingMedia, MediaKind } from '../transport/message.js';
 import { pluginErrors } from './errors.js';
-import { resolveOptions } from './options.js';
+import { resolveOptions, resolveSection, type SectionRule } from './options.js';
 import type { BotContext, CommandMatch, Plugin, PluginHost, ToolCall } from './types.js';
 
 /**
@@ -28,12 +30,17 @@ export interface PluginAi extends Omit<AiService, 'respond' | 'budget'> {
 }
 
 /** The services a plugin gets in `setup(host)`: its typed options, settings, stores, the AI, sending, a logger. */
-export interface Host<O = Record<string, never>> extends Omit<PluginHost, 'options' | 'ai'> {
+export interface Host<O = Record<string, never>, C = unknown> extends Omit<PluginHost, 'options' | 'ai' | 'section'> {
   readonly ai: PluginAi;
   /** This plugin's options, validated, with defaults filled in (live: reflects dashboard edits). */
   options(): O;
   /** An environment setting (`.env` under the real environment), e.g. one the plugin declared in `settings`. */
   setting(name: string): string | undefined;
+  /**
+   * The value of the plugin's own top-level section of config.json (`configSection`), validated, its default when
+   * the key is absent or its value invalid (live: reflects dashboard edits).
+   */
+  section(): C;
 }
 
 /**
@@ -171,7 +178,41 @@ export interface SettingDeclaration {
   description: string;
 }
 
-export interface PluginSpec<S extends TObject> {
+/**
+ * A kind of data file the plugin keeps under `host.dataDir`. The core names its version in the backup manifest (a
+ * backup made by a newer version is refused at restore) and, for a path without placeholders in its folder, sweeps
+ * the temporary files an interrupted write left there at start. Check the file on load with `JsonFile` or
+ * `checkDocument` and the same schema: one that does not match is set aside (bytes kept) and shown in the dashboard.
+ *
+ * @example
+ * dataFiles: [{ path: 'dice/stats.json', schema: { name: 'dice stats', version: 1, schema: { type: 'object' } } }]
+ */
+export interface DataFileDeclaration {
+  /** Where, relative to DATA_DIR; `<name>` marks a part that varies, e.g. `workspaces/index/<id>.json`. */
+  path: string;
+  schema: DataSchema;
+}
+
+/**
+ * A top-level key of config.json that the plugin owns, for settings owners expect at the top (a time zone, say):
+ * validated with `schema` (and `check`) at load and at every dashboard edit, shown on the dashboard, read typed with
+ * `host.section()`. An invalid value never stops the bot: the start log and the dashboard name it, the plugin gets
+ * the default, and the file is left as the owner wrote it. A key the core owns (`prefix`, `plugins`, …) or another
+ * plugin already claimed is refused (`PLUGIN_CONFIG_KEY_TAKEN`).
+ *
+ * @example
+ * configSection: { key: 'timeZone', schema: Type.String({ default: '', description: 'IANA time zone' }), check: (z) => (!z || isZone(z) ? undefined : 'is not a time zone') }
+ */
+export interface ConfigSectionDeclaration<C extends TSchema = TSchema> {
+  /** The top-level key, letters and digits starting with a letter (`timeZone`). */
+  key: string;
+  /** TypeBox schema of its value, with a default its own schema accepts; its `description` is shown on the dashboard. */
+  schema: C;
+  /** What the schema cannot say (a real time zone name): the problem in words, or undefined when the value is fine. */
+  check?(value: Static<C>): string | undefined;
+}
+
+export interface PluginSpec<S extends TObject, C extends TSchema = TUnknown> {
   /** Lowercase letters, digits and dashes; the plugin's key in config.json `plugins`. */
   name: string;
   /** Shown in `.help` and in the dashboard. */
@@ -192,11 +233,15 @@ export interface PluginSpec<S extends TObject> {
    * movedToEnv: { ytdlpPath: 'YTDLP_PATH' }
    */
   movedToEnv?: Readonly<Record<string, string>>;
+  /** The kinds of data files the plugin keeps (see `DataFileDeclaration`). */
+  dataFiles?: DataFileDeclaration[];
+  /** A top-level section of config.json the plugin owns (see `ConfigSectionDeclaration`). */
+  configSection?: ConfigSectionDeclaration<C>;
   /** Whether the plugin is on when config.json does not mention it. Default true. */
   enabledByDefault?: boolean;
   /** Lower is tried earlier among plugins whose handlers match. Default 100. */
   order?: number;
-  setup(host: Host<Static<S>>): Awaitable<PluginOffer<Static<S>>>;
+  setup(host: Host<Static<S>, Static<C>>): Awaitable<PluginOffer<Static<S>>>;
 }
 
 const NAME = /^[a-z][a-z0-9-]{0,39}$/;
@@ -215,7 +260,7 @@ const NAME = /^[a-z][a-z0-9-]{0,39}$/;
  *   }),
  * });
  */
-export function definePlugin<S extends TObject = TObject<{}>>(spec: PluginSpec<S>): Plugin {
+export function definePlugin<S extends TObject = TObject<{}>, C extends TSchema = TUnknown>(spec: PluginSpec<S, C>): Plugin {
   if (!spec || typeof spec !== 'object') throw pluginErrors.badDefinition('?', 'definePlugin needs an object: definePlugin({ name, description, setup })');
   const { name } = spec;
   if (typeof name !== 'string' || !NAME.test(name)) {
@@ -228,6 +273,20 @@ export function definePlugin<S extends TObject = TObject<{}>>(spec: PluginSpec<S
     if (!p || typeof p.name !== 'string' || typeof p.detect !== 'function' || typeof p.missing !== 'string') {
       throw pluginErrors.badDefinition(name, 'each of provides must be { name, detect(host), missing: "what the user is told" }');
     }
+  }
+  for (const f of spec.dataFiles ?? []) {
+    if (!f || typeof f.path !== 'string' || !f.path || path.isAbsolute(f.path) || f.path.split('/').includes('..') || typeof f.schema?.name !== 'string' || !Number.isInteger(f.schema.version)) {
+      throw pluginErrors.badDefinition(name, 'each of dataFiles must be { path: relative to DATA_DIR, schema: { name, version, schema } }');
+    }
+  }
+  const section = spec.configSection;
+  if (section !== undefined) {
+    if (!section || typeof section.key !== 'string' || !/^[A-Za-z][A-Za-z0-9]{0,39}$/.test(section.key) || !section.schema || typeof section.schema !== 'object') {
+      throw pluginErrors.badDefinition(name, "configSection must be { key: 'timeZone' (letters and digits), schema: Type.String({ default: '' }) }");
+    }
+    if (section.check !== undefined && typeof section.check !== 'function') throw pluginErrors.badDefinition(name, 'configSection.check must be a function (value) => problem or undefined');
+    const resolved = resolveSection(section as SectionRule, undefined);
+    if (resolved.problems.length) throw pluginErrors.badOptionDefault(name, resolved.problems);
   }
   const schema = spec.options ?? Type.Object({});
   if ((schema as { type?: unknown }).type !== 'object') throw pluginErrors.badDefinition(name, 'options must be an object schema: Type.Object({ … })');
@@ -245,7 +304,14 @@ export function definePlugin<S extends TObject = TObject<{}>>(spec: PluginSpec<S
     provides: spec.provides,
     settings: spec.settings,
     movedToEnv: spec.movedToEnv,
-    setup: spec.setup as unknown as NonNullable<Plugin['setup']>,
+    dataFiles: spec.dataFiles,
+    configSection: section as SectionRule | undefined,
+    setup: spec.setup as unknown as Plugin['setup'],
     __plugin: true as const,
   });
+}
+
+/** True for a value made by `definePlugin` (of this copy of the core or another: the mark is a plain field). */
+export function isPlugin(value: unknown): value is Plugin {
+  return Boolean(value && typeof value === 'object' && (value as { __plugin?: unknown }).__plugin === true && typeof (value as { setup?: unknown }).setup === 'function');
 }

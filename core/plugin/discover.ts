@@ -4,9 +4,9 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from '../log/logger.js';
-import { definePlugin, isPlugin } from './define-plugin.js';
+import { isPlugin } from './contract.js';
 import { pluginErrors } from './errors.js';
-import type { Plugin, PluginDefinition } from './types.js';
+import type { Plugin } from './types.js';
 
 export interface DiscoveryResult {
   plugins: Plugin[];
@@ -18,14 +18,22 @@ async function loadModule(specifier: string, source: string, failures: Discovery
   try {
     const mod = (await import(specifier)) as { default?: unknown };
     if (isPlugin(mod.default)) return mod.default;
-    // A package may export a plain definition object, so it does not have to import this project's core.
-    if (mod.default && typeof mod.default === 'object' && 'name' in mod.default) return definePlugin(mod.default as PluginDefinition);
-    failures.push({ source, reason: 'its default export is not a plugin: export default definePlugin({ name, description, ... })' });
+    failures.push({ source, reason: pluginErrors.notAPlugin(source, notAPlugin(mod.default)).message });
     return undefined;
   } catch (err) {
     failures.push({ source, reason: (err as Error).message.split('\n')[0] });
     return undefined;
   }
+}
+
+/** What a default export that is not a plugin is, for the error. */
+function notAPlugin(value: unknown): string {
+  if (value === undefined) return 'has no default export';
+  const fields = value && typeof value === 'object' ? value : {};
+  // The first contract's plain objects ({ name, triggers, handle }): said by name, they were plugins once.
+  if ('triggers' in fields || 'handle' in fields) return 'exports a plugin written to the old contract (triggers and handle), which this bot no longer runs';
+  if ('name' in fields && 'description' in fields) return 'exports a plain object, not a plugin made by definePlugin';
+  return `exports ${value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value}, not a plugin`;
 }
 
 /**

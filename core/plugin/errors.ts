@@ -8,12 +8,14 @@
  */
 export type PluginErrorCode =
   | 'PLUGIN_BAD_DEFINITION'
+  | 'PLUGIN_NOT_A_PLUGIN'
   | 'PLUGIN_BAD_OPTION_DEFAULT'
   | 'PLUGIN_DUPLICATE_NAME'
   | 'PLUGIN_UNKNOWN_NEED'
   | 'PLUGIN_DUPLICATE_CAPABILITY'
   | 'PLUGIN_DUPLICATE_TOOL'
   | 'PLUGIN_DUPLICATE_COMMAND'
+  | 'PLUGIN_CONFIG_KEY_TAKEN'
   | 'PLUGIN_SETUP_FAILED';
 
 /** A plugin that cannot be registered; `message` starts with the code, says which plugins clash and what to change. */
@@ -51,5 +53,17 @@ export const pluginErrors = {
     new PluginError('PLUGIN_DUPLICATE_TOOL', plugin, `plugin "${plugin}" offers tool "${tool}", which ${owner} already offers to the model; rename the tool (e.g. "${plugin.replace(/-/g, '_')}_${tool}")`),
   duplicateCommand: (plugin: string, command: string, owner: string) =>
     new PluginError('PLUGIN_DUPLICATE_COMMAND', plugin, `plugin "${plugin}" answers ${command}, which ${owner} already answers; rename the command (or turn one of the plugins off)`),
+  notAPlugin: (source: string, what: string) =>
+    new PluginError(
+      'PLUGIN_NOT_A_PLUGIN',
+      source,
+      `${source} ${what}; a plugin's default export must be made by definePlugin: import { definePlugin } from 'wa-assistant-bot/plugin' and export default definePlugin({ name, description, setup: (host) => ({ commands: [...] }) }) (see "Writing a plugin" in the README)`,
+    ),
+  configKeyTaken: (plugin: string, key: string, owner: string) =>
+    new PluginError(
+      'PLUGIN_CONFIG_KEY_TAKEN',
+      plugin,
+      `plugin "${plugin}" declares the top-level config.json section "${key}", which ${owner === 'the core' ? 'the core owns' : `${owner} already declares`}; use another key (e.g. "${plugin.replace(/-(.)/g, (_m, c: string) => c.toUpperCase())}${key.charAt(0).toUpperCase()}${key.slice(1)}") or an option under plugins.${plugin}`,
+    ),
   setupFailed: (plugin: string, reason: string) => new PluginError('PLUGIN_SETUP_FAILED', plugin, `plugin "${plugin}" failed in setup: ${reason}`),
 };

@@ -1,6 +1,8 @@
 import type Router from '@koa/router';
 import type { TriggerHit } from '../pipeline/match.js';
 import type { PluginOffer } from './contract.js';
+import type { MediaKind } from '../transport/message.js';
+import { pluginErrors } from './errors.js';
 import type { BotContext, Plugin, PluginHost, ToolDefinition, Trigger } from './types.js';
 
 /** One trigger of a running plugin and what runs when it matches. */
@@ -10,8 +12,7 @@ export interface HandlerEntry {
 }
 
 /**
- * A plugin as the core runs it, whatever contract it was written to: its handlers in order, observers, tools,
- * routes and stop. Made once per bot by `instantiate`.
+ * A plugin as the core runs it: its handlers in order, observers, tools, routes and stop. Made once per bot by `instantiate`.
  */
 export interface PluginInstance {
   handlers: HandlerEntry[];
@@ -47,9 +48,51 @@ function boundTool(tool: ToolDefinition, deps: InstanceDeps): ToolDefinition {
   };
 }
 
-/** Runs a v2 plugin's setup and turns what it offers into the core's running shape. */
+const MEDIA_KINDS: readonly MediaKind[] = ['voice', 'audio', 'image', 'video', 'document', 'sticker'];
+
+/** The first mistake in what `setup` returned, in words with the fix (undefined when it can work). */
+function offerMistake(offer: PluginOffer<unknown>): string | undefined {
+  if (typeof offer !== 'object') return 'setup(host) must return an object such as { commands: [...] }';
+  for (const [i, h] of (offer.commands ?? []).entries()) {
+    if (typeof h?.run !== 'function') return `commands[${i}] has no run(ctx) function`;
+    if (typeof h.command !== 'string' || !/^[a-z0-9][a-z0-9_-]*$/i.test(h.command)) {
+      const word = String(h.command).replace(/^\W+/, '').split(/\s/)[0] || 'roll';
+      return `commands[${i}]: command "${String(h.command)}" must be a single word without the prefix (write '${word}', not '.${word}')`;
+    }
+  }
+  for (const [i, h] of (offer.literals ?? []).entries()) {
+    if (typeof h?.run !== 'function') return `literals[${i}] has no run(ctx) function`;
+    if (typeof h.literal !== 'string' || !/^\S+$/.test(h.literal)) return `literals[${i}]: literal "${String(h.literal)}" must be one word, such as '/ws'`;
+  }
+  for (const [i, h] of (offer.media ?? []).entries()) {
+    if (typeof h?.run !== 'function') return `media[${i}] has no run(ctx) function`;
+    const bad = (Array.isArray(h.media) ? h.media : [h.media]).find((k) => !MEDIA_KINDS.includes(k));
+    if (bad !== undefined) return `media[${i}]: media "${String(bad)}" is not one of ${MEDIA_KINDS.join(', ')}`;
+  }
+  for (const [i, h] of (offer.patterns ?? []).entries()) {
+    if (typeof h?.run !== 'function') return `patterns[${i}] has no run(ctx) function`;
+    if (!(h.pattern instanceof RegExp)) return `patterns[${i}]: pattern must be a RegExp`;
+  }
+  for (const [i, h] of (offer.predicates ?? []).entries()) {
+    if (typeof h?.run !== 'function' || typeof h.when !== 'function') return `predicates[${i}] needs when(ctx) => boolean and run(ctx)`;
+  }
+  for (const [i, o] of (offer.observers ?? []).entries()) if (typeof o !== 'function') return `observers[${i}] must be a function (ctx) => …`;
+  if (Array.isArray(offer.tools)) {
+    for (const [i, t] of offer.tools.entries()) {
+      if (typeof t?.name !== 'string' || !t.name || typeof t.run !== 'function') return `tools[${i}] needs a name and run(args, call)`;
+    }
+  } else if (offer.tools !== undefined && typeof offer.tools !== 'function') return 'tools must be a list, or a function (ctx) => list';
+  return undefined;
+}
+
+/** Runs a plugin's setup and turns what it offers into the core's running shape; a mistake in it is refused, coded. */
 async function fromOffer(plugin: Plugin, deps: InstanceDeps): Promise<PluginInstance> {
   const offer = ((await (plugin.setup as (host: PluginHost) => unknown)(deps.host)) ?? {}) as PluginOffer<unknown>;
+  const mistake = offerMistake(offer);
+  if (mistake) {
+    await Promise.resolve(offer?.stop?.()).catch(() => undefined);
+    throw pluginErrors.badDefinition(plugin.name, mistake);
+  }
   const handlers: HandlerEntry[] = [];
   for (const h of offer.commands ?? []) {
     handlers.push({ trigger: { command: h.command, help: h.help, usage: h.usage }, run: (ctx, hit) => h.run(narrow(ctx, { command: hit.command, args: hit.command?.args ?? '' }) as never) });
@@ -74,41 +117,7 @@ async function fromOffer(plugin: Plugin, deps: InstanceDeps): Promise<PluginInst
   };
 }
 
-/** The old contract (triggers + handle + start + tools + routes), run through the same shape. */
-async function fromDefinition(plugin: Plugin, deps: InstanceDeps): Promise<PluginInstance> {
-  await plugin.start?.(deps.host);
-  const handle = plugin.handle?.bind(plugin);
-  const handlers: HandlerEntry[] = (plugin.triggers ?? [])
-    .filter((t) => !('every' in t))
-    .map((trigger) => ({
-      trigger,
-      run: (ctx, hit) => {
-        ctx.trigger = trigger;
-        if (hit.command) ctx.command = hit.command;
-        if (hit.match) ctx.match = hit.match;
-        return handle?.(ctx);
-      },
-    }));
-  const observes = plugin.triggers?.some((t) => 'every' in t);
-  let tools: ToolDefinition[] = [];
-  try {
-    tools = typeof plugin.tools === 'function' ? plugin.tools(deps.host) : (plugin.tools ?? []);
-  } catch (err) {
-    deps.host.log.error({ err }, 'plugin tools could not be built; they are not offered');
-  }
-  return {
-    handlers,
-    observers: observes && handle ? [(ctx: BotContext) => {
-      ctx.trigger = { every: true };
-      return handle(ctx);
-    }] : [],
-    tools: tools.map((tool) => boundTool(tool, deps)),
-    routes: plugin.routes ? (router) => plugin.routes!(router, deps.host) : undefined,
-    stop: plugin.stop ? () => plugin.stop!() : undefined,
-  };
-}
-
-/** Starts one plugin for one bot: v2 through `setup(host)`, the old contract through `start(host)`. */
+/** Starts one plugin for one bot: runs its `setup(host)` and checks what it offers. */
 export function instantiate(plugin: Plugin, deps: InstanceDeps): Promise<PluginInstance> {
-  return plugin.setup ? fromOffer(plugin, deps) : fromDefinition(plugin, deps);
+  return fromOffer(plugin, deps);
 }

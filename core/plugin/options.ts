@@ -42,3 +42,39 @@ export function resolveOptions(schema: object, section: PluginSection | undefine
   optionProblems(schema, defaults);
   return { options: defaults, problems };
 }
+
+/** A plugin's top-level section of config.json as the core checks it (`configSection` of definePlugin). */
+export interface SectionRule {
+  key: string;
+  schema: object;
+  check?(value: unknown): string | undefined;
+}
+
+/** The schema's default for a section (validating `undefined` fills nothing in, so it is read from the schema). */
+function sectionDefault(rule: SectionRule): unknown {
+  return structuredClone((rule.schema as { default?: unknown }).default);
+}
+
+/**
+ * Problems of a plugin's top-level section value, as `key: message` lines (empty when valid). `undefined` (the key
+ * absent from config.json) stands for the default.
+ */
+export function sectionProblems(rule: SectionRule, value: unknown): string[] {
+  const checked = value === undefined ? sectionDefault(rule) : structuredClone(value);
+  if (checked === undefined) return [`${rule.key}: has no default; give its schema one (e.g. Type.String({ default: '' }))`];
+  const problems = optionProblems(rule.schema, checked, rule.key);
+  if (problems.length) return problems;
+  let problem: string | undefined;
+  try {
+    problem = rule.check?.(checked);
+  } catch (err) {
+    problem = `could not be checked (${(err as Error).message})`;
+  }
+  return problem ? [`${rule.key}: ${problem}`] : [];
+}
+
+/** A section's value for the plugin: the file's when valid, else the default, with the problems found. */
+export function resolveSection(rule: SectionRule, value: unknown): { value: unknown; problems: string[] } {
+  const problems = sectionProblems(rule, value);
+  return { value: value === undefined || problems.length ? sectionDefault(rule) : structuredClone(value), problems };
+}

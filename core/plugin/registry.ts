@@ -4,7 +4,7 @@ import type { Logger } from '../log/logger.js';
 import { mayUse, senderIds } from './access.js';
 import { pluginErrors, PluginError } from './errors.js';
 import { instantiate, type PluginInstance } from './instance.js';
-import { resolveOptions } from './options.js';
+import { resolveOptions, resolveSection, type SectionRule } from './options.js';
 import type { BotContext, Plugin, PluginHost } from './types.js';
 
 export interface PluginState {
@@ -52,6 +52,7 @@ export class PluginRegistry {
   /** The same states in load order: of two clashing plugins, the later one stays off. */
   private readonly loadOrder: PluginState[];
   private readonly optionsCache = new WeakMap<BotConfig, Map<string, Record<string, unknown>>>();
+  private readonly sectionCache = new WeakMap<BotConfig, Map<string, { value: unknown; problems: string[] }>>();
 
   constructor(private readonly deps: RegistryDeps) {
     this.loadOrder = deps.plugins.map((plugin) => ({ plugin, enabled: isEnabledIn(plugin, deps.config()), started: false }));
@@ -66,6 +67,48 @@ export class PluginRegistry {
     state.problem = error.message;
     this.deps.failures.push({ source: `plugin ${state.plugin.name}`, reason: error.message });
     this.deps.log.error({ plugin: state.plugin.name, code: error.code }, error.message);
+  }
+
+  /**
+   * Top-level config.json sections plugins declare: a key the core owns, or one an earlier plugin declared, is
+   * refused (the later plugin stays off).
+   */
+  registerConfigSections(coreKeys: readonly string[]): void {
+    const owners = new Map<string, string>(coreKeys.map((k) => [k, 'the core']));
+    for (const state of this.loadOrder) {
+      const key = state.plugin.configSection?.key;
+      if (!key || state.refused) continue;
+      const owner = owners.get(key);
+      if (owner) {
+        this.refuse(state, pluginErrors.configKeyTaken(state.plugin.name, key, owner));
+        continue;
+      }
+      owners.set(key, `plugin "${state.plugin.name}"`);
+    }
+  }
+
+  /** The top-level sections of the plugins that were not refused: key → the plugin and its rule. */
+  configSections(): Array<{ plugin: string; rule: SectionRule }> {
+    return this.loadOrder.filter((s) => !s.refused && s.plugin.configSection).map((s) => ({ plugin: s.plugin.name, rule: s.plugin.configSection as SectionRule }));
+  }
+
+  /**
+   * A plugin's own top-level section, validated (cached per config, so a dashboard edit is seen at once): the file's
+   * value, or the default when it is absent or invalid, with the problems found.
+   */
+  sectionOf(name: string): { value: unknown; problems: string[] } {
+    const config = this.deps.config();
+    const rule = this.loadOrder.find((s) => s.plugin.name === name)?.plugin.configSection as SectionRule | undefined;
+    if (!rule) return { value: undefined, problems: [] };
+    let perConfig = this.sectionCache.get(config);
+    if (!perConfig) this.sectionCache.set(config, (perConfig = new Map()));
+    let resolved = perConfig.get(name);
+    if (!resolved) {
+      // An invalid value is named in the start log and on the dashboard (Bot.configSections); the file is left alone.
+      resolved = resolveSection(rule, config.sections?.[rule.key]);
+      perConfig.set(name, resolved);
+    }
+    return resolved;
   }
 
   /** Capabilities that plugins provide are declared, then every `needs` is checked against the known names. */
@@ -100,13 +143,13 @@ export class PluginRegistry {
   }
 
   /**
-   * A plugin's options as its handlers, tools and routes see them. Contract v2: validated, defaults filled in
-   * (cached per config, so a dashboard edit is seen at once). The old contract: its raw config.json section.
+   * A plugin's options as its handlers, tools and routes see them: validated, defaults filled in (cached per config,
+   * so a dashboard edit is seen at once).
    */
   optionsOf(name: string): PluginSection {
     const config = this.deps.config();
     const plugin = this.loadOrder.find((s) => s.plugin.name === name)?.plugin;
-    if (!plugin?.setup || !plugin.optionsSchema) return this.section(name);
+    if (!plugin) return this.section(name);
     let perConfig = this.optionsCache.get(config);
     if (!perConfig) this.optionsCache.set(config, (perConfig = new Map()));
     let options = perConfig.get(name);
@@ -139,7 +182,7 @@ export class PluginRegistry {
   }
 
   /**
-   * Starts every plugin (v2: `setup(host)`; the old contract: `start(host)`) in load order. One that throws is
+   * Starts every plugin (`setup(host)`) in load order. One that throws is
    * reported and left inactive; one whose commands or tools clash with an earlier one is refused; the others go on.
    */
   async start(): Promise<void> {
@@ -152,6 +195,10 @@ export class PluginRegistry {
       try {
         instance = await instantiate(state.plugin, { host: this.deps.host(name), view: (ctx) => this.deps.view(ctx, name) });
       } catch (err) {
+        if (err instanceof PluginError) {
+          this.refuse(state, err);
+          continue;
+        }
         state.started = false;
         state.problem = `start failed: ${(err as Error).message}`;
         this.deps.log.error({ plugin: name, err }, 'plugin failed to start; it stays off');

@@ -1,5 +1,4 @@
 import type { PrivacyRegistry } from '../store/privacy.js';
-import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { Capabilities, CapabilityStatus } from '../capabilities/capabilities.js';
 import type { PluginSection, BotConfig } from '../config/schema.js';
@@ -13,25 +12,23 @@ import type { OwnerNotifier } from '../notices/owner-notifier.js';
 import type { Jail } from '../jail/jail.js';
 import type { KeyPool } from '../providers/key-pool.js';
 import type { StatusReport } from '../status/status-report.js';
+import type { DataSchema } from '../store/schemas.js';
 
 /**
- * What a plugin reacts to.
+ * What one handler of a running plugin reacts to (the core's shape of the handlers a plugin's `setup` offers).
  * - `{ command: 'ping' }`: the word after the configured prefix (`.ping`); `args` holds the rest of the line.
  * - `{ literal: '/ws' }`: a fixed word whatever the prefix (first word of the text).
  * - `{ media: 'voice' }` or `{ media: ['image', 'sticker'] }`: a message carrying that media.
  * - `{ pattern: /regex/ }`: a text pattern (matched on the text without leading bot mentions).
  * - `{ when: (ctx) => boolean }`: any predicate (e.g. "this user has a workspace open"); `help`/`usage` put it in
  *   `.help` (e.g. `usage: '(photo)'`).
- * - `{ every: true }`: an observer that sees every message, addressed to the bot or not, before routing;
- *   observers never stop other plugins from running.
  */
 export type Trigger =
   | { command: string; help?: string; usage?: string }
   | { literal: string; help?: string; usage?: string }
   | { media: MediaKind | MediaKind[]; help?: string }
   | { pattern: RegExp; help?: string }
-  | { when: (ctx: BotContext) => boolean; help?: string; usage?: string }
-  | { every: true };
+  | { when: (ctx: BotContext) => boolean; help?: string; usage?: string };
 
 /** The command a message invoked, when a command or literal trigger matched. */
 export interface CommandMatch {
@@ -64,10 +61,7 @@ export interface ChatMemoryView {
 }
 
 /**
- * What `handle(ctx)` receives for one message.
- *
- * @example
- * handle: async (ctx) => { await ctx.reply(`you said ${ctx.text}`); }
+ * One message as the core handles it. Plugins see it through `MessageContext` (contract.ts), narrowed per trigger.
  */
 export interface BotContext {
   readonly message: IncomingMessage;
@@ -78,12 +72,6 @@ export interface BotContext {
   /** True in a private chat, or in a group when the bot is mentioned or replied to. */
   readonly addressed: boolean;
   readonly isOwner: boolean;
-  /** The trigger that brought this plugin here (`{ every: true }` when called as an observer). */
-  trigger?: Trigger;
-  /** Set when a command/literal trigger matched. */
-  command?: CommandMatch;
-  /** Set when a pattern trigger matched. */
-  match?: RegExpExecArray;
   reply(text: string, options?: { quote?: boolean }): Promise<SentMessage>;
   react(emoji: string): Promise<void>;
   sendMedia(media: OutgoingMedia, options?: { quote?: boolean }): Promise<SentMessage>;
@@ -145,7 +133,7 @@ export interface SiteDeclaration {
   handler: Koa.Middleware;
 }
 
-/** Services a plugin gets in `start`, `routes` and `tools`. */
+/** The core's services for one plugin; plugins see them typed as `Host` (contract.ts) in `setup(host)`. */
 export interface PluginHost {
   readonly name: string;
   readonly settings: Settings;
@@ -153,8 +141,10 @@ export interface PluginHost {
   config(): BotConfig;
   /** Where config.json is; files the owner keeps beside it (such as `mcp.json`) are found from here. */
   readonly configFile: string;
-  /** This plugin's live options section (contract v2: validated, with defaults). */
+  /** This plugin's live options section (validated, with defaults). */
   options(): PluginSection;
+  /** This plugin's own top-level section of config.json (`configSection`): validated, else its default. */
+  section(): unknown;
   /** An environment setting (`.env` under the real environment). */
   setting(name: string): string | undefined;
   readonly dataDir: string;
@@ -181,6 +171,16 @@ export interface PluginHost {
    * audio legs: a key parked or rejected by one user is skipped by all.
    */
   readonly audioKeys: KeyPool;
+  /**
+   * True while the owner has this plugin enabled (config.json `plugins.<name>.enabled`, the dashboard's toggle). A
+   * disabled plugin's handlers and tools are not reached; work it starts on its own (timers) should check this.
+   */
+  enabled(): boolean;
+  /**
+   * Calls `listener` each time the owner enables or disables this plugin while the bot runs (a dashboard save), so
+   * work held while it was off can resume. Returns a function that removes the listener.
+   */
+  onEnabledChange(listener: (enabled: boolean) => void | Promise<void>): () => void;
   /** Sends a text to a chat outside a message's handling (timers, jobs). */
   send(chatId: string, text: string): Promise<SentMessage>;
   sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage>;
@@ -195,44 +195,40 @@ export interface PluginHost {
 }
 
 /**
- * A plugin as declared with `definePlugin`. Everything but `name` and `description` is optional.
+ * A plugin as the core keeps it: what `definePlugin` (core/plugin/contract.ts) checked and froze. Made only by
+ * `definePlugin`; the core tells one from anything else by `__plugin`.
  */
-export interface PluginDefinition {
-  name: string;
-  description: string;
-  triggers?: Trigger[];
-  /** Capabilities the plugin needs (see the start-log report); checked before `handle` runs. */
-  needs?: string[];
-  /** The reply when a trigger matches but a needed capability is missing. Default: names what is missing. */
-  missing?: string | ((missing: string[], ctx: BotContext) => string);
-  handle?(ctx: BotContext): Promise<void> | void;
-  tools?: ToolDefinition[] | ((host: PluginHost) => ToolDefinition[]);
-  /** Koa routes the web server mounts. */
-  routes?(router: Router, host: PluginHost): void;
-  start?(host: PluginHost): Promise<void> | void;
-  stop?(): Promise<void> | void;
+export interface Plugin {
+  readonly name: string;
+  readonly description: string;
+  /** Capabilities the plugin needs (see the start-log report); checked before a handler runs. */
+  readonly needs?: readonly string[];
+  /** The reply when a handler matches but a needed capability is missing. Default: names what is missing. */
+  readonly missing?: string | ((missing: string[]) => string);
   /** JSON schema of this plugin's options in config.json (besides `enabled` and `access`). */
-  optionsSchema?: Record<string, unknown>;
+  readonly optionsSchema: Record<string, unknown>;
   /** Whether the plugin is on when config.json does not mention it. Default true. */
-  enabledByDefault?: boolean;
-  /** Lower runs earlier among plugins whose triggers match. Default 100. */
-  order?: number;
-  /** Contract v2 (`definePlugin` from `core/index.ts`): the factory returning what the plugin offers. */
-  setup?(host: never): unknown;
-  /** Contract v2: capabilities this plugin owns (see `CapabilityDeclaration` in contract.ts). */
-  provides?: ReadonlyArray<{ name: string; detect(host: never): unknown; live?(): CapabilityStatus; missing: string }>;
-  /** Contract v2: environment settings this plugin reads. */
-  settings?: ReadonlyArray<{ name: string; description: string }>;
+  readonly enabledByDefault?: boolean;
+  /** Lower runs earlier among plugins whose handlers match. Default 100. */
+  readonly order?: number;
+  /** The factory returning what the plugin offers (see `PluginOffer` in contract.ts). */
+  readonly setup: (host: never) => unknown;
+  /** Capabilities this plugin owns (see `CapabilityDeclaration` in contract.ts). */
+  readonly provides?: ReadonlyArray<{ name: string; detect(host: never): unknown; live?(): CapabilityStatus; missing: string }>;
+  /** Environment settings this plugin reads. */
+  readonly settings?: ReadonlyArray<{ name: string; description: string }>;
   /**
    * Options that moved from config.json to environment settings because they can run code or open a hole (option →
    * setting name). The core drops them from an old config.json with a start-log warning naming them (start-up never
    * fails on it); the dashboard refuses them, naming the setting; their values show there read-only.
    */
-  movedToEnv?: Readonly<Record<string, string>>;
+  readonly movedToEnv?: Readonly<Record<string, string>>;
+  /** A top-level section of config.json it owns (key, schema, check), see `ConfigSectionDeclaration`. */
+  readonly configSection?: { readonly key: string; readonly schema: object; check?(value: unknown): string | undefined };
+  /** The kinds of data files it keeps under DATA_DIR (path relative to it, schema). */
+  readonly dataFiles?: ReadonlyArray<{ path: string; schema: DataSchema }>;
+  readonly __plugin: true;
 }
-
-/** A plugin after `definePlugin` checked it. */
-export type Plugin = Readonly<PluginDefinition> & { readonly __plugin: true };
 
 /*
  * What plugins see of the AI, declared next to the plugin types: the core's chat service (core/chat/) implements it

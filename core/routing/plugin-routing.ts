@@ -44,10 +44,6 @@ async function runHandler(deps: RoutingDeps, state: PluginState, entry: HandlerE
   const plugin = state.plugin;
   const { trigger } = entry;
   const ctx = deps.view(base, plugin.name);
-  // The old contract's `missing(names, ctx)` may read which trigger matched.
-  ctx.trigger = trigger;
-  if (hit.command) ctx.command = hit.command;
-  if (hit.match) ctx.match = hit.match;
   if (!deps.registry.mayUse(plugin.name, ctx.message)) {
     const what = 'command' in trigger ? `${deps.config().prefix}${trigger.command}` : 'literal' in trigger ? trigger.literal : plugin.name;
     await ctx.reply(`Sorry, you are not allowed to use ${what} here.`);
@@ -57,7 +53,7 @@ async function runHandler(deps: RoutingDeps, state: PluginState, entry: HandlerE
   if (missing.length) {
     const text =
       typeof plugin.missing === 'function'
-        ? plugin.missing(missing, ctx)
+        ? plugin.missing(missing)
         : plugin.missing ?? `${plugin.name} is unavailable right now: ${missing.map((m) => `${m} (${deps.capabilities.status(m).detail})`).join(', ')}.`;
     ctx.log.info({ plugin: plugin.name, missing }, 'capability missing; told the user');
     await ctx.reply(text);

@@ -6,7 +6,7 @@ import path from 'node:path';
 import * as tar from 'tar';
 import { INSTANCE_LOCK_FILES, readInstanceLock } from '../lifecycle/instance-lock.js';
 import { CONTROL_DIR, controlSocketPath } from './control-channel.js';
-import { DATA_SCHEMAS } from './schemas.js';
+import { DATA_SCHEMAS, type DataSchema } from './schemas.js';
 
 /** The manifest at the top of every backup archive. */
 export interface BackupManifest {
@@ -105,11 +105,12 @@ export function defaultBackupFile(dataDir: string, now = new Date()): string {
  * Writes one `.tar.gz` of the data folder with a manifest (every file's size and sha256, created-at, app and schema
  * versions). With a bot running on the folder, it first asks the bot over the control socket to flush every store and
  * hold its writes, copies the folder to a staging folder beside the archive, and lets the writes go before packing;
- * without a bot it copies directly. The archive is 0600: it is as secret as the WhatsApp account.
+ * without a bot it copies directly. The archive is 0600: it is as secret as the WhatsApp account. `schemas`: every data
+ * file kind (the core's and the plugins' `dataFiles`), default the core's.
  *
  * @example const { file } = await createBackup({ dataDir: 'data', appVersion: '0.1.0' });
  */
-export async function createBackup(options: { dataDir: string; file?: string; appVersion: string }): Promise<BackupResult> {
+export async function createBackup(options: { dataDir: string; file?: string; appVersion: string; schemas?: DataSchema[] }): Promise<BackupResult> {
   const dataDir = path.resolve(options.dataDir);
   const file = path.resolve(options.file ?? defaultBackupFile(dataDir));
   if (file === dataDir || file.startsWith(dataDir + path.sep)) throw new BackupError(`the backup ${file} would be inside the data folder ${dataDir}; write it elsewhere`);
@@ -146,7 +147,7 @@ export async function createBackup(options: { dataDir: string; file?: string; ap
       formatVersion: 1,
       createdAt: new Date().toISOString(),
       appVersion: options.appVersion,
-      schemas: Object.fromEntries(DATA_SCHEMAS.map((s) => [s.name, s.version])),
+      schemas: Object.fromEntries((options.schemas ?? DATA_SCHEMAS).map((s) => [s.name, s.version])),
       files,
     };
     await writeFile(path.join(staging, MANIFEST_NAME), JSON.stringify(manifest, null, 2));
@@ -163,7 +164,7 @@ export async function createBackup(options: { dataDir: string; file?: string; ap
 }
 
 /** Reads and checks an extracted archive against its manifest. Returns the manifest. */
-async function checkExtracted(folder: string): Promise<BackupManifest> {
+async function checkExtracted(folder: string, schemas: DataSchema[]): Promise<BackupManifest> {
   let manifest: BackupManifest;
   try {
     manifest = JSON.parse(await readFile(path.join(folder, MANIFEST_NAME), 'utf8')) as BackupManifest;
@@ -171,7 +172,7 @@ async function checkExtracted(folder: string): Promise<BackupManifest> {
     throw new BackupError(`the archive has no readable ${MANIFEST_NAME} (${(err as Error).message}); is it a backup made by npm run backup?`);
   }
   if (manifest.format !== 'wa-assistant-backup' || manifest.formatVersion !== 1 || !Array.isArray(manifest.files)) throw new BackupError('the archive\'s manifest is not a backup manifest this version understands');
-  for (const spec of DATA_SCHEMAS) {
+  for (const spec of schemas) {
     const version = manifest.schemas?.[spec.name];
     if (typeof version === 'number' && version > spec.version) {
       throw new BackupError(`the backup was made by a newer version of the bot (${spec.name} v${version}; this one reads up to v${spec.version}); update the bot first`);
@@ -199,9 +200,10 @@ export interface RestoreResult {
  * Restores an archive made by `createBackup` into DATA_DIR: refuses while a bot holds the folder, extracts into a new
  * folder, checks every file against the manifest, then swaps it in (DATA_DIR renamed aside as
  * `<DATA_DIR>.replaced-<time>`); where DATA_DIR is a mount point (which cannot be renamed) its contents are swapped
- * instead and the replaced ones kept in `DATA_DIR/.replaced-<time>/`.
+ * instead and the replaced ones kept in `DATA_DIR/.replaced-<time>/`. `schemas` as for `createBackup`: a backup whose
+ * manifest names a newer version of one of them is refused.
  */
-export async function restoreBackup(options: { dataDir: string; file: string }): Promise<RestoreResult> {
+export async function restoreBackup(options: { dataDir: string; file: string; schemas?: DataSchema[] }): Promise<RestoreResult> {
   const dataDir = path.resolve(options.dataDir);
   const archive = path.resolve(options.file);
   if (!(await stat(archive).catch(() => undefined))?.isFile()) throw new BackupError(`there is no backup file at ${archive}`);
@@ -228,7 +230,7 @@ export async function restoreBackup(options: { dataDir: string; file: string }):
         return (type === 'File' || type === 'Directory') && (p === MANIFEST_NAME || p === 'data' || p.startsWith('data/') || p === 'data/');
       },
     });
-    const manifest = await checkExtracted(staging);
+    const manifest = await checkExtracted(staging, options.schemas ?? DATA_SCHEMAS);
     await refuseIfRunning();
     let keptAside: string | undefined;
     if (!existing) {

@@ -148,61 +148,10 @@ export const IDENTITY_LINKS_SCHEMA: DataSchema = {
   schema: { type: 'object', properties: { lidToPhone: mapOf(str) } },
 };
 
-/** `data/workspaces/users.json`. */
-export const WORKSPACE_USERS_SCHEMA: DataSchema = {
-  name: 'workspace users',
-  version: 1,
-  schema: { type: 'object', required: ['owners'], properties: { owners: mapOf(str) } },
-};
-
-/** `data/workspaces/usernames.json`: a plain map, so its version sits under a key no username can take. */
-export const WORKSPACE_USERNAMES_SCHEMA: DataSchema = {
-  name: 'workspace usernames',
-  version: 1,
-  versionKey: '$version',
-  schema: mapOf(str),
-};
-
-/** `data/workspaces/index/<id>.json`. */
-export const WORKSPACE_INDEX_SCHEMA: DataSchema = {
-  name: 'workspace index',
-  version: 1,
-  schema: {
-    type: 'object',
-    required: ['id', 'owner', 'createdAt'],
-    properties: { id: str, owner: str, ids: { type: 'array', items: str }, createdAt: num, username: str, open: mapOf(num) },
-  },
-};
-
-/** `data/audio_budget.json`: seconds of audio per user on one UTC day. */
-export const AUDIO_BUDGET_SCHEMA: DataSchema = {
-  name: 'audio budget',
-  version: 1,
-  schema: { type: 'object', required: ['day', 'used'], properties: { day: str, used: mapOf(num) } },
-};
-
-/** `data/audio_archive/<chat>/notes/<n>.json`. */
-export const ARCHIVE_SEGMENT_SCHEMA: DataSchema = {
-  name: 'voice archive segment',
-  version: 1,
-  schema: {
-    type: 'object',
-    required: ['chatId', 'notes'],
-    properties: {
-      chatId: str,
-      notes: {
-        type: 'array',
-        items: {
-          type: 'object',
-          required: ['seq', 'messageId', 'senderId', 'at', 'transcript'],
-          properties: { seq: { type: 'integer' }, messageId: str, senderId: str, senderName: str, at: num, transcript: str, kind: str, audioFile: str },
-        },
-      },
-    },
-  },
-};
-
-/** Every data file kind, for the backup manifest (`schemas`: name → version). */
+/**
+ * The core's data file kinds, for the backup manifest (`schemas`: name → version). Plugins declare theirs in
+ * `dataFiles` (`definePlugin`); the backup adds them.
+ */
 export const DATA_SCHEMAS: DataSchema[] = [
   HISTORY_SCHEMA,
   MEMORY_SCHEMA,
@@ -210,9 +159,4 @@ export const DATA_SCHEMAS: DataSchema[] = [
   BUDGETS_SCHEMA,
   SEEN_MESSAGES_SCHEMA,
   IDENTITY_LINKS_SCHEMA,
-  WORKSPACE_USERS_SCHEMA,
-  WORKSPACE_USERNAMES_SCHEMA,
-  WORKSPACE_INDEX_SCHEMA,
-  ARCHIVE_SEGMENT_SCHEMA,
-  AUDIO_BUDGET_SCHEMA,
 ];

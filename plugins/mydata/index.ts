@@ -17,9 +17,9 @@ const pending = new Map<string, number>();
 
 /**
  * Privacy controls: `.mydata` sends the sender a file with everything the bot keeps about them (history of each chat
- * they share with the bot, remembered facts, voice notes and transcripts, workspace listing); `.mydata delete` asks for
- * a confirmation and `.mydata delete confirm` (within 5 minutes) deletes all of it. Only in a private chat: the file
- * and the question never land in a group.
+ * they share with the bot, remembered facts, voice notes and transcripts, reminders and time zone, workspace
+ * listing); `.mydata delete` asks for a confirmation and `.mydata delete confirm` (within 5 minutes) deletes all of
+ * it. Only in a private chat: the file and the question never land in a group.
  */
 export default definePlugin({
   name: 'mydata',
@@ -42,7 +42,7 @@ async function mydata(ctx: CommandContext): Promise<void> {
     if (args === 'delete') {
       pending.set(ctx.senderId, Date.now() + CONFIRM_WINDOW_MS);
       await ctx.reply(
-        `This deletes everything I keep about you: your messages in my history (this chat whole, your own messages in groups), what I remember, your messages in the searchable log of past messages (.recall), your voice notes and their transcripts, and your workspace. It cannot be undone.\nSend ${prefix}mydata delete confirm within 5 minutes to go ahead.`,
+        `This deletes everything I keep about you: your messages in my history (this chat whole, your own messages in groups), what I remember, your messages in the searchable log of past messages (.recall), your voice notes and their transcripts, your reminders and time zone, and your workspace. It cannot be undone.\nSend ${prefix}mydata delete confirm within 5 minutes to go ahead.`,
       );
       return;
     }

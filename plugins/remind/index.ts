@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { definePlugin, Type, type CommandContext } from '../../core/index.js';
-import { ReminderStore, SaveError, type Reminder } from './store.js';
+import { remindPrivacy } from './privacy.js';
+import { REMINDERS_SCHEMA, ReminderStore, SaveError, TIME_ZONES_SCHEMA, type Reminder } from './store.js';
 import { nextRun, parseReminder, shortestGap } from './when.js';
 import { canonicalZone, formatDuration, formatLocal, machineZone } from './zone.js';
 
 const options = Type.Object({
-  timeZone: Type.String({ default: '', description: "time zone reminders are read and shown in (an IANA name such as Asia/Jakarta); empty: the machine's TZ. Users may pick their own with .timezone" }),
+  timeZone: Type.String({ default: '', description: "time zone reminders are read and shown in (an IANA name such as Asia/Jakarta); empty: config.json's top-level timeZone, else the machine's TZ. Users may pick their own with .timezone" }),
   maxPerUser: Type.Integer({ minimum: 1, maximum: 10_000, default: 25, description: 'most pending reminders one user may have (over all chats)' }),
   minRepeatSeconds: Type.Integer({ minimum: 1, default: 3600, description: 'shortest time between two runs of a repeating reminder, in seconds' }),
   lateWithinHours: Type.Number({ minimum: 0, default: 24, description: 'after a restart, reminders missed by at most this many hours are still sent (marked late); older ones are listed once' }),
@@ -20,23 +21,48 @@ const MAX_DELAY_MS = 2 ** 31 - 1;
 const RETRY_MS = 60_000;
 const MAX_ATTEMPTS = 3;
 
+/** The line a user gets when their change is not on disk: "⚠️ I could not save that: the server's disk is full. …" */
+const unsaved = (reason: string, consequence: string) => `⚠️ I could not save that: ${reason}. ${consequence}`;
+const ZONE_KEPT = 'It holds while the bot runs and I keep trying to save it; if the bot stops before that is fixed, it is lost.';
+
+/** Why a reminder goes out late: the bot was not running, or the owner had switched reminders off. */
+type LateBecause = 'offline' | 'switched off';
+const lateWhy = (because: LateBecause) => (because === 'offline' ? 'I was offline' : 'reminders were switched off');
+
 export default definePlugin({
   name: 'remind',
   description: 'Reminders and scheduled messages: .remind, .reminders, .cancel, .timezone and the schedule_message tool',
   options,
+  // config.json → "timeZone" at the top, where owners look for it; plugins.remind.timeZone, when set, wins over it.
+  configSection: {
+    key: 'timeZone',
+    schema: Type.String({ default: '', maxLength: 64, description: "The bot's time zone, an IANA name such as Asia/Jakarta (empty: the machine's TZ); reminders are read and shown in it." }),
+    check: (zone) => (!zone.trim() || canonicalZone(zone) ? undefined : 'is not a time zone (use an IANA name such as Asia/Jakarta)'),
+  },
+  // In the backup manifest with the core's data files (a backup from a newer schema is refused at restore).
+  dataFiles: [
+    { path: 'reminders/<chat>.json', schema: REMINDERS_SCHEMA },
+    { path: 'reminders/timezones.json', schema: TIME_ZONES_SCHEMA },
+  ],
   async setup(host) {
     const store = new ReminderStore(path.join(host.dataDir, 'reminders'), host.log);
     await store.load();
+    const startedAt = Date.now();
     const timers = new Map<string, NodeJS.Timeout>();
     const attempts = new Map<string, number>();
+    /** Reminders being sent right now, with how many sends (a catch-up must not send them a second time). */
+    const sending = new Map<string, number>();
     let stopping = false;
     let warnedZone = '';
 
     const key = (chatId: string, id: string) => `${chatId}\n${id}`;
 
-    /** The plugin's zone: its option when valid, else the machine's (a bad option is logged once, never a crash). */
+    /**
+     * The plugin's zone: its option when set and valid, else config.json's top-level timeZone, else the machine's (a
+     * bad option is logged once, never a crash; a bad top-level value is refused at load and in the dashboard).
+     */
     const defaultZone = (): string => {
-      const wanted = host.options().timeZone.trim();
+      const wanted = host.options().timeZone.trim() || host.section().trim();
       if (!wanted) return machineZone();
       const zone = canonicalZone(wanted);
       if (zone) return zone;
@@ -61,23 +87,45 @@ export default definePlugin({
       timers.delete(key(chatId, id));
     };
 
-    const save = async (work: Promise<void>): Promise<string | undefined> => {
+    /**
+     * Waits for a change to be on disk: undefined when it is, else why not, as a sentence for the user (the change
+     * stays in memory and the store keeps retrying; the data health has logged it and names it at stop).
+     */
+    const save = async (work: Promise<unknown>): Promise<string | undefined> => {
       try {
         await work;
         return undefined;
       } catch (err) {
-        return err instanceof SaveError ? err.message : String(err);
+        if (err instanceof SaveError) return err.reason;
+        host.log.error({ err }, 'remind: a change could not be saved');
+        return 'the server could not write its data';
       }
     };
 
     /** Sends a reminder that is due (through host.send: the safe-sending limiter), then removes or advances it. */
-    async function fire(chatId: string, id: string, lateSince?: number): Promise<void> {
+    async function fire(chatId: string, id: string, lateBecause?: LateBecause): Promise<void> {
       timers.delete(key(chatId, id));
       const r = store.get(chatId, id);
       if (!r || stopping) return;
       const now = Date.now();
       if (r.due > now + 20) return arm(chatId, r); // a far reminder whose longest timer ran out
-      const late = lateSince !== undefined ? `, ${formatDuration(now - r.due)} late (I was offline when it was due, ${formatLocal(r.due, r.zone)})` : '';
+      // Switched off by the owner: a disabled plugin sends nothing. The reminder stays as it is and goes out, marked
+      // late, when reminders are switched on again (see catchUp).
+      if (!host.enabled()) return;
+      const k = key(chatId, id);
+      sending.set(k, (sending.get(k) ?? 0) + 1);
+      try {
+        await send(chatId, r, now, lateBecause);
+      } finally {
+        const left = (sending.get(k) ?? 1) - 1;
+        if (left > 0) sending.set(k, left);
+        else sending.delete(k);
+      }
+    }
+
+    async function send(chatId: string, r: Reminder, now: number, lateBecause: LateBecause | undefined): Promise<void> {
+      const id = r.id;
+      const late = lateBecause ? `, ${formatDuration(now - r.due)} late (${lateWhy(lateBecause)} when it was due, ${formatLocal(r.due, r.zone)})` : '';
       const text = `${r.cron ? '🔁' : '⏰'} Reminder${late}: ${r.text}`;
       if (r.cron) {
         // Advanced before sending: a crash while sending never repeats it, and missed runs are not sent in a burst.
@@ -107,15 +155,22 @@ export default definePlugin({
       }
     }
 
-    /** Reminders that fell due while the bot was off: sent late within the window, older ones listed once. */
-    const catchUp = async () => {
+    /**
+     * Reminders that fell due while the bot was not running (at start) or while the owner had reminders switched off
+     * (when switched on again): sent late within the window, older ones listed once.
+     */
+    const catchUp = async (occasion: LateBecause) => {
+      if (stopping || !host.enabled()) return;
       const now = Date.now();
       const window = host.options().lateWithinHours * 3_600_000;
       for (const [chatId, list] of store.all()) {
         const missed: Reminder[] = [];
         for (const r of [...list].sort((a, b) => a.due - b.due)) {
+          // Already on its way: armed for a retry, or being sent.
+          if (r.due <= now && (timers.has(key(chatId, r.id)) || sending.has(key(chatId, r.id)))) continue;
+          const because: LateBecause = r.due < startedAt ? 'offline' : occasion;
           if (r.due > now) arm(chatId, r);
-          else if (now - r.due <= window) void fire(chatId, r.id, now);
+          else if (now - r.due <= window) void fire(chatId, r.id, because);
           else missed.push(r);
         }
         if (!missed.length) continue;
@@ -132,14 +187,19 @@ export default definePlugin({
         // Removed first, so the list is said once even if the bot stops before it goes out.
         await save(store.remove(chatId, once));
         host
-          .send(chatId, `⏰ While I was offline, ${missed.length === 1 ? 'this reminder' : 'these reminders'} fell due more than ${formatDuration(window)} ago and ${missed.length === 1 ? 'was' : 'were'} not sent:\n${lines.join('\n')}`)
+          .send(chatId, `⏰ While ${occasion === 'offline' ? 'I was offline' : 'reminders were switched off'}, ${missed.length === 1 ? 'this reminder' : 'these reminders'} fell due more than ${formatDuration(window)} ago and ${missed.length === 1 ? 'was' : 'were'} not sent:\n${lines.join('\n')}`)
           .catch((err: unknown) => host.log.warn({ err, chat: chatId }, 'remind: the list of missed reminders could not be sent'));
       }
     };
-    await catchUp();
+    host.privacy.register(remindPrivacy(store, (chatId, gone) => gone.forEach((r) => disarm(chatId, r.id)), host.log));
+
+    if (host.enabled()) await catchUp('offline');
+    else for (const [chatId, list] of store.all()) for (const r of list) if (r.due > Date.now()) arm(chatId, r);
+    // Held while switched off (fire() sends nothing then): out, marked late, as soon as the owner switches them on.
+    const stopListening = host.onEnabledChange((enabled) => (enabled ? catchUp('switched off') : undefined));
 
     /** Sets a reminder for `senderId` in `chatId` from `<when> <text>`: the sentence to answer with. */
-    const schedule = async (chatId: string, senderId: string, args: string, opts: Options): Promise<string> => {
+    const schedule = async (chatId: string, senderId: string, messageId: string, args: string, opts: Options): Promise<string> => {
       const zone = zoneOf(senderId);
       const now = Date.now();
       const parsed = parseReminder(args, now, zone);
@@ -162,6 +222,7 @@ export default definePlugin({
         createdAt: now,
         due: when.kind === 'once' ? when.at : when.next,
         ...(when.kind === 'repeat' ? { cron: when.cron, label: when.label } : {}),
+        messageId,
       };
       const problem = await save(store.add(chatId, reminder));
       arm(chatId, reminder);
@@ -169,7 +230,7 @@ export default definePlugin({
         when.kind === 'once'
           ? `⏰ Reminder set for ${formatLocal(reminder.due, zone)} (${zone}): ${text}`
           : `🔁 Reminder set ${when.label} (${zone}), first on ${formatLocal(reminder.due, zone)}: ${text}`;
-      return problem ? `${confirm}\n⚠️ But I ${problem}: it is lost if the bot restarts.` : confirm;
+      return problem ? `${confirm}\n${unsaved(problem, 'I keep it in memory and keep trying to save it; if the bot stops before that is fixed, this reminder is lost.')}` : confirm;
     };
 
     const listText = (chatId: string, viewer: string): string => {
@@ -197,7 +258,7 @@ export default definePlugin({
       disarm(ctx.chatId, r.id);
       const problem = await save(store.remove(ctx.chatId, [r.id]));
       const said = `Cancelled: ${r.cron ? `🔁 ${r.label}` : formatLocal(r.due, r.zone)} — ${r.text}`;
-      return problem ? `${said}\n⚠️ But I ${problem}: it may come back if the bot restarts.` : said;
+      return problem ? `${said}\n${unsaved(problem, 'It will not fire while the bot runs and I keep trying to save that; if the bot stops before that is fixed, the reminder may come back.')}` : said;
     };
 
     const timezone = async (ctx: CommandContext<Options>): Promise<string> => {
@@ -208,18 +269,19 @@ export default definePlugin({
       }
       if (/^(default|reset)$/i.test(wanted)) {
         const problem = await save(store.setZone(ctx.senderId, undefined));
-        return problem ? `I ${problem}.` : `Your reminders now use the bot's time zone, ${defaultZone()}.`;
+        const said = `Your reminders now use the bot's time zone, ${defaultZone()}.`;
+        return problem ? `${said}\n${unsaved(problem, ZONE_KEPT)}` : said;
       }
       const zone = canonicalZone(wanted);
       if (!zone) return `"${wanted.slice(0, 64)}" is not a time zone I know. Use an Area/City name, for example .timezone Europe/Berlin or .timezone Asia/Jakarta.`;
       const problem = await save(store.setZone(ctx.senderId, zone));
-      if (problem) return `I ${problem}.`;
-      return `Your time zone is now ${zone} (it is ${formatLocal(Date.now(), zone)} there). New reminders you set use it; ones already set keep theirs.`;
+      const said = `Your time zone is now ${zone} (it is ${formatLocal(Date.now(), zone)} there). New reminders you set use it; ones already set keep theirs.`;
+      return problem ? `${said}\n${unsaved(problem, ZONE_KEPT)}` : said;
     };
 
     return {
       commands: [
-        { command: 'remind', usage: '.remind <when> <text>', help: 'a reminder in this chat: 10m, 18:30, tomorrow 9am, "next monday 9:00", every day 07:00', run: async (ctx) => ctx.reply(await schedule(ctx.chatId, ctx.senderId, ctx.args, ctx.options)) },
+        { command: 'remind', usage: '.remind <when> <text>', help: 'a reminder in this chat: 10m, 18:30, tomorrow 9am, "next monday 9:00", every day 07:00', run: async (ctx) => ctx.reply(await schedule(ctx.chatId, ctx.senderId, ctx.message.id, ctx.args, ctx.options)) },
         { command: 'reminders', help: "this chat's upcoming reminders, numbered", run: (ctx) => ctx.reply(listText(ctx.chatId, ctx.senderId)) },
         { command: 'cancel', usage: '.cancel <n>', help: 'cancels reminder n of .reminders', run: async (ctx) => ctx.reply(await cancel(ctx)) },
         { command: 'timezone', usage: '.timezone [Area/City]', help: 'shows or sets your time zone for reminders', run: async (ctx) => ctx.reply(await timezone(ctx)) },
@@ -243,15 +305,17 @@ export default definePlugin({
             const when = String(args.when ?? '').trim();
             const text = String(args.text ?? '').trim();
             const line = /^every\s/i.test(when) ? `${when} ${text}` : `"${when.replace(/["'“”‘’]/g, '')}" ${text}`;
-            return schedule(call.chatId, call.senderId, line, call.options);
+            return schedule(call.chatId, call.senderId, call.ctx.message.id, line, call.options);
           },
         },
       ],
       async stop() {
         stopping = true;
+        stopListening();
         for (const timer of timers.values()) clearTimeout(timer);
         timers.clear();
-        await store.flush();
+        // A last try for writes that failed; what is still not on disk is named by the data health at stop.
+        await store.flush().catch(() => undefined);
       },
     };
   },

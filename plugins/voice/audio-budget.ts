@@ -1,4 +1,5 @@
-import { AUDIO_BUDGET_SCHEMA, JsonFile } from '../../core/index.js';
+import { JsonFile } from '../../core/index.js';
+import { AUDIO_BUDGET_SCHEMA } from './schemas.js';
 
 /** Seconds of audio each user had transcribed on one UTC day. */
 interface BudgetDoc {

@@ -22,6 +22,7 @@ import { voiceOptionsSchema, type VoiceOptions } from './options.js';
 import { AutoReactor } from './reactions.js';
 import { RecentMessages } from './recent-messages.js';
 import { VoiceReplyChoices } from './reply-choice.js';
+import { VOICE_DATA_FILES } from './schemas.js';
 import { SpeechMaker, whyText } from './speech-reply.js';
 import { formatHitsForChat, formatHitsForModel } from './search-format.js';
 import { Transcriber, VoiceError } from './transcriber.js';
@@ -92,6 +93,7 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
       { name: 'AUDIO_SPEECH_MODEL', description: `text-to-speech model of the audio provider for voice replies (default ${DEFAULT_SPEECH_MODEL})` },
       { name: 'AUDIO_SPEECH_VOICE', description: `voice of that model (default ${DEFAULT_SPEECH_VOICE})` },
     ],
+    dataFiles: VOICE_DATA_FILES,
     setup: (host) => voiceSetup(host, deps),
   });
 }

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { definePlugin } from '../../core/plugin/define-plugin.js';
+import { definePlugin } from '../../core/index.js';
 import premiumPlugin from '../../plugins/premium/index.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import { FakeGateway, completion, failures, lastUserText } from '../fakes/openai-gateway.js';
@@ -92,17 +92,19 @@ describe('AI chat through the provider chain', () => {
     const dice = definePlugin({
       name: 'dice',
       description: 'dice',
-      tools: [
-        {
-          name: 'roll',
-          description: 'roll a die',
-          parameters: { type: 'object', properties: { chatId: { type: 'string' } } },
-          run: (args, call) => {
-            calls.push({ args, chatId: call.chatId, senderId: call.senderId });
-            return { rolled: 4 };
+      setup: () => ({
+        tools: [
+          {
+            name: 'roll',
+            description: 'roll a die',
+            parameters: { type: 'object', properties: { chatId: { type: 'string' } } },
+            run: (args, call) => {
+              calls.push({ args, chatId: call.chatId, senderId: call.senderId });
+              return { rolled: 4 };
+            },
           },
-        },
-      ],
+        ],
+      }),
     });
     primary.next(
       { status: 200, json: completion(null, { toolCalls: [{ id: 'c1', name: 'roll', arguments: '{"chatId":"victim@s.whatsapp.net"}' }] }) },
@@ -118,7 +120,7 @@ describe('AI chat through the provider chain', () => {
     const lookup = definePlugin({
       name: 'lookup',
       description: 'cites',
-      tools: [{ name: 'look', description: 'x', parameters: { type: 'object', properties: {} }, run: (_args, call) => { call.cite(['a.example/x', 'b.example/y']); return 'facts'; } }],
+      setup: () => ({ tools: [{ name: 'look', description: 'x', parameters: { type: 'object', properties: {} }, run: (_args, call) => { call.cite(['a.example/x', 'b.example/y']); return 'facts'; } }] }),
     });
     const toolCall = { status: 200, json: completion(null, { toolCalls: [{ id: 'c1', name: 'look', arguments: '{}' }] }) };
     primary.next(toolCall, { status: 200, json: completion('It is 42.') }, toolCall, { status: 200, json: completion('It is 42, see a.example/x') });
@@ -131,7 +133,7 @@ describe('AI chat through the provider chain', () => {
     const broken = definePlugin({
       name: 'broken',
       description: 'broken tool',
-      tools: [{ name: 'explode', description: 'x', parameters: { type: 'object', properties: {} }, run: () => { throw new Error('disk on fire'); } }],
+      setup: () => ({ tools: [{ name: 'explode', description: 'x', parameters: { type: 'object', properties: {} }, run: () => { throw new Error('disk on fire'); } }] }),
     });
     primary.next(
       { status: 200, json: completion(null, { toolCalls: [{ id: 'c1', name: 'explode', arguments: '{}' }] }) },

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { FakeGateway, failures } from '../fakes/openai-gateway.js';
-import { runChat, tempDir, writeConfig } from '../helpers/test-app.js';
+import { pathToFileURL } from 'node:url';
+import { ROOT, runChat, tempDir, writeConfig } from '../helpers/test-app.js';
 
 const DEAD_UPSTREAM = { API_KEY: 'x', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm' };
 const BOT = '62899999999';
@@ -134,20 +135,21 @@ describe('console chat: messages to other chats (spawned)', () => {
     await writeFile(path.join(pkg, 'package.json'), JSON.stringify({ name: 'tell-plugin', type: 'module', main: 'index.js' }));
     await writeFile(
       path.join(pkg, 'index.js'),
-      `export default {
+      `import { definePlugin } from ${JSON.stringify(pathToFileURL(path.join(ROOT, 'dist', 'core', 'index.js')).href)};
+async function run(ctx) {
+  const [to, ...rest] = ctx.args.split(' ');
+  const word = ctx.command.word.slice(1);
+  if (word === 'alert') return ctx.host.notices.raise('test-alert', ctx.args);
+  const chat = to.includes('@') ? to : to + '@s.whatsapp.net';
+  if (word === 'tell') await ctx.host.send(chat, rest.join(' '));
+  else await ctx.host.sendMedia(chat, { kind: 'audio', path: rest.join(' '), mimetype: 'audio/mpeg' });
+  await ctx.reply('done');
+}
+export default definePlugin({
   name: 'tell',
   description: 'sends to other chats',
-  triggers: [{ command: 'tell' }, { command: 'tellfile' }, { command: 'alert' }],
-  async handle(ctx) {
-    const [to, ...rest] = ctx.command.args.split(' ');
-    const word = ctx.command.word.slice(1);
-    if (word === 'alert') return ctx.host.notices.raise('test-alert', ctx.command.args);
-    const chat = to.includes('@') ? to : to + '@s.whatsapp.net';
-    if (word === 'tell') await ctx.host.send(chat, rest.join(' '));
-    else await ctx.host.sendMedia(chat, { kind: 'audio', path: rest.join(' '), mimetype: 'audio/mpeg' });
-    await ctx.reply('done');
-  },
-};
+  setup: () => ({ commands: ['tell', 'tellfile', 'alert'].map((command) => ({ command, run })) }),
+});
 `,
     );
   }

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { discoverPlugins } from '../../core/plugin/discover.js';
-import { definePlugin, PluginDefinitionError } from '../../core/plugin/define-plugin.js';
+import { pathToFileURL } from 'node:url';
+import { definePlugin, PluginError } from '../../core/index.js';
 import { createApp } from '../../core/app.js';
 import { createLogger } from '../../core/log/logger.js';
 import { MemoryTransport } from '../../core/transport/memory.js';
@@ -23,17 +24,25 @@ describe('plugin discovery and the start-log report', () => {
     expect(found.plugins.map((p) => p.name)).to.include.members(['ping', 'premium']);
   });
 
-  it('loads a plugin package named in config.json (a plain definition object is enough), and reports a missing one', async () => {
+  it('loads a plugin package named in config.json, and reports a missing one and one written to the old contract, staying up', async () => {
     const dir = await tempDir();
-    const pkg = path.join(dir, 'node_modules', 'wa-plugin-hello');
-    mkdirSync(pkg, { recursive: true });
-    writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name: 'wa-plugin-hello', type: 'module', main: 'index.js' }));
-    writeFileSync(
-      path.join(pkg, 'index.js'),
-      "export default { name: 'hello', description: 'says hello', triggers: [{ command: 'hello' }], handle: (ctx) => ctx.reply('hello from a package') };\n",
+    const publicEntry = pathToFileURL(path.join(ROOT, 'dist', 'core', 'index.js')).href;
+    const writePackage = (name: string, source: string) => {
+      const pkg = path.join(dir, 'node_modules', name);
+      mkdirSync(pkg, { recursive: true });
+      writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name, type: 'module', main: 'index.js' }));
+      writeFileSync(path.join(pkg, 'index.js'), source);
+    };
+    writePackage(
+      'wa-plugin-hello',
+      `import { definePlugin } from ${JSON.stringify(publicEntry)};\n` +
+        "export default definePlugin({ name: 'hello', description: 'says hello', setup: () => ({ commands: [{ command: 'hello', run: (ctx) => ctx.reply('hello from a package') }] }) });\n",
     );
+    // The first contract's plain object: no longer run, refused with a code that names the package and the fix.
+    writePackage('wa-plugin-old', "export default { name: 'old', description: 'old style', triggers: [{ command: 'old' }], handle: (ctx) => ctx.reply('old') };\n");
+    writePackage('wa-plugin-nothing', 'export const x = 1;\n');
     writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'host', type: 'module' }));
-    await writeConfig(dir, { pluginPackages: ['wa-plugin-hello', 'wa-plugin-missing'] });
+    await writeConfig(dir, { pluginPackages: ['wa-plugin-hello', 'wa-plugin-missing', 'wa-plugin-old', 'wa-plugin-nothing'] });
     const { logger, out } = capture();
     const app = await createApp({ cwd: dir, env: { API_KEY: 'sk-very-secret-key', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm' }, logger, skipHealthProbe: true });
     const transport = new MemoryTransport();
@@ -41,8 +50,16 @@ describe('plugin discovery and the start-log report', () => {
     try {
       await transport.push({ text: '.hello' });
       expect(transport.texts()).to.deep.equal(['hello from a package']);
-      expect(app.pluginFailures).to.deep.equal([{ source: 'package wa-plugin-missing', reason: 'not installed: run npm install wa-plugin-missing' }]);
-      expect(out()).to.include('NOT LOADED: not installed');
+      await transport.push({ text: '.old' });
+      expect(transport.texts()[1]).not.to.equal('old');
+      const [missing, old, nothing] = app.pluginFailures;
+      expect(missing).to.deep.equal({ source: 'package wa-plugin-missing', reason: 'not installed: run npm install wa-plugin-missing' });
+      expect(old.source).to.equal('package wa-plugin-old');
+      expect(old.reason).to.match(/^PLUGIN_NOT_A_PLUGIN: package wa-plugin-old exports a plugin written to the old contract \(triggers and handle\)/);
+      expect(old.reason).to.contain("import { definePlugin } from 'wa-assistant-bot/plugin'").and.contain('export default definePlugin({ name, description, setup:');
+      expect(nothing.reason).to.match(/^PLUGIN_NOT_A_PLUGIN: package wa-plugin-nothing has no default export; /);
+      expect(app.pluginFailures).to.have.length(3);
+      expect(out()).to.include('NOT LOADED: not installed').and.include('package wa-plugin-old NOT LOADED: PLUGIN_NOT_A_PLUGIN');
     } finally {
       await app.stop();
     }
@@ -89,10 +106,45 @@ describe('plugin discovery and the start-log report', () => {
     }
   });
 
-  it('rejects a bad definition with a message naming the plugin and what to change', () => {
-    expect(() => definePlugin({ name: 'x', description: 'd', triggers: [{ command: '.ping' }], handle: () => {} })).to.throw(PluginDefinitionError, /write 'ping', not '\.ping'/);
-    expect(() => definePlugin({ name: 'Bad Name', description: 'd' })).to.throw(PluginDefinitionError, /lowercase/);
-    expect(() => definePlugin({ name: 'y', description: 'd', triggers: [{ command: 'y' }] })).to.throw(PluginDefinitionError, /no handle\(ctx\)/);
+  it('rejects a bad definition with a coded message naming the plugin and what to change', () => {
+    const refused = (spec: unknown) => {
+      try {
+        definePlugin(spec as Parameters<typeof definePlugin>[0]);
+      } catch (err) {
+        return err as PluginError;
+      }
+      throw new Error('accepted');
+    };
+    const badName = refused({ name: 'Bad Name', description: 'd', setup: () => ({}) });
+    expect(badName).to.be.instanceOf(PluginError);
+    expect(badName.code).to.equal('PLUGIN_BAD_DEFINITION');
+    expect(badName.message).to.match(/plugin "Bad Name": the name must be lowercase/);
+    expect(refused({ name: 'y', description: 'd' }).message).to.match(/^PLUGIN_BAD_DEFINITION: plugin "y": it has no setup\(host\) function/);
+    expect(refused({ name: 'z', setup: () => ({}) }).message).to.match(/plugin "z": it has no description/);
+  });
+
+  it('refuses at registration what setup offers wrongly (a command written with its prefix, an unknown media kind), and the other plugins run', async () => {
+    const prefixed = definePlugin({ name: 'prefixed', description: 'd', setup: () => ({ commands: [{ command: '.ping', run: () => undefined }] }) });
+    let stopped = false;
+    const media = definePlugin({ name: 'media', description: 'd', setup: () => ({ media: [{ media: 'gif' as never, run: () => undefined }], stop: () => void (stopped = true) }) });
+    const hello = definePlugin({ name: 'hello', description: 'd', setup: () => ({ commands: [{ command: 'hello', run: (ctx) => ctx.reply('hi') }] }) });
+    const { logger, out } = capture();
+    const dir = await tempDir();
+    await writeConfig(dir);
+    const app = await createApp({ cwd: dir, env: { API_KEY: 'k', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm' }, plugins: [prefixed, media, hello], logger, skipHealthProbe: true });
+    const transport = new MemoryTransport();
+    await app.connect(transport);
+    try {
+      expect(app.pluginFailures.map((f) => f.reason)).to.deep.equal([
+        `PLUGIN_BAD_DEFINITION: plugin "prefixed": commands[0]: command ".ping" must be a single word without the prefix (write 'ping', not '.ping')`,
+        'PLUGIN_BAD_DEFINITION: plugin "media": media[0]: media "gif" is not one of voice, audio, image, video, document, sticker',
+      ]);
+      expect(stopped, 'setup already ran: its resources are released').to.equal(true);
+      expect(await transport.push({ text: '.hello' })).to.have.length(1);
+      expect(out()).to.match(/prefixed +OFF: PLUGIN_BAD_DEFINITION/);
+    } finally {
+      await app.stop();
+    }
   });
 
   it('refuses plugin options that break the plugin\'s own schema, naming the field', async () => {

@@ -2,14 +2,14 @@ import { expect } from 'chai';
 import sinon from 'sinon';
 import { createLogger } from '../../core/log/logger.js';
 import { OwnerNotices } from '../../core/notices/owner-notices.js';
-import { definePlugin } from '../../core/plugin/define-plugin.js';
+import { definePlugin } from '../../core/index.js';
 import { createApp } from '../../core/app.js';
 import { MemoryTransport } from '../../core/transport/memory.js';
 import { startTestApp, tempDir, writeConfig, type TestApp } from '../helpers/test-app.js';
 import { PassThrough } from 'node:stream';
 
 const OWNERS = ['6281200000001', '6281200000002'];
-const quiet = definePlugin({ name: 'quiet', description: 'nothing', triggers: [] });
+const quiet = definePlugin({ name: 'quiet', description: 'nothing', setup: () => ({}) });
 const fakeTimers = () => sinon.useFakeTimers({ now: Date.now(), toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
 
 describe('owner notices (through the app)', () => {

@@ -1,6 +1,5 @@
 import { expect } from 'chai';
-import { definePlugin } from '../../core/plugin/define-plugin.js';
-import { definePlugin as defineV2Plugin } from '../../core/index.js';
+import { definePlugin, type CommandContext } from '../../core/index.js';
 import type { Plugin } from '../../core/plugin/types.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
@@ -15,36 +14,38 @@ function recorder(order: string[]): Plugin[] {
       name: 'boom',
       description: 'throws',
       order: 10,
-      triggers: [{ command: 'boom' }],
-      handle: () => {
-        throw new Error('kaboom');
-      },
+      setup: () => ({
+        commands: [{ command: 'boom', run: () => {
+          throw new Error('kaboom');
+        } }],
+      }),
     }),
     definePlugin({
       name: 'watcher',
       description: 'observer',
-      triggers: [{ every: true }],
-      handle: (ctx) => {
-        order.push(`watch:${ctx.message.text}`);
-      },
+      setup: () => ({
+        observers: [(ctx) => {
+          order.push(`watch:${ctx.message.text}`);
+        }],
+      }),
     }),
     definePlugin({
       name: 'echo',
       description: 'echo',
-      triggers: [{ command: 'echo', help: 'repeat' }],
-      handle: async (ctx) => {
-        order.push(`echo:${ctx.command?.args}`);
-        await ctx.reply(`echo ${ctx.command?.args}`);
-      },
+      setup: () => ({
+        commands: [{ command: 'echo', help: 'repeat', run: async (ctx) => {
+          order.push(`echo:${ctx.args}`);
+          await ctx.reply(`echo ${ctx.args}`);
+        } }],
+      }),
     }),
     definePlugin({
       name: 'secret',
       description: 'owners only',
-      triggers: [{ command: 'secret' }],
-      handle: (ctx) => ctx.reply('the secret').then(() => undefined),
+      setup: () => ({ commands: [{ command: 'secret', run: (ctx) => ctx.reply('the secret') }] }),
     }),
     // Owns the "teleport" capability, which it never finds: needy's handler must say its missing text instead.
-    defineV2Plugin({
+    definePlugin({
       name: 'teleporter',
       description: 'provides a capability it never detects',
       provides: [{ name: 'teleport', detect: () => false, missing: 'no teleporter is configured' }],
@@ -55,14 +56,14 @@ function recorder(order: string[]): Plugin[] {
       description: 'needs a capability nobody has',
       needs: ['teleport'],
       missing: 'I cannot teleport: no teleporter is configured.',
-      triggers: [{ command: 'beam' }],
-      handle: (ctx) => ctx.reply('beamed').then(() => undefined),
+      setup: () => ({ commands: [{ command: 'beam', run: (ctx) => ctx.reply('beamed') }] }),
     }),
     definePlugin({
       name: 'shout',
       description: 'answers texts in capitals',
-      triggers: [{ when: (ctx) => /^[A-Z !]{4,}$/.test(ctx.text), usage: '(TEXT IN CAPITALS)', help: 'I answer shouting with calm' }],
-      handle: (ctx) => ctx.reply('calm down').then(() => undefined),
+      setup: () => ({
+        predicates: [{ when: (ctx) => /^[A-Z !]{4,}$/.test(ctx.text), usage: '(TEXT IN CAPITALS)', help: 'I answer shouting with calm', run: (ctx) => ctx.reply('calm down') }],
+      }),
     }),
     pingPlugin,
   ];
@@ -208,10 +209,12 @@ describe('core pipeline', () => {
     const slow = definePlugin({
       name: 'slow',
       description: 'slow',
-      triggers: [{ command: 'slow' }, { command: 'fast' }],
-      handle: async (ctx) => {
-        if (ctx.command?.word === '.slow') await new Promise((r) => setTimeout(r, 50));
-        seen.push(ctx.command!.word);
+      setup: () => {
+        const run = async (ctx: CommandContext) => {
+          if (ctx.command.word === '.slow') await new Promise((r) => setTimeout(r, 50));
+          seen.push(ctx.command.word);
+        };
+        return { commands: [{ command: 'slow', run }, { command: 'fast', run }] };
       },
     });
     const t2 = await startTestApp({ plugins: [slow] });

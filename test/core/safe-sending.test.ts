@@ -1,16 +1,17 @@
 import { expect } from 'chai';
 import sinon from 'sinon';
-import { definePlugin } from '../../core/plugin/define-plugin.js';
+import { definePlugin } from '../../core/index.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 /** A plugin whose command answers at once, so a reply's timing depends on nothing but the bot. */
 const echo = definePlugin({
   name: 'echo',
   description: 'answers at once',
-  triggers: [{ command: 'echo' }],
-  handle: async (ctx) => {
-    await ctx.reply(`echo ${ctx.command?.args ?? ''}`);
-  },
+  setup: () => ({
+    commands: [{ command: 'echo', run: async (ctx) => {
+      await ctx.reply(`echo ${ctx.args}`);
+    } }],
+  }),
 });
 
 const LIMITS = { perChatPerMinute: 6, globalPerMinute: 20, jitterMs: 500 };

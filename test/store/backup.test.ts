@@ -129,6 +129,29 @@ describe('backup and restore', function () {
     }
   });
 
+  it('names the data file kinds plugins declare in the manifest, and refuses to restore a newer version of one', async () => {
+    const home = await dir();
+    await mkdir(path.join(home, 'data'), { recursive: true });
+    await writeFile(path.join(home, 'data', 'budgets.json'), '{"version":1,"day":"2026-01-01","tokens":{},"premiumTokens":{}}');
+    const out = path.join(await dir(), 'b.tar.gz');
+    expect((await runCli('backup.js', [out], home)).code).to.equal(0);
+    const unpacked = await dir();
+    await tar.extract({ file: out, cwd: unpacked });
+    const manifest = JSON.parse(await readFile(path.join(unpacked, 'backup-manifest.json'), 'utf8'));
+    // The core's kinds and those of plugins/workspace, plugins/voice and plugins/remind (declared in their dataFiles).
+    expect(manifest.schemas).to.include({ 'chat history': 1, 'workspace users': 1, 'workspace usernames': 1, 'workspace index': 1, 'voice archive segment': 1, 'audio budget': 1, 'voice reply choices': 1, reminders: 1, 'reminder time zones': 1 });
+
+    manifest.schemas['workspace index'] = 99;
+    await writeFile(path.join(unpacked, 'backup-manifest.json'), JSON.stringify(manifest));
+    const newer = path.join(unpacked, 'newer.tar.gz');
+    await tar.create({ gzip: true, file: newer, cwd: unpacked }, ['backup-manifest.json', 'data']);
+    const target = await dir();
+    const restore = await runCli('restore.js', [newer], target);
+    expect(restore.code).to.equal(1);
+    expect(restore.stderr).to.include('newer version of the bot (workspace index v99');
+    expect(await readdir(target)).to.deep.equal([]);
+  });
+
   it('restore refuses an archive whose files do not match the manifest', async () => {
     const staging = await dir();
     await mkdir(path.join(staging, 'data'));

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
-import { definePlugin } from '../../core/plugin/define-plugin.js';
+import { definePlugin, Type } from '../../core/index.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';
 import { ROOT } from '../helpers/test-app.js';
@@ -17,17 +17,15 @@ const USER = '62855555555@s.whatsapp.net';
 const counter = definePlugin({
   name: 'counter',
   description: 'Counts things (dashboard test)',
-  optionsSchema: {
-    type: 'object',
-    properties: {
-      step: { type: 'integer', minimum: 1, maximum: 10, default: 1, description: 'How much each count adds.' },
-      label: { type: 'string', minLength: 1, description: 'What is counted.' },
-      loud: { type: 'boolean', default: false, description: 'Shout the result.' },
+  options: Type.Object(
+    {
+      step: Type.Integer({ minimum: 1, maximum: 10, default: 1, description: 'How much each count adds.' }),
+      label: Type.Optional(Type.String({ minLength: 1, description: 'What is counted.' })),
+      loud: Type.Boolean({ default: false, description: 'Shout the result.' }),
     },
-    additionalProperties: false,
-  },
-  triggers: [{ command: 'count' }],
-  handle: (ctx) => ctx.reply('1').then(() => undefined),
+    { additionalProperties: false },
+  ),
+  setup: () => ({ commands: [{ command: 'count', run: (ctx) => ctx.reply('1') }] }),
 });
 
 const VIEWS = [

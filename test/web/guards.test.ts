@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { definePlugin } from '../../core/plugin/define-plugin.js';
+import { definePlugin, Type } from '../../core/index.js';
 import { LoginLimiter, SessionStore, tokenMatches } from '../../web/dashboard/auth.js';
 import { formToConfig, idList } from '../../web/dashboard/config-form.js';
 import { html } from '../../web/html.js';
@@ -118,7 +118,12 @@ describe('web guards', () => {
 
   it('reads id lists forgivingly and checks plugin options with the plugin\'s schema', () => {
     expect(idList(' 628123,\n+628124  628125@s.whatsapp.net 628126:3@s.whatsapp.net 628123 ')).to.deep.equal(['628123', '628124', '628125', '628126']);
-    const typed = definePlugin({ name: 'typed', description: 'has options', optionsSchema: { type: 'object', additionalProperties: false, properties: { limit: { type: 'integer', minimum: 1 } } } });
+    const typed = definePlugin({
+      name: 'typed',
+      description: 'has options',
+      options: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: false }),
+      setup: () => ({}),
+    });
     const base = { prefix: '.', botName: 'B', targetUserIds: [], port: 0, plugins: { typed: { enabled: true, limit: 3 }, gone: { enabled: false, x: 1 } } };
     const form = new URLSearchParams({ prefix: '.', botName: 'B', port: '0', host: '127.0.0.1', 'plugin:typed:present': '1', 'plugin:typed:enabled': 'on', 'plugin:typed:access': 'list', 'plugin:typed:ids': '628123', 'plugin:typed:options': '{"limit": 0, "extra": true}' });
     const bad = formToConfig(form, base, [typed]);

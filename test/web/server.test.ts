@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { definePlugin } from '../../core/plugin/define-plugin.js';
+import { definePlugin } from '../../core/index.js';
 import type { SessionState } from '../../core/transport/transport.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import { DEFAULT_LOGIN_LIMITS, LoginLimiter } from '../../web/dashboard/auth.js';
@@ -13,12 +13,14 @@ const BOT_LID = '123456789012345';
 const sitePlugin = definePlugin({
   name: 'site',
   description: 'serves a page like a workspace site',
-  routes: (router) => {
-    router.get('/alice/index.html', (ctx) => {
-      ctx.type = 'html';
-      ctx.body = '<h1>Alice site</h1>';
-    });
-  },
+  setup: () => ({
+    routes: (router) => {
+      router.get('/alice/index.html', (ctx) => {
+        ctx.type = 'html';
+        ctx.body = '<h1>Alice site</h1>';
+      });
+    },
+  }),
 });
 
 function loginLog(w: WebTest) {
@@ -423,7 +425,7 @@ describe('status page while WhatsApp is unreachable', () => {
 
 describe('dashboard page content', () => {
   it('escapes plugin texts and shows a plugin that is off by default as off', async () => {
-    const hostile = definePlugin({ name: 'hostile', description: '<img src=x onerror=alert(1)>', enabledByDefault: false, triggers: [{ command: 'hostile' }], handle: () => undefined });
+    const hostile = definePlugin({ name: 'hostile', description: '<img src=x onerror=alert(1)>', enabledByDefault: false, setup: () => ({ commands: [{ command: 'hostile', run: () => undefined }] }) });
     const w = await startWebTest({ token: TOKEN, plugins: [pingPlugin, hostile] });
     try {
       const { page } = await login(w.port, TOKEN);

@@ -1,13 +1,52 @@
 import { validateConfig } from '../../core/config/config-file.js';
 import type { Access } from '../../core/config/schema.js';
 import { userPart } from '../../core/mentions/ids.js';
-import { optionProblems } from '../../core/plugin/options.js';
+import { optionProblems, sectionProblems, type SectionRule } from '../../core/plugin/options.js';
 import type { Plugin } from '../../core/plugin/types.js';
 
 /** One problem with a submitted field: `field` is the form field it belongs to, `message` says what is wrong. */
 export interface FieldProblem {
   field: string;
   message: string;
+}
+
+/** The top-level config.json keys plugins own (`configSection`), for validating and saving. */
+export function sectionKeysOf(plugins: readonly Plugin[]): string[] {
+  return plugins.flatMap((p) => (p.configSection ? [p.configSection.key] : []));
+}
+
+/** True when a section's value is edited as plain text (a string schema), not as JSON. */
+export function isTextSection(rule: { schema: object }): boolean {
+  return (rule.schema as { type?: unknown }).type === 'string';
+}
+
+/**
+ * Applies the form's fields of the plugins' top-level sections (`section:<key>`): a string is taken as typed, other
+ * values as JSON; an empty field removes the key (the default applies). Each is checked with its plugin's schema.
+ */
+function applySections(form: URLSearchParams, config: Record<string, any>, plugins: readonly Plugin[], texts: Record<string, string>, problems: FieldProblem[]): void {
+  for (const plugin of plugins) {
+    const rule = plugin.configSection as SectionRule | undefined;
+    if (!rule || form.get(`section:${rule.key}:present`) !== '1') continue;
+    const text = form.get(`section:${rule.key}`) ?? '';
+    texts[`section:${rule.key}`] = text;
+    const field = `section.${rule.key}`;
+    if (!text.trim()) {
+      delete config[rule.key];
+      continue;
+    }
+    let value: unknown = text.trim();
+    if (!isTextSection(rule)) {
+      try {
+        value = JSON.parse(text);
+      } catch (err) {
+        problems.push({ field, message: `${rule.key}: not valid JSON (${(err as Error).message})` });
+        continue;
+      }
+    }
+    config[rule.key] = value;
+    problems.push(...sectionProblems(rule, value).map((message) => ({ field, message })));
+  }
 }
 
 /** The config as the owner submitted it, plus the raw text of each plugin's options box (it may not be JSON). */
@@ -131,6 +170,8 @@ export function formToConfig(form: URLSearchParams, base: Record<string, any>, p
     config.plugins[name] = { enabled: form.get(`plugin:${name}:enabled`) === 'on', access, ...options };
   }
 
-  problems.unshift(...validateConfig(config).map(splitProblem));
+  applySections(form, config, plugins, optionTexts, problems);
+
+  problems.unshift(...validateConfig(config, sectionKeysOf(plugins)).map(splitProblem));
   return { config, optionTexts, problems };
 }

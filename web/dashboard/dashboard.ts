@@ -12,7 +12,7 @@ import type { SafeHtml } from '../html.js';
 import { pageHeaders } from '../security.js';
 import { PAGE_CSS_HASH } from '../style.js';
 import { LoginLimiter, randomSecret, sameSecret, SessionStore, tokenMatches, type DashboardSession } from './auth.js';
-import { formToConfig, type FieldProblem } from './config-form.js';
+import { formToConfig, isTextSection, sectionKeysOf, type FieldProblem } from './config-form.js';
 import { BodyError, readForm } from './form-body.js';
 import { dashboardPage, loginPage, messagePage, type DashboardView } from './pages.js';
 import { mountViews } from './view-routes.js';
@@ -111,6 +111,12 @@ export function dashboard(app: App, transport: () => Transport | undefined, opti
         const missing = app.capabilities.missing(s.plugin.needs ?? []);
         const text = !s.enabled ? 'disabled' : !s.started ? `inactive: ${s.problem ?? 'not started'}` : missing.length ? `active, degraded: missing ${missing.join(', ')}` : 'active';
         return { name: s.plugin.name, description: s.plugin.description, state: text, healthy: s.enabled && s.started && !missing.length, hasSchema: Boolean(s.plugin.optionsSchema), defaultEnabled: s.plugin.enabledByDefault ?? true };
+      }),
+      sections: app.bot.configSections().map((s) => {
+        const value = config[s.key];
+        const text = isTextSection(s.rule);
+        const shown = draft?.optionTexts[`section:${s.key}`] ?? (value === undefined ? '' : text && typeof value === 'string' ? value : JSON.stringify(value, null, 2));
+        return { key: s.key, plugin: s.plugin, description: String((s.rule.schema as { description?: unknown }).description ?? ''), text, value: shown, problems: s.problems };
       }),
       capabilities: app.capabilities.report(),
       envOnly: app.bot.plugins().flatMap((s) => {
@@ -277,7 +283,7 @@ export function dashboard(app: App, transport: () => Transport | undefined, opti
     }
     let saved;
     try {
-      saved = await saveConfigFile(app.configFile, draft.config);
+      saved = await saveConfigFile(app.configFile, draft.config, sectionKeysOf(app.bot.plugins().map((s) => s.plugin)));
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       send(ctx, 422, dashboardPage(await view(session, { ...draft, problems: err.problems.map((message) => ({ field: '', message })) }, disk.version)));

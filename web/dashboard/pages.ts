@@ -54,6 +54,19 @@ export interface PluginRow {
   defaultEnabled: boolean;
 }
 
+/** A top-level section of config.json a plugin owns (`configSection`), edited with the general settings. */
+export interface SectionRow {
+  key: string;
+  plugin: string;
+  description: string;
+  /** Edited as plain text (a string), else as JSON. */
+  text: boolean;
+  /** The value as shown in the field. */
+  value: string;
+  /** Why the value in the file is not used (the plugin runs on the default), from the load. */
+  problems: string[];
+}
+
 export interface DashboardView {
   botName: string;
   csrf: string;
@@ -66,6 +79,7 @@ export interface DashboardView {
   session: SessionState;
   ownIds: Array<{ id: string; label: string; added: boolean }>;
   plugins: PluginRow[];
+  sections: SectionRow[];
   capabilities: Array<{ name: string } & CapabilityStatus>;
   /** Settings that can run code or open a hole: environment only, shown here read-only. */
   envOnly: Array<{ plugin: string; name: string; description: string; value?: string }>;
@@ -142,6 +156,22 @@ ${idsField(view, 'access.block', 'Block list', c.access?.block, 'The bot ignores
 </fieldset>`;
 }
 
+function sectionFields(view: DashboardView): SafeHtml {
+  if (!view.sections.length) return html``;
+  const rows = view.sections.map((s) => {
+    const field = `section.${s.key}`;
+    const id = `f-section-${s.key}`;
+    const control = s.text
+      ? html`<input type="text" id="${id}" name="section:${s.key}" value="${s.value}"${invalid(view.problems, field)}>`
+      : html`<textarea id="${id}" name="section:${s.key}" rows="3"${invalid(view.problems, field)}>${s.value}</textarea>`;
+    const loaded = !view.problems.some((p) => p.field === field) && s.problems.length
+      ? html`${s.problems.map((p) => html`<p class="field-error" data-field="${field}">In config.json now: ${p}; ${s.plugin} uses the default until it is fixed.</p>`)}`
+      : html``;
+    return html`<div class="section" data-section="${s.key}"><input type="hidden" name="section:${s.key}:present" value="1"><label for="${id}">${s.key}</label>${control}<p class="hint">${s.description ? `${s.description} ` : ''}(plugin ${s.plugin}; ${s.text ? 'empty' : 'empty or JSON'}: the default)</p>${errorsFor(view.problems, field)}${loaded}</div>`;
+  });
+  return html`<fieldset id="sections"><legend>Plugin settings at the top of config.json</legend>${rows}</fieldset>`;
+}
+
 function pluginRows(view: DashboardView): SafeHtml {
   const rows = view.plugins.map((p) => {
     const section = (view.config.plugins?.[p.name] ?? {}) as Record<string, unknown>;
@@ -204,6 +234,7 @@ ${summary}
 <input type="hidden" name="_csrf" value="${view.csrf}"><input type="hidden" name="version" value="${view.version}">
 <p><button type="submit" id="save-top">Save and apply</button></p>
 ${generalFields(view)}
+${sectionFields(view)}
 ${pluginRows(view)}
 <p><button type="submit" id="save">Save and apply</button> <span class="hint">Validated like at start-up, written atomically; the previous file is kept as config.json.bak.</span></p>
 </form>

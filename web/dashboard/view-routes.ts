@@ -13,7 +13,7 @@ import type { Transport } from '../../core/transport/transport.js';
 import type { SafeHtml } from '../html.js';
 import type { DashboardSession } from './auth.js';
 import { DASHBOARD_SCRIPT } from './client-script.js';
-import { idList } from './config-form.js';
+import { idList, sectionKeysOf } from './config-form.js';
 import {
   linkRegion,
   logLineHtml,
@@ -55,7 +55,9 @@ const LIMIT_FIELDS = ['requestsPerMinute', 'tokensPerDay', 'premiumTokensPerDay'
  */
 export function mountViews(router: Router, deps: ViewRouteDeps): void {
   const { app } = deps;
-  const ajv = new Ajv({ allErrors: true, strict: false });
+  // Defaults filled in while checking (on a copy): a field left empty means the plugin's default, which a plugin
+  // schema marks required (TypeBox); the saved section keeps only what the owner set.
+  const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true });
 
   /** Renders a view for a logged-in session, or sends the visitor to the login. */
   const page = async (ctx: Context, status: number, active: ViewId, title: string, body: (session: DashboardSession) => Promise<SafeHtml> | SafeHtml, notice?: Notice, live = true) => {
@@ -270,7 +272,7 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
     }
     if (plugin.optionsSchema && !problems.length) {
       const validate = ajv.compile(plugin.optionsSchema);
-      if (!validate(values)) {
+      if (!validate(structuredClone(values))) {
         for (const e of validate.errors ?? []) {
           const key = e.instancePath.split('/')[1] ?? String(e.params?.additionalProperty ?? '');
           problems.push({ field: `opt:${key}`, message: `${key}: ${e.message ?? 'is invalid'}` });
@@ -293,7 +295,7 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
 
   const saveOrExplain = async (ctx: Context, config: Record<string, any>, view: 'usage' | 'plugins') => {
     try {
-      const saved = await saveConfigFile(app.configFile, config);
+      const saved = await saveConfigFile(app.configFile, config, sectionKeysOf(app.bot.plugins().map((s) => s.plugin)));
       app.bot.setConfig(saved);
       return saved;
     } catch (err) {

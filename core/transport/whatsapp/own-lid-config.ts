@@ -22,7 +22,8 @@ export async function addOwnLidToConfig(configFile: string, current: BotConfig, 
     const ids = Array.isArray(raw.targetUserIds) ? (raw.targetUserIds as string[]) : [];
     if (ids.some((id) => userPart(id) === digits)) return undefined;
     raw.targetUserIds = [...ids, digits];
-    const updated = await saveConfigFile(configFile, raw);
+    // The plugins' own top-level sections were accepted at load; they are kept as they are.
+    const updated = await saveConfigFile(configFile, raw, Object.keys(current.sections));
     log.info({ myLID: digits, file: configFile }, `added the bot's own LID ${digits} to targetUserIds in config.json, so mentions by LID are detected`);
     return updated;
   } catch (err) {
