@@ -6,7 +6,8 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { userId } from '../fixture.js';
 import { metric, type Check, type ScenarioResult } from '../result.js';
-import { abPair, round, rounded, summarize } from '../stats.js';
+import { rng, searchQueries, timeSearches, transcript, zipfVocabulary } from '../search-corpus.js';
+import { round, rounded, summarize } from '../stats.js';
 
 export interface ArchiveOptions {
   transcripts: number;
@@ -25,67 +26,11 @@ interface FlexIndex {
 }
 
 const TITLE = '5. audio archive search in a chat of 100,000 transcripts';
-/** Words every transcript is made of: short function words, then content words (real ones, then made-up ones). */
-const FUNCTION_WORDS = 'the a and to of i you it is in that we for on with be have this so at but not just can are was yes okay'.split(' ');
-const CONTENT_WORDS = (
-  'invoice payment meeting tomorrow morning train station ticket doctor appointment school pickup kids dinner ' +
-  'grocery list milk bread coffee weekend trip beach mountain hotel booking flight delayed airport taxi rain ' +
-  'birthday party cake present football match score team coach practice garden tomato water plants holiday ' +
-  'office report deadline project client budget contract signed bank transfer rent landlord repair plumber ' +
-  'kitchen window car service garage insurance phone battery charger laptop password wifi router neighbour ' +
-  'music concert guitar lesson piano recital library book chapter homework exam results grandmother visit'
-).split(' ');
-const SYLLABLES = 'ka lo mi ra ten vos ul pe dri san mor el ti bu gan fe'.split(' ');
-
-/** A deterministic pseudo-random generator (mulberry32), so every run archives the same transcripts. */
-export function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a |= 0;
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/**
- * Picks words with Zipf frequencies (rank r has weight 1/r), like speech: a few words are everywhere, most are rare.
- * Ranks 1..30 are function words, then ~4,000 content words.
- */
-export function zipfVocabulary(random: () => number): { pick: () => string; content: () => string } {
-  const made = Array.from({ length: 4000 - CONTENT_WORDS.length }, () => Array.from({ length: 2 + Math.floor(random() * 2) }, () => SYLLABLES[Math.floor(random() * SYLLABLES.length)]).join(''));
-  const words = [...FUNCTION_WORDS, ...CONTENT_WORDS, ...made];
-  const cumulative: number[] = [];
-  let sum = 0;
-  for (let r = 1; r <= words.length; r++) cumulative.push((sum += 1 / r));
-  const draw = (from: number) => {
-    const lo = from === 0 ? 0 : cumulative[from - 1];
-    const x = lo + random() * (sum - lo);
-    let a = from;
-    let b = words.length - 1;
-    while (a < b) {
-      const m = (a + b) >> 1;
-      if (cumulative[m] < x) a = m + 1;
-      else b = m;
-    }
-    return words[a];
-  };
-  return { pick: () => draw(0), content: () => draw(FUNCTION_WORDS.length) };
-}
-
-export function transcript(random: () => number, vocabulary: { pick: () => string }): string {
-  const n = 8 + Math.floor(random() * 40);
-  const words: string[] = [];
-  for (let i = 0; i < n; i++) words.push(vocabulary.pick());
-  return `${words.join(' ')}.`;
-}
 
 /**
  * 5. The voice plugin's AudioArchive with one chat of `transcripts` notes of 8–48 Zipf-distributed words (and a small
- * second chat):search
- * latency when loaded, A/B against a reference (the same FlexSearch index queried directly, whole query at once), the first search after a
- * restart (loading from disk), and two checks: a planted word is found, and a word planted only in the other chat
+ * second chat): search latency when loaded, A/B against a reference (the same FlexSearch index queried directly, whole
+ * query at once), the first search after a restart (loading from disk), and two checks: a planted word is found, and a word planted only in the other chat
  * is never found in this one (search is per chat).
  */
 export async function archiveSearch(options: ArchiveOptions): Promise<ScenarioResult> {
@@ -134,30 +79,11 @@ export async function archiveSearch(options: ArchiveOptions): Promise<ScenarioRe
   // whole query in one call. Not a floor: the archive fuses one lookup per word, which is faster for common words.
   const floorIndex = new Index({ tokenize: 'strict', resolution: 9 });
   texts.forEach((t, i) => floorIndex.add(i + 1, t));
-  // Queries: one to three content words, drawn with their Zipf frequencies (people search for what they talk about).
-  const queries = Array.from({ length: options.queries + 100 }, (_, i) => Array.from({ length: 1 + (i % 3) }, () => vocabulary.content()).join(' '));
-  const floor: number[] = [];
-  const bot: number[] = [];
-  for (let i = 0; i < queries.length; i++) {
-    const f = () => {
-      const t = performance.now();
-      floorIndex.search(queries[i], { limit: 5, suggest: true });
-      return performance.now() - t;
-    };
-    const b = async () => {
-      const t = performance.now();
-      await archive.search(big, queries[i], 5);
-      return performance.now() - t;
-    };
-    const [fm, bm] = await abPair(i, f, b);
-    if (i < 100) continue;
-    floor.push(fm);
-    bot.push(bm);
-  }
+  const times = await timeSearches(searchQueries(vocabulary, options.queries + 100), (query) => floorIndex.search(query, { limit: 5, suggest: true }), (query) => archive.search(big, query, 5));
   await rm(root, { recursive: true, force: true });
 
-  const fs = summarize(floor);
-  const bs = summarize(bot);
+  const fs = summarize(times.reference);
+  const bs = summarize(times.subject);
   return {
     id: 'archiveSearch',
     title: TITLE,

@@ -30,6 +30,8 @@ export default definePlugin({
       badLines: (file, count) => host.log.warn({ file, count }, `recall log ${path.basename(file)}: skipped ${count} line(s) that are not valid entries`),
       writeFailed: (file, err) => healthFor(file).writeFailed(file, err),
       writeRecovered: (file) => healthFor(file).writeRecovered(file),
+      indexRebuilt: (file, messages, reason) => host.log.info({ file, messages, reason }, `recall index of ${path.basename(file)} rebuilt from the log (${messages} messages): ${reason}`),
+      snapshotFailed: (dir, err) => host.log.warn({ err, dir }, 'recall: could not write a search-index snapshot (the next start indexes that month from the log)'),
     });
     host.privacy.register(recallPrivacy(logs));
     const cutoff = () => Date.now() - host.options().retentionDays * DAY_MS;

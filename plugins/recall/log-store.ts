@@ -1,21 +1,11 @@
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { Encoder, Index } from 'flexsearch';
 import { appendToFile, safeFileName, writeFileAtomic } from '../../core/index.js';
+import { parseLine, validEntry, type LoggedMessage } from './entry.js';
+import { Month } from './month.js';
+import { checkSnapshot, coverageOf, importSnapshot, newIndex, snapshotText, type UsableSnapshot } from './month-index.js';
 
-/** One message kept in the recall log: what someone said in the chat, or what the bot answered. */
-export interface LoggedMessage {
-  /** The chat message id (absent for the bot's answers). */
-  id?: string;
-  role: 'user' | 'assistant';
-  senderId?: string;
-  senderName?: string;
-  text: string;
-  /** Unix ms. */
-  at: number;
-  /** Media kind when the message carried media (the text is then its caption or transcript). */
-  media?: string;
-}
+export { MAX_TEXT_CHARS, validEntry, type LoggedMessage } from './entry.js';
 
 /** One search result: the message and its neighbours in the chat (context). */
 export interface RecallHit {
@@ -34,71 +24,53 @@ export interface RecallStoreEvents {
   writeFailed?(file: string, err: unknown): void;
   /** Appends to this file that had failed were written. */
   writeRecovered?(file: string): void;
+  /** A month's index was built from its log (`messages` of them) because its snapshot could not be used: `reason`. */
+  indexRebuilt?(file: string, messages: number, reason: string): void;
+  /** Writing an index snapshot failed (the index in memory is fine; the next start rebuilds that month). */
+  snapshotFailed?(dir: string, err: unknown): void;
 }
 
 const FORMAT = 1;
 const SEGMENT = /^\d{4}-\d{2}\.jsonl$/;
-/** Longest text kept per message: the log is for finding things, a pasted novel is clipped. */
-export const MAX_TEXT_CHARS = 4000;
 /** Per query word, how many of its best matches are fused (enough to hold every match of a rare word). */
 const PER_TERM = 400;
 const MAX_QUERY_TERMS = 8;
-
-/**
- * The index splits text into words exactly as `queryTerms` does. FlexSearch's default encoder also cuts numbers into
- * groups of three ("coffee123" → "coffee", "123"), which turns a rare word into an intersection of huge lists (50 ms
- * at 100,000 messages); whole words keep every lookup under a millisecond.
- */
-const newIndex = () => new Index({ tokenize: 'strict', resolution: 9, encoder: new Encoder({ split: /[^\p{L}\p{N}]+/u, numeric: false, normalize: true, dedupe: false }) });
+/** Months with at least this many lines keep a snapshot of their index (smaller ones index in a few milliseconds). */
+export const SNAPSHOT_MIN_LINES = 1000;
+/** A month's snapshot is refreshed once this many lines were added since the last one (and at stop). */
+const SNAPSHOT_EVERY = 500;
+/** More removals than this in one month rebuild its index: FlexSearch scans the whole month per removed id. */
+const REMOVE_ONE_BY_ONE = 50;
 
 const segmentOf = (at: number) => `${new Date(at).toISOString().slice(0, 7)}.jsonl`;
+const indexFileOf = (segment: string) => segment.replace(/\.jsonl$/, '.index');
 const headerLine = (chatId: string) => `${JSON.stringify({ recall: FORMAT, chat: chatId })}\n`;
+
+/** Every line of a month that holds `term`, oldest first. */
+const matchesOf = (month: Month, term: string) => Uint32Array.from(month.index!.search(term, { limit: month.length }) as number[]).sort();
 
 /** The words of a query or message as the index sees them (letters and digits, lower case). */
 export function queryTerms(text: string): string[] {
   return [...new Set(text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean))];
 }
 
-/** The entry when `value` is a valid log line's content, otherwise undefined. */
-export function validEntry(value: unknown): LoggedMessage | undefined {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
-  const v = value as Record<string, unknown>;
-  if (v.role !== 'user' && v.role !== 'assistant') return undefined;
-  if (typeof v.text !== 'string' || typeof v.at !== 'number' || !Number.isFinite(v.at)) return undefined;
-  for (const key of ['id', 'senderId', 'senderName', 'media'] as const) if (v[key] !== undefined && typeof v[key] !== 'string') return undefined;
-  return {
-    ...(v.id ? { id: v.id as string } : {}),
-    role: v.role,
-    ...(v.senderId ? { senderId: v.senderId as string } : {}),
-    ...(v.senderName ? { senderName: v.senderName as string } : {}),
-    text: v.text.slice(0, MAX_TEXT_CHARS),
-    at: v.at,
-    ...(v.media ? { media: v.media as string } : {}),
-  };
-}
-
-function parseLine(line: string): LoggedMessage | undefined {
-  try {
-    return validEntry(JSON.parse(line));
-  } catch {
-    return undefined;
-  }
-}
-
 /**
- * The recall log of ONE chat, `data/recall/<chat>/<YYYY-MM>.jsonl`: append-only segments of one JSON line per message
- * (the first line names the chat), a full-text index (FlexSearch) built lazily in memory.
+ * The recall log of ONE chat, `data/recall/<chat>/<YYYY-MM>.jsonl`: append-only month files of one JSON line per
+ * message (the first line names the chat; a removed message leaves an empty line, so line numbers never change) and a
+ * full-text index (FlexSearch) per month, its ids the line numbers, built when the chat is first needed — from the
+ * month's snapshot (`<YYYY-MM>.index`) when it still matches the file, otherwise from the log (and said in the log).
  *
  * Isolation: an instance is bound to one chat id when it is made (by the plugin, from the message or the tool call's
  * binding — never from what a model asked for), and every method reads that chat only. There is no call anywhere
- * that searches more than one chat. A segment whose first line names another chat is never read.
+ * that searches more than one chat. A file whose first line names another chat is never read, nor is a snapshot that
+ * names another chat.
  */
 export class ChatRecallLog {
-  /** Loaded entries in chat order; a removed entry leaves a hole (its index key is its position). */
-  private entries: Array<LoggedMessage | undefined> = [];
-  private index: Index | undefined;
+  /** Loaded months, oldest first. */
+  private months: Month[] = [];
   private loaded: Promise<void> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
+  private snapshotQueued = false;
   /** Segments known to exist with their header, and whether their last line is complete. */
   private readonly ready = new Set<string>();
   /** Lines whose append failed, per segment, written before the next line. */
@@ -109,9 +81,10 @@ export class ChatRecallLog {
     readonly chatId: string,
     readonly dir: string,
     private readonly events: RecallStoreEvents,
+    private readonly snapshotMinLines = SNAPSHOT_MIN_LINES,
   ) {}
 
-  /** Runs file work of this chat one after another (appends never interleave with a rewrite). */
+  /** Runs file work of this chat one after another (appends never interleave with a rewrite or a snapshot). */
   private serial<T>(work: () => Promise<T>): Promise<T> {
     const run = this.queue.then(work);
     this.queue = run.catch(() => undefined);
@@ -128,54 +101,85 @@ export class ChatRecallLog {
   }
 
   /**
-   * Reads one segment: its raw lines and entries. A segment whose header is not this chat's (corrupt, another chat's,
-   * an unknown format) is moved aside as `<name>.corrupt-<time>` with its bytes kept and read as empty.
+   * Reads one segment's bytes. A segment whose header is not this chat's (corrupt, another chat's, an unknown format)
+   * is moved aside as `<name>.corrupt-<time>` with its bytes kept and read as missing.
    */
-  private async readSegment(name: string): Promise<{ lines: string[]; entries: Array<LoggedMessage | undefined> } | undefined> {
+  private async readSegmentBytes(name: string): Promise<Buffer | undefined> {
     const file = path.join(this.dir, name);
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = await readFile(file, 'utf8');
+      bytes = await readFile(file);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw err;
     }
-    const lines = text.split('\n');
-    if (lines.at(-1) === '') lines.pop();
+    const end = bytes.indexOf(10);
     let header: unknown;
     try {
-      header = JSON.parse(lines[0] ?? '');
+      header = JSON.parse(bytes.toString('utf8', 0, end < 0 ? bytes.length : end));
     } catch {
       header = undefined;
     }
     const h = header as { recall?: unknown; chat?: unknown } | undefined;
     const reason = !h || typeof h !== 'object' ? 'its first line is not a recall-log header' : h.recall !== FORMAT ? `unknown format ${String(h.recall).slice(0, 20)}` : h.chat !== this.chatId ? 'it belongs to another chat' : undefined;
-    if (reason) {
-      const movedTo = `${file}.corrupt-${Date.now()}`;
-      await rename(file, movedTo);
-      this.ready.delete(name);
-      this.events.setAside?.(file, movedTo, reason);
-      return undefined;
-    }
-    const entries = lines.slice(1).map(parseLine);
-    const bad = entries.filter((e) => !e).length;
-    if (bad) this.events.badLines?.(file, bad);
-    return { lines: lines.slice(1), entries };
+    if (!reason) return bytes;
+    const movedTo = `${file}.corrupt-${Date.now()}`;
+    await rename(file, movedTo);
+    this.ready.delete(name);
+    this.events.setAside?.(file, movedTo, reason);
+    return undefined;
   }
 
+  /** Reads one segment whole: its raw lines after the header and their entries (removals and retention). */
+  private async readSegment(name: string): Promise<{ lines: string[]; entries: Array<LoggedMessage | undefined> } | undefined> {
+    const bytes = await this.readSegmentBytes(name);
+    if (!bytes) return undefined;
+    const lines = bytes.toString('utf8').split('\n');
+    if (lines.at(-1) === '') lines.pop();
+    return { lines: lines.slice(1), entries: lines.slice(1).map((line) => (line ? parseLine(line) : undefined)) };
+  }
+
+  /** The snapshot of a month when it matches the month's file as read, otherwise why not. */
+  private async readSnapshot(name: string, bytes: Buffer): Promise<UsableSnapshot | string> {
+    let text: string;
+    try {
+      text = await readFile(path.join(this.dir, indexFileOf(name)), 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'no snapshot';
+      return `its snapshot could not be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`;
+    }
+    const checked = checkSnapshot(text, this.chatId, name, bytes);
+    if ('stale' in checked) return `its snapshot is stale: ${checked.stale}`;
+    if ('corrupt' in checked) return `its snapshot is corrupt: ${checked.corrupt}`;
+    return checked;
+  }
+
+  /**
+   * Loads the chat's months and their indexes: a month with a snapshot that matches its file imports it and parses
+   * only the lines added since; the others parse every line and index it (said in the log for large months).
+   */
   private load(): Promise<void> {
     this.loaded ??= (async () => {
       // Behind the appends already queued, so the files hold them; appends asked for meanwhile wait for the load.
-      const entries = await this.serial(async () => {
-        const read: LoggedMessage[] = [];
-        for (const name of await this.segments()) {
-          const segment = await this.readSegment(name);
-          for (const entry of segment?.entries ?? []) if (entry) read.push(entry);
+      await this.serial(async () => {
+        const months: Month[] = [];
+        let rebuilt = false;
+        // Temporary files of a write a crash cut short (another process's: this chat's writes all run in `serial`).
+        for (const name of await readdir(this.dir).catch(() => [] as string[])) {
+          const pid = /\.tmp-(\d+)-\d+$/.exec(name)?.[1];
+          if (pid && pid !== String(process.pid)) await rm(path.join(this.dir, name), { force: true });
         }
-        return read;
+        for (const name of await this.segments()) {
+          const bytes = await this.readSegmentBytes(name);
+          if (!bytes) continue;
+          const month = new Month(name, bytes);
+          rebuilt = this.indexMonth(month, await this.readSnapshot(name, bytes)) || rebuilt;
+          months.push(month);
+        }
+        this.months = months;
+        this.count = months.reduce((n, m) => n + m.entries, 0);
+        if (rebuilt) this.queueSnapshots();
       });
-      this.entries = entries;
-      this.count = entries.length;
     })().catch((err) => {
       this.loaded = undefined;
       throw err;
@@ -183,20 +187,67 @@ export class ChatRecallLog {
     return this.loaded;
   }
 
-  private searchIndex(): Index {
-    if (!this.index) {
-      this.index = newIndex();
-      this.entries.forEach((entry, key) => entry && this.index!.add(key, entry.text));
+  /** Builds a loaded month's index; true when a large month was indexed from its log (a snapshot is then due). */
+  private indexMonth(month: Month, snapshot: UsableSnapshot | string): boolean {
+    let from = 1;
+    let reason = typeof snapshot === 'string' ? snapshot : undefined;
+    if (typeof snapshot !== 'string') {
+      try {
+        month.index = importSnapshot(snapshot);
+        month.entries = snapshot.entries;
+        month.snapshotLines = from = snapshot.lines;
+      } catch (err) {
+        reason = `its snapshot is corrupt: ${(err as Error).message}`;
+      }
     }
-    return this.index;
+    if (reason) month.index = newIndex();
+    let bad = 0;
+    for (let line = from; line < month.length; line++) {
+      const text = month.lineText(line);
+      const entry = text ? parseLine(text) : undefined;
+      if (!entry) {
+        month.clear(line);
+        if (text) bad++;
+        continue;
+      }
+      month.entries++;
+      month.index!.add(line, entry.text);
+    }
+    const file = path.join(this.dir, month.name);
+    if (bad) this.events.badLines?.(file, bad);
+    const large = month.length >= this.snapshotMinLines;
+    // A small month never has a snapshot; a missing, stale or corrupt one of a large month is worth saying.
+    if (reason && (large || reason !== 'no snapshot')) this.events.indexRebuilt?.(file, month.entries, reason);
+    return Boolean(reason) && large;
   }
 
-  /** Drops what is in memory; the next search reads the files again. */
-  private unload(): void {
-    this.loaded = undefined;
-    this.entries = [];
-    this.index = undefined;
-    this.count = 0;
+  /** Writes the snapshots of changed large months soon, behind the file work already queued. */
+  private queueSnapshots(): void {
+    if (this.snapshotQueued) return;
+    this.snapshotQueued = true;
+    void this.serial(async () => {
+      this.snapshotQueued = false;
+      await this.writeSnapshots(false);
+    }).catch((err) => this.events.snapshotFailed?.(this.dir, err));
+  }
+
+  /**
+   * Writes the snapshot of each large month whose file holds exactly the lines in memory (appends still queued wait
+   * for the next one). Runs inside `serial`, so no append or rewrite happens meanwhile. `all`: every change, not only
+   * months SNAPSHOT_EVERY lines ahead (at stop).
+   */
+  private async writeSnapshots(all: boolean): Promise<void> {
+    for (const month of this.months) {
+      if (!month.snapshotDue(this.snapshotMinLines, all ? 0 : SNAPSHOT_EVERY) || this.unsaved.has(month.name) || (!all && month.snapshotTried === month.length)) continue;
+      const bytes = await readFile(path.join(this.dir, month.name)).catch(() => undefined);
+      const coverage = bytes && coverageOf(bytes);
+      if (!coverage || coverage.lines !== month.length) {
+        month.snapshotTried = month.length;
+        continue;
+      }
+      await writeFileAtomic(path.join(this.dir, indexFileOf(month.name)), snapshotText(month.index!, this.chatId, month.name, { ...coverage, entries: month.entries }));
+      month.snapshotLines = coverage.lines;
+    }
   }
 
   /** Appends one message (written to disk in order; visible to search at once when the chat is loaded). */
@@ -210,10 +261,11 @@ export class ChatRecallLog {
     if (!entries.length) return;
     if (this.loaded) {
       await this.loaded.catch(() => undefined);
+      // In memory now, with the line number the append gives it (appends of this chat are written in this order).
       for (const entry of entries) {
-        const key = this.entries.push(entry) - 1;
+        const month = this.month(segmentOf(entry.at));
+        month.index!.add(month.append(entry), entry.text);
         this.count++;
-        this.index?.add(key, entry.text);
       }
     }
     const bySegment = new Map<string, string>();
@@ -224,6 +276,18 @@ export class ChatRecallLog {
     await this.serial(async () => {
       for (const [name, lines] of bySegment) await this.write(name, lines);
     });
+    if (this.months.some((m) => m.snapshotDue(this.snapshotMinLines, SNAPSHOT_EVERY))) this.queueSnapshots();
+  }
+
+  /** The loaded month of `name`, added (empty, in order, with an index) when it is new. */
+  private month(name: string): Month {
+    let at = this.months.length;
+    while (at > 0 && this.months[at - 1].name > name) at--;
+    if (this.months[at - 1]?.name === name) return this.months[at - 1];
+    const month = new Month(name);
+    month.index = newIndex();
+    this.months.splice(at, 0, month);
+    return month;
   }
 
   private async write(name: string, line: string): Promise<void> {
@@ -236,6 +300,9 @@ export class ChatRecallLog {
     } catch (err) {
       this.unsaved.set(name, lines);
       this.ready.delete(name);
+      // Part of the lines may have reached the file: its line numbers are no longer certain until the next load.
+      const month = this.months.find((m) => m.name === name);
+      if (month) month.suspect = true;
       this.events.writeFailed?.(file, err);
     }
   }
@@ -274,33 +341,68 @@ export class ChatRecallLog {
     await this.load();
     if (!this.count) return [];
     const limit = Math.max(1, Math.min(20, Math.floor(options.limit ?? 5) || 5));
-    const index = this.searchIndex();
-    const keep = (key: number) => {
-      const entry = this.entries[key];
-      return Boolean(entry) && !(options.excludeId && entry!.id === options.excludeId) && entry!.at >= (options.notBefore ?? 0);
+    const notBefore = options.notBefore ?? 0;
+    // Months wholly before the cutoff are not searched; newest month first.
+    const firstMonth = segmentOf(notBefore);
+    const months = this.months.filter((m) => m.name >= firstMonth).reverse();
+    const hits: RecallHit[] = [];
+    // Candidates are ranked from the index's ids alone; entries are read only for the few shown (reading one per
+    // candidate, hundreds of scattered objects, was most of a search's time at 100,000 messages).
+    const take = (month: Month, line: number) => {
+      const entry = month.at(line);
+      if (!entry || entry.at < notBefore || (options.excludeId && entry.id === options.excludeId)) return false;
+      hits.push({ message: entry, ...this.neighbours(month, line) });
+      return hits.length === limit;
     };
-    let keys: number[];
     if (terms.length === 1) {
-      keys = (index.search(terms[0], { limit: PER_TERM }) as number[]).filter(keep).sort((a, b) => b - a);
-    } else {
-      // Each word looked up on its own and the lists fused, a word weighing more the fewer messages it is in (idf):
-      // intersecting huge lists of common words in one FlexSearch call is what makes multi-word queries slow.
-      const scores = new Map<number, number>();
-      for (const term of terms) {
-        const ids = index.search(term, { limit: PER_TERM }) as number[];
-        if (!ids.length) continue;
-        const idf = Math.log(1 + this.count / ids.length);
-        for (const id of ids) scores.set(id, (scores.get(id) ?? 0) + idf);
+      // One word: the newest matches first, month by month (all of a month's matches: FlexSearch's own order puts
+      // messages that start with the word first, not the newest).
+      for (const month of months) {
+        const lines = matchesOf(month, terms[0]);
+        for (let i = lines.length - 1; i >= 0; i--) if (take(month, lines[i])) return hits;
       }
-      // Equal scores: the newer message first.
-      keys = [...scores].filter(([key]) => keep(key)).sort((a, b) => b[1] - a[1] || b[0] - a[0]).map(([key]) => key);
+      return hits;
     }
-    return keys.slice(0, limit).map((key) => ({ message: this.entries[key]!, before: this.neighbour(key, -1), after: this.neighbour(key, 1) }));
+    // Each word looked up on its own and the lists fused, a word weighing more the fewer messages it is in (idf):
+    // intersecting huge lists of common words in one FlexSearch call is what makes multi-word queries slow. Scores
+    // are kept per month, keyed by line (small integers: fast map keys).
+    const scores = months.map(() => new Map<number, number>());
+    for (const term of terms) {
+      const found: Uint32Array[] = [];
+      let total = 0;
+      // A word's newest PER_TERM matches are its candidates.
+      for (let m = 0; m < months.length && total < PER_TERM; m++) {
+        const all = matchesOf(months[m], term);
+        const lines = all.subarray(Math.max(0, all.length - (PER_TERM - total)));
+        found.push(lines);
+        total += lines.length;
+      }
+      if (!total) continue;
+      const idf = Math.log(1 + this.count / total);
+      found.forEach((lines, m) => {
+        for (const line of lines) scores[m].set(line, (scores[m].get(line) ?? 0) + idf);
+      });
+    }
+    const ranked: Array<{ m: number; line: number; score: number }> = [];
+    scores.forEach((byLine, m) => byLine.forEach((score, line) => ranked.push({ m, line, score })));
+    // Equal scores: the newer message first (months are newest first).
+    ranked.sort((a, b) => b.score - a.score || a.m - b.m || b.line - a.line);
+    for (const { m, line } of ranked) if (take(months[m], line)) break;
+    return hits;
   }
 
-  private neighbour(key: number, step: 1 | -1): LoggedMessage | undefined {
-    for (let k = key + step; k >= 0 && k < this.entries.length; k += step) if (this.entries[k]) return this.entries[k];
-    return undefined;
+  /** The messages just before and after a line, across month boundaries. */
+  private neighbours(month: Month, line: number): { before?: LoggedMessage; after?: LoggedMessage } {
+    const at = this.months.indexOf(month);
+    let before: LoggedMessage | undefined;
+    let after: LoggedMessage | undefined;
+    for (let m = at, l = line - 1; m >= 0 && !before; m--, l = (this.months[m]?.length ?? 0) - 1) {
+      for (; l > 0 && !before; l--) before = this.months[m].at(l);
+    }
+    for (let m = at, l = line + 1; m < this.months.length && !after; m++, l = 1) {
+      for (; l < this.months[m].length && !after; l++) after = this.months[m].at(l);
+    }
+    return { ...(before ? { before } : {}), ...(after ? { after } : {}) };
   }
 
   /** How many messages the chat's log holds. */
@@ -312,64 +414,122 @@ export class ChatRecallLog {
   /** Every message of this chat's log (oldest first) that `matches`; for the privacy export. */
   async where(matches: (entry: LoggedMessage) => boolean): Promise<LoggedMessage[]> {
     await this.load();
-    return this.entries.filter((e): e is LoggedMessage => Boolean(e) && matches(e!));
+    const found: LoggedMessage[] = [];
+    for (const month of this.months) {
+      for (let line = 1; line < month.length; line++) {
+        const entry = month.peek(line);
+        if (entry && matches(entry)) found.push(entry);
+      }
+    }
+    return found;
   }
 
   /**
-   * Removes the messages that match from disk (each touched segment rewritten atomically, lines that are not valid
-   * entries kept as they were) and from memory. Returns how many went.
+   * Removes the messages that match from disk (each touched segment rewritten atomically with an empty line in place
+   * of each removed one, lines that are not valid entries kept as they were; the month's index snapshot deleted, as
+   * it holds the removed words), from appends waiting for a retry, from memory and from the search index. Returns
+   * how many went.
    */
   async removeWhere(matches: (entry: LoggedMessage) => boolean): Promise<number> {
     await this.load().catch(() => undefined);
-    const removed = await this.serial(async () => {
+    return this.serial(async () => {
       let count = 0;
       for (const name of await this.segments()) count += await this.rewrite(name, matches);
+      count += this.removeUnsaved(matches);
+      this.forget(matches, this.months);
       return count;
     });
-    if (removed && this.loaded) {
-      this.entries.forEach((entry, key) => {
-        if (entry && matches(entry)) {
-          this.entries[key] = undefined;
-          this.index?.remove(key);
-          this.count--;
-        }
-      });
-    }
-    return removed;
   }
 
   /** Drops every message older than `cutoff` (whole segments of older months are deleted). Returns how many went. */
   async prune(cutoff: number): Promise<number> {
     const oldMonth = segmentOf(cutoff);
-    const removed = await this.serial(async () => {
+    const old = (entry: LoggedMessage) => entry.at < cutoff;
+    return this.serial(async () => {
       let count = 0;
       for (const name of await this.segments()) {
         if (name > oldMonth) break;
         if (name < oldMonth) {
           const segment = await this.readSegment(name);
           count += segment?.entries.filter(Boolean).length ?? 0;
+          await rm(path.join(this.dir, indexFileOf(name)), { force: true });
           await rm(path.join(this.dir, name), { force: true });
           this.ready.delete(name);
-        } else count += await this.rewrite(name, (e) => e.at < cutoff);
+          // A later message of that month starts a new file at line 1: the month leaves memory with it.
+          const month = this.months.find((m) => m.name === name);
+          if (month) {
+            this.count -= month.entries;
+            this.months.splice(this.months.indexOf(month), 1);
+          }
+        } else count += await this.rewrite(name, old);
       }
+      count += this.removeUnsaved(old);
+      // Only the boundary month can hold old messages now (a message's month is the one of its time).
+      this.forget(old, this.months.filter((m) => m.name <= oldMonth));
       return count;
     });
-    if (removed) this.unload();
-    return removed;
   }
 
+  /** Rewrites one segment without the entries that match (inside `serial`); returns how many went. */
   private async rewrite(name: string, matches: (entry: LoggedMessage) => boolean): Promise<number> {
     const segment = await this.readSegment(name);
     if (!segment) return 0;
-    const kept = segment.lines.filter((_, i) => !(segment.entries[i] && matches(segment.entries[i]!)));
-    const removed = segment.lines.length - kept.length;
-    if (!removed) return 0;
-    await writeFileAtomic(path.join(this.dir, name), headerLine(this.chatId) + kept.map((l) => `${l}\n`).join(''));
+    const gone = segment.entries.map((entry) => Boolean(entry && matches(entry)));
+    const count = gone.filter(Boolean).length;
+    if (!count) return 0;
+    await rm(path.join(this.dir, indexFileOf(name)), { force: true });
+    await writeFileAtomic(path.join(this.dir, name), headerLine(this.chatId) + segment.lines.map((l, i) => (gone[i] ? '\n' : `${l}\n`)).join(''));
     this.ready.add(name);
-    return removed;
+    const month = this.months.find((m) => m.name === name);
+    if (month) month.snapshotLines = 0;
+    return count;
   }
 
-  /** Waits for the appends under way and retries those that had failed. */
+  /** Appends waiting for a retry lose the lines that match (an empty line keeps the numbering); returns how many. */
+  private removeUnsaved(matches: (entry: LoggedMessage) => boolean): number {
+    let count = 0;
+    for (const [name, chunks] of this.unsaved) {
+      const kept = chunks.map((chunk) =>
+        chunk
+          .split('\n')
+          .map((line) => {
+            const entry = line ? parseLine(line) : undefined;
+            if (!entry || !matches(entry)) return line;
+            count++;
+            return '';
+          })
+          .join('\n'),
+      );
+      this.unsaved.set(name, kept);
+    }
+    return count;
+  }
+
+  /** Memory follows the files: matching entries of `months` leave them and their indexes; new snapshots are queued. */
+  private forget(matches: (entry: LoggedMessage) => boolean, months: Month[]): void {
+    if (!this.loaded) return;
+    for (const month of months) {
+      const gone: number[] = [];
+      for (let line = 1; line < month.length; line++) {
+        const entry = month.peek(line);
+        if (entry && matches(entry) && month.remove(line)) gone.push(line);
+      }
+      if (!gone.length) continue;
+      this.count -= gone.length;
+      month.snapshotLines = 0;
+      if (gone.length <= REMOVE_ONE_BY_ONE) for (const line of gone) month.index?.remove(line);
+      else {
+        month.index = newIndex();
+        for (let line = 1; line < month.length; line++) {
+          const entry = month.peek(line);
+          if (entry) month.index.add(line, entry.text);
+        }
+      }
+      this.queueSnapshots();
+    }
+  }
+
+  /** Waits for the appends under way, retries those that had failed and brings the index snapshots up to date. */
   async flush(): Promise<void> {
     await this.serial(async () => {
       for (const name of [...this.unsaved.keys()]) {
@@ -379,6 +539,7 @@ export class ChatRecallLog {
         if (lines.length) this.unsaved.set(name, lines);
         await this.write(name, last);
       }
+      await this.writeSnapshots(true).catch((err) => this.events.snapshotFailed?.(this.dir, err));
     });
   }
 
@@ -403,6 +564,8 @@ export class RecallStore {
   constructor(
     readonly root: string,
     private readonly events: RecallStoreEvents = {},
+    /** Months with at least this many lines keep an index snapshot (tests make it small). */
+    private readonly options: { snapshotMinLines?: number } = {},
   ) {}
 
   /** The log of one chat (the id comes from the message being handled or the tool call's binding). */
@@ -410,7 +573,7 @@ export class RecallStore {
     if (typeof chatId !== 'string' || !chatId.trim()) throw new TypeError('RecallStore: a chat id is required');
     let chat = this.chats.get(chatId);
     if (!chat) {
-      chat = new ChatRecallLog(chatId, path.join(this.root, safeFileName(chatId)), this.events);
+      chat = new ChatRecallLog(chatId, path.join(this.root, safeFileName(chatId)), this.events, this.options.snapshotMinLines);
       this.chats.set(chatId, chat);
     }
     return chat;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { definePlugin, Type, type CommandContext } from '../../core/index.js';
 import { remindPrivacy } from './privacy.js';
-import { ReminderStore, SaveError, type Reminder } from './store.js';
+import { REMINDERS_SCHEMA, ReminderStore, SaveError, TIME_ZONES_SCHEMA, type Reminder } from './store.js';
 import { nextRun, parseReminder, shortestGap } from './when.js';
 import { canonicalZone, formatDuration, formatLocal, machineZone } from './zone.js';
 
@@ -39,6 +39,11 @@ export default definePlugin({
     schema: Type.String({ default: '', maxLength: 64, description: "The bot's time zone, an IANA name such as Asia/Jakarta (empty: the machine's TZ); reminders are read and shown in it." }),
     check: (zone) => (!zone.trim() || canonicalZone(zone) ? undefined : 'is not a time zone (use an IANA name such as Asia/Jakarta)'),
   },
+  // In the backup manifest with the core's data files (a backup from a newer schema is refused at restore).
+  dataFiles: [
+    { path: 'reminders/<chat>.json', schema: REMINDERS_SCHEMA },
+    { path: 'reminders/timezones.json', schema: TIME_ZONES_SCHEMA },
+  ],
   async setup(host) {
     const store = new ReminderStore(path.join(host.dataDir, 'reminders'), host.log);
     await store.load();

@@ -138,8 +138,8 @@ describe('backup and restore', function () {
     const unpacked = await dir();
     await tar.extract({ file: out, cwd: unpacked });
     const manifest = JSON.parse(await readFile(path.join(unpacked, 'backup-manifest.json'), 'utf8'));
-    // The core's kinds and those of plugins/workspace and plugins/voice (declared in their dataFiles).
-    expect(manifest.schemas).to.include({ 'chat history': 1, 'workspace users': 1, 'workspace usernames': 1, 'workspace index': 1, 'voice archive segment': 1, 'audio budget': 1, 'voice reply choices': 1 });
+    // The core's kinds and those of plugins/workspace, plugins/voice and plugins/remind (declared in their dataFiles).
+    expect(manifest.schemas).to.include({ 'chat history': 1, 'workspace users': 1, 'workspace usernames': 1, 'workspace index': 1, 'voice archive segment': 1, 'audio budget': 1, 'voice reply choices': 1, reminders: 1, 'reminder time zones': 1 });
 
     manifest.schemas['workspace index'] = 99;
     await writeFile(path.join(unpacked, 'backup-manifest.json'), JSON.stringify(manifest));
