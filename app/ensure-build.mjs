@@ -50,6 +50,9 @@ for (const dir of sourceDirs) {
     if (/\.js(\.map)?$/.test(file) && !existsSync(source)) rmSync(file);
   });
 }
+// A forced build really rebuilds: tsc's incremental state would skip emitting files that are missing or were
+// edited in dist/ when their sources did not change.
+if (force) rmSync(path.join(dist, '.tsbuildinfo'), { force: true });
 const startedAt = Date.now();
 run(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.json')]);
 writeFileSync(stamp, String(startedAt));

@@ -1,11 +1,9 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingMessage } from '../transport/message.js';
 import type { Transport } from '../transport/transport.js';
 import type { BotMetrics } from './bot-metrics.js';
 
-/** The message being handled in this async flow, so a send to its chat counts it as answered. */
+/** A message in flight, so a send to its chat while it is handled counts it as answered. */
 interface Handling {
-  chatId: string;
   answered: boolean;
 }
 
@@ -25,8 +23,10 @@ export function messageKind(message: IncomingMessage): string {
  * @example await bot.start(instrumentTransport(transport, metrics));
  */
 export function instrumentTransport(transport: Transport, metrics: BotMetrics): Transport {
-  // One storage per wrapped transport: apps in one process never see each other's messages.
-  const handling = new AsyncLocalStorage<Handling>();
+  // Per chat, the messages handed to the bot and not finished yet, oldest first. The bot handles a chat's messages
+  // strictly in order, so a send to that chat belongs to the oldest one. (Not AsyncLocalStorage: it turns on promise
+  // hooks for the whole process, which costs every promise of every message.)
+  const inFlight = new Map<string, Handling[]>();
 
   const counted = <A extends unknown[], R>(type: SendType, send: (chatId: string, ...rest: A) => Promise<R>) =>
     async (chatId: string, ...rest: A): Promise<R> => {
@@ -35,8 +35,8 @@ export function instrumentTransport(transport: Transport, metrics: BotMetrics): 
         // editText answers false when the network cannot edit: nothing was sent (the caller sends anew).
         if ((result as unknown) === false) return result;
         metrics.messagesSent.inc({ type });
-        const current = handling.getStore();
-        if (current && current.chatId === chatId) current.answered = true;
+        const current = inFlight.get(chatId)?.[0];
+        if (current) current.answered = true;
         return result;
       } catch (err) {
         metrics.sendFailures.inc({ type });
@@ -51,10 +51,16 @@ export function instrumentTransport(transport: Transport, metrics: BotMetrics): 
         metrics.messagesReceived.inc({ kind });
         metrics.queueDepth.inc();
         const endTimer = metrics.handlingSeconds.startTimer({ kind });
-        const state: Handling = { chatId: message.chatId, answered: false };
+        const state: Handling = { answered: false };
+        const chatQueue = inFlight.get(message.chatId);
+        if (chatQueue) chatQueue.push(state);
+        else inFlight.set(message.chatId, [state]);
         try {
-          await handling.run(state, () => onMessage(message));
+          await onMessage(message);
         } finally {
+          const queue = inFlight.get(message.chatId)!;
+          queue.splice(queue.indexOf(state), 1);
+          if (!queue.length) inFlight.delete(message.chatId);
           endTimer();
           metrics.queueDepth.dec();
           if (state.answered) metrics.messagesAnswered.inc({ kind });

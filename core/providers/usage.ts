@@ -18,7 +18,16 @@ interface UsageDoc {
   warned: { main: boolean; premium: boolean };
 }
 
-export const today = (now = Date.now()) => new Date(now).toISOString().slice(0, 10);
+const DAY_MS = 86_400_000;
+let memoDay = { start: 0, end: 0, text: '' };
+
+/** The UTC day of `now` as YYYY-MM-DD. Remembers the last day: counters ask several times per message. */
+export function today(now = Date.now()): string {
+  if (now >= memoDay.start && now < memoDay.end) return memoDay.text;
+  const start = Math.floor(now / DAY_MS) * DAY_MS;
+  memoDay = { start, end: start + DAY_MS, text: new Date(start).toISOString().slice(0, 10) };
+  return memoDay.text;
+}
 
 /**
  * Token usage per provider and model per day, in `data/usage.json`, with the account quotas (main/premium) warned

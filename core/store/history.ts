@@ -1,6 +1,7 @@
-import { appendFile, mkdir, readFile, truncate } from 'node:fs/promises';
+import { readFile, truncate } from 'node:fs/promises';
 import path from 'node:path';
-import { safeFileName } from './atomic.js';
+import { AppendHandles } from './append-handles.js';
+import { safeFileName, underWriteGate } from './atomic.js';
 import { healthFor } from './data-health.js';
 import { JsonFile, type OnCorrupt } from './json-file.js';
 import { checkDocument, HISTORY_SCHEMA } from './schemas.js';
@@ -29,7 +30,10 @@ interface HistoryDoc {
 
 export interface HistoryStoreOptions {
   onCorrupt?: OnCorrupt;
-  /** Log lines after which the chat's JSON file is rewritten and its log emptied; default `maxMessages`. */
+  /**
+   * Log lines after which the chat's JSON file is rewritten and its log emptied; default 4 × `maxMessages` (a
+   * rewrite costs a whole-file write and an fsync, so it is paid once per ~2 × maxMessages exchanges, not per message).
+   */
   compactEvery?: number;
 }
 
@@ -110,13 +114,7 @@ class ChatHistory {
 
   private async appendLine(line: string): Promise<void> {
     try {
-      try {
-        await appendFile(this.logFile, line);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-        await mkdir(path.dirname(this.logFile), { recursive: true });
-        await appendFile(this.logFile, line);
-      }
+      await underWriteGate(() => this.store.logHandles.append(this.logFile, line));
     } catch (err) {
       // The line is not on disk: the JSON file (with its retries and failure reports) must carry the change instead.
       await this.doc.update(() => undefined);
@@ -168,7 +166,7 @@ function parseLine(line: string): { seq: number; entry: HistoryEntry } | undefin
 /**
  * The history of every chat: `data/history/<chat>.json`, one file per chat, bounded to the last `maxMessages`
  * entries, written atomically; new messages go first to `data/history/<chat>.jsonl` (one line each), which is folded
- * into the JSON file every `maxMessages` lines, at flush and at the next start.
+ * into the JSON file every 4 × `maxMessages` lines, at flush and at the next start.
  *
  * @example
  * await histories.append(chatId, { role: 'user', text: 'hi', at: Date.now() });
@@ -178,12 +176,14 @@ export class HistoryStore {
   private readonly chats = new Map<string, ChatHistory>();
   private readonly appendListeners = new Set<HistoryAppendListener>();
   private readonly options: HistoryStoreOptions;
+  /** Open handles on the chats' logs: appending a line is then a single write. */
+  readonly logHandles = new AppendHandles(64);
   constructor(readonly dataDir: string, public maxMessages = 50, options?: HistoryStoreOptions | OnCorrupt) {
     this.options = typeof options === 'function' ? { onCorrupt: options } : (options ?? {});
   }
 
   get compactEvery(): number {
-    return Math.max(1, this.options.compactEvery ?? this.maxMessages);
+    return Math.max(1, this.options.compactEvery ?? 4 * this.maxMessages);
   }
 
   private chat(chatId: string): ChatHistory {
@@ -242,7 +242,6 @@ export class HistoryStore {
     return removed;
   }
 
-  /** Folds every chat's log into its JSON file; rejects naming the files that could not be written. */
   /**
    * Calls `listener` after every entry appended to any chat's history — what people said and what the bot answered —
    * for stores that keep more than the prompt history (the recall log). Returns the function that unsubscribes.
@@ -254,8 +253,10 @@ export class HistoryStore {
     return () => this.appendListeners.delete(listener);
   }
 
+  /** Folds every chat's log into its JSON file; rejects naming the files that could not be written. */
   async flush(): Promise<void> {
     const results = await Promise.allSettled([...this.chats.values()].map((c) => c.compact()));
+    this.logHandles.releaseAll();
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
   }
