@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startTestBot, type TestBot } from '../../core/index.js';
@@ -55,6 +55,16 @@ describe('recall: what a search shows', function () {
     assert.deepEqual(matches((await bot!.send({ senderId: ANA, text: '.recall mangoes' }))[0]), ['Ana: a fresh note about mangoes']);
     assert.deepEqual(matches((await bot!.send({ senderId: ANA, text: '.recall papayas' }))[0]), ['Ana: and one about papayas']);
     assert.deepEqual(matches((await bot!.send({ senderId: ANA, text: '.recall noted' }))[0]), ['me (the bot): noted', 'me (the bot): noted', 'me (the bot): noted']);
+  });
+
+  it('a pasted novel is found by its first words and kept clipped in the log (the log is for finding things)', async () => {
+    const novel = `chapter one of the zeppelin saga ${'and then it rained again '.repeat(8000)}the hidden final word is marmalade`;
+    await bot!.send({ senderId: ANA, senderName: 'Ana', text: novel });
+    assert.match((await bot!.send({ senderId: ANA, text: '.recall zeppelin' }))[0], /^🔎 1 message[\s\S]*Ana: chapter one of the zeppelin saga and then it rained/);
+    const folder = path.join(dir, 'data', 'recall', ANA);
+    const logged = (await readdir(folder)).filter((n) => n.endsWith('.jsonl'));
+    const bytes = (await Promise.all(logged.map((n) => stat(path.join(folder, n))))).reduce((sum, s) => sum + s.size, 0);
+    assert.ok(bytes < 10_000, `the log holds ${bytes} bytes for a ${novel.length}-character message`);
   });
 
   it('a search of exactly maxQueryChars characters is accepted, one more is refused', async () => {
