@@ -54,7 +54,7 @@ class ChatHistory {
 
   constructor(
     private readonly doc: JsonFile<HistoryDoc>,
-    private readonly logFile: string,
+    readonly logFile: string,
     private readonly store: HistoryStore,
   ) {
     this.ready = this.load();
@@ -251,6 +251,19 @@ export class HistoryStore {
   onAppend(listener: HistoryAppendListener): () => void {
     this.appendListeners.add(listener);
     return () => this.appendListeners.delete(listener);
+  }
+
+  /**
+   * Folds a chat's log into its JSON file (loading it first, so a log left by a crash is folded too), closes the log
+   * and forgets the chat, so nothing of this store writes its files any more: they may be moved (a private chat that
+   * WhatsApp names by phone number instead of LID from now on). Rejects when the JSON file cannot be written.
+   */
+  async release(chatId: string): Promise<void> {
+    const chat = this.chat(chatId);
+    await chat.get();
+    await chat.compact();
+    this.chats.delete(chatId);
+    this.logHandles.release(chat.logFile);
   }
 
   /** Folds every chat's log into its JSON file; rejects naming the files that could not be written. */

@@ -36,6 +36,8 @@ export class Identity {
     private readonly dataDir: string,
     private readonly onLearn: (phone: string, lid: string) => void,
     private readonly onError: (err: Error, detail: Record<string, unknown>) => void,
+    /** Called before the files of `from` move to `to`, so no store keeps writing them under the old id. */
+    private readonly beforeMove: (from: string, to: string) => Promise<void> = async () => undefined,
   ) {}
 
   /** The canonical id (phone jid when known) and the other form, when known. */
@@ -77,6 +79,11 @@ export class Identity {
   async adoptChatId(chatId: string, otherId: string | undefined): Promise<void> {
     if (!otherId || otherId === chatId || this.migrated.has(otherId)) return;
     this.migrated.add(otherId);
+    try {
+      await this.beforeMove(otherId, chatId);
+    } catch (err) {
+      this.onError(err as Error, { from: otherId, to: chatId });
+    }
     for (const folder of PER_CHAT_FOLDERS) {
       const from = path.join(this.dataDir, folder, `${safeFileName(otherId)}.json`);
       const to = path.join(this.dataDir, folder, `${safeFileName(chatId)}.json`);
