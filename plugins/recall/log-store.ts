@@ -1,6 +1,6 @@
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { appendToFile, safeFileName, writeFileAtomic } from '../../core/index.js';
+import { appendToFile, releaseAppendHandle, safeFileName, writeFileAtomic } from '../../core/index.js';
 import { parseLine, validEntry, type LoggedMessage } from './entry.js';
 import { Month } from './month.js';
 import { checkSnapshot, coverageOf, importSnapshot, newIndex, snapshotText, type UsableSnapshot } from './month-index.js';
@@ -124,6 +124,7 @@ export class ChatRecallLog {
     const reason = !h || typeof h !== 'object' ? 'its first line is not a recall-log header' : h.recall !== FORMAT ? `unknown format ${String(h.recall).slice(0, 20)}` : h.chat !== this.chatId ? 'it belongs to another chat' : undefined;
     if (!reason) return bytes;
     const movedTo = `${file}.corrupt-${Date.now()}`;
+    releaseAppendHandle(file);
     await rename(file, movedTo);
     this.ready.delete(name);
     this.events.setAside?.(file, movedTo, reason);
@@ -453,6 +454,7 @@ export class ChatRecallLog {
           const segment = await this.readSegment(name);
           count += segment?.entries.filter(Boolean).length ?? 0;
           await rm(path.join(this.dir, indexFileOf(name)), { force: true });
+          releaseAppendHandle(path.join(this.dir, name));
           await rm(path.join(this.dir, name), { force: true });
           this.ready.delete(name);
           // A later message of that month starts a new file at line 1: the month leaves memory with it.
