@@ -149,7 +149,7 @@ export class Bot {
     return this.registry.configSections().map(({ plugin, rule }) => ({ key: rule.key, plugin, rule, raw: this.configValue.sections?.[rule.key], problems: this.registry.sectionOf(plugin).problems }));
   }
 
-  /** A plugin's options as its handlers, tools and routes see them (v2: validated with defaults). */
+  /** A plugin's options as its handlers, tools and routes see them (validated, with defaults). */
   optionsOf(name: string): PluginSection {
     return this.registry.optionsOf(name);
   }

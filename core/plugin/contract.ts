@@ -10,7 +10,7 @@ import { resolveOptions, resolveSection, type SectionRule } from './options.js';
 import type { BotContext, CommandMatch, Plugin, PluginHost, ToolCall } from './types.js';
 
 /**
- * The plugin contract, version 2. A plugin is a factory: it declares what it is (name, options, needs, what it
+ * The plugin contract. A plugin is a factory: it declares what it is (name, options, needs, what it
  * provides) and `setup(host)` returns what it offers. State lives in setup's closure, one per running bot.
  */
 
@@ -247,7 +247,7 @@ export interface PluginSpec<S extends TObject, C extends TSchema = TUnknown> {
 const NAME = /^[a-z][a-z0-9-]{0,39}$/;
 
 /**
- * Declares a plugin (contract v2). The default export of `plugins/<name>/index.ts`, or of a plugin package, must
+ * Declares a plugin. The default export of `plugins/<name>/index.ts`, or of a plugin package, must
  * be the result. Mistakes are refused here, with a code and the fix, so they show when the plugin loads.
  *
  * @example

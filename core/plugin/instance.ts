@@ -18,7 +18,7 @@ export interface PluginInstance {
   handlers: HandlerEntry[];
   observers: Array<(ctx: BotContext) => Promise<unknown> | unknown>;
   tools: ToolDefinition[];
-  /** Contract v2 `tools` given as a function: the tools this plugin offers for one message. */
+  /** `tools` given as a function: the tools this plugin offers for one message. */
   toolsFor?(ctx: BotContext): ToolDefinition[];
   routes?(router: Router): void;
   stop?(): Promise<void> | void;

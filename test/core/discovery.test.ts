@@ -9,6 +9,8 @@ import { createLogger } from '../../core/log/logger.js';
 import { MemoryTransport } from '../../core/transport/memory.js';
 import { PassThrough } from 'node:stream';
 import { ROOT, tempDir, writeConfig } from '../helpers/test-app.js';
+import { startWebServer } from '../../web/server.js';
+import { login, TOKEN } from '../web/web-helpers.js';
 
 function capture() {
   const sink = new PassThrough();
@@ -44,9 +46,10 @@ describe('plugin discovery and the start-log report', () => {
     writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'host', type: 'module' }));
     await writeConfig(dir, { pluginPackages: ['wa-plugin-hello', 'wa-plugin-missing', 'wa-plugin-old', 'wa-plugin-nothing'] });
     const { logger, out } = capture();
-    const app = await createApp({ cwd: dir, env: { API_KEY: 'sk-very-secret-key', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm' }, logger, skipHealthProbe: true });
+    const app = await createApp({ cwd: dir, env: { API_KEY: 'sk-very-secret-key', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', CONFIG_TOKEN: TOKEN }, logger, skipHealthProbe: true });
     const transport = new MemoryTransport();
     await app.connect(transport);
+    const web = await startWebServer(app, () => transport);
     try {
       await transport.push({ text: '.hello' });
       expect(transport.texts()).to.deep.equal(['hello from a package']);
@@ -60,7 +63,11 @@ describe('plugin discovery and the start-log report', () => {
       expect(nothing.reason).to.match(/^PLUGIN_NOT_A_PLUGIN: package wa-plugin-nothing has no default export; /);
       expect(app.pluginFailures).to.have.length(3);
       expect(out()).to.include('NOT LOADED: not installed').and.include('package wa-plugin-old NOT LOADED: PLUGIN_NOT_A_PLUGIN');
+      // The dashboard says why too.
+      const { page } = await login(web.port, TOKEN);
+      expect(page).to.contain('Plugins that did not load').and.contain('<b>package wa-plugin-old</b>: PLUGIN_NOT_A_PLUGIN: package wa-plugin-old exports a plugin written to the old contract');
     } finally {
+      await web.close();
       await app.stop();
     }
   });
