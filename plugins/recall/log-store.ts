@@ -126,6 +126,8 @@ export class ChatRecallLog {
     const movedTo = `${file}.corrupt-${Date.now()}`;
     releaseAppendHandle(file);
     await rename(file, movedTo);
+    // Its index snapshot describes a file that is no longer there.
+    await rm(path.join(this.dir, indexFileOf(name)), { force: true });
     this.ready.delete(name);
     this.events.setAside?.(file, movedTo, reason);
     return undefined;

@@ -20,16 +20,17 @@ describe('recall: the daily retention sweep', function () {
     dir = await mkdtemp(path.join(os.tmpdir(), 'recall-retention-'));
   });
   afterEach(async () => {
-    clock?.restore();
-    clock = undefined;
     await bot?.stop();
     bot = undefined;
+    clock?.restore();
+    clock = undefined;
     await rm(dir, { recursive: true, force: true });
   });
 
   const onDisk = async () => {
     const folder = path.join(dir, 'data', 'recall', ANA);
-    const names = await readdir(folder).catch(() => [] as string[]);
+    // The month files only: a rewrite's temporary file may come and go while we read.
+    const names = (await readdir(folder).catch(() => [] as string[])).filter((n) => n.endsWith('.jsonl'));
     return (await Promise.all(names.map((n) => readFile(path.join(folder, n), 'utf8')))).join('');
   };
 

@@ -140,6 +140,8 @@ describe('recall: search of past conversations', function () {
     await mkdir(folder, { recursive: true });
     const garbage = 'this is not a recall log \u0000\u0001 {{{';
     await writeFile(path.join(folder, '2026-01.jsonl'), garbage);
+    // Its index snapshot describes a file that is set aside: it goes too (it holds the month's words).
+    await writeFile(path.join(folder, '2026-01.index'), '{"recallIndex":1} secret words');
     // A file copied from another chat (its header names Budi) is never read into Ana's log.
     const at = Date.now() - 2 * DAY;
     const month = new Date(at).toISOString().slice(0, 7);
@@ -160,6 +162,7 @@ describe('recall: search of past conversations', function () {
     assert.equal(aside.length, 1, names.join(', '));
     assert.equal(await readFile(path.join(folder, aside[0]), 'utf8'), garbage);
     assert.ok(names.some((n) => /^2025-12\.jsonl\.corrupt-\d+$/.test(n)), 'the other chat\'s file is set aside too');
+    assert.ok(!names.includes('2026-01.index'), names.join(', '));
     const logs = bot.logs();
     assert.ok(logs.some((l) => String(l.msg).includes('2026-01.jsonl was set aside')), 'the set-aside file is named in the log');
     assert.ok(logs.some((l) => l.count === 2 && String(l.msg).includes('skipped 2 line(s)')), 'bad lines are counted in the log');
