@@ -42,7 +42,17 @@ const SNAPSHOT_EVERY = 500;
 /** More removals than this in one month rebuild its index: FlexSearch scans the whole month per removed id. */
 const REMOVE_ONE_BY_ONE = 50;
 
-const segmentOf = (at: number) => `${new Date(at).toISOString().slice(0, 7)}.jsonl`;
+let lastSegment = { from: 0, to: 0, name: '' };
+
+/** The month file of a time (`2026-11.jsonl`); the last month is remembered, since nearly every message falls in it. */
+function segmentOf(at: number): string {
+  if (at >= lastSegment.from && at < lastSegment.to) return lastSegment.name;
+  const d = new Date(at);
+  const from = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  const to = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  lastSegment = { from, to, name: `${d.toISOString().slice(0, 7)}.jsonl` };
+  return lastSegment.name;
+}
 const indexFileOf = (segment: string) => segment.replace(/\.jsonl$/, '.index');
 const headerLine = (chatId: string) => `${JSON.stringify({ recall: FORMAT, chat: chatId })}\n`;
 
@@ -271,14 +281,20 @@ export class ChatRecallLog {
         this.count++;
       }
     }
-    const bySegment = new Map<string, string>();
-    for (const entry of entries) {
-      const name = segmentOf(entry.at);
-      bySegment.set(name, (bySegment.get(name) ?? '') + `${JSON.stringify(entry)}\n`);
+    if (entries.length === 1) {
+      // One message (every live message): no grouping by month needed.
+      const [entry] = entries;
+      await this.serial(() => this.write(segmentOf(entry.at), `${JSON.stringify(entry)}\n`));
+    } else {
+      const bySegment = new Map<string, string>();
+      for (const entry of entries) {
+        const name = segmentOf(entry.at);
+        bySegment.set(name, (bySegment.get(name) ?? '') + `${JSON.stringify(entry)}\n`);
+      }
+      await this.serial(async () => {
+        for (const [name, lines] of bySegment) await this.write(name, lines);
+      });
     }
-    await this.serial(async () => {
-      for (const [name, lines] of bySegment) await this.write(name, lines);
-    });
     if (this.months.some((m) => m.snapshotDue(this.snapshotMinLines, SNAPSHOT_EVERY))) this.queueSnapshots();
   }
 
@@ -295,10 +311,11 @@ export class ChatRecallLog {
 
   private async write(name: string, line: string): Promise<void> {
     const file = path.join(this.dir, name);
-    const lines = [...(this.unsaved.get(name) ?? []), line];
+    const earlier = this.unsaved.get(name);
+    const lines = earlier ? [...earlier, line] : [line];
     try {
       if (!this.ready.has(name)) await this.prepareSegment(name);
-      await appendToFile(file, lines.join(''));
+      await appendToFile(file, earlier ? lines.join('') : line);
       if (this.unsaved.delete(name)) this.events.writeRecovered?.(file);
     } catch (err) {
       this.unsaved.set(name, lines);
