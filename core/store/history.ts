@@ -1,6 +1,6 @@
 import { readFile, truncate } from 'node:fs/promises';
 import path from 'node:path';
-import { appendToFile, releaseAppendHandles, safeFileName } from './atomic.js';
+import { appendToFile, releaseAppendHandle, releaseAppendHandles, safeFileName } from './atomic.js';
 import { healthFor } from './data-health.js';
 import { JsonFile, type OnCorrupt } from './json-file.js';
 import { checkDocument, HISTORY_SCHEMA } from './schemas.js';
@@ -260,7 +260,7 @@ export class HistoryStore {
     await chat.get();
     await chat.compact();
     this.chats.delete(chatId);
-    this.logHandles.release(chat.logFile);
+    releaseAppendHandle(chat.logFile);
   }
 
   /** Folds every chat's log into its JSON file; rejects naming the files that could not be written. */

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { releaseAppendHandle } from '../../core/index.js';
 import { RecallStore, type RecallStoreEvents } from '../../plugins/recall/log-store.js';
 
 const ANA = '10000000001@s.whatsapp.net';
@@ -34,7 +35,9 @@ describe('recall log: a failing disk and a crash lose nothing and leak nothing',
     await chat.add({ id: 'm1', role: 'user', senderId: ANA, text: 'first line about kiwis', at: now });
     const before = await readFile(file());
 
-    // The month's file cannot take appends (a directory stands where it was): the next two appends fail.
+    // The month's file cannot take appends (a directory stands where it was): the next two appends fail. (The kept-open
+    // append handle is closed first, as whatever replaces a log file must do.)
+    releaseAppendHandle(file());
     await rm(file());
     await mkdir(file());
     await chat.add({ id: 'secret', role: 'user', senderId: ANA, text: 'my bank pin is 4471 walrus', at: now + 1 });
