@@ -1,6 +1,6 @@
-import { appendFileSync, mkdirSync } from 'node:fs';
 import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { AppendHandles } from './append-handles.js';
 
 /** Marker in the names of temporary files, so leftovers of a crash can be recognised (and are never data). */
 export const TEMP_MARKER = '.tmp-';
@@ -87,6 +87,8 @@ export async function writeFileAtomicSafe(file: string, data: string | Buffer, m
     } finally {
       await handle.close();
     }
+    // A kept-open append handle would go on writing to the file this rename replaces.
+    appendHandles.release(file);
     await rename(temp, file);
     renamed = true;
   } finally {
@@ -112,17 +114,40 @@ export async function removeLeftoverTempFiles(folders: string[]): Promise<string
 }
 
 /**
- * Appends to a file (append-only logs such as the history and recall logs), waiting while a backup holds the writes
- * like every atomic write does, so a backup never copies half a line. The folder is created when missing.
+ * Open append handles of `appendToFile`: a line then costs one `write` (open and close are paid once per file, not
+ * per line). `writeFileAtomicSafe` releases the handle of the file it replaces; whoever removes or renames a log
+ * file must call `releaseAppendHandle` first, or later lines would go to the removed file.
+ */
+const appendHandles = new AppendHandles(128);
+
+/**
+ * Appends to a file (append-only logs such as the recall log), waiting while a backup holds the writes like every
+ * atomic write does, so a backup never copies half a line. The folder is created when missing.
  *
- * The append itself is synchronous on purpose: a line of a log lands in the page cache in a few microseconds, while
- * the promise API pays ~20x that in CPU (open, write and close each a trip through the thread pool) — on every
- * message. It never waits for the disk (no fsync), so it does not stall the event loop.
+ * The append itself is synchronous on purpose, through a kept-open handle: a line lands in the page cache in a few
+ * microseconds, while the promise API pays ~20x that in CPU (open, write and close each a trip through the thread
+ * pool) — on every message. It never waits for the disk (no fsync), so it does not stall the event loop.
+ * Before removing or renaming such a file yourself, call `releaseAppendHandle(file)`.
  *
  * @example await appendToFile('data/recall/123@g.us/2026-11.jsonl', '{"role":"user",…}\n');
  */
 export async function appendToFile(file: string, data: string): Promise<void> {
-  await underWriteGate(() => appendNow(file, data));
+  await underWriteGate(() => appendHandles.append(file, data));
+}
+
+/**
+ * Closes the kept-open handle `appendToFile` holds on `file` (if any): call it before removing, renaming or
+ * replacing that file by other means than `writeFileAtomicSafe`, so the next append opens the file by its name.
+ *
+ * @example releaseAppendHandle(segment); await rm(segment);
+ */
+export function releaseAppendHandle(file: string): void {
+  appendHandles.release(file);
+}
+
+/** Closes every handle of `appendToFile` (at stop, and before a restore replaces the data folder). */
+export function releaseAppendHandles(): void {
+  appendHandles.releaseAll();
 }
 
 /**
@@ -140,16 +165,6 @@ export function underWriteGate(write: () => void): void | Promise<void> {
       leaveWrite();
     }
   });
-}
-
-function appendNow(file: string, data: string): void {
-  try {
-    appendFileSync(file, data);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    mkdirSync(path.dirname(file), { recursive: true });
-    appendFileSync(file, data);
-  }
 }
 
 /** Atomic JSON write (pretty-printed, trailing newline). */

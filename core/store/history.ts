@@ -1,7 +1,6 @@
 import { readFile, truncate } from 'node:fs/promises';
 import path from 'node:path';
-import { AppendHandles } from './append-handles.js';
-import { safeFileName, underWriteGate } from './atomic.js';
+import { appendToFile, releaseAppendHandles, safeFileName } from './atomic.js';
 import { healthFor } from './data-health.js';
 import { JsonFile, type OnCorrupt } from './json-file.js';
 import { checkDocument, HISTORY_SCHEMA } from './schemas.js';
@@ -114,7 +113,7 @@ class ChatHistory {
 
   private async appendLine(line: string): Promise<void> {
     try {
-      await underWriteGate(() => this.store.logHandles.append(this.logFile, line));
+      await appendToFile(this.logFile, line);
     } catch (err) {
       // The line is not on disk: the JSON file (with its retries and failure reports) must carry the change instead.
       await this.doc.update(() => undefined);
@@ -176,8 +175,6 @@ export class HistoryStore {
   private readonly chats = new Map<string, ChatHistory>();
   private readonly appendListeners = new Set<HistoryAppendListener>();
   private readonly options: HistoryStoreOptions;
-  /** Open handles on the chats' logs: appending a line is then a single write. */
-  readonly logHandles = new AppendHandles(64);
   constructor(readonly dataDir: string, public maxMessages = 50, options?: HistoryStoreOptions | OnCorrupt) {
     this.options = typeof options === 'function' ? { onCorrupt: options } : (options ?? {});
   }
@@ -256,7 +253,8 @@ export class HistoryStore {
   /** Folds every chat's log into its JSON file; rejects naming the files that could not be written. */
   async flush(): Promise<void> {
     const results = await Promise.allSettled([...this.chats.values()].map((c) => c.compact()));
-    this.logHandles.releaseAll();
+    // Stop and backups end here: no handle stays open on a file a restore may replace.
+    releaseAppendHandles();
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
   }

@@ -1,6 +1,6 @@
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { appendToFile, safeFileName, writeFileAtomic } from '../../core/index.js';
+import { appendToFile, releaseAppendHandle, safeFileName, writeFileAtomic } from '../../core/index.js';
 import { parseLine, validEntry, type LoggedMessage } from './entry.js';
 import { Month } from './month.js';
 import { checkSnapshot, coverageOf, importSnapshot, newIndex, snapshotText, type UsableSnapshot } from './month-index.js';
@@ -42,7 +42,17 @@ const SNAPSHOT_EVERY = 500;
 /** More removals than this in one month rebuild its index: FlexSearch scans the whole month per removed id. */
 const REMOVE_ONE_BY_ONE = 50;
 
-const segmentOf = (at: number) => `${new Date(at).toISOString().slice(0, 7)}.jsonl`;
+let lastSegment = { from: 0, to: 0, name: '' };
+
+/** The month file of a time (`2026-11.jsonl`); the last month is remembered, since nearly every message falls in it. */
+function segmentOf(at: number): string {
+  if (at >= lastSegment.from && at < lastSegment.to) return lastSegment.name;
+  const d = new Date(at);
+  const from = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  const to = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  lastSegment = { from, to, name: `${d.toISOString().slice(0, 7)}.jsonl` };
+  return lastSegment.name;
+}
 const indexFileOf = (segment: string) => segment.replace(/\.jsonl$/, '.index');
 const headerLine = (chatId: string) => `${JSON.stringify({ recall: FORMAT, chat: chatId })}\n`;
 
@@ -124,6 +134,7 @@ export class ChatRecallLog {
     const reason = !h || typeof h !== 'object' ? 'its first line is not a recall-log header' : h.recall !== FORMAT ? `unknown format ${String(h.recall).slice(0, 20)}` : h.chat !== this.chatId ? 'it belongs to another chat' : undefined;
     if (!reason) return bytes;
     const movedTo = `${file}.corrupt-${Date.now()}`;
+    releaseAppendHandle(file);
     await rename(file, movedTo);
     // Its index snapshot describes a file that is no longer there.
     await rm(path.join(this.dir, indexFileOf(name)), { force: true });
@@ -270,14 +281,20 @@ export class ChatRecallLog {
         this.count++;
       }
     }
-    const bySegment = new Map<string, string>();
-    for (const entry of entries) {
-      const name = segmentOf(entry.at);
-      bySegment.set(name, (bySegment.get(name) ?? '') + `${JSON.stringify(entry)}\n`);
+    if (entries.length === 1) {
+      // One message (every live message): no grouping by month needed.
+      const [entry] = entries;
+      await this.serial(() => this.write(segmentOf(entry.at), `${JSON.stringify(entry)}\n`));
+    } else {
+      const bySegment = new Map<string, string>();
+      for (const entry of entries) {
+        const name = segmentOf(entry.at);
+        bySegment.set(name, (bySegment.get(name) ?? '') + `${JSON.stringify(entry)}\n`);
+      }
+      await this.serial(async () => {
+        for (const [name, lines] of bySegment) await this.write(name, lines);
+      });
     }
-    await this.serial(async () => {
-      for (const [name, lines] of bySegment) await this.write(name, lines);
-    });
     if (this.months.some((m) => m.snapshotDue(this.snapshotMinLines, SNAPSHOT_EVERY))) this.queueSnapshots();
   }
 
@@ -294,10 +311,11 @@ export class ChatRecallLog {
 
   private async write(name: string, line: string): Promise<void> {
     const file = path.join(this.dir, name);
-    const lines = [...(this.unsaved.get(name) ?? []), line];
+    const earlier = this.unsaved.get(name);
+    const lines = earlier ? [...earlier, line] : [line];
     try {
       if (!this.ready.has(name)) await this.prepareSegment(name);
-      await appendToFile(file, lines.join(''));
+      await appendToFile(file, earlier ? lines.join('') : line);
       if (this.unsaved.delete(name)) this.events.writeRecovered?.(file);
     } catch (err) {
       this.unsaved.set(name, lines);
@@ -455,6 +473,7 @@ export class ChatRecallLog {
           const segment = await this.readSegment(name);
           count += segment?.entries.filter(Boolean).length ?? 0;
           await rm(path.join(this.dir, indexFileOf(name)), { force: true });
+          releaseAppendHandle(path.join(this.dir, name));
           await rm(path.join(this.dir, name), { force: true });
           this.ready.delete(name);
           // A later message of that month starts a new file at line 1: the month leaves memory with it.

@@ -5,15 +5,17 @@ import { Encoder, Index } from 'flexsearch';
  * What a snapshot was made with: FlexSearch's export format and our index options. A snapshot of another format is
  * stale (rebuilt from the log), so changing the options below means changing this.
  */
-export const INDEX_FORMAT = 'flexsearch-0.8/strict-9/whole-words/1';
+export const INDEX_FORMAT = 'flexsearch-0.8/strict-1/whole-words/1';
 
 /**
  * The index of one month of a chat's log; its ids are line numbers in the month's file. It splits text into words
  * exactly as `queryTerms` does. FlexSearch's default encoder also cuts numbers into groups of three ("coffee123" →
  * "coffee", "123"), which turns a rare word into an intersection of huge lists (50 ms at 100,000 messages); whole
- * words keep every lookup under a millisecond.
+ * words keep every lookup under a millisecond. Resolution 1 (one list per word, no ranking by where in the text the
+ * word stands): the search ranks by newness and rarity itself, and one list is smaller and faster (67 instead of 76 MB
+ * for a loaded chat of 100,000 messages; first search from snapshots 0.13 instead of 0.2 s).
  */
-export const newIndex = () => new Index({ tokenize: 'strict', resolution: 9, encoder: new Encoder({ split: /[^\p{L}\p{N}]+/u, numeric: false, normalize: true, dedupe: false }) });
+export const newIndex = () => new Index({ tokenize: 'strict', resolution: 1, encoder: new Encoder({ split: /[^\p{L}\p{N}]+/u, numeric: false, normalize: true, dedupe: false }) });
 
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { readFile, rm, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { AppendHandles } from '../../core/store/append-handles.js';
-import { writeFileAtomicSafe } from '../../core/store/atomic.js';
+import { appendToFile, releaseAppendHandle, writeFileAtomicSafe } from '../../core/store/atomic.js';
 import { tempDir } from '../helpers/test-app.js';
 
 describe('store: kept-open append handles of the logs', () => {
@@ -55,5 +55,20 @@ describe('store: kept-open append handles of the logs', () => {
     // A folder where the log should be: the file system refuses, and says so.
     expect(() => handles.append(dir, 'line\n')).to.throw(/EISDIR|illegal operation/i);
     expect(handles.size).to.equal(0);
+  });
+
+  it('appendToFile: a file replaced by writeFileAtomicSafe, or released and removed, gets the next line', async () => {
+    const dir = await tempDir();
+    const file = path.join(dir, 'recall', '2026-11.jsonl');
+    await appendToFile(file, 'a\n');
+    await appendToFile(file, 'b\n');
+    // A rewrite (a privacy delete, a retention sweep) replaces the file: the next line must land in the new one.
+    await writeFileAtomicSafe(file, 'kept\n');
+    await appendToFile(file, 'c\n');
+    expect(await readFile(file, 'utf8')).to.equal('kept\nc\n');
+    releaseAppendHandle(file);
+    await rm(file);
+    await appendToFile(file, 'd\n');
+    expect(await readFile(file, 'utf8')).to.equal('d\n');
   });
 });
