@@ -85,6 +85,8 @@ export class Capabilities {
 
   /** The names in `needs` that are not available right now. */
   missing(needs: readonly string[]): string[] {
+    // Asked for every plugin on every message: most plugins need nothing.
+    if (!needs.length) return [];
     return needs.filter((n) => !this.has(n));
   }
 

@@ -26,27 +26,36 @@ export interface AiServiceDeps {
   now?: () => Date;
 }
 
-/** The core's `remember` tool: the model stores a fact in the chat's memory. */
-function rememberTool(): ToolDefinition {
-  return {
-    name: 'remember',
-    description: 'Store a lasting fact about this chat or its people when the user asks you to remember something (or it is clearly worth keeping).',
-    parameters: { type: 'object', properties: { fact: { type: 'string', description: 'the fact, one short sentence' } }, required: ['fact'] },
-    async run(args, call) {
-      const fact = String(args.fact ?? '').trim();
-      if (!fact) return 'Nothing to remember: the fact was empty.';
-      try {
-        await call.ctx.memory.remember(fact);
-      } catch (err) {
-        // Never "Remembered." for a fact a restart would lose: the core also adds this to the answer itself.
-        const reason = describeWriteError((err as DataWriteError).cause ?? err);
-        const notes = ((call.ctx.state.unsavedNotes as string[] | undefined) ??= []);
-        notes.push(`I could not save that: ${reason}.`);
-        return `Error: the fact was NOT saved (${reason}). Tell the user it could not be saved.`;
-      }
-      return 'Remembered.';
-    },
-  };
+/** The core's `remember` tool: the model stores a fact in the chat's memory (built once: the chat comes from the call). */
+const REMEMBER_TOOL: ToolDefinition = {
+  name: 'remember',
+  description: 'Store a lasting fact about this chat or its people when the user asks you to remember something (or it is clearly worth keeping).',
+  parameters: { type: 'object', properties: { fact: { type: 'string', description: 'the fact, one short sentence' } }, required: ['fact'] },
+  async run(args, call) {
+    const fact = String(args.fact ?? '').trim();
+    if (!fact) return 'Nothing to remember: the fact was empty.';
+    try {
+      await call.ctx.memory.remember(fact);
+    } catch (err) {
+      // Never "Remembered." for a fact a restart would lose: the core also adds this to the answer itself.
+      const reason = describeWriteError((err as DataWriteError).cause ?? err);
+      const notes = ((call.ctx.state.unsavedNotes as string[] | undefined) ??= []);
+      notes.push(`I could not save that: ${reason}.`);
+      return `Error: the fact was NOT saved (${reason}). Tell the user it could not be saved.`;
+    }
+    return 'Remembered.';
+  },
+};
+
+/** A tool as the OpenAI API takes it, made once per tool object (most are the same objects message after message). */
+const openAiShapes = new WeakMap<ToolDefinition, OpenAI.Chat.Completions.ChatCompletionTool>();
+function openAiTool(tool: ToolDefinition): OpenAI.Chat.Completions.ChatCompletionTool {
+  let shape = openAiShapes.get(tool);
+  if (!shape) {
+    shape = { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+    openAiShapes.set(tool, shape);
+  }
+  return shape;
 }
 
 /**
@@ -149,14 +158,11 @@ export function createAiService(deps: AiServiceDeps): AiService {
     }
     // Chat memory is written by anyone in the chat, so a turn for one person only leaves it out.
     const facts = options.onlyTurnsOf ? [] : (await ctx.memory.facts()).map((f) => f.text);
-    let tools = [rememberTool(), ...deps.tools(ctx)];
+    let tools = [REMEMBER_TOOL, ...deps.tools(ctx)];
     if (options.onlyTools) tools = tools.filter((t) => options.onlyTools!.includes(t.name));
     tools = [...tools, ...(options.extraTools ?? [])];
     const byName = new Map(tools.map((t) => [t.name, t]));
-    const openAiTools: OpenAI.Chat.Completions.ChatCompletionTool[] = tools.map((t) => ({
-      type: 'function',
-      function: { name: t.name, description: t.description, parameters: t.parameters },
-    }));
+    const openAiTools = tools.map(openAiTool);
 
     let budgetTokens = cfg.history.maxPromptTokens;
     await ctx.typing(true).catch(() => undefined);

@@ -12,21 +12,35 @@ export interface TriggerHit {
   match?: RegExpExecArray;
 }
 
+/** The first word of a message, split once and shared by every trigger checked against it. */
+export interface FirstWord {
+  word: string;
+  args: string;
+  /** `word` in lower case: commands and literals compare case-insensitively. */
+  lower: string;
+}
+
+/** The message's first word, for `matchTrigger` (compute it once per message, not once per trigger). */
+export function firstWordOf(text: string): FirstWord {
+  const { word, args } = firstWord(text);
+  return { word, args, lower: word.toLowerCase() };
+}
+
 /**
  * Whether a trigger matches a message. Commands compare case-insensitively after the configured prefix.
- * Observers (`every`) are handled apart and never match here.
+ * `first` is the message's first word (see `firstWordOf`), made once for all the triggers a message is checked against.
  */
-export function matchTrigger(trigger: Trigger, ctx: BotContext, prefix: string): TriggerHit | undefined {
+export function matchTrigger(trigger: Trigger, ctx: BotContext, prefix: string, first: FirstWord = firstWordOf(ctx.text)): TriggerHit | undefined {
   if ('command' in trigger) {
-    const { word, args } = firstWord(ctx.text);
+    const { word, args } = first;
     if (word.length > prefix.length && word.startsWith(prefix) && word.slice(prefix.length).toLowerCase() === trigger.command.toLowerCase()) {
       return { command: { word, args } };
     }
     return undefined;
   }
   if ('literal' in trigger) {
-    const { word, args } = firstWord(ctx.text);
-    return word.toLowerCase() === trigger.literal.toLowerCase() ? { command: { word, args } } : undefined;
+    const { word, args, lower } = first;
+    return lower === trigger.literal.toLowerCase() ? { command: { word, args } } : undefined;
   }
   if ('media' in trigger) {
     const kind = ctx.message.media?.kind;

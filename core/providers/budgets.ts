@@ -65,13 +65,13 @@ export class UserBudgets {
       const wait = Math.ceil((60_000 - (now - times[0])) / 1000);
       return { ok: false, reason: `You have sent a lot of requests in a short time. Please try again in ${wait} seconds.` };
     }
-    const midnight = new Date(`${doc.day}T00:00:00Z`).getTime() + 86_400_000;
-    const hours = Math.max(1, Math.ceil((midnight - now) / 3_600_000));
+    // Only a refusal needs it (parsing the day costs on every message otherwise).
+    const hours = () => Math.max(1, Math.ceil((new Date(`${doc.day}T00:00:00Z`).getTime() + 86_400_000 - now) / 3_600_000));
     if (premium && limits.premiumTokensPerDay > 0 && (doc.premiumTokens[userId] ?? 0) >= limits.premiumTokensPerDay) {
-      return { ok: false, reason: `You have used today's budget for the premium model. You can ask again in about ${hours} hour(s) (after midnight UTC); the normal model is still available.` };
+      return { ok: false, reason: `You have used today's budget for the premium model. You can ask again in about ${hours()} hour(s) (after midnight UTC); the normal model is still available.` };
     }
     if (limits.tokensPerDay > 0 && (doc.tokens[userId] ?? 0) >= limits.tokensPerDay) {
-      return { ok: false, reason: `You have used today's AI budget. You can ask again in about ${hours} hour(s) (after midnight UTC).` };
+      return { ok: false, reason: `You have used today's AI budget. You can ask again in about ${hours()} hour(s) (after midnight UTC).` };
     }
     // Only a per-minute limit needs request times, and only the last `requestsPerMinute` of them.
     if (limits.requestsPerMinute > 0) {

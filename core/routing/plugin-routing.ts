@@ -1,7 +1,7 @@
 import type { Capabilities } from '../capabilities/capabilities.js';
 import type { BotConfig } from '../config/schema.js';
 import type { Middleware } from '../pipeline/compose.js';
-import { matchTrigger, type TriggerHit } from '../pipeline/match.js';
+import { firstWordOf, matchTrigger, type TriggerHit } from '../pipeline/match.js';
 import type { HandlerEntry } from '../plugin/instance.js';
 import type { PluginRegistry, PluginState } from '../plugin/registry.js';
 import type { BotContext } from '../plugin/types.js';
@@ -20,13 +20,14 @@ export interface RoutingDeps {
 export function pluginRouting(deps: RoutingDeps): Middleware<BotContext> {
   return async (ctx, next) => {
     const prefix = deps.config().prefix;
+    const first = firstWordOf(ctx.text);
     for (const state of deps.registry.active()) {
       for (const entry of state.instance!.handlers) {
         const { trigger } = entry;
         let hit;
         try {
           // A `when` predicate may read the plugin's own options, so it sees the plugin's view of the context.
-          hit = matchTrigger(trigger, 'when' in trigger ? deps.view(ctx, state.plugin.name) : ctx, prefix);
+          hit = matchTrigger(trigger, 'when' in trigger ? deps.view(ctx, state.plugin.name) : ctx, prefix, first);
         } catch (err) {
           ctx.log.error({ err, plugin: state.plugin.name }, 'trigger check failed');
           continue;

@@ -25,9 +25,13 @@ export class AppendHandles {
   append(file: string, data: string): void {
     const fd = this.handle(file);
     try {
-      const bytes = Buffer.from(data);
-      // A regular file takes the whole buffer at once; the loop is for the rare short write (a full disk mid-way).
-      for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
+      // A regular file takes the whole line at once; the rest is written only after a short write (a full disk).
+      const written = writeSync(fd, data);
+      const bytes = Buffer.byteLength(data);
+      if (written < bytes) {
+        const rest = Buffer.from(data).subarray(written);
+        for (let done = 0; done < rest.length; ) done += writeSync(fd, rest, done);
+      }
     } catch (err) {
       this.release(file);
       throw err;
