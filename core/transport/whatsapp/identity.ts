@@ -77,9 +77,10 @@ export class Identity {
   async adoptChatId(chatId: string, otherId: string | undefined): Promise<void> {
     if (!otherId || otherId === chatId || this.migrated.has(otherId)) return;
     this.migrated.add(otherId);
-    for (const folder of PER_CHAT_FOLDERS) {
-      const from = path.join(this.dataDir, folder, `${safeFileName(otherId)}.json`);
-      const to = path.join(this.dataDir, folder, `${safeFileName(chatId)}.json`);
+    // `.jsonl`: the history's append-only log of lines not yet folded into the JSON file (after a crash).
+    for (const [folder, suffix] of PER_CHAT_FOLDERS.flatMap((f) => ['.json', '.jsonl'].map((x) => [f, x] as const))) {
+      const from = path.join(this.dataDir, folder, `${safeFileName(otherId)}${suffix}`);
+      const to = path.join(this.dataDir, folder, `${safeFileName(chatId)}${suffix}`);
       try {
         if (!(await exists(from))) continue;
         if (await exists(to)) {
