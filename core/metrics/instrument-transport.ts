@@ -73,11 +73,16 @@ export function instrumentTransport(transport: Transport, metrics: BotMetrics): 
     editText: counted('edit', transport.editText),
   };
 
+  // Methods are bound once per function, not on every call (typing, ownIds, … run several times per message).
+  const bound = new WeakMap<(...args: never[]) => unknown, unknown>();
   return new Proxy(transport, {
     get(target, property) {
       if (Object.prototype.hasOwnProperty.call(overrides, property)) return overrides[property as keyof Transport];
       const value = Reflect.get(target, property, target);
-      return typeof value === 'function' ? value.bind(target) : value;
+      if (typeof value !== 'function') return value;
+      let fn = bound.get(value);
+      if (!fn) bound.set(value, (fn = value.bind(target)));
+      return fn;
     },
   });
 }

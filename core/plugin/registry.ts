@@ -178,7 +178,10 @@ export class PluginRegistry {
 
   /** True when the sender of `message` may use plugin `name` (its `access` in config.json). */
   mayUse(name: string, message: { senderId: string; senderAltId?: string }): boolean {
-    return mayUse(this.section(name).access, senderIds(message), this.deps.config());
+    const access = this.section(name).access;
+    // Asked per plugin on every message; most plugins are open to everyone.
+    if (access === undefined || access === 'everyone') return true;
+    return mayUse(access, senderIds(message), this.deps.config());
   }
 
   /**

@@ -62,15 +62,17 @@ export default definePlugin({
      * bad option is logged once, never a crash; a bad top-level value is refused at load and in the dashboard).
      */
     const defaultZone = (): string => {
-      const wanted = host.options().timeZone.trim() || host.section().trim();
-      if (!wanted) return machineZone();
+      // The top-level value is checked by the core (an invalid one arrives as the default, '').
+      const fallback = canonicalZone(host.section()) ?? machineZone();
+      const wanted = host.options().timeZone.trim();
+      if (!wanted) return fallback;
       const zone = canonicalZone(wanted);
       if (zone) return zone;
       if (warnedZone !== wanted) {
         warnedZone = wanted;
-        host.log.error({ timeZone: wanted }, `remind: option timeZone "${wanted}" is not a time zone (use an IANA name such as Asia/Jakarta); using ${machineZone()}`);
+        host.log.error({ timeZone: wanted }, `remind: option timeZone "${wanted}" is not a time zone (use an IANA name such as Asia/Jakarta); using ${fallback}`);
       }
-      return machineZone();
+      return fallback;
     };
     const zoneOf = (userId: string) => store.zoneOf(userId) ?? defaultZone();
 

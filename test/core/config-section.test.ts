@@ -6,7 +6,7 @@ import { definePlugin, Type } from '../../core/index.js';
 import { createLogger } from '../../core/log/logger.js';
 import remindPlugin from '../../plugins/remind/index.js';
 import { startTestApp, tempDir, writeConfig, type TestApp } from '../helpers/test-app.js';
-import { formFields, login, request, sameOrigin, startWebTest, TOKEN } from '../web/web-helpers.js';
+import { csrfOf, formFields, login, request, sameOrigin, startWebTest, TOKEN } from '../web/web-helpers.js';
 import { PassThrough } from 'node:stream';
 
 /** A plugin owning a top-level section, telling what it got. */
@@ -36,6 +36,14 @@ describe('a plugin\'s own top-level section of config.json (configSection)', () 
   it('plugins.remind.timeZone, when set, wins over the top-level timeZone', async () => {
     t = await startTestApp({ plugins: [remindPlugin], config: { timeZone: 'Asia/Jakarta', plugins: { remind: { timeZone: 'Europe/Berlin' } } } });
     expect((await texts(t, '.timezone'))[0]).to.match(/^Your time zone: Europe\/Berlin \(the bot's default\)/);
+  });
+
+  it('a plugins.remind.timeZone that is not a time zone falls back to the top-level timeZone, and is logged once', async () => {
+    t = await startTestApp({ plugins: [remindPlugin], config: { timeZone: 'Asia/Jakarta', plugins: { remind: { timeZone: 'Mars/Olympus' } } } });
+    expect((await texts(t, '.timezone'))[0]).to.match(/^Your time zone: Asia\/Jakarta \(the bot's default\)/);
+    expect((await texts(t, '.remind 1h tea'))[0]).to.match(/\(Asia\/Jakarta\): tea$/);
+    const said = t.logs().filter((l) => l.level === 50 && String(l.msg).includes('"Mars/Olympus" is not a time zone'));
+    expect(said.map((l) => l.msg)).to.deep.equal(['remind: option timeZone "Mars/Olympus" is not a time zone (use an IANA name such as Asia/Jakarta); using Asia/Jakarta']);
   });
 
   it('a bad value is named in the start log, the plugin gets the default, the rest of config.json loads and the file is left as written', async () => {
@@ -105,6 +113,23 @@ describe('a plugin\'s top-level section on the dashboard', () => {
       again.set('section:timeZone', '');
       expect((await save(again)).status).to.equal(303);
       expect(JSON.parse(await w.readConfig())).not.to.have.property('timeZone');
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it('saving a plugin on the plugins page keeps the top-level section (and is not refused for it)', async () => {
+    const w = await startWebTest({ token: TOKEN, plugins: [remindPlugin], config: { timeZone: 'Asia/Jakarta', plugins: { remind: { enabled: true } } } });
+    try {
+      const { cookie } = await login(w.port, TOKEN);
+      const page = await request(w.port, { path: '/config/plugins', headers: { cookie } });
+      const form = new URLSearchParams({ _csrf: csrfOf(page.body), plugin: 'remind', access: 'everyone', enabled: 'on', 'opt:maxPerUser': '5' });
+      const res = await request(w.port, { method: 'POST', path: '/config/plugins/save', headers: { cookie, ...sameOrigin(w.port) }, body: form.toString() });
+      expect(res.status, res.body.match(/Not saved[^<]*/)?.[0]).to.equal(303);
+      const saved = JSON.parse(await w.readConfig());
+      expect(saved.timeZone).to.equal('Asia/Jakarta');
+      expect(saved.plugins.remind).to.deep.equal({ enabled: true, access: 'everyone', maxPerUser: 5 });
+      expect((await w.t.transport.push({ text: '.timezone' })).map((a) => (a.type === 'text' ? a.text : ''))[0]).to.match(/^Your time zone: Asia\/Jakarta/);
     } finally {
       await w.stop();
     }

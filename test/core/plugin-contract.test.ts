@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { expect } from 'chai';
 import Koa from 'koa';
-import { cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -9,6 +9,7 @@ import { definePlugin, PluginError, startTestBot, Type, type Plugin, type TestBo
 import { discoverPlugins } from '../../core/plugin/discover.js';
 import { formToConfig } from '../../web/dashboard/config-form.js';
 import { ROOT, startTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
+import { csrfOf, login, request, sameOrigin, startWebTest, TOKEN } from '../web/web-helpers.js';
 
 /** A project folder where the fixture package is installed beside the bot, as `npm install wa-plugin-greeter` would. */
 async function projectWithGreeter(): Promise<string> {
@@ -137,6 +138,19 @@ describe('plugin contract v2', () => {
       expect(((await t.transport.push({ text: '.help' }))[0] as { text: string }).text).to.include('here is what I can do');
     });
 
+    it('PLUGIN_DUPLICATE_COMMAND: two plugins answering the same literal word, or the core\'s /help', async () => {
+      const sites = definePlugin({ name: 'sites', description: 'answers /ws', setup: () => ({ literals: [{ literal: '/ws', run: (ctx) => ctx.reply('sites here') }] }) });
+      const copy = definePlugin({ name: 'copy', description: 'clashes on /ws', setup: () => ({ literals: [{ literal: '/WS', run: (ctx) => ctx.reply('copy here') }] }) });
+      const helpful = definePlugin({ name: 'helpful', description: 'clashes on /help', setup: () => ({ literals: [{ literal: '/help', run: (ctx) => ctx.reply('mine') }] }) });
+      t = await startTestApp({ plugins: [sites, copy, helpful] });
+      expect(t.app.pluginFailures.map((f) => f.reason)).to.deep.equal([
+        'PLUGIN_DUPLICATE_COMMAND: plugin "copy" answers /ws, which plugin "sites" already answers; rename the command (or turn one of the plugins off)',
+        'PLUGIN_DUPLICATE_COMMAND: plugin "helpful" answers /help, which the core already answers; rename the command (or turn one of the plugins off)',
+      ]);
+      expect(((await t.transport.push({ text: '/ws' }))[0] as { text: string }).text).to.equal('sites here');
+      expect(((await t.transport.push({ text: '/help' }))[0] as { text: string }).text).to.include('here is what I can do');
+    });
+
     it('PLUGIN_UNKNOWN_NEED: a typo in needs, in a plugin or in one of its tools', async () => {
       const typo = definePlugin({ name: 'typo', description: 'needs a misspelt capability', needs: ['pyhton'], setup: () => ({ commands: [{ command: 'find', run: (ctx) => ctx.reply('found') }] }) });
       const toolTypo = definePlugin({ name: 'tool-typo', description: 'a tool needs a misspelt capability', setup: () => ({ tools: [{ ...tool('look'), needs: ['ffmepg'] }] }) });
@@ -150,8 +164,16 @@ describe('plugin contract v2', () => {
 
     it('PLUGIN_DUPLICATE_CAPABILITY: a plugin providing a capability the core (or an earlier plugin) has', async () => {
       const chatty = definePlugin({ name: 'chatty', description: 'provides chat again', provides: [{ name: 'chat', detect: () => true, missing: 'never' }], setup: () => ({}) });
-      t = await startTestApp({ plugins: [chatty] });
-      expect(t.app.pluginFailures.map((f) => f.reason)[0]).to.match(/^PLUGIN_DUPLICATE_CAPABILITY: plugin "chatty" provides capability "chat", which the core already provides/);
+      // The refused plugin's detection replaces neither the core's nor an earlier plugin's: the start-log table keeps theirs.
+      const weather = definePlugin({ name: 'weather', description: 'owns weather', provides: [{ name: 'weather', detect: () => ({ ok: true, detail: 'weather service reachable' }), missing: 'no weather key' }], setup: () => ({}) });
+      const copycat = definePlugin({ name: 'copycat', description: 'provides weather again', provides: [{ name: 'weather', detect: () => false, missing: 'copycat has no weather' }], setup: () => ({}) });
+      t = await startTestApp({ plugins: [chatty, weather, copycat], env: { API_KEY: 'test-key-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm' } });
+      const reasons = t.app.pluginFailures.map((f) => f.reason);
+      expect(reasons[0]).to.match(/^PLUGIN_DUPLICATE_CAPABILITY: plugin "chatty" provides capability "chat", which the core already provides/);
+      expect(reasons[1]).to.match(/^PLUGIN_DUPLICATE_CAPABILITY: plugin "copycat" provides capability "weather", which plugin "weather" already provides/);
+      expect(t.app.capabilities.status('weather')).to.deep.equal({ ok: true, detail: 'weather service reachable' });
+      expect(t.app.capabilities.status('chat').detail).not.to.equal('never');
+      expect(t.app.capabilities.status('chat').ok).to.equal(true);
     });
 
     it('a provided capability is detected, shown in the start-log table, and needed by name by another plugin', async () => {
@@ -164,6 +186,23 @@ describe('plugin contract v2', () => {
       const lines = t.logs().map((l) => String(l.msg));
       expect(lines.some((m) => m.includes('✘ weather') && m.includes('no WEATHER_API_KEY set'))).to.equal(true);
       expect(lines.some((m) => m.includes('WEATHER_API_KEY') && m.includes('not set (owner: key of the weather service)'))).to.equal(true);
+    });
+  });
+
+  describe('enabledByDefault: false', () => {
+    let t: TestApp | undefined;
+    afterEach(async () => {
+      await t?.stop();
+      t = undefined;
+    });
+    const shy = definePlugin({ name: 'shy', description: 'Stays off until the owner turns it on', enabledByDefault: false, setup: () => ({ commands: [{ command: 'shy', run: (ctx) => ctx.reply('hello from shy') }] }) });
+
+    it('is off while config.json does not mention it, and on when config.json enables it', async () => {
+      t = await startTestApp({ plugins: [shy], config: { plugins: {} } });
+      expect(((await t.transport.push({ text: '.shy' }))[0] as { text: string }).text).to.match(/^\.shy is turned off: the owner switched off shy/);
+      await t.stop();
+      t = await startTestApp({ plugins: [shy], config: { plugins: { shy: { enabled: true } } } });
+      expect(((await t.transport.push({ text: '.shy' }))[0] as { text: string }).text).to.equal('hello from shy');
     });
   });
 
@@ -193,6 +232,98 @@ describe('plugin contract v2', () => {
       const saved = formToConfig(form, base, [dice]);
       expect(saved.problems).to.deep.equal([]);
       expect(saved.config.plugins.dice).to.deep.equal({ enabled: true, access: 'everyone' });
+    });
+  });
+
+  describe('on the dashboard (over HTTP): options edited, refusals explained', () => {
+    const dice = definePlugin({
+      name: 'dice',
+      description: 'Rolls dice',
+      options: Type.Object({ sides: Type.Integer({ minimum: 2, maximum: 100, default: 6 }) }),
+      setup: () => ({ commands: [{ command: 'sides', run: (ctx) => ctx.reply(`sides=${ctx.options.sides}`) }] }),
+    });
+    const savePlugin = async (port: number, cookie: string, fields: Record<string, string>) => {
+      const page = await request(port, { path: '/config/plugins', headers: { cookie } });
+      const form = new URLSearchParams({ _csrf: csrfOf(page.body), access: 'everyone', ...fields });
+      return request(port, { method: 'POST', path: '/config/plugins/save', headers: { cookie, ...sameOrigin(port) }, body: form.toString() });
+    };
+
+    it('an option saved on the plugins page reaches the running plugin at once; a bad one saves nothing; an empty field means the default', async () => {
+      const w = await startWebTest({ token: TOKEN, plugins: [dice], config: { plugins: { dice: { enabled: true } } } });
+      try {
+        const { cookie } = await login(w.port, TOKEN);
+        const roll = async () => ((await w.t.transport.push({ text: '.sides' }))[0] as { text: string }).text;
+        expect(await roll()).to.equal('sides=6');
+        expect((await savePlugin(w.port, cookie, { plugin: 'dice', enabled: 'on', 'opt:sides': '12' })).status).to.equal(303);
+        expect(await roll()).to.equal('sides=12');
+        const before = await w.readConfig();
+        const bad = await savePlugin(w.port, cookie, { plugin: 'dice', enabled: 'on', 'opt:sides': '1' });
+        expect(bad.status).to.equal(422);
+        expect(bad.body).to.match(/sides: must be (&gt;|>)= 2/);
+        expect(await w.readConfig()).to.equal(before);
+        expect(await roll()).to.equal('sides=12');
+        expect((await savePlugin(w.port, cookie, { plugin: 'dice', enabled: 'on', 'opt:sides': '' })).status).to.equal(303);
+        expect(JSON.parse(await w.readConfig()).plugins.dice).to.deep.equal({ enabled: true, access: 'everyone' });
+        expect(await roll()).to.equal('sides=6');
+      } finally {
+        await w.stop();
+      }
+    });
+
+    it('a plugin refused at registration says why on its card, and switching it on there leaves it off', async () => {
+      const heard: boolean[] = [];
+      let stops = 0;
+      let secondHost: { enabled(): boolean } | undefined;
+      const owner = definePlugin({ name: 'owner', description: 'offers lookup', setup: () => ({ tools: [tool('lookup')] }) });
+      const second = definePlugin({
+        name: 'second',
+        description: 'clashes on a tool',
+        setup: (host) => {
+          secondHost = host;
+          host.onEnabledChange((on) => void heard.push(on));
+          return { commands: [{ command: 'second', run: (ctx) => ctx.reply('second here') }], tools: [tool('lookup')], stop: () => void stops++ };
+        },
+      });
+      const w = await startWebTest({ token: TOKEN, plugins: [owner, second], config: { plugins: {} } });
+      try {
+        expect(stops, 'what its setup started is stopped when it is refused').to.equal(1);
+        const { cookie } = await login(w.port, TOKEN);
+        const card = (body: string) => /id="plugin-second"[\s\S]*?<\/article>/.exec(body)?.[0] ?? '';
+        const page = await request(w.port, { path: '/config/plugins', headers: { cookie } });
+        expect(card(page.body)).to.match(/off: PLUGIN_DUPLICATE_TOOL: plugin (&quot;|")second(&quot;|") offers tool (&quot;|")lookup(&quot;|")/);
+        expect((await savePlugin(w.port, cookie, { plugin: 'second', enabled: 'on' })).status).to.equal(303);
+        expect(card((await request(w.port, { path: '/config/plugins', headers: { cookie } })).body)).to.contain('off: PLUGIN_DUPLICATE_TOOL');
+        expect(((await w.t.transport.push({ text: '.second' }))[0] as { text: string }).text).to.match(/^Unknown command \.second/);
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(secondHost!.enabled()).to.equal(false);
+        expect(heard).to.deep.equal([]);
+      } finally {
+        await w.stop();
+      }
+    });
+  });
+
+  describe('data files a plugin declares', () => {
+    it('temporary files an interrupted write left in its data folder are removed at start; its data files stay', async () => {
+      const dir = await tempDir();
+      const folder = path.join(dir, 'data', 'dice');
+      mkdirSync(folder, { recursive: true });
+      writeFileSync(path.join(folder, 'stats.json'), '{"version":1,"rolls":3}');
+      writeFileSync(path.join(folder, 'stats.json.tmp-4242-1'), '{"version":1,"ro');
+      const stats = definePlugin({
+        name: 'dice',
+        description: 'keeps roll statistics',
+        dataFiles: [{ path: 'dice/stats.json', schema: { name: 'dice stats', version: 1, schema: { type: 'object' } } }],
+        setup: () => ({}),
+      });
+      const t = await startTestApp({ dir, plugins: [stats], config: {} });
+      try {
+        expect(readdirSync(folder)).to.deep.equal(['stats.json']);
+        expect(t.logs().some((l) => /removed 1 temporary file/.test(String(l.msg)) && String(l.files).includes('stats.json.tmp-4242-1'))).to.equal(true);
+      } finally {
+        await t.stop();
+        await rm(dir, { recursive: true, force: true });
+      }
     });
   });
 

@@ -15,6 +15,7 @@ describe('plugins hear when the owner switches them on or off', () => {
   it('enabled() follows config.json; each change (and only a change) reaches every listener, a throwing one included', async () => {
     const heard: string[] = [];
     let host: PluginHost | undefined;
+    let unsubscribe: (() => void) | undefined;
     const switchy = definePlugin({
       name: 'switchy',
       description: 'records being switched',
@@ -24,8 +25,8 @@ describe('plugins hear when the owner switches them on or off', () => {
         h.onEnabledChange(() => {
           throw new Error('listener broke');
         });
-        const stop = h.onEnabledChange((on) => void heard.push(`changed to ${on}, enabled()=${h.enabled()}`));
-        return { commands: [{ command: 'sw', run: (ctx) => ctx.reply('here') }], stop };
+        unsubscribe = h.onEnabledChange((on) => void heard.push(`changed to ${on}, enabled()=${h.enabled()}`));
+        return { commands: [{ command: 'sw', run: (ctx) => ctx.reply('here') }], stop: unsubscribe };
       },
     });
     bot = await startTestBot(switchy);
@@ -43,5 +44,11 @@ describe('plugins hear when the owner switches them on or off', () => {
     expect(await bot.send('.sw')).to.deep.equal(['here']);
     const broke = bot.logs().filter((l) => l.level === 50 && l.plugin === 'switchy');
     expect(broke.map((l) => l.msg)).to.deep.equal(['plugin switchy failed to handle being switched off', 'plugin switchy failed to handle being switched on']);
+
+    // A listener that unsubscribed hears nothing more.
+    unsubscribe!();
+    bot.app.bot.setConfig(section(false));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(heard).to.have.length(3);
   });
 });

@@ -35,6 +35,17 @@ async function waitFor<T>(probe: () => T | undefined | false, what: string, time
 /** A memory transport that keeps the content of documents the bot sends (`.mydata` removes its file after sending). */
 class KeepingTransport extends MemoryTransport {
   documents: string[] = [];
+  /** While set, a reminder being sent waits here, as on a slow connection (see `sendingReminder`). */
+  hold?: Promise<void>;
+  /** Reminders handed to the transport so far, held or not. */
+  reminderSends = 0;
+  override async sendText(chatId: string, text: string, options?: { quotedId?: string }): Promise<SentMessage> {
+    if (/^(⏰|🔁) Reminder[,:]/.test(text)) {
+      this.reminderSends++;
+      await this.hold;
+    }
+    return super.sendText(chatId, text, options);
+  }
   override async sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage> {
     this.documents.push(await readFile(media.path, 'utf8'));
     return super.sendMedia(chatId, media);
@@ -126,6 +137,22 @@ describe('remind: switched off, .mydata, deleted messages, failed writes (real c
     expect(await bot.say('.cancel 1')).to.match(/^Cancelled: 🔁 .* — stretch$/); // a quick stop: nothing left to send
   });
 
+  it('a reminder already on its way when the owner switches reminders off and on again goes out once', async () => {
+    bot = await start({ dashboard: true });
+    let release!: () => void;
+    bot.transport.hold = new Promise((resolve) => (release = resolve));
+    await bot.say('.remind 1s feed the cat');
+    await waitFor(() => bot!.transport.reminderSends === 1, 'the reminder handed to the transport');
+    // Off and on while it is still being sent (a slow connection): switching on must not send it a second time.
+    await switchRemind(bot.web!, false);
+    await switchRemind(bot.web!, true);
+    release();
+    await waitFor(() => bot!.texts(ALICE).some((x) => x.includes('feed the cat') && x.includes('Reminder:')), 'the reminder');
+    await sleep(1500); // a second copy would follow within the per-chat pacing (one a second here)
+    expect(bot.texts(ALICE).filter((x) => /Reminder.*: feed the cat$/.test(x) && !/set for/.test(x)), 'sent once').to.have.length(1);
+    expect(bot.transport.reminderSends).to.equal(1);
+  });
+
   it('off in config.json at start, a reminder that fell due while the bot was stopped waits until the dashboard switches it on', async () => {
     const dir = await tempDir();
     try {
@@ -182,11 +209,13 @@ describe('remind: switched off, .mydata, deleted messages, failed writes (real c
       bot = await start({ env: { API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'test-model' } });
       await bot.say('.remind 2s the surprise party plan', { id: 'set-by-command' });
       await bot.say('.remind 1h keep this one', { id: 'another-message' });
+      await bot.say('.remind 3s still due', { id: 'third-message' });
       expect(await bot.say('remind me in two seconds to call mom', { id: 'set-by-tool' })).to.match(/^done: ⏰ Reminder set/);
       await bot.transport.revoke(ALICE, 'set-by-command');
       await bot.transport.revoke(ALICE, 'set-by-tool');
-      expect(await bot.say('.reminders')).to.match(/^Reminders in this chat .*\n1\. .* — keep this one\nCancel/);
-      await sleep(2300);
+      expect(await bot.say('.reminders')).to.match(/^Reminders in this chat .*\n1\. .* — still due\n2\. .* — keep this one\nCancel/);
+      // The other reminders of the chat still fire.
+      await waitFor(() => bot!.texts(ALICE).includes('⏰ Reminder: still due'), 'the reminder set by a message that was not deleted');
       expect(bot.texts(ALICE).filter((x) => /Reminder(, .*)?: (the surprise party plan|call mom)$/.test(x) && !/set/.test(x)), 'never sent').to.deep.equal([]);
       const file = await readFile(reminderFile(bot.t.dir, ALICE), 'utf8');
       expect(file).to.not.match(/surprise party|call mom/);

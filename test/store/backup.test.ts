@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import * as tar from 'tar';
 import { acquireInstanceLock } from '../../core/lifecycle/instance-lock.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';
@@ -150,6 +151,29 @@ describe('backup and restore', function () {
     expect(restore.code).to.equal(1);
     expect(restore.stderr).to.include('newer version of the bot (workspace index v99');
     expect(await readdir(target)).to.deep.equal([]);
+  });
+
+  it('names the data file kinds of a plugin package listed in config.json pluginPackages in the manifest', async () => {
+    const home = await dir();
+    const pkg = path.join(home, 'node_modules', 'wa-plugin-dice');
+    await mkdir(pkg, { recursive: true });
+    await writeFile(path.join(pkg, 'package.json'), JSON.stringify({ name: 'wa-plugin-dice', type: 'module', main: 'index.js' }));
+    const publicEntry = pathToFileURL(path.join(ROOT, 'dist', 'core', 'index.js')).href;
+    await writeFile(
+      path.join(pkg, 'index.js'),
+      `import { definePlugin } from ${JSON.stringify(publicEntry)};\n` +
+        "export default definePlugin({ name: 'dice', description: 'keeps roll statistics', dataFiles: [{ path: 'dice/stats.json', schema: { name: 'dice stats', version: 3, schema: { type: 'object' } } }], setup: () => ({}) });\n",
+    );
+    await writeFile(path.join(home, 'config.json'), JSON.stringify({ pluginPackages: ['wa-plugin-dice'] }));
+    await mkdir(path.join(home, 'data', 'dice'), { recursive: true });
+    await writeFile(path.join(home, 'data', 'dice', 'stats.json'), '{"version":3}');
+    const out = path.join(await dir(), 'b.tar.gz');
+    const backup = await runCli('backup.js', [out], home);
+    expect(backup.code, backup.stderr).to.equal(0);
+    const unpacked = await dir();
+    await tar.extract({ file: out, cwd: unpacked });
+    const manifest = JSON.parse(await readFile(path.join(unpacked, 'backup-manifest.json'), 'utf8'));
+    expect(manifest.schemas).to.include({ 'dice stats': 3, reminders: 1 });
   });
 
   it('restore refuses an archive whose files do not match the manifest', async () => {

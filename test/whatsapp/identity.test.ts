@@ -40,6 +40,8 @@ describe('WhatsApp identity: one id per person and per private chat (fake socket
     expect(h.received[0]).to.include({ chatId: ALICE_LID, senderId: ALICE_LID });
     await mkdir(path.join(h.dir, 'data', 'history'), { recursive: true });
     await writeFile(path.join(h.dir, 'data', 'history', `${ALICE_LID}.json`), JSON.stringify({ messages: [{ role: 'user', text: 'first' }] }));
+    // A line of the history log not yet folded into the JSON file (the bot was killed): it moves too.
+    await writeFile(path.join(h.dir, 'data', 'history', `${ALICE_LID}.jsonl`), `${JSON.stringify({ seq: 1, role: 'assistant', text: 'answer to first', at: 1 })}\n`);
 
     // WhatsApp then reveals the phone number: from now on one id (the phone), with the LID's history.
     h.sockets.last.deliver([waText('second', { from: ALICE_LID, fromAlt: ALICE })]);
@@ -52,6 +54,8 @@ describe('WhatsApp identity: one id per person and per private chat (fake socket
     expect(existsSync(path.join(h.dir, 'data', 'history', `${ALICE_LID}.json`))).to.equal(false);
     const moved = JSON.parse(await readFile(path.join(h.dir, 'data', 'history', `${ALICE}.json`), 'utf8'));
     expect(moved.messages[0].text).to.equal('first');
+    expect(existsSync(path.join(h.dir, 'data', 'history', `${ALICE_LID}.jsonl`))).to.equal(false);
+    expect(await readFile(path.join(h.dir, 'data', 'history', `${ALICE}.jsonl`), 'utf8')).to.contain('answer to first');
   });
 
   it('never overwrites: when both forms already have data, both are kept and the clash is logged', async () => {

@@ -109,7 +109,7 @@ export function dashboard(app: App, transport: () => Transport | undefined, opti
       ownIds,
       plugins: app.bot.plugins().map((s) => {
         const missing = app.capabilities.missing(s.plugin.needs ?? []);
-        const text = !s.enabled ? 'disabled' : !s.started ? `inactive: ${s.problem ?? 'not started'}` : missing.length ? `active, degraded: missing ${missing.join(', ')}` : 'active';
+        const text = s.refused ? `off: ${s.refused.message}` : !s.enabled ? 'disabled' : !s.started ? `inactive: ${s.problem ?? 'not started'}` : missing.length ? `active, degraded: missing ${missing.join(', ')}` : 'active';
         return { name: s.plugin.name, description: s.plugin.description, state: text, healthy: s.enabled && s.started && !missing.length, hasSchema: Boolean(s.plugin.optionsSchema), defaultEnabled: s.plugin.enabledByDefault ?? true };
       }),
       sections: app.bot.configSections().map((s) => {

@@ -122,7 +122,8 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
       const section = (config.plugins?.[s.plugin.name] ?? {}) as Record<string, unknown>;
       const { enabled: _e, access: _a, ...values } = section;
       const missing = app.capabilities.missing(s.plugin.needs ?? []);
-      const state = !s.enabled ? 'turned off' : !s.started ? `inactive: ${s.problem ?? 'not started'}` : missing.length ? `active, degraded: missing ${missing.join(', ')}` : 'active';
+      // Refused at registration: the card says why (the owner did not turn it off; switching it on changes nothing).
+      const state = s.refused ? `off: ${s.refused.message}` : !s.enabled ? 'turned off' : !s.started ? `inactive: ${s.problem ?? 'not started'}` : missing.length ? `active, degraded: missing ${missing.join(', ')}` : 'active';
       const own = draft?.name === s.plugin.name ? draft : undefined;
       return {
         name: s.plugin.name,

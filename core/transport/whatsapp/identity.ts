@@ -84,12 +84,14 @@ export class Identity {
     } catch (err) {
       this.onError(err as Error, { from: otherId, to: chatId });
     }
-    for (const folder of PER_CHAT_FOLDERS) {
-      const from = path.join(this.dataDir, folder, `${safeFileName(otherId)}.json`);
-      const to = path.join(this.dataDir, folder, `${safeFileName(chatId)}.json`);
+    // `.jsonl`: the history's append-only log of lines not yet folded into the JSON file (after a crash; `beforeMove`
+    // folds a running bot's own). An empty file holds nothing to move, nor anything a move would overwrite.
+    for (const [folder, suffix] of PER_CHAT_FOLDERS.flatMap((f) => ['.json', '.jsonl'].map((x) => [f, x] as const))) {
+      const from = path.join(this.dataDir, folder, `${safeFileName(otherId)}${suffix}`);
+      const to = path.join(this.dataDir, folder, `${safeFileName(chatId)}${suffix}`);
       try {
-        if (!(await exists(from))) continue;
-        if (await exists(to)) {
+        if (!(await holdsData(from))) continue;
+        if (await holdsData(to)) {
           this.onError(new Error('both forms of a private chat have data; kept both'), { from, to });
           continue;
         }
@@ -101,6 +103,6 @@ export class Identity {
   }
 }
 
-async function exists(file: string): Promise<boolean> {
-  return Boolean(await stat(file).catch(() => undefined));
+async function holdsData(file: string): Promise<boolean> {
+  return ((await stat(file).catch(() => undefined))?.size ?? 0) > 0;
 }
