@@ -2,13 +2,20 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startTestBot, type TestBot } from '../../core/index.js';
+import { lastText, startTestBot, type ModelRequest, type TestBot } from '../../core/index.js';
 import recall from '../../plugins/recall/index.js';
 
 const ANA = '10000000001@s.whatsapp.net';
 const BUDI = '10000000002@s.whatsapp.net';
 const GROUP = '120363000000000099@g.us';
 const MINUTE = 60 * 1000;
+
+/** "recall: <json>" makes the fake model call the recall tool; it then answers with the tool's result; else "noted". */
+function model(request: ModelRequest) {
+  if (request.messages.at(-1)?.role === 'tool') return `tool said: ${lastText(request)}`;
+  const text = lastText(request);
+  return text.startsWith('recall: ') ? { tool: 'recall', args: JSON.parse(text.slice('recall: '.length)) as Record<string, unknown> } : 'noted';
+}
 
 /** The numbered matches of a `.recall` answer, without date and time: `Ana: the message`. */
 const matches = (answer: string) => answer.split('\n').filter((l) => /^\d+\. /.test(l)).map((l) => l.replace(/^\d+\. [\d-]+ [\d:]+ UTC · /, ''));
@@ -17,10 +24,16 @@ describe('recall: what a search shows', function () {
   this.timeout(20_000);
   let dir: string;
   let bot: TestBot | undefined;
+  const start = (options: Record<string, unknown> = {}) => startTestBot(recall, { dir, options, config: { groups: { commandsWithoutMention: true } }, model });
+  /** The recall tool's result when the model calls it with `query` for a message of Ana's private chat. */
+  const toolResult = async (query: string) => {
+    const [answer] = await bot!.send({ senderId: ANA, text: `recall: ${JSON.stringify({ query })}` });
+    return JSON.parse(answer.replace(/^tool said: /, '')) as { results: Array<{ text: string; sender: string; before?: { text: string }; after?: { text: string } }> };
+  };
 
   beforeEach(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'recall-ranking-'));
-    bot = await startTestBot(recall, { dir, config: { groups: { commandsWithoutMention: true } }, model: () => 'noted' });
+    bot = await start();
   });
   afterEach(async () => {
     await bot?.stop();
@@ -65,6 +78,26 @@ describe('recall: what a search shows', function () {
     const logged = (await readdir(folder)).filter((n) => n.endsWith('.jsonl'));
     const bytes = (await Promise.all(logged.map((n) => stat(path.join(folder, n))))).reduce((sum, s) => sum + s.size, 0);
     assert.ok(bytes < 10_000, `the log holds ${bytes} bytes for a ${novel.length}-character message`);
+  });
+
+  it('a long message is quoted around the word that matched; a sender without a name is shown by number', async () => {
+    const long = `${'we talked about many other things that day and '.repeat(20)}the spare key is under the doormat`;
+    await bot!.send({ senderId: ANA, text: long });
+    const shown = matches((await bot!.send({ senderId: ANA, text: '.recall doormat' }))[0]);
+    assert.equal(shown.length, 1);
+    assert.match(shown[0], /^10000000001: ….*the spare key is under the doormat$/);
+    assert.ok(shown[0].length < 400, shown[0]);
+  });
+
+  it('maxResults bounds what .recall shows and what the tool returns; the tool gets the message before and after too', async () => {
+    await bot!.stop();
+    bot = await start({ maxResults: 2 });
+    for (let i = 0; i < 4; i++) await bot.send({ senderId: ANA, senderName: 'Ana', text: `lemon tart number ${i}` });
+    assert.deepEqual(matches((await bot.send({ senderId: ANA, text: '.recall lemon' }))[0]), ['Ana: lemon tart number 3', 'Ana: lemon tart number 2']);
+    const found = await toolResult('lemon');
+    assert.deepEqual(found.results.map((r) => r.text), ['lemon tart number 3', 'lemon tart number 2']);
+    assert.deepEqual([found.results[1].before?.text, found.results[1].after?.text], ['noted', 'noted']);
+    assert.equal(found.results[1].sender, 'Ana');
   });
 
   it('a search of exactly maxQueryChars characters is accepted, one more is refused', async () => {
