@@ -54,6 +54,8 @@ function segmentOf(at: number): string {
   return lastSegment.name;
 }
 const indexFileOf = (segment: string) => segment.replace(/\.jsonl$/, '.index');
+/** Read to check a segment's header before appending (a header is one short line: the format and the chat id). */
+const HEADER_MAX_BYTES = 4096;
 const headerLine = (chatId: string) => `${JSON.stringify({ recall: FORMAT, chat: chatId })}\n`;
 
 /** Every line of a month that holds `term`, oldest first. */
@@ -124,15 +126,27 @@ export class ChatRecallLog {
       throw err;
     }
     const end = bytes.indexOf(10);
+    const reason = this.headerProblem(bytes.subarray(0, end < 0 ? bytes.length : end));
+    if (!reason) return bytes;
+    await this.setAside(name, reason);
+    return undefined;
+  }
+
+  /** Why a segment's first line is not this chat's header, or undefined when it is. */
+  private headerProblem(firstLine: Buffer): string | undefined {
     let header: unknown;
     try {
-      header = JSON.parse(bytes.toString('utf8', 0, end < 0 ? bytes.length : end));
+      header = JSON.parse(firstLine.toString('utf8'));
     } catch {
       header = undefined;
     }
     const h = header as { recall?: unknown; chat?: unknown } | undefined;
-    const reason = !h || typeof h !== 'object' ? 'its first line is not a recall-log header' : h.recall !== FORMAT ? `unknown format ${String(h.recall).slice(0, 20)}` : h.chat !== this.chatId ? 'it belongs to another chat' : undefined;
-    if (!reason) return bytes;
+    return !h || typeof h !== 'object' ? 'its first line is not a recall-log header' : h.recall !== FORMAT ? `unknown format ${String(h.recall).slice(0, 20)}` : h.chat !== this.chatId ? 'it belongs to another chat' : undefined;
+  }
+
+  /** Moves a segment aside as `<name>.corrupt-<time>`, its bytes kept, with its index snapshot gone (it is reported). */
+  private async setAside(name: string, reason: string): Promise<void> {
+    const file = path.join(this.dir, name);
     const movedTo = `${file}.corrupt-${Date.now()}`;
     releaseAppendHandle(file);
     await rename(file, movedTo);
@@ -140,7 +154,6 @@ export class ChatRecallLog {
     await rm(path.join(this.dir, indexFileOf(name)), { force: true });
     this.ready.delete(name);
     this.events.setAside?.(file, movedTo, reason);
-    return undefined;
   }
 
   /** Reads one segment whole: its raw lines after the header and their entries (removals and retention). */
@@ -340,13 +353,24 @@ export class ChatRecallLog {
       this.ready.add(name);
       return;
     }
+    let problem: string | undefined;
     try {
       const { size } = await handle.stat();
+      // A file that is not this chat's log (another chat's, a damaged first line) is set aside before anything is
+      // added: a message appended to it would go aside with it at the next load.
+      const head = Buffer.alloc(Math.min(size, HEADER_MAX_BYTES));
+      await handle.read(head, 0, head.length, 0);
+      const end = head.indexOf(10);
+      problem = this.headerProblem(head.subarray(0, end < 0 ? head.length : end));
       const last = Buffer.alloc(1);
-      if (size > 0) await handle.read(last, 0, 1, size - 1);
-      if (size > 0 && last[0] !== 0x0a) await appendToFile(file, '\n');
+      if (!problem && size > 0) await handle.read(last, 0, 1, size - 1);
+      if (!problem && size > 0 && last[0] !== 0x0a) await appendToFile(file, '\n');
     } finally {
       await handle.close();
+    }
+    if (problem) {
+      await this.setAside(name, problem);
+      await writeFileAtomic(file, headerLine(this.chatId));
     }
     this.ready.add(name);
   }

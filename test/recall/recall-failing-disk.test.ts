@@ -74,4 +74,20 @@ describe('recall log: a failing disk and a crash lose nothing and leak nothing',
     assert.equal(await restarted.size(), 2);
     assert.deepEqual(bad, [1], 'the cut line is skipped and counted');
   });
+
+  it("a month file of another chat (or with a damaged first line) is set aside before a new message is added, so the message stays in this chat's log", async () => {
+    await mkdir(folder(), { recursive: true });
+    const foreign = `${JSON.stringify({ recall: 1, chat: '10000000002@s.whatsapp.net' })}\n${JSON.stringify({ role: 'user', text: 'budi secret walrus', at: now })}\n`;
+    await writeFile(file(), foreign);
+    const aside: string[] = [];
+    // The message arrives before anybody searched the chat (the usual order after a start).
+    const logs = new RecallStore(root, { setAside: (_f, movedTo) => aside.push(movedTo) });
+    await logs.chat(ANA).add({ role: 'user', senderId: ANA, text: 'the harbour gate is blue', at: now + 1 });
+    assert.deepEqual((await logs.chat(ANA).search('harbour')).map((h) => h.message.text), ['the harbour gate is blue']);
+    assert.deepEqual(await logs.chat(ANA).search('walrus'), []);
+    assert.equal(aside.length, 1);
+    assert.equal(await readFile(aside[0], 'utf8'), foreign, 'the foreign file is kept as it was');
+    const restarted = new RecallStore(root).chat(ANA);
+    assert.deepEqual((await restarted.search('harbour')).map((h) => h.message.text), ['the harbour gate is blue']);
+  });
 });
