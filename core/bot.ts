@@ -295,7 +295,11 @@ export class Bot {
   async start(transport: Transport): Promise<void> {
     this.transport = transport;
     transport.onRevoke?.((chatId, messageId) => this.revoke(chatId, messageId));
-    await transport.start((message) => this.handle(message), { onRevoke: (chatId, messageId) => this.revoke(chatId, messageId) });
+    await transport.start((message) => this.handle(message), {
+      onRevoke: (chatId, messageId) => this.revoke(chatId, messageId),
+      // The history keeps a chat's newest lines in an append-only log: folded into the JSON file before it moves.
+      onChatIdChange: (from) => this.histories.release(from),
+    });
   }
 
   /**

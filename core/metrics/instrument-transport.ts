@@ -45,7 +45,8 @@ export function instrumentTransport(transport: Transport, metrics: BotMetrics): 
     };
 
   const overrides: Partial<Transport> = {
-    start: (onMessage) =>
+    // The events (deleted for everyone, edits, a chat's new id) go through untouched: dropping them loses privacy.
+    start: (onMessage, events) =>
       transport.start(async (message) => {
         const kind = messageKind(message);
         metrics.messagesReceived.inc({ kind });
@@ -65,7 +66,7 @@ export function instrumentTransport(transport: Transport, metrics: BotMetrics): 
           metrics.queueDepth.dec();
           if (state.answered) metrics.messagesAnswered.inc({ kind });
         }
-      }),
+      }, events),
     sendText: counted('text', transport.sendText),
     sendMedia: counted('media', transport.sendMedia),
     react: counted('reaction', transport.react),

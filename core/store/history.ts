@@ -1,6 +1,6 @@
 import { readFile, truncate } from 'node:fs/promises';
 import path from 'node:path';
-import { appendToFile, releaseAppendHandles, safeFileName } from './atomic.js';
+import { appendToFile, releaseAppendHandle, releaseAppendHandles, safeFileName } from './atomic.js';
 import { healthFor } from './data-health.js';
 import { JsonFile, type OnCorrupt } from './json-file.js';
 import { checkDocument, HISTORY_SCHEMA } from './schemas.js';
@@ -53,7 +53,7 @@ class ChatHistory {
 
   constructor(
     private readonly doc: JsonFile<HistoryDoc>,
-    private readonly logFile: string,
+    readonly logFile: string,
     private readonly store: HistoryStore,
   ) {
     this.ready = this.load();
@@ -248,6 +248,19 @@ export class HistoryStore {
   onAppend(listener: HistoryAppendListener): () => void {
     this.appendListeners.add(listener);
     return () => this.appendListeners.delete(listener);
+  }
+
+  /**
+   * Folds a chat's log into its JSON file (loading it first, so a log left by a crash is folded too), closes the log
+   * and forgets the chat, so nothing of this store writes its files any more: they may be moved (a private chat that
+   * WhatsApp names by phone number instead of LID from now on). Rejects when the JSON file cannot be written.
+   */
+  async release(chatId: string): Promise<void> {
+    const chat = this.chat(chatId);
+    await chat.get();
+    await chat.compact();
+    this.chats.delete(chatId);
+    releaseAppendHandle(chat.logFile);
   }
 
   /** Folds every chat's log into its JSON file; rejects naming the files that could not be written. */

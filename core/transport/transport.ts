@@ -12,6 +12,11 @@ export type RevokeHandler = (chatId: string, messageId: string) => Promise<void>
 export interface TransportEvents {
   onEdit?(chatId: string, messageId: string, text: string): void | Promise<void>;
   onRevoke?(chatId: string, messageId: string): void | Promise<void>;
+  /**
+   * A private chat is named `to` from now on instead of `from` (WhatsApp revealed the phone number behind a LID):
+   * stores settle what they keep under `from` (on disk, in one file each) before those files are moved to `to`.
+   */
+  onChatIdChange?(from: string, to: string): void | Promise<void>;
 }
 
 /** Session state a transport reports (shown on `GET /` and in the dashboard). */

@@ -36,6 +36,8 @@ export class Identity {
     private readonly dataDir: string,
     private readonly onLearn: (phone: string, lid: string) => void,
     private readonly onError: (err: Error, detail: Record<string, unknown>) => void,
+    /** Called before the files of `from` move to `to`, so no store keeps writing them under the old id. */
+    private readonly beforeMove: (from: string, to: string) => Promise<void> = async () => undefined,
   ) {}
 
   /** The canonical id (phone jid when known) and the other form, when known. */
@@ -77,13 +79,19 @@ export class Identity {
   async adoptChatId(chatId: string, otherId: string | undefined): Promise<void> {
     if (!otherId || otherId === chatId || this.migrated.has(otherId)) return;
     this.migrated.add(otherId);
-    // `.jsonl`: the history's append-only log of lines not yet folded into the JSON file (after a crash).
+    try {
+      await this.beforeMove(otherId, chatId);
+    } catch (err) {
+      this.onError(err as Error, { from: otherId, to: chatId });
+    }
+    // `.jsonl`: the history's append-only log of lines not yet folded into the JSON file (after a crash; `beforeMove`
+    // folds a running bot's own). An empty file holds nothing to move, nor anything a move would overwrite.
     for (const [folder, suffix] of PER_CHAT_FOLDERS.flatMap((f) => ['.json', '.jsonl'].map((x) => [f, x] as const))) {
       const from = path.join(this.dataDir, folder, `${safeFileName(otherId)}${suffix}`);
       const to = path.join(this.dataDir, folder, `${safeFileName(chatId)}${suffix}`);
       try {
-        if (!(await exists(from))) continue;
-        if (await exists(to)) {
+        if (!(await holdsData(from))) continue;
+        if (await holdsData(to)) {
           this.onError(new Error('both forms of a private chat have data; kept both'), { from, to });
           continue;
         }
@@ -95,6 +103,6 @@ export class Identity {
   }
 }
 
-async function exists(file: string): Promise<boolean> {
-  return Boolean(await stat(file).catch(() => undefined));
+async function holdsData(file: string): Promise<boolean> {
+  return ((await stat(file).catch(() => undefined))?.size ?? 0) > 0;
 }

@@ -251,6 +251,9 @@ export class WhatsAppTransport implements Transport {
       dataDir,
       (phone, lid) => this.learn(phone, lid),
       (err, detail) => this.log.warn({ err, ...detail }, 'could not move the data of a private chat to its one id'),
+      async (from, to) => {
+        await this.events.onChatIdChange?.(from, to);
+      },
     );
     this.resend = await ResendStore.open(dataDir, { onError: (err) => this.log.warn({ err }, 'could not read or write data/whatsapp/sent-messages.jsonl (messages other devices may ask for again)') });
     this.seen = new SeenMessages(dataDir, 2000, (file, movedTo) => this.log.warn({ file, movedTo }, 'the list of handled WhatsApp messages was corrupt; started a new one'));

@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { startTestBot, type TestBot } from '../../core/index.js';
+import recall from '../../plugins/recall/index.js';
+
+const ANA = '10000000001@s.whatsapp.net';
+const BUDI = '10000000002@s.whatsapp.net';
+const GROUP = '120363000000000099@g.us';
+const MINUTE = 60 * 1000;
+
+/** The numbered matches of a `.recall` answer, without date and time: `Ana: the message`. */
+const matches = (answer: string) => answer.split('\n').filter((l) => /^\d+\. /.test(l)).map((l) => l.replace(/^\d+\. [\d-]+ [\d:]+ UTC · /, ''));
+
+describe('recall: what a search shows', function () {
+  this.timeout(20_000);
+  let dir: string;
+  let bot: TestBot | undefined;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'recall-ranking-'));
+    bot = await startTestBot(recall, { dir, config: { groups: { commandsWithoutMention: true } }, model: () => 'noted' });
+  });
+  afterEach(async () => {
+    await bot?.stop();
+    bot = undefined;
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a rare word counts more than a common one: the only message about the flamingo comes before newer ones about the key', async () => {
+    await bot!.send({ chatId: GROUP, senderId: ANA, senderName: 'Ana', text: 'the spare one hides under the flamingo pot' });
+    for (let i = 0; i < 6; i++) await bot!.send({ chatId: GROUP, senderId: BUDI, senderName: 'Budi', text: `key ring number ${i} is on the shelf` });
+    const shown = matches((await bot!.send({ chatId: GROUP, senderId: BUDI, text: '.recall key flamingo' }))[0]);
+    assert.equal(shown[0], 'Ana: the spare one hides under the flamingo pot', shown.join('\n'));
+    assert.deepEqual(shown.slice(1), [5, 4, 3, 2].map((i) => `Budi: key ring number ${i} is on the shelf`), 'then the common word, newest first');
+  });
+
+  it('the message before and after are shown across a month boundary', async () => {
+    // The last minute of one month and the first of the next (two months ago: well inside the retention).
+    const boundary = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() - 1, 1);
+    await bot!.send({ chatId: GROUP, senderId: ANA, senderName: 'Ana', text: 'the ferry leaves from pier seven', timestamp: boundary - MINUTE });
+    await bot!.send({ chatId: GROUP, senderId: BUDI, senderName: 'Budi', text: 'bring the blue tickets', timestamp: boundary + MINUTE });
+    const pier = (await bot!.send({ chatId: GROUP, senderId: BUDI, text: '.recall pier' }))[0];
+    assert.match(pier, /^1\. .* · Ana: the ferry leaves from pier seven\n {3}↓ Budi: bring the blue tickets$/m);
+    const tickets = (await bot!.send({ chatId: GROUP, senderId: BUDI, text: '.recall tickets' }))[0];
+    assert.match(tickets, /^1\. .* · Budi: bring the blue tickets\n {3}↑ Ana: the ferry leaves from pier seven$/m);
+  });
+
+  it('a message sent after the chat was searched is found at once as itself (not as its neighbour)', async () => {
+    await bot!.send({ senderId: ANA, senderName: 'Ana', text: 'first words about the weather' });
+    assert.match((await bot!.send({ senderId: ANA, text: '.recall weather' }))[0], /^🔎 1 message/);
+    await bot!.send({ senderId: ANA, senderName: 'Ana', text: 'a fresh note about mangoes' });
+    await bot!.send({ senderId: ANA, senderName: 'Ana', text: 'and one about papayas' });
+    assert.deepEqual(matches((await bot!.send({ senderId: ANA, text: '.recall mangoes' }))[0]), ['Ana: a fresh note about mangoes']);
+    assert.deepEqual(matches((await bot!.send({ senderId: ANA, text: '.recall papayas' }))[0]), ['Ana: and one about papayas']);
+    assert.deepEqual(matches((await bot!.send({ senderId: ANA, text: '.recall noted' }))[0]), ['me (the bot): noted', 'me (the bot): noted', 'me (the bot): noted']);
+  });
+
+  it('a pasted novel is found by its first words and kept clipped in the log (the log is for finding things)', async () => {
+    const novel = `chapter one of the zeppelin saga ${'and then it rained again '.repeat(8000)}the hidden final word is marmalade`;
+    await bot!.send({ senderId: ANA, senderName: 'Ana', text: novel });
+    assert.match((await bot!.send({ senderId: ANA, text: '.recall zeppelin' }))[0], /^🔎 1 message[\s\S]*Ana: chapter one of the zeppelin saga and then it rained/);
+    const folder = path.join(dir, 'data', 'recall', ANA);
+    const logged = (await readdir(folder)).filter((n) => n.endsWith('.jsonl'));
+    const bytes = (await Promise.all(logged.map((n) => stat(path.join(folder, n))))).reduce((sum, s) => sum + s.size, 0);
+    assert.ok(bytes < 10_000, `the log holds ${bytes} bytes for a ${novel.length}-character message`);
+  });
+
+  it('a search of exactly maxQueryChars characters is accepted, one more is refused', async () => {
+    await bot!.send({ senderId: ANA, senderName: 'Ana', text: 'the mango tree is blooming' });
+    const words = 'mango '.repeat(40).slice(0, 200).trim();
+    const longest = words + 'x'.repeat(200 - words.length);
+    assert.equal(longest.length, 200);
+    assert.match((await bot!.send({ senderId: ANA, text: `.recall ${longest}` }))[0], /^🔎 1 message in this chat about/);
+    assert.match((await bot!.send({ senderId: ANA, text: `.recall ${longest}y` }))[0], /^That search is too long \(201 characters; at most 200\)/);
+  });
+});
