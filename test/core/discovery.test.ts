@@ -128,6 +128,15 @@ describe('plugin discovery and the start-log report', () => {
     expect(badName.message).to.match(/plugin "Bad Name": the name must be lowercase/);
     expect(refused({ name: 'y', description: 'd' }).message).to.match(/^PLUGIN_BAD_DEFINITION: plugin "y": it has no setup\(host\) function/);
     expect(refused({ name: 'z', setup: () => ({}) }).message).to.match(/plugin "z": it has no description/);
+    expect(refused({ name: 'n', description: 'd', needs: [''], setup: () => ({}) }).message).to.match(/^PLUGIN_BAD_DEFINITION: plugin "n": needs must be a list of capability names/);
+    expect(refused({ name: 'n', description: 'd', needs: [42], setup: () => ({}) }).code).to.equal('PLUGIN_BAD_DEFINITION');
+    // A data file outside DATA_DIR would be swept at start and named in backups: refused.
+    const schema = { name: 'dice stats', version: 1, schema: { type: 'object' } };
+    for (const where of ['../outside.json', 'dice/../../outside.json', '/etc/dice.json', '']) {
+      expect(refused({ name: 'f', description: 'd', dataFiles: [{ path: where, schema }], setup: () => ({}) }).message, where).to.match(/^PLUGIN_BAD_DEFINITION: plugin "f": each of dataFiles must be \{ path: relative to DATA_DIR/);
+    }
+    expect(refused({ name: 'f', description: 'd', dataFiles: [{ path: 'dice/stats.json', schema: { name: 'dice stats', version: '1' } }], setup: () => ({}) }).code).to.equal('PLUGIN_BAD_DEFINITION');
+    expect(() => definePlugin({ name: 'f', description: 'd', dataFiles: [{ path: 'dice/stats.json', schema }], setup: () => ({}) })).not.to.throw();
   });
 
   it('refuses at registration what setup offers wrongly (a command written with its prefix, an unknown media kind), and the other plugins run', async () => {

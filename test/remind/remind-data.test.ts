@@ -201,6 +201,25 @@ describe('remind: switched off, .mydata, deleted messages, failed writes (real c
     expect(bot.texts(ALICE).filter((x) => x.includes('private tea')), 'never fires').to.have.length(1); // the confirmation only
   });
 
+  it('.mydata delete whose removal of reminders cannot be written says so instead of "done"; the stop saves it once the disk is fixed', async () => {
+    const dir = await tempDir();
+    bot = await start({ dir, plugins: [mydata, remind] });
+    await bot.say('.remind 1h private tea');
+    const folder = path.join(dir, 'data', 'reminders');
+    await rename(folder, `${folder}-away`);
+    await writeFile(folder, 'not a folder');
+    await bot.say('.mydata delete');
+    const answer = await bot.say('.mydata delete confirm');
+    expect(answer).to.match(/^I could not delete everything: .*reminders: could not save the reminders: the server could not write its data/);
+    expect(await bot.say('.reminders')).to.match(/^No reminders/); // gone from memory at once, the write retried
+    await rm(folder);
+    await rename(`${folder}-away`, folder);
+    await bot.stop();
+    bot = undefined;
+    expect(await readFile(reminderFile(dir, ALICE), 'utf8')).to.not.include('private tea');
+    await rm(dir, { recursive: true, force: true });
+  });
+
   it('a message deleted for everyone cancels the reminder it set (command or tool), and only that one', async () => {
     const model = await FakeModel.start((request: ModelRequest) =>
       request.messages.at(-1)?.role === 'tool' ? `done: ${lastText(request)}` : { tool: 'schedule_message', args: { when: 'in 2 seconds', text: 'call mom' } },
