@@ -1,5 +1,4 @@
 import { open } from 'node:fs/promises';
-import { fileTypeFromBuffer } from 'file-type';
 
 /**
  * What a chat says a file is. `sound` covers everything ffmpeg reads for its audio or picture stream (voice notes,
@@ -61,7 +60,8 @@ const HEAD_BYTES = 4100;
  */
 export async function pinFormat(bytes: Uint8Array, family: MediaFamily): Promise<PinnedFormat> {
   const head = bytes.subarray(0, HEAD_BYTES);
-  const found = head.length ? await fileTypeFromBuffer(head) : undefined;
+  // Loaded on the first media file, not at start-up (~50 ms of modules a text-only bot never needs).
+  const found = head.length ? await (await import('file-type')).fileTypeFromBuffer(head) : undefined;
   const demuxer = found && (family === 'sound' ? SOUND_DEMUXERS : IMAGE_DEMUXERS)[found.ext];
   if (!found || !demuxer) throw new MediaRefused(refusal(family, found?.ext));
   return { container: found.ext, demuxer };

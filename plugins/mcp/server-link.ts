@@ -1,8 +1,6 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../core/index.js';
 import type { McpServerEntry } from './mcp-config.js';
 import { framedResult, type ToolResult } from './results.js';
@@ -19,13 +17,39 @@ export interface LinkTiming {
 const STABLE_MS = 60_000;
 const STDERR_TAIL = 400;
 
+/**
+ * The SDK, loaded when the first server starts: it weighs ~0.2 s of start-up (zod and its schemas), which a bot
+ * without MCP servers should not pay.
+ */
+async function loadSdk() {
+  const [client, stdio, http, types] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/stdio.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
+  return { Client: client.Client, StdioClientTransport: stdio.StdioClientTransport, StreamableHTTPClientTransport: http.StreamableHTTPClientTransport, ErrorCode: types.ErrorCode, McpError: types.McpError };
+}
+type Sdk = Awaited<ReturnType<typeof loadSdk>>;
+let sdkLoading: Promise<Sdk> | undefined;
+const sdk = () => (sdkLoading ??= loadSdk());
+
+/** The SDK's error code of a request that timed out or whose connection closed, else undefined. */
+function mcpErrorCode(err: unknown, loaded: Sdk): 'timeout' | 'closed' | undefined {
+  if (!(err instanceof loaded.McpError)) return undefined;
+  if (err.code === loaded.ErrorCode.RequestTimeout) return 'timeout';
+  if (err.code === loaded.ErrorCode.ConnectionClosed) return 'closed';
+  return undefined;
+}
+
 /** Why a start or a call failed, in words an owner acts on. */
-function describe(err: unknown, entry: McpServerEntry): string {
+function describe(err: unknown, entry: McpServerEntry, loaded: Sdk): string {
   const e = err as NodeJS.ErrnoException;
   if (e?.code === 'ENOENT' && entry.command) return `the command "${entry.command}" was not found`;
   if (e?.code === 'EACCES' && entry.command) return `the command "${entry.command}" is not executable`;
-  if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) return 'it did not answer in time';
-  if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) return 'the connection closed';
+  const code = mcpErrorCode(err, loaded);
+  if (code === 'timeout') return 'it did not answer in time';
+  if (code === 'closed') return 'the connection closed';
   return (e?.message ?? String(err)).slice(0, 300);
 }
 
@@ -72,7 +96,7 @@ export class McpServerLink {
     return this.connect();
   }
 
-  private transport(): Transport {
+  private transport({ StdioClientTransport, StreamableHTTPClientTransport }: Sdk): Transport {
     const { entry } = this;
     if (entry.url) return new StreamableHTTPClientTransport(new URL(entry.url), { requestInit: { headers: entry.headers ?? {} } });
     // Only what the entry names (the SDK adds PATH, HOME, USER, LOGNAME, SHELL, TERM): never the bot's keys.
@@ -87,7 +111,14 @@ export class McpServerLink {
     if (this.stopped) return;
     this.state = 'starting';
     this.stderrTail = '';
-    const client = new Client({ name: 'wa-assistant-bot', version: '1.0.0' });
+    let loaded: Sdk;
+    try {
+      loaded = await sdk();
+    } catch (err) {
+      this.failed(`failed to start: the MCP SDK could not be loaded (${(err as Error).message})`);
+      return;
+    }
+    const client = new loaded.Client({ name: 'wa-assistant-bot', version: '1.0.0' });
     client.onclose = () => {
       if (this.client === client) this.lost('it exited or closed the connection');
     };
@@ -95,7 +126,7 @@ export class McpServerLink {
     // Starting and listing tools are bounded: a server that hangs at start is restarted, not waited on.
     const timeout = this.entry.startTimeoutMs;
     try {
-      await client.connect(this.transport(), { timeout });
+      await client.connect(this.transport(loaded), { timeout });
       const tools: Tool[] = [];
       let cursor: string | undefined;
       do {
@@ -116,7 +147,7 @@ export class McpServerLink {
       this.onChange();
     } catch (err) {
       await client.close().catch(() => undefined);
-      this.failed(`failed to start: ${describe(err, this.entry)}`);
+      this.failed(`failed to start: ${describe(err, this.entry, loaded)}`);
     }
   }
 
@@ -161,9 +192,10 @@ export class McpServerLink {
       const result = (await client.callTool({ name: tool, arguments: args }, undefined, { timeout: this.entry.timeoutMs })) as ToolResult;
       return framedResult(this.name, tool, result);
     } catch (err) {
-      const reason = describe(err, this.entry);
+      const loaded = await sdk();
+      const reason = describe(err, this.entry, loaded);
       this.log.warn({ server: this.name, tool, reason }, `MCP tool "${tool}" of "${this.name}" failed: ${reason}`);
-      if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+      if (mcpErrorCode(err, loaded) === 'timeout') {
         void this.checkAlive(client);
         return `The tool "${tool}" of the MCP server "${this.name}" did not answer within ${this.entry.timeoutMs / 1000} s and was cancelled.`;
       }
