@@ -37,6 +37,9 @@ export default definePlugin({
     const cutoff = () => Date.now() - host.options().retentionDays * DAY_MS;
     const enabled = () => host.config().plugins?.recall?.enabled ?? true;
 
+    // Commands (".recall address" itself) are not conversation: logging them would make every search find itself.
+    const commandLike = (text: string) => text.startsWith(host.config().prefix) || /^\/\w/.test(text);
+
     // A message is logged once even though both the observer and the history hook may see it.
     const seen = new Set<string>();
     const firstTime = (chatId: string, id: string | undefined) => {
@@ -58,8 +61,9 @@ export default definePlugin({
     // The bot's own answers (and transcripts, captions) reach the chat's history, not the observers: the log follows
     // history appends too, so "what did you tell me about X" finds what the bot said. `.reset` clears the history
     // file, which is no append, so it never touches the log.
+    // A group's messages for others join the history as context, commands among them: those stay out here too.
     const stopFollowing = host.histories.onAppend((chatId, entry: HistoryEntry) => {
-      if (enabled()) record(chatId, { ...entry });
+      if (enabled() && !(entry.role === 'user' && commandLike(entry.text))) record(chatId, { ...entry });
     });
 
     const prune = async () => {
@@ -74,13 +78,10 @@ export default definePlugin({
     const daily = setInterval(() => void prune(), DAY_MS);
     daily.unref();
 
-    const commandLike = (text: string) => text.startsWith(host.config().prefix) || /^\/\w/.test(text);
-
     return {
       observers: [
         (ctx) => {
           const text = ctx.text;
-          // Commands (".recall address" itself) are not conversation: logging them would make every search find itself.
           if (!text || commandLike(text)) return;
           const m = ctx.message;
           record(ctx.chatId, { id: m.id, role: 'user', senderId: ctx.senderId, ...(m.senderName ? { senderName: m.senderName } : {}), text, at: m.timestamp || Date.now(), ...(m.media ? { media: m.media.kind } : {}) });

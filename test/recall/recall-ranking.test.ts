@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { lastText, startTestBot, type ModelRequest, type TestBot } from '../../core/index.js';
@@ -98,6 +98,21 @@ describe('recall: what a search shows', function () {
     assert.deepEqual(found.results.map((r) => r.text), ['lemon tart number 3', 'lemon tart number 2']);
     assert.deepEqual([found.results[1].before?.text, found.results[1].after?.text], ['noted', 'noted']);
     assert.equal(found.results[1].sender, 'Ana');
+  });
+
+  it('commands are not conversation: commands in a group, not addressed to the bot, are not logged (they join the history as context)', async () => {
+    await bot!.stop();
+    // Without commandsWithoutMention the group's messages reach only the observers (nobody answers them).
+    bot = await startTestBot(recall, { dir, model });
+    await bot.send({ chatId: GROUP, senderId: BUDI, senderName: 'Budi', text: '/ws cat secretplan.txt' });
+    await bot.send({ chatId: GROUP, senderId: BUDI, senderName: 'Budi', text: 'the secretplan is ready' });
+    await bot.send({ chatId: GROUP, senderId: ANA, senderName: 'Ana', text: '.recall secretplan' });
+    await bot.stop();
+    bot = undefined;
+    const folder = path.join(dir, 'data', 'recall', GROUP);
+    const logged = (await Promise.all((await readdir(folder)).map((n) => readFile(path.join(folder, n), 'utf8')))).join('');
+    assert.match(logged, /the secretplan is ready/);
+    assert.doesNotMatch(logged, /\/ws cat|\.recall/);
   });
 
   it('a search of exactly maxQueryChars characters is accepted, one more is refused', async () => {

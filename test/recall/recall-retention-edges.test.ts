@@ -66,6 +66,46 @@ describe('recall retention: nothing past it stays anywhere', function () {
   });
 });
 
+describe('recall retention in every chat', function () {
+  this.timeout(20_000);
+  const GROUP = '120363000000000066@g.us';
+  let dir: string;
+  let bot: TestBot | undefined;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'recall-retention-chats-'));
+  });
+  afterEach(async () => {
+    await bot?.stop();
+    bot = undefined;
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('the start sweep drops old messages of every chat, private and group, and keeps their newer ones', async () => {
+    const start = (options: Record<string, unknown>) => startTestBot(recall, { dir, options, config: { groups: { commandsWithoutMention: true } }, model: () => 'noted' });
+    bot = await start({});
+    const old = Date.now() - 40 * DAY;
+    const chats = [
+      { chatId: ANA, senderId: ANA },
+      { chatId: GROUP, senderId: ANA },
+      { chatId: '10000000003@s.whatsapp.net', senderId: '10000000003@s.whatsapp.net' },
+    ];
+    for (const [i, chat] of chats.entries()) {
+      await bot.send({ ...chat, text: `old harbour note ${i} pelican`, timestamp: old });
+      await bot.send({ ...chat, text: `new harbour note ${i} heron` });
+    }
+    await bot.stop();
+
+    bot = await start({ retentionDays: 30 });
+    for (const [i, chat] of chats.entries()) {
+      const [answer] = await bot.send({ ...chat, text: '.recall harbour' });
+      assert.match(answer, new RegExp(`^🔎 1 message[\\s\\S]*new harbour note ${i} heron`), `${chat.chatId}: ${answer}`);
+      const folder = path.join(dir, 'data', 'recall', chat.chatId);
+      const text = (await Promise.all((await readdir(folder)).map((n) => readFile(path.join(folder, n), 'utf8')))).join('');
+      assert.doesNotMatch(text, /pelican/, chat.chatId);
+    }
+  });
+});
+
 describe('recall retention between two daily sweeps', function () {
   this.timeout(20_000);
   let dir: string;
