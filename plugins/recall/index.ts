@@ -12,6 +12,7 @@ const options = Type.Object({
   retentionDays: Type.Integer({ minimum: 1, maximum: 36500, default: 365, description: 'days a message is kept in the recall log (older ones are dropped at start and daily)' }),
   maxResults: Type.Integer({ minimum: 1, maximum: 10, default: 5, description: 'matches shown by .recall and given to the model' }),
   maxQueryChars: Type.Integer({ minimum: 10, maximum: 1000, default: 200, description: 'longest search accepted' }),
+  maxLoadedMessages: Type.Integer({ minimum: 1000, maximum: 10_000_000, default: 200_000, description: 'messages kept in memory for search across all chats (~0.7 KB each); beyond it the least recently searched chats are unloaded and load again, from their index snapshots, at their next search' }),
 });
 
 /**
@@ -32,7 +33,8 @@ export default definePlugin({
       writeRecovered: (file) => healthFor(file).writeRecovered(file),
       indexRebuilt: (file, messages, reason) => host.log.info({ file, messages, reason }, `recall index of ${path.basename(file)} rebuilt from the log (${messages} messages): ${reason}`),
       snapshotFailed: (dir, err) => host.log.warn({ err, dir }, 'recall: could not write a search-index snapshot (the next start indexes that month from the log)'),
-    });
+      unloaded: (chat, messages) => host.log.info({ chat, messages, maxLoadedMessages: host.options().maxLoadedMessages }, `recall: a chat's ${messages} messages left memory (over maxLoadedMessages); its next search loads them again`),
+    }, { maxLoadedMessages: () => host.options().maxLoadedMessages });
     host.privacy.register(recallPrivacy(logs));
     const cutoff = () => Date.now() - host.options().retentionDays * DAY_MS;
     const enabled = () => host.config().plugins?.recall?.enabled ?? true;

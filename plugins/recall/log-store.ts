@@ -28,12 +28,16 @@ export interface RecallStoreEvents {
   indexRebuilt?(file: string, messages: number, reason: string): void;
   /** Writing an index snapshot failed (the index in memory is fine; the next start rebuilds that month). */
   snapshotFailed?(dir: string, err: unknown): void;
+  /** A chat's loaded months were dropped from memory (`messages` of them) to stay within the store's bound. */
+  unloaded?(chatId: string, messages: number): void;
 }
 
 const FORMAT = 1;
 const SEGMENT = /^\d{4}-\d{2}\.jsonl$/;
 /** Per query word, how many of its best matches are fused (enough to hold every match of a rare word). */
 const PER_TERM = 400;
+/** Messages kept loaded across a store's chats unless told otherwise (~140 MB). */
+export const DEFAULT_MAX_LOADED_MESSAGES = 200_000;
 const MAX_QUERY_TERMS = 8;
 /** Months with at least this many lines keep a snapshot of their index (smaller ones index in a few milliseconds). */
 export const SNAPSHOT_MIN_LINES = 1000;
@@ -88,13 +92,51 @@ export class ChatRecallLog {
   /** Lines whose append failed, per segment, written before the next line. */
   private readonly unsaved = new Map<string, string[]>();
   private count = 0;
+  /** Searches and exports reading the loaded months right now: the chat is not unloaded under them. */
+  private readers = 0;
 
   constructor(
     readonly chatId: string,
     readonly dir: string,
     private readonly events: RecallStoreEvents,
     private readonly snapshotMinLines = SNAPSHOT_MIN_LINES,
+    /** Told each time the loaded months are read (the store keeps the loaded chats within its memory bound). */
+    private readonly onRead: (log: ChatRecallLog) => void = () => undefined,
   ) {}
+
+  /** Messages held in memory (0 while not loaded). */
+  get loadedMessages(): number {
+    return this.loaded ? this.count : 0;
+  }
+
+  /**
+   * Drops the loaded months (their index snapshots brought up to date first, so the next search loads quickly), once
+   * no search or export is reading them. Appends go on to the files meanwhile; the next search loads them again.
+   */
+  unload(): Promise<void> {
+    return this.serial(async () => {
+      if (!this.loaded || this.readers > 0) return;
+      await this.writeSnapshots(true).catch((err) => this.events.snapshotFailed?.(this.dir, err));
+      if (this.readers > 0) return;
+      const messages = this.count;
+      this.loaded = undefined;
+      this.months = [];
+      this.count = 0;
+      this.events.unloaded?.(this.chatId, messages);
+    });
+  }
+
+  /** Runs `read` on the loaded months, never interleaved with an unload. */
+  private async reading<T>(read: () => T): Promise<T> {
+    this.readers++;
+    try {
+      await this.load();
+      this.onRead(this);
+      return read();
+    } finally {
+      this.readers--;
+    }
+  }
 
   /** Runs file work of this chat one after another (appends never interleave with a rewrite or a snapshot). */
   private serial<T>(work: () => Promise<T>): Promise<T> {
@@ -285,8 +327,9 @@ export class ChatRecallLog {
   async addMany(inputs: LoggedMessage[]): Promise<void> {
     const entries = inputs.map(validEntry).filter((e): e is LoggedMessage => Boolean(e && e.text.trim()));
     if (!entries.length) return;
+    if (this.loaded) await this.loaded.catch(() => undefined);
+    // Unloaded meanwhile: the files get the lines, the next load reads them.
     if (this.loaded) {
-      await this.loaded.catch(() => undefined);
       // In memory now, with the line number the append gives it (appends of this chat are written in this order).
       for (const entry of entries) {
         const month = this.month(segmentOf(entry.at));
@@ -382,7 +425,10 @@ export class ChatRecallLog {
   async search(query: string, options: { limit?: number; excludeId?: string; notBefore?: number } = {}): Promise<RecallHit[]> {
     const terms = queryTerms(String(query ?? '')).slice(0, MAX_QUERY_TERMS);
     if (!terms.length) return [];
-    await this.load();
+    return this.reading(() => this.searchLoaded(terms, options));
+  }
+
+  private searchLoaded(terms: string[], options: { limit?: number; excludeId?: string; notBefore?: number }): RecallHit[] {
     if (!this.count) return [];
     const limit = Math.max(1, Math.min(20, Math.floor(options.limit ?? 5) || 5));
     const notBefore = options.notBefore ?? 0;
@@ -451,21 +497,21 @@ export class ChatRecallLog {
 
   /** How many messages the chat's log holds. */
   async size(): Promise<number> {
-    await this.load();
-    return this.count;
+    return this.reading(() => this.count);
   }
 
   /** Every message of this chat's log (oldest first) that `matches`; for the privacy export. */
   async where(matches: (entry: LoggedMessage) => boolean): Promise<LoggedMessage[]> {
-    await this.load();
-    const found: LoggedMessage[] = [];
-    for (const month of this.months) {
-      for (let line = 1; line < month.length; line++) {
-        const entry = month.peek(line);
-        if (entry && matches(entry)) found.push(entry);
+    return this.reading(() => {
+      const found: LoggedMessage[] = [];
+      for (const month of this.months) {
+        for (let line = 1; line < month.length; line++) {
+          const entry = month.peek(line);
+          if (entry && matches(entry)) found.push(entry);
+        }
       }
-    }
-    return found;
+      return found;
+    });
   }
 
   /**
@@ -605,12 +651,21 @@ export class ChatRecallLog {
  */
 export class RecallStore {
   private readonly chats = new Map<string, ChatRecallLog>();
+  /** Loaded chats, least recently read first (a Map keeps insertion order). */
+  private readonly recentlyRead = new Map<ChatRecallLog, true>();
 
   constructor(
     readonly root: string,
     private readonly events: RecallStoreEvents = {},
-    /** Months with at least this many lines keep an index snapshot (tests make it small). */
-    private readonly options: { snapshotMinLines?: number } = {},
+    private readonly options: {
+      /** Months with at least this many lines keep an index snapshot (tests make it small). */
+      snapshotMinLines?: number;
+      /**
+       * Messages kept loaded across all chats (a loaded chat costs ~0.7 KB per message): beyond it the least recently
+       * searched chats are unloaded, and load again from their snapshots at their next search. Default 200,000.
+       */
+      maxLoadedMessages?: () => number;
+    } = {},
   ) {}
 
   /** The log of one chat (the id comes from the message being handled or the tool call's binding). */
@@ -618,10 +673,32 @@ export class RecallStore {
     if (typeof chatId !== 'string' || !chatId.trim()) throw new TypeError('RecallStore: a chat id is required');
     let chat = this.chats.get(chatId);
     if (!chat) {
-      chat = new ChatRecallLog(chatId, path.join(this.root, safeFileName(chatId)), this.events, this.options.snapshotMinLines);
+      chat = new ChatRecallLog(chatId, path.join(this.root, safeFileName(chatId)), this.events, this.options.snapshotMinLines, (log) => this.wasRead(log));
       this.chats.set(chatId, chat);
     }
     return chat;
+  }
+
+  /** Messages held in memory across all chats. */
+  loadedMessages(): number {
+    let total = 0;
+    for (const log of this.chats.values()) total += log.loadedMessages;
+    return total;
+  }
+
+  /** A chat's loaded months were read: it becomes the most recent; the oldest others go while over the bound. */
+  private wasRead(log: ChatRecallLog): void {
+    this.recentlyRead.delete(log);
+    this.recentlyRead.set(log, true);
+    const max = this.options.maxLoadedMessages?.() ?? DEFAULT_MAX_LOADED_MESSAGES;
+    let total = this.loadedMessages();
+    for (const other of this.recentlyRead.keys()) {
+      if (total <= max) break;
+      if (other === log) continue;
+      this.recentlyRead.delete(other);
+      total -= other.loadedMessages;
+      void other.unload();
+    }
   }
 
   /** The chats that have a log folder (for retention and the privacy controls). */
