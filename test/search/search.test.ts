@@ -189,6 +189,23 @@ describe('search plugin', function () {
     expect(toolNames(request)).not.to.include('web_search');
     expect(provider.searches()).to.have.length(0);
   });
+
+  it('in a group too: without search the model is told it cannot check live information; with search it is not, and gets web_search', async () => {
+    const GROUP = '120363000000000077@g.us';
+    const ask = () => t!.transport.push({ chatId: GROUP, isGroup: true, senderId: '62811112222@s.whatsapp.net', senderName: 'Ana', text: 'what is the rupiah rate today?', quoted: { id: 'bot-1', senderId: 'bot', text: 'earlier answer', fromBot: true } });
+    await start({});
+    expect(texts(await ask())).to.deep.equal([HONEST]);
+    const [withoutSearch] = gateway.chats();
+    expect(systemOf(withoutSearch)).to.include('This is a group chat').and.to.include('cannot check live information');
+    await t!.stop();
+    t = undefined;
+
+    await start(withProvider());
+    await ask();
+    const [withSearch] = gateway.chats().slice(1);
+    expect(systemOf(withSearch)).to.include('This is a group chat').and.not.to.include('cannot check live information');
+    expect(toolNames(withSearch)).to.include('web_search');
+  });
 });
 
 describe('search source links', () => {
