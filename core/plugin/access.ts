@@ -25,8 +25,10 @@ export function botAnswers(ids: string[], config: BotConfig): boolean {
  * Whether a sender may use a plugin under its `access` setting: `everyone` (default), `owners`, or a list of ids
  * (owners are always allowed).
  */
-export function mayUse(access: Access | undefined, ids: string[], config: BotConfig): boolean {
+export function mayUse(access: Access | undefined, sender: { senderId: string; senderAltId?: string }, config: BotConfig): boolean {
+  // Asked per plugin on every message; most plugins are open to everyone, so the id list is made only when needed.
   if (access === undefined || access === 'everyone') return true;
+  const ids = senderIds(sender);
   if (isOwnerId(ids, config)) return true;
   if (access === 'owners') return false;
   return ids.some((id) => inIdList(id, access));

@@ -1,7 +1,7 @@
 import type { Capabilities } from '../capabilities/capabilities.js';
 import type { BotConfig, PluginSection } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
-import { mayUse, senderIds } from './access.js';
+import { mayUse } from './access.js';
 import { pluginErrors, PluginError } from './errors.js';
 import { instantiate, type PluginInstance } from './instance.js';
 import { resolveOptions, resolveSection, type SectionRule } from './options.js';
@@ -178,10 +178,7 @@ export class PluginRegistry {
 
   /** True when the sender of `message` may use plugin `name` (its `access` in config.json). */
   mayUse(name: string, message: { senderId: string; senderAltId?: string }): boolean {
-    const access = this.section(name).access;
-    // Asked per plugin on every message; most plugins are open to everyone.
-    if (access === undefined || access === 'everyone') return true;
-    return mayUse(access, senderIds(message), this.deps.config());
+    return mayUse(this.section(name).access, message, this.deps.config());
   }
 
   /**

@@ -153,10 +153,8 @@ export function releaseAppendHandles(): void {
 /**
  * Runs a synchronous write now, or, while a backup holds the writes, once it lets them go on (in order). Synchronous
  * writes need no "in flight" count: a backup can never start in the middle of one.
- *
- * @example await underWriteGate(() => writeSync(fd, line));
  */
-export function underWriteGate(write: () => void): void | Promise<void> {
+function underWriteGate(write: () => void): void | Promise<void> {
   if (!gate) return write();
   return enterWrite().then(() => {
     try {

@@ -1,16 +1,10 @@
-/** One message kept in the recall log: what someone said in the chat, or what the bot answered. */
-export interface LoggedMessage {
-  /** The chat message id (absent for the bot's answers). */
-  id?: string;
-  role: 'user' | 'assistant';
-  senderId?: string;
-  senderName?: string;
-  text: string;
-  /** Unix ms. */
-  at: number;
-  /** Media kind when the message carried media (the text is then its caption or transcript). */
-  media?: string;
-}
+import type { HistoryEntry } from '../../core/index.js';
+
+/**
+ * One message kept in the recall log: what someone said in the chat, or what the bot answered. The same shape as a
+ * prompt-history entry (the log follows history appends), kept longer.
+ */
+export type LoggedMessage = HistoryEntry;
 
 /** Longest text kept per message: the log is for finding things, a pasted novel is clipped. */
 export const MAX_TEXT_CHARS = 4000;
