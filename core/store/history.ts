@@ -70,7 +70,8 @@ class ChatHistory {
     if (!text) return value;
     const lines = text.split('\n');
     // A last line without its newline is an append the crash cut short.
-    const torn = lines.pop() !== '' ? 1 : 0;
+    const tornTail = lines.pop()!;
+    const torn = tornTail !== '' ? 1 : 0;
     let bad = 0;
     for (const line of lines) {
       const entry = parseLine(line);
@@ -84,7 +85,11 @@ class ChatHistory {
     this.trim(value);
     // Fold the log in now: the next append then never follows a torn line.
     this.unfolded = 1;
-    await this.compactLocked(value);
+    await this.compactLocked(value).catch(async () => {
+      // The JSON file cannot be written now (a full disk): it keeps the change, reports and retries it, and the chat
+      // goes on. The torn line is cut off instead (shrinking needs no space), so the next append does not follow it.
+      if (torn) await truncate(this.logFile, Buffer.byteLength(text) - Buffer.byteLength(tornTail)).catch(() => undefined);
+    });
     return value;
   }
 

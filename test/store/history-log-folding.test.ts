@@ -1,13 +1,31 @@
 import { expect } from 'chai';
-import { appendFile, readdir, readFile, readlink, rm } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { appendFile, mkdir, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DataHealth, registerDataHealth } from '../../core/store/data-health.js';
 import { HistoryStore, type HistoryEntry } from '../../core/store/history.js';
-import { tempDir } from '../helpers/test-app.js';
+import { ROOT, tempDir } from '../helpers/test-app.js';
 
 const CHAT = '10000000009@s.whatsapp.net';
 const said = (text: string, at: number, id?: string): HistoryEntry => ({ ...(id ? { id } : {}), role: 'user', text, at });
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Opens the chat in a fresh store (replaying its log), then appends one message; prints what happened. */
+const OPEN_AND_APPEND = `
+const { HistoryStore } = await import(${JSON.stringify(path.join(ROOT, 'dist', 'core', 'store', 'history.js'))});
+const [data, chat] = process.argv.slice(2);
+const store = new HistoryStore(data, 50);
+const result = {};
+try {
+  result.recent = (await store.recent(chat)).map((m) => m.text);
+  await store.append(chat, { role: 'user', text: 'written while the disk is full', at: 9 });
+  result.appended = true;
+} catch (err) {
+  result.error = err.message;
+}
+process.stdout.write(JSON.stringify(result));
+process.exit(0);
+`;
 
 /** The files under `dir` this process holds open right now (Linux: /proc/self/fd). */
 async function openFilesUnder(dir: string): Promise<string[]> {
@@ -86,5 +104,24 @@ describe('history log: when it is folded, and what a fold or a replay leaves', f
     expect(await openFilesUnder(dir)).to.have.length(2);
     await store.flush();
     expect(await openFilesUnder(dir)).to.deep.equal([]);
+  });
+
+  it('a chat whose log cannot be folded at load (the JSON file cannot be written: a full disk) still loads and keeps new messages', async function () {
+    this.timeout(10000);
+    const folder = path.join(dir, 'history');
+    await mkdir(folder, { recursive: true });
+    const lines = [1, 2, 3].map((seq) => JSON.stringify({ seq, role: 'user', text: `message number ${seq} with some words`, at: seq }) + '\n').join('');
+    // Three whole lines (240 bytes) and the torn start of a fourth: what kill -9 mid-append leaves.
+    await writeFile(logFile(), lines + '{"seq":4,"role":"user","te');
+    const script = path.join(dir, 'open-and-append.mjs');
+    await writeFile(script, OPEN_AND_APPEND);
+    // A 300-byte file size limit: the log still takes a line, the folded JSON file (~350 bytes) cannot be written.
+    const run = spawnSync('prlimit', ['--fsize=300', process.execPath, script, dir, CHAT], { encoding: 'utf8' });
+    if (run.error) throw new Error(`prlimit (util-linux) is needed for this test: ${run.error.message}`);
+    expect(run.status, run.stderr).to.equal(0);
+    const texts = ['message number 1 with some words', 'message number 2 with some words', 'message number 3 with some words'];
+    expect(JSON.parse(run.stdout)).to.deep.equal({ recent: texts, appended: true });
+    // The next start (the disk has room again) has every message: the new line did not follow the torn one.
+    expect((await new HistoryStore(dir, 50).recent(CHAT)).map((m) => m.text)).to.deep.equal([...texts, 'written while the disk is full']);
   });
 });
