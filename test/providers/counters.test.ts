@@ -24,7 +24,7 @@ async function readJson(file: string): Promise<any> {
 
 /** Polls (in real time) until the file holds what `ready` looks for: a write that was started is allowed to land. */
 async function waitForJson(file: string, ready: (doc: any) => boolean): Promise<any> {
-  for (let i = 0; i < 500; i++) {
+  for (let i = 0; i < 1000; i++) {
     const doc = await readJson(file);
     if (doc !== undefined && ready(doc)) return doc;
     await realPause(10);
@@ -35,7 +35,7 @@ async function waitForJson(file: string, ready: (doc: any) => boolean): Promise<
 const inode = async (file: string) => (await stat(file)).ino;
 
 describe('counters (usage.json, budgets.json): written once per flush interval and at stop, never per message', function () {
-  this.timeout(15000);
+  this.timeout(30000);
   const start = Date.parse('2026-11-22T10:00:00Z');
   const day = '2026-11-22';
   let dir: string;

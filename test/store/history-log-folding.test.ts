@@ -54,7 +54,7 @@ describe('history log: when it is folded, and what a fold or a replay leaves', f
     await store.append(CHAT, said('line 12', 12));
     // The fold runs behind the reply: wait for it (bounded), never flush.
     let doc: { messages: HistoryEntry[]; logSeq: number } | undefined;
-    for (let i = 0; i < 300 && !(doc && (await logLines()).length === 0); i++) {
+    for (let i = 0; i < 1000 && !(doc && (await logLines()).length === 0); i++) {
       doc = await readJson().catch(() => undefined);
       if (!doc || (await logLines()).length) await pause(10);
     }
