@@ -68,16 +68,29 @@ export function createContext(deps: ContextDeps, transport: Transport, message: 
       return (childLog ??= deps.log.child({ chat: chatId }));
     },
     state: {},
-  };
+    [VIEWS]: new Map<string, BotContext>(),
+  } as WithViews;
 }
 
-/** A copy of the context seen through one plugin (its options, host and logger). */
+/** A message's plugin views, by plugin: made once per plugin and message (observers, predicates, tools, handler). */
+const VIEWS = Symbol('plugin views');
+type WithViews = BotContext & { [VIEWS]?: Map<string, BotContext> };
+
+/**
+ * A copy of the context seen through one plugin (its options, host and logger). The same view is handed out again
+ * for the same message and plugin; a view of a view is made anew (never cached on another plugin's view).
+ */
 export function pluginView(deps: Pick<ContextDeps, 'optionsOf' | 'host'>, ctx: BotContext, pluginName: string): BotContext {
-  // Made several times per message (observers, predicates, the handler): a descriptor map costs ~1.7x these steps.
+  const base = ctx as WithViews;
+  const own = Object.prototype.hasOwnProperty.call(base, VIEWS);
+  const known = own ? base[VIEWS]!.get(pluginName) : undefined;
+  if (known) return known;
+  // A descriptor map costs ~1.7x these steps.
   const view = Object.create(ctx) as BotContext;
   Object.defineProperty(view, 'host', { value: deps.host(pluginName) });
   Object.defineProperty(view, 'options', { get: () => deps.optionsOf(pluginName) });
   let log: Logger | undefined;
   Object.defineProperty(view, 'log', { get: () => (log ??= ctx.log.child({ plugin: pluginName })) });
+  if (own) base[VIEWS]!.set(pluginName, view);
   return view;
 }
