@@ -214,6 +214,20 @@ export class JsonFile<T> {
 }
 
 /**
+ * Registers the flush of a store that keeps writes in memory for a while (a plugin's batched log): `npm run backup`
+ * and every flush of all stores run it, so what it holds is in the copy. Returns the function that unregisters it.
+ *
+ * @example const off = flushWithStores(() => log.flush());
+ */
+export function flushWithStores(flush: () => Promise<unknown>): () => void {
+  const run = async () => {
+    await flush();
+  };
+  JsonFile.pendingFlushers.add(run);
+  return () => void JsonFile.pendingFlushers.delete(run);
+}
+
+/**
  * A cache of JsonFile documents by key (chat id), so each file is read once and written atomically.
  */
 export class JsonFileCollection<T> {
