@@ -58,23 +58,6 @@ function openAiTool(tool: ToolDefinition): OpenAI.Chat.Completions.ChatCompletio
   return shape;
 }
 
-/** An entry's prompt message and its token estimate, kept on the entry (a symbol: never written to disk). */
-const PROMPT_TURN = Symbol('prompt turn');
-type PromptTurn = { message: ChatMessage; tokens: number; group: boolean };
-
-/**
- * The prompt message of a history entry, made once per entry: the same entries are in the prompt of the chat's next
- * messages too (50 of them by default), and never change (a deletion removes the entry).
- */
-function promptTurn(entry: HistoryEntry, isGroup: boolean): PromptTurn {
-  const cached = (entry as HistoryEntry & { [PROMPT_TURN]?: PromptTurn })[PROMPT_TURN];
-  if (cached && cached.group === isGroup) return cached;
-  const content = entry.role === 'user' && isGroup && entry.senderName ? `${entry.senderName}: ${entry.text}` : entry.text;
-  const turn: PromptTurn = { message: { role: entry.role, content }, tokens: estimateTokens(content) + 4, group: isGroup };
-  Object.defineProperty(entry, PROMPT_TURN, { value: turn, configurable: true });
-  return turn;
-}
-
 /**
  * The main model's conversation service: builds the prompt (bot name, date, memory, history within a token budget,
  * live-information honesty), runs the tool-call loop with the chat and sender bound into every call, and records
@@ -109,11 +92,12 @@ export function createAiService(deps: AiServiceDeps): AiService {
     const out: ChatMessage[] = [];
     let used = 0;
     for (let i = entries.length - 1; i >= 0; i--) {
-      const turn = promptTurn(entries[i], isGroup);
-      used += turn.tokens;
+      const e = entries[i];
+      const content = e.role === 'user' && isGroup && e.senderName ? `${e.senderName}: ${e.text}` : e.text;
+      used += estimateTokens(content) + 4;
       if (used > budgetTokens && out.length > 0) break;
       // push + one reverse: unshift made building the prompt quadratic in the history length (issue 24).
-      out.push(turn.message);
+      out.push({ role: e.role, content });
     }
     return out.reverse();
   }
