@@ -204,8 +204,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
     const facts = options.onlyTurnsOf ? [] : (await ctx.memory.facts()).map((f) => f.text);
     let tools = [REMEMBER_TOOL, ...deps.tools(ctx)];
     if (options.onlyTools) tools = tools.filter((t) => options.onlyTools!.includes(t.name));
-    tools = [...tools, ...(options.extraTools ?? [])];
-    const byName = new Map(tools.map((t) => [t.name, t]));
+    if (options.extraTools?.length) tools = [...tools, ...options.extraTools];
     const openAiTools = tools.map(openAiTool);
 
     let budgetTokens = cfg.history.maxPromptTokens;
@@ -217,7 +216,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
         const messages: ChatMessage[] = [{ role: 'system', content: systemPrompt(ctx, facts, tools.some((t) => t.live), options.system) }, ...history];
         try {
           const cited: string[] = [];
-          const result = await toolLoop(messages, openAiTools, byName, ctx, { premium, userId: ctx.senderId }, cfg.ai.maxToolRounds, cited);
+          const result = await toolLoop(messages, openAiTools, tools, ctx, { premium, userId: ctx.senderId }, cfg.ai.maxToolRounds, cited);
           let answer = withSources(result.text.trim() || 'I have no answer to that.', cited);
           const unsaved = [...new Set((ctx.state.unsavedNotes as string[] | undefined) ?? [])];
           if (unsaved.length && !unsaved.every((note) => answer.includes(note))) answer += `\n\n${unsaved.join('\n')}`;
@@ -242,7 +241,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
   async function toolLoop(
     messages: ChatMessage[],
     tools: OpenAI.Chat.Completions.ChatCompletionTool[],
-    byName: Map<string, ToolDefinition>,
+    offered: ToolDefinition[],
     ctx: BotContext,
     options: CompleteOptions,
     maxRounds: number,
@@ -256,7 +255,10 @@ export function createAiService(deps: AiServiceDeps): AiService {
       for (const call of calls) {
         const fn = (call as { function?: { name: string; arguments: string } }).function;
         const name = fn?.name ?? 'unknown';
-        const output = await runTool(byName.get(name), name, fn?.arguments ?? '', ctx, cited);
+        // The last tool of a name wins, as a map by name did (a plugin's extra tool over a core one).
+        let tool: ToolDefinition | undefined;
+        for (const t of offered) if (t.name === name) tool = t;
+        const output = await runTool(tool, name, fn?.arguments ?? '', ctx, cited);
         messages.push({ role: 'tool', tool_call_id: call.id, content: output });
       }
     }

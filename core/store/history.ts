@@ -103,7 +103,8 @@ class ChatHistory {
     this.trim(value);
     const seq = (value.logSeq ?? 0) + 1;
     value.logSeq = seq;
-    const line = JSON.stringify({ seq, ...entry }) + '\n';
+    // The entry's own JSON after its sequence number (no copy of the entry per message); an entry always has a role.
+    const line = `{"seq":${seq},${JSON.stringify(entry).slice(1)}\n`;
     this.unfolded++;
     JsonFile.pendingFlushers.add(this.flushNow);
     const written = this.run(() => this.appendLine(line));
