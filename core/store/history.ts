@@ -89,7 +89,10 @@ class ChatHistory {
   }
 
   private trim(value: HistoryDoc): void {
-    if (value.messages.length > this.store.maxMessages) value.messages.splice(0, value.messages.length - this.store.maxMessages);
+    const over = value.messages.length - this.store.maxMessages;
+    // One over (every message of a full chat): shift, which allocates nothing; splice returns the removed ones.
+    if (over === 1) value.messages.shift();
+    else if (over > 1) value.messages.splice(0, over);
   }
 
   get(): Promise<HistoryDoc> {
