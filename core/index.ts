@@ -74,6 +74,7 @@ export type { BotAction, PushInput } from './transport/memory.js';
 
 /** Append-only data files of a plugin's own (waiting while a backup holds the writes), and the history append hook. */
 export { appendToFile, releaseAppendHandle, writeFileAtomicSafe as writeFileAtomic } from './store/atomic.js';
+export { flushWithStores } from './store/json-file.js';
 export type { DataHealth } from './store/data-health.js';
 export type { HistoryAppendListener } from './store/history.js';
 /** True when a chat is the private chat with the person (privacy participants). */

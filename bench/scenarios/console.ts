@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { rm } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import OpenAI from 'openai';
@@ -14,15 +14,26 @@ export interface ConsoleOptions {
   samples: number;
 }
 
+/** The node flags `npm run chat` runs with (package.json); the floor's process gets the same. */
+const NODE_FLAGS = ['--max-semi-space-size=4'];
+
+interface TimedRun {
+  /** Spawn to exit. */
+  ms: number;
+  /** From the first reply line to the last, read on the process's stdout. */
+  repliesMs: number;
+  replies: number;
+}
+
 /**
- * Runs `npm run chat`'s process (`node --max-semi-space-size=4 dist/app/chat.js`) from spawn to exit with `count`
- * lines piped in, and returns the wall time, the time from its first reply to its last (seen on its stdout: start-up,
- * whose length varies by tenths of a second from run to run, is outside it) and how many `bot> second:` replies came out.
+ * Runs `node <NODE_FLAGS> <script>` from spawn to exit with `input` piped in, and returns the wall time, the time from
+ * its first line starting with `marker` to its last (seen on its stdout: start-up, whose length varies by tenths of a
+ * second from run to run, is outside it) and how many such lines came out.
  */
-function consoleRun(dir: string, env: Record<string, string>, count: number): Promise<{ ms: number; repliesMs: number; replies: number }> {
+function timedRun(script: string, cwd: string, env: Record<string, string>, input: string, marker: string): Promise<TimedRun> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, ['--max-semi-space-size=4', path.join(ROOT, 'dist', 'app', 'chat.js')], { cwd: dir, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...NODE_FLAGS, script], { cwd, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     let firstReply = 0;
@@ -31,7 +42,7 @@ function consoleRun(dir: string, env: Record<string, string>, count: number): Pr
     child.stdout.on('data', (d: Buffer) => {
       const text = d.toString();
       out += text;
-      if (text.includes('bot> second: ')) {
+      if (text.includes(marker)) {
         lastReply = performance.now();
         firstReply ||= lastReply;
       }
@@ -41,19 +52,26 @@ function consoleRun(dir: string, env: Record<string, string>, count: number): Pr
     child.on('close', (code) => {
       clearTimeout(timer);
       const ms = performance.now() - t0;
-      if (code !== 0) return reject(new Error(`console exited ${code}:\n${err.slice(-2000)}`));
-      resolve({ ms, repliesMs: lastReply - firstReply, replies: out.split('\n').filter((l) => l.startsWith('bot> second: ')).length });
+      if (code !== 0) return reject(new Error(`${path.basename(script)} exited ${code}:\n${err.slice(-2000)}`));
+      resolve({ ms, repliesMs: lastReply - firstReply, replies: out.split('\n').filter((l) => l.startsWith(marker)).length });
     });
-    child.stdin.end(Array.from({ length: count }, (_, i) => `What time does the train leave on Saturday, and from which platform? (${i})\n`).join(''));
+    child.stdin.end(input);
   });
 }
+
+const CONSOLE = path.join(ROOT, 'dist', 'app', 'chat.js');
+const REPLAY = path.join(ROOT, 'dist', 'bench', 'sdk-replay-child.js');
+const lines = (count: number) => Array.from({ length: count }, (_, i) => `What time does the train leave on Saturday, and from which platform? (${i})\n`).join('');
 
 /**
  * Black-box: the console chat, a real process, fed N and then 2N messages; (T(2N) − T(N)) / N is what one more
  * message costs with everything in it: pipeline, prompt, provider chain, history log, stores. T is read on the
  * process's stdout, from its first reply to its last, so start-up and stop (whose length varies by tenths of a second,
- * as much as hundreds of messages) stay out; spawn to exit is reported beside it. Floor: the `openai` SDK replaying
- * the bot's own last request N times, one after the other.
+ * as much as hundreds of messages) stay out; spawn to exit is reported beside it.
+ * Floor, measured the same way: a process started with the same node flags (`sdk-replay-child.ts`) in which the
+ * `openai` SDK replays the bot's own last request N and then 2N times, printing a line per answer; (T(2N) − T(N)) / N
+ * from its first answer to its last. The floor's runs and the console's alternate in each sample, so a busy moment of
+ * the machine hits both. The same replay inside the bench's own long-running process is shown beside it.
  */
 export async function consoleChat(gw: BenchGateway, options: ConsoleOptions): Promise<ScenarioResult> {
   const env = { API_KEY: 'bench-key-second', BASE_URL: gw.v1('second'), MODEL: 'bench-model', LOG_LEVEL: 'warn' };
@@ -61,40 +79,68 @@ export async function consoleChat(gw: BenchGateway, options: ConsoleOptions): Pr
   const perMessage: number[] = [];
   const spawnToExitPerMessage: number[] = [];
   const floorPerMessage: number[] = [];
+  const inProcessPerMessage: number[] = [];
   let badReplies = 0;
   const client = new OpenAI({ apiKey: 'bench-key-second', baseURL: gw.v1('second'), maxRetries: 0 });
-  for (let i = 0; i < options.samples; i++) {
-    // A fresh data folder for each run: both runs start from the same empty history.
-    const one = await makeBotDir();
-    const two = await makeBotDir();
-    try {
-      const a = await consoleRun(one, env, n);
-      const b = await consoleRun(two, env, 2 * n);
-      badReplies += n - a.replies + (2 * n - b.replies);
-      perMessage.push((b.repliesMs - a.repliesMs) / n);
-      spawnToExitPerMessage.push((b.ms - a.ms) / n);
-      const body = JSON.parse(await gw.lastBody('second')) as OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming;
-      const t0 = performance.now();
-      for (let k = 0; k < n; k++) await client.chat.completions.create(body);
-      floorPerMessage.push((performance.now() - t0) / n);
-    } finally {
-      await rm(one, { recursive: true, force: true });
-      await rm(two, { recursive: true, force: true });
+  const bodyDir = await makeBotDir();
+  const bodyFile = path.join(bodyDir, 'body.json');
+  try {
+    // The bot's own last request, before the first sample's floor runs.
+    await timedRun(CONSOLE, bodyDir, env, lines(60), 'bot> ');
+    await writeFile(bodyFile, await gw.lastBody('second'));
+    for (let i = 0; i < options.samples; i++) {
+      // A fresh data folder for each run: both runs start from the same empty history.
+      const one = await makeBotDir();
+      const two = await makeBotDir();
+      try {
+        const botRuns = async () => {
+          const a = await timedRun(CONSOLE, one, env, lines(n), 'bot> second: ');
+          const b = await timedRun(CONSOLE, two, env, lines(2 * n), 'bot> second: ');
+          badReplies += n - a.replies + (2 * n - b.replies);
+          perMessage.push((b.repliesMs - a.repliesMs) / n);
+          spawnToExitPerMessage.push((b.ms - a.ms) / n);
+          await writeFile(bodyFile, await gw.lastBody('second'));
+        };
+        const floorRuns = async () => {
+          const a = await timedRun(REPLAY, bodyDir, { ...env, BENCH_BODY_FILE: bodyFile, BENCH_COUNT: String(n) }, '', 'answer> ');
+          const b = await timedRun(REPLAY, bodyDir, { ...env, BENCH_BODY_FILE: bodyFile, BENCH_COUNT: String(2 * n) }, '', 'answer> ');
+          badReplies += n - a.replies + (2 * n - b.replies);
+          floorPerMessage.push((b.repliesMs - a.repliesMs) / n);
+        };
+        if (i % 2 === 0) {
+          await botRuns();
+          await floorRuns();
+        } else {
+          await floorRuns();
+          await botRuns();
+        }
+        const body = JSON.parse(await readFile(bodyFile, 'utf8')) as OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming;
+        const t0 = performance.now();
+        for (let k = 0; k < n; k++) await client.chat.completions.create(body);
+        inProcessPerMessage.push((performance.now() - t0) / n);
+      } finally {
+        await rm(one, { recursive: true, force: true });
+        await rm(two, { recursive: true, force: true });
+      }
     }
+  } finally {
+    await rm(bodyDir, { recursive: true, force: true });
   }
-  const checks: Check[] = [{ name: 'console: every piped line got the gateway answer', ok: badReplies === 0, detail: `${badReplies} missing replies` }];
+  const checks: Check[] = [{ name: 'console: every piped line got the gateway answer (and every replayed request)', ok: badReplies === 0, detail: `${badReplies} missing replies` }];
   const bs = summarize(perMessage);
   const spawned = summarize(spawnToExitPerMessage);
   const fs = summarize(floorPerMessage);
+  const inProcess = summarize(inProcessPerMessage);
   return {
     id: 'console',
-    title: `8. console chat, black box: (T(${2 * n}) − T(${n})) / ${n} vs the SDK replaying the bot's last request`,
+    title: `8. console chat, black box: (T(${2 * n}) − T(${n})) / ${n} vs the SDK replaying the bot's last request, timed the same way`,
     metrics: [
-      metric('floor: SDK call with the bot\'s last request', 'ms', fs.median, fs.p99, fs.n),
+      metric('floor: SDK replay process, one more request', 'ms', fs.median, fs.p99, fs.n),
       metric('console: one more message, wall (first to last reply)', 'ms', bs.median, bs.p99, bs.n, 'median ≤ 1.3× floor', bs.median / fs.median <= 1.3, `ratio of medians ${round(bs.median / fs.median)}`),
       metric('console: one more message, spawn to exit', 'ms', spawned.median, spawned.p99, spawned.n, undefined, undefined, `ratio of medians ${round(spawned.median / fs.median)}`),
+      metric('same replay inside the bench process', 'ms', inProcess.median, inProcess.p99, inProcess.n, undefined, undefined, `console / this ${round(bs.median / inProcess.median)}`),
     ],
     checks,
-    data: { messages: n, perMessageMs: perMessage.map((v) => round(v)), spawnToExitPerMessageMs: spawnToExitPerMessage.map((v) => round(v)), floorPerMessageMs: floorPerMessage.map((v) => round(v)) },
+    data: { messages: n, perMessageMs: perMessage.map((v) => round(v)), spawnToExitPerMessageMs: spawnToExitPerMessage.map((v) => round(v)), floorPerMessageMs: floorPerMessage.map((v) => round(v)), inProcessReplayPerMessageMs: inProcessPerMessage.map((v) => round(v)) },
   };
 }

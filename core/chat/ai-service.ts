@@ -58,6 +58,53 @@ function openAiTool(tool: ToolDefinition): OpenAI.Chat.Completions.ChatCompletio
   return shape;
 }
 
+/** Appends the prompt turns (and their token estimates) of `entries` from index `from` on to `turns`/`tokens`. */
+function turnsFor(entries: HistoryEntry[], isGroup: boolean, from: number, turns: ChatMessage[], tokens: number[]): { turns: ChatMessage[]; tokens: number[] } {
+  for (let i = from; i < entries.length; i++) {
+    const e = entries[i];
+    const content = e.role === 'user' && isGroup && e.senderName ? `${e.senderName}: ${e.text}` : e.text;
+    turns.push({ role: e.role, content });
+    tokens.push(estimateTokens(content) + 4);
+  }
+  return { turns, tokens };
+}
+
+/**
+ * The prompt turns of each chat's last prompt, so the next one reads only the history entries added since: reading
+ * every entry again (50 objects and their texts, scattered in memory) was a tenth of the bot's own time per message
+ * next to a real upstream call. History entries never change (a deletion removes one, and the window then no longer
+ * matches, so the chat's turns are made anew). The least recently used chats beyond `maxChats` are forgotten.
+ */
+class PromptTurns {
+  private readonly chats = new Map<string, { entries: HistoryEntry[]; turns: ChatMessage[]; tokens: number[] }>();
+  constructor(private readonly maxChats = 1000) {}
+
+  of(chatId: string, entries: HistoryEntry[], isGroup: boolean): { turns: ChatMessage[]; tokens: number[] } {
+    const last = this.chats.get(chatId);
+    let turns: ChatMessage[] = [];
+    let tokens: number[] = [];
+    let from = 0;
+    // (A chat is a group or not for good: its turns never change form.)
+    if (last && entries.length) {
+      // The new window starts somewhere in the last one and must hold all of its rest, in order, as the same objects.
+      const start = last.entries.indexOf(entries[0]);
+      const overlap = start < 0 ? 0 : last.entries.length - start;
+      let same = start >= 0 && overlap <= entries.length;
+      for (let i = 0; same && i < overlap; i++) same = entries[i] === last.entries[start + i];
+      if (same) {
+        turns = last.turns.slice(start);
+        tokens = last.tokens.slice(start);
+        from = overlap;
+      }
+    }
+    turnsFor(entries, isGroup, from, turns, tokens);
+    this.chats.delete(chatId);
+    this.chats.set(chatId, { entries, turns, tokens });
+    if (this.chats.size > this.maxChats) this.chats.delete(this.chats.keys().next().value as string);
+    return { turns, tokens };
+  }
+}
+
 /**
  * The main model's conversation service: builds the prompt (bot name, date, memory, history within a token budget,
  * live-information honesty), runs the tool-call loop with the chat and sender bound into every call, and records
@@ -88,18 +135,15 @@ export function createAiService(deps: AiServiceDeps): AiService {
     return lines.join('\n');
   }
 
-  function historyMessages(entries: HistoryEntry[], budgetTokens: number, isGroup: boolean): ChatMessage[] {
-    const out: ChatMessage[] = [];
+  const promptTurns = new PromptTurns();
+
+  /** The newest history turns that fit `budgetTokens` (at least one), oldest first. */
+  function historyMessages(entries: HistoryEntry[], budgetTokens: number, isGroup: boolean, chatId?: string): ChatMessage[] {
+    const { turns, tokens } = chatId ? promptTurns.of(chatId, entries, isGroup) : turnsFor(entries, isGroup, 0, [], []);
     let used = 0;
-    for (let i = entries.length - 1; i >= 0; i--) {
-      const e = entries[i];
-      const content = e.role === 'user' && isGroup && e.senderName ? `${e.senderName}: ${e.text}` : e.text;
-      used += estimateTokens(content) + 4;
-      if (used > budgetTokens && out.length > 0) break;
-      // push + one reverse: unshift made building the prompt quadratic in the history length (issue 24).
-      out.push({ role: e.role, content });
-    }
-    return out.reverse();
+    let from = turns.length;
+    while (from > 0 && (used + tokens[from - 1] <= budgetTokens || from === turns.length)) used += tokens[--from];
+    return from === 0 ? turns : turns.slice(from);
   }
 
   /** The turns of `ids` and the bot's answers that directly follow them; everyone else's turns are dropped. */
@@ -160,8 +204,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
     const facts = options.onlyTurnsOf ? [] : (await ctx.memory.facts()).map((f) => f.text);
     let tools = [REMEMBER_TOOL, ...deps.tools(ctx)];
     if (options.onlyTools) tools = tools.filter((t) => options.onlyTools!.includes(t.name));
-    tools = [...tools, ...(options.extraTools ?? [])];
-    const byName = new Map(tools.map((t) => [t.name, t]));
+    if (options.extraTools?.length) tools = [...tools, ...options.extraTools];
     const openAiTools = tools.map(openAiTool);
 
     let budgetTokens = cfg.history.maxPromptTokens;
@@ -169,11 +212,11 @@ export function createAiService(deps: AiServiceDeps): AiService {
     try {
       for (let attempt = 0; ; attempt++) {
         const recent = await ctx.history.recent();
-        const history = historyMessages(options.onlyTurnsOf ? turnsOf(recent, options.onlyTurnsOf) : recent, budgetTokens, ctx.message.isGroup);
+        const history = options.onlyTurnsOf ? historyMessages(turnsOf(recent, options.onlyTurnsOf), budgetTokens, ctx.message.isGroup) : historyMessages(recent, budgetTokens, ctx.message.isGroup, ctx.chatId);
         const messages: ChatMessage[] = [{ role: 'system', content: systemPrompt(ctx, facts, tools.some((t) => t.live), options.system) }, ...history];
         try {
           const cited: string[] = [];
-          const result = await toolLoop(messages, openAiTools, byName, ctx, { premium, userId: ctx.senderId }, cfg.ai.maxToolRounds, cited);
+          const result = await toolLoop(messages, openAiTools, tools, ctx, { premium, userId: ctx.senderId }, cfg.ai.maxToolRounds, cited);
           let answer = withSources(result.text.trim() || 'I have no answer to that.', cited);
           const unsaved = [...new Set((ctx.state.unsavedNotes as string[] | undefined) ?? [])];
           if (unsaved.length && !unsaved.every((note) => answer.includes(note))) answer += `\n\n${unsaved.join('\n')}`;
@@ -198,7 +241,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
   async function toolLoop(
     messages: ChatMessage[],
     tools: OpenAI.Chat.Completions.ChatCompletionTool[],
-    byName: Map<string, ToolDefinition>,
+    offered: ToolDefinition[],
     ctx: BotContext,
     options: CompleteOptions,
     maxRounds: number,
@@ -212,7 +255,10 @@ export function createAiService(deps: AiServiceDeps): AiService {
       for (const call of calls) {
         const fn = (call as { function?: { name: string; arguments: string } }).function;
         const name = fn?.name ?? 'unknown';
-        const output = await runTool(byName.get(name), name, fn?.arguments ?? '', ctx, cited);
+        // The last tool of a name wins, as a map by name did (a plugin's extra tool over a core one).
+        let tool: ToolDefinition | undefined;
+        for (const t of offered) if (t.name === name) tool = t;
+        const output = await runTool(tool, name, fn?.arguments ?? '', ctx, cited);
         messages.push({ role: 'tool', tool_call_id: call.id, content: output });
       }
     }

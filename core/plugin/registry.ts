@@ -173,8 +173,17 @@ export class PluginRegistry {
 
   /** Enabled, started plugins, in routing order. */
   active(): PluginState[] {
-    return this.states.filter((s) => s.enabled && s.started && s.instance);
+    // Asked several times per message: the last list is handed out again while it still holds (never mutate it).
+    const last = this.activeList;
+    let count = 0;
+    for (const s of this.states) {
+      if (!(s.enabled && s.started && s.instance)) continue;
+      if (last[count] !== s) return (this.activeList = this.states.filter((t) => t.enabled && t.started && t.instance));
+      count++;
+    }
+    return count === last.length ? last : (this.activeList = this.states.filter((t) => t.enabled && t.started && t.instance));
   }
+  private activeList: PluginState[] = [];
 
   /** True when the sender of `message` may use plugin `name` (its `access` in config.json). */
   mayUse(name: string, message: { senderId: string; senderAltId?: string }): boolean {

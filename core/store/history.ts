@@ -94,7 +94,10 @@ class ChatHistory {
   }
 
   private trim(value: HistoryDoc): void {
-    if (value.messages.length > this.store.maxMessages) value.messages.splice(0, value.messages.length - this.store.maxMessages);
+    const over = value.messages.length - this.store.maxMessages;
+    // One over (every message of a full chat): shift, which allocates nothing; splice returns the removed ones.
+    if (over === 1) value.messages.shift();
+    else if (over > 1) value.messages.splice(0, over);
   }
 
   get(): Promise<HistoryDoc> {
@@ -108,7 +111,8 @@ class ChatHistory {
     this.trim(value);
     const seq = (value.logSeq ?? 0) + 1;
     value.logSeq = seq;
-    const line = JSON.stringify({ seq, ...entry }) + '\n';
+    // The entry's own JSON after its sequence number (no copy of the entry per message); an entry always has a role.
+    const line = `{"seq":${seq},${JSON.stringify(entry).slice(1)}\n`;
     this.unfolded++;
     JsonFile.pendingFlushers.add(this.flushNow);
     const written = this.run(() => this.appendLine(line));

@@ -19,8 +19,9 @@ export interface JsonFileOptions {
 const RETRY_MS = 5000;
 
 /**
- * One JSON document on disk with an in-memory copy. Reads once; every change schedules an atomic write, and
- * changes made while a write is under way are coalesced into one more write, so a burst costs two writes, not N.
+ * One JSON document on disk with an in-memory copy. Reads once; a change schedules an atomic write after a pause
+ * (`coalesceMs`), and every change made meanwhile, or during that write, goes into it or the next one after another
+ * pause: a burst costs one or two writes, and a steady stream one write per pause, not one per change.
  *
  * On load the document is checked against its schema and version: a file that does not parse or does not match is
  * moved aside (`<file>.corrupt-<time>`, bytes kept), reported, and the document starts empty; an older version is
@@ -41,6 +42,8 @@ export class JsonFile<T> {
   /** True when the file could not be read nor moved aside: never overwrite what we could not keep. */
   private blocked = false;
   private pendingUpdate: Promise<void> | undefined;
+  /** flush() calls waiting: while any waits, a change made during a write is written at once, not after a pause. */
+  private flushWaiters = 0;
   /** How long changes are gathered before one atomic write. */
   static coalesceMs = 25;
   private readonly coalesceMs: number;
@@ -174,6 +177,12 @@ export class JsonFile<T> {
             this.failure = undefined;
             this.health.writeRecovered(this.file);
           }
+          // Changed during the write: the next write waits its pause too. Writing again at once would make a steady
+          // stream of changes (a counter per message) a write after write after write, never "once per interval".
+          if (this.dirty && this.flushWaiters === 0) {
+            this.timer = setTimeout(() => this.startWriting(), this.coalesceMs);
+            return;
+          }
         }
         JsonFile.unsaved.delete(this as JsonFile<unknown>);
       } finally {
@@ -184,9 +193,14 @@ export class JsonFile<T> {
 
   /** Resolves when everything changed so far is on disk; rejects (DataWriteError) when it cannot be written. */
   async flush(): Promise<void> {
-    await this.pendingUpdate;
-    if (this.timer || (this.dirty && !this.writing)) this.startWriting();
-    while (this.writing) await this.writing;
+    this.flushWaiters++;
+    try {
+      await this.pendingUpdate;
+      if (this.timer || (this.dirty && !this.writing)) this.startWriting();
+      while (this.writing) await this.writing;
+    } finally {
+      this.flushWaiters--;
+    }
     if (this.dirty && this.failure !== undefined) throw new DataWriteError([this.file], this.failure);
     if (this.dirty && this.blocked) throw new DataWriteError([this.file], new Error('the file could not be read nor moved aside, so it is not overwritten'));
   }
@@ -197,6 +211,20 @@ export class JsonFile<T> {
     this.value = this.initial();
     this.scheduleWrite();
   }
+}
+
+/**
+ * Registers the flush of a store that keeps writes in memory for a while (a plugin's batched log): `npm run backup`
+ * and every flush of all stores run it, so what it holds is in the copy. Returns the function that unregisters it.
+ *
+ * @example const off = flushWithStores(() => log.flush());
+ */
+export function flushWithStores(flush: () => Promise<unknown>): () => void {
+  const run = async () => {
+    await flush();
+  };
+  JsonFile.pendingFlushers.add(run);
+  return () => void JsonFile.pendingFlushers.delete(run);
 }
 
 /**

@@ -142,7 +142,9 @@ export class ConsoleTransport implements Transport {
 
   /** Handles one input line: a console command or a message. */
   async handleLine(line: string): Promise<void> {
-    const trimmed = line.replace(/\r$/, '');
+    // A line from readline is a slice of the whole input read so far: copied, so the message (kept in the history
+    // and logs) does not pin that input in memory, and matching it does not walk it.
+    const trimmed = Buffer.from(line.replace(/\r$/, ''), 'utf8').toString('utf8');
     if (trimmed.startsWith(':')) {
       const space = trimmed.indexOf(' ');
       const cmd = space === -1 ? trimmed : trimmed.slice(0, space);

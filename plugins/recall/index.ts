@@ -1,12 +1,15 @@
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { definePlugin, healthFor, Type, type HistoryEntry } from '../../core/index.js';
+import { definePlugin, flushWithStores, healthFor, Type, writeFileAtomic, type HistoryEntry } from '../../core/index.js';
 import { formatForChat, formatForModel } from './format.js';
-import { queryTerms, RecallStore, type LoggedMessage } from './log-store.js';
+import { queryTerms, RecallStore, type ChatRecallLog, type LoggedMessage } from './log-store.js';
 import { recallPrivacy } from './privacy.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** How many recent message ids are remembered to log a message once when both the observer and history see it. */
 const SEEN_IDS = 5000;
+/** In `data/recall/` while the plugin runs: found at start, the last run did not stop cleanly. */
+const RUNNING_MARKER = '.running';
 
 const options = Type.Object({
   retentionDays: Type.Integer({ minimum: 1, maximum: 36500, default: 365, description: 'days a message is kept in the recall log (older ones are dropped at start and daily)' }),
@@ -25,8 +28,24 @@ export default definePlugin({
   description: "Searches this chat's past messages (.recall <words>)",
   options,
   setup: async (host) => {
+    const root = path.join(host.dataDir, 'recall');
+    // Lines are written once per data.flushIntervalMs (not per message); a crash can catch the last ones unwritten.
+    // The marker says a run is under way: found at start, the last run crashed, and each chat's log catches up on
+    // what its history holds after the log's last line the first time this run uses it.
+    const marker = path.join(root, RUNNING_MARKER);
+    const crashedRun = await readFile(marker, 'utf8').then((text) => (JSON.parse(text) as { startedAt?: number }).startedAt ?? 0, () => undefined);
+    await mkdir(root, { recursive: true });
+    await writeFileAtomic(marker, `${JSON.stringify({ pid: process.pid, startedAt: Date.now() })}\n`);
+    const commandLike = (text: string) => text.startsWith(host.config().prefix) || /^\/\w/.test(text);
+    const catchUp = (log: ChatRecallLog) => {
+      if (crashedRun === undefined) return;
+      log
+        .catchUp(async () => (await host.histories.recent(log.chatId)).filter((e) => !(e.role === 'user' && commandLike(e.text))), crashedRun)
+        .then((added) => added && host.log.info({ chat: log.chatId, added }, `recall log: ${added} message(s) the last run stopped before writing were added from the chat's history`))
+        .catch((err) => host.log.error({ err, chat: log.chatId }, 'recall log: could not catch up after the last run stopped unexpectedly'));
+    };
     // Problems go to the data folder's health: the log, the dashboard, the owners (notice data-write), the stop report.
-    const logs = new RecallStore(path.join(host.dataDir, 'recall'), {
+    const logs = new RecallStore(root, {
       setAside: (file, movedTo, reason) => healthFor(file).corrupt(file, movedTo, `recall log: ${reason}`),
       badLines: (file, count) => host.log.warn({ file, count }, `recall log ${path.basename(file)}: skipped ${count} line(s) that are not valid entries`),
       writeFailed: (file, err) => healthFor(file).writeFailed(file, err),
@@ -34,13 +53,14 @@ export default definePlugin({
       indexRebuilt: (file, messages, reason) => host.log.info({ file, messages, reason }, `recall index of ${path.basename(file)} rebuilt from the log (${messages} messages): ${reason}`),
       snapshotFailed: (dir, err) => host.log.warn({ err, dir }, 'recall: could not write a search-index snapshot (the next start indexes that month from the log)'),
       unloaded: (chat, messages) => host.log.info({ chat, messages, maxLoadedMessages: host.options().maxLoadedMessages }, `recall: a chat's ${messages} messages left memory (over maxLoadedMessages); its next search loads them again`),
-    }, { maxLoadedMessages: () => host.options().maxLoadedMessages });
+    }, { maxLoadedMessages: () => host.options().maxLoadedMessages, onFirstUse: catchUp });
+    const stopFlushing = flushWithStores(() => logs.flush());
     host.privacy.register(recallPrivacy(logs));
     const cutoff = () => Date.now() - host.options().retentionDays * DAY_MS;
     const enabled = () => host.config().plugins?.recall?.enabled ?? true;
 
-    // Commands (".recall address" itself) are not conversation: logging them would make every search find itself.
-    const commandLike = (text: string) => text.startsWith(host.config().prefix) || /^\/\w/.test(text);
+    // Commands (".recall address" itself) are not conversation: logging them would make every search find itself
+    // (commandLike, above).
 
     // A message is logged once even though both the observer and the history hook may see it.
     const seen = new Set<string>();
@@ -54,10 +74,8 @@ export default definePlugin({
     };
     const record = (chatId: string, entry: LoggedMessage) => {
       if (!firstTime(chatId, entry.id)) return;
-      logs
-        .chat(chatId)
-        .add(entry)
-        .catch((err) => host.log.error({ err, chat: chatId }, 'could not add a message to the recall log'));
+      // Failures to write are the store's to report (data health) and retry; nothing here waits for the disk.
+      logs.chat(chatId).addSoon(entry, host.config().data.flushIntervalMs);
     };
 
     // The bot's own answers (and transcripts, captions) reach the chat's history, not the observers: the log follows
@@ -65,7 +83,7 @@ export default definePlugin({
     // file, which is no append, so it never touches the log.
     // A group's messages for others join the history as context, commands among them: those stay out here too.
     const stopFollowing = host.histories.onAppend((chatId, entry: HistoryEntry) => {
-      if (enabled() && !(entry.role === 'user' && commandLike(entry.text))) record(chatId, { ...entry });
+      if (enabled() && !(entry.role === 'user' && commandLike(entry.text))) record(chatId, entry);
     });
 
     const prune = async () => {
@@ -131,8 +149,11 @@ export default definePlugin({
       async stop() {
         clearInterval(daily);
         stopFollowing();
+        stopFlushing();
         const unsaved = await logs.flush();
         if (unsaved) host.log.error({ unsaved }, `recall log: ${unsaved} message(s) could not be written before the stop`);
+        // Everything is on disk: the next start has nothing to catch up on (with lines unsaved, the marker stays).
+        else await rm(marker, { force: true });
       },
     };
   },

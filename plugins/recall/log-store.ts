@@ -43,6 +43,8 @@ const MAX_QUERY_TERMS = 8;
 export const SNAPSHOT_MIN_LINES = 1000;
 /** A month's snapshot is refreshed once this many lines were added since the last one (and at stop). */
 const SNAPSHOT_EVERY = 500;
+/** Bytes read from the end of a month to find its last message (a line holds at most ~4,000 characters of text). */
+const TAIL_BYTES = 64 * 1024;
 /** More removals than this in one month rebuild its index: FlexSearch scans the whole month per removed id. */
 const REMOVE_ONE_BY_ONE = 50;
 
@@ -91,6 +93,14 @@ export class ChatRecallLog {
   private readonly ready = new Set<string>();
   /** Lines whose append failed, per segment, written before the next line. */
   private readonly unsaved = new Map<string, string[]>();
+  /**
+   * Lines added but not yet handed to their file, per segment, in the order they were added (their line numbers in
+   * memory): written together by the next file work of this chat, at the latest `delayMs` after the first of them.
+   */
+  private readonly pending = new Map<string, string[]>();
+  private pendingTimer: NodeJS.Timeout | undefined;
+  /** True once the loaded months are in memory (`loaded` is set while a load is still reading). */
+  private loadedReady = false;
   private count = 0;
   /** Searches and exports reading the loaded months right now: the chat is not unloaded under them. */
   private readers = 0;
@@ -120,6 +130,7 @@ export class ChatRecallLog {
       if (this.readers > 0) return;
       const messages = this.count;
       this.loaded = undefined;
+      this.loadedReady = false;
       this.months = [];
       this.count = 0;
       this.events.unloaded?.(this.chatId, messages);
@@ -140,9 +151,39 @@ export class ChatRecallLog {
 
   /** Runs file work of this chat one after another (appends never interleave with a rewrite or a snapshot). */
   private serial<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(work);
+    // Lines still pending go first: every rewrite, removal, snapshot and load sees the file with all lines added.
+    const run = this.queue.then(async () => {
+      await this.writePending();
+      return work();
+    });
     this.queue = run.catch(() => undefined);
     return run;
+  }
+
+  /** Hands the pending lines to their files, one append per segment (a failure keeps them as unsaved, see `write`). */
+  private async writePending(): Promise<void> {
+    if (this.pendingTimer) clearTimeout(this.pendingTimer);
+    this.pendingTimer = undefined;
+    if (!this.pending.size) return;
+    const batches = [...this.pending];
+    this.pending.clear();
+    for (const [name, lines] of batches) await this.write(name, lines.length === 1 ? lines[0] : lines.join(''));
+  }
+
+  /** Adds a line to its segment's pending lines (in memory first when loaded), the write due within `delayMs`. */
+  private queueLine(entry: LoggedMessage, delayMs: number): void {
+    const name = segmentOf(entry.at);
+    if (this.loadedReady) {
+      const month = this.month(name);
+      month.index!.add(month.append(entry), entry.text);
+      this.count++;
+    }
+    const lines = this.pending.get(name);
+    const line = `${JSON.stringify(entry)}\n`;
+    if (lines) lines.push(line);
+    else this.pending.set(name, [line]);
+    // Not unref'd: a process that ends on its own still writes what it was told.
+    this.pendingTimer ??= setTimeout(() => void this.serial(async () => undefined).catch(() => undefined), delayMs);
   }
 
   private segments(): Promise<string[]> {
@@ -246,10 +287,12 @@ export class ChatRecallLog {
         }
         this.months = months;
         this.count = months.reduce((n, m) => n + m.entries, 0);
+        this.loadedReady = true;
         if (rebuilt) this.queueSnapshots();
       });
     })().catch((err) => {
       this.loaded = undefined;
+      this.loadedReady = false;
       throw err;
     });
     return this.loaded;
@@ -323,34 +366,34 @@ export class ChatRecallLog {
     return this.addMany([input]);
   }
 
-  /** Appends messages in order, one write per month segment (imports, the benchmark). Invalid or empty ones are skipped. */
+  /**
+   * Adds one live message without waiting for the disk: visible to search at once when the chat is loaded, handed to
+   * its file together with the other lines of the next `delayMs` (one write instead of one per message), and at once
+   * by any other file work of this chat, `flush()` and the stop. A crash can lose those last lines of the log; the
+   * plugin catches up on them from the chat's history at the next start. False when the entry is not kept (no text).
+   */
+  addSoon(input: LoggedMessage, delayMs: number): boolean {
+    const entry = validEntry(input);
+    if (!entry || !entry.text.trim()) return false;
+    // A load still reading the files would miss the line in memory: the waiting path puts it in after the load.
+    if (this.loaded && !this.loadedReady) {
+      void this.addMany([entry]).catch(() => undefined);
+      return true;
+    }
+    this.queueLine(entry, delayMs);
+    if (this.loadedReady && this.months.some((m) => m.snapshotDue(this.snapshotMinLines, SNAPSHOT_EVERY))) this.queueSnapshots();
+    return true;
+  }
+
+  /** Appends messages in order, resolving once their lines were handed to the file (imports, the benchmark). Invalid or empty ones are skipped. */
   async addMany(inputs: LoggedMessage[]): Promise<void> {
     const entries = inputs.map(validEntry).filter((e): e is LoggedMessage => Boolean(e && e.text.trim()));
     if (!entries.length) return;
     if (this.loaded) await this.loaded.catch(() => undefined);
-    // Unloaded meanwhile: the files get the lines, the next load reads them.
-    if (this.loaded) {
-      // In memory now, with the line number the append gives it (appends of this chat are written in this order).
-      for (const entry of entries) {
-        const month = this.month(segmentOf(entry.at));
-        month.index!.add(month.append(entry), entry.text);
-        this.count++;
-      }
-    }
-    if (entries.length === 1) {
-      // One message (every live message): no grouping by month needed.
-      const [entry] = entries;
-      await this.serial(() => this.write(segmentOf(entry.at), `${JSON.stringify(entry)}\n`));
-    } else {
-      const bySegment = new Map<string, string>();
-      for (const entry of entries) {
-        const name = segmentOf(entry.at);
-        bySegment.set(name, (bySegment.get(name) ?? '') + `${JSON.stringify(entry)}\n`);
-      }
-      await this.serial(async () => {
-        for (const [name, lines] of bySegment) await this.write(name, lines);
-      });
-    }
+    // Unloaded meanwhile: the files get the lines, the next load reads them. In memory now (when loaded), with the
+    // line number the append gives it: lines are queued, and written, in this order.
+    for (const entry of entries) this.queueLine(entry, 0);
+    await this.serial(async () => undefined);
     if (this.months.some((m) => m.snapshotDue(this.snapshotMinLines, SNAPSHOT_EVERY))) this.queueSnapshots();
   }
 
@@ -634,6 +677,59 @@ export class ChatRecallLog {
     });
   }
 
+  /**
+   * After a crash: appends what the chat's history (`recent`, oldest first) holds after the last message on disk —
+   * lines the crash caught before they were written. With no message on disk, entries from `since` on are added.
+   * Returns how many were added.
+   */
+  catchUp(recent: () => Promise<LoggedMessage[]>, since: number): Promise<number> {
+    return this.serial(async () => {
+      const last = await this.lastOnDisk();
+      const entries = (await recent()).map(validEntry).filter((e): e is LoggedMessage => Boolean(e && e.text.trim()));
+      let from: number;
+      if (last) {
+        const same = (e: LoggedMessage) => e.role === last.role && e.at === last.at && e.text === last.text && e.id === last.id;
+        let found = -1;
+        for (let i = entries.length - 1; i >= 0 && found < 0; i--) if (same(entries[i])) found = i;
+        // Not in the history (a message only the observer logged): what came later by time.
+        from = found >= 0 ? found + 1 : entries.findIndex((e) => e.at > last.at);
+      } else from = entries.findIndex((e) => e.at >= since);
+      if (from < 0) return 0;
+      const missing = entries.slice(from);
+      for (const entry of missing) this.queueLine(entry, 0);
+      await this.writePending();
+      return missing.length;
+    });
+  }
+
+  /** The newest message on disk (read from the end of the newest month that has one), if any. */
+  private async lastOnDisk(): Promise<LoggedMessage | undefined> {
+    const names = await this.segments();
+    for (let i = names.length - 1; i >= 0; i--) {
+      let tail: string;
+      try {
+        const handle = await open(path.join(this.dir, names[i]), 'r');
+        try {
+          const { size } = await handle.stat();
+          const length = Math.min(size, TAIL_BYTES);
+          const bytes = Buffer.alloc(length);
+          await handle.read(bytes, 0, length, size - length);
+          tail = bytes.toString('utf8');
+        } finally {
+          await handle.close();
+        }
+      } catch {
+        continue;
+      }
+      const lines = tail.split('\n');
+      for (let j = lines.length - 1; j >= 0; j--) {
+        const entry = lines[j] ? parseLine(lines[j]) : undefined;
+        if (entry) return entry;
+      }
+    }
+    return undefined;
+  }
+
   /** Messages whose append has not reached the disk (reported at stop). */
   unsavedCount(): number {
     return [...this.unsaved.values()].reduce((n, lines) => n + lines.length, 0);
@@ -665,6 +761,8 @@ export class RecallStore {
        * searched chats are unloaded, and load again from their snapshots at their next search. Default 200,000.
        */
       maxLoadedMessages?: () => number;
+      /** Told of each chat's log when it is first used in this run (the plugin catches up after a crash). */
+      onFirstUse?: (log: ChatRecallLog) => void;
     } = {},
   ) {}
 
@@ -675,6 +773,7 @@ export class RecallStore {
     if (!chat) {
       chat = new ChatRecallLog(chatId, path.join(this.root, safeFileName(chatId)), this.events, this.options.snapshotMinLines, (log) => this.wasRead(log));
       this.chats.set(chatId, chat);
+      this.options.onFirstUse?.(chat);
     }
     return chat;
   }
@@ -701,11 +800,16 @@ export class RecallStore {
     }
   }
 
-  /** The chats that have a log folder (for retention and the privacy controls). */
+  /**
+   * The chats that have a log folder or were used in this run (lines still pending may not have made the folder
+   * yet): for retention and the privacy controls, which must see every line.
+   */
   async chatIds(): Promise<string[]> {
     const names = await readdir(this.root).catch(() => [] as string[]);
-    const ids: string[] = [];
+    const ids: string[] = [...this.chats.keys()].filter((id) => !names.includes(safeFileName(id)));
     for (const name of names) {
+      // `.running` and the like are the plugin's own files; no chat's folder name starts with a dot.
+      if (name.startsWith('.')) continue;
       let id: string;
       try {
         id = decodeURIComponent(name);

@@ -235,7 +235,11 @@ describe('recall in the privacy controls (.mydata, deleted for everyone)', funct
   const onDisk = async () => {
     const root = path.join(t!.dir, 'data', 'recall');
     let text = '';
-    for (const chat of await readdir(root)) for (const f of await readdir(path.join(root, chat))) text += await readFile(path.join(root, chat, f), 'utf8');
+    // Every byte under data/recall: the chats' folders and the plugin's own files beside them.
+    for (const entry of await readdir(root, { withFileTypes: true })) {
+      if (!entry.isDirectory()) text += await readFile(path.join(root, entry.name), 'utf8');
+      else for (const f of await readdir(path.join(root, entry.name))) text += await readFile(path.join(root, entry.name, f), 'utf8');
+    }
     return text;
   };
 

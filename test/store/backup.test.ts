@@ -96,6 +96,26 @@ describe('backup and restore', function () {
     expect(await readFile(path.join(target, aside[0], 'old-marker.txt'), 'utf8')).to.equal('the data that was here');
   });
 
+  it('a backup from the running bot holds the recall lines it had not written yet (they are written once a second)', async () => {
+    const home = await dir();
+    // A long interval: without the flush the backup asks for, the lines would still be in memory.
+    const t = await startTestApp({ dir: home, env: { API_KEY: 'test-key-123456', BASE_URL: `${gw.url}/v1`, MODEL: 'm' }, config: { data: { flushIntervalMs: 60_000, diskLowMb: 200 } } });
+    try {
+      await t.transport.push({ senderId: '10000000021@s.whatsapp.net', text: 'the boat leaves from pier seventeen' });
+      const out = path.join(await dir(), 'recall.tar.gz');
+      const backup = await runCli('backup.js', [out], home);
+      expect(backup.code, backup.stderr).to.equal(0);
+      const target = await dir();
+      const restore = await runCli('restore.js', [out], target);
+      expect(restore.code, restore.stderr).to.equal(0);
+      const folder = path.join(target, 'data', 'recall', '10000000021@s.whatsapp.net');
+      const lines = (await Promise.all((await readdir(folder)).filter((n) => n.endsWith('.jsonl')).map((n) => readFile(path.join(folder, n), 'utf8')))).join('');
+      expect(lines.match(/the boat leaves from pier seventeen/g)).to.have.length(2);
+    } finally {
+      await t.app.stop();
+    }
+  });
+
   it('without a running bot the backup copies directly; the default archive goes beside DATA_DIR, never inside', async () => {
     const home = await dir();
     await mkdir(path.join(home, 'data', 'memory'), { recursive: true });
