@@ -131,8 +131,15 @@ const appendHandles = new AppendHandles(128);
  *
  * @example await appendToFile('data/recall/123@g.us/2026-11.jsonl', '{"role":"user",…}\n');
  */
-export async function appendToFile(file: string, data: string): Promise<void> {
-  await underWriteGate(() => appendHandles.append(file, data));
+const WRITTEN = Promise.resolve();
+export function appendToFile(file: string, data: string): Promise<void> {
+  // Not an async function: with no backup holding the writes, the line is written before this returns and the caller
+  // gets a settled promise (one per line, on every message, instead of an async function's machinery).
+  try {
+    return underWriteGate(() => appendHandles.append(file, data)) ?? WRITTEN;
+  } catch (err) {
+    return Promise.reject(err);
+  }
 }
 
 /**
