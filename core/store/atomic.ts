@@ -120,6 +120,9 @@ export async function removeLeftoverTempFiles(folders: string[]): Promise<string
  */
 const appendHandles = new AppendHandles(128);
 
+/** What appendToFile hands back once a line is written. */
+const WRITTEN = Promise.resolve();
+
 /**
  * Appends to a file (append-only logs such as the recall log), waiting while a backup holds the writes like every
  * atomic write does, so a backup never copies half a line. The folder is created when missing.
@@ -131,7 +134,6 @@ const appendHandles = new AppendHandles(128);
  *
  * @example await appendToFile('data/recall/123@g.us/2026-11.jsonl', '{"role":"user",…}\n');
  */
-const WRITTEN = Promise.resolve();
 export function appendToFile(file: string, data: string): Promise<void> {
   // Not an async function: with no backup holding the writes, the line is written before this returns and the caller
   // gets a settled promise (one per line, on every message, instead of an async function's machinery).
