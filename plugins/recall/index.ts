@@ -6,8 +6,12 @@ import { queryTerms, RecallStore, type ChatRecallLog, type LoggedMessage } from 
 import { recallPrivacy } from './privacy.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-/** How many recent message ids are remembered to log a message once when both the observer and history see it. */
-const SEEN_IDS = 5000;
+/**
+ * Per chat, how many recent message ids are remembered to log a message once when both the observer and history see
+ * it (they see it while it is handled, one right after the other), and for how many chats.
+ */
+const SEEN_IDS_PER_CHAT = 64;
+const SEEN_CHATS = 5000;
 /** In `data/recall/` while the plugin runs: found at start, the last run did not stop cleanly. */
 const RUNNING_MARKER = '.running';
 
@@ -63,13 +67,18 @@ export default definePlugin({
     // (commandLike, above).
 
     // A message is logged once even though both the observer and the history hook may see it.
-    const seen = new Set<string>();
+    // Per chat a short list (no key string built per message): the id is usually the very string seen last.
+    const seen = new Map<string, string[]>();
     const firstTime = (chatId: string, id: string | undefined) => {
       if (!id) return true;
-      const key = `${chatId}\n${id}`;
-      if (seen.has(key)) return false;
-      seen.add(key);
-      if (seen.size > SEEN_IDS) seen.delete(seen.values().next().value as string);
+      let ids = seen.get(chatId);
+      if (!ids) {
+        seen.set(chatId, (ids = []));
+        if (seen.size > SEEN_CHATS) seen.delete(seen.keys().next().value as string);
+      }
+      if (ids.includes(id)) return false;
+      ids.push(id);
+      if (ids.length > SEEN_IDS_PER_CHAT) ids.shift();
       return true;
     };
     const record = (chatId: string, entry: LoggedMessage) => {
