@@ -23,9 +23,21 @@ export interface MetricSources {
  *
  * @example
  * const metrics = new BotMetrics();
- * metrics.messagesReceived.inc({ kind: 'text' });
+ * metrics.countReceived('text');
  * const text = await metrics.registry.metrics();
  */
+/** Counts by label made on every message: plain numbers, handed to their prom-client counter when it is read. */
+class LabelTally {
+  private readonly counts = new Map<string, number>();
+  add(label: string): void {
+    this.counts.set(label, (this.counts.get(label) ?? 0) + 1);
+  }
+  drain(into: (label: string, count: number) => void): void {
+    for (const [label, count] of this.counts) into(label, count);
+    this.counts.clear();
+  }
+}
+
 export class BotMetrics {
   readonly registry = new Registry();
   readonly messagesReceived: Counter<'kind'>;
@@ -38,11 +50,35 @@ export class BotMetrics {
   readonly messagesSent: Counter<'type'>;
   readonly sendFailures: Counter<'type'>;
   private sources: MetricSources = {};
+  // The message path counts here (a label hash and check per call in prom-client, several calls per message); each
+  // counter takes its share when the metrics are read.
+  private readonly received = new LabelTally();
+  private readonly answered = new LabelTally();
+  private readonly sent = new LabelTally();
+  private depth = 0;
 
   constructor() {
     const registers = [this.registry];
-    this.messagesReceived = new Counter({ name: `${METRIC_PREFIX}messages_received_total`, help: 'Inbound messages handed to the bot, by kind (text or media kind).', labelNames: ['kind'], registers });
-    this.messagesAnswered = new Counter({ name: `${METRIC_PREFIX}messages_answered_total`, help: 'Inbound messages the bot answered (text, media or reaction), by kind of the inbound message.', labelNames: ['kind'], registers });
+    const { received, answered, sent } = this;
+    const metrics = this;
+    this.messagesReceived = new Counter({
+      name: `${METRIC_PREFIX}messages_received_total`,
+      help: 'Inbound messages handed to the bot, by kind (text or media kind).',
+      labelNames: ['kind'],
+      registers,
+      collect() {
+        received.drain((kind, n) => this.inc({ kind }, n));
+      },
+    });
+    this.messagesAnswered = new Counter({
+      name: `${METRIC_PREFIX}messages_answered_total`,
+      help: 'Inbound messages the bot answered (text, media or reaction), by kind of the inbound message.',
+      labelNames: ['kind'],
+      registers,
+      collect() {
+        answered.drain((kind, n) => this.inc({ kind }, n));
+      },
+    });
     this.handlingSeconds = new Histogram({
       name: `${METRIC_PREFIX}message_handling_seconds`,
       help: 'Time from receiving a message to the end of its handling (including waiting behind earlier messages of the chat).',
@@ -52,12 +88,26 @@ export class BotMetrics {
     });
     this.upstreamRequests = new Counter({ name: `${METRIC_PREFIX}upstream_requests_total`, help: 'Requests to AI provider legs, by leg and outcome (ok or the failure class).', labelNames: ['leg', 'outcome'], registers });
     this.legCooldowns = new Counter({ name: `${METRIC_PREFIX}leg_cooldowns_total`, help: 'Times a provider leg was put to rest after a failure, by leg and failure class.', labelNames: ['leg', 'reason'], registers });
-    this.queueDepth = new Gauge({ name: `${METRIC_PREFIX}queue_depth`, help: 'Inbound messages being handled or waiting behind an earlier message of their chat.', registers });
+    this.queueDepth = new Gauge({
+      name: `${METRIC_PREFIX}queue_depth`,
+      help: 'Inbound messages being handled or waiting behind an earlier message of their chat.',
+      registers,
+      collect() {
+        this.set(metrics.depth);
+      },
+    });
     this.reconnects = new Counter({ name: `${METRIC_PREFIX}reconnects_total`, help: 'WhatsApp connection closes followed by a reconnect, by reason.', labelNames: ['reason'], registers });
-    this.messagesSent = new Counter({ name: `${METRIC_PREFIX}messages_sent_total`, help: 'Messages the bot sent, by type (text, media, reaction, edit).', labelNames: ['type'], registers });
+    this.messagesSent = new Counter({
+      name: `${METRIC_PREFIX}messages_sent_total`,
+      help: 'Messages the bot sent, by type (text, media, reaction, edit).',
+      labelNames: ['type'],
+      registers,
+      collect() {
+        sent.drain((type, n) => this.inc({ type }, n));
+      },
+    });
     this.sendFailures = new Counter({ name: `${METRIC_PREFIX}send_failures_total`, help: 'Sends the transport refused or could not deliver, by type.', labelNames: ['type'], registers });
 
-    const metrics = this;
     new Gauge({
       name: `${METRIC_PREFIX}leg_up`,
       help: 'Provider leg usable now (1) or cooling down after a failure (0).',
@@ -121,6 +171,26 @@ export class BotMetrics {
       },
     });
     collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
+  }
+
+  /** An inbound message of `kind` was handed to the bot. */
+  countReceived(kind: string): void {
+    this.received.add(kind);
+  }
+
+  /** An inbound message of `kind` was answered. */
+  countAnswered(kind: string): void {
+    this.answered.add(kind);
+  }
+
+  /** The bot sent a message of `type` (text, media, reaction, edit). */
+  countSent(type: string): void {
+    this.sent.add(type);
+  }
+
+  /** A message entered (+1) or left (−1) the queue. */
+  queued(delta: 1 | -1): void {
+    this.depth += delta;
   }
 
   /** Connects the scrape-time gauges to the app's live state (later calls add to or replace earlier sources). */

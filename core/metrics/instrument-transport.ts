@@ -34,7 +34,7 @@ export function instrumentTransport(transport: Transport, metrics: BotMetrics): 
         const result = await send.call(transport, chatId, ...rest);
         // editText answers false when the network cannot edit: nothing was sent (the caller sends anew).
         if ((result as unknown) === false) return result;
-        metrics.messagesSent.inc({ type });
+        metrics.countSent(type);
         const current = inFlight.get(chatId)?.[0];
         if (current) current.answered = true;
         return result;
@@ -49,8 +49,8 @@ export function instrumentTransport(transport: Transport, metrics: BotMetrics): 
     start: (onMessage, events) =>
       transport.start(async (message) => {
         const kind = messageKind(message);
-        metrics.messagesReceived.inc({ kind });
-        metrics.queueDepth.inc();
+        metrics.countReceived(kind);
+        metrics.queued(1);
         const endTimer = metrics.handlingSeconds.startTimer({ kind });
         const state: Handling = { answered: false };
         const chatQueue = inFlight.get(message.chatId);
@@ -63,8 +63,8 @@ export function instrumentTransport(transport: Transport, metrics: BotMetrics): 
           queue.splice(queue.indexOf(state), 1);
           if (!queue.length) inFlight.delete(message.chatId);
           endTimer();
-          metrics.queueDepth.dec();
-          if (state.answered) metrics.messagesAnswered.inc({ kind });
+          metrics.queued(-1);
+          if (state.answered) metrics.countAnswered(kind);
         }
       }, events),
     sendText: counted('text', transport.sendText),
