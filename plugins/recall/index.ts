@@ -67,18 +67,18 @@ export default definePlugin({
     // (commandLike, above).
 
     // A message is logged once even though both the observer and the history hook may see it.
-    // Per chat a short list (no key string built per message): the id is usually the very string seen last.
-    const seen = new Map<string, string[]>();
+    // A small set per chat: no key string built per message, and a lookup touches one hash bucket, not every id kept.
+    const seen = new Map<string, Set<string>>();
     const firstTime = (chatId: string, id: string | undefined) => {
       if (!id) return true;
       let ids = seen.get(chatId);
       if (!ids) {
-        seen.set(chatId, (ids = []));
+        seen.set(chatId, (ids = new Set()));
         if (seen.size > SEEN_CHATS) seen.delete(seen.keys().next().value as string);
       }
-      if (ids.includes(id)) return false;
-      ids.push(id);
-      if (ids.length > SEEN_IDS_PER_CHAT) ids.shift();
+      if (ids.has(id)) return false;
+      ids.add(id);
+      if (ids.size > SEEN_IDS_PER_CHAT) ids.delete(ids.values().next().value as string);
       return true;
     };
     const record = (chatId: string, entry: LoggedMessage) => {
