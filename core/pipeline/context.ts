@@ -22,7 +22,9 @@ export interface ContextDeps {
 
 /** The context of one inbound message: replies, history and memory bound to its chat. */
 export function createContext(deps: ContextDeps, transport: Transport, message: IncomingMessage, rawText: string): BotContext {
-  const botIds = deps.botIds();
+  // The bot's ids matter only for a text that starts with a mention and for a group message (not per private line).
+  const startsWithMention = rawText.trimStart().startsWith('@');
+  const botIds = startsWithMention || message.isGroup ? deps.botIds() : [];
   // Child loggers are made on first use: most messages never log, and pino's child() is not free.
   let childLog: Logger | undefined;
   const chatId = message.chatId;
@@ -30,7 +32,7 @@ export function createContext(deps: ContextDeps, transport: Transport, message: 
   const { histories, memories } = deps;
   return {
     message,
-    text: stripBotMentions(rawText, botIds).trim(),
+    text: startsWithMention ? stripBotMentions(rawText, botIds).trim() : rawText.trim(),
     chatId,
     senderId: message.senderId,
     addressed: mentionsBot(message, botIds),
