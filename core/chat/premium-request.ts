@@ -19,15 +19,16 @@ export const DEFAULT_PREMIUM_PHRASES = [
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** Compiled once per phrase: this runs on every message. */
-const compiled = new Map<string, RegExp>();
-function wholePhrase(phrase: string): RegExp {
-  let re = compiled.get(phrase);
-  if (!re) {
-    re = new RegExp(`(^|[^\\p{L}\\p{N}])${escape(phrase.toLowerCase())}($|[^\\p{L}\\p{N}])`, 'u');
-    if (compiled.size < 500) compiled.set(phrase, re);
+/** Compiled once per phrase (with its lower case, a cheap first check): this runs on every message. */
+const compiled = new Map<string, { lower: string; re: RegExp }>();
+function wholePhrase(phrase: string): { lower: string; re: RegExp } {
+  let found = compiled.get(phrase);
+  if (!found) {
+    const lower = phrase.toLowerCase();
+    found = { lower, re: new RegExp(`(^|[^\\p{L}\\p{N}])${escape(lower)}($|[^\\p{L}\\p{N}])`, 'u') };
+    if (compiled.size < 500) compiled.set(phrase, found);
   }
-  return re;
+  return found;
 }
 
 /**
@@ -39,8 +40,9 @@ function wholePhrase(phrase: string): RegExp {
 export function premiumRequest(text: string, phrases: string[] = DEFAULT_PREMIUM_PHRASES): { premium: boolean; text: string } {
   const lower = text.toLowerCase();
   for (const phrase of phrases) {
-    const re = wholePhrase(phrase);
-    if (!re.test(lower)) continue;
+    const { lower: words, re } = wholePhrase(phrase);
+    // Nearly every message holds no phrase at all: a plain substring search says so before the word-boundary regex.
+    if (!lower.includes(words) || !re.test(lower)) continue;
     // Cut the phrase where it stands as words (not inside an earlier word such as "reuse"), keeping its neighbours.
     const rest = text.replace(new RegExp(re.source, 'iu'), (_m, before: string, after: string) => `${before} ${after}`).replace(/^[\s,.:;!-]+|[\s,:;-]+$/g, '').replace(/\s{2,}/g, ' ').trim();
     return { premium: true, text: rest };
