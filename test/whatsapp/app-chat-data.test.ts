@@ -20,7 +20,8 @@ async function textUnder(folder: string): Promise<string> {
   for (const entry of await readdir(folder, { withFileTypes: true }).catch(() => [])) {
     const full = path.join(folder, entry.name);
     if (entry.isDirectory()) text += await textUnder(full);
-    else if (entry.isFile()) text += await readFile(full, 'utf8');
+    // A temporary file of an atomic write under way (`<name>.tmp-<pid>-<n>`) may be renamed between listing and reading.
+    else if (entry.isFile()) text += await readFile(full, 'utf8').catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' && /\.tmp-\d+-\d+$/.test(entry.name) ? '' : Promise.reject(err)));
   }
   return text;
 }
