@@ -1,4 +1,4 @@
-import { readFile, truncate } from 'node:fs/promises';
+import { readFile, stat, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { appendToFile, releaseAppendHandle, releaseAppendHandles, safeFileName } from './atomic.js';
 import { healthFor } from './data-health.js';
@@ -212,6 +212,16 @@ export class HistoryStore {
         // A listener's failure is its own (it logs); the history write already happened.
       }
     }
+  }
+
+  /**
+   * Whether the chat's history was written at or after `time` (Unix ms), read from its files' times without loading
+   * the chat (a store catching up after a crash skips the chats the crashed run never touched).
+   */
+  async changedSince(chatId: string, time: number): Promise<boolean> {
+    const base = path.join(this.dataDir, 'history', safeFileName(chatId));
+    const times = await Promise.all([`${base}.json`, `${base}.jsonl`].map((file) => stat(file).then((s) => s.mtimeMs, () => -Infinity)));
+    return times.some((t) => t >= time);
   }
 
   /** The last `limit` entries, oldest first. */

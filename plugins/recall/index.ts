@@ -44,7 +44,11 @@ export default definePlugin({
     const catchUp = (log: ChatRecallLog) => {
       if (crashedRun === undefined) return;
       log
-        .catchUp(async () => (await host.histories.recent(log.chatId)).filter((e) => !(e.role === 'user' && commandLike(e.text))), crashedRun)
+        .catchUp(async () => {
+          // A chat the crashed run never wrote to has nothing to catch up on: its history is not even loaded.
+          if (!(await host.histories.changedSince(log.chatId, crashedRun))) return [];
+          return (await host.histories.recent(log.chatId)).filter((e) => !(e.role === 'user' && commandLike(e.text)));
+        }, crashedRun)
         .then((added) => added && host.log.info({ chat: log.chatId, added }, `recall log: ${added} message(s) the last run stopped before writing were added from the chat's history`))
         .catch((err) => host.log.error({ err, chat: log.chatId }, 'recall log: could not catch up after the last run stopped unexpectedly'));
     };

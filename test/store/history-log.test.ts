@@ -103,6 +103,16 @@ describe('history: append-only log folded into the JSON file', function () {
     }
   });
 
+  it('changedSince says whether a chat was written at or after a time, without loading it', async () => {
+    const store = new HistoryStore(dir, 50, { compactEvery: 1000 });
+    expect(await store.changedSince(CHAT, 0)).to.equal(false);
+    const before = Date.now() - 1000;
+    await store.append(CHAT, { role: 'user', text: 'hello', at: 1 });
+    expect(await store.changedSince(CHAT, before)).to.equal(true);
+    expect(await store.changedSince(CHAT, Date.now() + 60_000)).to.equal(false);
+    expect(await store.changedSince('10000000099@s.whatsapp.net', before)).to.equal(false);
+  });
+
   it('a revoked message leaves neither the JSON file nor the log', async () => {
     const store = new HistoryStore(dir, 50, { compactEvery: 1000 });
     await store.append(CHAT, { id: 'keep', role: 'user', text: 'fine', at: 1 });
