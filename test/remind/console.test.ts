@@ -48,7 +48,7 @@ describe('remind on the console (spawned npm run chat, stdin kept open, real clo
 
     const again = startLiveChat({ cwd: dir, env: ENV });
     try {
-      await again.waitForLine(/^bot> ⏰ Reminder, \d+ s late \(I was offline when it was due, \w{3} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\): after the restart$/);
+      await again.waitForLine(/^bot> ⏰ Reminder, \d+ s late \(I was offline when it was due, \w{3} \d{4}-\d\d-\d\d \d\d:\d\d(?::\d\d)?\): after the restart$/);
       again.send('.reminders');
       const list = await again.waitForLine(/^bot> Reminders in this chat/);
       expect(list).to.equal('bot> Reminders in this chat (times in Asia/Jakarta unless shown):');
