@@ -20,6 +20,10 @@ export interface ContextDeps {
   host: (plugin: string) => PluginHost;
 }
 
+/** A message's plugin views, by plugin: made once per plugin and message (observers, predicates, tools, handler). */
+const VIEWS = Symbol('plugin views');
+type WithViews = BotContext & { [VIEWS]?: Map<string, BotContext> };
+
 /** The context of one inbound message: replies, history and memory bound to its chat. */
 export function createContext(deps: ContextDeps, transport: Transport, message: IncomingMessage, rawText: string): BotContext {
   // The bot's ids matter only for a text that starts with a mention and for a group message (not per private line).
@@ -73,10 +77,6 @@ export function createContext(deps: ContextDeps, transport: Transport, message: 
     [VIEWS]: new Map<string, BotContext>(),
   } as WithViews;
 }
-
-/** A message's plugin views, by plugin: made once per plugin and message (observers, predicates, tools, handler). */
-const VIEWS = Symbol('plugin views');
-type WithViews = BotContext & { [VIEWS]?: Map<string, BotContext> };
 
 /**
  * The context of one message seen through one plugin: its options, host and logger; everything else is the
