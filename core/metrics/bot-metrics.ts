@@ -61,24 +61,19 @@ export class BotMetrics {
     const registers = [this.registry];
     const { received, answered, sent } = this;
     const metrics = this;
-    this.messagesReceived = new Counter({
-      name: `${METRIC_PREFIX}messages_received_total`,
-      help: 'Inbound messages handed to the bot, by kind (text or media kind).',
-      labelNames: ['kind'],
-      registers,
-      collect() {
-        received.drain((kind, n) => this.inc({ kind }, n));
-      },
-    });
-    this.messagesAnswered = new Counter({
-      name: `${METRIC_PREFIX}messages_answered_total`,
-      help: 'Inbound messages the bot answered (text, media or reaction), by kind of the inbound message.',
-      labelNames: ['kind'],
-      registers,
-      collect() {
-        answered.drain((kind, n) => this.inc({ kind }, n));
-      },
-    });
+    // A counter filled from a tally when it is read (scrape, get()).
+    const tallied = <L extends string>(name: string, help: string, label: L, tally: LabelTally) =>
+      new Counter<L>({
+        name: `${METRIC_PREFIX}${name}`,
+        help,
+        labelNames: [label],
+        registers,
+        collect() {
+          tally.drain((value, n) => this.inc({ [label]: value } as Partial<Record<L, string>>, n));
+        },
+      });
+    this.messagesReceived = tallied('messages_received_total', 'Inbound messages handed to the bot, by kind (text or media kind).', 'kind', received);
+    this.messagesAnswered = tallied('messages_answered_total', 'Inbound messages the bot answered (text, media or reaction), by kind of the inbound message.', 'kind', answered);
     this.handlingSeconds = new Histogram({
       name: `${METRIC_PREFIX}message_handling_seconds`,
       help: 'Time from receiving a message to the end of its handling (including waiting behind earlier messages of the chat).',
@@ -97,15 +92,7 @@ export class BotMetrics {
       },
     });
     this.reconnects = new Counter({ name: `${METRIC_PREFIX}reconnects_total`, help: 'WhatsApp connection closes followed by a reconnect, by reason.', labelNames: ['reason'], registers });
-    this.messagesSent = new Counter({
-      name: `${METRIC_PREFIX}messages_sent_total`,
-      help: 'Messages the bot sent, by type (text, media, reaction, edit).',
-      labelNames: ['type'],
-      registers,
-      collect() {
-        sent.drain((type, n) => this.inc({ type }, n));
-      },
-    });
+    this.messagesSent = tallied('messages_sent_total', 'Messages the bot sent, by type (text, media, reaction, edit).', 'type', sent);
     this.sendFailures = new Counter({ name: `${METRIC_PREFIX}send_failures_total`, help: 'Sends the transport refused or could not deliver, by type.', labelNames: ['type'], registers });
 
     new Gauge({

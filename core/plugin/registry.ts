@@ -174,14 +174,15 @@ export class PluginRegistry {
   /** Enabled, started plugins, in routing order. */
   active(): PluginState[] {
     // Asked several times per message: the last list is handed out again while it still holds (never mutate it).
+    const isActive = (s: PluginState) => Boolean(s.enabled && s.started && s.instance);
     const last = this.activeList;
     let count = 0;
     for (const s of this.states) {
-      if (!(s.enabled && s.started && s.instance)) continue;
-      if (last[count] !== s) return (this.activeList = this.states.filter((t) => t.enabled && t.started && t.instance));
+      if (!isActive(s)) continue;
+      if (last[count] !== s) return (this.activeList = this.states.filter(isActive));
       count++;
     }
-    return count === last.length ? last : (this.activeList = this.states.filter((t) => t.enabled && t.started && t.instance));
+    return count === last.length ? last : (this.activeList = this.states.filter(isActive));
   }
   private activeList: PluginState[] = [];
 

@@ -192,10 +192,15 @@ export class HistoryStore {
     return Math.max(1, this.options.compactEvery ?? 4 * this.maxMessages);
   }
 
+  /** `data/history/<chat>`: the chat's files are this plus `.json` and `.jsonl`. */
+  private base(chatId: string): string {
+    return path.join(this.dataDir, 'history', safeFileName(chatId));
+  }
+
   private chat(chatId: string): ChatHistory {
     let chat = this.chats.get(chatId);
     if (!chat) {
-      const base = path.join(this.dataDir, 'history', safeFileName(chatId));
+      const base = this.base(chatId);
       const doc = new JsonFile<HistoryDoc>(`${base}.json`, () => ({ messages: [] }), { schema: HISTORY_SCHEMA, onCorrupt: this.options.onCorrupt });
       chat = new ChatHistory(doc, `${base}.jsonl`, this);
       this.chats.set(chatId, chat);
@@ -219,7 +224,7 @@ export class HistoryStore {
    * the chat (a store catching up after a crash skips the chats the crashed run never touched).
    */
   async changedSince(chatId: string, time: number): Promise<boolean> {
-    const base = path.join(this.dataDir, 'history', safeFileName(chatId));
+    const base = this.base(chatId);
     const times = await Promise.all([`${base}.json`, `${base}.jsonl`].map((file) => stat(file).then((s) => s.mtimeMs, () => -Infinity)));
     return times.some((t) => t >= time);
   }
