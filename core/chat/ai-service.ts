@@ -197,44 +197,54 @@ export function createAiService(deps: AiServiceDeps): AiService {
       const verdict = await budgets.check(ctx.senderId, premium, cfg.ai);
       if (!verdict.ok) return verdict.reason;
     }
-    if (!options.userAlreadyInHistory) {
-      await ctx.history.append({ id: ctx.message.id, role: 'user', senderId: ctx.senderId, senderName: ctx.message.senderName, text, at: ctx.message.timestamp });
-    }
-    // Chat memory is written by anyone in the chat, so a turn for one person only leaves it out.
-    const facts = options.onlyTurnsOf ? [] : (await ctx.memory.facts()).map((f) => f.text);
-    let tools = [REMEMBER_TOOL, ...deps.tools(ctx)];
-    if (options.onlyTools) tools = tools.filter((t) => options.onlyTools!.includes(t.name));
-    if (options.extraTools?.length) tools = [...tools, ...options.extraTools];
-    const openAiTools = tools.map(openAiTool);
-
-    let budgetTokens = cfg.history.maxPromptTokens;
-    await ctx.typing(true).catch(() => undefined);
+    // The question is in the history at once (the prompt is built from it) and written to disk while the upstream
+    // works on the request; it is waited for before the answer is used, so it is on disk before anything is said back.
+    const questionSaved = options.userAlreadyInHistory
+      ? undefined
+      : ctx.history.append({ id: ctx.message.id, role: 'user', senderId: ctx.senderId, senderName: ctx.message.senderName, text, at: ctx.message.timestamp }, { writeAfterIo: true });
+    // (Awaited below on every path; this only keeps a failure from counting as unhandled in the meantime.)
+    questionSaved?.catch(() => undefined);
     try {
-      for (let attempt = 0; ; attempt++) {
-        const recent = await ctx.history.recent();
-        const history = options.onlyTurnsOf ? historyMessages(turnsOf(recent, options.onlyTurnsOf), budgetTokens, ctx.message.isGroup) : historyMessages(recent, budgetTokens, ctx.message.isGroup, ctx.chatId);
-        const messages: ChatMessage[] = [{ role: 'system', content: systemPrompt(ctx, facts, tools.some((t) => t.live), options.system) }, ...history];
-        try {
-          const cited: string[] = [];
-          const result = await toolLoop(messages, openAiTools, tools, ctx, { premium, userId: ctx.senderId }, cfg.ai.maxToolRounds, cited);
-          let answer = withSources(result.text.trim() || 'I have no answer to that.', cited);
-          const unsaved = [...new Set((ctx.state.unsavedNotes as string[] | undefined) ?? [])];
-          if (unsaved.length && !unsaved.every((note) => answer.includes(note))) answer += `\n\n${unsaved.join('\n')}`;
-          await ctx.history.append({ role: 'assistant', text: answer, at: Date.now() });
-          if (cfg.ai.showProvider) answer += `\n\n_(${result.leg} · ${result.model})_`;
-          return answer;
-        } catch (err) {
-          if (err instanceof ContextTooLongError && attempt === 0) {
-            log.warn({ leg: err.leg }, 'context too long; retrying once with a shorter history');
-            budgetTokens = Math.max(200, Math.floor(budgetTokens / 4));
-            continue;
+      // Chat memory is written by anyone in the chat, so a turn for one person only leaves it out.
+      const facts = options.onlyTurnsOf ? [] : (await ctx.memory.facts()).map((f) => f.text);
+      let tools = [REMEMBER_TOOL, ...deps.tools(ctx)];
+      if (options.onlyTools) tools = tools.filter((t) => options.onlyTools!.includes(t.name));
+      if (options.extraTools?.length) tools = [...tools, ...options.extraTools];
+      const openAiTools = tools.map(openAiTool);
+
+      let budgetTokens = cfg.history.maxPromptTokens;
+      await ctx.typing(true).catch(() => undefined);
+      try {
+        for (let attempt = 0; ; attempt++) {
+          const recent = await ctx.history.recent();
+          const history = options.onlyTurnsOf ? historyMessages(turnsOf(recent, options.onlyTurnsOf), budgetTokens, ctx.message.isGroup) : historyMessages(recent, budgetTokens, ctx.message.isGroup, ctx.chatId);
+          const messages: ChatMessage[] = [{ role: 'system', content: systemPrompt(ctx, facts, tools.some((t) => t.live), options.system) }, ...history];
+          try {
+            const cited: string[] = [];
+            const result = await toolLoop(messages, openAiTools, tools, ctx, { premium, userId: ctx.senderId }, cfg.ai.maxToolRounds, cited);
+            await questionSaved;
+            let answer = withSources(result.text.trim() || 'I have no answer to that.', cited);
+            const unsaved = [...new Set((ctx.state.unsavedNotes as string[] | undefined) ?? [])];
+            if (unsaved.length && !unsaved.every((note) => answer.includes(note))) answer += `\n\n${unsaved.join('\n')}`;
+            await ctx.history.append({ role: 'assistant', text: answer, at: Date.now() });
+            if (cfg.ai.showProvider) answer += `\n\n_(${result.leg} · ${result.model})_`;
+            return answer;
+          } catch (err) {
+            if (err instanceof ContextTooLongError && attempt === 0) {
+              log.warn({ leg: err.leg }, 'context too long; retrying once with a shorter history');
+              budgetTokens = Math.max(200, Math.floor(budgetTokens / 4));
+              continue;
+            }
+            if (err instanceof ContextTooLongError) throw new Error('the message is too long for the model even without history');
+            throw err;
           }
-          if (err instanceof ContextTooLongError) throw new Error('the message is too long for the model even without history');
-          throw err;
         }
+      } finally {
+        await ctx.typing(false).catch(() => undefined);
       }
     } finally {
-      await ctx.typing(false).catch(() => undefined);
+      // Never leave with the question's write still out (a failed upstream call included): `idle()` covers it.
+      await questionSaved?.catch(() => undefined);
     }
   }
 

@@ -55,7 +55,7 @@ export function createContext(deps: ContextDeps, transport: Transport, message: 
     typing: (on) => transport.setTyping(chatId, on),
     history: {
       recent: (limit) => histories.recent(chatId, limit),
-      append: (entry) => histories.append(chatId, entry),
+      append: (entry, options) => histories.append(chatId, entry, options),
       async recordIncoming(text, extra) {
         if (incomingRecorded) return;
         incomingRecorded = true;

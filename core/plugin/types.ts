@@ -4,7 +4,7 @@ import type { Capabilities, CapabilityStatus } from '../capabilities/capabilitie
 import type { PluginSection, BotConfig } from '../config/schema.js';
 import type { Settings } from '../config/settings.js';
 import type { Logger } from '../log/logger.js';
-import type { HistoryStore, HistoryEntry } from '../store/history.js';
+import type { AppendOptions, HistoryStore, HistoryEntry } from '../store/history.js';
 import type { MemoryStore, MemoryFact } from '../store/memory.js';
 import type { IncomingMessage, MediaKind, OutgoingMedia, SentMessage } from '../transport/message.js';
 import type { ChatMessage, CompleteOptions, CompletionResult, LegHealth, ProviderLeg } from '../providers/types.js';
@@ -41,7 +41,8 @@ export interface CommandMatch {
 /** The chat's history as a plugin sees it: bound to the current chat. */
 export interface ChatHistoryView {
   recent(limit?: number): Promise<HistoryEntry[]>;
-  append(entry: HistoryEntry): Promise<void>;
+  /** Adds an entry (see `HistoryStore.append`: `writeAfterIo` writes it while an upstream request is out). */
+  append(entry: HistoryEntry, options?: AppendOptions): Promise<void>;
   /**
    * Records the message being handled in the chat's history, as `text` (a voice note's transcript, say) — once:
    * the core then does not record it again (in a group, a message not addressed to the bot is kept as context).

@@ -18,6 +18,20 @@ export interface HistoryEntry {
   media?: string;
 }
 
+/** How `HistoryStore.append` writes its line. */
+export interface AppendOptions {
+  /**
+   * Write the line once the I/O this turn of the event loop started is under way (an upstream request already sent),
+   * instead of before the caller goes on: the disk write then costs no time the caller waits for. The entry is in the
+   * history for every read started after the call, at once; the promise still resolves only once the line is on disk,
+   * and lines reach the file in the order they were appended.
+   */
+  writeAfterIo?: boolean;
+}
+
+/** Resolves in the event loop's next check phase: after the I/O that this turn started has been handed on. */
+const afterIo = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** Told of every entry appended to a chat's history (see `HistoryStore.onAppend`). */
 export type HistoryAppendListener = (chatId: string, entry: HistoryEntry) => void;
 
@@ -105,7 +119,7 @@ class ChatHistory {
   }
 
   /** Appends one message: resolves once its line was handed to the file system (it survives a crash of the bot). */
-  async append(entry: HistoryEntry): Promise<void> {
+  async append(entry: HistoryEntry, options?: AppendOptions): Promise<void> {
     const value = await this.ready;
     value.messages.push(entry);
     this.trim(value);
@@ -115,7 +129,8 @@ class ChatHistory {
     const line = `{"seq":${seq},${JSON.stringify(entry).slice(1)}\n`;
     this.unfolded++;
     JsonFile.pendingFlushers.add(this.flushNow);
-    const written = this.run(() => this.appendLine(line));
+    // The line takes its place in the chat's disk queue now, so a later append never overtakes it.
+    const written = this.run(options?.writeAfterIo ? () => afterIo().then(() => this.appendLine(line)) : () => this.appendLine(line));
     if (this.unfolded >= this.store.compactEvery) void this.compact().catch(() => undefined);
     await written;
   }
@@ -208,8 +223,12 @@ export class HistoryStore {
     return chat;
   }
 
-  async append(chatId: string, entry: HistoryEntry): Promise<void> {
-    await this.chat(chatId).append(entry);
+  /**
+   * Appends one entry to a chat's history: in memory at once (reads started after this call see it), on disk when the
+   * promise resolves (see `AppendOptions` for writing it while the caller waits on other I/O).
+   */
+  async append(chatId: string, entry: HistoryEntry, options?: AppendOptions): Promise<void> {
+    await this.chat(chatId).append(entry, options);
     for (const listener of this.appendListeners) {
       try {
         listener(chatId, entry);

@@ -26,6 +26,10 @@ export const CONSOLE_DEFAULT_SENDER = '10000000001';
  */
 export const CONSOLE_BOT_ID = '10000000000';
 
+/** Waiting input lines past which the console stops reading its input, and below which it reads again. */
+const WAITING_HIGH = 64;
+const WAITING_LOW = 8;
+
 export interface ConsoleOptions {
   input?: NodeJS.ReadableStream;
   output?: NodeJS.WritableStream;
@@ -105,15 +109,26 @@ export class ConsoleTransport implements Transport {
       rl.on('SIGINT', () => process.kill(process.pid, 'SIGINT'));
     }
     // Lines are handled one after another: the next line waits until the previous one's handling has finished.
-    let chain = Promise.resolve();
+    // Piped input arrives far faster than the bot answers: the waiting lines are plain strings in one array, and past
+    // WAITING_HIGH of them the input is paused (resumed at WAITING_LOW), so a long file is never all in memory at once
+    // as pending work (a promise and a closure per line made every garbage collection copy them all).
+    const waiting: string[] = [];
+    let paused = false;
+    let handling = false;
+    let closed = false;
     let quit = false;
-    rl.on('line', (line) => {
-      chain = chain.then(async () => {
-        if (quit) return;
+    const handleWaiting = async () => {
+      handling = true;
+      for (let line = waiting.shift(); line !== undefined; line = waiting.shift()) {
+        if (paused && waiting.length <= WAITING_LOW && !closed) {
+          paused = false;
+          rl.resume();
+        }
+        if (quit) continue;
         if (line.trim() === ':quit') {
           quit = true;
           rl.close();
-          return;
+          continue;
         }
         try {
           await this.handleLine(line);
@@ -121,10 +136,21 @@ export class ConsoleTransport implements Transport {
           this.complain((err as Error).message);
         }
         if (this.interactive && !quit) rl.prompt();
-      });
+      }
+      handling = false;
+      if (closed) this.resolveDone();
+    };
+    rl.on('line', (line) => {
+      waiting.push(line);
+      if (!paused && waiting.length >= WAITING_HIGH) {
+        paused = true;
+        rl.pause();
+      }
+      if (!handling) void handleWaiting();
     });
     rl.on('close', () => {
-      void chain.then(() => this.resolveDone());
+      closed = true;
+      if (!handling) this.resolveDone();
     });
   }
 

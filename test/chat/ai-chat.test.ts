@@ -76,6 +76,29 @@ describe('AI chat through the provider chain', () => {
     expect(text(await t.transport.push({ text: '.ping' }))[0]).to.match(/^pong/);
   });
 
+  it('has the question on disk before the answer is sent, and keeps it when every provider fails', async () => {
+    t = await startTestApp({ env: env(), plugins: [] });
+    const app = t;
+    const historyOnDisk = () => {
+      const folder = path.join(app.dir, 'data', 'history');
+      return existsSync(folder) ? readdirSync(folder).map((f) => readFileSync(path.join(folder, f), 'utf8')).join('\n') : '';
+    };
+    // What a crash at the moment of sending would leave: read when the transport is asked to send.
+    const seenAtSend: string[] = [];
+    const record = app.transport.actions.push.bind(app.transport.actions);
+    app.transport.actions.push = (...actions) => {
+      seenAtSend.push(historyOnDisk());
+      return record(...actions);
+    };
+    expect(text(await app.transport.push({ text: 'which platform for the 8:15?' }))).to.deep.equal(['primary: which platform for the 8:15?']);
+    expect(seenAtSend[0]).to.include('which platform for the 8:15?');
+    primary.next(failures.serverError);
+    second.next(failures.serverError);
+    expect(text(await app.transport.push({ text: 'and the return train?' }))[0]).to.match(/cannot reach any AI provider/);
+    expect(seenAtSend[1]).to.include('and the return train?');
+    expect(historyOnDisk()).to.include('and the return train?');
+  });
+
   it('uses the premium model for the one message that asks for it, and says so when none is configured', async () => {
     t = await startTestApp({ env: env(), plugins: [premiumPlugin] });
     expect(text(await t.transport.push({ text: 'use the premium model: explain tides' }))).to.deep.equal(['primary: explain tides']);
