@@ -1,0 +1,50 @@
+import { expect } from 'chai';
+import { PassThrough } from 'node:stream';
+import { ConsoleTransport } from '../../core/transport/console.js';
+import type { IncomingMessage } from '../../core/transport/message.js';
+
+/** Lets the event loop run a few turns (stream reads, readline's line events). */
+const turns = async (n = 20) => {
+  for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+};
+
+describe('console transport: piped input', () => {
+  it('reads no further ahead than a few lines while the bot is busy, and still handles every line in order', async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    output.resume();
+    const console = new ConsoleTransport({ input, output, errors: new PassThrough() });
+    const seen: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    await console.start(async (message: IncomingMessage) => {
+      seen.push(message.text);
+      await gate;
+    });
+    const total = 2000;
+    // One write per line, as a slow producer (or a big file read in chunks) hands them over.
+    for (let i = 0; i < total; i++) input.write(`line ${i}\n`);
+    input.end();
+    await turns();
+    // The first line is being handled and the rest wait: the console stopped reading, the input keeps the rest.
+    expect(seen).to.deep.equal(['line 0']);
+    expect(input.isPaused(), 'the input was not paused').to.equal(true);
+    expect(input.readableLength, 'the console read all of its input while busy').to.be.greaterThan(0);
+    release();
+    await console.done;
+    expect(seen).to.have.length(total);
+    expect(seen.every((text, i) => text === `line ${i}`)).to.equal(true);
+  });
+
+  it(':quit stops at once: the lines after it are not handled', async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    output.resume();
+    const console = new ConsoleTransport({ input, output, errors: new PassThrough() });
+    const seen: string[] = [];
+    await console.start(async (message: IncomingMessage) => void seen.push(message.text));
+    input.end('one\ntwo\n:quit\nthree\n');
+    await console.done;
+    expect(seen).to.deep.equal(['one', 'two']);
+  });
+});
