@@ -1,6 +1,6 @@
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { definePlugin, flushWithStores, healthFor, Type, writeFileAtomic, type HistoryEntry } from '../../core/index.js';
+import { definePlugin, flushWithStores, healthFor, Type, writeFileAtomic, type HistoryEntry, type IncomingMessage } from '../../core/index.js';
 import { formatForChat, formatForModel } from './format.js';
 import { queryTerms, RecallStore, type ChatRecallLog, type LoggedMessage } from './log-store.js';
 import { recallPrivacy } from './privacy.js';
@@ -21,6 +21,11 @@ const options = Type.Object({
   maxQueryChars: Type.Integer({ minimum: 10, maximum: 1000, default: 200, description: 'longest search accepted' }),
   maxLoadedMessages: Type.Integer({ minimum: 1000, maximum: 10_000_000, default: 200_000, description: 'messages kept in memory for search across all chats (~0.7 KB each); beyond it the least recently searched chats are unloaded and load again, from their index snapshots, at their next search' }),
 });
+
+/** The log entry of a message as it came in, with `text` as the bot read it (mentions of the bot taken out). */
+function loggedFrom(m: IncomingMessage, text: string): LoggedMessage {
+  return { id: m.id, role: 'user', senderId: m.senderId, ...(m.senderName ? { senderName: m.senderName } : {}), text, at: m.timestamp || Date.now(), ...(m.media ? { media: m.media.kind } : {}) };
+}
 
 /**
  * Search of past conversations: every chat keeps a log of its messages beyond the prompt history — what people said
@@ -62,8 +67,11 @@ export default definePlugin({
       snapshotFailed: (dir, err) => host.log.warn({ err, dir }, 'recall: could not write a search-index snapshot (the next start indexes that month from the log)'),
       unloaded: (chat, messages) => host.log.info({ chat, messages, maxLoadedMessages: host.options().maxLoadedMessages }, `recall: a chat's ${messages} messages left memory (over maxLoadedMessages); its next search loads them again`),
     }, { maxLoadedMessages: () => host.options().maxLoadedMessages, onFirstUse: catchUp });
-    const stopFlushing = flushWithStores(() => logs.flush());
-    host.privacy.register(recallPrivacy(logs));
+    const stopFlushing = flushWithStores(() => {
+      takeNoted();
+      return logs.flush();
+    });
+    host.privacy.register(recallPrivacy(logs, () => takeNoted()));
     const cutoff = () => Date.now() - host.options().retentionDays * DAY_MS;
     const enabled = () => host.config().plugins?.recall?.enabled ?? true;
 
@@ -90,13 +98,27 @@ export default definePlugin({
       // Failures to write are the store's to report (data health) and retry; nothing here waits for the disk.
       logs.chat(chatId).addSoon(entry, host.config().data.flushIntervalMs);
     };
+    // The observer and the history hook only note a message; it is logged once the I/O this turn started is out
+    // (a message's upstream request goes first, logging runs while it is answered). Whatever reads or changes the log
+    // — a search, the privacy controls, a flush, the stop — takes the noted messages in first.
+    let noted: Array<{ chatId: string; entry: LoggedMessage | IncomingMessage; text?: string }> = [];
+    const takeNoted = () => {
+      if (!noted.length) return;
+      const batch = noted;
+      noted = [];
+      for (const { chatId, entry, text } of batch) record(chatId, 'role' in entry ? entry : loggedFrom(entry, text ?? entry.text));
+    };
+    const note = (chatId: string, entry: LoggedMessage | IncomingMessage, text?: string) => {
+      if (!noted.length) setImmediate(takeNoted);
+      noted.push({ chatId, entry, text });
+    };
 
     // The bot's own answers (and transcripts, captions) reach the chat's history, not the observers: the log follows
     // history appends too, so "what did you tell me about X" finds what the bot said. `.reset` clears the history
     // file, which is no append, so it never touches the log.
     // A group's messages for others join the history as context, commands among them: those stay out here too.
     const stopFollowing = host.histories.onAppend((chatId, entry: HistoryEntry) => {
-      if (enabled() && !(entry.role === 'user' && commandLike(entry.text))) record(chatId, entry);
+      if (enabled() && !(entry.role === 'user' && commandLike(entry.text))) note(chatId, entry);
     });
 
     const prune = async () => {
@@ -116,8 +138,7 @@ export default definePlugin({
         (ctx) => {
           const text = ctx.text;
           if (!text || commandLike(text)) return;
-          const m = ctx.message;
-          record(ctx.chatId, { id: m.id, role: 'user', senderId: ctx.senderId, ...(m.senderName ? { senderName: m.senderName } : {}), text, at: m.timestamp || Date.now(), ...(m.media ? { media: m.media.kind } : {}) });
+          note(ctx.chatId, ctx.message, text);
         },
       ],
       commands: [
@@ -133,6 +154,7 @@ export default definePlugin({
             if (query.length > ctx.options.maxQueryChars) return ctx.reply(`That search is too long (${query.length} characters; at most ${ctx.options.maxQueryChars}). Use a few words.`);
             const terms = queryTerms(query);
             if (!terms.length) return ctx.reply(`Search with words or numbers. ${usage}`);
+            takeNoted();
             const hits = await logs.chat(ctx.chatId).search(query, { limit: ctx.options.maxResults, notBefore: cutoff() });
             return ctx.reply(formatForChat(hits, query, terms));
           },
@@ -154,6 +176,7 @@ export default definePlugin({
             const query = typeof args.query === 'string' ? args.query.trim() : '';
             if (!query) return { error: 'give the words to search for in "query"' };
             if (query.length > call.options.maxQueryChars) return { error: `the query is too long (${query.length} characters; at most ${call.options.maxQueryChars}): use a few words` };
+            takeNoted();
             const hits = await logs.chat(call.chatId).search(query, { limit: call.options.maxResults, excludeId: call.ctx.message.id, notBefore: cutoff() });
             return formatForModel(hits);
           },
@@ -163,6 +186,7 @@ export default definePlugin({
         clearInterval(daily);
         stopFollowing();
         stopFlushing();
+        takeNoted();
         const unsaved = await logs.flush();
         if (unsaved) host.log.error({ unsaved }, `recall log: ${unsaved} message(s) could not be written before the stop`);
         // Everything is on disk: the next start has nothing to catch up on (with lines unsaved, the marker stays).

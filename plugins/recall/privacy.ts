@@ -12,10 +12,11 @@ const aboutPerson = (chatId: string, person: PersonIds) => {
  * (and the dashboard's delete) removes it from disk and from the search index, and a message deleted for everyone
  * leaves the log of its chat.
  */
-export function recallPrivacy(logs: RecallStore): PrivacyParticipant {
+export function recallPrivacy(logs: RecallStore, beforeUse: () => void = () => undefined): PrivacyParticipant {
   return {
     name: 'recall log',
     async exportFor(person) {
+      beforeUse();
       const out: Record<string, LoggedMessage[]> = {};
       for (const chatId of await logs.chatIds()) {
         const entries = await logs.chat(chatId).where(aboutPerson(chatId, person));
@@ -24,10 +25,14 @@ export function recallPrivacy(logs: RecallStore): PrivacyParticipant {
       return out;
     },
     async deleteFor(person) {
+      beforeUse();
       let removed = 0;
       for (const chatId of await logs.chatIds()) removed += await logs.chat(chatId).removeWhere(aboutPerson(chatId, person));
       return removed;
     },
-    revoke: (chatId, messageId) => logs.chat(chatId).removeWhere((entry) => entry.id === messageId),
+    revoke: (chatId, messageId) => {
+      beforeUse();
+      return logs.chat(chatId).removeWhere((entry) => entry.id === messageId);
+    },
   };
 }

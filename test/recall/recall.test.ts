@@ -232,8 +232,9 @@ describe('recall in the privacy controls (.mydata, deleted for everyone)', funct
   });
   const say = async (input: Parameters<TestApp['transport']['push']>[0]) =>
     (await transport.push(input)).filter((a): a is Extract<BotAction, { type: 'text' }> => a.type === 'text').map((a) => a.text);
-  const onDisk = async () => {
-    const root = path.join(t!.dir, 'data', 'recall');
+  const onDisk = () => onDiskOf(t!.dir);
+  const onDiskOf = async (dir: string) => {
+    const root = path.join(dir, 'data', 'recall');
     let text = '';
     // Every byte under data/recall: the chats' folders and the plugin's own files beside them.
     for (const entry of await readdir(root, { withFileTypes: true })) {
@@ -262,5 +263,20 @@ describe('recall in the privacy controls (.mydata, deleted for everyone)', funct
     await transport.revoke(GROUP, 'budi-group');
     assert.match((await say({ chatId: GROUP, senderId: BUDI, text: '.recall quince' }))[0], /^Nothing in this chat/);
     assert.doesNotMatch(await onDisk(), /budi brings/);
+  });
+
+  it('a message deleted for everyone the moment it was handled (before the bot turned to anything else) never reaches the log', async () => {
+    // Not addressed to the bot: handled without a word to any upstream, so nothing else ran in between.
+    await transport.push({ chatId: GROUP, senderId: BUDI, id: 'budi-oops', text: 'oops, my quince password is hunter2' });
+    await transport.revoke(GROUP, 'budi-oops');
+    assert.match((await say({ chatId: GROUP, senderId: BUDI, text: '.recall hunter2' }))[0], /^Nothing in this chat/);
+    const app = t!;
+    t = undefined;
+    await app.app.stop();
+    try {
+      assert.doesNotMatch(await onDiskOf(app.dir), /hunter2/);
+    } finally {
+      await rm(app.dir, { recursive: true, force: true });
+    }
   });
 });
