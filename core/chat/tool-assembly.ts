@@ -15,7 +15,8 @@ export function toolsFor(registry: PluginRegistry, capabilities: Capabilities, c
     for (const tool of list) if (!capabilities.missing(tool.needs ?? []).length) tools.push(tool);
   }
   // Tools a plugin finds at run time (per message) were never checked at registration: a name already taken is left out.
-  const taken = new Map<string, string>([...CORE_TOOLS.map((t) => [t, 'the core'] as const), ...tools.map((t) => [t.name, 'a plugin'] as const)]);
+  // Made only when a plugin finds tools now (most messages have none of those).
+  let taken: Map<string, string> | undefined;
   for (const state of registry.active()) {
     const plugin = state.plugin;
     if (!state.instance!.toolsFor) continue;
@@ -30,6 +31,7 @@ export function toolsFor(registry: PluginRegistry, capabilities: Capabilities, c
     }
     for (const tool of found) {
       if (capabilities.missing(tool.needs ?? []).length) continue;
+      taken ??= new Map<string, string>([...CORE_TOOLS.map((t) => [t, 'the core'] as const), ...tools.map((t) => [t.name, 'a plugin'] as const)]);
       const owner = taken.get(tool.name);
       if (owner) {
         log?.warn({ plugin: plugin.name, tool: tool.name, owner }, `plugin "${plugin.name}" offers a tool "${tool.name}" that ${owner} already has; it is not offered`);

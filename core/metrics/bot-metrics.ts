@@ -56,6 +56,8 @@ export class BotMetrics {
   private readonly answered = new LabelTally();
   private readonly sent = new LabelTally();
   private depth = 0;
+  /** Handling times (kind, seconds, kind, seconds, …) not yet handed to the histogram: it takes them when read. */
+  private handled: Array<string | number> = [];
 
   constructor() {
     const registers = [this.registry];
@@ -80,6 +82,9 @@ export class BotMetrics {
       labelNames: ['kind'],
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
       registers,
+      collect() {
+        metrics.drainHandled();
+      },
     });
     this.upstreamRequests = new Counter({ name: `${METRIC_PREFIX}upstream_requests_total`, help: 'Requests to AI provider legs, by leg and outcome (ok or the failure class).', labelNames: ['leg', 'outcome'], registers });
     this.legCooldowns = new Counter({ name: `${METRIC_PREFIX}leg_cooldowns_total`, help: 'Times a provider leg was put to rest after a failure, by leg and failure class.', labelNames: ['leg', 'reason'], registers });
@@ -158,6 +163,19 @@ export class BotMetrics {
       },
     });
     collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
+  }
+
+  /** One message's handling time, by kind (observed by the histogram when the metrics are read). */
+  observeHandling(kind: string, seconds: number): void {
+    this.handled.push(kind, seconds);
+    // Never metrics nobody reads piling up: past this many, they go into the histogram now.
+    if (this.handled.length >= 2048) this.drainHandled();
+  }
+
+  private drainHandled(): void {
+    const handled = this.handled;
+    this.handled = [];
+    for (let i = 0; i < handled.length; i += 2) this.handlingSeconds.observe({ kind: handled[i] as string }, handled[i + 1] as number);
   }
 
   /** An inbound message of `kind` was handed to the bot. */

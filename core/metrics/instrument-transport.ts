@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { IncomingMessage } from '../transport/message.js';
 import type { Transport } from '../transport/transport.js';
 import type { BotMetrics } from './bot-metrics.js';
@@ -51,7 +52,7 @@ export function instrumentTransport(transport: Transport, metrics: BotMetrics): 
         const kind = messageKind(message);
         metrics.countReceived(kind);
         metrics.queued(1);
-        const endTimer = metrics.handlingSeconds.startTimer({ kind });
+        const started = performance.now();
         const state: Handling = { answered: false };
         const chatQueue = inFlight.get(message.chatId);
         if (chatQueue) chatQueue.push(state);
@@ -62,7 +63,7 @@ export function instrumentTransport(transport: Transport, metrics: BotMetrics): 
           const queue = inFlight.get(message.chatId)!;
           queue.splice(queue.indexOf(state), 1);
           if (!queue.length) inFlight.delete(message.chatId);
-          endTimer();
+          metrics.observeHandling(kind, (performance.now() - started) / 1000);
           metrics.queued(-1);
           if (state.answered) metrics.countAnswered(kind);
         }
