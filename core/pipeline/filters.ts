@@ -25,10 +25,8 @@ export function handledText(message: IncomingMessage, log: Logger): string | und
 
 /** Who the bot answers at all: the block list and the allow list of config.json. */
 export function answeredSendersOnly(config: () => BotConfig): Middleware<BotContext> {
-  return async (ctx, next) => {
-    if (!botAnswers(senderIds(ctx.message), config())) return;
-    await next();
-  };
+  // Not async: a message handed on costs no promise of its own here (the same below).
+  return (ctx, next) => (botAnswers(senderIds(ctx.message), config()) ? next() : undefined);
 }
 
 /** Observers see every message, addressed or not; one failing never stops the others or the reply. */
@@ -39,7 +37,11 @@ export function observers(registry: PluginRegistry, capabilities: Capabilities, 
       if (!registry.mayUse(state.plugin.name, ctx.message)) continue;
       if (capabilities.missing(state.plugin.needs ?? []).length) continue;
       try {
-        for (const observe of state.instance.observers) await observe(view(ctx, state.plugin.name));
+        for (const observe of state.instance.observers) {
+          const seen = observe(view(ctx, state.plugin.name));
+          // An observer that finished at once (most only note the message) is not waited for a turn.
+          if (seen && typeof (seen as PromiseLike<unknown>).then === 'function') await seen;
+        }
       } catch (err) {
         ctx.log.error({ err, plugin: state.plugin.name }, 'observer plugin failed');
       }
@@ -53,17 +55,14 @@ export function observers(registry: PluginRegistry, capabilities: Capabilities, 
  * message longer than MAX_INBOUND_CHARS is refused in words.
  */
 export function addressedOnly(config: () => BotConfig): Middleware<BotContext> {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const { prefix, groups } = config();
-    const commandLike = ctx.text.startsWith(prefix) || /^\/\w/.test(ctx.text);
-    if (!ctx.addressed && !(groups.commandsWithoutMention && commandLike)) {
-      if (ctx.message.isGroup && ctx.text) await ctx.history.recordIncoming(ctx.text);
-      return;
+    if (!ctx.addressed && !(groups.commandsWithoutMention && (ctx.text.startsWith(prefix) || /^\/\w/.test(ctx.text)))) {
+      return ctx.message.isGroup && ctx.text ? ctx.history.recordIncoming(ctx.text) : undefined;
     }
     if (ctx.text.length > MAX_INBOUND_CHARS) {
-      await ctx.reply(`That message is too long for me (${ctx.text.length} characters; the limit is ${MAX_INBOUND_CHARS}). Please send it in smaller parts.`);
-      return;
+      return ctx.reply(`That message is too long for me (${ctx.text.length} characters; the limit is ${MAX_INBOUND_CHARS}). Please send it in smaller parts.`).then(() => undefined);
     }
-    await next();
+    return next();
   };
 }

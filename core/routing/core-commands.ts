@@ -9,26 +9,25 @@ import type { BotContext } from '../plugin/types.js';
  * off, and an unknown command. Anything else goes on to `next` (the main model).
  */
 export function coreCommands(registry: PluginRegistry, config: () => BotConfig): Middleware<BotContext> {
-  return async (ctx, next) => {
+  // Not async: free text handed on to the model costs no promise of its own here.
+  return (ctx, next) => {
     const prefix = config().prefix;
     const { word } = firstWord(ctx.text);
     const lower = word.toLowerCase();
-    if (lower === `${prefix}help` || lower === '/help') {
-      await ctx.reply(helpText(registry, config(), ctx));
-      return;
-    }
+    if (lower === `${prefix}help` || lower === '/help') return replied(ctx.reply(helpText(registry, config(), ctx)));
     const off = disabledPluginFor(registry, lower, prefix);
     if (off) {
-      await ctx.reply(`${word.slice(0, 40)} is turned off: the owner switched off ${off.plugin.name} (${off.plugin.description.toLowerCase()}). Try ${prefix}help for what I can do now.`);
-      return;
+      return replied(ctx.reply(`${word.slice(0, 40)} is turned off: the owner switched off ${off.plugin.name} (${off.plugin.description.toLowerCase()}). Try ${prefix}help for what I can do now.`));
     }
     if (word.length > prefix.length && word.startsWith(prefix) && /^[a-z0-9]/i.test(word.slice(prefix.length))) {
-      await ctx.reply(`Unknown command ${word.slice(0, 40)}. Try ${prefix}help for the list of commands.`);
-      return;
+      return replied(ctx.reply(`Unknown command ${word.slice(0, 40)}. Try ${prefix}help for the list of commands.`));
     }
-    await next();
+    return next();
   };
 }
+
+/** Waits for a reply to be sent, resolving to nothing (a middleware's result). */
+const replied = (sent: Promise<unknown>): Promise<void> => sent.then(() => undefined);
 
 /** A plugin turned off in config.json whose command or literal is `word` (lower case). */
 function disabledPluginFor(registry: PluginRegistry, word: string, prefix: string): PluginState | undefined {
