@@ -226,7 +226,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   });
   const metrics = new BotMetrics();
   chain.onOutcome(({ leg, outcome, cooldownMs }) => {
-    metrics.upstreamRequests.inc({ leg, outcome });
+    metrics.countUpstream(leg, outcome);
     if (cooldownMs > 0) metrics.legCooldowns.inc({ leg, reason: outcome });
   });
   metrics.observe({ legs: () => chain.health(), audioKeys: () => capabilities.known('audio') ? capabilities.status('audio').counts : undefined });

@@ -38,6 +38,20 @@ class LabelTally {
   }
 }
 
+/** Counts by two labels made on every answer (leg, outcome): plain numbers until the counter is read. */
+class PairTally {
+  private readonly counts = new Map<string, Map<string, number>>();
+  add(first: string, second: string): void {
+    let inner = this.counts.get(first);
+    if (!inner) this.counts.set(first, (inner = new Map()));
+    inner.set(second, (inner.get(second) ?? 0) + 1);
+  }
+  drain(into: (first: string, second: string, count: number) => void): void {
+    for (const [first, inner] of this.counts) for (const [second, count] of inner) into(first, second, count);
+    this.counts.clear();
+  }
+}
+
 export class BotMetrics {
   readonly registry = new Registry();
   readonly messagesReceived: Counter<'kind'>;
@@ -55,6 +69,7 @@ export class BotMetrics {
   private readonly received = new LabelTally();
   private readonly answered = new LabelTally();
   private readonly sent = new LabelTally();
+  private readonly upstream = new PairTally();
   private depth = 0;
   /** Handling times (kind, seconds, kind, seconds, …) not yet handed to the histogram: it takes them when read. */
   private handled: Array<string | number> = [];
@@ -86,7 +101,16 @@ export class BotMetrics {
         metrics.drainHandled();
       },
     });
-    this.upstreamRequests = new Counter({ name: `${METRIC_PREFIX}upstream_requests_total`, help: 'Requests to AI provider legs, by leg and outcome (ok or the failure class).', labelNames: ['leg', 'outcome'], registers });
+    const upstream = this.upstream;
+    this.upstreamRequests = new Counter({
+      name: `${METRIC_PREFIX}upstream_requests_total`,
+      help: 'Requests to AI provider legs, by leg and outcome (ok or the failure class).',
+      labelNames: ['leg', 'outcome'],
+      registers,
+      collect() {
+        upstream.drain((leg, outcome, n) => this.inc({ leg, outcome }, n));
+      },
+    });
     this.legCooldowns = new Counter({ name: `${METRIC_PREFIX}leg_cooldowns_total`, help: 'Times a provider leg was put to rest after a failure, by leg and failure class.', labelNames: ['leg', 'reason'], registers });
     this.queueDepth = new Gauge({
       name: `${METRIC_PREFIX}queue_depth`,
@@ -176,6 +200,11 @@ export class BotMetrics {
     const handled = this.handled;
     this.handled = [];
     for (let i = 0; i < handled.length; i += 2) this.handlingSeconds.observe({ kind: handled[i] as string }, handled[i + 1] as number);
+  }
+
+  /** A request to provider leg `leg` ended with `outcome` (ok or the failure class). */
+  countUpstream(leg: string, outcome: string): void {
+    this.upstream.add(leg, outcome);
   }
 
   /** An inbound message of `kind` was handed to the bot. */
