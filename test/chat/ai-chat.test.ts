@@ -181,6 +181,23 @@ describe('AI chat through the provider chain', () => {
     expect(existsSync(path.join(dir, 'data', 'memory', '10000000001@s.whatsapp.net.json'))).to.equal(true);
   });
 
+  it('the system prompt follows a new fact, a new bot name and the kind of chat at the next message', async () => {
+    t = await startTestApp({ env: env(), plugins: [], config: { botName: 'Jarvis' } });
+    const system = () => primary.chats().at(-1)!.json.messages[0].content as string;
+    await t.transport.push({ text: 'hello' });
+    expect(system()).to.include('You are Jarvis').and.not.to.include('likes green tea');
+    await t.app.bot.memories.remember('10000000001@s.whatsapp.net', 'Ana likes green tea');
+    await t.transport.push({ text: 'what do I like?' });
+    expect(system()).to.include('- Ana likes green tea');
+    await t.app.bot.memories.remember('10000000001@s.whatsapp.net', 'Ana lives in Lisbon');
+    await t.transport.push({ text: 'and where do I live?' });
+    expect(system()).to.include('- Ana likes green tea\n- Ana lives in Lisbon');
+    t.app.bot.setConfig({ ...t.app.bot.config, botName: 'Friday' });
+    await t.transport.push({ text: 'who are you?' });
+    expect(system()).to.include('You are Friday').and.not.to.include('Jarvis');
+    expect(system()).to.include('This is a private chat.');
+  });
+
   it('trims the history and retries once when the context is too long, instead of replaying on every leg', async () => {
     t = await startTestApp({ env: env(), plugins: [] });
     for (let i = 0; i < 6; i++) await t.transport.push({ text: `message ${i} ${'x'.repeat(2000)}` });
