@@ -125,12 +125,13 @@ class ChatHistory {
     this.trim(value);
     const seq = (value.logSeq ?? 0) + 1;
     value.logSeq = seq;
-    // The entry's own JSON after its sequence number (no copy of the entry per message); an entry always has a role.
-    const line = `{"seq":${seq},${JSON.stringify(entry).slice(1)}\n`;
     this.unfolded++;
     JsonFile.pendingFlushers.add(this.flushNow);
+    // The entry's own JSON after its sequence number (no copy of the entry per message; an entry always has a role),
+    // made when it is written (entries never change once appended).
+    const write = () => this.appendLine(`{"seq":${seq},${JSON.stringify(entry).slice(1)}\n`);
     // The line takes its place in the chat's disk queue now, so a later append never overtakes it.
-    const written = this.run(options?.writeAfterIo ? () => afterIo().then(() => this.appendLine(line)) : () => this.appendLine(line));
+    const written = this.run(options?.writeAfterIo ? () => afterIo().then(write) : write);
     if (this.unfolded >= this.store.compactEvery) void this.compact().catch(() => undefined);
     await written;
   }

@@ -76,6 +76,8 @@ export class WorkspaceService {
 
   /** The sender's workspace if it is open in this chat (no writes: safe in a routing predicate). */
   openWorkspace(senderId: string, senderAltId: string | undefined, chatId: string): WorkspaceMeta | undefined {
+    // Most chats have no workspace open at all: said without working out whose the sender's ids are.
+    if (!this.store.anyOpenIn(chatId)) return undefined;
     const owner = this.store.findOwner(senderId, senderAltId);
     const meta = owner ? this.store.byOwner(owner) : undefined;
     return meta && this.store.isOpen(meta, chatId, this.options().idleMinutes * 60_000) ? meta : undefined;

@@ -180,6 +180,12 @@ export class WorkspaceStore {
   }
 
   /** True when the owner's workspace is open in the chat and was used within `idleMs`. */
+  /** Whether any workspace was opened in `chat` and not closed (idle or not). */
+  anyOpenIn(chatId: string): boolean {
+    for (const meta of this.metas.values()) if (meta.open[chatId] !== undefined) return true;
+    return false;
+  }
+
   isOpen(meta: WorkspaceMeta | undefined, chatId: string, idleMs: number, now = Date.now()): boolean {
     const last = meta?.open[chatId];
     return last !== undefined && now - last <= idleMs;
