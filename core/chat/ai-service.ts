@@ -204,6 +204,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
 
   /** "Sources:" with the cited links, when the answer shows none of them (the model may have listed them itself). */
   function withSources(answer: string, cited: string[]): string {
+    if (!cited.length) return answer;
     const links = [...new Set(cited)].slice(0, 8);
     if (!links.length || links.some((l) => answer.includes(l))) return answer;
     return `${answer}\n\nSources:\n${links.map((l, i) => `[${i + 1}] ${l}`).join('\n')}`;
@@ -266,8 +267,11 @@ export function createAiService(deps: AiServiceDeps): AiService {
             const result = await toolLoop(messages, openAiTools, tools, ctx, { premium, userId: ctx.senderId }, cfg.ai.maxToolRounds, cited);
             await questionSaved;
             let answer = withSources(result.text.trim() || 'I have no answer to that.', cited);
-            const unsaved = [...new Set((ctx.state.unsavedNotes as string[] | undefined) ?? [])];
-            if (unsaved.length && !unsaved.every((note) => answer.includes(note))) answer += `\n\n${unsaved.join('\n')}`;
+            const notes = ctx.state.unsavedNotes as string[] | undefined;
+            if (notes?.length) {
+              const unsaved = [...new Set(notes)];
+              if (!unsaved.every((note) => answer.includes(note))) answer += `\n\n${unsaved.join('\n')}`;
+            }
             await ctx.history.append({ role: 'assistant', text: answer, at: Date.now() });
             if (cfg.ai.showProvider) answer += `\n\n_(${result.leg} · ${result.model})_`;
             return answer;
