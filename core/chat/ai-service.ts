@@ -178,6 +178,21 @@ export function createAiService(deps: AiServiceDeps): AiService {
 
   const promptTurns = new PromptTurns();
 
+  /**
+   * The tools of the last message and their OpenAI shapes: the plugins offer the same tool objects message after
+   * message, and then the same lists serve again (no list made twice per message).
+   */
+  let lastOffer: { found: ToolDefinition[]; tools: ToolDefinition[]; openAi: OpenAI.Chat.Completions.ChatCompletionTool[] } = { found: [], tools: [], openAi: [] };
+  function offeredTools(found: ToolDefinition[]): ToolDefinition[] {
+    const last = lastOffer.found;
+    let same = last.length === found.length && lastOffer.tools.length > 0;
+    for (let i = 0; same && i < found.length; i++) same = found[i] === last[i];
+    if (same) return lastOffer.tools;
+    const tools = [REMEMBER_TOOL, ...found];
+    lastOffer = { found, tools, openAi: tools.map(openAiTool) };
+    return tools;
+  }
+
   /** The newest history turns that fit `budgetTokens` (at least one), oldest first. */
   function historyMessages(entries: HistoryEntry[], budgetTokens: number, isGroup: boolean, chatId?: string): ChatMessage[] {
     const { turns, tokens } = chatId ? promptTurns.of(chatId, entries, isGroup) : turnsFor(entries, isGroup, 0, [], []);
@@ -249,10 +264,10 @@ export function createAiService(deps: AiServiceDeps): AiService {
     try {
       // Chat memory is written by anyone in the chat, so a turn for one person only leaves it out.
       const facts = options.onlyTurnsOf ? [] : await ctx.memory.facts();
-      let tools = [REMEMBER_TOOL, ...deps.tools(ctx)];
+      let tools = offeredTools(deps.tools(ctx));
       if (options.onlyTools) tools = tools.filter((t) => options.onlyTools!.includes(t.name));
       if (options.extraTools?.length) tools = [...tools, ...options.extraTools];
-      const openAiTools = tools.map(openAiTool);
+      const openAiTools = tools === lastOffer.tools ? lastOffer.openAi : tools.map(openAiTool);
 
       let budgetTokens = cfg.history.maxPromptTokens;
       // Not waited for: the indicator goes out beside the request (a failed one changes nothing).
