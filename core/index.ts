@@ -43,7 +43,7 @@ export { Type, type Static, type TObject } from '@sinclair/typebox';
 
 export type { CapabilityStatus } from './capabilities/capabilities.js';
 export type { IncomingMessage, IncomingMedia, MediaKind, OutgoingMedia, SentMessage } from './transport/message.js';
-export type { HistoryEntry } from './store/history.js';
+export type { AppendOptions, HistoryEntry } from './store/history.js';
 export type { MemoryFact } from './store/memory.js';
 export type { Logger } from './log/logger.js';
 export type { AiService, RespondOptions } from './plugin/types.js';
