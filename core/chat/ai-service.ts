@@ -261,6 +261,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
       : ctx.history.append({ id: ctx.message.id, role: 'user', senderId: ctx.senderId, senderName: ctx.message.senderName, text, at: ctx.message.timestamp }, { writeAfterIo: true });
     // (Awaited below on every path; this only keeps a failure from counting as unhandled in the meantime.)
     questionSaved?.catch(() => undefined);
+    let typing = false;
     try {
       // Chat memory is written by anyone in the chat, so a turn for one person only leaves it out.
       const facts = options.onlyTurnsOf ? [] : await ctx.memory.facts();
@@ -271,39 +272,37 @@ export function createAiService(deps: AiServiceDeps): AiService {
 
       let budgetTokens = cfg.history.maxPromptTokens;
       // Not waited for: the indicator goes out beside the request (a failed one changes nothing).
+      typing = true;
       void ctx.typing(true).catch(() => undefined);
-      try {
-        for (let attempt = 0; ; attempt++) {
-          const recent = await ctx.history.recent();
-          const history = options.onlyTurnsOf ? historyMessages(turnsOf(recent, options.onlyTurnsOf), budgetTokens, ctx.message.isGroup) : historyMessages(recent, budgetTokens, ctx.message.isGroup, ctx.chatId);
-          const messages: ChatMessage[] = [{ role: 'system', content: systemPromptFor(ctx, facts, tools.some((t) => t.live), options.system) }, ...history];
-          try {
-            const cited: string[] = [];
-            const result = await toolLoop(messages, openAiTools, tools, ctx, { premium, userId: ctx.senderId }, cfg.ai.maxToolRounds, cited);
-            await questionSaved;
-            let answer = withSources(result.text.trim() || 'I have no answer to that.', cited);
-            const notes = ctx.state.unsavedNotes as string[] | undefined;
-            if (notes?.length) {
-              const unsaved = [...new Set(notes)];
-              if (!unsaved.every((note) => answer.includes(note))) answer += `\n\n${unsaved.join('\n')}`;
-            }
-            await ctx.history.append({ role: 'assistant', text: answer, at: Date.now() });
-            if (cfg.ai.showProvider) answer += `\n\n_(${result.leg} · ${result.model})_`;
-            return answer;
-          } catch (err) {
-            if (err instanceof ContextTooLongError && attempt === 0) {
-              log.warn({ leg: err.leg }, 'context too long; retrying once with a shorter history');
-              budgetTokens = Math.max(200, Math.floor(budgetTokens / 4));
-              continue;
-            }
-            if (err instanceof ContextTooLongError) throw new Error('the message is too long for the model even without history');
-            throw err;
+      for (let attempt = 0; ; attempt++) {
+        const recent = await ctx.history.recent();
+        const history = options.onlyTurnsOf ? historyMessages(turnsOf(recent, options.onlyTurnsOf), budgetTokens, ctx.message.isGroup) : historyMessages(recent, budgetTokens, ctx.message.isGroup, ctx.chatId);
+        const messages: ChatMessage[] = [{ role: 'system', content: systemPromptFor(ctx, facts, tools.some((t) => t.live), options.system) }, ...history];
+        try {
+          const cited: string[] = [];
+          const result = await toolLoop(messages, openAiTools, tools, ctx, { premium, userId: ctx.senderId }, cfg.ai.maxToolRounds, cited);
+          await questionSaved;
+          let answer = withSources(result.text.trim() || 'I have no answer to that.', cited);
+          const notes = ctx.state.unsavedNotes as string[] | undefined;
+          if (notes?.length) {
+            const unsaved = [...new Set(notes)];
+            if (!unsaved.every((note) => answer.includes(note))) answer += `\n\n${unsaved.join('\n')}`;
           }
+          await ctx.history.append({ role: 'assistant', text: answer, at: Date.now() });
+          if (cfg.ai.showProvider) answer += `\n\n_(${result.leg} · ${result.model})_`;
+          return answer;
+        } catch (err) {
+          if (err instanceof ContextTooLongError && attempt === 0) {
+            log.warn({ leg: err.leg }, 'context too long; retrying once with a shorter history');
+            budgetTokens = Math.max(200, Math.floor(budgetTokens / 4));
+            continue;
+          }
+          if (err instanceof ContextTooLongError) throw new Error('the message is too long for the model even without history');
+          throw err;
         }
-      } finally {
-        void ctx.typing(false).catch(() => undefined);
       }
     } finally {
+      if (typing) void ctx.typing(false).catch(() => undefined);
       // Never leave with the question's write still out (a failed upstream call included): `idle()` covers it.
       await questionSaved?.catch(() => undefined);
     }
