@@ -5,6 +5,7 @@ import type { Logger } from '../log/logger.js';
 import type { BotContext, ToolDefinition } from '../plugin/types.js';
 import type { UserBudgets } from '../providers/budgets.js';
 import { ContextTooLongError, type ProviderChain } from '../providers/provider-chain.js';
+import { today } from '../providers/usage.js';
 import type { AiService, RespondOptions } from '../plugin/types.js';
 import type { ChatMessage, CompleteOptions, CompletionResult, ProviderLeg } from '../providers/types.js';
 import { describeWriteError, type DataWriteError } from '../store/data-health.js';
@@ -122,18 +123,6 @@ export function createAiService(deps: AiServiceDeps): AiService {
   const { chain, budgets, capabilities, config, log } = deps;
   const now = deps.now ?? (() => new Date());
 
-  /** Today's date (UTC), made again only when the day changes. */
-  let day = { from: 0, to: 0, text: '' };
-  function today(): string {
-    const t = now().getTime();
-    if (t < day.from || t >= day.to) {
-      const d = new Date(t);
-      const from = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
-      day = { from, to: from + 86_400_000, text: d.toISOString().slice(0, 10) };
-    }
-    return day.text;
-  }
-
   /**
    * Each chat's last system prompt and what it was made of: a chat's messages mostly get the same one, so it is made
    * again only when one of its parts changed (name, date, kind of chat, live tools, extra text, the memory's facts).
@@ -142,7 +131,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
 
   function systemPromptFor(ctx: BotContext, facts: MemoryFact[], canCheckLive: boolean, extra?: string): string {
     const botName = config().botName;
-    const date = today();
+    const date = today(now().getTime());
     const isGroup = ctx.message.isGroup;
     const last = lastPrompts.get(ctx.chatId);
     if (last && last.botName === botName && last.date === date && last.isGroup === isGroup && last.live === canCheckLive && last.extra === extra && sameFacts(last.facts, facts)) {
@@ -182,15 +171,16 @@ export function createAiService(deps: AiServiceDeps): AiService {
    * The tools of the last message and their OpenAI shapes: the plugins offer the same tool objects message after
    * message, and then the same lists serve again (no list made twice per message).
    */
-  let lastOffer: { found: ToolDefinition[]; tools: ToolDefinition[]; openAi: OpenAI.Chat.Completions.ChatCompletionTool[] } = { found: [], tools: [], openAi: [] };
-  function offeredTools(found: ToolDefinition[]): ToolDefinition[] {
-    const last = lastOffer.found;
-    let same = last.length === found.length && lastOffer.tools.length > 0;
-    for (let i = 0; same && i < found.length; i++) same = found[i] === last[i];
-    if (same) return lastOffer.tools;
+  type Offer = { tools: ToolDefinition[]; openAi: OpenAI.Chat.Completions.ChatCompletionTool[] };
+  let lastOffer: (Offer & { found: ToolDefinition[] }) | undefined;
+  function offeredTools(found: ToolDefinition[]): Offer {
+    const last = lastOffer?.found;
+    let same = last?.length === found.length;
+    for (let i = 0; same && i < found.length; i++) same = found[i] === last![i];
+    if (same) return lastOffer!;
     const tools = [REMEMBER_TOOL, ...found];
     lastOffer = { found, tools, openAi: tools.map(openAiTool) };
-    return tools;
+    return lastOffer;
   }
 
   /** The newest history turns that fit `budgetTokens` (at least one), oldest first. */
@@ -265,10 +255,11 @@ export function createAiService(deps: AiServiceDeps): AiService {
     try {
       // Chat memory is written by anyone in the chat, so a turn for one person only leaves it out.
       const facts = options.onlyTurnsOf ? [] : await ctx.memory.facts();
-      let tools = offeredTools(deps.tools(ctx));
+      const offer = offeredTools(deps.tools(ctx));
+      let tools = offer.tools;
       if (options.onlyTools) tools = tools.filter((t) => options.onlyTools!.includes(t.name));
       if (options.extraTools?.length) tools = [...tools, ...options.extraTools];
-      const openAiTools = tools === lastOffer.tools ? lastOffer.openAi : tools.map(openAiTool);
+      const openAiTools = tools === offer.tools ? offer.openAi : tools.map(openAiTool);
 
       let budgetTokens = cfg.history.maxPromptTokens;
       // Not waited for: the indicator goes out beside the request (a failed one changes nothing).

@@ -8,16 +8,22 @@ const turns = async (n = 20) => {
   for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
 };
 
+/** A console on in-memory streams, handing each message to `onMessage`; returns it and its input. */
+async function startConsole(onMessage: (message: IncomingMessage) => Promise<void>) {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  output.resume();
+  const console = new ConsoleTransport({ input, output, errors: new PassThrough() });
+  await console.start(onMessage);
+  return { console, input };
+}
+
 describe('console transport: piped input', () => {
   it('reads no further ahead than a few lines while the bot is busy, and still handles every line in order', async () => {
-    const input = new PassThrough();
-    const output = new PassThrough();
-    output.resume();
-    const console = new ConsoleTransport({ input, output, errors: new PassThrough() });
     const seen: string[] = [];
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    await console.start(async (message: IncomingMessage) => {
+    const { console, input } = await startConsole(async (message) => {
       seen.push(message.text);
       await gate;
     });
@@ -37,12 +43,8 @@ describe('console transport: piped input', () => {
   });
 
   it(':quit stops at once: the lines after it are not handled', async () => {
-    const input = new PassThrough();
-    const output = new PassThrough();
-    output.resume();
-    const console = new ConsoleTransport({ input, output, errors: new PassThrough() });
     const seen: string[] = [];
-    await console.start(async (message: IncomingMessage) => void seen.push(message.text));
+    const { console, input } = await startConsole(async (message) => void seen.push(message.text));
     input.end('one\ntwo\n:quit\nthree\n');
     await console.done;
     expect(seen).to.deep.equal(['one', 'two']);
