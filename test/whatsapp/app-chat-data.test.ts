@@ -54,7 +54,8 @@ describe('the real bot over WhatsApp: what it keeps follows the chat', function 
   async function say(message: proto.IWebMessageInfo): Promise<string> {
     const before = model.requests.length;
     sockets.last.deliver([message as never]);
-    for (let i = 0; i < 200 && model.requests.length === before; i++) await new Promise((r) => setTimeout(r, 10));
+    // Up to 10 s: on a machine busy writing elsewhere one fsync can take seconds (a fast run waits milliseconds).
+    for (let i = 0; i < 1000 && model.requests.length === before; i++) await new Promise((r) => setTimeout(r, 10));
     await app!.bot.idle();
     return JSON.stringify(model.requests.at(-1)?.messages ?? []);
   }
@@ -96,7 +97,8 @@ describe('the real bot over WhatsApp: what it keeps follows the chat', function 
 
     const revoke = waMessage({ protocolMessage: { type: proto.Message.ProtocolMessage.Type.REVOKE, key: { remoteJid: ALICE, id: secret.key.id, fromMe: false } } }, { from: ALICE });
     sockets.last.deliver([revoke]);
-    for (let i = 0; i < 200 && (await textUnder(path.join(dir, 'data', 'history'))).includes('4471'); i++) await new Promise((r) => setTimeout(r, 10));
+    // The removal rewrites the history file (with an fsync): up to 10 s on a busy disk, milliseconds otherwise.
+    for (let i = 0; i < 1000 && (await textUnder(path.join(dir, 'data', 'history'))).includes('4471'); i++) await new Promise((r) => setTimeout(r, 10));
     expect(await say(waText('what did I say?', { from: ALICE }))).not.to.include('4471');
     expect(await textUnder(path.join(dir, 'data', 'history'))).not.to.include('4471');
     expect(await textUnder(path.join(dir, 'data', 'recall'))).not.to.include('4471');
