@@ -349,12 +349,13 @@ export class Bot {
     return this.queue.push(message.chatId, () => this.process(message));
   }
 
-  private async process(message: IncomingMessage): Promise<void> {
+  /** Not async: the queue calls it inside a `then`, where a throw is a rejection; the pipeline's promise is handed on. */
+  private process(message: IncomingMessage): Promise<void> | undefined {
     const text = handledText(message, this.log);
-    if (text === undefined) return;
+    if (text === undefined) return undefined;
     const ctx = this.createContext(message, text);
     this.pipeline ??= this.composePipeline();
-    await this.pipeline(ctx);
+    return this.pipeline(ctx);
   }
 
   /** The context of one inbound message (see pipeline/context). */

@@ -125,7 +125,7 @@ export class ConsoleTransport implements Transport {
           rl.resume();
         }
         if (quit) continue;
-        if (line.trim() === ':quit') {
+        if (line.includes(':quit') && line.trim() === ':quit') {
           quit = true;
           rl.close();
           continue;
@@ -167,52 +167,56 @@ export class ConsoleTransport implements Transport {
   }
 
   /** Handles one input line: a console command or a message. */
-  async handleLine(line: string): Promise<void> {
-    // A line from readline is a slice of the whole input read so far: copied, so the message (kept in the history
-    // and logs) does not pin that input in memory, and matching it does not walk it.
-    const trimmed = Buffer.from(line.replace(/\r$/, ''), 'utf8').toString('utf8');
-    if (trimmed.startsWith(':')) {
-      const space = trimmed.indexOf(' ');
-      const cmd = space === -1 ? trimmed : trimmed.slice(0, space);
-      const rest = space === -1 ? '' : trimmed.slice(space + 1).trim();
-      switch (cmd) {
-        case ':as': {
-          const id = rest.replace(/^\+/, '');
-          if (!/^\d{3,30}$/.test(id)) return this.complain(':as needs digits, e.g. :as 6281234567890');
-          this.sender = id;
-          return;
-        }
-        case ':group': {
-          if (!rest) return this.complain(':group needs a name, e.g. :group friends');
-          // The name is kept as typed: file names are encoded by the stores, so "my friends" and "my-friends" stay apart.
-          this.group = rest;
-          return;
-        }
-        case ':dm':
-          this.group = undefined;
-          return;
-        case ':voice':
-        case ':audio':
-        case ':image':
-        case ':video':
-        case ':document':
-        case ':sticker':
-          return this.sendMediaLine(cmd.slice(1) === 'voice' ? 'voice' : (cmd.slice(1) as MediaKind), rest);
-        case ':reply': {
-          const last = this.lastBot.get(this.chatId());
-          if (!last) return this.complain('the bot has not said anything in this chat yet: nothing to reply to');
-          return this.deliver(rest, { quoted: { id: last.id, senderId: `${CONSOLE_BOT_ID}@s.whatsapp.net`, text: last.text, fromBot: true } });
-        }
-        case ':quote': {
-          const last = this.lastOther.get(this.chatId());
-          if (!last) return this.complain('no earlier message in this chat to quote');
-          return this.deliver(rest, { quoted: { id: last.id, senderId: last.senderId, text: last.text, fromBot: false, media: last.media } });
-        }
-        default:
-          return this.complain(`unknown console command ${cmd}; use :as, :group, :dm, :voice, :audio, :image, :video, :reply, :quote, :quit`);
+  handleLine(line: string): Promise<void> {
+    // A line from readline is a slice of the input chunk it came in: copied, so the message (kept in the history and
+    // logs) does not pin that chunk in memory. Joining a character and slicing it off again makes V8 write the text
+    // out anew (a third of the cost of a round trip through a Buffer, on every line).
+    const trimmed = (line.endsWith('\r') ? line.slice(0, -1) : line).concat('\n').slice(0, -1);
+    // A plain message (most lines) goes straight to the bot: no async frame of its own.
+    if (!trimmed.startsWith(':')) return this.deliver(trimmed, {});
+    return this.handleCommand(trimmed);
+  }
+
+  private async handleCommand(trimmed: string): Promise<void> {
+    const space = trimmed.indexOf(' ');
+    const cmd = space === -1 ? trimmed : trimmed.slice(0, space);
+    const rest = space === -1 ? '' : trimmed.slice(space + 1).trim();
+    switch (cmd) {
+      case ':as': {
+        const id = rest.replace(/^\+/, '');
+        if (!/^\d{3,30}$/.test(id)) return this.complain(':as needs digits, e.g. :as 6281234567890');
+        this.sender = id;
+        return;
       }
+      case ':group': {
+        if (!rest) return this.complain(':group needs a name, e.g. :group friends');
+        // The name is kept as typed: file names are encoded by the stores, so "my friends" and "my-friends" stay apart.
+        this.group = rest;
+        return;
+      }
+      case ':dm':
+        this.group = undefined;
+        return;
+      case ':voice':
+      case ':audio':
+      case ':image':
+      case ':video':
+      case ':document':
+      case ':sticker':
+        return this.sendMediaLine(cmd.slice(1) === 'voice' ? 'voice' : (cmd.slice(1) as MediaKind), rest);
+      case ':reply': {
+        const last = this.lastBot.get(this.chatId());
+        if (!last) return this.complain('the bot has not said anything in this chat yet: nothing to reply to');
+        return this.deliver(rest, { quoted: { id: last.id, senderId: `${CONSOLE_BOT_ID}@s.whatsapp.net`, text: last.text, fromBot: true } });
+      }
+      case ':quote': {
+        const last = this.lastOther.get(this.chatId());
+        if (!last) return this.complain('no earlier message in this chat to quote');
+        return this.deliver(rest, { quoted: { id: last.id, senderId: last.senderId, text: last.text, fromBot: false, media: last.media } });
+      }
+      default:
+        return this.complain(`unknown console command ${cmd}; use :as, :group, :dm, :voice, :audio, :image, :video, :reply, :quote, :quit`);
     }
-    return this.deliver(trimmed, {});
   }
 
   private async sendMediaLine(kind: MediaKind, rest: string): Promise<void> {
@@ -233,10 +237,10 @@ export class ConsoleTransport implements Transport {
     return this.deliver(caption, { media });
   }
 
-  private async deliver(text: string, extra: Partial<IncomingMessage>): Promise<void> {
-    if (!this.handler) return;
+  private deliver(text: string, extra: Partial<IncomingMessage>): Promise<void> {
+    if (!this.handler) return Promise.resolve();
     // "@628…" at the start or after a space is a mention, as WhatsApp inserts it; "foo@628….com" is not.
-    const mentions = [...text.matchAll(/(?:^|\s)@(\d{3,30})(?![\w.@-]*\w)/g)].map((m) => `${m[1]}@s.whatsapp.net`);
+    const mentions = text.includes('@') ? [...text.matchAll(/(?:^|\s)@(\d{3,30})(?![\w.@-]*\w)/g)].map((m) => `${m[1]}@s.whatsapp.net`) : [];
     const message: IncomingMessage = {
       id: this.nextId('in'),
       chatId: this.chatId(),
@@ -249,7 +253,7 @@ export class ConsoleTransport implements Transport {
       ...extra,
     };
     this.lastOther.set(message.chatId, message);
-    await this.handler(message);
+    return this.handler(message);
   }
 
   /**

@@ -49,4 +49,14 @@ describe('console transport: piped input', () => {
     await console.done;
     expect(seen).to.deep.equal(['one', 'two']);
   });
+
+  it('hands each line over as typed: no carriage return, mentions only where an @ stands, commands still commands', async () => {
+    const seen: IncomingMessage[] = [];
+    const { console, input } = await startConsole(async (message) => void seen.push(message));
+    input.end('windows line\r\n  a line with spaces \n@62811111111 hi and mail@62822222222.com\nno mention here\n:group team\nin the group\n');
+    await console.done;
+    expect(seen.map((m) => m.text)).to.deep.equal(['windows line', '  a line with spaces ', '@62811111111 hi and mail@62822222222.com', 'no mention here', 'in the group']);
+    expect(seen.map((m) => m.mentions)).to.deep.equal([[], [], ['62811111111@s.whatsapp.net'], [], []]);
+    expect(seen[4].chatId).to.equal('team@g.us');
+  });
 });
