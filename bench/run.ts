@@ -49,9 +49,12 @@ try {
   await step('startup', () => startup(gw, { samples: n(15, 3), messages: 10_000, interval: 500 }));
   await step('history', () => historyWrites({ runs: n(10, 2), chats: 100, messages: 100 }));
   await step('archive', () => archiveSearch({ transcripts: 100_000, queries: n(1000, 200) }));
-  // N large enough that the spread of start-up times (tenths of a second) does not decide (T(2N) − T(N)) / N.
+  // N large enough that the spread of start-up times (tenths of a second) does not decide (T(2N) − T(N)) / N, and
+  // that the N messages told apart are past the JIT's warm-up: with N = 2000, V8 still optimized ~90 of the bot's
+  // functions between message 2000 and 4000 (~190 ms of compiler time on a 2-core machine, ~70 ms for the floor's);
+  // after ~4000 both compile next to nothing, as a bot that has been running a while.
   // Nine samples: single console runs spread by ±20% on a busy 2-core machine, and the figure is a median of them.
-  await step('console', () => consoleChat(gw, { messages: n(2000, 200), samples: n(9, 1) }));
+  await step('console', () => consoleChat(gw, { messages: n(4000, 200), samples: n(9, 1) }));
   await step('scale', () => scale(gw, { instances: 10, messages: 10_000, idleMs: n(5000, 2000) }));
   await step('recall', () => recallSearch({ messages: 100_000, queries: n(1000, 200) }));
 } finally {
