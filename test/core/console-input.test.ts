@@ -58,5 +58,8 @@ describe('console transport: piped input', () => {
     expect(seen.map((m) => m.text)).to.deep.equal(['windows line', '  a line with spaces ', '@62811111111 hi and mail@62822222222.com', 'no mention here', 'in the group']);
     expect(seen.map((m) => m.mentions)).to.deep.equal([[], [], ['62811111111@s.whatsapp.net'], [], []]);
     expect(seen[4].chatId).to.equal('team@g.us');
+    // A line handed over directly (not split by readline) loses a trailing carriage return too.
+    await console.handleLine('typed on windows\r');
+    expect(seen[5].text).to.equal('typed on windows');
   });
 });
