@@ -1,6 +1,6 @@
-import { readFile, stat, truncate } from 'node:fs/promises';
+import { appendFile, readFile, rename, stat, truncate, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { appendToFile, releaseAppendHandle, releaseAppendHandles, safeFileName } from './atomic.js';
+import { appendToFile, enterWrite, leaveWrite, releaseAppendHandle, releaseAppendHandles, safeFileName } from './atomic.js';
 import { healthFor } from './data-health.js';
 import { JsonFile, type OnCorrupt } from './json-file.js';
 import { checkDocument, HISTORY_SCHEMA } from './schemas.js';
@@ -56,32 +56,60 @@ export interface HistoryStoreOptions {
  * emptied, so the bytes written per message do not grow with the history.
  *
  * Each log line carries a sequence number and the JSON file the number of the last line it contains, so a crash
- * between rewriting the JSON file and emptying the log replays nothing twice.
+ * between rewriting the JSON file and removing the folded lines replays nothing twice.
+ *
+ * A compaction never holds up a message: in the chat's disk queue it only renames the log to `<chat>.folding.jsonl`
+ * (appends after it start a fresh log), then writes the JSON file (its fsync outside the queue) and removes the
+ * folding file. A crash in between leaves both logs, which the next load replays in order.
  */
 class ChatHistory {
   private readonly ready: Promise<HistoryDoc>;
-  /** Disk work of this chat, in order: appends and compactions never overlap. */
+  /** Appends and log renames of this chat, in order. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** Compactions of this chat, one after another (the folding file is one at a time). */
+  private compacting: Promise<unknown> = Promise.resolve();
   private unfolded = 0;
+  /** A folding file is on disk whose JSON file was not written yet (a crash, or a write that failed): kept as it is. */
+  private foldingLeft = false;
   private readonly flushNow = () => this.compact().catch(() => undefined);
+  readonly foldingFile: string;
 
   constructor(
     private readonly doc: JsonFile<HistoryDoc>,
     readonly logFile: string,
     private readonly store: HistoryStore,
   ) {
+    this.foldingFile = logFile.replace(/\.jsonl$/, '.folding.jsonl');
     this.ready = this.load();
   }
 
   private async load(): Promise<HistoryDoc> {
     const value = await this.doc.get();
+    // A compaction the bot did not finish left its folding file: its lines come before the log's.
+    const folding = await this.replay(this.foldingFile, value);
+    const log = await this.replay(this.logFile, value);
+    this.foldingLeft = Boolean(folding.text);
+    if (!folding.text && !log.text) return value;
+    this.trim(value);
+    // Fold the logs in now (nothing appends before the load is done): the next append then never follows a torn line.
+    this.unfolded = 1;
+    await this.foldAll(value).catch(async () => {
+      // The JSON file cannot be written now (a full disk): it keeps the change, reports and retries it, and the chat
+      // goes on. The torn line is cut off instead (shrinking needs no space), so the next append does not follow it.
+      if (log.tornTail) await truncate(this.logFile, Buffer.byteLength(log.text) - Buffer.byteLength(log.tornTail)).catch(() => undefined);
+    });
+    return value;
+  }
+
+  /** Adds the lines of one log file that the JSON file does not hold yet; returns its text and a torn last line. */
+  private async replay(file: string, value: HistoryDoc): Promise<{ text: string; tornTail: string }> {
     let text = '';
     try {
-      text = await readFile(this.logFile, 'utf8');
+      text = await readFile(file, 'utf8');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') healthFor(this.logFile).skippedLines(this.logFile, 0, `cannot be read: ${(err as Error).message}`);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') healthFor(file).skippedLines(file, 0, `cannot be read: ${(err as Error).message}`);
     }
-    if (!text) return value;
+    if (!text) return { text, tornTail: '' };
     const lines = text.split('\n');
     // A last line without its newline is an append the crash cut short.
     const tornTail = lines.pop()!;
@@ -95,16 +123,8 @@ class ChatHistory {
         value.messages.push(entry.entry);
       }
     }
-    if (torn || bad) healthFor(this.logFile).skippedLines(this.logFile, torn + bad, torn ? 'the bot stopped in the middle of writing the last one' : 'not a valid history line');
-    this.trim(value);
-    // Fold the log in now: the next append then never follows a torn line.
-    this.unfolded = 1;
-    await this.compactLocked(value).catch(async () => {
-      // The JSON file cannot be written now (a full disk): it keeps the change, reports and retries it, and the chat
-      // goes on. The torn line is cut off instead (shrinking needs no space), so the next append does not follow it.
-      if (torn) await truncate(this.logFile, Buffer.byteLength(text) - Buffer.byteLength(tornTail)).catch(() => undefined);
-    });
-    return value;
+    if (torn || bad) healthFor(file).skippedLines(file, torn + bad, torn ? 'the bot stopped in the middle of writing the last one' : 'not a valid history line');
+    return { text, tornTail };
   }
 
   private trim(value: HistoryDoc): void {
@@ -152,24 +172,74 @@ class ChatHistory {
     return next;
   }
 
-  /** Rewrites the JSON file with everything and empties the log; rejects when the JSON file cannot be written. */
+  /** Rewrites the JSON file with everything and removes the folded lines; rejects when the JSON file cannot be written. */
   async compact(changed = false): Promise<void> {
     const value = await this.ready;
-    await this.run(() => this.compactLocked(value, changed));
+    const run = this.compacting.then(
+      () => this.compactLocked(value, changed),
+      () => this.compactLocked(value, changed),
+    );
+    this.compacting = run.catch(() => undefined);
+    await run;
   }
 
   private async compactLocked(value: HistoryDoc, changed = false): Promise<void> {
     if (this.unfolded === 0 && !changed) return this.doc.flush();
+    // A folding file whose JSON file could not be written is never replaced: everything is folded in the disk queue.
+    if (this.foldingLeft) return this.run(() => this.foldAll(value));
+    // In the disk queue, after the lines appended so far: they move aside with the log; later ones start a new log.
+    // A log that cannot be set aside (its folder is gone) is folded as a whole: the JSON file's write then reports it.
+    const folded = await this.run(() => this.setLogAside()).catch(() => undefined);
+    if (folded === undefined) return this.run(() => this.foldAll(value));
+    await this.doc.update(() => value);
+    // The JSON file is made when written, from everything in memory: it holds every folded line and any line
+    // appended meanwhile (its logSeq says up to which, so the new log's copies of those are not replayed twice).
+    await this.doc.flush();
+    await removeIfThere(this.foldingFile);
+    this.foldingLeft = false;
+    this.unfolded -= folded;
+    if (this.unfolded === 0) JsonFile.pendingFlushers.delete(this.flushNow);
+  }
+
+  /** Writes the JSON file, then removes the folding file and empties the log: only where nothing appends meanwhile. */
+  private async foldAll(value: HistoryDoc): Promise<void> {
     const folded = this.unfolded;
     await this.doc.update(() => value);
     await this.doc.flush();
-    // The JSON file now holds every line (its logSeq says up to which): the log can go.
+    await removeIfThere(this.foldingFile);
+    this.foldingLeft = false;
     await truncate(this.logFile, 0).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
     });
     this.unfolded -= folded;
     if (this.unfolded === 0) JsonFile.pendingFlushers.delete(this.flushNow);
   }
+
+  /** Renames the log to the folding file (a backup never sees it half done); returns how many lines it held. */
+  private async setLogAside(): Promise<number> {
+    const folded = this.unfolded;
+    await enterWrite();
+    try {
+      releaseAppendHandle(this.logFile);
+      await rename(this.logFile, this.foldingFile).then(
+        () => (this.foldingLeft = true),
+        (err: NodeJS.ErrnoException) => {
+          if (err.code !== 'ENOENT') throw err;
+        },
+      );
+      // The log is there, empty, as after every fold (the data layout); the next line opens it by its name.
+      await appendFile(this.logFile, '');
+    } finally {
+      leaveWrite();
+    }
+    return folded;
+  }
+}
+
+async function removeIfThere(file: string): Promise<void> {
+  await unlink(file).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOENT') throw err;
+  });
 }
 
 /** A log line: the entry plus its sequence number, checked with the history schema. */
@@ -208,7 +278,7 @@ export class HistoryStore {
     return Math.max(1, this.options.compactEvery ?? 4 * this.maxMessages);
   }
 
-  /** `data/history/<chat>`: the chat's files are this plus `.json` and `.jsonl`. */
+  /** `data/history/<chat>`: the chat's files are this plus `.json`, `.jsonl` and, while a compaction runs, `.folding.jsonl`. */
   private base(chatId: string): string {
     return path.join(this.dataDir, 'history', safeFileName(chatId));
   }
@@ -245,7 +315,7 @@ export class HistoryStore {
    */
   async changedSince(chatId: string, time: number): Promise<boolean> {
     const base = this.base(chatId);
-    const times = await Promise.all([`${base}.json`, `${base}.jsonl`].map((file) => stat(file).then((s) => s.mtimeMs, () => -Infinity)));
+    const times = await Promise.all([`${base}.json`, `${base}.jsonl`, `${base}.folding.jsonl`].map((file) => stat(file).then((s) => s.mtimeMs, () => -Infinity)));
     return times.some((t) => t >= time);
   }
 

@@ -14,14 +14,27 @@ import { tempDir, writeConfig } from '../helpers/test-app.js';
 const ALICE = '6281211110000@s.whatsapp.net';
 const ALICE_LID = '98765432100001@lid';
 
-/** Every file under `folder` (two levels: the recall log has a folder per chat), as text. */
+/**
+ * Every file under `folder` (two levels: the recall log has a folder per chat), as text. A file that moves while it is
+ * read (the temporary file of an atomic write, a history log a fold sets aside) makes the whole folder read again, so
+ * no text is missed in between.
+ */
 async function textUnder(folder: string): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await textUnderOnce(folder);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 20) throw err;
+    }
+  }
+}
+
+async function textUnderOnce(folder: string): Promise<string> {
   let text = '';
   for (const entry of await readdir(folder, { withFileTypes: true }).catch(() => [])) {
     const full = path.join(folder, entry.name);
-    if (entry.isDirectory()) text += await textUnder(full);
-    // A temporary file of an atomic write under way (`<name>.tmp-<pid>-<n>`) may be renamed between listing and reading.
-    else if (entry.isFile()) text += await readFile(full, 'utf8').catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' && /\.tmp-\d+-\d+$/.test(entry.name) ? '' : Promise.reject(err)));
+    if (entry.isDirectory()) text += await textUnderOnce(full);
+    else if (entry.isFile()) text += await readFile(full, 'utf8');
   }
   return text;
 }
