@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { appendFile, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { HistoryStore, type HistoryEntry } from '../../core/store/history.js';
 import { HISTORY_SCHEMA } from '../../core/store/schemas.js';
@@ -67,6 +67,31 @@ describe('history compaction: never holds up a message, and a crash in the middl
     expect((await again.recent(CHAT)).map((m) => m.text)).to.deep.equal(['one', 'two', 'three', 'four']);
     await again.append(CHAT, said('five', 5));
     expect((await new HistoryStore(dir, 50).recent(CHAT)).map((m) => m.text)).to.deep.equal(['one', 'two', 'three', 'four', 'five']);
+  });
+
+  it('a fold whose JSON file cannot be written keeps its lines aside: a later fold never replaces them', async () => {
+    const store = new HistoryStore(dir, 50, { compactEvery: 1000 });
+    for (let i = 1; i <= 3; i++) await store.append(CHAT, said(`m${i}`, i));
+    // A folder where the JSON file goes: its atomic write cannot rename over it.
+    await mkdir(path.join(file('.json'), 'blocker'), { recursive: true });
+    await store.flush().then(
+      () => expect.fail('the fold wrote a JSON file it could not write'),
+      () => undefined,
+    );
+    for (let i = 4; i <= 5; i++) await store.append(CHAT, said(`m${i}`, i));
+    await store.flush().catch(() => undefined);
+    // Still not written: the lines of the first fold and the later ones are all on disk, none replaced.
+    await rm(file('.json'), { recursive: true, force: true });
+    const onDisk = async (ext: string) =>
+      (await readFile(file(ext), 'utf8').catch(() => ''))
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { text: string }).text);
+    expect([...(await onDisk('.folding.jsonl')), ...(await onDisk('.jsonl'))]).to.deep.equal(['m1', 'm2', 'm3', 'm4', 'm5']);
+    // Once it can be written, the next fold folds everything and leaves no folding file.
+    await store.flush();
+    expect(await readdir(folder())).not.to.include(`${CHAT}.folding.jsonl`);
+    expect((await new HistoryStore(dir, 50).recent(CHAT)).map((m) => m.text)).to.deep.equal(['m1', 'm2', 'm3', 'm4', 'm5']);
   });
 
   it('appends go on during compactions, and after them every line is in the JSON file or the log exactly once', async () => {
