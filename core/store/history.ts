@@ -1,4 +1,4 @@
-import { appendFile, readFile, rename, stat, truncate, unlink } from 'node:fs/promises';
+import { appendFile, readFile, rename, rm, stat, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { appendToFile, enterWrite, leaveWrite, releaseAppendHandle, releaseAppendHandles, safeFileName } from './atomic.js';
 import { healthFor } from './data-health.js';
@@ -72,14 +72,13 @@ class ChatHistory {
   /** A folding file is on disk whose JSON file was not written yet (a crash, or a write that failed): kept as it is. */
   private foldingLeft = false;
   private readonly flushNow = () => this.compact().catch(() => undefined);
-  readonly foldingFile: string;
 
   constructor(
     private readonly doc: JsonFile<HistoryDoc>,
     readonly logFile: string,
+    readonly foldingFile: string,
     private readonly store: HistoryStore,
   ) {
-    this.foldingFile = logFile.replace(/\.jsonl$/, '.folding.jsonl');
     this.ready = this.load();
   }
 
@@ -191,26 +190,29 @@ class ChatHistory {
     // A log that cannot be set aside (its folder is gone) is folded as a whole: the JSON file's write then reports it.
     const folded = await this.run(() => this.setLogAside()).catch(() => undefined);
     if (folded === undefined) return this.run(() => this.foldAll(value));
-    await this.doc.update(() => value);
-    // The JSON file is made when written, from everything in memory: it holds every folded line and any line
-    // appended meanwhile (its logSeq says up to which, so the new log's copies of those are not replayed twice).
-    await this.doc.flush();
-    await removeIfThere(this.foldingFile);
-    this.foldingLeft = false;
-    this.unfolded -= folded;
-    if (this.unfolded === 0) JsonFile.pendingFlushers.delete(this.flushNow);
+    await this.writeFolded(value, folded, false);
   }
 
   /** Writes the JSON file, then removes the folding file and empties the log: only where nothing appends meanwhile. */
-  private async foldAll(value: HistoryDoc): Promise<void> {
-    const folded = this.unfolded;
+  private foldAll(value: HistoryDoc): Promise<void> {
+    return this.writeFolded(value, this.unfolded, true);
+  }
+
+  /**
+   * Writes the JSON file — made when written, from everything in memory: every folded line and any line appended
+   * meanwhile (its logSeq says up to which, so a log's copies of those are not replayed twice) — then removes the
+   * folding file and, when `emptyLog`, empties the log; `folded` lines are then counted as folded.
+   */
+  private async writeFolded(value: HistoryDoc, folded: number, emptyLog: boolean): Promise<void> {
     await this.doc.update(() => value);
     await this.doc.flush();
-    await removeIfThere(this.foldingFile);
+    await rm(this.foldingFile, { force: true });
     this.foldingLeft = false;
-    await truncate(this.logFile, 0).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'ENOENT') throw err;
-    });
+    if (emptyLog) {
+      await truncate(this.logFile, 0).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'ENOENT') throw err;
+      });
+    }
     this.unfolded -= folded;
     if (this.unfolded === 0) JsonFile.pendingFlushers.delete(this.flushNow);
   }
@@ -234,12 +236,6 @@ class ChatHistory {
     }
     return folded;
   }
-}
-
-async function removeIfThere(file: string): Promise<void> {
-  await unlink(file).catch((err: NodeJS.ErrnoException) => {
-    if (err.code !== 'ENOENT') throw err;
-  });
 }
 
 /** A log line: the entry plus its sequence number, checked with the history schema. */
@@ -288,7 +284,7 @@ export class HistoryStore {
     if (!chat) {
       const base = this.base(chatId);
       const doc = new JsonFile<HistoryDoc>(`${base}.json`, () => ({ messages: [] }), { schema: HISTORY_SCHEMA, onCorrupt: this.options.onCorrupt });
-      chat = new ChatHistory(doc, `${base}.jsonl`, this);
+      chat = new ChatHistory(doc, `${base}.jsonl`, `${base}.folding.jsonl`, this);
       this.chats.set(chatId, chat);
     }
     return chat;
