@@ -11,7 +11,9 @@ export function userPart(id: string): string {
   const at = id.indexOf('@');
   const user = at === -1 ? id : id.slice(0, at);
   const colon = user.indexOf(':');
-  return (colon === -1 ? user : user.slice(0, colon)).replace(/^\+/, '').trim();
+  const digits = colon === -1 ? user : user.slice(0, colon);
+  // (Asked several times per message: no regular expression for one leading character.)
+  return (digits.startsWith('+') ? digits.slice(1) : digits).trim();
 }
 
 /** True for an `@lid` id. */

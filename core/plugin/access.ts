@@ -1,5 +1,21 @@
 import type { Access, BotConfig } from '../config/schema.js';
-import { inIdList } from '../mentions/ids.js';
+import { userPart } from '../mentions/ids.js';
+
+/**
+ * The user parts of a config id list (owners, block, allow, a plugin's access list), made once per list: asked for
+ * every message, and config lists are replaced, never changed in place, when the config changes.
+ */
+const listUsers = new WeakMap<readonly string[], Set<string>>();
+function inConfigList(id: string, list: readonly string[]): boolean {
+  if (!list.length) return false;
+  let users = listUsers.get(list);
+  if (!users) {
+    users = new Set(list.map(userPart).filter(Boolean));
+    listUsers.set(list, users);
+  }
+  const user = userPart(id);
+  return user !== '' && users.has(user);
+}
 
 /** The sender's ids (phone jid and LID when both are known). */
 export function senderIds(message: { senderId: string; senderAltId?: string }): string[] {
@@ -8,7 +24,7 @@ export function senderIds(message: { senderId: string; senderAltId?: string }): 
 
 /** True when any of the sender's ids is an owner in config.json. */
 export function isOwnerId(ids: string[], config: BotConfig): boolean {
-  return ids.some((id) => inIdList(id, config.owners));
+  return ids.some((id) => inConfigList(id, config.owners));
 }
 
 /**
@@ -16,8 +32,8 @@ export function isOwnerId(ids: string[], config: BotConfig): boolean {
  * owners are answered.
  */
 export function botAnswers(ids: string[], config: BotConfig): boolean {
-  if (ids.some((id) => inIdList(id, config.access.block))) return false;
-  if (config.access.mode === 'allowList') return isOwnerId(ids, config) || ids.some((id) => inIdList(id, config.access.allow));
+  if (ids.some((id) => inConfigList(id, config.access.block))) return false;
+  if (config.access.mode === 'allowList') return isOwnerId(ids, config) || ids.some((id) => inConfigList(id, config.access.allow));
   return true;
 }
 
@@ -31,5 +47,5 @@ export function mayUse(access: Access | undefined, sender: { senderId: string; s
   const ids = senderIds(sender);
   if (isOwnerId(ids, config)) return true;
   if (access === 'owners') return false;
-  return ids.some((id) => inIdList(id, access));
+  return ids.some((id) => inConfigList(id, access));
 }

@@ -173,7 +173,7 @@ export class ConsoleTransport implements Transport {
     // out anew (a third of the cost of a round trip through a Buffer, on every line).
     const trimmed = (line.endsWith('\r') ? line.slice(0, -1) : line).concat('\n').slice(0, -1);
     // A plain message (most lines) goes straight to the bot: no async frame of its own.
-    if (!trimmed.startsWith(':')) return this.deliver(trimmed, {});
+    if (!trimmed.startsWith(':')) return this.deliver(trimmed);
     return this.handleCommand(trimmed);
   }
 
@@ -237,7 +237,7 @@ export class ConsoleTransport implements Transport {
     return this.deliver(caption, { media });
   }
 
-  private deliver(text: string, extra: Partial<IncomingMessage>): Promise<void> {
+  private deliver(text: string, extra?: Pick<IncomingMessage, 'quoted' | 'media'>): Promise<void> {
     if (!this.handler) return Promise.resolve();
     // "@628…" at the start or after a space is a mention, as WhatsApp inserts it; "foo@628….com" is not.
     const mentions = text.includes('@') ? [...text.matchAll(/(?:^|\s)@(\d{3,30})(?![\w.@-]*\w)/g)].map((m) => `${m[1]}@s.whatsapp.net`) : [];
@@ -250,8 +250,10 @@ export class ConsoleTransport implements Transport {
       text,
       mentions,
       timestamp: Date.now(),
-      ...extra,
     };
+    // Added, not spread in: a literal with a spread is copied property by property on every line.
+    if (extra?.quoted) message.quoted = extra.quoted;
+    if (extra?.media) message.media = extra.media;
     this.lastOther.set(message.chatId, message);
     return this.handler(message);
   }
