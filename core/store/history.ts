@@ -69,6 +69,10 @@ class ChatHistory {
   /** Compactions of this chat, one after another (the folding file is one at a time). */
   private compacting: Promise<unknown> = Promise.resolve();
   private unfolded = 0;
+  /** An automatic fold was asked for and has not started yet (appends meanwhile do not ask again). */
+  private foldAsked = false;
+  /** Lines of the fold under way: set aside, but counted in `unfolded` until the JSON file holds them. */
+  private folding = 0;
   /** A folding file is on disk whose JSON file was not written yet (a crash, or a write that failed): kept as it is. */
   private foldingLeft = false;
   private readonly flushNow = () => this.compact().catch(() => undefined);
@@ -151,7 +155,12 @@ class ChatHistory {
     const write = () => this.appendLine(`{"seq":${seq},${JSON.stringify(entry).slice(1)}\n`);
     // The line takes its place in the chat's disk queue now, so a later append never overtakes it.
     const written = this.run(options?.writeAfterIo ? () => afterIo().then(write) : write);
-    if (this.unfolded >= this.store.compactEvery) void this.compact().catch(() => undefined);
+    // Lines a fold under way already took count for that fold: each fold is asked for once (while a JSON file was
+    // written, every append used to ask for another, folding ~7 times as often as meant).
+    if (!this.foldAsked && this.unfolded - this.folding >= this.store.compactEvery) {
+      this.foldAsked = true;
+      void this.compact().catch(() => undefined);
+    }
     await written;
   }
 
@@ -183,14 +192,22 @@ class ChatHistory {
   }
 
   private async compactLocked(value: HistoryDoc, changed = false): Promise<void> {
-    if (this.unfolded === 0 && !changed) return this.doc.flush();
-    // A folding file whose JSON file could not be written is never replaced: everything is folded in the disk queue.
-    if (this.foldingLeft) return this.run(() => this.foldAll(value));
-    // In the disk queue, after the lines appended so far: they move aside with the log; later ones start a new log.
-    // A log that cannot be set aside (its folder is gone) is folded as a whole: the JSON file's write then reports it.
-    const folded = await this.run(() => this.setLogAside()).catch(() => undefined);
-    if (folded === undefined) return this.run(() => this.foldAll(value));
-    await this.writeFolded(value, folded, false);
+    try {
+      if (this.unfolded === 0 && !changed) return await this.doc.flush();
+      // A folding file whose JSON file could not be written is never replaced: everything is folded in the disk queue.
+      if (this.foldingLeft) return await this.run(() => this.foldAll(value));
+      // In the disk queue, after the lines appended so far: they move aside with the log; later ones start a new log.
+      // A log that cannot be set aside (its folder is gone) is folded as a whole: the JSON file's write then reports it.
+      const folded = await this.run(() => this.setLogAside()).catch(() => undefined);
+      if (folded === undefined) return await this.run(() => this.foldAll(value));
+      // From here on, only lines appended after these count toward the next fold.
+      this.folding = folded;
+      this.foldAsked = false;
+      await this.writeFolded(value, folded, false);
+    } finally {
+      this.folding = 0;
+      this.foldAsked = false;
+    }
   }
 
   /** Writes the JSON file, then removes the folding file and empties the log: only where nothing appends meanwhile. */
@@ -214,6 +231,7 @@ class ChatHistory {
       });
     }
     this.unfolded -= folded;
+    this.store.foldsWritten++;
     if (this.unfolded === 0) JsonFile.pendingFlushers.delete(this.flushNow);
   }
 
@@ -273,6 +291,9 @@ export class HistoryStore {
   get compactEvery(): number {
     return Math.max(1, this.options.compactEvery ?? 4 * this.maxMessages);
   }
+
+  /** Folds that wrote a chat's JSON file since this store was made, every chat together (what the disk pays for). */
+  foldsWritten = 0;
 
   /** `data/history/<chat>`: the chat's files are this plus `.json`, `.jsonl` and, while a compaction runs, `.folding.jsonl`. */
   private base(chatId: string): string {

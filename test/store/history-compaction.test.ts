@@ -104,3 +104,26 @@ describe('history compaction: never holds up a message, and a crash in the middl
     expect(texts).to.deep.equal(Array.from({ length: 41 }, (_, i) => `m${i + 1}`));
   });
 });
+
+describe('history compaction: a chat folds once every compactEvery lines, not more', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await tempDir();
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  it('lines appended while a fold writes the JSON file do not ask for more folds', async () => {
+    const store = new HistoryStore(dir, 50, { compactEvery: 5 });
+    // Messages one after another, each line on disk before the next (as a chat's answers are): several arrive while
+    // a fold's JSON file is still being written (its fsync takes milliseconds).
+    for (let i = 1; i <= 100; i++) {
+      await store.append(CHAT, said(`m${i}`, i));
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // At most one fold per 5 lines (lines that came during a fold fold together later), never one per such line.
+    expect(store.foldsWritten).to.be.within(1, 100 / 5);
+    const texts = (await new HistoryStore(dir, 50).recent(CHAT)).map((m) => m.text);
+    expect(texts).to.deep.equal(Array.from({ length: 50 }, (_, i) => `m${i + 51}`));
+  });
+});
