@@ -231,9 +231,12 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   });
   metrics.observe({ legs: () => chain.health(), audioKeys: () => capabilities.known('audio') ? capabilities.status('audio').counts : undefined });
   // Chat and premium follow the legs' live state: amber while a leg rests or was rejected, red when none can answer.
-  capabilities.setLive('chat', () => legsCapability(chain.health(), () => true, 'no provider key'));
-  capabilities.setLive('premium', () =>
-    legsCapability(chain.health(), (l) => Boolean(l.premiumModel), 'no PRIMARY_GATEWAY_PREMIUM_MODEL or PREMIUM_MODEL set'),
+  const servesPremium = (leg: { premiumModel?: string }) => Boolean(leg.premiumModel);
+  capabilities.setLive('chat', () => legsCapability(chain.health(), () => true, 'no provider key'), () => chain.anyHealthy());
+  capabilities.setLive(
+    'premium',
+    () => legsCapability(chain.health(), servesPremium, 'no PRIMARY_GATEWAY_PREMIUM_MODEL or PREMIUM_MODEL set'),
+    () => chain.anyHealthy(servesPremium),
   );
 
   let transport: Transport | undefined;

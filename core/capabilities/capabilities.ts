@@ -16,6 +16,8 @@ export function capabilityMark(status: CapabilityStatus): '✔' | '⚠' | '✘' 
 interface Entry {
   detect: () => Promise<CapabilityStatus> | CapabilityStatus;
   live?: () => CapabilityStatus;
+  /** The live check's `ok` alone, without its words: `has` and `lacks` are asked several times per message. */
+  liveOk?: () => boolean;
   detected?: CapabilityStatus;
 }
 
@@ -37,11 +39,18 @@ export class Capabilities {
     this.entries.set(name, { detect, live, detected: previous?.detected });
   }
 
-  /** Replaces only the run-time check of a capability (e.g. the audio key pool's live state). */
-  setLive(name: string, live: () => CapabilityStatus): void {
+  /**
+   * Replaces only the run-time check of a capability (e.g. the audio key pool's live state). `ok`, when given, must
+   * say what `live().ok` says, cheaply: `has` and `lacks` then ask it instead of making the status with its words.
+   *
+   * @example capabilities.setLive('audio', () => pool.status(), () => pool.usableCount() > 0);
+   */
+  setLive(name: string, live: () => CapabilityStatus, ok?: () => boolean): void {
     const entry = this.entries.get(name);
-    if (entry) entry.live = live;
-    else this.entries.set(name, { detect: live, live });
+    if (entry) {
+      entry.live = live;
+      entry.liveOk = ok;
+    } else this.entries.set(name, { detect: live, live, liveOk: ok });
   }
 
   known(name: string): boolean {
@@ -80,7 +89,13 @@ export class Capabilities {
   }
 
   has(name: string): boolean {
-    return this.status(name).ok;
+    const liveOk = this.entries.get(name)?.liveOk;
+    if (!liveOk) return this.status(name).ok;
+    try {
+      return liveOk();
+    } catch {
+      return false;
+    }
   }
 
   /** The names in `needs` that are not available right now. */
@@ -88,6 +103,12 @@ export class Capabilities {
     // Asked for every plugin on every message: most plugins need nothing.
     if (!needs.length) return [];
     return needs.filter((n) => !this.has(n));
+  }
+
+  /** True when one of `needs` is not available right now (`missing` without making the list). */
+  lacks(needs: readonly string[]): boolean {
+    for (const name of needs) if (!this.has(name)) return true;
+    return false;
   }
 
   /** Every capability with its status, for the start log and the dashboard. */

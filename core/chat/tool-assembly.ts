@@ -10,9 +10,9 @@ export function toolsFor(registry: PluginRegistry, capabilities: Capabilities, c
     const plugin = state.plugin;
     const list = state.instance!.tools;
     if (!list.length) continue;
-    if (capabilities.missing(plugin.needs ?? []).length) continue;
+    if (capabilities.lacks(plugin.needs ?? [])) continue;
     if (!registry.mayUse(plugin.name, ctx.message)) continue;
-    for (const tool of list) if (!capabilities.missing(tool.needs ?? []).length) tools.push(tool);
+    for (const tool of list) if (!capabilities.lacks(tool.needs ?? [])) tools.push(tool);
   }
   // Tools a plugin finds at run time (per message) were never checked at registration: a name already taken is left out.
   // Made only when a plugin finds tools now (most messages have none of those).
@@ -20,7 +20,7 @@ export function toolsFor(registry: PluginRegistry, capabilities: Capabilities, c
   for (const state of registry.active()) {
     const plugin = state.plugin;
     if (!state.instance!.toolsFor) continue;
-    if (capabilities.missing(plugin.needs ?? []).length) continue;
+    if (capabilities.lacks(plugin.needs ?? [])) continue;
     if (!registry.mayUse(plugin.name, ctx.message)) continue;
     let found: ToolDefinition[];
     try {
@@ -30,7 +30,7 @@ export function toolsFor(registry: PluginRegistry, capabilities: Capabilities, c
       continue;
     }
     for (const tool of found) {
-      if (capabilities.missing(tool.needs ?? []).length) continue;
+      if (capabilities.lacks(tool.needs ?? [])) continue;
       taken ??= new Map<string, string>([...CORE_TOOLS.map((t) => [t, 'the core'] as const), ...tools.map((t) => [t.name, 'a plugin'] as const)]);
       const owner = taken.get(tool.name);
       if (owner) {

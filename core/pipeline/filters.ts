@@ -35,7 +35,7 @@ export function observers(registry: PluginRegistry, capabilities: Capabilities, 
     for (const state of registry.active()) {
       if (!state.instance?.observers.length) continue;
       if (!registry.mayUse(state.plugin.name, ctx.message)) continue;
-      if (capabilities.missing(state.plugin.needs ?? []).length) continue;
+      if (capabilities.lacks(state.plugin.needs ?? [])) continue;
       try {
         for (const observe of state.instance.observers) {
           const seen = observe(view(ctx, state.plugin.name));

@@ -173,6 +173,12 @@ export class ProviderChain {
     return this.states.some((s) => s.until <= now && !this.resting(s) && (!filter || filter(s.leg)));
   }
 
+  /** True when a leg (of those `serves` picks) is healthy now: what `health()` would call `healthy`, without the list. */
+  anyHealthy(serves?: (leg: ProviderLeg) => boolean): boolean {
+    const now = this.now();
+    return this.states.some((s) => legState(s, now) === 'healthy' && (!serves || serves(s.leg)));
+  }
+
   health(): LegHealth[] {
     const now = this.now();
     return this.states.map((s) => ({

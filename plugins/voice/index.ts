@@ -108,7 +108,7 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
   pool.notices = host.notices;
   pool.noticeText = { exhausted: (detail) => `The bot cannot hear voice notes: ${detail}.`, recovered: 'An audio key works again: voice notes are heard again.' };
   const audioModel = host.setting('AUDIO_MODEL')?.trim() || DEFAULT_AUDIO_MODEL;
-  host.capabilities.setLive('audio', () => pool.status());
+  host.capabilities.setLive('audio', () => pool.status(), () => pool.usableCount() > 0);
   const provider = new AudioProvider(pool, {
     baseUrl: settings.audio.baseUrl,
     model: audioModel,
@@ -145,8 +145,9 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
 
   /** The audio capability right now (keys may be used up at run time), or undefined when usable. */
   const audioMissing = (): string | undefined => {
-    const status = host.capabilities.status('audio');
-    return status.ok ? undefined : status.detail;
+    // (Asked for every message by the observer: the words only when it is missing.)
+    if (host.capabilities.has('audio')) return undefined;
+    return host.capabilities.status('audio').detail;
   };
 
   /** Downloads, transcribes and archives the voice note of this message (once per message: the observer hears it, the media handler reuses that). */
@@ -234,9 +235,14 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
   }
 
   /** Observer: every message of every chat, addressed or not. */
-  async function observe(ctx: Ctx): Promise<void> {
-    // Without a usable audio key nothing is heard nor archived (as the plugin's needs did on the old contract).
-    if (audioMissing()) return;
+  function observe(ctx: Ctx): Promise<void> | undefined {
+    // Without a usable audio key nothing is heard nor archived (as the plugin's needs did on the old contract); not
+    // async, so that (every message, where no key is set) costs the pipeline no promise to wait for.
+    if (audioMissing()) return undefined;
+    return observeHeard(ctx);
+  }
+
+  async function observeHeard(ctx: Ctx): Promise<void> {
     const { archive, recent, reactor } = rt();
     const message = ctx.message;
     const entry: ContextMessage = { id: message.id, senderId: message.senderId, ...(message.senderName ? { senderName: message.senderName } : {}), at: message.timestamp, text: contextText(ctx) };

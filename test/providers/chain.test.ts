@@ -185,4 +185,28 @@ describe('provider chain', () => {
     expect(health.find((h) => h.name === 'second')?.healthy).to.equal(false);
     expect(audio.http.received('GET /')).to.have.length(0);
   });
+
+  it('anyHealthy says what health() says, for all legs and for the premium ones, as legs rest and come back', async () => {
+    let clock = Date.now();
+    const chain = new ProviderChain(settings({ AUDIO_API_KEYS: '' }), quietLog().log, undefined, () => clock);
+    const premium = (leg: { premiumModel?: string }) => Boolean(leg.premiumModel);
+    const agrees = (why: string) => {
+      const health = chain.health();
+      expect(chain.anyHealthy(), `all legs: ${why}`).to.equal(health.some((h) => h.state === 'healthy'));
+      expect(chain.anyHealthy(premium), `premium legs: ${why}`).to.equal(health.some((h) => h.state === 'healthy' && Boolean(h.premiumModel)));
+      return [chain.anyHealthy(), chain.anyHealthy(premium)];
+    };
+    expect(agrees('all well')).to.deep.equal([true, true]);
+    // The primary (the only premium leg) rests for 20 s; the second answers.
+    primary.next(failures.rateLimit(20));
+    await chain.complete(ask);
+    expect(agrees('primary resting')).to.deep.equal([true, false]);
+    // The second's key is rejected too: no leg can answer.
+    second.next(failures.badKey);
+    await chain.complete(ask).catch(() => undefined);
+    expect(agrees('every leg resting or rejected')).to.deep.equal([false, false]);
+    // The primary's rest is over.
+    clock += 21_000;
+    expect(agrees('primary back')).to.deep.equal([true, true]);
+  });
 });
