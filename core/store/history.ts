@@ -155,8 +155,8 @@ class ChatHistory {
     const write = () => this.appendLine(`{"seq":${seq},${JSON.stringify(entry).slice(1)}\n`);
     // The line takes its place in the chat's disk queue now, so a later append never overtakes it.
     const written = this.run(options?.writeAfterIo ? () => afterIo().then(write) : write);
-    // Lines a fold under way already took count for that fold: each fold is asked for once (while a JSON file was
-    // written, every append used to ask for another, folding ~7 times as often as meant).
+    // A fold is asked for once, and the lines a fold under way took do not count toward the next one (every append
+    // during a fold's JSON write used to ask for another fold: ~7 times as many folds as meant).
     if (!this.foldAsked && this.unfolded - this.folding >= this.store.compactEvery) {
       this.foldAsked = true;
       void this.compact().catch(() => undefined);
