@@ -304,4 +304,26 @@ describe('AI chat through the provider chain', () => {
     expect(primary.chats()).to.have.length(2);
     expect(t.logs().some((l) => /80% of its token quota/.test(l.msg))).to.equal(true);
   });
+
+  // `has` (asked several times per message) answers from a cheap check; it must say what the status says.
+  it('live capabilities: has() and lacks() agree with the status the owner sees, as the legs rest and are rejected', async () => {
+    t = await startTestApp({ env: env() });
+    const caps = t.app.capabilities;
+    const states = () => Object.fromEntries(['chat', 'premium', 'audio'].map((name) => {
+      expect(caps.has(name), name).to.equal(caps.status(name).ok);
+      expect(caps.lacks([name]), name).to.equal(!caps.status(name).ok);
+      return [name, caps.has(name)];
+    }));
+    expect(states()).to.deep.equal({ chat: true, premium: true, audio: false });
+    // The primary (the premium leg) is rate-limited: chat goes on through the second, premium is gone for now.
+    primary.next(failures.rateLimit(60));
+    expect(text(await t.transport.push({ text: 'hello' }))).to.deep.equal(['second: hello']);
+    expect(states()).to.deep.equal({ chat: true, premium: false, audio: false });
+    // The second's key is rejected: nothing can answer, and the bot says so instead of asking again.
+    second.next(failures.badKey);
+    expect(text(await t.transport.push({ text: 'still there?' })).join(' ')).to.not.include('second:');
+    expect(states()).to.deep.equal({ chat: false, premium: false, audio: false });
+    expect(caps.lacks(['chat', 'audio'])).to.equal(true);
+    expect(caps.lacks([])).to.equal(false);
+  });
 });
