@@ -192,20 +192,31 @@ class ChatHistory {
   }
 
   private async compactLocked(value: HistoryDoc, changed = false): Promise<void> {
-    try {
-      if (this.unfolded === 0 && !changed) return await this.doc.flush();
-      // A folding file whose JSON file could not be written is never replaced: everything is folded in the disk queue.
-      if (this.foldingLeft) return await this.run(() => this.foldAll(value));
-      // In the disk queue, after the lines appended so far: they move aside with the log; later ones start a new log.
-      // A log that cannot be set aside (its folder is gone) is folded as a whole: the JSON file's write then reports it.
-      const folded = await this.run(() => this.setLogAside()).catch(() => undefined);
-      if (folded === undefined) return await this.run(() => this.foldAll(value));
-      // From here on, only lines appended after these count toward the next fold.
-      this.folding = folded;
+    if (this.unfolded === 0 && !changed) {
       this.foldAsked = false;
+      return this.doc.flush();
+    }
+    // A folding file whose JSON file could not be written is never replaced: everything is folded in the disk queue.
+    if (this.foldingLeft) return this.foldInQueue(value);
+    // In the disk queue, after the lines appended so far: they move aside with the log; later ones start a new log.
+    // A log that cannot be set aside (its folder is gone) is folded as a whole: the JSON file's write then reports it.
+    const folded = await this.run(() => this.setLogAside()).catch(() => undefined);
+    if (folded === undefined) return this.foldInQueue(value);
+    // From here on, only lines appended after these count toward the next fold (which they may ask for at once).
+    this.folding = folded;
+    this.foldAsked = false;
+    try {
       await this.writeFolded(value, folded, false);
     } finally {
       this.folding = 0;
+    }
+  }
+
+  /** Folds everything while appends wait; lines appended meanwhile may ask for the next fold once it is done. */
+  private async foldInQueue(value: HistoryDoc): Promise<void> {
+    try {
+      await this.run(() => this.foldAll(value));
+    } finally {
       this.foldAsked = false;
     }
   }
