@@ -5,6 +5,7 @@ import type { Logger } from '../log/logger.js';
 import type { BotContext, ToolDefinition } from '../plugin/types.js';
 import type { UserBudgets } from '../providers/budgets.js';
 import { ContextTooLongError, type ProviderChain } from '../providers/provider-chain.js';
+import { frozenPart } from '../providers/request-json.js';
 import { today } from '../providers/usage.js';
 import type { AiService, RespondOptions } from '../plugin/types.js';
 import type { ChatMessage, CompleteOptions, CompletionResult, ProviderLeg } from '../providers/types.js';
@@ -61,7 +62,10 @@ const openAiShapes = new WeakMap<ToolDefinition, OpenAI.Chat.Completions.ChatCom
 function openAiTool(tool: ToolDefinition): OpenAI.Chat.Completions.ChatCompletionTool {
   let shape = openAiShapes.get(tool);
   if (!shape) {
-    shape = { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+    // A copy of the schema, frozen: its JSON text is made once for every request that offers the tool (and a plugin
+    // that changes its own object later changes nothing already offered).
+    const parameters = JSON.parse(JSON.stringify(tool.parameters ?? {})) as Record<string, unknown>;
+    shape = frozenPart({ type: 'function', function: { name: tool.name, description: tool.description, parameters } }) as OpenAI.Chat.Completions.ChatCompletionTool;
     openAiShapes.set(tool, shape);
   }
   return shape;
@@ -72,7 +76,8 @@ function turnsFor(entries: HistoryEntry[], isGroup: boolean, from: number, turns
   for (let i = from; i < entries.length; i++) {
     const e = entries[i];
     const content = e.role === 'user' && isGroup && e.senderName ? `${e.senderName}: ${e.text}` : e.text;
-    turns.push({ role: e.role, content });
+    // Frozen: the turn's JSON text is made when it is first sent and serves every later prompt it is part of.
+    turns.push(frozenPart({ role: e.role, content }));
     tokens.push(estimateTokens(content) + 4);
   }
   return { turns, tokens };
@@ -127,23 +132,24 @@ export function createAiService(deps: AiServiceDeps): AiService {
    * Each chat's last system prompt and what it was made of: a chat's messages mostly get the same one, so it is made
    * again only when one of its parts changed (name, date, kind of chat, live tools, extra text, the memory's facts).
    */
-  const lastPrompts = new Map<string, { botName: string; date: string; isGroup: boolean; live: boolean; extra?: string; facts: string[]; prompt: string }>();
+  const lastPrompts = new Map<string, { botName: string; date: string; isGroup: boolean; live: boolean; extra?: string; facts: string[]; message: ChatMessage }>();
 
-  function systemPromptFor(ctx: BotContext, facts: MemoryFact[], canCheckLive: boolean, extra?: string): string {
+  /** The system message for `ctx`'s chat (frozen: while it stays the same, its JSON text is made once). */
+  function systemMessageFor(ctx: BotContext, facts: MemoryFact[], canCheckLive: boolean, extra?: string): ChatMessage {
     const botName = config().botName;
     const date = today(now().getTime());
     const isGroup = ctx.message.isGroup;
     const last = lastPrompts.get(ctx.chatId);
     if (last && last.botName === botName && last.date === date && last.isGroup === isGroup && last.live === canCheckLive && last.extra === extra && sameFacts(last.facts, facts)) {
-      return last.prompt;
+      return last.message;
     }
     const texts = facts.map((f) => f.text);
-    const prompt = systemPrompt(botName, date, isGroup, texts, canCheckLive, extra);
+    const message = frozenPart({ role: 'system' as const, content: systemPrompt(botName, date, isGroup, texts, canCheckLive, extra) });
     lastPrompts.delete(ctx.chatId);
-    lastPrompts.set(ctx.chatId, { botName, date, isGroup, live: canCheckLive, extra, facts: texts, prompt });
+    lastPrompts.set(ctx.chatId, { botName, date, isGroup, live: canCheckLive, extra, facts: texts, message });
     // The least recently used chats beyond a thousand are forgotten.
     if (lastPrompts.size > 1000) lastPrompts.delete(lastPrompts.keys().next().value as string);
-    return prompt;
+    return message;
   }
 
   function systemPrompt(botName: string, date: string, isGroup: boolean, facts: string[], canCheckLive: boolean, extra?: string): string {
@@ -179,7 +185,8 @@ export function createAiService(deps: AiServiceDeps): AiService {
     for (let i = 0; same && i < found.length; i++) same = found[i] === last![i];
     if (same) return lastOffer!;
     const tools = [REMEMBER_TOOL, ...found];
-    lastOffer = { found, tools, openAi: tools.map(openAiTool) };
+    // Frozen as a whole: the list's JSON text is made once while the plugins offer the same tools.
+    lastOffer = { found, tools, openAi: frozenPart(tools.map(openAiTool)) };
     return lastOffer;
   }
 
@@ -268,7 +275,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
       for (let attempt = 0; ; attempt++) {
         const recent = await ctx.history.recent();
         const history = options.onlyTurnsOf ? historyMessages(turnsOf(recent, options.onlyTurnsOf), budgetTokens, ctx.message.isGroup) : historyMessages(recent, budgetTokens, ctx.message.isGroup, ctx.chatId);
-        const messages: ChatMessage[] = [{ role: 'system', content: systemPromptFor(ctx, facts, tools.some((t) => t.live), options.system) }, ...history];
+        const messages: ChatMessage[] = [systemMessageFor(ctx, facts, tools.some((t) => t.live), options.system), ...history];
         try {
           const cited: string[] = [];
           const result = await toolLoop(messages, openAiTools, tools, ctx, { premium, userId: ctx.senderId }, cfg.ai.maxToolRounds, cited);

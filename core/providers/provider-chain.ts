@@ -3,6 +3,7 @@ import type { Settings } from '../config/settings.js';
 import type { Logger } from '../log/logger.js';
 import { BadAnswerError, classifyFailure, type Failure } from './failure.js';
 import { normalizeBaseUrl } from './normalize.js';
+import { requestJson } from './request-json.js';
 import { AllProvidersFailedError, type ChatMessage, type CompleteOptions, type CompletionResult, type LegCondition, type LegHealth, type ProviderLeg } from './types.js';
 import type { UsageLedger } from './usage.js';
 import type { OwnerNotifier } from '../notices/owner-notifier.js';
@@ -72,6 +73,9 @@ export function failureInWords(failure: Failure): string {
       return `the request was refused (${status})`;
   }
 }
+
+/** A body given to the SDK as text goes out as it is only with its content type said. */
+const JSON_BODY = { 'content-type': 'application/json' };
 
 /**
  * The provider chain: legs in order (primary gateway, second gateway, each audio key). A request goes to the first
@@ -316,7 +320,8 @@ export class ProviderChain {
           ...(options.maxTokens ? { max_tokens: options.maxTokens } : {}),
           ...(options.extra ?? {}),
         } as OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming;
-        const completion = await client.chat.completions.create(body);
+        // Sent as JSON text made from the prompt's frozen parts (each serialized once), not stringified whole per message.
+        const completion = await client.post<OpenAI.Chat.Completions.ChatCompletion>('/chat/completions', { body: requestJson(body), headers: JSON_BODY });
         const message = completion?.choices?.[0]?.message;
         if (!message || typeof message !== 'object') throw new BadAnswerError('answer without a message');
         const text = typeof message.content === 'string' ? message.content : '';
