@@ -60,9 +60,12 @@ try {
   // N large enough that the spread of start-up times (tenths of a second) does not decide (T(2N) − T(N)) / N, and
   // that the N messages told apart are past the JIT's warm-up: with N = 2000, V8 still optimized ~90 of the bot's
   // functions between message 2000 and 4000 (~190 ms of compiler time on a 2-core machine, ~70 ms for the floor's);
-  // after ~4000 both compile next to nothing, as a bot that has been running a while.
+  // after ~4000 both compile next to nothing, as a bot that has been running a while. And N = 8000, not 4000: each
+  // sample's figure carries the difference of its two runs' warm-ups divided by N, and the warm-up itself varies by
+  // seconds (the first 4000 messages took 4.2–5.9 s over four runs of one build, timed every 500 replies), which at
+  // N = 4000 swung the median of nine samples by ±15% (1.09× and 1.43× in two runs of one build).
   // Nine samples: single console runs spread by ±20% on a busy 2-core machine, and the figure is a median of them.
-  await step('console', () => consoleChat(gw, { messages: n(4000, 200), samples: n(9, 1) }));
+  await step('console', () => consoleChat(gw, { messages: n(8000, 200), samples: n(9, 1) }));
   await step('scale', () => scale(gw, { instances: 10, messages: 10_000, idleMs: n(5000, 2000) }));
   await step('recall', () => recallSearch({ messages: 100_000, queries: n(1000, 200) }));
 } finally {
