@@ -69,13 +69,13 @@ function partJson(value: unknown): string | undefined {
   return (typeof value === 'object' && value !== null && (value as Part)[PART_JSON]) || JSON.stringify(value);
 }
 
-function deepFreeze(value: object, seen = new Set<object>()): void {
-  // `seen` stops at a cycle (which JSON.stringify has rejected already); a part made before is deep-frozen already.
-  if (seen.has(value) || (isFrozenPart(value) && Object.isFrozen(value))) return;
-  seen.add(value);
+function deepFreeze(value: object): void {
+  // No cycle gets here: frozenPart made the JSON text first, and JSON.stringify rejects a cycle. A part made before is
+  // deep-frozen already.
+  if (isFrozenPart(value) && Object.isFrozen(value)) return;
   Object.freeze(value);
   for (const key of Object.keys(value)) {
     const inner = (value as Record<string, unknown>)[key];
-    if (typeof inner === 'object' && inner !== null) deepFreeze(inner, seen);
+    if (typeof inner === 'object' && inner !== null) deepFreeze(inner);
   }
 }
