@@ -112,10 +112,10 @@ describe('WhatsApp identity in access control (real bot, owners and lists writte
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('allow list by phone: a LID-only message from that person is answered', async () => {
+  it('allow list by phone: a LID-only message from that person is answered, on the LID it came in on', async () => {
     await start({ mode: 'allowList', allow: ['6281211110000'], block: [] });
     expect(await pingFromLid()).to.equal(1);
-    expect(sockets.last.sent.at(-1)!.jid).to.equal(ALICE);
+    expect(sockets.last.sent.at(-1)!.jid).to.equal(ALICE_LID);
   });
 
   it('block list by phone: a LID-only message from that person is not answered', async () => {

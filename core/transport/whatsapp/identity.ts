@@ -7,6 +7,8 @@ import type { IdentityLinks } from './identity-links.js';
 /** Baileys' own LID ↔ phone store (`sock.signalRepository.lidMapping`), filled from the session's `lid-mapping` keys. */
 export interface LidMappingStore {
   getPNForLID(lid: string): Promise<string | null>;
+  /** The LID of a phone jid (Baileys may ask WhatsApp when its store does not know it). */
+  getLIDForPN?(pn: string): Promise<string | null>;
 }
 
 /** Folders under data/ that hold one file per chat id (moved to the chat's one id when it is first seen in the other form). */

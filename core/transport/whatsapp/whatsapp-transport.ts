@@ -27,6 +27,7 @@ import { GroupCache } from './group-cache.js';
 import { SendStatus, type Restriction } from './send-status.js';
 import { Identity, type LidMappingStore } from './identity.js';
 import { IdentityLinks } from './identity-links.js';
+import { Addressing } from './addressing.js';
 import { expirationOf, isViewOnce, mapIncoming, plainJid, textOf, type MediaDownloader } from './message-mapper.js';
 import { ResendStore } from './resend-store.js';
 import { videoThumbnail } from './video-thumbnail.js';
@@ -211,6 +212,8 @@ export class WhatsAppTransport implements Transport {
   /** Disappearing-message timer (seconds) per chat, learnt from what arrives, so replies inherit it. */
   private readonly timers = new BoundedMap<string, number>(5000);
   private readonly sendStatus: SendStatus;
+  /** Where each private chat's messages go (the address it last arrived on; a LID rather than a phone jid). */
+  private readonly addressing = new Addressing(() => this.links, () => this.socket?.signalRepository?.lidMapping);
 
   constructor(private readonly options: WhatsAppTransportOptions) {
     this.log = options.log;
@@ -782,6 +785,7 @@ export class WhatsAppTransport implements Transport {
     }
     const message = result.message;
     await this.canonicalize(message);
+    if (!message.isGroup && !message.fromMe) this.addressing.noteArrival(message.chatId, plainJid(key.remoteJid));
     if (timer !== undefined) this.timers.set(message.chatId, timer);
     if (!(await this.seen!.firstTime(message.chatId, message.id, key.participant ?? ''))) {
       this.log.debug({ id: message.id, chat: message.chatId, type }, 'ignored a duplicate delivery of a message already handled');
@@ -888,7 +892,7 @@ export class WhatsAppTransport implements Transport {
   async sendText(chatId: string, text: string, options?: { quotedId?: string }): Promise<SentMessage> {
     const socket = await this.ready();
     const mentions = this.mentionsIn(text);
-    const sent = await socket.sendMessage(chatId, { text, ...(mentions.length ? { mentions } : {}) }, this.sendOptions(chatId, options?.quotedId));
+    const sent = await socket.sendMessage(await this.addressing.addressOf(chatId), { text, ...(mentions.length ? { mentions } : {}) }, this.sendOptions(chatId, options?.quotedId));
     return this.remember(sent, chatId);
   }
 
@@ -903,8 +907,10 @@ export class WhatsAppTransport implements Transport {
         return false;
       }
       const socket = await this.ready();
-      const key: WAMessageKey = original?.key ?? { remoteJid: chatId, id: messageId, fromMe: true };
-      const edit = await socket.sendMessage(chatId, { text, edit: key });
+      // An edit goes where the original went.
+      const to = original?.key?.remoteJid ?? (await this.addressing.addressOf(chatId));
+      const key: WAMessageKey = original?.key ?? { remoteJid: to, id: messageId, fromMe: true };
+      const edit = await socket.sendMessage(to, { text, edit: key });
       void this.resend?.add(edit?.key?.id, chatId, edit?.message);
       return true;
     } catch (err) {
@@ -915,8 +921,9 @@ export class WhatsAppTransport implements Transport {
 
   async react(chatId: string, messageId: string, emoji: string): Promise<void> {
     const socket = await this.ready();
-    const key: WAMessageKey = this.inbound.get(`${chatId}|${messageId}`)?.key ?? this.sent.get(messageId)?.key ?? { remoteJid: chatId, id: messageId, fromMe: false };
-    const reaction = await socket.sendMessage(chatId, { react: { text: emoji, key } });
+    const to = await this.addressing.addressOf(chatId);
+    const key: WAMessageKey = this.inbound.get(`${chatId}|${messageId}`)?.key ?? this.sent.get(messageId)?.key ?? { remoteJid: to, id: messageId, fromMe: false };
+    const reaction = await socket.sendMessage(to, { react: { text: emoji, key } });
     void this.resend?.add(reaction?.key?.id, chatId, reaction?.message);
   }
 
@@ -948,14 +955,15 @@ export class WhatsAppTransport implements Transport {
       default:
         throw new Error(`cannot send media of kind ${String((media as { kind: unknown }).kind)}`);
     }
-    const sent = await socket.sendMessage(chatId, content, this.sendOptions(chatId, options?.quotedId));
+    const sent = await socket.sendMessage(await this.addressing.addressOf(chatId), content, this.sendOptions(chatId, options?.quotedId));
     return this.remember(sent, chatId);
   }
 
   async setTyping(chatId: string, typing: boolean): Promise<void> {
     const socket = this.socket;
     if (!socket || this.status !== 'linked') return;
-    await socket.sendPresenceUpdate(typing ? 'composing' : 'paused', chatId).catch((err) => this.log.debug({ err }, 'typing indicator failed'));
+    const to = await this.addressing.addressOf(chatId);
+    await socket.sendPresenceUpdate(typing ? 'composing' : 'paused', to).catch((err) => this.log.debug({ err }, 'typing indicator failed'));
   }
 
   ownIds(): string[] {
