@@ -37,6 +37,11 @@ export interface Settings {
   /** `pretty` or `json`; undefined: pretty on a terminal, JSON otherwise. */
   logFormat: 'pretty' | 'json' | undefined;
   ffmpegPath: string;
+  /**
+   * WA_WEBSOCKET_URL (.env only): the WebSocket URL the WhatsApp socket connects to instead of WhatsApp's own (a wire
+   * fake in tests, an operator's proxy). Empty: WhatsApp's own. Whatever answers there sees the whole session.
+   */
+  whatsappSocketUrl: string;
   /** Every secret value, for the log redactor. */
   secrets: string[];
   /** The raw environment the settings came from (after .env merge). */
@@ -137,10 +142,11 @@ export function loadSettings(options: { cwd?: string; env?: NodeJS.ProcessEnv; r
     logLevel: str('LOG_LEVEL', 'info'),
     logFormat: undefined,
     ffmpegPath: str('FFMPEG_PATH'),
+    whatsappSocketUrl: socketUrl(str('WA_WEBSOCKET_URL')),
     secrets: [],
     env,
   };
-  settings.secrets = secretValues(env, audioKeys);
+  settings.secrets = secretValues(env, [...audioKeys, ...socketUrlSecrets(settings.whatsappSocketUrl)]);
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
   if (!levels.includes(settings.logLevel)) throw new SettingsError(`LOG_LEVEL must be one of ${levels.join(', ')}; got "${settings.logLevel}"`);
   const format = str('LOG_FORMAT').toLowerCase();
@@ -164,6 +170,44 @@ export function loadSettings(options: { cwd?: string; env?: NodeJS.ProcessEnv; r
     if (!/^https?:\/\/[^\s/]+/i.test(gw.baseUrl)) throw new SettingsError(`${prefix}BASE_URL must be an http(s) URL such as https://gateway.example.com/v1; got "${gw.baseUrl}"`);
   }
   return settings;
+}
+
+/** WA_WEBSOCKET_URL checked: empty, or a ws:// / wss:// URL (anything else would only fail at connect time). */
+function socketUrl(raw: string): string {
+  if (!raw) return '';
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new SettingsError(`WA_WEBSOCKET_URL must be a WebSocket URL such as wss://proxy.example.com/ws/chat (or empty for WhatsApp's own); got "${shownSocketUrl(raw)}"`);
+  }
+  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') throw new SettingsError(`WA_WEBSOCKET_URL must start with ws:// or wss:// (or be empty for WhatsApp's own); got "${shownSocketUrl(raw)}"`);
+  return raw;
+}
+
+/** The parts of a socket URL that can carry a credential: the password and the query's values. */
+function socketUrlSecrets(raw: string): string[] {
+  if (!raw) return [];
+  const url = new URL(raw);
+  return [decodeURIComponent(url.password), ...url.searchParams.values()].filter((v) => v.length >= 4);
+}
+
+/**
+ * A socket URL as it may be shown (start log, dashboard): the password and the query's values (an access token, say)
+ * replaced by `…`.
+ *
+ * @example shownSocketUrl('ws://127.0.0.1:9/ws/chat?access_token=abc') // 'ws://127.0.0.1:9/ws/chat?access_token=…'
+ */
+export function shownSocketUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return raw.replace(/[?#].*$/, '?…').replace(/\/\/[^/@]*@/, '//…@');
+  }
+  if (url.password) url.password = '…';
+  for (const name of [...new Set(url.searchParams.keys())]) url.searchParams.set(name, '…');
+  return decodeURI(url.toString());
 }
 
 /** Values of every variable that looks secret (KEY, TOKEN, SECRET, PASSWORD), plus each audio key. */

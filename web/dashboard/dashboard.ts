@@ -4,6 +4,7 @@ import type { Context, Middleware } from 'koa';
 import Router from '@koa/router';
 import type { App } from '../../core/app.js';
 import { ConfigError, saveConfigFile } from '../../core/config/config-file.js';
+import { shownSocketUrl } from '../../core/config/settings.js';
 import { recentProblems } from '../../core/log/recent-problems.js';
 import { isLid, userPart } from '../../core/mentions/ids.js';
 import { today } from '../../core/providers/usage.js';
@@ -119,10 +120,14 @@ export function dashboard(app: App, transport: () => Transport | undefined, opti
         return { key: s.key, plugin: s.plugin, description: String((s.rule.schema as { description?: unknown }).description ?? ''), text, value: shown, problems: s.problems };
       }),
       capabilities: app.capabilities.report(),
-      envOnly: app.bot.plugins().flatMap((s) => {
-        const moved = new Set(Object.values(s.plugin.movedToEnv ?? {}));
-        return (s.plugin.settings ?? []).filter((d) => moved.has(d.name)).map((d) => ({ plugin: s.plugin.name, name: d.name, description: d.description, value: app.settings.env[d.name] || undefined }));
-      }),
+      envOnly: [
+        // The core's own: where the WhatsApp socket connects (credentials in the URL are never shown).
+        { plugin: 'whatsapp', name: 'WA_WEBSOCKET_URL', description: "the WebSocket URL WhatsApp connects to instead of WhatsApp's own (a test server or a proxy you run; it sees the whole session)", value: app.settings.whatsappSocketUrl ? shownSocketUrl(app.settings.whatsappSocketUrl) : undefined },
+        ...app.bot.plugins().flatMap((s) => {
+          const moved = new Set(Object.values(s.plugin.movedToEnv ?? {}));
+          return (s.plugin.settings ?? []).filter((d) => moved.has(d.name)).map((d) => ({ plugin: s.plugin.name, name: d.name, description: d.description, value: app.settings.env[d.name] || undefined }));
+        }),
+      ],
       legs: app.chain.health(),
       gateways: app.gatewayHealth,
       audio: { keys: app.settings.audio.keys.length, status: app.capabilities.status('audio') },

@@ -6,6 +6,20 @@ export type VersionFetcher = () => Promise<{ version: WAVersion; isLatest: boole
 export const DEFAULT_VERSION_REFRESH_MS = 6 * 60 * 60_000;
 
 /**
+ * A fetcher whose first answer is "Baileys' bundled version" without asking anyone; later calls (after a 405, or
+ * once the refresh time has passed) ask `fetcher`. For a socket URL other than WhatsApp's own (WA_WEBSOCKET_URL).
+ */
+export function bundledVersionFirst(fetcher: VersionFetcher): VersionFetcher {
+  let asked = false;
+  return async () => {
+    if (asked) return fetcher();
+    asked = true;
+    const { DEFAULT_CONNECTION_CONFIG } = await import('@whiskeysockets/baileys');
+    return { version: DEFAULT_CONNECTION_CONFIG.version, isLatest: true };
+  };
+}
+
+/**
  * The WhatsApp Web version to announce, looked up before each connection: a version fetched less than
  * `refreshMs` ago is reused; an older one is fetched again. A failed fetch is never kept (the next connection tries
  * again) and falls back to the last good version, else to Baileys' bundled one (undefined here). After a 405

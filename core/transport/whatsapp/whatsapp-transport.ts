@@ -13,7 +13,7 @@ import type {
   WAPresence,
   proto,
 } from '@whiskeysockets/baileys';
-import type { Settings } from '../../config/settings.js';
+import { shownSocketUrl, type Settings } from '../../config/settings.js';
 import type { BotConfig } from '../../config/schema.js';
 import type { Logger } from '../../log/logger.js';
 import { logOnlyNotifier, type OwnerNotifier } from '../../notices/owner-notifier.js';
@@ -32,7 +32,7 @@ import { expirationOf, isViewOnce, mapIncoming, plainJid, textOf, type MediaDown
 import { ResendStore } from './resend-store.js';
 import { videoThumbnail } from './video-thumbnail.js';
 import { AttemptWindow, decideReconnect, DEFAULT_BACKOFF, describeClose, type BackoffSettings } from './reconnect-policy.js';
-import { WebVersionSource, type VersionFetcher } from './web-version.js';
+import { bundledVersionFirst, WebVersionSource, type VersionFetcher } from './web-version.js';
 import { SeenMessages } from './seen-messages.js';
 
 export { AuthStateCorruptError };
@@ -221,7 +221,11 @@ export class WhatsAppTransport implements Transport {
     this.random = options.random ?? Math.random;
     this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
     this.notices = options.notices ?? logOnlyNotifier(options.log);
-    this.versions = new WebVersionSource(options.fetchVersion ?? defaultFetchVersion, options.versionRefreshMs);
+    const socketUrl = options.settings.whatsappSocketUrl;
+    // Another endpoint than WhatsApp's own: the version is not looked up on WhatsApp's site until that endpoint
+    // refuses the bundled one (405), so a test server never makes the bot reach the internet.
+    this.versions = new WebVersionSource(socketUrl ? bundledVersionFirst(options.fetchVersion ?? defaultFetchVersion) : (options.fetchVersion ?? defaultFetchVersion), options.versionRefreshMs);
+    if (socketUrl) this.log.warn({ WA_WEBSOCKET_URL: shownSocketUrl(socketUrl) }, `WA_WEBSOCKET_URL is set: WhatsApp connects to ${shownSocketUrl(socketUrl)} instead of WhatsApp's own server. That endpoint sees the whole session (every message and the account's keys): use it only for a test server or a proxy you run`);
     this.attempts = new AttemptWindow(this.backoff.windowMs, this.backoff.maxPerWindow);
     this.restarts = new AttemptWindow(this.backoff.windowMs, this.backoff.maxRestartsPerWindow);
     this.sendStatus = new SendStatus(this.log, this.notices);
@@ -360,6 +364,7 @@ export class WhatsAppTransport implements Transport {
         // a query per group message and the rate-overlimit (429) errors that come with many.
         cachedGroupMetadata: async (jid: string) => this.groups.getOrFetch(jid, () => (this.socket ? this.socket.groupMetadata(jid) : Promise.reject(new Error('not connected')))),
         ...(version ? { version } : {}),
+        ...(this.options.settings.whatsappSocketUrl ? { waWebSocketUrl: this.options.settings.whatsappSocketUrl } : {}),
       });
     } catch (err) {
       if (err instanceof AuthStateCorruptError) {
