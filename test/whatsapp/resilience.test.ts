@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { appendFile, mkdir, open, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import sinon from 'sinon';
-import { proto } from '@whiskeysockets/baileys';
+import { proto, type WAMessage } from '@whiskeysockets/baileys';
 import { ResendStore } from '../../core/transport/whatsapp/resend-store.js';
 import { useDurableAuthState } from '../../core/transport/whatsapp/auth-store.js';
 import { StatusMessage } from '../../plugins/mp3/progress.js';
@@ -166,6 +166,24 @@ describe('WhatsApp transport: the rarer cases (fake socket)', () => {
     await h.transport.idle();
     expect(h.received).to.have.length(1);
     expect((h.sockets.last.sent.at(-1)!.content as { text: string }).text).to.include('cannot open view-once');
+  });
+
+  it('view-once as Baileys 7 delivers it to a linked device (flag on the key, no body) is refused in words, once, on the LID it came in on', async () => {
+    const h = await setup();
+    await link(h);
+    // What rc14's decodeMessageNode makes of a view-once stanza (`<unavailable type="view_once"/>`, nothing to decrypt).
+    const viewOnce = (id: string) => {
+      const raw = proto.WebMessageInfo.fromObject({ key: { remoteJid: ALICE_LID, fromMe: false, id }, messageTimestamp: Math.floor(Date.now() / 1000), pushName: 'Alice' }) as WAMessage;
+      Object.assign(raw.key, { remoteJidAlt: ALICE, isViewOnce: true });
+      return raw;
+    };
+    h.sockets.last.deliver([viewOnce('3EB0VIEWONCE01')]);
+    await h.transport.idle();
+    // WhatsApp may deliver it again (offline replay): still one answer.
+    h.sockets.last.deliver([viewOnce('3EB0VIEWONCE01')], 'append');
+    await h.transport.idle();
+    expect(h.received).to.deep.equal([]);
+    expect(h.sockets.last.sent.map((s) => [s.jid, (s.content as { text: string }).text.includes('cannot open view-once')])).to.deep.equal([[ALICE_LID, true]]);
   });
 
   it('an edit past WhatsApp’s 15-minute edit window is reported as a failure, not sent', async () => {

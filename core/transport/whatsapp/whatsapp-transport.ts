@@ -781,7 +781,8 @@ export class WhatsAppTransport implements Transport {
     if ('ignored' in result) {
       this.log.debug({ id: key?.id, chat: key?.remoteJid, reason: result.ignored }, 'ignored a WhatsApp message');
       // Linked devices never receive view-once media: say so in a private chat instead of staying silent.
-      if (isViewOnce(raw.message) && key?.remoteJid && !key.remoteJid.endsWith('@g.us') && !isJidStatusBroadcast(key.remoteJid)) {
+      // Baileys 7 (rc14) marks view-once media sent to a linked device on the key (`isViewOnce`) and leaves no body.
+      if ((isViewOnce(raw.message) || key?.isViewOnce) && key?.remoteJid && !key.remoteJid.endsWith('@g.us') && !isJidStatusBroadcast(key.remoteJid)) {
         const work = this.refuseViewOnce(raw).catch((err) => this.log.warn({ err }, 'could not answer a view-once message'));
         this.handling.add(work);
         void work.finally(() => this.handling.delete(work));
