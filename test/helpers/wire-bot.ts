@@ -1,0 +1,73 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { ROOT } from './test-app.js';
+
+/**
+ * The bot as `npm start` runs it (`dist/app/start.js`, the real WhatsApp transport and wiring) in its own process,
+ * with JSON logs on stderr collected for the test.
+ *
+ * @example
+ * const bot = WireBot.start(dir, { WA_WEBSOCKET_URL: wa.socketUrl, ... });
+ * await bot.waitForLog((l) => String(l.msg).startsWith('myLID'));
+ * expect(await bot.stop()).to.equal(0);
+ */
+export class WireBot {
+  private readonly lines: Array<Record<string, any>> = [];
+  private buffered = '';
+  private readonly exit: Promise<number | null>;
+
+  private constructor(private readonly child: ChildProcess) {
+    child.stderr?.on('data', (chunk: Buffer) => {
+      this.buffered += chunk.toString();
+      const parts = this.buffered.split('\n');
+      this.buffered = parts.pop() ?? '';
+      for (const line of parts.filter(Boolean)) {
+        try {
+          this.lines.push(JSON.parse(line) as Record<string, any>);
+        } catch {
+          this.lines.push({ msg: line, raw: true });
+        }
+      }
+    });
+    this.exit = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  static start(cwd: string, env: Record<string, string>): WireBot {
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'app', 'start.js')], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? cwd, TMPDIR: process.env.TMPDIR ?? '/tmp', LOG_FORMAT: 'json', ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    return new WireBot(child);
+  }
+
+  logs(): Array<Record<string, any>> {
+    return [...this.lines];
+  }
+
+  messages(): string[] {
+    return this.lines.map((l) => String(l.msg));
+  }
+
+  /** Resolves with the first log line matching; rejects when the process ends first or after `timeoutMs`. */
+  async waitForLog(match: (line: Record<string, any>) => boolean, timeoutMs = 30_000): Promise<Record<string, any>> {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.lines.find(match);
+      if (found) return found;
+      if (this.child.exitCode !== null) throw new Error(`the bot exited (${this.child.exitCode}) first; its log:\n${this.messages().join('\n')}`);
+      if (Date.now() > until) throw new Error(`no matching log line within ${timeoutMs} ms; the log:\n${this.messages().join('\n')}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** SIGTERM (a graceful stop), then waits for the exit code; SIGKILL when it does not end within 30 s. */
+  async stop(): Promise<number | null> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return this.child.exitCode;
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 30_000);
+    const code = await this.exit;
+    clearTimeout(timer);
+    return code;
+  }
+}
