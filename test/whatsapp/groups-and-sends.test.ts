@@ -132,4 +132,25 @@ describe('WhatsApp transport: failed sends reported later, and disappearing time
     // Group members' phone numbers in the metadata identify a LID-only sender.
     expect(h.received.map((m) => [m.senderId, m.senderAltId])).to.deep.equal([[ALICE, ALICE_LID]]);
   });
+
+  it('a group’s timer change (Baileys’ EPHEMERAL_SETTING message, or the stub) updates the cached metadata, so later metadata updates keep it', async () => {
+    h.sockets.last.ev.emit('groups.upsert', [groupMeta(GROUP, { ephemeralDuration: 86400 })]);
+    // What rc14 makes of the group's `<ephemeral expiration="604800"/>` notification.
+    h.sockets.last.deliver([waMessage({ protocolMessage: { type: proto.Message.ProtocolMessage.Type.EPHEMERAL_SETTING, ephemeralExpiration: 604800 } }, { chat: GROUP, from: ALICE_LID })]);
+    await h.transport.idle();
+    expect((await h.sockets.last.options.cachedGroupMetadata!(GROUP))?.ephemeralDuration).to.equal(604800);
+    // A partial update (a new subject) merges into the cached entry: the new timer stays.
+    h.sockets.last.ev.emit('groups.update', [{ id: GROUP, subject: 'renamed' }]);
+    await h.transport.sendText(GROUP, 'after the change');
+    expect(h.sockets.last.sent.at(-1)!.options).to.include({ ephemeralExpiration: 604800 });
+
+    // Turned off, as a stub.
+    const off = proto.WebMessageInfo.fromObject({ key: { remoteJid: GROUP, id: '3EB0TIMEROFF01', fromMe: false, participant: ALICE_LID }, messageStubType: proto.WebMessageInfo.StubType.CHANGE_EPHEMERAL_SETTING, messageStubParameters: ['0'], messageTimestamp: Math.floor(Date.now() / 1000) });
+    h.sockets.last.deliver([off as never]);
+    await h.transport.idle();
+    h.sockets.last.ev.emit('groups.update', [{ id: GROUP, subject: 'renamed again' }]);
+    expect((await h.sockets.last.options.cachedGroupMetadata!(GROUP))?.ephemeralDuration ?? 0).to.equal(0);
+    await h.transport.sendText(GROUP, 'after off');
+    expect(h.sockets.last.sent.at(-1)!.options?.ephemeralExpiration).to.equal(undefined);
+  });
 });

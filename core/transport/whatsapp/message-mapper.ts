@@ -82,13 +82,28 @@ export function textOf(content: proto.IMessage | null | undefined): string {
 }
 
 /**
- * The disappearing-message timer (seconds, 0 = off) a message reveals: `contextInfo.expiration` of a content
- * message, or the new setting of an EPHEMERAL_SETTING protocol message; undefined when it says nothing.
+ * A change of the chat's disappearing-message setting (seconds, 0 = off): an EPHEMERAL_SETTING protocol message
+ * (what Baileys makes of a group's `ephemeral`/`not_ephemeral` notification, and what a phone sends in a private
+ * chat) or a CHANGE_EPHEMERAL_SETTING stub; undefined for any other message.
+ */
+export function timerChangeOf(raw: WAMessage): number | undefined {
+  if (raw.messageStubType === proto.WebMessageInfo.StubType.CHANGE_EPHEMERAL_SETTING) {
+    const seconds = Number(raw.messageStubParameters?.[0] ?? 0);
+    return Number.isFinite(seconds) && seconds > 0 ? seconds : 0;
+  }
+  const protocol = normalizeMessageContent(raw.message)?.protocolMessage;
+  if (protocol && protocol.type === proto.Message.ProtocolMessage.Type.EPHEMERAL_SETTING) return protocol.ephemeralExpiration ?? 0;
+  return undefined;
+}
+
+/**
+ * The disappearing-message timer (seconds, 0 = off) a message reveals: a change of the setting (`timerChangeOf`),
+ * or `contextInfo.expiration` of a content message; undefined when it says nothing.
  */
 export function expirationOf(raw: WAMessage): number | undefined {
+  const change = timerChangeOf(raw);
+  if (change !== undefined) return change;
   const content = normalizeMessageContent(raw.message);
-  const protocol = content?.protocolMessage;
-  if (protocol && protocol.type === proto.Message.ProtocolMessage.Type.EPHEMERAL_SETTING) return protocol.ephemeralExpiration ?? 0;
   const expiration = contextInfoOf(content)?.expiration;
   return typeof expiration === 'number' && expiration > 0 ? expiration : undefined;
 }

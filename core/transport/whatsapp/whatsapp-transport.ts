@@ -28,7 +28,7 @@ import { SendStatus, type Restriction } from './send-status.js';
 import { Identity, type LidMappingStore } from './identity.js';
 import { IdentityLinks } from './identity-links.js';
 import { Addressing } from './addressing.js';
-import { expirationOf, isViewOnce, mapIncoming, plainJid, textOf, type MediaDownloader } from './message-mapper.js';
+import { expirationOf, isViewOnce, mapIncoming, plainJid, textOf, timerChangeOf, type MediaDownloader } from './message-mapper.js';
 import { ResendStore } from './resend-store.js';
 import { videoThumbnail } from './video-thumbnail.js';
 import { AttemptWindow, decideReconnect, DEFAULT_BACKOFF, describeClose, type BackoffSettings } from './reconnect-policy.js';
@@ -760,6 +760,9 @@ export class WhatsAppTransport implements Transport {
       this.timers.set(chat, timer);
       const other = this.links?.altOf(chat);
       if (other) this.timers.set(other, timer);
+      // A group's new setting goes into its cached metadata too: else the next (partial) metadata update would
+      // bring the old timer back, and Baileys' `cachedGroupMetadata` would disagree for up to the cache's 6 h.
+      if (chat.endsWith('@g.us') && timerChangeOf(raw) !== undefined) this.groups.applyUpdates([{ id: chat, ephemeralDuration: timer }]);
     }
     if (raw.messageStubType === waProto.WebMessageInfo.StubType.CIPHERTEXT) {
       this.decryptFailures++;
