@@ -19,7 +19,7 @@ import { probeMedia, toMp3, toMp4, UnreadableMedia } from './ffmpeg.js';
 import { extensionFor, makeWorkDir, publish, safeName, saveIncoming } from './files.js';
 import { JobLimiter } from './jobs.js';
 import { ENV_SETTINGS, envSwitches, MB, MOVED_TO_ENV, mp3Options, type Mp3Options } from './options.js';
-import { StatusMessage } from './progress.js';
+import { jobPacing, StatusMessage } from './progress.js';
 import { ProcessFailed, runProcess } from './run-process.js';
 import { checkLink, isPrivateAddress, looksLikeLink, parseLink, UrlRefused, type Resolver } from './url-guard.js';
 import { DownloadFailed, downloadMedia, FORMATS, inspectLink, type Downloader } from './ytdlp.js';
@@ -159,7 +159,7 @@ async function setupMp3(host: Host, testHooks: Mp3TestHooks): Promise<PluginOffe
     let workDir: Awaited<ReturnType<typeof makeWorkDir>> | undefined;
     let status: StatusMessage | undefined;
     try {
-      status = await StatusMessage.open(ctx, firstStatus, opts.progressIntervalMs);
+      status = await StatusMessage.open(ctx, firstStatus, jobPacing(opts));
       workDir = await makeWorkDir(ctx.host.dataDir);
       await work({ status, dir: workDir.dir, onFailureRemove });
     } catch (err) {

@@ -12,7 +12,7 @@ export const mp3Options = Type.Object(
     maxJobsPerUser: Type.Integer({ minimum: 1, default: 1, description: 'jobs one user may run at once; default 1' }),
     maxJobsTotal: Type.Integer({ minimum: 1, default: 3, description: 'jobs the bot runs at once; default 3' }),
     timeoutSeconds: Type.Number({ exclusiveMinimum: 0, default: 600, description: 'a download or conversion running longer is stopped; default 600' }),
-    progressIntervalMs: Type.Integer({ minimum: 0, default: 1500, description: 'shortest time between two progress edits; default 1500' }),
+    progressIntervalMs: Type.Integer({ minimum: 0, default: 1500, description: 'time before the first progress edit; later gaps grow so the 20 edits last the whole timeoutSeconds (0: no pacing); default 1500' }),
     audioBitrateKbps: Type.Integer({ minimum: 32, maximum: 320, default: 192, description: 'MP3 bitrate; default 192' }),
   },
   { additionalProperties: false },

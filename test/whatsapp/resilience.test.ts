@@ -205,7 +205,7 @@ describe('WhatsApp transport: the rarer cases (fake socket)', () => {
     let now = 0;
     const edits: string[] = [];
     const ctx = { reply: async () => ({ id: 'S1' }), edit: async (_s: unknown, text: string) => (edits.push(text), true), log: { debug: () => undefined } };
-    const status = await StatusMessage.open(ctx as never, 'Downloading…', 1500, () => now);
+    const status = await StatusMessage.open(ctx as never, 'Downloading…', { intervalMs: 1500, spanMs: 600_000, now: () => now });
     for (let i = 0; i < 500; i++) {
       now += 2000;
       status.progress('Downloading…', i / 5);
