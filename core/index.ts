@@ -33,7 +33,7 @@ export type {
   SettingDeclaration,
   ToolCallOf,
 } from './plugin/contract.js';
-export type { Plugin, CommandMatch, ChatHistoryView, ChatMemoryView } from './plugin/types.js';
+export type { Plugin, CommandMatch, ChatHistoryView, ChatMemoryView, ToolEffects } from './plugin/types.js';
 export { PluginError, type PluginErrorCode } from './plugin/errors.js';
 /** True when an id (jid, LID or bare digits) is one of a list's, compared by the user part as the core does. */
 export { inIdList } from './mentions/ids.js';

@@ -4,6 +4,7 @@ import type { BotConfig } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import type { BotContext, ToolDefinition } from '../plugin/types.js';
 import type { UserBudgets } from '../providers/budgets.js';
+import { keepOwnFilesApart } from './tool-effects.js';
 import { ContextTooLongError, type ProviderChain } from '../providers/provider-chain.js';
 import { frozenPart } from '../providers/request-json.js';
 import { today } from '../providers/usage.js';
@@ -41,6 +42,8 @@ const REMEMBER_TOOL: ToolDefinition = {
   name: 'remember',
   description: 'Store a lasting fact about this chat or its people when the user asks you to remember something (or it is clearly worth keeping).',
   parameters: { type: 'object', properties: { fact: { type: 'string', description: 'the fact, one short sentence' } }, required: ['fact'] },
+  // It writes the chat's memory, which every later turn of the chat reads (a group's members included).
+  effects: { outsideText: false, acts: 'chats' },
   async run(args, call) {
     const fact = String(args.fact ?? '').trim();
     if (!fact) return 'Nothing to remember: the fact was empty.';
@@ -266,6 +269,11 @@ export function createAiService(deps: AiServiceDeps): AiService {
       let tools = offer.tools;
       if (options.onlyTools) tools = tools.filter((t) => options.onlyTools!.includes(t.name));
       if (options.extraTools?.length) tools = [...tools, ...options.extraTools];
+      const apart = keepOwnFilesApart(tools);
+      if (apart.left.length) {
+        ctx.log.debug({ left: apart.left }, "tools left out of this turn: it touches someone's own files, and they bring in outside text or act on chats");
+        tools = apart.tools;
+      }
       const openAiTools = tools === offer.tools ? offer.openAi : tools.map(openAiTool);
 
       let budgetTokens = cfg.history.maxPromptTokens;

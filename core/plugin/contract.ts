@@ -7,7 +7,7 @@ import type { AiService, RespondOptions } from './types.js';
 import type { IncomingMedia, MediaKind } from '../transport/message.js';
 import { pluginErrors } from './errors.js';
 import { resolveOptions, resolveSection, type SectionRule } from './options.js';
-import type { BotContext, CommandMatch, Plugin, PluginHost, ToolCall } from './types.js';
+import type { BotContext, CommandMatch, Plugin, PluginHost, ToolCall, ToolEffects } from './types.js';
 
 /**
  * The plugin contract. A plugin is a factory: it declares what it is (name, options, needs, what it
@@ -133,6 +133,14 @@ export interface PluginTool<O> {
    * cannot check live information, so it says so instead of guessing.
    */
   live?: boolean;
+  /**
+   * What the tool brings into a turn and what it acts on. A tool that declares nothing is taken to bring in outside
+   * text and to act on chats, so it is never offered in a turn that touches someone's own files.
+   *
+   * @example
+   * effects: { outsideText: false, acts: 'nothing' } // a dice roll
+   */
+  effects?: ToolEffects;
   run(args: Record<string, unknown>, call: ToolCallOf<O>): Awaitable<unknown>;
 }
 

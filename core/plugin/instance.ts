@@ -50,6 +50,17 @@ function boundTool(tool: ToolDefinition, deps: InstanceDeps): ToolDefinition {
 
 const MEDIA_KINDS: readonly MediaKind[] = ['voice', 'audio', 'image', 'video', 'document', 'sticker'];
 
+/** What is wrong with a tool's `effects` declaration, or undefined (absent is fine: it counts as the unsafe side). */
+function effectsMistake(effects: unknown): string | undefined {
+  if (effects === undefined) return undefined;
+  const e = effects as { outsideText?: unknown; acts?: unknown };
+  if (!e || typeof e !== 'object' || typeof e.outsideText !== 'boolean' || !['nothing', 'ownFiles', 'chats'].includes(e.acts as string)) {
+    return "effects must be { outsideText: true | false, acts: 'nothing' | 'ownFiles' | 'chats' }";
+  }
+  if (e.acts === 'ownFiles' && e.outsideText) return "a tool that touches someone's own files cannot also bring in outside text: make them two tools";
+  return undefined;
+}
+
 /** The first mistake in what `setup` returned, in words with the fix (undefined when it can work). */
 function offerMistake(offer: PluginOffer<unknown>): string | undefined {
   if (typeof offer !== 'object') return 'setup(host) must return an object such as { commands: [...] }';
@@ -80,6 +91,8 @@ function offerMistake(offer: PluginOffer<unknown>): string | undefined {
   if (Array.isArray(offer.tools)) {
     for (const [i, t] of offer.tools.entries()) {
       if (typeof t?.name !== 'string' || !t.name || typeof t.run !== 'function') return `tools[${i}] needs a name and run(args, call)`;
+      const effectsProblem = effectsMistake(t.effects);
+      if (effectsProblem) return `tools[${i}] (${t.name}): ${effectsProblem}`;
     }
   } else if (offer.tools !== undefined && typeof offer.tools !== 'function') return 'tools must be a list, or a function (ctx) => list';
   return undefined;

@@ -80,6 +80,8 @@ async function status(ctx: Ctx): Promise<void> {
 function forgetTool(host: PluginHost): PluginTool<Record<string, never>> {
   return {
     name: 'forget',
+    // It changes the chat's memory.
+    effects: { outsideText: false, acts: 'chats' },
     description:
       'Remove facts from this chat\'s memory when the user asks you to forget something. Pass words that appear in the stored fact (e.g. "likes tea").',
     parameters: { type: 'object', properties: { about: { type: 'string', description: 'words of the fact to forget' } }, required: ['about'] },

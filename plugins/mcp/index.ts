@@ -66,6 +66,8 @@ export default definePlugin({
           name,
           description: `[MCP server "${link.name}"] ${tool.description ?? tool.title ?? tool.name}`.slice(0, 1024),
           parameters: (tool.inputSchema as Record<string, unknown>) ?? { type: 'object', properties: {} },
+          // A server may fetch anything and do anything: its answers are outside text, and it may act beyond the chat.
+          effects: { outsideText: true, acts: 'chats' },
           // Checked again at call time: the access rules hold even if the list was built for someone else.
           run: (args, call) => (offeredFor(link.entry, call.ctx) ? link.call(tool.name, args) : `The MCP server "${link.name}" is not available to you here.`),
         });

@@ -163,6 +163,8 @@ export default definePlugin({
       tools: [
         {
           name: 'recall',
+          // Past messages of the chat, other members' included: outside text.
+          effects: { outsideText: true, acts: 'nothing' },
           description:
             "Search this chat's past messages (beyond the recent conversation), including what you answered before, e.g. when the user asks \"what was the address we talked about last month?\". Only this chat is searched. Returns the best matches with time, sender and the message before and after.",
           parameters: {

@@ -291,6 +291,8 @@ export default definePlugin({
       tools: [
         {
           name: 'schedule_message',
+          // It sends into the chat later.
+          effects: { outsideText: false, acts: 'chats' },
           description:
             "Schedule a reminder or message to be sent later in this chat (only this chat). Use when the user asks to be reminded of something or to have something sent at a later time. Returns the confirmation to pass on, or what was wrong with the time.",
           parameters: {

@@ -23,6 +23,8 @@ function webSearchTool(web: WebSearch): PluginTool<SearchOptions> {
   return {
     name: 'web_search',
     live: true,
+    // Web pages are written by anyone: outside text.
+    effects: { outsideText: true, acts: 'nothing' },
     description:
       'Search the web for current or live information (news, prices, exchange rates, weather, scores, schedules, recent events) or facts you are unsure of. Returns numbered results to cite as [n].',
     parameters: {

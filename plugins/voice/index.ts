@@ -363,6 +363,8 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
 
   const searchTool: PluginTool<VoiceOptions> = {
     name: 'search_voice_notes',
+    // Transcripts of what anyone in the chat said: outside text.
+    effects: { outsideText: true, acts: 'nothing' },
     description:
       'Search the transcripts of the voice notes sent in this chat (only this chat), e.g. "what did she say about the invoice in last week\'s voice note". Returns the best matches with sender, time and transcript.',
     needs: ['audio'],

@@ -9,6 +9,12 @@ type Options = Static<typeof workspaceOptions>;
 type WorkspaceTool = PluginTool<Options>;
 
 /**
+ * Every workspace tool reads or changes the owner's own files (reading too: what it reads can be posted in the chat),
+ * so the core offers none of the tools that bring in outside text or act on chats in the same turn.
+ */
+const OWN_FILES = { outsideText: false, acts: 'ownFiles' } as const;
+
+/**
  * The tools the main model gets while a user's workspace is open. Every call finds the workspace from the chat and
  * sender the core binds into the call (never from the model's arguments) and works only while that workspace is
  * open in that chat.
@@ -25,6 +31,7 @@ export function workspaceTools(service: WorkspaceService): WorkspaceTool[] {
   return [
     {
       name: 'workspace_list_files',
+      effects: OWN_FILES,
       description: "List the files in the user's workspace with their sizes.",
       parameters: { type: 'object', properties: {} },
       run: async (_args, call) => {
@@ -39,6 +46,7 @@ export function workspaceTools(service: WorkspaceService): WorkspaceTool[] {
     },
     {
       name: 'workspace_read_file',
+      effects: OWN_FILES,
       description: "Read a text file from the user's workspace.",
       parameters: { type: 'object', properties: { path: pathParam }, required: ['path'] },
       run: async (args, call) => {
@@ -51,6 +59,7 @@ export function workspaceTools(service: WorkspaceService): WorkspaceTool[] {
     },
     {
       name: 'workspace_write_file',
+      effects: OWN_FILES,
       description: "Create or overwrite a file in the user's workspace with the complete new content (python scripts, index.html, css, js, data).",
       parameters: { type: 'object', properties: { path: pathParam, content: { type: 'string', description: 'the whole file content' } }, required: ['path', 'content'] },
       run: async (args, call) => {
@@ -64,6 +73,7 @@ export function workspaceTools(service: WorkspaceService): WorkspaceTool[] {
     },
     {
       name: 'workspace_delete_file',
+      effects: OWN_FILES,
       description: "Delete a file (or a folder with its contents) from the user's workspace.",
       parameters: { type: 'object', properties: { path: pathParam }, required: ['path'] },
       run: async (args, call) => {
@@ -76,12 +86,14 @@ export function workspaceTools(service: WorkspaceService): WorkspaceTool[] {
     },
     {
       name: 'workspace_run_python',
+      effects: OWN_FILES,
       description: 'Run a python script of the workspace in the sandbox (python 3 standard library only, no network, time and memory limits) and get its output.',
       parameters: { type: 'object', properties: { path: { ...pathParam, description: 'the .py file to run, e.g. main.py' } }, required: ['path'] },
       run: async (args, call) => service.run(bound(call), String(args.path ?? '')),
     },
     {
       name: 'workspace_publish_site',
+      effects: OWN_FILES,
       description: "Publish the workspace's index.html (and its css/js/images) as the user's website and get its address. Pass username only when the user chose one.",
       parameters: { type: 'object', properties: { username: { type: 'string', description: 'site name the user chose: 3-30 lowercase letters, digits, dashes' } } },
       run: async (args, call) => service.publish(bound(call), typeof args.username === 'string' && args.username ? args.username : undefined),
