@@ -33,12 +33,14 @@ export const failures = {
   }),
   serverError: { status: 500, json: { error: { message: 'internal error org-SECRETORG123', type: 'server_error' } } },
   badKey: { status: 401, json: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } } },
+  unknownModel: { status: 404, json: { error: { message: 'The model `no-such-model` does not exist or you do not have access to it.', type: 'invalid_request_error', code: 'model_not_found' } } },
   contextTooLong: { status: 400, json: { error: { message: "This model's maximum context length is 8192 tokens", type: 'invalid_request_error', code: 'context_length_exceeded' } } },
 } satisfies Record<string, FakeBehaviour | ((...a: any[]) => FakeBehaviour)>;
 
 /**
  * A fake OpenAI-compatible gateway on 127.0.0.1: `GET /` answers 200 (health), `POST /v1/chat/completions` answers
- * "<name>: <last user text>" by default. Queue other behaviours with `next()`.
+ * "<name>: <last user text>" by default. Queue other behaviours with `next()`. With `options.models`, `GET /v1/models`
+ * lists them (OpenAI format); without, it answers 404 as many gateways do.
  *
  * @example
  * const gw = await FakeGateway.start('primary');
@@ -47,10 +49,11 @@ export const failures = {
 export class FakeGateway {
   private constructor(readonly http: HttpFake, readonly name: string) {}
 
-  static async start(name: string, answer?: (req: RecordedRequest) => FakeBehaviour): Promise<FakeGateway> {
+  static async start(name: string, answer?: (req: RecordedRequest) => FakeBehaviour, options: { models?: string[] } = {}): Promise<FakeGateway> {
     const http = await HttpFake.start({
       'GET /': { status: 200, text: `${name} ok` },
       'POST /v1/chat/completions': answer ?? ((req) => ({ status: 200, json: completion(`${name}: ${lastUserText(req)}`, { model: req.json?.model }) })),
+      ...(options.models ? { 'GET /v1/models': { status: 200, json: { object: 'list', data: options.models.map((id) => ({ id, object: 'model', owned_by: name })) } } } : {}),
     });
     return new FakeGateway(http, name);
   }
