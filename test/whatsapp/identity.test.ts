@@ -3,6 +3,9 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
+import sinon from 'sinon';
+import type { GroupMetadata } from '@whiskeysockets/baileys';
+import { JsonFile } from '../../core/store/json-file.js';
 import { createApp, type App } from '../../core/app.js';
 import { createLogger } from '../../core/log/logger.js';
 import { WhatsAppTransport } from '../../core/transport/whatsapp/whatsapp-transport.js';
@@ -121,5 +124,31 @@ describe('WhatsApp identity in access control (real bot, owners and lists writte
   it('block list by phone: a LID-only message from that person is not answered', async () => {
     await start({ mode: 'everyone', allow: [], block: ['6281211110000'] });
     expect(await pingFromLid()).to.equal(0);
+  });
+});
+
+describe('WhatsApp identity links: learning many pairs at once (fake socket, real file)', () => {
+  afterEach(cleanup);
+
+  it('a big group’s members are learnt in one update of identity-links.json, in place: every pair, older pairs and other keys kept', async () => {
+    const dir = await tempDir('wabot-wa-links-');
+    await mkdir(path.join(dir, 'data', 'whatsapp'), { recursive: true });
+    await writeFile(path.join(dir, 'data', 'whatsapp', 'identity-links.json'), JSON.stringify({ version: 1, lidToPhone: { '11110000000001': '6281200000009' }, note: 'kept' }));
+    const h = await setup({ dir });
+    await link(h);
+    const updates = sinon.spy(JsonFile.prototype, 'update');
+    const members = Array.from({ length: 2000 }, (_, i) => ({ id: `${77770000000000 + i}@lid`, phoneNumber: `${6281300000000 + i}@s.whatsapp.net`, admin: null }));
+    h.sockets.last.ev.emit('groups.upsert', [{ id: GROUP, subject: 'big group', addressingMode: 'lid', participants: members } as unknown as GroupMetadata]);
+    // A member changed number: the newer pair wins.
+    h.sockets.last.ev.emit('lid-mapping.update', { lid: '11110000000001@lid', pn: '6281200000010@s.whatsapp.net' });
+    await h.transport.stop();
+    const linkUpdates = updates.getCalls().filter((c) => String((c.thisValue as JsonFile<unknown>).file).endsWith('identity-links.json'));
+    // One burst (2,001 pairs learnt in one go), one update of the document.
+    expect(linkUpdates).to.have.length(1);
+    const saved = JSON.parse(await readFile(path.join(dir, 'data', 'whatsapp', 'identity-links.json'), 'utf8'));
+    expect(saved.note).to.equal('kept');
+    // The members, the older pair, and the bot's own pair (learnt at login).
+    expect(Object.keys(saved.lidToPhone)).to.have.length(2002);
+    expect(saved.lidToPhone).to.include({ '77770000000000': '6281300000000', '77770000001999': '6281300001999', '11110000000001': '6281200000010' });
   });
 });

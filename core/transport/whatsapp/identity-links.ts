@@ -24,6 +24,9 @@ export class IdentityLinks {
   private readonly lidToPhone = new Map<string, string>();
   private readonly phoneToLid = new Map<string, string>();
   private readonly doc: JsonFile<UsersFile>;
+  /** Pairs learnt since the last write was queued: a burst (a big group's members, a history sync) is one update. */
+  private pending = new Map<string, string>();
+  private writeQueued = false;
 
   private constructor(readonly file: string, private readonly onError: (err: Error) => void) {
     this.doc = new JsonFile<UsersFile>(file, () => ({}), { schema: IDENTITY_LINKS_SCHEMA, onCorrupt: (_file, _movedTo, err) => onError(err) });
@@ -54,12 +57,26 @@ export class IdentityLinks {
     const phoneDigits = userPart(phone);
     if (!/^\d+$/.test(lidDigits) || !/^\d+$/.test(phoneDigits)) return false;
     if (!this.remember(lidDigits, phoneDigits)) return false;
+    this.pending.set(lidDigits, phoneDigits);
+    if (!this.writeQueued) {
+      this.writeQueued = true;
+      queueMicrotask(() => this.writePending());
+    }
+    return true;
+  }
+
+  /** Puts the pairs learnt in this burst into the document, in place (no copy of the whole map per pair). */
+  private writePending(): void {
+    this.writeQueued = false;
+    if (!this.pending.size) return;
+    const pairs = this.pending;
+    this.pending = new Map();
     this.doc
       .update((d) => {
-        d.lidToPhone = { ...(d.lidToPhone ?? {}), [lidDigits]: phoneDigits };
+        const map = (d.lidToPhone ??= {});
+        for (const [lid, phone] of pairs) map[lid] = phone;
       })
       .catch((err) => this.onError(err as Error));
-    return true;
   }
 
   /** The other id of the same person (phone jid for a LID, LID for a phone jid), when known. */
@@ -80,6 +97,7 @@ export class IdentityLinks {
 
   /** Resolves when everything recorded so far is on disk. */
   async flush(): Promise<void> {
+    this.writePending();
     await this.doc.flush();
   }
 }
