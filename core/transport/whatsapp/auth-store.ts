@@ -11,6 +11,7 @@ import {
   type SignalKeyStore,
 } from '@whiskeysockets/baileys';
 import { removeLeftoverTempFiles, writeDurably, type DurableWriteOptions } from './durable-write.js';
+import { staleKeyFiles, type KeyFileAge } from './stale-keys.js';
 
 /**
  * Thrown when `creds.json` exists but cannot be read back. The service refuses to start rather than pairing as a
@@ -37,7 +38,10 @@ export interface DurableAuthState {
   flush(): Promise<void>;
   /** True when the credentials came from disk (a linked session), false for fresh credentials. */
   restored: boolean;
-  /** Deletes session and sender-key files untouched for `maxAgeMs` (they only grow otherwise). Returns their names. */
+  /**
+   * Deletes session and sender-key files untouched for `maxAgeMs` (they only grow otherwise); a group's own sender key
+   * and its sender-key memory go together or not at all (see staleKeyFiles). Returns their names.
+   */
   pruneStale(maxAgeMs: number, now?: number): Promise<string[]>;
 }
 
@@ -201,15 +205,16 @@ export async function useDurableAuthState(folder: string, options: DurableAuthOp
   return {
     pruneStale: async (maxAgeMs: number, now = Date.now()) => {
       const names = await readdir(folder).catch(() => [] as string[]);
-      const stale: string[] = [];
+      const files: KeyFileAge[] = [];
       for (const name of names) {
-        // Sessions with contacts and group sender keys not used for long; Signal renegotiates them when needed.
-        if (!/^(session|sender-key)-.+\.json$/.test(name) || name.startsWith('sender-key-memory-')) continue;
+        if (!/^(session|sender-key)-.+\.json$/.test(name)) continue;
+        const info = await stat(path.join(folder, name)).catch(() => undefined);
+        if (info) files.push({ name, mtimeMs: info.mtimeMs });
+      }
+      const stale = staleKeyFiles(files, [creds.me?.id, creds.me?.lid], maxAgeMs, now);
+      for (const name of stale) {
         const file = path.join(folder, name);
-        const info = await stat(file).catch(() => undefined);
-        if (!info || now - info.mtimeMs < maxAgeMs) continue;
         await enqueue(file, () => rm(file, { force: true }));
-        stale.push(name);
       }
       return stale;
     },
