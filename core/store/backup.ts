@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { chmod, copyFile, lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { chmod, lstat, mkdir, mkdtemp, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import * as tar from 'tar';
 import { INSTANCE_LOCK_FILES, readInstanceLock } from '../lifecycle/instance-lock.js';
 import { CONTROL_DIR, controlSocketPath } from './control-channel.js';
@@ -101,12 +102,46 @@ export function defaultBackupFile(dataDir: string, now = new Date()): string {
   return path.join(path.dirname(path.resolve(dataDir)), 'backups', `${path.basename(path.resolve(dataDir))}-${now.toISOString().replace(/[:.]/g, '-')}.tar.gz`);
 }
 
+/** Modes of everything a backup writes and a restore puts in place: the data is as secret as the WhatsApp account. */
+const PRIVATE_DIR = 0o700;
+const PRIVATE_FILE = 0o600;
+
+/**
+ * Copies `from` to a new file `to` that is 0600 from its first byte: opened with that mode (a umask can only narrow
+ * it), exclusively and without following a link planted at `to`.
+ */
+async function copyPrivate(from: string, to: string): Promise<void> {
+  await pipeline(createReadStream(from), createWriteStream(to, { flags: 'wx', mode: PRIVATE_FILE }));
+}
+
+/**
+ * The folder an archive is written to: made 0700 when missing, and refused when any user may write into it (they
+ * could swap the archive or plant names in it) unless it is sticky like /tmp (where only the archive's owner may
+ * rename or remove it). The default `backups/` folder is always set back to 0700.
+ */
+async function prepareArchiveFolder(folder: string, isDefault: boolean): Promise<void> {
+  await mkdir(folder, { recursive: true, mode: PRIVATE_DIR });
+  const info = await stat(folder);
+  if (isDefault) {
+    if ((info.mode & 0o777) !== PRIVATE_DIR) await chmod(folder, PRIVATE_DIR);
+    return;
+  }
+  if (info.mode & 0o002 && !(info.mode & 0o1000)) {
+    throw new BackupError(`the folder ${folder} may be written by every user of this machine (mode ${(info.mode & 0o777).toString(8)}), so another user could swap the archive: write the backup to a private folder`);
+  }
+}
+
 /**
  * Writes one `.tar.gz` of the data folder with a manifest (every file's size and sha256, created-at, app and schema
  * versions). With a bot running on the folder, it first asks the bot over the control socket to flush every store and
  * hold its writes, copies the folder to a staging folder beside the archive, and lets the writes go before packing;
- * without a bot it copies directly. The archive is 0600: it is as secret as the WhatsApp account. `schemas`: every data
- * file kind (the core's and the plugins' `dataFiles`), default the core's.
+ * without a bot it copies directly. `schemas`: every data file kind (the core's and the plugins' `dataFiles`),
+ * default the core's.
+ *
+ * The archive is as secret as the WhatsApp account, and no other user of the machine ever reads a byte of it: the
+ * staging folder (made 0700 with a random name) holds every copy and the archive while it is written, each file
+ * created 0600 from its first byte; the finished archive is renamed into place. A symbolic link (or anything but a
+ * file) planted at the target is refused, never written through.
  *
  * @example const { file } = await createBackup({ dataDir: 'data', appVersion: '0.1.0' });
  */
@@ -116,9 +151,17 @@ export async function createBackup(options: { dataDir: string; file?: string; ap
   if (file === dataDir || file.startsWith(dataDir + path.sep)) throw new BackupError(`the backup ${file} would be inside the data folder ${dataDir}; write it elsewhere`);
   const info = await stat(dataDir).catch(() => undefined);
   if (!info?.isDirectory()) throw new BackupError(`there is no data folder at ${dataDir} (DATA_DIR) to back up`);
-  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  await prepareArchiveFolder(path.dirname(file), options.file === undefined);
+  const refuseOddTarget = async () => {
+    const there = await lstat(file).catch(() => undefined);
+    if (there?.isSymbolicLink()) throw new BackupError(`${file} is a symbolic link: refusing to write the backup through it (remove the link or choose another name)`);
+    if (there && !there.isFile()) throw new BackupError(`${file} exists and is not a file: choose another name for the backup`);
+  };
+  await refuseOddTarget();
+  // mkdtemp makes the folder 0700 with a name nobody can guess: nothing in it is reachable by another user.
   const staging = await mkdtemp(path.join(path.dirname(file), '.backup-staging-'));
   try {
+    await chmod(staging, PRIVATE_DIR);
     const conn = await holdRunningBot(dataDir);
     if (!conn && (await readInstanceLock(dataDir))) {
       throw new BackupError(`a bot is running on ${dataDir} but its control channel did not answer; restart it with this version, then back up again`);
@@ -128,8 +171,8 @@ export async function createBackup(options: { dataDir: string; file?: string; ap
       names = await listFiles(dataDir);
       for (const name of names) {
         const target = path.join(staging, 'data', name);
-        await mkdir(path.dirname(target), { recursive: true });
-        await copyFile(path.join(dataDir, name), target);
+        await mkdir(path.dirname(target), { recursive: true, mode: PRIVATE_DIR });
+        await copyPrivate(path.join(dataDir, name), target);
       }
     } finally {
       if (conn) await releaseBot(conn);
@@ -150,16 +193,21 @@ export async function createBackup(options: { dataDir: string; file?: string; ap
       schemas: Object.fromEntries((options.schemas ?? DATA_SCHEMAS).map((s) => [s.name, s.version])),
       files,
     };
-    await writeFile(path.join(staging, MANIFEST_NAME), JSON.stringify(manifest, null, 2));
-    await mkdir(path.join(staging, 'data'), { recursive: true });
-    const partial = `${file}.partial`;
-    await tar.create({ gzip: true, file: partial, cwd: staging, portable: true }, [MANIFEST_NAME, 'data']);
-    await chmod(partial, 0o600);
-    await rename(partial, file);
+    await writeFile(path.join(staging, MANIFEST_NAME), JSON.stringify(manifest, null, 2), { flag: 'wx', mode: PRIVATE_FILE });
+    await mkdir(path.join(staging, 'data'), { recursive: true, mode: PRIVATE_DIR });
+    const packed = path.join(staging, 'archive.tar.gz');
+    await pipeline(tar.create({ gzip: true, cwd: staging, portable: true }, [MANIFEST_NAME, 'data']), createWriteStream(packed, { flags: 'wx', mode: PRIVATE_FILE }));
+    const handle = await open(packed, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await refuseOddTarget();
+    await rename(packed, file);
     return { file, files: files.length, bytes, online: Boolean(conn) };
   } finally {
     await rm(staging, { recursive: true, force: true });
-    await rm(`${file}.partial`, { force: true });
   }
 }
 
@@ -218,18 +266,34 @@ export async function restoreBackup(options: { dataDir: string; file: string; sc
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   // Extracted on the same file system as its final place, so the swap is a rename.
   const staging = mountPoint ? path.join(dataDir, `.restore-${stamp}`) : `${dataDir}.restore-${stamp}`;
-  await mkdir(staging, { recursive: true, mode: 0o700 });
+  await mkdir(staging, { recursive: true, mode: PRIVATE_DIR });
   try {
+    await chmod(staging, PRIVATE_DIR);
+    // Only files and folders under data/ (and the manifest) are taken, created with the bot's own modes (0700
+    // folders, also those tar makes for a file's path, and 0600 files: a umask can only narrow them) and owner:
+    // never the archive's owner ids (tar keeps them when run as root), set-id bits, links, devices or names outside.
+    const refused: string[] = [];
     await tar.extract({
       file: archive,
       cwd: staging,
       strict: true,
-      // Regular files and folders only, nothing outside the staging folder (tar strips absolute paths and `..`).
+      preserveOwner: false,
+      dmode: PRIVATE_DIR,
+      fmode: PRIVATE_FILE,
       filter: (p, entry) => {
-        const type = (entry as { type?: string }).type;
-        return (type === 'File' || type === 'Directory') && (p === MANIFEST_NAME || p === 'data' || p.startsWith('data/') || p === 'data/');
+        const read = entry as tar.ReadEntry;
+        const inside = (p === MANIFEST_NAME || p === 'data' || p === 'data/' || p.startsWith('data/')) && !p.split('/').includes('..');
+        if ((read.type !== 'File' && read.type !== 'Directory') || !inside) {
+          refused.push(`${p} (${read.type})`);
+          return false;
+        }
+        read.mode = read.type === 'Directory' ? PRIVATE_DIR : PRIVATE_FILE;
+        return true;
       },
     });
+    if (refused.length) {
+      throw new BackupError(`the archive holds entries a backup never has (${refused.slice(0, 3).join(', ')}${refused.length > 3 ? ', …' : ''}): only files and folders under data/ are restored, never links, devices or other names; nothing was restored`);
+    }
     const manifest = await checkExtracted(staging, options.schemas ?? DATA_SCHEMAS);
     await refuseIfRunning();
     let keptAside: string | undefined;
@@ -238,10 +302,13 @@ export async function restoreBackup(options: { dataDir: string; file: string; sc
     } else if (!mountPoint) {
       keptAside = `${dataDir}.replaced-${stamp}`;
       await rename(dataDir, keptAside);
+      // The replaced data holds the account too: it stays private beside the restored one.
+      await chmod(keptAside, PRIVATE_DIR);
       await rename(path.join(staging, 'data'), dataDir);
     } else {
       keptAside = path.join(dataDir, `.replaced-${stamp}`);
-      await mkdir(keptAside, { mode: 0o700 });
+      await mkdir(keptAside, { mode: PRIVATE_DIR });
+      await chmod(keptAside, PRIVATE_DIR);
       for (const name of await readdir(dataDir)) {
         if (name === path.basename(staging) || name === path.basename(keptAside) || name.startsWith('.replaced-')) continue;
         await rename(path.join(dataDir, name), path.join(keptAside, name));
