@@ -129,6 +129,19 @@ describe('provider chain', () => {
     expect(primary.chats()).to.have.length(2);
   });
 
+  it('caps a 429 retry-after at an hour: a leg told to wait a day is used again after an hour', async () => {
+    let now = 1_000_000;
+    primary.next(failures.rateLimit(86_400));
+    const chain = new ProviderChain(settings(), quietLog().log, undefined, () => now);
+    expect((await chain.complete(ask)).leg).to.equal('second');
+    now += 59 * 60_000;
+    expect((await chain.complete(ask)).leg).to.equal('second');
+    expect(primary.chats()).to.have.length(1);
+    now += 61_000;
+    expect((await chain.complete(ask)).leg).to.equal('primary');
+    expect(primary.chats()).to.have.length(2);
+  });
+
   it('rests a leg with exhausted quota for hours, and a rejected key until restart (logged loudly, key redacted)', async () => {
     let now = 1_000_000;
     const { log, lines } = quietLog();

@@ -108,6 +108,25 @@ describe('recall: search of past conversations', function () {
     assert.equal(self.results[0].text, 'small talk number 2', 'newest of equally good matches first');
   });
 
+  it("the recall tool asked in a group searches the group, never the asker's private chat", async () => {
+    const GROUP = '120363000000000009@g.us';
+    const BOT = '15550001111';
+    bot = await startTestBot(recall, { dir, config: { targetUserIds: [BOT] }, model });
+    await bot.send({ text: 'my bank pin is tangerine42', senderId: ANA, id: 'private-ana' });
+    await bot.send({ text: 'the group picnic is at mango park', chatId: GROUP, isGroup: true, senderId: BUDI, id: 'group-budi' });
+    const [answer] = await bot.send({
+      text: `@${BOT} recall: ${JSON.stringify({ query: 'bank pin picnic park' })}`,
+      chatId: GROUP,
+      isGroup: true,
+      senderId: ANA,
+      mentions: [`${BOT}@s.whatsapp.net`],
+    });
+    assert.ok(answer.startsWith('tool said: '), answer);
+    const results = JSON.parse(answer.slice('tool said: '.length)).results as Array<{ text: string }>;
+    assert.deepEqual(results.map((r) => r.text), ['the group picnic is at mango park']);
+    assert.doesNotMatch(answer, /tangerine42/);
+  });
+
   it('.recall says how to use it, refuses huge queries and treats special characters as text', async () => {
     bot = await start();
     await bot.send({ text: 'meet at Jl. Merdeka 5 (the blue gate)', senderId: ANA });

@@ -236,4 +236,23 @@ describe('remind plugin (real clock, short delays)', function () {
       await model.close();
     }
   });
+
+  it('the schedule_message tool asked in a group binds the reminder to the group, not to the asker’s private chat', async () => {
+    const model = await FakeModel.start((request: ModelRequest) =>
+      request.messages.at(-1)?.role === 'tool' ? `done: ${lastText(request)}` : { tool: 'schedule_message', args: { when: 'in 2 seconds', text: 'stand-up now' } },
+    );
+    try {
+      t = await start({}, { env: { API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'test-model' } });
+      const answer = await say(t, 'remind us all in two seconds: stand-up', { chatId: GROUP });
+      expect(answer).to.match(/^done: ⏰ Reminder set for .*: stand-up now$/);
+      // Listed in the group (for everyone there), not in Alice's private chat.
+      expect(await say(t, '.reminders', { chatId: GROUP, senderId: BOB })).to.match(/\n1\. .* — stand-up now/);
+      expect(await say(t, '.reminders')).to.match(/^No reminders/);
+      await waitFor(() => texts(t!, GROUP).includes('⏰ Reminder: stand-up now'), 'the reminder in the group');
+      await sleep(300);
+      expect(texts(t, ALICE).filter((x) => x.includes('stand-up')), 'nothing in Alice’s private chat').to.deep.equal([]);
+    } finally {
+      await model.close();
+    }
+  });
 });
