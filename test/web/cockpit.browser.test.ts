@@ -107,6 +107,7 @@ describe('dashboard v2 views in headless Chromium', function () {
     expect(await page.textContent('[data-region="link"]')).to.contain('Linked');
     await page.click('#relink');
     expect(await page.textContent('main')).to.contain('Log out of WhatsApp?');
+    expect(await page.textContent('#fresh-link-warning')).to.contain('A fresh link starts with no privacy tokens');
     expect(w.t.transport.relinks).to.equal(0);
     await Promise.all([page.waitForURL(`${w.base}/config/status`), page.click('#cancel-relink')]);
     expect(w.t.transport.relinks).to.equal(0);

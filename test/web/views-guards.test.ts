@@ -40,6 +40,18 @@ describe('dashboard v2 views keep the guards', () => {
     expect(w.t.transport.relinks).to.equal(1);
   });
 
+  it('a relink POST without the confirmation does nothing but ask, and the question says a fresh link has no privacy tokens', async () => {
+    const page = await request(w.port, { path: '/config/status', headers: { cookie } });
+    const unconfirmed = await request(w.port, { method: 'POST', path: '/config/status/relink', headers: { cookie, ...sameOrigin(w.port) }, body: new URLSearchParams({ _csrf: csrfOf(page.body) }).toString() });
+    expect(unconfirmed.status).to.equal(200);
+    expect(w.t.transport.relinks).to.equal(0);
+    expect(w.t.transport.session().status).to.equal('linked');
+    const warning = /<p id="fresh-link-warning"[^>]*>([\s\S]*?)<\/p>/.exec(unconfirmed.body)?.[1] ?? '';
+    expect(warning).to.contain('no privacy tokens');
+    expect(warning).to.contain('463');
+    expect(unconfirmed.body).to.contain('name="confirm" value="yes"');
+  });
+
   it('limits: a bad number is refused with the field named; a good one is saved and applied', async () => {
     const page = await request(w.port, { path: '/config/usage', headers: { cookie } });
     const fields = { _csrf: csrfOf(page.body), requestsPerMinute: '5', tokensPerDay: 'lots', premiumTokensPerDay: '0', quotaMainTokens: '100', quotaPremiumTokens: '0' };

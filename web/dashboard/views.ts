@@ -81,6 +81,7 @@ export function statusView(d: StatusViewData): SafeHtml {
 /** The confirmation step of "log out and relink". */
 export function relinkConfirmView(csrf: string): SafeHtml {
   return html`<section aria-labelledby="h-confirm"><h3 id="h-confirm">Log out of WhatsApp?</h3><p>The linked phone is logged out and the session is cleared. The bot answers nothing until someone scans the new QR code (shown on the status view).</p>
+<p id="fresh-link-warning" class="warn"><b>A fresh link starts with no privacy tokens.</b> The new device holds none of the tokens WhatsApp exchanged with your contacts, so for a while it may refuse (error 463) messages the bot starts on its own (reminders, notices, results sent later) to people who have not written since; answers to people who write first go through. Relink only when the link is broken (logged out, a session that cannot be restored), not to cure a passing problem.</p>
 <form method="post" action="/config/status/relink"><input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="confirm" value="yes"><button type="submit" class="danger" id="confirm-relink">Yes, log out and relink</button> <a href="/config/status" id="cancel-relink">Cancel</a></form></section>`;
 }
 
