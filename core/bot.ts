@@ -20,10 +20,10 @@ import type { StatusReport, StatusSource } from './status/status-report.js';
 import { Jail } from './jail/jail.js';
 import { KeyPool } from './providers/key-pool.js';
 import type { HistoryStore } from './store/history.js';
-import { historyParticipant, memoryParticipant, PrivacyRegistry } from './store/privacy.js';
+import { historyParticipant, memoryParticipant, PrivacyRegistry, type PersonIds } from './store/privacy.js';
 import type { MemoryStore } from './store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from './transport/message.js';
-import type { SessionState, Transport } from './transport/transport.js';
+import type { ChangeSender, SessionState, Transport } from './transport/transport.js';
 import { CORE_CONFIG_KEYS } from './config/config-file.js';
 import type { SectionRule } from './plugin/options.js';
 
@@ -294,9 +294,10 @@ export class Bot {
   /** Connects a transport and starts handling its messages. Call `startPlugins()` first. */
   async start(transport: Transport): Promise<void> {
     this.transport = transport;
-    transport.onRevoke?.((chatId, messageId) => this.revoke(chatId, messageId));
+    transport.onRevoke?.((chatId, messageId, by) => this.revoke(chatId, messageId, by));
     await transport.start((message) => this.handle(message), {
-      onRevoke: (chatId, messageId) => this.revoke(chatId, messageId),
+      onRevoke: (chatId, messageId, by) => this.revoke(chatId, messageId, by),
+      onEdit: (chatId, messageId, text, by) => this.edit(chatId, messageId, text, by),
       // The history keeps a chat's newest lines in an append-only log: folded into the JSON file before it moves.
       onChatIdChange: (from) => this.histories.release(from),
     });
@@ -304,17 +305,39 @@ export class Bot {
 
   /**
    * A message deleted for everyone: removed from history, memory, the voice archive and its index (every privacy
-   * participant). Queued behind the chat's messages, so a delete that arrives while its message is being handled
-   * still finds it. Never rejects.
+   * participant). Honoured as WhatsApp honours it: from the message's own sender, or in a group from an admin (read
+   * from the group's metadata), or from the linked account itself; a member's delete of someone else's message
+   * removes nothing (`by` is who sent the delete, as the transport authenticated it; without it the transport vouches).
+   * Queued behind the chat's messages, so a delete that arrives while its message is being handled still finds it.
+   * Never rejects.
    */
-  revoke(chatId: string, messageId: string): Promise<void> {
+  revoke(chatId: string, messageId: string, by?: ChangeSender): Promise<void> {
     return this.queue.behind(
       chatId,
       async () => {
-        const removed = await this.privacy.revoke(chatId, messageId);
-        this.log.info({ chat: chatId, messageId, removed }, 'a message deleted for everyone was removed from the stored data');
+        const admin = by && !by.fromMe && chatId.endsWith('@g.us') && (await this.isGroupAdmin(chatId, by.ids));
+        const author = admin ? undefined : authorOf(by);
+        const removed = await this.privacy.revoke(chatId, messageId, author);
+        if (author && !removed) this.log.info({ chat: chatId, messageId }, 'a delete for everyone removed nothing: the stored message (if any) is not the sender\'s own, and they are no group admin');
+        else this.log.info({ chat: chatId, messageId, removed }, 'a message deleted for everyone was removed from the stored data');
       },
       (err) => this.log.error({ err, chat: chatId, messageId }, 'could not remove a message deleted for everyone'),
+    );
+  }
+
+  /**
+   * An edited message: its new text replaces the old in history, the recall log and the voice archive's context
+   * (every privacy participant), so neither the prompt nor a search finds the old words. Only the message's own
+   * sender edits it (WhatsApp lets nobody else, admins neither). Queued like `revoke`; never rejects.
+   */
+  edit(chatId: string, messageId: string, text: string, by?: ChangeSender): Promise<void> {
+    return this.queue.behind(
+      chatId,
+      async () => {
+        const changed = await this.privacy.edit(chatId, messageId, text, authorOf(by));
+        this.log.info({ chat: chatId, messageId, changed }, changed ? 'an edited message was applied to the stored data' : 'an edit changed nothing stored (the message is not kept, or it is not the editor\'s own)');
+      },
+      (err) => this.log.error({ err, chat: chatId, messageId }, 'could not apply an edited message to the stored data'),
     );
   }
 
@@ -386,4 +409,9 @@ export class Bot {
   toolsFor(ctx: BotContext): ToolDefinition[] {
     return toolsFor(this.registry, this.capabilities, ctx, this.log);
   }
+}
+
+/** Whose stored items a change from `by` may touch: any (undefined) for the account itself or a vouching transport, else only theirs. */
+function authorOf(by: ChangeSender | undefined): PersonIds | undefined {
+  return by && !by.fromMe ? by.ids : undefined;
 }

@@ -109,7 +109,7 @@ export type { ProviderLeg } from './providers/types.js';
 export type { JsonFileOptions } from './store/json-file.js';
 export { safeFileName, writeFileAtomicSafe } from './store/atomic.js';
 export { describeWriteError } from './store/data-health.js';
-export { writtenBy, type PersonIds } from './store/privacy.js';
+export { changeableBy, writtenBy, type PersonIds } from './store/privacy.js';
 export type { HistoryStore } from './store/history.js';
 export type { OwnerNotifier } from './notices/owner-notifier.js';
 export { ALLOWED_CONTAINERS, mediaSeconds } from './media/index.js';

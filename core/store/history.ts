@@ -371,6 +371,25 @@ export class HistoryStore {
     return removed;
   }
 
+  /**
+   * Changes the entries of one chat that match (an edited message: `change` gives the new entry) and waits until
+   * that is on disk, the old text nowhere (the JSON file rewritten, the log emptied). Returns how many changed.
+   */
+  async updateWhere(chatId: string, matches: (entry: HistoryEntry) => boolean, change: (entry: HistoryEntry) => HistoryEntry): Promise<number> {
+    const chat = this.chat(chatId);
+    const doc = await chat.get();
+    let changed = 0;
+    const messages = doc.messages.map((m) => {
+      if (!matches(m)) return m;
+      changed++;
+      return change(m);
+    });
+    if (changed === 0) return 0;
+    doc.messages = messages;
+    await chat.compact(true);
+    return changed;
+  }
+
   /** Clears the chat's prompt history (`.reset`): the next answer starts a fresh conversation. Returns how many went. */
   async clear(chatId: string): Promise<number> {
     const chat = this.chat(chatId);

@@ -18,8 +18,25 @@ export interface PrivacyParticipant {
   exportFor(person: PersonIds): Promise<unknown>;
   /** Deletes everything kept about the person; returns how many items went. */
   deleteFor(person: PersonIds): Promise<number>;
-  /** Removes one message deleted for everyone; returns how many items went. */
-  revoke?(chatId: string, messageId: string): Promise<number>;
+  /**
+   * Removes one message deleted for everyone; returns how many items went. `author`: when given, only an item that
+   * one of these ids wrote goes (a member deleting "for everyone" can delete only their own message); without it, any
+   * item of that message (the account itself, a group admin). See `changeableBy`.
+   */
+  revoke?(chatId: string, messageId: string, author?: PersonIds): Promise<number>;
+  /**
+   * Replaces the text of one message its sender edited (the old text is nowhere on disk afterwards); returns how many
+   * items changed. `author`: only an item that one of these ids wrote changes (see `changeableBy`).
+   */
+  edit?(chatId: string, messageId: string, text: string, author?: PersonIds): Promise<number>;
+}
+
+/**
+ * Whether an item written by `senderId` may be changed (edited, deleted for everyone) by a change whose `author` is
+ * given: only by its writer. Without an author (the linked account itself, a group admin's delete), yes.
+ */
+export function changeableBy(senderId: string | undefined, author: PersonIds | undefined): boolean {
+  return !author || writtenBy(senderId, author);
 }
 
 /** Every participant, so the core can answer `.mydata` and deletes across all stores. */
@@ -62,11 +79,30 @@ export class PrivacyRegistry {
     return counts;
   }
 
-  /** A message deleted for everyone: removed from every participant. */
-  async revoke(chatId: string, messageId: string): Promise<number> {
+  /** A message deleted for everyone: removed from every participant (`author`: see `PrivacyParticipant.revoke`). */
+  async revoke(chatId: string, messageId: string, author?: PersonIds): Promise<number> {
     let removed = 0;
-    for (const p of this.list()) if (p.revoke) removed += await p.revoke(chatId, messageId);
+    for (const p of this.list()) if (p.revoke) removed += await p.revoke(chatId, messageId, author);
     return removed;
+  }
+
+  /**
+   * An edited message: its new text replaces the old in every participant (`author`: see `PrivacyParticipant.edit`).
+   * One participant failing never keeps the others from applying it; rejects afterwards naming the failures.
+   */
+  async edit(chatId: string, messageId: string, text: string, author?: PersonIds): Promise<number> {
+    let changed = 0;
+    const failures: string[] = [];
+    for (const p of this.list()) {
+      if (!p.edit) continue;
+      try {
+        changed += await p.edit(chatId, messageId, text, author);
+      } catch (err) {
+        failures.push(`${p.name}: ${(err as Error).message}`);
+      }
+    }
+    if (failures.length) throw new Error(`could not apply the edit everywhere (${failures.join('; ')})`);
+    return changed;
   }
 }
 
@@ -116,7 +152,8 @@ export function historyParticipant(histories: HistoryStore): PrivacyParticipant 
       for (const chat of await chatsIn(folder(), histories)) removed += await histories.removeWhere(chat, (e) => isPrivateChatOf(chat, person) || writtenBy(e.senderId, person));
       return removed;
     },
-    revoke: async (chatId, messageId) => ((await histories.remove(chatId, messageId)) ? 1 : 0),
+    revoke: (chatId, messageId, author) => histories.removeWhere(chatId, (e) => e.id === messageId && changeableBy(e.senderId, author)),
+    edit: (chatId, messageId, text, author) => histories.updateWhere(chatId, (e) => e.id === messageId && e.role === 'user' && changeableBy(e.senderId, author), (e) => ({ ...e, text })),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { IncomingMedia, IncomingMessage, OutgoingMedia, SentMessage } from './message.js';
-import type { InboundHandler, RevokeHandler, SessionState, Transport } from './transport.js';
+import type { ChangeSender, InboundHandler, RevokeHandler, SessionState, Transport, TransportEvents } from './transport.js';
 
 /** One thing the bot did, as recorded by the memory transport. */
 export type BotAction =
@@ -37,6 +37,7 @@ export class MemoryTransport implements Transport {
   readonly actions: BotAction[] = [];
   private handler: InboundHandler | undefined;
   private revokeHandler: RevokeHandler | undefined;
+  private changeEvents: TransportEvents = {};
   private seq = 0;
   /** Whether editText succeeds (false imitates a network without edits). */
   canEdit = true;
@@ -61,16 +62,25 @@ export class MemoryTransport implements Transport {
     return this.groupAdmins.get(chatId)?.includes(userId) ?? false;
   }
 
-  async start(onMessage: InboundHandler): Promise<void> {
+  async start(onMessage: InboundHandler, events: TransportEvents = {}): Promise<void> {
     this.handler = onMessage;
+    this.changeEvents = events;
   }
   onRevoke(handler: RevokeHandler): void {
     this.revokeHandler = handler;
   }
-  /** Delivers "deleted for everyone" for a message, as WhatsApp does; resolves when the bot has removed it. */
-  async revoke(chatId: string, messageId: string): Promise<void> {
+  /**
+   * Delivers "deleted for everyone" for a message, as WhatsApp does; resolves when the bot has handled it. `by`: who
+   * deleted it (without it, the transport vouches for the delete).
+   */
+  async revoke(chatId: string, messageId: string, by?: ChangeSender): Promise<void> {
     if (!this.revokeHandler) throw new Error('MemoryTransport: start the bot with this transport before revoking messages');
-    await this.revokeHandler(chatId, messageId);
+    await this.revokeHandler(chatId, messageId, by);
+  }
+  /** Delivers an edit of an earlier message (`by`: who edited it); resolves when the bot has applied it. */
+  async edit(chatId: string, messageId: string, text: string, by?: ChangeSender): Promise<void> {
+    if (!this.changeEvents.onEdit) throw new Error('MemoryTransport: start the bot with this transport before editing messages');
+    await this.changeEvents.onEdit(chatId, messageId, text, by);
   }
   async stop(): Promise<void> {
     this.handler = undefined;

@@ -3,15 +3,30 @@ import type { IncomingMessage, OutgoingMedia, SentMessage } from './message.js';
 /** Called by a transport for every inbound message. Resolves when the bot has finished handling it. */
 export type InboundHandler = (message: IncomingMessage) => Promise<void>;
 
-/** Called by a transport when a message was deleted for everyone. Resolves when it is gone from the stored data. */
-export type RevokeHandler = (chatId: string, messageId: string) => Promise<void>;
+/**
+ * Who sent an edit or a delete for everyone, as the network authenticated it (never what the change claims about the
+ * message it targets): the sender's ids (phone jid and LID where known), or the linked account itself (`fromMe`).
+ */
+export interface ChangeSender {
+  ids: string[];
+  fromMe?: boolean;
+}
+
+/**
+ * Called by a transport when a message was deleted for everyone. Resolves when it is gone from the stored data.
+ * `by`: who deleted it (the core honours it only for their own messages, or a group admin's); without it the
+ * transport vouches for the delete.
+ */
+export type RevokeHandler = (chatId: string, messageId: string, by?: ChangeSender) => Promise<void>;
 /**
  * Changes to earlier messages a transport reports (WhatsApp: edits and deletes for everyone). The core applies them
  * to what it kept (history, archive); a transport without them never calls these.
  */
 export interface TransportEvents {
-  onEdit?(chatId: string, messageId: string, text: string): void | Promise<void>;
-  onRevoke?(chatId: string, messageId: string): void | Promise<void>;
+  /** `by`: who edited it (the core applies an edit only to what they wrote themselves). */
+  onEdit?(chatId: string, messageId: string, text: string, by?: ChangeSender): void | Promise<void>;
+  /** `by`: who deleted it (honoured for their own messages, or from a group admin). */
+  onRevoke?(chatId: string, messageId: string, by?: ChangeSender): void | Promise<void>;
   /**
    * A private chat is named `to` from now on instead of `from` (WhatsApp revealed the phone number behind a LID):
    * stores settle what they keep under `from` (on disk, in one file each) before those files are moved to `to`.

@@ -574,6 +574,37 @@ export class ChatRecallLog {
     });
   }
 
+  /**
+   * Changes the messages that match (an edited message: `change` gives the new entry) on disk (each touched segment
+   * rewritten atomically, every line in its place; the month's index snapshot deleted, as it holds the old words),
+   * in appends waiting for a retry, in memory and in the search index. Returns how many changed.
+   */
+  async changeWhere(matches: (entry: LoggedMessage) => boolean, change: (entry: LoggedMessage) => LoggedMessage): Promise<number> {
+    await this.load().catch(() => undefined);
+    const changed = (entry: LoggedMessage) => validEntry(change(entry)) ?? entry;
+    return this.serial(async () => {
+      let count = 0;
+      for (const name of await this.segments()) count += await this.rewrite(name, matches, changed);
+      count += this.changeUnsaved(matches, changed);
+      if (!this.loaded) return count;
+      for (const month of this.months) {
+        let touched = false;
+        for (let line = 1; line < month.length; line++) {
+          const entry = month.peek(line);
+          if (!entry || !matches(entry)) continue;
+          const next = changed(entry);
+          month.replace(line, next);
+          month.index?.remove(line);
+          month.index?.add(line, next.text);
+          touched = true;
+        }
+        if (touched) month.snapshotLines = 0;
+      }
+      this.queueSnapshots();
+      return count;
+    });
+  }
+
   /** Drops every message older than `cutoff` (whole segments of older months are deleted). Returns how many went. */
   async prune(cutoff: number): Promise<number> {
     const oldMonth = segmentOf(cutoff);
@@ -604,15 +635,19 @@ export class ChatRecallLog {
     });
   }
 
-  /** Rewrites one segment without the entries that match (inside `serial`); returns how many went. */
-  private async rewrite(name: string, matches: (entry: LoggedMessage) => boolean): Promise<number> {
+  /**
+   * Rewrites one segment without the entries that match, or with `change` made to them (inside `serial`); returns how
+   * many went or changed.
+   */
+  private async rewrite(name: string, matches: (entry: LoggedMessage) => boolean, change?: (entry: LoggedMessage) => LoggedMessage): Promise<number> {
     const segment = await this.readSegment(name);
     if (!segment) return 0;
     const gone = segment.entries.map((entry) => Boolean(entry && matches(entry)));
     const count = gone.filter(Boolean).length;
     if (!count) return 0;
     await rm(path.join(this.dir, indexFileOf(name)), { force: true });
-    await writeFileAtomic(path.join(this.dir, name), headerLine(this.chatId) + segment.lines.map((l, i) => (gone[i] ? '\n' : `${l}\n`)).join(''));
+    const line = (l: string, i: number) => (!gone[i] ? `${l}\n` : change ? `${JSON.stringify(change(segment.entries[i]!))}\n` : '\n');
+    await writeFileAtomic(path.join(this.dir, name), headerLine(this.chatId) + segment.lines.map(line).join(''));
     this.ready.add(name);
     const month = this.months.find((m) => m.name === name);
     if (month) month.snapshotLines = 0;
@@ -635,6 +670,26 @@ export class ChatRecallLog {
           .join('\n'),
       );
       this.unsaved.set(name, kept);
+    }
+    return count;
+  }
+
+  /** Appends waiting for a retry get `change` made to the lines that match; returns how many. */
+  private changeUnsaved(matches: (entry: LoggedMessage) => boolean, change: (entry: LoggedMessage) => LoggedMessage): number {
+    let count = 0;
+    for (const [name, chunks] of this.unsaved) {
+      const changed = chunks.map((chunk) =>
+        chunk
+          .split('\n')
+          .map((line) => {
+            const entry = line ? parseLine(line) : undefined;
+            if (!entry || !matches(entry)) return line;
+            count++;
+            return JSON.stringify(change(entry));
+          })
+          .join('\n'),
+      );
+      this.unsaved.set(name, changed);
     }
     return count;
   }

@@ -80,6 +80,13 @@ export class Month {
     return this.cache.push(entry) - 1;
   }
 
+  /** Replaces the message on a line in memory (the index is the caller's); true when there was one. */
+  replace(line: number, entry: LoggedMessage): boolean {
+    if (!this.peek(line)) return false;
+    this.cache[line] = entry;
+    return true;
+  }
+
   /** Removes the message on a line from memory (the line stays, empty; the index is the caller's); true when there was one. */
   remove(line: number): boolean {
     if (!this.peek(line)) return false;

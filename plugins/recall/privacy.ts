@@ -1,4 +1,4 @@
-import { isPrivateChatOf, writtenBy, type PersonIds, type PrivacyParticipant } from '../../core/index.js';
+import { changeableBy, isPrivateChatOf, writtenBy, type PersonIds, type PrivacyParticipant } from '../../core/index.js';
 import type { LoggedMessage, RecallStore } from './log-store.js';
 
 /** What of a chat's log is about the person: the private chat with them whole (both sides), in groups what they wrote. */
@@ -9,8 +9,8 @@ const aboutPerson = (chatId: string, person: PersonIds) => {
 
 /**
  * The recall log in the privacy controls: `.mydata` exports the person's part of every chat's log, `.mydata delete`
- * (and the dashboard's delete) removes it from disk and from the search index, and a message deleted for everyone
- * leaves the log of its chat.
+ * (and the dashboard's delete) removes it from disk and from the search index, a message deleted for everyone
+ * leaves the log of its chat, and an edited message's new text replaces the old (on disk and in the index).
  */
 export function recallPrivacy(logs: RecallStore, beforeUse: () => void = () => undefined): PrivacyParticipant {
   return {
@@ -30,9 +30,14 @@ export function recallPrivacy(logs: RecallStore, beforeUse: () => void = () => u
       for (const chatId of await logs.chatIds()) removed += await logs.chat(chatId).removeWhere(aboutPerson(chatId, person));
       return removed;
     },
-    revoke: (chatId, messageId) => {
+    revoke: (chatId, messageId, author) => {
       beforeUse();
-      return logs.chat(chatId).removeWhere((entry) => entry.id === messageId);
+      return logs.chat(chatId).removeWhere((entry) => entry.id === messageId && changeableBy(entry.senderId, author));
+    },
+    // What people wrote only: the bot's own answers carry no message id of theirs.
+    edit: (chatId, messageId, text, author) => {
+      beforeUse();
+      return logs.chat(chatId).changeWhere((entry) => entry.id === messageId && entry.role === 'user' && changeableBy(entry.senderId, author), (entry) => ({ ...entry, text }));
     },
   };
 }

@@ -1,4 +1,4 @@
-import { isPrivateChatOf, writtenBy, type Logger, type PersonIds, type PrivacyParticipant } from '../../core/index.js';
+import { changeableBy, isPrivateChatOf, writtenBy, type Logger, type PersonIds, type PrivacyParticipant } from '../../core/index.js';
 import type { Reminder, ReminderStore } from './store.js';
 
 /** What of a chat's reminders is the person's: every one in their private chat, in groups those they set. */
@@ -46,13 +46,15 @@ export function remindPrivacy(store: ReminderStore, cancelled: (chatId: string, 
       if (failure) throw failure;
       return removed;
     },
-    async revoke(chatId, messageId) {
-      const gone = store.list(chatId).filter((r) => r.messageId === messageId);
+    // Only the sender's own delete (or an admin's) cancels: a member's forged delete of another's message must not.
+    async revoke(chatId, messageId, author) {
+      const matches = (r: Reminder) => r.messageId === messageId && changeableBy(r.creator, author);
+      const gone = store.list(chatId).filter(matches);
       if (!gone.length) return 0;
       cancelled(chatId, gone);
       // Gone from memory at once (it never fires); a failed write is retried by the store and reported by the data
       // health, and must not keep the other stores from removing the message.
-      await store.removeWhere(chatId, (r) => r.messageId === messageId).catch((err: unknown) => log.error({ err, chat: chatId }, 'remind: a reminder whose message was deleted for everyone is cancelled but could not be saved yet'));
+      await store.removeWhere(chatId, matches).catch((err: unknown) => log.error({ err, chat: chatId }, 'remind: a reminder whose message was deleted for everyone is cancelled but could not be saved yet'));
       log.info({ chat: chatId, count: gone.length }, 'remind: the message that set a reminder was deleted for everyone; the reminder is cancelled');
       return gone.length;
     },

@@ -498,3 +498,31 @@ export async function eraseArchived(archive: AudioArchive, chatId: string, note:
     return removed;
   });
 }
+
+/**
+ * Gives the context messages of `chatId` that match (an edited message) their new `text`, in every note's context
+ * file (rewritten atomically: the old words are nowhere on disk). Returns how many changed.
+ */
+export async function editArchivedContext(archive: AudioArchive, chatId: string, matches: (message: ContextMessage) => boolean, text: string): Promise<number> {
+  const chat = chatOf(archive, chatId);
+  await chat.load();
+  return chat.serial(async () => {
+    let changed = 0;
+    const edit = (list: ContextMessage[]) =>
+      list.map((m) => {
+        if (!matches(m)) return m;
+        changed++;
+        return { ...m, text: cleanContext([{ ...m, text }])[0].text };
+      });
+    for (const n of chat.notes) {
+      if (n.removed) continue;
+      const before = changed;
+      const context = await chat.readContext(n.seq);
+      const edited = { before: edit(context.before), after: edit(context.after) };
+      if (changed === before) continue;
+      await writeJsonAtomic(chat.contextFile(n.seq), edited);
+      if (chat.pending.has(n.seq)) chat.pending.set(n.seq, edited);
+    }
+    return changed;
+  });
+}

@@ -1,13 +1,13 @@
 import { readFile } from 'node:fs/promises';
-import { writtenBy, type PrivacyParticipant } from '../../core/index.js';
-import { archivedChatIds, archivedNotesWhere, eraseArchived, type AudioArchive } from './archive.js';
+import { changeableBy, writtenBy, type PrivacyParticipant } from '../../core/index.js';
+import { archivedChatIds, archivedNotesWhere, editArchivedContext, eraseArchived, type AudioArchive } from './archive.js';
 
 /** Audio bytes put into one export at most (base64 in the JSON); transcripts are always complete. */
 const MAX_EXPORT_AUDIO_BYTES = 16 * 1024 * 1024;
 
 /**
  * The voice archive in the privacy controls: a person's voice notes (transcript, audio, context) in every chat, their
- * messages in other notes' context, and notes deleted for everyone.
+ * messages in other notes' context, notes deleted for everyone, and edited messages in a note's context.
  */
 export function voicePrivacy(archive: AudioArchive): PrivacyParticipant {
   return {
@@ -37,6 +37,14 @@ export function voicePrivacy(archive: AudioArchive): PrivacyParticipant {
       }
       return removed;
     },
-    revoke: (chatId, messageId) => eraseArchived(archive, chatId, (n) => n.messageId === messageId, (m) => m.id === messageId),
+    revoke: (chatId, messageId, author) =>
+      eraseArchived(
+        archive,
+        chatId,
+        (n) => n.messageId === messageId && changeableBy(n.senderId, author),
+        (m) => m.id === messageId && changeableBy(m.senderId, author),
+      ),
+    // A voice note has no text to edit; a text message kept as a note's context gets its new words.
+    edit: (chatId, messageId, text, author) => editArchivedContext(archive, chatId, (m) => m.id === messageId && changeableBy(m.senderId, author), text),
   };
 }

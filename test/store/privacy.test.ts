@@ -11,6 +11,7 @@ import { startTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
 const ANA = '10000000001@s.whatsapp.net';
 const BUDI = '10000000002@s.whatsapp.net';
 const GROUP = '120363000000000009@g.us';
+const ADMIN = '10000000003@s.whatsapp.net';
 
 /** Reads every file under a folder as text (to prove that a deleted text is nowhere on disk). */
 async function allText(dir: string): Promise<string> {
@@ -137,5 +138,40 @@ describe('privacy: .mydata export and delete, messages deleted for everyone', fu
     expect(await archive.search(GROUP, 'vault orange')).to.deep.equal([]);
     expect((await archive.search(GROUP, 'harbour')).map((h) => h.note.messageId)).to.deep.equal(['v-budi']);
     expect(t.logs().some((l) => l.messageId === 'v-ana' && /deleted for everyone was removed/.test(l.msg))).to.equal(true);
+  });
+
+  it("a delete for everyone from another member removes nothing of the voice archive; the sender's own and a group admin's do", async () => {
+    for (const id of ['m-ana-group', 'v-ana', 'm-ana-ctx']) await transport.revoke(GROUP, id, { ids: [BUDI] });
+    await t.app.bot.histories.flush();
+    let onDisk = await allText(path.join(dir, 'data'));
+    for (const kept of ['ana in the group', 'ana says the vault code is orange', 'ana context line']) expect(onDisk, kept).to.include(kept);
+    expect((await new AudioArchive(path.join(dir, 'data', 'audio_archive')).search(GROUP, 'vault orange')).map((h) => h.note.messageId)).to.deep.equal(['v-ana']);
+
+    transport.groupAdmins.set(GROUP, [ADMIN]);
+    await transport.revoke(GROUP, 'v-ana', { ids: [ADMIN] });
+    await transport.revoke(GROUP, 'm-ana-ctx', { ids: [ANA] });
+    await transport.revoke(GROUP, 'm-ana-group', { ids: ['10000000001@lid', ANA] });
+    await t.app.bot.histories.flush();
+    onDisk = await allText(path.join(dir, 'data'));
+    for (const gone of ['ana in the group', 'ana says the vault code is orange', 'ana context line']) expect(onDisk, gone).to.not.include(gone);
+    expect(await new AudioArchive(path.join(dir, 'data', 'audio_archive')).search(GROUP, 'vault orange')).to.deep.equal([]);
+  });
+
+  it("an edit by the message's sender replaces its text in history and in a voice note's context; anyone else's changes nothing", async () => {
+    await transport.edit(GROUP, 'm-ana-ctx', 'budi rewrote this line', { ids: [BUDI] });
+    await transport.edit(GROUP, 'm-ana-group', 'budi rewrote this line', { ids: [BUDI] });
+    await t.app.bot.histories.flush();
+    let onDisk = await allText(path.join(dir, 'data'));
+    expect(onDisk).to.include('ana context line').and.include('ana in the group').and.not.include('budi rewrote');
+
+    await transport.edit(GROUP, 'm-ana-ctx', 'ana fixed her context line', { ids: [ANA] });
+    await transport.edit(GROUP, 'm-ana-group', 'ana fixed her group line', { ids: [ANA] });
+    await t.app.bot.histories.flush();
+    onDisk = await allText(path.join(dir, 'data'));
+    expect(onDisk).to.not.include('ana context line').and.not.include('ana in the group');
+    const archive = new AudioArchive(path.join(dir, 'data', 'audio_archive'));
+    const [budiNote] = await archive.search(GROUP, 'harbour');
+    expect((await archive.context(GROUP, budiNote.note.seq)).before.map((m) => m.text)).to.deep.equal(['ana fixed her context line']);
+    expect((await t.app.bot.histories.recent(GROUP)).map((e) => e.text)).to.include('ana fixed her group line');
   });
 });

@@ -2,17 +2,38 @@ import { expect } from 'chai';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { proto } from '@whiskeysockets/baileys';
+import { proto, type WAMessage } from '@whiskeysockets/baileys';
 import { createApp, type App } from '../../core/app.js';
 import { FakeModel } from '../../core/index.js';
 import { createLogger } from '../../core/log/logger.js';
 import { WhatsAppTransport } from '../../core/transport/whatsapp/whatsapp-transport.js';
 import recall from '../../plugins/recall/index.js';
-import { BOT_ME, DisconnectReason, FakeSocketFactory, waMessage, waText } from '../fakes/baileys-socket.js';
+import remind from '../../plugins/remind/index.js';
+import { BOT_ME, BOT_PHONE, DisconnectReason, FakeSocketFactory, GROUP, waMessage, waText } from '../fakes/baileys-socket.js';
 import { tempDir, writeConfig } from '../helpers/test-app.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';
 const ALICE_LID = '98765432100001@lid';
+const MALLORY = '6281233330000@s.whatsapp.net';
+const ADMIN = '6281244440000@s.whatsapp.net';
+const BOT_JID = `${BOT_PHONE}@s.whatsapp.net`;
+const { REVOKE, MESSAGE_EDIT } = proto.Message.ProtocolMessage.Type;
+
+/** A delete for everyone of `target` (sent by `participant` in `chat`), sent by `from`: a real Baileys protocol message. */
+function revokeOf(target: WAMessage, from: string): WAMessage {
+  const key = target.key!;
+  return waMessage({ protocolMessage: { type: REVOKE, key: { remoteJid: key.remoteJid, id: key.id, fromMe: false, participant: key.participant } } }, { chat: key.remoteJid!, from });
+}
+
+/**
+ * An edit of `target` by `from`, as WhatsApp sends it (rc14 unwraps both): a protocolMessage MESSAGE_EDIT inside the
+ * `editedMessage` future-proof wrapper, or the bare protocolMessage.
+ */
+function editOf(target: WAMessage, from: string, text: string, wrapped = true): WAMessage {
+  const key = target.key!;
+  const protocolMessage = { type: MESSAGE_EDIT, key: { remoteJid: key.remoteJid, id: key.id, fromMe: false, participant: key.participant }, editedMessage: { conversation: text }, timestampMs: Date.now() };
+  return waMessage(wrapped ? { editedMessage: { message: { protocolMessage } } } : { protocolMessage }, { chat: key.remoteJid!, from });
+}
 
 /**
  * Every file under `folder` (two levels: the recall log has a folder per chat), as text. A file that moves while it is
@@ -49,13 +70,20 @@ describe('the real bot over WhatsApp: what it keeps follows the chat', function 
   let model: FakeModel;
   let app: App | undefined;
   let sockets: FakeSocketFactory;
+  let transport: WhatsAppTransport;
+
+  /** Resolves once every message delivered so far was mapped and handled (edits and deletes applied). */
+  async function settle(): Promise<void> {
+    await transport.idle();
+    await app!.bot.idle();
+  }
 
   async function start(): Promise<void> {
     const logger = createLogger({ level: 'warn', pretty: false, destination: new PassThrough() });
     const env = { PATH: process.env.PATH ?? '', API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'test-model' };
-    app = await createApp({ cwd: dir, env, plugins: [recall], logger, skipHealthProbe: true });
+    app = await createApp({ cwd: dir, env, plugins: [recall, remind], logger, skipHealthProbe: true });
     sockets = new FakeSocketFactory();
-    const transport = new WhatsAppTransport({ settings: app.settings, config: () => app!.config, log: app.log, makeSocket: sockets.make, printQr: () => undefined, fetchVersion: async () => ({ version: [2, 3000, 1000000001], isLatest: true }) });
+    transport = new WhatsAppTransport({ settings: app.settings, config: () => app!.config, log: app.log, makeSocket: sockets.make, printQr: () => undefined, fetchVersion: async () => ({ version: [2, 3000, 1000000001], isLatest: true }) });
     await app.connect(transport);
     sockets.last.qr();
     sockets.last.paired({ id: BOT_ME.id });
@@ -115,5 +143,79 @@ describe('the real bot over WhatsApp: what it keeps follows the chat', function 
     expect(await say(waText('what did I say?', { from: ALICE }))).not.to.include('4471');
     expect(await textUnder(path.join(dir, 'data', 'history'))).not.to.include('4471');
     expect(await textUnder(path.join(dir, 'data', 'recall'))).not.to.include('4471');
+  });
+
+  it("a group member's forged delete of another member's message removes nothing; the sender's own and an admin's do", async () => {
+    await start();
+    sockets.last.groupAnswers.set(GROUP, { participants: [{ id: ALICE }, { id: MALLORY }, { id: ADMIN, admin: 'admin' }] as never });
+    const vault = waText('the vault code is 9137', { chat: GROUP, from: ALICE });
+    const locker = waText('my locker is 5521', { chat: GROUP, from: ALICE });
+    sockets.last.deliver([vault, locker]);
+    const reminder = waText(`@${BOT_PHONE} .remind 2h bring the contract for the notary`, { chat: GROUP, from: ALICE, mentions: [BOT_JID] });
+    sockets.last.deliver([reminder]);
+    await settle();
+    const data = path.join(dir, 'data');
+    for (const kept of ['9137', '5521', 'notary']) expect(await textUnder(data), kept).to.include(kept);
+
+    // Mallory (no admin) deletes Alice's messages "for everyone", naming Alice as their sender: nothing goes.
+    sockets.last.deliver([revokeOf(vault, MALLORY), revokeOf(locker, MALLORY), revokeOf(reminder, MALLORY)]);
+    await settle();
+    await app!.bot.histories.flush();
+    for (const folder of ['history', 'recall', 'reminders']) {
+      const text = await textUnder(path.join(data, folder));
+      if (folder !== 'reminders') expect(text, folder).to.include('9137').and.include('5521');
+      else expect(text, folder).to.include('notary');
+    }
+    // Alice's own delete, and the admin's delete of her other message, go everywhere.
+    sockets.last.deliver([revokeOf(vault, ALICE), revokeOf(locker, ADMIN), revokeOf(reminder, ALICE)]);
+    await settle();
+    await app!.bot.histories.flush();
+    const after = await textUnder(data);
+    for (const gone of ['9137', '5521']) expect(after, gone).not.to.include(gone);
+    // The reminder is cancelled (the bot's own confirmation that quoted it is a message of its own, kept).
+    expect(await textUnder(path.join(data, 'reminders'))).not.to.include('notary');
+  });
+
+  it('an edited message replaces its old text in the prompt history and the recall log; .recall finds the new words, not the old', async () => {
+    await start();
+    const original = waText('the meeting point is the old lighthouse', { from: ALICE });
+    await say(original);
+    sockets.last.deliver([editOf(original, ALICE, 'the meeting point is the north pier')]);
+    await settle();
+    await app!.bot.histories.flush();
+    const data = path.join(dir, 'data');
+    for (const folder of ['history', 'recall']) {
+      const text = await textUnder(path.join(data, folder));
+      expect(text, folder).to.include('north pier').and.not.include('lighthouse');
+    }
+    const before = sockets.last.sent.length;
+    sockets.last.deliver([waText('.recall lighthouse', { from: ALICE })]);
+    await settle();
+    sockets.last.deliver([waText('.recall pier', { from: ALICE })]);
+    await settle();
+    const [noMatch, match] = sockets.last.sent.slice(before).map((m) => JSON.stringify(m.content));
+    expect(noMatch).not.to.include('north pier').and.not.include('old lighthouse');
+    expect(match).to.include('north pier');
+    expect(await say(waText('where do we meet?', { from: ALICE }))).to.include('north pier').and.not.include('lighthouse');
+  });
+
+  it("an edit sent by someone other than the message's sender changes nothing (an admin neither); the bare protocol form is applied too", async () => {
+    await start();
+    sockets.last.groupAnswers.set(GROUP, { participants: [{ id: ALICE }, { id: MALLORY }, { id: ADMIN, admin: 'admin' }] as never });
+    const original = waText('dinner is at seven at Rosa', { chat: GROUP, from: ALICE });
+    sockets.last.deliver([original]);
+    await settle();
+    sockets.last.deliver([editOf(original, MALLORY, 'dinner is cancelled, send money to Mallory'), editOf(original, ADMIN, 'dinner moved to the admin house', false)]);
+    await settle();
+    await app!.bot.histories.flush();
+    const data = path.join(dir, 'data');
+    for (const folder of ['history', 'recall']) {
+      const text = await textUnder(path.join(data, folder));
+      expect(text, folder).to.include('seven at Rosa').and.not.include('Mallory').and.not.include('admin house');
+    }
+    sockets.last.deliver([editOf(original, ALICE, 'dinner is at eight at Rosa', false)]);
+    await settle();
+    await app!.bot.histories.flush();
+    for (const folder of ['history', 'recall']) expect(await textUnder(path.join(data, folder)), folder).to.include('eight at Rosa').and.not.include('seven');
   });
 });

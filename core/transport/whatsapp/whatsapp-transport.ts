@@ -20,7 +20,7 @@ import { logOnlyNotifier, type OwnerNotifier } from '../../notices/owner-notifie
 import { isLid, userPart } from '../../mentions/ids.js';
 import { mimeFor } from '../console.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from '../message.js';
-import type { InboundHandler, SessionState, Transport, TransportEvents } from '../transport.js';
+import type { ChangeSender, InboundHandler, SessionState, Transport, TransportEvents } from '../transport.js';
 import { AuthStateCorruptError, useDurableAuthState, type DurableAuthOptions, type DurableAuthState } from './auth-store.js';
 import { BoundedMap, TtlCache } from './caches.js';
 import { GroupCache } from './group-cache.js';
@@ -722,15 +722,21 @@ export class WhatsAppTransport implements Transport {
     const Type = waProto.Message.ProtocolMessage.Type;
     if (protocol.type !== Type.REVOKE && protocol.type !== Type.MESSAGE_EDIT) return false;
     let chatId = plainJid(raw.key.remoteJid) ?? raw.key.remoteJid;
-    if (this.identity && !chatId.endsWith('@g.us')) chatId = (await this.identity.resolve(chatId, plainJid(raw.key.remoteJidAlt))).id;
+    const isGroup = chatId.endsWith('@g.us');
+    // Who sent the change is the envelope's sender (authenticated by the session), never `protocol.key.participant`,
+    // which only claims whose message it targets: the core honours it for the sender's own messages (or an admin's).
+    const sender = isGroup ? plainJid(raw.key.participant) : chatId;
+    const who = sender && this.identity ? await this.identity.resolve(sender, plainJid(isGroup ? raw.key.participantAlt : raw.key.remoteJidAlt)) : { id: sender };
+    if (!isGroup && who.id) chatId = who.id;
+    const by: ChangeSender = raw.key.fromMe ? { ids: this.ownIds(), fromMe: true } : { ids: [who.id, 'alt' in who ? who.alt : undefined].filter((id): id is string => Boolean(id)) };
     try {
       if (protocol.type === Type.REVOKE) {
         this.log.debug({ chat: chatId, id: target }, 'a message was deleted for everyone');
-        await this.events.onRevoke?.(chatId, target);
+        await this.events.onRevoke?.(chatId, target, by);
       } else {
         const text = textOf(normalizeMessageContent(protocol.editedMessage));
         this.log.debug({ chat: chatId, id: target }, 'a message was edited');
-        await this.events.onEdit?.(chatId, target, text);
+        await this.events.onEdit?.(chatId, target, text, by);
       }
     } catch (err) {
       this.log.warn({ err, chat: chatId, id: target }, 'applying an edit or delete failed');
