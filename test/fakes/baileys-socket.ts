@@ -107,6 +107,20 @@ export class FakeBaileysSocket implements WhatsAppSocket {
     return { id: jid, subject: 'test group', participants: [], ...this.groupAnswers.get(jid) } as unknown as GroupMetadata;
   }
 
+  /** What WhatsApp answers Baileys' reach-out time-lock query (an Error: the query fails). */
+  reachoutTimelock: { isActive: boolean; timeEnforcementEnds?: Date; enforcementType?: string } | Error = { isActive: false };
+  /** How many times the transport asked whether the account is restricted. */
+  timelockChecks = 0;
+
+  /** Like Baileys' fetchAccountReachoutTimelock: queries WhatsApp, emits the answer in connection.update, returns it. */
+  async fetchAccountReachoutTimelock(): Promise<unknown> {
+    this.timelockChecks++;
+    await new Promise((resolve) => setImmediate(resolve));
+    if (this.reachoutTimelock instanceof Error) throw this.reachoutTimelock;
+    this.ev.emit('connection.update', { reachoutTimeLock: this.reachoutTimelock });
+    return this.reachoutTimelock;
+  }
+
   /** WhatsApp's later verdict on a sent message (Baileys: a bad ack becomes messages.update with status ERROR). */
   sendFailed(jid: string, id: string, code: string, text?: string): void {
     this.ev.emit('messages.update', [{ key: { remoteJid: jid, id, fromMe: true }, update: { status: proto.WebMessageInfo.Status.ERROR, messageStubParameters: text ? [code, text] : [code] } }]);

@@ -7,6 +7,11 @@ import { cleanup, link, setup, type Harness } from './harness.js';
 const ALICE = '6281211110000@s.whatsapp.net';
 const ALICE_LID = '98765432100001@lid';
 
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  expect(condition()).to.equal(true);
+}
+
 function groupMeta(id: string, extra: Partial<GroupMetadata> = {}): GroupMetadata {
   return { id, subject: `group ${id}`, owner: undefined, addressingMode: 'lid', participants: [{ id: ALICE_LID, phoneNumber: ALICE, admin: null }], ...extra } as GroupMetadata;
 }
@@ -67,39 +72,66 @@ describe('WhatsApp transport: failed sends reported later, and disappearing time
   });
   afterEach(cleanup);
 
-  it('a later ERROR 463 for a sent message is logged with its code, counted, restricts the account, tells the owners, and is not resent', async () => {
+  it('a 463 (as rc14 reports it, with its "restricted" text) is a failure for that contact: logged, counted, told honestly, not resent, no restriction', async () => {
     const changes: unknown[] = [];
     h.transport.onRestrictionChange((r) => changes.push(r));
     const sent = await h.transport.sendText(ALICE, 'hello');
-    expect(h.transport.isRestricted()).to.equal(false);
-    h.sockets.last.sendFailed(ALICE, sent.id, '463');
+    // rc14 attaches ACCOUNT_RESTRICTED_TEXT to every 463 without asking WhatsApp.
+    h.sockets.last.sendFailed(ALICE, sent.id, '463', ACCOUNT_RESTRICTED_TEXT);
     const line = h.logs().find((l) => String(l.msg).startsWith('WhatsApp did not deliver a sent message'));
     expect(line).to.include({ id: sent.id, code: '463', chat: ALICE, level: 40 });
+    expect(line!.msg).to.include('privacy token');
     expect(h.transport.sendFailures()).to.deep.equal({ '463': 1 });
-    expect(h.transport.isRestricted()).to.equal(true);
-    expect(h.transport.session().restricted?.reason).to.include('restricted');
+    // WhatsApp is asked; it says the account is not restricted.
+    await until(() => h.messages().includes('asked WhatsApp whether the account is restricted after a 463'));
+    expect(h.sockets.last.timelockChecks).to.equal(1);
+    expect(h.transport.isRestricted()).to.equal(false);
+    expect(h.transport.session().restricted).to.equal(undefined);
+    expect(changes).to.deep.equal([]);
+    expect(h.notices.filter((n) => n.key === 'whatsapp-restricted')).to.deep.equal([]);
+    // The owners hear which chat missed its message and why, without the word of a restriction that is not there.
+    const told = h.notices.filter((n) => n.key === `whatsapp-undelivered:${ALICE}`);
+    expect(told).to.have.length(1);
+    expect(told[0].text).to.include(ALICE).and.include('463').and.include('no account restriction');
+    expect(h.sockets.last.sent).to.have.length(1);
+    // More 463s soon after do not query WhatsApp again and again.
+    const again = await h.transport.sendText(ALICE, 'hello again');
+    h.sockets.last.sendFailed(ALICE, again.id, '463', ACCOUNT_RESTRICTED_TEXT);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(h.sockets.last.timelockChecks).to.equal(1);
+    expect(h.transport.sendFailures()).to.deep.equal({ '463': 2 });
+  });
+
+  it('a 463 becomes a restriction only when WhatsApp confirms one; its end date is kept, and it is lifted when WhatsApp says so', async () => {
+    const changes: unknown[] = [];
+    h.transport.onRestrictionChange((r) => changes.push(r));
+    const ends = new Date(Date.now() + 3 * 3600_000);
+    h.sockets.last.reachoutTimelock = { isActive: true, timeEnforcementEnds: ends, enforcementType: 'DEFAULT' };
+    const sent = await h.transport.sendText(ALICE, 'hello');
+    h.sockets.last.sendFailed(ALICE, sent.id, '463', ACCOUNT_RESTRICTED_TEXT);
+    await until(() => h.transport.isRestricted());
+    expect(h.transport.restriction()?.until).to.equal(ends.getTime());
+    expect(h.transport.session().restricted?.reason).to.include('time-lock');
     expect(h.notices.filter((n) => n.key === 'whatsapp-restricted').map((n) => n.kind)).to.deep.equal(['raise']);
     expect(changes).to.have.length(1);
-    expect(h.sockets.last.sent).to.have.length(1);
-
-    // Baileys then fetches the time-lock and reports it; its end date becomes the restriction's end.
-    const ends = new Date(Date.now() + 3 * 3600_000);
-    h.sockets.last.ev.emit('connection.update', { reachoutTimeLock: { isActive: true, timeEnforcementEnds: ends } });
-    expect(h.transport.restriction()?.until).to.equal(ends.getTime());
+    // WhatsApp's own notification that the lock ended.
     h.sockets.last.ev.emit('connection.update', { reachoutTimeLock: { isActive: false } });
     expect(h.transport.isRestricted()).to.equal(false);
     expect(h.notices.at(-1)).to.include({ kind: 'recover', key: 'whatsapp-restricted' });
     expect(changes.at(-1)).to.equal(undefined);
   });
 
-  it('the reach-out time-lock text restricts too; 479 is counted but is no restriction', async () => {
+  it('when WhatsApp cannot be asked, a 463 stays a failure for that contact; 479 is counted but never checked', async () => {
+    h.sockets.last.reachoutTimelock = new Error('query timed out');
     const a = await h.transport.sendText(ALICE, 'a');
     h.sockets.last.sendFailed(ALICE, a.id, '479');
-    expect(h.transport.isRestricted()).to.equal(false);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(h.sockets.last.timelockChecks).to.equal(0);
     const b = await h.transport.sendText(ALICE, 'b');
     h.sockets.last.sendFailed(ALICE, b.id, '463', ACCOUNT_RESTRICTED_TEXT);
+    await until(() => h.messages().some((m) => m.startsWith('could not ask WhatsApp whether the account is restricted')));
     expect(h.transport.sendFailures()).to.deep.equal({ '479': 1, '463': 1 });
-    expect(h.transport.isRestricted()).to.equal(true);
+    expect(h.transport.isRestricted()).to.equal(false);
   });
 
   it('replies inherit the chat’s disappearing-message timer, and stop when it is turned off', async () => {

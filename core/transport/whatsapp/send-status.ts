@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { ACCOUNT_RESTRICTED_TEXT, proto, type BaileysEventMap, type WAMessageUpdate } from '@whiskeysockets/baileys';
+import { proto, type BaileysEventMap, type WAMessageUpdate } from '@whiskeysockets/baileys';
 import type { Logger } from '../../log/logger.js';
 import type { OwnerNotifier } from '../../notices/owner-notifier.js';
 import { BoundedMap } from './caches.js';
@@ -11,16 +11,22 @@ export interface Restriction {
   until?: number;
 }
 
-/** Codes that mean "the account is restricted", not "this one message failed". */
-const RESTRICTION_CODES = new Set(['463']);
+/**
+ * Codes after which WhatsApp is asked whether the account is restricted. A 463 alone proves nothing: it is what
+ * WhatsApp answers a 1:1 message without the contact's privacy token (a contact who never wrote to this account, a
+ * fresh link), and Baileys 7 (rc14) attaches its "account restricted" text to every 463 without checking.
+ */
+const CHECK_CODES = new Set(['463']);
 /** How long a restriction without an end date is assumed to last. */
 const UNKNOWN_RESTRICTION_MS = 24 * 60 * 60_000;
+/** Fewest minutes between two restriction checks (each is a query to WhatsApp). */
+const CHECK_INTERVAL_MS = 10 * 60_000;
 
 /** Readable meaning of the error codes WhatsApp puts in a send's ERROR ack. */
 export function describeSendError(code: string): string {
   switch (code) {
     case '463':
-      return 'account restricted: WhatsApp refuses new chats for now (reach-out time-lock / message capping)';
+      return 'refused for this contact (463): WhatsApp wants a privacy token the bot does not have for this chat yet (the person has not written to this account, or the device was linked anew)';
     case '479':
       return 'rejected by WhatsApp as invalid (479): stale device session or addressing';
     case '421':
@@ -31,13 +37,16 @@ export function describeSendError(code: string): string {
 }
 
 /**
- * Tracks what happens to a message after `sendMessage` returned: WhatsApp reports failures (463 restriction, 479 …)
- * only later, as a `messages.update` with status ERROR for the message id. Each failure is logged with its code and
- * counted; a restriction also sets the restricted state (until WhatsApp's time-lock ends), emits `restricted`, and
- * tells the owners. Nothing is resent: a resend to a restricted account counts as another reach-out and worsens it.
+ * Tracks what happens to a message after `sendMessage` returned: WhatsApp reports failures (463, 479 …) only later,
+ * as a `messages.update` with status ERROR for the message id. Each failure is logged with its code and counted,
+ * and the owners hear which chat did not get its message and why. A 463 is a failure for that contact, not proof of
+ * a restriction: it makes the transport ask WhatsApp (`checkRestriction`, Baileys' `fetchAccountReachoutTimelock`,
+ * at most once per 10 min), and only WhatsApp's answer (`reachoutTimeLock` in `connection.update`, also pushed by
+ * WhatsApp itself) sets the restricted state, emits `restricted` and tells the owners. Nothing is resent: a resend
+ * counts as another reach-out and worsens a restriction.
  *
  * @example
- * const status = new SendStatus(log, notices); status.track(sentId, chatId);
+ * const status = new SendStatus(log, notices, () => sock.fetchAccountReachoutTimelock()); status.track(sentId, chatId);
  * sock.ev.on('messages.update', (u) => status.onUpdates(u));
  * status.events.on('restricted', (r) => limiter.pause(r)); // r undefined: lifted
  */
@@ -46,8 +55,15 @@ export class SendStatus {
   private readonly sent = new BoundedMap<string, { chatId: string; at: number }>(2000);
   private readonly failures = new Map<string, number>();
   private restriction: Restriction | undefined;
+  private lastCheckAt = -Infinity;
 
-  constructor(private readonly log: Logger, private readonly notices: OwnerNotifier, private readonly now: () => number = () => Date.now()) {}
+  constructor(
+    private readonly log: Logger,
+    private readonly notices: OwnerNotifier,
+    /** Asks WhatsApp whether the account is restricted; the answer arrives as `reachoutTimeLock` (onConnectionUpdate). */
+    private readonly checkRestriction: (() => Promise<unknown>) | undefined = undefined,
+    private readonly now: () => number = () => Date.now(),
+  ) {}
 
   track(id: string, chatId: string): void {
     if (id) this.sent.set(id, { chatId, at: this.now() });
@@ -59,9 +75,25 @@ export class SendStatus {
       const [code = 'unknown', text] = (update.messageStubParameters ?? []).map(String);
       const ours = key.id ? this.sent.get(key.id) : undefined;
       this.failures.set(code, (this.failures.get(code) ?? 0) + 1);
-      this.log.warn({ id: key.id, chat: ours?.chatId ?? key.remoteJid, code, known: Boolean(ours) }, `WhatsApp did not deliver a sent message: ${describeSendError(code)}; not resending`);
-      if (RESTRICTION_CODES.has(code) || text === ACCOUNT_RESTRICTED_TEXT) this.restrict({ reason: describeSendError(code) });
+      const chat = ours?.chatId ?? key.remoteJid ?? 'unknown chat';
+      this.log.warn({ id: key.id, chat, code, known: Boolean(ours), ...(text ? { text } : {}) }, `WhatsApp did not deliver a sent message: ${describeSendError(code)}; not resending`);
+      this.notices.raise(`whatsapp-undelivered:${chat}`, `A message of the bot to ${chat} was not delivered: WhatsApp ${describeSendError(code)}. The bot does not resend it.${CHECK_CODES.has(code) ? ' This alone is no account restriction; the bot asks WhatsApp and says so if the account is restricted.' : ''}`);
+      if (CHECK_CODES.has(code)) this.check();
     }
+  }
+
+  /** Asks WhatsApp whether the account is restricted (not more than once per CHECK_INTERVAL_MS). */
+  private check(): void {
+    if (this.now() - this.lastCheckAt < CHECK_INTERVAL_MS) return;
+    this.lastCheckAt = this.now();
+    if (!this.checkRestriction) {
+      this.log.warn('cannot ask WhatsApp whether the account is restricted (no check available); treating the 463 as a failure for that contact only');
+      return;
+    }
+    this.checkRestriction().then(
+      () => this.log.info({ restricted: Boolean(this.restriction) }, 'asked WhatsApp whether the account is restricted after a 463'),
+      (err) => this.log.warn({ err }, 'could not ask WhatsApp whether the account is restricted; treating the 463 as a failure for that contact only'),
+    );
   }
 
   /** `connection.update` with `reachoutTimeLock` (Baileys fetches it after a 463). */

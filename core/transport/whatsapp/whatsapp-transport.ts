@@ -49,6 +49,8 @@ export interface WhatsAppSocket {
   requestPairingCode(phoneNumber: string): Promise<string>;
   groupMetadata(jid: string): Promise<GroupMetadata>;
   updateMediaMessage?(message: WAMessage): Promise<WAMessage>;
+  /** Baileys' check of the account's reach-out time-lock (a restriction); it also emits the answer in connection.update. */
+  fetchAccountReachoutTimelock?(): Promise<unknown>;
   /** Baileys' logout: tells WhatsApp to remove this linked device, then closes with 401 (logged out). */
   logout?(reason?: string): Promise<void>;
   /** Baileys' websocket: emits `frame` for every frame received (the silent-session watchdog listens to it). */
@@ -228,7 +230,12 @@ export class WhatsAppTransport implements Transport {
     if (socketUrl) this.log.warn({ WA_WEBSOCKET_URL: shownSocketUrl(socketUrl) }, `WA_WEBSOCKET_URL is set: WhatsApp connects to ${shownSocketUrl(socketUrl)} instead of WhatsApp's own server. That endpoint sees the whole session (every message and the account's keys): use it only for a test server or a proxy you run`);
     this.attempts = new AttemptWindow(this.backoff.windowMs, this.backoff.maxPerWindow);
     this.restarts = new AttemptWindow(this.backoff.windowMs, this.backoff.maxRestartsPerWindow);
-    this.sendStatus = new SendStatus(this.log, this.notices);
+    this.sendStatus = new SendStatus(this.log, this.notices, async () => {
+      // Baileys' answer also arrives as `reachoutTimeLock` in connection.update, which sets or lifts the restriction.
+      const socket = this.socket;
+      if (!socket?.fetchAccountReachoutTimelock) throw new Error('WhatsApp is not connected');
+      return socket.fetchAccountReachoutTimelock();
+    });
     this.groups = new GroupCache(options.groupTtlMs, 5000, (meta) => {
       for (const p of meta.participants) {
         this.learn(p.phoneNumber ?? (isLid(p.id) ? undefined : p.id), p.lid ?? (isLid(p.id) ? p.id : undefined));
