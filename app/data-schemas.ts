@@ -3,7 +3,18 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Settings } from '../core/config/settings.js';
 import { discoverPlugins } from '../core/plugin/discover.js';
-import { DATA_SCHEMAS, type DataSchema } from '../core/store/schemas.js';
+import { BUDGETS_SCHEMA, DATA_SCHEMAS, HISTORY_SCHEMA, IDENTITY_LINKS_SCHEMA, MEMORY_SCHEMA, SEEN_MESSAGES_SCHEMA, USAGE_SCHEMA, type DataSchema } from '../core/store/schemas.js';
+
+/** The plugin packages config.json names, read as it is: never created or rewritten, and a broken one names none. */
+function pluginPackagesOf(settings: Settings): string[] {
+  if (!existsSync(settings.configFile)) return [];
+  try {
+    const raw = JSON.parse(readFileSync(settings.configFile, 'utf8')) as { pluginPackages?: unknown };
+    return Array.isArray(raw.pluginPackages) ? raw.pluginPackages.filter((p): p is string => typeof p === 'string') : [];
+  } catch {
+    return [];
+  }
+}
 
 /**
  * Every kind of data file this installation writes: the core's and those the plugins declare in `dataFiles` (the
@@ -12,18 +23,28 @@ import { DATA_SCHEMAS, type DataSchema } from '../core/store/schemas.js';
  */
 export async function installedDataSchemas(settings: Settings, cwd = process.cwd()): Promise<DataSchema[]> {
   const pluginsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'plugins');
-  let packages: string[] = [];
-  // Read as it is: the backup never creates or rewrites config.json, and a broken one must not stop a backup.
-  if (existsSync(settings.configFile)) {
-    try {
-      const raw = JSON.parse(readFileSync(settings.configFile, 'utf8')) as { pluginPackages?: unknown };
-      if (Array.isArray(raw.pluginPackages)) packages = raw.pluginPackages.filter((p): p is string => typeof p === 'string');
-    } catch {
-      packages = [];
-    }
-  }
-  const { plugins } = await discoverPlugins(pluginsDir, packages, cwd);
+  const { plugins } = await discoverPlugins(pluginsDir, pluginPackagesOf(settings), cwd);
   const byName = new Map(DATA_SCHEMAS.map((s) => [s.name, s]));
   for (const plugin of plugins) for (const file of plugin.dataFiles ?? []) if (!byName.has(file.schema.name)) byName.set(file.schema.name, file.schema);
   return [...byName.values()];
+}
+
+/** The core's own data files (relative to DATA_DIR; `<chat>` is one file per chat). */
+const CORE_DATA_FILES: Array<{ path: string; schema: DataSchema }> = [
+  { path: 'history/<chat>.json', schema: HISTORY_SCHEMA },
+  { path: 'memory/<chat>.json', schema: MEMORY_SCHEMA },
+  { path: 'usage.json', schema: USAGE_SCHEMA },
+  { path: 'budgets.json', schema: BUDGETS_SCHEMA },
+  { path: 'whatsapp/seen-messages.json', schema: SEEN_MESSAGES_SCHEMA },
+  { path: 'whatsapp/identity-links.json', schema: IDENTITY_LINKS_SCHEMA },
+];
+
+/**
+ * Every data file this installation writes, with its schema: the core's and those the installed plugins declare
+ * (`dataFiles`, where `<placeholder>` stands for one path segment), for `npm run doctor`.
+ */
+export async function installedDataFiles(settings: Settings, cwd = process.cwd()): Promise<Array<{ path: string; schema: DataSchema }>> {
+  const pluginsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'plugins');
+  const { plugins } = await discoverPlugins(pluginsDir, pluginPackagesOf(settings), cwd);
+  return [...CORE_DATA_FILES, ...plugins.flatMap((p) => (p.dataFiles ?? []).map((f) => ({ path: f.path, schema: f.schema })))];
 }

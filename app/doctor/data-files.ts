@@ -1,0 +1,76 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { checkDocument, type DataSchema } from '../../core/store/schemas.js';
+
+export interface DataFilesReport {
+  checked: number;
+  /** Files that do not parse or do not match their schema: the bot would set them aside at load. */
+  bad: Array<{ file: string; reason: string }>;
+  /** Files the bot set aside earlier (`<name>.corrupt-<time>`), bytes kept for the owner to look at. */
+  setAside: string[];
+}
+
+/** The files under `dataDir` that a declared path (`history/<chat>.json`) stands for. */
+async function filesFor(dataDir: string, declared: string): Promise<string[]> {
+  let found = [''];
+  for (const part of declared.split('/')) {
+    const next: string[] = [];
+    for (const base of found) {
+      if (!/<[^>]+>/.test(part)) {
+        next.push(path.join(base, part));
+        continue;
+      }
+      const pattern = new RegExp(`^${part.split(/<[^>]+>/).map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[^/]+')}$`);
+      const names = await readdir(path.join(dataDir, base)).catch(() => [] as string[]);
+      for (const name of names) if (pattern.test(name)) next.push(path.join(base, name));
+    }
+    found = next;
+  }
+  return found;
+}
+
+/** Files whose name says the bot set them aside (`.corrupt-<time>`), anywhere under `dataDir` (not in the session). */
+async function setAsideFiles(dataDir: string, depth = 3): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (dir: string, level: number) => {
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    for (const e of entries) {
+      const full = path.join(dir, e.name);
+      if (e.isDirectory() && level < depth && e.name !== 'session_auth' && e.name !== 'workspaces') await walk(full, level + 1);
+      else if (e.isFile() && /\.corrupt-/.test(e.name)) out.push(path.relative(dataDir, full));
+    }
+  };
+  await walk(dataDir, 0);
+  return out.sort();
+}
+
+/**
+ * Reads every data file the installation declares and checks it against its schema (with the migrations the bot
+ * would apply), without changing anything.
+ */
+export async function checkDataFiles(dataDir: string, declared: Array<{ path: string; schema: DataSchema }>): Promise<DataFilesReport> {
+  const report: DataFilesReport = { checked: 0, bad: [], setAside: await setAsideFiles(dataDir) };
+  for (const entry of declared) {
+    for (const relative of await filesFor(dataDir, entry.path)) {
+      let text: string;
+      try {
+        text = await readFile(path.join(dataDir, relative), 'utf8');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'EISDIR') continue;
+        report.bad.push({ file: relative, reason: `cannot be read (${(err as NodeJS.ErrnoException).code})` });
+        continue;
+      }
+      report.checked++;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        report.bad.push({ file: relative, reason: 'is not valid JSON' });
+        continue;
+      }
+      const result = checkDocument(entry.schema, parsed);
+      if (!result.ok) report.bad.push({ file: relative, reason: result.reason });
+    }
+  }
+  return report;
+}
