@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import sinon from 'sinon';
-import { DisconnectReason } from '../fakes/baileys-socket.js';
+import { proto } from '@whiskeysockets/baileys';
+import { DisconnectReason, waText } from '../fakes/baileys-socket.js';
 import { cleanup, link, setup, swJs } from './harness.js';
 
 /** The revisions the stubbed web.whatsapp.com/sw.js serves, one per fetch; `fail` answers HTTP 503. */
@@ -153,17 +154,26 @@ describe('WhatsApp transport: Web version, close codes and reconnect bounds (fak
     expect(h.notices.map((n) => `${n.kind}:${n.key}`)).to.deep.equal(['raise:whatsapp-bad-session', 'recover:whatsapp-bad-session']);
   });
 
-  it('a session that stays open but receives nothing for minutes is reconnected (watchdog on Baileys frames)', async () => {
-    const h = await setup({ transport: { silentMs: 4 * 60_000 } });
+  it('a session that stays open and answers keep-alives but delivers no messages is reconnected; message traffic keeps it', async () => {
+    const h = await setup({ transport: { silentMs: 30 * 60_000 } });
     await link(h);
     const count = h.sockets.sockets.length;
-    // Keep-alive answers every 30 s keep it alive for a long time.
-    for (let i = 0; i < 40; i++) {
+    // Messages every 20 min for two hours, then receipts of sent messages (group and private) for two more.
+    for (let i = 0; i < 12; i++) {
+      await clock.tickAsync(20 * 60_000);
+      if (i < 6) h.sockets.last.deliver([waText(`message ${i}`, { from: '6281211110000@s.whatsapp.net' })]);
+      else if (i < 9) h.sockets.last.ev.emit('messages.update', [{ key: { remoteJid: '6281211110000@s.whatsapp.net', id: `BOT${i}`, fromMe: true }, update: { status: proto.WebMessageInfo.Status.DELIVERY_ACK } }]);
+      else h.sockets.last.ev.emit('message-receipt.update', [{ key: { remoteJid: '120363000000000001@g.us', id: `BOT${i}`, fromMe: true }, receipt: { userJid: '98765432100001@lid', readTimestamp: Math.floor(Date.now() / 1000) } }]);
+    }
+    await h.transport.idle();
+    expect(h.sockets.sockets).to.have.length(count);
+    // Then only keep-alive answers (every 30 s, as Baileys gets them): deaf, though the connection looks alive.
+    for (let i = 0; i < 59; i++) {
       await clock.tickAsync(30_000);
       h.sockets.last.frame();
     }
-    expect(h.sockets.sockets).to.have.length(count);
-    await clock.tickAsync(4 * 60_000);
+    expect(h.sockets.sockets[count - 1].ended).to.equal(false);
+    await clock.tickAsync(31_000);
     expect(h.sockets.sockets[count - 1].ended).to.equal(true);
     expect(h.transport.session()).to.include({ problem: 'silent', status: 'offline' });
     expect(h.messages().some((m) => m.includes('a silent session') && m.includes('reconnecting'))).to.equal(true);

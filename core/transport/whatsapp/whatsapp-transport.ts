@@ -53,8 +53,6 @@ export interface WhatsAppSocket {
   fetchAccountReachoutTimelock?(): Promise<unknown>;
   /** Baileys' logout: tells WhatsApp to remove this linked device, then closes with 401 (logged out). */
   logout?(reason?: string): Promise<void>;
-  /** Baileys' websocket: emits `frame` for every frame received (the silent-session watchdog listens to it). */
-  ws?: { on(event: 'frame', listener: (frame: unknown) => void): unknown };
   /** Baileys' signal repository: its `lidMapping` store knows the phone of LIDs the session has met. */
   signalRepository?: { lidMapping?: LidMappingStore };
 }
@@ -99,7 +97,10 @@ export interface WhatsAppTransportOptions {
   fetchVersion?: VersionFetcher;
   /** How long a fetched Web version is reused before it is fetched again. Default 6 h. */
   versionRefreshMs?: number;
-  /** An open connection that receives nothing (not even keep-alive answers) for this long is reconnected. Default 4 min. */
+  /**
+   * An open connection over which no message traffic arrives (messages, receipts, acks of sent messages; keep-alive
+   * answers do not count) for this long is reconnected. Default 30 min.
+   */
   silentMs?: number;
   /** How long group metadata is kept (Baileys' events keep it current meanwhile). Default 6 h. */
   groupTtlMs?: number;
@@ -123,7 +124,12 @@ export function pairingDigits(value: string | undefined): string | undefined {
   return /^\d{6,20}$/.test(digits) ? digits : undefined;
 }
 
-const DEFAULT_SILENT_MS = 4 * 60_000;
+/**
+ * Keep-alive answers come every 30 s even from a session that no longer delivers messages (Baileys #2331), so the
+ * watchdog counts message traffic only; reconnecting a merely quiet session costs a login and loses nothing (what
+ * WhatsApp holds for the device arrives at the reconnect).
+ */
+const DEFAULT_SILENT_MS = 30 * 60_000;
 
 async function defaultMakeSocket(options: SocketOptions): Promise<WhatsAppSocket> {
   const baileys = await import('@whiskeysockets/baileys');
@@ -195,7 +201,8 @@ export class WhatsAppTransport implements Transport {
   private problem: SessionState['problem'];
   private stableTimer: NodeJS.Timeout | undefined;
   private watchdogTimer: NodeJS.Timeout | undefined;
-  private lastInboundAt = 0;
+  /** When message traffic (not keep-alive answers) last arrived on the current connection. */
+  private lastMessageAt = 0;
   private readonly notices: OwnerNotifier;
   private readonly versions: WebVersionSource;
   private readonly attempts: AttemptWindow;
@@ -402,9 +409,6 @@ export class WhatsAppTransport implements Transport {
 
   private attach(socket: WhatsAppSocket, generation: number): void {
     let pairingRequested = false;
-    socket.ws?.on('frame', () => {
-      if (this.current(generation)) this.lastInboundAt = Date.now();
-    });
     socket.ev.on('creds.update', (update) => {
       if (!this.auth) return;
       Object.assign(this.auth.state.creds, update);
@@ -433,7 +437,7 @@ export class WhatsAppTransport implements Transport {
     });
     socket.ev.on('messages.upsert', (upsert) => {
       if (!this.current(generation)) return;
-      this.lastInboundAt = Date.now();
+      this.lastMessageAt = Date.now();
       this.inboundChain = this.inboundChain.then(() => this.onUpsert(upsert)).catch((err) => this.log.error({ err }, 'handling incoming WhatsApp messages failed'));
     });
     socket.ev.on('lid-mapping.update', (pair) => this.learn(pair.pn, pair.lid));
@@ -454,7 +458,13 @@ export class WhatsAppTransport implements Transport {
     });
     socket.ev.on('group-participants.update', (u) => this.groups.applyParticipants(u));
     socket.ev.on('messages.update', (updates) => {
-      if (this.current(generation)) this.sendStatus.onUpdates(updates);
+      if (!this.current(generation)) return;
+      this.lastMessageAt = Date.now();
+      this.sendStatus.onUpdates(updates);
+    });
+    // Delivery and read receipts in groups: message traffic too.
+    socket.ev.on('message-receipt.update', () => {
+      if (this.current(generation)) this.lastMessageAt = Date.now();
     });
   }
 
@@ -530,7 +540,7 @@ export class WhatsAppTransport implements Transport {
       this.stableTimer = undefined;
       this.attempt = 0;
     }, this.backoff.stableMs);
-    this.lastInboundAt = Date.now();
+    this.lastMessageAt = Date.now();
     this.armWatchdog(this.generation);
     const solved = this.problem;
     this.problem = undefined;
@@ -557,21 +567,21 @@ export class WhatsAppTransport implements Transport {
     void hook.finally(() => this.handling.delete(hook));
   }
 
-  /** Reconnects a connection that stays open but receives nothing (Baileys' keep-alive answers come every 30 s). */
+  /** Reconnects a connection that stays open but carries no message traffic for `silentMs` (a deaf session). */
   private armWatchdog(generation: number): void {
     const silentMs = this.options.silentMs ?? DEFAULT_SILENT_MS;
     const check = () => {
       this.watchdogTimer = undefined;
       if (!this.current(generation) || this.status !== 'linked') return;
-      const quietFor = Date.now() - this.lastInboundAt;
+      const quietFor = Date.now() - this.lastMessageAt;
       if (quietFor < silentMs) {
         this.watchdogTimer = setTimeout(check, silentMs - quietFor);
         return;
       }
       const minutes = Math.round(quietFor / 60_000);
-      this.log.warn({ silentMinutes: minutes }, `WhatsApp sent nothing for ${minutes} min although the connection looks open (a silent session): reconnecting`);
+      this.log.warn({ silentMinutes: minutes }, `no message, receipt or ack from WhatsApp for ${minutes} min although the connection looks open (a silent session): reconnecting, so a session that stopped delivering comes back`);
       this.problem = 'silent';
-      this.onClose(generation, Object.assign(new Error(`no data from WhatsApp for ${minutes} min`), { output: { statusCode: 408 } }));
+      this.onClose(generation, Object.assign(new Error(`no message traffic from WhatsApp for ${minutes} min`), { output: { statusCode: 408 } }));
     };
     this.watchdogTimer = setTimeout(check, silentMs);
   }
