@@ -90,9 +90,9 @@ export interface LoginLimits {
   windowMs: number;
   /** The first delay once over a limit; it doubles with each further wrong token. */
   baseDelayMs: number;
-  /** The longest any attempt waits, the right token included: slowed, never locked out. */
+  /** The longest a wrong token's answer waits. */
   maxDelayMs: number;
-  /** Attempts waiting at once (all addresses together); more are answered 429 at once. */
+  /** Wrong tokens waiting for their answer at once (all addresses together); more are answered 429 at once. */
   maxPending: number;
 }
 
@@ -103,16 +103,19 @@ export type Admission = { admitted: true; waitedMs: number } | { admitted: false
 const sleepFor = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Slows dashboard logins after wrong tokens, per address and for all addresses together (so rotating through
- * 127.0.0.x gains nothing): past the free failures every attempt waits before its token is even compared, the wait
- * doubling with each wrong token up to `maxDelayMs`. At most `maxPending` attempts wait at once, which caps the guess
- * rate of any number of addresses. The right token is never refused for long: it waits at most `maxDelayMs`, so no
- * local process can lock the owner out. A right token clears its address's failures and the global count.
+ * Slows wrong dashboard tokens, per address and for all addresses together (so rotating through 127.0.0.x gains
+ * nothing): past the free failures the answer to a wrong token waits, the wait doubling with each wrong token up to
+ * `maxDelayMs`, and at most `maxPending` of them wait at once (more are answered 429 at once). The token is compared
+ * first, and the right one never enters the limiter: it gets in at once, however many wrong ones a local process
+ * sends, and clears its address's failures and the global count. What keeps guessing out is the token's strength
+ * (64 hex characters; a shorter one is warned about at start).
  *
  * @example
+ * if (tokenMatches(given, token)) { limiter.succeed(ip); return logIn(); }
  * const admission = await limiter.admit(ip);
+ * limiter.fail(ip);
  * if (!admission.admitted) return tooMany(admission.retryAfterMs);
- * try { if (tokenMatches(given, token)) limiter.succeed(ip); else limiter.fail(ip); } finally { limiter.release(); }
+ * try { wrongToken(); } finally { limiter.release(); }
  */
 export class LoginLimiter {
   private readonly byAddress = new Map<string, number[]>();
@@ -135,7 +138,7 @@ export class LoginLimiter {
     return Math.min(this.limits.maxDelayMs, this.limits.baseDelayMs * 2 ** Math.min(30, excess - 1));
   }
 
-  /** How long the next attempt from this address waits before its token is compared. */
+  /** How long the answer to the next wrong token from this address waits. */
   delayMs(address: string): number {
     const own = this.recent(this.byAddress.get(address)).length - this.limits.freePerAddress;
     const all = this.recent(this.global).length - this.limits.freeGlobal;
@@ -178,9 +181,70 @@ export class LoginLimiter {
     return { failures: own.length, globalFailures: this.global.length, nextDelayMs: this.delayMs(address) };
   }
 
-  /** The right token: the owner is in, so the slowing stops. */
+  /** The right token (never slowed): the owner is in, so the slowing stops. */
   succeed(address: string): void {
     this.byAddress.delete(address);
     this.global = [];
+  }
+}
+
+export interface FailedLoginSummary {
+  /** Wrong tokens answered 401 (after their wait). */
+  wrong: number;
+  /** Wrong tokens answered 429 at once (too many were waiting). */
+  refused: number;
+  /** The addresses that sent the most (at most 5), with their counts. */
+  addresses: Record<string, number>;
+  periodS: number;
+}
+
+/**
+ * Logs failed dashboard logins without letting a flood of them flood the log: the first wrong token after a quiet
+ * period is logged at once (with its address), every further one is only counted, and one summary line per
+ * `periodMs` says how many came (and from where) while they keep coming. A million wrong tokens cost one line a
+ * minute.
+ *
+ * @example const failed = new FailedLogins((line, summary) => log.warn(summary, line)); failed.record(ip, 'wrong');
+ */
+export class FailedLogins {
+  private counts: { wrong: number; refused: number; byAddress: Map<string, number> } | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly write: (line: string, detail: Record<string, unknown>) => void,
+    readonly periodMs = 60_000,
+  ) {}
+
+  record(address: string, outcome: 'wrong' | 'refused'): void {
+    if (!this.timer) {
+      this.write('dashboard login failed: wrong token', { ip: address, outcome });
+      this.counts = { wrong: 0, refused: 0, byAddress: new Map() };
+      this.schedule();
+      return;
+    }
+    const counts = this.counts!;
+    counts[outcome]++;
+    // Bounded however many addresses a flood rotates through: only the first 1,000 are told apart.
+    if (counts.byAddress.has(address) || counts.byAddress.size < 1000) counts.byAddress.set(address, (counts.byAddress.get(address) ?? 0) + 1);
+  }
+
+  private schedule(): void {
+    this.timer = setTimeout(() => this.summarise(), this.periodMs);
+    this.timer.unref();
+  }
+
+  /** Writes the period's summary; a period without failures ends the summaries until the next one. */
+  private summarise(): void {
+    const counts = this.counts!;
+    if (!counts.wrong && !counts.refused) {
+      this.timer = undefined;
+      this.counts = undefined;
+      return;
+    }
+    const top = [...counts.byAddress].sort((a, b) => b[1] - a[1]).slice(0, 5);
+    const summary: FailedLoginSummary = { wrong: counts.wrong, refused: counts.refused, addresses: Object.fromEntries(top), periodS: this.periodMs / 1000 };
+    this.write(`dashboard login failures: ${counts.wrong + counts.refused} more wrong token(s) in the last ${this.periodMs / 1000} s`, { ...summary });
+    this.counts = { wrong: 0, refused: 0, byAddress: new Map() };
+    this.schedule();
   }
 }

@@ -12,7 +12,7 @@ import type { Transport } from '../../core/transport/transport.js';
 import type { SafeHtml } from '../html.js';
 import { pageHeaders } from '../security.js';
 import { PAGE_CSS_HASH } from '../style.js';
-import { LoginLimiter, randomSecret, sameSecret, SessionStore, tokenMatches, type DashboardSession } from './auth.js';
+import { FailedLogins, LoginLimiter, randomSecret, sameSecret, SessionStore, tokenMatches, type DashboardSession } from './auth.js';
 import { formToConfig, isTextSection, sectionKeysOf, type FieldProblem } from './config-form.js';
 import { BodyError, readForm } from './form-body.js';
 import { dashboardPage, loginPage, messagePage, type DashboardView } from './pages.js';
@@ -26,6 +26,8 @@ export const LOGIN_COOKIE = 'wab_login';
 export interface DashboardOptions {
   sessions?: SessionStore;
   limiter?: LoginLimiter;
+  /** How often failed logins are summarised in the log (default a minute; tests shorten it). */
+  failureSummaryMs?: number;
 }
 
 interface ConfigOnDisk {
@@ -36,8 +38,8 @@ interface ConfigOnDisk {
 }
 
 /**
- * The `/config` dashboard as Koa middleware: token login (constant-time compare, slowed after wrong tokens per
- * address and globally, never locked out),
+ * The `/config` dashboard as Koa middleware: token login (constant-time compare; wrong tokens slowed per address
+ * and globally and logged as a periodic summary; the right one never slowed, so never locked out),
  * a signed httpOnly SameSite=Strict session cookie, a CSRF token on every form, the config form (validated with
  * the start-up schema, written atomically with a backup, applied at once) and the service's health.
  * Mount it only when CONFIG_TOKEN is set; the caller answers 404 otherwise.
@@ -47,6 +49,7 @@ interface ConfigOnDisk {
 export function dashboard(app: App, transport: () => Transport | undefined, options: DashboardOptions = {}): Middleware {
   const sessions = options.sessions ?? new SessionStore();
   const limiter = options.limiter ?? new LoginLimiter();
+  const failedLogins = new FailedLogins((line, detail) => app.log.warn(detail, line), options.failureSummaryMs);
   // What the running server was started with: a saved port/host differing from it needs a restart.
   const running = { host: app.config.host, port: app.config.port };
   let saving: Promise<unknown> = Promise.resolve();
@@ -182,27 +185,29 @@ export function dashboard(app: App, transport: () => Transport | undefined, opti
       send(ctx, 403, messagePage('Missing security token', 'The login form had no valid CSRF token (cookies off, or the form is too old). Open the login page again.', { href: '/config/login', label: 'Log in' }));
       return;
     }
-    const admission = await limiter.admit(address);
-    if (!admission.admitted) {
-      const retryS = Math.ceil(admission.retryAfterMs / 1000);
-      app.log.warn({ ip: address, retryAfterS: retryS }, 'dashboard login refused: too many login attempts waiting');
-      ctx.set('Retry-After', String(retryS));
-      send(ctx, 429, loginPage({ botName: app.config.botName, csrf: expected, error: `Too many login attempts right now. Try again in ${retryS} second(s).` }));
-      return;
-    }
-    try {
-      if (admission.waitedMs > 0) app.log.info({ ip: address, waitedS: admission.waitedMs / 1000 }, 'dashboard login slowed after failed attempts');
-      if (!tokenMatches(form.get('token') ?? '', app.settings.configToken)) {
-        const { failures, globalFailures, nextDelayMs } = limiter.fail(address);
-        app.log.warn({ ip: address, failures, globalFailures }, 'dashboard login failed: wrong token');
-        const slowed = nextDelayMs > 0 ? ` After several wrong tokens each attempt waits longer (next: ${Math.ceil(nextDelayMs / 1000)} s).` : '';
-        send(ctx, 401, loginPage({ botName: app.config.botName, csrf: expected, error: `Wrong token.${slowed}` }));
+    // The token is compared first: the right one never waits and is never refused, however many wrong ones a local
+    // process sends (only wrong ones are slowed), and a flood of wrong ones is logged as a summary a minute.
+    if (tokenMatches(form.get('token') ?? '', app.settings.configToken)) {
+      limiter.succeed(address);
+    } else {
+      const admission = await limiter.admit(address);
+      const { nextDelayMs } = limiter.fail(address);
+      if (!admission.admitted) {
+        failedLogins.record(address, 'refused');
+        const retryS = Math.ceil(admission.retryAfterMs / 1000);
+        ctx.set('Retry-After', String(retryS));
+        send(ctx, 429, loginPage({ botName: app.config.botName, csrf: expected, error: `Wrong token, and too many wrong tokens are being tried right now. Try again in ${retryS} second(s).` }));
         return;
       }
-    } finally {
-      limiter.release();
+      try {
+        failedLogins.record(address, 'wrong');
+        const slowed = nextDelayMs > 0 ? ` After several wrong tokens each attempt waits longer (next: ${Math.ceil(nextDelayMs / 1000)} s).` : '';
+        send(ctx, 401, loginPage({ botName: app.config.botName, csrf: expected, error: `Wrong token.${slowed}` }));
+      } finally {
+        limiter.release();
+      }
+      return;
     }
-    limiter.succeed(address);
     const session = sessions.create();
     ctx.cookies.set(LOGIN_COOKIE, null, { path: '/config' });
     ctx.cookies.set(SESSION_COOKIE, session.id, cookieOptions(ctx, sessions.limits.absoluteMs));

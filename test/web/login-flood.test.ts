@@ -1,0 +1,86 @@
+import { expect } from 'chai';
+import pingPlugin from '../../plugins/ping/index.js';
+import { DEFAULT_LOGIN_LIMITS, LoginLimiter } from '../../web/dashboard/auth.js';
+import { cookieHeader, csrfOf, login, request, sameOrigin, startWebTest, TOKEN, type WebTest } from './web-helpers.js';
+
+const SUMMARY_MS = 500;
+
+/** Log lines about failed logins: the one written at once and the periodic summaries. */
+function failureLines(w: WebTest) {
+  return w.t.logs().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('dashboard login fail'));
+}
+
+const until = async (ready: () => boolean) => {
+  while (!ready()) await new Promise((r) => setTimeout(r, 20));
+};
+
+describe('dashboard login under a flood of wrong tokens from local processes', function () {
+  this.timeout(120_000);
+  let w: WebTest;
+  before(async () => {
+    // The default limits, with a shorter longest wait so the flood's last answers come back soon after it stops.
+    const limiter = new LoginLimiter({ ...DEFAULT_LOGIN_LIMITS, maxDelayMs: 2000 });
+    w = await startWebTest({ token: TOKEN, plugins: [pingPlugin], web: { dashboard: { limiter, failureSummaryMs: SUMMARY_MS } } });
+  });
+  after(() => w.stop());
+
+  it('the right token gets in while the flood goes on, and the log gets one line plus a summary per period', async () => {
+    const started = Date.now();
+    const form = await request(w.port, { path: '/config/login' });
+    const cookie = cookieHeader(form.setCookies);
+    const body = (token: string) => new URLSearchParams({ _csrf: csrfOf(form.body), token }).toString();
+    const statuses = new Map<number, number>();
+    let sent = 0;
+    let stop = false;
+    // 24 local processes' worth of guessers, each on its own 127.0.0.x address, as fast as the server answers.
+    const workers = Array.from({ length: 24 }, async (_, i) => {
+      for (let n = 0; !stop; n++) {
+        const res = await request(w.port, { method: 'POST', path: '/config/login', localAddress: `127.0.${1 + (i >> 7)}.${2 + ((i * 7 + n) % 120)}`, headers: { cookie, ...sameOrigin(w.port) }, body: body(`guess-${i}-${n}`) });
+        sent++;
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      }
+    });
+    await until(() => sent >= 300);
+    const before = sent;
+    // The owner logs in with the right token in the middle of it (login() throws unless it is let in).
+    const owner = await login(w.port, TOKEN);
+    const during = sent - before;
+    await until(() => sent >= before + during + 300);
+    stop = true;
+    await Promise.all(workers);
+    const elapsedMs = Date.now() - started;
+
+    expect(during, 'wrong tokens answered while the owner logged in').to.be.greaterThan(0);
+    const dashboard = await request(w.port, { path: '/config', headers: { cookie: owner.cookie } });
+    expect(dashboard.status).to.equal(200);
+    // Every guess was refused (401 after its wait, or 429 at once while too many waited), none let in.
+    expect([...statuses.keys()].sort()).to.deep.equal([401, 429]);
+
+    // Nothing of the count is lost: once the last period is summarised, the lines add up to every wrong token.
+    const counted = () => failureLines(w).reduce((sum, l) => sum + (l.msg.startsWith('dashboard login failed') ? 1 : Number(l.wrong) + Number(l.refused)), 0);
+    await until(() => counted() >= sent);
+    expect(counted()).to.equal(sent);
+    const lines = failureLines(w);
+    expect(lines[0]!.msg).to.equal('dashboard login failed: wrong token');
+    // One line at once, then at most one summary per period (a new line at once only after a quiet period): bounded
+    // by the time the flood lasted, not by its size.
+    const periods = Math.floor((Date.now() - started) / SUMMARY_MS);
+    expect(lines.length, `${lines.length} lines for ${sent} wrong tokens in ${elapsedMs} ms`).to.be.at.most(1 + periods);
+    const summary = lines.find((l) => l.msg.startsWith('dashboard login failures'))!;
+    expect(summary.msg).to.match(/^dashboard login failures: \d+ more wrong token\(s\) in the last 0\.5 s$/);
+    expect(Object.keys(summary.addresses as object).length).to.be.within(1, 5);
+    // No per-attempt lines of any other kind either.
+    expect(w.t.logs().filter((l) => typeof l.msg === 'string' && /login/.test(l.msg) && !l.msg.startsWith('dashboard login fail')).map((l) => l.msg)).to.deep.equal(['dashboard login']);
+  });
+
+  it('after a quiet period the next wrong token is logged at once again', async () => {
+    // The summaries stop once a whole period passes without a wrong token.
+    await new Promise((r) => setTimeout(r, SUMMARY_MS * 3));
+    const settled = failureLines(w).length;
+    const form = await request(w.port, { path: '/config/login' });
+    const res = await request(w.port, { method: 'POST', path: '/config/login', localAddress: '127.0.0.77', headers: { cookie: cookieHeader(form.setCookies), ...sameOrigin(w.port) }, body: new URLSearchParams({ _csrf: csrfOf(form.body), token: 'wrong' }).toString() });
+    expect(res.status).to.equal(401);
+    const last = failureLines(w).slice(settled);
+    expect(last.map((l) => [l.msg, l.ip])).to.deep.equal([['dashboard login failed: wrong token', '127.0.0.77']]);
+  });
+});
