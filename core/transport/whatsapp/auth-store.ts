@@ -11,6 +11,7 @@ import {
   type SignalKeyStore,
 } from '@whiskeysockets/baileys';
 import { removeLeftoverTempFiles, writeDurably, type DurableWriteOptions } from './durable-write.js';
+import { CREDS_BACKUP, readCredsText, restoreCredsFromBackup, writeCredsBackup, type CredsRecovery } from './creds-backup.js';
 import { staleKeyFiles, type KeyFileAge } from './stale-keys.js';
 
 /**
@@ -20,9 +21,10 @@ import { staleKeyFiles, type KeyFileAge } from './stale-keys.js';
 export class AuthStateCorruptError extends Error {
   constructor(readonly file: string, reason: string) {
     super(
-      `The WhatsApp session file ${file} is corrupt (${reason}). The bot will not start, because starting would ` +
-        `silently link it as a new device. Restore ${path.basename(file)} from a backup, or delete the folder ` +
-        `${path.dirname(file)} to link the phone again with a new QR scan.`,
+      `The WhatsApp session file ${file} is corrupt (${reason}), and there is no good copy (${CREDS_BACKUP}, written ` +
+        `after each successful connection) to restore. The bot will not start, because starting would silently link ` +
+        `it as a new device. Restore ${path.basename(file)} from a backup, or delete the folder ${path.dirname(file)} to ` +
+        `link the phone again with a new QR scan (npm run restore puts a whole backup of the data folder back).`,
     );
     this.name = 'AuthStateCorruptError';
   }
@@ -38,6 +40,10 @@ export interface DurableAuthState {
   flush(): Promise<void>;
   /** True when the credentials came from disk (a linked session), false for fresh credentials. */
   restored: boolean;
+  /** Set when creds.json was unusable and its last good copy (creds.json.bak) was put in its place at load. */
+  recovery?: CredsRecovery;
+  /** Keeps the current credentials as the good copy (creds.json.bak): call only once the connection opened with them. */
+  keepGoodCopy(): Promise<void>;
   /**
    * Deletes session and sender-key files untouched for `maxAgeMs` (they only grow otherwise); a group's own sender key
    * and its sender-key memory go together or not at all (see staleKeyFiles). Returns their names.
@@ -89,15 +95,13 @@ export function credsProblem(value: unknown): string | undefined {
   return undefined;
 }
 
-function looksLikeCreds(value: unknown): value is AuthenticationCreds {
-  return credsProblem(value) === undefined;
-}
-
 /**
  * A Baileys auth state kept in a folder with the same files as `useMultiFileAuthState` (`creds.json`,
  * `<type>-<id>.json` for every signal key type including v7's `lid-mapping`, `device-list` and `tctoken`), but:
  * every write is atomic (temporary file, fsync, rename), writes of one file are serialised in call order, a read
- * waits for the pending write of its file, and a corrupt `creds.json` stops the start with an error naming the file.
+ * waits for the pending write of its file. A corrupt (or lost) `creds.json` is replaced by its last good copy
+ * (`creds.json.bak`, kept after each successful connection, see `keepGoodCopy`) and `recovery` says so; without a good
+ * copy a corrupt one stops the start with an error naming the file.
  *
  * @example
  * const auth = await useDurableAuthState('data/session_auth');
@@ -155,25 +159,29 @@ export async function useDurableAuthState(folder: string, options: DurableAuthOp
   const credsFile = path.join(folder, 'creds.json');
   let creds: AuthenticationCreds;
   let restored = false;
+  let recovery: CredsRecovery | undefined;
   let credsText: string | undefined;
   try {
     credsText = await readFile(credsFile, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  if (credsText === undefined) creds = initAuthCreds();
-  else {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(credsText, BufferJSON.reviver);
-    } catch (err) {
-      throw new AuthStateCorruptError(credsFile, credsText.trim() ? `not valid JSON: ${(err as Error).message}` : 'the file is empty');
-    }
-    if (!looksLikeCreds(parsed)) throw new AuthStateCorruptError(credsFile, credsProblem(parsed)!);
-    creds = parsed;
+  const read = credsText === undefined ? undefined : readCredsText(credsText, credsProblem);
+  if (read && 'creds' in read) {
+    creds = read.creds;
     restored = true;
+  } else {
+    // A creds.json that is corrupt, or gone while its last good copy is still here: the session exists, so it is
+    // restored from that copy (never a silent new device); without a good copy a corrupt file stops the start.
+    const reason = read ? read.problem : 'the file is missing';
+    const fromCopy = await restoreCredsFromBackup(folder, reason, credsProblem, options.write);
+    if (fromCopy) {
+      creds = fromCopy.creds;
+      recovery = fromCopy.recovery;
+      restored = true;
+    } else if (read) throw new AuthStateCorruptError(credsFile, read.problem);
+    else creds = initAuthCreds();
   }
-
   const keys: SignalKeyStore = {
     async get<T extends keyof SignalDataTypeMap>(type: T, ids: string[]) {
       const data: { [id: string]: SignalDataTypeMap[T] } = {};
@@ -220,6 +228,14 @@ export async function useDurableAuthState(folder: string, options: DurableAuthOp
     },
     state: { creds, keys },
     restored,
+    recovery,
+    keepGoodCopy: () => {
+      // Serialised with the writes of creds.json, and only credentials that pass the load check are kept.
+      const problem = credsProblem(creds);
+      if (problem) return Promise.reject(new Error(`not keeping a copy of credentials that would not load: ${problem}`));
+      const text = JSON.stringify(creds, BufferJSON.replacer);
+      return enqueue(path.join(folder, CREDS_BACKUP), () => writeCredsBackup(folder, text, options.write));
+    },
     saveCreds: () => writeJson('creds.json', creds),
     flush,
     async clear() {

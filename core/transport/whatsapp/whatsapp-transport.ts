@@ -21,6 +21,7 @@ import { isLid, userPart } from '../../mentions/ids.js';
 import { mimeFor } from '../console.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from '../message.js';
 import type { ChangeSender, InboundHandler, SessionState, Transport, TransportEvents } from '../transport.js';
+import { CREDS_RESTORED_INCIDENT, credsRecoveryText } from './creds-backup.js';
 import { AuthStateCorruptError, useDurableAuthState, type DurableAuthOptions, type DurableAuthState } from './auth-store.js';
 import { BoundedMap, TtlCache } from './caches.js';
 import { GroupCache } from './group-cache.js';
@@ -292,6 +293,11 @@ export class WhatsAppTransport implements Transport {
       return [] as string[];
     });
     if (stale.length) this.log.info({ removed: stale.length }, `removed ${stale.length} session/sender-key files unused for ${Math.round((this.options.staleKeyMs ?? DEFAULT_STALE_KEY_MS) / 86_400_000)} days`);
+    if (this.auth.recovery) {
+      const text = credsRecoveryText(this.auth.recovery, this.authDir);
+      this.log.error({ folder: this.authDir, reason: this.auth.recovery.reason, setAside: this.auth.recovery.setAside }, text);
+      this.notices.raise(CREDS_RESTORED_INCIDENT, text);
+    }
     const me = this.auth.state.creds.me;
     if (this.auth.restored && me?.id) this.me = { id: plainJid(me.id), lid: plainJid(me.lid), name: me.name ?? me.notify };
     this.log.info({ folder: this.authDir }, this.auth.restored ? 'WhatsApp session found: reconnecting without a new scan' : 'no WhatsApp session stored yet: a QR code (or pairing code) will follow');
@@ -544,6 +550,10 @@ export class WhatsAppTransport implements Transport {
     this.armWatchdog(this.generation);
     const solved = this.problem;
     this.problem = undefined;
+    // The credentials just opened a connection: they are the good copy a corrupt creds.json is restored from.
+    const auth = this.auth;
+    void auth?.keepGoodCopy().catch((err) => this.log.warn({ err }, 'could not keep the good copy of the WhatsApp credentials (creds.json.bak)'));
+    if (auth?.recovery) this.notices.recover(CREDS_RESTORED_INCIDENT, 'WhatsApp connected with the restored credentials: the session works.');
     if (this.loggedOut) {
       this.loggedOut = false;
       this.notices.recover('logged-out', 'WhatsApp is linked again: the bot reads and answers messages.');
