@@ -48,37 +48,88 @@ export const DEFAULT_SESSION_LIMITS: SessionLimits = { idleMs: 60 * 60_000, abso
 
 /**
  * Dashboard sessions, kept in memory only: a restart logs everyone out (the cookie keys are per process too).
+ * What lives as long as a session (the live streams) watches it and is told when it ends: logout, expiry (idle or
+ * absolute, checked every second while something watches) or eviction by a newer session.
  *
- * @example const s = sessions.create(); sessions.get(s.id)?.csrf
+ * @example const s = sessions.create(); sessions.get(s.id)?.csrf; const unwatch = sessions.watch(s.id, () => stream.end());
  */
 export class SessionStore {
   private readonly sessions = new Map<string, DashboardSession>();
-  constructor(readonly limits: SessionLimits = DEFAULT_SESSION_LIMITS, private readonly now: () => number = Date.now) {}
+  private readonly watchers = new Map<string, Set<() => void>>();
+  private sweeper: NodeJS.Timeout | undefined;
+  constructor(
+    readonly limits: SessionLimits = DEFAULT_SESSION_LIMITS,
+    private readonly now: () => number = Date.now,
+    private readonly sweepMs = 1000,
+  ) {}
 
   create(): DashboardSession {
     const time = this.now();
     const session = { id: randomSecret(), csrf: randomSecret(), createdAt: time, lastSeenAt: time };
     this.sessions.set(session.id, session);
-    while (this.sessions.size > this.limits.max) this.sessions.delete(this.sessions.keys().next().value as string);
+    while (this.sessions.size > this.limits.max) this.end(this.sessions.keys().next().value as string);
     return session;
   }
 
   /** The live session with this id (touching it), or undefined when unknown or expired. */
   get(id: string | undefined): DashboardSession | undefined {
+    const session = this.peek(id);
+    if (session) session.lastSeenAt = this.now();
+    return session;
+  }
+
+  /** The live session with this id without counting as use (a live stream is not the owner at work). */
+  peek(id: string | undefined): DashboardSession | undefined {
     if (!id) return undefined;
     const session = this.sessions.get(id);
     if (!session) return undefined;
     const time = this.now();
     if (time - session.lastSeenAt > this.limits.idleMs || time - session.createdAt > this.limits.absoluteMs) {
-      this.sessions.delete(id);
+      this.end(id);
       return undefined;
     }
-    session.lastSeenAt = time;
     return session;
   }
 
   delete(id: string | undefined): void {
-    if (id) this.sessions.delete(id);
+    if (id) this.end(id);
+  }
+
+  /**
+   * Calls `onEnd` once when the session ends (at once when it is already gone). Returns the function that stops
+   * watching; call it when what watches ends first.
+   */
+  watch(id: string, onEnd: () => void): () => void {
+    if (!this.peek(id)) {
+      onEnd();
+      return () => undefined;
+    }
+    let set = this.watchers.get(id);
+    if (!set) this.watchers.set(id, (set = new Set()));
+    set.add(onEnd);
+    this.sweeper ??= setInterval(() => {
+      for (const watched of [...this.watchers.keys()]) this.peek(watched);
+    }, this.sweepMs).unref();
+    return () => {
+      set.delete(onEnd);
+      if (!set.size && this.watchers.get(id) === set) this.watchers.delete(id);
+      this.stopSweeping();
+    };
+  }
+
+  private end(id: string): void {
+    this.sessions.delete(id);
+    const set = this.watchers.get(id);
+    if (!set) return;
+    this.watchers.delete(id);
+    this.stopSweeping();
+    for (const onEnd of set) onEnd();
+  }
+
+  private stopSweeping(): void {
+    if (this.watchers.size || !this.sweeper) return;
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
   }
 }
 

@@ -11,6 +11,8 @@ export const DASHBOARD_SCRIPT = `'use strict';
   var view = main.getAttribute('data-live');
   if (view) {
     var events = new EventSource('/config/events?view=' + encodeURIComponent(view));
+    // The session ended (logout, expiry): stop instead of reconnecting.
+    events.addEventListener('session-ended', function () { events.close(); });
     events.addEventListener('regions', function (e) {
       var regions = JSON.parse(e.data);
       Object.keys(regions).forEach(function (name) {
@@ -29,6 +31,7 @@ export const DASHBOARD_SCRIPT = `'use strict';
     var open = function (level) {
       if (source) source.close();
       source = new EventSource('/config/log/stream?level=' + encodeURIComponent(level) + '&after=' + after);
+      source.addEventListener('session-ended', function () { source.close(); });
       source.addEventListener('line', function (e) {
         var data = JSON.parse(e.data);
         after = Math.max(after, data.seq);

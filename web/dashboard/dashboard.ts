@@ -311,6 +311,10 @@ export function dashboard(app: App, transport: () => Transport | undefined, opti
     app,
     transport,
     currentSession,
+    watchSession: (ctx, onEnd) => {
+      const session = sessions.peek(ctx.cookies.get(SESSION_COOKIE, { signed: true }));
+      return session ? sessions.watch(session.id, onEnd) : undefined;
+    },
     authorisedForm,
     send,
     readConfig: async () => (await readConfigFile()).value,

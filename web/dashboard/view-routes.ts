@@ -38,6 +38,11 @@ export interface ViewRouteDeps {
   app: App;
   transport: () => Transport | undefined;
   currentSession(ctx: Context): DashboardSession | undefined;
+  /**
+   * Calls `onEnd` when the request's session ends (logout, expiry); returns the function that stops watching, or
+   * undefined when there is no live session.
+   */
+  watchSession(ctx: Context, onEnd: () => void): (() => void) | undefined;
   authorisedForm(ctx: Context): Promise<{ session: DashboardSession; form: URLSearchParams } | undefined>;
   send(ctx: Context, status: number, page: SafeHtml): void;
   readConfig(): Promise<Record<string, any>>;
@@ -316,7 +321,29 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
   });
 
   // ----- live updates (server-sent events) -----
-  const openStream = (ctx: Context) => {
+  /**
+   * Opens a stream that lives exactly as long as the session: it ends (after a `session-ended` event, so the page's
+   * script stops reconnecting) at logout, at expiry, or when the client goes. An open stream does not count as use:
+   * a tab left open still idles out. Returns undefined (answered 401) without a live session.
+   */
+  const openStream = (ctx: Context, onClose: () => void) => {
+    let closed = false;
+    let unwatch: (() => void) | undefined;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      unwatch?.();
+      onClose();
+      if (!ctx.res.writableEnded) ctx.res.end('event: session-ended\ndata: {}\n\n');
+    };
+    unwatch = deps.watchSession(ctx, close);
+    if (!unwatch || closed) {
+      if (!closed) {
+        ctx.status = 401;
+        ctx.body = 'Not logged in\n';
+      }
+      return undefined;
+    }
     ctx.req.socket.setTimeout(0);
     ctx.req.socket.setNoDelay(true);
     ctx.status = 200;
@@ -326,7 +353,10 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
     ctx.respond = false;
     ctx.res.writeHead(200, Object.fromEntries(Object.entries(ctx.response.headers).map(([k, v]) => [k, String(v)])));
     ctx.res.write(': live\n\n');
-    return (event: string, data: unknown) => ctx.res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    ctx.req.on('close', close);
+    return (event: string, data: unknown) => {
+      if (!closed) ctx.res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    };
   };
 
   router.get('/config/events', async (ctx) => {
@@ -337,17 +367,15 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
       return;
     }
     const view = String(ctx.query.view ?? '');
-    const emit = openStream(ctx);
+    let timer: NodeJS.Timeout | undefined;
+    const emit = openStream(ctx, () => clearInterval(timer));
+    if (!emit) return;
     const last: Record<string, string> = {};
     let busy = false;
     const tick = async () => {
       if (busy) return;
       busy = true;
       try {
-        if (!deps.currentSession(ctx)) {
-          ctx.res.end();
-          return;
-        }
         const now = await regions(view, session.csrf);
         const changed = Object.fromEntries(Object.entries(now).filter(([k, v]) => last[k] !== v));
         if (Object.keys(changed).length) {
@@ -360,9 +388,8 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
         busy = false;
       }
     };
+    timer = setInterval(() => void tick(), LIVE_INTERVAL_MS);
     await tick();
-    const timer = setInterval(() => void tick(), LIVE_INTERVAL_MS);
-    ctx.req.on('close', () => clearInterval(timer));
   });
 
   router.get('/config/log/stream', async (ctx) => {
@@ -373,12 +400,13 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
     }
     const level = levelOf(ctx.query.level);
     const after = Number(ctx.query.after ?? 0) || 0;
-    const emit = openStream(ctx);
+    let off: (() => void) | undefined;
+    const emit = openStream(ctx, () => off?.());
+    if (!emit) return;
     const send = (line: TailLine) => {
       if (line.seq > after && LEVEL_RANK[line.level] >= LEVEL_RANK[level]) emit('line', { seq: line.seq, html: logLineHtml(line).value });
     };
     for (const line of logTail.list(level).slice(-200)) send(line);
-    const off = logTail.subscribe(send);
-    ctx.req.on('close', off);
+    off = logTail.subscribe(send);
   });
 }

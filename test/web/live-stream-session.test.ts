@@ -1,0 +1,107 @@
+import { expect } from 'chai';
+import http from 'node:http';
+import pingPlugin from '../../plugins/ping/index.js';
+import { SessionStore } from '../../web/dashboard/auth.js';
+import { csrfOf, login, request, sameOrigin, startWebTest, TOKEN, type WebTest } from './web-helpers.js';
+
+interface OpenStream {
+  status: number;
+  /** Everything received so far. */
+  text(): string;
+  /** Resolves once `part` has arrived. */
+  waitFor(part: string): Promise<void>;
+  /** Resolves when the server ends the stream; rejects with `label` if it has not after `ms`. */
+  ended(label: string, ms?: number): Promise<void>;
+  close(): void;
+}
+
+/** Opens a server-sent event stream with the session's cookie, as the dashboard's script does. */
+function openStream(port: number, path: string, cookie: string): Promise<OpenStream> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path, headers: { host: `127.0.0.1:${port}`, cookie, accept: 'text/event-stream' } }, (res) => {
+      let received = '';
+      const waiters: Array<() => void> = [];
+      let done = false;
+      const endWaiters: Array<() => void> = [];
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        received += chunk;
+        waiters.splice(0).forEach((w) => w());
+      });
+      const finish = () => {
+        done = true;
+        endWaiters.splice(0).forEach((w) => w());
+      };
+      res.on('end', finish);
+      res.on('close', finish);
+      resolve({
+        status: res.statusCode ?? 0,
+        text: () => received,
+        waitFor: async (part) => {
+          while (!received.includes(part)) {
+            if (done) throw new Error(`the stream ended without ${part}: ${received}`);
+            await new Promise<void>((r) => {
+              waiters.push(r);
+              endWaiters.push(r);
+            });
+          }
+        },
+        ended: (label, ms = 15_000) =>
+          new Promise<void>((resolveEnd, rejectEnd) => {
+            if (done) return resolveEnd();
+            const timer = setTimeout(() => rejectEnd(new Error(`${label}: the stream was still open ${ms} ms later`)), ms);
+            endWaiters.push(() => {
+              clearTimeout(timer);
+              resolveEnd();
+            });
+          }),
+        close: () => req.destroy(),
+      });
+    });
+    req.on('error', reject);
+  });
+}
+
+describe('live streams (server-sent events) end with the dashboard session', function () {
+  this.timeout(60_000);
+  let w: WebTest;
+  afterEach(() => w.stop());
+
+  it('the log stream and the live view stream open across a logout end at the logout and carry nothing after it', async () => {
+    w = await startWebTest({ token: TOKEN, plugins: [pingPlugin] });
+    const { cookie, page } = await login(w.port, TOKEN);
+    const log = await openStream(w.port, '/config/log/stream?level=info', cookie);
+    const live = await openStream(w.port, '/config/events?view=status', cookie);
+    expect([log.status, live.status]).to.deep.equal([200, 200]);
+    await live.waitFor('event: regions');
+    w.t.app.log.warn('marker before the logout');
+    await log.waitFor('marker before the logout');
+
+    const out = await request(w.port, { method: 'POST', path: '/config/logout', headers: { cookie, ...sameOrigin(w.port) }, body: `_csrf=${encodeURIComponent(csrfOf(page))}` });
+    expect(out.status).to.equal(303);
+    await log.ended('the log stream after logout');
+    await live.ended('the live view stream after logout');
+    w.t.app.log.warn('marker after the logout');
+    expect(log.text()).to.not.contain('marker after the logout');
+    // The page's script is told, so it stops instead of reconnecting; a reconnect would be refused anyway.
+    expect(log.text()).to.contain('event: session-ended');
+    expect(live.text()).to.contain('event: session-ended');
+    for (const path of ['/config/log/stream?level=info', '/config/events?view=status']) expect((await request(w.port, { path, headers: { cookie } })).status, path).to.equal(401);
+  });
+
+  it('streams end when the session expires while they are open, and an open stream does not keep the session alive', async () => {
+    const sessions = new SessionStore({ idleMs: 1500, absoluteMs: 60_000, max: 50 });
+    w = await startWebTest({ token: TOKEN, plugins: [pingPlugin], web: { dashboard: { sessions } } });
+    const { cookie } = await login(w.port, TOKEN);
+    const log = await openStream(w.port, '/config/log/stream?level=info', cookie);
+    const live = await openStream(w.port, '/config/events?view=usage', cookie);
+    expect([log.status, live.status]).to.deep.equal([200, 200]);
+    await live.waitFor('event: regions');
+    // Nobody uses the dashboard: the session idles out even though both streams are open, and they end with it.
+    await log.ended('the log stream after the session idled out');
+    await live.ended('the live view stream after the session idled out');
+    w.t.app.log.warn('marker after the expiry');
+    expect(log.text()).to.not.contain('marker after the expiry');
+    expect((await request(w.port, { path: '/config', headers: { cookie } })).status).to.equal(303);
+  });
+});
