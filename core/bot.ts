@@ -294,6 +294,7 @@ export class Bot {
   /** Connects a transport and starts handling its messages. Call `startPlugins()` first. */
   async start(transport: Transport): Promise<void> {
     this.transport = transport;
+    for (const participant of transport.privacyParticipants?.() ?? []) this.privacy.register(participant);
     transport.onRevoke?.((chatId, messageId, by) => this.revoke(chatId, messageId, by));
     await transport.start((message) => this.handle(message), {
       onRevoke: (chatId, messageId, by) => this.revoke(chatId, messageId, by),

@@ -63,19 +63,20 @@ class InboundContext implements BotContext {
       const parts = splitLongText(String(replyText));
       let sent: SentMessage = { id: '' };
       for (const [i, part] of parts.entries()) {
-        sent = await transport.sendText(chatId, part, { quotedId: options?.quote && i === 0 ? message.id : undefined });
+        sent = await transport.sendText(chatId, part, { quotedId: options?.quote && i === 0 ? message.id : undefined, answers: message.senderId });
       }
       return sent;
     };
     this.react = (emoji) => transport.react(chatId, message.id, emoji);
-    this.sendMedia = (media: OutgoingMedia, options) => transport.sendMedia(chatId, media, { quotedId: options?.quote ? message.id : undefined });
+    this.sendMedia = (media: OutgoingMedia, options) => transport.sendMedia(chatId, media, { quotedId: options?.quote ? message.id : undefined, answers: message.senderId });
     this.edit = (sent, newText) => transport.editText(chatId, sent.id, newText);
     this.typing = (on) => transport.setTyping(chatId, on);
     const { histories, memories } = deps;
     let incomingRecorded = false;
     this.history = {
       recent: (limit) => histories.recent(chatId, limit),
-      append: (entry, options) => histories.append(chatId, entry, options),
+      // The bot's answer is filed under whom it answers: their `.mydata` delete removes it (it may repeat their words).
+      append: (entry, options) => histories.append(chatId, entry.role === 'assistant' && !entry.answers ? { ...entry, answers: message.senderId } : entry, options),
       async recordIncoming(text, extra) {
         if (incomingRecorded) return;
         incomingRecorded = true;

@@ -16,6 +16,8 @@ export interface HistoryEntry {
   at: number;
   /** Media kind when the message carried media (the text is then its caption or transcript). */
   media?: string;
+  /** The bot's answers: the sender id of the message answered (their `.mydata` delete removes the answer). */
+  answers?: string;
 }
 
 /** How `HistoryStore.append` writes its line. */

@@ -130,9 +130,12 @@ async function chatsIn(folder: string, store: { flush(): Promise<void> }): Promi
   return names.filter((n) => n.endsWith('.json')).map((n) => decodeURIComponent(n.slice(0, -'.json'.length)));
 }
 
+/** A history entry the person wrote, or the bot's answer to them (it may repeat their words). */
+const aboutPerson = (e: HistoryEntry, person: PersonIds) => writtenBy(e.senderId, person) || writtenBy(e.answers, person);
+
 /**
- * History as a participant: the private chat with the person whole (both sides), and in groups only what the
- * person wrote.
+ * History as a participant: the private chat with the person whole (both sides), and in groups what the person
+ * wrote and the bot's answers to it.
  */
 export function historyParticipant(histories: HistoryStore): PrivacyParticipant {
   const folder = () => path.join(histories.dataDir, 'history');
@@ -142,14 +145,14 @@ export function historyParticipant(histories: HistoryStore): PrivacyParticipant 
       const out: Record<string, HistoryEntry[]> = {};
       for (const chat of await chatsIn(folder(), histories)) {
         const whole = isPrivateChatOf(chat, person);
-        const entries = (await histories.recent(chat, Number.MAX_SAFE_INTEGER)).filter((e) => whole || writtenBy(e.senderId, person));
+        const entries = (await histories.recent(chat, Number.MAX_SAFE_INTEGER)).filter((e) => whole || aboutPerson(e, person));
         if (entries.length) out[chat] = entries;
       }
       return out;
     },
     async deleteFor(person) {
       let removed = 0;
-      for (const chat of await chatsIn(folder(), histories)) removed += await histories.removeWhere(chat, (e) => isPrivateChatOf(chat, person) || writtenBy(e.senderId, person));
+      for (const chat of await chatsIn(folder(), histories)) removed += await histories.removeWhere(chat, (e) => isPrivateChatOf(chat, person) || aboutPerson(e, person));
       return removed;
     },
     revoke: (chatId, messageId, author) => histories.removeWhere(chatId, (e) => e.id === messageId && changeableBy(e.senderId, author)),

@@ -1,3 +1,4 @@
+import type { PrivacyParticipant } from '../store/privacy.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from './message.js';
 
 /** Called by a transport for every inbound message. Resolves when the bot has finished handling it. */
@@ -32,6 +33,16 @@ export interface TransportEvents {
    * stores settle what they keep under `from` (on disk, in one file each) before those files are moved to `to`.
    */
   onChatIdChange?(from: string, to: string): void | Promise<void>;
+}
+
+/**
+ * Options of a message the bot sends: `quotedId` quotes that message of the chat; `answers` is the sender id of the
+ * message being answered (a transport that keeps what it sent, for resends, files it under that person, so their
+ * `.mydata` delete removes it).
+ */
+export interface SendOptions {
+  quotedId?: string;
+  answers?: string;
 }
 
 /** Session state a transport reports (shown on `GET /` and in the dashboard). */
@@ -73,11 +84,11 @@ export interface Transport {
   /** Registers the handler for messages deleted for everyone (the memory transport; WhatsApp uses `events`). */
   onRevoke?(handler: RevokeHandler): void;
   stop(): Promise<void>;
-  sendText(chatId: string, text: string, options?: { quotedId?: string }): Promise<SentMessage>;
+  sendText(chatId: string, text: string, options?: SendOptions): Promise<SentMessage>;
   /** Edits a message the bot sent. Returns false when the transport cannot edit (the caller then sends anew). */
   editText(chatId: string, messageId: string, text: string): Promise<boolean>;
   react(chatId: string, messageId: string, emoji: string): Promise<void>;
-  sendMedia(chatId: string, media: OutgoingMedia, options?: { quotedId?: string }): Promise<SentMessage>;
+  sendMedia(chatId: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage>;
   /** Shows/hides "typing…" in a chat; a no-op where the network has none. */
   setTyping(chatId: string, typing: boolean): Promise<void>;
   /** The bot's own ids learnt at login (phone jid, LID); empty until linked. */
@@ -94,6 +105,12 @@ export interface Transport {
    * the memory transport answers from its `groupAdmins` list; the console has no group admins.
    */
   isGroupAdmin?(chatId: string, userId: string): Promise<boolean>;
+  /**
+   * What the transport itself keeps about people (WhatsApp: the messages it sent, kept for resends; phone ↔ LID
+   * pairs), so `.mydata`, its delete, deletes for everyone and edits reach those files too. Optional: the core
+   * registers these with the plugins' participants when the transport starts.
+   */
+  privacyParticipants?(): PrivacyParticipant[];
   /**
    * Logs the linked device out and starts a new link (a new QR). Optional: the dashboard offers "relink" only when
    * the transport has it.

@@ -17,7 +17,7 @@ export function validEntry(value: unknown): LoggedMessage | undefined {
   const v = value as Record<string, unknown>;
   if (v.role !== 'user' && v.role !== 'assistant') return undefined;
   if (typeof v.text !== 'string' || typeof v.at !== 'number' || !(v.at >= 0 && v.at <= LAST_TIME)) return undefined;
-  for (const key of ['id', 'senderId', 'senderName', 'media'] as const) if (v[key] !== undefined && typeof v[key] !== 'string') return undefined;
+  for (const key of ['id', 'senderId', 'senderName', 'media', 'answers'] as const) if (v[key] !== undefined && typeof v[key] !== 'string') return undefined;
   // Field by field in the line's order (no spread of small objects: this runs for every live message).
   const entry = {} as LoggedMessage;
   if (v.id) entry.id = v.id as string;
@@ -27,6 +27,7 @@ export function validEntry(value: unknown): LoggedMessage | undefined {
   entry.text = v.text.length > MAX_TEXT_CHARS ? v.text.slice(0, MAX_TEXT_CHARS) : v.text;
   entry.at = v.at;
   if (v.media) entry.media = v.media as string;
+  if (v.answers) entry.answers = v.answers as string;
   return entry;
 }
 

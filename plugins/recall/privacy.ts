@@ -1,10 +1,11 @@
 import { changeableBy, isPrivateChatOf, writtenBy, type PersonIds, type PrivacyParticipant } from '../../core/index.js';
 import type { LoggedMessage, RecallStore } from './log-store.js';
 
-/** What of a chat's log is about the person: the private chat with them whole (both sides), in groups what they wrote. */
+/** What of a chat's log is about the person: the private chat with them whole (both sides), in groups what they wrote and the bot's answers to it. */
 const aboutPerson = (chatId: string, person: PersonIds) => {
   const whole = isPrivateChatOf(chatId, person);
-  return (entry: LoggedMessage) => whole || (entry.role === 'user' && writtenBy(entry.senderId, person));
+  // The bot's answers to the person may repeat their words: they go with them.
+  return (entry: LoggedMessage) => whole || (entry.role === 'user' ? writtenBy(entry.senderId, person) : writtenBy(entry.answers, person));
 };
 
 /**

@@ -65,9 +65,12 @@ export class FakeBaileysSocket implements WhatsAppSocket {
         ? { protocolMessage: { key: content.edit, type: proto.Message.ProtocolMessage.Type.MESSAGE_EDIT, editedMessage: { conversation: text }, timestampMs: Date.now() } }
         : 'react' in content && content.react
           ? { reactionMessage: { key: content.react.key, text: content.react.text, senderTimestampMs: Date.now() } }
-          : text
-            ? { conversation: text }
-            : {};
+          : text && options?.quoted?.key
+            ? // Baileys' generateWAMessageFromContent: a quoted reply carries the quoted message and its sender.
+              { extendedTextMessage: { text, contextInfo: { stanzaId: options.quoted.key.id, participant: options.quoted.key.fromMe ? BOT_ME.id : (options.quoted.key.participant ?? options.quoted.key.remoteJid), quotedMessage: options.quoted.message } } }
+            : text
+              ? { conversation: text }
+              : {};
     return proto.WebMessageInfo.fromObject({ key: { remoteJid: jid, id, fromMe: true }, message, messageTimestamp: Math.floor(Date.now() / 1000) }) as WAMessage;
   }
 

@@ -8,6 +8,7 @@ import { FakeModel } from '../../core/index.js';
 import { createLogger } from '../../core/log/logger.js';
 import { WhatsAppTransport } from '../../core/transport/whatsapp/whatsapp-transport.js';
 import recall from '../../plugins/recall/index.js';
+import mydata from '../../plugins/mydata/index.js';
 import remind from '../../plugins/remind/index.js';
 import { BOT_ME, BOT_PHONE, DisconnectReason, FakeSocketFactory, GROUP, waMessage, waText } from '../fakes/baileys-socket.js';
 import { tempDir, writeConfig } from '../helpers/test-app.js';
@@ -81,7 +82,7 @@ describe('the real bot over WhatsApp: what it keeps follows the chat', function 
   async function start(): Promise<void> {
     const logger = createLogger({ level: 'warn', pretty: false, destination: new PassThrough() });
     const env = { PATH: process.env.PATH ?? '', API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'test-model' };
-    app = await createApp({ cwd: dir, env, plugins: [recall, remind], logger, skipHealthProbe: true });
+    app = await createApp({ cwd: dir, env, plugins: [recall, remind, mydata], logger, skipHealthProbe: true });
     sockets = new FakeSocketFactory();
     transport = new WhatsAppTransport({ settings: app.settings, config: () => app!.config, log: app.log, makeSocket: sockets.make, printQr: () => undefined, fetchVersion: async () => ({ version: [2, 3000, 1000000001], isLatest: true }) });
     await app.connect(transport);
@@ -217,5 +218,33 @@ describe('the real bot over WhatsApp: what it keeps follows the chat', function 
     await settle();
     await app!.bot.histories.flush();
     for (const folder of ['history', 'recall']) expect(await textUnder(path.join(data, folder)), folder).to.include('eight at Rosa').and.not.include('seven');
+  });
+
+  it(".mydata delete leaves nothing of the person's words anywhere in data/ (the adapter's sent messages included) and drops their phone ↔ LID pair", async () => {
+    await model.close();
+    model = await FakeModel.start((request) => `you said: ${String(request.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '')}`);
+    await start();
+    const data = path.join(dir, 'data');
+    await say(waText('my secret word is zanzibarquokka', { from: ALICE_LID, fromAlt: ALICE }));
+    await say(waText(`@${BOT_PHONE} the group word is zanzibarquokka`, { chat: GROUP, from: ALICE, mentions: [BOT_JID] }));
+    await say(waText(`@${BOT_PHONE} mine is marmosetpancake`, { chat: GROUP, from: MALLORY, mentions: [BOT_JID] }));
+    // The bot's answers reach sent-messages.jsonl without waiting for the disk: up to 10 s on a busy machine.
+    for (let i = 0; i < 1000 && !(await textUnder(path.join(data, 'whatsapp'))).includes('marmosetpancake'); i++) await new Promise((r) => setTimeout(r, 10));
+    const sentFile = await readFile(path.join(data, 'whatsapp', 'sent-messages.jsonl'), 'utf8');
+    expect(sentFile.split('zanzibarquokka').length - 1, 'both answers to Alice are kept for resends').to.be.at.least(2);
+    const linksFile = path.join(data, 'whatsapp', 'identity-links.json');
+    expect(await readFile(linksFile, 'utf8')).to.include('98765432100001').and.include('6281211110000');
+
+    sockets.last.deliver([waText('.mydata delete', { from: ALICE })]);
+    await settle();
+    sockets.last.deliver([waText('.mydata delete confirm', { from: ALICE })]);
+    await settle();
+    expect(JSON.stringify(sockets.last.sent.at(-1)?.content)).to.match(/Done: I deleted everything/);
+    await app!.bot.histories.flush();
+    const after = await textUnder(data);
+    expect(after).not.to.include('zanzibarquokka');
+    expect(after, "another member's words stay").to.include('marmosetpancake');
+    const links = await readFile(linksFile, 'utf8');
+    expect(links).not.to.include('98765432100001').and.not.to.include('6281211110000');
   });
 });

@@ -303,7 +303,8 @@ describe('WhatsApp transport: messages in and out (fake socket)', () => {
     expect(socket.presences).to.deep.equal([{ type: 'composing', jid: GROUP }, { type: 'paused', jid: GROUP }]);
 
     // Baileys' message retries can find what the bot sent.
-    expect(await socket.options.getMessage!({ remoteJid: GROUP, id: sent.id, fromMe: true })).to.deep.include({ conversation: `answer for @98765432100001 and @${BOT_LID}` });
+    // (A quoted reply is an extendedTextMessage carrying the quote, as Baileys builds it.)
+    expect(await socket.options.getMessage!({ remoteJid: GROUP, id: sent.id, fromMe: true })).to.have.nested.property('extendedTextMessage.text', `answer for @98765432100001 and @${BOT_LID}`);
     expect(socket.options.msgRetryCounterCache).to.not.equal(undefined);
   });
 

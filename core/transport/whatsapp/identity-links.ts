@@ -95,6 +95,32 @@ export class IdentityLinks {
     return this.lidToPhone.has(digits);
   }
 
+  /** Every pair known, as jids (the privacy export). */
+  pairs(): Array<{ phone: string; lid: string }> {
+    return [...this.lidToPhone].map(([lid, phone]) => ({ phone: `${phone}@s.whatsapp.net`, lid: `${lid}@lid` }));
+  }
+
+  /**
+   * Forgets the pairs that match (a privacy delete), in memory and on disk; resolves once the file no longer holds
+   * them (rejects when it could not be written). Returns how many went.
+   */
+  async removeWhere(matches: (pair: { phone: string; lid: string }) => boolean): Promise<number> {
+    const gone = this.pairs().filter(matches);
+    if (!gone.length) return 0;
+    const lids = new Set(gone.map((pair) => userPart(pair.lid)));
+    for (const lid of lids) {
+      const phone = this.lidToPhone.get(lid);
+      this.lidToPhone.delete(lid);
+      this.pending.delete(lid);
+      if (phone !== undefined && this.phoneToLid.get(phone) === lid) this.phoneToLid.delete(phone);
+    }
+    await this.doc.update((d) => {
+      for (const lid of lids) delete d.lidToPhone?.[lid];
+    });
+    await this.doc.flush();
+    return gone.length;
+  }
+
   /** Resolves when everything recorded so far is on disk. */
   async flush(): Promise<void> {
     this.writePending();

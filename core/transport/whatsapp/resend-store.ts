@@ -6,11 +6,14 @@ import { writeJsonLinesAtomic } from './jsonl.js';
 /** How long a sent message can be asked for again: WhatsApp's own window for re-requests (14 days). */
 export const RESEND_WINDOW_MS = PLACEHOLDER_MAX_AGE_SECONDS * 1000;
 
-interface Entry {
+/** One message the bot sent, as kept for resends. */
+export interface SentEntry {
   id: string;
   chat: string;
   at: number;
   message: proto.IMessage;
+  /** The sender id of the message it answered (its `.mydata` delete removes this one), when known. */
+  about?: string;
 }
 
 /**
@@ -25,7 +28,7 @@ interface Entry {
  * makeWASocket({ getMessage: async (key) => store.get(key.id) });
  */
 export class ResendStore {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries = new Map<string, SentEntry>();
   private lines = 0;
   private writing: Promise<void> = Promise.resolve();
 
@@ -55,7 +58,7 @@ export class ResendStore {
     if (this.lines > 2 * this.entries.size) await this.compact();
   }
 
-  private put(entry: Entry): void {
+  private put(entry: SentEntry): void {
     this.entries.delete(entry.id);
     this.entries.set(entry.id, entry);
   }
@@ -67,9 +70,9 @@ export class ResendStore {
   }
 
   /** Records a sent message (any kind: text, media, edit, reaction). */
-  add(id: string | null | undefined, chat: string, message: proto.IMessage | null | undefined): Promise<void> {
+  add(id: string | null | undefined, chat: string, message: proto.IMessage | null | undefined, about?: string): Promise<void> {
     if (!id || !message) return this.writing;
-    const entry: Entry = { id, chat, at: this.now(), message };
+    const entry: SentEntry = { id, chat, at: this.now(), message, ...(about ? { about } : {}) };
     this.put(entry);
     this.prune();
     const line = `${JSON.stringify({ ...entry, message: proto.Message.toObject(proto.Message.fromObject(message), { bytes: Buffer, longs: Number }) }, BufferJSON.replacer)}\n`;
@@ -82,6 +85,11 @@ export class ResendStore {
       })
       .catch((err) => this.onError(err as Error));
     return this.writing;
+  }
+
+  /** Whom a kept message answered (see `SentEntry.about`). */
+  answered(id: string): string | undefined {
+    return this.entries.get(id)?.about;
   }
 
   get(id: string | null | undefined): proto.IMessage | undefined {
@@ -102,6 +110,32 @@ export class ResendStore {
     this.lines = lines.length;
   }
 
+  /** The messages kept that match (the privacy export). */
+  where(matches: (entry: SentEntry) => boolean): SentEntry[] {
+    this.prune();
+    return [...this.entries.values()].filter(matches);
+  }
+
+  /**
+   * Forgets the messages that match (a privacy delete, a message deleted for everyone or edited that they quote) and
+   * rewrites the file atomically with only the messages kept, so neither they nor lines of messages already past the
+   * window are on disk any more. Resolves once that is on disk; rejects when it could not be written.
+   */
+  async removeWhere(matches: (entry: SentEntry) => boolean): Promise<number> {
+    let removed = 0;
+    for (const [id, entry] of this.entries) {
+      if (!matches(entry)) continue;
+      this.entries.delete(id);
+      removed++;
+    }
+    // Lines of messages already past the window (or sent again) are still in the file until the next compaction.
+    if (!removed && this.lines <= this.entries.size) return 0;
+    const run = this.writing.then(() => this.compact());
+    this.writing = run.catch((err) => this.onError(err as Error));
+    await run;
+    return removed;
+  }
+
   get size(): number {
     return this.entries.size;
   }
@@ -111,14 +145,14 @@ export class ResendStore {
   }
 }
 
-function parseEntry(line: string): Entry | undefined {
+function parseEntry(line: string): SentEntry | undefined {
   try {
-    const value = JSON.parse(line, BufferJSON.reviver) as Partial<Entry>;
+    const value = JSON.parse(line, BufferJSON.reviver) as Partial<SentEntry>;
     if (!value || typeof value.id !== 'string' || typeof value.chat !== 'string' || typeof value.at !== 'number' || !value.message || typeof value.message !== 'object') return undefined;
     const message = proto.Message.fromObject(value.message);
     // Encoding fails on a message whose fields have the wrong types; an empty message is no message.
     if (!proto.Message.encode(message).finish().length) return undefined;
-    return { id: value.id, chat: value.chat, at: value.at, message };
+    return { id: value.id, chat: value.chat, at: value.at, message, ...(typeof value.about === 'string' ? { about: value.about } : {}) };
   } catch {
     return undefined;
   }

@@ -20,7 +20,8 @@ import { logOnlyNotifier, type OwnerNotifier } from '../../notices/owner-notifie
 import { isLid, userPart } from '../../mentions/ids.js';
 import { mimeFor } from '../console.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from '../message.js';
-import type { ChangeSender, InboundHandler, SessionState, Transport, TransportEvents } from '../transport.js';
+import type { PrivacyParticipant } from '../../store/privacy.js';
+import type { ChangeSender, SendOptions, InboundHandler, SessionState, Transport, TransportEvents } from '../transport.js';
 import { CREDS_RESTORED_INCIDENT, credsRecoveryText } from './creds-backup.js';
 import { AuthStateCorruptError, useDurableAuthState, type DurableAuthOptions, type DurableAuthState } from './auth-store.js';
 import { BoundedMap, TtlCache } from './caches.js';
@@ -31,6 +32,7 @@ import { IdentityLinks } from './identity-links.js';
 import { Addressing } from './addressing.js';
 import { expirationOf, isViewOnce, mapIncoming, plainJid, textOf, timerChangeOf, type MediaDownloader } from './message-mapper.js';
 import { ResendStore } from './resend-store.js';
+import { whatsAppPrivacy } from './whatsapp-privacy.js';
 import { videoThumbnail } from './video-thumbnail.js';
 import { AttemptWindow, decideReconnect, DEFAULT_BACKOFF, describeClose, type BackoffSettings } from './reconnect-policy.js';
 import { bundledVersionFirst, WebVersionSource, type VersionFetcher } from './web-version.js';
@@ -915,10 +917,10 @@ export class WhatsAppTransport implements Transport {
     return [...jids];
   }
 
-  private remember(sent: WAMessage | undefined, chatId: string): SentMessage {
+  private remember(sent: WAMessage | undefined, chatId: string, answers?: string): SentMessage {
     const id = sent?.key?.id ?? '';
     if (sent && id) this.sent.set(id, sent);
-    void this.resend?.add(id, chatId, sent?.message);
+    void this.resend?.add(id, chatId, sent?.message, answers);
     this.sendStatus.track(id, chatId);
     return { id };
   }
@@ -931,11 +933,11 @@ export class WhatsAppTransport implements Transport {
     return { ...(quoted ? { quoted } : {}), ...(timer ? { ephemeralExpiration: timer } : {}) };
   }
 
-  async sendText(chatId: string, text: string, options?: { quotedId?: string }): Promise<SentMessage> {
+  async sendText(chatId: string, text: string, options?: SendOptions): Promise<SentMessage> {
     const socket = await this.ready();
     const mentions = this.mentionsIn(text);
     const sent = await socket.sendMessage(await this.addressing.addressOf(chatId), { text, ...(mentions.length ? { mentions } : {}) }, this.sendOptions(chatId, options?.quotedId));
-    return this.remember(sent, chatId);
+    return this.remember(sent, chatId, options?.answers);
   }
 
   async editText(chatId: string, messageId: string, text: string): Promise<boolean> {
@@ -953,7 +955,8 @@ export class WhatsAppTransport implements Transport {
       const to = original?.key?.remoteJid ?? (await this.addressing.addressOf(chatId));
       const key: WAMessageKey = original?.key ?? { remoteJid: to, id: messageId, fromMe: true };
       const edit = await socket.sendMessage(to, { text, edit: key });
-      void this.resend?.add(edit?.key?.id, chatId, edit?.message);
+      // Filed under whoever the edited message answered (its new text is about them as much as the old).
+      void this.resend?.add(edit?.key?.id, chatId, edit?.message, this.resend.answered(messageId));
       return true;
     } catch (err) {
       this.log.warn({ err, chat: chatId }, 'editing a WhatsApp message failed; sending anew');
@@ -969,7 +972,7 @@ export class WhatsAppTransport implements Transport {
     void this.resend?.add(reaction?.key?.id, chatId, reaction?.message);
   }
 
-  async sendMedia(chatId: string, media: OutgoingMedia, options?: { quotedId?: string }): Promise<SentMessage> {
+  async sendMedia(chatId: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage> {
     const info = await stat(media.path).catch(() => undefined);
     if (!info?.isFile()) throw new Error(`cannot send the ${media.kind}: file not found: ${media.path}`);
     const socket = await this.ready();
@@ -998,7 +1001,7 @@ export class WhatsAppTransport implements Transport {
         throw new Error(`cannot send media of kind ${String((media as { kind: unknown }).kind)}`);
     }
     const sent = await socket.sendMessage(await this.addressing.addressOf(chatId), content, this.sendOptions(chatId, options?.quotedId));
-    return this.remember(sent, chatId);
+    return this.remember(sent, chatId, options?.answers);
   }
 
   async setTyping(chatId: string, typing: boolean): Promise<void> {
@@ -1013,6 +1016,11 @@ export class WhatsAppTransport implements Transport {
   }
 
   /** Admin of a group, from its (cached) metadata; a participant may be listed by phone jid or by LID. */
+  /** The adapter's own files in the privacy controls (see whatsapp-privacy.ts). */
+  privacyParticipants(): PrivacyParticipant[] {
+    return whatsAppPrivacy(() => ({ resend: this.resend, links: this.links }));
+  }
+
   async isGroupAdmin(chatId: string, userId: string): Promise<boolean> {
     const socket = this.socket;
     const meta = socket ? await this.groups.getOrFetch(chatId, () => socket.groupMetadata(chatId)) : this.groups.get(chatId);
