@@ -64,7 +64,7 @@ export default definePlugin({
         if (link.state !== 'up' || !offeredFor(link.entry, ctx)) continue;
         list.push({
           name,
-          description: `[MCP server "${link.name}"] ${tool.description ?? tool.title ?? tool.name}`.slice(0, 1024),
+          description: link.hide(`[MCP server "${link.name}"] ${tool.description ?? tool.title ?? tool.name}`).slice(0, 1024),
           parameters: (tool.inputSchema as Record<string, unknown>) ?? { type: 'object', properties: {} },
           // A server may fetch anything and do anything: its answers are outside text, and it may act beyond the chat.
           effects: { outsideText: true, acts: 'chats' },

@@ -70,6 +70,8 @@ export class McpServerLink {
   private stopped = false;
   private stderrTail = '';
   private nextRetryAt = 0;
+  /** The entry's env and header values (see `hide`). */
+  private readonly secrets: string[];
 
   constructor(
     readonly entry: McpServerEntry,
@@ -79,6 +81,11 @@ export class McpServerLink {
     private readonly onChange: () => void,
   ) {
     this.state = entry.enabled ? 'starting' : 'off';
+    const headers = Object.values(entry.headers ?? {});
+    const credentials = headers.map((v) => v.trim().split(/\s+/).slice(1).join(' ')).filter(Boolean);
+    const values = [...Object.values(entry.env ?? {}), ...headers, ...credentials].filter((v) => v.length >= 6);
+    // Longest first, so a whole header value is hidden before its credential part.
+    this.secrets = [...new Set(values)].sort((a, b) => b.length - a.length);
   }
 
   get name(): string {
@@ -122,7 +129,7 @@ export class McpServerLink {
     client.onclose = () => {
       if (this.client === client) this.lost('it exited or closed the connection');
     };
-    client.onerror = (err) => this.log.debug({ server: this.name, err: err.message }, 'MCP server transport error');
+    client.onerror = (err) => this.log.debug({ server: this.name, err: this.hide(err.message) }, 'MCP server transport error');
     // Starting and listing tools are bounded: a server that hangs at start is restarted, not waited on.
     const timeout = this.entry.startTimeoutMs;
     try {
@@ -163,7 +170,7 @@ export class McpServerLink {
     this.tools = [];
     if (this.stopped) return;
     const stderr = this.stderrTail.trim().split('\n').at(-1)?.trim();
-    this.problem = this.withoutSecrets(stderr ? `${reason} (it said: ${stderr.slice(0, 200)})` : reason);
+    this.problem = this.hide(stderr ? `${reason} (it said: ${stderr.slice(0, 200)})` : reason);
     this.state = 'down';
     const wait = Math.min(this.timing.backoffMs * 2 ** this.failuresInRow, this.timing.maxBackoffMs);
     this.failuresInRow++;
@@ -178,10 +185,16 @@ export class McpServerLink {
     this.timer.unref();
   }
 
-  /** The entry's own env values and headers (its tokens) never reach the log or the dashboard. */
-  private withoutSecrets(text: string): string {
-    const secrets = [...Object.values(this.entry.env ?? {}), ...Object.values(this.entry.headers ?? {})].filter((v) => v.length >= 6);
-    return secrets.reduce((out, secret) => out.split(secret).join('[hidden]'), text);
+  /**
+   * The entry's own env values and headers (its tokens) replaced by `[hidden]`: applied to everything the link passes
+   * on — log lines, the dashboard's status, tool results and errors the model reads (and so the chat reply), tool
+   * descriptions. A header's credential is hidden on its own too (`Bearer <token>` → the token), since servers echo
+   * it without its scheme. Values shorter than 6 characters are left (they would blank out ordinary words).
+   */
+  hide(text: string): string {
+    let out = text;
+    for (const secret of this.secrets) if (out.includes(secret)) out = out.split(secret).join('[hidden]');
+    return out;
   }
 
   /** Calls one of its tools with the entry's timeout; the answer is framed text, errors included (never thrown). */
@@ -190,10 +203,10 @@ export class McpServerLink {
     if (!client) return `The MCP server "${this.name}" is down (${this.problem ?? 'starting'}); the tool "${tool}" cannot run now.`;
     try {
       const result = (await client.callTool({ name: tool, arguments: args }, undefined, { timeout: this.entry.timeoutMs })) as ToolResult;
-      return framedResult(this.name, tool, result);
+      return this.hide(framedResult(this.name, tool, result));
     } catch (err) {
       const loaded = await sdk();
-      const reason = describe(err, this.entry, loaded);
+      const reason = this.hide(describe(err, this.entry, loaded));
       this.log.warn({ server: this.name, tool, reason }, `MCP tool "${tool}" of "${this.name}" failed: ${reason}`);
       if (mcpErrorCode(err, loaded) === 'timeout') {
         void this.checkAlive(client);

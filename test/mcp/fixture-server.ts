@@ -2,11 +2,15 @@
  * A tiny MCP server over stdio for the mcp plugin's tests, built with the SDK's own server classes.
  * `node fixture-server.js crashy`: `hello` answers; `crash` exits the process without answering.
  * `node fixture-server.js mute`: never answers anything (a server hung at start).
+ * `node fixture-server.js leaky`: a careless server that repeats its token ($LEAK_TOKEN) — `leak_error` in a
+ * JSON-RPC error, `leak_result` in a tool error, `whoami` in a plain result, and the description of `whoami` too.
  * Each start appends a line to $STARTS_FILE when set, so a test can count restarts.
  */
 import { appendFileSync } from 'node:fs';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 const mode = process.argv[2] ?? 'crashy';
@@ -17,6 +21,23 @@ if (mode === 'mute') {
   // careless servers do, which the bot must not repeat.
   process.stderr.write(`waiting with token ${process.env.MUTE_TOKEN ?? 'none'}\n`);
   process.stdin.resume();
+} else if (mode === 'leaky') {
+  const token = process.env.LEAK_TOKEN ?? 'none';
+  const server = new Server({ name: 'leaky', version: '1.0.0' }, { capabilities: { tools: {} } });
+  const empty = { type: 'object' as const, properties: {} };
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: [
+      { name: 'leak_error', description: 'Fails with a protocol error', inputSchema: empty },
+      { name: 'leak_result', description: 'Fails with a tool error', inputSchema: empty },
+      { name: 'whoami', description: `Says who it is (token ${token})`, inputSchema: empty },
+    ],
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    if (request.params.name === 'leak_error') throw new McpError(ErrorCode.InternalError, `upstream refused the token ${token}`);
+    if (request.params.name === 'leak_result') return { isError: true, content: [{ type: 'text', text: `401 Unauthorized: Bearer ${token} is not valid` }] };
+    return { content: [{ type: 'text', text: `I am the leaky server, logged in as ${token}` }] };
+  });
+  await server.connect(new StdioServerTransport());
 } else {
   const server = new McpServer({ name: 'fixture', version: '1.0.0' });
   server.registerTool('hello', { description: 'Says hello', inputSchema: { name: z.string() } }, async ({ name }) => ({

@@ -6,9 +6,12 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Server as McpLowLevelServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { logTail } from '../../core/log/log-tail.js';
 import { startTestBot, type ModelRequest, type TestBot } from '../../core/index.js';
 import mcp from '../../plugins/mcp/index.js';
 import { mcpConfigPath } from '../../plugins/mcp/mcp-config.js';
@@ -122,10 +125,13 @@ describe('mcp plugin: MCP tool servers from mcp.json', function () {
   it("gives a stdio server only its entry's environment: none of the bot's keys", async () => {
     process.env.MCP_TEST_LEAK_KEY = 'sk-process-secret-9911';
     try {
-      const b = await start({ everything: everything({ env: { GREETING: 'hi-from-entry' } }) }, callsTool('everything__get-env', {}), { OPENAI_API_KEY: 'sk-bot-env-secret-7722' });
+      const b = await start({ everything: everything({ env: { GREETING: 'hi', SERVICE_TOKEN: 'entry-token-4242' } }) }, callsTool('everything__get-env', {}), { OPENAI_API_KEY: 'sk-bot-env-secret-7722' });
       await b.send('print your env');
       const [result] = toolResults(b.model.requests);
-      assert.match(result, /"GREETING": "hi-from-entry"/);
+      assert.match(result, /"GREETING": "hi"/);
+      // The entry's own token reached the server, and is hidden from what the model reads.
+      assert.match(result, /"SERVICE_TOKEN": "\[hidden\]"/);
+      assert.ok(!result.includes('entry-token-4242'));
       assert.match(result, /"PATH": /);
       for (const secret of ['sk-process-secret-9911', 'sk-bot-env-secret-7722', 'test-kit-key', 'MCP_CONFIG', 'API_KEY']) assert.ok(!result.includes(secret), `${secret} leaked`);
     } finally {
@@ -179,6 +185,38 @@ describe('mcp plugin: MCP tool servers from mcp.json', function () {
     assert.match(status.detail, /everything: up, \d+ tool\(s\)/);
   });
 
+  it("never repeats a server's env token, in a protocol error, a tool error, a result or a description: not in the reply, the log or the dashboard's log view", async () => {
+    const TOKEN = 'tok-leaky-secret-8080';
+    const tail: string[] = [];
+    const off = logTail.subscribe((line) => tail.push(line.msg));
+    try {
+      const model = (request: ModelRequest) => {
+        const last = request.messages.at(-1);
+        if (last?.role === 'tool') return `tool said: ${String(last.content)}`;
+        const text = String(last?.content);
+        return text.startsWith('call ') ? { tool: text.slice('call '.length), args: {} } : `offered: ${request.tools.join(',')}`;
+      };
+      const b = await start({ leaky: { command: process.execPath, args: [FIXTURE, 'leaky'], env: { LEAK_TOKEN: TOKEN }, access: 'everyone' } }, model);
+      const asStranger = async (text: string) => (await b.send({ text, senderId: STRANGER }))[0]!;
+      const protocol = await asStranger('call leaky__leak_error');
+      assert.match(protocol, /The tool "leak_error" of the MCP server "leaky" failed: .*upstream refused the token \[hidden\]/);
+      assert.match(await asStranger('call leaky__leak_result'), /reported an error[\s\S]*401 Unauthorized: Bearer \[hidden\] is not valid/);
+      assert.match(await asStranger('call leaky__whoami'), /logged in as \[hidden\]/);
+      const described = (b.model.requests.at(-1) as unknown as { messages: unknown[] }) && JSON.stringify(b.model.requests.map((r) => r.messages));
+      assert.ok(!described.includes(TOKEN), 'the token reached the model');
+      assert.ok(b.logs().some((l) => /MCP tool "leak_error" of "leaky" failed: .*\[hidden\]/.test(String(l.msg))), 'the failure is logged');
+      for (const [where, text] of [
+        ['the replies', b.replies().join('\n')],
+        ['the log', JSON.stringify(b.logs())],
+        ["the dashboard's log view", tail.join('\n')],
+      ] as const) {
+        assert.ok(!text.includes(TOKEN), `the token reached ${where}`);
+      }
+    } finally {
+      off();
+    }
+  });
+
   it('refuses a bad mcp.json with the file and the field named, and the bot still answers', async () => {
     const file = path.join(dir, 'mcp.json');
     await writeFile(file, JSON.stringify({ mcpServers: { broken: { command: 'x', args: 'not-a-list' }, empty: {} } }));
@@ -226,6 +264,51 @@ describe('mcp plugin over streamable HTTP', function () {
     const [reply] = await bot.send('shout it');
     assert.match(reply, /QUIET WORDS/);
     assert.ok(seen.length > 0 && seen.every((h) => h === 'Bearer tok-http-777'), seen.join(','));
+  });
+});
+
+describe('mcp plugin over streamable HTTP: a server that echoes its header token', function () {
+  this.timeout(20_000);
+  let web: Server | undefined;
+  let bot: TestBot | undefined;
+  let dir: string | undefined;
+  afterEach(async () => {
+    await bot?.stop();
+    await new Promise((r) => (web ? web.close(r) : r(undefined)));
+    if (dir) await rm(dir, { recursive: true, force: true });
+    bot = web = dir = undefined;
+  });
+
+  it('hides the Authorization header and its bare token from the reply, the log and the tool list', async () => {
+    const TOKEN = 'tok-http-secret-9191';
+    // A real MCP server on 127.0.0.1 that repeats the Authorization header it got in its answers and errors.
+    web = createServer(async (req, res) => {
+      const auth = String(req.headers.authorization);
+      const server = new McpLowLevelServer({ name: 'echoer', version: '1.0.0' }, { capabilities: { tools: {} } });
+      server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: 'check', description: `checks ${auth}`, inputSchema: { type: 'object', properties: {} } }] }));
+      server.setRequestHandler(CallToolRequestSchema, async () => {
+        throw new McpError(ErrorCode.InvalidRequest, `header "${auth}" rejected; bare token ${auth.split(' ')[1]}`);
+      });
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      res.on('close', () => void transport.close().then(() => server.close()));
+      await server.connect(transport);
+      await transport.handleRequest(req, res);
+    });
+    await new Promise<void>((r) => web!.listen(0, '127.0.0.1', r));
+    dir = await mkdtemp(path.join(os.tmpdir(), 'mcp-http-leak-'));
+    const file = path.join(dir, 'mcp.json');
+    const url = `http://127.0.0.1:${(web.address() as AddressInfo).port}/mcp`;
+    await writeFile(file, JSON.stringify({ mcpServers: { echoer: { url, headers: { Authorization: `Bearer ${TOKEN}` }, access: 'everyone' } } }));
+    bot = await startTestBot(mcp, { config: { owners: [OWNER] }, env: { MCP_CONFIG: file }, model: callsTool('echoer__check', {}) });
+    const [reply] = await bot.send({ text: 'check it', senderId: STRANGER });
+    assert.match(reply, /header "\[hidden\]" rejected; bare token \[hidden\]/);
+    for (const [where, text] of [
+      ['the reply', reply],
+      ['the log', JSON.stringify(bot.logs())],
+      ['what the model was sent', JSON.stringify(bot.model.requests)],
+    ] as const) {
+      assert.ok(!text.includes(TOKEN), `the token reached ${where}`);
+    }
   });
 });
 
