@@ -7,6 +7,8 @@ export interface ModelRequest {
   messages: Array<{ role: string; content?: unknown; tool_call_id?: string }>;
   /** Names of the tools the bot offered with this request. */
   tools: string[];
+  /** The offered tools' descriptions, by name. */
+  descriptions: Record<string, string>;
 }
 
 /** What the fake model answers: a text, or a call of one of the offered tools. */
@@ -46,8 +48,10 @@ export class FakeModel {
             return;
           }
           try {
-            const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model: string; messages: ModelRequest['messages']; tools?: Array<{ function: { name: string } }> };
-            const request: ModelRequest = { model: body.model, messages: body.messages, tools: (body.tools ?? []).map((t) => t.function.name) };
+            const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model: string; messages: ModelRequest['messages']; tools?: Array<{ function: { name: string; description?: string } }> };
+            const tools = body.tools ?? [];
+            const descriptions = Object.fromEntries(tools.map((t) => [t.function.name, t.function.description ?? '']));
+            const request: ModelRequest = { model: body.model, messages: body.messages, tools: tools.map((t) => t.function.name), descriptions };
             model.requests.push(request);
             res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(model.completion(model.answer(request), body.model)));
           } catch (err) {

@@ -202,8 +202,8 @@ describe('mcp plugin: MCP tool servers from mcp.json', function () {
       assert.match(protocol, /The tool "leak_error" of the MCP server "leaky" failed: .*upstream refused the token \[hidden\]/);
       assert.match(await asStranger('call leaky__leak_result'), /reported an error[\s\S]*401 Unauthorized: Bearer \[hidden\] is not valid/);
       assert.match(await asStranger('call leaky__whoami'), /logged in as \[hidden\]/);
-      const described = (b.model.requests.at(-1) as unknown as { messages: unknown[] }) && JSON.stringify(b.model.requests.map((r) => r.messages));
-      assert.ok(!described.includes(TOKEN), 'the token reached the model');
+      assert.match(b.model.requests.at(-1)!.descriptions.leaky__whoami, /Says who it is \(token \[hidden\]\)/);
+      assert.ok(!JSON.stringify(b.model.requests).includes(TOKEN), 'the token reached the model');
       assert.ok(b.logs().some((l) => /MCP tool "leak_error" of "leaky" failed: .*\[hidden\]/.test(String(l.msg))), 'the failure is logged');
       for (const [where, text] of [
         ['the replies', b.replies().join('\n')],
