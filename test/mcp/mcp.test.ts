@@ -71,7 +71,8 @@ describe('mcp plugin: MCP tool servers from mcp.json', function () {
     const file = path.join(dir, 'mcp.json');
     await writeFile(file, JSON.stringify({ mcpServers: servers }));
     bot = await startTestBot(mcp, {
-      options: { restartBackoffMs, maxRestartBackoffMs: Math.max(200, restartBackoffMs) },
+      // Start-up waits for the servers (up or failed), not a fixed 5 s: under load they take longer to start.
+      options: { restartBackoffMs, maxRestartBackoffMs: Math.max(200, restartBackoffMs), startWaitMs: 60_000 },
       config: { owners: [OWNER], targetUserIds: ['15550001111'] },
       env: { MCP_CONFIG: file, ...env },
       model,
