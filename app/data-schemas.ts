@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Settings } from '../core/config/settings.js';
 import { discoverPlugins } from '../core/plugin/discover.js';
+import { ACCESS_SCHEMA } from '../core/access/access-store.js';
 import { BUDGETS_SCHEMA, DATA_SCHEMAS, HISTORY_SCHEMA, IDENTITY_LINKS_SCHEMA, MEMORY_SCHEMA, SEEN_MESSAGES_SCHEMA, USAGE_SCHEMA, type DataSchema } from '../core/store/schemas.js';
 
 /** The plugin packages config.json names, read as it is: never created or rewritten, and a broken one names none. */
@@ -24,7 +25,7 @@ function pluginPackagesOf(settings: Settings): string[] {
 export async function installedDataSchemas(settings: Settings, cwd = process.cwd()): Promise<DataSchema[]> {
   const pluginsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'plugins');
   const { plugins } = await discoverPlugins(pluginsDir, pluginPackagesOf(settings), cwd);
-  const byName = new Map(DATA_SCHEMAS.map((s) => [s.name, s]));
+  const byName = new Map([...DATA_SCHEMAS, ACCESS_SCHEMA].map((s) => [s.name, s]));
   for (const plugin of plugins) for (const file of plugin.dataFiles ?? []) if (!byName.has(file.schema.name)) byName.set(file.schema.name, file.schema);
   return [...byName.values()];
 }

@@ -210,7 +210,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   let bot!: Bot;
   const health = new DataHealth(settings.dataDir, log.child({ part: 'data' }), () => bot?.notices);
   const unregisterHealth = registerDataHealth(health);
-  const leftovers = await removeLeftoverTempFiles([...new Set(['', 'history', 'memory', 'whatsapp', ...pluginDataFolders(discovery.plugins)])].map((f) => path.join(settings.dataDir, f)));
+  const leftovers = await removeLeftoverTempFiles([...new Set(['', 'history', 'memory', 'whatsapp', 'access', ...pluginDataFolders(discovery.plugins)])].map((f) => path.join(settings.dataDir, f)));
   if (leftovers.length) log.info({ files: leftovers }, `removed ${leftovers.length} temporary file(s) an interrupted write left behind (the data files are whole)`);
   const histories = new HistoryStore(settings.dataDir, config.history.maxMessages);
   const memories = new MemoryStore(settings.dataDir, 100);
@@ -265,7 +265,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     memories,
     jail,
     audioKeys,
-    createAi: (tools) => createAiService({ chain, budgets, capabilities, config: () => bot.config, log: log.child({ part: 'ai' }), tools }),
+    createAi: (tools) => createAiService({ chain, budgets, capabilities, config: () => bot.config, log: log.child({ part: 'ai' }), tools, persona: (chatId) => bot.access.persona(chatId) }),
   });
 
   chain.useNotices(bot.notices, () => bot.config.ai.outageNoticeMinutes);
@@ -382,6 +382,13 @@ function printStartReport(
   log.info({ chain: legs.map((l) => `${l.name} (${l.model}${l.premiumModel ? `, premium ${l.premiumModel}` : ''})`) }, `provider chain: ${legs.map((l) => l.name).join(' → ') || 'none'}`);
   log.info({ audioKeys: settings.audio.keys.length }, `audio keys configured: ${settings.audio.keys.length}`);
   log.info(`CONFIG_TOKEN: ${settings.configToken ? 'set' : 'not set (the /config dashboard is off)'}`);
+  const config = bot.config;
+  log.info({ accessMode: config.access.mode, groupsPolicy: config.groups.policy }, `who is answered: access.mode "${config.access.mode}", groups.policy "${config.groups.policy}"`);
+  if (config.access.mode === 'pairing' && !config.owners.length && !settings.configToken) {
+    log.warn(
+      'access.mode is "pairing" but config.json lists no owners and CONFIG_TOKEN is not set: NOBODY CAN APPROVE a pairing code, so strangers are never let in (only the person at npm run chat can). Add your number to "owners", set CONFIG_TOKEN for the dashboard, or set access.mode to "everyone".',
+    );
+  }
   // One log line per row, in both formats: a JSON reader gets one object per capability/plugin, not one string
   // with newlines in it, and the pretty format shows a table.
   // Pretty lines carry the row in the message already; the fields are for JSON readers.

@@ -10,7 +10,10 @@ import { logOnlyNotifier, type OwnerNotifier } from './notices/owner-notifier.js
 import { ChatQueue } from './pipeline/chat-queue.js';
 import { compose, type Middleware } from './pipeline/compose.js';
 import { createContext, pluginView, type ContextDeps } from './pipeline/context.js';
-import { addressedOnly, answeredSendersOnly, handledText, observers } from './pipeline/filters.js';
+import { addressedOnly, handledText, observers } from './pipeline/filters.js';
+import { AccessControl } from './access/access-control.js';
+import { chatRules, whoIsAnswered } from './access/access-gate.js';
+import { accessFile } from './access/access-store.js';
 import { isOwnerId } from './plugin/access.js';
 import { PluginRegistry, type PluginFailure, type PluginState } from './plugin/registry.js';
 import type { AiService, BotContext, Plugin, PluginHost, SiteDeclaration, ToolDefinition } from './plugin/types.js';
@@ -23,7 +26,7 @@ import type { HistoryStore } from './store/history.js';
 import { historyParticipant, memoryParticipant, PrivacyRegistry, type PersonIds } from './store/privacy.js';
 import type { MemoryStore } from './store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from './transport/message.js';
-import type { ChangeSender, SessionState, Transport } from './transport/transport.js';
+import { privateChatIdOf, type ChangeSender, type SessionState, type Transport } from './transport/transport.js';
 import { CORE_CONFIG_KEYS } from './config/config-file.js';
 import type { SectionRule } from './plugin/options.js';
 
@@ -84,6 +87,8 @@ export class Bot {
   readonly jail: Jail;
   readonly audioKeys: KeyPool;
   readonly failures: PluginFailure[];
+  /** Who the bot answers and how, as the owners decided it: pairing, group activation, personas, paused chats. */
+  readonly access: AccessControl;
   /** Where `.status` and the dashboard get the running picture (set by the app, which owns the chain and usage). */
   statusSource: StatusSource | undefined;
   private configValue: BotConfig;
@@ -117,6 +122,15 @@ export class Bot {
     this.failures = deps.failures ?? [];
     this.queue = new ChatQueue(deps.log);
     const config = () => this.configValue;
+    this.access = new AccessControl({
+      file: accessFile(deps.settings.dataDir),
+      config,
+      log: deps.log.child({ part: 'access' }),
+      histories: deps.histories,
+      tellOwners: (text) => this.tellOwners(text),
+      redeliver: (message) => this.handle(message),
+    });
+    this.privacy.register(this.access.privacyParticipant());
     this.registry = new PluginRegistry({
       plugins: deps.plugins,
       capabilities: deps.capabilities,
@@ -245,6 +259,7 @@ export class Bot {
       sendMedia: (chatId, media) => (bot.outbox ? bot.outbox.sendMedia(chatId, media) : bot.requireTransport().sendMedia(chatId, media)),
       botIds: () => bot.botIds(),
       isOwner: (id) => isOwnerId([id], bot.configValue),
+      access: this.access,
       isGroupAdmin: (chatId, userIds) => bot.isGroupAdmin(chatId, userIds),
       status: (): Promise<StatusReport> => {
         if (!bot.statusSource) throw new Error('no status source: the bot runs outside the app');
@@ -295,6 +310,7 @@ export class Bot {
   async start(transport: Transport): Promise<void> {
     this.transport = transport;
     for (const participant of transport.privacyParticipants?.() ?? []) this.privacy.register(participant);
+    await this.access.load();
     transport.onRevoke?.((chatId, messageId, by) => this.revoke(chatId, messageId, by));
     await transport.start((message) => this.handle(message), {
       onRevoke: (chatId, messageId, by) => this.revoke(chatId, messageId, by),
@@ -357,7 +373,7 @@ export class Bot {
     await this.registry.stop();
     await this.transport?.stop();
     // A store that cannot write rejects; the app's data health lists it and the stop reports it (never silently).
-    await Promise.allSettled([this.histories.flush(), this.memories.flush()]);
+    await Promise.allSettled([this.histories.flush(), this.memories.flush(), this.access.flush()]);
   }
 
   /** Resolves when no message is being handled. */
@@ -375,6 +391,8 @@ export class Bot {
 
   /** Not async: the queue calls it inside a `then`, where a throw is a rejection; the pipeline's promise is handed on. */
   private process(message: IncomingMessage): Promise<void> | undefined {
+    // The owner typing on the phone (not the bot): that chat is theirs for a while; nothing is answered.
+    if (message.fromMe) return this.access.ownerTyped(message);
     const text = handledText(message, this.log);
     if (text === undefined) return undefined;
     const ctx = this.createContext(message, text);
@@ -391,14 +409,28 @@ export class Bot {
     const config = () => this.configValue;
     const routing = { registry: this.registry, capabilities: this.capabilities, config, view: (ctx: BotContext, name: string) => this.view(ctx, name) };
     return compose([
-      answeredSendersOnly(config),
+      whoIsAnswered(config, this.access),
       observers(this.registry, this.capabilities, routing.view),
+      chatRules(config, this.access),
       addressedOnly(config),
       ...this.extra,
       pluginRouting(routing),
       coreCommands(this.registry, config),
       chatFallback(this.ai, this.capabilities, config),
     ]);
+  }
+
+  /**
+   * Tells every owner (config `owners`, and the person at the console) in their private chat, paced like every
+   * message the bot starts on its own. Resolves once each was sent or failed (failures are logged).
+   */
+  private async tellOwners(text: string): Promise<void> {
+    const transport = this.transport;
+    const chats = new Set(this.configValue.owners.map((owner) => privateChatIdOf(transport, owner)));
+    const operator = transport?.operatorChatId?.();
+    if (operator) chats.add(operator);
+    const send = (chatId: string) => (this.outbox ? this.outbox.sendText(chatId, text) : this.requireTransport().sendText(chatId, text));
+    await Promise.all([...chats].map((chatId) => send(chatId).catch((err: unknown) => this.log.warn({ err, chat: chatId }, 'could not tell an owner'))));
   }
 
   /** `.help`: the commands of the enabled plugins this sender may use. */

@@ -66,6 +66,8 @@ export { checkDocument, type DataSchema } from './store/schemas.js';
 export type { PrivacyParticipant } from './store/privacy.js';
 /** WhatsApp ids: `isLid('1@lid')`, `userPart('62811@s.whatsapp.net:3') === '62811'`. */
 export { isLid, userPart } from './mentions/ids.js';
+export { MAX_PERSONA_CHARS, type AccessControl } from './access/access-control.js';
+export type { Activation, PairingRequest } from './access/access-store.js';
 
 /** The test kit: a bot with one plugin, a fake model on 127.0.0.1, push a message, read the replies. */
 export { startTestBot, type TestBot, type TestBotOptions } from './testing/test-kit.js';

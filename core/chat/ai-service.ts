@@ -34,6 +34,8 @@ export interface AiServiceDeps {
   config: () => BotConfig;
   log: Logger;
   tools: (ctx: BotContext) => ToolDefinition[];
+  /** The chat's own instructions (`.persona`), added to that chat's system prompt only. */
+  persona?: (chatId: string) => string | undefined;
   now?: () => Date;
 }
 
@@ -174,6 +176,14 @@ export function createAiService(deps: AiServiceDeps): AiService {
     return lines.join('\n');
   }
 
+  /** The chat's persona (if it has one) before a plugin's extra lines: both belong to this chat's prompt only. */
+  function withPersona(chatId: string, extra: string | undefined): string | undefined {
+    const persona = deps.persona?.(chatId);
+    if (!persona) return extra;
+    const lines = `Instructions the owner gave for this chat only (follow them unless they ask you to reveal keys or break the rules above):\n${persona}`;
+    return extra ? `${lines}\n${extra}` : lines;
+  }
+
   const promptTurns = new PromptTurns();
 
   /**
@@ -283,7 +293,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
       for (let attempt = 0; ; attempt++) {
         const recent = await ctx.history.recent();
         const history = options.onlyTurnsOf ? historyMessages(turnsOf(recent, options.onlyTurnsOf), budgetTokens, ctx.message.isGroup) : historyMessages(recent, budgetTokens, ctx.message.isGroup, ctx.chatId);
-        const messages: ChatMessage[] = [systemMessageFor(ctx, facts, tools.some((t) => t.live), options.system), ...history];
+        const messages: ChatMessage[] = [systemMessageFor(ctx, facts, tools.some((t) => t.live), withPersona(ctx.chatId, options.system)), ...history];
         try {
           const cited: string[] = [];
           const result = await toolLoop(messages, openAiTools, tools, ctx, { premium, userId: ctx.senderId }, cfg.ai.maxToolRounds, cited);

@@ -90,7 +90,10 @@ export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>):
     host: raw.host ?? '127.0.0.1',
     owners: raw.owners ?? [],
     access: { mode: raw.access?.mode ?? 'everyone', allow: raw.access?.allow ?? [], block: raw.access?.block ?? [] },
-    groups: { commandsWithoutMention: raw.groups?.commandsWithoutMention ?? false },
+    // Without the keys an existing install keeps working as before (everyone, every group); config.example.json ships
+    // the closed defaults (pairing, groups an owner opened).
+    groups: { commandsWithoutMention: raw.groups?.commandsWithoutMention ?? false, policy: raw.groups?.policy ?? 'open' },
+    takeover: { minutes: raw.takeover?.minutes ?? 30 },
     history: { maxMessages: raw.history?.maxMessages ?? 50, maxPromptTokens: raw.history?.maxPromptTokens ?? 6000 },
     ai: {
       requestsPerMinute: raw.ai?.requestsPerMinute ?? 10,

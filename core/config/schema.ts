@@ -25,7 +25,11 @@ export const configSchema = {
       type: 'object',
       additionalProperties: false,
       properties: {
-        mode: { type: 'string', enum: ['everyone', 'allowList'] },
+        mode: {
+          type: 'string',
+          enum: ['everyone', 'pairing', 'owners', 'allowList'],
+          description: 'who may talk to the bot privately: everyone; pairing (a stranger gets a code an owner approves); owners only; or owners and the allow list',
+        },
         allow: { type: 'array', items: { type: 'string', pattern: '^[0-9]{3,30}$' } },
         block: { type: 'array', items: { type: 'string', pattern: '^[0-9]{3,30}$' } },
       },
@@ -33,7 +37,17 @@ export const configSchema = {
     groups: {
       type: 'object',
       additionalProperties: false,
-      properties: { commandsWithoutMention: { type: 'boolean' } },
+      properties: {
+        commandsWithoutMention: { type: 'boolean' },
+        policy: { type: 'string', enum: ['allowlist', 'open'], description: 'allowlist: the bot takes part only in groups an owner opened with .activation; open: in every group it is in' },
+      },
+    },
+    takeover: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        minutes: { type: 'integer', minimum: 1, maximum: 10080, description: 'the bot stays quiet in a chat this long after the owner wrote there from the phone' },
+      },
     },
     history: {
       type: 'object',
@@ -102,6 +116,9 @@ export const configSchema = {
   },
 } as const;
 
+/** Who the bot answers in private chats (see core/access). */
+export type AccessMode = 'everyone' | 'pairing' | 'owners' | 'allowList';
+
 /** Who may use a plugin. */
 export type Access = 'everyone' | 'owners' | string[];
 
@@ -119,8 +136,9 @@ export interface BotConfig {
   port: number;
   host: string;
   owners: string[];
-  access: { mode: 'everyone' | 'allowList'; allow: string[]; block: string[] };
-  groups: { commandsWithoutMention: boolean };
+  access: { mode: AccessMode; allow: string[]; block: string[] };
+  groups: { commandsWithoutMention: boolean; policy: 'allowlist' | 'open' };
+  takeover: { minutes: number };
   history: { maxMessages: number; maxPromptTokens: number };
   ai: AiConfig;
   data: { flushIntervalMs: number; diskLowMb: number };

@@ -1,7 +1,7 @@
 import type { BotConfig, PluginSection } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import { mentionsBot, stripBotMentions } from '../mentions/mentions-bot.js';
-import { isOwnerId, senderIds } from '../plugin/access.js';
+import { isOwnerMessage } from '../plugin/access.js';
 import type { AiService, BotContext, PluginHost } from '../plugin/types.js';
 import type { HistoryStore } from '../store/history.js';
 import type { MemoryStore } from '../store/memory.js';
@@ -58,7 +58,7 @@ class InboundContext implements BotContext {
     this.chatId = chatId;
     this.senderId = message.senderId;
     this.addressed = mentionsBot(message, botIds);
-    this.isOwner = isOwnerId(senderIds(message), deps.config());
+    this.isOwner = isOwnerMessage(message, deps.config());
     this.reply = async (replyText, options) => {
       const parts = splitLongText(String(replyText));
       let sent: SentMessage = { id: '' };

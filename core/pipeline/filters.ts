@@ -1,7 +1,6 @@
 import type { Capabilities } from '../capabilities/capabilities.js';
 import type { BotConfig } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
-import { botAnswers, senderIds } from '../plugin/access.js';
 import type { PluginRegistry } from '../plugin/registry.js';
 import type { BotContext } from '../plugin/types.js';
 import type { IncomingMessage } from '../transport/message.js';
@@ -11,9 +10,11 @@ import { looksBinary } from './match.js';
 /** Longest text the bot will read; longer messages get a clear refusal instead of a silent cut. */
 export const MAX_INBOUND_CHARS = 16_000;
 
-/** The text of a message worth handling at all: not the bot's own, not empty, not binary junk; else undefined. */
+/**
+ * The text of a message worth handling at all: not empty, not binary junk; else undefined. (A `fromMe` message, the
+ * owner typing on the phone, never comes here: core/access takes it.)
+ */
 export function handledText(message: IncomingMessage, log: Logger): string | undefined {
-  if (message.fromMe) return undefined;
   const text = typeof message.text === 'string' ? message.text : '';
   if (!text.trim() && !message.media) return undefined;
   if (looksBinary(text)) {
@@ -21,12 +22,6 @@ export function handledText(message: IncomingMessage, log: Logger): string | und
     return undefined;
   }
   return text;
-}
-
-/** Who the bot answers at all: the block list and the allow list of config.json. */
-export function answeredSendersOnly(config: () => BotConfig): Middleware<BotContext> {
-  // Not async: a message handed on costs no promise of its own here (the same below).
-  return (ctx, next) => (botAnswers(senderIds(ctx.message), config()) ? next() : undefined);
 }
 
 /** Observers see every message, addressed or not; one failing never stops the others or the reply. */
@@ -51,13 +46,13 @@ export function observers(registry: PluginRegistry, capabilities: Capabilities, 
 }
 
 /**
- * Groups: only messages that mention or reply to the bot go further (group context is still kept); an addressed
+ * Groups: only messages that mention or reply to the bot (or that a chat rule lets through, see core/access) go further (group context is still kept); an addressed
  * message longer than MAX_INBOUND_CHARS is refused in words.
  */
 export function addressedOnly(config: () => BotConfig): Middleware<BotContext> {
   return (ctx, next) => {
     const { prefix, groups } = config();
-    if (!ctx.addressed && !(groups.commandsWithoutMention && (ctx.text.startsWith(prefix) || /^\/\w/.test(ctx.text)))) {
+    if (!ctx.addressed && ctx.state.answerWithoutMention !== true && !(groups.commandsWithoutMention && (ctx.text.startsWith(prefix) || /^\/\w/.test(ctx.text)))) {
       return ctx.message.isGroup && ctx.text ? ctx.history.recordIncoming(ctx.text) : undefined;
     }
     if (ctx.text.length > MAX_INBOUND_CHARS) {

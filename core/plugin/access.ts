@@ -22,28 +22,42 @@ export function senderIds(message: { senderId: string; senderAltId?: string }): 
   return message.senderAltId ? [message.senderId, message.senderAltId] : [message.senderId];
 }
 
+/** True when the message's sender is an owner: listed in config.json, or the person at the machine (console). */
+export function isOwnerMessage(message: { senderId: string; senderAltId?: string; fromOperator?: boolean }, config: BotConfig): boolean {
+  return message.fromOperator === true || isOwnerId(senderIds(message), config);
+}
+
 /** True when any of the sender's ids is an owner in config.json. */
 export function isOwnerId(ids: string[], config: BotConfig): boolean {
   return ids.some((id) => inConfigList(id, config.owners));
 }
 
+/** True when one of the sender's ids is on config.json's block list (it always wins). */
+export function isBlocked(ids: string[], config: BotConfig): boolean {
+  return ids.some((id) => inConfigList(id, config.access.block));
+}
+
 /**
- * Whether the bot answers this sender at all: the block list always wins; in `allowList` mode only listed ids and
- * owners are answered.
+ * Whether config.json alone lets this sender in: the block list always wins; `everyone` lets anyone in; `owners`
+ * only owners; `allowList` and `pairing` owners and the allow list (core/access adds the senders an owner approved
+ * and holds strangers' messages for pairing).
  */
 export function botAnswers(ids: string[], config: BotConfig): boolean {
-  if (ids.some((id) => inConfigList(id, config.access.block))) return false;
-  if (config.access.mode === 'allowList') return isOwnerId(ids, config) || ids.some((id) => inConfigList(id, config.access.allow));
-  return true;
+  if (isBlocked(ids, config)) return false;
+  const mode = config.access.mode;
+  if (mode === 'everyone') return true;
+  if (isOwnerId(ids, config)) return true;
+  return mode !== 'owners' && ids.some((id) => inConfigList(id, config.access.allow));
 }
 
 /**
  * Whether a sender may use a plugin under its `access` setting: `everyone` (default), `owners`, or a list of ids
  * (owners are always allowed).
  */
-export function mayUse(access: Access | undefined, sender: { senderId: string; senderAltId?: string }, config: BotConfig): boolean {
+export function mayUse(access: Access | undefined, sender: { senderId: string; senderAltId?: string; fromOperator?: boolean }, config: BotConfig): boolean {
   // Asked per plugin on every message; most plugins are open to everyone, so the id list is made only when needed.
   if (access === undefined || access === 'everyone') return true;
+  if (sender.fromOperator === true) return true;
   const ids = senderIds(sender);
   if (isOwnerId(ids, config)) return true;
   if (access === 'owners') return false;

@@ -187,7 +187,7 @@ export class PluginRegistry {
   private activeList: PluginState[] = [];
 
   /** True when the sender of `message` may use plugin `name` (its `access` in config.json). */
-  mayUse(name: string, message: { senderId: string; senderAltId?: string }): boolean {
+  mayUse(name: string, message: { senderId: string; senderAltId?: string; fromOperator?: boolean }): boolean {
     return mayUse(this.section(name).access, message, this.deps.config());
   }
 

@@ -13,6 +13,7 @@ import type { Jail } from '../jail/jail.js';
 import type { KeyPool } from '../providers/key-pool.js';
 import type { StatusReport } from '../status/status-report.js';
 import type { DataSchema } from '../store/schemas.js';
+import type { AccessControl } from '../access/access-control.js';
 
 /**
  * What one handler of a running plugin reacts to (the core's shape of the handlers a plugin's `setup` offers).
@@ -222,6 +223,11 @@ export interface PluginHost {
   botIds(): string[];
   /** True when `id` is an owner (config `owners`). */
   isOwner(id: string): boolean;
+  /**
+   * Who the bot answers and how, as the owners decide it (pairing codes, `.activation`, personas, paused chats).
+   * Check `ctx.isOwner` before changing anything for someone.
+   */
+  readonly access: AccessControl;
   /** True when one of `userIds` is an admin of group `chatId`; false where the transport knows no group roles. */
   isGroupAdmin(chatId: string, userIds: string[]): Promise<boolean>;
   /** How the bot is doing now (link, provider legs, capabilities, usage today, uptime, version). Never a key. */

@@ -53,6 +53,8 @@ export class ConsoleTransport implements Transport {
   private readonly errors: NodeJS.WritableStream;
   private readonly cwd: string;
   private sender: string;
+  /** The person at the terminal (the first sender): counts as an owner; `:as` speaks as someone else. */
+  private readonly operator: string;
   private group: string | undefined;
   private seq = 0;
   private readonly lastBot = new Map<string, { id: string; text: string }>();
@@ -68,6 +70,7 @@ export class ConsoleTransport implements Transport {
     this.output = options.output ?? process.stdout;
     this.errors = options.errors ?? process.stderr;
     this.sender = options.sender ?? CONSOLE_DEFAULT_SENDER;
+    this.operator = this.sender;
     this.cwd = options.cwd ?? process.cwd();
   }
 
@@ -101,7 +104,7 @@ export class ConsoleTransport implements Transport {
     const rl = readline.createInterface({ input: this.input, output: this.interactive ? this.output : undefined, terminal: this.interactive });
     this.rl = rl;
     if (this.interactive) {
-      this.complain(`chatting as ${this.sender} in a private chat; in a group mention the bot as @${CONSOLE_BOT_ID}. Commands: :group <name>, :dm, :as <id>, :voice <file>, :audio <file>, :image <file> [caption], :video <file> [caption], :reply <text>, :quote <text>, :quit`);
+      this.complain(`chatting as ${this.sender} in a private chat; in a group mention the bot as @${CONSOLE_BOT_ID}. Commands: :group <name>, :dm, :as <id>, :voice <file>, :audio <file>, :image <file> [caption], :video <file> [caption], :reply <text>, :quote <text>, :fromme <text>, :quit`);
       rl.setPrompt('you> ');
       rl.prompt();
       // A terminal in raw mode turns Ctrl-C into a readline event, not a signal: hand it on, so Ctrl-C stops the
@@ -209,13 +212,17 @@ export class ConsoleTransport implements Transport {
         if (!last) return this.complain('the bot has not said anything in this chat yet: nothing to reply to');
         return this.deliver(rest, { quoted: { id: last.id, senderId: `${CONSOLE_BOT_ID}@s.whatsapp.net`, text: last.text, fromBot: true } });
       }
+      case ':fromme': {
+        if (!rest) return this.complain(':fromme needs a text, e.g. :fromme I will answer this myself');
+        return this.deliver(rest, { fromMe: true });
+      }
       case ':quote': {
         const last = this.lastOther.get(this.chatId());
         if (!last) return this.complain('no earlier message in this chat to quote');
         return this.deliver(rest, { quoted: { id: last.id, senderId: last.senderId, text: last.text, fromBot: false, media: last.media } });
       }
       default:
-        return this.complain(`unknown console command ${cmd}; use :as, :group, :dm, :voice, :audio, :image, :video, :reply, :quote, :quit`);
+        return this.complain(`unknown console command ${cmd}; use :as, :group, :dm, :voice, :audio, :image, :video, :reply, :quote, :fromme, :quit`);
     }
   }
 
@@ -237,7 +244,7 @@ export class ConsoleTransport implements Transport {
     return this.deliver(caption, { media });
   }
 
-  private deliver(text: string, extra?: Pick<IncomingMessage, 'quoted' | 'media'>): Promise<void> {
+  private deliver(text: string, extra?: Pick<IncomingMessage, 'quoted' | 'media' | 'fromMe'>): Promise<void> {
     if (!this.handler) return Promise.resolve();
     // "@628…" at the start or after a space is a mention, as WhatsApp inserts it; "foo@628….com" is not.
     const mentions = text.includes('@') ? [...text.matchAll(/(?:^|\s)@(\d{3,30})(?![\w.@-]*\w)/g)].map((m) => `${m[1]}@s.whatsapp.net`) : [];
@@ -254,6 +261,14 @@ export class ConsoleTransport implements Transport {
     // Added, not spread in: a literal with a spread is copied property by property on every line.
     if (extra?.quoted) message.quoted = extra.quoted;
     if (extra?.media) message.media = extra.media;
+    if (extra?.fromMe) {
+      // Typed "on the phone": the account's own message in this chat, not the bot's and not the current sender's.
+      message.fromMe = true;
+      message.senderId = `${CONSOLE_BOT_ID}@s.whatsapp.net`;
+      message.senderName = 'owner (phone)';
+      return this.handler(message);
+    }
+    if (this.sender === this.operator) message.fromOperator = true;
     this.lastOther.set(message.chatId, message);
     return this.handler(message);
   }
@@ -295,6 +310,10 @@ export class ConsoleTransport implements Transport {
 
   ownIds(): string[] {
     return [`${CONSOLE_BOT_ID}@s.whatsapp.net`];
+  }
+
+  operatorChatId(): string {
+    return `${this.operator}@s.whatsapp.net`;
   }
 
   session(): SessionState {

@@ -52,7 +52,13 @@ export interface IncomingMessage {
   media?: IncomingMedia;
   /** Unix time in milliseconds. */
   timestamp: number;
+  /** Sent from the bot's own account by a person (the owner typing on the phone), not by the bot. */
   fromMe?: boolean;
+  /**
+   * Typed by the person at the machine that runs the bot (the console's own default sender): counts as an owner.
+   * Only a transport sets it; no chat network can.
+   */
+  fromOperator?: boolean;
 }
 
 /** What a transport returns for a sent message, so it can be edited or quoted later. */

@@ -98,6 +98,11 @@ export interface Transport {
    * Optional: without it, `<digits>@s.whatsapp.net`.
    */
   privateChatId?(id: string): string;
+  /**
+   * The private chat of the person at the machine running the bot (the console's own sender), who counts as an owner
+   * and is told what the owners are told. Optional: a chat network has no such person.
+   */
+  operatorChatId?(): string | undefined;
   session(): SessionState;
   /**
    * Whether `userId` is an admin of group `chatId` (`.reset`/`.forget` in groups). Optional: a transport without

@@ -49,7 +49,7 @@ export interface TestAppOptions {
  */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dir = options.dir ?? (await tempDir());
-  const example = JSON.parse(await readFile(path.join(ROOT, 'config.example.json'), 'utf8'));
+  const example = await openExample();
   if (options.config || !options.dir) await writeFile(path.join(dir, 'config.json'), JSON.stringify({ ...example, ...(options.config ?? {}) }, null, 2));
   const env = { PATH: process.env.PATH ?? '', API_KEY: 'test-key-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'test-model', ...(options.env ?? {}) };
   const sink = new PassThrough();
@@ -109,6 +109,21 @@ export function runChat(input: string, options: { cwd: string; env?: Record<stri
 
 /** Writes a config.json into `dir` from config.example.json with overrides. */
 export async function writeConfig(dir: string, overrides: Record<string, unknown> = {}): Promise<void> {
-  const example = JSON.parse(await readFile(path.join(ROOT, 'config.example.json'), 'utf8'));
+  const example = await openExample();
   await writeFile(path.join(dir, 'config.json'), JSON.stringify({ ...example, port: 0, ...overrides }, null, 2));
+}
+
+/**
+ * config.example.json opened to everyone (`access.mode: "everyone"`, `groups.policy: "open"`): most tests are about
+ * something else than who is answered. Tests of pairing and group activation set those keys themselves, and
+ * `shippedExample()` gives the file as shipped.
+ */
+async function openExample(): Promise<Record<string, any>> {
+  const example = await shippedExample();
+  return { ...example, access: { ...example.access, mode: 'everyone' }, groups: { ...example.groups, policy: 'open' } };
+}
+
+/** config.example.json as shipped. */
+export async function shippedExample(): Promise<Record<string, any>> {
+  return JSON.parse(await readFile(path.join(ROOT, 'config.example.json'), 'utf8'));
 }
