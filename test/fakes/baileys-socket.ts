@@ -55,7 +55,8 @@ export class FakeBaileysSocket implements WhatsAppSocket {
       const cached = await this.options.cachedGroupMetadata?.(jid);
       if (!cached || !Array.isArray(cached.participants)) await this.groupMetadata(jid);
     }
-    const id = `BOTMSG${++sentSeq}`;
+    // Baileys sends under the id the caller chose (`messageId`), else one of its own.
+    const id = options?.messageId ?? `BOTMSG${++sentSeq}`;
     this.sent.push({ jid, content, options, id });
     for (const w of this.sentWaiters.filter((w) => this.sent.length >= w.count)) w.resolve();
     const text = 'text' in content && typeof content.text === 'string' ? content.text : undefined;
@@ -71,8 +72,18 @@ export class FakeBaileysSocket implements WhatsAppSocket {
             : text
               ? { conversation: text }
               : {};
-    return proto.WebMessageInfo.fromObject({ key: { remoteJid: jid, id, fromMe: true }, message, messageTimestamp: Math.floor(Date.now() / 1000) }) as WAMessage;
+    const sent = proto.WebMessageInfo.fromObject({ key: { remoteJid: jid, id, fromMe: true }, message, messageTimestamp: Math.floor(Date.now() / 1000) }) as WAMessage;
+    // Like Baileys with emitOwnEvents: the account's own message comes back as an upsert before the send resolves.
+    // The echo is handled while the send is still under way (Baileys relays to the other devices after it).
+    if (this.echoOwnSends) {
+      this.ev.emit('messages.upsert', { messages: [sent], type: 'append' });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return sent;
   }
+
+  /** Emit every sent message back as a `fromMe` upsert, as Baileys does (off by default: most tests count upserts). */
+  echoOwnSends = false;
 
   /** Reasons of every logout asked for (Baileys' `logout`). */
   readonly logouts: string[] = [];

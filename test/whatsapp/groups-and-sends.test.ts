@@ -152,7 +152,7 @@ describe('WhatsApp transport: failed sends reported later, and disappearing time
     expect(h.sockets.last.sent[2].options?.ephemeralExpiration).to.equal(undefined);
     // Other chats are not affected.
     await h.transport.sendText('6281299990000@s.whatsapp.net', 'x');
-    expect(h.sockets.last.sent[3].options).to.equal(undefined);
+    expect(h.sockets.last.sent[3].options?.ephemeralExpiration).to.equal(undefined);
   });
 
   it('a group’s timer comes from its metadata (ephemeralDuration)', async () => {

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { Browsers, isJidStatusBroadcast, makeCacheableSignalKeyStore, normalizeMessageContent, proto as waProto } from '@whiskeysockets/baileys';
+import { Browsers, generateMessageIDV2, isJidStatusBroadcast, makeCacheableSignalKeyStore, normalizeMessageContent, proto as waProto } from '@whiskeysockets/baileys';
 import type {
   AnyMessageContent,
   AuthenticationState,
@@ -219,6 +219,11 @@ export class WhatsAppTransport implements Transport {
   private readonly inbound = new BoundedMap<string, WAMessage>(1000);
   /** Recent messages the bot sent (for edits and Baileys' retry `getMessage`), by id. */
   private readonly sent = new BoundedMap<string, WAMessage>(1000);
+  /**
+   * Ids the bot gave its own messages before sending them: WhatsApp echoes every message of the account (`fromMe`),
+   * the bot's own included, possibly before the send resolves; a `fromMe` message with another id was typed by the owner.
+   */
+  private readonly ownIdsSent = new BoundedMap<string, true>(2000);
   private readonly retryCounter = new TtlCache(60 * 60_000);
   private readonly groups: GroupCache;
   /** Disappearing-message timer (seconds) per chat, learnt from what arrives, so replies inherit it. */
@@ -805,7 +810,7 @@ export class WhatsAppTransport implements Transport {
       return;
     }
     if (await this.onProtocol(raw)) return;
-    if (key?.fromMe) {
+    if (key?.fromMe && (!key.id || this.ownIdsSent.get(key.id) || this.sent.get(key.id) || this.resend?.get(key.id))) {
       this.log.debug({ id: key.id }, 'ignored a message sent by the bot itself');
       return;
     }
@@ -850,7 +855,13 @@ export class WhatsAppTransport implements Transport {
    * is known (config lists owners by phone), else the LID; the other form becomes `senderAltId`.
    */
   private async canonicalize(message: IncomingMessage): Promise<void> {
-    if (!this.identity || message.fromMe) return;
+    if (!this.identity) return;
+    if (message.fromMe) {
+      // The owner typing on the phone: the chat is named as the contact's incoming messages name it.
+      if (!message.isGroup) message.chatId = (await this.identity.resolve(message.chatId, message.senderAltId)).id;
+      delete message.senderAltId;
+      return;
+    }
     for (const m of message.mentions) this.identity.noteLid(m);
     const rawSender = message.senderId;
     const who = await this.identity.resolve(rawSender, message.senderAltId);
@@ -926,6 +937,13 @@ export class WhatsAppTransport implements Transport {
   }
 
   /** Options of a new message: the quote, and the chat's disappearing timer (else recipients see "will not disappear"). */
+  /** The send options with an id of the bot's choosing, noted first, so WhatsApp's echo of it is known as the bot's. */
+  private ownSendOptions(chatId: string, quotedId: string | undefined): MiscMessageGenerationOptions {
+    const messageId = generateMessageIDV2(this.me.id);
+    this.ownIdsSent.set(messageId, true);
+    return { ...this.sendOptions(chatId, quotedId), messageId };
+  }
+
   private sendOptions(chatId: string, quotedId: string | undefined): MiscMessageGenerationOptions | undefined {
     const quoted = quotedId ? this.inbound.get(`${chatId}|${quotedId}`) ?? this.sent.get(quotedId) : undefined;
     const timer = this.timers.get(chatId) ?? this.groups.get(chatId)?.ephemeralDuration;
@@ -936,7 +954,7 @@ export class WhatsAppTransport implements Transport {
   async sendText(chatId: string, text: string, options?: SendOptions): Promise<SentMessage> {
     const socket = await this.ready();
     const mentions = this.mentionsIn(text);
-    const sent = await socket.sendMessage(await this.addressing.addressOf(chatId), { text, ...(mentions.length ? { mentions } : {}) }, this.sendOptions(chatId, options?.quotedId));
+    const sent = await socket.sendMessage(await this.addressing.addressOf(chatId), { text, ...(mentions.length ? { mentions } : {}) }, this.ownSendOptions(chatId, options?.quotedId));
     return this.remember(sent, chatId, options?.answers);
   }
 
@@ -1000,7 +1018,7 @@ export class WhatsAppTransport implements Transport {
       default:
         throw new Error(`cannot send media of kind ${String((media as { kind: unknown }).kind)}`);
     }
-    const sent = await socket.sendMessage(await this.addressing.addressOf(chatId), content, this.sendOptions(chatId, options?.quotedId));
+    const sent = await socket.sendMessage(await this.addressing.addressOf(chatId), content, this.ownSendOptions(chatId, options?.quotedId));
     return this.remember(sent, chatId, options?.answers);
   }
 
