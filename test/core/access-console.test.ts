@@ -111,18 +111,18 @@ describe('who is answered, and as whom (console)', function () {
     delete example.access;
     delete example.groups;
     await writeFile(path.join(dir, 'config.json'), JSON.stringify({ ...example, port: 0 }));
-    const run = await runChat([`:as ${STRANGER}`, 'hello', ':group team', `@${BOT} hi group`].join('\n') + '\n', { cwd: dir, env });
+    const run = await runChat([`:as ${STRANGER}`, 'hello', ':group team', `@${BOT} hi group`].join('\n') + '\n', { cwd: dir, env, timeoutMs: 45_000 });
     expect(run.lines).to.deep.equal(['bot> model: hello', `bot> model: user ${STRANGER}: hi group`]);
   });
 
   it('starts with a warning when nobody can approve a pairing code', async () => {
     const dir = await tempDir();
     await writeShipped(dir);
-    const run = await runChat('', { cwd: dir, env });
+    const run = await runChat('', { cwd: dir, env, timeoutMs: 45_000 });
     expect(run.stderr).to.match(/NOBODY CAN APPROVE a pairing code/);
     const owned = await tempDir();
     await writeShipped(owned, { owners: ['62899999999'] });
-    expect((await runChat('', { cwd: owned, env })).stderr).not.to.match(/NOBODY CAN APPROVE/);
+    expect((await runChat('', { cwd: owned, env, timeoutMs: 45_000 })).stderr).not.to.match(/NOBODY CAN APPROVE/);
   });
 
   it('a group is closed until an owner opens it; a member cannot; mention, always and off do what they say', async () => {
@@ -150,7 +150,7 @@ describe('who is answered, and as whom (console)', function () {
       `@${BOT} are you off?`,
       '.activation',
     ].join('\n');
-    const run = await runChat(script + '\n', { cwd: dir, env });
+    const run = await runChat(script + '\n', { cwd: dir, env, timeoutMs: 45_000 });
     expect(run.lines).to.deep.equal([
       'bot> Sorry, only the owners of this bot can open or close a group (.activation).',
       'bot> Done: I answer here when someone mentions me or replies to me.',
@@ -182,7 +182,7 @@ describe('who is answered, and as whom (console)', function () {
       '.persona off',
       'hello again',
     ].join('\n');
-    const run = await runChat(script + '\n', { cwd: dir, env });
+    const run = await runChat(script + '\n', { cwd: dir, env, timeoutMs: 45_000 });
     expect(run.lines[0]).to.match(/^bot> Done: in this chat I follow these instructions/);
     expect(run.lines).to.include("bot> Sorry, only the owners of this bot can set a group's persona (.persona).");
     expect(run.lines).to.include('bot> This chat\'s persona:');
@@ -211,7 +211,7 @@ describe('who is answered, and as whom (console)', function () {
       'back again?',
       `.bot off`,
     ].join('\n');
-    const run = await runChat(script + '\n', { cwd: dir, env });
+    const run = await runChat(script + '\n', { cwd: dir, env, timeoutMs: 45_000 });
     expect(run.lines).to.deep.equal(['bot> model: hello bot', 'bot> model: another chat', 'bot> model: back again?', 'bot> Sorry, only the owners of this bot can pause me in a chat (.bot).']);
     expect(userTexts(gw)).to.deep.equal(['hello bot', 'another chat', 'back again?']);
     const last = messagesOf(gw.chats()[2]).map((m) => `${m.role}: ${String(m.content)}`);
@@ -223,7 +223,7 @@ describe('who is answered, and as whom (console)', function () {
     const dir = await tempDir();
     await writeConfig(dir);
     const script = ['.bot off', 'ignored while paused', '.bot', '.bot on', 'answered again'].join('\n');
-    const run = await runChat(script + '\n', { cwd: dir, env });
+    const run = await runChat(script + '\n', { cwd: dir, env, timeoutMs: 45_000 });
     expect(run.lines).to.deep.equal([
       'bot> Paused: I stay quiet in this chat until an owner sends .bot on (other chats are not affected).',
       'bot> I am paused in this chat. Owners: .bot on / .bot off.',
