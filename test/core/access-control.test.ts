@@ -33,7 +33,10 @@ describe('pairing rules (AccessControl)', () => {
     });
     await access.load();
   });
-  afterEach(() => rm(dir, { recursive: true, force: true }));
+  afterEach(async () => {
+    await access.flush();
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('gives a code of 6–8 unambiguous letters/digits once, and holds at most three messages', async () => {
     const answer = await access.holdStranger(from('628100', 'one'));
