@@ -6,6 +6,7 @@ export const VIEWS = [
   { id: 'providers', href: '/config/providers', label: 'Providers' },
   { id: 'usage', href: '/config/usage', label: 'Usage' },
   { id: 'plugins', href: '/config/plugins', label: 'Plugins' },
+  { id: 'access', href: '/config/access', label: 'Access' },
   { id: 'settings', href: '/config', label: 'Settings' },
   { id: 'log', href: '/config/log', label: 'Log' },
 ] as const;

@@ -12,6 +12,7 @@ import { projectVersion } from '../../core/status/status-report.js';
 import type { Transport } from '../../core/transport/transport.js';
 import type { SafeHtml } from '../html.js';
 import type { DashboardSession } from './auth.js';
+import { mountAccessRoutes } from './access-routes.js';
 import { DASHBOARD_SCRIPT } from './client-script.js';
 import { idList, sectionKeysOf } from './config-form.js';
 import {
@@ -312,6 +313,8 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
       return undefined;
     }
   };
+
+  mountAccessRoutes(router, deps);
 
   // ----- log -----
   const levelOf = (value: unknown): TailLine['level'] => (typeof value === 'string' && value in LEVEL_RANK ? (value as TailLine['level']) : 'info');
