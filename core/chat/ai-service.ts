@@ -39,8 +39,11 @@ export interface AiServiceDeps {
   now?: () => Date;
 }
 
-/** The core's `remember` tool: the model stores a fact in the chat's memory (built once: the chat comes from the call). */
-const REMEMBER_TOOL: ToolDefinition = {
+/**
+ * The core's `remember` tool: the model stores a fact in the chat's memory (built once per service: the chat comes
+ * from the call). `writesPerMessage` bounds the facts one message stores.
+ */
+const rememberTool = (writesPerMessage: () => number): ToolDefinition => ({
   name: 'remember',
   description: 'Store a lasting fact about this chat or its people when the user asks you to remember something (or it is clearly worth keeping).',
   parameters: { type: 'object', properties: { fact: { type: 'string', description: 'the fact, one short sentence' } }, required: ['fact'] },
@@ -49,6 +52,11 @@ const REMEMBER_TOOL: ToolDefinition = {
   async run(args, call) {
     const fact = String(args.fact ?? '').trim();
     if (!fact) return 'Nothing to remember: the fact was empty.';
+    // One message stores a few facts at most: a flood of them would push the chat's facts out of the prompt.
+    const state = call.ctx.state as { memoryWrites?: number };
+    const allowed = writesPerMessage();
+    if ((state.memoryWrites ?? 0) >= allowed) return `Not remembered: at most ${allowed} facts are stored per message.`;
+    state.memoryWrites = (state.memoryWrites ?? 0) + 1;
     try {
       await call.ctx.memory.remember(fact);
     } catch (err) {
@@ -60,7 +68,7 @@ const REMEMBER_TOOL: ToolDefinition = {
     }
     return 'Remembered.';
   },
-};
+});
 
 /** A tool as the OpenAI API takes it, made once per tool object (most are the same objects message after message). */
 const openAiShapes = new WeakMap<ToolDefinition, OpenAI.Chat.Completions.ChatCompletionTool>();
@@ -132,6 +140,7 @@ class PromptTurns {
 export function createAiService(deps: AiServiceDeps): AiService {
   const { chain, budgets, capabilities, config, log } = deps;
   const now = deps.now ?? (() => new Date());
+  const REMEMBER_TOOL = rememberTool(() => config().ai.maxMemoryWritesPerMessage);
 
   /**
    * Each chat's last system prompt and what it was made of: a chat's messages mostly get the same one, so it is made
@@ -296,7 +305,8 @@ export function createAiService(deps: AiServiceDeps): AiService {
         const messages: ChatMessage[] = [systemMessageFor(ctx, facts, tools.some((t) => t.live), withPersona(ctx.chatId, options.system)), ...history];
         try {
           const cited: string[] = [];
-          const result = await toolLoop(messages, openAiTools, tools, ctx, { premium, userId: ctx.senderId }, cfg.ai.maxToolRounds, cited);
+          const limits = { rounds: cfg.ai.maxToolRounds, perRound: cfg.ai.maxToolCallsPerRound, perMessage: cfg.ai.maxToolCallsPerMessage };
+          const result = await toolLoop(messages, openAiTools, tools, ctx, { premium, userId: ctx.senderId }, limits, cited);
           await questionSaved;
           let answer = withSources(result.text.trim() || 'I have no answer to that.', cited);
           const notes = ctx.state.unsavedNotes as string[] | undefined;
@@ -330,25 +340,39 @@ export function createAiService(deps: AiServiceDeps): AiService {
     offered: ToolDefinition[],
     ctx: BotContext,
     options: CompleteOptions,
-    maxRounds: number,
+    limits: { rounds: number; perRound: number; perMessage: number },
     cited: string[],
   ): Promise<CompletionResult> {
-    for (let round = 0; round < maxRounds; round++) {
+    // Tool calls cost (a web search is paid) and act: one message runs at most `perRound` of a round's calls and
+    // `perMessage` in all. The others get a refusal as their result (every call needs one), so the model still answers.
+    let run = 0;
+    for (let round = 0; round < limits.rounds && run < limits.perMessage; round++) {
       const result = await chain.complete(messages, { ...options, tools });
       const calls = result.message.tool_calls ?? [];
       if (!calls.length) return result;
       messages.push({ role: 'assistant', content: result.message.content ?? null, tool_calls: calls } as ChatMessage);
+      let runThisRound = 0;
+      let refused = 0;
       for (const call of calls) {
         const fn = (call as { function?: { name: string; arguments: string } }).function;
         const name = fn?.name ?? 'unknown';
+        if (runThisRound >= limits.perRound || run >= limits.perMessage) {
+          refused++;
+          const cap = run >= limits.perMessage ? `${limits.perMessage} per message` : `${limits.perRound} per round`;
+          messages.push({ role: 'tool', tool_call_id: call.id, content: `Refused: not run, at most ${cap} tool calls run. Answer with what you have.` });
+          continue;
+        }
+        runThisRound++;
+        run++;
         // The last tool of a name wins, as a map by name did (a plugin's extra tool over a core one).
         let tool: ToolDefinition | undefined;
         for (const t of offered) if (t.name === name) tool = t;
         const output = await runTool(tool, name, fn?.arguments ?? '', ctx, cited);
         messages.push({ role: 'tool', tool_call_id: call.id, content: output });
       }
+      if (refused) ctx.log.warn({ refused, run, perRound: limits.perRound, perMessage: limits.perMessage }, `${refused} tool call(s) refused: over the cap of tool calls`);
     }
-    // Out of rounds: ask once more without tools, so the user still gets an answer.
+    // Out of rounds or of tool calls: ask once more without tools, so the user still gets an answer.
     return chain.complete(messages, options);
   }
 

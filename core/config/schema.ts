@@ -67,6 +67,9 @@ export const configSchema = {
         quotaMainTokens: { type: 'integer', minimum: 0, description: 'account quota of the main model, warned at 80%' },
         quotaPremiumTokens: { type: 'integer', minimum: 0, description: 'account quota of the premium model, warned at 80%' },
         maxToolRounds: { type: 'integer', minimum: 1, maximum: 20 },
+        maxToolCallsPerRound: { type: 'integer', minimum: 1, maximum: 100, description: 'tool calls run per model round; the rest are refused in their results' },
+        maxToolCallsPerMessage: { type: 'integer', minimum: 1, maximum: 500, description: 'tool calls run per message over all rounds; then the model answers without tools' },
+        maxMemoryWritesPerMessage: { type: 'integer', minimum: 0, maximum: 50, description: 'facts one message may store with the remember tool' },
         showProvider: { type: 'boolean', description: 'debug: append which provider answered' },
         outageNoticeMinutes: { type: 'integer', minimum: 1, maximum: 1440, description: 'tell the owners when every chat provider has been failing this many minutes' },
       },
@@ -161,6 +164,12 @@ export interface AiConfig {
   quotaMainTokens: number;
   quotaPremiumTokens: number;
   maxToolRounds: number;
+  /** Tool calls run per model round (the rest get a refusal as their result). */
+  maxToolCallsPerRound: number;
+  /** Tool calls run per message over all its rounds; then the model answers without tools. */
+  maxToolCallsPerMessage: number;
+  /** Facts one message may store with the `remember` tool. */
+  maxMemoryWritesPerMessage: number;
   showProvider: boolean;
   /** Owners are told when every chat leg has been failing this long (minutes). */
   outageNoticeMinutes: number;

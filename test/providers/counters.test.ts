@@ -157,7 +157,7 @@ describe('counters (usage.json, budgets.json): written once per flush interval a
   it('budgets: a new UTC day starts every user at zero (what yesterday spent no longer refuses)', async () => {
     let now = Date.parse('2026-11-22T23:59:00Z');
     const budgets = new UserBudgets(dir, () => now, 60_000);
-    const limits = { requestsPerMinute: 0, tokensPerDay: 20, premiumTokensPerDay: 10, quotaMainTokens: 0, quotaPremiumTokens: 0, maxToolRounds: 3, showProvider: false, outageNoticeMinutes: 0 };
+    const limits = { requestsPerMinute: 0, tokensPerDay: 20, premiumTokensPerDay: 10, quotaMainTokens: 0, quotaPremiumTokens: 0, maxToolRounds: 3, maxToolCallsPerRound: 8, maxToolCallsPerMessage: 20, maxMemoryWritesPerMessage: 5, showProvider: false, outageNoticeMinutes: 0 };
     await budgets.spend('user-1', true, 25);
     expect((await budgets.check('user-1', false, limits)).ok).to.equal(false);
     expect((await budgets.check('user-1', true, limits)).ok).to.equal(false);
