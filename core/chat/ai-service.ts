@@ -12,7 +12,7 @@ import type { AiService, RespondOptions } from '../plugin/types.js';
 import type { ChatMessage, CompleteOptions, CompletionResult, ProviderLeg } from '../providers/types.js';
 import { describeWriteError, type DataWriteError } from '../store/data-health.js';
 import type { HistoryEntry } from '../store/history.js';
-import type { MemoryFact } from '../store/memory.js';
+import { MemoryFullError, type MemoryFact } from '../store/memory.js';
 import { inIdList } from '../mentions/ids.js';
 
 /** Rough token estimate (4 characters a token) for bounding the prompt; exact counts come from the provider. */
@@ -60,6 +60,7 @@ const rememberTool = (writesPerMessage: () => number): ToolDefinition => ({
     try {
       await call.ctx.memory.remember(fact);
     } catch (err) {
+      if (err instanceof MemoryFullError) return `Not remembered: ${err.message}.`;
       // Never "Remembered." for a fact a restart would lose: the core also adds this to the answer itself.
       const reason = describeWriteError((err as DataWriteError).cause ?? err);
       const notes = ((call.ctx.state.unsavedNotes as string[] | undefined) ??= []);

@@ -168,7 +168,8 @@ export function memoryParticipant(memories: MemoryStore): PrivacyParticipant {
     async exportFor(person) {
       const out: Record<string, MemoryFact[]> = {};
       for (const chat of await chatsIn(folder(), memories)) {
-        const facts = (await memories.facts(chat)).filter((f) => isPrivateChatOf(chat, person) || writtenBy(f.by, person));
+        const all = [...(await memories.archived(chat)), ...(await memories.facts(chat))];
+        const facts = all.filter((f) => isPrivateChatOf(chat, person) || writtenBy(f.by, person));
         if (facts.length) out[chat] = facts;
       }
       return out;

@@ -98,6 +98,7 @@ export const MEMORY_SCHEMA: DataSchema = {
     required: ['facts'],
     properties: {
       facts: { type: 'array', items: { type: 'object', required: ['text', 'at'], properties: { text: str, at: num, by: str } } },
+      archived: { type: 'array', items: { type: 'object', required: ['text', 'at'], properties: { text: str, at: num, by: str } } },
     },
   },
   migrate: (value) => {
