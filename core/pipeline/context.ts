@@ -7,7 +7,7 @@ import type { HistoryStore } from '../store/history.js';
 import type { MemoryStore } from '../store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from '../transport/message.js';
 import type { Transport } from '../transport/transport.js';
-import { splitLongText } from './match.js';
+import { splitMessage } from '../sending/split-message.js';
 
 export interface ContextDeps {
   config: () => BotConfig;
@@ -60,7 +60,8 @@ class InboundContext implements BotContext {
     this.addressed = mentionsBot(message, botIds);
     this.isOwner = isOwnerMessage(message, deps.config());
     this.reply = async (replyText, options) => {
-      const parts = splitLongText(String(replyText));
+      // Nothing to say (a model that chose silence) sends nothing; a long text goes as several messages.
+      const parts = String(replyText).trim() ? splitMessage(String(replyText)) : [];
       let sent: SentMessage = { id: '' };
       for (const [i, part] of parts.entries()) {
         sent = await transport.sendText(chatId, part, { quotedId: options?.quote && i === 0 ? message.id : undefined, answers: message.senderId });

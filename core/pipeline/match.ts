@@ -57,23 +57,6 @@ export function matchTrigger(trigger: Trigger, ctx: BotContext, prefix: string, 
   return undefined;
 }
 
-/** Splits a long reply at paragraph, line or sentence boundaries into parts of at most `limit` characters. */
-export function splitLongText(text: string, limit = 4000): string[] {
-  if (text.length <= limit) return [text];
-  const parts: string[] = [];
-  let rest = text;
-  while (rest.length > limit) {
-    const window = rest.slice(0, limit);
-    let cut = Math.max(window.lastIndexOf('\n\n'), window.lastIndexOf('\n'));
-    if (cut < limit / 2) cut = Math.max(window.lastIndexOf('. '), window.lastIndexOf(' '));
-    if (cut < limit / 2) cut = limit;
-    parts.push(rest.slice(0, cut).trimEnd());
-    rest = rest.slice(cut).trimStart();
-  }
-  if (rest) parts.push(rest);
-  return parts;
-}
-
 /** A control character other than tab, line feed and carriage return. */
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHAR = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/;

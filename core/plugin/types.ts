@@ -74,6 +74,10 @@ export interface BotContext {
   /** True in a private chat, or in a group when the bot is mentioned or replied to. */
   readonly addressed: boolean;
   readonly isOwner: boolean;
+  /**
+   * Sends `text` to the chat: a text longer than about 4,000 characters goes as several messages, cut at paragraph
+   * boundaries (never inside a word, a code block or a link); an empty text sends nothing. Resolves with the last part.
+   */
   reply(text: string, options?: { quote?: boolean }): Promise<SentMessage>;
   react(emoji: string): Promise<void>;
   sendMedia(media: OutgoingMedia, options?: { quote?: boolean }): Promise<SentMessage>;
@@ -310,6 +314,8 @@ export interface AiService {
   /**
    * Answers a turn in the context's chat as the main model: system prompt (bot name, date), memory, history,
    * tools of enabled plugins and the tool-call loop. Records the user's text and the answer in the history.
+   * The answer comes in WhatsApp formatting (the model's Markdown converted, see chat/whatsapp-format); it is empty
+   * when the model chose to stay silent (`NO_REPLY_TOKEN`), and `ctx.reply('')` sends nothing.
    */
   respond(ctx: BotContext, options?: RespondOptions): Promise<string>;
   /**
