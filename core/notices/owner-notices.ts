@@ -1,5 +1,5 @@
 import type { Logger } from '../log/logger.js';
-import type { OwnerNotifier } from './owner-notifier.js';
+import type { IncidentView, OwnerNotifier, RaiseOptions } from './owner-notifier.js';
 
 /** How owners hear of incidents (config.json `notices`). */
 export interface NoticeLimits {
@@ -7,6 +7,11 @@ export interface NoticeLimits {
   minIntervalMinutes: number;
   /** Incident notices per hour over all keys; more wait for the next free slot (recoveries are not counted). */
   maxPerHour: number;
+}
+
+/** `2026-11-26 15:02 UTC`: the time of a late notice, readable in a chat. */
+function utcTime(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
 export const DEFAULT_NOTICE_LIMITS: NoticeLimits = { minIntervalMinutes: 30, maxPerHour: 10 };
@@ -24,6 +29,11 @@ export interface OwnerNoticesDeps {
 interface Incident {
   active: boolean;
   text: string;
+  /** When the current (or last) raise happened. */
+  since: number;
+  recoveredAt?: number;
+  /** The chat link itself is down: told, marked late, with the recovery (see OwnerNotifier.raise). */
+  linkDown: boolean;
   /** Whether the owners were told of the current (or last) raise, so its recovery is told too. */
   told: boolean;
   /** When the owners last heard of this key (raise or recovery). */
@@ -40,7 +50,7 @@ interface Incident {
  * notices.raise('disk-low', 'Free space of the data folder is below 200 MB.');
  */
 export class OwnerNotices implements OwnerNotifier {
-  private readonly incidents = new Map<string, Incident>();
+  private readonly known = new Map<string, Incident>();
   /** When incident notices went out in the last hour (for the cap). */
   private readonly toldTimes: number[] = [];
   private stopped = false;
@@ -57,38 +67,56 @@ export class OwnerNotices implements OwnerNotifier {
     else this.deps.log.warn('config.json has no owners: owner notices (full disk, rejected key, logout …) go to this log only');
   }
 
-  raise(key: string, text: string): void {
-    const incident = this.incidents.get(key);
+  raise(key: string, text: string, options: RaiseOptions = {}): void {
+    const incident = this.known.get(key);
     if (incident?.active) {
       incident.text = text;
       return;
     }
-    this.deps.log.warn({ incident: key }, text);
-    const next: Incident = incident ?? { active: true, text, told: false };
+    const linkDown = options.linkDown === true;
+    this.deps.log.warn({ incident: key, ...(linkDown ? { linkDown: true } : {}) }, text);
+    const next: Incident = incident ?? { active: true, text, told: false, since: this.now(), linkDown };
     next.active = true;
     next.text = text;
     next.told = false;
-    this.incidents.set(key, next);
-    this.tellRaise(key, next);
+    next.since = this.now();
+    next.recoveredAt = undefined;
+    next.linkDown = linkDown;
+    this.known.set(key, next);
+    // Over the link that is down the notice cannot arrive: it waits for the recovery (and says it is late).
+    if (!linkDown) this.tellRaise(key, next);
   }
 
   recover(key: string, text: string): void {
-    const incident = this.incidents.get(key);
+    const incident = this.known.get(key);
     if (!incident?.active) return;
     this.deps.log.info({ incident: key }, text);
     incident.active = false;
+    incident.recoveredAt = this.now();
     if (incident.retry) clearTimeout(incident.retry);
     incident.retry = undefined;
+    if (incident.linkDown) {
+      incident.told = true;
+      incident.lastToldAt = this.now();
+      this.deliver(`⚠️ Late notice (from ${utcTime(incident.since)}, when WhatsApp could not carry it): ${incident.text}\n✅ ${text}`);
+      return;
+    }
     // Owners who never heard of the incident need not hear it is over.
     if (!incident.told) return;
     incident.lastToldAt = this.now();
     this.deliver(`✅ ${text}`);
   }
 
+  incidents(): IncidentView[] {
+    return [...this.known.entries()]
+      .map(([key, i]) => ({ key, text: i.text, active: i.active, since: i.since, recoveredAt: i.recoveredAt, linkDown: i.linkDown }))
+      .sort((a, b) => Number(b.active) - Number(a.active) || b.since - a.since);
+  }
+
   /** No more messages (the bot is stopping); pending retries are dropped, the log keeps everything. */
   stop(): void {
     this.stopped = true;
-    for (const incident of this.incidents.values()) if (incident.retry) clearTimeout(incident.retry);
+    for (const incident of this.known.values()) if (incident.retry) clearTimeout(incident.retry);
   }
 
   private tellRaise(key: string, incident: Incident): void {

@@ -10,14 +10,37 @@ import type { Logger } from '../log/logger.js';
  * host.notices.recover('disk-low', 'Free space is back above 200 MB.');
  */
 export interface OwnerNotifier {
-  raise(key: string, text: string): void;
+  /**
+   * `linkDown`: the incident is the chat link itself being down (a logout, a ban), so a chat message cannot arrive
+   * now: it is logged and shown on the dashboard at once, and told to the owners, marked late, once the link is back.
+   */
+  raise(key: string, text: string, options?: RaiseOptions): void;
   recover(key: string, text: string): void;
+  /** The incidents known since start (the dashboard shows them), newest first; absent where nothing is kept. */
+  incidents?(): IncidentView[];
+}
+
+export interface RaiseOptions {
+  linkDown?: boolean;
+}
+
+/** One incident as the dashboard shows it. */
+export interface IncidentView {
+  key: string;
+  text: string;
+  active: boolean;
+  /** When it was raised (the current raise, or the last one). */
+  since: number;
+  /** When it was over (absent while active). */
+  recoveredAt?: number;
+  /** Raised as the chat link being down: the owners hear of it once the link is back. */
+  linkDown: boolean;
 }
 
 /** The stand-in until the real service is wired: log only. */
 export function logOnlyNotifier(log: Logger): OwnerNotifier {
   return {
-    raise: (key, text) => log.warn({ incident: key }, text),
+    raise: (key, text, options) => log.warn({ incident: key, ...(options?.linkDown ? { linkDown: true } : {}) }, text),
     recover: (key, text) => log.info({ incident: key }, text),
   };
 }

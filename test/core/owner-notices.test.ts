@@ -118,6 +118,24 @@ describe('owner notices: never a flood', () => {
     expect(sent).to.deep.equal(['⚠️ down', '✅ up']);
   });
 
+  it('a link-down incident is not sent over the link that broke: one late notice with the time and the recovery once it is back', async () => {
+    const raisedAt = Date.now();
+    notices.raise('logged-out', 'WhatsApp logged the bot out: scan the new QR.', { linkDown: true });
+    await clock.tickAsync(3 * 60 * 60_000);
+    expect(sent).to.deep.equal([]);
+    expect(notices.incidents()).to.deep.equal([{ key: 'logged-out', text: 'WhatsApp logged the bot out: scan the new QR.', active: true, since: raisedAt, recoveredAt: undefined, linkDown: true }]);
+    notices.recover('logged-out', 'WhatsApp is linked again.');
+    await clock.tickAsync(0);
+    const when = `${new Date(raisedAt).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+    expect(sent).to.deep.equal([`⚠️ Late notice (from ${when}, when WhatsApp could not carry it): WhatsApp logged the bot out: scan the new QR.\n✅ WhatsApp is linked again.`]);
+    expect(notices.incidents()[0]).to.include({ active: false, recoveredAt: raisedAt + 3 * 60 * 60_000 });
+    // An ordinary incident is still told at once.
+    notices.raise('disk-low', 'Free space is below 200 MB.');
+    await clock.tickAsync(0);
+    expect(sent.at(-1)).to.equal('⚠️ Free space is below 200 MB.');
+    expect(notices.incidents().map((i) => i.key)).to.deep.equal(['disk-low', 'logged-out']);
+  });
+
   it('caps incident notices per hour over all keys; the rest go out when the hour frees a slot', async () => {
     for (let i = 0; i < 5; i++) notices.raise(`k${i}`, `incident ${i}`);
     await clock.tickAsync(0);

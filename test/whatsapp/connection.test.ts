@@ -136,7 +136,8 @@ describe('WhatsApp transport: Web version, close codes and reconnect bounds (fak
     await clock.tickAsync(2 * 60 * 60_000);
     expect(h.sockets.sockets).to.have.length(count);
     expect(h.notices).to.have.length(1);
-    expect(h.notices[0]).to.include({ kind: 'raise', key: 'whatsapp-forbidden' });
+    // Raised as the link being down: told over WhatsApp only once it carries messages again (late).
+    expect(h.notices[0]).to.include({ kind: 'raise', key: 'whatsapp-forbidden', linkDown: true });
     expect(h.notices[0].text).to.include('banned');
     expect(h.logs().find((l) => String(l.msg).includes('403 forbidden'))?.level).to.equal(50);
   });

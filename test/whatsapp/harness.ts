@@ -18,7 +18,7 @@ export interface Harness {
   sockets: FakeSocketFactory;
   received: IncomingMessage[];
   printed: string[];
-  notices: Array<{ kind: 'raise' | 'recover'; key: string; text: string }>;
+  notices: Array<{ kind: 'raise' | 'recover'; key: string; text: string; linkDown?: boolean }>;
   logs: () => Array<Record<string, any>>;
   messages: () => string[];
 }
@@ -47,7 +47,7 @@ export async function setup(options: { dir?: string; env?: Record<string, string
   const printed: string[] = [];
   const received: IncomingMessage[] = [];
   const notices: Harness['notices'] = [];
-  const notifier: OwnerNotifier = { raise: (key, text) => notices.push({ kind: 'raise', key, text }), recover: (key, text) => notices.push({ kind: 'recover', key, text }) };
+  const notifier: OwnerNotifier = { raise: (key, text, options) => notices.push({ kind: 'raise', key, text, ...(options?.linkDown ? { linkDown: true } : {}) }), recover: (key, text) => notices.push({ kind: 'recover', key, text }) };
   const config = { host: '127.0.0.1', port: 3000, targetUserIds: [] } as unknown as BotConfig;
   const transport = new WhatsAppTransport({
     settings,

@@ -96,7 +96,7 @@ describe('WhatsApp transport: linking and connection handling (fake socket)', ()
     h.sockets.last.close(DisconnectReason.loggedOut);
     await h.sockets.waitForSockets(count + 1);
     expect(h.notices.filter((n) => n.key === 'logged-out')).to.have.length(1);
-    expect(h.notices[0]).to.include({ kind: 'raise', key: 'logged-out' });
+    expect(h.notices[0]).to.include({ kind: 'raise', key: 'logged-out', linkDown: true });
     expect(h.notices[0].text).to.include('http://127.0.0.1:3000/');
     await link(h);
     expect(h.notices.filter((n) => n.key === 'logged-out').map((n) => n.kind)).to.deep.equal(['raise', 'recover']);

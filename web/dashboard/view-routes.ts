@@ -93,7 +93,7 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
     }
     // The service's uptime (since the app started), as `.status` says it.
     const uptimeMs = (await app.bot.statusSource?.())?.uptimeMs ?? process.uptime() * 1000;
-    return { session, problems: recentProblems.list(), qrSvg: session.status === 'qr' ? await qrSvg(session.qr) : undefined, uptimeMs, version: projectVersion(), freeDisk, canRelink: Boolean(deps.transport()?.relink), csrf };
+    return { session, problems: recentProblems.list(), qrSvg: session.status === 'qr' ? await qrSvg(session.qr) : undefined, uptimeMs, version: projectVersion(), freeDisk, canRelink: Boolean(deps.transport()?.relink), incidents: app.bot.notices.incidents?.() ?? [], csrf };
   };
 
   const providersData = (csrf: string) => ({

@@ -1,6 +1,7 @@
 import { capabilityMark, type CapabilityStatus } from '../../core/capabilities/capabilities.js';
 import type { TailLine } from '../../core/log/log-tail.js';
 import type { LegHealth } from '../../core/providers/types.js';
+import type { IncidentView } from '../../core/notices/owner-notifier.js';
 import { humanDuration, legStateInWords } from '../../core/status/status-report.js';
 import type { SessionState } from '../../core/transport/transport.js';
 import { html, raw, type SafeHtml } from '../html.js';
@@ -45,7 +46,20 @@ export interface StatusViewData {
   version: string;
   freeDisk?: { bytes: number; dir: string };
   canRelink: boolean;
+  /** Incidents the owners are told of (active first): the link's own ones can reach them only here while it is down. */
+  incidents: IncidentView[];
   csrf: string;
+}
+
+/** Active incidents and those over since start; a link incident says its chat notice waits for the link. */
+export function incidentsSection(incidents: IncidentView[]): SafeHtml {
+  const item = (i: IncidentView) =>
+    html`<li data-incident="${i.key}"><time datetime="${new Date(i.since).toISOString()}">${clock(i.since)}</time> ${
+      i.active ? html`<b class="bad">active</b>` : html`<span class="ok">over</span>${i.recoveredAt ? html` <span class="hint">(${clock(i.recoveredAt)})</span>` : ''}`
+    } ${i.text}${i.active && i.linkDown ? html` <span class="hint">The owners get this in WhatsApp, marked late, once the link is back.</span>` : ''}</li>`;
+  return html`<section id="incidents" aria-labelledby="h-incidents"><h3 id="h-incidents">Incidents</h3>${
+    incidents.length ? html`<ul class="plain log">${incidents.slice(0, 10).map(item)}</ul>` : html`<p class="ok">None since start.</p>`
+  }</section>`;
 }
 
 /** The live part of the status view: link state with reason and next retry, QR or pairing code, own ids. */
@@ -71,6 +85,7 @@ export function statusView(d: StatusViewData): SafeHtml {
     : html`<p class="hint">This transport cannot relink from here.</p>`;
   return html`<section aria-labelledby="h-link"><h3 id="h-link">WhatsApp</h3><div data-region="link" aria-live="polite">${linkRegion(d)}</div>${relink}</section>
 <section aria-labelledby="h-service"><h3 id="h-service">Service</h3><dl class="facts"><dt>Uptime</dt><dd data-region="uptime">${humanDuration(d.uptimeMs)}</dd><dt>Version</dt><dd>${d.version}</dd><dt>Disk</dt><dd>${disk}</dd></dl></section>
+${incidentsSection(d.incidents)}
 <section id="problems" aria-labelledby="h-problems"><h3 id="h-problems">Last warnings and errors</h3>${
     d.problems.length
       ? html`<ul class="plain log">${d.problems.slice(0, 10).map((p) => html`<li><time datetime="${new Date(p.time).toISOString()}">${clock(p.time)}</time> <b class="${p.level === 'warn' ? 'warn' : 'bad'}">${p.level}</b>${p.plugin ? html` <span class="hint">[${p.plugin}]</span>` : ''} ${p.msg}</li>`)}</ul><p><a href="/config/log?level=warn">All warnings in the log view</a></p>`

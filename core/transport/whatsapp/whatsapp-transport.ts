@@ -652,7 +652,7 @@ export class WhatsAppTransport implements Transport {
       this.setStatus('offline');
       this.qr = undefined;
       this.log.error({ reason: detail }, decision.warning);
-      this.notices.raise('whatsapp-forbidden', 'WhatsApp refused this account (403 forbidden: banned or blocked from WhatsApp Web). The bot stopped reconnecting; check the account on the phone, then restart the bot.');
+      this.notices.raise('whatsapp-forbidden', 'WhatsApp refused this account (403 forbidden: banned or blocked from WhatsApp Web). The bot stopped reconnecting; check the account on the phone, then restart the bot.', { linkDown: true });
       for (const wake of this.openWaiters.splice(0)) wake();
       return;
     }
@@ -664,7 +664,7 @@ export class WhatsAppTransport implements Transport {
       } else {
         this.log.warn({ reason: detail, folder: this.authDir }, 'WhatsApp logged this device out (removed on the phone): cleared the stored session; scan the new QR code to link again');
         this.loggedOut = true;
-        this.notices.raise('logged-out', `WhatsApp logged the bot out (the linked device was removed on the phone). It answers nothing until it is linked again: scan the new QR at ${this.webAddress()}.`);
+        this.notices.raise('logged-out', `WhatsApp logged the bot out (the linked device was removed on the phone). It answers nothing until it is linked again: scan the new QR at ${this.webAddress()}.`, { linkDown: true });
       }
       this.me = {};
       this.qr = undefined;
