@@ -11,6 +11,7 @@ import { ChatQueue } from './pipeline/chat-queue.js';
 import { compose, type Middleware } from './pipeline/compose.js';
 import { createContext, pluginView, type ContextDeps } from './pipeline/context.js';
 import { addressedOnly, handledText, observers } from './pipeline/filters.js';
+import { markTakenUpRead } from './pipeline/read-receipt.js';
 import { AccessControl } from './access/access-control.js';
 import { chatRules, whoIsAnswered } from './access/access-gate.js';
 import { accessFile } from './access/access-store.js';
@@ -413,6 +414,7 @@ export class Bot {
       observers(this.registry, this.capabilities, routing.view),
       chatRules(config, this.access),
       addressedOnly(config),
+      markTakenUpRead(() => this.transport),
       ...this.extra,
       pluginRouting(routing),
       coreCommands(this.registry, config),

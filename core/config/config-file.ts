@@ -94,6 +94,7 @@ export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>):
     // the closed defaults (pairing, groups an owner opened).
     groups: { commandsWithoutMention: raw.groups?.commandsWithoutMention ?? false, policy: raw.groups?.policy ?? 'open' },
     takeover: { minutes: raw.takeover?.minutes ?? 30 },
+    whatsapp: { readReceipts: raw.whatsapp?.readReceipts ?? true, presence: raw.whatsapp?.presence ?? true },
     history: { maxMessages: raw.history?.maxMessages ?? 50, maxPromptTokens: raw.history?.maxPromptTokens ?? 6000 },
     ai: {
       requestsPerMinute: raw.ai?.requestsPerMinute ?? 10,

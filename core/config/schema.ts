@@ -42,6 +42,14 @@ export const configSchema = {
         policy: { type: 'string', enum: ['allowlist', 'open'], description: 'allowlist: the bot takes part only in groups an owner opened with .activation; open: in every group it is in' },
       },
     },
+    whatsapp: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        readReceipts: { type: 'boolean', description: 'blue ticks on the messages the bot takes up (never on blocked, held or unaddressed ones)' },
+        presence: { type: 'boolean', description: 'show the bot "online" while it types an answer, and offline again after' },
+      },
+    },
     takeover: {
       type: 'object',
       additionalProperties: false,
@@ -142,6 +150,8 @@ export interface BotConfig {
   access: { mode: AccessMode; allow: string[]; block: string[] };
   groups: { commandsWithoutMention: boolean; policy: 'allowlist' | 'open' };
   takeover: { minutes: number };
+  /** WhatsApp behaviour towards the people who write: read receipts and "online" while typing. */
+  whatsapp: { readReceipts: boolean; presence: boolean };
   history: { maxMessages: number; maxPromptTokens: number };
   ai: AiConfig;
   data: { flushIntervalMs: number; diskLowMb: number };

@@ -89,6 +89,12 @@ export interface Transport {
   editText(chatId: string, messageId: string, text: string): Promise<boolean>;
   react(chatId: string, messageId: string, emoji: string): Promise<void>;
   sendMedia(chatId: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage>;
+  /**
+   * The bot took this message up (the access rules let it through and it is meant for the bot): shows the sender it
+   * was read (WhatsApp: blue ticks, unless config `whatsapp.readReceipts` is false). Never waits on the network, never
+   * throws. Optional: a transport without read receipts leaves it out.
+   */
+  markRead?(message: IncomingMessage): void;
   /** Shows/hides "typing…" in a chat; a no-op where the network has none. */
   setTyping(chatId: string, typing: boolean): Promise<void>;
   /** The bot's own ids learnt at login (phone jid, LID); empty until linked. */

@@ -27,6 +27,8 @@ describe('configuration', () => {
     ['an empty prefix', JSON.stringify({ prefix: '' }), /prefix: must NOT have fewer than 1 characters/],
     ['an unknown field', JSON.stringify({ prefix: '.', botName: 'b', targetUserIds: [], port: 1, colour: 'red' }), /colour: unknown field/],
     ['a non-digit id', JSON.stringify({ prefix: '.', botName: 'b', targetUserIds: ['+62 812'], port: 1 }), /targetUserIds\.0: must be digits only/],
+    ['read receipts not given as true/false', JSON.stringify({ whatsapp: { readReceipts: 'yes' } }), /whatsapp\.readReceipts: must be boolean/],
+    ['an unknown whatsapp option', JSON.stringify({ whatsapp: { presense: true } }), /whatsapp\.presense: unknown field/],
     ['a bad plugin access value', JSON.stringify({ prefix: '.', botName: 'b', targetUserIds: [], port: 1, plugins: { ping: { access: 'admins' } } }), /plugins\.ping\.access/],
   ];
   for (const [label, content, reason] of bad) {
@@ -45,6 +47,7 @@ describe('configuration', () => {
     await writeFile(path.join(dir, 'config.json'), '{ "botName": "Only a name" }');
     const { config } = await loadConfigFile(dir);
     expect(config).to.deep.include({ prefix: '.', botName: 'Only a name', targetUserIds: [], port: 3000, host: '127.0.0.1', owners: [] });
+    expect(config.whatsapp).to.deep.equal({ readReceipts: true, presence: true });
   });
 
   it('saving an invalid config leaves the file untouched; a valid one keeps a backup', async () => {

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { Boom } from '@hapi/boom';
-import { addTransactionCapability, DisconnectReason, jidEncode, proto, type AnyMessageContent, type GroupMetadata, type MiscMessageGenerationOptions, type WAMessage, type WAPresence } from '@whiskeysockets/baileys';
+import { addTransactionCapability, DisconnectReason, jidEncode, proto, type AnyMessageContent, type GroupMetadata, type MiscMessageGenerationOptions, type WAMessage, type WAMessageKey, type WAPresence } from '@whiskeysockets/baileys';
 import { LIDMappingStore } from '@whiskeysockets/baileys/lib/Signal/lid-mapping.js';
 import pino from 'pino';
 import type { SocketOptions, WhatsAppSocket } from '../../core/transport/whatsapp/whatsapp-transport.js';
@@ -103,6 +103,13 @@ export class FakeBaileysSocket implements WhatsAppSocket {
 
   async sendPresenceUpdate(type: WAPresence, jid?: string): Promise<void> {
     this.presences.push({ type, jid });
+  }
+
+  /** Every read receipt asked for (Baileys' `readMessages`), one entry per call. */
+  readonly reads: WAMessageKey[][] = [];
+
+  async readMessages(keys: WAMessageKey[]): Promise<void> {
+    this.reads.push(keys);
   }
 
   async requestPairingCode(phone: string): Promise<string> {

@@ -305,6 +305,24 @@ describe('dashboard saving', () => {
     expect(after.body).to.contain('Helper &lt;b&gt;&amp;').and.not.contain('Helper <b>&');
   });
 
+  it('shows the WhatsApp read receipts and presence switches, and turning one off is saved and applied at once', async () => {
+    expect(page).to.contain('name="whatsapp.readReceipts" checked').and.contain('name="whatsapp.presence" checked');
+    expect(w.t.app.config.whatsapp).to.deep.equal({ readReceipts: true, presence: true });
+    const fields = formFields(page);
+    fields.delete('whatsapp.readReceipts');
+    expect((await save(fields)).status).to.equal(303);
+    expect(JSON.parse(await w.readConfig()).whatsapp).to.deep.equal({ readReceipts: false, presence: true });
+    expect(w.t.app.config.whatsapp).to.deep.equal({ readReceipts: false, presence: true });
+    const again = await request(w.port, { path: '/config', headers: { cookie } });
+    expect(again.body).to.contain('name="whatsapp.readReceipts">').and.contain('name="whatsapp.presence" checked');
+    // A form that did not show the switches (no marker) leaves them as they are.
+    const other = formFields(again.body);
+    other.delete('whatsapp:present');
+    other.delete('whatsapp.presence');
+    expect((await save(other)).status).to.equal(303);
+    expect(JSON.parse(await w.readConfig()).whatsapp).to.deep.equal({ readReceipts: false, presence: true });
+  });
+
   it('refuses an invalid field with a clear error on the page and leaves config.json as it was', async () => {
     const before = await w.readConfig();
     const fields = formFields(page);

@@ -57,7 +57,7 @@ export interface ConfigDraft {
 }
 
 /** The form fields an error can point at (the longest one that prefixes an error's path wins). */
-const TOP_FIELDS = ['prefix', 'botName', 'targetUserIds', 'port', 'host', 'owners', 'access.mode', 'access.allow', 'access.block', 'groups.commandsWithoutMention'];
+const TOP_FIELDS = ['prefix', 'botName', 'targetUserIds', 'port', 'host', 'owners', 'access.mode', 'access.allow', 'access.block', 'groups.commandsWithoutMention', 'whatsapp.readReceipts', 'whatsapp.presence'];
 
 /**
  * Splits an id list typed into a text box (commas, spaces or new lines) into bare ids: a pasted jid
@@ -140,6 +140,10 @@ export function formToConfig(form: URLSearchParams, base: Record<string, any>, p
   config.owners = idList(form.get('owners'));
   config.access = { ...(config.access ?? {}), mode: form.get('access.mode') ?? 'everyone', allow: idList(form.get('access.allow')), block: idList(form.get('access.block')) };
   config.groups = { ...(config.groups ?? {}), commandsWithoutMention: form.get('groups.commandsWithoutMention') === 'on' };
+  // Unticked boxes are not sent at all: only a form that showed them (the marker) may turn them off.
+  if (form.get('whatsapp:present') === '1') {
+    config.whatsapp = { ...(config.whatsapp ?? {}), readReceipts: form.get('whatsapp.readReceipts') === 'on', presence: form.get('whatsapp.presence') === 'on' };
+  }
 
   config.plugins = { ...(config.plugins ?? {}) };
   for (const plugin of plugins) {

@@ -156,6 +156,16 @@ ${idsField(view, 'access.block', 'Block list', c.access?.block, 'The bot ignores
 </fieldset>`;
 }
 
+/** config `whatsapp`: what the people who write see of the bot (both on unless the file says false). */
+function whatsAppFields(view: DashboardView): SafeHtml {
+  const wa = (view.config.whatsapp ?? {}) as { readReceipts?: boolean; presence?: boolean };
+  const box = (field: string, on: boolean, text: string) =>
+    html`<label class="hint"><input type="checkbox" id="f-${field.replace(/\./g, '-')}" name="${field}"${on ? html` checked` : ''}> ${text}</label>${errorsFor(view.problems, field)}`;
+  return html`<fieldset id="whatsapp"><legend>WhatsApp</legend><input type="hidden" name="whatsapp:present" value="1">
+<div>${box('whatsapp.readReceipts', wa.readReceipts !== false, 'read receipts: blue ticks on the messages the bot answers (never on blocked, held or ignored ones)')}</div>
+<div>${box('whatsapp.presence', wa.presence !== false, 'show the bot "online" while it types an answer (offline again after)')}</div></fieldset>`;
+}
+
 function sectionFields(view: DashboardView): SafeHtml {
   if (!view.sections.length) return html``;
   const rows = view.sections.map((s) => {
@@ -234,6 +244,7 @@ ${summary}
 <input type="hidden" name="_csrf" value="${view.csrf}"><input type="hidden" name="version" value="${view.version}">
 <p><button type="submit" id="save-top">Save and apply</button></p>
 ${generalFields(view)}
+${whatsAppFields(view)}
 ${sectionFields(view)}
 ${pluginRows(view)}
 <p><button type="submit" id="save">Save and apply</button> <span class="hint">Validated like at start-up, written atomically; the previous file is kept as config.json.bak.</span></p>

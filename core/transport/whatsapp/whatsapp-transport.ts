@@ -49,6 +49,8 @@ export interface WhatsAppSocket {
   end(error: Error | undefined): void;
   sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<WAMessage | undefined>;
   sendPresenceUpdate(type: WAPresence, jid?: string): Promise<void>;
+  /** Baileys' read receipts (blue ticks) for received messages. */
+  readMessages(keys: WAMessageKey[]): Promise<void>;
   requestPairingCode(phoneNumber: string): Promise<string>;
   groupMetadata(jid: string): Promise<GroupMetadata>;
   updateMediaMessage?(message: WAMessage): Promise<WAMessage>;
@@ -215,6 +217,8 @@ export class WhatsAppTransport implements Transport {
   private openWaiters: Array<() => void> = [];
   private inboundChain: Promise<void> = Promise.resolve();
   private readonly handling = new Set<Promise<void>>();
+  /** Chats the bot is typing in now (`setTyping`): it shows itself offline again once none is left. */
+  private readonly typingIn = new Set<string>();
   /** Recent inbound messages (for quoting and reacting), by `chat|id`. */
   private readonly inbound = new BoundedMap<string, WAMessage>(1000);
   /** Recent messages the bot sent (for edits and Baileys' retry `getMessage`), by id. */
@@ -1022,11 +1026,32 @@ export class WhatsAppTransport implements Transport {
     return this.remember(sent, chatId, options?.answers);
   }
 
+  /** Blue ticks on a message the bot took up (config `whatsapp.readReceipts`), with the key it arrived under. */
+  markRead(message: IncomingMessage): void {
+    const socket = this.socket;
+    const raw = this.inbound.get(`${message.chatId}|${message.id}`);
+    if (!socket || this.status !== 'linked' || !raw?.key || raw.key.fromMe) return;
+    if (this.options.config().whatsapp?.readReceipts === false) return;
+    // Not waited for: Baileys first asks WhatsApp for the account's privacy settings, and the answer must not wait on it.
+    const work = socket.readMessages([raw.key]).catch((err) => this.log.debug({ err, chat: message.chatId }, 'read receipt failed'));
+    this.handling.add(work);
+    void work.finally(() => this.handling.delete(work));
+  }
+
   async setTyping(chatId: string, typing: boolean): Promise<void> {
     const socket = this.socket;
     if (!socket || this.status !== 'linked') return;
     const to = await this.addressing.addressOf(chatId);
-    await socket.sendPresenceUpdate(typing ? 'composing' : 'paused', to).catch((err) => this.log.debug({ err }, 'typing indicator failed'));
+    // Config `whatsapp.presence`: "online" while typing (some phones show "typing…" only then), offline again after,
+    // so the owner's phone keeps its notifications (the bot connects as offline: markOnlineOnConnect is false).
+    // Offline only once no chat is being typed in any more.
+    const presence = this.options.config().whatsapp?.presence !== false;
+    const failed = (err: unknown) => this.log.debug({ err }, 'typing indicator failed');
+    if (typing) this.typingIn.add(chatId);
+    else this.typingIn.delete(chatId);
+    if (typing && presence) await socket.sendPresenceUpdate('available').catch(failed);
+    await socket.sendPresenceUpdate(typing ? 'composing' : 'paused', to).catch(failed);
+    if (!typing && presence && this.typingIn.size === 0) await socket.sendPresenceUpdate('unavailable').catch(failed);
   }
 
   ownIds(): string[] {
