@@ -324,7 +324,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
         const messages: ChatMessage[] = [systemMessageFor(ctx, facts, tools.some((t) => t.live), withPersona(ctx.chatId, options.system)), ...history];
         try {
           const cited: string[] = [];
-          const limits = { rounds: cfg.ai.maxToolRounds, perRound: cfg.ai.maxToolCallsPerRound, perMessage: cfg.ai.maxToolCallsPerMessage };
+          const limits = { rounds: cfg.ai.maxToolRounds, perRound: cfg.ai.maxToolCallsPerRound, perMessage: cfg.ai.maxToolCallsPerMessage, perDay: ctx.isOwner ? 0 : cfg.ai.toolCallsPerDay };
           const result = await toolLoop(messages, openAiTools, tools, ctx, { premium, userId: ctx.senderId }, limits, cited);
           await questionSaved;
           if (isNoReply(result.text)) {
@@ -364,7 +364,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
     offered: ToolDefinition[],
     ctx: BotContext,
     options: CompleteOptions,
-    limits: { rounds: number; perRound: number; perMessage: number },
+    limits: { rounds: number; perRound: number; perMessage: number; perDay: number },
     cited: string[],
   ): Promise<CompletionResult> {
     // Tool calls cost (a web search is paid) and act: one message runs at most `perRound` of a round's calls and
@@ -384,6 +384,12 @@ export function createAiService(deps: AiServiceDeps): AiService {
           refused++;
           const cap = run >= limits.perMessage ? `${limits.perMessage} per message` : `${limits.perRound} per round`;
           messages.push({ role: 'tool', tool_call_id: call.id, content: `Refused: not run, at most ${cap} tool calls run. Answer with what you have.` });
+          continue;
+        }
+        // Counted in the person's daily budget like their tokens: many messages of 20 calls each stay bounded too.
+        if (!(await budgets.takeToolCall(ctx.senderId, limits.perDay))) {
+          refused++;
+          messages.push({ role: 'tool', tool_call_id: call.id, content: `Refused: not run, today's budget of ${limits.perDay} tool calls for this person is used. Answer with what you have, and say so.` });
           continue;
         }
         runThisRound++;

@@ -106,6 +106,7 @@ export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>):
       maxToolCallsPerRound: raw.ai?.maxToolCallsPerRound ?? 8,
       maxToolCallsPerMessage: raw.ai?.maxToolCallsPerMessage ?? 20,
       maxMemoryWritesPerMessage: raw.ai?.maxMemoryWritesPerMessage ?? 5,
+      toolCallsPerDay: raw.ai?.toolCallsPerDay ?? 200,
       showProvider: raw.ai?.showProvider ?? false,
       outageNoticeMinutes: raw.ai?.outageNoticeMinutes ?? 5,
     },

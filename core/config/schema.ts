@@ -78,6 +78,7 @@ export const configSchema = {
         maxToolCallsPerRound: { type: 'integer', minimum: 1, maximum: 100, description: 'tool calls run per model round; the rest are refused in their results' },
         maxToolCallsPerMessage: { type: 'integer', minimum: 1, maximum: 500, description: 'tool calls run per message over all rounds; then the model answers without tools' },
         maxMemoryWritesPerMessage: { type: 'integer', minimum: 0, maximum: 50, description: 'facts one message may store with the remember tool' },
+        toolCallsPerDay: { type: 'integer', minimum: 0, description: 'tool calls per user per day, paid searches included (0 = no limit; owners exempt)' },
         showProvider: { type: 'boolean', description: 'debug: append which provider answered' },
         outageNoticeMinutes: { type: 'integer', minimum: 1, maximum: 1440, description: 'tell the owners when every chat provider has been failing this many minutes' },
       },
@@ -180,6 +181,8 @@ export interface AiConfig {
   maxToolCallsPerMessage: number;
   /** Facts one message may store with the `remember` tool. */
   maxMemoryWritesPerMessage: number;
+  /** Tool calls one user may run per day (0 = no limit; owners are exempt). */
+  toolCallsPerDay: number;
   showProvider: boolean;
   /** Owners are told when every chat leg has been failing this long (minutes). */
   outageNoticeMinutes: number;

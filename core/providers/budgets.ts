@@ -10,6 +10,8 @@ interface BudgetDoc {
   premiumTokens: Record<string, number>;
   /** user → request times (ms) within the last minute */
   recent: Record<string, number[]>;
+  /** user → tool calls run today (each may be a paid search or act in a chat) */
+  toolCalls?: Record<string, number>;
 }
 
 /** Says whether a user may make another AI request, and if not, a plain sentence saying when they can. */
@@ -44,6 +46,7 @@ export class UserBudgets {
         d.day = today(this.now());
         d.tokens = {};
         d.premiumTokens = {};
+        d.toolCalls = {};
       });
     }
     doc.recent ??= {};
@@ -90,6 +93,25 @@ export class UserBudgets {
       bucket[userId] = (bucket[userId] ?? 0) + tokens;
       if (premium) d.tokens[userId] = (d.tokens[userId] ?? 0) + tokens;
     });
+  }
+
+  /**
+   * Takes one tool call from the user's daily allowance (`limit` 0 = no limit). Says false, taking nothing, when
+   * today's calls are used: the call is then refused in its result, so the model still answers.
+   */
+  async takeToolCall(userId: string, limit: number): Promise<boolean> {
+    const doc = await this.current();
+    if (limit > 0 && (doc.toolCalls?.[userId] ?? 0) >= limit) return false;
+    await this.doc.update((d) => {
+      d.toolCalls ??= {};
+      d.toolCalls[userId] = (d.toolCalls[userId] ?? 0) + 1;
+    });
+    return true;
+  }
+
+  /** Tool calls the user ran today. */
+  async toolCallsToday(userId: string): Promise<number> {
+    return (await this.current()).toolCalls?.[userId] ?? 0;
   }
 
   flush(): Promise<void> {

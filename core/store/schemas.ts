@@ -131,7 +131,7 @@ export const BUDGETS_SCHEMA: DataSchema = {
   schema: {
     type: 'object',
     required: ['day', 'tokens', 'premiumTokens'],
-    properties: { day: str, tokens: mapOf(num), premiumTokens: mapOf(num), recent: mapOf({ type: 'array', items: num }) },
+    properties: { day: str, tokens: mapOf(num), premiumTokens: mapOf(num), recent: mapOf({ type: 'array', items: num }), toolCalls: mapOf(num) },
   },
 };
 

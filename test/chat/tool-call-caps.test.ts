@@ -81,6 +81,22 @@ describe('tool calls are bounded per round and per message', function () {
     expect(search.searches()).to.have.length(5);
   });
 
+  it('ai.toolCallsPerDay counts every call of a person over the day: 12 run, the rest are refused in their results, also in the next message; an owner is not held to it', async () => {
+    await start(greedyModel('web_search', 10, (i) => ({ query: `paid search ${i}` })), { toolCallsPerDay: 12 });
+    expect(texts(await t!.transport.push({ senderId: MEMBER, text: 'search once' }))[0]).to.match(/^answered without tools/);
+    expect(search.searches()).to.have.length(12);
+    const before = gw.chats().length;
+    expect(texts(await t!.transport.push({ senderId: MEMBER, text: 'search again' }))[0]).to.match(/^answered without tools/);
+    expect(search.searches()).to.have.length(12);
+    const results = gw.chats().slice(before).flatMap((req) => messagesOf(req).filter((m) => m.role === 'tool').map((m) => String(m.content)));
+    expect(results.length).to.be.greaterThan(0);
+    expect(results.every((r) => r.startsWith("Refused: not run, today's budget of 12 tool calls for this person is used"))).to.equal(true);
+    for (const req of gw.chats().slice(before + 1)) expectEveryCallAnswered(req);
+    expect(await t!.app.budgets.toolCallsToday(MEMBER)).to.equal(12);
+    await t!.transport.push({ senderId: `${OWNER}@s.whatsapp.net`, text: 'owner searches' });
+    expect(search.searches()).to.have.length(12 + 20);
+  });
+
   it("a group member's 110 remember calls store 5 facts, and every fact stored before is kept (the oldest in the archive)", async () => {
     await start(greedyModel('remember', 110, (i) => ({ fact: `planted fact ${i}` })));
     const memories = t!.app.bot.memories;
