@@ -4,6 +4,7 @@ import path from 'node:path';
 import { emptyAccess } from '../../core/access/access-store.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';
+import { SHIPPED_RULES, until } from './access-helpers.js';
 import { csrfOf, login, request, sameOrigin, startWebTest, TOKEN, type RawResponse, type WebTest } from './web-helpers.js';
 
 const STRANGER = '62811111111@s.whatsapp.net';
@@ -11,21 +12,9 @@ const OTHER = '62833333333@s.whatsapp.net';
 const GROUP = '120363000000000001@g.us';
 const MEMBER = '62822222222@s.whatsapp.net';
 
-/** Who is answered as config.example.json ships it (the test app otherwise opens the bot to everyone). */
-export const SHIPPED_RULES = { access: { mode: 'pairing', allow: [], block: [] }, groups: { policy: 'allowlist', commandsWithoutMention: false } };
-
 type Message = { role: string; content: unknown };
 const lastUserText = (req: { json?: any }) => String([...((req.json?.messages ?? []) as Message[])].reverse().find((m) => m.role === 'user')?.content ?? '');
 const systemOf = (req: { json?: any }) => String(((req.json?.messages ?? []) as Message[]).find((m) => m.role === 'system')?.content ?? '');
-
-/** Resolves once `probe` holds (checked as the event loop turns), or fails naming `what`. */
-async function until(probe: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe('dashboard access view (HTTP)', function () {
   this.timeout(30_000);

@@ -92,7 +92,7 @@ ${cards.length ? html`<div class="cards">${cards}</div>` : html`<p>No chat has a
 function pausedSection(d: AccessViewData): SafeHtml {
   const rows = d.paused.map(
     (p) => html`<tr data-chat="${p.chatId}"><td><code>${p.chatId}</code></td><td>${p.until === null ? html`until <code>.bot on</code>` : html`until <time datetime="${new Date(p.until).toISOString()}">${clock(p.until)}</time>`}</td><td class="hint">${p.by === 'phone' ? 'written from the phone' : p.by === 'dashboard' ? 'dashboard' : p.by.split('@')[0]}</td>
-<td><form method="post" action="/config/access/resume">${hidden(d.csrf, { chat: p.chatId })}<button type="submit" aria-label="Hand ${p.chatId} back to the bot">Hand back</button></form></td></tr>`,
+<td><form method="post" action="/config/access/resume">${hidden(d.csrf, { chat: p.chatId })}<button type="submit" aria-label="Hand back ${p.chatId} to the bot">Hand back</button></form></td></tr>`,
   );
   return html`<section id="paused" aria-labelledby="h-paused"><h3 id="h-paused">Paused chats</h3><p class="hint">When you write into a chat from the phone the bot stays quiet there for ${d.takeoverMinutes} minutes (<code>takeover.minutes</code>); <code>.bot off</code> pauses it until <code>.bot on</code>. "Hand back" does what <code>.bot on</code> does.</p>
 ${rows.length ? html`<table><thead><tr><th scope="col">Chat</th><th scope="col">Paused</th><th scope="col">By</th><th scope="col">Action</th></tr></thead><tbody>${rows}</tbody></table>` : html`<p>The bot is not paused in any chat.</p>`}</section>`;
