@@ -16,7 +16,7 @@ const STRANGER = '62811111111@s.whatsapp.net';
 const PAUSED = '62844444444@s.whatsapp.net';
 const GROUP = '120363000000000002@g.us';
 const MEMBER = '62822222222@s.whatsapp.net';
-const SCRIPT_PERSONA = '<script>window.pwned = true</script><img src=x onerror="window.pwned = true"> Answer in rhymes.';
+const SCRIPT_PERSONA = '</textarea><script>window.pwned = true</script><img src=x onerror="window.pwned = true"> Answer in rhymes.';
 
 describe('dashboard access view in headless Chromium', function () {
   this.timeout(60_000);
