@@ -99,9 +99,8 @@ describe('WhatsApp on the wire (npm start against a WhatsApp Web server on 127.0
     expect(reply.to).to.equal('15551230001@lid');
   });
 
-  // enabled when item 4 lands (issue 33, helper "stores"): today data/whatsapp/sent-messages.jsonl keeps the bot's
-  // replies, which quote the person's words, after the delete.
-  it.skip('.mydata delete confirm leaves nothing of the chat\'s words in data/', async () => {
+  // The bot's own record of what it sent (data/whatsapp/sent-messages.jsonl) quotes the person's words too.
+  it('.mydata delete confirm leaves nothing of the chat\'s words in data/', async () => {
     const person = '15551230002@s.whatsapp.net';
     await wa.inbound({ from: person, text: 'my secret word is zanzibar-quokka' });
     await wa.waitForSend((s) => s.text?.includes('zanzibar-quokka') ?? false);
