@@ -316,8 +316,12 @@ export class Bot {
     await transport.start((message) => this.handle(message), {
       onRevoke: (chatId, messageId, by) => this.revoke(chatId, messageId, by),
       onEdit: (chatId, messageId, text, by) => this.edit(chatId, messageId, text, by),
-      // The history keeps a chat's newest lines in an append-only log: folded into the JSON file before it moves.
-      onChatIdChange: (from) => this.histories.release(from),
+      // The history keeps a chat's newest lines in an append-only log: folded into the JSON file before it moves
+      // (the transport renames the history and memory files). Every other store (plugins' too) moves its own data.
+      onChatIdChange: async (from, to) => {
+        await this.histories.release(from);
+        await this.privacy.moveChat(from, to);
+      },
     });
   }
 

@@ -29,6 +29,12 @@ export interface PrivacyParticipant {
    * items changed. `author`: only an item that one of these ids wrote changes (see `changeableBy`).
    */
   edit?(chatId: string, messageId: string, text: string, author?: PersonIds): Promise<number>;
+  /**
+   * A private chat is known by another id from now on (WhatsApp moved it from its LID to the phone number): what is
+   * kept under `from` is moved to `to`, so nothing of the chat stays behind under the old id. When both ids hold
+   * something, nothing is lost (merged, or both kept and the clash reported by rejecting).
+   */
+  moveChat?(from: string, to: string): Promise<void>;
 }
 
 /**
@@ -104,6 +110,28 @@ export class PrivacyRegistry {
     if (failures.length) throw new Error(`could not apply the edit everywhere (${failures.join('; ')})`);
     return changed;
   }
+
+  /** A private chat moved from id `from` to `to`: every participant moves what it keeps (see `moveChatIn`). */
+  moveChat(from: string, to: string): Promise<void> {
+    return moveChatIn(this.list(), from, to);
+  }
+}
+
+/**
+ * Moves a chat's data from `from` to `to` in every participant. One participant failing never keeps the others from
+ * moving theirs; rejects afterwards naming the failures.
+ */
+export async function moveChatIn(participants: PrivacyParticipant[], from: string, to: string): Promise<void> {
+  const failures: string[] = [];
+  for (const p of participants) {
+    if (!p.moveChat) continue;
+    try {
+      await p.moveChat(from, to);
+    } catch (err) {
+      failures.push(`${p.name}: ${(err as Error).message}`);
+    }
+  }
+  if (failures.length) throw new Error(`could not move the chat's data everywhere (${failures.join('; ')})`);
 }
 
 /** The digits of a WhatsApp id (`628123:7@s.whatsapp.net` → `628123`). */

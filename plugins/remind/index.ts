@@ -193,7 +193,11 @@ export default definePlugin({
           .catch((err: unknown) => host.log.warn({ err, chat: chatId }, 'remind: the list of missed reminders could not be sent'));
       }
     };
-    host.privacy.register(remindPrivacy(store, (chatId, gone) => gone.forEach((r) => disarm(chatId, r.id)), host.log));
+    host.privacy.register(
+      remindPrivacy(store, (chatId, gone) => gone.forEach((r) => disarm(chatId, r.id)), host.log, (_from, to, reminders) => {
+        for (const r of reminders) arm(to, r);
+      }),
+    );
 
     if (host.enabled()) await catchUp('offline');
     else for (const [chatId, list] of store.all()) for (const r of list) if (r.due > Date.now()) arm(chatId, r);

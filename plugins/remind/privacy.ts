@@ -12,9 +12,10 @@ const ofPerson = (chatId: string, person: PersonIds) => {
  * zone; `.mydata delete` (and the dashboard's delete) cancels and removes them; a message deleted for everyone that
  * set a reminder cancels it (it would otherwise send the deleted words later).
  *
- * `cancelled` stops the timers of reminders that go.
+ * `cancelled` stops the timers of reminders that go; `moved` re-arms them under the chat's new id when a private
+ * chat moves from its LID to its phone id (the reminders are sent to the new id).
  */
-export function remindPrivacy(store: ReminderStore, cancelled: (chatId: string, reminders: Reminder[]) => void, log: Logger): PrivacyParticipant {
+export function remindPrivacy(store: ReminderStore, cancelled: (chatId: string, reminders: Reminder[]) => void, log: Logger, moved: (from: string, to: string, reminders: Reminder[]) => void = () => undefined): PrivacyParticipant {
   return {
     name: 'reminders',
     async exportFor(person) {
@@ -45,6 +46,11 @@ export function remindPrivacy(store: ReminderStore, cancelled: (chatId: string, 
       await attempt(() => store.removeZones((userId) => writtenBy(userId, person)));
       if (failure) throw failure;
       return removed;
+    },
+    async moveChat(from, to) {
+      cancelled(from, store.list(from));
+      const reminders = await store.moveChat(from, to);
+      moved(from, to, reminders);
     },
     // Only the sender's own delete (or an admin's) cancels: a member's forged delete of another's message must not.
     async revoke(chatId, messageId, author) {

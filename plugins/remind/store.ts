@@ -156,6 +156,26 @@ export class ReminderStore {
     await this.removeWhere(chatId, (r) => ids.includes(r.id));
   }
 
+  /**
+   * The chat is known as `to` from now on: its reminders (and a time zone set under `from`, a person's old id) move
+   * there, added to any `to` already has; `from` is left empty. Resolves with the reminders moved once on disk.
+   */
+  async moveChat(from: string, to: string): Promise<Reminder[]> {
+    const moving = this.docs.get(from)?.reminders ?? [];
+    if (moving.length) {
+      await this.change(to, (doc) => void doc.reminders.push(...moving.filter((r) => !doc.reminders.some((x) => x.id === r.id))));
+      await this.removeWhere(from, () => true);
+    }
+    const zone = this.zones.zones[from];
+    if (zone !== undefined) {
+      await this.setZones((zones) => {
+        zones[to] ??= zone;
+        delete zones[from];
+      });
+    }
+    return moving;
+  }
+
   zoneOf(userId: string): string | undefined {
     return this.zones.zones[userId];
   }

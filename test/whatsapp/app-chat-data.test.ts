@@ -130,6 +130,30 @@ describe('the real bot over WhatsApp: what it keeps follows the chat', function 
     }
   });
 
+  it("a reminder set while the chat was known by its LID moves with the chat to the phone id and fires there; the LID's file holds nothing", async () => {
+    await start();
+    const reminders = path.join(dir, 'data', 'reminders');
+    sockets.last.deliver([waText('.remind 3s water the plants', { from: ALICE_LID })]);
+    await settle();
+    expect(await textUnder(reminders)).to.include('water the plants');
+
+    sockets.last.deliver([waText('.reminders', { from: ALICE_LID, fromAlt: ALICE })]);
+    await settle();
+    const listed = sockets.last.sent.at(-1)!;
+    expect(JSON.stringify(listed.content)).to.include('water the plants');
+    for (const name of (await readdir(reminders)).filter((n) => n.startsWith(encodeURIComponent(ALICE_LID)))) {
+      expect(await readFile(path.join(reminders, name), 'utf8'), name).not.to.include('water the plants');
+    }
+    // Re-armed under the phone id: sent once when it falls due (the transport addresses the chat as WhatsApp does, so
+    // the jid says nothing here; a timer left under the LID finds no reminder). Polled, up to 15 s on a busy machine.
+    const fired = () => sockets.last.sent.filter((s) => s !== listed && /water the plants/.test(JSON.stringify(s.content)) && !/Reminder set/.test(JSON.stringify(s.content)));
+    for (let i = 0; i < 1500 && !fired().length; i++) await new Promise((r) => setTimeout(r, 10));
+    await settle();
+    expect(fired()).to.have.length(1);
+    for (let i = 0; i < 1500 && (await textUnder(reminders)).includes('water the plants'); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(await textUnder(reminders), 'a one-off reminder is gone once sent, from the file it was moved to').not.to.include('water the plants');
+  });
+
   it('a message deleted for everyone leaves the prompt history and the recall log', async () => {
     await start();
     const secret = waText('my bank pin is 4471', { from: ALICE });
