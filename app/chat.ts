@@ -11,7 +11,7 @@ import { exitAfterFlush, runCli, stopOnSignals } from './run.js';
  */
 await runCli(async () => {
   const app = await createApp({ instanceLock: true });
-  const transport = new ConsoleTransport();
+  const transport = new ConsoleTransport({ debounceMs: app.config.conversation.debounceMs });
   let web;
   try {
     web = await startWebServer(app, () => transport);

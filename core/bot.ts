@@ -7,6 +7,7 @@ import type { BotConfig, PluginSection } from './config/schema.js';
 import type { Settings } from './config/settings.js';
 import type { Logger } from './log/logger.js';
 import { logOnlyNotifier, type OwnerNotifier } from './notices/owner-notifier.js';
+import { Bursts } from './pipeline/bursts.js';
 import { ChatQueue } from './pipeline/chat-queue.js';
 import { compose, type Middleware } from './pipeline/compose.js';
 import { createContext, pluginView, type ContextDeps } from './pipeline/context.js';
@@ -96,6 +97,8 @@ export class Bot {
   private transport: Transport | undefined;
   private readonly registry: PluginRegistry;
   private readonly queue: ChatQueue;
+  /** A sender's burst of free text (and what they send while it is answered) as one turn. */
+  private readonly bursts: Bursts;
   private readonly contextDeps: ContextDeps;
   private readonly extra: Middleware<BotContext>[] = [];
   private pipeline: ((ctx: BotContext) => Promise<void>) | undefined;
@@ -123,6 +126,11 @@ export class Bot {
     this.failures = deps.failures ?? [];
     this.queue = new ChatQueue(deps.log);
     const config = () => this.configValue;
+    this.bursts = new Bursts({
+      windowMs: () => this.configValue.conversation.debounceMs ?? this.transport?.defaultDebounceMs ?? 0,
+      joinable: (message) => joinsBursts(message, this.configValue.prefix),
+      queue: (chatId, take) => this.queue.push(chatId, () => this.process(take())),
+    });
     this.access = new AccessControl({
       file: accessFile(deps.settings.dataDir),
       config,
@@ -368,6 +376,7 @@ export class Bot {
    * many were still being handled when the time was up (0: all finished).
    */
   drain(timeoutMs: number): Promise<number> {
+    this.bursts.flushAll();
     return this.queue.drain(timeoutMs);
   }
 
@@ -383,15 +392,16 @@ export class Bot {
 
   /** Resolves when no message is being handled. */
   idle(): Promise<void> {
-    return this.queue.idle();
+    return this.bursts.settled().then(() => this.queue.idle());
   }
 
   /**
-   * Handles one inbound message. Messages of one chat are handled strictly in order; different chats in parallel.
-   * Never rejects: a failure is logged and, where the user expects an answer, told in a short sentence.
+   * Handles one inbound message. Messages of one chat are handled strictly in order; different chats in parallel; a
+   * sender's burst of free text within `conversation.debounceMs` is one turn (pipeline/bursts). Never rejects: a
+   * failure is logged and, where the user expects an answer, told in a short sentence.
    */
   handle(message: IncomingMessage): Promise<void> {
-    return this.queue.push(message.chatId, () => this.process(message));
+    return this.bursts.offer(message);
   }
 
   /** Not async: the queue calls it inside a `then`, where a throw is a rejection; the pipeline's promise is handed on. */
@@ -448,6 +458,16 @@ export class Bot {
   toolsFor(ctx: BotContext): ToolDefinition[] {
     return toolsFor(this.registry, this.capabilities, ctx, this.log);
   }
+}
+
+/**
+ * Free text that may wait for the sender's next lines: not the owner's own typing, no media, not a command (the
+ * prefix or a `/` literal, also after a leading @mention).
+ */
+function joinsBursts(message: IncomingMessage, prefix: string): boolean {
+  if (message.fromMe || message.media) return false;
+  const text = message.text.replace(/^(\s*@\d+)+/, '').trimStart();
+  return Boolean(text) && !text.startsWith(prefix) && !text.startsWith('/');
 }
 
 /** Whose stored items a change from `by` may touch: any (undefined) for the account itself or a vouching transport, else only theirs. */

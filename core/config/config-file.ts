@@ -95,6 +95,8 @@ export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>):
     groups: { commandsWithoutMention: raw.groups?.commandsWithoutMention ?? false, policy: raw.groups?.policy ?? 'open' },
     takeover: { minutes: raw.takeover?.minutes ?? 30 },
     whatsapp: { readReceipts: raw.whatsapp?.readReceipts ?? true, presence: raw.whatsapp?.presence ?? true },
+    // Left unset when the file does not set it: the transport decides (a piped console keeps every line apart).
+    conversation: raw.conversation?.debounceMs === undefined ? {} : { debounceMs: raw.conversation.debounceMs },
     history: { maxMessages: raw.history?.maxMessages ?? 50, maxPromptTokens: raw.history?.maxPromptTokens ?? 6000 },
     ai: {
       requestsPerMinute: raw.ai?.requestsPerMinute ?? 10,

@@ -57,6 +57,13 @@ export const configSchema = {
         minutes: { type: 'integer', minimum: 1, maximum: 10080, description: 'the bot stays quiet in a chat this long after the owner wrote there from the phone' },
       },
     },
+    conversation: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        debounceMs: { type: 'integer', minimum: 0, maximum: 60000, description: "a sender's messages this close together are answered as one turn (default 1500 on WhatsApp; 0 = every message its own turn)" },
+      },
+    },
     history: {
       type: 'object',
       additionalProperties: false,
@@ -153,6 +160,8 @@ export interface BotConfig {
   takeover: { minutes: number };
   /** WhatsApp behaviour towards the people who write: read receipts and "online" while typing. */
   whatsapp: { readReceipts: boolean; presence: boolean };
+  /** `debounceMs` unset: the transport's default (1500 ms on WhatsApp and a console in a terminal, else 0). */
+  conversation: { debounceMs?: number };
   history: { maxMessages: number; maxPromptTokens: number };
   ai: AiConfig;
   data: { flushIntervalMs: number; diskLowMb: number };

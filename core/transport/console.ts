@@ -37,6 +37,12 @@ export interface ConsoleOptions {
   errors?: NodeJS.WritableStream;
   sender?: string;
   cwd?: string;
+  /**
+   * Config `conversation.debounceMs` as the file sets it (undefined when unset). Set: consecutive text lines of one
+   * sender go in without waiting for each answer, so the core answers them as one turn. Unset: 1500 ms in a terminal,
+   * and piped input keeps every line its own message.
+   */
+  debounceMs?: number;
 }
 
 /**
@@ -72,6 +78,14 @@ export class ConsoleTransport implements Transport {
     this.sender = options.sender ?? CONSOLE_DEFAULT_SENDER;
     this.operator = this.sender;
     this.cwd = options.cwd ?? process.cwd();
+    this.debounceMs = options.debounceMs;
+  }
+
+  private readonly debounceMs: number | undefined;
+
+  /** The burst window when config.json sets none: a person typing in a terminal; piped lines stay apart. */
+  get defaultDebounceMs(): number {
+    return this.interactive ? 1500 : 0;
   }
 
   private get interactive(): boolean {
@@ -120,6 +134,14 @@ export class ConsoleTransport implements Transport {
     let handling = false;
     let closed = false;
     let quit = false;
+    // With a burst window, text lines go in without waiting for their answers (the core makes one turn of them);
+    // a `:` line (other than `:sleep`) and the end of input wait for them.
+    const merging = (this.debounceMs ?? this.defaultDebounceMs) > 0;
+    const outstanding = new Set<Promise<void>>();
+    const settleOutstanding = async () => {
+      while (outstanding.size) await Promise.all(outstanding);
+    };
+    const finish = () => void settleOutstanding().then(() => this.resolveDone());
     const handleWaiting = async () => {
       handling = true;
       for (let line = waiting.shift(); line !== undefined; line = waiting.shift()) {
@@ -133,6 +155,16 @@ export class ConsoleTransport implements Transport {
           rl.close();
           continue;
         }
+        if (merging && !line.startsWith(':')) {
+          const sent: Promise<void> = this.handleLine(line)
+            .catch((err: unknown) => this.complain((err as Error).message))
+            .finally(() => outstanding.delete(sent));
+          outstanding.add(sent);
+          if (outstanding.size >= WAITING_HIGH) await settleOutstanding();
+          if (this.interactive && !quit) rl.prompt();
+          continue;
+        }
+        if (line.startsWith(':') && !line.startsWith(':sleep')) await settleOutstanding();
         try {
           await this.handleLine(line);
         } catch (err) {
@@ -141,7 +173,7 @@ export class ConsoleTransport implements Transport {
         if (this.interactive && !quit) rl.prompt();
       }
       handling = false;
-      if (closed) this.resolveDone();
+      if (closed) finish();
     };
     rl.on('line', (line) => {
       waiting.push(line);
@@ -153,7 +185,7 @@ export class ConsoleTransport implements Transport {
     });
     rl.on('close', () => {
       closed = true;
-      if (!handling) this.resolveDone();
+      if (!handling) finish();
     });
   }
 
@@ -200,6 +232,12 @@ export class ConsoleTransport implements Transport {
       case ':dm':
         this.group = undefined;
         return;
+      case ':sleep': {
+        const ms = Number(rest);
+        if (!rest || !Number.isInteger(ms) || ms < 0 || ms > 600_000) return this.complain(':sleep needs milliseconds (0 to 600000), e.g. :sleep 2000');
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        return;
+      }
       case ':voice':
       case ':audio':
       case ':image':
@@ -222,7 +260,7 @@ export class ConsoleTransport implements Transport {
         return this.deliver(rest, { quoted: { id: last.id, senderId: last.senderId, text: last.text, fromBot: false, media: last.media } });
       }
       default:
-        return this.complain(`unknown console command ${cmd}; use :as, :group, :dm, :voice, :audio, :image, :video, :reply, :quote, :fromme, :quit`);
+        return this.complain(`unknown console command ${cmd}; use :as, :group, :dm, :voice, :audio, :image, :video, :reply, :quote, :fromme, :sleep, :quit`);
     }
   }
 

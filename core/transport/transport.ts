@@ -79,6 +79,11 @@ export interface SessionState {
  */
 export interface Transport {
   readonly name: string;
+  /**
+   * How long (ms) the core waits for more of a sender's messages before answering them as one turn, when config
+   * `conversation.debounceMs` is unset. Optional: without it, 0 (every message its own turn).
+   */
+  readonly defaultDebounceMs?: number;
   /** `events` (optional) receives edits and deletes of earlier messages where the network has them. */
   start(onMessage: InboundHandler, events?: TransportEvents): Promise<void>;
   /** Registers the handler for messages deleted for everyone (the memory transport; WhatsApp uses `events`). */

@@ -172,6 +172,8 @@ async function defaultPrintQr(qr: string): Promise<void> {
  */
 export class WhatsAppTransport implements Transport {
   readonly name = 'whatsapp';
+  /** People type in bursts: their lines within 1.5 s are one turn (config `conversation.debounceMs`). */
+  readonly defaultDebounceMs = 1500;
   private readonly log: Logger;
   private readonly makeSocket: SocketFactory;
   private readonly random: () => number;
