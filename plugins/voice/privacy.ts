@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { changeableBy, writtenBy, type PrivacyParticipant } from '../../core/index.js';
+import type { VoiceReplyChoices } from './reply-choice.js';
 import { archivedChatIds, archivedNotesWhere, editArchivedContext, eraseArchived, type AudioArchive } from './archive.js';
 
 /** Audio bytes put into one export at most (base64 in the JSON); transcripts are always complete. */
@@ -9,9 +10,13 @@ const MAX_EXPORT_AUDIO_BYTES = 16 * 1024 * 1024;
  * The voice archive in the privacy controls: a person's voice notes (transcript, audio, context) in every chat, their
  * messages in other notes' context, notes deleted for everyone, and edited messages in a note's context.
  */
-export function voicePrivacy(archive: AudioArchive): PrivacyParticipant {
+export function voicePrivacy(archive: AudioArchive, choices?: VoiceReplyChoices): PrivacyParticipant {
   return {
     name: 'voice notes',
+    // A private chat moving from its LID to its phone id keeps its `.voice on|off` choice.
+    async moveChat(from, to) {
+      await choices?.moveChat(from, to);
+    },
     async exportFor(person) {
       const out: Record<string, unknown[]> = {};
       let audioBytes = 0;

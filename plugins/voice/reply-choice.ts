@@ -41,6 +41,19 @@ export class VoiceReplyChoices {
     });
   }
 
+  /**
+   * The chat is known as `to` from now on (a private chat moved from its LID to its phone id): its choice goes there,
+   * unless `to` chose already (the newer id's own choice wins); `from` keeps nothing. Resolves once on disk.
+   */
+  async moveChat(from: string, to: string): Promise<void> {
+    if ((await this.choice(from)) === undefined) return;
+    await this.doc.update((doc) => {
+      doc.chats[to] ??= doc.chats[from];
+      delete doc.chats[from];
+    });
+    await this.doc.flush();
+  }
+
   flush(): Promise<void> {
     return this.doc.flush();
   }

@@ -17,6 +17,10 @@ export function workspacePrivacy(store: () => WorkspaceStore): PrivacyParticipan
       const files = await new WorkspaceFiles(store().dirOf(meta), { maxFileBytes: 0, quotaBytes: 0, maxFiles: 0 }).list();
       return { id: meta.id, username: meta.username ?? null, createdAt: new Date(meta.createdAt).toISOString(), ids: meta.ids, files };
     },
+    // A private chat moving from its LID to its phone id stays in its open workspace.
+    async moveChat(from, to) {
+      await store().moveChat(from, to);
+    },
     async deleteFor(person) {
       const meta = find(person);
       if (!meta) return 0;

@@ -197,6 +197,20 @@ export class WorkspaceStore {
     await this.save(meta);
   }
 
+  /**
+   * A private chat is known as `to` from now on (moved from its LID to its phone id): every workspace open in `from`
+   * is open in `to` (the later activity kept) and no longer in `from`. Resolves once written.
+   */
+  async moveChat(from: string, to: string): Promise<void> {
+    for (const meta of this.metas.values()) {
+      const last = meta.open[from];
+      if (last === undefined) continue;
+      meta.open[to] = Math.max(meta.open[to] ?? 0, last);
+      delete meta.open[from];
+      await this.save(meta);
+    }
+  }
+
   /** Marks activity without a disk write for every message (written with the next change). */
   touch(meta: WorkspaceMeta, chatId: string): void {
     if (meta.open[chatId] !== undefined) meta.open[chatId] = Date.now();

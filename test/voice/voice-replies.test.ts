@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { IncomingMedia } from '../../core/transport/message.js';
 import type { BotAction } from '../../core/transport/memory.js';
 import { createVoicePlugin } from '../../plugins/voice/index.js';
@@ -106,6 +108,18 @@ describe('voice replies', function () {
     expect(medias(after)).to.deep.equal([]);
     expect(texts(after)).to.deep.equal(['gw: what is the weather like today']);
     expect(texts(await t.transport.push({ senderId: ALICE, text: '.voice' }))[0]).to.match(/^Voice replies are off in this chat/);
+  });
+
+  it('a private chat moving from its LID to its phone id keeps its .voice choice under the new id; the LID keeps none', async () => {
+    const lid = '98765432100001@lid';
+    const dir = await tempDir('voice-replies-move-');
+    await start(undefined, {}, dir);
+    await t.transport.push({ senderId: lid, text: '.voice on' });
+    await t.app.bot.privacy.moveChat(lid, ALICE);
+    expect(medias(await t.transport.push({ senderId: ALICE, media: voice(ogg) }))).to.have.length(1);
+    expect(texts(await t.transport.push({ senderId: lid, text: '.voice' }))[0]).to.match(/^Voice replies are off in this chat/);
+    const file = await readFile(path.join(dir, 'data', 'voice_replies.json'), 'utf8');
+    expect(file).not.to.include('98765432100001');
   });
 
   it("a chat's .voice off wins over the option on", async () => {

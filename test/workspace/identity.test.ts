@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import workspacePlugin from '../../plugins/workspace/index.js';
 import { startTestApp, tempDir } from '../helpers/test-app.js';
@@ -46,6 +46,31 @@ describe('workspace identity (phone id ↔ LID)', function () {
       const both = texts(await t.transport.push({ text: '/ws files', senderId: USER, senderAltId: USER_LID }));
       expect(both[0]).to.include('lidfile.py');
       expect(texts(await t.transport.push({ text: '/ws files', senderId: USER }))[0]).to.include('lidfile.py');
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it('a private chat moving from its LID to its phone id stays in its open workspace; the LID holds none open', async () => {
+    const dir = await tempDir();
+    let t = await startTestApp({ dir, plugins: [workspacePlugin], config: {} });
+    const indexDir = path.join(dir, 'data', 'workspaces', 'index');
+    const openChats = async () => {
+      const [name] = (await readdir(indexDir)).filter((n) => n.endsWith('.json'));
+      return Object.keys(JSON.parse(await readFile(path.join(indexDir, name), 'utf8')).open);
+    };
+    try {
+      await t.transport.push({ text: '/ws', senderId: USER_LID });
+      expect(await openChats()).to.deep.equal([USER_LID]);
+      await t.app.bot.privacy.moveChat(USER_LID, USER);
+      expect(await openChats()).to.deep.equal([USER]);
+    } finally {
+      await t.stop();
+    }
+    // After a restart the phone chat is still the one open in the workspace.
+    t = await startTestApp({ dir, plugins: [workspacePlugin] });
+    try {
+      expect(await openChats()).to.deep.equal([USER]);
     } finally {
       await t.stop();
     }
