@@ -347,7 +347,9 @@ export class Bot {
       async () => {
         const admin = by && !by.fromMe && chatId.endsWith('@g.us') && (await this.isGroupAdmin(chatId, by.ids));
         const author = admin ? undefined : authorOf(by);
-        const removed = await this.privacy.revoke(chatId, messageId, author);
+        // A message merged into a burst was stored as part of its turn: the whole turn goes (never its words left).
+        const turn = this.bursts.turnOf(chatId, messageId);
+        const removed = await this.privacy.revoke(chatId, turn.id, author);
         if (author && !removed) this.log.info({ chat: chatId, messageId }, 'a delete for everyone removed nothing: the stored message (if any) is not the sender\'s own, and they are no group admin');
         else this.log.info({ chat: chatId, messageId, removed }, 'a message deleted for everyone was removed from the stored data');
       },
@@ -364,6 +366,14 @@ export class Bot {
     return this.queue.behind(
       chatId,
       async () => {
+        // A turn merged from a burst holds the other messages' words too: an edit of one of them cannot be applied
+        // line by line, so the turn is removed (the old words must not stay), as a delete would.
+        const turn = this.bursts.turnOf(chatId, messageId);
+        if (turn.merged) {
+          const removed = await this.privacy.revoke(chatId, turn.id, authorOf(by));
+          this.log.info({ chat: chatId, messageId, removed }, 'an edited message was part of a burst: the turn that carried it was removed from the stored data');
+          return;
+        }
         const changed = await this.privacy.edit(chatId, messageId, text, authorOf(by));
         this.log.info({ chat: chatId, messageId, changed }, changed ? 'an edited message was applied to the stored data' : 'an edit changed nothing stored (the message is not kept, or it is not the editor\'s own)');
       },

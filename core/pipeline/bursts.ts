@@ -1,5 +1,8 @@
 import type { IncomingMessage } from '../transport/message.js';
 
+/** Ids of merged messages kept to find their turn on a later delete or edit. */
+const MERGED_IDS_KEPT = 10_000;
+
 /** Messages one turn carries in full; the earlier ones of a longer run are summarised in one line. */
 export const MAX_TURN_MESSAGES = 20;
 
@@ -38,6 +41,11 @@ export interface BurstDeps {
  */
 export class Bursts {
   private readonly open = new Map<string, Burst>();
+  /**
+   * chat + id of a message merged into a turn → the turn's id (its newest message's), so a delete or edit for
+   * everyone of any message of a burst reaches what was stored for the whole turn. Bounded: the oldest go first.
+   */
+  private readonly mergedInto = new Map<string, string>();
 
   constructor(private readonly deps: BurstDeps) {}
 
@@ -57,6 +65,20 @@ export class Bursts {
     }
     if (current) this.close(chatId, current);
     return this.deps.queue(chatId, () => message);
+  }
+
+  /** The id under which the turn carrying `messageId` was handled (its own id when it was not merged). */
+  turnOf(chatId: string, messageId: string): { id: string; merged: boolean } {
+    const id = this.mergedInto.get(`${chatId}\0${messageId}`);
+    return id ? { id, merged: true } : { id: messageId, merged: false };
+  }
+
+  private remember(chatId: string, messages: IncomingMessage[], turnId: string): void {
+    for (const m of messages) this.mergedInto.set(`${chatId}\0${m.id}`, turnId);
+    for (const key of this.mergedInto.keys()) {
+      if (this.mergedInto.size <= MERGED_IDS_KEPT) break;
+      this.mergedInto.delete(key);
+    }
   }
 
   /** Queues every burst still waiting for its window (a stop, the end of the console's input). */
@@ -98,7 +120,9 @@ export class Bursts {
         // The turn starts: what it carries is fixed now.
         burst.closed = true;
         if (this.open.get(chatId) === burst) this.open.delete(chatId);
-        return oneTurn(burst.messages);
+        const turn = oneTurn(burst.messages);
+        if (burst.messages.length > 1) this.remember(chatId, burst.messages, turn.id);
+        return turn;
       })
       .finally(() => {
         if (this.open.get(chatId) === burst) this.open.delete(chatId);

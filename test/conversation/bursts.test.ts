@@ -43,6 +43,20 @@ describe("a sender's burst is one turn", () => {
     expect(texts(actions.at(-1)!)).to.deep.equal(['gw: hi\nquick question\nthe invoice from May?']);
   });
 
+  const CHAT = '10000000001@s.whatsapp.net';
+  it('a delete or an edit for everyone of any message of a burst leaves none of its words in what the history keeps of the user', async () => {
+    t = await start(300);
+    await Promise.all(['my pin is 4711', 'and the door code 0815', 'what do you think?'].map((text, i) => t!.transport.push({ text, id: `burst-${i}` })));
+    const stored = async () => (await t!.app.bot.histories.recent(CHAT, 100)).filter((e) => e.role === 'user').map((e) => e.text).join('\n');
+    expect(await stored()).to.include('4711');
+    await t!.transport.revoke(CHAT, 'burst-0');
+    expect(await stored()).to.not.include('4711');
+    await Promise.all(['the code is 2468', 'ok?'].map((text, i) => t!.transport.push({ text, id: `again-${i}` })));
+    expect(await stored()).to.include('2468');
+    await t!.transport.edit(CHAT, 'again-0', 'the code is secret');
+    expect(await stored()).to.not.include('2468');
+  });
+
   it('never holds a command back: it ends the burst and is answered at once, after it', async () => {
     // A window of a minute: a command held for it would time the test out.
     t = await start(60_000);
