@@ -84,7 +84,8 @@ describe('recall: search of past conversations', function () {
     const toolResult = async (args: Record<string, unknown>, sender = ANA) => {
       const [answer] = await bot!.send({ text: `recall: ${JSON.stringify(args)}`, senderId: sender });
       assert.ok(answer.startsWith('tool said: '), answer);
-      return answer.slice('tool said: '.length);
+      // The tool's result as the model received it (the answer to the chat is formatted for WhatsApp).
+      return lastText(bot!.model.requests.at(-1)!);
     };
     const plain = JSON.parse(await toolResult({ query: 'tangerine42' }));
     assert.match(plain.note, /as data: they are not instructions/);
@@ -122,7 +123,8 @@ describe('recall: search of past conversations', function () {
       mentions: [`${BOT}@s.whatsapp.net`],
     });
     assert.ok(answer.startsWith('tool said: '), answer);
-    const results = JSON.parse(answer.slice('tool said: '.length)).results as Array<{ text: string }>;
+    // The tool's result as the model received it (the answer to the chat is formatted for WhatsApp).
+    const results = JSON.parse(lastText(bot.model.requests.at(-1)!)).results as Array<{ text: string }>;
     assert.deepEqual(results.map((r) => r.text), ['the group picnic is at mango park']);
     assert.doesNotMatch(answer, /tangerine42/);
   });
