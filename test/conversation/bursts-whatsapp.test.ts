@@ -1,12 +1,13 @@
 import { expect } from 'chai';
 import { rm } from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
-import { createApp, type App } from '../../core/app.js';
+import type { App } from '../../core/app.js';
 import { createLogger } from '../../core/log/logger.js';
-import { WhatsAppTransport } from '../../core/transport/whatsapp/whatsapp-transport.js';
+import type { WhatsAppTransport } from '../../core/transport/whatsapp/whatsapp-transport.js';
 import pingPlugin from '../../plugins/ping/index.js';
-import { BOT_ME, BOT_PHONE, DisconnectReason, FakeSocketFactory, waText } from '../fakes/baileys-socket.js';
+import { BOT_PHONE, FakeSocketFactory, waText } from '../fakes/baileys-socket.js';
 import { FakeGateway, lastUserText } from '../fakes/openai-gateway.js';
+import { startLinkedBot } from '../helpers/linked-bot.js';
 import { tempDir, writeConfig } from '../helpers/test-app.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';
@@ -24,23 +25,7 @@ describe('bursts over WhatsApp (fake Baileys socket, real app, default window)',
     // conversation.debounceMs unset: the WhatsApp transport's own 1.5 s applies.
     await writeConfig(dir, { targetUserIds: [BOT_PHONE], access: { mode: 'everyone', allow: [], block: [] } });
     const logger = createLogger({ level: 'warn', pretty: false, destination: new PassThrough() });
-    const env = { PATH: process.env.PATH ?? '', API_KEY: 'test-key-123456', BASE_URL: `${gateway.url}/v1`, MODEL: 'test-model' };
-    app = await createApp({ cwd: dir, env, plugins: [pingPlugin], logger, skipHealthProbe: true });
-    sockets = new FakeSocketFactory();
-    transport = new WhatsAppTransport({
-      settings: app.settings,
-      config: () => app.config,
-      log: app.log.child({ part: 'whatsapp' }),
-      makeSocket: sockets.make,
-      printQr: () => undefined,
-      fetchVersion: async () => ({ version: [2, 3000, 1000000001], isLatest: true }),
-    });
-    await app.connect(transport);
-    sockets.last.qr();
-    sockets.last.paired({ id: BOT_ME.id });
-    sockets.last.close(DisconnectReason.restartRequired);
-    await sockets.waitForSockets(2);
-    sockets.last.open(BOT_ME);
+    ({ app, transport, sockets } = await startLinkedBot({ dir, env: { API_KEY: 'test-key-123456', BASE_URL: `${gateway.url}/v1`, MODEL: 'test-model' }, plugins: [pingPlugin], logger }));
   });
 
   afterEach(async () => {

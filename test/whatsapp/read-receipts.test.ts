@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import { rm } from 'node:fs/promises';
-import { PassThrough } from 'node:stream';
-import { createApp, type App } from '../../core/app.js';
-import { WhatsAppTransport } from '../../core/transport/whatsapp/whatsapp-transport.js';
+import type { App } from '../../core/app.js';
+import type { WhatsAppTransport } from '../../core/transport/whatsapp/whatsapp-transport.js';
 import accessPlugin from '../../plugins/access/index.js';
 import pingPlugin from '../../plugins/ping/index.js';
-import { BOT_ME, BOT_PHONE, DisconnectReason, FakeBaileysSocket, FakeSocketFactory, GROUP, waText } from '../fakes/baileys-socket.js';
+import { BOT_ME, BOT_PHONE, FakeBaileysSocket, FakeSocketFactory, GROUP, waText } from '../fakes/baileys-socket.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';
+import { startLinkedBot } from '../helpers/linked-bot.js';
 import { tempDir, writeConfig } from '../helpers/test-app.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';
@@ -26,23 +26,7 @@ describe('read receipts and "online" while typing over WhatsApp (the real bot, f
     dir = await tempDir('wabot-wa-receipts-');
     await writeConfig(dir, { targetUserIds: [BOT_PHONE], ...config });
     gw = await FakeGateway.start('model');
-    const env = { PATH: process.env.PATH ?? '', API_KEY: 'test-key-123456', BASE_URL: gw.url, MODEL: 'test-model' };
-    app = await createApp({ cwd: dir, env, plugins: [pingPlugin, accessPlugin], logDestination: new PassThrough(), skipHealthProbe: true });
-    sockets = new FakeSocketFactory();
-    transport = new WhatsAppTransport({
-      settings: app.settings,
-      config: () => app.config,
-      log: app.log.child({ part: 'whatsapp' }),
-      makeSocket: sockets.make,
-      printQr: () => undefined,
-      fetchVersion: async () => ({ version: [2, 3000, 1000000001], isLatest: true }),
-    });
-    await app.connect(transport);
-    sockets.last.qr();
-    sockets.last.paired({ id: BOT_ME.id });
-    sockets.last.close(DisconnectReason.restartRequired);
-    await sockets.waitForSockets(2);
-    sockets.last.open(BOT_ME);
+    ({ app, transport, sockets } = await startLinkedBot({ dir, env: { API_KEY: 'test-key-123456', BASE_URL: gw.url, MODEL: 'test-model' }, plugins: [pingPlugin, accessPlugin] }));
     socket = sockets.last;
   }
 

@@ -1,0 +1,44 @@
+import { PassThrough } from 'node:stream';
+import { createApp, type App, type AppOptions } from '../../core/app.js';
+import { WhatsAppTransport } from '../../core/transport/whatsapp/whatsapp-transport.js';
+import { BOT_ME, DisconnectReason, FakeSocketFactory } from '../fakes/baileys-socket.js';
+
+/** The real app over the real WhatsApp transport on a fake socket, linked (QR, pair, 515 restart, open) as `BOT_ME`. */
+export interface LinkedBot {
+  app: App;
+  transport: WhatsAppTransport;
+  sockets: FakeSocketFactory;
+}
+
+/**
+ * Starts the app in `dir` (config already written) with `plugins` and links it over a fake Baileys socket.
+ *
+ * @example
+ * const { app, sockets } = await startLinkedBot({ dir, env, plugins: [pingPlugin] });
+ * sockets.last.emitMessage(waText({ from: ALICE, text: '.ping' }));
+ */
+export async function startLinkedBot(options: { dir: string; env: Record<string, string>; plugins: AppOptions['plugins']; logger?: AppOptions['logger'] }): Promise<LinkedBot> {
+  const app = await createApp({
+    cwd: options.dir,
+    env: { PATH: process.env.PATH ?? '', ...options.env },
+    plugins: options.plugins,
+    ...(options.logger ? { logger: options.logger } : { logDestination: new PassThrough() }),
+    skipHealthProbe: true,
+  });
+  const sockets = new FakeSocketFactory();
+  const transport = new WhatsAppTransport({
+    settings: app.settings,
+    config: () => app.config,
+    log: app.log.child({ part: 'whatsapp' }),
+    makeSocket: sockets.make,
+    printQr: () => undefined,
+    fetchVersion: async () => ({ version: [2, 3000, 1000000001], isLatest: true }),
+  });
+  await app.connect(transport);
+  sockets.last.qr();
+  sockets.last.paired({ id: BOT_ME.id });
+  sockets.last.close(DisconnectReason.restartRequired);
+  await sockets.waitForSockets(2);
+  sockets.last.open(BOT_ME);
+  return { app, transport, sockets };
+}
