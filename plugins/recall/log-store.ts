@@ -656,40 +656,30 @@ export class ChatRecallLog {
 
   /** Appends waiting for a retry lose the lines that match (an empty line keeps the numbering); returns how many. */
   private removeUnsaved(matches: (entry: LoggedMessage) => boolean): number {
-    let count = 0;
-    for (const [name, chunks] of this.unsaved) {
-      const kept = chunks.map((chunk) =>
-        chunk
-          .split('\n')
-          .map((line) => {
-            const entry = line ? parseLine(line) : undefined;
-            if (!entry || !matches(entry)) return line;
-            count++;
-            return '';
-          })
-          .join('\n'),
-      );
-      this.unsaved.set(name, kept);
-    }
-    return count;
+    return this.rewriteUnsaved(matches, () => '');
   }
 
   /** Appends waiting for a retry get `change` made to the lines that match; returns how many. */
   private changeUnsaved(matches: (entry: LoggedMessage) => boolean, change: (entry: LoggedMessage) => LoggedMessage): number {
+    return this.rewriteUnsaved(matches, (entry) => JSON.stringify(change(entry)));
+  }
+
+  /** The lines of appends waiting for a retry that match are replaced by `line(entry)`; returns how many. */
+  private rewriteUnsaved(matches: (entry: LoggedMessage) => boolean, line: (entry: LoggedMessage) => string): number {
     let count = 0;
     for (const [name, chunks] of this.unsaved) {
-      const changed = chunks.map((chunk) =>
+      const rewritten = chunks.map((chunk) =>
         chunk
           .split('\n')
-          .map((line) => {
-            const entry = line ? parseLine(line) : undefined;
-            if (!entry || !matches(entry)) return line;
+          .map((text) => {
+            const entry = text ? parseLine(text) : undefined;
+            if (!entry || !matches(entry)) return text;
             count++;
-            return JSON.stringify(change(entry));
+            return line(entry);
           })
           .join('\n'),
       );
-      this.unsaved.set(name, changed);
+      this.unsaved.set(name, rewritten);
     }
     return count;
   }
