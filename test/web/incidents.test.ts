@@ -8,7 +8,8 @@ describe('dashboard: link incidents are shown where they can arrive', () => {
   let w: WebTest;
   let cookie: string;
   beforeEach(async () => {
-    w = await startWebTest({ token: TOKEN, plugins: [pingPlugin], config: { owners: [OWNER] } });
+    // Owner notices go through the outbox, which otherwise waits a random 0–1.5 s (jitter) before each send.
+    w = await startWebTest({ token: TOKEN, plugins: [pingPlugin], config: { owners: [OWNER], sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 } } });
     ({ cookie } = await login(w.port, TOKEN));
   });
   afterEach(() => w.stop());

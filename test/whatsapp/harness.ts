@@ -83,8 +83,9 @@ export async function link(h: Harness): Promise<void> {
 /** Stops every harness of the test and removes its folder. */
 export async function cleanup(): Promise<void> {
   sinon.restore();
-  for (const h of harnesses.splice(0)) {
-    await h.transport.stop();
-    await rm(h.dir, { recursive: true, force: true });
-  }
+  // Every transport stops before any folder goes: two harnesses may share one folder (a restart on the same
+  // session), and the one still running would write into the folder being removed.
+  const stopping = harnesses.splice(0);
+  for (const h of stopping) await h.transport.stop();
+  for (const dir of new Set(stopping.map((h) => h.dir))) await rm(dir, { recursive: true, force: true });
 }
