@@ -4,6 +4,41 @@
 module.exports = {
   forbidden: [
     {
+      name: 'kernel-imports-no-adapter',
+      severity: 'error',
+      comment: 'The kernel (core/kernel/) knows no transport: WhatsApp, the console and the memory transport plug into its port.',
+      from: { path: '^dist/core/kernel/' },
+      to: { path: '^dist/core/adapters/' },
+    },
+    {
+      name: 'services-import-no-adapter',
+      severity: 'error',
+      comment: 'The services (core/services/: providers, jail, media, stores, sending …) know no transport either.',
+      from: { path: '^dist/core/services/' },
+      to: { path: '^dist/core/adapters/' },
+    },
+    {
+      name: 'services-reach-the-kernel-only-through-its-port',
+      severity: 'error',
+      comment: 'A service may know the message and transport types (core/kernel/port/), nothing else of the kernel: the kernel uses services, not the other way round.',
+      from: { path: '^dist/core/services/' },
+      to: { path: '^dist/core/kernel/', pathNot: '^dist/core/kernel/port/' },
+    },
+    {
+      name: 'adapters-reach-the-kernel-only-through-its-port',
+      severity: 'error',
+      comment: 'An adapter (core/adapters/) reaches the kernel only through core/kernel/port/ (the transport and message types, ids).',
+      from: { path: '^dist/core/adapters/' },
+      to: { path: '^dist/core/kernel/', pathNot: '^dist/core/kernel/port/' },
+    },
+    {
+      name: 'adapters-import-no-other-adapter',
+      severity: 'error',
+      comment: 'Each adapter stands alone: WhatsApp imports nothing of the console or the memory transport, and so on.',
+      from: { path: '^dist/core/adapters/([^/]+)/' },
+      to: { path: '^dist/core/adapters/', pathNot: '^dist/core/adapters/$1/' },
+    },
+    {
       name: 'core-knows-no-plugin',
       severity: 'error',
       comment: 'The core imports nothing from plugins/: plugins are found at start and reach the core through its public entry.',

@@ -2,9 +2,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadSettings } from '../core/config/settings.js';
-import { BackupError, createBackup } from '../core/store/backup.js';
-import { formatBytes } from '../core/store/disk-space.js';
+import { loadSettings } from '../core/services/config/settings.js';
+import { BackupError, createBackup } from '../core/services/store/backup.js';
+import { formatBytes } from '../core/services/store/disk-space.js';
 import { installedDataSchemas } from './data-schemas.js';
 
 /**

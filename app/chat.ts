@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-import { createApp } from '../core/app.js';
-import { reportUnsaved } from '../core/lifecycle/stop-signals.js';
-import { ConsoleTransport } from '../core/transport/console.js';
+import { createApp } from './app.js';
+import { reportUnsaved } from '../core/services/lifecycle/stop-signals.js';
+import { ConsoleTransport } from '../core/adapters/console/console-transport.js';
 import { startWebServer } from '../web/server.js';
 import { exitAfterFlush, runCli, stopOnSignals } from './run.js';
 

@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Settings } from '../core/config/settings.js';
-import { discoverPlugins } from '../core/plugin/discover.js';
-import { ACCESS_SCHEMA } from '../core/access/access-store.js';
-import { BUDGETS_SCHEMA, DATA_SCHEMAS, HISTORY_SCHEMA, IDENTITY_LINKS_SCHEMA, MEMORY_SCHEMA, SEEN_MESSAGES_SCHEMA, USAGE_SCHEMA, type DataSchema } from '../core/store/schemas.js';
+import type { Settings } from '../core/services/config/settings.js';
+import { discoverPlugins } from '../core/kernel/plugin/discover.js';
+import { ACCESS_SCHEMA } from '../core/kernel/access/access-store.js';
+import { BUDGETS_SCHEMA, DATA_SCHEMAS, HISTORY_SCHEMA, IDENTITY_LINKS_SCHEMA, MEMORY_SCHEMA, SEEN_MESSAGES_SCHEMA, USAGE_SCHEMA, type DataSchema } from '../core/services/store/schemas.js';
 
 /** The plugin packages config.json names, read as it is: never created or rewritten, and a broken one names none. */
 function pluginPackagesOf(settings: Settings): string[] {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { secretValues } from '../core/config/settings.js';
+import { secretValues } from '../core/services/config/settings.js';
 import { accountFiles } from './setup/account-files.js';
 import { EnvFile } from './setup/env-file.js';
 import { runDoctor, type DoctorCheck } from './doctor/checks.js';

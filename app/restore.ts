@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-import { loadSettings } from '../core/config/settings.js';
-import { BackupError, restoreBackup } from '../core/store/backup.js';
+import { loadSettings } from '../core/services/config/settings.js';
+import { BackupError, restoreBackup } from '../core/services/store/backup.js';
 import { installedDataSchemas } from './data-schemas.js';
 
 /** `npm run restore -- <file>`: restores a backup into DATA_DIR (refused while a bot runs on it). */

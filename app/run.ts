@@ -1,9 +1,9 @@
-import { handleStopSignals } from '../core/lifecycle/stop-signals.js';
-import type { App } from '../core/app.js';
-import { ConfigError } from '../core/config/config-file.js';
-import { SettingsError } from '../core/config/settings.js';
-import { InstanceLockedError } from '../core/lifecycle/instance-lock.js';
-import { PluginError } from '../core/plugin/errors.js';
+import { handleStopSignals } from '../core/services/lifecycle/stop-signals.js';
+import type { App } from './app.js';
+import { ConfigError } from '../core/services/config/config-file.js';
+import { SettingsError } from '../core/services/config/settings.js';
+import { InstanceLockedError } from '../core/services/lifecycle/instance-lock.js';
+import { PluginError } from '../core/kernel/plugin/errors.js';
 
 /** A start-up problem the owner can fix, told in one line without a stack (a port in use, say). */
 export class CannotStartError extends Error {}

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import * as p from '@clack/prompts';
-import { ConfigError } from '../core/config/config-file.js';
-import { checkChatLeg, maskKey, type LegCheck } from '../core/providers/leg-check.js';
+import { ConfigError } from '../core/services/config/config-file.js';
+import { checkChatLeg, maskKey, type LegCheck } from '../core/services/providers/leg-check.js';
 import { accountPrefix, loadAccountState, writeAccount, type AccountState } from './setup/account-state.js';
 import { accessModeFrom, AnswerError, keysFrom, ownersFrom, phoneDigits, type Answers } from './setup/answers.js';
 import { parseSetupFlags, USAGE, type SetupFlags } from './setup/flags.js';

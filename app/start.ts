@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-import { createApp } from '../core/app.js';
-import { ffmpegBinary } from '../core/capabilities/detect.js';
+import { createApp } from './app.js';
+import { ffmpegBinary } from '../core/kernel/capabilities/detect.js';
 import { startWebServer } from '../web/server.js';
-import type { Transport } from '../core/transport/transport.js';
+import type { Transport } from '../core/kernel/port/transport.js';
 import { CannotStartError, exitAfterFlush, portInUseMessage, runCli, stopOnSignals } from './run.js';
 
 /** `npm start`: the WhatsApp bot. */
@@ -10,8 +10,8 @@ await runCli(async () => {
   const app = await createApp({ instanceLock: true });
   // A network fault deep inside the WhatsApp library must never end the service: log it and keep running.
   process.on('unhandledRejection', (err) => app.log.error({ err }, 'unhandled rejection (the bot keeps running)'));
-  const { WhatsAppTransport, AuthStateCorruptError } = await import('../core/transport/whatsapp/whatsapp-transport.js');
-  const { addOwnLidToConfig } = await import('../core/transport/whatsapp/own-lid-config.js');
+  const { WhatsAppTransport, AuthStateCorruptError } = await import('../core/adapters/whatsapp/whatsapp-transport.js');
+  const { addOwnLidToConfig } = await import('../core/adapters/whatsapp/own-lid-config.js');
   const log = app.log.child({ part: 'whatsapp' });
   const transport: Transport = new WhatsAppTransport({
     settings: app.settings,

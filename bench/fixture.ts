@@ -3,11 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { createApp, type App } from '../core/app.js';
-import { createLogger } from '../core/log/logger.js';
-import { safeFileName } from '../core/store/atomic.js';
-import type { HistoryEntry } from '../core/store/history.js';
-import { MemoryTransport } from '../core/transport/memory.js';
+import { createApp, type App } from '../app/app.js';
+import { createLogger } from '../core/services/log/logger.js';
+import { safeFileName } from '../core/services/store/atomic.js';
+import type { HistoryEntry } from '../core/services/store/history.js';
+import { MemoryTransport } from '../core/adapters/memory/memory-transport.js';
 
 /** The repository root, from bench/ (tsx) or dist/bench/ (built). */
 export const ROOT = (() => {

@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
-import type { App } from '../core/app.js';
-import { readiness } from '../core/metrics/readiness.js';
-import type { Transport } from '../core/transport/transport.js';
+import type { App } from '../app/app.js';
+import { readiness } from '../core/services/metrics/readiness.js';
+import type { Transport } from '../core/kernel/port/transport.js';
 
 /** Paths for probes and Prometheus; workspace sites may not take these names. */
 export const OPERATOR_PATHS = ['/healthz', '/readyz', '/metrics'] as const;

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import type Router from '@koa/router';
-import type { App } from '../core/app.js';
+import type { App } from '../app/app.js';
 import { hostGuard, type HostRules } from './security.js';
 
 /** Mounts the static sites plugins serve (`host.serveSite`) on the main server's router, at `/<name>/…`. */

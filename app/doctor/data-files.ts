@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { checkDocument, type DataSchema } from '../../core/store/schemas.js';
+import { checkDocument, type DataSchema } from '../../core/services/store/schemas.js';
 
 export interface DataFilesReport {
   checked: number;

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import dotenv from 'dotenv';
-import { projectRoot } from '../../core/config/config-file.js';
+import { projectRoot } from '../../core/services/config/config-file.js';
 
 /** The files of one account, found the way the bot finds them (`loadSettings`). */
 export interface AccountFiles {

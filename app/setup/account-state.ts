@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { saveConfigFile, sectionKeysOf } from '../../core/config/config-file.js';
+import { saveConfigFile, sectionKeysOf } from '../../core/services/config/config-file.js';
 import { accountFiles, type AccountFiles } from './account-files.js';
 import { applyAnswers, readCurrent, AnswerError, type Answers, type Current } from './answers.js';
 import { EnvFile } from './env-file.js';

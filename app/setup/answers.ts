@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { audioKeysFrom, DEFAULT_AUDIO_BASE_URL, DEFAULT_AUDIO_CHAT_MODEL } from '../../core/config/settings.js';
-import { configSchema } from '../../core/config/schema.js';
+import { audioKeysFrom, DEFAULT_AUDIO_BASE_URL, DEFAULT_AUDIO_CHAT_MODEL } from '../../core/services/config/settings.js';
+import { configSchema } from '../../core/services/config/schema.js';
 import type { EnvFile } from './env-file.js';
 
 /** The access modes this build's config.json schema accepts (read from the schema, so set-up never writes another). */

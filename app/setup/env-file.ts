@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import dotenv from 'dotenv';
-import { writeFileAtomicSafe } from '../../core/store/atomic.js';
+import { writeFileAtomicSafe } from '../../core/services/store/atomic.js';
 
 const ASSIGNMENT = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=/;
 const COMMENTED = /^\s*#\s*([A-Za-z_][A-Za-z0-9_]*)\s*=/;

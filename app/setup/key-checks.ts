@@ -1,4 +1,4 @@
-import { checkChatLeg, type LegCheck } from '../../core/providers/leg-check.js';
+import { checkChatLeg, type LegCheck } from '../../core/services/providers/leg-check.js';
 
 /** One audio key's check, numbered from 1 in the order the keys are set (never the key itself). */
 export interface AudioKeyCheck extends LegCheck {

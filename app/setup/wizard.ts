@@ -1,5 +1,5 @@
 import * as p from '@clack/prompts';
-import { checkChatLeg, listModels, maskKey, type LegCheck } from '../../core/providers/leg-check.js';
+import { checkChatLeg, listModels, maskKey, type LegCheck } from '../../core/services/providers/leg-check.js';
 import { ACCESS_MODES, accessModeFrom, AnswerError, baseUrlFrom, keysFrom, ownersFrom, phoneDigits, type Answers } from './answers.js';
 import type { AccountState } from './account-state.js';
 import { checkAudioKeys, checkSearchKey } from './key-checks.js';

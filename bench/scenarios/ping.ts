@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import type { BotContext } from '../../core/plugin/types.js';
-import { MemoryTransport } from '../../core/transport/memory.js';
-import type { SentMessage } from '../../core/transport/message.js';
+import type { BotContext } from '../../core/kernel/plugin/types.js';
+import { MemoryTransport } from '../../core/adapters/memory/memory-transport.js';
+import type { SentMessage } from '../../core/kernel/port/message.js';
 import { makeBotDir, startBenchApp, userId } from '../fixture.js';
 import { metric, type Check, type ScenarioResult } from '../result.js';
 import { abPair, round, rounded, summarize } from '../stats.js';

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import dotenv from 'dotenv';
-import { loadSettings } from '../../core/config/settings.js';
+import { loadSettings } from '../../core/services/config/settings.js';
 import { completion, failures, FakeGateway, lastUserText } from '../fakes/openai-gateway.js';
 import { FakeSearchProvider } from '../fakes/search-provider.js';
 import { startInPty } from '../helpers/pty.js';

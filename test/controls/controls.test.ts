@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import controls from '../../plugins/controls/index.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import premiumPlugin from '../../plugins/premium/index.js';
-import type { BotAction } from '../../core/transport/memory.js';
+import type { BotAction } from '../../core/adapters/memory/memory-transport.js';
 import { completion, FakeGateway, failures, lastUserText } from '../fakes/openai-gateway.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { PassThrough } from 'node:stream';
-import { loadSettings } from '../../core/config/settings.js';
-import { createLogger } from '../../core/log/logger.js';
-import type { OwnerNotifier } from '../../core/notices/owner-notifier.js';
-import { ProviderChain } from '../../core/providers/provider-chain.js';
+import { loadSettings } from '../../core/services/config/settings.js';
+import { createLogger } from '../../core/services/log/logger.js';
+import type { OwnerNotifier } from '../../core/services/notices/owner-notifier.js';
+import { ProviderChain } from '../../core/services/providers/provider-chain.js';
 import { AudioProvider } from '../../plugins/voice/audio-provider.js';
-import { KeyPool } from '../../core/providers/key-pool.js';
+import { KeyPool } from '../../core/services/providers/key-pool.js';
 import { audioFailures, FakeAudioProvider } from '../fakes/audio-provider.js';
 import { FakeGateway, failures } from '../fakes/openai-gateway.js';
 

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { rm } from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
-import type { App } from '../../core/app.js';
-import { createLogger } from '../../core/log/logger.js';
-import type { WhatsAppTransport } from '../../core/transport/whatsapp/whatsapp-transport.js';
+import type { App } from '../../app/app.js';
+import { createLogger } from '../../core/services/log/logger.js';
+import type { WhatsAppTransport } from '../../core/adapters/whatsapp/whatsapp-transport.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import { BOT_PHONE, FakeSocketFactory, waText } from '../fakes/baileys-socket.js';
 import { FakeGateway, lastUserText } from '../fakes/openai-gateway.js';

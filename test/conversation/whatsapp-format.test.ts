@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { toWhatsApp } from '../../core/chat/whatsapp-format.js';
-import { MESSAGE_LIMIT, splitMessage } from '../../core/sending/split-message.js';
+import { toWhatsApp } from '../../core/kernel/chat/whatsapp-format.js';
+import { MESSAGE_LIMIT, splitMessage } from '../../core/services/sending/split-message.js';
 
 describe('WhatsApp formatting of model answers', () => {
   it('turns **bold** and __bold__ into *bold*', () => {

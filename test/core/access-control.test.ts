@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { rm } from 'node:fs/promises';
-import { AccessControl, MAX_HELD_MESSAGES, MAX_PENDING_REQUESTS, PAIRING_CODE_TTL_MS } from '../../core/access/access-control.js';
-import { accessFile } from '../../core/access/access-store.js';
-import { withDefaults } from '../../core/config/config-file.js';
-import { createLogger } from '../../core/log/logger.js';
-import { HistoryStore } from '../../core/store/history.js';
-import type { IncomingMessage } from '../../core/transport/message.js';
+import { AccessControl, MAX_HELD_MESSAGES, MAX_PENDING_REQUESTS, PAIRING_CODE_TTL_MS } from '../../core/kernel/access/access-control.js';
+import { accessFile } from '../../core/kernel/access/access-store.js';
+import { withDefaults } from '../../core/services/config/config-file.js';
+import { createLogger } from '../../core/services/log/logger.js';
+import { HistoryStore } from '../../core/services/store/history.js';
+import type { IncomingMessage } from '../../core/kernel/port/message.js';
 import { tempDir } from '../helpers/test-app.js';
 
 describe('pairing rules (AccessControl)', () => {

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { loadSettings, SettingsError } from '../../core/config/settings.js';
+import { loadSettings, SettingsError } from '../../core/services/config/settings.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';
 import { ROOT, tempDir } from '../helpers/test-app.js';
 

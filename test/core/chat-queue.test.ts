@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { PassThrough } from 'node:stream';
-import { createLogger } from '../../core/log/logger.js';
-import { ChatQueue } from '../../core/pipeline/chat-queue.js';
+import { createLogger } from '../../core/services/log/logger.js';
+import { ChatQueue } from '../../core/kernel/pipeline/chat-queue.js';
 
 /** A logger whose JSON lines are kept, to see what the queue said. */
 function keptLog() {

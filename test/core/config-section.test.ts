@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createApp } from '../../core/app.js';
+import { createApp } from '../../app/app.js';
 import { definePlugin, Type } from '../../core/index.js';
-import { createLogger } from '../../core/log/logger.js';
+import { createLogger } from '../../core/services/log/logger.js';
 import remindPlugin from '../../plugins/remind/index.js';
 import { startTestApp, tempDir, writeConfig, type TestApp } from '../helpers/test-app.js';
 import { csrfOf, formFields, login, request, sameOrigin, startWebTest, TOKEN } from '../web/web-helpers.js';
@@ -153,7 +153,7 @@ function quietLogger() {
 // The file written by hand keeps a plugin's section through the bot's own writes (the LID added at login).
 describe('the bot\'s own config.json writes keep plugins\' sections', () => {
   it('adding the own LID to targetUserIds keeps timeZone', async () => {
-    const { addOwnLidToConfig } = await import('../../core/transport/whatsapp/own-lid-config.js');
+    const { addOwnLidToConfig } = await import('../../core/adapters/whatsapp/own-lid-config.js');
     const dir = await tempDir();
     await writeConfig(dir, { timeZone: 'Asia/Jakarta' });
     const app = await createApp({ cwd: dir, env: { API_KEY: 'k', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm' }, plugins: [remindPlugin], logger: quietLogger(), skipHealthProbe: true });

@@ -3,10 +3,10 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { ConfigError, loadConfigFile, saveConfigFile } from '../../core/config/config-file.js';
-import { ensureDataDir, loadSettings, SettingsError } from '../../core/config/settings.js';
-import { createLogger } from '../../core/log/logger.js';
-import { safeFileName } from '../../core/store/atomic.js';
+import { ConfigError, loadConfigFile, saveConfigFile } from '../../core/services/config/config-file.js';
+import { ensureDataDir, loadSettings, SettingsError } from '../../core/services/config/settings.js';
+import { createLogger } from '../../core/services/log/logger.js';
+import { safeFileName } from '../../core/services/store/atomic.js';
 import { runChat, tempDir, writeConfig, ROOT } from '../helpers/test-app.js';
 
 describe('configuration', () => {

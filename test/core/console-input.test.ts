@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { PassThrough } from 'node:stream';
-import { ConsoleTransport } from '../../core/transport/console.js';
-import type { IncomingMessage } from '../../core/transport/message.js';
+import { ConsoleTransport } from '../../core/adapters/console/console-transport.js';
+import type { IncomingMessage } from '../../core/kernel/port/message.js';
 
 /** Lets the event loop run a few turns (stream reads, readline's line events). */
 const turns = async (n = 20) => {

@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { discoverPlugins } from '../../core/plugin/discover.js';
+import { discoverPlugins } from '../../core/kernel/plugin/discover.js';
 import { pathToFileURL } from 'node:url';
 import { definePlugin, PluginError } from '../../core/index.js';
-import { createApp } from '../../core/app.js';
-import { createLogger } from '../../core/log/logger.js';
-import { MemoryTransport } from '../../core/transport/memory.js';
+import { createApp } from '../../app/app.js';
+import { createLogger } from '../../core/services/log/logger.js';
+import { MemoryTransport } from '../../core/adapters/memory/memory-transport.js';
 import { PassThrough } from 'node:stream';
 import { ROOT, tempDir, writeConfig } from '../helpers/test-app.js';
 import { startWebServer } from '../../web/server.js';

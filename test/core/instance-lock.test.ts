@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { acquireInstanceLock, InstanceLockedError, readInstanceLock } from '../../core/lifecycle/instance-lock.js';
+import { acquireInstanceLock, InstanceLockedError, readInstanceLock } from '../../core/services/lifecycle/instance-lock.js';
 import { startLiveChat } from '../helpers/live-chat.js';
 import { runChat, tempDir, writeConfig } from '../helpers/test-app.js';
 

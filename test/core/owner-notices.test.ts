@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import sinon from 'sinon';
-import { createLogger } from '../../core/log/logger.js';
-import { OwnerNotices } from '../../core/notices/owner-notices.js';
+import { createLogger } from '../../core/services/log/logger.js';
+import { OwnerNotices } from '../../core/services/notices/owner-notices.js';
 import { definePlugin } from '../../core/index.js';
-import { createApp } from '../../core/app.js';
-import { MemoryTransport } from '../../core/transport/memory.js';
+import { createApp } from '../../app/app.js';
+import { MemoryTransport } from '../../core/adapters/memory/memory-transport.js';
 import { startTestApp, tempDir, writeConfig, type TestApp } from '../helpers/test-app.js';
 import { PassThrough } from 'node:stream';
 

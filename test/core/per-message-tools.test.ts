@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { definePlugin, startTestBot, type TestBot } from '../../core/index.js';
-import { FakeModel } from '../../core/testing/fake-model.js';
+import { definePlugin } from '../../core/index.js';
+import { startTestBot, type TestBot } from '../../app/testing/index.js';
+import { FakeModel } from '../../app/testing/fake-model.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const OWNER = '10000000001';

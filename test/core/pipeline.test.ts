@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { definePlugin, type CommandContext } from '../../core/index.js';
-import type { Plugin } from '../../core/plugin/types.js';
+import type { Plugin } from '../../core/kernel/plugin/types.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 

@@ -5,8 +5,9 @@ import { cpSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node
 import { rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { definePlugin, PluginError, startTestBot, Type, type Plugin, type TestBot } from '../../core/index.js';
-import { discoverPlugins } from '../../core/plugin/discover.js';
+import { definePlugin, PluginError, Type, type Plugin } from '../../core/index.js';
+import { startTestBot, type TestBot } from '../../app/testing/index.js';
+import { discoverPlugins } from '../../core/kernel/plugin/discover.js';
 import { formToConfig } from '../../web/dashboard/config-form.js';
 import { ROOT, startTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
 import { csrfOf, login, request, sameOrigin, startWebTest, TOKEN } from '../web/web-helpers.js';

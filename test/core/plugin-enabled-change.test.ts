@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { definePlugin, startTestBot, type PluginHost, type TestBot } from '../../core/index.js';
+import { definePlugin, type PluginHost } from '../../core/index.js';
+import { startTestBot, type TestBot } from '../../app/testing/index.js';
 
 /**
  * `host.enabled()` and `host.onEnabledChange`: a plugin with work of its own (timers) learns when the owner switches

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { premiumRequest } from '../../core/chat/premium-request.js';
+import { premiumRequest } from '../../core/kernel/chat/premium-request.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import premiumPlugin from '../../plugins/premium/index.js';
 import { completion, FakeGateway } from '../fakes/openai-gateway.js';

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { register } from 'tsx/esm/api';
-import { discoverPlugins } from '../../core/plugin/discover.js';
+import { discoverPlugins } from '../../core/kernel/plugin/discover.js';
 import { FakeGateway, completion } from '../fakes/openai-gateway.js';
 import { ROOT, startTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
 

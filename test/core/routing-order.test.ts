@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { definePlugin } from '../../core/index.js';
-import type { Plugin } from '../../core/plugin/types.js';
+import type { Plugin } from '../../core/kernel/plugin/types.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 /** Three plugins whose triggers overlap, in this routing order: which handler answers shows the order held. */

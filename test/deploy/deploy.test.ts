@@ -6,8 +6,8 @@ import path from 'node:path';
 import dotenv from 'dotenv';
 import { DockerfileParser } from 'dockerfile-ast';
 import { parseAllDocuments } from 'yaml';
-import { validateConfig } from '../../core/config/config-file.js';
-import { loadSettings } from '../../core/config/settings.js';
+import { validateConfig } from '../../core/services/config/config-file.js';
+import { loadSettings } from '../../core/services/config/settings.js';
 import { ROOT, tempDir } from '../helpers/test-app.js';
 
 const DEPLOY = path.join(ROOT, 'deploy');

@@ -3,7 +3,7 @@ import { Boom } from '@hapi/boom';
 import { addTransactionCapability, DisconnectReason, jidEncode, proto, type AnyMessageContent, type GroupMetadata, type MiscMessageGenerationOptions, type WAMessage, type WAMessageKey, type WAPresence } from '@whiskeysockets/baileys';
 import { LIDMappingStore } from '@whiskeysockets/baileys/lib/Signal/lid-mapping.js';
 import pino from 'pino';
-import type { SocketOptions, WhatsAppSocket } from '../../core/transport/whatsapp/whatsapp-transport.js';
+import type { SocketOptions, WhatsAppSocket } from '../../core/adapters/whatsapp/whatsapp-transport.js';
 
 const silent = pino({ level: 'silent' });
 

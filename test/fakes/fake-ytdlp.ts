@@ -1,5 +1,5 @@
 import { appendFile, chmod, readFile, writeFile } from 'node:fs/promises';
-import type { Jail } from '../../core/jail/jail.js';
+import type { Jail } from '../../core/services/jail/jail.js';
 import path from 'node:path';
 
 /**

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
-import { createApp, type App, type AppOptions } from '../../core/app.js';
-import { WhatsAppTransport } from '../../core/transport/whatsapp/whatsapp-transport.js';
+import { createApp, type App, type AppOptions } from '../../app/app.js';
+import { WhatsAppTransport } from '../../core/adapters/whatsapp/whatsapp-transport.js';
 import { BOT_ME, DisconnectReason, FakeSocketFactory } from '../fakes/baileys-socket.js';
 
 /** The real app over the real WhatsApp transport on a fake socket, linked (QR, pair, 515 restart, open) as `BOT_ME`. */

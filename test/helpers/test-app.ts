@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { createApp, type App } from '../../core/app.js';
-import type { Plugin } from '../../core/plugin/types.js';
-import { MemoryTransport } from '../../core/transport/memory.js';
+import { createApp, type App } from '../../app/app.js';
+import type { Plugin } from '../../core/kernel/plugin/types.js';
+import { MemoryTransport } from '../../core/adapters/memory/memory-transport.js';
 
 /** The repository root (works from test/ and dist/test/). */
 export const ROOT = (() => {

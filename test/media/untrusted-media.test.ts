@@ -4,11 +4,11 @@ import { chmod, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path';
 import zlib from 'node:zlib';
 import sinon from 'sinon';
-import { ffmpegBinary } from '../../core/capabilities/detect.js';
-import { Jail } from '../../core/jail/jail.js';
-import { assertPixelBudget, inputArgs, MediaRefused, pinFormat } from '../../core/media/index.js';
-import type { IncomingMedia } from '../../core/transport/message.js';
-import type { BotAction } from '../../core/transport/memory.js';
+import { ffmpegBinary } from '../../core/kernel/capabilities/detect.js';
+import { Jail } from '../../core/services/jail/jail.js';
+import { assertPixelBudget, inputArgs, MediaRefused, pinFormat } from '../../core/services/media/index.js';
+import type { IncomingMedia } from '../../core/kernel/port/message.js';
+import type { BotAction } from '../../core/adapters/memory/memory-transport.js';
 import { createMp3Plugin } from '../../plugins/mp3/index.js';
 import visionPlugin from '../../plugins/vision/index.js';
 import { prepareImage } from '../../plugins/vision/prepare-image.js';

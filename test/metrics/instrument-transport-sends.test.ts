@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { BotMetrics } from '../../core/metrics/bot-metrics.js';
-import { instrumentTransport } from '../../core/metrics/instrument-transport.js';
-import type { IncomingMessage, SentMessage } from '../../core/transport/message.js';
-import type { InboundHandler, Transport, TransportEvents } from '../../core/transport/transport.js';
+import { BotMetrics } from '../../core/services/metrics/bot-metrics.js';
+import { instrumentTransport } from '../../core/services/metrics/instrument-transport.js';
+import type { IncomingMessage, SentMessage } from '../../core/kernel/port/message.js';
+import type { InboundHandler, Transport, TransportEvents } from '../../core/kernel/port/transport.js';
 
 /** A transport class (methods on the prototype, state on `this`), as the WhatsApp transport is. */
 class ScriptedTransport {

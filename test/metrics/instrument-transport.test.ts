@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { BotMetrics } from '../../core/metrics/bot-metrics.js';
-import { instrumentTransport } from '../../core/metrics/instrument-transport.js';
-import type { IncomingMessage } from '../../core/transport/message.js';
-import type { InboundHandler, Transport } from '../../core/transport/transport.js';
+import { BotMetrics } from '../../core/services/metrics/bot-metrics.js';
+import { instrumentTransport } from '../../core/services/metrics/instrument-transport.js';
+import type { IncomingMessage } from '../../core/kernel/port/message.js';
+import type { InboundHandler, Transport } from '../../core/kernel/port/transport.js';
 
 /** A transport that only delivers what the test pushes and records nothing: the metrics are what is checked. */
 function pushTransport() {

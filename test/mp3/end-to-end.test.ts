@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { copyFile, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { createMp3Plugin } from '../../plugins/mp3/index.js';
-import type { BotAction } from '../../core/transport/memory.js';
+import type { BotAction } from '../../core/adapters/memory/memory-transport.js';
 import { writeFakeYtdlp } from '../fakes/fake-ytdlp.js';
 import { MediaServer } from '../fakes/media-server.js';
 import { runChat, startTestApp, tempDir, writeConfig, type TestApp } from '../helpers/test-app.js';

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import path from 'node:path';
-import { ffmpegBinary } from '../../core/capabilities/detect.js';
+import { ffmpegBinary } from '../../core/kernel/capabilities/detect.js';
 
 const run = promisify(execFile);
 

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import sinon from 'sinon';
-import { loadSettings } from '../../core/config/settings.js';
-import { createLogger } from '../../core/log/logger.js';
-import { normalizeBaseUrl } from '../../core/providers/normalize.js';
-import { ProviderChain, legsFromSettings, ContextTooLongError } from '../../core/providers/provider-chain.js';
-import { probeGateways } from '../../core/providers/health.js';
-import { AllProvidersFailedError } from '../../core/providers/types.js';
+import { loadSettings } from '../../core/services/config/settings.js';
+import { createLogger } from '../../core/services/log/logger.js';
+import { normalizeBaseUrl } from '../../core/services/providers/normalize.js';
+import { ProviderChain, legsFromSettings, ContextTooLongError } from '../../core/services/providers/provider-chain.js';
+import { probeGateways } from '../../core/services/providers/health.js';
+import { AllProvidersFailedError } from '../../core/services/providers/types.js';
 import { FakeGateway, failures } from '../fakes/openai-gateway.js';
 import { PassThrough } from 'node:stream';
 

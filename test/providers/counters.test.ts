@@ -3,9 +3,9 @@ import { readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import sinon from 'sinon';
-import { createLogger } from '../../core/log/logger.js';
-import { UserBudgets } from '../../core/providers/budgets.js';
-import { UsageLedger } from '../../core/providers/usage.js';
+import { createLogger } from '../../core/services/log/logger.js';
+import { UserBudgets } from '../../core/services/providers/budgets.js';
+import { UsageLedger } from '../../core/services/providers/usage.js';
 import { tempDir } from '../helpers/test-app.js';
 
 /** The real setTimeout, kept before the clock is faked: the file system still needs real time to finish a write. */

@@ -1,13 +1,13 @@
 import { expect } from 'chai';
-import { loadSettings } from '../../core/config/settings.js';
-import { ProviderChain } from '../../core/providers/provider-chain.js';
-import { AllProvidersFailedError } from '../../core/providers/types.js';
+import { loadSettings } from '../../core/services/config/settings.js';
+import { ProviderChain } from '../../core/services/providers/provider-chain.js';
+import { AllProvidersFailedError } from '../../core/services/providers/types.js';
 import { FakeGateway, failures } from '../fakes/openai-gateway.js';
-import { createLogger } from '../../core/log/logger.js';
+import { createLogger } from '../../core/services/log/logger.js';
 import { PassThrough } from 'node:stream';
 import { AudioProvider } from '../../plugins/voice/audio-provider.js';
-import { KeyPool, KeysExhaustedError } from '../../core/providers/key-pool.js';
-import { nextUtcMidnight, parseDurationMs, resetDelayMs } from '../../core/providers/reset-time.js';
+import { KeyPool, KeysExhaustedError } from '../../core/services/providers/key-pool.js';
+import { nextUtcMidnight, parseDurationMs, resetDelayMs } from '../../core/services/providers/reset-time.js';
 import { audioFailures, FakeAudioProvider } from '../fakes/audio-provider.js';
 
 describe('audio key pool', () => {

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { PassThrough } from 'node:stream';
-import { loadSettings } from '../../core/config/settings.js';
-import { createLogger } from '../../core/log/logger.js';
-import { ProviderChain } from '../../core/providers/provider-chain.js';
-import { frozenPart, isFrozenPart, requestJson } from '../../core/providers/request-json.js';
-import type { ChatMessage } from '../../core/providers/types.js';
+import { loadSettings } from '../../core/services/config/settings.js';
+import { createLogger } from '../../core/services/log/logger.js';
+import { ProviderChain } from '../../core/services/providers/provider-chain.js';
+import { frozenPart, isFrozenPart, requestJson } from '../../core/services/providers/request-json.js';
+import type { ChatMessage } from '../../core/services/providers/types.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';
 
 describe('request JSON made from frozen parts', () => {

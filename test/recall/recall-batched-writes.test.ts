@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { safeFileName } from '../../core/store/atomic.js';
-import { CONSOLE_DEFAULT_SENDER } from '../../core/transport/console.js';
+import { safeFileName } from '../../core/services/store/atomic.js';
+import { CONSOLE_DEFAULT_SENDER } from '../../core/adapters/console/console-transport.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';
 import { startLiveChat } from '../helpers/live-chat.js';
 import { runChat, tempDir, writeConfig } from '../helpers/test-app.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { FakeModel, type BotAction } from '../../core/index.js';
+import { FakeModel, type BotAction } from '../../app/testing/index.js';
 import recall from '../../plugins/recall/index.js';
 import { startTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startTestBot, type TestBot } from '../../core/index.js';
+import { startTestBot, type TestBot } from '../../app/testing/index.js';
 import recall from '../../plugins/recall/index.js';
 import { RecallStore, type LoggedMessage, type RecallStoreEvents } from '../../plugins/recall/log-store.js';
 

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { FakeModel, type BotAction } from '../../core/index.js';
+import { FakeModel, type BotAction } from '../../app/testing/index.js';
 import mydata from '../../plugins/mydata/index.js';
 import recall from '../../plugins/recall/index.js';
-import { MemoryTransport } from '../../core/transport/memory.js';
-import type { OutgoingMedia, SentMessage } from '../../core/transport/message.js';
+import { MemoryTransport } from '../../core/adapters/memory/memory-transport.js';
+import type { OutgoingMedia, SentMessage } from '../../core/kernel/port/message.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const ANA = '10000000001@s.whatsapp.net';

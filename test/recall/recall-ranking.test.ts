@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { lastText, startTestBot, type ModelRequest, type TestBot } from '../../core/index.js';
+import { lastText, startTestBot, type ModelRequest, type TestBot } from '../../app/testing/index.js';
 import recall from '../../plugins/recall/index.js';
 
 const ANA = '10000000001@s.whatsapp.net';

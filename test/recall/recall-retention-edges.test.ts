@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import sinon from 'sinon';
-import { lastText, startTestBot, type ModelRequest, type TestBot } from '../../core/index.js';
+import { lastText, startTestBot, type ModelRequest, type TestBot } from '../../app/testing/index.js';
 import recall from '../../plugins/recall/index.js';
 import { RecallStore, type LoggedMessage } from '../../plugins/recall/log-store.js';
 

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import sinon from 'sinon';
-import { startTestBot, type TestBot } from '../../core/index.js';
+import { startTestBot, type TestBot } from '../../app/testing/index.js';
 import recall from '../../plugins/recall/index.js';
 
 const ANA = '10000000001@s.whatsapp.net';

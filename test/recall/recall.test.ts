@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { FakeModel, lastText, startTestBot, type BotAction, type ModelRequest, type TestBot } from '../../core/index.js';
+import { FakeModel, lastText, startTestBot, type BotAction, type ModelRequest, type TestBot } from '../../app/testing/index.js';
 import controls from '../../plugins/controls/index.js';
 import mydata from '../../plugins/mydata/index.js';
 import recall from '../../plugins/recall/index.js';
-import { MemoryTransport } from '../../core/transport/memory.js';
-import type { OutgoingMedia, SentMessage } from '../../core/transport/message.js';
+import { MemoryTransport } from '../../core/adapters/memory/memory-transport.js';
+import type { OutgoingMedia, SentMessage } from '../../core/kernel/port/message.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const ANA = '10000000001@s.whatsapp.net';

@@ -1,10 +1,11 @@
 import { expect } from 'chai';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { FakeModel, lastText, safeFileName, type ModelRequest } from '../../core/index.js';
-import { UnsavedDataError } from '../../core/app.js';
-import { MemoryTransport } from '../../core/transport/memory.js';
-import type { OutgoingMedia, SentMessage } from '../../core/transport/message.js';
+import { safeFileName } from '../../core/index.js';
+import { FakeModel, lastText, type ModelRequest } from '../../app/testing/index.js';
+import { UnsavedDataError } from '../../app/app.js';
+import { MemoryTransport } from '../../core/adapters/memory/memory-transport.js';
+import type { OutgoingMedia, SentMessage } from '../../core/kernel/port/message.js';
 import mydata from '../../plugins/mydata/index.js';
 import remind from '../../plugins/remind/index.js';
 import { startWebServer, type WebServer } from '../../web/server.js';

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { AppendHandles } from '../../core/store/append-handles.js';
-import { writeFileAtomicSafe } from '../../core/store/atomic.js';
+import { AppendHandles } from '../../core/services/store/append-handles.js';
+import { writeFileAtomicSafe } from '../../core/services/store/atomic.js';
 import { ROOT, tempDir } from '../helpers/test-app.js';
 
 /** The files under `dir` this process holds open right now (Linux: /proc/self/fd). */

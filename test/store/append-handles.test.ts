@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { readFile, rm, truncate } from 'node:fs/promises';
 import path from 'node:path';
-import { AppendHandles } from '../../core/store/append-handles.js';
-import { appendToFile, releaseAppendHandle, writeFileAtomicSafe } from '../../core/store/atomic.js';
+import { AppendHandles } from '../../core/services/store/append-handles.js';
+import { appendToFile, releaseAppendHandle, writeFileAtomicSafe } from '../../core/services/store/atomic.js';
 import { tempDir } from '../helpers/test-app.js';
 
 describe('store: kept-open append handles of the logs', () => {

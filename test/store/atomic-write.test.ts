@@ -3,8 +3,8 @@ import { spawn } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { BufferJSON, initAuthCreds } from '@whiskeysockets/baileys';
-import { checkDocument, HISTORY_SCHEMA } from '../../core/store/schemas.js';
-import { AuthStateCorruptError, useDurableAuthState } from '../../core/transport/whatsapp/auth-store.js';
+import { checkDocument, HISTORY_SCHEMA } from '../../core/services/store/schemas.js';
+import { AuthStateCorruptError, useDurableAuthState } from '../../core/adapters/whatsapp/auth-store.js';
 import { ROOT, startTestApp, tempDir } from '../helpers/test-app.js';
 
 const dist = (rel: string) => JSON.stringify(path.join(ROOT, 'dist', rel));
@@ -16,8 +16,8 @@ const marker = (i) => (i % 2 ? 'a' : 'b');
 let announced = false;
 const announce = () => { if (!announced) { announced = true; process.stdout.write('go\\n'); } };
 if (mode === 'json') {
-  const { JsonFile } = await import(${dist('core/store/json-file.js')});
-  const { HISTORY_SCHEMA } = await import(${dist('core/store/schemas.js')});
+  const { JsonFile } = await import(${dist('core/services/store/json-file.js')});
+  const { HISTORY_SCHEMA } = await import(${dist('core/services/store/schemas.js')});
   const doc = new JsonFile(target, () => ({ messages: [] }), { schema: HISTORY_SCHEMA, coalesceMs: 0 });
   for (let i = 0; ; i++) {
     await doc.update((d) => { d.messages = Array.from({ length: 1500 }, (_, n) => ({ role: 'user', text: marker(i).repeat(40), at: n })); });
@@ -25,7 +25,7 @@ if (mode === 'json') {
     announce();
   }
 } else {
-  const { useDurableAuthState } = await import(${dist('core/transport/whatsapp/auth-store.js')});
+  const { useDurableAuthState } = await import(${dist('core/adapters/whatsapp/auth-store.js')});
   const auth = await useDurableAuthState(target);
   for (let i = 0; ; i++) {
     auth.state.creds.processedHistoryMessages = Array.from({ length: 1500 }, (_, n) => ({ key: { id: marker(i).repeat(30) }, messageTimestamp: n }));

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import * as tar from 'tar';
 import * as tarStream from 'tar-stream';
-import { BackupError, restoreBackup } from '../../core/store/backup.js';
+import { BackupError, restoreBackup } from '../../core/services/store/backup.js';
 import { ROOT, tempDir } from '../helpers/test-app.js';
 
 /** The uid and gid of `nobody`: another user of the machine, the one the jail runs code as. */

@@ -4,7 +4,7 @@ import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as tar from 'tar';
-import { acquireInstanceLock } from '../../core/lifecycle/instance-lock.js';
+import { acquireInstanceLock } from '../../core/services/lifecycle/instance-lock.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';
 import { ROOT, startTestApp, tempDir } from '../helpers/test-app.js';
 

@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import { readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { createLogger } from '../../core/log/logger.js';
-import { UserBudgets } from '../../core/providers/budgets.js';
-import { UsageLedger } from '../../core/providers/usage.js';
+import { createLogger } from '../../core/services/log/logger.js';
+import { UserBudgets } from '../../core/services/providers/budgets.js';
+import { UsageLedger } from '../../core/services/providers/usage.js';
 import { tempDir } from '../helpers/test-app.js';
 
 const quietLog = () => createLogger({ level: 'silent', pretty: false, destination: new Writable({ write: (_c, _e, done) => done() }) });

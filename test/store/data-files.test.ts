@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { IdentityLinks } from '../../core/transport/whatsapp/identity-links.js';
-import { SeenMessages } from '../../core/transport/whatsapp/seen-messages.js';
-import { DataHealth, registerDataHealth } from '../../core/store/data-health.js';
+import { IdentityLinks } from '../../core/adapters/whatsapp/identity-links.js';
+import { SeenMessages } from '../../core/adapters/whatsapp/seen-messages.js';
+import { DataHealth, registerDataHealth } from '../../core/services/store/data-health.js';
 import { AudioArchive } from '../../plugins/voice/archive.js';
 import { AudioBudget } from '../../plugins/voice/audio-budget.js';
 import { WorkspaceStore } from '../../plugins/workspace/store.js';

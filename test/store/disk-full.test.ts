@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { HistoryStore } from '../../core/store/history.js';
+import { HistoryStore } from '../../core/services/store/history.js';
 import { completion, FakeGateway, lastUserText } from '../fakes/openai-gateway.js';
 import { ROOT, tempDir, writeConfig } from '../helpers/test-app.js';
 

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { appendFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { HistoryStore, type HistoryEntry } from '../../core/store/history.js';
-import { HISTORY_SCHEMA } from '../../core/store/schemas.js';
+import { HistoryStore, type HistoryEntry } from '../../core/services/store/history.js';
+import { HISTORY_SCHEMA } from '../../core/services/store/schemas.js';
 import { tempDir } from '../helpers/test-app.js';
 
 const CHAT = '10000000006@s.whatsapp.net';

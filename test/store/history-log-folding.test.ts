@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { appendFile, mkdir, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DataHealth, registerDataHealth } from '../../core/store/data-health.js';
-import { HistoryStore, type HistoryEntry } from '../../core/store/history.js';
+import { DataHealth, registerDataHealth } from '../../core/services/store/data-health.js';
+import { HistoryStore, type HistoryEntry } from '../../core/services/store/history.js';
 import { ROOT, tempDir } from '../helpers/test-app.js';
 
 const CHAT = '10000000009@s.whatsapp.net';

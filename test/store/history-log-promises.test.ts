@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { DataHealth, registerDataHealth } from '../../core/store/data-health.js';
-import { HistoryStore, type HistoryEntry } from '../../core/store/history.js';
+import { DataHealth, registerDataHealth } from '../../core/services/store/data-health.js';
+import { HistoryStore, type HistoryEntry } from '../../core/services/store/history.js';
 import { tempDir } from '../helpers/test-app.js';
 
 const CHAT = '10000000008@s.whatsapp.net';

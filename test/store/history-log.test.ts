@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { appendFile, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DataHealth, registerDataHealth } from '../../core/store/data-health.js';
-import { HistoryStore } from '../../core/store/history.js';
-import { checkDocument, HISTORY_SCHEMA } from '../../core/store/schemas.js';
+import { DataHealth, registerDataHealth } from '../../core/services/store/data-health.js';
+import { HistoryStore } from '../../core/services/store/history.js';
+import { checkDocument, HISTORY_SCHEMA } from '../../core/services/store/schemas.js';
 import { ROOT, tempDir } from '../helpers/test-app.js';
 
 const CHAT = '10000000007@s.whatsapp.net';
@@ -12,7 +12,7 @@ const dist = (rel: string) => JSON.stringify(path.join(ROOT, 'dist', rel));
 
 /** Appends as fast as it can (a burst over three chats) and says which message was answered once append resolved. */
 const APPENDER = `
-const { HistoryStore } = await import(${dist('core/store/history.js')});
+const { HistoryStore } = await import(${dist('core/services/store/history.js')});
 const [data, run] = process.argv.slice(2);
 const store = new HistoryStore(data, 100000, { compactEvery: 7 });
 const chats = ['a@s.whatsapp.net', 'b@s.whatsapp.net', 'c@s.whatsapp.net'];

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { readFileSync, existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { HistoryStore, type HistoryEntry } from '../../core/store/history.js';
+import { HistoryStore, type HistoryEntry } from '../../core/services/store/history.js';
 import { tempDir } from '../helpers/test-app.js';
 
 const CHAT = '10000000011@s.whatsapp.net';

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { OutgoingMedia, SentMessage } from '../../core/transport/message.js';
-import { MemoryTransport } from '../../core/transport/memory.js';
+import type { OutgoingMedia, SentMessage } from '../../core/kernel/port/message.js';
+import { MemoryTransport } from '../../core/adapters/memory/memory-transport.js';
 import { AudioArchive } from '../../plugins/voice/archive.js';
 import { WorkspaceStore } from '../../plugins/workspace/store.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';

@@ -3,8 +3,8 @@ import { existsSync } from 'node:fs';
 import { lstat, lutimes, mkdir, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { createLogger } from '../../core/log/logger.js';
-import { startRetentionSweeper } from '../../core/store/retention.js';
+import { createLogger } from '../../core/services/log/logger.js';
+import { startRetentionSweeper } from '../../core/services/store/retention.js';
 import { tempDir } from '../helpers/test-app.js';
 
 const DAY = 24 * 60 * 60 * 1000;

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { IncomingMedia } from '../../core/transport/message.js';
+import type { IncomingMedia } from '../../core/kernel/port/message.js';
 import { createVoicePlugin } from '../../plugins/voice/index.js';
 import { FakeAudioProvider } from '../fakes/audio-provider.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';

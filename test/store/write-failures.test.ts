@@ -2,10 +2,10 @@ import { expect } from 'chai';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import { createLogger } from '../../core/log/logger.js';
-import { DataHealth, DataWriteError } from '../../core/store/data-health.js';
-import { JsonFile } from '../../core/store/json-file.js';
-import { HISTORY_SCHEMA } from '../../core/store/schemas.js';
+import { createLogger } from '../../core/services/log/logger.js';
+import { DataHealth, DataWriteError } from '../../core/services/store/data-health.js';
+import { JsonFile } from '../../core/services/store/json-file.js';
+import { HISTORY_SCHEMA } from '../../core/services/store/schemas.js';
 import { tempDir } from '../helpers/test-app.js';
 
 describe('failed writes are never silent', () => {

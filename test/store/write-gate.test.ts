@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { appendToFile, holdWrites, writeFileAtomicSafe } from '../../core/store/atomic.js';
-import { HistoryStore, type HistoryEntry } from '../../core/store/history.js';
+import { appendToFile, holdWrites, writeFileAtomicSafe } from '../../core/services/store/atomic.js';
+import { HistoryStore, type HistoryEntry } from '../../core/services/store/history.js';
 import { tempDir } from '../helpers/test-app.js';
 
 const CHAT = '10000000008@s.whatsapp.net';

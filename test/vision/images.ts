@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ffmpegBinary } from '../../core/capabilities/detect.js';
-import type { IncomingMedia, MediaKind } from '../../core/transport/message.js';
+import { ffmpegBinary } from '../../core/kernel/capabilities/detect.js';
+import type { IncomingMedia, MediaKind } from '../../core/kernel/port/message.js';
 
 /**
  * Makes a real image file with ffmpeg from a lavfi source (e.g. `color=c=red:s=64x48`, `testsrc=s=2000x1500`)

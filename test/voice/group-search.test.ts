@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { rm } from 'node:fs/promises';
-import type { IncomingMedia } from '../../core/transport/message.js';
-import type { BotAction } from '../../core/transport/memory.js';
+import type { IncomingMedia } from '../../core/kernel/port/message.js';
+import type { BotAction } from '../../core/adapters/memory/memory-transport.js';
 import { createVoicePlugin } from '../../plugins/voice/index.js';
 import { FakeAudioProvider } from '../fakes/audio-provider.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { emptyAccess } from '../../core/access/access-store.js';
+import { emptyAccess } from '../../core/kernel/access/access-store.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';
 import { SHIPPED_RULES, until } from './access-helpers.js';

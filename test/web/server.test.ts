@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { definePlugin } from '../../core/index.js';
-import type { SessionState } from '../../core/transport/transport.js';
+import type { SessionState } from '../../core/kernel/port/transport.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import { DEFAULT_LOGIN_LIMITS, LoginLimiter } from '../../web/dashboard/auth.js';
 import { cookieHeader, csrfOf, formFields, login, request, sameOrigin, startWebTest, TOKEN, versionOf, type WebTest } from './web-helpers.js';

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Plugin } from '../../core/plugin/types.js';
+import type { Plugin } from '../../core/kernel/plugin/types.js';
 import { startWebServer, type WebAppOptions, type WebServer } from '../../web/server.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 

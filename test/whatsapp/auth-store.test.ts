@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { BufferJSON, useMultiFileAuthState } from '@whiskeysockets/baileys';
-import { AuthStateCorruptError, keyFileName, useDurableAuthState } from '../../core/transport/whatsapp/auth-store.js';
+import { AuthStateCorruptError, keyFileName, useDurableAuthState } from '../../core/adapters/whatsapp/auth-store.js';
 import { tempDir } from '../helpers/test-app.js';
 
 describe('WhatsApp auth-state store (data/session_auth)', () => {

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { BufferJSON, initAuthCreds } from '@whiskeysockets/baileys';
-import { AuthStateCorruptError, useDurableAuthState } from '../../core/transport/whatsapp/auth-store.js';
+import { AuthStateCorruptError, useDurableAuthState } from '../../core/adapters/whatsapp/auth-store.js';
 import { BOT_ME } from '../fakes/baileys-socket.js';
 import { ROOT, tempDir, writeConfig } from '../helpers/test-app.js';
 import { cleanup, link, setup } from './harness.js';

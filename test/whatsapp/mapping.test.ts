@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { proto, type WAMessage } from '@whiskeysockets/baileys';
-import { mentionsBot } from '../../core/mentions/mentions-bot.js';
-import type { IncomingMessage } from '../../core/transport/message.js';
-import { mapIncoming, type MapContext } from '../../core/transport/whatsapp/message-mapper.js';
+import { mentionsBot } from '../../core/kernel/mentions/mentions-bot.js';
+import type { IncomingMessage } from '../../core/kernel/port/message.js';
+import { mapIncoming, type MapContext } from '../../core/adapters/whatsapp/message-mapper.js';
 import { BOT_LID, BOT_PHONE, GROUP, waMessage, waText } from '../fakes/baileys-socket.js';
 
 const OWN = [`${BOT_PHONE}@s.whatsapp.net`, `${BOT_LID}@lid`];

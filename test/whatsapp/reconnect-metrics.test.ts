@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import parsePrometheus from 'parse-prometheus-text-format';
 import sinon from 'sinon';
-import { BotMetrics } from '../../core/metrics/bot-metrics.js';
+import { BotMetrics } from '../../core/services/metrics/bot-metrics.js';
 import { DisconnectReason } from '../fakes/baileys-socket.js';
 import { cleanup, link, setup } from './harness.js';
 

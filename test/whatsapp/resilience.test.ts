@@ -4,8 +4,8 @@ import { appendFile, mkdir, open, readFile, rm, utimes, writeFile } from 'node:f
 import path from 'node:path';
 import sinon from 'sinon';
 import { proto, type WAMessage } from '@whiskeysockets/baileys';
-import { ResendStore } from '../../core/transport/whatsapp/resend-store.js';
-import { useDurableAuthState } from '../../core/transport/whatsapp/auth-store.js';
+import { ResendStore } from '../../core/adapters/whatsapp/resend-store.js';
+import { useDurableAuthState } from '../../core/adapters/whatsapp/auth-store.js';
 import { StatusMessage } from '../../plugins/mp3/progress.js';
 import { GROUP, waMessage, waText } from '../fakes/baileys-socket.js';
 import { tempDir } from '../helpers/test-app.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import sinon from 'sinon';
-import { loadSettings, SettingsError } from '../../core/config/settings.js';
+import { loadSettings, SettingsError } from '../../core/services/config/settings.js';
 import { cleanup, setup } from './harness.js';
 import { login, startWebTest, TOKEN } from '../web/web-helpers.js';
 

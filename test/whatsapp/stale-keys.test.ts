@@ -4,7 +4,7 @@ import { readdir, rm, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { addTransactionCapability, type SignalKeyStore } from '@whiskeysockets/baileys';
 import { makeLibSignalRepository } from '@whiskeysockets/baileys/lib/Signal/libsignal.js';
-import { useDurableAuthState, type DurableAuthState } from '../../core/transport/whatsapp/auth-store.js';
+import { useDurableAuthState, type DurableAuthState } from '../../core/adapters/whatsapp/auth-store.js';
 import { tempDir } from '../helpers/test-app.js';
 
 const DAY = 86_400_000;

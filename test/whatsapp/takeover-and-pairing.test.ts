@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { rm } from 'node:fs/promises';
-import type { App } from '../../core/app.js';
-import type { WhatsAppTransport } from '../../core/transport/whatsapp/whatsapp-transport.js';
+import type { App } from '../../app/app.js';
+import type { WhatsAppTransport } from '../../core/adapters/whatsapp/whatsapp-transport.js';
 import accessPlugin from '../../plugins/access/index.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import { BOT_PHONE, FakeSocketFactory, waText } from '../fakes/baileys-socket.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import sinon from 'sinon';
-import { Capabilities } from '../../core/capabilities/capabilities.js';
+import { Capabilities } from '../../core/kernel/capabilities/capabilities.js';
 import workspacePlugin from '../../plugins/workspace/index.js';
 import { Value } from '@sinclair/typebox/value';
 import { workspaceOptions } from '../../plugins/workspace/options.js';

@@ -1,8 +1,8 @@
 import type { Context } from 'koa';
 import type Router from '@koa/router';
-import { MAX_PERSONA_CHARS } from '../../core/access/access-control.js';
-import type { Activation } from '../../core/access/access-store.js';
-import { userPart } from '../../core/mentions/ids.js';
+import { MAX_PERSONA_CHARS } from '../../core/kernel/access/access-control.js';
+import type { Activation } from '../../core/kernel/access/access-store.js';
+import { userPart } from '../../core/kernel/port/ids.js';
 import { accessView, type AccessViewData } from './access-view.js';
 import type { ViewRouteDeps } from './view-routes.js';
 import { shell, type Notice } from './views.js';

@@ -1,5 +1,5 @@
-import type { Activation, PairingRequest } from '../../core/access/access-store.js';
-import type { AccessMode } from '../../core/config/schema.js';
+import type { Activation, PairingRequest } from '../../core/kernel/access/access-store.js';
+import type { AccessMode } from '../../core/services/config/schema.js';
 import { html, type SafeHtml } from '../html.js';
 
 /** What the access view shows: the rules from config.json and what the owners decided (data/access/state.json). */

@@ -1,8 +1,8 @@
-import { validateConfig } from '../../core/config/config-file.js';
-import type { Access } from '../../core/config/schema.js';
-import { userPart } from '../../core/mentions/ids.js';
-import { optionProblems, sectionProblems, type SectionRule } from '../../core/plugin/options.js';
-import type { Plugin } from '../../core/plugin/types.js';
+import { validateConfig } from '../../core/services/config/config-file.js';
+import type { Access } from '../../core/services/config/schema.js';
+import { userPart } from '../../core/kernel/port/ids.js';
+import { optionProblems, sectionProblems, type SectionRule } from '../../core/kernel/plugin/options.js';
+import type { Plugin } from '../../core/kernel/plugin/types.js';
 
 /** One problem with a submitted field: `field` is the form field it belongs to, `message` says what is wrong. */
 export interface FieldProblem {

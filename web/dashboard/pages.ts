@@ -1,7 +1,7 @@
-import type { CapabilityStatus } from '../../core/capabilities/capabilities.js';
-import type { Problem } from '../../core/log/recent-problems.js';
-import type { LegHealth } from '../../core/providers/provider-chain.js';
-import type { SessionState } from '../../core/transport/transport.js';
+import type { CapabilityStatus } from '../../core/kernel/capabilities/capabilities.js';
+import type { Problem } from '../../core/services/log/recent-problems.js';
+import type { LegHealth } from '../../core/services/providers/provider-chain.js';
+import type { SessionState } from '../../core/kernel/port/transport.js';
 import { html, raw, type SafeHtml } from '../html.js';
 import { PAGE_CSS } from '../style.js';
 import { pluginOptions, type FieldProblem } from './config-form.js';

@@ -2,14 +2,14 @@ import { statfs } from 'node:fs/promises';
 import type { Context } from 'koa';
 import type Router from '@koa/router';
 import { Ajv } from 'ajv';
-import type { App } from '../../core/app.js';
-import { ConfigError, saveConfigFile } from '../../core/config/config-file.js';
-import type { Access } from '../../core/config/schema.js';
-import { LEVEL_RANK, logTail, type TailLine } from '../../core/log/log-tail.js';
-import { recentProblems } from '../../core/log/recent-problems.js';
-import { today } from '../../core/providers/usage.js';
-import { projectVersion } from '../../core/status/status-report.js';
-import type { Transport } from '../../core/transport/transport.js';
+import type { App } from '../../app/app.js';
+import { ConfigError, saveConfigFile } from '../../core/services/config/config-file.js';
+import type { Access } from '../../core/services/config/schema.js';
+import { LEVEL_RANK, logTail, type TailLine } from '../../core/services/log/log-tail.js';
+import { recentProblems } from '../../core/services/log/recent-problems.js';
+import { today } from '../../core/services/providers/usage.js';
+import { projectVersion } from '../../core/kernel/status/status-report.js';
+import type { Transport } from '../../core/kernel/port/transport.js';
 import type { SafeHtml } from '../html.js';
 import type { DashboardSession } from './auth.js';
 import { mountAccessRoutes } from './access-routes.js';
@@ -33,7 +33,7 @@ import {
   type UsageViewData,
   type ViewId,
 } from './views.js';
-import { humanDuration } from '../../core/status/status-report.js';
+import { humanDuration } from '../../core/kernel/status/status-report.js';
 
 export interface ViewRouteDeps {
   app: App;

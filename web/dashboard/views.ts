@@ -1,9 +1,9 @@
-import { capabilityMark, type CapabilityStatus } from '../../core/capabilities/capabilities.js';
-import type { TailLine } from '../../core/log/log-tail.js';
-import type { LegHealth } from '../../core/providers/types.js';
-import type { IncidentView } from '../../core/notices/owner-notifier.js';
-import { humanDuration, legStateInWords } from '../../core/status/status-report.js';
-import type { SessionState } from '../../core/transport/transport.js';
+import { capabilityMark, type CapabilityStatus } from '../../core/kernel/capabilities/capabilities.js';
+import type { TailLine } from '../../core/services/log/log-tail.js';
+import type { LegHealth } from '../../core/services/providers/types.js';
+import type { IncidentView } from '../../core/services/notices/owner-notifier.js';
+import { humanDuration, legStateInWords } from '../../core/kernel/status/status-report.js';
+import type { SessionState } from '../../core/kernel/port/transport.js';
 import { html, raw, type SafeHtml } from '../html.js';
 import { documentPage } from './pages.js';
 import { navHtml, SCRIPT_PATH, type ViewId } from './nav.js';

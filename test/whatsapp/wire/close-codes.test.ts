@@ -3,10 +3,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import path from 'node:path';
 import { BufferJSON } from '@whiskeysockets/baileys';
-import type { BotConfig } from '../../../core/config/schema.js';
-import { loadSettings } from '../../../core/config/settings.js';
-import { createLogger } from '../../../core/log/logger.js';
-import { WhatsAppTransport } from '../../../core/transport/whatsapp/whatsapp-transport.js';
+import type { BotConfig } from '../../../core/services/config/schema.js';
+import { loadSettings } from '../../../core/services/config/settings.js';
+import { createLogger } from '../../../core/services/log/logger.js';
+import { WhatsAppTransport } from '../../../core/adapters/whatsapp/whatsapp-transport.js';
 import { WhatsAppWireServer } from '../../fakes/whatsapp-wire-server.js';
 import { tempDir } from '../../helpers/test-app.js';
 

@@ -1,0 +1,423 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Bot } from '../core/kernel/bot.js';
+import { Capabilities, capabilityMark } from '../core/kernel/capabilities/capabilities.js';
+import { defineCoreCapabilities } from '../core/kernel/capabilities/detect.js';
+import { createJail, reportJail } from '../core/services/jail/setup.js';
+import { describeSupport } from '../core/services/jail/support.js';
+import { ConfigError, loadConfigFile } from '../core/services/config/config-file.js';
+import type { BotConfig } from '../core/services/config/schema.js';
+import { ensureDataDir, loadSettings, type Settings } from '../core/services/config/settings.js';
+import { createAiService } from '../core/kernel/chat/ai-service.js';
+import { BotMetrics } from '../core/services/metrics/bot-metrics.js';
+import { instrumentTransport } from '../core/services/metrics/instrument-transport.js';
+import { transportRestriction } from '../core/services/metrics/readiness.js';
+import { createLogger, isPrettyLogger, type Logger } from '../core/services/log/logger.js';
+import { acquireInstanceLock } from '../core/services/lifecycle/instance-lock.js';
+import { discoverPlugins } from '../core/kernel/plugin/discover.js';
+import { optionProblems } from '../core/kernel/plugin/options.js';
+import type { Plugin } from '../core/kernel/plugin/types.js';
+import { UserBudgets } from '../core/services/providers/budgets.js';
+import { probeGateways } from '../core/services/providers/health.js';
+import { ProviderChain } from '../core/services/providers/provider-chain.js';
+import { UsageLedger } from '../core/services/providers/usage.js';
+import { holdWrites, removeLeftoverTempFiles } from '../core/services/store/atomic.js';
+import { startControlChannel } from '../core/services/store/control-channel.js';
+import { JsonFile } from '../core/services/store/json-file.js';
+import { DataHealth, registerDataHealth, type SetAsideFile, type UnsavedFile } from '../core/services/store/data-health.js';
+import { formatBytes, startDiskWatch, type FreeSpace } from '../core/services/store/disk-space.js';
+import { HistoryStore } from '../core/services/store/history.js';
+import { MemoryStore } from '../core/services/store/memory.js';
+import { startRetentionSweeper } from '../core/services/store/retention.js';
+import { privateChatIdOf, type Transport } from '../core/kernel/port/transport.js';
+import { OwnerNotices } from '../core/services/notices/owner-notices.js';
+import type { OwnerNotifier } from '../core/services/notices/owner-notifier.js';
+import { Outbox } from '../core/services/sending/outbox.js';
+import { buildStatusReport } from '../core/kernel/status/status-report.js';
+import { KeyPool } from '../core/services/providers/key-pool.js';
+import { legsCapability } from '../core/kernel/capabilities/legs-capability.js';
+
+export interface AppOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Plugins to use instead of discovering `plugins/*` (tests). */
+  plugins?: Plugin[];
+  /** Folder to discover plugins in; default the project's `plugins/`. */
+  pluginsDir?: string;
+  logger?: Logger;
+  /**
+   * Where the product's own logger writes (JSON lines), instead of stderr. Tests use this rather than `logger`, so
+   * they exercise the product's redaction list (every secret in the settings), not one they built themselves.
+   */
+  logDestination?: NodeJS.WritableStream;
+  /** Log level instead of LOG_LEVEL (tests read debug lines). */
+  logLevel?: string;
+  /** Skip the gateway health probe (tests of non-AI paths). */
+  skipHealthProbe?: boolean;
+  /** Take the data folder for this process alone (`npm start`, `npm run chat`); a second instance is refused. */
+  instanceLock?: boolean;
+}
+
+/** Everything a running service is made of. */
+export interface App {
+  settings: Settings;
+  config: BotConfig;
+  configFile: string;
+  log: Logger;
+  bot: Bot;
+  chain: ProviderChain;
+  usage: UsageLedger;
+  /** Per-user budgets (today's tokens per user). */
+  budgets: UserBudgets;
+  capabilities: Capabilities;
+  /** Prometheus metrics of this app (its own registry), served on `GET /metrics`. */
+  metrics: BotMetrics;
+  pluginFailures: Array<{ source: string; reason: string }>;
+  /** Gateway probe results; filled in when the probe (run beside start-up) finishes. */
+  gatewayHealth: Array<{ name: string; url: string; healthy: boolean; detail: string }>;
+  /** Resolves when the gateway health probe has finished and been logged. */
+  healthChecked: Promise<void>;
+  /** Data files set aside at load (wrong shape / unreadable; bytes kept) and files that could not be saved. */
+  dataProblems(): { setAside: SetAsideFile[]; unsaved: UnsavedFile[] };
+  /** Free space of DATA_DIR (last measurement), for the dashboard. */
+  freeSpace(): FreeSpace | undefined;
+  /** Tells the owners about incidents (also `bot.notices`, `host.notices`). */
+  notices: OwnerNotifier;
+  /** The safe-sending limiter every bot-initiated message goes through. */
+  outbox: Outbox;
+  /** Connects the transport and starts handling messages. */
+  connect(transport: Transport): Promise<void>;
+  /**
+   * Stops taking messages, lets those being handled finish (config `shutdown.graceSeconds`), stops plugins and the
+   * transport (WhatsApp: the socket is closed, the session kept), flushes every store and releases the data folder.
+   * Rejects with UnsavedDataError (listing the files) when some data could not be written, so the caller exits
+   * non-zero.
+   */
+  stop(): Promise<void>;
+}
+
+/** Thrown by `app.stop()` when data could not be written before the stop. */
+export class UnsavedDataError extends Error {
+  constructor(readonly files: UnsavedFile[]) {
+    super(`data could not be saved before the stop: ${files.map((f) => `${f.file} (${f.reason})`).join('; ')}`);
+    this.name = 'UnsavedDataError';
+  }
+}
+
+/** The folder the built (or source) core lives in; plugins are found next to it. */
+function defaultPluginsDir(): string {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  return path.join(here, '..', 'plugins');
+}
+
+/**
+ * Drops options that plugins moved to environment settings (executable paths, sandbox and guard switches) from an
+ * old config.json: their values are ignored, the start log names each one and the setting that replaces it.
+ */
+function dropMovedOptions(plugins: Plugin[], config: BotConfig, log: Logger): void {
+  for (const plugin of plugins) {
+    const section = config.plugins[plugin.name] as Record<string, unknown> | undefined;
+    if (!section || !plugin.movedToEnv) continue;
+    const found = Object.keys(plugin.movedToEnv).filter((key) => key in section);
+    if (!found.length) continue;
+    for (const key of found) delete section[key];
+    const names = found.map((key) => `plugins.${plugin.name}.${key} → ${plugin.movedToEnv![key]}`);
+    log.warn(
+      { ignored: found.map((key) => `plugins.${plugin.name}.${key}`) },
+      `config.json still has settings that can run code or open a hole; they are read from the environment only now, so these values are IGNORED: ${names.join(', ')}. Set them in .env if you need them, and remove them from config.json.`,
+    );
+  }
+}
+
+/** A top-level key of config.json that neither the core nor a plugin's `configSection` owns is a mistake, as before. */
+function refuseUnclaimedSections(plugins: Plugin[], config: BotConfig, file: string): void {
+  const claimed = new Set(plugins.map((p) => p.configSection?.key).filter(Boolean));
+  const unknown = Object.keys(config.sections).filter((key) => !claimed.has(key));
+  if (unknown.length) throw new ConfigError(file, unknown.map((key) => `${key}: unknown field`));
+}
+
+/** The folders of the data files plugins declare (those without a `<placeholder>` in their folder). */
+function pluginDataFolders(plugins: Plugin[]): string[] {
+  return plugins.flatMap((p) => (p.dataFiles ?? []).map((f) => path.posix.dirname(f.path))).filter((folder) => !folder.includes('<')).map((folder) => (folder === '.' ? '' : folder));
+}
+
+/** Every plugin's config.json section against its options schema (defaults filled in first, as they are at use). */
+function validatePluginOptions(plugins: Plugin[], config: BotConfig, file: string): void {
+  const problems: string[] = [];
+  for (const plugin of plugins) {
+    const section = config.plugins[plugin.name];
+    if (!section || !plugin.optionsSchema) continue;
+    const { enabled: _e, access: _a, ...options } = section;
+    problems.push(...optionProblems(plugin.optionsSchema, structuredClone(options), `plugins.${plugin.name}`));
+  }
+  if (problems.length) throw new ConfigError(file, problems);
+}
+
+/**
+ * Builds the service: settings (.env under the real environment), config.json (created from the example when
+ * missing, validated), logger, capabilities, plugins, stores, provider chain and bot; prints the start-log report.
+ * Throws SettingsError / ConfigError with a message that says what to fix.
+ *
+ * @example
+ * const app = await createApp();
+ * await app.connect(new ConsoleTransport());
+ */
+export async function createApp(options: AppOptions = {}): Promise<App> {
+  const cwd = options.cwd ?? process.cwd();
+  const settings = loadSettings({ cwd, env: options.env });
+  ensureDataDir(settings.dataDir);
+  const log =
+    options.logger ??
+    createLogger({
+      level: options.logLevel ?? settings.logLevel,
+      secrets: settings.secrets,
+      pretty: options.logDestination ? false : settings.logFormat ? settings.logFormat === 'pretty' : undefined,
+      destination: options.logDestination,
+    });
+  // Top-level keys that are not the core's may be plugins' own sections: refused below unless a plugin declares them.
+  const loaded = await loadConfigFile(cwd, settings.configFile, { sectionKeys: 'any' });
+  log.info({ envFile: settings.envFile, configFile: loaded.file, dataDir: settings.dataDir }, 'account files: settings, config and data');
+  if (loaded.created) log.warn({ file: loaded.file }, 'config.json was missing: created it from config.example.json; edit it (or use the /config dashboard)');
+  const config = loaded.config;
+
+  const capabilities = new Capabilities();
+  defineCoreCapabilities(capabilities, settings);
+  const jail = createJail(settings);
+  capabilities.define('sandbox', async () => {
+    const support = await jail.detect();
+    return { ok: support.bwrap.ok, detail: describeSupport(support) };
+  });
+
+  const discovery = options.plugins
+    ? { plugins: options.plugins, failures: [] }
+    : await discoverPlugins(options.pluginsDir ?? defaultPluginsDir(), config.pluginPackages, cwd, log);
+  dropMovedOptions(discovery.plugins, config, log);
+  validatePluginOptions(discovery.plugins, config, loaded.file);
+  refuseUnclaimedSections(discovery.plugins, config, loaded.file);
+  for (const name of Object.keys(config.plugins)) {
+    if (!discovery.plugins.some((p) => p.name === name)) log.warn({ plugin: name }, `config.json configures plugin "${name}", but no plugin of that name is installed`);
+  }
+
+  // Before anything reads or writes the data folder: two processes on one folder overwrite each other's files (and on
+  // WhatsApp two sockets on one session knock each other off in a reconnect storm).
+  const releaseLock = options.instanceLock
+    ? await acquireInstanceLock(settings.dataDir, {
+        onCompromised: (err) => bot.notices.raise('instance-lock-lost', `Lost the lock on the data folder ${settings.dataDir} (${err.message}): another process may be writing to it. Restart the bot.`),
+      })
+    : undefined;
+
+  // Every store under DATA_DIR reports set-aside files and failed writes here (the log names the file).
+  let bot!: Bot;
+  const health = new DataHealth(settings.dataDir, log.child({ part: 'data' }), () => bot?.notices);
+  const unregisterHealth = registerDataHealth(health);
+  const leftovers = await removeLeftoverTempFiles([...new Set(['', 'history', 'memory', 'whatsapp', 'access', ...pluginDataFolders(discovery.plugins)])].map((f) => path.join(settings.dataDir, f)));
+  if (leftovers.length) log.info({ files: leftovers }, `removed ${leftovers.length} temporary file(s) an interrupted write left behind (the data files are whole)`);
+  const histories = new HistoryStore(settings.dataDir, config.history.maxMessages);
+  const memories = new MemoryStore(settings.dataDir, 100);
+  const usage = new UsageLedger(settings.dataDir, log, config.data.flushIntervalMs);
+  usage.setQuotas(config.ai.quotaMainTokens, config.ai.quotaPremiumTokens);
+  const budgets = new UserBudgets(settings.dataDir, Date.now, config.data.flushIntervalMs);
+  const chain = new ProviderChain(settings, log.child({ part: 'providers' }), usage);
+  // One health state per audio key: the chain's audio legs and the plugins using the keys share this pool.
+  const audioKeys = new KeyPool(settings.audio.keys, log.child({ part: 'audio-keys' }));
+  chain.useKeyPool(audioKeys);
+  usage.onRecord((userId, role, tokens) => {
+    if (userId && tokens > 0) budgets.spend(userId, role === 'premium', tokens).catch((err) => log.error({ err }, 'could not record a user budget'));
+  });
+  const metrics = new BotMetrics();
+  chain.onOutcome(({ leg, outcome, cooldownMs }) => {
+    metrics.countUpstream(leg, outcome);
+    if (cooldownMs > 0) metrics.legCooldowns.inc({ leg, reason: outcome });
+  });
+  metrics.observe({ legs: () => chain.health(), audioKeys: () => capabilities.known('audio') ? capabilities.status('audio').counts : undefined });
+  // Chat and premium follow the legs' live state: amber while a leg rests or was rejected, red when none can answer.
+  const servesPremium = (leg: { premiumModel?: string }) => Boolean(leg.premiumModel);
+  capabilities.setLive('chat', () => legsCapability(chain.health(), () => true, 'no provider key'), () => chain.anyHealthy());
+  capabilities.setLive(
+    'premium',
+    () => legsCapability(chain.health(), servesPremium, 'no PRIMARY_GATEWAY_PREMIUM_MODEL or PREMIUM_MODEL set'),
+    () => chain.anyHealthy(servesPremium),
+  );
+
+  let transport: Transport | undefined;
+  const outbox = new Outbox(() => bot.config.sending, log.child({ part: 'sending' }));
+  const notices = new OwnerNotices({
+    log: log.child({ part: 'notices' }),
+    owners: () => bot.config.owners,
+    // The chat id is asked of the transport when the notice goes out, so notices raised before it connects wait.
+    sendToOwner: async (owner, text) => {
+      await outbox.attachedTransport();
+      return outbox.sendText(privateChatIdOf(transport, owner), text);
+    },
+    limits: () => bot.config.notices,
+  });
+  bot = new Bot({
+    notices,
+    outbox,
+    settings,
+    config,
+    log,
+    plugins: discovery.plugins,
+    failures: discovery.failures,
+    configFile: loaded.file,
+    capabilities,
+    histories,
+    memories,
+    jail,
+    audioKeys,
+    createAi: (tools) => createAiService({ chain, budgets, capabilities, config: () => bot.config, log: log.child({ part: 'ai' }), tools, persona: (chatId) => bot.access.persona(chatId) }),
+  });
+
+  chain.useNotices(bot.notices, () => bot.config.ai.outageNoticeMinutes);
+  const startedAt = Date.now();
+  bot.statusSource = async () =>
+    buildStatusReport({ startedAt, link: bot.session(), legs: chain.health(), capabilities, usageDays: (await usage.snapshot()).days });
+
+  // The gateway probe runs beside start-up, not before it: a hung gateway must not delay `.ping` or `/ws`.
+  const gatewayHealth: App['gatewayHealth'] = [];
+  const healthChecked = options.skipHealthProbe
+    ? Promise.resolve()
+    : probeGateways(chain.legs(), Math.min(settings.upstreamTimeoutMs, 3000)).then((results) => {
+        gatewayHealth.push(...results);
+        for (const h of results) {
+          log[h.healthy ? 'info' : 'warn']({ gateway: h.name, url: h.url, detail: h.detail }, `gateway ${h.name} ${h.healthy ? 'healthy' : 'UNHEALTHY: AI answers may fail; non-AI commands keep working'}`);
+        }
+      });
+  await Promise.all([capabilities.detectAll(), usage.load(), budgets.load()]);
+  reportJail(log, jail);
+  await bot.startPlugins();
+  // Sweeps data/media (30 days) and data/generated (7 days) now and daily; its timer never keeps the process alive.
+  const retention = startRetentionSweeper({ dataDir: settings.dataDir, log: log.child({ part: 'retention' }) });
+  printStartReport(log, settings, bot, chain, capabilities, discovery.failures, await usage.snapshot());
+  // `npm run backup` asks the running bot through this socket to flush every store and hold writes during the copy.
+  const control = await startControlChannel(
+    settings.dataDir,
+    {
+      hold: async () => {
+        await JsonFile.flushAll();
+        return holdWrites();
+      },
+    },
+    log.child({ part: 'control' }),
+  ).catch((err) => {
+    log.warn({ err }, 'the backup control channel could not start: npm run backup will copy without holding writes');
+    return undefined;
+  });
+  const disk = await startDiskWatch({ dataDir: settings.dataDir, thresholdMb: () => bot.config.data.diskLowMb, log, notices: () => bot.notices });
+  const free = disk.current();
+  if (free) log.info({ dataDir: settings.dataDir, freeBytes: free.freeBytes, totalBytes: free.totalBytes }, `data folder ${settings.dataDir}: ${formatBytes(free.freeBytes)} free of ${formatBytes(free.totalBytes)}`);
+  notices.announce();
+
+  return {
+    settings,
+    get config() {
+      return bot.config;
+    },
+    configFile: loaded.file,
+    log,
+    bot,
+    chain,
+    usage,
+    budgets,
+    capabilities,
+    metrics,
+    pluginFailures: discovery.failures,
+    gatewayHealth,
+    healthChecked,
+    dataProblems: () => ({ setAside: [...health.setAside], unsaved: health.unsaved() }),
+    freeSpace: () => disk.current(),
+    notices,
+    outbox,
+    async connect(connecting) {
+      transport = connecting;
+      metrics.observe({ transport: () => ({ connected: connecting.session().status === 'linked', restricted: Boolean(transportRestriction(connecting)) }) });
+      // The bot and the outbox see the transport through the metrics wrapper: every message and send is counted there.
+      const counted = instrumentTransport(connecting, metrics);
+      outbox.attach(counted);
+      await bot.start(counted);
+    },
+    async stop() {
+      retention.stop();
+      const graceEnds = Date.now() + bot.config.shutdown.graceSeconds * 1000;
+      await bot.drain(graceEnds - Date.now());
+      // No new notices from here; those already queued (and other bot-initiated sends) get what is left of the grace.
+      notices.stop();
+      await outbox.settle(Math.max(0, graceEnds - Date.now()));
+      const dropped = outbox.close();
+      if (dropped) log.warn({ dropped }, `${dropped} message(s) the bot meant to send on its own were still waiting in the send queue and were not sent`);
+      chain.stop();
+      disk.stop();
+      await control?.close();
+      let failed: string[];
+      try {
+        const results = await Promise.allSettled([bot.stop(0), usage.flush(), budgets.flush()]);
+        failed = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
+      } finally {
+        unregisterHealth();
+        // Released even when data could not be saved: the process is ending either way.
+        await releaseLock?.();
+      }
+      // Every store reports to the data health: the files still unsaved after this last try are named.
+      const unsaved = health.unsaved();
+      if (unsaved.length) {
+        log.error({ files: unsaved.map((f) => f.file) }, `stopped with ${unsaved.length} data file(s) NOT saved: ${unsaved[0].reason}`);
+        throw new UnsavedDataError(unsaved);
+      }
+      if (failed.length) throw new Error(`data could not be saved: ${failed.join('; ')}`);
+    },
+  };
+}
+
+/** The one start-log report: providers (names, never keys), gateway health, capabilities, plugins. */
+function printStartReport(
+  log: Logger,
+  settings: Settings,
+  bot: Bot,
+  chain: ProviderChain,
+  capabilities: Capabilities,
+  failures: Array<{ source: string; reason: string }>,
+  usage: Awaited<ReturnType<UsageLedger['snapshot']>>,
+): void {
+  const legs = chain.legs();
+  log.info({ chain: legs.map((l) => `${l.name} (${l.model}${l.premiumModel ? `, premium ${l.premiumModel}` : ''})`) }, `provider chain: ${legs.map((l) => l.name).join(' → ') || 'none'}`);
+  log.info({ audioKeys: settings.audio.keys.length }, `audio keys configured: ${settings.audio.keys.length}`);
+  log.info(`CONFIG_TOKEN: ${settings.configToken ? 'set' : 'not set (the /config dashboard is off)'}`);
+  const config = bot.config;
+  log.info({ accessMode: config.access.mode, groupsPolicy: config.groups.policy }, `who is answered: access.mode "${config.access.mode}", groups.policy "${config.groups.policy}"`);
+  if (config.access.mode === 'pairing' && !config.owners.length && !settings.configToken) {
+    log.warn(
+      'access.mode is "pairing" but config.json lists no owners and CONFIG_TOKEN is not set: NOBODY CAN APPROVE a pairing code, so strangers are never let in (only the person at npm run chat can). Add your number to "owners", set CONFIG_TOKEN for the dashboard, or set access.mode to "everyone".',
+    );
+  }
+  // One log line per row, in both formats: a JSON reader gets one object per capability/plugin, not one string
+  // with newlines in it, and the pretty format shows a table.
+  // Pretty lines carry the row in the message already; the fields are for JSON readers.
+  const fields = <T extends object>(f: T): T | object => (isPrettyLogger(log) ? {} : f);
+  log.info(`capabilities (${capabilities.report().filter((c) => c.ok).length} of ${capabilities.names().length} available):`);
+  for (const c of capabilities.report()) {
+    log[c.ok && !c.degraded ? 'info' : 'warn'](fields({ capability: c.name, ok: c.ok, ...(c.degraded ? { degraded: true } : {}), detail: c.detail }), `  ${capabilityMark(c)} ${c.name.padEnd(10)} ${c.detail}`);
+  }
+  const notLoaded = failures.filter((f) => !f.source.startsWith('plugin '));
+  log.info(`plugins (${bot.plugins().length + notLoaded.length}):`);
+  for (const s of bot.plugins()) {
+    const missing = capabilities.missing(s.plugin.needs ?? []);
+    const state = s.refused ? `OFF: ${s.refused.message}` : !s.enabled ? 'disabled in config.json' : !s.started ? `inactive: ${s.problem}` : missing.length ? `active, degraded: missing ${missing.join(', ')}` : 'active';
+    log[s.refused ? 'warn' : 'info'](fields({ plugin: s.plugin.name, state }), `  ${s.plugin.name.padEnd(10)} ${state}`);
+  }
+  // Plugins refused at registration are listed above; these are the ones that could not even be loaded.
+  for (const f of notLoaded) log.warn(fields({ plugin: f.source, state: 'not loaded', reason: f.reason }), `  ${f.source.padEnd(10)} NOT LOADED: ${f.reason}`);
+  // Plugins' own top-level sections of config.json: an invalid one is named (the plugin runs on its default).
+  for (const section of bot.configSections()) {
+    if (section.problems.length) log.error(fields({ section: section.key, plugin: section.plugin, problems: section.problems }), `  config.json ${section.key} (${section.plugin}) INVALID: ${section.problems.join('; ')}; ${section.plugin} uses the default until it is fixed (the file is left as it is)`);
+  }
+  // Settings that plugins declare they read: set or not, never the value.
+  for (const s of bot.plugins()) {
+    for (const d of s.plugin.settings ?? []) {
+      const set = Boolean(settings.env[d.name]?.trim());
+      log.info(fields({ setting: d.name, set, plugin: s.plugin.name }), `  ${d.name.padEnd(22)} ${set ? 'set' : 'not set'} (${s.plugin.name}: ${d.description})`);
+    }
+  }
+  const today = new Date().toISOString().slice(0, 10);
+  const todayUsage = Object.entries(usage.days?.[today] ?? {}).map(([k, c]) => `${k}: ${c.total} tokens`);
+  log.info({ totals: usage.totals, quotas: usage.quotas }, `token usage today: ${todayUsage.join(', ') || 'none yet'}`);
+}

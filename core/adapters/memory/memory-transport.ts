@@ -1,0 +1,151 @@
+import type { IncomingMedia, IncomingMessage, OutgoingMedia, SentMessage } from '../../kernel/port/message.js';
+import type { ChangeSender, InboundHandler, RevokeHandler, SessionState, Transport, TransportEvents } from '../../kernel/port/transport.js';
+
+/** One thing the bot did, as recorded by the memory transport. */
+export type BotAction =
+  | { type: 'text'; chatId: string; id: string; text: string; quotedId?: string }
+  | { type: 'edit'; chatId: string; id: string; text: string }
+  | { type: 'react'; chatId: string; messageId: string; emoji: string }
+  | { type: 'media'; chatId: string; id: string; media: OutgoingMedia }
+  | { type: 'typing'; chatId: string; on: boolean };
+
+export interface PushInput {
+  text?: string;
+  chatId?: string;
+  senderId?: string;
+  senderAltId?: string;
+  senderName?: string;
+  isGroup?: boolean;
+  mentions?: string[];
+  quoted?: IncomingMessage['quoted'];
+  media?: IncomingMedia;
+  id?: string;
+  timestamp?: number;
+}
+
+/**
+ * An in-process transport for tests and the benchmark: `push` a message, get back what the bot did.
+ *
+ * @example
+ * const t = new MemoryTransport();
+ * await app.connect(t);
+ * const actions = await t.push({ text: '.ping' });
+ * expect(actions[0]).to.include({ type: 'text' });
+ */
+export class MemoryTransport implements Transport {
+  readonly name = 'memory';
+  readonly actions: BotAction[] = [];
+  private handler: InboundHandler | undefined;
+  private revokeHandler: RevokeHandler | undefined;
+  private changeEvents: TransportEvents = {};
+  private seq = 0;
+  /** Whether editText succeeds (false imitates a network without edits). */
+  canEdit = true;
+  /** Record typing indicators (off by default: they clutter assertions). */
+  recordTyping = false;
+
+  /** Group admins per group chat id (tests): `transport.groupAdmins.set(groupId, [userId])`. */
+  readonly groupAdmins = new Map<string, string[]>();
+
+  constructor(private readonly own: string[] = []) {}
+
+  /** How often `relink` was asked for (dashboard tests). */
+  relinks = 0;
+  private linked = true;
+
+  async relink(): Promise<void> {
+    this.relinks++;
+    this.linked = false;
+  }
+
+  async isGroupAdmin(chatId: string, userId: string): Promise<boolean> {
+    return this.groupAdmins.get(chatId)?.includes(userId) ?? false;
+  }
+
+  async start(onMessage: InboundHandler, events: TransportEvents = {}): Promise<void> {
+    this.handler = onMessage;
+    this.changeEvents = events;
+  }
+  onRevoke(handler: RevokeHandler): void {
+    this.revokeHandler = handler;
+  }
+  /**
+   * Delivers "deleted for everyone" for a message, as WhatsApp does; resolves when the bot has handled it. `by`: who
+   * deleted it (without it, the transport vouches for the delete).
+   */
+  async revoke(chatId: string, messageId: string, by?: ChangeSender): Promise<void> {
+    if (!this.revokeHandler) throw new Error('MemoryTransport: start the bot with this transport before revoking messages');
+    await this.revokeHandler(chatId, messageId, by);
+  }
+  /** Delivers an edit of an earlier message (`by`: who edited it); resolves when the bot has applied it. */
+  async edit(chatId: string, messageId: string, text: string, by?: ChangeSender): Promise<void> {
+    if (!this.changeEvents.onEdit) throw new Error('MemoryTransport: start the bot with this transport before editing messages');
+    await this.changeEvents.onEdit(chatId, messageId, text, by);
+  }
+  async stop(): Promise<void> {
+    this.handler = undefined;
+  }
+
+  /** Builds a full message from a partial one (private chat of sender 10000000001 by default). */
+  message(input: PushInput): IncomingMessage {
+    const senderId = input.senderId ?? '10000000001@s.whatsapp.net';
+    const isGroup = input.isGroup ?? (input.chatId?.endsWith('@g.us') ?? false);
+    return {
+      id: input.id ?? `in-${++this.seq}`,
+      chatId: input.chatId ?? senderId,
+      senderId,
+      senderAltId: input.senderAltId,
+      senderName: input.senderName,
+      isGroup,
+      text: input.text ?? '',
+      mentions: input.mentions ?? [],
+      quoted: input.quoted,
+      media: input.media,
+      timestamp: input.timestamp ?? Date.now(),
+    };
+  }
+
+  /** Delivers a message and resolves with the actions the bot took while handling it. */
+  async push(input: PushInput | IncomingMessage): Promise<BotAction[]> {
+    if (!this.handler) throw new Error('MemoryTransport: start the bot with this transport before pushing messages');
+    const message = 'mentions' in input && 'timestamp' in input && 'id' in input && typeof input.id === 'string' && 'chatId' in input && 'senderId' in input && 'isGroup' in input
+      ? (input as IncomingMessage)
+      : this.message(input as PushInput);
+    const before = this.actions.length;
+    await this.handler(message);
+    return this.actions.slice(before);
+  }
+
+  /** Texts the bot sent, in order (all chats). */
+  texts(): string[] {
+    return this.actions.filter((a): a is Extract<BotAction, { type: 'text' }> => a.type === 'text').map((a) => a.text);
+  }
+
+  async sendText(chatId: string, text: string, options?: { quotedId?: string }): Promise<SentMessage> {
+    const id = `out-${++this.seq}`;
+    this.actions.push({ type: 'text', chatId, id, text, quotedId: options?.quotedId });
+    return { id };
+  }
+  async editText(chatId: string, messageId: string, text: string): Promise<boolean> {
+    if (!this.canEdit) return false;
+    this.actions.push({ type: 'edit', chatId, id: messageId, text });
+    return true;
+  }
+  async react(chatId: string, messageId: string, emoji: string): Promise<void> {
+    this.actions.push({ type: 'react', chatId, messageId, emoji });
+  }
+  async sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage> {
+    const id = `out-${++this.seq}`;
+    this.actions.push({ type: 'media', chatId, id, media });
+    return { id };
+  }
+  async setTyping(chatId: string, on: boolean): Promise<void> {
+    if (this.recordTyping) this.actions.push({ type: 'typing', chatId, on });
+  }
+  ownIds(): string[] {
+    return this.own;
+  }
+  session(): SessionState {
+    return this.linked ? { status: 'linked', me: { id: this.own[0] } } : { status: 'qr', qr: 'memory-transport-relink-qr' };
+  }
+}

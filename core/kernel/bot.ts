@@ -1,0 +1,486 @@
+import type Router from '@koa/router';
+import path from 'node:path';
+import type { Capabilities } from './capabilities/capabilities.js';
+import { chatFallback } from './chat/chat-fallback.js';
+import { toolsFor } from './chat/tool-assembly.js';
+import type { BotConfig, PluginSection } from '../services/config/schema.js';
+import type { Settings } from '../services/config/settings.js';
+import type { Logger } from '../services/log/logger.js';
+import { logOnlyNotifier, type OwnerNotifier } from '../services/notices/owner-notifier.js';
+import { Bursts } from './pipeline/bursts.js';
+import { ChatQueue } from './pipeline/chat-queue.js';
+import { compose, type Middleware } from './pipeline/compose.js';
+import { createContext, pluginView, type ContextDeps } from './pipeline/context.js';
+import { addressedOnly, handledText, observers } from './pipeline/filters.js';
+import { markTakenUpRead } from './pipeline/read-receipt.js';
+import { AccessControl } from './access/access-control.js';
+import { chatRules, whoIsAnswered } from './access/access-gate.js';
+import { accessFile } from './access/access-store.js';
+import { isOwnerId } from './plugin/access.js';
+import { PluginRegistry, type PluginFailure, type PluginState } from './plugin/registry.js';
+import type { AiService, BotContext, Plugin, PluginHost, SiteDeclaration, ToolDefinition } from './plugin/types.js';
+import { coreCommands, helpText } from './pipeline/core-commands.js';
+import { pluginRouting } from './pipeline/plugin-routing.js';
+import type { StatusReport, StatusSource } from './status/status-report.js';
+import { Jail } from '../services/jail/jail.js';
+import { KeyPool } from '../services/providers/key-pool.js';
+import type { HistoryStore } from '../services/store/history.js';
+import { historyParticipant, memoryParticipant, PrivacyRegistry, type PersonIds } from '../services/store/privacy.js';
+import type { MemoryStore } from '../services/store/memory.js';
+import type { IncomingMessage, OutgoingMedia, SentMessage } from './port/message.js';
+import { privateChatIdOf, type ChangeSender, type SessionState, type Transport } from './port/transport.js';
+import { CORE_CONFIG_KEYS } from '../services/config/config-file.js';
+import type { SectionRule } from './plugin/options.js';
+
+export { MAX_INBOUND_CHARS } from './pipeline/filters.js';
+export type { PluginFailure, PluginState } from './plugin/registry.js';
+
+/** Where `host.send` / `host.sendMedia` go: the paced outbox (core/services/sending/outbox.ts). */
+export interface BotInitiatedSender {
+  sendText(chatId: string, text: string): Promise<SentMessage>;
+  sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage>;
+}
+
+export interface BotDeps {
+  settings: Settings;
+  config: BotConfig;
+  log: Logger;
+  plugins: Plugin[];
+  capabilities: Capabilities;
+  histories: HistoryStore;
+  memories: MemoryStore;
+  /** Owner notices; default: log only. */
+  notices?: OwnerNotifier;
+  /** The jail for helper programs; default: one run as uid 65534. */
+  jail?: Jail;
+  /** The audio keys' pool, shared with the provider chain; default: a pool of the settings' audio keys. */
+  audioKeys?: KeyPool;
+  /** The safe-sending limiter for messages the bot starts on its own; default: straight to the transport. */
+  outbox?: BotInitiatedSender;
+  /** Where registration failures are reported (shared with the app's `pluginFailures`). */
+  failures?: PluginFailure[];
+  /** The config.json file (plugins find the owner's files beside it); default `config.json` in the working folder. */
+  configFile?: string;
+  /** Builds the AI service once the bot exists (it needs the bot's tools). */
+  createAi: (tools: (ctx: BotContext) => ToolDefinition[]) => AiService;
+}
+
+/**
+ * The bot: a thin composition. A per-chat ordered queue (pipeline/chat-queue) feeds a Koa-style middleware pipeline
+ * (pipeline/filters: who the bot answers → observers → addressed? ; then `use()` middleware ; routing/plugin-routing
+ * → routing/core-commands (help, turned-off, unknown command) → chat/chat-fallback), over the plugins of a
+ * plugin/registry.
+ *
+ * @example
+ * const bot = new Bot(deps);
+ * await bot.startPlugins();
+ * await bot.start(new MemoryTransport());
+ */
+export class Bot {
+  readonly settings: Settings;
+  readonly log: Logger;
+  readonly capabilities: Capabilities;
+  readonly histories: HistoryStore;
+  readonly memories: MemoryStore;
+  readonly ai: AiService;
+  readonly notices: OwnerNotifier;
+  /** What the bot keeps about people, for `.mydata`, the dashboard's delete and revoked messages. */
+  readonly privacy = new PrivacyRegistry();
+  readonly jail: Jail;
+  readonly audioKeys: KeyPool;
+  readonly failures: PluginFailure[];
+  /** Who the bot answers and how, as the owners decided it: pairing, group activation, personas, paused chats. */
+  readonly access: AccessControl;
+  /** Where `.status` and the dashboard get the running picture (set by the app, which owns the chain and usage). */
+  statusSource: StatusSource | undefined;
+  private configValue: BotConfig;
+  private transport: Transport | undefined;
+  private readonly registry: PluginRegistry;
+  private readonly queue: ChatQueue;
+  /** A sender's burst of free text (and what they send while it is answered) as one turn. */
+  private readonly bursts: Bursts;
+  private readonly contextDeps: ContextDeps;
+  private readonly extra: Middleware<BotContext>[] = [];
+  private pipeline: ((ctx: BotContext) => Promise<void>) | undefined;
+  private readonly hosts = new Map<string, PluginHost>();
+  /** Listeners of plugins that want to hear when the owner switches them on or off, by plugin name. */
+  private readonly enabledListeners = new Map<string, Set<(enabled: boolean) => void | Promise<void>>>();
+  private readonly siteList: Array<SiteDeclaration & { plugin: string }> = [];
+  private readonly outbox: BotInitiatedSender | undefined;
+  private readonly configFile: string;
+
+  constructor(deps: BotDeps) {
+    this.configFile = path.resolve(deps.configFile ?? 'config.json');
+    this.settings = deps.settings;
+    this.configValue = deps.config;
+    this.log = deps.log;
+    this.capabilities = deps.capabilities;
+    this.histories = deps.histories;
+    this.memories = deps.memories;
+    this.notices = deps.notices ?? logOnlyNotifier(deps.log);
+    this.jail = deps.jail ?? new Jail();
+    this.audioKeys = deps.audioKeys ?? new KeyPool(deps.settings.audio.keys, deps.log.child({ part: 'audio-keys' }));
+    this.outbox = deps.outbox;
+    this.privacy.register(historyParticipant(this.histories));
+    this.privacy.register(memoryParticipant(this.memories));
+    this.failures = deps.failures ?? [];
+    this.queue = new ChatQueue(deps.log);
+    const config = () => this.configValue;
+    this.bursts = new Bursts({
+      windowMs: () => this.configValue.conversation.debounceMs ?? this.transport?.defaultDebounceMs ?? 0,
+      joinable: (message) => joinsBursts(message, this.configValue.prefix),
+      queue: (chatId, take) => this.queue.push(chatId, () => this.process(take())),
+    });
+    this.access = new AccessControl({
+      file: accessFile(deps.settings.dataDir),
+      config,
+      log: deps.log.child({ part: 'access' }),
+      histories: deps.histories,
+      tellOwners: (text) => this.tellOwners(text),
+      redeliver: (message) => this.handle(message),
+    });
+    this.privacy.register(this.access.privacyParticipant());
+    this.registry = new PluginRegistry({
+      plugins: deps.plugins,
+      capabilities: deps.capabilities,
+      log: deps.log,
+      config,
+      failures: this.failures,
+      host: (name) => this.host(name),
+      view: (ctx, name) => this.view(ctx, name),
+    });
+    this.ai = deps.createAi((ctx) => this.toolsFor(ctx));
+    this.contextDeps = {
+      config,
+      log: deps.log,
+      ai: this.ai,
+      histories: deps.histories,
+      memories: deps.memories,
+      botIds: () => this.botIds(),
+      optionsOf: (name) => this.optionsOf(name),
+      host: (name) => this.host(name),
+    };
+    this.registry.registerConfigSections(CORE_CONFIG_KEYS);
+    this.registry.registerCapabilities();
+  }
+
+  /**
+   * The top-level config.json sections plugins own (`configSection`), for the dashboard: key, owning plugin, its
+   * rule, and the value and problems the plugin sees now.
+   */
+  configSections(): Array<{ key: string; plugin: string; rule: SectionRule; raw: unknown; problems: string[] }> {
+    return this.registry.configSections().map(({ plugin, rule }) => ({ key: rule.key, plugin, rule, raw: this.configValue.sections?.[rule.key], problems: this.registry.sectionOf(plugin).problems }));
+  }
+
+  /** A plugin's options as its handlers, tools and routes see them (validated, with defaults). */
+  optionsOf(name: string): PluginSection {
+    return this.registry.optionsOf(name);
+  }
+
+  /** The live config. */
+  get config(): BotConfig {
+    return this.configValue;
+  }
+
+  /**
+   * Applies a new config at once (dashboard edits): plugin enable/disable and access take effect on the next message,
+   * and plugins that were switched on or off hear it (`host.onEnabledChange`).
+   */
+  setConfig(config: BotConfig): void {
+    const before = new Map(this.registry.states.map((s) => [s.plugin.name, s.enabled]));
+    this.configValue = config;
+    this.histories.maxMessages = config.history.maxMessages;
+    this.registry.applyConfig(config);
+    for (const state of this.registry.states) {
+      if (before.get(state.plugin.name) === state.enabled) continue;
+      for (const listener of this.enabledListeners.get(state.plugin.name) ?? []) {
+        // One listener failing never stops the config from applying nor the other listeners.
+        Promise.resolve()
+          .then(() => listener(state.enabled))
+          .catch((err: unknown) => this.log.error({ err, plugin: state.plugin.name }, `plugin ${state.plugin.name} failed to handle being switched ${state.enabled ? 'on' : 'off'}`));
+      }
+    }
+  }
+
+  /** Adds middleware that runs after the built-in filters and before plugin routing (grammY-style `use`). */
+  use(middleware: Middleware<BotContext>): this {
+    this.extra.push(middleware);
+    this.pipeline = undefined;
+    return this;
+  }
+
+  plugins(): readonly PluginState[] {
+    return this.registry.states;
+  }
+
+  /** The bot's own ids: config `targetUserIds` plus the ids the transport learnt at login (phone jid, LID). */
+  botIds(): string[] {
+    return [...this.configValue.targetUserIds, ...(this.transport?.ownIds() ?? [])];
+  }
+
+  /** The transport's session (link state), or offline before a transport is connected. */
+  session(): SessionState {
+    return this.transport?.session() ?? { status: 'offline', lastError: 'no transport connected yet' };
+  }
+
+  /** True when one of `userIds` is an admin of group `chatId` (false where the transport has no group roles). */
+  async isGroupAdmin(chatId: string, userIds: string[]): Promise<boolean> {
+    const transport = this.transport;
+    if (!transport?.isGroupAdmin) return false;
+    for (const id of userIds) {
+      try {
+        if (await transport.isGroupAdmin(chatId, id)) return true;
+      } catch (err) {
+        this.log.warn({ err, chat: chatId }, 'could not read the group admins');
+      }
+    }
+    return false;
+  }
+
+  /** The host services handed to a plugin's setup/start, routes and tools. */
+  host(name: string): PluginHost {
+    let host = this.hosts.get(name);
+    if (host) return host;
+    const bot = this;
+    host = {
+      name,
+      settings: this.settings,
+      config: () => bot.configValue,
+      configFile: this.configFile,
+      options: () => bot.optionsOf(name),
+      section: () => bot.registry.sectionOf(name).value,
+      setting: (variable) => bot.settings.env[variable],
+      dataDir: this.settings.dataDir,
+      log: this.log.child({ plugin: name }),
+      capabilities: this.capabilities,
+      ai: this.ai,
+      histories: this.histories,
+      memories: this.memories,
+      // Bot-initiated: paced by the outbox (WhatsApp bans accounts that send too much too fast); replies are not.
+      enabled: () => bot.registry.states.some((s) => s.plugin.name === name && s.enabled),
+      onEnabledChange: (listener) => {
+        let listeners = bot.enabledListeners.get(name);
+        if (!listeners) bot.enabledListeners.set(name, (listeners = new Set()));
+        listeners.add(listener);
+        return () => void listeners.delete(listener);
+      },
+      send: (chatId, text) => (bot.outbox ? bot.outbox.sendText(chatId, text) : bot.requireTransport().sendText(chatId, text)),
+      sendMedia: (chatId, media) => (bot.outbox ? bot.outbox.sendMedia(chatId, media) : bot.requireTransport().sendMedia(chatId, media)),
+      botIds: () => bot.botIds(),
+      isOwner: (id) => isOwnerId([id], bot.configValue),
+      access: this.access,
+      isGroupAdmin: (chatId, userIds) => bot.isGroupAdmin(chatId, userIds),
+      status: (): Promise<StatusReport> => {
+        if (!bot.statusSource) throw new Error('no status source: the bot runs outside the app');
+        return bot.statusSource();
+      },
+      notices: this.notices,
+      privacy: this.privacy,
+      jail: this.jail,
+      audioKeys: this.audioKeys,
+      serveSite: (site) => void bot.siteList.push({ ...site, plugin: name }),
+    };
+    this.hosts.set(name, host);
+    return host;
+  }
+
+  private view(ctx: BotContext, name: string): BotContext {
+    return pluginView(this.contextDeps, ctx, name);
+  }
+
+  private requireTransport(): Transport {
+    if (!this.transport) throw new Error('The bot has no transport yet: call bot.start(transport) first');
+    return this.transport;
+  }
+
+  /** Starts every plugin in load order (see PluginRegistry.start): failures and clashes stay off, the rest go on. */
+  startPlugins(): Promise<void> {
+    return this.registry.start();
+  }
+
+  /** The static sites plugins serve (mounted by the web server, see `PluginHost.serveSite`). */
+  sites(): ReadonlyArray<SiteDeclaration & { plugin: string }> {
+    return this.siteList;
+  }
+
+  /** Mounts the routes of every started plugin on the web server's router. */
+  mountRoutes(router: Router): void {
+    for (const state of this.registry.states) {
+      if (!state.instance?.routes) continue;
+      try {
+        state.instance.routes(router);
+      } catch (err) {
+        this.log.error({ err, plugin: state.plugin.name }, 'plugin routes could not be mounted');
+      }
+    }
+  }
+
+  /** Connects a transport and starts handling its messages. Call `startPlugins()` first. */
+  async start(transport: Transport): Promise<void> {
+    this.transport = transport;
+    for (const participant of transport.privacyParticipants?.() ?? []) this.privacy.register(participant);
+    await this.access.load();
+    transport.onRevoke?.((chatId, messageId, by) => this.revoke(chatId, messageId, by));
+    await transport.start((message) => this.handle(message), {
+      onRevoke: (chatId, messageId, by) => this.revoke(chatId, messageId, by),
+      onEdit: (chatId, messageId, text, by) => this.edit(chatId, messageId, text, by),
+      // The history keeps a chat's newest lines in an append-only log: folded into the JSON file before it moves
+      // (the transport renames the history and memory files). Every other store (plugins' too) moves its own data.
+      onChatIdChange: async (from, to) => {
+        await this.histories.release(from);
+        await this.privacy.moveChat(from, to);
+      },
+    });
+  }
+
+  /**
+   * A message deleted for everyone: removed from history, memory, the voice archive and its index (every privacy
+   * participant). Honoured as WhatsApp honours it: from the message's own sender, or in a group from an admin (read
+   * from the group's metadata), or from the linked account itself; a member's delete of someone else's message
+   * removes nothing (`by` is who sent the delete, as the transport authenticated it; without it the transport vouches).
+   * Queued behind the chat's messages, so a delete that arrives while its message is being handled still finds it.
+   * Never rejects.
+   */
+  revoke(chatId: string, messageId: string, by?: ChangeSender): Promise<void> {
+    return this.queue.behind(
+      chatId,
+      async () => {
+        const admin = by && !by.fromMe && chatId.endsWith('@g.us') && (await this.isGroupAdmin(chatId, by.ids));
+        const author = admin ? undefined : authorOf(by);
+        // A message merged into a burst was stored as part of its turn: the whole turn goes (never its words left).
+        const turn = this.bursts.turnOf(chatId, messageId);
+        const removed = await this.privacy.revoke(chatId, turn.id, author);
+        if (author && !removed) this.log.info({ chat: chatId, messageId }, 'a delete for everyone removed nothing: the stored message (if any) is not the sender\'s own, and they are no group admin');
+        else this.log.info({ chat: chatId, messageId, removed }, 'a message deleted for everyone was removed from the stored data');
+      },
+      (err) => this.log.error({ err, chat: chatId, messageId }, 'could not remove a message deleted for everyone'),
+    );
+  }
+
+  /**
+   * An edited message: its new text replaces the old in history, the recall log and the voice archive's context
+   * (every privacy participant), so neither the prompt nor a search finds the old words. Only the message's own
+   * sender edits it (WhatsApp lets nobody else, admins neither). Queued like `revoke`; never rejects.
+   */
+  edit(chatId: string, messageId: string, text: string, by?: ChangeSender): Promise<void> {
+    return this.queue.behind(
+      chatId,
+      async () => {
+        // A turn merged from a burst holds the other messages' words too: an edit of one of them cannot be applied
+        // line by line, so the turn is removed (the old words must not stay), as a delete would.
+        const turn = this.bursts.turnOf(chatId, messageId);
+        if (turn.merged) {
+          const removed = await this.privacy.revoke(chatId, turn.id, authorOf(by));
+          this.log.info({ chat: chatId, messageId, removed }, 'an edited message was part of a burst: the turn that carried it was removed from the stored data');
+          return;
+        }
+        const changed = await this.privacy.edit(chatId, messageId, text, authorOf(by));
+        this.log.info({ chat: chatId, messageId, changed }, changed ? 'an edited message was applied to the stored data' : 'an edit changed nothing stored (the message is not kept, or it is not the editor\'s own)');
+      },
+      (err) => this.log.error({ err, chat: chatId, messageId }, 'could not apply an edited message to the stored data'),
+    );
+  }
+
+  /**
+   * Stops taking new messages and waits, at most `timeoutMs`, for those being handled to finish. Resolves with how
+   * many were still being handled when the time was up (0: all finished).
+   */
+  drain(timeoutMs: number): Promise<number> {
+    this.bursts.flushAll();
+    return this.queue.drain(timeoutMs);
+  }
+
+  /** Drains (see `drain`, default 10 s), stops the plugins and the transport, and flushes the chat stores. */
+  async stop(graceMs = 10_000): Promise<void> {
+    const unfinished = await this.drain(graceMs);
+    if (unfinished) this.log.warn({ unfinished }, `${unfinished} message(s) were still being handled when the stop's grace time was up; stopping anyway`);
+    await this.registry.stop();
+    await this.transport?.stop();
+    // A store that cannot write rejects; the app's data health lists it and the stop reports it (never silently).
+    await Promise.allSettled([this.histories.flush(), this.memories.flush(), this.access.flush()]);
+  }
+
+  /** Resolves when no message is being handled. */
+  idle(): Promise<void> {
+    return this.bursts.settled().then(() => this.queue.idle());
+  }
+
+  /**
+   * Handles one inbound message. Messages of one chat are handled strictly in order; different chats in parallel; a
+   * sender's burst of free text within `conversation.debounceMs` is one turn (pipeline/bursts). Never rejects: a
+   * failure is logged and, where the user expects an answer, told in a short sentence.
+   */
+  handle(message: IncomingMessage): Promise<void> {
+    return this.bursts.offer(message);
+  }
+
+  /** Not async: the queue calls it inside a `then`, where a throw is a rejection; the pipeline's promise is handed on. */
+  private process(message: IncomingMessage): Promise<void> | undefined {
+    // The owner typing on the phone (not the bot): that chat is theirs for a while; nothing is answered.
+    if (message.fromMe) return this.access.ownerTyped(message);
+    const text = handledText(message, this.log);
+    if (text === undefined) return undefined;
+    const ctx = this.createContext(message, text);
+    this.pipeline ??= this.composePipeline();
+    return this.pipeline(ctx);
+  }
+
+  /** The context of one inbound message (see pipeline/context). */
+  private createContext(message: IncomingMessage, rawText: string): BotContext {
+    return createContext(this.contextDeps, this.requireTransport(), message, rawText);
+  }
+
+  private composePipeline(): (ctx: BotContext) => Promise<void> {
+    const config = () => this.configValue;
+    const routing = { registry: this.registry, capabilities: this.capabilities, config, view: (ctx: BotContext, name: string) => this.view(ctx, name) };
+    return compose([
+      whoIsAnswered(config, this.access),
+      observers(this.registry, this.capabilities, routing.view),
+      chatRules(config, this.access),
+      addressedOnly(config),
+      markTakenUpRead(() => this.transport),
+      ...this.extra,
+      pluginRouting(routing),
+      coreCommands(this.registry, config),
+      chatFallback(this.ai, this.capabilities, config),
+    ]);
+  }
+
+  /**
+   * Tells every owner (config `owners`, and the person at the console) in their private chat, paced like every
+   * message the bot starts on its own. Resolves once each was sent or failed (failures are logged).
+   */
+  private async tellOwners(text: string): Promise<void> {
+    const transport = this.transport;
+    const chats = new Set(this.configValue.owners.map((owner) => privateChatIdOf(transport, owner)));
+    const operator = transport?.operatorChatId?.();
+    if (operator) chats.add(operator);
+    const send = (chatId: string) => (this.outbox ? this.outbox.sendText(chatId, text) : this.requireTransport().sendText(chatId, text));
+    await Promise.all([...chats].map((chatId) => send(chatId).catch((err: unknown) => this.log.warn({ err, chat: chatId }, 'could not tell an owner'))));
+  }
+
+  /** `.help`: the commands of the enabled plugins this sender may use. */
+  helpText(ctx: BotContext): string {
+    return helpText(this.registry, this.configValue, ctx);
+  }
+
+  /** Tools offered to the model for this message: from enabled, started plugins whose needs are met. */
+  toolsFor(ctx: BotContext): ToolDefinition[] {
+    return toolsFor(this.registry, this.capabilities, ctx, this.log);
+  }
+}
+
+/**
+ * Free text that may wait for the sender's next lines: not the owner's own typing, no media, not a command (the
+ * prefix or a `/` literal, also after a leading @mention).
+ */
+function joinsBursts(message: IncomingMessage, prefix: string): boolean {
+  if (message.fromMe || message.media) return false;
+  const text = message.text.replace(/^(\s*@\d+)+/, '').trimStart();
+  return Boolean(text) && !text.startsWith(prefix) && !text.startsWith('/');
+}
+
+/** Whose stored items a change from `by` may touch: any (undefined) for the account itself or a vouching transport, else only theirs. */
+function authorOf(by: ChangeSender | undefined): PersonIds | undefined {
+  return by && !by.fromMe ? by.ids : undefined;
+}

@@ -1,0 +1,136 @@
+import type Router from '@koa/router';
+import type { TriggerHit } from '../pipeline/match.js';
+import type { PluginOffer } from './contract.js';
+import type { MediaKind } from '../port/message.js';
+import { pluginErrors } from './errors.js';
+import type { BotContext, Plugin, PluginHost, ToolDefinition, Trigger } from './types.js';
+
+/** One trigger of a running plugin and what runs when it matches. */
+export interface HandlerEntry {
+  trigger: Trigger;
+  run(ctx: BotContext, hit: TriggerHit): Promise<unknown> | unknown;
+}
+
+/**
+ * A plugin as the core runs it: its handlers in order, observers, tools, routes and stop. Made once per bot by `instantiate`.
+ */
+export interface PluginInstance {
+  handlers: HandlerEntry[];
+  observers: Array<(ctx: BotContext) => Promise<unknown> | unknown>;
+  tools: ToolDefinition[];
+  /** `tools` given as a function: the tools this plugin offers for one message. */
+  toolsFor?(ctx: BotContext): ToolDefinition[];
+  routes?(router: Router): void;
+  stop?(): Promise<void> | void;
+}
+
+export interface InstanceDeps {
+  host: PluginHost;
+  /** The plugin's view of a message's context (its options, host and logger). */
+  view(ctx: BotContext): BotContext;
+}
+
+/** Adds the narrowed fields of a trigger (args, media, match) on top of a plugin's view of the context. */
+function narrow(ctx: BotContext, fields: Record<string, unknown>): BotContext {
+  const props: PropertyDescriptorMap = {};
+  for (const [key, value] of Object.entries(fields)) props[key] = { value, enumerable: true };
+  return Object.create(ctx, props) as BotContext;
+}
+
+/** Wraps a tool so its call sees the plugin's view of the context and the plugin's options. */
+function boundTool(tool: ToolDefinition, deps: InstanceDeps): ToolDefinition {
+  return {
+    ...tool,
+    run: (args, call) => {
+      const ctx = deps.view(call.ctx);
+      return tool.run(args, { ...call, ctx, options: ctx.options } as typeof call);
+    },
+  };
+}
+
+const MEDIA_KINDS: readonly MediaKind[] = ['voice', 'audio', 'image', 'video', 'document', 'sticker'];
+
+/** What is wrong with a tool's `effects` declaration, or undefined (absent is fine: it counts as the unsafe side). */
+function effectsMistake(effects: unknown): string | undefined {
+  if (effects === undefined) return undefined;
+  const e = effects as { outsideText?: unknown; acts?: unknown };
+  if (!e || typeof e !== 'object' || typeof e.outsideText !== 'boolean' || !['nothing', 'ownFiles', 'chats'].includes(e.acts as string)) {
+    return "effects must be { outsideText: true | false, acts: 'nothing' | 'ownFiles' | 'chats' }";
+  }
+  if (e.acts === 'ownFiles' && e.outsideText) return "a tool that touches someone's own files cannot also bring in outside text: make them two tools";
+  return undefined;
+}
+
+/** The first mistake in what `setup` returned, in words with the fix (undefined when it can work). */
+function offerMistake(offer: PluginOffer<unknown>): string | undefined {
+  if (typeof offer !== 'object') return 'setup(host) must return an object such as { commands: [...] }';
+  for (const [i, h] of (offer.commands ?? []).entries()) {
+    if (typeof h?.run !== 'function') return `commands[${i}] has no run(ctx) function`;
+    if (typeof h.command !== 'string' || !/^[a-z0-9][a-z0-9_-]*$/i.test(h.command)) {
+      const word = String(h.command).replace(/^\W+/, '').split(/\s/)[0] || 'roll';
+      return `commands[${i}]: command "${String(h.command)}" must be a single word without the prefix (write '${word}', not '.${word}')`;
+    }
+  }
+  for (const [i, h] of (offer.literals ?? []).entries()) {
+    if (typeof h?.run !== 'function') return `literals[${i}] has no run(ctx) function`;
+    if (typeof h.literal !== 'string' || !/^\S+$/.test(h.literal)) return `literals[${i}]: literal "${String(h.literal)}" must be one word, such as '/ws'`;
+  }
+  for (const [i, h] of (offer.media ?? []).entries()) {
+    if (typeof h?.run !== 'function') return `media[${i}] has no run(ctx) function`;
+    const bad = (Array.isArray(h.media) ? h.media : [h.media]).find((k) => !MEDIA_KINDS.includes(k));
+    if (bad !== undefined) return `media[${i}]: media "${String(bad)}" is not one of ${MEDIA_KINDS.join(', ')}`;
+  }
+  for (const [i, h] of (offer.patterns ?? []).entries()) {
+    if (typeof h?.run !== 'function') return `patterns[${i}] has no run(ctx) function`;
+    if (!(h.pattern instanceof RegExp)) return `patterns[${i}]: pattern must be a RegExp`;
+  }
+  for (const [i, h] of (offer.predicates ?? []).entries()) {
+    if (typeof h?.run !== 'function' || typeof h.when !== 'function') return `predicates[${i}] needs when(ctx) => boolean and run(ctx)`;
+  }
+  for (const [i, o] of (offer.observers ?? []).entries()) if (typeof o !== 'function') return `observers[${i}] must be a function (ctx) => …`;
+  if (Array.isArray(offer.tools)) {
+    for (const [i, t] of offer.tools.entries()) {
+      if (typeof t?.name !== 'string' || !t.name || typeof t.run !== 'function') return `tools[${i}] needs a name and run(args, call)`;
+      const effectsProblem = effectsMistake(t.effects);
+      if (effectsProblem) return `tools[${i}] (${t.name}): ${effectsProblem}`;
+    }
+  } else if (offer.tools !== undefined && typeof offer.tools !== 'function') return 'tools must be a list, or a function (ctx) => list';
+  return undefined;
+}
+
+/** Runs a plugin's setup and turns what it offers into the core's running shape; a mistake in it is refused, coded. */
+async function fromOffer(plugin: Plugin, deps: InstanceDeps): Promise<PluginInstance> {
+  const offer = ((await (plugin.setup as (host: PluginHost) => unknown)(deps.host)) ?? {}) as PluginOffer<unknown>;
+  const mistake = offerMistake(offer);
+  if (mistake) {
+    await Promise.resolve(offer?.stop?.()).catch(() => undefined);
+    throw pluginErrors.badDefinition(plugin.name, mistake);
+  }
+  const handlers: HandlerEntry[] = [];
+  for (const h of offer.commands ?? []) {
+    handlers.push({ trigger: { command: h.command, help: h.help, usage: h.usage }, run: (ctx, hit) => h.run(narrow(ctx, { command: hit.command, args: hit.command?.args ?? '' }) as never) });
+  }
+  for (const h of offer.literals ?? []) {
+    handlers.push({ trigger: { literal: h.literal, help: h.help, usage: h.usage }, run: (ctx, hit) => h.run(narrow(ctx, { command: hit.command, args: hit.command?.args ?? '' }) as never) });
+  }
+  for (const h of offer.media ?? []) handlers.push({ trigger: { media: h.media, help: h.help }, run: (ctx) => h.run(narrow(ctx, { media: ctx.message.media }) as never) });
+  for (const h of offer.patterns ?? []) handlers.push({ trigger: { pattern: h.pattern, help: h.help }, run: (ctx, hit) => h.run(narrow(ctx, { match: hit.match }) as never) });
+  for (const h of offer.predicates ?? []) {
+    handlers.push({ trigger: { when: (ctx) => h.when(ctx as never), help: h.help, usage: h.usage }, run: (ctx) => h.run(ctx as never) });
+  }
+  return {
+    handlers,
+    observers: (offer.observers ?? []).map((observe) => (ctx: BotContext) => observe(ctx as never)),
+    tools: Array.isArray(offer.tools) ? offer.tools.map((tool) => boundTool(tool as unknown as ToolDefinition, deps)) : [],
+    toolsFor: typeof offer.tools === 'function'
+      ? ((list) => (ctx: BotContext) => (list(deps.view(ctx) as never) ?? []).map((tool) => boundTool(tool as unknown as ToolDefinition, deps)))(offer.tools)
+      : undefined,
+    routes: offer.routes ? (router) => offer.routes!(router) : undefined,
+    stop: offer.stop ? () => offer.stop!() : undefined,
+  };
+}
+
+/** Starts one plugin for one bot: runs its `setup(host)` and checks what it offers. */
+export function instantiate(plugin: Plugin, deps: InstanceDeps): Promise<PluginInstance> {
+  return fromOffer(plugin, deps);
+}

@@ -1,0 +1,76 @@
+/**
+ * The core's transport-neutral message types. Every transport (WhatsApp, console, memory) maps its
+ * own messages to these, so plugins never see Baileys objects.
+ */
+
+/** Kinds of media a message can carry. `voice` is a push-to-talk voice note (ptt). */
+export type MediaKind = 'voice' | 'audio' | 'image' | 'video' | 'document' | 'sticker';
+
+/**
+ * Media attached to a message. The bytes are fetched lazily: a plugin that does not need them costs nothing.
+ *
+ * @example
+ * if (ctx.message.media?.kind === 'image') { const bytes = await ctx.message.media.download(); }
+ */
+export interface IncomingMedia {
+  kind: MediaKind;
+  mimetype: string;
+  fileName?: string;
+  /** Size in bytes when the transport knows it before downloading. */
+  size?: number;
+  /** Duration in seconds for audio/video when known. */
+  seconds?: number;
+  download(): Promise<Buffer>;
+}
+
+/** The message a message replies to (WhatsApp "quoted" message). */
+export interface QuotedMessage {
+  id: string;
+  senderId: string;
+  text: string;
+  /** True when the quoted message was sent by the bot itself. */
+  fromBot: boolean;
+  media?: IncomingMedia;
+}
+
+/**
+ * One inbound message, as every plugin sees it.
+ * Ids are full jids (`123@s.whatsapp.net`, `456@lid`, `name@g.us`); use the helpers of `core/kernel/port/ids.ts` to compare them.
+ */
+export interface IncomingMessage {
+  id: string;
+  chatId: string;
+  senderId: string;
+  /** Alternative id of the same sender when the transport knows it (phone jid ↔ LID). */
+  senderAltId?: string;
+  senderName?: string;
+  isGroup: boolean;
+  text: string;
+  /** Jids mentioned in the text (WhatsApp `mentionedJid`). */
+  mentions: string[];
+  quoted?: QuotedMessage;
+  media?: IncomingMedia;
+  /** Unix time in milliseconds. */
+  timestamp: number;
+  /** Sent from the bot's own account by a person (the owner typing on the phone), not by the bot. */
+  fromMe?: boolean;
+  /**
+   * Typed by the person at the machine that runs the bot (the console's own default sender): counts as an owner.
+   * Only a transport sets it; no chat network can.
+   */
+  fromOperator?: boolean;
+}
+
+/** What a transport returns for a sent message, so it can be edited or quoted later. */
+export interface SentMessage {
+  id: string;
+}
+
+/** Media the bot sends. `path` is a local file. */
+export interface OutgoingMedia {
+  kind: 'audio' | 'voice' | 'image' | 'video' | 'document';
+  path: string;
+  mimetype?: string;
+  caption?: string;
+  fileName?: string;
+}

@@ -1,0 +1,140 @@
+import type { PrivacyParticipant } from '../../services/store/privacy.js';
+import type { IncomingMessage, OutgoingMedia, SentMessage } from './message.js';
+
+/** Called by a transport for every inbound message. Resolves when the bot has finished handling it. */
+export type InboundHandler = (message: IncomingMessage) => Promise<void>;
+
+/**
+ * Who sent an edit or a delete for everyone, as the network authenticated it (never what the change claims about the
+ * message it targets): the sender's ids (phone jid and LID where known), or the linked account itself (`fromMe`).
+ */
+export interface ChangeSender {
+  ids: string[];
+  fromMe?: boolean;
+}
+
+/**
+ * Called by a transport when a message was deleted for everyone. Resolves when it is gone from the stored data.
+ * `by`: who deleted it (the core honours it only for their own messages, or a group admin's); without it the
+ * transport vouches for the delete.
+ */
+export type RevokeHandler = (chatId: string, messageId: string, by?: ChangeSender) => Promise<void>;
+/**
+ * Changes to earlier messages a transport reports (WhatsApp: edits and deletes for everyone). The core applies them
+ * to what it kept (history, archive); a transport without them never calls these.
+ */
+export interface TransportEvents {
+  /** `by`: who edited it (the core applies an edit only to what they wrote themselves). */
+  onEdit?(chatId: string, messageId: string, text: string, by?: ChangeSender): void | Promise<void>;
+  /** `by`: who deleted it (honoured for their own messages, or from a group admin). */
+  onRevoke?(chatId: string, messageId: string, by?: ChangeSender): void | Promise<void>;
+  /**
+   * A private chat is named `to` from now on instead of `from` (WhatsApp revealed the phone number behind a LID):
+   * stores settle what they keep under `from` (on disk, in one file each) before those files are moved to `to`.
+   */
+  onChatIdChange?(from: string, to: string): void | Promise<void>;
+}
+
+/**
+ * Options of a message the bot sends: `quotedId` quotes that message of the chat; `answers` is the sender id of the
+ * message being answered (a transport that keeps what it sent, for resends, files it under that person, so their
+ * `.mydata` delete removes it).
+ */
+export interface SendOptions {
+  quotedId?: string;
+  answers?: string;
+}
+
+/** Session state a transport reports (shown on `GET /` and in the dashboard). */
+export interface SessionState {
+  status: 'connecting' | 'qr' | 'linked' | 'offline';
+  /** Current QR payload while waiting for a scan. */
+  qr?: string;
+  /** Own ids once linked: phone jid and LID. */
+  me?: { id?: string; lid?: string; name?: string };
+  since?: number;
+  /** While disconnected: why the last connection closed. */
+  lastError?: string;
+  /** While disconnected: when the next connection attempt starts (unix ms). */
+  retryAt?: number;
+  /** Pairing-code login: the code to type on the phone. */
+  pairingCode?: string;
+  /**
+   * A condition the owners must act on or know about: `forbidden` (403, the account is banned: not retrying),
+   * `bad-session` (500), `client-too-old` (405, refetching the Web version), `silent` (open but nothing arrived, reconnecting).
+   */
+  problem?: 'forbidden' | 'bad-session' | 'client-too-old' | 'silent';
+  /** Set while WhatsApp restricts the account (463 time-lock, message capping): sends may fail; `until` when known (unix ms). */
+  restricted?: { reason: string; until?: number };
+}
+
+/**
+ * The one interface between the core and a chat network.
+ * Implementations: `MemoryTransport` (tests, bench), `ConsoleTransport` (`npm run chat`), WhatsApp (Baileys).
+ *
+ * @example
+ * const transport = new MemoryTransport();
+ * await bot.start(transport);
+ * const replies = await transport.push({ text: '.ping' });
+ */
+export interface Transport {
+  readonly name: string;
+  /**
+   * How long (ms) the core waits for more of a sender's messages before answering them as one turn, when config
+   * `conversation.debounceMs` is unset. Optional: without it, 0 (every message its own turn).
+   */
+  readonly defaultDebounceMs?: number;
+  /** `events` (optional) receives edits and deletes of earlier messages where the network has them. */
+  start(onMessage: InboundHandler, events?: TransportEvents): Promise<void>;
+  /** Registers the handler for messages deleted for everyone (the memory transport; WhatsApp uses `events`). */
+  onRevoke?(handler: RevokeHandler): void;
+  stop(): Promise<void>;
+  sendText(chatId: string, text: string, options?: SendOptions): Promise<SentMessage>;
+  /** Edits a message the bot sent. Returns false when the transport cannot edit (the caller then sends anew). */
+  editText(chatId: string, messageId: string, text: string): Promise<boolean>;
+  react(chatId: string, messageId: string, emoji: string): Promise<void>;
+  sendMedia(chatId: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage>;
+  /**
+   * The bot took this message up (the access rules let it through and it is meant for the bot): shows the sender it
+   * was read (WhatsApp: blue ticks, unless config `whatsapp.readReceipts` is false). Never waits on the network, never
+   * throws. Optional: a transport without read receipts leaves it out.
+   */
+  markRead?(message: IncomingMessage): void;
+  /** Shows/hides "typing…" in a chat; a no-op where the network has none. */
+  setTyping(chatId: string, typing: boolean): Promise<void>;
+  /** The bot's own ids learnt at login (phone jid, LID); empty until linked. */
+  ownIds(): string[];
+  /**
+   * The private chat id of a user given by digits (config `owners`), for messages the bot starts (owner notices).
+   * Optional: without it, `<digits>@s.whatsapp.net`.
+   */
+  privateChatId?(id: string): string;
+  /**
+   * The private chat of the person at the machine running the bot (the console's own sender), who counts as an owner
+   * and is told what the owners are told. Optional: a chat network has no such person.
+   */
+  operatorChatId?(): string | undefined;
+  session(): SessionState;
+  /**
+   * Whether `userId` is an admin of group `chatId` (`.reset`/`.forget` in groups). Optional: a transport without
+   * group roles leaves it out and only owners may use those commands in its groups. WhatsApp reads group metadata;
+   * the memory transport answers from its `groupAdmins` list; the console has no group admins.
+   */
+  isGroupAdmin?(chatId: string, userId: string): Promise<boolean>;
+  /**
+   * What the transport itself keeps about people (WhatsApp: the messages it sent, kept for resends; phone ↔ LID
+   * pairs), so `.mydata`, its delete, deletes for everyone and edits reach those files too. Optional: the core
+   * registers these with the plugins' participants when the transport starts.
+   */
+  privacyParticipants?(): PrivacyParticipant[];
+  /**
+   * Logs the linked device out and starts a new link (a new QR). Optional: the dashboard offers "relink" only when
+   * the transport has it.
+   */
+  relink?(): Promise<void>;
+}
+
+/** The private chat of `id` (digits) as `transport` names it. */
+export function privateChatIdOf(transport: Transport | undefined, id: string): string {
+  return transport?.privateChatId?.(id) ?? `${id}@s.whatsapp.net`;
+}

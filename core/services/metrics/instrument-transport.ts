@@ -1,0 +1,89 @@
+import { performance } from 'node:perf_hooks';
+import type { IncomingMessage } from '../../kernel/port/message.js';
+import type { Transport } from '../../kernel/port/transport.js';
+import type { BotMetrics } from './bot-metrics.js';
+
+/** A message in flight, so a send to its chat while it is handled counts it as answered. */
+interface Handling {
+  answered: boolean;
+}
+
+type SendType = 'text' | 'media' | 'reaction' | 'edit';
+
+/** The kind label of an inbound message: its media kind, else `text`. Never content or ids. */
+export function messageKind(message: IncomingMessage): string {
+  return message.media?.kind ?? 'text';
+}
+
+/**
+ * Wraps a transport so the metrics see every message without the bot pipeline knowing: inbound messages (received,
+ * handling time, queue depth, answered when anything was sent to that chat while the message was handled) and
+ * every send (by type, failures apart). Everything else, including methods added to a transport later (restriction
+ * state, …), passes through untouched.
+ *
+ * @example await bot.start(instrumentTransport(transport, metrics));
+ */
+export function instrumentTransport(transport: Transport, metrics: BotMetrics): Transport {
+  // Per chat, the messages handed to the bot and not finished yet, oldest first. The bot handles a chat's messages
+  // strictly in order, so a send to that chat belongs to the oldest one. (Not AsyncLocalStorage: it turns on promise
+  // hooks for the whole process, which costs every promise of every message.)
+  const inFlight = new Map<string, Handling[]>();
+
+  const counted = <A extends unknown[], R>(type: SendType, send: (chatId: string, ...rest: A) => Promise<R>) =>
+    async (chatId: string, ...rest: A): Promise<R> => {
+      try {
+        const result = await send.call(transport, chatId, ...rest);
+        // editText answers false when the network cannot edit: nothing was sent (the caller sends anew).
+        if ((result as unknown) === false) return result;
+        metrics.countSent(type);
+        const current = inFlight.get(chatId)?.[0];
+        if (current) current.answered = true;
+        return result;
+      } catch (err) {
+        metrics.sendFailures.inc({ type });
+        throw err;
+      }
+    };
+
+  const overrides: Partial<Transport> = {
+    // The events (deleted for everyone, edits, a chat's new id) go through untouched: dropping them loses privacy.
+    start: (onMessage, events) =>
+      transport.start(async (message) => {
+        const kind = messageKind(message);
+        metrics.countReceived(kind);
+        metrics.queued(1);
+        const started = performance.now();
+        const state: Handling = { answered: false };
+        const chatQueue = inFlight.get(message.chatId);
+        if (chatQueue) chatQueue.push(state);
+        else inFlight.set(message.chatId, [state]);
+        try {
+          await onMessage(message);
+        } finally {
+          const queue = inFlight.get(message.chatId)!;
+          queue.splice(queue.indexOf(state), 1);
+          if (!queue.length) inFlight.delete(message.chatId);
+          metrics.observeHandling(kind, (performance.now() - started) / 1000);
+          metrics.queued(-1);
+          if (state.answered) metrics.countAnswered(kind);
+        }
+      }, events),
+    sendText: counted('text', transport.sendText),
+    sendMedia: counted('media', transport.sendMedia),
+    react: counted('reaction', transport.react),
+    editText: counted('edit', transport.editText),
+  };
+
+  // Methods are bound once per function, not on every call (typing, ownIds, … run several times per message).
+  const bound = new WeakMap<(...args: never[]) => unknown, unknown>();
+  return new Proxy(transport, {
+    get(target, property) {
+      if (Object.prototype.hasOwnProperty.call(overrides, property)) return overrides[property as keyof Transport];
+      const value = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      let fn = bound.get(value);
+      if (!fn) bound.set(value, (fn = value.bind(target)));
+      return fn;
+    },
+  });
+}

@@ -1,0 +1,181 @@
+import { setMaxListeners } from 'node:events';
+import PQueue from 'p-queue';
+import type { Logger } from '../log/logger.js';
+import type { OutgoingMedia, SentMessage } from '../../kernel/port/message.js';
+import type { Transport } from '../../kernel/port/transport.js';
+
+/** The pace of messages the bot starts on its own (config.json `sending`). */
+export interface SendingLimits {
+  /** Bot-initiated messages per chat per minute, evenly spaced. */
+  perChatPerMinute: number;
+  /** Bot-initiated messages per minute over all chats, evenly spaced. */
+  globalPerMinute: number;
+  /** Each send waits a further random 0…jitterMs ms, so sends never come on an exact beat. */
+  jitterMs: number;
+}
+
+export const DEFAULT_SENDING_LIMITS: SendingLimits = { perChatPerMinute: 12, globalPerMinute: 30, jitterMs: 1500 };
+
+/** Thrown for a send that was still waiting when the bot stopped. */
+export class OutboxClosedError extends Error {
+  constructor() {
+    super('the bot is stopping: this message was not sent');
+  }
+}
+
+/** How often a send waiting for the network re-checks whether it is connected. */
+const RECONNECT_POLL_MS = 1000;
+
+/**
+ * The one way out for messages the bot starts on its own (owner notices, reminders, job results sent later): per
+ * chat and overall pacing with jitter, because WhatsApp bans accounts that send too much too fast. Replies to a
+ * message do not come through here: they go straight to the transport, in order and undelayed.
+ *
+ * Sends made before the transport is attached (or while it is not linked) wait in the queue.
+ *
+ * Pacing is `p-queue` (maintained, ESM, sliding-window `strict` rate limits): one queue per chat with concurrency 1
+ * keeps a chat's messages in order and spaced; one global queue spaces all chats together.
+ *
+ * @example
+ * const outbox = new Outbox(() => config.sending, log);
+ * outbox.attach(transport);
+ * await outbox.sendText('6281234567890@s.whatsapp.net', 'Your reminder: call Ana');
+ */
+export class Outbox {
+  private transport: Transport | undefined;
+  private attached!: Promise<void>;
+  private resolveAttached!: () => void;
+  private global: PQueue | undefined;
+  private readonly chats = new Map<string, PQueue>();
+  private builtFor = '';
+  private closed = false;
+  private waiting = 0;
+  private readonly closing = new AbortController();
+
+  constructor(
+    private readonly limits: () => SendingLimits,
+    private readonly log: Logger,
+    private readonly random: () => number = Math.random,
+  ) {
+    this.attached = new Promise((resolve) => (this.resolveAttached = resolve));
+    // Every queued send listens for the stop: many at once are expected, not a leak.
+    setMaxListeners(0, this.closing.signal);
+  }
+
+  /** Starts delivering through `transport` (and delivers what waited for it). */
+  attach(transport: Transport): void {
+    this.transport = transport;
+    this.resolveAttached();
+  }
+
+  /** Resolves once a transport is attached (or the outbox is closed). */
+  async attachedTransport(): Promise<void> {
+    await this.attached;
+    if (this.closed) throw new OutboxClosedError();
+  }
+
+  /** Bot-initiated messages not yet handed to the transport. */
+  pending(): number {
+    return this.waiting;
+  }
+
+  /**
+   * Resolves when nothing waits any more, or after `timeoutMs`, or at once while nothing can go out (no transport,
+   * or not linked); resolves with how many still wait.
+   */
+  async settle(timeoutMs: number): Promise<number> {
+    const until = Date.now() + timeoutMs;
+    const canSend = () => this.transport?.session().status === 'linked';
+    while (this.waiting > 0 && canSend() && Date.now() < until) await sleep(Math.min(50, Math.max(1, until - Date.now())));
+    return this.waiting;
+  }
+
+  /** Stops sending: what still waits is dropped (each such send rejects). Returns how many were dropped. */
+  close(): number {
+    this.closed = true;
+    const dropped = this.waiting;
+    this.closing.abort(new OutboxClosedError());
+    this.resolveAttached();
+    return dropped;
+  }
+
+  sendText(chatId: string, text: string): Promise<SentMessage> {
+    return this.enqueue(chatId, (t) => t.sendText(chatId, text));
+  }
+
+  sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage> {
+    return this.enqueue(chatId, (t) => t.sendMedia(chatId, media));
+  }
+
+  private queues(chatId: string): { chat: PQueue; global: PQueue } {
+    const limits = this.limits();
+    const signature = `${limits.perChatPerMinute}/${limits.globalPerMinute}`;
+    if (signature !== this.builtFor || !this.global) {
+      // New limits (a dashboard edit) apply to sends from now on; queued ones finish at the old pace.
+      this.builtFor = signature;
+      this.global = spacedQueue(limits.globalPerMinute);
+      this.chats.clear();
+    }
+    let chat = this.chats.get(chatId);
+    if (!chat) {
+      chat = spacedQueue(limits.perChatPerMinute);
+      this.chats.set(chatId, chat);
+      this.forgetWhenQuiet(chatId, chat, limits.perChatPerMinute);
+    }
+    return { chat, global: this.global };
+  }
+
+  /** A chat's queue is dropped once it is idle and its spacing has passed, so the map does not grow with every chat. */
+  private forgetWhenQuiet(chatId: string, queue: PQueue, perMinute: number): void {
+    queue.on('idle', () => {
+      const timer = setTimeout(() => {
+        if (this.chats.get(chatId) === queue && queue.size === 0 && queue.pending === 0) this.chats.delete(chatId);
+      }, 60_000 / perMinute);
+      timer.unref?.();
+    });
+  }
+
+  private async enqueue(chatId: string, send: (transport: Transport) => Promise<SentMessage>): Promise<SentMessage> {
+    if (this.closed) throw new OutboxClosedError();
+    this.waiting++;
+    let handedOver = false;
+    try {
+      const { chat, global } = this.queues(chatId);
+      const signal = this.closing.signal;
+      const result = await chat.add(() =>
+        global.add(async () => {
+          await this.attached;
+          await this.linked();
+          const jitter = Math.floor(this.random() * Math.max(0, this.limits().jitterMs));
+          if (jitter > 0) await sleep(jitter);
+          if (this.closed || !this.transport) throw new OutboxClosedError();
+          this.waiting--;
+          handedOver = true;
+          return send(this.transport);
+        }, { signal }),
+        { signal },
+      );
+      if (result === undefined) throw new OutboxClosedError();
+      return result;
+    } catch (err) {
+      if (!(err instanceof OutboxClosedError)) this.log.error({ err, chat: chatId }, 'a message the bot sent on its own could not be delivered');
+      throw err;
+    } finally {
+      if (!handedOver) this.waiting--;
+    }
+  }
+
+  /** Waits while the transport is not linked (WhatsApp reconnecting): the message goes out once it is back. */
+  private async linked(): Promise<void> {
+    while (!this.closed && this.transport && this.transport.session().status !== 'linked') await sleep(RECONNECT_POLL_MS);
+  }
+}
+
+function spacedQueue(perMinute: number): PQueue {
+  // One start per 60/perMinute s, in any sliding window: evenly spaced, never a burst at a window's edge.
+  return new PQueue({ concurrency: 1, intervalCap: 1, interval: Math.ceil(60_000 / Math.max(1, perMinute)), strict: true });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
