@@ -39,6 +39,13 @@ module.exports = {
       to: { path: '^dist/core/adapters/', pathNot: '^dist/core/adapters/$1/' },
     },
     {
+      name: 'whatsapp-adapter-reads-no-config-and-no-store-schema',
+      severity: 'error',
+      comment: 'The WhatsApp adapter reads no config file or environment and no store schema: the composition root (app/) hands it plain options and callbacks, and the adapter owns the schemas of its own data files (whatsapp-data-schemas.ts).',
+      from: { path: '^dist/core/adapters/whatsapp/' },
+      to: { path: '^dist/core/services/(config/|store/schemas)' },
+    },
+    {
       name: 'core-knows-no-plugin',
       severity: 'error',
       comment: 'The core imports nothing from plugins/: plugins are found at start and reach the core through its public entry.',

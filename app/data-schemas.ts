@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import type { Settings } from '../core/services/config/settings.js';
 import { discoverPlugins } from '../core/kernel/plugin/discover.js';
 import { ACCESS_SCHEMA } from '../core/kernel/access/access-store.js';
-import { BUDGETS_SCHEMA, DATA_SCHEMAS, HISTORY_SCHEMA, IDENTITY_LINKS_SCHEMA, MEMORY_SCHEMA, SEEN_MESSAGES_SCHEMA, USAGE_SCHEMA, type DataSchema } from '../core/services/store/schemas.js';
+import { BUDGETS_SCHEMA, DATA_SCHEMAS, HISTORY_SCHEMA, MEMORY_SCHEMA, USAGE_SCHEMA, type DataSchema } from '../core/services/store/schemas.js';
+import { WHATSAPP_DATA_FILES } from '../core/adapters/whatsapp/whatsapp-data-schemas.js';
 
 /** The plugin packages config.json names, read as it is: never created or rewritten, and a broken one names none. */
 function pluginPackagesOf(settings: Settings): string[] {
@@ -25,19 +26,18 @@ function pluginPackagesOf(settings: Settings): string[] {
 export async function installedDataSchemas(settings: Settings, cwd = process.cwd()): Promise<DataSchema[]> {
   const pluginsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'plugins');
   const { plugins } = await discoverPlugins(pluginsDir, pluginPackagesOf(settings), cwd);
-  const byName = new Map([...DATA_SCHEMAS, ACCESS_SCHEMA].map((s) => [s.name, s]));
+  const byName = new Map([...DATA_SCHEMAS, ...WHATSAPP_DATA_FILES.map((f) => f.schema), ACCESS_SCHEMA].map((s) => [s.name, s]));
   for (const plugin of plugins) for (const file of plugin.dataFiles ?? []) if (!byName.has(file.schema.name)) byName.set(file.schema.name, file.schema);
   return [...byName.values()];
 }
 
-/** The core's own data files (relative to DATA_DIR; `<chat>` is one file per chat). */
+/** The core's own data files, and the WhatsApp adapter's (relative to DATA_DIR; `<chat>` is one file per chat). */
 const CORE_DATA_FILES: Array<{ path: string; schema: DataSchema }> = [
   { path: 'history/<chat>.json', schema: HISTORY_SCHEMA },
   { path: 'memory/<chat>.json', schema: MEMORY_SCHEMA },
   { path: 'usage.json', schema: USAGE_SCHEMA },
   { path: 'budgets.json', schema: BUDGETS_SCHEMA },
-  { path: 'whatsapp/seen-messages.json', schema: SEEN_MESSAGES_SCHEMA },
-  { path: 'whatsapp/identity-links.json', schema: IDENTITY_LINKS_SCHEMA },
+  ...WHATSAPP_DATA_FILES,
 ];
 
 /**

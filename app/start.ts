@@ -2,6 +2,7 @@
 import { createApp } from './app.js';
 import { ffmpegBinary } from '../core/kernel/capabilities/detect.js';
 import { startWebServer } from '../web/server.js';
+import { whatsAppSettings } from './whatsapp-settings.js';
 import type { Transport } from '../core/kernel/port/transport.js';
 import { CannotStartError, exitAfterFlush, portInUseMessage, runCli, stopOnSignals } from './run.js';
 
@@ -11,11 +12,10 @@ await runCli(async () => {
   // A network fault deep inside the WhatsApp library must never end the service: log it and keep running.
   process.on('unhandledRejection', (err) => app.log.error({ err }, 'unhandled rejection (the bot keeps running)'));
   const { WhatsAppTransport, AuthStateCorruptError } = await import('../core/adapters/whatsapp/whatsapp-transport.js');
-  const { addOwnLidToConfig } = await import('../core/adapters/whatsapp/own-lid-config.js');
+  const { addOwnLidToConfig } = await import('./own-lid-config.js');
   const log = app.log.child({ part: 'whatsapp' });
   const transport: Transport = new WhatsAppTransport({
-    settings: app.settings,
-    config: () => app.config,
+    ...whatsAppSettings(app.settings, () => app.config),
     log,
     onReconnect: (reason) => app.metrics.reconnects.inc({ reason }),
     notices: app.bot.notices,

@@ -7,6 +7,7 @@ import sinon from 'sinon';
 import { createApp } from '../../app/app.js';
 import { createLogger } from '../../core/services/log/logger.js';
 import { WhatsAppTransport } from '../../core/adapters/whatsapp/whatsapp-transport.js';
+import { whatsAppSettings } from '../../app/whatsapp-settings.js';
 import { BOT_ME, DisconnectReason, FakeSocketFactory, waText } from '../fakes/baileys-socket.js';
 import { completion, FakeGateway, lastUserText } from '../fakes/openai-gateway.js';
 import { tempDir, writeConfig } from '../helpers/test-app.js';
@@ -30,8 +31,7 @@ describe('clean stop on WhatsApp (fake Baileys socket, real app)', () => {
     const app = await createApp({ cwd: dir, env: { PATH: process.env.PATH ?? '', API_KEY: 'k-123456', BASE_URL: gw.url, MODEL: 'm' }, plugins: [], logger: log, skipHealthProbe: true });
     const sockets = new FakeSocketFactory();
     const transport = new WhatsAppTransport({
-      settings: app.settings,
-      config: () => app.config,
+      ...whatsAppSettings(app.settings, () => app.config),
       log,
       makeSocket: sockets.make,
       printQr: () => undefined,

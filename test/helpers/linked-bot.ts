@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { createApp, type App, type AppOptions } from '../../app/app.js';
 import { WhatsAppTransport } from '../../core/adapters/whatsapp/whatsapp-transport.js';
+import { whatsAppSettings } from '../../app/whatsapp-settings.js';
 import { BOT_ME, DisconnectReason, FakeSocketFactory } from '../fakes/baileys-socket.js';
 
 /** The real app over the real WhatsApp transport on a fake socket, linked (QR, pair, 515 restart, open) as `BOT_ME`. */
@@ -27,8 +28,7 @@ export async function startLinkedBot(options: { dir: string; env: Record<string,
   });
   const sockets = new FakeSocketFactory();
   const transport = new WhatsAppTransport({
-    settings: app.settings,
-    config: () => app.config,
+    ...whatsAppSettings(app.settings, () => app.config),
     log: app.log.child({ part: 'whatsapp' }),
     makeSocket: sockets.make,
     printQr: () => undefined,

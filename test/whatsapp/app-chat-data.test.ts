@@ -7,6 +7,7 @@ import { createApp, type App } from '../../app/app.js';
 import { FakeModel } from '../../app/testing/index.js';
 import { createLogger } from '../../core/services/log/logger.js';
 import { WhatsAppTransport } from '../../core/adapters/whatsapp/whatsapp-transport.js';
+import { whatsAppSettings } from '../../app/whatsapp-settings.js';
 import recall from '../../plugins/recall/index.js';
 import mydata from '../../plugins/mydata/index.js';
 import remind from '../../plugins/remind/index.js';
@@ -84,7 +85,7 @@ describe('the real bot over WhatsApp: what it keeps follows the chat', function 
     const env = { PATH: process.env.PATH ?? '', API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'test-model' };
     app = await createApp({ cwd: dir, env, plugins: [recall, remind, mydata], logger, skipHealthProbe: true });
     sockets = new FakeSocketFactory();
-    transport = new WhatsAppTransport({ settings: app.settings, config: () => app!.config, log: app.log, makeSocket: sockets.make, printQr: () => undefined, fetchVersion: async () => ({ version: [2, 3000, 1000000001], isLatest: true }) });
+    transport = new WhatsAppTransport({ ...whatsAppSettings(app.settings, () => app!.config), log: app.log, makeSocket: sockets.make, printQr: () => undefined, fetchVersion: async () => ({ version: [2, 3000, 1000000001], isLatest: true }) });
     await app.connect(transport);
     sockets.last.qr();
     sockets.last.paired({ id: BOT_ME.id });

@@ -4,8 +4,9 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { createApp, type App } from '../../app/app.js';
 import { createLogger } from '../../core/services/log/logger.js';
-import { addOwnLidToConfig } from '../../core/adapters/whatsapp/own-lid-config.js';
+import { addOwnLidToConfig } from '../../app/own-lid-config.js';
 import { WhatsAppTransport } from '../../core/adapters/whatsapp/whatsapp-transport.js';
+import { whatsAppSettings } from '../../app/whatsapp-settings.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import { startWebServer, type WebServer } from '../../web/server.js';
 import { BOT_LID, BOT_ME, BOT_PHONE, DisconnectReason, FakeSocketFactory, GROUP, waText } from '../fakes/baileys-socket.js';
@@ -35,8 +36,7 @@ describe('the real bot over the WhatsApp transport (fake socket, real app and we
     sockets = new FakeSocketFactory();
     const log = app.log.child({ part: 'whatsapp' });
     transport = new WhatsAppTransport({
-      settings: app.settings,
-      config: () => app.config,
+      ...whatsAppSettings(app.settings, () => app.config),
       log,
       makeSocket: sockets.make,
       printQr: () => undefined,

@@ -9,6 +9,7 @@ import type { OwnerNotifier } from '../../core/services/notices/owner-notifier.j
 import type { IncomingMessage } from '../../core/kernel/port/message.js';
 import type { TransportEvents } from '../../core/kernel/port/transport.js';
 import { WhatsAppTransport, type WhatsAppTransportOptions } from '../../core/adapters/whatsapp/whatsapp-transport.js';
+import { whatsAppSettings } from '../../app/whatsapp-settings.js';
 import { BOT_ME, DisconnectReason, FakeSocketFactory } from '../fakes/baileys-socket.js';
 import { tempDir } from '../helpers/test-app.js';
 
@@ -50,8 +51,7 @@ export async function setup(options: { dir?: string; env?: Record<string, string
   const notifier: OwnerNotifier = { raise: (key, text, options) => notices.push({ kind: 'raise', key, text, ...(options?.linkDown ? { linkDown: true } : {}) }), recover: (key, text) => notices.push({ kind: 'recover', key, text }) };
   const config = { host: '127.0.0.1', port: 3000, targetUserIds: [] } as unknown as BotConfig;
   const transport = new WhatsAppTransport({
-    settings,
-    config: () => config,
+    ...whatsAppSettings(settings, () => config),
     log,
     makeSocket: sockets.make,
     printQr: (qr) => printed.push(qr),

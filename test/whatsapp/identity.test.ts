@@ -9,6 +9,7 @@ import { JsonFile } from '../../core/services/store/json-file.js';
 import { createApp, type App } from '../../app/app.js';
 import { createLogger } from '../../core/services/log/logger.js';
 import { WhatsAppTransport } from '../../core/adapters/whatsapp/whatsapp-transport.js';
+import { whatsAppSettings } from '../../app/whatsapp-settings.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import { BOT_ME, DisconnectReason, FakeSocketFactory, GROUP, waText } from '../fakes/baileys-socket.js';
 import { tempDir, writeConfig } from '../helpers/test-app.js';
@@ -86,8 +87,7 @@ describe('WhatsApp identity in access control (real bot, owners and lists writte
     app = await createApp({ cwd: dir, env, plugins: [pingPlugin], logger, skipHealthProbe: true });
     sockets = new FakeSocketFactory();
     const transport = new WhatsAppTransport({
-      settings: app.settings,
-      config: () => app.config,
+      ...whatsAppSettings(app.settings, () => app.config),
       log: app.log,
       makeSocket: sockets.make,
       printQr: () => undefined,

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { JsonFile } from '../../services/store/json-file.js';
-import { IDENTITY_LINKS_SCHEMA } from '../../services/store/schemas.js';
+import { IDENTITY_LINKS_SCHEMA } from './whatsapp-data-schemas.js';
 import { isLid, userPart } from '../../kernel/port/ids.js';
 
 /** `data/whatsapp/identity-links.json`: LID digits → phone digits. Other keys are kept. */

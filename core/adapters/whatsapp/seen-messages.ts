@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { JsonFile } from '../../services/store/json-file.js';
-import { SEEN_MESSAGES_SCHEMA } from '../../services/store/schemas.js';
+import { SEEN_MESSAGES_SCHEMA } from './whatsapp-data-schemas.js';
 
 /**
  * Remembers which messages were already handled (by chat, id and participant), so a message WhatsApp delivers

@@ -13,8 +13,6 @@ import type {
   WAPresence,
   proto,
 } from '@whiskeysockets/baileys';
-import { shownSocketUrl, type Settings } from '../../services/config/settings.js';
-import type { BotConfig } from '../../services/config/schema.js';
 import type { Logger } from '../../services/log/logger.js';
 import { logOnlyNotifier, type OwnerNotifier } from '../../services/notices/owner-notifier.js';
 import { isLid, userPart } from '../../kernel/port/ids.js';
@@ -68,10 +66,33 @@ export type SocketOptions = Partial<SocketConfig> & { auth: AuthenticationState 
 /** Builds one socket. Default: Baileys' `makeWASocket` with the latest WhatsApp Web version when reachable. */
 export type SocketFactory = (options: SocketOptions) => WhatsAppSocket | Promise<WhatsAppSocket>;
 
+/** The owner's WhatsApp preferences, read at each use (the dashboard may change them while the bot runs). */
+export interface WhatsAppPreferences {
+  /** Blue ticks on messages the bot took up (config `whatsapp.readReceipts`). Default true. */
+  readReceipts?: boolean;
+  /** "Online" while typing (config `whatsapp.presence`). Default true. */
+  presence?: boolean;
+}
+
+/**
+ * Plain options: the adapter reads no config file and no environment; the composition root (app/) hands it what it
+ * needs from them.
+ */
 export interface WhatsAppTransportOptions {
-  settings: Settings;
-  config: () => BotConfig;
+  /** The data folder (DATA_DIR): the session in `session_auth/`, the adapter's own files in `whatsapp/`. */
+  dataDir: string;
   log: Logger;
+  /**
+   * WA_WEBSOCKET_URL: the WebSocket URL to connect to instead of WhatsApp's own (a test server, a proxy), with `shown`
+   * the same URL with its credentials masked, for the log. Unset: WhatsApp's own.
+   */
+  socketUrl?: { url: string; shown: string };
+  /** Baileys' own log level (BAILEYS_LOG_LEVEL). Default warn. */
+  baileysLogLevel?: string;
+  /** The owner's preferences (config `whatsapp`). Default: all on. */
+  preferences?: () => WhatsAppPreferences;
+  /** Where the QR page is, in words, for log lines and owner notices (from config `host` and `port`). */
+  webAddress?: () => string;
   /** Socket factory (tests inject a fake socket). */
   makeSocket?: SocketFactory;
   /** Media download (default Baileys `downloadMediaMessage`). */
@@ -82,13 +103,13 @@ export interface WhatsAppTransportOptions {
   random?: () => number;
   /** Reconnect pacing (tests shorten it); unset fields keep their defaults. */
   backoff?: Partial<BackoffSettings>;
-  /** Phone number (digits) for pairing-code login instead of the QR; default env PAIRING_PHONE. */
+  /** Phone number for pairing-code login instead of the QR (PAIRING_PHONE); not a phone number: the QR, said in the log. */
   pairingPhone?: string;
   /** Session folder; default `<DATA_DIR>/session_auth`. */
   authDir?: string;
   /** Hooks of the auth store (tests imitate crashes). */
   authOptions?: DurableAuthOptions;
-  /** Called at every login with the own ids (start.ts writes the LID into config.json). */
+  /** Called at every login with the own ids (app/start.ts writes the LID into config.json). */
   onLinked?: (me: { id?: string; lid?: string; name?: string }) => void | Promise<void>;
   /** Called at every close that leads to a reconnect, with the close reason (metrics count reconnects by reason). */
   onReconnect?: (reason: string) => void;
@@ -167,7 +188,7 @@ async function defaultPrintQr(qr: string): Promise<void> {
  * and sends texts, edits, reactions, media and typing.
  *
  * @example
- * const transport = new WhatsAppTransport({ settings: app.settings, config: () => app.config, log });
+ * const transport = new WhatsAppTransport({ ...whatsAppSettings(app.settings, () => app.config), log });
  * await app.connect(transport);
  */
 export class WhatsAppTransport implements Transport {
@@ -244,11 +265,11 @@ export class WhatsAppTransport implements Transport {
     this.random = options.random ?? Math.random;
     this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
     this.notices = options.notices ?? logOnlyNotifier(options.log);
-    const socketUrl = options.settings.whatsappSocketUrl;
+    const socketUrl = options.socketUrl;
     // Another endpoint than WhatsApp's own: the version is not looked up on WhatsApp's site until that endpoint
     // refuses the bundled one (405), so a test server never makes the bot reach the internet.
     this.versions = new WebVersionSource(socketUrl ? bundledVersionFirst(options.fetchVersion ?? defaultFetchVersion) : (options.fetchVersion ?? defaultFetchVersion), options.versionRefreshMs);
-    if (socketUrl) this.log.warn({ WA_WEBSOCKET_URL: shownSocketUrl(socketUrl) }, `WA_WEBSOCKET_URL is set: WhatsApp connects to ${shownSocketUrl(socketUrl)} instead of WhatsApp's own server. That endpoint sees the whole session (every message and the account's keys): use it only for a test server or a proxy you run`);
+    if (socketUrl) this.log.warn({ WA_WEBSOCKET_URL: socketUrl.shown }, `WA_WEBSOCKET_URL is set: WhatsApp connects to ${socketUrl.shown} instead of WhatsApp's own server. That endpoint sees the whole session (every message and the account's keys): use it only for a test server or a proxy you run`);
     this.attempts = new AttemptWindow(this.backoff.windowMs, this.backoff.maxPerWindow);
     this.restarts = new AttemptWindow(this.backoff.windowMs, this.backoff.maxRestartsPerWindow);
     this.sendStatus = new SendStatus(this.log, this.notices, async () => {
@@ -264,8 +285,8 @@ export class WhatsAppTransport implements Transport {
       }
       if (meta.ephemeralDuration !== undefined) this.timers.set(meta.id, meta.ephemeralDuration || 0);
     });
-    this.authDir = options.authDir ?? path.join(options.settings.dataDir, 'session_auth');
-    const phoneSetting = options.pairingPhone ?? options.settings.env.PAIRING_PHONE;
+    this.authDir = options.authDir ?? path.join(options.dataDir, 'session_auth');
+    const phoneSetting = options.pairingPhone;
     this.pairingPhone = pairingDigits(phoneSetting);
     if (phoneSetting?.trim() && !this.pairingPhone) this.log.error({ PAIRING_PHONE: phoneSetting }, 'PAIRING_PHONE must be the phone number in international form, digits only (e.g. 6281234567890); using the QR code instead');
   }
@@ -278,7 +299,7 @@ export class WhatsAppTransport implements Transport {
     this.handler = onMessage;
     this.events = events;
     this.stopped = false;
-    const dataDir = this.options.settings.dataDir;
+    const dataDir = this.options.dataDir;
     this.links = await IdentityLinks.open(dataDir, (err) => this.log.warn({ err }, 'could not read or write data/whatsapp/identity-links.json (phone ↔ LID pairs)'));
     this.identity = new Identity(
       this.links,
@@ -380,7 +401,7 @@ export class WhatsAppTransport implements Transport {
       const version = await this.versions.current();
       if (this.versions.lastError) this.log.warn({ reason: this.versions.lastError, using: version ? version.join('.') : 'the version bundled with Baileys' }, 'could not fetch the current WhatsApp Web version; trying again before the next connection');
       if (generation !== this.generation || this.stopped) return;
-      const baileysLog = this.log.child({ part: 'baileys' }, { level: this.options.settings.env.BAILEYS_LOG_LEVEL?.trim() || 'warn' });
+      const baileysLog = this.log.child({ part: 'baileys' }, { level: this.options.baileysLogLevel?.trim() || 'warn' });
       // An in-memory cache in front of the file store: Baileys reads the same keys many times per message.
       if (this.cachedKeys?.source !== auth.state.keys) this.cachedKeys = { source: auth.state.keys, keys: makeCacheableSignalKeyStore(auth.state.keys, baileysLog as never) };
       socket = await this.makeSocket({
@@ -397,7 +418,7 @@ export class WhatsAppTransport implements Transport {
         // a query per group message and the rate-overlimit (429) errors that come with many.
         cachedGroupMetadata: async (jid: string) => this.groups.getOrFetch(jid, () => (this.socket ? this.socket.groupMetadata(jid) : Promise.reject(new Error('not connected')))),
         ...(version ? { version } : {}),
-        ...(this.options.settings.whatsappSocketUrl ? { waWebSocketUrl: this.options.settings.whatsappSocketUrl } : {}),
+        ...(this.options.socketUrl ? { waWebSocketUrl: this.options.socketUrl.url } : {}),
       });
     } catch (err) {
       if (err instanceof AuthStateCorruptError) {
@@ -516,9 +537,7 @@ export class WhatsAppTransport implements Transport {
   }
 
   private webAddress(): string {
-    const config = this.options.config();
-    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-    return config.port ? `http://${host}:${config.port}/` : 'the web page (its address is in the "web server listening" line)';
+    return this.options.webAddress?.() ?? 'the web page (its address is in the "web server listening" line)';
   }
 
   private onQr(qr: string, socket: WhatsAppSocket, pairingRequested: boolean): void {
@@ -1033,7 +1052,7 @@ export class WhatsAppTransport implements Transport {
     const socket = this.socket;
     const raw = this.inbound.get(`${message.chatId}|${message.id}`);
     if (!socket || this.status !== 'linked' || !raw?.key || raw.key.fromMe) return;
-    if (this.options.config().whatsapp?.readReceipts === false) return;
+    if (this.options.preferences?.().readReceipts === false) return;
     // Not waited for: Baileys first asks WhatsApp for the account's privacy settings, and the answer must not wait on it.
     const work = socket.readMessages([raw.key]).catch((err) => this.log.debug({ err, chat: message.chatId }, 'read receipt failed'));
     this.handling.add(work);
@@ -1047,7 +1066,7 @@ export class WhatsAppTransport implements Transport {
     // Config `whatsapp.presence`: "online" while typing (some phones show "typing…" only then), offline again after,
     // so the owner's phone keeps its notifications (the bot connects as offline: markOnlineOnConnect is false).
     // Offline only once no chat is being typed in any more.
-    const presence = this.options.config().whatsapp?.presence !== false;
+    const presence = this.options.preferences?.().presence !== false;
     const failed = (err: unknown) => this.log.debug({ err }, 'typing indicator failed');
     if (typing) this.typingIn.add(chatId);
     else this.typingIn.delete(chatId);

@@ -135,29 +135,13 @@ export const BUDGETS_SCHEMA: DataSchema = {
   },
 };
 
-/** `data/whatsapp/seen-messages.json`. */
-export const SEEN_MESSAGES_SCHEMA: DataSchema = {
-  name: 'seen messages',
-  version: 1,
-  schema: { type: 'object', required: ['keys'], properties: { keys: { type: 'array', items: str } } },
-};
-
-/** `data/whatsapp/identity-links.json`. */
-export const IDENTITY_LINKS_SCHEMA: DataSchema = {
-  name: 'identity links',
-  version: 1,
-  schema: { type: 'object', properties: { lidToPhone: mapOf(str) } },
-};
-
 /**
  * The core's data file kinds, for the backup manifest (`schemas`: name → version). Plugins declare theirs in
- * `dataFiles` (`definePlugin`); the backup adds them.
+ * `dataFiles` (`definePlugin`), the WhatsApp adapter its own (whatsapp-data-schemas.ts); app/data-schemas.ts adds them.
  */
 export const DATA_SCHEMAS: DataSchema[] = [
   HISTORY_SCHEMA,
   MEMORY_SCHEMA,
   USAGE_SCHEMA,
   BUDGETS_SCHEMA,
-  SEEN_MESSAGES_SCHEMA,
-  IDENTITY_LINKS_SCHEMA,
 ];

@@ -7,6 +7,7 @@ import type { BotConfig } from '../../../core/services/config/schema.js';
 import { loadSettings } from '../../../core/services/config/settings.js';
 import { createLogger } from '../../../core/services/log/logger.js';
 import { WhatsAppTransport } from '../../../core/adapters/whatsapp/whatsapp-transport.js';
+import { whatsAppSettings } from '../../../app/whatsapp-settings.js';
 import { WhatsAppWireServer } from '../../fakes/whatsapp-wire-server.js';
 import { tempDir } from '../../helpers/test-app.js';
 
@@ -45,8 +46,7 @@ async function linkedTransport(backoff: { baseMs: number; maxMs: number } = { ba
   const qrs: string[] = [];
   let lookups = 0;
   const transport = new WhatsAppTransport({
-    settings,
-    config: () => ({ host: '127.0.0.1', port: 0, targetUserIds: [] }) as unknown as BotConfig,
+    ...whatsAppSettings(settings, () => ({ host: '127.0.0.1', port: 0, targetUserIds: [] }) as unknown as BotConfig),
     log: createLogger({ level: 'info', pretty: false, destination: sink }),
     printQr: (qr) => qrs.push(qr),
     random: () => 0.5,

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
-import { saveConfigFile } from '../../services/config/config-file.js';
-import type { BotConfig } from '../../services/config/schema.js';
-import type { Logger } from '../../services/log/logger.js';
-import { userPart } from '../../kernel/port/ids.js';
+import { saveConfigFile } from '../core/services/config/config-file.js';
+import type { BotConfig } from '../core/services/config/schema.js';
+import type { Logger } from '../core/services/log/logger.js';
+import { userPart } from '../core/kernel/port/ids.js';
 
 /**
  * Makes sure the bot's own LID is in `targetUserIds` of config.json. The transport already counts the LID as the
