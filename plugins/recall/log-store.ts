@@ -775,10 +775,95 @@ export class ChatRecallLog {
     return undefined;
   }
 
+  /**
+   * Takes in the whole log of `source` (the same chat under its former id: a private chat WhatsApp moved from its LID
+   * to the phone number). Month by month, the two files become one, every message in time order (equal times: this
+   * chat's first), written atomically with this chat's header; only then is the source's month file removed. A
+   * line of the source that this chat already holds byte for byte is not taken twice, so a move cut short by a crash
+   * is finished by the next one without duplicates, and nothing is ever only in memory. Lines that are not valid
+   * entries move with the message before them; files set aside as corrupt move along, bytes kept. Afterwards the
+   * source's folder is gone and both logs are out of memory (the next search loads the merged files). Rejects, moving
+   * nothing, while the source has lines it could not write.
+   */
+  async absorb(source: ChatRecallLog): Promise<void> {
+    await source.flush();
+    await source.serial(() =>
+      this.serial(async () => {
+        const unsaved = source.unsavedCount();
+        if (unsaved) throw new Error(`${unsaved} message(s) of ${source.chatId} are not on disk yet, so its log stays where it is`);
+        for (const name of await source.segments()) await this.takeMonth(source, name);
+        for (const name of await readdir(source.dir).catch(() => [] as string[])) {
+          if (!name.includes('.corrupt-')) continue;
+          await mkdir(this.dir, { recursive: true });
+          await rename(path.join(source.dir, name), path.join(this.dir, name));
+        }
+        await rm(source.dir, { recursive: true, force: true });
+        source.forgetMemory();
+        this.forgetMemory();
+      }),
+    );
+  }
+
+  /** One month of `source` merged into this chat's month file (inside both chats' `serial`), then removed from the source. */
+  private async takeMonth(source: ChatRecallLog, name: string): Promise<void> {
+    const incoming = await source.readSegment(name);
+    if (incoming) {
+      const file = path.join(this.dir, name);
+      const existing = (await this.readSegment(name))?.lines ?? [];
+      await mkdir(this.dir, { recursive: true });
+      // The index snapshot goes first: it describes the file about to change.
+      await rm(path.join(this.dir, indexFileOf(name)), { force: true });
+      await writeFileAtomic(file, headerLine(this.chatId) + mergeLines(existing, incoming.lines).map((line) => `${line}\n`).join(''));
+      this.ready.add(name);
+    }
+    const from = path.join(source.dir, name);
+    releaseAppendHandle(from);
+    await rm(path.join(source.dir, indexFileOf(name)), { force: true });
+    await rm(from, { force: true });
+    source.ready.delete(name);
+  }
+
+  /** Drops the loaded months (files changed under them): the next search loads them again. Inside `serial`. */
+  private forgetMemory(): void {
+    this.loaded = undefined;
+    this.loadedReady = false;
+    this.months = [];
+    this.count = 0;
+  }
+
   /** Messages whose append has not reached the disk (reported at stop). */
   unsavedCount(): number {
     return [...this.unsaved.values()].reduce((n, lines) => n + lines.length, 0);
   }
+}
+
+/**
+ * Two months' lines (without headers) as one, in time order, stable (equal times: `ours` first). Removed lines (empty)
+ * are dropped; a line that is not a valid entry keeps its place after the message before it. A line of `theirs` that
+ * `ours` holds byte for byte is left out (once per copy in `ours`): merging again after a crash adds nothing.
+ */
+export function mergeLines(ours: string[], theirs: string[]): string[] {
+  const held = new Map<string, number>();
+  for (const line of ours) if (line) held.set(line, (held.get(line) ?? 0) + 1);
+  const keyed: Array<{ line: string; at: number }> = [];
+  const add = (lines: string[], skipHeld: boolean) => {
+    let at = 0;
+    for (const line of lines) {
+      if (!line) continue;
+      if (skipHeld) {
+        const copies = held.get(line) ?? 0;
+        if (copies) {
+          held.set(line, copies - 1);
+          continue;
+        }
+      }
+      at = parseLine(line)?.at ?? at;
+      keyed.push({ line, at });
+    }
+  };
+  add(ours, false);
+  add(theirs, true);
+  return keyed.sort((a, b) => a.at - b.at).map((k) => k.line);
 }
 
 /**
@@ -821,6 +906,19 @@ export class RecallStore {
       this.options.onFirstUse?.(chat);
     }
     return chat;
+  }
+
+  /**
+   * A private chat is known as `to` from now on (WhatsApp moved it from its LID to the phone number): its log under
+   * `from` joins the log of `to` (see `ChatRecallLog.absorb`), so `.recall` under `to` finds both and nothing stays
+   * under `from`.
+   */
+  async moveChat(from: string, to: string): Promise<void> {
+    if (from === to) return;
+    const source = this.chats.get(from) ?? new ChatRecallLog(from, path.join(this.root, safeFileName(from)), this.events, this.options.snapshotMinLines);
+    await this.chat(to).absorb(source);
+    this.chats.delete(from);
+    this.recentlyRead.delete(source);
   }
 
   /** Messages held in memory across all chats. */

@@ -31,6 +31,11 @@ export function recallPrivacy(logs: RecallStore, beforeUse: () => void = () => u
       for (const chatId of await logs.chatIds()) removed += await logs.chat(chatId).removeWhere(aboutPerson(chatId, person));
       return removed;
     },
+    // A private chat moved from its LID to its phone id: its log goes with it (merged in time order when both hold one).
+    moveChat: (from, to) => {
+      beforeUse();
+      return logs.moveChat(from, to);
+    },
     revoke: (chatId, messageId, author) => {
       beforeUse();
       return logs.chat(chatId).removeWhere((entry) => entry.id === messageId && changeableBy(entry.senderId, author));
