@@ -526,3 +526,71 @@ export async function editArchivedContext(archive: AudioArchive, chatId: string,
     return changed;
   });
 }
+
+/**
+ * A private chat is known as `to` from now on (WhatsApp moved it from its LID to the phone number): the notes of
+ * `from` join the archive of `to` — audio, transcript and context copied under `to`'s folder (atomically, each),
+ * numbered after the notes `to` already has (whose numbers never change), then made visible by writing `to`'s segment
+ * files, and only then is `from`'s folder removed. A note `to` already holds (same message id and time) is not taken
+ * twice, so a move cut short by a crash is finished by the next one without duplicates. Notes erased earlier hold
+ * nothing and stay behind; segments set aside as corrupt move along, bytes kept. Returns how many notes moved.
+ */
+export async function moveArchivedChat(archive: AudioArchive, from: string, to: string): Promise<number> {
+  if (from === to) return 0;
+  const source = chatOf(archive, from);
+  const target = chatOf(archive, to);
+  await source.load();
+  await target.load();
+  const moved = await source.serial(() =>
+    target.serial(async () => {
+      const key = (n: ArchivedNote) => `${n.messageId}\n${n.at}`;
+      const held = new Set(target.notes.map(key));
+      const added: ArchivedNote[] = [];
+      const waiting = new Map<number, NoteContext>();
+      for (const old of source.notes) {
+        if (old.removed || held.has(key(old))) continue;
+        const seq = target.notes.length + added.length + 1;
+        const note: ArchivedNote = { ...old, seq };
+        delete note.audioFile;
+        if (old.audioFile) {
+          const bytes = await readFile(path.join(source.dir, old.audioFile)).catch((err: NodeJS.ErrnoException) => {
+            if (err.code === 'ENOENT') return undefined; // gone already: the transcript still moves
+            throw err;
+          });
+          if (bytes) {
+            note.audioFile = path.join('audio', `${seq}${path.extname(old.audioFile)}`);
+            await writeFileAtomicSafe(path.join(target.dir, note.audioFile), bytes);
+          }
+        }
+        const context = await source.readContext(old.seq);
+        await writeJsonAtomic(target.contextFile(seq), context);
+        const pending = source.pending.get(old.seq);
+        if (pending) waiting.set(seq, pending);
+        added.push(note);
+      }
+      if (added.length) {
+        const before = target.notes.length;
+        target.notes.push(...added);
+        try {
+          for (const segment of new Set(added.map((n) => Math.floor((n.seq - 1) / SEGMENT_SIZE)))) await target.writeSegment(segment);
+        } catch (err) {
+          target.notes.length = before;
+          throw err;
+        }
+        for (const note of added) target.indexNote(note);
+        for (const [seq, context] of waiting) target.pending.set(seq, context);
+      }
+      const notesDir = path.join(source.dir, 'notes');
+      for (const name of await readdir(notesDir).catch(() => [] as string[])) {
+        if (!name.includes('.corrupt-')) continue;
+        await mkdir(path.join(target.dir, 'notes'), { recursive: true });
+        await rename(path.join(notesDir, name), path.join(target.dir, 'notes', name));
+      }
+      await rm(source.dir, { recursive: true, force: true });
+      return added.length;
+    }),
+  );
+  // The next use of `from` starts from its (now missing) folder, not from notes that moved.
+  (archive as unknown as { chats: Map<string, ChatArchive> }).chats.delete(from);
+  return moved;
+}

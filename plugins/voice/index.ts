@@ -138,7 +138,7 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
   // The observer hears a note first; the media handler of the same message reuses what it heard.
   const heardOf = new WeakMap<IncomingMessage, Heard>();
   // Optional on hand-made hosts (tests of other parts).
-  host.privacy?.register(voicePrivacy(runtime.archive, runtime.choices));
+  host.privacy?.register(voicePrivacy(runtime.archive, runtime.choices, runtime.recent));
   if (pool.size) host.log.info({ audioKeys: pool.size }, `voice: ${pool.size} audio key(s) in the rotation pool (model ${audioModel})`);
   else host.log.warn('voice: no audio key (AUDIO_API_KEYS): the bot cannot hear voice notes; audio transcription, the audio archive and auto-reactions are off');
   host.log.info(`voice: ${voiceRepliesLine(pool.size, host.options().replies.enabled, Boolean(ffmpeg()))}`);

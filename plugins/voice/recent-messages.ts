@@ -25,6 +25,11 @@ export class RecentMessages {
     return [...list];
   }
 
+  /** Forgets what is kept of a chat (it moved to another id): its next window comes from its stored history again. */
+  forget(chatId: string): void {
+    this.chats.delete(chatId);
+  }
+
   async push(chatId: string, message: ContextMessage): Promise<void> {
     const list = await this.last(chatId);
     list.push(message);
