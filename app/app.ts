@@ -21,10 +21,10 @@ import { UserBudgets } from '../core/services/providers/budgets.js';
 import { probeGateways } from '../core/services/providers/health.js';
 import { ProviderChain } from '../core/services/providers/provider-chain.js';
 import { UsageLedger } from '../core/services/providers/usage.js';
-import { holdWrites, removeLeftoverTempFiles } from '../core/services/store/atomic.js';
+import { removeLeftoverTempFiles } from '../core/services/store/atomic.js';
+import { DataDomain, registerDataDomain } from '../core/services/store/data-domain.js';
 import { startControlChannel } from '../core/services/store/control-channel.js';
-import { JsonFile } from '../core/services/store/json-file.js';
-import { DataHealth, registerDataHealth, type SetAsideFile, type UnsavedFile } from '../core/services/store/data-health.js';
+import { DataHealth, type SetAsideFile, type UnsavedFile } from '../core/services/store/data-health.js';
 import { formatBytes, startDiskWatch, type FreeSpace } from '../core/services/store/disk-space.js';
 import { HistoryStore } from '../core/services/store/history.js';
 import { MemoryStore } from '../core/services/store/memory.js';
@@ -209,7 +209,10 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   // Every store under DATA_DIR reports set-aside files and failed writes here (the log names the file).
   let bot!: Bot;
   const health = new DataHealth(settings.dataDir, log.child({ part: 'data' }), () => bot?.notices);
-  const unregisterHealth = registerDataHealth(health);
+  // This app's data folder: its health, write gate and pending writes are its own (another app in this process, on
+  // another folder, neither holds nor flushes them).
+  const dataDomain = new DataDomain(health);
+  const unregisterHealth = registerDataDomain(dataDomain);
   const leftovers = await removeLeftoverTempFiles([...new Set(['', 'history', 'memory', 'whatsapp', 'access', ...pluginDataFolders(discovery.plugins)])].map((f) => path.join(settings.dataDir, f)));
   if (leftovers.length) log.info({ files: leftovers }, `removed ${leftovers.length} temporary file(s) an interrupted write left behind (the data files are whole)`);
   const histories = new HistoryStore(settings.dataDir, config.history.maxMessages);
@@ -293,10 +296,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   const control = await startControlChannel(
     settings.dataDir,
     {
-      hold: async () => {
-        await JsonFile.flushAll();
-        return holdWrites();
-      },
+      hold: () => dataDomain.holdWrites(),
     },
     log.child({ part: 'control' }),
   ).catch((err) => {

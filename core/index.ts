@@ -61,7 +61,7 @@ export { DEFAULT_PREMIUM_PHRASES, premiumRequest } from './kernel/chat/premium-r
  */
 export { writeJsonAtomic } from './services/store/atomic.js';
 export { JsonFile } from './services/store/json-file.js';
-export { healthFor } from './services/store/data-health.js';
+export { healthFor } from './services/store/data-domain.js';
 export { checkDocument, type DataSchema } from './services/store/schemas.js';
 export type { PrivacyParticipant } from './services/store/privacy.js';
 /** WhatsApp ids: `isLid('1@lid')`, `userPart('62811@s.whatsapp.net:3') === '62811'`. */

@@ -70,7 +70,7 @@ export default definePlugin({
     const stopFlushing = flushWithStores(() => {
       takeNoted();
       return logs.flush();
-    });
+    }, host.dataDir);
     host.privacy.register(recallPrivacy(logs, () => takeNoted()));
     const cutoff = () => Date.now() - host.options().retentionDays * DAY_MS;
     const enabled = () => host.config().plugins?.recall?.enabled ?? true;

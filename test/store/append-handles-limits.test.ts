@@ -15,7 +15,7 @@ async function openFilesUnder(dir: string): Promise<string[]> {
 
 /** Appends two 60-byte lines through AppendHandles in a child whose file size limit is 100 bytes. */
 const SHORT_WRITER = `
-const { AppendHandles } = await import(${JSON.stringify(path.join(ROOT, 'dist', 'core', 'store', 'append-handles.js'))});
+const { AppendHandles } = await import(${JSON.stringify(path.join(ROOT, 'dist', 'core', 'services', 'store', 'append-handles.js'))});
 const handles = new AppendHandles(4);
 const file = process.argv[2];
 const result = {};

@@ -116,7 +116,7 @@ describe('a full disk (tmpfs in a private mount namespace)', function () {
     const dir = await tempDir();
     try {
       await mkdir(path.join(dir, 'data'));
-      const settings = JSON.stringify(path.join(ROOT, 'dist', 'core', 'config', 'settings.js'));
+      const settings = JSON.stringify(path.join(ROOT, 'dist', 'core', 'services', 'config', 'settings.js'));
       const probe = `import(${settings}).then((m) => { try { m.ensureDataDir(process.argv[1]); console.log('started'); } catch (e) { console.log('REFUSED ' + e.message); } });`;
       const script = `mount -t tmpfs -o size=64k tmpfs "$1/data" && (dd if=/dev/zero of="$1/data/filler" bs=4k 2>/dev/null; true) && "$2" -e "$3" "$1/data" > "$1/out.txt" && ls -A "$1/data" > "$1/left.txt"`;
       const run = spawnSync('unshare', ['-m', 'sh', '-c', script, 'sh', dir, process.execPath, probe], { encoding: 'utf8' });

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { appendFile, mkdir, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DataHealth, registerDataHealth } from '../../core/services/store/data-health.js';
+import { DataHealth } from '../../core/services/store/data-health.js';
+import { registerDataHealth } from '../../core/services/store/data-domain.js';
 import { HistoryStore, type HistoryEntry } from '../../core/services/store/history.js';
 import { ROOT, tempDir } from '../helpers/test-app.js';
 
@@ -12,7 +13,7 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Opens the chat in a fresh store (replaying its log), then appends one message; prints what happened. */
 const OPEN_AND_APPEND = `
-const { HistoryStore } = await import(${JSON.stringify(path.join(ROOT, 'dist', 'core', 'store', 'history.js'))});
+const { HistoryStore } = await import(${JSON.stringify(path.join(ROOT, 'dist', 'core', 'services', 'store', 'history.js'))});
 const [data, chat] = process.argv.slice(2);
 const store = new HistoryStore(data, 50);
 const result = {};

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { DataHealth, registerDataHealth } from '../../core/services/store/data-health.js';
+import { DataHealth } from '../../core/services/store/data-health.js';
+import { registerDataHealth } from '../../core/services/store/data-domain.js';
 import { HistoryStore, type HistoryEntry } from '../../core/services/store/history.js';
 import { tempDir } from '../helpers/test-app.js';
 

@@ -22,7 +22,7 @@ describe('the write gate an online backup closes', function () {
     const store = new HistoryStore(dir, 50, { compactEvery: 1000 });
     await store.append(CHAT, said('before the backup', 1));
     const other = path.join(dir, 'recall', 'chat', '2026-11.jsonl');
-    const release = await holdWrites();
+    const release = await holdWrites(dir);
     let history: Promise<void>;
     let recall: Promise<void>;
     try {
@@ -38,14 +38,14 @@ describe('the write gate an online backup closes', function () {
     expect((await readFile(logFile(), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l).text)).to.deep.equal(['before the backup', 'during the backup']);
     expect(await readFile(other, 'utf8'), 'the folder is created when missing').to.equal('during the backup\n');
     // The next backup can hold the writes again (the writes that waited are done, none is counted as still running).
-    (await holdWrites())();
+    (await holdWrites(dir))();
   });
 
   it('a backup that holds the writes starts only once the atomic writes under way are on disk', async () => {
     const file = path.join(dir, 'memory', 'chat.json');
     const content = JSON.stringify({ facts: Array.from({ length: 2000 }, (_, i) => `fact number ${i}`) });
     const writing = writeFileAtomicSafe(file, content);
-    const release = await holdWrites();
+    const release = await holdWrites(dir);
     try {
       expect(await readFile(file, 'utf8').catch(() => 'not there yet')).to.equal(content);
     } finally {

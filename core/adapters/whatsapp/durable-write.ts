@@ -31,7 +31,7 @@ export interface DurableWriteOptions {
  */
 export async function writeDurably(file: string, data: string | Buffer, options: DurableWriteOptions = {}): Promise<void> {
   // An online backup holds writes while it copies (the session too: creds and keys must match in the archive).
-  await enterWrite();
+  await enterWrite(file);
   const temp = `${file}${TEMP_MARKER}${process.pid}-${++counter}`;
   let renamed = false;
   try {
@@ -48,7 +48,7 @@ export async function writeDurably(file: string, data: string | Buffer, options:
     if (options.syncFolder !== false) await syncFolder(path.dirname(file));
   } finally {
     if (!renamed) await rm(temp, { force: true }).catch(() => undefined);
-    leaveWrite();
+    leaveWrite(file);
   }
 }
 

@@ -1,6 +1,7 @@
 import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { AppendHandles } from './append-handles.js';
+import { domainFor } from './data-domain.js';
 
 /** Marker in the names of temporary files, so leftovers of a crash can be recognised (and are never data). */
 export const TEMP_MARKER = '.tmp-';
@@ -10,40 +11,24 @@ const madeFolders = new Set<string>();
 let counter = 0;
 
 /**
- * The write gate an online backup closes while it copies the data folder: writes started before wait to finish,
- * writes asked for meanwhile wait (in memory, in order) until it opens again. Nothing fails; replies go on.
+ * Waits while a backup holds the writes of `file`'s data folder, then counts this write as in flight there. Each app's
+ * data folder has its own gate (see DataDomain): a backup of one never holds another's writes.
  */
-let gate: Promise<void> | undefined;
-let inFlight = 0;
-let drained: Array<() => void> = [];
-
-/** Waits while a backup holds the writes, then counts this write as in flight. */
-export async function enterWrite(): Promise<void> {
-  while (gate) await gate;
-  inFlight++;
+export async function enterWrite(file: string): Promise<void> {
+  await domainFor(file).gate.enter();
 }
 
-/** A write (started with enterWrite) ended. */
-export function leaveWrite(): void {
-  if (--inFlight === 0) for (const wake of drained.splice(0)) wake();
+/** A write of `file` (started with enterWrite) ended. */
+export function leaveWrite(file: string): void {
+  domainFor(file).gate.leave();
 }
 
 /**
- * Holds every atomic write of this process: resolves once the writes in flight have finished, with the function that
- * lets writes go on again.
+ * Holds every write under `dataDir`: resolves once the writes in flight have finished, with the function that lets
+ * writes go on again. (An online backup flushes first: `DataDomain.holdWrites`.)
  */
-export async function holdWrites(): Promise<() => void> {
-  while (gate) await gate;
-  let open!: () => void;
-  gate = new Promise<void>((resolve) => (open = resolve));
-  if (inFlight > 0) await new Promise<void>((resolve) => drained.push(resolve));
-  let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    gate = undefined;
-    open();
-  };
+export function holdWrites(dataDir: string): Promise<() => void> {
+  return domainFor(dataDir).gate.hold();
 }
 
 async function ensureFolder(folder: string): Promise<void> {
@@ -66,7 +51,8 @@ async function ensureFolder(folder: string): Promise<void> {
  */
 export async function writeFileAtomicSafe(file: string, data: string | Buffer, mode?: number): Promise<void> {
   const folder = path.dirname(file);
-  await enterWrite();
+  const gate = domainFor(file).gate;
+  await gate.enter();
   const temp = `${file}${TEMP_MARKER}${process.pid}-${++counter}`;
   let renamed = false;
   try {
@@ -93,7 +79,7 @@ export async function writeFileAtomicSafe(file: string, data: string | Buffer, m
     renamed = true;
   } finally {
     if (!renamed) await rm(temp, { force: true }).catch(() => undefined);
-    leaveWrite();
+    gate.leave();
   }
 }
 
@@ -115,7 +101,7 @@ export async function removeLeftoverTempFiles(folders: string[]): Promise<string
 
 /**
  * Open append handles of `appendToFile`: a line then costs one `write` (open and close are paid once per file, not
- * per line). `writeFileAtomicSafe` releases the handle of the file it replaces; whoever removes or renames a log
+ * per line). One set per process, not per data folder: descriptors are the process's to ration. `writeFileAtomicSafe` releases the handle of the file it replaces; whoever removes or renames a log
  * file must call `releaseAppendHandle` first, or later lines would go to the removed file.
  */
 const appendHandles = new AppendHandles(128);
@@ -138,7 +124,7 @@ export function appendToFile(file: string, data: string): Promise<void> {
   // Not an async function: with no backup holding the writes, the line is written before this returns and the caller
   // gets a settled promise (one per line, on every message, instead of an async function's machinery).
   try {
-    return underWriteGate(() => appendHandles.append(file, data)) ?? WRITTEN;
+    return underWriteGate(file, () => appendHandles.append(file, data)) ?? WRITTEN;
   } catch (err) {
     return Promise.reject(err);
   }
@@ -163,13 +149,14 @@ export function releaseAppendHandles(): void {
  * Runs a synchronous write now, or, while a backup holds the writes, once it lets them go on (in order). Synchronous
  * writes need no "in flight" count: a backup can never start in the middle of one.
  */
-function underWriteGate(write: () => void): void | Promise<void> {
-  if (!gate) return write();
-  return enterWrite().then(() => {
+function underWriteGate(file: string, write: () => void): void | Promise<void> {
+  const gate = domainFor(file).gate;
+  if (!gate.closed) return write();
+  return gate.enter().then(() => {
     try {
       write();
     } finally {
-      leaveWrite();
+      gate.leave();
     }
   });
 }

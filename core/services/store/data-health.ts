@@ -55,8 +55,8 @@ export class DataWriteError extends Error {
  * gets one line per file and incident; the owners get one notice per incident (`data-write`) and one on recovery.
  * The app shows `setAside` and `unsaved` on the dashboard and reports unsaved files at stop.
  *
- * Stores find the health of their data folder through `healthFor(file)`, so plugin and transport stores report here
- * without being wired one by one.
+ * Stores find the health of their data folder through `healthFor(file)` (data-domain.ts), so plugin and transport
+ * stores report here without being wired one by one.
  */
 export class DataHealth {
   readonly setAside: SetAsideFile[] = [];
@@ -113,25 +113,4 @@ export class DataHealth {
   unsaved(): UnsavedFile[] {
     return [...this.failing.values()];
   }
-}
-
-const registry = new Map<string, DataHealth>();
-const unregistered = new DataHealth('/');
-
-/** Makes `health` the one stores under its root report to (the app does this at start). */
-export function registerDataHealth(health: DataHealth): () => void {
-  registry.set(path.resolve(health.root), health);
-  return () => {
-    if (registry.get(path.resolve(health.root)) === health) registry.delete(path.resolve(health.root));
-  };
-}
-
-/** The health of the data folder a file lives in (longest registered root that contains it). */
-export function healthFor(file: string): DataHealth {
-  const full = path.resolve(file);
-  let best: DataHealth | undefined;
-  for (const [root, health] of registry) {
-    if ((full === root || full.startsWith(root + path.sep)) && (!best || root.length > path.resolve(best.root).length)) best = health;
-  }
-  return best ?? unregistered;
 }

@@ -1,7 +1,7 @@
 import { appendFile, readFile, rename, rm, stat, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { appendToFile, enterWrite, leaveWrite, releaseAppendHandle, releaseAppendHandles, safeFileName } from './atomic.js';
-import { healthFor } from './data-health.js';
+import { domainFor, healthFor } from './data-domain.js';
 import { JsonFile, type OnCorrupt } from './json-file.js';
 import { checkDocument, HISTORY_SCHEMA } from './schemas.js';
 
@@ -151,7 +151,7 @@ class ChatHistory {
     const seq = (value.logSeq ?? 0) + 1;
     value.logSeq = seq;
     this.unfolded++;
-    JsonFile.pendingFlushers.add(this.flushNow);
+    domainFor(this.logFile).flushers.add(this.flushNow);
     // The entry's own JSON after its sequence number (no copy of the entry per message; an entry always has a role),
     // made when it is written (entries never change once appended).
     const write = () => this.appendLine(`{"seq":${seq},${JSON.stringify(entry).slice(1)}\n`);
@@ -245,13 +245,13 @@ class ChatHistory {
     }
     this.unfolded -= folded;
     this.store.foldsWritten++;
-    if (this.unfolded === 0) JsonFile.pendingFlushers.delete(this.flushNow);
+    if (this.unfolded === 0) domainFor(this.logFile).flushers.delete(this.flushNow);
   }
 
   /** Renames the log to the folding file (a backup never sees it half done); returns how many lines it held. */
   private async setLogAside(): Promise<number> {
     const folded = this.unfolded;
-    await enterWrite();
+    await enterWrite(this.logFile);
     try {
       releaseAppendHandle(this.logFile);
       await rename(this.logFile, this.foldingFile).then(
@@ -263,7 +263,7 @@ class ChatHistory {
       // The log is there, empty, as after every fold (the data layout); the next line opens it by its name.
       await appendFile(this.logFile, '');
     } finally {
-      leaveWrite();
+      leaveWrite(this.logFile);
     }
     return folded;
   }

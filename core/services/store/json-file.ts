@@ -1,7 +1,8 @@
 import { readFile, rename } from 'node:fs/promises';
 import { writeFileAtomicSafe } from './atomic.js';
-import { DataWriteError, healthFor, type DataHealth } from './data-health.js';
-import { checkDocument, type DataSchema } from './schemas.js';
+import { domainFor, type DataDomain } from './data-domain.js';
+import { DataWriteError, type DataHealth } from './data-health.js';
+import { checkDocument, fileVersionKey, type DataSchema } from './schemas.js';
 
 export type OnCorrupt = (file: string, movedTo: string, error: Error) => void;
 
@@ -11,8 +12,10 @@ export interface JsonFileOptions {
   onCorrupt?: OnCorrupt;
   /** How long changes are gathered before one write (counters use the data flush interval, ~1 s). */
   coalesceMs?: number;
-  /** Where problems are reported; default: the health registered for the file's data folder. */
+  /** Where problems are reported; default: the health of the file's data domain. */
   health?: DataHealth;
+  /** The app's data folder this file belongs to (its write gate, health, pending writes); default: found by path. */
+  domain?: DataDomain;
 }
 
 /** Time between retries of a failed write. */
@@ -54,8 +57,12 @@ export class JsonFile<T> {
     this.coalesceMs = this.options.coalesceMs ?? JsonFile.coalesceMs;
   }
 
+  private get domain(): DataDomain {
+    return this.options.domain ?? domainFor(this.file);
+  }
+
   private get health(): DataHealth {
-    return this.options.health ?? healthFor(this.file);
+    return this.options.health ?? this.domain.health;
   }
 
   /** The current value (loaded from disk on first use). Never rejects: a bad file starts the document empty. */
@@ -127,20 +134,10 @@ export class JsonFile<T> {
     return applied;
   }
 
-  /** Documents with changes not yet on disk, in this process (an online backup flushes them all). */
-  private static readonly unsaved = new Set<JsonFile<unknown>>();
-
-  /** Flushes every document of this process that has pending changes (failures stay reported by each file). */
-  static async flushAll(): Promise<void> {
-    await Promise.allSettled([...JsonFile.unsaved].map((doc) => doc.flush()).concat([...JsonFile.pendingFlushers].map((flush) => flush())));
-  }
-
-  /** Stores that keep changes outside JsonFile (the history's append-only logs) and must be folded in by flushAll. */
-  static readonly pendingFlushers = new Set<() => Promise<void>>();
-
   private scheduleWrite(): void {
     this.dirty = true;
-    JsonFile.unsaved.add(this as JsonFile<unknown>);
+    // The data folder's pending set: an online backup of this app flushes it first (DataDomain.holdWrites).
+    this.domain.unsaved.add(this);
     if (this.writing || this.timer) return;
     // A short pause first: the burst of changes one message makes becomes one write, and the write lands after the
     // reply instead of competing with it. flush() skips the pause.
@@ -150,7 +147,9 @@ export class JsonFile<T> {
 
   private serialize(): string {
     const schema = this.options.schema;
-    const doc = schema ? { [schema.versionKey ?? 'version']: schema.version, ...(this.value as object) } : this.value;
+    // The file's version goes first, under a key the document itself does not use (see fileVersionKey): the document
+    // comes back exactly as stored, whatever keys it has.
+    const doc = schema ? { [fileVersionKey(schema, this.value)]: schema.version, ...(this.value as object) } : this.value;
     return JSON.stringify(doc, null, 2) + '\n';
   }
 
@@ -184,7 +183,7 @@ export class JsonFile<T> {
             return;
           }
         }
-        JsonFile.unsaved.delete(this as JsonFile<unknown>);
+        this.domain.unsaved.delete(this);
       } finally {
         this.writing = undefined;
       }
@@ -214,17 +213,19 @@ export class JsonFile<T> {
 }
 
 /**
- * Registers the flush of a store that keeps writes in memory for a while (a plugin's batched log): `npm run backup`
- * and every flush of all stores run it, so what it holds is in the copy. Returns the function that unregisters it.
+ * Registers the flush of a store that keeps writes in memory for a while (a plugin's batched log) with the data
+ * folder `dataDir` belongs to: `npm run backup` and every flush of that folder run it, so what it holds is in the copy.
+ * Returns the function that unregisters it.
  *
- * @example const off = flushWithStores(() => log.flush());
+ * @example const off = flushWithStores(() => log.flush(), host.dataDir);
  */
-export function flushWithStores(flush: () => Promise<unknown>): () => void {
+export function flushWithStores(flush: () => Promise<unknown>, dataDir: string): () => void {
   const run = async () => {
     await flush();
   };
-  JsonFile.pendingFlushers.add(run);
-  return () => void JsonFile.pendingFlushers.delete(run);
+  const domain = domainFor(dataDir);
+  domain.flushers.add(run);
+  return () => void domain.flushers.delete(run);
 }
 
 /**

@@ -4,6 +4,10 @@ import { Ajv, type ValidateFunction } from 'ajv';
  * The schema and version of one kind of data file. The version lives in the file (`"version": 1` first, or
  * `versionKey` for files that are plain maps); the in-memory document never carries it. A file without a version
  * is version 0 (written before versions existed) and is migrated, like any older version.
+ *
+ * A document that has a key of that name itself (its schema declares it, or it simply holds one) keeps it: the file's
+ * version is then written as `"$version"` instead, so what was stored comes back exactly as stored (see
+ * `fileVersionKey`). `$version` is the store's own key: a document must not hold one.
  */
 export interface DataSchema {
   /** What the file is, for messages ("chat history"). */
@@ -15,6 +19,25 @@ export interface DataSchema {
   schema: object;
   /** Turns a document of an older version into the current one (it is validated afterwards). */
   migrate?: (value: Record<string, unknown>, fromVersion: number) => Record<string, unknown>;
+}
+
+/** The store's own version key, used when the document has a key named like `versionKey` itself. */
+export const OWN_VERSION_KEY = '$version';
+
+/** True when the document schema names `key` among its properties (so the key is the document's, not the file's). */
+function declares(spec: DataSchema, key: string): boolean {
+  const props = (spec.schema as { properties?: Record<string, unknown> }).properties;
+  return Boolean(props && Object.prototype.hasOwnProperty.call(props, key));
+}
+
+/**
+ * The key the file's version is written under: `versionKey` (default `version`), or `$version` when the document
+ * declares or holds a key of that name itself (it is data then, and never stripped at load).
+ */
+export function fileVersionKey(spec: DataSchema, value: unknown): string {
+  const key = spec.versionKey ?? 'version';
+  const holds = value !== null && typeof value === 'object' && Object.prototype.hasOwnProperty.call(value, key);
+  return declares(spec, key) || holds ? OWN_VERSION_KEY : key;
 }
 
 export type CheckResult = { ok: true; value: Record<string, unknown>; migratedFrom?: number } | { ok: false; reason: string };
@@ -36,9 +59,20 @@ function kindOf(value: unknown): string {
 export function checkDocument(spec: DataSchema | undefined, parsed: unknown): CheckResult {
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return { ok: false, reason: `is ${kindOf(parsed)}, expected an object` };
   if (!spec) return { ok: true, value: parsed as Record<string, unknown> };
-  const key = spec.versionKey ?? 'version';
-  const { [key]: rawVersion, ...rest } = parsed as Record<string, unknown>;
-  let value: Record<string, unknown> = rest;
+  const own = Object.prototype.hasOwnProperty.call(parsed, OWN_VERSION_KEY);
+  // `$version` present: the document has a key named like the version key, and keeps it. Otherwise the version key is
+  // the file's, except where the schema declares it as the document's own: such a file was written before `$version`
+  // existed (its version key held the document's value), and is read as the current version, nothing stripped.
+  const documentsKey = !own && declares(spec, spec.versionKey ?? 'version');
+  const key = own ? OWN_VERSION_KEY : (spec.versionKey ?? 'version');
+  let value: Record<string, unknown>;
+  let rawVersion: unknown;
+  if (documentsKey) {
+    value = { ...(parsed as Record<string, unknown>) };
+    rawVersion = spec.version;
+  } else {
+    ({ [key]: rawVersion, ...value } = parsed as Record<string, unknown>);
+  }
   const version = rawVersion === undefined ? 0 : rawVersion;
   if (typeof version !== 'number' || !Number.isInteger(version) || version < 0) return { ok: false, reason: `has a "${key}" that is not a version number` };
   if (version > spec.version) return { ok: false, reason: `was written by a newer version of the bot (${spec.name} v${version}; this one reads up to v${spec.version})` };

@@ -1,0 +1,127 @@
+import path from 'node:path';
+import { DataHealth } from './data-health.js';
+
+/**
+ * The write gate an online backup closes while it copies a data folder: writes started before wait to finish, writes
+ * asked for meanwhile wait (in memory, in order) until it opens again. Nothing fails; replies go on.
+ */
+export class WriteGate {
+  private gate: Promise<void> | undefined;
+  private inFlight = 0;
+  private drained: Array<() => void> = [];
+
+  /** True while a backup holds the writes. */
+  get closed(): boolean {
+    return this.gate !== undefined;
+  }
+
+  /** Waits while a backup holds the writes, then counts this write as in flight. */
+  async enter(): Promise<void> {
+    while (this.gate) await this.gate;
+    this.inFlight++;
+  }
+
+  /** A write (started with enter) ended. */
+  leave(): void {
+    if (--this.inFlight === 0) for (const wake of this.drained.splice(0)) wake();
+  }
+
+  /** Holds every write: resolves once the writes in flight have finished, with the function that lets writes go on. */
+  async hold(): Promise<() => void> {
+    while (this.gate) await this.gate;
+    let open!: () => void;
+    this.gate = new Promise<void>((resolve) => (open = resolve));
+    if (this.inFlight > 0) await new Promise<void>((resolve) => this.drained.push(resolve));
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.gate = undefined;
+      open();
+    };
+  }
+}
+
+/** Something with changes not yet on disk that a flush of the whole data folder must write (a JsonFile). */
+export interface Unsaved {
+  flush(): Promise<void>;
+}
+
+/**
+ * What one running app keeps about its data folder: its health (set-aside files, failed writes), its write gate (an
+ * online backup holds it), and the stores with changes not on disk yet (flushed before a backup and at stop). One
+ * per app instance, never shared: two apps in one process over two folders hold, flush and report apart.
+ *
+ * Stores find the domain of a file by its path (`domainFor`), so plugin and transport stores need no wiring; a file
+ * outside every registered folder belongs to a domain of its own (tests, tools run without an app).
+ *
+ * @example
+ * const domain = new DataDomain(new DataHealth('data', log));
+ * const off = registerDataDomain(domain);
+ * const release = await domain.holdWrites(); // backup copies the folder
+ * release(); off();
+ */
+export class DataDomain {
+  readonly root: string;
+  readonly gate = new WriteGate();
+  /** Documents with changes not on disk yet (JsonFile adds and removes itself). */
+  readonly unsaved = new Set<Unsaved>();
+  /** Stores keeping writes in memory for a while outside JsonFile (append logs), run by every flushAll. */
+  readonly flushers = new Set<() => Promise<void>>();
+
+  constructor(readonly health: DataHealth) {
+    this.root = path.resolve(health.root);
+  }
+
+  /** Writes everything pending in this folder (failures stay reported by each file's health). */
+  async flushAll(): Promise<void> {
+    await Promise.allSettled([...this.unsaved].map((doc) => doc.flush()).concat([...this.flushers].map((flush) => flush())));
+  }
+
+  /** Flushes everything, then holds every write until the returned function is called (an online backup). */
+  async holdWrites(): Promise<() => void> {
+    await this.flushAll();
+    return this.gate.hold();
+  }
+}
+
+const registry = new Map<string, DataDomain>();
+/** Files outside every registered data folder (tests, one-off tools). */
+const unregistered = new DataDomain(new DataHealth('/'));
+
+/** Makes `domain` the one files under its root belong to (the app does this at start); returns the undo. */
+export function registerDataDomain(domain: DataDomain): () => void {
+  registry.set(domain.root, domain);
+  return () => {
+    if (registry.get(domain.root) === domain) registry.delete(domain.root);
+  };
+}
+
+/** The domain whose folder holds `file` (the longest registered root that contains it). */
+export function domainFor(file: string): DataDomain {
+  if (registry.size === 0) return unregistered;
+  const full = path.resolve(file);
+  let best: DataDomain | undefined;
+  for (const [root, domain] of registry) {
+    if ((full === root || full.startsWith(root + path.sep)) && (!best || root.length > best.root.length)) best = domain;
+  }
+  return best ?? unregistered;
+}
+
+/** The domain of files outside every registered folder. */
+export function unregisteredDomain(): DataDomain {
+  return unregistered;
+}
+
+/**
+ * Makes `health` the one stores under its root report to, in a domain of its own (tests that need only the health).
+ * Returns the undo.
+ */
+export function registerDataHealth(health: DataHealth): () => void {
+  return registerDataDomain(new DataDomain(health));
+}
+
+/** The health of the data folder a file lives in. */
+export function healthFor(file: string): DataHealth {
+  return domainFor(file).health;
+}
