@@ -7,29 +7,33 @@ import { discoverPlugins } from '../../core/kernel/plugin/discover.js';
 import { FakeGateway, completion } from '../fakes/openai-gateway.js';
 import { ROOT, startTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
 
-/** The example plugin and its test exactly as the README shows them (the first two ```ts blocks of the chapter). */
-function readmeExample(): { plugin: string; test: string } {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Writing a plugin'));
-  const blocks = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
-  if (blocks.length < 2) throw new Error('README needs the plugin and its test as ```ts blocks under "## Writing a plugin"');
+/** Where plugin authors read the example: docs/plugin-authors/writing-a-plugin.md. */
+export const EXAMPLE_PAGE = path.join('docs', 'plugin-authors', 'writing-a-plugin.md');
+
+/** The example plugin and its test exactly as the plugin authors' page shows them (its first two ```ts blocks). */
+function pageExample(): { plugin: string; test: string } {
+  const page = readFileSync(path.join(ROOT, EXAMPLE_PAGE), 'utf8');
+  const blocks = [...page.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
+  if (blocks.length < 2) throw new Error(`${EXAMPLE_PAGE} needs the plugin and its test as its first two \`\`\`ts blocks`);
   return { plugin: blocks[0], test: blocks[1] };
 }
 
-describe('README: the example plugin', () => {
+describe('docs: the example plugin of "Writing a plugin"', () => {
   let dir: string;
   let t: TestApp | undefined;
   let gateway: FakeGateway | undefined;
   let unregister: (() => Promise<void>) | undefined;
 
   before(async () => {
-    // Lay the example out as a plugin author would: plugins/dice/index.ts next to the project's core/.
-    dir = await tempDir('readme-plugin-');
+    // Lay the example out as a plugin author would: plugins/dice/index.ts next to the project's core/ and app/ (the
+    // test kit).
+    dir = await tempDir('plugin-example-');
     mkdirSync(path.join(dir, 'plugins', 'dice'), { recursive: true });
     symlinkSync(path.join(ROOT, 'core'), path.join(dir, 'core'));
+    symlinkSync(path.join(ROOT, 'app'), path.join(dir, 'app'));
     symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
     writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
-    const example = readmeExample();
+    const example = pageExample();
     writeFileSync(path.join(dir, 'plugins', 'dice', 'index.ts'), example.plugin);
     writeFileSync(path.join(dir, 'plugins', 'dice', 'dice.test.ts'), example.test);
     unregister = register();
