@@ -36,7 +36,7 @@ export interface ConsoleOptions {
 
 /**
  * The console transport (`npm run chat`): a terminal chat with the real bot. Each input line is one message;
- * lines starting with `:` are console commands (see README / DESIGN.md "Console protocol"). Everything the bot does
+ * lines starting with `:` are console commands (see docs/owners/console-chat.md). Everything the bot does
  * is printed on stdout, one action per line: `bot> text`, `bot [react] 👍`, `bot [audio] <path>`, …
  * When input is not a terminal, lines are handled strictly in order and `done` resolves at end of input once all
  * work has finished.

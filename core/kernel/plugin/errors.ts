@@ -57,7 +57,7 @@ export const pluginErrors = {
     new PluginError(
       'PLUGIN_NOT_A_PLUGIN',
       source,
-      `${source} ${what}; a plugin's default export must be made by definePlugin: import { definePlugin } from 'wa-assistant-bot/plugin' and export default definePlugin({ name, description, setup: (host) => ({ commands: [...] }) }) (see "Writing a plugin" in the README)`,
+      `${source} ${what}; a plugin's default export must be made by definePlugin: import { definePlugin } from 'wa-assistant-bot/plugin' and export default definePlugin({ name, description, setup: (host) => ({ commands: [...] }) }) (see docs/plugin-authors/writing-a-plugin.md)`,
     ),
   configKeyTaken: (plugin: string, key: string, owner: string) =>
     new PluginError(
