@@ -1,0 +1,596 @@
+import path from 'node:path';
+import { Browsers, isJidStatusBroadcast, makeCacheableSignalKeyStore, type AuthenticationState, type GroupMetadata, type proto, type WAMessageKey } from '@whiskeysockets/baileys';
+import type { Logger } from '../../services/log/logger.js';
+import type { OwnerNotifier } from '../../services/notices/owner-notifier.js';
+import { userPart } from '../../kernel/port/ids.js';
+import type { SessionState } from '../../kernel/port/transport.js';
+import { CREDS_RESTORED_INCIDENT, credsRecoveryText } from './creds-backup.js';
+import { AuthStateCorruptError, useDurableAuthState, type DurableAuthState } from './auth-store.js';
+import { TtlCache } from './caches.js';
+import { plainJid } from './message-mapper.js';
+import type { WhatsAppTransportOptions } from './options.js';
+import type { PendingWork } from './pending-work.js';
+import { AttemptWindow, decideReconnect, DEFAULT_BACKOFF, describeClose, type BackoffSettings } from './reconnect-policy.js';
+import type { SocketFactory, SocketListener, SocketOptions, WhatsAppSocket } from './socket.js';
+import { bundledVersionFirst, WebVersionSource, type VersionFetcher } from './web-version.js';
+
+const DEFAULT_STALE_KEY_MS = 30 * 24 * 60 * 60_000;
+
+/**
+ * Keep-alive answers come every 30 s even from a session that no longer delivers messages (Baileys #2331), so the
+ * watchdog counts message traffic only; reconnecting a merely quiet session costs a login and loses nothing (what
+ * WhatsApp holds for the device arrives at the reconnect).
+ */
+const DEFAULT_SILENT_MS = 30 * 60_000;
+
+/** The account's own ids, as the credentials name them. */
+export interface OwnIds {
+  id?: string;
+  lid?: string;
+  name?: string;
+}
+
+/** What the layers above hand the connection. */
+export interface ConnectionHooks {
+  /** Each new socket, before the connection's own listeners: the layers above attach theirs. */
+  attach: SocketListener;
+  /** Baileys' `getMessage`: a message the bot sent or received, for a device that asks for it again. */
+  getMessage: (key: WAMessageKey) => proto.IMessage | undefined;
+  /** Baileys' `cachedGroupMetadata`. */
+  cachedGroupMetadata: (jid: string) => Promise<GroupMetadata | undefined>;
+  /** At every open, with the own ids (before anyone waiting for the link is woken). */
+  opened: (me: OwnIds) => void;
+}
+
+/** Digits of a phone number given as `+62 812-345`, or undefined when it is not one. */
+export function pairingDigits(value: string | undefined): string | undefined {
+  const digits = (value ?? '').replace(/[\s()+-]/g, '');
+  return /^\d{6,20}$/.test(digits) ? digits : undefined;
+}
+
+async function defaultMakeSocket(options: SocketOptions): Promise<WhatsAppSocket> {
+  const baileys = await import('@whiskeysockets/baileys');
+  return baileys.makeWASocket(options) as unknown as WhatsAppSocket;
+}
+
+async function defaultFetchVersion(): ReturnType<VersionFetcher> {
+  const { fetchLatestWaWebVersion } = await import('@whiskeysockets/baileys');
+  return fetchLatestWaWebVersion({ signal: AbortSignal.timeout(5000) });
+}
+
+async function defaultPrintQr(qr: string): Promise<void> {
+  const qrcode = (await import('qrcode-terminal')).default;
+  qrcode.generate(qr, { small: true }, (art) => process.stderr.write(`\n${art}\n`));
+}
+
+/**
+ * The connection layer (Baileys' socket.ts): links the account (QR in the terminal and on `GET /`, or a pairing
+ * code), keeps the session in `data/session_auth/` (atomic writes, creds.json's good copy), reconnects (515 at once,
+ * 401 → new QR, 440 long backoff, anything else exponential backoff with jitter; one socket at a time), watches for
+ * a session that stays open but goes silent, and relinks on the owner's request. The layers above attach their
+ * listeners to each socket it opens (`hooks.attach`).
+ */
+export class WhatsAppConnection {
+  private readonly log: Logger;
+  private readonly makeSocket: SocketFactory;
+  private readonly random: () => number;
+  private readonly backoff: BackoffSettings;
+  private readonly pairingPhone: string | undefined;
+  readonly authDir: string;
+  private auth: DurableAuthState | undefined;
+  private cachedKeys: { source: unknown; keys: AuthenticationState['keys'] } | undefined;
+  private currentSocket: WhatsAppSocket | undefined;
+  private generation = 0;
+  private status: SessionState['status'] = 'offline';
+  private since = Date.now();
+  private qr: string | undefined;
+  private pairingCode: string | undefined;
+  private lastError: string | undefined;
+  private retryAt: number | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private attempt = 0;
+  private newLogin = false;
+  private logoutsInARow = 0;
+  /** Set while the owner's relink (dashboard) logs the device out: that logout is asked for, not an incident. */
+  private relinking = false;
+  /** The device was logged out on the phone and no new link has opened since. */
+  private loggedOut = false;
+  private problem: SessionState['problem'];
+  private stableTimer: NodeJS.Timeout | undefined;
+  private watchdogTimer: NodeJS.Timeout | undefined;
+  /** When message traffic (not keep-alive answers) last arrived on the current connection. */
+  private lastMessageAt = 0;
+  private readonly versions: WebVersionSource;
+  private readonly attempts: AttemptWindow;
+  private readonly restarts: AttemptWindow;
+  private stopped = false;
+  private me: OwnIds = {};
+  private openWaiters: Array<() => void> = [];
+  private readonly retryCounter = new TtlCache(60 * 60_000);
+
+  constructor(
+    private readonly options: WhatsAppTransportOptions,
+    private readonly notices: OwnerNotifier,
+    private readonly pending: PendingWork,
+    private readonly hooks: ConnectionHooks,
+  ) {
+    this.log = options.log;
+    this.makeSocket = options.makeSocket ?? defaultMakeSocket;
+    this.random = options.random ?? Math.random;
+    this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
+    const socketUrl = options.socketUrl;
+    // Another endpoint than WhatsApp's own: the version is not looked up on WhatsApp's site until that endpoint
+    // refuses the bundled one (405), so a test server never makes the bot reach the internet.
+    this.versions = new WebVersionSource(socketUrl ? bundledVersionFirst(options.fetchVersion ?? defaultFetchVersion) : (options.fetchVersion ?? defaultFetchVersion), options.versionRefreshMs);
+    if (socketUrl) this.log.warn({ WA_WEBSOCKET_URL: socketUrl.shown }, `WA_WEBSOCKET_URL is set: WhatsApp connects to ${socketUrl.shown} instead of WhatsApp's own server. That endpoint sees the whole session (every message and the account's keys): use it only for a test server or a proxy you run`);
+    this.attempts = new AttemptWindow(this.backoff.windowMs, this.backoff.maxPerWindow);
+    this.restarts = new AttemptWindow(this.backoff.windowMs, this.backoff.maxRestartsPerWindow);
+    this.authDir = options.authDir ?? path.join(options.dataDir, 'session_auth');
+    const phoneSetting = options.pairingPhone;
+    this.pairingPhone = pairingDigits(phoneSetting);
+    if (phoneSetting?.trim() && !this.pairingPhone) this.log.error({ PAIRING_PHONE: phoneSetting }, 'PAIRING_PHONE must be the phone number in international form, digits only (e.g. 6281234567890); using the QR code instead');
+  }
+
+  /** The open socket, if any. */
+  get socket(): WhatsAppSocket | undefined {
+    return this.currentSocket;
+  }
+
+  /** True while the account is linked and a socket is open. */
+  isLinked(): boolean {
+    return this.status === 'linked' && Boolean(this.currentSocket);
+  }
+
+  ownIds(): string[] {
+    return [this.me.id, this.me.lid].filter((id): id is string => Boolean(id));
+  }
+
+  /** The account's own LID, when known. */
+  ownLid(): string | undefined {
+    return this.me.lid;
+  }
+
+  /** The own id as Baileys generates message ids from it. */
+  ownId(): string | undefined {
+    return this.me.id;
+  }
+
+  /** Message traffic arrived (messages, receipts, acks): the watchdog's evidence that the session delivers. */
+  noteTraffic(): void {
+    this.lastMessageAt = Date.now();
+  }
+
+  /** Allows connecting again (after a stop); the stores are opened next, then `open()`. */
+  resume(): void {
+    this.stopped = false;
+  }
+
+  /**
+   * Loads the session and starts connecting; resolves once the first socket is created (not when it is linked).
+   * Rejects with AuthStateCorruptError (naming the file) when creds.json is corrupt.
+   */
+  async open(): Promise<void> {
+    await this.loadAuth();
+    await this.connect();
+  }
+
+  private async loadAuth(): Promise<DurableAuthState> {
+    this.auth = await useDurableAuthState(this.authDir, {
+      onCorruptKey: (file, reason) => this.log.warn({ file, reason }, 'a WhatsApp session key file was unreadable; treating it as missing'),
+      ...this.options.authOptions,
+    });
+    const stale = await this.auth.pruneStale(this.options.staleKeyMs ?? DEFAULT_STALE_KEY_MS).catch((err) => {
+      this.log.warn({ err }, 'could not prune old WhatsApp session keys');
+      return [] as string[];
+    });
+    if (stale.length) this.log.info({ removed: stale.length }, `removed ${stale.length} session/sender-key files unused for ${Math.round((this.options.staleKeyMs ?? DEFAULT_STALE_KEY_MS) / 86_400_000)} days`);
+    if (this.auth.recovery) {
+      const text = credsRecoveryText(this.auth.recovery, this.authDir);
+      this.log.error({ folder: this.authDir, reason: this.auth.recovery.reason, setAside: this.auth.recovery.setAside }, text);
+      this.notices.raise(CREDS_RESTORED_INCIDENT, text);
+    }
+    const me = this.auth.state.creds.me;
+    if (this.auth.restored && me?.id) this.me = { id: plainJid(me.id), lid: plainJid(me.lid), name: me.name ?? me.notify };
+    this.log.info({ folder: this.authDir }, this.auth.restored ? 'WhatsApp session found: reconnecting without a new scan' : 'no WhatsApp session stored yet: a QR code (or pairing code) will follow');
+    return this.auth;
+  }
+
+  /** Closes the socket (without logging out) and connects no more; `flush()` then saves the session. */
+  stop(): void {
+    this.stopped = true;
+    this.clearRetry();
+    this.clearConnectionTimers();
+    this.dropSocket();
+    this.status = 'offline';
+    for (const wake of this.openWaiters.splice(0)) wake();
+  }
+
+  /** Resolves when the session's files are on disk. */
+  async flush(): Promise<void> {
+    await this.auth?.flush();
+  }
+
+  private clearRetry(): void {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.retryAt = undefined;
+  }
+
+  private clearConnectionTimers(): void {
+    if (this.stableTimer) clearTimeout(this.stableTimer);
+    if (this.watchdogTimer) clearTimeout(this.watchdogTimer);
+    this.stableTimer = undefined;
+    this.watchdogTimer = undefined;
+  }
+
+  /** Ends the current socket and detaches from it, so at most one socket is ever alive. */
+  private dropSocket(): void {
+    this.clearConnectionTimers();
+    const old = this.currentSocket;
+    this.currentSocket = undefined;
+    this.generation++;
+    if (!old) return;
+    try {
+      old.ev.removeAllListeners();
+    } catch {
+      // a half-built socket may not have listeners yet
+    }
+    try {
+      old.end(undefined);
+    } catch (err) {
+      this.log.debug({ err }, 'ending the previous WhatsApp socket failed');
+    }
+  }
+
+  private setStatus(status: SessionState['status']): void {
+    if (status !== this.status) this.since = Date.now();
+    this.status = status;
+  }
+
+  /** Opens a new socket (closing any previous one). Never throws: a failure schedules the next attempt. */
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    this.clearRetry();
+    this.dropSocket();
+    const generation = this.generation;
+    this.setStatus(this.status === 'qr' ? 'qr' : 'connecting');
+    this.attempts.record();
+    let socket: WhatsAppSocket;
+    try {
+      const auth = this.auth ?? (await this.loadAuth());
+      const version = await this.versions.current();
+      if (this.versions.lastError) this.log.warn({ reason: this.versions.lastError, using: version ? version.join('.') : 'the version bundled with Baileys' }, 'could not fetch the current WhatsApp Web version; trying again before the next connection');
+      if (generation !== this.generation || this.stopped) return;
+      const baileysLog = this.log.child({ part: 'baileys' }, { level: this.options.baileysLogLevel?.trim() || 'warn' });
+      // An in-memory cache in front of the file store: Baileys reads the same keys many times per message.
+      if (this.cachedKeys?.source !== auth.state.keys) this.cachedKeys = { source: auth.state.keys, keys: makeCacheableSignalKeyStore(auth.state.keys, baileysLog as never) };
+      socket = await this.makeSocket({
+        auth: { creds: auth.state.creds, keys: this.cachedKeys.keys },
+        // Contacts' status updates are not decrypted unless asked for: nothing here uses them.
+        shouldIgnoreJid: (jid: string) => Boolean(isJidStatusBroadcast(jid)) && !this.options.receiveStatusUpdates,
+        logger: baileysLog as never,
+        browser: Browsers.ubuntu('Chrome'),
+        markOnlineOnConnect: false,
+        syncFullHistory: false,
+        msgRetryCounterCache: this.retryCounter,
+        getMessage: async (key: WAMessageKey) => this.hooks.getMessage(key),
+        // Baileys queries the group on a miss and forgets the answer; fetching (once) and storing it here saves
+        // a query per group message and the rate-overlimit (429) errors that come with many.
+        cachedGroupMetadata: async (jid: string) => this.hooks.cachedGroupMetadata(jid),
+        ...(version ? { version } : {}),
+        ...(this.options.socketUrl ? { waWebSocketUrl: this.options.socketUrl.url } : {}),
+      });
+    } catch (err) {
+      if (err instanceof AuthStateCorruptError) {
+        this.log.error({ file: err.file }, err.message);
+        this.lastError = err.message;
+        this.setStatus('offline');
+        return;
+      }
+      this.onClose(generation, err as Error);
+      return;
+    }
+    if (generation !== this.generation || this.stopped) {
+      // stop() or another connect() ran while the socket was being built.
+      try {
+        socket.end(undefined);
+      } catch {
+        /* already closed */
+      }
+      return;
+    }
+    this.currentSocket = socket;
+    this.attach(socket, generation);
+  }
+
+  private current(generation: number): boolean {
+    return generation === this.generation && !this.stopped;
+  }
+
+  private attach(socket: WhatsAppSocket, generation: number): void {
+    // The layers above first: the restriction a connection.update carries is noted before the update is acted on.
+    this.hooks.attach(socket, () => this.current(generation));
+    let pairingRequested = false;
+    socket.ev.on('creds.update', (update) => {
+      if (!this.auth) return;
+      Object.assign(this.auth.state.creds, update);
+      this.auth.saveCreds().catch((err) => this.log.error({ err }, 'could not save the WhatsApp credentials'));
+    });
+    socket.ev.on('connection.update', (update) => {
+      if (!this.current(generation)) return;
+      try {
+        if (update.qr) {
+          this.onQr(update.qr, socket, pairingRequested);
+          pairingRequested = true;
+        }
+        if (update.isNewLogin) {
+          // Scanned: the QR is spent; WhatsApp now asks for a restart (515) and the session opens.
+          this.newLogin = true;
+          this.qr = undefined;
+          this.pairingCode = undefined;
+          this.setStatus('connecting');
+        }
+        if (update.connection === 'open') this.onOpen();
+        if (update.connection === 'close') this.onClose(generation, update.lastDisconnect?.error);
+      } catch (err) {
+        this.log.error({ err }, 'handling a WhatsApp connection update failed');
+      }
+    });
+  }
+
+  private webAddress(): string {
+    return this.options.webAddress?.() ?? 'the web page (its address is in the "web server listening" line)';
+  }
+
+  private onQr(qr: string, socket: WhatsAppSocket, pairingRequested: boolean): void {
+    this.qr = qr;
+    this.attempt = 0;
+    this.lastError = undefined;
+    this.setStatus('qr');
+    if (this.pairingPhone && !this.auth?.state.creds.registered) {
+      if (pairingRequested) return;
+      socket
+        .requestPairingCode(this.pairingPhone)
+        .then((code) => {
+          this.pairingCode = code;
+          this.log.info({ pairingCode: code, phone: this.pairingPhone }, `pairing code ${code}: on the phone open WhatsApp → Linked devices → Link a device → "Link with phone number instead" and type it`);
+        })
+        .catch((err) => this.log.error({ err }, `could not get a pairing code for ${this.pairingPhone}; scan the QR at ${this.webAddress()} instead`));
+      return;
+    }
+    this.log.info(`WhatsApp is not linked: scan the QR code with the phone (WhatsApp → Linked devices → Link a device); it is printed below and shown at ${this.webAddress()}`);
+    const print = this.options.printQr ?? ((code: string) => void defaultPrintQr(code).catch((err) => this.log.warn({ err }, 'could not print the QR code in the terminal')));
+    print(qr);
+  }
+
+  private onOpen(): void {
+    const creds = this.auth?.state.creds;
+    const me = creds?.me;
+    this.me = { id: plainJid(me?.id), lid: plainJid(me?.lid), name: me?.name ?? me?.notify ?? undefined };
+    this.setStatus('linked');
+    this.qr = undefined;
+    this.pairingCode = undefined;
+    this.lastError = undefined;
+    this.logoutsInARow = 0;
+    this.clearRetry();
+    this.clearConnectionTimers();
+    // Start the failure count over only once the connection has proved stable: one that opens and fails at once
+    // must keep backing off, not loop every two seconds.
+    this.stableTimer = setTimeout(() => {
+      this.stableTimer = undefined;
+      this.attempt = 0;
+    }, this.backoff.stableMs);
+    this.lastMessageAt = Date.now();
+    this.armWatchdog(this.generation);
+    const solved = this.problem;
+    this.problem = undefined;
+    // The credentials just opened a connection: they are the good copy a corrupt creds.json is restored from.
+    const auth = this.auth;
+    void auth?.keepGoodCopy().catch((err) => this.log.warn({ err }, 'could not keep the good copy of the WhatsApp credentials (creds.json.bak)'));
+    if (auth?.recovery) this.notices.recover(CREDS_RESTORED_INCIDENT, 'WhatsApp connected with the restored credentials: the session works.');
+    if (this.loggedOut) {
+      this.loggedOut = false;
+      this.notices.recover('logged-out', 'WhatsApp is linked again: the bot reads and answers messages.');
+    }
+    if (solved === 'bad-session') this.notices.recover('whatsapp-bad-session', 'WhatsApp is connected again: the session works.');
+    if (solved === 'client-too-old') this.notices.recover('whatsapp-client-too-old', 'WhatsApp accepted the current WhatsApp Web version: connected again.');
+    const myPN = this.me.id ? userPart(this.me.id) : undefined;
+    const myLID = this.me.lid ? userPart(this.me.lid) : undefined;
+    if (this.newLogin) {
+      this.newLogin = false;
+      this.log.info({ myPN, myLID }, 'Own LID session created successfully');
+    }
+    if (myLID) this.log.info({ myLID, myPN }, `myLID: ${myLID} (phone ${myPN ?? 'unknown'})`);
+    else this.log.warn({ myPN }, `WhatsApp did not tell this device its own LID (myLID unknown, phone ${myPN ?? 'unknown'}): mentions by LID in groups can be missed; add the bot's LID to targetUserIds when you know it`);
+    this.hooks.opened({ ...this.me });
+    for (const wake of this.openWaiters.splice(0)) wake();
+    const hook = Promise.resolve()
+      .then(() => this.options.onLinked?.({ ...this.me }))
+      .catch((err) => this.log.warn({ err }, 'the login hook failed'));
+    this.pending.track(hook);
+  }
+
+  /** Reconnects a connection that stays open but carries no message traffic for `silentMs` (a deaf session). */
+  private armWatchdog(generation: number): void {
+    const silentMs = this.options.silentMs ?? DEFAULT_SILENT_MS;
+    const check = () => {
+      this.watchdogTimer = undefined;
+      if (!this.current(generation) || this.status !== 'linked') return;
+      const quietFor = Date.now() - this.lastMessageAt;
+      if (quietFor < silentMs) {
+        this.watchdogTimer = setTimeout(check, silentMs - quietFor);
+        return;
+      }
+      const minutes = Math.round(quietFor / 60_000);
+      this.log.warn({ silentMinutes: minutes }, `no message, receipt or ack from WhatsApp for ${minutes} min although the connection looks open (a silent session): reconnecting, so a session that stopped delivering comes back`);
+      this.problem = 'silent';
+      this.onClose(generation, Object.assign(new Error(`no message traffic from WhatsApp for ${minutes} min`), { output: { statusCode: 408 } }));
+    };
+    this.watchdogTimer = setTimeout(check, silentMs);
+  }
+
+  private scheduleConnect(delayMs: number): void {
+    this.retryAt = Date.now() + delayMs;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      void this.connect();
+    }, delayMs);
+  }
+
+  private onClose(generation: number, error: Error | undefined): void {
+    if (!this.current(generation)) return;
+    const closing = this.currentSocket;
+    this.currentSocket = undefined;
+    this.generation++;
+    this.clearConnectionTimers();
+    if (closing) {
+      try {
+        closing.ev.removeAllListeners();
+        closing.end(undefined);
+      } catch {
+        /* already closed */
+      }
+    }
+    // Baileys closes with a Boom error whose output.statusCode is the DisconnectReason.
+    const statusCode = (error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode;
+    let decision = decideReconnect(statusCode, this.attempt, this.backoff, this.random);
+    if (decision.action === 'logged-out' && this.logoutsInARow > 0) {
+      // A fresh session was refused right away: do not spin; back off like any other failure.
+      decision = decideReconnect(undefined, this.attempt, this.backoff, this.random);
+      decision = { ...decision, reason: 'logged out again right after a fresh start' };
+    }
+    const detail = error?.message && !decision.reason.includes(error.message) ? `${decision.reason}: ${error.message}` : decision.reason;
+    this.lastError = detail;
+    // Every close the transport comes back from (all but a 403 stop) counts as a reconnect, by its close reason.
+    if (decision.action !== 'stop') this.options.onReconnect?.(describeClose(statusCode));
+    if (decision.action === 'restart-now' && this.restarts.waitMs() > 0) {
+      decision = { ...(decideReconnect(undefined, this.attempt, this.backoff, this.random) as { action: 'backoff'; delayMs: number }), reason: decision.reason, warning: `WhatsApp asked for ${this.backoff.maxRestartsPerWindow} restarts within ${Math.round(this.backoff.windowMs / 60_000)} min; backing off instead of restarting at once` };
+    }
+    if (decision.action === 'restart-now') {
+      this.restarts.record();
+      this.log.info({ reason: detail }, 'WhatsApp asked for a restart of the connection (normal right after linking): reconnecting now');
+      void this.connect();
+      return;
+    }
+    if (decision.action === 'stop') {
+      this.problem = 'forbidden';
+      this.lastError = `${detail}: not reconnecting`;
+      this.setStatus('offline');
+      this.qr = undefined;
+      this.log.error({ reason: detail }, decision.warning);
+      this.notices.raise('whatsapp-forbidden', 'WhatsApp refused this account (403 forbidden: banned or blocked from WhatsApp Web). The bot stopped reconnecting; check the account on the phone, then restart the bot.', { linkDown: true });
+      for (const wake of this.openWaiters.splice(0)) wake();
+      return;
+    }
+    if (decision.action === 'logged-out') {
+      this.logoutsInARow++;
+      if (this.relinking) {
+        this.relinking = false;
+        this.log.warn({ folder: this.authDir }, 'relink: this device is logged out and the stored session cleared; scan the new QR code to link again');
+      } else {
+        this.log.warn({ reason: detail, folder: this.authDir }, 'WhatsApp logged this device out (removed on the phone): cleared the stored session; scan the new QR code to link again');
+        this.loggedOut = true;
+        this.notices.raise('logged-out', `WhatsApp logged the bot out (the linked device was removed on the phone). It answers nothing until it is linked again: scan the new QR at ${this.webAddress()}.`, { linkDown: true });
+      }
+      this.me = {};
+      this.qr = undefined;
+      this.setStatus('connecting');
+      const auth = this.auth;
+      this.auth = undefined;
+      void (async () => {
+        try {
+          await auth?.clear();
+        } catch (err) {
+          this.log.error({ err, folder: this.authDir }, 'could not clear the WhatsApp session folder');
+        }
+        if (this.current(this.generation)) await this.connect();
+      })();
+      return;
+    }
+    this.attempt++;
+    if (decision.action === 'refetch-version') {
+      this.problem = 'client-too-old';
+      this.versions.invalidate();
+      this.notices.raise('whatsapp-client-too-old', 'WhatsApp refused the WhatsApp Web version the bot announced as too old (405); the bot fetches the current version and reconnects.');
+    } else if (statusCode === 500) {
+      this.problem = 'bad-session';
+      this.notices.raise('whatsapp-bad-session', 'WhatsApp reports a bad session (500) for this bot. It keeps retrying; if this persists, unlink the device on the phone, delete data/session_auth and link again.');
+    } else if (this.problem !== 'silent') this.problem = undefined;
+    // However the closes come, never more than maxPerWindow attempts per window.
+    const delayMs = Math.max(decision.delayMs, this.attempts.waitMs());
+    this.setStatus('offline');
+    this.qr = undefined;
+    const seconds = Math.round(delayMs / 1000);
+    if (delayMs > decision.delayMs) this.log.warn({ reason: detail, attempts: this.attempts.count(), retryInSeconds: seconds }, `${this.attempts.count()} connection attempts within ${Math.round(this.backoff.windowMs / 60_000)} min: waiting ${seconds}s before the next one`);
+    else if (decision.warning) this.log.warn({ reason: detail, retryInSeconds: seconds }, `${decision.warning}; next try in ${seconds}s`);
+    else this.log.warn({ reason: detail, attempt: this.attempt, retryInSeconds: seconds }, `cannot reach WhatsApp (${detail}); next try in ${seconds}s`);
+    this.scheduleConnect(delayMs);
+  }
+
+  /**
+   * The owner's "relink" (dashboard): logs this linked device out of WhatsApp, clears the stored session and shows a
+   * new QR. Without an open connection the session is cleared here and a fresh connection asks for a new link.
+   */
+  async relink(): Promise<void> {
+    const socket = this.currentSocket;
+    this.log.warn('relink asked for: logging this device out of WhatsApp and starting a new link');
+    if (socket?.logout && this.status === 'linked') {
+      this.relinking = true;
+      try {
+        // Baileys then closes with 401 (logged out): the close handler clears the session and reconnects for a QR.
+        await socket.logout('relink asked for by the owner');
+        return;
+      } catch (err) {
+        this.relinking = false;
+        this.log.warn({ err }, 'WhatsApp did not confirm the logout; clearing the stored session here (remove the old device on the phone under Linked devices)');
+      }
+    }
+    this.generation++;
+    this.clearRetry();
+    this.clearConnectionTimers();
+    this.currentSocket = undefined;
+    try {
+      socket?.ev.removeAllListeners();
+      socket?.end(undefined);
+    } catch {
+      /* already closed */
+    }
+    const auth = this.auth;
+    this.auth = undefined;
+    this.me = {};
+    this.qr = undefined;
+    this.setStatus('connecting');
+    await auth?.clear();
+    await this.connect();
+  }
+
+  /** Waits (up to sendWaitMs) for a linked socket; throws a clear error when there is none. */
+  async ready(): Promise<WhatsAppSocket> {
+    if (this.status === 'linked' && this.currentSocket) return this.currentSocket;
+    if (this.stopped) throw new Error('WhatsApp transport is stopped');
+    const waitMs = this.options.sendWaitMs ?? 30_000;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, waitMs);
+      this.openWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    if (this.status === 'linked' && this.currentSocket) return this.currentSocket;
+    throw new Error(`WhatsApp is not connected (${this.lastError ?? this.status}); the message was not sent`);
+  }
+
+  /** The session as the dashboard and /readyz show it (the restriction is the outbound layer's to add). */
+  session(): SessionState {
+    return {
+      status: this.status,
+      ...(this.status === 'qr' && this.qr ? { qr: this.qr } : {}),
+      ...(this.me.id || this.me.lid ? { me: { ...this.me } } : {}),
+      since: this.since,
+      ...(this.status !== 'linked' && this.lastError ? { lastError: this.lastError } : {}),
+      ...(this.retryAt ? { retryAt: this.retryAt } : {}),
+      ...(this.pairingCode ? { pairingCode: this.pairingCode } : {}),
+      ...(this.problem ? { problem: this.problem } : {}),
+    };
+  }
+}

@@ -1,0 +1,217 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { generateMessageIDV2, type AnyMessageContent, type MiscMessageGenerationOptions, type proto, type WAMessage, type WAMessageKey } from '@whiskeysockets/baileys';
+import type { Logger } from '../../services/log/logger.js';
+import type { OwnerNotifier } from '../../services/notices/owner-notifier.js';
+import { mimeFor } from '../../services/media/mime-type.js';
+import type { OutgoingMedia, SentMessage } from '../../kernel/port/message.js';
+import type { SendOptions } from '../../kernel/port/transport.js';
+import { BoundedMap } from './caches.js';
+import type { ChatSettings } from './chat-settings.js';
+import type { WhatsAppConnection } from './connection.js';
+import type { IdentityLayer } from './identity-layer.js';
+import { plainJid } from './message-mapper.js';
+import type { WhatsAppTransportOptions } from './options.js';
+import { ResendStore } from './resend-store.js';
+import { SendStatus, type Restriction } from './send-status.js';
+import type { WhatsAppSocket } from './socket.js';
+import { videoThumbnail } from './video-thumbnail.js';
+
+/** WhatsApp lets a message be edited for 15 minutes after it was sent. */
+export const EDIT_WINDOW_MS = 15 * 60_000;
+
+/**
+ * The outbound layer (Baileys' messages-send.ts): texts, edits, reactions, media and typing, each addressed where the
+ * chat last arrived, quoting and inheriting the chat's disappearing timer; remembers what it sent (for edits, quotes
+ * and other devices' retry requests, `data/whatsapp/sent-messages.jsonl`) and follows what WhatsApp reports of it
+ * afterwards (failed deliveries, account restrictions).
+ */
+export class Outbound {
+  private readonly log: Logger;
+  private resendStore: ResendStore | undefined;
+  /** Recent messages the bot sent (for edits and Baileys' retry `getMessage`), by id. */
+  private readonly sent = new BoundedMap<string, WAMessage>(1000);
+  /**
+   * Ids the bot gave its own messages before sending them: WhatsApp echoes every message of the account (`fromMe`),
+   * the bot's own included, possibly before the send resolves; a `fromMe` message with another id was typed by the owner.
+   */
+  private readonly ownIdsSent = new BoundedMap<string, true>(2000);
+  /** Chats the bot is typing in now (`setTyping`): it shows itself offline again once none is left. */
+  private readonly typingIn = new Set<string>();
+  readonly sendStatus: SendStatus;
+
+  constructor(
+    private readonly options: WhatsAppTransportOptions,
+    notices: OwnerNotifier,
+    private readonly connection: WhatsAppConnection,
+    private readonly identity: IdentityLayer,
+    private readonly chats: ChatSettings,
+    /** Recent inbound messages (for quoting and reacting), by `chat|id`: the inbound layer fills it. */
+    private readonly received: BoundedMap<string, WAMessage>,
+  ) {
+    this.log = options.log;
+    this.sendStatus = new SendStatus(this.log, notices, async () => {
+      // Baileys' answer also arrives as `reachoutTimeLock` in connection.update, which sets or lifts the restriction.
+      const socket = this.connection.socket;
+      if (!socket?.fetchAccountReachoutTimelock) throw new Error('WhatsApp is not connected');
+      return socket.fetchAccountReachoutTimelock();
+    });
+  }
+
+  /** What the bot sent lately, kept for other devices' retry requests, once opened. */
+  get resend(): ResendStore | undefined {
+    return this.resendStore;
+  }
+
+  async open(dataDir: string): Promise<void> {
+    this.resendStore = await ResendStore.open(dataDir, { onError: (err) => this.log.warn({ err }, 'could not read or write data/whatsapp/sent-messages.jsonl (messages other devices may ask for again)') });
+  }
+
+  /** Follows what WhatsApp reports of sent messages on a socket (failures, restrictions, acks). */
+  attach(socket: WhatsAppSocket, isCurrent: () => boolean): void {
+    socket.ev.on('connection.update', (update) => {
+      if (isCurrent()) this.sendStatus.onConnectionUpdate(update);
+    });
+    socket.ev.on('messages.update', (updates) => {
+      if (!isCurrent()) return;
+      this.connection.noteTraffic();
+      this.sendStatus.onUpdates(updates);
+    });
+  }
+
+  /** True when a `fromMe` message with this id is the echo of one the bot sent (not typed by the owner). */
+  isOwnMessage(id: string | null | undefined): boolean {
+    return !id || Boolean(this.ownIdsSent.get(id) || this.sent.get(id) || this.resendStore?.get(id));
+  }
+
+  /** Baileys' `getMessage`: a message sent or received lately, for a device that could not decrypt it. */
+  getMessage(key: WAMessageKey): proto.IMessage | undefined {
+    if (!key.id) return undefined;
+    return this.resendStore?.get(key.id) ?? this.sent.get(key.id)?.message ?? this.received.get(`${plainJid(key.remoteJid)}|${key.id}`)?.message ?? undefined;
+  }
+
+  private remember(sent: WAMessage | undefined, chatId: string, answers?: string): SentMessage {
+    const id = sent?.key?.id ?? '';
+    if (sent && id) this.sent.set(id, sent);
+    void this.resendStore?.add(id, chatId, sent?.message, answers);
+    this.sendStatus.track(id, chatId);
+    return { id };
+  }
+
+  /** Options of a new message: the quote, and the chat's disappearing timer (else recipients see "will not disappear"). */
+  /** The send options with an id of the bot's choosing, noted first, so WhatsApp's echo of it is known as the bot's. */
+  private ownSendOptions(chatId: string, quotedId: string | undefined): MiscMessageGenerationOptions {
+    const messageId = generateMessageIDV2(this.connection.ownId());
+    this.ownIdsSent.set(messageId, true);
+    return { ...this.sendOptions(chatId, quotedId), messageId };
+  }
+
+  private sendOptions(chatId: string, quotedId: string | undefined): MiscMessageGenerationOptions | undefined {
+    const quoted = quotedId ? this.received.get(`${chatId}|${quotedId}`) ?? this.sent.get(quotedId) : undefined;
+    const timer = this.chats.timerOf(chatId);
+    if (!quoted && !timer) return undefined;
+    return { ...(quoted ? { quoted } : {}), ...(timer ? { ephemeralExpiration: timer } : {}) };
+  }
+
+  async sendText(chatId: string, text: string, options?: SendOptions): Promise<SentMessage> {
+    const socket = await this.connection.ready();
+    const mentions = this.identity.mentionsIn(text, this.connection.ownLid());
+    const sent = await socket.sendMessage(await this.identity.addressOf(chatId), { text, ...(mentions.length ? { mentions } : {}) }, this.ownSendOptions(chatId, options?.quotedId));
+    return this.remember(sent, chatId, options?.answers);
+  }
+
+  async editText(chatId: string, messageId: string, text: string): Promise<boolean> {
+    if (!messageId) return false;
+    try {
+      const original = this.sent.get(messageId);
+      const sentAt = original?.messageTimestamp ? Number(original.messageTimestamp) * 1000 : undefined;
+      if (sentAt && Date.now() - sentAt > EDIT_WINDOW_MS) {
+        // WhatsApp drops edits past its window silently; report the failure so the caller sends anew.
+        this.log.info({ chat: chatId, id: messageId, ageMinutes: Math.round((Date.now() - sentAt) / 60_000) }, 'not editing a message older than WhatsApp\'s 15-minute edit window');
+        return false;
+      }
+      const socket = await this.connection.ready();
+      // An edit goes where the original went.
+      const to = original?.key?.remoteJid ?? (await this.identity.addressOf(chatId));
+      const key: WAMessageKey = original?.key ?? { remoteJid: to, id: messageId, fromMe: true };
+      const edit = await socket.sendMessage(to, { text, edit: key });
+      // Filed under whoever the edited message answered (its new text is about them as much as the old).
+      void this.resendStore?.add(edit?.key?.id, chatId, edit?.message, this.resendStore.answered(messageId));
+      return true;
+    } catch (err) {
+      this.log.warn({ err, chat: chatId }, 'editing a WhatsApp message failed; sending anew');
+      return false;
+    }
+  }
+
+  async react(chatId: string, messageId: string, emoji: string): Promise<void> {
+    const socket = await this.connection.ready();
+    const to = await this.identity.addressOf(chatId);
+    const key: WAMessageKey = this.received.get(`${chatId}|${messageId}`)?.key ?? this.sent.get(messageId)?.key ?? { remoteJid: to, id: messageId, fromMe: false };
+    const reaction = await socket.sendMessage(to, { react: { text: emoji, key } });
+    void this.resendStore?.add(reaction?.key?.id, chatId, reaction?.message);
+  }
+
+  async sendMedia(chatId: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage> {
+    const info = await stat(media.path).catch(() => undefined);
+    if (!info?.isFile()) throw new Error(`cannot send the ${media.kind}: file not found: ${media.path}`);
+    const socket = await this.connection.ready();
+    const file = { url: media.path };
+    let content: AnyMessageContent;
+    switch (media.kind) {
+      case 'voice':
+        // WhatsApp plays voice notes only as Ogg/Opus; other formats arrive as a broken voice note.
+        content = { audio: file, ptt: true, mimetype: media.mimetype ?? 'audio/ogg; codecs=opus' };
+        break;
+      case 'audio':
+        content = { audio: file, ptt: false, mimetype: media.mimetype ?? mimeFor(media.path, 'audio/mpeg') };
+        break;
+      case 'image':
+        content = { image: file, ...(media.caption ? { caption: media.caption } : {}), ...(media.mimetype ? { mimetype: media.mimetype } : {}) };
+        break;
+      case 'video': {
+        const jpegThumbnail = this.options.ffmpegPath ? await videoThumbnail(this.options.ffmpegPath, media.path) : undefined;
+        content = { video: file, mimetype: media.mimetype ?? mimeFor(media.path, 'video/mp4'), ...(media.caption ? { caption: media.caption } : {}), ...(jpegThumbnail ? { jpegThumbnail } : {}) };
+        break;
+      }
+      case 'document':
+        content = { document: file, mimetype: media.mimetype ?? mimeFor(media.path), fileName: media.fileName ?? path.basename(media.path), ...(media.caption ? { caption: media.caption } : {}) };
+        break;
+      default:
+        throw new Error(`cannot send media of kind ${String((media as { kind: unknown }).kind)}`);
+    }
+    const sent = await socket.sendMessage(await this.identity.addressOf(chatId), content, this.ownSendOptions(chatId, options?.quotedId));
+    return this.remember(sent, chatId, options?.answers);
+  }
+
+  async setTyping(chatId: string, typing: boolean): Promise<void> {
+    const socket = this.connection.socket;
+    if (!socket || !this.connection.isLinked()) return;
+    const to = await this.identity.addressOf(chatId);
+    // Config `whatsapp.presence`: "online" while typing (some phones show "typing…" only then), offline again after,
+    // so the owner's phone keeps its notifications (the bot connects as offline: markOnlineOnConnect is false).
+    // Offline only once no chat is being typed in any more.
+    const presence = this.options.preferences?.().presence !== false;
+    const failed = (err: unknown) => this.log.debug({ err }, 'typing indicator failed');
+    if (typing) this.typingIn.add(chatId);
+    else this.typingIn.delete(chatId);
+    if (typing && presence) await socket.sendPresenceUpdate('available').catch(failed);
+    await socket.sendPresenceUpdate(typing ? 'composing' : 'paused', to).catch(failed);
+    if (!typing && presence && this.typingIn.size === 0) await socket.sendPresenceUpdate('unavailable').catch(failed);
+  }
+
+  /** True while WhatsApp restricts the account (463 / reach-out time-lock): sending should pause. */
+  isRestricted(): boolean {
+    return Boolean(this.sendStatus.current());
+  }
+
+  /** The restriction in force, if any. */
+  restriction(): Restriction | undefined {
+    return this.sendStatus.current();
+  }
+
+  /** Resolves when what was sent so far is on disk. */
+  async flush(): Promise<void> {
+    await this.resendStore?.flush();
+  }
+}
