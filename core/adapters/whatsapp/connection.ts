@@ -12,16 +12,11 @@ import type { WhatsAppTransportOptions } from './options.js';
 import type { PendingWork } from './pending-work.js';
 import { AttemptWindow, decideReconnect, DEFAULT_BACKOFF, describeClose, type BackoffSettings } from './reconnect-policy.js';
 import type { SocketFactory, SocketListener, SocketOptions, WhatsAppSocket } from './socket.js';
+import { Linking } from './linking.js';
+import { SilenceWatchdog } from './silence-watchdog.js';
 import { bundledVersionFirst, WebVersionSource, type VersionFetcher } from './web-version.js';
 
 const DEFAULT_STALE_KEY_MS = 30 * 24 * 60 * 60_000;
-
-/**
- * Keep-alive answers come every 30 s even from a session that no longer delivers messages (Baileys #2331), so the
- * watchdog counts message traffic only; reconnecting a merely quiet session costs a login and loses nothing (what
- * WhatsApp holds for the device arrives at the reconnect).
- */
-const DEFAULT_SILENT_MS = 30 * 60_000;
 
 /** The account's own ids, as the credentials name them. */
 export interface OwnIds {
@@ -42,12 +37,6 @@ export interface ConnectionHooks {
   opened: (me: OwnIds) => void;
 }
 
-/** Digits of a phone number given as `+62 812-345`, or undefined when it is not one. */
-export function pairingDigits(value: string | undefined): string | undefined {
-  const digits = (value ?? '').replace(/[\s()+-]/g, '');
-  return /^\d{6,20}$/.test(digits) ? digits : undefined;
-}
-
 async function defaultMakeSocket(options: SocketOptions): Promise<WhatsAppSocket> {
   const baileys = await import('@whiskeysockets/baileys');
   return baileys.makeWASocket(options) as unknown as WhatsAppSocket;
@@ -56,11 +45,6 @@ async function defaultMakeSocket(options: SocketOptions): Promise<WhatsAppSocket
 async function defaultFetchVersion(): ReturnType<VersionFetcher> {
   const { fetchLatestWaWebVersion } = await import('@whiskeysockets/baileys');
   return fetchLatestWaWebVersion({ signal: AbortSignal.timeout(5000) });
-}
-
-async function defaultPrintQr(qr: string): Promise<void> {
-  const qrcode = (await import('qrcode-terminal')).default;
-  qrcode.generate(qr, { small: true }, (art) => process.stderr.write(`\n${art}\n`));
 }
 
 /**
@@ -75,7 +59,6 @@ export class WhatsAppConnection {
   private readonly makeSocket: SocketFactory;
   private readonly random: () => number;
   private readonly backoff: BackoffSettings;
-  private readonly pairingPhone: string | undefined;
   readonly authDir: string;
   private auth: DurableAuthState | undefined;
   private cachedKeys: { source: unknown; keys: AuthenticationState['keys'] } | undefined;
@@ -83,8 +66,6 @@ export class WhatsAppConnection {
   private generation = 0;
   private status: SessionState['status'] = 'offline';
   private since = Date.now();
-  private qr: string | undefined;
-  private pairingCode: string | undefined;
   private lastError: string | undefined;
   private retryAt: number | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -97,9 +78,8 @@ export class WhatsAppConnection {
   private loggedOut = false;
   private problem: SessionState['problem'];
   private stableTimer: NodeJS.Timeout | undefined;
-  private watchdogTimer: NodeJS.Timeout | undefined;
-  /** When message traffic (not keep-alive answers) last arrived on the current connection. */
-  private lastMessageAt = 0;
+  private readonly watchdog: SilenceWatchdog;
+  private readonly linking: Linking;
   private readonly versions: WebVersionSource;
   private readonly attempts: AttemptWindow;
   private readonly restarts: AttemptWindow;
@@ -126,9 +106,8 @@ export class WhatsAppConnection {
     this.attempts = new AttemptWindow(this.backoff.windowMs, this.backoff.maxPerWindow);
     this.restarts = new AttemptWindow(this.backoff.windowMs, this.backoff.maxRestartsPerWindow);
     this.authDir = options.authDir ?? path.join(options.dataDir, 'session_auth');
-    const phoneSetting = options.pairingPhone;
-    this.pairingPhone = pairingDigits(phoneSetting);
-    if (phoneSetting?.trim() && !this.pairingPhone) this.log.error({ PAIRING_PHONE: phoneSetting }, 'PAIRING_PHONE must be the phone number in international form, digits only (e.g. 6281234567890); using the QR code instead');
+    this.linking = new Linking(options, this.log);
+    this.watchdog = new SilenceWatchdog(options.silentMs);
   }
 
   /** The open socket, if any. */
@@ -157,7 +136,7 @@ export class WhatsAppConnection {
 
   /** Message traffic arrived (messages, receipts, acks): the watchdog's evidence that the session delivers. */
   noteTraffic(): void {
-    this.lastMessageAt = Date.now();
+    this.watchdog.noteTraffic();
   }
 
   /** Allows connecting again (after a stop); the stores are opened next, then `open()`. */
@@ -218,9 +197,8 @@ export class WhatsAppConnection {
 
   private clearConnectionTimers(): void {
     if (this.stableTimer) clearTimeout(this.stableTimer);
-    if (this.watchdogTimer) clearTimeout(this.watchdogTimer);
     this.stableTimer = undefined;
-    this.watchdogTimer = undefined;
+    this.watchdog.clear();
   }
 
   /** Ends the current socket and detaches from it, so at most one socket is ever alive. */
@@ -326,8 +304,7 @@ export class WhatsAppConnection {
         if (update.isNewLogin) {
           // Scanned: the QR is spent; WhatsApp now asks for a restart (515) and the session opens.
           this.newLogin = true;
-          this.qr = undefined;
-          this.pairingCode = undefined;
+          this.linking.done();
           this.setStatus('connecting');
         }
         if (update.connection === 'open') this.onOpen();
@@ -338,29 +315,11 @@ export class WhatsAppConnection {
     });
   }
 
-  private webAddress(): string {
-    return this.options.webAddress?.() ?? 'the web page (its address is in the "web server listening" line)';
-  }
-
   private onQr(qr: string, socket: WhatsAppSocket, pairingRequested: boolean): void {
-    this.qr = qr;
     this.attempt = 0;
     this.lastError = undefined;
     this.setStatus('qr');
-    if (this.pairingPhone && !this.auth?.state.creds.registered) {
-      if (pairingRequested) return;
-      socket
-        .requestPairingCode(this.pairingPhone)
-        .then((code) => {
-          this.pairingCode = code;
-          this.log.info({ pairingCode: code, phone: this.pairingPhone }, `pairing code ${code}: on the phone open WhatsApp → Linked devices → Link a device → "Link with phone number instead" and type it`);
-        })
-        .catch((err) => this.log.error({ err }, `could not get a pairing code for ${this.pairingPhone}; scan the QR at ${this.webAddress()} instead`));
-      return;
-    }
-    this.log.info(`WhatsApp is not linked: scan the QR code with the phone (WhatsApp → Linked devices → Link a device); it is printed below and shown at ${this.webAddress()}`);
-    const print = this.options.printQr ?? ((code: string) => void defaultPrintQr(code).catch((err) => this.log.warn({ err }, 'could not print the QR code in the terminal')));
-    print(qr);
+    this.linking.show(qr, socket, pairingRequested, Boolean(this.auth?.state.creds.registered));
   }
 
   private onOpen(): void {
@@ -368,8 +327,7 @@ export class WhatsAppConnection {
     const me = creds?.me;
     this.me = { id: plainJid(me?.id), lid: plainJid(me?.lid), name: me?.name ?? me?.notify ?? undefined };
     this.setStatus('linked');
-    this.qr = undefined;
-    this.pairingCode = undefined;
+    this.linking.done();
     this.lastError = undefined;
     this.logoutsInARow = 0;
     this.clearRetry();
@@ -380,7 +338,6 @@ export class WhatsAppConnection {
       this.stableTimer = undefined;
       this.attempt = 0;
     }, this.backoff.stableMs);
-    this.lastMessageAt = Date.now();
     this.armWatchdog(this.generation);
     const solved = this.problem;
     this.problem = undefined;
@@ -412,21 +369,15 @@ export class WhatsAppConnection {
 
   /** Reconnects a connection that stays open but carries no message traffic for `silentMs` (a deaf session). */
   private armWatchdog(generation: number): void {
-    const silentMs = this.options.silentMs ?? DEFAULT_SILENT_MS;
-    const check = () => {
-      this.watchdogTimer = undefined;
-      if (!this.current(generation) || this.status !== 'linked') return;
-      const quietFor = Date.now() - this.lastMessageAt;
-      if (quietFor < silentMs) {
-        this.watchdogTimer = setTimeout(check, silentMs - quietFor);
-        return;
-      }
-      const minutes = Math.round(quietFor / 60_000);
-      this.log.warn({ silentMinutes: minutes }, `no message, receipt or ack from WhatsApp for ${minutes} min although the connection looks open (a silent session): reconnecting, so a session that stopped delivering comes back`);
-      this.problem = 'silent';
-      this.onClose(generation, Object.assign(new Error(`no message traffic from WhatsApp for ${minutes} min`), { output: { statusCode: 408 } }));
-    };
-    this.watchdogTimer = setTimeout(check, silentMs);
+    this.watchdog.arm(
+      () => this.current(generation) && this.status === 'linked',
+      (quietFor) => {
+        const minutes = Math.round(quietFor / 60_000);
+        this.log.warn({ silentMinutes: minutes }, `no message, receipt or ack from WhatsApp for ${minutes} min although the connection looks open (a silent session): reconnecting, so a session that stopped delivering comes back`);
+        this.problem = 'silent';
+        this.onClose(generation, Object.assign(new Error(`no message traffic from WhatsApp for ${minutes} min`), { output: { statusCode: 408 } }));
+      },
+    );
   }
 
   private scheduleConnect(delayMs: number): void {
@@ -476,7 +427,7 @@ export class WhatsAppConnection {
       this.problem = 'forbidden';
       this.lastError = `${detail}: not reconnecting`;
       this.setStatus('offline');
-      this.qr = undefined;
+      this.linking.qr = undefined;
       this.log.error({ reason: detail }, decision.warning);
       this.notices.raise('whatsapp-forbidden', 'WhatsApp refused this account (403 forbidden: banned or blocked from WhatsApp Web). The bot stopped reconnecting; check the account on the phone, then restart the bot.', { linkDown: true });
       for (const wake of this.openWaiters.splice(0)) wake();
@@ -490,10 +441,10 @@ export class WhatsAppConnection {
       } else {
         this.log.warn({ reason: detail, folder: this.authDir }, 'WhatsApp logged this device out (removed on the phone): cleared the stored session; scan the new QR code to link again');
         this.loggedOut = true;
-        this.notices.raise('logged-out', `WhatsApp logged the bot out (the linked device was removed on the phone). It answers nothing until it is linked again: scan the new QR at ${this.webAddress()}.`, { linkDown: true });
+        this.notices.raise('logged-out', `WhatsApp logged the bot out (the linked device was removed on the phone). It answers nothing until it is linked again: scan the new QR at ${this.linking.webAddress()}.`, { linkDown: true });
       }
       this.me = {};
-      this.qr = undefined;
+      this.linking.qr = undefined;
       this.setStatus('connecting');
       const auth = this.auth;
       this.auth = undefined;
@@ -519,7 +470,7 @@ export class WhatsAppConnection {
     // However the closes come, never more than maxPerWindow attempts per window.
     const delayMs = Math.max(decision.delayMs, this.attempts.waitMs());
     this.setStatus('offline');
-    this.qr = undefined;
+    this.linking.qr = undefined;
     const seconds = Math.round(delayMs / 1000);
     if (delayMs > decision.delayMs) this.log.warn({ reason: detail, attempts: this.attempts.count(), retryInSeconds: seconds }, `${this.attempts.count()} connection attempts within ${Math.round(this.backoff.windowMs / 60_000)} min: waiting ${seconds}s before the next one`);
     else if (decision.warning) this.log.warn({ reason: detail, retryInSeconds: seconds }, `${decision.warning}; next try in ${seconds}s`);
@@ -558,7 +509,7 @@ export class WhatsAppConnection {
     const auth = this.auth;
     this.auth = undefined;
     this.me = {};
-    this.qr = undefined;
+    this.linking.qr = undefined;
     this.setStatus('connecting');
     await auth?.clear();
     await this.connect();
@@ -584,12 +535,12 @@ export class WhatsAppConnection {
   session(): SessionState {
     return {
       status: this.status,
-      ...(this.status === 'qr' && this.qr ? { qr: this.qr } : {}),
+      ...(this.status === 'qr' && this.linking.qr ? { qr: this.linking.qr } : {}),
       ...(this.me.id || this.me.lid ? { me: { ...this.me } } : {}),
       since: this.since,
       ...(this.status !== 'linked' && this.lastError ? { lastError: this.lastError } : {}),
       ...(this.retryAt ? { retryAt: this.retryAt } : {}),
-      ...(this.pairingCode ? { pairingCode: this.pairingCode } : {}),
+      ...(this.linking.pairingCode ? { pairingCode: this.linking.pairingCode } : {}),
       ...(this.problem ? { problem: this.problem } : {}),
     };
   }

@@ -16,7 +16,7 @@ import type { Restriction } from './send-status.js';
 import { whatsAppPrivacy } from './whatsapp-privacy.js';
 
 export { AuthStateCorruptError };
-export { pairingDigits } from './connection.js';
+export { pairingDigits } from './linking.js';
 export { EDIT_WINDOW_MS } from './outbound.js';
 export type { WhatsAppPreferences, WhatsAppTransportOptions } from './options.js';
 export type { SocketFactory, SocketOptions, WhatsAppSocket } from './socket.js';
