@@ -324,13 +324,25 @@ export class Bot {
     await transport.start((message) => this.handle(message), {
       onRevoke: (chatId, messageId, by) => this.revoke(chatId, messageId, by),
       onEdit: (chatId, messageId, text, by) => this.edit(chatId, messageId, text, by),
-      // The history keeps a chat's newest lines in an append-only log: folded into the JSON file before it moves
-      // (the transport renames the history and memory files). Every other store (plugins' too) moves its own data.
-      onChatIdChange: async (from, to) => {
-        await this.histories.release(from);
-        await this.privacy.moveChat(from, to);
-      },
+      onChatIdChange: (from, to) => this.moveChat(from, to),
     });
+  }
+
+  /**
+   * A private chat is known as `to` from now on instead of `from` (WhatsApp moved it from its LID to the phone
+   * number): every store — history, memory, the plugins' — moves what it keeps under `from` (see
+   * `PrivacyParticipant.moveChat`). Queued behind the messages of `from` still being handled, so an answer under way
+   * is written before its chat's files move, never after (where it would bring the old id's file back). Never rejects.
+   */
+  moveChat(from: string, to: string): Promise<void> {
+    return this.queue.behind(
+      from,
+      async () => {
+        await this.privacy.moveChat(from, to);
+        this.log.info({ from, to }, "a private chat is known by its phone number from now on: what was kept under its LID moved with it");
+      },
+      (err) => this.log.error({ err, from, to }, "could not move all of a private chat's data to its new id (what could not move stays under the old id; the next message of the chat tries again after a restart)"),
+    );
   }
 
   /**

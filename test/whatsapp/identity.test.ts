@@ -37,40 +37,40 @@ describe('WhatsApp identity: one id per person and per private chat (fake socket
     expect(links.lidToPhone).to.include({ '98765432100001': '6281211110000' });
   });
 
-  it('a private chat keeps one id whichever form it arrives in, and data kept under the other form moves over', async () => {
-    // First contact only by LID: the chat is known by its LID, and the bot keeps history under it.
+  it('a private chat keeps one id whichever form it arrives in; the move is announced once, before the message that revealed it, and the adapter moves no file itself', async () => {
+    await cleanup();
+    const announced: Array<[string, string, number]> = [];
+    h = await setup({
+      events: {
+        onChatIdChange: async (from, to) => {
+          // The message that revealed the phone id is handed on only after the stores moved.
+          announced.push([from, to, h.received.length]);
+          await new Promise((r) => setTimeout(r, 20));
+        },
+      },
+    });
+    await link(h);
+    // First contact only by LID: the chat is known by its LID.
     h.sockets.last.deliver([waText('first', { from: ALICE_LID })]);
     await h.transport.idle();
     expect(h.received[0]).to.include({ chatId: ALICE_LID, senderId: ALICE_LID });
     await mkdir(path.join(h.dir, 'data', 'history'), { recursive: true });
-    await writeFile(path.join(h.dir, 'data', 'history', `${ALICE_LID}.json`), JSON.stringify({ messages: [{ role: 'user', text: 'first' }] }));
-    // A line of the history log not yet folded into the JSON file (the bot was killed): it moves too.
-    await writeFile(path.join(h.dir, 'data', 'history', `${ALICE_LID}.jsonl`), `${JSON.stringify({ seq: 1, role: 'assistant', text: 'answer to first', at: 1 })}\n`);
+    await writeFile(path.join(h.dir, 'data', 'history', `${ALICE_LID}.json`), JSON.stringify({ messages: [{ role: 'user', text: 'first', at: 1 }] }));
 
-    // WhatsApp then reveals the phone number: from now on one id (the phone), with the LID's history.
+    // WhatsApp then reveals the phone number: from now on one id (the phone).
     h.sockets.last.deliver([waText('second', { from: ALICE_LID, fromAlt: ALICE })]);
     h.sockets.last.deliver([waText('third', { from: ALICE })]);
+    h.sockets.last.deliver([waText('fourth', { from: ALICE_LID })]);
     await h.transport.idle();
     expect(h.received.slice(1).map((m) => [m.chatId, m.senderId, m.senderAltId])).to.deep.equal([
       [ALICE, ALICE, ALICE_LID],
       [ALICE, ALICE, ALICE_LID],
+      [ALICE, ALICE, ALICE_LID],
     ]);
-    expect(existsSync(path.join(h.dir, 'data', 'history', `${ALICE_LID}.json`))).to.equal(false);
-    const moved = JSON.parse(await readFile(path.join(h.dir, 'data', 'history', `${ALICE}.json`), 'utf8'));
-    expect(moved.messages[0].text).to.equal('first');
-    expect(existsSync(path.join(h.dir, 'data', 'history', `${ALICE_LID}.jsonl`))).to.equal(false);
-    expect(await readFile(path.join(h.dir, 'data', 'history', `${ALICE}.jsonl`), 'utf8')).to.contain('answer to first');
-  });
-
-  it('never overwrites: when both forms already have data, both are kept and the clash is logged', async () => {
-    await mkdir(path.join(h.dir, 'data', 'memory'), { recursive: true });
-    await writeFile(path.join(h.dir, 'data', 'memory', `${ALICE_LID}.json`), '{"facts":["lid"]}');
-    await writeFile(path.join(h.dir, 'data', 'memory', `${ALICE}.json`), '{"facts":["phone"]}');
-    h.sockets.last.deliver([waText('hi', { from: ALICE_LID, fromAlt: ALICE })]);
-    await h.transport.idle();
-    expect(await readFile(path.join(h.dir, 'data', 'memory', `${ALICE}.json`), 'utf8')).to.equal('{"facts":["phone"]}');
-    expect(existsSync(path.join(h.dir, 'data', 'memory', `${ALICE_LID}.json`))).to.equal(true);
-    expect(h.messages()).to.include('could not move the data of a private chat to its one id');
+    expect(announced).to.deep.equal([[ALICE_LID, ALICE, 1]]);
+    // The stores move their own data (the core's privacy participants): the adapter renamed nothing.
+    expect(existsSync(path.join(h.dir, 'data', 'history', `${ALICE_LID}.json`))).to.equal(true);
+    expect(existsSync(path.join(h.dir, 'data', 'history', `${ALICE}.json`))).to.equal(false);
   });
 });
 

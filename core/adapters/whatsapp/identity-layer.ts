@@ -28,7 +28,7 @@ export class IdentityLayer {
   constructor(
     private readonly log: Logger,
     private readonly socket: () => WhatsAppSocket | undefined,
-    /** Called before a private chat's data moves from one id to the other (the core moves its own stores then). */
+    /** Announces that a private chat is known by another id from now on (the core moves every store's data). */
     private readonly onChatIdChange: (from: string, to: string) => Promise<void>,
   ) {}
 
@@ -43,9 +43,7 @@ export class IdentityLayer {
     this.identity = new Identity(
       this.linksFile,
       () => this.socket()?.signalRepository?.lidMapping,
-      dataDir,
       (phone, lid) => this.learn(phone, lid),
-      (err, detail) => this.log.warn({ err, ...detail }, 'could not move the data of a private chat to its one id'),
       async (from, to) => {
         await this.onChatIdChange(from, to);
       },

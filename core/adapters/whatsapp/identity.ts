@@ -1,6 +1,3 @@
-import { rename, stat } from 'node:fs/promises';
-import path from 'node:path';
-import { safeFileName } from '../../services/store/atomic.js';
 import { isLid, userPart } from '../../kernel/port/ids.js';
 import type { IdentityLinks } from './identity-links.js';
 
@@ -11,9 +8,6 @@ export interface LidMappingStore {
   getLIDForPN?(pn: string): Promise<string | null>;
 }
 
-/** Folders under data/ that hold one file per chat id (moved to the chat's one id when it is first seen in the other form). */
-export const PER_CHAT_FOLDERS = ['history', 'memory'];
-
 const phoneJid = (digits: string) => `${digits}@s.whatsapp.net`;
 
 /**
@@ -22,7 +16,8 @@ const phoneJid = (digits: string) => `${digits}@s.whatsapp.net`;
  * LID nobody told the bot about, from Baileys' own store of the session (`signalRepository.lidMapping`). Every
  * message reaches the core with one canonical sender id — the phone jid when known, else the LID — and the other as
  * `senderAltId`, so owners and allow/block lists written with phone numbers, budgets and per-user data hold whatever
- * form WhatsApp used. A private chat keeps one id the same way; data of the other form is moved over at first sight.
+ * form WhatsApp used. A private chat keeps one id the same way; the move of its data from the other form is announced at first sight
+ * (the stores move their own: the core's privacy participants).
  *
  * @example
  * const who = await identity.resolve('98765@lid'); // { id: '628123@s.whatsapp.net', alt: '98765@lid' }
@@ -35,11 +30,12 @@ export class Identity {
   constructor(
     private readonly links: IdentityLinks,
     private readonly lidStore: () => LidMappingStore | undefined,
-    private readonly dataDir: string,
     private readonly onLearn: (phone: string, lid: string) => void,
-    private readonly onError: (err: Error, detail: Record<string, unknown>) => void,
-    /** Called before the files of `from` move to `to`, so no store keeps writing them under the old id. */
-    private readonly beforeMove: (from: string, to: string) => Promise<void> = async () => undefined,
+    /**
+     * Told once per chat and process that a private chat is known as `to` from now on instead of `from`: every store
+     * moves what it keeps under `from` (awaited, so the message that revealed it is handled after the move).
+     */
+    private readonly onMove: (from: string, to: string) => Promise<void> = async () => undefined,
   ) {}
 
   /** The canonical id (phone jid when known) and the other form, when known. */
@@ -75,36 +71,13 @@ export class Identity {
   }
 
   /**
-   * A private chat is known as `chatId` from now on: per-chat files kept under its other form `otherId` are renamed
-   * to it (once per chat and process; when both exist, both are kept and the clash is reported).
+   * A private chat is known as `chatId` from now on: the move of what is kept under its other form `otherId` is
+   * announced (once per chat and process; after a restart the next message announces it again, so a move a crash cut
+   * short is finished).
    */
   async adoptChatId(chatId: string, otherId: string | undefined): Promise<void> {
     if (!otherId || otherId === chatId || this.migrated.has(otherId)) return;
     this.migrated.add(otherId);
-    try {
-      await this.beforeMove(otherId, chatId);
-    } catch (err) {
-      this.onError(err as Error, { from: otherId, to: chatId });
-    }
-    // `.jsonl`: the history's append-only log of lines not yet folded into the JSON file (after a crash; `beforeMove`
-    // folds a running bot's own). An empty file holds nothing to move, nor anything a move would overwrite.
-    for (const [folder, suffix] of PER_CHAT_FOLDERS.flatMap((f) => ['.json', '.jsonl'].map((x) => [f, x] as const))) {
-      const from = path.join(this.dataDir, folder, `${safeFileName(otherId)}${suffix}`);
-      const to = path.join(this.dataDir, folder, `${safeFileName(chatId)}${suffix}`);
-      try {
-        if (!(await holdsData(from))) continue;
-        if (await holdsData(to)) {
-          this.onError(new Error('both forms of a private chat have data; kept both'), { from, to });
-          continue;
-        }
-        await rename(from, to);
-      } catch (err) {
-        this.onError(err as Error, { from, to });
-      }
-    }
+    await this.onMove(otherId, chatId);
   }
-}
-
-async function holdsData(file: string): Promise<boolean> {
-  return ((await stat(file).catch(() => undefined))?.size ?? 0) > 0;
 }

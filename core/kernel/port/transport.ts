@@ -29,8 +29,9 @@ export interface TransportEvents {
   /** `by`: who deleted it (honoured for their own messages, or from a group admin). */
   onRevoke?(chatId: string, messageId: string, by?: ChangeSender): void | Promise<void>;
   /**
-   * A private chat is named `to` from now on instead of `from` (WhatsApp revealed the phone number behind a LID):
-   * stores settle what they keep under `from` (on disk, in one file each) before those files are moved to `to`.
+   * A private chat is named `to` from now on instead of `from` (WhatsApp revealed the phone number behind a LID): the
+   * core moves what every store keeps under `from` to `to` (its privacy participants). The transport moves no store's
+   * files itself; it awaits this before handing on the message that revealed the new id.
    */
   onChatIdChange?(from: string, to: string): void | Promise<void>;
 }

@@ -285,6 +285,21 @@ function parseLine(line: string): { seq: number; entry: HistoryEntry } | undefin
 }
 
 /**
+ * Two chats' entries as one, in time order, stable (equal times: `ours` first); an entry of `theirs` that `ours` holds
+ * (same JSON) is left out, once per copy.
+ */
+export function mergeEntries<T extends { at: number }>(ours: T[], theirs: T[]): T[] {
+  const held = new Map<string, number>();
+  for (const entry of ours) held.set(JSON.stringify(entry), (held.get(JSON.stringify(entry)) ?? 0) + 1);
+  const taken = theirs.filter((entry) => {
+    const copies = held.get(JSON.stringify(entry)) ?? 0;
+    if (copies) held.set(JSON.stringify(entry), copies - 1);
+    return !copies;
+  });
+  return [...ours, ...taken].sort((a, b) => a.at - b.at);
+}
+
+/**
  * The history of every chat: `data/history/<chat>.json`, one file per chat, bounded to the last `maxMessages`
  * entries, written atomically; new messages go first to `data/history/<chat>.jsonl` (one line each), which is folded
  * into the JSON file every 4 × `maxMessages` lines, at flush and at the next start.
@@ -424,6 +439,27 @@ export class HistoryStore {
     await chat.compact();
     this.chats.delete(chatId);
     releaseAppendHandle(chat.logFile);
+  }
+
+  /**
+   * A private chat is known as `to` from now on (WhatsApp moved it from its LID to the phone number): the history of
+   * `from` joins the history of `to`, both in time order (equal times: `to`'s first), bounded to `maxMessages` as
+   * always; an entry `to` already holds is not taken twice (a move a crash cut short is finished without duplicates).
+   * `to`'s JSON file is written (and its log emptied) before `from`'s files are removed, and `from` is forgotten in
+   * memory, so no later write of this store brings its files back. Rejects when `to` cannot be written (`from` stays).
+   */
+  async moveChat(from: string, to: string): Promise<void> {
+    if (from === to) return;
+    const moving = (await this.chat(from).get()).messages;
+    if (moving.length) {
+      const target = this.chat(to);
+      const doc = await target.get();
+      doc.messages = mergeEntries(doc.messages, moving).slice(-this.maxMessages);
+      await target.compact(true);
+    }
+    await this.release(from);
+    const base = this.base(from);
+    for (const file of [`${base}.json`, `${base}.jsonl`, `${base}.folding.jsonl`]) await rm(file, { force: true });
   }
 
   /** Folds every chat's log into its JSON file; rejects naming the files that could not be written. */

@@ -1,5 +1,7 @@
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { safeFileName } from './atomic.js';
+import { mergeEntries } from './history.js';
 import { JsonFileCollection, type OnCorrupt } from './json-file.js';
 import { MEMORY_SCHEMA } from './schemas.js';
 
@@ -28,7 +30,11 @@ export class MemoryFullError extends Error {
 export class MemoryStore {
   private readonly docs: JsonFileCollection<{ facts: MemoryFact[]; archived?: MemoryFact[] }>;
   constructor(readonly dataDir: string, private readonly maxFacts = 100, onCorrupt?: OnCorrupt, private readonly maxArchived = 10 * maxFacts) {
-    this.docs = new JsonFileCollection((chat) => path.join(dataDir, 'memory', `${safeFileName(chat)}.json`), () => ({ facts: [] }), { schema: MEMORY_SCHEMA, onCorrupt });
+    this.docs = new JsonFileCollection((chat) => this.fileOf(chat), () => ({ facts: [] }), { schema: MEMORY_SCHEMA, onCorrupt });
+  }
+
+  private fileOf(chatId: string): string {
+    return path.join(this.dataDir, 'memory', `${safeFileName(chatId)}.json`);
   }
 
   /** The chat's archived facts (older ones moved out of the prompt when memory was full), oldest first. */
@@ -106,6 +112,37 @@ export class MemoryStore {
       doc.facts = facts;
     });
     return removed;
+  }
+
+  /**
+   * A private chat is known as `to` from now on (WhatsApp moved it from its LID to the phone number): the facts of
+   * `from` join those of `to`, in time order, a fact `to` already holds (same text) taken once; beyond `maxFacts` the
+   * oldest go to the archive as usual (never dropped, even past the archive's bound: `remember` then refuses until
+   * some are forgotten). `to`'s file is written before `from`'s is removed, and `from` is forgotten in memory, so no
+   * pending write brings its file back. Rejects when `to` cannot be written (`from` stays).
+   */
+  async moveChat(from: string, to: string): Promise<void> {
+    if (from === to) return;
+    const source = this.docs.doc(from);
+    await source.flush();
+    const moving = await source.get();
+    const facts = Array.isArray(moving.facts) ? moving.facts : [];
+    const archived = Array.isArray(moving.archived) ? moving.archived : [];
+    if (facts.length || archived.length) {
+      const target = this.docs.doc(to);
+      await target.update((doc) => {
+        const known = new Set([...(doc.facts ?? []), ...(doc.archived ?? [])].map((f) => f.text));
+        const fresh = (list: MemoryFact[]) => list.filter((f) => !known.has(f.text));
+        const all = mergeEntries(Array.isArray(doc.facts) ? doc.facts : [], fresh(facts));
+        const overflow = all.splice(0, Math.max(0, all.length - this.maxFacts));
+        const old = mergeEntries(mergeEntries(Array.isArray(doc.archived) ? doc.archived : [], fresh(archived)), overflow);
+        doc.facts = all;
+        if (old.length) doc.archived = old;
+      });
+      await target.flush();
+    }
+    this.docs.drop(from);
+    await rm(this.fileOf(from), { force: true });
   }
 
   flush(): Promise<void> {

@@ -184,6 +184,8 @@ export function historyParticipant(histories: HistoryStore): PrivacyParticipant 
       return removed;
     },
     revoke: (chatId, messageId, author) => histories.removeWhere(chatId, (e) => e.id === messageId && changeableBy(e.senderId, author)),
+    // A private chat moved from its LID to its phone id: its history goes with it (merged in time order).
+    moveChat: (from, to) => histories.moveChat(from, to),
     edit: (chatId, messageId, text, author) => histories.updateWhere(chatId, (e) => e.id === messageId && e.role === 'user' && changeableBy(e.senderId, author), (e) => ({ ...e, text })),
   };
 }
@@ -207,5 +209,6 @@ export function memoryParticipant(memories: MemoryStore): PrivacyParticipant {
       for (const chat of await chatsIn(folder(), memories)) removed += await memories.removeWhere(chat, (f) => isPrivateChatOf(chat, person) || writtenBy(f.by, person));
       return removed;
     },
+    moveChat: (from, to) => memories.moveChat(from, to),
   };
 }
