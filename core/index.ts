@@ -55,6 +55,13 @@ export { statusText, type StatusReport } from './kernel/status/status-report.js'
 /** The provider chain's premium-model rule, shared by every plugin that honours an explicit premium request. */
 export { DEFAULT_PREMIUM_PHRASES, premiumRequest } from './kernel/chat/premium-request.js';
 
+/**
+ * Storage as a host service: declare what the plugin keeps with `Store` (in `definePlugin({ stores })`), open it with
+ * `host.store`. Backups, `.mydata`, deletes and chat moves follow from the declaration (docs/plugin-authors/storage.md).
+ */
+export { Store, type ChatDocDeclaration, type ChatLogDeclaration, type DocDeclaration, type StoreDeclaration } from './services/store/store-declarations.js';
+export { StoreWriteError, type ChatStore, type PluginStore, type StoredDoc, type StoredLog } from './services/store/plugin-store.js';
+
 /*
  * Storage helpers for plugins that keep files of their own under `host.dataDir`: atomic writes, a JSON file with a
  * schema and corruption handling, the data folder's health, and the people registry of the privacy controls.

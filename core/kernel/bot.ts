@@ -25,6 +25,7 @@ import type { StatusReport, StatusSource } from './status/status-report.js';
 import { Jail } from '../services/jail/jail.js';
 import { KeyPool } from '../services/providers/key-pool.js';
 import type { HistoryStore } from '../services/store/history.js';
+import { PluginStores } from '../services/store/plugin-store.js';
 import { historyParticipant, memoryParticipant, PrivacyRegistry, type PersonIds } from '../services/store/privacy.js';
 import type { MemoryStore } from '../services/store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from './port/message.js';
@@ -103,6 +104,8 @@ export class Bot {
   private readonly extra: Middleware<BotContext>[] = [];
   private pipeline: ((ctx: BotContext) => Promise<void>) | undefined;
   private readonly hosts = new Map<string, PluginHost>();
+  /** Each plugin's `host.store`, by plugin name (flushed at stop). */
+  private readonly stores = new Map<string, PluginStores>();
   /** Listeners of plugins that want to hear when the owner switches them on or off, by plugin name. */
   private readonly enabledListeners = new Map<string, Set<(enabled: boolean) => void | Promise<void>>>();
   private readonly siteList: Array<SiteDeclaration & { plugin: string }> = [];
@@ -244,6 +247,7 @@ export class Bot {
     const bot = this;
     host = {
       name,
+      store: this.storeOf(name),
       settings: this.settings,
       config: () => bot.configValue,
       configFile: this.configFile,
@@ -282,6 +286,21 @@ export class Bot {
     };
     this.hosts.set(name, host);
     return host;
+  }
+
+  /**
+   * The plugin's `host.store`: its declared stores under DATA_DIR. Made with the host, so what it keeps from an earlier
+   * run is in `.mydata`, deletes and chat moves whether or not the plugin opens it this time.
+   */
+  private storeOf(name: string): PluginStores {
+    let stores = this.stores.get(name);
+    if (stores) return stores;
+    const declarations = this.registry.states.find((s) => s.plugin.name === name)?.plugin.stores ?? [];
+    stores = new PluginStores(name, this.settings.dataDir, declarations, this.log.child({ plugin: name }));
+    this.stores.set(name, stores);
+    for (const participant of stores.participants()) this.privacy.register(participant);
+    stores.startRetention();
+    return stores;
   }
 
   private view(ctx: BotContext, name: string): BotContext {
@@ -409,7 +428,7 @@ export class Bot {
     await this.registry.stop();
     await this.transport?.stop();
     // A store that cannot write rejects; the app's data health lists it and the stop reports it (never silently).
-    await Promise.allSettled([this.histories.flush(), this.memories.flush(), this.access.flush()]);
+    await Promise.allSettled([this.histories.flush(), this.memories.flush(), this.access.flush(), ...[...this.stores.values()].map((s) => s.close())]);
   }
 
   /** Resolves when no message is being handled. */

@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import { definePlugin, Type, type CommandContext } from '../../core/index.js';
-import { remindPrivacy } from './privacy.js';
-import { REMINDERS_SCHEMA, ReminderStore, SaveError, TIME_ZONES_SCHEMA, type Reminder } from './store.js';
+import { REMINDERS, ReminderStore, SaveError, TIME_ZONES, type Reminder } from './store.js';
 import { nextRun, parseReminder, shortestGap } from './when.js';
 import { canonicalZone, formatDuration, formatLocal, machineZone } from './zone.js';
 
@@ -39,13 +37,10 @@ export default definePlugin({
     schema: Type.String({ default: '', maxLength: 64, description: "The bot's time zone, an IANA name such as Asia/Jakarta (empty: the machine's TZ); reminders are read and shown in it." }),
     check: (zone) => (!zone.trim() || canonicalZone(zone) ? undefined : 'is not a time zone (use an IANA name such as Asia/Jakarta)'),
   },
-  // In the backup manifest with the core's data files (a backup from a newer schema is refused at restore).
-  dataFiles: [
-    { path: 'reminders/<chat>.json', schema: REMINDERS_SCHEMA },
-    { path: 'reminders/timezones.json', schema: TIME_ZONES_SCHEMA },
-  ],
+  // Kept by the core: backups, .mydata, deletes, messages deleted for everyone and chat moves follow from these.
+  stores: [REMINDERS, TIME_ZONES],
   async setup(host) {
-    const store = new ReminderStore(path.join(host.dataDir, 'reminders'), host.log);
+    const store = new ReminderStore(host.store);
     await store.load();
     const startedAt = Date.now();
     const timers = new Map<string, NodeJS.Timeout>();
@@ -193,11 +188,23 @@ export default definePlugin({
           .catch((err: unknown) => host.log.warn({ err, chat: chatId }, 'remind: the list of missed reminders could not be sent'));
       }
     };
-    host.privacy.register(
-      remindPrivacy(store, (chatId, gone) => gone.forEach((r) => disarm(chatId, r.id)), host.log, (_from, to, reminders) => {
-        for (const r of reminders) arm(to, r);
-      }),
-    );
+    /**
+     * The core changed a chat's reminders itself (a `.mydata` delete, the message that set one deleted for everyone,
+     * the chat moved to a new id): those gone never fire, those that arrived are armed.
+     */
+    const follow = async (chatId: string) => {
+      await store.reload(chatId);
+      const present = new Set(store.list(chatId).map((r) => r.id));
+      for (const k of [...timers.keys()]) {
+        const [chat, id] = k.split('\n');
+        if (chat === chatId && !present.has(id)) disarm(chat, id);
+      }
+      if (stopping) return;
+      for (const r of store.list(chatId)) if (!timers.has(key(chatId, r.id)) && !sending.has(key(chatId, r.id))) arm(chatId, r);
+    };
+    const stopFollowing = host.store.onChange(REMINDERS, (chatId) => {
+      if (chatId) follow(chatId).catch((err: unknown) => host.log.error({ err, chat: chatId }, 'remind: could not follow a change of the reminders'));
+    });
 
     if (host.enabled()) await catchUp('offline');
     else for (const [chatId, list] of store.all()) for (const r of list) if (r.due > Date.now()) arm(chatId, r);
@@ -320,6 +327,7 @@ export default definePlugin({
       async stop() {
         stopping = true;
         stopListening();
+        stopFollowing();
         for (const timer of timers.values()) clearTimeout(timer);
         timers.clear();
         // A last try for writes that failed; what is still not on disk is named by the data health at stop.

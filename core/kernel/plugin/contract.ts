@@ -3,6 +3,7 @@ import { Type, type Static, type TObject, type TSchema, type TUnknown } from '@s
 import path from 'node:path';
 import type { CapabilityStatus } from '../capabilities/capabilities.js';
 import type { DataSchema } from '../../services/store/schemas.js';
+import { dataFileOf, type StoreDeclaration } from '../../services/store/store-declarations.js';
 import type { AiService, RespondOptions } from './types.js';
 import type { IncomingMedia, MediaKind } from '../port/message.js';
 import { pluginErrors } from './errors.js';
@@ -243,6 +244,11 @@ export interface PluginSpec<S extends TObject, C extends TSchema = TUnknown> {
   movedToEnv?: Readonly<Record<string, string>>;
   /** The kinds of data files the plugin keeps (see `DataFileDeclaration`). */
   dataFiles?: DataFileDeclaration[];
+  /**
+   * What the plugin keeps through `host.store` (made with `Store.chatDoc`, `Store.doc`, `Store.chatLog`): the core
+   * writes, checks, backs up and flushes them, and answers `.mydata`, deletes and chat moves for them.
+   */
+  stores?: StoreDeclaration[];
   /** A top-level section of config.json the plugin owns (see `ConfigSectionDeclaration`). */
   configSection?: ConfigSectionDeclaration<C>;
   /** Whether the plugin is on when config.json does not mention it. Default true. */
@@ -287,6 +293,15 @@ export function definePlugin<S extends TObject = TObject<{}>, C extends TSchema 
       throw pluginErrors.badDefinition(name, 'each of dataFiles must be { path: relative to DATA_DIR, schema: { name, version, schema } }');
     }
   }
+  const stores = spec.stores ?? [];
+  const storeNames = new Set<string>();
+  for (const decl of stores) {
+    if (!decl || !['chat-doc', 'doc', 'chat-log'].includes((decl as { kind?: string }).kind ?? '')) {
+      throw pluginErrors.badDefinition(name, 'each of stores must be made with Store.chatDoc, Store.doc or Store.chatLog');
+    }
+    if (storeNames.has(decl.name)) throw pluginErrors.badDefinition(name, `two stores are named "${decl.name}": give each its own name`);
+    storeNames.add(decl.name);
+  }
   const section = spec.configSection;
   if (section !== undefined) {
     if (!section || typeof section.key !== 'string' || !/^[A-Za-z][A-Za-z0-9]{0,39}$/.test(section.key) || !section.schema || typeof section.schema !== 'object') {
@@ -312,7 +327,8 @@ export function definePlugin<S extends TObject = TObject<{}>, C extends TSchema 
     provides: spec.provides,
     settings: spec.settings,
     movedToEnv: spec.movedToEnv,
-    dataFiles: spec.dataFiles,
+    dataFiles: [...(spec.dataFiles ?? []), ...stores.map((decl) => dataFileOf(decl, name))],
+    stores: Object.freeze([...stores]),
     configSection: section as SectionRule | undefined,
     setup: spec.setup as unknown as Plugin['setup'],
     __plugin: true as const,

@@ -1,4 +1,6 @@
 import type { PrivacyRegistry } from '../../services/store/privacy.js';
+import type { PluginStore } from '../../services/store/plugin-store.js';
+import type { StoreDeclaration } from '../../services/store/store-declarations.js';
 import type Koa from 'koa';
 import type { Capabilities, CapabilityStatus } from '../capabilities/capabilities.js';
 import type { PluginSection, BotConfig } from '../../services/config/schema.js';
@@ -193,6 +195,11 @@ export interface PluginHost {
   readonly histories: HistoryStore;
   readonly memories: MemoryStore;
   /** Tells the owners about an incident once, and once when it recovers. */
+  /**
+   * What the plugin keeps, scoped to it and to a chat: the documents and logs it declares in `stores`. Atomic,
+   * checked on load, held during a backup, flushed at stop, and in `.mydata`, deletes and chat moves by declaration.
+   */
+  readonly store: PluginStore;
   /** The privacy controls (`.mydata`, revoked messages): register what the plugin keeps about people. */
   readonly privacy: PrivacyRegistry;
   readonly notices: OwnerNotifier;
@@ -269,8 +276,10 @@ export interface Plugin {
   readonly movedToEnv?: Readonly<Record<string, string>>;
   /** A top-level section of config.json it owns (key, schema, check), see `ConfigSectionDeclaration`. */
   readonly configSection?: { readonly key: string; readonly schema: object; check?(value: unknown): string | undefined };
-  /** The kinds of data files it keeps under DATA_DIR (path relative to it, schema). */
+  /** The kinds of data files it keeps under DATA_DIR (path relative to it, schema); includes those of `stores`. */
   readonly dataFiles?: ReadonlyArray<{ path: string; schema: DataSchema }>;
+  /** What it keeps through `host.store` (see `Store` in services/store/store-declarations.ts). */
+  readonly stores?: readonly StoreDeclaration[];
   readonly __plugin: true;
 }
 

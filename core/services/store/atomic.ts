@@ -161,6 +161,23 @@ function underWriteGate(file: string, write: () => void): void | Promise<void> {
   });
 }
 
+/**
+ * Removes a data file, waiting while a backup holds the writes (a backup never lists a file that then vanishes) and
+ * closing its append handle first. A file that is not there is fine.
+ *
+ * @example await removeDataFile('data/notes/123@g.us.jsonl');
+ */
+export async function removeDataFile(file: string): Promise<void> {
+  const gate = domainFor(file).gate;
+  await gate.enter();
+  try {
+    appendHandles.release(file);
+    await rm(file, { force: true });
+  } finally {
+    gate.leave();
+  }
+}
+
 /** Atomic JSON write (pretty-printed, trailing newline). */
 export async function writeJsonAtomic(file: string, value: unknown, mode?: number): Promise<void> {
   await writeFileAtomicSafe(file, JSON.stringify(value, null, 2) + '\n', mode);

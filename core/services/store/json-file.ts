@@ -14,6 +14,8 @@ export interface JsonFileOptions {
   coalesceMs?: number;
   /** Where problems are reported; default: the health of the file's data domain. */
   health?: DataHealth;
+  /** What the schema cannot say: a problem in words sets the file aside like a schema mismatch. */
+  check?: (value: unknown) => string | undefined;
   /** The app's data folder this file belongs to (its write gate, health, pending writes); default: found by path. */
   domain?: DataDomain;
 }
@@ -91,7 +93,9 @@ export class JsonFile<T> {
       }
       if (ok) {
         const checked = checkDocument(this.options.schema, parsed);
-        if (checked.ok) {
+        const problem = checked.ok ? this.options.check?.(checked.value) : undefined;
+        if (checked.ok && problem !== undefined) await this.setAside(problem);
+        else if (checked.ok) {
           value = checked.value as T;
           if (checked.migratedFrom !== undefined) {
             this.health.migrated(this.file, checked.migratedFrom, this.options.schema?.version ?? 1);

@@ -94,6 +94,20 @@ export function checkDocument(spec: DataSchema | undefined, parsed: unknown): Ch
   return { ok: true, value, migratedFrom };
 }
 
+/**
+ * A check of single values against a JSON schema (a line of an append-only log): undefined when it matches, else why.
+ *
+ * @example checkValue(Type.Object({ text: Type.String() }), { text: 1 }) // 'value/text must be string'
+ */
+export function checkValue(schema: object, value: unknown): string | undefined {
+  let validate = compiled.get(schema);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    compiled.set(schema, validate);
+  }
+  return validate(value) ? undefined : ajv.errorsText(validate.errors, { dataVar: 'value' });
+}
+
 const str = { type: 'string' } as const;
 const num = { type: 'number' } as const;
 const mapOf = (values: object) => ({ type: 'object', additionalProperties: values });

@@ -1,0 +1,532 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { appendToFile, removeDataFile, safeFileName, writeFileAtomicSafe } from './atomic.js';
+import { domainFor, type DataDomain } from './data-domain.js';
+import { describeWriteError } from './data-health.js';
+import { JsonFile } from './json-file.js';
+import { changeableBy, isPrivateChatOf, writtenBy, type PersonIds, type PrivacyParticipant } from './privacy.js';
+import { checkValue } from './schemas.js';
+import { dataSchemaOf, storePathOf, type ChatDocDeclaration, type ChatLogDeclaration, type DocDeclaration, type StoreDeclaration } from './store-declarations.js';
+
+/** A change that is not on disk. Its message is safe to tell the user ("could not save the reminders: the server's disk is full"). */
+export class StoreWriteError extends Error {
+  readonly code = 'STORE_WRITE_FAILED';
+  constructor(what: string, readonly reason: string, override readonly cause?: unknown) {
+    super(`could not save the ${what}: ${reason}`);
+    this.name = 'StoreWriteError';
+  }
+}
+
+/** One stored document (`host.store.doc(decl)`, `host.store.chat(id).doc(decl)`). */
+export interface StoredDoc<T> {
+  /** The document: read from disk on first use (a file that does not parse or match was set aside: it starts new). */
+  get(): Promise<T>;
+  /** Changes it in place (or replaces it by returning a new value); written soon after, atomically. */
+  update(change: (doc: T) => T | void): Promise<T>;
+  /**
+   * `update`, then waits until it is on disk. Rejects with a StoreWriteError when it cannot be written: the change
+   * stays in memory and is retried, and the error's message is fit for the user whose action it was.
+   */
+  save(change: (doc: T) => T | void): Promise<T>;
+}
+
+/** One chat's append-only log (`host.store.chat(id).log(decl)`). */
+export interface StoredLog<I> {
+  /** Adds an item (checked against the schema: a bad one is refused with a TypeError); waits during a backup. */
+  append(item: I): Promise<void>;
+  /** Every item, oldest first (an unreadable line, such as a torn last one after a crash, is skipped and reported). */
+  read(): Promise<I[]>;
+  /** Removes the matching items (one atomic rewrite); resolves with how many went. */
+  removeWhere(matches: (item: I) => boolean): Promise<number>;
+}
+
+/** What one chat keeps of one plugin. */
+export interface ChatStore {
+  doc<T>(decl: ChatDocDeclaration<T, any>): StoredDoc<T>;
+  log<I>(decl: ChatLogDeclaration<I>): StoredLog<I>;
+}
+
+/**
+ * `host.store`: what the plugin keeps, scoped to it (and to a chat), from its declarations (`definePlugin({ stores })`,
+ * made with `Store.chatDoc`, `Store.doc`, `Store.chatLog`). No call reaches another plugin's data or mixes chats.
+ *
+ * @example
+ * const doc = host.store.chat(ctx.chatId).doc(notes);
+ * await doc.save((d) => void d.items.push({ text: ctx.args, by: ctx.senderId }));
+ * const { items } = await doc.get();
+ */
+export interface PluginStore {
+  doc<T>(decl: DocDeclaration<T>): StoredDoc<T>;
+  chat(chatId: string): ChatStore;
+  /** The chats that have a document or log of this kind. */
+  chats(decl: ChatDocDeclaration<any, any> | ChatLogDeclaration<any>): Promise<string[]>;
+  /**
+   * Calls `listener` after the core itself changed this kind of data (a `.mydata` delete, a message deleted for
+   * everyone, a chat moving to a new id), with the chat it changed (undefined for a plugin-wide doc), so a plugin can
+   * follow (cancel a timer). Returns the function that removes the listener.
+   */
+  onChange(decl: StoreDeclaration, listener: (chatId: string | undefined) => void): () => void;
+  /** Resolves once everything is on disk; rejects (StoreWriteError) naming what could not be written. */
+  flush(): Promise<void>;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+const label = (decl: StoreDeclaration) => decl.name.replace(/-/g, ' ');
+const chatOfFile = (name: string, ext: string) => (name.endsWith(ext) ? decodeURIComponent(name.slice(0, -ext.length)) : undefined);
+
+/** An append-only JSON-lines file; every operation on it runs in order (an append never lands inside a rewrite). */
+class LogFile<I> {
+  private queue: Promise<unknown> = Promise.resolve();
+  constructor(readonly file: string, private readonly decl: ChatLogDeclaration<I>, private readonly domain: DataDomain) {}
+
+  private run<R>(work: () => Promise<R>): Promise<R> {
+    const next = this.queue.then(work);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  append(item: I): Promise<void> {
+    const problem = checkValue(this.decl.schema, item);
+    if (problem !== undefined) return Promise.reject(new TypeError(`${label(this.decl)}: the item does not match its schema (${problem})`));
+    return this.run(() => appendToFile(this.file, JSON.stringify(item) + '\n'));
+  }
+
+  read(): Promise<I[]> {
+    return this.run(() => this.readNow());
+  }
+
+  private async readNow(): Promise<I[]> {
+    let text: string;
+    try {
+      text = await readFile(this.file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.domain.health.skippedLines(this.file, 0, `cannot be read: ${(err as Error).message}`);
+      return [];
+    }
+    const items: I[] = [];
+    let bad = 0;
+    for (const line of text.split('\n')) {
+      if (!line) continue;
+      try {
+        const item = JSON.parse(line) as I;
+        if (checkValue(this.decl.schema, item) === undefined) items.push(item);
+        else bad++;
+      } catch {
+        bad++;
+      }
+    }
+    if (bad) this.domain.health.skippedLines(this.file, bad, `not a valid ${label(this.decl)} line`);
+    return items;
+  }
+
+  /** Keeps the items `keep` returns (one atomic rewrite when something changes); resolves with how many went. */
+  rewrite(keep: (items: I[]) => I[]): Promise<number> {
+    return this.run(async () => {
+      const items = await this.readNow();
+      const kept = keep(items);
+      if (kept.length === items.length && kept.every((item, i) => item === items[i])) return 0;
+      if (kept.length === 0) {
+        await removeDataFile(this.file);
+      } else {
+        await writeFileAtomicSafe(this.file, kept.map((item) => JSON.stringify(item) + '\n').join(''));
+      }
+      return items.length - kept.length;
+    });
+  }
+
+  removeWhere(matches: (item: I) => boolean): Promise<number> {
+    return this.rewrite((items) => items.filter((item) => !matches(item)));
+  }
+
+  flush(): Promise<void> {
+    return this.run(async () => undefined);
+  }
+}
+
+/**
+ * The stores of one plugin in one app: opens its declared documents and logs under DATA_DIR, and takes part in the
+ * privacy controls for them (one participant per `.mydata` section). Made by the bot for each plugin's host.
+ */
+export class PluginStores implements PluginStore {
+  private readonly docs = new Map<string, JsonFile<unknown>>();
+  private readonly logs = new Map<string, LogFile<unknown>>();
+  private readonly listeners = new Map<StoreDeclaration, Set<(chatId: string | undefined) => void>>();
+  private readonly domain: DataDomain;
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly plugin: string,
+    private readonly dataDir: string,
+    private readonly declarations: readonly StoreDeclaration[],
+    private readonly log?: { info(obj: object, msg: string): void; error(obj: object, msg: string): void },
+  ) {
+    this.domain = domainFor(dataDir);
+  }
+
+  private where(decl: StoreDeclaration): string {
+    return path.join(this.dataDir, storePathOf(decl, this.plugin));
+  }
+
+  private declared<D extends StoreDeclaration>(decl: D): D {
+    if (!this.declarations.includes(decl)) {
+      throw new Error(`plugin ${this.plugin} opens the store "${decl?.name}" it does not declare: list it in definePlugin({ stores: [...] }) so backups, .mydata and deletes know it`);
+    }
+    return decl;
+  }
+
+  private jsonFile<T>(decl: ChatDocDeclaration<T, any> | DocDeclaration<T>, chatId?: string): JsonFile<T> {
+    const file = chatId === undefined ? this.where(decl) : path.join(this.where(decl), `${safeFileName(chatId)}.json`);
+    let doc = this.docs.get(file);
+    if (!doc) {
+      const check = decl.options.check;
+      doc = new JsonFile<unknown>(file, () => (decl.kind === 'doc' ? decl.initial() : decl.initial(chatId!)), {
+        schema: dataSchemaOf(decl, this.plugin),
+        domain: this.domain,
+        check: check ? (value) => check(value as T, chatId) : undefined,
+      });
+      this.docs.set(file, doc);
+    }
+    return doc as JsonFile<T>;
+  }
+
+  private stored<T>(decl: ChatDocDeclaration<T, any> | DocDeclaration<T>, chatId?: string): StoredDoc<T> {
+    // Looked up at each call: a chat's file removed by a move is opened anew.
+    const file = () => this.jsonFile(decl, chatId);
+    return {
+      get: () => file().get(),
+      update: (change) => file().update(change),
+      save: async (change) => {
+        const value = await file().update(change);
+        await this.saved(decl, file());
+        return value;
+      },
+    };
+  }
+
+  private async saved(decl: StoreDeclaration, file: JsonFile<unknown>): Promise<void> {
+    try {
+      await file.flush();
+    } catch (err) {
+      const cause = (err as { cause?: unknown }).cause ?? err;
+      throw new StoreWriteError(label(decl), describeWriteError(cause), cause);
+    }
+  }
+
+  private logFile<I>(decl: ChatLogDeclaration<I>, chatId: string): LogFile<I> {
+    const file = path.join(this.where(decl), `${safeFileName(chatId)}.jsonl`);
+    let log = this.logs.get(file);
+    if (!log) {
+      log = new LogFile<unknown>(file, decl as ChatLogDeclaration<unknown>, this.domain);
+      this.logs.set(file, log);
+    }
+    return log as LogFile<I>;
+  }
+
+  doc<T>(decl: DocDeclaration<T>): StoredDoc<T> {
+    return this.stored(this.declared(decl));
+  }
+
+  chat(chatId: string): ChatStore {
+    if (typeof chatId !== 'string' || !chatId) throw new TypeError('host.store.chat(chatId) needs the chat id, e.g. ctx.chatId');
+    return {
+      doc: (decl) => this.stored(this.declared(decl), chatId),
+      log: <I>(decl: ChatLogDeclaration<I>) => {
+        const file = () => this.logFile(this.declared(decl), chatId);
+        return {
+          append: (item: I) => file().append(item),
+          read: () => file().read(),
+          removeWhere: (matches: (item: I) => boolean) => file().removeWhere(matches),
+        };
+      },
+    };
+  }
+
+  async chats(decl: ChatDocDeclaration<any, any> | ChatLogDeclaration<any>): Promise<string[]> {
+    this.declared(decl);
+    const ext = decl.kind === 'chat-log' ? '.jsonl' : '.json';
+    const folder = this.where(decl);
+    // Documents of this plugin that share the folder (a doc declared at `<folder>/x.json`) are not chats.
+    const others = new Set(this.declarations.filter((d) => d.kind === 'doc').map((d) => this.where(d)));
+    // Pending first documents of a chat count too (not on disk yet).
+    const pending = [...this.docs.keys()].filter((file) => path.dirname(file) === folder && file.endsWith(ext));
+    const names = await readdir(folder).catch(() => [] as string[]);
+    const files = new Set([...names.map((n) => path.join(folder, n)), ...pending]);
+    return [...files].filter((file) => !others.has(file)).flatMap((file) => chatOfFile(path.basename(file), ext) ?? []);
+  }
+
+  onChange(decl: StoreDeclaration, listener: (chatId: string | undefined) => void): () => void {
+    this.declared(decl);
+    let set = this.listeners.get(decl);
+    if (!set) this.listeners.set(decl, (set = new Set()));
+    set.add(listener);
+    return () => void set.delete(listener);
+  }
+
+  private changed(decl: StoreDeclaration, chatId: string | undefined): void {
+    for (const listener of this.listeners.get(decl) ?? []) {
+      try {
+        listener(chatId);
+      } catch (err) {
+        this.log?.error({ err, plugin: this.plugin }, `${this.plugin}: a store change listener failed`);
+      }
+    }
+  }
+
+  async flush(): Promise<void> {
+    const results = await Promise.allSettled([...[...this.docs.values()].map((d) => d.flush()), ...[...this.logs.values()].map((l) => l.flush())]);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      const cause = (failed.reason as { cause?: unknown }).cause ?? failed.reason;
+      throw new StoreWriteError(`${this.plugin} data`, describeWriteError(cause), cause);
+    }
+  }
+
+  /** Drops log items past their declaration's `keepDays`: now, then daily (the timer never keeps the process up). */
+  startRetention(now: () => number = Date.now): void {
+    const sweep = async () => {
+      for (const decl of this.declarations) {
+        if (decl.kind !== 'chat-log' || decl.options.keepDays === undefined) continue;
+        const cutoff = now() - decl.options.keepDays * DAY_MS;
+        const at = decl.options.at!;
+        let removed = 0;
+        for (const chatId of await this.chats(decl)) removed += await this.logFile(decl, chatId).removeWhere((item) => at(item) < cutoff);
+        if (removed) this.log?.info({ plugin: this.plugin, store: decl.name, removed }, `${this.plugin}: dropped ${removed} ${label(decl)} item(s) older than ${decl.options.keepDays} days`);
+      }
+    };
+    const run = () => void sweep().catch((err) => this.log?.error({ err, plugin: this.plugin }, `${this.plugin}: the retention sweep failed (tried again tomorrow)`));
+    if (!this.declarations.some((d) => d.kind === 'chat-log' && d.options.keepDays !== undefined)) return;
+    run();
+    this.sweeper = setInterval(run, DAY_MS);
+    this.sweeper.unref();
+  }
+
+  /** Stops the retention timer and writes everything pending (at the bot's stop). */
+  async close(): Promise<void> {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
+    await this.flush();
+  }
+
+  /** The privacy participants of these stores: one per `.mydata` section. */
+  participants(): PrivacyParticipant[] {
+    const sections = new Map<string, StoreDeclaration[]>();
+    for (const decl of this.declarations) {
+      const section = decl.options.section ?? this.plugin;
+      sections.set(section, [...(sections.get(section) ?? []), decl]);
+    }
+    return [...sections.entries()].map(([name, decls]) => this.participant(name, decls));
+  }
+
+  private participant(name: string, decls: StoreDeclaration[]): PrivacyParticipant {
+    return {
+      name,
+      exportFor: async (person) => {
+        const out: Record<string, unknown> = {};
+        for (const decl of decls) out[decl.options.exportAs ?? decl.name] = await this.exportOne(decl, person);
+        return out;
+      },
+      deleteFor: async (person) => {
+        let removed = 0;
+        let failure: unknown;
+        for (const decl of decls) {
+          // The others still go when one cannot be written; the change stays in memory and is retried.
+          try {
+            removed += await this.deleteOne(decl, person);
+          } catch (err) {
+            failure ??= err;
+          }
+        }
+        if (failure) throw failure;
+        return removed;
+      },
+      revoke: async (chatId, messageId, author) => {
+        let removed = 0;
+        for (const decl of decls) removed += await this.revokeOne(decl, chatId, messageId, author);
+        return removed;
+      },
+      moveChat: async (from, to) => {
+        const failures: string[] = [];
+        for (const decl of decls) {
+          try {
+            await this.moveOne(decl, from, to);
+          } catch (err) {
+            failures.push((err as Error).message);
+          }
+        }
+        if (failures.length) throw new Error(failures.join('; '));
+      },
+    };
+  }
+
+  /** Which items of a chat are the person's: all of their private chat, in groups those they wrote. */
+  private ofPerson<I>(chatId: string, person: PersonIds, author: (item: I) => string | undefined): (item: I) => boolean {
+    const whole = isPrivateChatOf(chatId, person);
+    return (item) => whole || writtenBy(author(item), person);
+  }
+
+  private async exportOne(decl: StoreDeclaration, person: PersonIds): Promise<unknown> {
+    if (decl.kind === 'doc') {
+      const byId = decl.options.people?.byId;
+      if (!byId) return {};
+      return Object.fromEntries(Object.entries(byId(await this.jsonFile(decl).get())).filter(([id]) => writtenBy(id, person)));
+    }
+    const out: Record<string, unknown> = {};
+    for (const chatId of await this.chats(decl)) {
+      if (decl.kind === 'chat-doc') {
+        const doc = await this.jsonFile(decl, chatId).get();
+        const people = decl.options.people;
+        if (!people) {
+          if (isPrivateChatOf(chatId, person)) out[chatId] = doc;
+          continue;
+        }
+        const mine = people.items(doc).filter(this.ofPerson(chatId, person, people.author));
+        if (mine.length) out[chatId] = mine;
+      } else {
+        const author = decl.options.people?.author;
+        const items = await this.logFile(decl, chatId).read();
+        const mine = author ? items.filter(this.ofPerson(chatId, person, author)) : isPrivateChatOf(chatId, person) ? items : [];
+        if (mine.length) out[chatId] = mine;
+      }
+    }
+    return out;
+  }
+
+  private async deleteOne(decl: StoreDeclaration, person: PersonIds): Promise<number> {
+    if (decl.kind === 'doc') {
+      const byId = decl.options.people?.byId;
+      if (!byId) return 0;
+      const file = this.jsonFile(decl);
+      const gone = Object.keys(byId(await file.get())).filter((id) => writtenBy(id, person));
+      if (!gone.length) return 0;
+      await file.update((doc) => void gone.forEach((id) => delete byId(doc)[id]));
+      this.changed(decl, undefined);
+      await this.saved(decl, file);
+      return gone.length;
+    }
+    let removed = 0;
+    let failure: unknown;
+    for (const chatId of await this.chats(decl)) {
+      try {
+        if (decl.kind === 'chat-doc') removed += await this.removeFromDoc(decl, chatId, (doc, people) => (people ? this.ofPerson(chatId, person, people.author) : isPrivateChatOf(chatId, person) ? 'whole' : undefined));
+        else {
+          const author = decl.options.people?.author;
+          const n = await this.logFile(decl, chatId).removeWhere(author ? this.ofPerson(chatId, person, author) : () => isPrivateChatOf(chatId, person));
+          if (n) this.changed(decl, chatId);
+          removed += n;
+        }
+      } catch (err) {
+        failure ??= err;
+      }
+    }
+    if (failure) throw failure;
+    return removed;
+  }
+
+  /**
+   * Removes items of one chat's document (or the whole document: `'whole'`), waits until on disk, and tells the
+   * listeners. `pick` says which, from the declaration's `people`; undefined removes nothing.
+   */
+  private async removeFromDoc<T, I>(
+    decl: ChatDocDeclaration<T, I>,
+    chatId: string,
+    pick: (doc: T, people: ChatDocDeclaration<T, I>['options']['people']) => ((item: I) => boolean) | 'whole' | undefined,
+    wait = true,
+  ): Promise<number> {
+    const file = this.jsonFile(decl, chatId);
+    const doc = await file.get();
+    const people = decl.options.people;
+    const which = pick(doc, people);
+    if (which === undefined) return 0;
+    let removed = 0;
+    if (which === 'whole') {
+      if (same(doc, decl.initial(chatId))) return 0;
+      await file.update(() => decl.initial(chatId));
+      removed = 1;
+    } else {
+      const items = people!.items;
+      removed = items(doc).filter(which).length;
+      if (!removed) return 0;
+      await file.update((d) => {
+        const list = items(d);
+        const kept = list.filter((item) => !which(item));
+        list.splice(0, list.length, ...kept);
+      });
+    }
+    this.changed(decl, chatId);
+    if (wait) await this.saved(decl, file);
+    else {
+      // A message deleted for everyone is gone from memory at once; a failed write is retried and reported by the
+      // data health, and must not keep the other stores from removing the message.
+      this.saved(decl, file).catch((err: unknown) => this.log?.error({ err, plugin: this.plugin, chat: chatId }, `${this.plugin}: removed ${label(decl)} of a message deleted for everyone, but could not save it yet`));
+    }
+    return removed;
+  }
+
+  private async revokeOne(decl: StoreDeclaration, chatId: string, messageId: string, author: PersonIds | undefined): Promise<number> {
+    if (decl.kind === 'doc') return 0;
+    const people = decl.options.people;
+    const idOf = people?.messageId;
+    if (!people || !idOf) return 0;
+    const matches = (item: unknown) => idOf(item) === messageId && changeableBy(people.author(item), author);
+    if (decl.kind === 'chat-doc') {
+      if (!(await this.chats(decl)).includes(chatId)) return 0;
+      return this.removeFromDoc(decl, chatId, () => matches, false);
+    }
+    const n = await this.logFile(decl, chatId).removeWhere(matches);
+    if (n) this.changed(decl, chatId);
+    return n;
+  }
+
+  private async moveOne(decl: StoreDeclaration, from: string, to: string): Promise<void> {
+    if (decl.kind === 'doc') {
+      const byId = decl.options.people?.byId;
+      if (!byId) return;
+      const file = this.jsonFile(decl);
+      if (!Object.prototype.hasOwnProperty.call(byId(await file.get()), from)) return;
+      await file.update((doc) => {
+        const map = byId(doc);
+        // The newer id's own entry wins; the old id keeps nothing.
+        if (!Object.prototype.hasOwnProperty.call(map, to)) map[to] = map[from];
+        delete map[from];
+      });
+      this.changed(decl, undefined);
+      await this.saved(decl, file);
+      return;
+    }
+    if (!(await this.chats(decl)).includes(from)) return;
+    if (decl.kind === 'chat-log') {
+      const moving = await this.logFile(decl, from).read();
+      await this.logFile(decl, to).rewrite((there) => [...moving, ...there]);
+      await this.logFile(decl, from).rewrite(() => []);
+      this.changed(decl, from);
+      this.changed(decl, to);
+      return;
+    }
+    const source = this.jsonFile(decl, from);
+    const target = this.jsonFile(decl, to);
+    const moving = await source.get();
+    const existing = await target.get();
+    const people = decl.options.people;
+    if (people) {
+      const isSame = people.same ?? same;
+      const items = people.items(moving);
+      if (!items.length) return;
+      await target.update((d) => {
+        const list = people.items(d);
+        list.push(...items.filter((item) => !list.some((x) => isSame(x, item))));
+      });
+    } else {
+      if (same(moving, decl.initial(from))) return;
+      if (!same(existing, decl.initial(to))) throw new Error(`the ${label(decl)} of ${from} were kept (${to} has its own)`);
+      await target.update(() => moving);
+    }
+    await this.saved(decl, target);
+    // The old id keeps nothing: its file goes once the new one is on disk.
+    await source.flush().catch(() => undefined);
+    this.docs.delete(source.file);
+    await removeDataFile(source.file);
+    this.changed(decl, from);
+    this.changed(decl, to);
+  }
+}

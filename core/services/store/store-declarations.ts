@@ -1,0 +1,155 @@
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { DataSchema } from './schemas.js';
+
+/*
+ * What a plugin declares it keeps (`definePlugin({ stores: [...] })`), made with `Store.chatDoc`, `Store.doc` and
+ * `Store.chatLog`. From these alone the core writes, checks and sets aside the files, holds them during a backup,
+ * flushes them at stop, names them in the backup manifest, and answers `.mydata`, deletes, messages deleted for
+ * everyone and chat id moves (LID → phone) for them; a plugin wires none of it.
+ */
+
+/** Options every kind of store declaration takes. */
+export interface StoreOptions<T> {
+  /** The schema version this build writes (default 1); a file of an older one goes through `migrate` first. */
+  version?: number;
+  /** Turns a document of an older version into the current one (it is checked against the schema afterwards). */
+  migrate?: (value: Record<string, unknown>, fromVersion: number) => Record<string, unknown>;
+  /**
+   * Where it lives, relative to DATA_DIR: a folder for per-chat kinds, a file for `Store.doc`. Default
+   * `<plugin>/<name>` (`<plugin>/<name>.json` for a doc). Give it to keep a layout that exists on disk already.
+   */
+  path?: string;
+  /** What the schema cannot say: a problem in words sets the file aside like a schema mismatch, or undefined. */
+  check?(value: T, chatId?: string): string | undefined;
+  /** The `.mydata` section it is exported in (default the plugin's name); declarations may share one. */
+  section?: string;
+  /** Its key inside that section (default its name). */
+  exportAs?: string;
+}
+
+/** How items of a per-chat document or log belong to people (for `.mydata`, deletes and messages deleted for everyone). */
+export interface ItemPeople<I> {
+  /** Who wrote the item (a jid or LID): in groups, a person's `.mydata` holds and deletes the items they wrote. */
+  author(item: I): string | undefined;
+  /** The chat message the item came from: when it is deleted for everyone, the item goes too. */
+  messageId?(item: I): string | undefined;
+}
+
+/** `Store.chatDoc`: one document per chat, e.g. a chat's reminders. */
+export interface ChatDocDeclaration<T = unknown, I = unknown> {
+  readonly kind: 'chat-doc';
+  readonly name: string;
+  readonly schema: TSchema;
+  readonly initial: (chatId: string) => T;
+  readonly options: StoreOptions<T> & {
+    /**
+     * The document's list of items about people. Without it, the document is the chat's as a whole: exported and
+     * deleted for the person of a private chat only, moved whole when the chat changes id.
+     */
+    people?: ItemPeople<I> & {
+      items(doc: T): I[];
+      /** Whether two items are the same one (a chat moved onto an id that has items: duplicates are dropped). */
+      same?(a: I, b: I): boolean;
+    };
+  };
+}
+
+/** `Store.doc`: one document for the whole plugin, e.g. each user's time zone. */
+export interface DocDeclaration<T = unknown> {
+  readonly kind: 'doc';
+  readonly name: string;
+  readonly schema: TSchema;
+  readonly initial: () => T;
+  readonly options: StoreOptions<T> & {
+    /**
+     * A map in the document keyed by person or chat id (a user's time zone, a chat's choice): a person's `.mydata`
+     * holds and deletes their entries, and an entry follows its chat when the chat changes id (an entry the new id
+     * has already is kept).
+     */
+    people?: { byId(doc: T): Record<string, unknown> };
+  };
+}
+
+/** `Store.chatLog`: an append-only log per chat (one JSON line per item), e.g. what a chat said. */
+export interface ChatLogDeclaration<I = unknown> {
+  readonly kind: 'chat-log';
+  readonly name: string;
+  readonly schema: TSchema;
+  readonly options: StoreOptions<I[]> & {
+    people?: ItemPeople<I>;
+    /** Items older than this many days are dropped (at start and daily); needs `at`. */
+    keepDays?: number;
+    /** When the item was written (epoch ms), for `keepDays`. */
+    at?(item: I): number;
+  };
+}
+
+export type StoreDeclaration = ChatDocDeclaration<any, any> | DocDeclaration<any> | ChatLogDeclaration<any>;
+
+/** The `DataSchema` (name, version, JSON schema) of a declaration, for the file checks and the backup manifest. */
+export function dataSchemaOf(decl: StoreDeclaration, plugin: string): DataSchema {
+  return { name: `${plugin} ${decl.name}`, version: decl.options.version ?? 1, schema: decl.schema, migrate: decl.options.migrate };
+}
+
+/** Where a declaration lives, relative to DATA_DIR (a folder for per-chat kinds, a file for a doc). */
+export function storePathOf(decl: StoreDeclaration, plugin: string): string {
+  return decl.options.path ?? (decl.kind === 'doc' ? `${plugin}/${decl.name}.json` : `${plugin}/${decl.name}`);
+}
+
+/** The `dataFiles` entries a declaration stands for (path with its `<chat>` placeholder, schema). */
+export function dataFileOf(decl: StoreDeclaration, plugin: string): { path: string; schema: DataSchema } {
+  const where = storePathOf(decl, plugin);
+  const path = decl.kind === 'doc' ? where : `${where}/<chat>.${decl.kind === 'chat-log' ? 'jsonl' : 'json'}`;
+  return { path, schema: dataSchemaOf(decl, plugin) };
+}
+
+const NAME = /^[a-z][a-z0-9-]{0,39}$/;
+
+function checked<D extends StoreDeclaration>(decl: D): D {
+  if (typeof decl.name !== 'string' || !NAME.test(decl.name)) throw new TypeError(`Store: the name "${String(decl.name)}" must be lowercase letters, digits and dashes, starting with a letter`);
+  if (!decl.schema || typeof decl.schema !== 'object') throw new TypeError(`Store: ${decl.name} needs a TypeBox schema, e.g. Type.Object({ items: Type.Array(Type.String()) })`);
+  const where = decl.options.path;
+  if (where !== undefined && (typeof where !== 'string' || !where || where.startsWith('/') || where.split('/').includes('..'))) {
+    throw new TypeError(`Store: ${decl.name}'s path must be relative to DATA_DIR, without "..", e.g. 'reminders'`);
+  }
+  const version = decl.options.version;
+  if (version !== undefined && (!Number.isInteger(version) || version < 1)) throw new TypeError(`Store: ${decl.name}'s version must be a whole number from 1`);
+  return Object.freeze(decl);
+}
+
+/**
+ * Declares what a plugin keeps; list the declarations in `definePlugin({ stores })` and open them with `host.store`.
+ * Types come from the TypeBox schema.
+ *
+ * @example
+ * const Note = Type.Object({ text: Type.String(), by: Type.String(), messageId: Type.Optional(Type.String()) });
+ * const notes = Store.chatDoc('notes', Type.Object({ items: Type.Array(Note) }), () => ({ items: [] }), {
+ *   people: { items: (d) => d.items, author: (n) => n.by, messageId: (n) => n.messageId },
+ * });
+ * export default definePlugin({
+ *   name: 'notes',
+ *   description: 'Keeps notes per chat',
+ *   stores: [notes],
+ *   setup: (host) => ({
+ *     commands: [{ command: 'note', run: async (ctx) => {
+ *       await host.store.chat(ctx.chatId).doc(notes).save((d) => void d.items.push({ text: ctx.args, by: ctx.senderId, messageId: ctx.message.id }));
+ *       await ctx.reply('Noted.');
+ *     } }],
+ *   }),
+ * });
+ */
+export const Store = {
+  /** One document per chat (`<path>/<chat>.json`). */
+  chatDoc<S extends TSchema, I = never>(name: string, schema: S, initial: (chatId: string) => Static<S>, options: ChatDocDeclaration<Static<S>, I>['options'] = {}): ChatDocDeclaration<Static<S>, I> {
+    return checked({ kind: 'chat-doc', name, schema, initial, options });
+  },
+  /** One document for the whole plugin (`<path>`, default `<plugin>/<name>.json`). */
+  doc<S extends TSchema>(name: string, schema: S, initial: () => Static<S>, options: DocDeclaration<Static<S>>['options'] = {}): DocDeclaration<Static<S>> {
+    return checked({ kind: 'doc', name, schema, initial, options });
+  },
+  /** An append-only log per chat (`<path>/<chat>.jsonl`), `schema` being one item's. */
+  chatLog<S extends TSchema>(name: string, schema: S, options: ChatLogDeclaration<Static<S>>['options'] = {}): ChatLogDeclaration<Static<S>> {
+    if (options.keepDays !== undefined && (typeof options.at !== 'function' || !(options.keepDays > 0))) throw new TypeError(`Store: ${name}'s keepDays needs a positive number of days and at(item) => epoch ms`);
+    return checked({ kind: 'chat-log', name, schema, options });
+  },
+};
