@@ -27,6 +27,7 @@ const ZonesDocSchema = Type.Object({ zones: Type.Record(Type.String(), Type.Stri
  */
 export const REMINDERS = Store.chatDoc('reminders', ChatDocSchema, (chatId) => ({ chatId, reminders: [] }), {
   path: 'reminders',
+  title: 'reminders',
   section: 'reminders',
   // Copied in by hand under another chat's name: kept aside rather than sent to the wrong chat.
   check: (doc, chatId) => (doc.chatId === chatId ? undefined : `names another chat (${doc.chatId.slice(0, 80)}) than its file name`),
@@ -36,6 +37,7 @@ export const REMINDERS = Store.chatDoc('reminders', ChatDocSchema, (chatId) => (
 /** `data/reminders/timezones.json`: each user's own `.timezone` (theirs in `.mydata`, following a chat's new id). */
 export const TIME_ZONES = Store.doc('time-zones', ZonesDocSchema, () => ({ zones: {} }), {
   path: 'reminders/timezones.json',
+  title: 'reminder time zones',
   section: 'reminders',
   exportAs: 'timeZones',
   people: { byId: (doc) => doc.zones },

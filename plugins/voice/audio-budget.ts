@@ -1,26 +1,31 @@
-import { JsonFile } from '../../core/index.js';
-import { AUDIO_BUDGET_SCHEMA } from './schemas.js';
+import { Store, Type, type Static, type StoredDoc } from '../../core/index.js';
 
 /** Seconds of audio each user had transcribed on one UTC day. */
-interface BudgetDoc {
-  day: string;
-  used: Record<string, number>;
-}
+const BudgetDocSchema = Type.Object({ day: Type.String(), used: Type.Record(Type.String(), Type.Number()) });
+type BudgetDoc = Static<typeof BudgetDocSchema>;
+
+/**
+ * `data/audio_budget.json` (the layout of earlier versions, kept). A user's seconds today are theirs in `.mydata`
+ * (section "voice") and follow their chat to a new id.
+ */
+export const AUDIO_BUDGET = Store.doc('audio-budget', BudgetDocSchema, () => ({ day: '', used: {} }), {
+  path: 'audio_budget.json',
+  title: 'audio budget',
+  section: 'voice',
+  exportAs: 'audioSecondsToday',
+  people: { byId: (doc) => doc.used },
+});
 
 /**
  * The daily per-user audio allowance: how many seconds of audio one user may have uploaded for transcription per
  * UTC day. Kept in `data/audio_budget.json` so a restart does not hand out a fresh allowance.
  *
  * @example
- * const budget = new AudioBudget('data/audio_budget.json', Date.now);
+ * const budget = new AudioBudget(host.store.doc(AUDIO_BUDGET), Date.now);
  * if (await budget.remaining(user, 3600) >= seconds) await budget.spend(user, seconds);
  */
 export class AudioBudget {
-  private readonly doc: JsonFile<BudgetDoc>;
-
-  constructor(file: string, private readonly now: () => number) {
-    this.doc = new JsonFile<BudgetDoc>(file, () => ({ day: this.today(), used: {} }), { schema: AUDIO_BUDGET_SCHEMA });
-  }
+  constructor(private readonly doc: StoredDoc<BudgetDoc>, private readonly now: () => number) {}
 
   private today(): string {
     return new Date(this.now()).toISOString().slice(0, 10);
@@ -47,9 +52,6 @@ export class AudioBudget {
     });
   }
 
-  flush(): Promise<void> {
-    return this.doc.flush();
-  }
 }
 
 /** `1 h 5 min`, `10 min`, `45 s`: a length for a sentence. */

@@ -15,13 +15,13 @@ import {
 } from '../../core/index.js';
 import { AudioArchive, type ContextMessage } from './archive.js';
 import { voicePrivacy } from './privacy.js';
-import { AudioBudget, spokenLength } from './audio-budget.js';
+import { AUDIO_BUDGET, AudioBudget, spokenLength } from './audio-budget.js';
 import { AudioProvider, DEFAULT_SPEECH_MODEL, DEFAULT_SPEECH_VOICE } from './audio-provider.js';
 import type { KeyPool } from '../../core/index.js';
 import { voiceOptionsSchema, type VoiceOptions } from './options.js';
 import { AutoReactor } from './reactions.js';
 import { RecentMessages } from './recent-messages.js';
-import { VoiceReplyChoices } from './reply-choice.js';
+import { VOICE_REPLY_CHOICES, VoiceReplyChoices } from './reply-choice.js';
 import { VOICE_DATA_FILES } from './schemas.js';
 import { SpeechMaker, whyText } from './speech-reply.js';
 import { formatHitsForChat, formatHitsForModel } from './search-format.js';
@@ -94,6 +94,8 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
       { name: 'AUDIO_SPEECH_VOICE', description: `voice of that model (default ${DEFAULT_SPEECH_VOICE})` },
     ],
     dataFiles: VOICE_DATA_FILES,
+    // Kept by the core: backups, .mydata, deletes and chat moves follow from these.
+    stores: [AUDIO_BUDGET, VOICE_REPLY_CHOICES],
     setup: (host) => voiceSetup(host, deps),
   });
 }
@@ -125,20 +127,20 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
     jail: host.jail,
   });
   const runtime: Runtime = {
-    budget: new AudioBudget(path.join(host.dataDir, 'audio_budget.json'), now),
+    budget: new AudioBudget(host.store.doc(AUDIO_BUDGET), now),
     pool,
     transcriber,
     archive: new AudioArchive(path.join(host.dataDir, 'audio_archive')),
     recent: new RecentMessages(host.histories),
     reactor: new AutoReactor(provider, host.log, Math.min(settings.upstreamTimeoutMs, 10_000), now, deps.random),
-    choices: new VoiceReplyChoices(path.join(host.dataDir, 'voice_replies.json')),
+    choices: new VoiceReplyChoices(host.store.doc(VOICE_REPLY_CHOICES)),
     speech: new SpeechMaker({ provider, jail: host.jail, ffmpeg, dir: path.join(host.dataDir, 'voice_replies'), timeoutMs: settings.upstreamTimeoutMs }),
   };
   const rt = () => runtime;
   // The observer hears a note first; the media handler of the same message reuses what it heard.
   const heardOf = new WeakMap<IncomingMessage, Heard>();
   // Optional on hand-made hosts (tests of other parts).
-  host.privacy?.register(voicePrivacy(runtime.archive, runtime.choices, runtime.recent));
+  host.privacy?.register(voicePrivacy(runtime.archive, runtime.recent));
   if (pool.size) host.log.info({ audioKeys: pool.size }, `voice: ${pool.size} audio key(s) in the rotation pool (model ${audioModel})`);
   else host.log.warn('voice: no audio key (AUDIO_API_KEYS): the bot cannot hear voice notes; audio transcription, the audio archive and auto-reactions are off');
   host.log.info(`voice: ${voiceRepliesLine(pool.size, host.options().replies.enabled, Boolean(ffmpeg()))}`);
@@ -390,8 +392,7 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
     tools: [searchTool],
     async stop() {
       await runtime.archive.flush();
-      await runtime.budget.flush();
-      await runtime.choices.flush();
+      await host.store.flush();
     },
   };
 }

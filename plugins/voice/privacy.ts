@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { changeableBy, writtenBy, type PrivacyParticipant } from '../../core/index.js';
-import type { VoiceReplyChoices } from './reply-choice.js';
 import { archivedChatIds, archivedNotesWhere, editArchivedContext, eraseArchived, moveArchivedChat, type AudioArchive } from './archive.js';
 import type { RecentMessages } from './recent-messages.js';
 
@@ -11,13 +10,13 @@ const MAX_EXPORT_AUDIO_BYTES = 16 * 1024 * 1024;
  * The voice archive in the privacy controls: a person's voice notes (transcript, audio, context) in every chat, their
  * messages in other notes' context, notes deleted for everyone, and edited messages in a note's context.
  */
-export function voicePrivacy(archive: AudioArchive, choices?: VoiceReplyChoices, recent?: RecentMessages): PrivacyParticipant {
+export function voicePrivacy(archive: AudioArchive, recent?: RecentMessages): PrivacyParticipant {
   return {
     name: 'voice notes',
-    // A private chat moving from its LID to its phone id keeps its `.voice on|off` choice and its archived notes; the
-    // messages kept in memory as the next note's context come again from the (moved) history.
+    // A private chat moving from its LID to its phone id keeps its archived notes (its `.voice on|off` choice follows
+    // from the store declaration); the messages kept in memory as the next note's context come again from the (moved)
+    // history.
     async moveChat(from, to) {
-      await choices?.moveChat(from, to);
       await moveArchivedChat(archive, from, to);
       recent?.forget(from);
       recent?.forget(to);

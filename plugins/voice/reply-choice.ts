@@ -1,29 +1,27 @@
-import { JsonFile, type DataSchema } from '../../core/index.js';
+import { Store, Type, type StoredDoc } from '../../core/index.js';
 
-/** `data/voice_replies.json`: each chat's own choice of `.voice on|off`. */
-export const VOICE_REPLY_CHOICES_SCHEMA: DataSchema = {
-  name: 'voice reply choices',
-  version: 1,
-  schema: { type: 'object', required: ['chats'], properties: { chats: { type: 'object', additionalProperties: { type: 'boolean' } } } },
-};
-
-interface ChoicesDoc {
-  chats: Record<string, boolean>;
-}
+/**
+ * `data/voice_replies.json` (the layout of earlier versions, kept): each chat's own choice of `.voice on|off`. A
+ * private chat's choice is its person's in `.mydata` (section "voice"), and follows the chat to a new id.
+ */
+export const VOICE_REPLY_CHOICES = Store.doc('reply-choices', Type.Object({ chats: Type.Record(Type.String(), Type.Boolean()) }), () => ({ chats: {} }), {
+  path: 'voice_replies.json',
+  title: 'voice reply choices',
+  section: 'voice',
+  exportAs: 'replyChoices',
+  people: { byId: (doc) => doc.chats },
+});
 
 /**
  * Which chats chose voice replies on or off with `.voice`; a chat that never chose follows the plugin option.
  *
  * @example
+ * const choices = new VoiceReplyChoices(host.store.doc(VOICE_REPLY_CHOICES));
  * await choices.set(chatId, false);
  * await choices.wants(chatId, options.replies.enabled) // false
  */
 export class VoiceReplyChoices {
-  private readonly doc: JsonFile<ChoicesDoc>;
-
-  constructor(file: string) {
-    this.doc = new JsonFile<ChoicesDoc>(file, () => ({ chats: {} }), { schema: VOICE_REPLY_CHOICES_SCHEMA });
-  }
+  constructor(private readonly doc: StoredDoc<{ chats: Record<string, boolean> }>) {}
 
   /** The chat's own choice, or undefined when it never chose. */
   async choice(chatId: string): Promise<boolean | undefined> {
@@ -39,22 +37,5 @@ export class VoiceReplyChoices {
     await this.doc.update((doc) => {
       doc.chats[chatId] = on;
     });
-  }
-
-  /**
-   * The chat is known as `to` from now on (a private chat moved from its LID to its phone id): its choice goes there,
-   * unless `to` chose already (the newer id's own choice wins); `from` keeps nothing. Resolves once on disk.
-   */
-  async moveChat(from: string, to: string): Promise<void> {
-    if ((await this.choice(from)) === undefined) return;
-    await this.doc.update((doc) => {
-      doc.chats[to] ??= doc.chats[from];
-      delete doc.chats[from];
-    });
-    await this.doc.flush();
-  }
-
-  flush(): Promise<void> {
-    return this.doc.flush();
   }
 }

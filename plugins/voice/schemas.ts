@@ -1,5 +1,4 @@
 import type { DataSchema } from '../../core/index.js';
-import { VOICE_REPLY_CHOICES_SCHEMA } from './reply-choice.js';
 
 /*
  * The voice plugin's data files. Declared to the core in `dataFiles` (index.ts), so the backup manifest names their
@@ -8,13 +7,6 @@ import { VOICE_REPLY_CHOICES_SCHEMA } from './reply-choice.js';
 
 const str = { type: 'string' } as const;
 const num = { type: 'number' } as const;
-
-/** `data/audio_budget.json`: seconds of audio per user on one UTC day. */
-export const AUDIO_BUDGET_SCHEMA: DataSchema = {
-  name: 'audio budget',
-  version: 1,
-  schema: { type: 'object', required: ['day', 'used'], properties: { day: str, used: { type: 'object', additionalProperties: num } } },
-};
 
 /** `data/audio_archive/<chat>/notes/<n>.json`. */
 export const ARCHIVE_SEGMENT_SCHEMA: DataSchema = {
@@ -37,9 +29,8 @@ export const ARCHIVE_SEGMENT_SCHEMA: DataSchema = {
   },
 };
 
-/** What the plugin declares to the core (paths relative to DATA_DIR). */
-export const VOICE_DATA_FILES = [
-  { path: 'audio_budget.json', schema: AUDIO_BUDGET_SCHEMA },
-  { path: 'audio_archive/<chat>/notes/<n>.json', schema: ARCHIVE_SEGMENT_SCHEMA },
-  { path: 'voice_replies.json', schema: VOICE_REPLY_CHOICES_SCHEMA },
-];
+/**
+ * What the plugin declares to the core (paths relative to DATA_DIR) besides its `stores` (the audio budget and the
+ * reply choices, see audio-budget.ts and reply-choice.ts).
+ */
+export const VOICE_DATA_FILES = [{ path: 'audio_archive/<chat>/notes/<n>.json', schema: ARCHIVE_SEGMENT_SCHEMA }];

@@ -6,7 +6,8 @@ import { SeenMessages } from '../../core/adapters/whatsapp/seen-messages.js';
 import { DataHealth } from '../../core/services/store/data-health.js';
 import { registerDataHealth } from '../../core/services/store/data-domain.js';
 import { AudioArchive } from '../../plugins/voice/archive.js';
-import { AudioBudget } from '../../plugins/voice/audio-budget.js';
+import { AUDIO_BUDGET, AudioBudget } from '../../plugins/voice/audio-budget.js';
+import { PluginStores } from '../../core/services/store/plugin-store.js';
 import { WorkspaceStore } from '../../plugins/workspace/store.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';
 import { runChat, startTestApp, tempDir, writeConfig } from '../helpers/test-app.js';
@@ -201,10 +202,11 @@ describe('data files: a schema and a version per file', function () {
       it(`audio budget: ${shape} is set aside and the allowance starts fresh`, async () => {
         const file = path.join(dir, 'audio_budget.json');
         await writeFile(file, bytes);
-        const budget = new AudioBudget(file, Date.now);
+        const stores = new PluginStores('voice', dir, [AUDIO_BUDGET]);
+        const budget = new AudioBudget(stores.doc(AUDIO_BUDGET), Date.now);
         expect(await budget.used('u1')).to.equal(0);
         await budget.spend('u1', 30);
-        await budget.flush();
+        await stores.flush();
         expect(await asideFiles(dir, 'audio_budget.json')).to.have.length(1);
         expect(JSON.parse(await readFile(file, 'utf8')).used).to.deep.equal({ u1: 30 });
         expect(health.setAside.map((p) => p.file)).to.deep.equal([file]);

@@ -6,7 +6,7 @@ import { describeWriteError } from './data-health.js';
 import { JsonFile } from './json-file.js';
 import { changeableBy, isPrivateChatOf, writtenBy, type PersonIds, type PrivacyParticipant } from './privacy.js';
 import { checkValue } from './schemas.js';
-import { dataSchemaOf, storePathOf, type ChatDocDeclaration, type ChatLogDeclaration, type DocDeclaration, type StoreDeclaration } from './store-declarations.js';
+import { dataSchemaOf, storePathOf, titleOf, type ChatDocDeclaration, type ChatLogDeclaration, type DocDeclaration, type StoreDeclaration } from './store-declarations.js';
 
 /** A change that is not on disk. Its message is safe to tell the user ("could not save the reminders: the server's disk is full"). */
 export class StoreWriteError extends Error {
@@ -72,13 +72,12 @@ export interface PluginStore {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-const label = (decl: StoreDeclaration) => decl.name.replace(/-/g, ' ');
 const chatOfFile = (name: string, ext: string) => (name.endsWith(ext) ? decodeURIComponent(name.slice(0, -ext.length)) : undefined);
 
 /** An append-only JSON-lines file; every operation on it runs in order (an append never lands inside a rewrite). */
 class LogFile<I> {
   private queue: Promise<unknown> = Promise.resolve();
-  constructor(readonly file: string, private readonly decl: ChatLogDeclaration<I>, private readonly domain: DataDomain) {}
+  constructor(readonly file: string, private readonly decl: ChatLogDeclaration<I>, private readonly domain: DataDomain, private readonly title: string) {}
 
   private run<R>(work: () => Promise<R>): Promise<R> {
     const next = this.queue.then(work);
@@ -88,7 +87,7 @@ class LogFile<I> {
 
   append(item: I): Promise<void> {
     const problem = checkValue(this.decl.schema, item);
-    if (problem !== undefined) return Promise.reject(new TypeError(`${label(this.decl)}: the item does not match its schema (${problem})`));
+    if (problem !== undefined) return Promise.reject(new TypeError(`${this.title}: the item does not match its schema (${problem})`));
     return this.run(() => appendToFile(this.file, JSON.stringify(item) + '\n'));
   }
 
@@ -116,7 +115,7 @@ class LogFile<I> {
         bad++;
       }
     }
-    if (bad) this.domain.health.skippedLines(this.file, bad, `not a valid ${label(this.decl)} line`);
+    if (bad) this.domain.health.skippedLines(this.file, bad, `not a valid ${this.title} line`);
     return items;
   }
 
@@ -209,7 +208,7 @@ export class PluginStores implements PluginStore {
       await file.flush();
     } catch (err) {
       const cause = (err as { cause?: unknown }).cause ?? err;
-      throw new StoreWriteError(label(decl), describeWriteError(cause), cause);
+      throw new StoreWriteError(titleOf(decl, this.plugin), describeWriteError(cause), cause);
     }
   }
 
@@ -217,7 +216,7 @@ export class PluginStores implements PluginStore {
     const file = path.join(this.where(decl), `${safeFileName(chatId)}.jsonl`);
     let log = this.logs.get(file);
     if (!log) {
-      log = new LogFile<unknown>(file, decl as ChatLogDeclaration<unknown>, this.domain);
+      log = new LogFile<unknown>(file, decl as ChatLogDeclaration<unknown>, this.domain, titleOf(decl, this.plugin));
       this.logs.set(file, log);
     }
     return log as LogFile<I>;
@@ -291,7 +290,7 @@ export class PluginStores implements PluginStore {
         const at = decl.options.at!;
         let removed = 0;
         for (const chatId of await this.chats(decl)) removed += await this.logFile(decl, chatId).removeWhere((item) => at(item) < cutoff);
-        if (removed) this.log?.info({ plugin: this.plugin, store: decl.name, removed }, `${this.plugin}: dropped ${removed} ${label(decl)} item(s) older than ${decl.options.keepDays} days`);
+        if (removed) this.log?.info({ plugin: this.plugin, store: decl.name, removed }, `${this.plugin}: dropped ${removed} ${titleOf(decl, this.plugin)} item(s) older than ${decl.options.keepDays} days`);
       }
     };
     const run = () => void sweep().catch((err) => this.log?.error({ err, plugin: this.plugin }, `${this.plugin}: the retention sweep failed (tried again tomorrow)`));
@@ -425,7 +424,8 @@ export class PluginStores implements PluginStore {
 
   /**
    * Removes items of one chat's document (or the whole document: `'whole'`), waits until on disk, and tells the
-   * listeners. `pick` says which, from the declaration's `people`; undefined removes nothing.
+   * listeners. `pick` says which, from the declaration's `people`; undefined removes nothing. `wait` false: a write
+   * that fails is logged instead of rejecting (it is retried, and the data health reports it).
    */
   private async removeFromDoc<T, I>(
     decl: ChatDocDeclaration<T, I>,
@@ -458,7 +458,7 @@ export class PluginStores implements PluginStore {
     else {
       // A message deleted for everyone is gone from memory at once; a failed write is retried and reported by the
       // data health, and must not keep the other stores from removing the message.
-      this.saved(decl, file).catch((err: unknown) => this.log?.error({ err, plugin: this.plugin, chat: chatId }, `${this.plugin}: removed ${label(decl)} of a message deleted for everyone, but could not save it yet`));
+      await this.saved(decl, file).catch((err: unknown) => this.log?.error({ err, plugin: this.plugin, chat: chatId }, `${this.plugin}: removed ${titleOf(decl, this.plugin)} of a message deleted for everyone, but could not save it yet`));
     }
     return removed;
   }
@@ -518,7 +518,7 @@ export class PluginStores implements PluginStore {
       });
     } else {
       if (same(moving, decl.initial(from))) return;
-      if (!same(existing, decl.initial(to))) throw new Error(`the ${label(decl)} of ${from} were kept (${to} has its own)`);
+      if (!same(existing, decl.initial(to))) throw new Error(`the ${titleOf(decl, this.plugin)} of ${from} were kept (${to} has its own)`);
       await target.update(() => moving);
     }
     await this.saved(decl, target);

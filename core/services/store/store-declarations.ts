@@ -21,6 +21,11 @@ export interface StoreOptions<T> {
   path?: string;
   /** What the schema cannot say: a problem in words sets the file aside like a schema mismatch, or undefined. */
   check?(value: T, chatId?: string): string | undefined;
+  /**
+   * What it is, in words, for messages ("could not save the reminders") and the backup manifest, where it names the
+   * schema version (keep it once released: a restore compares versions by it). Default `<plugin> <name>`.
+   */
+  title?: string;
   /** The `.mydata` section it is exported in (default the plugin's name); declarations may share one. */
   section?: string;
   /** Its key inside that section (default its name). */
@@ -88,7 +93,12 @@ export type StoreDeclaration = ChatDocDeclaration<any, any> | DocDeclaration<any
 
 /** The `DataSchema` (name, version, JSON schema) of a declaration, for the file checks and the backup manifest. */
 export function dataSchemaOf(decl: StoreDeclaration, plugin: string): DataSchema {
-  return { name: `${plugin} ${decl.name}`, version: decl.options.version ?? 1, schema: decl.schema, migrate: decl.options.migrate };
+  return { name: titleOf(decl, plugin), version: decl.options.version ?? 1, schema: decl.schema, migrate: decl.options.migrate };
+}
+
+/** What a declaration is, in words (its `title`, default `<plugin> <name>`). */
+export function titleOf(decl: StoreDeclaration, plugin: string): string {
+  return decl.options.title ?? `${plugin} ${decl.name.replace(/-/g, ' ')}`;
 }
 
 /** Where a declaration lives, relative to DATA_DIR (a folder for per-chat kinds, a file for a doc). */
