@@ -54,6 +54,7 @@ export { KeyPool, KeysExhaustedError, ProviderDownError, RequestRejectedError, t
 export { statusText, type StatusReport } from './kernel/status/status-report.js';
 /** The provider chain's premium-model rule, shared by every plugin that honours an explicit premium request. */
 export { DEFAULT_PREMIUM_PHRASES, premiumRequest } from './kernel/chat/premium-request.js';
+export { toWhatsApp } from './kernel/chat/whatsapp-format.js';
 
 /**
  * Storage as a host service: declare what the plugin keeps with `Store` (in `definePlugin({ stores })`), open it with

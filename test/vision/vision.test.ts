@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import premiumPlugin from '../../plugins/premium/index.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import visionPlugin from '../../plugins/vision/index.js';
-import { FakeAnthropicGateway, anthropicFailures, imageOf } from '../fakes/anthropic-messages.js';
+import { FakeAnthropicGateway, anthropicFailures, imageOf, message } from '../fakes/anthropic-messages.js';
 import { startTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
 import { makeImage, mediaOf } from './images.js';
 
@@ -97,6 +97,23 @@ describe('vision plugin', function () {
     expect(texts(follow)).to.deep.equal(['primary: and is it dark?']);
     const chat = primary.chats()[0].json.messages as Array<{ role: string; content: string }>;
     expect(chat.map((m) => m.content)).to.include('primary sees: what is this?');
+  });
+
+  it('answers in WhatsApp formatting, like chat answers: the model\'s Markdown converted, a long answer split at paragraphs', async () => {
+    await start();
+    const paragraph = (n: number) => `Paragraph ${n}: ${'the red square sits on a plain background. '.repeat(40).trim()}`;
+    const markdown = ['## What I see', '**A red square** and ~~nothing~~ more, see [the docs](https://example.org/red).', paragraph(1), paragraph(2), paragraph(3)].join('\n\n');
+    primary.nextMessage({ status: 200, json: message(markdown, 'primary-main') });
+    const actions = await t!.transport.push({ text: 'what is this?', media: await mediaOf(redPng) });
+    const parts = texts(actions);
+    expect(parts.length, 'a 5,000-character answer goes as several messages').to.be.greaterThan(1);
+    expect(parts[0]).to.match(/^\*What I see\*\n\n\*A red square\* and ~nothing~ more, see the docs \(https:\/\/example\.org\/red\)\./);
+    expect(parts.every((p) => p.length <= 4000)).to.equal(true);
+    // Cut at paragraphs: each part ends a paragraph, and nothing is lost.
+    expect(parts.join('\n\n')).to.equal(['*What I see*', '*A red square* and ~nothing~ more, see the docs (https://example.org/red).', paragraph(1), paragraph(2), paragraph(3)].join('\n\n'));
+    // What the history keeps is what was said.
+    const history = await t!.app.bot.histories.recent('10000000001@s.whatsapp.net');
+    expect(history[1].text).to.equal(parts.join('\n\n'));
   });
 
   it('asks a default question for a photo without a caption', async () => {
