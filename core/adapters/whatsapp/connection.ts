@@ -1,22 +1,19 @@
 import path from 'node:path';
-import { Browsers, isJidStatusBroadcast, makeCacheableSignalKeyStore, type AuthenticationState, type GroupMetadata, type proto, type WAMessageKey } from '@whiskeysockets/baileys';
+import { Browsers, isJidStatusBroadcast, type GroupMetadata, type proto, type WAMessageKey } from '@whiskeysockets/baileys';
 import type { Logger } from '../../services/log/logger.js';
 import type { OwnerNotifier } from '../../services/notices/owner-notifier.js';
 import { userPart } from '../../kernel/port/ids.js';
 import type { SessionState } from '../../kernel/port/transport.js';
-import { CREDS_RESTORED_INCIDENT, credsRecoveryText } from './creds-backup.js';
-import { AuthStateCorruptError, useDurableAuthState, type DurableAuthState } from './auth-store.js';
+import { AuthStateCorruptError, type DurableAuthState } from './auth-store.js';
 import { TtlCache } from './caches.js';
-import { plainJid } from './message-mapper.js';
 import type { WhatsAppTransportOptions } from './options.js';
 import type { PendingWork } from './pending-work.js';
 import { AttemptWindow, decideReconnect, DEFAULT_BACKOFF, describeClose, type BackoffSettings } from './reconnect-policy.js';
 import type { SocketFactory, SocketListener, SocketOptions, WhatsAppSocket } from './socket.js';
 import { Linking } from './linking.js';
+import { SessionCredentials } from './session-credentials.js';
 import { SilenceWatchdog } from './silence-watchdog.js';
 import { bundledVersionFirst, WebVersionSource, type VersionFetcher } from './web-version.js';
-
-const DEFAULT_STALE_KEY_MS = 30 * 24 * 60 * 60_000;
 
 /** The account's own ids, as the credentials name them. */
 export interface OwnIds {
@@ -48,20 +45,18 @@ async function defaultFetchVersion(): ReturnType<VersionFetcher> {
 }
 
 /**
- * The connection layer (Baileys' socket.ts): links the account (QR in the terminal and on `GET /`, or a pairing
- * code), keeps the session in `data/session_auth/` (atomic writes, creds.json's good copy), reconnects (515 at once,
- * 401 → new QR, 440 long backoff, anything else exponential backoff with jitter; one socket at a time), watches for
- * a session that stays open but goes silent, and relinks on the owner's request. The layers above attach their
- * listeners to each socket it opens (`hooks.attach`).
+ * The connection layer (Baileys' socket.ts): one socket at a time, its state as the dashboard shows it, and what
+ * happens at each open and close — reconnects by the close code (515 at once, 401 → new QR, 440 long backoff,
+ * anything else exponential backoff with jitter), the owners told of what needs them, the owner's relink. Its parts:
+ * linking.ts (QR or pairing code), session-credentials.ts (`data/session_auth/`), silence-watchdog.ts (a session that
+ * stays open but goes silent). The layers above attach their listeners to each socket it opens (`hooks.attach`).
  */
 export class WhatsAppConnection {
   private readonly log: Logger;
   private readonly makeSocket: SocketFactory;
   private readonly random: () => number;
   private readonly backoff: BackoffSettings;
-  readonly authDir: string;
-  private auth: DurableAuthState | undefined;
-  private cachedKeys: { source: unknown; keys: AuthenticationState['keys'] } | undefined;
+  private readonly credentials: SessionCredentials;
   private currentSocket: WhatsAppSocket | undefined;
   private generation = 0;
   private status: SessionState['status'] = 'offline';
@@ -105,7 +100,7 @@ export class WhatsAppConnection {
     if (socketUrl) this.log.warn({ WA_WEBSOCKET_URL: socketUrl.shown }, `WA_WEBSOCKET_URL is set: WhatsApp connects to ${socketUrl.shown} instead of WhatsApp's own server. That endpoint sees the whole session (every message and the account's keys): use it only for a test server or a proxy you run`);
     this.attempts = new AttemptWindow(this.backoff.windowMs, this.backoff.maxPerWindow);
     this.restarts = new AttemptWindow(this.backoff.windowMs, this.backoff.maxRestartsPerWindow);
-    this.authDir = options.authDir ?? path.join(options.dataDir, 'session_auth');
+    this.credentials = new SessionCredentials(options.authDir ?? path.join(options.dataDir, 'session_auth'), this.log, notices, options);
     this.linking = new Linking(options, this.log);
     this.watchdog = new SilenceWatchdog(options.silentMs);
   }
@@ -154,24 +149,10 @@ export class WhatsAppConnection {
   }
 
   private async loadAuth(): Promise<DurableAuthState> {
-    this.auth = await useDurableAuthState(this.authDir, {
-      onCorruptKey: (file, reason) => this.log.warn({ file, reason }, 'a WhatsApp session key file was unreadable; treating it as missing'),
-      ...this.options.authOptions,
-    });
-    const stale = await this.auth.pruneStale(this.options.staleKeyMs ?? DEFAULT_STALE_KEY_MS).catch((err) => {
-      this.log.warn({ err }, 'could not prune old WhatsApp session keys');
-      return [] as string[];
-    });
-    if (stale.length) this.log.info({ removed: stale.length }, `removed ${stale.length} session/sender-key files unused for ${Math.round((this.options.staleKeyMs ?? DEFAULT_STALE_KEY_MS) / 86_400_000)} days`);
-    if (this.auth.recovery) {
-      const text = credsRecoveryText(this.auth.recovery, this.authDir);
-      this.log.error({ folder: this.authDir, reason: this.auth.recovery.reason, setAside: this.auth.recovery.setAside }, text);
-      this.notices.raise(CREDS_RESTORED_INCIDENT, text);
-    }
-    const me = this.auth.state.creds.me;
-    if (this.auth.restored && me?.id) this.me = { id: plainJid(me.id), lid: plainJid(me.lid), name: me.name ?? me.notify };
-    this.log.info({ folder: this.authDir }, this.auth.restored ? 'WhatsApp session found: reconnecting without a new scan' : 'no WhatsApp session stored yet: a QR code (or pairing code) will follow');
-    return this.auth;
+    const auth = await this.credentials.load();
+    if (auth.restored && auth.state.creds.me?.id) this.me = this.credentials.me();
+    this.log.info({ folder: this.credentials.folder }, auth.restored ? 'WhatsApp session found: reconnecting without a new scan' : 'no WhatsApp session stored yet: a QR code (or pairing code) will follow');
+    return auth;
   }
 
   /** Closes the socket (without logging out) and connects no more; `flush()` then saves the session. */
@@ -186,7 +167,7 @@ export class WhatsAppConnection {
 
   /** Resolves when the session's files are on disk. */
   async flush(): Promise<void> {
-    await this.auth?.flush();
+    await this.credentials.flush();
   }
 
   private clearRetry(): void {
@@ -235,15 +216,13 @@ export class WhatsAppConnection {
     this.attempts.record();
     let socket: WhatsAppSocket;
     try {
-      const auth = this.auth ?? (await this.loadAuth());
+      const auth = this.credentials.current ?? (await this.loadAuth());
       const version = await this.versions.current();
       if (this.versions.lastError) this.log.warn({ reason: this.versions.lastError, using: version ? version.join('.') : 'the version bundled with Baileys' }, 'could not fetch the current WhatsApp Web version; trying again before the next connection');
       if (generation !== this.generation || this.stopped) return;
       const baileysLog = this.log.child({ part: 'baileys' }, { level: this.options.baileysLogLevel?.trim() || 'warn' });
-      // An in-memory cache in front of the file store: Baileys reads the same keys many times per message.
-      if (this.cachedKeys?.source !== auth.state.keys) this.cachedKeys = { source: auth.state.keys, keys: makeCacheableSignalKeyStore(auth.state.keys, baileysLog as never) };
       socket = await this.makeSocket({
-        auth: { creds: auth.state.creds, keys: this.cachedKeys.keys },
+        auth: this.credentials.socketAuth(auth, baileysLog),
         // Contacts' status updates are not decrypted unless asked for: nothing here uses them.
         shouldIgnoreJid: (jid: string) => Boolean(isJidStatusBroadcast(jid)) && !this.options.receiveStatusUpdates,
         logger: baileysLog as never,
@@ -289,11 +268,7 @@ export class WhatsAppConnection {
     // The layers above first: the restriction a connection.update carries is noted before the update is acted on.
     this.hooks.attach(socket, () => this.current(generation));
     let pairingRequested = false;
-    socket.ev.on('creds.update', (update) => {
-      if (!this.auth) return;
-      Object.assign(this.auth.state.creds, update);
-      this.auth.saveCreds().catch((err) => this.log.error({ err }, 'could not save the WhatsApp credentials'));
-    });
+    this.credentials.attach(socket);
     socket.ev.on('connection.update', (update) => {
       if (!this.current(generation)) return;
       try {
@@ -319,13 +294,11 @@ export class WhatsAppConnection {
     this.attempt = 0;
     this.lastError = undefined;
     this.setStatus('qr');
-    this.linking.show(qr, socket, pairingRequested, Boolean(this.auth?.state.creds.registered));
+    this.linking.show(qr, socket, pairingRequested, this.credentials.registered);
   }
 
   private onOpen(): void {
-    const creds = this.auth?.state.creds;
-    const me = creds?.me;
-    this.me = { id: plainJid(me?.id), lid: plainJid(me?.lid), name: me?.name ?? me?.notify ?? undefined };
+    this.me = this.credentials.me();
     this.setStatus('linked');
     this.linking.done();
     this.lastError = undefined;
@@ -341,10 +314,7 @@ export class WhatsAppConnection {
     this.armWatchdog(this.generation);
     const solved = this.problem;
     this.problem = undefined;
-    // The credentials just opened a connection: they are the good copy a corrupt creds.json is restored from.
-    const auth = this.auth;
-    void auth?.keepGoodCopy().catch((err) => this.log.warn({ err }, 'could not keep the good copy of the WhatsApp credentials (creds.json.bak)'));
-    if (auth?.recovery) this.notices.recover(CREDS_RESTORED_INCIDENT, 'WhatsApp connected with the restored credentials: the session works.');
+    this.credentials.opened();
     if (this.loggedOut) {
       this.loggedOut = false;
       this.notices.recover('logged-out', 'WhatsApp is linked again: the bot reads and answers messages.');
@@ -437,22 +407,21 @@ export class WhatsAppConnection {
       this.logoutsInARow++;
       if (this.relinking) {
         this.relinking = false;
-        this.log.warn({ folder: this.authDir }, 'relink: this device is logged out and the stored session cleared; scan the new QR code to link again');
+        this.log.warn({ folder: this.credentials.folder }, 'relink: this device is logged out and the stored session cleared; scan the new QR code to link again');
       } else {
-        this.log.warn({ reason: detail, folder: this.authDir }, 'WhatsApp logged this device out (removed on the phone): cleared the stored session; scan the new QR code to link again');
+        this.log.warn({ reason: detail, folder: this.credentials.folder }, 'WhatsApp logged this device out (removed on the phone): cleared the stored session; scan the new QR code to link again');
         this.loggedOut = true;
         this.notices.raise('logged-out', `WhatsApp logged the bot out (the linked device was removed on the phone). It answers nothing until it is linked again: scan the new QR at ${this.linking.webAddress()}.`, { linkDown: true });
       }
       this.me = {};
       this.linking.qr = undefined;
       this.setStatus('connecting');
-      const auth = this.auth;
-      this.auth = undefined;
+      const auth = this.credentials.forget();
       void (async () => {
         try {
           await auth?.clear();
         } catch (err) {
-          this.log.error({ err, folder: this.authDir }, 'could not clear the WhatsApp session folder');
+          this.log.error({ err, folder: this.credentials.folder }, 'could not clear the WhatsApp session folder');
         }
         if (this.current(this.generation)) await this.connect();
       })();
@@ -506,8 +475,7 @@ export class WhatsAppConnection {
     } catch {
       /* already closed */
     }
-    const auth = this.auth;
-    this.auth = undefined;
+    const auth = this.credentials.forget();
     this.me = {};
     this.linking.qr = undefined;
     this.setStatus('connecting');
