@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { checkDocument, type DataSchema } from '../../core/services/store/schemas.js';
+import { checkDocument, checkValue, type DataSchema } from '../../core/services/store/schemas.js';
 
 export interface DataFilesReport {
   checked: number;
@@ -61,6 +61,12 @@ export async function checkDataFiles(dataDir: string, declared: Array<{ path: st
         continue;
       }
       report.checked++;
+      if (entry.path.endsWith('.jsonl')) {
+        // An append-only log (Store.chatLog): one item per line, each checked against the item schema.
+        const problem = badLine(text, entry.schema);
+        if (problem) report.bad.push({ file: relative, reason: problem });
+        continue;
+      }
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
@@ -73,4 +79,21 @@ export async function checkDataFiles(dataDir: string, declared: Array<{ path: st
     }
   }
   return report;
+}
+
+/** The first line of an append-only log that does not parse or match its item schema, in words; undefined if none. */
+function badLine(text: string, schema: DataSchema): string | undefined {
+  const lines = text.split('\n');
+  for (const [i, line] of lines.entries()) {
+    if (!line) continue;
+    let item: unknown;
+    try {
+      item = JSON.parse(line);
+    } catch {
+      return `line ${i + 1} is not valid JSON${i === lines.length - 1 ? ' (a torn last line: the bot skips it)' : ''}`;
+    }
+    const problem = checkValue(schema.schema, item);
+    if (problem) return `line ${i + 1} does not match the ${schema.name} schema: ${problem}`;
+  }
+  return undefined;
 }

@@ -6,6 +6,7 @@ import { MemoryTransport } from '../../core/adapters/memory/memory-transport.js'
 import type { OutgoingMedia, SentMessage } from '../../core/kernel/port/message.js';
 import { domainFor } from '../../core/services/store/data-domain.js';
 import mydata from '../../plugins/mydata/index.js';
+import { checkDataFiles } from '../../app/doctor/data-files.js';
 import { startTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
 
 const ALICE = '6281100000001@s.whatsapp.net';
@@ -203,5 +204,25 @@ describe('host.store: what a plugin declares is kept, checked, exported, deleted
     let error: unknown;
     await opened!.chat(ALICE).log(SAID).append({ text: 1 } as never).catch((err: unknown) => (error = err));
     expect(String(error)).to.match(/does not match its schema/);
+  });
+});
+
+describe('npm run doctor checks what a plugin declares in stores', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await tempDir();
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  it('a log line that does not match its item schema is named; good documents and logs are not', async () => {
+    await mkdir(path.join(dir, 'notes', 'said'), { recursive: true });
+    await mkdir(path.join(dir, 'notes', 'notes'), { recursive: true });
+    await writeFile(path.join(dir, 'notes', 'notes', `${ALICE}.json`), JSON.stringify({ version: 1, items: [{ text: 'a', by: ALICE }] }));
+    await writeFile(path.join(dir, 'notes', 'said', `${ALICE}.jsonl`), `${JSON.stringify({ text: 'ok', by: ALICE, at: 1 })}\n`);
+    await writeFile(path.join(dir, 'notes', 'said', `${BOB}.jsonl`), `${JSON.stringify({ text: 'ok', by: BOB, at: 1 })}\n{"text":5}\n`);
+    const report = await checkDataFiles(dir, [...(notesPlugin.dataFiles ?? [])]);
+    expect(report.checked).to.equal(3);
+    expect(report.bad.map((b) => b.file)).to.deep.equal([path.join('notes', 'said', `${BOB}.jsonl`)]);
+    expect(report.bad[0].reason).to.match(/^line 2 does not match the notes said schema/);
   });
 });
