@@ -350,10 +350,12 @@ export class Bot {
   /**
    * A private chat is known as `to` from now on instead of `from` (WhatsApp moved it from its LID to the phone
    * number): every store — history, memory, the plugins' — moves what it keeps under `from` (see
-   * `PrivacyParticipant.moveChat`). Queued behind the messages of `from` still being handled, so an answer under way
-   * is written before its chat's files move, never after (where it would bring the old id's file back). Never rejects.
+   * `PrivacyParticipant.moveChat`). Queued behind the messages of `from` still being handled or waiting for their
+   * burst window, so an answer under way is written before its chat's files move, never after (where it would bring
+   * the old id's file back). Never rejects.
    */
   moveChat(from: string, to: string): Promise<void> {
+    this.bursts.flushChat(from);
     return this.queue.behind(
       from,
       async () => {

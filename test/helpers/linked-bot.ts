@@ -2,6 +2,7 @@ import { PassThrough } from 'node:stream';
 import { createApp, type App, type AppOptions } from '../../app/app.js';
 import { WhatsAppTransport } from '../../core/adapters/whatsapp/whatsapp-transport.js';
 import { whatsAppSettings } from '../../app/whatsapp-settings.js';
+import type { WhatsAppTransportOptions } from '../../core/adapters/whatsapp/options.js';
 import { BOT_ME, DisconnectReason, FakeSocketFactory } from '../fakes/baileys-socket.js';
 
 /** The real app over the real WhatsApp transport on a fake socket, linked (QR, pair, 515 restart, open) as `BOT_ME`. */
@@ -12,13 +13,14 @@ export interface LinkedBot {
 }
 
 /**
- * Starts the app in `dir` (config already written) with `plugins` and links it over a fake Baileys socket.
+ * Starts the app in `dir` (config already written) with `plugins` and links it over a fake Baileys socket;
+ * `transport` overrides options of the transport (e.g. `download`, the media bytes of a received voice note).
  *
  * @example
  * const { app, sockets } = await startLinkedBot({ dir, env, plugins: [pingPlugin] });
  * sockets.last.emitMessage(waText({ from: ALICE, text: '.ping' }));
  */
-export async function startLinkedBot(options: { dir: string; env: Record<string, string>; plugins: AppOptions['plugins']; logger?: AppOptions['logger'] }): Promise<LinkedBot> {
+export async function startLinkedBot(options: { dir: string; env: Record<string, string>; plugins: AppOptions['plugins']; logger?: AppOptions['logger']; transport?: Partial<WhatsAppTransportOptions> }): Promise<LinkedBot> {
   const app = await createApp({
     cwd: options.dir,
     env: { PATH: process.env.PATH ?? '', ...options.env },
@@ -33,6 +35,7 @@ export async function startLinkedBot(options: { dir: string; env: Record<string,
     makeSocket: sockets.make,
     printQr: () => undefined,
     fetchVersion: async () => ({ version: [2, 3000, 1000000001], isLatest: true }),
+    ...options.transport,
   });
   await app.connect(transport);
   sockets.last.qr();

@@ -81,6 +81,12 @@ export class Bursts {
     }
   }
 
+  /** Queues the chat's burst still waiting for its window now (its chat moves to another id: handled before the move). */
+  flushChat(chatId: string): void {
+    const burst = this.open.get(chatId);
+    if (burst) this.close(chatId, burst);
+  }
+
   /** Queues every burst still waiting for its window (a stop, the end of the console's input). */
   flushAll(): void {
     for (const [chatId, burst] of this.open) this.close(chatId, burst);
