@@ -15,6 +15,7 @@ import { transportRestriction } from '../core/services/metrics/readiness.js';
 import { createLogger, isPrettyLogger, type Logger } from '../core/services/log/logger.js';
 import { acquireInstanceLock } from '../core/services/lifecycle/instance-lock.js';
 import { discoverPlugins } from '../core/kernel/plugin/discover.js';
+import { withCorePlugins } from '../core/kernel/core-plugins/index.js';
 import { optionProblems } from '../core/kernel/plugin/options.js';
 import type { Plugin } from '../core/kernel/plugin/types.js';
 import { UserBudgets } from '../core/services/providers/budgets.js';
@@ -191,11 +192,13 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   const discovery = options.plugins
     ? { plugins: options.plugins, failures: [] }
     : await discoverPlugins(options.pluginsDir ?? defaultPluginsDir(), config.pluginPackages, cwd, log);
-  dropMovedOptions(discovery.plugins, config, log);
-  validatePluginOptions(discovery.plugins, config, loaded.file);
-  refuseUnclaimedSections(discovery.plugins, config, loaded.file);
+  // The core's own plugins (.help, .status, the fallback to the model …) first, then the discovered ones.
+  const plugins = withCorePlugins(discovery.plugins, discovery.failures);
+  dropMovedOptions(plugins, config, log);
+  validatePluginOptions(plugins, config, loaded.file);
+  refuseUnclaimedSections(plugins, config, loaded.file);
   for (const name of Object.keys(config.plugins)) {
-    if (!discovery.plugins.some((p) => p.name === name)) log.warn({ plugin: name }, `config.json configures plugin "${name}", but no plugin of that name is installed`);
+    if (!plugins.some((p) => p.name === name)) log.warn({ plugin: name }, `config.json configures plugin "${name}", but no plugin of that name is installed`);
   }
 
   // Before anything reads or writes the data folder: two processes on one folder overwrite each other's files (and on
@@ -213,7 +216,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   // another folder, neither holds nor flushes them).
   const dataDomain = new DataDomain(health);
   const unregisterHealth = registerDataDomain(dataDomain);
-  const leftovers = await removeLeftoverTempFiles([...new Set(['', 'history', 'memory', 'whatsapp', 'access', ...pluginDataFolders(discovery.plugins)])].map((f) => path.join(settings.dataDir, f)));
+  const leftovers = await removeLeftoverTempFiles([...new Set(['', 'history', 'memory', 'whatsapp', 'access', ...pluginDataFolders(plugins)])].map((f) => path.join(settings.dataDir, f)));
   if (leftovers.length) log.info({ files: leftovers }, `removed ${leftovers.length} temporary file(s) an interrupted write left behind (the data files are whole)`);
   const histories = new HistoryStore(settings.dataDir, config.history.maxMessages);
   const memories = new MemoryStore(settings.dataDir, 100);
@@ -260,7 +263,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     settings,
     config,
     log,
-    plugins: discovery.plugins,
+    plugins,
     failures: discovery.failures,
     configFile: loaded.file,
     capabilities,
@@ -402,7 +405,11 @@ function printStartReport(
   for (const s of bot.plugins()) {
     const missing = capabilities.missing(s.plugin.needs ?? []);
     const state = s.refused ? `OFF: ${s.refused.message}` : !s.enabled ? 'disabled in config.json' : !s.started ? `inactive: ${s.problem}` : missing.length ? `active, degraded: missing ${missing.join(', ')}` : 'active';
-    log[s.refused ? 'warn' : 'info'](fields({ plugin: s.plugin.name, state }), `  ${s.plugin.name.padEnd(10)} ${state}`);
+    const core = s.core ? (s.core.canTurnOff ? ' (core plugin)' : ' (core plugin, always on)') : '';
+    log[s.refused ? 'warn' : 'info'](fields({ plugin: s.plugin.name, state, ...(s.core ? { core: true } : {}) }), `  ${s.plugin.name.padEnd(10)} ${state}${core}`);
+    if (s.core && !s.core.canTurnOff && config.plugins[s.plugin.name]?.enabled === false) {
+      log.warn(fields({ plugin: s.plugin.name, ignored: `plugins.${s.plugin.name}.enabled` }), `  config.json turns off ${s.plugin.name}, a core plugin that cannot be turned off (${s.core.why}); plugins.${s.plugin.name}.enabled is ignored: remove it`);
+    }
   }
   // Plugins refused at registration are listed above; these are the ones that could not even be loaded.
   for (const f of notLoaded) log.warn(fields({ plugin: f.source, state: 'not loaded', reason: f.reason }), `  ${f.source.padEnd(10)} NOT LOADED: ${f.reason}`);

@@ -20,6 +20,7 @@ import { isOwnerId } from './plugin/access.js';
 import { PluginRegistry, type PluginFailure, type PluginState } from './plugin/registry.js';
 import type { AiService, BotContext, Plugin, PluginHost, SiteDeclaration, ToolDefinition } from './plugin/types.js';
 import { coreCommands, helpText } from './pipeline/core-commands.js';
+import { corePluginRule } from './core-plugins/index.js';
 import { pluginRouting } from './pipeline/plugin-routing.js';
 import type { StatusReport, StatusSource } from './status/status-report.js';
 import { Jail } from '../services/jail/jail.js';
@@ -151,6 +152,7 @@ export class Bot {
       failures: this.failures,
       host: (name) => this.host(name),
       view: (ctx, name) => this.view(ctx, name),
+      coreRule: corePluginRule,
     });
     this.ai = deps.createAi((ctx) => this.toolsFor(ctx));
     this.contextDeps = {

@@ -1,4 +1,4 @@
-import { definePlugin, statusText, type CommandContext, type MessageContext, type PluginHost, type PluginTool } from '../../core/index.js';
+import { definePlugin, type CommandContext, type MessageContext, type PluginHost, type PluginTool } from '../../core/index.js';
 
 type Ctx = CommandContext;
 
@@ -60,22 +60,6 @@ async function forget(ctx: Ctx): Promise<void> {
   await ctx.reply(`Forgotten: "${removed[0].text}".`);
 }
 
-async function status(ctx: Ctx): Promise<void> {
-  if (!ctx.isOwner) {
-    await ctx.reply('Sorry, .status is only for the owners of this bot.');
-    return;
-  }
-  const text = statusText(await ctx.host.status(), ctx.host.config().botName);
-  if (!ctx.message.isGroup) {
-    await ctx.reply(text);
-    return;
-  }
-  // The status names providers and models: it goes to the owner's private chat, not to the whole group.
-  const privateChat = ctx.message.senderAltId?.endsWith('@s.whatsapp.net') ? ctx.message.senderAltId : ctx.senderId;
-  await ctx.host.send(privateChat, text);
-  await ctx.reply('I sent you the status in our private chat.');
-}
-
 /** The `forget` tool: "forget that I like tea" removes the facts that contain the words. */
 function forgetTool(host: PluginHost): PluginTool<Record<string, never>> {
   return {
@@ -98,18 +82,17 @@ function forgetTool(host: PluginHost): PluginTool<Record<string, never>> {
 }
 
 /**
- * In-chat controls: `.reset` (fresh conversation, memory kept), `.forget` (see and withdraw what the bot remembers),
- * `.status` (owners: link, providers, capabilities, usage today, uptime, version; never a key).
+ * In-chat controls: `.reset` (fresh conversation, memory kept) and `.forget` (see and withdraw what the bot remembers).
+ * (`.status` is the core's `status` plugin, core/kernel/core-plugins/status.ts.)
  */
 export default definePlugin({
   name: 'controls',
-  description: 'Start a conversation fresh, see or withdraw what I remember, and (owners) see how I am doing',
+  description: 'Start a conversation fresh, and see or withdraw what I remember',
   order: 20,
   setup: (host) => ({
     commands: [
       { command: 'reset', help: "start this chat's conversation fresh (what I remember stays)", run: reset },
       { command: 'forget', usage: '.forget [<number>|all]', help: 'list what I remember here; remove one item or everything', run: forget },
-      { command: 'status', help: 'owners: how I am doing (WhatsApp link, AI providers, usage today)', run: status },
     ],
     tools: [forgetTool(host)],
   }),

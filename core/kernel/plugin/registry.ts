@@ -17,6 +17,15 @@ export interface PluginState {
   refused?: PluginError;
   /** What the plugin offers once started (handlers, observers, tools, routes, stop). */
   instance?: PluginInstance;
+  /** Set for a core plugin (core/kernel/core-plugins): whether the owner may turn it off. */
+  core?: CoreRule;
+}
+
+/** How the core treats one of its own plugins (see core/kernel/core-plugins). */
+export interface CoreRule {
+  canTurnOff: boolean;
+  /** Why it cannot be turned off, for the start log and the dashboard. */
+  why?: string;
 }
 
 /** A plugin that could not be loaded or registered, for the start log and the dashboard. */
@@ -40,6 +49,8 @@ export interface RegistryDeps {
   host: (name: string) => PluginHost;
   /** A message's context as one plugin sees it. */
   view: (ctx: BotContext, name: string) => BotContext;
+  /** The rule of a core plugin, undefined for any other plugin. */
+  coreRule?: (plugin: Plugin) => CoreRule | undefined;
 }
 
 /**
@@ -55,7 +66,10 @@ export class PluginRegistry {
   private readonly sectionCache = new WeakMap<BotConfig, Map<string, { value: unknown; problems: string[] }>>();
 
   constructor(private readonly deps: RegistryDeps) {
-    this.loadOrder = deps.plugins.map((plugin) => ({ plugin, enabled: isEnabledIn(plugin, deps.config()), started: false }));
+    this.loadOrder = deps.plugins.map((plugin) => {
+      const core = deps.coreRule?.(plugin);
+      return { plugin, enabled: isEnabledIn(plugin, deps.config(), core), started: false, ...(core ? { core } : {}) };
+    });
     this.states = [...this.loadOrder].sort((a, b) => (a.plugin.order ?? 100) - (b.plugin.order ?? 100));
   }
 
@@ -168,7 +182,7 @@ export class PluginRegistry {
 
   /** Re-reads enablement from a new config (dashboard edits). */
   applyConfig(config: BotConfig): void {
-    for (const state of this.states) state.enabled = !state.refused && isEnabledIn(state.plugin, config);
+    for (const state of this.states) state.enabled = !state.refused && isEnabledIn(state.plugin, config, state.core);
   }
 
   /** Enabled, started plugins, in routing order. */
@@ -258,7 +272,9 @@ export class PluginRegistry {
   }
 }
 
-function isEnabledIn(plugin: Plugin, config: BotConfig): boolean {
+function isEnabledIn(plugin: Plugin, config: BotConfig, core: CoreRule | undefined): boolean {
+  // A core plugin the owner cannot turn off stays on whatever config.json says (the start log warns about it).
+  if (core && !core.canTurnOff) return true;
   return config.plugins[plugin.name]?.enabled ?? plugin.enabledByDefault ?? true;
 }
 

@@ -1,0 +1,31 @@
+import { pluginErrors } from '../plugin/errors.js';
+import type { Plugin } from '../plugin/types.js';
+import status from './status.js';
+
+/**
+ * The core plugins: built-in behaviour written with the same `definePlugin` API as every other plugin (they import
+ * only the public entry, core/index.ts), on by default, listed in the start log, the dashboard and `.help` like the
+ * others. `canTurnOff: false` marks the ones the owner cannot switch off (config.json's `enabled: false` is ignored
+ * with a start-log warning, and the dashboard offers no switch).
+ */
+export const CORE_PLUGINS: ReadonlyArray<{ plugin: Plugin; canTurnOff: boolean; why?: string }> = [{ plugin: status, canTurnOff: true }];
+
+/** How the core treats one of its own plugins, or undefined for any other plugin. */
+export function corePluginRule(plugin: Plugin): { canTurnOff: boolean; why?: string } | undefined {
+  return CORE_PLUGINS.find((c) => c.plugin === plugin);
+}
+
+/**
+ * The core plugins, then the discovered ones. A discovered plugin taking a core plugin's name stays out (a coded
+ * PLUGIN_DUPLICATE_NAME failure for the start log and the dashboard): the core's own is kept.
+ */
+export function withCorePlugins(discovered: readonly Plugin[], failures: Array<{ source: string; reason: string }>): Plugin[] {
+  const core = CORE_PLUGINS.map((c) => c.plugin);
+  const kept = discovered.filter((plugin) => {
+    if (!core.some((c) => c.name === plugin.name)) return true;
+    const source = `installed plugin ${plugin.name}`;
+    failures.push({ source, reason: pluginErrors.duplicateName(plugin.name, source, 'the core (a core plugin)').message });
+    return false;
+  });
+  return [...core, ...kept];
+}
