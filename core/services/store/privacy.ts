@@ -32,7 +32,10 @@ export interface PrivacyParticipant {
   /**
    * A private chat is known by another id from now on (WhatsApp moved it from its LID to the phone number): what is
    * kept under `from` is moved to `to`, so nothing of the chat stays behind under the old id. When both ids hold
-   * something, nothing is lost (merged, or both kept and the clash reported by rejecting).
+   * something, nothing is lost (merged, or both kept and the clash reported by rejecting). Restart-safe: `to` is
+   * written before `from` is removed, and running it again after a crash adds no duplicates (the transport announces
+   * the move again at the chat's next message after a restart). What is cached in memory under either id is released
+   * first, so no later write brings `from`'s file back or overwrites `to` with stale data.
    */
   moveChat?(from: string, to: string): Promise<void>;
 }
