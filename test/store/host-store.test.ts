@@ -22,7 +22,7 @@ const BOT = '10000000000@s.whatsapp.net';
  */
 const Note = Type.Object({ text: Type.String(), by: Type.String(), messageId: Type.Optional(Type.String()) });
 const NOTES = Store.chatDoc('notes', Type.Object({ version: Type.Integer(), items: Type.Array(Note) }), () => ({ version: 3, items: [] }), {
-  people: { items: (d) => d.items, author: (n) => n.by, messageId: (n) => n.messageId },
+  people: { items: (d) => d.items, author: (n) => n.by, messageId: (n) => n.messageId, edited: (n, text) => ({ ...n, text: text.replace(/^\.note /, '') }) },
 });
 const MOODS = Store.doc('moods', Type.Object({ byUser: Type.Record(Type.String(), Type.String()) }), () => ({ byUser: {} }), { people: { byId: (d) => d.byUser } });
 const Said = Type.Object({ text: Type.String(), by: Type.String(), at: Type.Number() });
@@ -134,6 +134,15 @@ describe('host.store: what a plugin declares is kept, checked, exported, deleted
     await transport.revoke(GROUP, 'm-secret', { ids: [ALICE] });
     expect(await say('.notes', ALICE, GROUP)).to.equal('kept');
     expect(await readFile(notesFile(GROUP), 'utf8')).not.to.include('secret');
+  });
+
+  it("an edit by the message's writer replaces the note's words on disk; another member's forged edit does nothing", async () => {
+    await say('.note meet at 5', ALICE, GROUP, 'm-time');
+    await transport.edit(GROUP, 'm-time', '.note meet at 9', { ids: [BOB] });
+    expect(await say('.notes', ALICE, GROUP)).to.equal('meet at 5');
+    await transport.edit(GROUP, 'm-time', '.note meet at 6', { ids: [ALICE] });
+    expect(await say('.notes', ALICE, GROUP)).to.equal('meet at 6');
+    expect(await readFile(notesFile(GROUP), 'utf8')).not.to.include('meet at 5');
   });
 
   it('a private chat moving from its LID to its phone id takes its notes, log and entries along; nothing stays under the LID', async () => {

@@ -344,6 +344,11 @@ export class PluginStores implements PluginStore {
         for (const decl of decls) removed += await this.revokeOne(decl, chatId, messageId, author);
         return removed;
       },
+      edit: async (chatId, messageId, text, author) => {
+        let changed = 0;
+        for (const decl of decls) changed += await this.editOne(decl, chatId, messageId, text, author);
+        return changed;
+      },
       moveChat: async (from, to) => {
         const failures: string[] = [];
         for (const decl of decls) {
@@ -476,6 +481,32 @@ export class PluginStores implements PluginStore {
     const n = await this.logFile(decl, chatId).removeWhere(matches);
     if (n) this.changed(decl, chatId);
     return n;
+  }
+
+  /** An edited message: the items it made get its new text (see `ItemPeople.edited`). */
+  private async editOne(decl: StoreDeclaration, chatId: string, messageId: string, text: string, author: PersonIds | undefined): Promise<number> {
+    if (decl.kind === 'doc') return 0;
+    const people = decl.options.people;
+    const idOf = people?.messageId;
+    const edited = people?.edited;
+    if (!people || !idOf || !edited) return 0;
+    const matches = (item: unknown) => idOf(item) === messageId && changeableBy(people.author(item), author);
+    if (!(await this.chats(decl)).includes(chatId)) return 0;
+    let changed = 0;
+    if (decl.kind === 'chat-log') {
+      await this.logFile(decl, chatId).rewrite((items) => items.map((item) => (matches(item) ? (changed++, edited(item, text)) : item)));
+    } else {
+      const items = decl.options.people?.items;
+      if (!items) return 0;
+      const file = this.jsonFile(decl, chatId);
+      await file.update((doc) => {
+        const list = items(doc) as unknown[];
+        for (const [i, item] of list.entries()) if (matches(item)) (changed++, (list[i] = edited(item, text)));
+      });
+      if (changed) await this.saved(decl, file);
+    }
+    if (changed) this.changed(decl, chatId);
+    return changed;
   }
 
   private async moveOne(decl: StoreDeclaration, from: string, to: string): Promise<void> {

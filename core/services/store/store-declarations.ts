@@ -38,6 +38,11 @@ export interface ItemPeople<I> {
   author(item: I): string | undefined;
   /** The chat message the item came from: when it is deleted for everyone, the item goes too. */
   messageId?(item: I): string | undefined;
+  /**
+   * The item with the new text of its message, when its writer edits that message on WhatsApp (needs `messageId`):
+   * the old words are nowhere on disk afterwards. Without it, an edit leaves the item as it is.
+   */
+  edited?(item: I, text: string): I;
 }
 
 /** `Store.chatDoc`: one document per chat, e.g. a chat's reminders. */
