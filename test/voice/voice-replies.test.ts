@@ -122,6 +122,22 @@ describe('voice replies', function () {
     expect(file).not.to.include('98765432100001');
   });
 
+  it("a person's .voice choice and audio seconds are in their export and go with the dashboard's delete; another's stay", async () => {
+    const dir = await tempDir('voice-replies-privacy-');
+    await start(undefined, {}, dir);
+    await t.transport.push({ senderId: ALICE, text: '.voice on' });
+    await t.transport.push({ senderId: BOB, text: '.voice off' });
+    await t.transport.push({ senderId: ALICE, media: voice(ogg) });
+    const exported = (await t.app.bot.privacy.exportFor([ALICE])).voice as { replyChoices: Record<string, boolean>; audioSecondsToday: Record<string, number> };
+    expect(exported.replyChoices).to.deep.equal({ [ALICE]: true });
+    expect(Object.keys(exported.audioSecondsToday)).to.deep.equal([ALICE]);
+    await t.app.bot.privacy.deleteFor([ALICE]);
+    const onDisk = (await readFile(path.join(dir, 'data', 'voice_replies.json'), 'utf8')) + (await readFile(path.join(dir, 'data', 'audio_budget.json'), 'utf8'));
+    expect(onDisk).not.to.include('62811111111');
+    expect(onDisk).to.include(BOB);
+    expect(texts(await t.transport.push({ senderId: ALICE, text: '.voice' }))[0]).to.match(/^Voice replies are off in this chat/);
+  });
+
   it("a chat's .voice off wins over the option on", async () => {
     await start({ enabled: true });
     await t.transport.push({ senderId: ALICE, text: '.voice off' });
