@@ -81,6 +81,13 @@ module.exports = {
       to: { path: '^dist/core/', pathNot: '^dist/core/index\\.js$' },
     },
     {
+      name: 'core-plugins-use-only-the-public-entry',
+      comment: "The core plugins (.help, .status, the fallback to the model) are built with the API third parties get: besides each other's index they import only core/index.ts.",
+      severity: 'error',
+      from: { path: '^dist/core/kernel/core-plugins/[^/]+\\.js$', pathNot: '^dist/core/kernel/core-plugins/index\\.js$' },
+      to: { path: '^dist/', pathNot: ['^dist/core/index\\.js$', '^dist/core/kernel/core-plugins/'] },
+    },
+    {
       name: 'plugin-imports-no-web-or-app',
       severity: 'error',
       comment: 'A plugin never imports web/ or app/: it offers routes and static files through its host instead.',

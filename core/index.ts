@@ -33,7 +33,7 @@ export type {
   SettingDeclaration,
   ToolCallOf,
 } from './kernel/plugin/contract.js';
-export type { Plugin, CommandMatch, ChatHistoryView, ChatMemoryView, ToolEffects } from './kernel/plugin/types.js';
+export type { Plugin, CommandMatch, ChatHistoryView, ChatMemoryView, PluginListing, ToolEffects, TriggerListing } from './kernel/plugin/types.js';
 export { PluginError, type PluginErrorCode } from './kernel/plugin/errors.js';
 /** True when an id (jid, LID or bare digits) is one of a list's, compared by the user part as the core does. */
 export { inIdList } from './kernel/port/ids.js';

@@ -19,7 +19,6 @@ import { accessFile } from './access/access-store.js';
 import { isOwnerId } from './plugin/access.js';
 import { PluginRegistry, type PluginFailure, type PluginState } from './plugin/registry.js';
 import type { AiService, BotContext, Plugin, PluginHost, SiteDeclaration, ToolDefinition } from './plugin/types.js';
-import { coreCommands, helpText } from './pipeline/core-commands.js';
 import { corePluginRule } from './core-plugins/index.js';
 import { pluginRouting } from './pipeline/plugin-routing.js';
 import type { StatusReport, StatusSource } from './status/status-report.js';
@@ -280,6 +279,7 @@ export class Bot {
         if (!bot.statusSource) throw new Error('no status source: the bot runs outside the app');
         return bot.statusSource();
       },
+      plugins: () => bot.registry.listings(),
       notices: this.notices,
       privacy: this.privacy,
       jail: this.jail,
@@ -476,7 +476,6 @@ export class Bot {
       markTakenUpRead(() => this.transport),
       ...this.extra,
       pluginRouting(routing),
-      coreCommands(this.registry, config),
       chatFallback(this.ai, this.capabilities, config),
     ]);
   }
@@ -494,10 +493,6 @@ export class Bot {
     await Promise.all([...chats].map((chatId) => send(chatId).catch((err: unknown) => this.log.warn({ err, chat: chatId }, 'could not tell an owner'))));
   }
 
-  /** `.help`: the commands of the enabled plugins this sender may use. */
-  helpText(ctx: BotContext): string {
-    return helpText(this.registry, this.configValue, ctx);
-  }
 
   /** Tools offered to the model for this message: from enabled, started plugins whose needs are met. */
   toolsFor(ctx: BotContext): ToolDefinition[] {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { definePlugin } from '../../core/index.js';
+import { definePlugin, type PluginListing } from '../../core/index.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import { startTestApp } from '../helpers/test-app.js';
 import { csrfOf, login, request, sameOrigin, startWebTest, TOKEN } from '../web/web-helpers.js';
@@ -40,6 +40,60 @@ describe('core plugins', () => {
         'PLUGIN_DUPLICATE_NAME: a plugin named "status" from installed plugin status clashes with the one already loaded from the core (a core plugin); rename one of them (the one from installed plugin status stays off)',
       ]);
       expect(firstText(await t.transport.push(ownerText('.status')))).to.match(/status\* \(version/);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it('help cannot be turned off: config.json\'s enabled: false is ignored with a start-log warning and the dashboard refuses it', async () => {
+    const w = await startWebTest({ token: TOKEN, plugins: [pingPlugin], config: { owners: [OWNER], plugins: { help: { enabled: false }, ping: { enabled: false } } } });
+    try {
+      expect(w.t.logs().find((l) => l.plugin === 'help' && 'state' in l)?.msg).to.match(/^ {2}help +active \(core plugin, always on\)$/);
+      const warning = w.t.logs().find((l) => l.ignored === 'plugins.help.enabled');
+      expect(warning?.level).to.equal(40);
+      expect(warning?.msg).to.include('config.json turns off help, a core plugin that cannot be turned off');
+      expect(firstText(await w.t.transport.push({ text: '.help' }))).to.include('here is what I can do');
+      expect(firstText(await w.t.transport.push({ text: '.nope' }))).to.equal('Unknown command .nope. Try .help for the list of commands.');
+      expect(firstText(await w.t.transport.push({ text: '.ping' }))).to.match(/^\.ping is turned off: the owner switched off ping/);
+
+      const { cookie } = await login(w.port, TOKEN);
+      const page = await request(w.port, { path: '/config/plugins', headers: { cookie } });
+      const card = page.body.slice(page.body.indexOf('id="plugin-help"'), page.body.indexOf('</article>', page.body.indexOf('id="plugin-help"')));
+      expect(card).to.include('Always on: .help is how people find the commands');
+      expect(card).to.not.include('id="en-help"');
+      const before = await w.readConfig();
+      const form = new URLSearchParams({ _csrf: csrfOf(page.body), plugin: 'help', access: 'everyone' });
+      const refused = await request(w.port, { method: 'POST', path: '/config/plugins/save', headers: { cookie, ...sameOrigin(w.port) }, body: form.toString() });
+      expect(refused.status).to.equal(422);
+      expect(refused.body).to.include('Not saved: help is a core plugin that cannot be turned off');
+      expect(await w.readConfig()).to.equal(before);
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it('host.plugins() is the public hook .help is built on: any plugin sees every plugin\'s commands and state, and no code', async () => {
+    let seen: readonly PluginListing[] = [];
+    const menu = definePlugin({
+      name: 'menu',
+      description: 'lists commands',
+      setup: (host) => ({
+        commands: [{ command: 'menu', run: (ctx) => {
+          seen = host.plugins();
+          return ctx.reply(seen.filter((p) => p.active && p.mayUse(ctx.message)).flatMap((p) => p.triggers.flatMap((t) => (t.kind === 'command' ? [`${p.name}:${t.command}`] : []))).join(' '));
+        } }],
+        predicates: [{ when: () => false, usage: '(never)', help: 'a predicate', run: () => undefined }],
+      }),
+    });
+    const t = await startTestApp({ plugins: [menu, pingPlugin], config: { owners: [OWNER] } });
+    try {
+      expect(firstText(await t.transport.push({ text: '.menu' })).split(' ')).to.have.members(['help:help', 'status:status', 'menu:menu', 'ping:ping']);
+      const own = seen.find((p) => p.name === 'menu');
+      expect(own?.triggers).to.deep.equal([{ kind: 'command', command: 'menu', help: undefined, usage: undefined }, { kind: 'predicate', help: 'a predicate', usage: '(never)' }]);
+      expect(seen.filter((p) => p.core).map((p) => p.name)).to.have.members(['help', 'status']);
+      t.app.bot.setConfig({ ...t.app.config, plugins: { ...t.app.config.plugins, ping: { enabled: false } } });
+      expect(firstText(await t.transport.push({ text: '.menu' })).split(' ')).to.not.include('ping:ping');
+      expect(seen.find((p) => p.name === 'ping')).to.include({ enabled: false, active: false, core: false });
     } finally {
       await t.stop();
     }

@@ -3,6 +3,7 @@ import type { Access } from '../../core/services/config/schema.js';
 import { userPart } from '../../core/kernel/port/ids.js';
 import { optionProblems, sectionProblems, type SectionRule } from '../../core/kernel/plugin/options.js';
 import type { Plugin } from '../../core/kernel/plugin/types.js';
+import { corePluginRule } from '../../core/kernel/core-plugins/index.js';
 
 /** One problem with a submitted field: `field` is the form field it belongs to, `message` says what is wrong. */
 export interface FieldProblem {
@@ -171,7 +172,10 @@ export function formToConfig(form: URLSearchParams, base: Record<string, any>, p
         problems.push({ field: `plugins.${name}.options`, message: `plugins.${name} options: not valid JSON (${(err as Error).message})` });
       }
     }
-    config.plugins[name] = { enabled: form.get(`plugin:${name}:enabled`) === 'on', access, ...options };
+    const enabled = form.get(`plugin:${name}:enabled`) === 'on';
+    const core = corePluginRule(plugin);
+    if (!enabled && core && !core.canTurnOff) problems.push({ field: `plugins.${name}.enabled`, message: `plugins.${name}.enabled: ${name} is a core plugin that cannot be turned off (${core.why})` });
+    config.plugins[name] = { enabled, access, ...options };
   }
 
   applySections(form, config, plugins, optionTexts, problems);

@@ -114,7 +114,8 @@ export function dashboard(app: App, transport: () => Transport | undefined, opti
       plugins: app.bot.plugins().map((s) => {
         const missing = app.capabilities.missing(s.plugin.needs ?? []);
         const text = s.refused ? `off: ${s.refused.message}` : !s.enabled ? 'disabled' : !s.started ? `inactive: ${s.problem ?? 'not started'}` : missing.length ? `active, degraded: missing ${missing.join(', ')}` : 'active';
-        return { name: s.plugin.name, description: s.plugin.description, state: text, healthy: s.enabled && s.started && !missing.length, hasSchema: Boolean(s.plugin.optionsSchema), defaultEnabled: s.plugin.enabledByDefault ?? true };
+        const core = s.core ? (s.core.canTurnOff ? ' (core plugin)' : ' (core plugin, always on)') : '';
+        return { name: s.plugin.name, description: s.plugin.description, state: text + core, healthy: s.enabled && s.started && !missing.length, hasSchema: Boolean(s.plugin.optionsSchema), defaultEnabled: s.plugin.enabledByDefault ?? true, alwaysOn: s.core && !s.core.canTurnOff ? s.core.why : undefined };
       }),
       sections: app.bot.configSections().map((s) => {
         const value = config[s.key];

@@ -52,6 +52,8 @@ export interface PluginRow {
   hasSchema: boolean;
   /** Whether the plugin is on when config.json does not mention it. */
   defaultEnabled: boolean;
+  /** Set for a core plugin the owner cannot turn off: why (shown instead of the switch). */
+  alwaysOn?: string;
 }
 
 /** A top-level section of config.json a plugin owns (`configSection`), edited with the general settings. */
@@ -191,7 +193,7 @@ function pluginRows(view: DashboardView): SafeHtml {
     const options = view.optionTexts[p.name] ?? (Object.keys(pluginOptions(section)).length ? JSON.stringify(pluginOptions(section), null, 2) : '');
     const key = `plugins.${p.name}`;
     return html`<tr class="plugin" data-plugin="${p.name}"><td><input type="hidden" name="plugin:${p.name}:present" value="1"><b>${p.name}</b><p class="hint">${p.description}</p><p class="${p.healthy ? 'ok' : 'warn'}">${p.state}</p></td>
-<td><label class="hint"><input type="checkbox" name="plugin:${p.name}:enabled"${enabled ? html` checked` : ''}> enabled</label>${errorsFor(view.problems, `${key}.enabled`)}</td>
+<td>${p.alwaysOn ? html`<input type="hidden" name="plugin:${p.name}:enabled" value="on"><p class="hint">always on: ${p.alwaysOn}</p>` : html`<label class="hint"><input type="checkbox" name="plugin:${p.name}:enabled"${enabled ? html` checked` : ''}> enabled</label>`}${errorsFor(view.problems, `${key}.enabled`)}</td>
 <td><select name="plugin:${p.name}:access" aria-label="who may use ${p.name}"${invalid(view.problems, `${key}.access`)}>
 <option value="everyone"${choice === 'everyone' ? html` selected` : ''}>everyone</option>
 <option value="owners"${choice === 'owners' ? html` selected` : ''}>owners only</option>

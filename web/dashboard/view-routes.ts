@@ -130,12 +130,14 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
       const missing = app.capabilities.missing(s.plugin.needs ?? []);
       // Refused at registration: the card says why (the owner did not turn it off; switching it on changes nothing).
       const state = s.refused ? `off: ${s.refused.message}` : !s.enabled ? 'turned off' : !s.started ? `inactive: ${s.problem ?? 'not started'}` : missing.length ? `active, degraded: missing ${missing.join(', ')}` : 'active';
+      const core = s.core ? (s.core.canTurnOff ? ' (core plugin)' : ' (core plugin, always on)') : '';
       const own = draft?.name === s.plugin.name ? draft : undefined;
       return {
         name: s.plugin.name,
         description: s.plugin.description,
-        state,
+        state: state + core,
         healthy: s.enabled && s.started && !missing.length,
+        alwaysOn: s.core && !s.core.canTurnOff ? s.core.why : undefined,
         enabled: own?.enabled ?? ((section.enabled as boolean | undefined) ?? s.plugin.enabledByDefault ?? true),
         access: own?.access ?? ((section.access as Access | undefined) ?? 'everyone'),
         schema: s.plugin.optionsSchema,
@@ -287,8 +289,11 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
       }
     }
     const enabled = form.get('enabled') === 'on';
+    if (!enabled && state.core && !state.core.canTurnOff) {
+      problems.push({ field: 'enabled', message: `${plugin.name} is a core plugin that cannot be turned off: ${state.core.why}.` });
+    }
     if (problems.length) {
-      await page(ctx, 422, 'plugins', 'Plugins', async (s) => pluginsView(await pluginCards({ name: plugin.name, enabled, access, values, problems }), s.csrf), { kind: 'error', text: `Not saved: ${plugin.name} has options that are not valid.` }, false);
+      await page(ctx, 422, 'plugins', 'Plugins', async (s) => pluginsView(await pluginCards({ name: plugin.name, enabled, access, values, problems }), s.csrf), { kind: 'error', text: `Not saved: ${problems.some((p) => p.field === 'enabled') ? `${plugin.name} is a core plugin that cannot be turned off` : `${plugin.name} has options that are not valid`}.` }, false);
       return;
     }
     const config = await deps.readConfig();

@@ -178,6 +178,8 @@ export interface PluginCard {
   state: string;
   healthy: boolean;
   enabled: boolean;
+  /** Set for a core plugin the owner cannot turn off: why (shown instead of the switch). */
+  alwaysOn?: string;
   access: 'everyone' | 'owners' | string[];
   schema?: Record<string, any>;
   values: Record<string, unknown>;
@@ -221,7 +223,7 @@ export function pluginsView(cards: PluginCard[], csrf: string): SafeHtml {
     return html`<article class="card plugin-card" id="plugin-${c.name}" aria-labelledby="h-plugin-${c.name}"><h3 id="h-plugin-${c.name}">${c.name}</h3><p class="hint">${c.description}</p><p class="${c.healthy ? 'ok' : 'warn'}">${c.state}</p>
 ${general.length ? html`<div class="notice error" role="alert">${general.map((p) => html`<p>${p.message}</p>`)}</div>` : ''}
 <form method="post" action="/config/plugins/save" novalidate><input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="plugin" value="${c.name}">
-<label class="inline switch" for="en-${c.name}"><input type="checkbox" role="switch" id="en-${c.name}" name="enabled"${c.enabled ? html` checked` : ''}> Enabled</label>
+${c.alwaysOn ? html`<input type="hidden" name="enabled" value="on"><p class="hint">Always on: ${c.alwaysOn}.</p>` : html`<label class="inline switch" for="en-${c.name}"><input type="checkbox" role="switch" id="en-${c.name}" name="enabled"${c.enabled ? html` checked` : ''}> Enabled</label>`}
 <label for="acc-${c.name}">Who may use it</label><select id="acc-${c.name}" name="access"><option value="everyone"${choice === 'everyone' ? html` selected` : ''}>everyone</option><option value="owners"${choice === 'owners' ? html` selected` : ''}>owners only</option><option value="list"${choice === 'list' ? html` selected` : ''}>these ids</option></select>
 <label for="ids-${c.name}">Ids for "these ids"</label><textarea id="ids-${c.name}" name="ids" rows="2">${Array.isArray(c.access) ? c.access.join('\n') : ''}</textarea>
 ${Object.keys(props).length ? html`<fieldset><legend>Options</legend>${Object.entries(props).map(([key, schema]) => optionField(c.name, key, schema, c.values[key], c.problems.find((p) => p.field === `opt:${key}`)?.message))}</fieldset>` : html`<p class="hint">No options.</p>`}

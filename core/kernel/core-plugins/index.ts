@@ -1,5 +1,6 @@
 import { pluginErrors } from '../plugin/errors.js';
 import type { Plugin } from '../plugin/types.js';
+import help from './help.js';
 import status from './status.js';
 
 /**
@@ -8,7 +9,10 @@ import status from './status.js';
  * others. `canTurnOff: false` marks the ones the owner cannot switch off (config.json's `enabled: false` is ignored
  * with a start-log warning, and the dashboard offers no switch).
  */
-export const CORE_PLUGINS: ReadonlyArray<{ plugin: Plugin; canTurnOff: boolean; why?: string }> = [{ plugin: status, canTurnOff: true }];
+export const CORE_PLUGINS: ReadonlyArray<{ plugin: Plugin; canTurnOff: boolean; why?: string }> = [
+  { plugin: help, canTurnOff: false, why: '.help is how people find the commands, and unknown or turned-off commands point to it' },
+  { plugin: status, canTurnOff: true },
+];
 
 /** How the core treats one of its own plugins, or undefined for any other plugin. */
 export function corePluginRule(plugin: Plugin): { canTurnOff: boolean; why?: string } | undefined {

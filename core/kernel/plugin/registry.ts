@@ -5,7 +5,7 @@ import { mayUse } from './access.js';
 import { pluginErrors, PluginError } from './errors.js';
 import { instantiate, type PluginInstance } from './instance.js';
 import { resolveOptions, resolveSection, type SectionRule } from './options.js';
-import type { BotContext, Plugin, PluginHost } from './types.js';
+import type { BotContext, Plugin, PluginHost, PluginListing, Trigger, TriggerListing } from './types.js';
 
 export interface PluginState {
   plugin: Plugin;
@@ -34,9 +34,7 @@ export interface PluginFailure {
   reason: string;
 }
 
-/** Names the core itself answers or offers; a plugin cannot take them. */
-const CORE_COMMANDS = ['help'];
-const CORE_LITERALS = ['/help'];
+/** Tools the core itself offers (outside any plugin); a plugin cannot take them. */
 export const CORE_TOOLS = ['remember'];
 
 export interface RegistryDeps {
@@ -200,6 +198,31 @@ export class PluginRegistry {
   }
   private activeList: PluginState[] = [];
 
+  /**
+   * Every plugin as `host.plugins()` shows it, in routing order (made again when the config or the active plugins
+   * change: asked for every message that reaches the core's help plugin).
+   */
+  listings(): readonly PluginListing[] {
+    const config = this.deps.config();
+    const active = this.active();
+    if (this.listed?.config === config && this.listed.active === active) return this.listed.list;
+    const list = this.states.map((s): PluginListing => {
+      const name = s.plugin.name;
+      return Object.freeze({
+        name,
+        description: s.plugin.description,
+        enabled: s.enabled,
+        active: active.includes(s),
+        core: Boolean(s.core),
+        triggers: Object.freeze((s.instance?.handlers ?? []).map(({ trigger }) => listingOf(trigger))),
+        mayUse: (message: Parameters<PluginListing['mayUse']>[0]) => this.mayUse(name, message),
+      });
+    });
+    this.listed = { config, active, list: Object.freeze(list) };
+    return this.listed.list;
+  }
+  private listed: { config: BotConfig; active: PluginState[]; list: readonly PluginListing[] } | undefined;
+
   /** True when the sender of `message` may use plugin `name` (its `access` in config.json). */
   mayUse(name: string, message: { senderId: string; senderAltId?: string; fromOperator?: boolean }): boolean {
     return mayUse(this.section(name).access, message, this.deps.config());
@@ -210,7 +233,7 @@ export class PluginRegistry {
    * reported and left inactive; one whose commands or tools clash with an earlier one is refused; the others go on.
    */
   async start(): Promise<void> {
-    const commands = new Map<string, string>([...CORE_COMMANDS.map((c) => [`command:${c}`, 'the core'] as const), ...CORE_LITERALS.map((l) => [`literal:${l}`, 'the core'] as const)]);
+    const commands = new Map<string, string>();
     const tools = new Map<string, string>(CORE_TOOLS.map((t) => [t, 'the core']));
     for (const state of this.loadOrder) {
       if (state.refused) continue;
@@ -234,8 +257,10 @@ export class PluginRegistry {
         await Promise.resolve(instance.stop?.()).catch((err) => this.deps.log.warn({ plugin: name, err }, 'plugin stop failed'));
         continue;
       }
-      for (const key of commandKeys(instance)) commands.set(key, `plugin "${name}"`);
-      for (const tool of instance.tools) tools.set(tool.name, `plugin "${name}"`);
+      // A clash with a core plugin (loaded first) names the core: `.help` is the core's, whichever plugin answers it.
+      const owner = state.core ? 'the core' : `plugin "${name}"`;
+      for (const key of commandKeys(instance)) commands.set(key, owner);
+      for (const tool of instance.tools) tools.set(tool.name, owner);
       state.instance = instance;
       state.started = true;
     }
@@ -276,6 +301,15 @@ function isEnabledIn(plugin: Plugin, config: BotConfig, core: CoreRule | undefin
   // A core plugin the owner cannot turn off stays on whatever config.json says (the start log warns about it).
   if (core && !core.canTurnOff) return true;
   return config.plugins[plugin.name]?.enabled ?? plugin.enabledByDefault ?? true;
+}
+
+/** A trigger as other plugins see it: no code, a fresh frozen object. */
+function listingOf(t: Trigger): TriggerListing {
+  if ('command' in t) return Object.freeze({ kind: 'command', command: t.command, help: t.help, usage: t.usage });
+  if ('literal' in t) return Object.freeze({ kind: 'literal', literal: t.literal, help: t.help, usage: t.usage });
+  if ('media' in t) return Object.freeze({ kind: 'media', media: [t.media].flat(), help: t.help });
+  if ('pattern' in t) return Object.freeze({ kind: 'pattern', help: t.help });
+  return Object.freeze({ kind: 'predicate', help: t.help, usage: t.usage });
 }
 
 function commandKeys(instance: PluginInstance): string[] {

@@ -243,7 +243,41 @@ export interface PluginHost {
   isGroupAdmin(chatId: string, userIds: string[]): Promise<boolean>;
   /** How the bot is doing now (link, provider legs, capabilities, usage today, uptime, version). Never a key. */
   status(): Promise<StatusReport>;
+  /**
+   * Every plugin of the bot (the core plugins too), in routing order, as `.help` and the dashboard show them: name,
+   * description, whether it is on, its commands and triggers with their help. Read-only; nothing a plugin keeps.
+   */
+  plugins(): readonly PluginListing[];
 }
+
+/**
+ * One plugin as another plugin may see it (`host.plugins()`), e.g. to list commands as `.help` does.
+ *
+ * @example
+ * for (const p of host.plugins()) if (p.active && p.mayUse(ctx.message)) lines.push(...p.triggers.map((t) => t.help ?? p.description));
+ */
+export interface PluginListing {
+  readonly name: string;
+  readonly description: string;
+  /** Switched on in config.json (or by default); false for one the owner turned off, or one refused at registration. */
+  readonly enabled: boolean;
+  /** Enabled and started: its handlers are matched and its tools offered. */
+  readonly active: boolean;
+  /** One of the core's own plugins (core/kernel/core-plugins). */
+  readonly core: boolean;
+  /** Its handlers in routing order (empty for one that did not start). */
+  readonly triggers: readonly TriggerListing[];
+  /** True when this sender may use the plugin (its `access` in config.json). */
+  mayUse(message: Pick<IncomingMessage, 'senderId' | 'senderAltId' | 'fromOperator'>): boolean;
+}
+
+/** One handler's trigger as `host.plugins()` shows it: the word or media it answers and its help, no code. */
+export type TriggerListing =
+  | { kind: 'command'; command: string; help?: string; usage?: string }
+  | { kind: 'literal'; literal: string; help?: string; usage?: string }
+  | { kind: 'media'; media: MediaKind[]; help?: string }
+  | { kind: 'pattern'; help?: string }
+  | { kind: 'predicate'; help?: string; usage?: string };
 
 /**
  * A plugin as the core keeps it: what `definePlugin` (core/kernel/plugin/contract.ts) checked and froze. Made only by

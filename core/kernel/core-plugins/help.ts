@@ -1,0 +1,57 @@
+import { definePlugin, type MessageContext } from '../../index.js';
+
+/** The first word of the text (the command as typed), '' for none. */
+const firstWord = (text: string): string => text.trim().split(/\s/, 1)[0] ?? '';
+
+/** `.help`: the commands of the active plugins this sender may use, in routing order. */
+function helpText(ctx: MessageContext): string {
+  const { prefix, botName } = ctx.host.config();
+  const lines = [`*${botName}*: here is what I can do.`, ''];
+  for (const plugin of ctx.host.plugins()) {
+    if (!plugin.active || plugin.name === ctx.host.name || !plugin.mayUse(ctx.message)) continue;
+    for (const t of plugin.triggers) {
+      // Usage lines are written with the default "." prefix; show them with the configured one.
+      if (t.kind === 'command') lines.push(`${t.usage?.replace(/^\./, prefix) ?? prefix + t.command}: ${t.help ?? plugin.description}`);
+      else if (t.kind === 'literal') lines.push(`${t.usage ?? t.literal}: ${t.help ?? plugin.description}`);
+      else if (t.kind === 'media' && t.help) lines.push(`(${t.media.join('/')}): ${t.help}`);
+      else if (t.kind === 'predicate' && t.help) lines.push(`${t.usage ?? `(${plugin.name})`}: ${t.help}`);
+    }
+  }
+  lines.push(`${prefix}help: this list`, '', 'Anything else is answered by the AI' + (ctx.message.isGroup ? ' when you mention me or reply to me.' : '.'));
+  return lines.join('\n');
+}
+
+/**
+ * The answer to a command no active plugin took: the owner turned its plugin off, or no plugin has it. Undefined
+ * for anything else (free text goes on to the fallback).
+ */
+function unansweredCommand(ctx: MessageContext): string | undefined {
+  const prefix = ctx.host.config().prefix;
+  const word = firstWord(ctx.text);
+  if (!word) return undefined;
+  const lower = word.toLowerCase();
+  const off = ctx.host
+    .plugins()
+    .find((p) => !p.enabled && p.triggers.some((t) => (t.kind === 'command' && `${prefix}${t.command}`.toLowerCase() === lower) || (t.kind === 'literal' && t.literal.toLowerCase() === lower)));
+  if (off) return `${word.slice(0, 40)} is turned off: the owner switched off ${off.name} (${off.description.toLowerCase()}). Try ${prefix}help for what I can do now.`;
+  if (word.length > prefix.length && word.startsWith(prefix) && /^[a-z0-9]/i.test(word.slice(prefix.length))) {
+    return `Unknown command ${word.slice(0, 40)}. Try ${prefix}help for the list of commands.`;
+  }
+  return undefined;
+}
+
+/**
+ * The `help` core plugin: `.help` and `/help` list what the sender may use; a command of a plugin the owner turned
+ * off says so, and an unknown command points to `.help`. It is tried after every other plugin (order 1000), and the
+ * owner cannot turn it off: it is how people find out what the bot does.
+ */
+export default definePlugin({
+  name: 'help',
+  description: 'Lists the commands; says when a command is unknown or its plugin is turned off',
+  order: 1000,
+  setup: () => ({
+    commands: [{ command: 'help', help: 'this list', run: (ctx) => ctx.reply(helpText(ctx)) }],
+    literals: [{ literal: '/help', help: 'this list', run: (ctx) => ctx.reply(helpText(ctx)) }],
+    predicates: [{ when: (ctx) => unansweredCommand(ctx) !== undefined, run: (ctx) => ctx.reply(unansweredCommand(ctx) ?? '') }],
+  }),
+});
