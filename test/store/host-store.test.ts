@@ -235,3 +235,27 @@ describe('npm run doctor checks what a plugin declares in stores', () => {
     expect(report.bad[0].reason).to.match(/^line 2 does not match the notes said schema/);
   });
 });
+
+describe('declaring stores', () => {
+  const plugin = (stores: unknown[]) => () => definePlugin({ name: 'bad', description: 'x', stores: stores as never, setup: () => ({}) });
+
+  it('refuses what Store did not make and two stores of one name, naming the fix', () => {
+    expect(plugin([{ name: 'x' }])).to.throw(/made with Store\.chatDoc, Store\.doc or Store\.chatLog/);
+    expect(plugin([NOTES, Store.doc('notes', Type.Object({}), () => ({}))])).to.throw(/two stores are named "notes"/);
+  });
+
+  it('refuses a name, path or retention that cannot work', () => {
+    expect(() => Store.doc('Bad Name', Type.Object({}), () => ({}))).to.throw(/lowercase letters/);
+    expect(() => Store.doc('x', Type.Object({}), () => ({}), { path: '../outside.json' })).to.throw(/relative to DATA_DIR/);
+    expect(() => Store.chatLog('x', Type.Object({}), { keepDays: 7 })).to.throw(/needs a positive number of days and at\(item\)/);
+  });
+
+  it('names each store in the backup manifest with its version, and where it lives', () => {
+    const files = definePlugin({ name: 'notes', description: 'x', stores: [NOTES, MOODS, SAID], setup: () => ({}) }).dataFiles;
+    expect(files?.map((f) => [f.path, f.schema.name, f.schema.version])).to.deep.equal([
+      ['notes/notes/<chat>.json', 'notes notes', 1],
+      ['notes/moods.json', 'notes moods', 1],
+      ['notes/said/<chat>.jsonl', 'notes said', 1],
+    ]);
+  });
+});
