@@ -27,7 +27,7 @@ import { DataDomain, registerDataDomain } from '../core/services/store/data-doma
 import { startControlChannel } from '../core/services/store/control-channel.js';
 import { DataHealth, type SetAsideFile, type UnsavedFile } from '../core/services/store/data-health.js';
 import { formatBytes, startDiskWatch, type FreeSpace } from '../core/services/store/disk-space.js';
-import { HistoryStore } from '../core/services/store/history.js';
+import { HistoryStore, storedMessages } from '../core/services/store/history.js';
 import { MemoryStore } from '../core/services/store/memory.js';
 import { startRetentionSweeper } from '../core/services/store/retention.js';
 import { privateChatIdOf, type Transport } from '../core/kernel/port/transport.js';
@@ -218,7 +218,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   const unregisterHealth = registerDataDomain(dataDomain);
   const leftovers = await removeLeftoverTempFiles([...new Set(['', 'history', 'memory', 'whatsapp', 'access', ...pluginDataFolders(plugins)])].map((f) => path.join(settings.dataDir, f)));
   if (leftovers.length) log.info({ files: leftovers }, `removed ${leftovers.length} temporary file(s) an interrupted write left behind (the data files are whole)`);
-  const histories = new HistoryStore(settings.dataDir, config.history.maxMessages);
+  const histories = new HistoryStore(settings.dataDir, storedMessages(config.history));
   const memories = new MemoryStore(settings.dataDir, 100);
   const usage = new UsageLedger(settings.dataDir, log, config.data.flushIntervalMs);
   usage.setQuotas(config.ai.quotaMainTokens, config.ai.quotaPremiumTokens);
@@ -271,7 +271,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     memories,
     jail,
     audioKeys,
-    createAi: (tools) => createAiService({ chain, budgets, capabilities, config: () => bot.config, log: log.child({ part: 'ai' }), tools, persona: (chatId) => bot.access.persona(chatId) }),
+    createAi: (tools) => createAiService({ chain, budgets, capabilities, config: () => bot.config, log: log.child({ part: 'ai' }), tools, histories, persona: (chatId) => bot.access.persona(chatId) }),
   });
 
   chain.useNotices(bot.notices, () => bot.config.ai.outageNoticeMinutes);

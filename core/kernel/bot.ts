@@ -24,9 +24,9 @@ import { pluginRouting } from './pipeline/plugin-routing.js';
 import type { StatusReport, StatusSource } from './status/status-report.js';
 import { Jail } from '../services/jail/jail.js';
 import { KeyPool } from '../services/providers/key-pool.js';
-import type { HistoryStore } from '../services/store/history.js';
+import { storedMessages, type HistoryStore } from '../services/store/history.js';
 import { PluginStores } from '../services/store/plugin-store.js';
-import { historyParticipant, memoryParticipant, PrivacyRegistry, type PersonIds } from '../services/store/privacy.js';
+import { historyParticipant, memoryParticipant, PrivacyRegistry, summaryParticipant, type PersonIds } from '../services/store/privacy.js';
 import type { MemoryStore } from '../services/store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from './port/message.js';
 import { privateChatIdOf, type ChangeSender, type SessionState, type Transport } from './port/transport.js';
@@ -125,6 +125,7 @@ export class Bot {
     this.audioKeys = deps.audioKeys ?? new KeyPool(deps.settings.audio.keys, deps.log.child({ part: 'audio-keys' }));
     this.outbox = deps.outbox;
     this.privacy.register(historyParticipant(this.histories));
+    this.privacy.register(summaryParticipant(this.histories));
     this.privacy.register(memoryParticipant(this.memories));
     this.failures = deps.failures ?? [];
     this.queue = new ChatQueue(deps.log);
@@ -193,7 +194,7 @@ export class Bot {
   setConfig(config: BotConfig): void {
     const before = new Map(this.registry.states.map((s) => [s.plugin.name, s.enabled]));
     this.configValue = config;
-    this.histories.maxMessages = config.history.maxMessages;
+    this.histories.maxMessages = storedMessages(config.history);
     this.registry.applyConfig(config);
     for (const state of this.registry.states) {
       if (before.get(state.plugin.name) === state.enabled) continue;
@@ -429,6 +430,10 @@ export class Bot {
   async stop(graceMs = 10_000): Promise<void> {
     const unfinished = await this.drain(graceMs);
     if (unfinished) this.log.warn({ unfinished }, `${unfinished} message(s) were still being handled when the stop's grace time was up; stopping anyway`);
+    // A chat summary being made writes the history file when done: it gets the grace time too, before the stores flush.
+    let graceTimer: NodeJS.Timeout | undefined;
+    await Promise.race([this.ai.idle?.(), new Promise<void>((resolve) => (graceTimer = setTimeout(resolve, graceMs)))]);
+    clearTimeout(graceTimer);
     await this.registry.stop();
     await this.transport?.stop();
     // A store that cannot write rejects; the app's data health lists it and the stop reports it (never silently).
@@ -437,7 +442,7 @@ export class Bot {
 
   /** Resolves when no message is being handled. */
   idle(): Promise<void> {
-    return this.bursts.settled().then(() => this.queue.idle());
+    return this.bursts.settled().then(() => this.queue.idle()).then(() => this.ai.idle?.());
   }
 
   /**

@@ -13,6 +13,15 @@ async function mayChangeChat(ctx: MessageContext): Promise<boolean> {
 
 const GROUP_ONLY_ADMINS = 'In a group only the group admins and the bot owners can do that.';
 
+/**
+ * Something was forgotten: the chat's summary of older turns goes too (it may repeat what was forgotten, and cannot
+ * be edited line by line). Returns the sentence that says so, or '' when the chat had none.
+ */
+async function forgetSummary(host: PluginHost, chatId: string): Promise<string> {
+  const removed = await host.histories.removeSummaryWhere(chatId, () => true);
+  return removed ? ' The summary of our older conversation is cleared too (it could repeat it).' : '';
+}
+
 async function reset(ctx: Ctx): Promise<void> {
   if (!(await mayChangeChat(ctx))) {
     await ctx.reply(`${GROUP_ONLY_ADMINS} (.reset clears this chat's conversation for everyone here.)`);
@@ -21,7 +30,7 @@ async function reset(ctx: Ctx): Promise<void> {
   const removed = await ctx.host.histories.clear(ctx.chatId);
   ctx.log.info({ removed }, 'conversation reset by the chat');
   await ctx.reply(
-    `Done: this chat's conversation starts fresh (${removed} earlier message${removed === 1 ? '' : 's'} no longer go to the AI). What I was asked to remember stays; send ${ctx.host.config().prefix}forget to see or remove it.`,
+    `Done: this chat's conversation starts fresh (${removed} earlier message${removed === 1 ? '' : 's'} and the summary of older ones no longer go to the AI). What I was asked to remember stays; send ${ctx.host.config().prefix}forget to see or remove it.`,
   );
 }
 
@@ -44,7 +53,8 @@ async function forget(ctx: Ctx): Promise<void> {
   }
   if (arg === 'all') {
     const removed = await ctx.host.memories.forget(ctx.chatId, 'all');
-    await ctx.reply(removed.length ? `Forgotten: all ${removed.length} thing${removed.length === 1 ? '' : 's'} I remembered in this chat.` : 'I remembered nothing here, so there was nothing to forget.');
+    const summary = await forgetSummary(ctx.host, ctx.chatId);
+    await ctx.reply(removed.length ? `Forgotten: all ${removed.length} thing${removed.length === 1 ? '' : 's'} I remembered in this chat.${summary}` : `I remembered nothing here, so there was nothing to forget.${summary}`);
     return;
   }
   const number = /^\d{1,4}$/.test(arg) ? Number(arg) : NaN;
@@ -57,7 +67,7 @@ async function forget(ctx: Ctx): Promise<void> {
     await ctx.reply(`There is no number ${number}: I remember ${facts.length} thing${facts.length === 1 ? '' : 's'} here. Send ${prefix}forget to see the list.`);
     return;
   }
-  await ctx.reply(`Forgotten: "${removed[0].text}".`);
+  await ctx.reply(`Forgotten: "${removed[0].text}".${await forgetSummary(ctx.host, ctx.chatId)}`);
 }
 
 /** The `forget` tool: "forget that I like tea" removes the facts that contain the words. */
@@ -76,7 +86,9 @@ function forgetTool(host: PluginHost): PluginTool<Record<string, never>> {
         return `Not forgotten: ${GROUP_ONLY_ADMINS}`;
       }
       const removed = await host.memories.forget(call.chatId, { containing: about });
-      return removed.length ? `Forgotten: ${removed.map((f) => `"${f.text}"`).join(', ')}.` : `Nothing in memory mentions "${about}".`;
+      // The summary may say it too, whether or not a stored fact did.
+      const summary = await forgetSummary(host, call.chatId);
+      return removed.length ? `Forgotten: ${removed.map((f) => `"${f.text}"`).join(', ')}.${summary}` : `Nothing in memory mentions "${about}".${summary}`;
     },
   };
 }

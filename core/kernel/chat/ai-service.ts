@@ -11,7 +11,8 @@ import { today } from '../../services/providers/usage.js';
 import type { AiService, RespondOptions } from '../plugin/types.js';
 import type { ChatMessage, CompleteOptions, CompletionResult, ProviderLeg } from '../../services/providers/types.js';
 import { describeWriteError, type DataWriteError } from '../../services/store/data-health.js';
-import type { HistoryEntry } from '../../services/store/history.js';
+import type { HistoryEntry, HistoryStore } from '../../services/store/history.js';
+import { ChatSummaries } from './chat-summary.js';
 import { MemoryFullError, type MemoryFact } from '../../services/store/memory.js';
 import { inIdList } from '../port/ids.js';
 import { ANSWER_WITHOUT_MENTION } from '../access/access-gate.js';
@@ -47,6 +48,8 @@ export interface AiServiceDeps {
   config: () => BotConfig;
   log: Logger;
   tools: (ctx: BotContext) => ToolDefinition[];
+  /** The chats' histories: their running summaries are read and folded here (`history.summarize`). */
+  histories: HistoryStore;
   /** The chat's own instructions (`.persona`), added to that chat's system prompt only. */
   persona?: (chatId: string) => string | undefined;
   now?: () => Date;
@@ -155,6 +158,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
   const { chain, budgets, capabilities, config, log } = deps;
   const now = deps.now ?? (() => new Date());
   const REMEMBER_TOOL = rememberTool(() => config().ai.maxMemoryWritesPerMessage);
+  const summaries = new ChatSummaries({ histories: deps.histories, complete: (messages, options) => chain.complete(messages, options), config, log });
 
   /**
    * Each chat's last system prompt and what it was made of: a chat's messages mostly get the same one, so it is made
@@ -318,17 +322,26 @@ export function createAiService(deps: AiServiceDeps): AiService {
       // Not waited for: the indicator goes out beside the request (a failed one changes nothing).
       typing = true;
       void ctx.typing(true).catch(() => undefined);
+      // Like memory, the chat's summary is everyone's: a turn for one person only leaves it out.
+      const summary = options.onlyTurnsOf ? undefined : await summaries.messageFor(ctx.chatId);
       for (let attempt = 0; ; attempt++) {
-        const recent = await ctx.history.recent();
+        // The live turns since the summary (more than `maxMessages` only while folding them keeps failing).
+        const recent = await ctx.history.recent(cfg.history.maxMessages);
         const history = options.onlyTurnsOf ? historyMessages(turnsOf(recent, options.onlyTurnsOf), budgetTokens, ctx.message.isGroup) : historyMessages(recent, budgetTokens, ctx.message.isGroup, ctx.chatId);
-        const messages: ChatMessage[] = [systemMessageFor(ctx, facts, tools.some((t) => t.live), withPersona(ctx.chatId, options.system)), ...history];
+        // Whatever changes rarely first, byte-identical from one request to the next (a provider caches that prefix):
+        // system prompt (with memory and persona), summary, then the turns, which only grow at their end.
+        const system = systemMessageFor(ctx, facts, tools.some((t) => t.live), withPersona(ctx.chatId, options.system));
+        const messages: ChatMessage[] = summary ? [system, summary, ...history] : [system, ...history];
         try {
           const cited: string[] = [];
           const limits = { rounds: cfg.ai.maxToolRounds, perRound: cfg.ai.maxToolCallsPerRound, perMessage: cfg.ai.maxToolCallsPerMessage, perDay: ctx.isOwner ? 0 : cfg.ai.toolCallsPerDay };
           const result = await toolLoop(messages, openAiTools, tools, ctx, { premium, userId: ctx.senderId }, limits, cited);
           await questionSaved;
+          // After the answer (never before it): the chat's oldest turns go into its summary once they reach the budget.
+          const foldLater = () => options.onlyTurnsOf || summaries.foldIfDue(ctx.chatId, ctx.message.isGroup, ctx.senderId);
           if (isNoReply(result.text)) {
             ctx.log.info({ leg: result.leg }, 'the model chose to stay silent: nothing is sent');
+            foldLater();
             return '';
           }
           // The model's Markdown as WhatsApp shows it; what is said is what the history keeps.
@@ -339,6 +352,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
             if (!unsaved.every((note) => answer.includes(note))) answer += `\n\n${unsaved.join('\n')}`;
           }
           await ctx.history.append({ role: 'assistant', text: answer, at: Date.now() });
+          foldLater();
           if (cfg.ai.showProvider) answer += `\n\n_(${result.leg} · ${result.model})_`;
           return answer;
         } catch (err) {
@@ -410,6 +424,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
     available: () => chain.available(),
     complete: (messages, options) => chain.complete(messages, options),
     respond,
+    idle: () => summaries.idle(),
     async budget(ctx, premium = false) {
       if (ctx.isOwner) return undefined;
       const verdict = await budgets.check(ctx.senderId, premium, config().ai);

@@ -361,6 +361,8 @@ export interface AiService {
    * when the model chose to stay silent (`NO_REPLY_TOKEN`), and `ctx.reply('')` sends nothing.
    */
   respond(ctx: BotContext, options?: RespondOptions): Promise<string>;
+  /** Resolves once the work `respond` left running after its answer (folding older turns into a summary) is done. */
+  idle?(): Promise<void>;
   /**
    * Checks the sender's AI budget (requests per minute, tokens per day, premium budget) for a call that does not go
    * through `respond` (vision, say). Returns the sentence to tell the user when over a limit; owners are exempt.

@@ -97,7 +97,12 @@ export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>):
     whatsapp: { readReceipts: raw.whatsapp?.readReceipts ?? true, presence: raw.whatsapp?.presence ?? true },
     // Left unset when the file does not set it: the transport decides (a piped console keeps every line apart).
     conversation: raw.conversation?.debounceMs === undefined ? {} : { debounceMs: raw.conversation.debounceMs },
-    history: { maxMessages: raw.history?.maxMessages ?? 50, maxPromptTokens: raw.history?.maxPromptTokens ?? 6000 },
+    history: {
+      maxMessages: raw.history?.maxMessages ?? 50,
+      maxPromptTokens: raw.history?.maxPromptTokens ?? 6000,
+      summarize: raw.history?.summarize ?? true,
+      summaryMaxTokens: raw.history?.summaryMaxTokens ?? 800,
+    },
     ai: {
       requestsPerMinute: raw.ai?.requestsPerMinute ?? 10,
       tokensPerDay: raw.ai?.tokensPerDay ?? 300_000,

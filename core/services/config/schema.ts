@@ -68,8 +68,10 @@ export const configSchema = {
       type: 'object',
       additionalProperties: false,
       properties: {
-        maxMessages: { type: 'integer', minimum: 2, maximum: 1000 },
-        maxPromptTokens: { type: 'integer', minimum: 500, maximum: 1000000 },
+        maxMessages: { type: 'integer', minimum: 2, maximum: 1000, description: "the most messages of a chat's live conversation sent to the model; reaching it folds the oldest half into the chat's summary (or, with summaries off, drops the oldest one)" },
+        maxPromptTokens: { type: 'integer', minimum: 500, maximum: 1000000, description: 'the most (estimated) tokens of live conversation in one request; reaching it folds the oldest part into the summary too' },
+        summarize: { type: 'boolean', description: 'fold older turns into a running per-chat summary instead of dropping them (default true)' },
+        summaryMaxTokens: { type: 'integer', minimum: 100, maximum: 8000, description: "the longest a chat's summary may be, in tokens (default 800)" },
       },
     },
     ai: {
@@ -162,7 +164,7 @@ export interface BotConfig {
   whatsapp: { readReceipts: boolean; presence: boolean };
   /** `debounceMs` unset: the transport's default (1500 ms on WhatsApp and a console in a terminal, else 0). */
   conversation: { debounceMs?: number };
-  history: { maxMessages: number; maxPromptTokens: number };
+  history: { maxMessages: number; maxPromptTokens: number; summarize: boolean; summaryMaxTokens: number };
   ai: AiConfig;
   data: { flushIntervalMs: number; diskLowMb: number };
   sending: { perChatPerMinute: number; globalPerMinute: number; jitterMs: number };

@@ -313,12 +313,14 @@ export class ProviderChain {
       options.premium ? 'premium chat' : 'chat',
       async (leg, client) => {
         const model = options.model ?? (options.premium ? leg.premiumModel : leg.model);
+        // The messages last: what changes from one request of a chat to the next is at the end of the JSON text, and
+        // everything before it (model, tools, system prompt, summary, earlier turns) is the same bytes as before.
         const body: OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming = {
           model,
-          messages,
           ...(options.tools?.length ? { tools: options.tools } : {}),
           ...(options.maxTokens ? { max_tokens: options.maxTokens } : {}),
           ...(options.extra ?? {}),
+          messages,
         } as OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming;
         // Sent as JSON text made from the prompt's frozen parts (each serialized once), not stringified whole per message.
         const completion = await client.post<OpenAI.Chat.Completions.ChatCompletion>('/chat/completions', { body: requestJson(body), headers: JSON_BODY });

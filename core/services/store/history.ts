@@ -20,6 +20,38 @@ export interface HistoryEntry {
   answers?: string;
 }
 
+/**
+ * What older turns of a chat became once folded out of its history (`history.summarize`): the main model's running
+ * summary of them, and who and which messages it covers — a privacy delete or a message deleted for everyone that
+ * one of them was part of removes the summary, since its text may repeat their words.
+ */
+export interface ChatSummary {
+  text: string;
+  /** Unix ms of the last fold. */
+  at: number;
+  /** Messages folded in so far. */
+  folded: number;
+  /** Every sender id of a folded message and every id a folded answer answered. */
+  people: string[];
+  /**
+   * The newest folded messages that carried an id (at most `SUMMARY_RECENT_IDS`): WhatsApp lets a message be deleted
+   * for everyone or edited only for a short while (about two days), so older ids are never asked for.
+   */
+  recent: Array<{ id: string; senderId?: string; role: HistoryEntry['role'] }>;
+}
+
+/**
+ * How many messages a chat's history keeps: `history.maxMessages` as a sliding window without summaries; with them,
+ * turns leave the history only once folded into the summary, and this bound (4 ×) holds only while folding keeps
+ * failing (the model down for long), so the files still cannot grow without end.
+ */
+export function storedMessages(history: { maxMessages: number; summarize: boolean }): number {
+  return history.summarize ? 4 * history.maxMessages : history.maxMessages;
+}
+
+/** How many folded message ids a summary remembers (see `ChatSummary.recent`). */
+export const SUMMARY_RECENT_IDS = 500;
+
 /** How `HistoryStore.append` writes its line. */
 export interface AppendOptions {
   /**
@@ -39,6 +71,7 @@ export type HistoryAppendListener = (chatId: string, entry: HistoryEntry) => voi
 
 interface HistoryDoc {
   messages: HistoryEntry[];
+  summary?: ChatSummary;
   /** Sequence number of the last log line folded into the JSON file. */
   logSeq?: number;
 }
@@ -407,14 +440,59 @@ export class HistoryStore {
     return changed;
   }
 
-  /** Clears the chat's prompt history (`.reset`): the next answer starts a fresh conversation. Returns how many went. */
+  /**
+   * Clears the chat's prompt history and its summary (`.reset`): the next answer starts a fresh conversation. Returns
+   * how many messages went.
+   */
   async clear(chatId: string): Promise<number> {
     const chat = this.chat(chatId);
     const doc = await chat.get();
     const removed = doc.messages.length;
     doc.messages = [];
+    delete doc.summary;
     await chat.compact(true);
     return removed;
+  }
+
+  /** The chat's running summary of its folded turns, if it has one. */
+  async summary(chatId: string): Promise<ChatSummary | undefined> {
+    return (await this.chat(chatId).get()).summary;
+  }
+
+  /**
+   * Folds the chat's oldest messages into its summary: `folded` must still be the first messages of the history and
+   * `base` still the chat's summary (the same objects the summary was made from). Then both change in one atomic
+   * write — the messages leave the history, `text` becomes the summary — and this resolves true once that is on disk.
+   * When anything changed meanwhile (a message deleted or edited, `.reset`, the summary removed), nothing changes and
+   * this resolves false: the new text may hold words that must be gone, and the turns are still there to fold later.
+   */
+  async fold(chatId: string, folded: HistoryEntry[], base: ChatSummary | undefined, text: string, now = Date.now()): Promise<boolean> {
+    const chat = this.chat(chatId);
+    const doc = await chat.get();
+    if (!folded.length || doc.summary !== base || folded.length > doc.messages.length) return false;
+    for (let i = 0; i < folded.length; i++) if (doc.messages[i] !== folded[i]) return false;
+    const people = new Set(base?.people ?? []);
+    const recent = [...(base?.recent ?? [])];
+    for (const entry of folded) {
+      if (entry.senderId) people.add(entry.senderId);
+      if (entry.answers) people.add(entry.answers);
+      if (entry.id) recent.push({ id: entry.id, role: entry.role, ...(entry.senderId ? { senderId: entry.senderId } : {}) });
+    }
+    doc.summary = { text, at: now, folded: (base?.folded ?? 0) + folded.length, people: [...people], recent: recent.slice(-SUMMARY_RECENT_IDS) };
+    doc.messages = doc.messages.slice(folded.length);
+    // One JSON file write holds both: a crash leaves either the old history or the new summary without those turns.
+    await chat.compact(true);
+    return true;
+  }
+
+  /** Removes the chat's summary when it matches (a privacy delete, a message deleted for everyone); true when it went. */
+  async removeSummaryWhere(chatId: string, matches: (summary: ChatSummary) => boolean): Promise<boolean> {
+    const chat = this.chat(chatId);
+    const doc = await chat.get();
+    if (!doc.summary || !matches(doc.summary)) return false;
+    delete doc.summary;
+    await chat.compact(true);
+    return true;
   }
 
   /**

@@ -1,6 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { HistoryEntry, HistoryStore } from './history.js';
+import type { ChatSummary, HistoryEntry, HistoryStore } from './history.js';
 import type { MemoryFact, MemoryStore } from './memory.js';
 
 /** The ids one person writes under (phone jid and LID), canonical: `<digits>@s.whatsapp.net` / `<digits>@lid`. */
@@ -190,6 +190,38 @@ export function historyParticipant(histories: HistoryStore): PrivacyParticipant 
     // A private chat moved from its LID to its phone id: its history goes with it (merged in time order).
     moveChat: (from, to) => histories.moveChat(from, to),
     edit: (chatId, messageId, text, author) => histories.updateWhere(chatId, (e) => e.id === messageId && e.role === 'user' && changeableBy(e.senderId, author), (e) => ({ ...e, text })),
+  };
+}
+
+/** A summary that may repeat the person's words: of their private chat, or one that folded a message of or to them. */
+const summaryAbout = (chat: string, summary: ChatSummary, person: PersonIds) => isPrivateChatOf(chat, person) || summary.people.some((id) => writtenBy(id, person));
+
+/**
+ * The chats' running summaries (older turns folded by the model, `history.summarize`) as a participant. A summary
+ * cannot be cut apart by who said what, so whatever touches one of its messages removes it whole: the person's
+ * delete, a message of it deleted for everyone or edited. It moves with the history file (same file).
+ */
+export function summaryParticipant(histories: HistoryStore): PrivacyParticipant {
+  const folder = () => path.join(histories.dataDir, 'history');
+  const covers = (messageId: string, author: PersonIds | undefined, onlyUser: boolean) => (s: ChatSummary) =>
+    s.recent.some((m) => m.id === messageId && (!onlyUser || m.role === 'user') && changeableBy(m.senderId, author));
+  return {
+    name: 'conversation summaries',
+    async exportFor(person) {
+      const out: Record<string, ChatSummary> = {};
+      for (const chat of await chatsIn(folder(), histories)) {
+        const summary = await histories.summary(chat);
+        if (summary && summaryAbout(chat, summary, person)) out[chat] = summary;
+      }
+      return out;
+    },
+    async deleteFor(person) {
+      let removed = 0;
+      for (const chat of await chatsIn(folder(), histories)) if (await histories.removeSummaryWhere(chat, (s) => summaryAbout(chat, s, person))) removed++;
+      return removed;
+    },
+    revoke: async (chatId, messageId, author) => ((await histories.removeSummaryWhere(chatId, covers(messageId, author, false))) ? 1 : 0),
+    edit: async (chatId, messageId, _text, author) => ((await histories.removeSummaryWhere(chatId, covers(messageId, author, true))) ? 1 : 0),
   };
 }
 

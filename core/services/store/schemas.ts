@@ -130,6 +130,18 @@ export const HISTORY_SCHEMA: DataSchema = {
       },
       // Sequence number of the last `<chat>.jsonl` line folded into this file: lines up to it are not replayed again.
       logSeq: { type: 'integer', minimum: 0 },
+      // The running summary of the turns folded out of `messages` (history.summarize).
+      summary: {
+        type: 'object',
+        required: ['text', 'at', 'folded', 'people', 'recent'],
+        properties: {
+          text: str,
+          at: num,
+          folded: { type: 'integer', minimum: 0 },
+          people: { type: 'array', items: str },
+          recent: { type: 'array', items: { type: 'object', required: ['id'], properties: { id: str, senderId: str, role: { enum: ['user', 'assistant'] } } } },
+        },
+      },
     },
   },
 };
