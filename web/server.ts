@@ -4,12 +4,14 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { App } from '../app/app.js';
 import { capabilityMark } from '../core/kernel/capabilities/capabilities.js';
+import { humanDuration } from '../core/kernel/status/status-report.js';
 import type { Transport } from '../core/kernel/port/transport.js';
 import { randomSecret } from './dashboard/auth.js';
 import { dashboard, type DashboardOptions } from './dashboard/dashboard.js';
 import { documentPage } from './dashboard/pages.js';
 import { operatorRoutes } from './operator-routes.js';
 import { html, raw } from './html.js';
+import { timeTag } from './format.js';
 import { baseHeaders, crossSiteGuard, hostGuard, pageHeaders, type HostRules } from './security.js';
 import { mountSites, startSiteServer } from './site-server.js';
 import { PAGE_CSS_HASH } from './style.js';
@@ -114,16 +116,15 @@ export function createWebApp(app: App, transport: () => Transport | undefined, o
     }
     const caps = app.capabilities.report().map((c) => html`<li><span class="${!c.ok ? 'bad' : c.degraded ? 'warn' : 'ok'}">${capabilityMark(c)}</span> <b>${c.name}</b>: ${c.detail}</li>`);
     const me = session.me ? [session.me.name, session.me.id, session.me.lid].filter(Boolean).join(' · ') : '';
-    const uptime = Math.round(process.uptime());
     // While not linked, say why and when the next attempt is, and show a pairing code when that login is used.
     const problem =
       session.status !== 'linked' && session.lastError
-        ? html`<p class="bad">Cannot reach WhatsApp: ${session.lastError}${session.retryAt ? html`; next try at ${new Date(session.retryAt).toLocaleTimeString()}` : ''}</p>`
+        ? html`<p class="bad">Cannot reach WhatsApp: ${session.lastError}${session.retryAt ? html`; next try at ${timeTag(session.retryAt)}` : ''}</p>`
         : '';
     const pairing = session.status !== 'linked' && session.pairingCode ? html`<p>Pairing code: <b>${session.pairingCode}</b> (Linked devices → Link with phone number instead)</p>` : '';
     ctx.body = documentPage(
       `${name}: status`,
-      html`<main><h1>${name}</h1><section><p>Session: <b>${session.status}</b>${me ? html` (linked as ${me})` : ''}</p>${problem}${pairing}<p>Uptime: ${uptime}s</p></section><section><h2>Capabilities</h2><ul>${caps}</ul></section></main>`,
+      html`<main><h1>${name}</h1><section><p>Session: <b>${session.status}</b>${me ? html` (linked as ${me})` : ''}</p>${problem}${pairing}<p>Uptime: ${humanDuration(process.uptime() * 1000)}</p></section><section><h2>Capabilities</h2><ul>${caps}</ul></section></main>`,
       session.status === 'linked' ? undefined : html`<meta http-equiv="refresh" content="15">`,
     ).value;
   });

@@ -48,6 +48,12 @@ h3{font-size:1rem;margin:.8rem 0 .4rem}h4{font-size:.98rem;margin:0 0 .3rem}
 .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,20rem),1fr));gap:1rem}
 .card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.9rem 1rem}
 .plugin-card fieldset{margin:.6rem 0;padding:.5rem .8rem}
+.plugin-list{display:grid;gap:.6rem}
+details.plugin-card>summary{cursor:pointer;display:flex;flex-wrap:wrap;align-items:baseline;gap:.2rem .8rem;list-style-position:inside}
+details.plugin-card>summary h3{display:inline;margin:0}details.plugin-card[open]>summary{margin-bottom:.4rem}
+fieldset.nested{margin:.6rem 0;padding:.4rem .7rem;background:transparent}
+pre.value{margin:.2rem 0;padding:.3rem .5rem;background:var(--bg);border-radius:5px;white-space:pre-wrap;font-size:.85rem}
+.option .label{display:block;font-weight:600;margin:.6rem 0 .2rem}
 label.inline{display:inline-flex;gap:.4rem;align-items:center;font-weight:600}
 .facts{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:.5rem 0}.facts dt{color:var(--muted)}.facts dd{margin:0}
 ul.plain{list-style:none;padding:0;margin:.3rem 0}

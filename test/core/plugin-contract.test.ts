@@ -232,7 +232,7 @@ describe('plugin contract v2', () => {
       form.set('plugin:dice:options', '{}');
       const saved = formToConfig(form, base, [dice]);
       expect(saved.problems).to.deep.equal([]);
-      expect(saved.config.plugins.dice).to.deep.equal({ enabled: true, access: 'everyone' });
+      expect(saved.config.plugins.dice).to.deep.equal({ enabled: true });
     });
   });
 
@@ -264,7 +264,7 @@ describe('plugin contract v2', () => {
         expect(await w.readConfig()).to.equal(before);
         expect(await roll()).to.equal('sides=12');
         expect((await savePlugin(w.port, cookie, { plugin: 'dice', enabled: 'on', 'opt:sides': '' })).status).to.equal(303);
-        expect(JSON.parse(await w.readConfig()).plugins.dice).to.deep.equal({ enabled: true, access: 'everyone' });
+        expect(JSON.parse(await w.readConfig()).plugins.dice).to.deep.equal({ enabled: true });
         expect(await roll()).to.equal('sides=6');
       } finally {
         await w.stop();
@@ -289,7 +289,7 @@ describe('plugin contract v2', () => {
       try {
         expect(stops, 'what its setup started is stopped when it is refused').to.equal(1);
         const { cookie } = await login(w.port, TOKEN);
-        const card = (body: string) => /id="plugin-second"[\s\S]*?<\/article>/.exec(body)?.[0] ?? '';
+        const card = (body: string) => /id="plugin-second"[\s\S]*?<\/details>/.exec(body)?.[0] ?? '';
         const page = await request(w.port, { path: '/config/plugins', headers: { cookie } });
         expect(card(page.body)).to.match(/off: PLUGIN_DUPLICATE_TOOL: plugin (&quot;|")second(&quot;|") offers tool (&quot;|")lookup(&quot;|")/);
         expect((await savePlugin(w.port, cookie, { plugin: 'second', enabled: 'on' })).status).to.equal(303);

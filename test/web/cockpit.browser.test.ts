@@ -122,7 +122,12 @@ describe('dashboard v2 views in headless Chromium', function () {
   it('an options form built from the plugin schema rejects a bad value and saves a good one', async () => {
     await page.goto(`${w.base}/config/plugins`);
     const card = '#plugin-counter';
-    expect(await page.textContent(`${card} #opt-counter-step-help`)).to.contain('How much each count adds.').and.contain('Default: 1');
+    // Cards are collapsed: the owner opens the one to change.
+    expect(await page.isVisible(`${card} #opt-counter-step`)).to.equal(false);
+    await page.click(`${card} summary`);
+    // A short description is the label itself (never the camelCase key); the default and range are the help.
+    expect(await page.textContent(`${card} label[for=opt-counter-step]`)).to.equal('How much each count adds');
+    expect(await page.textContent(`${card} #opt-counter-step-help`)).to.contain('Default: 1').and.contain('From 1 to 10');
     expect(await page.getAttribute(`${card} #opt-counter-step`, 'placeholder')).to.equal('1');
     const before = await w.readConfig();
     await page.fill(`${card} #opt-counter-step`, '50');
@@ -136,7 +141,7 @@ describe('dashboard v2 views in headless Chromium', function () {
     await page.fill(`${card} #opt-counter-step`, '3');
     await page.check(`${card} #opt-counter-loud`);
     await Promise.all([page.waitForURL(/saved=counter/), page.click(`${card} button[type=submit]`)]);
-    expect(JSON.parse(await w.readConfig()).plugins.counter).to.deep.equal({ enabled: true, access: 'everyone', step: 3, label: 'cups', loud: true });
+    expect(JSON.parse(await w.readConfig()).plugins.counter).to.deep.equal({ step: 3, label: 'cups', loud: true });
     expect(w.t.app.bot.config.plugins.counter.step).to.equal(3);
   });
 

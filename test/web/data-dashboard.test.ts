@@ -21,7 +21,7 @@ describe('dashboard: data folder health and owners\' privacy controls', function
     await w.t.transport.push({ senderId: '10000000055@s.whatsapp.net', text: 'hello' });
     const { page } = await login(w.port, TOKEN);
     expect(page).to.include('Data files set aside').and.include(file);
-    expect(page).to.match(/id="free-space"[^>]*>Free space: <b>[\d,]+ MB<\/b>/);
+    expect(page).to.match(/id="free-space"[^>]*>Free space: <b>[\d,]+\.\d [MG]B<\/b>/);
   });
 
   it('exports and (only when confirmed) deletes what is kept about one person', async () => {

@@ -5,6 +5,7 @@ import { definePlugin } from '../../core/index.js';
 import type { SessionState } from '../../core/kernel/port/transport.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import { DEFAULT_LOGIN_LIMITS, LoginLimiter } from '../../web/dashboard/auth.js';
+import { formatTime } from '../../web/format.js';
 import { cookieHeader, csrfOf, formFields, login, request, sameOrigin, startWebTest, TOKEN, versionOf, type WebTest } from './web-helpers.js';
 
 const BOT_PHONE = '62899999999';
@@ -435,7 +436,7 @@ describe('status page while WhatsApp is unreachable', () => {
       const res = await request(w.port, { path: '/' });
       expect(res.status).to.equal(200);
       expect(res.body).to.contain('Cannot reach WhatsApp: getaddrinfo ENOTFOUND web.whatsapp.com');
-      expect(res.body).to.contain(new Date(retryAt).toLocaleTimeString());
+      expect(res.body).to.contain(formatTime(retryAt));
       expect(res.body).to.contain('Pairing code: <b>ABCD1234</b>');
     } finally {
       await w.stop();

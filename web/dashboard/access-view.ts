@@ -1,6 +1,7 @@
 import type { Activation, PairingRequest } from '../../core/kernel/access/access-store.js';
 import type { AccessMode } from '../../core/services/config/schema.js';
 import { html, type SafeHtml } from '../html.js';
+import { formatTime, timeTag } from '../format.js';
 
 /** What the access view shows: the rules from config.json and what the owners decided (data/access/state.json). */
 export interface AccessViewData {
@@ -23,7 +24,6 @@ export interface AccessViewData {
   groupDraft?: { chat: string; problem: string };
 }
 
-const clock = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
 const MODES: Activation[] = ['mention', 'always', 'off'];
 const MODE_WORDS: Record<Activation, string> = { mention: 'mention: answers mentions and replies', always: 'always: reads every message', off: 'off: quiet (keeps context)' };
 
@@ -34,7 +34,7 @@ function pendingSection(d: AccessViewData): SafeHtml {
   const rows = d.pending.map((p) => {
     const who = html`${p.senderName ? html`<b>${p.senderName}</b> ` : ''}<code>+${p.sender.split('@')[0]?.split(':')[0] ?? p.sender}</code>`;
     const held = p.held.map((h) => html`<li>${h.media ? html`<span class="hint">(${h.media})</span> ` : ''}${h.text}</li>`);
-    return html`<tr data-code="${p.code}"><td><b class="code">${p.code}</b></td><td>${who}</td><td><time datetime="${new Date(p.at).toISOString()}">${clock(p.at)}</time></td><td><ul class="plain">${held}</ul></td>
+    return html`<tr data-code="${p.code}"><td><b class="code">${p.code}</b></td><td>${who}</td><td>${timeTag(p.at)}</td><td><ul class="plain">${held}</ul></td>
 <td><form method="post" action="/config/access/approve">${hidden(d.csrf, { code: p.code })}<button type="submit" aria-label="Approve ${p.code}">Approve</button></form>
 <form method="post" action="/config/access/deny">${hidden(d.csrf, { code: p.code })}<button type="submit" class="secondary" aria-label="Deny ${p.code}">Deny</button></form></td></tr>`;
   });
@@ -44,7 +44,7 @@ ${rows.length ? html`<table><thead><tr><th scope="col">Code</th><th scope="col">
 
 function allowedSection(d: AccessViewData): SafeHtml {
   const rows = d.approved.map(
-    (a) => html`<tr><td><code>+${a.id}</code>${a.name ? html` ${a.name}` : ''}</td><td>${a.by === 'dashboard' ? 'dashboard' : html`<code>${a.by.split('@')[0]}</code>`}, <time datetime="${new Date(a.at).toISOString()}">${clock(a.at)}</time></td>
+    (a) => html`<tr><td><code>+${a.id}</code>${a.name ? html` ${a.name}` : ''}</td><td>${a.by === 'dashboard' ? 'dashboard' : html`<code>${a.by.split('@')[0]}</code>`}, ${timeTag(a.at)}</td>
 <td><form method="post" action="/config/access/revoke">${hidden(d.csrf, { id: a.id })}<button type="submit" class="secondary" aria-label="Remove +${a.id} from the allow list">Remove</button></form></td></tr>`,
   );
   const list = (ids: string[]) => (ids.length ? ids.map((id, i) => html`${i ? ', ' : ''}<code>${id}</code>`) : html`none`);
@@ -59,7 +59,7 @@ function activationSelect(id: string, current: Activation | undefined): SafeHtml
 
 function groupsSection(d: AccessViewData): SafeHtml {
   const rows = d.groups.map(
-    (g, i) => html`<tr data-chat="${g.chatId}"><td><code>${g.chatId}</code></td><td><form method="post" action="/config/access/activation">${hidden(d.csrf, { chat: g.chatId })}<label for="act-${i}" class="visually-hidden">Activation of ${g.chatId}</label>${activationSelect(`act-${i}`, g.mode)} <button type="submit" class="secondary" aria-label="Save activation of ${g.chatId}">Save</button></form></td><td class="hint">${g.by === 'dashboard' ? 'dashboard' : g.by.split('@')[0]}, ${clock(g.at)}</td></tr>`,
+    (g, i) => html`<tr data-chat="${g.chatId}"><td><code>${g.chatId}</code></td><td><form method="post" action="/config/access/activation">${hidden(d.csrf, { chat: g.chatId })}<label for="act-${i}" class="visually-hidden">Activation of ${g.chatId}</label>${activationSelect(`act-${i}`, g.mode)} <button type="submit" class="secondary" aria-label="Save activation of ${g.chatId}">Save</button></form></td><td class="hint">${g.by === 'dashboard' ? 'dashboard' : g.by.split('@')[0]}, ${formatTime(g.at)}</td></tr>`,
   );
   const draft = d.groupDraft;
   return html`<section id="groups" aria-labelledby="h-groups"><h3 id="h-groups">Groups</h3><p class="hint"><code>groups.policy</code> is <b>${d.groupsPolicy}</b>: ${d.groupsPolicy === 'allowlist' ? 'the bot takes part only in groups opened here or with .activation.' : 'groups nobody set answer mentions.'}</p>
@@ -81,7 +81,7 @@ function personasSection(d: AccessViewData): SafeHtml {
   const draft = d.personaDraft;
   const cards = d.personas.map((p, i) => {
     const mine = draft?.chatId === p.chatId ? draft : undefined;
-    return html`<article class="card" data-chat="${p.chatId}">${personaForm(d, i, p.chatId, mine ? mine.text : p.text, mine?.problem)}<p class="hint">Set by ${p.by === 'dashboard' ? 'the dashboard' : p.by.split('@')[0]}, ${clock(p.at)}</p></article>`;
+    return html`<article class="card" data-chat="${p.chatId}">${personaForm(d, i, p.chatId, mine ? mine.text : p.text, mine?.problem)}<p class="hint">Set by ${p.by === 'dashboard' ? 'the dashboard' : p.by.split('@')[0]}, ${formatTime(p.at)}</p></article>`;
   });
   const fresh = draft && !draft.chatId ? draft : undefined;
   return html`<section id="personas" aria-labelledby="h-personas"><h3 id="h-personas">Personas</h3><p class="hint">A chat's own instructions (<code>.persona</code>): used in that chat only.</p>
@@ -91,7 +91,7 @@ ${cards.length ? html`<div class="cards">${cards}</div>` : html`<p>No chat has a
 
 function pausedSection(d: AccessViewData): SafeHtml {
   const rows = d.paused.map(
-    (p) => html`<tr data-chat="${p.chatId}"><td><code>${p.chatId}</code></td><td>${p.until === null ? html`until <code>.bot on</code>` : html`until <time datetime="${new Date(p.until).toISOString()}">${clock(p.until)}</time>`}</td><td class="hint">${p.by === 'phone' ? 'written from the phone' : p.by === 'dashboard' ? 'dashboard' : p.by.split('@')[0]}</td>
+    (p) => html`<tr data-chat="${p.chatId}"><td><code>${p.chatId}</code></td><td>${p.until === null ? html`until <code>.bot on</code>` : html`until ${timeTag(p.until)}`}</td><td class="hint">${p.by === 'phone' ? 'written from the phone' : p.by === 'dashboard' ? 'dashboard' : p.by.split('@')[0]}</td>
 <td><form method="post" action="/config/access/resume">${hidden(d.csrf, { chat: p.chatId })}<button type="submit" aria-label="Hand back ${p.chatId} to the bot">Hand back</button></form></td></tr>`,
   );
   return html`<section id="paused" aria-labelledby="h-paused"><h3 id="h-paused">Paused chats</h3><p class="hint">When you write into a chat from the phone the bot stays quiet there for ${d.takeoverMinutes} minutes (<code>takeover.minutes</code>); <code>.bot off</code> pauses it until <code>.bot on</code>. "Hand back" does what <code>.bot on</code> does.</p>

@@ -1,4 +1,4 @@
-import { validateConfig } from '../../core/services/config/config-file.js';
+import { validateConfig, withDefaults } from '../../core/services/config/config-file.js';
 import type { Access } from '../../core/services/config/schema.js';
 import { userPart } from '../../core/kernel/port/ids.js';
 import { optionProblems, sectionProblems, type SectionRule } from '../../core/kernel/plugin/options.js';
@@ -21,6 +21,12 @@ export function isTextSection(rule: { schema: object }): boolean {
   return (rule.schema as { type?: unknown }).type === 'string';
 }
 
+/** The text a section's field shows for its value in the file (empty: not set, the default applies). */
+export function sectionText(rule: { schema: object }, value: unknown): string {
+  if (value === undefined) return '';
+  return isTextSection(rule) && typeof value === 'string' ? value : JSON.stringify(value, null, 2);
+}
+
 /**
  * Applies the form's fields of the plugins' top-level sections (`section:<key>`): a string is taken as typed, other
  * values as JSON; an empty field removes the key (the default applies). Each is checked with its plugin's schema.
@@ -31,6 +37,7 @@ function applySections(form: URLSearchParams, config: Record<string, any>, plugi
     if (!rule || form.get(`section:${rule.key}:present`) !== '1') continue;
     const text = form.get(`section:${rule.key}`) ?? '';
     texts[`section:${rule.key}`] = text;
+    if (text.trim() === sectionText(rule, config[rule.key]).trim()) continue;
     const field = `section.${rule.key}`;
     if (!text.trim()) {
       delete config[rule.key];
@@ -128,58 +135,131 @@ export function formToConfig(form: URLSearchParams, base: Record<string, any>, p
   const config: Record<string, any> = structuredClone(base);
   const problems: FieldProblem[] = [];
   const optionTexts: Record<string, string> = {};
+  const shown = shownSettings(base);
+  // Only a field that differs from what the page showed is written: what the owner did not touch stays as it is in
+  // the file (absent stays absent, so the defaults never land in config.json).
+  const update = (path: string[], now: unknown, was: unknown) => {
+    if (!sameValue(now, was)) setPath(config, path, now);
+  };
 
-  config.prefix = (form.get('prefix') ?? '').trim();
-  config.botName = (form.get('botName') ?? '').trim();
-  config.targetUserIds = idList(form.get('targetUserIds'));
+  update(['prefix'], (form.get('prefix') ?? '').trim(), shown.prefix);
+  update(['botName'], (form.get('botName') ?? '').trim(), shown.botName);
+  const targets = idList(form.get('targetUserIds'));
   const add = form.get('addOwnId');
-  if (add && !config.targetUserIds.includes(userPart(add))) config.targetUserIds.push(userPart(add));
+  if (add && !targets.includes(userPart(add))) targets.push(userPart(add));
+  update(['targetUserIds'], targets, shown.targetUserIds);
   const port = (form.get('port') ?? '').trim();
   // A non-number stays a string so the schema names the field ("port: must be integer").
-  config.port = /^\d{1,6}$/.test(port) ? Number(port) : port;
-  config.host = (form.get('host') ?? '').trim();
-  config.owners = idList(form.get('owners'));
-  config.access = { ...(config.access ?? {}), mode: form.get('access.mode') ?? 'everyone', allow: idList(form.get('access.allow')), block: idList(form.get('access.block')) };
-  config.groups = { ...(config.groups ?? {}), commandsWithoutMention: form.get('groups.commandsWithoutMention') === 'on' };
+  if (port !== shown.port) config.port = /^\d{1,6}$/.test(port) ? Number(port) : port;
+  update(['host'], (form.get('host') ?? '').trim(), shown.host);
+  update(['owners'], idList(form.get('owners')), shown.owners);
+  update(['access', 'mode'], form.get('access.mode') ?? shown.access.mode, shown.access.mode);
+  update(['access', 'allow'], idList(form.get('access.allow')), shown.access.allow);
+  update(['access', 'block'], idList(form.get('access.block')), shown.access.block);
+  update(['groups', 'commandsWithoutMention'], form.get('groups.commandsWithoutMention') === 'on', shown.groups.commandsWithoutMention);
   // Unticked boxes are not sent at all: only a form that showed them (the marker) may turn them off.
   if (form.get('whatsapp:present') === '1') {
-    config.whatsapp = { ...(config.whatsapp ?? {}), readReceipts: form.get('whatsapp.readReceipts') === 'on', presence: form.get('whatsapp.presence') === 'on' };
+    update(['whatsapp', 'readReceipts'], form.get('whatsapp.readReceipts') === 'on', shown.whatsapp.readReceipts);
+    update(['whatsapp', 'presence'], form.get('whatsapp.presence') === 'on', shown.whatsapp.presence);
   }
 
-  config.plugins = { ...(config.plugins ?? {}) };
   for (const plugin of plugins) {
     const name = plugin.name;
     if (form.get(`plugin:${name}:present`) !== '1') continue;
-    const previous = (config.plugins[name] ?? {}) as Record<string, unknown>;
-    const choice = form.get(`plugin:${name}:access`) ?? 'everyone';
-    const access: Access = choice === 'owners' ? 'owners' : choice === 'list' ? idList(form.get(`plugin:${name}:ids`)) : 'everyone';
-    const text = form.get(`plugin:${name}:options`) ?? '';
-    optionTexts[name] = text;
-    let options: Record<string, unknown> = pluginOptions(previous);
-    if (text.trim() === '') options = {};
-    else {
-      try {
-        const parsed: unknown = JSON.parse(text);
-        if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-          problems.push({ field: `plugins.${name}.options`, message: `plugins.${name} options: must be a JSON object like {"key": "value"}` });
-        } else if ('enabled' in parsed || 'access' in parsed) {
-          problems.push({ field: `plugins.${name}.options`, message: `plugins.${name} options: set "enabled" and "access" with the controls above, not in the options` });
-        } else {
-          options = parsed as Record<string, unknown>;
-          problems.push(...validatePluginOptions(plugin, options));
-        }
-      } catch (err) {
-        problems.push({ field: `plugins.${name}.options`, message: `plugins.${name} options: not valid JSON (${(err as Error).message})` });
-      }
-    }
+    const previous = (base.plugins?.[name] ?? {}) as Record<string, unknown>;
+    const section: Record<string, unknown> = { ...previous };
     const enabled = form.get(`plugin:${name}:enabled`) === 'on';
     const core = corePluginRule(plugin);
     if (!enabled && core && !core.canTurnOff) problems.push({ field: `plugins.${name}.enabled`, message: `plugins.${name}.enabled: ${name} is a core plugin that cannot be turned off (${core.why})` });
-    config.plugins[name] = { enabled, access, ...options };
+    if (!sameValue(enabled, previous.enabled ?? plugin.enabledByDefault ?? true)) section.enabled = enabled;
+    const choice = form.get(`plugin:${name}:access`) ?? 'everyone';
+    const access: Access = choice === 'owners' ? 'owners' : choice === 'list' ? idList(form.get(`plugin:${name}:ids`)) : 'everyone';
+    if (!sameValue(access, previous.access ?? 'everyone')) section.access = access;
+    // The page edits options field by field in the plugins view; a script may still post them as one JSON object.
+    const text = form.get(`plugin:${name}:options`);
+    if (text !== null) {
+      optionTexts[name] = text;
+      const options = parseOptionsJson(name, text, problems);
+      if (options) {
+        for (const key of Object.keys(pluginOptions(section))) delete section[key];
+        Object.assign(section, options);
+        problems.push(...validatePluginOptions(plugin, options));
+      }
+    }
+    if (!sameValue(section, previous)) {
+      config.plugins = { ...(config.plugins ?? {}), [name]: orderLike(previous, section) };
+    }
   }
 
   applySections(form, config, plugins, optionTexts, problems);
 
   problems.unshift(...validateConfig(config, sectionKeysOf(plugins)).map(splitProblem));
   return { config, optionTexts, problems };
+}
+
+function parseOptionsJson(name: string, text: string, problems: FieldProblem[]): Record<string, unknown> | undefined {
+  if (text.trim() === '') return {};
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      problems.push({ field: `plugins.${name}.options`, message: `plugins.${name} options: must be a JSON object like {"key": "value"}` });
+    } else if ('enabled' in parsed || 'access' in parsed) {
+      problems.push({ field: `plugins.${name}.options`, message: `plugins.${name} options: set "enabled" and "access" with the controls above, not in the options` });
+    } else return parsed as Record<string, unknown>;
+  } catch (err) {
+    problems.push({ field: `plugins.${name}.options`, message: `plugins.${name} options: not valid JSON (${(err as Error).message})` });
+  }
+  return undefined;
+}
+
+/** What the settings form shows for a config file: its values, with the defaults where it sets nothing. */
+export function shownSettings(file: Record<string, any>): {
+  prefix: string;
+  botName: string;
+  targetUserIds: string[];
+  port: string;
+  host: string;
+  owners: string[];
+  access: { mode: string; allow: string[]; block: string[] };
+  groups: { commandsWithoutMention: boolean };
+  whatsapp: { readReceipts: boolean; presence: boolean };
+} {
+  const c = withDefaults(file as Parameters<typeof withDefaults>[0]);
+  const ids = (value: unknown) => (Array.isArray(value) ? value.map(String) : []);
+  return {
+    prefix: String(c.prefix),
+    botName: String(c.botName),
+    targetUserIds: ids(c.targetUserIds),
+    port: String(c.port),
+    host: String(c.host),
+    owners: ids(c.owners),
+    access: { mode: String(c.access.mode), allow: ids(c.access.allow), block: ids(c.access.block) },
+    groups: { commandsWithoutMention: Boolean(c.groups.commandsWithoutMention) },
+    whatsapp: { readReceipts: c.whatsapp.readReceipts !== false, presence: c.whatsapp.presence !== false },
+  };
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Sets `path` in `target`, making the objects on the way (an existing object keeps its other keys). */
+function setPath(target: Record<string, any>, path: string[], value: unknown): void {
+  let node = target;
+  for (const key of path.slice(0, -1)) {
+    if (!node[key] || typeof node[key] !== 'object' || Array.isArray(node[key])) node[key] = {};
+    node = node[key];
+  }
+  node[path[path.length - 1]!] = value;
+}
+
+/**
+ * `section`'s keys in the order they had in `before` (new ones after), so a save moves nothing in config.json.
+ * @example orderLike({ a: 1, b: 2 }, { c: 3, b: 4 }) // { b: 4, c: 3 }
+ */
+export function orderLike(before: Record<string, unknown>, section: Record<string, unknown>): Record<string, unknown> {
+  const ordered: Record<string, unknown> = {};
+  for (const key of Object.keys(before)) if (key in section) ordered[key] = section[key];
+  for (const key of Object.keys(section)) if (!(key in ordered)) ordered[key] = section[key];
+  return ordered;
 }

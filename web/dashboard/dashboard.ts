@@ -13,7 +13,7 @@ import type { SafeHtml } from '../html.js';
 import { pageHeaders } from '../security.js';
 import { PAGE_CSS_HASH } from '../style.js';
 import { FailedLogins, LoginLimiter, randomSecret, sameSecret, SessionStore, tokenMatches, type DashboardSession } from './auth.js';
-import { formToConfig, isTextSection, sectionKeysOf, type FieldProblem } from './config-form.js';
+import { formToConfig, isTextSection, sectionKeysOf, sectionText, type FieldProblem } from './config-form.js';
 import { BodyError, readForm } from './form-body.js';
 import { dashboardPage, loginPage, messagePage, type DashboardView } from './pages.js';
 import { mountViews } from './view-routes.js';
@@ -120,7 +120,7 @@ export function dashboard(app: App, transport: () => Transport | undefined, opti
       sections: app.bot.configSections().map((s) => {
         const value = config[s.key];
         const text = isTextSection(s.rule);
-        const shown = draft?.optionTexts[`section:${s.key}`] ?? (value === undefined ? '' : text && typeof value === 'string' ? value : JSON.stringify(value, null, 2));
+        const shown = draft?.optionTexts[`section:${s.key}`] ?? sectionText(s.rule, value);
         return { key: s.key, plugin: s.plugin, description: String((s.rule.schema as { description?: unknown }).description ?? ''), text, value: shown, problems: s.problems };
       }),
       capabilities: app.capabilities.report(),

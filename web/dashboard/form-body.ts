@@ -1,4 +1,5 @@
 import type { Context } from 'koa';
+import { formatBytes } from '../format.js';
 
 /** Largest form body the dashboard accepts (the whole config with plugin options fits easily). */
 export const MAX_FORM_BYTES = 256 * 1024;
@@ -19,7 +20,7 @@ export class BodyError extends Error {
 export async function readForm(ctx: Context, limit = MAX_FORM_BYTES): Promise<URLSearchParams> {
   if (!ctx.is('application/x-www-form-urlencoded')) throw new BodyError(415, 'Send the form as application/x-www-form-urlencoded.');
   const declared = Number(ctx.get('content-length') || '0');
-  if (declared > limit) throw new BodyError(413, `The form is too large (limit ${Math.round(limit / 1024)} KB).`);
+  if (declared > limit) throw new BodyError(413, `The form is too large (limit ${formatBytes(limit)}).`);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
@@ -27,7 +28,7 @@ export async function readForm(ctx: Context, limit = MAX_FORM_BYTES): Promise<UR
     if (size > limit) {
       // Stop reading; the connection is closed after the answer so the rest of the upload goes nowhere.
       ctx.set('Connection', 'close');
-      throw new BodyError(413, `The form is too large (limit ${Math.round(limit / 1024)} KB).`);
+      throw new BodyError(413, `The form is too large (limit ${formatBytes(limit)}).`);
     }
     chunks.push(chunk);
   }

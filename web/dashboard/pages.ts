@@ -3,8 +3,9 @@ import type { Problem } from '../../core/services/log/recent-problems.js';
 import type { LegHealth } from '../../core/services/providers/provider-chain.js';
 import type { SessionState } from '../../core/kernel/port/transport.js';
 import { html, raw, type SafeHtml } from '../html.js';
+import { formatBytes } from '../format.js';
 import { PAGE_CSS } from '../style.js';
-import { pluginOptions, type FieldProblem } from './config-form.js';
+import { pluginOptions, shownSettings, type FieldProblem } from './config-form.js';
 import { navHtml } from './nav.js';
 
 /**
@@ -128,8 +129,16 @@ function idsField(view: DashboardView, field: string, label: string, value: unkn
   return html`<div><label for="${id}">${label}</label><textarea id="${id}" name="${field}" rows="2"${invalid(view.problems, field)}>${ids(value)}</textarea><p class="hint">${hint}</p>${errorsFor(view.problems, field)}</div>`;
 }
 
+/** The access modes as the select offers them (config `access.mode`). */
+const ACCESS_MODES: Array<[string, string]> = [
+  ['everyone', 'everyone (minus the block list)'],
+  ['pairing', 'pairing: a stranger gets a code an owner approves'],
+  ['owners', 'owners only'],
+  ['allowList', 'owners and the allow list'],
+];
+
 function generalFields(view: DashboardView): SafeHtml {
-  const c = view.config;
+  const c = shownSettings(view.config);
   const own = view.ownIds.length
     ? html`<div class="own-ids"><span class="hint">The bot's own ids:</span>${view.ownIds.map((o) =>
         o.added
@@ -137,7 +146,7 @@ function generalFields(view: DashboardView): SafeHtml {
           : html`<button type="submit" class="secondary" name="addOwnId" value="${o.id}" title="Add to targetUserIds and save">Add ${o.label} <code>${o.id}</code></button>`,
       )}</div>`
     : html`<p class="hint">The bot's own phone id and LID appear here once WhatsApp is linked.</p>`;
-  const restart = c.port !== view.running.port || c.host !== view.running.host;
+  const restart = c.port !== String(view.running.port) || c.host !== view.running.host;
   return html`<fieldset><legend>General</legend><div class="grid">
 ${textField(view, 'prefix', 'Command prefix', c.prefix, '1–3 characters, no spaces (e.g. "." for .ping).')}
 ${textField(view, 'botName', 'Bot name', c.botName, 'How the bot calls itself.')}
@@ -146,26 +155,25 @@ ${idsField(view, 'targetUserIds', 'Bot ids that count as a mention (targetUserId
 ${own}
 <div class="grid">
 ${textField(view, 'port', 'Web port', c.port, restart ? 'Changed: takes effect after a restart.' : 'Changing it needs a restart. 0 picks a free port.', 'text')}
-${textField(view, 'host', 'Bind address (host)', c.host ?? '127.0.0.1', '127.0.0.1 keeps the web server local. Changing it needs a restart.')}
+${textField(view, 'host', 'Bind address (host)', c.host, '127.0.0.1 keeps the web server local. Changing it needs a restart.')}
 </div>
 ${idsField(view, 'owners', 'Owners', c.owners, 'Ids of the people who run the bot (owner-only plugins, admin commands).')}
-<div class="grid"><div><label for="f-access-mode">Who may talk to the bot</label><select id="f-access-mode" name="access.mode"${invalid(view.problems, 'access.mode')}>
-<option value="everyone"${c.access?.mode !== 'allowList' ? html` selected` : ''}>everyone (minus the block list)</option>
-<option value="allowList"${c.access?.mode === 'allowList' ? html` selected` : ''}>only the allow list</option></select>${errorsFor(view.problems, 'access.mode')}</div>
-<div><label for="f-groups">Groups</label><label class="hint"><input type="checkbox" id="f-groups" name="groups.commandsWithoutMention"${c.groups?.commandsWithoutMention ? html` checked` : ''}> commands work in groups without mentioning the bot</label></div></div>
-<div class="grid">${idsField(view, 'access.allow', 'Allow list', c.access?.allow, 'Used when "only the allow list" is chosen.')}
-${idsField(view, 'access.block', 'Block list', c.access?.block, 'The bot ignores these ids.')}</div>
+<div class="grid"><div><label for="f-access-mode">Who may talk to the bot privately</label><select id="f-access-mode" name="access.mode"${invalid(view.problems, 'access.mode')}>
+${ACCESS_MODES.map(([mode, text]) => html`<option value="${mode}"${c.access.mode === mode ? html` selected` : ''}>${text}</option>`)}</select>${errorsFor(view.problems, 'access.mode')}</div>
+<div><label for="f-groups">Groups</label><label class="hint"><input type="checkbox" id="f-groups" name="groups.commandsWithoutMention"${c.groups.commandsWithoutMention ? html` checked` : ''}> commands work in groups without mentioning the bot</label></div></div>
+<div class="grid">${idsField(view, 'access.allow', 'Allow list', c.access.allow, 'Used when "only the allow list" is chosen.')}
+${idsField(view, 'access.block', 'Block list', c.access.block, 'The bot ignores these ids.')}</div>
 </fieldset>`;
 }
 
 /** config `whatsapp`: what the people who write see of the bot (both on unless the file says false). */
 function whatsAppFields(view: DashboardView): SafeHtml {
-  const wa = (view.config.whatsapp ?? {}) as { readReceipts?: boolean; presence?: boolean };
+  const wa = shownSettings(view.config).whatsapp;
   const box = (field: string, on: boolean, text: string) =>
     html`<label class="hint"><input type="checkbox" id="f-${field.replace(/\./g, '-')}" name="${field}"${on ? html` checked` : ''}> ${text}</label>${errorsFor(view.problems, field)}`;
   return html`<fieldset id="whatsapp"><legend>WhatsApp</legend><input type="hidden" name="whatsapp:present" value="1">
-<div>${box('whatsapp.readReceipts', wa.readReceipts !== false, 'read receipts: blue ticks on the messages the bot answers (never on blocked, held or ignored ones)')}</div>
-<div>${box('whatsapp.presence', wa.presence !== false, 'show the bot "online" while it types an answer (offline again after)')}</div></fieldset>`;
+<div>${box('whatsapp.readReceipts', wa.readReceipts, 'read receipts: blue ticks on the messages the bot answers (never on blocked, held or ignored ones)')}</div>
+<div>${box('whatsapp.presence', wa.presence, 'show the bot "online" while it types an answer (offline again after)')}</div></fieldset>`;
 }
 
 function sectionFields(view: DashboardView): SafeHtml {
@@ -190,7 +198,7 @@ function pluginRows(view: DashboardView): SafeHtml {
     const enabled = section.enabled ?? p.defaultEnabled;
     const access = section.access ?? 'everyone';
     const choice = Array.isArray(access) ? 'list' : access === 'owners' ? 'owners' : 'everyone';
-    const options = view.optionTexts[p.name] ?? (Object.keys(pluginOptions(section)).length ? JSON.stringify(pluginOptions(section), null, 2) : '');
+    const set = Object.keys(pluginOptions(section)).length;
     const key = `plugins.${p.name}`;
     return html`<tr class="plugin" data-plugin="${p.name}"><td><input type="hidden" name="plugin:${p.name}:present" value="1"><b>${p.name}</b><p class="hint">${p.description}</p><p class="${p.healthy ? 'ok' : 'warn'}">${p.state}</p></td>
 <td>${p.alwaysOn ? html`<input type="hidden" name="plugin:${p.name}:enabled" value="on"><p class="hint">always on: ${p.alwaysOn}</p>` : html`<label class="hint"><input type="checkbox" name="plugin:${p.name}:enabled"${enabled ? html` checked` : ''}> enabled</label>`}${errorsFor(view.problems, `${key}.enabled`)}</td>
@@ -198,8 +206,8 @@ function pluginRows(view: DashboardView): SafeHtml {
 <option value="everyone"${choice === 'everyone' ? html` selected` : ''}>everyone</option>
 <option value="owners"${choice === 'owners' ? html` selected` : ''}>owners only</option>
 <option value="list"${choice === 'list' ? html` selected` : ''}>these ids:</option></select>
-<textarea name="plugin:${p.name}:ids" rows="2" aria-label="ids that may use ${p.name}" placeholder="ids for &quot;these ids&quot;, one per line">${Array.isArray(access) ? access.join('\n') : ''}</textarea>${errorsFor(view.problems, `${key}.access`)}</td>
-<td><textarea name="plugin:${p.name}:options" rows="${Math.min(8, Math.max(2, options.split('\n').length))}" aria-label="options of ${p.name} (JSON)" placeholder="{}"${invalid(view.problems, `${key}.options`)}>${options}</textarea><p class="hint">${p.hasSchema ? 'JSON object, checked against the plugin\'s schema.' : 'JSON object.'}</p>${errorsFor(view.problems, `${key}.options`)}</td></tr>`;
+<textarea name="plugin:${p.name}:ids" rows="2" aria-label="ids that may use ${p.name}, one per line" placeholder="ids for &quot;these ids&quot;, one per line">${Array.isArray(access) ? access.join('\n') : ''}</textarea>${errorsFor(view.problems, `${key}.access`)}</td>
+<td>${p.hasSchema ? html`<a href="/config/plugins#plugin-${p.name}">${set ? `${set} set` : 'all default'}: change in Plugins</a>` : html`<span class="hint">none</span>`}${errorsFor(view.problems, `${key}.options`)}</td></tr>`;
   });
   return html`<fieldset><legend>Plugins</legend><table><thead><tr><th>Plugin</th><th>On</th><th>Who may use it</th><th>Options</th></tr></thead><tbody>${rows}</tbody></table></fieldset>`;
 }
@@ -221,7 +229,7 @@ ${view.pluginFailures.length ? html`<h2>Plugins that did not load</h2><ul>${view
 function dataSection(view: DashboardView): SafeHtml {
   const data = view.data;
   if (!data) return html``;
-  const free = data.freeBytes === undefined ? 'unknown' : `${Math.floor(data.freeBytes / 1024 / 1024).toLocaleString('en-US')} MB`;
+  const free = data.freeBytes === undefined ? 'unknown' : formatBytes(data.freeBytes);
   return html`<section id="data"><h2>Data folder</h2><p id="free-space" class="${data.low ? 'bad' : 'ok'}">Free space: <b>${free}</b></p>
 ${data.setAside.length ? html`<h3>Data files set aside (bytes kept)</h3><ul id="set-aside">${data.setAside.map((p) => html`<li class="warn"><b>${p.file}</b>: ${p.reason} → kept as ${p.movedTo}</li>`)}</ul>` : ''}
 ${data.unsaved.length ? html`<h3>Not saved (kept in memory, retried)</h3><ul id="unsaved">${data.unsaved.map((p) => html`<li class="bad"><b>${p.file}</b>: ${p.reason}</li>`)}</ul>` : ''}

@@ -1,7 +1,6 @@
 import { statfs } from 'node:fs/promises';
 import type { Context } from 'koa';
 import type Router from '@koa/router';
-import { Ajv } from 'ajv';
 import type { App } from '../../app/app.js';
 import { ConfigError, saveConfigFile } from '../../core/services/config/config-file.js';
 import type { Access } from '../../core/services/config/schema.js';
@@ -14,7 +13,8 @@ import type { SafeHtml } from '../html.js';
 import type { DashboardSession } from './auth.js';
 import { mountAccessRoutes } from './access-routes.js';
 import { DASHBOARD_SCRIPT } from './client-script.js';
-import { idList, sectionKeysOf } from './config-form.js';
+import { idList, orderLike, sectionKeysOf } from './config-form.js';
+import { readOptions } from './option-form.js';
 import {
   linkRegion,
   logLineHtml,
@@ -61,9 +61,6 @@ const LIMIT_FIELDS = ['requestsPerMinute', 'tokensPerDay', 'premiumTokensPerDay'
  */
 export function mountViews(router: Router, deps: ViewRouteDeps): void {
   const { app } = deps;
-  // Defaults filled in while checking (on a copy): a field left empty means the plugin's default, which a plugin
-  // schema marks required (TypeBox); the saved section keeps only what the owner set.
-  const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true });
 
   /** Renders a view for a logged-in session, or sends the visitor to the login. */
   const page = async (ctx: Context, status: number, active: ViewId, title: string, body: (session: DashboardSession) => Promise<SafeHtml> | SafeHtml, notice?: Notice, live = true) => {
@@ -122,7 +119,7 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
     };
   };
 
-  const pluginCards = async (draft?: { name: string; enabled: boolean; access: Access; values: Record<string, unknown>; problems: PluginCard['problems'] }): Promise<PluginCard[]> => {
+  const pluginCards = async (draft?: { name: string; enabled: boolean; access: Access; values: Record<string, unknown>; problems: PluginCard['problems'] }, opened?: string): Promise<PluginCard[]> => {
     const config = await deps.readConfig();
     return app.bot.plugins().map((s) => {
       const section = (config.plugins?.[s.plugin.name] ?? {}) as Record<string, unknown>;
@@ -143,6 +140,7 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
         schema: s.plugin.optionsSchema,
         values: own?.values ?? values,
         problems: own?.problems ?? [],
+        open: opened === s.plugin.name,
       };
     });
   };
@@ -241,7 +239,7 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
   // ----- plugins -----
   router.get('/config/plugins', async (ctx) => {
     const name = typeof ctx.query.saved === 'string' ? ctx.query.saved : undefined;
-    await page(ctx, 200, 'plugins', 'Plugins', async (s) => pluginsView(await pluginCards(), s.csrf), name ? { kind: 'ok', text: `Saved ${name} and applied.` } : undefined, false);
+    await page(ctx, 200, 'plugins', 'Plugins', async (s) => pluginsView(await pluginCards(undefined, name), s.csrf), name ? { kind: 'ok', text: `Saved ${name} and applied.` } : undefined, false);
   });
 
   router.post('/config/plugins/save', async (ctx) => {
@@ -254,41 +252,13 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
       return;
     }
     const plugin = state.plugin;
+    const config = await deps.readConfig();
+    const previous = (config.plugins?.[plugin.name] ?? {}) as Record<string, unknown>;
+    const { enabled: wasEnabled, access: hadAccess, ...previousOptions } = previous;
     const choice = form.get('access');
     const access: Access = choice === 'owners' ? 'owners' : choice === 'list' ? idList(form.get('ids')) : 'everyone';
-    const problems: PluginCard['problems'] = [];
-    const values: Record<string, unknown> = {};
-    const props = ((plugin.optionsSchema as { properties?: Record<string, Record<string, any>> } | undefined)?.properties ?? {}) as Record<string, Record<string, any>>;
-    for (const [key, schema] of Object.entries(props)) {
-      const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
-      const raw = form.get(`opt:${key}`);
-      if (type === 'boolean') {
-        if (form.get(`present:${key}`) === '1') values[key] = raw === 'on';
-        continue;
-      }
-      const text = (raw ?? '').trim();
-      if (!text) continue; // empty: the plugin's default
-      if (type === 'integer' || type === 'number') values[key] = /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
-      else if (type === 'array') values[key] = text.split('\n').map((l) => l.trim()).filter(Boolean);
-      else if (type === 'string' || Array.isArray(schema.enum)) values[key] = text;
-      else {
-        try {
-          values[key] = JSON.parse(text);
-        } catch (err) {
-          problems.push({ field: `opt:${key}`, message: `${key}: not valid JSON (${(err as Error).message})` });
-        }
-      }
-    }
-    if (plugin.optionsSchema && !problems.length) {
-      const validate = ajv.compile(plugin.optionsSchema);
-      if (!validate(structuredClone(values))) {
-        for (const e of validate.errors ?? []) {
-          const key = e.instancePath.split('/')[1] ?? String(e.params?.additionalProperty ?? '');
-          problems.push({ field: `opt:${key}`, message: `${key}: ${e.message ?? 'is invalid'}` });
-        }
-      }
-    }
     const enabled = form.get('enabled') === 'on';
+    const { values, problems } = readOptions(form, plugin.optionsSchema, previousOptions);
     if (!enabled && state.core && !state.core.canTurnOff) {
       problems.push({ field: 'enabled', message: `${plugin.name} is a core plugin that cannot be turned off: ${state.core.why}.` });
     }
@@ -296,8 +266,14 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
       await page(ctx, 422, 'plugins', 'Plugins', async (s) => pluginsView(await pluginCards({ name: plugin.name, enabled, access, values, problems }), s.csrf), { kind: 'error', text: `Not saved: ${problems.some((p) => p.field === 'enabled') ? `${plugin.name} is a core plugin that cannot be turned off` : `${plugin.name} has options that are not valid`}.` }, false);
       return;
     }
-    const config = await deps.readConfig();
-    config.plugins = { ...(config.plugins ?? {}), [plugin.name]: { enabled, access, ...values } };
+    // Only what differs from what the card showed is written: the defaults stay out of config.json.
+    const section: Record<string, unknown> = { ...values };
+    const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+    if (!same(enabled, wasEnabled ?? plugin.enabledByDefault ?? true)) section.enabled = enabled;
+    else if (wasEnabled !== undefined) section.enabled = wasEnabled;
+    if (!same(access, hadAccess ?? 'everyone')) section.access = access;
+    else if (hadAccess !== undefined) section.access = hadAccess;
+    config.plugins = { ...(config.plugins ?? {}), [plugin.name]: orderLike(previous, section) };
     const saved = await saveOrExplain(ctx, config, 'plugins');
     if (!saved) return;
     app.log.info({ changed: [`plugins.${plugin.name}`], ip: ctx.ip }, `plugin ${plugin.name} saved from the dashboard and applied`);
@@ -418,3 +394,4 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
     off = logTail.subscribe(send);
   });
 }
+

@@ -5,7 +5,9 @@ import type { IncidentView } from '../../core/services/notices/owner-notifier.js
 import { humanDuration, legStateInWords } from '../../core/kernel/status/status-report.js';
 import type { SessionState } from '../../core/kernel/port/transport.js';
 import { html, raw, type SafeHtml } from '../html.js';
+import { formatBytes, formatTime, timeTag } from '../format.js';
 import { documentPage } from './pages.js';
+import { controlPaths, optionControls } from './option-form.js';
 import { navHtml, SCRIPT_PATH, type ViewId } from './nav.js';
 
 export { SCRIPT_PATH, VIEWS, type ViewId } from './nav.js';
@@ -31,7 +33,6 @@ ${parts.body}</main>`,
 }
 
 const number = (n: number) => n.toLocaleString('en-US');
-const clock = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
 const stateClass = (state: LegHealth['state']) => (state === 'healthy' ? 'ok' : state === 'cooling-down' ? 'warn' : 'bad');
 const capClass = (c: CapabilityStatus) => (!c.ok ? 'bad' : c.degraded ? 'warn' : 'ok');
 
@@ -54,8 +55,8 @@ export interface StatusViewData {
 /** Active incidents and those over since start; a link incident says its chat notice waits for the link. */
 export function incidentsSection(incidents: IncidentView[]): SafeHtml {
   const item = (i: IncidentView) =>
-    html`<li data-incident="${i.key}"><time datetime="${new Date(i.since).toISOString()}">${clock(i.since)}</time> ${
-      i.active ? html`<b class="bad">active</b>` : html`<span class="ok">over</span>${i.recoveredAt ? html` <span class="hint">(${clock(i.recoveredAt)})</span>` : ''}`
+    html`<li data-incident="${i.key}">${timeTag(i.since)} ${
+      i.active ? html`<b class="bad">active</b>` : html`<span class="ok">over</span>${i.recoveredAt ? html` <span class="hint">(${formatTime(i.recoveredAt)})</span>` : ''}`
     } ${i.text}${i.active && i.linkDown ? html` <span class="hint">The owners get this in WhatsApp, marked late, once the link is back.</span>` : ''}</li>`;
   return html`<section id="incidents" aria-labelledby="h-incidents"><h3 id="h-incidents">Incidents</h3>${
     incidents.length ? html`<ul class="plain log">${incidents.slice(0, 10).map(item)}</ul>` : html`<p class="ok">None since start.</p>`
@@ -71,7 +72,7 @@ export function linkRegion(d: Pick<StatusViewData, 'session' | 'qrSvg'>): SafeHt
       : s.status === 'qr'
         ? html`<p><b class="warn">Not linked</b>: scan the QR code below with WhatsApp → Linked devices → Link a device.</p>`
         : html`<p><b class="${s.status === 'offline' ? 'bad' : 'warn'}">${s.status === 'offline' ? 'Offline' : 'Connecting…'}</b>${s.lastError ? html`: ${s.lastError}` : ''}</p>`;
-  const retry = s.status !== 'linked' && s.retryAt ? html`<p>Next try at <time datetime="${new Date(s.retryAt).toISOString()}">${clock(s.retryAt)}</time>.</p>` : '';
+  const retry = s.status !== 'linked' && s.retryAt ? html`<p>Next try at ${timeTag(s.retryAt)}.</p>` : '';
   const pairing = s.status !== 'linked' && s.pairingCode ? html`<p>Pairing code: <b class="code">${s.pairingCode}</b> (Linked devices → Link with phone number instead)</p>` : '';
   const qr = s.status === 'qr' && d.qrSvg ? html`<div class="qr" role="img" aria-label="WhatsApp link QR code">${raw(d.qrSvg)}</div>` : '';
   const me = s.me ? html`<dl class="facts"><dt>Linked number</dt><dd>${s.me.id ?? 'unknown'}</dd><dt>LID</dt><dd>${s.me.lid ?? 'unknown'}</dd>${s.me.name ? html`<dt>Name</dt><dd>${s.me.name}</dd>` : ''}</dl>` : '';
@@ -79,7 +80,7 @@ export function linkRegion(d: Pick<StatusViewData, 'session' | 'qrSvg'>): SafeHt
 }
 
 export function statusView(d: StatusViewData): SafeHtml {
-  const disk = d.freeDisk ? html`${(d.freeDisk.bytes / 1e9).toFixed(1)} GB free in <code>${d.freeDisk.dir}</code>` : html`unknown`;
+  const disk = d.freeDisk ? html`${formatBytes(d.freeDisk.bytes)} free in <code>${d.freeDisk.dir}</code>` : html`unknown`;
   const relink = d.canRelink
     ? html`<form method="post" action="/config/status/relink"><input type="hidden" name="_csrf" value="${d.csrf}"><button type="submit" class="danger" id="relink">Log out and relink…</button> <span class="hint">Asks for confirmation first.</span></form>`
     : html`<p class="hint">This transport cannot relink from here.</p>`;
@@ -88,7 +89,7 @@ export function statusView(d: StatusViewData): SafeHtml {
 ${incidentsSection(d.incidents)}
 <section id="problems" aria-labelledby="h-problems"><h3 id="h-problems">Last warnings and errors</h3>${
     d.problems.length
-      ? html`<ul class="plain log">${d.problems.slice(0, 10).map((p) => html`<li><time datetime="${new Date(p.time).toISOString()}">${clock(p.time)}</time> <b class="${p.level === 'warn' ? 'warn' : 'bad'}">${p.level}</b>${p.plugin ? html` <span class="hint">[${p.plugin}]</span>` : ''} ${p.msg}</li>`)}</ul><p><a href="/config/log?level=warn">All warnings in the log view</a></p>`
+      ? html`<ul class="plain log">${d.problems.slice(0, 10).map((p) => html`<li>${timeTag(p.time)} <b class="${p.level === 'warn' ? 'warn' : 'bad'}">${p.level}</b>${p.plugin ? html` <span class="hint">[${p.plugin}]</span>` : ''} ${p.msg}</li>`)}</ul><p><a href="/config/log?level=warn">All warnings in the log view</a></p>`
       : html`<p class="ok">None since start.</p>`
   }</section>`;
 }
@@ -184,57 +185,33 @@ export interface PluginCard {
   schema?: Record<string, any>;
   values: Record<string, unknown>;
   problems: Array<{ field: string; message: string }>;
-}
-
-/** One form control per option of a plugin's JSON schema, with its default as placeholder and its description as help. */
-function optionField(plugin: string, key: string, schema: Record<string, any>, value: unknown, problem?: string): SafeHtml {
-  const id = `opt-${plugin}-${key}`;
-  const name = `opt:${key}`;
-  const help = [schema.description, schema.default !== undefined ? `Default: ${JSON.stringify(schema.default)}.` : '', schema.minimum !== undefined || schema.maximum !== undefined ? `Range ${schema.minimum ?? '…'} – ${schema.maximum ?? '…'}.` : '']
-    .filter(Boolean)
-    .join(' ');
-  const described = html` aria-describedby="${id}-help${problem ? ` ${id}-err` : ''}"${problem ? html` aria-invalid="true"` : ''}`;
-  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
-  let control: SafeHtml;
-  if (type === 'boolean') {
-    control = html`<label for="${id}" class="inline"><input type="checkbox" id="${id}" name="${name}"${(value ?? schema.default) ? html` checked` : ''}${described}> ${key}</label><input type="hidden" name="present:${key}" value="1">`;
-    return html`<div class="option">${control}<p class="hint" id="${id}-help">${help || ' '}</p>${problem ? html`<p class="field-error" id="${id}-err">${problem}</p>` : ''}</div>`;
-  }
-  if (Array.isArray(schema.enum)) {
-    const current = value ?? schema.default;
-    control = html`<select id="${id}" name="${name}"${described}><option value="">(default)</option>${schema.enum.map((o: unknown) => html`<option value="${String(o)}"${current === o ? html` selected` : ''}>${String(o)}</option>`)}</select>`;
-  } else if (type === 'integer' || type === 'number') {
-    control = html`<input type="text" inputmode="decimal" id="${id}" name="${name}" value="${value === undefined ? '' : String(value)}" placeholder="${schema.default === undefined ? '' : String(schema.default)}"${described}>`;
-  } else if (type === 'array' && (schema.items?.type === 'string' || schema.items?.type === undefined)) {
-    control = html`<textarea id="${id}" name="${name}" rows="3" placeholder="one per line"${described}>${Array.isArray(value) ? value.join('\n') : ''}</textarea>`;
-  } else if (type === 'string') {
-    control = html`<input type="text" id="${id}" name="${name}" value="${value === undefined ? '' : String(value)}" placeholder="${schema.default === undefined ? '' : String(schema.default)}"${described}>`;
-  } else {
-    control = html`<textarea id="${id}" name="${name}" rows="3" placeholder="JSON"${described}>${value === undefined ? '' : JSON.stringify(value, null, 2)}</textarea>`;
-  }
-  return html`<div class="option"><label for="${id}">${key}</label>${control}<p class="hint" id="${id}-help">${help || 'Empty: the default.'}</p>${problem ? html`<p class="field-error" id="${id}-err">${problem}</p>` : ''}</div>`;
+  /** Shown open (just saved). */
+  open?: boolean;
 }
 
 export function pluginsView(cards: PluginCard[], csrf: string): SafeHtml {
-  return html`<div class="cards">${cards.map((c) => {
-    const props = (c.schema?.properties ?? {}) as Record<string, Record<string, any>>;
+  return html`<p class="hint">Tap a plugin to see and change its settings. A field left empty uses the plugin's default; saving writes only what you changed.</p><div class="plugin-list">${cards.map((c) => {
+    const hasOptions = Object.keys(c.schema?.properties ?? {}).length > 0;
     const choice = Array.isArray(c.access) ? 'list' : c.access;
-    const general = c.problems.filter((p) => !p.field.startsWith('opt:'));
-    return html`<article class="card plugin-card" id="plugin-${c.name}" aria-labelledby="h-plugin-${c.name}"><h3 id="h-plugin-${c.name}">${c.name}</h3><p class="hint">${c.description}</p><p class="${c.healthy ? 'ok' : 'warn'}">${c.state}</p>
+    const shown = new Set(controlPaths(c.schema));
+    const general = c.problems.filter((p) => !shown.has(p.field));
+    // Collapsed by default (a phone shows the list of plugins, not every form); opened when it needs attention.
+    const open = c.problems.length > 0 || c.open;
+    return html`<details class="card plugin-card" id="plugin-${c.name}"${open ? html` open` : ''}><summary><h3 id="h-plugin-${c.name}">${c.name}</h3> <span class="${c.healthy ? 'ok' : 'warn'}">${c.state}</span></summary><p class="hint">${c.description}</p>
 ${general.length ? html`<div class="notice error" role="alert">${general.map((p) => html`<p>${p.message}</p>`)}</div>` : ''}
 <form method="post" action="/config/plugins/save" novalidate><input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="plugin" value="${c.name}">
 ${c.alwaysOn ? html`<input type="hidden" name="enabled" value="on"><p class="hint">Always on: ${c.alwaysOn}.</p>` : html`<label class="inline switch" for="en-${c.name}"><input type="checkbox" role="switch" id="en-${c.name}" name="enabled"${c.enabled ? html` checked` : ''}> Enabled</label>`}
 <label for="acc-${c.name}">Who may use it</label><select id="acc-${c.name}" name="access"><option value="everyone"${choice === 'everyone' ? html` selected` : ''}>everyone</option><option value="owners"${choice === 'owners' ? html` selected` : ''}>owners only</option><option value="list"${choice === 'list' ? html` selected` : ''}>these ids</option></select>
-<label for="ids-${c.name}">Ids for "these ids"</label><textarea id="ids-${c.name}" name="ids" rows="2">${Array.isArray(c.access) ? c.access.join('\n') : ''}</textarea>
-${Object.keys(props).length ? html`<fieldset><legend>Options</legend>${Object.entries(props).map(([key, schema]) => optionField(c.name, key, schema, c.values[key], c.problems.find((p) => p.field === `opt:${key}`)?.message))}</fieldset>` : html`<p class="hint">No options.</p>`}
-<p><button type="submit">Save ${c.name}</button></p></form></article>`;
+<label for="ids-${c.name}">Ids for "these ids" <span class="hint">(one per line)</span></label><textarea id="ids-${c.name}" name="ids" rows="2">${Array.isArray(c.access) ? c.access.join('\n') : ''}</textarea>
+${hasOptions ? html`<fieldset><legend>Options</legend>${optionControls(c.name, c.schema, c.values, c.problems)}</fieldset>` : html`<p class="hint">No options.</p>`}
+<p><button type="submit">Save ${c.name}</button></p></form></details>`;
   })}</div>`;
 }
 
 // ---------- log ----------
 
 export function logLineHtml(l: TailLine): SafeHtml {
-  return html`<li class="lvl-${l.level}"><time datetime="${new Date(l.time).toISOString()}">${new Date(l.time).toISOString().slice(11, 19)}</time> <b class="${l.level === 'warn' ? 'warn' : l.level === 'error' || l.level === 'fatal' ? 'bad' : ''}">${l.level}</b>${l.part ? html` <span class="hint">[${l.part}]</span>` : ''} ${l.msg}</li>`;
+  return html`<li class="lvl-${l.level}">${timeTag(l.time)} <b class="${l.level === 'warn' ? 'warn' : l.level === 'error' || l.level === 'fatal' ? 'bad' : ''}">${l.level}</b>${l.part ? html` <span class="hint">[${l.part}]</span>` : ''} ${l.msg}</li>`;
 }
 
 export function logView(lines: TailLine[], level: string): SafeHtml {
