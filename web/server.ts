@@ -104,12 +104,14 @@ export function createWebApp(app: App, transport: () => Transport | undefined, o
     const session = transport()?.session() ?? { status: 'offline' as const };
     ctx.type = 'html';
     const name = app.config.botName;
+    // The pairing-code form sits behind the dashboard's login (it starts a link); this page only points to it.
+    const pairingLink = app.settings.configToken && transport()?.requestPairingCode ? html`<p>No camera at hand? <a href="/config/status#pairing">Link with a phone number instead</a> (dashboard login).</p>` : '';
     if (session.status === 'qr' && session.qr) {
       const QRCode = (await import('qrcode')).default;
       const svg = await QRCode.toString(session.qr, { type: 'svg', margin: 2, width: 320 });
       ctx.body = documentPage(
         `${name}: link`,
-        html`<main class="qr"><h1>Link ${name}</h1><p>WhatsApp → Linked devices → Link a device, then scan:</p><div>${raw(svg)}</div><p class="hint">This page refreshes as the code rotates.</p></main>`,
+        html`<main class="qr"><h1>Link ${name}</h1><p>WhatsApp → Linked devices → Link a device, then scan:</p><div>${raw(svg)}</div>${pairingLink}<p class="hint">This page refreshes as the code rotates.</p></main>`,
         html`<meta http-equiv="refresh" content="15">`,
       ).value;
       return;

@@ -100,7 +100,8 @@ function control(plugin: string, path: string[], schema: Schema, value: unknown,
   }
   const problem = problems.find((p) => p.field === dotted)?.message;
   const range = schema.minimum !== undefined || schema.maximum !== undefined ? `From ${schema.minimum ?? schema.exclusiveMinimum ?? '…'} to ${schema.maximum ?? '…'}.` : '';
-  const hint = [help, kind === 'list' ? `One ${typeOf(schema.items ?? {}) === 'string' ? 'item' : 'number'} per line; empty: the default.` : '', schema.default !== undefined && kind !== 'boolean' ? `Default: ${shownDefault(schema.default)}.` : '', range]
+  const sentence = (text: string) => (text && !/[.!?]$/.test(text) ? `${text}.` : text);
+  const hint = [sentence(help), kind === 'list' ? `One ${typeOf(schema.items ?? {}) === 'string' ? 'item' : 'number'} per line; empty: the default.` : '', schema.default !== undefined && kind !== 'boolean' ? `Default: ${shownDefault(schema.default)}.` : '', range]
     .filter(Boolean)
     .join(' ');
   const described = html` aria-describedby="${id}-help${problem ? ` ${id}-err` : ''}"${problem ? html` aria-invalid="true"` : ''}`;
@@ -202,9 +203,13 @@ export function readOptions(form: URLSearchParams, schema: Schema | undefined, p
     }
   };
   walk((schema.properties ?? {}) as Record<string, Schema>, [], () => values, previous);
+  const paths = controlPaths(schema);
   const problems = optionProblems(schema, structuredClone(values)).map((line) => {
     const at = line.indexOf(': ');
-    return { field: at === -1 ? '' : line.slice(0, at), message: line };
+    const where = at === -1 ? '' : line.slice(0, at);
+    // A list item's problem (`quietHours.2`) belongs to the list's field.
+    const field = paths.filter((p) => where === p || where.startsWith(`${p}.`)).sort((a, b) => b.length - a.length)[0] ?? where;
+    return { field, message: line };
   });
   return { values, problems };
 }

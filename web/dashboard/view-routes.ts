@@ -90,7 +90,7 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
     }
     // The service's uptime (since the app started), as `.status` says it.
     const uptimeMs = (await app.bot.statusSource?.())?.uptimeMs ?? process.uptime() * 1000;
-    return { session, problems: recentProblems.list(), qrSvg: session.status === 'qr' ? await qrSvg(session.qr) : undefined, uptimeMs, version: projectVersion(), freeDisk, canRelink: Boolean(deps.transport()?.relink), incidents: app.bot.notices.incidents?.() ?? [], csrf };
+    return { session, problems: recentProblems.list(), qrSvg: session.status === 'qr' ? await qrSvg(session.qr) : undefined, uptimeMs, version: projectVersion(), freeDisk, canRelink: Boolean(deps.transport()?.relink), sessionStored: session.status === 'linked' || Boolean(session.me), canPair: Boolean(deps.transport()?.requestPairingCode), incidents: app.bot.notices.incidents?.() ?? [], csrf };
   };
 
   const providersData = (csrf: string) => ({
@@ -169,7 +169,12 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
 
   // ----- status -----
   router.get('/config/status', async (ctx) => {
-    const notice: Notice | undefined = ctx.query.relinked === '1' ? { kind: 'warn', text: 'Logged out of WhatsApp: scan the new QR code to link again.' } : undefined;
+    const notice: Notice | undefined =
+      ctx.query.relinked === '1'
+        ? { kind: 'warn', text: 'Logged out of WhatsApp: scan the new QR code to link again.' }
+        : ctx.query.pairing === '1'
+          ? { kind: 'ok', text: 'Pairing code asked for: on the phone open WhatsApp → Linked devices → Link a device → "Link with phone number instead" and type the code shown below.' }
+          : undefined;
     await page(ctx, 200, 'status', 'Status', async (s) => statusView(await statusData(s.csrf)), notice);
   });
 
@@ -189,6 +194,26 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
     await transport.relink();
     ctx.status = 303;
     ctx.redirect('/config/status?relinked=1');
+  });
+
+  router.post('/config/status/pairing-code', async (ctx) => {
+    const ok = await deps.authorisedForm(ctx);
+    if (!ok) return;
+    const transport = deps.transport();
+    const again = async (status: number, notice: Notice) => page(ctx, status, 'status', 'Status', async (s) => statusView(await statusData(s.csrf)), notice);
+    if (!transport?.requestPairingCode) {
+      await again(409, { kind: 'error', text: `Linking with a phone number is not available with the ${transport?.name ?? 'current'} transport.` });
+      return;
+    }
+    try {
+      await transport.requestPairingCode(ok.form.get('phone') ?? '');
+    } catch (err) {
+      await again(422, { kind: 'error', text: `No pairing code: ${(err as Error).message}.` });
+      return;
+    }
+    app.log.info({ ip: ctx.ip }, 'pairing code asked for from the dashboard');
+    ctx.status = 303;
+    ctx.redirect('/config/status?pairing=1');
   });
 
   // ----- providers -----

@@ -47,6 +47,10 @@ export interface StatusViewData {
   version: string;
   freeDisk?: { bytes: number; dir: string };
   canRelink: boolean;
+  /** A session is stored (linked now, or linked before and reconnecting): only then is there something to relink. */
+  sessionStored: boolean;
+  /** The transport can link with a phone number (pairing code) instead of the QR. */
+  canPair: boolean;
   /** Incidents the owners are told of (active first): the link's own ones can reach them only here while it is down. */
   incidents: IncidentView[];
   csrf: string;
@@ -81,10 +85,18 @@ export function linkRegion(d: Pick<StatusViewData, 'session' | 'qrSvg'>): SafeHt
 
 export function statusView(d: StatusViewData): SafeHtml {
   const disk = d.freeDisk ? html`${formatBytes(d.freeDisk.bytes)} free in <code>${d.freeDisk.dir}</code>` : html`unknown`;
-  const relink = d.canRelink
-    ? html`<form method="post" action="/config/status/relink"><input type="hidden" name="_csrf" value="${d.csrf}"><button type="submit" class="danger" id="relink">Log out and relink…</button> <span class="hint">Asks for confirmation first.</span></form>`
-    : html`<p class="hint">This transport cannot relink from here.</p>`;
-  return html`<section aria-labelledby="h-link"><h3 id="h-link">WhatsApp</h3><div data-region="link" aria-live="polite">${linkRegion(d)}</div>${relink}</section>
+  const relink = !d.canRelink
+    ? html`<p class="hint">This transport cannot relink from here.</p>`
+    : !d.sessionStored
+      ? ''
+      : html`<form method="post" action="/config/status/relink"><input type="hidden" name="_csrf" value="${d.csrf}"><button type="submit" class="danger" id="relink">Log out and relink…</button> <span class="hint">Asks for confirmation first.</span></form>`;
+  const pairing =
+    d.session.status === 'linked'
+      ? ''
+      : d.canPair
+        ? html`<form method="post" action="/config/status/pairing-code" id="pairing"><input type="hidden" name="_csrf" value="${d.csrf}"><label for="pairing-phone">Or link with a phone number (pairing code instead of the QR)</label><input type="text" inputmode="tel" autocomplete="tel" id="pairing-phone" name="phone" placeholder="6281234567890" aria-describedby="pairing-help"><p class="hint" id="pairing-help">The phone number of the WhatsApp account, in international form. You get a code to type on that phone under Linked devices → Link with phone number instead.</p><button type="submit" class="secondary" id="get-pairing-code">Get a pairing code</button></form>`
+        : html`<p class="hint" id="pairing">Linking with a phone number (pairing code) is not available with this transport.</p>`;
+  return html`<section aria-labelledby="h-link"><h3 id="h-link">WhatsApp</h3><div data-region="link" aria-live="polite">${linkRegion(d)}</div>${pairing}${relink}</section>
 <section aria-labelledby="h-service"><h3 id="h-service">Service</h3><dl class="facts"><dt>Uptime</dt><dd data-region="uptime">${humanDuration(d.uptimeMs)}</dd><dt>Version</dt><dd>${d.version}</dd><dt>Disk</dt><dd>${disk}</dd></dl></section>
 ${incidentsSection(d.incidents)}
 <section id="problems" aria-labelledby="h-problems"><h3 id="h-problems">Last warnings and errors</h3>${
@@ -199,7 +211,7 @@ export function pluginsView(cards: PluginCard[], csrf: string): SafeHtml {
     const open = c.problems.length > 0 || c.open;
     return html`<details class="card plugin-card" id="plugin-${c.name}"${open ? html` open` : ''}><summary><h3 id="h-plugin-${c.name}">${c.name}</h3> <span class="${c.healthy ? 'ok' : 'warn'}">${c.state}</span></summary><p class="hint">${c.description}</p>
 ${general.length ? html`<div class="notice error" role="alert">${general.map((p) => html`<p>${p.message}</p>`)}</div>` : ''}
-<form method="post" action="/config/plugins/save" novalidate><input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="plugin" value="${c.name}">
+<form method="post" action="/config/plugins/save" id="form-plugin-${c.name}" novalidate><input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="plugin" value="${c.name}">
 ${c.alwaysOn ? html`<input type="hidden" name="enabled" value="on"><p class="hint">Always on: ${c.alwaysOn}.</p>` : html`<label class="inline switch" for="en-${c.name}"><input type="checkbox" role="switch" id="en-${c.name}" name="enabled"${c.enabled ? html` checked` : ''}> Enabled</label>`}
 <label for="acc-${c.name}">Who may use it</label><select id="acc-${c.name}" name="access"><option value="everyone"${choice === 'everyone' ? html` selected` : ''}>everyone</option><option value="owners"${choice === 'owners' ? html` selected` : ''}>owners only</option><option value="list"${choice === 'list' ? html` selected` : ''}>these ids</option></select>
 <label for="ids-${c.name}">Ids for "these ids" <span class="hint">(one per line)</span></label><textarea id="ids-${c.name}" name="ids" rows="2">${Array.isArray(c.access) ? c.access.join('\n') : ''}</textarea>

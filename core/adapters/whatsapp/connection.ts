@@ -483,6 +483,17 @@ export class WhatsAppConnection {
     await this.connect();
   }
 
+  /**
+   * The owner's pairing-code login (dashboard): while a QR is on offer, asks WhatsApp for a code for `phone`
+   * instead; the code is shown until the link is made. Rejects, in words, when linked or not connected yet.
+   */
+  async requestPairingCode(phone: string): Promise<string> {
+    if (this.status === 'linked') throw new Error('WhatsApp is linked already: relink first to link another phone');
+    const socket = this.currentSocket;
+    if (this.status !== 'qr' || !socket) throw new Error('WhatsApp is not ready to link yet (no QR code on offer): wait until the QR code shows, then ask again');
+    return this.linking.requestCode(socket, phone);
+  }
+
   /** Waits (up to sendWaitMs) for a linked socket; throws a clear error when there is none. */
   async ready(): Promise<WhatsAppSocket> {
     if (this.status === 'linked' && this.currentSocket) return this.currentSocket;

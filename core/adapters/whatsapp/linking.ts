@@ -62,6 +62,16 @@ export class Linking {
     print(qr);
   }
 
+  /** A pairing code for `phone` asked for by the owner (dashboard) while the QR is on offer; kept until the link is made. */
+  async requestCode(socket: WhatsAppSocket, phone: string): Promise<string> {
+    const digits = pairingDigits(phone);
+    if (!digits) throw new Error('not a phone number: give it in international form, digits only (e.g. 6281234567890)');
+    const code = await socket.requestPairingCode(digits);
+    this.pairingCode = code;
+    this.log.info({ pairingCode: code, phone: digits }, `pairing code ${code} asked for from the dashboard: on the phone open WhatsApp → Linked devices → Link a device → "Link with phone number instead" and type it`);
+    return code;
+  }
+
   /** The link is made (or the session starts over): neither QR nor pairing code is shown any more. */
   done(): void {
     this.qr = undefined;

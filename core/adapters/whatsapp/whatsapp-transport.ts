@@ -98,6 +98,11 @@ export class WhatsAppTransport implements Transport {
     return this.connection.relink();
   }
 
+  /** The owner asked (dashboard) to link with a phone number: a pairing code instead of the QR. */
+  requestPairingCode(phone: string): Promise<string> {
+    return this.connection.requestPairingCode(phone);
+  }
+
   session(): SessionState {
     return { ...this.connection.session(), ...(this.isRestricted() ? { restricted: this.restriction() } : {}) };
   }

@@ -133,6 +133,13 @@ export interface Transport {
    * the transport has it.
    */
   relink?(): Promise<void>;
+  /**
+   * Asks the network for a pairing code to link with the phone number `phone` (digits, international form) instead
+   * of scanning the QR; resolves with the code, which `session().pairingCode` shows from then on. Rejects with a
+   * message for people when it cannot (already linked, not connected yet, not a phone number). Optional: the
+   * dashboard offers it only when the transport has it (WhatsApp; the console and memory transports have no link).
+   */
+  requestPairingCode?(phone: string): Promise<string>;
 }
 
 /** The private chat of `id` (digits) as `transport` names it. */

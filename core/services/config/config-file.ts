@@ -6,7 +6,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import { cosmiconfig } from 'cosmiconfig';
 import { DEFAULT_NOTICE_LIMITS } from '../notices/owner-notices.js';
 import { DEFAULT_SENDING_LIMITS } from '../sending/outbox.js';
-import { writeJsonAtomic } from '../store/atomic.js';
+import { writeFileAtomicSafe } from '../store/atomic.js';
 import { configSchema, type BotConfig } from './schema.js';
 
 /** Thrown for a config.json that is not JSON or does not fit the schema; the message names file, field, reason. */
@@ -192,7 +192,12 @@ export async function loadConfigFile(cwd: string, file = path.join(cwd, 'config.
 export async function saveConfigFile(file: string, value: unknown, sectionKeys: readonly string[] = []): Promise<BotConfig> {
   const problems = validateConfig(value, sectionKeys);
   if (problems.length) throw new ConfigError(file, problems);
-  if (existsSync(file)) await copyFile(file, `${file}.bak`);
-  await writeJsonAtomic(file, value);
+  let indent = '  ';
+  if (existsSync(file)) {
+    await copyFile(file, `${file}.bak`);
+    // The owner's layout is kept: a file indented with tabs or four spaces stays so (only changed lines differ).
+    indent = /^\{\r?\n([ \t]+)"/.exec(await readFile(file, 'utf8').catch(() => ''))?.[1] ?? indent;
+  }
+  await writeFileAtomicSafe(file, JSON.stringify(value, null, indent) + '\n');
   return withDefaults(value as Partial<BotConfig> & Record<string, unknown>);
 }
