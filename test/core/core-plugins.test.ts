@@ -25,7 +25,7 @@ describe('core plugins', () => {
       const form = new URLSearchParams({ _csrf: csrfOf(page.body), plugin: 'status', access: 'everyone' });
       const saved = await request(w.port, { method: 'POST', path: '/config/plugins/save', headers: { cookie, ...sameOrigin(w.port) }, body: form.toString() });
       expect(saved.status).to.equal(303);
-      expect(JSON.parse(await w.readConfig()).plugins.status).to.deep.equal({ enabled: false, access: 'everyone' });
+      expect(JSON.parse(await w.readConfig()).plugins.status).to.deep.equal({ enabled: false });
       expect(firstText(await w.t.transport.push(ownerText('.status')))).to.match(/^\.status is turned off: the owner switched off status/);
     } finally {
       await w.stop();
