@@ -1,7 +1,6 @@
 import type Router from '@koa/router';
 import path from 'node:path';
 import type { Capabilities } from './capabilities/capabilities.js';
-import { chatFallback } from './chat/chat-fallback.js';
 import { toolsFor } from './chat/tool-assembly.js';
 import type { BotConfig, PluginSection } from '../services/config/schema.js';
 import type { Settings } from '../services/config/settings.js';
@@ -19,7 +18,8 @@ import { accessFile } from './access/access-store.js';
 import { isOwnerId } from './plugin/access.js';
 import { PluginRegistry, type PluginFailure, type PluginState } from './plugin/registry.js';
 import type { AiService, BotContext, Plugin, PluginHost, SiteDeclaration, ToolDefinition } from './plugin/types.js';
-import { corePluginRule } from './core-plugins/index.js';
+import { corePluginRule, FALLBACK_PLUGIN } from './core-plugins/index.js';
+import { unclaimed } from './pipeline/unclaimed.js';
 import { pluginRouting } from './pipeline/plugin-routing.js';
 import type { StatusReport, StatusSource } from './status/status-report.js';
 import { Jail } from '../services/jail/jail.js';
@@ -481,7 +481,7 @@ export class Bot {
       markTakenUpRead(() => this.transport),
       ...this.extra,
       pluginRouting(routing),
-      chatFallback(this.ai, this.capabilities, config),
+      unclaimed(config, () => this.registry.active().some((s) => s.plugin === FALLBACK_PLUGIN)),
     ]);
   }
 

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { definePlugin, type PluginListing } from '../../core/index.js';
 import pingPlugin from '../../plugins/ping/index.js';
+import { FakeGateway } from '../fakes/openai-gateway.js';
 import { startTestApp } from '../helpers/test-app.js';
 import { csrfOf, login, request, sameOrigin, startWebTest, TOKEN } from '../web/web-helpers.js';
 
@@ -90,12 +91,50 @@ describe('core plugins', () => {
       expect(firstText(await t.transport.push({ text: '.menu' })).split(' ')).to.have.members(['help:help', 'status:status', 'menu:menu', 'ping:ping']);
       const own = seen.find((p) => p.name === 'menu');
       expect(own?.triggers).to.deep.equal([{ kind: 'command', command: 'menu', help: undefined, usage: undefined }, { kind: 'predicate', help: 'a predicate', usage: '(never)' }]);
-      expect(seen.filter((p) => p.core).map((p) => p.name)).to.have.members(['help', 'status']);
+      expect(seen.filter((p) => p.core).map((p) => p.name)).to.have.members(['help', 'status', 'chat']);
       t.app.bot.setConfig({ ...t.app.config, plugins: { ...t.app.config.plugins, ping: { enabled: false } } });
       expect(firstText(await t.transport.push({ text: '.menu' })).split(' ')).to.not.include('ping:ping');
       expect(seen.find((p) => p.name === 'ping')).to.include({ enabled: false, active: false, core: false });
     } finally {
       await t.stop();
     }
+  });
+
+  describe('chat, the fallback to the model', () => {
+    let gw: FakeGateway;
+    beforeEach(async () => {
+      gw = await FakeGateway.start('primary');
+    });
+    afterEach(() => gw.close());
+
+    it('the owner turns it off: free text is told so and reaches no model, commands and .help still answer; on again, the model answers', async () => {
+      const t = await startTestApp({ plugins: [pingPlugin], env: { API_KEY: 'key-123456', BASE_URL: gw.url, MODEL: 'main-model' }, config: { owners: [OWNER], plugins: { chat: { enabled: false } } } });
+      try {
+        expect(t.logs().find((l) => l.plugin === 'chat' && 'state' in l)?.msg).to.match(/^ {2}chat +disabled in config\.json \(core plugin\)$/);
+        expect(firstText(await t.transport.push({ text: 'hello there' }))).to.equal('I only answer commands here: the owner turned off answers by the AI. Send .help for what I can do.');
+        expect(firstText(await t.transport.push({ text: '.ping' }))).to.match(/^pong/);
+        const help = firstText(await t.transport.push({ text: '.help' }));
+        expect(help.split('\n').at(-1)).to.equal('I answer only these commands here.');
+        expect(gw.chats()).to.have.length(0);
+
+        t.app.bot.setConfig({ ...t.app.config, plugins: { ...t.app.config.plugins, chat: { enabled: true } } });
+        expect(firstText(await t.transport.push({ text: 'hello again' }))).to.equal('primary: hello again');
+        expect(firstText(await t.transport.push({ text: '.help' })).split('\n').at(-1)).to.equal('Anything else is answered by the AI.');
+        expect(gw.chats()).to.have.length(1);
+      } finally {
+        await t.stop();
+      }
+    });
+
+    it('kept to the owners with plugins.chat.access: others are told, and their text reaches no model', async () => {
+      const t = await startTestApp({ plugins: [pingPlugin], env: { API_KEY: 'key-123456', BASE_URL: gw.url, MODEL: 'main-model' }, config: { owners: [OWNER], plugins: { chat: { access: 'owners' } } } });
+      try {
+        expect(firstText(await t.transport.push({ text: 'hi', senderId: '62822222222@s.whatsapp.net' }))).to.equal('Sorry, you are not allowed to use chat here.');
+        expect(gw.chats()).to.have.length(0);
+        expect(firstText(await t.transport.push(ownerText('hi')))).to.equal('primary: hi');
+      } finally {
+        await t.stop();
+      }
+    });
   });
 });

@@ -17,7 +17,10 @@ function helpText(ctx: MessageContext): string {
       else if (t.kind === 'predicate' && t.help) lines.push(`${t.usage ?? `(${plugin.name})`}: ${t.help}`);
     }
   }
-  lines.push(`${prefix}help: this list`, '', 'Anything else is answered by the AI' + (ctx.message.isGroup ? ' when you mention me or reply to me.' : '.'));
+  // The fallback to the model is the `chat` core plugin: while it is off (or not for this sender) nothing else is answered.
+  const chat = ctx.host.plugins().find((p) => p.core && p.name === 'chat');
+  const anythingElse = chat?.active && chat.mayUse(ctx.message) ? 'Anything else is answered by the AI' + (ctx.message.isGroup ? ' when you mention me or reply to me.' : '.') : 'I answer only these commands here.';
+  lines.push(`${prefix}help: this list`, '', anythingElse);
   return lines.join('\n');
 }
 

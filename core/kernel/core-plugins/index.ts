@@ -1,5 +1,6 @@
 import { pluginErrors } from '../plugin/errors.js';
 import type { Plugin } from '../plugin/types.js';
+import chat from './chat.js';
 import help from './help.js';
 import status from './status.js';
 
@@ -12,7 +13,11 @@ import status from './status.js';
 export const CORE_PLUGINS: ReadonlyArray<{ plugin: Plugin; canTurnOff: boolean; why?: string }> = [
   { plugin: help, canTurnOff: false, why: '.help is how people find the commands, and unknown or turned-off commands point to it' },
   { plugin: status, canTurnOff: true },
+  { plugin: chat, canTurnOff: true },
 ];
+
+/** The fallback to the model (the `chat` core plugin): the end of the pipeline says so when it is off. */
+export const FALLBACK_PLUGIN = chat;
 
 /** How the core treats one of its own plugins, or undefined for any other plugin. */
 export function corePluginRule(plugin: Plugin): { canTurnOff: boolean; why?: string } | undefined {
