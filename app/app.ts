@@ -235,6 +235,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     metrics.countUpstream(leg, outcome);
     if (cooldownMs > 0) metrics.legCooldowns.inc({ leg, reason: outcome });
   });
+  usage.onTokens((leg, tokens) => metrics.countTokens(leg, tokens));
   metrics.observe({ legs: () => chain.health(), audioKeys: () => capabilities.known('audio') ? capabilities.status('audio').counts : undefined });
   // Chat and premium follow the legs' live state: amber while a leg rests or was rejected, red when none can answer.
   const servesPremium = (leg: { premiumModel?: string }) => Boolean(leg.premiumModel);
@@ -277,7 +278,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   chain.useNotices(bot.notices, () => bot.config.ai.outageNoticeMinutes);
   const startedAt = Date.now();
   bot.statusSource = async () =>
-    buildStatusReport({ startedAt, link: bot.session(), legs: chain.health(), capabilities, usageDays: (await usage.snapshot()).days });
+    buildStatusReport({ startedAt, link: bot.session(), legs: chain.health(), capabilities, usageDays: (await usage.snapshot()).days, lastReply: bot.ai.lastReply?.() });
 
   // The gateway probe runs beside start-up, not before it: a hung gateway must not delay `.ping` or `/ws`.
   const gatewayHealth: App['gatewayHealth'] = [];

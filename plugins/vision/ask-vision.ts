@@ -19,7 +19,8 @@ export interface VisionAnswer {
   text: string;
   leg: string;
   model: string;
-  usage?: { prompt_tokens: number; completion_tokens: number };
+  /** OpenAI-style counts (an Anthropic answer's cache reads and writes are input too; cache reads are its cached part). */
+  usage?: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens: number } };
 }
 
 /** The messages-API version sent by default: the one every Anthropic-format gateway accepts. */
@@ -137,7 +138,9 @@ async function viaMessages(leg: ProviderLeg, model: string, request: VisionReque
     .trim();
   // An empty answer is the leg's failure: the next leg gets the image.
   if (!text) throw new BadAnswerError('vision answer without text');
-  const usage = answer?.usage ? { prompt_tokens: answer.usage.input_tokens ?? 0, completion_tokens: answer.usage.output_tokens ?? 0 } : undefined;
+  const u = answer?.usage;
+  const cached = u?.cache_read_input_tokens ?? 0;
+  const usage = u ? { prompt_tokens: (u.input_tokens ?? 0) + cached + (u.cache_creation_input_tokens ?? 0), completion_tokens: u.output_tokens ?? 0, prompt_tokens_details: { cached_tokens: cached } } : undefined;
   return { text, leg: leg.name, model, usage };
 }
 
@@ -160,7 +163,7 @@ async function viaChat(leg: ProviderLeg, model: string, request: VisionRequest):
   const content = completion?.choices?.[0]?.message?.content;
   const text = typeof content === 'string' ? content.trim() : '';
   if (!text) throw new BadAnswerError('vision answer without text');
-  const usage = completion.usage ? { prompt_tokens: completion.usage.prompt_tokens ?? 0, completion_tokens: completion.usage.completion_tokens ?? 0 } : undefined;
+  const usage = completion.usage ? { prompt_tokens: completion.usage.prompt_tokens ?? 0, completion_tokens: completion.usage.completion_tokens ?? 0, prompt_tokens_details: { cached_tokens: completion.usage.prompt_tokens_details?.cached_tokens ?? 0 } } : undefined;
   return { text, leg: leg.name, model, usage };
 }
 

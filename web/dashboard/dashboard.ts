@@ -99,7 +99,7 @@ export function dashboard(app: App, transport: () => Transport | undefined, opti
     const day = today();
     const rows = Object.entries(usage.days?.[day] ?? {}).map(([key, c]) => {
       const [leg, ...model] = key.split('|');
-      return { leg: leg ?? key, model: model.join('|'), requests: c.requests, prompt: c.prompt, completion: c.completion, total: c.total };
+      return { leg: leg ?? key, model: model.join('|'), requests: c.requests, prompt: c.prompt, cached: c.cached ?? 0, completion: c.completion, total: c.total };
     });
     return {
       botName: app.config.botName,

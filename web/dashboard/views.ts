@@ -143,7 +143,7 @@ export function providersView(d: ProvidersViewData): SafeHtml {
 
 export interface UsageViewData {
   day: string;
-  rows: Array<{ leg: string; model: string; requests: number; total: number }>;
+  rows: Array<{ leg: string; model: string; requests: number; total: number; prompt?: number; cached?: number }>;
   users: Array<{ userId: string; tokens: number; premiumTokens: number }>;
   totals: { main: number; premium: number };
   limits: { requestsPerMinute: number; tokensPerDay: number; premiumTokensPerDay: number; quotaMainTokens: number; quotaPremiumTokens: number };
@@ -157,13 +157,13 @@ export function usageRegion(d: Pick<UsageViewData, 'day' | 'rows' | 'users' | 't
   const byProvider = new Map<string, number>();
   for (const r of d.rows) byProvider.set(r.leg, (byProvider.get(r.leg) ?? 0) + r.total);
   const providers = [...byProvider].map(([leg, total]) => html`<li><b>${leg}</b>: ${number(total)} tokens</li>`);
-  const models = d.rows.map((r) => html`<tr><td>${r.leg}</td><td><code>${r.model}</code></td><td>${number(r.requests)}</td><td><b>${number(r.total)}</b></td></tr>`);
+  const models = d.rows.map((r) => html`<tr><td>${r.leg}</td><td><code>${r.model}</code></td><td>${number(r.requests)}</td><td><b>${number(r.total)}</b></td><td>${number(r.prompt ?? 0)}</td><td>${number(r.cached ?? 0)}</td></tr>`);
   const users = d.users.map(
     (u) => html`<tr><td><code>${u.userId}</code></td><td>${number(u.tokens)} <span class="hint">(${percent(u.tokens, d.limits.tokensPerDay)} of ${d.limits.tokensPerDay ? number(d.limits.tokensPerDay) : 'no limit'})</span></td><td>${number(u.premiumTokens)} <span class="hint">(${percent(u.premiumTokens, d.limits.premiumTokensPerDay)})</span></td></tr>`,
   );
   const quota = (role: 'main' | 'premium', max: number) => html`<li>${role}: ${number(d.totals[role])} of ${max ? number(max) : 'no quota'} <span class="hint">(${percent(d.totals[role], max)})</span></li>`;
   return html`<h3>Today (${d.day}, UTC) per provider</h3><ul class="plain" id="usage-providers">${providers.length ? providers : html`<li>No usage yet today.</li>`}</ul>
-<h3>Per model</h3><table id="usage-models"><thead><tr><th scope="col">Leg</th><th scope="col">Model</th><th scope="col">Requests</th><th scope="col">Tokens</th></tr></thead><tbody>${models.length ? models : html`<tr><td colspan="4">No usage yet today.</td></tr>`}</tbody></table>
+<h3>Per model</h3><table id="usage-models"><thead><tr><th scope="col">Leg</th><th scope="col">Model</th><th scope="col">Requests</th><th scope="col">Tokens</th><th scope="col">Input</th><th scope="col">Cached input</th></tr></thead><tbody>${models.length ? models : html`<tr><td colspan="6">No usage yet today.</td></tr>`}</tbody></table>
 <h3>Per user (against the daily budgets)</h3><table id="usage-users"><thead><tr><th scope="col">User</th><th scope="col">Tokens today</th><th scope="col">Premium today</th></tr></thead><tbody>${users.length ? users : html`<tr><td colspan="3">No user has used the AI today.</td></tr>`}</tbody></table>
 <h3>All time against the account quotas</h3><ul class="plain">${quota('main', d.limits.quotaMainTokens)}${quota('premium', d.limits.quotaPremiumTokens)}</ul>`;
 }

@@ -8,7 +8,7 @@ import { keepOwnFilesApart } from './tool-effects.js';
 import { ContextTooLongError, type ProviderChain } from '../../services/providers/provider-chain.js';
 import { frozenPart } from '../../services/providers/request-json.js';
 import { today } from '../../services/providers/usage.js';
-import type { AiService, RespondOptions } from '../plugin/types.js';
+import type { AiService, ReplyCost, RespondOptions } from '../plugin/types.js';
 import type { ChatMessage, CompleteOptions, CompletionResult, ProviderLeg } from '../../services/providers/types.js';
 import { describeWriteError, type DataWriteError } from '../../services/store/data-health.js';
 import type { HistoryEntry, HistoryStore } from '../../services/store/history.js';
@@ -158,6 +158,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
   const { chain, budgets, capabilities, config, log } = deps;
   const now = deps.now ?? (() => new Date());
   const REMEMBER_TOOL = rememberTool(() => config().ai.maxMemoryWritesPerMessage);
+  let lastReply: ReplyCost | undefined;
   const summaries = new ChatSummaries({ histories: deps.histories, complete: (messages, options) => chain.complete(messages, options), config, log });
 
   /**
@@ -335,7 +336,9 @@ export function createAiService(deps: AiServiceDeps): AiService {
         try {
           const cited: string[] = [];
           const limits = { rounds: cfg.ai.maxToolRounds, perRound: cfg.ai.maxToolCallsPerRound, perMessage: cfg.ai.maxToolCallsPerMessage, perDay: ctx.isOwner ? 0 : cfg.ai.toolCallsPerDay };
-          const result = await toolLoop(messages, openAiTools, tools, ctx, { premium, userId: ctx.senderId }, limits, cited);
+          const cost: ReplyCost = { prompt: 0, cached: 0, completion: 0, requests: 0, at: 0 };
+          const result = await toolLoop(messages, openAiTools, tools, ctx, { premium, userId: ctx.senderId }, limits, cited, cost);
+          lastReply = { ...cost, at: Date.now() };
           await questionSaved;
           // After the answer (never before it): the chat's oldest turns go into its summary once they reach the budget.
           const foldLater = () => options.onlyTurnsOf || summaries.foldIfDue(ctx.chatId, ctx.message.isGroup, ctx.senderId);
@@ -380,12 +383,21 @@ export function createAiService(deps: AiServiceDeps): AiService {
     options: CompleteOptions,
     limits: { rounds: number; perRound: number; perMessage: number; perDay: number },
     cited: string[],
+    cost: ReplyCost,
   ): Promise<CompletionResult> {
+    const complete = async (options: CompleteOptions) => {
+      const result = await chain.complete(messages, options);
+      cost.requests++;
+      cost.prompt += result.tokens?.prompt ?? 0;
+      cost.cached += result.tokens?.cached ?? 0;
+      cost.completion += result.tokens?.completion ?? 0;
+      return result;
+    };
     // Tool calls cost (a web search is paid) and act: one message runs at most `perRound` of a round's calls and
     // `perMessage` in all. The others get a refusal as their result (every call needs one), so the model still answers.
     let run = 0;
     for (let round = 0; round < limits.rounds && run < limits.perMessage; round++) {
-      const result = await chain.complete(messages, { ...options, tools });
+      const result = await complete({ ...options, tools });
       const calls = result.message.tool_calls ?? [];
       if (!calls.length) return result;
       messages.push({ role: 'assistant', content: result.message.content ?? null, tool_calls: calls } as ChatMessage);
@@ -417,7 +429,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
       if (refused) ctx.log.warn({ refused, run, perRound: limits.perRound, perMessage: limits.perMessage }, `${refused} tool call(s) refused: over the cap of tool calls`);
     }
     // Out of rounds or of tool calls: ask once more without tools, so the user still gets an answer.
-    return chain.complete(messages, options);
+    return complete(options);
   }
 
   return {
@@ -425,6 +437,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
     complete: (messages, options) => chain.complete(messages, options),
     respond,
     idle: () => summaries.idle(),
+    lastReply: () => lastReply,
     async budget(ctx, premium = false) {
       if (ctx.isOwner) return undefined;
       const verdict = await budgets.check(ctx.senderId, premium, config().ai);

@@ -349,6 +349,15 @@ export interface RespondOptions {
  * const answer = await ctx.ai.respond(ctx, { text: transcript });
  * await ctx.reply(answer);
  */
+/** The tokens one answer cost: all input (its cached part apart), output, and how many requests it took. */
+export interface ReplyCost {
+  prompt: number;
+  cached: number;
+  completion: number;
+  requests: number;
+  at: number;
+}
+
 export interface AiService {
   /** True when some chat leg is usable now (configured and not cooling down). */
   available(): boolean;
@@ -363,13 +372,15 @@ export interface AiService {
   respond(ctx: BotContext, options?: RespondOptions): Promise<string>;
   /** Resolves once the work `respond` left running after its answer (folding older turns into a summary) is done. */
   idle?(): Promise<void>;
+  /** What the last answer of `respond` cost in tokens, over all its requests (tool rounds included). */
+  lastReply?(): ReplyCost | undefined;
   /**
    * Checks the sender's AI budget (requests per minute, tokens per day, premium budget) for a call that does not go
    * through `respond` (vision, say). Returns the sentence to tell the user when over a limit; owners are exempt.
    */
   budget(ctx: BotContext, premium?: boolean): Promise<string | undefined>;
   /** Records token usage of a call made through `failover`, for the usage ledger and the sender's budget. */
-  recordUsage(leg: string, model: string, premium: boolean, usage: { prompt_tokens?: number; completion_tokens?: number } | undefined, userId?: string): void;
+  recordUsage(leg: string, model: string, premium: boolean, usage: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } } | undefined, userId?: string): void;
   /** The configured legs in chain order. */
   legs(): ProviderLeg[];
   /** Each leg's live state (healthy, cooling down until …, rejected, used up) and last error in words; never a key. */

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { capabilityMark, type Capabilities } from '../capabilities/capabilities.js';
 import type { LegHealth } from '../../services/providers/provider-chain.js';
 import type { SessionState } from '../port/transport.js';
+import type { ReplyCost } from '../plugin/types.js';
 
 /** How the bot is doing right now: what `.status`, the dashboard and the log show. Never holds a key. */
 export interface StatusReport {
@@ -14,7 +15,9 @@ export interface StatusReport {
   legs: LegHealth[];
   capabilities: Array<{ name: string; ok: boolean; detail: string; degraded?: boolean }>;
   /** Today's (UTC) token use per "leg · model". */
-  usageToday: Array<{ key: string; tokens: number; requests: number }>;
+  usageToday: Array<{ key: string; tokens: number; requests: number; prompt: number; cached: number }>;
+  /** What the bot's last answer cost in tokens (all its requests), since the start. */
+  lastReply?: ReplyCost;
 }
 
 /** The source the app gives the bot; the bot asks it whenever someone wants the status. */
@@ -86,7 +89,11 @@ export function statusText(report: StatusReport, botName: string): string {
   for (const c of report.capabilities) lines.push(`${capabilityMark(c)} ${c.name}: ${c.detail}`);
   lines.push('', '*Usage today*');
   if (!report.usageToday.length) lines.push('none yet');
-  for (const u of report.usageToday) lines.push(`${u.key}: ${u.tokens} tokens in ${u.requests} request(s)`);
+  for (const u of report.usageToday) lines.push(`${u.key}: ${u.tokens} tokens in ${u.requests} request(s)${u.prompt ? `, input ${u.prompt} of which ${u.cached} cached` : ''}`);
+  if (report.lastReply) {
+    const r = report.lastReply;
+    lines.push('', `*Last reply*: ${r.prompt + r.completion} tokens (input ${r.prompt}, of which ${r.cached} cached; output ${r.completion}) in ${r.requests} request(s)`);
+  }
   return lines.join('\n');
 }
 
@@ -97,7 +104,8 @@ export function buildStatusReport(parts: {
   link: SessionState;
   legs: LegHealth[];
   capabilities: Capabilities;
-  usageDays: Record<string, Record<string, { total: number; requests: number }>> | undefined;
+  usageDays: Record<string, Record<string, { total: number; requests: number; prompt?: number; cached?: number }>> | undefined;
+  lastReply?: ReplyCost;
 }): StatusReport {
   const now = parts.now ?? Date.now();
   const today = new Date(now).toISOString().slice(0, 10);
@@ -108,6 +116,7 @@ export function buildStatusReport(parts: {
     link: parts.link,
     legs: parts.legs,
     capabilities: parts.capabilities.report(),
-    usageToday: Object.entries(parts.usageDays?.[today] ?? {}).map(([key, c]) => ({ key: key.replace('|', ' · '), tokens: c.total, requests: c.requests })),
+    usageToday: Object.entries(parts.usageDays?.[today] ?? {}).map(([key, c]) => ({ key: key.replace('|', ' · '), tokens: c.total, requests: c.requests, prompt: c.prompt ?? 0, cached: c.cached ?? 0 })),
+    ...(parts.lastReply ? { lastReply: parts.lastReply } : {}),
   };
 }

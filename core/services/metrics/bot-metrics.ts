@@ -63,6 +63,8 @@ export class BotMetrics {
   readonly reconnects: Counter<'reason'>;
   readonly messagesSent: Counter<'type'>;
   readonly sendFailures: Counter<'type'>;
+  /** Provider-reported tokens by leg and kind: input (`prompt`, cached included), `cached` input, `completion`. */
+  readonly tokens: Counter<'leg' | 'kind'>;
   private sources: MetricSources = {};
   // The message path counts here (a label hash and check per call in prom-client, several calls per message); each
   // counter takes its share when the metrics are read.
@@ -122,6 +124,12 @@ export class BotMetrics {
     });
     this.reconnects = new Counter({ name: `${METRIC_PREFIX}reconnects_total`, help: 'WhatsApp connection closes followed by a reconnect, by reason.', labelNames: ['reason'], registers });
     this.messagesSent = tallied('messages_sent_total', 'Messages the bot sent, by type (text, media, reaction, edit).', 'type', sent);
+    this.tokens = new Counter({
+      name: `${METRIC_PREFIX}tokens_total`,
+      help: 'Tokens the providers reported, by leg and kind: prompt (all input), cached (the part of the input read from the provider\'s prompt cache), completion.',
+      labelNames: ['leg', 'kind'],
+      registers,
+    });
     this.sendFailures = new Counter({ name: `${METRIC_PREFIX}send_failures_total`, help: 'Sends the transport refused or could not deliver, by type.', labelNames: ['type'], registers });
 
     new Gauge({
@@ -187,6 +195,13 @@ export class BotMetrics {
       },
     });
     collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
+  }
+
+  /** One response's tokens as the provider reported them (see `tokens`). */
+  countTokens(leg: string, tokens: { prompt: number; cached: number; completion: number }): void {
+    this.tokens.inc({ leg, kind: 'prompt' }, tokens.prompt);
+    this.tokens.inc({ leg, kind: 'cached' }, tokens.cached);
+    this.tokens.inc({ leg, kind: 'completion' }, tokens.completion);
   }
 
   /** One message's handling time, by kind (observed by the histogram when the metrics are read). */

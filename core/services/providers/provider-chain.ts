@@ -5,7 +5,7 @@ import { BadAnswerError, classifyFailure, type Failure } from './failure.js';
 import { normalizeBaseUrl } from './normalize.js';
 import { requestJson } from './request-json.js';
 import { AllProvidersFailedError, type ChatMessage, type CompleteOptions, type CompletionResult, type LegCondition, type LegHealth, type ProviderLeg } from './types.js';
-import type { UsageLedger } from './usage.js';
+import { tokenCount, type ReportedUsage, type UsageLedger } from './usage.js';
 import type { OwnerNotifier } from '../notices/owner-notifier.js';
 import type { KeyPool } from './key-pool.js';
 
@@ -289,7 +289,7 @@ export class ProviderChain {
   }
 
   /** Records usage of a call made through `failover` (other endpoints than chat completions). */
-  recordUsage(leg: string, model: string, premium: boolean, usage: { prompt_tokens?: number; completion_tokens?: number } | undefined, userId?: string): void {
+  recordUsage(leg: string, model: string, premium: boolean, usage: ReportedUsage | undefined, userId?: string): void {
     this.usage?.record(leg, model, premium ? 'premium' : 'main', usage, userId);
   }
 
@@ -329,7 +329,7 @@ export class ProviderChain {
         const text = typeof message.content === 'string' ? message.content : '';
         if (!text.trim() && !message.tool_calls?.length) throw new BadAnswerError('answer without content');
         this.usage?.record(leg.name, model, options.premium ? 'premium' : 'main', completion.usage, options.userId);
-        return { message, text, leg: leg.name, model };
+        return { message, text, leg: leg.name, model, tokens: tokenCount(completion.usage) };
       },
       filter,
     );

@@ -54,6 +54,8 @@ export interface CompletionResult {
   text: string;
   leg: string;
   model: string;
+  /** The response's tokens as the provider reported them (input, its cached part, output); zeros when it did not. */
+  tokens?: { prompt: number; cached: number; completion: number };
 }
 
 

@@ -5,6 +5,8 @@ import { USAGE_SCHEMA } from '../store/schemas.js';
 
 interface Counter {
   prompt: number;
+  /** Of `prompt`, the tokens the provider read from its prompt cache (absent in files from before it was counted). */
+  cached?: number;
   completion: number;
   total: number;
   requests: number;
@@ -16,6 +18,43 @@ interface UsageDoc {
   /** all-time totals per role, for the account quotas */
   totals: { main: number; premium: number };
   warned: { main: boolean; premium: boolean };
+}
+
+/**
+ * Token counts of one response as providers report them: OpenAI-style `prompt_tokens` (cached input in
+ * `prompt_tokens_details.cached_tokens`), or Anthropic-style `input_tokens` plus `cache_read_input_tokens` (cached
+ * input, not part of `input_tokens` there) and `cache_creation_input_tokens`.
+ */
+export interface ReportedUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  total_tokens?: number;
+  prompt_tokens_details?: { cached_tokens?: number | null } | null;
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+}
+
+/** One response's tokens: all input (`prompt`, cached included), the cached part of it, and output. */
+export interface TokenCount {
+  prompt: number;
+  cached: number;
+  completion: number;
+}
+
+const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0);
+
+/** Reads either style of usage report (see `ReportedUsage`); what is missing counts 0. */
+export function tokenCount(usage: ReportedUsage | undefined): TokenCount {
+  if (!usage) return { prompt: 0, cached: 0, completion: 0 };
+  if (usage.prompt_tokens !== undefined || usage.input_tokens === undefined) {
+    const prompt = count(usage.prompt_tokens);
+    return { prompt, cached: Math.min(prompt, count(usage.prompt_tokens_details?.cached_tokens ?? usage.cache_read_input_tokens)), completion: count(usage.completion_tokens) };
+  }
+  // Anthropic counts cache reads and writes apart from `input_tokens`: all of them are input of this request.
+  const cached = count(usage.cache_read_input_tokens);
+  return { prompt: count(usage.input_tokens) + cached + count(usage.cache_creation_input_tokens), cached, completion: count(usage.output_tokens) };
 }
 
 const DAY_MS = 86_400_000;
@@ -40,6 +79,8 @@ export class UsageLedger {
   private quotas = { main: 0, premium: 0 };
   /** Listeners told about each recorded usage (per-user budgets). */
   private readonly listeners: Array<(userId: string | undefined, role: 'main' | 'premium', tokens: number) => void> = [];
+  /** Listeners told about each response's tokens by leg (the metrics). */
+  private readonly tokenListeners: Array<(leg: string, tokens: TokenCount) => void> = [];
 
   /**
    * @param flushMs counters are kept in memory and written at most once per this interval (and at stop): a crash
@@ -64,11 +105,17 @@ export class UsageLedger {
     this.listeners.push(listener);
   }
 
-  record(leg: string, model: string, role: 'main' | 'premium', usage: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | undefined, userId?: string): void {
-    const prompt = usage?.prompt_tokens ?? 0;
-    const completion = usage?.completion_tokens ?? 0;
+  /** Calls `listener` with every recorded response's tokens (input, its cached part, output) and its leg. */
+  onTokens(listener: (leg: string, tokens: TokenCount) => void): void {
+    this.tokenListeners.push(listener);
+  }
+
+  record(leg: string, model: string, role: 'main' | 'premium', usage: ReportedUsage | undefined, userId?: string): void {
+    const tokens = tokenCount(usage);
+    const { prompt, cached, completion } = tokens;
     const total = usage?.total_tokens ?? prompt + completion;
     for (const l of this.listeners) l(userId, role, total);
+    for (const l of this.tokenListeners) l(leg, tokens);
     void this.doc.update((doc) => {
       doc.days ??= {};
       doc.totals ??= { main: 0, premium: 0 };
@@ -76,6 +123,7 @@ export class UsageLedger {
       const day = (doc.days[today()] ??= {});
       const counter = (day[`${leg}|${model}`] ??= { prompt: 0, completion: 0, total: 0, requests: 0 });
       counter.prompt += prompt;
+      if (cached) counter.cached = (counter.cached ?? 0) + cached;
       counter.completion += completion;
       counter.total += total;
       counter.requests += 1;

@@ -167,7 +167,8 @@ export const MEMORY_SCHEMA: DataSchema = {
   },
 };
 
-const counter = { type: 'object', required: ['prompt', 'completion', 'total', 'requests'], properties: { prompt: num, completion: num, total: num, requests: num } };
+// `cached`: input tokens the provider served from its prompt cache (part of `prompt`), where it reports them.
+const counter = { type: 'object', required: ['prompt', 'completion', 'total', 'requests'], properties: { prompt: num, completion: num, total: num, requests: num, cached: num } };
 
 /** `data/usage.json`. */
 export const USAGE_SCHEMA: DataSchema = {
