@@ -3,7 +3,7 @@
  * OpenAI-compatible upstream on 127.0.0.1 (its own process), runs the real bot on the memory transport, prints a
  * table and writes bench/results.json. Exits 1 when a sanity check fails (order, files parse, zero requests during
  * cooldown); timings never change the exit code. `BENCH_QUICK=1` runs fewer samples (a smoke run).
- * `BENCH_ONLY=text,ping,...` runs only some scenarios (text, ping, failover, startup, history, archive, console, scale, recall).
+ * `BENCH_ONLY=text,ping,...` runs only some scenarios (text, ping, failover, startup, history, archive, console, scale, recall, prefix).
  */
 import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
@@ -17,6 +17,7 @@ import { archiveSearch } from './scenarios/archive-search.js';
 import { failover } from './scenarios/failover.js';
 import { historyWrites } from './scenarios/history-writes.js';
 import { pingThroughput } from './scenarios/ping.js';
+import { promptPrefix } from './scenarios/prompt-prefix.js';
 import { recallSearch } from './scenarios/recall-search.js';
 import { scale } from './scenarios/scale.js';
 import { startup } from './scenarios/startup.js';
@@ -68,6 +69,7 @@ try {
   await step('console', () => consoleChat(gw, { messages: n(8000, 200), samples: n(9, 1) }));
   await step('scale', () => scale(gw, { instances: 10, messages: 10_000, idleMs: n(5000, 2000) }));
   await step('recall', () => recallSearch({ messages: 100_000, queries: n(1000, 200) }));
+  await step('prefix', () => promptPrefix({ turns: n(300, 150) }));
 } finally {
   await gw.close();
 }
