@@ -24,6 +24,8 @@ const shapes = definePlugin({
         },
         { default: {}, additionalProperties: false },
       ),
+      // Not in the file: left alone, it must stay out of it (no empty object written).
+      style: Type.Object({ size: Type.Integer({ minimum: 8, default: 12 }), font: Type.String({ default: 'serif' }) }, { default: {}, additionalProperties: false }),
       aliases: Type.Record(Type.String(), Type.String(), { default: {}, description: 'other names' }),
     },
     { additionalProperties: false },
