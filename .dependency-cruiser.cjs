@@ -76,9 +76,9 @@ module.exports = {
     {
       name: 'plugin-imports-only-the-public-entry',
       severity: 'error',
-      comment: 'A plugin imports only core/index.ts from the core (as a plugin in its own package imports wa-assistant-bot/plugin).',
+      comment: 'A plugin imports only the public entries from the core: core/index.ts, core/media.ts and core/storage.ts (as a plugin in its own package imports wa-assistant-bot/plugin, /media, /storage).',
       from: { path: '^dist/plugins/' },
-      to: { path: '^dist/core/', pathNot: '^dist/core/index\\.js$' },
+      to: { path: '^dist/core/', pathNot: '^dist/core/(index|media|storage)\\.js$' },
     },
     {
       name: 'core-plugins-use-only-the-public-entry',

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { createApp, type App } from '../app/app.js';
+import type { Plugin } from '../core/index.js';
 import { createLogger } from '../core/services/log/logger.js';
 import { safeFileName } from '../core/services/store/atomic.js';
 import type { HistoryEntry } from '../core/services/store/history.js';
@@ -89,8 +90,8 @@ export interface BenchApp {
  * const b = await startBenchApp(dir, { API_KEY: 'k', BASE_URL: gw.v1('second'), MODEL: 'm' });
  * const actions = await b.transport.push({ text: '.ping' });
  */
-export async function startBenchApp(dir: string, env: Record<string, string>, transport = new MemoryTransport()): Promise<BenchApp> {
-  const app = await createApp({ cwd: dir, env: { PATH: process.env.PATH ?? '', ...env }, logger: discardingLogger(), skipHealthProbe: true });
+export async function startBenchApp(dir: string, env: Record<string, string>, transport = new MemoryTransport(), plugins?: Plugin[]): Promise<BenchApp> {
+  const app = await createApp({ cwd: dir, env: { PATH: process.env.PATH ?? '', ...env }, logger: discardingLogger(), skipHealthProbe: true, plugins });
   if (app.pluginFailures.length) throw new Error(`plugins failed to load: ${app.pluginFailures.map((f) => `${f.source}: ${f.reason}`).join('; ')}`);
   await app.connect(transport);
   return {

@@ -149,7 +149,7 @@ export function pageHeaders(ctx: Context, styleHash: string): void {
 }
 
 /**
- * Headers on every response, including plugin routes (workspace sites): no MIME sniffing, no referrer and no framing
+ * Headers on every response, including plugins' static sites (workspace sites): no MIME sniffing, no referrer and no framing
  * unless the route (or pageHeaders) chose otherwise.
  */
 export function baseHeaders(ctx: Context): void {

@@ -51,8 +51,8 @@ function hostRules(app: App): HostRules {
 /**
  * Builds the Koa app: `/healthz`, `/readyz`, `/metrics` for operators (any Host), security guards (Host header,
  * cross-site writes, headers), `GET /` (QR while not linked,
- * status once linked), `/config` (404 while CONFIG_TOKEN is empty, else the dashboard) and the routes plugins
- * declare (workspace sites).
+ * status once linked), `/config` (404 while CONFIG_TOKEN is empty, else the dashboard) and the static sites plugins
+ * serve (`host.serveSite`: workspace sites).
  *
  * @example const koa = createWebApp(app, () => transport); http.createServer(koa.callback()).listen(0, '127.0.0.1');
  */
@@ -131,7 +131,6 @@ export function createWebApp(app: App, transport: () => Transport | undefined, o
     ).value;
   });
 
-  app.bot.mountRoutes(router);
   // With SITE_PORT set, plugins' sites live only on their own port (their own origin, away from the dashboard).
   if (app.settings.sitePort === undefined) mountSites(app, router);
   koa.use(router.routes()).use(router.allowedMethods());

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import type { BotContext } from '../../core/kernel/plugin/types.js';
+import { definePlugin } from '../../core/index.js';
+import pingPlugin from '../../plugins/ping/index.js';
 import { MemoryTransport } from '../../core/adapters/memory/memory-transport.js';
 import type { SentMessage } from '../../core/kernel/port/message.js';
 import { makeBotDir, startBenchApp, userId } from '../fixture.js';
@@ -94,11 +95,9 @@ export async function pingThroughput(options: PingOptions): Promise<ScenarioResu
   // Order: N chats × M messages, delivered interleaved all at once. Per chat the log must read
   // enter m0, reply, enter m1, reply, ...: in order, and each message finished before the next one started.
   const transport = new RecordingTransport();
-  const orderApp = await startBenchApp(await makeBotDir(), env, transport);
-  orderApp.app.bot.use(async (ctx: BotContext, next) => {
-    transport.log(ctx.chatId, `enter ${ctx.message.id}`);
-    await next();
-  });
+  // An observer sees each message in the chat's queue before routing: where the message's handling starts.
+  const entered = definePlugin({ name: 'order-probe', description: 'logs where each message starts', setup: () => ({ observers: [(ctx) => transport.log(ctx.chatId, `enter ${ctx.message.id}`)] }) });
+  const orderApp = await startBenchApp(await makeBotDir(), env, transport, [entered, pingPlugin]);
   const sent = new Map<string, string[]>();
   const pending: Promise<unknown>[] = [];
   const t0 = performance.now();

@@ -1,4 +1,3 @@
-import type Router from '@koa/router';
 import path from 'node:path';
 import type { Capabilities } from './capabilities/capabilities.js';
 import { toolsFor } from './chat/tool-assembly.js';
@@ -8,7 +7,7 @@ import type { Logger } from '../services/log/logger.js';
 import { logOnlyNotifier, type OwnerNotifier } from '../services/notices/owner-notifier.js';
 import { Bursts } from './pipeline/bursts.js';
 import { ChatQueue } from './pipeline/chat-queue.js';
-import { compose, type Middleware } from './pipeline/compose.js';
+import { compose } from './pipeline/compose.js';
 import { createContext, pluginView, type ContextDeps } from './pipeline/context.js';
 import { addressedOnly, handledText, observers } from './pipeline/filters.js';
 import { markTakenUpRead } from './pipeline/read-receipt.js';
@@ -17,7 +16,7 @@ import { chatRules, whoIsAnswered } from './access/access-gate.js';
 import { accessFile } from './access/access-store.js';
 import { isOwnerId } from './plugin/access.js';
 import { PluginRegistry, type PluginFailure, type PluginState } from './plugin/registry.js';
-import type { AiService, BotContext, Plugin, PluginHost, SiteDeclaration, ToolDefinition } from './plugin/types.js';
+import type { AiService, MessageContext, Plugin, PluginHost, SiteDeclaration, Tool } from './plugin/types.js';
 import { corePluginRule, FALLBACK_PLUGIN } from './core-plugins/index.js';
 import { unclaimed } from './pipeline/unclaimed.js';
 import { pluginRouting } from './pipeline/plugin-routing.js';
@@ -63,12 +62,12 @@ export interface BotDeps {
   /** The config.json file (plugins find the owner's files beside it); default `config.json` in the working folder. */
   configFile?: string;
   /** Builds the AI service once the bot exists (it needs the bot's tools). */
-  createAi: (tools: (ctx: BotContext) => ToolDefinition[]) => AiService;
+  createAi: (tools: (ctx: MessageContext) => Tool[]) => AiService;
 }
 
 /**
  * The bot: a thin composition. A per-chat ordered queue (pipeline/chat-queue) feeds a Koa-style middleware pipeline
- * (pipeline/filters: who the bot answers → observers → addressed? ; then `use()` middleware ; routing/plugin-routing
+ * (pipeline/filters: who the bot answers → observers → addressed? ; then routing/plugin-routing
  * → routing/core-commands (help, turned-off, unknown command) → chat/chat-fallback), over the plugins of a
  * plugin/registry.
  *
@@ -101,8 +100,7 @@ export class Bot {
   /** A sender's burst of free text (and what they send while it is answered) as one turn. */
   private readonly bursts: Bursts;
   private readonly contextDeps: ContextDeps;
-  private readonly extra: Middleware<BotContext>[] = [];
-  private pipeline: ((ctx: BotContext) => Promise<void>) | undefined;
+  private pipeline: ((ctx: MessageContext) => Promise<void>) | undefined;
   private readonly hosts = new Map<string, PluginHost>();
   /** Each plugin's `host.store`, by plugin name (flushed at stop). */
   private readonly stores = new Map<string, PluginStores>();
@@ -162,7 +160,6 @@ export class Bot {
       histories: deps.histories,
       memories: deps.memories,
       botIds: () => this.botIds(),
-      optionsOf: (name) => this.optionsOf(name),
       host: (name) => this.host(name),
     };
     this.registry.registerConfigSections(CORE_CONFIG_KEYS);
@@ -177,7 +174,7 @@ export class Bot {
     return this.registry.configSections().map(({ plugin, rule }) => ({ key: rule.key, plugin, rule, raw: this.configValue.sections?.[rule.key], problems: this.registry.sectionOf(plugin).problems }));
   }
 
-  /** A plugin's options as its handlers, tools and routes see them (validated, with defaults). */
+  /** A plugin's options as `host.options()` gives them (validated, with defaults). */
   optionsOf(name: string): PluginSection {
     return this.registry.optionsOf(name);
   }
@@ -205,13 +202,6 @@ export class Bot {
           .catch((err: unknown) => this.log.error({ err, plugin: state.plugin.name }, `plugin ${state.plugin.name} failed to handle being switched ${state.enabled ? 'on' : 'off'}`));
       }
     }
-  }
-
-  /** Adds middleware that runs after the built-in filters and before plugin routing (grammY-style `use`). */
-  use(middleware: Middleware<BotContext>): this {
-    this.extra.push(middleware);
-    this.pipeline = undefined;
-    return this;
   }
 
   plugins(): readonly PluginState[] {
@@ -242,7 +232,7 @@ export class Bot {
     return false;
   }
 
-  /** The host services handed to a plugin's setup/start, routes and tools. */
+  /** The host services handed to a plugin's setup (and seen as `ctx.host` by its handlers and tools). */
   host(name: string): PluginHost {
     let host = this.hosts.get(name);
     if (host) return host;
@@ -306,7 +296,7 @@ export class Bot {
     return stores;
   }
 
-  private view(ctx: BotContext, name: string): BotContext {
+  private view(ctx: MessageContext, name: string): MessageContext {
     return pluginView(this.contextDeps, ctx, name);
   }
 
@@ -323,18 +313,6 @@ export class Bot {
   /** The static sites plugins serve (mounted by the web server, see `PluginHost.serveSite`). */
   sites(): ReadonlyArray<SiteDeclaration & { plugin: string }> {
     return this.siteList;
-  }
-
-  /** Mounts the routes of every started plugin on the web server's router. */
-  mountRoutes(router: Router): void {
-    for (const state of this.registry.states) {
-      if (!state.instance?.routes) continue;
-      try {
-        state.instance.routes(router);
-      } catch (err) {
-        this.log.error({ err, plugin: state.plugin.name }, 'plugin routes could not be mounted');
-      }
-    }
   }
 
   /** Connects a transport and starts handling its messages. Call `startPlugins()` first. */
@@ -466,20 +444,19 @@ export class Bot {
   }
 
   /** The context of one inbound message (see pipeline/context). */
-  private createContext(message: IncomingMessage, rawText: string): BotContext {
+  private createContext(message: IncomingMessage, rawText: string): MessageContext {
     return createContext(this.contextDeps, this.requireTransport(), message, rawText);
   }
 
-  private composePipeline(): (ctx: BotContext) => Promise<void> {
+  private composePipeline(): (ctx: MessageContext) => Promise<void> {
     const config = () => this.configValue;
-    const routing = { registry: this.registry, capabilities: this.capabilities, config, view: (ctx: BotContext, name: string) => this.view(ctx, name) };
+    const routing = { registry: this.registry, capabilities: this.capabilities, config, view: (ctx: MessageContext, name: string) => this.view(ctx, name) };
     return compose([
       whoIsAnswered(config, this.access),
       observers(this.registry, this.capabilities, routing.view),
       chatRules(config, this.access),
       addressedOnly(config),
       markTakenUpRead(() => this.transport),
-      ...this.extra,
       pluginRouting(routing),
       unclaimed(config, () => this.registry.active().some((s) => s.plugin === FALLBACK_PLUGIN)),
     ]);
@@ -500,7 +477,7 @@ export class Bot {
 
 
   /** Tools offered to the model for this message: from enabled, started plugins whose needs are met. */
-  toolsFor(ctx: BotContext): ToolDefinition[] {
+  toolsFor(ctx: MessageContext): Tool[] {
     return toolsFor(this.registry, this.capabilities, ctx, this.log);
   }
 }

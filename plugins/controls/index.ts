@@ -1,4 +1,4 @@
-import { definePlugin, type CommandContext, type MessageContext, type PluginHost, type PluginTool } from '../../core/index.js';
+import { definePlugin, defineTool, Type, type CommandContext, type MessageContext, type PluginHost } from '../../core/index.js';
 
 type Ctx = CommandContext;
 
@@ -71,16 +71,16 @@ async function forget(ctx: Ctx): Promise<void> {
 }
 
 /** The `forget` tool: "forget that I like tea" removes the facts that contain the words. */
-function forgetTool(host: PluginHost): PluginTool<Record<string, never>> {
-  return {
+function forgetTool(host: PluginHost) {
+  return defineTool({
     name: 'forget',
     // It changes the chat's memory.
     effects: { outsideText: false, acts: 'chats' },
     description:
       'Remove facts from this chat\'s memory when the user asks you to forget something. Pass words that appear in the stored fact (e.g. "likes tea").',
-    parameters: { type: 'object', properties: { about: { type: 'string', description: 'words of the fact to forget' } }, required: ['about'] },
+    parameters: Type.Object({ about: Type.String({ description: 'words of the fact to forget' }) }),
     async run(args, call) {
-      const about = String(args.about ?? '').trim();
+      const about = args.about.trim();
       if (!about) return 'Nothing forgotten: say what to forget.';
       if (call.ctx.message.isGroup && !call.isOwner && !(await host.isGroupAdmin(call.chatId, [call.senderId, call.senderAltId].filter((id): id is string => Boolean(id))))) {
         return `Not forgotten: ${GROUP_ONLY_ADMINS}`;
@@ -90,7 +90,7 @@ function forgetTool(host: PluginHost): PluginTool<Record<string, never>> {
       const summary = await forgetSummary(host, call.chatId);
       return removed.length ? `Forgotten: ${removed.map((f) => `"${f.text}"`).join(', ')}.${summary}` : `Nothing in memory mentions "${about}".${summary}`;
     },
-  };
+  });
 }
 
 /**

@@ -1,8 +1,12 @@
-import { definePlugin, Type, type CapabilityDeclaration, type PluginTool } from '../../core/index.js';
+import { definePlugin, Type, type CapabilityDeclaration, type Tool } from '../../core/index.js';
 import { offeredFor } from './access.js';
 import { loadMcpConfig, mcpConfigPath, McpConfigError } from './mcp-config.js';
 import { McpServerLink } from './server-link.js';
 import { offeredName } from './tool-names.js';
+
+/** An MCP server's JSON schema of a tool's arguments, as the tool's TypeBox parameters (the core checks calls with it). */
+const serverSchema = (schema: object | undefined) => Type.Unsafe<Record<string, unknown>>(schema ?? { type: 'object', properties: {} });
+type McpTool = Tool<ReturnType<typeof serverSchema>>;
 
 const options = Type.Object({
   startWaitMs: Type.Integer({ minimum: 0, maximum: 60_000, default: 5000, description: 'how long start-up waits for the MCP servers before the bot goes on (they keep starting behind it)' }),
@@ -58,14 +62,15 @@ export default definePlugin({
     const firstStarts = Promise.all(links.map((link) => link.start()));
     await Promise.race([firstStarts, new Promise((resolve) => setTimeout(resolve, host.options().startWaitMs).unref())]);
 
-    const tools = (ctx: Parameters<typeof offeredFor>[1]): PluginTool<typeof options.static>[] => {
-      const list: PluginTool<typeof options.static>[] = [];
+    const tools = (ctx: Parameters<typeof offeredFor>[1]): McpTool[] => {
+      const list: McpTool[] = [];
       for (const [name, { link, tool }] of offered) {
         if (link.state !== 'up' || !offeredFor(link.entry, ctx)) continue;
         list.push({
           name,
           description: link.hide(`[MCP server "${link.name}"] ${tool.description ?? tool.title ?? tool.name}`).slice(0, 1024),
-          parameters: (tool.inputSchema as Record<string, unknown>) ?? { type: 'object', properties: {} },
+          // The server's own JSON schema: the core checks the model's arguments against it before the call.
+          parameters: serverSchema(tool.inputSchema),
           // A server may fetch anything and do anything: its answers are outside text, and it may act beyond the chat.
           effects: { outsideText: true, acts: 'chats' },
           // Checked again at call time: the access rules hold even if the list was built for someone else.

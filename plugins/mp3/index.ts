@@ -1,20 +1,7 @@
 import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  definePlugin,
-  ffmpegBinary,
-  MediaRefused,
-  ytdlpStatus,
-  type CapabilityStatus,
-  type CommandContext,
-  type EgressPolicy,
-  type IncomingMedia,
-  type MessageContext,
-  type OutgoingMedia,
-  type Plugin,
-  type PluginHost,
-  type PluginOffer,
-} from '../../core/index.js';
+import { definePlugin, type CapabilityStatus, type CommandContext, type IncomingMedia, type MessageContext, type OutgoingMedia, type Plugin, type PluginHost, type PluginOffer } from '../../core/index.js';
+import { ffmpegBinary, MediaRefused, ytdlpStatus, type EgressPolicy } from '../../core/media.js';
 import { probeMedia, toMp3, toMp4, UnreadableMedia } from './ffmpeg.js';
 import { extensionFor, makeWorkDir, publish, safeName, saveIncoming } from './files.js';
 import { JobLimiter } from './jobs.js';
@@ -129,7 +116,7 @@ async function setupMp3(host: Host, testHooks: Mp3TestHooks): Promise<PluginOffe
   if (startEnv.allowPrivateHosts) host.log.warn('MP3_ALLOW_PRIVATE_HOSTS is on: links to local/private addresses are fetched (meant for tests only)');
 
   const tools = (ctx: Ctx) => {
-    const opts = ctx.options;
+    const opts = host.options();
     const env = envSwitches(host);
     const ffmpeg = ffmpegBinary(host.settings).path;
     const ytdlp = env.ytdlpPath || 'yt-dlp';

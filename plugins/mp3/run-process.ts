@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import os from 'node:os';
-import type { EgressPolicy } from '../../core/index.js';
-import { JailRefused, type Jail } from '../../core/index.js';
+import type { EgressPolicy } from '../../core/media.js';
+import { type Jail } from '../../core/index.js';
+import { JailRefused } from '../../core/media.js';
 
 /** A program that could not run or did not finish well. `code` is the exit code (null when killed or not started). */
 export class ProcessFailed extends Error {

@@ -1,7 +1,7 @@
 import { readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Jail } from '../../core/index.js';
-import type { EgressPolicy } from '../../core/index.js';
+import type { EgressPolicy } from '../../core/media.js';
 import { ProcessFailed, runInJail } from './run-process.js';
 
 /**

@@ -1,6 +1,7 @@
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { definePlugin, flushWithStores, healthFor, Type, writeFileAtomic, type HistoryEntry, type IncomingMessage } from '../../core/index.js';
+import { definePlugin, defineTool, Type, type HistoryEntry, type IncomingMessage } from '../../core/index.js';
+import { flushWithStores, healthFor, writeFileAtomic } from '../../core/storage.js';
 import { formatForChat, formatForModel } from './format.js';
 import { queryTerms, RecallStore, type ChatRecallLog, type LoggedMessage } from './log-store.js';
 import { recallPrivacy } from './privacy.js';
@@ -149,40 +150,37 @@ export default definePlugin({
           run: async (ctx) => {
             const prefix = ctx.host.config().prefix;
             const query = ctx.args;
-            const usage = `Usage: ${prefix}recall <words> — searches what was said in this chat (the last ${ctx.options.retentionDays} days), e.g. ${prefix}recall address`;
+            const usage = `Usage: ${prefix}recall <words> — searches what was said in this chat (the last ${host.options().retentionDays} days), e.g. ${prefix}recall address`;
             if (!query) return ctx.reply(usage);
-            if (query.length > ctx.options.maxQueryChars) return ctx.reply(`That search is too long (${query.length} characters; at most ${ctx.options.maxQueryChars}). Use a few words.`);
+            const { maxQueryChars, maxResults } = host.options();
+            if (query.length > maxQueryChars) return ctx.reply(`That search is too long (${query.length} characters; at most ${maxQueryChars}). Use a few words.`);
             const terms = queryTerms(query);
             if (!terms.length) return ctx.reply(`Search with words or numbers. ${usage}`);
             takeNoted();
-            const hits = await logs.chat(ctx.chatId).search(query, { limit: ctx.options.maxResults, notBefore: cutoff() });
+            const hits = await logs.chat(ctx.chatId).search(query, { limit: maxResults, notBefore: cutoff() });
             return ctx.reply(formatForChat(hits, query, terms));
           },
         },
       ],
       tools: [
-        {
+        defineTool({
           name: 'recall',
           // Past messages of the chat, other members' included: outside text.
           effects: { outsideText: true, acts: 'nothing' },
           description:
             "Search this chat's past messages (beyond the recent conversation), including what you answered before, e.g. when the user asks \"what was the address we talked about last month?\". Only this chat is searched. Returns the best matches with time, sender and the message before and after.",
-          parameters: {
-            type: 'object',
-            properties: { query: { type: 'string', description: 'a few words to look for' } },
-            required: ['query'],
-            additionalProperties: false,
-          },
+          parameters: Type.Object({ query: Type.String({ description: 'a few words to look for' }) }, { additionalProperties: false }),
           // The chat is the core's binding (call.chatId), never an argument: a "chatId" the model adds is ignored.
           run: async (args, call) => {
-            const query = typeof args.query === 'string' ? args.query.trim() : '';
+            const { maxQueryChars, maxResults } = host.options();
+            const query = args.query.trim();
             if (!query) return { error: 'give the words to search for in "query"' };
-            if (query.length > call.options.maxQueryChars) return { error: `the query is too long (${query.length} characters; at most ${call.options.maxQueryChars}): use a few words` };
+            if (query.length > maxQueryChars) return { error: `the query is too long (${query.length} characters; at most ${maxQueryChars}): use a few words` };
             takeNoted();
-            const hits = await logs.chat(call.chatId).search(query, { limit: call.options.maxResults, excludeId: call.ctx.message.id, notBefore: cutoff() });
+            const hits = await logs.chat(call.chatId).search(query, { limit: maxResults, excludeId: call.ctx.message.id, notBefore: cutoff() });
             return formatForModel(hits);
           },
-        },
+        }),
       ],
       async stop() {
         clearInterval(daily);

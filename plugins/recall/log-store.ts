@@ -1,6 +1,6 @@
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { appendToFile, releaseAppendHandle, safeFileName, writeFileAtomic } from '../../core/index.js';
+import { appendToFile, releaseAppendHandle, safeFileName, writeFileAtomic } from '../../core/storage.js';
 import { parseLine, validEntry, type LoggedMessage } from './entry.js';
 import { Month } from './month.js';
 import { checkSnapshot, coverageOf, importSnapshot, newIndex, snapshotText, type UsableSnapshot } from './month-index.js';

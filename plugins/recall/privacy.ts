@@ -1,4 +1,5 @@
-import { changeableBy, isPrivateChatOf, writtenBy, type PersonIds, type PrivacyParticipant } from '../../core/index.js';
+import { type PersonIds, type PrivacyParticipant } from '../../core/index.js';
+import { changeableBy, isPrivateChatOf, writtenBy } from '../../core/storage.js';
 import type { LoggedMessage, RecallStore } from './log-store.js';
 
 /** What of a chat's log is about the person: the private chat with them whole (both sides), in groups what they wrote and the bot's answers to it. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { definePlugin, Type, type CommandContext } from '../../core/index.js';
+import { definePlugin, defineTool, Type, type CommandContext } from '../../core/index.js';
 import { REMINDERS, ReminderStore, SaveError, TIME_ZONES, type Reminder } from './store.js';
 import { nextRun, parseReminder, shortestGap } from './when.js';
 import { canonicalZone, formatDuration, formatLocal, machineZone } from './zone.js';
@@ -294,35 +294,33 @@ export default definePlugin({
 
     return {
       commands: [
-        { command: 'remind', usage: '.remind <when> <text>', help: 'a reminder in this chat: 10m, 18:30, tomorrow 9am, "next monday 9:00", every day 07:00', run: async (ctx) => ctx.reply(await schedule(ctx.chatId, ctx.senderId, ctx.message.id, ctx.args, ctx.options)) },
+        { command: 'remind', usage: '.remind <when> <text>', help: 'a reminder in this chat: 10m, 18:30, tomorrow 9am, "next monday 9:00", every day 07:00', run: async (ctx) => ctx.reply(await schedule(ctx.chatId, ctx.senderId, ctx.message.id, ctx.args, host.options())) },
         { command: 'reminders', help: "this chat's upcoming reminders, numbered", run: (ctx) => ctx.reply(listText(ctx.chatId, ctx.senderId)) },
         { command: 'cancel', usage: '.cancel <n>', help: 'cancels reminder n of .reminders', run: async (ctx) => ctx.reply(await cancel(ctx)) },
         { command: 'timezone', usage: '.timezone [Area/City]', help: 'shows or sets your time zone for reminders', run: async (ctx) => ctx.reply(await timezone(ctx)) },
       ],
       tools: [
-        {
+        defineTool({
           name: 'schedule_message',
           // It sends into the chat later.
           effects: { outsideText: false, acts: 'chats' },
           description:
             "Schedule a reminder or message to be sent later in this chat (only this chat). Use when the user asks to be reminded of something or to have something sent at a later time. Returns the confirmation to pass on, or what was wrong with the time.",
-          parameters: {
-            type: 'object',
-            properties: {
-              when: { type: 'string', description: "when, in the user's time: '10m', '2h', 'in 2 hours', '18:30', 'tomorrow 9am', 'next monday 09:00', '2026-12-24 18:00'; repeating: 'every day 07:00', 'every monday 09:00', 'every weekday 08:30'" },
-              text: { type: 'string', description: 'what to send at that time, e.g. "call mom"' },
+          parameters: Type.Object(
+            {
+              when: Type.String({ description: "when, in the user's time: '10m', '2h', 'in 2 hours', '18:30', 'tomorrow 9am', 'next monday 09:00', '2026-12-24 18:00'; repeating: 'every day 07:00', 'every monday 09:00', 'every weekday 08:30'" }),
+              text: Type.String({ description: 'what to send at that time, e.g. "call mom"' }),
             },
-            required: ['when', 'text'],
-            additionalProperties: false,
-          },
+            { additionalProperties: false },
+          ),
           // The chat and the sender come from the core (call.chatId, call.senderId), never from the model's arguments.
           run: (args, call) => {
-            const when = String(args.when ?? '').trim();
-            const text = String(args.text ?? '').trim();
+            const when = args.when.trim();
+            const text = args.text.trim();
             const line = /^every\s/i.test(when) ? `${when} ${text}` : `"${when.replace(/["'“”‘’]/g, '')}" ${text}`;
-            return schedule(call.chatId, call.senderId, call.ctx.message.id, line, call.options);
+            return schedule(call.chatId, call.senderId, call.ctx.message.id, line, host.options());
           },
-        },
+        }),
       ],
       async stop() {
         stopping = true;

@@ -1,4 +1,5 @@
-import { describeWriteError, Store, StoreWriteError, Type, type PluginStore, type Static } from '../../core/index.js';
+import { Store, StoreWriteError, Type, type PluginStore, type Static } from '../../core/index.js';
+import { describeWriteError } from '../../core/storage.js';
 
 /** One reminder as kept on disk. `due` is the next time it fires (epoch ms); `cron` makes it repeat. */
 export const ReminderSchema = Type.Object({

@@ -1,4 +1,4 @@
-import { AllProvidersFailedError, definePlugin, Type, type PluginHost, type PluginTool } from '../../core/index.js';
+import { AllProvidersFailedError, definePlugin, defineTool, Type, type PluginHost } from '../../core/index.js';
 import { framedResults, shortLink, sourcesList, type SearchOutcome } from './format.js';
 import { MAX_QUERY_CHARS, SearchUnavailableError, WebSearch } from './web-search.js';
 
@@ -19,28 +19,24 @@ const NO_SEARCH =
   "I can't search the web right now (no search service is configured), so I cannot check live information such as news, prices or the weather.";
 
 /** The `web_search` tool the main model may call; results come back framed as data, numbered for citing. */
-function webSearchTool(web: WebSearch): PluginTool<SearchOptions> {
-  return {
+function webSearchTool(web: WebSearch, host: PluginHost<SearchOptions>) {
+  return defineTool({
     name: 'web_search',
     live: true,
     // Web pages are written by anyone: outside text.
     effects: { outsideText: true, acts: 'nothing' },
     description:
       'Search the web for current or live information (news, prices, exchange rates, weather, scores, schedules, recent events) or facts you are unsure of. Returns numbered results to cite as [n].',
-    parameters: {
-      type: 'object',
-      properties: {
-        query: { type: 'string', description: 'what to search for, a few keywords' },
-        max_results: { type: 'integer', minimum: 1, maximum: 10, description: 'how many results (default 5)' },
-      },
-      required: ['query'],
-    },
+    parameters: Type.Object({
+      query: Type.String({ description: 'what to search for, a few keywords' }),
+      max_results: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, description: 'how many results (default 5)' })),
+    }),
     needs: ['search'],
     async run(args, call) {
-      const query = typeof args.query === 'string' ? args.query.trim() : '';
+      const query = args.query.trim();
       if (!query) return 'Error: the search query was empty. Call web_search again with a few keywords.';
       try {
-        const outcome = await web.search(query, maxResultsOf(call.options, args.max_results));
+        const outcome = await web.search(query, maxResultsOf(host.options(), args.max_results));
         // The answer will name its sources even when the model forgets to.
         call.cite(outcome.hits.map((hit) => shortLink(hit.url)));
         return framedResults(outcome);
@@ -49,7 +45,7 @@ function webSearchTool(web: WebSearch): PluginTool<SearchOptions> {
         return 'Web search is unavailable right now. Tell the user plainly that you cannot check live information at the moment; do not guess or invent an answer.';
       }
     },
-  };
+  });
 }
 
 /** The answer when the AI cannot summarise: the results themselves, so the search was not wasted. */
@@ -93,7 +89,7 @@ export default definePlugin({
     // One per bot: the tool and the command share the provider's rest state.
     const web = new WebSearch(host);
     return {
-      tools: [webSearchTool(web)],
+      tools: [webSearchTool(web, host)],
       commands: [
         {
           command: 'search',
@@ -113,7 +109,7 @@ export default definePlugin({
             await ctx.typing(true).catch(() => undefined);
             let outcome: SearchOutcome;
             try {
-              outcome = await web.search(query, maxResultsOf(ctx.options));
+              outcome = await web.search(query, maxResultsOf(host.options()));
             } catch (err) {
               if (!(err instanceof SearchUnavailableError)) throw err;
               ctx.log.warn({ causes: err.causes }, 'web search unavailable');

@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { BadAnswerError, UpstreamFailure, type PluginAi, type ProviderLeg } from '../../core/index.js';
+import { BadAnswerError, UpstreamFailure, type AiService, type ProviderLeg } from '../../core/index.js';
 import type { PreparedImage } from './prepare-image.js';
 
 /** One question about one image. */
@@ -176,7 +176,7 @@ async function viaChat(leg: ProviderLeg, model: string, request: VisionRequest):
  * @example
  * const { text } = await askVision(ctx.ai, { image, question: 'what is this?', system, premium: false, maxTokens: 1024, timeoutMs: 45000 });
  */
-export async function askVision(ai: Pick<PluginAi, 'failover'>, request: VisionRequest): Promise<VisionAnswer> {
+export async function askVision(ai: Pick<AiService, 'failover'>, request: VisionRequest): Promise<VisionAnswer> {
   return ai.failover(
     request.premium ? 'premium vision' : 'vision',
     async (leg) => {

@@ -1,17 +1,5 @@
-import {
-  AllProvidersFailedError,
-  DEFAULT_MAX_IMAGE_PIXELS,
-  DEFAULT_PREMIUM_PHRASES,
-  definePlugin,
-  ffmpegBinary,
-  premiumRequest,
-  Type,
-  type CapabilityStatus,
-  type MessageContext,
-  type PluginAi,
-  type Static,
-  toWhatsApp,
-} from '../../core/index.js';
+import { AllProvidersFailedError, DEFAULT_PREMIUM_PHRASES, definePlugin, premiumRequest, Type, type CapabilityStatus, type MessageContext, type AiService, type Static, toWhatsApp } from '../../core/index.js';
+import { DEFAULT_MAX_IMAGE_PIXELS, ffmpegBinary } from '../../core/media.js';
 import { DEFAULT_ANTHROPIC_VERSION, askVision, visionLegFilter, visionPathOf } from './ask-vision.js';
 import { findImage } from './find-image.js';
 import { ImageRefused, prepareImage } from './prepare-image.js';
@@ -47,7 +35,7 @@ function systemPrompt(ctx: MessageContext<VisionOptions>): string {
  * The `vision` capability as it is now: per gateway leg, its live state and the path that last worked for images
  * ("not yet verified" before the first image); amber while some leg cannot answer, red when none can.
  */
-export function visionStatus(ai: Pick<PluginAi, 'legs' | 'health'>): CapabilityStatus {
+export function visionStatus(ai: Pick<AiService, 'legs' | 'health'>): CapabilityStatus {
   const legs = ai.legs().filter(visionLegFilter(false));
   if (!legs.length) return { ok: false, detail: 'no gateway key (vision goes through a gateway)' };
   const health = new Map(ai.health().map((h) => [h.name, h]));
@@ -102,7 +90,7 @@ export default definePlugin({
 async function answerAboutImage(ctx: MessageContext<VisionOptions>): Promise<void> {
   const found = findImage(ctx);
   if (!found) return;
-  const options = ctx.options;
+  const options = ctx.host.options();
   // An empty list or a blank question in config.json means "the defaults", as it always did.
   const phrases = options.premiumPhrases.length ? options.premiumPhrases : DEFAULT_PREMIUM_PHRASES;
   const asked = premiumRequest(ctx.text, phrases);

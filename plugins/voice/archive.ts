@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Index } from 'flexsearch';
-import { checkDocument, healthFor, safeFileName, writeFileAtomicSafe, writeJsonAtomic } from '../../core/index.js';
+import { checkDocument, healthFor, safeFileName, writeFileAtomicSafe, writeJsonAtomic } from '../../core/storage.js';
 import { ARCHIVE_SEGMENT_SCHEMA } from './schemas.js';
 
 /** How many messages before and after a voice note are kept with it. */

@@ -1,18 +1,7 @@
 import path from 'node:path';
-import {
-  AllProvidersFailedError,
-  definePlugin,
-  describeWriteError,
-  ffmpegBinary,
-  type CommandContext,
-  type IncomingMessage,
-  type MediaContext,
-  type MessageContext,
-  type Plugin,
-  type PluginHost,
-  type PluginOffer,
-  type PluginTool,
-} from '../../core/index.js';
+import { AllProvidersFailedError, definePlugin, defineTool, type CommandContext, type IncomingMessage, type MediaContext, type MessageContext, type Plugin, type PluginHost, type PluginOffer, Type } from '../../core/index.js';
+import { ffmpegBinary } from '../../core/media.js';
+import { describeWriteError } from '../../core/storage.js';
 import { AudioArchive, type ContextMessage } from './archive.js';
 import { voicePrivacy } from './privacy.js';
 import { AUDIO_BUDGET, AudioBudget, spokenLength } from './audio-budget.js';
@@ -145,12 +134,8 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
   else host.log.warn('voice: no audio key (AUDIO_API_KEYS): the bot cannot hear voice notes; audio transcription, the audio archive and auto-reactions are off');
   host.log.info(`voice: ${voiceRepliesLine(pool.size, host.options().replies.enabled, Boolean(ffmpeg()))}`);
 
-  /** The audio capability right now (keys may be used up at run time), or undefined when usable. */
-  const audioMissing = (): string | undefined => {
-    // (Asked for every message by the observer: the words only when it is missing.)
-    if (host.capabilities.has('audio')) return undefined;
-    return host.capabilities.status('audio').detail;
-  };
+  /** Why audio is unusable now (keys may be used up at run time), for the handlers' `missing` sentences. */
+  const audioDetail = (): string => host.capabilities.status('audio').detail;
 
   /** Downloads, transcribes and archives the voice note of this message (once per message: the observer hears it, the media handler reuses that). */
   async function hear(ctx: Ctx): Promise<Heard> {
@@ -218,7 +203,7 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
    * with a sentence (said only when the note was addressed to the bot; a group note for others is skipped silently).
    */
   async function checkLimits(ctx: Ctx, what: string, seconds: number, user: string | undefined): Promise<void> {
-    const opts = ctx.options;
+    const opts = host.options();
     const maxSeconds = opts.maxMinutes * 60;
     if (seconds > maxSeconds) {
       ctx.log.info({ seconds: Math.round(seconds), maxSeconds }, `${what} over the length limit: not transcribed`);
@@ -238,9 +223,9 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
 
   /** Observer: every message of every chat, addressed or not. */
   function observe(ctx: Ctx): Promise<void> | undefined {
-    // Without a usable audio key nothing is heard nor archived (as the plugin's needs did on the old contract); not
-    // async, so that (every message, where no key is set) costs the pipeline no promise to wait for.
-    if (audioMissing()) return undefined;
+    // Without a usable audio key nothing is heard nor archived (handlers declare `needs: ['audio']`; an observer sees
+    // every message, so it asks itself); not async, so that every message where no key is set costs no promise.
+    if (!host.capabilities.has('audio')) return undefined;
     return observeHeard(ctx);
   }
 
@@ -265,18 +250,13 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
     const prefix = ctx.host.config().prefix;
     const fromBot = ctx.host.botIds().some((id) => id && (message.senderId === id || message.senderId.startsWith(`${id.split('@')[0]}@`)));
     if (reactTo && !fromBot && !reactTo.startsWith(prefix) && !reactTo.startsWith('/')) {
-      const emoji = await reactor.pick(ctx.chatId, reactTo, ctx.options.reactions);
+      const emoji = await reactor.pick(ctx.chatId, reactTo, host.options().reactions);
       if (emoji) await ctx.react(emoji).catch((err) => ctx.log.debug({ reason: (err as Error).message }, 'reaction could not be sent'));
     }
   }
 
   /** A voice note addressed to the bot: answered like the same words typed. */
   async function answer(ctx: MediaContext<VoiceOptions>): Promise<void> {
-    const missing = audioMissing();
-    if (missing) {
-      await ctx.reply(`I can't hear voice notes right now: ${missing}. Please type your message instead.`);
-      return;
-    }
     const heard = await hear(ctx);
     if (!heard.ok) {
       await ctx.reply(heard.error);
@@ -300,7 +280,7 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
    */
   async function deliver(ctx: Ctx, answer: string): Promise<void> {
     const { choices, speech } = rt();
-    const opts = ctx.options.replies;
+    const opts = host.options().replies;
     if (!(await choices.wants(ctx.chatId, opts.enabled))) return void (await ctx.reply(answer));
     const why = whyText(answer, opts.maxChars);
     if (why) {
@@ -320,15 +300,10 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
 
   /** `.voice on|off`: this chat's choice of voice replies (in a group: owners and group admins). */
   async function voiceCommand(ctx: CommandContext<VoiceOptions>): Promise<void> {
-    const missing = audioMissing();
-    if (missing) {
-      await ctx.reply(`Voice replies are off right now: ${missing}.`);
-      return;
-    }
     const { choices } = rt();
     const word = ctx.command.word;
     const arg = ctx.args.toLowerCase();
-    const byDefault = ctx.options.replies.enabled;
+    const byDefault = host.options().replies.enabled;
     if (arg !== 'on' && arg !== 'off') {
       const on = await choices.wants(ctx.chatId, byDefault);
       await ctx.reply(`Voice replies are ${on ? 'on' : 'off'} in this chat: I answer voice notes with ${on ? 'voice notes (long answers, links and code still come as text)' : 'text'}. Send ${word} on or ${word} off to change it.`);
@@ -347,11 +322,6 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
 
   /** `.vn <words>`: this chat's voice notes, ranked. */
   async function searchCommand(ctx: CommandContext<VoiceOptions>): Promise<void> {
-    const missing = audioMissing();
-    if (missing) {
-      await ctx.reply(`Voice-note search is off right now: ${missing}. Without a usable audio key nothing is archived.`);
-      return;
-    }
     const { archive } = rt();
     const query = ctx.args;
     const word = ctx.command.word;
@@ -363,31 +333,49 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
     await ctx.reply(formatHitsForChat(await archive.search(ctx.chatId, query, 5), query.slice(0, 100)));
   }
 
-  const searchTool: PluginTool<VoiceOptions> = {
+  const searchTool = defineTool({
     name: 'search_voice_notes',
     // Transcripts of what anyone in the chat said: outside text.
     effects: { outsideText: true, acts: 'nothing' },
     description:
       'Search the transcripts of the voice notes sent in this chat (only this chat), e.g. "what did she say about the invoice in last week\'s voice note". Returns the best matches with sender, time and transcript.',
     needs: ['audio'],
-    parameters: {
-      type: 'object',
-      properties: {
-        query: { type: 'string', description: 'words to look for in the transcripts' },
-        limit: { type: 'integer', minimum: 1, maximum: 10, description: 'how many notes to return (default 5)' },
-      },
-      required: ['query'],
-    },
+    parameters: Type.Object({
+      query: Type.String({ description: 'words to look for in the transcripts' }),
+      limit: Type.Integer({ minimum: 1, maximum: 10, default: 5, description: 'how many notes to return (default 5)' }),
+    }),
     // The chat comes from the core's binding (call.chatId), never from the model's arguments.
-    run: async (args, call) => formatHitsForModel(await rt().archive.search(call.chatId, String(args.query ?? ''), Number(args.limit) || 5)),
-  };
+    run: async (args, call) => formatHitsForModel(await rt().archive.search(call.chatId, args.query, args.limit)),
+  });
 
   return {
     observers: [observe],
-    media: [{ media: ['voice', 'audio'], help: 'voice notes are transcribed and answered like text', run: answer }],
+    media: [
+      {
+        media: ['voice', 'audio'],
+        help: 'voice notes are transcribed and answered like text',
+        needs: ['audio'],
+        missing: () => `I can't hear voice notes right now: ${audioDetail()}. Please type your message instead.`,
+        run: answer,
+      },
+    ],
     commands: [
-      { command: 'vn', help: 'search the voice notes of this chat by words (e.g. invoice)', usage: '.vn <words>', run: searchCommand },
-      { command: 'voice', help: 'answer voice notes in this chat with voice notes (on) or text (off)', usage: '.voice [on|off]', run: voiceCommand },
+      {
+        command: 'vn',
+        help: 'search the voice notes of this chat by words (e.g. invoice)',
+        usage: '.vn <words>',
+        needs: ['audio'],
+        missing: () => `Voice-note search is off right now: ${audioDetail()}. Without a usable audio key nothing is archived.`,
+        run: searchCommand,
+      },
+      {
+        command: 'voice',
+        help: 'answer voice notes in this chat with voice notes (on) or text (off)',
+        usage: '.voice [on|off]',
+        needs: ['audio'],
+        missing: () => `Voice replies are off right now: ${audioDetail()}.`,
+        run: voiceCommand,
+      },
     ],
     tools: [searchTool],
     async stop() {

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { changeableBy, writtenBy, type PrivacyParticipant } from '../../core/index.js';
+import { type PrivacyParticipant } from '../../core/index.js';
+import { changeableBy, writtenBy } from '../../core/storage.js';
 import { archivedChatIds, archivedNotesWhere, editArchivedContext, eraseArchived, moveArchivedChat, type AudioArchive } from './archive.js';
 import type { RecentMessages } from './recent-messages.js';
 

@@ -1,7 +1,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { ALLOWED_CONTAINERS, MediaRefused, mediaSeconds, pinFormat, type Jail, type PinnedFormat } from '../../core/index.js';
+import { type Jail } from '../../core/index.js';
+import { ALLOWED_CONTAINERS, MediaRefused, mediaSeconds, pinFormat, type PinnedFormat } from '../../core/media.js';
 import { sniffAudio, type AudioFormat } from './audio-format.js';
 import { NoTranscriptError, type AudioProvider, type UploadFile } from './audio-provider.js';
 import { AudioConversionError, SPEECH_BITRATE, toOpusSpeech } from './ffmpeg.js';

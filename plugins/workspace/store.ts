@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { checkDocument, healthFor, isLid, JsonFile, userPart, writeJsonAtomic } from '../../core/index.js';
+import { isLid, userPart } from '../../core/index.js';
+import { checkDocument, healthFor, JsonFile, writeJsonAtomic } from '../../core/storage.js';
 import { WORKSPACE_INDEX_SCHEMA, WORKSPACE_USERNAMES_SCHEMA, WORKSPACE_USERS_SCHEMA } from './schemas.js';
 
 /** One workspace's metadata (data/workspaces/index/<id>.json). */

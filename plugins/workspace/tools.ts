@@ -1,4 +1,4 @@
-import type { MessageContext, PluginTool, RespondOptions, Static, ToolCallOf } from '../../core/index.js';
+import { defineTool, Type, type MessageContext, type RespondOptions, type Static, type Tool, type ToolCall } from '../../core/index.js';
 import { displayName } from './file-names.js';
 import { kb } from './files.js';
 import type { workspaceOptions } from './options.js';
@@ -6,7 +6,6 @@ import type { WorkspaceService } from './service.js';
 import type { WorkspaceMeta } from './store.js';
 
 type Options = Static<typeof workspaceOptions>;
-type WorkspaceTool = PluginTool<Options>;
 
 /**
  * Every workspace tool reads or changes the owner's own files (reading too: what it reads can be posted in the chat),
@@ -21,92 +20,91 @@ const OWN_FILES = { outsideText: false, acts: 'ownFiles' } as const;
  *
  * @example ctx.ai.respond(ctx, { system: workspacePrompt(...), extraTools: workspaceTools(service) });
  */
-export function workspaceTools(service: WorkspaceService): WorkspaceTool[] {
-  const bound = (call: Pick<ToolCallOf<Options>, 'senderId' | 'senderAltId' | 'chatId'>): WorkspaceMeta => {
+export function workspaceTools(service: WorkspaceService): Tool<any>[] {
+  const bound = (call: Pick<ToolCall, 'senderId' | 'senderAltId' | 'chatId'>): WorkspaceMeta => {
     const meta = service.openWorkspace(call.senderId, call.senderAltId, call.chatId);
     if (!meta) throw new Error('the workspace is not open in this chat (the user can open it with /ws)');
     return meta;
   };
-  const pathParam = { type: 'string', description: 'file name inside the workspace, e.g. main.py or site/style.css (no leading /, no ..)' };
+  const pathParam = (description = 'file name inside the workspace, e.g. main.py or site/style.css (no leading /, no ..)') => Type.String({ description });
   return [
-    {
+    defineTool({
       name: 'workspace_list_files',
       effects: OWN_FILES,
       description: "List the files in the user's workspace with their sizes.",
-      parameters: { type: 'object', properties: {} },
+      parameters: Type.Object({}),
       run: async (_args, call) => {
         const meta = bound(call);
         return service.fileOp(meta, async (files) => {
           const list = await files.list();
           const usage = await files.usage();
           if (!list.length) return 'The workspace is empty.';
-          return `${list.map((f) => `${displayName(f.name)} (${kb(f.size)})`).join('\n')}\nTotal ${kb(usage.bytes)} of ${call.options.quotaMb} MB.`;
+          return `${list.map((f) => `${displayName(f.name)} (${kb(f.size)})`).join('\n')}\nTotal ${kb(usage.bytes)} of ${service.options().quotaMb} MB.`;
         });
       },
-    },
-    {
+    }),
+    defineTool({
       name: 'workspace_read_file',
       effects: OWN_FILES,
       description: "Read a text file from the user's workspace.",
-      parameters: { type: 'object', properties: { path: pathParam }, required: ['path'] },
+      parameters: Type.Object({ path: pathParam() }),
       run: async (args, call) => {
         const meta = bound(call);
         return service.fileOp(meta, async (files) => {
-          const read = await files.read(String(args.path ?? ''), 7000);
+          const read = await files.read(args.path, 7000);
           return read.truncated ? `${read.text}\n[only the first 7000 bytes of ${read.size} are shown]` : read.text;
         });
       },
-    },
-    {
+    }),
+    defineTool({
       name: 'workspace_write_file',
       effects: OWN_FILES,
       description: "Create or overwrite a file in the user's workspace with the complete new content (python scripts, index.html, css, js, data).",
-      parameters: { type: 'object', properties: { path: pathParam, content: { type: 'string', description: 'the whole file content' } }, required: ['path', 'content'] },
+      parameters: Type.Object({ path: pathParam(), content: Type.String({ description: 'the whole file content' }) }),
       run: async (args, call) => {
         const meta = bound(call);
-        if (typeof args.content !== 'string') return 'Refused: content must be text.';
         return service.fileOp(meta, async (files) => {
-          const written = await files.write(String(args.path ?? ''), args.content as string);
+          const written = await files.write(args.path, args.content);
           return `Wrote ${written.name} (${kb(written.size)}).`;
         });
       },
-    },
-    {
+    }),
+    defineTool({
       name: 'workspace_delete_file',
       effects: OWN_FILES,
       description: "Delete a file (or a folder with its contents) from the user's workspace.",
-      parameters: { type: 'object', properties: { path: pathParam }, required: ['path'] },
+      parameters: Type.Object({ path: pathParam() }),
       run: async (args, call) => {
         const meta = bound(call);
         return service.fileOp(meta, async (files) => {
-          await files.remove(String(args.path ?? ''));
-          return `Deleted ${String(args.path)}.`;
+          await files.remove(args.path);
+          return `Deleted ${args.path}.`;
         });
       },
-    },
-    {
+    }),
+    defineTool({
       name: 'workspace_run_python',
       effects: OWN_FILES,
       description: 'Run a python script of the workspace in the sandbox (python 3 standard library only, no network, time and memory limits) and get its output.',
-      parameters: { type: 'object', properties: { path: { ...pathParam, description: 'the .py file to run, e.g. main.py' } }, required: ['path'] },
-      run: async (args, call) => service.run(bound(call), String(args.path ?? '')),
-    },
-    {
+      parameters: Type.Object({ path: pathParam('the .py file to run, e.g. main.py') }),
+      run: async (args, call) => service.run(bound(call), args.path),
+    }),
+    defineTool({
       name: 'workspace_publish_site',
       effects: OWN_FILES,
       description: "Publish the workspace's index.html (and its css/js/images) as the user's website and get its address. Pass username only when the user chose one.",
-      parameters: { type: 'object', properties: { username: { type: 'string', description: 'site name the user chose: 3-30 lowercase letters, digits, dashes' } } },
-      run: async (args, call) => service.publish(bound(call), typeof args.username === 'string' && args.username ? args.username : undefined),
-    },
+      parameters: Type.Object({ username: Type.Optional(Type.String({ description: 'site name the user chose: 3-30 lowercase letters, digits, dashes' })) }),
+      run: async (args, call) => service.publish(bound(call), args.username || undefined),
+    }),
   ];
 }
 
 /**
- * The tools as one turn offers them (`extraTools` of `ctx.ai.respond`): each call sees this plugin's context and its
- * typed options, as the tools a plugin offers in `setup` do.
+ * The tools as one turn offers them (`extraTools` of `ctx.ai.respond`): each call sees this plugin's context, as the
+ * tools a plugin offers in `setup` do.
  */
-export function asTurnTools(tools: WorkspaceTool[], ctx: MessageContext<Options>): NonNullable<RespondOptions['extraTools']> {
-  return tools.map((tool) => ({ ...tool, run: (args, call) => tool.run(args, { ...call, ctx, options: ctx.options }) }));
+export function asTurnTools(tools: Tool<any>[], ctx: MessageContext<Options>): NonNullable<RespondOptions['extraTools']> {
+  return tools.map((tool) => ({ ...tool, run: (args, call) => tool.run(args, { ...call, ctx }) }));
 }
 
 /** The extra system prompt while a workspace is open. */

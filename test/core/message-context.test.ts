@@ -21,11 +21,11 @@ describe('a message context as plugins see it', () => {
         command: 'roll',
         run: async (ctx) => {
           seen.push({ plugin: 'dice-handler', ctx });
-          ctx.log.info({ sides: ctx.options.sides }, 'rolling');
+          ctx.log.info({ sides: ctx.host.options().sides }, 'rolling');
           // Taken off the context: a reply function works without its object.
           const { reply, react } = ctx;
           await react('🎲');
-          await reply(`d${ctx.options.sides} ${ctx.args}`, { quote: true });
+          await reply(`d${ctx.host.options().sides} ${ctx.args}`, { quote: true });
           await ctx.history.recordIncoming('.roll (recorded)');
           await ctx.history.recordIncoming('twice');
         },
@@ -49,8 +49,8 @@ describe('a message context as plugins see it', () => {
     expect(actions.filter((a) => a.type === 'react').map((a) => [(a as { chatId: string }).chatId, (a as { messageId: string }).messageId])).to.deep.equal([['chat-a@s.whatsapp.net', replies[0].quotedId]]);
 
     const byPlugin = new Map(seen.map((s) => [s.plugin, s.ctx]));
-    expect(byPlugin.get('dice')!.options.sides).to.equal(20);
-    expect(byPlugin.get('coin')!.options.sides).to.equal(2);
+    expect(byPlugin.get('dice')!.host.options().sides).to.equal(20);
+    expect(byPlugin.get('coin')!.host.options().sides).to.equal(2);
     // Two plugins' views of one message: the same message underneath.
     expect(byPlugin.get('dice')!.message).to.equal(byPlugin.get('coin')!.message);
     for (const ctx of byPlugin.values()) expect([ctx.chatId, ctx.text]).to.deep.equal(['chat-a@s.whatsapp.net', '.roll  twice']);

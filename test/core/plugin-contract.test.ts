@@ -6,6 +6,7 @@ import { rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { definePlugin, PluginError, Type, type Plugin } from '../../core/index.js';
+import { mountSites } from '../../web/site-server.js';
 import { startTestBot, type TestBot } from '../../app/testing/index.js';
 import { discoverPlugins } from '../../core/kernel/plugin/discover.js';
 import { formToConfig } from '../../web/dashboard/config-form.js';
@@ -64,10 +65,10 @@ describe('plugin contract v2', () => {
       expect(bot.model.requests[0].tools).to.include('greeting_word');
     });
 
-    it('hands its routes the same options', async () => {
+    it('hands its site (served through the web server) the same options', async () => {
       bot = await startTestBot(greeter, { options: { greeting: 'Ahoy' } });
       const router = new Router();
-      bot.app.bot.mountRoutes(router);
+      mountSites(bot.app, router);
       const server = new Koa().use(router.routes()).listen(0, '127.0.0.1');
       await new Promise((resolve) => server.once('listening', resolve));
       try {
@@ -241,7 +242,7 @@ describe('plugin contract v2', () => {
       name: 'dice',
       description: 'Rolls dice',
       options: Type.Object({ sides: Type.Integer({ minimum: 2, maximum: 100, default: 6 }) }),
-      setup: () => ({ commands: [{ command: 'sides', run: (ctx) => ctx.reply(`sides=${ctx.options.sides}`) }] }),
+      setup: (host) => ({ commands: [{ command: 'sides', run: (ctx) => ctx.reply(`sides=${host.options().sides}`) }] }),
     });
     const savePlugin = async (port: number, cookie: string, fields: Record<string, string>) => {
       const page = await request(port, { path: '/config/plugins', headers: { cookie } });

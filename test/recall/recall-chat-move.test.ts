@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { safeFileName } from '../../core/index.js';
+import { safeFileName } from '../../core/storage.js';
 import { RecallStore, type LoggedMessage } from '../../plugins/recall/log-store.js';
 
 const LID = '98765432100001@lid';

@@ -102,7 +102,8 @@ describe('recall: search of past conversations', function () {
     const special = JSON.parse(await toolResult({ query: '"tangerine42"* OR (wifi:password) ~^$ \\ __proto__ constructor' }));
     assert.ok(special.results.some((r: { text: string }) => r.text === 'the wifi password is tangerine42'), JSON.stringify(special.results));
     assert.match(JSON.parse(await toolResult({ query: 'x'.repeat(5000) })).error, /too long \(5000 characters; at most 200\)/);
-    assert.match(JSON.parse(await toolResult({ query: 42 })).error, /words to search for/);
+    // A query that is no text is refused by the core before the tool runs, naming the field.
+    assert.match(await toolResult({ query: 42 }), /^Error: recall was not run: its arguments do not fit its parameters \(query: must be string\)/);
     // The question that asked for the search is never its own result.
     const self = JSON.parse(await toolResult({ query: 'small talk number' }));
     assert.ok(self.results.every((r: { text: string }) => !r.text.startsWith('recall:')), JSON.stringify(self.results));

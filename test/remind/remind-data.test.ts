@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { safeFileName } from '../../core/index.js';
+import { safeFileName } from '../../core/storage.js';
 import { FakeModel, lastText, type ModelRequest } from '../../app/testing/index.js';
 import { UnsavedDataError } from '../../app/app.js';
 import { MemoryTransport } from '../../core/adapters/memory/memory-transport.js';

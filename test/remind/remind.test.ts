@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { readdir, readFile, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import sinon from 'sinon';
-import { safeFileName } from '../../core/index.js';
+import { safeFileName } from '../../core/storage.js';
 import { FakeModel, lastText, type ModelRequest } from '../../app/testing/index.js';
 import remind from '../../plugins/remind/index.js';
 import { startTestApp, tempDir, type TestApp } from '../helpers/test-app.js';

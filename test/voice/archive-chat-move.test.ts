@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { cp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { safeFileName } from '../../core/index.js';
+import { safeFileName } from '../../core/storage.js';
 import { AudioArchive, archivedNotesWhere, moveArchivedChat, type NoteInput } from '../../plugins/voice/archive.js';
 import { tempDir } from '../helpers/test-app.js';
 

@@ -14,14 +14,17 @@ const BOT_LID = '123456789012345';
 const sitePlugin = definePlugin({
   name: 'site',
   description: 'serves a page like a workspace site',
-  setup: () => ({
-    routes: (router) => {
-      router.get('/alice/index.html', (ctx) => {
+  setup: (host) => {
+    host.serveSite({
+      label: 'test sites',
+      handler: async (ctx, next) => {
+        if (ctx.path !== '/alice/index.html') return next();
         ctx.type = 'html';
         ctx.body = '<h1>Alice site</h1>';
-      });
-    },
-  }),
+      },
+    });
+    return {};
+  },
 });
 
 function loginLog(w: WebTest) {
@@ -94,7 +97,7 @@ describe('web server security', () => {
     expect((await request(w.port, { path: '/config/login', headers: { host: `localhost:${w.port}` } })).status).to.equal(200);
   });
 
-  it('keeps plugin routes (workspace sites) working under the public host', async () => {
+  it('keeps plugin sites (workspace sites) working under the public host', async () => {
     const res = await request(w.port, { path: '/alice/index.html', headers: { host: 'bot.example.org' } });
     expect(res.status).to.equal(200);
     expect(res.body).to.contain('Alice site');

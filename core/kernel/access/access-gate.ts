@@ -2,7 +2,7 @@ import type { BotConfig } from '../../services/config/schema.js';
 import type { Middleware } from '../pipeline/compose.js';
 import { firstWord } from '../pipeline/match.js';
 import { botAnswers, isBlocked, senderIds } from '../plugin/access.js';
-import type { BotContext } from '../plugin/types.js';
+import type { MessageContext } from '../plugin/types.js';
 import type { AccessControl } from './access-control.js';
 
 /** Set in `ctx.state` when a chat's rule lets a message through without a mention (`.activation always`). */
@@ -14,7 +14,7 @@ export const ANSWER_WITHOUT_MENTION = 'answerWithoutMention';
  * `allowList` (owners, `access.allow` and the senders an owner approved), or `pairing` (the same, and a stranger's
  * message is held and answered with a pairing code).
  */
-export function whoIsAnswered(config: () => BotConfig, access: AccessControl): Middleware<BotContext> {
+export function whoIsAnswered(config: () => BotConfig, access: AccessControl): Middleware<MessageContext> {
   return (ctx, next) => {
     const cfg = config();
     const ids = senderIds(ctx.message);
@@ -36,7 +36,7 @@ export function whoIsAnswered(config: () => BotConfig, access: AccessControl): M
  * `groups.policy: "allowlist"`, a group no owner opened) nothing; `.activation` itself always reaches its handler,
  * which refuses members who are not owners.
  */
-export function chatRules(config: () => BotConfig, access: AccessControl): Middleware<BotContext> {
+export function chatRules(config: () => BotConfig, access: AccessControl): Middleware<MessageContext> {
   return (ctx, next) => {
     const { prefix, groups } = config();
     const chatId = ctx.chatId;
@@ -65,6 +65,6 @@ export function chatRules(config: () => BotConfig, access: AccessControl): Middl
 }
 
 /** The message stays in the chat's history as context; nothing is answered and nothing goes to the model. */
-function keepAsContext(ctx: BotContext): Promise<void> | undefined {
+function keepAsContext(ctx: MessageContext): Promise<void> | undefined {
   return ctx.text ? ctx.history.recordIncoming(ctx.text) : undefined;
 }

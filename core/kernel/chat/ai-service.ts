@@ -1,8 +1,10 @@
 import type OpenAI from 'openai';
+import { Type, type TObject, type TString } from '@sinclair/typebox';
+import { badArgsAnswer, toolArgProblems } from '../plugin/tool-args.js';
 import type { Capabilities } from '../capabilities/capabilities.js';
 import type { BotConfig } from '../../services/config/schema.js';
 import type { Logger } from '../../services/log/logger.js';
-import type { BotContext, ToolDefinition } from '../plugin/types.js';
+import type { MessageContext, Tool } from '../plugin/types.js';
 import type { UserBudgets } from '../../services/providers/budgets.js';
 import { keepOwnFilesApart } from './tool-effects.js';
 import { ContextTooLongError, type ProviderChain } from '../../services/providers/provider-chain.js';
@@ -47,7 +49,7 @@ export interface AiServiceDeps {
   capabilities: Capabilities;
   config: () => BotConfig;
   log: Logger;
-  tools: (ctx: BotContext) => ToolDefinition[];
+  tools: (ctx: MessageContext) => Tool[];
   /** The chats' histories: their running summaries are read and folded here (`history.summarize`). */
   histories: HistoryStore;
   /** The chat's own instructions (`.persona`), added to that chat's system prompt only. */
@@ -59,14 +61,14 @@ export interface AiServiceDeps {
  * The core's `remember` tool: the model stores a fact in the chat's memory (built once per service: the chat comes
  * from the call). `writesPerMessage` bounds the facts one message stores.
  */
-const rememberTool = (writesPerMessage: () => number): ToolDefinition => ({
+const rememberTool = (writesPerMessage: () => number): Tool<TObject<{ fact: TString }>> => ({
   name: 'remember',
   description: 'Store a lasting fact about this chat or its people when the user asks you to remember something (or it is clearly worth keeping).',
-  parameters: { type: 'object', properties: { fact: { type: 'string', description: 'the fact, one short sentence' } }, required: ['fact'] },
+  parameters: Type.Object({ fact: Type.String({ description: 'the fact, one short sentence' }) }),
   // It writes the chat's memory, which every later turn of the chat reads (a group's members included).
   effects: { outsideText: false, acts: 'chats' },
   async run(args, call) {
-    const fact = String(args.fact ?? '').trim();
+    const fact = args.fact.trim();
     if (!fact) return 'Nothing to remember: the fact was empty.';
     // One message stores a few facts at most: a flood of them would push the chat's facts out of the prompt.
     const state = call.ctx.state as { memoryWrites?: number };
@@ -88,8 +90,8 @@ const rememberTool = (writesPerMessage: () => number): ToolDefinition => ({
 });
 
 /** A tool as the OpenAI API takes it, made once per tool object (most are the same objects message after message). */
-const openAiShapes = new WeakMap<ToolDefinition, OpenAI.Chat.Completions.ChatCompletionTool>();
-function openAiTool(tool: ToolDefinition): OpenAI.Chat.Completions.ChatCompletionTool {
+const openAiShapes = new WeakMap<Tool, OpenAI.Chat.Completions.ChatCompletionTool>();
+function openAiTool(tool: Tool): OpenAI.Chat.Completions.ChatCompletionTool {
   let shape = openAiShapes.get(tool);
   if (!shape) {
     // A copy of the schema, frozen: its JSON text is made once for every request that offers the tool (and a plugin
@@ -168,7 +170,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
   const lastPrompts = new Map<string, { botName: string; date: string; isGroup: boolean; live: boolean; mayStaySilent: boolean; extra?: string; facts: string[]; message: ChatMessage }>();
 
   /** The system message for `ctx`'s chat (frozen: while it stays the same, its JSON text is made once). */
-  function systemMessageFor(ctx: BotContext, facts: MemoryFact[], canCheckLive: boolean, extra?: string): ChatMessage {
+  function systemMessageFor(ctx: MessageContext, facts: MemoryFact[], canCheckLive: boolean, extra?: string): ChatMessage {
     const botName = config().botName;
     const date = today(now().getTime());
     const isGroup = ctx.message.isGroup;
@@ -223,9 +225,9 @@ export function createAiService(deps: AiServiceDeps): AiService {
    * The tools of the last message and their OpenAI shapes: the plugins offer the same tool objects message after
    * message, and then the same lists serve again (no list made twice per message).
    */
-  type Offer = { tools: ToolDefinition[]; openAi: OpenAI.Chat.Completions.ChatCompletionTool[] };
-  let lastOffer: (Offer & { found: ToolDefinition[] }) | undefined;
-  function offeredTools(found: ToolDefinition[]): Offer {
+  type Offer = { tools: Tool[]; openAi: OpenAI.Chat.Completions.ChatCompletionTool[] };
+  let lastOffer: (Offer & { found: Tool[] }) | undefined;
+  function offeredTools(found: Tool[]): Offer {
     const last = lastOffer?.found;
     let same = last?.length === found.length;
     for (let i = 0; same && i < found.length; i++) same = found[i] === last![i];
@@ -268,7 +270,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
     return `${answer}\n\nSources:\n${links.map((l, i) => `[${i + 1}] ${l}`).join('\n')}`;
   }
 
-  async function runTool(tool: ToolDefinition | undefined, name: string, rawArgs: string, ctx: BotContext, cited: string[]): Promise<string> {
+  async function runTool(tool: Tool | undefined, name: string, rawArgs: string, ctx: MessageContext, cited: string[]): Promise<string> {
     if (!tool) return `Error: there is no tool named ${name}.`;
     let args: Record<string, unknown>;
     try {
@@ -276,6 +278,13 @@ export function createAiService(deps: AiServiceDeps): AiService {
       if (!args || typeof args !== 'object' || Array.isArray(args)) throw new Error('arguments must be an object');
     } catch (err) {
       return `Error: the arguments were not valid JSON (${(err as Error).message}).`;
+    }
+    // Checked before the tool runs, so `run` gets arguments of the types its schema promises (defaults filled in).
+    const problems = toolArgProblems(tool, args);
+    if (problems === undefined) ctx.log.warn({ tool: name }, 'the tool\'s parameters schema cannot be compiled; its arguments are passed unchecked');
+    else if (problems.length) {
+      ctx.log.info({ tool: name, problems }, 'tool call refused: its arguments do not fit its parameters');
+      return badArgsAnswer(name, problems);
     }
     try {
       // The chat and the sender come from the message, never from the model's arguments.
@@ -289,7 +298,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
     }
   }
 
-  async function respond(ctx: BotContext, options: RespondOptions = {}): Promise<string> {
+  async function respond(ctx: MessageContext, options: RespondOptions = {}): Promise<string> {
     const cfg = config();
     const premium = Boolean(options.premium);
     const text = options.text ?? ctx.text;
@@ -378,8 +387,8 @@ export function createAiService(deps: AiServiceDeps): AiService {
   async function toolLoop(
     messages: ChatMessage[],
     tools: OpenAI.Chat.Completions.ChatCompletionTool[],
-    offered: ToolDefinition[],
-    ctx: BotContext,
+    offered: Tool[],
+    ctx: MessageContext,
     options: CompleteOptions,
     limits: { rounds: number; perRound: number; perMessage: number; perDay: number },
     cited: string[],
@@ -421,7 +430,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
         runThisRound++;
         run++;
         // The last tool of a name wins, as a map by name did (a plugin's extra tool over a core one).
-        let tool: ToolDefinition | undefined;
+        let tool: Tool | undefined;
         for (const t of offered) if (t.name === name) tool = t;
         const output = await runTool(tool, name, fn?.arguments ?? '', ctx, cited);
         messages.push({ role: 'tool', tool_call_id: call.id, content: output });

@@ -1,11 +1,11 @@
 import type { Capabilities } from '../capabilities/capabilities.js';
 import type { Logger } from '../../services/log/logger.js';
 import { CORE_TOOLS, type PluginRegistry } from '../plugin/registry.js';
-import type { BotContext, ToolDefinition } from '../plugin/types.js';
+import type { MessageContext, Tool } from '../plugin/types.js';
 
 /** Tools offered to the model for this message: from enabled, started plugins whose needs are met and the sender may use. */
-export function toolsFor(registry: PluginRegistry, capabilities: Capabilities, ctx: BotContext, log?: Logger): ToolDefinition[] {
-  const tools: ToolDefinition[] = [];
+export function toolsFor(registry: PluginRegistry, capabilities: Capabilities, ctx: MessageContext, log?: Logger): Tool[] {
+  const tools: Tool[] = [];
   for (const state of registry.active()) {
     const plugin = state.plugin;
     const list = state.instance!.tools;
@@ -22,7 +22,7 @@ export function toolsFor(registry: PluginRegistry, capabilities: Capabilities, c
     if (!state.instance!.toolsFor) continue;
     if (capabilities.lacks(plugin.needs ?? [])) continue;
     if (!registry.mayUse(plugin.name, ctx.message)) continue;
-    let found: ToolDefinition[];
+    let found: Tool[];
     try {
       found = state.instance!.toolsFor(ctx);
     } catch (err) {

@@ -1,9 +1,9 @@
-import { UNDECLARED_EFFECTS, type ToolDefinition, type ToolEffects } from '../plugin/types.js';
+import { UNDECLARED_EFFECTS, type Tool, type ToolEffects } from '../plugin/types.js';
 
 const ACTS: ReadonlyArray<ToolEffects['acts']> = ['nothing', 'ownFiles', 'chats'];
 
 /** A tool's declared effects; none, or a malformed declaration, counts as the unsafe side (`UNDECLARED_EFFECTS`). */
-export function effectsOf(tool: ToolDefinition): ToolEffects {
+export function effectsOf(tool: Tool): ToolEffects {
   const e = tool.effects;
   if (!e || typeof e !== 'object' || typeof e.outsideText !== 'boolean' || !ACTS.includes(e.acts)) return UNDECLARED_EFFECTS;
   return e;
@@ -16,9 +16,9 @@ export function effectsOf(tool: ToolDefinition): ToolEffects {
  * the person's files or post them where others read. Those tools are left out of such a turn (`left` names them); a
  * turn without such a tool keeps its list as it is (the same array).
  */
-export function keepOwnFilesApart(tools: ToolDefinition[]): { tools: ToolDefinition[]; left: string[] } {
+export function keepOwnFilesApart(tools: Tool[]): { tools: Tool[]; left: string[] } {
   if (!tools.some((t) => effectsOf(t).acts === 'ownFiles')) return { tools, left: [] };
-  const kept: ToolDefinition[] = [];
+  const kept: Tool[] = [];
   const left: string[] = [];
   for (const tool of tools) {
     const e = effectsOf(tool);

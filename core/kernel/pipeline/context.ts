@@ -1,8 +1,8 @@
-import type { BotConfig, PluginSection } from '../../services/config/schema.js';
+import type { BotConfig } from '../../services/config/schema.js';
 import type { Logger } from '../../services/log/logger.js';
 import { mentionsBot, stripBotMentions } from '../mentions/mentions-bot.js';
 import { isOwnerMessage } from '../plugin/access.js';
-import type { AiService, BotContext, PluginHost } from '../plugin/types.js';
+import type { AiService, MessageContext, PluginHost } from '../plugin/types.js';
 import type { HistoryStore } from '../../services/store/history.js';
 import type { MemoryStore } from '../../services/store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from '../port/message.js';
@@ -16,7 +16,6 @@ export interface ContextDeps {
   histories: HistoryStore;
   memories: MemoryStore;
   botIds: () => string[];
-  optionsOf: (plugin: string) => PluginSection;
   host: (plugin: string) => PluginHost;
 }
 
@@ -25,25 +24,24 @@ export interface ContextDeps {
  * a literal with a getter and a symbol key is built through V8's slow runtime path (~0.9 µs a message, 12× a class
  * instance). The reply functions are own closures, so `const { reply } = ctx` still works as before.
  */
-class InboundContext implements BotContext {
+class InboundContext implements MessageContext {
   readonly text: string;
   readonly chatId: string;
   readonly senderId: string;
   readonly addressed: boolean;
   readonly isOwner: boolean;
-  readonly reply: BotContext['reply'];
-  readonly react: BotContext['react'];
-  readonly sendMedia: BotContext['sendMedia'];
-  readonly edit: BotContext['edit'];
-  readonly typing: BotContext['typing'];
-  readonly history: BotContext['history'];
-  readonly memory: BotContext['memory'];
+  readonly reply: MessageContext['reply'];
+  readonly react: MessageContext['react'];
+  readonly sendMedia: MessageContext['sendMedia'];
+  readonly edit: MessageContext['edit'];
+  readonly typing: MessageContext['typing'];
+  readonly history: MessageContext['history'];
+  readonly memory: MessageContext['memory'];
   readonly ai: AiService;
-  readonly options: PluginSection = {};
   readonly host: PluginHost;
   readonly state: Record<string, unknown> = {};
   /** This message's plugin views, by plugin: made once per plugin and message (observers, predicates, tools, handler). */
-  readonly #views = new Map<string, BotContext>();
+  readonly #views = new Map<string, MessageContext>();
   // Made on first use: most messages never log, and pino's child() is not free.
   #childLog: Logger | undefined;
   readonly #deps: ContextDeps;
@@ -98,27 +96,27 @@ class InboundContext implements BotContext {
   }
 
   /** The views map of `ctx` when it is a message's own context (not a view or a narrowed context made from one). */
-  static viewsOf(ctx: BotContext): Map<string, BotContext> | undefined {
+  static viewsOf(ctx: MessageContext): Map<string, MessageContext> | undefined {
     // A private field is never inherited: a context made with `Object.create(ctx)` has no views of its own.
     return #views in ctx ? (ctx as InboundContext).#views : undefined;
   }
 }
 
 /** The context of one inbound message: replies, history and memory bound to its chat. */
-export function createContext(deps: ContextDeps, transport: Transport, message: IncomingMessage, rawText: string): BotContext {
+export function createContext(deps: ContextDeps, transport: Transport, message: IncomingMessage, rawText: string): MessageContext {
   return new InboundContext(deps, transport, message, rawText);
 }
 
 /**
- * The context of one message seen through one plugin: its options, host and logger; everything else is the
+ * The context of one message seen through one plugin: its host and logger; everything else is the
  * message's own context. A class of getters, not `Object.create(ctx)`: V8 turns every object used as a prototype into
  * a prototype map, a cost paid again for each message's new context.
  */
-class PluginView implements BotContext {
+class PluginView implements MessageContext {
   private childLog: Logger | undefined;
   constructor(
-    private readonly base: BotContext,
-    private readonly deps: Pick<ContextDeps, 'optionsOf' | 'host'>,
+    private readonly base: MessageContext,
+    private readonly deps: Pick<ContextDeps, 'host'>,
     private readonly plugin: string,
     readonly host: PluginHost,
   ) {}
@@ -167,19 +165,16 @@ class PluginView implements BotContext {
   get state() {
     return this.base.state;
   }
-  get options() {
-    return this.deps.optionsOf(this.plugin);
-  }
   get log() {
     return (this.childLog ??= this.base.log.child({ plugin: this.plugin }));
   }
 }
 
 /**
- * The context seen through one plugin (its options, host and logger). The same view is handed out again for the same
+ * The context seen through one plugin (its host and logger). The same view is handed out again for the same
  * message and plugin; a view of a view (or of a narrowed context) is made anew, never cached on it.
  */
-export function pluginView(deps: Pick<ContextDeps, 'optionsOf' | 'host'>, ctx: BotContext, pluginName: string): BotContext {
+export function pluginView(deps: Pick<ContextDeps, 'host'>, ctx: MessageContext, pluginName: string): MessageContext {
   const views = InboundContext.viewsOf(ctx);
   let view = views?.get(pluginName);
   if (view) return view;

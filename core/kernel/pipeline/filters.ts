@@ -2,7 +2,7 @@ import type { Capabilities } from '../capabilities/capabilities.js';
 import type { BotConfig } from '../../services/config/schema.js';
 import type { Logger } from '../../services/log/logger.js';
 import type { PluginRegistry } from '../plugin/registry.js';
-import type { BotContext } from '../plugin/types.js';
+import type { MessageContext } from '../plugin/types.js';
 import type { IncomingMessage } from '../port/message.js';
 import type { Middleware } from './compose.js';
 import { looksBinary } from './match.js';
@@ -25,7 +25,7 @@ export function handledText(message: IncomingMessage, log: Logger): string | und
 }
 
 /** Observers see every message, addressed or not; one failing never stops the others or the reply. */
-export function observers(registry: PluginRegistry, capabilities: Capabilities, view: (ctx: BotContext, name: string) => BotContext): Middleware<BotContext> {
+export function observers(registry: PluginRegistry, capabilities: Capabilities, view: (ctx: MessageContext, name: string) => MessageContext): Middleware<MessageContext> {
   return async (ctx, next) => {
     for (const state of registry.active()) {
       if (!state.instance?.observers.length) continue;
@@ -49,7 +49,7 @@ export function observers(registry: PluginRegistry, capabilities: Capabilities, 
  * Groups: only messages that mention or reply to the bot (or that a chat rule lets through, see core/access) go further (group context is still kept); an addressed
  * message longer than MAX_INBOUND_CHARS is refused in words.
  */
-export function addressedOnly(config: () => BotConfig): Middleware<BotContext> {
+export function addressedOnly(config: () => BotConfig): Middleware<MessageContext> {
   return (ctx, next) => {
     const { prefix, groups } = config();
     if (!ctx.addressed && ctx.state.answerWithoutMention !== true && !(groups.commandsWithoutMention && (ctx.text.startsWith(prefix) || /^\/\w/.test(ctx.text)))) {

@@ -1,4 +1,4 @@
-import type { BotContext, CommandMatch, Trigger } from '../plugin/types.js';
+import type { MessageContext, CommandMatch, Trigger } from '../plugin/types.js';
 
 /** Splits `.cmd rest` into the command word and its arguments, when the text starts with a word. */
 export function firstWord(text: string): { word: string; args: string } {
@@ -30,7 +30,7 @@ export function firstWordOf(text: string): FirstWord {
  * Whether a trigger matches a message. Commands compare case-insensitively after the configured prefix.
  * `first` is the message's first word (see `firstWordOf`), made once for all the triggers a message is checked against.
  */
-export function matchTrigger(trigger: Trigger, ctx: BotContext, prefix: string, first: FirstWord = firstWordOf(ctx.text)): TriggerHit | undefined {
+export function matchTrigger(trigger: Trigger, ctx: MessageContext, prefix: string, first: FirstWord = firstWordOf(ctx.text)): TriggerHit | undefined {
   if ('command' in trigger) {
     const { word, args } = first;
     if (word.length > prefix.length && word.startsWith(prefix) && word.slice(prefix.length).toLowerCase() === trigger.command.toLowerCase()) {

@@ -4,13 +4,13 @@ import type { Middleware } from './compose.js';
 import { firstWordOf, matchTrigger, type FirstWord, type TriggerHit } from './match.js';
 import type { HandlerEntry } from '../plugin/instance.js';
 import type { PluginRegistry, PluginState } from '../plugin/registry.js';
-import type { BotContext } from '../plugin/types.js';
+import type { MessageContext } from '../plugin/types.js';
 
 export interface RoutingDeps {
   registry: PluginRegistry;
   capabilities: Capabilities;
   config: () => BotConfig;
-  view: (ctx: BotContext, name: string) => BotContext;
+  view: (ctx: MessageContext, name: string) => MessageContext;
 }
 
 /** One handler of an active plugin, with its place in routing order. */
@@ -65,7 +65,7 @@ function push(map: Map<string, Planned[]>, key: string, planned: Planned): void 
  * Hands the message to the first handler of an active plugin whose trigger matches (access and `needs` checked,
  * failures told in a sentence); a message no plugin claims goes on to `next`.
  */
-export function pluginRouting(deps: RoutingDeps): Middleware<BotContext> {
+export function pluginRouting(deps: RoutingDeps): Middleware<MessageContext> {
   let plan: DispatchPlan | undefined;
   return async (ctx, next) => {
     const prefix = deps.config().prefix;
@@ -90,7 +90,7 @@ export function pluginRouting(deps: RoutingDeps): Middleware<BotContext> {
   };
 }
 
-async function runHandler(deps: RoutingDeps, state: PluginState, entry: HandlerEntry, base: BotContext, hit: TriggerHit): Promise<void> {
+async function runHandler(deps: RoutingDeps, state: PluginState, entry: HandlerEntry, base: MessageContext, hit: TriggerHit): Promise<void> {
   const plugin = state.plugin;
   const { trigger } = entry;
   const ctx = deps.view(base, plugin.name);
@@ -99,12 +99,16 @@ async function runHandler(deps: RoutingDeps, state: PluginState, entry: HandlerE
     await ctx.reply(`Sorry, you are not allowed to use ${what} here.`);
     return;
   }
-  const missing = deps.capabilities.missing(plugin.needs ?? []);
+  // The plugin's needs, then the handler's own: the handler's `missing` speaks for what it alone needs.
+  const pluginMissing = deps.capabilities.missing(plugin.needs ?? []);
+  const handlerMissing = pluginMissing.length ? [] : deps.capabilities.missing(entry.needs ?? []);
+  const missing = pluginMissing.length ? pluginMissing : handlerMissing;
   if (missing.length) {
+    const said = handlerMissing.length && entry.missing !== undefined ? entry.missing : plugin.missing;
     const text =
-      typeof plugin.missing === 'function'
-        ? plugin.missing(missing)
-        : plugin.missing ?? `${plugin.name} is unavailable right now: ${missing.map((m) => `${m} (${deps.capabilities.status(m).detail})`).join(', ')}.`;
+      typeof said === 'function'
+        ? said(missing)
+        : said ?? `${plugin.name} is unavailable right now: ${missing.map((m) => `${m} (${deps.capabilities.status(m).detail})`).join(', ')}.`;
     ctx.log.info({ plugin: plugin.name, missing }, 'capability missing; told the user');
     await ctx.reply(text);
     return;

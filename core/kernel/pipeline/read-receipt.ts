@@ -1,4 +1,4 @@
-import type { BotContext } from '../plugin/types.js';
+import type { MessageContext } from '../plugin/types.js';
 import type { Transport } from '../port/transport.js';
 import type { Middleware } from './compose.js';
 
@@ -8,7 +8,7 @@ import type { Middleware } from './compose.js';
  * talk not meant for the bot are never marked read (read state syncs to the owner's phone, and ticks there would say
  * the bot read what it ignores). Not waited for: the answer never waits on the receipt.
  */
-export function markTakenUpRead(transport: () => Transport | undefined): Middleware<BotContext> {
+export function markTakenUpRead(transport: () => Transport | undefined): Middleware<MessageContext> {
   return (ctx, next) => {
     transport()?.markRead?.(ctx.message);
     return next();

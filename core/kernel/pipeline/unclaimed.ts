@@ -1,13 +1,13 @@
 import type { BotConfig } from '../../services/config/schema.js';
 import type { Middleware } from './compose.js';
-import type { BotContext } from '../plugin/types.js';
+import type { MessageContext } from '../plugin/types.js';
 
 /**
  * The end of the pipeline: a message no plugin claimed. A media or a bare mention without a question (no plugin takes
  * those, the `chat` core plugin takes only text) gets a pointer to `.help`; text reaches here only while the owner has
  * the `chat` core plugin (the fallback to the model) turned off, and is told so.
  */
-export function unclaimed(config: () => BotConfig, answersFreeText: () => boolean): Middleware<BotContext> {
+export function unclaimed(config: () => BotConfig, answersFreeText: () => boolean): Middleware<MessageContext> {
   return async (ctx) => {
     const help = `${config().prefix}help`;
     if (ctx.message.media && !ctx.text) await ctx.reply(`I don't do anything with a ${ctx.message.media.kind} on its own. Send ${help} to see what I can do with media.`);

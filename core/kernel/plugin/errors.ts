@@ -1,3 +1,7 @@
+import { CodedError, type PluginErrorCode } from '../../services/coded-error.js';
+
+export type { PluginErrorCode };
+
 /**
  * The catalogue of plugin registration errors, in the Fastify manner: every error has a stable code, names both
  * sides of a clash and says the fix. The bot stays up: the plugin that caused the error stays off, and the start log
@@ -6,20 +10,8 @@
  * @example
  * try { definePlugin(spec); } catch (err) { if (err instanceof PluginError && err.code === 'PLUGIN_BAD_OPTION_DEFAULT') … }
  */
-export type PluginErrorCode =
-  | 'PLUGIN_BAD_DEFINITION'
-  | 'PLUGIN_NOT_A_PLUGIN'
-  | 'PLUGIN_BAD_OPTION_DEFAULT'
-  | 'PLUGIN_DUPLICATE_NAME'
-  | 'PLUGIN_UNKNOWN_NEED'
-  | 'PLUGIN_DUPLICATE_CAPABILITY'
-  | 'PLUGIN_DUPLICATE_TOOL'
-  | 'PLUGIN_DUPLICATE_COMMAND'
-  | 'PLUGIN_CONFIG_KEY_TAKEN'
-  | 'PLUGIN_SETUP_FAILED';
-
 /** A plugin that cannot be registered; `message` starts with the code, says which plugins clash and what to change. */
-export class PluginError extends Error {
+export class PluginError extends CodedError {
   constructor(
     readonly code: PluginErrorCode,
     readonly plugin: string,
@@ -65,5 +57,13 @@ export const pluginErrors = {
       plugin,
       `plugin "${plugin}" declares the top-level config.json section "${key}", which ${owner === 'the core' ? 'the core owns' : `${owner} already declares`}; use another key (e.g. "${plugin.replace(/-(.)/g, (_m, c: string) => c.toUpperCase())}${key.charAt(0).toUpperCase()}${key.slice(1)}") or an option under plugins.${plugin}`,
     ),
-  setupFailed: (plugin: string, reason: string) => new PluginError('PLUGIN_SETUP_FAILED', plugin, `plugin "${plugin}" failed in setup: ${reason}`),
+  setupFailed: (plugin: string, cause: unknown) =>
+    Object.assign(
+      new PluginError(
+        'PLUGIN_SETUP_FAILED',
+        plugin,
+        `plugin "${plugin}" failed in setup(host): ${(cause as Error)?.message ?? String(cause)}; it stays off until the bot restarts — fix what that names (a setting, a file, a program the plugin needs), or turn the plugin off in the dashboard`,
+      ),
+      { cause },
+    ),
 };

@@ -1,51 +1,45 @@
-import type Router from '@koa/router';
 import type { TriggerHit } from '../pipeline/match.js';
-import type { PluginOffer } from './contract.js';
 import type { MediaKind } from '../port/message.js';
 import { pluginErrors } from './errors.js';
-import type { BotContext, Plugin, PluginHost, ToolDefinition, Trigger } from './types.js';
+import type { HandlerBase, MessageContext, Plugin, PluginHost, PluginOffer, Tool, Trigger } from './types.js';
 
 /** One trigger of a running plugin and what runs when it matches. */
 export interface HandlerEntry {
   trigger: Trigger;
-  run(ctx: BotContext, hit: TriggerHit): Promise<unknown> | unknown;
+  /** The handler's own `needs` and `missing` (checked with the plugin's before it runs). */
+  needs?: readonly string[];
+  missing?: HandlerBase['missing'];
+  run(ctx: MessageContext, hit: TriggerHit): Promise<unknown> | unknown;
 }
 
 /**
- * A plugin as the core runs it: its handlers in order, observers, tools, routes and stop. Made once per bot by `instantiate`.
+ * A plugin as the core runs it: its handlers in order, observers, tools and stop. Made once per bot by `instantiate`.
  */
 export interface PluginInstance {
   handlers: HandlerEntry[];
-  observers: Array<(ctx: BotContext) => Promise<unknown> | unknown>;
-  tools: ToolDefinition[];
+  observers: Array<(ctx: MessageContext) => Promise<unknown> | unknown>;
+  tools: Tool[];
   /** `tools` given as a function: the tools this plugin offers for one message. */
-  toolsFor?(ctx: BotContext): ToolDefinition[];
-  routes?(router: Router): void;
+  toolsFor?(ctx: MessageContext): Tool[];
   stop?(): Promise<void> | void;
 }
 
 export interface InstanceDeps {
   host: PluginHost;
   /** The plugin's view of a message's context (its options, host and logger). */
-  view(ctx: BotContext): BotContext;
+  view(ctx: MessageContext): MessageContext;
 }
 
 /** Adds the narrowed fields of a trigger (args, media, match) on top of a plugin's view of the context. */
-function narrow(ctx: BotContext, fields: Record<string, unknown>): BotContext {
+function narrow<T extends MessageContext>(ctx: MessageContext, fields: Omit<T, keyof MessageContext>): T {
   const props: PropertyDescriptorMap = {};
   for (const [key, value] of Object.entries(fields)) props[key] = { value, enumerable: true };
-  return Object.create(ctx, props) as BotContext;
+  return Object.create(ctx, props) as T;
 }
 
-/** Wraps a tool so its call sees the plugin's view of the context and the plugin's options. */
-function boundTool(tool: ToolDefinition, deps: InstanceDeps): ToolDefinition {
-  return {
-    ...tool,
-    run: (args, call) => {
-      const ctx = deps.view(call.ctx);
-      return tool.run(args, { ...call, ctx, options: ctx.options } as typeof call);
-    },
-  };
+/** Wraps a tool so its call sees the plugin's view of the context. */
+function boundTool(tool: Tool, deps: InstanceDeps): Tool {
+  return { ...tool, run: (args, call) => tool.run(args, { ...call, ctx: deps.view(call.ctx) }) };
 }
 
 const MEDIA_KINDS: readonly MediaKind[] = ['voice', 'audio', 'image', 'video', 'document', 'sticker'];
@@ -62,7 +56,7 @@ function effectsMistake(effects: unknown): string | undefined {
 }
 
 /** The first mistake in what `setup` returned, in words with the fix (undefined when it can work). */
-function offerMistake(offer: PluginOffer<unknown>): string | undefined {
+function offerMistake(offer: PluginOffer): string | undefined {
   if (typeof offer !== 'object') return 'setup(host) must return an object such as { commands: [...] }';
   for (const [i, h] of (offer.commands ?? []).entries()) {
     if (typeof h?.run !== 'function') return `commands[${i}] has no run(ctx) function`;
@@ -87,6 +81,12 @@ function offerMistake(offer: PluginOffer<unknown>): string | undefined {
   for (const [i, h] of (offer.predicates ?? []).entries()) {
     if (typeof h?.run !== 'function' || typeof h.when !== 'function') return `predicates[${i}] needs when(ctx) => boolean and run(ctx)`;
   }
+  for (const [kind, list] of [['commands', offer.commands], ['literals', offer.literals], ['media', offer.media], ['patterns', offer.patterns], ['predicates', offer.predicates]] as const) {
+    for (const [i, h] of (list ?? []).entries()) {
+      const problem = handlerNeedsMistake(kind, i, h);
+      if (problem) return problem;
+    }
+  }
   for (const [i, o] of (offer.observers ?? []).entries()) if (typeof o !== 'function') return `observers[${i}] must be a function (ctx) => …`;
   if (Array.isArray(offer.tools)) {
     for (const [i, t] of offer.tools.entries()) {
@@ -98,34 +98,40 @@ function offerMistake(offer: PluginOffer<unknown>): string | undefined {
   return undefined;
 }
 
+/** The first mistake in a handler's own `needs`/`missing`, in words (undefined when there is none). */
+function handlerNeedsMistake(kind: string, i: number, h: HandlerBase): string | undefined {
+  if (h.needs !== undefined && (!Array.isArray(h.needs) || h.needs.some((n) => typeof n !== 'string' || !n))) return `${kind}[${i}]: needs must be a list of capability names`;
+  if (h.missing !== undefined && typeof h.missing !== 'string' && typeof h.missing !== 'function') return `${kind}[${i}]: missing must be a sentence or a function (missing) => sentence`;
+  return undefined;
+}
+
 /** Runs a plugin's setup and turns what it offers into the core's running shape; a mistake in it is refused, coded. */
 async function fromOffer(plugin: Plugin, deps: InstanceDeps): Promise<PluginInstance> {
-  const offer = ((await (plugin.setup as (host: PluginHost) => unknown)(deps.host)) ?? {}) as PluginOffer<unknown>;
+  const offer = ((await plugin.setup(deps.host)) ?? {}) as PluginOffer;
   const mistake = offerMistake(offer);
   if (mistake) {
     await Promise.resolve(offer?.stop?.()).catch(() => undefined);
     throw pluginErrors.badDefinition(plugin.name, mistake);
   }
   const handlers: HandlerEntry[] = [];
+  const own = (h: HandlerBase) => ({ needs: h.needs, missing: h.missing });
   for (const h of offer.commands ?? []) {
-    handlers.push({ trigger: { command: h.command, help: h.help, usage: h.usage }, run: (ctx, hit) => h.run(narrow(ctx, { command: hit.command, args: hit.command?.args ?? '' }) as never) });
+    handlers.push({ trigger: { command: h.command, help: h.help, usage: h.usage }, ...own(h), run: (ctx, hit) => h.run(narrow(ctx, { command: hit.command!, args: hit.command?.args ?? '' })) });
   }
   for (const h of offer.literals ?? []) {
-    handlers.push({ trigger: { literal: h.literal, help: h.help, usage: h.usage }, run: (ctx, hit) => h.run(narrow(ctx, { command: hit.command, args: hit.command?.args ?? '' }) as never) });
+    handlers.push({ trigger: { literal: h.literal, help: h.help, usage: h.usage }, ...own(h), run: (ctx, hit) => h.run(narrow(ctx, { command: hit.command!, args: hit.command?.args ?? '' })) });
   }
-  for (const h of offer.media ?? []) handlers.push({ trigger: { media: h.media, help: h.help }, run: (ctx) => h.run(narrow(ctx, { media: ctx.message.media }) as never) });
-  for (const h of offer.patterns ?? []) handlers.push({ trigger: { pattern: h.pattern, help: h.help }, run: (ctx, hit) => h.run(narrow(ctx, { match: hit.match }) as never) });
+  for (const h of offer.media ?? []) handlers.push({ trigger: { media: h.media, help: h.help }, ...own(h), run: (ctx) => h.run(narrow(ctx, { media: ctx.message.media! })) });
+  for (const h of offer.patterns ?? []) handlers.push({ trigger: { pattern: h.pattern, help: h.help }, ...own(h), run: (ctx, hit) => h.run(narrow(ctx, { match: hit.match! })) });
   for (const h of offer.predicates ?? []) {
-    handlers.push({ trigger: { when: (ctx) => h.when(ctx as never), help: h.help, usage: h.usage }, run: (ctx) => h.run(ctx as never) });
+    handlers.push({ trigger: { when: (ctx) => h.when(ctx), help: h.help, usage: h.usage }, ...own(h), run: (ctx) => h.run(ctx) });
   }
+  const tools = offer.tools;
   return {
     handlers,
-    observers: (offer.observers ?? []).map((observe) => (ctx: BotContext) => observe(ctx as never)),
-    tools: Array.isArray(offer.tools) ? offer.tools.map((tool) => boundTool(tool as unknown as ToolDefinition, deps)) : [],
-    toolsFor: typeof offer.tools === 'function'
-      ? ((list) => (ctx: BotContext) => (list(deps.view(ctx) as never) ?? []).map((tool) => boundTool(tool as unknown as ToolDefinition, deps)))(offer.tools)
-      : undefined,
-    routes: offer.routes ? (router) => offer.routes!(router) : undefined,
+    observers: (offer.observers ?? []).map((observe) => (ctx: MessageContext) => observe(ctx)),
+    tools: Array.isArray(tools) ? tools.map((tool) => boundTool(tool, deps)) : [],
+    toolsFor: typeof tools === 'function' ? (ctx: MessageContext) => (tools(deps.view(ctx)) ?? []).map((tool) => boundTool(tool, deps)) : undefined,
     stop: offer.stop ? () => offer.stop!() : undefined,
   };
 }

@@ -5,7 +5,7 @@ import { mayUse } from './access.js';
 import { pluginErrors, PluginError } from './errors.js';
 import { instantiate, type PluginInstance } from './instance.js';
 import { resolveOptions, resolveSection, type SectionRule } from './options.js';
-import type { BotContext, Plugin, PluginHost, PluginListing, Trigger, TriggerListing } from './types.js';
+import type { MessageContext, Plugin, PluginHost, PluginListing, Trigger, TriggerListing } from './types.js';
 
 export interface PluginState {
   plugin: Plugin;
@@ -15,7 +15,7 @@ export interface PluginState {
   problem?: string;
   /** Refused at registration (a coded PluginError): it stays off whatever config.json says. */
   refused?: PluginError;
-  /** What the plugin offers once started (handlers, observers, tools, routes, stop). */
+  /** What the plugin offers once started (handlers, observers, tools, stop). */
   instance?: PluginInstance;
   /** Set for a core plugin (core/kernel/core-plugins): whether the owner may turn it off. */
   core?: CoreRule;
@@ -46,7 +46,7 @@ export interface RegistryDeps {
   /** The host services of one plugin. */
   host: (name: string) => PluginHost;
   /** A message's context as one plugin sees it. */
-  view: (ctx: BotContext, name: string) => BotContext;
+  view: (ctx: MessageContext, name: string) => MessageContext;
   /** The rule of a core plugin, undefined for any other plugin. */
   coreRule?: (plugin: Plugin) => CoreRule | undefined;
 }
@@ -139,7 +139,7 @@ export class PluginRegistry {
         capabilities.define(
           provided.name,
           async () => {
-            const answer = (await provided.detect(host as never)) as boolean | { ok: boolean; detail: string };
+            const answer = await provided.detect(host);
             const status = typeof answer === 'boolean' ? { ok: answer, detail: '' } : answer;
             return { ok: status.ok, detail: status.detail || (status.ok ? 'available' : provided.missing) };
           },
@@ -155,7 +155,7 @@ export class PluginRegistry {
   }
 
   /**
-   * A plugin's options as its handlers, tools and routes see them: validated, defaults filled in (cached per config,
+   * A plugin's options as `host.options()` gives them: validated, defaults filled in (cached per config,
    * so a dashboard edit is seen at once).
    */
   optionsOf(name: string): PluginSection {
@@ -242,13 +242,9 @@ export class PluginRegistry {
       try {
         instance = await instantiate(state.plugin, { host: this.deps.host(name), view: (ctx) => this.deps.view(ctx, name) });
       } catch (err) {
-        if (err instanceof PluginError) {
-          this.refuse(state, err);
-          continue;
-        }
-        state.started = false;
-        state.problem = `start failed: ${(err as Error).message}`;
-        this.deps.log.error({ plugin: name, err }, 'plugin failed to start; it stays off');
+        // A coded mistake in what setup offered, or setup itself throwing (PLUGIN_SETUP_FAILED): off, said why.
+        if (!(err instanceof PluginError)) this.deps.log.error({ plugin: name, err }, 'plugin failed to start; it stays off');
+        this.refuse(state, err instanceof PluginError ? err : pluginErrors.setupFailed(name, err));
         continue;
       }
       const clash = this.clashOf(name, instance, commands, tools);
@@ -286,6 +282,10 @@ export class PluginRegistry {
         const word = key.startsWith('command:') ? `${this.deps.config().prefix}${key.slice('command:'.length)}` : key.slice('literal:'.length);
         return pluginErrors.duplicateCommand(name, word, owner);
       }
+    }
+    for (const entry of instance.handlers) {
+      const unknown = (entry.needs ?? []).find((need) => !capabilities.known(need));
+      if (unknown) return pluginErrors.unknownNeed(name, unknown, capabilities.names());
     }
     for (const tool of instance.tools) {
       const unknown = (tool.needs ?? []).find((need) => !capabilities.known(need));

@@ -1,14 +1,15 @@
+import type { Static, TObject, TSchema, TUnknown } from '@sinclair/typebox';
 import type { PrivacyRegistry } from '../../services/store/privacy.js';
 import type { PluginStore } from '../../services/store/plugin-store.js';
 import type { StoreDeclaration } from '../../services/store/store-declarations.js';
 import type Koa from 'koa';
 import type { Capabilities, CapabilityStatus } from '../capabilities/capabilities.js';
-import type { PluginSection, BotConfig } from '../../services/config/schema.js';
+import type { BotConfig } from '../../services/config/schema.js';
 import type { Settings } from '../../services/config/settings.js';
 import type { Logger } from '../../services/log/logger.js';
 import type { AppendOptions, HistoryStore, HistoryEntry } from '../../services/store/history.js';
 import type { MemoryStore, MemoryFact } from '../../services/store/memory.js';
-import type { IncomingMessage, MediaKind, OutgoingMedia, SentMessage } from '../port/message.js';
+import type { IncomingMedia, IncomingMessage, MediaKind, OutgoingMedia, SentMessage } from '../port/message.js';
 import type { ChatMessage, CompleteOptions, CompletionResult, LegHealth, ProviderLeg } from '../../services/providers/types.js';
 import type { OwnerNotifier } from '../../services/notices/owner-notifier.js';
 import type { Jail } from '../../services/jail/jail.js';
@@ -17,21 +18,13 @@ import type { StatusReport } from '../status/status-report.js';
 import type { DataSchema } from '../../services/store/schemas.js';
 import type { AccessControl } from '../access/access-control.js';
 
-/**
- * What one handler of a running plugin reacts to (the core's shape of the handlers a plugin's `setup` offers).
- * - `{ command: 'ping' }`: the word after the configured prefix (`.ping`); `args` holds the rest of the line.
- * - `{ literal: '/ws' }`: a fixed word whatever the prefix (first word of the text).
- * - `{ media: 'voice' }` or `{ media: ['image', 'sticker'] }`: a message carrying that media.
- * - `{ pattern: /regex/ }`: a text pattern (matched on the text without leading bot mentions).
- * - `{ when: (ctx) => boolean }`: any predicate (e.g. "this user has a workspace open"); `help`/`usage` put it in
- *   `.help` (e.g. `usage: '(photo)'`).
+/*
+ * The plugin contract, one set of types the core itself runs on: a plugin is a factory that declares what it is
+ * (`PluginSpec`: name, options, needs, what it provides) and `setup(host)` returns what it offers (`PluginOffer`).
+ * State lives in setup's closure, one per running bot. `definePlugin` (contract.ts) checks a spec and freezes it.
  */
-export type Trigger =
-  | { command: string; help?: string; usage?: string }
-  | { literal: string; help?: string; usage?: string }
-  | { media: MediaKind | MediaKind[]; help?: string }
-  | { pattern: RegExp; help?: string }
-  | { when: (ctx: BotContext) => boolean; help?: string; usage?: string };
+
+export type Awaitable<T> = T | Promise<T>;
 
 /** The command a message invoked, when a command or literal trigger matched. */
 export interface CommandMatch {
@@ -65,9 +58,13 @@ export interface ChatMemoryView {
 }
 
 /**
- * One message as the core handles it. Plugins see it through `MessageContext` (contract.ts), narrowed per trigger.
+ * One message as the core handles it and every handler receives it, seen through one plugin (`host` and `log` are
+ * that plugin's). `O` types `ctx.host.options()`; the narrowed contexts add what their trigger guarantees.
+ *
+ * @example
+ * observers: [(ctx) => ctx.log.debug({ text: ctx.text }, 'seen')]
  */
-export interface BotContext {
+export interface MessageContext<O = unknown> {
   readonly message: IncomingMessage;
   /** The text with leading bot mentions removed and trimmed. */
   readonly text: string;
@@ -89,21 +86,79 @@ export interface BotContext {
   readonly history: ChatHistoryView;
   readonly memory: ChatMemoryView;
   readonly ai: AiService;
-  /** This plugin's section of config.json (live: reflects dashboard edits). Empty outside a plugin. */
-  readonly options: PluginSection;
-  readonly host: PluginHost;
+  /** The host of the plugin handling the message (the same as `setup` got). */
+  readonly host: PluginHost<O>;
   readonly log: Logger;
-  /** Scratch space shared by middleware for this one message. */
+  /** Scratch space for this one message, shared by the core's middleware and the plugins that handle it. */
   readonly state: Record<string, unknown>;
 }
 
-/** Arguments the core binds into every tool call: the model can never choose the chat or user. */
-export interface ToolCall {
+/** A command or literal handler's context: the command word as typed and its arguments are always there. */
+export interface CommandContext<O = unknown> extends MessageContext<O> {
+  readonly command: CommandMatch;
+  /** The rest of the line after the command word, trimmed ('' when nothing follows). */
+  readonly args: string;
+}
+
+/** A media handler's context: the media the trigger matched is always there. */
+export interface MediaContext<O = unknown> extends MessageContext<O> {
+  readonly media: IncomingMedia;
+}
+
+/** A pattern handler's context: the match of the pattern is always there. */
+export interface PatternContext<O = unknown> extends MessageContext<O> {
+  readonly match: RegExpExecArray;
+}
+
+/**
+ * What every handler may declare besides its trigger: help lines, and the capabilities it needs on top of the
+ * plugin's own `needs` (the handler is not run while one is missing; `missing` is said instead).
+ */
+export interface HandlerBase {
+  help?: string;
+  /** Capabilities this handler needs besides the plugin's (e.g. `audio` for the one handler that transcribes). */
+  needs?: string[];
+  /** The reply when this handler matches but one of its needs is missing. Default: the plugin's `missing`. */
+  missing?: string | ((missing: string[]) => string);
+}
+
+/** `.roll` with the configured prefix; `args` holds the rest of the line. */
+export interface CommandHandler<O = unknown> extends HandlerBase {
+  command: string;
+  /** Shown in `.help`, written with the default "." prefix (it is shown with the configured one). */
+  usage?: string;
+  run(ctx: CommandContext<O>): Awaitable<unknown>;
+}
+/** A fixed first word whatever the prefix, such as `/ws`. */
+export interface LiteralHandler<O = unknown> extends HandlerBase {
+  literal: string;
+  usage?: string;
+  run(ctx: CommandContext<O>): Awaitable<unknown>;
+}
+/** A message carrying media of one of these kinds. */
+export interface MediaHandler<O = unknown> extends HandlerBase {
+  media: MediaKind | MediaKind[];
+  run(ctx: MediaContext<O>): Awaitable<unknown>;
+}
+/** A text pattern, matched on the text without leading bot mentions. */
+export interface PatternHandler<O = unknown> extends HandlerBase {
+  pattern: RegExp;
+  run(ctx: PatternContext<O>): Awaitable<unknown>;
+}
+/** Any predicate (e.g. "this user has a workspace open"); `usage` puts it in `.help` (e.g. `usage: '(photo)'`). */
+export interface PredicateHandler<O = unknown> extends HandlerBase {
+  when(ctx: MessageContext<O>): boolean;
+  usage?: string;
+  run(ctx: MessageContext<O>): Awaitable<unknown>;
+}
+
+/** What the core binds into every tool call: the model can never choose the chat or user. */
+export interface ToolCall<O = unknown> {
   chatId: string;
   senderId: string;
   senderAltId?: string;
   isOwner: boolean;
-  ctx: BotContext;
+  ctx: MessageContext<O>;
   /**
    * Names sources (short links) the answer rests on. When the model's final answer shows none of them, the core
    * appends them as a "Sources:" list, so an answer built on a web search always says where it came from.
@@ -112,17 +167,18 @@ export interface ToolCall {
 }
 
 /**
- * A function offered to the main model for tool calling.
+ * A function offered to the main model. `parameters` is a TypeBox schema of the arguments object; the core checks
+ * the model's arguments against it (defaults filled in) before `run`, and answers the model the problems instead.
  *
  * @example
- * { name: 'roll_die', description: 'Roll a die', parameters: { type: 'object', properties: {} },
- *   run: async () => String(1 + Math.floor(Math.random() * 6)) }
+ * defineTool({ name: 'roll_dice', description: 'Roll dice', parameters: Type.Object({ sides: Type.Integer({ minimum: 2, default: 6 }) }),
+ *   effects: { outsideText: false, acts: 'nothing' }, run: ({ sides }) => String(1 + Math.floor(Math.random() * sides)) })
  */
-export interface ToolDefinition {
+export interface Tool<P extends TSchema = TObject> {
   name: string;
   description: string;
-  /** JSON schema of the arguments object. */
-  parameters: Record<string, unknown>;
+  /** The arguments object's schema (TypeBox, `Type.Object({ … })`): the model is shown it, and `args` are checked against it. */
+  parameters: P;
   /** Capabilities the tool needs; it is not offered while one is missing. */
   needs?: string[];
   /**
@@ -130,10 +186,154 @@ export interface ToolDefinition {
    * cannot check live information, so it says so instead of guessing.
    */
   live?: boolean;
-  /** What the tool brings into a turn and what it acts on; undeclared counts as `UNDECLARED_EFFECTS` (see below). */
+  /**
+   * What the tool brings into a turn and what it acts on. A tool that declares nothing is taken to bring in outside
+   * text and to act on chats (`UNDECLARED_EFFECTS`), so it is never offered in a turn that touches someone's own files.
+   *
+   * @example
+   * effects: { outsideText: false, acts: 'nothing' } // a dice roll
+   */
   effects?: ToolEffects;
-  run(args: Record<string, unknown>, call: ToolCall): Promise<unknown> | unknown;
+  run(args: Static<P>, call: ToolCall): Awaitable<unknown>;
 }
+
+/**
+ * What `setup(host)` returns. Within a plugin, handlers are tried in this order: commands, literals, media,
+ * patterns, predicates; the first that matches handles the message.
+ */
+export interface PluginOffer<O = unknown> {
+  commands?: CommandHandler<O>[];
+  literals?: LiteralHandler<O>[];
+  media?: MediaHandler<O>[];
+  patterns?: PatternHandler<O>[];
+  predicates?: PredicateHandler<O>[];
+  /** See every message, addressed to the bot or not, before routing; never stop other plugins from running. */
+  observers?: Array<(ctx: MessageContext<O>) => Awaitable<unknown>>;
+  /**
+   * Tools offered to the main model: a list, or a function giving the tools for one message (for tools found at
+   * run time, or offered only to some senders or chats). A function's tools are not checked at registration: one
+   * whose name another plugin (or the core) already offers is left out of that message, with a log line.
+   */
+  tools?: Tool<any>[] | ((ctx: MessageContext<O>) => Tool<any>[]);
+  /** Timers and resources to release when the bot stops. */
+  stop?(): Awaitable<void>;
+}
+
+/**
+ * A capability a plugin owns: detected at start for the one start-log table, needed by name by any plugin.
+ * `detect` answers true/false or `{ ok, detail }`; when it is not ok without a detail, `missing` is the sentence shown.
+ */
+export interface CapabilityDeclaration {
+  name: string;
+  detect(host: PluginHost<any, any>): Awaitable<boolean | CapabilityStatus>;
+  /** Re-checked when used, for capabilities that change at run time (keys exhausted). */
+  live?(): CapabilityStatus;
+  missing: string;
+}
+
+/** An environment setting a plugin reads; the start log says whether it is set (never its value). */
+export interface SettingDeclaration {
+  name: string;
+  description: string;
+}
+
+/**
+ * A kind of data file the plugin keeps under `host.dataDir`. The core names its version in the backup manifest (a
+ * backup made by a newer version is refused at restore) and, for a path without placeholders in its folder, sweeps
+ * the temporary files an interrupted write left there at start. Check the file on load with `JsonFile` or
+ * `checkDocument` and the same schema: one that does not match is set aside (bytes kept) and shown in the dashboard.
+ *
+ * @example
+ * dataFiles: [{ path: 'dice/stats.json', schema: { name: 'dice stats', version: 1, schema: { type: 'object' } } }]
+ */
+export interface DataFileDeclaration {
+  /** Where, relative to DATA_DIR; `<name>` marks a part that varies, e.g. `workspaces/index/<id>.json`. */
+  path: string;
+  schema: DataSchema;
+}
+
+/**
+ * A top-level key of config.json that the plugin owns, for settings owners expect at the top (a time zone, say):
+ * validated with `schema` (and `check`) at load and at every dashboard edit, shown on the dashboard, read typed with
+ * `host.section()`. An invalid value never stops the bot: the start log and the dashboard name it, the plugin gets
+ * the default, and the file is left as the owner wrote it. A key the core owns (`prefix`, `plugins`, …) or another
+ * plugin already claimed is refused (`PLUGIN_CONFIG_KEY_TAKEN`).
+ *
+ * @example
+ * configSection: { key: 'timeZone', schema: Type.String({ default: '', description: 'IANA time zone' }), check: (z) => (!z || isZone(z) ? undefined : 'is not a time zone') }
+ */
+export interface ConfigSectionDeclaration<C extends TSchema = TSchema> {
+  /** The top-level key, letters and digits starting with a letter (`timeZone`). */
+  key: string;
+  /** TypeBox schema of its value, with a default its own schema accepts; its `description` is shown on the dashboard. */
+  schema: C;
+  /** What the schema cannot say (a real time zone name): the problem in words, or undefined when the value is fine. */
+  check?(value: Static<C>): string | undefined;
+}
+
+export interface PluginSpec<S extends TObject, C extends TSchema = TUnknown> {
+  /** Lowercase letters, digits and dashes; the plugin's key in config.json `plugins`. */
+  name: string;
+  /** Shown in `.help` and in the dashboard. */
+  description: string;
+  /** The options in config.json `plugins.<name>`, as a TypeBox object with defaults (`Type.Object({ … })`). */
+  options?: S;
+  /** Capabilities the plugin needs; its handlers and tools wait for them (`missing` is said instead). */
+  needs?: string[];
+  /** The reply when a handler matches but a needed capability is missing. Default: names what is missing. */
+  missing?: string | ((missing: string[]) => string);
+  provides?: CapabilityDeclaration[];
+  settings?: SettingDeclaration[];
+  /**
+   * Options that moved from config.json to environment settings (option → setting name), because they run a program
+   * or open a hole. An old config.json keeping them starts with a warning naming them; the dashboard refuses them.
+   *
+   * @example
+   * movedToEnv: { ytdlpPath: 'YTDLP_PATH' }
+   */
+  movedToEnv?: Readonly<Record<string, string>>;
+  /** The kinds of data files the plugin keeps (see `DataFileDeclaration`). */
+  dataFiles?: DataFileDeclaration[];
+  /**
+   * What the plugin keeps through `host.store` (made with `Store.chatDoc`, `Store.doc`, `Store.chatLog`): the core
+   * writes, checks, backs up and flushes them, and answers `.mydata`, deletes and chat moves for them.
+   */
+  stores?: StoreDeclaration[];
+  /** A top-level section of config.json the plugin owns (see `ConfigSectionDeclaration`). */
+  configSection?: ConfigSectionDeclaration<C>;
+  /** Whether the plugin is on when config.json does not mention it. Default true. */
+  enabledByDefault?: boolean;
+  /** Lower is tried earlier among plugins whose handlers match. Default 100. */
+  order?: number;
+  setup(host: PluginHost<Static<S>, Static<C>>): Awaitable<PluginOffer<Static<S>>>;
+}
+
+/**
+ * A plugin as the core keeps it: the spec `definePlugin` checked and froze (options erased to `any`: each plugin's own
+ * are checked against its schema by the core). The core tells one from anything else by `__plugin`.
+ */
+export interface Plugin extends Readonly<Omit<PluginSpec<TObject, TSchema>, 'options' | 'setup' | 'configSection' | 'provides' | 'stores'>> {
+  /** What it keeps through `host.store` (see `Store` in services/store/store-declarations.ts). */
+  readonly stores?: readonly StoreDeclaration[];
+  /** JSON schema of this plugin's options in config.json (besides `enabled` and `access`). */
+  readonly optionsSchema: TObject;
+  readonly provides?: readonly CapabilityDeclaration[];
+  /** A top-level section of config.json it owns, see `ConfigSectionDeclaration`. */
+  readonly configSection?: ConfigSectionDeclaration;
+  /** The factory returning what the plugin offers. */
+  setup(host: PluginHost<any, any>): Awaitable<PluginOffer<any>>;
+  readonly __plugin: true;
+}
+
+/**
+ * What one handler of a running plugin reacts to (the core's routing shape of the handlers a plugin offers).
+ */
+export type Trigger =
+  | { command: string; help?: string; usage?: string }
+  | { literal: string; help?: string; usage?: string }
+  | { media: MediaKind | MediaKind[]; help?: string }
+  | { pattern: RegExp; help?: string }
+  | { when: (ctx: MessageContext) => boolean; help?: string; usage?: string };
 
 /**
  * What a tool brings into a turn and what it acts on. The core reads it to keep two kinds of tool out of one turn: a
@@ -174,19 +374,31 @@ export interface SiteDeclaration {
   handler: Koa.Middleware;
 }
 
-/** The core's services for one plugin; plugins see them typed as `Host` (contract.ts) in `setup(host)`. */
-export interface PluginHost {
+/**
+ * The core's services for one plugin, handed to `setup(host)` (and on every context as `ctx.host`): its typed options,
+ * settings, stores, the AI, sending, the jail, a logger. `O` is the plugin's options type, `C` its config section's.
+ *
+ * @example
+ * setup(host) { const timer = setInterval(() => host.log.info({ sides: host.options().sides }), 60_000); … }
+ */
+export interface PluginHost<O = unknown, C = unknown> {
   readonly name: string;
   readonly settings: Settings;
   /** The live config.json (after dashboard edits). */
   config(): BotConfig;
   /** Where config.json is; files the owner keeps beside it (such as `mcp.json`) are found from here. */
   readonly configFile: string;
-  /** This plugin's live options section (validated, with defaults). */
-  options(): PluginSection;
-  /** This plugin's own top-level section of config.json (`configSection`): validated, else its default. */
-  section(): unknown;
-  /** An environment setting (`.env` under the real environment). */
+  /**
+   * This plugin's options, validated, with defaults filled in — the one way a plugin reads them, in setup, handlers,
+   * tools and timers alike (live: a dashboard edit is seen at the next call, so call it where the value is used).
+   */
+  options(): O;
+  /**
+   * The value of the plugin's own top-level section of config.json (`configSection`), validated, its default when
+   * the key is absent or its value invalid (live: reflects dashboard edits).
+   */
+  section(): C;
+  /** An environment setting (`.env` under the real environment), e.g. one the plugin declared in `settings`. */
   setting(name: string): string | undefined;
   readonly dataDir: string;
   readonly log: Logger;
@@ -194,7 +406,6 @@ export interface PluginHost {
   readonly ai: AiService;
   readonly histories: HistoryStore;
   readonly memories: MemoryStore;
-  /** Tells the owners about an incident once, and once when it recovers. */
   /**
    * What the plugin keeps, scoped to it and to a chat: the documents and logs it declares in `stores`. Atomic,
    * checked on load, held during a backup, flushed at stop, and in `.mydata`, deletes and chat moves by declaration.
@@ -202,6 +413,7 @@ export interface PluginHost {
   readonly store: PluginStore;
   /** The privacy controls (`.mydata`, revoked messages): register what the plugin keeps about people. */
   readonly privacy: PrivacyRegistry;
+  /** Tells the owners about an incident once, and once when it recovers. */
   readonly notices: OwnerNotifier;
   /** Runs helper programs (ffmpeg, yt-dlp, python) on untrusted bytes or code, isolated (core/jail). */
   readonly jail: Jail;
@@ -279,49 +491,7 @@ export type TriggerListing =
   | { kind: 'pattern'; help?: string }
   | { kind: 'predicate'; help?: string; usage?: string };
 
-/**
- * A plugin as the core keeps it: what `definePlugin` (core/kernel/plugin/contract.ts) checked and froze. Made only by
- * `definePlugin`; the core tells one from anything else by `__plugin`.
- */
-export interface Plugin {
-  readonly name: string;
-  readonly description: string;
-  /** Capabilities the plugin needs (see the start-log report); checked before a handler runs. */
-  readonly needs?: readonly string[];
-  /** The reply when a handler matches but a needed capability is missing. Default: names what is missing. */
-  readonly missing?: string | ((missing: string[]) => string);
-  /** JSON schema of this plugin's options in config.json (besides `enabled` and `access`). */
-  readonly optionsSchema: Record<string, unknown>;
-  /** Whether the plugin is on when config.json does not mention it. Default true. */
-  readonly enabledByDefault?: boolean;
-  /** Lower runs earlier among plugins whose handlers match. Default 100. */
-  readonly order?: number;
-  /** The factory returning what the plugin offers (see `PluginOffer` in contract.ts). */
-  readonly setup: (host: never) => unknown;
-  /** Capabilities this plugin owns (see `CapabilityDeclaration` in contract.ts). */
-  readonly provides?: ReadonlyArray<{ name: string; detect(host: never): unknown; live?(): CapabilityStatus; missing: string }>;
-  /** Environment settings this plugin reads. */
-  readonly settings?: ReadonlyArray<{ name: string; description: string }>;
-  /**
-   * Options that moved from config.json to environment settings because they can run code or open a hole (option →
-   * setting name). The core drops them from an old config.json with a start-log warning naming them (start-up never
-   * fails on it); the dashboard refuses them, naming the setting; their values show there read-only.
-   */
-  readonly movedToEnv?: Readonly<Record<string, string>>;
-  /** A top-level section of config.json it owns (key, schema, check), see `ConfigSectionDeclaration`. */
-  readonly configSection?: { readonly key: string; readonly schema: object; check?(value: unknown): string | undefined };
-  /** The kinds of data files it keeps under DATA_DIR (path relative to it, schema); includes those of `stores`. */
-  readonly dataFiles?: ReadonlyArray<{ path: string; schema: DataSchema }>;
-  /** What it keeps through `host.store` (see `Store` in services/store/store-declarations.ts). */
-  readonly stores?: readonly StoreDeclaration[];
-  readonly __plugin: true;
-}
-
-/*
- * What plugins see of the AI, declared next to the plugin types: the core's chat service (core/kernel/chat/) implements it
- * over the provider chain (core/services/providers/), which knows nothing of plugins.
- */
-
+/** How `ai.respond` answers one turn. */
 export interface RespondOptions {
   /** The user's text (defaults to ctx.text). */
   text?: string;
@@ -329,7 +499,7 @@ export interface RespondOptions {
   /** Extra system prompt lines for this turn (a plugin's instructions). */
   system?: string;
   /** Tools offered in addition to those of enabled plugins. */
-  extraTools?: ToolDefinition[];
+  extraTools?: Tool[];
   /** Offer only these tools (plus extraTools), instead of every enabled plugin's. */
   onlyTools?: string[];
   /** Skip writing the user's text to history (the caller already did). */
@@ -369,7 +539,7 @@ export interface AiService {
    * The answer comes in WhatsApp formatting (the model's Markdown converted, see chat/whatsapp-format); it is empty
    * when the model chose to stay silent (`NO_REPLY_TOKEN`), and `ctx.reply('')` sends nothing.
    */
-  respond(ctx: BotContext, options?: RespondOptions): Promise<string>;
+  respond(ctx: MessageContext<any>, options?: RespondOptions): Promise<string>;
   /** Resolves once the work `respond` left running after its answer (folding older turns into a summary) is done. */
   idle?(): Promise<void>;
   /** What the last answer of `respond` cost in tokens, over all its requests (tool rounds included). */
@@ -378,7 +548,7 @@ export interface AiService {
    * Checks the sender's AI budget (requests per minute, tokens per day, premium budget) for a call that does not go
    * through `respond` (vision, say). Returns the sentence to tell the user when over a limit; owners are exempt.
    */
-  budget(ctx: BotContext, premium?: boolean): Promise<string | undefined>;
+  budget(ctx: MessageContext<any>, premium?: boolean): Promise<string | undefined>;
   /** Records token usage of a call made through `failover`, for the usage ledger and the sender's budget. */
   recordUsage(leg: string, model: string, premium: boolean, usage: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } } | undefined, userId?: string): void;
   /** The configured legs in chain order. */

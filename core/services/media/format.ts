@@ -1,4 +1,5 @@
 import { open } from 'node:fs/promises';
+import { CodedError, type PluginErrorCode } from '../coded-error.js';
 
 /**
  * What a chat says a file is. `sound` covers everything ffmpeg reads for its audio or picture stream (voice notes,
@@ -15,7 +16,11 @@ export interface PinnedFormat {
 }
 
 /** Media refused before any decoder sees it; the message is a complete sentence for the user. */
-export class MediaRefused extends Error {}
+export class MediaRefused extends CodedError {
+  get code(): PluginErrorCode {
+    return 'PLUGIN_MEDIA_REFUSED';
+  }
+}
 
 /**
  * The allow-list. Every entry is a self-contained container: none of these demuxers opens another file or URL

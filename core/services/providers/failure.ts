@@ -1,4 +1,5 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import { CodedError, type PluginErrorCode } from '../coded-error.js';
 
 /** How a failed upstream call is classified, and how long the leg then rests. */
 export interface Failure {
@@ -27,7 +28,10 @@ export const COOLDOWN = {
  * @example
  * throw new UpstreamFailure('http', { status: 429, headers: { 'retry-after': '5' }, body: { error: { type: 'rate_limit_error' } } });
  */
-export class UpstreamFailure extends Error {
+export class UpstreamFailure extends CodedError {
+  get code(): PluginErrorCode {
+    return 'PLUGIN_UPSTREAM_FAILED';
+  }
   constructor(
     readonly kind: 'http' | 'timeout' | 'network',
     readonly details: { status?: number; headers?: unknown; body?: unknown; code?: string; message?: string } = {},
@@ -54,7 +58,11 @@ function asApiError(err: unknown): { status: number; headers: unknown; error?: u
 }
 
 /** Thrown by a leg whose answer was unusable (no content, malformed JSON). */
-export class BadAnswerError extends Error {}
+export class BadAnswerError extends CodedError {
+  get code(): PluginErrorCode {
+    return 'PLUGIN_BAD_ANSWER';
+  }
+}
 
 function headerOf(headers: unknown, name: string): string | undefined {
   if (!headers) return undefined;
@@ -116,7 +124,8 @@ export function classifyFailure(err: unknown): Failure {
     if (status >= 500) return { kind: 'server', status, cooldownMs: retryAfterMs(apiError.headers) ?? COOLDOWN.server, summary };
     return { kind: 'bad-request', status, cooldownMs: 0, summary };
   }
-  if (isConnectionError(err) || (err as NodeJS.ErrnoException)?.code) {
+  // A system error's code (ECONNRESET…); the core's own coded errors (`PLUGIN_…`) are not network failures.
+  if (isConnectionError(err) || (!(err instanceof CodedError) && (err as NodeJS.ErrnoException)?.code)) {
     const code = (err instanceof UpstreamFailure ? err.details.code : undefined) ?? (err as { cause?: { code?: string } }).cause?.code ?? (err as NodeJS.ErrnoException).code ?? 'connection error';
     return { kind: 'network', cooldownMs: COOLDOWN.network, summary: String(code) };
   }

@@ -8,6 +8,7 @@ import { AllProvidersFailedError, type ChatMessage, type CompleteOptions, type C
 import { tokenCount, type ReportedUsage, type UsageLedger } from './usage.js';
 import type { OwnerNotifier } from '../notices/owner-notifier.js';
 import type { KeyPool } from './key-pool.js';
+import { CodedError, type PluginErrorCode } from '../coded-error.js';
 
 /** Builds the legs from the settings, in chain order; a leg whose key is empty is skipped. */
 export function legsFromSettings(settings: Settings): ProviderLeg[] {
@@ -337,8 +338,11 @@ export class ProviderChain {
 }
 
 /** The request's context is too long for the model; the caller should trim history and retry once. */
-export class ContextTooLongError extends Error {
+export class ContextTooLongError extends CodedError {
   constructor(readonly leg: string) {
     super(`context too long for ${leg}`);
+  }
+  get code(): PluginErrorCode {
+    return 'PLUGIN_CONTEXT_TOO_LONG';
   }
 }

@@ -1,4 +1,5 @@
 import type OpenAI from 'openai';
+import { CodedError, type PluginErrorCode } from '../coded-error.js';
 
 export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
@@ -60,9 +61,12 @@ export interface CompletionResult {
 
 
 /** Thrown when every leg failed; `message` is safe to show a user. */
-export class AllProvidersFailedError extends Error {
+export class AllProvidersFailedError extends CodedError {
   constructor(message = 'I cannot reach any AI provider right now. Please try again in a few minutes.', readonly causes: string[] = []) {
     super(message);
+  }
+  get code(): PluginErrorCode {
+    return 'PLUGIN_ALL_PROVIDERS_FAILED';
   }
 }
 

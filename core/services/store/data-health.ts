@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Logger } from '../log/logger.js';
 import type { OwnerNotifier } from '../notices/owner-notifier.js';
+import { CodedError, type PluginErrorCode } from '../coded-error.js';
 
 /** A data file that was found unreadable or of the wrong shape and moved aside (its bytes kept). */
 export interface SetAsideFile {
@@ -43,10 +44,13 @@ export function describeWriteError(err: unknown): string {
 }
 
 /** Thrown by a store's `flush()` when some of its files could not be written; names them. */
-export class DataWriteError extends Error {
+export class DataWriteError extends CodedError {
   constructor(readonly files: string[], override readonly cause: unknown) {
     super(`could not save ${files.join(', ')}: ${describeWriteError(cause)}`);
     this.name = 'DataWriteError';
+  }
+  get code(): PluginErrorCode {
+    return 'PLUGIN_DATA_NOT_SAVED';
   }
 }
 

@@ -4,6 +4,7 @@ import { safeFileName } from './atomic.js';
 import { mergeEntries } from './history.js';
 import { JsonFileCollection, type OnCorrupt } from './json-file.js';
 import { MEMORY_SCHEMA } from './schemas.js';
+import { CodedError, type PluginErrorCode } from '../coded-error.js';
 
 export interface MemoryFact {
   text: string;
@@ -12,10 +13,13 @@ export interface MemoryFact {
 }
 
 /** Thrown by `remember` when the chat's memory and its archive are both full: nothing is pushed out. */
-export class MemoryFullError extends Error {
+export class MemoryFullError extends CodedError {
   constructor(readonly maxFacts: number) {
     super(`this chat's memory is full (${maxFacts} facts and as many again archived); an admin can remove some with .forget`);
     this.name = 'MemoryFullError';
+  }
+  get code(): PluginErrorCode {
+    return 'PLUGIN_MEMORY_FULL';
   }
 }
 

@@ -7,10 +7,13 @@ import { JsonFile } from './json-file.js';
 import { changeableBy, isPrivateChatOf, writtenBy, type PersonIds, type PrivacyParticipant } from './privacy.js';
 import { checkValue } from './schemas.js';
 import { dataSchemaOf, storePathOf, titleOf, type ChatDocDeclaration, type ChatLogDeclaration, type DocDeclaration, type StoreDeclaration } from './store-declarations.js';
+import { CodedError, type PluginErrorCode } from '../coded-error.js';
 
 /** A change that is not on disk. Its message is safe to tell the user ("could not save the reminders: the server's disk is full"). */
-export class StoreWriteError extends Error {
-  readonly code = 'STORE_WRITE_FAILED';
+export class StoreWriteError extends CodedError {
+  get code(): PluginErrorCode {
+    return 'PLUGIN_STORE_WRITE_FAILED';
+  }
   constructor(what: string, readonly reason: string, override readonly cause?: unknown) {
     super(`could not save the ${what}: ${reason}`);
     this.name = 'StoreWriteError';

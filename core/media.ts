@@ -1,0 +1,17 @@
+/**
+ * The media and jail helpers, for plugins that handle untrusted media or run helper programs (`wa-assistant-bot/media`):
+ * `host.jail` is the bot's jail; these pin a file's format before ffmpeg reads it, refuse images whose header declares
+ * too many pixels, measure a recording's length, and find ffmpeg and yt-dlp.
+ *
+ * @example
+ * import { ffmpegBinary, inputArgs, pinFileFormat } from 'wa-assistant-bot/media';
+ * const ffmpeg = ffmpegBinary(host.settings).path;
+ * const args = [...inputArgs(await pinFileFormat(file, 'sound')), '-i', 'in/a', 'out/a.mp3'];
+ * await host.jail.run({ kind: 'media', program: ffmpeg, args, inputs: { a: file }, outputTo: dir, limits });
+ */
+export { JailRefused, type Jail, type JailLimits } from './services/jail/jail.js';
+export type { EgressPolicy } from './services/jail/egress-proxy.js';
+export { ffmpegBinary } from './kernel/capabilities/detect.js';
+/** "yt-dlp <version> (<where>)", amber when that version is old (sites change; old yt-dlp fails). */
+export { ytdlpStatus } from './kernel/capabilities/tool-age.js';
+export { ALLOWED_CONTAINERS, assertPixelBudget, DEFAULT_MAX_IMAGE_PIXELS, inputArgs, MediaRefused, mediaSeconds, pinFileFormat, pinFormat, type PinnedFormat } from './services/media/index.js';
