@@ -50,8 +50,13 @@ async function setAsideFiles(dataDir: string, depth = 3): Promise<string[]> {
  */
 export async function checkDataFiles(dataDir: string, declared: Array<{ path: string; schema: DataSchema }>): Promise<DataFilesReport> {
   const report: DataFilesReport = { checked: 0, bad: [], setAside: await setAsideFiles(dataDir) };
+  // A file declared by its own name is checked against its own schema only, never also as a `<chat>` of its folder
+  // (reminders/timezones.json is not a chat's reminders).
+  const named = new Set(declared.filter((d) => !/<[^>]+>/.test(d.path)).map((d) => path.join(...d.path.split('/'))));
   for (const entry of declared) {
+    const pattern = /<[^>]+>/.test(entry.path);
     for (const relative of await filesFor(dataDir, entry.path)) {
+      if (pattern && named.has(relative)) continue;
       let text: string;
       try {
         text = await readFile(path.join(dataDir, relative), 'utf8');

@@ -291,7 +291,11 @@ export class Bot {
     const declarations = this.registry.states.find((s) => s.plugin.name === name)?.plugin.stores ?? [];
     stores = new PluginStores(name, this.settings.dataDir, declarations, this.log.child({ plugin: name }));
     this.stores.set(name, stores);
-    for (const participant of stores.participants()) this.privacy.register(participant);
+    for (const participant of stores.participants()) {
+      // A section named like one the bot has already (a plugin called "history") must not replace it in .mydata.
+      const taken = this.privacy.list().some((p) => p.name === participant.name);
+      this.privacy.register(taken ? { ...participant, name: `${participant.name} (${name})` } : participant);
+    }
     stores.startRetention();
     return stores;
   }

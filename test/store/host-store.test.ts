@@ -7,6 +7,7 @@ import { MemoryTransport } from '../../core/adapters/memory/memory-transport.js'
 import type { OutgoingMedia, SentMessage } from '../../core/kernel/port/message.js';
 import { domainFor } from '../../core/services/store/data-domain.js';
 import mydata from '../../plugins/mydata/index.js';
+import remind from '../../plugins/remind/index.js';
 import { checkDataFiles } from '../../app/doctor/data-files.js';
 import { startTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
 
@@ -234,6 +235,44 @@ describe('npm run doctor checks what a plugin declares in stores', () => {
     expect(report.checked).to.equal(3);
     expect(report.bad.map((b) => b.file)).to.deep.equal([path.join('notes', 'said', `${BOB}.jsonl`)]);
     expect(report.bad[0].reason).to.match(/^line 2 does not match the notes said schema/);
+  });
+});
+
+describe('npm run doctor and a plugin keeping a document beside its per-chat ones', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await tempDir();
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  it('checks reminders/timezones.json as the time zones, not as a chat of reminders/<chat>.json', async () => {
+    await mkdir(path.join(dir, 'reminders'), { recursive: true });
+    await writeFile(path.join(dir, 'reminders', 'timezones.json'), JSON.stringify({ version: 1, zones: { [ALICE]: 'Europe/Berlin' } }));
+    await writeFile(path.join(dir, 'reminders', `${ALICE}.json`), JSON.stringify({ version: 1, chatId: ALICE, reminders: [] }));
+    const report = await checkDataFiles(dir, [...(remind.dataFiles ?? [])]);
+    expect(report.bad).to.deep.equal([]);
+    expect(report.checked).to.equal(2);
+  });
+});
+
+describe('a plugin whose .mydata section is named like the core\'s', () => {
+  it('keeps both in the export: the core\'s history is never replaced', async () => {
+    const NOTED = Store.chatDoc('noted', Type.Object({ items: Type.Array(Type.String()) }), () => ({ items: [] }));
+    const history = definePlugin({
+      name: 'history',
+      description: 'A plugin named like the core store',
+      stores: [NOTED],
+      setup: (host) => ({ commands: [{ command: 'h', run: async (ctx) => void (await host.store.chat(ctx.chatId).doc(NOTED).save((d) => void d.items.push(ctx.args))) }] }),
+    });
+    const t = await startTestApp({ plugins: [history] });
+    try {
+      await t.transport.push({ text: '.h mine', senderId: ALICE, chatId: ALICE });
+      const exported = await t.app.bot.privacy.exportFor([ALICE]);
+      expect(exported['history (history)']).to.deep.equal({ noted: { [ALICE]: { items: ['mine'] } } });
+      expect(exported.history, "the core's history section").to.be.an('object').and.not.have.property('noted');
+    } finally {
+      await t.stop();
+    }
   });
 });
 
