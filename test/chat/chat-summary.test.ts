@@ -205,3 +205,25 @@ describe('chat summary: older turns are folded by the model instead of dropped (
     expect((await t.app.bot.histories.summary(ANA))?.text).to.include('4711');
   });
 });
+
+describe('chat summary: a private chat moving from its LID to its phone id keeps both summaries', () => {
+  it('the summaries kept under both ids are merged, oldest first, covering everyone either covered', async () => {
+    const { HistoryStore } = await import('../../core/services/store/history.js');
+    const { tempDir } = await import('../helpers/test-app.js');
+    const store = new HistoryStore(await tempDir(), 200);
+    const LID = '98765432100001@lid';
+    const fold = async (chat: string, senderId: string, text: string, at: number) => {
+      for (let i = 0; i < 3; i++) await store.append(chat, { id: `${chat}-${i}`, role: 'user', senderId, text: `${text} ${i}`, at: i });
+      expect(await store.fold(chat, (await store.recent(chat)).slice(0, 2), undefined, text, at)).to.equal(true);
+    };
+    await fold(LID, LID, 'under the lid', 1);
+    await fold(ANA, ANA, 'under the phone', 2);
+    await store.moveChat(LID, ANA);
+    const summary = (await store.summary(ANA))!;
+    expect(summary.text).to.equal('under the lid\nunder the phone');
+    expect(summary.people).to.have.members([LID, ANA]);
+    expect(summary.recent.map((m) => m.id)).to.deep.equal([`${LID}-0`, `${LID}-1`, `${ANA}-0`, `${ANA}-1`]);
+    expect(await store.summary(LID)).to.equal(undefined);
+    expect((await store.recent(ANA)).map((e) => e.text)).to.have.members(['under the lid 2', 'under the phone 2']);
+  });
+});

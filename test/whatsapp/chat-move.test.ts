@@ -57,6 +57,8 @@ describe('the real bot over WhatsApp: a private chat moving from its LID to its 
     documents = [];
     // "remember: <fact>" makes the model call the remember tool (a memory write); anything else gets "noted".
     model = await FakeModel.start((request) => {
+      // Asked to fold older turns into the chat summary: the summary keeps the folded text as it is.
+      if (String(request.messages[0]?.content).includes('running summary of a WhatsApp conversation')) return lastText(request);
       const last = request.messages.at(-1);
       const fact = last?.role === 'user' ? /remember: (.+)$/.exec(lastText(request))?.[1] : undefined;
       return fact ? { tool: 'remember', args: { fact } } : 'noted';
@@ -135,6 +137,20 @@ describe('the real bot over WhatsApp: a private chat moving from its LID to its 
     expect(prompt).to.include('Miso').and.include('Rex').and.include('my locker number is 8812');
     await bot!.app.stop();
     bot = undefined;
+    expect(await lidFiles()).to.deep.equal([]);
+  });
+
+  it("the chat's summary of older turns moves from the LID to the phone id with its history, and reaches the prompt there", async () => {
+    await writeConfig(dir, { history: { maxMessages: 4, maxPromptTokens: 6000, summarize: true, summaryMaxTokens: 800 }, ai: { requestsPerMinute: 0 } });
+    await start();
+    await say(waText('my locker number is 8812', { from: ALICE_LID }));
+    for (let i = 1; i <= 3; i++) await say(waText(`small talk ${i}`, { from: ALICE_LID }));
+    expect((await bot!.app.bot.histories.summary(ALICE_LID))?.text).to.include('my locker number is 8812');
+    await say(waText('what was my locker number?', { from: ALICE_LID, fromAlt: ALICE }));
+    const prompt = model.requests.filter((r) => !String(r.messages[0]?.content).includes('running summary')).at(-1)!;
+    expect(String(prompt.messages[1]?.content)).to.match(/^Summary of the earlier conversation/).and.include('8812');
+    expect(await bot!.app.bot.histories.summary(ALICE)).to.not.equal(undefined);
+    await bot!.app.bot.histories.flush();
     expect(await lidFiles()).to.deep.equal([]);
   });
 

@@ -302,6 +302,18 @@ class ChatHistory {
   }
 }
 
+/** Two summaries of one chat (kept under both of its ids): both texts, oldest first, and all they cover. */
+function mergeSummaries(a: ChatSummary, b: ChatSummary): ChatSummary {
+  const [older, newer] = a.at <= b.at ? [a, b] : [b, a];
+  return {
+    text: `${older.text}\n${newer.text}`,
+    at: newer.at,
+    folded: older.folded + newer.folded,
+    people: [...new Set([...older.people, ...newer.people])],
+    recent: [...older.recent, ...newer.recent].slice(-SUMMARY_RECENT_IDS),
+  };
+}
+
 /** A log line: the entry plus its sequence number, checked with the history schema. */
 function parseLine(line: string): { seq: number; entry: HistoryEntry } | undefined {
   let parsed: unknown;
@@ -528,11 +540,13 @@ export class HistoryStore {
    */
   async moveChat(from: string, to: string): Promise<void> {
     if (from === to) return;
-    const moving = (await this.chat(from).get()).messages;
-    if (moving.length) {
+    const { messages: moving, summary } = await this.chat(from).get();
+    if (moving.length || summary) {
       const target = this.chat(to);
       const doc = await target.get();
       doc.messages = mergeEntries(doc.messages, moving).slice(-this.maxMessages);
+      // The summary goes along; with one on both sides both texts are kept (the next fold makes one of them).
+      if (summary) doc.summary = doc.summary ? mergeSummaries(summary, doc.summary) : summary;
       await target.compact(true);
     }
     await this.release(from);
