@@ -7,19 +7,15 @@ import type { Logger } from '../services/log/logger.js';
 import { logOnlyNotifier, type OwnerNotifier } from '../services/notices/owner-notifier.js';
 import { Bursts } from './pipeline/bursts.js';
 import { ChatQueue } from './pipeline/chat-queue.js';
-import { compose } from './pipeline/compose.js';
 import { createContext, pluginView, type ContextDeps } from './pipeline/context.js';
-import { addressedOnly, handledText, observers } from './pipeline/filters.js';
-import { markTakenUpRead } from './pipeline/read-receipt.js';
+import { handledText } from './pipeline/filters.js';
 import { AccessControl } from './access/access-control.js';
-import { chatRules, whoIsAnswered } from './access/access-gate.js';
 import { accessFile } from './access/access-store.js';
 import { isOwnerId } from './plugin/access.js';
 import { PluginRegistry, type PluginFailure, type PluginState } from './plugin/registry.js';
 import type { AiService, MessageContext, Plugin, PluginHost, SiteDeclaration, Tool } from './plugin/types.js';
 import { corePluginRule, FALLBACK_PLUGIN } from './core-plugins/index.js';
-import { unclaimed } from './pipeline/unclaimed.js';
-import { pluginRouting } from './pipeline/plugin-routing.js';
+import { messagePath } from './pipeline/message-path.js';
 import type { StatusReport, StatusSource } from './status/status-report.js';
 import { Jail } from '../services/jail/jail.js';
 import { KeyPool } from '../services/providers/key-pool.js';
@@ -66,10 +62,9 @@ export interface BotDeps {
 }
 
 /**
- * The bot: a thin composition. A per-chat ordered queue (pipeline/chat-queue) feeds a Koa-style middleware pipeline
- * (pipeline/filters: who the bot answers → observers → addressed? ; then routing/plugin-routing
- * → routing/core-commands (help, turned-off, unknown command) → chat/chat-fallback), over the plugins of a
- * plugin/registry.
+ * The bot: a thin composition. Bursts and a per-chat ordered queue feed the message path (pipeline/message-path.ts,
+ * read top-down: access, observers, filters, plugin handlers — the core plugins of core-plugins/ among them — and what
+ * no plugin took), over the plugins of a plugin/registry. core/kernel/README.md maps the whole kernel.
  *
  * @example
  * const bot = new Bot(deps);
@@ -453,17 +448,15 @@ export class Bot {
   }
 
   private composePipeline(): (ctx: MessageContext) => Promise<void> {
-    const config = () => this.configValue;
-    const routing = { registry: this.registry, capabilities: this.capabilities, config, view: (ctx: MessageContext, name: string) => this.view(ctx, name) };
-    return compose([
-      whoIsAnswered(config, this.access),
-      observers(this.registry, this.capabilities, routing.view),
-      chatRules(config, this.access),
-      addressedOnly(config),
-      markTakenUpRead(() => this.transport),
-      pluginRouting(routing),
-      unclaimed(config, () => this.registry.active().some((s) => s.plugin === FALLBACK_PLUGIN)),
-    ]);
+    return messagePath({
+      config: () => this.configValue,
+      access: this.access,
+      registry: this.registry,
+      capabilities: this.capabilities,
+      transport: () => this.transport,
+      view: (ctx, name) => this.view(ctx, name),
+      answersFreeText: () => this.registry.active().some((s) => s.plugin === FALLBACK_PLUGIN),
+    });
   }
 
   /**

@@ -17,7 +17,7 @@ import type { HistoryEntry, HistoryStore } from '../../services/store/history.js
 import { ChatSummaries } from './chat-summary.js';
 import { MemoryFullError, type MemoryFact } from '../../services/store/memory.js';
 import { inIdList } from '../port/ids.js';
-import { ANSWER_WITHOUT_MENTION } from '../access/access-gate.js';
+import { ANSWER_WITHOUT_MENTION } from '../pipeline/access-gate.js';
 import { toWhatsApp } from './whatsapp-format.js';
 
 /**

@@ -1,9 +1,9 @@
 import type { BotConfig } from '../../services/config/schema.js';
-import type { Middleware } from '../pipeline/compose.js';
-import { firstWord } from '../pipeline/match.js';
+import type { Middleware } from './compose.js';
+import { firstWord } from './match.js';
 import { botAnswers, isBlocked, senderIds } from '../plugin/access.js';
 import type { MessageContext } from '../plugin/types.js';
-import type { AccessControl } from './access-control.js';
+import type { AccessControl } from '../access/access-control.js';
 
 /** Set in `ctx.state` when a chat's rule lets a message through without a mention (`.activation always`). */
 export const ANSWER_WITHOUT_MENTION = 'answerWithoutMention';

@@ -1,0 +1,56 @@
+import type { Capabilities } from '../capabilities/capabilities.js';
+import type { BotConfig } from '../../services/config/schema.js';
+import type { AccessControl } from '../access/access-control.js';
+import type { PluginRegistry } from '../plugin/registry.js';
+import type { MessageContext } from '../plugin/types.js';
+import type { Transport } from '../port/transport.js';
+import { chatRules, whoIsAnswered } from './access-gate.js';
+import { compose } from './compose.js';
+import { addressedOnly, observers } from './filters.js';
+import { pluginRouting } from './plugin-routing.js';
+import { markTakenUpRead } from './read-receipt.js';
+import { unclaimed } from './unclaimed.js';
+
+/**
+ * A message's path through the kernel, top-down; each step is a file of this folder.
+ *
+ * Before this pipeline (Bot.handle → Bot.process):
+ *   1. entry      bursts.ts: a sender's quick lines of free text are one turn; chat-queue.ts: one chat in order,
+ *                 chats in parallel; the owner typing on the phone goes to core/kernel/access instead.
+ *   2. filters    filters.ts `handledText`: empty and binary messages stop here; context.ts builds the message's context.
+ * This pipeline (Koa-style middleware, in this order):
+ *   3. access     access-gate.ts `whoIsAnswered`: the block list, owners, `access.mode` (pairing codes for strangers).
+ *   4. observers  filters.ts `observers`: plugins that see every message, addressed or not.
+ *   5. access     access-gate.ts `chatRules`: chats the owner paused or took over, a group's `.activation`.
+ *   6. filters    filters.ts `addressedOnly`: in groups only mentions and replies to the bot; too long is refused.
+ *   7. read       read-receipt.ts: the message is marked read once the bot takes it up.
+ *   8. match+run  plugin-routing.ts with match.ts: the first handler whose trigger matches, in plugin order — the
+ *                 core plugins too (core-plugins/): `status` (order 20), then the others' (100), then `help` (1000:
+ *                 `.help`, turned-off and unknown commands), then `chat` (1001: free text → the model).
+ *   9. unclaimed  unclaimed.ts: what no plugin took (a media alone, a bare mention, text while `chat` is off).
+ */
+export interface MessagePathDeps {
+  config: () => BotConfig;
+  access: AccessControl;
+  registry: PluginRegistry;
+  capabilities: Capabilities;
+  transport: () => Transport | undefined;
+  /** A message's context as one plugin sees it. */
+  view: (ctx: MessageContext, name: string) => MessageContext;
+  /** True while the fallback to the model (the `chat` core plugin) is on. */
+  answersFreeText: () => boolean;
+}
+
+/** Steps 3 to 9 above, composed. */
+export function messagePath(deps: MessagePathDeps): (ctx: MessageContext) => Promise<void> {
+  const { config, access, registry, capabilities, view } = deps;
+  return compose([
+    whoIsAnswered(config, access),
+    observers(registry, capabilities, view),
+    chatRules(config, access),
+    addressedOnly(config),
+    markTakenUpRead(deps.transport),
+    pluginRouting({ registry, capabilities, config, view }),
+    unclaimed(config, deps.answersFreeText),
+  ]);
+}
