@@ -33,11 +33,26 @@ const shapes = definePlugin({
   setup: () => ({}),
 });
 
+/** A plugin with a top-level section of config.json that is not plain text. */
+const quiet = definePlugin({
+  name: 'quiet',
+  description: 'Quiet hours (dashboard test)',
+  configSection: {
+    key: 'quietTimes',
+    schema: Type.Object(
+      { from: Type.Integer({ minimum: 0, maximum: 23, default: 22, description: 'Hour the quiet starts' }), days: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'Days it holds' }) },
+      { default: {}, additionalProperties: false, title: 'Quiet times' },
+    ),
+  },
+  setup: () => ({}),
+});
+
 /** config.json as an owner keeps it: four-space indentation, a setting the dashboard does not show, a section of a plugin not installed. */
 const OWNER_FILE = {
   prefix: '.',
   botName: 'Bot',
   history: { maxMessages: 40 },
+  access: { mode: 'pairing' },
   port: 0,
   plugins: { shapes: { mood: 'serious', limits: { perHour: 4 } }, gone: { enabled: false, x: 1 } },
 };
@@ -47,7 +62,7 @@ describe('dashboard forms an owner can read', function () {
   let w: WebTest;
   let cookie: string;
   beforeEach(async () => {
-    w = await startWebTest({ token: TOKEN, plugins: [pingPlugin, shapes] });
+    w = await startWebTest({ token: TOKEN, plugins: [pingPlugin, shapes, quiet] });
     await writeFile(w.configFile, JSON.stringify(OWNER_FILE, null, 4) + '\n');
     ({ cookie } = await login(w.port, TOKEN));
   });
@@ -115,13 +130,34 @@ describe('dashboard forms an owner can read', function () {
     const before = await w.readConfig();
     const page = await get('/config');
     // What the file does not set is shown with its default, and the plugins' options are not a JSON box here.
-    expect(page).to.contain('name="host" value="127.0.0.1"').and.contain('<option value="everyone" selected>');
+    expect(page).to.contain('name="host" value="127.0.0.1"');
+    // Every access mode is offered, so the one in the file is shown (and kept) instead of turning into "everyone".
+    expect(page).to.match(/<option value="pairing" selected>pairing/);
     expect(page).not.to.match(/name="plugin:[^"]+:options"/);
     const fields = formFields(page);
     fields.set('botName', 'Helper');
     const res = await post('/config/save', fields);
     expect(res.status, res.body.match(/id="form-errors"[^>]*>([\s\S]*?)<\/div>/)?.[1]).to.equal(303);
     expect(await w.readConfig()).to.equal(before.replace('"botName": "Bot"', '"botName": "Helper"'));
+  });
+
+  it('a plugin\'s top-level section that is not text is a form too, and saves only the changed field', async () => {
+    const before = await w.readConfig();
+    const page = await get('/config');
+    expect(page).to.match(/<fieldset class="nested" id="opt-section-quietTimes"><legend>Quiet times<\/legend>/);
+    expect(labelOf(page, 'opt-section-quietTimes-from')).to.equal('Hour the quiet starts');
+    expect(page).not.to.match(/<textarea[^>]*name="section:quietTimes"/);
+    const fields = formFields(page);
+    fields.set('opt:quietTimes.from', '30');
+    const bad = await post('/config/save', fields);
+    expect(bad.status).to.equal(422);
+    expect(bad.body).to.contain('quietTimes.from: must be &lt;= 23');
+    expect(await w.readConfig()).to.equal(before);
+    fields.set('opt:quietTimes.from', '');
+    fields.set('opt:quietTimes.days', 'sat\nsun');
+    expect((await post('/config/save', fields)).status).to.equal(303);
+    const expected = { ...structuredClone(OWNER_FILE), quietTimes: { days: ['sat', 'sun'] } };
+    expect(await w.readConfig()).to.equal(JSON.stringify(expected, null, 4) + '\n');
   });
 });
 

@@ -3,6 +3,7 @@ import type { Access } from '../../core/services/config/schema.js';
 import { userPart } from '../../core/kernel/port/ids.js';
 import { optionProblems, sectionProblems, type SectionRule } from '../../core/kernel/plugin/options.js';
 import type { Plugin } from '../../core/kernel/plugin/types.js';
+import { readOptions } from './option-form.js';
 import { corePluginRule } from '../../core/kernel/core-plugins/index.js';
 
 /** One problem with a submitted field: `field` is the form field it belongs to, `message` says what is wrong. */
@@ -21,6 +22,11 @@ export function isTextSection(rule: { schema: object }): boolean {
   return (rule.schema as { type?: unknown }).type === 'string';
 }
 
+/** A section's schema as the options form reads it: one option named after the section's key. */
+export function sectionFormSchema(rule: { key: string; schema: object }): Record<string, any> {
+  return { type: 'object', properties: { [rule.key]: rule.schema } };
+}
+
 /** The text a section's field shows for its value in the file (empty: not set, the default applies). */
 export function sectionText(rule: { schema: object }, value: unknown): string {
   if (value === undefined) return '';
@@ -35,6 +41,15 @@ function applySections(form: URLSearchParams, config: Record<string, any>, plugi
   for (const plugin of plugins) {
     const rule = plugin.configSection as SectionRule | undefined;
     if (!rule || form.get(`section:${rule.key}:present`) !== '1') continue;
+    if (!isTextSection(rule)) {
+      // Edited field by field like plugin options (never as a JSON box); only changed fields are written.
+      const { values } = readOptions(form, sectionFormSchema(rule), rule.key in config ? { [rule.key]: config[rule.key] } : {});
+      if (sameValue(values[rule.key], config[rule.key])) continue;
+      if (values[rule.key] === undefined) delete config[rule.key];
+      else config[rule.key] = values[rule.key];
+      problems.push(...sectionProblems(rule, values[rule.key]).map((message) => ({ field: `section.${rule.key}`, message })));
+      continue;
+    }
     const text = form.get(`section:${rule.key}`) ?? '';
     texts[`section:${rule.key}`] = text;
     if (text.trim() === sectionText(rule, config[rule.key]).trim()) continue;

@@ -121,7 +121,7 @@ export function dashboard(app: App, transport: () => Transport | undefined, opti
         const value = config[s.key];
         const text = isTextSection(s.rule);
         const shown = draft?.optionTexts[`section:${s.key}`] ?? sectionText(s.rule, value);
-        return { key: s.key, plugin: s.plugin, description: String((s.rule.schema as { description?: unknown }).description ?? ''), text, value: shown, problems: s.problems };
+        return { key: s.key, plugin: s.plugin, description: String((s.rule.schema as { description?: unknown }).description ?? ''), text, schema: s.rule.schema, value: shown, problems: s.problems };
       }),
       capabilities: app.capabilities.report(),
       envOnly: [

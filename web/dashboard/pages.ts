@@ -5,7 +5,8 @@ import type { SessionState } from '../../core/kernel/port/transport.js';
 import { html, raw, type SafeHtml } from '../html.js';
 import { formatBytes } from '../format.js';
 import { PAGE_CSS } from '../style.js';
-import { pluginOptions, shownSettings, type FieldProblem } from './config-form.js';
+import { pluginOptions, sectionFormSchema, shownSettings, type FieldProblem } from './config-form.js';
+import { optionControls } from './option-form.js';
 import { navHtml } from './nav.js';
 
 /**
@@ -62,8 +63,9 @@ export interface SectionRow {
   key: string;
   plugin: string;
   description: string;
-  /** Edited as plain text (a string), else as JSON. */
+  /** Edited as plain text (a string), else as a form built from `schema`. */
   text: boolean;
+  schema: object;
   /** The value as shown in the field. */
   value: string;
   /** Why the value in the file is not used (the plugin runs on the default), from the load. */
@@ -181,13 +183,16 @@ function sectionFields(view: DashboardView): SafeHtml {
   const rows = view.sections.map((s) => {
     const field = `section.${s.key}`;
     const id = `f-section-${s.key}`;
-    const control = s.text
-      ? html`<input type="text" id="${id}" name="section:${s.key}" value="${s.value}"${invalid(view.problems, field)}>`
-      : html`<textarea id="${id}" name="section:${s.key}" rows="3"${invalid(view.problems, field)}>${s.value}</textarea>`;
+    if (!s.text) {
+      // Anything but plain text is a form built from the section's schema, like a plugin's options.
+      const value = view.config[s.key];
+      return html`<div class="section" data-section="${s.key}"><input type="hidden" name="section:${s.key}:present" value="1">${optionControls('section', sectionFormSchema(s), value === undefined ? {} : { [s.key]: value })}<p class="hint">(plugin ${s.plugin}; a field left empty: the default)</p>${errorsFor(view.problems, field)}</div>`;
+    }
+    const control = html`<input type="text" id="${id}" name="section:${s.key}" value="${s.value}"${invalid(view.problems, field)}>`;
     const loaded = !view.problems.some((p) => p.field === field) && s.problems.length
       ? html`${s.problems.map((p) => html`<p class="field-error" data-field="${field}">In config.json now: ${p}; ${s.plugin} uses the default until it is fixed.</p>`)}`
       : html``;
-    return html`<div class="section" data-section="${s.key}"><input type="hidden" name="section:${s.key}:present" value="1"><label for="${id}">${s.key}</label>${control}<p class="hint">${s.description ? `${s.description} ` : ''}(plugin ${s.plugin}; ${s.text ? 'empty' : 'empty or JSON'}: the default)</p>${errorsFor(view.problems, field)}${loaded}</div>`;
+    return html`<div class="section" data-section="${s.key}"><input type="hidden" name="section:${s.key}:present" value="1"><label for="${id}">${s.key}</label>${control}<p class="hint">${s.description ? `${s.description} ` : ''}(plugin ${s.plugin}; empty: the default)</p>${errorsFor(view.problems, field)}${loaded}</div>`;
   });
   return html`<fieldset id="sections"><legend>Plugin settings at the top of config.json</legend>${rows}</fieldset>`;
 }
