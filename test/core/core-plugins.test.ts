@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { definePlugin, type PluginListing } from '../../core/index.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';
+import { formToConfig } from '../../web/dashboard/config-form.js';
 import { startTestApp } from '../helpers/test-app.js';
 import { csrfOf, login, request, sameOrigin, startWebTest, TOKEN } from '../web/web-helpers.js';
 
@@ -68,6 +69,15 @@ describe('core plugins', () => {
       expect(refused.status).to.equal(422);
       expect(refused.body).to.include('Not saved: help is a core plugin that cannot be turned off');
       expect(await w.readConfig()).to.equal(before);
+
+      // The settings page: no switch for help, and a form that turns it off anyway is refused, naming the field.
+      const settings = await request(w.port, { path: '/config', headers: { cookie } });
+      const row = settings.body.slice(settings.body.indexOf('data-plugin="help"'), settings.body.indexOf('</tr>', settings.body.indexOf('data-plugin="help"')));
+      expect(row).to.include('always on: .help is how people find the commands');
+      expect(row).to.not.include('type="checkbox" name="plugin:help:enabled"');
+      const forged = new URLSearchParams({ prefix: '.', botName: 'B', port: '0', host: '127.0.0.1', 'plugin:help:present': '1', 'plugin:help:access': 'everyone', 'plugin:ping:present': '1', 'plugin:ping:access': 'everyone' });
+      const draft = formToConfig(forged, JSON.parse(before), w.t.app.bot.plugins().map((s) => s.plugin));
+      expect(draft.problems.map((p) => p.message)).to.deep.equal(['plugins.help.enabled: help is a core plugin that cannot be turned off (.help is how people find the commands, and unknown or turned-off commands point to it)']);
     } finally {
       await w.stop();
     }
@@ -108,19 +118,22 @@ describe('core plugins', () => {
     afterEach(() => gw.close());
 
     it('the owner turns it off: free text is told so and reaches no model, commands and .help still answer; on again, the model answers', async () => {
-      const t = await startTestApp({ plugins: [pingPlugin], env: { API_KEY: 'key-123456', BASE_URL: gw.url, MODEL: 'main-model' }, config: { owners: [OWNER], plugins: { chat: { enabled: false } } } });
+      const t = await startTestApp({ plugins: [pingPlugin], env: { API_KEY: 'key-123456', BASE_URL: gw.url, MODEL: 'main-model' }, config: { owners: [OWNER], targetUserIds: ['62899999999'], plugins: { chat: { enabled: false } } } });
       try {
         expect(t.logs().find((l) => l.plugin === 'chat' && 'state' in l)?.msg).to.match(/^ {2}chat +disabled in config\.json \(core plugin\)$/);
         expect(firstText(await t.transport.push({ text: 'hello there' }))).to.equal('I only answer commands here: the owner turned off answers by the AI. Send .help for what I can do.');
         expect(firstText(await t.transport.push({ text: '.ping' }))).to.match(/^pong/);
         const help = firstText(await t.transport.push({ text: '.help' }));
         expect(help.split('\n').at(-1)).to.equal('I answer only these commands here.');
+        // A bare mention asks nothing: no "ask me anything" while the AI is off.
+        expect(firstText(await t.transport.push({ text: '@62899999999', mentions: ['62899999999@s.whatsapp.net'] }))).to.equal('Yes? Send .help for my commands.');
         expect(gw.chats()).to.have.length(0);
 
         t.app.bot.setConfig({ ...t.app.config, plugins: { ...t.app.config.plugins, chat: { enabled: true } } });
         expect(firstText(await t.transport.push({ text: 'hello again' }))).to.equal('primary: hello again');
         expect(firstText(await t.transport.push({ text: '.help' })).split('\n').at(-1)).to.equal('Anything else is answered by the AI.');
         expect(gw.chats()).to.have.length(1);
+        expect(firstText(await t.transport.push({ text: '@62899999999', mentions: ['62899999999@s.whatsapp.net'] }))).to.equal('Yes? Ask me anything, or send .help for my commands.');
       } finally {
         await t.stop();
       }
