@@ -55,6 +55,25 @@ describe('prompt caching: a byte-stable prefix, and cached input tokens counted'
     expect(metrics).to.match(/wa_bot_tokens_total\{leg="[^"]+",kind="prompt"\} 1200/);
   });
 
+  it('ai.cacheControl marks the last stable message with cache_control, the same bytes every request; off by default', async () => {
+    gw = await FakeGateway.start('gw');
+    t = await startTestApp({ env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config: { owners: ['62811111111'] } });
+    await t.transport.push({ senderId: OWNER, text: 'unmarked' });
+    expect(typeof gw.chats()[0].json!.messages[0].content).to.equal('string');
+    t.app.bot.setConfig({ ...t.app.config, ai: { ...t.app.config.ai, cacheControl: true } });
+    await t.transport.push({ senderId: OWNER, text: 'first' });
+    await t.transport.push({ senderId: OWNER, text: 'second' });
+    const [a, b] = gw.chats().slice(1);
+    const system = a.json!.messages[0] as { role: string; content: Array<{ type: string; text: string; cache_control?: unknown }> };
+    expect(system.role).to.equal('system');
+    expect(system.content).to.have.length(1);
+    expect(system.content[0].text).to.match(/^You are /);
+    expect(system.content[0].cache_control).to.deep.equal({ type: 'ephemeral' });
+    // Only the stable start is marked, and it is the same bytes in the next request.
+    expect(a.body.toString().match(/cache_control/g)).to.have.length(1);
+    expect(b.body.toString().startsWith(a.body.toString().slice(0, -2))).to.equal(true);
+  });
+
   it('reads Anthropic-style usage: cache reads and writes are input, cache reads its cached part', () => {
     expect(tokenCount({ input_tokens: 50, cache_read_input_tokens: 2000, cache_creation_input_tokens: 100, output_tokens: 20 })).to.deep.equal({ prompt: 2150, cached: 2000, completion: 20 });
     expect(tokenCount({ prompt_tokens: 1200, completion_tokens: 30, prompt_tokens_details: { cached_tokens: 1024 } })).to.deep.equal({ prompt: 1200, cached: 1024, completion: 30 });

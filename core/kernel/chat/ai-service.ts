@@ -89,6 +89,24 @@ const rememberTool = (writesPerMessage: () => number): Tool<TObject<{ fact: TStr
   },
 });
 
+/** Each stable message with its Anthropic-style cache mark (made once per message, so its bytes stay the same). */
+const cacheMarked = new WeakMap<ChatMessage, ChatMessage>();
+/**
+ * `message` as text parts whose last carries `cache_control: {type: 'ephemeral'}`: a provider that caches on request
+ * (Anthropic, through gateways that pass the field on) caches the prompt up to and including it.
+ */
+function withCacheMark(message: ChatMessage): ChatMessage {
+  let marked = cacheMarked.get(message);
+  if (!marked) {
+    const text = typeof message.content === 'string' ? message.content : JSON.stringify(message.content);
+    // (`cache_control` is not in the OpenAI types: gateways that serve Claude models take it on a text part.)
+    const part = { type: 'text', text, cache_control: { type: 'ephemeral' } };
+    marked = frozenPart({ role: message.role, content: [part] } as ChatMessage);
+    cacheMarked.set(message, marked);
+  }
+  return marked;
+}
+
 /** A tool as the OpenAI API takes it, made once per tool object (most are the same objects message after message). */
 const openAiShapes = new WeakMap<Tool, OpenAI.Chat.Completions.ChatCompletionTool>();
 function openAiTool(tool: Tool): OpenAI.Chat.Completions.ChatCompletionTool {
@@ -341,7 +359,9 @@ export function createAiService(deps: AiServiceDeps): AiService {
         // Whatever changes rarely first, byte-identical from one request to the next (a provider caches that prefix):
         // system prompt (with memory and persona), summary, then the turns, which only grow at their end.
         const system = systemMessageFor(ctx, facts, tools.some((t) => t.live), withPersona(ctx.chatId, options.system));
-        const messages: ChatMessage[] = summary ? [system, summary, ...history] : [system, ...history];
+        // With `ai.cacheControl`, the last of the stable messages carries the cache mark (the prefix up to it is cached).
+        const mark = cfg.ai.cacheControl ? withCacheMark : (m: ChatMessage) => m;
+        const messages: ChatMessage[] = summary ? [system, mark(summary), ...history] : [mark(system), ...history];
         try {
           const cited: string[] = [];
           const limits = { rounds: cfg.ai.maxToolRounds, perRound: cfg.ai.maxToolCallsPerRound, perMessage: cfg.ai.maxToolCallsPerMessage, perDay: ctx.isOwner ? 0 : cfg.ai.toolCallsPerDay };

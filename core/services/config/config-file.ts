@@ -116,6 +116,7 @@ export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>):
       toolCallsPerDay: raw.ai?.toolCallsPerDay ?? 200,
       showProvider: raw.ai?.showProvider ?? false,
       outageNoticeMinutes: raw.ai?.outageNoticeMinutes ?? 5,
+      cacheControl: raw.ai?.cacheControl ?? false,
     },
     data: { flushIntervalMs: raw.data?.flushIntervalMs ?? 1000, diskLowMb: raw.data?.diskLowMb ?? 200 },
     sending: {

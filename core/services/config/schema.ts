@@ -90,6 +90,7 @@ export const configSchema = {
         toolCallsPerDay: { type: 'integer', minimum: 0, description: 'tool calls per user per day, paid searches included (0 = no limit; owners exempt)' },
         showProvider: { type: 'boolean', description: 'debug: append which provider answered' },
         outageNoticeMinutes: { type: 'integer', minimum: 1, maximum: 1440, description: 'tell the owners when every chat provider has been failing this many minutes' },
+        cacheControl: { type: 'boolean', description: 'mark the stable start of each prompt with Anthropic-style cache_control (for gateways that pass it to Claude models; default false)' },
       },
     },
     data: {
@@ -197,4 +198,6 @@ export interface AiConfig {
   showProvider: boolean;
   /** Owners are told when every chat leg has been failing this long (minutes). */
   outageNoticeMinutes: number;
+  /** Mark the prompt's stable start with `cache_control: {type: "ephemeral"}` (Anthropic-style caching on request). */
+  cacheControl: boolean;
 }
