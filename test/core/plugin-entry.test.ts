@@ -67,4 +67,13 @@ describe('the plugin entry (core/index.ts, wa-assistant-bot/plugin): small and l
       expect(loaded.filter((url) => FORBIDDEN.some((re) => re.test(url))), name).to.deep.equal([]);
     }
   });
+
+  it('the package names them as subpaths: wa-assistant-bot/plugin, /media and /storage are these entries', async () => {
+    for (const [subpath, file] of [['plugin', 'index'], ['media', 'media'], ['storage', 'storage']]) {
+      const byName = (await import(`wa-assistant-bot/${subpath}`)) as Record<string, unknown>;
+      const byFile = (await import(pathToFileURL(path.join(ROOT, 'dist', 'core', `${file}.js`)).href)) as Record<string, unknown>;
+      expect(Object.keys(byName), subpath).to.deep.equal(Object.keys(byFile));
+      for (const key of Object.keys(byFile)) expect(byName[key], `${subpath}: ${key}`).to.equal(byFile[key]);
+    }
+  });
 });
