@@ -15,3 +15,6 @@ export { ffmpegBinary } from './kernel/capabilities/detect.js';
 /** "yt-dlp <version> (<where>)", amber when that version is old (sites change; old yt-dlp fails). */
 export { ytdlpStatus } from './kernel/capabilities/tool-age.js';
 export { ALLOWED_CONTAINERS, assertPixelBudget, DEFAULT_MAX_IMAGE_PIXELS, inputArgs, MediaRefused, mediaSeconds, pinFileFormat, pinFormat, type PinnedFormat } from './services/media/index.js';
+/** The egress check's address rule and a download from the bot's own process under the same rules. */
+export { isPrivateAddress } from './services/jail/private-address.js';
+export { DownloadRefused, fetchPublic, type PublicFetchOptions } from './services/jail/public-fetch.js';

@@ -1,0 +1,92 @@
+import { lookup } from 'node:dns/promises';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import type { LookupFunction } from 'node:net';
+import type { EgressPolicy } from './egress-proxy.js';
+import { isPrivateAddress } from './private-address.js';
+
+/** A download the egress check refused or that broke its limits; the message fits a user. */
+export class DownloadRefused extends Error {}
+
+export interface PublicFetchOptions {
+  /** Bytes at most; a larger answer is refused mid-way (default 10 MB). */
+  maxBytes?: number;
+  timeoutMs?: number;
+  /** Redirects followed at most, each destination checked again (default 3). */
+  maxRedirects?: number;
+  /** The same policy the jail's egress proxy uses (default: refuse `isPrivateAddress`, system resolver). */
+  policy?: EgressPolicy;
+}
+
+const systemResolve = async (host: string) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+/**
+ * GETs an http(s) URL from the bot's own process under the egress rules of the jail's proxy: every DNS answer of the
+ * host is checked (one private answer refuses the name) and the connection goes to the address that was checked, so
+ * a name cannot rebind between check and use; every redirect is checked again; the body is capped.
+ *
+ * @example
+ * const { body, contentType } = await fetchPublic('https://cdn.example.com/picture.png', { maxBytes: 8_000_000 });
+ */
+export async function fetchPublic(rawUrl: string, options: PublicFetchOptions = {}): Promise<{ body: Buffer; contentType: string }> {
+  const policy = options.policy ?? { isBlocked: isPrivateAddress };
+  const resolve = policy.resolve ?? systemResolve;
+  const maxBytes = options.maxBytes ?? 10_000_000;
+  let url: URL;
+  try {
+    url = new URL(rawUrl);
+  } catch {
+    throw new DownloadRefused('not a valid link');
+  }
+  for (let hop = 0; hop <= (options.maxRedirects ?? 3); hop++) {
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new DownloadRefused(`only http(s) links are fetched, not ${url.protocol}`);
+    if (url.username || url.password) throw new DownloadRefused('links with a user name or password are not fetched');
+    const host = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+    const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+    const addresses = net.isIP(host) ? [host] : await resolve(host).catch(() => [] as string[]);
+    if (!addresses.length) throw new DownloadRefused(`${host} does not resolve`);
+    for (const address of addresses) {
+      const allowed = policy.allowForTests?.includes(`${address}:${port}`) || policy.allowForTests?.includes(`[${address}]:${port}`);
+      if (policy.isBlocked(address) && !allowed) throw new DownloadRefused(`${host} is a local or private address`);
+    }
+    const checked = addresses[0]!;
+    // Connect to the address checked above, whatever the resolver would say now.
+    const pinned: LookupFunction = (_name, opts, callback) => {
+      const family = net.isIP(checked);
+      if ((opts as { all?: boolean }).all) (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: checked, family }]);
+      else callback(null, checked, family);
+    };
+    const answer = await new Promise<{ status: number; location?: string; body: Buffer; contentType: string }>((resolveAnswer, reject) => {
+      const request = (url.protocol === 'https:' ? https : http).get(url, { lookup: pinned, timeout: options.timeoutMs ?? 30_000 }, (res) => {
+        const status = res.statusCode ?? 0;
+        if (status >= 300 && status < 400) {
+          res.resume();
+          resolveAnswer({ status, location: res.headers.location, body: Buffer.alloc(0), contentType: '' });
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > maxBytes) {
+            request.destroy(new DownloadRefused(`the file is larger than ${maxBytes} bytes`));
+            return;
+          }
+          chunks.push(chunk);
+        });
+        res.on('end', () => resolveAnswer({ status, body: Buffer.concat(chunks), contentType: String(res.headers['content-type'] ?? '') }));
+        res.on('error', reject);
+      });
+      request.on('timeout', () => request.destroy(new DownloadRefused('the download timed out')));
+      request.on('error', reject);
+    });
+    if (answer.location !== undefined) {
+      url = new URL(answer.location, url);
+      continue;
+    }
+    if (answer.status < 200 || answer.status >= 300) throw new DownloadRefused(`the server answered HTTP ${answer.status}`);
+    return { body: answer.body, contentType: answer.contentType };
+  }
+  throw new DownloadRefused('too many redirects');
+}
