@@ -313,7 +313,7 @@ describe('WhatsApp transport: messages in and out (fake socket)', () => {
     expect(socket.options.msgRetryCounterCache).to.not.equal(undefined);
   });
 
-  it('sends voice notes (ptt, ogg/opus), audio files, images, videos and documents from a file path', async () => {
+  it('sends voice notes (ptt, ogg/opus), audio files, images, videos, documents and stickers (Baileys `{ sticker }`) from a file path', async () => {
     const file = path.join(h.dir, 'clip.ogg');
     await writeFile(file, 'OggS');
     const socket = h.sockets.last;
@@ -322,12 +322,14 @@ describe('WhatsApp transport: messages in and out (fake socket)', () => {
     await h.transport.sendMedia(ALICE, { kind: 'image', path: file, caption: 'look' });
     await h.transport.sendMedia(ALICE, { kind: 'video', path: file, mimetype: 'video/mp4' });
     await h.transport.sendMedia(ALICE, { kind: 'document', path: file, fileName: 'notes.ogg' });
+    await h.transport.sendMedia(ALICE, { kind: 'sticker', path: file });
     expect(socket.sent.map((s) => s.content)).to.deep.equal([
       { audio: { url: file }, ptt: true, mimetype: 'audio/ogg; codecs=opus' },
       { audio: { url: file }, ptt: false, mimetype: 'audio/ogg; codecs=opus' },
       { image: { url: file }, caption: 'look' },
       { video: { url: file }, mimetype: 'video/mp4' },
       { document: { url: file }, mimetype: 'audio/ogg; codecs=opus', fileName: 'notes.ogg' },
+      { sticker: { url: file }, mimetype: 'image/webp' },
     ]);
     let error: Error | undefined;
     await h.transport.sendMedia(ALICE, { kind: 'image', path: path.join(h.dir, 'missing.jpg') }).catch((err) => (error = err));

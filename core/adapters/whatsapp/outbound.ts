@@ -174,6 +174,9 @@ export class Outbound {
         content = { video: file, mimetype: media.mimetype ?? mimeFor(media.path, 'video/mp4'), ...(media.caption ? { caption: media.caption } : {}), ...(jpegThumbnail ? { jpegThumbnail } : {}) };
         break;
       }
+      case 'sticker':
+        content = { sticker: file, mimetype: 'image/webp' };
+        break;
       case 'document':
         content = { document: file, mimetype: media.mimetype ?? mimeFor(media.path), fileName: media.fileName ?? path.basename(media.path), ...(media.caption ? { caption: media.caption } : {}) };
         break;

@@ -68,7 +68,8 @@ export interface SentMessage {
 
 /** Media the bot sends. `path` is a local file. */
 export interface OutgoingMedia {
-  kind: 'audio' | 'voice' | 'image' | 'video' | 'document';
+  /** `sticker`: a WebP, 512 px on the longer side (WhatsApp's sticker format; the sender makes it so). */
+  kind: 'audio' | 'voice' | 'image' | 'video' | 'document' | 'sticker';
   path: string;
   mimetype?: string;
   caption?: string;
