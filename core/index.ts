@@ -59,6 +59,8 @@ export { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox
  * `err.code` rather than `instanceof` where a plugin may hold another copy of this entry (its own package).
  */
 export { AllProvidersFailedError } from './services/providers/types.js';
+/** A scheduled turn (`host.promptAs`) that may not run now; `reason` is a sentence for the person who set it. */
+export { PromptRefused } from './kernel/chat/scheduled-turn.js';
 /** The wait an upstream asked for (retry-after / retry-after-ms headers), for plugins that call an upstream of their own. */
 export { BadAnswerError, retryAfterMs, UpstreamFailure } from './services/providers/failure.js';
 export { KeysExhaustedError, ProviderDownError, RequestRejectedError, type KeyPool, type KeyPoolNotices } from './services/providers/key-pool.js';

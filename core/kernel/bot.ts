@@ -1,6 +1,8 @@
 import path from 'node:path';
 import type { Capabilities } from './capabilities/capabilities.js';
 import { toolsFor } from './chat/tool-assembly.js';
+import { runScheduledTurn } from './chat/scheduled-turn.js';
+import { splitMessage } from '../services/sending/split-message.js';
 import type { BotConfig, PluginSection } from '../services/config/schema.js';
 import type { Settings } from '../services/config/settings.js';
 import type { Logger } from '../services/log/logger.js';
@@ -104,6 +106,9 @@ export class Bot {
   private readonly siteList: Array<SiteDeclaration & { plugin: string }> = [];
   private readonly outbox: BotInitiatedSender | undefined;
   private readonly configFile: string;
+  /** Resolves once a transport is connected: a scheduled turn due at start waits for it. */
+  private markConnected!: () => void;
+  private readonly connected = new Promise<void>((resolve) => (this.markConnected = resolve));
 
   constructor(deps: BotDeps) {
     this.configFile = path.resolve(deps.configFile ?? 'config.json');
@@ -255,7 +260,13 @@ export class Bot {
         listeners.add(listener);
         return () => void listeners.delete(listener);
       },
-      send: (chatId, text) => (bot.outbox ? bot.outbox.sendText(chatId, text) : bot.requireTransport().sendText(chatId, text)),
+      promptAs: (chatId, senderId, text, options) => bot.promptAs(chatId, senderId, text, options?.system),
+      // A long text goes as several messages, cut at paragraphs, as `ctx.reply` does (a scheduled task's answer).
+      send: async (chatId, text) => {
+        let sent: SentMessage = { id: '' };
+        for (const part of text.length > 4000 ? splitMessage(text) : [text]) sent = await (bot.outbox ? bot.outbox.sendText(chatId, part) : bot.requireTransport().sendText(chatId, part));
+        return sent;
+      },
       sendMedia: (chatId, media) => (bot.outbox ? bot.outbox.sendMedia(chatId, media) : bot.requireTransport().sendMedia(chatId, media)),
       botIds: () => bot.botIds(),
       isOwner: (id) => isOwnerId([id], bot.configValue),
@@ -325,6 +336,7 @@ export class Bot {
       onEdit: (chatId, messageId, text, by) => this.edit(chatId, messageId, text, by),
       onChatIdChange: (from, to) => this.moveChat(from, to),
     });
+    this.markConnected();
   }
 
   /**
@@ -472,6 +484,32 @@ export class Bot {
     await Promise.all([...chats].map((chatId) => send(chatId).catch((err: unknown) => this.log.warn({ err, chat: chatId }, 'could not tell an owner'))));
   }
 
+
+  /** A turn of `senderId` in `chatId` that no one typed now (a scheduled task): see `PluginHost.promptAs`. */
+  async promptAs(chatId: string, senderId: string, text: string, system?: string): Promise<string> {
+    await this.connected;
+    return runScheduledTurn(
+      {
+        config: () => this.configValue,
+        access: this.access,
+        ai: this.ai,
+        transport: () => this.transport,
+        context: (message) => this.createContext(message, message.text),
+        inChatQueue: async (chatId, job) => {
+          let taken = false;
+          await this.queue.push(chatId, () => {
+            taken = true;
+            return job();
+          });
+          return taken;
+        },
+      },
+      chatId,
+      senderId,
+      text,
+      system,
+    );
+  }
 
   /** Tools offered to the model for this message: from enabled, started plugins whose needs are met. */
   toolsFor(ctx: MessageContext): Tool[] {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { definePlugin, defineTool, Type, type CommandContext } from '../../core/index.js';
+import { AllProvidersFailedError, definePlugin, defineTool, PromptRefused, Type, type CommandContext } from '../../core/index.js';
 import { REMINDERS, ReminderStore, SaveError, TIME_ZONES, type Reminder } from './store.js';
 import { nextRun, parseReminder, shortestGap } from './when.js';
 import { canonicalZone, formatDuration, formatLocal, machineZone } from './zone.js';
@@ -9,7 +9,9 @@ const options = Type.Object({
   maxPerUser: Type.Integer({ minimum: 1, maximum: 10_000, default: 25, description: 'most pending reminders one user may have (over all chats)' }),
   minRepeatSeconds: Type.Integer({ minimum: 1, default: 3600, description: 'shortest time between two runs of a repeating reminder, in seconds' }),
   lateWithinHours: Type.Number({ minimum: 0, default: 24, description: 'after a restart, reminders missed by at most this many hours are still sent (marked late); older ones are listed once' }),
-  maxTextLength: Type.Integer({ minimum: 1, maximum: 4000, default: 1000, description: 'longest reminder text' }),
+  maxTextLength: Type.Integer({ minimum: 1, maximum: 4000, default: 1000, description: 'longest reminder text (and scheduled prompt)' }),
+  maxTasksPerUser: Type.Integer({ minimum: 0, maximum: 1000, default: 10, description: 'most pending scheduled tasks (.schedule: prompts the model runs at their time) one user may have over all chats; 0 turns .schedule off' }),
+  minTaskRepeatSeconds: Type.Integer({ minimum: 1, default: 3600, description: 'shortest time between two runs of a repeating scheduled task, in seconds (each run is a model call on the user\'s budget)' }),
 });
 type Options = typeof options.static;
 
@@ -27,9 +29,23 @@ const ZONE_KEPT = 'It holds while the bot runs and I keep trying to save it; if 
 type LateBecause = 'offline' | 'switched off';
 const lateWhy = (because: LateBecause) => (because === 'offline' ? 'I was offline' : 'reminders were switched off');
 
+const TASK_PARAMETERS = Type.Object(
+  {
+    when: Type.String({ description: "when, in the user's time: '10m', '18:30', 'tomorrow 9am', 'next monday 09:00'; repeating: 'every day 07:00', 'every monday 09:00', 'every weekday 08:30'" }),
+    prompt: Type.String({ description: 'what to do then, written as the user would ask it, e.g. "give me the weather in Jakarta today"' }),
+  },
+  { additionalProperties: false },
+);
+
+/** A tool's `when` and text as one `.remind` line: quoted unless it repeats, so the time ends where it should. */
+const toolLine = (when: string, text: string) => (/^every\s/i.test(when) ? `${when} ${text}` : `"${when.replace(/["'“”‘’]/g, '')}" ${text}`);
+
+/** A task's prompt, shortened for a one-line mention. */
+const short = (text: string) => (text.length > 80 ? `${text.slice(0, 79)}…` : text);
+
 export default definePlugin({
   name: 'remind',
-  description: 'Reminders and scheduled messages: .remind, .reminders, .cancel, .timezone and the schedule_message tool',
+  description: 'Reminders, scheduled messages and scheduled tasks: .remind, .schedule, .reminders, .cancel, .timezone and the schedule_message and schedule_task tools',
   options,
   // config.json → "timeZone" at the top, where owners look for it; plugins.remind.timeZone, when set, wins over it.
   configSection: {
@@ -120,19 +136,23 @@ export default definePlugin({
       }
     }
 
+    /** A repeating one's next run, saved and armed before this run goes out (none left: it is removed). */
+    async function advance(chatId: string, r: Reminder, now: number): Promise<void> {
+      // Before sending: a crash while sending never repeats it, and missed runs are not sent in a burst.
+      const next = nextRun(r.cron!, r.zone, Math.max(now, r.due));
+      if (next === undefined) await save(store.remove(chatId, [r.id]));
+      else {
+        await save(store.update(chatId, r.id, (x) => (x.due = next)));
+        arm(chatId, r);
+      }
+    }
+
     async function send(chatId: string, r: Reminder, now: number, lateBecause: LateBecause | undefined): Promise<void> {
       const id = r.id;
       const late = lateBecause ? `, ${formatDuration(now - r.due)} late (${lateWhy(lateBecause)} when it was due, ${formatLocal(r.due, r.zone)})` : '';
+      if (r.task) return runTask(chatId, r, now, late);
       const text = `${r.cron ? '🔁' : '⏰'} Reminder${late}: ${r.text}`;
-      if (r.cron) {
-        // Advanced before sending: a crash while sending never repeats it, and missed runs are not sent in a burst.
-        const next = nextRun(r.cron, r.zone, Math.max(now, r.due));
-        if (next === undefined) await save(store.remove(chatId, [id]));
-        else {
-          await save(store.update(chatId, id, (x) => (x.due = next)));
-          arm(chatId, r);
-        }
-      }
+      if (r.cron) await advance(chatId, r, now);
       try {
         await host.send(chatId, text);
         attempts.delete(key(chatId, id));
@@ -150,6 +170,35 @@ export default definePlugin({
           await save(store.remove(chatId, [id]));
         }
       }
+    }
+
+    /**
+     * A scheduled task at its time: the prompt goes through the model as its creator (their access, tools and budget,
+     * `host.promptAs`) and the answer is sent, marked as scheduled. A run that fails is told once: a repeating task
+     * then stays quiet about later failures until a run works again (`failing`, kept across restarts).
+     */
+    async function runTask(chatId: string, r: Reminder, now: number, late: string): Promise<void> {
+      if (r.cron) await advance(chatId, r, now);
+      let answer: string;
+      try {
+        answer = await host.promptAs(chatId, r.creator, r.text);
+      } catch (err) {
+        if (stopping) return;
+        const reason = err instanceof PromptRefused ? err.reason.replace(/\.$/, '') : err instanceof AllProvidersFailedError ? 'no AI provider answered' : 'something went wrong while it ran';
+        host.log.warn({ err, chat: chatId, reason }, 'remind: a scheduled task could not run');
+        const told = store.get(chatId, r.id)?.failing ?? r.failing;
+        if (!r.cron) await save(store.remove(chatId, [r.id]));
+        else if (!told) await save(store.update(chatId, r.id, (x) => (x.failing = true)));
+        if (told) return;
+        const after = r.cron ? `\nIt stays scheduled (${r.label}); I will not tell you again until a run works.` : '';
+        await host.send(chatId, `⚠️ A scheduled task could not run: ${reason}. The task: ${short(r.text)}${after}`).catch((e: unknown) => host.log.warn({ err: e, chat: chatId }, 'remind: could not tell that a scheduled task failed'));
+        return;
+      }
+      if (r.cron) {
+        if (store.get(chatId, r.id)?.failing) await save(store.update(chatId, r.id, (x) => void delete x.failing));
+      } else await save(store.remove(chatId, [r.id]));
+      if (!answer.trim()) return; // the model chose to say nothing
+      await host.send(chatId, `🗓️ Scheduled${late}: ${short(r.text)}\n\n${answer}`).catch((err: unknown) => host.log.warn({ err, chat: chatId }, 'remind: the answer of a scheduled task could not be sent'));
     }
 
     /**
@@ -171,7 +220,7 @@ export default definePlugin({
           else missed.push(r);
         }
         if (!missed.length) continue;
-        const lines = missed.map((r, i) => `${i + 1}. ${formatLocal(r.due, r.zone)} (${r.zone}) — ${r.text}${r.cron ? ` (repeats ${r.label}; it goes on)` : ''}`);
+        const lines = missed.map((r, i) => `${i + 1}. ${formatLocal(r.due, r.zone)} (${r.zone}) — ${r.task ? "🗓️ task: " : ""}${r.text}${r.cron ? ` (repeats ${r.label}; it goes on)` : ''}`);
         const once = missed.filter((r) => !r.cron).map((r) => r.id);
         for (const r of missed.filter((x) => x.cron)) {
           const next = nextRun(r.cron!, r.zone, now);
@@ -212,19 +261,23 @@ export default definePlugin({
     const stopListening = host.onEnabledChange((enabled) => (enabled ? catchUp('switched off') : undefined));
 
     /** Sets a reminder for `senderId` in `chatId` from `<when> <text>`: the sentence to answer with. */
-    const schedule = async (chatId: string, senderId: string, messageId: string, args: string, opts: Options): Promise<string> => {
+    const schedule = async (chatId: string, senderId: string, messageId: string, args: string, opts: Options, task = false): Promise<string> => {
       const zone = zoneOf(senderId);
       const now = Date.now();
       const parsed = parseReminder(args, now, zone);
-      if (!parsed.ok) return parsed.error;
-      if (parsed.text.length > opts.maxTextLength) return `That reminder is too long (${parsed.text.length} characters; the most is ${opts.maxTextLength}).`;
-      const count = store.countBy(senderId);
-      if (count >= opts.maxPerUser) return `You already have ${count} reminders, the most one person may have. Cancel one first: .reminders lists them, .cancel <n> removes one.`;
+      if (!parsed.ok) return task ? parsed.error.replaceAll('.remind ', '.schedule ').replace('What should I remind you of?', 'What should I do then?') : parsed.error;
+      const what = task ? 'scheduled task' : 'reminder';
+      if (parsed.text.length > opts.maxTextLength) return `That ${what} is too long (${parsed.text.length} characters; the most is ${opts.maxTextLength}).`;
+      const count = store.countBy(senderId, task);
+      const most = task ? opts.maxTasksPerUser : opts.maxPerUser;
+      if (task && most === 0) return 'Scheduled tasks are switched off on this bot. .remind still sets reminders.';
+      if (count >= most) return `You already have ${count} ${what}s, the most one person may have. Cancel one first: .reminders lists them, .cancel <n> removes one.`;
       const { schedule: when, text } = parsed;
       if (when.kind === 'repeat') {
         const gap = shortestGap(when.cron, zone, now);
-        if (gap < opts.minRepeatSeconds * 1000) {
-          return `That repeats every ${formatDuration(gap)}; the shortest allowed is every ${formatDuration(opts.minRepeatSeconds * 1000)}. For example .remind every day 07:00 stretch.`;
+        const least = (task ? opts.minTaskRepeatSeconds : opts.minRepeatSeconds) * 1000;
+        if (gap < least) {
+          return `That repeats every ${formatDuration(gap)}; the shortest allowed is every ${formatDuration(least)}. For example ${task ? '.schedule every day 07:00 the weather today' : '.remind every day 07:00 stretch'}.`;
         }
       }
       const reminder: Reminder = {
@@ -236,11 +289,15 @@ export default definePlugin({
         due: when.kind === 'once' ? when.at : when.next,
         ...(when.kind === 'repeat' ? { cron: when.cron, label: when.label } : {}),
         messageId,
+        ...(task ? { task: true } : {}),
       };
       const problem = await save(store.add(chatId, reminder));
       arm(chatId, reminder);
-      const confirm =
-        when.kind === 'once'
+      const confirm = task
+        ? when.kind === 'once'
+          ? `🗓️ Task scheduled for ${formatLocal(reminder.due, zone)} (${zone}); then I will answer: ${text}`
+          : `🗓️ Task scheduled ${when.label} (${zone}), first on ${formatLocal(reminder.due, zone)}; each time I will answer: ${text}`
+        : when.kind === 'once'
           ? `⏰ Reminder set for ${formatLocal(reminder.due, zone)} (${zone}): ${text}`
           : `🔁 Reminder set ${when.label} (${zone}), first on ${formatLocal(reminder.due, zone)}: ${text}`;
       return problem ? `${confirm}\n${unsaved(problem, 'I keep it in memory and keep trying to save it; if the bot stops before that is fixed, this reminder is lost.')}` : confirm;
@@ -252,7 +309,8 @@ export default definePlugin({
       const viewerZone = zoneOf(viewer);
       const lines = list.map((r, i) => {
         const zone = r.zone === viewerZone ? '' : ` (${r.zone})`;
-        return r.cron ? `${i + 1}. 🔁 ${r.label}, next ${formatLocal(r.due, r.zone)}${zone} — ${r.text}` : `${i + 1}. ${formatLocal(r.due, r.zone)}${zone} — ${r.text}`;
+        const text = r.task ? `🗓️ task: ${r.text}${r.failing ? ' (its last run failed)' : ''}` : r.text;
+        return r.cron ? `${i + 1}. 🔁 ${r.label}, next ${formatLocal(r.due, r.zone)}${zone} — ${text}` : `${i + 1}. ${formatLocal(r.due, r.zone)}${zone} — ${text}`;
       });
       return `Reminders in this chat (times in ${viewerZone} unless shown):\n${lines.join('\n')}\nCancel one with .cancel <n>.`;
     };
@@ -270,7 +328,7 @@ export default definePlugin({
       }
       disarm(ctx.chatId, r.id);
       const problem = await save(store.remove(ctx.chatId, [r.id]));
-      const said = `Cancelled: ${r.cron ? `🔁 ${r.label}` : formatLocal(r.due, r.zone)} — ${r.text}`;
+      const said = `Cancelled: ${r.cron ? `🔁 ${r.label}` : formatLocal(r.due, r.zone)} — ${r.task ? `🗓️ task: ${r.text}` : r.text}`;
       return problem ? `${said}\n${unsaved(problem, 'It will not fire while the bot runs and I keep trying to save that; if the bot stops before that is fixed, the reminder may come back.')}` : said;
     };
 
@@ -295,8 +353,9 @@ export default definePlugin({
     return {
       commands: [
         { command: 'remind', usage: '.remind <when> <text>', help: 'a reminder in this chat: 10m, 18:30, tomorrow 9am, "next monday 9:00", every day 07:00', run: async (ctx) => ctx.reply(await schedule(ctx.chatId, ctx.senderId, ctx.message.id, ctx.args, host.options())) },
+        { command: 'schedule', usage: '.schedule <when> <prompt>', help: 'a task: at its time I answer the prompt with my tools, as you (10m, 07:00, every weekday 08:30)', run: async (ctx) => ctx.reply(await schedule(ctx.chatId, ctx.senderId, ctx.message.id, ctx.args, host.options(), true)) },
         { command: 'reminders', help: "this chat's upcoming reminders, numbered", run: (ctx) => ctx.reply(listText(ctx.chatId, ctx.senderId)) },
-        { command: 'cancel', usage: '.cancel <n>', help: 'cancels reminder n of .reminders', run: async (ctx) => ctx.reply(await cancel(ctx)) },
+        { command: 'cancel', usage: '.cancel <n>', help: 'cancels reminder or task n of .reminders', run: async (ctx) => ctx.reply(await cancel(ctx)) },
         { command: 'timezone', usage: '.timezone [Area/City]', help: 'shows or sets your time zone for reminders', run: async (ctx) => ctx.reply(await timezone(ctx)) },
       ],
       tools: [
@@ -315,10 +374,21 @@ export default definePlugin({
           ),
           // The chat and the sender come from the core (call.chatId, call.senderId), never from the model's arguments.
           run: (args, call) => {
-            const when = args.when.trim();
-            const text = args.text.trim();
-            const line = /^every\s/i.test(when) ? `${when} ${text}` : `"${when.replace(/["'“”‘’]/g, '')}" ${text}`;
-            return schedule(call.chatId, call.senderId, call.ctx.message.id, line, host.options());
+            return schedule(call.chatId, call.senderId, call.ctx.message.id, toolLine(args.when.trim(), args.text.trim()), host.options());
+          },
+        }),
+        defineTool({
+          name: 'schedule_task',
+          // It makes the bot run a prompt and post the answer in the chat later.
+          effects: { outsideText: false, acts: 'chats' },
+          description:
+            "Schedule a task in this chat (only this chat, for the user asking): at its time the prompt runs through you with your tools, as that user, and your answer is posted here. Use when the user asks for something to be done or looked up later or regularly (\"every morning at 7 give me the weather\", \"on Monday summarise…\"); for a plain reminder text use schedule_message. Returns the confirmation to pass on, or what was wrong.",
+          parameters: TASK_PARAMETERS,
+          // The chat and the person come from the core (call.chatId, call.senderId): the arguments can name neither, and
+          // the core refuses arguments its schema does not have (a "chatId", say) before this runs.
+          run: (args, call) => {
+            if (call.ctx.message.scheduled) return 'Refused: a scheduled task cannot schedule another task. Nothing was scheduled.';
+            return schedule(call.chatId, call.senderId, call.ctx.message.id, toolLine(args.when.trim(), args.prompt.trim()), host.options(), true);
           },
         }),
       ],

@@ -14,6 +14,10 @@ export const ReminderSchema = Type.Object({
   label: Type.Optional(Type.String()),
   /** The chat message that set it: when that message is deleted for everyone, the reminder goes with it. */
   messageId: Type.Optional(Type.String()),
+  /** A scheduled task (`.schedule`, the schedule_task tool): `text` is a prompt the model runs at its time as `creator`. */
+  task: Type.Optional(Type.Boolean()),
+  /** The task's last run failed and its creator was told; set until a run works again (told once, not every run). */
+  failing: Type.Optional(Type.Boolean()),
 });
 export type Reminder = Static<typeof ReminderSchema>;
 
@@ -102,10 +106,10 @@ export class ReminderStore {
     return this.docs.get(chatId)?.reminders.find((r) => r.id === id);
   }
 
-  /** How many reminders `userId` has set, over all chats. */
-  countBy(userId: string): number {
+  /** How many reminders (or, with `tasks`, scheduled tasks) `userId` has set, over all chats. */
+  countBy(userId: string, tasks = false): number {
     let n = 0;
-    for (const doc of this.docs.values()) n += doc.reminders.filter((r) => r.creator === userId).length;
+    for (const doc of this.docs.values()) n += doc.reminders.filter((r) => r.creator === userId && Boolean(r.task) === tasks).length;
     return n;
   }
 

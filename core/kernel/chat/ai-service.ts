@@ -19,6 +19,7 @@ import { MemoryFullError, type MemoryFact } from '../../services/store/memory.js
 import { inIdList } from '../port/ids.js';
 import { ANSWER_WITHOUT_MENTION } from '../pipeline/access-gate.js';
 import { toWhatsApp } from './whatsapp-format.js';
+import { PromptRefused } from './scheduled-turn.js';
 
 /**
  * What the model answers to stay silent: then nothing is sent. It is offered in the system prompt of groups where
@@ -322,7 +323,10 @@ export function createAiService(deps: AiServiceDeps): AiService {
     const text = options.text ?? ctx.text;
     if (!ctx.isOwner) {
       const verdict = await budgets.check(ctx.senderId, premium, cfg.ai);
-      if (!verdict.ok) return verdict.reason;
+      if (!verdict.ok) {
+        if (options.overBudget === 'throw') throw new PromptRefused(verdict.reason);
+        return verdict.reason;
+      }
     }
     // The question is in the history at once (the prompt is built from it) and written to disk while the upstream
     // works on the request; it is waited for before the answer is used, so it is on disk before anything is said back.

@@ -439,6 +439,16 @@ export interface PluginHost<O = unknown, C = unknown> {
    * work held while it was off can resume. Returns a function that removes the listener.
    */
   onEnabledChange(listener: (enabled: boolean) => void | Promise<void>): () => void;
+  /**
+   * Runs `text` through the main model in chat `chatId` as a turn of `senderId` made now — for work a person set to
+   * run later (a scheduled task). It runs as that person: their access decides (blocked, no longer answered, the chat
+   * paused or a group switched off: refused), the tools offered are those they may use in that chat, their AI budget
+   * is spent, and the turn is kept in the chat's history. `system` adds instructions for this turn. Nothing is sent:
+   * resolves with the answer (WhatsApp formatting; empty when the model chose silence) for the caller to send.
+   * Rejects with `PromptRefused` (its `reason` a sentence for the person) when it may not run now, and with
+   * `AllProvidersFailedError` when no provider answered.
+   */
+  promptAs(chatId: string, senderId: string, text: string, options?: { system?: string }): Promise<string>;
   /** Sends a text to a chat outside a message's handling (timers, jobs). */
   send(chatId: string, text: string): Promise<SentMessage>;
   sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage>;
@@ -510,6 +520,11 @@ export interface RespondOptions {
    * addressed to the bot or not — cannot steer them. Ids are jids or bare numbers, phone or LID.
    */
   onlyTurnsOf?: string[];
+  /**
+   * When the sender is over an AI budget: `'answer'` (default) resolves with the sentence that says so, as the turn's
+   * answer; `'throw'` rejects with `PromptRefused` carrying it (a scheduled turn tells its person once, not each run).
+   */
+  overBudget?: 'answer' | 'throw';
 }
 
 /**

@@ -59,6 +59,11 @@ export interface IncomingMessage {
    * Only a transport sets it; no chat network can.
    */
   fromOperator?: boolean;
+  /**
+   * A turn the bot started itself, at a time a person set (a scheduled task, see `host.promptAs`): nobody typed it
+   * just now, and there is no chat message of that id to quote or react to. Only the core sets it.
+   */
+  scheduled?: boolean;
 }
 
 /** What a transport returns for a sent message, so it can be edited or quoted later. */
