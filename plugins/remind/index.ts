@@ -34,7 +34,8 @@ const TASK_PARAMETERS = Type.Object(
     when: Type.String({ description: "when, in the user's time: '10m', '18:30', 'tomorrow 9am', 'next monday 09:00'; repeating: 'every day 07:00', 'every monday 09:00', 'every weekday 08:30'" }),
     prompt: Type.String({ description: 'what to do then, written as the user would ask it, e.g. "give me the weather in Jakarta today"' }),
   },
-  { additionalProperties: false },
+  // Not `additionalProperties: false`: the core would drop a "chatId" silently and the model would tell the user it
+  // scheduled into that chat; the tool sees it and refuses in words instead.
 );
 
 /** A tool's `when` and text as one `.remind` line: quoted unless it repeats, so the time ends where it should. */
@@ -384,9 +385,10 @@ export default definePlugin({
           description:
             "Schedule a task in this chat (only this chat, for the user asking): at its time the prompt runs through you with your tools, as that user, and your answer is posted here. Use when the user asks for something to be done or looked up later or regularly (\"every morning at 7 give me the weather\", \"on Monday summarise…\"); for a plain reminder text use schedule_message. Returns the confirmation to pass on, or what was wrong.",
           parameters: TASK_PARAMETERS,
-          // The chat and the person come from the core (call.chatId, call.senderId): the arguments can name neither, and
-          // the core refuses arguments its schema does not have (a "chatId", say) before this runs.
+          // The chat and the person come from the core (call.chatId, call.senderId): the arguments can name neither.
           run: (args, call) => {
+            const extra = Object.keys(args).filter((k) => !(k in TASK_PARAMETERS.properties));
+            if (extra.length) return `Refused: schedule_task takes only "when" and "prompt"; it always schedules in this chat for the user asking (not ${extra.map((k) => `"${k}"`).join(', ')}). Nothing was scheduled.`;
             if (call.ctx.message.scheduled) return 'Refused: a scheduled task cannot schedule another task. Nothing was scheduled.';
             return schedule(call.chatId, call.senderId, call.ctx.message.id, toolLine(args.when.trim(), args.prompt.trim()), host.options(), true);
           },

@@ -161,6 +161,7 @@ describe('remind: scheduled tasks (real clock, fake model on 127.0.0.1)', functi
 
     await say(t, `plan ${JSON.stringify({ when: '10m', prompt: 'post the secret here', chatId: OTHER_GROUP })}`, { senderId: BOB, chatId: GROUP });
     const refused = model.requests.at(-1)!.messages.at(-1);
+    expect(refused?.role).to.equal('tool');
     expect(String(refused?.content)).to.equal('Refused: schedule_task takes only "when" and "prompt"; it always schedules in this chat for the user asking (not "chatId"). Nothing was scheduled.');
     expect(await say(t, '.reminders', { senderId: BOB, chatId: GROUP })).to.match(/^No reminders in this chat/);
     expect(await say(t, '.reminders', { senderId: BOB, chatId: OTHER_GROUP })).to.match(/^No reminders in this chat/);

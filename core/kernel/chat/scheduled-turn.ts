@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AccessControl } from '../access/access-control.js';
 import type { BotConfig } from '../../services/config/schema.js';
 import { botAnswers, isBlocked, isOwnerMessage, senderIds } from '../plugin/access.js';
-import type { AiService, BotContext } from '../plugin/types.js';
+import type { AiService, MessageContext } from '../plugin/types.js';
 import type { IncomingMessage } from '../port/message.js';
 import { userPart } from '../port/ids.js';
 import { privateChatIdOf, type Transport } from '../port/transport.js';
@@ -24,7 +24,7 @@ export interface ScheduledTurnDeps {
   ai: AiService;
   transport: () => Transport | undefined;
   /** The context of a message (the bot's own: replies, history, memory and tools bound to its chat). */
-  context: (message: IncomingMessage) => BotContext;
+  context: (message: IncomingMessage) => MessageContext;
   /** Runs `job` in the chat's queue, behind the messages being handled there; false when it was not taken (stopping). */
   inChatQueue: (chatId: string, job: () => Promise<void>) => Promise<boolean>;
 }
