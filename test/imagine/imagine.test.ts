@@ -75,6 +75,19 @@ describe('imagine plugin (image generation)', function () {
     expect(gateway.pictureFetches()).to.have.length(1);
   });
 
+  it('a redirect from an allowed picture URL to another local address is checked again and refused', async () => {
+    await start(true);
+    const port = new URL(gateway.url).port;
+    testHooks.allowForTests = [`127.0.0.1:${port}`];
+    gateway.http.next('GET /pictures/fox.png', { status: 302, json: {}, headers: { location: `http://127.0.0.2:${port}/pictures/fox.png` } });
+    gateway.answerWithUrl();
+    const actions = (await t!.transport.push({ text: '.imagine a fox' })) as Action[];
+    expect(media(actions)).to.deep.equal([]);
+    expect(texts(actions)).to.deep.equal(['The image service sent back something I cannot use as a picture. Please try again.']);
+    expect(gateway.pictureFetches()).to.have.length(1);
+    expect(t!.logs().some((l) => l.reason === '127.0.0.2 is a local or private address')).to.equal(true);
+  });
+
   it('an answer that is not a picture is refused in words, never sent', async () => {
     await start(true);
     gateway.next({ status: 200, json: { data: [{ b64_json: Buffer.from('#!/bin/sh\necho hi\n').toString('base64') }] } });
