@@ -74,6 +74,7 @@ export { statusText, type StatusReport } from './kernel/status/status-report.js'
 export { DEFAULT_PREMIUM_PHRASES, premiumRequest } from './kernel/chat/premium-request.js';
 /** Chat answers in WhatsApp formatting: the model's Markdown converted (ctx.ai.respond does it for its answers). */
 export { toWhatsApp } from './kernel/chat/whatsapp-format.js';
+export { TURN_FAILED } from './kernel/pipeline/progress.js';
 
 /**
  * Storage as a host service: declare what the plugin keeps with `Store` (in `definePlugin({ stores })`), open it with

@@ -9,6 +9,7 @@ import type { Logger } from '../services/log/logger.js';
 import { logOnlyNotifier, type OwnerNotifier } from '../services/notices/owner-notifier.js';
 import { Bursts } from './pipeline/bursts.js';
 import { ChatQueue } from './pipeline/chat-queue.js';
+import { SendCancelledError } from '../services/sending/outbox.js';
 import { createContext, pluginView, type ContextDeps } from './pipeline/context.js';
 import { handledText } from './pipeline/filters.js';
 import { AccessControl } from './access/access-control.js';
@@ -37,6 +38,8 @@ export type { PluginFailure, PluginState } from './plugin/registry.js';
 export interface BotInitiatedSender {
   sendText(chatId: string, text: string): Promise<SentMessage>;
   sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage>;
+  /** One send or edit at the same pace (a long turn's status message); dropped when `signal` aborts before its turn. */
+  paced<T>(chatId: string, send: (transport: Transport) => Promise<T>, signal?: AbortSignal): Promise<T>;
 }
 
 export interface BotDeps {
@@ -97,6 +100,8 @@ export class Bot {
   /** A sender's burst of free text (and what they send while it is answered) as one turn. */
   private readonly bursts: Bursts;
   private readonly contextDeps: ContextDeps;
+  /** What ended turns still finish (see `afterTurns`). */
+  private readonly turnTails = new Set<Promise<void>>();
   private pipeline: ((ctx: MessageContext) => Promise<void>) | undefined;
   private readonly hosts = new Map<string, PluginHost>();
   /** Each plugin's `host.store`, by plugin name (flushed at stop). */
@@ -430,8 +435,28 @@ export class Bot {
   }
 
   /** Resolves when no message is being handled. */
-  idle(): Promise<void> {
-    return this.bursts.settled().then(() => this.queue.idle()).then(() => this.ai.idle?.());
+  async idle(): Promise<void> {
+    await this.bursts.settled();
+    await this.queue.idle();
+    await this.ai.idle?.();
+    // The status messages of long turns take their last state.
+    while (this.turnTails.size) await Promise.all([...this.turnTails]);
+  }
+
+  /** Work a turn leaves running after it ends (the last edit of its status message), waited for by `idle()`. */
+  private afterTurns(work: Promise<void>): void {
+    const tail = work.catch((err: unknown) => this.log.warn({ err }, 'the status message of a long answer could not take its last state')).finally(() => this.turnTails.delete(tail));
+    this.turnTails.add(tail);
+  }
+
+  /**
+   * A send or an edit the bot makes on its own in a chat (a long turn's status message): through the outbox's pacing
+   * when there is one; without one at once, unless `signal` was aborted.
+   */
+  private paced<T>(chatId: string, send: (transport: Transport) => Promise<T>, signal: AbortSignal): Promise<T> {
+    if (this.outbox) return this.outbox.paced(chatId, send, signal);
+    if (signal.aborted) return Promise.reject(new SendCancelledError());
+    return send(this.requireTransport());
   }
 
   /**
@@ -468,6 +493,8 @@ export class Bot {
       transport: () => this.transport,
       view: (ctx, name) => this.view(ctx, name),
       answersFreeText: () => this.registry.active().some((s) => s.plugin === FALLBACK_PLUGIN),
+      paced: (chatId, send, signal) => this.paced(chatId, send, signal),
+      after: (work) => this.afterTurns(work),
     });
   }
 

@@ -165,6 +165,7 @@ export default definePlugin({
       tools: [
         defineTool({
           name: 'recall',
+          progress: 'looking through this chat…',
           // Past messages of the chat, other members' included: outside text.
           effects: { outsideText: true, acts: 'nothing' },
           description:

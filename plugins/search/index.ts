@@ -23,6 +23,7 @@ function webSearchTool(web: WebSearch, host: PluginHost<SearchOptions>) {
   return defineTool({
     name: 'web_search',
     live: true,
+    progress: 'searching the web…',
     // Web pages are written by anyone: outside text.
     effects: { outsideText: true, acts: 'nothing' },
     description:

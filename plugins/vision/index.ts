@@ -138,6 +138,7 @@ async function answerAboutImage(ctx: MessageContext<VisionOptions>): Promise<voi
     return;
   }
   await ctx.typing(true).catch(() => undefined);
+  ctx.progress('looking at the image…');
   let answer;
   try {
     answer = await askVision(ctx.ai, { image, question, system: systemPrompt(ctx), premium, maxTokens: options.maxTokens, timeoutMs: ctx.host.settings.upstreamTimeoutMs, anthropicVersion: options.anthropicVersion });

@@ -144,6 +144,8 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
     const { transcriber, archive, recent } = rt();
     const media = ctx.message.media!;
     const what = media.kind === 'voice' ? 'voice note' : 'audio file';
+    // What a long turn's status message says meanwhile.
+    ctx.progress(`reading the ${what}…`);
     let heard: Heard;
     try {
       let bytes: Buffer;
@@ -263,6 +265,7 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
       return;
     }
     const message = ctx.message;
+    ctx.progress(`answering your ${message.media!.kind === 'voice' ? 'voice note' : 'audio file'}…`);
     await ctx.history.append({ id: message.id, role: 'user', senderId: ctx.senderId, senderName: message.senderName, text: heard.text, at: message.timestamp, media: message.media!.kind });
     try {
       const reply = await ctx.ai.respond(ctx, { text: heard.text, userAlreadyInHistory: true, system: VOICE_SYSTEM });
@@ -335,6 +338,7 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
 
   const searchTool = defineTool({
     name: 'search_voice_notes',
+    progress: 'searching the voice notes…',
     // Transcripts of what anyone in the chat said: outside text.
     effects: { outsideText: true, acts: 'nothing' },
     description:

@@ -30,6 +30,7 @@ export function workspaceTools(service: WorkspaceService): Tool<any>[] {
   return [
     defineTool({
       name: 'workspace_list_files',
+      progress: 'looking at your files…',
       effects: OWN_FILES,
       description: "List the files in the user's workspace with their sizes.",
       parameters: Type.Object({}),
@@ -45,6 +46,7 @@ export function workspaceTools(service: WorkspaceService): Tool<any>[] {
     }),
     defineTool({
       name: 'workspace_read_file',
+      progress: 'reading your file…',
       effects: OWN_FILES,
       description: "Read a text file from the user's workspace.",
       parameters: Type.Object({ path: pathParam() }),
@@ -58,6 +60,7 @@ export function workspaceTools(service: WorkspaceService): Tool<any>[] {
     }),
     defineTool({
       name: 'workspace_write_file',
+      progress: 'writing your file…',
       effects: OWN_FILES,
       description: "Create or overwrite a file in the user's workspace with the complete new content (python scripts, index.html, css, js, data).",
       parameters: Type.Object({ path: pathParam(), content: Type.String({ description: 'the whole file content' }) }),
@@ -71,6 +74,7 @@ export function workspaceTools(service: WorkspaceService): Tool<any>[] {
     }),
     defineTool({
       name: 'workspace_delete_file',
+      progress: 'deleting your file…',
       effects: OWN_FILES,
       description: "Delete a file (or a folder with its contents) from the user's workspace.",
       parameters: Type.Object({ path: pathParam() }),
@@ -84,6 +88,7 @@ export function workspaceTools(service: WorkspaceService): Tool<any>[] {
     }),
     defineTool({
       name: 'workspace_run_python',
+      progress: 'running your script…',
       effects: OWN_FILES,
       description: 'Run a python script of the workspace in the sandbox (python 3 standard library only, no network, time and memory limits) and get its output.',
       parameters: Type.Object({ path: pathParam('the .py file to run, e.g. main.py') }),
@@ -91,6 +96,7 @@ export function workspaceTools(service: WorkspaceService): Tool<any>[] {
     }),
     defineTool({
       name: 'workspace_publish_site',
+      progress: 'publishing your site…',
       effects: OWN_FILES,
       description: "Publish the workspace's index.html (and its css/js/images) as the user's website and get its address. Pass username only when the user chose one.",
       parameters: Type.Object({ username: Type.Optional(Type.String({ description: 'site name the user chose: 3-30 lowercase letters, digits, dashes' })) }),

@@ -40,6 +40,29 @@ export class FakeSearchProvider {
     return this;
   }
 
+  /**
+   * A slow provider: the next search is received and then held, unanswered, until `release()` (it answers as usual
+   * then). `received` resolves once the search arrived. For what a user sees while a tool call takes long.
+   *
+   * @example
+   * const held = search.holdNext();
+   * await held.received; // …the bot is waiting on the search now
+   * held.release();
+   */
+  holdNext(): { received: Promise<void>; release: () => void } {
+    let arrived!: () => void;
+    let release!: () => void;
+    const received = new Promise<void>((resolve) => (arrived = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const answer = this.http.routes['POST /search'] as (req: RecordedRequest) => FakeBehaviour;
+    this.next(async (req) => {
+      arrived();
+      await released;
+      return answer(req);
+    });
+    return { received, release };
+  }
+
   searches(): RecordedRequest[] {
     return this.http.received('POST /search');
   }

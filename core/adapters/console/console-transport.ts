@@ -77,6 +77,14 @@ export class ConsoleTransport implements Transport {
     return this.interactive ? 1500 : 0;
   }
 
+  /**
+   * When config.json sets none: a status after 8 s for a person typing in a terminal; none for piped input, whose
+   * output scripts read line by line (a slow machine must not add lines to it).
+   */
+  get defaultProgressAfterSeconds(): number {
+    return this.interactive ? 8 : 0;
+  }
+
   private get interactive(): boolean {
     return Boolean((this.input as NodeJS.ReadStream).isTTY);
   }

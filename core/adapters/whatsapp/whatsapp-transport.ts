@@ -35,6 +35,8 @@ export class WhatsAppTransport implements Transport {
   readonly name = 'whatsapp';
   /** People type in bursts: their lines within 1.5 s are one turn (config `conversation.debounceMs`). */
   readonly defaultDebounceMs = 1500;
+  /** A turn running longer than 8 s shows one status message, edited as it goes (`conversation.progressAfterSeconds`). */
+  readonly defaultProgressAfterSeconds = 8;
   private readonly connection: WhatsAppConnection;
   private readonly identity: IdentityLayer;
   private readonly chats: ChatSettings;

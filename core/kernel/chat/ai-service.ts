@@ -20,6 +20,7 @@ import { inIdList } from '../port/ids.js';
 import { ANSWER_WITHOUT_MENTION } from '../pipeline/access-gate.js';
 import { toWhatsApp } from './whatsapp-format.js';
 import { PromptRefused } from './scheduled-turn.js';
+import { DEFAULT_PROGRESS } from '../pipeline/progress.js';
 
 /**
  * What the model answers to stay silent: then nothing is sent. It is offered in the system prompt of groups where
@@ -64,6 +65,7 @@ export interface AiServiceDeps {
  */
 const rememberTool = (writesPerMessage: () => number): Tool<TObject<{ fact: TString }>> => ({
   name: 'remember',
+  progress: 'noting that down…',
   description: 'Store a lasting fact about this chat or its people when the user asks you to remember something (or it is clearly worth keeping).',
   parameters: Type.Object({ fact: Type.String({ description: 'the fact, one short sentence' }) }),
   // It writes the chat's memory, which every later turn of the chat reads (a group's members included).
@@ -307,6 +309,8 @@ export function createAiService(deps: AiServiceDeps): AiService {
     }
     try {
       // The chat and the sender come from the message, never from the model's arguments.
+      // What the status message of a long turn says while the tool runs.
+      ctx.progress(tool.progress ?? DEFAULT_PROGRESS);
       const cite = (links: string[]) => cited.push(...links.filter((l) => typeof l === 'string' && l.trim()).map((l) => l.trim()));
       const result = await tool.run(args, { chatId: ctx.chatId, senderId: ctx.senderId, senderAltId: ctx.message.senderAltId, isOwner: ctx.isOwner, ctx, cite });
       const text = typeof result === 'string' ? result : JSON.stringify(result ?? null);

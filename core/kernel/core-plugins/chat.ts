@@ -1,8 +1,9 @@
-import { AllProvidersFailedError, definePlugin, type MessageContext } from '../../index.js';
+import { AllProvidersFailedError, definePlugin, TURN_FAILED, type MessageContext } from '../../index.js';
 
 /** Free text to the main model; a failure is told in one short sentence (which key, or try again), never a stack. */
 async function answer(ctx: MessageContext): Promise<void> {
   if (!ctx.host.capabilities.has('chat') || !ctx.ai.available()) {
+    ctx.state[TURN_FAILED] = true;
     await ctx.reply(new AllProvidersFailedError().message);
     return;
   }
@@ -10,6 +11,8 @@ async function answer(ctx: MessageContext): Promise<void> {
     const text = await ctx.ai.respond(ctx);
     if (text.trim()) await ctx.reply(text);
   } catch (err) {
+    // Told to the user below; the acknowledgement reaction and the status message say it failed too.
+    ctx.state[TURN_FAILED] = true;
     if (err instanceof AllProvidersFailedError) {
       ctx.log.warn({ causes: err.causes }, 'every provider failed');
       await ctx.reply(err.message);

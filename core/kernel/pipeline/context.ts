@@ -8,6 +8,7 @@ import type { MemoryStore } from '../../services/store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from '../port/message.js';
 import type { Transport } from '../port/transport.js';
 import { splitMessage } from '../../services/sending/split-message.js';
+import type { ProgressSlot } from './progress.js';
 
 export interface ContextDeps {
   config: () => BotConfig;
@@ -35,6 +36,7 @@ class InboundContext implements MessageContext {
   readonly sendMedia: MessageContext['sendMedia'];
   readonly edit: MessageContext['edit'];
   readonly typing: MessageContext['typing'];
+  readonly progress: MessageContext['progress'];
   readonly history: MessageContext['history'];
   readonly memory: MessageContext['memory'];
   readonly ai: AiService;
@@ -42,6 +44,8 @@ class InboundContext implements MessageContext {
   readonly state: Record<string, unknown> = {};
   /** This message's plugin views, by plugin: made once per plugin and message (observers, predicates, tools, handler). */
   readonly #views = new Map<string, MessageContext>();
+  /** The turn's status message, when the progress middleware gave it one (pipeline/progress). */
+  readonly #progress: ProgressSlot = { current: undefined, startedAt: Date.now(), phrase: undefined };
   // Made on first use: most messages never log, and pino's child() is not free.
   #childLog: Logger | undefined;
   readonly #deps: ContextDeps;
@@ -57,9 +61,12 @@ class InboundContext implements MessageContext {
     this.senderId = message.senderId;
     this.addressed = mentionsBot(message, botIds);
     this.isOwner = isOwnerMessage(message, deps.config());
+    const progress = this.#progress;
     this.reply = async (replyText, options) => {
       // Nothing to say (a model that chose silence) sends nothing; a long text goes as several messages.
       const parts = String(replyText).trim() ? splitMessage(String(replyText)) : [];
+      // A status message still on its way goes first; one not yet due never comes (what is said now answers).
+      if (parts.length) await progress.current?.beforeSpeaking();
       let sent: SentMessage = { id: '' };
       for (const [i, part] of parts.entries()) {
         sent = await transport.sendText(chatId, part, { quotedId: options?.quote && i === 0 ? message.id : undefined, answers: message.senderId });
@@ -67,9 +74,16 @@ class InboundContext implements MessageContext {
       return sent;
     };
     this.react = (emoji) => transport.react(chatId, message.id, emoji);
-    this.sendMedia = (media: OutgoingMedia, options) => transport.sendMedia(chatId, media, { quotedId: options?.quote ? message.id : undefined, answers: message.senderId });
+    this.sendMedia = async (media: OutgoingMedia, options) => {
+      await progress.current?.beforeSpeaking();
+      return transport.sendMedia(chatId, media, { quotedId: options?.quote ? message.id : undefined, answers: message.senderId });
+    };
     this.edit = (sent, newText) => transport.editText(chatId, sent.id, newText);
     this.typing = (on) => transport.setTyping(chatId, on);
+    this.progress = (phrase) => {
+      progress.phrase = phrase;
+      progress.current?.set(phrase);
+    };
     const { histories, memories } = deps;
     let incomingRecorded = false;
     this.history = {
@@ -96,10 +110,19 @@ class InboundContext implements MessageContext {
   }
 
   /** The views map of `ctx` when it is a message's own context (not a view or a narrowed context made from one). */
+  static progressOf(ctx: MessageContext): ProgressSlot | undefined {
+    return #progress in ctx ? (ctx as InboundContext).#progress : undefined;
+  }
+
   static viewsOf(ctx: MessageContext): Map<string, MessageContext> | undefined {
     // A private field is never inherited: a context made with `Object.create(ctx)` has no views of its own.
     return #views in ctx ? (ctx as InboundContext).#views : undefined;
   }
+}
+
+/** The slot for the status message of `ctx`'s turn (a message's own context only; see pipeline/progress). */
+export function progressSlotOf(ctx: MessageContext): ProgressSlot | undefined {
+  return InboundContext.progressOf(ctx);
 }
 
 /** The context of one inbound message: replies, history and memory bound to its chat. */
@@ -152,6 +175,9 @@ class PluginView implements MessageContext {
   }
   get typing() {
     return this.base.typing;
+  }
+  get progress() {
+    return this.base.progress;
   }
   get history() {
     return this.base.history;

@@ -9,6 +9,8 @@ import { compose } from './compose.js';
 import { addressedOnly, observers } from './filters.js';
 import { pluginRouting } from './plugin-routing.js';
 import { markTakenUpRead } from './read-receipt.js';
+import { progressSlotOf } from './context.js';
+import { turnProgress, type PacedSend } from './progress.js';
 import { unclaimed } from './unclaimed.js';
 
 /**
@@ -24,6 +26,7 @@ import { unclaimed } from './unclaimed.js';
  *   5. access     access-gate.ts `chatRules`: chats the owner paused or took over, a group's `.activation`.
  *   6. filters    filters.ts `addressedOnly`: in groups only mentions and replies to the bot; too long is refused.
  *   7. read       read-receipt.ts: the message is marked read once the bot takes it up.
+ *   7b. progress  progress.ts: the optional 👀/✅/❌ reactions, and a status message for a turn that runs long.
  *   8. match+run  plugin-routing.ts with match.ts: the first handler whose trigger matches, in plugin order — the
  *                 core plugins too (core-plugins/): `status` (order 20), then the others' (100), then `help` (1000:
  *                 `.help`, turned-off and unknown commands), then `chat` (1001: free text → the model).
@@ -39,6 +42,10 @@ export interface MessagePathDeps {
   view: (ctx: MessageContext, name: string) => MessageContext;
   /** True while the fallback to the model (the `chat` core plugin) is on. */
   answersFreeText: () => boolean;
+  /** A long turn's status message goes out at the pace of the bot's own messages (the outbox). */
+  paced: PacedSend;
+  /** Work a turn leaves running after it ends (its status message's last edit), for `Bot.idle()`. */
+  after: (work: Promise<void>) => void;
 }
 
 /** Steps 3 to 9 above, composed. */
@@ -50,6 +57,7 @@ export function messagePath(deps: MessagePathDeps): (ctx: MessageContext) => Pro
     chatRules(config, access),
     addressedOnly(config),
     markTakenUpRead(deps.transport),
+    turnProgress({ config, transport: deps.transport, paced: deps.paced, slotOf: progressSlotOf, after: deps.after }),
     pluginRouting({ registry, capabilities, config, view }),
     unclaimed(config, deps.answersFreeText),
   ]);

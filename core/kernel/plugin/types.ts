@@ -83,6 +83,12 @@ export interface MessageContext<O = unknown> {
   /** Edits a message the bot sent; returns false where the transport cannot edit. */
   edit(sent: SentMessage, text: string): Promise<boolean>;
   typing(on: boolean): Promise<void>;
+  /**
+   * Says what the turn is doing now, in a few words ("downloading the video…"): shown in the status message a turn
+   * gets when it runs longer than `conversation.progressAfterSeconds` (and by an edit of it when it is out already).
+   * The core sets it for each tool call (the tool's `progress`); a plugin handler that works long sets its own.
+   */
+  progress(phrase: string): void;
   readonly history: ChatHistoryView;
   readonly memory: ChatMemoryView;
   readonly ai: AiService;
@@ -194,6 +200,11 @@ export interface Tool<P extends TSchema = TObject> {
    * effects: { outsideText: false, acts: 'nothing' } // a dice roll
    */
   effects?: ToolEffects;
+  /**
+   * A few words shown in a long turn's status message while the tool runs, lower case, ending in "…"
+   * ("searching the web…"). Default "working on it…".
+   */
+  progress?: string;
   run(args: Static<P>, call: ToolCall): Awaitable<unknown>;
 }
 

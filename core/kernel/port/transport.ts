@@ -85,6 +85,11 @@ export interface Transport {
    * `conversation.debounceMs` is unset. Optional: without it, 0 (every message its own turn).
    */
   readonly defaultDebounceMs?: number;
+  /**
+   * After how many seconds a turn still running shows a status message, when config
+   * `conversation.progressAfterSeconds` is unset. Optional: without it, 0 (no status messages).
+   */
+  readonly defaultProgressAfterSeconds?: number;
   /** `events` (optional) receives edits and deletes of earlier messages where the network has them. */
   start(onMessage: InboundHandler, events?: TransportEvents): Promise<void>;
   /** Registers the handler for messages deleted for everyone (the memory transport; WhatsApp uses `events`). */

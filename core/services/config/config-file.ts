@@ -96,7 +96,11 @@ export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>):
     takeover: { minutes: raw.takeover?.minutes ?? 30 },
     whatsapp: { readReceipts: raw.whatsapp?.readReceipts ?? true, presence: raw.whatsapp?.presence ?? true },
     // Left unset when the file does not set it: the transport decides (a piped console keeps every line apart).
-    conversation: raw.conversation?.debounceMs === undefined ? {} : { debounceMs: raw.conversation.debounceMs },
+    conversation: {
+      ...(raw.conversation?.debounceMs === undefined ? {} : { debounceMs: raw.conversation.debounceMs }),
+      ...(raw.conversation?.progressAfterSeconds === undefined ? {} : { progressAfterSeconds: raw.conversation.progressAfterSeconds }),
+      ackReactions: raw.conversation?.ackReactions ?? false,
+    },
     history: {
       maxMessages: raw.history?.maxMessages ?? 50,
       maxPromptTokens: raw.history?.maxPromptTokens ?? 6000,

@@ -62,6 +62,8 @@ export const configSchema = {
       additionalProperties: false,
       properties: {
         debounceMs: { type: 'integer', minimum: 0, maximum: 60000, description: "a sender's messages this close together are answered as one turn (default 1500 on WhatsApp; 0 = every message its own turn)" },
+        progressAfterSeconds: { type: 'integer', minimum: 0, maximum: 600, description: 'a turn still running after this many seconds shows one status message, edited as it goes (default 8 on WhatsApp; 0 = never)' },
+        ackReactions: { type: 'boolean', description: 'react 👀 to a message the bot takes up, then ✅ when answered or ❌ when it failed (default false)' },
       },
     },
     history: {
@@ -163,8 +165,11 @@ export interface BotConfig {
   takeover: { minutes: number };
   /** WhatsApp behaviour towards the people who write: read receipts and "online" while typing. */
   whatsapp: { readReceipts: boolean; presence: boolean };
-  /** `debounceMs` unset: the transport's default (1500 ms on WhatsApp and a console in a terminal, else 0). */
-  conversation: { debounceMs?: number };
+  /**
+   * `debounceMs` unset: the transport's default (1500 ms on WhatsApp and a console in a terminal, else 0).
+   * `progressAfterSeconds` unset: the transport's default (8 s on WhatsApp and a console in a terminal, else 0).
+   */
+  conversation: { debounceMs?: number; progressAfterSeconds?: number; ackReactions: boolean };
   history: { maxMessages: number; maxPromptTokens: number; summarize: boolean; summaryMaxTokens: number };
   ai: AiConfig;
   data: { flushIntervalMs: number; diskLowMb: number };

@@ -27,6 +27,13 @@ export class OutboxClosedError extends CodedError {
   }
 }
 
+/** Thrown for a paced send whose caller no longer wanted it before its turn came (see `Outbox.paced`). */
+export class SendCancelledError extends Error {
+  constructor() {
+    super('no longer wanted: this message was not sent');
+  }
+}
+
 /** How often a send waiting for the network re-checks whether it is connected. */
 const RECONNECT_POLL_MS = 1000;
 
@@ -111,6 +118,15 @@ export class Outbox {
     return this.enqueue(chatId, (t) => t.sendMedia(chatId, media));
   }
 
+  /**
+   * Runs one send or edit of the chat (`send` gets the transport) at the pace of every bot-initiated message. With
+   * `signal`: aborted before its turn came, it is dropped and rejects with `SendCancelledError` (a status message
+   * whose answer is ready); once handed to the transport it always completes.
+   */
+  paced<T>(chatId: string, send: (transport: Transport) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    return this.enqueue(chatId, send, signal);
+  }
+
   private queues(chatId: string): { chat: PQueue; global: PQueue } {
     const limits = this.limits();
     const signature = `${limits.perChatPerMinute}/${limits.globalPerMinute}`;
@@ -139,8 +155,9 @@ export class Outbox {
     });
   }
 
-  private async enqueue(chatId: string, send: (transport: Transport) => Promise<SentMessage>): Promise<SentMessage> {
+  private async enqueue<T>(chatId: string, send: (transport: Transport) => Promise<T>, cancel?: AbortSignal): Promise<T> {
     if (this.closed) throw new OutboxClosedError();
+    if (cancel?.aborted) throw new SendCancelledError();
     this.waiting++;
     let handedOver = false;
     try {
@@ -153,6 +170,8 @@ export class Outbox {
           const jitter = Math.floor(this.random() * Math.max(0, this.limits().jitterMs));
           if (jitter > 0) await sleep(jitter);
           if (this.closed || !this.transport) throw new OutboxClosedError();
+          // Checked here, not handed to the queue: an abort must never cut a send the transport already has.
+          if (cancel?.aborted) throw new SendCancelledError();
           this.waiting--;
           handedOver = true;
           return send(this.transport);
@@ -162,7 +181,7 @@ export class Outbox {
       if (result === undefined) throw new OutboxClosedError();
       return result;
     } catch (err) {
-      if (!(err instanceof OutboxClosedError)) this.log.error({ err, chat: chatId }, 'a message the bot sent on its own could not be delivered');
+      if (!(err instanceof OutboxClosedError) && !(err instanceof SendCancelledError)) this.log.error({ err, chat: chatId }, 'a message the bot sent on its own could not be delivered');
       throw err;
     } finally {
       if (!handedOver) this.waiting--;
