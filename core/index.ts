@@ -61,6 +61,8 @@ export { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox
 export { AllProvidersFailedError } from './services/providers/types.js';
 /** A scheduled turn (`host.promptAs`) that may not run now; `reason` is a sentence for the person who set it. */
 export { PromptRefused } from './kernel/chat/scheduled-turn.js';
+/** A poll that could not be sent (`ctx.sendPoll`): its message says why, for the model or the user. */
+export { PollRefused } from './kernel/chat/polls.js';
 /** The wait an upstream asked for (retry-after / retry-after-ms headers), for plugins that call an upstream of their own. */
 export { BadAnswerError, retryAfterMs, UpstreamFailure } from './services/providers/failure.js';
 export { KeysExhaustedError, ProviderDownError, RequestRejectedError, type KeyPool, type KeyPoolNotices } from './services/providers/key-pool.js';
@@ -90,7 +92,7 @@ export type { Activation, PairingRequest } from './kernel/access/access-store.js
 export { normalizeBaseUrl } from './services/providers/normalize.js';
 
 export type { CapabilityStatus } from './kernel/capabilities/capabilities.js';
-export type { IncomingMessage, IncomingMedia, MediaKind, OutgoingMedia, SentMessage } from './kernel/port/message.js';
+export type { IncomingMessage, IncomingMedia, MediaKind, OutgoingMedia, OutgoingPoll, PollVote, SentMessage } from './kernel/port/message.js';
 export type { AppendOptions, HistoryEntry, HistoryStore, HistoryAppendListener } from './services/store/history.js';
 export type { MemoryFact } from './services/store/memory.js';
 export type { Logger } from './services/log/logger.js';

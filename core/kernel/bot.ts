@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Capabilities } from './capabilities/capabilities.js';
 import { toolsFor } from './chat/tool-assembly.js';
 import { runScheduledTurn } from './chat/scheduled-turn.js';
+import { PollBook } from './chat/polls.js';
 import { splitMessage } from '../services/sending/split-message.js';
 import type { BotConfig, PluginSection } from '../services/config/schema.js';
 import type { Settings } from '../services/config/settings.js';
@@ -14,7 +15,7 @@ import { createContext, pluginView, type ContextDeps } from './pipeline/context.
 import { handledText } from './pipeline/filters.js';
 import { AccessControl } from './access/access-control.js';
 import { accessFile } from './access/access-store.js';
-import { isOwnerId } from './plugin/access.js';
+import { isBlocked, isOwnerId } from './plugin/access.js';
 import { PluginRegistry, type PluginFailure, type PluginState } from './plugin/registry.js';
 import type { AiService, MessageContext, Plugin, PluginHost, SiteDeclaration, Tool } from './plugin/types.js';
 import { corePluginRule, FALLBACK_PLUGIN } from './core-plugins/index.js';
@@ -26,7 +27,8 @@ import { storedMessages, type HistoryStore } from '../services/store/history.js'
 import { PluginStores } from '../services/store/plugin-store.js';
 import { historyParticipant, memoryParticipant, PrivacyRegistry, summaryParticipant, type PersonIds } from '../services/store/privacy.js';
 import type { MemoryStore } from '../services/store/memory.js';
-import type { IncomingMessage, OutgoingMedia, SentMessage } from './port/message.js';
+import type { IncomingMessage, OutgoingMedia, PollVote, SentMessage } from './port/message.js';
+import { userPart } from './port/ids.js';
 import { privateChatIdOf, type ChangeSender, type SessionState, type Transport } from './port/transport.js';
 import { CORE_CONFIG_KEYS } from '../services/config/config-file.js';
 import type { SectionRule } from './plugin/options.js';
@@ -111,6 +113,7 @@ export class Bot {
   private readonly siteList: Array<SiteDeclaration & { plugin: string }> = [];
   private readonly outbox: BotInitiatedSender | undefined;
   private readonly configFile: string;
+  private readonly polls = new PollBook();
   /** Resolves once a transport is connected: a scheduled turn due at start waits for it. */
   private markConnected!: () => void;
   private readonly connected = new Promise<void>((resolve) => (this.markConnected = resolve));
@@ -166,6 +169,7 @@ export class Bot {
       memories: deps.memories,
       botIds: () => this.botIds(),
       host: (name) => this.host(name),
+      polls: this.polls,
     };
     this.registry.registerConfigSections(CORE_CONFIG_KEYS);
     this.registry.registerCapabilities();
@@ -340,6 +344,7 @@ export class Bot {
       onRevoke: (chatId, messageId, by) => this.revoke(chatId, messageId, by),
       onEdit: (chatId, messageId, text, by) => this.edit(chatId, messageId, text, by),
       onChatIdChange: (from, to) => this.moveChat(from, to),
+      onPollVote: (vote) => this.pollVote(vote),
     });
     this.markConnected();
   }
@@ -408,6 +413,29 @@ export class Bot {
         this.log.info({ chat: chatId, messageId, changed }, changed ? 'an edited message was applied to the stored data' : 'an edit changed nothing stored (the message is not kept, or it is not the editor\'s own)');
       },
       (err) => this.log.error({ err, chat: chatId, messageId }, 'could not apply an edited message to the stored data'),
+    );
+  }
+
+  /**
+   * A vote on a poll the bot sent: on a poll sent to settle a question (`answerOnVote`), a turn of the voter the model
+   * answers; on any other, a line in the chat's history the model reads at the next turn. A voter on the block list is
+   * ignored; a turn still goes through who-is-answered like any message. Never rejects.
+   */
+  pollVote(vote: PollVote): Promise<void> {
+    const cfg = this.configValue;
+    if (isBlocked([vote.voterId], cfg)) return Promise.resolve();
+    const name = vote.voterName?.trim() || userPart(vote.voterId) || 'someone';
+    const text = vote.selected.length ? `${name} voted on the poll "${vote.question}": ${vote.selected.join(', ')}` : `${name} took back their vote on the poll "${vote.question}"`;
+    const at = Date.now();
+    const id = `vote-${vote.pollId}-${userPart(vote.voterId)}-${at}`;
+    if (vote.selected.length && this.polls.answersOnVote(vote.chatId, vote.pollId)) {
+      const bot = this.botIds()[0] ?? '';
+      return this.handle({ id, chatId: vote.chatId, senderId: vote.voterId, senderName: vote.voterName, isGroup: vote.chatId.endsWith('@g.us'), text, mentions: [], timestamp: at, quoted: { id: vote.pollId, senderId: bot, text: vote.question, fromBot: true } });
+    }
+    return this.queue.behind(
+      vote.chatId,
+      () => this.histories.append(vote.chatId, { id, role: 'user', senderId: vote.voterId, senderName: vote.voterName, text, at }),
+      (err) => this.log.error({ err, chat: vote.chatId }, 'could not keep a poll vote in the history'),
     );
   }
 

@@ -3,8 +3,8 @@ import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import readline from 'node:readline';
-import type { IncomingMedia, IncomingMessage, MediaKind, OutgoingMedia, SentMessage } from '../../kernel/port/message.js';
-import type { InboundHandler, SessionState, Transport } from '../../kernel/port/transport.js';
+import type { IncomingMedia, IncomingMessage, MediaKind, OutgoingMedia, OutgoingPoll, SentMessage } from '../../kernel/port/message.js';
+import type { InboundHandler, SessionState, Transport, TransportEvents } from '../../kernel/port/transport.js';
 
 /** The default console sender (digits). Change it with `:as <id>`. */
 export const CONSOLE_DEFAULT_SENDER = '10000000001';
@@ -54,6 +54,9 @@ export class ConsoleTransport implements Transport {
   private seq = 0;
   private readonly lastBot = new Map<string, { id: string; text: string }>();
   private readonly lastOther = new Map<string, IncomingMessage>();
+  /** Each chat's last poll, for `:vote`. */
+  private readonly lastPoll = new Map<string, { id: string; poll: OutgoingPoll }>();
+  private events: TransportEvents = {};
   private handler: InboundHandler | undefined;
   private rl: readline.Interface | undefined;
   private resolveDone!: () => void;
@@ -104,7 +107,8 @@ export class ConsoleTransport implements Transport {
     this.errors.write(`console: ${text}\n`);
   }
 
-  async start(onMessage: InboundHandler): Promise<void> {
+  async start(onMessage: InboundHandler, events: TransportEvents = {}): Promise<void> {
+    this.events = events;
     this.handler = onMessage;
     // A reader that goes away (`| head -1`) closes the pipe: stop printing and end quietly instead of crashing.
     this.output.on('error', (err: NodeJS.ErrnoException) => {
@@ -256,9 +260,23 @@ export class ConsoleTransport implements Transport {
         if (!last) return this.complain('no earlier message in this chat to quote');
         return this.deliver(rest, { quoted: { id: last.id, senderId: last.senderId, text: last.text, fromBot: false, media: last.media } });
       }
+      case ':vote':
+        return this.vote(rest);
       default:
-        return this.complain(`unknown console command ${cmd}; use :as, :group, :dm, :voice, :audio, :image, :video, :reply, :quote, :fromme, :sleep, :quit`);
+        return this.complain(`unknown console command ${cmd}; use :as, :group, :dm, :voice, :audio, :image, :video, :document, :sticker, :reply, :quote, :fromme, :vote, :sleep, :quit`);
     }
+  }
+
+  /** `:vote 2` or `:vote 1,3`: the current sender votes on this chat's last poll (the options they hold now). */
+  private async vote(rest: string): Promise<void> {
+    const last = this.lastPoll.get(this.chatId());
+    if (!last) return this.complain('the bot has sent no poll in this chat: nothing to vote on');
+    const count = last.poll.options.length;
+    if (!/^\d+(\s*,\s*\d+)*$/.test(rest)) return this.complain(`:vote needs option numbers, e.g. :vote 2 or :vote 1,3 (1 to ${count})`);
+    const picks = [...new Set(rest.split(',').map((n) => Number(n.trim())))];
+    if (picks.some((n) => n < 1 || n > count)) return this.complain(`that poll has options 1 to ${count}`);
+    if (picks.length > 1 && !last.poll.multiple) return this.complain('that poll takes one choice: :vote <n>');
+    await this.events.onPollVote?.({ chatId: this.chatId(), pollId: last.id, voterId: `${this.sender}@s.whatsapp.net`, voterName: `user ${this.sender}`, question: last.poll.question, selected: picks.map((n) => last.poll.options[n - 1]) });
   }
 
   private async sendMediaLine(kind: MediaKind, rest: string): Promise<void> {
@@ -338,6 +356,15 @@ export class ConsoleTransport implements Transport {
     const kind = media.kind === 'voice' ? 'audio' : media.kind;
     this.lastBot.set(chatId, { id, text: media.caption ?? '' });
     this.print(`${this.label(chatId)} [${kind}] ${path.resolve(media.path)}${media.caption ? `\n  ${media.caption.split('\n').join('\n  ')}` : ''}`);
+    return { id };
+  }
+
+  async sendPoll(chatId: string, poll: OutgoingPoll): Promise<SentMessage> {
+    const id = this.nextId('bot');
+    this.lastPoll.set(chatId, { id, poll });
+    this.lastBot.set(chatId, { id, text: poll.question });
+    const options = poll.options.map((o, i) => `\n  ${i + 1}. ${o}`).join('');
+    this.print(`${this.label(chatId)} [poll] ${poll.question.replace(/\s*\n\s*/g, " ")}${options}`);
     return { id };
   }
 

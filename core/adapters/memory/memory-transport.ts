@@ -1,4 +1,4 @@
-import type { IncomingMedia, IncomingMessage, OutgoingMedia, SentMessage } from '../../kernel/port/message.js';
+import type { IncomingMedia, IncomingMessage, OutgoingMedia, OutgoingPoll, SentMessage } from '../../kernel/port/message.js';
 import type { ChangeSender, InboundHandler, RevokeHandler, SessionState, Transport, TransportEvents } from '../../kernel/port/transport.js';
 
 /** One thing the bot did, as recorded by the memory transport. */
@@ -7,6 +7,7 @@ export type BotAction =
   | { type: 'edit'; chatId: string; id: string; text: string }
   | { type: 'react'; chatId: string; messageId: string; emoji: string }
   | { type: 'media'; chatId: string; id: string; media: OutgoingMedia }
+  | { type: 'poll'; chatId: string; id: string; poll: OutgoingPoll }
   | { type: 'typing'; chatId: string; on: boolean };
 
 export interface PushInput {
@@ -138,6 +139,23 @@ export class MemoryTransport implements Transport {
     const id = `out-${++this.seq}`;
     this.actions.push({ type: 'media', chatId, id, media });
     return { id };
+  }
+  async sendPoll(chatId: string, poll: OutgoingPoll): Promise<SentMessage> {
+    const id = `out-${++this.seq}`;
+    this.actions.push({ type: 'poll', chatId, id, poll });
+    return { id };
+  }
+  /**
+   * Votes on a poll the bot sent (options by number, from 1; none takes the vote back), as WhatsApp reports a vote;
+   * resolves with the actions the bot took while handling it.
+   */
+  async vote(pollId: string, voterId: string, choices: number[], voterName?: string): Promise<BotAction[]> {
+    const sent = this.actions.find((a): a is Extract<BotAction, { type: 'poll' }> => a.type === 'poll' && a.id === pollId);
+    if (!sent) throw new Error(`MemoryTransport: no poll ${pollId} was sent`);
+    if (!this.changeEvents.onPollVote) throw new Error('MemoryTransport: start the bot with this transport before voting');
+    const before = this.actions.length;
+    await this.changeEvents.onPollVote({ chatId: sent.chatId, pollId, voterId, voterName, question: sent.poll.question, selected: choices.map((n) => sent.poll.options[n - 1]) });
+    return this.actions.slice(before);
   }
   async setTyping(chatId: string, on: boolean): Promise<void> {
     if (this.recordTyping) this.actions.push({ type: 'typing', chatId, on });

@@ -7,6 +7,7 @@ import type { HistoryStore } from '../../services/store/history.js';
 import type { MemoryStore } from '../../services/store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from '../port/message.js';
 import type { Transport } from '../port/transport.js';
+import type { PollBook } from '../chat/polls.js';
 import { splitMessage } from '../../services/sending/split-message.js';
 import type { ProgressSlot } from './progress.js';
 
@@ -18,6 +19,8 @@ export interface ContextDeps {
   memories: MemoryStore;
   botIds: () => string[];
   host: (plugin: string) => PluginHost;
+  /** The polls the bot sent (how a vote on each is taken). */
+  polls: PollBook;
 }
 
 /**
@@ -34,6 +37,7 @@ class InboundContext implements MessageContext {
   readonly reply: MessageContext['reply'];
   readonly react: MessageContext['react'];
   readonly sendMedia: MessageContext['sendMedia'];
+  readonly sendPoll: MessageContext['sendPoll'];
   readonly edit: MessageContext['edit'];
   readonly typing: MessageContext['typing'];
   readonly progress: MessageContext['progress'];
@@ -77,6 +81,10 @@ class InboundContext implements MessageContext {
     this.sendMedia = async (media: OutgoingMedia, options) => {
       await progress.current?.beforeSpeaking();
       return transport.sendMedia(chatId, media, { quotedId: options?.quote ? message.id : undefined, answers: message.senderId });
+    };
+    this.sendPoll = async (poll, options) => {
+      await progress.current?.beforeSpeaking();
+      return deps.polls.send(transport, chatId, poll, { answers: message.senderId, answerOnVote: options?.answerOnVote });
     };
     this.edit = (sent, newText) => transport.editText(chatId, sent.id, newText);
     this.typing = (on) => transport.setTyping(chatId, on);
@@ -169,6 +177,9 @@ class PluginView implements MessageContext {
   }
   get sendMedia() {
     return this.base.sendMedia;
+  }
+  get sendPoll() {
+    return this.base.sendPoll;
   }
   get edit() {
     return this.base.edit;

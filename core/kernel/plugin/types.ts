@@ -9,7 +9,7 @@ import type { Settings } from '../../services/config/settings.js';
 import type { Logger } from '../../services/log/logger.js';
 import type { AppendOptions, HistoryStore, HistoryEntry } from '../../services/store/history.js';
 import type { MemoryStore, MemoryFact } from '../../services/store/memory.js';
-import type { IncomingMedia, IncomingMessage, MediaKind, OutgoingMedia, SentMessage } from '../port/message.js';
+import type { IncomingMedia, IncomingMessage, MediaKind, OutgoingMedia, OutgoingPoll, SentMessage } from '../port/message.js';
 import type { ChatMessage, CompleteOptions, CompletionResult, LegHealth, ProviderLeg } from '../../services/providers/types.js';
 import type { OwnerNotifier } from '../../services/notices/owner-notifier.js';
 import type { Jail } from '../../services/jail/jail.js';
@@ -80,6 +80,13 @@ export interface MessageContext<O = unknown> {
   reply(text: string, options?: { quote?: boolean }): Promise<SentMessage>;
   react(emoji: string): Promise<void>;
   sendMedia(media: OutgoingMedia, options?: { quote?: boolean }): Promise<SentMessage>;
+  /**
+   * Sends a poll to the chat (2–12 options). Votes come back into the chat's history as context the model reads at
+   * the next turn ("Ann voted on the poll "…": mango tart"); with `answerOnVote` a vote is handled as a turn of the
+   * voter, so the model answers it (a poll that settles a question). Rejects with `PollRefused` (its message says
+   * why) for a bad poll or a network without polls.
+   */
+  sendPoll(poll: OutgoingPoll, options?: { answerOnVote?: boolean }): Promise<SentMessage>;
   /** Edits a message the bot sent; returns false where the transport cannot edit. */
   edit(sent: SentMessage, text: string): Promise<boolean>;
   typing(on: boolean): Promise<void>;

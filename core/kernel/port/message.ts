@@ -71,6 +71,28 @@ export interface SentMessage {
   id: string;
 }
 
+/** A poll the bot sends (WhatsApp: a poll message): a question and 2–12 distinct options, one or several choices. */
+export interface OutgoingPoll {
+  question: string;
+  options: string[];
+  /** True: a voter may pick several options; false: one. */
+  multiple: boolean;
+}
+
+/**
+ * A vote on a poll the bot sent, as the transport decrypted it: the options the voter holds now (empty when they took
+ * their vote back), by name. `voterId` is who voted, as the network authenticated it.
+ */
+export interface PollVote {
+  chatId: string;
+  /** The id of the poll message (`SentMessage.id` of `sendPoll`). */
+  pollId: string;
+  voterId: string;
+  voterName?: string;
+  question: string;
+  selected: string[];
+}
+
 /** Media the bot sends. `path` is a local file. */
 export interface OutgoingMedia {
   /** `sticker`: a WebP, 512 px on the longer side (WhatsApp's sticker format; the sender makes it so). */

@@ -1,5 +1,5 @@
 import type { PrivacyParticipant } from '../../services/store/privacy.js';
-import type { IncomingMessage, OutgoingMedia, SentMessage } from './message.js';
+import type { IncomingMessage, OutgoingMedia, OutgoingPoll, PollVote, SentMessage } from './message.js';
 
 /** Called by a transport for every inbound message. Resolves when the bot has finished handling it. */
 export type InboundHandler = (message: IncomingMessage) => Promise<void>;
@@ -34,6 +34,8 @@ export interface TransportEvents {
    * files itself; it awaits this before handing on the message that revealed the new id.
    */
   onChatIdChange?(from: string, to: string): void | Promise<void>;
+  /** Someone voted on a poll the bot sent (or changed their vote): the options they hold now, by name. */
+  onPollVote?(vote: PollVote): void | Promise<void>;
 }
 
 /**
@@ -100,6 +102,12 @@ export interface Transport {
   editText(chatId: string, messageId: string, text: string): Promise<boolean>;
   react(chatId: string, messageId: string, emoji: string): Promise<void>;
   sendMedia(chatId: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage>;
+  /**
+   * Sends a poll. The transport keeps what it needs to read the votes (WhatsApp: the poll's secret, with the sent
+   * message) and reports them through `events.onPollVote`. Optional: a network without polls leaves it out, and the
+   * core says so instead of sending.
+   */
+  sendPoll?(chatId: string, poll: OutgoingPoll, options?: SendOptions): Promise<SentMessage>;
   /**
    * The bot took this message up (the access rules let it through and it is meant for the bot): shows the sender it
    * was read (WhatsApp: blue ticks, unless config `whatsapp.readReceipts` is false). Never waits on the network, never
