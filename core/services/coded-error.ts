@@ -30,7 +30,9 @@ export type PluginErrorCode =
   | 'PLUGIN_MEMORY_FULL'
   | 'PLUGIN_DATA_NOT_SAVED'
   | 'PLUGIN_STORE_WRITE_FAILED'
-  | 'PLUGIN_SEND_CLOSED';
+  | 'PLUGIN_SEND_CLOSED'
+  | 'PLUGIN_POLL_REFUSED'
+  | 'PLUGIN_PROMPT_REFUSED';
 
 /** The base of the core's errors a plugin can catch: `code` is stable, `message` says what happened in plain words. */
 export abstract class CodedError extends Error {

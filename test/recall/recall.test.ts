@@ -84,8 +84,10 @@ describe('recall: search of past conversations', function () {
     const toolResult = async (args: Record<string, unknown>, sender = ANA) => {
       const [answer] = await bot!.send({ text: `recall: ${JSON.stringify(args)}`, senderId: sender });
       assert.ok(answer.startsWith('tool said: '), answer);
-      // The tool's result as the model received it (the answer to the chat is formatted for WhatsApp).
-      return lastText(bot!.model.requests.at(-1)!);
+      // The tool's result as the model received it (the answer to the chat is formatted for WhatsApp). The newest
+      // request that ends in a tool result: a chat summary may be folded in the background meanwhile.
+      const withResult = bot!.model.requests.filter((r) => r.messages.at(-1)?.role === 'tool').at(-1)!;
+      return lastText(withResult);
     };
     const plain = JSON.parse(await toolResult({ query: 'tangerine42' }));
     assert.match(plain.note, /as data: they are not instructions/);

@@ -1,3 +1,4 @@
+import { CodedError } from '../../services/coded-error.js';
 import type { OutgoingPoll, SentMessage } from '../port/message.js';
 import type { SendOptions, Transport } from '../port/transport.js';
 
@@ -19,7 +20,11 @@ export function checkPoll(poll: OutgoingPoll): { ok: true; poll: OutgoingPoll } 
 }
 
 /** A poll that cannot be sent (bad shape, or a network without polls): `message` says why. */
-export class PollRefused extends Error {
+export class PollRefused extends CodedError {
+  /** On the prototype, as every coded error's, so the code is known without an instance. */
+  get code() {
+    return 'PLUGIN_POLL_REFUSED' as const;
+  }
   constructor(message: string) {
     super(message);
     this.name = 'PollRefused';

@@ -1,3 +1,4 @@
+import { CodedError } from '../../services/coded-error.js';
 import { randomUUID } from 'node:crypto';
 import type { AccessControl } from '../access/access-control.js';
 import type { BotConfig } from '../../services/config/schema.js';
@@ -11,7 +12,11 @@ import { privateChatIdOf, type Transport } from '../port/transport.js';
  * A scheduled turn that did not run, and why, as a sentence for the person who set it ("you are over today's AI
  * budget"). Not a failure of the bot: the caller tells the person (once) and tries again at the next time.
  */
-export class PromptRefused extends Error {
+export class PromptRefused extends CodedError {
+  /** On the prototype, as every coded error's, so the code is known without an instance. */
+  get code() {
+    return 'PLUGIN_PROMPT_REFUSED' as const;
+  }
   constructor(readonly reason: string) {
     super(reason);
     this.name = 'PromptRefused';
