@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { testFfmpeg } from '../voice/audio-files.js';
+import { testFfmpeg } from '../plugins/voice/audio-files.js';
 import { HttpFake, type FakeBehaviour, type RecordedRequest } from './http-fake.js';
 import { completion } from './openai-gateway.js';
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import pingPlugin from '../../plugins/ping/index.js';
 import { startWebServer, type WebServer } from '../../web/server.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
-import { cleanup, link, setup, type Harness } from '../whatsapp/harness.js';
+import { cleanup, link, setup, type Harness } from '../core/whatsapp/harness.js';
 import { csrfOf, login, request, sameOrigin, startWebTest, TOKEN } from './web-helpers.js';
 
 /** The dashboard's app with the real WhatsApp transport on a fake socket (QR offered, nothing linked yet). */

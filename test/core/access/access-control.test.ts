@@ -1,0 +1,80 @@
+import { expect } from 'chai';
+import { rm } from 'node:fs/promises';
+import { AccessControl, MAX_HELD_MESSAGES, MAX_PENDING_REQUESTS, PAIRING_CODE_TTL_MS } from '../../../core/kernel/access/access-control.js';
+import { accessFile } from '../../../core/kernel/access/access-store.js';
+import { withDefaults } from '../../../core/services/config/config-file.js';
+import { createLogger } from '../../../core/services/log/logger.js';
+import { HistoryStore } from '../../../core/services/store/history.js';
+import type { IncomingMessage } from '../../../core/kernel/port/message.js';
+import { tempDir } from '../../helpers/test-app.js';
+
+describe('pairing rules (AccessControl)', () => {
+  let dir: string;
+  let now: number;
+  let told: string[];
+  let redelivered: IncomingMessage[];
+  let access: AccessControl;
+  let seq = 0;
+  const from = (user: string, text = 'hi'): IncomingMessage => ({ id: `m${++seq}`, chatId: `${user}@s.whatsapp.net`, senderId: `${user}@s.whatsapp.net`, isGroup: false, text, mentions: [], timestamp: now });
+
+  beforeEach(async () => {
+    dir = await tempDir('wabot-access-');
+    now = Date.UTC(2026, 0, 1);
+    told = [];
+    redelivered = [];
+    access = new AccessControl({
+      file: accessFile(dir),
+      config: () => withDefaults({}),
+      log: createLogger({ level: 'silent' }),
+      histories: new HistoryStore(dir, 50),
+      tellOwners: async (text) => void told.push(text),
+      redeliver: async (m) => void redelivered.push(m),
+      now: () => now,
+    });
+    await access.load();
+  });
+  afterEach(async () => {
+    await access.flush();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('gives a code of 6–8 unambiguous letters/digits once, and holds at most three messages', async () => {
+    const answer = await access.holdStranger(from('628100', 'one'));
+    const code = /code is ([A-Z0-9]+)\./.exec(answer!)![1];
+    expect(code).to.match(/^[A-HJ-NP-Z2-9]{6,8}$/);
+    for (const text of ['two', 'three', 'four', 'five']) expect(await access.holdStranger(from('628100', text))).to.equal(undefined);
+    expect(told).to.have.length(1);
+    const result = await access.approve(code, 'owner');
+    expect(result.ok && result.answered).to.equal(MAX_HELD_MESSAGES);
+    expect(redelivered.map((m) => m.text)).to.deep.equal(['one', 'two', 'three']);
+    expect(access.isApproved(['628100@s.whatsapp.net'])).to.equal(true);
+  });
+
+  it('refuses a code after an hour, and the sender then gets a new one', async () => {
+    const first = /code is ([A-Z0-9]+)\./.exec((await access.holdStranger(from('628100')))!)![1];
+    now += PAIRING_CODE_TTL_MS + 1;
+    const refused = await access.approve(first, 'owner');
+    expect(refused.ok).to.equal(false);
+    expect(!refused.ok && refused.reason).to.match(/No pairing request has the code .*expired/);
+    expect(access.isApproved(['628100@s.whatsapp.net'])).to.equal(false);
+    expect(await access.holdStranger(from('628100'))).to.match(/pairing code is/);
+  });
+
+  it('gives no more codes past the global cap, tells such a stranger once, and does not tell the owners', async () => {
+    for (let i = 0; i < MAX_PENDING_REQUESTS; i++) expect(await access.holdStranger(from(`62810${i}`))).to.match(/pairing code is/);
+    expect(await access.holdStranger(from('629999'))).to.match(/not taking new contacts/);
+    expect(await access.holdStranger(from('629999'))).to.equal(undefined);
+    expect(told).to.have.length(MAX_PENDING_REQUESTS);
+    expect(access.pending()).to.have.length(MAX_PENDING_REQUESTS);
+  });
+
+  it('a paused chat resumes by itself when takeover.minutes are over; .bot off lasts', async () => {
+    await access.ownerTyped({ ...from('628100', 'I take this'), fromMe: true });
+    expect(access.pausedUntil('628100@s.whatsapp.net')).to.equal(now + 30 * 60_000);
+    now += 30 * 60_000 + 1;
+    expect(access.pausedUntil('628100@s.whatsapp.net')).to.equal(undefined);
+    await access.ownerTyped({ ...from('628100', '.bot off'), fromMe: true });
+    now += 365 * 24 * 3600_000;
+    expect(access.pausedUntil('628100@s.whatsapp.net')).to.equal(null);
+  });
+});

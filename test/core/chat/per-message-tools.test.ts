@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { definePlugin } from '../../../core/index.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { FakeModel } from '../../../app/testing/fake-model.js';
+import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+
+const OWNER = '10000000001';
+const STRANGER = '19990000002@s.whatsapp.net';
+
+function tool(name: string, answer = name) {
+  return { name, description: `the ${name} tool`, parameters: { type: 'object', properties: {} }, run: () => answer };
+}
+
+/** Tools given as a function of the message: offered per call, so a plugin can tie them to who asks or where. */
+const perSender = definePlugin({
+  name: 'per-sender',
+  description: 'offers a tool to owners only, decided per message',
+  setup: () => ({ tools: (ctx) => (ctx.isOwner ? [tool('owner_only', 'secret owner answer')] : []) }),
+});
+
+describe('plugin contract v2: tools given per message', function () {
+  this.timeout(20_000);
+  let bot: TestBot | undefined;
+  let t: TestApp | undefined;
+  let model: FakeModel | undefined;
+  afterEach(async () => {
+    await bot?.stop();
+    await t?.stop();
+    await model?.close();
+    bot = t = model = undefined;
+  });
+
+  it('offers the tools the function gives for this message, and runs them with the plugin bound in', async () => {
+    bot = await startTestBot(perSender, {
+      config: { owners: [OWNER] },
+      model: (r) => (r.messages.at(-1)?.role === 'tool' ? `got ${String(r.messages.at(-1)?.content)}` : r.tools.includes('owner_only') ? { tool: 'owner_only', args: {} } : `tools: ${r.tools.join(',')}`),
+    });
+    assert.deepEqual(await bot.send('hi'), ['got secret owner answer']);
+    assert.deepEqual(await bot.send({ text: 'hi', senderId: STRANGER }), ['tools: remember']);
+  });
+
+  it("leaves out a per-message tool whose name another plugin already has, with a log line, and keeps the other's", async () => {
+    const fixed = definePlugin({ name: 'fixed', description: 'a fixed tool', setup: () => ({ tools: [tool('shared_name', 'from fixed')] }) });
+    const dynamic = definePlugin({ name: 'dynamic', description: 'a clashing per-message tool', setup: () => ({ tools: () => [tool('shared_name', 'from dynamic'), tool('remember'), tool('dynamic_only')] }) });
+    model = await FakeModel.start((r) => (r.messages.at(-1)?.role === 'tool' ? `got ${String(r.messages.at(-1)?.content)}` : { tool: 'shared_name', args: {} }));
+    t = await startTestApp({ plugins: [fixed, dynamic], config: { owners: [OWNER] }, env: { BASE_URL: model.url } });
+    const actions = await t.transport.push({ text: 'use the shared tool' });
+    assert.deepEqual(actions.filter((a) => a.type === 'text').map((a) => (a as { text: string }).text), ['got from fixed']);
+    assert.deepEqual([...model.requests[0].tools].sort(), ['dynamic_only', 'remember', 'shared_name']);
+    const clashes = t.logs().filter((l) => /offers a tool "(shared_name|remember)" that .* already has; it is not offered/.test(String(l.msg)));
+    assert.deepEqual(clashes.map((l) => l.tool).sort(), ['remember', 'shared_name']);
+  });
+
+  it('offers none of a plugin\'s per-message tools when the function throws, and still answers', async () => {
+    const broken = definePlugin({ name: 'broken', description: 'throws', setup: () => ({ tools: () => { throw new Error('boom'); } }) });
+    bot = await startTestBot(broken, { model: (r) => `tools: ${r.tools.join(',')}` });
+    assert.deepEqual(await bot.send('hi'), ['tools: remember']);
+    assert.ok(bot.logs().some((l) => /plugin tools could not be listed/.test(String(l.msg))));
+  });
+});

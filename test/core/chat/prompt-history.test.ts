@@ -1,0 +1,84 @@
+import { expect } from 'chai';
+import { FakeGateway } from '../../fakes/openai-gateway.js';
+import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+
+const ANA = '10000000001@s.whatsapp.net';
+const BUDI = '10000000002@s.whatsapp.net';
+const GROUP = '120363000000000031@g.us';
+
+type Turn = { role: string; content: string };
+/** The history turns (no system prompt) of the gateway's last chat request. */
+const lastPrompt = (gw: FakeGateway): Turn[] => ((gw.chats().at(-1)!.json!.messages as Turn[]) ?? []).filter((m) => m.role !== 'system');
+
+/**
+ * The prompt's history is made from each chat's last prompt plus the entries added since (issue 24): what the model
+ * sees must stay exactly the chat's history, after deletions, in groups and within the token budget.
+ */
+describe('the prompt history follows the chat history exactly', function () {
+  this.timeout(20_000);
+  let gw: FakeGateway;
+  let t: TestApp;
+  beforeEach(async () => {
+    gw = await FakeGateway.start('gw');
+  });
+  afterEach(async () => {
+    await t?.stop();
+    await gw.close();
+  });
+
+  it('a message deleted for everyone leaves the next prompt, the others stay in order', async () => {
+    t = await startTestApp({ env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' } });
+    await t.transport.push({ id: 'a1', chatId: ANA, senderId: ANA, text: 'first apple' });
+    await t.transport.push({ id: 'a2', chatId: ANA, senderId: ANA, text: 'second banana' });
+    await t.transport.push({ id: 'a3', chatId: ANA, senderId: ANA, text: 'third cherry' });
+    await t.transport.revoke(ANA, 'a2');
+    await t.transport.push({ id: 'a4', chatId: ANA, senderId: ANA, text: 'fourth date' });
+    expect(lastPrompt(gw)).to.deep.equal([
+      { role: 'user', content: 'first apple' },
+      { role: 'assistant', content: 'gw: first apple' },
+      { role: 'assistant', content: 'gw: second banana' },
+      { role: 'user', content: 'third cherry' },
+      { role: 'assistant', content: 'gw: third cherry' },
+      { role: 'user', content: 'fourth date' },
+    ]);
+    // The oldest turn deleted: the window moves on without it.
+    await t.transport.revoke(ANA, 'a1');
+    await t.transport.push({ id: 'a5', chatId: ANA, senderId: ANA, text: 'fifth elder' });
+    expect(lastPrompt(gw).map((m) => m.content)).to.deep.equal(['gw: first apple', 'gw: second banana', 'third cherry', 'gw: third cherry', 'fourth date', 'gw: fourth date', 'fifth elder']);
+  });
+
+  it('the window slides over history.maxMessages, and each chat keeps its own turns', async () => {
+    t = await startTestApp({ env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config: { history: { maxMessages: 4, maxPromptTokens: 3000 } } });
+    for (let i = 1; i <= 4; i++) {
+      await t.transport.push({ chatId: ANA, senderId: ANA, text: `ana ${i}` });
+      await t.transport.push({ chatId: BUDI, senderId: BUDI, text: `budi ${i}` });
+    }
+    expect(lastPrompt(gw).map((m) => m.content)).to.deep.equal(['gw: budi 2', 'budi 3', 'gw: budi 3', 'budi 4']);
+    await t.transport.push({ chatId: ANA, senderId: ANA, text: 'ana 5' });
+    expect(lastPrompt(gw).map((m) => m.content)).to.deep.equal(['gw: ana 3', 'ana 4', 'gw: ana 4', 'ana 5']);
+  });
+
+  it('in a group each user turn names its sender, context included; the token budget keeps the newest turns that fit', async () => {
+    t = await startTestApp({ env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config: { targetUserIds: ['62899999999'] } });
+    const ask = (senderId: string, senderName: string, text: string) =>
+      t.transport.push({ chatId: GROUP, senderId, senderName, text: `@62899999999 ${text}`, mentions: ['62899999999@s.whatsapp.net'] });
+    await ask(ANA, 'Ana', 'note the blue door');
+    await t.transport.push({ chatId: GROUP, senderId: BUDI, senderName: 'Budi', text: 'lunch at 12?' });
+    await ask(BUDI, 'Budi', 'and the red gate');
+    expect(lastPrompt(gw)).to.deep.equal([
+      { role: 'user', content: 'Ana: note the blue door' },
+      { role: 'assistant', content: 'gw: Ana: note the blue door' },
+      { role: 'user', content: 'Budi: lunch at 12?' },
+      { role: 'user', content: 'Budi: and the red gate' },
+    ]);
+
+    // A budget of one token: only the newest turn goes (it always does).
+    t.app.bot.setConfig({ ...t.app.config, history: { ...t.app.config.history, maxPromptTokens: 1 } });
+    await ask(ANA, 'Ana', 'what colour was the door?');
+    expect(lastPrompt(gw)).to.deep.equal([{ role: 'user', content: 'Ana: what colour was the door?' }]);
+    // Room for the newest four turns (about 4 + 1 per 4 characters each) and no more.
+    t.app.bot.setConfig({ ...t.app.config, history: { ...t.app.config.history, maxPromptTokens: 48 } });
+    await ask(BUDI, 'Budi', 'thanks');
+    expect(lastPrompt(gw).map((m) => m.content)).to.deep.equal(['gw: Budi: and the red gate', 'Ana: what colour was the door?', 'gw: Ana: what colour was the door?', 'Budi: thanks']);
+  });
+});

@@ -1,0 +1,101 @@
+import { expect } from 'chai';
+import { toWhatsApp } from '../../../core/kernel/chat/whatsapp-format.js';
+import { MESSAGE_LIMIT, splitMessage } from '../../../core/services/sending/split-message.js';
+
+describe('WhatsApp formatting of model answers', () => {
+  it('turns **bold** and __bold__ into *bold*', () => {
+    expect(toWhatsApp('a **strong** and __also strong__ word')).to.equal('a *strong* and *also strong* word');
+  });
+
+  it('turns *italic* (and _italic_) into _italic_', () => {
+    expect(toWhatsApp('an *italic* and _another_ one')).to.equal('an _italic_ and _another_ one');
+  });
+
+  it('turns ~~struck~~ into ~struck~', () => {
+    expect(toWhatsApp('was ~~wrong~~ right')).to.equal('was ~wrong~ right');
+  });
+
+  it('turns a heading of any level into a bold line, without nested stars', () => {
+    expect(toWhatsApp('# Title\n\ntext\n\n### A **big** step')).to.equal('*Title*\n\ntext\n\n*A big step*');
+  });
+
+  it('turns [text](url) into text (url), and shows a bare address once', () => {
+    expect(toWhatsApp('see [the docs](https://example.org/a_b?x=1) or https://example.org/c_d')).to.equal('see the docs (https://example.org/a_b?x=1) or https://example.org/c_d');
+  });
+
+  it('turns a table into readable lines: the header in bold, each row with its cells named by column', () => {
+    const table = '| City | Temp | Sky |\n|---|---|---|\n| Oslo | 3 °C | **rain** |\n| Rome | 18 °C | sun |';
+    expect(toWhatsApp(table)).to.equal('*City · Temp · Sky*\n- Oslo · Temp: 3 °C · Sky: *rain*\n- Rome · Temp: 18 °C · Sky: sun');
+  });
+
+  it('keeps lists as lists: bullets, numbers as written, nesting and task boxes', () => {
+    expect(toWhatsApp('- one **1**\n- two\n  - two and a half\n\n3. third\n4. fourth\n\n* star\n\n- [x] done')).to.equal(
+      '- one *1*\n- two\n  - two and a half\n\n3. third\n4. fourth\n\n* star\n\n- [x] done',
+    );
+  });
+
+  it('leaves code blocks and inline code exactly as written', () => {
+    const block = '```python\ndef f(**kwargs):\n    return __name__  # ~~not struck~~ [x](y)\n```';
+    expect(toWhatsApp(`Run \`a **b** _c_\` then:\n\n${block}\n\nDone **now**.`)).to.equal(`Run \`a **b** _c_\` then:\n\n${block}\n\nDone *now*.`);
+    expect(toWhatsApp('    indented **code**\n    stays')).to.equal('    indented **code**\n    stays');
+  });
+
+  it('leaves plain text alone: snake_case, escaped stars, arithmetic, quotes', () => {
+    expect(toWhatsApp('my_file_name is 5 * 3 = 15, \\*not italic\\*')).to.equal('my_file_name is 5 * 3 = 15, *not italic*');
+    expect(toWhatsApp('> quoted **line**')).to.equal('> quoted *line*');
+  });
+});
+
+describe('splitting long messages', () => {
+  const words = (n: number, seed: string) => Array.from({ length: n }, (_, i) => `${seed}${i}`).join(' ');
+  const sameText = (parts: string[], text: string) => expect(parts.join(' ').replace(/\s+/g, ' ')).to.equal(text.replace(/\s+/g, ' '));
+
+  it('leaves a message under the limit whole', () => {
+    const text = words(100, 'w');
+    expect(splitMessage(text)).to.deep.equal([text]);
+  });
+
+  it('cuts at paragraph boundaries into parts of at most ~4,000 characters, losing nothing', () => {
+    // Each paragraph has line breaks of its own: a cut there would be a worse one.
+    const paragraphs = Array.from({ length: 12 }, (_, i) => `Paragraph ${i}.\n${words(60, `p${i}a`)}\n${words(60, `p${i}b`)}.`);
+    const text = paragraphs.join('\n\n');
+    const parts = splitMessage(text);
+    expect(parts.length).to.be.greaterThan(1);
+    for (const part of parts) {
+      expect(part.length).to.be.at.most(MESSAGE_LIMIT);
+      // Each part is made of whole paragraphs.
+      for (const piece of part.split('\n\n')) expect(paragraphs).to.include(piece);
+    }
+    sameText(parts, text);
+  });
+
+  it('never cuts inside a word, even in one paragraph without line breaks', () => {
+    const text = words(2000, 'word');
+    const parts = splitMessage(text);
+    expect(parts.length).to.be.greaterThan(1);
+    const all = new Set(text.split(' '));
+    for (const part of parts) for (const word of part.split(' ')) expect(all.has(word), word).to.equal(true);
+    sameText(parts, text);
+  });
+
+  it('never cuts inside a code block that fits a message: the cut comes before it', () => {
+    // Blank lines inside the block: paragraph-like breaks that must not count as paragraphs.
+    const code = '```\n' + Array.from({ length: 60 }, (_, i) => `line ${i} = compute(${i}) + other(${i})${i % 5 === 4 ? '\n' : ''}`).join('\n') + '\n```';
+    const text = `${words(400, 'intro')}\n\n${code}\n\n${words(50, 'after')}`;
+    expect(text.length).to.be.greaterThan(MESSAGE_LIMIT);
+    const parts = splitMessage(text);
+    expect(parts.length).to.be.greaterThan(1);
+    expect(parts.some((p) => p.includes(code)), 'the code block whole in one part').to.equal(true);
+    sameText(parts, text);
+  });
+
+  it('never cuts between a link text and its address', () => {
+    const link = 'the report (https://example.org/reports/2024?id=77)';
+    const filler = words(1000, 'x');
+    const text = `${filler.slice(0, MESSAGE_LIMIT - 30)} ${link} ${filler}`;
+    expect(text.indexOf(link)).to.be.within(MESSAGE_LIMIT - 40, MESSAGE_LIMIT - 20);
+    const parts = splitMessage(text);
+    expect(parts.some((p) => p.includes('report (https://example.org/reports/2024?id=77)'))).to.equal(true);
+    sameText(parts, text);
+  });
+});

@@ -1,0 +1,190 @@
+import { expect } from 'chai';
+import { FakeGateway, failures } from '../../fakes/openai-gateway.js';
+import { pathToFileURL } from 'node:url';
+import { ROOT, runChat, tempDir, writeConfig } from '../../helpers/test-app.js';
+
+const DEAD_UPSTREAM = { API_KEY: 'x', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm' };
+const BOT = '62899999999';
+
+describe('console chat (spawned)', () => {
+  it('answers .ping with an upstream that refuses connections, prints only bot lines on stdout, exits 0', async () => {
+    const dir = await tempDir();
+    await writeConfig(dir);
+    const run = await runChat('.ping\n', { cwd: dir, env: DEAD_UPSTREAM });
+    expect(run.code).to.equal(0);
+    expect(run.lines).to.have.length(1);
+    expect(run.lines[0]).to.match(/^bot> pong \(\d+ ms\)$/);
+    expect(run.stderr).to.match(/web server listening on http:\/\/127\.0\.0\.1:\d+/);
+  });
+
+  it('creates config.json from the example when it is missing and says so', async () => {
+    const dir = await tempDir();
+    const run = await runChat('', { cwd: dir, env: { ...DEAD_UPSTREAM } });
+    // The example's port is 3000 and may be taken; either way config.json must have been created and announced.
+    expect(run.stderr).to.include('config.json was missing');
+  });
+
+  it('handles lines strictly in order and flushes every answer before exiting', async () => {
+    const dir = await tempDir();
+    await writeConfig(dir);
+    const input = Array.from({ length: 40 }, (_, i) => (i % 2 ? '.ping' : '.nosuch' + i)).join('\n') + '\n';
+    const run = await runChat(input, { cwd: dir, env: DEAD_UPSTREAM });
+    expect(run.code).to.equal(0);
+    expect(run.lines).to.have.length(40);
+    run.lines.forEach((line, i) => expect(line).to.match(i % 2 ? /^bot> pong/ : new RegExp(`^bot> Unknown command \\.nosuch${i}\\.`)));
+  });
+
+  it('in a group answers only when mentioned or replied to; :dm goes back to the private chat', async () => {
+    const dir = await tempDir();
+    await writeConfig(dir, { targetUserIds: [BOT] });
+    const script = [':group friends', '.ping', 'hello everyone', `@${BOT} .ping`, '@62811111111 .ping', ':reply .ping', ':dm', '.ping'].join('\n') + '\n';
+    const run = await runChat(script, { cwd: dir, env: DEAD_UPSTREAM });
+    expect(run.code).to.equal(0);
+    expect(run.lines).to.have.length(3);
+    for (const line of run.lines) expect(line).to.match(/^bot> pong/);
+  });
+
+  it('knows its own console id for mentions, ignores e-mail addresses, answers a bare mention and .HELP in any case', async () => {
+    const dir = await tempDir();
+    await writeConfig(dir);
+    const script = [':group team', '@10000000000 .ping', 'write to foo@10000000000.com', '@10000000000', '@10000000000 .HELP'].join('\n') + '\n';
+    const run = await runChat(script, { cwd: dir, env: DEAD_UPSTREAM });
+    expect(run.lines[0]).to.match(/^bot> pong/);
+    expect(run.lines[1]).to.equal('bot> Yes? Ask me anything, or send .help for my commands.');
+    expect(run.lines[2]).to.match(/^bot> \*Assistant\*: here is what I can do\./);
+  });
+
+  it('ends quietly when the reader of its output goes away', async () => {
+    const dir = await tempDir();
+    await writeConfig(dir);
+    const { spawn } = await import('node:child_process');
+    const path = await import('node:path');
+    const { ROOT } = await import('../../helpers/test-app.js');
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'app', 'chat.js')], { cwd: dir, env: { PATH: process.env.PATH ?? '', ...DEAD_UPSTREAM }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout.once('data', () => child.stdout.destroy());
+    child.stdin.end('.ping\n'.repeat(300));
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    expect(stderr).not.to.include('EPIPE');
+    expect(code).to.equal(0);
+  });
+
+  it('prints continuation lines of a multi-line answer indented by two spaces', async () => {
+    const dir = await tempDir();
+    await writeConfig(dir);
+    const run = await runChat('.help\n', { cwd: dir, env: DEAD_UPSTREAM });
+    expect(run.lines[0]).to.match(/^bot> /);
+    expect(run.lines.length).to.be.greaterThan(2);
+    for (const line of run.lines.slice(1)) expect(line.startsWith('  ')).to.equal(true);
+    expect(run.stdout).to.include('.ping');
+  });
+
+  it(':as switches the sender (and so the private chat); unknown console commands are reported on stderr', async () => {
+    const dir = await tempDir();
+    await writeConfig(dir, { plugins: { ping: { enabled: true, access: ['62812345678'] } } });
+    // (The console's own default sender counts as an owner, who may use everything: start as someone else.)
+    const run = await runChat([':as 62800000001', '.ping', ':as 62812345678', '.ping', ':bogus', ':as abc'].join('\n') + '\n', { cwd: dir, env: DEAD_UPSTREAM });
+    expect(run.lines[0]).to.equal('bot> Sorry, you are not allowed to use .ping here.');
+    expect(run.lines[1]).to.match(/^bot> pong/);
+    expect(run.stderr).to.include('unknown console command :bogus');
+    expect(run.stderr).to.include(':as needs digits');
+  });
+
+  describe('with fake gateways', () => {
+    let primary: FakeGateway;
+    let second: FakeGateway;
+    beforeEach(async () => {
+      [primary, second] = await Promise.all([FakeGateway.start('primary'), FakeGateway.start('second')]);
+    });
+    afterEach(() => Promise.all([primary.close(), second.close()]));
+
+    it('answers from the primary, then from the second gateway when the primary answers 429, and uses premium for one message', async () => {
+      const dir = await tempDir();
+      await writeConfig(dir);
+      const env = {
+        PRIMARY_GATEWAY_API_KEY: 'pk-1',
+        PRIMARY_GATEWAY_BASE_URL: `${primary.url}/v1`,
+        PRIMARY_GATEWAY_MODEL: 'main-a',
+        PRIMARY_GATEWAY_PREMIUM_MODEL: 'premium-a',
+        API_KEY: 'sk-2',
+        BASE_URL: second.url,
+        MODEL: 'main-b',
+        PREMIUM_MODEL: 'premium-b',
+      };
+      primary.http.routes['POST /v1/chat/completions'] = (() => {
+        const original = primary.http.routes['POST /v1/chat/completions'];
+        let n = 0;
+        return (req: Parameters<Extract<typeof original, Function>>[0]) => (++n === 2 ? failures.rateLimit(60) : (original as Function)(req));
+      })();
+      const run = await runChat(['what is 2+2?', 'and 3+3?', 'use the premium model: and 4+4?', 'and 5+5?'].join('\n') + '\n', { cwd: dir, env });
+      expect(run.code).to.equal(0);
+      expect(run.lines).to.deep.equal(['bot> primary: what is 2+2?', 'bot> second: and 3+3?', 'bot> second: and 4+4?', 'bot> second: and 5+5?']);
+      expect(second.chats().map((r) => r.json.model)).to.deep.equal(['main-b', 'premium-b', 'main-b']);
+      expect(primary.chats()).to.have.length(2);
+    });
+  });
+});
+
+describe('console chat: messages to other chats (spawned)', () => {
+  /** A plugin package in the temp folder's node_modules that sends to other chats, as reminders and notices do. */
+  async function installTellPlugin(dir: string): Promise<void> {
+    const { mkdir, writeFile } = await import('node:fs/promises');
+    const path = await import('node:path');
+    const pkg = path.join(dir, 'node_modules', 'tell-plugin');
+    await mkdir(pkg, { recursive: true });
+    await writeFile(path.join(pkg, 'package.json'), JSON.stringify({ name: 'tell-plugin', type: 'module', main: 'index.js' }));
+    await writeFile(
+      path.join(pkg, 'index.js'),
+      `import { definePlugin } from ${JSON.stringify(pathToFileURL(path.join(ROOT, 'dist', 'core', 'index.js')).href)};
+async function run(ctx) {
+  const [to, ...rest] = ctx.args.split(' ');
+  const word = ctx.command.word.slice(1);
+  if (word === 'alert') return ctx.host.notices.raise('test-alert', ctx.args);
+  const chat = to.includes('@') ? to : to + '@s.whatsapp.net';
+  if (word === 'tell') await ctx.host.send(chat, rest.join(' '));
+  else await ctx.host.sendMedia(chat, { kind: 'audio', path: rest.join(' '), mimetype: 'audio/mpeg' });
+  await ctx.reply('done');
+}
+export default definePlugin({
+  name: 'tell',
+  description: 'sends to other chats',
+  setup: () => ({ commands: ['tell', 'tellfile', 'alert'].map((command) => ({ command, run })) }),
+});
+`,
+    );
+  }
+
+  it('prints bot [to <chat id>] for texts, media and owner notices sent to another chat, and bot> for the current chat', async () => {
+    const dir = await tempDir();
+    await installTellPlugin(dir);
+    await writeConfig(dir, {
+      pluginPackages: ['tell-plugin'],
+      owners: ['6281200000009'],
+      sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 },
+    });
+    const script = [
+      '.tell 6281234567890 see you at 5',
+      '.tell 10000000001 to myself',
+      '.tellfile 6281234567890 song.mp3',
+      ':group friends',
+      "@10000000000 .tell friends@g.us in the group",
+      ':dm',
+      '.alert the disk is almost full',
+    ].join('\n') + '\n';
+    const run = await runChat(script, { cwd: dir, env: { ...DEAD_UPSTREAM }, timeoutMs: 20_000 });
+    expect(run.code, run.stderr).to.equal(0);
+    const path = await import('node:path');
+    expect(run.lines).to.deep.equal([
+      'bot [to 6281234567890@s.whatsapp.net] see you at 5',
+      'bot> done',
+      'bot> to myself',
+      'bot> done',
+      `bot [to 6281234567890@s.whatsapp.net] [audio] ${path.join(dir, 'song.mp3')}`,
+      'bot> done',
+      'bot> in the group',
+      'bot> done',
+      'bot [to 6281200000009@s.whatsapp.net] ⚠️ the disk is almost full',
+    ]);
+  });
+});

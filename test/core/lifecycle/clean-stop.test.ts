@@ -1,0 +1,174 @@
+import { expect } from 'chai';
+import { existsSync } from 'node:fs';
+import { readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { completion, FakeGateway, lastUserText } from '../../fakes/openai-gateway.js';
+import { startLiveChat } from '../../helpers/live-chat.js';
+import { ROOT, tempDir, writeConfig } from '../../helpers/test-app.js';
+
+/** A gateway whose answers wait until the test lets them go; `received` resolves at the first request. */
+async function heldGateway() {
+  let received!: () => void;
+  let release!: () => void;
+  const receivedP = new Promise<void>((resolve) => (received = resolve));
+  const releaseP = new Promise<void>((resolve) => (release = resolve));
+  const gw = await FakeGateway.start('slow', () => async (req) => {
+    received();
+    await releaseP;
+    return { status: 200, json: completion(`slow: ${lastUserText(req)}`) };
+  });
+  return { gw, received: receivedP, release };
+}
+
+const envFor = (gw: FakeGateway) => ({ API_KEY: 'test-key-123456', BASE_URL: gw.url, MODEL: 'm', UPSTREAM_TIMEOUT_MS: '60000' });
+
+async function historyTexts(dataDir: string): Promise<string[]> {
+  const dir = path.join(dataDir, 'history');
+  if (!existsSync(dir)) return [];
+  const texts: string[] = [];
+  for (const name of await readdir(dir)) {
+    // A message is on disk once it is a line of the chat's log (`.jsonl`) or in its JSON file.
+    const text = await readFile(path.join(dir, name), 'utf8');
+    if (name.endsWith('.jsonl')) texts.push(...text.split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { text: string }).text));
+    if (!name.endsWith('.json')) continue;
+    const doc = JSON.parse(text) as { messages: Array<{ text: string }> };
+    texts.push(...doc.messages.map((m) => m.text));
+  }
+  return texts;
+}
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe('clean stop (spawned console)', () => {
+  it('SIGTERM during a slow answer: the answer is sent, history saved, a new message is not taken, exit 0', async () => {
+    const dir = await tempDir();
+    await writeConfig(dir);
+    const { gw, received, release } = await heldGateway();
+    const chat = startLiveChat({ cwd: dir, env: envFor(gw) });
+    try {
+      await chat.waitForLog(/console chat ready/);
+      chat.send('hello there');
+      await received;
+      chat.child.kill('SIGTERM');
+      await chat.waitForLog(/SIGTERM: stopping/);
+      // Arrives while stopping: must not be handled.
+      chat.send('.ping');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      release();
+      const { code } = await chat.exited;
+      expect(chat.lines()).to.deep.equal(['bot> slow: hello there']);
+      expect(code, chat.stderr()).to.equal(0);
+      const texts = await historyTexts(path.join(dir, 'data'));
+      expect(texts).to.include('hello there').and.include('slow: hello there');
+      expect(gw.chats()).to.have.length(1);
+    } finally {
+      chat.child.kill('SIGKILL');
+      await gw.close();
+    }
+  });
+
+  it('gives up on an answer that outlasts shutdown.graceSeconds and still exits', async () => {
+    const dir = await tempDir();
+    await writeConfig(dir, { shutdown: { graceSeconds: 1 } });
+    const { gw, received, release } = await heldGateway();
+    const chat = startLiveChat({ cwd: dir, env: envFor(gw) });
+    try {
+      await chat.waitForLog(/console chat ready/);
+      chat.send('never answered');
+      await received;
+      chat.child.kill('SIGTERM');
+      const { code } = await chat.exited;
+      expect(code, chat.stderr()).to.equal(0);
+      expect(chat.stderr()).to.match(/1 message\(s\) were still being handled/);
+      expect(chat.lines()).to.deep.equal([]);
+    } finally {
+      release();
+      chat.child.kill('SIGKILL');
+      await gw.close();
+    }
+  });
+
+  it('a second signal exits at once', async () => {
+    const dir = await tempDir();
+    await writeConfig(dir);
+    const { gw, received, release } = await heldGateway();
+    const chat = startLiveChat({ cwd: dir, env: envFor(gw) });
+    try {
+      await chat.waitForLog(/console chat ready/);
+      chat.send('slow one');
+      await received;
+      chat.child.kill('SIGINT');
+      await chat.waitForLog(/SIGINT: stopping/);
+      chat.child.kill('SIGINT');
+      const { code } = await chat.exited;
+      expect(code).to.equal(130);
+      expect(chat.stderr()).to.match(/Second SIGINT while stopping: exiting at once/);
+      expect(chat.lines()).to.deep.equal([]);
+    } finally {
+      release();
+      chat.child.kill('SIGKILL');
+      await gw.close();
+    }
+  });
+
+  it('a store that cannot be written makes the exit code non-zero and names it', async () => {
+    const dir = await tempDir();
+    await writeConfig(dir);
+    const gw = await FakeGateway.start('quick');
+    const chat = startLiveChat({ cwd: dir, env: envFor(gw) });
+    try {
+      await chat.waitForLog(/console chat ready/);
+      chat.send('first turn');
+      await chat.waitForLine(/^bot> quick: first turn/);
+      await waitUntil(async () => (await historyTexts(path.join(dir, 'data'))).includes('quick: first turn'));
+      // Now a regular file where the history folder was: not writable even by root.
+      await rename(path.join(dir, 'data', 'history'), path.join(dir, 'data', 'history-moved'));
+      await writeFile(path.join(dir, 'data', 'history'), 'not a folder');
+      chat.send('second turn');
+      await chat.waitForLine(/^bot> quick: second turn/);
+      chat.child.kill('SIGTERM');
+      const { code } = await chat.exited;
+      expect(code, chat.stderr()).to.equal(1);
+      expect(chat.stderr()).to.match(/Stopped, but not cleanly: .*could not be saved.*history/);
+    } finally {
+      chat.child.kill('SIGKILL');
+      await gw.close();
+    }
+  });
+
+  it('Ctrl-C in an interactive console (a real terminal) stops it cleanly like SIGINT', async function () {
+    const { spawnSync, spawn } = await import('node:child_process');
+    if (spawnSync('script', ['--version']).status !== 0) this.skip(); // util-linux `script` gives the console a terminal
+    const dir = await tempDir();
+    await writeConfig(dir);
+    const chatJs = path.join(ROOT, 'dist', 'app', 'chat.js');
+    const child = spawn('script', ['-qfec', `"${process.execPath}" "${chatJs}"`, '/dev/null'], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '', API_KEY: 'k-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', TERM: 'dumb' },
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const seen = async (pattern: RegExp) => {
+      for (let i = 0; i < 400 && !pattern.test(out); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(out).to.match(pattern);
+    };
+    try {
+      await seen(/console chat ready/);
+      child.stdin.write('.ping\r');
+      await seen(/pong \(\d+ ms\)/);
+      child.stdin.write('\x03');
+      expect(await exited).to.equal(0);
+      expect(out).to.match(/SIGINT: stopping/).and.match(/stopped cleanly/);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+});

@@ -1,0 +1,172 @@
+import { expect } from 'chai';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { discoverPlugins } from '../../../core/kernel/plugin/discover.js';
+import { pathToFileURL } from 'node:url';
+import { definePlugin, PluginError } from '../../../core/index.js';
+import { createApp } from '../../../app/app.js';
+import { createLogger } from '../../../core/services/log/logger.js';
+import { MemoryTransport } from '../../../core/adapters/memory/memory-transport.js';
+import { PassThrough } from 'node:stream';
+import { ROOT, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { startWebServer } from '../../../web/server.js';
+import { login, TOKEN } from '../../web/web-helpers.js';
+
+function capture() {
+  const sink = new PassThrough();
+  let out = '';
+  sink.on('data', (d) => (out += d));
+  return { logger: createLogger({ pretty: false, destination: sink, secrets: ['sk-very-secret-key'] }), out: () => out };
+}
+
+describe('plugin discovery and the start-log report', () => {
+  it('finds every plugins/*/index.js of the project', async () => {
+    const found = await discoverPlugins(path.join(ROOT, 'dist', 'plugins'), [], ROOT);
+    expect(found.failures).to.deep.equal([]);
+    expect(found.plugins.map((p) => p.name)).to.include.members(['ping', 'premium']);
+  });
+
+  it('loads a plugin package named in config.json, and reports a missing one and one written to the old contract, staying up', async () => {
+    const dir = await tempDir();
+    const publicEntry = pathToFileURL(path.join(ROOT, 'dist', 'core', 'index.js')).href;
+    const writePackage = (name: string, source: string) => {
+      const pkg = path.join(dir, 'node_modules', name);
+      mkdirSync(pkg, { recursive: true });
+      writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name, type: 'module', main: 'index.js' }));
+      writeFileSync(path.join(pkg, 'index.js'), source);
+    };
+    writePackage(
+      'wa-plugin-hello',
+      `import { definePlugin } from ${JSON.stringify(publicEntry)};\n` +
+        "export default definePlugin({ name: 'hello', description: 'says hello', setup: () => ({ commands: [{ command: 'hello', run: (ctx) => ctx.reply('hello from a package') }] }) });\n",
+    );
+    // The first contract's plain object: no longer run, refused with a code that names the package and the fix.
+    writePackage('wa-plugin-old', "export default { name: 'old', description: 'old style', triggers: [{ command: 'old' }], handle: (ctx) => ctx.reply('old') };\n");
+    writePackage('wa-plugin-nothing', 'export const x = 1;\n');
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'host', type: 'module' }));
+    await writeConfig(dir, { pluginPackages: ['wa-plugin-hello', 'wa-plugin-missing', 'wa-plugin-old', 'wa-plugin-nothing'] });
+    const { logger, out } = capture();
+    const app = await createApp({ cwd: dir, env: { API_KEY: 'sk-very-secret-key', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', CONFIG_TOKEN: TOKEN }, logger, skipHealthProbe: true });
+    const transport = new MemoryTransport();
+    await app.connect(transport);
+    const web = await startWebServer(app, () => transport);
+    try {
+      await transport.push({ text: '.hello' });
+      expect(transport.texts()).to.deep.equal(['hello from a package']);
+      await transport.push({ text: '.old' });
+      expect(transport.texts()[1]).not.to.equal('old');
+      const [missing, old, nothing] = app.pluginFailures;
+      expect(missing).to.deep.equal({ source: 'package wa-plugin-missing', reason: 'not installed: run npm install wa-plugin-missing' });
+      expect(old.source).to.equal('package wa-plugin-old');
+      expect(old.reason).to.match(/^PLUGIN_NOT_A_PLUGIN: package wa-plugin-old exports a plugin written to the old contract \(triggers and handle\)/);
+      expect(old.reason).to.contain("import { definePlugin } from 'wa-assistant-bot/plugin'").and.contain('export default definePlugin({ name, description, setup:');
+      expect(nothing.reason).to.match(/^PLUGIN_NOT_A_PLUGIN: package wa-plugin-nothing has no default export; /);
+      expect(app.pluginFailures).to.have.length(3);
+      expect(out()).to.include('NOT LOADED: not installed').and.include('package wa-plugin-old NOT LOADED: PLUGIN_NOT_A_PLUGIN');
+      // The dashboard says why too.
+      const { page } = await login(web.port, TOKEN);
+      expect(page).to.contain('Plugins that did not load').and.contain('<b>package wa-plugin-old</b>: PLUGIN_NOT_A_PLUGIN: package wa-plugin-old exports a plugin written to the old contract');
+    } finally {
+      await web.close();
+      await app.stop();
+    }
+  });
+
+  it('prints one report: chain by name, capabilities and plugin states, never a key', async () => {
+    const dir = await tempDir();
+    await writeConfig(dir, { plugins: { premium: { enabled: false } } });
+    const { logger, out } = capture();
+    const app = await createApp({ cwd: dir, env: { PATH: process.env.PATH ?? '', API_KEY: 'sk-very-secret-key', BASE_URL: 'http://127.0.0.1:9', MODEL: 'main-m' }, logger });
+    await app.healthChecked;
+    await app.stop();
+    const text = out();
+    expect(text).to.include('provider chain: second');
+    expect(text).to.match(/gateway second UNHEALTHY/);
+    expect(text).to.match(/audio keys configured: 0/);
+    expect(text).to.match(/CONFIG_TOKEN: not set/);
+    for (const cap of ['chat', 'premium', 'vision', 'audio', 'search', 'python', 'ytdlp', 'ffmpeg', 'sandbox', 'publicUrl']) expect(text).to.match(new RegExp(`[✔⚠✘] ${cap}`));
+    expect(text).to.match(/premium +disabled in config\.json/);
+    expect(text).to.match(/ping +active/);
+    expect(text).not.to.include('sk-very-secret-key');
+  });
+
+  it('does not wait for a hung gateway before answering: the probe finishes and is logged afterwards', async () => {
+    const { HttpFake } = await import('../../fakes/http-fake.js');
+    const hung = await HttpFake.start({ 'GET /': 'hang' });
+    const dir = await tempDir();
+    await writeConfig(dir);
+    const { logger, out } = capture();
+    const app = await createApp({ cwd: dir, env: { API_KEY: 'k', BASE_URL: hung.url, MODEL: 'm', UPSTREAM_TIMEOUT_MS: '1500' }, logger });
+    try {
+      expect(app.gatewayHealth).to.deep.equal([]);
+      const transport = new MemoryTransport();
+      await app.connect(transport);
+      await transport.push({ text: '.ping' });
+      expect(transport.texts()[0]).to.match(/^pong/);
+      expect(out()).not.to.include('gateway second');
+      await app.healthChecked;
+      expect(app.gatewayHealth).to.deep.equal([{ name: 'second', url: `${hung.url}/`, healthy: false, detail: 'timed out' }]);
+      expect(out()).to.include('gateway second UNHEALTHY');
+    } finally {
+      await app.stop();
+      await hung.close();
+    }
+  });
+
+  it('rejects a bad definition with a coded message naming the plugin and what to change', () => {
+    const refused = (spec: unknown) => {
+      try {
+        definePlugin(spec as Parameters<typeof definePlugin>[0]);
+      } catch (err) {
+        return err as PluginError;
+      }
+      throw new Error('accepted');
+    };
+    const badName = refused({ name: 'Bad Name', description: 'd', setup: () => ({}) });
+    expect(badName).to.be.instanceOf(PluginError);
+    expect(badName.code).to.equal('PLUGIN_BAD_DEFINITION');
+    expect(badName.message).to.match(/plugin "Bad Name": the name must be lowercase/);
+    expect(refused({ name: 'y', description: 'd' }).message).to.match(/^PLUGIN_BAD_DEFINITION: plugin "y": it has no setup\(host\) function/);
+    expect(refused({ name: 'z', setup: () => ({}) }).message).to.match(/plugin "z": it has no description/);
+    expect(refused({ name: 'n', description: 'd', needs: [''], setup: () => ({}) }).message).to.match(/^PLUGIN_BAD_DEFINITION: plugin "n": needs must be a list of capability names/);
+    expect(refused({ name: 'n', description: 'd', needs: [42], setup: () => ({}) }).code).to.equal('PLUGIN_BAD_DEFINITION');
+    // A data file outside DATA_DIR would be swept at start and named in backups: refused.
+    const schema = { name: 'dice stats', version: 1, schema: { type: 'object' } };
+    for (const where of ['../outside.json', 'dice/../../outside.json', '/etc/dice.json', '']) {
+      expect(refused({ name: 'f', description: 'd', dataFiles: [{ path: where, schema }], setup: () => ({}) }).message, where).to.match(/^PLUGIN_BAD_DEFINITION: plugin "f": each of dataFiles must be \{ path: relative to DATA_DIR/);
+    }
+    expect(refused({ name: 'f', description: 'd', dataFiles: [{ path: 'dice/stats.json', schema: { name: 'dice stats', version: '1' } }], setup: () => ({}) }).code).to.equal('PLUGIN_BAD_DEFINITION');
+    expect(() => definePlugin({ name: 'f', description: 'd', dataFiles: [{ path: 'dice/stats.json', schema }], setup: () => ({}) })).not.to.throw();
+  });
+
+  it('refuses at registration what setup offers wrongly (a command written with its prefix, an unknown media kind), and the other plugins run', async () => {
+    const prefixed = definePlugin({ name: 'prefixed', description: 'd', setup: () => ({ commands: [{ command: '.ping', run: () => undefined }] }) });
+    let stopped = false;
+    const media = definePlugin({ name: 'media', description: 'd', setup: () => ({ media: [{ media: 'gif' as never, run: () => undefined }], stop: () => void (stopped = true) }) });
+    const hello = definePlugin({ name: 'hello', description: 'd', setup: () => ({ commands: [{ command: 'hello', run: (ctx) => ctx.reply('hi') }] }) });
+    const { logger, out } = capture();
+    const dir = await tempDir();
+    await writeConfig(dir);
+    const app = await createApp({ cwd: dir, env: { API_KEY: 'k', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm' }, plugins: [prefixed, media, hello], logger, skipHealthProbe: true });
+    const transport = new MemoryTransport();
+    await app.connect(transport);
+    try {
+      expect(app.pluginFailures.map((f) => f.reason)).to.deep.equal([
+        `PLUGIN_BAD_DEFINITION: plugin "prefixed": commands[0]: command ".ping" must be a single word without the prefix (write 'ping', not '.ping')`,
+        'PLUGIN_BAD_DEFINITION: plugin "media": media[0]: media "gif" is not one of voice, audio, image, video, document, sticker',
+      ]);
+      expect(stopped, 'setup already ran: its resources are released').to.equal(true);
+      expect(await transport.push({ text: '.hello' })).to.have.length(1);
+      expect(out()).to.match(/prefixed +OFF: PLUGIN_BAD_DEFINITION/);
+    } finally {
+      await app.stop();
+    }
+  });
+
+  it('refuses plugin options that break the plugin\'s own schema, naming the field', async () => {
+    const dir = await tempDir();
+    await writeConfig(dir, { plugins: { premium: { phrases: 'use premium' } } });
+    const err = await createApp({ cwd: dir, env: { API_KEY: 'k', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm' }, logger: capture().logger, skipHealthProbe: true }).catch((e) => e);
+    expect(err.message).to.match(/plugins\.premium\.phrases: must be array/);
+  });
+});

@@ -1,0 +1,79 @@
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { ROOT } from '../../helpers/test-app.js';
+
+const run = promisify(execFile);
+
+/**
+ * Imports one built entry in a fresh node process and reports every module that process loaded: ES modules through a
+ * load hook (it runs on the loader thread, so it appends to a file), CommonJS ones from the require cache at exit.
+ */
+async function loadInFreshProcess(entry: string): Promise<{ loaded: string[]; runtimeNames: string[] }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'entry-load-'));
+  try {
+    const log = path.join(dir, 'loaded.txt');
+    await writeFile(path.join(dir, 'hooks.mjs'), `import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) { appendFileSync(${JSON.stringify(log)}, url + '\\n'); return next(url, context); }\n`);
+    await writeFile(
+      path.join(dir, 'register.mjs'),
+      `import { register, createRequire } from 'node:module';\nimport { appendFileSync } from 'node:fs';\nregister('./hooks.mjs', import.meta.url);\nconst cache = createRequire(import.meta.url).cache;\nprocess.on('exit', () => appendFileSync(${JSON.stringify(log)}, Object.keys(cache).map((f) => 'file://' + f + '\\n').join('')));\n`,
+    );
+    const script = `const m = await import(${JSON.stringify(pathToFileURL(entry).href)}); console.log(JSON.stringify(Object.keys(m)));`;
+    const { stdout } = await run(process.execPath, ['--import', pathToFileURL(path.join(dir, 'register.mjs')).href, '--input-type=module', '-e', script], { cwd: ROOT });
+    const { readFile } = await import('node:fs/promises');
+    const loaded = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+    return { loaded, runtimeNames: JSON.parse(stdout.trim().split('\n').at(-1)!) as string[] };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** What the plugin entry must never pull in: the app wiring, the web server, the WhatsApp adapter and Baileys, Koa. */
+const FORBIDDEN = [/\/dist\/app\//, /\/dist\/web\//, /\/dist\/core\/adapters\//, /\/node_modules\/@whiskeysockets\/baileys\//, /\/node_modules\/koa\//, /\/node_modules\/@koa\//];
+
+describe('the plugin entry (core/index.ts, wa-assistant-bot/plugin): small and light', function () {
+  this.timeout(60_000);
+  let entry: { loaded: string[]; runtimeNames: string[] };
+  before(async () => {
+    entry = await loadInFreshProcess(path.join(ROOT, 'dist', 'core', 'index.js'));
+  });
+
+  it('is seen loading modules (the check below is not empty)', () => {
+    expect(entry.loaded.some((url) => url.endsWith('/dist/core/index.js'))).to.equal(true);
+    expect(entry.loaded.some((url) => url.includes('/dist/core/kernel/plugin/contract.js'))).to.equal(true);
+  });
+
+  it('loads neither the app wiring, the web server, the WhatsApp adapter (Baileys) nor Koa', () => {
+    const offending = entry.loaded.filter((url) => FORBIDDEN.some((re) => re.test(url)));
+    expect(offending).to.deep.equal([]);
+  });
+
+  it('offers at most 40 runtime names, definePlugin, defineTool, Type and the coded errors among them', () => {
+    expect(entry.runtimeNames.length, entry.runtimeNames.join(', ')).to.be.at.most(40);
+    expect(entry.runtimeNames).to.include.members(['definePlugin', 'defineTool', 'Type', 'PluginError', 'CodedError']);
+    // The media and jail helpers and the data-file helpers are behind their own entries.
+    expect(entry.runtimeNames).to.not.include.members(['pinFileFormat']);
+    expect(entry.runtimeNames).to.not.include.members(['JsonFile']);
+  });
+
+  it('the media and storage entries load no adapter, web or app either', async () => {
+    for (const name of ['media', 'storage']) {
+      const { loaded, runtimeNames } = await loadInFreshProcess(path.join(ROOT, 'dist', 'core', `${name}.js`));
+      expect(runtimeNames.length, name).to.be.greaterThan(3);
+      expect(loaded.filter((url) => FORBIDDEN.some((re) => re.test(url))), name).to.deep.equal([]);
+    }
+  });
+
+  it('the package names them as subpaths: wa-assistant-bot/plugin, /media and /storage are these entries', async () => {
+    for (const [subpath, file] of [['plugin', 'index'], ['media', 'media'], ['storage', 'storage']]) {
+      const byName = (await import(`wa-assistant-bot/${subpath}`)) as Record<string, unknown>;
+      const byFile = (await import(pathToFileURL(path.join(ROOT, 'dist', 'core', `${file}.js`)).href)) as Record<string, unknown>;
+      expect(Object.keys(byName), subpath).to.deep.equal(Object.keys(byFile));
+      for (const key of Object.keys(byFile)) expect(byName[key], `${subpath}: ${key}`).to.equal(byFile[key]);
+    }
+  });
+});

@@ -1,0 +1,173 @@
+import { expect } from 'chai';
+import { readFile, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import sinon from 'sinon';
+import { createLogger } from '../../../core/services/log/logger.js';
+import { UserBudgets } from '../../../core/services/providers/budgets.js';
+import { UsageLedger } from '../../../core/services/providers/usage.js';
+import { tempDir } from '../../helpers/test-app.js';
+
+/** The real setTimeout, kept before the clock is faked: the file system still needs real time to finish a write. */
+const realSetTimeout = globalThis.setTimeout;
+const realPause = (ms: number) => new Promise((resolve) => realSetTimeout(resolve, ms));
+
+/** The parsed file, or undefined while it does not exist. Every read must parse: the file is never half written. */
+async function readJson(file: string): Promise<any> {
+  try {
+    return JSON.parse(await readFile(file, 'utf8'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** Polls (in real time) until the file holds what `ready` looks for: a write that was started is allowed to land. */
+async function waitForJson(file: string, ready: (doc: any) => boolean): Promise<any> {
+  for (let i = 0; i < 1000; i++) {
+    const doc = await readJson(file);
+    if (doc !== undefined && ready(doc)) return doc;
+    await realPause(10);
+  }
+  throw new Error(`${path.basename(file)} never held the expected counts: ${JSON.stringify(await readJson(file))}`);
+}
+
+const inode = async (file: string) => (await stat(file)).ino;
+
+describe('counters (usage.json, budgets.json): written once per flush interval and at stop, never per message', function () {
+  this.timeout(30000);
+  const start = Date.parse('2026-11-22T10:00:00Z');
+  const day = '2026-11-22';
+  let dir: string;
+  let clock: sinon.SinonFakeTimers | undefined;
+  let warnings: string[];
+  const log = () => {
+    const sink = new PassThrough();
+    sink.on('data', (chunk: Buffer) => warnings.push(...chunk.toString().split('\n').filter(Boolean).map((l) => JSON.parse(l).msg as string)));
+    return createLogger({ level: 'warn', pretty: false, destination: sink });
+  };
+  beforeEach(async () => {
+    dir = await tempDir();
+    warnings = [];
+  });
+  afterEach(async () => {
+    clock?.restore();
+    clock = undefined;
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Nine messages 100 ms apart (fake time), each given real time to write, should a write start. */
+  async function nineMessages(send: () => Promise<void> | void): Promise<void> {
+    for (let i = 0; i < 9; i++) {
+      await send();
+      await clock!.tickAsync(100);
+      await realPause(15);
+    }
+    await realPause(50);
+  }
+
+  it('usage.json: a burst of messages is one write when the interval is over, with every count; the next interval waits its turn', async () => {
+    clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: start });
+    const file = path.join(dir, 'usage.json');
+    const usage = new UsageLedger(dir, log(), 1000);
+    await usage.load();
+    const message = () => usage.record('primary', 'main-a', 'main', { prompt_tokens: 10, completion_tokens: 5 }, 'user-1');
+
+    await nineMessages(message);
+    expect(await readJson(file), 'usage.json written before the interval was over').to.equal(undefined);
+    await clock.tickAsync(100);
+    const first = await waitForJson(file, (doc) => doc.days?.[day]?.['primary|main-a']?.requests === 9);
+    expect(first.days[day]['primary|main-a']).to.deep.equal({ prompt: 90, completion: 45, total: 135, requests: 9 });
+    expect(first.totals).to.deep.equal({ main: 135, premium: 0 });
+    const written = await inode(file);
+
+    // The next messages start the next interval: the file is left alone until it is over (a rename gives a new inode).
+    await nineMessages(message);
+    expect(await inode(file), 'usage.json rewritten within one interval').to.equal(written);
+    expect((await readJson(file)).days[day]['primary|main-a'].requests).to.equal(9);
+    await clock.tickAsync(100);
+    const second = await waitForJson(file, (doc) => doc.days[day]['primary|main-a'].requests === 18);
+    expect(second.totals.main).to.equal(270);
+  });
+
+  it('usage: stop writes what was counted a moment before, even before the first load finished', async () => {
+    const file = path.join(dir, 'usage.json');
+    // A long interval: only the stop can have written it.
+    const usage = new UsageLedger(dir, log(), 60_000);
+    usage.record('primary', 'main-a', 'main', { prompt_tokens: 7, completion_tokens: 3 }, 'user-1');
+    usage.record('primary', 'premium-a', 'premium', { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }, 'user-1');
+    await usage.flush();
+    const doc = await readJson(file);
+    expect(doc?.days?.[new Date().toISOString().slice(0, 10)]).to.deep.equal({
+      'primary|main-a': { prompt: 7, completion: 3, total: 10, requests: 1 },
+      'primary|premium-a': { prompt: 1, completion: 1, total: 2, requests: 1 },
+    });
+    expect(doc.totals).to.deep.equal({ main: 10, premium: 2 });
+    // The next start reads them back.
+    const again = new UsageLedger(dir, log(), 60_000);
+    expect((await again.snapshot()).totals).to.deep.equal({ main: 10, premium: 2 });
+  });
+
+  it('usage: a count made while usage.json is being written is written too (at stop at the latest)', async () => {
+    clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: start });
+    const file = path.join(dir, 'usage.json');
+    const usage = new UsageLedger(dir, log(), 1000);
+    await usage.load();
+    usage.record('primary', 'main-a', 'main', { total_tokens: 4 });
+    // The interval is over: the write starts (and is still under way: it waits for the real file system).
+    await clock.tickAsync(1000);
+    usage.record('primary', 'main-a', 'main', { total_tokens: 6 });
+    await usage.flush();
+    expect((await readJson(file)).totals.main).to.equal(10);
+  });
+
+  it('usage: the owner is warned once when a role reaches 80% of its quota, not before', async () => {
+    const usage = new UsageLedger(dir, log(), 60_000);
+    usage.setQuotas(100, 0);
+    usage.record('primary', 'main-a', 'main', { total_tokens: 79 });
+    await usage.flush();
+    expect(warnings.filter((w) => /80% of its token quota/.test(w))).to.deep.equal([]);
+    usage.record('primary', 'main-a', 'main', { total_tokens: 1 });
+    usage.record('primary', 'main-a', 'main', { total_tokens: 5 });
+    await usage.flush();
+    expect(warnings.filter((w) => /80% of its token quota/.test(w))).to.deep.equal(['main model has used 80% of its token quota']);
+  });
+
+  it('budgets.json: spending is written once the interval is over, not per message, and at stop', async () => {
+    clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: start });
+    const file = path.join(dir, 'budgets.json');
+    const budgets = new UserBudgets(dir, Date.now, 1000);
+    await budgets.load();
+    await nineMessages(() => budgets.spend('user-1', false, 10));
+    expect(await readJson(file), 'budgets.json written before the interval was over').to.equal(undefined);
+    await clock.tickAsync(100);
+    await waitForJson(file, (doc) => doc.tokens?.['user-1'] === 90);
+    const written = await inode(file);
+    // A premium answer counts against the premium budget and the daily one; the stop writes it at once.
+    await budgets.spend('user-1', true, 5);
+    await clock.tickAsync(500);
+    await realPause(50);
+    expect(await inode(file), 'budgets.json rewritten within one interval').to.equal(written);
+    await budgets.flush();
+    const doc = await readJson(file);
+    expect(doc).to.deep.include({ day, tokens: { 'user-1': 95 }, premiumTokens: { 'user-1': 5 } });
+    expect(await new UserBudgets(dir, Date.now, 1000).todayByUser()).to.deep.equal([{ userId: 'user-1', tokens: 95, premiumTokens: 5 }]);
+  });
+
+  it('budgets: a new UTC day starts every user at zero (what yesterday spent no longer refuses)', async () => {
+    let now = Date.parse('2026-11-22T23:59:00Z');
+    const budgets = new UserBudgets(dir, () => now, 60_000);
+    const limits = { requestsPerMinute: 0, tokensPerDay: 20, premiumTokensPerDay: 10, quotaMainTokens: 0, quotaPremiumTokens: 0, maxToolRounds: 3, maxToolCallsPerRound: 8, maxToolCallsPerMessage: 20, maxMemoryWritesPerMessage: 5, toolCallsPerDay: 2, showProvider: false, outageNoticeMinutes: 0, cacheControl: false };
+    await budgets.spend('user-1', true, 25);
+    expect([await budgets.takeToolCall('user-1', 2), await budgets.takeToolCall('user-1', 2), await budgets.takeToolCall('user-1', 2)]).to.deep.equal([true, true, false]);
+    expect((await budgets.check('user-1', false, limits)).ok).to.equal(false);
+    expect((await budgets.check('user-1', true, limits)).ok).to.equal(false);
+    now += 2 * 60_000;
+    expect(await budgets.check('user-1', true, limits)).to.deep.equal({ ok: true });
+    expect(await budgets.check('user-1', false, limits)).to.deep.equal({ ok: true });
+    expect(await budgets.takeToolCall('user-1', 2)).to.equal(true);
+    expect(await budgets.toolCallsToday('user-1')).to.equal(1);
+    await budgets.flush();
+    expect(await readJson(path.join(dir, 'budgets.json'))).to.deep.include({ day: '2026-11-23', tokens: {}, premiumTokens: {} });
+  });
+});

@@ -1,0 +1,129 @@
+import { expect } from 'chai';
+import sinon from 'sinon';
+import { definePlugin } from '../../../core/index.js';
+import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+
+/** A plugin whose command answers at once, so a reply's timing depends on nothing but the bot. */
+const echo = definePlugin({
+  name: 'echo',
+  description: 'answers at once',
+  setup: () => ({
+    commands: [{ command: 'echo', run: async (ctx) => {
+      await ctx.reply(`echo ${ctx.args}`);
+    } }],
+  }),
+});
+
+const LIMITS = { perChatPerMinute: 6, globalPerMinute: 20, jitterMs: 500 };
+
+describe('safe sending: bot-initiated messages are paced, replies are not', () => {
+  let t: TestApp;
+  let clock: sinon.SinonFakeTimers | undefined;
+
+  beforeEach(async () => {
+    t = await startTestApp({ plugins: [echo], config: { sending: LIMITS } });
+  });
+  afterEach(async () => {
+    clock?.restore();
+    clock = undefined;
+    t.app.outbox.close();
+    await t.stop();
+  });
+
+  const sentTo = (chatId: string) => t.transport.actions.filter((a) => a.type === 'text' && a.chatId === chatId);
+  const botInitiated = () => t.transport.actions.filter((a) => a.type === 'text' && a.text.startsWith('note '));
+
+  const fake = () => sinon.useFakeTimers({ now: Date.now(), toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+
+  it('paces a burst of 50 to one chat (perChatPerMinute), in order, while a reply there goes out at once', async () => {
+    clock = fake();
+    const host = t.app.bot.host('echo');
+    const chat = '62811110000@s.whatsapp.net';
+    const sends = Array.from({ length: 50 }, (_, i) => host.send(chat, `note ${i}`));
+    await clock.tickAsync(0);
+
+    // The user of that very chat writes meanwhile: answered at once, not queued behind the burst.
+    const reply = await t.transport.push({ text: '.echo hi', senderId: chat });
+    expect(reply.map((a) => a.type === 'text' && a.text)).to.deep.equal(['echo hi']);
+    expect(botInitiated().length, 'at most the first bot-initiated send may have gone out').to.be.at.most(1);
+
+    await clock.tickAsync(59_999);
+    expect(botInitiated().length).to.be.within(LIMITS.perChatPerMinute - 1, LIMITS.perChatPerMinute);
+    await clock.tickAsync(60_000);
+    expect(botInitiated().length).to.be.within(2 * LIMITS.perChatPerMinute - 1, 2 * LIMITS.perChatPerMinute);
+    const reply2 = await t.transport.push({ text: '.echo again', senderId: chat });
+    expect(reply2).to.have.length(1);
+
+    // Every one arrives in the end, in the order sent, the replies where they happened.
+    await clock.tickAsync(10 * 60_000);
+    await Promise.all(sends);
+    const texts = sentTo(chat).map((a) => a.type === 'text' && a.text);
+    expect(texts.filter((x) => String(x).startsWith('note '))).to.deep.equal(Array.from({ length: 50 }, (_, i) => `note ${i}`));
+    expect(texts.indexOf('echo hi')).to.be.at.most(1);
+    expect(texts.indexOf('echo again')).to.be.within(2 * LIMITS.perChatPerMinute - 1, 2 * LIMITS.perChatPerMinute + 1);
+  });
+
+  it('paces a burst of 50 to 50 chats (globalPerMinute) while replies to other users are not delayed', async () => {
+    clock = fake();
+    const host = t.app.bot.host('echo');
+    const sends = Array.from({ length: 50 }, (_, i) => host.send(`6281111${String(i).padStart(4, '0')}@s.whatsapp.net`, `note ${i}`));
+    await clock.tickAsync(0);
+    for (const n of [1, 2, 3]) {
+      const reply = await t.transport.push({ text: `.echo ${n}`, senderId: `6289999000${n}@s.whatsapp.net` });
+      expect(reply.map((a) => a.type === 'text' && a.text)).to.deep.equal([`echo ${n}`]);
+    }
+    expect(botInitiated().length).to.be.at.most(1);
+
+    await clock.tickAsync(59_999);
+    expect(botInitiated().length).to.be.within(LIMITS.globalPerMinute - 1, LIMITS.globalPerMinute);
+    await clock.tickAsync(10 * 60_000);
+    await Promise.all(sends);
+    expect(botInitiated().map((a) => a.type === 'text' && a.text)).to.deep.equal(Array.from({ length: 50 }, (_, i) => `note ${i}`));
+  });
+
+  it('holds sends made before the transport is linked until it is', async () => {
+    clock = fake();
+    let status: 'linked' | 'connecting' = 'connecting';
+    sinon.stub(t.transport, 'session').callsFake(() => ({ status }));
+    const sent = t.app.bot.host('echo').send('62811110000@s.whatsapp.net', 'note while offline');
+    await clock.tickAsync(10_000);
+    expect(botInitiated()).to.have.length(0);
+    status = 'linked';
+    await clock.tickAsync(5_000);
+    await sent;
+    expect(botInitiated()).to.have.length(1);
+  });
+
+  it('a send still waiting when the bot stops is rejected, not left hanging', async () => {
+    clock = fake();
+    const host = t.app.bot.host('echo');
+    const results = Array.from({ length: 5 }, (_, i) => host.send('62811110000@s.whatsapp.net', `note ${i}`).then(() => 'sent', (e: Error) => e.message));
+    await clock.tickAsync(0);
+    expect(t.app.outbox.pending()).to.be.greaterThan(2);
+    const dropped = t.app.outbox.close();
+    expect(dropped).to.be.greaterThan(2);
+    const outcomes = await Promise.all(results);
+    expect(outcomes.filter((o) => o !== 'sent')).to.have.length(dropped);
+    expect(outcomes.filter((o) => o !== 'sent')[0]).to.match(/stopping/);
+  });
+});
+
+describe('safe sending at stop', () => {
+  it('gives queued bot-initiated messages the rest of the grace time, but does not wait for a transport that is not linked', async () => {
+    const t = await startTestApp({ plugins: [echo], config: { sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 }, shutdown: { graceSeconds: 30 } } });
+    const host = t.app.bot.host('echo');
+    const chat = '62811110000@s.whatsapp.net';
+    const first = [0, 1, 2].map((i) => host.send(chat, `note ${i}`).then(() => 'sent', () => 'dropped'));
+    // Linked: the three (one a second in this chat) go out before the stop ends.
+    await t.stop();
+    expect(await Promise.all(first)).to.deep.equal(['sent', 'sent', 'sent']);
+
+    const t2 = await startTestApp({ plugins: [echo], config: { sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 }, shutdown: { graceSeconds: 30 } } });
+    sinon.stub(t2.transport, 'session').returns({ status: 'connecting' });
+    const waiting = t2.app.bot.host('echo').send(chat, 'note while offline').then(() => 'sent', () => 'dropped');
+    // A stop that waited out the 30 s grace for it would run into mocha's 20 s timeout.
+    await t2.stop();
+    expect(await waiting).to.equal('dropped');
+    sinon.restore();
+  });
+});

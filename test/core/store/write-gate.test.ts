@@ -1,0 +1,56 @@
+import { expect } from 'chai';
+import { readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { appendToFile, holdWrites, writeFileAtomicSafe } from '../../../core/services/store/atomic.js';
+import { HistoryStore, type HistoryEntry } from '../../../core/services/store/history.js';
+import { tempDir } from '../../helpers/test-app.js';
+
+const CHAT = '10000000008@s.whatsapp.net';
+const said = (text: string, at: number): HistoryEntry => ({ role: 'user', text, at });
+/** A few turns of the event loop: long enough for a write that does not wait to have happened. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 30));
+
+describe('the write gate an online backup closes', function () {
+  let dir: string;
+  const logFile = () => path.join(dir, 'history', `${CHAT}.jsonl`);
+  beforeEach(async () => {
+    dir = await tempDir();
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  it('while a backup holds the writes, log appends wait (none lands half-copied) and then all land, in order', async () => {
+    const store = new HistoryStore(dir, 50, { compactEvery: 1000 });
+    await store.append(CHAT, said('before the backup', 1));
+    const other = path.join(dir, 'recall', 'chat', '2026-11.jsonl');
+    const release = await holdWrites(dir);
+    let history: Promise<void>;
+    let recall: Promise<void>;
+    try {
+      history = store.append(CHAT, said('during the backup', 2));
+      recall = appendToFile(other, 'during the backup\n');
+      await settle();
+      expect(await readFile(logFile(), 'utf8')).not.to.include('during the backup');
+      expect(await readFile(other, 'utf8').catch(() => 'absent')).to.equal('absent');
+    } finally {
+      release();
+    }
+    await Promise.all([history!, recall!]);
+    expect((await readFile(logFile(), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l).text)).to.deep.equal(['before the backup', 'during the backup']);
+    expect(await readFile(other, 'utf8'), 'the folder is created when missing').to.equal('during the backup\n');
+    // The next backup can hold the writes again (the writes that waited are done, none is counted as still running).
+    (await holdWrites(dir))();
+  });
+
+  it('a backup that holds the writes starts only once the atomic writes under way are on disk', async () => {
+    const file = path.join(dir, 'memory', 'chat.json');
+    const content = JSON.stringify({ facts: Array.from({ length: 2000 }, (_, i) => `fact number ${i}`) });
+    const writing = writeFileAtomicSafe(file, content);
+    const release = await holdWrites(dir);
+    try {
+      expect(await readFile(file, 'utf8').catch(() => 'not there yet')).to.equal(content);
+    } finally {
+      release();
+    }
+    await writing;
+  });
+});

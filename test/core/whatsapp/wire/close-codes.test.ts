@@ -1,0 +1,131 @@
+import { expect } from 'chai';
+import { existsSync, readFileSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
+import path from 'node:path';
+import { BufferJSON } from '@whiskeysockets/baileys';
+import type { BotConfig } from '../../../../core/services/config/schema.js';
+import { loadSettings } from '../../../../core/services/config/settings.js';
+import { createLogger } from '../../../../core/services/log/logger.js';
+import { WhatsAppTransport } from '../../../../core/adapters/whatsapp/whatsapp-transport.js';
+import { whatsAppSettings } from '../../../../app/whatsapp-settings.js';
+import { WhatsAppWireServer } from '../../../fakes/whatsapp-wire-server.js';
+import { tempDir } from '../../../helpers/test-app.js';
+
+interface Linked {
+  transport: WhatsAppTransport;
+  server: WhatsAppWireServer;
+  dir: string;
+  qrs: string[];
+  versionLookups: () => number;
+  messages: () => string[];
+}
+
+const running: Linked[] = [];
+
+/** Resolves once `check` holds (polled; the transport's state moves on socket events). */
+async function until(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/**
+ * The real transport (Baileys' own socket, the durable auth store in DATA_DIR) against our wire server, linked the
+ * way a phone links it: QR → scan → 515 restart → login → open. Ordinary backoff is shortened (unless a test needs it
+ * long) so that a close the policy retries comes back within the test, while 440's long backoff keeps its default.
+ */
+async function linkedTransport(backoff: { baseMs: number; maxMs: number } = { baseMs: 50, maxMs: 100 }): Promise<Linked> {
+  const dir = await tempDir('wabot-wire-close-');
+  const server = await WhatsAppWireServer.start();
+  const settings = loadSettings({ cwd: dir, env: { PATH: process.env.PATH ?? '', API_KEY: 'k-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', WA_WEBSOCKET_URL: server.url } });
+  const sink = new PassThrough();
+  const lines: string[] = [];
+  sink.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
+  const qrs: string[] = [];
+  let lookups = 0;
+  const transport = new WhatsAppTransport({
+    ...whatsAppSettings(settings, () => ({ host: '127.0.0.1', port: 0, targetUserIds: [] }) as unknown as BotConfig),
+    log: createLogger({ level: 'info', pretty: false, destination: sink }),
+    printQr: (qr) => qrs.push(qr),
+    random: () => 0.5,
+    backoff: { ...backoff, stableMs: 600_000 },
+    fetchVersion: async () => {
+      lookups++;
+      return { version: [2, 3000, 1234567], isLatest: true };
+    },
+  });
+  const linked = { transport, server, dir, qrs, versionLookups: () => lookups, messages: () => lines.map((l) => String(JSON.parse(l).msg)) };
+  running.push(linked);
+  await transport.start(async () => undefined);
+  expect((await server.waitForConnections(1)).kind).to.equal('registration');
+  await until(() => qrs.length === 1, 'the QR');
+  server.scan(qrs[0]);
+  expect((await server.waitForConnections(2)).kind).to.equal('login');
+  await until(() => transport.session().status === 'linked', 'the link to open');
+  return linked;
+}
+
+const credsOf = (dir: string) => JSON.parse(readFileSync(path.join(dir, 'data', 'session_auth', 'creds.json'), 'utf8'), BufferJSON.reviver) as { me?: { id?: string } };
+
+describe('WhatsApp close codes on a real socket (the reconnect policy\'s decisions)', function () {
+  this.timeout(60_000);
+  afterEach(async () => {
+    for (const l of running.splice(0)) {
+      await l.transport.stop();
+      await l.server.stop();
+    }
+  });
+
+  it('links by QR on the wire: pair-device → QR → scan → 515 → login with the new session, stored on disk', async () => {
+    const l = await linkedTransport();
+    expect(l.qrs[0]).to.match(/^https:\/\/wa\.me\/settings\/linked_devices#ref-1,/);
+    expect(l.server.connections[1].user).to.equal(l.server.user);
+    expect(l.transport.session().me).to.deep.include({ id: `${l.server.user}@s.whatsapp.net`, lid: `${l.server.lidUser}@lid` });
+    expect(credsOf(l.dir).me?.id).to.equal(`${l.server.user}:7@s.whatsapp.net`);
+  });
+
+  it('515 restart required: reconnects at once with the same session (no QR)', async () => {
+    // An ordinary close would wait a minute here: only "restart now" comes back within the test.
+    const l = await linkedTransport({ baseMs: 60_000, maxMs: 120_000 });
+    l.server.end(515);
+    expect(await l.server.waitForConnections(3)).to.deep.include({ kind: 'login', user: l.server.user });
+    await until(() => l.transport.session().status === 'linked', 'the link to open again');
+    expect(l.qrs).to.have.length(1);
+  });
+
+  it('401 logged out: clears the stored session and shows a new QR', async () => {
+    const l = await linkedTransport();
+    l.server.end(401);
+    expect((await l.server.waitForConnections(3)).kind).to.equal('registration');
+    await until(() => l.qrs.length === 2, 'a new QR');
+    expect(l.transport.session().status).to.equal('qr');
+    expect(existsSync(path.join(l.dir, 'data', 'session_auth', 'creds.json')) ? credsOf(l.dir).me : undefined).to.equal(undefined);
+    expect(l.messages().some((m) => m.includes('WhatsApp logged this device out'))).to.equal(true);
+  });
+
+  it('405 client too old: looks the Web version up again and reconnects announcing it', async () => {
+    const l = await linkedTransport();
+    const lookups = l.versionLookups();
+    expect(l.server.connections[1].version).to.not.equal('2.3000.1234567');
+    l.server.end(405);
+    const next = await l.server.waitForConnections(3);
+    expect(next).to.deep.include({ kind: 'login', version: '2.3000.1234567' });
+    expect(l.versionLookups()).to.equal(lookups + 1);
+    await until(() => l.transport.session().status === 'linked', 'the link to open again');
+    expect(l.transport.session().problem).to.equal(undefined);
+  });
+
+  it('440 replaced: does not fight the other instance; the next attempt waits the long backoff', async () => {
+    const l = await linkedTransport();
+    const closedAt = Date.now();
+    l.server.end(440);
+    await until(() => l.transport.session().status === 'offline' && l.transport.session().retryAt !== undefined, 'the close');
+    // 60 s base with the jitter fixed at its middle: 45 s; an ordinary close would retry after 50–100 ms.
+    expect(l.transport.session().retryAt! - closedAt).to.be.greaterThan(30_000);
+    expect(l.transport.session().lastError).to.include('connection replaced (440)');
+    expect(l.messages().some((m) => m.includes('another instance is using this WhatsApp session'))).to.equal(true);
+    expect(l.server.connections).to.have.length(2);
+  });
+});

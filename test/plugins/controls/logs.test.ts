@@ -1,0 +1,97 @@
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { rm } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { loadSettings, SettingsError } from '../../../core/services/config/settings.js';
+import { ROOT, runChat, tempDir, writeConfig } from '../../helpers/test-app.js';
+
+const ENV = { API_KEY: 'sk-log-format-secret', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', AUDIO_API_KEYS: '' };
+
+describe('readable logs and clear start-up failures', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await tempDir();
+    await writeConfig(dir);
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  it('LOG_FORMAT=json: one JSON object a line, one line per capability and plugin, the no-audio warning once', async () => {
+    const run = await runChat('.ping\n', { cwd: dir, env: { ...ENV, LOG_FORMAT: 'json' } });
+    expect(run.code).to.equal(0);
+    const lines = run.stderr.split('\n').filter(Boolean);
+    const records = lines.map((l) => JSON.parse(l) as { msg?: string; capability?: string; plugin?: string; ok?: boolean });
+    expect(records.every((r) => !String(r.msg ?? '').includes('\n'))).to.equal(true);
+    const caps = records.filter((r) => r.capability);
+    expect(caps.map((r) => r.capability)).to.include.members(['chat', 'audio', 'ffmpeg', 'ytdlp']);
+    expect(caps.find((r) => r.capability === 'audio')?.ok).to.equal(false);
+    expect(records.some((r) => r.plugin === 'ping' && /ping +active/.test(String(r.msg)))).to.equal(true);
+    expect(records.filter((r) => /cannot hear voice notes|deaf/i.test(String(r.msg)))).to.have.length(1);
+    expect(run.stderr).to.not.include('sk-log-format-secret');
+  });
+
+  it('LOG_FORMAT=pretty: readable lines (no JSON), the capability table as real lines', async () => {
+    const run = await runChat('.ping\n', { cwd: dir, env: { ...ENV, LOG_FORMAT: 'pretty' } });
+    expect(run.code).to.equal(0);
+    const lines = run.stderr.split('\n');
+    expect(lines.some((l) => l.trimStart().startsWith('{'))).to.equal(false);
+    expect(lines.filter((l) => /[✔✘] (chat|audio|ffmpeg) /.test(l))).to.have.length(3);
+    expect(lines.filter((l) => /cannot hear voice notes|deaf/i.test(l))).to.have.length(1);
+    expect(run.stderr).to.not.include('\u001b['); // no colour codes into a pipe
+    expect(run.lines[0]).to.match(/^bot> pong/);
+  });
+
+  it('refuses an unknown LOG_FORMAT, naming the values', () => {
+    expect(() => loadSettings({ cwd: dir, env: { ...ENV, LOG_FORMAT: 'xml' } })).to.throw(SettingsError, /LOG_FORMAT must be pretty or json/);
+    expect(loadSettings({ cwd: dir, env: { ...ENV, LOG_FORMAT: 'JSON' } }).logFormat).to.equal('json');
+    expect(loadSettings({ cwd: dir, env: ENV }).logFormat).to.equal(undefined);
+  });
+
+  it('npm start on a port in use: one clear line naming the port and the fix, exit 1, no stack', async () => {
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as net.AddressInfo).port;
+    await writeConfig(dir, { port });
+    try {
+      const result = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'app', 'start.js')], {
+          cwd: dir,
+          env: { PATH: process.env.PATH ?? '', ...ENV, LOG_FORMAT: 'json' },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        let stderr = '';
+        child.stderr.on('data', (d) => (stderr += d));
+        const timer = setTimeout(() => {
+          child.kill('SIGKILL');
+          reject(new Error(`start did not exit:\n${stderr}`));
+        }, 15_000);
+        child.on('close', (code) => {
+          clearTimeout(timer);
+          resolve({ code, stderr });
+        });
+      });
+      expect(result.code).to.equal(1);
+      const message = result.stderr.split('\n').filter((l) => l.startsWith('Cannot start'));
+      expect(message).to.deep.equal([`Cannot start: port ${port} on 127.0.0.1 is already in use (is another copy of the bot running?). Stop the program that holds it, or set another "port" in config.json (0 picks a free one).`]);
+      expect(result.stderr).to.not.match(/\n\s+at /);
+      expect(result.stderr).to.not.include('EADDRINUSE');
+    } finally {
+      holder.close();
+    }
+  });
+
+  it('npm run chat on a port in use falls back to a free port and keeps answering', async () => {
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as net.AddressInfo).port;
+    await writeConfig(dir, { port });
+    try {
+      const run = await runChat('.ping\n', { cwd: dir, env: { ...ENV, LOG_FORMAT: 'json' } });
+      expect(run.code).to.equal(0);
+      expect(run.lines[0]).to.match(/^bot> pong/);
+      expect(run.stderr).to.include('the configured web port is in use');
+    } finally {
+      holder.close();
+    }
+  });
+});

@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { readdir, readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { FakeModel, type BotAction } from '../../../app/testing/index.js';
+import recall from '../../../plugins/recall/index.js';
+import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+
+const ANA = '10000000001@s.whatsapp.net';
+
+/** Every chat's recall files under `root`, as text ('' when there are none). */
+async function allText(root: string): Promise<string> {
+  let text = '';
+  for (const chat of await readdir(root).catch(() => [] as string[])) {
+    for (const name of await readdir(path.join(root, chat))) text += await readFile(path.join(root, chat, name), 'utf8');
+  }
+  return text;
+}
+
+describe('recall turned off by the owner', function () {
+  this.timeout(20_000);
+  let model: FakeModel;
+  let dir: string;
+  let t: TestApp | undefined;
+  const start = (enabled: boolean) =>
+    startTestApp({ dir, plugins: [recall], env: { API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'm' }, config: { plugins: { recall: { enabled } } } });
+  const say = async (text: string) =>
+    (await t!.transport.push({ senderId: ANA, text })).filter((a): a is Extract<BotAction, { type: 'text' }> => a.type === 'text').map((a) => a.text);
+
+  beforeEach(async () => {
+    model = await FakeModel.start(() => 'the answer mentions the lighthouse');
+    dir = await tempDir('recall-disabled-');
+  });
+  afterEach(async () => {
+    await t?.stop();
+    t = undefined;
+    await model.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('keeps nothing of the conversation while it is off (neither what people say nor what the bot answers)', async () => {
+    t = await start(false);
+    assert.deepEqual(await say('my passport number is K4471'), ['the answer mentions the lighthouse']);
+    await t.stop();
+    assert.doesNotMatch(await allText(path.join(dir, 'data', 'recall')), /K4471|lighthouse/);
+
+    t = await start(true);
+    await say('the visa expires in march');
+    assert.match((await say('.recall visa'))[0], /^🔎 1 message[\s\S]*the visa expires in march/);
+    assert.match((await say('.recall K4471'))[0], /^Nothing in this chat/);
+    assert.match((await say('.recall lighthouse'))[0], /^🔎 1 message[\s\S]*me \(the bot\): the answer mentions the lighthouse[\s\S]*↑ .*the visa expires/);
+  });
+});

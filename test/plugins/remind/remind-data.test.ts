@@ -1,0 +1,335 @@
+import { expect } from 'chai';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { safeFileName } from '../../../core/storage.js';
+import { FakeModel, lastText, type ModelRequest } from '../../../app/testing/index.js';
+import { UnsavedDataError } from '../../../app/app.js';
+import { MemoryTransport } from '../../../core/adapters/memory/memory-transport.js';
+import type { OutgoingMedia, SentMessage } from '../../../core/kernel/port/message.js';
+import mydata from '../../../plugins/mydata/index.js';
+import remind from '../../../plugins/remind/index.js';
+import { startWebServer, type WebServer } from '../../../web/server.js';
+import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { csrfOf, login, request, sameOrigin, TOKEN } from '../../web/web-helpers.js';
+
+/** Bot-initiated sends paced fast enough for a test (the limiter still carries them). */
+const FAST_SENDING = { perChatPerMinute: 60, globalPerMinute: 60, jitterMs: 0 };
+const ALICE = '6281100000001@s.whatsapp.net';
+const BOB = '6281100000002@s.whatsapp.net';
+const GROUP = '120363000000000001@g.us';
+const BOT = '10000000000@s.whatsapp.net';
+/** The remind options these tests use, as config.json and as the dashboard's form fields. */
+const OPTIONS = { timeZone: 'Asia/Jakarta', minRepeatSeconds: 1 };
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor<T>(probe: () => T | undefined | false, what: string, timeoutMs = 8000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const hit = probe();
+    if (hit) return hit;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
+/** A memory transport that keeps the content of documents the bot sends (`.mydata` removes its file after sending). */
+class KeepingTransport extends MemoryTransport {
+  documents: string[] = [];
+  /** While set, a reminder being sent waits here, as on a slow connection (see `sendingReminder`). */
+  hold?: Promise<void>;
+  /** Reminders handed to the transport so far, held or not. */
+  reminderSends = 0;
+  override async sendText(chatId: string, text: string, options?: { quotedId?: string }): Promise<SentMessage> {
+    if (/^(⏰|🔁) Reminder[,:]/.test(text)) {
+      this.reminderSends++;
+      await this.hold;
+    }
+    return super.sendText(chatId, text, options);
+  }
+  override async sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage> {
+    this.documents.push(await readFile(media.path, 'utf8'));
+    return super.sendMedia(chatId, media);
+  }
+}
+
+interface Bot {
+  t: TestApp;
+  transport: KeepingTransport;
+  web?: WebServer;
+  /** Every text the bot sent to `chatId` so far. */
+  texts(chatId?: string): string[];
+  say(text: string, from?: { senderId?: string; chatId?: string; id?: string }): Promise<string>;
+  stop(): Promise<void>;
+}
+
+async function start(opts: { dir?: string; enabled?: boolean; dashboard?: boolean; plugins?: Array<typeof remind>; env?: Record<string, string> } = {}): Promise<Bot> {
+  const t = await startTestApp({
+    plugins: opts.plugins ?? [remind],
+    dir: opts.dir,
+    ownIds: [BOT],
+    env: { ...(opts.dashboard ? { CONFIG_TOKEN: TOKEN } : {}), ...(opts.env ?? {}) },
+    config: { port: 0, sending: FAST_SENDING, plugins: { remind: { enabled: opts.enabled ?? true, ...OPTIONS } } },
+  });
+  const transport = new KeepingTransport([BOT]);
+  await t.app.connect(transport);
+  const web = opts.dashboard ? await startWebServer(t.app, () => transport) : undefined;
+  const texts = (chatId?: string) => transport.actions.filter((a) => a.type === 'text' && (!chatId || a.chatId === chatId)).map((a) => (a as { text: string }).text);
+  return {
+    t,
+    transport,
+    web,
+    texts,
+    async say(text, from = {}) {
+      const actions = await transport.push({ text, id: from.id, senderId: from.senderId ?? ALICE, chatId: from.chatId, mentions: from.chatId ? [BOT] : undefined });
+      const said = actions.filter((a) => a.type === 'text').map((a) => (a as { text: string }).text);
+      expect(said, `one answer to ${text}`).to.have.length(1);
+      return said[0];
+    },
+    async stop() {
+      await web?.close();
+      await t.stop();
+    },
+  };
+}
+
+/** Switches the remind plugin on or off the way an owner does: the dashboard's plugin form, over HTTP. */
+async function switchRemind(web: WebServer, on: boolean): Promise<void> {
+  const { cookie } = await login(web.port, TOKEN);
+  const page = await request(web.port, { path: '/config/plugins', headers: { cookie } });
+  const form = new URLSearchParams({ _csrf: csrfOf(page.body), plugin: 'remind', access: 'everyone', ...Object.fromEntries(Object.entries(OPTIONS).map(([k, v]) => [`opt:${k}`, String(v)])) });
+  if (on) form.set('enabled', 'on');
+  const res = await request(web.port, { method: 'POST', path: '/config/plugins/save', headers: { cookie, ...sameOrigin(web.port) }, body: form.toString() });
+  expect(res.status, [...res.body.matchAll(/Not saved[^<]*|class="field-error"[^>]*>[^<]*/g)].map((m) => m[0]).join('; ')).to.equal(303);
+}
+
+const reminderFile = (dir: string, chatId: string) => path.join(dir, 'data', 'reminders', `${safeFileName(chatId)}.json`);
+
+describe('remind: switched off, .mydata, deleted messages, failed writes (real clock, real files)', function () {
+  this.timeout(30_000);
+  let bot: Bot | undefined;
+  afterEach(async () => {
+    await bot?.stop().catch(() => undefined);
+    bot = undefined;
+  });
+
+  it('switched off in the dashboard, due reminders are held and nothing is sent; switched on, each goes out once, marked late', async () => {
+    bot = await start({ dashboard: true });
+    await bot.say('.remind 2s take the tea out');
+    await bot.say('.remind every "* * * * * *" stretch');
+    await waitFor(() => bot!.texts(ALICE).includes('🔁 Reminder: stretch'), 'the repeating one while switched on');
+    await switchRemind(bot.web!, false);
+    // A run handed to the send queue just before the switch may still go out; after that, nothing.
+    await sleep(1100);
+    const before = bot.texts(ALICE).length;
+    await sleep(2600);
+    expect(bot.texts(ALICE).slice(before), 'nothing sent while switched off').to.deep.equal([]);
+    expect(await bot.say('.reminders')).to.match(/turned off/i);
+
+    await switchRemind(bot.web!, true);
+    const tea = await waitFor(() => bot!.texts(ALICE).find((x) => x.startsWith('⏰ Reminder,') && x.includes('take the tea out')), 'the held reminder');
+    expect(tea).to.match(/^⏰ Reminder, \d+ s late \(reminders were switched off when it was due, \w{3} \d{4}-\d\d-\d\d \d\d:\d\d(?::\d\d)?\): take the tea out$/);
+    const late = await waitFor(() => bot!.texts(ALICE).find((x, i) => i >= before && x.includes('stretch')), 'the held repeating one');
+    expect(late).to.match(/^🔁 Reminder, \d+ s late \(reminders were switched off when it was due, .*\): stretch$/);
+    // The runs missed while switched off are not sent in a burst: one late note, then the schedule goes on.
+    await waitFor(() => bot!.texts(ALICE).slice(before).filter((x) => x === '🔁 Reminder: stretch').length >= 1, `the schedule going on: ${bot!.texts(ALICE).join(' | ')}`);
+    expect(bot.texts(ALICE).slice(before).filter((x) => /late.*stretch/.test(x))).to.have.length(1);
+    expect(bot.texts(ALICE).filter((x) => x.includes('Reminder, ') && x.includes('take the tea out')), 'sent once').to.have.length(1);
+    expect(await bot.say('.cancel 1')).to.match(/^Cancelled: 🔁 .* — stretch$/); // a quick stop: nothing left to send
+  });
+
+  it('a reminder already on its way when the owner switches reminders off and on again goes out once', async () => {
+    bot = await start({ dashboard: true });
+    let release!: () => void;
+    bot.transport.hold = new Promise((resolve) => (release = resolve));
+    await bot.say('.remind 1s feed the cat');
+    await waitFor(() => bot!.transport.reminderSends === 1, 'the reminder handed to the transport');
+    // Off and on while it is still being sent (a slow connection): switching on must not send it a second time.
+    await switchRemind(bot.web!, false);
+    await switchRemind(bot.web!, true);
+    release();
+    await waitFor(() => bot!.texts(ALICE).some((x) => x.includes('feed the cat') && x.includes('Reminder:')), 'the reminder');
+    await sleep(1500); // a second copy would follow within the per-chat pacing (one a second here)
+    expect(bot.texts(ALICE).filter((x) => /Reminder.*: feed the cat$/.test(x) && !/set for/.test(x)), 'sent once').to.have.length(1);
+    expect(bot.transport.reminderSends).to.equal(1);
+  });
+
+  it('off in config.json at start, a reminder that fell due while the bot was stopped waits until the dashboard switches it on', async () => {
+    const dir = await tempDir();
+    try {
+      bot = await start({ dir });
+      await bot.say('.remind 1s water the plants');
+      await bot.stop();
+      await sleep(1200); // due while the bot is stopped
+      bot = await start({ dir, enabled: false, dashboard: true });
+      await sleep(1000);
+      expect(bot.texts(), 'nothing sent while off').to.deep.equal([]);
+      await switchRemind(bot.web!, true);
+      const late = await waitFor(() => bot!.texts(ALICE).find((x) => x.includes('water the plants')), 'the late reminder');
+      expect(late).to.match(/^⏰ Reminder, \d+ s late \(I was offline when it was due, .*\): water the plants$/);
+    } finally {
+      await bot?.stop();
+      bot = undefined;
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it(".mydata exports the person's reminders and time zone; .mydata delete removes them, and they never fire", async () => {
+    bot = await start({ plugins: [mydata, remind] });
+    await bot.say('.timezone Europe/Berlin');
+    await bot.say('.timezone Asia/Tokyo', { senderId: BOB });
+    await bot.say('.remind 2s private tea');
+    await bot.say('.remind 1h alice in the group', { chatId: GROUP });
+    await bot.say('.remind 1h bob in the group', { chatId: GROUP, senderId: BOB });
+
+    await bot.transport.push({ text: '.mydata', senderId: ALICE });
+    expect(bot.transport.documents).to.have.length(1);
+    const section = JSON.parse(bot.transport.documents[0]).reminders as { timeZones: Record<string, string>; reminders: Record<string, Array<{ text: string; zone: string }>> };
+    expect(section.timeZones).to.deep.equal({ [ALICE]: 'Europe/Berlin' });
+    expect(Object.keys(section.reminders).sort()).to.deep.equal([ALICE, GROUP].sort());
+    expect(section.reminders[ALICE].map((r) => r.text)).to.deep.equal(['private tea']);
+    expect(section.reminders[GROUP].map((r) => r.text)).to.deep.equal(['alice in the group']);
+
+    expect(await bot.say('.mydata delete')).to.include('your reminders and time zone');
+    expect(await bot.say('.mydata delete confirm')).to.match(/reminders: 3\b/);
+    expect(await bot.say('.reminders', { chatId: GROUP, senderId: BOB })).to.match(/\n1\. .* — bob in the group\nCancel/);
+    expect(await bot.say('.timezone')).to.match(/^Your time zone: Asia\/Jakarta \(the bot's default\)/);
+    expect(await bot.say('.timezone', { senderId: BOB })).to.match(/^Your time zone: Asia\/Tokyo\./);
+    const onDisk = (await readFile(reminderFile(bot.t.dir, ALICE), 'utf8')) + (await readFile(reminderFile(bot.t.dir, GROUP), 'utf8')) + (await readFile(path.join(bot.t.dir, 'data', 'reminders', 'timezones.json'), 'utf8'));
+    expect(onDisk).to.not.match(/private tea|alice in the group|Europe\/Berlin/);
+    expect(onDisk).to.match(/bob in the group/);
+    await sleep(2300);
+    expect(bot.texts(ALICE).filter((x) => x.includes('private tea')), 'never fires').to.have.length(1); // the confirmation only
+  });
+
+  it('.mydata delete whose removal of reminders cannot be written says so instead of "done"; the stop saves it once the disk is fixed', async () => {
+    const dir = await tempDir();
+    bot = await start({ dir, plugins: [mydata, remind] });
+    await bot.say('.remind 1h private tea');
+    const folder = path.join(dir, 'data', 'reminders');
+    await rename(folder, `${folder}-away`);
+    await writeFile(folder, 'not a folder');
+    await bot.say('.mydata delete');
+    const answer = await bot.say('.mydata delete confirm');
+    expect(answer).to.match(/^I could not delete everything: .*reminders: could not save the reminders: the server could not write its data/);
+    expect(await bot.say('.reminders')).to.match(/^No reminders/); // gone from memory at once, the write retried
+    await rm(folder);
+    await rename(`${folder}-away`, folder);
+    await bot.stop();
+    bot = undefined;
+    expect(await readFile(reminderFile(dir, ALICE), 'utf8')).to.not.include('private tea');
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a message deleted for everyone cancels the reminder it set (command or tool), and only that one', async () => {
+    const model = await FakeModel.start((request: ModelRequest) =>
+      request.messages.at(-1)?.role === 'tool' ? `done: ${lastText(request)}` : { tool: 'schedule_message', args: { when: 'in 2 seconds', text: 'call mom' } },
+    );
+    try {
+      bot = await start({ env: { API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'test-model' } });
+      await bot.say('.remind 2s the surprise party plan', { id: 'set-by-command' });
+      await bot.say('.remind 1h keep this one', { id: 'another-message' });
+      await bot.say('.remind 3s still due', { id: 'third-message' });
+      expect(await bot.say('remind me in two seconds to call mom', { id: 'set-by-tool' })).to.match(/^done: ⏰ Reminder set/);
+      await bot.transport.revoke(ALICE, 'set-by-command');
+      await bot.transport.revoke(ALICE, 'set-by-tool');
+      expect(await bot.say('.reminders')).to.match(/^Reminders in this chat .*\n1\. .* — still due\n2\. .* — keep this one\nCancel/);
+      // The other reminders of the chat still fire.
+      await waitFor(() => bot!.texts(ALICE).includes('⏰ Reminder: still due'), 'the reminder set by a message that was not deleted');
+      expect(bot.texts(ALICE).filter((x) => /Reminder(, .*)?: (the surprise party plan|call mom)$/.test(x) && !/set/.test(x)), 'never sent').to.deep.equal([]);
+      const file = await readFile(reminderFile(bot.t.dir, ALICE), 'utf8');
+      expect(file).to.not.match(/surprise party|call mom/);
+      expect(file).to.match(/keep this one/);
+    } finally {
+      await bot?.stop();
+      bot = undefined;
+      await model.close();
+    }
+  });
+
+  it('a write that fails is told to the user, logged once, kept and retried, and saved by the stop once the disk is fixed', async () => {
+    const dir = await tempDir();
+    bot = await start({ dir });
+    const folder = path.join(dir, 'data', 'reminders');
+    await bot.say('.remind 1h first');
+    await bot.say('.timezone Europe/Berlin');
+    // A file where the folder should be: every write into it fails, as on a broken or read-only disk.
+    await rename(folder, `${folder}-away`);
+    await writeFile(folder, 'not a folder');
+
+    expect(await bot.say('.remind 2h second')).to.match(
+      /^⏰ Reminder set for .*: second\n⚠️ I could not save that: the server could not write its data \(E[A-Z]+\)\. I keep it in memory and keep trying to save it; if the bot stops before that is fixed, this reminder is lost\.$/,
+    );
+    expect(await bot.say('.cancel 1')).to.match(/^Cancelled: .* — first\n⚠️ I could not save that: .*the reminder may come back\.$/);
+    expect(await bot.say('.timezone Asia/Tokyo')).to.match(/^Your time zone is now Asia\/Tokyo .*\n⚠️ I could not save that: /);
+    // Still working from memory meanwhile.
+    expect(await bot.say('.reminders')).to.match(/\n1\. .* — second\nCancel/);
+    const file = reminderFile(dir, ALICE);
+    const errors = bot.t.logs().filter((l) => l.level === 50 && l.file === file);
+    expect(errors, 'logged once for the file').to.have.length(1);
+    expect(errors[0].msg).to.match(/could not save reminders\/.*: .*retrying/);
+    expect(bot.t.app.dataProblems().unsaved.map((u) => u.file).sort()).to.deep.equal([file, path.join(folder, 'timezones.json')].sort());
+
+    // The disk is fixed before the stop: the stop's last try writes what was kept in memory.
+    await rm(folder);
+    await rename(`${folder}-away`, folder);
+    await bot.stop();
+    bot = undefined;
+    const saved = JSON.parse(await readFile(file, 'utf8')) as { reminders: Array<{ text: string }> };
+    expect(saved.reminders.map((r) => r.text)).to.deep.equal(['second']);
+    expect(JSON.parse(await readFile(path.join(folder, 'timezones.json'), 'utf8')).zones).to.deep.equal({ [ALICE]: 'Asia/Tokyo' });
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a write still failing at the stop is named by the stop (exit non-zero)', async () => {
+    bot = await start();
+    const dir = bot.t.dir;
+    const folder = path.join(dir, 'data', 'reminders');
+    await bot.say('.remind 1h first');
+    await rm(folder, { recursive: true });
+    await writeFile(folder, 'not a folder');
+    expect(await bot.say('.remind 2h second')).to.include('⚠️ I could not save that');
+    const stopped = await bot.t.app.stop().then(() => undefined, (err: unknown) => err);
+    expect(stopped).to.be.instanceOf(UnsavedDataError);
+    expect((stopped as UnsavedDataError).files.map((f) => f.file)).to.include(reminderFile(dir, ALICE));
+    await bot.web?.close();
+    bot = undefined;
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a file that is not JSON, or names another chat, is moved aside as <name>.corrupt-<time> with its bytes, named in the log and on the dashboard', async () => {
+    const dir = await tempDir();
+    const folder = path.join(dir, 'data', 'reminders');
+    await mkdir(folder, { recursive: true });
+    const broken = '{"version":1,"chatId":"' + BOB + '","reminders":[{"id":"x",';
+    const wrongChat = JSON.stringify({ version: 1, chatId: GROUP, reminders: [] });
+    const brokenZones = 'zones: none';
+    await writeFile(reminderFile(dir, BOB), broken);
+    await writeFile(path.join(folder, `${safeFileName('6281100000003@s.whatsapp.net')}.json`), wrongChat);
+    await writeFile(path.join(folder, 'timezones.json'), brokenZones);
+    await writeFile(reminderFile(dir, ALICE), JSON.stringify({ version: 1, chatId: ALICE, reminders: [{ id: 'a', text: 'kept', creator: ALICE, zone: 'UTC', createdAt: Date.now(), due: Date.now() + 3_600_000 }] }));
+    try {
+      bot = await start({ dir });
+      expect(await bot.say('.reminders')).to.match(/— kept/);
+      expect(await bot.say('.reminders', { senderId: BOB })).to.match(/^No reminders/);
+      expect(await bot.say('.timezone')).to.match(/the bot's default/);
+      const names = await readdir(folder);
+      for (const [name, bytes] of [
+        [`${safeFileName(BOB)}.json`, broken],
+        [`${safeFileName('6281100000003@s.whatsapp.net')}.json`, wrongChat],
+        ['timezones.json', brokenZones],
+      ]) {
+        const aside = names.find((n) => new RegExp(`^${name.replace(/[.]/g, '\\.')}\\.corrupt-\\d+$`).test(n));
+        expect(aside, `${name} set aside: ${names.join(', ')}`).to.be.a('string');
+        expect(await readFile(path.join(folder, aside!), 'utf8')).to.equal(bytes);
+        expect(names, `${name} is gone from its place`).to.not.include(name);
+        expect(bot.t.logs().some((l) => l.level === 40 && l.file === path.join(folder, name) && /set aside/.test(String(l.msg))), `${name} named in the log`).to.equal(true);
+      }
+      expect(bot.t.app.dataProblems().setAside.map((s) => path.basename(s.file)).sort()).to.deep.equal([`${safeFileName(BOB)}.json`, `${safeFileName('6281100000003@s.whatsapp.net')}.json`, 'timezones.json'].sort());
+    } finally {
+      await bot?.stop();
+      bot = undefined;
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,259 @@
+import { expect } from 'chai';
+import { readdir, readFile, writeFile, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import sinon from 'sinon';
+import { safeFileName } from '../../../core/storage.js';
+import { FakeModel, lastText, type ModelRequest } from '../../../app/testing/index.js';
+import remind from '../../../plugins/remind/index.js';
+import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+
+/** Bot-initiated sends paced fast enough for a test (the limiter still carries them). */
+const FAST_SENDING = { perChatPerMinute: 60, globalPerMinute: 60, jitterMs: 0 };
+const ALICE = '6281100000001@s.whatsapp.net';
+const BOB = '6281100000002@s.whatsapp.net';
+const CAROL = '6281100000003@s.whatsapp.net';
+const GROUP = '120363000000000001@g.us';
+const BOT = '10000000000@s.whatsapp.net';
+
+async function start(options: Record<string, unknown> = {}, extra: { dir?: string; env?: Record<string, string>; owners?: string[] } = {}): Promise<TestApp> {
+  return startTestApp({
+    plugins: [remind],
+    ownIds: [BOT],
+    dir: extra.dir,
+    env: extra.env,
+    config: { sending: FAST_SENDING, owners: extra.owners ?? [], plugins: { remind: { enabled: true, timeZone: 'Asia/Jakarta', ...options } } },
+  });
+}
+
+const texts = (t: TestApp, chatId?: string) => t.transport.actions.filter((a) => a.type === 'text' && (!chatId || a.chatId === chatId)).map((a) => (a as { text: string }).text);
+
+async function say(t: TestApp, text: string, from: { senderId?: string; chatId?: string } = {}): Promise<string> {
+  const actions = await t.transport.push({ text, senderId: from.senderId ?? ALICE, chatId: from.chatId, mentions: from.chatId ? [BOT] : undefined });
+  const said = actions.filter((a) => a.type === 'text').map((a) => (a as { text: string }).text);
+  expect(said, `one answer to ${text}`).to.have.length(1);
+  return said[0];
+}
+
+async function waitFor<T>(probe: () => T | undefined | false, what: string, timeoutMs = 8000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const hit = probe();
+    if (hit) return hit;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('remind plugin (real clock, short delays)', function () {
+  this.timeout(20_000);
+  let t: TestApp | undefined;
+  afterEach(async () => {
+    await t?.stop();
+    t = undefined;
+  });
+
+  it('a reminder due in 2 s fires in its chat, through the bot-initiated sender, and is then gone', async () => {
+    t = await start();
+    const limiter = sinon.spy(t.app.outbox, 'sendText');
+    expect(await say(t, '.remind 2s take the tea out')).to.match(/^⏰ Reminder set for \w{3} \d{4}-\d\d-\d\d \d\d:\d\d(?::\d\d)? \(Asia\/Jakarta\): take the tea out$/);
+    expect(texts(t, ALICE)).to.not.include('⏰ Reminder: take the tea out');
+    await waitFor(() => texts(t!, ALICE).includes('⏰ Reminder: take the tea out'), 'the reminder');
+    expect(limiter.calledWith(ALICE, '⏰ Reminder: take the tea out'), 'sent through the safe-sending limiter').to.equal(true);
+    expect(await say(t, '.reminders')).to.match(/^No reminders in this chat/);
+  });
+
+  it('a recurring reminder fires twice, is listed, and .cancel stops it', async () => {
+    t = await start({ minRepeatSeconds: 1 });
+    expect(await say(t, '.remind every "* * * * * *" stretch')).to.match(/^🔁 Reminder set on the schedule "\* \* \* \* \* \*" \(Asia\/Jakarta\), first on .*: stretch$/);
+    await waitFor(() => texts(t!, ALICE).filter((x) => x === '🔁 Reminder: stretch').length >= 2, 'two runs');
+    expect(await say(t, '.reminders')).to.match(/\n1\. 🔁 on the schedule "\* \* \* \* \* \*", next .* — stretch\n/);
+    expect(await say(t, '.cancel 1')).to.match(/^Cancelled: 🔁 .* — stretch$/);
+    const fired = texts(t, ALICE).filter((x) => x === '🔁 Reminder: stretch').length;
+    await sleep(2500);
+    expect(texts(t, ALICE).filter((x) => x === '🔁 Reminder: stretch').length, 'no run after .cancel').to.equal(fired);
+    expect(await say(t, '.reminders')).to.match(/^No reminders/);
+  });
+
+  it('.reminders numbers this chat only, soonest first; .cancel <n> removes that one and says which', async () => {
+    t = await start();
+    await say(t, '.remind 3h second');
+    await say(t, '.remind 1h first');
+    await say(t, '.remind 2h elsewhere', { senderId: BOB });
+    const list = await say(t, '.reminders');
+    expect(list).to.match(/\n1\. .* — first\n2\. .* — second\n/);
+    expect(list).to.not.include('elsewhere');
+    expect(await say(t, '.cancel 3')).to.equal('There is no reminder 3 here: this chat has 2. .reminders lists them.');
+    expect(await say(t, '.cancel x')).to.match(/^Which one\? .reminders lists them numbered/);
+    expect(await say(t, '.cancel 1')).to.match(/^Cancelled: .* — first$/);
+    expect(await say(t, '.reminders')).to.match(/\n1\. .* — second\nCancel one/);
+  });
+
+  it('bad, past and out-of-limit times get a clear sentence with an example, and nothing is set', async () => {
+    t = await start({ maxPerUser: 2, minRepeatSeconds: 3600 });
+    expect(await say(t, '.remind banana split')).to.match(/^I could not read a time at the start of "banana split", for example \.remind 10m tea/);
+    expect(await say(t, '.remind 2020-01-01 10:00 old')).to.equal(
+      'Wed 2020-01-01 10:00 (Asia/Jakarta) has already passed: give a time in the future, for example .remind 10m tea, .remind 18:30 call mom, .remind tomorrow 9am dentist, .remind "next monday 9:00" standup.',
+    );
+    expect(await say(t, '.remind 25:00 x')).to.match(/^25:00 is not a time of day: use HH:MM .* for example \.remind 18:30 call mom\.$/);
+    expect(await say(t, '.remind 2026-02-30 10:00 x')).to.match(/^2026-02-30 10:00 is not a date and time I can read/);
+    expect(await say(t, '.remind "next blursday" x')).to.match(/^I could not read "next blursday" as a time, for example/);
+    expect(await say(t, '.remind 10m')).to.match(/^What should I remind you of\? .* for example \.remind 10m/);
+    expect(await say(t, '.remind every "61 * * * *" x')).to.match(/^"61 \* \* \* \*" is not a cron pattern I can read .*: for example \.remind every day 07:00/);
+    expect(await say(t, '.remind every "*/5 * * * *" x')).to.equal('That repeats every 5 min; the shortest allowed is every 1 h. For example .remind every day 07:00 stretch.');
+    expect(await say(t, '.remind every someday 07:00 x')).to.match(/^I could not read when it repeats: for example/);
+    expect(await say(t, '.reminders')).to.match(/^No reminders/);
+    await say(t, '.remind 1h one');
+    await say(t, '.remind every day 07:00 two');
+    expect(await say(t, '.remind 2h three')).to.equal('You already have 2 reminders, the most one person may have. Cancel one first: .reminders lists them, .cancel <n> removes one.');
+    expect(await say(t, '.remind 2h for bob', { senderId: BOB })).to.match(/^⏰ Reminder set/);
+  });
+
+  it('reads times in the plugin zone, a user’s own .timezone, and in a group each reminder in its creator’s zone', async () => {
+    t = await start({ timeZone: 'Asia/Jakarta' });
+    expect(await say(t, '.remind 2031-01-15 09:00 jakarta')).to.equal('⏰ Reminder set for Wed 2031-01-15 09:00 (Asia/Jakarta): jakarta');
+    expect(await say(t, '.timezone europe/berlin')).to.match(/^Your time zone is now Europe\/Berlin \(it is \w{3} \d{4}-\d\d-\d\d \d\d:\d\d/);
+    expect(await say(t, '.timezone Mars/Olympus')).to.match(/^"Mars\/Olympus" is not a time zone I know\. Use an Area\/City name, for example \.timezone Europe\/Berlin/);
+    expect(await say(t, '.timezone')).to.match(/^Your time zone: Europe\/Berlin\. Set yours/);
+    expect(await say(t, '.remind 2031-07-15 09:00 berlin summer')).to.equal('⏰ Reminder set for Tue 2031-07-15 09:00 (Europe/Berlin): berlin summer');
+    // In a group, Alice (Berlin) sets one; Bob (the plugin's zone) sees it in her zone, named.
+    expect(await say(t, '.remind 2031-01-15 09:00 group berlin', { chatId: GROUP })).to.equal('⏰ Reminder set for Wed 2031-01-15 09:00 (Europe/Berlin): group berlin');
+    expect(await say(t, '.remind 2031-01-15 09:00 group jakarta', { chatId: GROUP, senderId: BOB })).to.equal('⏰ Reminder set for Wed 2031-01-15 09:00 (Asia/Jakarta): group jakarta');
+    const list = await say(t, '.reminders', { chatId: GROUP, senderId: BOB });
+    expect(list).to.equal(
+      'Reminders in this chat (times in Asia/Jakarta unless shown):\n1. Wed 2031-01-15 09:00 — group jakarta\n2. Wed 2031-01-15 09:00 (Europe/Berlin) — group berlin\nCancel one with .cancel <n>.',
+    );
+    // The instants on disk: 09:00 in Jakarta (UTC+7) is 02:00 UTC, 09:00 in Berlin is 08:00 UTC in winter, 07:00 in summer.
+    await t.app.stop();
+    const own = JSON.parse(await readFile(path.join(t.dir, 'data', 'reminders', `${safeFileName(ALICE)}.json`), 'utf8'));
+    const group = JSON.parse(await readFile(path.join(t.dir, 'data', 'reminders', `${safeFileName(GROUP)}.json`), 'utf8'));
+    const due = (doc: { reminders: Array<{ text: string; due: number }> }, text: string) => new Date(doc.reminders.find((r) => r.text === text)!.due).toISOString();
+    expect(due(own, 'jakarta')).to.equal('2031-01-15T02:00:00.000Z');
+    expect(due(own, 'berlin summer')).to.equal('2031-07-15T07:00:00.000Z');
+    expect(due(group, 'group berlin')).to.equal('2031-01-15T08:00:00.000Z');
+    expect(due(group, 'group jakarta')).to.equal('2031-01-15T02:00:00.000Z');
+    const zones = JSON.parse(await readFile(path.join(t.dir, 'data', 'reminders', 'timezones.json'), 'utf8'));
+    expect(zones.zones).to.deep.equal({ [ALICE]: 'Europe/Berlin' });
+  });
+
+  it('HH:MM means today, or tomorrow once past; a natural phrase and a quoted time end where they should', async () => {
+    t = await start({ timeZone: 'UTC' });
+    const now = new Date();
+    const pad = (n: number) => String(n).padStart(2, '0');
+    const soon = new Date(now.getTime() + 5 * 60_000);
+    const past = new Date(now.getTime() - 5 * 60_000);
+    const day = (d: Date) => d.toISOString().slice(0, 10);
+    expect(await say(t, `.remind ${pad(soon.getUTCHours())}:${pad(soon.getUTCMinutes())} soon`)).to.include(`${day(soon)} ${pad(soon.getUTCHours())}:${pad(soon.getUTCMinutes())} (UTC): soon`);
+    const tomorrow = new Date(past.getTime() + 86_400_000);
+    expect(await say(t, `.remind ${pad(past.getUTCHours())}:${pad(past.getUTCMinutes())} later`)).to.include(`${day(tomorrow)} ${pad(past.getUTCHours())}:${pad(past.getUTCMinutes())} (UTC): later`);
+    const inTwoHours = new Date(Math.floor(now.getTime() / 60_000) * 60_000 + 2 * 3_600_000);
+    expect(await say(t, '.remind in 2 hours to call mom')).to.match(new RegExp(`${day(inTwoHours)} ${pad(inTwoHours.getUTCHours())}:${pad(inTwoHours.getUTCMinutes())}(:\\d\\d)? \\(UTC\\): call mom$`));
+    expect(await say(t, '.remind "next monday 9:00" standup now')).to.match(/^⏰ Reminder set for Mon \d{4}-\d\d-\d\d 09:00 \(UTC\): standup now$/);
+    expect(await say(t, '.remind tomorrow 9am dentist')).to.equal(`⏰ Reminder set for ${['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][tomorrow.getUTCDay()]} ${day(new Date(now.getTime() + 86_400_000))} 09:00 (UTC): dentist`);
+    expect(await say(t, '.remind every monday 09:00 weekly')).to.match(/^🔁 Reminder set every Monday at 09:00 \(UTC\), first on Mon \d{4}-\d\d-\d\d 09:00: weekly$/);
+  });
+
+  it('in a group only the creator, a group admin or an owner may cancel', async () => {
+    const OWNER = '6281100000009@s.whatsapp.net';
+    t = await start({}, { owners: ['6281100000009'] });
+    await say(t, '.remind 1h alice one', { chatId: GROUP });
+    await say(t, '.remind 2h alice two', { chatId: GROUP });
+    await say(t, '.remind 3h alice three', { chatId: GROUP });
+    await say(t, '.remind 4h alice four', { chatId: GROUP });
+    expect(await say(t, '.cancel 1', { chatId: GROUP, senderId: BOB })).to.equal('Only the person who set that reminder, a group admin or an owner of the bot can cancel it.');
+    t.transport.groupAdmins.set(GROUP, [CAROL]);
+    expect(await say(t, '.cancel 1', { chatId: GROUP, senderId: CAROL })).to.match(/^Cancelled: .* — alice one$/);
+    expect(await say(t, '.cancel 1', { chatId: GROUP, senderId: OWNER })).to.match(/^Cancelled: .* — alice two$/);
+    expect(await say(t, '.cancel 1', { chatId: GROUP, senderId: ALICE })).to.match(/^Cancelled: .* — alice three$/);
+    expect(await say(t, '.cancel 1', { chatId: GROUP, senderId: BOB })).to.match(/^Only the person who set that reminder/);
+    expect(await say(t, '.reminders', { chatId: GROUP, senderId: BOB })).to.match(/\n1\. .* — alice four\n/);
+  });
+
+  it('after a restart: one that fell due while stopped is sent with a late note; one older than a day is listed once', async () => {
+    const dir = await tempDir();
+    t = await start({}, { dir });
+    await say(t, '.remind 1s while you were away');
+    await say(t, '.remind 1h still pending');
+    await t.stop();
+    t = undefined;
+    // Planted: a reminder two days overdue, as a bot stopped for two days would find it.
+    const file = path.join(dir, 'data', 'reminders', `${safeFileName(ALICE)}.json`);
+    const doc = JSON.parse(await readFile(file, 'utf8'));
+    doc.reminders.push({ id: 'old-one', text: 'water the plants', creator: ALICE, zone: 'Asia/Jakarta', createdAt: Date.now() - 3 * 86_400_000, due: Date.now() - 2 * 86_400_000 });
+    await writeFile(file, JSON.stringify(doc));
+    await sleep(1500);
+
+    t = await start({}, { dir });
+    const late = await waitFor(() => texts(t!, ALICE).find((x) => x.includes('while you were away')), 'the late reminder');
+    expect(late).to.match(/^⏰ Reminder, \d+ s late \(I was offline when it was due, \w{3} \d{4}-\d\d-\d\d \d\d:\d\d(?::\d\d)?\): while you were away$/);
+    const listed = await waitFor(() => texts(t!, ALICE).find((x) => x.includes('water the plants')), 'the list of old ones');
+    expect(listed).to.match(/^⏰ While I was offline, this reminder fell due more than 1 day ago and was not sent:\n1\. \w{3} \d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)? \(Asia\/Jakarta\) — water the plants$/);
+    expect(await say(t, '.reminders')).to.match(/\n1\. .* — still pending\nCancel/);
+    await t.stop();
+    t = undefined;
+
+    t = await start({}, { dir });
+    await sleep(300);
+    expect(texts(t, ALICE).join('\n'), 'said once only').to.not.match(/water the plants|while you were away/);
+    expect(await say(t, '.reminders')).to.match(/— still pending/);
+  });
+
+  it('a file that does not match its schema is set aside with its bytes kept; the other chats keep theirs', async () => {
+    const dir = await tempDir();
+    const folder = path.join(dir, 'data', 'reminders');
+    await mkdir(folder, { recursive: true });
+    const bad = '{"version":1,"chatId":"' + BOB + '","reminders":[{"id":"x","text":42}]}';
+    await writeFile(path.join(folder, `${safeFileName(BOB)}.json`), bad);
+    await writeFile(
+      path.join(folder, `${safeFileName(ALICE)}.json`),
+      JSON.stringify({ version: 1, chatId: ALICE, reminders: [{ id: 'a', text: 'kept', creator: ALICE, zone: 'UTC', createdAt: Date.now(), due: Date.now() + 3_600_000 }] }),
+    );
+    t = await start({}, { dir });
+    expect(await say(t, '.reminders')).to.match(/— kept/);
+    expect(await say(t, '.reminders', { senderId: BOB })).to.match(/^No reminders/);
+    const names = await readdir(folder);
+    const aside = names.find((n) => n.startsWith(`${safeFileName(BOB)}.json.corrupt-`));
+    expect(aside, names.join(', ')).to.be.a('string');
+    expect(await readFile(path.join(folder, aside!), 'utf8')).to.equal(bad);
+    expect(t.logs().some((l) => /set aside/.test(String(l.msg)) && String(l.file).endsWith(`${safeFileName(BOB)}.json`))).to.equal(true);
+  });
+
+  it('the schedule_message tool schedules into the calling chat only, whatever chat the model names', async () => {
+    const model = await FakeModel.start((request: ModelRequest) =>
+      request.messages.at(-1)?.role === 'tool'
+        ? `done: ${lastText(request)}`
+        : { tool: 'schedule_message', args: { when: 'in 2 seconds', text: 'call mom', chatId: GROUP, chat_id: BOB, to: BOB } },
+    );
+    try {
+      t = await start({}, { env: { API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'test-model' } });
+      const answer = await say(t, 'remind me in two seconds to call mom, and post it in the group');
+      expect(answer).to.match(/^done: ⏰ Reminder set for .* \(Asia\/Jakarta\): call mom$/);
+      await waitFor(() => texts(t!, ALICE).includes('⏰ Reminder: call mom'), 'the reminder in the caller’s chat');
+      await sleep(300);
+      const elsewhere = t.transport.actions.filter((a) => 'chatId' in a && a.chatId !== ALICE);
+      expect(elsewhere, 'nothing sent to another chat').to.deep.equal([]);
+    } finally {
+      await model.close();
+    }
+  });
+
+  it('the schedule_message tool asked in a group binds the reminder to the group, not to the asker’s private chat', async () => {
+    const model = await FakeModel.start((request: ModelRequest) =>
+      request.messages.at(-1)?.role === 'tool' ? `done: ${lastText(request)}` : { tool: 'schedule_message', args: { when: 'in 2 seconds', text: 'stand-up now' } },
+    );
+    try {
+      t = await start({}, { env: { API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'test-model' } });
+      const answer = await say(t, 'remind us all in two seconds: stand-up', { chatId: GROUP });
+      expect(answer).to.match(/^done: ⏰ Reminder set for .*: stand-up now$/);
+      // Listed in the group (for everyone there), not in Alice's private chat.
+      expect(await say(t, '.reminders', { chatId: GROUP, senderId: BOB })).to.match(/\n1\. .* — stand-up now/);
+      expect(await say(t, '.reminders')).to.match(/^No reminders/);
+      await waitFor(() => texts(t!, GROUP).includes('⏰ Reminder: stand-up now'), 'the reminder in the group');
+      await sleep(300);
+      expect(texts(t, ALICE).filter((x) => x.includes('stand-up')), 'nothing in Alice’s private chat').to.deep.equal([]);
+    } finally {
+      await model.close();
+    }
+  });
+});

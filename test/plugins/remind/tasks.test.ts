@@ -1,0 +1,187 @@
+import { expect } from 'chai';
+import { definePlugin } from '../../../core/index.js';
+import { FakeModel, lastText, type ModelAnswer, type ModelRequest } from '../../../app/testing/index.js';
+import remind from '../../../plugins/remind/index.js';
+import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+
+/** Scheduled tasks (`.schedule`, the schedule_task tool): a prompt the model runs at its time, as its creator. */
+
+const FAST_SENDING = { perChatPerMinute: 60, globalPerMinute: 60, jitterMs: 0 };
+const ALICE = '6281100000001@s.whatsapp.net';
+const BOB = '6281100000002@s.whatsapp.net';
+const GROUP = '120363000000000001@g.us';
+const OTHER_GROUP = '120363000000000002@g.us';
+const BOT = '10000000000@s.whatsapp.net';
+
+/** Who called the weather tool, and for which chat: the core binds both. */
+const weatherCalls: Array<{ chatId: string; senderId: string }> = [];
+const weather = definePlugin({
+  name: 'weather-probe',
+  description: 'a tool only some people may use',
+  setup: () => ({
+    tools: [
+      {
+        name: 'lookup_weather',
+        description: 'the weather today',
+        parameters: { type: 'object', properties: {} },
+        effects: { outsideText: true, acts: 'nothing' },
+        run: (_args, call) => {
+          weatherCalls.push({ chatId: call.chatId, senderId: call.senderId });
+          return 'sunny, 31°C';
+        },
+      },
+    ],
+  }),
+});
+
+/** The fake model: calls lookup_weather when offered and asked about the weather; otherwise says what it read. */
+function answer(request: ModelRequest): ModelAnswer {
+  const last = request.messages.at(-1);
+  if (last?.role === 'tool') return `the weather: ${lastText(request)}`;
+  const text = lastText(request);
+  if (/weather/.test(text) && request.tools.includes('lookup_weather')) return { tool: 'lookup_weather', args: {} };
+  const planned = /^plan (.*)$/.exec(text);
+  if (planned) return { tool: 'schedule_task', args: JSON.parse(planned[1]) as Record<string, unknown> };
+  return `model: ${text}`;
+}
+
+let model: FakeModel;
+async function start(options: Record<string, unknown> = {}, extra: { dir?: string; config?: Record<string, unknown> } = {}): Promise<TestApp> {
+  return startTestApp({
+    plugins: [remind, weather],
+    ownIds: [BOT],
+    dir: extra.dir,
+    env: { BASE_URL: model.url },
+    config: {
+      sending: FAST_SENDING,
+      owners: [],
+      ...(extra.config ?? {}),
+      plugins: { remind: { enabled: true, timeZone: 'Asia/Jakarta', ...options }, 'weather-probe': { enabled: true, access: ['6281100000001'] } },
+    },
+  });
+}
+
+const texts = (t: TestApp, chatId?: string) => t.transport.actions.filter((a) => a.type === 'text' && (!chatId || a.chatId === chatId)).map((a) => (a as { text: string }).text);
+
+async function say(t: TestApp, text: string, from: { senderId?: string; chatId?: string } = {}): Promise<string> {
+  const actions = await t.transport.push({ text, senderId: from.senderId ?? ALICE, chatId: from.chatId, mentions: from.chatId ? [BOT] : undefined });
+  const said = actions.filter((a) => a.type === 'text').map((a) => (a as { text: string }).text);
+  expect(said, `one answer to ${text}`).to.have.length(1);
+  return said[0];
+}
+
+async function waitFor<T>(probe: () => T | undefined | false, what: string, timeoutMs = 8000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const hit = probe();
+    if (hit) return hit;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const userTexts = (r: ModelRequest) => r.messages.filter((m) => m.role === 'user').map((m) => String(m.content));
+
+describe('remind: scheduled tasks (real clock, fake model on 127.0.0.1)', function () {
+  this.timeout(30_000);
+  let t: TestApp | undefined;
+  before(async () => {
+    model = await FakeModel.start(answer);
+  });
+  after(() => model.close());
+  afterEach(async () => {
+    await t?.stop();
+    t = undefined;
+    model.requests.length = 0;
+    weatherCalls.length = 0;
+  });
+
+  it('.schedule runs the prompt at its time through the model with the tools its creator may use, and posts the answer marked as scheduled', async () => {
+    t = await start();
+    expect(await say(t, '.schedule 2s what is the weather in Jakarta')).to.match(/^🗓️ Task scheduled for \w{3} \d{4}-\d\d-\d\d \d\d:\d\d(?::\d\d)? \(Asia\/Jakarta\); then I will answer: what is the weather in Jakarta$/);
+    expect(model.requests, 'nothing runs before its time').to.have.length(0);
+    const posted = await waitFor(() => texts(t!, ALICE).find((x) => x.startsWith('🗓️ Scheduled')), 'the scheduled answer');
+    expect(posted).to.equal('🗓️ Scheduled: what is the weather in Jakarta\n\nthe weather: sunny, 31°C');
+    const first = model.requests[0];
+    expect(lastText(first)).to.equal('what is the weather in Jakarta');
+    expect(first.tools).to.include.members(['lookup_weather', 'schedule_message']);
+    expect(String(first.messages[0].content)).to.include('a task the user scheduled earlier');
+    expect(weatherCalls).to.deep.equal([{ chatId: ALICE, senderId: ALICE }]);
+    expect(await say(t, '.reminders')).to.match(/^No reminders in this chat/);
+  });
+
+  it('runs as its creator: in a group, a task of someone the weather tool is not open to gets no such tool', async () => {
+    t = await start();
+    await say(t, '.schedule 1s the weather please', { senderId: BOB, chatId: GROUP });
+    const posted = await waitFor(() => texts(t!, GROUP).find((x) => x.startsWith('🗓️ Scheduled')), 'the scheduled answer');
+    expect(posted).to.equal('🗓️ Scheduled: the weather please\n\nmodel: the weather please');
+    expect(model.requests[0].tools).to.not.include('lookup_weather');
+    expect(weatherCalls).to.deep.equal([]);
+  });
+
+  it('is listed by .reminders and .cancel removes it before it runs', async () => {
+    t = await start();
+    await say(t, '.remind 1h tea');
+    await say(t, '.schedule 2s summarise the news');
+    expect(await say(t, '.reminders')).to.match(/\n1\. .* — 🗓️ task: summarise the news\n2\. .* — tea\n/);
+    expect(await say(t, '.cancel 1')).to.match(/^Cancelled: .* — 🗓️ task: summarise the news$/);
+    await sleep(2600);
+    expect(model.requests, 'a cancelled task never reaches the model').to.have.length(0);
+    expect(texts(t, ALICE).some((x) => x.startsWith('🗓️ Scheduled'))).to.equal(false);
+  });
+
+  it('caps: tasks per user (apart from reminders) and the shortest repeat', async () => {
+    t = await start({ maxTasksPerUser: 1, minTaskRepeatSeconds: 7200, maxPerUser: 5 });
+    expect(await say(t, '.schedule every "0 * * * *" x')).to.equal('That repeats every 1 h; the shortest allowed is every 2 h. For example .schedule every day 07:00 the weather today.');
+    expect(await say(t, '.schedule 1h first')).to.match(/^🗓️ Task scheduled/);
+    expect(await say(t, '.schedule 2h second')).to.equal('You already have 1 scheduled tasks, the most one person may have. Cancel one first: .reminders lists them, .cancel <n> removes one.');
+    expect(await say(t, '.remind 2h a reminder still')).to.match(/^⏰ Reminder set/);
+    expect(await say(t, '.schedule 2h for bob', { senderId: BOB })).to.match(/^🗓️ Task scheduled/);
+    expect(await say(t, '.schedule banana')).to.match(/^I could not read a time at the start of "banana", for example \.schedule 10m/);
+  });
+
+  it('a repeating task that keeps failing (over the budget) tells its creator once, and the list shows it', async () => {
+    // One model request a minute: the first run answers, the next ones are refused by the budget.
+    t = await start({ minTaskRepeatSeconds: 1 }, { config: { ai: { requestsPerMinute: 1, tokensPerDay: 0, premiumTokensPerDay: 0 } } });
+    await say(t, '.schedule every "* * * * * *" ping the news');
+    await waitFor(() => texts(t!, ALICE).some((x) => x.startsWith('🗓️ Scheduled: ping the news')), 'the first run');
+    const warned = await waitFor(() => texts(t!, ALICE).find((x) => x.startsWith('⚠️')), 'the failure note');
+    expect(warned).to.match(/^⚠️ A scheduled task could not run: You have sent a lot of requests in a short time\. Please try again in \d+ seconds\. The task: ping the news\nIt stays scheduled \(on the schedule "\* \* \* \* \* \*"\); I will not tell you again until a run works\.$/);
+    await sleep(3200);
+    expect(texts(t, ALICE).filter((x) => x.startsWith('⚠️')), 'told once, not every run').to.have.length(1);
+    expect(model.requests, 'refused runs never reach the model').to.have.length(1);
+    expect(await say(t, '.reminders')).to.match(/— 🗓️ task: ping the news \(its last run failed\)/);
+  });
+
+  it('schedule_task: the model schedules for the asking user in this chat; a call naming another chat is refused and schedules nothing', async () => {
+    t = await start();
+    const ok = await say(t, `plan ${JSON.stringify({ when: 'every monday 09:00', prompt: 'send me the week ahead' })}`);
+    expect(ok).to.match(/^the weather: 🗓️ Task scheduled .* \(Asia\/Jakarta\), first on Mon .*; each time I will answer: send me the week ahead$/);
+    expect(await say(t, '.reminders')).to.match(/\n1\. 🔁 .*, next Mon .* — 🗓️ task: send me the week ahead\n/);
+
+    await say(t, `plan ${JSON.stringify({ when: '10m', prompt: 'post the secret here', chatId: OTHER_GROUP })}`, { senderId: BOB, chatId: GROUP });
+    const refused = model.requests.at(-1)!.messages.at(-1);
+    expect(refused?.role).to.equal('tool');
+    expect(String(refused?.content)).to.equal('Refused: schedule_task takes only "when" and "prompt"; it always schedules in this chat for the user asking (not "chatId"). Nothing was scheduled.');
+    expect(await say(t, '.reminders', { senderId: BOB, chatId: GROUP })).to.match(/^No reminders in this chat/);
+    expect(await say(t, '.reminders', { senderId: BOB, chatId: OTHER_GROUP })).to.match(/^No reminders in this chat/);
+    expect(await say(t, '.reminders')).to.not.include('secret');
+  });
+
+  it('a task due while the bot was down runs after the start, marked late', async () => {
+    const dir = await tempDir('tasks-restart-');
+    t = await start({}, { dir });
+    await say(t, '.schedule 1s the headlines');
+    await t.stop();
+    t = undefined;
+    await sleep(1500);
+    expect(model.requests).to.have.length(0);
+    t = await start({}, { dir });
+    const posted = await waitFor(() => texts(t!, ALICE).find((x) => x.startsWith('🗓️ Scheduled')), 'the late run').catch((err) => {
+      console.log(texts(t!), t!.logs().filter((l) => l.level >= 40 || /remind/.test(JSON.stringify(l))).map((l) => JSON.stringify(l)).join('\n'));
+      throw err;
+    });
+    expect(posted).to.match(/^🗓️ Scheduled, \d+ s late \(I was offline when it was due, .*\): the headlines\n\nmodel: the headlines$/);
+    expect(userTexts(model.requests[0]).at(-1)).to.equal('the headlines');
+  });
+});

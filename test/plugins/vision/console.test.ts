@@ -1,0 +1,51 @@
+import { expect } from 'chai';
+import { readFile, writeFile } from 'node:fs/promises';
+import { FakeAnthropicGateway, imageOf } from '../../fakes/anthropic-messages.js';
+import { runChat, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { makeImage } from './images.js';
+
+describe('vision in the console chat (spawned)', function () {
+  this.timeout(60_000);
+  let gateway: FakeAnthropicGateway;
+
+  beforeEach(async () => {
+    gateway = await FakeAnthropicGateway.start('gw');
+  });
+  afterEach(() => gateway.close());
+
+  it(':image <file> what is this? is answered through /v1/messages, and a follow-up knows the answer', async () => {
+    const dir = await tempDir();
+    await writeConfig(dir);
+    const photo = await makeImage(dir, 'cat.jpg', 'color=c=orange:s=120x90');
+    const run = await runChat(`:image ${photo} what is this?\nwhat colour was it?\n`, {
+      cwd: dir,
+      env: { API_KEY: 'console-key-123', BASE_URL: `${gateway.url}/v1/`, MODEL: 'console-model' },
+      timeoutMs: 50_000,
+    });
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.lines).to.deep.equal(['bot> gw sees: what is this?', 'bot> gw: what colour was it?']);
+    const [req] = gateway.messages();
+    expect(req.path).to.equal('/v1/messages');
+    expect(req.json.model).to.equal('console-model');
+    const image = imageOf(req);
+    expect(image.mediaType).to.equal('image/jpeg');
+    expect(image.data?.equals(await readFile(photo))).to.equal(true);
+    const history = (gateway.chats()[0].json.messages as Array<{ content: string }>).map((m) => m.content);
+    expect(history).to.include('gw sees: what is this?');
+  });
+
+  it(':image with a file that is not an image gets a clear reply, and the chat goes on', async () => {
+    const dir = await tempDir();
+    await writeConfig(dir);
+    await writeFile(`${dir}/fake.png`, 'definitely not a png');
+    const run = await runChat(`:image ${dir}/fake.png what is this?\n.ping\n`, {
+      cwd: dir,
+      env: { API_KEY: 'console-key-123', BASE_URL: gateway.url, MODEL: 'console-model' },
+      timeoutMs: 50_000,
+    });
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.lines[0]).to.match(/^bot> I could not open that image/);
+    expect(run.lines[1]).to.match(/^bot> pong/);
+    expect(gateway.messages()).to.have.length(0);
+  });
+});

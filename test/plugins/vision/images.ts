@@ -1,0 +1,24 @@
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { ffmpegBinary } from '../../../core/kernel/capabilities/detect.js';
+import type { IncomingMedia, MediaKind } from '../../../core/kernel/port/message.js';
+
+/**
+ * Makes a real image file with ffmpeg from a lavfi source (e.g. `color=c=red:s=64x48`, `testsrc=s=2000x1500`)
+ * and returns its path; the format follows the extension.
+ */
+export function makeImage(dir: string, name: string, source: string): Promise<string> {
+  const file = path.join(dir, name);
+  return new Promise((resolve, reject) =>
+    execFile(ffmpegBinary({ ffmpegPath: '' }).path, ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', source, '-frames:v', '1', file], (err) =>
+      err ? reject(err) : resolve(file),
+    ),
+  );
+}
+
+/** Incoming media around real bytes, as a transport hands it to plugins. */
+export async function mediaOf(file: string | Buffer, kind: MediaKind = 'image', mimetype = 'image/png'): Promise<IncomingMedia> {
+  const bytes = typeof file === 'string' ? await readFile(file) : file;
+  return { kind, mimetype, size: bytes.length, download: async () => bytes };
+}

@@ -1,0 +1,85 @@
+import { expect } from 'chai';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { AudioArchive, SNAPSHOT_MIN_NOTES, type NoteInput } from '../../../plugins/voice/archive.js';
+import { tempDir } from '../../helpers/test-app.js';
+
+const note = (transcript: string, extra: Partial<NoteInput> = {}): NoteInput => ({ messageId: `m-${Math.random()}`, senderId: '62811111111@s.whatsapp.net', at: Date.parse('2025-05-01T10:00:00Z'), transcript, ...extra });
+
+describe('audio archive', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await tempDir('voice-archive-');
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  it('needs a chat id for every call and has no way to search across chats', async () => {
+    const archive = new AudioArchive(dir);
+    await archive.add('A@g.us', note('the invoice number is 4711'));
+    for (const bad of ['', '   ', undefined as unknown as string, null as unknown as string]) {
+      let error: unknown;
+      try {
+        await archive.search(bad, 'invoice');
+      } catch (err) {
+        error = err;
+      }
+      expect(error, String(bad)).to.be.instanceOf(TypeError);
+    }
+    const methods = Object.getOwnPropertyNames(AudioArchive.prototype).filter((m) => m !== 'constructor');
+    expect(methods.sort()).to.deep.equal(['add', 'addMany', 'audioPath', 'chat', 'context', 'count', 'flush', 'load', 'observe', 'search'].sort());
+  });
+
+  it('never returns chat A notes for chat B, even with hostile chat ids and queries', async () => {
+    const archive = new AudioArchive(dir);
+    await archive.add('A@g.us', note('secret invoice number 4711 for the landlord'));
+    const hostile = ['B@g.us', '../A@g.us', 'A@g.us/..', 'A@g.us ', 'a@g.us', 'A', 'A@g.us\u0000', '%41@g.us', '..', '.', '*'];
+    for (const chat of hostile) {
+      for (const query of ['invoice', '4711', 'A@g.us invoice', '*', 'secret invoice number 4711 for the landlord']) {
+        expect(await archive.search(chat, query), `${JSON.stringify(chat)} / ${query}`).to.deep.equal([]);
+      }
+    }
+    // A fresh archive reading the same folders agrees, and chat A still finds its own note.
+    const reread = new AudioArchive(dir);
+    for (const chat of hostile) expect(await reread.search(chat, 'invoice')).to.deep.equal([]);
+    expect((await reread.search('A@g.us', 'invoice'))[0].note.transcript).to.include('4711');
+    // Every folder stays inside the archive root.
+    for (const entry of await readdir(dir)) expect(entry.includes('/') || entry === '..' || entry === '.').to.equal(false);
+  });
+
+  it('ignores a segment file that belongs to another chat', async () => {
+    const archive = new AudioArchive(dir);
+    await archive.add('A@g.us', note('the invoice of chat A'));
+    const foreign = { chatId: 'A@g.us', notes: [{ seq: 1, messageId: 'x', senderId: 's', at: 1, transcript: 'the invoice of chat A', kind: 'voice' }] };
+    await mkdir(path.join(dir, 'B@g.us', 'notes'), { recursive: true });
+    await writeFile(path.join(dir, 'B@g.us', 'notes', '000000.json'), JSON.stringify(foreign));
+    expect(await new AudioArchive(dir).search('B@g.us', 'invoice')).to.deep.equal([]);
+  });
+
+  it('ranks matches, quotes them and keeps them across a restart', async () => {
+    const archive = new AudioArchive(dir);
+    await archive.add('A@g.us', note('we talked about the garden and the weather', { senderName: 'Sari' }));
+    await archive.add('A@g.us', note('the invoice for march is attached, please pay the invoice soon', { senderName: 'Budi', audio: { bytes: Buffer.from('OggS fake'), ext: 'ogg' } }));
+    const hits = await new AudioArchive(dir).search('A@g.us', 'invoice march', 5);
+    expect(hits).to.have.length(1);
+    expect(hits[0].note).to.include({ senderName: 'Budi', seq: 2 });
+    expect(hits[0].quote).to.include('invoice for march');
+    expect(existsSync(archive.audioPath('A@g.us', hits[0].note)!)).to.equal(true);
+  });
+
+  it('loads a large chat from its index snapshot and still indexes what came after', async function () {
+    this.timeout(60_000);
+    const archive = new AudioArchive(dir);
+    const inputs = Array.from({ length: SNAPSHOT_MIN_NOTES + 10 }, (_, i) => note(`note number ${i} about topic${i % 50}`));
+    inputs[1234] = note('the one about the zebra crossing');
+    await archive.addMany('big@g.us', inputs);
+    await archive.flush();
+    expect(existsSync(path.join(dir, 'big@g.us', 'search-index.json'))).to.equal(true);
+    const reread = new AudioArchive(dir);
+    expect((await reread.search('big@g.us', 'zebra'))[0].note.seq).to.equal(1235);
+    await reread.add('big@g.us', note('a late note about a giraffe'));
+    const third = new AudioArchive(dir);
+    expect((await third.search('big@g.us', 'giraffe'))[0].note.seq).to.equal(SNAPSHOT_MIN_NOTES + 11);
+    expect((await third.search('big@g.us', 'zebra'))[0].note.seq).to.equal(1235);
+  });
+});

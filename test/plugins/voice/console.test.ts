@@ -1,0 +1,60 @@
+import { expect } from 'chai';
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { FakeAudioProvider } from '../../fakes/audio-provider.js';
+import { FakeGateway, lastUserText } from '../../fakes/openai-gateway.js';
+import { runChat, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { makeTone } from './audio-files.js';
+
+describe('voice in the console', function () {
+  this.timeout(90_000);
+  let audio: FakeAudioProvider;
+  let gw: FakeGateway;
+  let dir: string;
+
+  beforeEach(async () => {
+    audio = await FakeAudioProvider.start(() => 'remind me to buy milk');
+    gw = await FakeGateway.start('gw');
+    dir = await tempDir('voice-console-');
+    await writeConfig(dir, { plugins: { voice: { reactions: { enabled: false } } } });
+    makeTone(dir, 'note.ogg', 1.5);
+  });
+
+  afterEach(async () => {
+    await audio.close();
+    await gw.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it(':voice <file> is transcribed by the audio provider, answered, archived and found with .vn', async () => {
+    const run = await runChat(':voice note.ogg\n.vn milk\n:group family\n:voice note.ogg\n.ping\n', {
+      cwd: dir,
+      env: { API_KEY: 'gateway-key-123456', BASE_URL: gw.url, MODEL: 'main-model', AUDIO_API_KEYS: 'console-audio-key-1', AUDIO_BASE_URL: audio.url, AUDIO_MODEL: 'whisper-test' },
+      timeoutMs: 60_000,
+    });
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.lines[0]).to.equal('bot> gw: remind me to buy milk');
+    expect(run.lines[1]).to.match(/^bot> 🎤 1 voice note in this chat about "milk":/);
+    expect(run.lines[2]).to.include('"remind me to buy milk"');
+    // The group note is archived but not answered (not addressed), and so is the group's .ping without a mention.
+    expect(run.lines.slice(3).every((l) => !l.includes('remind me'))).to.equal(true);
+    expect(audio.uploads.map((u) => u.fileName)).to.deep.equal(['voice.ogg', 'voice.ogg']);
+    expect(lastUserText(gw.chats()[0])).to.equal('remind me to buy milk');
+    expect(existsSync(path.join(dir, 'data', 'audio_archive', 'family@g.us', 'audio', '1.ogg'))).to.equal(true);
+    expect(run.stderr).to.not.include('console-audio-key-1');
+  });
+
+  it('without an audio key the console says the bot cannot hear', async () => {
+    const run = await runChat(':voice note.ogg\n.ping\n', {
+      cwd: dir,
+      env: { API_KEY: 'gateway-key-123456', BASE_URL: gw.url, MODEL: 'main-model', AUDIO_BASE_URL: audio.url },
+      timeoutMs: 60_000,
+    });
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.lines[0]).to.match(/^bot> I can't hear voice notes right now: no audio key is configured/);
+    expect(run.lines[1]).to.match(/^bot> pong/);
+    expect(run.stderr).to.match(/no audio key/);
+    expect(audio.uploads).to.have.length(0);
+  });
+});

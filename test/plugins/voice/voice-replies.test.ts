@@ -1,0 +1,205 @@
+import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { IncomingMedia } from '../../../core/kernel/port/message.js';
+import type { BotAction } from '../../../core/adapters/memory/memory-transport.js';
+import { createVoicePlugin } from '../../../plugins/voice/index.js';
+import { resolveOptions } from '../../../core/kernel/plugin/options.js';
+import { voiceOptionsSchema } from '../../../plugins/voice/options.js';
+import { whyText } from '../../../plugins/voice/speech-reply.js';
+import { FakeAudioProvider } from '../../fakes/audio-provider.js';
+import { FakeGateway } from '../../fakes/openai-gateway.js';
+import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { makeTone } from './audio-files.js';
+
+const BOT_PHONE = '62899999999';
+const ALICE = '62811111111@s.whatsapp.net';
+const BOB = '62822222222@s.whatsapp.net';
+const KEY1 = 'audio-key-one-111111';
+const KEY2 = 'audio-key-two-222222';
+
+type MediaAction = Extract<BotAction, { type: 'media' }>;
+const texts = (actions: BotAction[]) => actions.filter((a): a is Extract<BotAction, { type: 'text' }> => a.type === 'text').map((a) => a.text);
+const medias = (actions: BotAction[]) => actions.filter((a): a is MediaAction => a.type === 'media');
+
+function voice(bytes: Buffer): IncomingMedia {
+  return { kind: 'voice', mimetype: 'audio/ogg; codecs=opus', size: bytes.length, download: async () => bytes };
+}
+
+/** What ffprobe (a real one, outside the bot) says the file is. */
+function probe(file: string): { format: string; codec: string; channels: number } {
+  const out = JSON.parse(execFileSync('ffprobe', ['-v', 'error', '-show_entries', 'format=format_name:stream=codec_name,channels', '-of', 'json', file], { encoding: 'utf8' }));
+  return { format: out.format.format_name, codec: out.streams[0].codec_name, channels: out.streams[0].channels };
+}
+
+describe('voice replies', function () {
+  this.timeout(60_000);
+  let audio: FakeAudioProvider;
+  let gw: FakeGateway;
+  let t: TestApp;
+  let ogg: Buffer;
+  let transcript: string;
+
+  before(async () => {
+    ogg = makeTone(await tempDir('voice-replies-'), 'note.ogg', 1);
+  });
+
+  beforeEach(async () => {
+    transcript = 'what is the weather like today';
+    audio = await FakeAudioProvider.start(() => transcript);
+    gw = await FakeGateway.start('gw');
+  });
+
+  afterEach(async () => {
+    await t?.stop();
+    await audio.close();
+    await gw.close();
+  });
+
+  async function start(replies?: Record<string, unknown>, env: Record<string, string> = {}, dir?: string): Promise<TestApp> {
+    t = await startTestApp({
+      dir,
+      plugins: [createVoicePlugin({ random: () => 0.99 })],
+      env: { API_KEY: 'gateway-key-123456', BASE_URL: gw.url, MODEL: 'main-model', AUDIO_BASE_URL: `${audio.url}/v1/`, AUDIO_API_KEYS: `${KEY1},${KEY2}`, AUDIO_SPEECH_MODEL: 'tts-test', AUDIO_SPEECH_VOICE: 'nova', ...env },
+      config: { targetUserIds: [BOT_PHONE], plugins: { voice: replies ? { replies } : {} } },
+    });
+    return t;
+  }
+
+  it('answers a voice note with an Ogg/Opus voice note made from the speech endpoint, when the option is on', async () => {
+    await start({ enabled: true });
+    const actions = await t.transport.push({ senderId: ALICE, media: voice(ogg) });
+    expect(texts(actions)).to.deep.equal([]);
+    const [sent] = medias(actions);
+    expect(sent.media.kind).to.equal('voice');
+    expect(sent.chatId).to.equal(ALICE);
+    expect(existsSync(sent.media.path)).to.equal(true);
+    expect(probe(sent.media.path)).to.deep.equal({ format: 'ogg', codec: 'opus', channels: 1 });
+    expect(audio.speeches).to.have.length(1);
+    expect(audio.speeches[0]).to.deep.include({ key: KEY1, model: 'tts-test', voice: 'nova', input: 'gw: what is the weather like today' });
+    // The answer is in the history as text, as for a typed answer.
+    const history = await t.app.bot.histories.recent(ALICE);
+    expect(history.at(-1)).to.include({ role: 'assistant', text: 'gw: what is the weather like today' });
+    expect(JSON.stringify(t.logs())).to.include('voice replies are on');
+  });
+
+  it('is off by default: text answers, no speech request, and the start log says why', async () => {
+    await start();
+    const actions = await t.transport.push({ senderId: ALICE, media: voice(ogg) });
+    expect(texts(actions)).to.deep.equal(['gw: what is the weather like today']);
+    expect(medias(actions)).to.deep.equal([]);
+    expect(audio.speeches).to.have.length(0);
+    expect(JSON.stringify(t.logs())).to.include('voice replies are off by default');
+  });
+
+  it('.voice on turns voice replies on for one chat only; .voice off returns it to text; the choice survives a restart', async () => {
+    const dir = await tempDir('voice-replies-app-');
+    await start(undefined, {}, dir);
+    expect(texts(await t.transport.push({ senderId: ALICE, text: '.voice on' }))[0]).to.match(/^Voice replies are on in this chat/);
+    expect(medias(await t.transport.push({ senderId: ALICE, media: voice(ogg) }))).to.have.length(1);
+    expect(texts(await t.transport.push({ senderId: BOB, media: voice(ogg) }))).to.deep.equal(['gw: what is the weather like today']);
+    await t.stop();
+    await start(undefined, {}, dir);
+    expect(medias(await t.transport.push({ senderId: ALICE, media: voice(ogg) }))).to.have.length(1);
+    expect(texts(await t.transport.push({ senderId: ALICE, text: '.voice off' }))[0]).to.match(/^Voice replies are off in this chat/);
+    const after = await t.transport.push({ senderId: ALICE, media: voice(ogg) });
+    expect(medias(after)).to.deep.equal([]);
+    expect(texts(after)).to.deep.equal(['gw: what is the weather like today']);
+    expect(texts(await t.transport.push({ senderId: ALICE, text: '.voice' }))[0]).to.match(/^Voice replies are off in this chat/);
+  });
+
+  it('a private chat moving from its LID to its phone id keeps its .voice choice under the new id; the LID keeps none', async () => {
+    const lid = '98765432100001@lid';
+    const dir = await tempDir('voice-replies-move-');
+    await start(undefined, {}, dir);
+    await t.transport.push({ senderId: lid, text: '.voice on' });
+    await t.app.bot.privacy.moveChat(lid, ALICE);
+    expect(medias(await t.transport.push({ senderId: ALICE, media: voice(ogg) }))).to.have.length(1);
+    expect(texts(await t.transport.push({ senderId: lid, text: '.voice' }))[0]).to.match(/^Voice replies are off in this chat/);
+    const file = await readFile(path.join(dir, 'data', 'voice_replies.json'), 'utf8');
+    expect(file).not.to.include('98765432100001');
+  });
+
+  it("a person's .voice choice and audio seconds are in their export and go with the dashboard's delete; another's stay", async () => {
+    const dir = await tempDir('voice-replies-privacy-');
+    await start(undefined, {}, dir);
+    await t.transport.push({ senderId: ALICE, text: '.voice on' });
+    await t.transport.push({ senderId: BOB, text: '.voice off' });
+    await t.transport.push({ senderId: ALICE, media: voice(ogg) });
+    const exported = (await t.app.bot.privacy.exportFor([ALICE])).voice as { replyChoices: Record<string, boolean>; audioSecondsToday: Record<string, number> };
+    expect(exported.replyChoices).to.deep.equal({ [ALICE]: true });
+    expect(Object.keys(exported.audioSecondsToday)).to.deep.equal([ALICE]);
+    await t.app.bot.privacy.deleteFor([ALICE]);
+    const onDisk = (await readFile(path.join(dir, 'data', 'voice_replies.json'), 'utf8')) + (await readFile(path.join(dir, 'data', 'audio_budget.json'), 'utf8'));
+    expect(onDisk).not.to.include('62811111111');
+    expect(onDisk).to.include(BOB);
+    expect(texts(await t.transport.push({ senderId: ALICE, text: '.voice' }))[0]).to.match(/^Voice replies are off in this chat/);
+  });
+
+  it("a chat's .voice off wins over the option on", async () => {
+    await start({ enabled: true });
+    await t.transport.push({ senderId: ALICE, text: '.voice off' });
+    const actions = await t.transport.push({ senderId: ALICE, media: voice(ogg) });
+    expect(medias(actions)).to.deep.equal([]);
+    expect(texts(actions)).to.deep.equal(['gw: what is the weather like today']);
+    expect(audio.speeches).to.have.length(0);
+  });
+
+  it('sends a long answer, or one with a link or code, as text', async () => {
+    await start({ enabled: true, maxChars: 80 });
+    transcript = 'tell me a long story '.repeat(4).trim(); // 'gw: ' + 83 characters
+    const long = await t.transport.push({ senderId: ALICE, media: voice(ogg) });
+    expect(medias(long)).to.deep.equal([]);
+    expect(texts(long)).to.deep.equal([`gw: ${transcript}`]);
+    transcript = 'open https://example.org/page';
+    expect(medias(await t.transport.push({ senderId: ALICE, media: voice(ogg) }))).to.deep.equal([]);
+    transcript = 'run `npm test` now';
+    expect(medias(await t.transport.push({ senderId: ALICE, media: voice(ogg) }))).to.deep.equal([]);
+    expect(audio.speeches).to.have.length(0);
+    transcript = 'a short one';
+    expect(medias(await t.transport.push({ senderId: ALICE, media: voice(ogg) }))).to.have.length(1);
+  });
+
+  it('the default threshold is 600 characters, and voice replies are off by default', () => {
+    expect(resolveOptions(voiceOptionsSchema, {}).options.replies).to.deep.equal({ enabled: false, maxChars: 600 });
+    expect(whyText('a'.repeat(600), 600)).to.equal(undefined);
+    expect(whyText('a'.repeat(601), 600)).to.match(/longer than 600/);
+    expect(whyText('see www.example.org', 600)).to.match(/link/);
+    expect(whyText('```js\nx\n```', 600)).to.match(/code/);
+  });
+
+  it('answers with text and no error when the speech endpoint fails (500 on every key) or hangs', async () => {
+    await start({ enabled: true }, { UPSTREAM_TIMEOUT_MS: '1000' });
+    audio.nextSpeech({ status: 500, json: { error: { message: 'boom' } } }, { status: 500, json: { error: { message: 'boom' } } });
+    const failed = await t.transport.push({ senderId: ALICE, media: voice(ogg) });
+    expect(audio.speeches.map((s) => s.key)).to.deep.equal([KEY1, KEY2]);
+    expect(medias(failed)).to.deep.equal([]);
+    expect(texts(failed)).to.deep.equal(['gw: what is the weather like today']);
+
+    audio.nextSpeech('hang');
+    const hung = await t.transport.push({ senderId: ALICE, media: voice(ogg) });
+    expect(audio.speeches.length).to.be.greaterThan(2);
+    expect(medias(hung)).to.deep.equal([]);
+    expect(texts(hung)).to.deep.equal(['gw: what is the weather like today']);
+
+    // The speech failures did not park the keys: the next voice note is heard and answered as a voice note.
+    const after = await t.transport.push({ senderId: ALICE, media: voice(ogg) });
+    expect(medias(after)).to.have.length(1);
+    expect(audio.uploads).to.have.length(3);
+  });
+
+  it('answers with text when the speech endpoint returns something that is not audio', async () => {
+    await start({ enabled: true });
+    audio.nextSpeech({ status: 200, text: '#EXTM3U\n#EXT-X-MEDIA-SEQUENCE:0\nfile:///etc/passwd\n' });
+    const actions = await t.transport.push({ senderId: ALICE, media: voice(ogg) });
+    expect(medias(actions)).to.deep.equal([]);
+    expect(texts(actions)).to.deep.equal(['gw: what is the weather like today']);
+  });
+
+  it('without an audio key the start log says voice replies are off and why', async () => {
+    await start({ enabled: true }, { AUDIO_API_KEYS: '' });
+    expect(JSON.stringify(t.logs())).to.include('voice replies are off: no audio key');
+  });
+});

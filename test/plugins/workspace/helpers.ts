@@ -1,0 +1,42 @@
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import workspacePlugin from '../../../plugins/workspace/index.js';
+import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+
+export const USER = '62811112222@s.whatsapp.net';
+export const USER_LID = '777666555444333@lid';
+
+/** Starts the app with only the workspace plugin, short limits for tests, and the given env/config. */
+export async function startWorkspaceApp(options: { env?: Record<string, string>; workspace?: Record<string, unknown>; config?: Record<string, unknown> } = {}): Promise<TestApp> {
+  return startTestApp({
+    plugins: [workspacePlugin],
+    env: options.env,
+    config: { plugins: { workspace: { timeLimitSeconds: 4, cpuSeconds: 4, maxOutputBytes: 4096, quotaMb: 2, ...(options.workspace ?? {}) } }, ...(options.config ?? {}) },
+  });
+}
+
+/** The text of the bot's replies among `actions`. */
+export function texts(actions: Array<{ type: string }>): string[] {
+  return actions.filter((a) => a.type === 'text').map((a) => (a as unknown as { text: string }).text);
+}
+
+/** The files folder of the (only or given owner's) workspace of a test app. */
+export async function workspaceDir(t: TestApp, owner = USER): Promise<string> {
+  const indexDir = path.join(t.dir, 'data', 'workspaces', 'index');
+  for (const file of await readdir(indexDir)) {
+    const meta = JSON.parse(await readFile(path.join(indexDir, file), 'utf8'));
+    if (meta.owner === owner || meta.ids.includes(owner)) return path.join(t.dir, 'data', 'workspaces', 'files', meta.id);
+  }
+  throw new Error(`no workspace of ${owner}`);
+}
+
+/** Writes a file into a workspace as if the user had made it. */
+export async function putFile(dir: string, name: string, content: string): Promise<void> {
+  await mkdir(path.dirname(path.join(dir, name)), { recursive: true });
+  await writeFile(path.join(dir, name), content);
+}
+
+/** True when bubblewrap works on this machine (else the suites assert the refusal path). */
+export function sandboxWorks(t: TestApp): boolean {
+  return t.app.capabilities.has('sandbox');
+}

@@ -1,0 +1,78 @@
+import { expect } from 'chai';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import workspacePlugin from '../../../plugins/workspace/index.js';
+import { startTestApp, tempDir } from '../../helpers/test-app.js';
+import { putFile, texts, USER, USER_LID, workspaceDir } from './helpers.js';
+
+describe('workspace identity (phone id ↔ LID)', function () {
+  this.timeout(30_000);
+
+  it('finds the same workspace whether the person writes under the phone id or the LID, across restarts', async () => {
+    const dir = await tempDir();
+    let t = await startTestApp({ dir, plugins: [workspacePlugin], config: {} });
+    try {
+      await t.transport.push({ text: '/ws', senderId: USER });
+      await putFile(await workspaceDir(t), 'mine.py', 'print(1)');
+      // Same person, now seen by LID with the phone id as the alternative: same workspace, and the link is learnt.
+      const viaLid = texts(await t.transport.push({ text: '/ws files', senderId: USER_LID, senderAltId: USER, chatId: USER }));
+      expect(viaLid[0]).to.include('mine.py');
+    } finally {
+      await t.stop();
+    }
+    const users = JSON.parse(await readFile(path.join(dir, 'data', 'workspaces', 'users.json'), 'utf8'));
+    expect(users.owners[USER_LID]).to.equal(users.owners[USER]);
+
+    t = await startTestApp({ dir, plugins: [workspacePlugin] });
+    try {
+      // LID only, no alternative id: still recognised from users.json.
+      const lidOnly = texts(await t.transport.push({ text: '/ws files', senderId: USER_LID }));
+      expect(lidOnly[0]).to.include('mine.py');
+      // A device suffix does not make a new person.
+      expect(texts(await t.transport.push({ text: '/ws files', senderId: '62811112222:12@s.whatsapp.net' }))[0]).to.include('mine.py');
+      // Somebody else gets their own, empty workspace.
+      const other = texts(await t.transport.push({ text: '/ws', senderId: '62899998888@s.whatsapp.net' }));
+      expect(other[0]).to.include('new workspace').and.include('No files yet');
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it('links a LID-first workspace when the phone id shows up with it', async () => {
+    const t = await startTestApp({ plugins: [workspacePlugin] });
+    try {
+      await t.transport.push({ text: '/ws', senderId: USER_LID });
+      await putFile(await workspaceDir(t, USER_LID), 'lidfile.py', 'print(2)');
+      const both = texts(await t.transport.push({ text: '/ws files', senderId: USER, senderAltId: USER_LID }));
+      expect(both[0]).to.include('lidfile.py');
+      expect(texts(await t.transport.push({ text: '/ws files', senderId: USER }))[0]).to.include('lidfile.py');
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it('a private chat moving from its LID to its phone id stays in its open workspace; the LID holds none open', async () => {
+    const dir = await tempDir();
+    let t = await startTestApp({ dir, plugins: [workspacePlugin], config: {} });
+    const indexDir = path.join(dir, 'data', 'workspaces', 'index');
+    const openChats = async () => {
+      const [name] = (await readdir(indexDir)).filter((n) => n.endsWith('.json'));
+      return Object.keys(JSON.parse(await readFile(path.join(indexDir, name), 'utf8')).open);
+    };
+    try {
+      await t.transport.push({ text: '/ws', senderId: USER_LID });
+      expect(await openChats()).to.deep.equal([USER_LID]);
+      await t.app.bot.privacy.moveChat(USER_LID, USER);
+      expect(await openChats()).to.deep.equal([USER]);
+    } finally {
+      await t.stop();
+    }
+    // After a restart the phone chat is still the one open in the workspace.
+    t = await startTestApp({ dir, plugins: [workspacePlugin] });
+    try {
+      expect(await openChats()).to.deep.equal([USER]);
+    } finally {
+      await t.stop();
+    }
+  });
+});
