@@ -53,6 +53,11 @@ export interface JailJob {
   egress?: EgressPolicy;
   /** Other programs the job calls by the path `jail.pathInside(tool)` gives (e.g. yt-dlp's ffmpeg). */
   tools?: string[];
+  /**
+   * Trusted files and folders a program needs besides /usr (a script and the libraries it imports), shown read-only
+   * at `/opt/jail/lib/<name>`; `name` is a relative path (`read.mjs`, `node_modules/fflate`). Jailed jobs only.
+   */
+  libraries?: Record<string, string>;
   /** Extra environment (the run starts from an empty one). */
   env?: Record<string, string>;
   limits: JailLimits;
@@ -174,6 +179,17 @@ function onPath(program: string): string {
 }
 
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$/;
+/** One part of a library's name inside the jail (`node_modules`, `@xmldom`, `read.mjs`). */
+const SAFE_LIBRARY_PART = /^@?[A-Za-z0-9][A-Za-z0-9._-]{0,100}$/;
+
+/** Makes a copied tree readable by anyone (folders enterable), so the jail's uid can load it. */
+async function chmodReadable(target: string): Promise<void> {
+  const info = await fs.lstat(target);
+  if (info.isDirectory()) {
+    await fs.chmod(target, 0o755);
+    for (const entry of await fs.readdir(target)) await chmodReadable(path.join(target, entry));
+  } else if (info.isFile()) await fs.chmod(target, (info.mode & 0o111 ? 0o755 : 0o644));
+}
 
 /**
  * The one isolation boundary of the bot: every helper program that touches bytes or code from a chat runs here —
@@ -213,19 +229,23 @@ export class Jail {
   private readonly copies = new Map<string, Promise<string>>();
 
   /** A copy of `program` the jail's uid may read (made once per program version, removed when the service exits). */
-  private readableCopy(program: string): Promise<string> {
+  private toolsDir(): Promise<string> {
     this.tools ??= (async () => {
       const dir = await fs.mkdtemp(path.join(this.options.scratchRoot ?? os.tmpdir(), 'jail-tools-'));
       await fs.chmod(dir, 0o755);
       process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
       return dir;
     })();
+    return this.tools;
+  }
+
+  private readableCopy(program: string): Promise<string> {
     const stat = statSync(program);
     const key = `${program}|${stat.size}|${stat.mtimeMs}`;
     let copy = this.copies.get(key);
     if (!copy) {
       copy = (async () => {
-        const dir = await fs.mkdtemp(path.join(await this.tools!, 'bin-'));
+        const dir = await fs.mkdtemp(path.join(await this.toolsDir(), 'bin-'));
         await fs.chmod(dir, 0o755);
         const target = path.join(dir, path.basename(program));
         await fs.copyFile(program, target, fsConstants.COPYFILE_FICLONE);
@@ -234,6 +254,26 @@ export class Jail {
       })();
       copy.catch(() => this.copies.delete(key));
       this.copies.set(key, copy);
+    }
+    return copy;
+  }
+
+  private readonly trees = new Map<string, Promise<string>>();
+
+  /** A copy of a library file or folder the jail's uid may read (made once per path, removed when the service exits). */
+  private readableTree(source: string): Promise<string> {
+    let copy = this.trees.get(source);
+    if (!copy) {
+      copy = (async () => {
+        const dir = await fs.mkdtemp(path.join(await this.toolsDir(), 'lib-'));
+        await fs.chmod(dir, 0o755);
+        const target = path.join(dir, path.basename(source));
+        await fs.cp(source, target, { recursive: true, dereference: true });
+        await chmodReadable(target);
+        return target;
+      })();
+      copy.catch(() => this.trees.delete(source));
+      this.trees.set(source, copy);
     }
     return copy;
   }
@@ -253,6 +293,10 @@ export class Jail {
     const jailed = support.bwrap.ok;
     if (job.kind === 'code' && !jailed) throw new JailRefused(`the jail does not work on this server (${support.bwrap.ok ? "" : support.bwrap.reason}), and running code without it would expose the server`);
     if (job.work && !jailed) throw new JailRefused('a job with a work folder needs the jail');
+    if (job.libraries && !jailed) throw new JailRefused('a job with libraries needs the jail');
+    for (const name of Object.keys(job.libraries ?? {})) {
+      if (!name.split('/').every((part) => SAFE_LIBRARY_PART.test(part))) throw new Error(`bad jail library name ${name}`);
+    }
     const started = Date.now();
     const scratch = await fs.mkdtemp(path.join(this.options.scratchRoot ?? os.tmpdir(), 'jail-'));
     let group: RunGroup | undefined;
@@ -291,6 +335,10 @@ export class Jail {
       const programs = [job.program, ...(job.tools ?? [])].map((p) => realpathSync(onPath(p)));
       const program = programs[0]!;
       const outsideUsr = jailed ? await Promise.all(programs.filter((p) => !p.startsWith('/usr/')).map(async (p) => ({ host: await this.readableCopy(p), inside: `${INSIDE.bin}/${path.basename(p)}` }))) : [];
+      // Libraries are shown from the service's own files, or from a readable copy when the jail's uid is another.
+      const libraries = await Promise.all(
+        Object.entries(job.libraries ?? {}).map(async ([name, host]) => ({ host: support.dropsRoot ? await this.readableTree(host) : host, inside: `${INSIDE.lib}/${name}` })),
+      );
       const env: Record<string, string> = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', HOME: job.work ? INSIDE.work : INSIDE.tmp, ...(job.env ?? {}) };
       let inner: string[];
       let bwrapArgs: string[] = [];
@@ -306,7 +354,7 @@ export class Jail {
           outDir: job.outputTo ? outDir : undefined,
           workBytes: job.work ? job.work.quota.bytes + 256 * 1024 + job.work.quota.entries * 4096 : undefined,
           tmpBytes,
-          programsOutsideUsr: outsideUsr,
+          programsOutsideUsr: [...outsideUsr, ...libraries],
           egressSocket: egress ? egressSocket : undefined,
           env,
           cwd: job.work ? INSIDE.work : '/',

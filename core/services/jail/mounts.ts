@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 
 /** Where a job's files appear inside the jail (neutral names: nothing of the host's layout shows). */
-export const INSIDE = { in: '/in', out: '/out', work: '/work', tmp: '/tmp', bin: '/opt/jail/bin', egress: '/run/egress.sock' } as const;
+export const INSIDE = { in: '/in', out: '/out', work: '/work', tmp: '/tmp', bin: '/opt/jail/bin', lib: '/opt/jail/lib', egress: '/run/egress.sock' } as const;
 
 /** The merged-/usr symlinks of the host (Debian: /bin → usr/bin, …), recreated inside so programs find libraries. */
 export function systemLinks(): string[] {
@@ -26,7 +26,7 @@ export interface MountPlan {
   /** Size of the empty tmpfs at /work (seeded and collected through pipes), bytes. */
   workBytes?: number;
   tmpBytes: number;
-  /** Programs outside /usr: their readable copies, shown read-only at /opt/jail/bin/<name>. */
+  /** Programs outside /usr (their readable copies, at /opt/jail/bin/<name>) and libraries (at /opt/jail/lib/<name>), read-only. */
   programsOutsideUsr?: Array<{ host: string; inside: string }>;
   /** Host path of the egress proxy's socket, shown at /run/egress.sock; also shows /etc/ssl for certificates. */
   egressSocket?: string;
