@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { AllProvidersFailedError, definePlugin, defineTool, Store, Type, UpstreamFailure, type PluginHost, type ProviderLeg } from '../../core/index.js';
+import { AllProvidersFailedError, definePlugin, defineTool, Store, Type, UpstreamFailure, type MessageContext, type PluginHost, type ProviderLeg } from '../../core/index.js';
 import { DownloadRefused, isPrivateAddress, type EgressPolicy } from '../../core/media.js';
 import { BadImageAnswer, generateOnLeg, NoImageEndpoint } from './gateway-images.js';
 
@@ -85,14 +85,18 @@ function imagine(host: Host) {
     }
   }
 
-  /** Draws one picture for `senderId`; a file to send, or the sentence to say. */
-  async function draw(rawPrompt: string, senderId: string, isOwner: boolean): Promise<Outcome> {
+  /** Draws one picture for the sender of `ctx`; a file to send, or the sentence to say. */
+  async function draw(rawPrompt: string, ctx: MessageContext<unknown>): Promise<Outcome> {
+    const { senderId, isOwner } = ctx;
     const model = host.setting('IMAGE_MODEL')?.trim();
     if (!model) return { ok: false, text: NO_IMAGE_MODEL };
     if (allLacking()) return { ok: false, text: GATEWAY_HAS_NONE };
     const prompt = rawPrompt.replace(/\s+/g, ' ').trim();
     if (!prompt) return { ok: false, text: `Tell me what to draw, for example: ${host.config().prefix}imagine a red fox in the snow, watercolour` };
     if (prompt.length > MAX_PROMPT_CHARS) return { ok: false, text: `That description is too long (${prompt.length} characters; the limit is ${MAX_PROMPT_CHARS}).` };
+    // A paid picture is an AI request like a chat answer: a sender past their AI budget gets none (owners are exempt).
+    const overBudget = await ctx.ai.budget(ctx);
+    if (overBudget) return { ok: false, text: overBudget };
     const over = await takeQuota(senderId, isOwner);
     if (over) return { ok: false, text: over };
     let result: { bytes: Buffer; mimetype: string; ext: string } | { refused: string };
@@ -176,7 +180,7 @@ export default definePlugin({
             await ctx.typing(true).catch(() => undefined);
             let outcome: Outcome;
             try {
-              outcome = await draw(ctx.args, ctx.senderId, ctx.isOwner);
+              outcome = await draw(ctx.args, ctx);
             } finally {
               await ctx.typing(false).catch(() => undefined);
             }
@@ -194,7 +198,7 @@ export default definePlugin({
           parameters: Type.Object({ prompt: Type.String({ description: 'what the picture shows, in detail (style, subject, setting)' }) }),
           needs: ['imageGen'],
           async run(args, call) {
-            const outcome = await draw(args.prompt, call.senderId, call.isOwner);
+            const outcome = await draw(args.prompt, call.ctx);
             if (!outcome.ok) return `The picture was not made: ${outcome.text} Tell the user this in your own words.`;
             // The core bound call.ctx to the asking chat: the picture can only go where it was asked for.
             await call.ctx.sendMedia({ kind: 'image', path: outcome.file, mimetype: outcome.mimetype });

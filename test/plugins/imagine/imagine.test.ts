@@ -6,7 +6,7 @@ import imaginePlugin, { GATEWAY_HAS_NONE, NO_IMAGE_MODEL, testHooks } from '../.
 import { completion } from '../../fakes/openai-gateway.js';
 import type { RecordedRequest } from '../../fakes/http-fake.js';
 import { FakeImagesGateway, TINY_PNG } from '../../fakes/images-gateway.js';
-import { runChat, startTestApp, tempDir, writeConfig, type TestApp } from '../../helpers/test-app.js';
+import { runChat, shippedExample, startTestApp, tempDir, writeConfig, type TestApp } from '../../helpers/test-app.js';
 
 const KEY = 'sk-image-gateway-key-998877';
 const OWNER = '6281100000001';
@@ -145,6 +145,35 @@ describe('imagine plugin (image generation)', function () {
     expect(sent[0].chatId).to.equal(GROUP);
     expect(gateway.imageRequests()[0].json.prompt).to.equal('a fox in snow');
     expect(texts(actions)).to.deep.equal(['Here is your fox.']);
+  });
+
+  it('a sender past their AI budget gets no paid picture (the image endpoint is not asked); the owner still does', async () => {
+    gateway = await FakeImagesGateway.start({ images: true });
+    const example = await shippedExample();
+    t = await startTestApp({
+      env: { API_KEY: KEY, BASE_URL: gateway.url, MODEL: 'main-model', IMAGE_MODEL: 'gpt-image-1' },
+      plugins: [imaginePlugin],
+      config: { owners: [OWNER], ai: { ...example.ai, requestsPerMinute: 1 }, plugins: { imagine: { enabled: true } } },
+    });
+    expect(media((await t.transport.push({ senderId: '6281200000009', text: '.imagine a fox' })) as Action[])).to.have.length(1);
+    const refused = (await t.transport.push({ senderId: '6281200000009', text: '.imagine another fox' })) as Action[];
+    expect(media(refused)).to.deep.equal([]);
+    expect(texts(refused)[0]).to.match(/^You have sent a lot of requests/);
+    expect(gateway.imageRequests()).to.have.length(1);
+    await t.transport.push({ senderId: OWNER, text: '.imagine a cat' });
+    expect(media((await t.transport.push({ senderId: OWNER, text: '.imagine a dog' })) as Action[])).to.have.length(1);
+    expect(gateway.imageRequests()).to.have.length(3);
+  });
+
+  it('generate_image is offered while imageGen is up and withdrawn from the model once the gateway proves to have no image model', async () => {
+    await start(404, undefined, {}, () => ({ status: 200, json: completion('ok') }));
+    await t!.transport.push({ text: 'hello there' });
+    expect(toolNames(gateway.chats()[0]!)).to.include('generate_image');
+    expect(texts((await t!.transport.push({ text: '.imagine a fox' })) as Action[])).to.deep.equal([GATEWAY_HAS_NONE]);
+    await t!.transport.push({ text: 'draw me a fox' });
+    const last = gateway.chats().at(-1)!;
+    expect(JSON.stringify(last.json.messages)).to.include('draw me a fox');
+    expect(toolNames(last)).to.not.include('generate_image');
   });
 
   it('on the console, .imagine prints bot [image] <path> of the PNG', async () => {
