@@ -9,6 +9,7 @@ import type { Settings } from '../services/config/settings.js';
 import type { Logger } from '../services/log/logger.js';
 import { logOnlyNotifier, type OwnerNotifier } from '../services/notices/owner-notifier.js';
 import { Bursts } from './pipeline/bursts.js';
+import { BurstTurns } from './pipeline/burst-turns.js';
 import { ChatQueue } from './pipeline/chat-queue.js';
 import { SendCancelledError } from '../services/sending/outbox.js';
 import { createContext, pluginView, type ContextDeps } from './pipeline/context.js';
@@ -101,6 +102,7 @@ export class Bot {
   private readonly queue: ChatQueue;
   /** A sender's burst of free text (and what they send while it is answered) as one turn. */
   private readonly bursts: Bursts;
+  private readonly burstTurns: BurstTurns;
   private readonly contextDeps: ContextDeps;
   /** What ended turns still finish (see `afterTurns`). */
   private readonly turnTails = new Set<Promise<void>>();
@@ -140,7 +142,10 @@ export class Bot {
       windowMs: () => this.configValue.conversation.debounceMs ?? this.transport?.defaultDebounceMs ?? 0,
       joinable: (message) => joinsBursts(message, this.configValue.prefix),
       queue: (chatId, take) => this.queue.push(chatId, () => this.process(take())),
+      merged: (chatId, messages, turnId) => void this.burstTurns.note(chatId, messages, turnId),
     });
+    this.burstTurns = new BurstTurns(deps.settings.dataDir);
+    this.privacy.register(this.burstTurns.privacyParticipant());
     this.access = new AccessControl({
       file: accessFile(deps.settings.dataDir),
       config,
@@ -383,7 +388,7 @@ export class Bot {
         const admin = by && !by.fromMe && chatId.endsWith('@g.us') && (await this.isGroupAdmin(chatId, by.ids));
         const author = admin ? undefined : authorOf(by);
         // A message merged into a burst was stored as part of its turn: the whole turn goes (never its words left).
-        const turn = this.bursts.turnOf(chatId, messageId);
+        const turn = await this.burstTurns.turnOf(chatId, messageId);
         const removed = await this.privacy.revoke(chatId, turn.id, author);
         if (author && !removed) this.log.info({ chat: chatId, messageId }, 'a delete for everyone removed nothing: the stored message (if any) is not the sender\'s own, and they are no group admin');
         else this.log.info({ chat: chatId, messageId, removed }, 'a message deleted for everyone was removed from the stored data');
@@ -403,7 +408,7 @@ export class Bot {
       async () => {
         // A turn merged from a burst holds the other messages' words too: an edit of one of them cannot be applied
         // line by line, so the turn is removed (the old words must not stay), as a delete would.
-        const turn = this.bursts.turnOf(chatId, messageId);
+        const turn = await this.burstTurns.turnOf(chatId, messageId);
         if (turn.merged) {
           const removed = await this.privacy.revoke(chatId, turn.id, authorOf(by));
           this.log.info({ chat: chatId, messageId, removed }, 'an edited message was part of a burst: the turn that carried it was removed from the stored data');
@@ -459,7 +464,7 @@ export class Bot {
     await this.registry.stop();
     await this.transport?.stop();
     // A store that cannot write rejects; the app's data health lists it and the stop reports it (never silently).
-    await Promise.allSettled([this.histories.flush(), this.memories.flush(), this.access.flush(), ...[...this.stores.values()].map((s) => s.close())]);
+    await Promise.allSettled([this.histories.flush(), this.memories.flush(), this.access.flush(), this.burstTurns.flush(), ...[...this.stores.values()].map((s) => s.close())]);
   }
 
   /** Resolves when no message is being handled. */

@@ -1,8 +1,5 @@
 import type { IncomingMessage } from '../port/message.js';
 
-/** Ids of merged messages kept to find their turn on a later delete or edit. */
-const MERGED_IDS_KEPT = 10_000;
-
 /** Messages one turn carries in full; the earlier ones of a longer run are summarised in one line. */
 export const MAX_TURN_MESSAGES = 20;
 
@@ -26,6 +23,8 @@ export interface BurstDeps {
   joinable: (message: IncomingMessage) => boolean;
   /** Queues the handling of a message behind the chat's earlier work; resolves when it was handled. */
   queue: (chatId: string, handle: () => IncomingMessage) => Promise<void>;
+  /** Told which messages one turn carried (kept on disk: burst-turns.ts), so a later delete or edit finds the turn. */
+  merged: (chatId: string, messages: IncomingMessage[], turnId: string) => void;
 }
 
 /**
@@ -41,11 +40,6 @@ export interface BurstDeps {
  */
 export class Bursts {
   private readonly open = new Map<string, Burst>();
-  /**
-   * chat + id of a message merged into a turn → the turn's id (its newest message's), so a delete or edit for
-   * everyone of any message of a burst reaches what was stored for the whole turn. Bounded: the oldest go first.
-   */
-  private readonly mergedInto = new Map<string, string>();
 
   constructor(private readonly deps: BurstDeps) {}
 
@@ -65,20 +59,6 @@ export class Bursts {
     }
     if (current) this.close(chatId, current);
     return this.deps.queue(chatId, () => message);
-  }
-
-  /** The id under which the turn carrying `messageId` was handled (its own id when it was not merged). */
-  turnOf(chatId: string, messageId: string): { id: string; merged: boolean } {
-    const id = this.mergedInto.get(`${chatId}\0${messageId}`);
-    return id ? { id, merged: true } : { id: messageId, merged: false };
-  }
-
-  private remember(chatId: string, messages: IncomingMessage[], turnId: string): void {
-    for (const m of messages) this.mergedInto.set(`${chatId}\0${m.id}`, turnId);
-    for (const key of this.mergedInto.keys()) {
-      if (this.mergedInto.size <= MERGED_IDS_KEPT) break;
-      this.mergedInto.delete(key);
-    }
   }
 
   /** Queues the chat's burst still waiting for its window now (its chat moves to another id: handled before the move). */
@@ -127,7 +107,7 @@ export class Bursts {
         burst.closed = true;
         if (this.open.get(chatId) === burst) this.open.delete(chatId);
         const turn = oneTurn(burst.messages);
-        if (burst.messages.length > 1) this.remember(chatId, burst.messages, turn.id);
+        if (burst.messages.length > 1) this.deps.merged(chatId, burst.messages, turn.id);
         return turn;
       })
       .finally(() => {

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
 import pingPlugin from '../../../plugins/ping/index.js';
 import { FakeGateway, completion, lastUserText } from '../../fakes/openai-gateway.js';
 import type { FakeBehaviour, RecordedRequest } from '../../fakes/http-fake.js';
@@ -55,6 +57,53 @@ describe("a sender's burst is one turn", () => {
     expect(await stored()).to.include('2468');
     await t!.transport.edit(CHAT, 'again-0', 'the code is secret');
     expect(await stored()).to.not.include('2468');
+  });
+
+  it('a delete or an edit for everyone of an earlier message of a burst still removes its turn after a restart', async () => {
+    const dir = await tempDir();
+    const config = { access: { mode: 'everyone', allow: [], block: [] }, groups: { policy: 'open' }, targetUserIds: ['10000000000'], conversation: { debounceMs: 300 } };
+    try {
+      t = await startTestApp({ env: env(), plugins: [pingPlugin], dir, config });
+      await Promise.all(['my pin is 4711', 'and the door code 0815', 'what do you think?'].map((text, i) => t!.transport.push({ text, id: `burst-${i}` })));
+      await Promise.all(['the code is 2468', 'ok?'].map((text, i) => t!.transport.push({ text, id: `again-${i}` })));
+      await t.stop();
+      t = await startTestApp({ env: env(), plugins: [pingPlugin], dir });
+      const stored = async () => (await t!.app.bot.histories.recent(CHAT, 100)).filter((e) => e.role === 'user').map((e) => e.text).join('\n');
+      expect(await stored()).to.include('4711').and.include('2468');
+      await t.transport.revoke(CHAT, 'burst-0');
+      expect(await stored()).to.not.include('4711');
+      expect(await stored()).to.include('2468');
+      await t.transport.edit(CHAT, 'again-0', 'the code is secret');
+      expect(await stored()).to.not.include('2468');
+    } finally {
+      await t?.stop();
+      t = undefined;
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps which messages were answered together only as ids, in .mydata, and forgets them with the person', async () => {
+    const dir = await tempDir();
+    const config = { access: { mode: 'everyone', allow: [], block: [] }, groups: { policy: 'open' }, targetUserIds: ['10000000000'], conversation: { debounceMs: 300 } };
+    try {
+      t = await startTestApp({ env: env(), plugins: [pingPlugin], dir, config });
+      await Promise.all(['one thing', 'another thing'].map((text, i) => t!.transport.push({ text, id: `pair-${i}` })));
+      const section = async () => JSON.stringify((await t!.app.bot.privacy.exportFor([CHAT]))['messages answered together'] ?? null);
+      expect(await section()).to.include('pair-0').and.include('pair-1');
+      await t.stop();
+      const file = await readFile(path.join(dir, 'data', 'bursts', 'merged.json'), 'utf8');
+      expect(file).to.include('pair-0');
+      expect(file).to.not.include('thing');
+      t = await startTestApp({ env: env(), plugins: [pingPlugin], dir });
+      await t.app.bot.privacy.deleteFor([CHAT]);
+      expect(await section()).to.not.include('pair-0');
+      await t.stop();
+      expect(await readFile(path.join(dir, 'data', 'bursts', 'merged.json'), 'utf8')).to.not.include('pair-0');
+    } finally {
+      await t?.stop();
+      t = undefined;
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('never holds a command back: it ends the burst and is answered at once, after it', async () => {
