@@ -12,6 +12,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
 const stamp = path.join(dist, '.build-stamp');
 const sourceDirs = ['app', 'core', 'plugins', 'web', 'test', 'bench'];
+// packages/*/dist is built from core/ sources, so core/ changes rebuild it too.
 const force = process.argv.includes('--force');
 
 function run(cmd, args) {
@@ -54,7 +55,13 @@ for (const dir of sourceDirs) {
 // edited in dist/ when their sources did not change.
 if (force) rmSync(path.join(dist, '.tsbuildinfo'), { force: true });
 const startedAt = Date.now();
-run(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.json')]);
+const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+run(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.json')]);
+// The declarations of the package subpaths (dist/types/), and the packable plugin API package (packages/plugin-api/dist/):
+// what a plugin in its own folder compiles and runs against.
+run(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.types.json')]);
+rmSync(path.join(root, 'packages', 'plugin-api', 'dist'), { recursive: true, force: true }); // nothing stale gets packed
+run(process.execPath, [tsc, '-p', path.join(root, 'packages', 'plugin-api', 'tsconfig.json')]);
 writeFileSync(stamp, String(startedAt));
 // The stamp carries the time the build started: a source saved during the build still counts as newer.
 utimesSync(stamp, startedAt / 1000, startedAt / 1000);

@@ -9,6 +9,6 @@
  * const replies = await bot.send('.hello');
  * await bot.stop();
  */
-export { startTestBot, type TestBot, type TestBotOptions } from './test-kit.js';
+export { startTestBot, type DefinedPlugin, type TestBot, type TestBotOptions } from './test-kit.js';
 export { FakeModel, lastText, type ModelAnswer, type ModelRequest } from './fake-model.js';
 export type { BotAction, PushInput } from '../../core/adapters/memory/memory-transport.js';

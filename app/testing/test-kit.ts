@@ -5,6 +5,8 @@ import { PassThrough } from 'node:stream';
 import { createApp, type App } from '../app.js';
 import { createLogger } from '../../core/services/log/logger.js';
 import type { Plugin } from '../../core/kernel/plugin/types.js';
+import { isPlugin } from '../../core/kernel/plugin/contract.js';
+import { pluginErrors } from '../../core/kernel/plugin/errors.js';
 import { MemoryTransport, type BotAction, type PushInput } from '../../core/adapters/memory/memory-transport.js';
 import { FakeModel, type ModelAnswer, type ModelRequest } from './fake-model.js';
 
@@ -46,6 +48,18 @@ export interface TestBot {
 }
 
 /**
+ * A plugin made by `definePlugin` as the kit's parameter type: of this bot's entry, or of the plugin's own copy of
+ * `@wa-assistant-bot/plugin-api`, whose declarations are another copy of the same types — and TypeScript tells the
+ * classes of two copies apart (private fields), so asking for this bot's `Plugin` would refuse a plugin in its own
+ * folder. Only the shape is asked here; the bot checks the definePlugin brand when the kit starts (PLUGIN_NOT_A_PLUGIN).
+ */
+export interface DefinedPlugin {
+  readonly name: string;
+  readonly description: string;
+  setup(host: never): unknown;
+}
+
+/**
  * Starts a bot with one plugin for a test.
  *
  * @example
@@ -53,7 +67,9 @@ export interface TestBot {
  * const [answer] = await bot.send('.roll');
  * await bot.stop();
  */
-export async function startTestBot(plugin: Plugin, options: TestBotOptions = {}): Promise<TestBot> {
+export async function startTestBot(defined: Plugin | DefinedPlugin, options: TestBotOptions = {}): Promise<TestBot> {
+  if (!isPlugin(defined)) throw pluginErrors.notAPlugin('the plugin given to startTestBot', 'was not made by definePlugin of this contract');
+  const plugin = defined;
   const dir = options.dir ?? (await mkdtemp(path.join(os.tmpdir(), `plugin-${plugin.name}-`)));
   const removeDir = () => (options.dir ? Promise.resolve() : rm(dir, { recursive: true, force: true }));
   const model = await FakeModel.start(options.model);

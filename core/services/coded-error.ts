@@ -8,6 +8,8 @@
 export type PluginErrorCode =
   // Registration and start of a plugin (PluginError).
   | 'PLUGIN_BAD_DEFINITION'
+  | 'PLUGIN_NOT_FOUND'
+  | 'PLUGIN_NOT_IMPORTABLE'
   | 'PLUGIN_NOT_A_PLUGIN'
   | 'PLUGIN_BAD_OPTION_DEFAULT'
   | 'PLUGIN_DUPLICATE_NAME'

@@ -13,6 +13,17 @@ import type { Plugin, PluginSpec, Tool } from './types.js';
 const NAME = /^[a-z][a-z0-9-]{0,39}$/;
 
 /**
+ * How the bot knows a plugin, whichever copy of this module made it. A plugin in its own folder imports
+ * `definePlugin` from the `@wa-assistant-bot/plugin-api` package — a built copy of this entry, not the module the bot
+ * runs — so the mark cannot be a class or a module-local symbol (`instanceof` and `Symbol()` differ between copies).
+ * It is a key from the process-wide symbol registry (`Symbol.for`: every copy gets the same symbol), and its value
+ * is the contract version, so a plugin made for another version of the contract is told apart from a non-plugin.
+ */
+const DEFINED_PLUGIN_MARK = Symbol.for('wa-assistant-bot.plugin');
+/** The plugin contract this copy makes and runs; raised only when a plugin of the previous one could no longer run. */
+export const CONTRACT_VERSION = 3;
+
+/**
  * Declares a plugin. The default export of `plugins/<name>/index.ts`, or of a plugin package, must
  * be the result. Mistakes are refused here, with a code and the fix, so they show when the plugin loads.
  *
@@ -83,13 +94,18 @@ export function definePlugin<S extends TObject = TObject<{}>, C extends TSchema 
     stores: Object.freeze([...stores]),
     configSection: section,
     setup: spec.setup,
-    __plugin: true as const,
+    [DEFINED_PLUGIN_MARK]: CONTRACT_VERSION,
   });
 }
 
-/** True for a value made by `definePlugin` (of this copy of the core or another: the mark is a plain field). */
+/** True for a value made by `definePlugin` of this contract version (by this copy of the API or another). */
 export function isPlugin(value: unknown): value is Plugin {
-  return Boolean(value && typeof value === 'object' && (value as { __plugin?: unknown }).__plugin === true && typeof (value as { setup?: unknown }).setup === 'function');
+  return pluginBrand(value) === CONTRACT_VERSION && typeof (value as { setup?: unknown }).setup === 'function';
+}
+
+/** The contract version a value was made for by `definePlugin`, or undefined when no definePlugin made it. */
+export function pluginBrand(value: unknown): unknown {
+  return value && typeof value === 'object' ? (value as Record<symbol, unknown>)[DEFINED_PLUGIN_MARK] : undefined;
 }
 
 /**

@@ -45,6 +45,21 @@ export const pluginErrors = {
     new PluginError('PLUGIN_DUPLICATE_TOOL', plugin, `plugin "${plugin}" offers tool "${tool}", which ${owner} already offers to the model; rename the tool (e.g. "${plugin.replace(/-/g, '_')}_${tool}")`),
   duplicateCommand: (plugin: string, command: string, owner: string) =>
     new PluginError('PLUGIN_DUPLICATE_COMMAND', plugin, `plugin "${plugin}" answers ${command}, which ${owner} already answers; rename the command (or turn one of the plugins off)`),
+  /** Nothing to load where the plugin should be: a package not installed, a folder without a built entry. */
+  notFound: (source: string, detail: string) => new PluginError('PLUGIN_NOT_FOUND', source, `${source} ${detail}`),
+  /**
+   * The plugin's module was found but importing it threw: a syntax error, a dependency of its own that is missing, an
+   * exception at the top of the module. The cause is named (its first line) and kept as `cause`.
+   */
+  notImportable: (source: string, file: string, cause: unknown) =>
+    Object.assign(
+      new PluginError(
+        'PLUGIN_NOT_IMPORTABLE',
+        source,
+        `${source} was found (${file}) but importing it failed: ${causeLine(cause)}; fix that in the plugin (rebuild it, or run npm install in its folder when it names a missing package)`,
+      ),
+      { cause },
+    ),
   notAPlugin: (source: string, what: string) =>
     new PluginError(
       'PLUGIN_NOT_A_PLUGIN',
@@ -67,3 +82,13 @@ export const pluginErrors = {
       { cause },
     ),
 };
+
+/** The first line of what an import threw, with its kind: `SyntaxError: Unexpected token '}'`, `Error: boom`. */
+function causeLine(cause: unknown): string {
+  if (!(cause instanceof Error)) return `it threw ${String(cause)}`;
+  const code = (cause as { code?: unknown }).code;
+  const first = cause.message.split('\n')[0] ?? '';
+  // A syntax error in an ES module names its place only in the stack's first line ("file:///…/index.js:3").
+  const where = cause instanceof SyntaxError ? /^file:\/\/(\S+:\d+)$/m.exec(cause.stack ?? '')?.[1] : undefined;
+  return `${cause.name}${typeof code === 'string' ? ` (${code})` : ''}: ${first}${where ? ` (at ${decodeURI(where)})` : ''}`;
+}

@@ -328,7 +328,9 @@ export interface PluginSpec<S extends TObject, C extends TSchema = TUnknown> {
 
 /**
  * A plugin as the core keeps it: the spec `definePlugin` checked and froze (options erased to `any`: each plugin's own
- * are checked against its schema by the core). The core tells one from anything else by `__plugin`.
+ * are checked against its schema by the core). The core tells one from anything else by its brand (`isPlugin` in
+ * contract.ts), which is kept out of this type on purpose: two copies of the API (the bot's and a plugin's package)
+ * must describe the same type.
  */
 export interface Plugin extends Readonly<Omit<PluginSpec<TObject, TSchema>, 'options' | 'setup' | 'configSection' | 'provides' | 'stores'>> {
   /** What it keeps through `host.store` (see `Store` in services/store/store-declarations.ts). */
@@ -340,7 +342,6 @@ export interface Plugin extends Readonly<Omit<PluginSpec<TObject, TSchema>, 'opt
   readonly configSection?: ConfigSectionDeclaration;
   /** The factory returning what the plugin offers. */
   setup(host: PluginHost<any, any>): Awaitable<PluginOffer<any>>;
-  readonly __plugin: true;
 }
 
 /**

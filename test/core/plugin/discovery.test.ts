@@ -56,13 +56,16 @@ describe('plugin discovery and the start-log report', () => {
       await transport.push({ text: '.old' });
       expect(transport.texts()[1]).not.to.equal('old');
       const [missing, old, nothing] = app.pluginFailures;
-      expect(missing).to.deep.equal({ source: 'package wa-plugin-missing', reason: 'not installed: run npm install wa-plugin-missing' });
+      expect(missing).to.deep.equal({
+        source: 'package wa-plugin-missing',
+        reason: "PLUGIN_NOT_FOUND: package wa-plugin-missing is not installed: run npm install --no-save wa-plugin-missing in the bot's folder (or put the plugin's folder in plugins.local/)",
+      });
       expect(old.source).to.equal('package wa-plugin-old');
       expect(old.reason).to.match(/^PLUGIN_NOT_A_PLUGIN: package wa-plugin-old exports a plugin written to the old contract \(triggers and handle\)/);
       expect(old.reason).to.contain("import { definePlugin } from 'wa-assistant-bot/plugin'").and.contain('export default definePlugin({ name, description, setup:');
       expect(nothing.reason).to.match(/^PLUGIN_NOT_A_PLUGIN: package wa-plugin-nothing has no default export; /);
       expect(app.pluginFailures).to.have.length(3);
-      expect(out()).to.include('NOT LOADED: not installed').and.include('package wa-plugin-old NOT LOADED: PLUGIN_NOT_A_PLUGIN');
+      expect(out()).to.include('NOT LOADED: PLUGIN_NOT_FOUND: package wa-plugin-missing is not installed').and.include('package wa-plugin-old NOT LOADED: PLUGIN_NOT_A_PLUGIN');
       // The dashboard says why too.
       const { page } = await login(web.port, TOKEN);
       expect(page).to.contain('Plugins that did not load').and.contain('<b>package wa-plugin-old</b>: PLUGIN_NOT_A_PLUGIN: package wa-plugin-old exports a plugin written to the old contract');
