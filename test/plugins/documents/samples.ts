@@ -3,6 +3,7 @@ import { readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { deflateRawSync } from 'node:zlib';
 import { strToU8, zipSync } from 'fflate';
 
 /*
@@ -125,4 +126,49 @@ export function zipBombDocx(megabytes: number): Buffer {
       'word/document.xml': [huge, { level: 9 }],
     }),
   );
+}
+
+/**
+ * A zip bomb that lies: a DOCX whose document.xml declares `declaredBytes` unpacked (in the local header and the
+ * central directory) but inflates to `realMegabytes` MB, so only the jail's memory and time limits can stop it.
+ */
+export function lyingZipBombDocx(realMegabytes: number, declaredBytes = 1000): Buffer {
+  const entries: Array<{ name: string; data: Buffer; method: number; size: number }> = [
+    { name: '[Content_Types].xml', data: Buffer.from('<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'), method: 0, size: 0 },
+    { name: 'word/document.xml', data: deflateRawSync(Buffer.alloc(realMegabytes * 1024 * 1024, 0x20), { level: 9 }), method: 8, size: declaredBytes },
+  ];
+  entries[0]!.size = entries[0]!.data.length;
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const e of entries) {
+    const name = Buffer.from(e.name);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(e.method, 8);
+    local.writeUInt32LE(e.data.length, 18);
+    local.writeUInt32LE(e.size, 22);
+    local.writeUInt16LE(name.length, 26);
+    locals.push(local, name, e.data);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4);
+    central.writeUInt16LE(20, 6);
+    central.writeUInt16LE(e.method, 10);
+    central.writeUInt32LE(e.data.length, 20);
+    central.writeUInt32LE(e.size, 24);
+    central.writeUInt16LE(name.length, 28);
+    central.writeUInt32LE(offset, 42);
+    centrals.push(central, name);
+    offset += 30 + name.length + e.data.length;
+  }
+  const directory = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(directory.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, directory, end]);
 }
