@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -72,12 +73,22 @@ async function load(source: string, located: Located, failures: DiscoveryResult[
   try {
     mod = (await import(pathToFileURL(located.file).href)) as { default?: unknown };
   } catch (err) {
-    failures.push({ source, reason: pluginErrors.notImportable(source, located.file, err).message });
+    failures.push({ source, reason: pluginErrors.notImportable(source, located.file, err, err instanceof SyntaxError ? syntaxErrorPlace(located.file) : undefined).message });
     return undefined;
   }
   if (isPlugin(mod.default)) return mod.default;
   failures.push({ source, reason: pluginErrors.notAPlugin(source, notAPlugin(mod.default)).message });
   return undefined;
+}
+
+/**
+ * Where a syntax error of the entry file is ("/path/index.js:3"): Node 20 leaves the place out of an ES module's
+ * SyntaxError, so the file is checked again by `node --check` (only after an import failed that way). Undefined
+ * when the entry itself parses (the error is in a module it imports).
+ */
+function syntaxErrorPlace(file: string): string | undefined {
+  const check = spawnSync(process.execPath, ['--check', file], { encoding: 'utf8', timeout: 10_000 });
+  return /^(?:file:\/\/)?(\S+:\d+)$/m.exec(check.stderr ?? '')?.[1];
 }
 
 /** What a default export that is not a plugin is, for the error. */

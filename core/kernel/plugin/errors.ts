@@ -51,12 +51,12 @@ export const pluginErrors = {
    * The plugin's module was found but importing it threw: a syntax error, a dependency of its own that is missing, an
    * exception at the top of the module. The cause is named (its first line) and kept as `cause`.
    */
-  notImportable: (source: string, file: string, cause: unknown) =>
+  notImportable: (source: string, file: string, cause: unknown, place?: string) =>
     Object.assign(
       new PluginError(
         'PLUGIN_NOT_IMPORTABLE',
         source,
-        `${source} was found (${file}) but importing it failed: ${causeLine(cause)}; fix that in the plugin (rebuild it, or run npm install in its folder when it names a missing package)`,
+        `${source} was found (${file}) but importing it failed: ${causeLine(cause)}${place ? ` (at ${place})` : ''}; fix that in the plugin (rebuild it, or run npm install in its folder when it names a missing package)`,
       ),
       { cause },
     ),
@@ -88,7 +88,5 @@ function causeLine(cause: unknown): string {
   if (!(cause instanceof Error)) return `it threw ${String(cause)}`;
   const code = (cause as { code?: unknown }).code;
   const first = cause.message.split('\n')[0] ?? '';
-  // A syntax error in an ES module names its place only in the stack's first line ("file:///…/index.js:3").
-  const where = cause instanceof SyntaxError ? /^file:\/\/(\S+:\d+)$/m.exec(cause.stack ?? '')?.[1] : undefined;
-  return `${cause.name}${typeof code === 'string' ? ` (${code})` : ''}: ${first}${where ? ` (at ${decodeURI(where)})` : ''}`;
+  return `${cause.name}${typeof code === 'string' ? ` (${code})` : ''}: ${first}`;
 }

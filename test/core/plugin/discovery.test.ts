@@ -75,6 +75,45 @@ describe('plugin discovery and the start-log report', () => {
     }
   });
 
+  it('says what really failed for each plugin of plugins.local/ and pluginPackages (not found, not importable with the cause, not a plugin), loading the others', async () => {
+    const dir = await tempDir();
+    const publicEntry = JSON.stringify(pathToFileURL(path.join(ROOT, 'dist', 'core', 'index.js')).href);
+    const plugin = (name: string) => `import { definePlugin } from ${publicEntry};\nexport default definePlugin({ name: '${name}', description: 'a test plugin', setup: () => ({}) });\n`;
+    const put = (file: string, text: string) => {
+      mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+      writeFileSync(path.join(dir, file), text);
+    };
+    put('plugins.local/good/index.js', plugin('good'));
+    // An ESM-only exports map (the import condition only) is found and loaded, in plugins.local/ and as a package.
+    put('plugins.local/esm-folder/package.json', JSON.stringify({ name: 'esm-folder', type: 'module', exports: { '.': { import: './lib/entry.js' } } }));
+    put('plugins.local/esm-folder/lib/entry.js', plugin('esm-folder'));
+    put('node_modules/wa-plugin-esm/package.json', JSON.stringify({ name: 'wa-plugin-esm', type: 'module', exports: { '.': { import: './lib/entry.js' } } }));
+    put('node_modules/wa-plugin-esm/lib/entry.js', plugin('esm-package'));
+    put('plugins.local/syntax/index.js', `import { definePlugin } from ${publicEntry};\nexport default definePlugin({ name: 'syntax', \n`);
+    put('plugins.local/throws/index.js', "throw new Error('JOTTER_URL is not set');\n");
+    put('plugins.local/missing-dep/index.js', "import 'wa-no-such-package-anywhere';\nexport default 1;\n");
+    put('plugins.local/unbuilt/index.ts', "export default 'not compiled';\n");
+    put('plugins.local/wrong-entry/package.json', JSON.stringify({ name: 'wrong-entry', type: 'module', main: 'dist/index.js' }));
+    put('plugins.local/not-a-plugin/index.js', 'export default { hello: 1 };\n');
+    put('plugins.local/other-contract/index.js', "export default { [Symbol.for('wa-assistant-bot.plugin')]: 2, name: 'older', description: 'x', setup() { return {}; } };\n");
+    put('package.json', JSON.stringify({ name: 'host', type: 'module' }));
+
+    const found = await discoverPlugins(path.join(dir, 'no-plugins-here'), ['wa-plugin-esm', 'wa-plugin-absent'], dir);
+    expect(found.plugins.map((p) => p.name).sort()).to.deep.equal(['esm-folder', 'esm-package', 'good']);
+    const reason = Object.fromEntries(found.failures.map((f) => [f.source, f.reason]));
+    expect(Object.keys(reason).sort()).to.deep.equal(
+      ['package wa-plugin-absent', ...['missing-dep', 'not-a-plugin', 'other-contract', 'syntax', 'throws', 'unbuilt', 'wrong-entry'].map((d) => `plugins.local/${d}`)].sort(),
+    );
+    expect(reason['package wa-plugin-absent']).to.match(/^PLUGIN_NOT_FOUND: package wa-plugin-absent is not installed: run npm install --no-save wa-plugin-absent/);
+    expect(reason['plugins.local/unbuilt']).to.match(/^PLUGIN_NOT_FOUND: plugins.local\/unbuilt holds index.ts but no built index.js/);
+    expect(reason['plugins.local/wrong-entry']).to.match(/^PLUGIN_NOT_FOUND: plugins.local\/wrong-entry names dist\/index.js as its entry, which does not exist/);
+    expect(reason['plugins.local/syntax']).to.match(/^PLUGIN_NOT_IMPORTABLE: plugins.local\/syntax was found \(.*index.js\) but importing it failed: SyntaxError: .*\(at .*plugins.local\/syntax\/index.js:\d+\)/);
+    expect(reason['plugins.local/throws']).to.match(/^PLUGIN_NOT_IMPORTABLE: .* importing it failed: Error: JOTTER_URL is not set;/);
+    expect(reason['plugins.local/missing-dep']).to.match(/^PLUGIN_NOT_IMPORTABLE: .* importing it failed: Error \(ERR_MODULE_NOT_FOUND\): Cannot find package 'wa-no-such-package-anywhere'/);
+    expect(reason['plugins.local/not-a-plugin']).to.match(/^PLUGIN_NOT_A_PLUGIN: plugins.local\/not-a-plugin exports object, not a plugin/);
+    expect(reason['plugins.local/other-contract']).to.match(/^PLUGIN_NOT_A_PLUGIN: .* made by definePlugin for plugin contract 2, but this bot runs contract 3/);
+  });
+
   it('prints one report: chain by name, capabilities and plugin states, never a key', async () => {
     const dir = await tempDir();
     await writeConfig(dir, { plugins: { premium: { enabled: false } } });

@@ -68,6 +68,13 @@ describe('the plugin entry (core/index.ts, wa-assistant-bot/plugin): small and l
     }
   });
 
+  it('the packable @wa-assistant-bot/plugin-api carries the same runtime names and loads no app, adapter, web, Baileys or Koa', async () => {
+    const packaged = await loadInFreshProcess(path.join(ROOT, 'packages', 'plugin-api', 'dist', 'index.js'));
+    expect(packaged.loaded.some((url) => url.includes('/packages/plugin-api/dist/kernel/plugin/contract.js'))).to.equal(true);
+    expect(packaged.loaded.filter((url) => FORBIDDEN.some((re) => re.test(url)) || url.includes('/dist/core/'))).to.deep.equal([]);
+    expect(packaged.runtimeNames).to.deep.equal(entry.runtimeNames);
+  });
+
   it('the package names them as subpaths: wa-assistant-bot/plugin, /media and /storage are these entries', async () => {
     for (const [subpath, file] of [['plugin', 'index'], ['media', 'media'], ['storage', 'storage']]) {
       const byName = (await import(`wa-assistant-bot/${subpath}`)) as Record<string, unknown>;
