@@ -203,6 +203,16 @@ describe('deploy/Dockerfile', () => {
     expect(of('HEALTHCHECK')[0]!.getArgumentsContent()).to.contain('/healthz');
   });
 
+  it('copies the package.json of every npm workspace before npm ci (which installs the workspaces too)', () => {
+    const workspaces = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { workspaces?: string[] }).workspaces ?? [];
+    const dirs = workspaces.flatMap((w) => (w.endsWith('/*') ? readdirSync(path.join(ROOT, w.slice(0, -2))).map((d) => `${w.slice(0, -2)}/${d}`) : [w]));
+    expect(dirs).to.include('packages/plugin-api');
+    const ci = instructions.findIndex((i) => i.getKeyword() === 'RUN' && /\bnpm ci\b/.test(i.getArgumentsContent() ?? ''));
+    expect(ci).to.be.greaterThan(0);
+    const copied = instructions.slice(0, ci).filter((i) => i.getKeyword() === 'COPY').flatMap((i) => i.getArguments().slice(0, -1).map((a) => a.getValue()));
+    for (const dir of dirs) expect(copied, dir).to.include(`${dir}/package.json`);
+  });
+
   it('never copies an account\'s secrets, session or data into the image', () => {
     const ignored = readFileSync(path.join(ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim());
     for (const secret of ['.env', 'config.json', 'data/', 'node_modules/']) expect(ignored, secret).to.include(secret);
