@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { discoverPlugins } from '../../../core/kernel/plugin/discover.js';
 import { pathToFileURL } from 'node:url';
@@ -84,6 +84,11 @@ describe('plugin discovery and the start-log report', () => {
       writeFileSync(path.join(dir, file), text);
     };
     put('plugins.local/good/index.js', plugin('good'));
+    // A dependency-free folder gets @wa-assistant-bot/plugin-api from the bot's node_modules (the workspace link): a
+    // copy of the entry other than the one the bot runs, recognised by its Symbol.for mark.
+    mkdirSync(path.join(dir, 'node_modules', '@wa-assistant-bot'), { recursive: true });
+    symlinkSync(path.join(ROOT, 'packages', 'plugin-api'), path.join(dir, 'node_modules', '@wa-assistant-bot', 'plugin-api'));
+    put('plugins.local/via-api/index.js', "import { definePlugin } from '@wa-assistant-bot/plugin-api';\nexport default definePlugin({ name: 'via-api', description: 'a test plugin', setup: () => ({}) });\n");
     // An ESM-only exports map (the import condition only) is found and loaded, in plugins.local/ and as a package.
     put('plugins.local/esm-folder/package.json', JSON.stringify({ name: 'esm-folder', type: 'module', exports: { '.': { import: './lib/entry.js' } } }));
     put('plugins.local/esm-folder/lib/entry.js', plugin('esm-folder'));
@@ -99,7 +104,7 @@ describe('plugin discovery and the start-log report', () => {
     put('package.json', JSON.stringify({ name: 'host', type: 'module' }));
 
     const found = await discoverPlugins(path.join(dir, 'no-plugins-here'), ['wa-plugin-esm', 'wa-plugin-absent'], dir);
-    expect(found.plugins.map((p) => p.name).sort()).to.deep.equal(['esm-folder', 'esm-package', 'good']);
+    expect(found.plugins.map((p) => p.name).sort()).to.deep.equal(['esm-folder', 'esm-package', 'good', 'via-api']);
     const reason = Object.fromEntries(found.failures.map((f) => [f.source, f.reason]));
     expect(Object.keys(reason).sort()).to.deep.equal(
       ['package wa-plugin-absent', ...['missing-dep', 'not-a-plugin', 'other-contract', 'syntax', 'throws', 'unbuilt', 'wrong-entry'].map((d) => `plugins.local/${d}`)].sort(),
