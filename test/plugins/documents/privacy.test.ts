@@ -1,0 +1,84 @@
+import { expect } from 'chai';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import documentsPlugin from '../../../plugins/documents/index.js';
+import mydataPlugin from '../../../plugins/mydata/index.js';
+import { FakeAnthropicGateway } from '../../fakes/anthropic-messages.js';
+import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+import { docx } from './samples.js';
+
+const ANN = '6281200000011@s.whatsapp.net';
+const BEN = '6281200000012@s.whatsapp.net';
+const GROUP = '120363000000000077@g.us';
+const DOCX_MIME = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+
+/**
+ * What the bot keeps of a document follows its person: `.mydata` exports its text, `.mydata delete` and a delete
+ * for everyone remove the text and the kept file (only the writer's own), and a chat moving to its phone id takes
+ * its documents along.
+ */
+describe('documents: .mydata, delete for everyone and chat moves', function () {
+  this.timeout(90_000);
+  let t: TestApp | undefined;
+  let gateway: FakeAnthropicGateway;
+
+  beforeEach(async () => {
+    gateway = await FakeAnthropicGateway.start('gw');
+    t = await startTestApp({ env: { API_KEY: 'test-key-123456', BASE_URL: `${gateway.url}/v1`, MODEL: 'm' }, plugins: [documentsPlugin, mydataPlugin], config: { plugins: { documents: { enabled: true }, mydata: { enabled: true } } } });
+  });
+  afterEach(async () => {
+    await t?.stop();
+    t = undefined;
+    await gateway.close();
+  });
+
+  const files = () => readdir(path.join(t!.dir, 'data', 'media', 'documents', 'files')).catch(() => [] as string[]);
+  const send = (senderId: string, id: string, fileName: string, text: string, chatId = GROUP) => {
+    const bytes = docx([text]);
+    return t!.transport.push({ id, chatId, isGroup: chatId.endsWith('@g.us'), senderId, mentions: [], text: '@bot what is it?', quoted: { id: 'bot-1', senderId: 'bot', text: 'hi', fromBot: true }, media: { kind: 'document', mimetype: DOCX_MIME, fileName, size: bytes.length, download: async () => bytes } });
+  };
+  const waitFor = async (check: () => Promise<boolean>) => {
+    for (let i = 0; i < 200 && !(await check()); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(await check()).to.equal(true);
+  };
+
+  it('.mydata exports a person’s documents (name and text); .mydata delete removes their text and files, not another member’s', async () => {
+    await send(ANN, 'DOC-ANN', 'ann-plan.docx', 'Ann secret plan: sail at dawn');
+    await send(BEN, 'DOC-BEN', 'ben-list.docx', 'Ben list: apples');
+    expect(await files()).to.have.length(2);
+
+    // What `.mydata` sends is the privacy registry's export (the file itself is removed once sent).
+    const exported = await t!.transport.push({ chatId: ANN, senderId: ANN, text: '.mydata' });
+    expect(exported.map((a) => a.type)).to.deep.equal(['media']);
+    const json = JSON.stringify(await t!.app.bot.privacy.exportFor([ANN]));
+    expect(json).to.contain('Ann secret plan: sail at dawn').and.to.contain('ann-plan.docx');
+    expect(json).to.not.contain('Ben list: apples');
+
+    await t!.transport.push({ chatId: ANN, senderId: ANN, text: '.mydata delete' });
+    await t!.transport.push({ chatId: ANN, senderId: ANN, text: '.mydata delete confirm' });
+    await waitFor(async () => (await files()).length === 1);
+    const kept = await readFile(path.join(t!.dir, 'data', 'media', 'documents', 'chats', `${GROUP}.jsonl`), 'utf8');
+    expect(kept).to.contain('Ben list: apples').and.not.to.contain('Ann secret plan');
+  });
+
+  it('a document deleted for everyone goes with its text and its file; another member cannot delete it', async () => {
+    await send(ANN, 'DOC-ANN-2', 'ann.docx', 'Ann: the code is 4711');
+    expect(await files()).to.have.length(1);
+    await t!.transport.revoke(GROUP, 'DOC-ANN-2', { ids: [BEN] });
+    expect(await files()).to.have.length(1);
+    await t!.transport.revoke(GROUP, 'DOC-ANN-2', { ids: [ANN] });
+    await waitFor(async () => (await files()).length === 0);
+    const kept = await readFile(path.join(t!.dir, 'data', 'media', 'documents', 'chats', `${GROUP}.jsonl`), 'utf8').catch(() => '');
+    expect(kept).to.not.contain('4711');
+  });
+
+  it('a private chat moving from its LID to its phone id takes its documents along: a quote afterwards still finds the text', async () => {
+    const LID = '99887766554433@lid';
+    await send(LID, 'DOC-LID', 'notes.docx', 'Moved note: meet at the pier', LID);
+    await t!.app.bot.moveChat(LID, ANN);
+    const answer = await t!.transport.push({ chatId: ANN, senderId: ANN, text: 'where do we meet?', quoted: { id: 'DOC-LID', senderId: ANN, text: '', fromBot: false, media: { kind: 'document', mimetype: DOCX_MIME, fileName: 'notes.docx', download: async () => Promise.reject(new Error('gone')) } } });
+    expect(answer.map((a) => (a as { text?: string }).text)).to.deep.equal(['gw: [about the document they replied to] where do we meet?']);
+    expect(JSON.stringify(gateway.chats().at(-1)!.json.messages)).to.contain('Moved note: meet at the pier');
+    expect(await files()).to.have.length(1);
+  });
+});
