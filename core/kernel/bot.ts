@@ -578,13 +578,15 @@ export class Bot {
 }
 
 /**
- * Free text that may wait for the sender's next lines: not the owner's own typing, no media, not a command (the
- * prefix or a `/` literal, also after a leading @mention).
+ * Free text or a photo that may wait for the sender's next lines or photos (an album arrives as one message per
+ * photo): not the owner's own typing, no other media, not a command (the prefix or a `/` literal, also after a
+ * leading @mention, also as a photo's caption).
  */
 function joinsBursts(message: IncomingMessage, prefix: string): boolean {
-  if (message.fromMe || message.media) return false;
+  if (message.fromMe || (message.media && message.media.kind !== 'image')) return false;
   const text = message.text.replace(/^(\s*@\d+)+/, '').trimStart();
-  return Boolean(text) && !text.startsWith(prefix) && !text.startsWith('/');
+  if (text.startsWith(prefix) || text.startsWith('/')) return false;
+  return Boolean(text) || Boolean(message.media);
 }
 
 /** Whose stored items a change from `by` may touch: any (undefined) for the account itself or a vouching transport, else only theirs. */

@@ -1,8 +1,8 @@
-import { AllProvidersFailedError, DEFAULT_PREMIUM_PHRASES, definePlugin, premiumRequest, Type, type CapabilityStatus, type MessageContext, type AiService, type Static, toWhatsApp } from '../../core/index.js';
+import { AllProvidersFailedError, DEFAULT_PREMIUM_PHRASES, definePlugin, premiumRequest, Type, type CapabilityStatus, type IncomingMedia, type MessageContext, type AiService, type Static, toWhatsApp } from '../../core/index.js';
 import { DEFAULT_MAX_IMAGE_PIXELS, ffmpegBinary } from '../../core/media.js';
 import { DEFAULT_ANTHROPIC_VERSION, askVision, visionLegFilter, visionPathOf } from './ask-vision.js';
 import { findImage } from './find-image.js';
-import { ImageRefused, prepareImage } from './prepare-image.js';
+import { ImageRefused, prepareImage, type PreparedImage } from './prepare-image.js';
 
 const DEFAULT_QUESTION = 'What is in this image? Describe it briefly.';
 
@@ -15,6 +15,7 @@ export const visionOptions = Type.Object({
   maxPixels: Type.Integer({ minimum: 1_000_000, default: DEFAULT_MAX_IMAGE_PIXELS, description: 'most pixels (width × height) an image may declare; larger ones are refused before decoding' }),
   maxTokens: Type.Integer({ minimum: 50, maximum: 8192, default: 1024, description: 'longest answer (tokens)' }),
   defaultQuestion: Type.String({ minLength: 1, maxLength: 500, default: DEFAULT_QUESTION, description: 'the question asked of a photo sent without one' }),
+  maxPhotosPerTurn: Type.Integer({ minimum: 1, maximum: 20, default: 5, title: 'Photos per question', description: 'most photos of an album (or photos sent one after the other) looked at in one answer; each costs input tokens' }),
   anthropicVersion: Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', default: DEFAULT_ANTHROPIC_VERSION, description: 'the anthropic-version header of /v1/messages' }),
 });
 
@@ -101,34 +102,17 @@ async function answerAboutImage(ctx: MessageContext<VisionOptions>): Promise<voi
     note = '_(No premium model is configured, so the normal model answered.)_\n\n';
   }
 
-  const { media } = found;
-  if (media.size && media.size > options.maxDownloadBytes) {
-    await ctx.reply(`That image is too large for me (${(media.size / 1_000_000).toFixed(1)} MB). Please send a smaller one.`);
-    return;
+  // An album (or photos sent one after the other) is one question about all of them, up to maxPhotosPerTurn.
+  const album = !found.quoted && ctx.message.album?.length ? ctx.message.album : [found.media];
+  const looked = album.slice(0, options.maxPhotosPerTurn);
+  if (album.length > looked.length) note += `_(I looked at the first ${looked.length} of your ${album.length} photos.)_\n\n`;
+  const images = [];
+  for (const media of looked) {
+    const image = await readImage(ctx, media, options);
+    if (!image) return;
+    images.push(image);
   }
-  let bytes: Buffer;
-  try {
-    bytes = await media.download();
-  } catch (err) {
-    ctx.log.warn({ err }, 'image download failed');
-    await ctx.reply('I could not download that image. Please send it again.');
-    return;
-  }
-  if (bytes.length > options.maxDownloadBytes) {
-    await ctx.reply(`That image is too large for me (${(bytes.length / 1_000_000).toFixed(1)} MB). Please send a smaller one.`);
-    return;
-  }
-
-  let image;
-  try {
-    const ffmpeg = ctx.host.capabilities.has('ffmpeg') ? ffmpegBinary(ctx.host.settings).path : undefined;
-    image = await prepareImage(bytes, { maxImageBytes: options.maxImageBytes, maxDimension: options.maxDimension, maxPixels: options.maxPixels, ffmpeg, jail: ctx.host.jail });
-  } catch (err) {
-    if (!(err instanceof ImageRefused)) throw err;
-    await ctx.reply(err.message);
-    return;
-  }
-  if (image.converted) ctx.log.debug({ from: bytes.length, to: image.data.length }, 'image converted for the vision endpoint');
+  const [image, ...moreImages] = images;
 
   const question = asked.text || (options.defaultQuestion.trim() ? options.defaultQuestion : DEFAULT_QUESTION);
   // Images count against the sender's AI budget like any other request.
@@ -138,10 +122,10 @@ async function answerAboutImage(ctx: MessageContext<VisionOptions>): Promise<voi
     return;
   }
   await ctx.typing(true).catch(() => undefined);
-  ctx.progress('looking at the image…');
+  ctx.progress(images.length > 1 ? `looking at the ${images.length} photos…` : 'looking at the image…');
   let answer;
   try {
-    answer = await askVision(ctx.ai, { image, question, system: systemPrompt(ctx), premium, maxTokens: options.maxTokens, timeoutMs: ctx.host.settings.upstreamTimeoutMs, anthropicVersion: options.anthropicVersion });
+    answer = await askVision(ctx.ai, { image: image!, ...(moreImages.length ? { moreImages } : {}), question, system: systemPrompt(ctx), premium, maxTokens: options.maxTokens, timeoutMs: ctx.host.settings.upstreamTimeoutMs, anthropicVersion: options.anthropicVersion });
   } catch (err) {
     if (!(err instanceof AllProvidersFailedError)) throw err;
     ctx.log.warn({ causes: err.causes }, 'no vision provider answered');
@@ -156,9 +140,43 @@ async function answerAboutImage(ctx: MessageContext<VisionOptions>): Promise<voi
   // is said is what the history keeps.
   const said = toWhatsApp(answer.text.trim()) || 'I have no answer about that image.';
   // The exchange joins the history as text, so "and what colour is it?" works in the normal chat afterwards.
-  const asText = `${found.quoted ? '[asked about an image they replied to]' : '[sent an image]'}${asked.text ? ` ${asked.text}` : ''}`;
+  const sent = images.length > 1 ? `[sent ${album.length} photos]` : '[sent an image]';
+  const asText = `${found.quoted ? '[asked about an image they replied to]' : sent}${asked.text ? ` ${asked.text}` : ''}`;
   await ctx.history.append({ id: ctx.message.id, role: 'user', senderId: ctx.senderId, senderName: ctx.message.senderName, text: asText, at: ctx.message.timestamp, media: 'image' });
   await ctx.history.append({ role: 'assistant', text: said, at: Date.now() });
   const debug = ctx.host.config().ai?.showProvider ? `\n\n_(${answer.leg} · ${answer.model})_` : '';
   await ctx.reply(`${note}${said}${debug}`);
+}
+
+/**
+ * One photo's bytes, checked and made fit for the vision endpoint; undefined once the sender was told why not (too
+ * large, not downloadable, refused by the image checks).
+ */
+async function readImage(ctx: MessageContext<VisionOptions>, media: IncomingMedia, options: VisionOptions): Promise<PreparedImage | undefined> {
+  if (media.size && media.size > options.maxDownloadBytes) {
+    await ctx.reply(`That image is too large for me (${(media.size / 1_000_000).toFixed(1)} MB). Please send a smaller one.`);
+    return undefined;
+  }
+  let bytes: Buffer;
+  try {
+    bytes = await media.download();
+  } catch (err) {
+    ctx.log.warn({ err }, 'image download failed');
+    await ctx.reply('I could not download that image. Please send it again.');
+    return undefined;
+  }
+  if (bytes.length > options.maxDownloadBytes) {
+    await ctx.reply(`That image is too large for me (${(bytes.length / 1_000_000).toFixed(1)} MB). Please send a smaller one.`);
+    return undefined;
+  }
+  try {
+    const ffmpeg = ctx.host.capabilities.has('ffmpeg') ? ffmpegBinary(ctx.host.settings).path : undefined;
+    const image = await prepareImage(bytes, { maxImageBytes: options.maxImageBytes, maxDimension: options.maxDimension, maxPixels: options.maxPixels, ffmpeg, jail: ctx.host.jail });
+    if (image.converted) ctx.log.debug({ from: bytes.length, to: image.data.length }, 'image converted for the vision endpoint');
+    return image;
+  } catch (err) {
+    if (!(err instanceof ImageRefused)) throw err;
+    await ctx.reply(err.message);
+    return undefined;
+  }
 }

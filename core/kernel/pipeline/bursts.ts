@@ -28,7 +28,7 @@ export interface BurstDeps {
 }
 
 /**
- * Makes one turn of a sender's burst: free-text messages of one sender in one chat, each within the window of the
+ * Makes one turn of a sender's burst: free-text messages and photos of one sender in one chat, each within the window of the
  * one before, are handled as one message (texts in order, one per line). The turn waits in the chat's queue like any
  * message, and until it starts it takes the sender's new messages: what they send while the bot is answering their
  * last turn becomes one follow-up turn. Anything else in the chat (a command, media, another sender) closes the burst
@@ -119,22 +119,28 @@ export class Bursts {
 
 /**
  * The messages of a burst as one message: the texts in order, one per line (the newest MAX_TURN_MESSAGES in full,
- * the earlier ones summarised in a first line), every mention, the first quote; id, time and the rest are the last
- * message's (an answer quotes the newest).
+ * the earlier ones summarised in a first line), every mention, the first quote, every photo (`media` the first,
+ * `album` all of them when more than one); id, time and the rest are the last message's (an answer quotes the newest).
  */
 export function oneTurn(messages: IncomingMessage[]): IncomingMessage {
   if (messages.length === 1) return messages[0];
   const last = messages[messages.length - 1];
   const full = messages.slice(-MAX_TURN_MESSAGES);
   const over = messages.slice(0, messages.length - full.length);
-  const lines = full.map((m) => m.text);
+  const lines = full.map((m) => m.text).filter((text, i) => text || !full[i].media);
   if (over.length) {
-    const gist = over.map((m) => m.text.replace(/\s+/g, ' ').trim()).join(' / ');
+    const gist = over.map((m) => m.text.replace(/\s+/g, ' ').trim() || '[photo]').join(' / ');
     lines.unshift(`[${over.length} earlier message${over.length === 1 ? '' : 's'}: ${gist.length > 300 ? `${gist.slice(0, 299)}…` : gist}]`);
   }
   const mentions = [...new Set(messages.flatMap((m) => m.mentions ?? []))];
   const quoted = messages.find((m) => m.quoted)?.quoted;
   const merged: IncomingMessage = { ...last, text: lines.join('\n'), mentions };
   if (quoted) merged.quoted = quoted;
+  // Photos sent together (an album, or one after the other): the turn carries them all, the first as its media.
+  const photos = messages.flatMap((m) => (m.media ? [m.media] : []));
+  delete merged.media;
+  delete merged.album;
+  if (photos.length) merged.media = photos[0];
+  if (photos.length > 1) merged.album = photos;
   return merged;
 }

@@ -50,6 +50,11 @@ export interface IncomingMessage {
   mentions: string[];
   quoted?: QuotedMessage;
   media?: IncomingMedia;
+  /**
+   * Photos that came together with this one and are answered as one turn (a WhatsApp album, or quick photos of one
+   * sender within `conversation.debounceMs`), in the order sent; `media` is the first of them. Absent for one photo.
+   */
+  album?: IncomingMedia[];
   /** Unix time in milliseconds. */
   timestamp: number;
   /** Sent from the bot's own account by a person (the owner typing on the phone), not by the bot. */

@@ -75,6 +75,38 @@ describe('vision plugin', function () {
     expect(second.messages()).to.have.length(0);
   });
 
+  const imageBlocks = (req: { json?: any }) => ((req.json?.messages?.[0]?.content ?? []) as Array<{ type: string; source?: { data: string } }>).filter((b) => b.type === 'image').map((b) => Buffer.from(b.source!.data, 'base64'));
+
+  it('answers the photos of an album (one message per photo, within the window) with one question about all of them', async () => {
+    await start(gatewaysEnv(), { conversation: { debounceMs: 300 } });
+    const blue = await makeImage(dir, 'album-blue.png', 'color=c=blue:s=64x48');
+    const green = await makeImage(dir, 'album-green.png', 'color=c=green:s=64x48');
+    const pushes = [
+      t!.transport.push({ text: '', media: await mediaOf(redPng), id: 'album-1' }),
+      t!.transport.push({ text: '', media: await mediaOf(blue), id: 'album-2' }),
+      t!.transport.push({ text: 'which colour do you like best?', media: await mediaOf(green), id: 'album-3' }),
+    ];
+    const actions = await Promise.all(pushes);
+    expect(primary.messages()).to.have.length(1);
+    const sent = imageBlocks(primary.messages()[0]);
+    expect(sent.map((b) => b.equals(sent[0]))).to.deep.equal([true, false, false]);
+    expect(sent[0].equals(await readFile(redPng))).to.equal(true);
+    expect(sent[1].equals(await readFile(blue))).to.equal(true);
+    expect(sent[2].equals(await readFile(green))).to.equal(true);
+    expect(imageOf(primary.messages()[0]).question).to.equal('which colour do you like best?');
+    expect(texts(actions.at(-1)!)).to.deep.equal(['primary sees: which colour do you like best?']);
+    const user = (await t!.app.bot.histories.recent('10000000001@s.whatsapp.net', 10)).filter((e) => e.role === 'user');
+    expect(user.map((e) => e.text)).to.deep.equal(['[sent 3 photos] which colour do you like best?']);
+  });
+
+  it('looks at no more than plugins.vision.maxPhotosPerTurn photos of an album and says so', async () => {
+    await start(gatewaysEnv(), { conversation: { debounceMs: 300 }, plugins: { vision: { maxPhotosPerTurn: 2 } } });
+    const actions = await Promise.all([1, 2, 3].map(async (i) => t!.transport.push({ text: i === 3 ? 'compare them' : '', media: await mediaOf(redPng), id: `many-${i}` })));
+    expect(primary.messages()).to.have.length(1);
+    expect(imageBlocks(primary.messages()[0])).to.have.length(2);
+    expect(actions.flatMap(texts).join('\n')).to.include('I looked at the first 2 of your 3 photos');
+  });
+
   it('counts image questions in the usage ledger and against the sender\'s AI budget', async () => {
     await start(gatewaysEnv(), { ai: { requestsPerMinute: 1, tokensPerDay: 0, premiumTokensPerDay: 0, quotaMainTokens: 0, quotaPremiumTokens: 0, maxToolRounds: 3, showProvider: false } });
     await t!.transport.push({ text: 'what is this?', media: await mediaOf(redPng) });
