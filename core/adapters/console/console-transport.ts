@@ -289,7 +289,7 @@ export class ConsoleTransport implements Transport {
     if (!existsSync(full) || !statSync(full).isFile()) return this.complain(`file not found: ${file}`);
     const media: IncomingMedia = {
       kind,
-      mimetype: mimeFor(full, kind === 'image' ? 'image/jpeg' : kind === 'video' ? 'video/mp4' : 'audio/ogg'),
+      mimetype: mimeFor(full, kind === 'image' ? 'image/jpeg' : kind === 'video' ? 'video/mp4' : kind === 'sticker' ? 'image/webp' : kind === 'document' ? 'application/octet-stream' : 'audio/ogg'),
       fileName: path.basename(full),
       size: statSync(full).size,
       download: () => readFile(full),
