@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { PassThrough } from 'node:stream';
@@ -143,6 +143,26 @@ describe('a plugin in its own folder, against the packed plugin API package', fu
   });
   after(async () => {
     await rm(work, { recursive: true, force: true });
+  });
+
+  it('declares every package its built files import (JavaScript and declarations), in the same ranges as the bot', async () => {
+    const dist = path.join(ROOT, 'packages', 'plugin-api', 'dist');
+    const manifest = JSON.parse(await readFile(path.join(ROOT, 'packages', 'plugin-api', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const bot = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+    const imported = new Set<string>();
+    for (const file of (await readdir(dist, { recursive: true })).filter((f) => /\.(js|d\.ts)$/.test(f))) {
+      const code = (await readFile(path.join(dist, file), 'utf8')).split('\n').filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line)).join('\n');
+      // Statements at the start of a line (import/export … from 'x', import 'x') and dynamic import('x'); not strings.
+      for (const [, a, b] of code.matchAll(/^(?:import|export)\s(?:[^;'"]*?\sfrom\s+)?['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
+        const spec = a ?? b;
+        if (spec!.startsWith('.') || spec!.startsWith('node:')) continue;
+        imported.add(spec!.startsWith('@') ? spec!.split('/').slice(0, 2).join('/') : spec!.split('/')[0]!);
+      }
+    }
+    expect([...imported], 'the entry imports packages (the check below is not empty)').to.include('@sinclair/typebox');
+    const declared = (name: string) => manifest.dependencies[name] ?? manifest.dependencies[`@types/${name.replace(/^@/, '').replace('/', '__')}`];
+    expect([...imported].filter((name) => !declared(name)), 'imported but not in packages/plugin-api dependencies').to.deep.equal([]);
+    for (const [name, range] of Object.entries(manifest.dependencies)) expect(range, name).to.equal(bot.dependencies[name] ?? bot.devDependencies[name]);
   });
 
   it('compiles with strict + noUncheckedIndexedAccess, passes its own kit test, and runs in the bot from plugins.local/, its data in .mydata', async () => {
