@@ -35,14 +35,17 @@ if (!existsSync(path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'))) {
   run('npm', ['ci', '--no-audit', '--no-fund']);
 }
 
-let newest = Math.max(statSync(path.join(root, 'tsconfig.json')).mtimeMs, statSync(path.join(root, 'package.json')).mtimeMs);
+const buildConfigs = ['tsconfig.json', 'tsconfig.types.json', 'package.json', 'packages/plugin-api/tsconfig.json', 'packages/plugin-api/package.json'];
+let newest = Math.max(...buildConfigs.map((file) => (existsSync(path.join(root, file)) ? statSync(path.join(root, file)).mtimeMs : 0)));
 for (const dir of sourceDirs) {
   walk(path.join(root, dir), (file) => {
     if (file.endsWith('.ts')) newest = Math.max(newest, statSync(file).mtimeMs);
   });
 }
 const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0;
-if (!force && built >= newest) process.exit(0);
+// The declarations and the API package are outputs too: gone (a clean of packages/), they are built again.
+const outputs = [path.join(dist, 'types', 'app', 'testing', 'index.d.ts'), path.join(root, 'packages', 'plugin-api', 'dist', 'index.js')];
+if (!force && built >= newest && outputs.every((file) => existsSync(file))) process.exit(0);
 
 // Remove compiled files whose source is gone, so a deleted test or plugin does not keep running from dist/.
 for (const dir of sourceDirs) {
