@@ -1,4 +1,7 @@
-import { AllProvidersFailedError, DEFAULT_PREMIUM_PHRASES, definePlugin, premiumRequest, Type, type CapabilityStatus, type IncomingMedia, type MessageContext, type AiService, type Static, toWhatsApp } from '../../core/index.js';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { AllProvidersFailedError, DEFAULT_PREMIUM_PHRASES, definePlugin, premiumRequest, Store, Type, type CapabilityStatus, type IncomingMedia, type MessageContext, type AiService, type PluginHost, type Static, toWhatsApp } from '../../core/index.js';
 import { DEFAULT_MAX_IMAGE_PIXELS, ffmpegBinary } from '../../core/media.js';
 import { DEFAULT_ANTHROPIC_VERSION, askVision, visionLegFilter, visionPathOf } from './ask-vision.js';
 import { findImage } from './find-image.js';
@@ -52,6 +55,44 @@ export function visionStatus(ai: Pick<AiService, 'legs' | 'health'>): Capability
   return { ok: true, ...(usable < parts.length ? { degraded: true } : {}), detail };
 }
 
+/** Where received photos are kept (under data/media: swept after 30 days like all incoming media). */
+const PHOTO_FILES = path.join('media', 'vision', 'files');
+
+/** One photo a chat received, kept so that a later reply quoting it finds it by its message id. */
+const KEPT_PHOTOS = Store.chatLog('photos', Type.Object({ messageId: Type.String(), author: Type.String(), at: Type.Integer(), file: Type.String() }), {
+  path: 'media/vision/chats',
+  title: 'photos received',
+  keepDays: 30,
+  at: (item) => item.at,
+  people: { author: (item) => item.author, messageId: (item) => item.messageId },
+});
+
+/** Keeps the photos a chat sent (bytes under data/media/vision/files) and finds them again by message id. */
+function photoShelf(host: PluginHost<VisionOptions>) {
+  const dir = path.join(host.dataDir, PHOTO_FILES);
+  /** Removes kept bytes no kept photo refers to any more (after a delete, a message deleted for everyone). */
+  async function dropUnreferenced(): Promise<void> {
+    const referenced = new Set<string>();
+    for (const chat of await host.store.chats(KEPT_PHOTOS)) for (const item of await host.store.chat(chat).log(KEPT_PHOTOS).read()) referenced.add(item.file);
+    for (const name of await readdir(dir).catch(() => [] as string[])) if (!referenced.has(name)) await rm(path.join(dir, name), { force: true });
+  }
+  const stop = host.store.onChange(KEPT_PHOTOS, () => void dropUnreferenced().catch((err) => host.log.warn({ err }, 'could not remove the bytes of deleted photos')));
+  return {
+    stop,
+    async keep(ctx: MessageContext<VisionOptions>, bytes: Buffer): Promise<void> {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      const file = `${Date.now()}-${randomBytes(8).toString('hex')}`;
+      await writeFile(path.join(dir, file), bytes, { mode: 0o600 });
+      await host.store.chat(ctx.chatId).log(KEPT_PHOTOS).append({ messageId: ctx.message.id, author: ctx.senderId, at: Date.now(), file });
+    },
+    async find(chatId: string, messageId: string): Promise<Buffer | undefined> {
+      const item = (await host.store.chat(chatId).log(KEPT_PHOTOS).read()).find((i) => i.messageId === messageId);
+      return item ? readFile(path.join(dir, item.file)).catch(() => undefined) : undefined;
+    },
+  };
+}
+type PhotoShelf = ReturnType<typeof photoShelf>;
+
 const NO_VISION = "I can't see images right now: no AI provider that reads images is configured. You can describe the picture in words instead.";
 
 /**
@@ -79,16 +120,19 @@ export default definePlugin({
     },
   ],
   options: visionOptions,
+  stores: [KEPT_PHOTOS],
   setup(host) {
     host.capabilities.setLive('vision', () => visionStatus(host.ai));
+    const shelf = photoShelf(host);
     return {
-      predicates: [{ when: (ctx) => Boolean(findImage(ctx)), usage: '(photo + question)', help: 'send or quote a photo with a question and I describe or answer about it', run: answerAboutImage }],
+      predicates: [{ when: (ctx) => Boolean(findImage(ctx)), usage: '(photo + question)', help: 'send or quote a photo with a question and I describe or answer about it', run: (ctx) => answerAboutImage(ctx, shelf) }],
+      stop: shelf.stop,
     };
   },
 });
 
 /** Answers a question about the photo a message carries or quotes, through the gateways' vision path. */
-async function answerAboutImage(ctx: MessageContext<VisionOptions>): Promise<void> {
+async function answerAboutImage(ctx: MessageContext<VisionOptions>, shelf: PhotoShelf): Promise<void> {
   const found = findImage(ctx);
   if (!found) return;
   const options = ctx.host.options();
@@ -106,11 +150,15 @@ async function answerAboutImage(ctx: MessageContext<VisionOptions>): Promise<voi
   const album = !found.quoted && ctx.message.album?.length ? ctx.message.album : [found.media];
   const looked = album.slice(0, options.maxPhotosPerTurn);
   if (album.length > looked.length) note += `_(I looked at the first ${looked.length} of your ${album.length} photos.)_\n\n`;
+  // A quoted photo comes from the copy kept when it came (WhatsApp serves old media for a while only).
+  const kept = found.quoted && ctx.message.quoted ? await shelf.find(ctx.chatId, ctx.message.quoted.id) : undefined;
   const images = [];
-  for (const media of looked) {
-    const image = await readImage(ctx, media, options);
-    if (!image) return;
-    images.push(image);
+  for (const [i, media] of looked.entries()) {
+    const read = await readImage(ctx, media, options, i === 0 ? kept : undefined);
+    if (!read) return;
+    // The photo of this message is kept, so that a reply quoting it later finds it by the message's id.
+    if (i === 0 && !found.quoted) await shelf.keep(ctx, read.bytes);
+    images.push(read.image);
   }
   const [image, ...moreImages] = images;
 
@@ -152,14 +200,14 @@ async function answerAboutImage(ctx: MessageContext<VisionOptions>): Promise<voi
  * One photo's bytes, checked and made fit for the vision endpoint; undefined once the sender was told why not (too
  * large, not downloadable, refused by the image checks).
  */
-async function readImage(ctx: MessageContext<VisionOptions>, media: IncomingMedia, options: VisionOptions): Promise<PreparedImage | undefined> {
-  if (media.size && media.size > options.maxDownloadBytes) {
+async function readImage(ctx: MessageContext<VisionOptions>, media: IncomingMedia, options: VisionOptions, kept?: Buffer): Promise<{ image: PreparedImage; bytes: Buffer } | undefined> {
+  if (!kept && media.size && media.size > options.maxDownloadBytes) {
     await ctx.reply(`That image is too large for me (${(media.size / 1_000_000).toFixed(1)} MB). Please send a smaller one.`);
     return undefined;
   }
   let bytes: Buffer;
   try {
-    bytes = await media.download();
+    bytes = kept ?? (await media.download());
   } catch (err) {
     ctx.log.warn({ err }, 'image download failed');
     await ctx.reply('I could not download that image. Please send it again.');
@@ -173,7 +221,7 @@ async function readImage(ctx: MessageContext<VisionOptions>, media: IncomingMedi
     const ffmpeg = ctx.host.capabilities.has('ffmpeg') ? ffmpegBinary(ctx.host.settings).path : undefined;
     const image = await prepareImage(bytes, { maxImageBytes: options.maxImageBytes, maxDimension: options.maxDimension, maxPixels: options.maxPixels, ffmpeg, jail: ctx.host.jail });
     if (image.converted) ctx.log.debug({ from: bytes.length, to: image.data.length }, 'image converted for the vision endpoint');
-    return image;
+    return { image, bytes };
   } catch (err) {
     if (!(err instanceof ImageRefused)) throw err;
     await ctx.reply(err.message);

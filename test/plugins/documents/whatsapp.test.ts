@@ -106,13 +106,15 @@ describe('quoted documents and photos over WhatsApp (fake Baileys socket, real a
     expect(downloads).to.deep.equal(['old.docx']);
   });
 
-  it('a reply quoting an earlier photo sends that photo to the vision path again', async () => {
+  it('a reply quoting an earlier photo sends that photo to the vision path again, from the kept copy when WhatsApp no longer has it', async () => {
     const photo = await (await import('node:fs/promises')).readFile(await makeImage(dir, 'cat.jpg', 'color=c=orange:s=120x90'));
     served.set('photo', photo);
     const image: proto.IMessage = { imageMessage: { mimetype: 'image/jpeg', fileLength: photo.length, mediaKey: Buffer.alloc(32, 2), directPath: '/v/t62/img' } };
     let answered = nextText();
     sockets.last.deliver([waMessage(image, { from: ALICE, id: '3EB0IMG000000001' })]);
     await answered;
+    expect(await readdir(path.join(dir, 'data', 'media', 'vision', 'files'))).to.have.length(1);
+    served.clear();
     answered = nextText();
     sockets.last.deliver([waMessage(quoting('what colour is it?', '3EB0IMG000000001', image), { from: ALICE })]);
     expect(await answered).to.equal('gw sees: what colour is it?');
@@ -120,5 +122,6 @@ describe('quoted documents and photos over WhatsApp (fake Baileys socket, real a
     expect(requests).to.have.length(2);
     const block = (requests[1]!.json.messages[0].content as Array<{ type: string; source?: { data: string } }>).find((b) => b.type === 'image');
     expect(Buffer.from(block!.source!.data, 'base64').equals(photo)).to.equal(true);
+    expect(downloads).to.deep.equal(['photo']);
   });
 });
