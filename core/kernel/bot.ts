@@ -461,6 +461,7 @@ export class Bot {
     let graceTimer: NodeJS.Timeout | undefined;
     await Promise.race([this.ai.idle?.(), new Promise<void>((resolve) => (graceTimer = setTimeout(resolve, graceMs)))]);
     clearTimeout(graceTimer);
+    this.ai.stop?.();
     await this.registry.stop();
     await this.transport?.stop();
     // A store that cannot write rejects; the app's data health lists it and the stop reports it (never silently).

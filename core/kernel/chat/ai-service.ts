@@ -474,6 +474,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
     complete: (messages, options) => chain.complete(messages, options),
     respond,
     idle: () => summaries.idle(),
+    stop: () => summaries.stop(),
     lastReply: () => lastReply,
     async budget(ctx, premium = false) {
       if (ctx.isOwner) return undefined;

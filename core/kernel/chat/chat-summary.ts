@@ -70,6 +70,8 @@ export interface ChatSummariesDeps {
  */
 export class ChatSummaries {
   private readonly running = new Map<string, Promise<void>>();
+  /** Set at the stop: the stores are flushed and the data folder released, so a fold still running writes nothing. */
+  private stopped = false;
   /** Each chat's summary message, made again only when the summary changed. */
   private readonly messages = new WeakMap<ChatSummary, ChatMessage>();
 
@@ -87,7 +89,7 @@ export class ChatSummaries {
 
   /** Starts folding the chat's oldest turns when its live history reached its budget; never waited for by the answer. */
   foldIfDue(chatId: string, isGroup: boolean, userId?: string): void {
-    if (!this.deps.config().history.summarize || this.running.has(chatId)) return;
+    if (this.stopped || !this.deps.config().history.summarize || this.running.has(chatId)) return;
     const run = this.fold(chatId, isGroup, userId)
       .catch((err: unknown) => {
         const { maxMessages, summarize } = this.deps.config().history;
@@ -96,6 +98,14 @@ export class ChatSummaries {
       })
       .finally(() => this.running.delete(chatId));
     this.running.set(chatId, run);
+  }
+
+  /**
+   * The bot stops: a fold still running once the stop's grace is over keeps its turns as they are (the summary it gets
+   * is dropped), so nothing is written after the stores were flushed and the data folder released.
+   */
+  stop(): void {
+    this.stopped = true;
   }
 
   /** Resolves once no fold is running. */
@@ -112,6 +122,7 @@ export class ChatSummaries {
   private async foldOnce(chatId: string, isGroup: boolean, userId?: string): Promise<boolean> {
     const { histories, config, log } = this.deps;
     const history = config().history;
+    if (this.stopped) return false;
     const entries = await histories.recent(chatId, Number.MAX_SAFE_INTEGER);
     const folded = messagesToFold(entries, history.maxMessages, history.maxPromptTokens);
     if (!folded.length) return false;
@@ -124,6 +135,10 @@ export class ChatSummaries {
     if (text.length > maxChars) {
       log.warn({ chat: chatId, chars: text.length, maxChars }, 'the chat summary came back longer than history.summaryMaxTokens: cut to it');
       text = text.slice(0, maxChars);
+    }
+    if (this.stopped) {
+      log.info({ chat: chatId }, 'the bot stopped while a chat summary was made: it is dropped, the turns stay and are folded after the next start');
+      return false;
     }
     const done = await histories.fold(chatId, folded, base, text);
     if (done) log.info({ chat: chatId, folded: folded.length, leg: result.leg, summaryChars: text.length }, `folded ${folded.length} older messages into the chat summary`);

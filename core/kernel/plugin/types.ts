@@ -576,6 +576,8 @@ export interface AiService {
   respond(ctx: MessageContext<any>, options?: RespondOptions): Promise<string>;
   /** Resolves once the work `respond` left running after its answer (folding older turns into a summary) is done. */
   idle?(): Promise<void>;
+  /** The bot stops: work `respond` left running writes nothing from now on (a summary being made is dropped). */
+  stop?(): void;
   /** What the last answer of `respond` cost in tokens, over all its requests (tool rounds included). */
   lastReply?(): ReplyCost | undefined;
   /**

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { FakeBehaviour, RecordedRequest } from '../../fakes/http-fake.js';
 import { completion, failures, FakeGateway, lastUserText } from '../../fakes/openai-gateway.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
 
 const ANA = '10000000001@s.whatsapp.net';
 const BUDI = '10000000002@s.whatsapp.net';
@@ -148,6 +148,35 @@ describe('chat summary: older turns are folded by the model instead of dropped (
     for (let i = 7; i <= 10; i++) await t.transport.push({ chatId: ANA, senderId: ANA, text: `small talk ${i}` });
     await t.app.bot.idle();
     expect((await t.app.bot.histories.summary(ANA))?.text).to.include('123 apples').and.not.include('4711');
+  });
+
+  it('a summary still being made when the bot stops writes nothing after the stop (the turns stay, folded after the next start)', async () => {
+    const dir = await tempDir();
+    const config = { history: { maxMessages: 10, maxPromptTokens: 6000 }, ai: NO_LIMITS };
+    try {
+      t = await startTestApp({ env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config, dir });
+      let release!: () => void;
+      state.hold = new Promise<void>((resolve) => (release = resolve));
+      const asked = new Promise<void>((resolve) => (state.foldAsked = resolve));
+      await t.transport.push({ id: 'turn-1', chatId: ANA, senderId: ANA, text: 'my locker code is 4711' });
+      for (let i = 2; i <= 5; i++) await t.transport.push({ chatId: ANA, senderId: ANA, text: `small talk ${i}` });
+      await asked;
+      await t.app.stop();
+      const atStop = await historyFiles(dir);
+      release();
+      // The fold's answer arrives after the stop: it is dropped once its request settles.
+      await t.app.bot.ai.idle?.();
+      expect(await historyFiles(dir)).to.equal(atStop);
+      expect(atStop).to.not.match(/"summary"/);
+      state.hold = undefined;
+      t = await startTestApp({ env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, dir });
+      await t.transport.push({ chatId: ANA, senderId: ANA, text: 'small talk 6' });
+      await t.app.bot.idle();
+      expect((await t.app.bot.histories.summary(ANA))?.text).to.include('4711');
+    } finally {
+      await t?.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('a message of the summary deleted for everyone removes the summary, from the next prompt and from disk', async () => {
