@@ -103,6 +103,8 @@ export class Bot {
   /** A sender's burst of free text (and what they send while it is answered) as one turn. */
   private readonly bursts: Bursts;
   private readonly burstTurns: BurstTurns;
+  /** Chat moves that failed part-way (new id → old id), tried again at the chat's next message. */
+  private readonly unfinishedMoves = new Map<string, string>();
   private readonly contextDeps: ContextDeps;
   /** What ended turns still finish (see `afterTurns`). */
   private readonly turnTails = new Set<Promise<void>>();
@@ -363,13 +365,18 @@ export class Bot {
    */
   moveChat(from: string, to: string): Promise<void> {
     this.bursts.flushChat(from);
+    this.unfinishedMoves.delete(to);
     return this.queue.behind(
       from,
       async () => {
         await this.privacy.moveChat(from, to);
         this.log.info({ from, to }, "a private chat is known by its phone number from now on: what was kept under its LID moved with it");
       },
-      (err) => this.log.error({ err, from, to }, "could not move all of a private chat's data to its new id (what could not move stays under the old id; the next message of the chat tries again after a restart)"),
+      (err) => {
+        // Moving again is safe (every store merges, a second run adds no duplicates): the chat's next message retries.
+        this.unfinishedMoves.set(to, from);
+        this.log.error({ err, from, to }, "could not move all of a private chat's data to its new id: what could not move stays under the old id for now, and the chat's next message tries again");
+      },
     );
   }
 
@@ -499,6 +506,9 @@ export class Bot {
    * failure is logged and, where the user expects an answer, told in a short sentence.
    */
   handle(message: IncomingMessage): Promise<void> {
+    // The move is finished first, so the message's own writes never race it. (It never rejects.)
+    const movedFrom = this.unfinishedMoves.get(message.chatId);
+    if (movedFrom) return this.moveChat(movedFrom, message.chatId).then(() => this.bursts.offer(message));
     return this.bursts.offer(message);
   }
 

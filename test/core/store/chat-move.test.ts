@@ -4,7 +4,7 @@ import { readdir, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { HistoryStore, type HistoryEntry } from '../../../core/services/store/history.js';
 import { MemoryStore } from '../../../core/services/store/memory.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
 
 const LID = '98765432100001@lid';
 const PHONE = '6281211110000@s.whatsapp.net';
@@ -82,5 +82,41 @@ describe('history and memory: a private chat moving from its LID to its phone id
     const third = new MemoryStore(dir, 4);
     expect((await third.facts(PHONE)).map((f) => f.text)).to.deep.equal(['lid two', 'both', 'phone four', 'lid five']);
     expect((await third.archived(PHONE)).map((f) => f.text)).to.deep.equal(['lid zero', 'phone one']);
+  });
+});
+
+describe('a chat move that failed part-way is tried again at the chat\'s next message (not only after a restart)', () => {
+  let t: TestApp | undefined;
+  afterEach(async () => {
+    await t?.stop();
+    t = undefined;
+  });
+
+  it('what a store could not move the first time follows the chat once it writes again', async () => {
+    t = await startTestApp({ config: { access: { mode: 'everyone', allow: [], block: [] } } });
+    // A store whose disk fails once (a full disk, a locked file), then works: chat id → what it keeps.
+    const kept = new Map<string, string[]>([[LID, ['the LID chat\'s notes']]]);
+    let failures = 1;
+    t.app.bot.privacy.register({
+      name: 'flaky notes',
+      exportFor: async () => [],
+      deleteFor: async () => 0,
+      moveChat: async (from, to) => {
+        if (failures-- > 0) throw new Error('EIO: the disk failed');
+        kept.set(to, [...(kept.get(to) ?? []), ...(kept.get(from) ?? [])]);
+        kept.delete(from);
+      },
+    });
+    await t.app.bot.moveChat(LID, PHONE);
+    expect(kept.get(LID)).to.deep.equal(['the LID chat\'s notes']);
+    expect(t.logs().some((l) => /could not move all of a private chat's data/.test(String(l.msg)))).to.equal(true);
+    await t.transport.push({ chatId: PHONE, senderId: PHONE, text: '.ping' });
+    await t.app.bot.idle();
+    expect(kept.get(PHONE)).to.deep.equal(['the LID chat\'s notes']);
+    expect(kept.has(LID)).to.equal(false);
+    // Done once: a later message moves nothing again.
+    await t.transport.push({ chatId: PHONE, senderId: PHONE, text: '.ping' });
+    await t.app.bot.idle();
+    expect(failures).to.equal(-1);
   });
 });
