@@ -33,8 +33,6 @@ export type {
   MediaContext,
   MediaHandler,
   MessageContext,
-  PatternContext,
-  PatternHandler,
   Plugin,
   PluginHost,
   PluginOffer,

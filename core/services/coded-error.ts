@@ -8,6 +8,7 @@
 export type PluginErrorCode =
   // Registration and start of a plugin (PluginError).
   | 'PLUGIN_BAD_DEFINITION'
+  | 'PLUGIN_REMOVED_PART'
   | 'PLUGIN_NOT_FOUND'
   | 'PLUGIN_NOT_IMPORTABLE'
   | 'PLUGIN_NOT_A_PLUGIN'

@@ -9,7 +9,6 @@ export function firstWord(text: string): { word: string; args: string } {
 
 export interface TriggerHit {
   command?: CommandMatch;
-  match?: RegExpExecArray;
 }
 
 /** The first word of a message, split once and shared by every trigger checked against it. */
@@ -47,11 +46,6 @@ export function matchTrigger(trigger: Trigger, ctx: MessageContext, prefix: stri
     if (!kind) return undefined;
     const kinds = Array.isArray(trigger.media) ? trigger.media : [trigger.media];
     return kinds.includes(kind) ? {} : undefined;
-  }
-  if ('pattern' in trigger) {
-    trigger.pattern.lastIndex = 0;
-    const match = trigger.pattern.exec(ctx.text);
-    return match ? { match } : undefined;
   }
   if ('when' in trigger) return trigger.when(ctx) ? {} : undefined;
   return undefined;

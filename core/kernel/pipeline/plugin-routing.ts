@@ -22,14 +22,14 @@ interface Planned {
 
 /**
  * The handlers of the active plugins, sorted by what can match them: a message is checked only against the handlers
- * its first word (command, literal) or media kind can reach, plus the patterns and predicates, still in routing order
+ * its first word (command, literal) or media kind can reach, plus the predicates, still in routing order
  * (a plain text message no longer visits every command of every plugin). Made again when the active plugins change.
  */
 class DispatchPlan {
   private readonly commands = new Map<string, Planned[]>();
   private readonly literals = new Map<string, Planned[]>();
   private readonly media: Planned[] = [];
-  /** Patterns and predicates: they may match any message. */
+  /** Predicates: they may match any message. */
   private readonly always: Planned[] = [];
 
   constructor(readonly active: PluginState[]) {

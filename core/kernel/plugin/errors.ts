@@ -25,6 +25,9 @@ export class PluginError extends CodedError {
 /** The constructors of the catalogue, so every message is worded once. */
 export const pluginErrors = {
   badDefinition: (plugin: string, detail: string) => new PluginError('PLUGIN_BAD_DEFINITION', plugin, `plugin "${plugin}": ${detail}`),
+  /** What `setup` returned has a part the contract no longer has (`patterns`): said with what to write instead. */
+  removedPart: (plugin: string, part: string, instead: string) =>
+    new PluginError('PLUGIN_REMOVED_PART', plugin, `plugin "${plugin}" offers ${part}, which the plugin contract no longer has, so they would never run; ${instead}`),
   badOptionDefault: (plugin: string, problems: string[]) =>
     new PluginError(
       'PLUGIN_BAD_OPTION_DEFAULT',

@@ -55,6 +55,21 @@ function effectsMistake(effects: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * Parts of an offer the contract once had and no longer has. Refused in words rather than ignored: a plugin written
+ * against an older contract would otherwise load and silently never answer what those parts matched.
+ */
+const REMOVED_PARTS: Record<string, string> = {
+  patterns:
+    "make each one a predicate that tests the text, predicates: [{ when: (ctx) => /weather in (\\w+)/i.test(ctx.text), run: (ctx) => { const match = /weather in (\\w+)/i.exec(ctx.text)!; … } }], or a command or literal when it matched a first word",
+};
+
+function removedPart(offer: PluginOffer): { part: string; instead: string } | undefined {
+  if (!offer || typeof offer !== 'object') return undefined;
+  const part = Object.keys(REMOVED_PARTS).find((key) => key in offer && (offer as Record<string, unknown>)[key] !== undefined);
+  return part ? { part, instead: REMOVED_PARTS[part]! } : undefined;
+}
+
 /** The first mistake in what `setup` returned, in words with the fix (undefined when it can work). */
 function offerMistake(offer: PluginOffer): string | undefined {
   if (typeof offer !== 'object') return 'setup(host) must return an object such as { commands: [...] }';
@@ -74,14 +89,10 @@ function offerMistake(offer: PluginOffer): string | undefined {
     const bad = (Array.isArray(h.media) ? h.media : [h.media]).find((k) => !MEDIA_KINDS.includes(k));
     if (bad !== undefined) return `media[${i}]: media "${String(bad)}" is not one of ${MEDIA_KINDS.join(', ')}`;
   }
-  for (const [i, h] of (offer.patterns ?? []).entries()) {
-    if (typeof h?.run !== 'function') return `patterns[${i}] has no run(ctx) function`;
-    if (!(h.pattern instanceof RegExp)) return `patterns[${i}]: pattern must be a RegExp`;
-  }
   for (const [i, h] of (offer.predicates ?? []).entries()) {
     if (typeof h?.run !== 'function' || typeof h.when !== 'function') return `predicates[${i}] needs when(ctx) => boolean and run(ctx)`;
   }
-  for (const [kind, list] of [['commands', offer.commands], ['literals', offer.literals], ['media', offer.media], ['patterns', offer.patterns], ['predicates', offer.predicates]] as const) {
+  for (const [kind, list] of [['commands', offer.commands], ['literals', offer.literals], ['media', offer.media], ['predicates', offer.predicates]] as const) {
     for (const [i, h] of (list ?? []).entries()) {
       const problem = handlerNeedsMistake(kind, i, h);
       if (problem) return problem;
@@ -108,10 +119,11 @@ function handlerNeedsMistake(kind: string, i: number, h: HandlerBase): string | 
 /** Runs a plugin's setup and turns what it offers into the core's running shape; a mistake in it is refused, coded. */
 async function fromOffer(plugin: Plugin, deps: InstanceDeps): Promise<PluginInstance> {
   const offer = ((await plugin.setup(deps.host)) ?? {}) as PluginOffer;
-  const mistake = offerMistake(offer);
-  if (mistake) {
+  const removed = removedPart(offer);
+  const mistake = removed ? undefined : offerMistake(offer);
+  if (removed || mistake) {
     await Promise.resolve(offer?.stop?.()).catch(() => undefined);
-    throw pluginErrors.badDefinition(plugin.name, mistake);
+    throw removed ? pluginErrors.removedPart(plugin.name, removed.part, removed.instead) : pluginErrors.badDefinition(plugin.name, mistake!);
   }
   const handlers: HandlerEntry[] = [];
   const own = (h: HandlerBase) => ({ needs: h.needs, missing: h.missing });
@@ -122,7 +134,6 @@ async function fromOffer(plugin: Plugin, deps: InstanceDeps): Promise<PluginInst
     handlers.push({ trigger: { literal: h.literal, help: h.help, usage: h.usage }, ...own(h), run: (ctx, hit) => h.run(narrow(ctx, { command: hit.command!, args: hit.command?.args ?? '' })) });
   }
   for (const h of offer.media ?? []) handlers.push({ trigger: { media: h.media, help: h.help }, ...own(h), run: (ctx) => h.run(narrow(ctx, { media: ctx.message.media! })) });
-  for (const h of offer.patterns ?? []) handlers.push({ trigger: { pattern: h.pattern, help: h.help }, ...own(h), run: (ctx, hit) => h.run(narrow(ctx, { match: hit.match! })) });
   for (const h of offer.predicates ?? []) {
     handlers.push({ trigger: { when: (ctx) => h.when(ctx), help: h.help, usage: h.usage }, ...own(h), run: (ctx) => h.run(ctx) });
   }

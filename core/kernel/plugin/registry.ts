@@ -308,7 +308,6 @@ function listingOf(t: Trigger): TriggerListing {
   if ('command' in t) return Object.freeze({ kind: 'command', command: t.command, help: t.help, usage: t.usage });
   if ('literal' in t) return Object.freeze({ kind: 'literal', literal: t.literal, help: t.help, usage: t.usage });
   if ('media' in t) return Object.freeze({ kind: 'media', media: [t.media].flat(), help: t.help });
-  if ('pattern' in t) return Object.freeze({ kind: 'pattern', help: t.help });
   return Object.freeze({ kind: 'predicate', help: t.help, usage: t.usage });
 }
 

@@ -118,11 +118,6 @@ export interface MediaContext<O = unknown> extends MessageContext<O> {
   readonly media: IncomingMedia;
 }
 
-/** A pattern handler's context: the match of the pattern is always there. */
-export interface PatternContext<O = unknown> extends MessageContext<O> {
-  readonly match: RegExpExecArray;
-}
-
 /**
  * What every handler may declare besides its trigger: help lines, and the capabilities it needs on top of the
  * plugin's own `needs` (the handler is not run while one is missing; `missing` is said instead).
@@ -152,11 +147,6 @@ export interface LiteralHandler<O = unknown> extends HandlerBase {
 export interface MediaHandler<O = unknown> extends HandlerBase {
   media: MediaKind | MediaKind[];
   run(ctx: MediaContext<O>): Awaitable<unknown>;
-}
-/** A text pattern, matched on the text without leading bot mentions. */
-export interface PatternHandler<O = unknown> extends HandlerBase {
-  pattern: RegExp;
-  run(ctx: PatternContext<O>): Awaitable<unknown>;
 }
 /** Any predicate (e.g. "this user has a workspace open"); `usage` puts it in `.help` (e.g. `usage: '(photo)'`). */
 export interface PredicateHandler<O = unknown> extends HandlerBase {
@@ -217,13 +207,13 @@ export interface Tool<P extends TSchema = TObject> {
 
 /**
  * What `setup(host)` returns. Within a plugin, handlers are tried in this order: commands, literals, media,
- * patterns, predicates; the first that matches handles the message.
+ * predicates; the first that matches handles the message. (There are no `patterns`: a predicate testing `ctx.text`
+ * does what one did, and a plugin still offering them is refused with PLUGIN_REMOVED_PART.)
  */
 export interface PluginOffer<O = unknown> {
   commands?: CommandHandler<O>[];
   literals?: LiteralHandler<O>[];
   media?: MediaHandler<O>[];
-  patterns?: PatternHandler<O>[];
   predicates?: PredicateHandler<O>[];
   /** See every message, addressed to the bot or not, before routing; never stop other plugins from running. */
   observers?: Array<(ctx: MessageContext<O>) => Awaitable<unknown>>;
@@ -351,7 +341,6 @@ export type Trigger =
   | { command: string; help?: string; usage?: string }
   | { literal: string; help?: string; usage?: string }
   | { media: MediaKind | MediaKind[]; help?: string }
-  | { pattern: RegExp; help?: string }
   | { when: (ctx: MessageContext) => boolean; help?: string; usage?: string };
 
 /**
@@ -517,7 +506,6 @@ export type TriggerListing =
   | { kind: 'command'; command: string; help?: string; usage?: string }
   | { kind: 'literal'; literal: string; help?: string; usage?: string }
   | { kind: 'media'; media: MediaKind[]; help?: string }
-  | { kind: 'pattern'; help?: string }
   | { kind: 'predicate'; help?: string; usage?: string };
 
 /** How `ai.respond` answers one turn. */

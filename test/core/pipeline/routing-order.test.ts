@@ -8,18 +8,18 @@ function overlapping(): Plugin[] {
   return [
     definePlugin({
       name: 'jam-command',
-      description: 'a command that a later pattern also matches',
+      description: 'a command that a later predicate also matches',
       order: 10,
       setup: () => ({ commands: [{ command: 'jam', run: (ctx) => ctx.reply(`command jam ${ctx.args}`) }] }),
     }),
     definePlugin({
-      name: 'jam-pattern',
-      description: 'a pattern, then a literal and a media handler after it in order',
+      name: 'jam-predicate',
+      description: 'a predicate, with a literal and a media handler before it in order',
       order: 20,
       setup: () => ({
         literals: [{ literal: '/Jar', run: (ctx) => ctx.reply('literal /jar') }],
         media: [{ media: 'image', run: (ctx) => ctx.reply(`image ${ctx.text}`) }],
-        patterns: [{ pattern: /jam/i, run: (ctx) => ctx.reply('pattern jam') }],
+        predicates: [{ when: (ctx) => /jam/i.test(ctx.text), run: (ctx) => ctx.reply('predicate jam') }],
       }),
     }),
     definePlugin({
@@ -43,27 +43,27 @@ describe('routing: the first handler in routing order answers, whatever kind of 
   const say = async (input: Parameters<TestApp['transport']['push']>[0]) =>
     (await t!.transport.push(input)).filter((a) => a.type === 'text').map((a) => (a as { text: string }).text);
 
-  it('commands (any case), literals, media, patterns and predicates, in plugin order; a switched-off plugin steps aside at once', async () => {
+  it('commands (any case), literals, media and predicates, in plugin order; a switched-off plugin steps aside at once', async () => {
     t = await startTestApp({ plugins: overlapping() });
     expect(await say({ text: '.JAM please' })).to.deep.equal(['command jam please']);
-    expect(await say({ text: 'strawberry jam' })).to.deep.equal(['pattern jam']);
+    expect(await say({ text: 'strawberry jam' })).to.deep.equal(['predicate jam']);
     expect(await say({ text: '/jar' })).to.deep.equal(['literal /jar']);
     // The literal's plugin comes before the predicate's: "/JAR now!" is the literal's.
     expect(await say({ text: '/JAR now!' })).to.deep.equal(['literal /jar']);
     expect(await say({ text: 'really!' })).to.deep.equal(['predicate !']);
     expect(await say({ text: '.late' })).to.deep.equal(['command late']);
-    // An earlier plugin's pattern comes before a later plugin's command.
-    expect(await say({ text: '.late for the jam' })).to.deep.equal(['pattern jam']);
-    // A photo whose caption the earlier pattern matches goes to the pattern (media and pattern are in one plugin, media first).
+    // An earlier plugin's predicate comes before a later plugin's command.
+    expect(await say({ text: '.late for the jam' })).to.deep.equal(['predicate jam']);
+    // A photo whose caption the earlier predicate matches goes to the media handler (media and predicate are in one plugin, media first).
     const photo = { kind: 'image' as const, mimetype: 'image/jpeg', download: async () => Buffer.from('') };
     expect(await say({ text: 'jam on toast', media: photo })).to.deep.equal(['image jam on toast']);
-    expect(await say({ text: '.jamboree' })).to.deep.equal(['pattern jam']);
+    expect(await say({ text: '.jamboree' })).to.deep.equal(['predicate jam']);
 
     const config = t.app.bot.config;
     t.app.bot.setConfig({ ...config, plugins: { ...config.plugins, 'jam-command': { enabled: false } } });
-    // The command's plugin is off: the pattern behind it now takes its command word too.
-    expect(await say({ text: '.jam please' })).to.deep.equal(['pattern jam']);
-    t.app.bot.setConfig({ ...config, plugins: { ...config.plugins, 'jam-pattern': { enabled: false } } });
+    // The command's plugin is off: the predicate behind it now takes its command word too.
+    expect(await say({ text: '.jam please' })).to.deep.equal(['predicate jam']);
+    t.app.bot.setConfig({ ...config, plugins: { ...config.plugins, 'jam-predicate': { enabled: false } } });
     expect(await say({ text: '.jam please' })).to.deep.equal(['command jam please']);
     expect(await say({ text: 'jam!' })).to.deep.equal(['predicate !']);
     // A prefix change reaches the commands at once.

@@ -178,6 +178,24 @@ describe('plugin contract v2', () => {
       expect(t.app.capabilities.status('chat').ok).to.equal(true);
     });
 
+    it('PLUGIN_REMOVED_PART: a plugin still offering patterns is refused in words, not started with handlers that never run', async () => {
+      const weather = definePlugin({
+        name: 'old-weather',
+        description: 'written against the contract that had patterns',
+        // The contract's types no longer have patterns, so a plugin compiled against them cannot offer them: an older build can.
+        setup: () => ({ commands: [{ command: 'forecast', run: (ctx) => ctx.reply('forecast') }], ...({ patterns: [{ pattern: /^weather in (\w+)$/i, run: () => undefined }] } as object) }),
+      });
+      t = await startTestApp({ plugins: [weather, first] });
+      const reasons = t.app.pluginFailures.map((f) => f.reason);
+      expect(reasons).to.have.length(1);
+      expect(reasons[0]).to.match(/^PLUGIN_REMOVED_PART: plugin "old-weather" offers patterns, which the plugin contract no longer has, so they would never run; make each one a predicate that tests the text/);
+      expect(t.app.bot.plugins().find((s) => s.plugin.name === 'old-weather')).to.include({ enabled: false, started: false });
+      expect(t.logs().some((l) => l.code === 'PLUGIN_REMOVED_PART' && l.level === 50)).to.equal(true);
+      // Off as a whole: its command is not answered either, and the bot goes on answering the others.
+      expect(((await t.transport.push({ text: '.forecast' }))[0] as { text: string }).text).to.match(/^Unknown command \.forecast/);
+      expect(((await t.transport.push({ text: '.hello' }))[0] as { text: string }).text).to.equal('first here');
+    });
+
     it('a provided capability is detected, shown in the start-log table, and needed by name by another plugin', async () => {
       const owner = definePlugin({ name: 'owner', description: 'owns a capability', provides: [{ name: 'weather', detect: () => false, missing: 'no WEATHER_API_KEY set' }], settings: [{ name: 'WEATHER_API_KEY', description: 'key of the weather service' }], setup: () => ({}) });
       const user = definePlugin({ name: 'user', description: 'needs it', needs: ['weather'], missing: 'No weather service is configured.', setup: () => ({ commands: [{ command: 'weather', run: (ctx) => ctx.reply('sunny') }] }) });
@@ -330,22 +348,22 @@ describe('plugin contract v2', () => {
   });
 
   describe('narrowed contexts', () => {
-    it('a media handler always has the media; a pattern handler its match', async () => {
+    it('a media handler always has the media; a command handler its arguments', async () => {
       const seen: string[] = [];
       const plugin = definePlugin({
         name: 'narrow',
         description: 'records what its handlers get',
         setup: () => ({
           media: [{ media: 'image', run: (ctx) => ctx.reply(`got a ${ctx.media.kind}`) }],
-          patterns: [{ pattern: /^weather in (\w+)$/i, run: (ctx) => ctx.reply(`weather for ${ctx.match[1]}`) }],
+          commands: [{ command: 'weather', run: (ctx) => ctx.reply(`weather for ${ctx.args}`) }],
           observers: [(ctx) => void seen.push(ctx.text)],
         }),
       });
       const bot = await startTestBot(plugin);
       try {
         expect(await bot.send({ media: { kind: 'image', mimetype: 'image/jpeg', download: async () => Buffer.alloc(0) } })).to.deep.equal(['got a image']);
-        expect(await bot.send('weather in Bandung')).to.deep.equal(['weather for Bandung']);
-        expect(seen).to.deep.equal(['', 'weather in Bandung']);
+        expect(await bot.send('.weather   Bandung ')).to.deep.equal(['weather for Bandung']);
+        expect(seen).to.deep.equal(['', '.weather   Bandung']);
       } finally {
         await bot.stop();
       }
