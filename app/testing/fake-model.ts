@@ -1,5 +1,4 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { HttpFake, type FakeBehaviour, type RecordedRequest } from './http-fake.js';
 
 /** A chat-completion request as the fake model received it. */
 export interface ModelRequest {
@@ -25,46 +24,44 @@ export function lastText(request: ModelRequest): string {
 /**
  * An OpenAI-compatible chat model on 127.0.0.1 for plugin tests: `GET /` answers 200 (the health probe), and
  * `POST /v1/chat/completions` answers with `answer(request)` (default: "model: <last text>"). Nothing leaves the machine.
+ * It runs on the kit's {@link HttpFake}, so a test can also make it fail: `model.http.next('POST /v1/chat/completions',
+ * { status: 429, json: {...} })`, `'hang'` or `'drop'`.
  */
 export class FakeModel {
   readonly requests: ModelRequest[] = [];
   private calls = 0;
 
   private constructor(
-    private readonly server: Server,
-    readonly url: string,
+    readonly http: HttpFake,
     private readonly answer: (request: ModelRequest) => ModelAnswer,
   ) {}
 
-  static start(answer: (request: ModelRequest) => ModelAnswer = (r) => `model: ${lastText(r)}`): Promise<FakeModel> {
-    return new Promise((resolve, reject) => {
-      let model: FakeModel;
-      const server = createServer((req, res) => {
-        const chunks: Buffer[] = [];
-        req.on('data', (c: Buffer) => chunks.push(c));
-        req.on('end', () => {
-          if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
-            res.writeHead(req.method === 'GET' ? 200 : 404, { 'content-type': 'text/plain' }).end('fake model');
-            return;
-          }
-          try {
-            const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model: string; messages: ModelRequest['messages']; tools?: Array<{ function: { name: string; description?: string } }> };
-            const tools = body.tools ?? [];
-            const descriptions = Object.fromEntries(tools.map((t) => [t.function.name, t.function.description ?? '']));
-            const request: ModelRequest = { model: body.model, messages: body.messages, tools: tools.map((t) => t.function.name), descriptions };
-            model.requests.push(request);
-            res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(model.completion(model.answer(request), body.model)));
-          } catch (err) {
-            res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: (err as Error).message, type: 'server_error' } }));
-          }
-        });
-      });
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => {
-        model = new FakeModel(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`, answer);
-        resolve(model);
-      });
+  static async start(answer: (request: ModelRequest) => ModelAnswer = (r) => `model: ${lastText(r)}`): Promise<FakeModel> {
+    let model!: FakeModel;
+    const http = await HttpFake.start({
+      'GET /': { status: 200, text: 'fake model' },
+      'POST /v1/chat/completions': (req) => model.respond(req),
     });
+    model = new FakeModel(http, answer);
+    return model;
+  }
+
+  /** `http://127.0.0.1:<port>`, the `BASE_URL` the bot is given. */
+  get url(): string {
+    return this.http.url;
+  }
+
+  private respond(req: RecordedRequest): FakeBehaviour {
+    try {
+      const body = req.json as { model: string; messages: ModelRequest['messages']; tools?: Array<{ function: { name: string; description?: string } }> };
+      const tools = body.tools ?? [];
+      const descriptions = Object.fromEntries(tools.map((t) => [t.function.name, t.function.description ?? '']));
+      const request: ModelRequest = { model: body.model, messages: body.messages, tools: tools.map((t) => t.function.name), descriptions };
+      this.requests.push(request);
+      return { status: 200, json: this.completion(this.answer(request), body.model) };
+    } catch (err) {
+      return { status: 500, json: { error: { message: (err as Error).message, type: 'server_error' } } };
+    }
   }
 
   private completion(answer: ModelAnswer, modelName: string): unknown {
@@ -84,9 +81,6 @@ export class FakeModel {
   }
 
   close(): Promise<void> {
-    return new Promise((resolve) => {
-      this.server.closeAllConnections();
-      this.server.close(() => resolve());
-    });
+    return this.http.close();
   }
 }

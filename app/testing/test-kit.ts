@@ -2,8 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
+import { install as installFakeTimers, type Clock as InstalledClock } from '@sinonjs/fake-timers';
 import { createApp, type App } from '../app.js';
-import { createLogger } from '../../core/services/log/logger.js';
 import type { Plugin } from '../../core/kernel/plugin/types.js';
 import { isPlugin } from '../../core/kernel/plugin/contract.js';
 import { pluginErrors } from '../../core/kernel/plugin/errors.js';
@@ -11,39 +11,82 @@ import { MemoryTransport, type BotAction, type PushInput } from '../../core/adap
 import { FakeModel, type ModelAnswer, type ModelRequest } from './fake-model.js';
 
 export interface TestBotOptions {
-  /** This plugin's options in config.json (`enabled: true` is added). */
+  /** The (first) plugin's options in config.json (`enabled: true` is added). */
   options?: Record<string, unknown>;
-  /** Other config.json fields (prefix, owners, …). */
+  /**
+   * Other config.json fields (prefix, owners, access, …). Its `plugins` section is merged with the kit's: every plugin
+   * given is enabled, with what `plugins.<name>` says here and, for the first one, `options`.
+   */
   config?: Record<string, unknown>;
   /** Extra environment settings (the environment is otherwise empty but for PATH and the fake model's). */
   env?: Record<string, string>;
-  /** How the fake chat model answers; default "model: <last text>". Return `{ tool, args }` to call a tool. */
-  model?: (request: ModelRequest) => ModelAnswer;
   /**
-   * Run in this folder instead of a fresh temporary one, and keep it at `stop` — to restart a bot over the same data
-   * (`bot.dir` of a first bot). The data folder is `<dir>/data`.
+   * How the fake chat model answers; default "model: <last text>". Return `{ tool, args }` to call a tool. Or a
+   * `FakeModel` of your own (started once for many bots; the kit does not close it).
+   */
+  model?: ((request: ModelRequest) => ModelAnswer) | FakeModel;
+  /**
+   * Run in this folder instead of a fresh temporary one, and keep it at `stop` — to start a bot over data you
+   * prepared, or to look at the files after `stop`. The data folder is `<dir>/data`. `bot.restart()` is the short way
+   * to restart over the same folder.
    */
   dir?: string;
+  /** The bot's own WhatsApp ids: a group message mentioning one of them (or replying to the bot) is addressed to it. */
+  ownIds?: string[];
+  /** The memory transport to run on, such as a subclass that holds or records sends; default a new one. */
+  transport?: MemoryTransport;
+  /** Probe the gateway's root URL at start as `npm start` does (default off: the fake model is known to be up). */
+  healthProbe?: boolean;
+}
+
+/** What the first argument of `startTestBot` may be: one plugin, several, or `'bundled'` (see {@link startTestBot}). */
+export type TestBotPlugins = Plugin | DefinedPlugin | ReadonlyArray<Plugin | DefinedPlugin> | 'bundled';
+
+/**
+ * A clock the test moves by hand (`@sinonjs/fake-timers`): `Date`, `setTimeout`, `setInterval` and their `clear…`
+ * are faked from `bot.useClock()` until `restore()`, `bot.stop()` or `bot.restart()`.
+ */
+export interface TestClock {
+  /** Moves the time on by `ms`, running every timer due on the way (and the promises they start) in order. */
+  tick(ms: number): Promise<void>;
+  /** The faked time, in milliseconds since the epoch. */
+  now(): number;
+  /** Gives the real timers back. */
+  restore(): void;
 }
 
 /**
- * A bot running one plugin, in a temporary folder, on an in-memory transport, with a fake chat model on 127.0.0.1:
- * no phone and no network. `send` pushes a message and resolves with the texts the bot answered (Hubot style).
+ * A bot running your plugin(s), in a temporary folder, on an in-memory transport, with a fake chat model on
+ * 127.0.0.1: no phone and no network. `send` pushes a message and resolves with the texts the bot answered (Hubot
+ * style).
  */
 export interface TestBot {
   /** Sends a message (text, or a full message with media, group, sender…) and resolves with the texts sent back. */
   send(message: string | PushInput): Promise<string[]>;
   /** Sends a message and resolves with everything the bot did (texts, reactions, media, edits). */
   push(message: string | PushInput): Promise<BotAction[]>;
-  /** Every text the bot has sent so far, in order. */
-  replies(): string[];
+  /** Every text the bot has sent so far, in order (to `chatId` only, when given). */
+  replies(chatId?: string): string[];
   /** The requests the fake chat model received (messages and offered tool names). */
   readonly model: FakeModel;
   readonly app: App;
+  /** The in-memory transport: every action so far (`actions`), polls and votes (`vote`), sent media. */
+  readonly transport: MemoryTransport;
   /** The folder the bot runs in (its data is in `data/` below it). */
   readonly dir: string;
-  /** Log lines written so far, as JSON objects. */
-  logs(): Array<Record<string, unknown>>;
+  /** Log lines written so far, as JSON objects (written by the bot's own logger, secrets redacted as in production). */
+  logs(): Array<Record<string, any>>;
+  /**
+   * Fakes the clock from now on (see {@link TestClock}); `toFake` narrows what is faked (for example `['Date']` only,
+   * to move the date while timers run as usual). Restored by `stop` and `restart`.
+   */
+  useClock(toFake?: Array<'Date' | 'setTimeout' | 'clearTimeout' | 'setInterval' | 'clearInterval'>): TestClock;
+  /**
+   * Stops this bot (its data flushed as at a real stop) and starts a new one over the same folder with the same
+   * plugins, config and fake model; `changes` replaces options for the new one (`config`, `options`, `env`, …).
+   * The new bot owns the folder from then on: this one is done.
+   */
+  restart(changes?: Omit<TestBotOptions, 'dir' | 'model'>): Promise<TestBot>;
   stop(): Promise<void>;
 }
 
@@ -60,50 +103,112 @@ export interface DefinedPlugin {
 }
 
 /**
- * Starts a bot with one plugin for a test.
+ * Starts a bot for a test with one plugin, several (`[remind, weather]`: every one enabled), or `'bundled'`: the
+ * plugins the bot ships in `plugins/`, discovered as `npm start` does (each enabled or not as its defaults and
+ * `config.plugins` say).
  *
  * @example
  * const bot = await startTestBot(dice, { options: { sides: 6 } });
  * const [answer] = await bot.send('.roll');
  * await bot.stop();
  */
-export async function startTestBot(defined: Plugin | DefinedPlugin, options: TestBotOptions = {}): Promise<TestBot> {
-  if (!isPlugin(defined)) throw pluginErrors.notAPlugin('the plugin given to startTestBot', 'was not made by definePlugin of this contract');
-  const plugin = defined;
-  const dir = options.dir ?? (await mkdtemp(path.join(os.tmpdir(), `plugin-${plugin.name}-`)));
-  const removeDir = () => (options.dir ? Promise.resolve() : rm(dir, { recursive: true, force: true }));
-  const model = await FakeModel.start(options.model);
+export async function startTestBot(plugins: TestBotPlugins, options: TestBotOptions = {}): Promise<TestBot> {
+  const given = plugins === 'bundled' ? undefined : Array.isArray(plugins) ? [...(plugins as Array<Plugin | DefinedPlugin>)] : [plugins as Plugin | DefinedPlugin];
+  for (const plugin of given ?? []) {
+    if (!isPlugin(plugin)) throw pluginErrors.notAPlugin('a plugin given to startTestBot', 'was not made by definePlugin of this contract');
+  }
+  const checked = given as Plugin[] | undefined;
+  const dir = options.dir ?? (await mkdtemp(path.join(os.tmpdir(), `plugin-${checked?.[0]?.name ?? 'bundled'}-`)));
+  const model = options.model instanceof FakeModel ? options.model : await FakeModel.start(options.model);
+  const ownsModel = !(options.model instanceof FakeModel);
+  return launch(checked, { ...options, model }, { dir, ownsDir: !options.dir, ownsModel });
+}
+
+interface Ownership {
+  dir: string;
+  /** Remove the folder at stop (the kit made it). */
+  ownsDir: boolean;
+  /** Close the fake model at stop (the kit started it). */
+  ownsModel: boolean;
+}
+
+async function launch(plugins: Plugin[] | undefined, options: TestBotOptions & { model: FakeModel }, own: Ownership): Promise<TestBot> {
+  const { dir } = own;
+  const model = options.model;
+  const release = async () => {
+    if (own.ownsModel) await model.close();
+    if (own.ownsDir) await rm(dir, { recursive: true, force: true });
+  };
   try {
-    const config = { ...(options.config ?? {}), plugins: { [plugin.name]: { enabled: true, ...(options.options ?? {}) } } };
-    await writeFile(path.join(dir, 'config.json'), JSON.stringify(config, null, 2));
+    await writeFile(path.join(dir, 'config.json'), JSON.stringify(configOf(plugins, options), null, 2));
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', API_KEY: 'test-kit-key', BASE_URL: model.url, MODEL: 'test-model', ...(options.env ?? {}) };
     const lines: string[] = [];
     const sink = new PassThrough();
     sink.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
-    const logger = createLogger({ level: 'debug', pretty: false, destination: sink });
-    const app = await createApp({ cwd: dir, env, plugins: [plugin], logger, skipHealthProbe: true });
-    const transport = new MemoryTransport();
+    // The product's own logger (its redaction list comes from the settings), writing JSON lines to the sink.
+    const app = await createApp({ cwd: dir, env, plugins, logDestination: sink, logLevel: 'debug', skipHealthProbe: !options.healthProbe });
+    const transport = options.transport ?? new MemoryTransport(options.ownIds ?? []);
     await app.connect(transport);
+    let clock: InstalledClock | undefined;
+    /** Set by `restart`: the folder and the model belong to the new bot, which stops them. */
+    let handedOver = false;
+    const restoreClock = () => {
+      clock?.uninstall();
+      clock = undefined;
+    };
+    const stopApp = async () => {
+      restoreClock();
+      await app.stop();
+    };
     const push = (message: string | PushInput) => transport.push(typeof message === 'string' ? { text: message } : message);
     return {
       push,
       async send(message) {
         return (await push(message)).filter((a): a is Extract<BotAction, { type: 'text' }> => a.type === 'text').map((a) => a.text);
       },
-      replies: () => transport.texts(),
+      replies: (chatId) => transport.actions.filter((a): a is Extract<BotAction, { type: 'text' }> => a.type === 'text' && (!chatId || a.chatId === chatId)).map((a) => a.text),
       model,
       app,
+      transport,
       dir,
-      logs: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>),
+      logs: () => lines.map((l) => JSON.parse(l) as Record<string, any>),
+      useClock(toFake = ['Date', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval']) {
+        restoreClock();
+        const installed = installFakeTimers({ now: Date.now(), toFake });
+        clock = installed;
+        return {
+          tick: async (ms) => void (await installed.tickAsync(ms)),
+          now: () => installed.now,
+          restore: () => (clock === installed ? restoreClock() : installed.uninstall()),
+        };
+      },
+      async restart(changes = {}) {
+        await stopApp();
+        handedOver = true;
+        const { transport: _previous, ...kept } = options;
+        return launch(plugins, { ...kept, ...changes, model }, own);
+      },
       async stop() {
-        await app.stop();
-        await model.close();
-        await removeDir();
+        if (handedOver) return;
+        try {
+          await stopApp();
+        } finally {
+          await release();
+        }
       },
     };
   } catch (err) {
-    await model.close();
-    await removeDir();
+    await release();
     throw err;
   }
+}
+
+/** config.json of a test bot: the given fields, with every given plugin enabled (the first with `options`). */
+function configOf(plugins: Plugin[] | undefined, options: TestBotOptions): Record<string, unknown> {
+  const given = (options.config?.plugins ?? {}) as Record<string, Record<string, unknown>>;
+  const section: Record<string, Record<string, unknown>> = { ...given };
+  (plugins ?? []).forEach((plugin, i) => {
+    section[plugin.name] = { enabled: true, ...(given[plugin.name] ?? {}), ...(i === 0 ? (options.options ?? {}) : {}) };
+  });
+  return { ...(options.config ?? {}), plugins: section };
 }

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { completion, failures, FakeGateway, lastUserText } from '../fakes/openai-gateway.js';
-import { HttpFake } from '../fakes/http-fake.js';
+import { HttpFake } from '../../app/testing/http-fake.js';
 import { runScript, type ScriptRun } from '../helpers/run-script.js';
 import { ROOT, tempDir } from '../helpers/test-app.js';
 

@@ -1,4 +1,4 @@
-import { HttpFake, type FakeBehaviour, type RecordedRequest } from './http-fake.js';
+import { HttpFake, type FakeBehaviour, type RecordedRequest } from '../../app/testing/http-fake.js';
 import { completion, lastUserText } from './openai-gateway.js';
 
 /** An answer of `POST /v1/messages` in the Anthropic format. */

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { testFfmpeg } from '../plugins/voice/audio-files.js';
-import { HttpFake, type FakeBehaviour, type RecordedRequest } from './http-fake.js';
+import { HttpFake, type FakeBehaviour, type RecordedRequest } from '../../app/testing/http-fake.js';
 import { completion } from './openai-gateway.js';
 
 /** One transcription upload as the fake parsed it from the multipart body. */

@@ -1,5 +1,5 @@
-import type { FakeBehaviour, RecordedRequest } from './http-fake.js';
-import { HttpFake } from './http-fake.js';
+import type { FakeBehaviour, RecordedRequest } from '../../app/testing/http-fake.js';
+import { HttpFake } from '../../app/testing/http-fake.js';
 import { completion, lastUserText } from './openai-gateway.js';
 
 /** A real 1×1 PNG picture (its signature and IHDR are what the bot checks). */

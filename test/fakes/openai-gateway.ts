@@ -1,4 +1,4 @@
-import { HttpFake, type FakeBehaviour, type RecordedRequest } from './http-fake.js';
+import { HttpFake, type FakeBehaviour, type RecordedRequest } from '../../app/testing/http-fake.js';
 
 /** A chat-completion answer in the OpenAI format. */
 export function completion(content: string | null, extra: { model?: string; toolCalls?: Array<{ id: string; name: string; arguments: string }>; usage?: { prompt_tokens: number; completion_tokens: number } } = {}) {

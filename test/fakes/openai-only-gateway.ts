@@ -1,4 +1,4 @@
-import type { RecordedRequest } from './http-fake.js';
+import type { RecordedRequest } from '../../app/testing/http-fake.js';
 import { completion, FakeGateway } from './openai-gateway.js';
 
 /** The image and question of an OpenAI-style chat request (`image_url` data URL + text part), if any. */

@@ -1,4 +1,4 @@
-import { HttpFake, type FakeBehaviour, type RecordedRequest } from './http-fake.js';
+import { HttpFake, type FakeBehaviour, type RecordedRequest } from '../../app/testing/http-fake.js';
 import { completion } from './openai-gateway.js';
 
 /** One result of a Tavily-style search answer. */

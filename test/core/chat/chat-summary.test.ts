@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { FakeBehaviour, RecordedRequest } from '../../fakes/http-fake.js';
+import type { FakeBehaviour, RecordedRequest } from '../../../app/testing/http-fake.js';
 import { completion, failures, FakeGateway, lastUserText } from '../../fakes/openai-gateway.js';
 import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
 

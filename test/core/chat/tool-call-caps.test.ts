@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import searchPlugin from '../../../plugins/search/index.js';
 import { MemoryFullError, MemoryStore } from '../../../core/services/store/memory.js';
-import type { FakeBehaviour, RecordedRequest } from '../../fakes/http-fake.js';
+import type { FakeBehaviour, RecordedRequest } from '../../../app/testing/http-fake.js';
 import { completion, FakeGateway } from '../../fakes/openai-gateway.js';
 import { FakeSearchProvider } from '../../fakes/search-provider.js';
 import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';

@@ -3,7 +3,7 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import pingPlugin from '../../../plugins/ping/index.js';
 import { FakeGateway, completion, lastUserText } from '../../fakes/openai-gateway.js';
-import type { FakeBehaviour, RecordedRequest } from '../../fakes/http-fake.js';
+import type { FakeBehaviour, RecordedRequest } from '../../../app/testing/http-fake.js';
 import { runChat, startTestApp, tempDir, writeConfig, type TestApp } from '../../helpers/test-app.js';
 
 const texts = (actions: Array<{ type: string }>) => actions.filter((a) => a.type === 'text').map((a) => (a as unknown as { text: string }).text);

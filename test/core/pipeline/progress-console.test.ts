@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import type { FakeBehaviour, RecordedRequest } from '../../fakes/http-fake.js';
+import type { FakeBehaviour, RecordedRequest } from '../../../app/testing/http-fake.js';
 import { FakeGateway, completion } from '../../fakes/openai-gateway.js';
 import { FakeSearchProvider } from '../../fakes/search-provider.js';
 import { ROOT, tempDir, writeConfig } from '../../helpers/test-app.js';

@@ -7,7 +7,7 @@ import type { WhatsAppTransport } from '../../../core/adapters/whatsapp/whatsapp
 import pingPlugin from '../../../plugins/ping/index.js';
 import searchPlugin from '../../../plugins/search/index.js';
 import { BOT_PHONE, FakeSocketFactory, waText, type SentRecord } from '../../fakes/baileys-socket.js';
-import type { FakeBehaviour, RecordedRequest } from '../../fakes/http-fake.js';
+import type { FakeBehaviour, RecordedRequest } from '../../../app/testing/http-fake.js';
 import { FakeGateway, completion, failures } from '../../fakes/openai-gateway.js';
 import { FakeSearchProvider } from '../../fakes/search-provider.js';
 import { startLinkedBot } from '../../helpers/linked-bot.js';

@@ -138,7 +138,7 @@ describe('plugin discovery and the start-log report', () => {
   });
 
   it('does not wait for a hung gateway before answering: the probe finishes and is logged afterwards', async () => {
-    const { HttpFake } = await import('../../fakes/http-fake.js');
+    const { HttpFake } = await import('../../../app/testing/http-fake.js');
     const hung = await HttpFake.start({ 'GET /': 'hang' });
     const dir = await tempDir();
     await writeConfig(dir);

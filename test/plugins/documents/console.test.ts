@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { FakeAnthropicGateway } from '../../fakes/anthropic-messages.js';
-import type { RecordedRequest } from '../../fakes/http-fake.js';
+import type { RecordedRequest } from '../../../app/testing/http-fake.js';
 import { runChat, tempDir, writeConfig } from '../../helpers/test-app.js';
 import { docx, jpegOf, odt, scannedPdf, textPdf, xlsx, zipBombDocx } from './samples.js';
 

@@ -4,7 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import imaginePlugin, { GATEWAY_HAS_NONE, NO_IMAGE_MODEL, testHooks } from '../../../plugins/imagine/index.js';
 import { completion } from '../../fakes/openai-gateway.js';
-import type { RecordedRequest } from '../../fakes/http-fake.js';
+import type { RecordedRequest } from '../../../app/testing/http-fake.js';
 import { FakeImagesGateway, TINY_PNG } from '../../fakes/images-gateway.js';
 import { runChat, shippedExample, startTestApp, tempDir, writeConfig, type TestApp } from '../../helpers/test-app.js';
 

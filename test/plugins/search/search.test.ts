@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import pingPlugin from '../../../plugins/ping/index.js';
 import searchPlugin from '../../../plugins/search/index.js';
 import { shortLink, sourcesList } from '../../../plugins/search/format.js';
-import type { FakeBehaviour, RecordedRequest } from '../../fakes/http-fake.js';
+import type { FakeBehaviour, RecordedRequest } from '../../../app/testing/http-fake.js';
 import { FakeGateway, completion, lastUserText } from '../../fakes/openai-gateway.js';
 import { FakeSearchProvider, SAMPLE_HITS, compoundAnswer, type FakeHit } from '../../fakes/search-provider.js';
 import { startTestApp, type TestApp } from '../../helpers/test-app.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { WorkspaceService, type WorkspaceHost } from '../../../plugins/workspace/service.js';
 import { workspaceTools } from '../../../plugins/workspace/tools.js';
 import { completion, FakeGateway } from '../../fakes/openai-gateway.js';
-import type { RecordedRequest } from '../../fakes/http-fake.js';
+import type { RecordedRequest } from '../../../app/testing/http-fake.js';
 import workspacePlugin from '../../../plugins/workspace/index.js';
 import { startTestApp, type TestApp } from '../../helpers/test-app.js';
 import { sandboxWorks, startWorkspaceApp, texts, USER, workspaceDir } from './helpers.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { RecordedRequest } from '../../fakes/http-fake.js';
+import type { RecordedRequest } from '../../../app/testing/http-fake.js';
 import { completion, FakeGateway } from '../../fakes/openai-gateway.js';
 import type { TestApp } from '../../helpers/test-app.js';
 import { putFile, startWorkspaceApp, texts, USER, workspaceDir } from './helpers.js';

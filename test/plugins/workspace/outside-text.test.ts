@@ -7,7 +7,7 @@ import recallPlugin from '../../../plugins/recall/index.js';
 import remindPlugin from '../../../plugins/remind/index.js';
 import searchPlugin from '../../../plugins/search/index.js';
 import workspacePlugin from '../../../plugins/workspace/index.js';
-import type { FakeBehaviour, RecordedRequest } from '../../fakes/http-fake.js';
+import type { FakeBehaviour, RecordedRequest } from '../../../app/testing/http-fake.js';
 import { completion, FakeGateway } from '../../fakes/openai-gateway.js';
 import { FakeSearchProvider, type FakeHit } from '../../fakes/search-provider.js';
 import { startTestApp, type TestApp } from '../../helpers/test-app.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { HttpFake } from '../../fakes/http-fake.js';
+import { HttpFake } from '../../../app/testing/http-fake.js';
 import type { TestApp } from '../../helpers/test-app.js';
 import { putFile, sandboxWorks, startWorkspaceApp, texts, USER, workspaceDir } from './helpers.js';
 

@@ -1,0 +1,129 @@
+import { expect } from 'chai';
+import { access } from 'node:fs/promises';
+import path from 'node:path';
+import { definePlugin, Store, Type } from '../../core/index.js';
+import { FakeModel, startTestBot, type TestBot } from '../../app/testing/index.js';
+import { loadInFreshProcess } from '../helpers/loaded-modules.js';
+import { ROOT } from '../helpers/test-app.js';
+
+/** The public test kit (`wa-assistant-bot/testing`) grows what the team's own suite needs. */
+
+const NOTES = Store.chatDoc('notes', Type.Object({ items: Type.Array(Type.String()) }), () => ({ items: [] }));
+const notes = definePlugin({
+  name: 'notes',
+  description: 'keeps notes per chat',
+  options: Type.Object({ heading: Type.String({ default: 'notes' }) }),
+  stores: [NOTES],
+  setup: (host) => ({
+    commands: [
+      {
+        command: 'note',
+        run: async (ctx) => {
+          await host.store.chat(ctx.chatId).doc(NOTES).save((d) => void d.items.push(ctx.args));
+          await ctx.reply('noted');
+        },
+      },
+      { command: 'notes', run: async (ctx) => ctx.reply(`${host.options().heading}: ${(await host.store.chat(ctx.chatId).doc(NOTES).get()).items.join(', ') || 'none'}`) },
+    ],
+  }),
+});
+
+/** Counts a one-minute timer's runs and tells the date the bot sees. */
+let minutes = 0;
+const ticker = definePlugin({
+  name: 'ticker',
+  description: 'a timer and the date, for the clock',
+  setup: () => {
+    let timer: NodeJS.Timeout | undefined;
+    return {
+      commands: [
+        {
+          command: 'tick',
+          run: async (ctx) => {
+            timer = setInterval(() => void minutes++, 60_000);
+            await ctx.reply('ticking');
+          },
+        },
+        { command: 'date', run: (ctx) => ctx.reply(new Date().toISOString().slice(0, 10)) },
+      ],
+      stop: () => clearInterval(timer),
+    };
+  },
+});
+
+describe('the test kit (app/testing, wa-assistant-bot/testing)', function () {
+  this.timeout(60_000);
+  let bot: TestBot | undefined;
+  afterEach(async () => {
+    await bot?.stop();
+    bot = undefined;
+  });
+
+  it('loads no WhatsApp adapter, Baileys, web server or Koa (the WhatsApp fake has its own subpath)', async () => {
+    const { loaded, runtimeNames } = await loadInFreshProcess(path.join(ROOT, 'dist', 'app', 'testing', 'index.js'));
+    expect(runtimeNames).to.include.members(['startTestBot', 'FakeModel', 'HttpFake']);
+    expect(loaded.some((url) => url.endsWith('/dist/app/app.js')), 'the check sees the app being loaded').to.equal(true);
+    const forbidden = [/\/dist\/core\/adapters\/whatsapp\//, /\/node_modules\/@whiskeysockets\/baileys\//, /\/dist\/web\//, /\/node_modules\/koa\//];
+    expect(loaded.filter((url) => forbidden.some((re) => re.test(url)))).to.deep.equal([]);
+  });
+
+  it('runs several plugins, each enabled, the first with the given options and the others from config.plugins', async () => {
+    bot = await startTestBot([notes, ticker], { options: { heading: 'my notes' } });
+    expect(await bot.send('.note buy milk')).to.deep.equal(['noted']);
+    expect(await bot.send('.notes')).to.deep.equal(['my notes: buy milk']);
+    expect(await bot.send('.date')).to.deep.equal([new Date().toISOString().slice(0, 10)]);
+  });
+
+  it("'bundled' runs the plugins the bot ships, discovered as npm start does", async () => {
+    bot = await startTestBot('bundled');
+    expect((await bot.send('.ping'))[0]).to.match(/^pong \(\d+ ms\)$/);
+  });
+
+  it('restart: a new bot over the same folder finds what the first one saved; the old handle stops nothing', async () => {
+    const first = await startTestBot(notes);
+    await first.send('.note the blue door');
+    bot = await first.restart({ options: { heading: 'after restart' } });
+    expect(bot.dir).to.equal(first.dir);
+    await first.stop();
+    await access(bot.dir);
+    expect(await bot.send('.notes')).to.deep.equal(['after restart: the blue door']);
+    const { dir } = bot;
+    await bot.stop();
+    bot = undefined;
+    let gone = false;
+    await access(dir).catch(() => (gone = true));
+    expect(gone, 'the kit removes the folder it made, at the last stop').to.equal(true);
+  });
+
+  it('useClock: timers and the date move only when the test ticks; stop gives the real clock back', async () => {
+    bot = await startTestBot(ticker);
+    minutes = 0;
+    const clock = bot.useClock();
+    await bot.send('.tick');
+    await clock.tick(3 * 60_000);
+    expect(minutes).to.equal(3);
+    await clock.tick(2 * 24 * 3600_000);
+    const inTwoDays = new Date(Date.now()).toISOString().slice(0, 10);
+    expect(await bot.send('.date')).to.deep.equal([inTwoDays]);
+    await bot.stop();
+    bot = undefined;
+    expect(Math.abs(Date.now() - (performance.timeOrigin + performance.now())), 'Date is real again').to.be.below(5_000);
+  });
+
+  it('a FakeModel of the test is shared and kept open; its HttpFake base can make it fail like a gateway', async () => {
+    const model = await FakeModel.start(() => 'shared answer');
+    try {
+      bot = await startTestBot(notes, { model });
+      expect(await bot.send('hello')).to.deep.equal(['shared answer']);
+      model.http.next('POST /v1/chat/completions', { status: 401, json: { error: { message: 'Incorrect API key provided', code: 'invalid_api_key' } } });
+      const [failed] = await bot.send('hello again');
+      expect(failed).to.not.equal('shared answer');
+      await bot.stop();
+      bot = undefined;
+      expect(model.requests.length, 'the model outlives the bot').to.equal(1);
+      expect(await fetch(`${model.url}/`).then((r) => r.status)).to.equal(200);
+    } finally {
+      await model.close();
+    }
+  });
+});

@@ -1,0 +1,31 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { ROOT } from './test-app.js';
+
+const run = promisify(execFile);
+
+/**
+ * Imports one built entry in a fresh node process and reports every module that process loaded: ES modules through a
+ * load hook (it runs on the loader thread, so it appends to a file), CommonJS ones from the require cache at exit.
+ */
+export async function loadInFreshProcess(entry: string): Promise<{ loaded: string[]; runtimeNames: string[] }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'entry-load-'));
+  try {
+    const log = path.join(dir, 'loaded.txt');
+    await writeFile(path.join(dir, 'hooks.mjs'), `import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) { appendFileSync(${JSON.stringify(log)}, url + '\\n'); return next(url, context); }\n`);
+    await writeFile(
+      path.join(dir, 'register.mjs'),
+      `import { register, createRequire } from 'node:module';\nimport { appendFileSync } from 'node:fs';\nregister('./hooks.mjs', import.meta.url);\nconst cache = createRequire(import.meta.url).cache;\nprocess.on('exit', () => appendFileSync(${JSON.stringify(log)}, Object.keys(cache).map((f) => 'file://' + f + '\\n').join('')));\n`,
+    );
+    const script = `const m = await import(${JSON.stringify(pathToFileURL(entry).href)}); console.log(JSON.stringify(Object.keys(m)));`;
+    const { stdout } = await run(process.execPath, ['--import', pathToFileURL(path.join(dir, 'register.mjs')).href, '--input-type=module', '-e', script], { cwd: ROOT });
+    const loaded = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+    return { loaded, runtimeNames: JSON.parse(stdout.trim().split('\n').at(-1)!) as string[] };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
