@@ -41,6 +41,8 @@ const KEPT = Store.chatLog('documents', KeptItem, {
 });
 
 const NO_VISION = 'This PDF is a scan without any text in it, and I cannot look at pictures here (no AI provider that reads images is configured), so I cannot read it. Please send a PDF with text, or type the part you need.';
+/** How much of a document's text stays in the chat's history for the next messages. */
+const CONTEXT_CHARS = 2000;
 const DEFAULT_QUESTION = 'Summarise this document briefly: what it is and its main points.';
 
 /** True for a document the vision plugin does not take (it takes documents whose mimetype is a picture). */
@@ -196,7 +198,11 @@ function documents(host: PluginHost<DocumentOptions>) {
     ]
       .filter(Boolean)
       .join('\n');
-    const said = await ctx.ai.respond(ctx, { text: `${found.quoted ? '[about the document they replied to] ' : `[sent the document ${name}] `}${question || DEFAULT_QUESTION}`, system });
+    // The turn kept in the history carries the document's name and the start of its text, so the next messages of
+    // the chat can still ask about it (bounded: the whole text is in this turn's instructions only).
+    const excerpt = doc.text.length > CONTEXT_CHARS ? `${doc.text.slice(0, CONTEXT_CHARS)} […]` : doc.text;
+    const turn = found.quoted ? '[about the document they replied to]' : `[sent the document ${name}]\n<<<EXCERPT\n${excerpt}\nEXCERPT>>>\n`;
+    const said = await ctx.ai.respond(ctx, { text: `${turn} ${question || DEFAULT_QUESTION}`, system });
     await ctx.reply(said ? `${said}${cut}` : said);
   }
 

@@ -51,6 +51,17 @@ describe('documents in the console chat (real files through the real jail)', fun
     expect(await readdir(path.join(dir, 'data', 'media', 'documents', 'files'))).to.have.length(5);
   });
 
+  it('a document sent without a question stays in the chat: a later plain message still has its name and text in the context', async () => {
+    await writeFile(path.join(dir, 'trip.odt'), odt(['Trip plan', 'Day 1: Lisbon', 'Day 2: Sintra']));
+    const run = await runChat(':document trip.odt\nwhere do we go on day 2?\n', { cwd: dir, env: env(), timeoutMs: 60_000 });
+    expect(run.code, run.stderr).to.equal(0);
+    const chats = gateway.chats();
+    expect(chats, run.stdout).to.have.length(2);
+    const later = JSON.stringify(chats[1]!.json.messages);
+    expect(promptOf(chats[1]!).system).to.not.contain('<<<DOCUMENT');
+    expect(later).to.contain('trip.odt').and.to.contain('Day 2: Sintra');
+  });
+
   it('a long PDF is cut at whole pages and the answer says which pages were read', async () => {
     const page = (n: number) => [`Chapter ${n}`, ...Array.from({ length: 40 }, (_, i) => `line ${i} of chapter ${n} with some words to fill the page`)];
     await writeFile(path.join(dir, 'book.pdf'), textPdf(Array.from({ length: 12 }, (_, i) => page(i + 1))));

@@ -36,7 +36,7 @@ describe('quoted documents and photos over WhatsApp (fake Baileys socket, real a
     gateway = await FakeAnthropicGateway.start('gw');
     served = new Map();
     downloads = [];
-    await writeConfig(dir, { targetUserIds: [BOT_PHONE], access: { mode: 'everyone', allow: [], block: [] }, conversation: { debounceMs: 0 }, sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 } });
+    await writeConfig(dir, { targetUserIds: [BOT_PHONE], access: { mode: 'everyone', allow: [], block: [] }, conversation: { debounceMs: 0, progressAfterSeconds: 0 }, sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 } });
     ({ app, sockets } = await startLinkedBot({
       dir,
       env: { API_KEY: 'test-key-123456', BASE_URL: `${gateway.url}/v1`, MODEL: 'test-model' },
@@ -83,7 +83,7 @@ describe('quoted documents and photos over WhatsApp (fake Baileys socket, real a
     const sent = waMessage(documentMessage('minutes.docx'), { from: ALICE, id: '3EB0DOC000000001' });
     let answered = nextText();
     sockets.last.deliver([sent]);
-    expect(await answered).to.match(/^gw: \[sent the document minutes\.docx\] Summarise/);
+    expect(await answered).to.match(/^gw: \[sent the document minutes\.docx\]\n<<<EXCERPT\nMinutes of the board/).and.to.match(/Summarise this document briefly/);
     expect(await readdir(path.join(dir, 'data', 'media', 'documents', 'files'))).to.have.length(1);
 
     // WhatsApp's copy is gone now; the quote carries only the document's description.
