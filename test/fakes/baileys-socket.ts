@@ -1,6 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { Boom } from '@hapi/boom';
-import { addTransactionCapability, DisconnectReason, jidEncode, proto, type AnyMessageContent, type GroupMetadata, type MiscMessageGenerationOptions, type WAMessage, type WAMessageKey, type WAPresence } from '@whiskeysockets/baileys';
+import { addTransactionCapability, aesEncryptGCM, DisconnectReason, generateWAMessageContent, hmacSign, jidEncode, proto, sha256, type AnyMessageContent, type GroupMetadata, type MiscMessageGenerationOptions, type WAMessage, type WAMessageKey, type WAPresence } from '@whiskeysockets/baileys';
 import { LIDMappingStore } from '@whiskeysockets/baileys/lib/Signal/lid-mapping.js';
 import pino from 'pino';
 import type { SocketOptions, WhatsAppSocket } from '../../core/adapters/whatsapp/whatsapp-transport.js';
@@ -13,6 +14,8 @@ export interface SentRecord {
   content: AnyMessageContent;
   options?: MiscMessageGenerationOptions;
   id: string;
+  /** The message as Baileys would have built it (for edits, reactions, quotes, texts and polls). */
+  message?: proto.IMessage;
 }
 
 let sentSeq = 0;
@@ -57,12 +60,15 @@ export class FakeBaileysSocket implements WhatsAppSocket {
     }
     // Baileys sends under the id the caller chose (`messageId`), else one of its own.
     const id = options?.messageId ?? `BOTMSG${++sentSeq}`;
-    this.sent.push({ jid, content, options, id });
-    for (const w of this.sentWaiters.filter((w) => this.sent.length >= w.count)) w.resolve();
+    const record: SentRecord = { jid, content, options, id };
+    this.sent.push(record);
     const text = 'text' in content && typeof content.text === 'string' ? content.text : undefined;
     // What Baileys' generateWAMessage makes of an edit and a reaction.
     const message: proto.IMessage =
-      'edit' in content && content.edit
+      'poll' in content && content.poll
+        ? // Baileys' own content builder: a pollCreationMessage (V3 for one choice) with its messageSecret.
+          await generateWAMessageContent(content, { upload: () => Promise.reject(new Error('no uploads in a poll')) } as never)
+        : 'edit' in content && content.edit
         ? { protocolMessage: { key: content.edit, type: proto.Message.ProtocolMessage.Type.MESSAGE_EDIT, editedMessage: { conversation: text }, timestampMs: Date.now() } }
         : 'react' in content && content.react
           ? { reactionMessage: { key: content.react.key, text: content.react.text, senderTimestampMs: Date.now() } }
@@ -72,6 +78,8 @@ export class FakeBaileysSocket implements WhatsAppSocket {
             : text
               ? { conversation: text }
               : {};
+    record.message = message;
+    for (const w of this.sentWaiters.filter((w) => this.sent.length >= w.count)) w.resolve();
     const sent = proto.WebMessageInfo.fromObject({ key: { remoteJid: jid, id, fromMe: true }, message, messageTimestamp: Math.floor(Date.now() / 1000) }) as WAMessage;
     // Like Baileys with emitOwnEvents: the account's own message comes back as an upsert before the send resolves.
     // The echo is handled while the send is still under way (Baileys relays to the other devices after it).
@@ -271,4 +279,34 @@ export function waText(text: string, o: BuildOptions & { mentions?: string[]; qu
     },
     o,
   );
+}
+
+/**
+ * A vote on a poll as a phone makes it: the options' SHA-256 hashes in a PollVoteMessage, encrypted with AES-GCM under
+ * a key derived from the poll's secret, its id, the creator's id and the voter's (the inverse of Baileys'
+ * `decryptPollVote`), in a pollUpdateMessage pointing at the poll. Phones derive it from the creator's LID and the
+ * voter's phone number (Baileys issue #2342); `creatorJid`/`voterJid` change that.
+ */
+export function waPollVote(poll: { id: string; secret: Uint8Array; chat?: string }, options: string[], o: BuildOptions & { creatorJid?: string; voterJid?: string } = {}): WAMessage {
+  const voterJid = o.voterJid ?? o.fromAlt ?? o.from ?? '6281200000001@s.whatsapp.net';
+  const creatorJid = o.creatorJid ?? `${BOT_LID}@lid`;
+  const plaintext = proto.Message.PollVoteMessage.encode({ selectedOptions: options.map((name) => sha256(Buffer.from(name))) }).finish();
+  const sign = Buffer.concat([Buffer.from(poll.id), Buffer.from(creatorJid), Buffer.from(voterJid), Buffer.from('Poll Vote'), new Uint8Array([1])]);
+  const key = hmacSign(sign, hmacSign(Buffer.from(poll.secret), new Uint8Array(32)));
+  const encIv = randomBytes(12);
+  const encPayload = aesEncryptGCM(Buffer.from(plaintext), key, encIv, Buffer.from(`${poll.id}\u0000${voterJid}`));
+  const chat = o.chat ?? poll.chat;
+  return waMessage(
+    { pollUpdateMessage: { pollCreationMessageKey: { remoteJid: chat, id: poll.id, fromMe: false }, vote: { encPayload, encIv }, senderTimestampMs: Date.now() } },
+    { ...o, chat },
+  );
+}
+
+/** The poll a record of the fake socket sent: its id, its secret and its options, as a phone receives them. */
+export function sentPoll(record: SentRecord): { id: string; secret: Uint8Array; options: string[]; selectable: number } {
+  const m = record.message;
+  const creation = m?.pollCreationMessage ?? m?.pollCreationMessageV3;
+  const secret = m?.messageContextInfo?.messageSecret;
+  if (!creation || !secret) throw new Error('that record is not a poll');
+  return { id: record.id, secret, options: (creation.options ?? []).map((o) => o.optionName ?? ''), selectable: creation.selectableOptionsCount ?? 0 };
 }

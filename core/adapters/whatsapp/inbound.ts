@@ -10,6 +10,8 @@ import type { IdentityLayer } from './identity-layer.js';
 import { expirationOf, isViewOnce, mapIncoming, plainJid, textOf, timerChangeOf, type MediaDownloader } from './message-mapper.js';
 import type { WhatsAppTransportOptions } from './options.js';
 import type { PendingWork } from './pending-work.js';
+import type { PollStore } from './poll-store.js';
+import { readPollVote } from './poll-votes.js';
 import { SeenMessages } from './seen-messages.js';
 import type { WhatsAppSocket } from './socket.js';
 
@@ -53,6 +55,8 @@ export class Inbound {
     /** Recent inbound messages (for quoting and reacting), by `chat|id`: filled here, read by the outbound layer. */
     private readonly received: BoundedMap<string, WAMessage>,
     private readonly pending: PendingWork,
+    /** The polls the bot sent, with their secrets: a vote is read with its poll's. */
+    private readonly polls: PollStore,
   ) {
     this.log = options.log;
   }
@@ -139,6 +143,46 @@ export class Inbound {
     return true;
   }
 
+  /**
+   * A vote on a poll (encrypted, naming options by hash): read with the poll's kept secret and handed to the core's
+   * `onPollVote` with the options by name. A vote on a poll the bot did not send (or no longer keeps), from another
+   * chat than the poll's, or that does not decrypt, is dropped and logged. Returns true when it was a vote.
+   */
+  private async onPollUpdate(raw: WAMessage): Promise<boolean> {
+    const update = normalizeMessageContent(raw.message)?.pollUpdateMessage;
+    if (!update || !raw.key?.remoteJid) return false;
+    const key = raw.key;
+    const isGroup = key.remoteJid!.endsWith('@g.us');
+    const sender = isGroup ? plainJid(key.participant) : plainJid(key.remoteJid);
+    const senderAlt = plainJid(isGroup ? key.participantAlt : key.remoteJidAlt);
+    const who = key.fromMe ? { id: this.connection.ownIds()[0] ?? '' } : sender ? await this.identity.resolve(sender, senderAlt) : undefined;
+    const chatId = isGroup ? plainJid(key.remoteJid)! : key.fromMe ? (plainJid(key.remoteJid) ?? key.remoteJid!) : who?.id;
+    const pollId = update.pollCreationMessageKey?.id;
+    const poll = await this.polls.get(pollId);
+    const context = { chat: chatId, id: key.id, poll: pollId };
+    if (!poll || !chatId || !who?.id) {
+      this.log.info(context, 'ignored a vote on a poll the bot did not send (or no longer keeps)');
+      return true;
+    }
+    if (poll.chat !== chatId && poll.chat !== this.identity.altOf(chatId)) {
+      this.log.warn(context, 'ignored a vote naming a poll of another chat');
+      return true;
+    }
+    if (!(await this.seen!.firstTime(chatId, key.id ?? '', key.participant ?? ''))) return true;
+    const read = readPollVote(update, key, poll, this.connection.ownIds());
+    if ('ignored' in read) {
+      this.log.warn({ ...context, reason: read.ignored }, 'ignored a poll vote that could not be read');
+      return true;
+    }
+    this.log.debug({ ...context, options: read.selected.length }, 'a poll vote arrived');
+    try {
+      await this.events.onPollVote?.({ chatId: poll.chat, pollId: poll.id, voterId: who.id, ...(raw.pushName ? { voterName: raw.pushName } : {}), question: poll.question, selected: read.selected });
+    } catch (err) {
+      this.log.warn({ err, ...context }, 'handling a poll vote failed');
+    }
+    return true;
+  }
+
   private async onUpsert(upsert: BaileysEventMap['messages.upsert']): Promise<void> {
     for (const raw of upsert.messages) {
       try {
@@ -171,6 +215,7 @@ export class Inbound {
       return;
     }
     if (await this.onProtocol(raw)) return;
+    if (await this.onPollUpdate(raw)) return;
     if (key?.fromMe && this.outbound.isOwnMessage(key.id)) {
       this.log.debug({ id: key.id }, 'ignored a message sent by the bot itself');
       return;

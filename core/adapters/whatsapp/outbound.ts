@@ -1,16 +1,18 @@
+import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { generateMessageIDV2, type AnyMessageContent, type MiscMessageGenerationOptions, type proto, type WAMessage, type WAMessageKey } from '@whiskeysockets/baileys';
 import type { Logger } from '../../services/log/logger.js';
 import type { OwnerNotifier } from '../../services/notices/owner-notifier.js';
 import { mimeFor } from '../../services/media/mime-type.js';
-import type { OutgoingMedia, SentMessage } from '../../kernel/port/message.js';
+import type { OutgoingMedia, OutgoingPoll, SentMessage } from '../../kernel/port/message.js';
 import type { SendOptions } from '../../kernel/port/transport.js';
 import { BoundedMap } from './caches.js';
 import type { ChatSettings } from './chat-settings.js';
 import type { WhatsAppConnection } from './connection.js';
 import type { IdentityLayer } from './identity-layer.js';
 import { plainJid } from './message-mapper.js';
+import type { PollStore } from './poll-store.js';
 import type { WhatsAppTransportOptions } from './options.js';
 import { ResendStore } from './resend-store.js';
 import { SendStatus, type Restriction } from './send-status.js';
@@ -48,6 +50,8 @@ export class Outbound {
     private readonly chats: ChatSettings,
     /** Recent inbound messages (for quoting and reacting), by `chat|id`: the inbound layer fills it. */
     private readonly received: BoundedMap<string, WAMessage>,
+    /** The polls the bot sent, with their secrets (the inbound layer reads votes with them). */
+    private readonly polls: PollStore,
   ) {
     this.log = options.log;
     this.sendStatus = new SendStatus(this.log, notices, async () => {
@@ -185,6 +189,22 @@ export class Outbound {
     }
     const sent = await socket.sendMessage(await this.identity.addressOf(chatId), content, this.ownSendOptions(chatId, options?.quotedId));
     return this.remember(sent, chatId, options?.answers);
+  }
+
+  /**
+   * Sends a poll (Baileys: a pollCreationMessage, V3 for a single choice) with a fresh 32-byte secret, and keeps the
+   * secret and options (`data/whatsapp/polls.json`, on disk before this resolves), so votes decrypt after a restart.
+   */
+  async sendPoll(chatId: string, poll: OutgoingPoll, options?: SendOptions): Promise<SentMessage> {
+    const socket = await this.connection.ready();
+    const messageSecret = randomBytes(32);
+    const content: AnyMessageContent = { poll: { name: poll.question, values: poll.options, selectableCount: poll.multiple ? 0 : 1, messageSecret } };
+    const sent = await socket.sendMessage(await this.identity.addressOf(chatId), content, this.ownSendOptions(chatId, options?.quotedId));
+    const result = this.remember(sent, chatId, options?.answers);
+    // The secret Baileys put in the message is the one votes use (ours, unless a future Baileys makes its own).
+    const secret = Buffer.from(sent?.message?.messageContextInfo?.messageSecret ?? messageSecret);
+    if (result.id) await this.polls.add({ id: result.id, chat: chatId, at: Date.now(), question: poll.question, options: poll.options, secret: secret.toString('base64'), ...(options?.answers ? { about: options.answers } : {}) });
+    return result;
   }
 
   async setTyping(chatId: string, typing: boolean): Promise<void> {

@@ -20,8 +20,38 @@ export const IDENTITY_LINKS_SCHEMA: DataSchema = {
   schema: { type: 'object', properties: { lidToPhone: { type: 'object', additionalProperties: { type: 'string' } } } },
 };
 
+/** `data/whatsapp/polls.json`: the polls the bot sent, with the secret their votes are encrypted with. */
+export const SENT_POLLS_SCHEMA: DataSchema = {
+  name: 'sent polls',
+  version: 1,
+  schema: {
+    type: 'object',
+    required: ['polls'],
+    properties: {
+      polls: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['id', 'chat', 'at', 'question', 'options', 'secret'],
+          properties: {
+            id: { type: 'string', minLength: 1 },
+            chat: { type: 'string', minLength: 1 },
+            at: { type: 'number' },
+            question: { type: 'string' },
+            options: { type: 'array', minItems: 2, maxItems: 12, items: { type: 'string' } },
+            // 32 bytes, base64.
+            secret: { type: 'string', pattern: '^[A-Za-z0-9+/]{43}=$' },
+            about: { type: 'string' },
+          },
+        },
+      },
+    },
+  },
+};
+
 /** The adapter's data files with their schemas (paths relative to DATA_DIR). */
 export const WHATSAPP_DATA_FILES: Array<{ path: string; schema: DataSchema }> = [
   { path: 'whatsapp/seen-messages.json', schema: SEEN_MESSAGES_SCHEMA },
   { path: 'whatsapp/identity-links.json', schema: IDENTITY_LINKS_SCHEMA },
+  { path: 'whatsapp/polls.json', schema: SENT_POLLS_SCHEMA },
 ];

@@ -1,6 +1,7 @@
 import { normalizeMessageContent, proto, type proto as Proto } from '@whiskeysockets/baileys';
 import { changeableBy, isPrivateChatOf, writtenBy, type PersonIds, type PrivacyParticipant } from '../../services/store/privacy.js';
 import type { IdentityLinks } from './identity-links.js';
+import type { PollStore, SentPoll } from './poll-store.js';
 import type { ResendStore, SentEntry } from './resend-store.js';
 
 /** The quote/mention part of a sent message (any kind of content carries it the same way). */
@@ -20,6 +21,11 @@ function concerns(entry: SentEntry, person: PersonIds): boolean {
   return writtenBy(context?.participant ?? undefined, person) || (context?.mentionedJid ?? []).some((id) => writtenBy(id, person));
 }
 
+/** A poll sent in the person's private chat, or answering them. */
+function pollConcerns(poll: SentPoll, person: PersonIds): boolean {
+  return isPrivateChatOf(poll.chat, person) || writtenBy(poll.about, person);
+}
+
 /** A sent message of `chatId` that quotes message `messageId`, written by someone `author` covers (see `changeableBy`). */
 function quotes(entry: SentEntry, chatId: string, messageId: string, author: PersonIds | undefined): boolean {
   if (entry.chat !== chatId) return false;
@@ -36,6 +42,9 @@ function quotes(entry: SentEntry, chatId: string, messageId: string, author: Per
  *   answered: the replies in the person's private chat (and their media keys) and, in groups, the answers to their
  *   messages and the messages quoting or mentioning them go, as do replies quoting a message deleted for everyone or edited (the quote holds the old words).
  *   A device that asks for one of those again later gets no answer and shows "waiting for this message".
+ * - `data/whatsapp/polls.json`, the polls the bot sent (question, options and the secret their votes are encrypted
+ *   with, two months): those in the person's private chat and those answering them go (the export leaves the secret
+ *   out), and they follow a private chat that moves to its phone number. Votes on a poll that went are no longer read.
  * - `data/whatsapp/identity-links.json`, the phone ↔ LID pairs: the person's pair goes. The bot learns it again from
  *   the next message they send (WhatsApp names both ids on it), so answering them keeps working.
  *
@@ -44,7 +53,7 @@ function quotes(entry: SentEntry, chatId: string, messageId: string, author: Per
  * to the person needs) and `data/whatsapp/seen-messages.json` (ids of the last messages handled, so a message
  * delivered twice is answered once).
  */
-export function whatsAppPrivacy(stores: () => { resend?: ResendStore; links?: IdentityLinks }): PrivacyParticipant[] {
+export function whatsAppPrivacy(stores: () => { resend?: ResendStore; links?: IdentityLinks; polls?: PollStore }): PrivacyParticipant[] {
   const asJson = (entry: SentEntry) => ({ id: entry.id, chat: entry.chat, at: new Date(entry.at).toISOString(), message: proto.Message.toObject(proto.Message.fromObject(entry.message), { bytes: String, longs: Number }) });
   return [
     {
@@ -53,6 +62,12 @@ export function whatsAppPrivacy(stores: () => { resend?: ResendStore; links?: Id
       deleteFor: async (person) => (await stores().resend?.removeWhere((e) => concerns(e, person))) ?? 0,
       revoke: async (chatId, messageId, author) => (await stores().resend?.removeWhere((e) => quotes(e, chatId, messageId, author))) ?? 0,
       edit: async (chatId, messageId, _text, author) => (await stores().resend?.removeWhere((e) => quotes(e, chatId, messageId, author))) ?? 0,
+    },
+    {
+      name: 'polls the bot sent',
+      exportFor: async (person) => (await stores().polls?.where((p) => pollConcerns(p, person)))?.map(({ secret: _secret, ...poll }) => ({ ...poll, at: new Date(poll.at).toISOString() })) ?? [],
+      deleteFor: async (person) => (await stores().polls?.removeWhere((p) => pollConcerns(p, person))) ?? 0,
+      moveChat: async (from, to) => stores().polls?.moveChat(from, to),
     },
     {
       name: 'WhatsApp ids (phone number and LID)',

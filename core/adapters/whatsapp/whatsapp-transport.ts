@@ -1,6 +1,6 @@
 import type { WAMessage } from '@whiskeysockets/baileys';
 import { logOnlyNotifier } from '../../services/notices/owner-notifier.js';
-import type { IncomingMessage, OutgoingMedia, SentMessage } from '../../kernel/port/message.js';
+import type { IncomingMessage, OutgoingMedia, OutgoingPoll, SentMessage } from '../../kernel/port/message.js';
 import type { PrivacyParticipant } from '../../services/store/privacy.js';
 import type { SendOptions, InboundHandler, SessionState, Transport, TransportEvents } from '../../kernel/port/transport.js';
 import { AuthStateCorruptError } from './auth-store.js';
@@ -12,6 +12,7 @@ import { Inbound } from './inbound.js';
 import type { WhatsAppTransportOptions } from './options.js';
 import { Outbound } from './outbound.js';
 import { PendingWork } from './pending-work.js';
+import { PollStore } from './poll-store.js';
 import type { Restriction } from './send-status.js';
 import { whatsAppPrivacy } from './whatsapp-privacy.js';
 
@@ -42,6 +43,7 @@ export class WhatsAppTransport implements Transport {
   private readonly chats: ChatSettings;
   private readonly inbound: Inbound;
   private readonly outbound: Outbound;
+  private readonly polls: PollStore;
 
   constructor(private readonly options: WhatsAppTransportOptions) {
     const notices = options.notices ?? logOnlyNotifier(options.log);
@@ -65,8 +67,10 @@ export class WhatsAppTransport implements Transport {
       await this.inbound.listeners.onChatIdChange?.(from, to);
     });
     this.chats = new ChatSettings(options.groupTtlMs, (meta) => this.identity.learnMembers(meta));
-    this.outbound = new Outbound(options, notices, this.connection, this.identity, this.chats, received);
-    this.inbound = new Inbound(options, this.connection, this.identity, this.chats, this.outbound, received, pending);
+    const polls = new PollStore(options.dataDir, (file, movedTo) => options.log.warn({ file, movedTo }, 'the list of polls the bot sent was corrupt; set it aside (votes on those polls are no longer read)'));
+    this.polls = polls;
+    this.outbound = new Outbound(options, notices, this.connection, this.identity, this.chats, received, polls);
+    this.inbound = new Inbound(options, this.connection, this.identity, this.chats, this.outbound, received, pending, polls);
   }
 
   /**
@@ -86,7 +90,7 @@ export class WhatsAppTransport implements Transport {
   async stop(): Promise<void> {
     this.connection.stop();
     await this.inbound.mapped();
-    await Promise.all([this.connection.flush(), this.identity.flush(), this.inbound.flush(), this.outbound.flush()]);
+    await Promise.all([this.connection.flush(), this.identity.flush(), this.inbound.flush(), this.outbound.flush(), this.polls.flush()]);
     this.inbound.listen(undefined);
   }
 
@@ -129,6 +133,10 @@ export class WhatsAppTransport implements Transport {
     return this.outbound.sendMedia(chatId, media, options);
   }
 
+  sendPoll(chatId: string, poll: OutgoingPoll, options?: SendOptions): Promise<SentMessage> {
+    return this.outbound.sendPoll(chatId, poll, options);
+  }
+
   setTyping(chatId: string, typing: boolean): Promise<void> {
     return this.outbound.setTyping(chatId, typing);
   }
@@ -146,7 +154,7 @@ export class WhatsAppTransport implements Transport {
 
   /** The adapter's own files in the privacy controls (see whatsapp-privacy.ts). */
   privacyParticipants(): PrivacyParticipant[] {
-    return whatsAppPrivacy(() => ({ resend: this.outbound.resend, links: this.identity.links }));
+    return whatsAppPrivacy(() => ({ resend: this.outbound.resend, links: this.identity.links, polls: this.polls }));
   }
 
   /** Decryption failures since start (WhatsApp delivered a message this device could not decrypt). */
