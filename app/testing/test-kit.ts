@@ -84,9 +84,10 @@ export interface TestBot {
   /**
    * Stops this bot (its data flushed as at a real stop) and starts a new one over the same folder with the same
    * plugins, config and fake model; `changes` replaces options for the new one (`config`, `options`, `env`, …).
+   * `whileStopped` runs between the stop and the new start (time passing while the bot is down, files edited by hand).
    * The new bot owns the folder from then on: this one is done.
    */
-  restart(changes?: Omit<TestBotOptions, 'dir' | 'model'>): Promise<TestBot>;
+  restart(changes?: Omit<TestBotOptions, 'dir' | 'model'>, whileStopped?: () => unknown): Promise<TestBot>;
   stop(): Promise<void>;
 }
 
@@ -182,9 +183,10 @@ async function launch(plugins: Plugin[] | undefined, options: TestBotOptions & {
           restore: () => (clock === installed ? restoreClock() : installed.uninstall()),
         };
       },
-      async restart(changes = {}) {
+      async restart(changes = {}, whileStopped) {
         await stopApp();
         handedOver = true;
+        await whileStopped?.();
         const { transport: _previous, ...kept } = options;
         return launch(plugins, { ...kept, ...changes, model }, own);
       },

@@ -1,12 +1,7 @@
 import { expect } from 'chai';
-import { FakeModel, lastText, type ModelAnswer, type ModelRequest } from '../../../app/testing/index.js';
+import { FakeModel, lastText, startTestBot, type ModelAnswer, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
 import polls from '../../../plugins/polls/index.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
-
-const ANN = '6281100000001@s.whatsapp.net';
-const BOB = '6281100000002@s.whatsapp.net';
-const GROUP = '120363000000000001@g.us';
-const BOT = '10000000000@s.whatsapp.net';
+import { ALICE as ANN, BOB, BOT, GROUP } from '../../helpers/chat.js';
 
 /** "poll <json args>" makes the fake model call send_poll with them; otherwise it says what it read last. */
 function answer(request: ModelRequest): ModelAnswer {
@@ -23,7 +18,7 @@ const allContent = (r: ModelRequest) => r.messages.map((m) => String(m.content ?
 describe('polls: send_poll over the memory transport, votes back to the model (fake model on 127.0.0.1)', function () {
   this.timeout(20_000);
   let model: FakeModel;
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   before(async () => {
     model = await FakeModel.start(answer);
   });
@@ -33,7 +28,7 @@ describe('polls: send_poll over the memory transport, votes back to the model (f
     t = undefined;
     model.requests.length = 0;
   });
-  const start = () => startTestApp({ plugins: [polls], ownIds: [BOT], env: { BASE_URL: model.url }, config: { owners: [], plugins: { polls: { enabled: true } } } });
+  const start = () => startTestBot(polls, { ownIds: [BOT], model });
 
   it('sends the poll the model asks for; a vote is context the model reads at the next turn', async () => {
     t = await start();

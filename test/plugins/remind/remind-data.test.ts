@@ -2,36 +2,19 @@ import { expect } from 'chai';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { safeFileName } from '../../../core/storage.js';
-import { FakeModel, lastText, type ModelRequest } from '../../../app/testing/index.js';
+import { FakeModel, lastText, startTestBot, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
 import { UnsavedDataError } from '../../../app/app.js';
 import { MemoryTransport } from '../../../core/adapters/memory/memory-transport.js';
 import type { OutgoingMedia, SentMessage } from '../../../core/kernel/port/message.js';
 import mydata from '../../../plugins/mydata/index.js';
 import remind from '../../../plugins/remind/index.js';
 import { startWebServer, type WebServer } from '../../../web/server.js';
-import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { ALICE, BOB, BOT, FAST_SENDING, GROUP, say, sleep, waitFor } from '../../helpers/chat.js';
+import { tempDir } from '../../helpers/test-app.js';
 import { csrfOf, login, request, sameOrigin, TOKEN } from '../../web/web-helpers.js';
 
-/** Bot-initiated sends paced fast enough for a test (the limiter still carries them). */
-const FAST_SENDING = { perChatPerMinute: 60, globalPerMinute: 60, jitterMs: 0 };
-const ALICE = '6281100000001@s.whatsapp.net';
-const BOB = '6281100000002@s.whatsapp.net';
-const GROUP = '120363000000000001@g.us';
-const BOT = '10000000000@s.whatsapp.net';
 /** The remind options these tests use, as config.json and as the dashboard's form fields. */
 const OPTIONS = { timeZone: 'Asia/Jakarta', minRepeatSeconds: 1 };
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor<T>(probe: () => T | undefined | false, what: string, timeoutMs = 8000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const hit = probe();
-    if (hit) return hit;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 /** A memory transport that keeps the content of documents the bot sends (`.mydata` removes its file after sending). */
 class KeepingTransport extends MemoryTransport {
@@ -54,7 +37,7 @@ class KeepingTransport extends MemoryTransport {
 }
 
 interface Bot {
-  t: TestApp;
+  t: TestBot;
   transport: KeepingTransport;
   web?: WebServer;
   /** Every text the bot sent to `chatId` so far. */
@@ -64,28 +47,20 @@ interface Bot {
 }
 
 async function start(opts: { dir?: string; enabled?: boolean; dashboard?: boolean; plugins?: Array<typeof remind>; env?: Record<string, string> } = {}): Promise<Bot> {
-  const t = await startTestApp({
-    plugins: opts.plugins ?? [remind],
+  const transport = new KeepingTransport([BOT]);
+  const t = await startTestBot(opts.plugins ?? [remind], {
     dir: opts.dir,
-    ownIds: [BOT],
+    transport,
     env: { ...(opts.dashboard ? { CONFIG_TOKEN: TOKEN } : {}), ...(opts.env ?? {}) },
     config: { port: 0, sending: FAST_SENDING, plugins: { remind: { enabled: opts.enabled ?? true, ...OPTIONS } } },
   });
-  const transport = new KeepingTransport([BOT]);
-  await t.app.connect(transport);
   const web = opts.dashboard ? await startWebServer(t.app, () => transport) : undefined;
-  const texts = (chatId?: string) => transport.actions.filter((a) => a.type === 'text' && (!chatId || a.chatId === chatId)).map((a) => (a as { text: string }).text);
   return {
     t,
     transport,
     web,
-    texts,
-    async say(text, from = {}) {
-      const actions = await transport.push({ text, id: from.id, senderId: from.senderId ?? ALICE, chatId: from.chatId, mentions: from.chatId ? [BOT] : undefined });
-      const said = actions.filter((a) => a.type === 'text').map((a) => (a as { text: string }).text);
-      expect(said, `one answer to ${text}`).to.have.length(1);
-      return said[0];
-    },
+    texts: (chatId) => t.replies(chatId),
+    say: (text, from) => say(t, text, from),
     async stop() {
       await web?.close();
       await t.stop();

@@ -3,52 +3,25 @@ import { readdir, readFile, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import sinon from 'sinon';
 import { safeFileName } from '../../../core/storage.js';
-import { FakeModel, lastText, type ModelRequest } from '../../../app/testing/index.js';
+import { lastText, startTestBot, type ModelAnswer, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
 import remind from '../../../plugins/remind/index.js';
-import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { ALICE, BOB, BOT, CAROL, FAST_SENDING, GROUP, say, sleep, waitFor } from '../../helpers/chat.js';
+import { tempDir } from '../../helpers/test-app.js';
 
-/** Bot-initiated sends paced fast enough for a test (the limiter still carries them). */
-const FAST_SENDING = { perChatPerMinute: 60, globalPerMinute: 60, jitterMs: 0 };
-const ALICE = '6281100000001@s.whatsapp.net';
-const BOB = '6281100000002@s.whatsapp.net';
-const CAROL = '6281100000003@s.whatsapp.net';
-const GROUP = '120363000000000001@g.us';
-const BOT = '10000000000@s.whatsapp.net';
-
-async function start(options: Record<string, unknown> = {}, extra: { dir?: string; env?: Record<string, string>; owners?: string[] } = {}): Promise<TestApp> {
-  return startTestApp({
-    plugins: [remind],
+/** remind in Jakarta time unless `options` say otherwise. */
+function start(options: Record<string, unknown> = {}, extra: { dir?: string; owners?: string[]; model?: (request: ModelRequest) => ModelAnswer } = {}): Promise<TestBot> {
+  return startTestBot(remind, {
+    options: { timeZone: 'Asia/Jakarta', ...options },
     ownIds: [BOT],
     dir: extra.dir,
-    env: extra.env,
-    config: { sending: FAST_SENDING, owners: extra.owners ?? [], plugins: { remind: { enabled: true, timeZone: 'Asia/Jakarta', ...options } } },
+    model: extra.model,
+    config: { sending: FAST_SENDING, owners: extra.owners ?? [] },
   });
 }
 
-const texts = (t: TestApp, chatId?: string) => t.transport.actions.filter((a) => a.type === 'text' && (!chatId || a.chatId === chatId)).map((a) => (a as { text: string }).text);
-
-async function say(t: TestApp, text: string, from: { senderId?: string; chatId?: string } = {}): Promise<string> {
-  const actions = await t.transport.push({ text, senderId: from.senderId ?? ALICE, chatId: from.chatId, mentions: from.chatId ? [BOT] : undefined });
-  const said = actions.filter((a) => a.type === 'text').map((a) => (a as { text: string }).text);
-  expect(said, `one answer to ${text}`).to.have.length(1);
-  return said[0];
-}
-
-async function waitFor<T>(probe: () => T | undefined | false, what: string, timeoutMs = 8000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const hit = probe();
-    if (hit) return hit;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 describe('remind plugin (real clock, short delays)', function () {
   this.timeout(20_000);
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   afterEach(async () => {
     await t?.stop();
     t = undefined;
@@ -58,8 +31,8 @@ describe('remind plugin (real clock, short delays)', function () {
     t = await start();
     const limiter = sinon.spy(t.app.outbox, 'sendText');
     expect(await say(t, '.remind 2s take the tea out')).to.match(/^⏰ Reminder set for \w{3} \d{4}-\d\d-\d\d \d\d:\d\d(?::\d\d)? \(Asia\/Jakarta\): take the tea out$/);
-    expect(texts(t, ALICE)).to.not.include('⏰ Reminder: take the tea out');
-    await waitFor(() => texts(t!, ALICE).includes('⏰ Reminder: take the tea out'), 'the reminder');
+    expect(t.replies(ALICE)).to.not.include('⏰ Reminder: take the tea out');
+    await waitFor(() => t!.replies(ALICE).includes('⏰ Reminder: take the tea out'), 'the reminder');
     expect(limiter.calledWith(ALICE, '⏰ Reminder: take the tea out'), 'sent through the safe-sending limiter').to.equal(true);
     expect(await say(t, '.reminders')).to.match(/^No reminders in this chat/);
   });
@@ -67,12 +40,12 @@ describe('remind plugin (real clock, short delays)', function () {
   it('a recurring reminder fires twice, is listed, and .cancel stops it', async () => {
     t = await start({ minRepeatSeconds: 1 });
     expect(await say(t, '.remind every "* * * * * *" stretch')).to.match(/^🔁 Reminder set on the schedule "\* \* \* \* \* \*" \(Asia\/Jakarta\), first on .*: stretch$/);
-    await waitFor(() => texts(t!, ALICE).filter((x) => x === '🔁 Reminder: stretch').length >= 2, 'two runs');
+    await waitFor(() => t!.replies(ALICE).filter((x) => x === '🔁 Reminder: stretch').length >= 2, 'two runs');
     expect(await say(t, '.reminders')).to.match(/\n1\. 🔁 on the schedule "\* \* \* \* \* \*", next .* — stretch\n/);
     expect(await say(t, '.cancel 1')).to.match(/^Cancelled: 🔁 .* — stretch$/);
-    const fired = texts(t, ALICE).filter((x) => x === '🔁 Reminder: stretch').length;
+    const fired = t.replies(ALICE).filter((x) => x === '🔁 Reminder: stretch').length;
     await sleep(2500);
-    expect(texts(t, ALICE).filter((x) => x === '🔁 Reminder: stretch').length, 'no run after .cancel').to.equal(fired);
+    expect(t.replies(ALICE).filter((x) => x === '🔁 Reminder: stretch').length, 'no run after .cancel').to.equal(fired);
     expect(await say(t, '.reminders')).to.match(/^No reminders/);
   });
 
@@ -171,31 +144,26 @@ describe('remind plugin (real clock, short delays)', function () {
   });
 
   it('after a restart: one that fell due while stopped is sent with a late note; one older than a day is listed once', async () => {
-    const dir = await tempDir();
-    t = await start({}, { dir });
+    t = await start();
     await say(t, '.remind 1s while you were away');
     await say(t, '.remind 1h still pending');
-    await t.stop();
-    t = undefined;
-    // Planted: a reminder two days overdue, as a bot stopped for two days would find it.
-    const file = path.join(dir, 'data', 'reminders', `${safeFileName(ALICE)}.json`);
-    const doc = JSON.parse(await readFile(file, 'utf8'));
-    doc.reminders.push({ id: 'old-one', text: 'water the plants', creator: ALICE, zone: 'Asia/Jakarta', createdAt: Date.now() - 3 * 86_400_000, due: Date.now() - 2 * 86_400_000 });
-    await writeFile(file, JSON.stringify(doc));
-    await sleep(1500);
-
-    t = await start({}, { dir });
-    const late = await waitFor(() => texts(t!, ALICE).find((x) => x.includes('while you were away')), 'the late reminder');
+    const { dir } = t;
+    t = await t.restart({}, async () => {
+      // Planted: a reminder two days overdue, as a bot stopped for two days would find it.
+      const file = path.join(dir, 'data', 'reminders', `${safeFileName(ALICE)}.json`);
+      const doc = JSON.parse(await readFile(file, 'utf8'));
+      doc.reminders.push({ id: 'old-one', text: 'water the plants', creator: ALICE, zone: 'Asia/Jakarta', createdAt: Date.now() - 3 * 86_400_000, due: Date.now() - 2 * 86_400_000 });
+      await writeFile(file, JSON.stringify(doc));
+      await sleep(1500);
+    });
+    const late = await waitFor(() => t!.replies(ALICE).find((x) => x.includes('while you were away')), 'the late reminder');
     expect(late).to.match(/^⏰ Reminder, \d+ s late \(I was offline when it was due, \w{3} \d{4}-\d\d-\d\d \d\d:\d\d(?::\d\d)?\): while you were away$/);
-    const listed = await waitFor(() => texts(t!, ALICE).find((x) => x.includes('water the plants')), 'the list of old ones');
+    const listed = await waitFor(() => t!.replies(ALICE).find((x) => x.includes('water the plants')), 'the list of old ones');
     expect(listed).to.match(/^⏰ While I was offline, this reminder fell due more than 1 day ago and was not sent:\n1\. \w{3} \d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)? \(Asia\/Jakarta\) — water the plants$/);
     expect(await say(t, '.reminders')).to.match(/\n1\. .* — still pending\nCancel/);
-    await t.stop();
-    t = undefined;
-
-    t = await start({}, { dir });
+    t = await t.restart();
     await sleep(300);
-    expect(texts(t, ALICE).join('\n'), 'said once only').to.not.match(/water the plants|while you were away/);
+    expect(t.replies(ALICE).join('\n'), 'said once only').to.not.match(/water the plants|while you were away/);
     expect(await say(t, '.reminders')).to.match(/— still pending/);
   });
 
@@ -220,40 +188,31 @@ describe('remind plugin (real clock, short delays)', function () {
   });
 
   it('the schedule_message tool schedules into the calling chat only, whatever chat the model names', async () => {
-    const model = await FakeModel.start((request: ModelRequest) =>
-      request.messages.at(-1)?.role === 'tool'
-        ? `done: ${lastText(request)}`
-        : { tool: 'schedule_message', args: { when: 'in 2 seconds', text: 'call mom', chatId: GROUP, chat_id: BOB, to: BOB } },
-    );
-    try {
-      t = await start({}, { env: { API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'test-model' } });
-      const answer = await say(t, 'remind me in two seconds to call mom, and post it in the group');
-      expect(answer).to.match(/^done: ⏰ Reminder set for .* \(Asia\/Jakarta\): call mom$/);
-      await waitFor(() => texts(t!, ALICE).includes('⏰ Reminder: call mom'), 'the reminder in the caller’s chat');
-      await sleep(300);
-      const elsewhere = t.transport.actions.filter((a) => 'chatId' in a && a.chatId !== ALICE);
-      expect(elsewhere, 'nothing sent to another chat').to.deep.equal([]);
-    } finally {
-      await model.close();
-    }
+    t = await start({}, {
+      model: (request) =>
+        request.messages.at(-1)?.role === 'tool'
+          ? `done: ${lastText(request)}`
+          : { tool: 'schedule_message', args: { when: 'in 2 seconds', text: 'call mom', chatId: GROUP, chat_id: BOB, to: BOB } },
+    });
+    const answer = await say(t, 'remind me in two seconds to call mom, and post it in the group');
+    expect(answer).to.match(/^done: ⏰ Reminder set for .* \(Asia\/Jakarta\): call mom$/);
+    await waitFor(() => t!.replies(ALICE).includes('⏰ Reminder: call mom'), 'the reminder in the caller’s chat');
+    await sleep(300);
+    const elsewhere = t.transport.actions.filter((a) => 'chatId' in a && a.chatId !== ALICE);
+    expect(elsewhere, 'nothing sent to another chat').to.deep.equal([]);
   });
 
   it('the schedule_message tool asked in a group binds the reminder to the group, not to the asker’s private chat', async () => {
-    const model = await FakeModel.start((request: ModelRequest) =>
-      request.messages.at(-1)?.role === 'tool' ? `done: ${lastText(request)}` : { tool: 'schedule_message', args: { when: 'in 2 seconds', text: 'stand-up now' } },
-    );
-    try {
-      t = await start({}, { env: { API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'test-model' } });
-      const answer = await say(t, 'remind us all in two seconds: stand-up', { chatId: GROUP });
-      expect(answer).to.match(/^done: ⏰ Reminder set for .*: stand-up now$/);
-      // Listed in the group (for everyone there), not in Alice's private chat.
-      expect(await say(t, '.reminders', { chatId: GROUP, senderId: BOB })).to.match(/\n1\. .* — stand-up now/);
-      expect(await say(t, '.reminders')).to.match(/^No reminders/);
-      await waitFor(() => texts(t!, GROUP).includes('⏰ Reminder: stand-up now'), 'the reminder in the group');
-      await sleep(300);
-      expect(texts(t, ALICE).filter((x) => x.includes('stand-up')), 'nothing in Alice’s private chat').to.deep.equal([]);
-    } finally {
-      await model.close();
-    }
+    t = await start({}, {
+      model: (request) => (request.messages.at(-1)?.role === 'tool' ? `done: ${lastText(request)}` : { tool: 'schedule_message', args: { when: 'in 2 seconds', text: 'stand-up now' } }),
+    });
+    const answer = await say(t, 'remind us all in two seconds: stand-up', { chatId: GROUP });
+    expect(answer).to.match(/^done: ⏰ Reminder set for .*: stand-up now$/);
+    // Listed in the group (for everyone there), not in Alice's private chat.
+    expect(await say(t, '.reminders', { chatId: GROUP, senderId: BOB })).to.match(/\n1\. .* — stand-up now/);
+    expect(await say(t, '.reminders')).to.match(/^No reminders/);
+    await waitFor(() => t!.replies(GROUP).includes('⏰ Reminder: stand-up now'), 'the reminder in the group');
+    await sleep(300);
+    expect(t.replies(ALICE).filter((x) => x.includes('stand-up')), 'nothing in Alice’s private chat').to.deep.equal([]);
   });
 });

@@ -1,17 +1,10 @@
 import { expect } from 'chai';
 import { definePlugin } from '../../../core/index.js';
-import { FakeModel, lastText, type ModelAnswer, type ModelRequest } from '../../../app/testing/index.js';
+import { FakeModel, lastText, startTestBot, type ModelAnswer, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
 import remind from '../../../plugins/remind/index.js';
-import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { ALICE, BOB, BOT, FAST_SENDING, GROUP, OTHER_GROUP, say, sleep, waitFor } from '../../helpers/chat.js';
 
 /** Scheduled tasks (`.schedule`, the schedule_task tool): a prompt the model runs at its time, as its creator. */
-
-const FAST_SENDING = { perChatPerMinute: 60, globalPerMinute: 60, jitterMs: 0 };
-const ALICE = '6281100000001@s.whatsapp.net';
-const BOB = '6281100000002@s.whatsapp.net';
-const GROUP = '120363000000000001@g.us';
-const OTHER_GROUP = '120363000000000002@g.us';
-const BOT = '10000000000@s.whatsapp.net';
 
 /** Who called the weather tool, and for which chat: the core binds both. */
 const weatherCalls: Array<{ chatId: string; senderId: string }> = [];
@@ -46,45 +39,21 @@ function answer(request: ModelRequest): ModelAnswer {
 }
 
 let model: FakeModel;
-async function start(options: Record<string, unknown> = {}, extra: { dir?: string; config?: Record<string, unknown> } = {}): Promise<TestApp> {
-  return startTestApp({
-    plugins: [remind, weather],
+/** remind (in Jakarta time) beside a weather tool only Alice may use, on the shared fake model. */
+function start(options: Record<string, unknown> = {}, config: Record<string, unknown> = {}): Promise<TestBot> {
+  return startTestBot([remind, weather], {
+    options: { timeZone: 'Asia/Jakarta', ...options },
     ownIds: [BOT],
-    dir: extra.dir,
-    env: { BASE_URL: model.url },
-    config: {
-      sending: FAST_SENDING,
-      owners: [],
-      ...(extra.config ?? {}),
-      plugins: { remind: { enabled: true, timeZone: 'Asia/Jakarta', ...options }, 'weather-probe': { enabled: true, access: ['6281100000001'] } },
-    },
+    model,
+    config: { sending: FAST_SENDING, ...config, plugins: { 'weather-probe': { access: ['6281100000001'] } } },
   });
 }
 
-const texts = (t: TestApp, chatId?: string) => t.transport.actions.filter((a) => a.type === 'text' && (!chatId || a.chatId === chatId)).map((a) => (a as { text: string }).text);
-
-async function say(t: TestApp, text: string, from: { senderId?: string; chatId?: string } = {}): Promise<string> {
-  const actions = await t.transport.push({ text, senderId: from.senderId ?? ALICE, chatId: from.chatId, mentions: from.chatId ? [BOT] : undefined });
-  const said = actions.filter((a) => a.type === 'text').map((a) => (a as { text: string }).text);
-  expect(said, `one answer to ${text}`).to.have.length(1);
-  return said[0];
-}
-
-async function waitFor<T>(probe: () => T | undefined | false, what: string, timeoutMs = 8000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const hit = probe();
-    if (hit) return hit;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const userTexts = (r: ModelRequest) => r.messages.filter((m) => m.role === 'user').map((m) => String(m.content));
 
 describe('remind: scheduled tasks (real clock, fake model on 127.0.0.1)', function () {
   this.timeout(30_000);
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   before(async () => {
     model = await FakeModel.start(answer);
   });
@@ -100,7 +69,7 @@ describe('remind: scheduled tasks (real clock, fake model on 127.0.0.1)', functi
     t = await start();
     expect(await say(t, '.schedule 2s what is the weather in Jakarta')).to.match(/^🗓️ Task scheduled for \w{3} \d{4}-\d\d-\d\d \d\d:\d\d(?::\d\d)? \(Asia\/Jakarta\); then I will answer: what is the weather in Jakarta$/);
     expect(model.requests, 'nothing runs before its time').to.have.length(0);
-    const posted = await waitFor(() => texts(t!, ALICE).find((x) => x.startsWith('🗓️ Scheduled')), 'the scheduled answer');
+    const posted = await waitFor(() => t!.replies(ALICE).find((x) => x.startsWith('🗓️ Scheduled')), 'the scheduled answer');
     expect(posted).to.equal('🗓️ Scheduled: what is the weather in Jakarta\n\nthe weather: sunny, 31°C');
     const first = model.requests[0];
     expect(lastText(first)).to.equal('what is the weather in Jakarta');
@@ -113,7 +82,7 @@ describe('remind: scheduled tasks (real clock, fake model on 127.0.0.1)', functi
   it('runs as its creator: in a group, a task of someone the weather tool is not open to gets no such tool', async () => {
     t = await start();
     await say(t, '.schedule 1s the weather please', { senderId: BOB, chatId: GROUP });
-    const posted = await waitFor(() => texts(t!, GROUP).find((x) => x.startsWith('🗓️ Scheduled')), 'the scheduled answer');
+    const posted = await waitFor(() => t!.replies(GROUP).find((x) => x.startsWith('🗓️ Scheduled')), 'the scheduled answer');
     expect(posted).to.equal('🗓️ Scheduled: the weather please\n\nmodel: the weather please');
     expect(model.requests[0].tools).to.not.include('lookup_weather');
     expect(weatherCalls).to.deep.equal([]);
@@ -127,7 +96,7 @@ describe('remind: scheduled tasks (real clock, fake model on 127.0.0.1)', functi
     expect(await say(t, '.cancel 1')).to.match(/^Cancelled: .* — 🗓️ task: summarise the news$/);
     await sleep(2600);
     expect(model.requests, 'a cancelled task never reaches the model').to.have.length(0);
-    expect(texts(t, ALICE).some((x) => x.startsWith('🗓️ Scheduled'))).to.equal(false);
+    expect(t.replies(ALICE).some((x) => x.startsWith('🗓️ Scheduled'))).to.equal(false);
   });
 
   it('caps: tasks per user (apart from reminders) and the shortest repeat', async () => {
@@ -142,13 +111,13 @@ describe('remind: scheduled tasks (real clock, fake model on 127.0.0.1)', functi
 
   it('a repeating task that keeps failing (over the budget) tells its creator once, and the list shows it', async () => {
     // One model request a minute: the first run answers, the next ones are refused by the budget.
-    t = await start({ minTaskRepeatSeconds: 1 }, { config: { ai: { requestsPerMinute: 1, tokensPerDay: 0, premiumTokensPerDay: 0 } } });
+    t = await start({ minTaskRepeatSeconds: 1 }, { ai: { requestsPerMinute: 1, tokensPerDay: 0, premiumTokensPerDay: 0 } });
     await say(t, '.schedule every "* * * * * *" ping the news');
-    await waitFor(() => texts(t!, ALICE).some((x) => x.startsWith('🗓️ Scheduled: ping the news')), 'the first run');
-    const warned = await waitFor(() => texts(t!, ALICE).find((x) => x.startsWith('⚠️')), 'the failure note');
+    await waitFor(() => t!.replies(ALICE).some((x) => x.startsWith('🗓️ Scheduled: ping the news')), 'the first run');
+    const warned = await waitFor(() => t!.replies(ALICE).find((x) => x.startsWith('⚠️')), 'the failure note');
     expect(warned).to.match(/^⚠️ A scheduled task could not run: You have sent a lot of requests in a short time\. Please try again in \d+ seconds\. The task: ping the news\nIt stays scheduled \(on the schedule "\* \* \* \* \* \*"\); I will not tell you again until a run works\.$/);
     await sleep(3200);
-    expect(texts(t, ALICE).filter((x) => x.startsWith('⚠️')), 'told once, not every run').to.have.length(1);
+    expect(t.replies(ALICE).filter((x) => x.startsWith('⚠️')), 'told once, not every run').to.have.length(1);
     expect(model.requests, 'refused runs never reach the model').to.have.length(1);
     expect(await say(t, '.reminders')).to.match(/— 🗓️ task: ping the news \(its last run failed\)/);
   });
@@ -169,16 +138,14 @@ describe('remind: scheduled tasks (real clock, fake model on 127.0.0.1)', functi
   });
 
   it('a task due while the bot was down runs after the start, marked late', async () => {
-    const dir = await tempDir('tasks-restart-');
-    t = await start({}, { dir });
+    t = await start();
     await say(t, '.schedule 1s the headlines');
-    await t.stop();
-    t = undefined;
-    await sleep(1500);
-    expect(model.requests).to.have.length(0);
-    t = await start({}, { dir });
-    const posted = await waitFor(() => texts(t!, ALICE).find((x) => x.startsWith('🗓️ Scheduled')), 'the late run').catch((err) => {
-      console.log(texts(t!), t!.logs().filter((l) => l.level >= 40 || /remind/.test(JSON.stringify(l))).map((l) => JSON.stringify(l)).join('\n'));
+    t = await t.restart({}, async () => {
+      await sleep(1500);
+      expect(model.requests).to.have.length(0);
+    });
+    const posted = await waitFor(() => t!.replies(ALICE).find((x) => x.startsWith('🗓️ Scheduled')), 'the late run').catch((err) => {
+      console.log(t!.replies(), t!.logs().filter((l) => l.level >= 40 || /remind/.test(JSON.stringify(l))).map((l) => JSON.stringify(l)).join('\n'));
       throw err;
     });
     expect(posted).to.match(/^🗓️ Scheduled, \d+ s late \(I was offline when it was due, .*\): the headlines\n\nmodel: the headlines$/);
