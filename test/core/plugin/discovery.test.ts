@@ -143,7 +143,7 @@ describe('plugin discovery and the start-log report', () => {
     const dir = await tempDir();
     await writeConfig(dir);
     const { logger, out } = capture();
-    const app = await createApp({ cwd: dir, env: { API_KEY: 'k', BASE_URL: hung.url, MODEL: 'm', UPSTREAM_TIMEOUT_MS: '1500' }, logger });
+    const app = await createApp({ cwd: dir, env: { API_KEY: 'k', BASE_URL: hung.url, MODEL: 'm', UPSTREAM_TIMEOUT_MS: '5000' }, logger });
     try {
       expect(app.gatewayHealth).to.deep.equal([]);
       const transport = new MemoryTransport();
