@@ -171,7 +171,7 @@ describe('voice replies', function () {
   });
 
   it('answers with text and no error when the speech endpoint fails (500 on every key) or hangs', async () => {
-    await start({ enabled: true }, { UPSTREAM_TIMEOUT_MS: '1000' });
+    await start({ enabled: true }, { UPSTREAM_TIMEOUT_MS: '4000' });
     audio.nextSpeech({ status: 500, json: { error: { message: 'boom' } } }, { status: 500, json: { error: { message: 'boom' } } });
     const failed = await t.transport.push({ senderId: ALICE, media: voice(ogg) });
     expect(audio.speeches.map((s) => s.key)).to.deep.equal([KEY1, KEY2]);
