@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { definePlugin } from '../../../core/index.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { FakeModel } from '../../../app/testing/fake-model.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
 
 const OWNER = '10000000001';
 const STRANGER = '19990000002@s.whatsapp.net';
@@ -21,7 +20,7 @@ const perSender = definePlugin({
 describe('plugin contract v2: tools given per message', function () {
   this.timeout(20_000);
   let bot: TestBot | undefined;
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   let model: FakeModel | undefined;
   afterEach(async () => {
     await bot?.stop();
@@ -43,7 +42,7 @@ describe('plugin contract v2: tools given per message', function () {
     const fixed = definePlugin({ name: 'fixed', description: 'a fixed tool', setup: () => ({ tools: [tool('shared_name', 'from fixed')] }) });
     const dynamic = definePlugin({ name: 'dynamic', description: 'a clashing per-message tool', setup: () => ({ tools: () => [tool('shared_name', 'from dynamic'), tool('remember'), tool('dynamic_only')] }) });
     model = await FakeModel.start((r) => (r.messages.at(-1)?.role === 'tool' ? `got ${String(r.messages.at(-1)?.content)}` : { tool: 'shared_name', args: {} }));
-    t = await startTestApp({ plugins: [fixed, dynamic], config: { owners: [OWNER] }, env: { BASE_URL: model.url } });
+    t = await startTestBot([fixed, dynamic], { config: { owners: [OWNER] }, env: { BASE_URL: model.url } });
     const actions = await t.transport.push({ text: 'use the shared tool' });
     assert.deepEqual(actions.filter((a) => a.type === 'text').map((a) => (a as { text: string }).text), ['got from fixed']);
     assert.deepEqual([...model.requests[0].tools].sort(), ['dynamic_only', 'remember', 'shared_name']);

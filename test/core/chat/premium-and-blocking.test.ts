@@ -3,7 +3,7 @@ import { premiumRequest } from '../../../core/kernel/chat/premium-request.js';
 import pingPlugin from '../../../plugins/ping/index.js';
 import premiumPlugin from '../../../plugins/premium/index.js';
 import { completion, FakeGateway } from '../../fakes/openai-gateway.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 
 describe('premium phrases are whole words', () => {
   it('is not a request when the words only appear inside other words or sentences', () => {
@@ -18,7 +18,7 @@ describe('premium phrases are whole words', () => {
 
   it('answers "the premium plan costs more" with the normal model', async () => {
     const gw = await FakeGateway.start('gw');
-    const t = await startTestApp({ env: { API_KEY: 'gateway-key-123456', BASE_URL: gw.url, MODEL: 'main-m', PREMIUM_MODEL: 'premium-m' }, plugins: [premiumPlugin] });
+    const t = await startTestBot([premiumPlugin], { env: { API_KEY: 'gateway-key-123456', BASE_URL: gw.url, MODEL: 'main-m', PREMIUM_MODEL: 'premium-m' } });
     try {
       gw.next({ status: 200, json: completion('noted') });
       await t.transport.push({ text: 'the premium plan costs more' });
@@ -33,9 +33,9 @@ describe('premium phrases are whole words', () => {
 });
 
 describe('a blocked number stays blocked under its LID', () => {
-  let t: TestApp;
+  let t: TestBot;
   before(async () => {
-    t = await startTestApp({ plugins: [pingPlugin], config: { access: { mode: 'everyone', allow: [], block: ['62855555555'] } } });
+    t = await startTestBot([pingPlugin], { config: { access: { mode: 'everyone', allow: [], block: ['62855555555'] } } });
   });
   after(async () => t.stop());
 

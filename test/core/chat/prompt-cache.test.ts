@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { completion, FakeGateway, lastUserText } from '../../fakes/openai-gateway.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { tokenCount } from '../../../core/services/providers/usage.js';
 
 const OWNER = '62811111111@s.whatsapp.net';
@@ -12,7 +12,7 @@ const OWNER = '62811111111@s.whatsapp.net';
 describe('prompt caching: a byte-stable prefix, and cached input tokens counted', function () {
   this.timeout(30_000);
   let gw: FakeGateway;
-  let t: TestApp;
+  let t: TestBot;
   afterEach(async () => {
     await t?.stop();
     await gw.close();
@@ -20,7 +20,7 @@ describe('prompt caching: a byte-stable prefix, and cached input tokens counted'
 
   it('two consecutive requests of a chat share every byte but the new turn (system prompt, tools, earlier turns)', async () => {
     gw = await FakeGateway.start('gw');
-    t = await startTestApp({ env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config: { owners: ['62811111111'] } });
+    t = await startTestBot('bundled', { env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config: { owners: ['62811111111'] } });
     await t.transport.push({ senderId: OWNER, text: 'first question' });
     await t.transport.push({ senderId: OWNER, text: 'second question' });
     await t.transport.push({ senderId: OWNER, text: 'third question' });
@@ -42,7 +42,7 @@ describe('prompt caching: a byte-stable prefix, and cached input tokens counted'
       const answer = completion(`gw: ${lastUserText(req)}`, { usage: { prompt_tokens: 1200, completion_tokens: 30 } });
       return { status: 200, json: { ...answer, usage: { ...answer.usage, prompt_tokens_details: { cached_tokens: 1024 } } } };
     });
-    t = await startTestApp({ env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config: { owners: ['62811111111'] } });
+    t = await startTestBot('bundled', { env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config: { owners: ['62811111111'] } });
     await t.transport.push({ senderId: OWNER, text: 'hello' });
     const status = (await t.transport.push({ senderId: OWNER, text: '.status' })).map((a) => (a as { text?: string }).text).join('\n');
     expect(status).to.match(/Last reply\*: 1230 tokens \(input 1200, of which 1024 cached; output 30\) in 1 request/);
@@ -57,7 +57,7 @@ describe('prompt caching: a byte-stable prefix, and cached input tokens counted'
 
   it('ai.cacheControl marks the last stable message with cache_control, the same bytes every request; off by default', async () => {
     gw = await FakeGateway.start('gw');
-    t = await startTestApp({ env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config: { owners: ['62811111111'] } });
+    t = await startTestBot('bundled', { env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config: { owners: ['62811111111'] } });
     await t.transport.push({ senderId: OWNER, text: 'unmarked' });
     expect(typeof gw.chats()[0].json!.messages[0].content).to.equal('string');
     t.app.bot.setConfig({ ...t.app.config, ai: { ...t.app.config.ai, cacheControl: true } });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 
 const ANA = '10000000001@s.whatsapp.net';
 const BUDI = '10000000002@s.whatsapp.net';
@@ -17,7 +17,7 @@ const lastPrompt = (gw: FakeGateway): Turn[] => ((gw.chats().at(-1)!.json!.messa
 describe('the prompt history follows the chat history exactly', function () {
   this.timeout(20_000);
   let gw: FakeGateway;
-  let t: TestApp;
+  let t: TestBot;
   beforeEach(async () => {
     gw = await FakeGateway.start('gw');
   });
@@ -27,7 +27,7 @@ describe('the prompt history follows the chat history exactly', function () {
   });
 
   it('a message deleted for everyone leaves the next prompt, the others stay in order', async () => {
-    t = await startTestApp({ env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' } });
+    t = await startTestBot('bundled', { env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' } });
     await t.transport.push({ id: 'a1', chatId: ANA, senderId: ANA, text: 'first apple' });
     await t.transport.push({ id: 'a2', chatId: ANA, senderId: ANA, text: 'second banana' });
     await t.transport.push({ id: 'a3', chatId: ANA, senderId: ANA, text: 'third cherry' });
@@ -48,7 +48,7 @@ describe('the prompt history follows the chat history exactly', function () {
   });
 
   it('the window slides over history.maxMessages, and each chat keeps its own turns', async () => {
-    t = await startTestApp({ env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config: { history: { maxMessages: 4, maxPromptTokens: 3000 } } });
+    t = await startTestBot('bundled', { env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config: { history: { maxMessages: 4, maxPromptTokens: 3000 } } });
     for (let i = 1; i <= 4; i++) {
       await t.transport.push({ chatId: ANA, senderId: ANA, text: `ana ${i}` });
       await t.transport.push({ chatId: BUDI, senderId: BUDI, text: `budi ${i}` });
@@ -59,7 +59,7 @@ describe('the prompt history follows the chat history exactly', function () {
   });
 
   it('in a group each user turn names its sender, context included; the token budget keeps the newest turns that fit', async () => {
-    t = await startTestApp({ env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config: { targetUserIds: ['62899999999'] } });
+    t = await startTestBot('bundled', { env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config: { targetUserIds: ['62899999999'] } });
     const ask = (senderId: string, senderName: string, text: string) =>
       t.transport.push({ chatId: GROUP, senderId, senderName, text: `@62899999999 ${text}`, mentions: ['62899999999@s.whatsapp.net'] });
     await ask(ANA, 'Ana', 'note the blue door');

@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import accessPlugin from '../../../plugins/access/index.js';
 import { FakeGateway, completion } from '../../fakes/openai-gateway.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 
 const texts = (actions: Array<{ type: string }>) => actions.filter((a) => a.type === 'text').map((a) => (a as unknown as { text: string }).text);
 
 describe('how model answers go out: WhatsApp formatting, long answers in parts, silence', () => {
   let gateway: FakeGateway;
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   const OWNER = '10000000001';
   const MEMBER = '10000000002';
   const GROUP = '120363000000000001@g.us';
@@ -22,9 +22,8 @@ describe('how model answers go out: WhatsApp formatting, long answers in parts, 
   });
 
   const start = () =>
-    startTestApp({
+    startTestBot([accessPlugin], {
       env: { API_KEY: 'sk-test-123456', BASE_URL: `${gateway.url}/v1`, MODEL: 'main' },
-      plugins: [accessPlugin],
       config: { owners: [OWNER], access: { mode: 'everyone', allow: [], block: [] }, groups: { policy: 'allowlist' } },
     });
 

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { definePlugin, Type, type MessageContext } from '../../../core/index.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 
 /** The context a message gets and what each plugin sees of it: its own options and logger, the message's replies. */
 describe('a message context as plugins see it', () => {
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   afterEach(async () => {
     await t?.stop();
     t = undefined;
@@ -41,7 +41,7 @@ describe('a message context as plugins see it', () => {
 
   it('each plugin sees its own options and logger on the same message; replies, reactions and history are bound to the chat', async () => {
     seen.length = 0;
-    t = await startTestApp({ plugins: [dice, coin], config: { plugins: { dice: { enabled: true, sides: 20 }, coin: { enabled: true } } } });
+    t = await startTestBot([dice, coin], { config: { plugins: { dice: { enabled: true, sides: 20 }, coin: { enabled: true } } } });
     const actions = await t.transport.push({ chatId: 'chat-a@s.whatsapp.net', text: '.roll  twice ' });
     const replies = actions.filter((a) => a.type === 'text') as Array<{ chatId: string; text: string; quotedId?: string }>;
     expect(replies.map((r) => [r.chatId, r.text])).to.deep.equal([['chat-a@s.whatsapp.net', 'd20 twice']]);
@@ -64,7 +64,7 @@ describe('a message context as plugins see it', () => {
 
   it('two messages get two contexts: nothing of one reaches the other', async () => {
     seen.length = 0;
-    t = await startTestApp({ plugins: [dice, coin], config: { plugins: { dice: { enabled: true }, coin: { enabled: true } } } });
+    t = await startTestBot([dice, coin], { config: { plugins: { dice: { enabled: true }, coin: { enabled: true } } } });
     await t.transport.push({ chatId: 'chat-a@s.whatsapp.net', text: '.roll one' });
     await t.transport.push({ chatId: 'chat-b@s.whatsapp.net', text: '.roll two' });
     const handlers = seen.filter((s) => s.plugin === 'dice-handler').map((s) => s.ctx);

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { definePlugin, type CommandContext } from '../../../core/index.js';
 import type { Plugin } from '../../../core/kernel/plugin/types.js';
 import pingPlugin from '../../../plugins/ping/index.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 
 const OWNER = '62811111111';
 const BOT_PHONE = '62899999999';
@@ -70,13 +70,14 @@ function recorder(order: string[]): Plugin[] {
 }
 
 describe('core pipeline', () => {
-  let t: TestApp;
+  let t: TestBot;
   const order: string[] = [];
 
   beforeEach(async () => {
     order.length = 0;
-    t = await startTestApp({
-      plugins: recorder(order),
+    t = await startTestBot(recorder(order), {
+      // No chat model anywhere: commands must not need one.
+      env: { BASE_URL: 'http://127.0.0.1:9' },
       config: { owners: [OWNER], targetUserIds: [BOT_PHONE, BOT_LID], plugins: { secret: { access: 'owners' } } },
     });
   });
@@ -179,7 +180,7 @@ describe('core pipeline', () => {
     });
 
     it('answers when mentioned by an id the transport learnt at login (not in config)', async () => {
-      const t2 = await startTestApp({ plugins: recorder([]), ownIds: ['555000111222@lid'] });
+      const t2 = await startTestBot(recorder([]), { ownIds: ['555000111222@lid'] });
       try {
         const actions = await t2.transport.push({ chatId: group, senderId: member, text: '@555000111222 .ping', mentions: ['555000111222@lid'] });
         expect((actions[0] as { text: string }).text).to.match(/^pong/);
@@ -217,7 +218,7 @@ describe('core pipeline', () => {
         return { commands: [{ command: 'slow', run }, { command: 'fast', run }] };
       },
     });
-    const t2 = await startTestApp({ plugins: [slow] });
+    const t2 = await startTestBot([slow]);
     try {
       await Promise.all([t2.transport.push({ text: '.slow' }), t2.transport.push({ text: '.fast' })]);
       expect(seen).to.deep.equal(['.slow', '.fast']);

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { definePlugin } from '../../../core/index.js';
 import type { Plugin } from '../../../core/kernel/plugin/types.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 
 /** Three plugins whose triggers overlap, in this routing order: which handler answers shows the order held. */
 function overlapping(): Plugin[] {
@@ -35,16 +35,16 @@ function overlapping(): Plugin[] {
 }
 
 describe('routing: the first handler in routing order answers, whatever kind of trigger it has', () => {
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   afterEach(async () => {
     await t?.stop();
     t = undefined;
   });
-  const say = async (input: Parameters<TestApp['transport']['push']>[0]) =>
+  const say = async (input: Parameters<TestBot['transport']['push']>[0]) =>
     (await t!.transport.push(input)).filter((a) => a.type === 'text').map((a) => (a as { text: string }).text);
 
   it('commands (any case), literals, media and predicates, in plugin order; a switched-off plugin steps aside at once', async () => {
-    t = await startTestApp({ plugins: overlapping() });
+    t = await startTestBot(overlapping());
     expect(await say({ text: '.JAM please' })).to.deep.equal(['command jam please']);
     expect(await say({ text: 'strawberry jam' })).to.deep.equal(['predicate jam']);
     expect(await say({ text: '/jar' })).to.deep.equal(['literal /jar']);

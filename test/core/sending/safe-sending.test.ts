@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import sinon from 'sinon';
 import { definePlugin } from '../../../core/index.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 
 /** A plugin whose command answers at once, so a reply's timing depends on nothing but the bot. */
 const echo = definePlugin({
@@ -17,11 +17,11 @@ const echo = definePlugin({
 const LIMITS = { perChatPerMinute: 6, globalPerMinute: 20, jitterMs: 500 };
 
 describe('safe sending: bot-initiated messages are paced, replies are not', () => {
-  let t: TestApp;
+  let t: TestBot;
   let clock: sinon.SinonFakeTimers | undefined;
 
   beforeEach(async () => {
-    t = await startTestApp({ plugins: [echo], config: { sending: LIMITS } });
+    t = await startTestBot([echo], { config: { sending: LIMITS } });
   });
   afterEach(async () => {
     clock?.restore();
@@ -110,7 +110,7 @@ describe('safe sending: bot-initiated messages are paced, replies are not', () =
 
 describe('safe sending at stop', () => {
   it('gives queued bot-initiated messages the rest of the grace time, but does not wait for a transport that is not linked', async () => {
-    const t = await startTestApp({ plugins: [echo], config: { sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 }, shutdown: { graceSeconds: 30 } } });
+    const t = await startTestBot([echo], { config: { sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 }, shutdown: { graceSeconds: 30 } } });
     const host = t.app.bot.host('echo');
     const chat = '62811110000@s.whatsapp.net';
     const first = [0, 1, 2].map((i) => host.send(chat, `note ${i}`).then(() => 'sent', () => 'dropped'));
@@ -118,7 +118,7 @@ describe('safe sending at stop', () => {
     await t.stop();
     expect(await Promise.all(first)).to.deep.equal(['sent', 'sent', 'sent']);
 
-    const t2 = await startTestApp({ plugins: [echo], config: { sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 }, shutdown: { graceSeconds: 30 } } });
+    const t2 = await startTestBot([echo], { config: { sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 }, shutdown: { graceSeconds: 30 } } });
     sinon.stub(t2.transport, 'session').returns({ status: 'connecting' });
     const waiting = t2.app.bot.host('echo').send(chat, 'note while offline').then(() => 'sent', () => 'dropped');
     // A stop that waited out the 30 s grace for it would run into mocha's 20 s timeout.

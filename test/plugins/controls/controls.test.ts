@@ -4,7 +4,7 @@ import pingPlugin from '../../../plugins/ping/index.js';
 import premiumPlugin from '../../../plugins/premium/index.js';
 import type { BotAction } from '../../../core/adapters/memory/memory-transport.js';
 import { completion, FakeGateway, failures, lastUserText } from '../../fakes/openai-gateway.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 
 const OWNER = '62811111111@s.whatsapp.net';
 const ALICE = '62822222222@s.whatsapp.net';
@@ -17,7 +17,7 @@ const texts = (actions: BotAction[]) => actions.filter((a): a is Extract<BotActi
 
 describe('in-chat controls (.reset, .forget, .status, disabled plugins, .help)', () => {
   let gw: FakeGateway;
-  let t: TestApp;
+  let t: TestBot;
 
   beforeEach(async () => {
     gw = await FakeGateway.start('primary');
@@ -28,8 +28,7 @@ describe('in-chat controls (.reset, .forget, .status, disabled plugins, .help)',
   });
 
   async function start(config: Record<string, unknown> = {}, plugins = [controls, pingPlugin]) {
-    t = await startTestApp({
-      plugins,
+    t = await startTestBot(plugins, {
       env: { API_KEY: KEY, BASE_URL: gw.url, MODEL: 'main-model' },
       config: { owners: ['62811111111'], groups: { commandsWithoutMention: true }, ...config },
       ownIds: [BOT],
