@@ -13,3 +13,5 @@ export { describeWriteError, type DataHealth } from './services/store/data-healt
 export { healthFor } from './services/store/data-domain.js';
 export { checkDocument, type DataSchema } from './services/store/schemas.js';
 export { changeableBy, isPrivateChatOf, writtenBy, type PersonIds, type PrivacyParticipant } from './services/store/privacy.js';
+/** The per-chat search-log engine behind `Store.chatSearchLog` (for tools and tests that reach its files directly). */
+export { queryTerms, SearchLogs, type ChatSearchLog, type SearchLogEvents, type SearchLogFormat } from './services/store/search-log/chat-search-log.js';

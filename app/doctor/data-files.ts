@@ -86,6 +86,12 @@ export async function checkDataFiles(dataDir: string, declared: Array<{ path: st
   return report;
 }
 
+function isSearchLogHeader(value: unknown): boolean {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return false;
+  const keys = Object.keys(value);
+  return keys.length === 2 && keys[1] === 'chat' && typeof (value as { chat?: unknown }).chat === 'string' && (value as Record<string, unknown>)[keys[0]] === 1;
+}
+
 /** The first line of an append-only log that does not parse or match its item schema, in words; undefined if none. */
 function badLine(text: string, schema: DataSchema): string | undefined {
   const lines = text.split('\n');
@@ -97,6 +103,8 @@ function badLine(text: string, schema: DataSchema): string | undefined {
     } catch {
       return `line ${i + 1} is not valid JSON${i === lines.length - 1 ? ' (a torn last line: the bot skips it)' : ''}`;
     }
+    // A search log's month file (Store.chatSearchLog) starts with a header naming its chat: {"<kind>":1,"chat":"…"}.
+    if (i === 0 && isSearchLogHeader(item)) continue;
     const problem = checkValue(schema.schema, item);
     if (problem) return `line ${i + 1} does not match the ${schema.name} schema: ${problem}`;
   }

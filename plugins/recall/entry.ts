@@ -1,4 +1,4 @@
-import type { HistoryEntry } from '../../core/index.js';
+import { Store, Type, type HistoryEntry } from '../../core/index.js';
 
 /**
  * One message kept in the recall log: what someone said in the chat, or what the bot answered. The same shape as a
@@ -39,3 +39,34 @@ export function parseLine(line: string): LoggedMessage | undefined {
     return undefined;
   }
 }
+
+/** One log line's item, as the store checks it (see `validEntry` for what loading also normalises). */
+export const LOGGED_MESSAGE = Type.Object({
+  id: Type.Optional(Type.String()),
+  role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]),
+  senderId: Type.Optional(Type.String()),
+  senderName: Type.Optional(Type.String()),
+  text: Type.String(),
+  at: Type.Number({ minimum: 0, maximum: LAST_TIME }),
+  media: Type.Optional(Type.String()),
+  answers: Type.Optional(Type.String()),
+});
+
+/**
+ * The recall log: `data/recall/<chat>/<YYYY-MM>.jsonl` on the core's per-chat search log (the layout the plugin has
+ * always written). `.mydata` holds a person's private chat whole and, in groups, what they wrote and the bot's answers
+ * to it (they may repeat their words); a message deleted for everyone leaves it, and an edited one gets its new words.
+ */
+export const RECALL_LOG = Store.chatSearchLog('recall', LOGGED_MESSAGE, {
+  path: 'recall',
+  title: 'recall log',
+  section: 'recall log',
+  exportAs: '',
+  item: validEntry,
+  people: {
+    author: (e) => (e.role === 'user' ? e.senderId : e.answers),
+    messageId: (e) => e.id,
+    // What people wrote only: the bot's own answers carry no message id of theirs.
+    edited: (e, text) => (e.role === 'user' ? { ...e, text } : e),
+  },
+});

@@ -1,10 +1,9 @@
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { definePlugin, defineTool, Type, type HistoryEntry, type IncomingMessage } from '../../core/index.js';
-import { flushWithStores, healthFor, writeFileAtomic } from '../../core/storage.js';
+import { definePlugin, defineTool, Type, type HistoryEntry, type IncomingMessage, type StoredSearchLog } from '../../core/index.js';
+import { queryTerms, writeFileAtomic } from '../../core/storage.js';
+import { RECALL_LOG, type LoggedMessage } from './entry.js';
 import { formatForChat, formatForModel } from './format.js';
-import { queryTerms, RecallStore, type ChatRecallLog, type LoggedMessage } from './log-store.js';
-import { recallPrivacy } from './privacy.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /**
@@ -37,6 +36,7 @@ export default definePlugin({
   name: 'recall',
   description: "Searches this chat's past messages (.recall <words>)",
   options,
+  stores: [RECALL_LOG],
   setup: async (host) => {
     const root = path.join(host.dataDir, 'recall');
     // Lines are written once per data.flushIntervalMs (not per message); a crash can catch the last ones unwritten.
@@ -47,7 +47,7 @@ export default definePlugin({
     await mkdir(root, { recursive: true });
     await writeFileAtomic(marker, `${JSON.stringify({ pid: process.pid, startedAt: Date.now() })}\n`);
     const commandLike = (text: string) => text.startsWith(host.config().prefix) || /^\/\w/.test(text);
-    const catchUp = (log: ChatRecallLog) => {
+    const catchUp = (log: StoredSearchLog<LoggedMessage>) => {
       if (crashedRun === undefined) return;
       log
         .catchUp(async () => {
@@ -58,21 +58,9 @@ export default definePlugin({
         .then((added) => added && host.log.info({ chat: log.chatId, added }, `recall log: ${added} message(s) the last run stopped before writing were added from the chat's history`))
         .catch((err) => host.log.error({ err, chat: log.chatId }, 'recall log: could not catch up after the last run stopped unexpectedly'));
     };
-    // Problems go to the data folder's health: the log, the dashboard, the owners (notice data-write), the stop report.
-    const logs = new RecallStore(root, {
-      setAside: (file, movedTo, reason) => healthFor(file).corrupt(file, movedTo, `recall log: ${reason}`),
-      badLines: (file, count) => host.log.warn({ file, count }, `recall log ${path.basename(file)}: skipped ${count} line(s) that are not valid entries`),
-      writeFailed: (file, err) => healthFor(file).writeFailed(file, err),
-      writeRecovered: (file) => healthFor(file).writeRecovered(file),
-      indexRebuilt: (file, messages, reason) => host.log.info({ file, messages, reason }, `recall index of ${path.basename(file)} rebuilt from the log (${messages} messages): ${reason}`),
-      snapshotFailed: (dir, err) => host.log.warn({ err, dir }, 'recall: could not write a search-index snapshot (the next start indexes that month from the log)'),
-      unloaded: (chat, messages) => host.log.info({ chat, messages, maxLoadedMessages: host.options().maxLoadedMessages }, `recall: a chat's ${messages} messages left memory (over maxLoadedMessages); its next search loads them again`),
-    }, { maxLoadedMessages: () => host.options().maxLoadedMessages, onFirstUse: catchUp });
-    const stopFlushing = flushWithStores(() => {
-      takeNoted();
-      return logs.flush();
-    }, host.dataDir);
-    host.privacy.register(recallPrivacy(logs, () => takeNoted()));
+    // The core's search log does the rest: files, index snapshots, data health, backups, `.mydata`, deletes for
+    // everyone, edits, chat moves and retention (from RECALL_LOG and these run-time settings).
+    const logOf = (chatId: string) => host.store.chat(chatId).searchLog(RECALL_LOG);
     const cutoff = () => Date.now() - host.options().retentionDays * DAY_MS;
     const enabled = () => host.config().plugins?.recall?.enabled ?? true;
 
@@ -97,7 +85,7 @@ export default definePlugin({
     const record = (chatId: string, entry: LoggedMessage) => {
       if (!firstTime(chatId, entry.id)) return;
       // Failures to write are the store's to report (data health) and retry; nothing here waits for the disk.
-      logs.chat(chatId).addSoon(entry, host.config().data.flushIntervalMs);
+      logOf(chatId).addSoon(entry, host.config().data.flushIntervalMs);
     };
     // The observer and the history hook only note a message; it is logged once the I/O this turn started is out
     // (a message's upstream request goes first, logging runs while it is answered). Whatever reads or changes the log
@@ -122,17 +110,14 @@ export default definePlugin({
       if (enabled() && !(entry.role === 'user' && commandLike(entry.text))) note(chatId, entry);
     });
 
-    const prune = async () => {
-      try {
-        const removed = await logs.prune(cutoff());
-        if (removed) host.log.info({ removed, retentionDays: host.options().retentionDays }, 'recall log: dropped messages past retention');
-      } catch (err) {
-        host.log.error({ err }, 'recall log: the retention sweep failed (it is tried again tomorrow)');
-      }
-    };
-    await prune();
-    const daily = setInterval(() => void prune(), DAY_MS);
-    daily.unref();
+    // Retention (now and daily), the memory bound and the crash catch-up; before the core reads or changes the log
+    // (privacy, a flush, a backup), the noted messages go in.
+    await host.store.tune(RECALL_LOG, {
+      keepDays: () => host.options().retentionDays,
+      maxLoadedMessages: () => host.options().maxLoadedMessages,
+      onFirstUse: catchUp,
+      settle: () => takeNoted(),
+    });
 
     return {
       observers: [
@@ -157,7 +142,7 @@ export default definePlugin({
             const terms = queryTerms(query);
             if (!terms.length) return ctx.reply(`Search with words or numbers. ${usage}`);
             takeNoted();
-            const hits = await logs.chat(ctx.chatId).search(query, { limit: maxResults, notBefore: cutoff() });
+            const hits = await logOf(ctx.chatId).search(query, { limit: maxResults, notBefore: cutoff() });
             return ctx.reply(formatForChat(hits, query, terms));
           },
         },
@@ -178,20 +163,21 @@ export default definePlugin({
             if (!query) return { error: 'give the words to search for in "query"' };
             if (query.length > maxQueryChars) return { error: `the query is too long (${query.length} characters; at most ${maxQueryChars}): use a few words` };
             takeNoted();
-            const hits = await logs.chat(call.chatId).search(query, { limit: maxResults, excludeId: call.ctx.message.id, notBefore: cutoff() });
+            const hits = await logOf(call.chatId).search(query, { limit: maxResults, excludeId: call.ctx.message.id, notBefore: cutoff() });
             return formatForModel(hits);
           },
         }),
       ],
       async stop() {
-        clearInterval(daily);
         stopFollowing();
-        stopFlushing();
         takeNoted();
-        const unsaved = await logs.flush();
-        if (unsaved) host.log.error({ unsaved }, `recall log: ${unsaved} message(s) could not be written before the stop`);
-        // Everything is on disk: the next start has nothing to catch up on (with lines unsaved, the marker stays).
-        else await rm(marker, { force: true });
+        try {
+          await host.store.flush();
+          // Everything is on disk: the next start has nothing to catch up on (with lines unsaved, the marker stays).
+          await rm(marker, { force: true });
+        } catch (err) {
+          host.log.error({ err }, `recall log: ${(err as Error).message} before the stop`);
+        }
       },
     };
   },

@@ -3,10 +3,11 @@ import path from 'node:path';
 import { appendToFile, removeDataFile, safeFileName, writeFileAtomicSafe } from './atomic.js';
 import { domainFor, type DataDomain } from './data-domain.js';
 import { describeWriteError } from './data-health.js';
-import { JsonFile } from './json-file.js';
+import { flushWithStores, JsonFile } from './json-file.js';
 import { changeableBy, isPrivateChatOf, writtenBy, type PersonIds, type PrivacyParticipant } from './privacy.js';
 import { checkValue } from './schemas.js';
-import { dataSchemaOf, storePathOf, titleOf, type ChatDocDeclaration, type ChatLogDeclaration, type DocDeclaration, type StoreDeclaration } from './store-declarations.js';
+import { dataSchemaOf, storePathOf, titleOf, type ChatDocDeclaration, type ChatLogDeclaration, type ChatSearchLogDeclaration, type DocDeclaration, type StoreDeclaration } from './store-declarations.js';
+import { SearchLogs, type ChatSearchLog, type SearchHit, type SearchLogItem } from './search-log/chat-search-log.js';
 import { CodedError, type PluginErrorCode } from '../coded-error.js';
 
 /** A change that is not on disk. Its message is safe to tell the user ("could not save the reminders: the server's disk is full"). */
@@ -43,10 +44,56 @@ export interface StoredLog<I> {
   removeWhere(matches: (item: I) => boolean): Promise<number>;
 }
 
+/**
+ * One chat's searchable log (`host.store.chat(id).searchLog(decl)`). Bound to that chat: nothing here reads or
+ * names another chat's log.
+ */
+export interface StoredSearchLog<I extends SearchLogItem> {
+  readonly chatId: string;
+  /** Adds an item and resolves once it was handed to the file (an item that is not one, or has no text, is skipped). */
+  add(item: I): Promise<void>;
+  /** Adds several in order, written together (imports). */
+  addMany(items: I[]): Promise<void>;
+  /**
+   * Adds a live item without waiting for the disk: searchable at once, written with the other items of the next
+   * `delayMs` (one write, not one per message), and at once by a search, a privacy change, a flush or the stop. A crash
+   * can lose those last lines: see `catchUp`. False when the item is not kept.
+   */
+  addSoon(item: I, delayMs: number): boolean;
+  /** The best matches of `query` in this chat, each with the item before and after. `excludeId` leaves one message out; `notBefore` (epoch ms) hides older items. */
+  search(query: string, options?: { limit?: number; excludeId?: string; notBefore?: number }): Promise<Array<SearchHit<I>>>;
+  /** Every item (oldest first) that matches. */
+  where(matches: (item: I) => boolean): Promise<I[]>;
+  /** How many items the log holds. */
+  size(): Promise<number>;
+  /** Removes the matching items from disk, the index and its snapshots; resolves with how many went. */
+  removeWhere(matches: (item: I) => boolean): Promise<number>;
+  /** Replaces the matching items by `change(item)` on disk, in the index and its snapshots; resolves with how many changed. */
+  changeWhere(matches: (item: I) => boolean, change: (item: I) => I): Promise<number>;
+  /**
+   * After a crash: adds what `recent` (the chat's own recent items, oldest first) holds after the last item on disk;
+   * with nothing on disk, those from `since` on. Resolves with how many were added.
+   */
+  catchUp(recent: () => Promise<I[]>, since: number): Promise<number>;
+}
+
+/** What a plugin may set at run time for one of its search logs (`host.store.tune`). */
+export interface SearchLogTuning<I extends SearchLogItem> {
+  /** Days an item is kept (read at each daily sweep); overrides the declaration's `keepDays`. */
+  keepDays?: () => number;
+  /** Items kept in memory across its chats; beyond it the least recently searched chats are unloaded (default 200,000). */
+  maxLoadedMessages?: () => number;
+  /** Told of each chat's log when this run first uses it (to `catchUp` after a crash). */
+  onFirstUse?: (log: StoredSearchLog<I>) => void;
+  /** Called before the core reads or changes the log itself (privacy, flush): a plugin holding items back hands them in. */
+  settle?: () => void;
+}
+
 /** What one chat keeps of one plugin. */
 export interface ChatStore {
   doc<T>(decl: ChatDocDeclaration<T, any>): StoredDoc<T>;
   log<I>(decl: ChatLogDeclaration<I>): StoredLog<I>;
+  searchLog<I extends SearchLogItem>(decl: ChatSearchLogDeclaration<I>): StoredSearchLog<I>;
 }
 
 /**
@@ -62,7 +109,12 @@ export interface PluginStore {
   doc<T>(decl: DocDeclaration<T>): StoredDoc<T>;
   chat(chatId: string): ChatStore;
   /** The chats that have a document or log of this kind. */
-  chats(decl: ChatDocDeclaration<any, any> | ChatLogDeclaration<any>): Promise<string[]>;
+  chats(decl: ChatDocDeclaration<any, any> | ChatLogDeclaration<any> | ChatSearchLogDeclaration<any>): Promise<string[]>;
+  /**
+   * Settings of a search log only known at run time (from the plugin's options). With `keepDays`, the items past it
+   * are dropped now (resolved once done) and daily.
+   */
+  tune<I extends SearchLogItem>(decl: ChatSearchLogDeclaration<I>, tuning: SearchLogTuning<I>): Promise<void>;
   /**
    * Calls `listener` after the core itself changed this kind of data (a `.mydata` delete, a message deleted for
    * everyone, a chat moving to a new id), with the chat it changed (undefined for a plugin-wide doc), so a plugin can
@@ -153,6 +205,10 @@ class LogFile<I> {
 export class PluginStores implements PluginStore {
   private readonly docs = new Map<string, JsonFile<unknown>>();
   private readonly logs = new Map<string, LogFile<unknown>>();
+  private readonly searchLogs = new Map<StoreDeclaration, SearchLogs<any>>();
+  private readonly tunings = new Map<StoreDeclaration, SearchLogTuning<any>>();
+  private readonly tunedSweeps: NodeJS.Timeout[] = [];
+  private stopFlushing: (() => void) | undefined;
   private readonly listeners = new Map<StoreDeclaration, Set<(chatId: string | undefined) => void>>();
   private readonly domain: DataDomain;
   private sweeper: NodeJS.Timeout | undefined;
@@ -161,7 +217,7 @@ export class PluginStores implements PluginStore {
     readonly plugin: string,
     private readonly dataDir: string,
     private readonly declarations: readonly StoreDeclaration[],
-    private readonly log?: { info(obj: object, msg: string): void; error(obj: object, msg: string): void },
+    private readonly log?: { info(obj: object, msg: string): void; warn?(obj: object, msg: string): void; error(obj: object, msg: string): void },
   ) {
     this.domain = domainFor(dataDir);
   }
@@ -225,6 +281,91 @@ export class PluginStores implements PluginStore {
     return log as LogFile<I>;
   }
 
+  /** The engine of a search log (one per declaration): its files under the declaration's path, its problems told to the data health. */
+  private engine<I extends SearchLogItem>(decl: ChatSearchLogDeclaration<I>): SearchLogs<I> {
+    let logs = this.searchLogs.get(decl) as SearchLogs<I> | undefined;
+    if (logs) return logs;
+    const title = titleOf(decl, this.plugin);
+    const item = decl.options.item ?? ((value: unknown) => (checkValue(decl.schema, value) === undefined ? (value as I) : undefined));
+    const health = this.domain.health;
+    const tuning = () => (this.tunings.get(decl) ?? {}) as SearchLogTuning<I>;
+    logs = new SearchLogs<I>(
+      this.where(decl),
+      { header: decl.name, item },
+      {
+        setAside: (file, movedTo, reason) => health.corrupt(file, movedTo, `${title}: ${reason}`),
+        badLines: (file, count) => (this.log?.warn ?? this.log?.info)?.call(this.log, { file, count }, `${title} ${path.basename(file)}: skipped ${count} line(s) that are not valid entries`),
+        writeFailed: (file, err) => health.writeFailed(file, err),
+        writeRecovered: (file) => health.writeRecovered(file),
+        indexRebuilt: (file, messages, reason) => this.log?.info({ file, messages, reason }, `${decl.name} index of ${path.basename(file)} rebuilt from the log (${messages} messages): ${reason}`),
+        snapshotFailed: (dir, err) => (this.log?.warn ?? this.log?.info)?.call(this.log, { err, dir }, `${title}: could not write a search-index snapshot (the next start indexes that month from the log)`),
+        unloaded: (chat, messages) => this.log?.info({ chat, messages }, `${title}: a chat's ${messages} items left memory (over maxLoadedMessages); its next search loads them again`),
+      },
+      {
+        snapshotMinLines: decl.options.snapshotMinLines,
+        maxLoadedMessages: () => tuning().maxLoadedMessages?.() ?? 200_000,
+        onFirstUse: (log) => tuning().onFirstUse?.(this.searchLogOf(log)),
+      },
+    );
+    this.searchLogs.set(decl, logs);
+    // Lines batched in memory are written before a backup copies the folder.
+    if (!this.stopFlushing) this.stopFlushing = flushWithStores(() => this.flushSearchLogs(), this.dataDir);
+    return logs;
+  }
+
+  /** A chat's search log as a plugin sees it: that chat's calls only (no move, no other chat, no unload). */
+  private searchLogOf<I extends SearchLogItem>(log: ChatSearchLog<I>): StoredSearchLog<I> {
+    return {
+      chatId: log.chatId,
+      add: (item) => log.add(item),
+      addMany: (items) => log.addMany(items),
+      addSoon: (item, delayMs) => log.addSoon(item, delayMs),
+      search: (query, options) => log.search(query, options),
+      where: (matches) => log.where(matches),
+      size: () => log.size(),
+      removeWhere: (matches) => log.removeWhere(matches),
+      changeWhere: (matches, change) => log.changeWhere(matches, change),
+      catchUp: (recent, since) => log.catchUp(recent, since),
+    };
+  }
+
+  /** Lets the plugin hand in what it holds back before the core reads or changes a search log. */
+  private settle(decl: StoreDeclaration): void {
+    try {
+      this.tunings.get(decl)?.settle?.();
+    } catch (err) {
+      this.log?.error({ err, plugin: this.plugin }, `${this.plugin}: handing in held items failed`);
+    }
+  }
+
+  /** Writes every search log's pending lines; rejects naming how many items could not be written. */
+  private async flushSearchLogs(): Promise<void> {
+    let unsaved = 0;
+    for (const [decl, logs] of this.searchLogs) {
+      this.settle(decl);
+      unsaved += await logs.flush();
+    }
+    if (unsaved) throw new StoreWriteError(`${this.plugin} data`, `${unsaved} item(s) are not on disk yet`);
+  }
+
+  async tune<I extends SearchLogItem>(decl: ChatSearchLogDeclaration<I>, tuning: SearchLogTuning<I>): Promise<void> {
+    this.declared(decl);
+    this.tunings.set(decl, { ...this.tunings.get(decl), ...tuning });
+    const keepDays = tuning.keepDays;
+    if (!keepDays) return;
+    const sweep = () => this.pruneSearchLog(decl, keepDays());
+    const timer = setInterval(() => void sweep().catch((err) => this.log?.error({ err, plugin: this.plugin }, `${this.plugin}: the retention sweep failed (tried again tomorrow)`)), DAY_MS);
+    timer.unref();
+    this.tunedSweeps.push(timer);
+    await sweep().catch((err) => this.log?.error({ err, plugin: this.plugin }, `${this.plugin}: the retention sweep failed (tried again tomorrow)`));
+  }
+
+  /** Drops a search log's items older than `keepDays` in every chat. */
+  private async pruneSearchLog(decl: ChatSearchLogDeclaration<any>, keepDays: number): Promise<void> {
+    const removed = await this.engine(decl).prune(Date.now() - keepDays * DAY_MS);
+    if (removed) this.log?.info({ plugin: this.plugin, store: decl.name, removed, keepDays }, `${titleOf(decl, this.plugin)}: dropped messages past retention (${removed} older than ${keepDays} days)`);
+  }
+
   doc<T>(decl: DocDeclaration<T>): StoredDoc<T> {
     return this.stored(this.declared(decl));
   }
@@ -241,11 +382,13 @@ export class PluginStores implements PluginStore {
           removeWhere: (matches: (item: I) => boolean) => file().removeWhere(matches),
         };
       },
+      searchLog: <I extends SearchLogItem>(decl: ChatSearchLogDeclaration<I>) => this.searchLogOf(this.engine(this.declared(decl)).chat(chatId)),
     };
   }
 
-  async chats(decl: ChatDocDeclaration<any, any> | ChatLogDeclaration<any>): Promise<string[]> {
+  async chats(decl: ChatDocDeclaration<any, any> | ChatLogDeclaration<any> | ChatSearchLogDeclaration<any>): Promise<string[]> {
     this.declared(decl);
+    if (decl.kind === 'chat-search-log') return this.engine(decl).chatIds();
     const ext = decl.kind === 'chat-log' ? '.jsonl' : '.json';
     const folder = this.where(decl);
     // Documents of this plugin that share the folder (a doc declared at `<folder>/x.json`) are not chats.
@@ -276,7 +419,7 @@ export class PluginStores implements PluginStore {
   }
 
   async flush(): Promise<void> {
-    const results = await Promise.allSettled([...[...this.docs.values()].map((d) => d.flush()), ...[...this.logs.values()].map((l) => l.flush())]);
+    const results = await Promise.allSettled([...[...this.docs.values()].map((d) => d.flush()), ...[...this.logs.values()].map((l) => l.flush()), this.flushSearchLogs()]);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) {
       const cause = (failed.reason as { cause?: unknown }).cause ?? failed.reason;
@@ -288,6 +431,7 @@ export class PluginStores implements PluginStore {
   startRetention(now: () => number = Date.now): void {
     const sweep = async () => {
       for (const decl of this.declarations) {
+        if (decl.kind === 'chat-search-log' && decl.options.keepDays !== undefined && !this.tunings.get(decl)?.keepDays) await this.pruneSearchLog(decl, decl.options.keepDays);
         if (decl.kind !== 'chat-log' || decl.options.keepDays === undefined) continue;
         const cutoff = now() - decl.options.keepDays * DAY_MS;
         const at = decl.options.at!;
@@ -297,7 +441,7 @@ export class PluginStores implements PluginStore {
       }
     };
     const run = () => void sweep().catch((err) => this.log?.error({ err, plugin: this.plugin }, `${this.plugin}: the retention sweep failed (tried again tomorrow)`));
-    if (!this.declarations.some((d) => d.kind === 'chat-log' && d.options.keepDays !== undefined)) return;
+    if (!this.declarations.some((d) => (d.kind === 'chat-log' || d.kind === 'chat-search-log') && d.options.keepDays !== undefined)) return;
     run();
     this.sweeper = setInterval(run, DAY_MS);
     this.sweeper.unref();
@@ -307,6 +451,8 @@ export class PluginStores implements PluginStore {
   async close(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = undefined;
+    for (const timer of this.tunedSweeps.splice(0)) clearInterval(timer);
+    this.stopFlushing?.();
     await this.flush();
   }
 
@@ -325,7 +471,11 @@ export class PluginStores implements PluginStore {
       name,
       exportFor: async (person) => {
         const out: Record<string, unknown> = {};
-        for (const decl of decls) out[decl.options.exportAs ?? decl.name] = await this.exportOne(decl, person);
+        for (const decl of decls) {
+          // exportAs '' (the only declaration of its section): the section is its data.
+          if (decl.options.exportAs === '' && decls.length === 1) return this.exportOne(decl, person);
+          out[decl.options.exportAs ?? decl.name] = await this.exportOne(decl, person);
+        }
         return out;
       },
       deleteFor: async (person) => {
@@ -372,7 +522,31 @@ export class PluginStores implements PluginStore {
     return (item) => whole || writtenBy(author(item), person);
   }
 
+  /** The items of a chat's search log that are the person's (see `ofPerson`; without `people`, a private chat's whole log). */
+  private personsItems(decl: ChatSearchLogDeclaration<any>, chatId: string, person: PersonIds): (item: SearchLogItem) => boolean {
+    const author = decl.options.people?.author;
+    return author ? this.ofPerson(chatId, person, author) : () => isPrivateChatOf(chatId, person);
+  }
+
+  /** Whether an item came from `messageId` and `author` (who deletes or edits it) may change it. */
+  private fromMessage(decl: ChatSearchLogDeclaration<any> | ChatLogDeclaration<any> | ChatDocDeclaration<any, any>, messageId: string, author: PersonIds | undefined): ((item: unknown) => boolean) | undefined {
+    const people = decl.options.people;
+    const idOf = people?.messageId;
+    if (!people || !idOf) return undefined;
+    return (item) => idOf(item) === messageId && changeableBy(people.author(item), author);
+  }
+
   private async exportOne(decl: StoreDeclaration, person: PersonIds): Promise<unknown> {
+    if (decl.kind === 'chat-search-log') {
+      this.settle(decl);
+      const logs = this.engine(decl);
+      const out: Record<string, unknown> = {};
+      for (const chatId of await logs.chatIds()) {
+        const mine = await logs.chat(chatId).where(this.personsItems(decl, chatId, person));
+        if (mine.length) out[chatId] = mine;
+      }
+      return out;
+    }
     if (decl.kind === 'doc') {
       const byId = decl.options.people?.byId;
       if (!byId) return {};
@@ -400,6 +574,17 @@ export class PluginStores implements PluginStore {
   }
 
   private async deleteOne(decl: StoreDeclaration, person: PersonIds): Promise<number> {
+    if (decl.kind === 'chat-search-log') {
+      this.settle(decl);
+      const logs = this.engine(decl);
+      let removed = 0;
+      for (const chatId of await logs.chatIds()) {
+        const n = await logs.chat(chatId).removeWhere(this.personsItems(decl, chatId, person));
+        if (n) this.changed(decl, chatId);
+        removed += n;
+      }
+      return removed;
+    }
     if (decl.kind === 'doc') {
       const byId = decl.options.people?.byId;
       if (!byId) return 0;
@@ -473,6 +658,14 @@ export class PluginStores implements PluginStore {
 
   private async revokeOne(decl: StoreDeclaration, chatId: string, messageId: string, author: PersonIds | undefined): Promise<number> {
     if (decl.kind === 'doc') return 0;
+    if (decl.kind === 'chat-search-log') {
+      const matches = this.fromMessage(decl, messageId, author);
+      if (!matches) return 0;
+      this.settle(decl);
+      const n = await this.engine(decl).chat(chatId).removeWhere(matches);
+      if (n) this.changed(decl, chatId);
+      return n;
+    }
     const people = decl.options.people;
     const idOf = people?.messageId;
     if (!people || !idOf) return 0;
@@ -489,6 +682,15 @@ export class PluginStores implements PluginStore {
   /** An edited message: the items it made get its new text (see `ItemPeople.edited`). */
   private async editOne(decl: StoreDeclaration, chatId: string, messageId: string, text: string, author: PersonIds | undefined): Promise<number> {
     if (decl.kind === 'doc') return 0;
+    if (decl.kind === 'chat-search-log') {
+      const matches = this.fromMessage(decl, messageId, author);
+      const edited = decl.options.people?.edited;
+      if (!matches || !edited) return 0;
+      this.settle(decl);
+      const n = await this.engine(decl).chat(chatId).changeWhere(matches, (item) => edited(item, text));
+      if (n) this.changed(decl, chatId);
+      return n;
+    }
     const people = decl.options.people;
     const idOf = people?.messageId;
     const edited = people?.edited;
@@ -513,6 +715,15 @@ export class PluginStores implements PluginStore {
   }
 
   private async moveOne(decl: StoreDeclaration, from: string, to: string): Promise<void> {
+    if (decl.kind === 'chat-search-log') {
+      this.settle(decl);
+      const logs = this.engine(decl);
+      if (!(await logs.chatIds()).includes(from)) return;
+      await logs.moveChat(from, to);
+      this.changed(decl, from);
+      this.changed(decl, to);
+      return;
+    }
     if (decl.kind === 'doc') {
       const byId = decl.options.people?.byId;
       if (!byId) return;

@@ -1,9 +1,10 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { DataSchema } from './schemas.js';
+import type { SearchLogItem } from './search-log/chat-search-log.js';
 
 /*
  * What a plugin declares it keeps (`definePlugin({ stores: [...] })`), made with `Store.chatDoc`, `Store.doc` and
- * `Store.chatLog`. From these alone the core writes, checks and sets aside the files, holds them during a backup,
+ * `Store.chatLog`, `Store.chatSearchLog`. From these alone the core writes, checks and sets aside the files, holds them during a backup,
  * flushes them at stop, names them in the backup manifest, and answers `.mydata`, deletes, messages deleted for
  * everyone and chat id moves (LID → phone) for them; a plugin wires none of it.
  */
@@ -94,7 +95,30 @@ export interface ChatLogDeclaration<I = unknown> {
   };
 }
 
-export type StoreDeclaration = ChatDocDeclaration<any, any> | DocDeclaration<any> | ChatLogDeclaration<any>;
+/**
+ * `Store.chatSearchLog`: a per-chat log searched by its words, e.g. a chat's past messages (recall). Month files of one
+ * JSON line per item (`<path>/<chat>/<YYYY-MM>.jsonl`, the first line naming the chat) with a full-text index per month,
+ * kept as a snapshot beside large months so a restart does not index again. Every call is bound to one chat.
+ */
+export interface ChatSearchLogDeclaration<I extends SearchLogItem = SearchLogItem> {
+  readonly kind: 'chat-search-log';
+  readonly name: string;
+  readonly schema: TSchema;
+  readonly options: StoreOptions<I[]> & {
+    people?: ItemPeople<I>;
+    /** Items older than this many days are dropped (at start and daily); a plugin may set it at run time (`host.store.tune`). */
+    keepDays?: number;
+    /**
+     * Turns a stored value into the item (checked, normalised: a long text clipped), or undefined when it is not one.
+     * Default: the value when it matches the schema.
+     */
+    item?(value: unknown): I | undefined;
+    /** Months with at least this many lines keep an index snapshot (default 1,000; tests make it small). */
+    snapshotMinLines?: number;
+  };
+}
+
+export type StoreDeclaration = ChatDocDeclaration<any, any> | DocDeclaration<any> | ChatLogDeclaration<any> | ChatSearchLogDeclaration<any>;
 
 /** The `DataSchema` (name, version, JSON schema) of a declaration, for the file checks and the backup manifest. */
 export function dataSchemaOf(decl: StoreDeclaration, plugin: string): DataSchema {
@@ -114,7 +138,7 @@ export function storePathOf(decl: StoreDeclaration, plugin: string): string {
 /** The `dataFiles` entries a declaration stands for (path with its `<chat>` placeholder, schema). */
 export function dataFileOf(decl: StoreDeclaration, plugin: string): { path: string; schema: DataSchema } {
   const where = storePathOf(decl, plugin);
-  const path = decl.kind === 'doc' ? where : `${where}/<chat>.${decl.kind === 'chat-log' ? 'jsonl' : 'json'}`;
+  const path = decl.kind === 'doc' ? where : decl.kind === 'chat-search-log' ? `${where}/<chat>/<month>.jsonl` : `${where}/<chat>.${decl.kind === 'chat-log' ? 'jsonl' : 'json'}`;
   return { path, schema: dataSchemaOf(decl, plugin) };
 }
 
@@ -166,5 +190,14 @@ export const Store = {
   chatLog<S extends TSchema>(name: string, schema: S, options: ChatLogDeclaration<Static<S>>['options'] = {}): ChatLogDeclaration<Static<S>> {
     if (options.keepDays !== undefined && (typeof options.at !== 'function' || !(options.keepDays > 0))) throw new TypeError(`Store: ${name}'s keepDays needs a positive number of days and at(item) => epoch ms`);
     return checked({ kind: 'chat-log', name, schema, options });
+  },
+  /**
+   * A per-chat log searched by its words (`<path>/<chat>/<YYYY-MM>.jsonl`, default path `<plugin>/<name>`), `schema`
+   * being one item's: each has `text` (what is searched) and `at` (epoch ms), and `id` when it came from a chat message.
+   * Open it with `host.store.chat(chatId).searchLog(decl)`: no call searches more than one chat.
+   */
+  chatSearchLog<S extends TSchema>(name: string, schema: S, options: ChatSearchLogDeclaration<Static<S> & SearchLogItem>['options'] = {}): ChatSearchLogDeclaration<Static<S> & SearchLogItem> {
+    if (options.keepDays !== undefined && !(options.keepDays > 0)) throw new TypeError(`Store: ${name}'s keepDays needs a positive number of days`);
+    return checked({ kind: 'chat-search-log', name, schema, options });
   },
 };

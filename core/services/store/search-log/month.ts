@@ -1,15 +1,14 @@
 import type { Index } from 'flexsearch';
-import { parseLine, type LoggedMessage } from './entry.js';
 
 /**
- * One month of a chat's log in memory: the file's bytes as read at load, parsed line by line only when a line is
+ * One month of a chat's search log in memory: the file's bytes as read at load, parsed line by line only when a line is
  * needed (a search shows a handful), plus the lines appended since. Line numbers are the file's (0 is the header):
  * appends add lines at the end and a removal leaves an empty line, so a number never changes while the file exists.
  * Keeping the bytes instead of 100,000 parsed objects makes loading a large chat several times faster and smaller.
  */
-export class Month {
+export class Month<I = unknown> {
   /** Line by number: undefined = not parsed yet (still in `bytes`), null = no message (header, removed, bad). */
-  private readonly cache: Array<LoggedMessage | null | undefined>;
+  private readonly cache: Array<I | null | undefined>;
   /** Where each line of `bytes` starts. */
   private readonly starts: number[];
   /** Messages in the month. */
@@ -26,11 +25,13 @@ export class Month {
   constructor(
     /** The file's name, `YYYY-MM.jsonl`. */
     readonly name: string,
+    /** The item a line holds, or undefined (not JSON, not an item). */
+    private readonly parse: (line: string) => I | undefined,
     private bytes: Buffer = Buffer.alloc(0),
   ) {
     this.starts = bytes.length ? [0] : [];
     for (let at = bytes.indexOf(10); at >= 0 && at + 1 < bytes.length; at = bytes.indexOf(10, at + 1)) this.starts.push(at + 1);
-    this.cache = new Array<LoggedMessage | null | undefined>(Math.max(1, this.starts.length)).fill(undefined);
+    this.cache = new Array<I | null | undefined>(Math.max(1, this.starts.length)).fill(undefined);
     this.cache[0] = null;
   }
 
@@ -53,15 +54,15 @@ export class Month {
   }
 
   /** The message on a line without keeping the parsed object (scans of every line). */
-  peek(line: number): LoggedMessage | undefined {
+  peek(line: number): I | undefined {
     const known = this.cache[line];
     if (known !== undefined) return known ?? undefined;
     const text = this.lineText(line);
-    return text ? parseLine(text) : undefined;
+    return text ? this.parse(text) : undefined;
   }
 
   /** The message on a line, kept parsed for the next time (search hits and their neighbours). */
-  at(line: number): LoggedMessage | undefined {
+  at(line: number): I | undefined {
     const known = this.cache[line];
     if (known !== undefined) return known ?? undefined;
     const entry = this.peek(line);
@@ -75,13 +76,13 @@ export class Month {
   }
 
   /** Adds a message as the next line; returns its line number. */
-  append(entry: LoggedMessage): number {
+  append(entry: I): number {
     this.entries++;
     return this.cache.push(entry) - 1;
   }
 
   /** Replaces the message on a line in memory (the index is the caller's); true when there was one. */
-  replace(line: number, entry: LoggedMessage): boolean {
+  replace(line: number, entry: I): boolean {
     if (!this.peek(line)) return false;
     this.cache[line] = entry;
     return true;
