@@ -60,7 +60,7 @@ export function definePlugin<S extends TObject = TObject<{}>, C extends TSchema 
   const storeNames = new Set<string>();
   for (const decl of stores) {
     if (!decl || !['chat-doc', 'doc', 'chat-log', 'chat-search-log'].includes((decl as { kind?: string }).kind ?? '')) {
-      throw pluginErrors.badDefinition(name, 'each of stores must be made with Store.chatDoc, Store.doc, Store.chatLog or Store.chatSearchLog');
+      throw pluginErrors.badDefinition(name, 'each of stores must be made with Store.chatDoc, Store.doc or Store.chatLog (Store.chatSearchLog for a log searched by its words)');
     }
     if (storeNames.has(decl.name)) throw pluginErrors.badDefinition(name, `two stores are named "${decl.name}": give each its own name`);
     storeNames.add(decl.name);
