@@ -37,6 +37,7 @@ import { Outbox } from '../core/services/sending/outbox.js';
 import { buildStatusReport } from '../core/kernel/status/status-report.js';
 import { KeyPool } from '../core/services/providers/key-pool.js';
 import { legsCapability } from '../core/kernel/capabilities/legs-capability.js';
+import { runStartChecks, type StartCheck } from './start-check.js';
 
 export interface AppOptions {
   cwd?: string;
@@ -53,7 +54,7 @@ export interface AppOptions {
   logDestination?: NodeJS.WritableStream;
   /** Log level instead of LOG_LEVEL (tests read debug lines). */
   logLevel?: string;
-  /** Skip the gateway health probe (tests of non-AI paths). */
+  /** Skip the gateway health probe and the start check of each leg (tests of non-AI paths). */
   skipHealthProbe?: boolean;
   /** Take the data folder for this process alone (`npm start`, `npm run chat`); a second instance is refused. */
   instanceLock?: boolean;
@@ -76,7 +77,9 @@ export interface App {
   pluginFailures: Array<{ source: string; reason: string }>;
   /** Gateway probe results; filled in when the probe (run beside start-up) finishes. */
   gatewayHealth: Array<{ name: string; url: string; healthy: boolean; detail: string }>;
-  /** Resolves when the gateway health probe has finished and been logged. */
+  /** What the start check (one tiny real request per leg, and the search key) found; filled in when it finishes. */
+  startChecks: StartCheck[];
+  /** Resolves when the gateway health probe and the start check have finished and been logged. */
   healthChecked: Promise<void>;
   /** Data files set aside at load (wrong shape / unreadable; bytes kept) and files that could not be saved. */
   dataProblems(): { setAside: SetAsideFile[]; unsaved: UnsavedFile[] };
@@ -186,7 +189,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   const jail = createJail(settings);
   capabilities.define('sandbox', async () => {
     const support = await jail.detect();
-    return { ok: support.bwrap.ok, detail: describeSupport(support) };
+    return { ok: support.bwrap.ok, detail: describeSupport(support), ...(support.bwrap.ok ? {} : { fix: 'install bubblewrap and allow unprivileged user namespaces (docs/owners/security.md); npm run doctor says which part is missing' }) };
   });
 
   const discovery = options.plugins
@@ -282,20 +285,34 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
 
   // The gateway probe runs beside start-up, not before it: a hung gateway must not delay `.ping` or `/ws`.
   const gatewayHealth: App['gatewayHealth'] = [];
+  const startChecks: StartCheck[] = [];
+  // A root that answers (even 404) says little: healthy roots are a detail (debug); an unreachable one is a warning.
+  const rootProbe = () =>
+    probeGateways(chain.legs(), Math.min(settings.upstreamTimeoutMs, 3000)).then((results) => {
+      gatewayHealth.push(...results);
+      for (const h of results) {
+        log[h.healthy ? 'debug' : 'warn']({ gateway: h.name, url: h.url, detail: h.detail }, `gateway ${h.name} ${h.healthy ? `root reachable (${h.detail})` : 'UNHEALTHY: AI answers may fail; non-AI commands keep working'}`);
+      }
+    });
+  // The start check runs after the start report is printed (its lines come after it) and never holds up answering.
+  let reportPrinted!: () => void;
+  const afterReport = new Promise<void>((resolve) => (reportPrinted = resolve));
+  const legCheck = () =>
+    afterReport
+      .then(() => runStartChecks(chain.legs(), settings, log.child({ part: 'start-check' }), Math.min(settings.upstreamTimeoutMs, 8000)))
+      .then((results) => void startChecks.push(...results));
   const healthChecked = options.skipHealthProbe
     ? Promise.resolve()
-    : probeGateways(chain.legs(), Math.min(settings.upstreamTimeoutMs, 3000)).then((results) => {
-        gatewayHealth.push(...results);
-        for (const h of results) {
-          log[h.healthy ? 'info' : 'warn']({ gateway: h.name, url: h.url, detail: h.detail }, `gateway ${h.name} ${h.healthy ? 'healthy' : 'UNHEALTHY: AI answers may fail; non-AI commands keep working'}`);
-        }
-      });
+    : Promise.all([rootProbe(), settings.startupProbe ? legCheck() : undefined])
+        .then(() => undefined)
+        .catch((err) => log.warn({ err }, 'the start check failed; the bot runs on'));
   await Promise.all([capabilities.detectAll(), usage.load(), budgets.load()]);
   reportJail(log, jail);
   await bot.startPlugins();
   // Sweeps data/media (30 days) and data/generated (7 days) now and daily; its timer never keeps the process alive.
   const retention = startRetentionSweeper({ dataDir: settings.dataDir, log: log.child({ part: 'retention' }) });
   printStartReport(log, settings, bot, chain, capabilities, discovery.failures, await usage.snapshot());
+  reportPrinted();
   // `npm run backup` asks the running bot through this socket to flush every store and hold writes during the copy.
   const control = await startControlChannel(
     settings.dataDir,
@@ -327,6 +344,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     metrics,
     pluginFailures: discovery.failures,
     gatewayHealth,
+    startChecks,
     healthChecked,
     dataProblems: () => ({ setAside: [...health.setAside], unsaved: health.unsaved() }),
     freeSpace: () => disk.current(),
@@ -372,7 +390,11 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   };
 }
 
-/** The one start-log report: providers (names, never keys), gateway health, capabilities, plugins. */
+/**
+ * The one start-log report. A few lines at info and warn: what works, and each thing that is off with its fix in
+ * words; the full tables (chain, every capability, every plugin, the settings plugins read) follow at debug, and
+ * `npm run doctor` checks each in depth. Names of providers and settings only, never keys.
+ */
 function printStartReport(
   log: Logger,
   settings: Settings,
@@ -382,50 +404,75 @@ function printStartReport(
   failures: Array<{ source: string; reason: string }>,
   usage: Awaited<ReturnType<UsageLedger['snapshot']>>,
 ): void {
-  const legs = chain.legs();
-  log.info({ chain: legs.map((l) => `${l.name} (${l.model}${l.premiumModel ? `, premium ${l.premiumModel}` : ''})`) }, `provider chain: ${legs.map((l) => l.name).join(' → ') || 'none'}`);
-  log.info({ audioKeys: settings.audio.keys.length }, `audio keys configured: ${settings.audio.keys.length}`);
-  log.info(`CONFIG_TOKEN: ${settings.configToken ? 'set' : 'not set (the /config dashboard is off)'}`);
   const config = bot.config;
-  log.info({ accessMode: config.access.mode, groupsPolicy: config.groups.policy }, `who is answered: access.mode "${config.access.mode}", groups.policy "${config.groups.policy}"`);
-  if (config.access.mode === 'pairing' && !config.owners.length && !settings.configToken) {
-    log.warn(
-      'access.mode is "pairing" but config.json lists no owners and CONFIG_TOKEN is not set: NOBODY CAN APPROVE a pairing code, so strangers are never let in (only the person at npm run chat can). Add your number to "owners", set CONFIG_TOKEN for the dashboard, or set access.mode to "everyone".',
-    );
-  }
-  // One log line per row, in both formats: a JSON reader gets one object per capability/plugin, not one string
-  // with newlines in it, and the pretty format shows a table.
   // Pretty lines carry the row in the message already; the fields are for JSON readers.
   const fields = <T extends object>(f: T): T | object => (isPrettyLogger(log) ? {} : f);
-  log.info(`capabilities (${capabilities.report().filter((c) => c.ok).length} of ${capabilities.names().length} available):`);
-  for (const c of capabilities.report()) {
-    log[c.ok && !c.degraded ? 'info' : 'warn'](fields({ capability: c.name, ok: c.ok, ...(c.degraded ? { degraded: true } : {}), detail: c.detail }), `  ${capabilityMark(c)} ${c.name.padEnd(10)} ${c.detail}`);
-  }
+  const legs = chain.legs();
+  const report = capabilities.report();
+  const states = bot.plugins();
   const notLoaded = failures.filter((f) => !f.source.startsWith('plugin '));
-  log.info(`plugins (${bot.plugins().length + notLoaded.length}):`);
-  for (const s of bot.plugins()) {
-    const missing = capabilities.missing(s.plugin.needs ?? []);
-    const state = s.refused ? `OFF: ${s.refused.message}` : !s.enabled ? 'disabled in config.json' : !s.started ? `inactive: ${s.problem}` : missing.length ? `active, degraded: missing ${missing.join(', ')}` : 'active';
-    const core = s.core ? (s.core.canTurnOff ? ' (core plugin)' : ' (core plugin, always on)') : '';
-    log[s.refused ? 'warn' : 'info'](fields({ plugin: s.plugin.name, state, ...(s.core ? { core: true } : {}) }), `  ${s.plugin.name.padEnd(10)} ${state}${core}`);
+  const active = states.filter((s) => s.enabled && s.started && !s.refused && !s.core).map((s) => s.plugin.name);
+  const works = report.filter((c) => c.ok).map((c) => (c.name === 'chat' ? `chat (${legs.map((l) => l.name).join(' → ')})` : c.degraded ? `${c.name} (impaired)` : c.name));
+  log.info(fields({ works: report.filter((c) => c.ok).map((c) => c.name), plugins: active }), `start report: works: ${works.join(', ') || 'nothing'}; plugins on: ${active.join(', ') || 'none'}`);
+  // Who needs each missing capability: the owner sees what it costs, not only its name.
+  const needsOf = (s: (typeof states)[number]) => [...(s.plugin.needs ?? []), ...(s.instance?.handlers ?? []).flatMap((h) => h.needs ?? []), ...(s.instance?.tools ?? []).flatMap((t) => t.needs ?? [])];
+  const users = (name: string) => states.filter((s) => s.enabled && !s.refused && needsOf(s).includes(name)).map((s) => s.plugin.name);
+  for (const c of report.filter((c) => !c.ok)) {
+    const hit = users(c.name).filter((name) => name !== c.name);
+    log.warn(
+      fields({ capability: c.name, ok: false, detail: c.detail, fix: c.fix, plugins: hit }),
+      `  off: ${c.name}${hit.length ? ` (${hit.join(', ')})` : ''}: ${c.detail}${c.fix ? ` — fix: ${c.fix}` : ''}`,
+    );
+  }
+  for (const s of states) {
+    // Off for want of a capability is said in the capability's line above; these are the other reasons.
+    const missingNeeds = capabilities.missing(s.plugin.needs ?? []);
+    if (s.refused) log.warn(fields({ plugin: s.plugin.name, state: 'refused', reason: s.refused.message }), `  off: plugin ${s.plugin.name}: ${s.refused.message}`);
+    else if (s.enabled && !s.started && !missingNeeds.length) log.warn(fields({ plugin: s.plugin.name, state: 'inactive', reason: s.problem }), `  off: plugin ${s.plugin.name}: ${s.problem}`);
     if (s.core && !s.core.canTurnOff && config.plugins[s.plugin.name]?.enabled === false) {
       log.warn(fields({ plugin: s.plugin.name, ignored: `plugins.${s.plugin.name}.enabled` }), `  config.json turns off ${s.plugin.name}, a core plugin that cannot be turned off (${s.core.why}); plugins.${s.plugin.name}.enabled is ignored: remove it`);
     }
   }
   // Plugins refused at registration are listed above; these are the ones that could not even be loaded.
-  for (const f of notLoaded) log.warn(fields({ plugin: f.source, state: 'not loaded', reason: f.reason }), `  ${f.source.padEnd(10)} NOT LOADED: ${f.reason}`);
+  for (const f of notLoaded) log.warn(fields({ plugin: f.source, state: 'not loaded', reason: f.reason }), `  ${f.source} NOT LOADED: ${f.reason}`);
+  const turnedOff = states.filter((s) => !s.enabled && !s.refused).map((s) => s.plugin.name);
+  if (turnedOff.length) log.info(fields({ disabled: turnedOff }), `  turned off in config.json: ${turnedOff.join(', ')} (the dashboard or plugins.<name>.enabled turns them on)`);
+  if (!settings.configToken) log.info('  dashboard: off — fix: set CONFIG_TOKEN in .env (npm run setup makes one) to edit settings at /config');
+  if (config.access.mode === 'pairing' && !config.owners.length && !settings.configToken) {
+    log.warn(
+      'access.mode is "pairing" but config.json lists no owners and CONFIG_TOKEN is not set: NOBODY CAN APPROVE a pairing code, so strangers are never let in (only the person at npm run chat can). Add your number to "owners", set CONFIG_TOKEN for the dashboard, or set access.mode to "everyone".',
+    );
+  }
   // Plugins' own top-level sections of config.json: an invalid one is named (the plugin runs on its default).
   for (const section of bot.configSections()) {
     if (section.problems.length) log.error(fields({ section: section.key, plugin: section.plugin, problems: section.problems }), `  config.json ${section.key} (${section.plugin}) INVALID: ${section.problems.join('; ')}; ${section.plugin} uses the default until it is fixed (the file is left as it is)`);
   }
+  if (settings.startupProbe) log.info(`  checking each provider${settings.env.SEARCH_API_KEY?.trim() ? ' and the search key' : ''} with one tiny request (STARTUP_PROBE=off skips it); the bot answers meanwhile`);
+
+  // The details, for LOG_LEVEL=debug (and npm run doctor).
+  log.debug({ chain: legs.map((l) => `${l.name} (${l.model}${l.premiumModel ? `, premium ${l.premiumModel}` : ''})`) }, `provider chain: ${legs.map((l) => l.name).join(' → ') || 'none'}`);
+  log.debug({ audioKeys: settings.audio.keys.length }, `audio keys configured: ${settings.audio.keys.length}`);
+  log.debug(`CONFIG_TOKEN: ${settings.configToken ? 'set' : 'not set (the /config dashboard is off)'}`);
+  log.debug({ accessMode: config.access.mode, groupsPolicy: config.groups.policy }, `who is answered: access.mode "${config.access.mode}", groups.policy "${config.groups.policy}"`);
+  log.debug(`capabilities (${report.filter((c) => c.ok).length} of ${capabilities.names().length} available):`);
+  for (const c of report) {
+    log.debug(fields({ capability: c.name, ok: c.ok, ...(c.degraded ? { degraded: true } : {}), detail: c.detail }), `  ${capabilityMark(c)} ${c.name.padEnd(10)} ${c.detail}`);
+  }
+  log.debug(`plugins (${states.length + notLoaded.length}):`);
+  for (const s of states) {
+    const missing = capabilities.missing(s.plugin.needs ?? []);
+    const state = s.refused ? `OFF: ${s.refused.message}` : !s.enabled ? 'disabled in config.json' : !s.started ? `inactive: ${s.problem}` : missing.length ? `active, degraded: missing ${missing.join(', ')}` : 'active';
+    const core = s.core ? (s.core.canTurnOff ? ' (core plugin)' : ' (core plugin, always on)') : '';
+    log.debug(fields({ plugin: s.plugin.name, state, ...(s.core ? { core: true } : {}) }), `  ${s.plugin.name.padEnd(10)} ${state}${core}`);
+  }
   // Settings that plugins declare they read: set or not, never the value.
-  for (const s of bot.plugins()) {
+  for (const s of states) {
     for (const d of s.plugin.settings ?? []) {
       const set = Boolean(settings.env[d.name]?.trim());
-      log.info(fields({ setting: d.name, set, plugin: s.plugin.name }), `  ${d.name.padEnd(22)} ${set ? 'set' : 'not set'} (${s.plugin.name}: ${d.description})`);
+      log.debug(fields({ setting: d.name, set, plugin: s.plugin.name }), `  ${d.name.padEnd(22)} ${set ? 'set' : 'not set'} (${s.plugin.name}: ${d.description})`);
     }
   }
   const today = new Date().toISOString().slice(0, 10);
   const todayUsage = Object.entries(usage.days?.[today] ?? {}).map(([k, c]) => `${k}: ${c.total} tokens`);
-  log.info({ totals: usage.totals, quotas: usage.quotas }, `token usage today: ${todayUsage.join(', ') || 'none yet'}`);
+  log.debug({ totals: usage.totals, quotas: usage.quotas }, `token usage today: ${todayUsage.join(', ') || 'none yet'}`);
 }

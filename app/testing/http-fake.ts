@@ -29,6 +29,13 @@ export type FakeBehaviour =
  */
 export class HttpFake {
   readonly requests: RecordedRequest[] = [];
+  /**
+   * The bot's start probe requests (header `x-wa-bot-probe`): recorded here, not in `requests`, and answered by
+   * `probeAnswer` (never from the `next` queue), so tests counting or scripting users' requests see only those.
+   */
+  readonly probes: RecordedRequest[] = [];
+  /** How probes are answered, per route (`'POST /v1/chat/completions'`); a route without one answers 404. */
+  readonly probeAnswers = new Map<string, FakeBehaviour>();
   private readonly queues = new Map<string, FakeBehaviour[]>();
   private readonly hanging = new Set<http.ServerResponse>();
 
@@ -68,6 +75,7 @@ export class HttpFake {
 
   reset(): void {
     this.requests.length = 0;
+    this.probes.length = 0;
     this.queues.clear();
   }
 
@@ -84,9 +92,10 @@ export class HttpFake {
         /* not JSON */
       }
     }
-    this.requests.push(recorded);
     const route = `${recorded.method} ${path}`;
-    let behaviour: FakeBehaviour | undefined = this.queues.get(route)?.shift() ?? this.routes[route] ?? this.routes[`* ${path}`];
+    const probe = req.headers['x-wa-bot-probe'] !== undefined;
+    (probe ? this.probes : this.requests).push(recorded);
+    let behaviour: FakeBehaviour | undefined = probe ? this.probeAnswers.get(route) : (this.queues.get(route)?.shift() ?? this.routes[route] ?? this.routes[`* ${path}`]);
     while (typeof behaviour === 'function') behaviour = await behaviour(recorded);
     if (!behaviour) {
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${route}` } }));

@@ -165,6 +165,7 @@ export default definePlugin({
         return { ok: true, detail: `image model ${model}` };
       },
       missing: NO_IMAGE_MODEL,
+      fix: "set IMAGE_MODEL in .env (the gateway's image model)",
     },
   ],
   settings: [{ name: 'IMAGE_MODEL', description: "the gateway's image model for /v1/images/generations (empty: no picture drawing)" }],

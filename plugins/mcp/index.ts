@@ -117,5 +117,6 @@ function mcpCapability(): CapabilityDeclaration {
     detect: () => mcpStatus.current?.() ?? { ok: false, detail: 'MCP servers are not started' },
     live: () => mcpStatus.current?.() ?? { ok: false, detail: 'MCP servers are not started (the mcp plugin is off)' },
     missing: 'no MCP servers are running',
+    fix: 'declare MCP servers in mcp.json beside config.json',
   };
 }

@@ -79,6 +79,7 @@ export default definePlugin({
         return { ok: false, detail: 'no SEARCH_API_KEY and no audio key: the bot cannot check live information' };
       },
       missing: NO_SEARCH,
+      fix: 'set SEARCH_API_KEY (or audio keys) in .env (npm run setup)',
     },
   ],
   settings: [

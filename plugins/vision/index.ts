@@ -117,6 +117,7 @@ export default definePlugin({
         return gateways ? { ok: true, detail: `${gateways} gateway(s); not yet verified` } : { ok: false, detail: 'no gateway key (vision goes through a gateway)' };
       },
       missing: NO_VISION,
+      fix: 'set a gateway key (API_KEY or PRIMARY_GATEWAY_API_KEY) in .env (npm run setup)',
     },
   ],
   options: visionOptions,

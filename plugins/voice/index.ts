@@ -75,6 +75,7 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
           return keys ? { ok: true, detail: `${keys} audio key(s)` } : { ok: false, detail: 'AUDIO_API_KEYS is empty: voice transcription, audio archive and auto-reactions are off' };
         },
         missing: 'no audio key: voice notes cannot be heard',
+        fix: 'add audio keys: AUDIO_API_KEYS in .env (npm run setup)',
       },
     ],
     settings: [

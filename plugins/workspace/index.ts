@@ -43,6 +43,7 @@ export default definePlugin({
       name: 'publicUrl',
       detect: (host: PluginHost<unknown>) => (host.settings.publicBaseUrl ? { ok: true, detail: host.settings.publicBaseUrl } : { ok: false, detail: NO_PUBLIC_URL }),
       missing: NO_PUBLIC_URL,
+      fix: 'set PUBLIC_BASE_URL in .env (the address the web server is reached at)',
     },
   ],
   settings: ENV_SETTINGS,

@@ -106,6 +106,7 @@ export class FakeAudioProvider {
       'POST /v1/chat/completions': (req) => ({ status: 200, json: completion('👍', { model: req.json?.model }) }),
       'POST /v1/audio/speech': { status: 200, body: speechAudio(), headers: { 'content-type': 'audio/wav' } },
     });
+    http.probeAnswers.set('POST /v1/chat/completions', (req) => ({ status: 200, json: completion('OK', { model: req.json?.model }) }));
     fake = new FakeAudioProvider(http, transcript);
     return fake;
   }

@@ -55,6 +55,8 @@ export class FakeGateway {
       'POST /v1/chat/completions': answer ?? ((req) => ({ status: 200, json: completion(`${name}: ${lastUserText(req)}`, { model: req.json?.model }) })),
       ...(options.models ? { 'GET /v1/models': { status: 200, json: { object: 'list', data: options.models.map((id) => ({ id, object: 'model', owned_by: name })) } } } : {}),
     });
+    // The bot's start probe gets a plain answer (not the test's answer function, whose side effects tests count).
+    http.probeAnswers.set('POST /v1/chat/completions', (req) => ({ status: 200, json: completion('OK', { model: req.json?.model }) }));
     return new FakeGateway(http, name);
   }
 
@@ -65,6 +67,17 @@ export class FakeGateway {
   /** Queues behaviours for the next chat-completion requests. */
   next(...behaviours: FakeBehaviour[]): this {
     this.http.next('POST /v1/chat/completions', ...behaviours);
+    return this;
+  }
+
+  /** The bot's start probe requests (header `x-wa-bot-probe`), kept apart from `chats()`. */
+  probes(): RecordedRequest[] {
+    return this.http.probes;
+  }
+
+  /** How the start probe is answered from now on (e.g. `failures.badKey`). */
+  answerProbe(behaviour: FakeBehaviour): this {
+    this.http.probeAnswers.set('POST /v1/chat/completions', behaviour);
     return this;
   }
 

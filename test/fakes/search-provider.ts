@@ -28,6 +28,7 @@ export class FakeSearchProvider {
     const http = await HttpFake.start({
       'POST /search': (req) => ({ status: 200, json: { query: req.json?.query, results: hits.slice(0, req.json?.max_results ?? hits.length) } }),
     });
+    http.probeAnswers.set('POST /search', (req) => ({ status: 200, json: { query: req.json?.query, results: hits.slice(0, 1) } }));
     return new FakeSearchProvider(http);
   }
 

@@ -6,6 +6,8 @@ export interface CapabilityStatus {
   counts?: Record<string, number>;
   /** Usable but impaired (amber): a provider leg cooling down or rejected while others work, a tool too old. */
   degraded?: boolean;
+  /** For owners, when it is missing: the fix in plain words ("set AUDIO_API_KEYS in .env (npm run setup)"). */
+  fix?: string;
 }
 
 /** ✔ usable, ⚠ usable but impaired, ✘ missing: the one symbol the start log, `.status` and the dashboard show. */
@@ -19,6 +21,8 @@ interface Entry {
   /** The live check's `ok` alone, without its words: `has` and `lacks` are asked several times per message. */
   liveOk?: () => boolean;
   detected?: CapabilityStatus;
+  /** The fix in words for when it is missing, whichever check (start or live) says so. */
+  fix?: string;
 }
 
 /**
@@ -33,10 +37,10 @@ interface Entry {
 export class Capabilities {
   private readonly entries = new Map<string, Entry>();
 
-  /** Declares (or replaces) a capability's detector and optional run-time check. */
-  define(name: string, detect: Entry['detect'], live?: Entry['live']): void {
+  /** Declares (or replaces) a capability's detector, optional run-time check and the fix said when it is missing. */
+  define(name: string, detect: Entry['detect'], live?: Entry['live'], fix?: string): void {
     const previous = this.entries.get(name);
-    this.entries.set(name, { detect, live, detected: previous?.detected });
+    this.entries.set(name, { detect, live, detected: previous?.detected, fix: fix ?? previous?.fix });
   }
 
   /**
@@ -74,10 +78,15 @@ export class Capabilities {
     );
   }
 
-  /** Current status: the live check when there is one, else what was detected at start. */
+  /** Current status: the live check when there is one, else what was detected at start (with the fix when missing). */
   status(name: string): CapabilityStatus {
     const entry = this.entries.get(name);
     if (!entry) return { ok: false, detail: 'nothing provides this capability' };
+    const status = this.currentStatus(entry);
+    return !status.ok && !status.fix && entry.fix ? { ...status, fix: entry.fix } : status;
+  }
+
+  private currentStatus(entry: Entry): CapabilityStatus {
     if (entry.live) {
       try {
         return entry.live();

@@ -82,7 +82,7 @@ export function ffmpegBinary(settings: Pick<Settings, 'ffmpegPath'>, systemCandi
 }
 
 const yes = (detail: string): CapabilityStatus => ({ ok: true, detail });
-const no = (detail: string): CapabilityStatus => ({ ok: false, detail });
+const no = (detail: string, fix?: string): CapabilityStatus => ({ ok: false, detail, ...(fix ? { fix } : {}) });
 
 /**
  * Declares the core's capabilities, detected from the settings and the machine (the provider chain, the helper
@@ -91,23 +91,23 @@ const no = (detail: string): CapabilityStatus => ({ ok: false, detail });
 export function defineCoreCapabilities(caps: Capabilities, settings: Settings): void {
   const gateways = [settings.primary, settings.second].filter((g) => g.apiKey);
   const chatLegs = gateways.length + settings.audio.keys.length;
-  caps.define('chat', () => (chatLegs ? yes(`${chatLegs} provider leg(s)`) : no('no provider key')));
+  caps.define('chat', () => (chatLegs ? yes(`${chatLegs} provider leg(s)`) : no('no provider key')), undefined, 'run npm run setup (or set API_KEY, BASE_URL and MODEL in .env); npm run doctor checks each provider');
   caps.define('premium', () => {
     const n = gateways.filter((g) => g.premiumModel).length;
     return n ? yes(`premium model on ${n} gateway(s)`) : no('no PRIMARY_GATEWAY_PREMIUM_MODEL or PREMIUM_MODEL set');
-  });
+  }, undefined, 'set PREMIUM_MODEL (or PRIMARY_GATEWAY_PREMIUM_MODEL) in .env');
   caps.define('python', async () => {
     try {
       return yes(await versionProbe('python3', ['--version']));
     } catch (err) {
-      return no(`python3 not found (${(err as Error).message})`);
+      return no(`python3 not found (${(err as Error).message})`, 'install Python 3 (Debian: apt install python3)');
     }
   });
   caps.define('ytdlp', async () => {
     try {
       return ytdlpStatus(await versionProbe('yt-dlp', ['--version'], 8000), 'on PATH');
     } catch {
-      return no('yt-dlp not found (install the Debian package yt-dlp)');
+      return no('yt-dlp not found', 'install yt-dlp (Debian: apt install yt-dlp), or set YTDLP_PATH in .env');
     }
   });
   caps.define('ffmpeg', async () => {
@@ -116,7 +116,7 @@ export function defineCoreCapabilities(caps: Capabilities, settings: Settings): 
       const line = await versionProbe(bin.path, ['-version']);
       return yes(`${line.split(' ').slice(0, 3).join(' ')} (${bin.path}) from ${bin.source}`);
     } catch (err) {
-      return no(`ffmpeg from ${bin.source} does not run (${(err as Error).message})`);
+      return no(`ffmpeg from ${bin.source} does not run (${(err as Error).message})`, 'install ffmpeg (Debian: apt install ffmpeg), or set FFMPEG_PATH in .env');
     }
   });
   // 'sandbox' (the jail: bubblewrap, cgroups, uid) is defined by the app with the jail it creates (core/services/jail/setup.ts).

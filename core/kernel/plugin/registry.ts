@@ -141,9 +141,10 @@ export class PluginRegistry {
           async () => {
             const answer = await provided.detect(host);
             const status = typeof answer === 'boolean' ? { ok: answer, detail: '' } : answer;
-            return { ok: status.ok, detail: status.detail || (status.ok ? 'available' : provided.missing) };
+            return { ok: status.ok, detail: status.detail || (status.ok ? 'available' : provided.missing), ...(status.fix && !status.ok ? { fix: status.fix } : {}) };
           },
           provided.live,
+          provided.fix,
         );
       }
     }

@@ -237,6 +237,8 @@ export interface CapabilityDeclaration {
   /** Re-checked when used, for capabilities that change at run time (keys exhausted). */
   live?(): CapabilityStatus;
   missing: string;
+  /** For owners: how to get it when it is missing, in plain words (the start report prints it next to "off"). */
+  fix?: string;
 }
 
 /** An environment setting a plugin reads; the start log says whether it is set (never its value). */

@@ -33,6 +33,12 @@ export interface Settings {
   /** config.json of this account (CONFIG_FILE, default `config.json` in the working folder). */
   configFile: string;
   upstreamTimeoutMs: number;
+  /**
+   * `STARTUP_PROBE` (default on): at start, one tiny real request per provider leg and to the search provider checks
+   * key, URL and model (`off` skips it, e.g. for keys billed per request). Its requests carry the header
+   * `x-wa-bot-probe: startup`, so an upstream (or a test fake) can tell them from users' requests.
+   */
+  startupProbe: boolean;
   logLevel: string;
   /** `pretty` or `json`; undefined: pretty on a terminal, JSON otherwise. */
   logFormat: 'pretty' | 'json' | undefined;
@@ -140,6 +146,7 @@ export function loadSettings(options: { cwd?: string; env?: NodeJS.ProcessEnv; r
     configFile: path.resolve(cwd, str('CONFIG_FILE', 'config.json')),
     upstreamTimeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', DEFAULT_UPSTREAM_TIMEOUT_MS) || DEFAULT_UPSTREAM_TIMEOUT_MS,
     logLevel: str('LOG_LEVEL', 'info'),
+    startupProbe: true,
     logFormat: undefined,
     ffmpegPath: str('FFMPEG_PATH'),
     whatsappSocketUrl: socketUrl(str('WA_WEBSOCKET_URL')),
@@ -149,6 +156,9 @@ export function loadSettings(options: { cwd?: string; env?: NodeJS.ProcessEnv; r
   settings.secrets = secretValues(env, [...audioKeys, ...socketUrlSecrets(settings.whatsappSocketUrl)]);
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
   if (!levels.includes(settings.logLevel)) throw new SettingsError(`LOG_LEVEL must be one of ${levels.join(', ')}; got "${settings.logLevel}"`);
+  const probe = str('STARTUP_PROBE', 'on').toLowerCase();
+  if (!['on', 'off', 'true', 'false', '1', '0'].includes(probe)) throw new SettingsError(`STARTUP_PROBE must be on or off; got "${probe}"`);
+  settings.startupProbe = ['on', 'true', '1'].includes(probe);
   const format = str('LOG_FORMAT').toLowerCase();
   if (format && format !== 'pretty' && format !== 'json') throw new SettingsError(`LOG_FORMAT must be pretty or json (or empty: pretty on a terminal, json otherwise); got "${format}"`);
   settings.logFormat = format ? (format as 'pretty' | 'json') : undefined;

@@ -22,6 +22,10 @@ export interface LegCheckTarget {
   apiKey: string;
   model: string;
   timeoutMs: number;
+  /** Most tokens the answer may take (default 5; the start probe asks for 1). */
+  maxTokens?: number;
+  /** Extra request headers (the start probe marks its requests with `x-wa-bot-probe: startup`). */
+  headers?: Record<string, string>;
 }
 
 /** `…1a2b` for a key of 12+ characters (enough to tell two keys apart), `••••` for a shorter one. Never the key. */
@@ -86,8 +90,8 @@ export async function checkChatLeg(target: LegCheckTarget): Promise<LegCheck> {
   try {
     res = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${target.apiKey}` },
-      body: JSON.stringify({ model: target.model, messages: [{ role: 'user', content: 'Say OK.' }], max_tokens: 5, stream: false }),
+      headers: { ...(target.headers ?? {}), 'content-type': 'application/json', authorization: `Bearer ${target.apiKey}` },
+      body: JSON.stringify({ model: target.model, messages: [{ role: 'user', content: 'Say OK.' }], max_tokens: target.maxTokens ?? 5, stream: false }),
       signal: AbortSignal.timeout(target.timeoutMs),
     });
   } catch (err) {

@@ -16,8 +16,8 @@ describe('readable logs and clear start-up failures', () => {
   });
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
-  it('LOG_FORMAT=json: one JSON object a line, one line per capability and plugin, the no-audio warning once', async () => {
-    const run = await runChat('.ping\n', { cwd: dir, env: { ...ENV, LOG_FORMAT: 'json' } });
+  it('LOG_FORMAT=json: one JSON object a line, one line per capability and plugin (the tables at debug), the no-audio warning once', async () => {
+    const run = await runChat('.ping\n', { cwd: dir, env: { ...ENV, LOG_FORMAT: 'json', LOG_LEVEL: 'debug' } });
     expect(run.code).to.equal(0);
     const lines = run.stderr.split('\n').filter(Boolean);
     const records = lines.map((l) => JSON.parse(l) as { msg?: string; capability?: string; plugin?: string; ok?: boolean });
@@ -31,7 +31,7 @@ describe('readable logs and clear start-up failures', () => {
   });
 
   it('LOG_FORMAT=pretty: readable lines (no JSON), the capability table as real lines', async () => {
-    const run = await runChat('.ping\n', { cwd: dir, env: { ...ENV, LOG_FORMAT: 'pretty' } });
+    const run = await runChat('.ping\n', { cwd: dir, env: { ...ENV, LOG_FORMAT: 'pretty', LOG_LEVEL: 'debug' } });
     expect(run.code).to.equal(0);
     const lines = run.stderr.split('\n');
     expect(lines.some((l) => l.trimStart().startsWith('{'))).to.equal(false);

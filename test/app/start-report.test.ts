@@ -1,0 +1,147 @@
+import { expect } from 'chai';
+import pingPlugin from '../../plugins/ping/index.js';
+import voicePlugin from '../../plugins/voice/index.js';
+import searchPlugin from '../../plugins/search/index.js';
+import { FakeGateway, completion, failures } from '../fakes/openai-gateway.js';
+import { FakeAudioProvider } from '../fakes/audio-provider.js';
+import { FakeSearchProvider } from '../fakes/search-provider.js';
+import { HttpFake, type RecordedRequest } from '../fakes/http-fake.js';
+import { startTestApp, type TestApp } from '../helpers/test-app.js';
+
+const GOOD_KEY = 'sk-good-key-123456';
+const KNOWN_MODEL = 'known-model';
+
+/** A gateway that checks key and model of the start probe as a real one does (401 wrong key, 404 unknown model). */
+function strictProbe(gw: FakeGateway): FakeGateway {
+  return gw.answerProbe((req: RecordedRequest) => {
+    if (req.headers.authorization !== `Bearer ${GOOD_KEY}`) return failures.badKey;
+    if (req.json?.model !== KNOWN_MODEL) return failures.unknownModel;
+    return { status: 200, json: completion('O', { model: req.json?.model }) };
+  });
+}
+
+/** The lines of the start check, in order. */
+const checkLines = (t: TestApp) => t.logs().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('start check'));
+
+describe('the start report and the start check of each upstream', function () {
+  this.timeout(20000);
+  let t: TestApp | undefined;
+  const closing: Array<{ close(): Promise<void> }> = [];
+  afterEach(async () => {
+    await t?.stop();
+    t = undefined;
+    for (const c of closing.splice(0)) await c.close();
+  });
+
+  it('says at start, before any message, that a gateway rejects its key, with the setting to correct; the fallback still answers', async () => {
+    const primary = strictProbe(await FakeGateway.start('primary'));
+    const second = strictProbe(await FakeGateway.start('second'));
+    closing.push(primary, second);
+    t = await startTestApp({
+      env: { PRIMARY_GATEWAY_API_KEY: 'sk-wrong-key-999999', PRIMARY_GATEWAY_BASE_URL: primary.url, PRIMARY_GATEWAY_MODEL: KNOWN_MODEL, API_KEY: GOOD_KEY, BASE_URL: second.url, MODEL: KNOWN_MODEL },
+      plugins: [pingPlugin],
+      skipHealthProbe: false,
+    });
+    await t.app.healthChecked;
+    const lines = checkLines(t);
+    const primaryLine = lines.find((l) => l.upstream === 'primary');
+    expect(primaryLine?.level).to.equal(40);
+    expect(primaryLine?.msg).to.equal(
+      `start check ✘ primary (${KNOWN_MODEL}): the gateway rejected the key (HTTP 401): wrong key, or a key of another provider — fix: correct PRIMARY_GATEWAY_API_KEY in .env (npm run setup)`,
+    );
+    expect(lines.find((l) => l.upstream === 'second')?.msg).to.equal(`start check ✔ second (${KNOWN_MODEL}): key accepted, model ${KNOWN_MODEL} answered`);
+    expect(lines.at(-1)?.msg).to.equal('start check done: 1 of 2 upstream(s) answer');
+    expect(t.app.startChecks.map((c) => [c.name, c.ok, c.problem])).to.deep.equal([
+      ['primary', false, 'rejected-key'],
+      ['second', true, undefined],
+    ]);
+    // The probe is one tiny request per leg, marked as the probe, and never counted among users' requests.
+    for (const gw of [primary, second]) {
+      expect(gw.probes()).to.have.length(1);
+      expect(gw.probes()[0].json.max_tokens).to.equal(1);
+      expect(gw.probes()[0].headers['x-wa-bot-probe']).to.equal('startup');
+      expect(gw.chats()).to.deep.equal([]);
+    }
+    expect(JSON.stringify(t.logs())).not.to.include('sk-wrong-key-999999').and.not.to.include(GOOD_KEY);
+  });
+
+  it('names an unknown model and the setting that holds it', async () => {
+    const gw = strictProbe(await FakeGateway.start('second'));
+    closing.push(gw);
+    t = await startTestApp({ env: { API_KEY: GOOD_KEY, BASE_URL: gw.url, MODEL: 'no-such-model' }, plugins: [pingPlugin], skipHealthProbe: false });
+    await t.app.healthChecked;
+    const line = checkLines(t).find((l) => l.upstream === 'second');
+    expect(line?.problem).to.equal('unknown-model');
+    expect(line?.msg).to.match(/^start check ✘ second \(no-such-model\): the key works, but the gateway does not know the model "no-such-model" \(HTTP 404/);
+    expect(line?.msg).to.match(/— fix: set MODEL in \.env to a model the gateway knows/);
+    expect(checkLines(t).at(-1)?.msg).to.match(/^start check done: 0 of 1 upstream\(s\) answer: AI answers will fail until this is fixed/);
+  });
+
+  it('names a dead base URL, a rejected audio key and a rejected search key, each with its own setting', async () => {
+    const dead = await HttpFake.start({});
+    const deadUrl = dead.url;
+    await dead.close();
+    const audio = await FakeAudioProvider.start();
+    audio.http.probeAnswers.set('POST /v1/chat/completions', failures.badKey);
+    const search = await FakeSearchProvider.start();
+    search.http.probeAnswers.set('POST /search', { status: 401, json: { error: 'bad key' } });
+    closing.push(audio, search);
+    t = await startTestApp({
+      env: { API_KEY: GOOD_KEY, BASE_URL: deadUrl, MODEL: KNOWN_MODEL, AUDIO_API_KEYS: 'gsk_audio_key_1234', AUDIO_BASE_URL: audio.url, SEARCH_API_KEY: 'tvly-key-123456', SEARCH_BASE_URL: search.url },
+      plugins: [pingPlugin],
+      skipHealthProbe: false,
+    });
+    await t.app.healthChecked;
+    const byName = Object.fromEntries(checkLines(t).filter((l) => l.upstream).map((l) => [l.upstream, l]));
+    expect(byName.second.problem).to.equal('unreachable');
+    expect(byName.second.msg).to.include(`cannot reach ${deadUrl}/v1/chat/completions (ECONNREFUSED)`).and.include('— fix: check BASE_URL in .env');
+    expect(byName['audio-1'].msg).to.match(/^start check ✘ audio-1 \(.+\): the gateway rejected the key \(HTTP 401\).* — fix: correct AUDIO_API_KEYS in \.env/);
+    expect(byName.search.msg).to.equal('start check ✘ search: the search provider rejected the key (HTTP 401): wrong key — fix: correct SEARCH_API_KEY in .env (npm run setup)');
+    expect(search.searches()).to.deep.equal([]);
+    expect(search.http.probes).to.have.length(1);
+  });
+
+  it('never holds up or stops the bot: a gateway that hangs on the probe leaves it answering commands and chat meanwhile', async () => {
+    const gw = await FakeGateway.start('second');
+    gw.answerProbe('hang');
+    closing.push(gw);
+    t = await startTestApp({ env: { API_KEY: GOOD_KEY, BASE_URL: gw.url, MODEL: KNOWN_MODEL, UPSTREAM_TIMEOUT_MS: '60000' }, plugins: [pingPlugin], skipHealthProbe: false });
+    let checked = false;
+    void t.app.healthChecked.then(() => (checked = true));
+    await t.transport.push({ text: '.ping' });
+    await t.transport.push({ text: 'hello there' });
+    expect(t.transport.texts()[0]).to.match(/^pong/);
+    expect(t.transport.texts()[1]).to.equal('second: hello there');
+    expect(checked).to.equal(false);
+    expect(gw.probes()).to.have.length(1);
+    expect(gw.chats()).to.have.length(1);
+  });
+
+  it('STARTUP_PROBE=off sends no probe', async () => {
+    const gw = await FakeGateway.start('second');
+    closing.push(gw);
+    t = await startTestApp({ env: { API_KEY: GOOD_KEY, BASE_URL: gw.url, MODEL: KNOWN_MODEL, STARTUP_PROBE: 'off' }, plugins: [pingPlugin], skipHealthProbe: false });
+    await t.app.healthChecked;
+    expect(gw.probes()).to.deep.equal([]);
+    expect(checkLines(t)).to.deep.equal([]);
+    expect(t.app.startChecks).to.deep.equal([]);
+  });
+
+  it('keeps the report short: what works and each thing that is off with its fix at info/warn, the tables at debug', async () => {
+    t = await startTestApp({ env: { API_KEY: GOOD_KEY, BASE_URL: 'http://127.0.0.1:9', MODEL: KNOWN_MODEL }, plugins: [pingPlugin, voicePlugin, searchPlugin], config: { plugins: { premium: { enabled: false } } } });
+    const logs = t.logs();
+    const summary = logs.find((l) => /^start report: /.test(l.msg));
+    expect(summary?.level).to.equal(30);
+    expect(summary?.msg).to.match(/works: chat \(second\)/).and.match(/plugins on: ping, voice, search/);
+    const audio = logs.find((l) => l.capability === 'audio' && l.level === 40);
+    expect(audio?.msg).to.equal('  off: audio (voice): no audio key is configured (set AUDIO_API_KEYS) — fix: add audio keys: AUDIO_API_KEYS in .env (npm run setup)');
+    const searchOff = logs.find((l) => l.capability === 'search' && l.level === 40);
+    expect(searchOff?.msg).to.match(/^ {2}off: search: no SEARCH_API_KEY and no audio key.* — fix: set SEARCH_API_KEY \(or audio keys\) in \.env/);
+    // Working capabilities are not listed one by one at info; the full table is at debug.
+    const atInfoOrAbove = logs.filter((l) => l.level >= 30);
+    expect(atInfoOrAbove.some((l) => /^ {2}[✔⚠✘] /.test(l.msg))).to.equal(false);
+    expect(logs.some((l) => l.level === 20 && l.capability === 'chat' && /^ {2}✔ chat/.test(l.msg))).to.equal(true);
+    expect(atInfoOrAbove.some((l) => / not set \(/.test(l.msg))).to.equal(false);
+    expect(logs.find((l) => /dashboard: off/.test(l.msg))?.msg).to.include('fix: set CONFIG_TOKEN in .env');
+  });
+});
