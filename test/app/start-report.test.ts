@@ -5,7 +5,7 @@ import searchPlugin from '../../plugins/search/index.js';
 import { FakeGateway, completion, failures } from '../fakes/openai-gateway.js';
 import { FakeAudioProvider } from '../fakes/audio-provider.js';
 import { FakeSearchProvider } from '../fakes/search-provider.js';
-import { HttpFake, type RecordedRequest } from '../fakes/http-fake.js';
+import { HttpFake, type RecordedRequest } from '../../app/testing/http-fake.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
 
 const GOOD_KEY = 'sk-good-key-123456';
