@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import pingPlugin from '../../plugins/ping/index.js';
 import { startWebServer, type WebServer } from '../../web/server.js';
-import { startTestApp, type TestApp } from '../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../app/testing/index.js';
 import { cleanup, link, setup, type Harness } from '../core/whatsapp/harness.js';
 import { csrfOf, login, request, sameOrigin, startWebTest, TOKEN } from './web-helpers.js';
 
 /** The dashboard's app with the real WhatsApp transport on a fake socket (QR offered, nothing linked yet). */
-async function whatsAppDashboard(): Promise<{ t: TestApp; h: Harness; web: WebServer; cookie: string }> {
-  const t = await startTestApp({ env: { CONFIG_TOKEN: TOKEN }, plugins: [pingPlugin], config: { port: 0 } });
+async function whatsAppDashboard(): Promise<{ t: TestBot; h: Harness; web: WebServer; cookie: string }> {
+  const t = await startTestBot([pingPlugin], { env: { CONFIG_TOKEN: TOKEN }, config: { port: 0 } });
   const h = await setup();
   await h.sockets.waitForSockets(1);
   const web = await startWebServer(t.app, () => h.transport);
@@ -17,7 +17,7 @@ async function whatsAppDashboard(): Promise<{ t: TestApp; h: Harness; web: WebSe
 
 describe('dashboard: linking with a pairing code, and relink only with a session', function () {
   this.timeout(30_000);
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   let web: WebServer | undefined;
   afterEach(async () => {
     await web?.close();

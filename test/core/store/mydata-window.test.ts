@@ -3,7 +3,7 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import sinon from 'sinon';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 
 const ANA = '10000000001@s.whatsapp.net';
 const MINUTE = 60_000;
@@ -14,14 +14,14 @@ const textOf = (actions: unknown[]) => (actions.find((a) => (a as { type?: strin
 describe('.mydata delete confirm is taken only within its 5-minute window', function () {
   this.timeout(30_000);
   let gw: FakeGateway;
-  let t: TestApp;
+  let t: TestBot;
   let clock: sinon.SinonFakeTimers;
   before(async () => {
     gw = await FakeGateway.start('primary');
   });
   after(() => gw.close());
   beforeEach(async () => {
-    t = await startTestApp({ env: { API_KEY: 'test-key-123456', BASE_URL: `${gw.url}/v1`, MODEL: 'm' }, config: {} });
+    t = await startTestBot('bundled', { env: { API_KEY: 'test-key-123456', BASE_URL: `${gw.url}/v1`, MODEL: 'm' }, config: {} });
     await t.transport.push({ senderId: ANA, text: 'ana keeps her diary here' });
     // Only the clock moves; the bot's own timers run as usual.
     clock = sinon.useFakeTimers({ now: Date.now(), toFake: ['Date'] });

@@ -6,7 +6,8 @@ import { MemoryTransport } from '../../../core/adapters/memory/memory-transport.
 import { AudioArchive } from '../../../plugins/voice/archive.js';
 import { WorkspaceStore } from '../../../plugins/workspace/store.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
-import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { tempDir } from '../../helpers/test-app.js';
 
 const ANA = '10000000001@s.whatsapp.net';
 const BUDI = '10000000002@s.whatsapp.net';
@@ -34,7 +35,7 @@ class KeepingTransport extends MemoryTransport {
 describe('privacy: .mydata export and delete, messages deleted for everyone', function () {
   this.timeout(20000);
   let gw: FakeGateway;
-  let t: TestApp;
+  let t: TestBot;
   let dir: string;
   let transport: KeepingTransport;
 
@@ -62,7 +63,7 @@ describe('privacy: .mydata export and delete, messages deleted for everyone', fu
     await writeFile(path.join(workspaces.dirOf(meta), 'ana-notes.txt'), 'hello');
     await workspaces.flush();
 
-    t = await startTestApp({ dir, env: { API_KEY: 'test-key-123456', BASE_URL: `${gw.url}/v1`, MODEL: 'm' }, config: {} });
+    t = await startTestBot('bundled', { dir, env: { API_KEY: 'test-key-123456', BASE_URL: `${gw.url}/v1`, MODEL: 'm' }, config: {} });
     transport = new KeepingTransport(['10000000000@s.whatsapp.net']);
     await t.app.connect(transport);
     await transport.push({ senderId: ANA, text: 'ana private hello' });

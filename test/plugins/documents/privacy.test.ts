@@ -4,7 +4,7 @@ import path from 'node:path';
 import documentsPlugin from '../../../plugins/documents/index.js';
 import mydataPlugin from '../../../plugins/mydata/index.js';
 import { FakeAnthropicGateway } from '../../fakes/anthropic-messages.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { docx } from './samples.js';
 
 const ANN = '6281200000011@s.whatsapp.net';
@@ -19,12 +19,12 @@ const DOCX_MIME = 'application/vnd.openxmlformats-officedocument.wordprocessingm
  */
 describe('documents: .mydata, delete for everyone and chat moves', function () {
   this.timeout(90_000);
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   let gateway: FakeAnthropicGateway;
 
   beforeEach(async () => {
     gateway = await FakeAnthropicGateway.start('gw');
-    t = await startTestApp({ env: { API_KEY: 'test-key-123456', BASE_URL: `${gateway.url}/v1`, MODEL: 'm' }, plugins: [documentsPlugin, mydataPlugin], config: { plugins: { documents: { enabled: true }, mydata: { enabled: true } } } });
+    t = await startTestBot([documentsPlugin, mydataPlugin], { env: { API_KEY: 'test-key-123456', BASE_URL: `${gateway.url}/v1`, MODEL: 'm' }, config: { plugins: { documents: { enabled: true }, mydata: { enabled: true } } } });
   });
   afterEach(async () => {
     await t?.stop();

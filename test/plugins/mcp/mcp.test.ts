@@ -17,7 +17,7 @@ import mcp from '../../../plugins/mcp/index.js';
 import { mcpConfigPath } from '../../../plugins/mcp/mcp-config.js';
 import { offeredName } from '../../../plugins/mcp/tool-names.js';
 import ping from '../../../plugins/ping/index.js';
-import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/test-app.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** The real third-party server, run with this node from node_modules (no npx, no download). */
@@ -315,7 +315,7 @@ describe('mcp plugin over streamable HTTP: a server that echoes its header token
 
 describe('mcp plugin beside other plugins', function () {
   this.timeout(30_000);
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   afterEach(async () => {
     await t?.stop();
     t = undefined;
@@ -324,7 +324,7 @@ describe('mcp plugin beside other plugins', function () {
   it('reads mcp.json beside config.json, reports a server whose command does not exist, and .ping still answers', async () => {
     const dir = await tempDir('mcp-app-');
     await writeFile(path.join(dir, 'mcp.json'), JSON.stringify({ mcpServers: { ghost: { command: 'no-such-mcp-server-cmd', args: [] } } }));
-    t = await startTestApp({ dir, config: { owners: [OWNER] }, plugins: [ping, mcp] });
+    t = await startTestBot([ping, mcp], { dir, config: { owners: [OWNER] } });
     const actions = await t.transport.push({ text: '.ping' });
     assert.ok(actions.some((a) => a.type === 'text' && /pong/i.test(a.text)), JSON.stringify(actions));
     assert.ok(t.logs().some((l) => /MCP server "ghost" is down: failed to start: the command "no-such-mcp-server-cmd" was not found/.test(String(l.msg))));

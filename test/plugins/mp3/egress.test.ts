@@ -8,7 +8,8 @@ import { Jail } from '../../../core/services/jail/jail.js';
 import type { BotAction } from '../../../core/adapters/memory/memory-transport.js';
 import { createMp3Plugin } from '../../../plugins/mp3/index.js';
 import { isPrivateAddress } from '../../../plugins/mp3/url-guard.js';
-import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { tempDir } from '../../helpers/test-app.js';
 import { makeSample } from './media-samples.js';
 
 /** A loopback server that must receive nothing: every request it gets is recorded. */
@@ -86,7 +87,7 @@ describe('downloads go out only through the egress guard', function () {
   });
 
   describe('real yt-dlp in the jail', () => {
-    let t: TestApp;
+    let t: TestBot;
     let media: http.Server;
     let mediaPort: number;
     before(async function () {
@@ -106,16 +107,12 @@ describe('downloads go out only through the egress guard', function () {
       mediaPort = (media.address() as net.AddressInfo).port;
       const answers: Record<string, string[]> = {};
       let asked = 0;
-      t = await startTestApp({
-        plugins: [
-          createMp3Plugin({
-            allowForTests: [`127.0.0.1:${mediaPort}`],
-            // rebind.test: public when the link is first checked, loopback when the download connects.
-            resolve: async (host) => (host === 'rebind.test' ? (asked++ === 0 ? ['93.184.216.34'] : ['::ffff:127.0.0.1']) : answers[host] ?? []),
-          }),
-        ],
-        config: { plugins: { mp3: { progressIntervalMs: 0, timeoutSeconds: 60 } } },
+      const mp3 = createMp3Plugin({
+        allowForTests: [`127.0.0.1:${mediaPort}`],
+        // rebind.test: public when the link is first checked, loopback when the download connects.
+        resolve: async (host) => (host === 'rebind.test' ? (asked++ === 0 ? ['93.184.216.34'] : ['::ffff:127.0.0.1']) : answers[host] ?? []),
       });
+      t = await startTestBot(mp3, { options: { progressIntervalMs: 0, timeoutSeconds: 60 } });
     });
     after(async () => {
       await t?.stop();

@@ -5,7 +5,8 @@ import { createMp3Plugin } from '../../../plugins/mp3/index.js';
 import type { IncomingMedia } from '../../../core/kernel/port/message.js';
 import type { BotAction } from '../../../core/adapters/memory/memory-transport.js';
 import { fakeYtdlpCalls, recordFakeYtdlpCalls, writeFakeYtdlp } from '../../fakes/fake-ytdlp.js';
-import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { tempDir } from '../../helpers/test-app.js';
 import { inspectFile, makeSample } from './media-samples.js';
 
 const USER = '10000000001@s.whatsapp.net';
@@ -51,18 +52,18 @@ describe('mp3 plugin', function () {
     await rm(fakeDir, { recursive: true, force: true });
   });
 
-  async function start(options: Record<string, unknown> = {}, config: Record<string, unknown> = {}): Promise<TestApp> {
+  async function start(options: Record<string, unknown> = {}, config: Record<string, unknown> = {}): Promise<TestBot> {
     await rm(path.join(fakeDir, 'calls.log'), { force: true });
     // Executable paths and the guard switch are environment settings (never config.json).
     const { ytdlpPath, allowPrivateHosts, ...rest } = options as { ytdlpPath?: string; allowPrivateHosts?: boolean };
     const env: Record<string, string> = { YTDLP_PATH: ytdlpPath ?? fakeBin, ...(allowPrivateHosts ? { MP3_ALLOW_PRIVATE_HOSTS: 'true' } : {}) };
-    const t = await startTestApp({ plugins: [createMp3Plugin()], env, config: { ...config, plugins: { mp3: { progressIntervalMs: 0, ...rest } } } });
+    const t = await startTestBot([createMp3Plugin()], { env, config: { ...config, plugins: { mp3: { progressIntervalMs: 0, ...rest } } } });
     recordFakeYtdlpCalls(t.app.bot.jail, fakeDir);
     return t;
   }
 
   describe('.mp3 on media', () => {
-    let t: TestApp;
+    let t: TestBot;
     afterEach(async () => t?.stop());
 
     it('converts a replied video to a real MP3, shows progress in one status message, and keeps the files in data/', async () => {
@@ -156,7 +157,7 @@ describe('mp3 plugin', function () {
   });
 
   describe('links (fake yt-dlp)', () => {
-    let t: TestApp;
+    let t: TestBot;
     afterEach(async () => t?.stop());
 
     it('refuses loopback, private and non-http links before anything runs', async () => {

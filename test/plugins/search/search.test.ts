@@ -5,7 +5,7 @@ import { shortLink, sourcesList } from '../../../plugins/search/format.js';
 import type { FakeBehaviour, RecordedRequest } from '../../../app/testing/http-fake.js';
 import { FakeGateway, completion, lastUserText } from '../../fakes/openai-gateway.js';
 import { FakeSearchProvider, SAMPLE_HITS, compoundAnswer, type FakeHit } from '../../fakes/search-provider.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 
 const SEARCH_KEY = 'tvly-search-key-123';
 const AUDIO_KEY = 'audio-key-7777777';
@@ -48,7 +48,7 @@ describe('search plugin', function () {
   let gateway: FakeGateway;
   let audio: FakeGateway;
   let provider: FakeSearchProvider;
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
 
   beforeEach(async () => {
     gateway = await FakeGateway.start('main', mainModel);
@@ -63,7 +63,7 @@ describe('search plugin', function () {
   });
 
   async function start(env: Record<string, string>) {
-    t = await startTestApp({ env: { API_KEY: 'main-key-12345', BASE_URL: gateway.url, MODEL: 'main-model', ...env }, plugins: [searchPlugin, pingPlugin] });
+    t = await startTestBot([searchPlugin, pingPlugin], { env: { API_KEY: 'main-key-12345', BASE_URL: gateway.url, MODEL: 'main-model', ...env } });
     return t;
   }
   const withProvider = (extra: Record<string, string> = {}) => ({ SEARCH_API_KEY: SEARCH_KEY, SEARCH_BASE_URL: provider.url, ...extra });

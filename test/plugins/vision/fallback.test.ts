@@ -6,7 +6,8 @@ import { FakeAnthropicGateway } from '../../fakes/anthropic-messages.js';
 import type { FakeGateway } from '../../fakes/openai-gateway.js';
 import { failures } from '../../fakes/openai-gateway.js';
 import { chatImageOf, startOpenAiOnlyGateway } from '../../fakes/openai-only-gateway.js';
-import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { tempDir } from '../../helpers/test-app.js';
 import { makeImage, mediaOf } from './images.js';
 
 const texts = (actions: Array<{ type: string }>) => actions.filter((a) => a.type === 'text').map((a) => (a as unknown as { text: string }).text);
@@ -15,7 +16,7 @@ describe('vision on a gateway without /v1/messages', function () {
   this.timeout(30_000);
   let openAiOnly: FakeGateway;
   let anthropic: FakeAnthropicGateway;
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   let redPng: string;
 
   before(async () => {
@@ -32,8 +33,7 @@ describe('vision on a gateway without /v1/messages', function () {
   });
 
   async function start() {
-    t = await startTestApp({
-      plugins: [visionPlugin, pingPlugin],
+    t = await startTestBot([visionPlugin, pingPlugin], {
       env: {
         PRIMARY_GATEWAY_API_KEY: 'pk-openai-only',
         PRIMARY_GATEWAY_BASE_URL: openAiOnly.url,

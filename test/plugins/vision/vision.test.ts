@@ -4,7 +4,8 @@ import premiumPlugin from '../../../plugins/premium/index.js';
 import pingPlugin from '../../../plugins/ping/index.js';
 import visionPlugin from '../../../plugins/vision/index.js';
 import { FakeAnthropicGateway, anthropicFailures, imageOf, message } from '../../fakes/anthropic-messages.js';
-import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { tempDir } from '../../helpers/test-app.js';
 import { makeImage, mediaOf } from './images.js';
 
 const PRIMARY_KEY = 'primary-key-abcdef';
@@ -14,7 +15,7 @@ describe('vision plugin', function () {
   this.timeout(30_000);
   let primary: FakeAnthropicGateway;
   let second: FakeAnthropicGateway;
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   let dir: string;
   let redPng: string;
   let bigPng: string;
@@ -51,7 +52,7 @@ describe('vision plugin', function () {
   }
 
   async function start(env: Record<string, string> = gatewaysEnv(), config: Record<string, unknown> = {}) {
-    t = await startTestApp({ env, plugins: [visionPlugin, premiumPlugin, pingPlugin], config });
+    t = await startTestBot([visionPlugin, premiumPlugin, pingPlugin], { env, config });
     return t;
   }
 
