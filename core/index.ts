@@ -42,6 +42,8 @@ export type {
   SettingDeclaration,
   PluginListing,
   SiteDeclaration,
+  SiteHandler,
+  SiteRequest,
   Tool,
   ToolCall,
   ToolEffects,

@@ -1,6 +1,6 @@
 import path from 'node:path';
-import Koa from 'koa';
 import { FileRefused, openInside } from './files.js';
+import type { SiteHandler } from '../../core/index.js';
 import type { WorkspaceStore } from './store.js';
 
 /** Content types of the files a site may serve; anything else (python sources, data files) is not served. */
@@ -87,7 +87,7 @@ function safeParts(rest: string): string[] | undefined {
  *
  * @example koa.use(siteMiddleware(() => store));
  */
-export function siteMiddleware(store: () => WorkspaceStore | undefined): Koa.Middleware {
+export function siteMiddleware(store: () => WorkspaceStore | undefined): SiteHandler {
   return async (ctx, next) => {
     const match = /^\/([^/]+)(\/.*)?$/.exec(ctx.path);
     const s = store();

@@ -2,7 +2,6 @@ import type { Static, TObject, TSchema, TUnknown } from '@sinclair/typebox';
 import type { PrivacyRegistry } from '../../services/store/privacy.js';
 import type { PluginStore } from '../../services/store/plugin-store.js';
 import type { StoreDeclaration } from '../../services/store/store-declarations.js';
-import type Koa from 'koa';
 import type { Capabilities, CapabilityStatus } from '../capabilities/capabilities.js';
 import type { BotConfig } from '../../services/config/schema.js';
 import type { Settings } from '../../services/config/settings.js';
@@ -380,9 +379,39 @@ export const UNDECLARED_EFFECTS: Readonly<ToolEffects> = Object.freeze({ outside
 export interface SiteDeclaration {
   /** What is served, for the start log: e.g. `workspace sites` ("workspace sites served on port 8081 (SITE_PORT)"). */
   label: string;
-  /** Koa middleware for GET/HEAD `/<name>/…`; `next()` for anything it does not serve. */
-  handler: Koa.Middleware;
+  /** Serves GET/HEAD `/<name>/…`; calls `next()` for anything it does not serve. */
+  handler: SiteHandler;
 }
+
+/**
+ * One web request as a site handler sees it: the part of the web server's request context that serving files needs.
+ * The web server hands in its Koa context, which has these members (and more); declared here so that the plugin API
+ * carries no web-server types.
+ */
+export interface SiteRequest {
+  readonly method: string;
+  /** The request path, without the query. */
+  readonly path: string;
+  status: number;
+  /** The Content-Type (a full value such as `text/html; charset=utf-8`, or an extension). */
+  type: string;
+  /** The Content-Length in bytes. */
+  length: number;
+  /** A string, a Buffer or a readable stream. */
+  body: unknown;
+  /** Sets a response header. */
+  set(field: string, value: string): void;
+  redirect(url: string): void;
+}
+
+/**
+ * A site's request handler, middleware-style: answers by setting `ctx.status`/`ctx.body`, or calls `next()` to let
+ * the web server go on (a 404 in the end).
+ *
+ * @example
+ * const handler: SiteHandler = async (ctx, next) => { if (ctx.path !== '/hello/') return next(); ctx.type = 'text/plain'; ctx.body = 'hi'; };
+ */
+export type SiteHandler = (ctx: SiteRequest, next: () => Promise<unknown>) => unknown;
 
 /**
  * The core's services for one plugin, handed to `setup(host)` (and on every context as `ctx.host`): its typed options,

@@ -17,11 +17,16 @@ export type ReceivedWork =
   | { fits: true; bytes: number; entries: number; skipped: string[]; commit(): Promise<void>; discard(): Promise<void> }
   | { fits: false; reason: string; added: string[] };
 
+/** A tar stream of a work tree, piped into the jail's stdin (typed by what the jail uses, not by tar-stream's types). */
+export interface WorkTreeStream {
+  pipe<T extends NodeJS.WritableStream>(destination: T): T;
+}
+
 /**
  * The workspace as a tar stream for the jail's /work (regular files and folders only; links are never followed or
  * sent). The host folder is trusted (only this module and the workspace's checked writes fill it).
  */
-export async function packWorkTree(dir: string): Promise<tarStream.Pack> {
+export async function packWorkTree(dir: string): Promise<WorkTreeStream> {
   const pack = tarStream.pack();
   (async () => {
     const walk = async (rel: string) => {

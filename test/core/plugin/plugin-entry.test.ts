@@ -47,6 +47,16 @@ describe('the plugin entry (core/index.ts, wa-assistant-bot/plugin): small and l
     expect(packaged.runtimeNames).to.deep.equal(entry.runtimeNames);
   });
 
+  it('the packable package\'s ./media and ./storage subpaths carry the same runtime names as the bot\'s entries and load no app, adapter, web, Baileys or Koa', async () => {
+    for (const name of ['media', 'storage']) {
+      const packaged = await loadInFreshProcess(path.join(ROOT, 'packages', 'plugin-api', 'dist', `${name}.js`));
+      const own = await loadInFreshProcess(path.join(ROOT, 'dist', 'core', `${name}.js`));
+      expect(packaged.loaded.some((url) => url.endsWith(`/packages/plugin-api/dist/${name}.js`)), name).to.equal(true);
+      expect(packaged.loaded.filter((url) => FORBIDDEN.some((re) => re.test(url)) || url.includes('/dist/core/')), name).to.deep.equal([]);
+      expect(packaged.runtimeNames, name).to.deep.equal(own.runtimeNames);
+    }
+  });
+
   it('the package names them as subpaths: wa-assistant-bot/plugin, /media and /storage are these entries', async () => {
     for (const [subpath, file] of [['plugin', 'index'], ['media', 'media'], ['storage', 'storage']]) {
       const byName = (await import(`wa-assistant-bot/${subpath}`)) as Record<string, unknown>;

@@ -25,6 +25,9 @@ const BOB = '62811000002@s.whatsapp.net';
  */
 
 const PLUGIN_SOURCE = `import { definePlugin, Store, Type } from '@wa-assistant-bot/plugin-api';
+import { isIP } from 'node:net';
+import { isPrivateAddress } from '@wa-assistant-bot/plugin-api/media';
+import { safeFileName } from '@wa-assistant-bot/plugin-api/storage';
 
 const Jot = Type.Object({ text: Type.String(), by: Type.String(), messageId: Type.Optional(Type.String()) });
 
@@ -44,11 +47,16 @@ export default definePlugin({
         command: 'jot',
         usage: '.jot <text>',
         run: async (ctx) => {
+          if (isIP(ctx.args.trim()) && isPrivateAddress(ctx.args.trim())) return ctx.reply('That is a private network address; not jotted.');
           const doc = host.store.chat(ctx.chatId).doc(JOTS);
           if ((await doc.get()).items.length >= host.options().maxJots) return ctx.reply('This chat has all the jots it can keep.');
           await doc.save((d) => void d.items.push({ text: ctx.args, by: ctx.senderId, messageId: ctx.message.id }));
           await ctx.reply('Jotted.');
         },
+      },
+      {
+        command: 'jotfile',
+        run: (ctx) => ctx.reply('jots would be saved as ' + safeFileName(ctx.args) + '.txt'),
       },
       {
         command: 'jots',
@@ -111,7 +119,7 @@ async function linkFromBot(dir: string, name: string): Promise<void> {
 async function installPackedApi(dir: string, packDir: string): Promise<{ dependencies: Record<string, string>; name: string }> {
   const { stdout } = await run('npm', ['pack', '--offline', '--json', '--pack-destination', packDir], { cwd: path.join(ROOT, 'packages', 'plugin-api') });
   const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  expect(packed!.files.map((f) => f.path)).to.include.members(['dist/index.js', 'dist/index.d.ts', 'package.json']);
+  expect(packed!.files.map((f) => f.path)).to.include.members(['dist/index.js', 'dist/index.d.ts', 'dist/media.js', 'dist/media.d.ts', 'dist/storage.js', 'dist/storage.d.ts', 'package.json']);
   expect(packed!.files.some((f) => f.path.endsWith('.ts') && !f.path.endsWith('.d.ts')), 'no .ts sources packed').to.equal(false);
   const target = path.join(dir, 'node_modules', '@wa-assistant-bot', 'plugin-api');
   await mkdir(target, { recursive: true });
@@ -159,9 +167,12 @@ describe('a plugin in its own folder, against the packed plugin API package', fu
         imported.add(spec!.startsWith('@') ? spec!.split('/').slice(0, 2).join('/') : spec!.split('/')[0]!);
       }
     }
-    expect([...imported], 'the entry imports packages (the check below is not empty)').to.include('@sinclair/typebox');
-    const declared = (name: string) => manifest.dependencies[name] ?? manifest.dependencies[`@types/${name.replace(/^@/, '').replace('/', '__')}`];
-    expect([...imported].filter((name) => !declared(name)), 'imported but not in packages/plugin-api dependencies').to.deep.equal([]);
+    // The main entry and the ./media and ./storage subpaths are all scanned (image-size: only the media helpers use it).
+    expect([...imported], 'the entries import packages (the check below is not empty)').to.include.members(['@sinclair/typebox', 'image-size', 'ajv']);
+    expect([...imported].filter((name) => !manifest.dependencies[name]), 'imported but not in packages/plugin-api dependencies').to.deep.equal([]);
+    // The public types are the package's own (small structural types where a host type touches the web server or tar
+    // streams): no @types package, so a plugin gets no Koa declarations with the API.
+    expect(Object.keys(manifest.dependencies).filter((name) => name.startsWith('@types/') || /koa/.test(name))).to.deep.equal([]);
     for (const [name, range] of Object.entries(manifest.dependencies)) expect(range, name).to.equal(bot.dependencies[name] ?? bot.devDependencies[name]);
   });
 
@@ -209,6 +220,9 @@ describe('a plugin in its own folder, against the packed plugin API package', fu
       expect(await say('.jot buy milk', ALICE)).to.deep.equal(['Jotted.']);
       expect(await say('.jot fix the bike', BOB)).to.deep.equal(['Jotted.']);
       expect(await say('.jots', ALICE)).to.deep.equal(['1 jots, first: buy milk']);
+      // The ./media and ./storage subpaths of the packed package, running in the bot.
+      expect(await say('.jot 10.0.0.7', ALICE)).to.deep.equal(['That is a private network address; not jotted.']);
+      expect(await say('.jotfile ../../etc/passwd', ALICE)).to.deep.equal(['jots would be saved as %2E.%2F..%2Fetc%2Fpasswd.txt']);
       await say('.mydata', ALICE);
       expect(transport.documents, 'the .mydata export was sent').to.have.length(1);
       const exported = JSON.parse(transport.documents[0]!) as { jotter?: { jots?: Record<string, Array<{ text: string }>> } };
