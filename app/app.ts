@@ -415,7 +415,7 @@ function printStartReport(
   const works = report.filter((c) => c.ok).map((c) => (c.name === 'chat' ? `chat (${legs.map((l) => l.name).join(' → ')})` : c.degraded ? `${c.name} (impaired)` : c.name));
   log.info(fields({ works: report.filter((c) => c.ok).map((c) => c.name), plugins: active }), `start report: works: ${works.join(', ') || 'nothing'}; plugins on: ${active.join(', ') || 'none'}`);
   // Who needs each missing capability: the owner sees what it costs, not only its name.
-  const needsOf = (s: (typeof states)[number]) => [...(s.plugin.needs ?? []), ...(s.instance?.handlers ?? []).flatMap((h) => h.needs ?? []), ...(s.instance?.tools ?? []).flatMap((t) => t.needs ?? [])];
+  const needsOf = (s: (typeof states)[number]) => [...(s.plugin.needs ?? []), ...(s.instance?.handlers ?? []).flatMap((h) => h.needs ?? []), ...(s.instance?.tools ?? []).flatMap((t) => t.needs ?? []), ...(s.instance?.observers ?? []).flatMap((o) => o.needs ?? [])];
   const users = (name: string) => states.filter((s) => s.enabled && !s.refused && needsOf(s).includes(name)).map((s) => s.plugin.name);
   for (const c of report.filter((c) => !c.ok)) {
     const hit = users(c.name).filter((name) => name !== c.name);
@@ -429,6 +429,14 @@ function printStartReport(
     const missingNeeds = capabilities.missing(s.plugin.needs ?? []);
     if (s.refused) log.warn(fields({ plugin: s.plugin.name, state: 'refused', reason: s.refused.message }), `  off: plugin ${s.plugin.name}: ${s.refused.message}`);
     else if (s.enabled && !s.started && !missingNeeds.length) log.warn(fields({ plugin: s.plugin.name, state: 'inactive', reason: s.problem }), `  off: plugin ${s.plugin.name}: ${s.problem}`);
+    // Observers with needs of their own that are missing: the plugin runs, they do not; the line says what is off.
+    else if (s.enabled && s.started && !missingNeeds.length) {
+      const observersOff = (s.instance?.observers ?? []).flatMap((o) => {
+        const lacking = capabilities.missing(o.needs ?? []);
+        return lacking.length ? [`missing ${lacking.join(', ')}: ${o.missing ?? 'an observer is not run'}`] : [];
+      });
+      if (observersOff.length) log.warn(fields({ plugin: s.plugin.name, state: 'degraded', reason: observersOff.join('; ') }), `  off in part: plugin ${s.plugin.name}: ${observersOff.join('; ')}`);
+    }
     if (s.core && !s.core.canTurnOff && config.plugins[s.plugin.name]?.enabled === false) {
       log.warn(fields({ plugin: s.plugin.name, ignored: `plugins.${s.plugin.name}.enabled` }), `  config.json turns off ${s.plugin.name}, a core plugin that cannot be turned off (${s.core.why}); plugins.${s.plugin.name}.enabled is ignored: remove it`);
     }

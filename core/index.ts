@@ -33,6 +33,7 @@ export type {
   MediaContext,
   MediaHandler,
   MessageContext,
+  ObserverHandler,
   Plugin,
   PluginHost,
   PluginOffer,

@@ -224,15 +224,11 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
     }
   }
 
-  /** Observer: every message of every chat, addressed or not. */
-  function observe(ctx: Ctx): Promise<void> | undefined {
-    // Without a usable audio key nothing is heard nor archived (handlers declare `needs: ['audio']`; an observer sees
-    // every message, so it asks itself); not async, so that every message where no key is set costs no promise.
-    if (!host.capabilities.has('audio')) return undefined;
-    return observeHeard(ctx);
-  }
-
-  async function observeHeard(ctx: Ctx): Promise<void> {
+  /**
+   * Observer: every message of every chat, addressed or not. It declares `needs: ['audio']`: without a usable audio
+   * key the core does not run it, so nothing is heard, archived or reacted to (and the start log says so).
+   */
+  async function observe(ctx: Ctx): Promise<void> {
     const { archive, recent, reactor } = rt();
     const message = ctx.message;
     const entry: ContextMessage = { id: message.id, senderId: message.senderId, ...(message.senderName ? { senderName: message.senderName } : {}), at: message.timestamp, text: contextText(ctx) };
@@ -354,7 +350,7 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
   });
 
   return {
-    observers: [observe],
+    observers: [{ needs: ['audio'], missing: 'voice notes are not transcribed or archived, and no auto-reactions', run: observe }],
     media: [
       {
         media: ['voice', 'audio'],

@@ -32,8 +32,10 @@ export function observers(registry: PluginRegistry, capabilities: Capabilities, 
       if (!registry.mayUse(state.plugin.name, ctx.message)) continue;
       if (capabilities.lacks(state.plugin.needs ?? [])) continue;
       try {
-        for (const observe of state.instance.observers) {
-          const seen = observe(view(ctx, state.plugin.name));
+        for (const observer of state.instance.observers) {
+          // An observer's own needs: withheld while one is missing (the start log said so), like a handler's.
+          if (observer.needs?.length && capabilities.lacks(observer.needs)) continue;
+          const seen = observer.run(view(ctx, state.plugin.name));
           // An observer that finished at once (most only note the message) is not waited for a turn.
           if (seen && typeof (seen as PromiseLike<unknown>).then === 'function') await seen;
         }

@@ -12,12 +12,20 @@ export interface HandlerEntry {
   run(ctx: MessageContext, hit: TriggerHit): Promise<unknown> | unknown;
 }
 
+/** One observer of a running plugin: its own `needs` (checked with the plugin's at every message) and what it runs. */
+export interface ObserverEntry {
+  needs?: readonly string[];
+  /** What is off while a need is missing, for the start log. */
+  missing?: string;
+  run(ctx: MessageContext): Promise<unknown> | unknown;
+}
+
 /**
  * A plugin as the core runs it: its handlers in order, observers, tools and stop. Made once per bot by `instantiate`.
  */
 export interface PluginInstance {
   handlers: HandlerEntry[];
-  observers: Array<(ctx: MessageContext) => Promise<unknown> | unknown>;
+  observers: ObserverEntry[];
   tools: Tool[];
   /** `tools` given as a function: the tools this plugin offers for one message. */
   toolsFor?(ctx: MessageContext): Tool[];
@@ -98,7 +106,12 @@ function offerMistake(offer: PluginOffer): string | undefined {
       if (problem) return problem;
     }
   }
-  for (const [i, o] of (offer.observers ?? []).entries()) if (typeof o !== 'function') return `observers[${i}] must be a function (ctx) => …`;
+  for (const [i, o] of (offer.observers ?? []).entries()) {
+    if (typeof o === 'function') continue;
+    if (typeof o?.run !== 'function') return `observers[${i}] must be a function (ctx) => … or { needs, missing, run(ctx) }`;
+    if (o.needs !== undefined && (!Array.isArray(o.needs) || o.needs.some((n) => typeof n !== 'string' || !n))) return `observers[${i}]: needs must be a list of capability names`;
+    if (o.missing !== undefined && typeof o.missing !== 'string') return `observers[${i}]: missing must be a sentence saying what is off (for the start log)`;
+  }
   if (Array.isArray(offer.tools)) {
     for (const [i, t] of offer.tools.entries()) {
       if (typeof t?.name !== 'string' || !t.name || typeof t.run !== 'function') return `tools[${i}] needs a name and run(args, call)`;
@@ -140,7 +153,7 @@ async function fromOffer(plugin: Plugin, deps: InstanceDeps): Promise<PluginInst
   const tools = offer.tools;
   return {
     handlers,
-    observers: (offer.observers ?? []).map((observe) => (ctx: MessageContext) => observe(ctx)),
+    observers: (offer.observers ?? []).map((o): ObserverEntry => (typeof o === 'function' ? { run: (ctx) => o(ctx) } : { needs: o.needs, missing: o.missing, run: (ctx) => o.run(ctx) })),
     tools: Array.isArray(tools) ? tools.map((tool) => boundTool(tool, deps)) : [],
     toolsFor: typeof tools === 'function' ? (ctx: MessageContext) => (tools(deps.view(ctx)) ?? []).map((tool) => boundTool(tool, deps)) : undefined,
     stop: offer.stop ? () => offer.stop!() : undefined,

@@ -284,7 +284,7 @@ export class PluginRegistry {
         return pluginErrors.duplicateCommand(name, word, owner);
       }
     }
-    for (const entry of instance.handlers) {
+    for (const entry of [...instance.handlers, ...instance.observers]) {
       const unknown = (entry.needs ?? []).find((need) => !capabilities.known(need));
       if (unknown) return pluginErrors.unknownNeed(name, unknown, capabilities.names());
     }

@@ -147,6 +147,21 @@ export interface MediaHandler<O = unknown> extends HandlerBase {
   media: MediaKind | MediaKind[];
   run(ctx: MediaContext<O>): Awaitable<unknown>;
 }
+/**
+ * An observer that needs capabilities besides the plugin's: the core does not run it while one is missing (checked at
+ * every message, so a capability lost at run time stops it and a recovered one starts it again), and the start log
+ * names it with `missing`, the sentence saying what is off meanwhile.
+ *
+ * @example
+ * observers: [{ needs: ['audio'], missing: 'voice notes are not transcribed or archived', run: (ctx) => archive(ctx) }]
+ */
+export interface ObserverHandler<O = unknown> {
+  needs?: string[];
+  /** What is off while a need is missing, for the start log (e.g. 'voice notes are not archived'). */
+  missing?: string;
+  run(ctx: MessageContext<O>): Awaitable<unknown>;
+}
+
 /** Any predicate (e.g. "this user has a workspace open"); `usage` puts it in `.help` (e.g. `usage: '(photo)'`). */
 export interface PredicateHandler<O = unknown> extends HandlerBase {
   when(ctx: MessageContext<O>): boolean;
@@ -214,8 +229,11 @@ export interface PluginOffer<O = unknown> {
   literals?: LiteralHandler<O>[];
   media?: MediaHandler<O>[];
   predicates?: PredicateHandler<O>[];
-  /** See every message, addressed to the bot or not, before routing; never stop other plugins from running. */
-  observers?: Array<(ctx: MessageContext<O>) => Awaitable<unknown>>;
+  /**
+   * See every message, addressed to the bot or not, before routing; never stop other plugins from running. A plain
+   * function, or `{ needs, missing, run }` for one that needs capabilities besides the plugin's.
+   */
+  observers?: Array<((ctx: MessageContext<O>) => Awaitable<unknown>) | ObserverHandler<O>>;
   /**
    * Tools offered to the main model: a list, or a function giving the tools for one message (for tools found at
    * run time, or offered only to some senders or chats). A function's tools are not checked at registration: one
