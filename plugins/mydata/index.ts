@@ -12,8 +12,8 @@ function personOf(ctx: CommandContext): string[] {
   return [...new Set([ctx.senderId, ctx.message.senderAltId].filter((id): id is string => Boolean(id)).map(canonical))];
 }
 
-/** Pending delete confirmations: sender → until when. */
-const pending = new Map<string, number>();
+/** Pending delete confirmations of one bot: sender → until when. */
+type Pending = Map<string, number>;
 
 /**
  * Privacy controls: `.mydata` sends the sender a file with everything the bot keeps about them (history of each chat
@@ -25,12 +25,16 @@ export default definePlugin({
   name: 'mydata',
   description: 'See everything I keep about you, or have it deleted',
   order: 25,
-  setup: () => ({
-    commands: [{ command: 'mydata', usage: '.mydata [delete]', help: 'get a file with everything I keep about you; .mydata delete removes it', run: mydata }],
-  }),
+  setup: () => {
+    // Per bot, in the factory's closure: two bots in one process never see each other's pending deletes.
+    const pending: Pending = new Map();
+    return {
+      commands: [{ command: 'mydata', usage: '.mydata [delete]', help: 'get a file with everything I keep about you; .mydata delete removes it', run: (ctx) => mydata(ctx, pending) }],
+    };
+  },
 });
 
-async function mydata(ctx: CommandContext): Promise<void> {
+async function mydata(ctx: CommandContext, pending: Pending): Promise<void> {
   {
     const prefix = ctx.host.config().prefix;
     if (ctx.message.isGroup) {
