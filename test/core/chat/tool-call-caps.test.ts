@@ -4,7 +4,8 @@ import { MemoryFullError, MemoryStore } from '../../../core/services/store/memor
 import type { FakeBehaviour, RecordedRequest } from '../../../app/testing/http-fake.js';
 import { completion, FakeGateway } from '../../fakes/openai-gateway.js';
 import { FakeSearchProvider } from '../../fakes/search-provider.js';
-import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { tempDir } from '../../helpers/test-app.js';
 
 const BOT = '62899999999';
 const GROUP = '120363000000000088@g.us';
@@ -38,7 +39,7 @@ describe('tool calls are bounded per round and per message', function () {
   this.timeout(60_000);
   let gw: FakeGateway;
   let search: FakeSearchProvider;
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   afterEach(async () => {
     await t?.stop();
     t = undefined;
@@ -48,8 +49,7 @@ describe('tool calls are bounded per round and per message', function () {
   async function start(model: (req: RecordedRequest) => FakeBehaviour, ai: Record<string, unknown> = {}, plugins = [searchPlugin]) {
     gw = await FakeGateway.start('gw', model);
     search = await FakeSearchProvider.start();
-    t = await startTestApp({
-      plugins,
+    t = await startTestBot(plugins, {
       env: { BASE_URL: gw.url, SEARCH_API_KEY: 'tvly-key-123456', SEARCH_BASE_URL: search.url },
       config: { targetUserIds: [BOT], owners: [OWNER], ai: { requestsPerMinute: 10, tokensPerDay: 300000, ...ai } },
     });

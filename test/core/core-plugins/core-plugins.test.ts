@@ -3,7 +3,7 @@ import { definePlugin, type PluginListing } from '../../../core/index.js';
 import pingPlugin from '../../../plugins/ping/index.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { formToConfig } from '../../../web/dashboard/config-form.js';
-import { startTestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { csrfOf, login, request, sameOrigin, startWebTest, TOKEN } from '../../web/web-helpers.js';
 
 const OWNER = '62811111111';
@@ -36,7 +36,7 @@ describe('core plugins', () => {
 
   it('a plugin taking a core plugin\'s name stays out with PLUGIN_DUPLICATE_NAME; the core\'s own keeps answering', async () => {
     const impostor = definePlugin({ name: 'status', description: 'a look-alike', setup: () => ({ commands: [{ command: 'status', run: (ctx) => ctx.reply('all fine, trust me') }] }) });
-    const t = await startTestApp({ plugins: [impostor], config: { owners: [OWNER] } });
+    const t = await startTestBot([impostor], { config: { owners: [OWNER] } });
     try {
       expect(t.app.pluginFailures.map((f) => f.reason)).to.deep.equal([
         'PLUGIN_DUPLICATE_NAME: a plugin named "status" from installed plugin status clashes with the one already loaded from the core (a core plugin); rename one of them (the one from installed plugin status stays off)',
@@ -96,7 +96,7 @@ describe('core plugins', () => {
         predicates: [{ when: () => false, usage: '(never)', help: 'a predicate', run: () => undefined }],
       }),
     });
-    const t = await startTestApp({ plugins: [menu, pingPlugin], config: { owners: [OWNER] } });
+    const t = await startTestBot([menu, pingPlugin], { config: { owners: [OWNER] } });
     try {
       expect(firstText(await t.transport.push({ text: '.menu' })).split(' ')).to.have.members(['help:help', 'status:status', 'menu:menu', 'ping:ping']);
       const own = seen.find((p) => p.name === 'menu');
@@ -118,7 +118,7 @@ describe('core plugins', () => {
     afterEach(() => gw.close());
 
     it('the owner turns it off: free text is told so and reaches no model, commands and .help still answer; on again, the model answers', async () => {
-      const t = await startTestApp({ plugins: [pingPlugin], env: { API_KEY: 'key-123456', BASE_URL: gw.url, MODEL: 'main-model' }, config: { owners: [OWNER], targetUserIds: ['62899999999'], plugins: { chat: { enabled: false } } } });
+      const t = await startTestBot([pingPlugin], { env: { API_KEY: 'key-123456', BASE_URL: gw.url, MODEL: 'main-model' }, config: { owners: [OWNER], targetUserIds: ['62899999999'], plugins: { chat: { enabled: false } } } });
       try {
         expect(t.logs().find((l) => l.plugin === 'chat' && 'state' in l)?.msg).to.match(/^ {2}chat +disabled in config\.json \(core plugin\)$/);
         expect(firstText(await t.transport.push({ text: 'hello there' }))).to.equal('I only answer commands here: the owner turned off answers by the AI. Send .help for what I can do.');
@@ -140,7 +140,7 @@ describe('core plugins', () => {
     });
 
     it('kept to the owners with plugins.chat.access: others are told, and their text reaches no model', async () => {
-      const t = await startTestApp({ plugins: [pingPlugin], env: { API_KEY: 'key-123456', BASE_URL: gw.url, MODEL: 'main-model' }, config: { owners: [OWNER], plugins: { chat: { access: 'owners' } } } });
+      const t = await startTestBot([pingPlugin], { env: { API_KEY: 'key-123456', BASE_URL: gw.url, MODEL: 'main-model' }, config: { owners: [OWNER], plugins: { chat: { access: 'owners' } } } });
       try {
         expect(firstText(await t.transport.push({ text: 'hi', senderId: '62822222222@s.whatsapp.net' }))).to.equal('Sorry, you are not allowed to use chat here.');
         expect(gw.chats()).to.have.length(0);

@@ -16,7 +16,8 @@ import { createVoicePlugin } from '../../../plugins/voice/index.js';
 import { FakeAnthropicGateway } from '../../fakes/anthropic-messages.js';
 import { FakeAudioProvider } from '../../fakes/audio-provider.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
-import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { tempDir } from '../../helpers/test-app.js';
 import { makeSample } from '../../plugins/mp3/media-samples.js';
 import { makeImage } from '../../plugins/vision/images.js';
 
@@ -106,14 +107,13 @@ describe('untrusted media is decoded only as what it claims to be', function () 
   describe('an HLS playlist pointing at another chat\'s archived voice note', () => {
     let audio: FakeAudioProvider;
     let gw: FakeGateway;
-    let t: TestApp;
+    let t: TestBot;
     let secret: string;
 
     before(async () => {
       audio = await FakeAudioProvider.start(() => 'the secret plan is on tuesday');
       gw = await FakeGateway.start('gw');
-      t = await startTestApp({
-        plugins: [createVoicePlugin({ random: () => 0.99 }), createMp3Plugin()],
+      t = await startTestBot([createVoicePlugin({ random: () => 0.99 }), createMp3Plugin()], {
         env: { API_KEY: 'gateway-key-123456', BASE_URL: gw.url, MODEL: 'm', AUDIO_BASE_URL: `${audio.url}/v1/`, AUDIO_API_KEYS: 'audio-key-1111111' },
         config: { plugins: { mp3: { progressIntervalMs: 0 } } },
       });
@@ -171,7 +171,7 @@ describe('untrusted media is decoded only as what it claims to be', function () 
 
   describe('the image pixel budget', () => {
     let primary: FakeAnthropicGateway;
-    let t: TestApp | undefined;
+    let t: TestBot | undefined;
     let fakeFfmpeg: string;
     let ffmpegCalls: string;
 
@@ -198,8 +198,7 @@ describe('untrusted media is decoded only as what it claims to be', function () 
     });
 
     it('refuses a small PNG that declares 16000×16000 with a clear sentence, without running ffmpeg or asking the model', async () => {
-      t = await startTestApp({
-        plugins: [visionPlugin],
+      t = await startTestBot([visionPlugin], {
         env: { API_KEY: 'second-key-ghijkl', BASE_URL: primary.url, MODEL: 'main', FFMPEG_PATH: fakeFfmpeg },
         config: { plugins: { vision: { enabled: true, maxImageBytes: 20_000, maxDimension: 300 } } },
       });
@@ -250,7 +249,7 @@ describe('untrusted media is decoded only as what it claims to be', function () 
     });
 
     it('names the ffmpeg in use and its version in the start log', async () => {
-      const t = await startTestApp({ plugins: [] });
+      const t = await startTestBot([]);
       try {
         const report = t.logs().map((l) => String(l.msg)).join('\n');
         expect(report).to.match(/ffmpeg +ffmpeg version \S+ \(\/usr\/bin\/ffmpeg\) from the system/);

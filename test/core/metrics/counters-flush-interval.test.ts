@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
-import { startTestApp, tempDir } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { tempDir } from '../../helpers/test-app.js';
 
 describe('the bot writes its counters once per data.flushIntervalMs and at stop', function () {
   this.timeout(20000);
@@ -18,7 +19,7 @@ describe('the bot writes its counters once per data.flushIntervalMs and at stop'
   });
 
   it('with flushIntervalMs 60000, answered messages leave usage.json and budgets.json unwritten until stop, which writes every token', async () => {
-    const t = await startTestApp({ dir, env: { API_KEY: 'sk-test-secret', BASE_URL: `${gw.url}/v1`, MODEL: 'main-b' }, plugins: [], config: { data: { flushIntervalMs: 60_000 } } });
+    const t = await startTestBot([], { dir, env: { API_KEY: 'sk-test-secret', BASE_URL: `${gw.url}/v1`, MODEL: 'main-b' }, config: { data: { flushIntervalMs: 60_000 } } });
     try {
       expect(t.transport.texts()).to.deep.equal([]);
       await t.transport.push({ text: 'hello' });

@@ -5,7 +5,8 @@ import { OwnerNotices } from '../../../core/services/notices/owner-notices.js';
 import { definePlugin } from '../../../core/index.js';
 import { createApp } from '../../../app/app.js';
 import { MemoryTransport } from '../../../core/adapters/memory/memory-transport.js';
-import { startTestApp, tempDir, writeConfig, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot, type TestClock } from '../../../app/testing/index.js';
+import { tempDir, writeConfig } from '../../helpers/test-app.js';
 import { PassThrough } from 'node:stream';
 
 const OWNERS = ['6281200000001', '6281200000002'];
@@ -13,8 +14,8 @@ const quiet = definePlugin({ name: 'quiet', description: 'nothing', setup: () =>
 const fakeTimers = () => sinon.useFakeTimers({ now: Date.now(), toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
 
 describe('owner notices (through the app)', () => {
-  let t: TestApp | undefined;
-  let clock: sinon.SinonFakeTimers | undefined;
+  let t: TestBot | undefined;
+  let clock: TestClock | undefined;
   afterEach(async () => {
     clock?.restore();
     clock = undefined;
@@ -25,22 +26,22 @@ describe('owner notices (through the app)', () => {
   const noticeTexts = () => t!.transport.actions.filter((a) => a.type === 'text').map((a) => a.type === 'text' && `${a.chatId} ${a.text}`);
 
   it("reaches each owner's private chat once per incident and once on recovery, and is logged", async () => {
-    t = await startTestApp({ plugins: [quiet], config: { owners: OWNERS } });
-    clock = fakeTimers();
+    t = await startTestBot([quiet], { config: { owners: OWNERS } });
+    clock = t.useClock();
     const notices = t.app.bot.host('quiet').notices;
     expect(notices).to.equal(t.app.notices).and.equal(t.app.bot.notices);
 
     notices.raise('disk-low', 'Free space is below 200 MB.');
     notices.raise('disk-low', 'Free space is below 150 MB.');
-    await clock.tickAsync(60_000);
+    await clock.tick(60_000);
     notices.raise('disk-low', 'Free space is below 100 MB.');
-    await clock.tickAsync(60_000);
+    await clock.tick(60_000);
     expect(noticeTexts()).to.have.members(OWNERS.map((o) => `${o}@s.whatsapp.net ⚠️ Free space is below 200 MB.`));
     expect(noticeTexts()).to.have.length(2);
 
     notices.recover('disk-low', 'Free space is back above 200 MB.');
     notices.recover('disk-low', 'Free space is back above 200 MB.');
-    await clock.tickAsync(60_000);
+    await clock.tick(60_000);
     expect(noticeTexts()).to.have.length(4);
     expect(noticeTexts().slice(2)).to.have.members(OWNERS.map((o) => `${o}@s.whatsapp.net ✅ Free space is back above 200 MB.`));
 
@@ -49,11 +50,11 @@ describe('owner notices (through the app)', () => {
   });
 
   it('without owners: log only, said once at start', async () => {
-    t = await startTestApp({ plugins: [quiet], config: { owners: [] } });
-    clock = fakeTimers();
+    t = await startTestBot([quiet], { config: { owners: [] } });
+    clock = t.useClock();
     t.app.notices.raise('logged-out', 'WhatsApp logged the bot out.');
     t.app.notices.recover('logged-out', 'Linked again.');
-    await clock.tickAsync(10 * 60_000);
+    await clock.tick(10 * 60_000);
     expect(t.transport.actions).to.deep.equal([]);
     expect(t.logs().filter((l) => /no owners/.test(l.msg))).to.have.length(1);
     expect(t.logs().filter((l) => l.incident === 'logged-out').map((l) => l.msg)).to.deep.equal(['WhatsApp logged the bot out.', 'Linked again.']);

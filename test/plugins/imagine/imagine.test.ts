@@ -6,7 +6,8 @@ import imaginePlugin, { GATEWAY_HAS_NONE, NO_IMAGE_MODEL, testHooks } from '../.
 import { completion } from '../../fakes/openai-gateway.js';
 import type { RecordedRequest } from '../../../app/testing/http-fake.js';
 import { FakeImagesGateway, TINY_PNG } from '../../fakes/images-gateway.js';
-import { runChat, shippedExample, startTestApp, tempDir, writeConfig, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { runChat, shippedExample, tempDir, writeConfig } from '../../helpers/test-app.js';
 
 const KEY = 'sk-image-gateway-key-998877';
 const OWNER = '6281100000001';
@@ -19,7 +20,7 @@ const toolNames = (req: RecordedRequest) => ((req.json?.tools ?? []) as Array<{ 
 describe('imagine plugin (image generation)', function () {
   this.timeout(30_000);
   let gateway: FakeImagesGateway;
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
 
   afterEach(async () => {
     testHooks.allowForTests = undefined;
@@ -30,9 +31,8 @@ describe('imagine plugin (image generation)', function () {
 
   async function start(images: boolean | number, env: Record<string, string> = { IMAGE_MODEL: 'gpt-image-1' }, pluginOptions: Record<string, unknown> = {}, chat?: Parameters<typeof FakeImagesGateway.start>[0]['chat']) {
     gateway = await FakeImagesGateway.start({ images: images === true, imagesStatus: typeof images === 'number' ? images : undefined, chat });
-    t = await startTestApp({
+    t = await startTestBot([imaginePlugin], {
       env: { API_KEY: KEY, BASE_URL: gateway.url, MODEL: 'main-model', ...env },
-      plugins: [imaginePlugin],
       config: { owners: [OWNER], plugins: { imagine: { enabled: true, ...pluginOptions } } },
     });
     return t;
@@ -150,9 +150,8 @@ describe('imagine plugin (image generation)', function () {
   it('a sender past their AI budget gets no paid picture (the image endpoint is not asked); the owner still does', async () => {
     gateway = await FakeImagesGateway.start({ images: true });
     const example = await shippedExample();
-    t = await startTestApp({
+    t = await startTestBot([imaginePlugin], {
       env: { API_KEY: KEY, BASE_URL: gateway.url, MODEL: 'main-model', IMAGE_MODEL: 'gpt-image-1' },
-      plugins: [imaginePlugin],
       config: { owners: [OWNER], ai: { ...example.ai, requestsPerMinute: 1 }, plugins: { imagine: { enabled: true } } },
     });
     expect(media((await t.transport.push({ senderId: '6281200000009', text: '.imagine a fox' })) as Action[])).to.have.length(1);

@@ -5,7 +5,8 @@ import { createMp3Plugin } from '../../../plugins/mp3/index.js';
 import type { BotAction } from '../../../core/adapters/memory/memory-transport.js';
 import { writeFakeYtdlp } from '../../fakes/fake-ytdlp.js';
 import { MediaServer } from '../../fakes/media-server.js';
-import { runChat, startTestApp, tempDir, writeConfig, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { runChat, tempDir, writeConfig } from '../../helpers/test-app.js';
 import { inspectFile, makeSample } from './media-samples.js';
 
 const sentMedia = (actions: BotAction[]) => actions.filter((a): a is Extract<BotAction, { type: 'media' }> => a.type === 'media');
@@ -29,10 +30,10 @@ describe('mp3 end to end', function () {
 
   describe('real yt-dlp through its generic extractor, from a local web server', () => {
     let server: MediaServer;
-    let t: TestApp;
+    let t: TestBot;
     before(async () => {
       server = await MediaServer.start({ '/clip.mp4': { file: clip, type: 'video/mp4' } });
-      t = await startTestApp({ plugins: [createMp3Plugin()], env: { MP3_ALLOW_PRIVATE_HOSTS: 'true' }, config: { plugins: { mp3: { progressIntervalMs: 0 } } } });
+      t = await startTestBot([createMp3Plugin()], { env: { MP3_ALLOW_PRIVATE_HOSTS: 'true' }, config: { plugins: { mp3: { progressIntervalMs: 0 } } } });
     });
     after(async () => {
       await t.stop();

@@ -4,7 +4,8 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import stickerPlugin from '../../../plugins/sticker/index.js';
-import { runChat, startTestApp, tempDir, writeConfig, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { runChat, tempDir, writeConfig } from '../../helpers/test-app.js';
 
 const run = promisify(execFile);
 
@@ -27,7 +28,7 @@ type Action = { type: string; text?: string; media?: { kind: string; path: strin
 
 describe('sticker plugin (real ffmpeg in the jail)', function () {
   this.timeout(120_000);
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   let dir: string;
   let photo: Buffer;
   let noisy: Buffer;
@@ -47,7 +48,7 @@ describe('sticker plugin (real ffmpeg in the jail)', function () {
     t = undefined;
   });
 
-  const start = async () => (t = await startTestApp({ plugins: [stickerPlugin], config: { plugins: { sticker: { enabled: true } } } }));
+  const start = async () => (t = await startTestBot([stickerPlugin], { config: { plugins: { sticker: { enabled: true } } } }));
   const mediaOf = (bytes: Buffer, kind: 'image' | 'video', mimetype: string) => ({ kind, mimetype, size: bytes.length, download: async () => bytes });
   const stickerOf = async (actions: Action[]) => {
     const sent = actions.filter((a) => a.type === 'media');
