@@ -3,13 +3,25 @@ import { definePlugin, type MessageContext } from '../../index.js';
 /** The first word of the text (the command as typed), '' for none. */
 const firstWord = (text: string): string => text.trim().split(/\s/, 1)[0] ?? '';
 
-/** `.help`: the commands of the active plugins this sender may use, in routing order. */
+/**
+ * `.help`: the commands of the active plugins this sender may use, in routing order — only those that work here now.
+ * A handler whose capabilities are missing is not offered; one line at the end says what is off and why (for an
+ * owner, with the fix).
+ */
 function helpText(ctx: MessageContext): string {
   const { prefix, botName } = ctx.host.config();
   const lines = [`*${botName}*: here is what I can do.`, ''];
+  // Missing capability → the commands it takes away (in order).
+  const off = new Map<string, string[]>();
   for (const plugin of ctx.host.plugins()) {
     if (!plugin.active || plugin.name === ctx.host.name || !plugin.mayUse(ctx.message)) continue;
     for (const t of plugin.triggers) {
+      const missing = ctx.host.capabilities.missing(t.needs);
+      if (missing.length) {
+        const name = t.kind === 'command' ? prefix + t.command : t.kind === 'literal' ? t.literal : t.kind === 'media' && t.help ? t.media.join('/') : undefined;
+        if (name) for (const cap of missing) off.set(cap, [...new Set([...(off.get(cap) ?? []), name])]);
+        continue;
+      }
       // Usage lines are written with the default "." prefix; show them with the configured one.
       if (t.kind === 'command') lines.push(`${t.usage?.replace(/^\./, prefix) ?? prefix + t.command}: ${t.help ?? plugin.description}`);
       else if (t.kind === 'literal') lines.push(`${t.usage ?? t.literal}: ${t.help ?? plugin.description}`);
@@ -21,6 +33,13 @@ function helpText(ctx: MessageContext): string {
   const chat = ctx.host.plugins().find((p) => p.core && p.name === 'chat');
   const anythingElse = chat?.active && chat.mayUse(ctx.message) ? 'Anything else is answered by the AI' + (ctx.message.isGroup ? ' when you mention me or reply to me.' : '.') : 'I answer only these commands here.';
   lines.push(`${prefix}help: this list`, '', anythingElse);
+  if (off.size) {
+    const why = [...off].map(([cap, names]) => {
+      const status = ctx.host.capabilities.status(cap);
+      return `${names.join(', ')} (${status.detail}${ctx.isOwner && status.fix ? `; fix: ${status.fix}` : ''})`;
+    });
+    lines.push('', `Off here: ${why.join('; ')}.`);
+  }
   return lines.join('\n');
 }
 

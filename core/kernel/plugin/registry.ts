@@ -215,7 +215,7 @@ export class PluginRegistry {
         enabled: s.enabled,
         active: active.includes(s),
         core: Boolean(s.core),
-        triggers: Object.freeze((s.instance?.handlers ?? []).map(({ trigger }) => listingOf(trigger))),
+        triggers: Object.freeze((s.instance?.handlers ?? []).map(({ trigger, needs }) => listingOf(trigger, Object.freeze([...new Set([...(s.plugin.needs ?? []), ...(needs ?? [])])])))),
         mayUse: (message: Parameters<PluginListing['mayUse']>[0]) => this.mayUse(name, message),
       });
     });
@@ -305,11 +305,11 @@ function isEnabledIn(plugin: Plugin, config: BotConfig, core: CoreRule | undefin
 }
 
 /** A trigger as other plugins see it: no code, a fresh frozen object. */
-function listingOf(t: Trigger): TriggerListing {
-  if ('command' in t) return Object.freeze({ kind: 'command', command: t.command, help: t.help, usage: t.usage });
-  if ('literal' in t) return Object.freeze({ kind: 'literal', literal: t.literal, help: t.help, usage: t.usage });
-  if ('media' in t) return Object.freeze({ kind: 'media', media: [t.media].flat(), help: t.help });
-  return Object.freeze({ kind: 'predicate', help: t.help, usage: t.usage });
+function listingOf(t: Trigger, needs: readonly string[]): TriggerListing {
+  if ('command' in t) return Object.freeze({ kind: 'command', command: t.command, help: t.help, usage: t.usage, needs });
+  if ('literal' in t) return Object.freeze({ kind: 'literal', literal: t.literal, help: t.help, usage: t.usage, needs });
+  if ('media' in t) return Object.freeze({ kind: 'media', media: [t.media].flat(), help: t.help, needs });
+  return Object.freeze({ kind: 'predicate', help: t.help, usage: t.usage, needs });
 }
 
 function commandKeys(instance: PluginInstance): string[] {

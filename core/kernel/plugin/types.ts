@@ -551,11 +551,15 @@ export interface PluginListing {
 }
 
 /** One handler's trigger as `host.plugins()` shows it: the word or media it answers and its help, no code. */
-export type TriggerListing =
+export type TriggerListing = (
   | { kind: 'command'; command: string; help?: string; usage?: string }
   | { kind: 'literal'; literal: string; help?: string; usage?: string }
   | { kind: 'media'; media: MediaKind[]; help?: string }
-  | { kind: 'predicate'; help?: string; usage?: string };
+  | { kind: 'predicate'; help?: string; usage?: string }
+) & {
+  /** The capabilities the handler needs (the plugin's and its own): `host.capabilities.missing(needs)` says what is off now. */
+  needs: readonly string[];
+};
 
 /** How `ai.respond` answers one turn. */
 export interface RespondOptions {

@@ -100,7 +100,7 @@ describe('core plugins', () => {
     try {
       expect(firstText(await t.transport.push({ text: '.menu' })).split(' ')).to.have.members(['help:help', 'status:status', 'menu:menu', 'ping:ping']);
       const own = seen.find((p) => p.name === 'menu');
-      expect(own?.triggers).to.deep.equal([{ kind: 'command', command: 'menu', help: undefined, usage: undefined }, { kind: 'predicate', help: 'a predicate', usage: '(never)' }]);
+      expect(own?.triggers).to.deep.equal([{ kind: 'command', command: 'menu', help: undefined, usage: undefined, needs: [] }, { kind: 'predicate', help: 'a predicate', usage: '(never)', needs: [] }]);
       expect(seen.filter((p) => p.core).map((p) => p.name)).to.have.members(['help', 'status', 'chat']);
       t.app.bot.setConfig({ ...t.app.config, plugins: { ...t.app.config.plugins, ping: { enabled: false } } });
       expect(firstText(await t.transport.push({ text: '.menu' })).split(' ')).to.not.include('ping:ping');
