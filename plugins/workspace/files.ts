@@ -118,6 +118,37 @@ export class WorkspaceFiles {
     return usage;
   }
 
+  /**
+   * Copies one file of the workspace to `to` (outside it, for sending), under the same rules as a read: a checked name,
+   * no link followed, the opened file proven inside the workspace, a regular file; refused above `maxBytes`. The copy
+   * is made from the opened file, so a link planted after the check changes nothing. Returns the file's name and size.
+   */
+  async copyOut(name: string, maxBytes: number, to: string): Promise<{ name: string; size: number }> {
+    const rel = checkFileName(name);
+    const handle = await openInside(this.dir, rel);
+    try {
+      const { size } = await handle.stat();
+      if (size > maxBytes) throw new FileRefused(`${rel} is ${kb(size)}, more than the ${kb(maxBytes)} a file sent to the chat may have`);
+      const out = await fs.open(to, 'wx', 0o600);
+      try {
+        const buffer = Buffer.alloc(Math.min(size, 1 << 20) || 1);
+        let position = 0;
+        for (;;) {
+          const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
+          if (!bytesRead) break;
+          position += bytesRead;
+          if (position > maxBytes) throw new FileRefused(`${rel} grew past the ${kb(maxBytes)} a file sent to the chat may have`);
+          await out.write(buffer.subarray(0, bytesRead));
+        }
+      } finally {
+        await out.close();
+      }
+      return { name: rel, size };
+    } finally {
+      await handle.close();
+    }
+  }
+
   async read(name: string, maxBytes = this.limits.maxFileBytes): Promise<{ text: string; size: number; truncated: boolean }> {
     const rel = checkFileName(name);
     const handle = await openInside(this.dir, rel);

@@ -13,6 +13,7 @@ export const workspaceOptions = Type.Object(
     quotaMb: int(1, 10240, 20, 'disk space of one workspace, MB (default 20)'),
     maxFiles: int(1, 100000, 500, 'files and folders in one workspace (default 500)'),
     maxFileKb: int(1, 102400, 1024, 'largest file written through the chat, KB (default 1024)'),
+    maxSendMb: int(1, 100, 16, 'largest file the model may send from a workspace to the chat, MB (default 16)'),
     tmpMb: int(1, 1024, 16, 'size of the private /tmp inside the sandbox, MB (default 16)'),
     maxConcurrentRuns: int(1, 64, 2, 'runs at the same time across all users (default 2)'),
     idleMinutes: int(1, 10080, 60, 'an open workspace closes after this many idle minutes (default 60)'),

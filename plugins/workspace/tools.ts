@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { defineTool, Type, type MessageContext, type RespondOptions, type Static, type Tool, type ToolCall } from '../../core/index.js';
 import { displayName } from './file-names.js';
 import { kb } from './files.js';
@@ -56,6 +59,32 @@ export function workspaceTools(service: WorkspaceService): Tool<any>[] {
           const read = await files.read(args.path, 7000);
           return read.truncated ? `${read.text}\n[only the first 7000 bytes of ${read.size} are shown]` : read.text;
         });
+      },
+    }),
+    defineTool({
+      name: 'workspace_send_file',
+      progress: 'sending your file…',
+      // It reads the owner's file and posts it back into the chat where the owner opened the workspace, like
+      // workspace_read_file's answer: `ownFiles`, so no tool bringing in outside text shares its turn.
+      effects: OWN_FILES,
+      description: "Send a file from the user's workspace to this chat as a document (the user receives the file itself, e.g. a result.csv or a chart.png the code made).",
+      parameters: Type.Object({ path: pathParam(), caption: Type.Optional(Type.String({ description: 'a short caption, optional' })) }),
+      run: async (args, call) => {
+        const meta = bound(call);
+        const folder = await mkdtemp(path.join(tmpdir(), 'ws-send-'));
+        try {
+          return await service.fileOp(meta, async (files) => {
+            // The copy keeps the extension (a safe one only), from which the transport names the file's type.
+            const ext = path.extname(args.path).toLowerCase();
+            const copy = path.join(folder, `file${/^\.[a-z0-9]{1,8}$/.test(ext) ? ext : ''}`);
+            const sent = await files.copyOut(args.path, service.options().maxSendMb * 1024 * 1024, copy);
+            const caption = args.caption?.trim().slice(0, 1000);
+            await call.ctx.sendMedia({ kind: 'document', path: copy, fileName: path.posix.basename(sent.name), ...(caption ? { caption } : {}) });
+            return `Sent ${displayName(sent.name)} (${kb(sent.size)}) to the chat as a document. Do not repeat its content; say in a few words that it is sent.`;
+          });
+        } finally {
+          await rm(folder, { recursive: true, force: true });
+        }
       },
     }),
     defineTool({

@@ -1,0 +1,96 @@
+import { expect } from 'chai';
+import { readFile, symlink } from 'node:fs/promises';
+import path from 'node:path';
+import sinon from 'sinon';
+import { MemoryTransport } from '../../../core/adapters/memory/memory-transport.js';
+import type { RecordedRequest } from '../../../app/testing/http-fake.js';
+import type { OutgoingMedia } from '../../../core/kernel/port/message.js';
+import { completion, FakeGateway } from '../../fakes/openai-gateway.js';
+import type { TestApp } from '../../helpers/test-app.js';
+import { putFile, startWorkspaceApp, texts, USER, workspaceDir } from './helpers.js';
+
+const BOT = '62899999999';
+const GROUP = '120363000000000056@g.us';
+const MEMBER = '62855500012@s.whatsapp.net';
+
+type Msg = { role: string; content: string | null };
+
+/** A compliant model: "send <path>" makes it call workspace_send_file (when offered); after a tool it repeats its answer. */
+function model(req: RecordedRequest) {
+  const messages = req.json.messages as Msg[];
+  const tool = messages.at(-1)?.role === 'tool' ? messages.at(-1) : undefined;
+  if (tool) return { status: 200, json: completion(`tool: ${tool.content}`) };
+  const offered = ((req.json.tools ?? []) as Array<{ function: { name: string } }>).some((t) => t.function.name === 'workspace_send_file');
+  const asked = /send (\S+)/.exec(String(messages.at(-1)?.content ?? ''));
+  if (asked && offered) return { status: 200, json: completion(null, { toolCalls: [{ id: 's1', name: 'workspace_send_file', arguments: JSON.stringify({ path: asked[1] }) }] }) };
+  return { status: 200, json: completion(offered ? 'ok' : 'no workspace tools') };
+}
+
+describe('workspace_send_file: the model sends a workspace file as a document (fake gateway on 127.0.0.1, real files)', function () {
+  this.timeout(30_000);
+  let gw: FakeGateway;
+  let t: TestApp;
+  let sent: Array<{ chatId: string; media: OutgoingMedia; bytes: string }>;
+
+  async function start(workspace: Record<string, unknown> = {}, chatId?: string): Promise<string> {
+    gw = await FakeGateway.start('gw', model);
+    sent = [];
+    // What reached the chat, read while it is sent (the copy is removed afterwards).
+    const send = MemoryTransport.prototype.sendMedia;
+    sinon.stub(MemoryTransport.prototype, 'sendMedia').callsFake(async function (this: MemoryTransport, chat: string, media: OutgoingMedia) {
+      sent.push({ chatId: chat, media, bytes: await readFile(media.path, 'utf8') });
+      return send.call(this, chat, media);
+    });
+    t = await startWorkspaceApp({ env: { BASE_URL: gw.url }, config: { targetUserIds: [BOT] }, workspace });
+    await t.transport.push(chatId ? { chatId, senderId: USER, text: `@${BOT} /ws`, mentions: [`${BOT}@s.whatsapp.net`] } : { senderId: USER, text: '/ws' });
+    return workspaceDir(t);
+  }
+  afterEach(async () => {
+    sinon.restore();
+    await t?.stop();
+    await gw?.close();
+  });
+
+  it('sends the file the owner asks for, with its name and bytes, and leaves no copy behind', async () => {
+    const dir = await start();
+    await putFile(dir, 'out/report.csv', 'a,b\n1,2\n');
+    const reply = texts(await t.transport.push({ senderId: USER, text: 'send out/report.csv' }));
+    expect(sent, reply.join('\n')).to.have.length(1);
+    expect(sent[0]).to.deep.include({ chatId: USER, bytes: 'a,b\n1,2\n' });
+    expect(sent[0].media).to.deep.include({ kind: 'document', fileName: 'report.csv' });
+    expect(reply.join('\n')).to.match(/tool: Sent out\/report.csv/);
+    let gone = false;
+    await readFile(sent[0].media.path).catch(() => (gone = true));
+    expect(gone, 'the temporary copy is removed').to.equal(true);
+  });
+
+  it('refuses a path out of the workspace (..) and a symlink planted to /etc/passwd, sending nothing', async () => {
+    const dir = await start();
+    await symlink('/etc/passwd', path.join(dir, 'passwd.txt'));
+    const traversal = texts(await t.transport.push({ senderId: USER, text: 'send ../../../../etc/passwd' }));
+    const link = texts(await t.transport.push({ senderId: USER, text: 'send passwd.txt' }));
+    expect(sent).to.deep.equal([]);
+    expect(traversal.join('\n')).to.match(/tool: Refused/);
+    expect(link.join('\n')).to.match(/tool: Refused: passwd.txt is a link/);
+    expect([...traversal, ...link].join('\n')).to.not.include('root:');
+  });
+
+  it('refuses a file above the size cap (option maxSendMb)', async () => {
+    const dir = await start({ maxSendMb: 1 });
+    await putFile(dir, 'big.bin', 'x'.repeat(1024 * 1024 + 1));
+    const reply = texts(await t.transport.push({ senderId: USER, text: 'send big.bin' }));
+    expect(sent).to.deep.equal([]);
+    expect(reply.join('\n')).to.match(/tool: Refused: big.bin is .* more than the 1.0 MB/);
+  });
+
+  it('in a group, another member asking gets no workspace tool and no file; the owner gets the file', async () => {
+    const dir = await start({}, GROUP);
+    await putFile(dir, 'secret.txt', 'SECRET-77');
+    const toBot = (senderId: string, text: string) => ({ chatId: GROUP, senderId, text: `@${BOT} ${text}`, mentions: [`${BOT}@s.whatsapp.net`] });
+    const member = texts(await t.transport.push(toBot(MEMBER, 'send secret.txt')));
+    expect(sent).to.deep.equal([]);
+    expect(member.join('\n')).to.not.include('SECRET-77');
+    await t.transport.push(toBot(USER, 'send secret.txt'));
+    expect(sent.map((s) => [s.chatId, s.bytes])).to.deep.equal([[GROUP, 'SECRET-77']]);
+  });
+});
