@@ -5,7 +5,8 @@ import path from 'node:path';
 import { BufferJSON, initAuthCreds } from '@whiskeysockets/baileys';
 import { checkDocument, HISTORY_SCHEMA } from '../../../core/services/store/schemas.js';
 import { AuthStateCorruptError, useDurableAuthState } from '../../../core/adapters/whatsapp/auth-store.js';
-import { ROOT, startTestApp, tempDir } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { ROOT, tempDir } from '../../helpers/test-app.js';
 
 const dist = (rel: string) => JSON.stringify(path.join(ROOT, 'dist', rel));
 
@@ -78,7 +79,7 @@ describe('atomic writes under kill -9', function () {
       expect(parsed.messages).to.have.length(1500);
     }
     // A restart over the folder: the chat keeps its history and no temporary file stays behind.
-    const t = await startTestApp({ dir: path.join(dir, 'app'), config: {} });
+    const t = await startTestBot('bundled', { dir: path.join(dir, 'app'), config: {} });
     try {
       const { readdir } = await import('node:fs/promises');
       expect((await readdir(path.dirname(file))).filter((n) => n.includes('.tmp-'))).to.deep.equal([]);

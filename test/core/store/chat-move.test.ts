@@ -4,7 +4,8 @@ import { readdir, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { HistoryStore, type HistoryEntry } from '../../../core/services/store/history.js';
 import { MemoryStore } from '../../../core/services/store/memory.js';
-import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { tempDir } from '../../helpers/test-app.js';
 
 const LID = '98765432100001@lid';
 const PHONE = '6281211110000@s.whatsapp.net';
@@ -86,14 +87,14 @@ describe('history and memory: a private chat moving from its LID to its phone id
 });
 
 describe('a chat move that failed part-way is tried again at the chat\'s next message (not only after a restart)', () => {
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   afterEach(async () => {
     await t?.stop();
     t = undefined;
   });
 
   it('what a store could not move the first time follows the chat once it writes again', async () => {
-    t = await startTestApp({ config: { access: { mode: 'everyone', allow: [], block: [] } } });
+    t = await startTestBot('bundled', { config: { access: { mode: 'everyone', allow: [], block: [] } } });
     // A store whose disk fails once (a full disk, a locked file), then works: chat id → what it keeps.
     const kept = new Map<string, string[]>([[LID, ['the LID chat\'s notes']]]);
     let failures = 1;

@@ -6,7 +6,8 @@ import { holdWrites } from '../../../core/services/store/atomic.js';
 import { domainFor } from '../../../core/services/store/data-domain.js';
 import { JsonFile } from '../../../core/services/store/json-file.js';
 import type { DataSchema } from '../../../core/services/store/schemas.js';
-import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { tempDir } from '../../helpers/test-app.js';
 
 /** A few turns of the event loop: long enough for a write that does not wait to have happened. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 30));
@@ -14,11 +15,11 @@ const exists = (file: string) => readFile(file).then(() => true, () => false);
 
 describe('each app keeps its own data state (write gate, pending writes, health)', function () {
   this.timeout(20000);
-  let a: TestApp;
-  let b: TestApp;
+  let a: TestBot;
+  let b: TestBot;
   beforeEach(async () => {
-    a = await startTestApp({ plugins: [] });
-    b = await startTestApp({ plugins: [] });
+    a = await startTestBot([]);
+    b = await startTestBot([]);
   });
   afterEach(async () => {
     await a.stop();

@@ -9,7 +9,8 @@ import { domainFor } from '../../../core/services/store/data-domain.js';
 import mydata from '../../../plugins/mydata/index.js';
 import remind from '../../../plugins/remind/index.js';
 import { checkDataFiles } from '../../../app/doctor/data-files.js';
-import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { tempDir } from '../../helpers/test-app.js';
 
 const ALICE = '6281100000001@s.whatsapp.net';
 const ALICE_LID = '99000000000001@lid';
@@ -71,12 +72,12 @@ class KeepingTransport extends MemoryTransport {
 describe('host.store: what a plugin declares is kept, checked, exported, deleted and moved by the core', function () {
   this.timeout(30000);
   let dir: string;
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   let transport: KeepingTransport;
   const notesFile = (chatId: string) => path.join(dir, 'data', 'notes', 'notes', `${safeFileName(chatId)}.json`);
 
   async function start(): Promise<void> {
-    t = await startTestApp({ dir, plugins: [mydata, notesPlugin], ownIds: [BOT], config: { plugins: {} } });
+    t = await startTestBot([mydata, notesPlugin], { dir, ownIds: [BOT], config: { plugins: {} } });
     transport = new KeepingTransport([BOT]);
     await t.app.connect(transport);
   }
@@ -264,7 +265,7 @@ describe('a plugin whose .mydata section is named like the core\'s', () => {
       stores: [NOTED],
       setup: (host) => ({ commands: [{ command: 'h', run: async (ctx) => void (await host.store.chat(ctx.chatId).doc(NOTED).save((d) => void d.items.push(ctx.args))) }] }),
     });
-    const t = await startTestApp({ plugins: [history] });
+    const t = await startTestBot([history]);
     try {
       await t.transport.push({ text: '.h mine', senderId: ALICE, chatId: ALICE });
       const exported = await t.app.bot.privacy.exportFor([ALICE]);

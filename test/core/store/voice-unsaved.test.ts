@@ -5,7 +5,8 @@ import type { IncomingMedia } from '../../../core/kernel/port/message.js';
 import { createVoicePlugin } from '../../../plugins/voice/index.js';
 import { FakeAudioProvider } from '../../fakes/audio-provider.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
-import { startTestApp, tempDir } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { tempDir } from '../../helpers/test-app.js';
 import { makeTone } from '../../plugins/voice/audio-files.js';
 
 describe('voice archive: a note that could not be saved is said so', function () {
@@ -14,8 +15,7 @@ describe('voice archive: a note that could not be saved is said so', function ()
     const tones = await tempDir('voice-unsaved-');
     const audio = await FakeAudioProvider.start(() => 'remember the blue door');
     const gw = await FakeGateway.start('gw');
-    const t = await startTestApp({
-      plugins: [createVoicePlugin()],
+    const t = await startTestBot([createVoicePlugin()], {
       env: { API_KEY: 'gateway-key-123456', BASE_URL: gw.url, MODEL: 'm', AUDIO_BASE_URL: `${audio.url}/v1/`, AUDIO_API_KEYS: 'audio-key-1111111' },
     });
     try {
