@@ -33,6 +33,7 @@ export default definePlugin({
   name: 'chat',
   description: 'Answers free text with the AI model (with the chat history, memory and the tools of the enabled plugins)',
   order: 1001,
+  answersFreeText: true,
   setup: () => ({
     predicates: [{ when: (ctx) => ctx.text.length > 0, run: answer }],
   }),

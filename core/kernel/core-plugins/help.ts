@@ -29,9 +29,11 @@ function helpText(ctx: MessageContext): string {
       else if (t.kind === 'predicate' && t.help) lines.push(`${t.usage ?? `(${plugin.name})`}: ${t.help}`);
     }
   }
-  // The fallback to the model is the `chat` core plugin: while it is off (or not for this sender) nothing else is answered.
-  const chat = ctx.host.plugins().find((p) => p.core && p.name === 'chat');
-  const anythingElse = chat?.active && chat.mayUse(ctx.message) ? 'Anything else is answered by the AI' + (ctx.message.isGroup ? ' when you mention me or reply to me.' : '.') : 'I answer only these commands here.';
+  // Free text is answered by whichever plugin declares it does (the core's chat plugin, or one of the owner's): while
+  // none is active for this sender, nothing but the commands is answered.
+  const freeText = ctx.host.plugins().find((p) => p.answersFreeText && p.active && p.mayUse(ctx.message));
+  const by = freeText?.core ? 'the AI' : `${freeText?.name} (${freeText?.description.replace(/\.$/, '').toLowerCase()})`;
+  const anythingElse = freeText ? `Anything else is answered by ${by}` + (ctx.message.isGroup ? ' when you mention me or reply to me.' : '.') : 'I answer only these commands here.';
   lines.push(`${prefix}help: this list`, '', anythingElse);
   if (off.size) {
     const why = [...off].map(([cap, names]) => {

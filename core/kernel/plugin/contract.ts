@@ -86,6 +86,7 @@ export function definePlugin<S extends TObject = TObject<{}>, C extends TSchema 
     missing: typeof missing === 'function' ? (names: string[]) => missing(names) : missing,
     optionsSchema: schema,
     enabledByDefault: spec.enabledByDefault,
+    answersFreeText: spec.answersFreeText === true,
     order: spec.order,
     provides: spec.provides,
     settings: spec.settings,

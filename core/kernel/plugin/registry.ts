@@ -216,6 +216,7 @@ export class PluginRegistry {
         active: active.includes(s),
         core: Boolean(s.core),
         triggers: Object.freeze((s.instance?.handlers ?? []).map(({ trigger, needs }) => listingOf(trigger, Object.freeze([...new Set([...(s.plugin.needs ?? []), ...(needs ?? [])])])))),
+        answersFreeText: s.plugin.answersFreeText === true,
         mayUse: (message: Parameters<PluginListing['mayUse']>[0]) => this.mayUse(name, message),
       });
     });

@@ -330,6 +330,12 @@ export interface PluginSpec<S extends TObject, C extends TSchema = TUnknown> {
   configSection?: ConfigSectionDeclaration<C>;
   /** Whether the plugin is on when config.json does not mention it. Default true. */
   enabledByDefault?: boolean;
+  /**
+   * The plugin answers free text that no other plugin claims (the core's `chat` plugin does, with the main model; a
+   * plugin of yours may instead, e.g. with the chat plugin turned off). `.help` reads it to say whether anything
+   * besides the commands is answered. Give such a plugin a late `order` so it comes after the commands.
+   */
+  answersFreeText?: boolean;
   /** Lower is tried earlier among plugins whose handlers match. Default 100. */
   order?: number;
   setup(host: PluginHost<Static<S>, Static<C>>): Awaitable<PluginOffer<Static<S>>>;
@@ -546,6 +552,8 @@ export interface PluginListing {
   readonly core: boolean;
   /** Its handlers in routing order (empty for one that did not start). */
   readonly triggers: readonly TriggerListing[];
+  /** It declares that it answers free text no other plugin claims (`answersFreeText`). */
+  readonly answersFreeText: boolean;
   /** True when this sender may use the plugin (its `access` in config.json). */
   mayUse(message: Pick<IncomingMessage, 'senderId' | 'senderAltId' | 'fromOperator'>): boolean;
 }
