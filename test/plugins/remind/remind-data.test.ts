@@ -177,6 +177,21 @@ describe('remind: switched off, .mydata, deleted messages, failed writes (real c
     expect(bot.texts(ALICE).filter((x) => x.includes('private tea')), 'never fires').to.have.length(1); // the confirmation only
   });
 
+  it('.mydata exports the person’s scheduled tasks with their prompts; .mydata delete removes them from disk', async () => {
+    bot = await start({ plugins: [mydata, remind] });
+    expect(await bot.say('.schedule 1h summarise the plum news')).to.match(/^🗓️ Task scheduled/);
+    expect(await bot.say('.schedule 1h bob wants kiwi prices', { senderId: BOB })).to.match(/^🗓️ Task scheduled/);
+    await bot.transport.push({ text: '.mydata', senderId: ALICE });
+    const exported = bot.transport.documents.at(-1)!;
+    expect(exported).to.include('summarise the plum news');
+    expect(exported).to.not.include('bob wants kiwi prices');
+    await bot.say('.mydata delete');
+    await bot.say('.mydata delete confirm');
+    expect(await bot.say('.reminders')).to.not.include('plum news');
+    expect(await readFile(reminderFile(bot.t.dir, ALICE), 'utf8').catch(() => '')).to.not.include('plum news');
+    expect(await bot.say('.reminders', { senderId: BOB })).to.include('bob wants kiwi prices');
+  });
+
   it('.mydata delete whose removal of reminders cannot be written says so instead of "done"; the stop saves it once the disk is fixed', async () => {
     const dir = await tempDir();
     bot = await start({ dir, plugins: [mydata, remind] });
