@@ -45,6 +45,14 @@ describe('host.promptAs refusals and host.send splitting (memory transport, fake
     expect(await refusal(host.promptAs(ANN, ANN, 'x'))).to.equal('PLUGIN_PROMPT_REFUSED: the bot no longer answers you');
   });
 
+  it('is refused while the chat is paused (the owner took over), and runs again once the pause is lifted', async () => {
+    const host = await start({ access: { mode: 'everyone' } });
+    await t!.app.bot.access.pause(ANN, Date.now() + 60_000, 'phone');
+    expect(await refusal(host.promptAs(ANN, ANN, 'x'))).to.equal('PLUGIN_PROMPT_REFUSED: the bot is paused in this chat');
+    await t!.app.bot.access.resume(ANN);
+    expect(await host.promptAs(ANN, ANN, 'back')).to.equal('model: back');
+  });
+
   it('host.send splits a long text at paragraphs into several messages, losing nothing', async () => {
     const host = await start({});
     const paragraphs = Array.from({ length: 6 }, (_, i) => `${i}:${'word '.repeat(200).trim()}`);
