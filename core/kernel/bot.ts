@@ -117,7 +117,7 @@ export class Bot {
   private readonly siteList: Array<SiteDeclaration & { plugin: string }> = [];
   private readonly outbox: BotInitiatedSender | undefined;
   private readonly configFile: string;
-  private readonly polls = new PollBook();
+  private readonly polls: PollBook;
   /** Resolves once a transport is connected: a scheduled turn due at start waits for it. */
   private markConnected!: () => void;
   private readonly connected = new Promise<void>((resolve) => (this.markConnected = resolve));
@@ -148,6 +148,8 @@ export class Bot {
     });
     this.burstTurns = new BurstTurns(deps.settings.dataDir);
     this.privacy.register(this.burstTurns.privacyParticipant());
+    this.polls = new PollBook(deps.settings.dataDir);
+    this.privacy.register(this.polls.privacyParticipant());
     this.access = new AccessControl({
       file: accessFile(deps.settings.dataDir),
       config,
@@ -440,10 +442,18 @@ export class Bot {
     const text = vote.selected.length ? `${name} voted on the poll "${vote.question}": ${vote.selected.join(', ')}` : `${name} took back their vote on the poll "${vote.question}"`;
     const at = Date.now();
     const id = `vote-${vote.pollId}-${userPart(vote.voterId)}-${at}`;
-    if (vote.selected.length && this.polls.answersOnVote(vote.chatId, vote.pollId)) {
-      const bot = this.botIds()[0] ?? '';
-      return this.handle({ id, chatId: vote.chatId, senderId: vote.voterId, senderName: vote.voterName, isGroup: vote.chatId.endsWith('@g.us'), text, mentions: [], timestamp: at, quoted: { id: vote.pollId, senderId: bot, text: vote.question, fromBot: true } });
-    }
+    const answered = vote.selected.length ? this.polls.answersOnVote(vote.chatId, vote.pollId) : Promise.resolve(false);
+    return answered.then((answer) => (answer ? this.answerVote(vote, id, text, at) : this.keepVote(vote, id, text, at)));
+  }
+
+  /** A vote on a poll sent to settle a question: a turn of the voter. */
+  private answerVote(vote: PollVote, id: string, text: string, at: number): Promise<void> {
+    const bot = this.botIds()[0] ?? '';
+    return this.handle({ id, chatId: vote.chatId, senderId: vote.voterId, senderName: vote.voterName, isGroup: vote.chatId.endsWith('@g.us'), text, mentions: [], timestamp: at, quoted: { id: vote.pollId, senderId: bot, text: vote.question, fromBot: true } });
+  }
+
+  /** A vote kept as context the model reads at the chat's next turn. */
+  private keepVote(vote: PollVote, id: string, text: string, at: number): Promise<void> {
     return this.queue.behind(
       vote.chatId,
       () => this.histories.append(vote.chatId, { id, role: 'user', senderId: vote.voterId, senderName: vote.voterName, text, at }),
@@ -472,7 +482,7 @@ export class Bot {
     await this.registry.stop();
     await this.transport?.stop();
     // A store that cannot write rejects; the app's data health lists it and the stop reports it (never silently).
-    await Promise.allSettled([this.histories.flush(), this.memories.flush(), this.access.flush(), this.burstTurns.flush(), ...[...this.stores.values()].map((s) => s.close())]);
+    await Promise.allSettled([this.histories.flush(), this.memories.flush(), this.access.flush(), this.burstTurns.flush(), this.polls.flush(), ...[...this.stores.values()].map((s) => s.close())]);
   }
 
   /** Resolves when no message is being handled. */

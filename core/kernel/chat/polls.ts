@@ -1,4 +1,8 @@
+import path from 'node:path';
 import { CodedError } from '../../services/coded-error.js';
+import { JsonFile } from '../../services/store/json-file.js';
+import { isPrivateChatOf, type PrivacyParticipant } from '../../services/store/privacy.js';
+import type { DataSchema } from '../../services/store/schemas.js';
 import type { OutgoingPoll, SentMessage } from '../port/message.js';
 import type { SendOptions, Transport } from '../port/transport.js';
 
@@ -31,27 +35,101 @@ export class PollRefused extends CodedError {
   }
 }
 
+/** How many polls are remembered, and for how long (a vote on an older one is kept as context, not answered). */
+export const POLLS_KEPT = 1000;
+export const POLLS_KEPT_MS = 60 * 24 * 60 * 60 * 1000;
+
+/** One poll the bot sent: where, and whether a vote on it is answered as a turn. No words: ids only. */
+export interface SentPoll {
+  id: string;
+  chatId: string;
+  answerOnVote: boolean;
+  at: number;
+}
+
+export const POLL_BOOK_SCHEMA: DataSchema = {
+  name: 'poll-book',
+  version: 1,
+  schema: {
+    type: 'object',
+    required: ['polls'],
+    properties: {
+      polls: {
+        type: 'array',
+        maxItems: POLLS_KEPT,
+        items: { type: 'object', required: ['id', 'chatId', 'answerOnVote', 'at'], properties: { id: { type: 'string' }, chatId: { type: 'string' }, answerOnVote: { type: 'boolean' }, at: { type: 'number' } } },
+      },
+    },
+  },
+};
+
+/** The file's place under DATA_DIR (doctor, backup manifest). */
+export const POLL_BOOK_PATH = 'polls/sent.json';
+
 /**
- * The polls the bot sent while it runs, by poll id: which chat, and whether a vote on it is answered as a turn (a poll
- * the model sent to settle a question) or kept as context only. In memory, the newest 1,000: after a restart a vote
- * on an older poll is kept as context.
+ * The polls the bot sent, by poll id: which chat, and whether a vote on it is answered as a turn (a poll the model
+ * sent to settle a question) or kept as context only. Kept on disk (`data/polls/sent.json`: the newest 1,000, two
+ * months), so a vote that comes after a restart is still answered. Takes part in the privacy controls: a private
+ * chat's polls go with its person's delete and move with the chat.
+ *
+ * @example
+ * const book = new PollBook(dataDir);
+ * const sent = await book.send(transport, chatId, { question: 'Pie?', options: ['kiwi', 'mango'] }, { answerOnVote: true });
+ * await book.answersOnVote(chatId, sent.id); // true
  */
 export class PollBook {
-  private readonly polls = new Map<string, { chatId: string; answerOnVote: boolean }>();
+  private readonly file: JsonFile<{ polls: SentPoll[] }>;
+
+  constructor(dataDir: string, private readonly now: () => number = Date.now) {
+    this.file = new JsonFile(path.join(dataDir, POLL_BOOK_PATH), () => ({ polls: [] }), { schema: POLL_BOOK_SCHEMA, coalesceMs: 200 });
+  }
 
   async send(transport: Transport, chatId: string, poll: OutgoingPoll, options: SendOptions & { answerOnVote?: boolean }): Promise<SentMessage> {
     const checked = checkPoll(poll);
     if (!checked.ok) throw new PollRefused(`The poll was not sent: ${checked.problem}.`);
     if (!transport.sendPoll) throw new PollRefused(`The poll was not sent: the ${transport.name} chat cannot show polls.`);
     const sent = await transport.sendPoll(chatId, checked.poll, { quotedId: options.quotedId, answers: options.answers });
-    this.polls.set(sent.id, { chatId, answerOnVote: options.answerOnVote === true });
-    if (this.polls.size > 1000) this.polls.delete(this.polls.keys().next().value as string);
+    const at = this.now();
+    await this.file
+      .update((doc) => {
+        doc.polls = [...doc.polls.filter((p) => p.id !== sent.id && p.at >= at - POLLS_KEPT_MS), { id: sent.id, chatId, answerOnVote: options.answerOnVote === true, at }].slice(-POLLS_KEPT);
+      })
+      .catch(() => undefined);
     return sent;
   }
 
   /** True when a vote on this poll (of this chat) is answered as a turn. */
-  answersOnVote(chatId: string, pollId: string): boolean {
-    const poll = this.polls.get(pollId);
-    return poll?.chatId === chatId && poll.answerOnVote;
+  async answersOnVote(chatId: string, pollId: string): Promise<boolean> {
+    const poll = (await this.file.get()).polls.find((p) => p.id === pollId);
+    return Boolean(poll && poll.chatId === chatId && poll.answerOnVote && poll.at >= this.now() - POLLS_KEPT_MS);
+  }
+
+  flush(): Promise<void> {
+    return this.file.flush();
+  }
+
+  private async removeWhere(drop: (p: SentPoll) => boolean): Promise<number> {
+    let removed = 0;
+    await this.file.update((doc) => {
+      const kept = doc.polls.filter((p) => !drop(p));
+      removed = doc.polls.length - kept.length;
+      doc.polls = kept;
+    });
+    return removed;
+  }
+
+  /** A private chat's polls belong to its person (a group's polls name no one). */
+  privacyParticipant(): PrivacyParticipant {
+    return {
+      name: 'polls sent',
+      exportFor: async (person) => (await this.file.get()).polls.filter((p) => isPrivateChatOf(p.chatId, person)).map(({ id, chatId, at }) => ({ id, chatId, at })),
+      deleteFor: (person) => this.removeWhere((p) => isPrivateChatOf(p.chatId, person)),
+      moveChat: async (from, to) => {
+        await this.file.update((doc) => {
+          doc.polls = doc.polls.map((p) => (p.chatId === from ? { ...p, chatId: to } : p));
+        });
+        await this.file.flush();
+      },
+    };
   }
 }

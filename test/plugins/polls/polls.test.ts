@@ -54,6 +54,25 @@ describe('polls: send_poll over the memory transport, votes back to the model (f
     expect(reply.filter((a) => a.type === 'text').map((a) => (a as { text: string }).text)).to.deep.equal(['model: Ann voted on the poll "Which pie?": kiwi pie, apple crumble']);
   });
 
+  it('a vote that comes after a restart on a poll sent to settle a question is still answered; a person\'s delete forgets their polls', async () => {
+    t = await start();
+    const actions = await t.transport.push({ text: `poll ${JSON.stringify({ ...PIES, answer_on_vote: true })}`, senderId: ANN });
+    const poll = actions.find((a) => a.type === 'poll')!;
+    t = await t.restart();
+    // The phone still shows the poll: the new transport knows it as the network would.
+    t.transport.actions.push(poll);
+    const asked = model.requests.length;
+    const reply = await t.transport.vote(poll.id, ANN, [2], 'Ann');
+    expect(model.requests.length, 'the vote is a turn the model answers').to.equal(asked + 1);
+    expect(reply.filter((a) => a.type === 'text').map((a) => (a as { text: string }).text)).to.deep.equal(['model: Ann voted on the poll "Which pie?": mango tart']);
+    expect(JSON.stringify(await t.app.bot.privacy.exportFor([ANN]))).to.include(poll.id);
+    await t.app.bot.privacy.deleteFor([ANN]);
+    expect(JSON.stringify(await t.app.bot.privacy.exportFor([ANN]))).to.not.include(poll.id);
+    const after = model.requests.length;
+    await t.transport.vote(poll.id, ANN, [1], 'Ann');
+    expect(model.requests.length, 'once forgotten, a vote is context only').to.equal(after);
+  });
+
   it('a poll that does not fit is not sent, and the model is told why', async () => {
     t = await start();
     const twice = await t.transport.push({ text: `poll ${JSON.stringify({ question: 'Pie?', options: ['kiwi', 'Kiwi '] })}`, senderId: ANN });
