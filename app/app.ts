@@ -424,6 +424,10 @@ function printStartReport(
       `  off: ${c.name}${hit.length ? ` (${hit.join(', ')})` : ''}: ${c.detail}${c.fix ? ` — fix: ${c.fix}` : ''}`,
     );
   }
+  // Working but impaired (an old yt-dlp, a leg cooling down): the owner sees what is wrong and the fix, not only "impaired".
+  for (const c of report.filter((c) => c.ok && c.degraded)) {
+    log.warn(fields({ capability: c.name, ok: true, degraded: true, detail: c.detail, fix: c.fix }), `  impaired: ${c.name}: ${c.detail}${c.fix ? ` — fix: ${c.fix}` : ''}`);
+  }
   for (const s of states) {
     // Off for want of a capability is said in the capability's line above; these are the other reasons.
     const missingNeeds = capabilities.missing(s.plugin.needs ?? []);

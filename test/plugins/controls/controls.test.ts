@@ -27,9 +27,9 @@ describe('in-chat controls (.reset, .forget, .status, disabled plugins, .help)',
     await gw.close();
   });
 
-  async function start(config: Record<string, unknown> = {}, plugins = [controls, pingPlugin]) {
+  async function start(config: Record<string, unknown> = {}, plugins = [controls, pingPlugin], env: Record<string, string> = {}) {
     t = await startTestBot(plugins, {
-      env: { API_KEY: KEY, BASE_URL: gw.url, MODEL: 'main-model' },
+      env: { API_KEY: KEY, BASE_URL: gw.url, MODEL: 'main-model', ...env },
       config: { owners: ['62811111111'], groups: { commandsWithoutMention: true }, ...config },
       ownIds: [BOT],
     });
@@ -154,12 +154,17 @@ describe('in-chat controls (.reset, .forget, .status, disabled plugins, .help)',
     expect(gw.chats()).to.have.length(0);
   });
 
-  it('.help lists the controls and the premium phrase', async () => {
-    await start({}, [controls, pingPlugin, premiumPlugin]);
+  it('.help lists the controls and the premium phrase (with a premium model configured), and leaves it out without one', async () => {
+    await start({}, [controls, pingPlugin, premiumPlugin], { PREMIUM_MODEL: 'big-model' });
     const help = texts(await t.transport.push({ senderId: ALICE, text: '.help' }))[0];
     expect(help).to.include('.reset: ');
     expect(help).to.include('.forget [<number>|all]: ');
     expect(help).to.include('"use the premium model: <question>": answer this one message with the premium model');
+    await t.stop();
+    await start({}, [controls, pingPlugin, premiumPlugin]);
+    const without = texts(await t.transport.push({ senderId: ALICE, text: '.help' }))[0];
+    expect(without).to.not.include('"use the premium model: <question>": answer');
+    expect(without).to.include('.reset: ');
   });
 
   it('tells a rejected key from a used-up quota', async () => {

@@ -64,7 +64,7 @@ describe('capabilities that reflect now', () => {
     try {
       const row = t.logs().find((l) => l.capability === 'ytdlp');
       expect(row?.degraded).to.equal(true);
-      expect(String(row?.msg)).to.match(/⚠ ytdlp +yt-dlp 2023\.03\.04 .* months old: .*pip install -U yt-dlp/);
+      expect(String(row?.msg)).to.match(/^ {2}impaired: ytdlp: yt-dlp 2023\.03\.04 .* months old: .*pip install -U yt-dlp/);
       expect(row?.level).to.equal(40);
       const status = (await t.transport.push({ senderId: '62811111111@s.whatsapp.net', text: '.status' })).map((a) => (a as { text?: string }).text).join('\n');
       expect(status).to.match(/⚠ ytdlp: yt-dlp 2023\.03\.04/);
