@@ -125,16 +125,15 @@ describe('web guards', () => {
       setup: () => ({}),
     });
     const base = { prefix: '.', botName: 'B', targetUserIds: [], port: 0, plugins: { typed: { enabled: true, limit: 3 }, gone: { enabled: false, x: 1 } } };
-    const form = new URLSearchParams({ prefix: '.', botName: 'B', port: '0', host: '127.0.0.1', 'plugin:typed:present': '1', 'plugin:typed:enabled': 'on', 'plugin:typed:access': 'list', 'plugin:typed:ids': '628123', 'plugin:typed:options': '{"limit": 0, "extra": true}' });
-    const bad = formToConfig(form, base, [typed]);
-    expect(bad.problems.map((p) => p.field)).to.deep.equal(['plugins.typed.options', 'plugins.typed.options']);
-    expect(bad.problems.map((p) => p.message).join()).to.contain('plugins.typed.limit: must be >= 1').and.contain('plugins.typed.extra: unknown option');
-    form.set('plugin:typed:options', '{"limit": 7}');
-    const good = formToConfig(form, base, [typed]);
-    expect(good.problems).to.deep.equal([]);
-    expect(good.config.plugins).to.deep.equal({ typed: { enabled: true, access: ['628123'], limit: 7 }, gone: { enabled: false, x: 1 } });
-    form.set('plugin:typed:options', '{"enabled": false}');
-    expect(formToConfig(form, base, [typed]).problems[0]?.message).to.contain('with the controls above');
+    // Options are edited field by field on the plugin's card: a whole-JSON options field (hand-written by a script,
+    // one typo away from replacing every option) is not read at all, whatever it holds.
+    const form = new URLSearchParams({ prefix: '.', botName: 'B', port: '0', host: '127.0.0.1', 'plugin:typed:present': '1', 'plugin:typed:enabled': 'on', 'plugin:typed:access': 'list', 'plugin:typed:ids': '628123' });
+    for (const json of ['{"limit": 0, "extra": true}', '{"limit": 7}', '{"enabled": false}', '{"broken": ']) {
+      form.set('plugin:typed:options', json);
+      const read = formToConfig(form, base, [typed]);
+      expect(read.problems, json).to.deep.equal([]);
+      expect(read.config.plugins, json).to.deep.equal({ typed: { enabled: true, access: ['628123'], limit: 3 }, gone: { enabled: false, x: 1 } });
+    }
   });
 });
 

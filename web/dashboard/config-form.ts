@@ -125,20 +125,6 @@ function splitProblem(line: string): FieldProblem {
   return { field: fieldOf(path), message: line.replace(/must match pattern "\^\\S\+\$"/, 'must not contain spaces') };
 }
 
-function validatePluginOptions(plugin: Plugin, options: Record<string, unknown>): FieldProblem[] {
-  // Settings that can run code or open a hole are environment-only: the dashboard never sets them.
-  const moved = Object.keys(plugin.movedToEnv ?? {}).filter((key) => key in options);
-  if (moved.length) {
-    return moved.map((key) => ({
-      field: `plugins.${plugin.name}.options`,
-      message: `plugins.${plugin.name}.${key} can only be set in the environment (${plugin.movedToEnv![key]} in .env), not here: remove it`,
-    }));
-  }
-  if (!plugin.optionsSchema) return [];
-  // Validated as at start and at use: defaults filled in first (on a copy; the file keeps what the owner wrote).
-  return optionProblems(plugin.optionsSchema, structuredClone(options), `plugins.${plugin.name}`).map((message) => ({ field: `plugins.${plugin.name}.options`, message }));
-}
-
 /**
  * Applies the dashboard form to the config file's current content and validates the result with the start-up
  * schema and each plugin's options schema. Fields the form does not show (history, ai, pluginPackages, sections
@@ -190,17 +176,8 @@ export function formToConfig(form: URLSearchParams, base: Record<string, any>, p
     const choice = form.get(`plugin:${name}:access`) ?? 'everyone';
     const access: Access = choice === 'owners' ? 'owners' : choice === 'list' ? idList(form.get(`plugin:${name}:ids`)) : 'everyone';
     if (!sameValue(access, previous.access ?? 'everyone')) section.access = access;
-    // The page edits options field by field in the plugins view; a script may still post them as one JSON object.
-    const text = form.get(`plugin:${name}:options`);
-    if (text !== null) {
-      optionTexts[name] = text;
-      const options = parseOptionsJson(name, text, problems);
-      if (options) {
-        for (const key of Object.keys(pluginOptions(section))) delete section[key];
-        Object.assign(section, options);
-        problems.push(...validatePluginOptions(plugin, options));
-      }
-    }
+    // Options are edited field by field on the plugin's card (plugins view); a whole-JSON `plugin:<name>:options` field
+    // is not read: a typo in hand-written JSON could replace every option at once.
     if (!sameValue(section, previous)) {
       config.plugins = { ...(config.plugins ?? {}), [name]: orderLike(previous, section) };
     }
@@ -210,21 +187,6 @@ export function formToConfig(form: URLSearchParams, base: Record<string, any>, p
 
   problems.unshift(...validateConfig(config, sectionKeysOf(plugins)).map(splitProblem));
   return { config, optionTexts, problems };
-}
-
-function parseOptionsJson(name: string, text: string, problems: FieldProblem[]): Record<string, unknown> | undefined {
-  if (text.trim() === '') return {};
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-      problems.push({ field: `plugins.${name}.options`, message: `plugins.${name} options: must be a JSON object like {"key": "value"}` });
-    } else if ('enabled' in parsed || 'access' in parsed) {
-      problems.push({ field: `plugins.${name}.options`, message: `plugins.${name} options: set "enabled" and "access" with the controls above, not in the options` });
-    } else return parsed as Record<string, unknown>;
-  } catch (err) {
-    problems.push({ field: `plugins.${name}.options`, message: `plugins.${name} options: not valid JSON (${(err as Error).message})` });
-  }
-  return undefined;
 }
 
 /** What the settings form shows for a config file: its values, with the defaults where it sets nothing. */

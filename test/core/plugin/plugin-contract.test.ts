@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import { expect } from 'chai';
+import { readOptions } from '../../../web/dashboard/option-form.js';
 import Koa from 'koa';
 import { cpSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -9,7 +10,6 @@ import { definePlugin, PluginError, Type, type Plugin } from '../../../core/inde
 import { mountSites } from '../../../web/site-server.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { discoverPlugins } from '../../../core/kernel/plugin/discover.js';
-import { formToConfig } from '../../../web/dashboard/config-form.js';
 import { ROOT, startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
 import { csrfOf, login, request, sameOrigin, startWebTest, TOKEN } from '../../web/web-helpers.js';
 
@@ -243,15 +243,15 @@ describe('plugin contract v2', () => {
   describe('options edited in the dashboard', () => {
     it('are validated against the same schema, with defaults filled in only for the check (the file keeps what the owner wrote)', () => {
       const dice = definePlugin({ name: 'dice', description: 'has a typed option', options: Type.Object({ sides: Type.Integer({ minimum: 2, default: 6 }) }, { additionalProperties: false }), setup: () => ({}) });
-      const base = { prefix: '.', botName: 'B', targetUserIds: [], port: 0, plugins: { dice: { enabled: true, sides: 8 } } };
-      const form = new URLSearchParams({ prefix: '.', botName: 'B', port: '0', host: '127.0.0.1', 'plugin:dice:present': '1', 'plugin:dice:enabled': 'on', 'plugin:dice:options': '{"sides": 1}' });
-      expect(formToConfig(form, base, [dice]).problems.map((p) => p.message)).to.deep.equal(['plugins.dice.sides: must be >= 2']);
-      form.set('plugin:dice:options', '{"sides": 6, "colour": "red"}');
-      expect(formToConfig(form, base, [dice]).problems.map((p) => p.message)).to.deep.equal(['plugins.dice.colour: unknown option']);
-      form.set('plugin:dice:options', '{}');
-      const saved = formToConfig(form, base, [dice]);
+      // The plugin's card posts one field per option (`opt:<path>`), read back against the plugin's own schema.
+      const read = (sides: string) => readOptions(new URLSearchParams({ 'opt:sides': sides }), dice.optionsSchema as never, { sides: 8 });
+      expect(read('1').problems.map((p) => p.message)).to.deep.equal(['sides: must be >= 2']);
+      expect(read('abc').problems.map((p) => p.field)).to.deep.equal(['sides']);
+      const saved = read('12');
       expect(saved.problems).to.deep.equal([]);
-      expect(saved.config.plugins.dice).to.deep.equal({ enabled: true });
+      expect(saved.values).to.deep.equal({ sides: 12 });
+      // Emptied: the option goes from the file and the default applies (filled in only for the check).
+      expect(read('')).to.deep.equal({ values: {}, problems: [] });
     });
   });
 
