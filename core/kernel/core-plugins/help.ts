@@ -18,7 +18,7 @@ function helpText(ctx: MessageContext): string {
     for (const t of plugin.triggers) {
       const missing = ctx.host.capabilities.missing(t.needs);
       if (missing.length) {
-        const name = t.kind === 'command' ? prefix + t.command : t.kind === 'literal' ? t.literal : t.kind === 'media' && t.help ? t.media.join('/') : undefined;
+        const name = t.kind === 'command' ? prefix + t.command : t.kind === 'literal' ? t.literal : t.kind === 'media' && t.help ? t.media.join('/') : t.kind === 'predicate' && t.help ? (t.usage ?? `(${plugin.name})`) : undefined;
         if (name) for (const cap of missing) off.set(cap, [...new Set([...(off.get(cap) ?? []), name])]);
         continue;
       }

@@ -154,7 +154,7 @@ describe('in-chat controls (.reset, .forget, .status, disabled plugins, .help)',
     expect(gw.chats()).to.have.length(0);
   });
 
-  it('.help lists the controls and the premium phrase (with a premium model configured), and leaves it out without one', async () => {
+  it('.help lists the controls and the premium phrase (with a premium model configured), and without one says it is off and why', async () => {
     await start({}, [controls, pingPlugin, premiumPlugin], { PREMIUM_MODEL: 'big-model' });
     const help = texts(await t.transport.push({ senderId: ALICE, text: '.help' }))[0];
     expect(help).to.include('.reset: ');
@@ -165,6 +165,7 @@ describe('in-chat controls (.reset, .forget, .status, disabled plugins, .help)',
     const without = texts(await t.transport.push({ senderId: ALICE, text: '.help' }))[0];
     expect(without).to.not.include('"use the premium model: <question>": answer');
     expect(without).to.include('.reset: ');
+    expect(without).to.match(/Off here: "use the premium model: <question>" \(no PRIMARY_GATEWAY_PREMIUM_MODEL or PREMIUM_MODEL set\)/);
   });
 
   it('tells a rejected key from a used-up quota', async () => {
