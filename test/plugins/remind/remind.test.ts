@@ -123,7 +123,9 @@ describe('remind plugin (real clock, short delays)', function () {
     const inTwoHours = new Date(Math.floor(now.getTime() / 60_000) * 60_000 + 2 * 3_600_000);
     expect(await say(t, '.remind in 2 hours to call mom')).to.match(new RegExp(`${day(inTwoHours)} ${pad(inTwoHours.getUTCHours())}:${pad(inTwoHours.getUTCMinutes())}(:\\d\\d)? \\(UTC\\): call mom$`));
     expect(await say(t, '.remind "next monday 9:00" standup now')).to.match(/^⏰ Reminder set for Mon \d{4}-\d\d-\d\d 09:00 \(UTC\): standup now$/);
-    expect(await say(t, '.remind tomorrow 9am dentist')).to.equal(`⏰ Reminder set for ${['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][tomorrow.getUTCDay()]} ${day(new Date(now.getTime() + 86_400_000))} 09:00 (UTC): dentist`);
+    // The day after today (not after `past`, which is yesterday in the first five minutes after midnight).
+    const nextDay = new Date(now.getTime() + 86_400_000);
+    expect(await say(t, '.remind tomorrow 9am dentist')).to.equal(`⏰ Reminder set for ${['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'][nextDay.getUTCDay()]} ${day(nextDay)} 09:00 (UTC): dentist`);
     expect(await say(t, '.remind every monday 09:00 weekly')).to.match(/^🔁 Reminder set every Monday at 09:00 \(UTC\), first on Mon \d{4}-\d\d-\d\d 09:00: weekly$/);
   });
 
