@@ -282,7 +282,7 @@ export class Bot {
       // A long text goes as several messages, cut at paragraphs, as `ctx.reply` does (a scheduled task's answer).
       send: async (chatId, text) => {
         let sent: SentMessage = { id: '' };
-        for (const part of text.length > 4000 ? splitMessage(text) : [text]) sent = await (bot.outbox ? bot.outbox.sendText(chatId, part) : bot.requireTransport().sendText(chatId, part));
+        for (const part of splitMessage(text)) sent = await (bot.outbox ? bot.outbox.sendText(chatId, part) : bot.requireTransport().sendText(chatId, part));
         return sent;
       },
       sendMedia: (chatId, media) => (bot.outbox ? bot.outbox.sendMedia(chatId, media) : bot.requireTransport().sendMedia(chatId, media)),
