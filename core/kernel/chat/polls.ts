@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { CodedError } from '../../services/coded-error.js';
-import { JsonFile } from '../../services/store/json-file.js';
+import { BoundedRecord } from '../../services/store/bounded-record.js';
 import { isPrivateChatOf, type PrivacyParticipant } from '../../services/store/privacy.js';
 import type { DataSchema } from '../../services/store/schemas.js';
 import type { OutgoingPoll, SentMessage } from '../port/message.js';
@@ -78,10 +78,20 @@ export const POLL_BOOK_PATH = 'polls/sent.json';
  * await book.answersOnVote(chatId, sent.id); // true
  */
 export class PollBook {
-  private readonly file: JsonFile<{ polls: SentPoll[] }>;
+  private readonly record: BoundedRecord<SentPoll>;
 
   constructor(dataDir: string, private readonly now: () => number = Date.now) {
-    this.file = new JsonFile(path.join(dataDir, POLL_BOOK_PATH), () => ({ polls: [] }), { schema: POLL_BOOK_SCHEMA, coalesceMs: 200 });
+    this.record = new BoundedRecord({
+      file: path.join(dataDir, POLL_BOOK_PATH),
+      field: 'polls',
+      schema: POLL_BOOK_SCHEMA,
+      chatOf: (p) => p.chatId,
+      withChat: (p, chatId) => ({ ...p, chatId }),
+      keepMs: POLLS_KEPT_MS,
+      keepCount: POLLS_KEPT,
+      coalesceMs: 200,
+      now,
+    });
   }
 
   async send(transport: Transport, chatId: string, poll: OutgoingPoll, options: SendOptions & { answerOnVote?: boolean }): Promise<SentMessage> {
@@ -89,47 +99,26 @@ export class PollBook {
     if (!checked.ok) throw new PollRefused(`The poll was not sent: ${checked.problem}.`);
     if (!transport.sendPoll) throw new PollRefused(`The poll was not sent: the ${transport.name} chat cannot show polls.`);
     const sent = await transport.sendPoll(chatId, checked.poll, { quotedId: options.quotedId, answers: options.answers });
-    const at = this.now();
-    await this.file
-      .update((doc) => {
-        doc.polls = [...doc.polls.filter((p) => p.id !== sent.id && p.at >= at - POLLS_KEPT_MS), { id: sent.id, chatId, answerOnVote: options.answerOnVote === true, at }].slice(-POLLS_KEPT);
-      })
-      .catch(() => undefined);
+    await this.record.add([{ id: sent.id, chatId, answerOnVote: options.answerOnVote === true, at: this.now() }]);
     return sent;
   }
 
   /** True when a vote on this poll (of this chat) is answered as a turn. */
   async answersOnVote(chatId: string, pollId: string): Promise<boolean> {
-    const poll = (await this.file.get()).polls.find((p) => p.id === pollId);
-    return Boolean(poll && poll.chatId === chatId && poll.answerOnVote && poll.at >= this.now() - POLLS_KEPT_MS);
+    return (await this.record.get(chatId, pollId))?.answerOnVote === true;
   }
 
   flush(): Promise<void> {
-    return this.file.flush();
-  }
-
-  private async removeWhere(drop: (p: SentPoll) => boolean): Promise<number> {
-    let removed = 0;
-    await this.file.update((doc) => {
-      const kept = doc.polls.filter((p) => !drop(p));
-      removed = doc.polls.length - kept.length;
-      doc.polls = kept;
-    });
-    return removed;
+    return this.record.flush();
   }
 
   /** A private chat's polls belong to its person (a group's polls name no one). */
   privacyParticipant(): PrivacyParticipant {
     return {
       name: 'polls sent',
-      exportFor: async (person) => (await this.file.get()).polls.filter((p) => isPrivateChatOf(p.chatId, person)).map(({ id, chatId, at }) => ({ id, chatId, at })),
-      deleteFor: (person) => this.removeWhere((p) => isPrivateChatOf(p.chatId, person)),
-      moveChat: async (from, to) => {
-        await this.file.update((doc) => {
-          doc.polls = doc.polls.map((p) => (p.chatId === from ? { ...p, chatId: to } : p));
-        });
-        await this.file.flush();
-      },
+      exportFor: async (person) => (await this.record.entries()).filter((p) => isPrivateChatOf(p.chatId, person)).map(({ id, chatId, at }) => ({ id, chatId, at })),
+      deleteFor: (person) => this.record.removeWhere((p) => isPrivateChatOf(p.chatId, person)),
+      moveChat: (from, to) => this.record.moveChat(from, to),
     };
   }
 }

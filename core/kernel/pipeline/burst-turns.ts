@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { JsonFile } from '../../services/store/json-file.js';
+import { BoundedRecord } from '../../services/store/bounded-record.js';
 import { changeableBy, isPrivateChatOf, writtenBy, type PersonIds, type PrivacyParticipant } from '../../services/store/privacy.js';
 import type { DataSchema } from '../../services/store/schemas.js';
 
@@ -63,61 +63,37 @@ export const BURST_TURNS_PATH = 'bursts/merged.json';
  * const { id, merged } = await turns.turnOf(chatId, someEarlierId);
  */
 export class BurstTurns {
-  private readonly file: JsonFile<MergedDocument>;
-  private index: Map<string, MergedMessage> | undefined;
+  private readonly record: BoundedRecord<MergedMessage>;
 
   constructor(dataDir: string, private readonly now: () => number = Date.now) {
-    this.file = new JsonFile(path.join(dataDir, BURST_TURNS_PATH), () => ({ merged: [] }), { schema: BURST_TURNS_SCHEMA, coalesceMs: 1000 });
-  }
-
-  private async loaded(): Promise<Map<string, MergedMessage>> {
-    if (this.index) return this.index;
-    const doc = await this.file.get();
-    // A note made while the file loaded already built it.
-    if (!this.index) this.index = new Map(doc.merged.map((m) => [key(m.chat, m.id), m]));
-    return this.index;
+    this.record = new BoundedRecord({
+      file: path.join(dataDir, BURST_TURNS_PATH),
+      field: 'merged',
+      schema: BURST_TURNS_SCHEMA,
+      chatOf: (m) => m.chat,
+      withChat: (m, chat) => ({ ...m, chat }),
+      keepMs: MERGED_KEPT_MS,
+      keepCount: MERGED_KEPT,
+      coalesceMs: 1000,
+      now,
+    });
   }
 
   /** Remembers that `messages` of `chatId` were answered as one turn stored under `turnId`. Never rejects. */
   note(chatId: string, messages: Array<{ id: string; senderId: string }>, turnId: string): Promise<void> {
     const at = this.now();
-    const added = messages.map((m) => ({ chat: chatId, id: m.id, turn: turnId, sender: m.senderId, at }));
-    return this.file
-      .update((doc) => {
-        const index = (this.index ??= new Map(doc.merged.map((m) => [key(m.chat, m.id), m])));
-        for (const m of added) index.set(key(m.chat, m.id), m);
-        const oldest = at - MERGED_KEPT_MS;
-        const kept = [...index.values()].filter((m) => m.at >= oldest).slice(-MERGED_KEPT);
-        if (kept.length !== index.size) this.index = new Map(kept.map((m) => [key(m.chat, m.id), m]));
-        doc.merged = kept;
-      })
-      .then(
-        () => undefined,
-        () => undefined,
-      );
+    return this.record.add(messages.map((m) => ({ chat: chatId, id: m.id, turn: turnId, sender: m.senderId, at })));
   }
 
   /** The id under which the turn carrying `messageId` was stored (its own id when it was not merged). */
   async turnOf(chatId: string, messageId: string): Promise<{ id: string; merged: boolean }> {
-    const entry = (await this.loaded()).get(key(chatId, messageId));
-    return entry && entry.at >= this.now() - MERGED_KEPT_MS ? { id: entry.turn, merged: true } : { id: messageId, merged: false };
+    const entry = await this.record.get(chatId, messageId);
+    return entry ? { id: entry.turn, merged: true } : { id: messageId, merged: false };
   }
 
   /** Writes what was noted (a stop, a backup). */
   flush(): Promise<void> {
-    return this.file.flush();
-  }
-
-  private async removeWhere(drop: (m: MergedMessage) => boolean): Promise<number> {
-    await this.loaded();
-    let removed = 0;
-    await this.file.update((doc) => {
-      const kept = doc.merged.filter((m) => !drop(m));
-      removed = doc.merged.length - kept.length;
-      doc.merged = kept;
-      this.index = new Map(kept.map((m) => [key(m.chat, m.id), m]));
-    });
-    return removed;
+    return this.record.flush();
   }
 
   /** A person's entries: those they sent, and every entry of their private chat. */
@@ -125,22 +101,11 @@ export class BurstTurns {
     const about = (person: PersonIds) => (m: MergedMessage) => isPrivateChatOf(m.chat, person) || writtenBy(m.sender, person);
     return {
       name: 'messages answered together',
-      exportFor: async (person) => [...(await this.loaded()).values()].filter(about(person)).map(({ chat, id, turn, at }) => ({ chat, id, turn, at })),
-      deleteFor: (person) => this.removeWhere(about(person)),
+      exportFor: async (person) => (await this.record.entries()).filter(about(person)).map(({ chat, id, turn, at }) => ({ chat, id, turn, at })),
+      deleteFor: (person) => this.record.removeWhere(about(person)),
       // The turn is gone from every store: its map entries have nothing left to lead to.
-      revoke: (chatId, turnId, author) => this.removeWhere((m) => m.chat === chatId && m.turn === turnId && changeableBy(m.sender, author)),
-      moveChat: async (from, to) => {
-        await this.loaded();
-        await this.file.update((doc) => {
-          doc.merged = doc.merged.map((m) => (m.chat === from ? { ...m, chat: to } : m));
-          this.index = new Map(doc.merged.map((m) => [key(m.chat, m.id), m]));
-        });
-        await this.file.flush();
-      },
+      revoke: (chatId, turnId, author) => this.record.removeWhere((m) => m.chat === chatId && m.turn === turnId && changeableBy(m.sender, author)),
+      moveChat: (from, to) => this.record.moveChat(from, to),
     };
   }
-}
-
-function key(chatId: string, messageId: string): string {
-  return `${chatId}\0${messageId}`;
 }
