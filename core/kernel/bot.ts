@@ -26,6 +26,7 @@ import { Jail } from '../services/jail/jail.js';
 import { KeyPool } from '../services/providers/key-pool.js';
 import { storedMessages, type HistoryStore } from '../services/store/history.js';
 import { PluginStores } from '../services/store/plugin-store.js';
+import { SetAsideFiles } from '../services/store/set-aside-files.js';
 import { historyParticipant, memoryParticipant, PrivacyRegistry, summaryParticipant, type PersonIds } from '../services/store/privacy.js';
 import type { MemoryStore } from '../services/store/memory.js';
 import type { IncomingMessage, OutgoingMedia, PollVote, SentMessage } from './port/message.js';
@@ -88,7 +89,7 @@ export class Bot {
   readonly ai: AiService;
   readonly notices: OwnerNotifier;
   /** What the bot keeps about people, for `.mydata`, the dashboard's delete and revoked messages. */
-  readonly privacy = new PrivacyRegistry();
+  readonly privacy: PrivacyRegistry;
   readonly jail: Jail;
   readonly audioKeys: KeyPool;
   readonly failures: PluginFailure[];
@@ -134,6 +135,7 @@ export class Bot {
     this.jail = deps.jail ?? new Jail();
     this.audioKeys = deps.audioKeys ?? new KeyPool(deps.settings.audio.keys, deps.log.child({ part: 'audio-keys' }));
     this.outbox = deps.outbox;
+    this.privacy = new PrivacyRegistry(new SetAsideFiles(deps.settings.dataDir));
     this.privacy.register(historyParticipant(this.histories));
     this.privacy.register(summaryParticipant(this.histories));
     this.privacy.register(memoryParticipant(this.memories));

@@ -48,9 +48,24 @@ export function changeableBy(senderId: string | undefined, author: PersonIds | u
   return !author || writtenBy(senderId, author);
 }
 
+/**
+ * What is kept about a person outside every participant's own files: the files the stores set aside as unreadable
+ * (see `SetAsideFiles`). Run after every participant, so a store that moves or removes its own goes first.
+ */
+export interface LeftoverFiles {
+  exportFor(person: PersonIds): Promise<unknown[]>;
+  deleteFor(person: PersonIds): Promise<number>;
+  moveChat(from: string, to: string): Promise<void>;
+}
+
+/** The export's and the delete's section for `LeftoverFiles`. */
+export const LEFTOVER_SECTION = 'files set aside as unreadable';
+
 /** Every participant, so the core can answer `.mydata` and deletes across all stores. */
 export class PrivacyRegistry {
   private readonly participants = new Map<string, PrivacyParticipant>();
+
+  constructor(private readonly leftovers?: LeftoverFiles) {}
 
   register(participant: PrivacyParticipant): void {
     this.participants.set(participant.name, participant);
@@ -70,6 +85,8 @@ export class PrivacyRegistry {
         out[p.name] = { error: `could not be read: ${(err as Error).message}` };
       }
     }
+    const leftovers = await this.leftovers?.exportFor(person).catch((err: Error) => [{ error: `could not be read: ${err.message}` }]);
+    if (leftovers?.length) out[LEFTOVER_SECTION] = leftovers;
     return out;
   }
 
@@ -82,6 +99,14 @@ export class PrivacyRegistry {
         counts[p.name] = await p.deleteFor(person);
       } catch (err) {
         failures.push(`${p.name}: ${(err as Error).message}`);
+      }
+    }
+    if (this.leftovers) {
+      try {
+        const removed = await this.leftovers.deleteFor(person);
+        if (removed) counts[LEFTOVER_SECTION] = removed;
+      } catch (err) {
+        failures.push(`${LEFTOVER_SECTION}: ${(err as Error).message}`);
       }
     }
     if (failures.length) throw new Error(`could not delete everything (${failures.join('; ')})`);
@@ -114,9 +139,20 @@ export class PrivacyRegistry {
     return changed;
   }
 
-  /** A private chat moved from id `from` to `to`: every participant moves what it keeps (see `moveChatIn`). */
-  moveChat(from: string, to: string): Promise<void> {
-    return moveChatIn(this.list(), from, to);
+  /**
+   * A private chat moved from id `from` to `to`: every participant moves what it keeps (see `moveChatIn`), then the
+   * leftovers; one failing never keeps the others from moving theirs.
+   */
+  async moveChat(from: string, to: string): Promise<void> {
+    const moved = await moveChatIn(this.list(), from, to).then(
+      () => undefined,
+      (err: Error) => err,
+    );
+    const leftovers = await this.leftovers?.moveChat(from, to).then(
+      () => undefined,
+      (err: Error) => err,
+    );
+    if (moved || leftovers) throw new Error([moved?.message, leftovers && `could not move the ${LEFTOVER_SECTION} (${leftovers.message})`].filter(Boolean).join('; '));
   }
 }
 
