@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import sinon from 'sinon';
 import { proto } from '@whiskeysockets/baileys';
 import { DisconnectReason, waText } from '../../fakes/baileys-socket.js';
-import { cleanup, link, setup, swJs } from './harness.js';
+import { fakeClockPerTest, link, setup, swJs } from './harness.js';
 
 /** The revisions the stubbed web.whatsapp.com/sw.js serves, one per fetch; `fail` answers HTTP 503. */
 function serveRevisions(...answers: Array<number | 'fail'>): sinon.SinonStub {
@@ -13,14 +13,7 @@ function serveRevisions(...answers: Array<number | 'fail'>): sinon.SinonStub {
 }
 
 describe('WhatsApp transport: Web version, close codes and reconnect bounds (fake socket)', () => {
-  let clock: sinon.SinonFakeTimers;
-  beforeEach(() => {
-    clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.now() });
-  });
-  afterEach(async () => {
-    clock.restore();
-    await cleanup();
-  });
+  const clock = fakeClockPerTest();
 
   it('fetches the Web version before connecting, does not keep a failed fetch, and refreshes a good one after hours', async () => {
     const fetches = serveRevisions('fail', 1000000002, 1000000003);

@@ -1,8 +1,7 @@
 import { expect } from 'chai';
-import sinon from 'sinon';
 import { ACCOUNT_RESTRICTED_TEXT, proto, type GroupMetadata } from '@whiskeysockets/baileys';
 import { GROUP, waMessage, waText } from '../../fakes/baileys-socket.js';
-import { cleanup, link, setup, type Harness } from './harness.js';
+import { cleanup, fakeClockPerTest, link, setup, type Harness } from './harness.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';
 const ALICE_LID = '98765432100001@lid';
@@ -18,16 +17,11 @@ function groupMeta(id: string, extra: Partial<GroupMetadata> = {}): GroupMetadat
 
 describe('WhatsApp transport: group metadata cache (fake socket replaying Baileys events)', () => {
   let h: Harness;
-  let clock: sinon.SinonFakeTimers;
+  const clock = fakeClockPerTest();
   beforeEach(async () => {
-    clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.now() });
     // Hours pass without frames here; the silent-session watchdog is not what these tests look at.
     h = await setup({ transport: { silentMs: 24 * 60 * 60_000 } });
     await link(h);
-  });
-  afterEach(async () => {
-    clock.restore();
-    await cleanup();
   });
 
   it('queries a group once and answers later sends (even concurrent ones) from the stored result', async () => {

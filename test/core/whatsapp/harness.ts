@@ -89,3 +89,23 @@ export async function cleanup(): Promise<void> {
   for (const h of stopping) await h.transport.stop();
   for (const dir of new Set(stopping.map((h) => h.dir))) await rm(dir, { recursive: true, force: true });
 }
+
+/**
+ * Fake timers (setTimeout, clearTimeout, Date) around each test of the `describe` it is called in, with every harness
+ * stopped and its folder removed after the test. Call it before the suite's own `beforeEach` that sets up a harness.
+ *
+ * @example
+ * const clock = fakeClockPerTest();
+ * it('retries later', async () => { const h = await setup(); await clock.tickAsync(60_000); });
+ */
+export function fakeClockPerTest(): { tickAsync(ms: number): Promise<number> } {
+  let clock: sinon.SinonFakeTimers | undefined;
+  beforeEach(() => {
+    clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.now() });
+  });
+  afterEach(async () => {
+    clock?.restore();
+    await cleanup();
+  });
+  return { tickAsync: (ms) => clock!.tickAsync(ms) };
+}

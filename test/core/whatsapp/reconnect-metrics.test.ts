@@ -1,9 +1,8 @@
 import { expect } from 'chai';
 import parsePrometheus from 'parse-prometheus-text-format';
-import sinon from 'sinon';
 import { BotMetrics } from '../../../core/services/metrics/bot-metrics.js';
 import { DisconnectReason } from '../../fakes/baileys-socket.js';
-import { cleanup, link, setup } from './harness.js';
+import { fakeClockPerTest, link, setup } from './harness.js';
 
 /** wa_bot_reconnects_total by reason, from the Prometheus text. */
 async function reconnects(metrics: BotMetrics): Promise<Record<string, number>> {
@@ -12,14 +11,7 @@ async function reconnects(metrics: BotMetrics): Promise<Record<string, number>> 
 }
 
 describe('WhatsApp transport: reconnects in the metrics (fake socket)', () => {
-  let clock: sinon.SinonFakeTimers;
-  beforeEach(() => {
-    clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.now() });
-  });
-  afterEach(async () => {
-    clock.restore();
-    await cleanup();
-  });
+  const clock = fakeClockPerTest();
 
   it('counts every close the transport comes back from by its reason, and not a 403 stop', async () => {
     const metrics = new BotMetrics();

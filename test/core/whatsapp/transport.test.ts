@@ -2,24 +2,16 @@ import { expect } from 'chai';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import sinon from 'sinon';
 import { BufferJSON, type WAMessage } from '@whiskeysockets/baileys';
 import { BOT_LID, BOT_ME, BOT_PHONE, DisconnectReason, GROUP, waMessage, waText } from '../../fakes/baileys-socket.js';
 import { tempDir } from '../../helpers/test-app.js';
-import { cleanup, link, setup, type Harness } from './harness.js';
+import { cleanup, fakeClockPerTest, link, setup, type Harness } from './harness.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';
 const ALICE_LID = '98765432100001@lid';
 
 describe('WhatsApp transport: linking and connection handling (fake socket)', () => {
-  let clock: sinon.SinonFakeTimers;
-  beforeEach(() => {
-    clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.now() });
-  });
-  afterEach(async () => {
-    clock.restore();
-    await cleanup();
-  });
+  const clock = fakeClockPerTest();
 
   it('shows the QR (terminal and session()), then after the scan restarts at once, logs the own LID and stores the session', async () => {
     const h = await setup();
