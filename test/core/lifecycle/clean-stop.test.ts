@@ -45,14 +45,28 @@ async function waitUntil(check: () => Promise<boolean>, timeoutMs = 5000): Promi
   }
 }
 
+/**
+ * A spawned console chat on a gateway whose answers wait until released (see heldGateway), ready to chat; killed,
+ * released and closed after `run`, whatever happened.
+ */
+async function withHeldChat(config: Record<string, unknown> | undefined, run: (chat: ReturnType<typeof startLiveChat>, held: Awaited<ReturnType<typeof heldGateway>> & { dir: string }) => Promise<void>): Promise<void> {
+  const dir = await tempDir();
+  await writeConfig(dir, config);
+  const held = await heldGateway();
+  const chat = startLiveChat({ cwd: dir, env: envFor(held.gw) });
+  try {
+    await chat.waitForLog(/console chat ready/);
+    await run(chat, { ...held, dir });
+  } finally {
+    held.release();
+    chat.child.kill('SIGKILL');
+    await held.gw.close();
+  }
+}
+
 describe('clean stop (spawned console)', () => {
-  it('SIGTERM during a slow answer: the answer is sent, history saved, a new message is not taken, exit 0', async () => {
-    const dir = await tempDir();
-    await writeConfig(dir);
-    const { gw, received, release } = await heldGateway();
-    const chat = startLiveChat({ cwd: dir, env: envFor(gw) });
-    try {
-      await chat.waitForLog(/console chat ready/);
+  it('SIGTERM during a slow answer: the answer is sent, history saved, a new message is not taken, exit 0', () =>
+    withHeldChat(undefined, async (chat, { gw, received, release, dir }) => {
       chat.send('hello there');
       await received;
       chat.child.kill('SIGTERM');
@@ -67,19 +81,10 @@ describe('clean stop (spawned console)', () => {
       const texts = await historyTexts(path.join(dir, 'data'));
       expect(texts).to.include('hello there').and.include('slow: hello there');
       expect(gw.chats()).to.have.length(1);
-    } finally {
-      chat.child.kill('SIGKILL');
-      await gw.close();
-    }
-  });
+    }));
 
-  it('gives up on an answer that outlasts shutdown.graceSeconds and still exits', async () => {
-    const dir = await tempDir();
-    await writeConfig(dir, { shutdown: { graceSeconds: 1 } });
-    const { gw, received, release } = await heldGateway();
-    const chat = startLiveChat({ cwd: dir, env: envFor(gw) });
-    try {
-      await chat.waitForLog(/console chat ready/);
+  it('gives up on an answer that outlasts shutdown.graceSeconds and still exits', () =>
+    withHeldChat({ shutdown: { graceSeconds: 1 } }, async (chat, { received }) => {
       chat.send('never answered');
       await received;
       chat.child.kill('SIGTERM');
@@ -87,20 +92,10 @@ describe('clean stop (spawned console)', () => {
       expect(code, chat.stderr()).to.equal(0);
       expect(chat.stderr()).to.match(/1 message\(s\) were still being handled/);
       expect(chat.lines()).to.deep.equal([]);
-    } finally {
-      release();
-      chat.child.kill('SIGKILL');
-      await gw.close();
-    }
-  });
+    }));
 
-  it('a second signal exits at once', async () => {
-    const dir = await tempDir();
-    await writeConfig(dir);
-    const { gw, received, release } = await heldGateway();
-    const chat = startLiveChat({ cwd: dir, env: envFor(gw) });
-    try {
-      await chat.waitForLog(/console chat ready/);
+  it('a second signal exits at once', () =>
+    withHeldChat(undefined, async (chat, { received }) => {
       chat.send('slow one');
       await received;
       chat.child.kill('SIGINT');
@@ -110,12 +105,7 @@ describe('clean stop (spawned console)', () => {
       expect(code).to.equal(130);
       expect(chat.stderr()).to.match(/Second SIGINT while stopping: exiting at once/);
       expect(chat.lines()).to.deep.equal([]);
-    } finally {
-      release();
-      chat.child.kill('SIGKILL');
-      await gw.close();
-    }
-  });
+    }));
 
   it('a store that cannot be written makes the exit code non-zero and names it', async () => {
     const dir = await tempDir();
