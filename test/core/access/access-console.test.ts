@@ -30,6 +30,20 @@ describe('who is answered, and as whom (console)', function () {
   });
   afterEach(() => gw.close());
 
+  /** A spawned console chat with config.json as shipped, ready; its input closed and its exit awaited after `run`. */
+  async function withShippedChat(run: (chat: ReturnType<typeof startLiveChat>, dir: string) => Promise<void>): Promise<void> {
+    const dir = await tempDir();
+    await writeShipped(dir);
+    const chat = startLiveChat({ cwd: dir, env });
+    try {
+      await chat.waitForLog(/console chat ready/, 30_000);
+      await run(chat, dir);
+    } finally {
+      chat.child.stdin.end();
+      await chat.exited;
+    }
+  }
+
   it('ships pairing and owner-opened groups in config.example.json', async () => {
     const example = await shippedExample();
     expect(example.access.mode).to.equal('pairing');
@@ -37,12 +51,8 @@ describe('who is answered, and as whom (console)', function () {
     expect(example.takeover.minutes).to.equal(30);
   });
 
-  it("holds a stranger's messages (nothing reaches the model), gives one code, tells the owner; .approve answers the first three", async () => {
-    const dir = await tempDir();
-    await writeShipped(dir);
-    const chat = startLiveChat({ cwd: dir, env });
-    try {
-      await chat.waitForLog(/console chat ready/, 30_000);
+  it("holds a stranger's messages (nothing reaches the model), gives one code, tells the owner; .approve answers the first three", () =>
+    withShippedChat(async (chat, dir) => {
       chat.send(`:as ${STRANGER}`);
       for (const text of ['first question', 'second question', 'third question', 'fourth question']) chat.send(text);
       const answer = await chat.waitForLine(/^bot> .*pairing code is/, { timeoutMs: 30_000 });
@@ -74,18 +84,10 @@ describe('who is answered, and as whom (console)', function () {
       const state = JSON.parse(await readFile(path.join(dir, 'data', 'access', 'state.json'), 'utf8'));
       expect(state.approved.map((a: { id: string }) => a.id)).to.deep.equal([STRANGER]);
       expect(state.pending).to.deep.equal([]);
-    } finally {
-      chat.child.stdin.end();
-      await chat.exited;
-    }
-  });
+    }));
 
-  it('.deny drops what was held and the stranger gets no new code at once', async () => {
-    const dir = await tempDir();
-    await writeShipped(dir);
-    const chat = startLiveChat({ cwd: dir, env });
-    try {
-      await chat.waitForLog(/console chat ready/, 30_000);
+  it('.deny drops what was held and the stranger gets no new code at once', () =>
+    withShippedChat(async (chat) => {
       chat.send(`:as ${STRANGER}`);
       chat.send('let me in');
       const code = /pairing code is ([A-Z0-9]+)/.exec(await chat.waitForLine(/pairing code is/))![1];
@@ -99,11 +101,7 @@ describe('who is answered, and as whom (console)', function () {
       await chat.waitForLine(/^bot> pong/);
       expect(chat.lines().filter((l) => /pairing code is/.test(l))).to.have.length(1);
       expect(gw.chats()).to.have.length(0);
-    } finally {
-      chat.child.stdin.end();
-      await chat.exited;
-    }
-  });
+    }));
 
   it('without the keys in config.json an existing install answers everyone and every group as before', async () => {
     const dir = await tempDir();
