@@ -5,6 +5,7 @@ import type { Settings } from '../core/services/config/settings.js';
 import { discoverPlugins } from '../core/kernel/plugin/discover.js';
 import { ACCESS_SCHEMA } from '../core/kernel/access/access-store.js';
 import { BURST_TURNS_PATH, BURST_TURNS_SCHEMA } from '../core/kernel/pipeline/burst-turns.js';
+import { DELETED_MESSAGES_PATH, DELETED_MESSAGES_SCHEMA } from '../core/kernel/pipeline/deleted-messages.js';
 import { POLL_BOOK_PATH, POLL_BOOK_SCHEMA } from '../core/kernel/chat/polls.js';
 import { BUDGETS_SCHEMA, DATA_SCHEMAS, HISTORY_SCHEMA, MEMORY_SCHEMA, USAGE_SCHEMA, type DataSchema } from '../core/services/store/schemas.js';
 import { WHATSAPP_DATA_FILES } from '../core/adapters/whatsapp/whatsapp-data-schemas.js';
@@ -28,7 +29,7 @@ function pluginPackagesOf(settings: Settings): string[] {
 export async function installedDataSchemas(settings: Settings, cwd = process.cwd()): Promise<DataSchema[]> {
   const pluginsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'plugins');
   const { plugins } = await discoverPlugins(pluginsDir, pluginPackagesOf(settings), cwd);
-  const byName = new Map([...DATA_SCHEMAS, ...WHATSAPP_DATA_FILES.map((f) => f.schema), ACCESS_SCHEMA, BURST_TURNS_SCHEMA, POLL_BOOK_SCHEMA].map((s) => [s.name, s]));
+  const byName = new Map([...DATA_SCHEMAS, ...WHATSAPP_DATA_FILES.map((f) => f.schema), ACCESS_SCHEMA, BURST_TURNS_SCHEMA, DELETED_MESSAGES_SCHEMA, POLL_BOOK_SCHEMA].map((s) => [s.name, s]));
   for (const plugin of plugins) for (const file of plugin.dataFiles ?? []) if (!byName.has(file.schema.name)) byName.set(file.schema.name, file.schema);
   return [...byName.values()];
 }
@@ -40,6 +41,7 @@ const CORE_DATA_FILES: Array<{ path: string; schema: DataSchema }> = [
   { path: 'usage.json', schema: USAGE_SCHEMA },
   { path: 'budgets.json', schema: BUDGETS_SCHEMA },
   { path: BURST_TURNS_PATH, schema: BURST_TURNS_SCHEMA },
+  { path: DELETED_MESSAGES_PATH, schema: DELETED_MESSAGES_SCHEMA },
   { path: POLL_BOOK_PATH, schema: POLL_BOOK_SCHEMA },
   ...WHATSAPP_DATA_FILES,
 ];

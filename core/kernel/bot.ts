@@ -10,6 +10,7 @@ import type { Logger } from '../services/log/logger.js';
 import { logOnlyNotifier, type OwnerNotifier } from '../services/notices/owner-notifier.js';
 import { Bursts } from './pipeline/bursts.js';
 import { BurstTurns } from './pipeline/burst-turns.js';
+import { DeletedMessages } from './pipeline/deleted-messages.js';
 import { ChatQueue } from './pipeline/chat-queue.js';
 import { SendCancelledError } from '../services/sending/outbox.js';
 import { createContext, pluginView, type ContextDeps } from './pipeline/context.js';
@@ -104,6 +105,8 @@ export class Bot {
   /** A sender's burst of free text (and what they send while it is answered) as one turn. */
   private readonly bursts: Bursts;
   private readonly burstTurns: BurstTurns;
+  /** Messages deleted for everyone (ids only): a later quote of one never brings it back. */
+  private readonly deletedMessages: DeletedMessages;
   /** Chat moves that failed part-way (new id → old id), tried again at the chat's next message. */
   private readonly unfinishedMoves = new Map<string, string>();
   private readonly contextDeps: ContextDeps;
@@ -150,6 +153,8 @@ export class Bot {
     });
     this.burstTurns = new BurstTurns(deps.settings.dataDir);
     this.privacy.register(this.burstTurns.privacyParticipant());
+    this.deletedMessages = new DeletedMessages(deps.settings.dataDir);
+    this.privacy.register(this.deletedMessages.privacyParticipant());
     this.polls = new PollBook(deps.settings.dataDir);
     this.privacy.register(this.polls.privacyParticipant());
     this.access = new AccessControl({
@@ -401,6 +406,9 @@ export class Bot {
         // A message merged into a burst was stored as part of its turn: the whole turn goes (never its words left).
         const turn = await this.burstTurns.turnOf(chatId, messageId);
         const removed = await this.privacy.revoke(chatId, turn.id, author);
+        // Remembered by its own id (a quote names that one), for the honoured sender only: a later reply quoting it
+        // must not fetch it again through the quote.
+        await this.deletedMessages.note(chatId, messageId, author);
         if (author && !removed) this.log.info({ chat: chatId, messageId }, 'a delete for everyone removed nothing: the stored message (if any) is not the sender\'s own, and they are no group admin');
         else this.log.info({ chat: chatId, messageId, removed }, 'a message deleted for everyone was removed from the stored data');
       },
@@ -484,7 +492,7 @@ export class Bot {
     await this.registry.stop();
     await this.transport?.stop();
     // A store that cannot write rejects; the app's data health lists it and the stop reports it (never silently).
-    await Promise.allSettled([this.histories.flush(), this.memories.flush(), this.access.flush(), this.burstTurns.flush(), this.polls.flush(), ...[...this.stores.values()].map((s) => s.close())]);
+    await Promise.allSettled([this.histories.flush(), this.memories.flush(), this.access.flush(), this.burstTurns.flush(), this.deletedMessages.flush(), this.polls.flush(), ...[...this.stores.values()].map((s) => s.close())]);
   }
 
   /** Resolves when no message is being handled. */
@@ -530,6 +538,12 @@ export class Bot {
     if (message.fromMe) return this.access.ownerTyped(message);
     const text = handledText(message, this.log);
     if (text === undefined) return undefined;
+    // A quote of a message deleted for everyone reaches the plugins without its words or media.
+    if (message.quoted) return this.deletedMessages.mark(message.chatId, message.quoted).then((quoted) => this.run({ ...message, quoted }, text));
+    return this.run(message, text);
+  }
+
+  private run(message: IncomingMessage, text: string): Promise<void> {
     const ctx = this.createContext(message, text);
     this.pipeline ??= this.composePipeline();
     return this.pipeline(ctx);

@@ -115,6 +115,11 @@ function documents(host: PluginHost<DocumentOptions>) {
     const called = media.fileName ? `“${media.fileName.slice(0, 80)}”` : 'That document';
     let doc: DocumentText | undefined;
     let name = media.fileName ?? 'the document';
+    // Deleted for everyone: its kept text went with the delete, and it is never fetched again through the quote.
+    if (ctx.message.quoted?.deleted && found.quoted) {
+      await ctx.reply('That document was deleted for everyone, so I no longer have it.');
+      return;
+    }
     const kept = found.quoted ? await fromKept(ctx, found.quoted.id) : undefined;
     try {
       if (kept && !kept.item.scanned) {
@@ -132,7 +137,7 @@ function documents(host: PluginHost<DocumentOptions>) {
             bytes = await media.download();
           } catch (err) {
             ctx.log.warn({ err }, 'document download failed');
-            await ctx.reply(found.quoted ? 'I could not get that document again (it is no longer kept). Please send it once more.' : 'I could not download that document. Please send it again.');
+            await ctx.reply(found.quoted ? 'I no longer have that document (I keep documents for 30 days), and WhatsApp no longer serves it. Please send it again.' : 'I could not download that document. Please send it again.');
             return;
           }
         }

@@ -4,8 +4,9 @@ import path from 'node:path';
 import { AllProvidersFailedError, DEFAULT_PREMIUM_PHRASES, definePlugin, premiumRequest, Store, Type, type CapabilityStatus, type IncomingMedia, type MessageContext, type AiService, type PluginHost, type Static, toWhatsApp } from '../../core/index.js';
 import { DEFAULT_MAX_IMAGE_PIXELS, ffmpegBinary } from '../../core/media.js';
 import { DEFAULT_ANTHROPIC_VERSION, askVision, visionLegFilter, visionPathOf } from './ask-vision.js';
-import { findImage } from './find-image.js';
+import { findImage, type FoundImage } from './find-image.js';
 import { ImageRefused, prepareImage, type PreparedImage } from './prepare-image.js';
+import { videoFrames } from './video-frames.js';
 
 const DEFAULT_QUESTION = 'What is in this image? Describe it briefly.';
 
@@ -58,16 +59,28 @@ export function visionStatus(ai: Pick<AiService, 'legs' | 'health'>): Capability
 /** Where received photos are kept (under data/media: swept after 30 days like all incoming media). */
 const PHOTO_FILES = path.join('media', 'vision', 'files');
 
-/** One photo a chat received, kept so that a later reply quoting it finds it by its message id. */
-const KEPT_PHOTOS = Store.chatLog('photos', Type.Object({ messageId: Type.String(), author: Type.String(), at: Type.Integer(), file: Type.String() }), {
-  path: 'media/vision/chats',
-  title: 'photos received',
-  keepDays: 30,
-  at: (item) => item.at,
-  people: { author: (item) => item.author, messageId: (item) => item.messageId },
-});
+/**
+ * One picture a chat received, kept so that a later reply quoting it finds it by its message id: a photo, or one of
+ * the frames looked at of a video (`video`, several items of one message, in order). `messageId` is the id of the turn
+ * that carried it — the id a delete for everyone is applied to (a turn joined from several messages goes whole) —
+ * and `photoId` the picture's own message id when that differs (a photo of an album).
+ */
+const KEPT_PHOTOS = Store.chatLog(
+  'photos',
+  Type.Object({ messageId: Type.String(), photoId: Type.Optional(Type.String()), video: Type.Optional(Type.Boolean()), author: Type.String(), at: Type.Integer(), file: Type.String() }),
+  {
+    path: 'media/vision/chats',
+    title: 'photos received',
+    keepDays: 30,
+    at: (item) => item.at,
+    people: { author: (item) => item.author, messageId: (item) => item.messageId },
+  },
+);
 
-/** Keeps the photos a chat sent (bytes under data/media/vision/files) and finds them again by message id. */
+/** What the shelf holds for a quoted message: its picture(s), or that they are gone (swept after 30 days). */
+type KeptPictures = { pictures: Buffer[]; video: boolean } | { gone: true; video: boolean };
+
+/** Keeps the pictures a chat sent (bytes under data/media/vision/files) and finds them again by message id. */
 function photoShelf(host: PluginHost<VisionOptions>) {
   const dir = path.join(host.dataDir, PHOTO_FILES);
   /** Removes kept bytes no kept photo refers to any more (after a delete, a message deleted for everyone). */
@@ -79,15 +92,21 @@ function photoShelf(host: PluginHost<VisionOptions>) {
   const stop = host.store.onChange(KEPT_PHOTOS, () => void dropUnreferenced().catch((err) => host.log.warn({ err }, 'could not remove the bytes of deleted photos')));
   return {
     stop,
-    async keep(ctx: MessageContext<VisionOptions>, bytes: Buffer): Promise<void> {
+    /** Keeps one picture of this turn; `media.messageId` (a photo of an album) is the id a later quote names. */
+    async keep(ctx: MessageContext<VisionOptions>, bytes: Buffer, media: IncomingMedia): Promise<void> {
       await mkdir(dir, { recursive: true, mode: 0o700 });
       const file = `${Date.now()}-${randomBytes(8).toString('hex')}`;
       await writeFile(path.join(dir, file), bytes, { mode: 0o600 });
-      await host.store.chat(ctx.chatId).log(KEPT_PHOTOS).append({ messageId: ctx.message.id, author: ctx.senderId, at: Date.now(), file });
+      const photoId = media.messageId && media.messageId !== ctx.message.id ? media.messageId : undefined;
+      await host.store.chat(ctx.chatId).log(KEPT_PHOTOS).append({ messageId: ctx.message.id, ...(photoId ? { photoId } : {}), ...(media.kind === 'video' ? { video: true } : {}), author: ctx.senderId, at: Date.now(), file });
     },
-    async find(chatId: string, messageId: string): Promise<Buffer | undefined> {
-      const item = (await host.store.chat(chatId).log(KEPT_PHOTOS).read()).find((i) => i.messageId === messageId);
-      return item ? readFile(path.join(dir, item.file)).catch(() => undefined) : undefined;
+    /** The pictures kept of message `messageId` of this chat (only this chat's list is read), if any were. */
+    async find(chatId: string, messageId: string): Promise<KeptPictures | undefined> {
+      const items = (await host.store.chat(chatId).log(KEPT_PHOTOS).read()).filter((i) => (i.photoId ?? i.messageId) === messageId);
+      if (!items.length) return undefined;
+      const video = items.some((i) => i.video);
+      const pictures = (await Promise.all(items.map((i) => readFile(path.join(dir, i.file)).catch(() => undefined)))).filter((b) => b !== undefined);
+      return pictures.length ? { pictures, video } : { gone: true, video };
     },
   };
 }
@@ -132,7 +151,7 @@ export default definePlugin({
   },
 });
 
-/** Answers a question about the photo a message carries or quotes, through the gateways' vision path. */
+/** Answers a question about the photo(s) or video a message carries or quotes, through the gateways' vision path. */
 async function answerAboutImage(ctx: MessageContext<VisionOptions>, shelf: PhotoShelf): Promise<void> {
   const found = findImage(ctx);
   if (!found) return;
@@ -147,21 +166,11 @@ async function answerAboutImage(ctx: MessageContext<VisionOptions>, shelf: Photo
     note = '_(No premium model is configured, so the normal model answered.)_\n\n';
   }
 
-  // An album (or photos sent one after the other) is one question about all of them, up to maxPhotosPerTurn.
-  const album = !found.quoted && ctx.message.album?.length ? ctx.message.album : [found.media];
-  const looked = album.slice(0, options.maxPhotosPerTurn);
-  if (album.length > looked.length) note += `_(I looked at the first ${looked.length} of your ${album.length} photos.)_\n\n`;
-  // A quoted photo comes from the copy kept when it came (WhatsApp serves old media for a while only).
-  const kept = found.quoted && ctx.message.quoted ? await shelf.find(ctx.chatId, ctx.message.quoted.id) : undefined;
-  const images = [];
-  for (const [i, media] of looked.entries()) {
-    const read = await readImage(ctx, media, options, i === 0 ? kept : undefined);
-    if (!read) return;
-    // The photo of this message is kept, so that a reply quoting it later finds it by the message's id.
-    if (i === 0 && !found.quoted) await shelf.keep(ctx, read.bytes);
-    images.push(read.image);
-  }
-  const [image, ...moreImages] = images;
+  const gathered = await gather(ctx, found, options, shelf);
+  if (!gathered) return;
+  note += gathered.note;
+  const [image, ...moreImages] = gathered.images;
+  const images = gathered.images;
 
   const question = asked.text || (options.defaultQuestion.trim() ? options.defaultQuestion : DEFAULT_QUESTION);
   // Images count against the sender's AI budget like any other request.
@@ -171,10 +180,11 @@ async function answerAboutImage(ctx: MessageContext<VisionOptions>, shelf: Photo
     return;
   }
   await ctx.typing(true).catch(() => undefined);
-  ctx.progress(images.length > 1 ? `looking at the ${images.length} photos…` : 'looking at the image…');
+  ctx.progress(found.video ? 'looking at the video…' : images.length > 1 ? `looking at the ${images.length} photos…` : 'looking at the image…');
   let answer;
   try {
-    answer = await askVision(ctx.ai, { image: image!, ...(moreImages.length ? { moreImages } : {}), question, system: systemPrompt(ctx), premium, maxTokens: options.maxTokens, timeoutMs: ctx.host.settings.upstreamTimeoutMs, anthropicVersion: options.anthropicVersion });
+    const prompt = found.video ? `${question}\n\n(The images are ${images.length} frames of one video, in order from its start; its sound is not included.)` : question;
+    answer = await askVision(ctx.ai, { image: image!, ...(moreImages.length ? { moreImages } : {}), question: prompt, system: systemPrompt(ctx), premium, maxTokens: options.maxTokens, timeoutMs: ctx.host.settings.upstreamTimeoutMs, anthropicVersion: options.anthropicVersion });
   } catch (err) {
     if (!(err instanceof AllProvidersFailedError)) throw err;
     ctx.log.warn({ causes: err.causes }, 'no vision provider answered');
@@ -189,35 +199,126 @@ async function answerAboutImage(ctx: MessageContext<VisionOptions>, shelf: Photo
   // is said is what the history keeps.
   const said = toWhatsApp(answer.text.trim()) || 'I have no answer about that image.';
   // The exchange joins the history as text, so "and what colour is it?" works in the normal chat afterwards.
-  const sent = images.length > 1 ? `[sent ${album.length} photos]` : '[sent an image]';
-  const asText = `${found.quoted ? '[asked about an image they replied to]' : sent}${asked.text ? ` ${asked.text}` : ''}`;
-  await ctx.history.append({ id: ctx.message.id, role: 'user', senderId: ctx.senderId, senderName: ctx.message.senderName, text: asText, at: ctx.message.timestamp, media: 'image' });
+  const what = found.video ? 'a video' : 'an image';
+  const sent = found.video ? '[sent a video]' : gathered.count > 1 ? `[sent ${gathered.count} photos]` : '[sent an image]';
+  const asText = `${found.quoted ? `[asked about ${what} they replied to]` : sent}${asked.text ? ` ${asked.text}` : ''}`;
+  await ctx.history.append({ id: ctx.message.id, role: 'user', senderId: ctx.senderId, senderName: ctx.message.senderName, text: asText, at: ctx.message.timestamp, media: found.video ? 'video' : 'image' });
   await ctx.history.append({ role: 'assistant', text: said, at: Date.now() });
   const debug = ctx.host.config().ai?.showProvider ? `\n\n_(${answer.leg} · ${answer.model})_` : '';
   await ctx.reply(`${note}${said}${debug}`);
 }
 
+/** Frames looked at of one video (fewer when plugins.vision.maxPhotosPerTurn is lower). */
+const VIDEO_FRAMES = 4;
+
+/** The pictures of one vision turn, ready for the endpoint; `count` is how many photos came (an album may have more). */
+interface Gathered {
+  images: PreparedImage[];
+  count: number;
+  note: string;
+}
+
 /**
- * One photo's bytes, checked and made fit for the vision endpoint; undefined once the sender was told why not (too
- * large, not downloadable, refused by the image checks).
+ * The pictures a turn asks about, each checked and prepared; undefined once the sender was told why not. A photo (or
+ * each photo of an album, up to maxPhotosPerTurn) and a video's frames are kept under their message ids; a quoted one
+ * comes from that kept copy (WhatsApp serves old media for a while only), else through the quote.
  */
-async function readImage(ctx: MessageContext<VisionOptions>, media: IncomingMedia, options: VisionOptions, kept?: Buffer): Promise<{ image: PreparedImage; bytes: Buffer } | undefined> {
-  if (!kept && media.size && media.size > options.maxDownloadBytes) {
-    await ctx.reply(`That image is too large for me (${(media.size / 1_000_000).toFixed(1)} MB). Please send a smaller one.`);
+async function gather(ctx: MessageContext<VisionOptions>, found: FoundImage, options: VisionOptions, shelf: PhotoShelf): Promise<Gathered | undefined> {
+  const frames = Math.min(VIDEO_FRAMES, options.maxPhotosPerTurn);
+  const what = found.video ? 'video' : 'photo';
+  if (found.quoted) {
+    // Deleted for everyone: its kept copy went with the delete, and it is never fetched again through the quote.
+    if (ctx.message.quoted!.deleted) {
+      await ctx.reply(`That ${what} was deleted for everyone, so I no longer have it.`);
+      return undefined;
+    }
+    const kept = await shelf.find(ctx.chatId, ctx.message.quoted!.id);
+    if (kept && 'gone' in kept) {
+      await ctx.reply(`I no longer have that ${what}: I keep the ${what}s I looked at for 30 days only. Please send it again.`);
+      return undefined;
+    }
+    if (kept) {
+      const images = [];
+      for (const bytes of kept.pictures) {
+        const read = await readImage(ctx, options, bytes);
+        if (!read) return undefined;
+        images.push(read.image);
+      }
+      return { images, count: 1, note: '' };
+    }
+  }
+  if (found.video) {
+    const bytes = await download(ctx, found, options);
+    if (!bytes) return undefined;
+    const ffmpeg = ctx.host.capabilities.has('ffmpeg') ? ffmpegBinary(ctx.host.settings).path : undefined;
+    if (!ffmpeg) {
+      await ctx.reply('I cannot look at videos right now: ffmpeg is not available to take pictures from them. You can send a screenshot instead.');
+      return undefined;
+    }
+    let pictures: Buffer[];
+    try {
+      pictures = await videoFrames(ctx.host.jail, ffmpeg, bytes, { count: frames, ...(found.media.seconds ? { seconds: found.media.seconds } : {}), timeoutMs: ctx.host.settings.upstreamTimeoutMs });
+    } catch (err) {
+      if (!(err instanceof ImageRefused)) throw err;
+      await ctx.reply(err.message);
+      return undefined;
+    }
+    const images = [];
+    for (const picture of pictures) {
+      const read = await readImage(ctx, options, picture);
+      if (!read) return undefined;
+      if (!found.quoted) await shelf.keep(ctx, read.bytes, found.media);
+      images.push(read.image);
+    }
+    return { images, count: 1, note: '' };
+  }
+  // An album (or photos sent one after the other) is one question about all of them, up to maxPhotosPerTurn; each
+  // one looked at is kept under its own message's id, so a later reply quoting any of them brings that one back.
+  const album = !found.quoted && ctx.message.album?.length ? ctx.message.album : [found.media];
+  const looked = album.slice(0, options.maxPhotosPerTurn);
+  const note = album.length > looked.length ? `_(I looked at the first ${looked.length} of your ${album.length} photos.)_\n\n` : '';
+  const images = [];
+  for (const media of looked) {
+    const bytes = await download(ctx, { ...found, media }, options);
+    if (!bytes) return undefined;
+    const read = await readImage(ctx, options, bytes);
+    if (!read) return undefined;
+    if (!found.quoted) await shelf.keep(ctx, read.bytes, media);
+    images.push(read.image);
+  }
+  return { images, count: album.length, note };
+}
+
+/** The bytes of a photo or video from WhatsApp (size-checked); undefined once the sender was told why not. */
+async function download(ctx: MessageContext<VisionOptions>, found: FoundImage, options: VisionOptions): Promise<Buffer | undefined> {
+  const { media } = found;
+  const what = found.video ? 'video' : 'image';
+  const tooLarge = (size: number) => ctx.reply(`That ${what} is too large for me (${(size / 1_000_000).toFixed(1)} MB). Please send a smaller one.`);
+  if (media.size && media.size > options.maxDownloadBytes) {
+    await tooLarge(media.size);
     return undefined;
   }
   let bytes: Buffer;
   try {
-    bytes = kept ?? (await media.download());
+    bytes = await media.download();
   } catch (err) {
-    ctx.log.warn({ err }, 'image download failed');
-    await ctx.reply('I could not download that image. Please send it again.');
+    ctx.log.warn({ err }, `${what} download failed`);
+    // A quoted one the bot did not keep is WhatsApp's copy only, and WhatsApp serves old media for a while only.
+    await ctx.reply(found.quoted ? `I no longer have that ${found.video ? 'video' : 'photo'}, and WhatsApp no longer serves it. Please send it again.` : `I could not download that ${what}. Please send it again.`);
     return undefined;
   }
   if (bytes.length > options.maxDownloadBytes) {
-    await ctx.reply(`That image is too large for me (${(bytes.length / 1_000_000).toFixed(1)} MB). Please send a smaller one.`);
+    await tooLarge(bytes.length);
     return undefined;
   }
+  return bytes;
+}
+
+/**
+ * One picture's bytes made fit for the vision endpoint; undefined once the sender was told why not (refused by the
+ * image checks).
+ */
+async function readImage(ctx: MessageContext<VisionOptions>, options: VisionOptions, bytes: Buffer): Promise<{ image: PreparedImage; bytes: Buffer } | undefined> {
   try {
     const ffmpeg = ctx.host.capabilities.has('ffmpeg') ? ffmpegBinary(ctx.host.settings).path : undefined;
     const image = await prepareImage(bytes, { maxImageBytes: options.maxImageBytes, maxDimension: options.maxDimension, maxPixels: options.maxPixels, ffmpeg, jail: ctx.host.jail });

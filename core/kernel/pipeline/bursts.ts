@@ -120,7 +120,7 @@ export class Bursts {
 /**
  * The messages of a burst as one message: the texts in order, one per line (the newest MAX_TURN_MESSAGES in full,
  * the earlier ones summarised in a first line), every mention, the first quote, every photo (`media` the first,
- * `album` all of them when more than one); id, time and the rest are the last message's (an answer quotes the newest).
+ * `album` all of them when more than one, each with its message's `messageId`); id, time and the rest are the last message's (an answer quotes the newest).
  */
 export function oneTurn(messages: IncomingMessage[]): IncomingMessage {
   if (messages.length === 1) return messages[0];
@@ -136,8 +136,9 @@ export function oneTurn(messages: IncomingMessage[]): IncomingMessage {
   const quoted = messages.find((m) => m.quoted)?.quoted;
   const merged: IncomingMessage = { ...last, text: lines.join('\n'), mentions };
   if (quoted) merged.quoted = quoted;
-  // Photos sent together (an album, or one after the other): the turn carries them all, the first as its media.
-  const photos = messages.flatMap((m) => (m.media ? [m.media] : []));
+  // Photos sent together (an album, or one after the other): the turn carries them all, the first as its media, each
+  // with the id of the message that carried it (a later reply quotes that id, not the turn's).
+  const photos = messages.flatMap((m) => (m.media ? [m.id === last.id ? m.media : { ...m.media, messageId: m.id }] : []));
   delete merged.media;
   delete merged.album;
   if (photos.length) merged.media = photos[0];

@@ -20,6 +20,12 @@ export interface IncomingMedia {
   size?: number;
   /** Duration in seconds for audio/video when known. */
   seconds?: number;
+  /**
+   * The id of the message that carried this media, set when a turn joins several messages (an album, or a photo and
+   * the lines after it): the turn's own id is its newest message's, so a plugin keeping the photos for later quotes
+   * files each under this id. Absent when the media came in the turn's own message.
+   */
+  messageId?: string;
   download(): Promise<Buffer>;
 }
 
@@ -30,6 +36,11 @@ export interface QuotedMessage {
   text: string;
   /** True when the quoted message was sent by the bot itself. */
   fromBot: boolean;
+  /**
+   * True when the quoted message was deleted for everyone (by its sender, an admin or the account): its `text` is
+   * empty and its media (kind and type only) refuses to download, so nothing deleted comes back through a quote.
+   */
+  deleted?: boolean;
   media?: IncomingMedia;
 }
 
