@@ -37,7 +37,8 @@ describe('one instance per data folder', () => {
     }
   });
 
-  it('recovers at once the lock of a process killed with kill -9', async () => {
+  it('recovers at once the lock of a process killed with kill -9', async function () {
+    this.timeout(60_000); // two spawned consoles, one after the other
     const dir = await tempDir();
     await writeConfig(dir);
     const dataDir = path.join(dir, 'data');

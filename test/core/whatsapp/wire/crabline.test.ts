@@ -13,8 +13,16 @@ async function filesContaining(dir: string, needle: string): Promise<string[]> {
   const found: string[] = [];
   for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
     const file = path.join(entry.parentPath, entry.name);
-    if (!entry.isFile() || (await stat(file)).size > 50_000_000) continue;
-    if ((await readFile(file)).includes(needle)) found.push(path.relative(dir, file));
+    if (!entry.isFile()) continue;
+    // A write's temporary file may be renamed away between the listing and the read (its bytes are then in the file
+    // it became, which the listing holds too).
+    const bytes = await stat(file)
+      .then((s) => (s.size > 50_000_000 ? undefined : readFile(file)))
+      .catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return undefined;
+        throw err;
+      });
+    if (bytes?.includes(needle)) found.push(path.relative(dir, file));
   }
   return found;
 }
