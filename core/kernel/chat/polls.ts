@@ -99,7 +99,8 @@ export class PollBook {
     if (!checked.ok) throw new PollRefused(`The poll was not sent: ${checked.problem}.`);
     if (!transport.sendPoll) throw new PollRefused(`The poll was not sent: the ${transport.name} chat cannot show polls.`);
     const sent = await transport.sendPoll(chatId, checked.poll, { quotedId: options.quotedId, answers: options.answers });
-    await this.record.add([{ id: sent.id, chatId, answerOnVote: options.answerOnVote === true, at: this.now() }]);
+    // The poll is sent: a file that cannot be read only means a vote on it is kept as context, not answered.
+    await this.record.add([{ id: sent.id, chatId, answerOnVote: options.answerOnVote === true, at: this.now() }]).catch(() => undefined);
     return sent;
   }
 

@@ -82,7 +82,7 @@ export class BurstTurns {
   /** Remembers that `messages` of `chatId` were answered as one turn stored under `turnId`. Never rejects. */
   note(chatId: string, messages: Array<{ id: string; senderId: string }>, turnId: string): Promise<void> {
     const at = this.now();
-    return this.record.add(messages.map((m) => ({ chat: chatId, id: m.id, turn: turnId, sender: m.senderId, at })));
+    return this.record.add(messages.map((m) => ({ chat: chatId, id: m.id, turn: turnId, sender: m.senderId, at }))).catch(() => undefined);
   }
 
   /** The id under which the turn carrying `messageId` was stored (its own id when it was not merged). */

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { JsonFile } from '../../services/store/json-file.js';
+import { BoundedRecord } from '../../services/store/bounded-record.js';
 import { changeableBy, isPrivateChatOf, writtenBy, type PersonIds, type PrivacyParticipant } from '../../services/store/privacy.js';
 import type { DataSchema } from '../../services/store/schemas.js';
 import type { QuotedMessage } from '../port/message.js';
@@ -60,33 +60,25 @@ export const DELETED_MESSAGES_PATH = 'deleted/messages.json';
  * message.quoted = await deleted.mark(chatId, message.quoted);
  */
 export class DeletedMessages {
-  private readonly file: JsonFile<DeletedDocument>;
-  private index: Map<string, DeletedMessage> | undefined;
+  private readonly record: BoundedRecord<DeletedMessage>;
 
   constructor(dataDir: string, private readonly now: () => number = Date.now) {
-    this.file = new JsonFile(path.join(dataDir, DELETED_MESSAGES_PATH), () => ({ deleted: [] }), { schema: DELETED_MESSAGES_SCHEMA, coalesceMs: 1000 });
-  }
-
-  private async loaded(): Promise<Map<string, DeletedMessage>> {
-    if (this.index) return this.index;
-    const doc = await this.file.get();
-    if (!this.index) this.index = new Map(doc.deleted.map((m) => [key(m.chat, m.id), m]));
-    return this.index;
+    this.record = new BoundedRecord({
+      file: path.join(dataDir, DELETED_MESSAGES_PATH),
+      field: 'deleted',
+      schema: DELETED_MESSAGES_SCHEMA,
+      chatOf: (m) => m.chat,
+      withChat: (m, chat) => ({ ...m, chat }),
+      keepMs: DELETED_KEPT_MS,
+      keepCount: DELETED_KEPT,
+      coalesceMs: 1000,
+      now,
+    });
   }
 
   /** Remembers that `messageId` of `chatId` was deleted for everyone (by `author`, or vouched for when undefined). */
-  async note(chatId: string, messageId: string, author: PersonIds | undefined): Promise<void> {
-    await this.loaded();
-    const at = this.now();
-    const entry: DeletedMessage = { chat: chatId, id: messageId, ...(author ? { by: [...author] } : {}), at };
-    await this.file.update((doc) => {
-      const index = this.index!;
-      index.delete(key(chatId, messageId));
-      index.set(key(chatId, messageId), entry);
-      const kept = [...index.values()].filter((m) => m.at >= at - DELETED_KEPT_MS).slice(-DELETED_KEPT);
-      if (kept.length !== index.size) this.index = new Map(kept.map((m) => [key(m.chat, m.id), m]));
-      doc.deleted = kept;
-    });
+  note(chatId: string, messageId: string, author: PersonIds | undefined): Promise<void> {
+    return this.record.add([{ chat: chatId, id: messageId, ...(author ? { by: [...author] } : {}), at: this.now() }]);
   }
 
   /**
@@ -94,9 +86,8 @@ export class DeletedMessages {
    * (its own sender, an admin, the account) — marked `deleted`, without its words, its media refusing to download.
    */
   async mark(chatId: string, quoted: QuotedMessage): Promise<QuotedMessage> {
-    const entry = (await this.loaded()).get(key(chatId, quoted.id));
-    if (!entry || entry.at < this.now() - DELETED_KEPT_MS) return quoted;
-    if (!changeableBy(quoted.senderId, entry.by)) return quoted;
+    const entry = await this.record.get(chatId, quoted.id);
+    if (!entry || !changeableBy(quoted.senderId, entry.by)) return quoted;
     const { media } = quoted;
     return {
       id: quoted.id,
@@ -109,19 +100,7 @@ export class DeletedMessages {
   }
 
   flush(): Promise<void> {
-    return this.file.flush();
-  }
-
-  private async removeWhere(drop: (m: DeletedMessage) => boolean): Promise<number> {
-    await this.loaded();
-    let removed = 0;
-    await this.file.update((doc) => {
-      const kept = doc.deleted.filter((m) => !drop(m));
-      removed = doc.deleted.length - kept.length;
-      doc.deleted = kept;
-      this.index = new Map(kept.map((m) => [key(m.chat, m.id), m]));
-    });
-    return removed;
+    return this.record.flush();
   }
 
   /** A person's entries: those of their private chat, and the deletes they made. */
@@ -129,20 +108,9 @@ export class DeletedMessages {
     const about = (person: PersonIds) => (m: DeletedMessage) => isPrivateChatOf(m.chat, person) || (m.by ?? []).some((id) => writtenBy(id, person));
     return {
       name: 'messages deleted for everyone',
-      exportFor: async (person) => [...(await this.loaded()).values()].filter(about(person)).map(({ chat, id, at }) => ({ chat, id, at })),
-      deleteFor: (person) => this.removeWhere(about(person)),
-      moveChat: async (from, to) => {
-        await this.loaded();
-        await this.file.update((doc) => {
-          doc.deleted = doc.deleted.map((m) => (m.chat === from ? { ...m, chat: to } : m));
-          this.index = new Map(doc.deleted.map((m) => [key(m.chat, m.id), m]));
-        });
-        await this.file.flush();
-      },
+      exportFor: async (person) => (await this.record.entries()).filter(about(person)).map(({ chat, id, at }) => ({ chat, id, at })),
+      deleteFor: (person) => this.record.removeWhere(about(person)),
+      moveChat: (from, to) => this.record.moveChat(from, to),
     };
   }
-}
-
-function key(chatId: string, messageId: string): string {
-  return `${chatId}\0${messageId}`;
 }

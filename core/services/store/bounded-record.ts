@@ -67,26 +67,24 @@ export class BoundedRecord<T extends RecordEntry> {
     return this.index;
   }
 
-  /** Notes `entries` (a later note of the same chat and id replaces the earlier one), then applies the bounds. Never rejects. */
-  add(entries: T[]): Promise<void> {
+  /**
+   * Notes `entries` (a later note of the same chat and id replaces the earlier one), then applies the bounds. Rejects
+   * only when the file could not be read at all (a failed write is kept, retried and reported by the file's health).
+   */
+  async add(entries: T[]): Promise<void> {
     const { field, keepMs, keepCount } = this.options;
-    return this.file
-      .update((doc) => {
-        const index = (this.index ??= this.indexOf(doc[field] ?? []));
-        for (const e of entries) {
-          // Deleted first so the newer note counts as the newest for the count bound.
-          index.delete(this.keyOf(e));
-          index.set(this.keyOf(e), e);
-        }
-        const oldest = this.now() - keepMs;
-        const kept = [...index.values()].filter((e) => e.at >= oldest).slice(-keepCount);
-        if (kept.length !== index.size) this.index = this.indexOf(kept);
-        doc[field] = kept;
-      })
-      .then(
-        () => undefined,
-        () => undefined,
-      );
+    await this.file.update((doc) => {
+      const index = (this.index ??= this.indexOf(doc[field] ?? []));
+      for (const e of entries) {
+        // Deleted first so the newer note counts as the newest for the count bound.
+        index.delete(this.keyOf(e));
+        index.set(this.keyOf(e), e);
+      }
+      const oldest = this.now() - keepMs;
+      const kept = [...index.values()].filter((e) => e.at >= oldest).slice(-keepCount);
+      if (kept.length !== index.size) this.index = this.indexOf(kept);
+      doc[field] = kept;
+    });
   }
 
   /** The entry noted for `id` in `chatId`, while it is kept. */
