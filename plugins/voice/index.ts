@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { AllProvidersFailedError, definePlugin, defineTool, type CommandContext, type IncomingMessage, type MediaContext, type MessageContext, type Plugin, type PluginHost, type PluginOffer, Type } from '../../core/index.js';
+import { AllProvidersFailedError, definePlugin, defineTool, type CommandContext, type IncomingMedia, type IncomingMessage, type MediaContext, type MessageContext, type Plugin, type PluginHost, type PluginOffer, Type } from '../../core/index.js';
 import { ffmpegBinary } from '../../core/media.js';
 import { describeWriteError } from '../../core/storage.js';
 import { AudioArchive, type ContextMessage } from './archive.js';
@@ -14,7 +14,8 @@ import { VOICE_REPLY_CHOICES, VoiceReplyChoices } from './reply-choice.js';
 import { VOICE_DATA_FILES } from './schemas.js';
 import { SpeechMaker, whyText } from './speech-reply.js';
 import { formatHitsForChat, formatHitsForModel } from './search-format.js';
-import { Transcriber, VoiceError } from './transcriber.js';
+import { Transcriber, VoiceError, type Transcript } from './transcriber.js';
+import { quotedAudio, quotedVoice, SENT_VOICE_REPLIES } from './quoted-voice.js';
 
 /** What hearing one voice note gave; shared between the observer and the media handler of the same message. */
 type Heard = { ok: true; text: string; seq: number } | { ok: false; error: string };
@@ -85,7 +86,7 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
     ],
     dataFiles: VOICE_DATA_FILES,
     // Kept by the core: backups, .mydata, deletes and chat moves follow from these.
-    stores: [AUDIO_BUDGET, VOICE_REPLY_CHOICES],
+    stores: [AUDIO_BUDGET, VOICE_REPLY_CHOICES, SENT_VOICE_REPLIES],
     setup: (host) => voiceSetup(host, deps),
   });
 }
@@ -127,6 +128,12 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
     speech: new SpeechMaker({ provider, jail: host.jail, ffmpeg, dir: path.join(host.dataDir, 'voice_replies'), timeoutMs: settings.upstreamTimeoutMs }),
   };
   const rt = () => runtime;
+  const quoted = quotedVoice({
+    host,
+    archive: () => rt().archive,
+    listen: (ctx, media) => listen(ctx, media),
+    cannotHear: () => (host.capabilities.has('audio') ? undefined : audioDetail()),
+  });
   // The observer hears a note first; the media handler of the same message reuses what it heard.
   const heardOf = new WeakMap<IncomingMessage, Heard>();
   // Optional on hand-made hosts (tests of other parts).
@@ -142,27 +149,15 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
   async function hear(ctx: Ctx): Promise<Heard> {
     const known = heardOf.get(ctx.message);
     if (known) return known;
-    const { transcriber, archive, recent } = rt();
+    const { archive, recent } = rt();
     const media = ctx.message.media!;
     const what = media.kind === 'voice' ? 'voice note' : 'audio file';
     // What a long turn's status message says meanwhile.
     ctx.progress(`reading the ${what}…`);
     let heard: Heard;
     try {
-      let bytes: Buffer;
-      try {
-        bytes = await media.download();
-      } catch (err) {
-        ctx.log.warn({ reason: (err as Error).message }, 'voice note download failed');
-        throw new VoiceError(`I could not download that ${what}. Please send it again.`);
-      }
-      const { format, seconds } = await transcriber.measure(bytes, media.kind);
-      const user = budgetUser(ctx);
-      await checkLimits(ctx, what, seconds, user);
       const before = await recent.last(ctx.chatId);
-      // Spent before the upload: a note that fails half-way still used the provider.
-      if (user) await rt().budget.spend(user, seconds);
-      const transcript = await transcriber.transcribe(bytes, media.kind, format);
+      const transcript = await listen(ctx, media);
       const note = await archive
         .add(ctx.chatId, {
           messageId: ctx.message.id,
@@ -192,6 +187,27 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
     }
     heardOf.set(ctx.message, heard);
     return heard;
+  }
+
+  /**
+   * Downloads audio and transcribes it for this turn's sender, within the length limit and their daily allowance
+   * (spent before the upload: a note that fails half-way still used the provider). Throws VoiceError with a sentence.
+   */
+  async function listen(ctx: Ctx, media: IncomingMedia): Promise<Transcript> {
+    const { transcriber } = rt();
+    const what = media.kind === 'voice' ? 'voice note' : 'audio file';
+    let bytes: Buffer;
+    try {
+      bytes = await media.download();
+    } catch (err) {
+      ctx.log.warn({ reason: (err as Error).message }, 'voice note download failed');
+      throw new VoiceError(ctx.message.media === media ? `I could not download that ${what}. Please send it again.` : `I never transcribed that ${what}, and WhatsApp no longer serves it. Please send it again.`);
+    }
+    const { format, seconds } = await transcriber.measure(bytes, media.kind);
+    const user = budgetUser(ctx);
+    await checkLimits(ctx, what, seconds, user);
+    if (user) await rt().budget.spend(user, seconds);
+    return transcriber.transcribe(bytes, media.kind, format);
   }
 
   /** Whose daily allowance a note counts against: undefined for owners (exempt). One person, whichever id they write under. */
@@ -294,8 +310,10 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
       ctx.log.warn({ reason: (err as Error).message }, 'voice reply could not be made: the answer goes as text');
       return void (await ctx.reply(answer));
     }
-    await ctx.sendMedia({ kind: 'voice', path: file, mimetype: 'audio/ogg; codecs=opus' }, { quote: true });
+    const sent = await ctx.sendMedia({ kind: 'voice', path: file, mimetype: 'audio/ogg; codecs=opus' }, { quote: true });
     ctx.log.info({ chars: answer.length }, 'answer sent as a voice note');
+    // Its words are kept, so a reply quoting this voice note later brings them back (the audio file goes soon).
+    await quoted.keepSentReply(ctx, sent.id, answer).catch((err) => ctx.log.warn({ err }, 'could not keep the words of a voice reply'));
   }
 
   /** `.voice on|off`: this chat's choice of voice replies (in a group: owners and group admins). */
@@ -351,6 +369,8 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
 
   return {
     observers: [{ needs: ['audio'], missing: 'voice notes are not transcribed or archived, and no auto-reactions', run: observe }],
+    // A known transcript needs no audio key, so this one declares no `needs`: it says itself when it would have to listen.
+    predicates: [{ when: (ctx) => Boolean(quotedAudio(ctx)), usage: '(reply to a voice note)', help: 'reply to a voice note (yours, someone\'s or mine) with a question and I answer from what it says', run: quoted.answer }],
     media: [
       {
         media: ['voice', 'audio'],

@@ -52,7 +52,8 @@ export class ConsoleTransport implements Transport {
   private readonly operator: string;
   private group: string | undefined;
   private seq = 0;
-  private readonly lastBot = new Map<string, { id: string; text: string }>();
+  /** The bot's last message per chat, for `:reply` (with its media, so a reply to a photo or voice note the bot sent quotes it). */
+  private readonly lastBot = new Map<string, { id: string; text: string; media?: IncomingMedia }>();
   private readonly lastOther = new Map<string, IncomingMessage>();
   /** Each chat's last poll, for `:vote`. */
   private readonly lastPoll = new Map<string, { id: string; poll: OutgoingPoll }>();
@@ -249,7 +250,7 @@ export class ConsoleTransport implements Transport {
       case ':reply': {
         const last = this.lastBot.get(this.chatId());
         if (!last) return this.complain('the bot has not said anything in this chat yet: nothing to reply to');
-        return this.deliver(rest, { quoted: { id: last.id, senderId: `${CONSOLE_BOT_ID}@s.whatsapp.net`, text: last.text, fromBot: true } });
+        return this.deliver(rest, { quoted: { id: last.id, senderId: `${CONSOLE_BOT_ID}@s.whatsapp.net`, text: last.text, fromBot: true, ...(last.media ? { media: last.media } : {}) } });
       }
       case ':fromme': {
         if (!rest) return this.complain(':fromme needs a text, e.g. :fromme I will answer this myself');
@@ -354,7 +355,9 @@ export class ConsoleTransport implements Transport {
   async sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage> {
     const id = this.nextId('bot');
     const kind = media.kind === 'voice' ? 'audio' : media.kind;
-    this.lastBot.set(chatId, { id, text: media.caption ?? '' });
+    const file = path.resolve(media.path);
+    // As WhatsApp would: the quoted media is the file as sent (while it is there; the bot removes its own files later).
+    this.lastBot.set(chatId, { id, text: media.caption ?? '', media: { kind: media.kind, mimetype: media.mimetype ?? 'application/octet-stream', ...(media.fileName ? { fileName: media.fileName } : {}), download: () => readFile(file) } });
     this.print(`${this.label(chatId)} [${kind}] ${path.resolve(media.path)}${media.caption ? `\n  ${media.caption.split('\n').join('\n  ')}` : ''}`);
     return { id };
   }

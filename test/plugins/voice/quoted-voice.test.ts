@@ -1,0 +1,130 @@
+import { expect } from 'chai';
+import { startTestBot, type BotAction, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
+import type { IncomingMedia, QuotedMessage } from '../../../core/kernel/port/message.js';
+import { createVoicePlugin } from '../../../plugins/voice/index.js';
+import { FakeAudioProvider } from '../../fakes/audio-provider.js';
+import { tempDir } from '../../helpers/test-app.js';
+import { makeTone } from './audio-files.js';
+
+const ALICE = '10000000001@s.whatsapp.net';
+const BOB = '10000000002@s.whatsapp.net';
+const BOT = '10000000099@s.whatsapp.net';
+
+/**
+ * A question replying to a voice note is answered from what the note says: from the archive when the bot heard it
+ * (no second transcription), from the bot's own record for its voice replies, transcribed now (and said so) when it
+ * was never heard; a note deleted for everyone, or one WhatsApp no longer serves, is said plainly, and a quote never
+ * reaches another chat's notes.
+ */
+describe('voice: a reply quoting a voice note brings its words back', function () {
+  this.timeout(60_000);
+  let audio: FakeAudioProvider;
+  let t: TestBot | undefined;
+  let ogg: Buffer;
+  let transcript: string;
+
+  before(async () => {
+    ogg = makeTone(await tempDir('voice-quoted-'), 'note.ogg', 1);
+  });
+
+  beforeEach(async () => {
+    transcript = 'the blue folder is in the second drawer';
+    audio = await FakeAudioProvider.start(() => transcript);
+  });
+
+  afterEach(async () => {
+    await t?.stop();
+    t = undefined;
+    await audio.close();
+  });
+
+  async function start(voice: Record<string, unknown> = {}): Promise<TestBot> {
+    t = await startTestBot(createVoicePlugin({ random: () => 0.99 }), {
+      env: { AUDIO_BASE_URL: `${audio.url}/v1/`, AUDIO_API_KEYS: 'audio-key-one-111111', AUDIO_SPEECH_MODEL: 'tts-test', AUDIO_SPEECH_VOICE: 'nova' },
+      options: { reactions: { enabled: false }, ...voice },
+      ownIds: [BOT],
+    });
+    return t;
+  }
+
+  const note = (bytes: Buffer = ogg): IncomingMedia => ({ kind: 'voice', mimetype: 'audio/ogg; codecs=opus', size: bytes.length, download: async () => bytes });
+  /** A quote whose audio WhatsApp no longer serves: only a kept transcript can answer it. */
+  const quoteOf = (id: string, options: { fromBot?: boolean; senderId?: string; served?: Buffer } = {}): QuotedMessage => ({
+    id,
+    senderId: options.fromBot ? BOT : (options.senderId ?? ALICE),
+    text: '',
+    fromBot: Boolean(options.fromBot),
+    media: { kind: 'voice', mimetype: 'audio/ogg; codecs=opus', download: () => (options.served ? Promise.resolve(options.served) : Promise.reject(new Error('410 Gone'))) },
+  });
+  const texts = (actions: BotAction[]) => actions.flatMap((a) => (a.type === 'text' ? [a.text] : []));
+  const systemOf = (request: ModelRequest) => request.messages.filter((m) => m.role === 'system').map((m) => String(m.content)).join('\n');
+
+  it("answers a reply to the sender's earlier voice note from its archived transcript, without transcribing it again", async () => {
+    const bot = await start();
+    await bot.transport.push({ media: note(), id: 'note-1' });
+    expect(audio.uploads).to.have.length(1);
+    const actions = await bot.transport.push({ text: 'where is the folder?', quoted: quoteOf('note-1') });
+    expect(texts(actions)).to.deep.equal(['model: [about the voice note they replied to] where is the folder?']);
+    expect(systemOf(bot.model.requests.at(-1)!)).to.contain('<<<TRANSCRIPT\nthe blue folder is in the second drawer\nTRANSCRIPT>>>');
+    expect(audio.uploads).to.have.length(1);
+  });
+
+  it('answers a reply to a voice reply the bot sent from the words it spoke', async () => {
+    const bot = await start({ replies: { enabled: true } });
+    const first = await bot.transport.push({ media: note(), id: 'note-2' });
+    const spoken = first.find((a): a is Extract<BotAction, { type: 'media' }> => a.type === 'media');
+    expect(spoken?.media.kind).to.equal('voice');
+    const actions = await bot.transport.push({ text: 'say that again in French', quoted: quoteOf(spoken!.id, { fromBot: true }) });
+    expect(texts(actions)).to.deep.equal(['model: [about the voice note they replied to] say that again in French']);
+    const system = systemOf(bot.model.requests.at(-1)!);
+    expect(system).to.contain('your own spoken answer').and.to.contain('<<<TRANSCRIPT\nmodel: the blue folder is in the second drawer\nTRANSCRIPT>>>');
+    expect(audio.uploads).to.have.length(1);
+  });
+
+  it('transcribes a quoted voice note it never heard through the quote, says so, and does not transcribe it a second time', async () => {
+    const bot = await start();
+    transcript = 'meet me at the station at nine';
+    const first = await bot.transport.push({ text: 'when do we meet?', quoted: quoteOf('old-note', { served: ogg }) });
+    expect(texts(first)).to.deep.equal(['_(I had not transcribed that voice note before, so I listened to it just now.)_\n\nmodel: [about the voice note they replied to] when do we meet?']);
+    expect(systemOf(bot.model.requests.at(-1)!)).to.contain('meet me at the station at nine');
+    expect(audio.uploads).to.have.length(1);
+    const again = await bot.transport.push({ text: 'and where?', quoted: quoteOf('old-note') });
+    expect(texts(again)).to.deep.equal(['model: [about the voice note they replied to] and where?']);
+    expect(systemOf(bot.model.requests.at(-1)!)).to.contain('meet me at the station at nine');
+    expect(audio.uploads).to.have.length(1);
+  });
+
+  it('says plainly when a quoted voice note was never transcribed and WhatsApp no longer serves it', async () => {
+    const bot = await start();
+    const actions = await bot.transport.push({ text: 'what did it say?', quoted: quoteOf('lost-note') });
+    expect(texts(actions)).to.deep.equal(['I never transcribed that voice note, and WhatsApp no longer serves it. Please send it again.']);
+    expect(bot.model.requests).to.have.length(0);
+  });
+
+  it('a voice note deleted for everyone is not brought back by a later quote, though WhatsApp still serves it', async () => {
+    const bot = await start();
+    await bot.transport.push({ media: note(), id: 'secret-note' });
+    const asked = bot.model.requests.length;
+    await bot.transport.revoke(ALICE, 'secret-note', { ids: [ALICE] });
+    const actions = await bot.transport.push({ text: 'what did it say?', quoted: quoteOf('secret-note', { served: ogg }) });
+    expect(texts(actions)).to.deep.equal(['That voice note was deleted for everyone, so I no longer have it.']);
+    expect(bot.model.requests).to.have.length(asked);
+    expect(audio.uploads).to.have.length(1);
+  });
+
+  it("a quote naming another chat's voice note id never reaches that chat's transcript", async () => {
+    const bot = await start();
+    await bot.transport.push({ media: note(), id: 'alice-note' });
+    const actions = await bot.transport.push({ senderId: BOB, text: 'what did she say?', quoted: quoteOf('alice-note', { senderId: BOB }) });
+    expect(texts(actions)).to.deep.equal(['I never transcribed that voice note, and WhatsApp no longer serves it. Please send it again.']);
+    expect(bot.model.requests.map(systemOf).filter((s) => s.includes('second drawer'))).to.have.length(0);
+  });
+
+  it('a question quoting a voice note in a chat where the bot cannot hear says so when it would have to listen', async () => {
+    await audio.close();
+    t = await startTestBot(createVoicePlugin(), { options: { reactions: { enabled: false } } });
+    const actions = await t.transport.push({ text: 'what did it say?', quoted: quoteOf('unheard', { served: ogg }) });
+    expect(texts(actions)[0]).to.match(/^I never transcribed that voice note, and I can't hear voice notes right now: /);
+    audio = await FakeAudioProvider.start();
+  });
+});

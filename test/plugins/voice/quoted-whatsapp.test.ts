@@ -1,0 +1,125 @@
+import { expect } from 'chai';
+import { rm } from 'node:fs/promises';
+import { proto, type WAMessage } from '@whiskeysockets/baileys';
+import type { App } from '../../../app/app.js';
+import { createVoicePlugin } from '../../../plugins/voice/index.js';
+import { FakeAudioProvider } from '../../fakes/audio-provider.js';
+import { BOT_PHONE, FakeSocketFactory, waMessage, type SentRecord } from '../../fakes/baileys-socket.js';
+import { FakeGateway } from '../../fakes/openai-gateway.js';
+import { startLinkedBot } from '../../helpers/linked-bot.js';
+import { tempDir, writeConfig } from '../../helpers/test-app.js';
+import { makeTone } from './audio-files.js';
+
+const ALICE = '6281200000001@s.whatsapp.net';
+const BOB = '6281200000002@s.whatsapp.net';
+const BOT_JID = `${BOT_PHONE}@s.whatsapp.net`;
+
+/**
+ * Quoted voice notes over the real WhatsApp transport on a fake socket with real Baileys `proto` messages: a reply
+ * (`extendedTextMessage` whose `contextInfo` names the note by `stanzaId` and carries it as `quotedMessage`) is
+ * answered from the archived transcript, a reply to the bot's own voice reply from the words it spoke, and a reply in
+ * another chat naming the same id gets nothing of the first chat.
+ */
+describe('quoted voice notes over WhatsApp (fake Baileys socket, real app)', function () {
+  this.timeout(90_000);
+  let dir: string;
+  let app: App | undefined;
+  let sockets: FakeSocketFactory;
+  let gateway: FakeGateway;
+  let audio: FakeAudioProvider;
+  /** What the fake WhatsApp media server hands out, by message id; an id missing here fails to download. */
+  let served: Map<string, Buffer>;
+  let ogg: Buffer;
+
+  beforeEach(async () => {
+    dir = await tempDir('wabot-voice-quoted-');
+    ogg = makeTone(dir, 'note.ogg', 1);
+    gateway = await FakeGateway.start('gw');
+    audio = await FakeAudioProvider.start(() => 'the key is under the blue flower pot');
+    served = new Map();
+    await writeConfig(dir, {
+      targetUserIds: [BOT_PHONE],
+      access: { mode: 'everyone', allow: [], block: [] },
+      conversation: { debounceMs: 0, progressAfterSeconds: 0 },
+      sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 },
+      plugins: { voice: { reactions: { enabled: false }, replies: { enabled: true } } },
+    });
+    ({ app, sockets } = await startLinkedBot({
+      dir,
+      env: { API_KEY: 'test-key-123456', BASE_URL: gateway.url, MODEL: 'test-model', AUDIO_API_KEYS: 'audio-key-111111', AUDIO_BASE_URL: `${audio.url}/v1/`, AUDIO_SPEECH_MODEL: 'tts-test', AUDIO_SPEECH_VOICE: 'nova' },
+      plugins: [createVoicePlugin({ random: () => 0.99 })],
+      transport: {
+        download: async (message: WAMessage) => {
+          const bytes = served.get(message.key.id ?? '');
+          if (!bytes) throw new Error('media no longer on WhatsApp (410)');
+          return bytes;
+        },
+      },
+    }));
+  });
+
+  afterEach(async () => {
+    await app?.stop();
+    app = undefined;
+    await Promise.all([gateway.close(), audio.close()]);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const isText = (s: SentRecord) => 'text' in s.content && typeof (s.content as { text?: unknown }).text === 'string' && !('edit' in s.content);
+  const isAudio = (s: SentRecord) => 'audio' in s.content;
+  async function next(match: (s: SentRecord) => boolean, to?: string): Promise<SentRecord> {
+    const before = sockets.last.sent.filter((s) => match(s) && (!to || s.jid === to)).length;
+    for (;;) {
+      const found = sockets.last.sent.filter((s) => match(s) && (!to || s.jid === to));
+      if (found.length > before) return found.at(-1)!;
+      await sockets.last.waitForSent(sockets.last.sent.length + 1);
+    }
+  }
+  const textOf = (s: SentRecord) => (s.content as { text: string }).text;
+
+  const voiceNote = (): proto.IMessage => ({ audioMessage: { mimetype: 'audio/ogg; codecs=opus', ptt: true, seconds: 1, fileLength: ogg.length, mediaKey: Buffer.alloc(32, 3), directPath: '/v/t62/ptt' } });
+  const quoting = (text: string, id: string, participant: string, quoted: proto.IMessage): proto.IMessage => ({
+    extendedTextMessage: { text, contextInfo: { stanzaId: id, participant, quotedMessage: quoted } },
+  });
+  const systemOfLastChat = () => (gateway.chats().at(-1)!.json.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'system').map((m) => m.content).join('\n');
+
+  it("a reply quoting the sender's voice note is answered from its archived transcript, not transcribed again", async () => {
+    served.set('3EB0VOICE0000001', ogg);
+    const spoken = next(isAudio, ALICE);
+    sockets.last.deliver([waMessage(voiceNote(), { from: ALICE, id: '3EB0VOICE0000001' })]);
+    await spoken;
+    expect(audio.uploads).to.have.length(1);
+    served.clear();
+    const answered = next(isText, ALICE);
+    sockets.last.deliver([waMessage(quoting('where is the key?', '3EB0VOICE0000001', ALICE, voiceNote()), { from: ALICE })]);
+    expect(textOf(await answered)).to.equal('gw: [about the voice note they replied to] where is the key?');
+    expect(systemOfLastChat()).to.contain('the key is under the blue flower pot');
+    expect(audio.uploads).to.have.length(1);
+  });
+
+  it('a reply quoting the voice reply the bot sent is answered from the words it spoke', async () => {
+    served.set('3EB0VOICE0000002', ogg);
+    const spoken = next(isAudio, ALICE);
+    sockets.last.deliver([waMessage(voiceNote(), { from: ALICE, id: '3EB0VOICE0000002' })]);
+    const reply = await spoken;
+    served.clear();
+    const answered = next(isText, ALICE);
+    // The phone quotes the bot's own message: its id, the bot as participant, the audio as the quoted message.
+    sockets.last.deliver([waMessage(quoting('can you repeat that?', reply.id, BOT_JID, voiceNote()), { from: ALICE })]);
+    expect(textOf(await answered)).to.equal('gw: [about the voice note they replied to] can you repeat that?');
+    expect(systemOfLastChat()).to.contain('your own spoken answer').and.to.contain('gw: the key is under the blue flower pot');
+    expect(audio.uploads).to.have.length(1);
+  });
+
+  it("a reply in another chat naming the first chat's voice note id gets nothing of it", async () => {
+    served.set('3EB0VOICE0000003', ogg);
+    const spoken = next(isAudio, ALICE);
+    sockets.last.deliver([waMessage(voiceNote(), { from: ALICE, id: '3EB0VOICE0000003' })]);
+    await spoken;
+    served.clear();
+    const answered = next(isText, BOB);
+    sockets.last.deliver([waMessage(quoting('what did she say?', '3EB0VOICE0000003', BOB, voiceNote()), { from: BOB })]);
+    expect(textOf(await answered)).to.equal('I never transcribed that voice note, and WhatsApp no longer serves it. Please send it again.');
+    expect(gateway.chats().filter((c) => JSON.stringify(c.json.messages).includes('blue flower pot') && JSON.stringify(c.json.messages).includes('what did she say'))).to.have.length(0);
+  });
+});
