@@ -45,6 +45,24 @@ describe('voice in the console', function () {
     expect(run.stderr).to.not.include('console-audio-key-1');
   });
 
+  it(':quote on a voice note and :reply on the bot\'s voice reply are answered from their words, with no second transcription', async () => {
+    const run = await runChat(':voice note.ogg\n:quote what did I ask for?\n.voice on\n:voice note.ogg\n:reply say that again\n', {
+      cwd: dir,
+      env: { API_KEY: 'gateway-key-123456', BASE_URL: gw.url, MODEL: 'main-model', AUDIO_API_KEYS: 'console-audio-key-1', AUDIO_BASE_URL: audio.url, AUDIO_SPEECH_MODEL: 'tts-test', AUDIO_SPEECH_VOICE: 'nova' },
+      timeoutMs: 60_000,
+    });
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.lines[0]).to.equal('bot> gw: remind me to buy milk');
+    expect(run.lines[1]).to.equal('bot> gw: [about the voice note they replied to] what did I ask for?');
+    expect(JSON.stringify(gw.chats()[1]!.json.messages)).to.contain('<<<TRANSCRIPT\\nremind me to buy milk\\nTRANSCRIPT>>>');
+    expect(run.lines[2]).to.match(/^bot> Voice replies are on in this chat/);
+    expect(run.lines[3]).to.match(/^bot \[audio\] .*\.ogg$/);
+    expect(run.lines[4]).to.equal('bot> gw: [about the voice note they replied to] say that again');
+    expect(JSON.stringify(gw.chats().at(-1)!.json.messages)).to.contain('your own spoken answer').and.to.contain('gw: remind me to buy milk');
+    // Two notes sent, two heard: neither quote was transcribed again.
+    expect(audio.uploads).to.have.length(2);
+  });
+
   it('without an audio key the console says the bot cannot hear', async () => {
     const run = await runChat(':voice note.ogg\n.ping\n', {
       cwd: dir,
