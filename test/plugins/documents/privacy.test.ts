@@ -72,6 +72,23 @@ describe('documents: .mydata, delete for everyone and chat moves', function () {
     expect(kept).to.not.contain('4711');
   });
 
+  it('a reply quoting a document deleted for everyone is told so, though the quote still carries it and WhatsApp would serve it', async () => {
+    await send(ANN, 'DOC-ANN-3', 'ann.docx', 'Ann: the code is 4711', ANN);
+    await t!.transport.revoke(ANN, 'DOC-ANN-3', { ids: [ANN] });
+    const asks = gateway.chats().length;
+    const bytes = docx(['Ann: the code is 4711']);
+    const quoted = { id: 'DOC-ANN-3', senderId: ANN, text: '', fromBot: false, media: { kind: 'document' as const, mimetype: DOCX_MIME, fileName: 'ann.docx', download: async () => bytes } };
+    const asked = await t!.transport.push({ chatId: ANN, senderId: ANN, text: 'what is the code?', quoted });
+    expect(asked.map((a) => (a as { text?: string }).text)).to.deep.equal(['That document was deleted for everyone, so I no longer have it.']);
+    expect(gateway.chats()).to.have.length(asks);
+  });
+
+  it('a reply quoting a document that is neither kept nor served by WhatsApp any more is told so plainly', async () => {
+    const quoted = { id: 'DOC-OLD', senderId: ANN, text: '', fromBot: false, media: { kind: 'document' as const, mimetype: DOCX_MIME, fileName: 'old.docx', download: () => Promise.reject(new Error('410 Gone')) } };
+    const asked = await t!.transport.push({ chatId: ANN, senderId: ANN, text: 'what was in it?', quoted });
+    expect(asked.map((a) => (a as { text?: string }).text)).to.deep.equal(['I no longer have that document (I keep documents for 30 days), and WhatsApp no longer serves it. Please send it again.']);
+  });
+
   it('a private chat moving from its LID to its phone id takes its documents along: a quote afterwards still finds the text', async () => {
     const LID = '99887766554433@lid';
     await send(LID, 'DOC-LID', 'notes.docx', 'Moved note: meet at the pier', LID);
