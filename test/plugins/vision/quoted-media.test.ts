@@ -132,6 +132,17 @@ describe('vision: quoted photos and videos come back', function () {
     expect(isBlue(colourOf(frames[3]!))).to.equal(true);
   });
 
+  it('a "video" that is a playlist pointing at a file of the bot is refused before ffmpeg reads it; nothing reaches the gateway', async () => {
+    const bot = await start();
+    const secret = path.join(bot.dir, 'data', 'media', 'secret.mp4');
+    const playlist = Buffer.from(`#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\nfile://${secret}\n#EXT-X-ENDLIST\n`);
+    const actions = await bot.transport.push({ text: 'what is in it?', media: { kind: 'video', mimetype: 'video/mp4', size: playlist.length, download: async () => playlist } });
+    expect(texts(actions)).to.have.length(1);
+    expect(texts(actions)[0]).to.match(/^I can't read that file as audio or video: I only open the usual formats/);
+    expect(gateway.messages()).to.have.length(0);
+    expect(await keptFiles(bot)).to.equal(0);
+  });
+
   it('says a kept photo is gone once the 30-day sweep removed it, instead of answering about it', async () => {
     let bot = await start();
     await bot.transport.push({ text: 'what is it?', media: await mediaOf(red), id: 'old-photo' });
