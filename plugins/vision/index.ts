@@ -121,7 +121,7 @@ const NO_VISION = "I can't see images right now: no AI provider that reads image
  */
 export default definePlugin({
   name: 'vision',
-  description: 'Looks at photos, stickers and image files and answers questions about them',
+  description: 'Looks at photos, stickers, image files and videos and answers questions about them',
   // Before the premium plugin (60): "use the premium model" quoting a photo is a question about that photo.
   order: 55,
   needs: ['vision'],
@@ -145,7 +145,7 @@ export default definePlugin({
     host.capabilities.setLive('vision', () => visionStatus(host.ai));
     const shelf = photoShelf(host);
     return {
-      predicates: [{ when: (ctx) => Boolean(findImage(ctx)), usage: '(photo + question)', help: 'send or quote a photo with a question and I describe or answer about it', run: (ctx) => answerAboutImage(ctx, shelf) }],
+      predicates: [{ when: (ctx) => Boolean(findImage(ctx)), usage: '(photo or video + question)', help: 'send or quote a photo, an album or a video with a question and I describe or answer about it', run: (ctx) => answerAboutImage(ctx, shelf) }],
       stop: shelf.stop,
     };
   },
