@@ -460,6 +460,16 @@ export async function archivedNotesWhere(archive: AudioArchive, chatId: string, 
 }
 
 /**
+ * The note message `messageId` of `chatId` became, erased ones too (`removed`: deleted for everyone or with its
+ * person's data), or undefined; reads that one chat only. For a reply quoting a voice note.
+ */
+export async function archivedNoteOf(archive: AudioArchive, chatId: string, messageId: string): Promise<ArchivedNote | undefined> {
+  const chat = chatOf(archive, chatId);
+  await chat.load();
+  return chat.notes.find((n) => n.messageId === messageId);
+}
+
+/**
  * Erases the notes of `chatId` that match (their transcript, audio file, sender and context) and removes matching
  * messages from the context of every other note; the search index is rebuilt without them. A note keeps its number,
  * so the other notes keep theirs. Returns how many notes and context messages went.

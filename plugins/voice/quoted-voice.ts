@@ -1,5 +1,5 @@
 import { Store, Type, type IncomingMedia, type MessageContext, type PluginHost, type QuotedMessage } from '../../core/index.js';
-import { archivedNotesWhere, type AudioArchive } from './archive.js';
+import { archivedNoteOf, type AudioArchive } from './archive.js';
 import type { VoiceOptions } from './options.js';
 import { VoiceError, type Transcript } from './transcriber.js';
 
@@ -18,15 +18,16 @@ export const SENT_VOICE_REPLIES = Store.chatLog('sent-voice-replies', Type.Objec
 });
 
 /**
- * The transcript the archive holds for message `messageId` of chat `chatId` (only that chat's archive is read), or
- * undefined when it holds none. The one lookup of a note by its message id.
+ * What the archive holds for message `messageId` of chat `chatId` (only that chat's archive is read): its transcript,
+ * that it was erased (deleted for everyone, or with its person's data), or undefined when it holds none.
  *
  * @example
- * await archivedTranscript(archive, '123@g.us', '3EB0…'); // 'the invoice is paid'
+ * await archivedTranscript(archive, '123@g.us', '3EB0…'); // { transcript: 'the invoice is paid' }
  */
-export async function archivedTranscript(archive: AudioArchive, chatId: string, messageId: string): Promise<string | undefined> {
-  const [note] = await archivedNotesWhere(archive, chatId, (n) => n.messageId === messageId);
-  return note?.transcript;
+export async function archivedTranscript(archive: AudioArchive, chatId: string, messageId: string): Promise<{ transcript: string } | { removed: true } | undefined> {
+  const note = await archivedNoteOf(archive, chatId, messageId);
+  if (!note) return undefined;
+  return note.removed ? { removed: true } : { transcript: note.transcript };
 }
 
 /** True for text that is a command (`.mp3`, `/ws`): a command replying to a voice note belongs to the command's plugin. */
@@ -65,9 +66,10 @@ export function quotedVoice(deps: QuotedVoiceDeps) {
     await host.store.chat(ctx.chatId).log(SENT_VOICE_REPLIES).append({ messageId, answers: ctx.senderId, at: Date.now(), text });
   }
 
-  async function knownWords(chatId: string, quoted: QuotedMessage): Promise<string | undefined> {
-    if (quoted.fromBot) return (await host.store.chat(chatId).log(SENT_VOICE_REPLIES).read()).find((i) => i.messageId === quoted.id)?.text;
-    return archivedTranscript(deps.archive(), chatId, quoted.id);
+  async function knownWords(chatId: string, quoted: QuotedMessage): Promise<{ transcript: string } | { removed: true } | undefined> {
+    if (!quoted.fromBot) return archivedTranscript(deps.archive(), chatId, quoted.id);
+    const sent = (await host.store.chat(chatId).log(SENT_VOICE_REPLIES).read()).find((i) => i.messageId === quoted.id);
+    return sent ? { transcript: sent.text } : undefined;
   }
 
   async function answer(ctx: Ctx): Promise<void> {
@@ -78,7 +80,13 @@ export function quotedVoice(deps: QuotedVoiceDeps) {
       await ctx.reply(`That ${what} was deleted for everyone, so I no longer have it.`);
       return;
     }
-    let words = await knownWords(ctx.chatId, quoted);
+    const known = await knownWords(ctx.chatId, quoted);
+    if (known && 'removed' in known) {
+      // Erased with its person's data (or deleted for everyone): never fetched and transcribed again through the quote.
+      await ctx.reply(`I no longer have that ${what}: it was deleted from what I keep.`);
+      return;
+    }
+    let words = known?.transcript;
     let note = '';
     if (words === undefined) {
       // Never transcribed (sent while the bot could not hear, or before it kept its own replies): WhatsApp's copy, now.

@@ -112,6 +112,17 @@ describe('voice: a reply quoting a voice note brings its words back', function (
     expect(audio.uploads).to.have.length(1);
   });
 
+  it("after the sender's .mydata delete, a quote of their voice note is not transcribed again through the quote", async () => {
+    const bot = await start();
+    await bot.transport.push({ media: note(), id: 'erased-note' });
+    const asked = bot.model.requests.length;
+    await bot.app.bot.privacy.deleteFor([ALICE]);
+    const actions = await bot.transport.push({ text: 'what did it say?', quoted: quoteOf('erased-note', { served: ogg }) });
+    expect(texts(actions)).to.deep.equal(['I no longer have that voice note: it was deleted from what I keep.']);
+    expect(bot.model.requests).to.have.length(asked);
+    expect(audio.uploads).to.have.length(1);
+  });
+
   it("a quote naming another chat's voice note id never reaches that chat's transcript", async () => {
     const bot = await start();
     await bot.transport.push({ media: note(), id: 'alice-note' });
