@@ -82,6 +82,15 @@ describe('mp3 plugin', function () {
       expect((await entriesIn(path.join(t.dir, 'data', 'generated'))).filter((n) => n.startsWith('.job-'))).to.deep.equal([]);
     });
 
+    it('.mp3 replying to a video deleted for everyone says so and converts nothing, though WhatsApp still serves it through the quote', async () => {
+      t = await start();
+      await t.transport.push({ text: '', media: mediaOf(video, 'video', 'video/mp4'), id: 'gone-video' });
+      await t.transport.revoke(USER, 'gone-video', { ids: [USER] });
+      const actions = await t.transport.push({ text: '.mp3', quoted: { id: 'gone-video', senderId: USER, text: '', fromBot: false, media: mediaOf(video, 'video', 'video/mp4') } });
+      expect(texts(actions)).to.deep.equal(['That message was deleted for everyone, so I no longer have it.']);
+      expect(sentMedia(actions)).to.have.length(0);
+    });
+
     it('converts a voice note sent with the caption .mp3, named by the words after the command', async () => {
       t = await start();
       const actions = await t.transport.push({ text: '.mp3 my tune', media: mediaOf(voice, 'voice', 'audio/ogg; codecs=opus') });

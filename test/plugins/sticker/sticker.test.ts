@@ -98,6 +98,16 @@ describe('sticker plugin (real ffmpeg in the jail)', function () {
     expect(hint.find((a) => a.type === 'text')?.text).to.match(/as the caption of an image or a short video/);
   });
 
+  it('.sticker replying to a photo deleted for everyone says so and makes nothing, though WhatsApp still serves it through the quote', async () => {
+    await start();
+    const ANA = '10000000001@s.whatsapp.net';
+    await t!.transport.push({ text: '', media: mediaOf(photo, 'image', 'image/png'), id: 'gone-photo' });
+    await t!.transport.revoke(ANA, 'gone-photo', { ids: [ANA] });
+    const actions = (await t!.transport.push({ text: '.sticker', quoted: { id: 'gone-photo', senderId: ANA, text: '', fromBot: false, media: mediaOf(photo, 'image', 'image/png') } })) as Action[];
+    expect(actions.filter((a) => a.type === 'media')).to.have.length(0);
+    expect(actions.find((a) => a.type === 'text')?.text).to.equal('That message was deleted for everyone, so I no longer have it.');
+  });
+
   it('on the console, `:image <file> .sticker` prints bot [sticker] <path> of the WebP', async () => {
     const cwd = await tempDir('wabot-sticker-console-');
     try {
