@@ -4,7 +4,7 @@ import { MAX_PERSONA_CHARS } from '../../core/kernel/access/access-control.js';
 import type { Activation } from '../../core/kernel/access/access-store.js';
 import { userPart } from '../../core/kernel/port/ids.js';
 import { accessView, type AccessViewData } from './access-view.js';
-import type { ViewRouteDeps } from './view-routes.js';
+import type { ViewRouteDeps } from './view-route-deps.js';
 import { shell, type Notice } from './views.js';
 
 const MODES: Activation[] = ['mention', 'always', 'off'];

@@ -1,16 +1,15 @@
 import { statfs } from 'node:fs/promises';
 import type { Context } from 'koa';
 import type Router from '@koa/router';
-import type { App } from '../../app/app.js';
 import { ConfigError, saveConfigFile } from '../../core/services/config/config-file.js';
 import type { Access } from '../../core/services/config/schema.js';
 import { LEVEL_RANK, logTail, type TailLine } from '../../core/services/log/log-tail.js';
 import { recentProblems } from '../../core/services/log/recent-problems.js';
 import { today } from '../../core/services/providers/usage.js';
-import { projectVersion } from '../../core/kernel/status/status-report.js';
-import type { Transport } from '../../core/kernel/port/transport.js';
+import { humanDuration, projectVersion } from '../../core/kernel/status/status-report.js';
 import type { SafeHtml } from '../html.js';
 import type { DashboardSession } from './auth.js';
+import type { ViewRouteDeps } from './view-route-deps.js';
 import { mountAccessRoutes } from './access-routes.js';
 import { DASHBOARD_SCRIPT } from './client-script.js';
 import { idList, orderLike, sectionKeysOf } from './config-form.js';
@@ -33,21 +32,8 @@ import {
   type UsageViewData,
   type ViewId,
 } from './views.js';
-import { humanDuration } from '../../core/kernel/status/status-report.js';
 
-export interface ViewRouteDeps {
-  app: App;
-  transport: () => Transport | undefined;
-  currentSession(ctx: Context): DashboardSession | undefined;
-  /**
-   * Calls `onEnd` when the request's session ends (logout, expiry); returns the function that stops watching, or
-   * undefined when there is no live session.
-   */
-  watchSession(ctx: Context, onEnd: () => void): (() => void) | undefined;
-  authorisedForm(ctx: Context): Promise<{ session: DashboardSession; form: URLSearchParams } | undefined>;
-  send(ctx: Context, status: number, page: SafeHtml): void;
-  readConfig(): Promise<Record<string, any>>;
-}
+export type { ViewRouteDeps } from './view-route-deps.js';
 
 /** How often the live views are re-rendered for their server-sent events (only changed regions are sent). */
 const LIVE_INTERVAL_MS = 1000;

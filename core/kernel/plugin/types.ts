@@ -13,7 +13,7 @@ import type { ChatMessage, CompleteOptions, CompletionResult, LegHealth, Provide
 import type { OwnerNotifier } from '../../services/notices/owner-notifier.js';
 import type { Jail } from '../../services/jail/jail.js';
 import type { KeyPool } from '../../services/providers/key-pool.js';
-import type { StatusReport } from '../status/status-report.js';
+import type { ReplyCost, StatusReport } from '../status/status-report.js';
 import type { DataSchema } from '../../services/store/schemas.js';
 import type { AccessControl } from '../access/access-control.js';
 
@@ -595,6 +595,9 @@ export interface RespondOptions {
   overBudget?: 'answer' | 'throw';
 }
 
+// The status report shows it, so it is defined there (one direction of import between the two files).
+export type { ReplyCost } from '../status/status-report.js';
+
 /**
  * The AI services plugins use. Every call goes through the provider chain: failover, cooldowns, usage accounting.
  *
@@ -602,15 +605,6 @@ export interface RespondOptions {
  * const answer = await ctx.ai.respond(ctx, { text: transcript });
  * await ctx.reply(answer);
  */
-/** The tokens one answer cost: all input (its cached part apart), output, and how many requests it took. */
-export interface ReplyCost {
-  prompt: number;
-  cached: number;
-  completion: number;
-  requests: number;
-  at: number;
-}
-
 export interface AiService {
   /** True when some chat leg is usable now (configured and not cooling down). */
   available(): boolean;

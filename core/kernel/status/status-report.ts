@@ -4,7 +4,15 @@ import { fileURLToPath } from 'node:url';
 import { capabilityMark, type Capabilities } from '../capabilities/capabilities.js';
 import type { LegHealth } from '../../services/providers/provider-chain.js';
 import type { SessionState } from '../port/transport.js';
-import type { ReplyCost } from '../plugin/types.js';
+
+/** The tokens one answer cost: all input (its cached part apart), output, and how many requests it took. */
+export interface ReplyCost {
+  prompt: number;
+  cached: number;
+  completion: number;
+  requests: number;
+  at: number;
+}
 
 /** How the bot is doing right now: what `.status`, the dashboard and the log show. Never holds a key. */
 export interface StatusReport {
