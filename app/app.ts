@@ -300,7 +300,12 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   const legCheck = () =>
     afterReport
       .then(() => runStartChecks(chain.legs(), settings, log.child({ part: 'start-check' }), Math.min(settings.upstreamTimeoutMs, 8000)))
-      .then((results) => void startChecks.push(...results));
+      .then((results) => {
+        startChecks.push(...results);
+        // A leg whose key or model is wrong is skipped from the first request on; every outcome shows in .status and
+        // the dashboard's providers view.
+        for (const r of results) chain.recordStartCheck(r.name, r);
+      });
   const healthChecked = options.skipHealthProbe
     ? Promise.resolve()
     : Promise.all([rootProbe(), settings.startupProbe ? legCheck() : undefined])

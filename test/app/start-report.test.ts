@@ -7,6 +7,8 @@ import { FakeAudioProvider } from '../fakes/audio-provider.js';
 import { FakeSearchProvider } from '../fakes/search-provider.js';
 import { HttpFake, type RecordedRequest } from '../../app/testing/http-fake.js';
 import { startTestApp, type TestApp } from '../helpers/test-app.js';
+import { startWebServer, type WebServer } from '../../web/server.js';
+import { TOKEN, login, request } from '../web/web-helpers.js';
 
 const GOOD_KEY = 'sk-good-key-123456';
 const KNOWN_MODEL = 'known-model';
@@ -65,6 +67,44 @@ describe('the start report and the start check of each upstream', function () {
     expect(JSON.stringify(t.logs())).not.to.include('sk-wrong-key-999999').and.not.to.include(GOOD_KEY);
   });
 
+  it('skips a leg whose key the start check saw rejected: the first reply comes from the next leg, and .status and the dashboard show ✘ with the fix', async () => {
+    const OWNER = '15550100200';
+    const primary = strictProbe(await FakeGateway.start('primary'));
+    const second = strictProbe(await FakeGateway.start('second'));
+    closing.push(primary, second);
+    t = await startTestApp({
+      env: { PRIMARY_GATEWAY_API_KEY: 'sk-wrong-key-999999', PRIMARY_GATEWAY_BASE_URL: primary.url, PRIMARY_GATEWAY_MODEL: KNOWN_MODEL, API_KEY: GOOD_KEY, BASE_URL: second.url, MODEL: KNOWN_MODEL, CONFIG_TOKEN: TOKEN },
+      plugins: [pingPlugin],
+      config: { owners: [OWNER], port: 0 },
+      skipHealthProbe: false,
+    });
+    const web: WebServer = await startWebServer(t.app, () => t?.transport);
+    closing.push(web);
+    await t.app.healthChecked;
+    const fix = 'correct PRIMARY_GATEWAY_API_KEY in .env (npm run setup)';
+
+    const replies = await t.transport.push({ senderId: `${OWNER}@s.whatsapp.net`, text: 'hello there' });
+    expect(replies.flatMap((r) => ('text' in r ? [r.text] : []))).to.deep.equal(['second: hello there']);
+    // The bad leg got its one probe and nothing after it: no user request was spent on it first.
+    expect(primary.probes()).to.have.length(1);
+    expect(primary.chats()).to.deep.equal([]);
+    expect(second.chats()).to.have.length(1);
+
+    const status = (await t.transport.push({ senderId: `${OWNER}@s.whatsapp.net`, text: '.status' })).flatMap((r) => ('text' in r ? [r.text] : [])).join('\n');
+    const lines = status.split('\n');
+    const primaryAt = lines.findIndex((l) => l.includes('primary (known-model)'));
+    expect(lines[primaryAt]).to.match(/^🔴 primary \(known-model\): rejected: /);
+    expect(lines[primaryAt + 1]).to.equal(`   start check ✘ the gateway rejected the key (HTTP 401): wrong key, or a key of another provider — fix: ${fix}`);
+    expect(lines[lines.findIndex((l) => l.includes('second (known-model)')) + 1]).to.equal(`   start check ✔ key accepted, model ${KNOWN_MODEL} answered`);
+
+    const { cookie } = await login(web.port, TOKEN);
+    const page = (await request(web.port, { path: '/config/providers', headers: { cookie } })).body;
+    const card = page.slice(page.indexOf('data-leg="primary"'), page.indexOf('data-leg="second"'));
+    expect(card).to.include('data-start-check="failed"').and.include(`start check ✘ the gateway rejected the key (HTTP 401)`).and.include(`fix: ${fix}`);
+    expect(page.slice(page.indexOf('data-leg="second"'))).to.include('data-start-check="ok"');
+    for (const text of [status, page, JSON.stringify(t.logs())]) expect(text).not.to.include('sk-wrong-key-999999').and.not.to.include(GOOD_KEY);
+  });
+
   it('names an unknown model and the setting that holds it', async () => {
     const gw = strictProbe(await FakeGateway.start('second'));
     closing.push(gw);
@@ -75,6 +115,10 @@ describe('the start report and the start check of each upstream', function () {
     expect(line?.msg).to.match(/^start check ✘ second \(no-such-model\): the key works, but the gateway does not know the model "no-such-model" \(HTTP 404/);
     expect(line?.msg).to.match(/— fix: set MODEL in \.env to a model the gateway knows/);
     expect(checkLines(t).at(-1)?.msg).to.match(/^start check done: 0 of 1 upstream\(s\) answer: AI answers will fail until this is fixed/);
+    // A model the gateway does not know is not tried again with a user's message: the leg rests from the start.
+    await t.transport.push({ text: 'hello there' });
+    expect(gw.chats()).to.deep.equal([]);
+    expect(t.app.chain.health()[0]).to.deep.include({ state: 'cooling-down', startCheck: { ok: false, problem: 'unknown-model', detail: line?.msg.split(': ').slice(1).join(': ').split(' — fix: ')[0], fix: 'set MODEL in .env to a model the gateway knows (npm run setup lists them)' } });
   });
 
   it('names a dead base URL, a rejected audio key and a rejected search key, each with its own setting', async () => {

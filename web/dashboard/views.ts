@@ -2,7 +2,7 @@ import { capabilityMark, type CapabilityStatus } from '../../core/kernel/capabil
 import type { TailLine } from '../../core/services/log/log-tail.js';
 import type { LegHealth } from '../../core/services/providers/types.js';
 import type { IncidentView } from '../../core/services/notices/owner-notifier.js';
-import { humanDuration, legStateInWords } from '../../core/kernel/status/status-report.js';
+import { humanDuration, legStateInWords, startCheckInWords } from '../../core/kernel/status/status-report.js';
 import type { SessionState } from '../../core/kernel/port/transport.js';
 import { html, raw, type SafeHtml } from '../html.js';
 import { formatBytes, formatTime, timeTag } from '../format.js';
@@ -125,7 +125,10 @@ export interface ProvidersViewData {
 export function providersRegion(d: Omit<ProvidersViewData, 'csrf'> & { csrf: string }): SafeHtml {
   const legs = d.legs.map(
     (l) => html`<article class="card" data-leg="${l.name}"><h4>${l.name} <span class="hint">(${l.kind === 'audio' ? 'audio key' : 'gateway'})</span></h4>
-<p><span class="${stateClass(l.state)}" data-state="${l.state}">${legStateInWords(l)}</span></p>
+<p><span class="${stateClass(l.state)}" data-state="${l.state}">${legStateInWords(l)}</span></p>${
+      l.startCheck ? html`
+<p data-start-check="${l.startCheck.ok ? (l.startCheck.degraded ? 'degraded' : 'ok') : 'failed'}" class="${l.startCheck.ok ? (l.startCheck.degraded ? 'warn' : 'ok') : 'bad'}">${startCheckInWords(l.startCheck)}</p>` : ''
+    }
 <p class="hint">Model <code>${l.model}</code>${l.premiumModel ? html`, premium <code>${l.premiumModel}</code>` : ''} · ${number(l.requests)} requests, ${number(l.failures)} failures</p>
 <form method="post" action="/config/providers/test"><input type="hidden" name="_csrf" value="${d.csrf}"><input type="hidden" name="leg" value="${l.name}"><button type="submit" class="secondary" aria-label="Test now: ${l.name}">Test now</button></form></article>`,
   );

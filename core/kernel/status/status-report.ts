@@ -74,6 +74,12 @@ export function legStateInWords(leg: LegHealth): string {
   }
 }
 
+/** A leg's start check in words: "start check ✘ the gateway rejected the key (HTTP 401) — fix: correct API_KEY in .env". */
+export function startCheckInWords(check: NonNullable<LegHealth['startCheck']>): string {
+  const mark = check.ok ? (check.degraded ? '⚠' : '✔') : '✘';
+  return `start check ${mark} ${check.detail}${!check.ok && check.fix ? ` — fix: ${check.fix}` : ''}`;
+}
+
 function linkInWords(link: SessionState): string {
   const me = [link.me?.id, link.me?.lid].filter(Boolean).join(', ');
   switch (link.status) {
@@ -92,7 +98,10 @@ function linkInWords(link: SessionState): string {
 export function statusText(report: StatusReport, botName: string): string {
   const lines = [`*${botName} status* (version ${report.version}, up ${humanDuration(report.uptimeMs)})`, '', `WhatsApp: ${linkInWords(report.link)}`, '', '*AI providers*'];
   if (!report.legs.length) lines.push('none configured');
-  for (const leg of report.legs) lines.push(`${leg.state === 'healthy' ? '🟢' : leg.state === 'cooling-down' ? '🟠' : '🔴'} ${leg.name} (${leg.model}): ${legStateInWords(leg)}`);
+  for (const leg of report.legs) {
+    lines.push(`${leg.state === 'healthy' ? '🟢' : leg.state === 'cooling-down' ? '🟠' : '🔴'} ${leg.name} (${leg.model}): ${legStateInWords(leg)}`);
+    if (leg.startCheck) lines.push(`   ${startCheckInWords(leg.startCheck)}`);
+  }
   lines.push('', '*Capabilities*');
   for (const c of report.capabilities) lines.push(`${capabilityMark(c)} ${c.name}: ${c.detail}`);
   lines.push('', '*Usage today*');

@@ -4,7 +4,7 @@ import type { Logger } from '../log/logger.js';
 import { BadAnswerError, classifyFailure, type Failure } from './failure.js';
 import { normalizeBaseUrl } from './normalize.js';
 import { requestJson } from './request-json.js';
-import { AllProvidersFailedError, type ChatMessage, type CompleteOptions, type CompletionResult, type LegCondition, type LegHealth, type ProviderLeg } from './types.js';
+import { AllProvidersFailedError, type ChatMessage, type CompleteOptions, type CompletionResult, type LegCondition, type LegHealth, type LegStartCheck, type ProviderLeg } from './types.js';
 import { tokenCount, type ReportedUsage, type UsageLedger } from './usage.js';
 import type { OwnerNotifier } from '../notices/owner-notifier.js';
 import type { KeyPool } from './key-pool.js';
@@ -34,7 +34,14 @@ interface LegState {
   lastFailure?: Failure;
   requests: number;
   failures: number;
+  startCheck?: LegStartCheck;
 }
+
+/**
+ * Start-check problems that no retry can cure (a wrong key, a model the gateway does not know): the leg starts
+ * resting until restart (or a successful "Test now"), as after the same failure of a user's request.
+ */
+const HOPELESS_AT_START = new Set(['rejected-key', 'unknown-model']);
 
 function legState(s: LegState, now: number): LegCondition {
   if (s.until <= now) return 'healthy';
@@ -197,7 +204,34 @@ export class ProviderChain {
       lastError: s.lastFailure ? failureInWords(s.lastFailure) : undefined,
       requests: s.requests,
       failures: s.failures,
+      ...(s.startCheck ? { startCheck: s.startCheck } : {}),
     }));
+  }
+
+  /**
+   * Takes in what the start check found for one leg. A rejected key or an unknown model rests the leg until restart
+   * at once, so the first user's request goes straight to the next leg instead of failing on this one first (as the
+   * chain does after such a failure); any other outcome only becomes part of the leg's health (`.status`, dashboard).
+   * The start log already said it; owners are also told of a rejected key as after a user's request (the reply to
+   * users says "the owner has been told").
+   */
+  recordStartCheck(name: string, check: LegStartCheck & { status?: number }): void {
+    const state = this.states.find((s) => s.leg.name === name);
+    if (!state) return;
+    const { status } = check;
+    state.startCheck = { ok: check.ok, ...(check.degraded ? { degraded: true } : {}), ...(check.problem ? { problem: check.problem } : {}), detail: check.detail, ...(check.fix ? { fix: check.fix } : {}) };
+    if (check.ok || !check.problem || !HOPELESS_AT_START.has(check.problem)) return;
+    const rejected = check.problem === 'rejected-key';
+    state.lastFailure = {
+      kind: rejected ? 'auth' : 'bad-request',
+      ...(status ? { status } : {}),
+      cooldownMs: Infinity,
+      summary: `${status ? `HTTP ${status}` : check.problem} at the start check`,
+    };
+    state.until = Infinity;
+    if (!rejected) return;
+    if (state.leg.kind === 'audio') this.keyPool?.markFailed(state.leg.apiKey, Infinity, 'rejected');
+    this.notices?.raise(`key-rejected:${name}`, `The AI provider "${name}" rejected its key at the start check (${state.lastFailure.summary.replace(' at the start check', '')}). It is skipped until the bot restarts: ${check.fix ?? 'check the key in .env'}.`);
   }
 
   /** Calls `listener` after every request to a leg (metrics); a throwing listener is ignored. */
@@ -280,6 +314,8 @@ export class ProviderChain {
       await state.client.chat.completions.create({ model: state.leg.model, messages: [{ role: 'user', content: 'Reply with OK.' }], max_tokens: 5 });
       state.until = 0;
       state.lastFailure = undefined;
+      // Answered now: what the start check found is history (the leg's card no longer shows its ✘).
+      if (state.startCheck && !state.startCheck.ok) state.startCheck = undefined;
       this.notices?.recover(`key-rejected:${name}`, `The AI provider "${name}" answers again.`);
       return { ok: true, text: `${name} answered` };
     } catch (err) {

@@ -31,6 +31,21 @@ export interface LegHealth {
   lastError?: string;
   requests: number;
   failures: number;
+  /** What the one tiny request at start found (absent when none was sent: STARTUP_PROBE=off, or not done yet). */
+  startCheck?: LegStartCheck;
+}
+
+/** The start check's outcome for one leg, as owners see it (never a key). */
+export interface LegStartCheck {
+  ok: boolean;
+  /** Usable but not fully (rate-limited at start). */
+  degraded?: boolean;
+  /** `rejected-key`, `unknown-model`, `unreachable`, … (see LegCheck). */
+  problem?: string;
+  /** What was found, in words. */
+  detail: string;
+  /** The setting to correct, in words, when it failed. */
+  fix?: string;
 }
 
 export type LegCondition = 'healthy' | 'cooling-down' | 'rejected' | 'exhausted';
