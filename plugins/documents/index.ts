@@ -6,12 +6,12 @@ import { askVision, JailRefused } from '../../core/media.js';
 import { DocumentRefused, readDocument, type DocumentText } from './read-document.js';
 
 const options = Type.Object({
-  maxDocumentBytes: Type.Integer({ minimum: 10_000, maximum: 100_000_000, default: 20_000_000, description: 'largest document read (bytes); larger ones are refused without downloading' }),
-  maxChars: Type.Integer({ minimum: 1000, maximum: 400_000, default: 40_000, description: 'most characters of a document given to the model (longer ones are cut at whole pages or rows, and the answer says so)' }),
-  maxPages: Type.Integer({ minimum: 1, maximum: 2000, default: 100, description: 'most PDF pages read for text' }),
-  maxScanPages: Type.Integer({ minimum: 1, maximum: 10, default: 3, description: 'most pages of a scanned PDF (no text layer) looked at as pictures' }),
-  maxUnzippedMb: Type.Integer({ minimum: 1, maximum: 1000, default: 50, description: 'most MB a DOCX, XLSX or ODT may unpack to (zip bombs are refused)' }),
-  readSeconds: Type.Integer({ minimum: 5, maximum: 300, default: 30, description: 'time limit of one reading step in the jail (seconds)' }),
+  maxDocumentBytes: Type.Integer({ title: 'Largest document (bytes)', minimum: 10_000, maximum: 100_000_000, default: 20_000_000, description: 'largest document read (bytes); larger ones are refused without downloading' }),
+  maxChars: Type.Integer({ title: 'Most characters given to the model', minimum: 1000, maximum: 400_000, default: 40_000, description: 'most characters of a document given to the model (longer ones are cut at whole pages or rows, and the answer says so)' }),
+  maxPages: Type.Integer({ title: 'Most pages read', minimum: 1, maximum: 2000, default: 100, description: 'most PDF pages read for text' }),
+  maxScanPages: Type.Integer({ title: 'Most scanned pages read', minimum: 1, maximum: 10, default: 3, description: 'most pages of a scanned PDF (no text layer) looked at as pictures' }),
+  maxUnzippedMb: Type.Integer({ title: 'Largest unpacked size (MB)', minimum: 1, maximum: 1000, default: 50, description: 'most MB a DOCX, XLSX or ODT may unpack to (zip bombs are refused)' }),
+  readSeconds: Type.Integer({ title: 'Reading time limit (seconds)', minimum: 5, maximum: 300, default: 30, description: 'time limit of one reading step in the jail (seconds)' }),
 });
 type DocumentOptions = Static<typeof options>;
 

@@ -6,8 +6,9 @@ import { DownloadRefused, isPrivateAddress, type EgressPolicy } from '../../core
 import { BadImageAnswer, generateOnLeg, NoImageEndpoint } from './gateway-images.js';
 
 const options = Type.Object({
-  dailyImagesPerUser: Type.Integer({ minimum: 0, maximum: 1000, default: 10, description: 'pictures one person may have drawn a day (0: no limit; owners are exempt)' }),
+  dailyImagesPerUser: Type.Integer({ title: 'Pictures per person a day', minimum: 0, maximum: 1000, default: 10, description: 'pictures one person may have drawn a day (0: no limit; owners are exempt)' }),
   size: Type.Union([Type.Literal('1024x1024'), Type.Literal('1024x1536'), Type.Literal('1536x1024'), Type.Literal('512x512'), Type.Literal('256x256')], {
+    title: 'Picture size',
     default: '1024x1024',
     description: 'size asked of the image model',
   }),

@@ -9,9 +9,9 @@ const serverSchema = (schema: object | undefined) => Type.Unsafe<Record<string, 
 type McpTool = Tool<ReturnType<typeof serverSchema>>;
 
 const options = Type.Object({
-  startWaitMs: Type.Integer({ minimum: 0, maximum: 60_000, default: 5000, description: 'how long start-up waits for the MCP servers before the bot goes on (they keep starting behind it)' }),
-  restartBackoffMs: Type.Integer({ minimum: 10, maximum: 600_000, default: 1000, description: 'first wait before restarting a failed MCP server; doubles on each failure in a row' }),
-  maxRestartBackoffMs: Type.Integer({ minimum: 10, maximum: 3_600_000, default: 300_000, description: 'longest wait between restarts' }),
+  startWaitMs: Type.Integer({ title: 'Start-up wait (ms)', minimum: 0, maximum: 60_000, default: 5000, description: 'how long start-up waits for the MCP servers before the bot goes on (they keep starting behind it)' }),
+  restartBackoffMs: Type.Integer({ title: 'First restart wait (ms)', minimum: 10, maximum: 600_000, default: 1000, description: 'first wait before restarting a failed MCP server; doubles on each failure in a row' }),
+  maxRestartBackoffMs: Type.Integer({ title: 'Longest restart wait (ms)', minimum: 10, maximum: 3_600_000, default: 300_000, description: 'longest wait between restarts' }),
 });
 
 /** The MCP client: the servers of mcp.json, kept running, their tools offered to the main model. */

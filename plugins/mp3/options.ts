@@ -6,14 +6,14 @@ import { Type, type Static } from '../../core/index.js';
  */
 export const mp3Options = Type.Object(
   {
-    maxDurationMinutes: Type.Number({ exclusiveMinimum: 0, default: 60, description: 'longest media (minutes) downloaded or converted; default 60' }),
-    maxDownloadMB: Type.Number({ exclusiveMinimum: 0, default: 200, description: 'largest file fetched (download or replied media), MB; default 200' }),
-    maxSendMB: Type.Number({ exclusiveMinimum: 0, default: 64, description: 'largest file sent back (what WhatsApp accepts), MB; default 64' }),
-    maxJobsPerUser: Type.Integer({ minimum: 1, default: 1, description: 'jobs one user may run at once; default 1' }),
-    maxJobsTotal: Type.Integer({ minimum: 1, default: 3, description: 'jobs the bot runs at once; default 3' }),
-    timeoutSeconds: Type.Number({ exclusiveMinimum: 0, default: 600, description: 'a download or conversion running longer is stopped; default 600' }),
-    progressIntervalMs: Type.Integer({ minimum: 0, default: 1500, description: 'time before the first progress edit; later gaps grow so the 20 edits last the whole timeoutSeconds (0: no pacing); default 1500' }),
-    audioBitrateKbps: Type.Integer({ minimum: 32, maximum: 320, default: 192, description: 'MP3 bitrate; default 192' }),
+    maxDurationMinutes: Type.Number({ title: 'Longest media (minutes)', exclusiveMinimum: 0, default: 60, description: 'longest media (minutes) downloaded or converted; default 60' }),
+    maxDownloadMB: Type.Number({ title: 'Largest download (MB)', exclusiveMinimum: 0, default: 200, description: 'largest file fetched (download or replied media), MB; default 200' }),
+    maxSendMB: Type.Number({ title: 'Largest file sent (MB)', exclusiveMinimum: 0, default: 64, description: 'largest file sent back (what WhatsApp accepts), MB; default 64' }),
+    maxJobsPerUser: Type.Integer({ title: 'Jobs at once per person', minimum: 1, default: 1, description: 'jobs one user may run at once; default 1' }),
+    maxJobsTotal: Type.Integer({ title: 'Jobs at once in all', minimum: 1, default: 3, description: 'jobs the bot runs at once; default 3' }),
+    timeoutSeconds: Type.Number({ title: 'Job time limit (seconds)', exclusiveMinimum: 0, default: 600, description: 'a download or conversion running longer is stopped; default 600' }),
+    progressIntervalMs: Type.Integer({ title: 'First progress update after (ms)', minimum: 0, default: 1500, description: 'time before the first progress edit; later gaps grow so the 20 edits last the whole timeoutSeconds (0: no pacing); default 1500' }),
+    audioBitrateKbps: Type.Integer({ title: 'MP3 bitrate (kbps)', minimum: 32, maximum: 320, default: 192, description: 'MP3 bitrate; default 192' }),
   },
   { additionalProperties: false },
 );

@@ -11,7 +11,7 @@ export default definePlugin({
   needs: ['premium'],
   missing: 'No premium model is configured, so I cannot use it. Ask again without it and the normal model will answer.',
   options: Type.Object(
-    { phrases: Type.Array(Type.String({ minLength: 3 }), { default: DEFAULT_PREMIUM_PHRASES, description: 'phrases that ask for the premium model' }) },
+    { phrases: Type.Array(Type.String({ minLength: 3 }), { title: 'Premium phrases', default: DEFAULT_PREMIUM_PHRASES, description: 'phrases that ask for the premium model' }) },
     { additionalProperties: false },
   ),
   setup: (host) => {

@@ -16,10 +16,10 @@ const SEEN_CHATS = 5000;
 const RUNNING_MARKER = '.running';
 
 const options = Type.Object({
-  retentionDays: Type.Integer({ minimum: 1, maximum: 36500, default: 365, description: 'days a message is kept in the recall log (older ones are dropped at start and daily)' }),
-  maxResults: Type.Integer({ minimum: 1, maximum: 10, default: 5, description: 'matches shown by .recall and given to the model' }),
-  maxQueryChars: Type.Integer({ minimum: 10, maximum: 1000, default: 200, description: 'longest search accepted' }),
-  maxLoadedMessages: Type.Integer({ minimum: 1000, maximum: 10_000_000, default: 200_000, description: 'messages kept in memory for search across all chats (~0.7 KB each); beyond it the least recently searched chats are unloaded and load again, from their index snapshots, at their next search' }),
+  retentionDays: Type.Integer({ title: 'Days kept', minimum: 1, maximum: 36500, default: 365, description: 'days a message is kept in the recall log (older ones are dropped at start and daily)' }),
+  maxResults: Type.Integer({ title: 'Most results', minimum: 1, maximum: 10, default: 5, description: 'matches shown by .recall and given to the model' }),
+  maxQueryChars: Type.Integer({ title: 'Longest query (characters)', minimum: 10, maximum: 1000, default: 200, description: 'longest search accepted' }),
+  maxLoadedMessages: Type.Integer({ title: 'Messages kept in memory', minimum: 1000, maximum: 10_000_000, default: 200_000, description: 'messages kept in memory for search across all chats (~0.7 KB each); beyond it the least recently searched chats are unloaded and load again, from their index snapshots, at their next search' }),
 });
 
 /** The log entry of a message as it came in, with `text` as the bot read it (mentions of the bot taken out). */

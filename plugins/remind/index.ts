@@ -5,13 +5,13 @@ import { nextRun, parseReminder, shortestGap } from './when.js';
 import { canonicalZone, formatDuration, formatLocal, machineZone } from './zone.js';
 
 const options = Type.Object({
-  timeZone: Type.String({ default: '', description: "time zone reminders are read and shown in (an IANA name such as Asia/Jakarta); empty: config.json's top-level timeZone, else the machine's TZ. Users may pick their own with .timezone" }),
-  maxPerUser: Type.Integer({ minimum: 1, maximum: 10_000, default: 25, description: 'most pending reminders one user may have (over all chats)' }),
-  minRepeatSeconds: Type.Integer({ minimum: 1, default: 3600, description: 'shortest time between two runs of a repeating reminder, in seconds' }),
-  lateWithinHours: Type.Number({ minimum: 0, default: 24, description: 'after a restart, reminders missed by at most this many hours are still sent (marked late); older ones are listed once' }),
-  maxTextLength: Type.Integer({ minimum: 1, maximum: 4000, default: 1000, description: 'longest reminder text (and scheduled prompt)' }),
-  maxTasksPerUser: Type.Integer({ minimum: 0, maximum: 1000, default: 10, description: 'most pending scheduled tasks (.schedule: prompts the model runs at their time) one user may have over all chats; 0 turns .schedule off' }),
-  minTaskRepeatSeconds: Type.Integer({ minimum: 1, default: 3600, description: 'shortest time between two runs of a repeating scheduled task, in seconds (each run is a model call on the user\'s budget)' }),
+  timeZone: Type.String({ title: 'Time zone', default: '', description: "time zone reminders are read and shown in (an IANA name such as Asia/Jakarta); empty: config.json's top-level timeZone, else the machine's TZ. Users may pick their own with .timezone" }),
+  maxPerUser: Type.Integer({ title: 'Reminders per person', minimum: 1, maximum: 10_000, default: 25, description: 'most pending reminders one user may have (over all chats)' }),
+  minRepeatSeconds: Type.Integer({ title: 'Shortest repeat (seconds)', minimum: 1, default: 3600, description: 'shortest time between two runs of a repeating reminder, in seconds' }),
+  lateWithinHours: Type.Number({ title: 'Send late within (hours)', minimum: 0, default: 24, description: 'after a restart, reminders missed by at most this many hours are still sent (marked late); older ones are listed once' }),
+  maxTextLength: Type.Integer({ title: 'Longest reminder text', minimum: 1, maximum: 4000, default: 1000, description: 'longest reminder text (and scheduled prompt)' }),
+  maxTasksPerUser: Type.Integer({ title: 'Scheduled tasks per person', minimum: 0, maximum: 1000, default: 10, description: 'most pending scheduled tasks (.schedule: prompts the model runs at their time) one user may have over all chats; 0 turns .schedule off' }),
+  minTaskRepeatSeconds: Type.Integer({ title: 'Shortest task repeat (seconds)', minimum: 1, default: 3600, description: 'shortest time between two runs of a repeating scheduled task, in seconds (each run is a model call on the user\'s budget)' }),
 });
 type Options = typeof options.static;
 

@@ -6,7 +6,7 @@ import { MAX_QUERY_CHARS, SearchUnavailableError, WebSearch } from './web-search
 export const DEFAULT_MAX_RESULTS = 5;
 
 const options = Type.Object({
-  maxResults: Type.Integer({ minimum: 1, maximum: 10, default: DEFAULT_MAX_RESULTS, description: 'results asked of the search provider' }),
+  maxResults: Type.Integer({ title: 'Results per search', minimum: 1, maximum: 10, default: DEFAULT_MAX_RESULTS, description: 'results asked of the search provider' }),
 });
 type SearchOptions = { maxResults: number };
 

@@ -12,23 +12,23 @@ export const DEFAULT_REPLY_MAX_CHARS = 600;
  */
 export const voiceOptionsSchema = Type.Object(
   {
-    maxUploadMb: Type.Number({ exclusiveMinimum: 0, maximum: 1000, default: DEFAULT_MAX_UPLOAD_MB, description: "the audio provider's upload limit in MB (larger files are shrunk or split)" }),
-    maxMinutes: Type.Number({ exclusiveMinimum: 0, maximum: 600, default: DEFAULT_MAX_MINUTES, description: 'longest voice note or audio file transcribed, in minutes' }),
-    dailyMinutesPerUser: Type.Number({ minimum: 0, maximum: 100000, default: DEFAULT_DAILY_MINUTES, description: 'audio minutes one user may have transcribed per day (owners exempt)' }),
+    maxUploadMb: Type.Number({ title: 'Largest upload (MB)', exclusiveMinimum: 0, maximum: 1000, default: DEFAULT_MAX_UPLOAD_MB, description: "the audio provider's upload limit in MB (larger files are shrunk or split)" }),
+    maxMinutes: Type.Number({ title: 'Longest recording (minutes)', exclusiveMinimum: 0, maximum: 600, default: DEFAULT_MAX_MINUTES, description: 'longest voice note or audio file transcribed, in minutes' }),
+    dailyMinutesPerUser: Type.Number({ title: 'Minutes per person a day', minimum: 0, maximum: 100000, default: DEFAULT_DAILY_MINUTES, description: 'audio minutes one user may have transcribed per day (owners exempt)' }),
     reactions: Type.Object(
       {
-        enabled: Type.Boolean({ default: DEFAULT_REACTIONS.enabled, description: 'auto emoji reactions by the audio provider chat model' }),
-        share: Type.Number({ minimum: 0, maximum: 1, default: DEFAULT_REACTIONS.share, description: 'share of messages considered for a reaction (0..1)' }),
-        cooldownMinutes: Type.Number({ minimum: 0, default: DEFAULT_REACTIONS.cooldownMinutes, description: 'minimum minutes between two reactions in one chat' }),
+        enabled: Type.Boolean({ title: 'Emoji reactions on', default: DEFAULT_REACTIONS.enabled, description: 'auto emoji reactions by the audio provider chat model' }),
+        share: Type.Number({ title: 'Share of messages reacted to', minimum: 0, maximum: 1, default: DEFAULT_REACTIONS.share, description: 'share of messages considered for a reaction (0..1)' }),
+        cooldownMinutes: Type.Number({ title: 'Minutes between reactions', minimum: 0, default: DEFAULT_REACTIONS.cooldownMinutes, description: 'minimum minutes between two reactions in one chat' }),
       },
-      { additionalProperties: false, default: {} },
+      { title: 'Emoji reactions', description: 'the bot now and then reacts to a message with an emoji', additionalProperties: false, default: {} },
     ),
     replies: Type.Object(
       {
-        enabled: Type.Boolean({ default: false, description: 'answer voice notes with voice notes (each chat can change it with .voice on|off)' }),
-        maxChars: Type.Integer({ minimum: 1, maximum: 4000, default: DEFAULT_REPLY_MAX_CHARS, description: 'answers longer than this go as text' }),
+        enabled: Type.Boolean({ title: 'Voice replies on', default: false, description: 'answer voice notes with voice notes (each chat can change it with .voice on|off)' }),
+        maxChars: Type.Integer({ title: 'Longest voice reply (characters)', minimum: 1, maximum: 4000, default: DEFAULT_REPLY_MAX_CHARS, description: 'answers longer than this go as text' }),
       },
-      { additionalProperties: false, default: {} },
+      { title: 'Voice replies', description: 'answers to voice notes as voice notes', additionalProperties: false, default: {} },
     ),
   },
   { additionalProperties: false },

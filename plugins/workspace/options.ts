@@ -1,22 +1,23 @@
 import { Type, type Static } from '../../core/index.js';
 
-const int = (minimum: number, maximum: number, fallback: number, description: string) => Type.Integer({ minimum, maximum, default: fallback, description });
+/** A whole-number option; its title is the dashboard's label. */
+const int = (title: string, minimum: number, maximum: number, fallback: number, description: string) => Type.Integer({ title, minimum, maximum, default: fallback, description });
 
 /** The options in config.json `plugins.workspace`, declared once: the core validates them and fills in the defaults. */
 export const workspaceOptions = Type.Object(
   {
-    timeLimitSeconds: int(1, 600, 10, 'wall-clock limit of one python run, seconds (default 10)'),
-    cpuSeconds: int(1, 600, 10, 'CPU seconds of one run (default 10)'),
-    memoryMb: int(32, 8192, 256, 'memory (address space) of each sandboxed process, MB (default 256)'),
-    maxProcesses: int(1, 1024, 32, 'processes/threads the sandbox may have (default 32)'),
-    maxOutputBytes: int(1024, 10 * 1024 * 1024, 64 * 1024, 'output kept from one run, bytes (default 65536)'),
-    quotaMb: int(1, 10240, 20, 'disk space of one workspace, MB (default 20)'),
-    maxFiles: int(1, 100000, 500, 'files and folders in one workspace (default 500)'),
-    maxFileKb: int(1, 102400, 1024, 'largest file written through the chat, KB (default 1024)'),
-    maxSendMb: int(1, 100, 16, 'largest file the model may send from a workspace to the chat, MB (default 16)'),
-    tmpMb: int(1, 1024, 16, 'size of the private /tmp inside the sandbox, MB (default 16)'),
-    maxConcurrentRuns: int(1, 64, 2, 'runs at the same time across all users (default 2)'),
-    idleMinutes: int(1, 10080, 60, 'an open workspace closes after this many idle minutes (default 60)'),
+    timeLimitSeconds: int('Run time limit (seconds)', 1, 600, 10, 'wall-clock limit of one python run, seconds (default 10)'),
+    cpuSeconds: int('CPU time per run (seconds)', 1, 600, 10, 'CPU seconds of one run (default 10)'),
+    memoryMb: int('Memory per process (MB)', 32, 8192, 256, 'memory (address space) of each sandboxed process, MB (default 256)'),
+    maxProcesses: int('Most processes', 1, 1024, 32, 'processes/threads the sandbox may have (default 32)'),
+    maxOutputBytes: int('Output kept per run (bytes)', 1024, 10 * 1024 * 1024, 64 * 1024, 'output kept from one run, bytes (default 65536)'),
+    quotaMb: int('Workspace disk space (MB)', 1, 10240, 20, 'disk space of one workspace, MB (default 20)'),
+    maxFiles: int('Most files per workspace', 1, 100000, 500, 'files and folders in one workspace (default 500)'),
+    maxFileKb: int('Largest file written (KB)', 1, 102400, 1024, 'largest file written through the chat, KB (default 1024)'),
+    maxSendMb: int('Largest file sent (MB)', 1, 100, 16, 'largest file the model may send from a workspace to the chat, MB (default 16)'),
+    tmpMb: int('Sandbox /tmp size (MB)', 1, 1024, 16, 'size of the private /tmp inside the sandbox, MB (default 16)'),
+    maxConcurrentRuns: int('Runs at once in all', 1, 64, 2, 'runs at the same time across all users (default 2)'),
+    idleMinutes: int('Closes after idle (minutes)', 1, 10080, 60, 'an open workspace closes after this many idle minutes (default 60)'),
   },
   { additionalProperties: false },
 );
