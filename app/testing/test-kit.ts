@@ -37,6 +37,12 @@ export interface TestBotOptions {
   transport?: MemoryTransport;
   /** Probe the gateway's root URL at start as `npm start` does (default off: the fake model is known to be up). */
   healthProbe?: boolean;
+  /**
+   * Default true: every given plugin gets `plugins.<name>.enabled: true` in config.json. False writes `config.plugins`
+   * as given (and `options`, when given, as the first plugin's section), so a plugin config.json does not mention runs
+   * as an owner's untouched install has it: on or off by its own `enabledByDefault`, with its option defaults.
+   */
+  enableGiven?: boolean;
 }
 
 /** What the first argument of `startTestBot` may be: one plugin, several, or `'bundled'` (see {@link startTestBot}). */
@@ -205,12 +211,15 @@ async function launch(plugins: Plugin[] | undefined, options: TestBotOptions & {
   }
 }
 
-/** config.json of a test bot: the given fields, with every given plugin enabled (the first with `options`). */
+/** config.json of a test bot: the given fields, with every given plugin enabled (unless `enableGiven: false`) and the first with `options`. */
 function configOf(plugins: Plugin[] | undefined, options: TestBotOptions): Record<string, unknown> {
   const given = (options.config?.plugins ?? {}) as Record<string, Record<string, unknown>>;
   const section: Record<string, Record<string, unknown>> = { ...given };
+  const enable = options.enableGiven ?? true;
   (plugins ?? []).forEach((plugin, i) => {
-    section[plugin.name] = { enabled: true, ...(given[plugin.name] ?? {}), ...(i === 0 ? (options.options ?? {}) : {}) };
+    const own = i === 0 ? options.options : undefined;
+    if (!enable && !given[plugin.name] && !own) return;
+    section[plugin.name] = { ...(enable ? { enabled: true } : {}), ...(given[plugin.name] ?? {}), ...(own ?? {}) };
   });
   return { ...(options.config ?? {}), plugins: section };
 }

@@ -6,7 +6,7 @@ import { FakeGateway, completion, failures } from '../fakes/openai-gateway.js';
 import { FakeAudioProvider } from '../fakes/audio-provider.js';
 import { FakeSearchProvider } from '../fakes/search-provider.js';
 import { HttpFake, type RecordedRequest } from '../../app/testing/http-fake.js';
-import { startTestApp, type TestApp } from '../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../app/testing/index.js';
 import { startWebServer, type WebServer } from '../../web/server.js';
 import { TOKEN, login, request } from '../web/web-helpers.js';
 
@@ -23,11 +23,11 @@ function strictProbe(gw: FakeGateway): FakeGateway {
 }
 
 /** The lines of the start check, in order. */
-const checkLines = (t: TestApp) => t.logs().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('start check'));
+const checkLines = (t: TestBot) => t.logs().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('start check'));
 
 describe('the start report and the start check of each upstream', function () {
   this.timeout(20000);
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   const closing: Array<{ close(): Promise<void> }> = [];
   afterEach(async () => {
     await t?.stop();
@@ -39,11 +39,7 @@ describe('the start report and the start check of each upstream', function () {
     const primary = strictProbe(await FakeGateway.start('primary'));
     const second = strictProbe(await FakeGateway.start('second'));
     closing.push(primary, second);
-    t = await startTestApp({
-      env: { PRIMARY_GATEWAY_API_KEY: 'sk-wrong-key-999999', PRIMARY_GATEWAY_BASE_URL: primary.url, PRIMARY_GATEWAY_MODEL: KNOWN_MODEL, API_KEY: GOOD_KEY, BASE_URL: second.url, MODEL: KNOWN_MODEL },
-      plugins: [pingPlugin],
-      skipHealthProbe: false,
-    });
+    t = await startTestBot(pingPlugin, { env: { PRIMARY_GATEWAY_API_KEY: 'sk-wrong-key-999999', PRIMARY_GATEWAY_BASE_URL: primary.url, PRIMARY_GATEWAY_MODEL: KNOWN_MODEL, API_KEY: GOOD_KEY, BASE_URL: second.url, MODEL: KNOWN_MODEL }, healthProbe: true });
     await t.app.healthChecked;
     const lines = checkLines(t);
     const primaryLine = lines.find((l) => l.upstream === 'primary');
@@ -72,11 +68,10 @@ describe('the start report and the start check of each upstream', function () {
     const primary = strictProbe(await FakeGateway.start('primary'));
     const second = strictProbe(await FakeGateway.start('second'));
     closing.push(primary, second);
-    t = await startTestApp({
+    t = await startTestBot(pingPlugin, {
       env: { PRIMARY_GATEWAY_API_KEY: 'sk-wrong-key-999999', PRIMARY_GATEWAY_BASE_URL: primary.url, PRIMARY_GATEWAY_MODEL: KNOWN_MODEL, API_KEY: GOOD_KEY, BASE_URL: second.url, MODEL: KNOWN_MODEL, CONFIG_TOKEN: TOKEN },
-      plugins: [pingPlugin],
       config: { owners: [OWNER], port: 0 },
-      skipHealthProbe: false,
+      healthProbe: true,
     });
     const web: WebServer = await startWebServer(t.app, () => t?.transport);
     closing.push(web);
@@ -108,7 +103,7 @@ describe('the start report and the start check of each upstream', function () {
   it('names an unknown model and the setting that holds it', async () => {
     const gw = strictProbe(await FakeGateway.start('second'));
     closing.push(gw);
-    t = await startTestApp({ env: { API_KEY: GOOD_KEY, BASE_URL: gw.url, MODEL: 'no-such-model' }, plugins: [pingPlugin], skipHealthProbe: false });
+    t = await startTestBot(pingPlugin, { env: { API_KEY: GOOD_KEY, BASE_URL: gw.url, MODEL: 'no-such-model' }, healthProbe: true });
     await t.app.healthChecked;
     const line = checkLines(t).find((l) => l.upstream === 'second');
     expect(line?.problem).to.equal('unknown-model');
@@ -130,11 +125,7 @@ describe('the start report and the start check of each upstream', function () {
     const search = await FakeSearchProvider.start();
     search.http.probeAnswers.set('POST /search', { status: 401, json: { error: 'bad key' } });
     closing.push(audio, search);
-    t = await startTestApp({
-      env: { API_KEY: GOOD_KEY, BASE_URL: deadUrl, MODEL: KNOWN_MODEL, AUDIO_API_KEYS: 'gsk_audio_key_1234', AUDIO_BASE_URL: audio.url, SEARCH_API_KEY: 'tvly-key-123456', SEARCH_BASE_URL: search.url },
-      plugins: [pingPlugin],
-      skipHealthProbe: false,
-    });
+    t = await startTestBot(pingPlugin, { env: { API_KEY: GOOD_KEY, BASE_URL: deadUrl, MODEL: KNOWN_MODEL, AUDIO_API_KEYS: 'gsk_audio_key_1234', AUDIO_BASE_URL: audio.url, SEARCH_API_KEY: 'tvly-key-123456', SEARCH_BASE_URL: search.url }, healthProbe: true });
     await t.app.healthChecked;
     const byName = Object.fromEntries(checkLines(t).filter((l) => l.upstream).map((l) => [l.upstream, l]));
     expect(byName.second.problem).to.equal('unreachable');
@@ -149,7 +140,7 @@ describe('the start report and the start check of each upstream', function () {
     const gw = await FakeGateway.start('second');
     gw.answerProbe('hang');
     closing.push(gw);
-    t = await startTestApp({ env: { API_KEY: GOOD_KEY, BASE_URL: gw.url, MODEL: KNOWN_MODEL, UPSTREAM_TIMEOUT_MS: '60000' }, plugins: [pingPlugin], skipHealthProbe: false });
+    t = await startTestBot(pingPlugin, { env: { API_KEY: GOOD_KEY, BASE_URL: gw.url, MODEL: KNOWN_MODEL, UPSTREAM_TIMEOUT_MS: '60000' }, healthProbe: true });
     let checked = false;
     void t.app.healthChecked.then(() => (checked = true));
     await t.transport.push({ text: '.ping' });
@@ -164,7 +155,7 @@ describe('the start report and the start check of each upstream', function () {
   it('STARTUP_PROBE=off sends no probe', async () => {
     const gw = await FakeGateway.start('second');
     closing.push(gw);
-    t = await startTestApp({ env: { API_KEY: GOOD_KEY, BASE_URL: gw.url, MODEL: KNOWN_MODEL, STARTUP_PROBE: 'off' }, plugins: [pingPlugin], skipHealthProbe: false });
+    t = await startTestBot(pingPlugin, { env: { API_KEY: GOOD_KEY, BASE_URL: gw.url, MODEL: KNOWN_MODEL, STARTUP_PROBE: 'off' }, healthProbe: true });
     await t.app.healthChecked;
     expect(gw.probes()).to.deep.equal([]);
     expect(checkLines(t)).to.deep.equal([]);
@@ -172,7 +163,7 @@ describe('the start report and the start check of each upstream', function () {
   });
 
   it('keeps the report short: what works and each thing that is off with its fix at info/warn, the tables at debug', async () => {
-    t = await startTestApp({ env: { API_KEY: GOOD_KEY, BASE_URL: 'http://127.0.0.1:9', MODEL: KNOWN_MODEL }, plugins: [pingPlugin, voicePlugin, searchPlugin], config: { plugins: { premium: { enabled: false } } } });
+    t = await startTestBot([pingPlugin, voicePlugin, searchPlugin], { env: { API_KEY: GOOD_KEY, BASE_URL: 'http://127.0.0.1:9', MODEL: KNOWN_MODEL }, config: { plugins: { premium: { enabled: false } } } });
     const logs = t.logs();
     const summary = logs.find((l) => /^start report: /.test(l.msg));
     expect(summary?.level).to.equal(30);

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { register } from 'tsx/esm/api';
 import { discoverPlugins } from '../../core/kernel/plugin/discover.js';
 import { FakeGateway, completion } from '../fakes/openai-gateway.js';
-import { ROOT, startTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
+import { ROOT, tempDir } from '../helpers/checkout.js';
+import { startTestBot, type TestBot } from '../../app/testing/index.js';
 
 /** Where plugin authors read the example: docs/plugin-authors/writing-a-plugin.md. */
 export const EXAMPLE_PAGE = path.join('docs', 'plugin-authors', 'writing-a-plugin.md');
@@ -20,7 +21,7 @@ function pageExample(): { plugin: string; test: string } {
 
 describe('docs: the example plugin of "Writing a plugin"', () => {
   let dir: string;
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   let gateway: FakeGateway | undefined;
   let unregister: (() => Promise<void>) | undefined;
 
@@ -66,7 +67,7 @@ describe('docs: the example plugin of "Writing a plugin"', () => {
     expect(found.failures).to.deep.equal([]);
     expect(found.plugins.map((p) => p.name)).to.deep.equal(['dice']);
     gateway = await FakeGateway.start('gw');
-    t = await startTestApp({ plugins: found.plugins, env: { API_KEY: 'k', BASE_URL: gateway.url, MODEL: 'm' } });
+    t = await startTestBot(found.plugins, { env: { API_KEY: 'k', BASE_URL: gateway.url, MODEL: 'm' } });
     const [rolled] = t.transport.texts().concat((await t.transport.push({ text: '.roll 3d6' })).map((a) => (a as { text: string }).text));
     const match = /^🎲 (\d+) \+ (\d+) \+ (\d+) = (\d+)$/.exec(rolled);
     expect(match, rolled).to.not.equal(null);

@@ -9,7 +9,8 @@ import type { Plugin } from '../../core/kernel/plugin/types.js';
 import { MemoryTransport } from '../../core/adapters/memory/memory-transport.js';
 import type { OutgoingMedia, SentMessage } from '../../core/kernel/port/message.js';
 import mydata from '../../plugins/mydata/index.js';
-import { ROOT, startTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
+import { ROOT, tempDir } from '../helpers/checkout.js';
+import { startTestBot, type TestBot } from '../../app/testing/index.js';
 
 /** Where plugin authors read about host.store. */
 const STORAGE_PAGE = path.join('docs', 'plugin-authors', 'storage.md');
@@ -27,7 +28,7 @@ describe('docs: the example plugin of "Storage"', function () {
   this.timeout(60000);
   let dir: string;
   let plugins: Plugin[];
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   let unregister: (() => Promise<void>) | undefined;
 
   before(async () => {
@@ -64,12 +65,10 @@ describe('docs: the example plugin of "Storage"', function () {
     plugins = [mydata, ...found.plugins];
     const run = path.join(dir, 'run');
     mkdirSync(run);
-    t = await startTestApp({ dir: run, plugins, config: { plugins: {} } });
+    t = await startTestBot(plugins, { dir: run });
     expect((await t.transport.push({ text: '.note buy milk', senderId: ALICE, chatId: ALICE }))[0]).to.include({ text: 'Noted.' });
-    await t.stop();
-    t = await startTestApp({ dir: run, plugins });
     const transport = new KeepingTransport();
-    await t.app.connect(transport);
+    t = await t.restart({ transport });
     expect((await transport.push({ text: '.notes', senderId: ALICE, chatId: ALICE }))[0]).to.include({ text: 'buy milk' });
     await transport.push({ text: '.mydata', senderId: ALICE, chatId: ALICE });
     const section = JSON.parse(transport.documents[0]).notes;

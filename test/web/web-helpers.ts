@@ -3,13 +3,14 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Plugin } from '../../core/kernel/plugin/types.js';
 import { startWebServer, type WebAppOptions, type WebServer } from '../../web/server.js';
-import { startTestApp, type TestApp } from '../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../app/testing/index.js';
+import { openExample } from '../helpers/checkout.js';
 
 /** A strong dashboard token (64 hex characters) used by the web tests. */
 export const TOKEN = 'a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90';
 
 export interface WebTest {
-  t: TestApp;
+  t: TestBot;
   web: WebServer;
   port: number;
   base: string;
@@ -23,9 +24,12 @@ export interface WebTest {
  * @example const w = await startWebTest({ token: TOKEN }); await w.stop();
  */
 export async function startWebTest(options: { token?: string; env?: Record<string, string>; plugins?: Plugin[]; ownIds?: string[]; config?: Record<string, unknown>; web?: WebAppOptions } = {}): Promise<WebTest> {
-  const env: Record<string, string> = { ...(options.env ?? {}) };
+  // A key the pages must never show, and a gateway nobody answers on: the dashboard tests make no AI requests.
+  const env: Record<string, string> = { API_KEY: 'test-key-123456', BASE_URL: 'http://127.0.0.1:9', ...(options.env ?? {}) };
   if (options.token !== undefined) env.CONFIG_TOKEN = options.token;
-  const t = await startTestApp({ env, plugins: options.plugins, ownIds: options.ownIds, config: { port: 0, ...(options.config ?? {}) } });
+  // The dashboard edits config.json as an owner has it: config.example.json (opened to everyone), written as given.
+  const config = { ...(await openExample()), port: 0, ...(options.config ?? {}) };
+  const t = await startTestBot(options.plugins ?? 'bundled', { env, ownIds: options.ownIds, config, enableGiven: false });
   const web = await startWebServer(t.app, () => t.transport, options.web);
   const configFile = path.join(t.dir, 'config.json');
   return {

@@ -5,14 +5,14 @@ import { definePlugin } from '../../../core/index.js';
 import premiumPlugin from '../../../plugins/premium/index.js';
 import pingPlugin from '../../../plugins/ping/index.js';
 import { FakeGateway, completion, failures, lastUserText } from '../../fakes/openai-gateway.js';
-import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 
 const text = (actions: Array<{ type: string }>) => actions.filter((a) => a.type === "text").map((a) => (a as unknown as { text: string }).text);
 
 describe('AI chat through the provider chain', () => {
   let primary: FakeGateway;
   let second: FakeGateway;
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
 
   beforeEach(async () => {
     [primary, second] = await Promise.all([FakeGateway.start('primary'), FakeGateway.start('second')]);
@@ -36,7 +36,7 @@ describe('AI chat through the provider chain', () => {
   });
 
   it('answers free text with the main model, with bot name, date and the chat history in the prompt', async () => {
-    t = await startTestApp({ env: env(), plugins: [pingPlugin], config: { botName: 'Jarvis' } });
+    t = await startTestBot(pingPlugin, { env: env(), config: { botName: 'Jarvis' } });
     expect(text(await t.transport.push({ text: 'my name is Ana' }))).to.deep.equal(['primary: my name is Ana']);
     expect(text(await t.transport.push({ text: 'what is my name?' }))).to.deep.equal(['primary: what is my name?']);
     const req = primary.chats()[1].json;
@@ -60,7 +60,7 @@ describe('AI chat through the provider chain', () => {
 
   it('switches to the second gateway on a 429 without a word about it in the reply', async () => {
     primary.next(failures.insufficientQuota);
-    t = await startTestApp({ env: env(), plugins: [] });
+    t = await startTestBot([], { env: env() });
     expect(text(await t.transport.push({ text: 'hi there' }))).to.deep.equal(['second: hi there']);
     expect(text(await t.transport.push({ text: 'again' }))).to.deep.equal(['second: again']);
     expect(primary.chats()).to.have.length(1);
@@ -69,7 +69,7 @@ describe('AI chat through the provider chain', () => {
   it('tells the user one short honest sentence when every leg fails, and keeps answering commands', async () => {
     primary.next(failures.serverError);
     second.next(failures.serverError);
-    t = await startTestApp({ env: env(), plugins: [pingPlugin] });
+    t = await startTestBot(pingPlugin, { env: env() });
     const [reply] = text(await t.transport.push({ text: 'hello?' }));
     expect(reply).to.equal('I cannot reach any AI provider right now. Please try again in a few minutes.');
     expect(reply).not.to.include('org-');
@@ -77,7 +77,7 @@ describe('AI chat through the provider chain', () => {
   });
 
   it('has the question on disk before the answer is sent, and keeps it when every provider fails', async () => {
-    t = await startTestApp({ env: env(), plugins: [] });
+    t = await startTestBot([], { env: env() });
     const app = t;
     const historyOnDisk = () => {
       const folder = path.join(app.dir, 'data', 'history');
@@ -100,12 +100,12 @@ describe('AI chat through the provider chain', () => {
   });
 
   it('uses the premium model for the one message that asks for it, and says so when none is configured', async () => {
-    t = await startTestApp({ env: env(), plugins: [premiumPlugin] });
+    t = await startTestBot(premiumPlugin, { env: env() });
     expect(text(await t.transport.push({ text: 'use the premium model: explain tides' }))).to.deep.equal(['primary: explain tides']);
     await t.transport.push({ text: 'and the moon?' });
     expect(primary.chats().map((r) => r.json.model)).to.deep.equal(['premium-a', 'main-a']);
     await t.stop();
-    t = await startTestApp({ env: env({ PRIMARY_GATEWAY_PREMIUM_MODEL: '' }), plugins: [premiumPlugin] });
+    t = await startTestBot(premiumPlugin, { env: env({ PRIMARY_GATEWAY_PREMIUM_MODEL: '' }) });
     const [reply] = text(await t.transport.push({ text: 'pakai model premium: apa itu pasang surut?' }));
     expect(reply).to.match(/No premium model is configured/);
   });
@@ -133,7 +133,7 @@ describe('AI chat through the provider chain', () => {
       { status: 200, json: completion(null, { toolCalls: [{ id: 'c1', name: 'roll', arguments: '{"chatId":"victim@s.whatsapp.net"}' }] }) },
       (req) => ({ status: 200, json: completion(`tool said ${req.json.messages.at(-1).content}`) }),
     );
-    t = await startTestApp({ env: env(), plugins: [dice] });
+    t = await startTestBot(dice, { env: env() });
     expect(text(await t.transport.push({ text: 'roll for me' }))).to.deep.equal(['tool said {"rolled":4}']);
     expect(calls).to.deep.equal([{ args: { chatId: 'victim@s.whatsapp.net' }, chatId: '10000000001@s.whatsapp.net', senderId: '10000000001@s.whatsapp.net' }]);
     expect(primary.chats()[0].json.tools.map((x: { function: { name: string } }) => x.function.name)).to.include.members(['remember', 'roll']);
@@ -147,7 +147,7 @@ describe('AI chat through the provider chain', () => {
     });
     const toolCall = { status: 200, json: completion(null, { toolCalls: [{ id: 'c1', name: 'look', arguments: '{}' }] }) };
     primary.next(toolCall, { status: 200, json: completion('It is 42.') }, toolCall, { status: 200, json: completion('It is 42, see a.example/x') });
-    t = await startTestApp({ env: env(), plugins: [lookup] });
+    t = await startTestBot(lookup, { env: env() });
     expect(text(await t.transport.push({ text: 'q1' }))).to.deep.equal(['It is 42.\n\nSources:\n[1] a.example/x\n[2] b.example/y']);
     expect(text(await t.transport.push({ text: 'q2' }))).to.deep.equal(['It is 42, see a.example/x']);
   });
@@ -162,27 +162,25 @@ describe('AI chat through the provider chain', () => {
       { status: 200, json: completion(null, { toolCalls: [{ id: 'c1', name: 'explode', arguments: '{}' }] }) },
       (req) => ({ status: 200, json: completion(`sorry: ${req.json.messages.at(-1).content}`) }),
     );
-    t = await startTestApp({ env: env(), plugins: [broken] });
+    t = await startTestBot(broken, { env: env() });
     expect(text(await t.transport.push({ text: 'do it' }))).to.deep.equal(['sorry: Error: explode failed: disk on fire']);
   });
 
   it('remembers a fact through the remember tool, across a restart', async () => {
-    const dir = await tempDir();
     primary.next(
       { status: 200, json: completion(null, { toolCalls: [{ id: 'm1', name: 'remember', arguments: '{"fact":"Ana is allergic to peanuts"}' }] }) },
       { status: 200, json: completion('Noted.') },
     );
-    t = await startTestApp({ env: env(), plugins: [], dir, config: {} });
+    t = await startTestBot([], { env: env() });
     expect(text(await t.transport.push({ text: 'remember that I am allergic to peanuts' }))).to.deep.equal(['Noted.']);
-    await t.stop();
-    t = await startTestApp({ env: env(), plugins: [], dir });
+    t = await t.restart();
     await t.transport.push({ text: 'what should I avoid?' });
     expect(primary.chats().at(-1)!.json.messages[0].content).to.include('Ana is allergic to peanuts');
-    expect(existsSync(path.join(dir, 'data', 'memory', '10000000001@s.whatsapp.net.json'))).to.equal(true);
+    expect(existsSync(path.join(t.dir, 'data', 'memory', '10000000001@s.whatsapp.net.json'))).to.equal(true);
   });
 
   it('the system prompt follows a new fact, a new bot name and the kind of chat at the next message', async () => {
-    t = await startTestApp({ env: env(), plugins: [], config: { botName: 'Jarvis' } });
+    t = await startTestBot([], { env: env(), config: { botName: 'Jarvis' } });
     const system = () => primary.chats().at(-1)!.json.messages[0].content as string;
     await t.transport.push({ text: 'hello' });
     expect(system()).to.include('You are Jarvis').and.not.to.include('likes green tea');
@@ -199,7 +197,7 @@ describe('AI chat through the provider chain', () => {
   });
 
   it('trims the history and retries once when the context is too long, instead of replaying on every leg', async () => {
-    t = await startTestApp({ env: env(), plugins: [] });
+    t = await startTestBot([], { env: env() });
     for (let i = 0; i < 6; i++) await t.transport.push({ text: `message ${i} ${'x'.repeat(2000)}` });
     // (The long turns reached the token budget: their fold into the chat summary is done before the request counted.)
     await t.app.bot.idle();
@@ -214,26 +212,26 @@ describe('AI chat through the provider chain', () => {
 
   it('splits an answer longer than WhatsApp\'s limit into several messages', async () => {
     primary.next({ status: 200, json: completion(`${'a'.repeat(3000)}\n\n${'b'.repeat(3000)}`) });
-    t = await startTestApp({ env: env(), plugins: [] });
+    t = await startTestBot([], { env: env() });
     const parts = text(await t.transport.push({ text: 'long please' }));
     expect(parts).to.have.length(2);
     expect(parts.join('\n\n')).to.equal(`${'a'.repeat(3000)}\n\n${'b'.repeat(3000)}`);
   });
 
   it('tells the model to admit it cannot check live information when no search is available', async () => {
-    t = await startTestApp({ env: env(), plugins: [] });
+    t = await startTestBot([], { env: env() });
     await t.transport.push({ text: 'what is the bitcoin price today?' });
     expect(primary.chats()[0].json.messages[0].content).to.match(/cannot check live information/);
   });
 
   it('stays honest about live information when a search key exists but no search tool is offered (plugin disabled)', async () => {
-    t = await startTestApp({ env: env({ SEARCH_API_KEY: 'tvly-key' }), plugins: [] });
+    t = await startTestBot([], { env: env({ SEARCH_API_KEY: 'tvly-key' }) });
     await t.transport.push({ text: 'what is the weather today?' });
     expect(primary.chats()[0].json.messages[0].content).to.match(/cannot check live information/);
   });
 
   it('answers a group message only when the bot is mentioned', async () => {
-    t = await startTestApp({ env: env(), plugins: [], config: { targetUserIds: ['62899999999'] } });
+    t = await startTestBot([], { env: env(), config: { targetUserIds: ['62899999999'] } });
     const group = '1203630001@g.us';
     expect(await t.transport.push({ chatId: group, senderId: '62811@s.whatsapp.net', senderName: 'Budi', text: 'lunch at 12?' })).to.deep.equal([]);
     const replies = text(await t.transport.push({ chatId: group, senderId: '62812@s.whatsapp.net', senderName: 'Sari', text: '@62899999999 who asked about lunch?', mentions: ['62899999999@s.whatsapp.net'] }));
@@ -245,7 +243,7 @@ describe('AI chat through the provider chain', () => {
   it('answers different chats in parallel while keeping each chat in order', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    t = await startTestApp({ env: env(), plugins: [] });
+    t = await startTestBot([], { env: env() });
     primary.http.routes['POST /v1/chat/completions'] = async (req) => {
       if (lastUserText(req) === 'slow one') await gate;
       return { status: 200, json: completion(`primary: ${lastUserText(req)}`) };
@@ -260,13 +258,11 @@ describe('AI chat through the provider chain', () => {
   });
 
   it('limits AI requests per user per minute with a plain sentence, exempts owners, and keeps counters across a restart', async () => {
-    const dir = await tempDir();
     const config = { owners: ['62800000001'], ai: { requestsPerMinute: 2, tokensPerDay: 0, premiumTokensPerDay: 0, quotaMainTokens: 0, quotaPremiumTokens: 0, maxToolRounds: 3, showProvider: false } };
-    t = await startTestApp({ env: env(), plugins: [], dir, config });
+    t = await startTestBot([], { env: env(), config });
     await t.transport.push({ text: 'one' });
     await t.transport.push({ text: 'two' });
-    await t.stop();
-    t = await startTestApp({ env: env(), plugins: [], dir });
+    t = await t.restart();
     const [limited] = text(await t.transport.push({ text: 'three' }));
     expect(limited).to.match(/try again in \d+ seconds/);
     expect(primary.chats()).to.have.length(2);
@@ -274,7 +270,7 @@ describe('AI chat through the provider chain', () => {
   });
 
   it('records token usage per provider and model per day', async () => {
-    t = await startTestApp({ env: env(), plugins: [] });
+    t = await startTestBot([], { env: env() });
     await t.transport.push({ text: 'count me' });
     const snapshot = await t.app.usage.snapshot();
     const today = new Date().toISOString().slice(0, 10);
@@ -282,7 +278,7 @@ describe('AI chat through the provider chain', () => {
   });
 
   it('shows "typing" while the model works, and hides it afterwards', async () => {
-    t = await startTestApp({ env: env(), plugins: [] });
+    t = await startTestBot([], { env: env() });
     t.transport.recordTyping = true;
     const actions = await t.transport.push({ text: 'hi' });
     expect(actions.map((a) => a.type)).to.deep.equal(['typing', 'typing', 'text']);
@@ -290,7 +286,7 @@ describe('AI chat through the provider chain', () => {
   });
 
   it('never names the provider in a reply unless the owner turns on the debug option', async () => {
-    t = await startTestApp({ env: env(), plugins: [] });
+    t = await startTestBot([], { env: env() });
     expect(text(await t.transport.push({ text: 'x' }))[0]).to.equal('primary: x');
     t.app.bot.setConfig({ ...t.app.config, ai: { ...t.app.config.ai, showProvider: true } });
     expect(text(await t.transport.push({ text: 'y' }))[0]).to.equal('primary: y\n\n_(primary · main-a)_');
@@ -298,7 +294,7 @@ describe('AI chat through the provider chain', () => {
 
   it('stops a user at the daily token budget with the time they can ask again, and warns at 80% of the account quota', async () => {
     const ai = { requestsPerMinute: 0, tokensPerDay: 20, premiumTokensPerDay: 0, quotaMainTokens: 30, quotaPremiumTokens: 0, maxToolRounds: 3, showProvider: false };
-    t = await startTestApp({ env: env(), plugins: [], config: { ai } });
+    t = await startTestBot([], { env: env(), config: { ai } });
     await t.transport.push({ text: 'first' }); // 15 tokens
     await t.transport.push({ text: 'second' }); // 30 tokens: over the user's budget and at 100% of the quota
     const [limited] = text(await t.transport.push({ text: 'third' }));
@@ -309,7 +305,7 @@ describe('AI chat through the provider chain', () => {
 
   // `has` (asked several times per message) answers from a cheap check; it must say what the status says.
   it('live capabilities: has() and lacks() agree with the status the owner sees, as the legs rest and are rejected', async () => {
-    t = await startTestApp({ env: env() });
+    t = await startTestBot('bundled', { env: env() });
     const caps = t.app.capabilities;
     const states = () => Object.fromEntries(['chat', 'premium', 'audio'].map((name) => {
       expect(caps.has(name), name).to.equal(caps.status(name).ok);

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FakeBehaviour, RecordedRequest } from '../../../app/testing/http-fake.js';
 import { completion, failures, FakeGateway, lastUserText } from '../../fakes/openai-gateway.js';
-import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 
 const ANA = '10000000001@s.whatsapp.net';
 const BUDI = '10000000002@s.whatsapp.net';
@@ -48,7 +48,7 @@ async function historyFiles(dir: string): Promise<string> {
 describe('chat summary: older turns are folded by the model instead of dropped (issue 39)', function () {
   this.timeout(60_000);
   let gw: FakeGateway;
-  let t: TestApp;
+  let t: TestBot;
   const state: GatewayState = { foldFails: false };
   beforeEach(async () => {
     Object.assign(state, { foldFails: false, hold: undefined, foldAsked: undefined });
@@ -59,7 +59,7 @@ describe('chat summary: older turns are folded by the model instead of dropped (
     await gw.close();
   });
   const start = (history: Record<string, unknown> = {}) =>
-    startTestApp({ env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config: { history: { maxMessages: 50, maxPromptTokens: 6000, ...history }, ai: NO_LIMITS } });
+    startTestBot('bundled', { env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config: { history: { maxMessages: 50, maxPromptTokens: 6000, ...history }, ai: NO_LIMITS } });
   /** Ana's private chat: turn 1 tells a fact, then `n - 1` turns of small talk. */
   async function chat(n: number, chatId = ANA, senderId = ANA, firstId = 'turn-1'): Promise<void> {
     await t.transport.push({ id: firstId, chatId, senderId, text: 'my locker code is 4711' });
@@ -151,32 +151,27 @@ describe('chat summary: older turns are folded by the model instead of dropped (
   });
 
   it('a summary still being made when the bot stops writes nothing after the stop (the turns stay, folded after the next start)', async () => {
-    const dir = await tempDir();
     const config = { history: { maxMessages: 10, maxPromptTokens: 6000 }, ai: NO_LIMITS };
-    try {
-      t = await startTestApp({ env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config, dir });
-      let release!: () => void;
-      state.hold = new Promise<void>((resolve) => (release = resolve));
-      const asked = new Promise<void>((resolve) => (state.foldAsked = resolve));
-      await t.transport.push({ id: 'turn-1', chatId: ANA, senderId: ANA, text: 'my locker code is 4711' });
-      for (let i = 2; i <= 5; i++) await t.transport.push({ chatId: ANA, senderId: ANA, text: `small talk ${i}` });
-      await asked;
-      await t.app.stop();
-      const atStop = await historyFiles(dir);
+    t = await startTestBot('bundled', { env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config });
+    let release!: () => void;
+    state.hold = new Promise<void>((resolve) => (release = resolve));
+    const asked = new Promise<void>((resolve) => (state.foldAsked = resolve));
+    await t.transport.push({ id: 'turn-1', chatId: ANA, senderId: ANA, text: 'my locker code is 4711' });
+    for (let i = 2; i <= 5; i++) await t.transport.push({ chatId: ANA, senderId: ANA, text: `small talk ${i}` });
+    await asked;
+    const stopped = t;
+    t = await stopped.restart({}, async () => {
+      const atStop = await historyFiles(stopped.dir);
       release();
       // The fold's answer arrives after the stop: it is dropped once its request settles.
-      await t.app.bot.ai.idle?.();
-      expect(await historyFiles(dir)).to.equal(atStop);
+      await stopped.app.bot.ai.idle?.();
+      expect(await historyFiles(stopped.dir)).to.equal(atStop);
       expect(atStop).to.not.match(/"summary"/);
       state.hold = undefined;
-      t = await startTestApp({ env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, dir });
-      await t.transport.push({ chatId: ANA, senderId: ANA, text: 'small talk 6' });
-      await t.app.bot.idle();
-      expect((await t.app.bot.histories.summary(ANA))?.text).to.include('4711');
-    } finally {
-      await t?.stop();
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
+    await t.transport.push({ chatId: ANA, senderId: ANA, text: 'small talk 6' });
+    await t.app.bot.idle();
+    expect((await t.app.bot.histories.summary(ANA))?.text).to.include('4711');
   });
 
   it('a message of the summary deleted for everyone removes the summary, from the next prompt and from disk', async () => {
@@ -228,9 +223,7 @@ describe('chat summary: older turns are folded by the model instead of dropped (
   it('the summary survives a restart (validated in the history file)', async () => {
     t = await start({ maxMessages: 10 });
     await chat(12);
-    const dir = t.dir;
-    await t.app.stop();
-    t = await startTestApp({ dir, env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config: { ai: NO_LIMITS } });
+    t = await t.restart({ config: { ai: NO_LIMITS } });
     expect((await t.app.bot.histories.summary(ANA))?.text).to.include('4711');
   });
 });
@@ -238,7 +231,7 @@ describe('chat summary: older turns are folded by the model instead of dropped (
 describe('chat summary: a private chat moving from its LID to its phone id keeps both summaries', () => {
   it('the summaries kept under both ids are merged, oldest first, covering everyone either covered', async () => {
     const { HistoryStore } = await import('../../../core/services/store/history.js');
-    const { tempDir } = await import('../../helpers/test-app.js');
+    const { tempDir } = await import('../../helpers/checkout.js');
     const store = new HistoryStore(await tempDir(), 200);
     const LID = '98765432100001@lid';
     const fold = async (chat: string, senderId: string, text: string, at: number) => {

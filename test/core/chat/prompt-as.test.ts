@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import { definePlugin, PromptRefused, type PluginHost } from '../../../core/index.js';
-import { FakeModel, lastText } from '../../../app/testing/index.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+import { FakeModel, lastText, startTestBot, type TestBot } from '../../../app/testing/index.js';
 
 const ANN = '6281100000001@s.whatsapp.net';
 const GROUP = '120363000000000009@g.us';
@@ -14,7 +13,7 @@ function hostGrabber(found: { host?: PluginHost }) {
 describe('host.promptAs refusals and host.send splitting (memory transport, fake model on 127.0.0.1)', function () {
   this.timeout(20_000);
   let model: FakeModel;
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   before(async () => {
     model = await FakeModel.start((r) => `model: ${lastText(r)}`);
   });
@@ -25,7 +24,7 @@ describe('host.promptAs refusals and host.send splitting (memory transport, fake
   });
   const start = async (config: Record<string, unknown>) => {
     const found: { host?: PluginHost } = {};
-    t = await startTestApp({ plugins: [hostGrabber(found)], env: { BASE_URL: model.url }, config: { owners: [], plugins: { grab: { enabled: true } }, ...config } });
+    t = await startTestBot(hostGrabber(found), { model, config: { owners: [], ...config } });
     return found.host!;
   };
   const refusal = (p: Promise<unknown>) => p.then(() => undefined, (err: unknown) => (err instanceof PromptRefused ? `${err.code}: ${err.reason}` : `other: ${String(err)}`));

@@ -5,9 +5,10 @@ import { createApp } from '../../../app/app.js';
 import { definePlugin, Type } from '../../../core/index.js';
 import { createLogger } from '../../../core/services/log/logger.js';
 import remindPlugin from '../../../plugins/remind/index.js';
-import { startTestApp, tempDir, writeConfig, type TestApp } from '../../helpers/test-app.js';
+import { tempDir, writeConfig } from '../../helpers/checkout.js';
 import { csrfOf, formFields, login, request, sameOrigin, startWebTest, TOKEN } from '../../web/web-helpers.js';
 import { PassThrough } from 'node:stream';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 
 /** A plugin owning a top-level section, telling what it got. */
 function sectionPlugin(name: string, key: string, schema = Type.String({ default: 'plain' })) {
@@ -19,27 +20,27 @@ function sectionPlugin(name: string, key: string, schema = Type.String({ default
   });
 }
 
-const texts = async (t: TestApp, text: string) => (await t.transport.push({ text })).flatMap((a) => (a.type === 'text' ? [a.text] : []));
+const texts = async (t: TestBot, text: string) => (await t.transport.push({ text })).flatMap((a) => (a.type === 'text' ? [a.text] : []));
 
 describe('a plugin\'s own top-level section of config.json (configSection)', () => {
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   afterEach(async () => {
     await t?.stop();
     t = undefined;
   });
 
   it('delivers the value typed to the plugin (remind reads its time zone from "timeZone" at the top)', async () => {
-    t = await startTestApp({ plugins: [remindPlugin], config: { timeZone: 'Asia/Jakarta' } });
+    t = await startTestBot(remindPlugin, { config: { timeZone: 'Asia/Jakarta' } });
     expect((await texts(t, '.timezone'))[0]).to.match(/^Your time zone: Asia\/Jakarta \(the bot's default\)/);
   });
 
   it('plugins.remind.timeZone, when set, wins over the top-level timeZone', async () => {
-    t = await startTestApp({ plugins: [remindPlugin], config: { timeZone: 'Asia/Jakarta', plugins: { remind: { timeZone: 'Europe/Berlin' } } } });
+    t = await startTestBot(remindPlugin, { config: { timeZone: 'Asia/Jakarta', plugins: { remind: { timeZone: 'Europe/Berlin' } } } });
     expect((await texts(t, '.timezone'))[0]).to.match(/^Your time zone: Europe\/Berlin \(the bot's default\)/);
   });
 
   it('a plugins.remind.timeZone that is not a time zone falls back to the top-level timeZone, and is logged once', async () => {
-    t = await startTestApp({ plugins: [remindPlugin], config: { timeZone: 'Asia/Jakarta', plugins: { remind: { timeZone: 'Mars/Olympus' } } } });
+    t = await startTestBot(remindPlugin, { config: { timeZone: 'Asia/Jakarta', plugins: { remind: { timeZone: 'Mars/Olympus' } } } });
     expect((await texts(t, '.timezone'))[0]).to.match(/^Your time zone: Asia\/Jakarta \(the bot's default\)/);
     expect((await texts(t, '.remind 1h tea'))[0]).to.match(/\(Asia\/Jakarta\): tea$/);
     const said = t.logs().filter((l) => l.level === 50 && String(l.msg).includes('"Mars/Olympus" is not a time zone'));
@@ -47,7 +48,7 @@ describe('a plugin\'s own top-level section of config.json (configSection)', () 
   });
 
   it('a bad value is named in the start log, the plugin gets the default, the rest of config.json loads and the file is left as written', async () => {
-    t = await startTestApp({ plugins: [remindPlugin, sectionPlugin('echo', 'greeting')], config: { botName: 'Kept Name', timeZone: 'Mars/Olympus', greeting: 42 } });
+    t = await startTestBot([remindPlugin, sectionPlugin('echo', 'greeting')], { config: { botName: 'Kept Name', timeZone: 'Mars/Olympus', greeting: 42 } });
     const file = path.join(t.dir, 'config.json');
     const before = await readFile(file, 'utf8');
     const invalid = t.logs().filter((l) => /INVALID/.test(l.msg ?? '')).map((l) => l.msg);
@@ -69,7 +70,7 @@ describe('a plugin\'s own top-level section of config.json (configSection)', () 
   });
 
   it('PLUGIN_CONFIG_KEY_TAKEN: a key another plugin declared, or one the core owns; the later plugin stays off, the others run', async () => {
-    t = await startTestApp({ plugins: [sectionPlugin('first', 'greeting'), sectionPlugin('second', 'greeting'), sectionPlugin('third', 'prefix')], config: { greeting: 'hi' } });
+    t = await startTestBot([sectionPlugin('first', 'greeting'), sectionPlugin('second', 'greeting'), sectionPlugin('third', 'prefix')], { config: { greeting: 'hi' } });
     expect(t.app.pluginFailures.map((f) => f.reason)).to.deep.equal([
       'PLUGIN_CONFIG_KEY_TAKEN: plugin "second" declares the top-level config.json section "greeting", which plugin "first" already declares; use another key (e.g. "secondGreeting") or an option under plugins.second',
       'PLUGIN_CONFIG_KEY_TAKEN: plugin "third" declares the top-level config.json section "prefix", which the core owns; use another key (e.g. "thirdPrefix") or an option under plugins.third',

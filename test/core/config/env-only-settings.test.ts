@@ -5,8 +5,9 @@ import { createMp3Plugin } from '../../../plugins/mp3/index.js';
 import workspacePlugin from '../../../plugins/workspace/index.js';
 import { readOptions } from '../../../web/dashboard/option-form.js';
 import { formToConfig } from '../../../web/dashboard/config-form.js';
-import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 import { login, startWebTest, TOKEN } from '../../web/web-helpers.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 
 /** A program that leaves a mark when anything runs it. */
 async function markerProgram(dir: string): Promise<{ bin: string; ran: () => Promise<boolean> }> {
@@ -22,7 +23,7 @@ const texts = (actions: Array<{ type: string }>) => actions.filter((a) => a.type
 describe('settings that can run code or open a hole are .env-only', function () {
   this.timeout(30_000);
   let dir: string;
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   beforeEach(async () => {
     dir = await tempDir('env-only-');
   });
@@ -35,9 +36,10 @@ describe('settings that can run code or open a hole are .env-only', function () 
   it('an old config.json that still has them starts, warns naming each one, and ignores the values', async () => {
     const evil = await markerProgram(dir);
     const good = await markerProgram(await tempDir('env-only-good-'));
-    t = await startTestApp({
-      plugins: [createMp3Plugin(), workspacePlugin],
+    t = await startTestBot([createMp3Plugin(), workspacePlugin], {
       env: { YTDLP_PATH: good.bin },
+      // As an old install's config.json has them: the sections as written, nothing added.
+      enableGiven: false,
       config: {
         plugins: {
           mp3: { ytdlpPath: evil.bin, allowPrivateHosts: true, progressIntervalMs: 0 },
@@ -63,14 +65,14 @@ describe('settings that can run code or open a hole are .env-only', function () 
 
   it('they work from the environment', async () => {
     const good = await markerProgram(dir);
-    t = await startTestApp({ plugins: [createMp3Plugin()], env: { YTDLP_PATH: good.bin, MP3_ALLOW_PRIVATE_HOSTS: 'true' } });
+    t = await startTestBot(createMp3Plugin(), { env: { YTDLP_PATH: good.bin, MP3_ALLOW_PRIVATE_HOSTS: 'true' }, enableGiven: false });
     expect(t.app.capabilities.status('ytdlp').detail).to.include('YTDLP_PATH');
     expect(await good.ran()).to.equal(true);
     expect(t.logs().some((l) => /MP3_ALLOW_PRIVATE_HOSTS is on/.test(String(l.msg)))).to.equal(true);
   });
 
   it('the dashboard cannot set them: neither a posted options object nor a field on the plugin\'s card reaches config.json', async () => {
-    t = await startTestApp({ plugins: [createMp3Plugin(), workspacePlugin] });
+    t = await startTestBot([createMp3Plugin(), workspacePlugin], { enableGiven: false });
     const plugins = t.app.bot.plugins().map((s) => s.plugin);
     const base = JSON.parse(await readFile(path.join(t.dir, 'config.json'), 'utf8'));
     const form = (name: string, options: Record<string, unknown>) =>

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { definePlugin, type Plugin } from '../../../core/index.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 
 /** The last line of the first text reply. */
 const lastLine = (actions: unknown[]) => String((actions.find((a) => (a as { type?: string }).type === 'text') as { text?: string } | undefined)?.text ?? '').split('\n').at(-1);
@@ -19,14 +19,14 @@ function parrot(declares: boolean): Plugin {
 
 /** Who answers free text is a declaration (answersFreeText), not a plugin name the kernel knows. */
 describe('free text: answered by the plugin that declares it does', () => {
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   afterEach(async () => {
     await t?.stop();
     t = undefined;
   });
 
   it('with the chat plugin off, a plugin declaring answersFreeText answers free text and .help says so', async () => {
-    t = await startTestApp({ plugins: [parrot(true)], config: { plugins: { chat: { enabled: false } } } });
+    t = await startTestBot(parrot(true), { config: { plugins: { chat: { enabled: false } } } });
     expect(texts(await t.transport.push({ text: 'hello there' }))).to.deep.equal(['parrot: hello there']);
     expect(lastLine(await t.transport.push({ text: '.help' }))).to.equal('Anything else is answered by parrot (repeats what you say).');
     // Unknown commands are still the help plugin's, which comes before it.
@@ -37,13 +37,13 @@ describe('free text: answered by the plugin that declares it does', () => {
   });
 
   it('a plugin that answers free text without declaring it is not announced by .help', async () => {
-    t = await startTestApp({ plugins: [parrot(false)], config: { plugins: { chat: { enabled: false } } } });
+    t = await startTestBot(parrot(false), { config: { plugins: { chat: { enabled: false } } } });
     expect(texts(await t.transport.push({ text: 'hello there' }))).to.deep.equal(['parrot: hello there']);
     expect(lastLine(await t.transport.push({ text: '.help' }))).to.equal('I answer only these commands here.');
   });
 
   it('the core chat plugin declares it too: with it on, .help says the AI answers', async () => {
-    t = await startTestApp({ plugins: [], env: { API_KEY: 'test-key-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm' } });
+    t = await startTestBot([], { env: { API_KEY: 'test-key-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm' } });
     expect(t.app.bot.plugins().find((s) => s.plugin.answersFreeText)?.core).to.not.equal(undefined);
     expect(lastLine(await t.transport.push({ text: '.help' }))).to.equal('Anything else is answered by the AI.');
   });

@@ -4,8 +4,9 @@ import type { IncomingMedia } from '../../../core/index.js';
 import { createMp3Plugin } from '../../../plugins/mp3/index.js';
 import visionPlugin from '../../../plugins/vision/index.js';
 import { FakeAnthropicGateway, imageOf } from '../../fakes/anthropic-messages.js';
-import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 import { makeImage, mediaOf } from '../../plugins/vision/images.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 
 const USER = '10000000001@s.whatsapp.net';
 const MB = 1024 * 1024;
@@ -17,14 +18,14 @@ const texts = (actions: Array<{ type: string }>) => actions.filter((a) => a.type
  */
 describe('mp3 and vision with no config.json section: handlers get the default options', function () {
   this.timeout(30_000);
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   afterEach(async () => {
     await t?.stop();
     t = undefined;
   });
 
   it('mp3: recordings up to 60 minutes and files up to 200 MB are taken, longer or larger ones are refused up front', async () => {
-    t = await startTestApp({ plugins: [createMp3Plugin()] });
+    t = await startTestBot(createMp3Plugin(), { enableGiven: false });
     expect(t.app.config.plugins.mp3).to.equal(undefined);
     let downloads = 0;
     const quoted = (id: string, extra: Partial<IncomingMedia>) => ({
@@ -60,7 +61,7 @@ describe('mp3 and vision with no config.json section: handlers get the default o
     afterEach(() => gateway.close());
 
     it('a photo without a caption asks the default question with the default answer length, and the 30 MB download limit holds', async () => {
-      t = await startTestApp({ plugins: [visionPlugin], env: { API_KEY: 'gw-key-abcdef', BASE_URL: gateway.url, MODEL: 'gw-main' } });
+      t = await startTestBot(visionPlugin, { env: { API_KEY: 'gw-key-abcdef', BASE_URL: gateway.url, MODEL: 'gw-main' }, enableGiven: false });
       expect(t.app.config.plugins.vision).to.equal(undefined);
 
       const answered = await t.transport.push({ text: '', media: await mediaOf(redPng) });

@@ -4,7 +4,8 @@ import path from 'node:path';
 import pingPlugin from '../../../plugins/ping/index.js';
 import { FakeGateway, completion, lastUserText } from '../../fakes/openai-gateway.js';
 import type { FakeBehaviour, RecordedRequest } from '../../../app/testing/http-fake.js';
-import { runChat, startTestApp, tempDir, writeConfig, type TestApp } from '../../helpers/test-app.js';
+import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 
 const texts = (actions: Array<{ type: string }>) => actions.filter((a) => a.type === 'text').map((a) => (a as unknown as { text: string }).text);
 
@@ -15,7 +16,7 @@ async function until(check: () => boolean): Promise<void> {
 
 describe("a sender's burst is one turn", () => {
   let gateway: FakeGateway;
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   /** While set, the gateway holds its answers until this resolves (a slow model). */
   let hold: Promise<void> | undefined;
 
@@ -34,7 +35,7 @@ describe("a sender's burst is one turn", () => {
 
   const env = () => ({ API_KEY: 'sk-test-123456', BASE_URL: `${gateway.url}/v1`, MODEL: 'main' });
   const start = (debounceMs: number) =>
-    startTestApp({ env: env(), plugins: [pingPlugin], config: { access: { mode: 'everyone', allow: [], block: [] }, groups: { policy: 'open' }, targetUserIds: ['10000000000'], conversation: { debounceMs } } });
+    startTestBot(pingPlugin, { env: env(), config: { access: { mode: 'everyone', allow: [], block: [] }, groups: { policy: 'open' }, targetUserIds: ['10000000000'], conversation: { debounceMs } } });
 
   it('answers consecutive free-text messages of one sender with one model call and one reply, in order', async () => {
     t = await start(300);
@@ -63,11 +64,10 @@ describe("a sender's burst is one turn", () => {
     const dir = await tempDir();
     const config = { access: { mode: 'everyone', allow: [], block: [] }, groups: { policy: 'open' }, targetUserIds: ['10000000000'], conversation: { debounceMs: 300 } };
     try {
-      t = await startTestApp({ env: env(), plugins: [pingPlugin], dir, config });
+      t = await startTestBot(pingPlugin, { env: env(), dir, config });
       await Promise.all(['my pin is 4711', 'and the door code 0815', 'what do you think?'].map((text, i) => t!.transport.push({ text, id: `burst-${i}` })));
       await Promise.all(['the code is 2468', 'ok?'].map((text, i) => t!.transport.push({ text, id: `again-${i}` })));
-      await t.stop();
-      t = await startTestApp({ env: env(), plugins: [pingPlugin], dir });
+      t = await t.restart();
       const stored = async () => (await t!.app.bot.histories.recent(CHAT, 100)).filter((e) => e.role === 'user').map((e) => e.text).join('\n');
       expect(await stored()).to.include('4711').and.include('2468');
       await t.transport.revoke(CHAT, 'burst-0');
@@ -86,15 +86,15 @@ describe("a sender's burst is one turn", () => {
     const dir = await tempDir();
     const config = { access: { mode: 'everyone', allow: [], block: [] }, groups: { policy: 'open' }, targetUserIds: ['10000000000'], conversation: { debounceMs: 300 } };
     try {
-      t = await startTestApp({ env: env(), plugins: [pingPlugin], dir, config });
+      t = await startTestBot(pingPlugin, { env: env(), dir, config });
       await Promise.all(['one thing', 'another thing'].map((text, i) => t!.transport.push({ text, id: `pair-${i}` })));
       const section = async () => JSON.stringify((await t!.app.bot.privacy.exportFor([CHAT]))['messages answered together'] ?? null);
       expect(await section()).to.include('pair-0').and.include('pair-1');
-      await t.stop();
-      const file = await readFile(path.join(dir, 'data', 'bursts', 'merged.json'), 'utf8');
-      expect(file).to.include('pair-0');
-      expect(file).to.not.include('thing');
-      t = await startTestApp({ env: env(), plugins: [pingPlugin], dir });
+      t = await t.restart({}, async () => {
+        const file = await readFile(path.join(dir, 'data', 'bursts', 'merged.json'), 'utf8');
+        expect(file).to.include('pair-0');
+        expect(file).to.not.include('thing');
+      });
       await t.app.bot.privacy.deleteFor([CHAT]);
       expect(await section()).to.not.include('pair-0');
       await t.stop();

@@ -10,7 +10,7 @@ import { definePlugin, PluginError, Type, type Plugin } from '../../../core/inde
 import { mountSites } from '../../../web/site-server.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { discoverPlugins } from '../../../core/kernel/plugin/discover.js';
-import { ROOT, startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { ROOT, tempDir } from '../../helpers/checkout.js';
 import { csrfOf, login, request, sameOrigin, startWebTest, TOKEN } from '../../web/web-helpers.js';
 
 /** A project folder where the fixture package is installed beside the bot, as `npm install wa-plugin-greeter` would. */
@@ -96,7 +96,7 @@ describe('plugin contract v2', () => {
   });
 
   describe('registration errors: the bot stays up, the later plugin stays off and the log and pluginFailures say why', () => {
-    let t: TestApp | undefined;
+    let t: TestBot | undefined;
     afterEach(async () => {
       await t?.stop();
       t = undefined;
@@ -110,7 +110,7 @@ describe('plugin contract v2', () => {
 
     it('PLUGIN_DUPLICATE_TOOL: two plugins offering the same tool name', async () => {
       const second = definePlugin({ name: 'second', description: 'clashes on a tool', setup: () => ({ commands: [{ command: 'second', run: (ctx) => ctx.reply('second here') }], tools: [tool('lookup')] }) });
-      t = await startTestApp({ plugins: [first, second] });
+      t = await startTestBot([first, second]);
       const failure = t.app.pluginFailures.find((f) => f.source === 'plugin second');
       expect(failure?.reason).to.match(/^PLUGIN_DUPLICATE_TOOL: plugin "second" offers tool "lookup", which plugin "first" already offers/);
       expect(t.app.bot.plugins().find((s) => s.plugin.name === 'second')).to.include({ enabled: false, started: false });
@@ -123,7 +123,7 @@ describe('plugin contract v2', () => {
 
     it('PLUGIN_DUPLICATE_TOOL: a plugin taking the core\'s remember tool', async () => {
       const thief = definePlugin({ name: 'thief', description: 'takes a core tool', setup: () => ({ tools: [tool('remember')] }) });
-      t = await startTestApp({ plugins: [thief] });
+      t = await startTestBot(thief);
       expect(t.app.pluginFailures.map((f) => f.reason)).to.deep.equal([
         'PLUGIN_DUPLICATE_TOOL: plugin "thief" offers tool "remember", which the core already offers to the model; rename the tool (e.g. "thief_remember")',
       ]);
@@ -132,7 +132,7 @@ describe('plugin contract v2', () => {
     it('PLUGIN_DUPLICATE_COMMAND: two plugins answering the same command, or the core\'s .help', async () => {
       const echo = definePlugin({ name: 'echo', description: 'clashes on .hello', setup: () => ({ commands: [{ command: 'HELLO', run: (ctx) => ctx.reply('echo here') }] }) });
       const helper = definePlugin({ name: 'helper', description: 'clashes on .help', setup: () => ({ commands: [{ command: 'help', run: (ctx) => ctx.reply('mine') }] }) });
-      t = await startTestApp({ plugins: [first, echo, helper] });
+      t = await startTestBot([first, echo, helper]);
       const reasons = t.app.pluginFailures.map((f) => f.reason);
       expect(reasons[0]).to.match(/^PLUGIN_DUPLICATE_COMMAND: plugin "echo" answers \.hello, which plugin "first" already answers/);
       expect(reasons[1]).to.match(/^PLUGIN_DUPLICATE_COMMAND: plugin "helper" answers \.help, which the core already answers/);
@@ -144,7 +144,7 @@ describe('plugin contract v2', () => {
       const sites = definePlugin({ name: 'sites', description: 'answers /ws', setup: () => ({ literals: [{ literal: '/ws', run: (ctx) => ctx.reply('sites here') }] }) });
       const copy = definePlugin({ name: 'copy', description: 'clashes on /ws', setup: () => ({ literals: [{ literal: '/WS', run: (ctx) => ctx.reply('copy here') }] }) });
       const helpful = definePlugin({ name: 'helpful', description: 'clashes on /help', setup: () => ({ literals: [{ literal: '/help', run: (ctx) => ctx.reply('mine') }] }) });
-      t = await startTestApp({ plugins: [sites, copy, helpful] });
+      t = await startTestBot([sites, copy, helpful]);
       expect(t.app.pluginFailures.map((f) => f.reason)).to.deep.equal([
         'PLUGIN_DUPLICATE_COMMAND: plugin "copy" answers /ws, which plugin "sites" already answers; rename the command (or turn one of the plugins off)',
         'PLUGIN_DUPLICATE_COMMAND: plugin "helpful" answers /help, which the core already answers; rename the command (or turn one of the plugins off)',
@@ -156,7 +156,7 @@ describe('plugin contract v2', () => {
     it('PLUGIN_UNKNOWN_NEED: a typo in needs, in a plugin or in one of its tools', async () => {
       const typo = definePlugin({ name: 'typo', description: 'needs a misspelt capability', needs: ['pyhton'], setup: () => ({ commands: [{ command: 'find', run: (ctx) => ctx.reply('found') }] }) });
       const toolTypo = definePlugin({ name: 'tool-typo', description: 'a tool needs a misspelt capability', setup: () => ({ tools: [{ ...tool('look'), needs: ['ffmepg'] }] }) });
-      t = await startTestApp({ plugins: [typo, toolTypo, first] });
+      t = await startTestBot([typo, toolTypo, first]);
       const reasons = t.app.pluginFailures.map((f) => f.reason);
       expect(reasons[0]).to.match(/^PLUGIN_UNKNOWN_NEED: plugin "typo" needs "pyhton", but no capability of that name exists \(known: [^)]*python[^)]*\)/);
       expect(reasons[1]).to.match(/^PLUGIN_UNKNOWN_NEED: plugin "tool-typo" needs "ffmepg"/);
@@ -169,7 +169,7 @@ describe('plugin contract v2', () => {
       // The refused plugin's detection replaces neither the core's nor an earlier plugin's: the start-log table keeps theirs.
       const weather = definePlugin({ name: 'weather', description: 'owns weather', provides: [{ name: 'weather', detect: () => ({ ok: true, detail: 'weather service reachable' }), missing: 'no weather key' }], setup: () => ({}) });
       const copycat = definePlugin({ name: 'copycat', description: 'provides weather again', provides: [{ name: 'weather', detect: () => false, missing: 'copycat has no weather' }], setup: () => ({}) });
-      t = await startTestApp({ plugins: [chatty, weather, copycat], env: { API_KEY: 'test-key-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm' } });
+      t = await startTestBot([chatty, weather, copycat], { env: { API_KEY: 'test-key-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm' } });
       const reasons = t.app.pluginFailures.map((f) => f.reason);
       expect(reasons[0]).to.match(/^PLUGIN_DUPLICATE_CAPABILITY: plugin "chatty" provides capability "chat", which the core already provides/);
       expect(reasons[1]).to.match(/^PLUGIN_DUPLICATE_CAPABILITY: plugin "copycat" provides capability "weather", which plugin "weather" already provides/);
@@ -185,7 +185,7 @@ describe('plugin contract v2', () => {
         // The contract's types no longer have patterns, so a plugin compiled against them cannot offer them: an older build can.
         setup: () => ({ commands: [{ command: 'forecast', run: (ctx) => ctx.reply('forecast') }], ...({ patterns: [{ pattern: /^weather in (\w+)$/i, run: () => undefined }] } as object) }),
       });
-      t = await startTestApp({ plugins: [weather, first] });
+      t = await startTestBot([weather, first]);
       const reasons = t.app.pluginFailures.map((f) => f.reason);
       expect(reasons).to.have.length(1);
       expect(reasons[0]).to.match(/^PLUGIN_REMOVED_PART: plugin "old-weather" offers patterns, which the plugin contract no longer has, so they would never run; make each one a predicate that tests the text/);
@@ -199,7 +199,7 @@ describe('plugin contract v2', () => {
     it('a provided capability is detected, shown in the start-log table, and needed by name by another plugin', async () => {
       const owner = definePlugin({ name: 'owner', description: 'owns a capability', provides: [{ name: 'weather', detect: () => false, missing: 'no WEATHER_API_KEY set' }], settings: [{ name: 'WEATHER_API_KEY', description: 'key of the weather service' }], setup: () => ({}) });
       const user = definePlugin({ name: 'user', description: 'needs it', needs: ['weather'], missing: 'No weather service is configured.', setup: () => ({ commands: [{ command: 'weather', run: (ctx) => ctx.reply('sunny') }] }) });
-      t = await startTestApp({ plugins: [user, owner] });
+      t = await startTestBot([user, owner]);
       expect(t.app.pluginFailures).to.deep.equal([]);
       expect(t.app.capabilities.status('weather')).to.deep.equal({ ok: false, detail: 'no WEATHER_API_KEY set' });
       expect(((await t.transport.push({ text: '.weather' }))[0] as { text: string }).text).to.equal('No weather service is configured.');
@@ -210,7 +210,7 @@ describe('plugin contract v2', () => {
   });
 
   describe('enabledByDefault: false', () => {
-    let t: TestApp | undefined;
+    let t: TestBot | undefined;
     afterEach(async () => {
       await t?.stop();
       t = undefined;
@@ -218,10 +218,10 @@ describe('plugin contract v2', () => {
     const shy = definePlugin({ name: 'shy', description: 'Stays off until the owner turns it on', enabledByDefault: false, setup: () => ({ commands: [{ command: 'shy', run: (ctx) => ctx.reply('hello from shy') }] }) });
 
     it('is off while config.json does not mention it, and on when config.json enables it', async () => {
-      t = await startTestApp({ plugins: [shy], config: { plugins: {} } });
+      t = await startTestBot(shy, { enableGiven: false });
       expect(((await t.transport.push({ text: '.shy' }))[0] as { text: string }).text).to.match(/^\.shy is turned off: the owner switched off shy/);
       await t.stop();
-      t = await startTestApp({ plugins: [shy], config: { plugins: { shy: { enabled: true } } } });
+      t = await startTestBot(shy, { enableGiven: false, config: { plugins: { shy: { enabled: true } } } });
       expect(((await t.transport.push({ text: '.shy' }))[0] as { text: string }).text).to.equal('hello from shy');
     });
   });
@@ -336,7 +336,7 @@ describe('plugin contract v2', () => {
         dataFiles: [{ path: 'dice/stats.json', schema: { name: 'dice stats', version: 1, schema: { type: 'object' } } }],
         setup: () => ({}),
       });
-      const t = await startTestApp({ dir, plugins: [stats], config: {} });
+      const t = await startTestBot(stats, { dir });
       try {
         expect(readdirSync(folder)).to.deep.equal(['stats.json']);
         expect(t.logs().some((l) => /removed 1 temporary file/.test(String(l.msg)) && String(l.files).includes('stats.json.tmp-4242-1'))).to.equal(true);

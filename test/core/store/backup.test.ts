@@ -6,7 +6,8 @@ import { pathToFileURL } from 'node:url';
 import * as tar from 'tar';
 import { acquireInstanceLock } from '../../../core/services/lifecycle/instance-lock.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
-import { ROOT, startTestApp, tempDir } from '../../helpers/test-app.js';
+import { ROOT, tempDir } from '../../helpers/checkout.js';
+import { startTestBot } from '../../../app/testing/index.js';
 
 function runCli(script: string, args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
@@ -45,7 +46,7 @@ describe('backup and restore', function () {
 
   it('a backup taken under a burst of messages restores with every file whole and every answered message present', async () => {
     const home = await dir();
-    const t = await startTestApp({ dir: home, env: { API_KEY: 'test-key-123456', BASE_URL: `${gw.url}/v1`, MODEL: 'm' }, config: {} });
+    const t = await startTestBot('bundled', { dir: home, env: { API_KEY: 'test-key-123456', BASE_URL: `${gw.url}/v1`, MODEL: 'm' } });
     const chats = ['10000000011@s.whatsapp.net', '10000000012@s.whatsapp.net', '10000000013@s.whatsapp.net'];
     const answered: string[] = [];
     let backupStarted = false;
@@ -67,7 +68,7 @@ describe('backup and restore', function () {
     const out = path.join(await dir(), 'nightly.tar.gz');
     const backup = await runCli('backup.js', [out], home);
     await burst;
-    await t.app.stop();
+    await t.stop();
     expect(backup.code, backup.stderr).to.equal(0);
     expect(backup.stdout).to.include('taken from the running bot');
     expect((await stat(out)).mode & 0o777).to.equal(0o600);
@@ -99,7 +100,7 @@ describe('backup and restore', function () {
   it('a backup from the running bot holds the recall lines it had not written yet (they are written once a second)', async () => {
     const home = await dir();
     // A long interval: without the flush the backup asks for, the lines would still be in memory.
-    const t = await startTestApp({ dir: home, env: { API_KEY: 'test-key-123456', BASE_URL: `${gw.url}/v1`, MODEL: 'm' }, config: { data: { flushIntervalMs: 60_000, diskLowMb: 200 } } });
+    const t = await startTestBot('bundled', { dir: home, env: { API_KEY: 'test-key-123456', BASE_URL: `${gw.url}/v1`, MODEL: 'm' }, config: { data: { flushIntervalMs: 60_000, diskLowMb: 200 } } });
     try {
       await t.transport.push({ senderId: '10000000021@s.whatsapp.net', text: 'the boat leaves from pier seventeen' });
       const out = path.join(await dir(), 'recall.tar.gz');
@@ -112,7 +113,7 @@ describe('backup and restore', function () {
       const lines = (await Promise.all((await readdir(folder)).filter((n) => n.endsWith('.jsonl')).map((n) => readFile(path.join(folder, n), 'utf8')))).join('');
       expect(lines.match(/the boat leaves from pier seventeen/g)).to.have.length(2);
     } finally {
-      await t.app.stop();
+      await t.stop();
     }
   });
 

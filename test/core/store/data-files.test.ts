@@ -10,7 +10,8 @@ import { AUDIO_BUDGET, AudioBudget } from '../../../plugins/voice/audio-budget.j
 import { PluginStores } from '../../../core/services/store/plugin-store.js';
 import { WorkspaceStore } from '../../../plugins/workspace/store.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
-import { runChat, startTestApp, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { startTestBot } from '../../../app/testing/index.js';
 
 /** The wrong shapes every data file is tried with: each must be set aside, never crash or wedge the bot. */
 const WRONG_SHAPES: Record<string, string> = {
@@ -50,7 +51,7 @@ describe('data files: a schema and a version per file', function () {
         const file = path.join(dir, 'data', rel);
         await mkdir(path.dirname(file), { recursive: true });
         await writeFile(file, bytes);
-        const t = await startTestApp({ dir, env: env(), config: {} });
+        const t = await startTestBot('bundled', { dir, env: env() });
         try {
           const actions = await t.transport.push({ text: 'hi there', senderId: USER });
           expect(actions.filter((a) => a.type === 'text').map((a) => (a as { text: string }).text)).to.deep.equal(['primary: hi there']);
@@ -61,7 +62,7 @@ describe('data files: a schema and a version per file', function () {
           expect(warn, 'a warning naming the file').to.exist;
           expect(warn!.movedTo).to.equal(path.join(path.dirname(file), aside[0]));
           expect(t.app.dataProblems().setAside.map((p) => p.file)).to.deep.equal([file]);
-          await t.app.stop();
+          await t.stop();
           // The fresh file (memory is only written when a fact is stored) is of the current version.
           if (store !== 'memory') expect(JSON.parse(await readFile(file, 'utf8')).version).to.equal(1);
         } finally {
@@ -77,13 +78,13 @@ describe('data files: a schema and a version per file', function () {
     await mkdir(path.join(dir, 'data', 'history'), { recursive: true });
     await writeFile(path.join(dir, 'data', 'history', `${USER}.json`), 'null');
     await writeFile(path.join(dir, 'data', 'history', '10000000002@s.whatsapp.net.json'), JSON.stringify(good));
-    const t = await startTestApp({ dir, env: env(), config: {} });
+    const t = await startTestBot('bundled', { dir, env: env() });
     try {
       await t.transport.push({ text: 'hello', senderId: '10000000002@s.whatsapp.net' });
       const prompt = JSON.stringify(gw.chats().at(-1)!.json.messages);
       expect(prompt).to.include('the password hint is blue');
     } finally {
-      await t.app.stop();
+      await t.stop();
       await rm(dir, { recursive: true, force: true });
     }
   });
@@ -93,12 +94,12 @@ describe('data files: a schema and a version per file', function () {
     const file = path.join(dir, 'data', 'memory', `${USER}.json`);
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, JSON.stringify({ facts: ['Ana likes green tea', { text: 'Ana lives in Lisbon', at: 5 }] }));
-    const t = await startTestApp({ dir, env: env(), config: {} });
+    const t = await startTestBot('bundled', { dir, env: env() });
     try {
       await t.transport.push({ text: 'what do I like?', senderId: USER });
       const prompt = JSON.stringify(gw.chats().at(-1)!.json.messages);
       expect(prompt).to.include('Ana likes green tea').and.include('Ana lives in Lisbon');
-      await t.app.stop();
+      await t.stop();
       expect(await asideFiles(path.dirname(file), path.basename(file))).to.deep.equal([]);
       expect(JSON.parse(await readFile(file, 'utf8'))).to.deep.equal({
         version: 1,
@@ -118,13 +119,13 @@ describe('data files: a schema and a version per file', function () {
     const file = path.join(dir, 'data', 'history', `${USER}.json`);
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, JSON.stringify({ version: 9, messages: [] }));
-    const t = await startTestApp({ dir, env: env(), config: {} });
+    const t = await startTestBot('bundled', { dir, env: env() });
     try {
       await t.transport.push({ text: 'hi', senderId: USER });
       expect(await asideFiles(path.dirname(file), path.basename(file))).to.have.length(1);
       expect(t.logs().find((l) => l.file === file)!.reason).to.match(/newer version/);
     } finally {
-      await t.app.stop();
+      await t.stop();
       await rm(dir, { recursive: true, force: true });
     }
   });

@@ -12,7 +12,8 @@ import controls from '../../../plugins/controls/index.js';
 import mp3 from '../../../plugins/mp3/index.js';
 import { writeFakeYtdlp } from '../../fakes/fake-ytdlp.js';
 import { FakeGateway, failures } from '../../fakes/openai-gateway.js';
-import { startTestApp, tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
+import { startTestBot } from '../../../app/testing/index.js';
 
 describe('capabilities that reflect now', () => {
   it('chat and premium turn amber while a leg rests or is rejected, red when none can answer, and recover on their own', async () => {
@@ -60,7 +61,7 @@ describe('capabilities that reflect now', () => {
   it('a fake yt-dlp reporting an old version shows amber in the start log and in .status', async () => {
     const dir = await tempDir('old-ytdlp-');
     const bin = await writeFakeYtdlp(dir, path.join(dir, 'nothing.mp4'), { version: '2023.03.04' });
-    const t = await startTestApp({ plugins: [mp3, controls], env: { YTDLP_PATH: bin }, config: { owners: ['62811111111'] } });
+    const t = await startTestBot([mp3, controls], { env: { YTDLP_PATH: bin }, config: { owners: ['62811111111'] } });
     try {
       const row = t.logs().find((l) => l.capability === 'ytdlp');
       expect(row?.degraded).to.equal(true);

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 
 const ANA = '10000000001@s.whatsapp.net';
 
@@ -12,30 +12,26 @@ const textOf = (actions: unknown[]) => (actions.find((a) => (a as { type?: strin
 describe('.mydata delete: two bots in one process keep their own pending confirmations', function () {
   this.timeout(60_000);
   let gw: FakeGateway;
-  let a: TestApp | undefined;
-  let b: TestApp | undefined;
+  let a: TestBot | undefined;
+  let b: TestBot | undefined;
   before(async () => {
     gw = await FakeGateway.start('primary');
   });
   after(() => gw.close());
   afterEach(async () => {
-    for (const t of [a, b]) {
-      if (!t) continue;
-      await t.stop();
-      await rm(t.dir, { recursive: true, force: true });
-    }
+    for (const t of [a, b]) await t?.stop();
     a = b = undefined;
   });
 
-  const history = async (t: TestApp) => {
+  const history = async (t: TestBot) => {
     await t.app.bot.histories.flush();
     return readFile(path.join(t.dir, 'data', 'history', `${ANA}.json`), 'utf8').catch(() => '');
   };
 
   it('a confirm in bot B neither deletes nor uses up the delete Ana asked for in bot A', async () => {
     const env = { API_KEY: 'test-key-123456', BASE_URL: `${gw.url}/v1`, MODEL: 'm' };
-    a = await startTestApp({ env, config: {} });
-    b = await startTestApp({ env, config: {} });
+    a = await startTestBot('bundled', { env });
+    b = await startTestBot('bundled', { env });
     await a.transport.push({ senderId: ANA, text: 'ana keeps her diary in bot A' });
     await b.transport.push({ senderId: ANA, text: 'ana keeps her shopping list in bot B' });
 

@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import { definePlugin } from '../../../core/index.js';
-import { FakeModel, lastText, type ModelAnswer, type ModelRequest } from '../../../app/testing/index.js';
+import { FakeModel, lastText, startTestBot, type ModelAnswer, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
 import react from '../../../plugins/react/index.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
 
 const ANN = '6281100000001@s.whatsapp.net';
 const GROUP = '120363000000000001@g.us';
@@ -31,7 +30,7 @@ const scheduler = definePlugin({
 describe('react: the model reacts to the message it answers (memory transport, fake model on 127.0.0.1)', function () {
   this.timeout(20_000);
   let model: FakeModel;
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   before(async () => {
     model = await FakeModel.start(answer);
   });
@@ -41,7 +40,7 @@ describe('react: the model reacts to the message it answers (memory transport, f
     t = undefined;
     model.requests.length = 0;
   });
-  const start = () => startTestApp({ plugins: [react, scheduler], ownIds: [BOT], env: { BASE_URL: model.url }, config: { owners: [], plugins: { react: { enabled: true }, later: { enabled: true } } } });
+  const start = () => startTestBot([react, scheduler], { model, ownIds: [BOT], config: { owners: [] } });
 
   it('puts the emoji on the message being answered, in a group too', async () => {
     t = await start();

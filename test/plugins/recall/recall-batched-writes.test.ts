@@ -5,7 +5,7 @@ import { safeFileName } from '../../../core/services/store/atomic.js';
 import { CONSOLE_DEFAULT_SENDER } from '../../../core/adapters/console/console-transport.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { startLiveChat } from '../../helpers/live-chat.js';
-import { runChat, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
 
 const CHAT = `${CONSOLE_DEFAULT_SENDER}@s.whatsapp.net`;
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { FakeModel, type BotAction } from '../../../app/testing/index.js';
+import { type BotAction, FakeModel, startTestBot, type TestBot } from '../../../app/testing/index.js';
 import recall from '../../../plugins/recall/index.js';
-import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 const ANA = '10000000001@s.whatsapp.net';
 
@@ -20,9 +20,9 @@ describe('recall turned off by the owner', function () {
   this.timeout(20_000);
   let model: FakeModel;
   let dir: string;
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   const start = (enabled: boolean) =>
-    startTestApp({ dir, plugins: [recall], env: { API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'm' }, config: { plugins: { recall: { enabled } } } });
+    startTestBot(recall, { dir, model, config: { plugins: { recall: { enabled } } } });
   const say = async (text: string) =>
     (await t!.transport.push({ senderId: ANA, text })).filter((a): a is Extract<BotAction, { type: 'text' }> => a.type === 'text').map((a) => a.text);
 

@@ -83,11 +83,11 @@ describe('recall plugin: the maxLoadedMessages option', function () {
   this.timeout(30_000);
 
   it('keeps the loaded chats within the option, says so in the log, and .recall still finds the unloaded chat', async () => {
-    const { startTestApp } = await import('../../helpers/test-app.js');
+    const { startTestBot } = await import('../../../app/testing/index.js');
     const recall = (await import('../../../plugins/recall/index.js')).default;
     const { writeFile, mkdir } = await import('node:fs/promises');
     const { safeFileName } = await import('../../../core/services/store/atomic.js');
-    const t = await startTestApp({ plugins: [recall], config: { plugins: { recall: { enabled: true, maxLoadedMessages: 1000 } } } });
+    const t = await startTestBot(recall, { options: { maxLoadedMessages: 1000 } });
     try {
       // Two chats of 700 past messages each, written as the plugin writes them.
       for (const [chat, word] of [[ANA, 'bakery'], [BUDI, 'pharmacy']] as const) {

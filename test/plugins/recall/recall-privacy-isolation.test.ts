@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { FakeModel, type BotAction } from '../../../app/testing/index.js';
+import { type BotAction, FakeModel, startTestBot, type TestBot } from '../../../app/testing/index.js';
 import mydata from '../../../plugins/mydata/index.js';
 import recall from '../../../plugins/recall/index.js';
 import { MemoryTransport } from '../../../core/adapters/memory/memory-transport.js';
 import type { OutgoingMedia, SentMessage } from '../../../core/kernel/port/message.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
 
 const ANA = '10000000001@s.whatsapp.net';
 const BUDI = '10000000002@s.whatsapp.net';
@@ -22,14 +21,14 @@ class KeepingTransport extends MemoryTransport {
 describe("recall privacy: one person's .mydata never reaches another person's private chat", function () {
   this.timeout(20_000);
   let model: FakeModel;
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   let transport: KeepingTransport;
   const say = async (senderId: string, text: string) =>
     (await transport.push({ senderId, text })).filter((a): a is Extract<BotAction, { type: 'text' }> => a.type === 'text').map((a) => a.text);
 
   beforeEach(async () => {
     model = await FakeModel.start(() => 'noted about the orchard');
-    t = await startTestApp({ plugins: [mydata, recall], env: { API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'm' } });
+    t = await startTestBot([mydata, recall], { model });
     transport = new KeepingTransport();
     await t.app.connect(transport);
     await say(ANA, 'my orchard has seven apple trees');

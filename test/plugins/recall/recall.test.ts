@@ -2,13 +2,12 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { FakeModel, lastText, startTestBot, type BotAction, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
+import { type BotAction, FakeModel, lastText, type ModelRequest, startTestBot, type TestBot } from '../../../app/testing/index.js';
 import controls from '../../../plugins/controls/index.js';
 import mydata from '../../../plugins/mydata/index.js';
 import recall from '../../../plugins/recall/index.js';
 import { MemoryTransport } from '../../../core/adapters/memory/memory-transport.js';
 import type { OutgoingMedia, SentMessage } from '../../../core/kernel/port/message.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
 
 const ANA = '10000000001@s.whatsapp.net';
 const BUDI = '10000000002@s.whatsapp.net';
@@ -200,17 +199,17 @@ describe('recall with the rest of the bot (groups, .reset)', function () {
   const GROUP = '120363000000000077@g.us';
   const BOT = '62899999999@s.whatsapp.net';
   let model: FakeModel;
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
 
   beforeEach(async () => {
     model = await FakeModel.start(() => 'noted');
-    t = await startTestApp({ plugins: [controls, recall], env: { API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'm' }, config: { groups: { commandsWithoutMention: true } }, ownIds: [BOT] });
+    t = await startTestBot([controls, recall], { model, config: { groups: { commandsWithoutMention: true } }, ownIds: [BOT] });
   });
   afterEach(async () => {
     await t?.stop();
     await model.close();
   });
-  const say = async (input: Parameters<TestApp['transport']['push']>[0]) =>
+  const say = async (input: Parameters<TestBot['transport']['push']>[0]) =>
     (await t!.transport.push(input)).filter((a): a is Extract<BotAction, { type: 'text' }> => a.type === 'text').map((a) => a.text);
 
   it('logs group messages not addressed to the bot, and .reset leaves the log alone', async () => {
@@ -238,12 +237,12 @@ describe('recall in the privacy controls (.mydata, deleted for everyone)', funct
   this.timeout(20_000);
   const GROUP = '120363000000000088@g.us';
   let model: FakeModel;
-  let t: TestApp | undefined;
+  let t: TestBot | undefined;
   let transport: KeepingTransport;
 
   beforeEach(async () => {
     model = await FakeModel.start(() => 'noted about the quince');
-    t = await startTestApp({ plugins: [mydata, recall], env: { API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'm' }, config: { groups: { commandsWithoutMention: true } } });
+    t = await startTestBot([mydata, recall], { model, config: { groups: { commandsWithoutMention: true } } });
     transport = new KeepingTransport();
     await t.app.connect(transport);
     await transport.push({ senderId: ANA, id: 'ana-private', text: 'my quince jam recipe uses cardamom' });
@@ -254,7 +253,7 @@ describe('recall in the privacy controls (.mydata, deleted for everyone)', funct
     await t?.stop();
     await model.close();
   });
-  const say = async (input: Parameters<TestApp['transport']['push']>[0]) =>
+  const say = async (input: Parameters<TestBot['transport']['push']>[0]) =>
     (await transport.push(input)).filter((a): a is Extract<BotAction, { type: 'text' }> => a.type === 'text').map((a) => a.text);
   const onDisk = () => onDiskOf(t!.dir);
   const onDiskOf = async (dir: string) => {
