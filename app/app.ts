@@ -54,6 +54,11 @@ export interface AppOptions {
   logDestination?: NodeJS.WritableStream;
   /** Log level instead of LOG_LEVEL (tests read debug lines). */
   logLevel?: string;
+  /**
+   * A chat in a terminal (`npm run chat` with stdin and stdout a terminal): the log goes to `<dataDir>/logs/<name>`,
+   * and only warnings and errors to `terminal` (readable), so log lines never interleave with the chat.
+   */
+  logToFile?: { name: string; terminal: NodeJS.WritableStream };
   /** Skip the gateway health probe and the start check of each leg (tests of non-AI paths). */
   skipHealthProbe?: boolean;
   /** Take the data folder for this process alone (`npm start`, `npm run chat`); a second instance is refused. */
@@ -170,14 +175,20 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   const cwd = options.cwd ?? process.cwd();
   const settings = loadSettings({ cwd, env: options.env });
   ensureDataDir(settings.dataDir);
+  const logFile = options.logToFile ? path.join(settings.dataDir, 'logs', options.logToFile.name) : undefined;
   const log =
     options.logger ??
     createLogger({
       level: options.logLevel ?? settings.logLevel,
       secrets: settings.secrets,
       pretty: options.logDestination ? false : settings.logFormat ? settings.logFormat === 'pretty' : undefined,
-      destination: options.logDestination,
+      destination: options.logToFile?.terminal ?? options.logDestination,
+      file: logFile,
     });
+  if (logFile && options.logToFile) {
+    const shown = path.relative(cwd, logFile).startsWith('..') ? logFile : path.relative(cwd, logFile);
+    options.logToFile.terminal.write(`console: the log goes to ${shown}; only warnings and errors show here\n`);
+  }
   // Top-level keys that are not the core's may be plugins' own sections: refused below unless a plugin declares them.
   const loaded = await loadConfigFile(cwd, settings.configFile, { sectionKeys: 'any' });
   log.info({ envFile: settings.envFile, configFile: loaded.file, dataDir: settings.dataDir }, 'account files: settings, config and data');

@@ -2,16 +2,22 @@
 import { createApp } from './app.js';
 import { reportUnsaved } from '../core/services/lifecycle/stop-signals.js';
 import { ConsoleTransport } from '../core/adapters/console/console-transport.js';
+import { AbovePrompt } from '../core/adapters/console/above-prompt.js';
 import { startWebServer } from '../web/server.js';
 import { exitAfterFlush, runCli, stopOnSignals } from './run.js';
 
 /**
  * `npm run chat`: the console chat. Same config, plugins and providers as the WhatsApp bot, and the same web
- * server, without a phone. Reads stdin; prints the bot's actions on stdout and logs on stderr.
+ * server, without a phone. Reads stdin; prints the bot's actions on stdout and logs on stderr (in a terminal: the
+ * log to data/logs/chat.log, only warnings and errors on stderr).
  */
 await runCli(async () => {
-  const app = await createApp({ instanceLock: true });
-  const transport = new ConsoleTransport({ debounceMs: app.config.conversation.debounceMs });
+  // In a terminal the log stays out of the chat: all of it to data/logs/chat.log, warnings and errors above the
+  // prompt. Piped (scripts, tests), logs stay on stderr exactly as before.
+  const terminal = Boolean(process.stdin.isTTY && process.stdout.isTTY);
+  const logs = terminal ? new AbovePrompt(process.stderr) : undefined;
+  const app = await createApp({ instanceLock: true, ...(logs ? { logToFile: { name: 'chat.log', terminal: logs } } : {}) });
+  const transport = new ConsoleTransport({ debounceMs: app.config.conversation.debounceMs, logs });
   let web;
   try {
     web = await startWebServer(app, () => transport);

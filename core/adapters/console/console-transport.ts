@@ -5,6 +5,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import type { IncomingMedia, IncomingMessage, MediaKind, OutgoingMedia, OutgoingPoll, SentMessage } from '../../kernel/port/message.js';
 import type { InboundHandler, SessionState, Transport, TransportEvents } from '../../kernel/port/transport.js';
+import type { AbovePrompt } from './above-prompt.js';
 
 /** The default console sender (digits). Change it with `:as <id>`. */
 export const CONSOLE_DEFAULT_SENDER = '10000000001';
@@ -32,6 +33,11 @@ export interface ConsoleOptions {
    * and piped input keeps every line its own message.
    */
   debounceMs?: number;
+  /**
+   * In a terminal, the log's warnings and errors: written above the prompt (never into what is being typed). Given
+   * the prompt once the console shows one.
+   */
+  logs?: AbovePrompt;
 }
 
 /**
@@ -72,7 +78,12 @@ export class ConsoleTransport implements Transport {
     this.operator = this.sender;
     this.cwd = options.cwd ?? process.cwd();
     this.debounceMs = options.debounceMs;
+    this.logs = options.logs;
   }
+
+  private readonly logs: AbovePrompt | undefined;
+  /** True while the prompt waits for typing (a terminal only): log lines are then written above it. */
+  private promptShown = false;
 
   private readonly debounceMs: number | undefined;
 
@@ -122,7 +133,15 @@ export class ConsoleTransport implements Transport {
     if (this.interactive) {
       this.complain(`chatting as ${this.sender} in a private chat; in a group mention the bot as @${CONSOLE_BOT_ID}. Commands: :group <name>, :dm, :as <id>, :voice <file>, :audio <file>, :image <file> [caption], :video <file> [caption], :reply <text>, :quote <text>, :fromme <text>, :quit`);
       rl.setPrompt('you> ');
-      rl.prompt();
+      this.showPrompt();
+      this.logs?.attach({
+        shown: () => this.promptShown,
+        clear: () => {
+          readline.clearLine(this.output, 0);
+          readline.cursorTo(this.output, 0);
+        },
+        redraw: () => rl.prompt(true),
+      });
       // A terminal in raw mode turns Ctrl-C into a readline event, not a signal: hand it on, so Ctrl-C stops the
       // console cleanly like SIGINT does (and a second Ctrl-C exits at once).
       rl.on('SIGINT', () => process.kill(process.pid, 'SIGINT'));
@@ -163,7 +182,7 @@ export class ConsoleTransport implements Transport {
             .finally(() => outstanding.delete(sent));
           outstanding.add(sent);
           if (outstanding.size >= WAITING_HIGH) await settleOutstanding();
-          if (this.interactive && !quit) rl.prompt();
+          if (this.interactive && !quit) this.showPrompt();
           continue;
         }
         if (line.startsWith(':') && !line.startsWith(':sleep')) await settleOutstanding();
@@ -172,12 +191,13 @@ export class ConsoleTransport implements Transport {
         } catch (err) {
           this.complain((err as Error).message);
         }
-        if (this.interactive && !quit) rl.prompt();
+        if (this.interactive && !quit) this.showPrompt();
       }
       handling = false;
       if (closed) finish();
     };
     rl.on('line', (line) => {
+      this.promptShown = false;
       waiting.push(line);
       if (!paused && waiting.length >= WAITING_HIGH) {
         paused = true;
@@ -191,7 +211,14 @@ export class ConsoleTransport implements Transport {
     });
   }
 
+  private showPrompt(): void {
+    this.rl?.prompt();
+    this.promptShown = true;
+  }
+
   async stop(): Promise<void> {
+    this.logs?.attach(undefined);
+    this.promptShown = false;
     this.rl?.close();
     this.handler = undefined;
   }

@@ -1,12 +1,18 @@
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import { createRequire } from 'node:module';
+import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { recentProblems } from './recent-problems.js';
 import { logTail } from './log-tail.js';
 
 export type { Logger } from 'pino';
 
 const REDACTED = '[redacted]';
+/** Known secret-bearing fields, dropped even before the value redactor runs. */
+const REDACT_FIELDS = { paths: ['apiKey', '*.apiKey', 'token', '*.token', 'headers.authorization', '*.headers.authorization'], censor: REDACTED };
+/** A log file past this size at start is kept as `<file>.1` and a new one begun (one old file, never more). */
+const LOG_FILE_ROLL_BYTES = 10 * 1024 * 1024;
 
 /**
  * Replaces every secret value in a text. Used on every log line and on any text that could carry an upstream's
@@ -55,6 +61,11 @@ export interface LoggerOptions {
   pretty?: boolean;
   /** Where lines go; default stderr (stdout belongs to the console chat protocol). */
   destination?: NodeJS.WritableStream;
+  /**
+   * A terminal chat: every line goes to this file (JSON lines, mode 0600, the folder made when missing), and only
+   * warnings and errors to `destination` — so the log never interleaves with the chat typed in the same terminal.
+   */
+  file?: string;
 }
 
 /**
@@ -75,6 +86,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     recentProblems.take(l);
     logTail.take(l);
   };
+  if (options.file) return fileLogger(options, secrets, destination, pretty, keep);
   const sink = pretty
     ? new RedactingStream(loadPretty()({ destination, colorize: Boolean((destination as NodeJS.WriteStream).isTTY), sync: true, ignore: 'pid,hostname' }), () => secrets, keep)
     : new RedactingStream(destination, () => secrets, keep);
@@ -83,10 +95,36 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       level: options.level ?? 'info',
       base: undefined,
       // Belt and braces: known secret-bearing fields are dropped even before the value redactor runs.
-      redact: { paths: ['apiKey', '*.apiKey', 'token', '*.token', 'headers.authorization', '*.headers.authorization'], censor: REDACTED },
+      redact: REDACT_FIELDS,
     },
     sink,
   );
   if (pretty) prettyLoggers.add(logger);
+  return logger;
+}
+
+/**
+ * Every line (JSON) to `options.file`, warnings and errors also to `destination` (readable when `pretty`). The dashboard's
+ * log tail and "last errors" read the file's lines, so they see everything as usual.
+ */
+function fileLogger(options: LoggerOptions, secrets: string[], destination: NodeJS.WritableStream, pretty: boolean, keep: (line: string) => void): Logger {
+  const file = options.file as string;
+  mkdirSync(path.dirname(file), { recursive: true });
+  if (existsSync(file) && statSync(file).size > LOG_FILE_ROLL_BYTES) renameSync(file, `${file}.1`);
+  // Synchronous writes: the last lines before a crash are in the file.
+  const fileStream = pino.destination({ dest: file, sync: true, append: true, mode: 0o600 });
+  // One line per warning on the terminal (its fields are in the file): a chat screen, not a log viewer.
+  const terminal = pretty ? loadPretty()({ destination, colorize: Boolean((destination as NodeJS.WriteStream).isTTY), sync: true, ignore: 'pid,hostname', hideObject: true }) : destination;
+  const logger = pino(
+    {
+      level: options.level ?? 'info',
+      base: undefined,
+      redact: REDACT_FIELDS,
+    },
+    pino.multistream([
+      { level: 'trace', stream: new RedactingStream(fileStream as unknown as NodeJS.WritableStream, () => secrets, keep) },
+      { level: 'warn', stream: new RedactingStream(terminal, () => secrets) },
+    ]),
+  );
   return logger;
 }
