@@ -222,4 +222,24 @@ describe('provider chain', () => {
     clock += 21_000;
     expect(agrees('primary back')).to.deep.equal([true, true]);
   });
+  it('a start check that saw a rejected key or an unknown model rests that leg until a "Test now" answers; other outcomes only show', async () => {
+    const { log } = quietLog();
+    const chain = new ProviderChain(settings(), log);
+    chain.recordStartCheck('primary', { ok: false, problem: 'rejected-key', status: 401, detail: 'the gateway rejected the key (HTTP 401)', fix: 'correct PRIMARY_GATEWAY_API_KEY in .env' });
+    chain.recordStartCheck('second', { ok: false, problem: 'unknown-model', status: 404, detail: 'the gateway does not know the model "main-b"', fix: 'set MODEL in .env' });
+    chain.recordStartCheck('audio-1', { ok: true, degraded: true, problem: 'rate-limited', status: 429, detail: 'rate-limited now' });
+    const result = await chain.complete(ask);
+    expect(result.leg).to.equal('audio-1');
+    expect(primary.chats()).to.deep.equal([]);
+    expect(second.chats()).to.deep.equal([]);
+    const health = Object.fromEntries(chain.health().map((h) => [h.name, h]));
+    expect(health.primary).to.deep.include({ state: 'rejected', startCheck: { ok: false, problem: 'rejected-key', detail: 'the gateway rejected the key (HTTP 401)', fix: 'correct PRIMARY_GATEWAY_API_KEY in .env' } });
+    expect(health.second.state).to.equal('cooling-down');
+    expect(health['audio-1']).to.deep.include({ state: 'healthy', startCheck: { ok: true, degraded: true, problem: 'rate-limited', detail: 'rate-limited now' } });
+    // The owner fixed the key and pressed "Test now": the leg answers again, its start-check ✘ is history.
+    expect((await chain.testLeg('primary')).ok).to.equal(true);
+    expect(chain.health()[0].state).to.equal('healthy');
+    expect(chain.health()[0].startCheck).to.equal(undefined);
+    expect((await chain.complete(ask)).leg).to.equal('primary');
+  });
 });
