@@ -112,7 +112,20 @@ export class ConsoleTransport implements Transport {
 
   private print(line: string): void {
     if (this.outputClosed) return;
+    // In a terminal, an answer that comes while the prompt waits (a burst answered later, a reminder) goes above it.
+    if (this.promptShown) {
+      this.clearPrompt();
+      this.output.write(`${line}\n`);
+      this.rl?.prompt(true);
+      return;
+    }
     this.output.write(`${line}\n`);
+  }
+
+  /** Wipes the prompt line (a terminal only), so what comes next is written where it was. */
+  private clearPrompt(): void {
+    readline.clearLine(this.output, 0);
+    readline.cursorTo(this.output, 0);
   }
 
   private complain(text: string): void {
@@ -136,10 +149,7 @@ export class ConsoleTransport implements Transport {
       this.showPrompt();
       this.logs?.attach({
         shown: () => this.promptShown,
-        clear: () => {
-          readline.clearLine(this.output, 0);
-          readline.cursorTo(this.output, 0);
-        },
+        clear: () => this.clearPrompt(),
         redraw: () => rl.prompt(true),
       });
       // A terminal in raw mode turns Ctrl-C into a readline event, not a signal: hand it on, so Ctrl-C stops the
