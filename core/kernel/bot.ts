@@ -125,6 +125,9 @@ export class Bot {
   /** Resolves once a transport is connected: a scheduled turn due at start waits for it. */
   private markConnected!: () => void;
   private readonly connected = new Promise<void>((resolve) => (this.markConnected = resolve));
+  /** Resolves once the bot began to stop: a scheduled turn still waiting for a transport is refused, not left hanging. */
+  private markStopping!: () => void;
+  private readonly stopping = new Promise<void>((resolve) => (this.markStopping = resolve));
 
   constructor(deps: BotDeps) {
     this.configFile = path.resolve(deps.configFile ?? 'config.json');
@@ -476,6 +479,7 @@ export class Bot {
    * many were still being handled when the time was up (0: all finished).
    */
   drain(timeoutMs: number): Promise<number> {
+    this.markStopping();
     this.bursts.flushAll();
     return this.queue.drain(timeoutMs);
   }
@@ -584,7 +588,7 @@ export class Bot {
 
   /** A turn of `senderId` in `chatId` that no one typed now (a scheduled task): see `PluginHost.promptAs`. */
   async promptAs(chatId: string, senderId: string, text: string, system?: string): Promise<string> {
-    await this.connected;
+    await Promise.race([this.connected, this.stopping]);
     return runScheduledTurn(
       {
         config: () => this.configValue,
@@ -600,6 +604,7 @@ export class Bot {
           });
           return taken;
         },
+        stopping: () => this.queue.isDraining,
       },
       chatId,
       senderId,

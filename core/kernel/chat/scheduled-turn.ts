@@ -6,7 +6,7 @@ import { botAnswers, isBlocked, isOwnerMessage, senderIds } from '../plugin/acce
 import type { AiService, MessageContext } from '../plugin/types.js';
 import type { IncomingMessage } from '../port/message.js';
 import { userPart } from '../port/ids.js';
-import { privateChatIdOf, type Transport } from '../port/transport.js';
+import { privateChatIdOf, type SessionState, type Transport } from '../port/transport.js';
 
 /**
  * A scheduled turn that did not run, and why, as a sentence for the person who set it ("you are over today's AI
@@ -32,6 +32,8 @@ export interface ScheduledTurnDeps {
   context: (message: IncomingMessage) => MessageContext;
   /** Runs `job` in the chat's queue, behind the messages being handled there; false when it was not taken (stopping). */
   inChatQueue: (chatId: string, job: () => Promise<void>) => Promise<boolean>;
+  /** True once the bot began to stop: no new turn starts. */
+  stopping: () => boolean;
 }
 
 /** What the model is told about a turn no one typed just now. */
@@ -46,8 +48,12 @@ const SCHEDULED_SYSTEM =
  * rejects with `PromptRefused` when the turn may not run now, or with the chain's error when no provider answered.
  */
 export async function runScheduledTurn(deps: ScheduledTurnDeps, chatId: string, senderId: string, text: string, extraSystem?: string): Promise<string> {
+  if (deps.stopping()) throw new PromptRefused('the bot is stopping');
   const transport = deps.transport();
   if (!transport) throw new PromptRefused('the bot is not connected yet');
+  // The answer could not be delivered now: refused before the model is asked (no budget spent, nothing in the history).
+  const link = transport.session().status;
+  if (link !== 'linked') throw new PromptRefused(`the bot is not connected to WhatsApp right now (${linkInWords[link]})`);
   const isGroup = chatId.endsWith('@g.us');
   // The person at the machine (console) is an owner in their own chat and in the groups they type in.
   const operator = transport.operatorChatId?.();
@@ -81,6 +87,13 @@ export async function runScheduledTurn(deps: ScheduledTurnDeps, chatId: string, 
   if (failure) throw failure;
   return answer;
 }
+
+/** A transport's link state as the person who set the task reads it. */
+const linkInWords: Record<Exclude<SessionState['status'], 'linked'>, string> = {
+  connecting: 'it is reconnecting',
+  qr: 'it waits to be linked again',
+  offline: 'it is offline',
+};
 
 /** Why the bot would not answer this person in this chat now (see access-gate), or undefined when it would. */
 function refusal(message: IncomingMessage, cfg: BotConfig, access: AccessControl): string | undefined {

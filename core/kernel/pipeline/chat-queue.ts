@@ -17,6 +17,11 @@ export class ChatQueue {
 
   constructor(private readonly log: Logger) {}
 
+  /** True once `drain` was called (the bot is stopping): `push` takes nothing from then on. */
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
   /** Queues `job` behind the chat's earlier ones. Never rejects; refused (resolved at once) while draining. */
   push(chatId: string, job: () => Promise<void> | void): Promise<void> {
     if (this.draining) {

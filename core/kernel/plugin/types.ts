@@ -508,7 +508,8 @@ export interface PluginHost<O = unknown, C = unknown> {
    * paused or a group switched off: refused), the tools offered are those they may use in that chat, their AI budget
    * is spent, and the turn is kept in the chat's history. `system` adds instructions for this turn. Nothing is sent:
    * resolves with the answer (WhatsApp formatting; empty when the model chose silence) for the caller to send.
-   * Rejects with `PromptRefused` (its `reason` a sentence for the person) when it may not run now, and with
+   * Rejects with `PromptRefused` (its `reason` a sentence for the person) when it may not run now (also over the
+   * person's AI budget, while WhatsApp is not linked, and once the bot began to stop), and with
    * `AllProvidersFailedError` when no provider answered.
    */
   promptAs(chatId: string, senderId: string, text: string, options?: { system?: string }): Promise<string>;

@@ -1,6 +1,12 @@
 import { expect } from 'chai';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { createApp } from '../../../app/app.js';
 import { definePlugin, PromptRefused, type PluginHost } from '../../../core/index.js';
 import { FakeModel, lastText, startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { startLinkedBot, type LinkedBot } from '../../helpers/linked-bot.js';
 
 const ANN = '6281100000001@s.whatsapp.net';
 const GROUP = '120363000000000009@g.us';
@@ -52,6 +58,49 @@ describe('host.promptAs refusals and host.send splitting (memory transport, fake
     expect(await host.promptAs(ANN, ANN, 'back')).to.equal('model: back');
   });
 
+  it('is refused in words when the person is over their AI budget: the model is not asked and the task is not kept in the history', async () => {
+    const host = await start({ access: { mode: 'everyone' }, ai: { tokensPerDay: 2 } });
+    // The fake model counts 2 tokens a request: the first turn spends the day's budget.
+    expect(await host.promptAs(ANN, ANN, 'first')).to.equal('model: first');
+    const asked = model.requests.length;
+    expect(await refusal(host.promptAs(ANN, ANN, 'second'))).to.match(/^PLUGIN_PROMPT_REFUSED: You have used today's AI budget\. You can ask again in about \d+ hour\(s\) \(after midnight UTC\)\.$/);
+    expect(model.requests.length, 'the refused turn did not reach the model').to.equal(asked);
+    expect((await t!.app.bot.histories.recent(ANN)).map((e) => e.text)).to.not.include('second');
+  });
+
+  it('is refused in words while WhatsApp is not linked (the answer could not be delivered): the model is not asked', async () => {
+    const host = await start({ access: { mode: 'everyone' } });
+    const asked = model.requests.length;
+    // The owner asked to link again (the dashboard's relink): the transport waits for a QR scan.
+    await t!.transport.relink();
+    expect(await refusal(host.promptAs(ANN, ANN, 'x'))).to.equal('PLUGIN_PROMPT_REFUSED: the bot is not connected to WhatsApp right now (it waits to be linked again)');
+    expect(model.requests.length).to.equal(asked);
+  });
+
+  it('is refused in words once the bot began to stop, and the model is not asked', async () => {
+    const host = await start({ access: { mode: 'everyone' } });
+    const asked = model.requests.length;
+    const stopped = t!.stop();
+    t = undefined;
+    expect(await refusal(host.promptAs(ANN, ANN, 'x'))).to.equal('PLUGIN_PROMPT_REFUSED: the bot is stopping');
+    await stopped;
+    expect(model.requests.length).to.equal(asked);
+  });
+
+  it('a turn asked before any transport is connected is refused when the bot stops instead, not left waiting for ever', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'wabot-prompt-as-'));
+    try {
+      await writeFile(path.join(dir, 'config.json'), JSON.stringify({ owners: [], access: { mode: 'everyone' } }));
+      const found: { host?: PluginHost } = {};
+      const app = await createApp({ cwd: dir, env: { PATH: process.env.PATH ?? '', API_KEY: 'k', BASE_URL: model.url, MODEL: 'test-model' }, plugins: [hostGrabber(found) as never], logDestination: new PassThrough(), skipHealthProbe: true });
+      const waiting = refusal(found.host!.promptAs(ANN, ANN, 'x'));
+      await app.stop();
+      expect(await waiting).to.equal('PLUGIN_PROMPT_REFUSED: the bot is stopping');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('host.send splits a long text at paragraphs into several messages, losing nothing', async () => {
     const host = await start({});
     const paragraphs = Array.from({ length: 6 }, (_, i) => `${i}:${'word '.repeat(200).trim()}`);
@@ -60,5 +109,35 @@ describe('host.promptAs refusals and host.send splitting (memory transport, fake
     expect(sent.length).to.be.greaterThan(1);
     for (const part of sent) expect(part.length).to.be.at.most(4100);
     expect(sent.join('\n\n').replace(/\s+/g, ' ')).to.equal(paragraphs.join('\n\n').replace(/\s+/g, ' '));
+  });
+});
+
+describe('host.promptAs while WhatsApp is down (the real WhatsApp transport on the fake Baileys socket)', function () {
+  this.timeout(30_000);
+  let model: FakeModel;
+  let linked: LinkedBot | undefined;
+  let dir: string;
+  before(async () => {
+    model = await FakeModel.start((r) => `model: ${lastText(r)}`);
+  });
+  after(() => model.close());
+  afterEach(async () => {
+    await linked?.app.stop();
+    linked = undefined;
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('runs while linked; once the connection dropped (offline until it reconnects) it is refused in words and the model is not asked', async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'wabot-prompt-as-wa-'));
+    await writeFile(path.join(dir, 'config.json'), JSON.stringify({ owners: [], access: { mode: 'everyone' } }));
+    const found: { host?: PluginHost } = {};
+    linked = await startLinkedBot({ dir, env: { API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'test-model' }, plugins: [hostGrabber(found) as never] });
+    expect(await found.host!.promptAs(ANN, ANN, 'while linked')).to.equal('model: while linked');
+    const asked = model.requests.length;
+    linked.sockets.last.close(); // a network error: the transport reconnects later
+    expect(linked.transport.session().status).to.equal('offline');
+    const refusal = await found.host!.promptAs(ANN, ANN, 'x').then(() => 'ran', (err: unknown) => (err instanceof PromptRefused ? err.reason : String(err)));
+    expect(refusal).to.equal('the bot is not connected to WhatsApp right now (it is offline)');
+    expect(model.requests.length).to.equal(asked);
   });
 });
