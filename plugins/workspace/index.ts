@@ -4,7 +4,7 @@ import { ENV_SETTINGS, MOVED_TO_ENV, workspaceOptions } from './options.js';
 import { workspacePrivacy } from './privacy.js';
 import { WorkspaceService, type WorkspaceHost } from './service.js';
 import { siteMiddleware } from './site.js';
-import { WORKSPACE_DATA_FILES } from './schemas.js';
+import { WORKSPACE_STORES } from './schemas.js';
 
 const NO_PUBLIC_URL = 'PUBLIC_BASE_URL is not set: workspace sites have no public address';
 
@@ -48,7 +48,7 @@ export default definePlugin({
   ],
   settings: ENV_SETTINGS,
   movedToEnv: MOVED_TO_ENV,
-  dataFiles: WORKSPACE_DATA_FILES,
+  stores: WORKSPACE_STORES,
   setup: async (host) => {
     // One service per running bot (tests start several bots in one process).
     const service = new WorkspaceService(host);
@@ -77,9 +77,6 @@ export default definePlugin({
           run: (ctx) => handleWorkspaceChat(service, ctx),
         },
       ],
-      stop: async () => {
-        await service.store.flush();
-      },
     };
   },
 });

@@ -1,44 +1,61 @@
-import type { DataSchema } from '../../core/index.js';
+import { Store, Type, type Static } from '../../core/index.js';
 
 /*
- * The workspace's data files. Declared to the core in `dataFiles` (index.ts), so the backup manifest names their
- * versions and an interrupted write's leftovers are swept at start; each is checked on load through JsonFile /
- * checkDocument (a file that does not match is set aside with its bytes kept).
+ * What the workspace keeps, declared to the core (`definePlugin({ stores })`) and opened through `host.store`, in the
+ * layout DESIGN.md section 7 names (files written before the move load as they are). From these declarations the
+ * core writes each file atomically, checks it on load (a file that does not parse or match is set aside with its
+ * bytes kept, and only that document starts new), holds writes during a backup, names the versions in the backup
+ * manifest and writes everything at stop. The workspaces' own files (`workspaces/files/<id>/`) are not documents:
+ * privacy.ts answers `.mydata` for them.
  */
 
-const str = { type: 'string' } as const;
-const num = { type: 'number' } as const;
-const mapOf = (values: object) => ({ type: 'object', additionalProperties: values });
+const IdMap = Type.Record(Type.String(), Type.String());
 
-/** `data/workspaces/users.json`. */
-export const WORKSPACE_USERS_SCHEMA: DataSchema = {
-  name: 'workspace users',
-  version: 1,
-  schema: { type: 'object', required: ['owners'], properties: { owners: mapOf(str) } },
-};
+/** `data/workspaces/users.json`: every known id (phone jid or LID) → owner key; a phone and its LID point to the same owner. */
+export const WORKSPACE_USERS = Store.doc('users', Type.Object({ owners: IdMap }), () => ({ owners: {} }), {
+  path: 'workspaces/users.json',
+  title: 'workspace users',
+  // In `.mydata` beside the workspace itself: the person's ids and the owner key they lead to. Deleted with the
+  // person; an id moving (LID → phone) takes its link along.
+  section: 'workspace ids',
+  exportAs: '',
+  people: { byId: (doc) => doc.owners },
+});
 
-/** `data/workspaces/usernames.json`: a plain map, so its version sits under a key no username can take. */
-export const WORKSPACE_USERNAMES_SCHEMA: DataSchema = {
-  name: 'workspace usernames',
-  version: 1,
+/** `data/workspaces/usernames.json`: site username → workspace id. A plain map, so its version sits under `$version`. */
+export const WORKSPACE_USERNAMES = Store.doc('usernames', IdMap, () => ({}), {
+  path: 'workspaces/usernames.json',
+  title: 'workspace usernames',
   versionKey: '$version',
-  schema: mapOf(str),
-};
+});
 
-/** `data/workspaces/index/<id>.json`. */
-export const WORKSPACE_INDEX_SCHEMA: DataSchema = {
-  name: 'workspace index',
-  version: 1,
-  schema: {
-    type: 'object',
-    required: ['id', 'owner', 'createdAt'],
-    properties: { id: str, owner: str, ids: { type: 'array', items: str }, createdAt: num, username: str, open: mapOf(num) },
-  },
-};
+const WorkspaceMetaSchema = Type.Object({
+  id: Type.String(),
+  /** The owner key: the first id the person was seen under (phone jid or LID). */
+  owner: Type.String(),
+  /** Every id of the owner seen so far (phone jid and LID). */
+  ids: Type.Optional(Type.Array(Type.String())),
+  createdAt: Type.Number(),
+  username: Type.Optional(Type.String()),
+  /** Chats the workspace is open in, with the time of the last activity there. */
+  open: Type.Optional(Type.Record(Type.String(), Type.Number())),
+});
 
-/** What the plugin declares to the core (paths relative to DATA_DIR). */
-export const WORKSPACE_DATA_FILES = [
-  { path: 'workspaces/users.json', schema: WORKSPACE_USERS_SCHEMA },
-  { path: 'workspaces/usernames.json', schema: WORKSPACE_USERNAMES_SCHEMA },
-  { path: 'workspaces/index/<id>.json', schema: WORKSPACE_INDEX_SCHEMA },
-];
+/** One workspace's metadata, as the plugin uses it (`ids` and `open` always present). */
+export type WorkspaceMeta = Static<typeof WorkspaceMetaSchema> & { ids: string[]; open: Record<string, number> };
+
+/** A workspace id: 16 hex digits, also its index file's and its files folder's name. */
+export const WORKSPACE_ID = /^[a-f0-9]{16}$/;
+
+/**
+ * `data/workspaces/index/<workspace id>.json`: one document per workspace, keyed by the workspace id (not a chat id:
+ * the core's per-chat privacy never matches it; privacy.ts exports and deletes a person's workspace as a whole).
+ */
+export const WORKSPACE_INDEX = Store.chatDoc('index', WorkspaceMetaSchema, (id) => ({ id, owner: '', ids: [], createdAt: 0, open: {} }), {
+  path: 'workspaces/index',
+  title: 'workspace index',
+  // A file copied in under another workspace's name is set aside rather than taken for that workspace.
+  check: (meta, id) => (meta.id === id ? undefined : `names workspace ${meta.id.slice(0, 40)}, not ${id}`),
+});
+
+export const WORKSPACE_STORES = [WORKSPACE_USERS, WORKSPACE_USERNAMES, WORKSPACE_INDEX];

@@ -39,7 +39,7 @@ export class WorkspaceService {
   private pythonPath: string | undefined;
 
   constructor(readonly host: WorkspaceHost) {
-    this.store = new WorkspaceStore(host.dataDir, (msg, detail) => host.log.error(detail, msg));
+    this.store = new WorkspaceStore(host.store, host.dataDir);
     this.locks = new Locks(() => this.options().maxConcurrentRuns);
   }
 

@@ -1,32 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { isLid, userPart } from '../../core/index.js';
-import { checkDocument, healthFor, JsonFile, writeJsonAtomic } from '../../core/storage.js';
-import { WORKSPACE_INDEX_SCHEMA, WORKSPACE_USERNAMES_SCHEMA, WORKSPACE_USERS_SCHEMA } from './schemas.js';
+import { isLid, userPart, type PluginStore, type StoredDoc } from '../../core/index.js';
+import { WORKSPACE_ID, WORKSPACE_INDEX, WORKSPACE_USERNAMES, WORKSPACE_USERS, type WorkspaceMeta } from './schemas.js';
 
-/** One workspace's metadata (data/workspaces/index/<id>.json). */
-export interface WorkspaceMeta {
-  id: string;
-  /** The owner key: the first id the person was seen under (phone jid or LID). */
-  owner: string;
-  /** Every id of the owner seen so far (phone jid and LID). */
-  ids: string[];
-  createdAt: number;
-  username?: string;
-  /** Chats the workspace is open in, with the time of the last activity there. */
-  open: Record<string, number>;
-}
-
-/** users.json: every known id (phone jid or LID) → owner key; a phone and its LID point to the same owner. */
-interface UsersFile {
-  owners: Record<string, string>;
-}
-
-/** usernames.json: site username → workspace id. */
-type UsernamesFile = Record<string, string>;
-
-const WORKSPACE_ID = /^[a-f0-9]{16}$/;
+export type { WorkspaceMeta } from './schemas.js';
 
 /**
  * A sender id in canonical form: `<digits>@lid` or `<digits>@s.whatsapp.net` (device suffix dropped).
@@ -42,29 +20,30 @@ export function canonicalId(id: string | undefined): string | undefined {
 }
 
 /**
- * Workspaces on disk: identity (users.json), metadata (index/), files (files/<id>/) and site usernames
- * (usernames.json). Everything is loaded at start and kept in memory, so the routing predicate stays synchronous;
- * every change is written atomically.
+ * Workspaces: identity (users.json), metadata (index/), files (files/<id>/) and site usernames (usernames.json).
+ * The documents are the plugin's `host.store` declarations (schemas.ts): the core writes, checks, sets aside and
+ * flushes them. Everything is loaded at start and kept in memory, so the routing predicate stays synchronous.
  *
  * @example
- * const store = new WorkspaceStore('data');
+ * const store = new WorkspaceStore(host.store, host.dataDir);
  * await store.load();
  * const owner = store.ownerOf('628123@s.whatsapp.net', '99887@lid');
  * const ws = store.byOwner(owner) ?? (await store.create(owner));
  */
 export class WorkspaceStore {
   readonly root: string;
-  private readonly users: JsonFile<UsersFile>;
-  private readonly usernames: JsonFile<UsernamesFile>;
+  private readonly users: StoredDoc<{ owners: Record<string, string> }>;
+  private readonly usernames: StoredDoc<Record<string, string>>;
   private readonly metas = new Map<string, WorkspaceMeta>();
   private ownersMap: Record<string, string> = {};
-  private namesMap: UsernamesFile = {};
+  private namesMap: Record<string, string> = {};
 
-  constructor(dataDir: string, private readonly onProblem: (msg: string, detail: Record<string, unknown>) => void = () => undefined) {
+  constructor(private readonly docs: PluginStore, dataDir: string) {
     this.root = path.join(dataDir, 'workspaces');
-    const corrupt = (file: string, movedTo: string, err: Error) => this.onProblem('workspace file was corrupt: moved aside', { file, movedTo, reason: err.message });
-    this.users = new JsonFile(path.join(this.root, 'users.json'), () => ({ owners: {} }), { schema: WORKSPACE_USERS_SCHEMA, onCorrupt: corrupt });
-    this.usernames = new JsonFile(path.join(this.root, 'usernames.json'), () => ({}), { schema: WORKSPACE_USERNAMES_SCHEMA, onCorrupt: corrupt });
+    this.users = docs.doc(WORKSPACE_USERS);
+    this.usernames = docs.doc(WORKSPACE_USERNAMES);
+    // The core changes users.json itself on a `.mydata` delete and a chat move: read it again then.
+    docs.onChange(WORKSPACE_USERS, () => void this.users.get().then((users) => (this.ownersMap = users.owners)));
   }
 
   get indexDir(): string {
@@ -75,42 +54,27 @@ export class WorkspaceStore {
     return path.join(this.root, 'files');
   }
 
+  private index(meta: { id: string }): StoredDoc<WorkspaceMeta> {
+    return this.docs.chat(meta.id).doc(WORKSPACE_INDEX) as StoredDoc<WorkspaceMeta>;
+  }
+
   async load(): Promise<void> {
     await mkdir(this.indexDir, { recursive: true });
     await mkdir(this.filesRoot, { recursive: true, mode: 0o711 });
-    const users = await this.users.get();
-    if (!users.owners || typeof users.owners !== 'object') users.owners = {};
-    this.ownersMap = users.owners;
+    this.ownersMap = (await this.users.get()).owners;
     this.namesMap = await this.usernames.get();
-    for (const entry of await readdir(this.indexDir)) {
-      const id = entry.replace(/\.json$/, '');
-      if (!WORKSPACE_ID.test(id) || !entry.endsWith('.json')) continue;
-      const file = path.join(this.indexDir, entry);
-      try {
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(await readFile(file, 'utf8'));
-        } catch (err) {
-          throw new Error(`not valid JSON: ${(err as Error).message}`);
-        }
-        const checked = checkDocument(WORKSPACE_INDEX_SCHEMA, parsed);
-        if (!checked.ok) throw new Error(checked.reason);
-        const meta = checked.value as unknown as WorkspaceMeta;
-        if (meta.id !== id) throw new Error(`names workspace ${meta.id}, not ${id}`);
-        meta.open ??= {};
-        meta.ids ??= [meta.owner];
-        this.metas.set(id, meta);
-      } catch (err) {
-        // Moved aside with its bytes kept, like every data file of the wrong shape; that workspace starts anew.
-        const movedTo = `${file}.corrupt-${Date.now()}`;
-        const moved = await rename(file, movedTo).then(() => true, () => false);
-        if (moved) healthFor(file).corrupt(file, movedTo, (err as Error).message);
-        this.onProblem('workspace index file was unreadable: moved aside', { file, movedTo: moved ? movedTo : undefined, reason: (err as Error).message });
-      }
+    for (const id of await this.docs.chats(WORKSPACE_INDEX)) {
+      if (!WORKSPACE_ID.test(id)) continue;
+      // A file that does not parse or match was set aside by the store (bytes kept, reported): that workspace starts anew.
+      const meta = await this.index({ id }).get();
+      if (!meta.owner) continue;
+      meta.open ??= {};
+      meta.ids ??= [meta.owner];
+      this.metas.set(id, meta);
     }
   }
 
-  /**
+/**
    * The owner key of a sender, from the sender id and the alternative id the transport knows (phone ↔ LID).
    * Links both ids to one owner in users.json, so the person finds the same workspace under either id.
    */
@@ -119,7 +83,7 @@ export class WorkspaceStore {
     if (!ids.length) return undefined;
     const known = ids.map((id) => this.ownersMap[id]).filter((x): x is string => Boolean(x));
     // When both ids were already used separately, the one with a workspace wins (the sender id's first).
-    const owner = known.find((o) => this.byOwner(o)) ?? known[0] ?? ids[0];
+    const owner = known.find((o) => this.byOwner(o)) ?? known[0] ?? this.recordedIn(ids)?.owner ?? ids[0];
     let changed = false;
     for (const id of ids) {
       if (this.ownersMap[id] === owner) continue;
@@ -128,11 +92,11 @@ export class WorkspaceStore {
       changed = true;
     }
     if (changed) {
-      void this.users.update(() => undefined);
+      void this.users.update((users) => void (users.owners = this.ownersMap));
       const meta = this.byOwner(owner);
       if (meta) {
         for (const id of ids) if (!meta.ids.includes(id) && this.ownersMap[id] === owner) meta.ids.push(id);
-        void this.save(meta);
+        void this.index(meta).update(() => meta);
       }
     }
     return owner;
@@ -142,7 +106,20 @@ export class WorkspaceStore {
   findOwner(senderId: string, senderAltId?: string): string | undefined {
     const ids = [canonicalId(senderId), canonicalId(senderAltId)].filter((x): x is string => Boolean(x));
     const known = ids.map((id) => this.ownersMap[id]).filter((x): x is string => Boolean(x));
-    return known.find((o) => this.byOwner(o)) ?? known[0] ?? ids[0];
+    return known.find((o) => this.byOwner(o)) ?? known[0] ?? this.recordedIn(ids)?.owner ?? ids[0];
+  }
+
+  /** The workspace one of these ids was recorded in (when users.json lost the link: an id moved to the phone). */
+  private recordedIn(ids: string[]): WorkspaceMeta | undefined {
+    for (const meta of this.metas.values()) if (ids.some((id) => meta.ids.includes(id))) return meta;
+    return undefined;
+  }
+
+  /** The workspace of a person (any of their ids), for `.mydata`. */
+  ofPerson(person: string[]): WorkspaceMeta | undefined {
+    const ids = person.map((id) => canonicalId(id)).filter((x): x is string => Boolean(x));
+    const owner = this.findOwner(ids[0] ?? '', ids[1]);
+    return (owner ? this.byOwner(owner) : undefined) ?? this.recordedIn(ids);
   }
 
   byOwner(owner: string): WorkspaceMeta | undefined {
@@ -177,7 +154,7 @@ export class WorkspaceStore {
   }
 
   async save(meta: WorkspaceMeta): Promise<void> {
-    await writeJsonAtomic(path.join(this.indexDir, `${meta.id}.json`), { version: WORKSPACE_INDEX_SCHEMA.version, ...meta });
+    await this.index(meta).save(() => meta);
   }
 
   /** True when the owner's workspace is open in the chat and was used within `idleMs`. */
@@ -224,8 +201,7 @@ export class WorkspaceStore {
     if (meta.username && meta.username !== name) delete this.namesMap[meta.username];
     this.namesMap[name] = meta.id;
     meta.username = name;
-    await this.usernames.update(() => undefined);
-    await this.usernames.flush();
+    await this.usernames.save(() => this.namesMap);
     await this.save(meta);
     return true;
   }
@@ -243,16 +219,15 @@ export class WorkspaceStore {
    */
   async remove(meta: WorkspaceMeta): Promise<void> {
     await rm(this.dirOf(meta), { recursive: true, force: true });
-    await rm(path.join(this.indexDir, `${meta.id}.json`), { force: true });
     this.metas.delete(meta.id);
     for (const [name, id] of Object.entries(this.namesMap)) if (id === meta.id) delete this.namesMap[name];
-    for (const [id, owner] of Object.entries(this.ownersMap)) if (owner === meta.owner) delete this.ownersMap[id];
-    await this.users.update(() => undefined);
-    await this.usernames.update(() => undefined);
-    await this.flush();
+    for (const [id, owner] of Object.entries(this.ownersMap)) if (owner === meta.owner || meta.ids.includes(id)) delete this.ownersMap[id];
+    await this.index(meta).remove();
+    await this.users.save((users) => void (users.owners = this.ownersMap));
+    await this.usernames.save(() => this.namesMap);
   }
 
   async flush(): Promise<void> {
-    await Promise.all([this.users.flush(), this.usernames.flush()]);
+    await this.docs.flush();
   }
 }

@@ -32,6 +32,11 @@ export interface StoredDoc<T> {
    * stays in memory and is retried, and the error's message is fit for the user whose action it was.
    */
   save(change: (doc: T) => T | void): Promise<T>;
+  /**
+   * Deletes the document's file once what is pending is written (a per-chat document that is gone as a whole, e.g. a
+   * workspace deleted with its person); the next `get` starts from `initial`. Rejects when the file cannot be removed.
+   */
+  remove(): Promise<void>;
 }
 
 /** One chat's append-only log (`host.store.chat(id).log(decl)`). */
@@ -258,6 +263,12 @@ export class PluginStores implements PluginStore {
         const value = await file().update(change);
         await this.saved(decl, file());
         return value;
+      },
+      remove: async () => {
+        const doc = file();
+        await doc.flush().catch(() => undefined);
+        this.docs.delete(doc.file);
+        await removeDataFile(doc.file);
       },
     };
   }

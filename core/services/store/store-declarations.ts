@@ -31,6 +31,11 @@ export interface StoreOptions<T> {
   section?: string;
   /** Its key inside that section (default its name). */
   exportAs?: string;
+  /**
+   * The key the file keeps its schema version under (default `version`), for a layout on disk already: a document that
+   * is a plain map keyed by user input (e.g. usernames) keeps it under `$version`, a key no entry can take.
+   */
+  versionKey?: string;
 }
 
 /** How items of a per-chat document or log belong to people (for `.mydata`, deletes and messages deleted for everyone). */
@@ -122,7 +127,7 @@ export type StoreDeclaration = ChatDocDeclaration<any, any> | DocDeclaration<any
 
 /** The `DataSchema` (name, version, JSON schema) of a declaration, for the file checks and the backup manifest. */
 export function dataSchemaOf(decl: StoreDeclaration, plugin: string): DataSchema {
-  return { name: titleOf(decl, plugin), version: decl.options.version ?? 1, schema: decl.schema, migrate: decl.options.migrate };
+  return { name: titleOf(decl, plugin), version: decl.options.version ?? 1, versionKey: decl.options.versionKey, schema: decl.schema, migrate: decl.options.migrate };
 }
 
 /** What a declaration is, in words (its `title`, default `<plugin> <name>`). */

@@ -9,6 +9,7 @@ import { AudioArchive } from '../../../plugins/voice/archive.js';
 import { AUDIO_BUDGET, AudioBudget } from '../../../plugins/voice/audio-budget.js';
 import { PluginStores } from '../../../core/services/store/plugin-store.js';
 import { WorkspaceStore } from '../../../plugins/workspace/store.js';
+import { WORKSPACE_STORES } from '../../../plugins/workspace/schemas.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
 import { startTestBot } from '../../../app/testing/index.js';
@@ -188,7 +189,7 @@ describe('data files: a schema and a version per file', function () {
         await writeFile(path.join(ws, 'users.json'), bytes);
         await writeFile(path.join(ws, 'usernames.json'), bytes === '{"unexpected": {"nested": true}}' ? '{"ana": 7}' : bytes);
         await writeFile(path.join(ws, 'index', '0123456789abcdef.json'), bytes);
-        const store = new WorkspaceStore(dir);
+        const store = new WorkspaceStore(new PluginStores('workspace', dir, WORKSPACE_STORES), dir);
         await store.load();
         const owner = store.ownerOf('628123@s.whatsapp.net')!;
         const meta = await store.create(owner);

@@ -4,7 +4,9 @@ import path from 'node:path';
 import type { OutgoingMedia, SentMessage } from '../../../core/kernel/port/message.js';
 import { MemoryTransport } from '../../../core/adapters/memory/memory-transport.js';
 import { AudioArchive } from '../../../plugins/voice/archive.js';
+import { PluginStores } from '../../../core/services/store/plugin-store.js';
 import { WorkspaceStore } from '../../../plugins/workspace/store.js';
+import { WORKSPACE_STORES } from '../../../plugins/workspace/schemas.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { tempDir } from '../../helpers/test-app.js';
@@ -57,7 +59,7 @@ describe('privacy: .mydata export and delete, messages deleted for everyone', fu
       transcript: 'budi talks about the harbour',
       before: [{ id: 'm-ana-ctx', senderId: ANA, at: 1, text: 'ana context line' }],
     });
-    const workspaces = new WorkspaceStore(data);
+    const workspaces = new WorkspaceStore(new PluginStores('workspace', data, WORKSPACE_STORES), data);
     await workspaces.load();
     const meta = await workspaces.create(workspaces.ownerOf(ANA)!);
     await writeFile(path.join(workspaces.dirOf(meta), 'ana-notes.txt'), 'hello');

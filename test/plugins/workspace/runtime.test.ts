@@ -1,3 +1,5 @@
+import { PluginStores } from '../../../core/services/store/plugin-store.js';
+import { WORKSPACE_STORES } from '../../../plugins/workspace/schemas.js';
 import { expect } from 'chai';
 import sinon from 'sinon';
 import { Capabilities } from '../../../core/kernel/capabilities/capabilities.js';
@@ -55,6 +57,8 @@ describe('workspace without a sandbox', function () {
       options: () => ({ ...Value.Create(workspaceOptions), timeLimitSeconds: 5 }),
       setting: (name: string) => ({ WORKSPACE_UNSAFE_NO_SANDBOX: 'true' })[name],
       dataDir,
+      // What the core hands every plugin: its declared stores (plugins/workspace/schemas.ts).
+      store: new PluginStores('workspace', dataDir, WORKSPACE_STORES),
       log,
       capabilities: caps,
       serveSite: () => undefined,

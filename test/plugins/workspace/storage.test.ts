@@ -1,0 +1,99 @@
+import { expect } from 'chai';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import mydata from '../../../plugins/mydata/index.js';
+import workspacePlugin from '../../../plugins/workspace/index.js';
+import { tempDir } from '../../helpers/test-app.js';
+
+/*
+ * The workspace keeps its documents through host.store (plugins/workspace/schemas.ts), in the layout earlier versions
+ * wrote: these tests start the bot over files written by hand in that layout.
+ */
+
+const ANA = '6281100000001@s.whatsapp.net';
+const ANA_LID = '99887766554433@lid';
+const BUDI = '6281100000002@s.whatsapp.net';
+const ANA_WS = '0123456789abcdef';
+const BUDI_WS = 'fedcba9876543210';
+
+/** A data folder as the workspace plugin wrote it before host.store: Ana (phone + LID, site "ana") and Budi. */
+async function todaysLayout(dir: string): Promise<string> {
+  const ws = path.join(dir, 'data', 'workspaces');
+  await mkdir(path.join(ws, 'index'), { recursive: true });
+  await mkdir(path.join(ws, 'files', ANA_WS), { recursive: true });
+  await mkdir(path.join(ws, 'files', BUDI_WS), { recursive: true });
+  const json = (value: unknown) => JSON.stringify(value, null, 2) + '\n';
+  await writeFile(path.join(ws, 'users.json'), json({ version: 1, owners: { [ANA]: ANA, [ANA_LID]: ANA, [BUDI]: BUDI } }));
+  await writeFile(path.join(ws, 'usernames.json'), json({ $version: 1, ana: ANA_WS, budi: BUDI_WS }));
+  await writeFile(path.join(ws, 'index', `${ANA_WS}.json`), json({ version: 1, id: ANA_WS, owner: ANA, ids: [ANA, ANA_LID], createdAt: 1_700_000_000_000, username: 'ana', open: {} }));
+  await writeFile(path.join(ws, 'index', `${BUDI_WS}.json`), json({ version: 1, id: BUDI_WS, owner: BUDI, ids: [BUDI], createdAt: 1_700_000_000_000, username: 'budi', open: {} }));
+  await writeFile(path.join(ws, 'files', ANA_WS, 'ana-notes.py'), 'print("ana")');
+  await writeFile(path.join(ws, 'files', BUDI_WS, 'budi-notes.py'), 'print("budi")');
+  return ws;
+}
+
+const readJson = async (file: string) => JSON.parse(await readFile(file, 'utf8'));
+
+describe('workspace storage (host.store over the existing files)', function () {
+  this.timeout(60_000);
+  let bot: TestBot | undefined;
+  afterEach(async () => {
+    await bot?.stop();
+    bot = undefined;
+  });
+
+  it('loads workspaces written in the earlier layout, and writes them back in it', async () => {
+    const dir = await tempDir();
+    const ws = await todaysLayout(dir);
+    bot = await startTestBot(workspacePlugin, { dir });
+    // The LID alone finds Ana's workspace through users.json; her site name is still hers.
+    expect((await bot.send({ text: '/ws files', senderId: ANA_LID }))[0]).to.include('ana-notes.py');
+    expect((await bot.send({ text: '/ws name ana', senderId: BUDI }))[0]).to.include('taken');
+    expect((await bot.send({ text: '/ws', senderId: ANA }))[0]).to.include('ana-notes.py');
+    await bot.stop();
+    bot = undefined;
+    const index = await readJson(path.join(ws, 'index', `${ANA_WS}.json`));
+    expect(Object.keys(index)[0]).to.equal('version');
+    expect(index).to.include({ version: 1, id: ANA_WS, owner: ANA, username: 'ana' });
+    expect(Object.keys(index.open)).to.deep.equal([ANA]);
+    // A plain map of usernames keeps its version under $version (a user may take "version" as a name).
+    expect(await readJson(path.join(ws, 'usernames.json'))).to.deep.equal({ $version: 1, ana: ANA_WS, budi: BUDI_WS });
+  });
+
+  it('.mydata lists the workspace and its ids; .mydata delete removes the workspace, its files, site name and ids, and nobody else\'s', async () => {
+    const dir = await tempDir();
+    const ws = await todaysLayout(dir);
+    bot = await startTestBot([workspacePlugin, mydata], { dir });
+    const exported = await bot.app.bot.privacy.exportFor([ANA, ANA_LID]);
+    expect(exported.workspace).to.deep.include({ id: ANA_WS, username: 'ana' });
+    expect(JSON.stringify(exported.workspace)).to.include('ana-notes.py').and.not.include('budi');
+    expect(exported['workspace ids']).to.deep.equal({ [ANA]: ANA, [ANA_LID]: ANA });
+
+    expect((await bot.send({ text: '.mydata delete', senderId: ANA }))[0]).to.match(/confirm/);
+    expect((await bot.send({ text: '.mydata delete confirm', senderId: ANA }))[0]).to.match(/^Done/);
+    expect(existsSync(path.join(ws, 'index', `${ANA_WS}.json`)), 'index file').to.equal(false);
+    expect(existsSync(path.join(ws, 'files', ANA_WS)), 'files').to.equal(false);
+    expect(await readJson(path.join(ws, 'usernames.json'))).to.deep.equal({ $version: 1, budi: BUDI_WS });
+    expect(await readJson(path.join(ws, 'users.json'))).to.deep.equal({ version: 1, owners: { [BUDI]: BUDI } });
+
+    // After a restart: Ana's workspace is gone (her LID starts a new one), Budi's is whole, and "ana" is free.
+    bot = await bot.restart();
+    expect((await bot.send({ text: '/ws', senderId: ANA_LID }))[0]).to.include('new workspace').and.include('No files yet');
+    expect((await bot.send({ text: '/ws files', senderId: BUDI }))[0]).to.include('budi-notes.py');
+    expect((await bot.send({ text: '/ws name ana', senderId: BUDI }))[0]).to.not.include('taken');
+  });
+
+  it('after a private chat moves from the LID to the phone id, the LID alone still finds the workspace', async () => {
+    const dir = await tempDir();
+    const ws = await todaysLayout(dir);
+    bot = await startTestBot(workspacePlugin, { dir });
+    await bot.app.bot.privacy.moveChat(ANA_LID, ANA);
+    // users.json follows the move by declaration: the LID's link goes to the phone id (which has its own already).
+    expect((await readJson(path.join(ws, 'users.json'))).owners).to.deep.equal({ [ANA]: ANA, [BUDI]: BUDI });
+    expect((await bot.send({ text: '/ws files', senderId: ANA_LID }))[0]).to.include('ana-notes.py');
+    bot = await bot.restart();
+    expect((await bot.send({ text: '/ws files', senderId: ANA_LID }))[0]).to.include('ana-notes.py');
+  });
+});
