@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import mydata from '../../../plugins/mydata/index.js';
@@ -95,5 +95,25 @@ describe('workspace storage (host.store over the existing files)', function () {
     expect((await bot.send({ text: '/ws files', senderId: ANA_LID }))[0]).to.include('ana-notes.py');
     bot = await bot.restart();
     expect((await bot.send({ text: '/ws files', senderId: ANA_LID }))[0]).to.include('ana-notes.py');
+  });
+  it('a corrupt file is set aside with its bytes kept and said in the log; the other workspaces and links still work', async () => {
+    const dir = await tempDir();
+    const ws = await todaysLayout(dir);
+    const brokenIndex = '{"version": 1, "id": "fedcba98';
+    const brokenUsers = '{"version": 1, "owners": ["not a map"]}';
+    await writeFile(path.join(ws, 'index', `${BUDI_WS}.json`), brokenIndex);
+    await writeFile(path.join(ws, 'users.json'), brokenUsers);
+    bot = await startTestBot(workspacePlugin, { dir });
+    const aside = async (folder: string, name: string) => (await readdir(folder)).filter((f) => f.startsWith(`${name}.corrupt-`));
+    const [indexAside] = await aside(path.join(ws, 'index'), `${BUDI_WS}.json`);
+    const [usersAside] = await aside(ws, 'users.json');
+    expect(await readFile(path.join(ws, 'index', indexAside), 'utf8')).to.equal(brokenIndex);
+    expect(await readFile(path.join(ws, usersAside), 'utf8')).to.equal(brokenUsers);
+    const said = bot.logs().map((l) => String(l.msg));
+    expect(said.some((m) => m.includes(`workspaces/index/${BUDI_WS}.json was set aside`))).to.equal(true);
+    expect(said.some((m) => m.includes('workspaces/users.json was set aside'))).to.equal(true);
+    // Without users.json, Ana's LID still finds her workspace through the ids it recorded; Budi's starts anew.
+    expect((await bot.send({ text: '/ws files', senderId: ANA_LID }))[0]).to.include('ana-notes.py');
+    expect((await bot.send({ text: '/ws', senderId: BUDI }))[0]).to.include('new workspace');
   });
 });
