@@ -3,7 +3,8 @@
  * memory transport, a fake model on 127.0.0.1, push a message, read the replies; a clock to move by hand, a restart
  * over the same data, and `HttpFake` for the upstreams your plugin calls. It starts the whole app, so it lives apart
  * from the plugin entry, which loads none of it; it loads no WhatsApp adapter either (the fake WhatsApp socket is
- * behind `wa-assistant-bot/testing/whatsapp`).
+ * behind `wa-assistant-bot/testing/whatsapp`: `startWhatsAppTestBot`, the bot on the real Baileys socket against a
+ * WhatsApp Web server on 127.0.0.1).
  *
  * @example
  * import { startTestBot } from 'wa-assistant-bot/testing';

@@ -212,7 +212,7 @@ async function launch(plugins: Plugin[] | undefined, options: TestBotOptions & {
 }
 
 /** config.json of a test bot: the given fields, with every given plugin enabled (unless `enableGiven: false`) and the first with `options`. */
-function configOf(plugins: Plugin[] | undefined, options: TestBotOptions): Record<string, unknown> {
+export function configOf(plugins: Plugin[] | undefined, options: TestBotOptions): Record<string, unknown> {
   const given = (options.config?.plugins ?? {}) as Record<string, Record<string, unknown>>;
   const section: Record<string, Record<string, unknown>> = { ...given };
   const enable = options.enableGiven ?? true;

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { createApp, type App, type AppOptions } from '../../app/app.js';
-import { WhatsAppTransport } from '../../core/adapters/whatsapp/whatsapp-transport.js';
-import { whatsAppSettings } from '../../app/whatsapp-settings.js';
+import type { WhatsAppTransport } from '../../core/adapters/whatsapp/whatsapp-transport.js';
+import { whatsAppTransportOf } from '../../app/testing/whatsapp.js';
 import type { WhatsAppTransportOptions } from '../../core/adapters/whatsapp/options.js';
 import { BOT_ME, DisconnectReason, FakeSocketFactory } from '../fakes/baileys-socket.js';
 
@@ -29,11 +29,9 @@ export async function startLinkedBot(options: { dir: string; env: Record<string,
     skipHealthProbe: true,
   });
   const sockets = new FakeSocketFactory();
-  const transport = new WhatsAppTransport({
-    ...whatsAppSettings(app.settings, () => app.config),
-    log: app.log.child({ part: 'whatsapp' }),
+  // The transport as the kit's WhatsApp subpath makes it from the app's settings, on the fake socket instead of Baileys'.
+  const transport = whatsAppTransportOf(app, {
     makeSocket: sockets.make,
-    printQr: () => undefined,
     fetchVersion: async () => ({ version: [2, 3000, 1000000001], isLatest: true }),
     ...options.transport,
   });
