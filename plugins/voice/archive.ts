@@ -1,28 +1,17 @@
 import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { Index } from 'flexsearch';
-import { checkDocument, healthFor, safeFileName, writeFileAtomicSafe, writeJsonAtomic } from '../../core/storage.js';
-import { ARCHIVE_SEGMENT_SCHEMA } from './schemas.js';
+import { healthFor, SearchLogs, writeFileAtomicSafe, type ChatSearchLog } from '../../core/storage.js';
+import { migrateOldArchive } from './archive-migration.js';
+import { ARCHIVE_HEADER, noteItem, type NoteItem } from './archive-note.js';
 
-/** How many messages before and after a voice note are kept with it. */
-export const CONTEXT_SIZE = 6;
-/** Notes per segment file: adding a note rewrites one small file, loading 100,000 notes reads 100. */
-export const SEGMENT_SIZE = 1000;
-/** Chats with at least this many notes keep a snapshot of their search index, so loading them needs no re-indexing. */
+export { CONTEXT_SIZE, cleanContext, type ContextMessage } from './archive-note.js';
+import { CONTEXT_SIZE, cleanContext, type ContextMessage } from './archive-note.js';
+
+/**
+ * Months with at least this many notes keep a snapshot of their search index beside them, so loading them needs no
+ * re-indexing (smaller months index in milliseconds).
+ */
 export const SNAPSHOT_MIN_NOTES = 2000;
-/** A snapshot is refreshed once this many notes were added since the last one. */
-export const SNAPSHOT_EVERY = 500;
-const SNAPSHOT_FORMAT = 'flexsearch-0.8/1';
-
-/** One chat message kept as context around a voice note. */
-export interface ContextMessage {
-  id: string;
-  senderId: string;
-  senderName?: string;
-  /** Unix ms. */
-  at: number;
-  text: string;
-}
 
 /** What `add` stores. */
 export interface NoteInput {
@@ -39,7 +28,7 @@ export interface NoteInput {
   before?: ContextMessage[];
 }
 
-/** An archived voice note (without its context, which lives in its own file). */
+/** An archived voice note (its context is read with `context`). */
 export interface ArchivedNote {
   /** Position in its chat's archive, from 1. */
   seq: number;
@@ -51,7 +40,7 @@ export interface ArchivedNote {
   kind: 'voice' | 'audio';
   /** The audio file, relative to the chat's archive folder. */
   audioFile?: string;
-  /** Erased (deleted for everyone, or a privacy delete): the number stays, the content is gone. */
+  /** Erased (deleted for everyone, or a privacy delete): the number and message id stay, the content is gone. */
   removed?: boolean;
 }
 
@@ -66,64 +55,45 @@ export interface SearchHit {
   quote: string;
 }
 
-interface SegmentFile {
-  chatId: string;
-  notes: ArchivedNote[];
+/** What the archive tells its owner (the plugin logs it). */
+export interface ArchiveLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
 }
 
-/** The manifest of an index snapshot; the parts are raw FlexSearch export files in `dir` (no double JSON). */
-interface SnapshotFile {
-  chatId: string;
-  format: string;
-  covers: number;
-  dir: string;
-  keys: string[];
+/** One chat of the archive: its search log, the old-layout conversion, the next note number and the notes waiting for "after" context. */
+interface ChatState {
+  log: ChatSearchLog<NoteItem>;
+  /** The conversion of the chat's old-layout files (once per run, before anything else reads the chat). */
+  ready: Promise<void>;
+  /** Writes of this chat (notes, context, erasures) one after another: numbers are handed out in order. */
+  queue: Promise<unknown>;
+  nextSeq?: number;
+  /** Numbers of the last notes still collecting their "after" messages, and how many each has (read on first need). */
+  pending?: Map<number, number>;
 }
 
-/** Per query word, how many of its best matches are fused (enough to hold every match of a rare word). */
-const PER_TERM = 400;
-const MAX_QUERY_TERMS = 8;
-
-const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
-
-function cleanContext(list: ContextMessage[] | undefined): ContextMessage[] {
-  return (list ?? []).slice(-CONTEXT_SIZE).map((m) => ({ id: String(m.id), senderId: String(m.senderId), ...(m.senderName ? { senderName: m.senderName } : {}), at: Number(m.at), text: clip(String(m.text ?? ''), 500) }));
+interface Internals {
+  logs: SearchLogs<NoteItem>;
+  state: Map<string, ChatState>;
+  log?: ArchiveLog;
 }
 
-async function readJson<T>(file: string): Promise<T | undefined> {
-  try {
-    return JSON.parse(await readFile(file, 'utf8')) as T;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-}
+/** The archive's parts the module's privacy and move functions use (kept off the class: its API is one chat at a time). */
+const internals = new WeakMap<AudioArchive, Internals>();
 
-/**
- * Reads one segment file, checked against its schema: a file that does not parse or does not match is moved aside
- * (bytes kept, reported) and its notes are left out, never allowed to break the chat's archive.
- */
-async function readSegment(file: string): Promise<SegmentFile | undefined> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-  let reason: string;
-  try {
-    const checked = checkDocument(ARCHIVE_SEGMENT_SCHEMA, JSON.parse(text));
-    if (checked.ok) return checked.value as unknown as SegmentFile;
-    reason = checked.reason;
-  } catch (err) {
-    reason = `not valid JSON: ${(err as Error).message}`;
-  }
-  const movedTo = `${file}.corrupt-${Date.now()}`;
-  await rename(file, movedTo);
-  healthFor(file).corrupt(file, movedTo, reason);
-  return undefined;
-}
+const noteOf = (item: NoteItem): ArchivedNote => ({
+  seq: item.seq,
+  messageId: item.id,
+  senderId: item.senderId,
+  ...(item.senderName ? { senderName: item.senderName } : {}),
+  at: item.at,
+  transcript: item.text,
+  kind: item.kind,
+  ...(item.audioFile ? { audioFile: item.audioFile } : {}),
+  ...(item.removed ? { removed: true } : {}),
+});
+const contextOf = (item: NoteItem): NoteContext => ({ before: item.before ?? [], after: item.after ?? [] });
 
 /** A short quote of `text` around the first word of `query` it contains. */
 export function quoteAround(text: string, query: string, width = 160): string {
@@ -135,161 +105,56 @@ export function quoteAround(text: string, query: string, width = 160): string {
   return `${start > 0 ? '…' : ''}${text.slice(start, start + width).trim()}${start + width < text.length ? '…' : ''}`;
 }
 
-/**
- * Ranks notes for a query of several words: each word is looked up on its own (fast in FlexSearch even for words in
- * every note) and the lists are fused, a word weighing more the fewer notes it is in (idf). Searching all words at
- * once makes FlexSearch intersect huge lists for common words; this keeps a 100,000-note chat in single-digit ms.
- */
-function fusedSearch(index: Index, query: string, limit: number, total: number): number[] {
-  const terms = [...new Set(query.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean))].slice(0, MAX_QUERY_TERMS);
-  if (terms.length <= 1) return index.search(query, { limit, suggest: true }) as number[];
-  const scores = new Map<number, number>();
-  for (const term of terms) {
-    const ids = index.search(term, { limit: PER_TERM }) as number[];
-    if (!ids.length) continue;
-    const idf = Math.log(1 + total / ids.length);
-    ids.forEach((id, rank) => scores.set(id, (scores.get(id) ?? 0) + idf * (1 + 0.1 / (1 + rank))));
-  }
-  return [...scores].sort((a, b) => b[1] - a[1] || b[0] - a[0]).slice(0, limit).map(([id]) => id);
-}
-
-/** One chat's archive: its folder, notes, search index and the notes still waiting for their "after" messages. */
-class ChatArchive {
-  notes: ArchivedNote[] = [];
-  readonly pending = new Map<number, NoteContext>();
-  private index: Index | undefined;
-  private indexed = 0;
-  private snapshotCovers = 0;
-  private loaded: Promise<void> | undefined;
-  private queue: Promise<unknown> = Promise.resolve();
-
-  constructor(readonly chatId: string, readonly dir: string) {}
-
-  /** Runs mutations of this chat one after another. */
-  serial<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(work);
-    this.queue = run.catch(() => undefined);
-    return run;
-  }
-
-  load(): Promise<void> {
-    this.loaded ??= this.readAll().catch((err) => {
-      this.loaded = undefined;
-      throw err;
-    });
-    return this.loaded;
-  }
-
-  private async readAll(): Promise<void> {
-    let files: string[] = [];
-    try {
-      files = (await readdir(path.join(this.dir, 'notes'))).filter((f) => /^\d+\.json$/.test(f)).sort();
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
-    const segments = await Promise.all(files.map((f) => readSegment(path.join(this.dir, 'notes', f))));
-    // A segment of another chat (a file-name collision or a copied file) is never read into this chat.
-    this.notes = segments.filter((s) => s && s.chatId === this.chatId && Array.isArray(s.notes)).flatMap((s) => s!.notes).sort((a, b) => a.seq - b.seq);
-    for (const note of this.notes.slice(-CONTEXT_SIZE)) {
-      const context = await this.readContext(note.seq);
-      if (context.after.length < CONTEXT_SIZE) this.pending.set(note.seq, context);
-    }
-  }
-
-  /** The search index, built lazily (from the snapshot when there is one). */
-  async searchIndex(): Promise<Index> {
-    if (!this.index) {
-      const index = new Index({ tokenize: 'strict', resolution: 9 });
-      const snapshot = this.notes.length >= SNAPSHOT_MIN_NOTES ? await readJson<SnapshotFile>(this.snapshotFile()).catch(() => undefined) : undefined;
-      if (snapshot && snapshot.chatId === this.chatId && snapshot.format === SNAPSHOT_FORMAT && snapshot.covers <= this.notes.length && /^index-[\w-]+$/.test(snapshot.dir)) {
-        try {
-          const parts = await Promise.all(snapshot.keys.map((key, i) => readFile(path.join(this.dir, snapshot.dir, `${i}.part`), 'utf8').then((data) => [key, data] as const)));
-          for (const [key, data] of parts) index.import(key, data);
-          this.indexed = snapshot.covers;
-          this.snapshotCovers = snapshot.covers;
-        } catch {
-          this.indexed = 0;
-        }
-      }
-      this.index = this.indexed ? index : new Index({ tokenize: 'strict', resolution: 9 });
-      for (const note of this.notes.slice(this.indexed)) this.index.add(note.seq, note.transcript);
-      this.indexed = this.notes.length;
-    }
-    return this.index;
-  }
-
-  private snapshotFile(): string {
-    return path.join(this.dir, 'search-index.json');
-  }
-
-  contextFile(seq: number): string {
-    return path.join(this.dir, 'context', `${seq}.json`);
-  }
-
-  async readContext(seq: number): Promise<NoteContext> {
-    const doc = await readJson<NoteContext>(this.contextFile(seq)).catch(() => undefined);
-    return { before: Array.isArray(doc?.before) ? doc!.before : [], after: Array.isArray(doc?.after) ? doc!.after : [] };
-  }
-
-  async writeSegment(segment: number): Promise<void> {
-    const notes = this.notes.slice(segment * SEGMENT_SIZE, (segment + 1) * SEGMENT_SIZE);
-    const file: SegmentFile = { chatId: this.chatId, notes };
-    // Compact JSON: a large chat loads 100 of these at start.
-    await writeFileAtomicSafe(path.join(this.dir, 'notes', `${String(segment).padStart(6, '0')}.json`), JSON.stringify({ version: ARCHIVE_SEGMENT_SCHEMA.version, ...file }));
-  }
-
-  /** Forgets the search index and its snapshot (after notes were erased): the next search rebuilds it. */
-  async dropIndex(): Promise<void> {
-    this.index = undefined;
-    this.indexed = 0;
-    this.snapshotCovers = 0;
-    await rm(this.snapshotFile(), { force: true });
-    for (const entry of await readdir(this.dir).catch(() => [] as string[])) {
-      if (entry.startsWith('index-')) await rm(path.join(this.dir, entry), { recursive: true, force: true });
-    }
-  }
-
-  indexNote(note: ArchivedNote): void {
-    if (this.index && this.indexed === note.seq - 1) {
-      this.index.add(note.seq, note.transcript);
-      this.indexed = note.seq;
-    }
-  }
-
-  /** Writes the index snapshot when the chat is large and enough notes came since the last one. */
-  async maybeSnapshot(force = false): Promise<void> {
-    if (this.notes.length < SNAPSHOT_MIN_NOTES) return;
-    if (this.notes.length - this.snapshotCovers < (force ? 1 : SNAPSHOT_EVERY)) return;
-    const index = await this.searchIndex();
-    const parts: Array<[string, string]> = [];
-    await index.export((key: string, data: string) => {
-      parts.push([String(key), data]);
-    });
-    // Parts go to a fresh folder; the manifest written last (atomically) switches to it, then older folders go.
-    const dir = `index-${this.indexed}-${Date.now().toString(36)}`;
-    for (const [i, [, data]] of parts.entries()) await writeFileAtomicSafe(path.join(this.dir, dir, `${i}.part`), data);
-    const snapshot: SnapshotFile = { chatId: this.chatId, format: SNAPSHOT_FORMAT, covers: this.indexed, dir, keys: parts.map(([key]) => key) };
-    await writeJsonAtomic(this.snapshotFile(), snapshot);
-    for (const entry of await readdir(this.dir)) {
-      if (entry.startsWith('index-') && entry !== dir) await rm(path.join(this.dir, entry), { recursive: true, force: true });
-    }
-    this.snapshotCovers = snapshot.covers;
-  }
-}
-
 function requireChatId(chatId: string): string {
   if (typeof chatId !== 'string' || !chatId.trim()) throw new TypeError('AudioArchive: a chat id is required');
   return chatId;
 }
 
+/** Runs `work` after the chat's earlier writes. */
+function serial<T>(chat: ChatState, work: () => Promise<T>): Promise<T> {
+  const run = chat.queue.then(work);
+  chat.queue = run.catch(() => undefined);
+  return run;
+}
+
+/** The number the chat's next note gets: one past the highest ever given (erased notes keep theirs). */
+async function nextSeq(chat: ChatState): Promise<number> {
+  if (chat.nextSeq === undefined) {
+    let max = 0;
+    await chat.log.where((item) => {
+      if (item.seq > max) max = item.seq;
+      return false;
+    });
+    chat.nextSeq = max + 1;
+  }
+  return chat.nextSeq;
+}
+
+/** The notes still collecting "after" messages: among the chat's last CONTEXT_SIZE notes, those with fewer than that. */
+async function pendingOf(chat: ChatState): Promise<Map<number, number>> {
+  if (!chat.pending) {
+    const notes = await chat.log.where((item) => !item.removed);
+    chat.pending ??= new Map(
+      notes
+        .sort((a, b) => a.seq - b.seq)
+        .slice(-CONTEXT_SIZE)
+        .filter((n) => (n.after?.length ?? 0) < CONTEXT_SIZE)
+        .map((n) => [n.seq, n.after?.length ?? 0]),
+    );
+  }
+  return chat.pending;
+}
+
 /**
- * The local audio archive, `data/audio_archive/<chat>/`: per chat, the audio files, their transcripts (in segment
- * files of SEGMENT_SIZE notes), each note's 6 messages before and after (`context/<seq>.json`, the "after" ones
- * filled in as they arrive) and a full-text index (FlexSearch) kept in memory and loaded lazily.
+ * The local audio archive, `data/audio_archive/<chat>/`: per chat, the audio files (`audio/<n>.<ext>`) and, on the
+ * core's per-chat search log (the engine recall uses), one line per note in month files `<YYYY-MM>.jsonl` — its
+ * transcript, sender, audio file and its 6 messages before and after (the "after" ones filled in as they arrive) —
+ * with the core's full-text index and its snapshots. A folder in the layout of earlier versions (`notes/`,
+ * `context/`) is converted on first use (see archive-migration.ts).
  *
  * Search is per chat by construction: every call takes the chat id, each chat has its own folder and index, and
- * there is no call that reads more than one chat. Every JSON write is atomic; a note becomes visible only after its
- * audio and context are written, so a failure never leaves half a note.
+ * there is no call that reads more than one chat. A note becomes visible only after its audio is written, so a
+ * failure never leaves half a note.
  *
  * @example
  * const archive = new AudioArchive('data/audio_archive');
@@ -297,16 +162,34 @@ function requireChatId(chatId: string): string {
  * const hits = await archive.search('123@g.us', 'invoice', 5);
  */
 export class AudioArchive {
-  private readonly chats = new Map<string, ChatArchive>();
+  constructor(readonly root: string, options: { log?: ArchiveLog; snapshotMinNotes?: number } = {}) {
+    const log = options.log;
+    const logs = new SearchLogs<NoteItem>(
+      root,
+      { header: ARCHIVE_HEADER, item: noteItem, keepsEmpty: true },
+      {
+        setAside: (file, movedTo, reason) => healthFor(file).corrupt(file, movedTo, `voice archive: ${reason}`),
+        badLines: (file, count) => healthFor(file).skippedLines(file, count, 'not a valid voice archive line'),
+        writeFailed: (file, err) => healthFor(file).writeFailed(file, err),
+        writeRecovered: (file) => healthFor(file).writeRecovered(file),
+        indexRebuilt: (file, notes, reason) => log?.info({ file, notes, reason }, `voice archive: index of ${path.basename(file)} rebuilt from its notes (${notes}): ${reason}`),
+        snapshotFailed: (dir, err) => log?.warn({ err, dir }, 'voice archive: could not write a search-index snapshot (the next start indexes that month again)'),
+      },
+      { snapshotMinLines: options.snapshotMinNotes ?? SNAPSHOT_MIN_NOTES },
+    );
+    internals.set(this, { logs, state: new Map(), log });
+  }
 
-  constructor(readonly root: string) {}
-
-  private chat(chatId: string): ChatArchive {
+  /** One chat's state; the first use in this run converts the chat's old-layout files, if any. */
+  private chat(chatId: string): ChatState {
     requireChatId(chatId);
-    let chat = this.chats.get(chatId);
+    const { logs, state, log } = internals.get(this)!;
+    let chat = state.get(chatId);
     if (!chat) {
-      chat = new ChatArchive(chatId, path.join(this.root, safeFileName(chatId)));
-      this.chats.set(chatId, chat);
+      const searchLog = logs.chat(chatId);
+      chat = { log: searchLog, ready: migrateOldArchive(searchLog, log), queue: Promise.resolve() };
+      chat.queue = chat.ready.catch(() => undefined);
+      state.set(chatId, chat);
     }
     return chat;
   }
@@ -314,8 +197,8 @@ export class AudioArchive {
   /** Loads a chat's notes and search index now (otherwise done on first use). */
   async load(chatId: string): Promise<void> {
     const chat = this.chat(chatId);
-    await chat.load();
-    await chat.searchIndex();
+    await chat.ready;
+    await chat.log.size();
   }
 
   /** Archives one voice note in `chatId`. */
@@ -324,51 +207,39 @@ export class AudioArchive {
     return note;
   }
 
-  /** Archives several notes at once (imports and the benchmark): each touched segment is written once. */
+  /** Archives several notes at once (imports and the benchmark): their lines are written together. */
   async addMany(chatId: string, inputs: NoteInput[]): Promise<ArchivedNote[]> {
     const chat = this.chat(chatId);
-    await chat.load();
-    return chat.serial(async () => {
-      const added: ArchivedNote[] = [];
-      const segments = new Set<number>();
+    await chat.ready;
+    return serial(chat, async () => {
+      const items: NoteItem[] = [];
+      let seq = await nextSeq(chat);
       for (const input of inputs) {
-        const seq = chat.notes.length + added.length + 1;
-        const note: ArchivedNote = {
+        const item: NoteItem = {
+          id: String(input.messageId),
           seq,
-          messageId: String(input.messageId),
           senderId: String(input.senderId),
           ...(input.senderName ? { senderName: input.senderName } : {}),
+          text: String(input.transcript),
           at: Number(input.at),
-          transcript: String(input.transcript),
           kind: input.kind ?? 'voice',
         };
         if (input.audio) {
           const ext = input.audio.ext.replace(/[^a-z0-9]/gi, '').slice(0, 8) || 'bin';
-          note.audioFile = path.join('audio', `${seq}.${ext}`);
-          await writeFileAtomicSafe(path.join(chat.dir, note.audioFile), input.audio.bytes);
+          item.audioFile = path.join('audio', `${seq}.${ext}`);
+          // The audio first: the line that names it makes the note visible.
+          await writeFileAtomicSafe(path.join(chat.log.dir, item.audioFile), input.audio.bytes);
         }
-        const context: NoteContext = { before: cleanContext(input.before), after: [] };
-        if (input.before?.length || inputs.length === 1) {
-          await writeJsonAtomic(chat.contextFile(seq), context);
-        }
-        added.push(note);
-        segments.add(Math.floor((seq - 1) / SEGMENT_SIZE));
+        const before = cleanContext(input.before);
+        if (before.length) item.before = before;
+        items.push(item);
+        seq++;
       }
-      // The segment write makes the notes visible; audio and context are already on disk.
-      const before = chat.notes.length;
-      chat.notes.push(...added);
-      try {
-        for (const segment of segments) await chat.writeSegment(segment);
-      } catch (err) {
-        chat.notes.length = before;
-        throw err;
-      }
-      for (const note of added) {
-        chat.indexNote(note);
-        if (inputs.length === 1) chat.pending.set(note.seq, { before: cleanContext(inputs[0].before), after: [] });
-      }
-      await chat.maybeSnapshot();
-      return added;
+      await chat.log.addMany(items);
+      chat.nextSeq = seq;
+      // A note archived as it arrives collects the messages after it.
+      if (inputs.length === 1) chat.pending?.set(items[0].seq, 0);
+      return items.map(noteOf);
     });
   }
 
@@ -378,16 +249,18 @@ export class AudioArchive {
    */
   async observe(chatId: string, message: ContextMessage): Promise<void> {
     const chat = this.chat(chatId);
-    await chat.load();
-    if (!chat.pending.size) return;
-    await chat.serial(async () => {
-      for (const [seq, context] of [...chat.pending]) {
-        const note = chat.notes[seq - 1];
-        if (!note || note.messageId === message.id) continue;
-        context.after.push(...cleanContext([message]));
-        await writeJsonAtomic(chat.contextFile(seq), context);
-        if (context.after.length >= CONTEXT_SIZE) chat.pending.delete(seq);
-      }
+    await chat.ready;
+    await serial(chat, async () => {
+      const pending = await pendingOf(chat);
+      if (!pending.size) return;
+      const [line] = cleanContext([message]);
+      const waiting = (item: NoteItem) => pending.has(item.seq) && !item.removed && item.id !== message.id && (item.after?.length ?? 0) < CONTEXT_SIZE;
+      await chat.log.changeWhere(waiting, (item) => {
+        const after = [...(item.after ?? []), line];
+        if (after.length >= CONTEXT_SIZE) pending.delete(item.seq);
+        else pending.set(item.seq, after.length);
+        return { ...item, after };
+      });
     });
   }
 
@@ -396,40 +269,36 @@ export class AudioArchive {
     const chat = this.chat(chatId);
     const words = String(query ?? '').trim();
     if (!words) return [];
-    await chat.load();
-    if (!chat.notes.length) return [];
-    const index = await chat.searchIndex();
-    const max = Math.max(1, Math.min(50, Math.floor(limit) || 5));
-    const ids = fusedSearch(index, words, max, chat.notes.length);
-    return ids
-      .map((seq) => chat.notes[Number(seq) - 1])
-      .filter((note): note is ArchivedNote => Boolean(note) && !note.removed)
-      .map((note) => ({ note, quote: quoteAround(note.transcript, words) }));
+    await chat.ready;
+    const hits = await chat.log.search(words, { limit: Math.max(1, Math.min(20, Math.floor(limit) || 5)) });
+    return hits.filter((hit) => !hit.message.removed).map((hit) => ({ note: noteOf(hit.message), quote: quoteAround(hit.message.text, words) }));
   }
 
   /** The 6 messages before and (so far) after a note of `chatId`. */
   async context(chatId: string, seq: number): Promise<NoteContext> {
     const chat = this.chat(chatId);
-    await chat.load();
-    if (!chat.notes[seq - 1]) return { before: [], after: [] };
-    return chat.readContext(seq);
+    await chat.ready;
+    const [note] = await chat.log.where((item) => item.seq === seq && !item.removed);
+    return note ? contextOf(note) : { before: [], after: [] };
   }
 
-  /** How many notes `chatId` has. */
+  /** How many notes `chatId` has (erased ones included: they keep their number). */
   async count(chatId: string): Promise<number> {
     const chat = this.chat(chatId);
-    await chat.load();
-    return chat.notes.length;
+    await chat.ready;
+    return chat.log.size();
   }
 
   /** The absolute path of a note's audio file, if it was kept. */
   audioPath(chatId: string, note: ArchivedNote): string | undefined {
-    return note.audioFile ? path.join(this.chat(chatId).dir, note.audioFile) : undefined;
+    return note.audioFile ? path.join(this.chat(chatId).log.dir, note.audioFile) : undefined;
   }
 
-  /** Waits for pending writes and refreshes the index snapshots of large chats (call at shutdown). */
+  /** Waits for pending writes and brings the index snapshots of large months up to date (call at shutdown). */
   async flush(): Promise<void> {
-    await Promise.all([...this.chats.values()].map((chat) => chat.serial(() => chat.maybeSnapshot(true))));
+    const { logs, state } = internals.get(this)!;
+    await Promise.all([...state.values()].map((chat) => chat.queue));
+    await logs.flush();
   }
 }
 
@@ -438,25 +307,31 @@ export async function ensureArchiveRoot(root: string): Promise<void> {
   await mkdir(root, { recursive: true });
 }
 
-/**
- * The privacy controls' access to the archive (`.mydata` export and delete, messages deleted for everyone). Kept out
- * of the AudioArchive class on purpose: the class's API stays "one chat at a time, search only within it".
- */
-const chatOf = (archive: AudioArchive, chatId: string): ChatArchive => (archive as unknown as { chat(id: string): ChatArchive }).chat(chatId);
+/** A chat's state as the module's functions need it (ready: its old-layout files converted). */
+async function chatOf(archive: AudioArchive, chatId: string): Promise<ChatState> {
+  const chat = (archive as unknown as { chat(id: string): ChatState }).chat(chatId);
+  await chat.ready;
+  return chat;
+}
 
 /** Chat ids that have an archive (privacy export and delete of one person's notes; never used for search). */
 export async function archivedChatIds(archive: AudioArchive): Promise<string[]> {
-  const names = await readdir(archive.root).catch(() => [] as string[]);
-  return names.map((n) => decodeURIComponent(n));
+  return internals.get(archive)!.logs.chatIds();
+}
+
+/**
+ * Converts every chat folder still in the layout of earlier versions now (at the plugin's start), instead of at each
+ * chat's first use; a chat whose conversion fails is said in the log and tried again at its first use.
+ */
+export async function convertOldArchives(archive: AudioArchive): Promise<void> {
+  for (const chatId of await archivedChatIds(archive)) await chatOf(archive, chatId).catch(() => internals.get(archive)!.state.delete(chatId));
 }
 
 /** The notes of `chatId` that match (privacy export), with their context. */
 export async function archivedNotesWhere(archive: AudioArchive, chatId: string, matches: (note: ArchivedNote) => boolean): Promise<Array<ArchivedNote & NoteContext>> {
-  const chat = chatOf(archive, chatId);
-  await chat.load();
-  const out: Array<ArchivedNote & NoteContext> = [];
-  for (const note of chat.notes) if (!note.removed && matches(note)) out.push({ ...note, ...(await chat.readContext(note.seq)) });
-  return out;
+  const chat = await chatOf(archive, chatId);
+  const items = await chat.log.where((item) => !item.removed && matches(noteOf(item)));
+  return items.sort((a, b) => a.seq - b.seq).map((item) => ({ ...noteOf(item), ...contextOf(item) }));
 }
 
 /**
@@ -464,143 +339,118 @@ export async function archivedNotesWhere(archive: AudioArchive, chatId: string, 
  * person's data), or undefined; reads that one chat only. For a reply quoting a voice note.
  */
 export async function archivedNoteOf(archive: AudioArchive, chatId: string, messageId: string): Promise<ArchivedNote | undefined> {
-  const chat = chatOf(archive, chatId);
-  await chat.load();
-  return chat.notes.find((n) => n.messageId === messageId);
+  const chat = await chatOf(archive, chatId);
+  const [item] = await chat.log.where((i) => i.id === messageId);
+  return item ? noteOf(item) : undefined;
 }
 
 /**
  * Erases the notes of `chatId` that match (their transcript, audio file, sender and context) and removes matching
- * messages from the context of every other note; the search index is rebuilt without them. A note keeps its number,
- * so the other notes keep theirs. Returns how many notes and context messages went.
+ * messages from the context of every other note; the search index and its snapshots forget them. A note keeps its
+ * number and message id (so a reply quoting it is told it was erased). Returns how many notes and context messages went.
  */
 export async function eraseArchived(archive: AudioArchive, chatId: string, note: (note: ArchivedNote) => boolean, contextMessage: (message: ContextMessage) => boolean): Promise<number> {
-  const chat = chatOf(archive, chatId);
-  await chat.load();
-  return chat.serial(async () => {
-    let removed = 0;
-    const segments = new Set<number>();
-    for (const n of chat.notes) {
-      if (n.removed || !note(n)) continue;
-      if (n.audioFile) await rm(path.join(chat.dir, n.audioFile), { force: true });
-      await rm(chat.contextFile(n.seq), { force: true });
-      chat.pending.delete(n.seq);
-      Object.assign(n, { transcript: '', senderId: '', removed: true });
-      delete n.senderName;
-      delete n.audioFile;
-      segments.add(Math.floor((n.seq - 1) / SEGMENT_SIZE));
-      removed++;
+  const chat = await chatOf(archive, chatId);
+  return serial(chat, async () => {
+    const erased = (item: NoteItem) => !item.removed && note(noteOf(item));
+    // The audio goes first: a crash afterwards leaves a note whose audio is missing, never audio of an erased note.
+    for (const item of await chat.log.where(erased)) if (item.audioFile) await rm(path.join(chat.log.dir, item.audioFile), { force: true });
+    let removed = await chat.log.changeWhere(erased, (item) => {
+      chat.pending?.delete(item.seq);
+      return { id: item.id, seq: item.seq, senderId: '', text: '', at: item.at, kind: item.kind, removed: true };
+    });
+    const quotes = (item: NoteItem) => !item.removed && [...(item.before ?? []), ...(item.after ?? [])].some(contextMessage);
+    const lines = await chat.log.where(quotes);
+    for (const item of lines) removed += [...(item.before ?? []), ...(item.after ?? [])].filter(contextMessage).length;
+    if (lines.length) {
+      await chat.log.changeWhere(quotes, (item) => {
+        const before = (item.before ?? []).filter((m) => !contextMessage(m));
+        const after = (item.after ?? []).filter((m) => !contextMessage(m));
+        // A note still collecting "after" messages counts what it has now.
+        if (chat.pending?.has(item.seq)) chat.pending.set(item.seq, after.length);
+        const { before: _b, after: _a, ...rest } = item;
+        return { ...rest, ...(before.length ? { before } : {}), ...(after.length ? { after } : {}) };
+      });
     }
-    for (const n of chat.notes) {
-      if (n.removed) continue;
-      const context = await chat.readContext(n.seq);
-      const before = context.before.filter((m) => !contextMessage(m));
-      const after = context.after.filter((m) => !contextMessage(m));
-      const gone = context.before.length + context.after.length - before.length - after.length;
-      if (!gone) continue;
-      removed += gone;
-      const cleaned = { before, after };
-      await writeJsonAtomic(chat.contextFile(n.seq), cleaned);
-      if (chat.pending.has(n.seq)) chat.pending.set(n.seq, cleaned);
-    }
-    for (const segment of segments) await chat.writeSegment(segment);
-    if (segments.size) await chat.dropIndex();
     return removed;
   });
 }
 
 /**
- * Gives the context messages of `chatId` that match (an edited message) their new `text`, in every note's context
- * file (rewritten atomically: the old words are nowhere on disk). Returns how many changed.
+ * Gives the context messages of `chatId` that match (an edited message) their new `text`, in every note that keeps
+ * them (the month file rewritten atomically: the old words are nowhere on disk). Returns how many changed.
  */
 export async function editArchivedContext(archive: AudioArchive, chatId: string, matches: (message: ContextMessage) => boolean, text: string): Promise<number> {
-  const chat = chatOf(archive, chatId);
-  await chat.load();
-  return chat.serial(async () => {
+  const chat = await chatOf(archive, chatId);
+  return serial(chat, async () => {
+    const quotes = (item: NoteItem) => !item.removed && [...(item.before ?? []), ...(item.after ?? [])].some(matches);
     let changed = 0;
-    const edit = (list: ContextMessage[]) =>
-      list.map((m) => {
-        if (!matches(m)) return m;
-        changed++;
-        return { ...m, text: cleanContext([{ ...m, text }])[0].text };
-      });
-    for (const n of chat.notes) {
-      if (n.removed) continue;
-      const before = changed;
-      const context = await chat.readContext(n.seq);
-      const edited = { before: edit(context.before), after: edit(context.after) };
-      if (changed === before) continue;
-      await writeJsonAtomic(chat.contextFile(n.seq), edited);
-      if (chat.pending.has(n.seq)) chat.pending.set(n.seq, edited);
-    }
+    for (const item of await chat.log.where(quotes)) changed += [...(item.before ?? []), ...(item.after ?? [])].filter(matches).length;
+    if (!changed) return 0;
+    const edit = (list: ContextMessage[] | undefined) => list?.map((m) => (matches(m) ? cleanContext([{ ...m, text }])[0] : m));
+    await chat.log.changeWhere(quotes, (item) => ({ ...item, ...(item.before ? { before: edit(item.before) } : {}), ...(item.after ? { after: edit(item.after) } : {}) }));
     return changed;
   });
 }
 
+/** Every file under `dir` whose name says it was set aside as corrupt, relative to `dir`. */
+async function setAsideFiles(dir: string): Promise<string[]> {
+  const names = (await readdir(dir, { recursive: true }).catch(() => [] as string[])) as string[];
+  return names.filter((name) => path.basename(name).includes('.corrupt-'));
+}
+
 /**
  * A private chat is known as `to` from now on (WhatsApp moved it from its LID to the phone number): the notes of
- * `from` join the archive of `to` — audio, transcript and context copied under `to`'s folder (atomically, each),
- * numbered after the notes `to` already has (whose numbers never change), then made visible by writing `to`'s segment
- * files, and only then is `from`'s folder removed. A note `to` already holds (same message id and time) is not taken
- * twice, so a move cut short by a crash is finished by the next one without duplicates. Notes erased earlier hold
- * nothing and stay behind; segments set aside as corrupt move along, bytes kept. Returns how many notes moved.
+ * `from` join the archive of `to` — audio copied under `to`'s folder first, numbered after the notes `to` already has
+ * (whose numbers never change), then the notes' lines added to `to`'s log (which makes them visible), and only then is
+ * `from`'s folder removed. A note `to` already holds (same message id and time) is not taken twice, so a move cut short
+ * by a crash is finished by the next one without duplicates. Notes erased earlier hold nothing and stay behind; files
+ * set aside as corrupt move along, bytes kept. Returns how many notes moved.
  */
 export async function moveArchivedChat(archive: AudioArchive, from: string, to: string): Promise<number> {
   if (from === to) return 0;
-  const source = chatOf(archive, from);
-  const target = chatOf(archive, to);
-  await source.load();
-  await target.load();
-  const moved = await source.serial(() =>
-    target.serial(async () => {
-      const key = (n: ArchivedNote) => `${n.messageId}\n${n.at}`;
-      const held = new Set(target.notes.map(key));
-      const added: ArchivedNote[] = [];
-      const waiting = new Map<number, NoteContext>();
-      for (const old of source.notes) {
-        if (old.removed || held.has(key(old))) continue;
-        const seq = target.notes.length + added.length + 1;
-        const note: ArchivedNote = { ...old, seq };
+  const { logs, state } = internals.get(archive)!;
+  const source = await chatOf(archive, from);
+  const target = await chatOf(archive, to);
+  const moved = await serial(source, () =>
+    serial(target, async () => {
+      const key = (n: NoteItem) => `${n.id}\n${n.at}`;
+      const held = new Set((await target.log.where(() => true)).map(key));
+      const notes = (await source.log.where((n) => !n.removed && !held.has(key(n)))).sort((a, b) => a.seq - b.seq);
+      const sourcePending = await pendingOf(source);
+      let seq = await nextSeq(target);
+      const added: NoteItem[] = [];
+      const waiting = new Map<number, number>();
+      for (const old of notes) {
+        const note: NoteItem = { ...old, seq };
         delete note.audioFile;
         if (old.audioFile) {
-          const bytes = await readFile(path.join(source.dir, old.audioFile)).catch((err: NodeJS.ErrnoException) => {
+          const audioFile = path.join('audio', `${seq}${path.extname(old.audioFile)}`);
+          const bytes = await readFile(path.join(source.log.dir, old.audioFile)).catch((err: NodeJS.ErrnoException) => {
             if (err.code === 'ENOENT') return undefined; // gone already: the transcript still moves
             throw err;
           });
           if (bytes) {
-            note.audioFile = path.join('audio', `${seq}${path.extname(old.audioFile)}`);
-            await writeFileAtomicSafe(path.join(target.dir, note.audioFile), bytes);
+            await writeFileAtomicSafe(path.join(target.log.dir, audioFile), bytes);
+            note.audioFile = audioFile;
           }
         }
-        const context = await source.readContext(old.seq);
-        await writeJsonAtomic(target.contextFile(seq), context);
-        const pending = source.pending.get(old.seq);
-        if (pending) waiting.set(seq, pending);
+        if (sourcePending.has(old.seq)) waiting.set(seq, sourcePending.get(old.seq)!);
         added.push(note);
+        seq++;
       }
-      if (added.length) {
-        const before = target.notes.length;
-        target.notes.push(...added);
-        try {
-          for (const segment of new Set(added.map((n) => Math.floor((n.seq - 1) / SEGMENT_SIZE)))) await target.writeSegment(segment);
-        } catch (err) {
-          target.notes.length = before;
-          throw err;
-        }
-        for (const note of added) target.indexNote(note);
-        for (const [seq, context] of waiting) target.pending.set(seq, context);
+      await target.log.addMany(added);
+      target.nextSeq = seq;
+      if (target.pending) for (const [n, count] of waiting) target.pending.set(n, count);
+      for (const name of await setAsideFiles(source.log.dir)) {
+        await mkdir(path.dirname(path.join(target.log.dir, name)), { recursive: true });
+        await rename(path.join(source.log.dir, name), path.join(target.log.dir, name));
       }
-      const notesDir = path.join(source.dir, 'notes');
-      for (const name of await readdir(notesDir).catch(() => [] as string[])) {
-        if (!name.includes('.corrupt-')) continue;
-        await mkdir(path.join(target.dir, 'notes'), { recursive: true });
-        await rename(path.join(notesDir, name), path.join(target.dir, 'notes', name));
-      }
-      await rm(source.dir, { recursive: true, force: true });
+      await logs.dropChat(from);
       return added.length;
     }),
   );
   // The next use of `from` starts from its (now missing) folder, not from notes that moved.
-  (archive as unknown as { chats: Map<string, ChatArchive> }).chats.delete(from);
+  state.delete(from);
   return moved;
 }

@@ -1,4 +1,5 @@
 import type { DataSchema } from '../../core/index.js';
+import { ARCHIVE_NOTE } from './archive-note.js';
 
 /*
  * The voice plugin's data files. Declared to the core in `dataFiles` (index.ts), so the backup manifest names their
@@ -8,7 +9,10 @@ import type { DataSchema } from '../../core/index.js';
 const str = { type: 'string' } as const;
 const num = { type: 'number' } as const;
 
-/** `data/audio_archive/<chat>/notes/<n>.json`. */
+/**
+ * `data/audio_archive/<chat>/notes/<n>.json`: the archive's layout before it moved onto the core's search log. Read
+ * only by the one-time conversion (archive-migration.ts), which checks each old file against it.
+ */
 export const ARCHIVE_SEGMENT_SCHEMA: DataSchema = {
   name: 'voice archive segment',
   version: 1,
@@ -33,4 +37,4 @@ export const ARCHIVE_SEGMENT_SCHEMA: DataSchema = {
  * What the plugin declares to the core (paths relative to DATA_DIR) besides its `stores` (the audio budget and the
  * reply choices, see audio-budget.ts and reply-choice.ts).
  */
-export const VOICE_DATA_FILES = [{ path: 'audio_archive/<chat>/notes/<n>.json', schema: ARCHIVE_SEGMENT_SCHEMA }];
+export const VOICE_DATA_FILES = [{ path: 'audio_archive/<chat>/<month>.jsonl', schema: { name: 'voice archive', version: 2, schema: ARCHIVE_NOTE } satisfies DataSchema }];

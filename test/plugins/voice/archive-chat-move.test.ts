@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { cp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { safeFileName } from '../../../core/storage.js';
 import { AudioArchive, archivedNotesWhere, moveArchivedChat, type NoteInput } from '../../../plugins/voice/archive.js';
@@ -77,10 +77,10 @@ describe('audio archive: a private chat moving from its LID to its phone id', ()
   it('a move cut short before the notes became visible (copies written, no segment yet) moves them once', async () => {
     const archive = new AudioArchive(dir);
     await archive.add(LID, note('the code is 7731', AT, { audio: { bytes: Buffer.from('lid-audio'), ext: 'ogg' } }));
-    // The crash: the audio and context copies are under the phone id, its segment (which makes them visible) is not.
+    // The crash: the audio copy is under the phone id, the note's line (which makes it visible) is not.
     const lidDir = path.join(dir, safeFileName(LID));
     const phoneDir = path.join(dir, safeFileName(PHONE));
-    for (const part of ['audio', 'context']) await cp(path.join(lidDir, part), path.join(phoneDir, part), { recursive: true });
+    await cp(path.join(lidDir, 'audio'), path.join(phoneDir, 'audio'), { recursive: true });
 
     const restarted = new AudioArchive(dir);
     expect(await restarted.count(PHONE)).to.equal(0);
@@ -94,6 +94,8 @@ describe('audio archive: a private chat moving from its LID to its phone id', ()
   it('a LID segment set aside as corrupt moves along with its bytes', async () => {
     const archive = new AudioArchive(dir);
     await archive.add(LID, note('fine note', AT));
+    // A segment file of the archive's earlier layout that cannot be read.
+    await mkdir(path.join(dir, safeFileName(LID), 'notes'), { recursive: true });
     await writeFile(path.join(dir, safeFileName(LID), 'notes', '000001.json'), '{"broken": true, "words": "odd bytes"}');
     const fresh = new AudioArchive(dir);
     await moveArchivedChat(fresh, LID, PHONE);

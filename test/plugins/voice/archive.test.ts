@@ -74,7 +74,8 @@ describe('audio archive', () => {
     inputs[1234] = note('the one about the zebra crossing');
     await archive.addMany('big@g.us', inputs);
     await archive.flush();
-    expect(existsSync(path.join(dir, 'big@g.us', 'search-index.json'))).to.equal(true);
+    // The month's index snapshot beside its notes (the core's search log): `<YYYY-MM>.index`.
+    expect(existsSync(path.join(dir, 'big@g.us', '2025-05.index'))).to.equal(true);
     const reread = new AudioArchive(dir);
     expect((await reread.search('big@g.us', 'zebra'))[0].note.seq).to.equal(1235);
     await reread.add('big@g.us', note('a late note about a giraffe'));

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { IncomingMedia } from '../../../core/kernel/port/message.js';
 import type { BotAction } from '../../../core/adapters/memory/memory-transport.js';
@@ -201,8 +201,11 @@ describe('voice plugin', function () {
     context = await archive().context(GROUP, 1);
     expect(context.after.map((m) => m.text)).to.deep.equal(['after 1', 'after 2', 'after 3', 'after 4', 'after 5', 'after 6']);
     expect(context.after[0].senderId).to.equal(BOB);
-    const stored = await readFile(path.join(t.dir, 'data', 'audio_archive', GROUP, 'notes', '000000.json'), 'utf8');
-    expect(JSON.parse(stored).notes[0]).to.include({ senderId: ALICE, senderName: 'Alice', transcript: 'please pay the invoice of five hundred dollars' });
+    // On disk: the note's line in its month file of the chat's search log (the transcript is the line's searched `text`).
+    const chatDir = path.join(t.dir, 'data', 'audio_archive', GROUP);
+    const months = (await readdir(chatDir)).filter((f) => f.endsWith('.jsonl'));
+    const lines = (await Promise.all(months.map((f) => readFile(path.join(chatDir, f), 'utf8')))).join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.find((l) => l.seq === 1)).to.include({ senderId: ALICE, senderName: 'Alice', text: 'please pay the invoice of five hundred dollars' });
     expect(existsSync(path.join(t.dir, 'data', 'audio_archive', GROUP, 'audio', '1.ogg'))).to.equal(true);
   });
 

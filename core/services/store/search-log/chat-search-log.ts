@@ -17,6 +17,11 @@ export interface SearchLogFormat<I extends SearchLogItem> {
   header: string;
   /** The item a stored value is (checked, normalised: e.g. a long text clipped), or undefined when it is not one. */
   item(value: unknown): I | undefined;
+  /**
+   * Items without words are kept too (default: skipped). The voice archive keeps an erased note as such an item, so
+   * its number and message id still say it was there and was erased.
+   */
+  keepsEmpty?: boolean;
 }
 
 /** One search result: the item and its neighbours in the chat (context). */
@@ -137,6 +142,11 @@ export class ChatSearchLog<I extends SearchLogItem = SearchLogItem> {
       return undefined;
     }
   };
+
+  /** Whether an item is kept: a valid one with words (or without, when the format keeps those). */
+  private worthKeeping(entry: I | undefined): entry is I {
+    return Boolean(entry && (this.format.keepsEmpty || entry.text.trim()));
+  }
 
   /** The first line of each of this chat's month files: the kind and the chat it belongs to. */
   private headerLine(): string {
@@ -404,7 +414,7 @@ export class ChatSearchLog<I extends SearchLogItem = SearchLogItem> {
    */
   addSoon(input: I, delayMs: number): boolean {
     const entry = this.format.item(input);
-    if (!entry || !entry.text.trim()) return false;
+    if (!this.worthKeeping(entry)) return false;
     // A load still reading the files would miss the line in memory: the waiting path puts it in after the load.
     if (this.loaded && !this.loadedReady) {
       void this.addMany([entry]).catch(() => undefined);
@@ -417,7 +427,7 @@ export class ChatSearchLog<I extends SearchLogItem = SearchLogItem> {
 
   /** Appends messages in order, resolving once their lines were handed to the file (imports, the benchmark). Invalid or empty ones are skipped. */
   async addMany(inputs: I[]): Promise<void> {
-    const entries = inputs.map((e) => this.format.item(e)).filter((e): e is I => Boolean(e && e.text.trim()));
+    const entries = inputs.map((e) => this.format.item(e)).filter((e): e is I => this.worthKeeping(e));
     if (!entries.length) return;
     if (this.loaded) await this.loaded.catch(() => undefined);
     // Unloaded meanwhile: the files get the lines, the next load reads them. In memory now (when loaded), with the
@@ -760,7 +770,7 @@ export class ChatSearchLog<I extends SearchLogItem = SearchLogItem> {
   catchUp(recent: () => Promise<I[]>, since: number): Promise<number> {
     return this.serial(async () => {
       const last = await this.lastOnDisk();
-      const entries = (await recent()).map((e) => this.format.item(e)).filter((e): e is I => Boolean(e && e.text.trim()));
+      const entries = (await recent()).map((e) => this.format.item(e)).filter((e): e is I => this.worthKeeping(e));
       let from: number;
       if (last) {
         // The same message: its time, words and id (an item's other fields may differ between the history and the log).
@@ -852,6 +862,19 @@ export class ChatSearchLog<I extends SearchLogItem = SearchLogItem> {
     await rm(path.join(source.dir, indexFileOf(name)), { force: true });
     await rm(from, { force: true });
     source.ready.delete(name);
+  }
+
+  /** Removes this chat's folder (see `SearchLogs.dropChat`); the instance is not used afterwards. */
+  async drop(): Promise<void> {
+    await this.flush();
+    await this.serial(async () => {
+      const unsaved = this.unsavedCount();
+      if (unsaved) throw new Error(`${unsaved} item(s) of ${this.chatId} are not on disk yet, so its log stays where it is`);
+      for (const name of await this.segments()) releaseAppendHandle(path.join(this.dir, name));
+      await rm(this.dir, { recursive: true, force: true });
+      this.ready.clear();
+      this.forgetMemory();
+    });
   }
 
   /** Drops the loaded months (files changed under them): the next search loads them again. Inside `serial`. */
@@ -952,6 +975,18 @@ export class SearchLogs<I extends SearchLogItem = SearchLogItem> {
     await this.chat(to).absorb(source);
     this.chats.delete(from);
     this.recentlyRead.delete(source);
+  }
+
+  /**
+   * Removes a chat's whole log folder (its items were copied elsewhere by the owner first, e.g. a chat moved to a new
+   * id with items renumbered) and forgets its log: its next use starts empty. Rejects, removing nothing, while the
+   * chat has lines it could not write.
+   */
+  async dropChat(chatId: string): Promise<void> {
+    const log = this.chats.get(chatId) ?? new ChatSearchLog<I>(chatId, path.join(this.root, safeFileName(chatId)), this.format, this.events, this.options.snapshotMinLines);
+    await log.drop();
+    this.chats.delete(chatId);
+    this.recentlyRead.delete(log);
   }
 
   /** Messages held in memory across all chats. */

@@ -1,0 +1,132 @@
+import { readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
+import path from 'node:path';
+import { checkDocument, healthFor, type ChatSearchLog } from '../../core/storage.js';
+import { cleanContext, noteItem, type ContextMessage, type NoteItem } from './archive-note.js';
+import { ARCHIVE_SEGMENT_SCHEMA } from './schemas.js';
+
+/** A note as segment files of earlier versions kept it (`notes/<n>.json`, 1,000 notes each). */
+interface OldNote {
+  seq: number;
+  messageId: string;
+  senderId: string;
+  senderName?: string;
+  at: number;
+  transcript: string;
+  kind?: string;
+  audioFile?: string;
+  removed?: boolean;
+}
+
+interface Log {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+const SEGMENT = /^\d+\.json$/;
+
+/** Reads a file's text, or undefined when it is not there. */
+async function textOf(file: string): Promise<string | undefined> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/**
+ * One old segment's notes, or undefined after moving it aside (bytes kept as `<name>.corrupt-<time>`, told to the data
+ * health and the log) when it does not parse, does not match its schema or names another chat.
+ */
+async function readOldSegment(file: string, chatId: string, log: Log | undefined): Promise<OldNote[] | undefined> {
+  const text = await textOf(file);
+  if (text === undefined) return undefined;
+  let reason: string;
+  try {
+    const checked = checkDocument(ARCHIVE_SEGMENT_SCHEMA, JSON.parse(text));
+    const doc = checked.ok ? (checked.value as { chatId: string; notes: OldNote[] }) : undefined;
+    if (doc && doc.chatId === chatId) return doc.notes;
+    reason = doc ? 'it belongs to another chat' : (checked as { reason: string }).reason;
+  } catch (err) {
+    reason = `not valid JSON: ${(err as Error).message}`;
+  }
+  const movedTo = `${file}.corrupt-${Date.now()}`;
+  await rename(file, movedTo);
+  healthFor(file).corrupt(file, movedTo, `voice archive: ${reason}`);
+  log?.warn({ file, movedTo, reason }, `voice archive: an old note file could not be converted and was set aside with its bytes kept (${reason})`);
+  return undefined;
+}
+
+/** The context an old note kept in `context/<seq>.json` (an unreadable one is no context: its note still converts). */
+async function oldContext(dir: string, seq: number): Promise<{ before: ContextMessage[]; after: ContextMessage[] }> {
+  let doc: { before?: unknown; after?: unknown } | undefined;
+  try {
+    doc = JSON.parse((await textOf(path.join(dir, 'context', `${seq}.json`))) ?? '{}') as typeof doc;
+  } catch {
+    doc = undefined;
+  }
+  const list = (value: unknown) => (Array.isArray(value) ? cleanContext(value.filter((m) => m && typeof m === 'object') as ContextMessage[]) : []);
+  return { before: list(doc?.before), after: list(doc?.after) };
+}
+
+/** An old note as a line of the new layout (undefined when it is not a note: it stays in its segment, set aside). */
+function itemOf(note: OldNote, context: { before: ContextMessage[]; after: ContextMessage[] }): NoteItem | undefined {
+  const kind = note.kind === 'audio' ? 'audio' : 'voice';
+  if (note.removed) return noteItem({ id: note.messageId, seq: note.seq, senderId: '', text: '', at: note.at, kind, removed: true });
+  return noteItem({
+    id: note.messageId,
+    seq: note.seq,
+    senderId: note.senderId,
+    senderName: note.senderName,
+    text: note.transcript,
+    at: note.at,
+    kind,
+    audioFile: note.audioFile?.split(path.sep).join('/'),
+    before: context.before,
+    after: context.after,
+  });
+}
+
+/**
+ * Converts a chat folder of the archive's earlier layout — segment files `notes/<n>.json` of 1,000 notes, each note's
+ * context in `context/<seq>.json`, a search index `search-index.json` with `index-*` folders — into lines of the chat's
+ * search log (month files `<YYYY-MM>.jsonl`), on the chat's first use in a run. Audio files stay where they are
+ * (`audio/<seq>.<ext>`), and so do the notes' numbers.
+ *
+ * Crash-safe: the notes are added first, each only when the log does not hold it yet (same number and message id);
+ * only then are the old files removed, segments first. Cut short anywhere, the next start finishes it without a
+ * duplicate and without losing a note. A segment that cannot be read is set aside (bytes kept), said to the data
+ * health and in the log; its notes are not guessed.
+ */
+export async function migrateOldArchive(log: ChatSearchLog<NoteItem>, say?: Log): Promise<void> {
+  const dir = log.dir;
+  const notesDir = path.join(dir, 'notes');
+  const entries = await readdir(dir).catch(() => [] as string[]);
+  const segments = (await readdir(notesDir).catch(() => [] as string[])).filter((name) => SEGMENT.test(name)).sort();
+  const leftovers = entries.filter((name) => name === 'context' || name === 'search-index.json' || name.startsWith('index-'));
+  if (!segments.length && !leftovers.length) return;
+  const old: Array<{ note: OldNote; file: string }> = [];
+  const readable: string[] = [];
+  for (const name of segments) {
+    const notes = await readOldSegment(path.join(notesDir, name), log.chatId, say);
+    if (!notes) continue;
+    readable.push(name);
+    for (const note of notes) old.push({ note, file: name });
+  }
+  const key = (seq: number, id: string) => `${seq}\n${id}`;
+  const held = new Set((await log.where(() => true)).map((item) => key(item.seq, item.id)));
+  const items: NoteItem[] = [];
+  for (const { note } of old.sort((a, b) => a.note.seq - b.note.seq)) {
+    if (held.has(key(note.seq, note.messageId))) continue;
+    const item = itemOf(note, note.removed ? { before: [], after: [] } : await oldContext(dir, note.seq));
+    if (item) items.push(item);
+    held.add(key(note.seq, note.messageId));
+  }
+  await log.addMany(items);
+  if (log.unsavedCount()) throw new Error(`voice archive of ${log.chatId}: the converted notes could not all be written; the old files stay and the conversion is tried again`);
+  for (const name of readable) await rm(path.join(notesDir, name), { force: true });
+  // The folder stays while it holds segments set aside (their bytes are the owner's to look at).
+  await rmdir(notesDir).catch(() => undefined);
+  for (const name of leftovers) await rm(path.join(dir, name), { recursive: true, force: true });
+  say?.info({ chat: log.chatId, notes: items.length, segments: readable.length }, `voice archive: converted ${items.length} note(s) of a chat from the old layout (notes/, context/) to the search log`);
+}

@@ -1,0 +1,153 @@
+import { expect } from 'chai';
+import { existsSync } from 'node:fs';
+import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { DataHealth } from '../../../core/services/store/data-health.js';
+import { registerDataHealth } from '../../../core/services/store/data-domain.js';
+import { safeFileName } from '../../../core/storage.js';
+import { AudioArchive, archivedNoteOf, convertOldArchives } from '../../../plugins/voice/archive.js';
+import { tempDir } from '../../helpers/test-app.js';
+
+const GROUP = '120363000000000001@g.us';
+const ANA = '6281111111111@s.whatsapp.net';
+const BUDI = '6282222222222@s.whatsapp.net';
+const AT = Date.parse('2025-03-04T10:00:00Z');
+
+/**
+ * A chat folder exactly as the archive wrote it before it moved onto the core's search log: segment files of notes
+ * (`notes/000000.json`), each note's context (`context/<seq>.json`), numbered audio files, the search-index snapshot
+ * (`search-index.json` and its `index-*` folder) — and a second segment that is damaged.
+ */
+async function oldLayout(root: string): Promise<string> {
+  const chat = path.join(root, safeFileName(GROUP));
+  const notes = [
+    { seq: 1, messageId: 'v1', senderId: ANA, senderName: 'Ana', at: AT, transcript: 'the boiler needs a new valve', kind: 'voice', audioFile: 'audio/1.ogg' },
+    // Erased earlier (its sender's .mydata delete): the number stays, nothing else.
+    { seq: 2, messageId: 'v2', senderId: '', at: AT + 1000, transcript: '', kind: 'voice', removed: true },
+    { seq: 3, messageId: 'v3', senderId: BUDI, at: AT + 2000, transcript: 'the ferry leaves at noon', kind: 'audio', audioFile: 'audio/3.m4a' },
+  ];
+  await mkdir(path.join(chat, 'notes'), { recursive: true });
+  await writeFile(path.join(chat, 'notes', '000000.json'), JSON.stringify({ version: 1, chatId: GROUP, notes }));
+  await writeFile(path.join(chat, 'notes', '000001.json'), '{"version":1,"chatId":"1203630000000000');
+  await mkdir(path.join(chat, 'context'), { recursive: true });
+  await writeFile(path.join(chat, 'context', '1.json'), JSON.stringify({ before: [{ id: 'c1', senderId: BUDI, at: AT - 5, text: 'the heater is cold again' }], after: [{ id: 'c2', senderId: BUDI, at: AT + 5, text: 'I will call the plumber' }] }));
+  await writeFile(path.join(chat, 'context', '3.json'), JSON.stringify({ before: [], after: [] }));
+  await mkdir(path.join(chat, 'audio'), { recursive: true });
+  await writeFile(path.join(chat, 'audio', '1.ogg'), 'OGG-ANA');
+  await writeFile(path.join(chat, 'audio', '3.m4a'), 'M4A-BUDI');
+  await writeFile(path.join(chat, 'search-index.json'), JSON.stringify({ chatId: GROUP, format: 'flexsearch-0.8/1', covers: 3, dir: 'index-3-x', keys: ['reg'] }));
+  await mkdir(path.join(chat, 'index-3-x'), { recursive: true });
+  await writeFile(path.join(chat, 'index-3-x', '0.part'), '{"boiler":1}');
+  return chat;
+}
+
+/** Every line of the chat's month files that parses (headers included; a torn line a crash left is not). */
+async function lines(chat: string): Promise<Array<Record<string, unknown>>> {
+  const months = (await readdir(chat)).filter((f) => f.endsWith('.jsonl')).sort();
+  const text = (await Promise.all(months.map((f) => readFile(path.join(chat, f), 'utf8')))).join('');
+  return text.split('\n').flatMap((l) => {
+    try {
+      return [JSON.parse(l) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
+}
+
+describe('audio archive: the layout of earlier versions is converted to the search log once', () => {
+  let dir: string;
+  let health: DataHealth;
+  let unregister: () => void;
+  let said: Array<{ level: string; msg: string }>;
+  const log = { info: (_: object, msg: string) => void said.push({ level: 'info', msg }), warn: (_: object, msg: string) => void said.push({ level: 'warn', msg }) };
+  beforeEach(async () => {
+    dir = await tempDir('voice-migrate-');
+    health = new DataHealth(dir);
+    unregister = registerDataHealth(health);
+    said = [];
+  });
+  afterEach(async () => {
+    unregister();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('keeps every note with its number, audio, context and erasure; the damaged segment is set aside and said', async () => {
+    const chat = await oldLayout(dir);
+    const archive = new AudioArchive(dir, { log });
+    await convertOldArchives(archive);
+
+    const [boiler] = await archive.search(GROUP, 'boiler');
+    expect(boiler.note).to.include({ seq: 1, messageId: 'v1', senderId: ANA, senderName: 'Ana', kind: 'voice' });
+    expect(await readFile(archive.audioPath(GROUP, boiler.note)!, 'utf8')).to.equal('OGG-ANA');
+    const context = await archive.context(GROUP, 1);
+    expect(context.before.map((m) => m.text)).to.deep.equal(['the heater is cold again']);
+    expect(context.after.map((m) => m.text)).to.deep.equal(['I will call the plumber']);
+    const [ferry] = await archive.search(GROUP, 'ferry');
+    expect(ferry.note).to.include({ seq: 3, kind: 'audio' });
+    expect(await readFile(archive.audioPath(GROUP, ferry.note)!, 'utf8')).to.equal('M4A-BUDI');
+    // The erased note is still known as erased (a reply quoting it is told so).
+    expect(await archivedNoteOf(archive, GROUP, 'v2')).to.include({ seq: 2, removed: true });
+    expect(await archive.count(GROUP)).to.equal(3);
+    // The next note is numbered after the old ones: no audio file is reused.
+    expect((await archive.add(GROUP, { messageId: 'v4', senderId: ANA, at: AT + 3000, transcript: 'new note', audio: { bytes: Buffer.from('NEW'), ext: 'ogg' } })).seq).to.equal(4);
+    expect(await readFile(path.join(chat, 'audio', '1.ogg'), 'utf8')).to.equal('OGG-ANA');
+
+    // The old files are gone, except the damaged segment: set aside with its bytes, told to the data health and the log.
+    expect(existsSync(path.join(chat, 'context'))).to.equal(false);
+    expect(existsSync(path.join(chat, 'search-index.json'))).to.equal(false);
+    expect(existsSync(path.join(chat, 'index-3-x'))).to.equal(false);
+    const aside = await readdir(path.join(chat, 'notes'));
+    expect(aside).to.have.length(1);
+    expect(aside[0]).to.match(/^000001\.json\.corrupt-\d+$/);
+    expect(await readFile(path.join(chat, 'notes', aside[0]), 'utf8')).to.equal('{"version":1,"chatId":"1203630000000000');
+    expect(health.setAside.map((p) => path.basename(p.file))).to.deep.equal(['000001.json']);
+    expect(said.some((s) => s.level === 'warn' && /set aside/.test(s.msg))).to.equal(true);
+    expect(said.some((s) => s.level === 'info' && /converted 3 note/.test(s.msg))).to.equal(true);
+
+    // A restart converts nothing again: each note is on disk once.
+    said = [];
+    const restarted = new AudioArchive(dir, { log });
+    expect(await restarted.count(GROUP)).to.equal(4);
+    expect(said).to.deep.equal([]);
+    expect((await lines(chat)).filter((l) => l.seq !== undefined).map((l) => l.seq)).to.deep.equal([1, 2, 3, 4]);
+  });
+
+  it('cut short after the notes were written (old files still there): the next start finishes it without duplicates', async () => {
+    const chat = await oldLayout(dir);
+    const copy = `${dir}-old`;
+    await cp(chat, copy, { recursive: true });
+    await convertOldArchives(new AudioArchive(dir));
+    // The crash: the old segment and context files are back, as if removing them had not happened.
+    await rm(path.join(chat, 'notes'), { recursive: true, force: true });
+    await cp(path.join(copy, 'notes'), path.join(chat, 'notes'), { recursive: true });
+    await rm(path.join(chat, 'notes', '000001.json'));
+    await cp(path.join(copy, 'context'), path.join(chat, 'context'), { recursive: true });
+    await rm(copy, { recursive: true, force: true });
+
+    const restarted = new AudioArchive(dir);
+    expect((await restarted.search(GROUP, 'boiler')).map((h) => h.note.seq)).to.deep.equal([1]);
+    expect((await lines(chat)).filter((l) => l.seq !== undefined).map((l) => l.seq)).to.deep.equal([1, 2, 3]);
+    expect(existsSync(path.join(chat, 'context'))).to.equal(false);
+    expect(existsSync(path.join(chat, 'notes'))).to.equal(false);
+  });
+
+  it('cut short in the middle of writing the notes (a torn last line): the next start adds the rest once', async () => {
+    const chat = await oldLayout(dir);
+    // What a crash leaves: the month file with its header, the first note, and half of the second note's line.
+    const full = `${dir}-full`;
+    await cp(dir, full, { recursive: true });
+    await convertOldArchives(new AudioArchive(full));
+    const month = (await readdir(path.join(full, safeFileName(GROUP)))).find((f) => f.endsWith('.jsonl'))!;
+    const written = (await readFile(path.join(full, safeFileName(GROUP), month), 'utf8')).split('\n');
+    await writeFile(path.join(chat, month), `${written[0]}\n${written[1]}\n${written[2].slice(0, 20)}`);
+    await rm(full, { recursive: true, force: true });
+
+    const restarted = new AudioArchive(dir);
+    expect(await restarted.count(GROUP)).to.equal(3);
+    expect((await restarted.search(GROUP, 'boiler')).map((h) => h.note.seq)).to.deep.equal([1]);
+    expect((await restarted.search(GROUP, 'ferry')).map((h) => h.note.seq)).to.deep.equal([3]);
+    expect((await archivedNoteOf(restarted, GROUP, 'v2'))?.removed).to.equal(true);
+    expect((await lines(chat)).filter((l) => l.seq !== undefined).map((l) => l.seq)).to.deep.equal([1, 2, 3]);
+    expect(await new AudioArchive(dir).count(GROUP)).to.equal(3);
+  });
+});
