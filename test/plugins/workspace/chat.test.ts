@@ -6,7 +6,7 @@ import { workspaceTools } from '../../../plugins/workspace/tools.js';
 import { completion, FakeGateway } from '../../fakes/openai-gateway.js';
 import type { RecordedRequest } from '../../../app/testing/http-fake.js';
 import workspacePlugin from '../../../plugins/workspace/index.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { sandboxWorks, startWorkspaceApp, texts, USER, workspaceDir } from './helpers.js';
 
 const call = (id: string, name: string, args: Record<string, unknown>) => ({ id, name, arguments: JSON.stringify(args) });
@@ -19,7 +19,7 @@ function toolResults(req: RecordedRequest): string[] {
 describe('workspace with the model', function () {
   this.timeout(30_000);
   let gw: FakeGateway;
-  let t: TestApp;
+  let t: TestBot;
 
   beforeEach(async () => {
     gw = await FakeGateway.start('gw');
@@ -108,7 +108,7 @@ describe('workspace with the model', function () {
 
   it('a tool reads the typed options with their defaults when config.json has no workspace section', async () => {
     await t.stop();
-    t = await startTestApp({ plugins: [workspacePlugin], env: { BASE_URL: gw.url }, config: { plugins: {} } });
+    t = await startTestBot(workspacePlugin, { env: { BASE_URL: gw.url }, enableGiven: false });
     expect(JSON.parse(await readFile(path.join(t.dir, 'config.json'), 'utf8')).plugins).to.not.have.property('workspace');
     await t.transport.push({ text: '/ws', senderId: USER });
     gw.next(

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { RecordedRequest } from '../../../app/testing/http-fake.js';
 import { completion, FakeGateway } from '../../fakes/openai-gateway.js';
-import type { TestApp } from '../../helpers/test-app.js';
+import type { TestBot } from '../../../app/testing/index.js';
 import { putFile, startWorkspaceApp, texts, USER, workspaceDir } from './helpers.js';
 import { displayName } from '../../../plugins/workspace/file-names.js';
 
@@ -31,7 +31,7 @@ function compliantModel(req: RecordedRequest) {
 describe('workspace tools answer to their owner only (groups)', function () {
   this.timeout(30_000);
   let gw: FakeGateway;
-  let t: TestApp;
+  let t: TestBot;
   const toBot = (text: string, senderId: string) => ({ chatId: GROUP, senderId, text: `@${BOT} ${text}`, mentions: [`${BOT}@s.whatsapp.net`] });
 
   beforeEach(async () => {

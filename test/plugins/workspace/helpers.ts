@@ -1,17 +1,17 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import workspacePlugin from '../../../plugins/workspace/index.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 
 export const USER = '62811112222@s.whatsapp.net';
 export const USER_LID = '777666555444333@lid';
 
 /** Starts the app with only the workspace plugin, short limits for tests, and the given env/config. */
-export async function startWorkspaceApp(options: { env?: Record<string, string>; workspace?: Record<string, unknown>; config?: Record<string, unknown> } = {}): Promise<TestApp> {
-  return startTestApp({
-    plugins: [workspacePlugin],
+export async function startWorkspaceApp(options: { env?: Record<string, string>; workspace?: Record<string, unknown>; config?: Record<string, unknown> } = {}): Promise<TestBot> {
+  return startTestBot(workspacePlugin, {
     env: options.env,
-    config: { plugins: { workspace: { timeLimitSeconds: 4, cpuSeconds: 4, maxOutputBytes: 4096, quotaMb: 2, ...(options.workspace ?? {}) } }, ...(options.config ?? {}) },
+    options: { timeLimitSeconds: 4, cpuSeconds: 4, maxOutputBytes: 4096, quotaMb: 2, ...(options.workspace ?? {}) },
+    config: options.config,
   });
 }
 
@@ -21,7 +21,7 @@ export function texts(actions: Array<{ type: string }>): string[] {
 }
 
 /** The files folder of the (only or given owner's) workspace of a test app. */
-export async function workspaceDir(t: TestApp, owner = USER): Promise<string> {
+export async function workspaceDir(t: TestBot, owner = USER): Promise<string> {
   const indexDir = path.join(t.dir, 'data', 'workspaces', 'index');
   for (const file of await readdir(indexDir)) {
     const meta = JSON.parse(await readFile(path.join(indexDir, file), 'utf8'));
@@ -37,6 +37,6 @@ export async function putFile(dir: string, name: string, content: string): Promi
 }
 
 /** True when bubblewrap works on this machine (else the suites assert the refusal path). */
-export function sandboxWorks(t: TestApp): boolean {
+export function sandboxWorks(t: TestBot): boolean {
   return t.app.capabilities.has('sandbox');
 }

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import workspacePlugin from '../../../plugins/workspace/index.js';
-import { startTestApp, tempDir } from '../../helpers/test-app.js';
+import { startTestBot } from '../../../app/testing/index.js';
+import { tempDir } from '../../helpers/test-app.js';
 import { putFile, texts, USER, USER_LID, workspaceDir } from './helpers.js';
 
 describe('workspace identity (phone id ↔ LID)', function () {
@@ -10,7 +11,7 @@ describe('workspace identity (phone id ↔ LID)', function () {
 
   it('finds the same workspace whether the person writes under the phone id or the LID, across restarts', async () => {
     const dir = await tempDir();
-    let t = await startTestApp({ dir, plugins: [workspacePlugin], config: {} });
+    let t = await startTestBot(workspacePlugin, { dir });
     try {
       await t.transport.push({ text: '/ws', senderId: USER });
       await putFile(await workspaceDir(t), 'mine.py', 'print(1)');
@@ -23,7 +24,7 @@ describe('workspace identity (phone id ↔ LID)', function () {
     const users = JSON.parse(await readFile(path.join(dir, 'data', 'workspaces', 'users.json'), 'utf8'));
     expect(users.owners[USER_LID]).to.equal(users.owners[USER]);
 
-    t = await startTestApp({ dir, plugins: [workspacePlugin] });
+    t = await startTestBot(workspacePlugin, { dir });
     try {
       // LID only, no alternative id: still recognised from users.json.
       const lidOnly = texts(await t.transport.push({ text: '/ws files', senderId: USER_LID }));
@@ -39,7 +40,7 @@ describe('workspace identity (phone id ↔ LID)', function () {
   });
 
   it('links a LID-first workspace when the phone id shows up with it', async () => {
-    const t = await startTestApp({ plugins: [workspacePlugin] });
+    const t = await startTestBot(workspacePlugin);
     try {
       await t.transport.push({ text: '/ws', senderId: USER_LID });
       await putFile(await workspaceDir(t, USER_LID), 'lidfile.py', 'print(2)');
@@ -53,7 +54,7 @@ describe('workspace identity (phone id ↔ LID)', function () {
 
   it('a private chat moving from its LID to its phone id stays in its open workspace; the LID holds none open', async () => {
     const dir = await tempDir();
-    let t = await startTestApp({ dir, plugins: [workspacePlugin], config: {} });
+    let t = await startTestBot(workspacePlugin, { dir });
     const indexDir = path.join(dir, 'data', 'workspaces', 'index');
     const openChats = async () => {
       const [name] = (await readdir(indexDir)).filter((n) => n.endsWith('.json'));
@@ -68,7 +69,7 @@ describe('workspace identity (phone id ↔ LID)', function () {
       await t.stop();
     }
     // After a restart the phone chat is still the one open in the workspace.
-    t = await startTestApp({ dir, plugins: [workspacePlugin] });
+    t = await startTestBot(workspacePlugin, { dir });
     try {
       expect(await openChats()).to.deep.equal([USER]);
     } finally {

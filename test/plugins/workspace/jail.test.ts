@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { existsSync } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { TestApp } from '../../helpers/test-app.js';
+import type { TestBot } from '../../../app/testing/index.js';
 import { putFile, sandboxWorks, startWorkspaceApp, texts, USER, workspaceDir } from './helpers.js';
 
 /** Every byte below `dir`, at any depth (what really is on disk, unlike a capped walk). */
@@ -27,7 +27,7 @@ async function diskBytes(dir: string): Promise<{ bytes: number; deepest: number 
  */
 describe('workspace runs in the core jail (real bubblewrap, cgroups)', function () {
   this.timeout(60_000);
-  let t: TestApp;
+  let t: TestBot;
   let dir: string;
 
   before(async function () {

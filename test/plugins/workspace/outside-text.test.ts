@@ -10,7 +10,7 @@ import workspacePlugin from '../../../plugins/workspace/index.js';
 import type { FakeBehaviour, RecordedRequest } from '../../../app/testing/http-fake.js';
 import { completion, FakeGateway } from '../../fakes/openai-gateway.js';
 import { FakeSearchProvider, type FakeHit } from '../../fakes/search-provider.js';
-import { startTestApp, type TestApp } from '../../helpers/test-app.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { putFile, texts, USER, workspaceDir } from './helpers.js';
 
 const BOT = '62899999999';
@@ -64,7 +64,7 @@ describe("workspace turns hold no tool that brings in outside text or acts on ch
   this.timeout(40_000);
   let gw: FakeGateway;
   let search: FakeSearchProvider;
-  let t: TestApp;
+  let t: TestBot;
   const toBot = (text: string, senderId = USER) => ({ chatId: GROUP, senderId, text: `@${BOT} ${text}`, mentions: [`${BOT}@s.whatsapp.net`] });
   const turnOf = async (push: Promise<unknown>) => {
     const before = gw.chats().length;
@@ -75,8 +75,7 @@ describe("workspace turns hold no tool that brings in outside text or acts on ch
   beforeEach(async () => {
     gw = await FakeGateway.start('gw', gullibleModel);
     search = await FakeSearchProvider.start([HOSTILE]);
-    t = await startTestApp({
-      plugins: [workspacePlugin, recallPlugin, searchPlugin, remindPlugin, controlsPlugin, undeclared],
+    t = await startTestBot([workspacePlugin, recallPlugin, searchPlugin, remindPlugin, controlsPlugin, undeclared], {
       env: { BASE_URL: gw.url, SEARCH_API_KEY: 'tvly-key-123456', SEARCH_BASE_URL: search.url },
       config: { targetUserIds: [BOT], plugins: { undeclared: { enabled: true, access: 'everyone' } } },
     });
@@ -162,7 +161,7 @@ describe('tool effects declarations', () => {
       [{ outsideText: false, acts: 'files' }, /effects must be \{ outsideText/],
       [{ outsideText: true, acts: 'ownFiles' }, /cannot also bring in outside text/],
     ] as const) {
-      const t = await startTestApp({ plugins: [bad(effects)] });
+      const t = await startTestBot(bad(effects));
       try {
         const refusal = t.logs().find((l) => l.plugin === 'bad-effects' && l.level >= 50);
         expect(String(refusal?.msg), JSON.stringify(effects)).to.match(problem);

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { HttpFake } from '../../../app/testing/http-fake.js';
-import type { TestApp } from '../../helpers/test-app.js';
+import type { TestBot } from '../../../app/testing/index.js';
 import { putFile, sandboxWorks, startWorkspaceApp, texts, USER, workspaceDir } from './helpers.js';
 
 /**
@@ -12,7 +12,7 @@ import { putFile, sandboxWorks, startWorkspaceApp, texts, USER, workspaceDir } f
  */
 describe('workspace sandbox (real bubblewrap)', function () {
   this.timeout(60_000);
-  let t: TestApp;
+  let t: TestBot;
   let dir: string;
   let web: HttpFake;
   const SECRET = 'sk-secret-value-987654321';

@@ -6,7 +6,7 @@ import { MemoryTransport } from '../../../core/adapters/memory/memory-transport.
 import type { RecordedRequest } from '../../../app/testing/http-fake.js';
 import type { OutgoingMedia } from '../../../core/kernel/port/message.js';
 import { completion, FakeGateway } from '../../fakes/openai-gateway.js';
-import type { TestApp } from '../../helpers/test-app.js';
+import type { TestBot } from '../../../app/testing/index.js';
 import { putFile, startWorkspaceApp, texts, USER, workspaceDir } from './helpers.js';
 
 const BOT = '62899999999';
@@ -29,7 +29,7 @@ function model(req: RecordedRequest) {
 describe('workspace_send_file: the model sends a workspace file as a document (fake gateway on 127.0.0.1, real files)', function () {
   this.timeout(30_000);
   let gw: FakeGateway;
-  let t: TestApp;
+  let t: TestBot;
   let sent: Array<{ chatId: string; media: OutgoingMedia; bytes: string }>;
 
   async function start(workspace: Record<string, unknown> = {}, chatId?: string): Promise<string> {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import http from 'node:http';
 import { SITE_CSP } from '../../../plugins/workspace/site.js';
 import { startWebServer, type WebServer } from '../../../web/server.js';
-import type { TestApp } from '../../helpers/test-app.js';
+import type { TestBot } from '../../../app/testing/index.js';
 import { putFile, startWorkspaceApp, texts, USER, workspaceDir } from './helpers.js';
 
 /** A raw GET (no URL normalisation, unlike fetch), so traversal attempts reach the server as written. */
@@ -22,7 +22,7 @@ function get(port: number, rawPath: string, hostHeader?: string): Promise<{ stat
 
 describe('workspace sites', function () {
   this.timeout(30_000);
-  let t: TestApp;
+  let t: TestBot;
   let web: WebServer;
   let dir: string;
 
