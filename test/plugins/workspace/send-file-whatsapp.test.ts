@@ -1,0 +1,124 @@
+import { expect } from 'chai';
+import { readFile, rm, symlink } from 'node:fs/promises';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import type { AnyMessageContent } from '@whiskeysockets/baileys';
+import type { App } from '../../../app/app.js';
+import type { RecordedRequest } from '../../../app/testing/http-fake.js';
+import type { WhatsAppTransport } from '../../../core/adapters/whatsapp/whatsapp-transport.js';
+import { createLogger } from '../../../core/services/log/logger.js';
+import workspacePlugin from '../../../plugins/workspace/index.js';
+import { BOT_PHONE, FakeSocketFactory, waText } from '../../fakes/baileys-socket.js';
+import { completion, FakeGateway } from '../../fakes/openai-gateway.js';
+import { tempDir, writeConfig } from '../../helpers/checkout.js';
+import { startLinkedBot } from '../../helpers/linked-bot.js';
+import { putFile, USER } from './helpers.js';
+
+const GROUP = '120363000000000057@g.us';
+const MEMBER = '62855500013@s.whatsapp.net';
+const BOT_JID = `${BOT_PHONE}@s.whatsapp.net`;
+
+type Msg = { role: string; content: string | null };
+
+/** "send <path>" makes the model call workspace_send_file (when offered); after the tool it repeats what it said. */
+function model(req: RecordedRequest) {
+  const messages = req.json.messages as Msg[];
+  const tool = messages.at(-1)?.role === 'tool' ? messages.at(-1) : undefined;
+  if (tool) return { status: 200, json: completion(`tool: ${tool.content}`) };
+  const offered = ((req.json.tools ?? []) as Array<{ function: { name: string } }>).some((t) => t.function.name === 'workspace_send_file');
+  const asked = /send (\S+)/.exec(String(messages.at(-1)?.content ?? ''));
+  if (asked && offered) return { status: 200, json: completion(null, { toolCalls: [{ id: 's1', name: 'workspace_send_file', arguments: JSON.stringify({ path: asked[1] }) }] }) };
+  return { status: 200, json: completion(offered ? 'ok' : 'no workspace tools') };
+}
+
+/**
+ * workspace_send_file over WhatsApp: the real transport on the fake Baileys socket, real `proto` messages in. What
+ * reaches the socket is a WhatsApp document message to the chat that asked, with the file's name and bytes.
+ */
+describe('workspace_send_file over WhatsApp (fake Baileys socket, real proto messages)', function () {
+  this.timeout(30_000);
+  let dir: string;
+  let app: App;
+  let transport: WhatsAppTransport;
+  let sockets: FakeSocketFactory;
+  let gw: FakeGateway;
+  /** Documents the socket was given, with the bytes of the file at the moment it was sent. */
+  let documents: Array<{ jid: string; fileName?: string; mimetype?: string; bytes: string }>;
+
+  beforeEach(async () => {
+    gw = await FakeGateway.start('gw', model);
+    dir = await tempDir('wabot-sendfile-');
+    await writeConfig(dir, {
+      targetUserIds: [BOT_PHONE],
+      access: { mode: 'everyone', allow: [], block: [] },
+      groups: { policy: 'open' },
+      conversation: { debounceMs: 0 },
+      plugins: { workspace: { enabled: true, timeLimitSeconds: 4, cpuSeconds: 4, maxOutputBytes: 4096, quotaMb: 2 } },
+    });
+    const logger = createLogger({ level: 'warn', pretty: false, destination: new PassThrough() });
+    ({ app, transport, sockets } = await startLinkedBot({ dir, env: { API_KEY: 'test-key-123456', BASE_URL: gw.url, MODEL: 'test-model' }, plugins: [workspacePlugin], logger }));
+    documents = [];
+    const socket = sockets.last;
+    const send = socket.sendMessage.bind(socket);
+    socket.sendMessage = async (jid: string, content: AnyMessageContent, options?: never) => {
+      if ('document' in content) {
+        const doc = content as { document: { url: string }; fileName?: string; mimetype?: string };
+        documents.push({ jid, fileName: doc.fileName, mimetype: doc.mimetype, bytes: await readFile(doc.document.url, 'utf8') });
+      }
+      return send(jid, content, options);
+    };
+  });
+
+  afterEach(async () => {
+    await app.stop();
+    await gw.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A message in, handled to the end; the texts the bot sent for it. */
+  async function say(text: string, o: { chat?: string; from?: string } = {}): Promise<string[]> {
+    const before = sockets.last.sent.length;
+    const inGroup = o.chat?.endsWith('@g.us');
+    sockets.last.deliver([waText(inGroup ? `@${BOT_PHONE} ${text}` : text, { from: o.from ?? USER, ...(o.chat ? { chat: o.chat } : {}), ...(inGroup ? { mentions: [BOT_JID] } : {}) })]);
+    await transport.idle();
+    await app.bot.idle();
+    return sockets.last.sent.slice(before).map((s) => (s.content as { text?: string }).text).filter((t): t is string => typeof t === 'string');
+  }
+
+  /** The owner's workspace files folder (made by /ws). */
+  async function workspaceFiles(): Promise<string> {
+    const indexDir = path.join(dir, 'data', 'workspaces', 'index');
+    const { readdir } = await import('node:fs/promises');
+    for (const file of await readdir(indexDir)) {
+      const meta = JSON.parse(await readFile(path.join(indexDir, file), 'utf8'));
+      if (meta.owner === USER || meta.ids.includes(USER)) return path.join(dir, 'data', 'workspaces', 'files', meta.id);
+    }
+    throw new Error('no workspace');
+  }
+
+  it('sends the file asked for as a document to the private chat, with its name and bytes', async () => {
+    await say('/ws');
+    await putFile(await workspaceFiles(), 'out/report.csv', 'a,b\n1,2\n');
+    const reply = await say('send out/report.csv');
+    expect(documents.map((d) => [d.jid, d.fileName, d.bytes]), reply.join('\n')).to.deep.equal([[USER, 'report.csv', 'a,b\n1,2\n']]);
+    expect(reply.join('\n')).to.match(/tool: Sent out\/report.csv/);
+  });
+
+  it('refuses a symlink planted to /etc/passwd: no document reaches WhatsApp, nothing of the file in the reply', async () => {
+    await say('/ws');
+    await symlink('/etc/passwd', path.join(await workspaceFiles(), 'passwd.txt'));
+    const reply = await say('send passwd.txt');
+    expect(documents).to.deep.equal([]);
+    expect(reply.join('\n')).to.match(/tool: Refused: passwd.txt is a link/).and.not.include('root:');
+  });
+
+  it("in a group, another member's ask sends nothing; the owner's sends the document to the group", async () => {
+    await say('/ws', { chat: GROUP });
+    await putFile(await workspaceFiles(), 'secret.txt', 'SECRET-77');
+    const member = await say('send secret.txt', { chat: GROUP, from: MEMBER });
+    expect(documents).to.deep.equal([]);
+    expect(member.join('\n')).to.not.include('SECRET-77');
+    await say('send secret.txt', { chat: GROUP });
+    expect(documents.map((d) => [d.jid, d.fileName, d.bytes])).to.deep.equal([[GROUP, 'secret.txt', 'SECRET-77']]);
+  });
+});
