@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { existsSync } from 'node:fs';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { OutgoingMedia, SentMessage } from '../../../core/kernel/port/message.js';
@@ -40,6 +41,8 @@ describe('privacy: .mydata export and delete, messages deleted for everyone', fu
   let t: TestBot;
   let dir: string;
   let transport: KeepingTransport;
+  /** Ana's file in her workspace (its text is not distinctive: the delete is checked by the file itself). */
+  let anaNotes: string;
 
   before(async () => {
     gw = await FakeGateway.start('primary');
@@ -62,7 +65,8 @@ describe('privacy: .mydata export and delete, messages deleted for everyone', fu
     const workspaces = new WorkspaceStore(new PluginStores('workspace', data, WORKSPACE_STORES), data);
     await workspaces.load();
     const meta = await workspaces.create(workspaces.ownerOf(ANA)!);
-    await writeFile(path.join(workspaces.dirOf(meta), 'ana-notes.txt'), 'hello');
+    anaNotes = path.join(workspaces.dirOf(meta), 'ana-notes.txt');
+    await writeFile(anaNotes, 'hello');
     await workspaces.flush();
 
     t = await startTestBot('bundled', { dir, env: { API_KEY: 'test-key-123456', BASE_URL: `${gw.url}/v1`, MODEL: 'm' }, config: {} });
@@ -103,6 +107,7 @@ describe('privacy: .mydata export and delete, messages deleted for everyone', fu
     const early = await transport.push({ senderId: ANA, text: '.mydata delete confirm' });
     expect((early[0] as { text: string }).text).to.match(/no delete waiting/);
     expect(await allText(path.join(dir, 'data'))).to.include('ana likes jasmine tea');
+    expect(existsSync(anaNotes), 'her workspace file is there before the delete').to.equal(true);
 
     const ask = await transport.push({ senderId: ANA, text: '.mydata delete' });
     expect((ask[0] as { text: string }).text).to.match(/confirm within 5 minutes/);
@@ -115,6 +120,7 @@ describe('privacy: .mydata export and delete, messages deleted for everyone', fu
       expect(onDisk, gone).to.not.include(gone);
     }
     for (const kept of ['budi private hello', 'budi in the group', 'budi plays drums', 'budi talks about the harbour']) expect(onDisk, kept).to.include(kept);
+    expect(existsSync(anaNotes), 'the file in her workspace is gone').to.equal(false);
     const archiveFiles = await readdir(path.join(dir, 'data', 'audio_archive'), { recursive: true });
     expect(archiveFiles.filter((f) => String(f).endsWith('.ogg'))).to.deep.equal([]);
     const users = JSON.parse(await readFile(path.join(dir, 'data', 'workspaces', 'users.json'), 'utf8'));
