@@ -37,4 +37,8 @@ export const ARCHIVE_SEGMENT_SCHEMA: DataSchema = {
  * What the plugin declares to the core (paths relative to DATA_DIR) besides its `stores` (the audio budget and the
  * reply choices, see audio-budget.ts and reply-choice.ts).
  */
-export const VOICE_DATA_FILES = [{ path: 'audio_archive/<chat>/<month>.jsonl', schema: { name: 'voice archive', version: 2, schema: ARCHIVE_NOTE } satisfies DataSchema }];
+export const VOICE_DATA_FILES = [
+  { path: 'audio_archive/<chat>/<month>.jsonl', schema: { name: 'voice archive', version: 2, schema: ARCHIVE_NOTE } satisfies DataSchema },
+  // Still named: a folder not converted yet (or a backup of one) holds them, and a restore compares their version.
+  { path: 'audio_archive/<chat>/notes/<n>.json', schema: ARCHIVE_SEGMENT_SCHEMA },
+];
