@@ -6,6 +6,7 @@ import { safeFileName } from '../../../core/storage.js';
 import { MemoryTransport } from '../../../core/adapters/memory/memory-transport.js';
 import type { OutgoingMedia, SentMessage } from '../../../core/kernel/port/message.js';
 import { domainFor } from '../../../core/services/store/data-domain.js';
+import { PluginStores } from '../../../core/services/store/plugin-store.js';
 import mydata from '../../../plugins/mydata/index.js';
 import remind from '../../../plugins/remind/index.js';
 import { checkDataFiles } from '../../../app/doctor/data-files.js';
@@ -298,5 +299,36 @@ describe('declaring stores', () => {
       ['notes/moods.json', 'notes moods', 1],
       ['notes/said/<chat>.jsonl', 'notes said', 1],
     ]);
+  });
+});
+
+describe('host.store: removing a document, and a version kept under another key', () => {
+  const NAMES = Store.doc('names', Type.Record(Type.String(), Type.String()), () => ({}), { path: 'names.json', versionKey: '$version' });
+  let dir: string;
+  beforeEach(async () => {
+    dir = await tempDir();
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  it('remove() deletes the file once pending writes are done; the document starts new, also after a restart', async () => {
+    const stores = new PluginStores('notes', dir, [NOTES]);
+    const doc = stores.chat(GROUP).doc(NOTES);
+    await doc.update((d) => void d.items.push({ text: 'pending', by: ALICE }));
+    await doc.remove();
+    const file = path.join(dir, 'notes', 'notes', `${safeFileName(GROUP)}.json`);
+    expect(await readFile(file).then(() => 'there', () => 'gone')).to.equal('gone');
+    expect((await doc.get()).items).to.deep.equal([]);
+    await stores.close();
+    expect(await readFile(file).then(() => 'there', () => 'gone'), 'nothing written back at the stop').to.equal('gone');
+    expect((await new PluginStores('notes', dir, [NOTES]).chat(GROUP).doc(NOTES).get()).items).to.deep.equal([]);
+  });
+
+  it('versionKey: a plain map keeps its version under $version, and an entry named "version" comes back as stored', async () => {
+    const stores = new PluginStores('names', dir, [NAMES]);
+    await stores.doc(NAMES).save((d) => void Object.assign(d, { ana: 'a1', version: 'v1' }));
+    expect(JSON.parse(await readFile(path.join(dir, 'names.json'), 'utf8'))).to.deep.equal({ $version: 1, ana: 'a1', version: 'v1' });
+    await stores.doc(NAMES).save((d) => void delete d.version);
+    expect(JSON.parse(await readFile(path.join(dir, 'names.json'), 'utf8'))).to.deep.equal({ $version: 1, ana: 'a1' });
+    expect(await new PluginStores('names', dir, [NAMES]).doc(NAMES).get()).to.deep.equal({ ana: 'a1' });
   });
 });
