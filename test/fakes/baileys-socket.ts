@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import { stat } from 'node:fs/promises';
 import { Boom } from '@hapi/boom';
 import { addTransactionCapability, aesEncryptGCM, DisconnectReason, generateWAMessageContent, hmacSign, jidEncode, proto, sha256, type AnyMessageContent, type GroupMetadata, type MiscMessageGenerationOptions, type WAMessage, type WAMessageKey, type WAPresence } from '@whiskeysockets/baileys';
 import { LIDMappingStore } from '@whiskeysockets/baileys/lib/Signal/lid-mapping.js';
@@ -7,6 +8,8 @@ import pino from 'pino';
 import type { SocketOptions, WhatsAppSocket } from '../../core/adapters/whatsapp/whatsapp-transport.js';
 
 const silent = pino({ level: 'silent' });
+/** The content keys of a media message (Baileys' MEDIA_KEYS but ptv). */
+const MEDIA_KINDS = ['image', 'video', 'audio', 'document', 'sticker'] as const;
 
 /** One thing the transport sent through the fake socket. */
 export interface SentRecord {
@@ -14,7 +17,7 @@ export interface SentRecord {
   content: AnyMessageContent;
   options?: MiscMessageGenerationOptions;
   id: string;
-  /** The message as Baileys would have built it (for edits, reactions, quotes, texts and polls). */
+  /** The message as Baileys would have built it (for edits, reactions, quotes, texts, polls and media). */
   message?: proto.IMessage;
 }
 
@@ -65,7 +68,11 @@ export class FakeBaileysSocket implements WhatsAppSocket {
     const text = 'text' in content && typeof content.text === 'string' ? content.text : undefined;
     // What Baileys' generateWAMessage makes of an edit and a reaction.
     const message: proto.IMessage =
-      'poll' in content && content.poll
+      MEDIA_KINDS.some((kind) => kind in content)
+        ? // Baileys' own media builder: reads and encrypts the file, "uploads" it here, and makes the
+          // documentMessage/imageMessage/… with its mimetype, file name, length and SHA-256, as the phone receives it.
+          await generateWAMessageContent(content, { upload: this.upload, logger: silent } as never)
+        : 'poll' in content && content.poll
         ? // Baileys' own content builder: a pollCreationMessage (V3 for one choice) with its messageSecret.
           await generateWAMessageContent(content, { upload: () => Promise.reject(new Error('no uploads in a poll')) } as never)
         : 'edit' in content && content.edit
@@ -89,6 +96,16 @@ export class FakeBaileysSocket implements WhatsAppSocket {
     }
     return sent;
   }
+
+  /** Every media upload Baileys made while building a sent message: its kind and the encrypted length. */
+  readonly uploads: Array<{ mediaType: string; encryptedBytes: number }> = [];
+
+  /** Stands for WhatsApp's media servers: takes the encrypted file and answers where it lives. */
+  private readonly upload = async (encryptedFile: string, { mediaType, fileEncSha256B64 }: { mediaType: string; fileEncSha256B64: string }) => {
+    this.uploads.push({ mediaType, encryptedBytes: (await stat(encryptedFile)).size });
+    const directPath = `/v/t62.fake/${encodeURIComponent(fileEncSha256B64)}`;
+    return { mediaUrl: `https://mmg.whatsapp.net${directPath}`, directPath };
+  };
 
   /** Emit every sent message back as a `fromMe` upsert, as Baileys does (off by default: most tests count upserts). */
   echoOwnSends = false;

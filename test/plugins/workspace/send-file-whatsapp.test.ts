@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { readFile, rm, symlink } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { AnyMessageContent } from '@whiskeysockets/baileys';
@@ -33,7 +34,9 @@ function model(req: RecordedRequest) {
 
 /**
  * workspace_send_file over WhatsApp: the real transport on the fake Baileys socket, real `proto` messages in. What
- * reaches the socket is a WhatsApp document message to the chat that asked, with the file's name and bytes.
+ * reaches the socket is a WhatsApp document message to the chat that asked, with the file's name and bytes — and, as
+ * the phone receives it (built by Baileys' own generateWAMessageContent, the file read and encrypted), a
+ * documentMessage with its file name, mimetype, length and SHA-256; nothing at all above maxSendMb.
  */
 describe('workspace_send_file over WhatsApp (fake Baileys socket, real proto messages)', function () {
   this.timeout(30_000);
@@ -53,7 +56,7 @@ describe('workspace_send_file over WhatsApp (fake Baileys socket, real proto mes
       access: { mode: 'everyone', allow: [], block: [] },
       groups: { policy: 'open' },
       conversation: { debounceMs: 0 },
-      plugins: { workspace: { enabled: true, timeLimitSeconds: 4, cpuSeconds: 4, maxOutputBytes: 4096, quotaMb: 2 } },
+      plugins: { workspace: { enabled: true, maxSendMb: 1, timeLimitSeconds: 4, cpuSeconds: 4, maxOutputBytes: 4096, quotaMb: 2 } },
     });
     const logger = createLogger({ level: 'warn', pretty: false, destination: new PassThrough() });
     ({ app, transport, sockets } = await startLinkedBot({ dir, env: { API_KEY: 'test-key-123456', BASE_URL: gw.url, MODEL: 'test-model' }, plugins: [workspacePlugin], logger }));
@@ -120,5 +123,47 @@ describe('workspace_send_file over WhatsApp (fake Baileys socket, real proto mes
     expect(member.join('\n')).to.not.include('SECRET-77');
     await say('send secret.txt', { chat: GROUP });
     expect(documents.map((d) => [d.jid, d.fileName, d.bytes])).to.deep.equal([[GROUP, 'secret.txt', 'SECRET-77']]);
+  });
+  /** The documentMessages that reached the socket (as Baileys built them) since `before`. */
+  const documentMessages = (before = 0) => sockets.last.sent.slice(before).flatMap((s) => (s.message?.documentMessage ? [{ jid: s.jid, doc: s.message.documentMessage }] : []));
+  const sha256 = (bytes: string | Buffer) => createHash('sha256').update(bytes).digest('base64');
+
+  it('the phone receives a documentMessage named report.csv, typed text/csv, with exactly the file\'s length and SHA-256', async () => {
+    await say('/ws');
+    const content = 'a,b\n1,2\n';
+    await putFile(await workspaceFiles(), 'out/report.csv', content);
+    const before = sockets.last.sent.length;
+    const reply = await say('send out/report.csv');
+    const docs = documentMessages(before);
+    expect(docs, reply.join('\n')).to.have.length(1);
+    expect(docs[0]!.jid).to.equal(USER);
+    expect(docs[0]!.doc.fileName).to.equal('report.csv');
+    expect(docs[0]!.doc.mimetype).to.equal('text/csv');
+    expect(Number(docs[0]!.doc.fileLength)).to.equal(content.length);
+    expect(Buffer.from(docs[0]!.doc.fileSha256!).toString('base64'), "the bytes Baileys read are the file's").to.equal(sha256(content));
+    expect(sockets.last.uploads.map((u) => u.mediaType)).to.deep.equal(['document']);
+  });
+
+  it('a PNG the code made goes as a document too (the file itself, not a recompressed photo), typed image/png', async () => {
+    await say('/ws');
+    const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
+    await putFile(await workspaceFiles(), 'out/chart.png', '');
+    await writeFile(path.join(await workspaceFiles(), 'out', 'chart.png'), png);
+    const before = sockets.last.sent.length;
+    await say('send out/chart.png');
+    expect(sockets.last.sent.slice(before).some((s) => s.message?.imageMessage), 'not an imageMessage').to.equal(false);
+    const [sent] = documentMessages(before);
+    expect(sent?.doc.fileName).to.equal('chart.png');
+    expect(sent?.doc.mimetype).to.equal('image/png');
+    expect(Buffer.from(sent!.doc.fileSha256!).toString('base64')).to.equal(sha256(png));
+  });
+
+  it('a file above maxSendMb (1 MB) is refused in words: no document and no upload reach WhatsApp', async () => {
+    await say('/ws');
+    await putFile(await workspaceFiles(), 'big.bin', 'x'.repeat(1024 * 1024 + 1));
+    const reply = await say('send big.bin');
+    expect(documents).to.deep.equal([]);
+    expect(sockets.last.uploads).to.deep.equal([]);
+    expect(reply.join('\n')).to.match(/tool: Refused: big\.bin is .* more than the 1\.0 MB/);
   });
 });
