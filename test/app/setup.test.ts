@@ -8,7 +8,7 @@ import { completion, failures, FakeGateway, lastUserText } from '../fakes/openai
 import { FakeSearchProvider } from '../fakes/search-provider.js';
 import { startInPty } from '../helpers/pty.js';
 import { runScript, type ScriptRun } from '../helpers/run-script.js';
-import { ROOT, runChat, tempDir } from '../helpers/test-app.js';
+import { ROOT, runChat, tempDir } from '../helpers/checkout.js';
 
 const GOOD_KEY = 'sk-setup-good-key-0123456789';
 const WRONG_KEY = 'sk-setup-wrong-key-9876543210';

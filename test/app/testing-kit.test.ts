@@ -4,7 +4,7 @@ import path from 'node:path';
 import { definePlugin, Store, Type } from '../../core/index.js';
 import { FakeModel, startTestBot, type TestBot } from '../../app/testing/index.js';
 import { loadInFreshProcess } from '../helpers/loaded-modules.js';
-import { ROOT } from '../helpers/test-app.js';
+import { ROOT } from '../helpers/checkout.js';
 
 /** The public test kit (`wa-assistant-bot/testing`) grows what the team's own suite needs. */
 

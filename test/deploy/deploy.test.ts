@@ -8,7 +8,7 @@ import { DockerfileParser } from 'dockerfile-ast';
 import { parseAllDocuments } from 'yaml';
 import { validateConfig } from '../../core/services/config/config-file.js';
 import { loadSettings } from '../../core/services/config/settings.js';
-import { ROOT, tempDir } from '../helpers/test-app.js';
+import { ROOT, tempDir } from '../helpers/checkout.js';
 
 const DEPLOY = path.join(ROOT, 'deploy');
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT } from '../helpers/test-app.js';
+import { ROOT } from '../helpers/checkout.js';
 
 /** Files below `dir` (relative to ROOT) whose names end in `ext`, as paths relative to ROOT. */
 function filesUnder(dir: string, ext: string): string[] {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
-import { ROOT } from './test-app.js';
+import { ROOT } from './checkout.js';
 
 /** A console chat that keeps running: write lines, wait for output, signal it, wait for its exit. */
 export interface LiveChat {

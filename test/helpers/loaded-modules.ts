@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { ROOT } from './test-app.js';
+import { ROOT } from './checkout.js';
 
 const run = promisify(execFile);
 

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { ROOT } from './test-app.js';
+import { ROOT } from './checkout.js';
 
 export interface ScriptRun {
   code: number | null;

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { ROOT } from './test-app.js';
+import { ROOT } from './checkout.js';
 
 /**
  * The bot as `npm start` runs it (`dist/app/start.js`, the real WhatsApp transport and wiring) in its own process,

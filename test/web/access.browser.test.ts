@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import pingPlugin from '../../plugins/ping/index.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';
-import { ROOT } from '../helpers/test-app.js';
+import { ROOT } from '../helpers/checkout.js';
 import { SHIPPED_RULES, until } from './access-helpers.js';
 import { overflowsHorizontally, seriousA11yViolations, sharedBrowser } from './browser.js';
 import { startWebTest, TOKEN, type WebTest } from './web-helpers.js';

@@ -5,7 +5,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { definePlugin, Type } from '../../core/index.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';
-import { ROOT } from '../helpers/test-app.js';
+import { ROOT } from '../helpers/checkout.js';
 import { overflowsHorizontally, seriousA11yViolations, sharedBrowser } from './browser.js';
 import { startWebTest, TOKEN, type WebTest } from './web-helpers.js';
 

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import pingPlugin from '../../plugins/ping/index.js';
-import { ROOT } from '../helpers/test-app.js';
+import { ROOT } from '../helpers/checkout.js';
 import { sharedBrowser } from './browser.js';
 import { startWebTest, TOKEN, type WebTest } from './web-helpers.js';
 

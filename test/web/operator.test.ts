@@ -11,7 +11,7 @@ import { startWebServer, type WebServer } from '../../web/server.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import { createVoicePlugin } from '../../plugins/voice/index.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';
-import { ROOT, tempDir } from '../helpers/test-app.js';
+import { ROOT, tempDir } from '../helpers/checkout.js';
 import { request, startWebTest, TOKEN, type WebTest } from './web-helpers.js';
 
 const FOREIGN_HOST = '10.1.2.3:3000';

@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { startLiveChat } from '../../helpers/live-chat.js';
-import { runChat, shippedExample, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { runChat, shippedExample, tempDir, writeConfig } from '../../helpers/checkout.js';
 
 const OPERATOR = '10000000001';
 const STRANGER = '62811111111';

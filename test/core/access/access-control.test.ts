@@ -6,7 +6,7 @@ import { withDefaults } from '../../../core/services/config/config-file.js';
 import { createLogger } from '../../../core/services/log/logger.js';
 import { HistoryStore } from '../../../core/services/store/history.js';
 import type { IncomingMessage } from '../../../core/kernel/port/message.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 describe('pairing rules (AccessControl)', () => {
   let dir: string;

@@ -5,7 +5,7 @@ import type { FakeBehaviour, RecordedRequest } from '../../../app/testing/http-f
 import { completion, FakeGateway } from '../../fakes/openai-gateway.js';
 import { FakeSearchProvider } from '../../fakes/search-provider.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 const BOT = '62899999999';
 const GROUP = '120363000000000088@g.us';

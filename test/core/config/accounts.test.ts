@@ -5,7 +5,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadSettings, SettingsError } from '../../../core/services/config/settings.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
-import { ROOT, tempDir } from '../../helpers/test-app.js';
+import { ROOT, tempDir } from '../../helpers/checkout.js';
 
 interface Run {
   code: number | null;

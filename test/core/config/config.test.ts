@@ -7,7 +7,7 @@ import { ConfigError, loadConfigFile, saveConfigFile } from '../../../core/servi
 import { ensureDataDir, loadSettings, SettingsError } from '../../../core/services/config/settings.js';
 import { createLogger } from '../../../core/services/log/logger.js';
 import { safeFileName } from '../../../core/services/store/atomic.js';
-import { runChat, tempDir, writeConfig, ROOT } from '../../helpers/test-app.js';
+import { runChat, tempDir, writeConfig, ROOT } from '../../helpers/checkout.js';
 
 describe('configuration', () => {
   it('creates config.json from config.example.json when it is missing', async () => {

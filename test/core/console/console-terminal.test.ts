@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { startInPty } from '../../helpers/pty.js';
-import { ROOT, runChat, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { ROOT, runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
 
 const WRONG_KEY = 'sk-terminal-wrong-key-4242';
 

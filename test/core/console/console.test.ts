@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { FakeGateway, failures } from '../../fakes/openai-gateway.js';
 import { pathToFileURL } from 'node:url';
-import { ROOT, runChat, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { ROOT, runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
 
 const DEAD_UPSTREAM = { API_KEY: 'x', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm' };
 const BOT = '62899999999';
@@ -59,7 +59,7 @@ describe('console chat (spawned)', () => {
     await writeConfig(dir);
     const { spawn } = await import('node:child_process');
     const path = await import('node:path');
-    const { ROOT } = await import('../../helpers/test-app.js');
+    const { ROOT } = await import('../../helpers/checkout.js');
     const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'app', 'chat.js')], { cwd: dir, env: { PATH: process.env.PATH ?? '', ...DEAD_UPSTREAM }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { rm } from 'node:fs/promises';
-import { runChat, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
 
 const ENV = { API_KEY: 'k-help-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', STARTUP_PROBE: 'off' };
 

@@ -5,7 +5,7 @@ import { PassThrough } from 'node:stream';
 import * as tarStream from 'tar-stream';
 import { Jail, type JailLimits } from '../../../core/services/jail/index.js';
 import { receiveWorkTree } from '../../../core/services/jail/work-tree.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 const LIMITS: JailLimits = { wallSeconds: 20, cpuSeconds: 20, memoryMb: 256, maxProcesses: 16, maxOutputBytes: 65_536, diskBytes: 1 << 20 };
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Jail, JailRefused, type JailLimits } from '../../../core/services/jail/index.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 const LIMITS: JailLimits = { wallSeconds: 20, cpuSeconds: 20, memoryMb: 256, maxProcesses: 16, maxOutputBytes: 65_536, diskBytes: 1 << 20 };
 

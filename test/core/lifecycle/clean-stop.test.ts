@@ -4,7 +4,7 @@ import { readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { completion, FakeGateway, lastUserText } from '../../fakes/openai-gateway.js';
 import { startLiveChat } from '../../helpers/live-chat.js';
-import { ROOT, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { ROOT, tempDir, writeConfig } from '../../helpers/checkout.js';
 
 /** A gateway whose answers wait until the test lets them go; `received` resolves at the first request. */
 async function heldGateway() {

@@ -17,7 +17,7 @@ import { FakeAnthropicGateway } from '../../fakes/anthropic-messages.js';
 import { FakeAudioProvider } from '../../fakes/audio-provider.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 import { makeSample } from '../../plugins/mp3/media-samples.js';
 import { makeImage } from '../../plugins/vision/images.js';
 

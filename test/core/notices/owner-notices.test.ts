@@ -6,7 +6,7 @@ import { definePlugin } from '../../../core/index.js';
 import { createApp } from '../../../app/app.js';
 import { MemoryTransport } from '../../../core/adapters/memory/memory-transport.js';
 import { startTestBot, type TestBot, type TestClock } from '../../../app/testing/index.js';
-import { tempDir, writeConfig } from '../../helpers/test-app.js';
+import { tempDir, writeConfig } from '../../helpers/checkout.js';
 import { PassThrough } from 'node:stream';
 
 const OWNERS = ['6281200000001', '6281200000002'];

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { BurstTurns, MERGED_KEPT_MS } from '../../../core/kernel/pipeline/burst-turns.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 const LID = '123456789@lid';
 const PHONE = '15550002222@s.whatsapp.net';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { FakeBehaviour, RecordedRequest } from '../../../app/testing/http-fake.js';
 import { FakeGateway, completion } from '../../fakes/openai-gateway.js';
 import { FakeSearchProvider } from '../../fakes/search-provider.js';
-import { ROOT, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { ROOT, tempDir, writeConfig } from '../../helpers/checkout.js';
 
 /** The main model: searches, then answers from what it found. */
 function model(req: RecordedRequest): FakeBehaviour {

@@ -11,7 +11,7 @@ import type { FakeBehaviour, RecordedRequest } from '../../../app/testing/http-f
 import { FakeGateway, completion, failures } from '../../fakes/openai-gateway.js';
 import { FakeSearchProvider } from '../../fakes/search-provider.js';
 import { startLinkedBot } from '../../helpers/linked-bot.js';
-import { tempDir, writeConfig } from '../../helpers/test-app.js';
+import { tempDir, writeConfig } from '../../helpers/checkout.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';
 /** The answer as sent: the model's Markdown in WhatsApp formatting, with the searched pages as sources. */

@@ -8,7 +8,7 @@ import { createApp } from '../../../app/app.js';
 import { createLogger } from '../../../core/services/log/logger.js';
 import { MemoryTransport } from '../../../core/adapters/memory/memory-transport.js';
 import { PassThrough } from 'node:stream';
-import { ROOT, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { ROOT, tempDir, writeConfig } from '../../helpers/checkout.js';
 import { startWebServer } from '../../../web/server.js';
 import { login, TOKEN } from '../../web/web-helpers.js';
 

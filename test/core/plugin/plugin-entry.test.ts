@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ROOT } from '../../helpers/test-app.js';
+import { ROOT } from '../../helpers/checkout.js';
 import { loadInFreshProcess } from '../../helpers/loaded-modules.js';
 
 /** What the plugin entry must never pull in: the app wiring, the web server, the WhatsApp adapter and Baileys, Koa. */

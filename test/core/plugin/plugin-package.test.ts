@@ -9,7 +9,7 @@ import { createApp } from '../../../app/app.js';
 import { MemoryTransport } from '../../../core/adapters/memory/memory-transport.js';
 import type { OutgoingMedia, SentMessage } from '../../../core/index.js';
 import { createLogger } from '../../../core/services/log/logger.js';
-import { ROOT, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { ROOT, tempDir, writeConfig } from '../../helpers/checkout.js';
 
 const run = promisify(execFile);
 const ALICE = '62811000001@s.whatsapp.net';

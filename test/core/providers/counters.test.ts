@@ -6,7 +6,7 @@ import sinon from 'sinon';
 import { createLogger } from '../../../core/services/log/logger.js';
 import { UserBudgets } from '../../../core/services/providers/budgets.js';
 import { UsageLedger } from '../../../core/services/providers/usage.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 /** The real setTimeout, kept before the clock is faked: the file system still needs real time to finish a write. */
 const realSetTimeout = globalThis.setTimeout;

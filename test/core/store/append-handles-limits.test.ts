@@ -4,7 +4,7 @@ import { readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AppendHandles } from '../../../core/services/store/append-handles.js';
 import { writeFileAtomicSafe } from '../../../core/services/store/atomic.js';
-import { ROOT, tempDir } from '../../helpers/test-app.js';
+import { ROOT, tempDir } from '../../helpers/checkout.js';
 
 /** The files under `dir` this process holds open right now (Linux: /proc/self/fd). */
 async function openFilesUnder(dir: string): Promise<string[]> {

@@ -3,7 +3,7 @@ import { readFile, rm, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { AppendHandles } from '../../../core/services/store/append-handles.js';
 import { appendToFile, releaseAppendHandle, writeFileAtomicSafe } from '../../../core/services/store/atomic.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 describe('store: kept-open append handles of the logs', () => {
   it('appends in order through one handle, creating the folder, and keeps appending after a truncate', async () => {

@@ -6,7 +6,7 @@ import { BufferJSON, initAuthCreds } from '@whiskeysockets/baileys';
 import { checkDocument, HISTORY_SCHEMA } from '../../../core/services/store/schemas.js';
 import { AuthStateCorruptError, useDurableAuthState } from '../../../core/adapters/whatsapp/auth-store.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
-import { ROOT, tempDir } from '../../helpers/test-app.js';
+import { ROOT, tempDir } from '../../helpers/checkout.js';
 
 const dist = (rel: string) => JSON.stringify(path.join(ROOT, 'dist', rel));
 

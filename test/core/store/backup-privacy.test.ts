@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import * as tar from 'tar';
 import * as tarStream from 'tar-stream';
 import { BackupError, restoreBackup } from '../../../core/services/store/backup.js';
-import { ROOT, tempDir } from '../../helpers/test-app.js';
+import { ROOT, tempDir } from '../../helpers/checkout.js';
 
 /** The uid and gid of `nobody`: another user of the machine, the one the jail runs code as. */
 const OTHER_UID = 65534;

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { createLogger } from '../../../core/services/log/logger.js';
 import { UserBudgets } from '../../../core/services/providers/budgets.js';
 import { UsageLedger } from '../../../core/services/providers/usage.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 const quietLog = () => createLogger({ level: 'silent', pretty: false, destination: new Writable({ write: (_c, _e, done) => done() }) });
 

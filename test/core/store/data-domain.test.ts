@@ -7,7 +7,7 @@ import { domainFor } from '../../../core/services/store/data-domain.js';
 import { JsonFile } from '../../../core/services/store/json-file.js';
 import type { DataSchema } from '../../../core/services/store/schemas.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 /** A few turns of the event loop: long enough for a write that does not wait to have happened. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 30));

@@ -4,7 +4,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { HistoryStore } from '../../../core/services/store/history.js';
 import { completion, FakeGateway, lastUserText } from '../../fakes/openai-gateway.js';
-import { ROOT, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { ROOT, tempDir, writeConfig } from '../../helpers/checkout.js';
 
 const CHAT = '10000000001@s.whatsapp.net';
 

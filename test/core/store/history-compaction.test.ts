@@ -3,7 +3,7 @@ import { appendFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/pro
 import path from 'node:path';
 import { HistoryStore, type HistoryEntry } from '../../../core/services/store/history.js';
 import { HISTORY_SCHEMA } from '../../../core/services/store/schemas.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 const CHAT = '10000000006@s.whatsapp.net';
 const said = (text: string, at: number, id?: string): HistoryEntry => ({ ...(id ? { id } : {}), role: 'user', text, at });

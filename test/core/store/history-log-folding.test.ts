@@ -5,7 +5,7 @@ import path from 'node:path';
 import { DataHealth } from '../../../core/services/store/data-health.js';
 import { registerDataHealth } from '../../../core/services/store/data-domain.js';
 import { HistoryStore, type HistoryEntry } from '../../../core/services/store/history.js';
-import { ROOT, tempDir } from '../../helpers/test-app.js';
+import { ROOT, tempDir } from '../../helpers/checkout.js';
 
 const CHAT = '10000000009@s.whatsapp.net';
 const said = (text: string, at: number, id?: string): HistoryEntry => ({ ...(id ? { id } : {}), role: 'user', text, at });

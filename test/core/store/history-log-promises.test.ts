@@ -4,7 +4,7 @@ import path from 'node:path';
 import { DataHealth } from '../../../core/services/store/data-health.js';
 import { registerDataHealth } from '../../../core/services/store/data-domain.js';
 import { HistoryStore, type HistoryEntry } from '../../../core/services/store/history.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 const CHAT = '10000000008@s.whatsapp.net';
 const said = (text: string, at: number): HistoryEntry => ({ role: 'user', text, at });

@@ -6,7 +6,7 @@ import { DataHealth } from '../../../core/services/store/data-health.js';
 import { registerDataHealth } from '../../../core/services/store/data-domain.js';
 import { HistoryStore } from '../../../core/services/store/history.js';
 import { checkDocument, HISTORY_SCHEMA } from '../../../core/services/store/schemas.js';
-import { ROOT, tempDir } from '../../helpers/test-app.js';
+import { ROOT, tempDir } from '../../helpers/checkout.js';
 
 const CHAT = '10000000007@s.whatsapp.net';
 const dist = (rel: string) => JSON.stringify(path.join(ROOT, 'dist', rel));

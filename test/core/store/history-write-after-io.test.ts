@@ -3,7 +3,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { HistoryStore, type HistoryEntry } from '../../../core/services/store/history.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 const CHAT = '10000000011@s.whatsapp.net';
 const said = (text: string, at: number): HistoryEntry => ({ role: 'user', text, at });

@@ -11,7 +11,7 @@ import mydata from '../../../plugins/mydata/index.js';
 import remind from '../../../plugins/remind/index.js';
 import { checkDataFiles } from '../../../app/doctor/data-files.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 const ALICE = '6281100000001@s.whatsapp.net';
 const ALICE_LID = '99000000000001@lid';

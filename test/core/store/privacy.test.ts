@@ -10,7 +10,7 @@ import { WorkspaceStore } from '../../../plugins/workspace/store.js';
 import { WORKSPACE_STORES } from '../../../plugins/workspace/schemas.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 const ANA = '10000000001@s.whatsapp.net';
 const BUDI = '10000000002@s.whatsapp.net';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { createLogger } from '../../../core/services/log/logger.js';
 import { startRetentionSweeper } from '../../../core/services/store/retention.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 

@@ -5,7 +5,7 @@ import { Store, Type } from '../../../core/index.js';
 import { safeFileName } from '../../../core/storage.js';
 import { PluginStores } from '../../../core/services/store/plugin-store.js';
 import type { PrivacyParticipant } from '../../../core/services/store/privacy.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 /*
  * The core's per-chat searchable log (Store.chatSearchLog), through the API a plugin gets (`host.store`) and the

@@ -6,7 +6,7 @@ import { createVoicePlugin } from '../../../plugins/voice/index.js';
 import { FakeAudioProvider } from '../../fakes/audio-provider.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 import { makeTone } from '../../plugins/voice/audio-files.js';
 
 describe('voice archive: a note that could not be saved is said so', function () {

@@ -6,7 +6,7 @@ import { createLogger } from '../../../core/services/log/logger.js';
 import { DataHealth, DataWriteError } from '../../../core/services/store/data-health.js';
 import { JsonFile } from '../../../core/services/store/json-file.js';
 import { HISTORY_SCHEMA } from '../../../core/services/store/schemas.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 describe('failed writes are never silent', () => {
   let dir: string;

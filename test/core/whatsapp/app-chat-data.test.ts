@@ -12,7 +12,7 @@ import recall from '../../../plugins/recall/index.js';
 import mydata from '../../../plugins/mydata/index.js';
 import remind from '../../../plugins/remind/index.js';
 import { BOT_ME, BOT_PHONE, DisconnectReason, FakeSocketFactory, GROUP, waMessage, waText } from '../../fakes/baileys-socket.js';
-import { tempDir, writeConfig } from '../../helpers/test-app.js';
+import { tempDir, writeConfig } from '../../helpers/checkout.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';
 const ALICE_LID = '98765432100001@lid';

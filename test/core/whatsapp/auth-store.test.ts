@@ -3,7 +3,7 @@ import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { BufferJSON, useMultiFileAuthState } from '@whiskeysockets/baileys';
 import { AuthStateCorruptError, keyFileName, useDurableAuthState } from '../../../core/adapters/whatsapp/auth-store.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 describe('WhatsApp auth-state store (data/session_auth)', () => {
   let dir: string;

@@ -10,7 +10,7 @@ import { whatsAppSettings } from '../../../app/whatsapp-settings.js';
 import pingPlugin from '../../../plugins/ping/index.js';
 import { startWebServer, type WebServer } from '../../../web/server.js';
 import { BOT_LID, BOT_ME, BOT_PHONE, DisconnectReason, FakeSocketFactory, GROUP, waText } from '../../fakes/baileys-socket.js';
-import { tempDir, writeConfig } from '../../helpers/test-app.js';
+import { tempDir, writeConfig } from '../../helpers/checkout.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';
 const ALICE_LID = '98765432100001@lid';

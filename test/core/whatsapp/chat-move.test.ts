@@ -9,7 +9,7 @@ import { createVoicePlugin } from '../../../plugins/voice/index.js';
 import { FakeAudioProvider } from '../../fakes/audio-provider.js';
 import { waMessage, waText } from '../../fakes/baileys-socket.js';
 import { startLinkedBot, type LinkedBot } from '../../helpers/linked-bot.js';
-import { tempDir, writeConfig } from '../../helpers/test-app.js';
+import { tempDir, writeConfig } from '../../helpers/checkout.js';
 import { makeTone } from '../../plugins/voice/audio-files.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';

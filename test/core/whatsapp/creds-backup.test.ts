@@ -6,7 +6,7 @@ import path from 'node:path';
 import { BufferJSON, initAuthCreds } from '@whiskeysockets/baileys';
 import { AuthStateCorruptError, useDurableAuthState } from '../../../core/adapters/whatsapp/auth-store.js';
 import { BOT_ME } from '../../fakes/baileys-socket.js';
-import { ROOT, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { ROOT, tempDir, writeConfig } from '../../helpers/checkout.js';
 import { cleanup, link, setup } from './harness.js';
 
 const half = (text: string) => text.slice(0, Math.floor(text.length / 2));

@@ -11,7 +11,7 @@ import type { TransportEvents } from '../../../core/kernel/port/transport.js';
 import { WhatsAppTransport, type WhatsAppTransportOptions } from '../../../core/adapters/whatsapp/whatsapp-transport.js';
 import { whatsAppSettings } from '../../../app/whatsapp-settings.js';
 import { BOT_ME, DisconnectReason, FakeSocketFactory } from '../../fakes/baileys-socket.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 export interface Harness {
   dir: string;

@@ -12,7 +12,7 @@ import { WhatsAppTransport } from '../../../core/adapters/whatsapp/whatsapp-tran
 import { whatsAppSettings } from '../../../app/whatsapp-settings.js';
 import pingPlugin from '../../../plugins/ping/index.js';
 import { BOT_ME, DisconnectReason, FakeSocketFactory, GROUP, waText } from '../../fakes/baileys-socket.js';
-import { tempDir, writeConfig } from '../../helpers/test-app.js';
+import { tempDir, writeConfig } from '../../helpers/checkout.js';
 import { cleanup, link, setup, type Harness } from './harness.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';

@@ -7,7 +7,7 @@ import pingPlugin from '../../../plugins/ping/index.js';
 import { BOT_ME, BOT_PHONE, FakeBaileysSocket, FakeSocketFactory, GROUP, waText } from '../../fakes/baileys-socket.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { startLinkedBot } from '../../helpers/linked-bot.js';
-import { tempDir, writeConfig } from '../../helpers/test-app.js';
+import { tempDir, writeConfig } from '../../helpers/checkout.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';
 const BOB = '6281233330000@s.whatsapp.net';

@@ -8,7 +8,7 @@ import { ResendStore } from '../../../core/adapters/whatsapp/resend-store.js';
 import { useDurableAuthState } from '../../../core/adapters/whatsapp/auth-store.js';
 import { StatusMessage } from '../../../plugins/mp3/progress.js';
 import { GROUP, waMessage, waText } from '../../fakes/baileys-socket.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 import { cleanup, link, setup } from './harness.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { addTransactionCapability, type SignalKeyStore } from '@whiskeysockets/baileys';
 import { makeLibSignalRepository } from '@whiskeysockets/baileys/lib/Signal/libsignal.js';
 import { useDurableAuthState, type DurableAuthState } from '../../../core/adapters/whatsapp/auth-store.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 const DAY = 86_400_000;
 const BOT = { id: '4915100000001:7@s.whatsapp.net', lid: '200000000001:7@lid' };

@@ -4,7 +4,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { BufferJSON, type WAMessage } from '@whiskeysockets/baileys';
 import { BOT_LID, BOT_ME, BOT_PHONE, DisconnectReason, GROUP, waMessage, waText } from '../../fakes/baileys-socket.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 import { cleanup, fakeClockPerTest, link, setup, type Harness } from './harness.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';

@@ -10,7 +10,7 @@ import { WhatsAppTransport } from '../../../core/adapters/whatsapp/whatsapp-tran
 import { whatsAppSettings } from '../../../app/whatsapp-settings.js';
 import { BOT_ME, DisconnectReason, FakeSocketFactory, waText } from '../../fakes/baileys-socket.js';
 import { completion, FakeGateway, lastUserText } from '../../fakes/openai-gateway.js';
-import { tempDir, writeConfig } from '../../helpers/test-app.js';
+import { tempDir, writeConfig } from '../../helpers/checkout.js';
 
 describe('clean stop on WhatsApp (fake Baileys socket, real app)', () => {
   afterEach(() => sinon.restore());

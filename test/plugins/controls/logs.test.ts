@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { loadSettings, SettingsError } from '../../../core/services/config/settings.js';
-import { ROOT, runChat, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { ROOT, runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
 
 const ENV = { API_KEY: 'sk-log-format-secret', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', AUDIO_API_KEYS: '' };
 

@@ -3,7 +3,7 @@ import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { FakeAnthropicGateway } from '../../fakes/anthropic-messages.js';
 import type { RecordedRequest } from '../../../app/testing/http-fake.js';
-import { runChat, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
 import { docx, jpegOf, odt, scannedPdf, textPdf, xlsx, zipBombDocx } from './samples.js';
 
 /** The system text and last user text of one recorded chat-completions request. */

@@ -7,7 +7,7 @@ import { completion } from '../../fakes/openai-gateway.js';
 import type { RecordedRequest } from '../../../app/testing/http-fake.js';
 import { FakeImagesGateway, TINY_PNG } from '../../fakes/images-gateway.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
-import { runChat, shippedExample, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { runChat, shippedExample, tempDir, writeConfig } from '../../helpers/checkout.js';
 
 const KEY = 'sk-image-gateway-key-998877';
 const OWNER = '6281100000001';

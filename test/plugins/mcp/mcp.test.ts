@@ -17,7 +17,7 @@ import mcp from '../../../plugins/mcp/index.js';
 import { mcpConfigPath } from '../../../plugins/mcp/mcp-config.js';
 import { offeredName } from '../../../plugins/mcp/tool-names.js';
 import ping from '../../../plugins/ping/index.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** The real third-party server, run with this node from node_modules (no npx, no download). */

@@ -9,7 +9,7 @@ import type { BotAction } from '../../../core/adapters/memory/memory-transport.j
 import { createMp3Plugin } from '../../../plugins/mp3/index.js';
 import { isPrivateAddress } from '../../../plugins/mp3/url-guard.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 import { makeSample } from './media-samples.js';
 
 /** A loopback server that must receive nothing: every request it gets is recorded. */

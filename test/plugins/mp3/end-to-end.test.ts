@@ -6,7 +6,7 @@ import type { BotAction } from '../../../core/adapters/memory/memory-transport.j
 import { writeFakeYtdlp } from '../../fakes/fake-ytdlp.js';
 import { MediaServer } from '../../fakes/media-server.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
-import { runChat, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
 import { inspectFile, makeSample } from './media-samples.js';
 
 const sentMedia = (actions: BotAction[]) => actions.filter((a): a is Extract<BotAction, { type: 'media' }> => a.type === 'media');

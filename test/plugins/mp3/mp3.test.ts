@@ -6,7 +6,7 @@ import type { IncomingMedia } from '../../../core/kernel/port/message.js';
 import type { BotAction } from '../../../core/adapters/memory/memory-transport.js';
 import { fakeYtdlpCalls, recordFakeYtdlpCalls, writeFakeYtdlp } from '../../fakes/fake-ytdlp.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 import { inspectFile, makeSample } from './media-samples.js';
 
 const USER = '10000000001@s.whatsapp.net';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { FakeModel, lastText } from '../../../app/testing/index.js';
-import { runChat, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
 
 describe('polls on the console (spawned npm run chat, fake model on 127.0.0.1)', function () {
   this.timeout(30_000);

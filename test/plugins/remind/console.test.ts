@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { startLiveChat, type LiveChat } from '../../helpers/live-chat.js';
-import { runChat, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
 
 const ENV = { API_KEY: 'test-key-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm' };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

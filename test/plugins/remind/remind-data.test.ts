@@ -10,7 +10,7 @@ import mydata from '../../../plugins/mydata/index.js';
 import remind from '../../../plugins/remind/index.js';
 import { startWebServer, type WebServer } from '../../../web/server.js';
 import { ALICE, BOB, BOT, FAST_SENDING, GROUP, say, sleep, waitFor } from '../../helpers/chat.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 import { csrfOf, login, request, sameOrigin, TOKEN } from '../../web/web-helpers.js';
 
 /** The remind options these tests use, as config.json and as the dashboard's form fields. */

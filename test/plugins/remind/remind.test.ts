@@ -6,7 +6,7 @@ import { safeFileName } from '../../../core/storage.js';
 import { lastText, startTestBot, type ModelAnswer, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
 import remind from '../../../plugins/remind/index.js';
 import { ALICE, BOB, BOT, CAROL, FAST_SENDING, GROUP, say, sleep, waitFor } from '../../helpers/chat.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 /** remind in Jakarta time unless `options` say otherwise. */
 function start(options: Record<string, unknown> = {}, extra: { dir?: string; owners?: string[]; model?: (request: ModelRequest) => ModelAnswer } = {}): Promise<TestBot> {

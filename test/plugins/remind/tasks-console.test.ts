@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { FakeModel, lastText } from '../../../app/testing/index.js';
 import { startLiveChat, type LiveChat } from '../../helpers/live-chat.js';
-import { runChat, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { FakeAnthropicGateway, imageOf } from '../../fakes/anthropic-messages.js';
-import { runChat, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
 
 /** The longer side a WebP declares (VP8X canvas, or a simple VP8/VP8L frame); throws for anything not WebP. */
 function webpLongerSide(bytes: Buffer): number {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import stickerPlugin from '../../../plugins/sticker/index.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
-import { runChat, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
 
 const run = promisify(execFile);
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { FakeAnthropicGateway, imageOf } from '../../fakes/anthropic-messages.js';
-import { runChat, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
 import { testFfmpeg } from '../voice/audio-files.js';
 import { makeImage } from './images.js';
 

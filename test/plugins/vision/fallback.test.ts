@@ -7,7 +7,7 @@ import type { FakeGateway } from '../../fakes/openai-gateway.js';
 import { failures } from '../../fakes/openai-gateway.js';
 import { chatImageOf, startOpenAiOnlyGateway } from '../../fakes/openai-only-gateway.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 import { makeImage, mediaOf } from './images.js';
 
 const texts = (actions: Array<{ type: string }>) => actions.filter((a) => a.type === 'text').map((a) => (a as unknown as { text: string }).text);

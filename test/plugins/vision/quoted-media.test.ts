@@ -6,7 +6,7 @@ import visionPlugin from '../../../plugins/vision/index.js';
 import { startTestBot, type BotAction, type TestBot } from '../../../app/testing/index.js';
 import type { IncomingMedia, QuotedMessage } from '../../../core/kernel/port/message.js';
 import { FakeAnthropicGateway } from '../../fakes/anthropic-messages.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 import { testFfmpeg } from '../voice/audio-files.js';
 import { makeImage, mediaOf } from './images.js';
 

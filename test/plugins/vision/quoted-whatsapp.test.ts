@@ -8,7 +8,7 @@ import visionPlugin from '../../../plugins/vision/index.js';
 import { FakeAnthropicGateway } from '../../fakes/anthropic-messages.js';
 import { BOT_PHONE, FakeSocketFactory, waMessage, type SentRecord } from '../../fakes/baileys-socket.js';
 import { startLinkedBot } from '../../helpers/linked-bot.js';
-import { tempDir, writeConfig } from '../../helpers/test-app.js';
+import { tempDir, writeConfig } from '../../helpers/checkout.js';
 import { testFfmpeg } from '../voice/audio-files.js';
 import { makeImage } from './images.js';
 

@@ -5,7 +5,7 @@ import pingPlugin from '../../../plugins/ping/index.js';
 import visionPlugin from '../../../plugins/vision/index.js';
 import { FakeAnthropicGateway, anthropicFailures, imageOf, message } from '../../fakes/anthropic-messages.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 import { makeImage, mediaOf } from './images.js';
 
 const PRIMARY_KEY = 'primary-key-abcdef';

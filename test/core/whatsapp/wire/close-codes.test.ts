@@ -9,7 +9,7 @@ import { createLogger } from '../../../../core/services/log/logger.js';
 import { WhatsAppTransport } from '../../../../core/adapters/whatsapp/whatsapp-transport.js';
 import { whatsAppSettings } from '../../../../app/whatsapp-settings.js';
 import { WhatsAppWireServer } from '../../../fakes/whatsapp-wire-server.js';
-import { tempDir } from '../../../helpers/test-app.js';
+import { tempDir } from '../../../helpers/checkout.js';
 
 interface Linked {
   transport: WhatsAppTransport;

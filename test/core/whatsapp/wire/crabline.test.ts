@@ -4,7 +4,7 @@ import path from 'node:path';
 import { FakeAudioProvider } from '../../../fakes/audio-provider.js';
 import { CrablineWhatsApp } from '../../../fakes/crabline.js';
 import { FakeGateway, lastUserText } from '../../../fakes/openai-gateway.js';
-import { tempDir, writeConfig } from '../../../helpers/test-app.js';
+import { tempDir, writeConfig } from '../../../helpers/checkout.js';
 import { WireBot } from '../../../helpers/wire-bot.js';
 import { makeTone } from '../../../plugins/voice/audio-files.js';
 
