@@ -36,7 +36,7 @@ export interface TestAppOptions {
  *
  * Being retired: new tests start their bots with the public kit (`app/testing`, `startTestBot`: several plugins or
  * the bundled ones, ownIds, a clock, restart over the same folder), the one plugin authors get. It stays for the tests
- * not moved yet (voice, workspace); config.json as an owner has it is the kit's `enableGiven: false`. What is about this repository's checkout and console (ROOT,
+ * not moved yet (voice); config.json as an owner has it is the kit's `enableGiven: false`. What is about this repository's checkout and console (ROOT,
  * tempDir, runChat, writeConfig) is in checkout.ts, not in the kit: it is not about a plugin.
  *
  * @example
