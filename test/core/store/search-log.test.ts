@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Store, Type } from '../../../core/index.js';
-import { safeFileName } from '../../../core/storage.js';
+import { safeFileName, SearchLogs } from '../../../core/storage.js';
 import { PluginStores } from '../../../core/services/store/plugin-store.js';
 import type { PrivacyParticipant } from '../../../core/services/store/privacy.js';
 import { tempDir } from '../../helpers/checkout.js';
@@ -219,5 +219,43 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
   it('opening a search log the plugin did not declare throws, naming the fix', () => {
     const OTHER = Store.chatSearchLog('other', Said);
     expect(() => stores.chat(ANA).searchLog(OTHER)).to.throw(/does not declare/);
+  });
+});
+
+describe('core search-log engine: items without words (keepsEmpty) and dropping a chat (SearchLogs)', () => {
+  let dir: string;
+  const item = (value: unknown) => {
+    const v = value as { text?: unknown; at?: unknown; id?: unknown };
+    return typeof v?.text === 'string' && typeof v.at === 'number' ? { text: v.text, at: v.at, ...(typeof v.id === 'string' ? { id: v.id } : {}) } : undefined;
+  };
+  beforeEach(async () => {
+    dir = await tempDir('search-log-engine-');
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  it('keeps an item without words only when the format says so, across a restart', async () => {
+    const at = Date.parse('2026-11-01T10:00:00Z');
+    const keeping = new SearchLogs(dir, { header: 'kept', item, keepsEmpty: true });
+    await keeping.chat(GROUP).addMany([{ id: 'gone', text: '', at }, { id: 'here', text: 'the harbour at dawn', at: at + 1 }]);
+    expect((await new SearchLogs(dir, { header: 'kept', item, keepsEmpty: true }).chat(GROUP).where(() => true)).map((i) => i.id)).to.deep.equal(['gone', 'here']);
+    const other = path.join(dir, 'other');
+    const skipping = new SearchLogs(other, { header: 'kept', item });
+    await skipping.chat(GROUP).addMany([{ id: 'gone', text: '   ', at }, { id: 'here', text: 'the harbour at dawn', at: at + 1 }]);
+    expect((await skipping.chat(GROUP).where(() => true)).map((i) => i.id)).to.deep.equal(['here']);
+  });
+
+  it("dropChat removes the chat's folder and its loaded lines; the next use starts empty and the others stay", async () => {
+    const at = Date.parse('2026-11-01T10:00:00Z');
+    const logs = new SearchLogs(dir, { header: 'kept', item });
+    await logs.chat(ANA).add({ text: 'the vault code is orange', at });
+    await logs.chat(BUDI).add({ text: 'the vault is in the harbour', at });
+    expect(await logs.chat(ANA).search('vault')).to.have.length(1);
+    await logs.dropChat(ANA);
+    expect(await readdir(dir)).to.deep.equal([safeFileName(BUDI)]);
+    expect(await logs.chat(ANA).search('vault')).to.deep.equal([]);
+    expect(await logs.chat(BUDI).search('vault')).to.have.length(1);
+    // A new line after the drop starts a fresh file with its header: it is found again after a restart.
+    await logs.chat(ANA).add({ text: 'a new start', at: at + 5 });
+    expect((await new SearchLogs(dir, { header: 'kept', item }).chat(ANA).where(() => true)).map((i) => i.text)).to.deep.equal(['a new start']);
   });
 });

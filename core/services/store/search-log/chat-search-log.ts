@@ -872,8 +872,6 @@ export class ChatSearchLog<I extends SearchLogItem = SearchLogItem> {
       if (unsaved) throw new Error(`${unsaved} item(s) of ${this.chatId} are not on disk yet, so its log stays where it is`);
       for (const name of await this.segments()) releaseAppendHandle(path.join(this.dir, name));
       await rm(this.dir, { recursive: true, force: true });
-      this.ready.clear();
-      this.forgetMemory();
     });
   }
 
