@@ -3,7 +3,7 @@ import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { safeFileName } from '../../../core/storage.js';
 import { AudioArchive, archivedNotesWhere, moveArchivedChat, type NoteInput } from '../../../plugins/voice/archive.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 const LID = '98765432100001@lid';
 const PHONE = '6281211110000@s.whatsapp.net';

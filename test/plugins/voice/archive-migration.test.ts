@@ -6,7 +6,7 @@ import { DataHealth } from '../../../core/services/store/data-health.js';
 import { registerDataHealth } from '../../../core/services/store/data-domain.js';
 import { safeFileName } from '../../../core/storage.js';
 import { AudioArchive, archivedNoteOf, convertOldArchives } from '../../../plugins/voice/archive.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 const GROUP = '120363000000000001@g.us';
 const ANA = '6281111111111@s.whatsapp.net';

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AudioArchive, SNAPSHOT_MIN_NOTES, type NoteInput } from '../../../plugins/voice/archive.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 const note = (transcript: string, extra: Partial<NoteInput> = {}): NoteInput => ({ messageId: `m-${Math.random()}`, senderId: '62811111111@s.whatsapp.net', at: Date.parse('2025-05-01T10:00:00Z'), transcript, ...extra });
 
