@@ -60,6 +60,13 @@ module.exports = {
       to: { path: '^dist/(web|app)/' },
     },
     {
+      name: 'nothing-that-ships-imports-the-tests',
+      severity: 'error',
+      comment: 'app/, core/, plugins/ and web/ import nothing from test/: the test kit (app/testing, with its fake Baileys socket) is used by plugin authors without the repository\'s tests.',
+      from: { path: '^dist/(app|core|plugins|web)/' },
+      to: { path: '^dist/test/' },
+    },
+    {
       name: 'no-cycles',
       severity: 'error',
       comment: 'No import cycles anywhere: every module can be understood (and loaded) after the ones it imports.',

@@ -7,13 +7,12 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { BufferJSON, initAuthCreds } from '@whiskeysockets/baileys';
 import { createApp, type App } from '../app.js';
-import { whatsAppSettings } from '../whatsapp-settings.js';
 import { isPlugin } from '../../core/kernel/plugin/contract.js';
 import { pluginErrors } from '../../core/kernel/plugin/errors.js';
 import type { Plugin } from '../../core/kernel/plugin/types.js';
-import { WhatsAppTransport } from '../../core/adapters/whatsapp/whatsapp-transport.js';
-import type { WhatsAppTransportOptions } from '../../core/adapters/whatsapp/options.js';
+import type { WhatsAppTransport } from '../../core/adapters/whatsapp/whatsapp-transport.js';
 import { FakeModel } from './fake-model.js';
+import { whatsAppTransportOf } from './whatsapp-transport-of.js';
 import { configOf, type TestBotOptions, type TestBotPlugins, type DefinedPlugin } from './test-kit.js';
 
 /**
@@ -22,6 +21,7 @@ import { configOf, type TestBotOptions, type TestBotPlugins, type DefinedPlugin 
  * server on 127.0.0.1 (`@openclaw/crabline`, a dev dependency: Noise handshake, Signal-encrypted messages it decrypts
  * and records). People's messages are injected at the server; what the bot sends is read back from it. No phone, no
  * network. Slower than `startTestBot` (a server process and a real session): use it for what only WhatsApp shows.
+ * `startFakeSocketBot` (below) is the same bot on a fake Baileys socket: no server, real `proto` objects in and out.
  *
  * @example
  * import { startWhatsAppTestBot } from 'wa-assistant-bot/testing/whatsapp';
@@ -143,13 +143,6 @@ export async function startWhatsAppTestBot(plugins: TestBotPlugins, options: Wha
   }
 }
 
-/**
- * The real WhatsApp transport for `app`, from its settings (data folder, `WA_WEBSOCKET_URL`, preferences) as
- * `npm start` makes it; `overrides` replace transport options (a socket factory of a test, what a download returns…).
- */
-export function whatsAppTransportOf(app: App, overrides: Partial<WhatsAppTransportOptions> = {}): WhatsAppTransport {
-  return new WhatsAppTransport({ ...whatsAppSettings(app.settings, () => app.config), log: app.log.child({ part: 'whatsapp' }), printQr: () => undefined, ...overrides });
-}
 
 const userOf = (jid: string) => jid.split('@')[0].split(':')[0];
 
@@ -270,3 +263,10 @@ export class WhatsAppServer {
     clearTimeout(timer);
   }
 }
+
+export { whatsAppTransportOf };
+// The same bot on the fake Baileys socket (no server process): real proto messages in, what is sent as Baileys builds it.
+export { linkBot, startFakeSocketBot, type FakeSocketBot, type FakeSocketBotOptions, type LinkedBot, type LinkOptions } from './fake-socket-bot.js';
+export { BOT_LID, BOT_ME, BOT_PHONE, DisconnectReason, FakeBaileysSocket, FakeSocketFactory, GROUP, sentPoll, waMessage, waPollVote, waText, type BuildOptions, type SentRecord } from './fake-baileys-socket.js';
+/** Baileys' message types, to read what the bot sent (`proto.Message.encode`, enums) without a Baileys import of your own. */
+export { proto } from '@whiskeysockets/baileys';
