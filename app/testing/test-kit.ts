@@ -144,7 +144,7 @@ async function launch(plugins: Plugin[] | undefined, options: TestBotOptions & {
   const model = options.model;
   const release = async () => {
     if (own.ownsModel) await model.close();
-    if (own.ownsDir) await rm(dir, { recursive: true, force: true });
+    if (own.ownsDir) await rm(dir, { recursive: true, force: true, maxRetries: 3 }); // retried: a file a late timer wrote must not fail the test's clean-up
   };
   try {
     await writeFile(path.join(dir, 'config.json'), JSON.stringify(configOf(plugins, options), null, 2));

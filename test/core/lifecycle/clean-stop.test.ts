@@ -151,12 +151,14 @@ describe('clean stop (spawned console)', () => {
       expect(out).to.match(pattern);
     };
     try {
-      await seen(/console chat ready/);
+      // In a terminal the log goes to data/logs/chat.log; the chat shows the prompt once the console is ready.
+      await seen(/you> /);
       child.stdin.write('.ping\r');
       await seen(/pong \(\d+ ms\)/);
       child.stdin.write('\x03');
       expect(await exited).to.equal(0);
-      expect(out).to.match(/SIGINT: stopping/).and.match(/stopped cleanly/);
+      const log = await readFile(path.join(dir, 'data', 'logs', 'chat.log'), 'utf8');
+      expect(log).to.match(/SIGINT: stopping/).and.match(/stopped cleanly/);
     } finally {
       child.kill('SIGKILL');
     }

@@ -33,7 +33,8 @@ async function everything(dir: string): Promise<string> {
     for (const entry of await readdir(at, { withFileTypes: true }).catch(() => [])) {
       const full = path.join(at, entry.name);
       if (entry.isDirectory()) await walk(full);
-      else out.push(`${full}\n${await readFile(full, 'utf8')}`);
+      // A write's temporary file may be renamed away between the listing and the read: its text is in the file it became.
+      else out.push(`${full}\n${await readFile(full, 'utf8').catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? '' : Promise.reject(err)))}`);
     }
   };
   await walk(dir);
