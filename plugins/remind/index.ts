@@ -88,11 +88,11 @@ export default definePlugin({
     };
     const zoneOf = (userId: string) => store.zoneOf(userId) ?? defaultZone();
 
-    const arm = (chatId: string, r: Reminder, delay = r.due - Date.now()) => {
+    const arm = (chatId: string, r: Reminder, delay = r.due - Date.now(), lateBecause?: LateBecause) => {
       clearTimeout(timers.get(key(chatId, r.id)));
       // Unref'd: a pending reminder never keeps the process alive (`npm run chat` ends at end of input; it fires at
       // the next start, late if need be).
-      const timer = setTimeout(() => void fire(chatId, r.id), Math.min(Math.max(0, delay), MAX_DELAY_MS));
+      const timer = setTimeout(() => void fire(chatId, r.id, lateBecause), Math.min(Math.max(0, delay), MAX_DELAY_MS));
       timer.unref();
       timers.set(key(chatId, r.id), timer);
     };
@@ -185,6 +185,13 @@ export default definePlugin({
         answer = await host.promptAs(chatId, r.creator, r.text);
       } catch (err) {
         if (stopping) return;
+        // Not linked to WhatsApp for now: its answer could not be delivered, and nothing was spent. A one-time task stays
+        // and runs (marked late) once the bot is linked again; a repeating one already has its next run.
+        if (err instanceof PromptRefused && err.transient && !r.cron) {
+          host.log.warn({ chat: chatId, reason: err.reason }, 'remind: a scheduled task waits until the bot is connected again');
+          arm(chatId, r, RETRY_MS, 'offline');
+          return;
+        }
         const reason = err instanceof PromptRefused ? err.reason.replace(/\.$/, '') : err instanceof AllProvidersFailedError ? 'no AI provider answered' : 'something went wrong while it ran';
         host.log.warn({ err, chat: chatId, reason }, 'remind: a scheduled task could not run');
         const told = store.get(chatId, r.id)?.failing ?? r.failing;

@@ -59,6 +59,11 @@ export class MemoryTransport implements Transport {
     this.linked = false;
   }
 
+  /** The phone linked the account again after `relink` (tests of what waits for the link). */
+  linkAgain(): void {
+    this.linked = true;
+  }
+
   async isGroupAdmin(chatId: string, userId: string): Promise<boolean> {
     return this.groupAdmins.get(chatId)?.includes(userId) ?? false;
   }

@@ -17,7 +17,14 @@ export class PromptRefused extends CodedError {
   get code() {
     return 'PLUGIN_PROMPT_REFUSED' as const;
   }
-  constructor(readonly reason: string) {
+  /**
+   * `transient`: refused for a while only (not connected yet, WhatsApp reconnecting): the same prompt can run once the
+   * bot is linked again, so a caller that keeps work (a scheduled task) keeps it and tries again.
+   */
+  constructor(
+    readonly reason: string,
+    readonly transient = false,
+  ) {
     super(reason);
     this.name = 'PromptRefused';
   }
@@ -50,10 +57,10 @@ const SCHEDULED_SYSTEM =
 export async function runScheduledTurn(deps: ScheduledTurnDeps, chatId: string, senderId: string, text: string, extraSystem?: string): Promise<string> {
   if (deps.stopping()) throw new PromptRefused('the bot is stopping');
   const transport = deps.transport();
-  if (!transport) throw new PromptRefused('the bot is not connected yet');
+  if (!transport) throw new PromptRefused('the bot is not connected yet', true);
   // The answer could not be delivered now: refused before the model is asked (no budget spent, nothing in the history).
   const link = transport.session().status;
-  if (link !== 'linked') throw new PromptRefused(`the bot is not connected to WhatsApp right now (${linkInWords[link]})`);
+  if (link !== 'linked') throw new PromptRefused(`the bot is not connected to WhatsApp right now (${linkInWords[link]})`, true);
   const isGroup = chatId.endsWith('@g.us');
   // The person at the machine (console) is an owner in their own chat and in the groups they type in.
   const operator = transport.operatorChatId?.();

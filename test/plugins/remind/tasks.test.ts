@@ -39,6 +39,9 @@ function answer(request: ModelRequest): ModelAnswer {
 }
 
 let model: FakeModel;
+/** A pause on the real clock (the bot's clock is faked): lets the fake model's HTTP answer arrive. */
+const realSetTimeout = globalThis.setTimeout;
+const sleepReal = (ms: number) => new Promise<void>((resolve) => realSetTimeout(resolve, ms));
 /** remind (in Jakarta time) beside a weather tool only Alice may use, on the shared fake model. */
 function start(options: Record<string, unknown> = {}, config: Record<string, unknown> = {}): Promise<TestBot> {
   return startTestBot([remind, weather], {
@@ -76,6 +79,28 @@ describe('remind: scheduled tasks (real clock, fake model on 127.0.0.1)', functi
     expect(first.tools).to.include.members(['lookup_weather', 'schedule_message']);
     expect(String(first.messages[0].content)).to.include('a task the user scheduled earlier');
     expect(weatherCalls).to.deep.equal([{ chatId: ALICE, senderId: ALICE }]);
+    expect(await say(t, '.reminders')).to.match(/^No reminders in this chat/);
+  });
+
+  it('a one-time task due while WhatsApp is not linked waits (nothing asked, nothing lost) and runs, marked late, once linked again', async () => {
+    t = await start();
+    const clock = t.useClock();
+    expect(await say(t, '.schedule 2s what is the weather in Jakarta')).to.match(/^🗓️ Task scheduled/);
+    await t.transport.relink(); // the owner relinks: the bot waits for a QR scan
+    await clock.tick(2_500);
+    expect(model.requests, 'refused before the model is asked').to.have.length(0);
+    expect(t.replies(ALICE).some((x) => /could not run/.test(x)), 'not told as a failure: it only waits').to.equal(false);
+    expect(await say(t, '.reminders')).to.match(/🗓️ task: what is the weather in Jakarta/);
+    await clock.tick(60_000); // still not linked: it keeps waiting
+    expect(model.requests).to.have.length(0);
+    t.transport.linkAgain();
+    let posted: string | undefined;
+    for (let i = 0; i < 400 && !posted; i++) {
+      await clock.tick(1_000);
+      await sleepReal(5);
+      posted = t.replies(ALICE).find((x) => x.startsWith('🗓️ Scheduled'));
+    }
+    expect(posted).to.match(/^🗓️ Scheduled, .* late \(I was offline when it was due, .*\): what is the weather in Jakarta\n\nthe weather: sunny, 31°C$/);
     expect(await say(t, '.reminders')).to.match(/^No reminders in this chat/);
   });
 
