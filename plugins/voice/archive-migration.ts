@@ -1,21 +1,11 @@
 import { readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { checkDocument, healthFor, type ChatSearchLog } from '../../core/storage.js';
-import { cleanContext, noteItem, type ContextMessage, type NoteItem } from './archive-note.js';
+import { cleanContext, noteItem, type ArchivedNote, type ContextMessage, type NoteItem } from './archive-note.js';
 import { ARCHIVE_SEGMENT_SCHEMA } from './schemas.js';
 
 /** A note as segment files of earlier versions kept it (`notes/<n>.json`, 1,000 notes each). */
-interface OldNote {
-  seq: number;
-  messageId: string;
-  senderId: string;
-  senderName?: string;
-  at: number;
-  transcript: string;
-  kind?: string;
-  audioFile?: string;
-  removed?: boolean;
-}
+type OldNote = Omit<ArchivedNote, 'kind'> & { kind?: string };
 
 interface Log {
   info(obj: object, msg: string): void;

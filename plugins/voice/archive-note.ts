@@ -93,3 +93,19 @@ export function noteItem(value: unknown): NoteItem | undefined {
   if (v.removed) item.removed = true;
   return item;
 }
+
+/** An archived voice note (its context is read with `context`). */
+export interface ArchivedNote {
+  /** Position in its chat's archive, from 1. */
+  seq: number;
+  messageId: string;
+  senderId: string;
+  senderName?: string;
+  at: number;
+  transcript: string;
+  kind: 'voice' | 'audio';
+  /** The audio file, relative to the chat's archive folder. */
+  audioFile?: string;
+  /** Erased (deleted for everyone, or a privacy delete): the number and message id stay, the content is gone. */
+  removed?: boolean;
+}

@@ -2,7 +2,7 @@ import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { healthFor, SearchLogs, writeFileAtomicSafe, type ChatSearchLog } from '../../core/storage.js';
 import { migrateOldArchive } from './archive-migration.js';
-import { ARCHIVE_HEADER, noteItem, type NoteItem } from './archive-note.js';
+import { ARCHIVE_HEADER, noteItem, type ArchivedNote, type NoteItem } from './archive-note.js';
 
 export { CONTEXT_SIZE, cleanContext, type ContextMessage } from './archive-note.js';
 import { CONTEXT_SIZE, cleanContext, type ContextMessage } from './archive-note.js';
@@ -28,21 +28,7 @@ export interface NoteInput {
   before?: ContextMessage[];
 }
 
-/** An archived voice note (its context is read with `context`). */
-export interface ArchivedNote {
-  /** Position in its chat's archive, from 1. */
-  seq: number;
-  messageId: string;
-  senderId: string;
-  senderName?: string;
-  at: number;
-  transcript: string;
-  kind: 'voice' | 'audio';
-  /** The audio file, relative to the chat's archive folder. */
-  audioFile?: string;
-  /** Erased (deleted for everyone, or a privacy delete): the number and message id stay, the content is gone. */
-  removed?: boolean;
-}
+export type { ArchivedNote } from './archive-note.js';
 
 export interface NoteContext {
   before: ContextMessage[];

@@ -78,7 +78,7 @@ describe('the start report and the start check of each upstream', function () {
     await t.app.healthChecked;
     const fix = 'correct PRIMARY_GATEWAY_API_KEY in .env (npm run setup)';
     // The owners are told at start, before any user's request fails (the notice goes out on its own, not with a reply).
-    const notice = `⚠️ The AI provider "primary" rejected its key at the start check (HTTP 401). It is skipped until the bot restarts: ${fix}.`;
+    const notice = `⚠️ The AI provider "primary" rejected its key (HTTP 401 at the start check). It is skipped until the bot restarts: ${fix}.`;
     for (let i = 0; i < 200 && !t.transport.texts().includes(notice); i++) await new Promise((r) => setTimeout(r, 25));
     expect(t.transport.texts()).to.include(notice);
 

@@ -222,16 +222,8 @@ export class ProviderChain {
     state.startCheck = { ok: check.ok, ...(check.degraded ? { degraded: true } : {}), ...(check.problem ? { problem: check.problem } : {}), detail: check.detail, ...(check.fix ? { fix: check.fix } : {}) };
     if (check.ok || !check.problem || !HOPELESS_AT_START.has(check.problem)) return;
     const rejected = check.problem === 'rejected-key';
-    state.lastFailure = {
-      kind: rejected ? 'auth' : 'bad-request',
-      ...(status ? { status } : {}),
-      cooldownMs: Infinity,
-      summary: `${status ? `HTTP ${status}` : check.problem} at the start check`,
-    };
-    state.until = Infinity;
-    if (!rejected) return;
-    if (state.leg.kind === 'audio') this.keyPool?.markFailed(state.leg.apiKey, Infinity, 'rejected');
-    this.notices?.raise(`key-rejected:${name}`, `The AI provider "${name}" rejected its key at the start check (${state.lastFailure.summary.replace(' at the start check', '')}). It is skipped until the bot restarts: ${check.fix ?? 'check the key in .env'}.`);
+    // The same rest, key-pool mark and owners' notice as after a user's request failed so (the start log said it).
+    this.applyFailure(state, { kind: rejected ? 'auth' : 'bad-request', ...(status ? { status } : {}), cooldownMs: Infinity, summary: `${status ? `HTTP ${status}` : check.problem} at the start check` }, check.fix);
   }
 
   /** Calls `listener` after every request to a leg (metrics); a throwing listener is ignored. */
@@ -251,17 +243,20 @@ export class ProviderChain {
 
   private markFailed(state: LegState, failure: Failure, purpose: string): void {
     state.failures++;
+    this.applyFailure(state, failure);
+    const fields = { leg: state.leg.name, purpose, failure: failure.kind, status: failure.status, detail: failure.summary, cooldownMs: failure.cooldownMs === Infinity ? 'until restart' : failure.cooldownMs };
+    if (failure.kind === 'auth') this.log.error(fields, `provider ${state.leg.name} rejected its key: skipped until restart; check the key in .env`);
+    else this.log.warn(fields, `provider ${state.leg.name} failed; trying the next one`);
+  }
+
+  /** What a failure does to its leg: its rest, the audio key pool's mark, and for a rejected key the owners' notice (`fix`: the setting to correct). */
+  private applyFailure(state: LegState, failure: Failure, fix = 'check the key in .env'): void {
     state.lastFailure = failure;
     if (failure.cooldownMs > 0) state.until = failure.cooldownMs === Infinity ? Infinity : this.now() + failure.cooldownMs;
     if (state.leg.kind === 'audio' && (failure.kind === 'auth' || failure.kind === 'quota' || failure.kind === 'rate-limit')) {
       this.keyPool?.markFailed(state.leg.apiKey, state.until, failure.kind === 'quota' ? 'daily limit' : 'rate limit');
     }
-    const fields = { leg: state.leg.name, purpose, failure: failure.kind, status: failure.status, detail: failure.summary, cooldownMs: failure.cooldownMs === Infinity ? 'until restart' : failure.cooldownMs };
-    if (failure.kind === 'auth') {
-      this.log.error(fields, `provider ${state.leg.name} rejected its key: skipped until restart; check the key in .env`);
-      this.notices?.raise(`key-rejected:${state.leg.name}`, `The AI provider "${state.leg.name}" rejected its key (${failure.summary}). It is skipped until the bot restarts: check the key in .env.`);
-    }
-    else this.log.warn(fields, `provider ${state.leg.name} failed; trying the next one`);
+    if (failure.kind === 'auth') this.notices?.raise(`key-rejected:${state.leg.name}`, `The AI provider "${state.leg.name}" rejected its key (${failure.summary}). It is skipped until the bot restarts: ${fix}.`);
   }
 
   /**
