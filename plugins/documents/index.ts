@@ -116,10 +116,7 @@ function documents(host: PluginHost<DocumentOptions>) {
     let doc: DocumentText | undefined;
     let name = media.fileName ?? 'the document';
     // Deleted for everyone: its kept text went with the delete, and it is never fetched again through the quote.
-    if (ctx.message.quoted?.deleted && found.quoted) {
-      await ctx.reply('That document was deleted for everyone, so I no longer have it.');
-      return;
-    }
+    if (found.quoted && (await ctx.replyIfQuotedDeleted('document'))) return;
     const kept = found.quoted ? await fromKept(ctx, found.quoted.id) : undefined;
     try {
       if (kept && !kept.item.scanned) {

@@ -326,7 +326,7 @@ async function setupMp3(host: Host, testHooks: Mp3TestHooks): Promise<PluginOffe
     const media = ctx.message.media ?? ctx.message.quoted?.media;
     const quotedLink = linkIn(ctx.message.quoted?.text);
     if (first && (looksLikeLink(first) || !media)) return fromLink(ctx, first, 'audio');
-    if (!ctx.message.media && ctx.message.quoted?.deleted) return void (await ctx.reply('That message was deleted for everyone, so I no longer have it.'));
+    if (!ctx.message.media && (await ctx.replyIfQuotedDeleted())) return;
     if (media) return mediaToMp3(ctx, media, ctx.args);
     if (quotedLink) return fromLink(ctx, quotedLink, 'audio');
     await ctx.reply(usage(ctx.host.config().prefix));

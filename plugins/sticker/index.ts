@@ -27,10 +27,7 @@ export default definePlugin({
         run: async (ctx) => {
           const media = ctx.message.media ?? ctx.message.quoted?.media;
           const prefix = ctx.host.config().prefix;
-          if (!ctx.message.media && ctx.message.quoted?.deleted) {
-            await ctx.reply('That message was deleted for everyone, so I no longer have it.');
-            return;
-          }
+          if (!ctx.message.media && (await ctx.replyIfQuotedDeleted())) return;
           if (!media || (media.kind !== 'image' && media.kind !== 'video' && media.kind !== 'sticker')) {
             await ctx.reply(`Send ${prefix}sticker as the caption of an image or a short video, or reply with it to one.`);
             return;

@@ -228,10 +228,7 @@ async function gather(ctx: MessageContext<VisionOptions>, found: FoundImage, opt
   const what = found.video ? 'video' : 'photo';
   if (found.quoted) {
     // Deleted for everyone: its kept copy went with the delete, and it is never fetched again through the quote.
-    if (ctx.message.quoted!.deleted) {
-      await ctx.reply(`That ${what} was deleted for everyone, so I no longer have it.`);
-      return undefined;
-    }
+    if (await ctx.replyIfQuotedDeleted(what)) return undefined;
     const kept = await shelf.find(ctx.chatId, ctx.message.quoted!.id);
     if (kept && 'gone' in kept) {
       await ctx.reply(`I no longer have that ${what}: I keep the ${what}s I looked at for 30 days only. Please send it again.`);

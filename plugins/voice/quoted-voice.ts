@@ -76,10 +76,7 @@ export function quotedVoice(deps: QuotedVoiceDeps) {
     const quoted = quotedAudio(ctx);
     if (!quoted) return;
     const what = quoted.fromBot ? 'voice note' : quoted.media.kind === 'voice' ? 'voice note' : 'audio file';
-    if (quoted.deleted) {
-      await ctx.reply(`That ${what} was deleted for everyone, so I no longer have it.`);
-      return;
-    }
+    if (await ctx.replyIfQuotedDeleted(what)) return;
     const known = await knownWords(ctx.chatId, quoted);
     if (known && 'removed' in known) {
       // Erased with its person's data (or deleted for everyone): never fetched and transcribed again through the quote.

@@ -10,6 +10,7 @@ import type { Transport } from '../port/transport.js';
 import type { PollBook } from '../chat/polls.js';
 import { splitMessage } from '../../services/sending/split-message.js';
 import type { ProgressSlot } from './progress.js';
+import { quotedDeletedSentence } from './quoted-deleted.js';
 
 export interface ContextDeps {
   config: () => BotConfig;
@@ -41,6 +42,7 @@ class InboundContext implements MessageContext {
   readonly edit: MessageContext['edit'];
   readonly typing: MessageContext['typing'];
   readonly progress: MessageContext['progress'];
+  readonly replyIfQuotedDeleted: MessageContext['replyIfQuotedDeleted'];
   readonly history: MessageContext['history'];
   readonly memory: MessageContext['memory'];
   readonly ai: AiService;
@@ -91,6 +93,12 @@ class InboundContext implements MessageContext {
     this.progress = (phrase) => {
       progress.phrase = phrase;
       progress.current?.set(phrase);
+    };
+    this.replyIfQuotedDeleted = async (what) => {
+      const quoted = message.quoted;
+      if (!quoted?.deleted) return false;
+      await this.reply(quotedDeletedSentence(quoted, what));
+      return true;
     };
     const { histories, memories } = deps;
     let incomingRecorded = false;
@@ -189,6 +197,9 @@ class PluginView implements MessageContext {
   }
   get progress() {
     return this.base.progress;
+  }
+  get replyIfQuotedDeleted() {
+    return this.base.replyIfQuotedDeleted;
   }
   get history() {
     return this.base.history;

@@ -95,6 +95,17 @@ export interface MessageContext<O = unknown> {
    * The core sets it for each tool call (the tool's `progress`); a plugin handler that works long sets its own.
    */
   progress(phrase: string): void;
+  /**
+   * When the message this one replies to was deleted for everyone, tells the sender so ("That photo was deleted for
+   * everyone, so I no longer have it.") and resolves true; otherwise says nothing and resolves false. A handler that
+   * works on a quoted message asks first, so nothing deleted is worked on and every plugin says it the same way.
+   * `what` names the thing; by default the quoted media's kind (photo, video, voice note, audio file, document,
+   * sticker), or "message".
+   *
+   * @example
+   * if (await ctx.replyIfQuotedDeleted()) return;
+   */
+  replyIfQuotedDeleted(what?: string): Promise<boolean>;
   readonly history: ChatHistoryView;
   readonly memory: ChatMemoryView;
   readonly ai: AiService;

@@ -87,7 +87,7 @@ describe('mp3 plugin', function () {
       await t.transport.push({ text: '', media: mediaOf(video, 'video', 'video/mp4'), id: 'gone-video' });
       await t.transport.revoke(USER, 'gone-video', { ids: [USER] });
       const actions = await t.transport.push({ text: '.mp3', quoted: { id: 'gone-video', senderId: USER, text: '', fromBot: false, media: mediaOf(video, 'video', 'video/mp4') } });
-      expect(texts(actions)).to.deep.equal(['That message was deleted for everyone, so I no longer have it.']);
+      expect(texts(actions)).to.deep.equal(['That video was deleted for everyone, so I no longer have it.']);
       expect(sentMedia(actions)).to.have.length(0);
     });
 

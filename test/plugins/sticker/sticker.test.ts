@@ -105,7 +105,7 @@ describe('sticker plugin (real ffmpeg in the jail)', function () {
     await t!.transport.revoke(ANA, 'gone-photo', { ids: [ANA] });
     const actions = (await t!.transport.push({ text: '.sticker', quoted: { id: 'gone-photo', senderId: ANA, text: '', fromBot: false, media: mediaOf(photo, 'image', 'image/png') } })) as Action[];
     expect(actions.filter((a) => a.type === 'media')).to.have.length(0);
-    expect(actions.find((a) => a.type === 'text')?.text).to.equal('That message was deleted for everyone, so I no longer have it.');
+    expect(actions.find((a) => a.type === 'text')?.text).to.equal('That photo was deleted for everyone, so I no longer have it.');
   });
 
   it('on the console, `:image <file> .sticker` prints bot [sticker] <path> of the WebP', async () => {
