@@ -6,7 +6,7 @@ import { describeWriteError } from './data-health.js';
 import { flushWithStores, JsonFile } from './json-file.js';
 import { changeableBy, isPrivateChatOf, writtenBy, type PersonIds, type PrivacyParticipant } from './privacy.js';
 import { checkValue } from './schemas.js';
-import { dataSchemaOf, storePathOf, titleOf, type ChatDocDeclaration, type ChatLogDeclaration, type ChatSearchLogDeclaration, type DocDeclaration, type StoreDeclaration } from './store-declarations.js';
+import { dataSchemaOf, storePathOf, titleOf, type ChatDocDeclaration, type ChatLogDeclaration, type CarriedMessage, type ChatSearchLogDeclaration, type DocDeclaration, type StoreDeclaration } from './store-declarations.js';
 import { SearchLogs, type ChatSearchLog, type SearchHit, type SearchLogItem } from './search-log/chat-search-log.js';
 import { CodedError, type PluginErrorCode } from '../coded-error.js';
 
@@ -73,8 +73,22 @@ export interface StoredSearchLog<I extends SearchLogItem> {
   size(): Promise<number>;
   /** Removes the matching items from disk, the index and its snapshots; resolves with how many went. */
   removeWhere(matches: (item: I) => boolean): Promise<number>;
-  /** Replaces the matching items by `change(item)` on disk, in the index and its snapshots; resolves with how many changed. */
+  /**
+   * Replaces the matching items by `change(item)` on disk, in the index and its snapshots; resolves with how many
+   * changed. A file the item named before and no longer names (the declaration's `files`) is deleted first.
+   */
   changeWhere(matches: (item: I) => boolean, change: (item: I) => I): Promise<number>;
+  /** Writes a file that belongs to an item (the declaration's `files`), atomically; add the item after it. */
+  putFile(rel: string, bytes: Buffer): Promise<void>;
+  /** The absolute path of a file that belongs to an item of this chat (a path outside the chat's folder throws). */
+  filePath(rel: string): string;
+  /**
+   * The chat's folder on disk (its attached files live under it): for a plugin converting files of its own earlier
+   * layout there. Write items and files through the log, never here.
+   */
+  readonly folder: string;
+  /** Resolves once every item of this chat is on disk; rejects (StoreWriteError) when some could not be written yet (they are retried). */
+  flush(): Promise<void>;
   /**
    * After a crash: adds what `recent` (the chat's own recent items, oldest first) holds after the last item on disk;
    * with nothing on disk, those from `since` on. Resolves with how many were added.
@@ -131,6 +145,8 @@ export interface PluginStore {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** File bytes (a search log's attached files) put into one `.mydata` export at most, base64 in the JSON. */
+const MAX_EXPORT_FILE_BYTES = 16 * 1024 * 1024;
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 const chatOfFile = (name: string, ext: string) => (name.endsWith(ext) ? decodeURIComponent(name.slice(0, -ext.length)) : undefined);
 
@@ -302,7 +318,7 @@ export class PluginStores implements PluginStore {
     const tuning = () => (this.tunings.get(decl) ?? {}) as SearchLogTuning<I>;
     logs = new SearchLogs<I>(
       this.where(decl),
-      { header: decl.name, item },
+      { header: decl.name, item, ...(decl.options.files ? { files: decl.options.files } : {}), keepsEmpty: Boolean(decl.options.erased) },
       {
         setAside: (file, movedTo, reason) => health.corrupt(file, movedTo, `${title}: ${reason}`),
         badLines: (file, count) => (this.log?.warn ?? this.log?.info)?.call(this.log, { file, count }, `${title} ${path.basename(file)}: skipped ${count} line(s) that are not valid entries`),
@@ -315,7 +331,7 @@ export class PluginStores implements PluginStore {
       {
         snapshotMinLines: decl.options.snapshotMinLines,
         maxLoadedMessages: () => tuning().maxLoadedMessages?.() ?? 200_000,
-        onFirstUse: (log) => tuning().onFirstUse?.(this.searchLogOf(log)),
+        onFirstUse: (log) => tuning().onFirstUse?.(this.searchLogOf(decl, log)),
       },
     );
     this.searchLogs.set(decl, logs);
@@ -325,7 +341,7 @@ export class PluginStores implements PluginStore {
   }
 
   /** A chat's search log as a plugin sees it: that chat's calls only (no move, no other chat, no unload). */
-  private searchLogOf<I extends SearchLogItem>(log: ChatSearchLog<I>): StoredSearchLog<I> {
+  private searchLogOf<I extends SearchLogItem>(decl: ChatSearchLogDeclaration<I>, log: ChatSearchLog<I>): StoredSearchLog<I> {
     return {
       chatId: log.chatId,
       add: (item) => log.add(item),
@@ -336,6 +352,14 @@ export class PluginStores implements PluginStore {
       size: () => log.size(),
       removeWhere: (matches) => log.removeWhere(matches),
       changeWhere: (matches, change) => log.changeWhere(matches, change),
+      putFile: (rel, bytes) => log.putFile(rel, bytes),
+      filePath: (rel) => log.filePath(rel),
+      folder: log.dir,
+      flush: async () => {
+        await log.flush();
+        const unsaved = log.unsavedCount();
+        if (unsaved) throw new StoreWriteError(titleOf(decl, this.plugin), `${unsaved} item(s) are not on disk yet`);
+      },
       catchUp: (recent, since) => log.catchUp(recent, since),
     };
   }
@@ -393,7 +417,7 @@ export class PluginStores implements PluginStore {
           removeWhere: (matches: (item: I) => boolean) => file().removeWhere(matches),
         };
       },
-      searchLog: <I extends SearchLogItem>(decl: ChatSearchLogDeclaration<I>) => this.searchLogOf(this.engine(this.declared(decl)).chat(chatId)),
+      searchLog: <I extends SearchLogItem>(decl: ChatSearchLogDeclaration<I>) => this.searchLogOf(decl, this.engine(this.declared(decl)).chat(chatId)),
     };
   }
 
@@ -536,7 +560,9 @@ export class PluginStores implements PluginStore {
   /** The items of a chat's search log that are the person's (see `ofPerson`; without `people`, a private chat's whole log). */
   private personsItems(decl: ChatSearchLogDeclaration<any>, chatId: string, person: PersonIds): (item: SearchLogItem) => boolean {
     const author = decl.options.people?.author;
-    return author ? this.ofPerson(chatId, person, author) : () => isPrivateChatOf(chatId, person);
+    const theirs = author ? this.ofPerson(chatId, person, author) : () => isPrivateChatOf(chatId, person);
+    const marker = decl.options.erased?.is;
+    return marker ? (item) => !marker(item) && theirs(item) : theirs;
   }
 
   /** Whether an item came from `messageId` and `author` (who deletes or edits it) may change it. */
@@ -547,14 +573,82 @@ export class PluginStores implements PluginStore {
     return (item) => idOf(item) === messageId && changeableBy(people.author(item), author);
   }
 
+  /**
+   * Takes the matching items of a chat's search log away: their lines go, or with `erased` a marker stays in their
+   * place (their files go either way). Resolves with how many items were taken.
+   */
+  private async takeItems(decl: ChatSearchLogDeclaration<any>, log: ChatSearchLog<any>, matches: (item: SearchLogItem) => boolean): Promise<number> {
+    const erased = decl.options.erased;
+    if (!erased) return log.removeWhere(matches);
+    const files = decl.options.files;
+    const author = decl.options.people?.author;
+    const markerOf = (item: SearchLogItem) => {
+      const marker = erased.marker(item);
+      // A marker must keep nothing of the person: no words, no author, no files; otherwise the line goes.
+      const clean = !marker.text.trim() && !author?.(marker) && !(files?.(marker).length ?? 0);
+      return clean ? marker : undefined;
+    };
+    const taking = (item: SearchLogItem) => !erased.is(item) && matches(item);
+    let taken = await log.removeWhere((item) => taking(item) && !markerOf(item));
+    taken += await log.changeWhere(taking, (item) => markerOf(item)!);
+    return taken;
+  }
+
+  /**
+   * The messages carried inside a chat's items (`people.carried`) that `which` picks are removed (`change` gives
+   * undefined) or changed; resolves with how many items changed.
+   */
+  private async changeCarried(decl: ChatSearchLogDeclaration<any>, log: ChatSearchLog<any>, which: (m: CarriedMessage) => boolean, change: (m: CarriedMessage) => CarriedMessage | undefined): Promise<number> {
+    const carried = decl.options.people?.carried;
+    if (!carried) return 0;
+    return log.changeWhere(
+      (item) => carried.messages(item).some(which),
+      (item) => {
+        const next: CarriedMessage[] = [];
+        for (const m of carried.messages(item)) {
+          if (!which(m)) next.push(m);
+          else {
+            const changed = change(m);
+            if (changed) next.push(changed);
+          }
+        }
+        return carried.withMessages(item, next);
+      },
+    );
+  }
+
   private async exportOne(decl: StoreDeclaration, person: PersonIds): Promise<unknown> {
     if (decl.kind === 'chat-search-log') {
       this.settle(decl);
       const logs = this.engine(decl);
       const out: Record<string, unknown> = {};
+      const files = decl.options.files;
+      let fileBytes = 0;
       for (const chatId of await logs.chatIds()) {
-        const mine = await logs.chat(chatId).where(this.personsItems(decl, chatId, person));
-        if (mine.length) out[chatId] = mine;
+        const log = logs.chat(chatId);
+        const mine = await log.where(this.personsItems(decl, chatId, person));
+        if (!mine.length) continue;
+        if (!files) {
+          out[chatId] = mine;
+          continue;
+        }
+        // An item's files come along (base64), as far as the export's size allows; the transcript-like text always does.
+        const withFiles = [];
+        for (const item of mine) {
+          const attached: Record<string, string> = {};
+          const omitted: string[] = [];
+          for (const rel of files(item)) {
+            const bytes = await readFile(log.filePath(rel)).catch(() => undefined);
+            if (!bytes) continue;
+            if (fileBytes + bytes.length > MAX_EXPORT_FILE_BYTES) omitted.push(rel);
+            else {
+              fileBytes += bytes.length;
+              attached[rel] = bytes.toString('base64');
+            }
+          }
+          withFiles.push({ ...item, ...(Object.keys(attached).length ? { filesBase64: attached } : {}), ...(omitted.length ? { filesOmitted: { files: omitted, why: 'over the export size limit; ask the owner' } } : {}) });
+        }
+        out[chatId] = withFiles;
       }
       return out;
     }
@@ -590,7 +684,9 @@ export class PluginStores implements PluginStore {
       const logs = this.engine(decl);
       let removed = 0;
       for (const chatId of await logs.chatIds()) {
-        const n = await logs.chat(chatId).removeWhere(this.personsItems(decl, chatId, person));
+        let n = await this.takeItems(decl, logs.chat(chatId), this.personsItems(decl, chatId, person));
+        // Their messages carried inside other people's items go too.
+        n += await this.changeCarried(decl, logs.chat(chatId), (m) => writtenBy(m.senderId, person), () => undefined);
         if (n) this.changed(decl, chatId);
         removed += n;
       }
@@ -673,7 +769,9 @@ export class PluginStores implements PluginStore {
       const matches = this.fromMessage(decl, messageId, author);
       if (!matches) return 0;
       this.settle(decl);
-      const n = await this.engine(decl).chat(chatId).removeWhere(matches);
+      const log = this.engine(decl).chat(chatId);
+      let n = await this.takeItems(decl, log, matches);
+      n += await this.changeCarried(decl, log, (m) => m.id === messageId && changeableBy(m.senderId, author), () => undefined);
       if (n) this.changed(decl, chatId);
       return n;
     }
@@ -696,9 +794,10 @@ export class PluginStores implements PluginStore {
     if (decl.kind === 'chat-search-log') {
       const matches = this.fromMessage(decl, messageId, author);
       const edited = decl.options.people?.edited;
-      if (!matches || !edited) return 0;
       this.settle(decl);
-      const n = await this.engine(decl).chat(chatId).changeWhere(matches, (item) => edited(item, text));
+      const log = this.engine(decl).chat(chatId);
+      let n = matches && edited ? await log.changeWhere(matches, (item) => edited(item, text)) : 0;
+      n += await this.changeCarried(decl, log, (m) => m.id === messageId && changeableBy(m.senderId, author), (m) => ({ ...m, text }));
       if (n) this.changed(decl, chatId);
       return n;
     }

@@ -110,7 +110,32 @@ export interface ChatSearchLogDeclaration<I extends SearchLogItem = SearchLogIte
   readonly name: string;
   readonly schema: TSchema;
   readonly options: StoreOptions<I[]> & {
-    people?: ItemPeople<I>;
+    people?: ItemPeople<I> & {
+      /**
+       * Other people's chat messages an item carries (e.g. the messages around a voice note): a person's `.mydata`
+       * delete, a message deleted for everyone and an edit reach them inside every item, not only the items they wrote.
+       */
+      carried?: {
+        /** The messages an item carries. */
+        messages(item: I): CarriedMessage[];
+        /** The item carrying `messages` instead (some removed, or one with new text). */
+        withMessages(item: I, messages: CarriedMessage[]): I;
+      };
+    };
+    /**
+     * Files that belong to an item, as paths inside the chat's folder (`audio/<id>.ogg`): written with
+     * `searchLog.putFile` before the item is added, deleted with the item, moved with the chat and included in
+     * `.mydata` (base64, up to 16 MB per export).
+     */
+    files?(item: I): string[];
+    /**
+     * What stays in an item's place when a person's delete or a message deleted for everyone takes it (default: the
+     * line goes). `marker(item)` must hold no words, no author and no files — it keeps only what lets the plugin say
+     * later that the item was there and was deleted (e.g. a reply quoting an erased voice note is not transcribed
+     * again); `is(item)` tells a marker, which is never exported nor searched. A marker that still names a file or an
+     * author is not kept: the line goes.
+     */
+    erased?: { marker(item: I): I; is(item: I): boolean };
     /** Items older than this many days are dropped (at start and daily); a plugin may set it at run time (`host.store.tune`). */
     keepDays?: number;
     /**
@@ -121,6 +146,13 @@ export interface ChatSearchLogDeclaration<I extends SearchLogItem = SearchLogIte
     /** Months with at least this many lines keep an index snapshot (default 1,000; tests make it small). */
     snapshotMinLines?: number;
   };
+}
+
+/** A chat message an item of a search log carries (see `people.carried`). */
+export interface CarriedMessage {
+  id?: string;
+  senderId?: string;
+  text: string;
 }
 
 export type StoreDeclaration = ChatDocDeclaration<any, any> | DocDeclaration<any> | ChatLogDeclaration<any> | ChatSearchLogDeclaration<any>;

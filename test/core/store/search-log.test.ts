@@ -71,7 +71,7 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
     expect(await texts(ANA, 'red')).to.deep.equal([]);
     expect((await texts(GROUP, 'walrus')).sort()).to.deep.equal(['the walrus password is red', 'walrus']);
     // Nothing handed out can read, move or take in another chat's log.
-    expect(Object.keys(log(ANA)).sort()).to.deep.equal(['add', 'addMany', 'addSoon', 'catchUp', 'changeWhere', 'chatId', 'removeWhere', 'search', 'size', 'where']);
+    expect(Object.keys(log(ANA)).sort()).to.deep.equal(['add', 'addMany', 'addSoon', 'catchUp', 'changeWhere', 'chatId', 'filePath', 'flush', 'folder', 'putFile', 'removeWhere', 'search', 'size', 'where']);
     expect(await stores.chats(SAID)).to.have.members([ANA, GROUP]);
   });
 

@@ -1,6 +1,6 @@
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { appendToFile, releaseAppendHandle, safeFileName, writeFileAtomicSafe as writeFileAtomic } from '../atomic.js';
+import { appendToFile, releaseAppendHandle, safeFileName, TEMP_MARKER, writeFileAtomicSafe as writeFileAtomic } from '../atomic.js';
 import { Month } from './month.js';
 import { checkSnapshot, coverageOf, importSnapshot, newIndex, snapshotText, type UsableSnapshot } from './month-index.js';
 
@@ -22,6 +22,19 @@ export interface SearchLogFormat<I extends SearchLogItem> {
    * its number and message id still say it was there and was erased.
    */
   keepsEmpty?: boolean;
+  /**
+   * Files that belong to an item (paths inside the chat's folder, e.g. `audio/<id>.ogg` of a voice note): deleted
+   * when the item is removed (privacy, a message deleted for everyone, retention), moved with the chat.
+   */
+  files?(item: I): string[];
+}
+
+/** Whether `rel` may name a file attached to an item: a plain relative path inside the chat's folder, not one of the log's own files. */
+export function isAttachedPath(rel: unknown): rel is string {
+  if (typeof rel !== 'string' || !rel || rel.length > 200 || rel.startsWith('/') || rel.includes('\\') || rel.includes('\0')) return false;
+  const parts = rel.split('/');
+  if (parts.length < 2 || parts.some((p) => !p || p === '.' || p === '..' || p.startsWith('.'))) return false;
+  return !rel.includes(TEMP_MARKER) && !rel.includes('.corrupt-');
 }
 
 /** One search result: the item and its neighbours in the chat (context). */
@@ -151,6 +164,32 @@ export class ChatSearchLog<I extends SearchLogItem = SearchLogItem> {
   /** The first line of each of this chat's month files: the kind and the chat it belongs to. */
   private headerLine(): string {
     return `${JSON.stringify({ [this.format.header]: FORMAT, chat: this.chatId })}\n`;
+  }
+
+  /** Where a file attached to an item of this chat lives (see `SearchLogFormat.files`); throws for a path outside the chat's folder. */
+  filePath(rel: string): string {
+    if (!isAttachedPath(rel)) throw new TypeError(`"${String(rel).slice(0, 80)}" is not a file path inside a chat's folder (e.g. audio/m1.ogg)`);
+    return path.join(this.dir, rel);
+  }
+
+  /** Writes a file to attach to an item (atomically): add the item once it is written, so no item names a missing file. */
+  async putFile(rel: string, bytes: Buffer): Promise<void> {
+    await writeFileAtomic(this.filePath(rel), bytes);
+  }
+
+  /**
+   * Deletes the attached files of items that left the log, or that an item no longer names after a change (`next`):
+   * an erased item's audio goes with its words. A path that is not an attached file's is never touched.
+   */
+  private async removeFiles(entries: Array<I | undefined | [I, I]>): Promise<void> {
+    const files = this.format.files;
+    if (!files) return;
+    for (const item of entries) {
+      if (!item) continue;
+      const [entry, next] = Array.isArray(item) ? item : [item, undefined];
+      const kept = new Set(next ? files(next) : []);
+      for (const rel of files(entry)) if (isAttachedPath(rel) && !kept.has(rel)) await rm(path.join(this.dir, rel), { force: true });
+    }
   }
 
   /** Messages held in memory (0 while not loaded). */
@@ -609,6 +648,7 @@ export class ChatSearchLog<I extends SearchLogItem = SearchLogItem> {
       let count = 0;
       for (const name of await this.segments()) count += await this.rewrite(name, matches);
       count += this.removeUnsaved(matches);
+      await this.removeFiles(this.filesToRemove.splice(0));
       this.forget(matches, this.months);
       return count;
     });
@@ -626,6 +666,7 @@ export class ChatSearchLog<I extends SearchLogItem = SearchLogItem> {
       let count = 0;
       for (const name of await this.segments()) count += await this.rewrite(name, matches, changed);
       count += this.changeUnsaved(matches, changed);
+      await this.removeFiles(this.filesDropped.splice(0));
       if (!this.loaded) return count;
       for (const month of this.months) {
         let touched = false;
@@ -656,6 +697,7 @@ export class ChatSearchLog<I extends SearchLogItem = SearchLogItem> {
         if (name < oldMonth) {
           const segment = await this.readSegment(name);
           count += segment?.entries.filter(Boolean).length ?? 0;
+          await this.removeFiles(segment?.entries ?? []);
           await rm(path.join(this.dir, indexFileOf(name)), { force: true });
           releaseAppendHandle(path.join(this.dir, name));
           await rm(path.join(this.dir, name), { force: true });
@@ -669,6 +711,7 @@ export class ChatSearchLog<I extends SearchLogItem = SearchLogItem> {
         } else count += await this.rewrite(name, old);
       }
       count += this.removeUnsaved(old);
+      await this.removeFiles(this.filesToRemove.splice(0));
       // Only the boundary month can hold old messages now (a message's month is the one of its time).
       this.forget(old, this.months.filter((m) => m.name <= oldMonth));
       return count;
@@ -685,8 +728,12 @@ export class ChatSearchLog<I extends SearchLogItem = SearchLogItem> {
     const gone = segment.entries.map((entry) => Boolean(entry && matches(entry)));
     const count = gone.filter(Boolean).length;
     if (!count) return 0;
+    const next = segment.entries.map((entry, i) => (gone[i] && change ? change(entry!) : undefined));
+    // A removed item's files (or those a change drops) go first: a rewrite that then fails leaves an item without its
+    // file, never a file of a removed item.
+    await this.removeFiles(segment.entries.flatMap((entry, i): Array<I | [I, I]> => (!gone[i] || !entry ? [] : next[i] ? [[entry, next[i]!]] : [entry])));
     await rm(path.join(this.dir, indexFileOf(name)), { force: true });
-    const line = (l: string, i: number) => (!gone[i] ? `${l}\n` : change ? `${JSON.stringify(change(segment.entries[i]!))}\n` : '\n');
+    const line = (l: string, i: number) => (!gone[i] ? `${l}\n` : next[i] ? `${JSON.stringify(next[i])}\n` : '\n');
     await writeFileAtomic(path.join(this.dir, name), this.headerLine() + segment.lines.map(line).join(''));
     this.ready.add(name);
     const month = this.months.find((m) => m.name === name);
@@ -696,13 +743,27 @@ export class ChatSearchLog<I extends SearchLogItem = SearchLogItem> {
 
   /** Appends waiting for a retry lose the lines that match (an empty line keeps the numbering); returns how many. */
   private removeUnsaved(matches: (entry: I) => boolean): number {
-    return this.rewriteUnsaved(matches, () => '');
+    const gone: I[] = [];
+    const count = this.rewriteUnsaved(matches, (entry) => (gone.push(entry), ''));
+    // Not awaited inside the rewrite of lines; the files go before the caller's work ends.
+    this.filesToRemove.push(...gone);
+    return count;
   }
+
+  /** Files of removed unsaved lines, deleted by `removeWhere` and `prune` before they return. */
+  private filesToRemove: I[] = [];
 
   /** Appends waiting for a retry get `change` made to the lines that match; returns how many. */
   private changeUnsaved(matches: (entry: I) => boolean, change: (entry: I) => I): number {
-    return this.rewriteUnsaved(matches, (entry) => JSON.stringify(change(entry)));
+    return this.rewriteUnsaved(matches, (entry) => {
+      const next = change(entry);
+      this.filesDropped.push([entry, next]);
+      return JSON.stringify(next);
+    });
   }
+
+  /** Unsaved lines changed so that they name fewer files: those files are deleted by `changeWhere` before it returns. */
+  private filesDropped: Array<[I, I]> = [];
 
   /** The lines of appends waiting for a retry that match are replaced by `line(entry)`; returns how many. */
   private rewriteUnsaved(matches: (entry: I) => boolean, line: (entry: I) => string): number {
@@ -832,12 +893,12 @@ export class ChatSearchLog<I extends SearchLogItem = SearchLogItem> {
       this.serial(async () => {
         const unsaved = source.unsavedCount();
         if (unsaved) throw new Error(`${unsaved} message(s) of ${source.chatId} are not on disk yet, so its log stays where it is`);
+        // Attached files (and anything else in the folder: files set aside as corrupt) first, then the months that
+        // name them; then what reading the months set aside.
+        const others = (name: string) => !SEGMENT.test(name) && !name.endsWith('.index') && !name.includes(TEMP_MARKER);
+        await moveFolderContents(source.dir, this.dir, others);
         for (const name of await source.segments()) await this.takeMonth(source, name);
-        for (const name of await readdir(source.dir).catch(() => [] as string[])) {
-          if (!name.includes('.corrupt-')) continue;
-          await mkdir(this.dir, { recursive: true });
-          await rename(path.join(source.dir, name), path.join(this.dir, name));
-        }
+        await moveFolderContents(source.dir, this.dir, others);
         await rm(source.dir, { recursive: true, force: true });
         source.forgetMemory();
         this.forgetMemory();
@@ -886,6 +947,41 @@ export class ChatSearchLog<I extends SearchLogItem = SearchLogItem> {
   /** Messages whose append has not reached the disk (reported at stop). */
   unsavedCount(): number {
     return [...this.unsaved.values()].reduce((n, lines) => n + lines.length, 0);
+  }
+}
+
+/**
+ * Moves the entries of `from` that `take` accepts into `to`, folders merged file by file (each a rename, so a crash
+ * leaves every file in one place or the other). A file `to` has already is the same one (attached files are named by
+ * their message; a move cut short left it there): when its bytes are the same the source's copy goes, otherwise the
+ * source's copy is kept beside it as `<name>.moved-<time>` — nothing is lost.
+ */
+async function moveFolderContents(from: string, to: string, take: (name: string) => boolean): Promise<void> {
+  let entries;
+  try {
+    entries = await readdir(from, { withFileTypes: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  for (const entry of entries) {
+    if (!take(entry.name)) continue;
+    const source = path.join(from, entry.name);
+    const target = path.join(to, entry.name);
+    if (entry.isDirectory()) {
+      await moveFolderContents(source, target, () => true);
+      await rm(source, { recursive: true, force: true });
+      continue;
+    }
+    await mkdir(to, { recursive: true });
+    const there = await stat(target).catch(() => undefined);
+    if (!there) {
+      await rename(source, target);
+      continue;
+    }
+    const [a, b] = await Promise.all([readFile(source), readFile(target)]);
+    if (a.equals(b)) await rm(source, { force: true });
+    else await rename(source, `${target}.moved-${Date.now()}`);
   }
 }
 
