@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runToExit } from './run-to-exit.js';
 
 /**
  * What tests need of this repository's checkout and console, not of a plugin (so not in the public kit,
@@ -32,28 +32,14 @@ export interface ChatRun {
  * Spawns the console chat (`node dist/app/chat.js`) in `cwd` with exactly `env` (plus PATH) and the given
  * stdin, and resolves when it exits.
  */
-export function runChat(input: string, options: { cwd: string; env?: Record<string, string>; timeoutMs?: number }): Promise<ChatRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'app', 'chat.js')], {
-      cwd: options.cwd,
-      env: { PATH: process.env.PATH ?? '', ...(options.env ?? {}) },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`console chat did not exit within ${options.timeoutMs ?? 15000} ms\nstdout:\n${stdout}\nstderr:\n${stderr}`));
-    }, options.timeoutMs ?? 15000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ stdout, stderr, code, lines: stdout.split('\n').filter((l) => l.length) });
-    });
-    child.stdin.end(input);
+export async function runChat(input: string, options: { cwd: string; env?: Record<string, string>; timeoutMs?: number }): Promise<ChatRun> {
+  const run = await runToExit('console chat', process.execPath, [path.join(ROOT, 'dist', 'app', 'chat.js')], {
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH ?? '', ...(options.env ?? {}) },
+    input,
+    timeoutMs: options.timeoutMs ?? 15_000,
   });
+  return { ...run, lines: run.stdout.split('\n').filter((l) => l.length) };
 }
 
 /** Writes a config.json into `dir` from config.example.json with overrides. */

@@ -67,6 +67,19 @@ describe('chat summary: older turns are folded by the model instead of dropped (
     await t.app.bot.idle();
   }
   const chatRequests = () => gw.chats().filter((r) => !isFold(r));
+  /**
+   * Ana tells a fact (turn 1) and makes small talk until the model is asked to fold her turns; the fold's answer is
+   * held until the returned `release` is called.
+   */
+  async function foldHeld(): Promise<() => void> {
+    let release!: () => void;
+    state.hold = new Promise<void>((resolve) => (release = resolve));
+    const asked = new Promise<void>((resolve) => (state.foldAsked = resolve));
+    await t.transport.push({ id: 'turn-1', chatId: ANA, senderId: ANA, text: 'my locker code is 4711' });
+    for (let i = 2; i <= 5; i++) await t.transport.push({ chatId: ANA, senderId: ANA, text: `small talk ${i}` });
+    await asked;
+    return release;
+  }
 
   it('after 150 turns the fact of turn 1 still reaches the prompt, through the summary; no request grows without bound', async () => {
     t = await start();
@@ -130,12 +143,7 @@ describe('chat summary: older turns are folded by the model instead of dropped (
   it('a fold made while the chat changed is dropped: a message deleted meanwhile never enters the summary', async () => {
     t = await start({ maxMessages: 10 });
     // The fold's answer is held until the delete for everyone is through.
-    let release!: () => void;
-    state.hold = new Promise<void>((resolve) => (release = resolve));
-    const asked = new Promise<void>((resolve) => (state.foldAsked = resolve));
-    await t.transport.push({ id: 'turn-1', chatId: ANA, senderId: ANA, text: 'my locker code is 4711' });
-    for (let i = 2; i <= 5; i++) await t.transport.push({ chatId: ANA, senderId: ANA, text: `small talk ${i}` });
-    await asked;
+    const release = await foldHeld();
     await t.transport.revoke(ANA, 'turn-1');
     release();
     await t.app.bot.idle();
@@ -151,14 +159,8 @@ describe('chat summary: older turns are folded by the model instead of dropped (
   });
 
   it('a summary still being made when the bot stops writes nothing after the stop (the turns stay, folded after the next start)', async () => {
-    const config = { history: { maxMessages: 10, maxPromptTokens: 6000 }, ai: NO_LIMITS };
-    t = await startTestBot('bundled', { env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config });
-    let release!: () => void;
-    state.hold = new Promise<void>((resolve) => (release = resolve));
-    const asked = new Promise<void>((resolve) => (state.foldAsked = resolve));
-    await t.transport.push({ id: 'turn-1', chatId: ANA, senderId: ANA, text: 'my locker code is 4711' });
-    for (let i = 2; i <= 5; i++) await t.transport.push({ chatId: ANA, senderId: ANA, text: `small talk ${i}` });
-    await asked;
+    t = await start({ maxMessages: 10 });
+    const release = await foldHeld();
     const stopped = t;
     t = await stopped.restart({}, async () => {
       const atStop = await historyFiles(stopped.dir);

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadSettings, SettingsError } from '../../../core/services/config/settings.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { ROOT, tempDir } from '../../helpers/checkout.js';
+import { runToExit } from '../../helpers/run-to-exit.js';
 
 interface Run {
   code: number | null;
@@ -14,25 +14,10 @@ interface Run {
 }
 
 /** `npm run chat` of the one installed copy (ROOT), with only the given environment (plus PATH and HOME). */
-function npmRunChat(input: string, env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-    const child = spawn(npm, ['run', '--silent', 'chat'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`npm run chat did not exit\nstdout:\n${stdout}\nstderr:\n${stderr}`));
-    }, 55_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr, lines: stdout.split('\n').filter((l) => l.startsWith('bot>')) });
-    });
-    child.stdin.end(input);
-  });
+async function npmRunChat(input: string, env: Record<string, string>): Promise<Run> {
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  const run = await runToExit('npm run chat', npm, ['run', '--silent', 'chat'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env }, input, timeoutMs: 55_000 });
+  return { code: run.code, stderr: run.stderr, lines: run.stdout.split('\n').filter((l) => l.startsWith('bot>')) };
 }
 
 /** One account folder as the systemd unit lays it out: .env, config.json, data/. */

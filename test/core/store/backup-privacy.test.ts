@@ -9,22 +9,15 @@ import * as tar from 'tar';
 import * as tarStream from 'tar-stream';
 import { BackupError, restoreBackup } from '../../../core/services/store/backup.js';
 import { ROOT, tempDir } from '../../helpers/checkout.js';
+import { runToExit, type ProcessRun } from '../../helpers/run-to-exit.js';
 
 /** The uid and gid of `nobody`: another user of the machine, the one the jail runs code as. */
 const OTHER_UID = 65534;
 const SECRET = 'creds-secret-7f3a9c';
 
 /** Runs one of the program's entry points with umask 000 (the widest), as `npm run backup|restore` would. */
-function runCli(script: string, args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', 'umask 000 && exec "$0" "$@"', process.execPath, path.join(ROOT, 'dist', 'app', script), ...args], { cwd, env: { PATH: process.env.PATH ?? '' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function runCli(script: string, args: string[], cwd: string): Promise<ProcessRun> {
+  return runToExit(script, '/bin/sh', ['-c', 'umask 000 && exec "$0" "$@"', process.execPath, path.join(ROOT, 'dist', 'app', script), ...args], { cwd, env: { PATH: process.env.PATH ?? '' }, timeoutMs: 60_000 });
 }
 
 /**

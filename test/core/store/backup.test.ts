@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -7,18 +6,12 @@ import * as tar from 'tar';
 import { acquireInstanceLock } from '../../../core/services/lifecycle/instance-lock.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { ROOT, tempDir } from '../../helpers/checkout.js';
+import { runToExit, type ProcessRun } from '../../helpers/run-to-exit.js';
 import { startTestBot } from '../../../app/testing/index.js';
 
-function runCli(script: string, args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'app', script), ...args], { cwd, env: { PATH: process.env.PATH ?? '' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+/** `node dist/app/<script>` in `cwd`, with PATH only. */
+function runCli(script: string, args: string[], cwd: string): Promise<ProcessRun> {
+  return runToExit(script, process.execPath, [path.join(ROOT, 'dist', 'app', script), ...args], { cwd, env: { PATH: process.env.PATH ?? '' }, timeoutMs: 60_000 });
 }
 
 async function jsonFiles(dir: string): Promise<string[]> {

@@ -1,17 +1,15 @@
 import { expect } from 'chai';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
 import { proto, type WAMessage } from '@whiskeysockets/baileys';
-import { createApp, type App } from '../../../app/app.js';
+import type { App } from '../../../app/app.js';
 import { FakeModel } from '../../../app/testing/index.js';
-import { createLogger } from '../../../core/services/log/logger.js';
-import { WhatsAppTransport } from '../../../core/adapters/whatsapp/whatsapp-transport.js';
-import { whatsAppSettings } from '../../../app/whatsapp-settings.js';
+import type { WhatsAppTransport } from '../../../core/adapters/whatsapp/whatsapp-transport.js';
 import recall from '../../../plugins/recall/index.js';
 import mydata from '../../../plugins/mydata/index.js';
 import remind from '../../../plugins/remind/index.js';
-import { BOT_ME, BOT_PHONE, DisconnectReason, FakeSocketFactory, GROUP, waMessage, waText } from '../../fakes/baileys-socket.js';
+import { linkBot } from '../../../app/testing/whatsapp.js';
+import { BOT_PHONE, type FakeSocketFactory, GROUP, waMessage, waText } from '../../fakes/baileys-socket.js';
 import { tempDir, writeConfig } from '../../helpers/checkout.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';
@@ -81,17 +79,7 @@ describe('the real bot over WhatsApp: what it keeps follows the chat', function 
   }
 
   async function start(): Promise<void> {
-    const logger = createLogger({ level: 'warn', pretty: false, destination: new PassThrough() });
-    const env = { PATH: process.env.PATH ?? '', API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'test-model' };
-    app = await createApp({ cwd: dir, env, plugins: [recall, remind, mydata], logger, skipHealthProbe: true });
-    sockets = new FakeSocketFactory();
-    transport = new WhatsAppTransport({ ...whatsAppSettings(app.settings, () => app!.config), log: app.log, makeSocket: sockets.make, printQr: () => undefined, fetchVersion: async () => ({ version: [2, 3000, 1000000001], isLatest: true }) });
-    await app.connect(transport);
-    sockets.last.qr();
-    sockets.last.paired({ id: BOT_ME.id });
-    sockets.last.close(DisconnectReason.restartRequired);
-    await sockets.waitForSockets(2);
-    sockets.last.open(BOT_ME);
+    ({ app, transport, sockets } = await linkBot({ dir, env: { API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'test-model' }, plugins: [recall, remind, mydata] }));
   }
   /** Delivers a message that the model answers; resolves with what the model was sent (the prompt) once answered. */
   async function say(message: proto.IWebMessageInfo): Promise<string> {

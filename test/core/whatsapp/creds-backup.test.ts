@@ -1,12 +1,12 @@
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { BufferJSON, initAuthCreds } from '@whiskeysockets/baileys';
 import { AuthStateCorruptError, useDurableAuthState } from '../../../core/adapters/whatsapp/auth-store.js';
 import { BOT_ME } from '../../fakes/baileys-socket.js';
-import { ROOT, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { tempDir, writeConfig } from '../../helpers/checkout.js';
+import { runScript } from '../../helpers/run-script.js';
 import { cleanup, link, setup } from './harness.js';
 
 const half = (text: string) => text.slice(0, Math.floor(text.length / 2));
@@ -122,24 +122,8 @@ describe('WhatsApp credentials: restored loudly by the transport (fake socket, r
       const folder = path.join(dir, 'data', 'session_auth');
       await mkdir(folder, { recursive: true });
       await writeFile(path.join(folder, 'creds.json'), '{"half":');
-      const result = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
-        const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'app', 'start.js')], {
-          cwd: dir,
-          // Loopback only: the start must stop before any connection, but nothing may leave the machine if it did not.
-          env: { PATH: process.env.PATH ?? '', API_KEY: 'k-1', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', AUDIO_API_KEYS: '', LOG_FORMAT: 'json', WA_WEBSOCKET_URL: 'ws://127.0.0.1:9/ws' },
-          stdio: ['ignore', 'ignore', 'pipe'],
-        });
-        let stderr = '';
-        child.stderr.on('data', (d) => (stderr += d));
-        const timer = setTimeout(() => {
-          child.kill('SIGKILL');
-          reject(new Error(`start did not exit:\n${stderr}`));
-        }, 30_000);
-        child.on('close', (code) => {
-          clearTimeout(timer);
-          resolve({ code, stderr });
-        });
-      });
+      // Loopback only: the start must stop before any connection, but nothing may leave the machine if it did not.
+      const result = await runScript('start', [], { cwd: dir, env: { API_KEY: 'k-1', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', AUDIO_API_KEYS: '', LOG_FORMAT: 'json', WA_WEBSOCKET_URL: 'ws://127.0.0.1:9/ws' }, timeoutMs: 30_000 });
       expect(result.code).to.equal(1);
       const line = result.stderr.split('\n').find((l) => l.startsWith('Cannot start'));
       expect(line).to.include('creds.json').and.include('no good copy').and.include('npm run restore');

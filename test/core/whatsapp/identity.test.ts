@@ -2,16 +2,13 @@ import { expect } from 'chai';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
 import sinon from 'sinon';
 import type { GroupMetadata } from '@whiskeysockets/baileys';
 import { JsonFile } from '../../../core/services/store/json-file.js';
-import { createApp, type App } from '../../../app/app.js';
-import { createLogger } from '../../../core/services/log/logger.js';
-import { WhatsAppTransport } from '../../../core/adapters/whatsapp/whatsapp-transport.js';
-import { whatsAppSettings } from '../../../app/whatsapp-settings.js';
+import type { App } from '../../../app/app.js';
+import { linkBot } from '../../../app/testing/whatsapp.js';
 import pingPlugin from '../../../plugins/ping/index.js';
-import { BOT_ME, DisconnectReason, FakeSocketFactory, GROUP, waText } from '../../fakes/baileys-socket.js';
+import { type FakeSocketFactory, GROUP, waText } from '../../fakes/baileys-socket.js';
 import { tempDir, writeConfig } from '../../helpers/checkout.js';
 import { cleanup, link, setup, type Harness } from './harness.js';
 
@@ -82,23 +79,7 @@ describe('WhatsApp identity in access control (real bot, owners and lists writte
   async function start(access: Record<string, unknown>): Promise<void> {
     dir = await tempDir('wabot-wa-id-');
     await writeConfig(dir, { access });
-    const logger = createLogger({ level: 'warn', pretty: false, destination: new PassThrough() });
-    const env = { PATH: process.env.PATH ?? '', API_KEY: 'test-key-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'test-model' };
-    app = await createApp({ cwd: dir, env, plugins: [pingPlugin], logger, skipHealthProbe: true });
-    sockets = new FakeSocketFactory();
-    const transport = new WhatsAppTransport({
-      ...whatsAppSettings(app.settings, () => app.config),
-      log: app.log,
-      makeSocket: sockets.make,
-      printQr: () => undefined,
-      fetchVersion: async () => ({ version: [2, 3000, 1000000001], isLatest: true }),
-    });
-    await app.connect(transport);
-    sockets.last.qr();
-    sockets.last.paired({ id: BOT_ME.id });
-    sockets.last.close(DisconnectReason.restartRequired);
-    await sockets.waitForSockets(2);
-    sockets.last.open(BOT_ME);
+    ({ app, sockets } = await linkBot({ dir, env: { API_KEY: 'test-key-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'test-model' }, plugins: [pingPlugin] }));
     await sockets.last.signalRepository.lidMapping.storeLIDPNMappings([{ lid: ALICE_LID, pn: ALICE }]);
   }
 

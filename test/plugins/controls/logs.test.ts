@@ -1,10 +1,9 @@
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import net from 'node:net';
-import path from 'node:path';
 import { loadSettings, SettingsError } from '../../../core/services/config/settings.js';
-import { ROOT, runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { runScript } from '../../helpers/run-script.js';
 
 const ENV = { API_KEY: 'sk-log-format-secret', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', AUDIO_API_KEYS: '' };
 
@@ -53,23 +52,7 @@ describe('readable logs and clear start-up failures', () => {
     const port = (holder.address() as net.AddressInfo).port;
     await writeConfig(dir, { port });
     try {
-      const result = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
-        const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'app', 'start.js')], {
-          cwd: dir,
-          env: { PATH: process.env.PATH ?? '', ...ENV, LOG_FORMAT: 'json' },
-          stdio: ['ignore', 'ignore', 'pipe'],
-        });
-        let stderr = '';
-        child.stderr.on('data', (d) => (stderr += d));
-        const timer = setTimeout(() => {
-          child.kill('SIGKILL');
-          reject(new Error(`start did not exit:\n${stderr}`));
-        }, 15_000);
-        child.on('close', (code) => {
-          clearTimeout(timer);
-          resolve({ code, stderr });
-        });
-      });
+      const result = await runScript('start', [], { cwd: dir, env: { ...ENV, LOG_FORMAT: 'json' }, timeoutMs: 15_000 });
       expect(result.code).to.equal(1);
       const message = result.stderr.split('\n').filter((l) => l.startsWith('Cannot start'));
       expect(message).to.deep.equal([`Cannot start: port ${port} on 127.0.0.1 is already in use (is another copy of the bot running?). Stop the program that holds it, or set another "port" in config.json (0 picks a free one).`]);

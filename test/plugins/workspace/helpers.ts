@@ -2,6 +2,8 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import workspacePlugin from '../../../plugins/workspace/index.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import type { RecordedRequest } from '../../../app/testing/http-fake.js';
+import { completion } from '../../fakes/openai-gateway.js';
 
 export const USER = '62811112222@s.whatsapp.net';
 export const USER_LID = '777666555444333@lid';
@@ -13,6 +15,20 @@ export async function startWorkspaceApp(options: { env?: Record<string, string>;
     options: { timeLimitSeconds: 4, cpuSeconds: 4, maxOutputBytes: 4096, quotaMb: 2, ...(options.workspace ?? {}) },
     config: options.config,
   });
+}
+
+/**
+ * A compliant model for the fake gateway: "send <path>" makes it call workspace_send_file (when offered); after the
+ * tool it repeats the tool's answer; otherwise it says whether workspace tools were offered.
+ */
+export function sendFileModel(req: RecordedRequest) {
+  const messages = req.json.messages as Array<{ role: string; content: string | null }>;
+  const tool = messages.at(-1)?.role === 'tool' ? messages.at(-1) : undefined;
+  if (tool) return { status: 200, json: completion(`tool: ${tool.content}`) };
+  const offered = ((req.json.tools ?? []) as Array<{ function: { name: string } }>).some((t) => t.function.name === 'workspace_send_file');
+  const asked = /send (\S+)/.exec(String(messages.at(-1)?.content ?? ''));
+  if (asked && offered) return { status: 200, json: completion(null, { toolCalls: [{ id: 's1', name: 'workspace_send_file', arguments: JSON.stringify({ path: asked[1] }) }] }) };
+  return { status: 200, json: completion(offered ? 'ok' : 'no workspace tools') };
 }
 
 /** The text of the bot's replies among `actions`. */

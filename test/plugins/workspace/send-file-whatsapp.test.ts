@@ -5,32 +5,18 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { AnyMessageContent } from '@whiskeysockets/baileys';
 import type { App } from '../../../app/app.js';
-import type { RecordedRequest } from '../../../app/testing/http-fake.js';
 import type { WhatsAppTransport } from '../../../core/adapters/whatsapp/whatsapp-transport.js';
 import { createLogger } from '../../../core/services/log/logger.js';
 import workspacePlugin from '../../../plugins/workspace/index.js';
 import { BOT_PHONE, FakeSocketFactory, waText } from '../../fakes/baileys-socket.js';
-import { completion, FakeGateway } from '../../fakes/openai-gateway.js';
+import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { tempDir, writeConfig } from '../../helpers/checkout.js';
 import { startLinkedBot } from '../../helpers/linked-bot.js';
-import { putFile, USER } from './helpers.js';
+import { putFile, sendFileModel, USER } from './helpers.js';
 
 const GROUP = '120363000000000057@g.us';
 const MEMBER = '62855500013@s.whatsapp.net';
 const BOT_JID = `${BOT_PHONE}@s.whatsapp.net`;
-
-type Msg = { role: string; content: string | null };
-
-/** "send <path>" makes the model call workspace_send_file (when offered); after the tool it repeats what it said. */
-function model(req: RecordedRequest) {
-  const messages = req.json.messages as Msg[];
-  const tool = messages.at(-1)?.role === 'tool' ? messages.at(-1) : undefined;
-  if (tool) return { status: 200, json: completion(`tool: ${tool.content}`) };
-  const offered = ((req.json.tools ?? []) as Array<{ function: { name: string } }>).some((t) => t.function.name === 'workspace_send_file');
-  const asked = /send (\S+)/.exec(String(messages.at(-1)?.content ?? ''));
-  if (asked && offered) return { status: 200, json: completion(null, { toolCalls: [{ id: 's1', name: 'workspace_send_file', arguments: JSON.stringify({ path: asked[1] }) }] }) };
-  return { status: 200, json: completion(offered ? 'ok' : 'no workspace tools') };
-}
 
 /**
  * workspace_send_file over WhatsApp: the real transport on the fake Baileys socket, real `proto` messages in. What
@@ -49,7 +35,7 @@ describe('workspace_send_file over WhatsApp (fake Baileys socket, real proto mes
   let documents: Array<{ jid: string; fileName?: string; mimetype?: string; bytes: string }>;
 
   beforeEach(async () => {
-    gw = await FakeGateway.start('gw', model);
+    gw = await FakeGateway.start('gw', sendFileModel);
     dir = await tempDir('wabot-sendfile-');
     await writeConfig(dir, {
       targetUserIds: [BOT_PHONE],

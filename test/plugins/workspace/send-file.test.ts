@@ -3,28 +3,14 @@ import { readFile, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import sinon from 'sinon';
 import { MemoryTransport } from '../../../core/adapters/memory/memory-transport.js';
-import type { RecordedRequest } from '../../../app/testing/http-fake.js';
 import type { OutgoingMedia } from '../../../core/kernel/port/message.js';
-import { completion, FakeGateway } from '../../fakes/openai-gateway.js';
+import { FakeGateway } from '../../fakes/openai-gateway.js';
 import type { TestBot } from '../../../app/testing/index.js';
-import { putFile, startWorkspaceApp, texts, USER, workspaceDir } from './helpers.js';
+import { putFile, sendFileModel, startWorkspaceApp, texts, USER, workspaceDir } from './helpers.js';
 
 const BOT = '62899999999';
 const GROUP = '120363000000000056@g.us';
 const MEMBER = '62855500012@s.whatsapp.net';
-
-type Msg = { role: string; content: string | null };
-
-/** A compliant model: "send <path>" makes it call workspace_send_file (when offered); after a tool it repeats its answer. */
-function model(req: RecordedRequest) {
-  const messages = req.json.messages as Msg[];
-  const tool = messages.at(-1)?.role === 'tool' ? messages.at(-1) : undefined;
-  if (tool) return { status: 200, json: completion(`tool: ${tool.content}`) };
-  const offered = ((req.json.tools ?? []) as Array<{ function: { name: string } }>).some((t) => t.function.name === 'workspace_send_file');
-  const asked = /send (\S+)/.exec(String(messages.at(-1)?.content ?? ''));
-  if (asked && offered) return { status: 200, json: completion(null, { toolCalls: [{ id: 's1', name: 'workspace_send_file', arguments: JSON.stringify({ path: asked[1] }) }] }) };
-  return { status: 200, json: completion(offered ? 'ok' : 'no workspace tools') };
-}
 
 describe('workspace_send_file: the model sends a workspace file as a document (fake gateway on 127.0.0.1, real files)', function () {
   this.timeout(30_000);
@@ -33,7 +19,7 @@ describe('workspace_send_file: the model sends a workspace file as a document (f
   let sent: Array<{ chatId: string; media: OutgoingMedia; bytes: string }>;
 
   async function start(workspace: Record<string, unknown> = {}, chatId?: string): Promise<string> {
-    gw = await FakeGateway.start('gw', model);
+    gw = await FakeGateway.start('gw', sendFileModel);
     sent = [];
     // What reached the chat, read while it is sent (the copy is removed afterwards).
     const send = MemoryTransport.prototype.sendMedia;
