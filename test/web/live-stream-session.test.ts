@@ -1,66 +1,7 @@
 import { expect } from 'chai';
-import http from 'node:http';
 import pingPlugin from '../../plugins/ping/index.js';
 import { SessionStore } from '../../web/dashboard/auth.js';
-import { csrfOf, login, request, sameOrigin, startWebTest, TOKEN, type WebTest } from './web-helpers.js';
-
-interface OpenStream {
-  status: number;
-  /** Everything received so far. */
-  text(): string;
-  /** Resolves once `part` has arrived. */
-  waitFor(part: string): Promise<void>;
-  /** Resolves when the server ends the stream; rejects with `label` if it has not after `ms`. */
-  ended(label: string, ms?: number): Promise<void>;
-  close(): void;
-}
-
-/** Opens a server-sent event stream with the session's cookie, as the dashboard's script does. */
-function openStream(port: number, path: string, cookie: string): Promise<OpenStream> {
-  return new Promise((resolve, reject) => {
-    const req = http.get({ host: '127.0.0.1', port, path, headers: { host: `127.0.0.1:${port}`, cookie, accept: 'text/event-stream' } }, (res) => {
-      let received = '';
-      const waiters: Array<() => void> = [];
-      let done = false;
-      const endWaiters: Array<() => void> = [];
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        received += chunk;
-        waiters.splice(0).forEach((w) => w());
-      });
-      const finish = () => {
-        done = true;
-        endWaiters.splice(0).forEach((w) => w());
-      };
-      res.on('end', finish);
-      res.on('close', finish);
-      resolve({
-        status: res.statusCode ?? 0,
-        text: () => received,
-        waitFor: async (part) => {
-          while (!received.includes(part)) {
-            if (done) throw new Error(`the stream ended without ${part}: ${received}`);
-            await new Promise<void>((r) => {
-              waiters.push(r);
-              endWaiters.push(r);
-            });
-          }
-        },
-        ended: (label, ms = 15_000) =>
-          new Promise<void>((resolveEnd, rejectEnd) => {
-            if (done) return resolveEnd();
-            const timer = setTimeout(() => rejectEnd(new Error(`${label}: the stream was still open ${ms} ms later`)), ms);
-            endWaiters.push(() => {
-              clearTimeout(timer);
-              resolveEnd();
-            });
-          }),
-        close: () => req.destroy(),
-      });
-    });
-    req.on('error', reject);
-  });
-}
+import { csrfOf, login, openStream, request, sameOrigin, startWebTest, TOKEN, type WebTest } from './web-helpers.js';
 
 describe('live streams (server-sent events) end with the dashboard session', function () {
   this.timeout(60_000);

@@ -15,6 +15,7 @@ import { DASHBOARD_SCRIPT } from './client-script.js';
 import { idList, orderLike, sectionKeysOf } from './config-form.js';
 import { readOptions } from './option-form.js';
 import {
+  legsRegion,
   linkRegion,
   logLineHtml,
   logView,
@@ -76,7 +77,8 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
     }
     // The service's uptime (since the app started), as `.status` says it.
     const uptimeMs = (await app.bot.statusSource?.())?.uptimeMs ?? process.uptime() * 1000;
-    return { session, problems: recentProblems.list(), qrSvg: session.status === 'qr' ? await qrSvg(session.qr) : undefined, uptimeMs, version: projectVersion(), freeDisk, canRelink: Boolean(deps.transport()?.relink), sessionStored: session.status === 'linked' || Boolean(session.me), canPair: Boolean(deps.transport()?.requestPairingCode), incidents: app.bot.notices.incidents?.() ?? [], csrf };
+    const searchCheck = app.startChecks.find((c) => c.name === 'search');
+    return { session, legs: app.chain.health(), ...(searchCheck ? { searchCheck: { ok: searchCheck.ok, ...(searchCheck.degraded ? { degraded: true } : {}), detail: searchCheck.detail, ...(searchCheck.fix ? { fix: searchCheck.fix } : {}) } } : {}), problems: recentProblems.list(), qrSvg: session.status === 'qr' ? await qrSvg(session.qr) : undefined, uptimeMs, version: projectVersion(), freeDisk, canRelink: Boolean(deps.transport()?.relink), sessionStored: session.status === 'linked' || Boolean(session.me), canPair: Boolean(deps.transport()?.requestPairingCode), incidents: app.bot.notices.incidents?.() ?? [], csrf };
   };
 
   const providersData = (csrf: string) => ({
@@ -135,7 +137,7 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
   const regions = async (view: string, csrf: string): Promise<Record<string, string>> => {
     if (view === 'status') {
       const d = await statusData(csrf);
-      return { link: linkRegion(d).value, uptime: humanDuration(d.uptimeMs) };
+      return { link: linkRegion(d).value, legs: legsRegion(d).value, uptime: humanDuration(d.uptimeMs) };
     }
     if (view === 'providers') return { providers: providersRegion(providersData(csrf)).value };
     if (view === 'usage') return { usage: usageRegion(await usageData(csrf)).value };

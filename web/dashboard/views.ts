@@ -1,6 +1,6 @@
 import { capabilityMark, type CapabilityStatus } from '../../core/kernel/capabilities/capabilities.js';
 import type { TailLine } from '../../core/services/log/log-tail.js';
-import type { LegHealth } from '../../core/services/providers/types.js';
+import type { LegHealth, LegStartCheck } from '../../core/services/providers/types.js';
 import type { IncidentView } from '../../core/services/notices/owner-notifier.js';
 import { humanDuration, legStateInWords, startCheckInWords } from '../../core/kernel/status/status-report.js';
 import type { SessionState } from '../../core/kernel/port/transport.js';
@@ -35,6 +35,13 @@ ${parts.body}</main>`,
 const number = (n: number) => n.toLocaleString('en-US');
 const stateClass = (state: LegHealth['state']) => (state === 'healthy' ? 'ok' : state === 'cooling-down' ? 'warn' : 'bad');
 const capClass = (c: CapabilityStatus) => (!c.ok ? 'bad' : c.degraded ? 'warn' : 'ok');
+const checkState = (c: LegStartCheck) => (!c.ok ? 'failed' : c.degraded ? 'degraded' : 'ok');
+const checkClass = (c: LegStartCheck) => (!c.ok ? 'bad' : c.degraded ? 'warn' : 'ok');
+
+/** What the start check found for one upstream, with the setting to fix when it failed (never a key). */
+function startCheckHtml(check: LegStartCheck): SafeHtml {
+  return html`<span data-start-check="${checkState(check)}" class="${checkClass(check)}">${startCheckInWords(check)}</span>`;
+}
 
 // ---------- status ----------
 
@@ -53,6 +60,10 @@ export interface StatusViewData {
   canPair: boolean;
   /** Incidents the owners are told of (active first): the link's own ones can reach them only here while it is down. */
   incidents: IncidentView[];
+  /** The provider legs as the chain sees them now, each with its start check. */
+  legs: LegHealth[];
+  /** The search key's start check, when a search key is set and it has run. */
+  searchCheck?: LegStartCheck;
   csrf: string;
 }
 
@@ -83,6 +94,21 @@ export function linkRegion(d: Pick<StatusViewData, 'session' | 'qrSvg'>): SafeHt
   return html`${state}${retry}${pairing}${qr}${me}`;
 }
 
+/**
+ * The live part of the status view's AI providers: each leg's state and what its start check found, with the fix
+ * (a wrong key, an unknown model: what to correct in .env), and the search key's check; never a key.
+ */
+export function legsRegion(d: Pick<StatusViewData, 'legs' | 'searchCheck'>): SafeHtml {
+  const legs = d.legs.map(
+    (l) =>
+      html`<li data-leg="${l.name}"><b>${l.name}</b> <span class="hint">(<code>${l.model}</code>)</span>: <span class="${stateClass(l.state)}" data-state="${l.state}">${legStateInWords(l)}</span>${
+        l.startCheck ? html`<br>${startCheckHtml(l.startCheck)}` : ''
+      }</li>`,
+  );
+  const search = d.searchCheck ? html`<li data-leg="search"><b>search</b>: ${startCheckHtml(d.searchCheck)}</li>` : '';
+  return legs.length || search ? html`<ul class="plain">${legs}${search}</ul>` : html`<p class="bad">No provider is configured.</p>`;
+}
+
 export function statusView(d: StatusViewData): SafeHtml {
   const disk = d.freeDisk ? html`${formatBytes(d.freeDisk.bytes)} free in <code>${d.freeDisk.dir}</code>` : html`unknown`;
   const relink = !d.canRelink
@@ -97,6 +123,7 @@ export function statusView(d: StatusViewData): SafeHtml {
         ? html`<form method="post" action="/config/status/pairing-code" id="pairing"><input type="hidden" name="_csrf" value="${d.csrf}"><label for="pairing-phone">Or link with a phone number (pairing code instead of the QR)</label><input type="text" inputmode="tel" autocomplete="tel" id="pairing-phone" name="phone" placeholder="6281234567890" aria-describedby="pairing-help"><p class="hint" id="pairing-help">The phone number of the WhatsApp account, in international form. You get a code to type on that phone under Linked devices → Link with phone number instead.</p><button type="submit" class="secondary" id="get-pairing-code">Get a pairing code</button></form>`
         : html`<p class="hint" id="pairing">Linking with a phone number (pairing code) is not available with this transport.</p>`;
   return html`<section aria-labelledby="h-link"><h3 id="h-link">WhatsApp</h3><div data-region="link" aria-live="polite">${linkRegion(d)}</div>${pairing}${relink}</section>
+<section id="ai-providers" aria-labelledby="h-ai-providers"><h3 id="h-ai-providers">AI providers</h3><div data-region="legs" aria-live="polite">${legsRegion(d)}</div><p><a href="/config/providers">Details and "Test now" in the providers view</a></p></section>
 <section aria-labelledby="h-service"><h3 id="h-service">Service</h3><dl class="facts"><dt>Uptime</dt><dd data-region="uptime">${humanDuration(d.uptimeMs)}</dd><dt>Version</dt><dd>${d.version}</dd><dt>Disk</dt><dd>${disk}</dd></dl></section>
 ${incidentsSection(d.incidents)}
 <section id="problems" aria-labelledby="h-problems"><h3 id="h-problems">Last warnings and errors</h3>${
@@ -125,10 +152,8 @@ export interface ProvidersViewData {
 export function providersRegion(d: Omit<ProvidersViewData, 'csrf'> & { csrf: string }): SafeHtml {
   const legs = d.legs.map(
     (l) => html`<article class="card" data-leg="${l.name}"><h4>${l.name} <span class="hint">(${l.kind === 'audio' ? 'audio key' : 'gateway'})</span></h4>
-<p><span class="${stateClass(l.state)}" data-state="${l.state}">${legStateInWords(l)}</span></p>${
-      l.startCheck ? html`
-<p data-start-check="${l.startCheck.ok ? (l.startCheck.degraded ? 'degraded' : 'ok') : 'failed'}" class="${l.startCheck.ok ? (l.startCheck.degraded ? 'warn' : 'ok') : 'bad'}">${startCheckInWords(l.startCheck)}</p>` : ''
-    }
+<p><span class="${stateClass(l.state)}" data-state="${l.state}">${legStateInWords(l)}</span></p>${l.startCheck ? html`
+<p>${startCheckHtml(l.startCheck)}</p>` : ''}
 <p class="hint">Model <code>${l.model}</code>${l.premiumModel ? html`, premium <code>${l.premiumModel}</code>` : ''} · ${number(l.requests)} requests, ${number(l.failures)} failures</p>
 <form method="post" action="/config/providers/test"><input type="hidden" name="_csrf" value="${d.csrf}"><input type="hidden" name="leg" value="${l.name}"><button type="submit" class="secondary" aria-label="Test now: ${l.name}">Test now</button></form></article>`,
   );
