@@ -58,29 +58,29 @@ export class FakeModel {
       const descriptions = Object.fromEntries(tools.map((t) => [t.function.name, t.function.description ?? '']));
       const request: ModelRequest = { model: body.model, messages: body.messages, tools: tools.map((t) => t.function.name), descriptions };
       this.requests.push(request);
-      return { status: 200, json: this.completion(this.answer(request), body.model) };
+      return { status: 200, json: chatCompletion(this.answer(request), body.model, `call_${++this.calls}`) };
     } catch (err) {
       return { status: 500, json: { error: { message: (err as Error).message, type: 'server_error' } } };
     }
   }
 
-  private completion(answer: ModelAnswer, modelName: string): unknown {
-    const id = `call_${++this.calls}`;
-    const message =
-      typeof answer === 'string'
-        ? { role: 'assistant', content: answer }
-        : { role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: answer.tool, arguments: JSON.stringify(answer.args) } }] };
-    return {
-      id: `chatcmpl-${id}`,
-      object: 'chat.completion',
-      created: Math.floor(Date.now() / 1000),
-      model: modelName,
-      choices: [{ index: 0, finish_reason: typeof answer === 'string' ? 'stop' : 'tool_calls', message }],
-      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-    };
-  }
-
   close(): Promise<void> {
     return this.http.close();
   }
+}
+
+/** A chat-completion answer in the OpenAI format: a text, or a call of one tool (`id` names the call). */
+export function chatCompletion(answer: ModelAnswer, modelName: string, id = 'call_1'): unknown {
+  const message =
+    typeof answer === 'string'
+      ? { role: 'assistant', content: answer }
+      : { role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: answer.tool, arguments: JSON.stringify(answer.args) } }] };
+  return {
+    id: `chatcmpl-${id}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: modelName,
+    choices: [{ index: 0, finish_reason: typeof answer === 'string' ? 'stop' : 'tool_calls', message }],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  };
 }

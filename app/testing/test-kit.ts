@@ -8,6 +8,7 @@ import type { Plugin } from '../../core/kernel/plugin/types.js';
 import { isPlugin } from '../../core/kernel/plugin/contract.js';
 import { pluginErrors } from '../../core/kernel/plugin/errors.js';
 import { MemoryTransport, type BotAction, type PushInput } from '../../core/adapters/memory/memory-transport.js';
+import { FakeAudio } from './fake-audio.js';
 import { FakeModel, type ModelAnswer, type ModelRequest } from './fake-model.js';
 
 export interface TestBotOptions {
@@ -25,6 +26,13 @@ export interface TestBotOptions {
    * `FakeModel` of your own (started once for many bots; the kit does not close it).
    */
   model?: ((request: ModelRequest) => ModelAnswer) | FakeModel;
+  /**
+   * A fake audio provider, for a plugin that needs `audio` (transcription, speech, the audio chat model): `true`
+   * starts one (closed at the last stop), or give a `FakeAudio` of your own (the kit does not close it). The bot's
+   * `AUDIO_BASE_URL` points at it and it has one audio key, `test-kit-audio-key`; `env` can set others
+   * (`AUDIO_API_KEYS`, `AUDIO_MODEL`, …). Without it the bot has no audio key: `audio` is missing.
+   */
+  audio?: true | FakeAudio;
   /**
    * Run in this folder instead of a fresh temporary one, and keep it at `stop` — to start a bot over data you
    * prepared, or to look at the files after `stop`. The data folder is `<dir>/data`. `bot.restart()` is the short way
@@ -75,6 +83,8 @@ export interface TestBot {
   replies(chatId?: string): string[];
   /** The requests the fake chat model received (messages and offered tool names). */
   readonly model: FakeModel;
+  /** The fake audio provider given as (or started for) the `audio` option; undefined without it. */
+  readonly audio: FakeAudio | undefined;
   readonly app: App;
   /** The in-memory transport: every action so far (`actions`), polls and votes (`vote`), sent media. */
   readonly transport: MemoryTransport;
@@ -89,11 +99,11 @@ export interface TestBot {
   useClock(toFake?: Array<'Date' | 'setTimeout' | 'clearTimeout' | 'setInterval' | 'clearInterval'>): TestClock;
   /**
    * Stops this bot (its data flushed as at a real stop) and starts a new one over the same folder with the same
-   * plugins, config and fake model; `changes` replaces options for the new one (`config`, `options`, `env`, …).
+   * plugins, config, fake model and fake audio; `changes` replaces options for the new one (`config`, `options`, `env`, …).
    * `whileStopped` runs between the stop and the new start (time passing while the bot is down, files edited by hand).
    * The new bot owns the folder from then on: this one is done.
    */
-  restart(changes?: Omit<TestBotOptions, 'dir' | 'model'>, whileStopped?: () => unknown): Promise<TestBot>;
+  restart(changes?: Omit<TestBotOptions, 'dir' | 'model' | 'audio'>, whileStopped?: () => unknown): Promise<TestBot>;
   stop(): Promise<void>;
 }
 
@@ -128,7 +138,8 @@ export async function startTestBot(plugins: TestBotPlugins, options: TestBotOpti
   const dir = options.dir ?? (await mkdtemp(path.join(os.tmpdir(), `plugin-${checked?.[0]?.name ?? 'bundled'}-`)));
   const model = options.model instanceof FakeModel ? options.model : await FakeModel.start(options.model);
   const ownsModel = !(options.model instanceof FakeModel);
-  return launch(checked, { ...options, model }, { dir, ownsDir: !options.dir, ownsModel });
+  const audio = options.audio === true ? await FakeAudio.start() : options.audio;
+  return launch(checked, { ...options, model, audio }, { dir, ownsDir: !options.dir, ownsModel, ownsAudio: options.audio === true });
 }
 
 interface Ownership {
@@ -137,18 +148,22 @@ interface Ownership {
   ownsDir: boolean;
   /** Close the fake model at stop (the kit started it). */
   ownsModel: boolean;
+  /** Close the fake audio provider at stop (the kit started it). */
+  ownsAudio: boolean;
 }
 
-async function launch(plugins: Plugin[] | undefined, options: TestBotOptions & { model: FakeModel }, own: Ownership): Promise<TestBot> {
+async function launch(plugins: Plugin[] | undefined, options: TestBotOptions & { model: FakeModel; audio: FakeAudio | undefined }, own: Ownership): Promise<TestBot> {
   const { dir } = own;
-  const model = options.model;
+  const { model, audio } = options;
   const release = async () => {
     if (own.ownsModel) await model.close();
+    if (own.ownsAudio) await audio?.close();
     if (own.ownsDir) await rm(dir, { recursive: true, force: true, maxRetries: 3 }); // retried: a file a late timer wrote must not fail the test's clean-up
   };
   try {
     await writeFile(path.join(dir, 'config.json'), JSON.stringify(configOf(plugins, options), null, 2));
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', API_KEY: 'test-kit-key', BASE_URL: model.url, MODEL: 'test-model', ...(options.env ?? {}) };
+    const audioEnv = audio ? { AUDIO_BASE_URL: `${audio.url}/v1`, AUDIO_API_KEYS: 'test-kit-audio-key' } : {};
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', API_KEY: 'test-kit-key', BASE_URL: model.url, MODEL: 'test-model', ...audioEnv, ...(options.env ?? {}) };
     const lines: string[] = [];
     const sink = new PassThrough();
     sink.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
@@ -175,6 +190,7 @@ async function launch(plugins: Plugin[] | undefined, options: TestBotOptions & {
       },
       replies: (chatId) => transport.actions.filter((a): a is Extract<BotAction, { type: 'text' }> => a.type === 'text' && (!chatId || a.chatId === chatId)).map((a) => a.text),
       model,
+      audio,
       app,
       transport,
       dir,
@@ -194,7 +210,7 @@ async function launch(plugins: Plugin[] | undefined, options: TestBotOptions & {
         handedOver = true;
         await whileStopped?.();
         const { transport: _previous, ...kept } = options;
-        return launch(plugins, { ...kept, ...changes, model }, own);
+        return launch(plugins, { ...kept, ...changes, model, audio }, own);
       },
       async stop() {
         if (handedOver) return;

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import { access } from 'node:fs/promises';
 import path from 'node:path';
+import OpenAI, { toFile } from 'openai';
 import { definePlugin, Store, Type } from '../../core/index.js';
-import { FakeModel, startTestBot, type TestBot } from '../../app/testing/index.js';
+import { audioFailures, FakeAudio, FakeModel, startTestBot, type TestBot } from '../../app/testing/index.js';
 import { loadInFreshProcess } from '../helpers/loaded-modules.js';
 import { ROOT } from '../helpers/checkout.js';
 
@@ -49,6 +50,30 @@ const ticker = definePlugin({
       stop: () => clearInterval(timer),
     };
   },
+});
+
+/**
+ * Transcribes what follows `.hear` as a plugin that uses the audio provider does: the OpenAI client, its keys from
+ * `host.audioKeys` (rotation and rests), its address from the settings (`AUDIO_BASE_URL`).
+ */
+const hearer = definePlugin({
+  name: 'hearer',
+  description: 'transcribes through the audio provider',
+  setup: (host) => ({
+    commands: [
+      {
+        command: 'hear',
+        run: async (ctx) => {
+          if (!host.settings.audio.keys.length) return ctx.reply('no audio key');
+          const text = await host.audioKeys.run('transcription', async (key) => {
+            const client = new OpenAI({ apiKey: key, baseURL: host.settings.audio.baseUrl, maxRetries: 0 });
+            return (await client.audio.transcriptions.create({ model: 'whisper-test', file: await toFile(Buffer.from(ctx.args), 'note.ogg') })).text;
+          });
+          await ctx.reply(`heard: ${text}`);
+        },
+      },
+    ],
+  }),
 });
 
 describe('the test kit (app/testing, wa-assistant-bot/testing)', function () {
@@ -124,6 +149,41 @@ describe('the test kit (app/testing, wa-assistant-bot/testing)', function () {
       expect(await fetch(`${model.url}/`).then((r) => r.status)).to.equal(200);
     } finally {
       await model.close();
+    }
+  });
+
+  it('audio: a fake audio provider the bot reaches through AUDIO_BASE_URL with one key; none without it', async () => {
+    bot = await startTestBot(hearer);
+    expect(await bot.send('.hear abc')).to.deep.equal(['no audio key']);
+    expect(bot.audio).to.equal(undefined);
+    await bot.stop();
+
+    bot = await startTestBot(hearer, { audio: true });
+    bot.audio!.transcript = (upload) => `${upload.bytes.toString()} via ${upload.model}`;
+    expect(await bot.send('.hear the blue door')).to.deep.equal(['heard: the blue door via whisper-test']);
+    expect(bot.audio!.uploads.map((u) => [u.key, u.fileName])).to.deep.equal([['test-kit-audio-key', 'note.ogg']]);
+    // The same fake after a restart, closed at the last stop.
+    const again = await bot.restart();
+    expect(again.audio).to.equal(bot.audio);
+    bot = again;
+    const { url } = bot.audio!;
+    await bot.stop();
+    bot = undefined;
+    expect(await fetch(`${url}/`).then(() => 'answered', () => 'closed')).to.equal('closed');
+  });
+
+  it('a FakeAudio of the test is kept open, and its per-key failures reach the bot as a provider would answer them', async () => {
+    const audio = await FakeAudio.start(() => 'two keys');
+    try {
+      bot = await startTestBot(hearer, { audio, env: { AUDIO_API_KEYS: 'key-one-1111, key-two-2222' } });
+      audio.forKey('key-one-1111', audioFailures.rateLimit(60));
+      expect(await bot.send('.hear x')).to.deep.equal(['heard: two keys']);
+      expect(audio.uploads.map((u) => u.key)).to.deep.equal(['key-one-1111', 'key-two-2222']);
+      await bot.stop();
+      bot = undefined;
+      expect(await fetch(`${audio.url}/`).then((r) => r.status)).to.equal(200);
+    } finally {
+      await audio.close();
     }
   });
 });

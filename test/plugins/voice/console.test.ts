@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { FakeAudioProvider } from '../../fakes/audio-provider.js';
 import { FakeGateway, lastUserText } from '../../fakes/openai-gateway.js';
-import { runChat, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
 import { makeTone } from './audio-files.js';
 
 describe('voice in the console', function () {

@@ -4,13 +4,11 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { IncomingMedia } from '../../../core/kernel/port/message.js';
-import type { BotAction } from '../../../core/adapters/memory/memory-transport.js';
+import { FakeAudio, startTestBot, type BotAction, type TestBot } from '../../../app/testing/index.js';
 import { Jail } from '../../../core/services/jail/jail.js';
 import mp3Plugin from '../../../plugins/mp3/index.js';
 import { createVoicePlugin } from '../../../plugins/voice/index.js';
-import { FakeAudioProvider } from '../../fakes/audio-provider.js';
-import { FakeGateway } from '../../fakes/openai-gateway.js';
-import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 import { makeTone, testFfmpeg } from './audio-files.js';
 
 const ALICE = '62811111111@s.whatsapp.net';
@@ -30,18 +28,13 @@ function playlistOf(file: string): Buffer {
  */
 describe('media through the jail: a playlist of file:// paths reads nothing', function () {
   this.timeout(60_000);
-  let audio: FakeAudioProvider;
-  let gw: FakeGateway;
-  let t: TestApp;
+  let audio: FakeAudio;
+  let t: TestBot;
   let secret: string;
 
   beforeEach(async () => {
-    audio = await FakeAudioProvider.start(() => 'the secret voice note of chat B');
-    gw = await FakeGateway.start('gw');
-    t = await startTestApp({
-      plugins: [createVoicePlugin(), mp3Plugin],
-      env: { API_KEY: 'gateway-key-123456', BASE_URL: gw.url, MODEL: 'main-model', AUDIO_BASE_URL: `${audio.url}/v1/`, AUDIO_API_KEYS: 'audio-key-one-111111' },
-    });
+    audio = await FakeAudio.start(() => 'the secret voice note of chat B');
+    t = await startTestBot([createVoicePlugin(), mp3Plugin], { audio });
     // Another chat's archived voice note, where the archive keeps it.
     const otherDir = path.join(t.dir, 'data', 'audio_archive', OTHER_CHAT.replace(/[^\w.-]/g, '_'));
     await mkdir(otherDir, { recursive: true });
@@ -51,13 +44,12 @@ describe('media through the jail: a playlist of file:// paths reads nothing', fu
   afterEach(async () => {
     await t.stop();
     await audio.close();
-    await gw.close();
   });
 
   it('a voice note that is a playlist of another chat\'s archive is never uploaded', async () => {
     const bytes = playlistOf(secret);
     const note: IncomingMedia = { kind: 'voice', mimetype: 'audio/ogg; codecs=opus', size: bytes.length, download: async () => bytes };
-    const actions = await t.transport.push({ senderId: ALICE, media: note });
+    const actions = await t.push({ senderId: ALICE, media: note });
     expect(audio.uploads, 'uploads to the audio provider').to.have.length(0);
     expect(texts(actions).join('\n')).to.match(/could not read that audio|cannot|not/i);
     expect(texts(actions).join('\n')).not.to.include('secret voice note');
@@ -66,7 +58,7 @@ describe('media through the jail: a playlist of file:// paths reads nothing', fu
   it('.mp3 on a "video" that is such a playlist sends no audio back', async () => {
     const bytes = playlistOf(secret);
     const video: IncomingMedia = { kind: 'video', mimetype: 'video/mp4', size: bytes.length, download: async () => bytes };
-    const actions = await t.transport.push({ senderId: ALICE, text: '.mp3', media: video });
+    const actions = await t.push({ senderId: ALICE, text: '.mp3', media: video });
     expect(actions.filter((a) => a.type === 'media'), JSON.stringify(actions.map((a) => a.type))).to.have.length(0);
     const generated = path.join(t.dir, 'data', 'generated');
     const made = existsSync(generated) ? (await readdir(generated, { recursive: true })).filter((n) => String(n).endsWith('.mp3')) : [];

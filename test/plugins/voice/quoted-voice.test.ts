@@ -3,7 +3,7 @@ import { startTestBot, type BotAction, type ModelRequest, type TestBot } from '.
 import type { IncomingMedia, QuotedMessage } from '../../../core/kernel/port/message.js';
 import { createVoicePlugin } from '../../../plugins/voice/index.js';
 import { FakeAudioProvider } from '../../fakes/audio-provider.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 import { makeTone } from './audio-files.js';
 
 const ALICE = '10000000001@s.whatsapp.net';

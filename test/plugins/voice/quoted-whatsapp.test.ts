@@ -7,7 +7,7 @@ import { FakeAudioProvider } from '../../fakes/audio-provider.js';
 import { BOT_PHONE, FakeSocketFactory, waMessage, type SentRecord } from '../../fakes/baileys-socket.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { startLinkedBot } from '../../helpers/linked-bot.js';
-import { tempDir, writeConfig } from '../../helpers/test-app.js';
+import { tempDir, writeConfig } from '../../helpers/checkout.js';
 import { makeTone } from './audio-files.js';
 
 const ALICE = '6281200000001@s.whatsapp.net';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { completion, FakeGateway } from '../../fakes/openai-gateway.js';
-import { runChat, tempDir, writeConfig } from '../../helpers/test-app.js';
+import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
 
 describe('workspace in the console', function () {
   this.timeout(60_000);

@@ -3,7 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import workspacePlugin from '../../../plugins/workspace/index.js';
 import { startTestBot } from '../../../app/testing/index.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 import { putFile, texts, USER, USER_LID, workspaceDir } from './helpers.js';
 
 describe('workspace identity (phone id ↔ LID)', function () {

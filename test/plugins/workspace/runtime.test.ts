@@ -8,7 +8,7 @@ import { Value } from '@sinclair/typebox/value';
 import { workspaceOptions } from '../../../plugins/workspace/options.js';
 import { WorkspaceService, type WorkspaceHost } from '../../../plugins/workspace/service.js';
 import { systemPython } from '../../../plugins/workspace/sandbox.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 import { putFile, startWorkspaceApp, texts, USER } from './helpers.js';
 
 describe('workspace without a sandbox', function () {

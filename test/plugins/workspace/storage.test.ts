@@ -5,7 +5,7 @@ import path from 'node:path';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import mydata from '../../../plugins/mydata/index.js';
 import workspacePlugin from '../../../plugins/workspace/index.js';
-import { tempDir } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 
 /*
  * The workspace keeps its documents through host.store (plugins/workspace/schemas.ts), in the layout earlier versions
