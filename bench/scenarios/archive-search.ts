@@ -39,7 +39,11 @@ export async function archiveSearch(options: ArchiveOptions): Promise<ScenarioRe
     process.stdout.write(`${TITLE}: skipped: voice plugin not present\n`);
     return { id: 'archiveSearch', title: TITLE, metrics: [], checks: [], data: {}, skipped: 'voice plugin not present' };
   }
-  const { AudioArchive } = (await import(pathToFileURL(file).href)) as { AudioArchive: new (root: string) => ArchiveLike };
+  const { AudioArchive } = (await import(pathToFileURL(file).href)) as { AudioArchive: new (store: unknown) => ArchiveLike };
+  const { VOICE_ARCHIVE } = (await import(pathToFileURL(path.join(path.dirname(file), 'archive-note.js')).href)) as { VOICE_ARCHIVE: never };
+  const { PluginStores } = await import('../../core/services/store/plugin-store.js');
+  // The archive on the store the core gives the voice plugin (its declaration under <DATA_DIR>/audio_archive).
+  const openArchive = () => new AudioArchive(new PluginStores('voice', root, [VOICE_ARCHIVE]));
   const { Index } = (await import('flexsearch')) as unknown as { Index: new (o: object) => FlexIndex };
   const root = await mkdtemp(path.join(os.tmpdir(), 'wabot-bench-archive-'));
   const big = `${String(1_000_000_001).padStart(12, '0')}-1600000000@g.us`;
@@ -53,7 +57,7 @@ export async function archiveSearch(options: ArchiveOptions): Promise<ScenarioRe
   const checks: Check[] = [];
 
   // Fill the archive: big chat in chunks (each touched segment is written once per chunk).
-  let archive = new AudioArchive(root);
+  let archive = openArchive();
   const t0 = performance.now();
   const chunk = 10_000;
   for (let start = 0; start < texts.length; start += chunk) {
@@ -67,7 +71,7 @@ export async function archiveSearch(options: ArchiveOptions): Promise<ScenarioRe
   const fillSeconds = (performance.now() - t0) / 1000;
 
   // Restart: a new archive over the same folder; the first search loads the chat (segments + index snapshot).
-  archive = new AudioArchive(root);
+  archive = openArchive();
   const c0 = performance.now();
   const needle = await archive.search(big, 'zanzibar ferry', 5);
   const coldMs = performance.now() - c0;

@@ -1,7 +1,8 @@
-import { readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
+import { link, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
-import { checkDocument, healthFor, type ChatSearchLog } from '../../core/storage.js';
-import { cleanContext, noteItem, type ArchivedNote, type ContextMessage, type NoteItem } from './archive-note.js';
+import type { StoredSearchLog } from '../../core/index.js';
+import { checkDocument, healthFor } from '../../core/storage.js';
+import { audioFileFor, cleanContext, noteItem, type ArchivedNote, type ContextMessage, type NoteItem } from './archive-note.js';
 import { ARCHIVE_SEGMENT_SCHEMA } from './schemas.js';
 
 /** A note as segment files of earlier versions kept it (`notes/<n>.json`, 1,000 notes each). */
@@ -80,16 +81,16 @@ function itemOf(note: OldNote, context: { before: ContextMessage[]; after: Conte
 /**
  * Converts a chat folder of the archive's earlier layout — segment files `notes/<n>.json` of 1,000 notes, each note's
  * context in `context/<seq>.json`, a search index `search-index.json` with `index-*` folders — into lines of the chat's
- * search log (month files `<YYYY-MM>.jsonl`), on the chat's first use in a run. Audio files stay where they are
- * (`audio/<seq>.<ext>`), and so do the notes' numbers.
+ * search log (month files `<YYYY-MM>.jsonl`), on the chat's first use in a run. The notes keep their numbers; their
+ * audio files are renamed after by `nameAudioByMessage`.
  *
  * Crash-safe: the notes are added first, each only when the log does not hold it yet (same number and message id);
  * only then are the old files removed, segments first. Cut short anywhere, the next start finishes it without a
  * duplicate and without losing a note. A segment that cannot be read is set aside (bytes kept), said to the data
  * health and in the log; its notes are not guessed.
  */
-export async function migrateOldArchive(log: ChatSearchLog<NoteItem>, say?: Log): Promise<void> {
-  const dir = log.dir;
+export async function migrateOldArchive(log: StoredSearchLog<NoteItem>, say?: Log): Promise<void> {
+  const dir = log.folder;
   const notesDir = path.join(dir, 'notes');
   const entries = await readdir(dir).catch(() => [] as string[]);
   const segments = (await readdir(notesDir).catch(() => [] as string[])).filter((name) => SEGMENT.test(name)).sort();
@@ -113,10 +114,40 @@ export async function migrateOldArchive(log: ChatSearchLog<NoteItem>, say?: Log)
     held.add(key(note.seq, note.messageId));
   }
   await log.addMany(items);
-  if (log.unsavedCount()) throw new Error(`voice archive of ${log.chatId}: the converted notes could not all be written; the old files stay and the conversion is tried again`);
+  await log.flush().catch((err: Error) => {
+    throw new Error(`voice archive of ${log.chatId}: the converted notes could not all be written (${err.message}); the old files stay and the conversion is tried again`);
+  });
   for (const name of readable) await rm(path.join(notesDir, name), { force: true });
   // The folder stays while it holds segments set aside (their bytes are the owner's to look at).
   await rmdir(notesDir).catch(() => undefined);
   for (const name of leftovers) await rm(path.join(dir, name), { recursive: true, force: true });
   say?.info({ chat: log.chatId, notes: items.length, segments: readable.length }, `voice archive: converted ${items.length} note(s) of a chat from the old layout (notes/, context/) to the search log`);
+}
+
+/** An audio file named by its note's number, as versions before 2026-11 named them. */
+const NUMBERED_AUDIO = /^\d+\.[a-z0-9]+$/i;
+
+/**
+ * Renames audio files named by their note's number (`audio/<seq>.<ext>`, as earlier versions kept them) after their
+ * message (`audio/msg-<id>.<ext>`, see `audioFileFor`), so that a chat moving to another id — whose notes have numbers
+ * of their own — can never put one note's audio under another's name. Only a chat whose `audio/` folder holds such a
+ * file is read. Crash-safe: each file gets its new name as a second link first, then the lines are rewritten to name
+ * it, which drops the old name; cut short, the next start finds the numbered names left and finishes.
+ */
+export async function nameAudioByMessage(log: StoredSearchLog<NoteItem>, say?: Log): Promise<void> {
+  const names = await readdir(path.join(log.folder, 'audio')).catch(() => [] as string[]);
+  if (!names.some((name) => NUMBERED_AUDIO.test(name))) return;
+  const renamed = (item: NoteItem) => audioFileFor(item.id, path.extname(item.audioFile!).slice(1));
+  const numbered = (item: NoteItem) => Boolean(item.audioFile && NUMBERED_AUDIO.test(path.basename(item.audioFile)));
+  const items = await log.where(numbered);
+  for (const item of items) {
+    await link(log.filePath(item.audioFile!), log.filePath(renamed(item))).catch((err: NodeJS.ErrnoException) => {
+      // Linked before a crash, or the audio is gone: the line is rewritten all the same.
+      if (err.code !== 'EEXIST' && err.code !== 'ENOENT') throw err;
+    });
+  }
+  // The core deletes the file names a line no longer names: the numbered ones go here.
+  await log.changeWhere(numbered, (item) => ({ ...item, audioFile: renamed(item) }));
+  await log.flush();
+  if (items.length) say?.info({ chat: log.chatId, files: items.length }, `voice archive: named ${items.length} audio file(s) of a chat after their message instead of their number`);
 }

@@ -1,4 +1,5 @@
-import { Type } from '../../core/index.js';
+import { Store, Type } from '../../core/index.js';
+import { safeFileName } from '../../core/storage.js';
 
 /** How many messages before and after a voice note are kept with it. */
 export const CONTEXT_SIZE = 6;
@@ -32,7 +33,7 @@ export interface NoteItem {
   text: string;
   at: number;
   kind: 'voice' | 'audio';
-  /** The audio file, relative to the chat's folder (`audio/<seq>.<ext>`). */
+  /** The audio file, relative to the chat's folder (`audio/msg-<message id>.<ext>`; `audio/<seq>.<ext>` before 2026-11). */
   audioFile?: string;
   before?: ContextMessage[];
   after?: ContextMessage[];
@@ -81,7 +82,7 @@ export function noteItem(value: unknown): NoteItem | undefined {
   if (typeof v.at !== 'number' || !(v.at >= 0 && v.at <= LAST_TIME) || (v.kind !== 'voice' && v.kind !== 'audio')) return undefined;
   if ((v.senderName !== undefined && typeof v.senderName !== 'string') || (v.audioFile !== undefined && typeof v.audioFile !== 'string')) return undefined;
   // An audio file is always `audio/<name>` inside the chat's folder: a line naming anything else is not a note.
-  if (typeof v.audioFile === 'string' && !/^audio\/[\w.-]+$/.test(v.audioFile)) return undefined;
+  if (typeof v.audioFile === 'string' && (!/^audio\/[\w@%-][\w@%.-]*$/.test(v.audioFile) || v.audioFile.includes('..'))) return undefined;
   const before = contextList(v.before);
   const after = contextList(v.after);
   if (before === false || after === false || (v.removed !== undefined && v.removed !== true)) return undefined;
@@ -109,3 +110,53 @@ export interface ArchivedNote {
   /** Erased (deleted for everyone, or a privacy delete): the number and message id stay, the content is gone. */
   removed?: boolean;
 }
+
+/**
+ * Where a note's audio lives in its chat's folder: named by its message (`audio/msg-<id>.<ext>`), so a chat moving to
+ * another id, or a conversion run twice, finds the same file and never takes another note's.
+ */
+export function audioFileFor(messageId: string, ext: string): string {
+  return `audio/msg-${safeFileName(messageId).slice(0, 160)}.${ext.replace(/[^a-z0-9]/gi, '').slice(0, 8) || 'bin'}`;
+}
+
+/** Months with at least this many notes keep a snapshot of their search index beside them (smaller ones index in milliseconds). */
+export const SNAPSHOT_MIN_NOTES = 2000;
+
+/**
+ * The voice archive, declared to the core: `data/audio_archive/<chat>/<YYYY-MM>.jsonl` (the core's per-chat search
+ * log, the engine recall uses) plus each note's audio file. From this declaration alone the core answers a person's
+ * `.mydata` (their notes with transcript, context and audio), their delete (their notes erased — the number and message
+ * id stay, so a reply quoting one is told it is gone instead of transcribing it again — their audio deleted, and their
+ * messages taken out of other notes' context), a message deleted for everyone (the note, or the message in a note's
+ * context), an edit (a context message's new words) and a chat moving from its LID to its phone id (audio along).
+ */
+export const VOICE_ARCHIVE = Store.chatSearchLog(ARCHIVE_HEADER, ARCHIVE_NOTE, {
+  path: 'audio_archive',
+  title: 'voice archive',
+  // The month files' layout since they moved onto the search log (version 1 was the segment files).
+  version: 2,
+  section: 'voice notes',
+  exportAs: '',
+  item: noteItem,
+  snapshotMinLines: SNAPSHOT_MIN_NOTES,
+  files: (note) => (note.audioFile ? [note.audioFile] : []),
+  erased: {
+    marker: (note) => ({ id: note.id, seq: note.seq, senderId: '', text: '', at: note.at, kind: note.kind, removed: true as const }),
+    is: (note) => note.removed === true,
+  },
+  people: {
+    author: (note) => note.senderId || undefined,
+    messageId: (note) => note.id,
+    carried: {
+      messages: (note) => [...(note.before ?? []), ...(note.after ?? [])],
+      withMessages: (note, messages) => {
+        const cut = note.before?.length ?? 0;
+        const list = (from: ContextMessage[] | undefined, offset: number) => cleanContext((from ?? []).flatMap((m, i) => (messages[offset + i] ? [{ ...m, text: messages[offset + i]!.text }] : [])));
+        const before = list(note.before, 0);
+        const after = list(note.after, cut);
+        const { before: _b, after: _a, ...rest } = note;
+        return { ...rest, ...(before.length ? { before } : {}), ...(after.length ? { after } : {}) };
+      },
+    },
+  },
+});

@@ -2,8 +2,8 @@ import path from 'node:path';
 import { AllProvidersFailedError, definePlugin, defineTool, type CommandContext, type IncomingMedia, type IncomingMessage, type MediaContext, type MessageContext, type Plugin, type PluginHost, type PluginOffer, Type } from '../../core/index.js';
 import { ffmpegBinary } from '../../core/media.js';
 import { describeWriteError } from '../../core/storage.js';
-import { AudioArchive, convertOldArchives, type ContextMessage } from './archive.js';
-import { voicePrivacy } from './privacy.js';
+import { AudioArchive, type ContextMessage } from './archive.js';
+import { VOICE_ARCHIVE } from './archive-note.js';
 import { AUDIO_BUDGET, AudioBudget, spokenLength } from './audio-budget.js';
 import { AudioProvider, DEFAULT_SPEECH_MODEL, DEFAULT_SPEECH_VOICE } from './audio-provider.js';
 import type { KeyPool } from '../../core/index.js';
@@ -86,7 +86,7 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
     ],
     dataFiles: VOICE_DATA_FILES,
     // Kept by the core: backups, .mydata, deletes and chat moves follow from these.
-    stores: [AUDIO_BUDGET, VOICE_REPLY_CHOICES, SENT_VOICE_REPLIES],
+    stores: [VOICE_ARCHIVE, AUDIO_BUDGET, VOICE_REPLY_CHOICES, SENT_VOICE_REPLIES],
     setup: (host) => voiceSetup(host, deps),
   });
 }
@@ -121,7 +121,7 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
     budget: new AudioBudget(host.store.doc(AUDIO_BUDGET), now),
     pool,
     transcriber,
-    archive: new AudioArchive(path.join(host.dataDir, 'audio_archive'), { log: host.log }),
+    archive: new AudioArchive(host.store, { log: host.log }),
     recent: new RecentMessages(host.histories),
     reactor: new AutoReactor(provider, host.log, Math.min(settings.upstreamTimeoutMs, 10_000), now, deps.random),
     choices: new VoiceReplyChoices(host.store.doc(VOICE_REPLY_CHOICES)),
@@ -136,11 +136,13 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
   });
   // The observer hears a note first; the media handler of the same message reuses what it heard.
   const heardOf = new WeakMap<IncomingMessage, Heard>();
-  // Optional on hand-made hosts (tests of other parts).
-  host.privacy?.register(voicePrivacy(runtime.archive, runtime.recent));
+  // The archive's privacy (.mydata, deletes, messages deleted for everyone, edits, chat moves) follows from its
+  // declaration (VOICE_ARCHIVE); the messages kept in memory as the next note's context are read again from the
+  // history after the core changed a chat's archive.
+  host.store.onChange(VOICE_ARCHIVE, (chatId) => chatId && runtime.recent.forget(chatId));
   // Chat folders in the archive's layout of earlier versions become search logs now (each chat also waits for its own
   // conversion at its first use, so nothing reads a chat half converted).
-  void convertOldArchives(runtime.archive).catch((err) => host.log.error({ err }, 'voice archive: converting the old layout failed (each chat tries again at its first use)'));
+  void runtime.archive.convertAll().catch((err: unknown) => host.log.error({ err }, 'voice archive: converting the old layout failed (each chat tries again at its first use)'));
   if (pool.size) host.log.info({ audioKeys: pool.size }, `voice: ${pool.size} audio key(s) in the rotation pool (model ${audioModel})`);
   else host.log.warn('voice: no audio key (AUDIO_API_KEYS): the bot cannot hear voice notes; audio transcription, the audio archive and auto-reactions are off');
   host.log.info(`voice: ${voiceRepliesLine(pool.size, host.options().replies.enabled, Boolean(ffmpeg()))}`);

@@ -1,5 +1,5 @@
 import { Store, Type, type IncomingMedia, type MessageContext, type PluginHost, type QuotedMessage } from '../../core/index.js';
-import { archivedNoteOf, type AudioArchive } from './archive.js';
+import type { AudioArchive } from './archive.js';
 import type { VoiceOptions } from './options.js';
 import { VoiceError, type Transcript } from './transcriber.js';
 
@@ -25,7 +25,7 @@ export const SENT_VOICE_REPLIES = Store.chatLog('sent-voice-replies', Type.Objec
  * await archivedTranscript(archive, '123@g.us', '3EB0…'); // { transcript: 'the invoice is paid' }
  */
 export async function archivedTranscript(archive: AudioArchive, chatId: string, messageId: string): Promise<{ transcript: string } | { removed: true } | undefined> {
-  const note = await archivedNoteOf(archive, chatId, messageId);
+  const note = await archive.noteOf(chatId, messageId);
   if (!note) return undefined;
   return note.removed ? { removed: true } : { transcript: note.transcript };
 }

@@ -1,5 +1,4 @@
 import type { DataSchema } from '../../core/index.js';
-import { ARCHIVE_NOTE } from './archive-note.js';
 
 /*
  * The voice plugin's data files. Declared to the core in `dataFiles` (index.ts), so the backup manifest names their
@@ -34,11 +33,10 @@ export const ARCHIVE_SEGMENT_SCHEMA: DataSchema = {
 };
 
 /**
- * What the plugin declares to the core (paths relative to DATA_DIR) besides its `stores` (the audio budget and the
- * reply choices, see audio-budget.ts and reply-choice.ts).
+ * What the plugin declares to the core (paths relative to DATA_DIR) besides its `stores` (the archive, the audio
+ * budget, the reply choices and the sent voice replies: archive-note.ts, audio-budget.ts, reply-choice.ts, quoted-voice.ts).
  */
 export const VOICE_DATA_FILES = [
-  { path: 'audio_archive/<chat>/<month>.jsonl', schema: { name: 'voice archive', version: 2, schema: ARCHIVE_NOTE } satisfies DataSchema },
   // Still named: a folder not converted yet (or a backup of one) holds them, and a restore compares their version.
   { path: 'audio_archive/<chat>/notes/<n>.json', schema: ARCHIVE_SEGMENT_SCHEMA },
 ];

@@ -603,17 +603,7 @@ export class PluginStores implements PluginStore {
     if (!carried) return 0;
     return log.changeWhere(
       (item) => carried.messages(item).some(which),
-      (item) => {
-        const next: CarriedMessage[] = [];
-        for (const m of carried.messages(item)) {
-          if (!which(m)) next.push(m);
-          else {
-            const changed = change(m);
-            if (changed) next.push(changed);
-          }
-        }
-        return carried.withMessages(item, next);
-      },
+      (item) => carried.withMessages(item, carried.messages(item).map((m) => (which(m) ? change(m) : m))),
     );
   }
 

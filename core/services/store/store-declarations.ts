@@ -118,8 +118,11 @@ export interface ChatSearchLogDeclaration<I extends SearchLogItem = SearchLogIte
       carried?: {
         /** The messages an item carries. */
         messages(item: I): CarriedMessage[];
-        /** The item carrying `messages` instead (some removed, or one with new text). */
-        withMessages(item: I, messages: CarriedMessage[]): I;
+        /**
+         * The item carrying `messages` instead: in the order `messages(item)` gave them, each the same, with new text
+         * (an edit), or undefined when it goes (a delete).
+         */
+        withMessages(item: I, messages: Array<CarriedMessage | undefined>): I;
       };
     };
     /**

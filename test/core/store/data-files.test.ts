@@ -5,7 +5,7 @@ import { IdentityLinks } from '../../../core/adapters/whatsapp/identity-links.js
 import { SeenMessages } from '../../../core/adapters/whatsapp/seen-messages.js';
 import { DataHealth } from '../../../core/services/store/data-health.js';
 import { registerDataHealth } from '../../../core/services/store/data-domain.js';
-import { AudioArchive } from '../../../plugins/voice/archive.js';
+import { archiveAt } from '../../helpers/voice-archive.js';
 import { AUDIO_BUDGET, AudioBudget } from '../../../plugins/voice/audio-budget.js';
 import { PluginStores } from '../../../core/services/store/plugin-store.js';
 import { WorkspaceStore } from '../../../plugins/workspace/store.js';
@@ -218,7 +218,7 @@ describe('data files: a schema and a version per file', function () {
         const chatDir = path.join(dir, 'audio_archive', 'c1@g.us', 'notes');
         await mkdir(chatDir, { recursive: true });
         await writeFile(path.join(chatDir, '000000.json'), bytes);
-        const archive = new AudioArchive(path.join(dir, 'audio_archive'));
+        const archive = archiveAt(path.join(dir, 'audio_archive'));
         await archive.add('c1@g.us', { messageId: 'v1', senderId: USER, at: 1, transcript: 'the meeting moved to friday' });
         const hits = await archive.search('c1@g.us', 'friday');
         expect(hits.map((h) => h.note.messageId)).to.deep.equal(['v1']);

@@ -4,7 +4,7 @@ import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { OutgoingMedia, SentMessage } from '../../../core/kernel/port/message.js';
 import { MemoryTransport } from '../../../core/adapters/memory/memory-transport.js';
-import { AudioArchive } from '../../../plugins/voice/archive.js';
+import { archiveAt } from '../../helpers/voice-archive.js';
 import { PluginStores } from '../../../core/services/store/plugin-store.js';
 import { WorkspaceStore } from '../../../plugins/workspace/store.js';
 import { WORKSPACE_STORES } from '../../../plugins/workspace/schemas.js';
@@ -53,7 +53,7 @@ describe('privacy: .mydata export and delete, messages deleted for everyone', fu
     dir = await tempDir();
     const data = path.join(dir, 'data');
     // Stored before the bot starts, through the stores' own code: voice notes (with audio and context) and a workspace.
-    const archive = new AudioArchive(path.join(data, 'audio_archive'));
+    const archive = archiveAt(path.join(data, 'audio_archive'));
     await archive.add(GROUP, { messageId: 'v-ana', senderId: ANA, at: 1, transcript: 'ana says the vault code is orange', audio: { bytes: Buffer.from('OGG-ANA'), ext: 'ogg' } });
     await archive.add(GROUP, {
       messageId: 'v-budi',
@@ -127,7 +127,7 @@ describe('privacy: .mydata export and delete, messages deleted for everyone', fu
     expect(JSON.stringify(users)).to.not.include('10000000001');
 
     // The search index forgot the note too (also after a restart), and the other person's note is still found.
-    const archive = new AudioArchive(path.join(dir, 'data', 'audio_archive'));
+    const archive = archiveAt(path.join(dir, 'data', 'audio_archive'));
     expect(await archive.search(GROUP, 'vault orange')).to.deep.equal([]);
     expect((await archive.search(GROUP, 'harbour')).map((h) => h.note.messageId)).to.deep.equal(['v-budi']);
   });
@@ -143,7 +143,7 @@ describe('privacy: .mydata export and delete, messages deleted for everyone', fu
     expect(onDisk).to.not.include('ana context line');
     expect(onDisk).to.include('budi in the group').and.include('budi talks about the harbour').and.include('ana private hello');
     // A fresh archive over the same folder (a restart) finds nothing of the revoked note.
-    const archive = new AudioArchive(path.join(dir, 'data', 'audio_archive'));
+    const archive = archiveAt(path.join(dir, 'data', 'audio_archive'));
     expect(await archive.search(GROUP, 'vault orange')).to.deep.equal([]);
     expect((await archive.search(GROUP, 'harbour')).map((h) => h.note.messageId)).to.deep.equal(['v-budi']);
     expect(t.logs().some((l) => l.messageId === 'v-ana' && /deleted for everyone was removed/.test(l.msg))).to.equal(true);
@@ -154,7 +154,7 @@ describe('privacy: .mydata export and delete, messages deleted for everyone', fu
     await t.app.bot.histories.flush();
     let onDisk = await allText(path.join(dir, 'data'));
     for (const kept of ['ana in the group', 'ana says the vault code is orange', 'ana context line']) expect(onDisk, kept).to.include(kept);
-    expect((await new AudioArchive(path.join(dir, 'data', 'audio_archive')).search(GROUP, 'vault orange')).map((h) => h.note.messageId)).to.deep.equal(['v-ana']);
+    expect((await archiveAt(path.join(dir, 'data', 'audio_archive')).search(GROUP, 'vault orange')).map((h) => h.note.messageId)).to.deep.equal(['v-ana']);
 
     transport.groupAdmins.set(GROUP, [ADMIN]);
     await transport.revoke(GROUP, 'v-ana', { ids: [ADMIN] });
@@ -163,7 +163,7 @@ describe('privacy: .mydata export and delete, messages deleted for everyone', fu
     await t.app.bot.histories.flush();
     onDisk = await allText(path.join(dir, 'data'));
     for (const gone of ['ana in the group', 'ana says the vault code is orange', 'ana context line']) expect(onDisk, gone).to.not.include(gone);
-    expect(await new AudioArchive(path.join(dir, 'data', 'audio_archive')).search(GROUP, 'vault orange')).to.deep.equal([]);
+    expect(await archiveAt(path.join(dir, 'data', 'audio_archive')).search(GROUP, 'vault orange')).to.deep.equal([]);
   });
 
   it("an edit by the message's sender replaces its text in history and in a voice note's context; anyone else's changes nothing", async () => {
@@ -178,7 +178,7 @@ describe('privacy: .mydata export and delete, messages deleted for everyone', fu
     await t.app.bot.histories.flush();
     onDisk = await allText(path.join(dir, 'data'));
     expect(onDisk).to.not.include('ana context line').and.not.include('ana in the group');
-    const archive = new AudioArchive(path.join(dir, 'data', 'audio_archive'));
+    const archive = archiveAt(path.join(dir, 'data', 'audio_archive'));
     const [budiNote] = await archive.search(GROUP, 'harbour');
     expect((await archive.context(GROUP, budiNote.note.seq)).before.map((m) => m.text)).to.deep.equal(['ana fixed her context line']);
     expect((await t.app.bot.histories.recent(GROUP)).map((e) => e.text)).to.include('ana fixed her group line');

@@ -38,7 +38,7 @@ const people = {
   messageId: (c: ClipItem) => c.id,
   carried: {
     messages: (c: ClipItem) => c.around,
-    withMessages: (c: ClipItem, around: Array<{ id?: string; senderId?: string; text: string }>) => ({ ...c, around: around as ClipItem['around'] }),
+    withMessages: (c: ClipItem, around: Array<{ text: string } | undefined>) => ({ ...c, around: c.around.flatMap((m, i) => (around[i] ? [{ ...m, text: around[i]!.text }] : [])) }),
   },
 };
 /** A log of clips with their audio, the messages around them, and no marker: an erased clip's line goes. */

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { DataHealth } from '../../../core/services/store/data-health.js';
 import { registerDataHealth } from '../../../core/services/store/data-domain.js';
 import { safeFileName } from '../../../core/storage.js';
-import { AudioArchive, archivedNoteOf, convertOldArchives } from '../../../plugins/voice/archive.js';
+import { archiveAt } from '../../helpers/voice-archive.js';
 import { tempDir } from '../../helpers/checkout.js';
 
 const GROUP = '120363000000000001@g.us';
@@ -61,20 +61,20 @@ describe('audio archive: the layout of earlier versions is converted to the sear
   let said: Array<{ level: string; msg: string }>;
   const log = { info: (_: object, msg: string) => void said.push({ level: 'info', msg }), warn: (_: object, msg: string) => void said.push({ level: 'warn', msg }) };
   beforeEach(async () => {
-    dir = await tempDir('voice-migrate-');
-    health = new DataHealth(dir);
+    dir = path.join(await tempDir('voice-migrate-'), 'audio_archive');
+    health = new DataHealth(path.dirname(dir));
     unregister = registerDataHealth(health);
     said = [];
   });
   afterEach(async () => {
     unregister();
-    await rm(dir, { recursive: true, force: true });
+    await rm(path.dirname(dir), { recursive: true, force: true });
   });
 
   it('keeps every note with its number, audio, context and erasure; the damaged segment is set aside and said', async () => {
     const chat = await oldLayout(dir);
-    const archive = new AudioArchive(dir, { log });
-    await convertOldArchives(archive);
+    const archive = archiveAt(dir, { log });
+    await archive.convertAll();
 
     const [boiler] = await archive.search(GROUP, 'boiler');
     expect(boiler.note).to.include({ seq: 1, messageId: 'v1', senderId: ANA, senderName: 'Ana', kind: 'voice' });
@@ -86,11 +86,14 @@ describe('audio archive: the layout of earlier versions is converted to the sear
     expect(ferry.note).to.include({ seq: 3, kind: 'audio' });
     expect(await readFile(archive.audioPath(GROUP, ferry.note)!, 'utf8')).to.equal('M4A-BUDI');
     // The erased note is still known as erased (a reply quoting it is told so).
-    expect(await archivedNoteOf(archive, GROUP, 'v2')).to.include({ seq: 2, removed: true });
+    expect(await archive.noteOf(GROUP, 'v2')).to.include({ seq: 2, removed: true });
     expect(await archive.count(GROUP)).to.equal(3);
     // The next note is numbered after the old ones: no audio file is reused.
     expect((await archive.add(GROUP, { messageId: 'v4', senderId: ANA, at: AT + 3000, transcript: 'new note', audio: { bytes: Buffer.from('NEW'), ext: 'ogg' } })).seq).to.equal(4);
-    expect(await readFile(path.join(chat, 'audio', '1.ogg'), 'utf8')).to.equal('OGG-ANA');
+    // The audio files are named after their message now (a chat move can never mix two notes' numbered files).
+    expect((await readdir(path.join(chat, 'audio'))).sort()).to.deep.equal(['msg-v1.ogg', 'msg-v3.m4a', 'msg-v4.ogg']);
+    expect(await readFile(path.join(chat, 'audio', 'msg-v1.ogg'), 'utf8')).to.equal('OGG-ANA');
+    expect(said.some((s) => s.level === 'info' && /named 2 audio file/.test(s.msg))).to.equal(true);
 
     // The old files are gone, except the damaged segment: set aside with its bytes, told to the data health and the log.
     expect(existsSync(path.join(chat, 'context'))).to.equal(false);
@@ -106,7 +109,7 @@ describe('audio archive: the layout of earlier versions is converted to the sear
 
     // A restart converts nothing again: each note is on disk once.
     said = [];
-    const restarted = new AudioArchive(dir, { log });
+    const restarted = archiveAt(dir, { log });
     expect(await restarted.count(GROUP)).to.equal(4);
     expect(said).to.deep.equal([]);
     expect((await lines(chat)).filter((l) => l.seq !== undefined).map((l) => l.seq)).to.deep.equal([1, 2, 3, 4]);
@@ -116,7 +119,7 @@ describe('audio archive: the layout of earlier versions is converted to the sear
     const chat = await oldLayout(dir);
     const copy = `${dir}-old`;
     await cp(chat, copy, { recursive: true });
-    await convertOldArchives(new AudioArchive(dir));
+    await archiveAt(dir).convertAll();
     // The crash: the old segment and context files are back, as if removing them had not happened.
     await rm(path.join(chat, 'notes'), { recursive: true, force: true });
     await cp(path.join(copy, 'notes'), path.join(chat, 'notes'), { recursive: true });
@@ -124,7 +127,7 @@ describe('audio archive: the layout of earlier versions is converted to the sear
     await cp(path.join(copy, 'context'), path.join(chat, 'context'), { recursive: true });
     await rm(copy, { recursive: true, force: true });
 
-    const restarted = new AudioArchive(dir);
+    const restarted = archiveAt(dir);
     expect((await restarted.search(GROUP, 'boiler')).map((h) => h.note.seq)).to.deep.equal([1]);
     expect((await lines(chat)).filter((l) => l.seq !== undefined).map((l) => l.seq)).to.deep.equal([1, 2, 3]);
     expect(existsSync(path.join(chat, 'context'))).to.equal(false);
@@ -134,20 +137,20 @@ describe('audio archive: the layout of earlier versions is converted to the sear
   it('cut short in the middle of writing the notes (a torn last line): the next start adds the rest once', async () => {
     const chat = await oldLayout(dir);
     // What a crash leaves: the month file with its header, the first note, and half of the second note's line.
-    const full = `${dir}-full`;
+    const full = path.join(`${path.dirname(dir)}-full`, 'audio_archive');
     await cp(dir, full, { recursive: true });
-    await convertOldArchives(new AudioArchive(full));
+    await archiveAt(full).convertAll();
     const month = (await readdir(path.join(full, safeFileName(GROUP)))).find((f) => f.endsWith('.jsonl'))!;
     const written = (await readFile(path.join(full, safeFileName(GROUP), month), 'utf8')).split('\n');
     await writeFile(path.join(chat, month), `${written[0]}\n${written[1]}\n${written[2].slice(0, 20)}`);
-    await rm(full, { recursive: true, force: true });
+    await rm(path.dirname(full), { recursive: true, force: true });
 
-    const restarted = new AudioArchive(dir);
+    const restarted = archiveAt(dir);
     expect(await restarted.count(GROUP)).to.equal(3);
     expect((await restarted.search(GROUP, 'boiler')).map((h) => h.note.seq)).to.deep.equal([1]);
     expect((await restarted.search(GROUP, 'ferry')).map((h) => h.note.seq)).to.deep.equal([3]);
-    expect((await archivedNoteOf(restarted, GROUP, 'v2'))?.removed).to.equal(true);
+    expect((await restarted.noteOf(GROUP, 'v2'))?.removed).to.equal(true);
     expect((await lines(chat)).filter((l) => l.seq !== undefined).map((l) => l.seq)).to.deep.equal([1, 2, 3]);
-    expect(await new AudioArchive(dir).count(GROUP)).to.equal(3);
+    expect(await archiveAt(dir).count(GROUP)).to.equal(3);
   });
 });

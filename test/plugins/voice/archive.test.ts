@@ -2,20 +2,22 @@ import { expect } from 'chai';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { AudioArchive, SNAPSHOT_MIN_NOTES, type NoteInput } from '../../../plugins/voice/archive.js';
+import { AudioArchive, type NoteInput } from '../../../plugins/voice/archive.js';
+import { SNAPSHOT_MIN_NOTES } from '../../../plugins/voice/archive-note.js';
 import { tempDir } from '../../helpers/checkout.js';
+import { archiveAt } from '../../helpers/voice-archive.js';
 
 const note = (transcript: string, extra: Partial<NoteInput> = {}): NoteInput => ({ messageId: `m-${Math.random()}`, senderId: '62811111111@s.whatsapp.net', at: Date.parse('2025-05-01T10:00:00Z'), transcript, ...extra });
 
 describe('audio archive', () => {
   let dir: string;
   beforeEach(async () => {
-    dir = await tempDir('voice-archive-');
+    dir = path.join(await tempDir('voice-archive-'), 'audio_archive');
   });
-  afterEach(() => rm(dir, { recursive: true, force: true }));
+  afterEach(() => rm(path.dirname(dir), { recursive: true, force: true }));
 
   it('needs a chat id for every call and has no way to search across chats', async () => {
-    const archive = new AudioArchive(dir);
+    const archive = archiveAt(dir);
     await archive.add('A@g.us', note('the invoice number is 4711'));
     for (const bad of ['', '   ', undefined as unknown as string, null as unknown as string]) {
       let error: unknown;
@@ -27,11 +29,11 @@ describe('audio archive', () => {
       expect(error, String(bad)).to.be.instanceOf(TypeError);
     }
     const methods = Object.getOwnPropertyNames(AudioArchive.prototype).filter((m) => m !== 'constructor');
-    expect(methods.sort()).to.deep.equal(['add', 'addMany', 'audioPath', 'chat', 'context', 'count', 'flush', 'load', 'observe', 'search'].sort());
+    expect(methods.sort()).to.deep.equal(['add', 'addMany', 'audioPath', 'context', 'convertAll', 'count', 'flush', 'load', 'noteOf', 'observe', 'search'].sort());
   });
 
   it('never returns chat A notes for chat B, even with hostile chat ids and queries', async () => {
-    const archive = new AudioArchive(dir);
+    const archive = archiveAt(dir);
     await archive.add('A@g.us', note('secret invoice number 4711 for the landlord'));
     const hostile = ['B@g.us', '../A@g.us', 'A@g.us/..', 'A@g.us ', 'a@g.us', 'A', 'A@g.us\u0000', '%41@g.us', '..', '.', '*'];
     for (const chat of hostile) {
@@ -40,7 +42,7 @@ describe('audio archive', () => {
       }
     }
     // A fresh archive reading the same folders agrees, and chat A still finds its own note.
-    const reread = new AudioArchive(dir);
+    const reread = archiveAt(dir);
     for (const chat of hostile) expect(await reread.search(chat, 'invoice')).to.deep.equal([]);
     expect((await reread.search('A@g.us', 'invoice'))[0].note.transcript).to.include('4711');
     // Every folder stays inside the archive root.
@@ -48,19 +50,19 @@ describe('audio archive', () => {
   });
 
   it('ignores a segment file that belongs to another chat', async () => {
-    const archive = new AudioArchive(dir);
+    const archive = archiveAt(dir);
     await archive.add('A@g.us', note('the invoice of chat A'));
     const foreign = { chatId: 'A@g.us', notes: [{ seq: 1, messageId: 'x', senderId: 's', at: 1, transcript: 'the invoice of chat A', kind: 'voice' }] };
     await mkdir(path.join(dir, 'B@g.us', 'notes'), { recursive: true });
     await writeFile(path.join(dir, 'B@g.us', 'notes', '000000.json'), JSON.stringify(foreign));
-    expect(await new AudioArchive(dir).search('B@g.us', 'invoice')).to.deep.equal([]);
+    expect(await archiveAt(dir).search('B@g.us', 'invoice')).to.deep.equal([]);
   });
 
   it('ranks matches, quotes them and keeps them across a restart', async () => {
-    const archive = new AudioArchive(dir);
+    const archive = archiveAt(dir);
     await archive.add('A@g.us', note('we talked about the garden and the weather', { senderName: 'Sari' }));
     await archive.add('A@g.us', note('the invoice for march is attached, please pay the invoice soon', { senderName: 'Budi', audio: { bytes: Buffer.from('OggS fake'), ext: 'ogg' } }));
-    const hits = await new AudioArchive(dir).search('A@g.us', 'invoice march', 5);
+    const hits = await archiveAt(dir).search('A@g.us', 'invoice march', 5);
     expect(hits).to.have.length(1);
     expect(hits[0].note).to.include({ senderName: 'Budi', seq: 2 });
     expect(hits[0].quote).to.include('invoice for march');
@@ -69,17 +71,17 @@ describe('audio archive', () => {
 
   it('loads a large chat from its index snapshot and still indexes what came after', async function () {
     this.timeout(60_000);
-    const archive = new AudioArchive(dir);
+    const archive = archiveAt(dir);
     const inputs = Array.from({ length: SNAPSHOT_MIN_NOTES + 10 }, (_, i) => note(`note number ${i} about topic${i % 50}`));
     inputs[1234] = note('the one about the zebra crossing');
     await archive.addMany('big@g.us', inputs);
     await archive.flush();
     // The month's index snapshot beside its notes (the core's search log): `<YYYY-MM>.index`.
     expect(existsSync(path.join(dir, 'big@g.us', '2025-05.index'))).to.equal(true);
-    const reread = new AudioArchive(dir);
+    const reread = archiveAt(dir);
     expect((await reread.search('big@g.us', 'zebra'))[0].note.seq).to.equal(1235);
     await reread.add('big@g.us', note('a late note about a giraffe'));
-    const third = new AudioArchive(dir);
+    const third = archiveAt(dir);
     expect((await third.search('big@g.us', 'giraffe'))[0].note.seq).to.equal(SNAPSHOT_MIN_NOTES + 11);
     expect((await third.search('big@g.us', 'zebra'))[0].note.seq).to.equal(1235);
   });

@@ -5,7 +5,8 @@ import path from 'node:path';
 import type { IncomingMedia } from '../../../core/kernel/port/message.js';
 import type { BotAction } from '../../../core/adapters/memory/memory-transport.js';
 import pingPlugin from '../../../plugins/ping/index.js';
-import { AudioArchive } from '../../../plugins/voice/archive.js';
+import { archiveAt } from '../../helpers/voice-archive.js';
+import { safeFileName } from '../../../core/storage.js';
 import { createVoicePlugin } from '../../../plugins/voice/index.js';
 import { audioFailures, FakeAudioProvider } from '../../fakes/audio-provider.js';
 import { completion, FakeGateway, lastUserText } from '../../fakes/openai-gateway.js';
@@ -176,7 +177,7 @@ describe('voice plugin', function () {
     expect(quiet).to.deep.equal([]);
     expect(gw.chats()).to.have.length(0);
     expect(audio.uploads).to.have.length(1);
-    const archive = new AudioArchive(path.join(t.dir, 'data', 'audio_archive'));
+    const archive = archiveAt(path.join(t.dir, 'data', 'audio_archive'));
     expect(await archive.count(GROUP)).to.equal(1);
     const history = await t.app.bot.histories.recent(GROUP);
     expect(history.map((h) => h.text)).to.deep.equal(['please pay the invoice of five hundred dollars']);
@@ -190,7 +191,7 @@ describe('voice plugin', function () {
     await start();
     for (let i = 1; i <= 8; i++) await t.transport.push({ chatId: GROUP, senderId: i % 2 ? ALICE : BOB, text: `before ${i}` });
     await t.transport.push({ chatId: GROUP, senderId: ALICE, senderName: 'Alice', media: voice(ogg) });
-    const archive = () => new AudioArchive(path.join(t.dir, 'data', 'audio_archive'));
+    const archive = () => archiveAt(path.join(t.dir, 'data', 'audio_archive'));
     let context = await archive().context(GROUP, 1);
     expect(context.before.map((m) => m.text)).to.deep.equal(['before 3', 'before 4', 'before 5', 'before 6', 'before 7', 'before 8']);
     expect(context.after).to.deep.equal([]);
@@ -205,8 +206,11 @@ describe('voice plugin', function () {
     const chatDir = path.join(t.dir, 'data', 'audio_archive', GROUP);
     const months = (await readdir(chatDir)).filter((f) => f.endsWith('.jsonl'));
     const lines = (await Promise.all(months.map((f) => readFile(path.join(chatDir, f), 'utf8')))).join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines.find((l) => l.seq === 1)).to.include({ senderId: ALICE, senderName: 'Alice', text: 'please pay the invoice of five hundred dollars' });
-    expect(existsSync(path.join(t.dir, 'data', 'audio_archive', GROUP, 'audio', '1.ogg'))).to.equal(true);
+    const line = lines.find((l) => l.seq === 1)!;
+    expect(line).to.include({ senderId: ALICE, senderName: 'Alice', text: 'please pay the invoice of five hundred dollars' });
+    // Its audio beside it, named after its message.
+    expect(line.audioFile).to.equal(`audio/msg-${safeFileName(String(line.id))}.ogg`);
+    expect(existsSync(path.join(chatDir, String(line.audioFile)))).to.equal(true);
   });
 
   it('.vn searches only the current chat, whatever the query says', async () => {
@@ -273,7 +277,7 @@ describe('voice plugin', function () {
     const rejected = texts(await t.transport.push({ senderId: ALICE, media: voice(ogg) }));
     expect(rejected[0]).to.match(/could not read that voice note/);
     expect(audio.uploads).to.have.length(2);
-    expect(await new AudioArchive(path.join(t.dir, 'data', 'audio_archive')).count(ALICE)).to.equal(0);
+    expect(await archiveAt(path.join(t.dir, 'data', 'audio_archive')).count(ALICE)).to.equal(0);
     expect(gw.chats()).to.have.length(0);
   });
 
