@@ -281,6 +281,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     plugins,
     failures: discovery.failures,
     configFile: loaded.file,
+    dataHealth: health,
     capabilities,
     histories,
     memories,

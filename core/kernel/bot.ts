@@ -28,6 +28,8 @@ import { KeyPool } from '../services/providers/key-pool.js';
 import { storedMessages, type HistoryStore } from '../services/store/history.js';
 import { PluginStores } from '../services/store/plugin-store.js';
 import { SetAsideFiles } from '../services/store/set-aside-files.js';
+import { healthFor } from '../services/store/data-domain.js';
+import type { DataHealth } from '../services/store/data-health.js';
 import { historyParticipant, memoryParticipant, PrivacyRegistry, summaryParticipant, type PersonIds } from '../services/store/privacy.js';
 import type { MemoryStore } from '../services/store/memory.js';
 import type { IncomingMessage, OutgoingMedia, PollVote, SentMessage } from './port/message.js';
@@ -67,6 +69,8 @@ export interface BotDeps {
   failures?: PluginFailure[];
   /** The config.json file (plugins find the owner's files beside it); default `config.json` in the working folder. */
   configFile?: string;
+  /** The data folder's health: it tells of each file set aside, for the index of set-aside files; default: found by path. */
+  dataHealth?: DataHealth;
   /** Builds the AI service once the bot exists (it needs the bot's tools). */
   createAi: (tools: (ctx: MessageContext) => Tool[]) => AiService;
 }
@@ -121,6 +125,8 @@ export class Bot {
   private readonly siteList: Array<SiteDeclaration & { plugin: string }> = [];
   private readonly outbox: BotInitiatedSender | undefined;
   private readonly configFile: string;
+  /** Files the stores set aside as unreadable (followed by .mydata and chat moves), indexed. */
+  private readonly setAsideFiles: SetAsideFiles;
   private readonly polls: PollBook;
   /** Resolves once a transport is connected: a scheduled turn due at start waits for it. */
   private markConnected!: () => void;
@@ -141,7 +147,8 @@ export class Bot {
     this.jail = deps.jail ?? new Jail();
     this.audioKeys = deps.audioKeys ?? new KeyPool(deps.settings.audio.keys, deps.log.child({ part: 'audio-keys' }));
     this.outbox = deps.outbox;
-    this.privacy = new PrivacyRegistry(new SetAsideFiles(deps.settings.dataDir));
+    this.setAsideFiles = new SetAsideFiles(deps.settings.dataDir, deps.dataHealth ?? healthFor(deps.settings.dataDir));
+    this.privacy = new PrivacyRegistry(this.setAsideFiles);
     this.privacy.register(historyParticipant(this.histories));
     this.privacy.register(summaryParticipant(this.histories));
     this.privacy.register(memoryParticipant(this.memories));
@@ -356,6 +363,8 @@ export class Bot {
   /** Connects a transport and starts handling its messages. Call `startPlugins()` first. */
   async start(transport: Transport): Promise<void> {
     this.transport = transport;
+    // Files set aside in an earlier run: found once now, beside the start (later ones come from the data health).
+    void this.setAsideFiles.load();
     for (const participant of transport.privacyParticipants?.() ?? []) this.privacy.register(participant);
     await this.access.load();
     transport.onRevoke?.((chatId, messageId, by) => this.revoke(chatId, messageId, by));
@@ -496,7 +505,7 @@ export class Bot {
     await this.registry.stop();
     await this.transport?.stop();
     // A store that cannot write rejects; the app's data health lists it and the stop reports it (never silently).
-    await Promise.allSettled([this.histories.flush(), this.memories.flush(), this.access.flush(), this.burstTurns.flush(), this.deletedMessages.flush(), this.polls.flush(), ...[...this.stores.values()].map((s) => s.close())]);
+    await Promise.allSettled([this.histories.flush(), this.memories.flush(), this.access.flush(), this.burstTurns.flush(), this.deletedMessages.flush(), this.polls.flush(), this.setAsideFiles.close(), ...[...this.stores.values()].map((s) => s.close())]);
   }
 
   /** Resolves when no message is being handled. */

@@ -65,6 +65,7 @@ export class DataWriteError extends CodedError {
 export class DataHealth {
   readonly setAside: SetAsideFile[] = [];
   private readonly failing = new Map<string, UnsavedFile>();
+  private readonly setAsideListeners = new Set<(file: SetAsideFile) => void>();
 
   constructor(
     readonly root: string,
@@ -79,8 +80,25 @@ export class DataHealth {
 
   /** A file was moved aside at load. */
   corrupt(file: string, movedTo: string, reason: string): void {
-    this.setAside.push({ file, movedTo, reason, at: Date.now() });
+    const setAside = { file, movedTo, reason, at: Date.now() };
+    this.setAside.push(setAside);
+    for (const listener of this.setAsideListeners) {
+      try {
+        listener(setAside);
+      } catch (err) {
+        this.log?.warn({ err, file }, 'a listener of set-aside files failed');
+      }
+    }
     this.log?.warn({ file, movedTo, reason }, `data file ${this.name(file)} was set aside (${reason}); kept its bytes in ${path.basename(movedTo)} and started it empty`);
+  }
+
+  /**
+   * Calls `listener` with every file set aside from now on (the index of set-aside files keeps itself current from
+   * it); returns the function that stops it.
+   */
+  onSetAside(listener: (file: SetAsideFile) => void): () => void {
+    this.setAsideListeners.add(listener);
+    return () => void this.setAsideListeners.delete(listener);
   }
 
   /** A file of an older version was migrated (it is rewritten in the current version). */

@@ -34,24 +34,29 @@ describe('files set aside as unreadable follow the chat: moved with it, in its p
     expect(await readFile(path.join(path.join(t!.dir, 'data'), 'history', moved!), 'utf8')).to.equal(BROKEN);
   });
 
-  it('a person\'s export lists their private chat\'s set-aside files; their delete removes them and leaves a group\'s and the workspaces\' files', async () => {
-    await start();
-    const put = async (relative: string, text: string) => {
-      await mkdir(path.dirname(path.join(path.join(t!.dir, 'data'), relative)), { recursive: true });
-      await writeFile(path.join(path.join(t!.dir, 'data'), relative), text);
-    };
-    await put(`history/${PHONE}.json.corrupt-1764000000000`, BROKEN);
-    await put(`memory/${LID}.json.corrupt-1764000000001`, '{"facts": [');
-    await put(`recall/${PHONE}/2026-11.jsonl.corrupt-1764000000002`, 'half a line');
-    await put(`history/${GROUP}.json.corrupt-1764000000003`, 'a group\'s words');
-    await put(`history/15550009999@s.whatsapp.net.json.corrupt-1764000000004`, 'someone else');
-    await put(`workspaces/files/ws1/${PHONE}.json.corrupt-1764000000005`, 'a file a user made');
+  /** Writes `text` at `relative` under the data folder, as a store that set it aside in an earlier run left it. */
+  const put = async (relative: string, text: string) => {
+    await mkdir(path.dirname(path.join(t!.dir, 'data', relative)), { recursive: true });
+    await writeFile(path.join(t!.dir, 'data', relative), text);
+  };
+  const exported = async (person: string[]) => ((await t!.app.bot.privacy.exportFor(person))['files set aside as unreadable'] ?? []) as Array<{ file: string; text?: string }>;
 
-    const exported = (await t!.app.bot.privacy.exportFor([PHONE, LID]))['files set aside as unreadable'] as Array<{ file: string; text?: string }>;
-    expect(exported.map((f) => f.file).sort()).to.deep.equal(
+  it('a person\'s export lists their private chat\'s files set aside in an earlier run; their delete removes them and leaves a group\'s and the workspaces\' files', async () => {
+    await start();
+    t = await t!.restart({}, async () => {
+      await put(`history/${PHONE}.json.corrupt-1764000000000`, BROKEN);
+      await put(`memory/${LID}.json.corrupt-1764000000001`, '{"facts": [');
+      await put(`recall/${PHONE}/2026-11.jsonl.corrupt-1764000000002`, 'half a line');
+      await put(`history/${GROUP}.json.corrupt-1764000000003`, 'a group\'s words');
+      await put(`history/15550009999@s.whatsapp.net.json.corrupt-1764000000004`, 'someone else');
+      await put(`workspaces/files/ws1/${PHONE}.json.corrupt-1764000000005`, 'a file a user made');
+    });
+
+    const files = await exported([PHONE, LID]);
+    expect(files.map((f) => f.file).sort()).to.deep.equal(
       [`history/${PHONE}.json.corrupt-1764000000000`, `memory/${LID}.json.corrupt-1764000000001`, `recall/${PHONE}/2026-11.jsonl.corrupt-1764000000002`].map((f) => path.normalize(f)).sort(),
     );
-    expect(exported.find((f) => f.file.startsWith('history'))?.text).to.equal(BROKEN);
+    expect(files.find((f) => f.file.startsWith('history'))?.text).to.equal(BROKEN);
 
     const counts = await t!.app.bot.privacy.deleteFor([PHONE, LID]);
     expect(counts['files set aside as unreadable']).to.equal(3);
@@ -59,5 +64,36 @@ describe('files set aside as unreadable follow the chat: moved with it, in its p
     expect(await inFolder('memory')).to.deep.equal([]);
     expect(await inFolder(`recall/${PHONE}`)).to.deep.equal([]);
     expect(await inFolder('workspaces/files/ws1'), 'a user\'s own file is never taken for a set-aside one').to.deep.equal([`${PHONE}.json.corrupt-1764000000005`]);
+    expect(await exported([PHONE, LID]), 'nothing left to export').to.deep.equal([]);
+  });
+
+  it('files set aside in an earlier run under a LID move with the chat to the phone id, and are exported and deleted there', async () => {
+    await start();
+    t = await t!.restart({}, async () => {
+      await put(`memory/${LID}.json.corrupt-1764000000001`, '{"facts": [');
+      await put(`recall/${LID}/2026-11.jsonl.corrupt-1764000000002`, 'half a line');
+    });
+    await t!.app.bot.moveChat(LID, PHONE);
+    expect(await inFolder('memory')).to.deep.equal([`${PHONE}.json.corrupt-1764000000001`]);
+    expect(await readFile(path.join(t!.dir, 'data', 'recall', PHONE, '2026-11.jsonl.corrupt-1764000000002'), 'utf8')).to.equal('half a line');
+    expect(await inFolder(`recall/${LID}`)).to.deep.equal([]);
+
+    // The phone id alone now finds them: the index follows the move.
+    expect((await exported([PHONE])).map((f) => f.file).sort()).to.deep.equal([path.join('memory', `${PHONE}.json.corrupt-1764000000001`), path.join('recall', PHONE, '2026-11.jsonl.corrupt-1764000000002')]);
+    expect((await t!.app.bot.privacy.deleteFor([PHONE]))['files set aside as unreadable']).to.equal(2);
+    expect(await inFolder('memory')).to.deep.equal([]);
+  });
+
+  it('the index is searched, not data/: a file its store sets aside in this run is found at once; a file merely dropped in later waits for the next start', async () => {
+    await start();
+    await put(`memory/${PHONE}.json`, '{"facts": [');
+    expect(await t!.app.bot.memories.facts(PHONE)).to.deep.equal([]); // read: set aside, started empty
+    await put(`history/${PHONE}.json.corrupt-1764000000009`, 'copied in by hand');
+    const now = (await exported([PHONE])).map((f) => f.file);
+    expect(now).to.have.length(1);
+    expect(now[0]?.startsWith(path.join('memory', `${PHONE}.json.corrupt-`)), now[0]).to.equal(true);
+
+    t = await t!.restart();
+    expect((await exported([PHONE])).map((f) => f.file).sort()).to.deep.equal([now[0], path.join('history', `${PHONE}.json.corrupt-1764000000009`)].sort());
   });
 });
