@@ -3,13 +3,11 @@ import { execFileSync } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { IncomingMedia } from '../../../core/kernel/port/message.js';
-import type { BotAction } from '../../../core/adapters/memory/memory-transport.js';
+import { FakeAudio, startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { createVoicePlugin } from '../../../plugins/voice/index.js';
 import { resolveOptions } from '../../../core/kernel/plugin/options.js';
 import { voiceOptionsSchema } from '../../../plugins/voice/options.js';
-import { FakeAudioProvider } from '../../fakes/audio-provider.js';
-import { FakeGateway } from '../../fakes/openai-gateway.js';
-import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 import { makeTone, testFfmpeg } from './audio-files.js';
 
 const BOT_PHONE = '62899999999';
@@ -18,7 +16,6 @@ const OWNER = '62800000001';
 const ALICE = '62811111111@s.whatsapp.net';
 const BOB = '62822222222@s.whatsapp.net';
 
-const texts = (actions: BotAction[]) => actions.filter((a): a is Extract<BotAction, { type: 'text' }> => a.type === 'text').map((a) => a.text);
 const voice = (bytes: Buffer): IncomingMedia => ({ kind: 'voice', mimetype: 'audio/ogg; codecs=opus', size: bytes.length, download: async () => bytes });
 
 describe('voice plugin: length limit and daily allowance', function () {
@@ -27,9 +24,8 @@ describe('voice plugin: length limit and daily allowance', function () {
   let short: Buffer;
   let fourSeconds: Buffer;
   let elevenMinutes: Buffer;
-  let audio: FakeAudioProvider;
-  let gw: FakeGateway;
-  let t: TestApp | undefined;
+  let audio: FakeAudio;
+  let t: TestBot | undefined;
   let clock: number;
 
   before(async () => {
@@ -45,22 +41,16 @@ describe('voice plugin: length limit and daily allowance', function () {
 
   beforeEach(async () => {
     clock = Date.parse('2025-06-01T10:00:00Z');
-    audio = await FakeAudioProvider.start(() => 'words from the note');
-    gw = await FakeGateway.start('gw');
+    audio = await FakeAudio.start(() => 'words from the note');
   });
   afterEach(async () => {
     await t?.stop();
     t = undefined;
     await audio.close();
-    await gw.close();
   });
 
-  async function start(voiceConfig: Record<string, unknown> = {}): Promise<TestApp> {
-    t = await startTestApp({
-      plugins: [createVoicePlugin({ now: () => clock, random: () => 0.99 })],
-      env: { API_KEY: 'gateway-key-123456', BASE_URL: gw.url, MODEL: 'm', AUDIO_BASE_URL: `${audio.url}/v1/`, AUDIO_API_KEYS: 'audio-key-1111111' },
-      config: { owners: [OWNER], targetUserIds: [BOT_PHONE], plugins: { voice: voiceConfig } },
-    });
+  async function start(voiceOptions: Record<string, unknown> = {}): Promise<TestBot> {
+    t = await startTestBot(createVoicePlugin({ now: () => clock, random: () => 0.99 }), { audio, options: voiceOptions, config: { owners: [OWNER], targetUserIds: [BOT_PHONE] } });
     return t;
   }
 
@@ -70,73 +60,58 @@ describe('voice plugin: length limit and daily allowance', function () {
 
   it('does not upload an 11-minute note (default limit) and tells the sender why', async () => {
     await start();
-    const actions = await t!.transport.push({ senderId: ALICE, media: voice(elevenMinutes) });
+    const replies = await t!.send({ senderId: ALICE, media: voice(elevenMinutes) });
     expect(audio.uploads).to.have.length(0);
-    expect(gw.chats()).to.have.length(0);
-    expect(texts(actions)).to.deep.equal(['That voice note is 11 min long; I only transcribe voice notes of up to 10 min, so I did not listen to it.']);
+    expect(t!.model.requests).to.have.length(0);
+    expect(replies).to.deep.equal(['That voice note is 11 min long; I only transcribe voice notes of up to 10 min, so I did not listen to it.']);
     // A short one still goes through.
-    await t!.transport.push({ senderId: ALICE, media: voice(short) });
+    await t!.push({ senderId: ALICE, media: voice(short) });
     expect(audio.uploads).to.have.length(1);
   });
 
   it('in a group, a note not addressed to the bot is transcribed within the limits and silently skipped over them', async () => {
     await start({ maxMinutes: 0.05 });
-    const within = await t!.transport.push({ chatId: GROUP, senderId: ALICE, media: voice(short) });
+    const within = await t!.send({ chatId: GROUP, senderId: ALICE, media: voice(short) });
     expect(audio.uploads).to.have.length(1);
-    expect(texts(within)).to.deep.equal([]);
-    const over = await t!.transport.push({ chatId: GROUP, senderId: ALICE, media: voice(fourSeconds) });
+    expect(within).to.deep.equal([]);
+    const over = await t!.send({ chatId: GROUP, senderId: ALICE, media: voice(fourSeconds) });
     expect(audio.uploads).to.have.length(1);
-    expect(texts(over)).to.deep.equal([]);
+    expect(over).to.deep.equal([]);
     // Addressed (a reply to the bot), the same note gets the sentence.
-    const addressed = await t!.transport.push({ chatId: GROUP, senderId: ALICE, media: voice(fourSeconds), quoted: { id: 'b1', senderId: `${BOT_PHONE}@s.whatsapp.net`, text: 'hi', fromBot: true } });
+    const addressed = await t!.send({ chatId: GROUP, senderId: ALICE, media: voice(fourSeconds), quoted: { id: 'b1', senderId: `${BOT_PHONE}@s.whatsapp.net`, text: 'hi', fromBot: true } });
     expect(audio.uploads).to.have.length(1);
-    expect(texts(addressed)).to.deep.equal(['That voice note is 4 s long; I only transcribe voice notes of up to 3 s, so I did not listen to it.']);
+    expect(addressed).to.deep.equal(['That voice note is 4 s long; I only transcribe voice notes of up to 3 s, so I did not listen to it.']);
   });
 
   it('keeps a daily allowance per user (owners exempt), counted across chats and restored the next day', async () => {
     await start({ dailyMinutesPerUser: 0.1 }); // 6 seconds a day
-    await t!.transport.push({ senderId: ALICE, media: voice(fourSeconds) });
+    await t!.push({ senderId: ALICE, media: voice(fourSeconds) });
     expect(audio.uploads).to.have.length(1);
-    const refused = await t!.transport.push({ chatId: GROUP, senderId: ALICE, media: voice(fourSeconds), quoted: { id: 'b2', senderId: `${BOT_PHONE}@s.whatsapp.net`, text: 'hi', fromBot: true } });
+    const refused = await t!.send({ chatId: GROUP, senderId: ALICE, media: voice(fourSeconds), quoted: { id: 'b2', senderId: `${BOT_PHONE}@s.whatsapp.net`, text: 'hi', fromBot: true } });
     expect(audio.uploads).to.have.length(1);
-    expect(texts(refused)[0]).to.match(/^That voice note \(4 s\) is over your daily audio allowance: 6 s a day, 2 s left today\. It resets at midnight UTC/);
+    expect(refused[0]).to.match(/^That voice note \(4 s\) is over your daily audio allowance: 6 s a day, 2 s left today\. It resets at midnight UTC/);
     // Not addressed in a group: skipped without a word.
-    expect(texts(await t!.transport.push({ chatId: GROUP, senderId: ALICE, media: voice(fourSeconds) }))).to.deep.equal([]);
+    expect(await t!.send({ chatId: GROUP, senderId: ALICE, media: voice(fourSeconds) })).to.deep.equal([]);
     expect(audio.uploads).to.have.length(1);
     // Another user has their own allowance; the owner has none.
-    await t!.transport.push({ senderId: BOB, media: voice(fourSeconds) });
+    await t!.push({ senderId: BOB, media: voice(fourSeconds) });
     expect(audio.uploads).to.have.length(2);
-    for (let i = 0; i < 3; i++) await t!.transport.push({ senderId: `${OWNER}@s.whatsapp.net`, media: voice(fourSeconds) });
+    for (let i = 0; i < 3; i++) await t!.push({ senderId: `${OWNER}@s.whatsapp.net`, media: voice(fourSeconds) });
     expect(audio.uploads).to.have.length(5);
     // Still refused later the same day; the next UTC day brings a fresh allowance.
-    const again = await t!.transport.push({ senderId: ALICE, media: voice(fourSeconds) });
-    expect(texts(again)[0]).to.match(/over your daily audio allowance/);
+    const again = await t!.send({ senderId: ALICE, media: voice(fourSeconds) });
+    expect(again[0]).to.match(/over your daily audio allowance/);
     clock += 24 * 3600 * 1000;
-    await t!.transport.push({ senderId: ALICE, media: voice(fourSeconds) });
+    await t!.push({ senderId: ALICE, media: voice(fourSeconds) });
     expect(audio.uploads).to.have.length(6);
   });
 
   it('remembers the allowance across a restart', async () => {
-    const home = await tempDir('voice-limits-home-');
-    const boot = (config?: Record<string, unknown>) =>
-      startTestApp({
-        dir: home,
-        plugins: [createVoicePlugin({ now: () => clock, random: () => 0.99 })],
-        env: { API_KEY: 'gateway-key-123456', BASE_URL: gw.url, MODEL: 'm', AUDIO_BASE_URL: `${audio.url}/v1/`, AUDIO_API_KEYS: 'audio-key-1111111' },
-        config,
-      });
-    try {
-      t = await boot({ targetUserIds: [BOT_PHONE], plugins: { voice: { dailyMinutesPerUser: 0.1 } } });
-      await t.transport.push({ senderId: ALICE, media: voice(fourSeconds) });
-      await t.stop();
-      t = await boot();
-      const refused = await t.transport.push({ senderId: ALICE, media: voice(fourSeconds) });
-      expect(audio.uploads).to.have.length(1);
-      expect(texts(refused)[0]).to.match(/over your daily audio allowance/);
-    } finally {
-      await t?.stop();
-      t = undefined;
-      await rm(home, { recursive: true, force: true });
-    }
+    await start({ dailyMinutesPerUser: 0.1 });
+    await t!.push({ senderId: ALICE, media: voice(fourSeconds) });
+    t = await t!.restart();
+    const refused = await t.send({ senderId: ALICE, media: voice(fourSeconds) });
+    expect(audio.uploads).to.have.length(1);
+    expect(refused[0]).to.match(/over your daily audio allowance/);
   });
 });
