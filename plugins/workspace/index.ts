@@ -1,7 +1,6 @@
 import { definePlugin, type PluginHost } from '../../core/index.js';
 import { handleCommand, handleWorkspaceChat } from './commands.js';
 import { ENV_SETTINGS, MOVED_TO_ENV, workspaceOptions } from './options.js';
-import { workspacePrivacy } from './privacy.js';
 import { WorkspaceService, type WorkspaceHost } from './service.js';
 import { siteMiddleware } from './site.js';
 import { WORKSPACE_STORES } from './schemas.js';
@@ -53,7 +52,6 @@ export default definePlugin({
     // One service per running bot (tests start several bots in one process).
     const service = new WorkspaceService(host);
     await service.start();
-    host.privacy?.register(workspacePrivacy(() => service.store));
     logRuntime(host, service);
     // Served through the web server and its guards: on the main server, or on SITE_PORT alone when it is set.
     host.serveSite({ label: 'workspace sites', handler: siteMiddleware(() => service.store) });

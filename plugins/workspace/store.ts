@@ -42,8 +42,14 @@ export class WorkspaceStore {
     this.root = path.join(dataDir, 'workspaces');
     this.users = docs.doc(WORKSPACE_USERS);
     this.usernames = docs.doc(WORKSPACE_USERNAMES);
-    // The core changes users.json itself on a `.mydata` delete and a chat move: read it again then.
+    // The core changes these itself on a `.mydata` delete and a chat move (schemas.ts): follow it.
     docs.onChange(WORKSPACE_USERS, () => void this.users.get().then((users) => (this.ownersMap = users.owners)));
+    docs.onChange(WORKSPACE_USERNAMES, () => void this.usernames.get().then((names) => (this.namesMap = names)));
+    docs.onChange(WORKSPACE_INDEX, (id, removed) => {
+      // Deleted with its person: forgotten at once, so nothing of it is used or written back. A chat move changed its
+      // `open` in the document this map holds too.
+      if (removed && id) this.metas.delete(id);
+    });
   }
 
   get indexDir(): string {
@@ -115,13 +121,6 @@ export class WorkspaceStore {
     return undefined;
   }
 
-  /** The workspace of a person (any of their ids), for `.mydata`. */
-  ofPerson(person: string[]): WorkspaceMeta | undefined {
-    const ids = person.map((id) => canonicalId(id)).filter((x): x is string => Boolean(x));
-    const owner = this.findOwner(ids[0] ?? '', ids[1]);
-    return (owner ? this.byOwner(owner) : undefined) ?? this.recordedIn(ids);
-  }
-
   byOwner(owner: string): WorkspaceMeta | undefined {
     for (const meta of this.metas.values()) if (meta.owner === owner) return meta;
     return undefined;
@@ -154,6 +153,8 @@ export class WorkspaceStore {
   }
 
   async save(meta: WorkspaceMeta): Promise<void> {
+    // A workspace deleted with its person while something still held it is not written back.
+    if (this.metas.get(meta.id) !== meta) return;
     await this.index(meta).save(() => meta);
   }
 
@@ -173,20 +174,6 @@ export class WorkspaceStore {
     if (open) meta.open[chatId] = Date.now();
     else delete meta.open[chatId];
     await this.save(meta);
-  }
-
-  /**
-   * A private chat is known as `to` from now on (moved from its LID to its phone id): every workspace open in `from`
-   * is open in `to` (the later activity kept) and no longer in `from`. Resolves once written.
-   */
-  async moveChat(from: string, to: string): Promise<void> {
-    for (const meta of this.metas.values()) {
-      const last = meta.open[from];
-      if (last === undefined) continue;
-      meta.open[to] = Math.max(meta.open[to] ?? 0, last);
-      delete meta.open[from];
-      await this.save(meta);
-    }
   }
 
   /** Marks activity without a disk write for every message (written with the next change). */
@@ -211,20 +198,6 @@ export class WorkspaceStore {
     const dir = this.dirOf(meta);
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true, mode: 0o700 });
-  }
-
-  /**
-   * Deletes a workspace entirely (privacy delete): its files, its index file, its username and the ids linked to its
-   * owner. Waits until users.json and usernames.json are on disk.
-   */
-  async remove(meta: WorkspaceMeta): Promise<void> {
-    await rm(this.dirOf(meta), { recursive: true, force: true });
-    this.metas.delete(meta.id);
-    for (const [name, id] of Object.entries(this.namesMap)) if (id === meta.id) delete this.namesMap[name];
-    for (const [id, owner] of Object.entries(this.ownersMap)) if (owner === meta.owner || meta.ids.includes(id)) delete this.ownersMap[id];
-    await this.index(meta).remove();
-    await this.users.save((users) => void (users.owners = this.ownersMap));
-    await this.usernames.save(() => this.namesMap);
   }
 
   async flush(): Promise<void> {

@@ -65,6 +65,10 @@ export function definePlugin<S extends TObject = TObject<{}>, C extends TSchema 
     if (storeNames.has(decl.name)) throw pluginErrors.badDefinition(name, `two stores are named "${decl.name}": give each its own name`);
     storeNames.add(decl.name);
   }
+  for (const decl of stores) {
+    const refers = decl.kind === 'doc' ? decl.options.refersTo : undefined;
+    if (refers && !stores.includes(refers.decl)) throw pluginErrors.badDefinition(name, `the store "${decl.name}" refers to "${refers.decl.name}", which is not in stores: list it too`);
+  }
   const section = spec.configSection;
   if (section !== undefined) {
     if (!section || typeof section.key !== 'string' || !/^[A-Za-z][A-Za-z0-9]{0,39}$/.test(section.key) || !section.schema || typeof section.schema !== 'object') {

@@ -6,7 +6,8 @@ import { describeWriteError } from './data-health.js';
 import { flushWithStores, JsonFile } from './json-file.js';
 import { changeableBy, isPrivateChatOf, writtenBy, type PersonIds, type PrivacyParticipant } from './privacy.js';
 import { checkValue } from './schemas.js';
-import { dataSchemaOf, storePathOf, titleOf, type ChatDocDeclaration, type ChatLogDeclaration, type CarriedMessage, type ChatSearchLogDeclaration, type DocDeclaration, type StoreDeclaration } from './store-declarations.js';
+import { dataSchemaOf, ownedFolderOf, storePathOf, titleOf, type ChatDocDeclaration, type ChatLogDeclaration, type CarriedMessage, type ChatSearchLogDeclaration, type DocDeclaration, type StoreDeclaration } from './store-declarations.js';
+import { listFolder, removeFolder } from './owned-folder.js';
 import { SearchLogs, type ChatSearchLog, type SearchHit, type SearchLogItem } from './search-log/chat-search-log.js';
 import { CodedError, type PluginErrorCode } from '../coded-error.js';
 
@@ -33,8 +34,9 @@ export interface StoredDoc<T> {
    */
   save(change: (doc: T) => T | void): Promise<T>;
   /**
-   * Deletes the document's file once what is pending is written (a per-chat document that is gone as a whole, e.g. a
-   * workspace deleted with its person); the next `get` starts from `initial`. Rejects when the file cannot be removed.
+   * Deletes the document's file once what is pending is written (a per-chat document that is gone as a whole); the
+   * next `get` starts from `initial`. A document with `owner` takes along its folder, its copies set aside as unreadable
+   * and the entries referring to it (`refersTo`). Rejects when the file cannot be removed.
    */
   remove(): Promise<void>;
 }
@@ -137,9 +139,11 @@ export interface PluginStore {
   /**
    * Calls `listener` after the core itself changed this kind of data (a `.mydata` delete, a message deleted for
    * everyone, a chat moving to a new id), with the chat it changed (undefined for a plugin-wide doc), so a plugin can
-   * follow (cancel a timer). Returns the function that removes the listener.
+   * follow (cancel a timer). `removed` is true when that chat's document is gone as a whole (moved to a new id, or an
+   * `owner` document deleted): a plugin holding it in memory drops it then, before anything can write it back.
+   * Returns the function that removes the listener.
    */
-  onChange(decl: StoreDeclaration, listener: (chatId: string | undefined) => void): () => void;
+  onChange(decl: StoreDeclaration, listener: (chatId: string | undefined, removed?: boolean) => void): () => void;
   /** Resolves once everything is on disk; rejects (StoreWriteError) naming what could not be written. */
   flush(): Promise<void>;
 }
@@ -230,7 +234,7 @@ export class PluginStores implements PluginStore {
   private readonly tunings = new Map<StoreDeclaration, SearchLogTuning<any>>();
   private readonly tunedSweeps: NodeJS.Timeout[] = [];
   private stopFlushing: (() => void) | undefined;
-  private readonly listeners = new Map<StoreDeclaration, Set<(chatId: string | undefined) => void>>();
+  private readonly listeners = new Map<StoreDeclaration, Set<(chatId: string | undefined, removed?: boolean) => void>>();
   private readonly domain: DataDomain;
   private sweeper: NodeJS.Timeout | undefined;
 
@@ -281,6 +285,7 @@ export class PluginStores implements PluginStore {
         return value;
       },
       remove: async () => {
+        if (decl.kind === 'chat-doc' && decl.options.owner) return this.removeOwned(decl, chatId!);
         const doc = file();
         await doc.flush().catch(() => undefined);
         this.docs.delete(doc.file);
@@ -435,7 +440,7 @@ export class PluginStores implements PluginStore {
     return [...files].filter((file) => !others.has(file)).flatMap((file) => chatOfFile(path.basename(file), ext) ?? []);
   }
 
-  onChange(decl: StoreDeclaration, listener: (chatId: string | undefined) => void): () => void {
+  onChange(decl: StoreDeclaration, listener: (chatId: string | undefined, removed?: boolean) => void): () => void {
     this.declared(decl);
     let set = this.listeners.get(decl);
     if (!set) this.listeners.set(decl, (set = new Set()));
@@ -443,10 +448,10 @@ export class PluginStores implements PluginStore {
     return () => void set.delete(listener);
   }
 
-  private changed(decl: StoreDeclaration, chatId: string | undefined): void {
+  private changed(decl: StoreDeclaration, chatId: string | undefined, removed?: boolean): void {
     for (const listener of this.listeners.get(decl) ?? []) {
       try {
-        listener(chatId);
+        listener(chatId, removed);
       } catch (err) {
         this.log?.error({ err, plugin: this.plugin }, `${this.plugin}: a store change listener failed`);
       }
@@ -498,13 +503,16 @@ export class PluginStores implements PluginStore {
       const section = decl.options.section ?? this.plugin;
       sections.set(section, [...(sections.get(section) ?? []), decl]);
     }
-    return [...sections.entries()].map(([name, decls]) => this.participant(name, decls));
+    // What an `owner` document names widens the person for the plugin's other declarations: those go first, and it last.
+    const owned = (decls: StoreDeclaration[]) => Number(decls.some(isOwned));
+    return [...sections.entries()].sort(([, a], [, b]) => owned(a) - owned(b)).map(([name, decls]) => this.participant(name, [...decls].sort((a, b) => owned([a]) - owned([b]))));
   }
 
   private participant(name: string, decls: StoreDeclaration[]): PrivacyParticipant {
     return {
       name,
-      exportFor: async (person) => {
+      exportFor: async (named) => {
+        const person = await this.widened(named);
         const out: Record<string, unknown> = {};
         for (const decl of decls) {
           // exportAs '' (the only declaration of its section): the section is its data.
@@ -513,7 +521,8 @@ export class PluginStores implements PluginStore {
         }
         return out;
       },
-      deleteFor: async (person) => {
+      deleteFor: async (named) => {
+        const person = await this.widened(named);
         let removed = 0;
         let failure: unknown;
         for (const decl of decls) {
@@ -644,9 +653,11 @@ export class PluginStores implements PluginStore {
     }
     if (decl.kind === 'doc') {
       const byId = decl.options.people?.byId;
-      if (!byId) return {};
-      return Object.fromEntries(Object.entries(byId(await this.jsonFile(decl).get())).filter(([id]) => writtenBy(id, person)));
+      const referring = await this.referringTo(decl, person);
+      if (!byId) return Object.fromEntries(referring);
+      return { ...Object.fromEntries(Object.entries(byId(await this.jsonFile(decl).get())).filter(([id]) => writtenBy(id, person))), ...Object.fromEntries(referring) };
     }
+    if (decl.kind === 'chat-doc' && decl.options.owner) return this.exportOwned(decl, person);
     const out: Record<string, unknown> = {};
     for (const chatId of await this.chats(decl)) {
       if (decl.kind === 'chat-doc') {
@@ -682,8 +693,15 @@ export class PluginStores implements PluginStore {
       }
       return removed;
     }
+    if (decl.kind === 'chat-doc' && decl.options.owner) {
+      const keys = await this.ownedKeys(decl, person);
+      // One at a time, each whole: a failure leaves the rest for the next delete.
+      for (const key of keys) await this.removeOwned(decl, key);
+      return keys.length;
+    }
     if (decl.kind === 'doc') {
       const byId = decl.options.people?.byId;
+      // A `refersTo` entry goes with the document it names (removeOwned).
       if (!byId) return 0;
       const file = this.jsonFile(decl);
       const gone = Object.keys(byId(await file.get())).filter((id) => writtenBy(id, person));
@@ -839,6 +857,9 @@ export class PluginStores implements PluginStore {
       await this.saved(decl, file);
       return;
     }
+    if (decl.kind === 'chat-doc' && decl.options.byChat) await this.moveChatKeys(decl, decl.options.byChat, from, to);
+    // An owned document's key is no chat: it stays where it is.
+    if (decl.kind === 'chat-doc' && decl.options.owner) return;
     if (!(await this.chats(decl)).includes(from)) return;
     if (decl.kind === 'chat-log') {
       const moving = await this.logFile(decl, from).read();
@@ -871,7 +892,97 @@ export class PluginStores implements PluginStore {
     await source.flush().catch(() => undefined);
     this.docs.delete(source.file);
     await removeDataFile(source.file);
-    this.changed(decl, from);
+    this.changed(decl, from, true);
     this.changed(decl, to);
   }
+
+  /** The person with every id the plugin's `owner` documents of them name (a LID they did not write from this time). */
+  private async widened(person: PersonIds): Promise<PersonIds> {
+    const ids = new Set(person);
+    for (const decl of this.declarations) {
+      if (decl.kind !== 'chat-doc' || !decl.options.owner) continue;
+      for (const key of await this.ownedKeys(decl, person)) for (const id of decl.options.owner.ids(await this.jsonFile(decl, key).get())) ids.add(id);
+    }
+    return [...ids];
+  }
+
+  /** The keys of the `owner` documents that name one of the person's ids. */
+  private async ownedKeys(decl: ChatDocDeclaration<any, any>, person: PersonIds): Promise<string[]> {
+    const keys: string[] = [];
+    for (const key of await this.chats(decl)) {
+      const ids = decl.options.owner!.ids(await this.jsonFile(decl, key).get());
+      if (Array.isArray(ids) && ids.some((id) => typeof id === 'string' && writtenBy(id, person))) keys.push(key);
+    }
+    return keys;
+  }
+
+  /** The person's `owner` documents, each under its key, with its folder's files listed in `files`. */
+  private async exportOwned(decl: ChatDocDeclaration<any, any>, person: PersonIds): Promise<Record<string, unknown>> {
+    const out: Record<string, unknown> = {};
+    for (const key of await this.ownedKeys(decl, person)) {
+      const doc = await this.jsonFile(decl, key).get();
+      const folder = ownedFolderOf(decl, key);
+      out[key] = folder === undefined ? doc : { ...doc, files: await listFolder(path.join(this.dataDir, folder)) };
+    }
+    return out;
+  }
+
+  /**
+   * Removes an `owner` document whole: its folder first (so a folder that cannot go leaves the document naming it, for
+   * the next try), then its file, its copies set aside as unreadable, and the entries of `refersTo` maps naming it.
+   */
+  private async removeOwned(decl: ChatDocDeclaration<any, any>, key: string): Promise<void> {
+    const folder = ownedFolderOf(decl, key);
+    if (folder !== undefined) await removeFolder(path.join(this.dataDir, folder), this.domain);
+    const file = this.jsonFile(decl, key);
+    await file.flush().catch(() => undefined);
+    this.docs.delete(file.file);
+    await removeDataFile(file.file);
+    const setAside = `${path.basename(file.file)}.corrupt-`;
+    for (const name of await readdir(path.dirname(file.file)).catch(() => [] as string[])) if (name.startsWith(setAside)) await removeDataFile(path.join(path.dirname(file.file), name));
+    this.changed(decl, key, true);
+    for (const other of this.declarations) {
+      if (other.kind !== 'doc') continue;
+      const refers = other.options.refersTo;
+      if (!refers || refers.decl !== decl) continue;
+      const map = refers.map(await this.jsonFile(other).get());
+      const naming = Object.keys(map).filter((k) => map[k] === key);
+      if (naming.length) await this.dropEntries(other, refers.map, naming);
+    }
+  }
+
+  /** The entries of a doc's `refersTo` map that name one of the person's `owner` documents. */
+  private async referringTo(decl: DocDeclaration<any>, person: PersonIds): Promise<Array<[string, unknown]>> {
+    const refers = decl.options.refersTo;
+    if (!refers) return [];
+    const keys = new Set(await this.ownedKeys(refers.decl, person));
+    return Object.entries(refers.map(await this.jsonFile(decl).get())).filter(([, value]) => typeof value === 'string' && keys.has(value));
+  }
+
+  /** Deletes entries of a doc's map, waits until on disk and tells the listeners. */
+  private async dropEntries(decl: DocDeclaration<any>, map: (doc: any) => Record<string, unknown>, keys: string[]): Promise<void> {
+    const file = this.jsonFile(decl);
+    await file.update((doc) => void keys.forEach((key) => delete map(doc)[key]));
+    this.changed(decl, undefined);
+    await this.saved(decl, file);
+  }
+
+  /** A chat moved: in every document of the kind, the `byChat` map's entry follows it (the new id's own entry kept). */
+  private async moveChatKeys(decl: ChatDocDeclaration<any, any>, byChat: (doc: any) => Record<string, unknown> | undefined, from: string, to: string): Promise<void> {
+    const has = (map: Record<string, unknown> | undefined, id: string) => map !== undefined && Object.prototype.hasOwnProperty.call(map, id);
+    for (const key of await this.chats(decl)) {
+      const file = this.jsonFile(decl, key);
+      if (!has(byChat(await file.get()), from)) continue;
+      await file.update((doc) => {
+        const map = byChat(doc)!;
+        if (!has(map, to)) map[to] = map[from];
+        delete map[from];
+      });
+      await this.saved(decl, file);
+      this.changed(decl, key);
+    }
+  }
 }
+
+/** Whether a declaration is a `Store.chatDoc` with `owner`. */
+const isOwned = (decl: StoreDeclaration) => decl.kind === 'chat-doc' && decl.options.owner !== undefined;

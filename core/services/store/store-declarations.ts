@@ -67,7 +67,35 @@ export interface ChatDocDeclaration<T = unknown, I = unknown> {
       /** Whether two items are the same one (a chat moved onto an id that has items: duplicates are dropped). */
       same?(a: I, b: I): boolean;
     };
+    /**
+     * For documents keyed by something other than a chat (a workspace id, an account number) that belong to one
+     * person as a whole (not with `people`). See `DocOwner`.
+     */
+    owner?: DocOwner<T>;
+    /**
+     * A map in the document keyed by chat id (the chats a workspace is open in): when a chat moves to a new id, its
+     * entry follows in every document of this kind (an entry the new id has already is kept).
+     */
+    byChat?(doc: T): Record<string, unknown> | undefined;
   };
+}
+
+/**
+ * Who a `Store.chatDoc` keyed by something other than a chat belongs to. Such a document is the person's as a whole:
+ * `.mydata` exports it (under its key, with its folder's files listed in `files`), `.mydata delete` removes its file,
+ * its folder, its earlier copies set aside as unreadable and the entries that refer to it (`Store.doc`'s `refersTo`);
+ * a chat moving to a new id does not move it (its key is no chat; see `byChat`). The ids it names are one person's:
+ * the plugin's other declarations export and delete for all of them (a LID the person did not write from this time).
+ */
+export interface DocOwner<T> {
+  /** The person's ids (phone jid and LID) the document names. */
+  ids(doc: T): string[];
+  /**
+   * A folder of files, relative to DATA_DIR, that belongs to the document with this key (undefined: none): its
+   * regular files are listed in the export (name and size, links not followed) and it is deleted with the document.
+   * A path with `.` or `..` segments is refused.
+   */
+  folder?(key: string): string | undefined;
 }
 
 /** `Store.doc`: one document for the whole plugin, e.g. each user's time zone. */
@@ -83,6 +111,12 @@ export interface DocDeclaration<T = unknown> {
      * has already is kept).
      */
     people?: { byId(doc: T): Record<string, unknown> };
+    /**
+     * A map in the document whose values are keys of another declaration's documents (a `Store.chatDoc` with `owner`),
+     * e.g. site usernames → workspace ids: an entry is exported with the document it names and goes when that
+     * document goes (deleted with its person, or by the plugin's `remove()`).
+     */
+    refersTo?: { decl: ChatDocDeclaration<any, any>; map(doc: T): Record<string, unknown> };
   };
 }
 
@@ -184,6 +218,35 @@ export function dataFileOf(decl: StoreDeclaration, plugin: string): { path: stri
 
 const NAME = /^[a-z][a-z0-9-]{0,39}$/;
 
+/** A chatDoc's `owner`: alone (not with `people`), and with a folder only when the export has room for `files`. */
+function checkOwner(name: string, schema: TSchema, options: ChatDocDeclaration<any, any>['options']): void {
+  const owner = options.owner;
+  if (options.byChat !== undefined && typeof options.byChat !== 'function') throw new TypeError(`Store: ${name}'s byChat must be (doc) => the map keyed by chat id`);
+  if (owner === undefined) return;
+  if (typeof owner.ids !== 'function' || (owner.folder !== undefined && typeof owner.folder !== 'function')) {
+    throw new TypeError(`Store: ${name}'s owner needs ids: (doc) => the person's ids, and optionally folder: (key) => a folder relative to DATA_DIR`);
+  }
+  if (options.people) throw new TypeError(`Store: ${name} takes people (items per chat) or owner (the document is one person's as a whole), not both`);
+  const properties = (schema as { type?: unknown; properties?: Record<string, unknown> }).properties;
+  if (owner.folder && ((schema as { type?: unknown }).type !== 'object' || (properties && 'files' in properties))) {
+    throw new TypeError(`Store: ${name}'s owner.folder lists the files under "files" in the export: the schema must be an object without a files key`);
+  }
+}
+
+/**
+ * The folder an owned document's `folder(key)` names, relative to DATA_DIR, or undefined; throws when it is not a
+ * plain relative path (a key read from a file name must never lead elsewhere: `../history`).
+ */
+export function ownedFolderOf(decl: ChatDocDeclaration<any, any>, key: string): string | undefined {
+  const folder = decl.options.owner?.folder?.(key);
+  if (folder === undefined) return undefined;
+  const segments = typeof folder === 'string' ? folder.split('/') : [];
+  if (!segments.length || folder.startsWith('/') || segments.some((s) => s === '' || s === '.' || s === '..' || s.includes('\\'))) {
+    throw new Error(`the folder of ${decl.name} ${JSON.stringify(key).slice(0, 60)} is not a plain path under DATA_DIR (${JSON.stringify(folder).slice(0, 80)})`);
+  }
+  return folder;
+}
+
 function checked<D extends StoreDeclaration>(decl: D): D {
   if (typeof decl.name !== 'string' || !NAME.test(decl.name)) throw new TypeError(`Store: the name "${String(decl.name)}" must be lowercase letters, digits and dashes, starting with a letter`);
   if (!decl.schema || typeof decl.schema !== 'object') throw new TypeError(`Store: ${decl.name} needs a TypeBox schema, e.g. Type.Object({ items: Type.Array(Type.String()) })`);
@@ -220,10 +283,15 @@ function checked<D extends StoreDeclaration>(decl: D): D {
 export const Store = {
   /** One document per chat (`<path>/<chat>.json`). */
   chatDoc<S extends TSchema, I = never>(name: string, schema: S, initial: (chatId: string) => Static<S>, options: ChatDocDeclaration<Static<S>, I>['options'] = {}): ChatDocDeclaration<Static<S>, I> {
+    checkOwner(name, schema, options);
     return checked({ kind: 'chat-doc', name, schema, initial, options });
   },
   /** One document for the whole plugin (`<path>`, default `<plugin>/<name>.json`). */
   doc<S extends TSchema>(name: string, schema: S, initial: () => Static<S>, options: DocDeclaration<Static<S>>['options'] = {}): DocDeclaration<Static<S>> {
+    const refers = options.refersTo;
+    if (refers !== undefined && (typeof refers.map !== 'function' || refers.decl?.kind !== 'chat-doc' || !refers.decl.options.owner)) {
+      throw new TypeError(`Store: ${name}'s refersTo needs { decl: a Store.chatDoc with owner, map: (doc) => the map whose values are its keys }`);
+    }
     return checked({ kind: 'doc', name, schema, initial, options });
   },
   /** An append-only log per chat (`<path>/<chat>.jsonl`), `schema` being one item's. */

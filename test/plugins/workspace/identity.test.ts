@@ -6,6 +6,9 @@ import { startTestBot } from '../../../app/testing/index.js';
 import { tempDir } from '../../helpers/checkout.js';
 import { putFile, texts, USER, USER_LID, workspaceDir } from './helpers.js';
 
+const OTHER = '62899990000@s.whatsapp.net';
+const GROUP = '120363000000000001@g.us';
+
 describe('workspace identity (phone id ↔ LID)', function () {
   this.timeout(30_000);
 
@@ -52,19 +55,32 @@ describe('workspace identity (phone id ↔ LID)', function () {
     }
   });
 
-  it('a private chat moving from its LID to its phone id stays in its open workspace; the LID holds none open', async () => {
+  it('a private chat moving from its LID to its phone id stays in its open workspace; the LID holds none open; nobody else\'s changes', async () => {
     const dir = await tempDir();
-    let t = await startTestBot(workspacePlugin, { dir });
+    let t = await startTestBot(workspacePlugin, { dir, model: (r) => (r.tools.includes('workspace_run_python') ? 'with workspace tools' : 'plain') });
     const indexDir = path.join(dir, 'data', 'workspaces', 'index');
-    const openChats = async () => {
-      const [name] = (await readdir(indexDir)).filter((n) => n.endsWith('.json'));
-      return Object.keys(JSON.parse(await readFile(path.join(indexDir, name), 'utf8')).open);
+    const metas = async () => {
+      const names = (await readdir(indexDir)).filter((n) => n.endsWith('.json'));
+      return Promise.all(names.map(async (name) => JSON.parse(await readFile(path.join(indexDir, name), 'utf8'))));
     };
+    const openChats = async (owner = USER_LID) => Object.keys((await metas()).find((m) => m.owner === owner).open);
+    // Free text in a chat where the sender's workspace is open goes to the model with the workspace's tools.
+    const inWorkspace = async (chatId: string, senderId = USER) =>
+      texts(await t.transport.push({ text: 'make me a script', senderId, senderAltId: senderId === USER ? USER_LID : undefined, chatId })).includes('with workspace tools');
     try {
       await t.transport.push({ text: '/ws', senderId: USER_LID });
+      // Somebody else's workspace, open in their own chat and in a group.
+      await t.transport.push({ text: '/ws', senderId: OTHER });
+      await t.transport.push({ text: '/ws', senderId: OTHER, chatId: GROUP });
+      const othersBefore = (await metas()).find((m) => m.owner === OTHER);
       expect(await openChats()).to.deep.equal([USER_LID]);
+      expect(await inWorkspace(USER)).to.equal(false);
       await t.app.bot.privacy.moveChat(USER_LID, USER);
       expect(await openChats()).to.deep.equal([USER]);
+      expect(await inWorkspace(USER)).to.equal(true);
+      expect(await inWorkspace(USER_LID, USER_LID)).to.equal(false);
+      expect((await metas()).find((m) => m.owner === OTHER)).to.deep.equal(othersBefore);
+      expect(await inWorkspace(OTHER, OTHER)).to.equal(true);
     } finally {
       await t.stop();
     }

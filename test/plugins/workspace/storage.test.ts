@@ -36,6 +36,17 @@ async function todaysLayout(dir: string): Promise<string> {
 
 const readJson = async (file: string) => JSON.parse(await readFile(file, 'utf8'));
 
+/** Every file below `root` (links listed, never followed): its path relative to root and its bytes. */
+async function everyFile(root: string, rel = ''): Promise<Array<{ rel: string; bytes: string }>> {
+  const out: Array<{ rel: string; bytes: string }> = [];
+  for (const entry of await readdir(path.join(root, rel), { withFileTypes: true })) {
+    const name = path.join(rel, entry.name);
+    if (entry.isDirectory()) out.push({ rel: name + '/', bytes: '' }, ...(await everyFile(root, name)));
+    else out.push({ rel: name, bytes: entry.isFile() ? await readFile(path.join(root, name), 'latin1') : '' });
+  }
+  return out;
+}
+
 describe('workspace storage (host.store over the existing files)', function () {
   this.timeout(60_000);
   let bot: TestBot | undefined;
@@ -67,9 +78,15 @@ describe('workspace storage (host.store over the existing files)', function () {
     const ws = await todaysLayout(dir);
     bot = await startTestBot([workspacePlugin, mydata], { dir });
     const exported = await bot.app.bot.privacy.exportFor([ANA, ANA_LID]);
-    expect(exported.workspace).to.deep.include({ id: ANA_WS, username: 'ana' });
-    expect(JSON.stringify(exported.workspace)).to.include('ana-notes.py').and.not.include('budi');
+    const section = exported.workspace as { workspaces: Record<string, unknown>; 'site usernames': Record<string, string> };
+    expect(Object.keys(section.workspaces)).to.deep.equal([ANA_WS]);
+    expect(section.workspaces[ANA_WS]).to.deep.include({ id: ANA_WS, owner: ANA, ids: [ANA, ANA_LID], createdAt: 1_700_000_000_000, username: 'ana' });
+    expect(section.workspaces[ANA_WS]).to.have.deep.property('files', [{ name: 'ana-notes.py', size: 12 }]);
+    expect(section['site usernames']).to.deep.equal({ ana: ANA_WS });
+    expect(JSON.stringify(exported)).to.not.include('budi').and.not.include(BUDI_WS);
     expect(exported['workspace ids']).to.deep.equal({ [ANA]: ANA, [ANA_LID]: ANA });
+    // Asked under the phone id alone, the export still names the LID the workspace recorded as hers.
+    expect((await bot.app.bot.privacy.exportFor([ANA]))['workspace ids']).to.deep.equal({ [ANA]: ANA, [ANA_LID]: ANA });
 
     expect((await bot.send({ text: '.mydata delete', senderId: ANA }))[0]).to.match(/confirm/);
     expect((await bot.send({ text: '.mydata delete confirm', senderId: ANA }))[0]).to.match(/^Done/);
@@ -78,11 +95,40 @@ describe('workspace storage (host.store over the existing files)', function () {
     expect(await readJson(path.join(ws, 'usernames.json'))).to.deep.equal({ $version: 1, budi: BUDI_WS });
     expect(await readJson(path.join(ws, 'users.json'))).to.deep.equal({ version: 1, owners: { [BUDI]: BUDI } });
 
-    // After a restart: Ana's workspace is gone (her LID starts a new one), Budi's is whole, and "ana" is free.
+    // At once, without a restart: her next /ws starts a new workspace (no files, no site), the old one not written back.
+    const fresh = (await bot.send({ text: '/ws', senderId: ANA_LID }))[0];
+    expect(fresh).to.include('new workspace').and.include('No files yet').and.include('No site yet');
+    // After a restart: Ana's old workspace is gone (her LID finds only the new, empty one), Budi's is whole, "ana" is free.
     bot = await bot.restart();
-    expect((await bot.send({ text: '/ws', senderId: ANA_LID }))[0]).to.include('new workspace').and.include('No files yet');
+    expect(existsSync(path.join(ws, 'index', `${ANA_WS}.json`)), 'index file written back').to.equal(false);
+    expect((await bot.send({ text: '/ws', senderId: ANA_LID }))[0]).to.include('No files yet').and.include('No site yet');
     expect((await bot.send({ text: '/ws files', senderId: BUDI }))[0]).to.include('budi-notes.py');
     expect((await bot.send({ text: '/ws name ana', senderId: BUDI }))[0]).to.not.include('taken');
+  });
+
+  it('a delete asked under the phone id alone leaves no byte of her workspace, site name or ids in the data folder; Budi\'s stays whole', async () => {
+    const dir = await tempDir();
+    const ws = await todaysLayout(dir);
+    // Her workspace is open in her LID chat, has a page in a subfolder, and an earlier copy of its index set aside.
+    await writeFile(path.join(ws, 'index', `${ANA_WS}.json`), JSON.stringify({ version: 1, id: ANA_WS, owner: ANA, ids: [ANA, ANA_LID], createdAt: 1_700_000_000_000, username: 'ana', open: { [ANA_LID]: 1_700_000_000_000 } }));
+    await mkdir(path.join(ws, 'files', ANA_WS, 'site'));
+    await writeFile(path.join(ws, 'files', ANA_WS, 'site', 'index.html'), '<h1>ana-secret-page</h1>');
+    await writeFile(path.join(ws, 'index', `${ANA_WS}.json.corrupt-1700000000000`), `{"version": 1, "id": "${ANA_WS}", "owner": "${ANA}"`);
+    const budiBefore = await readJson(path.join(ws, 'index', `${BUDI_WS}.json`));
+    bot = await startTestBot([workspacePlugin, mydata], { dir });
+    const counts = await bot.app.bot.privacy.deleteFor([ANA]);
+    expect(counts).to.include({ workspace: 1, 'workspace ids': 2 });
+    await bot.stop();
+    bot = undefined;
+
+    const hers = [ANA_WS, ANA.split('@')[0], ANA_LID.split('@')[0], 'ana-notes', 'ana-secret-page', '"ana"'];
+    const files = await everyFile(path.join(dir, 'data'));
+    expect(files.length).to.be.greaterThan(5);
+    for (const { rel, bytes } of files) for (const trace of hers) expect(`${rel}\n${bytes}`, `${trace} in ${rel}`).to.not.include(trace);
+    expect(await readFile(path.join(ws, 'files', BUDI_WS, 'budi-notes.py'), 'utf8')).to.equal('print("budi")');
+    expect(await readJson(path.join(ws, 'index', `${BUDI_WS}.json`))).to.deep.equal(budiBefore);
+    expect(await readJson(path.join(ws, 'usernames.json'))).to.deep.equal({ $version: 1, budi: BUDI_WS });
+    expect(await readJson(path.join(ws, 'users.json'))).to.deep.equal({ version: 1, owners: { [BUDI]: BUDI } });
   });
 
   it('after a private chat moves from the LID to the phone id, the LID alone still finds the workspace', async () => {
