@@ -4,14 +4,12 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { IncomingMedia } from '../../../core/kernel/port/message.js';
-import type { BotAction } from '../../../core/adapters/memory/memory-transport.js';
+import { FakeAudio, startTestBot, type BotAction, type TestBot } from '../../../app/testing/index.js';
 import { createVoicePlugin } from '../../../plugins/voice/index.js';
 import { resolveOptions } from '../../../core/kernel/plugin/options.js';
 import { voiceOptionsSchema } from '../../../plugins/voice/options.js';
 import { whyText } from '../../../plugins/voice/speech-reply.js';
-import { FakeAudioProvider } from '../../fakes/audio-provider.js';
-import { FakeGateway } from '../../fakes/openai-gateway.js';
-import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 import { makeTone } from './audio-files.js';
 
 const BOT_PHONE = '62899999999';
@@ -36,9 +34,8 @@ function probe(file: string): { format: string; codec: string; channels: number 
 
 describe('voice replies', function () {
   this.timeout(60_000);
-  let audio: FakeAudioProvider;
-  let gw: FakeGateway;
-  let t: TestApp;
+  let audio: FakeAudio;
+  let t: TestBot;
   let ogg: Buffer;
   let transcript: string;
 
@@ -48,29 +45,27 @@ describe('voice replies', function () {
 
   beforeEach(async () => {
     transcript = 'what is the weather like today';
-    audio = await FakeAudioProvider.start(() => transcript);
-    gw = await FakeGateway.start('gw');
+    audio = await FakeAudio.start(() => transcript);
   });
 
   afterEach(async () => {
     await t?.stop();
     await audio.close();
-    await gw.close();
   });
 
-  async function start(replies?: Record<string, unknown>, env: Record<string, string> = {}, dir?: string): Promise<TestApp> {
-    t = await startTestApp({
-      dir,
-      plugins: [createVoicePlugin({ random: () => 0.99 })],
-      env: { API_KEY: 'gateway-key-123456', BASE_URL: gw.url, MODEL: 'main-model', AUDIO_BASE_URL: `${audio.url}/v1/`, AUDIO_API_KEYS: `${KEY1},${KEY2}`, AUDIO_SPEECH_MODEL: 'tts-test', AUDIO_SPEECH_VOICE: 'nova', ...env },
-      config: { targetUserIds: [BOT_PHONE], plugins: { voice: replies ? { replies } : {} } },
+  async function start(replies?: Record<string, unknown>, env: Record<string, string> = {}): Promise<TestBot> {
+    t = await startTestBot(createVoicePlugin({ random: () => 0.99 }), {
+      audio,
+      env: { AUDIO_API_KEYS: `${KEY1},${KEY2}`, AUDIO_SPEECH_MODEL: 'tts-test', AUDIO_SPEECH_VOICE: 'nova', ...env },
+      options: replies ? { replies } : {},
+      config: { targetUserIds: [BOT_PHONE] },
     });
     return t;
   }
 
   it('answers a voice note with an Ogg/Opus voice note made from the speech endpoint, when the option is on', async () => {
     await start({ enabled: true });
-    const actions = await t.transport.push({ senderId: ALICE, media: voice(ogg) });
+    const actions = await t.push({ senderId: ALICE, media: voice(ogg) });
     expect(texts(actions)).to.deep.equal([]);
     const [sent] = medias(actions);
     expect(sent.media.kind).to.equal('voice');
@@ -78,88 +73,84 @@ describe('voice replies', function () {
     expect(existsSync(sent.media.path)).to.equal(true);
     expect(probe(sent.media.path)).to.deep.equal({ format: 'ogg', codec: 'opus', channels: 1 });
     expect(audio.speeches).to.have.length(1);
-    expect(audio.speeches[0]).to.deep.include({ key: KEY1, model: 'tts-test', voice: 'nova', input: 'gw: what is the weather like today' });
+    expect(audio.speeches[0]).to.deep.include({ key: KEY1, model: 'tts-test', voice: 'nova', input: 'model: what is the weather like today' });
     // The answer is in the history as text, as for a typed answer.
     const history = await t.app.bot.histories.recent(ALICE);
-    expect(history.at(-1)).to.include({ role: 'assistant', text: 'gw: what is the weather like today' });
+    expect(history.at(-1)).to.include({ role: 'assistant', text: 'model: what is the weather like today' });
     expect(JSON.stringify(t.logs())).to.include('voice replies are on');
   });
 
   it('is off by default: text answers, no speech request, and the start log says why', async () => {
     await start();
-    const actions = await t.transport.push({ senderId: ALICE, media: voice(ogg) });
-    expect(texts(actions)).to.deep.equal(['gw: what is the weather like today']);
+    const actions = await t.push({ senderId: ALICE, media: voice(ogg) });
+    expect(texts(actions)).to.deep.equal(['model: what is the weather like today']);
     expect(medias(actions)).to.deep.equal([]);
     expect(audio.speeches).to.have.length(0);
     expect(JSON.stringify(t.logs())).to.include('voice replies are off by default');
   });
 
   it('.voice on turns voice replies on for one chat only; .voice off returns it to text; the choice survives a restart', async () => {
-    const dir = await tempDir('voice-replies-app-');
-    await start(undefined, {}, dir);
-    expect(texts(await t.transport.push({ senderId: ALICE, text: '.voice on' }))[0]).to.match(/^Voice replies are on in this chat/);
-    expect(medias(await t.transport.push({ senderId: ALICE, media: voice(ogg) }))).to.have.length(1);
-    expect(texts(await t.transport.push({ senderId: BOB, media: voice(ogg) }))).to.deep.equal(['gw: what is the weather like today']);
-    await t.stop();
-    await start(undefined, {}, dir);
-    expect(medias(await t.transport.push({ senderId: ALICE, media: voice(ogg) }))).to.have.length(1);
-    expect(texts(await t.transport.push({ senderId: ALICE, text: '.voice off' }))[0]).to.match(/^Voice replies are off in this chat/);
-    const after = await t.transport.push({ senderId: ALICE, media: voice(ogg) });
+    await start();
+    expect((await t.send({ senderId: ALICE, text: '.voice on' }))[0]).to.match(/^Voice replies are on in this chat/);
+    expect(medias(await t.push({ senderId: ALICE, media: voice(ogg) }))).to.have.length(1);
+    expect(await t.send({ senderId: BOB, media: voice(ogg) })).to.deep.equal(['model: what is the weather like today']);
+    t = await t.restart();
+    expect(medias(await t.push({ senderId: ALICE, media: voice(ogg) }))).to.have.length(1);
+    expect((await t.send({ senderId: ALICE, text: '.voice off' }))[0]).to.match(/^Voice replies are off in this chat/);
+    const after = await t.push({ senderId: ALICE, media: voice(ogg) });
     expect(medias(after)).to.deep.equal([]);
-    expect(texts(after)).to.deep.equal(['gw: what is the weather like today']);
-    expect(texts(await t.transport.push({ senderId: ALICE, text: '.voice' }))[0]).to.match(/^Voice replies are off in this chat/);
+    expect(texts(after)).to.deep.equal(['model: what is the weather like today']);
+    expect((await t.send({ senderId: ALICE, text: '.voice' }))[0]).to.match(/^Voice replies are off in this chat/);
   });
 
   it('a private chat moving from its LID to its phone id keeps its .voice choice under the new id; the LID keeps none', async () => {
     const lid = '98765432100001@lid';
-    const dir = await tempDir('voice-replies-move-');
-    await start(undefined, {}, dir);
-    await t.transport.push({ senderId: lid, text: '.voice on' });
+    await start();
+    await t.push({ senderId: lid, text: '.voice on' });
     await t.app.bot.privacy.moveChat(lid, ALICE);
-    expect(medias(await t.transport.push({ senderId: ALICE, media: voice(ogg) }))).to.have.length(1);
-    expect(texts(await t.transport.push({ senderId: lid, text: '.voice' }))[0]).to.match(/^Voice replies are off in this chat/);
-    const file = await readFile(path.join(dir, 'data', 'voice_replies.json'), 'utf8');
+    expect(medias(await t.push({ senderId: ALICE, media: voice(ogg) }))).to.have.length(1);
+    expect((await t.send({ senderId: lid, text: '.voice' }))[0]).to.match(/^Voice replies are off in this chat/);
+    const file = await readFile(path.join(t.dir, 'data', 'voice_replies.json'), 'utf8');
     expect(file).not.to.include('98765432100001');
   });
 
   it("a person's .voice choice and audio seconds are in their export and go with the dashboard's delete; another's stay", async () => {
-    const dir = await tempDir('voice-replies-privacy-');
-    await start(undefined, {}, dir);
-    await t.transport.push({ senderId: ALICE, text: '.voice on' });
-    await t.transport.push({ senderId: BOB, text: '.voice off' });
-    await t.transport.push({ senderId: ALICE, media: voice(ogg) });
+    await start();
+    await t.push({ senderId: ALICE, text: '.voice on' });
+    await t.push({ senderId: BOB, text: '.voice off' });
+    await t.push({ senderId: ALICE, media: voice(ogg) });
     const exported = (await t.app.bot.privacy.exportFor([ALICE])).voice as { replyChoices: Record<string, boolean>; audioSecondsToday: Record<string, number> };
     expect(exported.replyChoices).to.deep.equal({ [ALICE]: true });
     expect(Object.keys(exported.audioSecondsToday)).to.deep.equal([ALICE]);
     await t.app.bot.privacy.deleteFor([ALICE]);
-    const onDisk = (await readFile(path.join(dir, 'data', 'voice_replies.json'), 'utf8')) + (await readFile(path.join(dir, 'data', 'audio_budget.json'), 'utf8'));
+    const onDisk = (await readFile(path.join(t.dir, 'data', 'voice_replies.json'), 'utf8')) + (await readFile(path.join(t.dir, 'data', 'audio_budget.json'), 'utf8'));
     expect(onDisk).not.to.include('62811111111');
     expect(onDisk).to.include(BOB);
-    expect(texts(await t.transport.push({ senderId: ALICE, text: '.voice' }))[0]).to.match(/^Voice replies are off in this chat/);
+    expect((await t.send({ senderId: ALICE, text: '.voice' }))[0]).to.match(/^Voice replies are off in this chat/);
   });
 
   it("a chat's .voice off wins over the option on", async () => {
     await start({ enabled: true });
-    await t.transport.push({ senderId: ALICE, text: '.voice off' });
-    const actions = await t.transport.push({ senderId: ALICE, media: voice(ogg) });
+    await t.push({ senderId: ALICE, text: '.voice off' });
+    const actions = await t.push({ senderId: ALICE, media: voice(ogg) });
     expect(medias(actions)).to.deep.equal([]);
-    expect(texts(actions)).to.deep.equal(['gw: what is the weather like today']);
+    expect(texts(actions)).to.deep.equal(['model: what is the weather like today']);
     expect(audio.speeches).to.have.length(0);
   });
 
   it('sends a long answer, or one with a link or code, as text', async () => {
     await start({ enabled: true, maxChars: 80 });
-    transcript = 'tell me a long story '.repeat(4).trim(); // 'gw: ' + 83 characters
-    const long = await t.transport.push({ senderId: ALICE, media: voice(ogg) });
+    transcript = 'tell me a long story '.repeat(4).trim(); // 'model: ' + 83 characters
+    const long = await t.push({ senderId: ALICE, media: voice(ogg) });
     expect(medias(long)).to.deep.equal([]);
-    expect(texts(long)).to.deep.equal([`gw: ${transcript}`]);
+    expect(texts(long)).to.deep.equal([`model: ${transcript}`]);
     transcript = 'open https://example.org/page';
-    expect(medias(await t.transport.push({ senderId: ALICE, media: voice(ogg) }))).to.deep.equal([]);
+    expect(medias(await t.push({ senderId: ALICE, media: voice(ogg) }))).to.deep.equal([]);
     transcript = 'run `npm test` now';
-    expect(medias(await t.transport.push({ senderId: ALICE, media: voice(ogg) }))).to.deep.equal([]);
+    expect(medias(await t.push({ senderId: ALICE, media: voice(ogg) }))).to.deep.equal([]);
     expect(audio.speeches).to.have.length(0);
     transcript = 'a short one';
-    expect(medias(await t.transport.push({ senderId: ALICE, media: voice(ogg) }))).to.have.length(1);
+    expect(medias(await t.push({ senderId: ALICE, media: voice(ogg) }))).to.have.length(1);
   });
 
   it('the default threshold is 600 characters, and voice replies are off by default', () => {
@@ -173,19 +164,19 @@ describe('voice replies', function () {
   it('answers with text and no error when the speech endpoint fails (500 on every key) or hangs', async () => {
     await start({ enabled: true }, { UPSTREAM_TIMEOUT_MS: '4000' });
     audio.nextSpeech({ status: 500, json: { error: { message: 'boom' } } }, { status: 500, json: { error: { message: 'boom' } } });
-    const failed = await t.transport.push({ senderId: ALICE, media: voice(ogg) });
+    const failed = await t.push({ senderId: ALICE, media: voice(ogg) });
     expect(audio.speeches.map((s) => s.key)).to.deep.equal([KEY1, KEY2]);
     expect(medias(failed)).to.deep.equal([]);
-    expect(texts(failed)).to.deep.equal(['gw: what is the weather like today']);
+    expect(texts(failed)).to.deep.equal(['model: what is the weather like today']);
 
     audio.nextSpeech('hang');
-    const hung = await t.transport.push({ senderId: ALICE, media: voice(ogg) });
+    const hung = await t.push({ senderId: ALICE, media: voice(ogg) });
     expect(audio.speeches.length).to.be.greaterThan(2);
     expect(medias(hung)).to.deep.equal([]);
-    expect(texts(hung)).to.deep.equal(['gw: what is the weather like today']);
+    expect(texts(hung)).to.deep.equal(['model: what is the weather like today']);
 
     // The speech failures did not park the keys: the next voice note is heard and answered as a voice note.
-    const after = await t.transport.push({ senderId: ALICE, media: voice(ogg) });
+    const after = await t.push({ senderId: ALICE, media: voice(ogg) });
     expect(medias(after)).to.have.length(1);
     expect(audio.uploads).to.have.length(3);
   });
@@ -193,9 +184,9 @@ describe('voice replies', function () {
   it('answers with text when the speech endpoint returns something that is not audio', async () => {
     await start({ enabled: true });
     audio.nextSpeech({ status: 200, text: '#EXTM3U\n#EXT-X-MEDIA-SEQUENCE:0\nfile:///etc/passwd\n' });
-    const actions = await t.transport.push({ senderId: ALICE, media: voice(ogg) });
+    const actions = await t.push({ senderId: ALICE, media: voice(ogg) });
     expect(medias(actions)).to.deep.equal([]);
-    expect(texts(actions)).to.deep.equal(['gw: what is the weather like today']);
+    expect(texts(actions)).to.deep.equal(['model: what is the weather like today']);
   });
 
   it('without an audio key the start log says voice replies are off and why', async () => {
