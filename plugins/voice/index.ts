@@ -137,9 +137,9 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
   // The observer hears a note first; the media handler of the same message reuses what it heard.
   const heardOf = new WeakMap<IncomingMessage, Heard>();
   // The archive's privacy (.mydata, deletes, messages deleted for everyone, edits, chat moves) follows from its
-  // declaration (VOICE_ARCHIVE); the messages kept in memory as the next note's context are read again from the
-  // history after the core changed a chat's archive.
-  host.store.onChange(VOICE_ARCHIVE, (chatId) => chatId && runtime.recent.forget(chatId));
+  // declaration (VOICE_ARCHIVE). The messages held in memory as the next note's context are no store: they take part
+  // themselves (optional on hand-made hosts of other parts' tests).
+  host.privacy?.register(runtime.recent.participant());
   // Chat folders in the archive's layout of earlier versions become search logs now (each chat also waits for its own
   // conversion at its first use, so nothing reads a chat half converted).
   void runtime.archive.convertAll().catch((err: unknown) => host.log.error({ err }, 'voice archive: converting the old layout failed (each chat tries again at its first use)'));
