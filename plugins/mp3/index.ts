@@ -84,7 +84,7 @@ export interface Mp3TestHooks {
  *
  * @example
  * const plugin = createMp3Plugin();
- * const t = await startTestApp({ plugins: [plugin] });
+ * const bot = await startTestBot(plugin);
  */
 export function createMp3Plugin(testHooks: Mp3TestHooks = {}): Plugin {
   return definePlugin({

@@ -52,16 +52,16 @@ function contextText(ctx: Ctx): string {
   return `[${media.kind}]${ctx.text ? ` ${ctx.text}` : ''}`;
 }
 
+/** The transcription model, unless AUDIO_MODEL names another. */
+export const DEFAULT_AUDIO_MODEL = 'whisper-large-v3-turbo';
+
 /**
  * Creates the voice plugin. The default export is `createVoicePlugin()`; tests pass a clock.
  *
  * @example
  * const voice = createVoicePlugin({ now: () => clock });
- * await startTestApp({ plugins: [voice], env: { AUDIO_API_KEYS: 'k1,k2', AUDIO_BASE_URL: fake.url } });
+ * const bot = await startTestBot(voice, { audio: await FakeAudio.start(() => 'hello'), env: { AUDIO_API_KEYS: 'k1,k2' } });
  */
-/** The transcription model, unless AUDIO_MODEL names another. */
-export const DEFAULT_AUDIO_MODEL = 'whisper-large-v3-turbo';
-
 export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
   return definePlugin({
     name: 'voice',

@@ -3,14 +3,12 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { IncomingMedia } from '../../../core/kernel/port/message.js';
-import type { BotAction } from '../../../core/adapters/memory/memory-transport.js';
+import { audioFailures, FakeAudio, lastText, startTestBot, type BotAction, type ModelAnswer, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
 import pingPlugin from '../../../plugins/ping/index.js';
 import { archiveAt } from '../../helpers/voice-archive.js';
 import { safeFileName } from '../../../core/storage.js';
 import { createVoicePlugin } from '../../../plugins/voice/index.js';
-import { audioFailures, FakeAudioProvider } from '../../fakes/audio-provider.js';
-import { completion, FakeGateway, lastUserText } from '../../fakes/openai-gateway.js';
-import { startTestApp, tempDir, type TestApp } from '../../helpers/test-app.js';
+import { tempDir } from '../../helpers/checkout.js';
 import { makeTone } from './audio-files.js';
 
 const BOT_PHONE = '62899999999';
@@ -21,6 +19,11 @@ const KEY1 = 'audio-key-one-111111';
 const KEY2 = 'audio-key-two-222222';
 
 const texts = (actions: BotAction[]) => actions.filter((a): a is Extract<BotAction, { type: 'text' }> => a.type === 'text').map((a) => a.text);
+/** The last user message the chat model was sent. */
+const lastUserText = (request: ModelRequest) => {
+  const content = [...request.messages].reverse().find((m) => m.role === 'user')?.content;
+  return typeof content === 'string' ? content : JSON.stringify(content ?? '');
+};
 
 function voice(bytes: Buffer, kind: 'voice' | 'audio' = 'voice', mimetype = 'audio/ogg; codecs=opus'): IncomingMedia {
   return { kind, mimetype, size: bytes.length, download: async () => bytes };
@@ -28,9 +31,10 @@ function voice(bytes: Buffer, kind: 'voice' | 'audio' = 'voice', mimetype = 'aud
 
 describe('voice plugin', function () {
   this.timeout(60_000);
-  let audio: FakeAudioProvider;
-  let gw: FakeGateway;
-  let t: TestApp;
+  let audio: FakeAudio;
+  let t: TestBot;
+  /** How the chat model answers this test (default "model: <last text>", as the kit's). */
+  let answer: ((request: ModelRequest) => ModelAnswer) | undefined;
   let ogg: Buffer;
   let clock: number;
   let filesDir: string;
@@ -42,20 +46,20 @@ describe('voice plugin', function () {
 
   beforeEach(async () => {
     clock = Date.parse('2025-05-01T10:00:00Z');
-    audio = await FakeAudioProvider.start(() => 'please pay the invoice of five hundred dollars');
-    gw = await FakeGateway.start('gw');
+    audio = await FakeAudio.start(() => 'please pay the invoice of five hundred dollars');
+    answer = undefined;
   });
 
   afterEach(async () => {
     await t?.stop();
     await audio.close();
-    await gw.close();
   });
 
-  async function start(env: Record<string, string> = {}, config: Record<string, unknown> = {}): Promise<TestApp> {
-    t = await startTestApp({
-      plugins: [createVoicePlugin({ now: () => clock, random: () => 0.99 }), pingPlugin],
-      env: { API_KEY: 'gateway-key-123456', BASE_URL: gw.url, MODEL: 'main-model', AUDIO_BASE_URL: `${audio.url}/v1/`, AUDIO_MODEL: 'whisper-test', AUDIO_API_KEYS: `${KEY1}, ${KEY2}, ${KEY1}`, ...env },
+  async function start(env: Record<string, string> = {}, config: Record<string, unknown> = {}): Promise<TestBot> {
+    t = await startTestBot([createVoicePlugin({ now: () => clock, random: () => 0.99 }), pingPlugin], {
+      audio,
+      model: (request) => answer?.(request) ?? `model: ${lastText(request)}`,
+      env: { AUDIO_MODEL: 'whisper-test', AUDIO_API_KEYS: `${KEY1}, ${KEY2}, ${KEY1}`, ...env },
       config: { targetUserIds: [BOT_PHONE], ...config },
     });
     return t;
@@ -70,8 +74,8 @@ describe('voice plugin', function () {
     expect(upload.model).to.equal('whisper-test');
     expect(upload.bytes.equals(ogg)).to.equal(true);
     expect(upload.key).to.equal(KEY1);
-    expect(lastUserText(gw.chats()[0])).to.equal('please pay the invoice of five hundred dollars');
-    expect(texts(actions)).to.deep.equal(['gw: please pay the invoice of five hundred dollars']);
+    expect(lastUserText(t.model.requests[0])).to.equal('please pay the invoice of five hundred dollars');
+    expect(texts(actions)).to.deep.equal(['model: please pay the invoice of five hundred dollars']);
     const history = await t.app.bot.histories.recent(ALICE);
     expect(history[0]).to.include({ role: 'user', text: 'please pay the invoice of five hundred dollars', media: 'voice' });
     expect(history[1]).to.include({ role: 'assistant' });
@@ -86,7 +90,7 @@ describe('voice plugin', function () {
     const actions = await t.transport.push({ senderId: ALICE, media: voice(ogg) });
     expect(audio.uploads.map((u) => u.key)).to.deep.equal([KEY1, KEY2]);
     expect(audio.uploads[1].bytes.equals(audio.uploads[0].bytes)).to.equal(true);
-    expect(texts(actions)).to.deep.equal(['gw: please pay the invoice of five hundred dollars']);
+    expect(texts(actions)).to.deep.equal(['model: please pay the invoice of five hundred dollars']);
   });
 
   it('parks a key for its retry-after: it gets no request during the cooldown and is used again after', async () => {
@@ -132,7 +136,7 @@ describe('voice plugin', function () {
     await start();
     audio.forKey(KEY1, audioFailures.badKey);
     const first = await t.transport.push({ senderId: ALICE, media: voice(ogg) });
-    expect(texts(first)).to.deep.equal(['gw: please pay the invoice of five hundred dollars']);
+    expect(texts(first)).to.deep.equal(['model: please pay the invoice of five hundred dollars']);
     clock += 7 * 24 * 3600_000;
     await t.transport.push({ senderId: ALICE, media: voice(ogg) });
     expect(audio.uploadsWith(KEY1)).to.have.length(1);
@@ -148,14 +152,14 @@ describe('voice plugin', function () {
     const refused = texts(await t.transport.push({ senderId: ALICE, media: voice(ogg) }));
     expect(refused).to.have.length(1);
     expect(refused[0]).to.match(/^I can't hear voice notes right now: all 2 audio key\(s\) are used up/);
-    expect(gw.chats()).to.have.length(0);
+    expect(t.model.requests).to.have.length(0);
     const pong = texts(await t.transport.push({ senderId: ALICE, text: '.ping' }));
     expect(pong[0]).to.match(/^pong/);
     const uploads = audio.uploads.length;
     const again = texts(await t.transport.push({ senderId: ALICE, media: voice(ogg) }));
     expect(again[0]).to.match(/^I can't hear voice notes right now/);
     expect(audio.uploads.length).to.equal(uploads);
-    expect(texts(await t.transport.push({ senderId: ALICE, text: 'hello' }))).to.deep.equal(['gw: hello']);
+    expect(texts(await t.transport.push({ senderId: ALICE, text: 'hello' }))).to.deep.equal(['model: hello']);
   });
 
   it('tries the next key after a 5xx, and tells the user when the provider hangs (without parking the key)', async () => {
@@ -167,7 +171,7 @@ describe('voice plugin', function () {
     const hung = texts(await t.transport.push({ senderId: ALICE, media: voice(ogg) }));
     expect(hung[0]).to.match(/^I could not transcribe that voice note: the audio provider did not answer \(timed out\)/);
     expect(audio.uploads.map((u) => u.key)).to.deep.equal([KEY1, KEY2, KEY1]);
-    expect(texts(await t.transport.push({ senderId: ALICE, media: voice(ogg) }))[0]).to.match(/^gw: /);
+    expect(texts(await t.transport.push({ senderId: ALICE, media: voice(ogg) }))[0]).to.match(/^model: /);
     expect(audio.uploads.at(-1)!.key).to.equal(KEY1);
   });
 
@@ -175,7 +179,7 @@ describe('voice plugin', function () {
     await start();
     const quiet = await t.transport.push({ chatId: GROUP, senderId: ALICE, senderName: 'Alice', media: voice(ogg) });
     expect(quiet).to.deep.equal([]);
-    expect(gw.chats()).to.have.length(0);
+    expect(t.model.requests).to.have.length(0);
     expect(audio.uploads).to.have.length(1);
     const archive = archiveAt(path.join(t.dir, 'data', 'audio_archive'));
     expect(await archive.count(GROUP)).to.equal(1);
@@ -184,7 +188,7 @@ describe('voice plugin', function () {
 
     const addressed = await t.transport.push({ chatId: GROUP, senderId: BOB, senderName: 'Bob', media: voice(ogg), mentions: [`${BOT_PHONE}@s.whatsapp.net`] });
     expect(texts(addressed)).to.have.length(1);
-    expect(gw.chats()).to.have.length(1);
+    expect(t.model.requests).to.have.length(1);
   });
 
   it('keeps the 6 messages before and the 6 after a voice note, filled in as they arrive', async () => {
@@ -234,22 +238,23 @@ describe('voice plugin', function () {
   it('offers search_voice_notes to the model, bound to the calling chat', async () => {
     await start();
     await t.transport.push({ senderId: ALICE, media: voice(ogg) });
-    const toolCall = (chatId: string) =>
-      completion(null, { toolCalls: [{ id: 'call_1', name: 'search_voice_notes', arguments: JSON.stringify({ query: 'invoice dollars', chatId, chat: chatId }) }] });
-    gw.next({ status: 200, json: toolCall(ALICE) }, { status: 200, json: completion('nothing found') });
-    const before = gw.chats().length;
+    // The model asks for the voice notes of the chat `asked` names (in every argument it could), then answers.
+    let asked = ALICE;
+    answer = (request) =>
+      request.messages.at(-1)?.role === 'tool' ? 'done' : { tool: 'search_voice_notes', args: { query: 'invoice dollars', chatId: asked, chat: asked } };
+    const before = t.model.requests.length;
     await t.transport.push({ senderId: BOB, text: 'what did alice say about the invoice?' });
-    const requests = gw.chats().slice(before);
-    expect(requests[0].json.tools.map((tool: { function: { name: string } }) => tool.function.name)).to.include('search_voice_notes');
-    const toolResult = requests[1].json.messages.find((m: { role: string }) => m.role === 'tool');
-    expect(toolResult.content).to.not.include('invoice of five');
-    expect(JSON.parse(toolResult.content).results).to.deep.equal([]);
+    const requests = t.model.requests.slice(before);
+    expect(requests[0].tools).to.include('search_voice_notes');
+    const toolResult = requests[1].messages.find((m) => m.role === 'tool')!;
+    expect(String(toolResult.content)).to.not.include('invoice of five');
+    expect(JSON.parse(String(toolResult.content)).results).to.deep.equal([]);
 
-    gw.next({ status: 200, json: toolCall(BOB) }, { status: 200, json: completion('found it') });
-    const mark = gw.chats().length;
+    asked = BOB;
+    const mark = t.model.requests.length;
     await t.transport.push({ senderId: ALICE, text: 'what did I say about the invoice?' });
-    const own = gw.chats().slice(mark)[1].json.messages.find((m: { role: string }) => m.role === 'tool');
-    expect(own.content).to.include('please pay the invoice of five hundred dollars');
+    const own = t.model.requests.slice(mark)[1].messages.find((m) => m.role === 'tool')!;
+    expect(String(own.content)).to.include('please pay the invoice of five hundred dollars');
   });
 
   it('is deaf without an audio key: says so at start and in the chat, archives nothing', async () => {
@@ -278,7 +283,7 @@ describe('voice plugin', function () {
     expect(rejected[0]).to.match(/could not read that voice note/);
     expect(audio.uploads).to.have.length(2);
     expect(await archiveAt(path.join(t.dir, 'data', 'audio_archive')).count(ALICE)).to.equal(0);
-    expect(gw.chats()).to.have.length(0);
+    expect(t.model.requests).to.have.length(0);
   });
 
   it('passes mp3 through and converts an unsupported format to .ogg with ffmpeg', async () => {
@@ -305,19 +310,20 @@ describe('voice plugin', function () {
       expect(upload.fileName).to.match(/^voice-\d+\.ogg$/);
       expect(upload.bytes.length).to.be.at.most(0.006 * 1024 * 1024);
     }
-    expect(lastUserText(gw.chats()[0])).to.equal(audio.uploads.map((_, i) => `part ${i + 1}`).join(' '));
+    expect(lastUserText(t.model.requests[0])).to.equal(audio.uploads.map((_, i) => `part ${i + 1}`).join(' '));
     expect(texts(actions)).to.have.length(1);
   });
 
   it('adds an auto reaction picked by the audio chat model, and stays silent when that fails', async () => {
-    t = await startTestApp({
-      plugins: [createVoicePlugin({ now: () => clock, random: () => 0 }), pingPlugin],
-      env: { API_KEY: 'gateway-key-123456', BASE_URL: gw.url, MODEL: 'main-model', AUDIO_BASE_URL: audio.url, AUDIO_CHAT_MODEL: 'chat-small', AUDIO_API_KEYS: KEY1 },
-      config: { targetUserIds: [BOT_PHONE], plugins: { voice: { reactions: { share: 1, cooldownMinutes: 5 } } } },
+    t = await startTestBot([createVoicePlugin({ now: () => clock, random: () => 0 }), pingPlugin], {
+      audio,
+      env: { AUDIO_BASE_URL: audio.url, AUDIO_CHAT_MODEL: 'chat-small', AUDIO_API_KEYS: KEY1 },
+      options: { reactions: { share: 1, cooldownMinutes: 5 } },
+      config: { targetUserIds: [BOT_PHONE] },
     });
     const actions = await t.transport.push({ senderId: ALICE, text: 'we won the cup!' });
     expect(actions.find((a) => a.type === 'react')).to.include({ emoji: '👍' });
-    expect(texts(actions)).to.deep.equal(['gw: we won the cup!']);
+    expect(texts(actions)).to.deep.equal(['model: we won the cup!']);
     expect(audio.chats()[0].json.model).to.equal('chat-small');
     // Cooldown: the next message in this chat gets no reaction and costs no request.
     const second = await t.transport.push({ senderId: ALICE, text: 'and a medal' });
@@ -328,6 +334,6 @@ describe('voice plugin', function () {
     audio.nextChat(audioFailures.serverError, audioFailures.serverError);
     const third = await t.transport.push({ senderId: ALICE, text: 'great day' });
     expect(third.some((a) => a.type === 'react')).to.equal(false);
-    expect(texts(third)).to.deep.equal(['gw: great day']);
+    expect(texts(third)).to.deep.equal(['model: great day']);
   });
 });
