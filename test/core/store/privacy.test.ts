@@ -11,20 +11,12 @@ import { WORKSPACE_STORES } from '../../../plugins/workspace/schemas.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { tempDir } from '../../helpers/checkout.js';
+import { everyFileText } from '../../helpers/disk-text.js';
 
 const ANA = '10000000001@s.whatsapp.net';
 const BUDI = '10000000002@s.whatsapp.net';
 const GROUP = '120363000000000009@g.us';
 const ADMIN = '10000000003@s.whatsapp.net';
-
-/** Reads every file under a folder as text (to prove that a deleted text is nowhere on disk). */
-async function allText(dir: string): Promise<string> {
-  let out = '';
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) out += await readFile(path.join(entry.parentPath ?? (entry as any).path, entry.name), 'utf8').catch(() => '');
-  }
-  return out;
-}
 
 /** A memory transport that keeps the content of documents the bot sends (the bot removes the file after sending). */
 class KeepingTransport extends MemoryTransport {
@@ -106,7 +98,7 @@ describe('privacy: .mydata export and delete, messages deleted for everyone', fu
   it('.mydata delete asks first, and deletes across every store only once confirmed', async () => {
     const early = await transport.push({ senderId: ANA, text: '.mydata delete confirm' });
     expect((early[0] as { text: string }).text).to.match(/no delete waiting/);
-    expect(await allText(path.join(dir, 'data'))).to.include('ana likes jasmine tea');
+    expect(await everyFileText(path.join(dir, 'data'))).to.include('ana likes jasmine tea');
     expect(existsSync(anaNotes), 'her workspace file is there before the delete').to.equal(true);
 
     const ask = await transport.push({ senderId: ANA, text: '.mydata delete' });
@@ -115,7 +107,7 @@ describe('privacy: .mydata export and delete, messages deleted for everyone', fu
     expect((done[0] as { text: string }).text).to.match(/^Done: I deleted everything/);
 
     await t.app.bot.histories.flush();
-    const onDisk = await allText(path.join(dir, 'data'));
+    const onDisk = await everyFileText(path.join(dir, 'data'));
     for (const gone of ['ana private hello', 'ana in the group', 'ana likes jasmine tea', 'ana leads the choir', 'ana says the vault code is orange', 'ana context line', 'ana-notes.txt']) {
       expect(onDisk, gone).to.not.include(gone);
     }
@@ -137,7 +129,7 @@ describe('privacy: .mydata export and delete, messages deleted for everyone', fu
     await transport.revoke(GROUP, 'v-ana');
     await transport.revoke(GROUP, 'm-ana-ctx');
     await t.app.bot.histories.flush();
-    const onDisk = await allText(path.join(dir, 'data'));
+    const onDisk = await everyFileText(path.join(dir, 'data'));
     expect(onDisk).to.not.include('ana in the group');
     expect(onDisk).to.not.include('ana says the vault code is orange');
     expect(onDisk).to.not.include('ana context line');
@@ -152,7 +144,7 @@ describe('privacy: .mydata export and delete, messages deleted for everyone', fu
   it("a delete for everyone from another member removes nothing of the voice archive; the sender's own and a group admin's do", async () => {
     for (const id of ['m-ana-group', 'v-ana', 'm-ana-ctx']) await transport.revoke(GROUP, id, { ids: [BUDI] });
     await t.app.bot.histories.flush();
-    let onDisk = await allText(path.join(dir, 'data'));
+    let onDisk = await everyFileText(path.join(dir, 'data'));
     for (const kept of ['ana in the group', 'ana says the vault code is orange', 'ana context line']) expect(onDisk, kept).to.include(kept);
     expect((await archiveAt(path.join(dir, 'data', 'audio_archive')).search(GROUP, 'vault orange')).map((h) => h.note.messageId)).to.deep.equal(['v-ana']);
 
@@ -161,7 +153,7 @@ describe('privacy: .mydata export and delete, messages deleted for everyone', fu
     await transport.revoke(GROUP, 'm-ana-ctx', { ids: [ANA] });
     await transport.revoke(GROUP, 'm-ana-group', { ids: ['10000000001@lid', ANA] });
     await t.app.bot.histories.flush();
-    onDisk = await allText(path.join(dir, 'data'));
+    onDisk = await everyFileText(path.join(dir, 'data'));
     for (const gone of ['ana in the group', 'ana says the vault code is orange', 'ana context line']) expect(onDisk, gone).to.not.include(gone);
     expect(await archiveAt(path.join(dir, 'data', 'audio_archive')).search(GROUP, 'vault orange')).to.deep.equal([]);
   });
@@ -170,13 +162,13 @@ describe('privacy: .mydata export and delete, messages deleted for everyone', fu
     await transport.edit(GROUP, 'm-ana-ctx', 'budi rewrote this line', { ids: [BUDI] });
     await transport.edit(GROUP, 'm-ana-group', 'budi rewrote this line', { ids: [BUDI] });
     await t.app.bot.histories.flush();
-    let onDisk = await allText(path.join(dir, 'data'));
+    let onDisk = await everyFileText(path.join(dir, 'data'));
     expect(onDisk).to.include('ana context line').and.include('ana in the group').and.not.include('budi rewrote');
 
     await transport.edit(GROUP, 'm-ana-ctx', 'ana fixed her context line', { ids: [ANA] });
     await transport.edit(GROUP, 'm-ana-group', 'ana fixed her group line', { ids: [ANA] });
     await t.app.bot.histories.flush();
-    onDisk = await allText(path.join(dir, 'data'));
+    onDisk = await everyFileText(path.join(dir, 'data'));
     expect(onDisk).to.not.include('ana context line').and.not.include('ana in the group');
     const archive = archiveAt(path.join(dir, 'data', 'audio_archive'));
     const [budiNote] = await archive.search(GROUP, 'harbour');

@@ -6,6 +6,7 @@ import { safeFileName } from '../../../core/storage.js';
 import { PluginStores } from '../../../core/services/store/plugin-store.js';
 import type { PrivacyParticipant } from '../../../core/services/store/privacy.js';
 import { tempDir } from '../../helpers/checkout.js';
+import { everyFileText } from '../../helpers/disk-text.js';
 
 /*
  * What a search log's declaration says beyond its lines, and the core does from it alone: files attached to an item
@@ -56,20 +57,6 @@ const CARELESS = Store.chatSearchLog('careless', Clip, {
   erased: { marker: (c) => ({ ...c, text: '', file: undefined, gone: true as const }), is: (c) => c.gone === true },
 });
 
-/** Every file under `dir` (recursively) with its bytes as latin1 text, names included. */
-async function everything(dir: string): Promise<string> {
-  const out: string[] = [];
-  const walk = async (at: string) => {
-    for (const entry of await readdir(at, { withFileTypes: true }).catch(() => [])) {
-      const full = path.join(at, entry.name);
-      if (entry.isDirectory()) await walk(full);
-      else out.push(`${full}\n${await readFile(full, 'latin1').catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? '' : Promise.reject(err)))}`);
-    }
-  };
-  await walk(dir);
-  return out.join('\n');
-}
-
 const exists = (file: string) => stat(file).then(() => true, () => false);
 
 describe('core store: files, carried messages and erased markers of a search log (Store.chatSearchLog)', function () {
@@ -112,7 +99,7 @@ describe('core store: files, carried messages and erased markers of a search log
     await stores.flush();
     expect(await exists(path.join(folder, 'audio/a1.ogg')), "the person's audio file is gone").to.equal(false);
     expect(await readFile(path.join(folder, 'audio/b1.ogg'), 'utf8'), "another person's audio stays").to.equal('OGG-BUDI-BYTES');
-    expect(await everything(path.join(dataDir, 'tape'))).not.to.include('OGG-ANA-BYTES');
+    expect(await everyFileText(path.join(dataDir, 'tape'), 'latin1')).not.to.include('OGG-ANA-BYTES');
   });
 
   it('a message deleted for everyone takes its item\'s file; a member cannot delete another\'s', async () => {
@@ -191,7 +178,7 @@ describe('core store: files, carried messages and erased markers of a search log
     [item] = await clips(GROUP).where(() => true);
     expect(item.text, "the item itself is Budi's and stays").to.equal('budi answers');
     expect(item.around.map((m) => m.text)).to.deep.equal(['citra says goodbye']);
-    const disk = await everything(path.join(dataDir, 'tape'));
+    const disk = await everyFileText(path.join(dataDir, 'tape'), 'latin1');
     expect(disk).not.to.include('4455');
     expect(disk).not.to.include('street name');
     expect(disk).not.to.include('citra says hello');
@@ -212,7 +199,7 @@ describe('core store: files, carried messages and erased markers of a search log
       { id: 'b1', gone: true, by: '', text: '', file: undefined },
     ]);
     expect(await marked().search('passphrase')).to.deep.equal([]);
-    const disk = await everything(path.join(dataDir, 'tape'));
+    const disk = await everyFileText(path.join(dataDir, 'tape'), 'latin1');
     for (const gone of ['passphrase', 'ANA-AUDIO', 'BUDI-AUDIO', ANA, BUDI]) expect(disk).not.to.include(gone);
     // A restart reads the markers back (an item without words is kept for this declaration).
     await stores.close();
@@ -231,7 +218,7 @@ describe('core store: files, carried messages and erased markers of a search log
     expect(await privacy.deleteFor([ANA])).to.equal(1);
     await stores.flush();
     expect(await careless().size()).to.equal(0);
-    const disk = await everything(path.join(dataDir, 'tape'));
+    const disk = await everyFileText(path.join(dataDir, 'tape'), 'latin1');
     expect(disk).not.to.include(ANA);
     expect(disk).not.to.include('ANA-AUDIO');
   });

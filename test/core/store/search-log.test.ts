@@ -6,6 +6,7 @@ import { safeFileName, SearchLogs } from '../../../core/storage.js';
 import { PluginStores } from '../../../core/services/store/plugin-store.js';
 import type { PrivacyParticipant } from '../../../core/services/store/privacy.js';
 import { tempDir } from '../../helpers/checkout.js';
+import { everyFileText } from '../../helpers/disk-text.js';
 
 /*
  * The core's per-chat searchable log (Store.chatSearchLog), through the API a plugin gets (`host.store`) and the
@@ -25,21 +26,6 @@ const SAID = Store.chatSearchLog('said', Said, {
   // Snapshots from the second line on: every test's month keeps one, so "everywhere on disk" includes the index.
   snapshotMinLines: 2,
 });
-
-/** Every file under `dir` (recursively) as text, names included. */
-async function everything(dir: string): Promise<string> {
-  const out: string[] = [];
-  const walk = async (at: string) => {
-    for (const entry of await readdir(at, { withFileTypes: true }).catch(() => [])) {
-      const full = path.join(at, entry.name);
-      if (entry.isDirectory()) await walk(full);
-      // A write's temporary file may be renamed away between the listing and the read: its text is in the file it became.
-      else out.push(`${full}\n${await readFile(full, 'utf8').catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? '' : Promise.reject(err)))}`);
-    }
-  };
-  await walk(dir);
-  return out.join('\n');
-}
 
 describe('core store: the per-chat searchable log (Store.chatSearchLog)', function () {
   this.timeout(20_000);
@@ -121,12 +107,12 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
       { id: 'a2', by: ANA, text: 'another line', at: now },
     ]);
     await stores.flush();
-    expect(await everything(folder())).to.include('zebra');
+    expect(await everyFileText(folder())).to.include('zebra');
     expect(await privacy.edit!(ANA, 'a1', 'my pin is secret', [BUDI]), 'another person cannot edit it').to.equal(0);
     expect(await privacy.edit!(ANA, 'a1', 'my pin is secret', [ANA])).to.equal(1);
     await stores.flush();
-    expect(await everything(folder())).not.to.include('zebra');
-    expect(await everything(folder())).not.to.include('4471');
+    expect(await everyFileText(folder())).not.to.include('zebra');
+    expect(await everyFileText(folder())).not.to.include('4471');
     expect(await texts(ANA, 'zebra')).to.deep.equal([]);
     expect(await texts(ANA, 'secret')).to.deep.equal(['my pin is secret']);
     await stores.close();
@@ -147,7 +133,7 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
     expect(await privacy.revoke!(GROUP, 'g2', [ANA]), 'only its writer (or an admin) deletes it').to.equal(0);
     expect(await privacy.revoke!(GROUP, 'g2', [BUDI])).to.equal(1);
     await stores.flush();
-    expect(await everything(folder())).not.to.include('foxtrot');
+    expect(await everyFileText(folder())).not.to.include('foxtrot');
     expect(await texts(GROUP, 'walrus')).to.deep.equal(['ana says walrus tango']);
 
     const exported = (await privacy.exportFor([ANA, ANA_LID])) as Record<string, Record<string, Array<{ text: string }>>>;
@@ -155,7 +141,7 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
     expect(exported.said[ANA].map((s) => s.text)).to.deep.equal(['private walrus sierra']);
     expect(await privacy.deleteFor([ANA, ANA_LID])).to.equal(2);
     await stores.flush();
-    const disk = await everything(folder());
+    const disk = await everyFileText(folder());
     expect(disk).not.to.include('tango');
     expect(disk).not.to.include('sierra');
     expect(disk, "another person's line stays").to.include('budi says kiwi');
@@ -191,11 +177,11 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
     await stores.close();
     stores = new PluginStores('notes', dataDir, [SAID]);
     stores.startRetention();
-    for (let i = 0; i < 200 && /ancient/.test(await everything(folder())); i++) await new Promise((r) => setTimeout(r, 10));
-    expect(await everything(folder())).not.to.include('ancient');
+    for (let i = 0; i < 200 && /ancient/.test(await everyFileText(folder())); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(await everyFileText(folder())).not.to.include('ancient');
     expect(await texts(ANA, 'heron')).to.deep.equal(['fresh heron', 'older heron']);
     await stores.tune(SAID, { keepDays: () => 5 });
-    expect(await everything(folder())).not.to.include('older heron');
+    expect(await everyFileText(folder())).not.to.include('older heron');
     expect(await texts(ANA, 'heron')).to.deep.equal(['fresh heron']);
   });
 
@@ -203,7 +189,7 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
     expect(log(ANA).addSoon({ id: 'a1', by: ANA, text: 'soon walrus', at: Date.now() }, 60_000)).to.equal(true);
     expect(await texts(ANA, 'walrus')).to.deep.equal(['soon walrus']);
     await stores.flush();
-    expect(await everything(folder())).to.include('soon walrus');
+    expect(await everyFileText(folder())).to.include('soon walrus');
     // A folder where the chat's folder should be a file: appends fail, are kept, and the flush says so.
     await rm(path.join(folder(), safeFileName(BUDI)), { recursive: true, force: true });
     await mkdir(folder(), { recursive: true });
@@ -214,7 +200,7 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
     expect((failure as { code?: string } | undefined)?.code).to.equal('PLUGIN_STORE_WRITE_FAILED');
     await rm(path.join(folder(), safeFileName(BUDI)));
     await stores.flush();
-    expect(await everything(folder())).to.include('lost walrus');
+    expect(await everyFileText(folder())).to.include('lost walrus');
   });
 
   it('opening a search log the plugin did not declare throws, naming the fix', () => {

@@ -1,11 +1,12 @@
 import { expect } from 'chai';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { IncomingMedia } from '../../../core/kernel/port/message.js';
 import { FakeAudio, startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { createVoicePlugin } from '../../../plugins/voice/index.js';
 import mydata from '../../../plugins/mydata/index.js';
 import { tempDir } from '../../helpers/checkout.js';
+import { everyFileText } from '../../helpers/disk-text.js';
 import { makeTone } from './audio-files.js';
 
 const GROUP = '120363000000000077@g.us';
@@ -15,12 +16,7 @@ const BUDI = '62822222222@s.whatsapp.net';
 const voice = (bytes: Buffer): IncomingMedia => ({ kind: 'voice', mimetype: 'audio/ogg; codecs=opus', size: bytes.length, download: async () => bytes });
 
 /** Every file of the voice archive as text. */
-async function archiveText(bot: TestBot): Promise<string> {
-  const root = path.join(bot.dir, 'data', 'audio_archive');
-  const names = (await readdir(root, { recursive: true }).catch(() => [])) as string[];
-  const texts = await Promise.all(names.map((n) => readFile(path.join(root, n), 'utf8').catch(() => '')));
-  return texts.join('\n');
-}
+const archiveText = (bot: TestBot) => everyFileText(path.join(bot.dir, 'data', 'audio_archive'));
 
 /*
  * The messages a voice note keeps as its "before" context are held in memory until a note arrives. What a person
