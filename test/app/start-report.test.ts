@@ -3,10 +3,9 @@ import pingPlugin from '../../plugins/ping/index.js';
 import voicePlugin from '../../plugins/voice/index.js';
 import searchPlugin from '../../plugins/search/index.js';
 import { FakeGateway, completion, failures } from '../fakes/openai-gateway.js';
-import { FakeAudioProvider } from '../fakes/audio-provider.js';
 import { FakeSearchProvider } from '../fakes/search-provider.js';
 import { HttpFake, type RecordedRequest } from '../../app/testing/http-fake.js';
-import { startTestBot, type TestBot } from '../../app/testing/index.js';
+import { FakeAudio, startTestBot, type TestBot } from '../../app/testing/index.js';
 import { startWebServer, type WebServer } from '../../web/server.js';
 import { TOKEN, login, request } from '../web/web-helpers.js';
 
@@ -124,7 +123,7 @@ describe('the start report and the start check of each upstream', function () {
     const dead = await HttpFake.start({});
     const deadUrl = dead.url;
     await dead.close();
-    const audio = await FakeAudioProvider.start();
+    const audio = await FakeAudio.start();
     audio.http.probeAnswers.set('POST /v1/chat/completions', failures.badKey);
     const search = await FakeSearchProvider.start();
     search.http.probeAnswers.set('POST /search', { status: 401, json: { error: 'bad key' } });

@@ -14,9 +14,8 @@ import visionPlugin from '../../../plugins/vision/index.js';
 import { prepareImage } from '../../../plugins/vision/prepare-image.js';
 import { createVoicePlugin } from '../../../plugins/voice/index.js';
 import { FakeAnthropicGateway } from '../../fakes/anthropic-messages.js';
-import { FakeAudioProvider } from '../../fakes/audio-provider.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
-import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { FakeAudio, startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { tempDir } from '../../helpers/checkout.js';
 import { makeSample } from '../../plugins/mp3/media-samples.js';
 import { makeImage } from '../../plugins/vision/images.js';
@@ -105,13 +104,13 @@ describe('untrusted media is decoded only as what it claims to be', function () 
   });
 
   describe('an HLS playlist pointing at another chat\'s archived voice note', () => {
-    let audio: FakeAudioProvider;
+    let audio: FakeAudio;
     let gw: FakeGateway;
     let t: TestBot;
     let secret: string;
 
     before(async () => {
-      audio = await FakeAudioProvider.start(() => 'the secret plan is on tuesday');
+      audio = await FakeAudio.start(() => 'the secret plan is on tuesday');
       gw = await FakeGateway.start('gw');
       t = await startTestBot([createVoicePlugin({ random: () => 0.99 }), createMp3Plugin()], {
         env: { API_KEY: 'gateway-key-123456', BASE_URL: gw.url, MODEL: 'm', AUDIO_BASE_URL: `${audio.url}/v1/`, AUDIO_API_KEYS: 'audio-key-1111111' },

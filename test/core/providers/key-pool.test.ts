@@ -8,7 +8,7 @@ import { PassThrough } from 'node:stream';
 import { AudioProvider } from '../../../plugins/voice/audio-provider.js';
 import { KeyPool, KeysExhaustedError } from '../../../core/services/providers/key-pool.js';
 import { nextUtcMidnight, parseDurationMs, resetDelayMs } from '../../../core/services/providers/reset-time.js';
-import { audioFailures, FakeAudioProvider } from '../../fakes/audio-provider.js';
+import { audioFailures, FakeAudio } from '../../../app/testing/index.js';
 
 describe('audio key pool', () => {
   it('reads reset times the way providers send them', () => {
@@ -24,7 +24,7 @@ describe('audio key pool', () => {
   });
 
   it('reports its state as the audio capability without ever naming a key', async () => {
-    const fake = await FakeAudioProvider.start();
+    const fake = await FakeAudio.start();
     try {
       let clock = Date.parse('2025-05-01T10:00:00Z');
       const sink = new PassThrough();

@@ -3,9 +3,8 @@ import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { IncomingMedia } from '../../../core/kernel/port/message.js';
 import { createVoicePlugin } from '../../../plugins/voice/index.js';
-import { FakeAudioProvider } from '../../fakes/audio-provider.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
-import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { FakeAudio, startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { tempDir } from '../../helpers/checkout.js';
 import { makeTone } from '../../plugins/voice/audio-files.js';
 
@@ -13,7 +12,7 @@ describe('voice archive: a note that could not be saved is said so', function ()
   this.timeout(30_000);
   it('answers "I could not save that voice note" instead of treating it as archived', async () => {
     const tones = await tempDir('voice-unsaved-');
-    const audio = await FakeAudioProvider.start(() => 'remember the blue door');
+    const audio = await FakeAudio.start(() => 'remember the blue door');
     const gw = await FakeGateway.start('gw');
     const t = await startTestBot([createVoicePlugin()], {
       env: { API_KEY: 'gateway-key-123456', BASE_URL: gw.url, MODEL: 'm', AUDIO_BASE_URL: `${audio.url}/v1/`, AUDIO_API_KEYS: 'audio-key-1111111' },

@@ -6,7 +6,7 @@ import { FakeModel, lastText } from '../../../app/testing/fake-model.js';
 import mydata from '../../../plugins/mydata/index.js';
 import recall from '../../../plugins/recall/index.js';
 import { createVoicePlugin } from '../../../plugins/voice/index.js';
-import { FakeAudioProvider } from '../../fakes/audio-provider.js';
+import { FakeAudio } from '../../../app/testing/index.js';
 import { waMessage, waText } from '../../fakes/baileys-socket.js';
 import { startLinkedBot, type LinkedBot } from '../../helpers/linked-bot.js';
 import { tempDir, writeConfig } from '../../helpers/checkout.js';
@@ -42,7 +42,7 @@ describe('the real bot over WhatsApp: a private chat moving from its LID to its 
   this.timeout(30_000);
   let dir: string;
   let model: FakeModel;
-  let audio: FakeAudioProvider;
+  let audio: FakeAudio;
   let bot: LinkedBot | undefined;
   let ogg: Buffer;
   /** Documents the bot sent (read when sent: the bot removes an export file afterwards). */
@@ -63,7 +63,7 @@ describe('the real bot over WhatsApp: a private chat moving from its LID to its 
       const fact = last?.role === 'user' ? /remember: (.+)$/.exec(lastText(request))?.[1] : undefined;
       return fact ? { tool: 'remember', args: { fact } } : 'noted';
     });
-    audio = await FakeAudioProvider.start(() => 'the boiler code is 5521');
+    audio = await FakeAudio.start(() => 'the boiler code is 5521');
   });
   afterEach(async () => {
     await bot?.app.stop();

@@ -6,7 +6,7 @@ import type { OwnerNotifier } from '../../../core/services/notices/owner-notifie
 import { ProviderChain } from '../../../core/services/providers/provider-chain.js';
 import { AudioProvider } from '../../../plugins/voice/audio-provider.js';
 import { KeyPool } from '../../../core/services/providers/key-pool.js';
-import { audioFailures, FakeAudioProvider } from '../../fakes/audio-provider.js';
+import { audioFailures, FakeAudio } from '../../../app/testing/index.js';
 import { FakeGateway, failures } from '../../fakes/openai-gateway.js';
 
 /** Records what the owners would be told. */
@@ -75,7 +75,7 @@ describe('incidents told to owners', () => {
   });
 
   it('audio keys exhausted: one notice, one recovery; all keys rejected is not "used up"', async () => {
-    const fake = await FakeAudioProvider.start();
+    const fake = await FakeAudio.start();
     let clock = Date.parse('2026-01-01T10:00:00Z');
     const pool = new KeyPool(['audio-key-a'], quiet(), () => clock);
     const notices = recorder();

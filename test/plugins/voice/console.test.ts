@@ -2,19 +2,19 @@ import { expect } from 'chai';
 import { existsSync, readdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { FakeAudioProvider } from '../../fakes/audio-provider.js';
+import { FakeAudio } from '../../../app/testing/index.js';
 import { FakeGateway, lastUserText } from '../../fakes/openai-gateway.js';
 import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
 import { makeTone } from './audio-files.js';
 
 describe('voice in the console', function () {
   this.timeout(90_000);
-  let audio: FakeAudioProvider;
+  let audio: FakeAudio;
   let gw: FakeGateway;
   let dir: string;
 
   beforeEach(async () => {
-    audio = await FakeAudioProvider.start(() => 'remind me to buy milk');
+    audio = await FakeAudio.start(() => 'remind me to buy milk');
     gw = await FakeGateway.start('gw');
     dir = await tempDir('voice-console-');
     await writeConfig(dir, { plugins: { voice: { reactions: { enabled: false } } } });

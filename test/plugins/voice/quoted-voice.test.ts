@@ -1,8 +1,7 @@
 import { expect } from 'chai';
-import { startTestBot, type BotAction, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
+import { type BotAction, FakeAudio, type ModelRequest, startTestBot, type TestBot } from '../../../app/testing/index.js';
 import type { IncomingMedia, QuotedMessage } from '../../../core/kernel/port/message.js';
 import { createVoicePlugin } from '../../../plugins/voice/index.js';
-import { FakeAudioProvider } from '../../fakes/audio-provider.js';
 import { tempDir } from '../../helpers/checkout.js';
 import { makeTone } from './audio-files.js';
 
@@ -18,7 +17,7 @@ const BOT = '10000000099@s.whatsapp.net';
  */
 describe('voice: a reply quoting a voice note brings its words back', function () {
   this.timeout(60_000);
-  let audio: FakeAudioProvider;
+  let audio: FakeAudio;
   let t: TestBot | undefined;
   let ogg: Buffer;
   let transcript: string;
@@ -29,7 +28,7 @@ describe('voice: a reply quoting a voice note brings its words back', function (
 
   beforeEach(async () => {
     transcript = 'the blue folder is in the second drawer';
-    audio = await FakeAudioProvider.start(() => transcript);
+    audio = await FakeAudio.start(() => transcript);
   });
 
   afterEach(async () => {
@@ -136,6 +135,6 @@ describe('voice: a reply quoting a voice note brings its words back', function (
     t = await startTestBot(createVoicePlugin(), { options: { reactions: { enabled: false } } });
     const actions = await t.transport.push({ text: 'what did it say?', quoted: quoteOf('unheard', { served: ogg }) });
     expect(texts(actions)[0]).to.match(/^I never transcribed that voice note, and I can't hear voice notes right now: /);
-    audio = await FakeAudioProvider.start();
+    audio = await FakeAudio.start();
   });
 });

@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import { proto, type WAMessage } from '@whiskeysockets/baileys';
 import type { App } from '../../../app/app.js';
 import { createVoicePlugin } from '../../../plugins/voice/index.js';
-import { FakeAudioProvider } from '../../fakes/audio-provider.js';
+import { FakeAudio } from '../../../app/testing/index.js';
 import { BOT_PHONE, FakeSocketFactory, waMessage, type SentRecord } from '../../fakes/baileys-socket.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { startLinkedBot } from '../../helpers/linked-bot.js';
@@ -26,7 +26,7 @@ describe('quoted voice notes over WhatsApp (fake Baileys socket, real app)', fun
   let app: App | undefined;
   let sockets: FakeSocketFactory;
   let gateway: FakeGateway;
-  let audio: FakeAudioProvider;
+  let audio: FakeAudio;
   /** What the fake WhatsApp media server hands out, by message id; an id missing here fails to download. */
   let served: Map<string, Buffer>;
   let ogg: Buffer;
@@ -35,7 +35,7 @@ describe('quoted voice notes over WhatsApp (fake Baileys socket, real app)', fun
     dir = await tempDir('wabot-voice-quoted-');
     ogg = makeTone(dir, 'note.ogg', 1);
     gateway = await FakeGateway.start('gw');
-    audio = await FakeAudioProvider.start(() => 'the key is under the blue flower pot');
+    audio = await FakeAudio.start(() => 'the key is under the blue flower pot');
     served = new Map();
     await writeConfig(dir, {
       targetUserIds: [BOT_PHONE],

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { FakeAudioProvider } from '../../../fakes/audio-provider.js';
+import { FakeAudio } from '../../../../app/testing/index.js';
 import { CrablineWhatsApp } from '../../../fakes/crabline.js';
 import { FakeGateway, lastUserText } from '../../../fakes/openai-gateway.js';
 import { tempDir, writeConfig } from '../../../helpers/checkout.js';
@@ -39,14 +39,14 @@ describe('WhatsApp on the wire (npm start against a WhatsApp Web server on 127.0
   let dir: string;
   let wa: CrablineWhatsApp;
   let gateway: FakeGateway;
-  let audio: FakeAudioProvider;
+  let audio: FakeAudio;
   let bot: WireBot | undefined;
   let env: Record<string, string>;
 
   before(async () => {
     dir = await tempDir('wabot-wire-');
     gateway = await FakeGateway.start('gw');
-    audio = await FakeAudioProvider.start(() => 'please remember the blue kettle');
+    audio = await FakeAudio.start(() => 'please remember the blue kettle');
     wa = await CrablineWhatsApp.start(path.join(dir, 'server'));
     await wa.seedSession(path.join(dir, 'data', 'session_auth'));
     await writeConfig(dir, { port: 0, sending: { perChatPerMinute: 60, globalPerMinute: 120, jitterMs: 0 }, plugins: { ping: { enabled: true, access: 'everyone' } } });
