@@ -39,6 +39,8 @@ export type {
   PluginOffer,
   PluginSpec,
   PredicateHandler,
+  QuotedWords,
+  QuotedWordsReader,
   RespondOptions,
   SettingDeclaration,
   PluginListing,

@@ -1,6 +1,8 @@
 import path from 'node:path';
 import type { Capabilities } from './capabilities/capabilities.js';
 import { toolsFor } from './chat/tool-assembly.js';
+import { quotedWordsReaderFor } from './chat/quoted-words.js';
+import type { QuotedWordsEntry } from './plugin/instance.js';
 import { runScheduledTurn } from './chat/scheduled-turn.js';
 import { PollBook } from './chat/polls.js';
 import { splitMessage } from '../services/sending/split-message.js';
@@ -72,7 +74,7 @@ export interface BotDeps {
   /** The data folder's health: it tells of each file set aside, for the index of set-aside files; default: found by path. */
   dataHealth?: DataHealth;
   /** Builds the AI service once the bot exists (it needs the bot's tools). */
-  createAi: (tools: (ctx: MessageContext) => Tool[]) => AiService;
+  createAi: (tools: (ctx: MessageContext) => Tool[], quotedReader: (ctx: MessageContext) => QuotedWordsEntry | undefined) => AiService;
 }
 
 /**
@@ -186,7 +188,10 @@ export class Bot {
       view: (ctx, name) => this.view(ctx, name),
       coreRule: corePluginRule,
     });
-    this.ai = deps.createAi((ctx) => this.toolsFor(ctx));
+    this.ai = deps.createAi(
+      (ctx) => this.toolsFor(ctx),
+      (ctx) => quotedWordsReaderFor(this.registry, this.capabilities, ctx),
+    );
     this.contextDeps = {
       config,
       log: deps.log,

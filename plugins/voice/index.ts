@@ -15,7 +15,7 @@ import { VOICE_DATA_FILES } from './schemas.js';
 import { SpeechMaker, whyText } from './speech-reply.js';
 import { formatHitsForChat, formatHitsForModel } from './search-format.js';
 import { Transcriber, VoiceError, type Transcript } from './transcriber.js';
-import { quotedAudio, quotedVoice, SENT_VOICE_REPLIES } from './quoted-voice.js';
+import { quotedVoice, SENT_VOICE_REPLIES } from './quoted-voice.js';
 
 /** What hearing one voice note gave; shared between the observer and the media handler of the same message. */
 type Heard = { ok: true; text: string; seq: number } | { ok: false; error: string };
@@ -374,8 +374,10 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
 
   return {
     observers: [{ needs: ['audio'], missing: 'voice notes are not transcribed or archived, and no auto-reactions', run: observe }],
-    // A known transcript needs no audio key, so this one declares no `needs`: it says itself when it would have to listen.
-    predicates: [{ when: (ctx) => Boolean(quotedAudio(ctx)), usage: '(reply to a voice note)', help: 'reply to a voice note (yours, someone\'s or mine) with a question and I answer from what it says', run: quoted.answer }],
+    // Any AI turn replying to a voice note or audio file gets its words (the plain answer, the premium phrase, any
+    // plugin's ctx.ai.respond). A known transcript needs no audio key, so this declares no `needs`: it says itself
+    // when it would have to listen.
+    quotedWords: [{ media: ['voice', 'audio'], read: quoted.read }],
     media: [
       {
         media: ['voice', 'audio'],

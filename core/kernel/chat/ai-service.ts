@@ -21,6 +21,8 @@ import { ANSWER_WITHOUT_MENTION } from '../pipeline/access-gate.js';
 import { toWhatsApp } from './whatsapp-format.js';
 import { PromptRefused } from './scheduled-turn.js';
 import { DEFAULT_PROGRESS } from '../pipeline/progress.js';
+import type { QuotedWordsEntry } from '../plugin/instance.js';
+import { quotedLeftOutText, quotedTurnText, quotedWordsOf } from './quoted-words.js';
 
 /**
  * What the model answers to stay silent: then nothing is sent. It is offered in the system prompt of groups where
@@ -56,6 +58,8 @@ export interface AiServiceDeps {
   histories: HistoryStore;
   /** The chat's own instructions (`.persona`), added to that chat's system prompt only. */
   persona?: (chatId: string) => string | undefined;
+  /** The plugin that puts the quoted media of this message into words (a voice note's transcript), if one offers to. */
+  quotedReader?: (ctx: MessageContext) => QuotedWordsEntry | undefined;
   now?: () => Date;
 }
 
@@ -321,6 +325,35 @@ export function createAiService(deps: AiServiceDeps): AiService {
     }
   }
 
+  /**
+   * What the turn's quoted media says, when a plugin offers to put that kind into words: the text of the user turn
+   * put before the question and the notice put before the answer; or the sentence that answers instead of the model
+   * (deleted, erased, cannot be heard now). A turn for one person only (`onlyTurnsOf`) carries no one else's words.
+   */
+  async function quotedPart(ctx: MessageContext, options: RespondOptions): Promise<{ text?: string; notice?: string } | { unavailable: string }> {
+    const quoted = ctx.message.quoted;
+    const reader = quoted?.media && deps.quotedReader?.(ctx);
+    if (!quoted || !reader) return {};
+    if (options.onlyTurnsOf && !quoted.fromBot && !inIdList(quoted.senderId, options.onlyTurnsOf)) return { text: quotedLeftOutText(ctx) };
+    const found = await quotedWordsOf(ctx, reader, log);
+    if (!found) return {};
+    if ('unavailable' in found) return found;
+    return { text: quotedTurnText(ctx, found.words), notice: found.notice };
+  }
+
+  /** `messages` with the quoted words' turn put just before the question (the last user turn), or at the end. */
+  function withQuotedTurn(messages: ChatMessage[], text: string | undefined): ChatMessage[] {
+    if (!text) return messages;
+    let at = messages.length;
+    for (let i = messages.length - 1; i > 0; i--) {
+      if (messages[i].role === 'user') {
+        at = i;
+        break;
+      }
+    }
+    return [...messages.slice(0, at), { role: 'user', content: text }, ...messages.slice(at)];
+  }
+
   async function respond(ctx: MessageContext, options: RespondOptions = {}): Promise<string> {
     const cfg = config();
     const premium = Boolean(options.premium);
@@ -332,6 +365,9 @@ export function createAiService(deps: AiServiceDeps): AiService {
         return verdict.reason;
       }
     }
+    // Asked before anything is written: a quoted note that is gone is answered in one sentence, the model not asked.
+    const quote = await quotedPart(ctx, options);
+    if ('unavailable' in quote) return quote.unavailable;
     // The question is in the history at once (the prompt is built from it) and written to disk while the upstream
     // works on the request; it is waited for before the answer is used, so it is on disk before anything is said back.
     const questionSaved = options.userAlreadyInHistory
@@ -369,7 +405,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
         const system = systemMessageFor(ctx, facts, tools.some((t) => t.live), withPersona(ctx.chatId, options.system));
         // With `ai.cacheControl`, the last of the stable messages carries the cache mark (the prefix up to it is cached).
         const mark = cfg.ai.cacheControl ? withCacheMark : (m: ChatMessage) => m;
-        const messages: ChatMessage[] = summary ? [system, mark(summary), ...history] : [mark(system), ...history];
+        const messages: ChatMessage[] = withQuotedTurn(summary ? [system, mark(summary), ...history] : [mark(system), ...history], quote.text);
         try {
           const cited: string[] = [];
           const limits = { rounds: cfg.ai.maxToolRounds, perRound: cfg.ai.maxToolCallsPerRound, perMessage: cfg.ai.maxToolCallsPerMessage, perDay: ctx.isOwner ? 0 : cfg.ai.toolCallsPerDay };
@@ -393,6 +429,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
           }
           await ctx.history.append({ role: 'assistant', text: answer, at: Date.now() });
           foldLater();
+          if (quote.notice) answer = `${quote.notice}\n\n${answer}`;
           if (cfg.ai.showProvider) answer += `\n\n_(${result.leg} · ${result.model})_`;
           return answer;
         } catch (err) {

@@ -10,6 +10,11 @@ const CALLED: Record<MediaKind, string> = {
   sticker: 'sticker',
 };
 
+/** What a quoted message of media kind `kind` is called in a reply ('voice note' for `voice`). */
+export function calledOf(kind: MediaKind): string {
+  return CALLED[kind];
+}
+
 /**
  * The one sentence every plugin says when the message a user replies to was deleted for everyone (ctx.replyIfQuotedDeleted):
  * the thing is named by `what`, else by the quoted media's kind, else "message".

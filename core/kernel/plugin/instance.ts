@@ -1,7 +1,7 @@
 import type { TriggerHit } from '../pipeline/match.js';
-import type { MediaKind } from '../port/message.js';
+import type { IncomingMedia, MediaKind, QuotedMessage } from '../port/message.js';
 import { pluginErrors } from './errors.js';
-import type { HandlerBase, MessageContext, Plugin, PluginHost, PluginOffer, Tool, Trigger } from './types.js';
+import type { HandlerBase, MessageContext, Plugin, PluginHost, PluginOffer, QuotedWords, Tool, Trigger } from './types.js';
 
 /** One trigger of a running plugin and what runs when it matches. */
 export interface HandlerEntry {
@@ -20,6 +20,13 @@ export interface ObserverEntry {
   run(ctx: MessageContext): Promise<unknown> | unknown;
 }
 
+/** A running plugin's offer to put quoted messages of some media kinds into words (its `needs` checked by the core). */
+export interface QuotedWordsEntry {
+  media: readonly MediaKind[];
+  needs?: readonly string[];
+  read(ctx: MessageContext, quoted: QuotedMessage & { media: IncomingMedia }): Promise<QuotedWords>;
+}
+
 /**
  * A plugin as the core runs it: its handlers in order, observers, tools and stop. Made once per bot by `instantiate`.
  */
@@ -29,6 +36,7 @@ export interface PluginInstance {
   tools: Tool[];
   /** `tools` given as a function: the tools this plugin offers for one message. */
   toolsFor?(ctx: MessageContext): Tool[];
+  quotedWords: QuotedWordsEntry[];
   stop?(): Promise<void> | void;
 }
 
@@ -112,6 +120,14 @@ function offerMistake(offer: PluginOffer): string | undefined {
     if (o.needs !== undefined && (!Array.isArray(o.needs) || o.needs.some((n) => typeof n !== 'string' || !n))) return `observers[${i}]: needs must be a list of capability names`;
     if (o.missing !== undefined && typeof o.missing !== 'string') return `observers[${i}]: missing must be a sentence saying what is off (for the start log)`;
   }
+  if (offer.quotedWords !== undefined && !Array.isArray(offer.quotedWords)) return 'quotedWords must be a list of { media, read(ctx, quoted) }';
+  for (const [i, r] of (offer.quotedWords ?? []).entries()) {
+    if (typeof r?.read !== 'function') return `quotedWords[${i}] needs read(ctx, quoted)`;
+    const kinds = Array.isArray(r.media) ? r.media : [r.media];
+    const bad = kinds.find((k) => !MEDIA_KINDS.includes(k));
+    if (!kinds.length || bad !== undefined) return `quotedWords[${i}]: media "${String(bad)}" is not one of ${MEDIA_KINDS.join(', ')}`;
+    if (r.needs !== undefined && (!Array.isArray(r.needs) || r.needs.some((n) => typeof n !== 'string' || !n))) return `quotedWords[${i}]: needs must be a list of capability names`;
+  }
   if (Array.isArray(offer.tools)) {
     for (const [i, t] of offer.tools.entries()) {
       if (typeof t?.name !== 'string' || !t.name || typeof t.run !== 'function') return `tools[${i}] needs a name and run(args, call)`;
@@ -156,6 +172,11 @@ async function fromOffer(plugin: Plugin, deps: InstanceDeps): Promise<PluginInst
     observers: (offer.observers ?? []).map((o): ObserverEntry => (typeof o === 'function' ? { run: (ctx) => o(ctx) } : { needs: o.needs, missing: o.missing, run: (ctx) => o.run(ctx) })),
     tools: Array.isArray(tools) ? tools.map((tool) => boundTool(tool, deps)) : [],
     toolsFor: typeof tools === 'function' ? (ctx: MessageContext) => (tools(deps.view(ctx)) ?? []).map((tool) => boundTool(tool, deps)) : undefined,
+    quotedWords: (offer.quotedWords ?? []).map((r): QuotedWordsEntry => ({
+      media: Array.isArray(r.media) ? [...r.media] : [r.media],
+      needs: r.needs,
+      read: async (ctx, quoted) => r.read(deps.view(ctx), quoted),
+    })),
     stop: offer.stop ? () => offer.stop!() : undefined,
   };
 }

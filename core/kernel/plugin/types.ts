@@ -8,7 +8,7 @@ import type { Settings } from '../../services/config/settings.js';
 import type { Logger } from '../../services/log/logger.js';
 import type { AppendOptions, HistoryStore, HistoryEntry } from '../../services/store/history.js';
 import type { MemoryStore, MemoryFact } from '../../services/store/memory.js';
-import type { IncomingMedia, IncomingMessage, MediaKind, OutgoingMedia, OutgoingPoll, SentMessage } from '../port/message.js';
+import type { IncomingMedia, IncomingMessage, MediaKind, OutgoingMedia, OutgoingPoll, QuotedMessage, SentMessage } from '../port/message.js';
 import type { ChatMessage, CompleteOptions, CompletionResult, LegHealth, ProviderLeg } from '../../services/providers/types.js';
 import type { OwnerNotifier } from '../../services/notices/owner-notifier.js';
 import type { Jail } from '../../services/jail/jail.js';
@@ -251,9 +251,38 @@ export interface PluginOffer<O = unknown> {
    * whose name another plugin (or the core) already offers is left out of that message, with a log line.
    */
   tools?: Tool<any>[] | ((ctx: MessageContext<O>) => Tool<any>[]);
+  /**
+   * Puts a quoted message of these media kinds into words for the model. When any AI turn (`ctx.ai.respond`, from any
+   * plugin or the core's free-text answer) replies to a message of such a kind, the core asks the first active plugin
+   * offering that kind (its `needs` met, the sender allowed to use it) and gives the model the words as quoted content,
+   * marked as never instructions; they are not written to the chat's history. A quote of a message deleted for
+   * everyone never reaches `read`: the turn is answered with the one sentence that says so. Asked once per message.
+   *
+   * @example
+   * quotedWords: [{ media: ['voice', 'audio'], read: async (ctx, quoted) => ({ words: await transcriptOf(ctx.chatId, quoted.id) }) }]
+   */
+  quotedWords?: QuotedWordsReader<O>[];
   /** Timers and resources to release when the bot stops. */
   stop?(): Awaitable<void>;
 }
+
+/**
+ * A plugin's offer to put quoted messages of some media kinds into words (a voice note's transcript, say), for any AI
+ * turn that replies to one. `ctx` is the turn's context seen through this plugin (its host and options).
+ */
+export interface QuotedWordsReader<O = unknown> {
+  media: MediaKind | MediaKind[];
+  /** Capabilities the reader needs besides the plugin's; while one is missing, it is not asked. */
+  needs?: string[];
+  read(ctx: MessageContext<O>, quoted: QuotedMessage & { media: IncomingMedia }): Awaitable<QuotedWords>;
+}
+
+/**
+ * What a reader found for a quoted message: its `words` (and a `notice` put before the answer, such as "I listened to
+ * it just now"); or `unavailable`, the sentence the sender gets instead of an answer (it was erased, it cannot be
+ * heard now), without asking the model; or undefined when it has nothing to add (the turn goes on as it is).
+ */
+export type QuotedWords = { words: string; notice?: string } | { unavailable: string } | undefined;
 
 /**
  * A capability a plugin owns: detected at start for the one start-log table, needed by name by any plugin.

@@ -56,15 +56,19 @@ describe('voice: a reply quoting a voice note brings its words back', function (
     media: { kind: 'voice', mimetype: 'audio/ogg; codecs=opus', download: () => (options.served ? Promise.resolve(options.served) : Promise.reject(new Error('410 Gone'))) },
   });
   const texts = (actions: BotAction[]) => actions.flatMap((a) => (a.type === 'text' ? [a.text] : []));
-  const systemOf = (request: ModelRequest) => request.messages.filter((m) => m.role === 'system').map((m) => String(m.content)).join('\n');
+  /** The turn the core puts just before the question: the quoted message's words, marked as quoted content. */
+  const quotedTurnOf = (request: ModelRequest) => {
+    const before = request.messages.at(-2);
+    return before?.role === 'user' && String(before.content).startsWith('[The next message replies to') ? String(before.content) : '';
+  };
 
   it("answers a reply to the sender's earlier voice note from its archived transcript, without transcribing it again", async () => {
     const bot = await start();
     await bot.transport.push({ media: note(), id: 'note-1' });
     expect(audio.uploads).to.have.length(1);
     const actions = await bot.transport.push({ text: 'where is the folder?', quoted: quoteOf('note-1') });
-    expect(texts(actions)).to.deep.equal(['model: [about the voice note they replied to] where is the folder?']);
-    expect(systemOf(bot.model.requests.at(-1)!)).to.contain('<<<TRANSCRIPT\nthe blue folder is in the second drawer\nTRANSCRIPT>>>');
+    expect(texts(actions)).to.deep.equal(['model: where is the folder?']);
+    expect(quotedTurnOf(bot.model.requests.at(-1)!)).to.contain('a voice note they sent earlier').and.to.contain('<<<QUOTED\nthe blue folder is in the second drawer\nQUOTED>>>');
     expect(audio.uploads).to.have.length(1);
   });
 
@@ -74,9 +78,8 @@ describe('voice: a reply quoting a voice note brings its words back', function (
     const spoken = first.find((a): a is Extract<BotAction, { type: 'media' }> => a.type === 'media');
     expect(spoken?.media.kind).to.equal('voice');
     const actions = await bot.transport.push({ text: 'say that again in French', quoted: quoteOf(spoken!.id, { fromBot: true }) });
-    expect(texts(actions)).to.deep.equal(['model: [about the voice note they replied to] say that again in French']);
-    const system = systemOf(bot.model.requests.at(-1)!);
-    expect(system).to.contain('your own spoken answer').and.to.contain('<<<TRANSCRIPT\nmodel: the blue folder is in the second drawer\nTRANSCRIPT>>>');
+    expect(texts(actions)).to.deep.equal(['model: say that again in French']);
+    expect(quotedTurnOf(bot.model.requests.at(-1)!)).to.contain('a voice note you sent earlier (your own words)').and.to.contain('<<<QUOTED\nmodel: the blue folder is in the second drawer\nQUOTED>>>');
     expect(audio.uploads).to.have.length(1);
   });
 
@@ -84,12 +87,12 @@ describe('voice: a reply quoting a voice note brings its words back', function (
     const bot = await start();
     transcript = 'meet me at the station at nine';
     const first = await bot.transport.push({ text: 'when do we meet?', quoted: quoteOf('old-note', { served: ogg }) });
-    expect(texts(first)).to.deep.equal(['_(I had not transcribed that voice note before, so I listened to it just now.)_\n\nmodel: [about the voice note they replied to] when do we meet?']);
-    expect(systemOf(bot.model.requests.at(-1)!)).to.contain('meet me at the station at nine');
+    expect(texts(first)).to.deep.equal(['_(I had not transcribed that voice note before, so I listened to it just now.)_\n\nmodel: when do we meet?']);
+    expect(quotedTurnOf(bot.model.requests.at(-1)!)).to.contain('meet me at the station at nine');
     expect(audio.uploads).to.have.length(1);
     const again = await bot.transport.push({ text: 'and where?', quoted: quoteOf('old-note') });
-    expect(texts(again)).to.deep.equal(['model: [about the voice note they replied to] and where?']);
-    expect(systemOf(bot.model.requests.at(-1)!)).to.contain('meet me at the station at nine');
+    expect(texts(again)).to.deep.equal(['model: and where?']);
+    expect(quotedTurnOf(bot.model.requests.at(-1)!)).to.contain('meet me at the station at nine');
     expect(audio.uploads).to.have.length(1);
   });
 
@@ -125,9 +128,10 @@ describe('voice: a reply quoting a voice note brings its words back', function (
   it("a quote naming another chat's voice note id never reaches that chat's transcript", async () => {
     const bot = await start();
     await bot.transport.push({ media: note(), id: 'alice-note' });
+    const asked = bot.model.requests.length;
     const actions = await bot.transport.push({ senderId: BOB, text: 'what did she say?', quoted: quoteOf('alice-note', { senderId: BOB }) });
     expect(texts(actions)).to.deep.equal(['I never transcribed that voice note, and WhatsApp no longer serves it. Please send it again.']);
-    expect(bot.model.requests.map(systemOf).filter((s) => s.includes('second drawer'))).to.have.length(0);
+    expect(bot.model.requests).to.have.length(asked);
   });
 
   it('a question quoting a voice note in a chat where the bot cannot hear says so when it would have to listen', async () => {

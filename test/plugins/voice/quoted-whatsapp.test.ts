@@ -81,7 +81,11 @@ describe('quoted voice notes over WhatsApp (fake Baileys socket, real app)', fun
   const quoting = (text: string, id: string, participant: string, quoted: proto.IMessage): proto.IMessage => ({
     extendedTextMessage: { text, contextInfo: { stanzaId: id, participant, quotedMessage: quoted } },
   });
-  const systemOfLastChat = () => (gateway.chats().at(-1)!.json.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'system').map((m) => m.content).join('\n');
+  /** The turn the core put just before the question of the last chat request: the quoted message's words. */
+  const quotedTurnOfLastChat = () => {
+    const before = (gateway.chats().at(-1)!.json.messages as Array<{ role: string; content: string }>).at(-2);
+    return before?.role === 'user' && before.content.startsWith('[The next message replies to') ? before.content : '';
+  };
 
   it("a reply quoting the sender's voice note is answered from its archived transcript, not transcribed again", async () => {
     served.set('3EB0VOICE0000001', ogg);
@@ -92,8 +96,8 @@ describe('quoted voice notes over WhatsApp (fake Baileys socket, real app)', fun
     served.clear();
     const answered = next(isText, ALICE);
     sockets.last.deliver([waMessage(quoting('where is the key?', '3EB0VOICE0000001', ALICE, voiceNote()), { from: ALICE })]);
-    expect(textOf(await answered)).to.equal('gw: [about the voice note they replied to] where is the key?');
-    expect(systemOfLastChat()).to.contain('the key is under the blue flower pot');
+    expect(textOf(await answered)).to.equal('gw: where is the key?');
+    expect(quotedTurnOfLastChat()).to.contain('<<<QUOTED\nthe key is under the blue flower pot\nQUOTED>>>');
     expect(audio.uploads).to.have.length(1);
   });
 
@@ -106,8 +110,8 @@ describe('quoted voice notes over WhatsApp (fake Baileys socket, real app)', fun
     const answered = next(isText, ALICE);
     // The phone quotes the bot's own message: its id, the bot as participant, the audio as the quoted message.
     sockets.last.deliver([waMessage(quoting('can you repeat that?', reply.id, BOT_JID, voiceNote()), { from: ALICE })]);
-    expect(textOf(await answered)).to.equal('gw: [about the voice note they replied to] can you repeat that?');
-    expect(systemOfLastChat()).to.contain('your own spoken answer').and.to.contain('gw: the key is under the blue flower pot');
+    expect(textOf(await answered)).to.equal('gw: can you repeat that?');
+    expect(quotedTurnOfLastChat()).to.contain('your own words').and.to.contain('<<<QUOTED\ngw: the key is under the blue flower pot\nQUOTED>>>');
     expect(audio.uploads).to.have.length(1);
   });
 
