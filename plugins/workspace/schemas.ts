@@ -72,4 +72,5 @@ export const WORKSPACE_USERNAMES = Store.doc('usernames', IdMap, () => ({}), {
   refersTo: { decl: WORKSPACE_INDEX, map: (names) => names },
 });
 
-export const WORKSPACE_STORES = [WORKSPACE_USERS, WORKSPACE_USERNAMES, WORKSPACE_INDEX];
+// The index first: the core still deletes it last, after the ids its `owner` names (see DocOwner).
+export const WORKSPACE_STORES = [WORKSPACE_INDEX, WORKSPACE_USERNAMES, WORKSPACE_USERS];

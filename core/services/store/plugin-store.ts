@@ -503,9 +503,10 @@ export class PluginStores implements PluginStore {
       const section = decl.options.section ?? this.plugin;
       sections.set(section, [...(sections.get(section) ?? []), decl]);
     }
-    // What an `owner` document names widens the person for the plugin's other declarations: those go first, and it last.
+    // What an `owner` document names widens the person for the plugin's other sections (each participant widens at
+    // its start, before it deletes anything): the sections holding owner documents go last.
     const owned = (decls: StoreDeclaration[]) => Number(decls.some(isOwned));
-    return [...sections.entries()].sort(([, a], [, b]) => owned(a) - owned(b)).map(([name, decls]) => this.participant(name, [...decls].sort((a, b) => owned([a]) - owned([b]))));
+    return [...sections.entries()].sort(([, a], [, b]) => owned(a) - owned(b)).map(([name, decls]) => this.participant(name, decls));
   }
 
   private participant(name: string, decls: StoreDeclaration[]): PrivacyParticipant {
