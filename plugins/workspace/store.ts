@@ -42,14 +42,12 @@ export class WorkspaceStore {
     this.root = path.join(dataDir, 'workspaces');
     this.users = docs.doc(WORKSPACE_USERS);
     this.usernames = docs.doc(WORKSPACE_USERNAMES);
-    // The core changes these itself on a `.mydata` delete and a chat move (schemas.ts): follow it.
+    // The core changes these itself on a `.mydata` delete and a chat move (schemas.ts), in the documents this class
+    // holds (usernames.json and a workspace's `open` change in place): follow it.
     docs.onChange(WORKSPACE_USERS, () => void this.users.get().then((users) => (this.ownersMap = users.owners)));
-    docs.onChange(WORKSPACE_USERNAMES, () => void this.usernames.get().then((names) => (this.namesMap = names)));
-    docs.onChange(WORKSPACE_INDEX, (id, removed) => {
-      // Deleted with its person: forgotten at once, so nothing of it is used or written back. A chat move changed its
-      // `open` in the document this map holds too.
-      if (removed && id) this.metas.delete(id);
-    });
+    // A workspace deleted with its person is forgotten at once, so nothing of it is used or written back (the tools
+    // look the workspace up at each call).
+    docs.onChange(WORKSPACE_INDEX, (id, removed) => void (removed && id && this.metas.delete(id)));
   }
 
   get indexDir(): string {
@@ -153,8 +151,6 @@ export class WorkspaceStore {
   }
 
   async save(meta: WorkspaceMeta): Promise<void> {
-    // A workspace deleted with its person while something still held it is not written back.
-    if (this.metas.get(meta.id) !== meta) return;
     await this.index(meta).save(() => meta);
   }
 
