@@ -381,7 +381,7 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
     media: [
       {
         media: ['voice', 'audio'],
-        help: 'voice notes are transcribed and answered like text',
+        help: 'voice notes are transcribed and answered like text; reply to one (yours, someone\'s or mine) with a question and I answer from what it says',
         needs: ['audio'],
         missing: () => `I can't hear voice notes right now: ${audioDetail()}. Please type your message instead.`,
         run: answer,
