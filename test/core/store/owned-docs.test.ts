@@ -34,20 +34,24 @@ const HANDLES = Store.doc('handles', Type.Record(Type.String(), Type.String()), 
   versionKey: '$version',
   refersTo: { decl: PROJECTS, map: (handles) => handles },
 });
+// A plain chat document, to see what its listener is told when a move takes it away.
+const THEMES = Store.chatDoc('themes', Type.Object({ theme: Type.String() }), () => ({ theme: '' }));
 const LINKS = Store.doc('links', Type.Object({ byId: Type.Record(Type.String(), Type.String()) }), () => ({ byId: {} }), { people: { byId: (d) => d.byId } });
 
 /** A project's id: from its person's first id, so tests know it. */
 const projectIdOf = (person: string) => createHash('sha256').update(person).digest('hex').slice(0, 16);
 
-/** What the plugin's change listener saw: [key, removed]. */
+/** What the plugin's change listeners saw: [key, removed], and for the themes. */
 const seen: Array<[string | undefined, boolean | undefined]> = [];
+const themesSeen: Array<[string | undefined, boolean | undefined]> = [];
 
 const projects = definePlugin({
   name: 'projects',
   description: 'One project per person: a handle, files, and the chats it is open in',
-  stores: [PROJECTS, HANDLES, LINKS],
+  stores: [PROJECTS, HANDLES, LINKS, THEMES],
   setup(host) {
     host.store.onChange(PROJECTS, (key, removed) => void seen.push([key, removed]));
+    host.store.onChange(THEMES, (key, removed) => void themesSeen.push([key, removed]));
     const mine = async (ids: string[]) => {
       const links = await host.store.doc(LINKS).get();
       return ids.map((id) => links.byId[id]).find(Boolean);
@@ -72,6 +76,13 @@ const projects = definePlugin({
             await mkdir(folder, { recursive: true });
             await writeFile(path.join(folder, 'secret.txt'), secret);
             await ctx.reply(`project ${id}`);
+          },
+        },
+        {
+          command: 'theme',
+          run: async (ctx) => {
+            await host.store.chat(ctx.chatId).doc(THEMES).save((t) => void (t.theme = ctx.args));
+            await ctx.reply('ok');
           },
         },
         {
@@ -169,8 +180,12 @@ describe('host.store: documents that are a person\'s as a whole (owner), maps th
     await writeFile(keyedLikeAChat, JSON.stringify({ version: 1, id: ALICE_LID, ids: [DAVE], open: {} }));
     expect(await bot.send({ text: '.here', senderId: ALICE, senderAltId: ALICE_LID, chatId: ALICE })).to.deep.equal(['not open here']);
 
+    await bot.send({ text: '.theme dark', senderId: ALICE_LID, chatId: ALICE_LID });
     seen.length = 0;
+    themesSeen.length = 0;
     await bot.app.bot.privacy.moveChat(ALICE_LID, ALICE);
+    // A chat document moved away is gone under its old id; the one under the new id changed.
+    expect(themesSeen).to.deep.equal([[ALICE_LID, true], [ALICE, undefined]]);
     await bot.app.bot.privacy.moveChat(CAROL_LID, CAROL);
     expect(Object.keys((await doc(A)).open)).to.deep.equal([ALICE]);
     expect((await doc(C)).open).to.deep.equal({ [CAROL]: carolPhoneAt });
