@@ -86,7 +86,7 @@ export { TURN_FAILED } from './kernel/pipeline/progress.js';
  * `host.store`. Backups, `.mydata`, deletes and chat moves follow from the declaration (docs/plugin-authors/storage.md).
  */
 export { Store, type CarriedMessage, type ChatDocDeclaration, type ChatLogDeclaration, type ChatSearchLogDeclaration, type DocDeclaration, type StoreDeclaration } from './services/store/store-declarations.js';
-export { StoreWriteError, type ChatStore, type PluginStore, type StoredDoc, type StoredLog, type StoredSearchLog, type SearchLogTuning } from './services/store/plugin-store.js';
+export { StoreWriteError, type ChatStore, type PluginStore, type StoredDoc, type StoredLog, type StoredSearchLog, type SearchLogTuning } from './services/store/store-api.js';
 export type { SearchHit, SearchLogItem } from './services/store/search-log/chat-search-log.js';
 /** WhatsApp ids: `isLid('1@lid')`, `userPart('62811@s.whatsapp.net:3') === '62811'`, `inIdList(id, ['62811'])`. */
 export { inIdList, isLid, userPart } from './kernel/port/ids.js';

@@ -1,6 +1,6 @@
 import type { Static, TObject, TSchema, TUnknown } from '@sinclair/typebox';
 import type { PrivacyRegistry } from '../../services/store/privacy.js';
-import type { PluginStore } from '../../services/store/plugin-store.js';
+import type { PluginStore } from '../../services/store/store-api.js';
 import type { StoreDeclaration } from '../../services/store/store-declarations.js';
 import type { Capabilities, CapabilityStatus } from '../capabilities/capabilities.js';
 import type { BotConfig } from '../../services/config/schema.js';

@@ -1,0 +1,512 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { removeDataFile } from './atomic.js';
+import { listFolder, removeFolder } from './owned-folder.js';
+import type { PluginStores } from './plugin-store.js';
+import { changeableBy, isPrivateChatOf, writtenBy, type PersonIds, type PrivacyParticipant } from './privacy.js';
+import type { ChatSearchLog, SearchLogItem } from './search-log/chat-search-log.js';
+import { ownedFolderOf, titleOf, type CarriedMessage, type ChatDocDeclaration, type ChatLogDeclaration, type ChatSearchLogDeclaration, type DocDeclaration, type StoreDeclaration } from './store-declarations.js';
+
+/** File bytes (a search log's attached files) put into one `.mydata` export at most, base64 in the JSON. */
+const MAX_EXPORT_FILE_BYTES = 16 * 1024 * 1024;
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+/** Whether a declaration is a `Store.chatDoc` with `owner`. */
+const isOwned = (decl: StoreDeclaration) => decl.kind === 'chat-doc' && decl.options.owner !== undefined;
+
+/**
+ * The privacy controls of one plugin's stores, from their declarations alone: `.mydata` export and delete, a message
+ * deleted for everyone, an edited message and a chat moving to a new id (LID → phone), for every kind — documents,
+ * logs, search logs (with their files, carried messages and erased markers) and owner documents. One participant per
+ * `.mydata` section; a plugin wires none of it.
+ */
+export class StorePrivacy {
+  constructor(private readonly store: PluginStores) {}
+
+  /** The privacy participants of these stores: one per `.mydata` section. */
+  participants(): PrivacyParticipant[] {
+    const sections = new Map<string, StoreDeclaration[]>();
+    for (const decl of this.store.declarations) {
+      const section = decl.options.section ?? this.store.plugin;
+      sections.set(section, [...(sections.get(section) ?? []), decl]);
+    }
+    // What an `owner` document names widens the person for the plugin's other sections (each participant widens at
+    // its start, before it deletes anything): the sections holding owner documents go last.
+    const owned = (decls: StoreDeclaration[]) => Number(decls.some(isOwned));
+    return [...sections.entries()].sort(([, a], [, b]) => owned(a) - owned(b)).map(([name, decls]) => this.participant(name, decls));
+  }
+
+  private participant(name: string, decls: StoreDeclaration[]): PrivacyParticipant {
+    return {
+      name,
+      exportFor: async (named) => {
+        const person = await this.widened(named);
+        const out: Record<string, unknown> = {};
+        for (const decl of decls) {
+          // exportAs '' (the only declaration of its section): the section is its data.
+          if (decl.options.exportAs === '' && decls.length === 1) return this.exportOne(decl, person);
+          out[decl.options.exportAs ?? decl.name] = await this.exportOne(decl, person);
+        }
+        return out;
+      },
+      deleteFor: async (named) => {
+        const person = await this.widened(named);
+        let removed = 0;
+        let failure: unknown;
+        for (const decl of decls) {
+          // The others still go when one cannot be written; the change stays in memory and is retried.
+          try {
+            removed += await this.deleteOne(decl, person);
+          } catch (err) {
+            failure ??= err;
+          }
+        }
+        if (failure) throw failure;
+        return removed;
+      },
+      revoke: async (chatId, messageId, author) => {
+        let removed = 0;
+        for (const decl of decls) removed += await this.revokeOne(decl, chatId, messageId, author);
+        return removed;
+      },
+      edit: async (chatId, messageId, text, author) => {
+        let changed = 0;
+        for (const decl of decls) changed += await this.editOne(decl, chatId, messageId, text, author);
+        return changed;
+      },
+      moveChat: async (from, to) => {
+        const failures: string[] = [];
+        for (const decl of decls) {
+          try {
+            await this.moveOne(decl, from, to);
+          } catch (err) {
+            failures.push((err as Error).message);
+          }
+        }
+        if (failures.length) throw new Error(failures.join('; '));
+      },
+    };
+  }
+
+  /** Which items of a chat are the person's: all of their private chat, in groups those they wrote. */
+  private ofPerson<I>(chatId: string, person: PersonIds, author: (item: I) => string | undefined): (item: I) => boolean {
+    const whole = isPrivateChatOf(chatId, person);
+    return (item) => whole || writtenBy(author(item), person);
+  }
+
+  /** The items of a chat's search log that are the person's (see `ofPerson`; without `people`, a private chat's whole log). */
+  private personsItems(decl: ChatSearchLogDeclaration<any>, chatId: string, person: PersonIds): (item: SearchLogItem) => boolean {
+    const author = decl.options.people?.author;
+    const theirs = author ? this.ofPerson(chatId, person, author) : () => isPrivateChatOf(chatId, person);
+    const marker = decl.options.erased?.is;
+    return marker ? (item) => !marker(item) && theirs(item) : theirs;
+  }
+
+  /** Whether an item came from `messageId` and `author` (who deletes or edits it) may change it. */
+  private fromMessage(decl: ChatSearchLogDeclaration<any> | ChatLogDeclaration<any> | ChatDocDeclaration<any, any>, messageId: string, author: PersonIds | undefined): ((item: unknown) => boolean) | undefined {
+    const people = decl.options.people;
+    const idOf = people?.messageId;
+    if (!people || !idOf) return undefined;
+    return (item) => idOf(item) === messageId && changeableBy(people.author(item), author);
+  }
+
+  /**
+   * Takes the matching items of a chat's search log away: their lines go, or with `erased` a marker stays in their
+   * place (their files go either way). Resolves with how many items were taken.
+   */
+  private async takeItems(decl: ChatSearchLogDeclaration<any>, log: ChatSearchLog<any>, matches: (item: SearchLogItem) => boolean): Promise<number> {
+    const erased = decl.options.erased;
+    if (!erased) return log.removeWhere(matches);
+    const files = decl.options.files;
+    const author = decl.options.people?.author;
+    const markerOf = (item: SearchLogItem) => {
+      const marker = erased.marker(item);
+      // A marker must keep nothing of the person: no words, no author, no files; otherwise the line goes.
+      const clean = !marker.text.trim() && !author?.(marker) && !(files?.(marker).length ?? 0);
+      return clean ? marker : undefined;
+    };
+    const taking = (item: SearchLogItem) => !erased.is(item) && matches(item);
+    let taken = await log.removeWhere((item) => taking(item) && !markerOf(item));
+    taken += await log.changeWhere(taking, (item) => markerOf(item)!);
+    return taken;
+  }
+
+  /**
+   * The messages carried inside a chat's items (`people.carried`) that `which` picks are removed (`change` gives
+   * undefined) or changed; resolves with how many items changed.
+   */
+  private async changeCarried(decl: ChatSearchLogDeclaration<any>, log: ChatSearchLog<any>, which: (m: CarriedMessage) => boolean, change: (m: CarriedMessage) => CarriedMessage | undefined): Promise<number> {
+    const carried = decl.options.people?.carried;
+    if (!carried) return 0;
+    return log.changeWhere(
+      (item) => carried.messages(item).some(which),
+      (item) => carried.withMessages(item, carried.messages(item).map((m) => (which(m) ? change(m) : m))),
+    );
+  }
+
+  private async exportOne(decl: StoreDeclaration, person: PersonIds): Promise<unknown> {
+    if (decl.kind === 'chat-search-log') {
+      this.store.settle(decl);
+      const logs = this.store.engine(decl);
+      const out: Record<string, unknown> = {};
+      const files = decl.options.files;
+      let fileBytes = 0;
+      for (const chatId of await logs.chatIds()) {
+        const log = logs.chat(chatId);
+        const mine = await log.where(this.personsItems(decl, chatId, person));
+        if (!mine.length) continue;
+        if (!files) {
+          out[chatId] = mine;
+          continue;
+        }
+        // An item's files come along (base64), as far as the export's size allows; the transcript-like text always does.
+        const withFiles = [];
+        for (const item of mine) {
+          const attached: Record<string, string> = {};
+          const omitted: string[] = [];
+          for (const rel of files(item)) {
+            const bytes = await readFile(log.filePath(rel)).catch(() => undefined);
+            if (!bytes) continue;
+            if (fileBytes + bytes.length > MAX_EXPORT_FILE_BYTES) omitted.push(rel);
+            else {
+              fileBytes += bytes.length;
+              attached[rel] = bytes.toString('base64');
+            }
+          }
+          withFiles.push({ ...item, ...(Object.keys(attached).length ? { filesBase64: attached } : {}), ...(omitted.length ? { filesOmitted: { files: omitted, why: 'over the export size limit; ask the owner' } } : {}) });
+        }
+        out[chatId] = withFiles;
+      }
+      return out;
+    }
+    if (decl.kind === 'doc') {
+      const byId = decl.options.people?.byId;
+      const referring = await this.referringTo(decl, person);
+      if (!byId) return Object.fromEntries(referring);
+      return { ...Object.fromEntries(Object.entries(byId(await this.store.jsonFile(decl).get())).filter(([id]) => writtenBy(id, person))), ...Object.fromEntries(referring) };
+    }
+    if (decl.kind === 'chat-doc' && decl.options.owner) return this.exportOwned(decl, person);
+    const out: Record<string, unknown> = {};
+    for (const chatId of await this.store.chats(decl)) {
+      if (decl.kind === 'chat-doc') {
+        const doc = await this.store.jsonFile(decl, chatId).get();
+        const people = decl.options.people;
+        if (!people) {
+          if (isPrivateChatOf(chatId, person)) out[chatId] = doc;
+          continue;
+        }
+        const mine = people.items(doc).filter(this.ofPerson(chatId, person, people.author));
+        if (mine.length) out[chatId] = mine;
+      } else {
+        const author = decl.options.people?.author;
+        const items = await this.store.logFile(decl, chatId).read();
+        const mine = author ? items.filter(this.ofPerson(chatId, person, author)) : isPrivateChatOf(chatId, person) ? items : [];
+        if (mine.length) out[chatId] = mine;
+      }
+    }
+    return out;
+  }
+
+  private async deleteOne(decl: StoreDeclaration, person: PersonIds): Promise<number> {
+    if (decl.kind === 'chat-search-log') {
+      this.store.settle(decl);
+      const logs = this.store.engine(decl);
+      let removed = 0;
+      for (const chatId of await logs.chatIds()) {
+        let n = await this.takeItems(decl, logs.chat(chatId), this.personsItems(decl, chatId, person));
+        // Their messages carried inside other people's items go too.
+        n += await this.changeCarried(decl, logs.chat(chatId), (m) => writtenBy(m.senderId, person), () => undefined);
+        if (n) this.store.changed(decl, chatId);
+        removed += n;
+      }
+      return removed;
+    }
+    if (decl.kind === 'chat-doc' && decl.options.owner) {
+      const keys = await this.ownedKeys(decl, person);
+      // One at a time, each whole: a failure leaves the rest for the next delete.
+      for (const key of keys) await this.removeOwned(decl, key);
+      return keys.length;
+    }
+    if (decl.kind === 'doc') {
+      const byId = decl.options.people?.byId;
+      // A `refersTo` entry goes with the document it names (removeOwned).
+      if (!byId) return 0;
+      const file = this.store.jsonFile(decl);
+      const gone = Object.keys(byId(await file.get())).filter((id) => writtenBy(id, person));
+      if (!gone.length) return 0;
+      await file.update((doc) => void gone.forEach((id) => delete byId(doc)[id]));
+      this.store.changed(decl, undefined);
+      await this.store.saved(decl, file);
+      return gone.length;
+    }
+    let removed = 0;
+    let failure: unknown;
+    for (const chatId of await this.store.chats(decl)) {
+      try {
+        if (decl.kind === 'chat-doc') removed += await this.removeFromDoc(decl, chatId, (doc, people) => (people ? this.ofPerson(chatId, person, people.author) : isPrivateChatOf(chatId, person) ? 'whole' : undefined));
+        else {
+          const author = decl.options.people?.author;
+          const n = await this.store.logFile(decl, chatId).removeWhere(author ? this.ofPerson(chatId, person, author) : () => isPrivateChatOf(chatId, person));
+          if (n) this.store.changed(decl, chatId);
+          removed += n;
+        }
+      } catch (err) {
+        failure ??= err;
+      }
+    }
+    if (failure) throw failure;
+    return removed;
+  }
+
+  /**
+   * Removes items of one chat's document (or the whole document: `'whole'`), waits until on disk, and tells the
+   * listeners. `pick` says which, from the declaration's `people`; undefined removes nothing. `wait` false: a write
+   * that fails is logged instead of rejecting (it is retried, and the data health reports it).
+   */
+  private async removeFromDoc<T, I>(
+    decl: ChatDocDeclaration<T, I>,
+    chatId: string,
+    pick: (doc: T, people: ChatDocDeclaration<T, I>['options']['people']) => ((item: I) => boolean) | 'whole' | undefined,
+    wait = true,
+  ): Promise<number> {
+    const file = this.store.jsonFile(decl, chatId);
+    const doc = await file.get();
+    const people = decl.options.people;
+    const which = pick(doc, people);
+    if (which === undefined) return 0;
+    let removed = 0;
+    if (which === 'whole') {
+      if (same(doc, decl.initial(chatId))) return 0;
+      await file.update(() => decl.initial(chatId));
+      removed = 1;
+    } else {
+      const items = people!.items;
+      removed = items(doc).filter(which).length;
+      if (!removed) return 0;
+      await file.update((d) => {
+        const list = items(d);
+        const kept = list.filter((item) => !which(item));
+        list.splice(0, list.length, ...kept);
+      });
+    }
+    this.store.changed(decl, chatId);
+    if (wait) await this.store.saved(decl, file);
+    else {
+      // A message deleted for everyone is gone from memory at once; a failed write is retried and reported by the
+      // data health, and must not keep the other stores from removing the message.
+      await this.store.saved(decl, file).catch((err: unknown) => this.store.log?.error({ err, plugin: this.store.plugin, chat: chatId }, `${this.store.plugin}: removed ${titleOf(decl, this.store.plugin)} of a message deleted for everyone, but could not save it yet`));
+    }
+    return removed;
+  }
+
+  private async revokeOne(decl: StoreDeclaration, chatId: string, messageId: string, author: PersonIds | undefined): Promise<number> {
+    if (decl.kind === 'doc') return 0;
+    if (decl.kind === 'chat-search-log') {
+      const matches = this.fromMessage(decl, messageId, author);
+      if (!matches) return 0;
+      this.store.settle(decl);
+      const log = this.store.engine(decl).chat(chatId);
+      let n = await this.takeItems(decl, log, matches);
+      n += await this.changeCarried(decl, log, (m) => m.id === messageId && changeableBy(m.senderId, author), () => undefined);
+      if (n) this.store.changed(decl, chatId);
+      return n;
+    }
+    const people = decl.options.people;
+    const idOf = people?.messageId;
+    if (!people || !idOf) return 0;
+    const matches = (item: unknown) => idOf(item) === messageId && changeableBy(people.author(item), author);
+    if (decl.kind === 'chat-doc') {
+      if (!(await this.store.chats(decl)).includes(chatId)) return 0;
+      return this.removeFromDoc(decl, chatId, () => matches, false);
+    }
+    const n = await this.store.logFile(decl, chatId).removeWhere(matches);
+    if (n) this.store.changed(decl, chatId);
+    return n;
+  }
+
+  /** An edited message: the items it made get its new text (see `ItemPeople.edited`). */
+  private async editOne(decl: StoreDeclaration, chatId: string, messageId: string, text: string, author: PersonIds | undefined): Promise<number> {
+    if (decl.kind === 'doc') return 0;
+    if (decl.kind === 'chat-search-log') {
+      const matches = this.fromMessage(decl, messageId, author);
+      const edited = decl.options.people?.edited;
+      this.store.settle(decl);
+      const log = this.store.engine(decl).chat(chatId);
+      let n = matches && edited ? await log.changeWhere(matches, (item) => edited(item, text)) : 0;
+      n += await this.changeCarried(decl, log, (m) => m.id === messageId && changeableBy(m.senderId, author), (m) => ({ ...m, text }));
+      if (n) this.store.changed(decl, chatId);
+      return n;
+    }
+    const people = decl.options.people;
+    const idOf = people?.messageId;
+    const edited = people?.edited;
+    if (!people || !idOf || !edited) return 0;
+    const matches = (item: unknown) => idOf(item) === messageId && changeableBy(people.author(item), author);
+    if (!(await this.store.chats(decl)).includes(chatId)) return 0;
+    let changed = 0;
+    if (decl.kind === 'chat-log') {
+      await this.store.logFile(decl, chatId).rewrite((items) => items.map((item) => (matches(item) ? (changed++, edited(item, text)) : item)));
+    } else {
+      const items = decl.options.people?.items;
+      if (!items) return 0;
+      const file = this.store.jsonFile(decl, chatId);
+      await file.update((doc) => {
+        const list = items(doc) as unknown[];
+        for (const [i, item] of list.entries()) if (matches(item)) (changed++, (list[i] = edited(item, text)));
+      });
+      if (changed) await this.store.saved(decl, file);
+    }
+    if (changed) this.store.changed(decl, chatId);
+    return changed;
+  }
+
+  private async moveOne(decl: StoreDeclaration, from: string, to: string): Promise<void> {
+    if (decl.kind === 'chat-search-log') {
+      this.store.settle(decl);
+      const logs = this.store.engine(decl);
+      if (!(await logs.chatIds()).includes(from)) return;
+      await logs.moveChat(from, to);
+      this.store.changed(decl, from);
+      this.store.changed(decl, to);
+      return;
+    }
+    if (decl.kind === 'doc') {
+      const byId = decl.options.people?.byId;
+      if (!byId) return;
+      const file = this.store.jsonFile(decl);
+      if (!Object.prototype.hasOwnProperty.call(byId(await file.get()), from)) return;
+      await file.update((doc) => {
+        const map = byId(doc);
+        // The newer id's own entry wins; the old id keeps nothing.
+        if (!Object.prototype.hasOwnProperty.call(map, to)) map[to] = map[from];
+        delete map[from];
+      });
+      this.store.changed(decl, undefined);
+      await this.store.saved(decl, file);
+      return;
+    }
+    if (decl.kind === 'chat-doc' && decl.options.byChat) await this.moveChatKeys(decl, decl.options.byChat, from, to);
+    // An owned document's key is no chat: it stays where it is.
+    if (decl.kind === 'chat-doc' && decl.options.owner) return;
+    if (!(await this.store.chats(decl)).includes(from)) return;
+    if (decl.kind === 'chat-log') {
+      const moving = await this.store.logFile(decl, from).read();
+      await this.store.logFile(decl, to).rewrite((there) => [...moving, ...there]);
+      await this.store.logFile(decl, from).rewrite(() => []);
+      this.store.changed(decl, from);
+      this.store.changed(decl, to);
+      return;
+    }
+    const source = this.store.jsonFile(decl, from);
+    const target = this.store.jsonFile(decl, to);
+    const moving = await source.get();
+    const existing = await target.get();
+    const people = decl.options.people;
+    if (people) {
+      const isSame = people.same ?? same;
+      const items = people.items(moving);
+      if (!items.length) return;
+      await target.update((d) => {
+        const list = people.items(d);
+        list.push(...items.filter((item) => !list.some((x) => isSame(x, item))));
+      });
+    } else {
+      if (same(moving, decl.initial(from))) return;
+      if (!same(existing, decl.initial(to))) throw new Error(`the ${titleOf(decl, this.store.plugin)} of ${from} were kept (${to} has its own)`);
+      await target.update(() => moving);
+    }
+    await this.store.saved(decl, target);
+    // The old id keeps nothing: its file goes once the new one is on disk.
+    await source.flush().catch(() => undefined);
+    this.store.docs.delete(source.file);
+    await removeDataFile(source.file);
+    this.store.changed(decl, from, true);
+    this.store.changed(decl, to);
+  }
+
+  /** The person with every id the plugin's `owner` documents of them name (a LID they did not write from this time). */
+  private async widened(person: PersonIds): Promise<PersonIds> {
+    const ids = new Set(person);
+    for (const decl of this.store.declarations) {
+      if (decl.kind !== 'chat-doc' || !decl.options.owner) continue;
+      for (const key of await this.ownedKeys(decl, person)) for (const id of decl.options.owner.ids(await this.store.jsonFile(decl, key).get())) ids.add(id);
+    }
+    return [...ids];
+  }
+
+  /** The keys of the `owner` documents that name one of the person's ids. */
+  private async ownedKeys(decl: ChatDocDeclaration<any, any>, person: PersonIds): Promise<string[]> {
+    const keys: string[] = [];
+    for (const key of await this.store.chats(decl)) {
+      const ids = decl.options.owner!.ids(await this.store.jsonFile(decl, key).get());
+      if (Array.isArray(ids) && ids.some((id) => typeof id === 'string' && writtenBy(id, person))) keys.push(key);
+    }
+    return keys;
+  }
+
+  /** The person's `owner` documents, each under its key, with its folder's files listed in `files`. */
+  private async exportOwned(decl: ChatDocDeclaration<any, any>, person: PersonIds): Promise<Record<string, unknown>> {
+    const out: Record<string, unknown> = {};
+    for (const key of await this.ownedKeys(decl, person)) {
+      const doc = await this.store.jsonFile(decl, key).get();
+      const folder = ownedFolderOf(decl, key);
+      out[key] = folder === undefined ? doc : { ...doc, files: await listFolder(path.join(this.store.dataDir, folder)) };
+    }
+    return out;
+  }
+
+  /**
+   * Removes an `owner` document whole: its folder first (so a folder that cannot go leaves the document naming it, for
+   * the next try), then its file, its copies set aside as unreadable, and the entries of `refersTo` maps naming it.
+   */
+  async removeOwned(decl: ChatDocDeclaration<any, any>, key: string): Promise<void> {
+    const folder = ownedFolderOf(decl, key);
+    if (folder !== undefined) await removeFolder(path.join(this.store.dataDir, folder), this.store.domain);
+    const file = this.store.jsonFile(decl, key);
+    await file.flush().catch(() => undefined);
+    this.store.docs.delete(file.file);
+    await removeDataFile(file.file);
+    const setAside = `${path.basename(file.file)}.corrupt-`;
+    for (const name of await readdir(path.dirname(file.file)).catch(() => [] as string[])) if (name.startsWith(setAside)) await removeDataFile(path.join(path.dirname(file.file), name));
+    this.store.changed(decl, key, true);
+    for (const other of this.store.declarations) {
+      if (other.kind !== 'doc') continue;
+      const refers = other.options.refersTo;
+      if (!refers || refers.decl !== decl) continue;
+      const map = refers.map(await this.store.jsonFile(other).get());
+      const naming = Object.keys(map).filter((k) => map[k] === key);
+      if (naming.length) await this.dropEntries(other, refers.map, naming);
+    }
+  }
+
+  /** The entries of a doc's `refersTo` map that name one of the person's `owner` documents. */
+  private async referringTo(decl: DocDeclaration<any>, person: PersonIds): Promise<Array<[string, unknown]>> {
+    const refers = decl.options.refersTo;
+    if (!refers) return [];
+    const keys = new Set(await this.ownedKeys(refers.decl, person));
+    return Object.entries(refers.map(await this.store.jsonFile(decl).get())).filter(([, value]) => typeof value === 'string' && keys.has(value));
+  }
+
+  /** Deletes entries of a doc's map, waits until on disk and tells the listeners. */
+  private async dropEntries(decl: DocDeclaration<any>, map: (doc: any) => Record<string, unknown>, keys: string[]): Promise<void> {
+    const file = this.store.jsonFile(decl);
+    await file.update((doc) => void keys.forEach((key) => delete map(doc)[key]));
+    this.store.changed(decl, undefined);
+    await this.store.saved(decl, file);
+  }
+
+  /** A chat moved: in every document of the kind, the `byChat` map's entry follows it (the new id's own entry kept). */
+  private async moveChatKeys(decl: ChatDocDeclaration<any, any>, byChat: (doc: any) => Record<string, unknown> | undefined, from: string, to: string): Promise<void> {
+    const has = (map: Record<string, unknown> | undefined, id: string) => map !== undefined && Object.prototype.hasOwnProperty.call(map, id);
+    for (const key of await this.store.chats(decl)) {
+      const file = this.store.jsonFile(decl, key);
+      if (!has(byChat(await file.get()), from)) continue;
+      await file.update((doc) => {
+        const map = byChat(doc)!;
+        if (!has(map, to)) map[to] = map[from];
+        delete map[from];
+      });
+      await this.store.saved(decl, file);
+      this.store.changed(decl, key);
+    }
+  }
+}
