@@ -261,9 +261,9 @@ export class AudioArchive {
     return item ? noteOf(item) : undefined;
   }
 
-  /** How many notes `chatId` has (erased ones included: they keep their number). */
+  /** How many notes `chatId` holds (an erased note's marker is not one). */
   async count(chatId: string): Promise<number> {
-    return (await this.#ready(chatId)).log.size();
+    return (await (await this.#ready(chatId)).log.where((item) => !item.removed)).length;
   }
 
   /** The absolute path of a note's audio file, if it was kept. */

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { AudioArchive, type NoteInput } from '../../../plugins/voice/archive.js';
 import { SNAPSHOT_MIN_NOTES } from '../../../plugins/voice/archive-note.js';
 import { tempDir } from '../../helpers/checkout.js';
-import { archiveAt } from '../../helpers/voice-archive.js';
+import { archiveAt, voiceArchiveAt } from '../../helpers/voice-archive.js';
 
 const note = (transcript: string, extra: Partial<NoteInput> = {}): NoteInput => ({ messageId: `m-${Math.random()}`, senderId: '62811111111@s.whatsapp.net', at: Date.parse('2025-05-01T10:00:00Z'), transcript, ...extra });
 
@@ -84,5 +84,16 @@ describe('audio archive', () => {
     const third = archiveAt(dir);
     expect((await third.search('big@g.us', 'giraffe'))[0].note.seq).to.equal(SNAPSHOT_MIN_NOTES + 11);
     expect((await third.search('big@g.us', 'zebra'))[0].note.seq).to.equal(1235);
+  });
+
+  it('counts the notes a chat holds: an erased note (deleted for everyone) is not counted, though its number stays taken', async () => {
+    const { archive, privacy } = voiceArchiveAt(dir);
+    await archive.add('A@g.us', note('first note', { messageId: 'n1' }));
+    await archive.add('A@g.us', note('second note', { messageId: 'n2' }));
+    expect(await archive.count('A@g.us')).to.equal(2);
+    expect(await privacy.revoke!('A@g.us', 'n1', ['62811111111@s.whatsapp.net'])).to.equal(1);
+    expect(await archive.count('A@g.us')).to.equal(1);
+    expect((await archive.noteOf('A@g.us', 'n1'))?.removed, 'the marker still says it was there').to.equal(true);
+    expect((await archive.add('A@g.us', note('third note'))).seq).to.equal(3);
   });
 });
