@@ -326,24 +326,34 @@ export function createAiService(deps: AiServiceDeps): AiService {
   }
 
   /**
-   * What the turn's quoted media says, when a plugin offers to put that kind into words: the text of the user turn
-   * put before the question and the notice put before the answer; or the sentence that answers instead of the model
-   * (deleted, erased, cannot be heard now). A turn for one person only (`onlyTurnsOf`) carries no one else's words.
+   * What the message this turn replies to says, for the model: a quoted text message's own words; a quoted media's
+   * words when a plugin offers to put that kind into words (a voice note's transcript), with the notice put before
+   * the answer — or the sentence that answers instead of the model (deleted, erased, cannot be heard now). `text` is
+   * the user turn put before the question; `ownWords`, the bot's own quoted words, which are left out when they are
+   * its last answer in the prompt (the model sees which message is meant). A turn for one person only
+   * (`onlyTurnsOf`) carries no one else's words.
    */
-  async function quotedPart(ctx: MessageContext, options: RespondOptions): Promise<{ text?: string; notice?: string } | { unavailable: string }> {
+  async function quotedPart(ctx: MessageContext, options: RespondOptions): Promise<{ text?: string; notice?: string; ownWords?: string } | { unavailable: string }> {
     const quoted = ctx.message.quoted;
-    const reader = quoted?.media && deps.quotedReader?.(ctx);
-    if (!quoted || !reader) return {};
+    if (!quoted || quoted.deleted && !quoted.media) return {};
+    const reader = quoted.media ? deps.quotedReader?.(ctx) : undefined;
+    // A quoted photo or file no plugin reads: its caption is no account of what it shows, so nothing is added.
+    if (quoted.media && !reader) return {};
+    if (!quoted.media && !quoted.text.trim()) return {};
     if (options.onlyTurnsOf && !quoted.fromBot && !inIdList(quoted.senderId, options.onlyTurnsOf)) return { text: quotedLeftOutText(ctx) };
+    if (!reader) return { text: quotedTurnText(ctx, quoted.text), ...(quoted.fromBot ? { ownWords: quoted.text.trim() } : {}) };
     const found = await quotedWordsOf(ctx, reader, log);
     if (!found) return {};
     if ('unavailable' in found) return found;
     return { text: quotedTurnText(ctx, found.words), notice: found.notice };
   }
 
-  /** `messages` with the quoted words' turn put just before the question (the last user turn), or at the end. */
-  function withQuotedTurn(messages: ChatMessage[], text: string | undefined): ChatMessage[] {
-    if (!text) return messages;
+  /**
+   * `messages` with the quoted words' turn put just before the question (the last user turn), or at the end; none
+   * when they are the bot's own words of its last answer there.
+   */
+  function withQuotedTurn(messages: ChatMessage[], quote: { text?: string; ownWords?: string }): ChatMessage[] {
+    if (!quote.text) return messages;
     let at = messages.length;
     for (let i = messages.length - 1; i > 0; i--) {
       if (messages[i].role === 'user') {
@@ -351,7 +361,15 @@ export function createAiService(deps: AiServiceDeps): AiService {
         break;
       }
     }
-    return [...messages.slice(0, at), { role: 'user', content: text }, ...messages.slice(at)];
+    if (quote.ownWords) {
+      for (let i = at - 1; i > 0; i--) {
+        if (messages[i].role !== 'assistant') continue;
+        const said = messages[i].content;
+        if (typeof said === 'string' && said.includes(quote.ownWords)) return messages;
+        break;
+      }
+    }
+    return [...messages.slice(0, at), { role: 'user', content: quote.text }, ...messages.slice(at)];
   }
 
   async function respond(ctx: MessageContext, options: RespondOptions = {}): Promise<string> {
@@ -405,7 +423,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
         const system = systemMessageFor(ctx, facts, tools.some((t) => t.live), withPersona(ctx.chatId, options.system));
         // With `ai.cacheControl`, the last of the stable messages carries the cache mark (the prefix up to it is cached).
         const mark = cfg.ai.cacheControl ? withCacheMark : (m: ChatMessage) => m;
-        const messages: ChatMessage[] = withQuotedTurn(summary ? [system, mark(summary), ...history] : [mark(system), ...history], quote.text);
+        const messages: ChatMessage[] = withQuotedTurn(summary ? [system, mark(summary), ...history] : [mark(system), ...history], quote);
         try {
           const cited: string[] = [];
           const limits = { rounds: cfg.ai.maxToolRounds, perRound: cfg.ai.maxToolCallsPerRound, perMessage: cfg.ai.maxToolCallsPerMessage, perDay: ctx.isOwner ? 0 : cfg.ai.toolCallsPerDay };

@@ -73,7 +73,7 @@ function neutralized(words: string): string {
 }
 
 /**
- * The words of the quoted message as the model gets them: a user turn put just before the question, saying what the
+ * The words of the quoted message (a text message's own, or what a reader made of its media) as the model gets them: a user turn put just before the question, saying what the
  * question replies to, with the words between markers as content that is never instructions. Never kept in the
  * chat's history (a note deleted or erased later leaves nothing there), so the prompt's cached prefix stays the same.
  *
