@@ -48,8 +48,10 @@ export function quotedWordsOf(ctx: MessageContext, reader: QuotedWordsEntry | un
     if (quoted.deleted) return { unavailable: quotedDeletedSentence(quoted) };
     try {
       const found = await reader.read(ctx, quoted as QuotedMedia);
-      if (found && 'words' in found && typeof found.words !== 'string') return undefined;
-      return found ?? undefined;
+      // Only the two shapes the contract names, with text in them: anything else adds nothing.
+      if (found && 'words' in found && typeof found.words === 'string') return { words: found.words, ...(typeof found.notice === 'string' && found.notice ? { notice: found.notice } : {}) };
+      if (found && 'unavailable' in found && typeof found.unavailable === 'string' && found.unavailable.trim()) return { unavailable: found.unavailable };
+      return undefined;
     } catch (err) {
       log.error({ err, kind: quoted.media!.kind }, 'the quoted message could not be put into words; the turn goes on without them');
       return undefined;
