@@ -22,7 +22,7 @@ import { toWhatsApp } from './whatsapp-format.js';
 import { PromptRefused } from './scheduled-turn.js';
 import { DEFAULT_PROGRESS } from '../pipeline/progress.js';
 import type { QuotedWordsEntry } from '../plugin/instance.js';
-import { quotedLeftOutText, quotedTurnText, quotedWordsOf } from './quoted-words.js';
+import { quotedLeftOutText, quotedTurnText, quotedUnreadableText, quotedWordsOf } from './quoted-words.js';
 
 /**
  * What the model answers to stay silent: then nothing is sent. It is offered in the system prompt of groups where
@@ -337,8 +337,9 @@ export function createAiService(deps: AiServiceDeps): AiService {
     const quoted = ctx.message.quoted;
     if (!quoted || quoted.deleted && !quoted.media) return {};
     const reader = quoted.media ? deps.quotedReader?.(ctx) : undefined;
-    // A quoted photo or file no plugin reads: its caption is no account of what it shows, so nothing is added.
-    if (quoted.media && !reader) return {};
+    // A quoted photo, voice note or file no plugin reads: its caption is no account of what it shows or says, so the
+    // model is told its content is not here (never pretend).
+    if (quoted.media && !reader) return { text: quotedUnreadableText(ctx) };
     if (!quoted.media && !quoted.text.trim()) return {};
     if (options.onlyTurnsOf && !quoted.fromBot && !inIdList(quoted.senderId, options.onlyTurnsOf)) return { text: quotedLeftOutText(ctx) };
     if (!reader) return { text: quotedTurnText(ctx, quoted.text), ...(quoted.fromBot ? { ownWords: quoted.text.trim() } : {}) };

@@ -98,3 +98,11 @@ export function quotedTurnText(ctx: MessageContext, words: string): string {
 export function quotedLeftOutText(ctx: MessageContext): string {
   return `[The next message replies to ${whose(ctx, ctx.message.quoted!)}. Its words are left out of this turn, which acts for one person only: say so if the question needs them.]`;
 }
+
+/**
+ * What the model is told when the turn replies to a photo, voice note or file that no active plugin can read now (the
+ * plugin is off, or the sender may not use it): that its content is not in this turn, so it says so rather than guess.
+ */
+export function quotedUnreadableText(ctx: MessageContext): string {
+  return `[The next message replies to ${whose(ctx, ctx.message.quoted!)}. Its content is not available to you in this turn (only what the conversation above says of it): if the question is about what it shows or says, say you cannot tell rather than guess.]`;
+}

@@ -120,10 +120,13 @@ describe('quoted media in words for any AI turn (plugin offer quotedWords)', fun
     t = await startTestBot(reader, { options: { access: ['10000000002'] } });
     expect(await t.send({ text: 'what does it say?', quoted: quoteOf('doc-8') })).to.deep.equal(['model: what does it say?']);
     expect(asked).to.have.length(0);
-    expect(quotedTurnOf(t.model.requests.at(-1)!)).to.equal('');
+    // The model is told the quoted document's content is not there, so it does not guess it.
+    const turn = quotedTurnOf(t.model.requests.at(-1)!);
+    expect(turn).to.match(/^\[The next message replies to a document they sent earlier\. Its content is not available to you in this turn/);
+    expect(turn).not.to.contain('the text of');
   });
 
-  it('a long text is cut with a note, and a quote of a kind nobody reads adds nothing', async () => {
+  it('a long text is cut with a note, and a quote of a kind nobody reads tells the model its content is not there', async () => {
     t = await startTestBot(reader);
     answer = () => ({ words: 'x'.repeat(9000) });
     await t.send({ text: 'summarise', quoted: quoteOf('doc-9') });
@@ -131,7 +134,12 @@ describe('quoted media in words for any AI turn (plugin offer quotedWords)', fun
     expect(turn).to.contain('only its first 8000 characters are quoted');
     expect(turn).to.contain(`<<<QUOTED\n${'x'.repeat(8000)}\nQUOTED>>>`);
     await t.send({ text: 'nice photo?', quoted: { ...quoteOf('photo-1'), media: { kind: 'image', mimetype: 'image/jpeg', download: () => Promise.reject(new Error('no')) } } });
-    expect(t.model.requests.at(-1)!.messages.at(-2)?.role).not.to.equal('user');
+    expect(quotedTurnOf(t.model.requests.at(-1)!)).to.equal(
+      '[The next message replies to a photo they sent earlier. Its content is not available to you in this turn (only what the conversation above says of it): if the question is about what it shows or says, say you cannot tell rather than guess.]',
+    );
+    // Never kept: the next turn's history holds the questions, not the line.
+    await t.send({ text: 'and now?' });
+    expect(JSON.stringify(t.model.requests.at(-1)!.messages)).not.to.contain('Its content is not available');
   });
 
   it('a reply quoting a text message gives the model its words and whose they are, without a reader', async () => {
