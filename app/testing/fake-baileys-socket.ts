@@ -126,6 +126,25 @@ export class FakeBaileysSocket implements WhatsAppSocket {
     return new Promise((resolve) => this.sentWaiters.push({ count, resolve }));
   }
 
+  /**
+   * The next message sent from this call on that `matches` (default: a text that is not an edit), to `jid` when
+   * given. Call it before delivering what it answers: what was sent already does not count.
+   *
+   * @example
+   * const answer = socket.nextSent();
+   * socket.deliver([waText('hello', { from: ALICE })]);
+   * expect(sentText(await answer)).to.equal('model: hello');
+   */
+  async nextSent(matches: (record: SentRecord) => boolean = isSentText, jid?: string): Promise<SentRecord> {
+    const wanted = (record: SentRecord) => matches(record) && (!jid || record.jid === jid);
+    const before = this.sent.filter(wanted).length;
+    for (;;) {
+      const found = this.sent.filter(wanted);
+      if (found.length > before) return found.at(-1)!;
+      await this.waitForSent(this.sent.length + 1);
+    }
+  }
+
   async sendPresenceUpdate(type: WAPresence, jid?: string): Promise<void> {
     this.presences.push({ type, jid });
   }
@@ -281,8 +300,21 @@ export function waMessage(message: proto.IMessage, o: BuildOptions = {}): WAMess
   return info;
 }
 
-/** A text message; with mentions or a quote it becomes an extendedTextMessage, as WhatsApp sends it. */
-export function waText(text: string, o: BuildOptions & { mentions?: string[]; quote?: { id: string; participant: string; text: string } } = {}): WAMessage {
+/** Whether a sent record is a text (not an edit of an earlier message). */
+export function isSentText(record: SentRecord): boolean {
+  return 'text' in record.content && typeof (record.content as { text?: unknown }).text === 'string' && !('edit' in record.content);
+}
+
+/** The text of a sent text record. */
+export function sentText(record: SentRecord): string {
+  return (record.content as { text: string }).text;
+}
+
+/**
+ * A text message; with mentions or a quote it becomes an extendedTextMessage, as WhatsApp sends it. A quote carries the
+ * quoted message's text, or the quoted message itself (`message`: a voice note, a photo, a document).
+ */
+export function waText(text: string, o: BuildOptions & { mentions?: string[]; quote?: { id: string; participant: string; text?: string; message?: proto.IMessage } } = {}): WAMessage {
   if (!o.mentions?.length && !o.quote) return waMessage({ conversation: text }, o);
   return waMessage(
     {
@@ -290,7 +322,7 @@ export function waText(text: string, o: BuildOptions & { mentions?: string[]; qu
         text,
         contextInfo: {
           ...(o.mentions?.length ? { mentionedJid: o.mentions } : {}),
-          ...(o.quote ? { stanzaId: o.quote.id, participant: o.quote.participant, quotedMessage: { conversation: o.quote.text } } : {}),
+          ...(o.quote ? { stanzaId: o.quote.id, participant: o.quote.participant, quotedMessage: o.quote.message ?? { conversation: o.quote.text ?? '' } } : {}),
         },
       },
     },

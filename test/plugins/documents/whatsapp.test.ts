@@ -6,7 +6,7 @@ import type { App } from '../../../app/app.js';
 import documentsPlugin from '../../../plugins/documents/index.js';
 import visionPlugin from '../../../plugins/vision/index.js';
 import { FakeAnthropicGateway } from '../../fakes/anthropic-messages.js';
-import { BOT_PHONE, FakeSocketFactory, waMessage, type SentRecord } from '../../fakes/baileys-socket.js';
+import { BOT_PHONE, FakeSocketFactory, sentText, waMessage, waText } from '../../fakes/baileys-socket.js';
 import { startLinkedBot } from '../../helpers/linked-bot.js';
 import { tempDir, writeConfig } from '../../helpers/checkout.js';
 import { makeImage } from '../vision/images.js';
@@ -61,21 +61,10 @@ describe('quoted documents and photos over WhatsApp (fake Baileys socket, real a
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function nextText(): Promise<string> {
-    const before = sockets.last.sent.filter(isText).length;
-    for (;;) {
-      const texts = sockets.last.sent.filter(isText);
-      if (texts.length > before) return (texts.at(-1)!.content as { text: string }).text;
-      await sockets.last.waitForSent(sockets.last.sent.length + 1);
-    }
-  }
-  const isText = (s: SentRecord) => 'text' in s.content && typeof (s.content as { text?: unknown }).text === 'string' && !('edit' in s.content);
+  const nextText = () => sockets.last.nextSent().then(sentText);
 
   const documentMessage = (fileName: string, caption?: string): proto.IMessage => ({
     documentMessage: { fileName, mimetype: DOCX_MIME, fileLength: 1000, ...(caption ? { caption } : {}), mediaKey: Buffer.alloc(32, 1), directPath: '/v/t62/doc' },
-  });
-  const quoting = (text: string, id: string, quoted: proto.IMessage): proto.IMessage => ({
-    extendedTextMessage: { text, contextInfo: { stanzaId: id, participant: ALICE, quotedMessage: quoted } },
   });
 
   it('a reply quoting an earlier document asks about it again, answered from the kept copy even when WhatsApp no longer has the file', async () => {
@@ -89,7 +78,7 @@ describe('quoted documents and photos over WhatsApp (fake Baileys socket, real a
     // WhatsApp's copy is gone now; the quote carries only the document's description.
     served.clear();
     answered = nextText();
-    sockets.last.deliver([waMessage(quoting("what's the budget?", '3EB0DOC000000001', documentMessage('minutes.docx')), { from: ALICE })]);
+    sockets.last.deliver([waText("what's the budget?", { from: ALICE, quote: { id: '3EB0DOC000000001', participant: ALICE, message: documentMessage('minutes.docx') } })]);
     expect(await answered).to.equal("gw: [about the document they replied to] what's the budget?");
     const last = gateway.chats().at(-1)!;
     const system = (last.json.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'system').map((m) => m.content).join('\n');
@@ -100,7 +89,7 @@ describe('quoted documents and photos over WhatsApp (fake Baileys socket, real a
   it('a reply quoting a document the bot never kept downloads it through the quoted message and reads it', async () => {
     served.set('old.docx', docx(['Packing: tent and rope']));
     const answered = nextText();
-    sockets.last.deliver([waMessage(quoting('what do I pack?', '3EB0DOC0000000FF', documentMessage('old.docx')), { from: ALICE })]);
+    sockets.last.deliver([waText('what do I pack?', { from: ALICE, quote: { id: '3EB0DOC0000000FF', participant: ALICE, message: documentMessage('old.docx') } })]);
     expect(await answered).to.equal('gw: [about the document they replied to] what do I pack?');
     expect(JSON.stringify(gateway.chats().at(-1)!.json.messages)).to.contain('Packing: tent and rope');
     expect(downloads).to.deep.equal(['old.docx']);
@@ -116,7 +105,7 @@ describe('quoted documents and photos over WhatsApp (fake Baileys socket, real a
     expect(await readdir(path.join(dir, 'data', 'media', 'vision', 'files'))).to.have.length(1);
     served.clear();
     answered = nextText();
-    sockets.last.deliver([waMessage(quoting('what colour is it?', '3EB0IMG000000001', image), { from: ALICE })]);
+    sockets.last.deliver([waText('what colour is it?', { from: ALICE, quote: { id: '3EB0IMG000000001', participant: ALICE, message: image } })]);
     expect(await answered).to.equal('gw sees: what colour is it?');
     const requests = gateway.messages();
     expect(requests).to.have.length(2);

@@ -6,7 +6,7 @@ import { proto, type WAMessage } from '@whiskeysockets/baileys';
 import type { App } from '../../../app/app.js';
 import visionPlugin from '../../../plugins/vision/index.js';
 import { FakeAnthropicGateway } from '../../fakes/anthropic-messages.js';
-import { BOT_PHONE, FakeSocketFactory, waMessage, type SentRecord } from '../../fakes/baileys-socket.js';
+import { BOT_PHONE, FakeSocketFactory, sentText, waMessage, waText } from '../../fakes/baileys-socket.js';
 import { startLinkedBot } from '../../helpers/linked-bot.js';
 import { tempDir, writeConfig } from '../../helpers/checkout.js';
 import { testFfmpeg } from '../voice/audio-files.js';
@@ -55,18 +55,7 @@ describe('quoted album photos and videos over WhatsApp (fake Baileys socket, rea
     await rm(dir, { recursive: true, force: true });
   });
 
-  const isText = (s: SentRecord) => 'text' in s.content && typeof (s.content as { text?: unknown }).text === 'string' && !('edit' in s.content);
-  async function nextText(): Promise<string> {
-    const before = sockets.last.sent.filter(isText).length;
-    for (;;) {
-      const texts = sockets.last.sent.filter(isText);
-      if (texts.length > before) return (texts.at(-1)!.content as { text: string }).text;
-      await sockets.last.waitForSent(sockets.last.sent.length + 1);
-    }
-  }
-  const quoting = (text: string, id: string, quoted: proto.IMessage): proto.IMessage => ({
-    extendedTextMessage: { text, contextInfo: { stanzaId: id, participant: ALICE, quotedMessage: quoted } },
-  });
+  const nextText = () => sockets.last.nextSent().then(sentText);
   const picturesOf = (n: number) => ((gateway.messages()[n]!.json.messages[0].content ?? []) as Array<{ type: string; source?: { data: string } }>).filter((b) => b.type === 'image').map((b) => Buffer.from(b.source!.data, 'base64'));
 
   it('a reply quoting the second photo of an album brings that photo back, from the kept copy', async () => {
@@ -81,7 +70,7 @@ describe('quoted album photos and videos over WhatsApp (fake Baileys socket, rea
 
     served.clear();
     answered = nextText();
-    sockets.last.deliver([waMessage(quoting('what colour is this one?', ids[1]!, image(photos[1]!)), { from: ALICE })]);
+    sockets.last.deliver([waText('what colour is this one?', { from: ALICE, quote: { id: ids[1]!, participant: ALICE, message: image(photos[1]!) } })]);
     expect(await answered).to.equal('gw sees: what colour is this one?');
     const [picture] = picturesOf(1);
     expect(picture!.equals(photos[1]!)).to.equal(true);
@@ -101,7 +90,7 @@ describe('quoted album photos and videos over WhatsApp (fake Baileys socket, rea
 
     served.clear();
     answered = nextText();
-    sockets.last.deliver([waMessage(quoting('and what changes?', '3EB0VIDEO0000001', video), { from: ALICE })]);
+    sockets.last.deliver([waText('and what changes?', { from: ALICE, quote: { id: '3EB0VIDEO0000001', participant: ALICE, message: video } })]);
     expect(await answered).to.match(/^gw sees: and what changes\?/);
     expect(picturesOf(1).map((f) => f.toString('base64'))).to.deep.equal(frames.map((f) => f.toString('base64')));
   });

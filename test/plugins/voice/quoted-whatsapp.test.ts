@@ -4,7 +4,7 @@ import { proto, type WAMessage } from '@whiskeysockets/baileys';
 import type { App } from '../../../app/app.js';
 import { createVoicePlugin } from '../../../plugins/voice/index.js';
 import { FakeAudio } from '../../../app/testing/index.js';
-import { BOT_PHONE, FakeSocketFactory, waMessage, type SentRecord } from '../../fakes/baileys-socket.js';
+import { BOT_PHONE, FakeSocketFactory, isSentText, sentText, waMessage, waText, type SentRecord } from '../../fakes/baileys-socket.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { startLinkedBot } from '../../helpers/linked-bot.js';
 import { tempDir, writeConfig } from '../../helpers/checkout.js';
@@ -65,22 +65,9 @@ describe('quoted voice notes over WhatsApp (fake Baileys socket, real app)', fun
     await rm(dir, { recursive: true, force: true });
   });
 
-  const isText = (s: SentRecord) => 'text' in s.content && typeof (s.content as { text?: unknown }).text === 'string' && !('edit' in s.content);
   const isAudio = (s: SentRecord) => 'audio' in s.content;
-  async function next(match: (s: SentRecord) => boolean, to?: string): Promise<SentRecord> {
-    const before = sockets.last.sent.filter((s) => match(s) && (!to || s.jid === to)).length;
-    for (;;) {
-      const found = sockets.last.sent.filter((s) => match(s) && (!to || s.jid === to));
-      if (found.length > before) return found.at(-1)!;
-      await sockets.last.waitForSent(sockets.last.sent.length + 1);
-    }
-  }
-  const textOf = (s: SentRecord) => (s.content as { text: string }).text;
 
   const voiceNote = (): proto.IMessage => ({ audioMessage: { mimetype: 'audio/ogg; codecs=opus', ptt: true, seconds: 1, fileLength: ogg.length, mediaKey: Buffer.alloc(32, 3), directPath: '/v/t62/ptt' } });
-  const quoting = (text: string, id: string, participant: string, quoted: proto.IMessage): proto.IMessage => ({
-    extendedTextMessage: { text, contextInfo: { stanzaId: id, participant, quotedMessage: quoted } },
-  });
   /** The turn the core put just before the question of the last chat request: the quoted message's words. */
   const quotedTurnOfLastChat = () => {
     const before = (gateway.chats().at(-1)!.json.messages as Array<{ role: string; content: string }>).at(-2);
@@ -89,41 +76,41 @@ describe('quoted voice notes over WhatsApp (fake Baileys socket, real app)', fun
 
   it("a reply quoting the sender's voice note is answered from its archived transcript, not transcribed again", async () => {
     served.set('3EB0VOICE0000001', ogg);
-    const spoken = next(isAudio, ALICE);
+    const spoken = sockets.last.nextSent(isAudio, ALICE);
     sockets.last.deliver([waMessage(voiceNote(), { from: ALICE, id: '3EB0VOICE0000001' })]);
     await spoken;
     expect(audio.uploads).to.have.length(1);
     served.clear();
-    const answered = next(isText, ALICE);
-    sockets.last.deliver([waMessage(quoting('where is the key?', '3EB0VOICE0000001', ALICE, voiceNote()), { from: ALICE })]);
-    expect(textOf(await answered)).to.equal('gw: where is the key?');
+    const answered = sockets.last.nextSent(isSentText, ALICE);
+    sockets.last.deliver([waText('where is the key?', { from: ALICE, quote: { id: '3EB0VOICE0000001', participant: ALICE, message: voiceNote() } })]);
+    expect(sentText(await answered)).to.equal('gw: where is the key?');
     expect(quotedTurnOfLastChat()).to.contain('<<<QUOTED\nthe key is under the blue flower pot\nQUOTED>>>');
     expect(audio.uploads).to.have.length(1);
   });
 
   it('a reply quoting the voice reply the bot sent is answered from the words it spoke', async () => {
     served.set('3EB0VOICE0000002', ogg);
-    const spoken = next(isAudio, ALICE);
+    const spoken = sockets.last.nextSent(isAudio, ALICE);
     sockets.last.deliver([waMessage(voiceNote(), { from: ALICE, id: '3EB0VOICE0000002' })]);
     const reply = await spoken;
     served.clear();
-    const answered = next(isText, ALICE);
+    const answered = sockets.last.nextSent(isSentText, ALICE);
     // The phone quotes the bot's own message: its id, the bot as participant, the audio as the quoted message.
-    sockets.last.deliver([waMessage(quoting('can you repeat that?', reply.id, BOT_JID, voiceNote()), { from: ALICE })]);
-    expect(textOf(await answered)).to.equal('gw: can you repeat that?');
+    sockets.last.deliver([waText('can you repeat that?', { from: ALICE, quote: { id: reply.id, participant: BOT_JID, message: voiceNote() } })]);
+    expect(sentText(await answered)).to.equal('gw: can you repeat that?');
     expect(quotedTurnOfLastChat()).to.contain('your own words').and.to.contain('<<<QUOTED\ngw: the key is under the blue flower pot\nQUOTED>>>');
     expect(audio.uploads).to.have.length(1);
   });
 
   it("a reply in another chat naming the first chat's voice note id gets nothing of it", async () => {
     served.set('3EB0VOICE0000003', ogg);
-    const spoken = next(isAudio, ALICE);
+    const spoken = sockets.last.nextSent(isAudio, ALICE);
     sockets.last.deliver([waMessage(voiceNote(), { from: ALICE, id: '3EB0VOICE0000003' })]);
     await spoken;
     served.clear();
-    const answered = next(isText, BOB);
-    sockets.last.deliver([waMessage(quoting('what did she say?', '3EB0VOICE0000003', BOB, voiceNote()), { from: BOB })]);
-    expect(textOf(await answered)).to.equal('I never transcribed that voice note, and WhatsApp no longer serves it. Please send it again.');
+    const answered = sockets.last.nextSent(isSentText, BOB);
+    sockets.last.deliver([waText('what did she say?', { from: BOB, quote: { id: '3EB0VOICE0000003', participant: BOB, message: voiceNote() } })]);
+    expect(sentText(await answered)).to.equal('I never transcribed that voice note, and WhatsApp no longer serves it. Please send it again.');
     expect(gateway.chats().filter((c) => JSON.stringify(c.json.messages).includes('blue flower pot') && JSON.stringify(c.json.messages).includes('what did she say'))).to.have.length(0);
   });
 });
