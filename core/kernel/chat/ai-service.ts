@@ -335,7 +335,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
    */
   async function quotedPart(ctx: MessageContext, options: RespondOptions): Promise<{ text?: string; notice?: string; ownWords?: string } | { unavailable: string }> {
     const quoted = ctx.message.quoted;
-    if (!quoted || quoted.deleted && !quoted.media) return {};
+    if (!quoted || options.quotedInPrompt || (quoted.deleted && !quoted.media)) return {};
     const reader = quoted.media ? deps.quotedReader?.(ctx) : undefined;
     // A quoted photo, voice note or file no plugin reads: its caption is no account of what it shows or says, so the
     // model is told its content is not here (never pretend).

@@ -624,6 +624,12 @@ export interface RespondOptions {
   /** Skip writing the user's text to history (the caller already did). */
   userAlreadyInHistory?: boolean;
   /**
+   * The caller puts the quoted message's content in this turn itself (the documents plugin: the quoted document's
+   * text in `system`), so the core adds nothing about the quote — neither a reader's words nor the line telling the
+   * model that the quoted content is not available.
+   */
+  quotedInPrompt?: boolean;
+  /**
    * Only these senders' turns (and the bot's answers to them) reach the model, and the chat's memory is left out:
    * for a turn whose tools act for one person (an open workspace in a group), so that other members' text —
    * addressed to the bot or not — cannot steer them. Ids are jids or bare numbers, phone or LID.

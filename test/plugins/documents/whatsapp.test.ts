@@ -83,6 +83,8 @@ describe('quoted documents and photos over WhatsApp (fake Baileys socket, real a
     const last = gateway.chats().at(-1)!;
     const system = (last.json.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'system').map((m) => m.content).join('\n');
     expect(system).to.contain('The budget for 2027 is 48,500 EUR.').and.to.contain('minutes.docx');
+    // The document's text is in this turn: the model is not told its content is missing.
+    expect(JSON.stringify(last.json.messages)).not.to.contain('not available to you');
     expect(downloads).to.deep.equal(['minutes.docx']);
   });
 
