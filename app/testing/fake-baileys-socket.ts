@@ -300,6 +300,28 @@ export function waMessage(message: proto.IMessage, o: BuildOptions = {}): WAMess
   return info;
 }
 
+/**
+ * WhatsApp's media server as the tests need it: the bytes it hands out by message id, and the `download` to give the
+ * transport (`transport: { download }`). An id it does not hold fails as expired media does, so `served.clear()` is
+ * "WhatsApp no longer has the file".
+ *
+ * @example
+ * const media = mediaServedById();
+ * await startFakeSocketBot(plugin, { transport: { download: media.download } });
+ * media.served.set('3EB0VOICE0000001', oggBytes);
+ */
+export function mediaServedById(): { served: Map<string, Buffer>; download(message: WAMessage): Promise<Buffer> } {
+  const served = new Map<string, Buffer>();
+  return {
+    served,
+    download: async (message) => {
+      const bytes = served.get(message.key.id ?? '');
+      if (!bytes) throw new Error('media no longer on WhatsApp (410)');
+      return bytes;
+    },
+  };
+}
+
 /** Whether a sent record is a text (not an edit of an earlier message). */
 export function isSentText(record: SentRecord): boolean {
   return 'text' in record.content && typeof (record.content as { text?: unknown }).text === 'string' && !('edit' in record.content);

@@ -267,6 +267,6 @@ export class WhatsAppServer {
 export { whatsAppTransportOf };
 // The same bot on the fake Baileys socket (no server process): real proto messages in, what is sent as Baileys builds it.
 export { linkBot, startFakeSocketBot, type FakeSocketBot, type FakeSocketBotOptions, type LinkedBot, type LinkOptions } from './fake-socket-bot.js';
-export { BOT_LID, BOT_ME, BOT_PHONE, DisconnectReason, FakeBaileysSocket, FakeSocketFactory, GROUP, isSentText, sentPoll, sentText, waMessage, waPollVote, waText, type BuildOptions, type SentRecord } from './fake-baileys-socket.js';
+export { BOT_LID, BOT_ME, BOT_PHONE, DisconnectReason, FakeBaileysSocket, FakeSocketFactory, GROUP, isSentText, mediaServedById, sentPoll, sentText, waMessage, waPollVote, waText, type BuildOptions, type SentRecord } from './fake-baileys-socket.js';
 /** Baileys' message types, to read what the bot sent (`proto.Message.encode`, enums) without a Baileys import of your own. */
 export { proto } from '@whiskeysockets/baileys';

@@ -2,11 +2,11 @@ import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { proto, type WAMessage } from '@whiskeysockets/baileys';
+import { proto } from '@whiskeysockets/baileys';
 import type { App } from '../../../app/app.js';
 import visionPlugin from '../../../plugins/vision/index.js';
 import { FakeAnthropicGateway } from '../../fakes/anthropic-messages.js';
-import { BOT_PHONE, FakeSocketFactory, sentText, waMessage, waText } from '../../fakes/baileys-socket.js';
+import { BOT_PHONE, FakeSocketFactory, mediaServedById, sentText, waMessage, waText } from '../../fakes/baileys-socket.js';
 import { startLinkedBot } from '../../helpers/linked-bot.js';
 import { tempDir, writeConfig } from '../../helpers/checkout.js';
 import { testFfmpeg } from '../voice/audio-files.js';
@@ -32,19 +32,14 @@ describe('quoted album photos and videos over WhatsApp (fake Baileys socket, rea
   beforeEach(async () => {
     dir = await tempDir('wabot-vision-quoted-');
     gateway = await FakeAnthropicGateway.start('gw');
-    served = new Map();
+    const media = mediaServedById();
+    served = media.served;
     await writeConfig(dir, { targetUserIds: [BOT_PHONE], access: { mode: 'everyone', allow: [], block: [] }, conversation: { debounceMs: 500, progressAfterSeconds: 0 }, sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 } });
     ({ app, sockets } = await startLinkedBot({
       dir,
       env: { API_KEY: 'test-key-123456', BASE_URL: `${gateway.url}/v1`, MODEL: 'test-model' },
       plugins: [visionPlugin],
-      transport: {
-        download: async (message: WAMessage) => {
-          const bytes = served.get(message.key.id ?? '');
-          if (!bytes) throw new Error('media no longer on WhatsApp (410)');
-          return bytes;
-        },
-      },
+      transport: { download: media.download },
     }));
   });
 

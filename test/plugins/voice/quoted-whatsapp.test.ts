@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { rm } from 'node:fs/promises';
-import { proto, type WAMessage } from '@whiskeysockets/baileys';
+import { proto } from '@whiskeysockets/baileys';
 import type { App } from '../../../app/app.js';
 import { createVoicePlugin } from '../../../plugins/voice/index.js';
 import { FakeAudio } from '../../../app/testing/index.js';
-import { BOT_PHONE, FakeSocketFactory, isSentText, sentText, waMessage, waText, type SentRecord } from '../../fakes/baileys-socket.js';
+import { BOT_PHONE, FakeSocketFactory, isSentText, mediaServedById, sentText, waMessage, waText, type SentRecord } from '../../fakes/baileys-socket.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { startLinkedBot } from '../../helpers/linked-bot.js';
 import { tempDir, writeConfig } from '../../helpers/checkout.js';
@@ -36,7 +36,8 @@ describe('quoted voice notes over WhatsApp (fake Baileys socket, real app)', fun
     ogg = makeTone(dir, 'note.ogg', 1);
     gateway = await FakeGateway.start('gw');
     audio = await FakeAudio.start(() => 'the key is under the blue flower pot');
-    served = new Map();
+    const media = mediaServedById();
+    served = media.served;
     await writeConfig(dir, {
       targetUserIds: [BOT_PHONE],
       access: { mode: 'everyone', allow: [], block: [] },
@@ -48,13 +49,7 @@ describe('quoted voice notes over WhatsApp (fake Baileys socket, real app)', fun
       dir,
       env: { API_KEY: 'test-key-123456', BASE_URL: gateway.url, MODEL: 'test-model', AUDIO_API_KEYS: 'audio-key-111111', AUDIO_BASE_URL: `${audio.url}/v1/`, AUDIO_SPEECH_MODEL: 'tts-test', AUDIO_SPEECH_VOICE: 'nova' },
       plugins: [createVoicePlugin({ random: () => 0.99 })],
-      transport: {
-        download: async (message: WAMessage) => {
-          const bytes = served.get(message.key.id ?? '');
-          if (!bytes) throw new Error('media no longer on WhatsApp (410)');
-          return bytes;
-        },
-      },
+      transport: { download: media.download },
     }));
   });
 
