@@ -204,7 +204,8 @@ function documents(host: PluginHost<DocumentOptions>) {
     // the chat can still ask about it (bounded: the whole text is in this turn's instructions only).
     const excerpt = doc.text.length > CONTEXT_CHARS ? `${doc.text.slice(0, CONTEXT_CHARS)} […]` : doc.text;
     const turn = found.quoted ? '[about the document they replied to]' : `[sent the document ${name}]\n<<<EXCERPT\n${excerpt}\nEXCERPT>>>\n`;
-    const said = await ctx.ai.respond(ctx, { text: `${turn} ${question || DEFAULT_QUESTION}`, system });
+    // The quoted document's text is in `system` already: the core adds nothing about the quote.
+    const said = await ctx.ai.respond(ctx, { text: `${turn} ${question || DEFAULT_QUESTION}`, system, quotedInPrompt: Boolean(found.quoted) });
     await ctx.reply(said ? `${said}${cut}` : said);
   }
 
