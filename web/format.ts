@@ -33,3 +33,14 @@ export function formatBytes(bytes: number): string {
 export function timeTag(ms: number): SafeHtml {
   return html`<time datetime="${new Date(ms).toISOString()}">${formatTime(ms)}</time>`;
 }
+
+/**
+ * A pairing code as the owner types it, with the time left to type it (the transport shows only a live code).
+ * @example pairingCodeHtml({ pairingCode: 'ABCD1234', pairingCodeExpiresAt: Date.now() + 90_000 }) // … 1 min 30 s left …
+ */
+export function pairingCodeHtml(session: { pairingCode?: string; pairingCodeExpiresAt?: number }, now = Date.now()): SafeHtml | '' {
+  if (!session.pairingCode) return '';
+  const left = session.pairingCodeExpiresAt ? Math.max(0, Math.round((session.pairingCodeExpiresAt - now) / 1000)) : undefined;
+  const within = left === undefined ? '' : html` — type it within ${left >= 60 ? `${Math.floor(left / 60)} min ${left % 60} s` : `${left} s`} (until ${timeTag(session.pairingCodeExpiresAt!)}); then a new QR code follows`;
+  return html`<p>Pairing code: <b class="code">${session.pairingCode}</b> (Linked devices → Link with phone number instead)${within}</p>`;
+}

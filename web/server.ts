@@ -11,7 +11,7 @@ import { dashboard, type DashboardOptions } from './dashboard/dashboard.js';
 import { documentPage } from './dashboard/pages.js';
 import { operatorRoutes } from './operator-routes.js';
 import { html, raw } from './html.js';
-import { timeTag } from './format.js';
+import { pairingCodeHtml, timeTag } from './format.js';
 import { baseHeaders, crossSiteGuard, hostGuard, pageHeaders, type HostRules } from './security.js';
 import { mountSites, startSiteServer } from './site-server.js';
 import { PAGE_CSS_HASH } from './style.js';
@@ -123,7 +123,7 @@ export function createWebApp(app: App, transport: () => Transport | undefined, o
       session.status !== 'linked' && session.lastError
         ? html`<p class="bad">Cannot reach WhatsApp: ${session.lastError}${session.retryAt ? html`; next try at ${timeTag(session.retryAt)}` : ''}</p>`
         : '';
-    const pairing = session.status !== 'linked' && session.pairingCode ? html`<p>Pairing code: <b>${session.pairingCode}</b> (Linked devices → Link with phone number instead)</p>` : '';
+    const pairing = session.status !== 'linked' ? pairingCodeHtml(session) : '';
     ctx.body = documentPage(
       `${name}: status`,
       html`<main><h1>${name}</h1><section><p>Session: <b>${session.status}</b>${me ? html` (linked as ${me})` : ''}</p>${problem}${pairing}<p>Uptime: ${humanDuration(process.uptime() * 1000)}</p></section><section><h2>Capabilities</h2><ul>${caps}</ul></section></main>`,

@@ -156,9 +156,21 @@ export class FakeBaileysSocket implements WhatsAppSocket {
     this.reads.push(keys);
   }
 
+  /** The code the next pairing-code request answers. */
+  nextPairingCode = 'ABCD1234';
+
+  /**
+   * Like Baileys' requestPairingCode: writes the code and the phone asked for into the session's `me` at once (before
+   * any phone linked) and announces it in creds.update, then WhatsApp answers.
+   */
   async requestPairingCode(phone: string): Promise<string> {
     this.pairingRequests.push(phone);
-    return 'ABCD1234';
+    const creds = this.options.auth.creds;
+    creds.pairingCode = this.nextPairingCode;
+    creds.me = { id: jidEncode(phone, 's.whatsapp.net'), name: '~' };
+    this.ev.emit('creds.update', creds);
+    await new Promise((resolve) => setImmediate(resolve));
+    return this.nextPairingCode;
   }
 
   /** Every group metadata query made (WhatsApp answers rate-overlimit when there are too many). */

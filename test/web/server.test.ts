@@ -432,13 +432,15 @@ describe('status page while WhatsApp is unreachable', () => {
     const w = await startWebTest({ plugins: [pingPlugin] });
     try {
       const retryAt = Date.now() + 60_000;
-      const state: SessionState = { status: 'connecting', lastError: 'getaddrinfo ENOTFOUND web.whatsapp.com', retryAt, pairingCode: 'ABCD1234' };
+      const state: SessionState = { status: 'connecting', lastError: 'getaddrinfo ENOTFOUND web.whatsapp.com', retryAt, pairingCode: 'ABCD1234', pairingCodeExpiresAt: Date.now() + 95_000 };
       (w.t.transport as unknown as { session: () => SessionState }).session = () => state;
       const res = await request(w.port, { path: '/' });
       expect(res.status).to.equal(200);
       expect(res.body).to.contain('Cannot reach WhatsApp: getaddrinfo ENOTFOUND web.whatsapp.com');
       expect(res.body).to.contain(formatTime(retryAt));
-      expect(res.body).to.contain('Pairing code: <b>ABCD1234</b>');
+      expect(res.body).to.contain('Pairing code: <b class="code">ABCD1234</b>');
+      // The time left to type it (rounded: the page is made a moment after the state).
+      expect(res.body).to.match(/type it within 1 min 3[45] s/);
     } finally {
       await w.stop();
     }

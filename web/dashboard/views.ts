@@ -5,7 +5,7 @@ import type { IncidentView } from '../../core/services/notices/owner-notifier.js
 import { humanDuration, legStateInWords, startCheckInWords } from '../../core/kernel/status/status-report.js';
 import type { SessionState } from '../../core/kernel/port/transport.js';
 import { html, raw, type SafeHtml } from '../html.js';
-import { formatBytes, formatTime, timeTag } from '../format.js';
+import { formatBytes, formatTime, pairingCodeHtml, timeTag } from '../format.js';
 import { documentPage } from './pages.js';
 import { controlPaths, optionControls } from './option-form.js';
 import { navHtml, SCRIPT_PATH, type ViewId } from './nav.js';
@@ -88,7 +88,7 @@ export function linkRegion(d: Pick<StatusViewData, 'session' | 'qrSvg'>): SafeHt
         ? html`<p><b class="warn">Not linked</b>: scan the QR code below with WhatsApp → Linked devices → Link a device.</p>`
         : html`<p><b class="${s.status === 'offline' ? 'bad' : 'warn'}">${s.status === 'offline' ? 'Offline' : 'Connecting…'}</b>${s.lastError ? html`: ${s.lastError}` : ''}</p>`;
   const retry = s.status !== 'linked' && s.retryAt ? html`<p>Next try at ${timeTag(s.retryAt)}.</p>` : '';
-  const pairing = s.status !== 'linked' && s.pairingCode ? html`<p>Pairing code: <b class="code">${s.pairingCode}</b> (Linked devices → Link with phone number instead)</p>` : '';
+  const pairing = s.status !== 'linked' ? pairingCodeHtml(s) : '';
   const qr = s.status === 'qr' && d.qrSvg ? html`<div class="qr" role="img" aria-label="WhatsApp link QR code">${raw(d.qrSvg)}</div>` : '';
   const me = s.me ? html`<dl class="facts"><dt>Linked number</dt><dd>${s.me.id ?? 'unknown'}</dd><dt>LID</dt><dd>${s.me.lid ?? 'unknown'}</dd>${s.me.name ? html`<dt>Name</dt><dd>${s.me.name}</dd>` : ''}</dl>` : '';
   return html`${state}${retry}${pairing}${qr}${me}`;

@@ -150,7 +150,7 @@ export class WhatsAppConnection {
 
   private async loadAuth(): Promise<DurableAuthState> {
     const auth = await this.credentials.load();
-    if (auth.restored && auth.state.creds.me?.id) this.me = this.credentials.me();
+    if (auth.restored && this.credentials.linked && auth.state.creds.me?.id) this.me = this.credentials.me();
     this.log.info({ folder: this.credentials.folder }, auth.restored ? 'WhatsApp session found: reconnecting without a new scan' : 'no WhatsApp session stored yet: a QR code (or pairing code) will follow');
     return auth;
   }
@@ -294,7 +294,7 @@ export class WhatsAppConnection {
     this.attempt = 0;
     this.lastError = undefined;
     this.setStatus('qr');
-    this.linking.show(qr, socket, pairingRequested, this.credentials.registered);
+    this.linking.show(qr, socket, pairingRequested, this.credentials.linked);
   }
 
   private onOpen(): void {
@@ -375,6 +375,14 @@ export class WhatsAppConnection {
     // Baileys closes with a Boom error whose output.statusCode is the DisconnectReason.
     const statusCode = (error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode;
     let decision = decideReconnect(statusCode, this.attempt, this.backoff, this.random);
+    if (!this.credentials.linked) {
+      // A socket that ended before any phone linked (its QRs ran out, a pairing code was not typed, a drop): its QR
+      // and code are dead, and the phone a pairing-code request wrote into the session is dropped, or the next
+      // connection would log in as it and WhatsApp would answer 401. Nothing was linked, so nothing is logged out.
+      this.linking.ended();
+      if (this.credentials.resetLinking()) this.log.info('linking did not finish on this connection: starting over with a new QR code');
+      if (decision.action === 'logged-out') decision = { ...decideReconnect(undefined, this.attempt, this.backoff, this.random), reason: 'WhatsApp refused a login for a device that was never linked (401)' };
+    }
     if (decision.action === 'logged-out' && this.logoutsInARow > 0) {
       // A fresh session was refused right away: do not spin; back off like any other failure.
       decision = decideReconnect(undefined, this.attempt, this.backoff, this.random);
@@ -512,6 +520,7 @@ export class WhatsAppConnection {
 
   /** The session as the dashboard and /readyz show it (the restriction is the outbound layer's to add). */
   session(): SessionState {
+    const code = this.linking.liveCode();
     return {
       status: this.status,
       ...(this.status === 'qr' && this.linking.qr ? { qr: this.linking.qr } : {}),
@@ -519,7 +528,7 @@ export class WhatsAppConnection {
       since: this.since,
       ...(this.status !== 'linked' && this.lastError ? { lastError: this.lastError } : {}),
       ...(this.retryAt ? { retryAt: this.retryAt } : {}),
-      ...(this.linking.pairingCode ? { pairingCode: this.linking.pairingCode } : {}),
+      ...(code && this.status !== 'linked' ? { pairingCode: code.code, pairingCodeExpiresAt: code.expiresAt } : {}),
       ...(this.problem ? { problem: this.problem } : {}),
     };
   }

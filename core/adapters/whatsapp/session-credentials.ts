@@ -35,9 +35,28 @@ export class SessionCredentials {
     return this.auth;
   }
 
-  /** True once the device is registered with WhatsApp (a pairing code is then no longer asked for). */
-  get registered(): boolean {
-    return Boolean(this.auth?.state.creds.registered);
+  /**
+   * True once a phone linked this device: pair-success gave it an account (QR), or the phone accepted its pairing code
+   * (`registered`). Before that the session is only linking, whatever `me` says: Baileys' `requestPairingCode` writes
+   * the phone it was asked for into `me` at once, and a connection with `me` set logs in as that phone (WhatsApp: 401).
+   */
+  get linked(): boolean {
+    const creds = this.auth?.state.creds;
+    return Boolean(creds?.account || creds?.registered);
+  }
+
+  /**
+   * Takes a session that never finished linking back to a clean linking state: the `me` and pairing code a pairing-code
+   * request wrote are dropped (saved), so the next connection asks for a new QR instead of logging in as a phone that
+   * was never linked. True when there was something to drop.
+   */
+  resetLinking(): boolean {
+    const creds = this.auth?.state.creds;
+    if (!creds || this.linked || (!creds.me && !creds.pairingCode)) return false;
+    delete creds.me;
+    creds.pairingCode = undefined;
+    this.auth!.saveCreds().catch((err) => this.log.error({ err }, 'could not save the WhatsApp credentials'));
+    return true;
   }
 
   /** The own ids the credentials name (after a login; a restored session has them before it opens). */
@@ -61,6 +80,7 @@ export class SessionCredentials {
       return [] as string[];
     });
     if (stale.length) this.log.info({ removed: stale.length }, `removed ${stale.length} session/sender-key files unused for ${Math.round(staleKeyMs / 86_400_000)} days`);
+    if (this.resetLinking()) this.log.info({ folder: this.folder }, 'the stored WhatsApp session never finished linking (a pairing code was not typed): starting over with a new QR');
     if (this.auth.recovery) {
       const text = credsRecoveryText(this.auth.recovery, this.folder);
       this.log.error({ folder: this.folder, reason: this.auth.recovery.reason, setAside: this.auth.recovery.setAside }, text);

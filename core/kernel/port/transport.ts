@@ -60,8 +60,10 @@ export interface SessionState {
   lastError?: string;
   /** While disconnected: when the next connection attempt starts (unix ms). */
   retryAt?: number;
-  /** Pairing-code login: the code to type on the phone. */
+  /** Pairing-code login: the code to type on the phone, only while it can still be typed. */
   pairingCode?: string;
+  /** When `pairingCode` runs out (unix ms): WhatsApp drops it with the linking connection, and a new QR follows. */
+  pairingCodeExpiresAt?: number;
   /**
    * A condition the owners must act on or know about: `forbidden` (403, the account is banned: not retrying),
    * `bad-session` (500), `client-too-old` (405, refetching the Web version), `silent` (open but nothing arrived, reconnecting).

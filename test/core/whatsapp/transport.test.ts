@@ -172,14 +172,94 @@ describe('WhatsApp transport: linking and connection handling (fake socket)', ()
   it('pairing-code login: with PAIRING_PHONE the code is requested, logged and exposed instead of printing the QR', async () => {
     const h = await setup({ env: { PAIRING_PHONE: '+62 812-0000-0001' } });
     h.sockets.last.qr();
-    await h.transport.idle();
-    await Promise.resolve();
+    // WhatsApp answers the request a moment later.
+    while (!h.transport.session().pairingCode) await new Promise((resolve) => setImmediate(resolve));
     expect(h.sockets.last.pairingRequests).to.deep.equal(['6281200000001']);
     expect(h.transport.session().pairingCode).to.equal('ABCD1234');
     expect(h.messages().some((m) => m.includes('pairing code ABCD1234'))).to.equal(true);
     expect(h.printed).to.deep.equal([]);
     h.sockets.last.qr();
     expect(h.sockets.last.pairingRequests).to.have.length(1);
+  });
+});
+
+describe('WhatsApp transport: a pairing code not typed in time (fake socket)', () => {
+  const clock = fakeClockPerTest();
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  async function untilCode(h: Harness): Promise<void> {
+    while (!h.transport.session().pairingCode) await turn();
+  }
+
+  it('its socket ends: the code disappears, the phone it wrote into the session is dropped, a fresh QR follows, and nothing counts as a logout', async () => {
+    const h = await setup({ env: { PAIRING_PHONE: '+62 812-0000-0001' } });
+    const first = h.sockets.last;
+    first.qr('2@first');
+    await untilCode(h);
+    // Like Baileys: the request wrote the phone into the unlinked session at once.
+    expect(first.options.auth.creds.me?.id).to.equal('6281200000001@s.whatsapp.net');
+    // The code lives as long as its linking socket: six QR references, 60 s + 5 × 20 s from the first.
+    expect(h.transport.session()).to.include({ status: 'qr', pairingCode: 'ABCD1234', pairingCodeExpiresAt: Date.now() + 160_000 });
+    await clock.tickAsync(100_000);
+    expect(h.transport.session().pairingCodeExpiresAt! - Date.now()).to.equal(60_000);
+
+    first.close(DisconnectReason.timedOut, 'QR refs attempts ended');
+    expect(h.transport.session().pairingCode).to.equal(undefined);
+    expect(h.transport.session().me).to.equal(undefined);
+    expect(h.messages().some((m) => m.includes('pairing code ABCD1234 was not typed in time'))).to.equal(true);
+    await clock.tickAsync(h.transport.session().retryAt! - Date.now());
+    const second = h.sockets.last;
+    expect(second).to.not.equal(first);
+    // No phone in the session: Baileys registers afresh (a QR) instead of logging in as a phone never linked (401).
+    expect(second.options.auth.creds.me).to.equal(undefined);
+    second.qr('2@second');
+    expect(h.transport.session()).to.include({ status: 'qr', qr: '2@second' });
+    expect(h.printed).to.deep.equal(['2@second']);
+    // PAIRING_PHONE's code is not asked for again by itself (each request pushes a notification to the phone)…
+    await turn();
+    expect(second.pairingRequests).to.deep.equal([]);
+    // … but on request (the dashboard), and WhatsApp refusing that half-made login (401) is no logout either.
+    second.nextPairingCode = 'WXYZ9876';
+    expect(await h.transport.requestPairingCode('6281200000001')).to.equal('WXYZ9876');
+    expect(h.transport.session().pairingCode).to.equal('WXYZ9876');
+    second.close(DisconnectReason.loggedOut);
+    expect(h.transport.session().pairingCode).to.equal(undefined);
+    await clock.tickAsync(h.transport.session().retryAt! - Date.now());
+    const third = h.sockets.last;
+    expect(third).to.not.equal(second);
+    expect(third.options.auth.creds.me).to.equal(undefined);
+    third.qr('2@third');
+    expect(h.transport.session()).to.include({ status: 'qr', qr: '2@third' });
+    expect(h.notices.filter((n) => n.key === 'logged-out')).to.deep.equal([]);
+    expect(h.messages().some((m) => m.includes('logged this device out'))).to.equal(false);
+    expect(h.sockets.alive()).to.deep.equal([third]);
+    await h.transport.stop();
+    const creds = JSON.parse(await readFile(path.join(h.dir, 'data', 'session_auth', 'creds.json'), 'utf8'), BufferJSON.reviver);
+    expect(creds.me).to.equal(undefined);
+  });
+
+  it('a session stored with a pairing code never typed (the bot stopped meanwhile) starts over with a QR, not a login as that phone', async () => {
+    const first = await setup();
+    first.sockets.last.qr();
+    await first.transport.requestPairingCode('6281200000001');
+    await first.transport.stop();
+    const stored = JSON.parse(await readFile(path.join(first.dir, 'data', 'session_auth', 'creds.json'), 'utf8'), BufferJSON.reviver);
+    expect(stored.me.id).to.equal('6281200000001@s.whatsapp.net');
+
+    const second = await setup({ dir: first.dir });
+    expect(second.sockets.last.options.auth.creds.me).to.equal(undefined);
+    expect(second.transport.ownIds()).to.deep.equal([]);
+    expect(second.transport.session().me).to.equal(undefined);
+    second.sockets.last.qr('2@again');
+    expect(second.transport.session()).to.include({ status: 'qr', qr: '2@again' });
+  });
+
+  it('a linked device that WhatsApp logs out (401) still counts as logged out: the code-reset is only for sessions never linked', async () => {
+    const h = await setup();
+    await link(h);
+    const count = h.sockets.sockets.length;
+    h.sockets.last.close(DisconnectReason.loggedOut);
+    await h.sockets.waitForSockets(count + 1);
+    expect(h.notices.filter((n) => n.key === 'logged-out')).to.have.length(1);
   });
 });
 
