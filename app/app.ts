@@ -466,6 +466,9 @@ function printStartReport(
   for (const f of notLoaded) log.warn(fields({ plugin: f.source, state: 'not loaded', reason: f.reason }), `  ${f.source} NOT LOADED: ${f.reason}`);
   const turnedOff = states.filter((s) => !s.enabled && !s.refused).map((s) => s.plugin.name);
   if (turnedOff.length) log.info(fields({ disabled: turnedOff }), `  turned off in config.json: ${turnedOff.join(', ')} (the dashboard or plugins.<name>.enabled turns them on)`);
+  if (settings.egressAllowPrivateHosts) {
+    log.warn(fields({ setting: settings.egressAllowPrivateHostsFrom }), `  ${settings.egressAllowPrivateHostsFrom} is on: links and downloads may reach local and private addresses (this machine, its network). Meant for tests only: remove it from .env`);
+  }
   if (!settings.configToken) log.info('  dashboard: off — fix: set CONFIG_TOKEN in .env (npm run setup makes one) to edit settings at /config');
   if (config.access.mode === 'pairing' && !config.owners.length && !settings.configToken) {
     log.warn(

@@ -2,8 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AllProvidersFailedError, definePlugin, Store, Type, toWhatsApp, type IncomingMedia, type MessageContext, type PluginHost, type Static } from '../../core/index.js';
-import { askVision, JailRefused } from '../../core/media.js';
-import { DocumentRefused, readDocument, type DocumentText } from './read-document.js';
+import { askVision, DocumentRefused, JailRefused, readDocument, type DocumentText } from '../../core/media.js';
 
 const options = Type.Object({
   maxDocumentBytes: Type.Integer({ title: 'Largest document (bytes)', minimum: 10_000, maximum: 100_000_000, default: 20_000_000, description: 'largest document read (bytes); larger ones are refused without downloading' }),

@@ -113,7 +113,7 @@ async function setupMp3(host: Host, testHooks: Mp3TestHooks): Promise<PluginOffe
     }
     host.capabilities.setLive('ytdlp', () => status);
   }
-  if (startEnv.allowPrivateHosts) host.log.warn('MP3_ALLOW_PRIVATE_HOSTS is on: links to local/private addresses are fetched (meant for tests only)');
+  if (startEnv.allowPrivateHosts) host.log.warn(`${host.settings.egressAllowPrivateHostsFrom ?? 'EGRESS_ALLOW_PRIVATE_HOSTS'} is on: links to local/private addresses are fetched (meant for tests only)`);
 
   const tools = (ctx: Ctx) => {
     const opts = host.options();

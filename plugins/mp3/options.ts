@@ -28,13 +28,13 @@ export const MB = 1024 * 1024;
  */
 export const ENV_SETTINGS = [
   { name: 'YTDLP_PATH', description: 'the yt-dlp program to run (default: yt-dlp on PATH)' },
-  { name: 'MP3_ALLOW_PRIVATE_HOSTS', description: 'TESTS ONLY: "true" lets links reach loopback/private addresses (turns the download guard off)' },
+  { name: 'MP3_ALLOW_PRIVATE_HOSTS', description: 'TESTS ONLY: the older name of EGRESS_ALLOW_PRIVATE_HOSTS ("true" lets links reach loopback/private addresses)' },
 ] as const;
 
 /** The old config.json options these replace: option → environment setting. */
 export const MOVED_TO_ENV = { ytdlpPath: 'YTDLP_PATH', allowPrivateHosts: 'MP3_ALLOW_PRIVATE_HOSTS' } as const;
 
-/** The environment-only switches, read through the host. */
-export function envSwitches(host: { setting(name: string): string | undefined }): { ytdlpPath: string; allowPrivateHosts: boolean } {
-  return { ytdlpPath: host.setting('YTDLP_PATH')?.trim() ?? '', allowPrivateHosts: /^(1|true|yes)$/i.test(host.setting('MP3_ALLOW_PRIVATE_HOSTS')?.trim() ?? '') };
+/** The environment-only switches, read through the host (the download guard's test switch is the core's EGRESS_ALLOW_PRIVATE_HOSTS, or MP3_ALLOW_PRIVATE_HOSTS). */
+export function envSwitches(host: { setting(name: string): string | undefined; settings: { egressAllowPrivateHosts: boolean } }): { ytdlpPath: string; allowPrivateHosts: boolean } {
+  return { ytdlpPath: host.setting('YTDLP_PATH')?.trim() ?? '', allowPrivateHosts: host.settings.egressAllowPrivateHosts };
 }

@@ -48,6 +48,13 @@ export interface Settings {
    * fake in tests, an operator's proxy). Empty: WhatsApp's own. Whatever answers there sees the whole session.
    */
   whatsappSocketUrl: string;
+  /**
+   * EGRESS_ALLOW_PRIVATE_HOSTS (.env only, TESTS ONLY): every fetch of an untrusted URL (links read, downloads) may
+   * reach loopback and private addresses, so tests can serve pages on 127.0.0.1; the start log warns while it is on.
+   * `MP3_ALLOW_PRIVATE_HOSTS`, its older name, still turns it on. `egressAllowPrivateHostsFrom` names the variable set.
+   */
+  egressAllowPrivateHosts: boolean;
+  egressAllowPrivateHostsFrom?: 'EGRESS_ALLOW_PRIVATE_HOSTS' | 'MP3_ALLOW_PRIVATE_HOSTS';
   /** Every secret value, for the log redactor. */
   secrets: string[];
   /** The raw environment the settings came from (after .env merge). */
@@ -150,6 +157,7 @@ export function loadSettings(options: { cwd?: string; env?: NodeJS.ProcessEnv; r
     logFormat: undefined,
     ffmpegPath: str('FFMPEG_PATH'),
     whatsappSocketUrl: socketUrl(str('WA_WEBSOCKET_URL')),
+    egressAllowPrivateHosts: false,
     secrets: [],
     env,
   };
@@ -162,6 +170,9 @@ export function loadSettings(options: { cwd?: string; env?: NodeJS.ProcessEnv; r
   const format = str('LOG_FORMAT').toLowerCase();
   if (format && format !== 'pretty' && format !== 'json') throw new SettingsError(`LOG_FORMAT must be pretty or json (or empty: pretty on a terminal, json otherwise); got "${format}"`);
   settings.logFormat = format ? (format as 'pretty' | 'json') : undefined;
+  const on = (name: string) => /^(1|true|yes|on)$/i.test(str(name));
+  settings.egressAllowPrivateHostsFrom = on('EGRESS_ALLOW_PRIVATE_HOSTS') ? 'EGRESS_ALLOW_PRIVATE_HOSTS' : on('MP3_ALLOW_PRIVATE_HOSTS') ? 'MP3_ALLOW_PRIVATE_HOSTS' : undefined;
+  settings.egressAllowPrivateHosts = Boolean(settings.egressAllowPrivateHostsFrom);
 
   if ((options.requireProviderKey ?? true) && !settings.primary.apiKey && !settings.second.apiKey && audioKeys.length === 0) {
     throw new SettingsError(

@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Jail, JailLimits } from '../../core/index.js';
+import type { Jail, JailLimits } from '../jail/jail.js';
 import type { ReaderResult } from './office-reader.js';
 import { readerLibraries } from './reader-libraries.js';
 
