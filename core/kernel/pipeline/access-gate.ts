@@ -9,7 +9,7 @@ import type { AccessControl } from '../access/access-control.js';
 export const ANSWER_WITHOUT_MENTION = 'answerWithoutMention';
 
 /**
- * Who the bot answers at all (before observers, so nothing of a stranger's message reaches a plugin or the model):
+ * Who the bot answers at all (before the chat rules and observers, so nothing of a stranger's message reaches a plugin or the model):
  * the block list always wins; owners always pass; in a private chat `access.mode` decides — `everyone`, `owners`,
  * `allowList` (owners, `access.allow` and the senders an owner approved), or `pairing` (the same, and a stranger's
  * message is held and answered with a pairing code).
@@ -30,7 +30,8 @@ export function whoIsAnswered(config: () => BotConfig, access: AccessControl): M
 }
 
 /**
- * How the bot takes part in this chat (after observers, so context is still kept): a chat the owner took over from
+ * How the bot takes part in this chat (before observers: where it does not take part, no plugin sees the message, so
+ * nothing is downloaded, sent to a provider or archived; the text alone stays in history as context): a chat the owner took over from
  * the phone, or paused with `.bot off`, is not answered (only an owner's `.bot` goes through); in a group,
  * `.activation` decides — `always` answers every message, `mention` only mentions and replies, `off` (and, under
  * `groups.policy: "allowlist"`, a group no owner opened) nothing; `.activation` itself always reaches its handler,

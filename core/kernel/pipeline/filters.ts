@@ -24,7 +24,10 @@ export function handledText(message: IncomingMessage, log: Logger): string | und
   return text;
 }
 
-/** Observers see every message, addressed or not; one failing never stops the others or the reply. */
+/**
+ * Observers see every message of a chat the bot takes part in (they run after the chat rules), addressed or not; one
+ * failing never stops the others or the reply.
+ */
 export function observers(registry: PluginRegistry, capabilities: Capabilities, view: (ctx: MessageContext, name: string) => MessageContext): Middleware<MessageContext> {
   return async (ctx, next) => {
     for (const state of registry.active()) {

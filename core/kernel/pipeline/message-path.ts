@@ -22,8 +22,9 @@ import { unclaimed } from './unclaimed.js';
  *   2. filters    filters.ts `handledText`: empty and binary messages stop here; context.ts builds the message's context.
  * This pipeline (Koa-style middleware, in this order):
  *   3. access     access-gate.ts `whoIsAnswered`: the block list, owners, `access.mode` (pairing codes for strangers).
- *   4. observers  filters.ts `observers`: plugins that see every message, addressed or not.
- *   5. access     access-gate.ts `chatRules`: chats the owner paused or took over, a group's `.activation`.
+ *   4. access     access-gate.ts `chatRules`: chats the owner paused or took over, a group's `.activation`.
+ *   5. observers  filters.ts `observers`: plugins that see every message, addressed or not, of a chat the bot takes
+ *                 part in (after the chat rules: a chat it does not take part in costs nothing and keeps nothing).
  *   6. filters    filters.ts `addressedOnly`: in groups only mentions and replies to the bot; too long is refused.
  *   7. read       read-receipt.ts: the message is marked read once the bot takes it up.
  *   7b. progress  progress.ts: the optional 👀/✅/❌ reactions, and a status message for a turn that runs long.
@@ -53,8 +54,8 @@ export function messagePath(deps: MessagePathDeps): (ctx: MessageContext) => Pro
   const { config, access, registry, capabilities, view } = deps;
   return compose([
     whoIsAnswered(config, access),
-    observers(registry, capabilities, view),
     chatRules(config, access),
+    observers(registry, capabilities, view),
     addressedOnly(config),
     markTakenUpRead(deps.transport),
     turnProgress({ config, transport: deps.transport, paced: deps.paced, slotOf: progressSlotOf, after: deps.after }),

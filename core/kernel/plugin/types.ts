@@ -241,7 +241,8 @@ export interface PluginOffer<O = unknown> {
   media?: MediaHandler<O>[];
   predicates?: PredicateHandler<O>[];
   /**
-   * See every message, addressed to the bot or not, before routing; never stop other plugins from running. A plain
+   * See every message of a chat the bot takes part in, addressed to it or not, before routing (never one of a group no
+   * owner opened, a paused chat or a held stranger); never stop other plugins from running. A plain
    * function, or `{ needs, missing, run }` for one that needs capabilities besides the plugin's.
    */
   observers?: Array<((ctx: MessageContext<O>) => Awaitable<unknown>) | ObserverHandler<O>>;
