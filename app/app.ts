@@ -1,11 +1,9 @@
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Bot } from '../core/kernel/bot.js';
 import { Capabilities, capabilityMark } from '../core/kernel/capabilities/capabilities.js';
 import { defineCoreCapabilities } from '../core/kernel/capabilities/detect.js';
 import { createJail, reportJail } from '../core/services/jail/setup.js';
 import { describeSupport } from '../core/services/jail/support.js';
-import { ConfigError, loadConfigFile } from '../core/services/config/config-file.js';
 import type { BotConfig } from '../core/services/config/schema.js';
 import { ensureDataDir, loadSettings, type Settings } from '../core/services/config/settings.js';
 import { createAiService } from '../core/kernel/chat/ai-service.js';
@@ -14,9 +12,6 @@ import { instrumentTransport } from '../core/services/metrics/instrument-transpo
 import { transportRestriction } from '../core/services/metrics/readiness.js';
 import { createLogger, isPrettyLogger, type Logger } from '../core/services/log/logger.js';
 import { acquireInstanceLock } from '../core/services/lifecycle/instance-lock.js';
-import { discoverPlugins } from '../core/kernel/plugin/discover.js';
-import { withCorePlugins } from '../core/kernel/core-plugins/index.js';
-import { optionProblems } from '../core/kernel/plugin/options.js';
 import type { Plugin } from '../core/kernel/plugin/types.js';
 import { UserBudgets } from '../core/services/providers/budgets.js';
 import { probeGateways } from '../core/services/providers/health.js';
@@ -38,6 +33,7 @@ import { buildStatusReport } from '../core/kernel/status/status-report.js';
 import { KeyPool } from '../core/services/providers/key-pool.js';
 import { legsCapability } from '../core/kernel/capabilities/legs-capability.js';
 import { runStartChecks, type StartCheck } from './start-check.js';
+import { envFileWarnings, loadAccountConfig } from './account-config.js';
 
 export interface AppOptions {
   cwd?: string;
@@ -113,53 +109,9 @@ export class UnsavedDataError extends Error {
   }
 }
 
-/** The folder the built (or source) core lives in; plugins are found next to it. */
-function defaultPluginsDir(): string {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  return path.join(here, '..', 'plugins');
-}
-
-/**
- * Drops options that plugins moved to environment settings (executable paths, sandbox and guard switches) from an
- * old config.json: their values are ignored, the start log names each one and the setting that replaces it.
- */
-function dropMovedOptions(plugins: Plugin[], config: BotConfig, log: Logger): void {
-  for (const plugin of plugins) {
-    const section = config.plugins[plugin.name] as Record<string, unknown> | undefined;
-    if (!section || !plugin.movedToEnv) continue;
-    const found = Object.keys(plugin.movedToEnv).filter((key) => key in section);
-    if (!found.length) continue;
-    for (const key of found) delete section[key];
-    const names = found.map((key) => `plugins.${plugin.name}.${key} → ${plugin.movedToEnv![key]}`);
-    log.warn(
-      { ignored: found.map((key) => `plugins.${plugin.name}.${key}`) },
-      `config.json still has settings that can run code or open a hole; they are read from the environment only now, so these values are IGNORED: ${names.join(', ')}. Set them in .env if you need them, and remove them from config.json.`,
-    );
-  }
-}
-
-/** A top-level key of config.json that neither the core nor a plugin's `configSection` owns is a mistake, as before. */
-function refuseUnclaimedSections(plugins: Plugin[], config: BotConfig, file: string): void {
-  const claimed = new Set(plugins.map((p) => p.configSection?.key).filter(Boolean));
-  const unknown = Object.keys(config.sections).filter((key) => !claimed.has(key));
-  if (unknown.length) throw new ConfigError(file, unknown.map((key) => `${key}: unknown field`));
-}
-
 /** The folders of the data files plugins declare (those without a `<placeholder>` in their folder). */
 function pluginDataFolders(plugins: Plugin[]): string[] {
   return plugins.flatMap((p) => (p.dataFiles ?? []).map((f) => path.posix.dirname(f.path))).filter((folder) => !folder.includes('<')).map((folder) => (folder === '.' ? '' : folder));
-}
-
-/** Every plugin's config.json section against its options schema (defaults filled in first, as they are at use). */
-function validatePluginOptions(plugins: Plugin[], config: BotConfig, file: string): void {
-  const problems: string[] = [];
-  for (const plugin of plugins) {
-    const section = config.plugins[plugin.name];
-    if (!section || !plugin.optionsSchema) continue;
-    const { enabled: _e, access: _a, ...options } = section;
-    problems.push(...optionProblems(plugin.optionsSchema, structuredClone(options), `plugins.${plugin.name}`));
-  }
-  if (problems.length) throw new ConfigError(file, problems);
 }
 
 /**
@@ -189,11 +141,11 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     const shown = path.relative(cwd, logFile).startsWith('..') ? logFile : path.relative(cwd, logFile);
     options.logToFile.terminal.write(`console: the log goes to ${shown}; only warnings and errors show here\n`);
   }
-  // Top-level keys that are not the core's may be plugins' own sections: refused below unless a plugin declares them.
-  const loaded = await loadConfigFile(cwd, settings.configFile, { sectionKeys: 'any' });
+  const { loaded, discovery, plugins } = await loadAccountConfig({ cwd, settings, plugins: options.plugins, pluginsDir: options.pluginsDir, log });
   log.info({ envFile: settings.envFile, configFile: loaded.file, dataDir: settings.dataDir }, 'account files: settings, config and data');
   if (loaded.created) log.warn({ file: loaded.file }, 'config.json was missing: created it from config.example.json; edit it (or use the /config dashboard)');
   const config = loaded.config;
+  for (const problem of envFileWarnings(settings, plugins)) log.warn({ envFile: settings.envFile }, `${settings.envFile} ${problem}`);
 
   const capabilities = new Capabilities();
   defineCoreCapabilities(capabilities, settings);
@@ -203,14 +155,6 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     return { ok: support.bwrap.ok, detail: describeSupport(support), ...(support.bwrap.ok ? {} : { fix: 'install bubblewrap and allow unprivileged user namespaces (docs/owners/security.md); npm run doctor says which part is missing' }) };
   });
 
-  const discovery = options.plugins
-    ? { plugins: options.plugins, failures: [] }
-    : await discoverPlugins(options.pluginsDir ?? defaultPluginsDir(), config.pluginPackages, cwd, log);
-  // The core's own plugins (.help, .status, the fallback to the model …) first, then the discovered ones.
-  const plugins = withCorePlugins(discovery.plugins, discovery.failures);
-  dropMovedOptions(plugins, config, log);
-  validatePluginOptions(plugins, config, loaded.file);
-  refuseUnclaimedSections(plugins, config, loaded.file);
   for (const name of Object.keys(config.plugins)) {
     if (!plugins.some((p) => p.name === name)) log.warn({ plugin: name }, `config.json configures plugin "${name}", but no plugin of that name is installed`);
   }
@@ -328,7 +272,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   await bot.startPlugins();
   // Sweeps data/media (30 days) and data/generated (7 days) now and daily; its timer never keeps the process alive.
   const retention = startRetentionSweeper({ dataDir: settings.dataDir, log: log.child({ part: 'retention' }) });
-  printStartReport(log, settings, bot, chain, capabilities, discovery.failures, await usage.snapshot());
+  printStartReport(log, settings, bot, chain, capabilities, discovery.failures, discovery.installed, await usage.snapshot());
   reportPrinted();
   // `npm run backup` asks the running bot through this socket to flush every store and hold writes during the copy.
   const control = await startControlChannel(
@@ -419,6 +363,7 @@ function printStartReport(
   chain: ProviderChain,
   capabilities: Capabilities,
   failures: Array<{ source: string; reason: string }>,
+  installed: readonly string[],
   usage: Awaited<ReturnType<UsageLedger['snapshot']>>,
 ): void {
   const config = bot.config;
@@ -464,7 +409,11 @@ function printStartReport(
   }
   // Plugins refused at registration are listed above; these are the ones that could not even be loaded.
   for (const f of notLoaded) log.warn(fields({ plugin: f.source, state: 'not loaded', reason: f.reason }), `  ${f.source} NOT LOADED: ${f.reason}`);
-  const turnedOff = states.filter((s) => !s.enabled && !s.refused).map((s) => s.plugin.name);
+  const off = states.filter((s) => !s.enabled && !s.refused).map((s) => s.plugin.name);
+  // A plugin the owner installed is off until they enable it: said apart, so its folder is not taken for broken.
+  const waiting = off.filter((name) => installed.includes(name) && config.plugins[name]?.enabled === undefined);
+  const turnedOff = off.filter((name) => !waiting.includes(name));
+  if (waiting.length) log.info(fields({ installedOff: waiting }), `  installed, off until you enable it: ${waiting.join(', ')} (plugins.<name>.enabled: true in config.json, or the dashboard)`);
   if (turnedOff.length) log.info(fields({ disabled: turnedOff }), `  turned off in config.json: ${turnedOff.join(', ')} (the dashboard or plugins.<name>.enabled turns them on)`);
   if (settings.egressAllowPrivateHosts) {
     log.warn(fields({ setting: settings.egressAllowPrivateHostsFrom }), `  ${settings.egressAllowPrivateHostsFrom} is on: links and downloads may reach local and private addresses (this machine, its network). Meant for tests only: remove it from .env`);

@@ -4,7 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { ffmpegBinary, versionProbe } from '../../core/kernel/capabilities/detect.js';
 import { ytdlpStatus } from '../../core/kernel/capabilities/tool-age.js';
-import { projectRoot, validateConfig } from '../../core/services/config/config-file.js';
+import { ConfigError, projectRoot } from '../../core/services/config/config-file.js';
 import { audioKeysFrom, loadSettings, type Settings } from '../../core/services/config/settings.js';
 import { createJail } from '../../core/services/jail/setup.js';
 import { describeSupport } from '../../core/services/jail/support.js';
@@ -18,6 +18,7 @@ import { installedDataFiles } from '../data-schemas.js';
 import { portInUseMessage } from '../run.js';
 import { checkAudioKeys, checkSearchKey } from '../setup/key-checks.js';
 import { checkDataFiles } from './data-files.js';
+import { envFileWarnings, loadAccountConfig, type AccountConfig } from '../account-config.js';
 
 export type DoctorStatus = 'ok' | 'warn' | 'fail';
 
@@ -89,21 +90,47 @@ function settingsCheck(cwd: string, env: NodeJS.ProcessEnv): { check: DoctorChec
   }
 }
 
-function configCheck(settings: Settings | undefined, cwd: string, env: NodeJS.ProcessEnv): { check: DoctorCheck; config?: Record<string, any> } {
+/**
+ * config.json through `loadAccountConfig`, the very function start uses: the doctor refuses exactly what start refuses,
+ * in the same words. The file is only read (a missing one is said, not created).
+ */
+async function configCheck(settings: Settings | undefined, cwd: string, env: NodeJS.ProcessEnv): Promise<{ check: DoctorCheck; account?: AccountConfig }> {
   const file = settings?.configFile ?? path.resolve(cwd, (env.CONFIG_FILE ?? '').trim() || 'config.json');
   if (!existsSync(file)) return { check: warn('config.json', `${file} does not exist yet: it is made from config.example.json at the first start`, 'run npm run setup to write it with your number as owner') };
-  let raw: unknown;
+  if (!settings) return { check: warn('config.json', `${file}: not checked until .env is fixed (it says where config.json and the plugins are)`) };
+  let account: AccountConfig;
   try {
-    raw = JSON.parse(readFileSync(file, 'utf8'));
+    account = await loadAccountConfig({ cwd, settings });
   } catch (err) {
-    return { check: fail('config.json', `${file} is not valid JSON (${(err as Error).message})`, 'fix the file, or move it away and run npm run setup') };
+    if (!(err instanceof ConfigError)) throw err;
+    return { check: fail('config.json', `${file}: ${err.problems.join('; ')}`, 'correct those fields (the bot refuses to start with them)') };
   }
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return { check: fail('config.json', `${file} is not a JSON object`, 'fix the file, or move it away and run npm run setup') };
-  const problems = validateConfig(raw, 'any');
-  if (problems.length) return { check: fail('config.json', `${file}: ${problems.join('; ')}`, 'correct those fields (the bot refuses to start with them)') };
-  const config = raw as Record<string, any>;
-  if (!Array.isArray(config.owners) || !config.owners.length) return { config, check: warn('config.json', `${file}: valid, but no owners: nobody gets the bot's notices or can approve new people`, 'npm run setup -- --owner <your number>') };
-  return { config, check: ok('config.json', `${file}: valid (${config.owners.length} owner(s), access ${config.access?.mode ?? 'everyone'})`) };
+  const config = account.loaded.config;
+  if (!config.owners.length) return { account, check: warn('config.json', `${file}: valid, but no owners: nobody gets the bot's notices or can approve new people`, 'npm run setup -- --owner <your number>') };
+  return { account, check: ok('config.json', `${file}: valid (${config.owners.length} owner(s), access ${config.access.mode})`) };
+}
+
+/** Names in .env the bot does not read (typos, with the setting meant) and lines that are not settings. */
+function envNamesCheck(settings: Settings, account: AccountConfig | undefined): DoctorCheck | undefined {
+  const problems = envFileWarnings(settings, account?.plugins ?? []);
+  if (!problems.length) return undefined;
+  return warn('.env names', `${settings.envFile}: ${problems.join('; ')}`, 'correct or remove those lines: the bot ignores them');
+}
+
+/**
+ * The plugins installed beside the bundled ones: every `pluginPackages` entry installed and loadable, every
+ * `plugins.local/*` folder built (a failure here is what start logs as NOT LOADED), and which are installed but off.
+ */
+function pluginsCheck(account: AccountConfig): DoctorCheck[] {
+  const config = account.loaded.config;
+  const failures = account.discovery.failures.filter((f) => !f.source.startsWith('plugins/'));
+  const checks: DoctorCheck[] = failures.map((f) => fail(`plugin ${f.source.replace(/^package /, '')}`, f.reason, 'the bot starts without it; fix it, or remove it from pluginPackages / plugins.local'));
+  const installed = account.discovery.installed;
+  const waiting = installed.filter((name) => config.plugins[name]?.enabled !== true);
+  const on = installed.filter((name) => !waiting.includes(name));
+  if (installed.length) checks.push(ok('plugins', [on.length && `installed and on: ${on.join(', ')}`, waiting.length && `installed but off until you enable them: ${waiting.join(', ')} (plugins.<name>.enabled: true in config.json, or the dashboard)`].filter(Boolean).join('; ')));
+  else if (!failures.length) checks.push(ok('plugins', 'bundled plugins only (none in pluginPackages or plugins.local/)'));
+  return checks;
 }
 
 async function gatewayChecks(settings: Settings, timeoutMs: number): Promise<DoctorCheck[]> {
@@ -266,8 +293,11 @@ export async function runDoctor(options: DoctorOptions): Promise<{ checks: Docto
   const root = projectRoot();
   const { check: envCheck, settings } = settingsCheck(cwd, env);
   const networkMs = Math.min(maxNet, settings?.upstreamTimeoutMs ?? maxNet);
-  const { check: cfgCheck, config } = configCheck(settings, cwd, env);
-  const groups: Array<Promise<DoctorCheck[]>> = [Promise.resolve([nodeCheck(), buildCheck(root), envCheck, cfgCheck])];
+  const { check: cfgCheck, account } = await configCheck(settings, cwd, env);
+  const config = account?.loaded.config;
+  const names = settings && envNamesCheck(settings, account);
+  const first = [nodeCheck(), buildCheck(root), envCheck, ...(names ? [names] : []), cfgCheck, ...(account ? pluginsCheck(account) : [])];
+  const groups: Array<Promise<DoctorCheck[]>> = [Promise.resolve(first)];
   if (settings) {
     groups.push(
       bounded('gateways', limit, () => gatewayChecks(settings, networkMs)),

@@ -13,6 +13,8 @@ export interface DiscoveryResult {
   plugins: Plugin[];
   /** Plugins that could not be loaded, with the reason (reported in the start log; the bot still starts). */
   failures: Array<{ source: string; reason: string }>;
+  /** Names of the plugins installed by the owner (from `plugins.local/` or `pluginPackages`), each off until enabled. */
+  installed: string[];
 }
 
 /** The folder of locally installed plugins, beside the checkout's `plugins/` but git-ignored: installing touches nothing tracked. */
@@ -130,8 +132,11 @@ export async function discoverPlugins(pluginsDir: string, packages: string[], cw
   const plugins: Plugin[] = [];
   const failures: DiscoveryResult['failures'] = [];
   const sources = new Map<string, string>();
-  const add = (plugin: Plugin | undefined, source: string) => {
-    if (!plugin) return;
+  const installed: string[] = [];
+  const add = (found: Plugin | undefined, source: string, byOwner = false) => {
+    if (!found) return;
+    // Code the owner dropped in runs only once they say so (config.json or the dashboard), whatever it declares.
+    const plugin = byOwner ? Object.freeze({ ...found, enabledByDefault: false }) : found;
     const other = sources.get(plugin.name);
     if (other) {
       failures.push({ source, reason: pluginErrors.duplicateName(plugin.name, source, other).message });
@@ -139,6 +144,7 @@ export async function discoverPlugins(pluginsDir: string, packages: string[], cw
     }
     sources.set(plugin.name, source);
     plugins.push(plugin);
+    if (byOwner) installed.push(plugin.name);
   };
 
   const bundled = await Promise.all(
@@ -154,10 +160,10 @@ export async function discoverPlugins(pluginsDir: string, packages: string[], cw
 
   for (const dir of await folders(localDir)) {
     const source = `${LOCAL_PLUGINS_DIR}/${dir}`;
-    add(await load(source, packageEntry(path.join(localDir, dir)), failures), source);
+    add(await load(source, packageEntry(path.join(localDir, dir)), failures), source, true);
   }
 
-  for (const name of packages) add(await load(`package ${name}`, locatePackage(name, cwd), failures), `package ${name}`);
+  for (const name of packages) add(await load(`package ${name}`, locatePackage(name, cwd), failures), `package ${name}`, true);
   for (const f of failures) log?.error(f, 'plugin could not be loaded');
-  return { plugins, failures };
+  return { plugins, failures, installed };
 }

@@ -160,6 +160,7 @@ export default definePlugin({
     await installTellPlugin(dir);
     await writeConfig(dir, {
       pluginPackages: ['tell-plugin'],
+      plugins: { tell: { enabled: true } },
       owners: ['6281200000009'],
       sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 },
     });

@@ -10,7 +10,7 @@ import { MemoryTransport } from '../../../core/adapters/memory/memory-transport.
 import { PassThrough } from 'node:stream';
 import { ROOT, tempDir, writeConfig } from '../../helpers/checkout.js';
 import { startWebServer } from '../../../web/server.js';
-import { login, TOKEN } from '../../web/web-helpers.js';
+import { formFields, login, request, sameOrigin, TOKEN } from '../../web/web-helpers.js';
 
 function capture(level = 'info') {
   const sink = new PassThrough();
@@ -44,7 +44,7 @@ describe('plugin discovery and the start-log report', () => {
     writePackage('wa-plugin-old', "export default { name: 'old', description: 'old style', triggers: [{ command: 'old' }], handle: (ctx) => ctx.reply('old') };\n");
     writePackage('wa-plugin-nothing', 'export const x = 1;\n');
     writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'host', type: 'module' }));
-    await writeConfig(dir, { pluginPackages: ['wa-plugin-hello', 'wa-plugin-missing', 'wa-plugin-old', 'wa-plugin-nothing'] });
+    await writeConfig(dir, { pluginPackages: ['wa-plugin-hello', 'wa-plugin-missing', 'wa-plugin-old', 'wa-plugin-nothing'], plugins: { hello: { enabled: true } } });
     const { logger, out } = capture();
     const app = await createApp({ cwd: dir, env: { API_KEY: 'sk-very-secret-key', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', CONFIG_TOKEN: TOKEN }, logger, skipHealthProbe: true });
     const transport = new MemoryTransport();
@@ -69,6 +69,48 @@ describe('plugin discovery and the start-log report', () => {
       // The dashboard says why too.
       const { page } = await login(web.port, TOKEN);
       expect(page).to.contain('Plugins that did not load').and.contain('<b>package wa-plugin-old</b>: PLUGIN_NOT_A_PLUGIN: package wa-plugin-old exports a plugin written to the old contract');
+    } finally {
+      await web.close();
+      await app.stop();
+    }
+  });
+
+  it('a plugin dropped into plugins.local/ or named in pluginPackages is off until the owner enables it: the start log says it is there and off, the dashboard turns it on; bundled plugins keep their defaults', async () => {
+    const dir = await tempDir();
+    const publicEntry = JSON.stringify(pathToFileURL(path.join(ROOT, 'dist', 'core', 'index.js')).href);
+    const plugin = (name: string) => `import { definePlugin } from ${publicEntry};\nexport default definePlugin({ name: '${name}', description: 'a dropped-in plugin', enabledByDefault: true, setup: () => ({ commands: [{ command: '${name}', run: (ctx) => ctx.reply('${name} runs') }] }) });\n`;
+    mkdirSync(path.join(dir, 'plugins.local', 'dropped'), { recursive: true });
+    writeFileSync(path.join(dir, 'plugins.local', 'dropped', 'index.js'), plugin('dropped'));
+    mkdirSync(path.join(dir, 'node_modules', 'wa-plugin-listed'), { recursive: true });
+    writeFileSync(path.join(dir, 'node_modules', 'wa-plugin-listed', 'package.json'), JSON.stringify({ name: 'wa-plugin-listed', type: 'module', main: 'index.js' }));
+    writeFileSync(path.join(dir, 'node_modules', 'wa-plugin-listed', 'index.js'), plugin('listed'));
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'host', type: 'module' }));
+    await writeConfig(dir, { pluginPackages: ['wa-plugin-listed'], owners: ['15550100200'] });
+    const { logger, out } = capture();
+    const app = await createApp({ cwd: dir, env: { API_KEY: 'sk-very-secret-key', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', CONFIG_TOKEN: TOKEN }, logger, skipHealthProbe: true });
+    const transport = new MemoryTransport();
+    await app.connect(transport);
+    const web = await startWebServer(app, () => transport);
+    try {
+      // Neither runs, although each declares itself on by default; a bundled plugin (ping) is on as before.
+      await transport.push({ text: '.dropped' });
+      await transport.push({ text: '.listed' });
+      await transport.push({ text: '.ping' });
+      const [dropped, listed, ping] = transport.texts();
+      expect(dropped).to.not.include('dropped runs');
+      expect(listed).to.not.include('listed runs');
+      expect(ping).to.match(/pong/i);
+      expect(out()).to.include('installed, off until you enable it: dropped, listed (plugins.<name>.enabled: true in config.json, or the dashboard)');
+      // The owner turns one on in the dashboard: it answers, without a restart.
+      const { cookie } = await login(web.port, TOKEN);
+      const fields = formFields((await request(web.port, { path: '/config/plugins', headers: { cookie } })).body, 'form-plugin-dropped');
+      fields.set('enabled', 'on');
+      const saved = await request(web.port, { method: 'POST', path: '/config/plugins/save', headers: { cookie, ...sameOrigin(web.port) }, body: fields.toString() });
+      expect(saved.status).to.equal(303);
+      await transport.push({ text: '.dropped' });
+      await transport.push({ text: '.listed' });
+      expect(transport.texts().slice(3)[0]).to.equal('dropped runs');
+      expect(transport.texts().slice(3)[1]).to.not.include('listed runs');
     } finally {
       await web.close();
       await app.stop();
