@@ -50,6 +50,20 @@ describe('pairing rules (AccessControl)', () => {
     expect(access.isApproved(['628100@s.whatsapp.net'])).to.equal(true);
   });
 
+  it('a prefix of a code, or no code at all, approves nobody: only the whole code lets the stranger in', async () => {
+    const code = /code is ([A-Z0-9]+)\./.exec((await access.holdStranger(from('628100')))!)![1];
+    for (const attempt of [code.slice(0, -1), code.slice(0, 3), code[0]!, '', ' ', `${code}X`]) {
+      const refused = await access.approve(attempt, 'owner');
+      expect(refused.ok, `.approve "${attempt}"`).to.equal(false);
+      expect(access.isApproved(['628100@s.whatsapp.net']), `.approve "${attempt}"`).to.equal(false);
+    }
+    expect(redelivered).to.deep.equal([]);
+    expect((await access.deny(code.slice(0, 4), 'owner')).ok, 'a prefix denies nobody either').to.equal(false);
+    expect(access.pending().map((p) => p.code)).to.deep.equal([code]);
+    expect((await access.approve(code, 'owner')).ok).to.equal(true);
+    expect(access.isApproved(['628100@s.whatsapp.net'])).to.equal(true);
+  });
+
   it('refuses a code after an hour, and the sender then gets a new one', async () => {
     const first = /code is ([A-Z0-9]+)\./.exec((await access.holdStranger(from('628100')))!)![1];
     now += PAIRING_CODE_TTL_MS + 1;

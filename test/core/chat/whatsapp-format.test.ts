@@ -69,6 +69,20 @@ describe('splitting long messages', () => {
     sameText(parts, text);
   });
 
+  it('no part is longer than 4,000 characters, wherever the space, line or paragraph break falls around the limit', () => {
+    expect(MESSAGE_LIMIT).to.equal(4000);
+    expect(splitMessage('x'.repeat(4000)), 'exactly the limit stays whole').to.deep.equal(['x'.repeat(4000)]);
+    expect(splitMessage('x'.repeat(4001)).map((p) => p.length), 'one past it is cut').to.deep.equal([4000, 1]);
+    for (const gap of [' ', '\n', '\n\n']) {
+      for (let at = MESSAGE_LIMIT - 3; at <= MESSAGE_LIMIT + 3; at++) {
+        const text = `${'x'.repeat(at)}${gap}${'y'.repeat(3000)} ${'z'.repeat(5000)}`;
+        const parts = splitMessage(text);
+        for (const part of parts) expect(part.length, `a break of ${JSON.stringify(gap)} at ${at}`).to.be.at.most(MESSAGE_LIMIT);
+        expect(parts.join('').replace(/\s/g, ''), `nothing but whitespace lost (break at ${at})`).to.equal(text.replace(/\s/g, ''));
+      }
+    }
+  });
+
   it('never cuts inside a word, even in one paragraph without line breaks', () => {
     const text = words(2000, 'word');
     const parts = splitMessage(text);

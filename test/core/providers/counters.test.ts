@@ -121,6 +121,16 @@ describe('counters (usage.json, budgets.json): written once per flush interval a
     expect((await readJson(file)).totals.main).to.equal(10);
   });
 
+  it("usage: the day's cached input adds up over requests (each request's cached part counted, none overwritten)", async () => {
+    const usage = new UsageLedger(dir, log(), 60_000);
+    usage.record('primary', 'main-a', 'main', { prompt_tokens: 1200, completion_tokens: 30, prompt_tokens_details: { cached_tokens: 1024 } });
+    usage.record('primary', 'main-a', 'main', { prompt_tokens: 10, completion_tokens: 2 });
+    usage.record('primary', 'main-a', 'main', { prompt_tokens: 900, completion_tokens: 9, prompt_tokens_details: { cached_tokens: 512 } });
+    await usage.flush();
+    const doc = await readJson(path.join(dir, 'usage.json'));
+    expect(doc.days[new Date().toISOString().slice(0, 10)]['primary|main-a']).to.deep.equal({ prompt: 2110, cached: 1536, completion: 41, total: 2151, requests: 3 });
+  });
+
   it('usage: the owner is warned once when a role reaches 80% of its quota, not before', async () => {
     const usage = new UsageLedger(dir, log(), 60_000);
     usage.setQuotas(100, 0);

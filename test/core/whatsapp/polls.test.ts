@@ -53,6 +53,23 @@ describe('WhatsApp transport: polls and their votes (fake socket, real Baileys m
     ]);
   });
 
+  it('a vote WhatsApp delivers again (the same message) counts once; a new vote of the same person still counts', async () => {
+    const votes: PollVote[] = [];
+    const h = await started(votes);
+    await h.transport.sendPoll(GROUP, { question: 'Lunch?', options: ['soup', 'salad'], multiple: false });
+    const poll = sentPoll(h.sockets.last.sent.at(-1)!);
+    const vote = waPollVote(poll, ['soup'], { chat: GROUP, from: BOB_LID, fromAlt: BOB, pushName: 'Bob' });
+    h.sockets.last.deliver([vote]);
+    h.sockets.last.deliver([vote]);
+    await h.transport.idle();
+    h.sockets.last.deliver([vote]);
+    await h.transport.idle();
+    expect(votes.map((v) => v.selected)).to.deep.equal([['soup']]);
+    h.sockets.last.deliver([waPollVote(poll, ['salad'], { chat: GROUP, from: BOB_LID, fromAlt: BOB, pushName: 'Bob' })]);
+    await h.transport.idle();
+    expect(votes.map((v) => v.selected)).to.deep.equal([['soup'], ['salad']]);
+  });
+
   it('ignores votes on a poll the bot never sent, with another secret, from another chat, or claimed for another voter', async () => {
     const votes: PollVote[] = [];
     const h = await started(votes);

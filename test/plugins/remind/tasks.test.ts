@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { definePlugin } from '../../../core/index.js';
-import { FakeModel, lastText, startTestBot, type ModelAnswer, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
+import { FakeModel, lastText, MemoryTransport, startTestBot, type ModelAnswer, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
 import remind from '../../../plugins/remind/index.js';
 import { ALICE, BOB, BOT, FAST_SENDING, GROUP, OTHER_GROUP, say, sleep, waitFor } from '../../helpers/chat.js';
 
@@ -113,6 +113,30 @@ describe('remind: scheduled tasks (real clock, fake model on 127.0.0.1)', functi
     expect(weatherCalls).to.deep.equal([]);
   });
 
+  it("on the console a task runs with its creator's rights: the operator's with an owner's tools, another sender's without", async () => {
+    /** The console's shape: the person at the machine (ALICE here, in no owner list) counts as an owner. */
+    class ConsoleLike extends MemoryTransport {
+      operatorChatId(): string {
+        return ALICE;
+      }
+    }
+    t = await startTestBot([remind, weather], {
+      options: { timeZone: 'Asia/Jakarta' },
+      ownIds: [BOT],
+      model,
+      transport: new ConsoleLike([BOT]),
+      config: { sending: FAST_SENDING, plugins: { 'weather-probe': { access: 'owners' } } },
+    });
+    await say(t, '.schedule 1s the weather for Bob', { senderId: BOB });
+    const bobs = await waitFor(() => t!.replies(BOB).find((x) => x.startsWith('🗓️ Scheduled')), "Bob's scheduled answer");
+    expect(bobs).to.equal('🗓️ Scheduled: the weather for Bob\n\nmodel: the weather for Bob');
+    expect(model.requests[0]!.tools, "another sender's task").to.not.include('lookup_weather');
+    await say(t, '.schedule 1s the weather for the operator');
+    const operators = await waitFor(() => t!.replies(ALICE).find((x) => x.startsWith('🗓️ Scheduled')), "the operator's scheduled answer");
+    expect(operators).to.equal('🗓️ Scheduled: the weather for the operator\n\nthe weather: sunny, 31°C');
+    expect(weatherCalls).to.deep.equal([{ chatId: ALICE, senderId: ALICE }]);
+  });
+
   it('is listed by .reminders and .cancel removes it before it runs', async () => {
     t = await start();
     await say(t, '.remind 1h tea');
@@ -160,6 +184,15 @@ describe('remind: scheduled tasks (real clock, fake model on 127.0.0.1)', functi
     expect(await say(t, '.reminders', { senderId: BOB, chatId: GROUP })).to.match(/^No reminders in this chat/);
     expect(await say(t, '.reminders', { senderId: BOB, chatId: OTHER_GROUP })).to.match(/^No reminders in this chat/);
     expect(await say(t, '.reminders')).to.not.include('secret');
+  });
+
+  it("schedule_task asked in a group schedules in that group, not in the asker's private chat", async () => {
+    t = await start();
+    const ok = await say(t, `plan ${JSON.stringify({ when: 'every monday 09:00', prompt: 'the team agenda' })}`, { senderId: BOB, chatId: GROUP });
+    expect(ok).to.match(/Task scheduled .*the team agenda$/);
+    expect(await say(t, '.reminders', { senderId: BOB, chatId: GROUP })).to.match(/\n1\. 🔁 .* — 🗓️ task: the team agenda/);
+    expect(await say(t, '.reminders', { senderId: BOB })).to.match(/^No reminders in this chat/);
+    expect(await say(t, '.reminders', { senderId: BOB, chatId: OTHER_GROUP })).to.match(/^No reminders in this chat/);
   });
 
   it('a task due while the bot was down runs after the start, marked late', async () => {

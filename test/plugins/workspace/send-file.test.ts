@@ -61,6 +61,22 @@ describe('workspace_send_file: the model sends a workspace file as a document (f
     expect([...traversal, ...link].join('\n')).to.not.include('root:');
   });
 
+  it("refuses a file behind a linked folder out of the workspace, also into a sibling folder whose name starts with the workspace's", async () => {
+    const dir = await start();
+    // A sibling sharing the folder's name as a prefix (another workspace could be called so), and a folder elsewhere.
+    const twin = `${dir}-twin`;
+    await putFile(twin, 'secret.txt', 'TWIN-SECRET');
+    await putFile(path.join(t.dir, 'elsewhere'), 'secret.txt', 'ELSEWHERE-SECRET');
+    await symlink(twin, path.join(dir, 'twin'));
+    await symlink(path.join(t.dir, 'elsewhere'), path.join(dir, 'out'));
+    const twinReply = texts(await t.transport.push({ senderId: USER, text: 'send twin/secret.txt' }));
+    const outReply = texts(await t.transport.push({ senderId: USER, text: 'send out/secret.txt' }));
+    expect(sent).to.deep.equal([]);
+    expect(twinReply.join('\n')).to.match(/tool: Refused: twin\/secret\.txt leads outside the workspace/);
+    expect(outReply.join('\n')).to.match(/tool: Refused: out\/secret\.txt leads outside the workspace/);
+    expect([...twinReply, ...outReply].join('\n')).to.not.include('SECRET');
+  });
+
   it('refuses a file above the size cap (option maxSendMb)', async () => {
     const dir = await start({ maxSendMb: 1 });
     await putFile(dir, 'big.bin', 'x'.repeat(1024 * 1024 + 1));
