@@ -30,6 +30,8 @@ export class IdentityLayer {
     private readonly socket: () => WhatsAppSocket | undefined,
     /** Announces that a private chat is known by another id from now on (the core moves every store's data). */
     private readonly onChatIdChange: (from: string, to: string) => Promise<void>,
+    /** The account's own ids (phone jid, LID), once the credentials name them. */
+    private readonly ownIds: () => string[] = () => [],
   ) {}
 
   /** The phone ↔ LID pairs known (`data/whatsapp/identity-links.json`), once opened. */
@@ -64,7 +66,35 @@ export class IdentityLayer {
   }
 
   learn(phone: string | null | undefined, lid: string | null | undefined): void {
+    if (this.namesOwnWithOther(plainJid(phone), plainJid(lid))) {
+      this.log.debug({ phone: plainJid(phone), lid: plainJid(lid) }, "ignored a phone ↔ LID pair naming the account's own id with someone else's");
+      return;
+    }
     if (this.linksFile?.add(plainJid(phone), plainJid(lid))) this.log.debug({ phone: plainJid(phone), lid: plainJid(lid) }, 'learnt a phone ↔ LID pair');
+  }
+
+  /**
+   * True for a pair with the account's own phone or LID on one side only. The account's ids show up where a
+   * contact's are expected (the owner typing on the phone: a `fromMe` message names the account as sender), and such
+   * a pair would send that contact's reminders and notices to "Message yourself".
+   */
+  private namesOwnWithOther(a: string | undefined, b: string | undefined): boolean {
+    if (!a || !b) return false;
+    const own = new Set(this.ownIds().map((id) => userPart(id)));
+    return own.has(userPart(a)) !== own.has(userPart(b));
+  }
+
+  /**
+   * The account's own ids are known (each open): its own pair is learnt, and a pair naming one of them with someone
+   * else's id, learnt before this guard (an older version, or before the ids were known), is dropped from the file.
+   */
+  async learnOwn(phone: string | undefined, lid: string | undefined): Promise<void> {
+    const own = new Set([phone, lid].filter((id): id is string => Boolean(id)).map((id) => userPart(id)));
+    if (own.size && this.linksFile) {
+      const gone = await this.linksFile.removeWhere((pair) => own.has(userPart(pair.phone)) !== own.has(userPart(pair.lid)));
+      if (gone) this.log.warn({ removed: gone }, `dropped ${gone} phone ↔ LID pair(s) that named the account's own id as a contact's (messages for those contacts went to "Message yourself")`);
+    }
+    if (phone && lid) this.learn(phone, lid);
   }
 
   /** A group's members, as its metadata lists them: each one's pair, and the LIDs among them. */
@@ -98,7 +128,9 @@ export class IdentityLayer {
     if (!this.identity) return;
     if (message.fromMe) {
       // The owner typing on the phone: the chat is named as the contact's incoming messages name it.
-      if (!message.isGroup) message.chatId = (await this.identity.resolve(message.chatId, message.senderAltId)).id;
+      // The sender's alt is the account's own other id, not the chat's: only the chat's own alt (remoteJidAlt) says
+      // who the contact is, and that pair was learnt from the key already.
+      if (!message.isGroup) message.chatId = (await this.identity.resolve(message.chatId)).id;
       delete message.senderAltId;
       return;
     }

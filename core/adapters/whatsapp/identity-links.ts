@@ -41,7 +41,10 @@ export class IdentityLinks {
   }
 
   private remember(lid: string, phone: string): boolean {
-    if (this.lidToPhone.get(lid) === phone) return false;
+    const before = this.lidToPhone.get(lid);
+    if (before === phone) return false;
+    // The LID's earlier phone no longer leads to it: one LID, one phone, both ways.
+    if (before !== undefined && this.phoneToLid.get(before) === lid) this.phoneToLid.delete(before);
     this.lidToPhone.set(lid, phone);
     this.phoneToLid.set(phone, lid);
     return true;

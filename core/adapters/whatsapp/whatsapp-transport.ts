@@ -60,12 +60,17 @@ export class WhatsAppTransport implements Transport {
       getMessage: (key) => this.outbound.getMessage(key),
       cachedGroupMetadata: (jid) => this.chats.cached(jid, () => this.connection.socket),
       opened: (me) => {
-        if (me.id && me.lid) this.identity.learn(me.id, me.lid);
+        pending.track(this.identity.learnOwn(me.id, me.lid).catch((err) => options.log.warn({ err }, 'could not drop the phone ↔ LID pairs naming the account itself')));
       },
     });
-    this.identity = new IdentityLayer(options.log, () => this.connection.socket, async (from, to) => {
-      await this.inbound.listeners.onChatIdChange?.(from, to);
-    });
+    this.identity = new IdentityLayer(
+      options.log,
+      () => this.connection.socket,
+      async (from, to) => {
+        await this.inbound.listeners.onChatIdChange?.(from, to);
+      },
+      () => this.connection.ownIds(),
+    );
     this.chats = new ChatSettings(options.groupTtlMs, (meta) => this.identity.learnMembers(meta));
     const polls = new PollStore(options.dataDir, (file, movedTo) => options.log.warn({ file, movedTo }, 'the list of polls the bot sent was corrupt; set it aside (votes on those polls are no longer read)'));
     this.polls = polls;
