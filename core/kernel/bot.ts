@@ -30,7 +30,7 @@ import { KeyPool } from '../services/providers/key-pool.js';
 import { storedMessages, type HistoryStore } from '../services/store/history.js';
 import { PluginStores } from '../services/store/plugin-store.js';
 import { SetAsideFiles } from '../services/store/set-aside-files.js';
-import { healthFor } from '../services/store/data-domain.js';
+import { domainFor, healthFor } from '../services/store/data-domain.js';
 import type { DataHealth } from '../services/store/data-health.js';
 import { historyParticipant, memoryParticipant, PrivacyRegistry, summaryParticipant, type PersonIds } from '../services/store/privacy.js';
 import type { MemoryStore } from '../services/store/memory.js';
@@ -520,6 +520,18 @@ export class Bot {
     await this.ai.idle?.();
     // The status messages of long turns take their last state.
     while (this.turnTails.size) await Promise.all([...this.turnTails]);
+  }
+
+  /**
+   * Resolves once no message is being handled (`idle`) and the data work behind the replies is done too: history
+   * folds, the writes scheduled after their pause, the plugins' retention sweeps. Nothing is forced (a flush would
+   * hide that work): a test awaits this to see what the bot does in the background, instead of sleeping.
+   */
+  async whenStoresIdle(): Promise<void> {
+    await this.idle();
+    await Promise.all([...this.stores.values()].map((stores) => stores.whenSwept()));
+    await this.histories.whenIdle();
+    await domainFor(this.settings.dataDir).whenIdle();
   }
 
   /** Work a turn leaves running after it ends (the last edit of its status message), waited for by `idle()`. */

@@ -9,6 +9,9 @@ export class WriteGate {
   private gate: Promise<void> | undefined;
   private inFlight = 0;
   private drained: Array<() => void> = [];
+  /** Writes waiting at the closed gate now, and whenWaiting() callers to wake as that number changes. */
+  private waitingNow = 0;
+  private waitWatchers: Array<() => void> = [];
 
   /** True while a backup holds the writes. */
   get closed(): boolean {
@@ -17,8 +20,21 @@ export class WriteGate {
 
   /** Waits while a backup holds the writes, then counts this write as in flight. */
   async enter(): Promise<void> {
-    while (this.gate) await this.gate;
+    if (this.gate) {
+      this.waitingNow++;
+      for (const wake of this.waitWatchers.splice(0)) wake();
+      try {
+        while (this.gate) await this.gate;
+      } finally {
+        this.waitingNow--;
+      }
+    }
     this.inFlight++;
+  }
+
+  /** Resolves once `count` writes wait at the closed gate (a test's proof that they were held, not merely slow). */
+  async whenWaiting(count: number): Promise<void> {
+    while (this.waitingNow < count) await new Promise<void>((resolve) => this.waitWatchers.push(resolve));
   }
 
   /** A write (started with enter) ended. */
@@ -45,6 +61,10 @@ export class WriteGate {
 /** Something with changes not yet on disk that a flush of the whole data folder must write (a JsonFile). */
 export interface Unsaved {
   flush(): Promise<void>;
+  /** Resolves once its scheduled writes happened on their own (never forced). */
+  whenIdle(): Promise<void>;
+  /** Resolves once no write is under way (one scheduled for later is not waited for). */
+  whenNotWriting(): Promise<void>;
 }
 
 /**
@@ -76,6 +96,23 @@ export class DataDomain {
   /** Writes everything pending in this folder (failures stay reported by each file's health). */
   async flushAll(): Promise<void> {
     await Promise.allSettled([...this.unsaved].map((doc) => doc.flush()).concat([...this.flushers].map((flush) => flush())));
+  }
+
+  /**
+   * Resolves once every document of this folder with a change pending was written on its own, after its pause
+   * (unlike flushAll, nothing is forced): what a test awaits to see background writes instead of sleeping.
+   */
+  async whenIdle(): Promise<void> {
+    for (;;) {
+      const docs = [...this.unsaved];
+      await Promise.all(docs.map((doc) => doc.whenIdle()));
+      if ([...this.unsaved].every((doc) => docs.includes(doc))) return;
+    }
+  }
+
+  /** Resolves once no document of this folder is being written (writes scheduled for later neither waited for nor started). */
+  async whenNotWriting(): Promise<void> {
+    await Promise.all([...this.unsaved].map((doc) => doc.whenNotWriting()));
   }
 
   /** Flushes everything, then holds every write until the returned function is called (an online backup). */

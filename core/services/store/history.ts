@@ -215,6 +215,17 @@ class ChatHistory {
     return next;
   }
 
+  /** Resolves once this chat's queued appends, the compactions they started and the JSON file's writes are done. */
+  async whenIdle(): Promise<void> {
+    await this.ready.catch(() => undefined);
+    for (;;) {
+      const queue = this.queue;
+      const compacting = this.compacting;
+      await Promise.all([queue, compacting, this.doc.whenIdle()]);
+      if (queue === this.queue && compacting === this.compacting) return;
+    }
+  }
+
   /** Rewrites the JSON file with everything and removes the folded lines; rejects when the JSON file cannot be written. */
   async compact(changed = false): Promise<void> {
     const value = await this.ready;
@@ -552,6 +563,14 @@ export class HistoryStore {
     await this.release(from);
     const base = this.base(from);
     for (const file of [`${base}.json`, `${base}.jsonl`, `${base}.folding.jsonl`]) await rm(file, { force: true });
+  }
+
+  /**
+   * Resolves once the background work started so far is done (queued appends, the compactions they asked for, the
+   * JSON files' writes), without forcing any: a test awaits it to see what the bot does behind a reply.
+   */
+  async whenIdle(): Promise<void> {
+    await Promise.all([...this.chats.values()].map((c) => c.whenIdle()));
   }
 
   /** Folds every chat's log into its JSON file; rejects naming the files that could not be written. */

@@ -53,6 +53,8 @@ export class JsonFile<T> {
   static coalesceMs = 25;
   private readonly coalesceMs: number;
   private readonly options: JsonFileOptions;
+  /** whenIdle() callers, woken each time a write ends or a scheduled one turns out to have nothing to do. */
+  private idleWaiters: Array<() => void> = [];
 
   constructor(readonly file: string, private readonly initial: () => T, options?: JsonFileOptions | OnCorrupt) {
     this.options = typeof options === 'function' ? { onCorrupt: options } : (options ?? {});
@@ -160,7 +162,7 @@ export class JsonFile<T> {
   private startWriting(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.writing || !this.dirty || this.blocked) return;
+    if (this.writing || !this.dirty || this.blocked) return this.wakeIdle();
     this.writing = (async () => {
       try {
         while (this.dirty) {
@@ -190,8 +192,32 @@ export class JsonFile<T> {
         this.domain.unsaved.delete(this);
       } finally {
         this.writing = undefined;
+        this.wakeIdle();
       }
     })();
+  }
+
+  /** A write is scheduled or under way (a failed one waiting for its retry is not: health reports it). */
+  private get busy(): boolean {
+    return this.writing !== undefined || (this.timer !== undefined && this.failure === undefined);
+  }
+
+  private wakeIdle(): void {
+    for (const wake of this.idleWaiters.splice(0)) wake();
+  }
+
+  /**
+   * Resolves once the writes scheduled so far have happened on their own, after their pause (unlike flush(), which
+   * writes at once): what a test awaits to see the background write, instead of sleeping for it.
+   */
+  async whenIdle(): Promise<void> {
+    await this.pendingUpdate;
+    while (this.busy) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Resolves once no write is under way (one scheduled for later is not waited for, nor started). */
+  async whenNotWriting(): Promise<void> {
+    while (this.writing) await this.writing;
   }
 
   /** Resolves when everything changed so far is on disk; rejects (DataWriteError) when it cannot be written. */
@@ -254,6 +280,11 @@ export class JsonFileCollection<T> {
   /** Forgets a cached document (after its file was removed). */
   drop(key: string): void {
     this.files.delete(key);
+  }
+
+  /** Resolves once every document's scheduled writes happened on their own (see JsonFile.whenIdle). */
+  async whenIdle(): Promise<void> {
+    await Promise.all([...this.files.values()].map((d) => d.whenIdle()));
   }
 
   /** Flushes every document; rejects naming every file that could not be written. */

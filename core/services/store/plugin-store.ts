@@ -33,6 +33,8 @@ export class PluginStores implements PluginStore {
   /** @internal store-privacy.ts */
   readonly domain: DataDomain;
   private sweeper: NodeJS.Timeout | undefined;
+  /** The retention sweep running now or last (see whenSwept). */
+  private sweeping: Promise<void> = Promise.resolve();
   private readonly privacy = new StorePrivacy(this);
 
   constructor(
@@ -283,11 +285,18 @@ export class PluginStores implements PluginStore {
         if (removed) this.log?.info({ plugin: this.plugin, store: decl.name, removed }, `${this.plugin}: dropped ${removed} ${titleOf(decl, this.plugin)} item(s) older than ${decl.options.keepDays} days`);
       }
     };
-    const run = () => void sweep().catch((err) => this.log?.error({ err, plugin: this.plugin }, `${this.plugin}: the retention sweep failed (tried again tomorrow)`));
+    const run = () => {
+      this.sweeping = sweep().catch((err) => this.log?.error({ err, plugin: this.plugin }, `${this.plugin}: the retention sweep failed (tried again tomorrow)`));
+    };
     if (!this.declarations.some((d) => (d.kind === 'chat-log' || d.kind === 'chat-search-log') && d.options.keepDays !== undefined)) return;
     run();
     this.sweeper = setInterval(run, DAY_MS);
     this.sweeper.unref();
+  }
+
+  /** Resolves once the retention sweep started last (the one at start, then daily) is done. */
+  whenSwept(): Promise<void> {
+    return this.sweeping;
   }
 
   /** Stops the retention timer and writes everything pending (at the bot's stop). */

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { tempDir } from '../../helpers/checkout.js';
+import { domainFor } from '../../../core/services/store/data-domain.js';
 
 describe('the bot writes its counters once per data.flushIntervalMs and at stop', function () {
   this.timeout(20000);
@@ -22,11 +23,14 @@ describe('the bot writes its counters once per data.flushIntervalMs and at stop'
     const t = await startTestBot([], { dir, env: { API_KEY: 'sk-test-secret', BASE_URL: `${gw.url}/v1`, MODEL: 'main-b' }, config: { data: { flushIntervalMs: 60_000 } } });
     try {
       expect(t.transport.texts()).to.deep.equal([]);
+      const clock = t.useClock();
       await t.transport.push({ text: 'hello' });
       await t.transport.push({ text: 'and again' });
       expect(t.transport.texts()).to.deep.equal(['primary: hello', 'primary: and again']);
-      // Longer than the default interval (1 s): only the configured one may hold the counters back.
-      await new Promise((resolve) => setTimeout(resolve, 1300));
+      // Longer than the default interval (1 s): only the configured one may hold the counters back. A write that
+      // fell due meanwhile has started: it is waited for.
+      await clock.tick(1300);
+      await domainFor(path.join(dir, 'data')).whenNotWriting();
       const files = await readdir(path.join(dir, 'data'));
       expect(files).not.to.include('usage.json');
       expect(files).not.to.include('budgets.json');

@@ -14,8 +14,8 @@ const dist = (rel: string) => JSON.stringify(path.join(ROOT, 'dist', rel));
 const WRITER = `
 const [mode, target] = process.argv.slice(2);
 const marker = (i) => (i % 2 ? 'a' : 'b');
-let announced = false;
-const announce = () => { if (!announced) { announced = true; process.stdout.write('go\\n'); } };
+// One byte per whole write: the test kills the writer while it is in the middle of a later one.
+const announce = () => process.stdout.write('.');
 if (mode === 'json') {
   const { JsonFile } = await import(${dist('core/services/store/json-file.js')});
   const { HISTORY_SCHEMA } = await import(${dist('core/services/store/schemas.js')});
@@ -36,14 +36,18 @@ if (mode === 'json') {
 }
 `;
 
-async function killMidWrite(script: string, mode: string, target: string, delayMs: number): Promise<void> {
+/** Starts the writer and kills it (SIGKILL) once `writes` whole writes are done, while it writes the next one. */
+async function killMidWrite(script: string, mode: string, target: string, writes: number): Promise<void> {
   const child = spawn(process.execPath, [script, mode, target], { stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', () => resolve());
+    let done = 0;
+    child.stdout.on('data', (chunk: Buffer) => {
+      done += chunk.length;
+      if (done >= writes) resolve();
+    });
     child.on('error', reject);
     child.on('exit', (code) => reject(new Error(`writer exited early (${code})`)));
   });
-  await new Promise((r) => setTimeout(r, delayMs));
   child.kill('SIGKILL');
   await new Promise((r) => child.once('close', r));
 }
@@ -71,7 +75,7 @@ describe('atomic writes under kill -9', function () {
     const data = path.join(dir, 'app', 'data');
     const file = path.join(data, 'history', '10000000001@s.whatsapp.net.json');
     for (let round = 0; round < 4; round++) {
-      await killMidWrite(script, 'json', file, 5 + round * 7);
+      await killMidWrite(script, 'json', file, 1 + round * 3);
       const parsed = JSON.parse(await readFile(file, 'utf8'));
       const checked = checkDocument(HISTORY_SCHEMA, parsed);
       expect(checked.ok).to.equal(true);
@@ -93,7 +97,7 @@ describe('atomic writes under kill -9', function () {
     const folder = path.join(dir, 'session_auth');
     // Two rounds: each writer loads Baileys (~2 s).
     for (let round = 0; round < 2; round++) {
-      await killMidWrite(script, 'auth', folder, 5 + round * 7);
+      await killMidWrite(script, 'auth', folder, 1 + round * 3);
       const auth = await useDurableAuthState(folder);
       expect(auth.restored).to.equal(true);
       oneMarker((auth.state.creds.processedHistoryMessages as Array<{ key: { id: string } }>).map((m) => m.key.id));

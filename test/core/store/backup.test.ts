@@ -43,19 +43,22 @@ describe('backup and restore', function () {
     const chats = ['10000000011@s.whatsapp.net', '10000000012@s.whatsapp.net', '10000000013@s.whatsapp.net'];
     const answered: string[] = [];
     let backupStarted = false;
+    let fifteenAnswered!: () => void;
+    const underWay = new Promise<void>((resolve) => (fifteenAnswered = resolve));
     const burst = (async () => {
       for (let round = 0; round < 40 || !backupStarted; round++) {
         await Promise.all(
           chats.map(async (chat, i) => {
             const text = `burst ${round}-${i}`;
             const actions = await t.transport.push({ senderId: chat, text });
-            if (actions.some((a) => a.type === 'text' && a.text === `primary: ${text}`)) answered.push(`${chat}|${text}`);
+            if (actions.some((a) => a.type === 'text' && a.text === `primary: ${text}`)) if (answered.push(`${chat}|${text}`) === 15) fifteenAnswered();
           }),
         );
         if (round > 200) break;
       }
     })();
-    while (answered.length < 15) await new Promise((r) => setTimeout(r, 5));
+    // The backup starts once the burst is well under way (15 answers), and the burst goes on while it copies.
+    await Promise.race([underWay, burst]);
     const answeredBefore = [...answered];
     backupStarted = true;
     const out = path.join(await dir(), 'nightly.tar.gz');

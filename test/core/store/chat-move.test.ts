@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { HistoryStore, type HistoryEntry } from '../../../core/services/store/history.js';
+import { domainFor } from '../../../core/services/store/data-domain.js';
 import { MemoryStore } from '../../../core/services/store/memory.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { tempDir } from '../../helpers/checkout.js';
@@ -58,7 +59,8 @@ describe('history and memory: a private chat moving from its LID to its phone id
     await memories.moveChat(LID, PHONE);
     expect(await memories.facts(LID), 'nothing of the LID stays in memory').to.deep.equal([]);
     await memories.remember(PHONE, 'works nights', PHONE);
-    await new Promise((r) => setTimeout(r, 100));
+    // Every write still pending in the folder happens on its own first: none may bring the LID file back.
+    await domainFor(dir).whenIdle();
     await memories.flush();
     expect(await lidFiles(path.join(dir, 'memory'))).to.deep.equal([]);
     const after = new MemoryStore(dir, 100);

@@ -9,8 +9,6 @@ import type { DataSchema } from '../../../core/services/store/schemas.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { tempDir } from '../../helpers/checkout.js';
 
-/** A few turns of the event loop: long enough for a write that does not wait to have happened. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 30));
 const exists = (file: string) => readFile(file).then(() => true, () => false);
 
 describe('each app keeps its own data state (write gate, pending writes, health)', function () {
@@ -37,7 +35,7 @@ describe('each app keeps its own data state (write gate, pending writes, health)
       await inB.update((d) => void (d.n = 2));
       await inB.flush();
       expect(JSON.parse(await readFile(inB.file, 'utf8'))).to.deep.equal({ n: 2 });
-      await settle();
+      await domainFor(a.app.settings.dataDir).gate.whenWaiting(1);
       expect(await exists(inA.file), 'held while the backup of A copies').to.equal(false);
     } finally {
       release();

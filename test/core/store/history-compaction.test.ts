@@ -99,7 +99,7 @@ describe('history compaction: never holds up a message, and a crash in the middl
     for (let i = 1; i <= 40; i++) void store.append(CHAT, said(`m${i}`, i));
     await store.append(CHAT, said('m41', 41));
     // The compactions these started finish on their own (no flush); a restart then sees all 41, once each, in order.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await store.whenIdle();
     const texts = (await new HistoryStore(dir, 50).recent(CHAT)).map((m) => m.text);
     expect(texts).to.deep.equal(Array.from({ length: 41 }, (_, i) => `m${i + 1}`));
   });
@@ -118,9 +118,10 @@ describe('history compaction: a chat folds once every compactEvery lines, not mo
     // a fold's JSON file is still being written (its fsync takes milliseconds).
     for (let i = 1; i <= 100; i++) {
       await store.append(CHAT, said(`m${i}`, i));
-      await new Promise((resolve) => setTimeout(resolve, 1));
+      // A turn of the event loop between messages, as between two replies: a fold under way moves on meanwhile.
+      await new Promise(setImmediate);
     }
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await store.whenIdle();
     // At most one fold per 5 lines (lines that came during a fold fold together later), never one per such line.
     expect(store.foldsWritten).to.be.within(1, 100 / 5);
     const texts = (await new HistoryStore(dir, 50).recent(CHAT)).map((m) => m.text);

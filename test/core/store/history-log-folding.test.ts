@@ -9,7 +9,6 @@ import { ROOT, tempDir } from '../../helpers/checkout.js';
 
 const CHAT = '10000000009@s.whatsapp.net';
 const said = (text: string, at: number, id?: string): HistoryEntry => ({ ...(id ? { id } : {}), role: 'user', text, at });
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Opens the chat in a fresh store (replaying its log), then appends one message; prints what happened. */
 const OPEN_AND_APPEND = `
@@ -49,16 +48,14 @@ describe('history log: when it is folded, and what a fold or a replay leaves', f
   it('with maxMessages 3, 11 messages are 11 log lines and no JSON rewrite; the 12th folds them all in', async () => {
     const store = new HistoryStore(dir, 3);
     for (let i = 1; i <= 11; i++) await store.append(CHAT, said(`line ${i}`, i));
-    await pause(20);
+    // Nothing runs in the background that could still fold them.
+    await store.whenIdle();
     expect((await logLines()).map((l) => JSON.parse(l).seq)).to.deep.equal([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     expect(await readdir(path.join(dir, 'history'))).to.deep.equal([`${CHAT}.jsonl`]);
     await store.append(CHAT, said('line 12', 12));
-    // The fold runs behind the reply: wait for it (bounded), never flush.
-    let doc: { messages: HistoryEntry[]; logSeq: number } | undefined;
-    for (let i = 0; i < 1000 && !(doc && (await logLines()).length === 0); i++) {
-      doc = await readJson().catch(() => undefined);
-      if (!doc || (await logLines()).length) await pause(10);
-    }
+    // The fold runs behind the reply: wait for it, never flush.
+    await store.whenIdle();
+    const doc = await readJson();
     expect(doc?.messages.map((m) => m.text)).to.deep.equal(['line 10', 'line 11', 'line 12']);
     expect(doc?.logSeq).to.equal(12);
     expect(await logLines()).to.deep.equal([]);

@@ -8,8 +8,6 @@ import { tempDir } from '../../helpers/checkout.js';
 
 const CHAT = '10000000008@s.whatsapp.net';
 const said = (text: string, at: number): HistoryEntry => ({ role: 'user', text, at });
-/** A short pause while polling for a write that is coalesced for a few milliseconds. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 30));
 
 describe('history log: what it promises on disk', function () {
   let dir: string;
@@ -35,9 +33,9 @@ describe('history log: what it promises on disk', function () {
     for (let i = 0; i < 25; i++) await store.append(CHAT, said(`line ${i}`, i));
     // A compaction never holds up an append (it may take lines that arrive meanwhile): let the ones these appends
     // started finish, without flushing; the next line then stays in the log.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await store.whenIdle();
     await store.append(CHAT, said('line 25', 25));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await store.whenIdle();
     const lines = (await readFile(logFile(), 'utf8')).split('\n').filter(Boolean);
     expect(lines.length).to.be.at.most(12);
     expect(lines.length).to.be.at.least(1);
@@ -62,9 +60,8 @@ describe('history log: what it promises on disk', function () {
       await store.append(CHAT, said('the meeting moved to thursday', 1));
       expect(health.unsaved().map((u) => u.file)).to.include(logFile());
       // Saved soon (changes are gathered for a few milliseconds), without waiting for a stop or the next fold.
-      let saved: string[] = [];
-      for (let i = 0; i < 100 && !saved.length; i++) saved = await jsonTexts().catch(async () => (await settle(), []));
-      expect(saved).to.deep.equal(['the meeting moved to thursday']);
+      await store.whenIdle();
+      expect(await jsonTexts()).to.deep.equal(['the meeting moved to thursday']);
       await rm(logFile(), { recursive: true });
       expect((await new HistoryStore(dir, 50).recent(CHAT)).map((m) => m.text)).to.deep.equal(['the meeting moved to thursday']);
     } finally {

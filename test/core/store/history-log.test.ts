@@ -71,8 +71,8 @@ describe('history: append-only log folded into the JSON file', function () {
   it('compacts every compactEvery lines, so the log never grows beyond that', async () => {
     const store = new HistoryStore(dir, 50, { compactEvery: 4 });
     for (let i = 0; i < 9; i++) await store.append(CHAT, { role: 'user', text: `t${i}`, at: i });
-    // Let the background compaction finish, without flushing.
-    await new Promise((r) => setTimeout(r, 100));
+    // The background compaction finishes on its own, without a flush.
+    await store.whenIdle();
     const log = await readFile(path.join(dir, 'history', `${CHAT}.jsonl`), 'utf8');
     expect(log.split('\n').filter(Boolean).length).to.be.below(4);
     const doc = JSON.parse(await readFile(path.join(dir, 'history', `${CHAT}.json`), 'utf8'));

@@ -180,7 +180,8 @@ describe('host.store: what a plugin declares is kept, checked, exported, deleted
     let answered: Promise<string>;
     try {
       answered = say('.note during the backup', ALICE);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // The save reached the closed gate and waits there.
+      await domainFor(path.join(dir, 'data')).gate.whenWaiting(1);
       expect(await readFile(notesFile(ALICE), 'utf8').catch(() => 'absent')).to.equal('absent');
     } finally {
       release();
@@ -204,8 +205,9 @@ describe('host.store: what a plugin declares is kept, checked, exported, deleted
     const fresh = { text: 'fresh', by: ALICE, at: Date.now() - DAY_MS };
     await writeFile(path.join(said, `${ALICE}.jsonl`), `${JSON.stringify(old)}\n${JSON.stringify(fresh)}\n`);
     await start();
-    const until = Date.now() + 5000;
-    while (Date.now() < until && (await readFile(path.join(said, `${ALICE}.jsonl`), 'utf8')).includes('old')) await new Promise((r) => setTimeout(r, 20));
+    // The sweep at start runs behind it.
+    await t!.app.bot.whenStoresIdle();
+    expect(await readFile(path.join(said, `${ALICE}.jsonl`), 'utf8')).not.to.include('old');
     expect((await opened!.chat(ALICE).log(SAID).read()).map((s) => s.text)).to.deep.equal(['fresh']);
   });
 

@@ -169,8 +169,9 @@ describe('host.store: documents that are a person\'s as a whole (owner), maps th
     bot = await twoProjects();
     const C = projectIdOf(CAROL_LID);
     // Carol's project is open in her LID chat and, a moment later, in her phone chat.
+    const clock = bot.useClock(['Date']);
     await bot.send({ text: '.project carolhandle carol-words', senderId: CAROL_LID, senderAltId: CAROL, chatId: CAROL_LID });
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await clock.tick(1000);
     await bot.send({ text: '.project carolhandle carol-words', senderId: CAROL_LID, senderAltId: CAROL, chatId: CAROL });
     const doc = async (id: string) => JSON.parse(await readFile(path.join(data, 'projects', 'by-id', `${id}.json`), 'utf8'));
     const carolPhoneAt = (await doc(C)).open[CAROL];

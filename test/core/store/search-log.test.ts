@@ -177,7 +177,7 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
     await stores.close();
     stores = new PluginStores('notes', dataDir, [SAID]);
     stores.startRetention();
-    for (let i = 0; i < 200 && /ancient/.test(await everyFileText(folder())); i++) await new Promise((r) => setTimeout(r, 10));
+    await stores.whenSwept();
     expect(await everyFileText(folder())).not.to.include('ancient');
     expect(await texts(ANA, 'heron')).to.deep.equal(['fresh heron', 'older heron']);
     await stores.tune(SAID, { keepDays: () => 5 });

@@ -2,13 +2,12 @@ import { expect } from 'chai';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { appendToFile, holdWrites, writeFileAtomicSafe } from '../../../core/services/store/atomic.js';
+import { domainFor } from '../../../core/services/store/data-domain.js';
 import { HistoryStore, type HistoryEntry } from '../../../core/services/store/history.js';
 import { tempDir } from '../../helpers/checkout.js';
 
 const CHAT = '10000000008@s.whatsapp.net';
 const said = (text: string, at: number): HistoryEntry => ({ role: 'user', text, at });
-/** A few turns of the event loop: long enough for a write that does not wait to have happened. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 30));
 
 describe('the write gate an online backup closes', function () {
   let dir: string;
@@ -28,7 +27,8 @@ describe('the write gate an online backup closes', function () {
     try {
       history = store.append(CHAT, said('during the backup', 2));
       recall = appendToFile(other, 'during the backup\n');
-      await settle();
+      // Both writes reached the closed gate and wait there.
+      await domainFor(dir).gate.whenWaiting(2);
       expect(await readFile(logFile(), 'utf8')).not.to.include('during the backup');
       expect(await readFile(other, 'utf8').catch(() => 'absent')).to.equal('absent');
     } finally {
