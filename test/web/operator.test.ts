@@ -31,13 +31,14 @@ function sampleValue(text: string, name: string, labels: Record<string, string> 
 const rateLimited = { status: 429, json: { error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' } }, headers: { 'retry-after-ms': '2500' } };
 const serverError = { status: 500, json: { error: { message: 'internal error', type: 'server_error' } }, headers: { 'retry-after-ms': '2500' } };
 
-async function until(check: () => Promise<boolean>, what: string, limitMs = 12_000): Promise<void> {
-  const end = Date.now() + limitMs;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`gave up waiting: ${what}`);
+/** Drives both legs into a cooldown (one 429, one 500) with a message, then moves the clock past it. */
+async function coolBothLegs(w: WebTest, primary: FakeGateway, second: FakeGateway): Promise<{ afterCooldown: () => Promise<void> }> {
+  const clock = w.t.useClock(['Date']);
+  primary.next(rateLimited);
+  second.next(serverError);
+  const actions = await w.t.transport.push({ text: 'what is the weather like' });
+  expect(actions.map((a) => a.type)).to.include('text');
+  return { afterCooldown: () => clock.tick(2600) };
 }
 
 describe('operator endpoints: /healthz, /readyz, /metrics', () => {
@@ -45,7 +46,8 @@ describe('operator endpoints: /healthz, /readyz, /metrics', () => {
   let second: FakeGateway;
   let w: WebTest;
 
-  before(async () => {
+  // A bot per test: a cooldown one test causes is never another's starting point.
+  beforeEach(async () => {
     primary = await FakeGateway.start('primary');
     second = await FakeGateway.start('second');
     w = await startWebTest({
@@ -61,7 +63,7 @@ describe('operator endpoints: /healthz, /readyz, /metrics', () => {
       },
     });
   });
-  after(async () => {
+  afterEach(async () => {
     await w.stop();
     await Promise.all([primary.close(), second.close()]);
   });
@@ -85,28 +87,29 @@ describe('operator endpoints: /healthz, /readyz, /metrics', () => {
     expect(ready.status).to.equal(200);
     expect(JSON.parse(ready.body)).to.include({ ready: true });
 
-    primary.next(rateLimited);
-    second.next(serverError);
-    const actions = await w.t.transport.push({ text: 'what is the weather like' });
-    expect(actions.map((a) => a.type)).to.include('text');
+    const cooling = await coolBothLegs(w, primary, second);
     expect(primary.chats()).to.have.length(1);
     expect(second.chats()).to.have.length(1);
 
-    const cooling = await request(w.port, { path: '/readyz', headers: { host: FOREIGN_HOST } });
-    expect(cooling.status).to.equal(503);
-    const body = JSON.parse(cooling.body) as { ready: boolean; reasons: string[] };
+    const cool = await request(w.port, { path: '/readyz', headers: { host: FOREIGN_HOST } });
+    expect(cool.status).to.equal(503);
+    const body = JSON.parse(cool.body) as { ready: boolean; reasons: string[] };
     expect(body.ready).to.equal(false);
     expect(body.reasons).to.have.length(1);
     expect(body.reasons[0]).to.match(/every AI provider leg is cooling down/);
     expect(body.reasons[0]).to.contain('primary (HTTP 429').and.to.contain('second (HTTP 500');
-    expect(cooling.body).not.to.match(/secret|weather/);
+    expect(cool.body).not.to.match(/secret|weather/);
 
-    await until(async () => (await request(w.port, { path: '/readyz' })).status === 200, 'ready again after the cooldown');
+    await cooling.afterCooldown();
+    expect((await request(w.port, { path: '/readyz' })).status, 'ready again after the cooldown').to.equal(200);
     const again = await w.t.transport.push({ text: 'and now?' });
     expect(again.find((a) => a.type === 'text')).to.include({ text: 'primary: and now?' });
   });
 
   it('/metrics is Prometheus text whose counters grow with the messages, with no chat content, ids or keys', async () => {
+    // One request to each leg into a cooldown, then, once it is over, one success on primary.
+    await (await coolBothLegs(w, primary, second)).afterCooldown();
+    await w.t.transport.push({ text: 'and now?' });
     const before = (await request(w.port, { path: '/metrics' })).body;
     const receivedBefore = sampleValue(before, 'wa_bot_messages_received_total', { kind: 'text' }) ?? 0;
     const answeredBefore = sampleValue(before, 'wa_bot_messages_answered_total', { kind: 'text' }) ?? 0;
@@ -126,7 +129,6 @@ describe('operator endpoints: /healthz, /readyz, /metrics', () => {
     expect(sampleValue(text, 'wa_bot_messages_sent_total', { type: 'text' })).to.equal(sentBefore + 2);
     expect(sampleValue(text, 'wa_bot_message_handling_seconds')).to.equal(receivedBefore + 3);
     expect(sampleValue(text, 'wa_bot_queue_depth')).to.equal(0);
-    // The earlier readiness test drove one request to each leg into a cooldown, then one success on primary.
     expect(sampleValue(text, 'wa_bot_upstream_requests_total', { leg: 'primary', outcome: 'rate-limit' })).to.equal(1);
     expect(sampleValue(text, 'wa_bot_upstream_requests_total', { leg: 'second', outcome: 'server' })).to.equal(1);
     expect(sampleValue(text, 'wa_bot_upstream_requests_total', { leg: 'primary', outcome: 'ok' })).to.be.at.least(2);

@@ -95,7 +95,8 @@ export class KeyPool {
   constructor(
     keys: readonly string[],
     private readonly log: Logger,
-    private now: () => number = Date.now,
+    // Read at each call, not captured: a test's fake clock (the kit's useClock) moves cooldowns too.
+    private now: () => number = () => Date.now(),
     private readonly wording: KeyPoolWording = { label: 'audio', setting: 'AUDIO_API_KEYS' },
   ) {
     const label = wording.label;

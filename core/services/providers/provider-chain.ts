@@ -109,7 +109,8 @@ export class ProviderChain {
     private readonly settings: Settings,
     private readonly log: Logger,
     private readonly usage?: UsageLedger,
-    private readonly now: () => number = Date.now,
+    // Read at each call, not captured: a test's fake clock (the kit's useClock) moves cooldowns too.
+    private readonly now: () => number = () => Date.now(),
   ) {
     this.states = legsFromSettings(settings).map((leg) => ({
       leg,
