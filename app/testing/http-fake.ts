@@ -1,14 +1,32 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** A request the fake received. */
+/** A request the fake received: all of it, as the upstream would see it. */
 export interface RecordedRequest {
   method: string;
+  /** The path without the query string (`/search`). */
   path: string;
+  /** The path with its query string, as sent (`/search?q=cats&page=2`). */
+  url: string;
+  /** The query string parsed (`{ q: 'cats', page: '2' }`); a name given more than once has a list of its values. */
+  query: Record<string, string | string[]>;
+  /** Header names in lower case, as Node gives them. */
   headers: http.IncomingHttpHeaders;
   body: Buffer;
+  /** The body as UTF-8 text. */
+  text: string;
   /** The body parsed as JSON when it is JSON. */
   json?: any;
+}
+
+/** A query string as a plain object: one value a string, repeated names a list. */
+function parseQuery(search: URLSearchParams): Record<string, string | string[]> {
+  const query: Record<string, string | string[]> = {};
+  for (const name of new Set(search.keys())) {
+    const values = search.getAll(name);
+    query[name] = values.length === 1 ? values[0] : values;
+  }
+  return query;
 }
 
 /** What the fake does with one request. */
@@ -19,13 +37,17 @@ export type FakeBehaviour =
   | ((req: RecordedRequest) => FakeBehaviour | Promise<FakeBehaviour>);
 
 /**
- * A real HTTP server on 127.0.0.1 (random port) for upstream fakes. Routes map `METHOD /path` to a behaviour; a
- * one-shot queue per route (`next`) overrides the default for the next requests. It can answer any status, hang
- * (never answer) or drop the connection.
+ * A real HTTP server on 127.0.0.1 (random port) for upstream fakes. Routes map `METHOD /path` to a behaviour (any
+ * query string: `GET /search` answers `/search?q=cats` too; `GET /search?q=cats` as a route answers that exact query
+ * first; `* /path` any method); a one-shot queue per route (`next`) overrides the default for the next requests. It can
+ * answer any status, hang (never answer) or drop the connection. Each request is recorded whole: method, path, url
+ * with the query, the parsed query, headers, body (bytes, text, JSON).
  *
  * @example
  * const fake = await HttpFake.start({ 'GET /': { status: 200, text: 'ok' } });
  * fake.next('POST /v1/chat/completions', { status: 429, json: { error: { code: 'rate_limit' } } });
+ * const [req] = fake.received('GET /search'); // req.query.q, req.headers.authorization
+ * await fake.close();
  */
 export class HttpFake {
   readonly requests: RecordedRequest[] = [];
@@ -66,11 +88,11 @@ export class HttpFake {
     return this;
   }
 
-  /** Requests received on a route. */
+  /** Requests received on a route: `METHOD /path` with any query, `METHOD /path?query` that exact query. */
   received(route?: string): RecordedRequest[] {
     if (!route) return this.requests;
-    const [method, path] = route.split(' ');
-    return this.requests.filter((r) => r.method === method && r.path === path);
+    const [method, target] = route.split(' ');
+    return this.requests.filter((r) => (method === '*' || r.method === method) && (target.includes('?') ? r.url === target : r.path === target));
   }
 
   reset(): void {
@@ -83,8 +105,10 @@ export class HttpFake {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
-    const path = (req.url ?? '/').split('?')[0];
-    const recorded: RecordedRequest = { method: req.method ?? 'GET', path, headers: req.headers, body };
+    const url = req.url ?? '/';
+    // As sent: no normalising of the path (a test of what the bot asks for sees `..` or `//` as they came).
+    const [path, search = ''] = url.split(/\?(.*)/s);
+    const recorded: RecordedRequest = { method: req.method ?? 'GET', path, url, query: parseQuery(new URLSearchParams(search)), headers: req.headers, body, text: body.toString('utf8') };
     if (/json/.test(req.headers['content-type'] ?? '')) {
       try {
         recorded.json = JSON.parse(body.toString('utf8'));
@@ -93,9 +117,13 @@ export class HttpFake {
       }
     }
     const route = `${recorded.method} ${path}`;
+    const exact = `${recorded.method} ${url}`;
     const probe = req.headers['x-wa-bot-probe'] !== undefined;
     (probe ? this.probes : this.requests).push(recorded);
-    let behaviour: FakeBehaviour | undefined = probe ? this.probeAnswers.get(route) : (this.queues.get(route)?.shift() ?? this.routes[route] ?? this.routes[`* ${path}`]);
+    // The exact query first, then the path with any query, then any method.
+    const fromQueue = () => (url !== path ? this.queues.get(exact)?.shift() : undefined) ?? this.queues.get(route)?.shift();
+    const fromRoutes = () => (url !== path ? this.routes[exact] : undefined) ?? this.routes[route] ?? this.routes[`* ${url}`] ?? this.routes[`* ${path}`];
+    let behaviour: FakeBehaviour | undefined = probe ? this.probeAnswers.get(route) : (fromQueue() ?? fromRoutes());
     while (typeof behaviour === 'function') behaviour = await behaviour(recorded);
     if (!behaviour) {
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${route}` } }));

@@ -3,7 +3,7 @@ import { access } from 'node:fs/promises';
 import path from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { definePlugin, Store, Type } from '../../core/index.js';
-import { audioFailures, FakeAudio, FakeModel, startTestBot, type TestBot } from '../../app/testing/index.js';
+import { audioFailures, FakeAudio, FakeModel, HttpFake, startTestBot, type TestBot } from '../../app/testing/index.js';
 import { loadInFreshProcess } from '../helpers/loaded-modules.js';
 import { ROOT } from '../helpers/checkout.js';
 
@@ -82,6 +82,50 @@ describe('the test kit (app/testing, wa-assistant-bot/testing)', function () {
   afterEach(async () => {
     await bot?.stop();
     bot = undefined;
+  });
+
+  it("HttpFake sees the whole request (url with its query, the parsed query, headers, body) and routes by path with any query, an exact query first", async () => {
+    const fake = await HttpFake.start({
+      'GET /forecast': (req) => ({ status: 200, json: { city: req.query.city, sky: 'grey' } }),
+      'POST /notes': (req) => ({ status: 201, text: `kept ${req.text.length} bytes` }),
+    });
+    try {
+      const weather = definePlugin({
+        name: 'weather',
+        description: 'asks an upstream',
+        setup: () => ({
+          commands: [
+            {
+              command: 'weather',
+              run: async (ctx) => {
+                const res = await fetch(`${fake.url}/forecast?city=${encodeURIComponent(ctx.args)}&days=2&tag=a&tag=b`, { headers: { 'x-api-key': 'weather-key' } });
+                const body = (await res.json()) as { city: string; sky: string };
+                const kept = await fetch(`${fake.url}/notes`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: `asked about ${body.city}` });
+                await ctx.reply(`${body.city}: ${body.sky} (${await kept.text()})`);
+              },
+            },
+          ],
+        }),
+      });
+      bot = await startTestBot(weather);
+      expect(await bot.send('.weather Paris')).to.deep.equal(['Paris: grey (kept 17 bytes)']);
+      const [asked] = fake.received('GET /forecast');
+      expect(asked.url).to.equal('/forecast?city=Paris&days=2&tag=a&tag=b');
+      expect(asked.path).to.equal('/forecast');
+      expect(asked.query).to.deep.equal({ city: 'Paris', days: '2', tag: ['a', 'b'] });
+      expect(asked.headers['x-api-key']).to.equal('weather-key');
+      const [note] = fake.received('POST /notes');
+      expect(note.text).to.equal('asked about Paris');
+      expect(note.headers['content-type']).to.equal('text/plain');
+      // The exact query of a route wins over the path alone; received() takes either form.
+      fake.next('GET /forecast?city=Rome&days=2&tag=a&tag=b', { status: 200, json: { city: 'Rome', sky: 'sun, once' } });
+      expect(await bot.send('.weather Rome')).to.deep.equal(['Rome: sun, once (kept 16 bytes)']);
+      expect(await bot.send('.weather Rome')).to.deep.equal(['Rome: grey (kept 16 bytes)']);
+      expect(fake.received('GET /forecast?city=Rome&days=2&tag=a&tag=b')).to.have.length(2);
+      expect(fake.received('GET /forecast')).to.have.length(3);
+    } finally {
+      await fake.close();
+    }
   });
 
   it('loads no WhatsApp adapter, Baileys, web server or Koa (the WhatsApp fake has its own subpath)', async () => {
