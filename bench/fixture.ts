@@ -19,7 +19,18 @@ export const ROOT = (() => {
 /** A private-chat id for bench user n (in a private chat the chat id is the sender's id). */
 export const userId = (n: number) => `4917000${String(n).padStart(5, '0')}@s.whatsapp.net`;
 
+/**
+ * Who the bench's made-up senders are to the bot, stated by every scenario (config.example.json ships closed:
+ * `access.mode: "pairing"`, `groups.policy: "allowlist"`).
+ * - `everyone`: `access.mode: "everyone"`, `groups.policy: "open"` — what a test of answering sets up; the bench
+ *   measures the bot answering, not a stranger held at the door.
+ * - `as shipped`: config.example.json's closed defaults, for the rows that measure the door itself (a stranger held,
+ *   a pairing reply) and for the console, whose sender at the terminal counts as an owner.
+ */
+export type BenchAccess = 'everyone' | 'as shipped';
+
 export interface BotDirOptions {
+  access: BenchAccess;
   /** Chats to seed with a history and a memory file. */
   chats?: string[];
   /** History entries per seeded chat (the issue asks for 50). */
@@ -32,17 +43,19 @@ export interface BotDirOptions {
 
 /**
  * A temp directory the real app can run in: config.json copied from config.example.json with the bench's edits
- * (web port 0; no per-minute request cap, because the bench sends far more than a person would), and, per seeded
+ * (web port 0; no per-minute request cap, because the bench sends far more than a person would; the access the
+ * scenario asked for), and, per seeded
  * chat, a history of `historyEntries` messages and a memory file under data/.
  *
  * @example
- * const dir = await makeBotDir({ chats: [userId(1)], historyEntries: 50, facts: 5 });
+ * const dir = await makeBotDir({ access: 'everyone', chats: [userId(1)], historyEntries: 50, facts: 5 });
  */
-export async function makeBotDir(options: BotDirOptions = {}): Promise<string> {
+export async function makeBotDir(options: BotDirOptions): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'wabot-bench-'));
   const example = JSON.parse(await readFile(path.join(ROOT, 'config.example.json'), 'utf8'));
   const extra = options.config ?? {};
-  const config = { ...example, port: 0, ...extra, ai: { ...example.ai, requestsPerMinute: 0, ...((extra.ai as object) ?? {}) } };
+  const open = options.access === 'everyone' ? { access: { ...example.access, mode: 'everyone' }, groups: { ...example.groups, policy: 'open' } } : {};
+  const config = { ...example, port: 0, ...open, ...extra, ai: { ...example.ai, requestsPerMinute: 0, ...((extra.ai as object) ?? {}) } };
   await writeFile(path.join(dir, 'config.json'), JSON.stringify(config, null, 2));
   const now = Date.now();
   for (const chat of options.chats ?? []) {

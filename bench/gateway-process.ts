@@ -25,6 +25,9 @@ interface GatewayState {
   answer: string;
 }
 
+/** Words of the instructions of a chat-summary fold request (core/kernel/chat/chat-summary.ts). */
+const FOLD_INSTRUCTIONS = 'running summary of a WhatsApp conversation';
+
 const rateLimitBody = JSON.stringify({ error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } });
 
 function completionBody(name: GatewayName): string {
@@ -53,7 +56,10 @@ function startGateway(name: GatewayName): Promise<GatewayState> {
         return;
       }
       state.chats++;
-      state.lastBody = Buffer.concat(chunks).toString('utf8');
+      const body = Buffer.concat(chunks).toString('utf8');
+      // A chat-summary fold (history.summarize, shipped on) is the bot's own bookkeeping, not the answer the floors
+      // replay: lastBody stays the last answer's request.
+      if (!body.includes(FOLD_INSTRUCTIONS)) state.lastBody = body;
       if (state.mode === 'ok') res.writeHead(200, { 'content-type': 'application/json' }).end(state.answer);
       else res.writeHead(429, { 'content-type': 'application/json', ...(state.mode === '429-short' ? { 'retry-after-ms': '1' } : { 'retry-after': '60' }) }).end(rateLimitBody);
     });

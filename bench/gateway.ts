@@ -67,7 +67,7 @@ export class BenchGateway {
     return this.ask({ op: 'stats' });
   }
 
-  /** The raw JSON body of the last chat-completion request a gateway received. */
+  /** The raw JSON body of the last chat-completion request a gateway received for an answer (chat-summary folds left out). */
   lastBody(gateway: GatewayName): Promise<string> {
     return this.ask({ op: 'lastBody', gateway });
   }

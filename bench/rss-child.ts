@@ -22,7 +22,7 @@ const collect = () => {
   return { rssMB: m.rss / MB, heapUsedMB: m.heapUsed / MB, externalMB: m.external / MB };
 };
 
-const bench = await startBenchApp(await makeBotDir({ chats, historyEntries: 50, facts: 5 }), { API_KEY: 'bench-key-second', BASE_URL: process.env.BENCH_SECOND_URL ?? '', MODEL: 'bench-model' });
+const bench = await startBenchApp(await makeBotDir({ access: 'everyone', chats, historyEntries: 50, facts: 5 }), { API_KEY: 'bench-key-second', BASE_URL: process.env.BENCH_SECOND_URL ?? '', MODEL: 'bench-model' });
 const samples = [{ messages: 0, ...collect() }];
 let sent = 0;
 let replies = 0;

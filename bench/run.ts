@@ -53,11 +53,11 @@ try {
   // Warm-up past the JIT's: V8 completed ~240 compiles (~0.7 s of compiler time) during pairs 600–3300 and ~20
   // during pairs 3300–6000 (`--trace-opt`), so 300 pairs of warm-up left the measured pairs in the middle of it.
   await step('text', () => textRoundTrip(gw, { samples: n(3000, 300), warmup: n(3000, 50), chats: 16 }));
-  await step('ping', () => pingThroughput({ latencySamples: n(5000, 500), batches: n(30, 5), batchSize: 5000, orderChats: 1000, orderMessagesPerChat: n(10, 3) }));
+  await step('ping', () => pingThroughput({ latencySamples: n(5000, 500), batches: n(30, 5), batchSize: 5000, orderChats: 1000, orderMessagesPerChat: n(10, 3), strangers: n(200, 60) }));
   await step('failover', () => failover(gw, { samples: n(1500, 200), warmup: n(100, 20), cooldownSamples: n(1000, 100) }));
-  await step('startup', () => startup(gw, { samples: n(15, 3), messages: 10_000, interval: 500 }));
+  await step('startup', () => startup(gw, { samples: n(15, 3), messages: n(10_000, 2000), interval: n(500, 250) }));
   await step('history', () => historyWrites({ runs: n(10, 2), chats: 100, messages: 100 }));
-  await step('archive', () => archiveSearch({ transcripts: 100_000, queries: n(1000, 200) }));
+  await step('archive', () => archiveSearch({ transcripts: n(100_000, 20_000), queries: n(1000, 200) }));
   // N large enough that the spread of start-up times (tenths of a second) does not decide (T(2N) − T(N)) / N, and
   // that the N messages told apart are past the JIT's warm-up: with N = 2000, V8 still optimized ~90 of the bot's
   // functions between message 2000 and 4000 (~190 ms of compiler time on a 2-core machine, ~70 ms for the floor's);
@@ -67,8 +67,8 @@ try {
   // N = 4000 swung the median of nine samples by ±15% (1.09× and 1.43× in two runs of one build).
   // Nine samples: single console runs spread by ±20% on a busy 2-core machine, and the figure is a median of them.
   await step('console', () => consoleChat(gw, { messages: n(8000, 200), samples: n(9, 1) }));
-  await step('scale', () => scale(gw, { instances: 10, messages: 10_000, idleMs: n(5000, 2000) }));
-  await step('recall', () => recallSearch({ messages: 100_000, queries: n(1000, 200) }));
+  await step('scale', () => scale(gw, { instances: n(10, 3), messages: n(10_000, 2000), idleMs: n(5000, 1000) }));
+  await step('recall', () => recallSearch({ messages: n(100_000, 20_000), queries: n(1000, 200) }));
   await step('prefix', () => promptPrefix({ turns: n(300, 150) }));
 } finally {
   await gw.close();

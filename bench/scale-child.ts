@@ -23,7 +23,7 @@ function report(phase: string, extra: Record<string, unknown> = {}): void {
   process.stdout.write(JSON.stringify({ phase, pid: process.pid, rssMB: m.rss / MB, heapUsedMB: m.heapUsed / MB, ...extra }) + '\n');
 }
 
-const bench = await startBenchApp(await makeBotDir({ chats, historyEntries: 50, facts: 5 }), { API_KEY: 'bench-key-second', BASE_URL: process.env.BENCH_SECOND_URL ?? '', MODEL: 'bench-model' });
+const bench = await startBenchApp(await makeBotDir({ access: 'everyone', chats, historyEntries: 50, facts: 5 }), { API_KEY: 'bench-key-second', BASE_URL: process.env.BENCH_SECOND_URL ?? '', MODEL: 'bench-model' });
 const web = await startWebServer(bench.app, () => bench.transport);
 const pong = (await bench.transport.push({ text: '.ping' })).some((a) => a.type === 'text' && a.text.startsWith('pong'));
 bench.transport.actions.length = 0;

@@ -25,7 +25,7 @@ interface FlexIndex {
   search(query: string, options: { limit: number; suggest: boolean }): unknown[];
 }
 
-const TITLE = '5. audio archive search in a chat of 100,000 transcripts';
+const title = (transcripts: number) => `5. audio archive search in a chat of ${transcripts.toLocaleString('en-US')} transcripts`;
 
 /**
  * 5. The voice plugin's AudioArchive with one chat of `transcripts` notes of 8–48 Zipf-distributed words (and a small
@@ -36,8 +36,8 @@ const TITLE = '5. audio archive search in a chat of 100,000 transcripts';
 export async function archiveSearch(options: ArchiveOptions): Promise<ScenarioResult> {
   const file = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'plugins', 'voice', 'archive.js');
   if (!existsSync(file)) {
-    process.stdout.write(`${TITLE}: skipped: voice plugin not present\n`);
-    return { id: 'archiveSearch', title: TITLE, metrics: [], checks: [], data: {}, skipped: 'voice plugin not present' };
+    process.stdout.write(`${title(options.transcripts)}: skipped: voice plugin not present\n`);
+    return { id: 'archiveSearch', title: title(options.transcripts), metrics: [], checks: [], data: {}, skipped: 'voice plugin not present' };
   }
   const { AudioArchive } = (await import(pathToFileURL(file).href)) as { AudioArchive: new (store: unknown) => ArchiveLike };
   const { VOICE_ARCHIVE } = (await import(pathToFileURL(path.join(path.dirname(file), 'archive-note.js')).href)) as { VOICE_ARCHIVE: never };
@@ -90,7 +90,7 @@ export async function archiveSearch(options: ArchiveOptions): Promise<ScenarioRe
   const bs = summarize(times.subject);
   return {
     id: 'archiveSearch',
-    title: TITLE,
+    title: title(options.transcripts),
     metrics: [
       metric('reference: same FlexSearch index, whole query in one call', 'ms', fs.median, fs.p99, fs.n),
       metric('archive.search(chat, query, 5)', 'ms', bs.median, bs.p99, bs.n, 'p95 < 20 ms', bs.p95 < 20, `p95 ${round(bs.p95)} ms; ratio to the reference ${round(bs.median / fs.median, 2)}`),

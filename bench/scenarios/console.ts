@@ -82,7 +82,8 @@ export async function consoleChat(gw: BenchGateway, options: ConsoleOptions): Pr
   const inProcessPerMessage: number[] = [];
   let badReplies = 0;
   const client = new OpenAI({ apiKey: 'bench-key-second', baseURL: gw.v1('second'), maxRetries: 0 });
-  const bodyDir = await makeBotDir();
+  // The shipped closed access: the sender at the terminal counts as an owner, as for anyone running `npm run chat`.
+  const bodyDir = await makeBotDir({ access: 'as shipped' });
   const bodyFile = path.join(bodyDir, 'body.json');
   try {
     // The bot's own last request, before the first sample's floor runs.
@@ -90,8 +91,8 @@ export async function consoleChat(gw: BenchGateway, options: ConsoleOptions): Pr
     await writeFile(bodyFile, await gw.lastBody('second'));
     for (let i = 0; i < options.samples; i++) {
       // A fresh data folder for each run: both runs start from the same empty history.
-      const one = await makeBotDir();
-      const two = await makeBotDir();
+      const one = await makeBotDir({ access: 'as shipped' });
+      const two = await makeBotDir({ access: 'as shipped' });
       try {
         const botRuns = async () => {
           const a = await timedRun(CONSOLE, one, env, lines(n), 'bot> second: ');

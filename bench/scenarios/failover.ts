@@ -21,7 +21,8 @@ export interface FailoverOptions {
  */
 export async function failover(gw: BenchGateway, options: FailoverOptions): Promise<ScenarioResult> {
   const chats = Array.from({ length: 16 }, (_, i) => userId(i + 1));
-  const dir = await makeBotDir({ chats, historyEntries: 50, facts: 5 });
+  // Summaries off: a fold request would also go primary → second and break the one-request-per-message count.
+  const dir = await makeBotDir({ access: 'everyone', chats, historyEntries: 50, facts: 5, config: { history: { maxMessages: 50, maxPromptTokens: 6000, summarize: false, summaryMaxTokens: 800 } } });
   const env = {
     PRIMARY_GATEWAY_API_KEY: 'bench-key-primary',
     PRIMARY_GATEWAY_BASE_URL: gw.v1('primary'),

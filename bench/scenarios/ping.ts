@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { definePlugin } from '../../core/index.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import { MemoryTransport } from '../../core/adapters/memory/memory-transport.js';
+import { MAX_PENDING_REQUESTS } from '../../core/kernel/access/access-control.js';
 import type { SentMessage } from '../../core/kernel/port/message.js';
 import { makeBotDir, startBenchApp, userId } from '../fixture.js';
 import { metric, type Check, type ScenarioResult } from '../result.js';
@@ -16,6 +17,50 @@ export interface PingOptions {
   /** Chats sending at once, and messages per chat, for the order check. */
   orderChats: number;
   orderMessagesPerChat: number;
+  /** Strangers writing to a bot with the shipped closed access (pairing), for the rows of what the door costs. */
+  strangers: number;
+}
+
+interface ClosedDoor {
+  /** A stranger's first message: held, answered with a pairing code. */
+  pairingMs: number[];
+  /** The same stranger writing again while the code waits: held quietly. */
+  heldMs: number[];
+  /** Replies that were not what pairing promises (a code to the first message, nothing to the next). */
+  wrong: number;
+}
+
+/**
+ * The shipped closed defaults (config.example.json, `access.mode: "pairing"`) against strangers: each one's first
+ * message (held, a pairing code sent back, the owners told) and a second one (held without a reply). Strangers come
+ * in rounds of MAX_PENDING_REQUESTS, each round on a freshly started bot: past that many waiting codes the bot stops
+ * giving out new ones, which is not the path a stranger usually takes.
+ */
+async function closedDoor(env: Record<string, string>, strangers: number): Promise<ClosedDoor> {
+  const result: ClosedDoor = { pairingMs: [], heldMs: [], wrong: 0 };
+  let next = 0;
+  while (next < strangers) {
+    const bench = await startBenchApp(await makeBotDir({ access: 'as shipped' }), env);
+    try {
+      const round: string[] = [];
+      for (let i = 0; i < MAX_PENDING_REQUESTS && next < strangers; i++) round.push(userId(50_000 + next++));
+      for (const who of round) {
+        const t0 = performance.now();
+        const actions = await bench.transport.push({ chatId: who, senderId: who, text: 'Hello, are you the assistant? What time does the train leave?' });
+        result.pairingMs.push(performance.now() - t0);
+        if (!(actions.length === 1 && actions[0].type === 'text' && actions[0].text.includes('pairing code'))) result.wrong++;
+      }
+      for (const who of round) {
+        const t0 = performance.now();
+        const actions = await bench.transport.push({ chatId: who, senderId: who, text: 'Hello? Anyone there?' });
+        result.heldMs.push(performance.now() - t0);
+        if (actions.length !== 0) result.wrong++;
+      }
+    } finally {
+      await bench.stop();
+    }
+  }
+  return result;
 }
 
 /** A memory transport that logs every reply, so the order check can see what was sent between two messages. */
@@ -39,7 +84,8 @@ class RecordingTransport extends MemoryTransport {
  */
 export async function pingThroughput(options: PingOptions): Promise<ScenarioResult> {
   const env = { API_KEY: 'bench-key-second', BASE_URL: 'http://127.0.0.1:9/v1', MODEL: 'bench-model' };
-  const bench = await startBenchApp(await makeBotDir(), env);
+  // Every sender is answered: this measures the pipeline answering; the door's own cost has its rows (closedDoor).
+  const bench = await startBenchApp(await makeBotDir({ access: 'everyone' }), env);
   const checks: Check[] = [];
 
   // Floor: the same memory transport with a handler that does nothing but reply.
@@ -97,7 +143,7 @@ export async function pingThroughput(options: PingOptions): Promise<ScenarioResu
   const transport = new RecordingTransport();
   // An observer sees each message in the chat's queue before routing: where the message's handling starts.
   const entered = definePlugin({ name: 'order-probe', description: 'logs where each message starts', setup: () => ({ observers: [(ctx) => transport.log(ctx.chatId, `enter ${ctx.message.id}`)] }) });
-  const orderApp = await startBenchApp(await makeBotDir(), env, transport, [entered, pingPlugin]);
+  const orderApp = await startBenchApp(await makeBotDir({ access: 'everyone' }), env, transport, [entered, pingPlugin]);
   const sent = new Map<string, string[]>();
   const pending: Promise<unknown>[] = [];
   const t0 = performance.now();
@@ -129,7 +175,16 @@ export async function pingThroughput(options: PingOptions): Promise<ScenarioResu
     detail: violations ? `${violations} chats out of order; first: ${firstViolation}` : `${options.orderChats} chats × ${options.orderMessagesPerChat} messages in order`,
   });
 
+  const door = await closedDoor(env, options.strangers);
+  checks.push({
+    name: 'ping: the shipped closed access holds strangers (a pairing code to the first message, no reply to the next)',
+    ok: door.wrong === 0 && door.pairingMs.length === options.strangers,
+    detail: `${door.wrong} wrong replies to ${options.strangers} strangers × 2 messages`,
+  });
+
   const fl = summarize(floorLat);
+  const pairing = summarize(door.pairingMs);
+  const held = summarize(door.heldMs);
   const bl = summarize(botLat);
   const rs = summarize(rates);
   const cs = summarize(cpuRates);
@@ -144,6 +199,8 @@ export async function pingThroughput(options: PingOptions): Promise<ScenarioResu
       metric(`throughput, batches of ${options.batchSize} (p99 = slowest 1%)`, 'msg/s', rs.median, slowRate(rates), rs.n, 'median ≥ 5,000 msg/s', rs.median >= 5000),
       metric('throughput per CPU-second (one core)', 'msg/s', cs.median, slowRate(cpuRates), cs.n, undefined, undefined, 'user+system CPU of this process'),
       metric(`${options.orderChats} chats × ${options.orderMessagesPerChat} at once`, 'msg/s', total / orderSeconds, total / orderSeconds, 1, undefined, undefined, violations ? 'ORDER BROKEN' : 'order kept'),
+      metric("closed as shipped: a stranger's first message → pairing code", 'µs', pairing.median * 1000, pairing.p99 * 1000, pairing.n, undefined, undefined, `held, code sent, owners told; ratio to .ping ${round(pairing.median / bl.median, 1)}`),
+      metric('closed as shipped: the stranger writes again → held, no reply', 'µs', held.median * 1000, held.p99 * 1000, held.n, undefined, undefined, `the access gate for a stranger; ratio to .ping ${round(held.median / bl.median, 1)}`),
     ],
     checks,
     data: {
@@ -151,6 +208,7 @@ export async function pingThroughput(options: PingOptions): Promise<ScenarioResu
       botLatencyMs: rounded(bl, 4),
       throughputPerSecond: rounded(rs, 0),
       throughputPerCpuSecond: rounded(cs, 0),
+      closedAsShipped: { strangers: options.strangers, pairingReplyMs: rounded(pairing, 4), heldMs: rounded(held, 4) },
       concurrentChats: { chats: options.orderChats, messagesPerChat: options.orderMessagesPerChat, seconds: round(orderSeconds), messagesPerSecond: round(total / orderSeconds, 0), chatsOutOfOrder: violations },
     },
   };

@@ -53,8 +53,7 @@ interface ChatFigures {
 /** One scripted chat of `turns` turns through the real app, with chat summaries on or off. */
 async function scriptedChat(turns: number, summarize: boolean): Promise<ChatFigures> {
   const upstream = await recordingUpstream();
-  // Everyone is answered (the shipped config holds strangers for pairing).
-  const dir = await makeBotDir({ config: { access: { mode: 'everyone', allow: [], block: [] }, history: { maxMessages: 50, maxPromptTokens: 6000, summarize, summaryMaxTokens: 800 } } });
+  const dir = await makeBotDir({ access: 'everyone', config: { history: { maxMessages: 50, maxPromptTokens: 6000, summarize, summaryMaxTokens: 800 } } });
   const bench = await startBenchApp(dir, { API_KEY: 'k', BASE_URL: upstream.url, MODEL: 'm' });
   try {
     const chat = userId(39_000);

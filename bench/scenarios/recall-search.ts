@@ -38,7 +38,7 @@ interface FlexIndex {
   search(query: string, options: { limit: number; suggest: boolean }): unknown[];
 }
 
-const TITLE = '8. recall: search of one chat with 100,000 past messages';
+const title = (messages: number) => `8. recall: search of one chat with ${messages.toLocaleString('en-US')} past messages`;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
@@ -53,8 +53,8 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export async function recallSearch(options: RecallOptions): Promise<ScenarioResult> {
   const folder = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'plugins', 'recall');
   if (!existsSync(path.join(folder, 'log-store.js'))) {
-    process.stdout.write(`${TITLE}: skipped: recall plugin not present\n`);
-    return { id: 'recallSearch', title: TITLE, metrics: [], checks: [], data: {}, skipped: 'recall plugin not present' };
+    process.stdout.write(`${title(options.messages)}: skipped: recall plugin not present\n`);
+    return { id: 'recallSearch', title: title(options.messages), metrics: [], checks: [], data: {}, skipped: 'recall plugin not present' };
   }
   const { RecallStore, queryTerms } = (await import(pathToFileURL(path.join(folder, 'log-store.js')).href)) as LogStoreModule;
   const { formatForChat } = (await import(pathToFileURL(path.join(folder, 'format.js')).href)) as FormatModule;
@@ -140,7 +140,7 @@ export async function recallSearch(options: RecallOptions): Promise<ScenarioResu
   const bs = summarize(times.subject);
   return {
     id: 'recallSearch',
-    title: TITLE,
+    title: title(options.messages),
     metrics: [
       metric('reference: same FlexSearch index, whole query in one call', 'ms', fs.median, fs.p99, fs.n),
       metric('.recall: search, ranking and reply text', 'ms', bs.median, bs.p99, bs.n, 'p95 < 1 ms', bs.p95 < 1, `p95 ${round(bs.p95)} ms; ratio to the reference ${round(bs.median / fs.median, 2)}`),

@@ -139,7 +139,7 @@ export async function scale(gw: BenchGateway, options: ScaleOptions): Promise<Sc
       metric(`${options.instances} accounts side by side: RSS each`, 'MB', rss.median, rss.max, rss.n, undefined, undefined, `total ${round(totalRss, 0)} MB`),
       metric(`${options.instances} accounts side by side: PSS each`, 'MB', pss.median, pss.max, pss.n, undefined, undefined, `total ${round(totalPss, 0)} MB (shared pages split)`),
       metric(`${options.instances} accounts side by side: idle CPU each`, '% core', cpu.median, cpu.max, cpu.n),
-      metric('accounts per GB (RSS, freshly started | after 10k messages)', 'accounts', perGbRss, perGbBusy, options.instances, undefined, undefined, `by PSS: ${perGbPss}; p99 column: one account's RSS after ${busy.sent} messages`),
+      metric(`accounts per GB (RSS, freshly started | after ${busy.sent} messages)`, 'accounts', perGbRss, perGbBusy, options.instances, undefined, undefined, `by PSS: ${perGbPss}; p99 column: one account's RSS after ${busy.sent} messages`),
     ],
     checks,
     data: {

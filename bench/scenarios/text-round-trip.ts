@@ -24,7 +24,10 @@ export interface RoundTripOptions {
  */
 export async function textRoundTrip(gw: BenchGateway, options: RoundTripOptions): Promise<ScenarioResult> {
   const chats = Array.from({ length: options.chats }, (_, i) => userId(i + 1));
-  const dir = await makeBotDir({ chats, historyEntries: 50, facts: 5 });
+  // The sliding window (history.summarize off): every prompt carries the 50 messages, the workload this row has always
+  // timed. With summaries (shipped on) the live history swings between 25 and 50 messages and a fold request goes out
+  // every ~13 turns; their cost is in the console black box, which runs the shipped config, and in the prefix scenario.
+  const dir = await makeBotDir({ access: 'everyone', chats, historyEntries: 50, facts: 5, config: { history: { maxMessages: 50, maxPromptTokens: 6000, summarize: false, summaryMaxTokens: 800 } } });
   const env = { API_KEY: 'bench-key-second', BASE_URL: gw.v1('second'), MODEL: 'bench-model' };
   const bench = await startBenchApp(dir, env);
   const checks: Check[] = [];
