@@ -27,8 +27,8 @@ export function looksLikeCommand(text: string, prefix: string): boolean {
 }
 
 /**
- * The picture or video a message asks about: its own media, or — for a text that quotes a photo or a video and asks
- * something — the quoted media. Captions that are commands are left to the command's plugin.
+ * The picture or video a message asks about: its own media (not a bare sticker), or — for a text that quotes a photo,
+ * a sticker or a video and asks something — the quoted media. Captions that are commands are left to the command's plugin.
  *
  * @example
  * const found = findImage(ctx); // { media, quoted: false, video: false } for a photo with a caption
@@ -36,7 +36,9 @@ export function looksLikeCommand(text: string, prefix: string): boolean {
 export function findImage(ctx: MessageContext<unknown>): FoundImage | undefined {
   if (looksLikeCommand(ctx.text, ctx.host.config().prefix)) return undefined;
   const own = ctx.message.media;
-  if (isVisual(own)) return { media: own, quoted: false, video: own.kind === 'video' };
+  // A sticker sent on its own is a gesture, not a question (WhatsApp gives stickers no caption): only a question
+  // quoting one is looked at.
+  if (isVisual(own) && own.kind !== 'sticker') return { media: own, quoted: false, video: own.kind === 'video' };
   const quoted = ctx.message.quoted?.media;
   if (!own && ctx.text && isVisual(quoted)) return { media: quoted, quoted: true, video: quoted.kind === 'video' };
   return undefined;

@@ -308,6 +308,12 @@ export class AccessControl {
       this.deps.log.info({ chat: message.chatId }, 'the owner paused the bot in a chat from the phone');
       return;
     }
+    if (isAutoReply(text, this.deps.config().takeover.autoReplies)) {
+      // WhatsApp Business sent its greeting or away message as the account: context, but nobody took the chat over.
+      await this.deps.histories.append(message.chatId, { id: message.id, role: 'assistant', text, at: message.timestamp });
+      this.deps.log.info({ chat: message.chatId }, "an own message matched takeover.autoReplies (the WhatsApp Business app's greeting or away message): the bot keeps answering there");
+      return;
+    }
     const current = this.pausedUntil(message.chatId);
     const until = current === null ? null : this.now() + this.deps.config().takeover.minutes * 60_000;
     await this.pause(message.chatId, until, 'phone');
@@ -348,4 +354,12 @@ export class AccessControl {
       },
     };
   }
+}
+
+/** True when `text` is one of the owner's listed automatic texts, case and runs of spaces aside. */
+function isAutoReply(text: string, autoReplies: readonly string[]): boolean {
+  if (!text || !autoReplies.length) return false;
+  const plain = (t: string) => t.trim().replace(/\s+/g, ' ').toLowerCase();
+  const said = plain(text);
+  return autoReplies.some((reply) => plain(reply) === said);
 }

@@ -93,7 +93,7 @@ export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>):
     // Without the keys an existing install keeps working as before (everyone, every group); config.example.json ships
     // the closed defaults (pairing, groups an owner opened).
     groups: { commandsWithoutMention: raw.groups?.commandsWithoutMention ?? false, policy: raw.groups?.policy ?? 'open' },
-    takeover: { minutes: raw.takeover?.minutes ?? 30 },
+    takeover: { minutes: raw.takeover?.minutes ?? 30, autoReplies: raw.takeover?.autoReplies ?? [] },
     whatsapp: { readReceipts: raw.whatsapp?.readReceipts ?? true, presence: raw.whatsapp?.presence ?? true },
     // Left unset when the file does not set it: the transport decides (a piped console keeps every line apart).
     conversation: {

@@ -55,6 +55,12 @@ export const configSchema = {
       additionalProperties: false,
       properties: {
         minutes: { type: 'integer', minimum: 1, maximum: 10080, description: 'the bot stays quiet in a chat this long after the owner wrote there from the phone' },
+        autoReplies: {
+          type: 'array',
+          maxItems: 50,
+          items: { type: 'string', minLength: 1, maxLength: 4096 },
+          description: "texts the WhatsApp Business app sends by itself as the account (greeting, away message): WhatsApp marks them in no way, so an own message that is exactly one of these (case and spaces aside) does not count as the owner taking the chat over",
+        },
       },
     },
     conversation: {
@@ -162,7 +168,7 @@ export interface BotConfig {
   owners: string[];
   access: { mode: AccessMode; allow: string[]; block: string[] };
   groups: { commandsWithoutMention: boolean; policy: 'allowlist' | 'open' };
-  takeover: { minutes: number };
+  takeover: { minutes: number; autoReplies: string[] };
   /** WhatsApp behaviour towards the people who write: read receipts and "online" while typing. */
   whatsapp: { readReceipts: boolean; presence: boolean };
   /**

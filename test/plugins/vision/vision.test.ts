@@ -227,11 +227,14 @@ describe('vision plugin', function () {
     expect(primary.messages()[0].json.model).to.equal('primary-main');
   });
 
-  it('handles stickers and image documents, sending the real type of the bytes', async () => {
+  it('handles stickers (quoted by a question) and image documents, sending the real type of the bytes; a bare sticker gets no model call and no text', async () => {
     await start();
     const webp = await makeImage(dir, 'sticker.webp', 'color=c=blue:s=96x96');
     const jpg = await makeImage(dir, 'photo.jpg', 'color=c=green:s=80x60');
-    await t!.transport.push({ media: await mediaOf(webp, 'sticker', 'image/webp') });
+    const sticker = await mediaOf(webp, 'sticker', 'image/webp');
+    expect(await t!.transport.push({ media: sticker })).to.deep.equal([]);
+    expect(primary.messages()).to.have.length(0);
+    await t!.transport.push({ text: 'what is on this sticker?', quoted: { id: 'sticker-1', senderId: '10000000001@s.whatsapp.net', text: '', fromBot: false, media: sticker } });
     // A document whose reported type is wrong: the bytes are JPEG.
     await t!.transport.push({ text: 'read this', media: await mediaOf(jpg, 'document', 'image/png') });
     expect(primary.messages().map((r) => imageOf(r).mediaType)).to.deep.equal(['image/webp', 'image/jpeg']);
