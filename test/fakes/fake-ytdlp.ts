@@ -2,6 +2,24 @@ import { appendFile, chmod, readFile, writeFile } from 'node:fs/promises';
 import type { Jail } from '../../core/services/jail/jail.js';
 import path from 'node:path';
 
+/** The subtitles the fake writes for a transcript (automatic captions repeat each line as it scrolls). */
+export const FAKE_SUBTITLES = [
+  'WEBVTT',
+  'Kind: captions',
+  'Language: en',
+  '',
+  '00:00:00.000 --> 00:00:01.500',
+  'Zebras sleep <c>standing</c> up',
+  '',
+  '00:00:01.500 --> 00:00:03.000',
+  'Zebras sleep standing up',
+  'and their stripes &amp; patterns are unique.',
+  '',
+].join('\n');
+
+/** The transcript the bot makes of FAKE_SUBTITLES. */
+export const FAKE_TRANSCRIPT = 'Zebras sleep standing up\nand their stripes & patterns are unique.';
+
 /**
  * Writes an executable `yt-dlp` look-alike into `dir` for tests without internet. It answers like yt-dlp
  * (`--version`, `-J <url>` with a JSON description, `--load-info-json <file> -o <template>` with `[download] N%`
@@ -14,6 +32,8 @@ import path from 'node:path';
  * - `/broken`: fails half-way through the download, leaving a `.part` file
  * - `/garbage`: "downloads" a file that is not media
  * - anything else: a 2-second clip (the `sample` file)
+ * With `--skip-download` (a transcript) it writes `<-o>.info.json` (title "Fake clip about zebras") and `<-o>.en.vtt`
+ * (FAKE_SUBTITLES), but no subtitles for `/nosubs`; `/private` fails as a private video.
  * Every call's arguments are appended to `<dir>/calls.log` (one JSON array a line).
  *
  * @example
@@ -40,6 +60,19 @@ def fail(msg):
     sys.exit(1)
 if '--version' in args:
     print(${JSON.stringify(options.version ?? '2099.01.01-fake')})
+    sys.exit(0)
+if '--skip-download' in args:
+    # A transcript: the info JSON and the subtitles written beside the -o template, nothing downloaded.
+    url = args[-1]
+    kind = urlparse(url).path[1:]
+    if kind == 'private':
+        fail('[fake] abc123: Private video. Sign in if you have been granted access to this video')
+    template = args[args.index('-o') + 1]
+    with open(template + '.info.json', 'w') as f:
+        json.dump({'id': 'abc123', 'title': 'Fake clip about zebras', 'webpage_url': url, 'extractor_key': 'Fake', 'duration': 2}, f)
+    if kind != 'nosubs':
+        with open(template + '.en.vtt', 'w') as f:
+            f.write(${JSON.stringify(FAKE_SUBTITLES)})
     sys.exit(0)
 if '--load-info-json' not in args:
     url = args[-1]

@@ -12,11 +12,21 @@ export class DownloadRefused extends Error {}
 export interface PublicFetchOptions {
   /** Bytes at most; a larger answer is refused mid-way (default 10 MB). */
   maxBytes?: number;
+  /** The whole fetch, every redirect and a slow trickle of bytes included, ends by then (default 30 s). */
   timeoutMs?: number;
+  /** Request headers (a user agent, what is accepted). */
+  headers?: Record<string, string>;
   /** Redirects followed at most, each destination checked again (default 3). */
   maxRedirects?: number;
   /** The same policy the jail's egress proxy uses (default: refuse `isPrivateAddress`, system resolver). */
   policy?: EgressPolicy;
+}
+
+/** Why a request was stopped by us, so whichever error event comes first reports that reason, not "aborted". */
+const stopReason = new WeakMap<http.ClientRequest, Error>();
+function stopRequest(request: http.ClientRequest, reason: Error): void {
+  if (!stopReason.has(request)) stopReason.set(request, reason);
+  request.destroy(reason);
 }
 
 const systemResolve = async (host: string) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
@@ -29,7 +39,26 @@ const systemResolve = async (host: string) => (await lookup(host, { all: true, v
  * @example
  * const { body, contentType } = await fetchPublic('https://cdn.example.com/picture.png', { maxBytes: 8_000_000 });
  */
-export async function fetchPublic(rawUrl: string, options: PublicFetchOptions = {}): Promise<{ body: Buffer; contentType: string }> {
+export async function fetchPublic(rawUrl: string, options: PublicFetchOptions = {}): Promise<{ body: Buffer; contentType: string; url: string }> {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  // One deadline for the whole fetch: a socket timeout alone would let a server that sends a byte now and then run on.
+  let current: http.ClientRequest | undefined;
+  let expired = false;
+  const timer = setTimeout(() => {
+    expired = true;
+    if (current) stopRequest(current, new DownloadRefused('the download timed out'));
+  }, timeoutMs);
+  try {
+    return await fetchWithin(rawUrl, options, (request) => {
+      if (expired) stopRequest(request, new DownloadRefused('the download timed out'));
+      current = request;
+    });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function fetchWithin(rawUrl: string, options: PublicFetchOptions, track: (request: http.ClientRequest) => void): Promise<{ body: Buffer; contentType: string; url: string }> {
   const policy = options.policy ?? { isBlocked: isPrivateAddress };
   const resolve = policy.resolve ?? systemResolve;
   const maxBytes = options.maxBytes ?? 10_000_000;
@@ -58,7 +87,7 @@ export async function fetchPublic(rawUrl: string, options: PublicFetchOptions = 
       else callback(null, checked, family);
     };
     const answer = await new Promise<{ status: number; location?: string; body: Buffer; contentType: string }>((resolveAnswer, reject) => {
-      const request = (url.protocol === 'https:' ? https : http).get(url, { lookup: pinned, timeout: options.timeoutMs ?? 30_000 }, (res) => {
+      const request = (url.protocol === 'https:' ? https : http).get(url, { lookup: pinned, timeout: options.timeoutMs ?? 30_000, headers: options.headers }, (res) => {
         const status = res.statusCode ?? 0;
         if (status >= 300 && status < 400) {
           res.resume();
@@ -70,23 +99,24 @@ export async function fetchPublic(rawUrl: string, options: PublicFetchOptions = 
         res.on('data', (chunk: Buffer) => {
           size += chunk.length;
           if (size > maxBytes) {
-            request.destroy(new DownloadRefused(`the file is larger than ${maxBytes} bytes`));
+            stopRequest(request, new DownloadRefused(`the file is larger than ${maxBytes} bytes`));
             return;
           }
           chunks.push(chunk);
         });
         res.on('end', () => resolveAnswer({ status, body: Buffer.concat(chunks), contentType: String(res.headers['content-type'] ?? '') }));
-        res.on('error', reject);
+        res.on('error', (err) => reject(stopReason.get(request) ?? err));
       });
-      request.on('timeout', () => request.destroy(new DownloadRefused('the download timed out')));
-      request.on('error', reject);
+      request.on('timeout', () => stopRequest(request, new DownloadRefused('the download timed out')));
+      request.on('error', (err) => reject(stopReason.get(request) ?? err));
+      track(request);
     });
     if (answer.location !== undefined) {
       url = new URL(answer.location, url);
       continue;
     }
     if (answer.status < 200 || answer.status >= 300) throw new DownloadRefused(`the server answered HTTP ${answer.status}`);
-    return { body: answer.body, contentType: answer.contentType };
+    return { body: answer.body, contentType: answer.contentType, url: url.href };
   }
   throw new DownloadRefused('too many redirects');
 }
