@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import * as p from '@clack/prompts';
 import { ConfigError } from '../core/services/config/config-file.js';
-import { checkChatLeg, maskKey, type LegCheck } from '../core/services/providers/leg-check.js';
+import { checkChatLeg, maskKey, probeModels, type LegCheck } from '../core/services/providers/leg-check.js';
 import { accountPrefix, loadAccountState, writeAccount, type AccountState } from './setup/account-state.js';
 import { accessModeFrom, AnswerError, keysFrom, ownersFrom, phoneDigits, type Answers } from './setup/answers.js';
 import { parseSetupFlags, USAGE, type SetupFlags } from './setup/flags.js';
@@ -33,6 +33,28 @@ function answersFromFlags(state: AccountState, flags: SetupFlags): Answers {
     dashboard: flags.dashboard ?? 'keep',
     pairingPhone: flags.pairingPhone !== undefined ? (flags.pairingPhone.trim() ? phoneDigits(flags.pairingPhone) : '') : c.pairingPhone,
   };
+}
+
+/**
+ * Without --model (and none set before), the gateway's own list decides: its only model is taken; a rejected key or an
+ * address nothing answers at is said at once (✘, exit 1), before anything else is checked. Undefined: stop.
+ */
+async function modelFromGateway(state: AccountState, flags: SetupFlags, out: (line: string) => void): Promise<SetupFlags | undefined> {
+  const baseUrl = flags.baseUrl ?? state.current.baseUrl;
+  const apiKey = flags.apiKey ?? state.current.apiKey;
+  if (flags.model || state.current.model || !baseUrl || !apiKey || flags.noCheck) return flags;
+  const { models, problem } = await probeModels({ baseUrl, apiKey, timeoutMs: CHECK_TIMEOUT_MS });
+  if (problem) {
+    out(`✘ gateway ${baseUrl} (key ${maskKey(apiKey)}): ${problem.detail}`);
+    process.stderr.write('\nNothing was written: fix what is marked ✘ above and run set-up again.\n');
+    return undefined;
+  }
+  if (models?.length === 1) {
+    out(`✔ model ${models[0]}: the only one the gateway lists`);
+    return { ...flags, model: models[0] };
+  }
+  if (models?.length) throw new AnswerError(`give --model: the gateway lists ${models.length} models (${models.slice(0, 8).join(', ')}${models.length > 8 ? ', …' : ''})`);
+  return flags;
 }
 
 const mark = (c: LegCheck) => (!c.ok ? '✘' : c.degraded ? '⚠' : '✔');
@@ -105,8 +127,10 @@ async function main(): Promise<number> {
     p.outro(nextSteps(state, answers));
     return 0;
   }
-  const answers = answersFromFlags(state, flags);
   const out = (line: string) => process.stdout.write(`${line}\n`);
+  const modelFlags = await modelFromGateway(state, flags, out);
+  if (!modelFlags) return 1;
+  const answers = answersFromFlags(state, modelFlags);
   if (!flags.noCheck && !(await checkAll(state, answers, out))) {
     process.stderr.write('\nNothing was written: fix what is marked ✘ above and run set-up again (or add --no-check to write without checking).\n');
     return 1;

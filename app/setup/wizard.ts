@@ -1,5 +1,5 @@
 import * as p from '@clack/prompts';
-import { checkChatLeg, listModels, maskKey, type LegCheck } from '../../core/services/providers/leg-check.js';
+import { checkChatLeg, maskKey, probeModels, type LegCheck } from '../../core/services/providers/leg-check.js';
 import { ACCESS_MODES, accessModeFrom, AnswerError, baseUrlFrom, keysFrom, ownersFrom, phoneDigits, type Answers } from './answers.js';
 import type { AccountState } from './account-state.js';
 import { checkAudioKeys, checkSearchKey } from './key-checks.js';
@@ -60,11 +60,23 @@ export async function runWizard(state: AccountState, flags: SetupFlags, timeoutM
       );
       apiKey = typed?.trim() || current.apiKey;
     }
-    if (ask.model) model = await askModel(baseUrl, apiKey, model || current.model || preset?.model || '', timeoutMs);
-    const spin = p.spinner();
-    spin.start('Checking the key with one tiny request');
-    const check = await checkChatLeg({ baseUrl, apiKey, model, timeoutMs });
-    spin.stop(check.ok ? `${check.degraded ? 'Usable' : 'Works'}: ${check.detail}` : 'The check failed');
+    let check: LegCheck | undefined;
+    if (ask.model) {
+      // The model list answers first: a rejected key or an address nothing answers at is said now, before any model
+      // question (a model name cannot fix either).
+      const spin = p.spinner();
+      spin.start('Asking the gateway for its models');
+      const probe = await probeModels({ baseUrl, apiKey, timeoutMs });
+      spin.stop(probe.problem ? 'The gateway cannot be used as it is' : probe.models ? `The gateway offers ${probe.models.length} model(s)` : 'The gateway does not list its models: type the name');
+      if (probe.problem) check = probe.problem;
+      else model = await askModel(probe.models, model || current.model || preset?.model || '');
+    }
+    if (!check) {
+      const spin = p.spinner();
+      spin.start('Checking the key with one tiny request');
+      check = await checkChatLeg({ baseUrl, apiKey, model, timeoutMs });
+      spin.stop(check.ok ? `${check.degraded ? 'Usable' : 'Works'}: ${check.detail}` : 'The check failed');
+    }
     if (check.ok) break;
     p.log.error(check.detail);
     const next = answered(
@@ -81,8 +93,13 @@ export async function runWizard(state: AccountState, flags: SetupFlags, timeoutM
       }),
     );
     if (next === 'quit') throw new SetupCancelled('set-up stopped');
-    if (next === 'keep') break;
-    ask = { url: next === 'url', key: next === 'key' || next === 'url', model: next === 'model' || next === 'url' };
+    if (next === 'keep') {
+      // Saved as it is: a model is still needed for the file (the one suggested, or typed).
+      if (!model) model = await askModel(undefined, current.model || preset?.model || '');
+      break;
+    }
+    // After a failure found before the model was asked, the model is asked once the key or address is fixed.
+    ask = { url: next === 'url', key: next === 'key' || next === 'url', model: next === 'model' || next === 'url' || (ask.model && !model) };
   }
 
   // --- Optional keys: audio (voice notes), search (live information).
@@ -112,7 +129,8 @@ export async function runWizard(state: AccountState, flags: SetupFlags, timeoutM
           await p.select({
             message: 'Who may chat with the bot privately?',
             initialValue: state.configExisted && ACCESS_MODES.includes(current.accessMode) ? current.accessMode : flags.defaultAccess,
-            options: ACCESS_MODES.map((mode) => ({ value: mode, label: mode, hint: ACCESS_WORDS[mode] })),
+            // Each mode explained on its own line, not only the one the cursor is on.
+            options: ACCESS_MODES.map((mode) => ({ value: mode, label: `${mode}: ${ACCESS_WORDS[mode]}` })),
           }),
         );
 
@@ -178,11 +196,7 @@ async function askBaseUrl(current: string): Promise<string> {
   return baseUrlFrom(answered(await p.text({ message: 'Base URL of the gateway', placeholder: 'https://gateway.example.com/v1', validate: validating(baseUrlFrom) })) ?? '');
 }
 
-async function askModel(baseUrl: string, apiKey: string, suggested: string, timeoutMs: number): Promise<string> {
-  const spin = p.spinner();
-  spin.start("Asking the gateway for its models");
-  const models = await listModels({ baseUrl, apiKey, timeoutMs });
-  spin.stop(models ? `The gateway offers ${models.length} model(s)` : 'The gateway does not list its models: type the name');
+async function askModel(models: string[] | undefined, suggested: string): Promise<string> {
   const typeIt = async () =>
     (answered(await p.text({ message: 'Model name', initialValue: suggested, validate: (v) => (v?.trim() ? undefined : 'a model name is needed') })) ?? '').trim();
   if (!models) return typeIt();

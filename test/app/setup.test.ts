@@ -42,7 +42,7 @@ describe('npm run setup', function () {
         if (req.json?.model !== MODEL) return failures.unknownModel;
         return { status: 200, json: completion(`setup-gw: ${lastUserText(req)}`, { model: MODEL }) };
       },
-      { models: [MODEL, 'gw-other-model'] },
+      { models: [MODEL, 'gw-other-model'], modelsKey: GOOD_KEY },
     );
   });
   after(async () => gateway.close());
@@ -134,6 +134,39 @@ describe('npm run setup', function () {
     expect(existsSync(path.join(dir, '.env'))).to.equal(false);
   });
 
+  it('without --model: a wrong key or an address nothing answers at is named at once from the model list, and the only listed model is taken', async () => {
+    const wrong = await accountFolder();
+    const before = gateway.chats().length;
+    const rejected = await runScript('setup', ['--base-url', `${gateway.url}/v1`, '--api-key', WRONG_KEY, '--yes'], { cwd: wrong });
+    expect(rejected.code, said(rejected)).to.equal(1);
+    expect(rejected.stdout).to.match(/^✘ gateway .*: the gateway rejected the key \(HTTP 401\): wrong key$/m);
+    expect(said(rejected)).to.not.match(/--model/).and.not.include(WRONG_KEY);
+    expect(gateway.chats().length, 'nothing else was asked of the gateway').to.equal(before);
+    expect(existsSync(path.join(wrong, '.env'))).to.equal(false);
+
+    const dead = await FakeGateway.start('dead');
+    const deadUrl = dead.url;
+    await dead.close();
+    const unreachable = await runScript('setup', ['--base-url', deadUrl, '--api-key', GOOD_KEY, '--yes'], { cwd: wrong });
+    expect(unreachable.code).to.equal(1);
+    expect(unreachable.stdout).to.match(/^✘ gateway .*cannot reach .*\/v1\/models \(ECONNREFUSED\): wrong base URL, or the gateway is down$/m);
+
+    const single = await FakeGateway.start('single', (req) => ({ status: 200, json: completion(`single: ${req.json?.model}`, { model: req.json?.model }) }), { models: ['only-model'] });
+    try {
+      const dir = await accountFolder();
+      const run = await runScript('setup', ['--base-url', `${single.url}/v1`, '--api-key', GOOD_KEY, '--yes'], { cwd: dir });
+      expect(run.code, said(run)).to.equal(0);
+      expect(run.stdout).to.include('✔ model only-model: the only one the gateway lists');
+      expect(dotenv.parse(await readFile(path.join(dir, '.env'), 'utf8')).PRIMARY_GATEWAY_MODEL).to.equal('only-model');
+      // Two models: the owner has to choose, and is told which.
+      const two = await runScript('setup', ['--base-url', `${gateway.url}/v1`, '--api-key', GOOD_KEY, '--yes'], { cwd: await accountFolder() });
+      expect(two.code).to.equal(2);
+      expect(said(two)).to.include(`give --model: the gateway lists 2 models (gw-model, gw-other-model)`);
+    } finally {
+      await single.close();
+    }
+  });
+
   it('checks an audio key and a search key given as flags, and refuses a rejected one', async () => {
     const search = await FakeSearchProvider.start();
     try {
@@ -191,11 +224,13 @@ describe('npm run setup', function () {
     await t.answer(/● another gateway/, '\r');
     await t.answer(/Base URL of the gateway/, `${gateway.url}/v1\r`);
     await t.answer(/API key for/, `${WRONG_KEY}\r`);
-    await t.waitFor(/gw-other-model/); // the gateway's own list is offered
-    t.type('\r');
+    // The wrong key is named at once, from the model list's 401: no model question comes before it.
     await t.waitFor(/rejected the key \(HTTP 401\): wrong key/);
+    expect(t.screen()).to.not.match(/◆\s+Model|gw-other-model/);
     await t.answer(/What now\?[\s\S]*type the key again/, '\r');
     await t.answer(/API key for/, `${GOOD_KEY}\r`);
+    await t.waitFor(/gw-other-model/); // with the right key, the gateway's own list is offered
+    t.type('\r');
     await t.answer(/Transcribe voice notes\?/, '\r'); // No
     await t.answer(/Search the web/, '\r'); // No
     await t.answer(/Your own WhatsApp number/, '+62 812 3456 789\r');

@@ -40,7 +40,8 @@ export const failures = {
 /**
  * A fake OpenAI-compatible gateway on 127.0.0.1: `GET /` answers 200 (health), `POST /v1/chat/completions` answers
  * "<name>: <last user text>" by default. Queue other behaviours with `next()`. With `options.models`, `GET /v1/models`
- * lists them (OpenAI format); without, it answers 404 as many gateways do.
+ * lists them (OpenAI format; only to `options.modelsKey` when set, 401 to any other key); without, it answers 404 as
+ * many gateways do.
  *
  * @example
  * const gw = await FakeGateway.start('primary');
@@ -49,11 +50,14 @@ export const failures = {
 export class FakeGateway {
   private constructor(readonly http: HttpFake, readonly name: string) {}
 
-  static async start(name: string, answer?: (req: RecordedRequest) => FakeBehaviour, options: { models?: string[] } = {}): Promise<FakeGateway> {
+  static async start(name: string, answer?: (req: RecordedRequest) => FakeBehaviour, options: { models?: string[]; modelsKey?: string } = {}): Promise<FakeGateway> {
+    const list = { status: 200, json: { object: 'list', data: (options.models ?? []).map((id) => ({ id, object: 'model', owned_by: name })) } };
+    // With modelsKey, the list answers that key only (401 otherwise), as real gateways do.
+    const models: FakeBehaviour = options.modelsKey ? (req) => (req.headers.authorization === `Bearer ${options.modelsKey}` ? list : failures.badKey) : list;
     const http = await HttpFake.start({
       'GET /': { status: 200, text: `${name} ok` },
       'POST /v1/chat/completions': answer ?? ((req) => ({ status: 200, json: completion(`${name}: ${lastUserText(req)}`, { model: req.json?.model }) })),
-      ...(options.models ? { 'GET /v1/models': { status: 200, json: { object: 'list', data: options.models.map((id) => ({ id, object: 'model', owned_by: name })) } } } : {}),
+      ...(options.models ? { 'GET /v1/models': models } : {}),
     });
     // The bot's start probe gets a plain answer (not the test's answer function, whose side effects tests count).
     http.probeAnswers.set('POST /v1/chat/completions', (req) => ({ status: 200, json: completion('OK', { model: req.json?.model }) }));

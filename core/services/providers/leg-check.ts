@@ -55,25 +55,54 @@ function errorText(body: unknown): string {
   return [inner?.code, inner?.type, inner?.message, typeof b?.detail === 'string' ? b.detail : undefined].filter((x) => typeof x === 'string').join(' ');
 }
 
+/** What `GET <base>/v1/models` says: the models listed, or a problem that already rules the gateway out. */
+export interface ModelsProbe {
+  /** The models listed (sorted), when the gateway lists any. */
+  models?: string[];
+  /** The key rejected (401/403) or nothing answering: no model question can help, the key or address is wrong. */
+  problem?: LegCheck;
+}
+
 /**
- * The models a gateway lists at `GET <base>/v1/models` (OpenAI format `{ data: [{ id }] }`), sorted; undefined when
- * it lists none (no such endpoint, a rejected key, no answer). Never throws.
+ * Asks `GET <base>/v1/models` (OpenAI format `{ data: [{ id }] }`): the models, sorted, when it lists some; a problem
+ * when the answer already names what is wrong (401/403: the key; no connection or no answer: the address). Any other
+ * answer (404: the gateway does not list models) is neither. Never throws.
+ *
+ * @example const { models, problem } = await probeModels({ baseUrl: 'https://api.groq.com/openai/v1', apiKey, timeoutMs: 8000 });
+ */
+export async function probeModels(target: Omit<LegCheckTarget, 'model'>): Promise<ModelsProbe> {
+  const url = `${normalizeBaseUrl(target.baseUrl).v1}/models`;
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: { authorization: `Bearer ${target.apiKey}` }, signal: AbortSignal.timeout(target.timeoutMs) });
+  } catch (err) {
+    return { problem: networkProblem(err, url, target.timeoutMs) };
+  }
+  if (res.status === 401 || res.status === 403) {
+    await res.body?.cancel().catch(() => undefined);
+    return { problem: { ok: false, status: res.status, problem: 'rejected-key', detail: `the gateway rejected the key (HTTP ${res.status}): wrong key` } };
+  }
+  if (!res.ok) {
+    await res.body?.cancel().catch(() => undefined);
+    return {};
+  }
+  try {
+    const body = (await res.json()) as { data?: Array<{ id?: unknown }> };
+    const ids = (Array.isArray(body?.data) ? body.data : []).map((m) => m?.id).filter((id): id is string => typeof id === 'string' && id.length > 0 && id.length < 200);
+    return ids.length ? { models: [...new Set(ids)].sort() } : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * The models a gateway lists at `GET <base>/v1/models`, sorted; undefined when it lists none (no such endpoint, a
+ * rejected key, no answer). Never throws.
  *
  * @example await listModels({ baseUrl: 'https://api.groq.com/openai/v1', apiKey, timeoutMs: 8000 }) // ['llama-3.3-70b-versatile', …]
  */
 export async function listModels(target: Omit<LegCheckTarget, 'model'>): Promise<string[] | undefined> {
-  try {
-    const res = await fetch(`${normalizeBaseUrl(target.baseUrl).v1}/models`, { headers: { authorization: `Bearer ${target.apiKey}` }, signal: AbortSignal.timeout(target.timeoutMs) });
-    if (!res.ok) {
-      await res.body?.cancel().catch(() => undefined);
-      return undefined;
-    }
-    const body = (await res.json()) as { data?: Array<{ id?: unknown }> };
-    const ids = (Array.isArray(body?.data) ? body.data : []).map((m) => m?.id).filter((id): id is string => typeof id === 'string' && id.length > 0 && id.length < 200);
-    return ids.length ? [...new Set(ids)].sort() : undefined;
-  } catch {
-    return undefined;
-  }
+  return (await probeModels(target)).models;
 }
 
 /**
