@@ -36,7 +36,7 @@ import { historyParticipant, memoryParticipant, PrivacyRegistry, summaryParticip
 import type { MemoryStore } from '../services/store/memory.js';
 import type { IncomingMessage, OutgoingMedia, PollVote, SentMessage } from './port/message.js';
 import { userPart } from './port/ids.js';
-import { privateChatIdOf, type ChangeSender, type SessionState, type Transport } from './port/transport.js';
+import { isOperator, privateChatIdOf, type ChangeSender, type SessionState, type Transport } from './port/transport.js';
 import { CORE_CONFIG_KEYS } from '../services/config/config-file.js';
 import type { SectionRule } from './plugin/options.js';
 
@@ -309,7 +309,7 @@ export class Bot {
       },
       sendMedia: (chatId, media) => (bot.outbox ? bot.outbox.sendMedia(chatId, media) : bot.requireTransport().sendMedia(chatId, media)),
       botIds: () => bot.botIds(),
-      isOwner: (id) => isOwnerId([id], bot.configValue),
+      isOwner: (id) => isOwnerId([id], bot.configValue) || isOperator(bot.transport, id),
       access: this.access,
       isGroupAdmin: (chatId, userIds) => bot.isGroupAdmin(chatId, userIds),
       status: (): Promise<StatusReport> => {
@@ -476,7 +476,10 @@ export class Bot {
   /** A vote on a poll sent to settle a question: a turn of the voter. */
   private answerVote(vote: PollVote, id: string, text: string, at: number): Promise<void> {
     const bot = this.botIds()[0] ?? '';
-    return this.handle({ id, chatId: vote.chatId, senderId: vote.voterId, senderName: vote.voterName, isGroup: vote.chatId.endsWith('@g.us'), text, mentions: [], timestamp: at, quoted: { id: vote.pollId, senderId: bot, text: vote.question, fromBot: true } });
+    const message: IncomingMessage = { id, chatId: vote.chatId, senderId: vote.voterId, senderName: vote.voterName, isGroup: vote.chatId.endsWith('@g.us'), text, mentions: [], timestamp: at, quoted: { id: vote.pollId, senderId: bot, text: vote.question, fromBot: true } };
+    // The person at the console votes as the owner they are when they type.
+    if (isOperator(this.transport, vote.voterId)) message.fromOperator = true;
+    return this.handle(message);
   }
 
   /** A vote kept as context the model reads at the chat's next turn. */

@@ -6,7 +6,7 @@ import { botAnswers, isBlocked, isOwnerMessage, senderIds } from '../plugin/acce
 import type { AiService, MessageContext } from '../plugin/types.js';
 import type { IncomingMessage } from '../port/message.js';
 import { userPart } from '../port/ids.js';
-import { privateChatIdOf, type SessionState, type Transport } from '../port/transport.js';
+import { isOperator, type SessionState, type Transport } from '../port/transport.js';
 
 /**
  * A scheduled turn that did not run, and why, as a sentence for the person who set it ("you are over today's AI
@@ -63,8 +63,7 @@ export async function runScheduledTurn(deps: ScheduledTurnDeps, chatId: string, 
   if (link !== 'linked') throw new PromptRefused(`the bot is not connected to WhatsApp right now (${linkInWords[link]})`, true);
   const isGroup = chatId.endsWith('@g.us');
   // The person at the machine (console) is an owner in their own chat and in the groups they type in.
-  const operator = transport.operatorChatId?.();
-  const fromOperator = operator !== undefined && privateChatIdOf(transport, userPart(senderId)) === operator;
+  const fromOperator = isOperator(transport, senderId);
   const message: IncomingMessage = {
     id: `scheduled-${randomUUID()}`,
     chatId,

@@ -34,8 +34,8 @@ export function whoIsAnswered(config: () => BotConfig, access: AccessControl): M
  * nothing is downloaded, sent to a provider or archived; the text alone stays in history as context): a chat the owner took over from
  * the phone, or paused with `.bot off`, is not answered (only an owner's `.bot` goes through); in a group,
  * `.activation` decides — `always` answers every message, `mention` only mentions and replies, `off` (and, under
- * `groups.policy: "allowlist"`, a group no owner opened) nothing; `.activation` itself always reaches its handler,
- * which refuses members who are not owners.
+ * `groups.policy: "allowlist"`, a group no owner opened) nothing but an owner's command mentioning the bot. Where the
+ * bot takes part, `.activation` always reaches its handler, which refuses members who are not owners.
  */
 export function chatRules(config: () => BotConfig, access: AccessControl): Middleware<MessageContext> {
   return (ctx, next) => {
@@ -50,15 +50,17 @@ export function chatRules(config: () => BotConfig, access: AccessControl): Middl
       return keepAsContext(ctx);
     }
     if (!ctx.message.isGroup) return next();
+    const mode = access.activation(chatId) ?? (groups.policy === 'open' ? 'mention' : 'off');
+    if (mode === 'off') {
+      // Only an owner's command that mentions the bot is answered here (`.activation mention` to open it, `.approve`
+      // in any chat): a member's, or one typed without a mention, stays context, so nobody makes a closed group's bot speak.
+      if (ctx.isOwner && ctx.addressed && word) return next();
+      return keepAsContext(ctx);
+    }
+    // In a group the bot takes part in, anyone may ask what the rule is without a mention (its handler refuses a change).
     if (word === `${prefix}activation`) {
       ctx.state[ANSWER_WITHOUT_MENTION] = true;
       return next();
-    }
-    const mode = access.activation(chatId) ?? (groups.policy === 'open' ? 'mention' : 'off');
-    if (mode === 'off') {
-      // An owner's addressed command still works here (`.approve` in any chat).
-      if (ctx.isOwner && ctx.addressed && word) return next();
-      return keepAsContext(ctx);
     }
     if (mode === 'always') ctx.state[ANSWER_WITHOUT_MENTION] = true;
     return next();

@@ -559,7 +559,7 @@ export interface PluginHost<O = unknown, C = unknown> {
   sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage>;
   /** The bot's ids: config targetUserIds plus those learnt at login. */
   botIds(): string[];
-  /** True when `id` is an owner (config `owners`). */
+  /** True when `id` is an owner (config `owners`, or the person at the console). */
   isOwner(id: string): boolean;
   /**
    * Who the bot answers and how, as the owners decide it (pairing codes, `.activation`, personas, paused chats).

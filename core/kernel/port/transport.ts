@@ -1,3 +1,4 @@
+import { userPart } from './ids.js';
 import type { PrivacyParticipant } from '../../services/store/privacy.js';
 import type { IncomingMessage, OutgoingMedia, OutgoingPoll, PollVote, SentMessage } from './message.js';
 
@@ -155,6 +156,15 @@ export interface Transport {
    * dashboard offers it only when the transport has it (WhatsApp; the console and memory transports have no link).
    */
   requestPairingCode?(phone: string): Promise<string>;
+}
+
+/**
+ * True when `id` is the person at the machine (`operatorChatId`): an owner wherever the bot acts for them (a vote, a
+ * scheduled task), not only in what they type.
+ */
+export function isOperator(transport: Transport | undefined, id: string): boolean {
+  const operator = transport?.operatorChatId?.();
+  return operator !== undefined && privateChatIdOf(transport, userPart(id)) === operator;
 }
 
 /** The private chat of `id` (digits) as `transport` names it. */

@@ -123,7 +123,7 @@ describe('who is answered, and as whom (console)', function () {
     expect((await runChat('', { cwd: owned, env, timeoutMs: 45_000 })).stderr).not.to.match(/NOBODY CAN APPROVE/);
   });
 
-  it('a group is closed until an owner opens it; a member cannot; mention, always and off do what they say', async () => {
+  it('a group is closed until an owner opens it with a mention; a member gets no answer there; mention, always and off do what they say', async () => {
     const dir = await tempDir();
     await writeShipped(dir);
     const script = [
@@ -132,9 +132,12 @@ describe('who is answered, and as whom (console)', function () {
       `:as ${MEMBER}`,
       `@${BOT} hello bot`,
       '.activation always',
+      `@${BOT} .activation always`,
+      '.activation',
       'still closed?',
       `:as ${OPERATOR}`,
       '.activation mention',
+      `@${BOT} .activation mention`,
       `:as ${MEMBER}`,
       'not for the bot',
       `@${BOT} mentioned now`,
@@ -147,10 +150,12 @@ describe('who is answered, and as whom (console)', function () {
       `:as ${MEMBER}`,
       `@${BOT} are you off?`,
       '.activation',
+      `:as ${OPERATOR}`,
+      `@${BOT} .activation`,
     ].join('\n');
     const run = await runChat(script + '\n', { cwd: dir, env, timeoutMs: 45_000 });
+    // Closed, the group hears nothing from the bot but an owner's command that mentions it.
     expect(run.lines).to.deep.equal([
-      'bot> Sorry, only the owners of this bot can open or close a group (.activation).',
       'bot> Done: I answer here when someone mentions me or replies to me.',
       'bot> model: user 62822222222: mentioned now',
       'bot> Done: I read every message here and answer when I have something to say.',
