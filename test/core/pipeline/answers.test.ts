@@ -9,6 +9,7 @@ describe('how model answers go out: WhatsApp formatting, long answers in parts, 
   let gateway: FakeGateway;
   let t: TestBot | undefined;
   const OWNER = '10000000001';
+  const BOT = '62899999990';
   const MEMBER = '10000000002';
   const GROUP = '120363000000000001@g.us';
 
@@ -24,7 +25,7 @@ describe('how model answers go out: WhatsApp formatting, long answers in parts, 
   const start = () =>
     startTestBot([accessPlugin], {
       env: { API_KEY: 'sk-test-123456', BASE_URL: `${gateway.url}/v1`, MODEL: 'main' },
-      config: { owners: [OWNER], access: { mode: 'everyone', allow: [], block: [] }, groups: { policy: 'allowlist' } },
+      config: { targetUserIds: [BOT], owners: [OWNER], access: { mode: 'everyone', allow: [], block: [] }, groups: { policy: 'allowlist' } },
     });
 
   it("sends the model's Markdown as WhatsApp formatting, code untouched, and keeps what was said in the history", async () => {
@@ -50,7 +51,7 @@ describe('how model answers go out: WhatsApp formatting, long answers in parts, 
 
   it(`sends nothing (and no error) when the model answers the no-reply token, in a group set to answer every message`, async () => {
     t = await start();
-    expect(texts(await t.transport.push({ chatId: GROUP, isGroup: true, senderId: OWNER, text: '.activation always' }))[0]).to.match(/every message/);
+    expect(texts(await t.transport.push({ chatId: GROUP, isGroup: true, senderId: OWNER, text: `@${BOT} .activation always`, mentions: [`${BOT}@s.whatsapp.net`] }))[0]).to.match(/every message/);
     gateway.next({ status: 200, json: completion('NO_REPLY') });
     const actions = await t.transport.push({ chatId: GROUP, isGroup: true, senderId: MEMBER, text: 'lunch at noon, everyone?' });
     expect(texts(actions)).to.deep.equal([]);

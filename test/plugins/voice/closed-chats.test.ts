@@ -90,7 +90,7 @@ describe('voice notes in chats the bot does not take part in', function () {
   });
 
   it('a group an owner closed with .activation off: nothing either', async () => {
-    await t.transport.push({ chatId: GROUP, isGroup: true, senderId: `${OWNER}@s.whatsapp.net`, text: '.activation mention' });
+    await t.transport.push({ chatId: GROUP, isGroup: true, senderId: `${OWNER}@s.whatsapp.net`, text: `@${BOT} .activation mention`, mentions: [`${BOT}@s.whatsapp.net`] });
     await t.transport.push({ chatId: GROUP, isGroup: true, senderId: `${OWNER}@s.whatsapp.net`, text: '.activation off' });
     await t.transport.push({ chatId: GROUP, isGroup: true, senderId: MEMBER, media: note() });
     await expectNothingSpentOrKept();
@@ -109,7 +109,7 @@ describe('voice notes in chats the bot does not take part in', function () {
   });
 
   it('once an owner opens the group, a note for others there is heard and archived again', async () => {
-    await t.transport.push({ chatId: GROUP, isGroup: true, senderId: `${OWNER}@s.whatsapp.net`, text: '.activation mention' });
+    await t.transport.push({ chatId: GROUP, isGroup: true, senderId: `${OWNER}@s.whatsapp.net`, text: `@${BOT} .activation mention`, mentions: [`${BOT}@s.whatsapp.net`] });
     await t.transport.push({ chatId: GROUP, isGroup: true, senderId: MEMBER, media: note() });
     await t.app.bot.idle();
     expect(downloads).to.equal(1);
