@@ -270,14 +270,20 @@ export class Inbound {
     this.pending.track(work);
   }
 
-  /** Blue ticks on a message the bot took up (config `whatsapp.readReceipts`), with the key it arrived under. */
+  /**
+   * Blue ticks on a message the bot took up (config `whatsapp.readReceipts`), with the key it arrived under, and on
+   * every earlier line of its burst (one receipt for all: each line shows read, not only the last).
+   */
   markRead(message: IncomingMessage): void {
     const socket = this.connection.socket;
-    const raw = this.received.get(`${message.chatId}|${message.id}`);
-    if (!socket || !this.connection.isLinked() || !raw?.key || raw.key.fromMe) return;
+    if (!socket || !this.connection.isLinked()) return;
     if (this.options.preferences?.().readReceipts === false) return;
+    const keys = [...(message.burstIds ?? []), message.id]
+      .map((id) => this.received.get(`${message.chatId}|${id}`)?.key)
+      .filter((key): key is NonNullable<typeof key> => Boolean(key) && !key!.fromMe);
+    if (!keys.length) return;
     // Not waited for: Baileys first asks WhatsApp for the account's privacy settings, and the answer must not wait on it.
-    const work = socket.readMessages([raw.key]).catch((err) => this.log.debug({ err, chat: message.chatId }, 'read receipt failed'));
+    const work = socket.readMessages(keys).catch((err) => this.log.debug({ err, chat: message.chatId }, 'read receipt failed'));
     this.pending.track(work);
   }
 

@@ -134,7 +134,7 @@ export function oneTurn(messages: IncomingMessage[]): IncomingMessage {
   }
   const mentions = [...new Set(messages.flatMap((m) => m.mentions ?? []))];
   const quoted = messages.find((m) => m.quoted)?.quoted;
-  const merged: IncomingMessage = { ...last, text: lines.join('\n'), mentions };
+  const merged: IncomingMessage = { ...last, text: lines.join('\n'), mentions, burstIds: messages.slice(0, -1).map((m) => m.id) };
   if (quoted) merged.quoted = quoted;
   // Photos sent together (an album, or one after the other): the turn carries them all, the first as its media, each
   // with the id of the message that carried it (a later reply quotes that id, not the turn's).

@@ -66,6 +66,11 @@ export interface IncomingMessage {
    * sender within `conversation.debounceMs`), in the order sent; `media` is the first of them. Absent for one photo.
    */
   album?: IncomingMedia[];
+  /**
+   * The ids of the sender's earlier messages answered in this same turn (a burst of quick lines; `id` is the newest),
+   * oldest first; absent for a turn of one message. A transport marks them read with it.
+   */
+  burstIds?: string[];
   /** Unix time in milliseconds. */
   timestamp: number;
   /** Sent from the bot's own account by a person (the owner typing on the phone), not by the bot. */

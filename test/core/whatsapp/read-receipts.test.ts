@@ -68,6 +68,18 @@ describe('read receipts and "online" while typing over WhatsApp (the real bot, f
     expect(readIds()).to.deep.equal([key.id]).and.not.include(blocked.id);
   });
 
+  it('reads every line of a burst answered as one turn, not only the last', async () => {
+    await start({});
+    const lines = [waText('hi', { from: ALICE }), waText('one question', { from: ALICE }), waText('about rice', { from: ALICE })];
+    socket.deliver(lines);
+    await transport.idle();
+    await app.bot.idle();
+    await transport.idle();
+    expect(gw.chats(), 'the three lines were one turn').to.have.length(1);
+    expect(readIds()).to.have.members(lines.map((l) => l.key.id));
+    expect(socket.reads.flat().every((k) => k.remoteJid === ALICE && !k.fromMe)).to.equal(true);
+  });
+
   it("never reads a held stranger's message in pairing mode, only once the bot answers them after approval", async () => {
     await start({ access: { mode: 'pairing', allow: [], block: [] }, owners: [OWNER] });
     const held = await deliver('what is the secret?', { from: ALICE });
