@@ -5,6 +5,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createLinksPlugin } from '../../../plugins/links/index.js';
+import searchPlugin from '../../../plugins/search/index.js';
+import { FakeSearchProvider } from '../../fakes/search-provider.js';
 import { HttpFake } from '../../../app/testing/http-fake.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import type { ModelRequest } from '../../../app/testing/fake-model.js';
@@ -223,5 +225,44 @@ describe('links: the links people send are read into the answer', function () {
     const turn = userTurns(t.model.requests.at(-1)!).at(-1);
     expect(turn).to.equal(`${site.url}/notes.txt what animal?`);
     expect(promptOf(t.model.requests.at(-1)!)).to.include('plain notes about quokkas');
+  });
+
+  it('fetch_url: offered where web search is allowed (search on, the sender may use it), it reads the page for the model and the answer cites it', async () => {
+    const search = await FakeSearchProvider.start();
+    closing.push(() => search.close());
+    const url = `${site.url}/article`;
+    // The model reads the link with the tool, then answers from the tool's result.
+    const model = (request: ModelRequest) => {
+      const last = request.messages.at(-1)!;
+      if (last.role === 'tool') return `harvest: ${String(last.content).includes('4,817 tonnes') ? 'found' : 'missing'}`;
+      return request.tools.includes('fetch_url') ? { tool: 'fetch_url', args: { url } } : 'no tool';
+    };
+    t = await startTestBot([createLinksPlugin(), searchPlugin], {
+      env: { ...ON, SEARCH_API_KEY: 'search-key-123', SEARCH_BASE_URL: search.url },
+      model,
+      config: { owners: ['999'], plugins: { search: { access: 'owners' } } },
+    });
+    const owner = { chatId: '999@s.whatsapp.net', senderId: '999@s.whatsapp.net' };
+    const replies = await t.send({ ...owner, text: 'how big was the clove harvest in zanzibar?' });
+    expect(replies).to.have.length(1);
+    expect(replies[0]).to.match(/^harvest: found/).and.include(`127.0.0.1:${site.port}`);
+    const toolResult = t.model.requests.at(-1)!.messages.at(-1)!;
+    expect(toolResult.role).to.equal('tool');
+    expect(String(toolResult.content)).to.include('web page “Zanzibar spice report”').and.include('<<<CONTENT');
+    expect(site.received('GET /article')).to.have.length(1);
+    // Someone kept from web search is not offered the tool.
+    await t.send({ chatId: '111@s.whatsapp.net', senderId: '111@s.whatsapp.net', text: 'how big was the clove harvest?' });
+    expect(t.model.requests.at(-1)!.tools).to.not.include('fetch_url');
+    // In a chat that turned link reading off, the tool reads nothing and says so.
+    await t.send({ ...owner, text: '.read off' });
+    await t.send({ ...owner, text: 'and now?' });
+    expect(String(t.model.requests.at(-1)!.messages.at(-1)!.content)).to.include('Reading links is turned off in this chat');
+    expect(site.received('GET /article')).to.have.length(1);
+  });
+
+  it('fetch_url is not offered where web search is not (no search plugin)', async () => {
+    t = await startTestBot(createLinksPlugin(), { env: ON, model: () => 'ok' });
+    await t.send('hello');
+    expect(t.model.requests.at(-1)!.tools).to.not.include('fetch_url');
   });
 });
