@@ -82,14 +82,14 @@ async function checkAll(state: AccountState, answers: Answers, out: (line: strin
   return !blocking;
 }
 
-function nextSteps(state: AccountState, answers: Answers): string {
+function nextSteps(state: AccountState, answers: Answers, thenStart = false): string {
   const prefix = accountPrefix(state.files, process.cwd(), process.env);
   const port = state.current.port;
   const link = answers.pairingPhone
     ? `the log prints "pairing code XXXXXXXX": on the phone, WhatsApp → Settings → Linked devices → Link a device → Link with phone number instead, and type it`
     : `scan the QR code (in the terminal, or at http://127.0.0.1:${port || 3000}/) with WhatsApp → Settings → Linked devices → Link a device`;
   return [
-    `Next: ${prefix}npm start`,
+    thenStart ? 'Starting the bot now.' : `Next: ${prefix}npm start`,
     `  then ${link}.`,
     `Check this installation any time: ${prefix}npm run doctor`,
     `Chat with the bot without a phone: ${prefix}npm run chat`,
@@ -124,7 +124,7 @@ async function main(): Promise<number> {
     const written = await writeAccount(state, answers);
     p.log.success(`Wrote ${state.files.envFile} (readable by you only) and ${state.files.configFile}.`);
     if (written.newToken) p.note(`${written.newToken}\n\nIt is shown only this once. Open http://127.0.0.1:${state.current.port || 3000}/config and paste it.\n(It is kept in ${state.files.envFile} as CONFIG_TOKEN.)`, 'Dashboard token');
-    p.outro(nextSteps(state, answers));
+    p.outro(nextSteps(state, answers, flags.thenStart));
     return 0;
   }
   const out = (line: string) => process.stdout.write(`${line}\n`);

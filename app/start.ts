@@ -3,11 +3,17 @@ import { createApp } from './app.js';
 import { ffmpegBinary } from '../core/kernel/capabilities/detect.js';
 import { startWebServer } from '../web/server.js';
 import { whatsAppSettings } from './whatsapp-settings.js';
+import { setUpWhenNothingConfigured } from './first-run.js';
 import type { Transport } from '../core/kernel/port/transport.js';
 import { CannotStartError, exitAfterFlush, portInUseMessage, runCli, stopOnSignals } from './run.js';
 
 /** `npm start`: the WhatsApp bot. */
 await runCli(async () => {
+  const stopped = await setUpWhenNothingConfigured({ cwd: process.cwd(), env: process.env, terminal: Boolean(process.stdin.isTTY && process.stdout.isTTY), say: (text) => process.stdout.write(text) });
+  if (stopped !== undefined) {
+    process.exitCode = stopped;
+    return;
+  }
   const app = await createApp({ instanceLock: true });
   // A network fault deep inside the WhatsApp library must never end the service: log it and keep running.
   process.on('unhandledRejection', (err) => app.log.error({ err }, 'unhandled rejection (the bot keeps running)'));

@@ -18,6 +18,8 @@ export interface SetupFlags {
   yes: boolean;
   /** Write without checking the keys (an offline machine). */
   noCheck: boolean;
+  /** Run by `npm start` on a fresh clone: the bot starts right after, so the last words say that instead of "Next". */
+  thenStart: boolean;
   help: boolean;
   /** The access mode suggested for a new config.json. */
   defaultAccess: string;
@@ -41,6 +43,7 @@ values and keeps what a flag does not change. Writes .env (mode 0600) and config
   --pairing-phone <number>    link with a pairing code for this number instead of a QR (empty: QR)
   --yes, -y               do not ask: take the current or default value of everything not given
   --no-check              write without checking the keys
+  --then-start            (npm start uses it on a fresh clone) the bot starts right after: end by saying so
   --help, -h              this text
 
 A key given as a flag is visible to other users of this machine (ps) and kept in the shell history; typed at the
@@ -68,6 +71,7 @@ export function parseSetupFlags(argv: string[]): SetupFlags {
         'pairing-phone': { type: 'string' },
         yes: { type: 'boolean', short: 'y', default: false },
         'no-check': { type: 'boolean', default: false },
+        'then-start': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -91,6 +95,7 @@ export function parseSetupFlags(argv: string[]): SetupFlags {
     pairingPhone: v['pairing-phone'],
     yes: v.yes ?? false,
     noCheck: v['no-check'] ?? false,
+    thenStart: v['then-start'] ?? false,
     help: v.help ?? false,
     defaultAccess: DEFAULT_ACCESS_MODE,
   };

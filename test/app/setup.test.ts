@@ -216,6 +216,41 @@ describe('npm run setup', function () {
     expect(existsSync(path.join(dir, '.env'))).to.equal(false);
   });
 
+  it('npm start on a fresh clone in a terminal asks the set-up questions first, then starts with the answers; without a terminal it refuses, naming the variables', async () => {
+    const dir = await accountFolder();
+    const noTerminal = await runScript('start', [], { cwd: dir });
+    expect(noTerminal.code).to.equal(1);
+    expect(noTerminal.stderr).to.match(/Cannot start: No AI provider key is configured.*PRIMARY_GATEWAY_API_KEY.*API_KEY.*AUDIO_API_KEYS/s);
+    expect(said(noTerminal)).to.not.include('set-up questions');
+    expect(existsSync(path.join(dir, '.env'))).to.equal(false);
+
+    const dead = await FakeGateway.start('no-whatsapp');
+    const nowhere = dead.url.replace('http:', 'ws:');
+    await dead.close();
+    const t = startInPty([process.execPath, path.join(ROOT, 'dist', 'app', 'start.js')], { cwd: dir, env: { HOME: process.env.HOME ?? '/tmp', WA_WEBSOCKET_URL: nowhere, STARTUP_PROBE: 'off' } });
+    await t.waitFor(/Nothing is configured yet: the set-up questions come first/);
+    const DOWN = '\x1b[B';
+    await t.answer(/Which AI gateway/, DOWN.repeat(5));
+    await t.answer(/● another gateway/, '\r');
+    await t.answer(/Base URL of the gateway/, `${gateway.url}/v1\r`);
+    await t.answer(/API key for/, `${GOOD_KEY}\r`);
+    await t.answer(/◆\s+Model/, '\r');
+    await t.answer(/Transcribe voice notes\?/, '\r');
+    await t.answer(/Search the web/, '\r');
+    await t.answer(/Your own WhatsApp number/, '6281234567890\r');
+    await t.answer(/Who may chat with the bot privately\?/, '\r');
+    await t.answer(/Turn on the \/config dashboard/, DOWN + '\r'); // No
+    await t.answer(/How will you link the phone\?/, '\r');
+    await t.waitFor(/Starting the bot now\./);
+    // The same process goes on and starts the bot with what set-up wrote.
+    await t.waitFor(/start report: works: .*chat \(primary\)[\s\S]*web server listening on/, 60_000);
+    expect(dotenv.parse(await readFile(path.join(dir, '.env'), 'utf8')).PRIMARY_GATEWAY_API_KEY).to.equal(GOOD_KEY);
+    t.type('\x03');
+    const code = await t.exited;
+    expect(code, t.screen().slice(-3000)).to.equal(0);
+    expect(t.screen()).to.not.include(GOOD_KEY);
+  });
+
   it('in a terminal: asks step by step, hides the key, offers the listed models, says a wrong key is wrong, shows the dashboard token once', async () => {
     const dir = await accountFolder();
     const t = startInPty([process.execPath, path.join(ROOT, 'dist', 'app', 'setup.js')], { cwd: dir, env: { HOME: process.env.HOME ?? '/tmp' } });
