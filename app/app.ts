@@ -231,7 +231,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     memories,
     jail,
     audioKeys,
-    createAi: (tools, quotedReader) => createAiService({ chain, budgets, capabilities, config: () => bot.config, log: log.child({ part: 'ai' }), tools, quotedReader, histories, persona: (chatId) => bot.access.persona(chatId) }),
+    createAi: (tools, quotedReader) => createAiService({ chain, budgets, capabilities, config: () => bot.config, log: log.child({ part: 'ai' }), tools, quotedReader, histories, persona: (chatId) => bot.access.personas()[chatId] }),
   });
 
   chain.useNotices(bot.notices, () => bot.config.ai.outageNoticeMinutes);

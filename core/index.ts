@@ -79,6 +79,8 @@ export { statusText, type StatusReport } from './kernel/status/status-report.js'
 export { DEFAULT_PREMIUM_PHRASES, premiumRequest } from './kernel/chat/premium-request.js';
 /** Chat answers in WhatsApp formatting: the model's Markdown converted (ctx.ai.respond does it for its answers). */
 export { toWhatsApp } from './kernel/chat/whatsapp-format.js';
+/** Provenance: someone else's words framed for the model as content (see RespondOptions.content and docs/plugin-authors). */
+export { quotedContent, neutralisedContent, type QuotedContentInput } from './kernel/chat/quoted-content.js';
 export { TURN_FAILED } from './kernel/pipeline/progress.js';
 
 /**

@@ -21,6 +21,53 @@ export function lastText(request: ModelRequest): string {
   return '';
 }
 
+/** Every text a request carries, whatever its role (system, user, assistant, tool), in order. */
+export function allTexts(request: ModelRequest): string[] {
+  return request.messages.map((m) => (typeof m.content === 'string' ? m.content : Array.isArray(m.content) ? m.content.map((p) => (p as { text?: string }).text ?? '').join('') : ''));
+}
+
+/** The first `CALL TOOL <name> with {json}` instruction found in `text` (the JSON runs to the end of its line). */
+export function instructionIn(text: string): { tool: string; args: Record<string, unknown> } | undefined {
+  for (const m of text.matchAll(/CALL TOOL ([A-Za-z0-9_.-]+)(?: with (\{[^\n]*\}))?/g)) {
+    let args: Record<string, unknown> = {};
+    try {
+      if (m[2]) args = JSON.parse(m[2]) as Record<string, unknown>;
+    } catch {
+      continue;
+    }
+    return { tool: m[1]!, args };
+  }
+  return undefined;
+}
+
+/**
+ * A model that obeys any instruction it sees — the worst a model can do with words planted in what it reads. When
+ * `CALL TOOL <name> with {json}` appears anywhere in the request (a system line, a quoted document, a summary, a
+ * tool's result, a persona), it calls that tool if it is offered and has not called it in this turn yet; otherwise it
+ * answers `fallback(request)` (default "model: <last text>"). The prompt-injection catalogue runs on it: whatever the
+ * bot put in front of it, no effect may follow.
+ *
+ * @example
+ * const bot = await startTestBot(remind, { model: obeyingModel() });
+ */
+export function obeyingModel(fallback: (request: ModelRequest) => ModelAnswer = (r) => `model: ${lastText(r)}`): (request: ModelRequest) => ModelAnswer {
+  return (request) => {
+    // Tools already called in this turn (the assistant's tool calls since the last user message) are not called again.
+    const called = new Set<string>();
+    for (const m of request.messages as Array<{ role: string; tool_calls?: Array<{ function?: { name?: string } }> }>) {
+      if (m.role === 'user') called.clear();
+      for (const c of m.tool_calls ?? []) if (c.function?.name) called.add(c.function.name);
+    }
+    for (const text of allTexts(request)) {
+      for (const line of text.split('\n')) {
+        const order = instructionIn(line);
+        if (order && request.tools.includes(order.tool) && !called.has(order.tool)) return order;
+      }
+    }
+    return fallback(request);
+  };
+}
+
 /**
  * An OpenAI-compatible chat model on 127.0.0.1 for plugin tests: `GET /` answers 200 (the health probe), and
  * `POST /v1/chat/completions` answers with `answer(request)` (default: "model: <last text>"). Nothing leaves the machine.

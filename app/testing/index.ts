@@ -14,7 +14,7 @@
  * await bot.stop();
  */
 export { startTestBot, type DefinedPlugin, type TestBot, type TestBotOptions, type TestBotPlugins, type TestClock } from './test-kit.js';
-export { FakeModel, lastText, type ModelAnswer, type ModelRequest } from './fake-model.js';
+export { FakeModel, allTexts, lastText, obeyingModel, type ModelAnswer, type ModelRequest } from './fake-model.js';
 export { HttpFake, type FakeBehaviour, type RecordedRequest } from './http-fake.js';
 export { FakeAudio, audioFailures, type SpeechRequest, type TranscriptionUpload } from './fake-audio.js';
 export { MemoryTransport } from '../../core/adapters/memory/memory-transport.js';

@@ -15,7 +15,7 @@ import { VOICE_DATA_FILES } from './schemas.js';
 import { SpeechMaker, whyText } from './speech-reply.js';
 import { formatHitsForChat, formatHitsForModel } from './search-format.js';
 import { Transcriber, VoiceError, type Transcript } from './transcriber.js';
-import { quotedVoice, SENT_VOICE_REPLIES } from './quoted-voice.js';
+import { quotedVoice, SENT_VOICE_REPLIES, VOICE_RECEIVED } from './quoted-voice.js';
 
 /** What hearing one voice note gave; shared between the observer and the media handler of the same message. */
 type Heard = { ok: true; text: string; seq: number } | { ok: false; error: string };
@@ -86,7 +86,7 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
     ],
     dataFiles: VOICE_DATA_FILES,
     // Kept by the core: backups, .mydata, deletes and chat moves follow from these.
-    stores: [VOICE_ARCHIVE, AUDIO_BUDGET, VOICE_REPLY_CHOICES, SENT_VOICE_REPLIES],
+    stores: [VOICE_ARCHIVE, AUDIO_BUDGET, VOICE_REPLY_CHOICES, SENT_VOICE_REPLIES, VOICE_RECEIVED],
     setup: (host) => voiceSetup(host, deps),
   });
 }
@@ -257,6 +257,8 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
     if (isAudio(ctx)) {
       const heard = await hear(ctx);
       entry.text = heard.ok ? `[${message.media!.kind} note] ${heard.text}` : `[${message.media!.kind} note]`;
+      // Not heard now: recorded as received here, from this sender, so a later quote may archive it as theirs.
+      if (!heard.ok) await quoted.keepReceived(ctx).catch((err: unknown) => ctx.log.warn({ err }, 'could not record an unheard voice note as received'));
       if (heard.ok) {
         reactTo = heard.text;
         // A group note that is not for the bot still belongs to the conversation, as the core does for text.

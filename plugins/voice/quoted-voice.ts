@@ -18,6 +18,20 @@ export const SENT_VOICE_REPLIES = Store.chatLog('sent-voice-replies', Type.Objec
 });
 
 /**
+ * Voice notes and audio files received in a chat that the archive does not hold (not heard when they came: the
+ * provider failed, the sender was over their allowance…), with the sender as the network reported it then. A quote
+ * names its id, sender and media as the quoting client likes: only a note recorded here (or heard) can later be
+ * archived as someone's, when a quote makes the bot listen to it. 30 days, like kept media.
+ */
+export const VOICE_RECEIVED = Store.chatLog('voice-received', Type.Object({ messageId: Type.String(), senderId: Type.String(), at: Type.Integer(), kind: Type.String() }), {
+  path: 'voice_received',
+  title: 'voice notes received but not heard',
+  keepDays: 30,
+  at: (item) => item.at,
+  people: { author: (item) => item.senderId, messageId: (item) => item.messageId },
+});
+
+/**
  * What the archive holds for message `messageId` of chat `chatId` (only that chat's archive is read): its transcript,
  * that it was erased (deleted for everyone, or with its person's data), or undefined when it holds none.
  *
@@ -50,6 +64,12 @@ export interface QuotedVoiceDeps {
 export function quotedVoice(deps: QuotedVoiceDeps) {
   const { host } = deps;
 
+  /** Records that a voice note or audio file came into the chat unheard, with its sender, so a later quote may archive it. */
+  async function keepReceived(ctx: Ctx): Promise<void> {
+    const media = ctx.message.media!;
+    await host.store.chat(ctx.chatId).log(VOICE_RECEIVED).append({ messageId: ctx.message.id, senderId: ctx.senderId, at: ctx.message.timestamp, kind: media.kind });
+  }
+
   /** Records a voice reply the bot sent, so a later quote of it finds its words. */
   async function keepSentReply(ctx: Ctx, messageId: string, text: string): Promise<void> {
     await host.store.chat(ctx.chatId).log(SENT_VOICE_REPLIES).append({ messageId, answers: ctx.senderId, at: Date.now(), text });
@@ -78,11 +98,19 @@ export function quotedVoice(deps: QuotedVoiceDeps) {
       if (!(err instanceof VoiceError)) throw err;
       return { unavailable: err.message };
     }
-    // Kept, so the next reply quoting it is not transcribed again.
-    if (quoted.fromBot) await keepSentReply(ctx, quoted.id, heard.text);
-    else await deps.archive().add(ctx.chatId, { messageId: quoted.id, senderId: quoted.senderId, at: Date.now(), transcript: heard.text, kind: quoted.media.kind === 'voice' ? 'voice' : 'audio', audio: { bytes: heard.audio, ext: heard.format.ext } });
-    return { words: heard.text, notice: `_(I had not transcribed that ${what} before, so I listened to it just now.)_` };
+    // Provenance: a quote's id, sender and media come from the quoting client. Kept (so the next quote is not
+    // transcribed again) only when this chat received that note before, under the sender recorded then; a note the
+    // bot never received here — or a "voice reply of the bot" it has no record of — is answered from, never stored as
+    // anyone's words (a forged quote would plant them in another's name).
+    const received = quoted.fromBot ? undefined : (await host.store.chat(ctx.chatId).log(VOICE_RECEIVED).read()).find((i) => i.messageId === quoted.id);
+    if (received) {
+      await deps.archive().add(ctx.chatId, { messageId: quoted.id, senderId: received.senderId, at: received.at, transcript: heard.text, kind: quoted.media.kind === 'voice' ? 'voice' : 'audio', audio: { bytes: heard.audio, ext: heard.format.ext } });
+      await host.store.chat(ctx.chatId).log(VOICE_RECEIVED).removeWhere((i) => i.messageId === quoted.id);
+      return { words: heard.text, notice: `_(I had not transcribed that ${what} before, so I listened to it just now.)_` };
+    }
+    ctx.log.info({ quoted: quoted.id }, `a quoted ${what} this chat never received was heard for this answer only: not archived`);
+    return { words: heard.text, notice: `_(I had not heard that ${what} before, so I listened to it just now; I keep nothing of it, since I never received it in this chat.)_` };
   }
 
-  return { read, keepSentReply };
+  return { read, keepSentReply, keepReceived };
 }

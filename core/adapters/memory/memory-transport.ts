@@ -22,6 +22,8 @@ export interface PushInput {
   media?: IncomingMedia;
   id?: string;
   timestamp?: number;
+  /** The text relays a forwarded message, a contact card, a location or an event (see `IncomingMessage.relayed`). */
+  relayed?: IncomingMessage['relayed'];
 }
 
 /**
@@ -108,6 +110,7 @@ export class MemoryTransport implements Transport {
       quoted: input.quoted,
       media: input.media,
       timestamp: input.timestamp ?? Date.now(),
+      ...(input.relayed ? { relayed: input.relayed } : {}),
     };
   }
 

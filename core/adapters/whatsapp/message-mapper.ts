@@ -11,7 +11,7 @@ import {
   type WAMessage,
 } from '@whiskeysockets/baileys';
 import { inIdList } from '../../kernel/port/ids.js';
-import type { IncomingMedia, IncomingMessage, MediaKind, QuotedMessage } from '../../kernel/port/message.js';
+import type { IncomingMedia, IncomingMessage, MediaKind, QuotedMessage, RelayedKind } from '../../kernel/port/message.js';
 
 /** Downloads the bytes of a media message (Baileys `downloadMediaMessage` in production). */
 export type MediaDownloader = (message: WAMessage) => Promise<Buffer>;
@@ -79,6 +79,19 @@ export function textOf(content: proto.IMessage | null | undefined): string {
     content.locationMessage?.name ||
     ''
   );
+}
+
+/**
+ * What the message's text relays rather than says (provenance): the name on a shared contact card, location or event,
+ * or a forwarded message's text; undefined for words typed here.
+ */
+export function relayedOf(content: proto.IMessage | null | undefined, info: proto.IContextInfo | undefined): RelayedKind | undefined {
+  if (!content) return undefined;
+  if (content.contactMessage || content.contactsArrayMessage) return 'contact card';
+  if (content.locationMessage || content.liveLocationMessage) return 'location';
+  if (content.eventMessage) return 'event';
+  if (info?.isForwarded) return 'forwarded message';
+  return undefined;
 }
 
 /**
@@ -212,6 +225,7 @@ export function mapIncoming(raw: WAMessage, context: MapContext): MapResult {
     ...(media ? { media } : {}),
     timestamp: seconds > 0 ? seconds * 1000 : Date.now(),
     ...(key.fromMe ? { fromMe: true } : {}),
+    ...(relayedOf(content, info) ? { relayed: relayedOf(content, info) } : {}),
   };
   return { message };
 }

@@ -51,6 +51,8 @@ function helpText(ctx: MessageContext): string {
  */
 function unansweredCommand(ctx: MessageContext): string | undefined {
   const prefix = ctx.host.config().prefix;
+  // A relayed text (forwarded, a card's name) was not typed here: never a command, answered as content.
+  if (ctx.message.relayed) return undefined;
   const word = firstWord(ctx.text);
   if (!word) return undefined;
   const lower = word.toLowerCase();

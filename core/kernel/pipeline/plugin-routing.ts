@@ -69,7 +69,8 @@ export function pluginRouting(deps: RoutingDeps): Middleware<MessageContext> {
   let plan: DispatchPlan | undefined;
   return async (ctx, next) => {
     const prefix = deps.config().prefix;
-    const first = firstWordOf(ctx.text);
+    // A relayed text (forwarded, a card's name) is never a command or literal: its sender did not type it here.
+    const first = ctx.message.relayed ? { word: '', args: ctx.text, lower: '' } : firstWordOf(ctx.text);
     const active = deps.registry.active();
     if (plan?.active !== active) plan = new DispatchPlan(active);
     for (const { state, entry } of plan.candidates(first, prefix, Boolean(ctx.message.media))) {

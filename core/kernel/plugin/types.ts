@@ -16,6 +16,7 @@ import type { KeyPool } from '../../services/providers/key-pool.js';
 import type { ReplyCost, StatusReport } from '../status/status-report.js';
 import type { DataSchema } from '../../services/store/schemas.js';
 import type { AccessControl } from '../access/access-control.js';
+import type { QuotedContentInput } from '../chat/quoted-content.js';
 
 /*
  * The plugin contract, one set of types the core itself runs on: a plugin is a factory that declares what it is
@@ -625,8 +626,16 @@ export interface RespondOptions {
   /** Skip writing the user's text to history (the caller already did). */
   userAlreadyInHistory?: boolean;
   /**
+   * Someone else's words for this turn only (a document's text, a page, a card): the core frames each with
+   * `quotedContent` (what it is, who it is from, markers its text cannot close) in a user-role message just before
+   * the question, never in a system message and never in the history. A turn carrying content runs no tool that acts
+   * (`effects.acts` other than `'nothing'`): such a call is refused, so words planted in it cannot act as the asker.
+   * Never put such words in `system`.
+   */
+  content?: QuotedContentInput[];
+  /**
    * The caller puts the quoted message's content in this turn itself (the documents plugin: the quoted document's
-   * text in `system`), so the core adds nothing about the quote — neither a reader's words nor the line telling the
+   * text in `content`), so the core adds nothing about the quote — neither a reader's words nor the line telling the
    * model that the quoted content is not available.
    */
   quotedInPrompt?: boolean;

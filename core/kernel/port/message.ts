@@ -44,6 +44,9 @@ export interface QuotedMessage {
   media?: IncomingMedia;
 }
 
+/** What a relayed text is (see `IncomingMessage.relayed`). */
+export type RelayedKind = 'forwarded message' | 'contact card' | 'location' | 'event';
+
 /**
  * One inbound message, as every plugin sees it.
  * Ids are full jids (`123@s.whatsapp.net`, `456@lid`, `name@g.us`); use the helpers of `core/kernel/port/ids.ts` to compare them.
@@ -73,6 +76,11 @@ export interface IncomingMessage {
   burstIds?: string[];
   /** Unix time in milliseconds. */
   timestamp: number;
+  /**
+   * The text is not words the sender typed here: a forwarded message, or the name on a contact card, location or
+   * event they shared. The core gives it to the model as content (see `quotedContent`), never as the sender's request.
+   */
+  relayed?: RelayedKind;
   /** Sent from the bot's own account by a person (the owner typing on the phone), not by the bot. */
   fromMe?: boolean;
   /**

@@ -121,6 +121,7 @@ describe('AI chat through the provider chain', () => {
             name: 'roll',
             description: 'roll a die',
             parameters: { type: 'object', properties: { chatId: { type: 'string' } } },
+            effects: { outsideText: false, acts: 'nothing' },
             run: (args, call) => {
               calls.push({ args, chatId: call.chatId, senderId: call.senderId });
               return { rolled: 4 };

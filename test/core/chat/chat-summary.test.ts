@@ -30,8 +30,9 @@ async function summarizingGateway(state: GatewayState): Promise<FakeGateway> {
     // A server error that asks for no wait: the chat itself keeps being answered by the same (only) leg.
     if (state.foldFails) return { ...failures.serverError, headers: { 'retry-after': '0' } };
     const asked = lastUserText(req);
-    const before = /Summary so far:\n([\s\S]*?)\n\nNew messages/.exec(asked)?.[1] ?? '';
-    const facts = asked.split('New messages, oldest first:\n')[1].split('\n').filter((l) => l.startsWith('[') && !l.startsWith('[assistant]') && /\d{3}/.test(l));
+    // The request frames the summary so far and the new messages as two content blocks, in that order.
+    const [before = '', news = ''] = [...asked.matchAll(/<<<CONTENT\n([\s\S]*?)\nCONTENT>>>/g)].map((m) => m[1]);
+    const facts = news.split('\n').filter((l) => l.startsWith('[') && !l.startsWith('[assistant]') && /\d{3}/.test(l));
     const kept = [...(before === '(none yet)' ? [] : [before]), ...facts].join('\n') || 'small talk only';
     return { status: 200, json: completion(kept) };
   });
@@ -87,8 +88,9 @@ describe('chat summary: older turns are folded by the model instead of dropped (
     await t.transport.push({ chatId: ANA, senderId: ANA, text: 'what is my locker code?' });
     const last = messagesOf(chatRequests().at(-1)!);
     // System prompt, then the summary, then the turns since: turn 1 itself left the window long ago.
-    expect(last[1].role).to.equal('system');
-    expect(last[1].content).to.match(/^Summary of the earlier conversation/).and.include('my locker code is 4711');
+    // The summary is content in a user-role block (what people said), never a system message.
+    expect(last[1].role).to.equal('user');
+    expect(last[1].content).to.match(/^\[Content: summary of the earlier conversation/).and.include('my locker code is 4711');
     expect(last.slice(2).some((m) => m.content.includes('4711'))).to.equal(false);
     expect(last.length).to.be.at.most(2 + 50);
     // Folds came in large chunks, not one per message.
@@ -184,7 +186,7 @@ describe('chat summary: older turns are folded by the model instead of dropped (
     await t.app.bot.histories.flush();
     expect(await historyFiles(t.dir)).to.not.include('4711');
     await t.transport.push({ chatId: ANA, senderId: ANA, text: 'what is my locker code?' });
-    expect(chatRequests().at(-1)!.body.toString()).to.not.include('4711').and.not.include('Summary of the earlier');
+    expect(chatRequests().at(-1)!.body.toString()).to.not.include('4711').and.not.include('summary of the earlier');
   });
 
   it('.reset and .forget clear the summary too', async () => {

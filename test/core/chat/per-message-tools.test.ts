@@ -7,7 +7,7 @@ const OWNER = '10000000001';
 const STRANGER = '19990000002@s.whatsapp.net';
 
 function tool(name: string, answer = name) {
-  return { name, description: `the ${name} tool`, parameters: { type: 'object', properties: {} }, run: () => answer };
+  return { name, description: `the ${name} tool`, parameters: { type: 'object', properties: {} }, effects: { outsideText: false, acts: 'nothing' as const }, run: () => answer };
 }
 
 /** Tools given as a function of the message: offered per call, so a plugin can tie them to who asks or where. */

@@ -8,7 +8,7 @@ const GROUP = '120363000000000031@g.us';
 
 type Turn = { role: string; content: string };
 /** The history turns (no system prompt) of the gateway's last chat request. */
-const lastPrompt = (gw: FakeGateway): Turn[] => ((gw.chats().at(-1)!.json!.messages as Turn[]) ?? []).filter((m) => m.role !== 'system');
+const lastPrompt = (gw: FakeGateway): Turn[] => ((gw.chats().at(-1)!.json!.messages as Turn[]) ?? []).filter((m) => m.role !== 'system' && !String(m.content).startsWith('[Content: summary of the earlier conversation'));
 
 /**
  * The prompt's history is made from each chat's last prompt plus the entries added since (issue 24): what the model

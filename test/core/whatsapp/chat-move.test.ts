@@ -148,7 +148,7 @@ describe('the real bot over WhatsApp: a private chat moving from its LID to its 
     expect((await bot!.app.bot.histories.summary(ALICE_LID))?.text).to.include('my locker number is 8812');
     await say(waText('what was my locker number?', { from: ALICE_LID, fromAlt: ALICE }));
     const prompt = model.requests.filter((r) => !String(r.messages[0]?.content).includes('running summary')).at(-1)!;
-    expect(String(prompt.messages[1]?.content)).to.match(/^Summary of the earlier conversation/).and.include('8812');
+    expect(String(prompt.messages[1]?.content)).to.match(/^\[Content: summary of the earlier conversation/).and.include('8812');
     expect(await bot!.app.bot.histories.summary(ALICE)).to.not.equal(undefined);
     await bot!.app.bot.histories.flush();
     expect(await lidFiles()).to.deep.equal([]);

@@ -6,10 +6,14 @@ import type { RecordedRequest } from '../../../app/testing/http-fake.js';
 import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
 import { docx, jpegOf, odt, scannedPdf, textPdf, xlsx, zipBombDocx } from './samples.js';
 
-/** The system text and last user text of one recorded chat-completions request. */
-function promptOf(req: RecordedRequest): { system: string; user: string } {
+/** The system text, the framed content (user-role blocks) and the last user text of one recorded chat-completions request. */
+function promptOf(req: RecordedRequest): { system: string; content: string; user: string } {
   const messages = req.json.messages as Array<{ role: string; content: string }>;
-  return { system: messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n'), user: messages.filter((m) => m.role === 'user').pop()?.content ?? '' };
+  return {
+    system: messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n'),
+    content: messages.filter((m) => m.role === 'user' && m.content.includes('<<<CONTENT')).map((m) => m.content).join('\n'),
+    user: messages.filter((m) => m.role === 'user').pop()?.content ?? '',
+  };
 }
 
 describe('documents in the console chat (real files through the real jail)', function () {
@@ -38,14 +42,16 @@ describe('documents in the console chat (real files through the real jail)', fun
     expect(run.code, run.stderr).to.equal(0);
     const prompts = gateway.chats().map(promptOf);
     expect(prompts, run.stdout).to.have.length(5);
-    expect(prompts[0]!.system).to.contain('Total due: 1,234.56 EUR').and.to.contain('invoice.pdf');
+    expect(prompts[0]!.content).to.contain('Total due: 1,234.56 EUR').and.to.contain('invoice.pdf');
     expect(prompts[0]!.user).to.contain('what is the total?');
-    expect(prompts[1]!.system).to.contain('the meeting moves to Thursday 10:00.');
-    expect(prompts[2]!.system).to.contain('mango | 7').and.to.contain('kiwi | 3');
+    // Provenance: a document's text is content in a user-role block, never in the system message.
+    for (const [i, text] of ['Total due', 'Thursday 10:00', 'mango', 'tent, stove', 'ann | 91'].entries()) expect(prompts[i]!.system).to.not.contain(text);
+    expect(prompts[1]!.content).to.contain('the meeting moves to Thursday 10:00.');
+    expect(prompts[2]!.content).to.contain('mango | 7').and.to.contain('kiwi | 3');
     // Without a caption the model is asked for a summary.
     expect(prompts[2]!.user).to.match(/Summarise this document/);
-    expect(prompts[3]!.system).to.contain('tent, stove, rope');
-    expect(prompts[4]!.system).to.contain('ann | 91');
+    expect(prompts[3]!.content).to.contain('tent, stove, rope');
+    expect(prompts[4]!.content).to.contain('ann | 91');
     expect(run.lines.filter((l) => l.startsWith('bot> gw:'))).to.have.length(5);
     // The bytes are kept under data/media (the 30-day sweep's folder), one file per document.
     expect(await readdir(path.join(dir, 'data', 'media', 'documents', 'files'))).to.have.length(5);
@@ -58,7 +64,7 @@ describe('documents in the console chat (real files through the real jail)', fun
     const chats = gateway.chats();
     expect(chats, run.stdout).to.have.length(2);
     const later = JSON.stringify(chats[1]!.json.messages);
-    expect(promptOf(chats[1]!).system).to.not.contain('<<<DOCUMENT');
+    expect(promptOf(chats[1]!).system).to.not.contain('Sintra');
     expect(later).to.contain('trip.odt').and.to.contain('Day 2: Sintra');
   });
 
@@ -68,7 +74,7 @@ describe('documents in the console chat (real files through the real jail)', fun
     await writeConfig(dir, { plugins: { documents: { maxChars: 6000 } } });
     const run = await runChat(':document book.pdf what happens?\n', { cwd: dir, env: env(), timeoutMs: 60_000 });
     expect(run.code, run.stderr).to.equal(0);
-    const { system } = promptOf(gateway.chats()[0]!);
+    const { content: system } = promptOf(gateway.chats()[0]!);
     expect(system).to.contain('Chapter 1').and.not.to.contain('Chapter 12');
     const kept = Number(/_\(Only pages 1–(\d+) of 12 were read \(the document is too long\)\.\)_/.exec(run.stdout)?.[1]);
     expect(kept, run.stdout).to.be.within(1, 11);

@@ -72,7 +72,7 @@ describe('quoted documents and photos over WhatsApp (fake Baileys socket, real a
     const sent = waMessage(documentMessage('minutes.docx'), { from: ALICE, id: '3EB0DOC000000001' });
     let answered = nextText();
     sockets.last.deliver([sent]);
-    expect(await answered).to.match(/^gw: \[sent the document minutes\.docx\]\n<<<EXCERPT\nMinutes of the board/).and.to.match(/Summarise this document briefly/);
+    expect(await answered).to.match(/^gw: \[sent a document\]\n\[Content: the start of the document “minutes\.docx” \(Word document\) they sent, [^\n]*\]\n<<<CONTENT\nMinutes of the board/).and.to.match(/Summarise this document briefly/);
     expect(await readdir(path.join(dir, 'data', 'media', 'documents', 'files'))).to.have.length(1);
 
     // WhatsApp's copy is gone now; the quote carries only the document's description.
@@ -81,8 +81,10 @@ describe('quoted documents and photos over WhatsApp (fake Baileys socket, real a
     sockets.last.deliver([waText("what's the budget?", { from: ALICE, quote: { id: '3EB0DOC000000001', participant: ALICE, message: documentMessage('minutes.docx') } })]);
     expect(await answered).to.equal("gw: [about the document they replied to] what's the budget?");
     const last = gateway.chats().at(-1)!;
-    const system = (last.json.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'system').map((m) => m.content).join('\n');
-    expect(system).to.contain('The budget for 2027 is 48,500 EUR.').and.to.contain('minutes.docx');
+    const messages = last.json.messages as Array<{ role: string; content: string }>;
+    const content = messages.filter((m) => m.role === 'user').map((m) => m.content).join('\n');
+    expect(content).to.contain('The budget for 2027 is 48,500 EUR.').and.to.contain('minutes.docx');
+    expect(messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n')).to.not.contain('48,500');
     // The document's text is in this turn: the model is not told its content is missing.
     expect(JSON.stringify(last.json.messages)).not.to.contain('not available to you');
     expect(downloads).to.deep.equal(['minutes.docx']);

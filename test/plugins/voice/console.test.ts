@@ -54,11 +54,11 @@ describe('voice in the console', function () {
     expect(run.code, run.stderr).to.equal(0);
     expect(run.lines[0]).to.equal('bot> gw: remind me to buy milk');
     expect(run.lines[1]).to.equal('bot> gw: what did I ask for?');
-    expect(JSON.stringify(gw.chats()[1]!.json.messages)).to.contain('<<<QUOTED\\nremind me to buy milk\\nQUOTED>>>');
+    expect(JSON.stringify(gw.chats()[1]!.json.messages)).to.contain('<<<CONTENT\\nremind me to buy milk\\nCONTENT>>>');
     expect(run.lines[2]).to.match(/^bot> Voice replies are on in this chat/);
     expect(run.lines[3]).to.match(/^bot \[audio\] .*\.ogg$/);
     expect(run.lines[4]).to.equal('bot> gw: say that again');
-    expect(JSON.stringify(gw.chats().at(-1)!.json.messages)).to.contain('your own words').and.to.contain('<<<QUOTED\\ngw: remind me to buy milk\\nQUOTED>>>');
+    expect(JSON.stringify(gw.chats().at(-1)!.json.messages)).to.contain('your own words').and.to.contain('<<<CONTENT\\ngw: remind me to buy milk\\nCONTENT>>>');
     // Two notes sent, two heard: neither quote was transcribed again.
     expect(audio.uploads).to.have.length(2);
   });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { type BotAction, FakeAudio, type ModelRequest, startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { audioFailures, type BotAction, FakeAudio, type ModelRequest, startTestBot, type TestBot } from '../../../app/testing/index.js';
 import type { IncomingMedia, QuotedMessage } from '../../../core/kernel/port/message.js';
 import { createVoicePlugin } from '../../../plugins/voice/index.js';
 import { tempDir } from '../../helpers/checkout.js';
@@ -68,7 +68,7 @@ describe('voice: a reply quoting a voice note brings its words back', function (
     expect(audio.uploads).to.have.length(1);
     const actions = await bot.transport.push({ text: 'where is the folder?', quoted: quoteOf('note-1') });
     expect(texts(actions)).to.deep.equal(['model: where is the folder?']);
-    expect(quotedTurnOf(bot.model.requests.at(-1)!)).to.contain('a voice note they sent earlier').and.to.contain('<<<QUOTED\nthe blue folder is in the second drawer\nQUOTED>>>');
+    expect(quotedTurnOf(bot.model.requests.at(-1)!)).to.contain('a voice note they sent earlier').and.to.contain('<<<CONTENT\nthe blue folder is in the second drawer\nCONTENT>>>');
     expect(audio.uploads).to.have.length(1);
   });
 
@@ -79,21 +79,44 @@ describe('voice: a reply quoting a voice note brings its words back', function (
     expect(spoken?.media.kind).to.equal('voice');
     const actions = await bot.transport.push({ text: 'say that again in French', quoted: quoteOf(spoken!.id, { fromBot: true }) });
     expect(texts(actions)).to.deep.equal(['model: say that again in French']);
-    expect(quotedTurnOf(bot.model.requests.at(-1)!)).to.contain('a voice note you sent earlier (your own words)').and.to.contain('<<<QUOTED\nmodel: the blue folder is in the second drawer\nQUOTED>>>');
+    expect(quotedTurnOf(bot.model.requests.at(-1)!)).to.contain('a voice note you sent earlier (your own words)').and.to.contain('<<<CONTENT\nmodel: the blue folder is in the second drawer\nCONTENT>>>');
     expect(audio.uploads).to.have.length(1);
   });
 
-  it('transcribes a quoted voice note it never heard through the quote, says so, and does not transcribe it a second time', async () => {
+  it("a note received here but not heard then is transcribed through a later quote, archived as its real sender's (not the quote's claim), and not transcribed a second time", async () => {
     const bot = await start();
     transcript = 'meet me at the station at nine';
-    const first = await bot.transport.push({ text: 'when do we meet?', quoted: quoteOf('old-note', { served: ogg }) });
+    // Its first hearing fails (the provider answers no text): the note is received, from Bob, but not archived.
+    audio.forKey('audio-key-one-111111', audioFailures.noText);
+    await bot.transport.push({ chatId: ALICE, senderId: BOB, media: note(), id: 'old-note' });
+    expect(await bot.app.bot.privacy.exportFor([BOB]).then((e) => JSON.stringify(e))).to.not.contain('station');
+    // Alice quotes it, her client claiming it was her own: the words are answered from and kept as Bob's.
+    const first = await bot.transport.push({ text: 'when do we meet?', quoted: quoteOf('old-note', { served: ogg, senderId: ALICE }) });
     expect(texts(first)).to.deep.equal(['_(I had not transcribed that voice note before, so I listened to it just now.)_\n\nmodel: when do we meet?']);
     expect(quotedTurnOf(bot.model.requests.at(-1)!)).to.contain('meet me at the station at nine');
-    expect(audio.uploads).to.have.length(1);
+    expect(audio.uploads).to.have.length(2);
+    expect(JSON.stringify(await bot.app.bot.privacy.exportFor([BOB]))).to.contain('meet me at the station at nine');
     const again = await bot.transport.push({ text: 'and where?', quoted: quoteOf('old-note') });
     expect(texts(again)).to.deep.equal(['model: and where?']);
     expect(quotedTurnOf(bot.model.requests.at(-1)!)).to.contain('meet me at the station at nine');
-    expect(audio.uploads).to.have.length(1);
+    expect(audio.uploads).to.have.length(2);
+  });
+
+  it('a forged quote of a voice note this chat never received is answered from, but nothing is kept in anyone\'s name', async () => {
+    const bot = await start();
+    transcript = 'I, Bob, owe Alice 500 euros';
+    const forged = await bot.transport.push({ text: 'what did Bob say?', quoted: quoteOf('forged-note', { served: ogg, senderId: BOB }) });
+    expect(texts(forged)).to.deep.equal(['_(I had not heard that voice note before, so I listened to it just now; I keep nothing of it, since I never received it in this chat.)_\n\nmodel: what did Bob say?']);
+    expect(quotedTurnOf(bot.model.requests.at(-1)!)).to.contain('I, Bob, owe Alice 500 euros');
+    // Nothing kept as Bob's: his .mydata has no such words, and a later quote cannot find them.
+    expect(JSON.stringify(await bot.app.bot.privacy.exportFor([BOB]))).to.not.contain('500 euros');
+    const later = await bot.transport.push({ text: 'and again?', quoted: quoteOf('forged-note', { senderId: BOB }) });
+    expect(texts(later)).to.deep.equal(['I never transcribed that voice note, and WhatsApp no longer serves it. Please send it again.']);
+    // A quote claiming to be a voice reply of the bot is not kept as the bot's words either.
+    const botClaim = await bot.transport.push({ text: 'what did you say?', quoted: quoteOf('fake-bot-note', { served: ogg, fromBot: true }) });
+    expect(texts(botClaim)[0]).to.contain('I keep nothing of it');
+    const stillUnknown = await bot.transport.push({ text: 'and?', quoted: quoteOf('fake-bot-note', { fromBot: true }) });
+    expect(texts(stillUnknown)[0]).to.match(/^I never transcribed that voice note/);
   });
 
   it('says plainly when a quoted voice note was never transcribed and WhatsApp no longer serves it', async () => {

@@ -79,7 +79,7 @@ describe('quoted voice notes over WhatsApp (fake Baileys socket, real app)', fun
     const answered = sockets.last.nextSent(isSentText, ALICE);
     sockets.last.deliver([waText('where is the key?', { from: ALICE, quote: { id: '3EB0VOICE0000001', participant: ALICE, message: voiceNote() } })]);
     expect(sentText(await answered)).to.equal('gw: where is the key?');
-    expect(quotedTurnOfLastChat()).to.contain('<<<QUOTED\nthe key is under the blue flower pot\nQUOTED>>>');
+    expect(quotedTurnOfLastChat()).to.contain('<<<CONTENT\nthe key is under the blue flower pot\nCONTENT>>>');
     expect(audio.uploads).to.have.length(1);
   });
 
@@ -93,7 +93,7 @@ describe('quoted voice notes over WhatsApp (fake Baileys socket, real app)', fun
     // The phone quotes the bot's own message: its id, the bot as participant, the audio as the quoted message.
     sockets.last.deliver([waText('can you repeat that?', { from: ALICE, quote: { id: reply.id, participant: BOT_JID, message: voiceNote() } })]);
     expect(sentText(await answered)).to.equal('gw: can you repeat that?');
-    expect(quotedTurnOfLastChat()).to.contain('your own words').and.to.contain('<<<QUOTED\ngw: the key is under the blue flower pot\nQUOTED>>>');
+    expect(quotedTurnOfLastChat()).to.contain('your own words').and.to.contain('<<<CONTENT\ngw: the key is under the blue flower pot\nCONTENT>>>');
     expect(audio.uploads).to.have.length(1);
   });
 
