@@ -26,6 +26,18 @@ export interface LinksTestHooks {
   resolve?: (host: string) => Promise<string[]>;
 }
 
+/**
+ * The links a message brings to its answer: its own, then those of the text message it replies to (someone's link,
+ * asked about in a reply: "what does it say?"). A quoted photo or file is its plugin's; a deleted one brings nothing.
+ */
+function linksOf(ctx: MessageContext<LinksOptions>): URL[] {
+  const own = linksIn(ctx.text);
+  const quoted = ctx.message.quoted;
+  if (!quoted || quoted.media || quoted.deleted) return own;
+  const seen = new Set(own.map(linkKey));
+  return [...own, ...linksIn(quoted.text).filter((url) => !seen.has(linkKey(url)))];
+}
+
 function looksLikeCommand(text: string, prefix: string): boolean {
   return text.startsWith(prefix) || /^\/\w/.test(text);
 }
@@ -97,7 +109,7 @@ function setupLinks(host: PluginHost<LinksOptions>, hooks: LinksTestHooks) {
   async function onLinks(ctx: MessageContext<LinksOptions>): Promise<void> {
     if (await isOff(ctx.chatId)) return answer(ctx, [], [], []);
     const cap = host.options().maxLinksPerMessage;
-    const links = linksIn(ctx.text);
+    const links = linksOf(ctx);
     const taken = links.slice(0, cap);
     ctx.progress(taken.length > 1 ? 'reading the links…' : 'reading the link…');
     const outcomes = await Promise.all(taken.map((url) => read(url).then((r) => ({ url, read: r }), (err: unknown) => ({ url, refused: refusalOf(err, url, ctx) }))));
@@ -205,7 +217,7 @@ export function createLinksPlugin(hooks: LinksTestHooks = {}): Plugin {
         commands: [{ command: 'read', usage: '.read <link> [question] · .read on|off', help: 'read a web page, PDF or video link and answer about it; .read off stops reading links in this chat', run: links.readCommand }],
         predicates: [
           {
-            when: (ctx) => ctx.addressed && !ctx.message.media && Boolean(ctx.text) && !looksLikeCommand(ctx.text, host.config().prefix) && linksIn(ctx.text).length > 0,
+            when: (ctx) => ctx.addressed && !ctx.message.media && Boolean(ctx.text) && !looksLikeCommand(ctx.text, host.config().prefix) && linksOf(ctx).length > 0,
             usage: '(a message with a link)',
             help: 'links in a message I answer are read (pages, PDFs, video transcripts) and the answer uses them',
             run: links.onLinks,

@@ -95,6 +95,18 @@ describe('links: the links people send are read into the answer', function () {
     expect(JSON.stringify(history)).to.not.include('4,817 tonnes of cloves');
   });
 
+  it('a question replying to a message with a link reads that link; a quote deleted for everyone brings nothing', async () => {
+    t = await startTestBot(createLinksPlugin(), { env: ON, model: () => 'ok' });
+    const chat = { chatId: '111@s.whatsapp.net', senderId: '111@s.whatsapp.net' };
+    const quoted = { id: 'Q1', senderId: '222@s.whatsapp.net', text: `look: ${site.url}/article`, fromBot: false };
+    expect(await t.send({ ...chat, text: 'what does it say?', quoted })).to.deep.equal(['ok']);
+    expect(site.received('GET /article')).to.have.length(1);
+    expect(promptOf(t.model.requests.at(-1)!)).to.include('4,817 tonnes of cloves');
+    // (The transport empties a deleted quote's text; the plugin does not rely on it.)
+    await t.send({ ...chat, text: 'and this one?', quoted: { ...quoted, id: 'Q2', text: `${site.url}/notes.txt`, deleted: true } });
+    expect(site.received('GET /notes.txt')).to.have.length(0);
+  });
+
   it('a PDF link goes through the documents reader in the jail, and its text reaches the model', async function () {
     t = await startTestBot(createLinksPlugin(), { env: ON, model: () => 'It is an invoice.' });
     if (!(await t.app.bot.jail.detect()).bwrap.ok) this.skip(); // documents are read only inside the jail (CI has bubblewrap)
