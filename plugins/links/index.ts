@@ -1,7 +1,7 @@
 import { AllProvidersFailedError, definePlugin, defineTool, Store, Type, TURN_FAILED, type MessageContext, type Plugin, type PluginHost, type Static } from '../../core/index.js';
 import { LinkCache } from './cache.js';
 import { linksIn, linkKey } from './find-links.js';
-import { framedLink } from './framing.js';
+import { linkContent, toolResult } from './framing.js';
 import { LinkRefused, readLink, type LinkRead, type LinkReader } from './read-link.js';
 import { isVideoLink } from './video-transcript.js';
 
@@ -50,17 +50,21 @@ function refusalOf(err: unknown, url: URL, ctx: MessageContext<LinksOptions>): s
 }
 
 /**
- * The model's turn with the links read: each as quoted content (what it is, where from, never instructions); what
- * could not be read is said, so the model does not guess. The one place the content reaches `respond`.
+ * The model's turn with the links read: each as quoted content (what it is, where from, never instructions); the
+ * links that could not be read are listed as content too (their addresses are the message's words), so the model
+ * does not guess. The one place the content reaches `respond`.
  */
 async function respondWithLinks(ctx: MessageContext<LinksOptions>, reads: LinkRead[], unread: string[], question?: string): Promise<string> {
-  const system = [
-    ...reads.map(framedLink),
-    unread.length ? `These links in the message could not be read: ${unread.join(' ')} Do not guess what they say; say so if the question needs them.` : '',
-  ]
-    .filter(Boolean)
-    .join('\n\n');
-  return ctx.ai.respond(ctx, { ...(question ? { text: question } : {}), system });
+  const content = reads.map(linkContent);
+  if (unread.length) {
+    content.push({
+      source: 'links of the message that were not read, each with the reason',
+      author: 'the link reader (the addresses come from the message)',
+      text: unread.join('\n'),
+      use: 'These links could not be read: do not guess what they say; if the question needs them, say they could not be read.',
+    });
+  }
+  return ctx.ai.respond(ctx, { ...(question ? { text: question } : {}), content });
 }
 
 function setupLinks(host: PluginHost<LinksOptions>, hooks: LinksTestHooks) {
@@ -182,7 +186,8 @@ function setupLinks(host: PluginHost<LinksOptions>, hooks: LinksTestHooks) {
       try {
         const page = await read(url);
         call.cite([page.url]);
-        return framedLink(page);
+        // Outside text: the core frames it as content before the model sees it.
+        return toolResult(page);
       } catch (err) {
         return `Could not read it: ${refusalOf(err, url, call.ctx as MessageContext<LinksOptions>)}`;
       }
