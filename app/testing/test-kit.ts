@@ -93,6 +93,13 @@ export interface TestBot {
   /** Log lines written so far, as JSON objects (written by the bot's own logger, secrets redacted as in production). */
   logs(): Array<Record<string, any>>;
   /**
+   * Resolves with what `check` returns once it holds, tried now and again after each action of the bot and each log
+   * line: how a test waits for what the bot does on its own (a reminder firing, a background failure logged) without
+   * sleeping or polling.
+   * @example const note = await bot.until(() => bot.replies().find((r) => r.startsWith('⏰')));
+   */
+  until<T>(check: () => T | undefined | null | false): Promise<T>;
+  /**
    * Fakes the clock from now on (see {@link TestClock}); `toFake` narrows what is faked (for example `['Date']` only,
    * to move the date while timers run as usual). Restored by `stop` and `restart`.
    */
@@ -166,7 +173,12 @@ async function launch(plugins: Plugin[] | undefined, options: TestBotOptions & {
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', API_KEY: 'test-kit-key', BASE_URL: model.url, MODEL: 'test-model', ...audioEnv, ...(options.env ?? {}) };
     const lines: string[] = [];
     const sink = new PassThrough();
-    sink.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
+    /** until() callers, told of each log line (actions reach them through the transport). */
+    const logWatchers = new Set<() => void>();
+    sink.on('data', (chunk: Buffer) => {
+      lines.push(...chunk.toString().split('\n').filter(Boolean));
+      for (const watcher of [...logWatchers]) watcher();
+    });
     // The product's own logger (its redaction list comes from the settings), writing JSON lines to the sink.
     const app = await createApp({ cwd: dir, env, plugins, logDestination: sink, logLevel: 'debug', skipHealthProbe: !options.healthProbe });
     const transport = options.transport ?? new MemoryTransport(options.ownIds ?? []);
@@ -195,6 +207,21 @@ async function launch(plugins: Plugin[] | undefined, options: TestBotOptions & {
       transport,
       dir,
       logs: () => lines.map((l) => JSON.parse(l) as Record<string, any>),
+      until(check) {
+        const now = check();
+        if (now) return Promise.resolve(now);
+        return new Promise((resolve) => {
+          const watcher = () => {
+            const hit = check();
+            if (!hit) return;
+            logWatchers.delete(watcher);
+            offActions();
+            resolve(hit);
+          };
+          logWatchers.add(watcher);
+          const offActions = transport.onAction(watcher);
+        });
+      },
       useClock(toFake = ['Date', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval']) {
         restoreClock();
         const installed = installFakeTimers({ now: Date.now(), toFake });

@@ -42,6 +42,7 @@ export class MemoryTransport implements Transport {
   private revokeHandler: RevokeHandler | undefined;
   private changeEvents: TransportEvents = {};
   private seq = 0;
+  private readonly watchers = new Set<() => void>();
   /** Whether editText succeeds (false imitates a network without edits). */
   canEdit = true;
   /** Record typing indicators (off by default: they clutter assertions). */
@@ -125,6 +126,37 @@ export class MemoryTransport implements Transport {
     return this.actions.slice(before);
   }
 
+  /**
+   * Resolves once `check` holds, tried now and again after each action the bot takes, with what it returned: a test
+   * awaits what the bot does on its own (a reminder firing, a notice to the owner) instead of polling or sleeping.
+   * @example await transport.until(() => transport.texts().includes('⏰ Reminder: tea'));
+   */
+  until<T>(check: () => T | undefined | null | false): Promise<T> {
+    const now = check();
+    if (now) return Promise.resolve(now);
+    return new Promise<T>((resolve) => {
+      const off = this.onAction(() => {
+        const hit = check();
+        if (!hit) return;
+        off();
+        resolve(hit);
+      });
+    });
+  }
+
+  /** Calls `listener` after each action the bot takes from now on; returns the function that stops it. */
+  onAction(listener: (action: BotAction) => void): () => void {
+    const watcher = () => listener(this.actions.at(-1)!);
+    this.watchers.add(watcher);
+    return () => void this.watchers.delete(watcher);
+  }
+
+  /** Records what the bot did and tells the `until` callers. */
+  private record(action: BotAction): void {
+    this.actions.push(action);
+    for (const watcher of [...this.watchers]) watcher();
+  }
+
   /** Texts the bot sent, in order (all chats). */
   texts(): string[] {
     return this.actions.filter((a): a is Extract<BotAction, { type: 'text' }> => a.type === 'text').map((a) => a.text);
@@ -132,25 +164,25 @@ export class MemoryTransport implements Transport {
 
   async sendText(chatId: string, text: string, options?: { quotedId?: string }): Promise<SentMessage> {
     const id = `out-${++this.seq}`;
-    this.actions.push({ type: 'text', chatId, id, text, quotedId: options?.quotedId });
+    this.record({ type: 'text', chatId, id, text, quotedId: options?.quotedId });
     return { id };
   }
   async editText(chatId: string, messageId: string, text: string): Promise<boolean> {
     if (!this.canEdit) return false;
-    this.actions.push({ type: 'edit', chatId, id: messageId, text });
+    this.record({ type: 'edit', chatId, id: messageId, text });
     return true;
   }
   async react(chatId: string, messageId: string, emoji: string): Promise<void> {
-    this.actions.push({ type: 'react', chatId, messageId, emoji });
+    this.record({ type: 'react', chatId, messageId, emoji });
   }
   async sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage> {
     const id = `out-${++this.seq}`;
-    this.actions.push({ type: 'media', chatId, id, media });
+    this.record({ type: 'media', chatId, id, media });
     return { id };
   }
   async sendPoll(chatId: string, poll: OutgoingPoll): Promise<SentMessage> {
     const id = `out-${++this.seq}`;
-    this.actions.push({ type: 'poll', chatId, id, poll });
+    this.record({ type: 'poll', chatId, id, poll });
     return { id };
   }
   /**
@@ -166,7 +198,7 @@ export class MemoryTransport implements Transport {
     return this.actions.slice(before);
   }
   async setTyping(chatId: string, on: boolean): Promise<void> {
-    if (this.recordTyping) this.actions.push({ type: 'typing', chatId, on });
+    if (this.recordTyping) this.record({ type: 'typing', chatId, on });
   }
   ownIds(): string[] {
     return this.own;

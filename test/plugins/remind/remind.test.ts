@@ -5,7 +5,7 @@ import sinon from 'sinon';
 import { safeFileName } from '../../../core/storage.js';
 import { lastText, startTestBot, type ModelAnswer, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
 import remind from '../../../plugins/remind/index.js';
-import { ALICE, BOB, BOT, CAROL, FAST_SENDING, GROUP, say, sleep, waitFor } from '../../helpers/chat.js';
+import { ALICE, BOB, BOT, CAROL, FAST_SENDING, GROUP, say } from '../../helpers/chat.js';
 import { tempDir } from '../../helpers/checkout.js';
 
 /** remind in Jakarta time unless `options` say otherwise. */
@@ -19,7 +19,7 @@ function start(options: Record<string, unknown> = {}, extra: { dir?: string; own
   });
 }
 
-describe('remind plugin (real clock, short delays)', function () {
+describe('remind plugin', function () {
   this.timeout(20_000);
   let t: TestBot | undefined;
   afterEach(async () => {
@@ -29,23 +29,32 @@ describe('remind plugin (real clock, short delays)', function () {
 
   it('a reminder due in 2 s fires in its chat, through the bot-initiated sender, and is then gone', async () => {
     t = await start();
+    const clock = t.useClock();
     const limiter = sinon.spy(t.app.outbox, 'sendText');
     expect(await say(t, '.remind 2s take the tea out')).to.match(/^⏰ Reminder set for \w{3} \d{4}-\d\d-\d\d \d\d:\d\d(?::\d\d)? \(Asia\/Jakarta\): take the tea out$/);
+    await clock.tick(1999);
     expect(t.replies(ALICE)).to.not.include('⏰ Reminder: take the tea out');
-    await waitFor(() => t!.replies(ALICE).includes('⏰ Reminder: take the tea out'), 'the reminder');
+    await clock.tick(1);
+    await t.transport.until(() => t!.replies(ALICE).includes('⏰ Reminder: take the tea out'));
     expect(limiter.calledWith(ALICE, '⏰ Reminder: take the tea out'), 'sent through the safe-sending limiter').to.equal(true);
     expect(await say(t, '.reminders')).to.match(/^No reminders in this chat/);
   });
 
   it('a recurring reminder fires twice, is listed, and .cancel stops it', async () => {
     t = await start({ minRepeatSeconds: 1 });
+    const clock = t.useClock();
+    const runs = () => t!.replies(ALICE).filter((x) => x === '🔁 Reminder: stretch').length;
     expect(await say(t, '.remind every "* * * * * *" stretch')).to.match(/^🔁 Reminder set on the schedule "\* \* \* \* \* \*" \(Asia\/Jakarta\), first on .*: stretch$/);
-    await waitFor(() => t!.replies(ALICE).filter((x) => x === '🔁 Reminder: stretch').length >= 2, 'two runs');
+    await clock.tick(1000);
+    await t.transport.until(() => runs() >= 1);
+    await clock.tick(1000);
+    await t.transport.until(() => runs() >= 2);
     expect(await say(t, '.reminders')).to.match(/\n1\. 🔁 on the schedule "\* \* \* \* \* \*", next .* — stretch\n/);
     expect(await say(t, '.cancel 1')).to.match(/^Cancelled: 🔁 .* — stretch$/);
-    const fired = t.replies(ALICE).filter((x) => x === '🔁 Reminder: stretch').length;
-    await sleep(2500);
-    expect(t.replies(ALICE).filter((x) => x === '🔁 Reminder: stretch').length, 'no run after .cancel').to.equal(fired);
+    const fired = runs();
+    await clock.tick(2500);
+    await t.app.bot.whenStoresIdle();
+    expect(runs(), 'no run after .cancel').to.equal(fired);
     expect(await say(t, '.reminders')).to.match(/^No reminders/);
   });
 
@@ -147,24 +156,26 @@ describe('remind plugin (real clock, short delays)', function () {
 
   it('after a restart: one that fell due while stopped is sent with a late note; one older than a day is listed once', async () => {
     t = await start();
-    await say(t, '.remind 1s while you were away');
+    await say(t, '.remind 1h while you were away');
     await say(t, '.remind 1h still pending');
     const { dir } = t;
     t = await t.restart({}, async () => {
-      // Planted: a reminder two days overdue, as a bot stopped for two days would find it.
       const file = path.join(dir, 'data', 'reminders', `${safeFileName(ALICE)}.json`);
       const doc = JSON.parse(await readFile(file, 'utf8'));
+      // Time passing while the bot is down: the first fell due 2 s ago (no waiting for it), and, planted, a reminder
+      // two days overdue, as a bot stopped for two days would find it.
+      doc.reminders.find((r: { text: string }) => r.text === 'while you were away').due = Date.now() - 2000;
       doc.reminders.push({ id: 'old-one', text: 'water the plants', creator: ALICE, zone: 'Asia/Jakarta', createdAt: Date.now() - 3 * 86_400_000, due: Date.now() - 2 * 86_400_000 });
       await writeFile(file, JSON.stringify(doc));
-      await sleep(1500);
     });
-    const late = await waitFor(() => t!.replies(ALICE).find((x) => x.includes('while you were away')), 'the late reminder');
+    const late = await t.transport.until(() => t!.replies(ALICE).find((x) => x.includes('while you were away')));
     expect(late).to.match(/^⏰ Reminder, \d+ s late \(I was offline when it was due, \w{3} \d{4}-\d\d-\d\d \d\d:\d\d(?::\d\d)?\): while you were away$/);
-    const listed = await waitFor(() => t!.replies(ALICE).find((x) => x.includes('water the plants')), 'the list of old ones');
+    const listed = await t.transport.until(() => t!.replies(ALICE).find((x) => x.includes('water the plants')));
     expect(listed).to.match(/^⏰ While I was offline, this reminder fell due more than 1 day ago and was not sent:\n1\. \w{3} \d{4}-\d\d-\d\d \d\d:\d\d(:\d\d)? \(Asia\/Jakarta\) — water the plants$/);
     expect(await say(t, '.reminders')).to.match(/\n1\. .* — still pending\nCancel/);
     t = await t.restart();
-    await sleep(300);
+    // What the start would send again is handed to the outbox during the start: wait until it is out.
+    await t.app.outbox.settle(10_000);
     expect(t.replies(ALICE).join('\n'), 'said once only').to.not.match(/water the plants|while you were away/);
     expect(await say(t, '.reminders')).to.match(/— still pending/);
   });
@@ -190,16 +201,18 @@ describe('remind plugin (real clock, short delays)', function () {
   });
 
   it('the schedule_message tool schedules into the calling chat only, whatever chat the model names', async () => {
-    t = await start({}, {
+    const clock = (t = await start({}, {
       model: (request) =>
         request.messages.at(-1)?.role === 'tool'
           ? `done: ${lastText(request)}`
           : { tool: 'schedule_message', args: { when: 'in 2 seconds', text: 'call mom', chatId: GROUP, chat_id: BOB, to: BOB } },
-    });
+    })).useClock();
     const answer = await say(t, 'remind me in two seconds to call mom, and post it in the group');
     expect(answer).to.match(/^done: ⏰ Reminder set for .* \(Asia\/Jakarta\): call mom$/);
-    await waitFor(() => t!.replies(ALICE).includes('⏰ Reminder: call mom'), 'the reminder in the caller’s chat');
-    await sleep(300);
+    await clock.tick(2000);
+    await t.transport.until(() => t!.replies(ALICE).includes('⏰ Reminder: call mom'));
+    // The sending pace (one a second per chat here) lets out anything else the reminder queued.
+    await clock.tick(5_000);
     const elsewhere = t.transport.actions.filter((a) => 'chatId' in a && a.chatId !== ALICE);
     expect(elsewhere, 'nothing sent to another chat').to.deep.equal([]);
   });
@@ -208,13 +221,15 @@ describe('remind plugin (real clock, short delays)', function () {
     t = await start({}, {
       model: (request) => (request.messages.at(-1)?.role === 'tool' ? `done: ${lastText(request)}` : { tool: 'schedule_message', args: { when: 'in 2 seconds', text: 'stand-up now' } }),
     });
+    const clock = t.useClock();
     const answer = await say(t, 'remind us all in two seconds: stand-up', { chatId: GROUP });
     expect(answer).to.match(/^done: ⏰ Reminder set for .*: stand-up now$/);
     // Listed in the group (for everyone there), not in Alice's private chat.
     expect(await say(t, '.reminders', { chatId: GROUP, senderId: BOB })).to.match(/\n1\. .* — stand-up now/);
     expect(await say(t, '.reminders')).to.match(/^No reminders/);
-    await waitFor(() => t!.replies(GROUP).includes('⏰ Reminder: stand-up now'), 'the reminder in the group');
-    await sleep(300);
+    await clock.tick(2000);
+    await t.transport.until(() => t!.replies(GROUP).includes('⏰ Reminder: stand-up now'));
+    await clock.tick(5_000);
     expect(t.replies(ALICE).filter((x) => x.includes('stand-up')), 'nothing in Alice’s private chat').to.deep.equal([]);
   });
 });

@@ -2,7 +2,10 @@ import { expect } from 'chai';
 import { definePlugin } from '../../../core/index.js';
 import { FakeModel, lastText, MemoryTransport, startTestBot, type ModelAnswer, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
 import remind from '../../../plugins/remind/index.js';
-import { ALICE, BOB, BOT, FAST_SENDING, GROUP, OTHER_GROUP, say, sleep, waitFor } from '../../helpers/chat.js';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { safeFileName } from '../../../core/storage.js';
+import { ALICE, BOB, BOT, FAST_SENDING, GROUP, OTHER_GROUP, say } from '../../helpers/chat.js';
 
 /** Scheduled tasks (`.schedule`, the schedule_task tool): a prompt the model runs at its time, as its creator. */
 
@@ -39,9 +42,6 @@ function answer(request: ModelRequest): ModelAnswer {
 }
 
 let model: FakeModel;
-/** A pause on the real clock (the bot's clock is faked): lets the fake model's HTTP answer arrive. */
-const realSetTimeout = globalThis.setTimeout;
-const sleepReal = (ms: number) => new Promise<void>((resolve) => realSetTimeout(resolve, ms));
 /** remind (in Jakarta time) beside a weather tool only Alice may use, on the shared fake model. */
 function start(options: Record<string, unknown> = {}, config: Record<string, unknown> = {}): Promise<TestBot> {
   return startTestBot([remind, weather], {
@@ -54,7 +54,7 @@ function start(options: Record<string, unknown> = {}, config: Record<string, unk
 
 const userTexts = (r: ModelRequest) => r.messages.filter((m) => m.role === 'user').map((m) => String(m.content));
 
-describe('remind: scheduled tasks (real clock, fake model on 127.0.0.1)', function () {
+describe('remind: scheduled tasks (the kit clock, fake model on 127.0.0.1)', function () {
   this.timeout(30_000);
   let t: TestBot | undefined;
   before(async () => {
@@ -70,9 +70,12 @@ describe('remind: scheduled tasks (real clock, fake model on 127.0.0.1)', functi
 
   it('.schedule runs the prompt at its time through the model with the tools its creator may use, and posts the answer marked as scheduled', async () => {
     t = await start();
+    const clock = t.useClock();
     expect(await say(t, '.schedule 2s what is the weather in Jakarta')).to.match(/^🗓️ Task scheduled for \w{3} \d{4}-\d\d-\d\d \d\d:\d\d(?::\d\d)? \(Asia\/Jakarta\); then I will answer: what is the weather in Jakarta$/);
+    await clock.tick(1999);
     expect(model.requests, 'nothing runs before its time').to.have.length(0);
-    const posted = await waitFor(() => t!.replies(ALICE).find((x) => x.startsWith('🗓️ Scheduled')), 'the scheduled answer');
+    await clock.tick(1);
+    const posted = await t.transport.until(() => t!.replies(ALICE).find((x) => x.startsWith('🗓️ Scheduled')));
     expect(posted).to.equal('🗓️ Scheduled: what is the weather in Jakarta\n\nthe weather: sunny, 31°C');
     const first = model.requests[0];
     expect(lastText(first)).to.equal('what is the weather in Jakarta');
@@ -94,20 +97,23 @@ describe('remind: scheduled tasks (real clock, fake model on 127.0.0.1)', functi
     await clock.tick(60_000); // still not linked: it keeps waiting
     expect(model.requests).to.have.length(0);
     t.transport.linkAgain();
-    let posted: string | undefined;
-    for (let i = 0; i < 400 && !posted; i++) {
+    // Its next try falls due within a minute: second by second until it has run (each step waits for the bot).
+    const scheduled = () => t!.replies(ALICE).find((x) => x.startsWith('🗓️ Scheduled'));
+    for (let second = 0; second < 60 && !scheduled(); second++) {
       await clock.tick(1_000);
-      await sleepReal(5);
-      posted = t.replies(ALICE).find((x) => x.startsWith('🗓️ Scheduled'));
+      await t.app.bot.idle();
     }
+    const posted = await t.until(scheduled);
     expect(posted).to.match(/^🗓️ Scheduled, .* late \(I was offline when it was due, .*\): what is the weather in Jakarta\n\nthe weather: sunny, 31°C$/);
     expect(await say(t, '.reminders')).to.match(/^No reminders in this chat/);
   });
 
   it('runs as its creator: in a group, a task of someone the weather tool is not open to gets no such tool', async () => {
     t = await start();
+    const clock = t.useClock();
     await say(t, '.schedule 1s the weather please', { senderId: BOB, chatId: GROUP });
-    const posted = await waitFor(() => t!.replies(GROUP).find((x) => x.startsWith('🗓️ Scheduled')), 'the scheduled answer');
+    await clock.tick(1000);
+    const posted = await t.transport.until(() => t!.replies(GROUP).find((x) => x.startsWith('🗓️ Scheduled')));
     expect(posted).to.equal('🗓️ Scheduled: the weather please\n\nmodel: the weather please');
     expect(model.requests[0].tools).to.not.include('lookup_weather');
     expect(weatherCalls).to.deep.equal([]);
@@ -127,23 +133,28 @@ describe('remind: scheduled tasks (real clock, fake model on 127.0.0.1)', functi
       transport: new ConsoleLike([BOT]),
       config: { sending: FAST_SENDING, plugins: { 'weather-probe': { access: 'owners' } } },
     });
+    const clock = t.useClock();
     await say(t, '.schedule 1s the weather for Bob', { senderId: BOB });
-    const bobs = await waitFor(() => t!.replies(BOB).find((x) => x.startsWith('🗓️ Scheduled')), "Bob's scheduled answer");
+    await clock.tick(1000);
+    const bobs = await t.transport.until(() => t!.replies(BOB).find((x) => x.startsWith('🗓️ Scheduled')));
     expect(bobs).to.equal('🗓️ Scheduled: the weather for Bob\n\nmodel: the weather for Bob');
     expect(model.requests[0]!.tools, "another sender's task").to.not.include('lookup_weather');
     await say(t, '.schedule 1s the weather for the operator');
-    const operators = await waitFor(() => t!.replies(ALICE).find((x) => x.startsWith('🗓️ Scheduled')), "the operator's scheduled answer");
+    await clock.tick(1000);
+    const operators = await t.transport.until(() => t!.replies(ALICE).find((x) => x.startsWith('🗓️ Scheduled')));
     expect(operators).to.equal('🗓️ Scheduled: the weather for the operator\n\nthe weather: sunny, 31°C');
     expect(weatherCalls).to.deep.equal([{ chatId: ALICE, senderId: ALICE }]);
   });
 
   it('is listed by .reminders and .cancel removes it before it runs', async () => {
     t = await start();
+    const clock = t.useClock();
     await say(t, '.remind 1h tea');
     await say(t, '.schedule 2s summarise the news');
     expect(await say(t, '.reminders')).to.match(/\n1\. .* — 🗓️ task: summarise the news\n2\. .* — tea\n/);
     expect(await say(t, '.cancel 1')).to.match(/^Cancelled: .* — 🗓️ task: summarise the news$/);
-    await sleep(2600);
+    await clock.tick(2600);
+    await t.app.bot.idle();
     expect(model.requests, 'a cancelled task never reaches the model').to.have.length(0);
     expect(t.replies(ALICE).some((x) => x.startsWith('🗓️ Scheduled'))).to.equal(false);
   });
@@ -161,11 +172,20 @@ describe('remind: scheduled tasks (real clock, fake model on 127.0.0.1)', functi
   it('a repeating task that keeps failing (over the budget) tells its creator once, and the list shows it', async () => {
     // One model request a minute: the first run answers, the next ones are refused by the budget.
     t = await start({ minTaskRepeatSeconds: 1 }, { ai: { requestsPerMinute: 1, tokensPerDay: 0, premiumTokensPerDay: 0 } });
+    const clock = t.useClock();
     await say(t, '.schedule every "* * * * * *" ping the news');
-    await waitFor(() => t!.replies(ALICE).some((x) => x.startsWith('🗓️ Scheduled: ping the news')), 'the first run');
-    const warned = await waitFor(() => t!.replies(ALICE).find((x) => x.startsWith('⚠️')), 'the failure note');
+    await clock.tick(1000);
+    await t.transport.until(() => t!.replies(ALICE).some((x) => x.startsWith('🗓️ Scheduled: ping the news')));
+    await clock.tick(1000);
+    const warned = await t.transport.until(() => t!.replies(ALICE).find((x) => x.startsWith('⚠️')));
     expect(warned).to.match(/^⚠️ A scheduled task could not run: You have sent a lot of requests in a short time\. Please try again in \d+ seconds\. The task: ping the news\nIt stays scheduled \(on the schedule "\* \* \* \* \* \*"\); I will not tell you again until a run works\.$/);
-    await sleep(3200);
+    // Three more runs, each refused: every one is logged as it ends.
+    const refusedRuns = () => t!.logs().filter((l) => /scheduled task .*could not run|could not run/i.test(String(l.msg))).length;
+    for (let run = 1; run <= 3; run++) {
+      const before = refusedRuns();
+      await clock.tick(1000);
+      await t.until(() => refusedRuns() > before);
+    }
     expect(t.replies(ALICE).filter((x) => x.startsWith('⚠️')), 'told once, not every run').to.have.length(1);
     expect(model.requests, 'refused runs never reach the model').to.have.length(1);
     expect(await say(t, '.reminders')).to.match(/— 🗓️ task: ping the news \(its last run failed\)/);
@@ -197,15 +217,17 @@ describe('remind: scheduled tasks (real clock, fake model on 127.0.0.1)', functi
 
   it('a task due while the bot was down runs after the start, marked late', async () => {
     t = await start();
-    await say(t, '.schedule 1s the headlines');
+    await say(t, '.schedule 1h the headlines');
+    const { dir } = t;
     t = await t.restart({}, async () => {
-      await sleep(1500);
+      // Time passing while the bot is down: the task fell due 2 s ago.
+      const file = path.join(dir, 'data', 'reminders', `${safeFileName(ALICE)}.json`);
+      const doc = JSON.parse(await readFile(file, 'utf8'));
+      doc.reminders[0].due = Date.now() - 2000;
+      await writeFile(file, JSON.stringify(doc));
       expect(model.requests).to.have.length(0);
     });
-    const posted = await waitFor(() => t!.replies(ALICE).find((x) => x.startsWith('🗓️ Scheduled')), 'the late run').catch((err) => {
-      console.log(t!.replies(), t!.logs().filter((l) => l.level >= 40 || /remind/.test(JSON.stringify(l))).map((l) => JSON.stringify(l)).join('\n'));
-      throw err;
-    });
+    const posted = await t.until(() => t!.replies(ALICE).find((x) => x.startsWith('🗓️ Scheduled')));
     expect(posted).to.match(/^🗓️ Scheduled, \d+ s late \(I was offline when it was due, .*\): the headlines\n\nmodel: the headlines$/);
     expect(userTexts(model.requests[0]).at(-1)).to.equal('the headlines');
   });
