@@ -19,6 +19,7 @@ import { MemoryFullError, type MemoryFact } from '../../services/store/memory.js
 import { inIdList } from '../port/ids.js';
 import { ANSWER_WITHOUT_MENTION } from '../pipeline/access-gate.js';
 import { toWhatsApp } from './whatsapp-format.js';
+import { capAnswer } from '../../services/sending/split-message.js';
 import { PromptRefused } from './scheduled-turn.js';
 import { DEFAULT_PROGRESS } from '../pipeline/progress.js';
 import type { QuotedWordsEntry } from '../plugin/instance.js';
@@ -519,7 +520,11 @@ export function createAiService(deps: AiServiceDeps): AiService {
             return '';
           }
           // The model's Markdown as WhatsApp shows it; what is said is what the history keeps.
-          let answer = withSources(toWhatsApp(result.text.trim()) || 'I have no answer to that.', cited);
+          // Capped before converting: a runaway answer costs neither a flood of messages nor the work of converting it.
+          const capped = capAnswer(result.text.trim(), cfg.ai.maxAnswerChars);
+          if (capped.note) ctx.log.info({ chars: result.text.length, max: cfg.ai.maxAnswerChars }, 'the answer was longer than ai.maxAnswerChars: cut');
+          let answer = withSources(toWhatsApp(capped.text) || 'I have no answer to that.', cited);
+          if (capped.note) answer += `\n\n${capped.note}`;
           const notes = ctx.state.unsavedNotes as string[] | undefined;
           if (notes?.length) {
             const unsaved = [...new Set(notes)];

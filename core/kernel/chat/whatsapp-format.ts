@@ -11,11 +11,140 @@ import { Lexer, type Token, type Tokens } from 'marked';
  * toWhatsApp('## Plan\n**Do** [this](https://x.y)') // '*Plan*\n\n*Do* this (https://x.y)'
  */
 export function toWhatsApp(markdown: string): string {
+  let out = '';
+  markdownPieces(markdown).forEach((piece, i) => {
+    // Between pieces: a paragraph break where blank lines were, else the line break or space that was cut.
+    if (i > 0) out += piece.before.split('\n').length > 2 ? '\n\n' : piece.before;
+    out += piece.code ? piece.text.replace(/\n+$/, '') : convert(piece.text);
+  });
+  // (trimEnd, not a `\s+$` pattern: that one is tried again at every character of a long run of spaces.)
+  return out.replace(/\n{3,}/g, '\n\n').replace(/^\n+/, '').trimEnd();
+}
+
+function convert(markdown: string): string {
   try {
-    return blocks(Lexer.lex(markdown, { gfm: true }), '\n\n').replace(/\n{3,}/g, '\n\n').replace(/^\n+|\s+$/g, '');
+    return blocks(Lexer.lex(markdown, { gfm: true }), '\n\n');
   } catch {
     return markdown;
   }
+}
+
+/**
+ * The most characters the Markdown parser gets at once. marked takes more than linear time on some texts (long runs
+ * of `_` or `*` delimiters, deeply nested quotes), so a long answer is parsed in pieces of at most this size, cut
+ * where a block ends: the work then grows linearly with the answer's length. An answer this short is parsed whole.
+ */
+export const PARSE_PIECE_CHARS = 2000;
+
+/** A piece of an answer parsed on its own: `before` is what joins it to the previous piece's output. */
+export interface MarkdownPiece {
+  text: string;
+  before: string;
+  /** A fenced code block longer than a piece: kept exactly as written, never parsed. */
+  code: boolean;
+}
+
+/**
+ * `markdown` in pieces of at most `max` characters, for parsing one by one: whole blocks (paragraphs, lists, tables,
+ * fenced code — blank lines inside a fence do not end it) packed together while they fit; a longer block is cut at a
+ * line break, else a space, in its second half (else where it must). Joined by their `before`, the pieces are the text.
+ */
+export function markdownPieces(markdown: string, max = PARSE_PIECE_CHARS): MarkdownPiece[] {
+  if (markdown.length <= max) return [{ text: markdown, before: '', code: false }];
+  const pieces: MarkdownPiece[] = [];
+  let packed: string | undefined;
+  let packedBefore = '';
+  const flush = () => {
+    if (packed !== undefined) pieces.push({ text: packed, before: packedBefore, code: false });
+    packed = undefined;
+  };
+  for (const block of markdownBlocks(markdown)) {
+    const before = pieces.length || packed !== undefined ? block.before : '';
+    if (packed !== undefined && packed.length + block.before.length + block.text.length <= max) {
+      packed += block.before + block.text;
+      continue;
+    }
+    flush();
+    if (block.text.length <= max) {
+      packed = block.text;
+      packedBefore = before;
+    } else if (block.fenced) {
+      pieces.push({ text: block.text, before, code: true });
+    } else {
+      cutLong(block.text, max).forEach((part, i) => pieces.push({ text: part.text, before: i === 0 ? before : part.before, code: false }));
+    }
+  }
+  flush();
+  return pieces;
+}
+
+/**
+ * The blocks of `markdown` (separated by blank lines outside fenced code), each with exactly the text that came
+ * between it and the previous one (line breaks and blank lines), so nothing is lost.
+ */
+function markdownBlocks(markdown: string): Array<{ text: string; before: string; fenced: boolean }> {
+  const blocks: Array<{ text: string; before: string; fenced: boolean }> = [];
+  let blanks: string[] = [];
+  let current: string[] = [];
+  let fenced = false;
+  let fence: string | undefined;
+  const end = () => {
+    if (!current.length) return;
+    blocks.push({ text: current.join('\n'), before: (blocks.length ? '\n' : '') + blanks.map((b) => `${b}\n`).join(''), fenced });
+    current = [];
+    blanks = [];
+    fenced = false;
+  };
+  for (const line of markdown.split('\n')) {
+    const opener = /^ {0,3}(`{3,}|~{3,})/.exec(line)?.[1];
+    if (fence !== undefined) {
+      current.push(line);
+      if (opener && opener[0] === fence[0] && opener.length >= fence.length && !line.trim().slice(opener.length).trim()) fence = undefined;
+      continue;
+    }
+    if (!line.trim()) {
+      end();
+      blanks.push(line);
+      continue;
+    }
+    if (opener) {
+      end();
+      fence = opener;
+      fenced = true;
+    }
+    current.push(line);
+  }
+  end();
+  // Blank lines at the very end: the last line has no break after it.
+  if (blanks.length) blocks.push({ text: '', before: (blocks.length ? '\n' : '') + blanks.join('\n'), fenced: false });
+  return blocks;
+}
+
+/** A text longer than `max` in parts of at most `max`: cut at a line break, else a space, in each part's second half. */
+function cutLong(text: string, max: number): Array<{ text: string; before: string }> {
+  const parts: Array<{ text: string; before: string }> = [];
+  let from = 0;
+  let before = '';
+  while (text.length - from > max) {
+    const window = text.slice(from + Math.floor(max / 2), from + max);
+    const line = window.lastIndexOf('\n');
+    const space = line === -1 ? window.lastIndexOf(' ') : -1;
+    const at = line !== -1 ? line : space;
+    if (at !== -1) {
+      const cut = from + Math.floor(max / 2) + at;
+      parts.push({ text: text.slice(from, cut), before });
+      before = text[cut]!;
+      from = cut + 1;
+    } else {
+      // Never between the halves of a surrogate pair.
+      const hard = /[\uD800-\uDBFF]/.test(text[from + max - 1] ?? '') ? from + max - 1 : from + max;
+      parts.push({ text: text.slice(from, hard), before });
+      before = '';
+      from = hard;
+    }
+  }
+  parts.push({ text: text.slice(from), before });
+  return parts;
 }
 
 /** Block tokens joined by `separator` (blank lines between paragraphs; single lines inside a list item). */

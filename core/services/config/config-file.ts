@@ -6,6 +6,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import { cosmiconfig } from 'cosmiconfig';
 import { DEFAULT_NOTICE_LIMITS } from '../notices/owner-notices.js';
 import { DEFAULT_SENDING_LIMITS } from '../sending/outbox.js';
+import { DEFAULT_MAX_ANSWER_CHARS } from '../sending/split-message.js';
 import { writeFileAtomicSafe } from '../store/atomic.js';
 import { configSchema, type BotConfig } from './schema.js';
 
@@ -119,6 +120,7 @@ export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>):
       maxMemoryWritesPerMessage: raw.ai?.maxMemoryWritesPerMessage ?? 5,
       toolCallsPerDay: raw.ai?.toolCallsPerDay ?? 200,
       showProvider: raw.ai?.showProvider ?? false,
+      maxAnswerChars: raw.ai?.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS,
       outageNoticeMinutes: raw.ai?.outageNoticeMinutes ?? 5,
       cacheControl: raw.ai?.cacheControl ?? false,
     },

@@ -97,6 +97,7 @@ export const configSchema = {
         maxMemoryWritesPerMessage: { type: 'integer', minimum: 0, maximum: 50, description: 'facts one message may store with the remember tool' },
         toolCallsPerDay: { type: 'integer', minimum: 0, description: 'tool calls per user per day, paid searches included (0 = no limit; owners exempt)' },
         showProvider: { type: 'boolean', description: 'debug: append which provider answered' },
+        maxAnswerChars: { type: 'integer', minimum: 500, maximum: 65_536, description: "longest answer of the model sent, in characters (default 16000, four messages); a longer one is cut at a paragraph or word and says so" },
         outageNoticeMinutes: { type: 'integer', minimum: 1, maximum: 1440, description: 'tell the owners when every chat provider has been failing this many minutes' },
         cacheControl: { type: 'boolean', description: 'mark the stable start of each prompt with Anthropic-style cache_control (for gateways that pass it to Claude models; default false)' },
       },
@@ -207,6 +208,8 @@ export interface AiConfig {
   /** Tool calls one user may run per day (0 = no limit; owners are exempt). */
   toolCallsPerDay: number;
   showProvider: boolean;
+  /** The longest model answer sent (characters); a longer one is cut where a paragraph or word ends, saying so. */
+  maxAnswerChars: number;
   /** Owners are told when every chat leg has been failing this long (minutes). */
   outageNoticeMinutes: number;
   /** Mark the prompt's stable start with `cache_control: {type: "ephemeral"}` (Anthropic-style caching on request). */

@@ -1,6 +1,30 @@
 /** About as long as a WhatsApp message stays readable (WhatsApp itself folds longer ones behind "Read more"). */
 export const MESSAGE_LIMIT = 4000;
 
+/** The longest model answer sent when config.json sets no `ai.maxAnswerChars`: four messages. */
+export const DEFAULT_MAX_ANSWER_CHARS = 16_000;
+
+/**
+ * `text` cut to at most `max` characters where a paragraph, line or word ends in its last half (else where it must),
+ * with the line that says so (`note`, WhatsApp formatting) for the caller to send after it: never silently shortened.
+ * A text within `max` comes back as it is, without a note.
+ *
+ * @example capAnswer(hugeAnswer, 16_000) // { text: 'first 15,9xx characters…', note: '_(My answer was cut here: …)_' }
+ */
+export function capAnswer(text: string, max: number): { text: string; note?: string } {
+  if (text.length <= max) return { text };
+  const half = Math.floor(max / 2);
+  const window = text.slice(half, max + 1);
+  let at = -1;
+  for (const boundary of ['\n\n', '\n', ' ']) {
+    at = window.lastIndexOf(boundary);
+    if (at !== -1) break;
+  }
+  let end = at === -1 ? max : half + at;
+  if (at === -1 && /[\uD800-\uDBFF]/.test(text[end - 1] ?? '')) end--;
+  return { text: text.slice(0, end).trimEnd(), note: `_(My answer was cut here: it was longer than the ${max.toLocaleString('en-US')} characters an answer may have.)_` };
+}
+
 /** A place to cut: the whitespace run `[start, end)` that goes, and how good a boundary it is (lower is better). */
 interface Cut {
   start: number;
@@ -26,13 +50,33 @@ const CODE_LINE = 4;
  * splitMessage(longAnswer) // ['first paragraphs…', 'the rest…']
  */
 export function splitMessage(text: string, limit = MESSAGE_LIMIT): string[] {
+  return split(text, limit, { steps: 0 });
+}
+
+/**
+ * How many elementary steps splitting `text` takes (cuts looked at, characters marked): the measure the tests use to
+ * show the work grows linearly with the text, whatever its shape.
+ */
+export function splitSteps(text: string, limit = MESSAGE_LIMIT): number {
+  const meter = { steps: 0 };
+  split(text, limit, meter);
+  return meter.steps;
+}
+
+interface Meter {
+  steps: number;
+}
+
+function split(text: string, limit: number, meter: Meter): string[] {
   if (text.length <= limit) return [text];
-  const cuts = cutsOf(text);
+  const cuts = cutsOf(text, meter);
   const parts: string[] = [];
   let from = 0;
+  // Cuts before `from` are never looked at again: each part starts its search where the last one ended.
+  const next = { index: 0 };
   while (text.length - from > limit) {
     const end = from + limit;
-    const cut = bestCut(cuts, from, end, from + Math.floor(limit / 2));
+    const cut = bestCut(cuts, next, from, end, from + Math.floor(limit / 2), meter);
     if (cut) {
       parts.push(text.slice(from, cut.start));
       from = cut.end;
@@ -48,11 +92,16 @@ export function splitMessage(text: string, limit = MESSAGE_LIMIT): string[] {
 }
 
 /** The best cut whose part ends within `(from, end]`: the best rank in the part's second half, else anywhere. */
-function bestCut(cuts: Cut[], from: number, end: number, half: number): Cut | undefined {
+function bestCut(cuts: Cut[], next: { index: number }, from: number, end: number, half: number, meter: Meter): Cut | undefined {
+  while (next.index < cuts.length && cuts[next.index]!.start <= from) {
+    next.index++;
+    meter.steps++;
+  }
   let best: Cut | undefined;
   let fallback: Cut | undefined;
-  for (const cut of cuts) {
-    if (cut.start <= from) continue;
+  for (let i = next.index; i < cuts.length; i++) {
+    const cut = cuts[i]!;
+    meter.steps++;
     if (cut.start > end) break;
     if (cut.start >= half) {
       if (!best || cut.rank <= best.rank) best = cut;
@@ -64,18 +113,21 @@ function bestCut(cuts: Cut[], from: number, end: number, half: number): Cut | un
 }
 
 /** Every whitespace run of `text` where a message may end, ranked, outside code and links. */
-function cutsOf(text: string): Cut[] {
-  const code = codeRanges(text);
-  const links = linkRanges(text);
-  const inside = (ranges: Array<[number, number]>, at: number) => ranges.some(([s, e]) => at > s && at < e);
+function cutsOf(text: string, meter: Meter): Cut[] {
+  // One mark per character (inside code, inside a link): a look-up per whitespace run instead of a search of ranges.
+  const code = new Uint8Array(text.length);
+  const links = new Uint8Array(text.length);
+  for (const [s, e] of codeRanges(text)) mark(code, s, e, meter);
+  for (const [s, e] of linkRanges(text)) mark(links, s, e, meter);
   const cuts: Cut[] = [];
   for (const match of text.matchAll(/\s+/g)) {
+    meter.steps++;
     const start = match.index;
     const end = start + match[0].length;
     const run = match[0];
-    const inCode = inside(code, start);
+    const inCode = code[start] === 1;
     if (inCode && !run.includes('\n')) continue;
-    if (inside(links, start)) continue;
+    if (links[start] === 1) continue;
     let rank: number;
     if (inCode) rank = CODE_LINE;
     else if (/\n[^\S\n]*\n/.test(run)) rank = PARAGRAPH;
@@ -88,7 +140,15 @@ function cutsOf(text: string): Cut[] {
   return cuts;
 }
 
-/** Fenced code blocks (from the opening ``` to the closing one, or the end) and inline `code` spans. */
+/** Marks the positions strictly inside `[s, e]` (a cut exactly at a range's edge is outside it). */
+function mark(marks: Uint8Array, s: number, e: number, meter: Meter): void {
+  for (let at = s + 1; at < e; at++) {
+    marks[at] = 1;
+    meter.steps++;
+  }
+}
+
+/** Fenced code blocks (from the opening ``` to the closing one, or the end) and inline `code` spans outside them. */
 function codeRanges(text: string): Array<[number, number]> {
   const ranges: Array<[number, number]> = [];
   const fence = /^[^\S\n]{0,3}(```|~~~)/gm;
@@ -105,15 +165,29 @@ function codeRanges(text: string): Array<[number, number]> {
     }
   }
   if (open !== undefined) ranges.push([open, text.length]);
+  // Fences come in order and do not overlap: one pass along them finds whether a span starts inside one.
+  const fences = ranges.length;
+  let f = 0;
   for (const match of text.matchAll(/`[^`\n]+`/g)) {
-    if (!ranges.some(([s, e]) => match.index >= s && match.index < e)) ranges.push([match.index, match.index + match[0].length]);
+    while (f < fences && ranges[f]![1] <= match.index) f++;
+    if (f < fences && match.index >= ranges[f]![0]) continue;
+    ranges.push([match.index, match.index + match[0].length]);
   }
   return ranges;
 }
 
-/** A link as the formatter writes it, `text (url)`: the url with its parentheses and the word before it. */
+/**
+ * A link as the formatter writes it, `text (url)`: the url with its parentheses and the word before it. Found from
+ * the ` (scheme:` each one has, and the word walked back from there: each character is looked at a bounded number
+ * of times (a pattern starting with `\S+` would try every start of a long word again).
+ */
 function linkRanges(text: string): Array<[number, number]> {
   const ranges: Array<[number, number]> = [];
-  for (const match of text.matchAll(/\S+ \((?:https?|mailto|ftp):[^\s)]*\)/g)) ranges.push([match.index, match.index + match[0].length]);
+  for (const match of text.matchAll(/ \((?:https?|mailto|ftp):[^\s)]*\)/g)) {
+    let word = match.index;
+    while (word > 0 && !/\s/.test(text[word - 1]!)) word--;
+    if (word === match.index) continue;
+    ranges.push([word, match.index + match[0].length]);
+  }
   return ranges;
 }

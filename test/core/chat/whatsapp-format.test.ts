@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { toWhatsApp } from '../../../core/kernel/chat/whatsapp-format.js';
-import { MESSAGE_LIMIT, splitMessage } from '../../../core/services/sending/split-message.js';
+import { markdownPieces, PARSE_PIECE_CHARS, toWhatsApp } from '../../../core/kernel/chat/whatsapp-format.js';
+import { MESSAGE_LIMIT, splitMessage, splitSteps } from '../../../core/services/sending/split-message.js';
 
 describe('WhatsApp formatting of model answers', () => {
   it('turns **bold** and __bold__ into *bold*', () => {
@@ -111,5 +111,67 @@ describe('splitting long messages', () => {
     const parts = splitMessage(text);
     expect(parts.some((p) => p.includes('report (https://example.org/reports/2024?id=77)'))).to.equal(true);
     sameText(parts, text);
+  });
+});
+
+/**
+ * Hostile shapes of a long answer (a model can be talked into any of them): runs of delimiters, a word as long as the
+ * answer, thousands of code spans or links, deeply nested quotes. Before, splitting and converting them took time
+ * growing with the square of their length (about 9 s at 60,000 characters); the work is measured here by counting.
+ */
+describe('formatting and splitting take linear work, whatever the shape of the answer', () => {
+  const shapes: Record<string, (n: number) => string> = {
+    'one long word': (n) => '['.repeat(n),
+    backticks: (n) => '`'.repeat(n),
+    'code spans': (n) => '`a` '.repeat(n / 4),
+    links: (n) => 'see (https://a.example/x) '.repeat(n / 26),
+    'emphasis runs': (n) => 'a_'.repeat(n / 2),
+    'star runs': (n) => 'a*'.repeat(n / 2),
+    'nested quotes': (n) => '> '.repeat(n / 2),
+    'a code fence with blank lines': (n) => '```\n' + 'x = 1\n\n'.repeat(n / 7) + '```',
+    words: (n) => 'word '.repeat(n / 5),
+    'line breaks': (n) => 'a\n'.repeat(n / 2),
+    paragraphs: (n) => '**bold** para.\n\n'.repeat(n / 16),
+  };
+
+  it('splitting: twice the text is about twice the steps, and a bounded number of steps per character', () => {
+    for (const [shape, make] of Object.entries(shapes)) {
+      const small = splitSteps(make(30_000));
+      const big = splitSteps(make(60_000));
+      expect(big, shape).to.be.at.most(2.2 * small + 100);
+      expect(big, shape).to.be.at.most(4 * 60_000);
+    }
+  });
+
+  it('converting: the parser never gets more than a piece at once, and the pieces are the text', () => {
+    for (const [shape, make] of Object.entries(shapes)) {
+      for (const n of [30_000, 60_000]) {
+        const text = make(n);
+        const pieces = markdownPieces(text);
+        expect(pieces.map((p) => p.before + p.text).join(''), `${shape}: nothing lost`).to.equal(text);
+        for (const piece of pieces.filter((p) => !p.code)) expect(piece.text.length, shape).to.be.at.most(PARSE_PIECE_CHARS);
+        expect(pieces.length, `${shape}: pieces are packed`).to.be.at.most((2 * text.length) / PARSE_PIECE_CHARS + 2);
+      }
+    }
+  });
+
+  it('a hostile 60,000-character answer converts and splits into parts of at most 4,000 characters', function () {
+    // A check of the result, not of time: the bound only keeps a loaded machine from failing it.
+    this.timeout(120_000);
+    for (const [shape, make] of Object.entries(shapes)) {
+      const parts = splitMessage(toWhatsApp(make(60_000)));
+      expect(parts.length, shape).to.be.at.least(1);
+      for (const part of parts) expect(part.length, shape).to.be.at.most(MESSAGE_LIMIT);
+    }
+  });
+
+  it('a long answer parsed in pieces reads as if parsed whole: formatting, paragraphs and a long code block kept', () => {
+    const paragraph = (i: number) => `**Step ${i}**: ${Array.from({ length: 30 }, (_, j) => `w${i}.${j}`).join(' ')}, see [docs](https://x.example/${i}).`;
+    const code = '```python\n' + Array.from({ length: 300 }, (_, i) => `print(${i})  # **not bold**${i % 10 === 9 ? '\n' : ''}`).join('\n') + '\n```';
+    const text = [...Array.from({ length: 20 }, (_, i) => paragraph(i)), code, ...Array.from({ length: 20 }, (_, i) => paragraph(i + 20))].join('\n\n');
+    expect(text.length).to.be.greaterThan(3 * PARSE_PIECE_CHARS);
+    expect(code.length).to.be.greaterThan(PARSE_PIECE_CHARS);
+    const converted = (i: number) => `*Step ${i}*: ${Array.from({ length: 30 }, (_, j) => `w${i}.${j}`).join(' ')}, see docs (https://x.example/${i}).`;
+    expect(toWhatsApp(text)).to.equal([...Array.from({ length: 20 }, (_, i) => converted(i)), code, ...Array.from({ length: 20 }, (_, i) => converted(i + 20))].join('\n\n'));
   });
 });

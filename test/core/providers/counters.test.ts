@@ -167,7 +167,7 @@ describe('counters (usage.json, budgets.json): written once per flush interval a
   it('budgets: a new UTC day starts every user at zero (what yesterday spent no longer refuses)', async () => {
     let now = Date.parse('2026-11-22T23:59:00Z');
     const budgets = new UserBudgets(dir, () => now, 60_000);
-    const limits = { requestsPerMinute: 0, tokensPerDay: 20, premiumTokensPerDay: 10, quotaMainTokens: 0, quotaPremiumTokens: 0, maxToolRounds: 3, maxToolCallsPerRound: 8, maxToolCallsPerMessage: 20, maxMemoryWritesPerMessage: 5, toolCallsPerDay: 2, showProvider: false, outageNoticeMinutes: 0, cacheControl: false };
+    const limits = { requestsPerMinute: 0, tokensPerDay: 20, premiumTokensPerDay: 10, quotaMainTokens: 0, quotaPremiumTokens: 0, maxToolRounds: 3, maxToolCallsPerRound: 8, maxToolCallsPerMessage: 20, maxMemoryWritesPerMessage: 5, toolCallsPerDay: 2, showProvider: false, maxAnswerChars: 16_000, outageNoticeMinutes: 0, cacheControl: false };
     await budgets.spend('user-1', true, 25);
     expect([await budgets.takeToolCall('user-1', 2), await budgets.takeToolCall('user-1', 2), await budgets.takeToolCall('user-1', 2)]).to.deep.equal([true, true, false]);
     expect((await budgets.check('user-1', false, limits)).ok).to.equal(false);
