@@ -26,16 +26,19 @@ export function allTexts(request: ModelRequest): string[] {
   return request.messages.map((m) => (typeof m.content === 'string' ? m.content : Array.isArray(m.content) ? m.content.map((p) => (p as { text?: string }).text ?? '').join('') : ''));
 }
 
-/** The first `CALL TOOL <name> with {json}` instruction found in `text` (the JSON runs to the end of its line). */
+/** The first `CALL TOOL <name> with {json}` instruction found in `text` (the shortest `{…}` after it that parses). */
 export function instructionIn(text: string): { tool: string; args: Record<string, unknown> } | undefined {
-  for (const m of text.matchAll(/CALL TOOL ([A-Za-z0-9_.-]+)(?: with (\{[^\n]*\}))?/g)) {
-    let args: Record<string, unknown> = {};
-    try {
-      if (m[2]) args = JSON.parse(m[2]) as Record<string, unknown>;
-    } catch {
-      continue;
+  for (const m of text.matchAll(/CALL TOOL ([A-Za-z0-9_.-]+)( with \{)?/g)) {
+    if (!m[2]) return { tool: m[1]!, args: {} };
+    const from = m.index! + m[0].length - 1;
+    for (let end = text.indexOf('}', from); end >= 0; end = text.indexOf('}', end + 1)) {
+      try {
+        const args = JSON.parse(text.slice(from, end + 1)) as unknown;
+        if (args && typeof args === 'object' && !Array.isArray(args)) return { tool: m[1]!, args: args as Record<string, unknown> };
+      } catch {
+        // not yet a whole object: try the next closing brace
+      }
     }
-    return { tool: m[1]!, args };
   }
   return undefined;
 }
@@ -59,8 +62,8 @@ export function obeyingModel(fallback: (request: ModelRequest) => ModelAnswer = 
       for (const c of m.tool_calls ?? []) if (c.function?.name) called.add(c.function.name);
     }
     for (const text of allTexts(request)) {
-      for (const line of text.split('\n')) {
-        const order = instructionIn(line);
+      for (const m of text.matchAll(/CALL TOOL /g)) {
+        const order = instructionIn(text.slice(m.index));
         if (order && request.tools.includes(order.tool) && !called.has(order.tool)) return order;
       }
     }
