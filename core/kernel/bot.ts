@@ -49,6 +49,8 @@ export interface BotInitiatedSender {
   sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage>;
   /** One send or edit at the same pace (a long turn's status message); dropped when `signal` aborts before its turn. */
   paced<T>(chatId: string, send: (transport: Transport) => Promise<T>, signal?: AbortSignal): Promise<T>;
+  /** One message of an answer within a turn, spaced per chat and overall (a private chat's first goes at once). */
+  answer?<T>(chatId: string, send: () => Promise<T>, at: { group: boolean; first: boolean }): Promise<T>;
 }
 
 export interface BotDeps {
@@ -201,6 +203,7 @@ export class Bot {
       botIds: () => this.botIds(),
       host: (name) => this.host(name),
       polls: this.polls,
+      ...(deps.outbox?.answer ? { answer: deps.outbox.answer.bind(deps.outbox) } : {}),
     };
     this.registry.registerConfigSections(CORE_CONFIG_KEYS);
     this.registry.registerCapabilities();

@@ -80,7 +80,9 @@ export class Inbound {
   attach(socket: WhatsAppSocket, isCurrent: () => boolean): void {
     socket.ev.on('messages.upsert', (upsert) => {
       if (!isCurrent()) return;
-      this.connection.noteTraffic();
+      // Only what arrives from elsewhere proves the session receives: the bot's own sends come back as local echoes
+      // (the owner typing on the phone does arrive over the network).
+      if (upsert.messages.some((m) => !m.key?.fromMe || !this.outbound.isOwnMessage(m.key.id))) this.connection.noteTraffic();
       this.chain = this.chain.then(() => this.onUpsert(upsert)).catch((err) => this.log.error({ err }, 'handling incoming WhatsApp messages failed'));
     });
     // Delivery and read receipts in groups: message traffic too.

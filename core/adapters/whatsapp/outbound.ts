@@ -18,6 +18,7 @@ import { ResendStore } from './resend-store.js';
 import { SendStatus, type Restriction } from './send-status.js';
 import type { WhatsAppSocket } from './socket.js';
 import { videoThumbnail } from './video-thumbnail.js';
+import { mediaTooLarge } from './media-limits.js';
 
 /** WhatsApp lets a message be edited for 15 minutes after it was sent. */
 export const EDIT_WINDOW_MS = 15 * 60_000;
@@ -159,6 +160,9 @@ export class Outbound {
   async sendMedia(chatId: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage> {
     const info = await stat(media.path).catch(() => undefined);
     if (!info?.isFile()) throw new Error(`cannot send the ${media.kind}: file not found: ${media.path}`);
+    // Said before any upload: WhatsApp would take the bytes and then fail the message, or show it broken.
+    const tooLarge = mediaTooLarge(media.kind, info.size);
+    if (tooLarge) throw new Error(tooLarge);
     const socket = await this.connection.ready();
     const file = { url: media.path };
     let content: AnyMessageContent;

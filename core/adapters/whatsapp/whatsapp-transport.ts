@@ -38,6 +38,8 @@ export class WhatsAppTransport implements Transport {
   readonly defaultDebounceMs = 1500;
   /** A turn running longer than 8 s shows one status message, edited as it goes (`conversation.progressAfterSeconds`). */
   readonly defaultProgressAfterSeconds = 8;
+  /** WhatsApp bans accounts that send too fast: an answer's messages are spaced (see the outbox). */
+  readonly pacesAnswers = true;
   private readonly connection: WhatsAppConnection;
   private readonly identity: IdentityLayer;
   private readonly chats: ChatSettings;

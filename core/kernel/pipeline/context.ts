@@ -22,6 +22,8 @@ export interface ContextDeps {
   host: (plugin: string) => PluginHost;
   /** The polls the bot sent (how a vote on each is taken). */
   polls: PollBook;
+  /** Spaces each message of an answer (the outbox); without it, messages go straight out. */
+  answer?: <T>(chatId: string, send: () => Promise<T>, at: { group: boolean; first: boolean }) => Promise<T>;
 }
 
 /**
@@ -68,6 +70,13 @@ class InboundContext implements MessageContext {
     this.addressed = mentionsBot(message, botIds);
     this.isOwner = isOwnerMessage(message, deps.config());
     const progress = this.#progress;
+    // Every message of the answer goes through the outbox's spacing; only a private chat's first of the turn at once.
+    let spoken = false;
+    const spaced = <T>(send: () => Promise<T>): Promise<T> => {
+      const first = !spoken;
+      spoken = true;
+      return deps.answer ? deps.answer(chatId, send, { group: message.isGroup, first }) : send();
+    };
     this.reply = async (replyText, options) => {
       // Nothing to say (a model that chose silence) sends nothing; a long text goes as several messages.
       const parts = String(replyText).trim() ? splitMessage(String(replyText)) : [];
@@ -75,18 +84,18 @@ class InboundContext implements MessageContext {
       if (parts.length) await progress.current?.beforeSpeaking();
       let sent: SentMessage = { id: '' };
       for (const [i, part] of parts.entries()) {
-        sent = await transport.sendText(chatId, part, { quotedId: options?.quote && i === 0 ? message.id : undefined, answers: message.senderId });
+        sent = await spaced(() => transport.sendText(chatId, part, { quotedId: options?.quote && i === 0 ? message.id : undefined, answers: message.senderId }));
       }
       return sent;
     };
     this.react = (emoji) => transport.react(chatId, message.id, emoji);
     this.sendMedia = async (media: OutgoingMedia, options) => {
       await progress.current?.beforeSpeaking();
-      return transport.sendMedia(chatId, media, { quotedId: options?.quote ? message.id : undefined, answers: message.senderId });
+      return spaced(() => transport.sendMedia(chatId, media, { quotedId: options?.quote ? message.id : undefined, answers: message.senderId }));
     };
     this.sendPoll = async (poll, options) => {
       await progress.current?.beforeSpeaking();
-      return deps.polls.send(transport, chatId, poll, { answers: message.senderId, answerOnVote: options?.answerOnVote });
+      return spaced(() => deps.polls.send(transport, chatId, poll, { answers: message.senderId, answerOnVote: options?.answerOnVote }));
     };
     this.edit = (sent, newText) => transport.editText(chatId, sent.id, newText);
     this.typing = (on) => transport.setTyping(chatId, on);

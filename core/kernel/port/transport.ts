@@ -95,6 +95,11 @@ export interface Transport {
    * `conversation.progressAfterSeconds` is unset. Optional: without it, 0 (no status messages).
    */
   readonly defaultProgressAfterSeconds?: number;
+  /**
+   * True where sending too much too fast gets the account banned (WhatsApp): the messages of an answer are then spaced
+   * by the outbox (a private chat's first at once, a group's stream spread). Unset: answers go straight out.
+   */
+  readonly pacesAnswers?: boolean;
   /** `events` (optional) receives edits and deletes of earlier messages where the network has them. */
   start(onMessage: InboundHandler, events?: TransportEvents): Promise<void>;
   /** Registers the handler for messages deleted for everyone (the memory transport; WhatsApp uses `events`). */

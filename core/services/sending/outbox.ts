@@ -4,6 +4,7 @@ import type { Logger } from '../log/logger.js';
 import type { OutgoingMedia, SentMessage } from '../../kernel/port/message.js';
 import type { Transport } from '../../kernel/port/transport.js';
 import { CodedError, type PluginErrorCode } from '../coded-error.js';
+import { AnswerSpacing, DEFAULT_ANSWER_PACING, type AnswerPacing } from './answer-spacing.js';
 
 /** The pace of messages the bot starts on its own (config.json `sending`). */
 export interface SendingLimits {
@@ -38,9 +39,11 @@ export class SendCancelledError extends Error {
 const RECONNECT_POLL_MS = 1000;
 
 /**
- * The one way out for messages the bot starts on its own (owner notices, reminders, job results sent later): per
- * chat and overall pacing with jitter, because WhatsApp bans accounts that send too much too fast. Replies to a
- * message do not come through here: they go straight to the transport, in order and undelayed.
+ * The one way out for everything the bot sends, because WhatsApp bans accounts that send too much too fast. Messages
+ * it starts on its own (owner notices, reminders, job results sent later) are paced per chat and overall with jitter
+ * (`sending`). Answers within a turn (`answer`) are spaced more lightly: a private chat's first message of a turn goes
+ * at once and the rest of its stream a second apart, a group's stream is spread a few seconds apart, and every message
+ * (bot-initiated ones too) keeps a small gap over all chats.
  *
  * Sends made before the transport is attached (or while it is not linked) wait in the queue.
  *
@@ -62,11 +65,13 @@ export class Outbox {
   private closed = false;
   private waiting = 0;
   private readonly closing = new AbortController();
+  private readonly spacing = new AnswerSpacing();
 
   constructor(
     private readonly limits: () => SendingLimits,
     private readonly log: Logger,
     private readonly random: () => number = Math.random,
+    private readonly answerPacing: AnswerPacing = DEFAULT_ANSWER_PACING,
   ) {
     this.attached = new Promise((resolve) => (this.resolveAttached = resolve));
     // Every queued send listens for the stop: many at once are expected, not a leak.
@@ -127,6 +132,23 @@ export class Outbox {
     return this.enqueue(chatId, send, signal);
   }
 
+  /**
+   * One message of the bot's answer in a chat (`send` makes it), spaced by `answerPacing` where the transport asks for
+   * it (`pacesAnswers`): `first` (the turn's first message) of a private chat goes at once; the others wait their
+   * chat's and the overall turn (a quiet chat's at once), plus a little jitter when they wait.
+   */
+  async answer<T>(chatId: string, send: () => Promise<T>, at: { group: boolean; first: boolean }): Promise<T> {
+    if (this.closed) throw new OutboxClosedError();
+    if (!this.transport?.pacesAnswers) return send();
+    const pacing = this.answerPacing;
+    const immediate = at.first && !at.group;
+    const wait = this.spacing.reserve(chatId, at.group ? pacing.groupGapMs : pacing.privateGapMs, pacing.overallGapMs, Date.now(), immediate);
+    // Only a message that waits anyway gets jitter: a quiet chat's message goes out at once.
+    if (wait > 0) await sleep(wait + Math.floor(this.random() * Math.max(0, pacing.jitterMs)));
+    if (this.closed) throw new OutboxClosedError();
+    return send();
+  }
+
   private queues(chatId: string): { chat: PQueue; global: PQueue } {
     const limits = this.limits();
     const signature = `${limits.perChatPerMinute}/${limits.globalPerMinute}`;
@@ -174,6 +196,8 @@ export class Outbox {
           if (cancel?.aborted) throw new SendCancelledError();
           this.waiting--;
           handedOver = true;
+          // Counted in the answers' overall spacing: answers right after a notice keep their small gap.
+          this.spacing.reserve(chatId, 0, this.answerPacing.overallGapMs, Date.now(), true);
           return send(this.transport);
         }, { signal }),
         { signal },

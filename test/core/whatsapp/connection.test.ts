@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import sinon from 'sinon';
 import { proto } from '@whiskeysockets/baileys';
-import { DisconnectReason, waText } from '../../fakes/baileys-socket.js';
+import { BOT_ME, DisconnectReason, waText } from '../../fakes/baileys-socket.js';
 import { fakeClockPerTest, link, setup, swJs } from './harness.js';
 
 /** The revisions the stubbed web.whatsapp.com/sw.js serves, one per fetch; `fail` answers HTTP 503. */
@@ -174,5 +174,43 @@ describe('WhatsApp transport: Web version, close codes and reconnect bounds (fak
     await clock.tickAsync(h.transport.session().retryAt! - Date.now());
     await h.sockets.waitForSockets(count + 1);
     expect(h.sockets.alive()).to.deep.equal([h.sockets.last]);
+  });
+
+  it("the bot's own echoed sends do not count as traffic, and a quiet night is not cycled every half hour: each silent reconnect in a row doubles the wait", async () => {
+    const h = await setup({ transport: { silentMs: 30 * 60_000 } });
+    await link(h);
+    const silentCloses = () => h.messages().filter((m) => m.includes('a silent session')).length;
+    // The bot sends a reminder every 10 min: Baileys echoes each as a fromMe upsert, made locally, not received.
+    h.sockets.last.echoOwnSends = true;
+    for (let i = 0; i < 2; i++) {
+      await clock.tickAsync(10 * 60_000);
+      const echoed = h.sockets.last.sent.length + 1;
+      void h.transport.sendText('6281211110000@s.whatsapp.net', `reminder ${i}`);
+      await h.sockets.last.waitForSent(echoed);
+    }
+    await clock.tickAsync(10 * 60_000 + 1000);
+    expect(silentCloses(), 'deaf although the bot kept sending').to.equal(1);
+    // The reconnected session stays quiet (a personal bot at night): the next check waits 1 h, then 2 h.
+    const reopen = async () => {
+      const count = h.sockets.sockets.length;
+      await clock.tickAsync(h.transport.session().retryAt! - Date.now());
+      await h.sockets.waitForSockets(count + 1);
+      h.sockets.last.open(BOT_ME);
+    };
+    await reopen();
+    await clock.tickAsync(59 * 60_000);
+    expect(silentCloses()).to.equal(1);
+    await clock.tickAsync(61_000);
+    expect(silentCloses()).to.equal(2);
+    await reopen();
+    await clock.tickAsync(119 * 60_000);
+    expect(silentCloses()).to.equal(2);
+    await clock.tickAsync(61_000);
+    expect(silentCloses()).to.equal(3);
+    // A message from someone: the session delivers, and the wait is 30 min again.
+    await reopen();
+    h.sockets.last.deliver([waText('good morning', { from: '6281211110000@s.whatsapp.net' })]);
+    await clock.tickAsync(31 * 60_000);
+    expect(silentCloses()).to.equal(4);
   });
 });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { BufferJSON, type WAMessage } from '@whiskeysockets/baileys';
 import { BOT_LID, BOT_ME, BOT_PHONE, DisconnectReason, GROUP, waMessage, waText } from '../../fakes/baileys-socket.js';
@@ -406,5 +406,21 @@ describe('WhatsApp transport: messages in and out (fake socket)', () => {
     let error: Error | undefined;
     await h.transport.sendMedia(ALICE, { kind: 'image', path: path.join(h.dir, 'missing.jpg') }).catch((err) => (error = err));
     expect(error?.message).to.include('file not found').and.to.include('missing.jpg');
+  });
+
+  it("refuses, in words and before any upload, a file larger than WhatsApp takes for its kind; the same bytes go as a document", async () => {
+    const big = path.join(h.dir, 'big.bin');
+    await writeFile(big, '');
+    await truncate(big, 17 * 1024 * 1024);
+    const socket = h.sockets.last;
+    const refusal = async (media: Parameters<typeof h.transport.sendMedia>[1]) => (await h.transport.sendMedia(ALICE, media).then(() => undefined, (err: Error) => err))?.message;
+    expect(await refusal({ kind: 'image', path: big })).to.equal('cannot send the image: it is 17 MB, more than the 16 MB WhatsApp accepts for an image; sent as a document it could go');
+    expect(await refusal({ kind: 'voice', path: big })).to.include('more than the 16 MB WhatsApp accepts for a voice');
+    expect(await refusal({ kind: 'sticker', path: big })).to.include('more than the 1 MB WhatsApp accepts for a sticker');
+    expect(socket.sent).to.deep.equal([]);
+    expect(socket.uploads).to.deep.equal([]);
+    await h.transport.sendMedia(ALICE, { kind: 'video', path: big, mimetype: 'video/mp4' });
+    await h.transport.sendMedia(ALICE, { kind: 'document', path: big, fileName: 'big.bin' });
+    expect(socket.sent.map((s) => Object.keys(s.content)[0])).to.deep.equal(['video', 'document']);
   });
 });
