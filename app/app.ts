@@ -200,7 +200,12 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   capabilities.setLive('chat', () => legsCapability(chain.health(), () => true, 'no provider key'), () => chain.anyHealthy());
   capabilities.setLive(
     'premium',
-    () => legsCapability(chain.health(), servesPremium, 'no PRIMARY_GATEWAY_PREMIUM_MODEL or PREMIUM_MODEL set'),
+    () => {
+      const health = chain.health();
+      const status = legsCapability(health, servesPremium, 'no PRIMARY_GATEWAY_PREMIUM_MODEL or PREMIUM_MODEL set');
+      // No premium model anywhere is a choice (off), not a fault; a premium leg that cannot answer is a fault.
+      return health.some(servesPremium) ? status : { ...status, notConfigured: true };
+    },
     () => chain.anyHealthy(servesPremium),
   );
 
@@ -379,7 +384,18 @@ function printStartReport(
   // Who needs each missing capability: the owner sees what it costs, not only its name.
   const needsOf = (s: (typeof states)[number]) => [...(s.plugin.needs ?? []), ...(s.instance?.handlers ?? []).flatMap((h) => h.needs ?? []), ...(s.instance?.tools ?? []).flatMap((t) => t.needs ?? []), ...(s.instance?.observers ?? []).flatMap((o) => o.needs ?? [])];
   const users = (name: string) => states.filter((s) => s.enabled && !s.refused && needsOf(s).includes(name)).map((s) => s.plugin.name);
-  for (const c of report.filter((c) => !c.ok)) {
+  // Features never set up (or declined in set-up) are one calm line together; WARN is for what is broken.
+  const notSetUp = report.filter((c) => !c.ok && c.notConfigured);
+  if (notSetUp.length) {
+    const names = [...new Set(notSetUp.flatMap((c) => featureNames(c.name)))];
+    log.info(fields({ off: notSetUp.map((c) => c.name) }), `  off: ${names.join(', ')} — \`npm run doctor\` says how to turn them on`);
+  }
+  function featureNames(capability: string): string[] {
+    // Named as the owner knows them: the plugins that need it (audio → voice, imageGen → imagine), else its own name.
+    const needing = users(capability);
+    return needing.length ? needing : [capability];
+  }
+  for (const c of report.filter((c) => !c.ok && !c.notConfigured)) {
     const hit = users(c.name).filter((name) => name !== c.name);
     log.warn(
       fields({ capability: c.name, ok: false, detail: c.detail, fix: c.fix, plugins: hit }),
@@ -398,7 +414,8 @@ function printStartReport(
     // Observers with needs of their own that are missing: the plugin runs, they do not; the line says what is off.
     else if (s.enabled && s.started && !missingNeeds.length) {
       const observersOff = (s.instance?.observers ?? []).flatMap((o) => {
-        const lacking = capabilities.missing(o.needs ?? []);
+        // Lacking only what was never set up: already in the one "off:" line.
+        const lacking = capabilities.missing(o.needs ?? []).filter((name) => !capabilities.status(name).notConfigured);
         return lacking.length ? [`missing ${lacking.join(', ')}: ${o.missing ?? 'an observer is not run'}`] : [];
       });
       if (observersOff.length) log.warn(fields({ plugin: s.plugin.name, state: 'degraded', reason: observersOff.join('; ') }), `  off in part: plugin ${s.plugin.name}: ${observersOff.join('; ')}`);

@@ -116,7 +116,7 @@ export function createWebApp(app: App, transport: () => Transport | undefined, o
       ).value;
       return;
     }
-    const caps = app.capabilities.report().map((c) => html`<li><span class="${!c.ok ? 'bad' : c.degraded ? 'warn' : 'ok'}">${capabilityMark(c)}</span> <b>${c.name}</b>: ${c.detail}</li>`);
+    const caps = app.capabilities.report().map((c) => html`<li><span class="${!c.ok ? (c.notConfigured ? 'off' : 'bad') : c.degraded ? 'warn' : 'ok'}">${capabilityMark(c)}</span> <b>${c.name}</b>: ${c.notConfigured && !c.ok ? 'off — ' : ''}${c.detail}</li>`);
     const me = session.me ? [session.me.name, session.me.id, session.me.lid].filter(Boolean).join(' · ') : '';
     // While not linked, say why and when the next attempt is, and show a pairing code when that login is used.
     const problem =

@@ -27,7 +27,7 @@ table{border-collapse:collapse;width:100%;font-size:.92rem}
 th,td{text-align:left;vertical-align:top;padding:.35rem .5rem;border-bottom:1px solid var(--line)}
 th{color:var(--muted);font-weight:600}
 .plugin td textarea{max-width:none}
-.ok{color:var(--ok)}.bad{color:var(--bad)}.warn{color:var(--warn)}
+.ok{color:var(--ok)}.bad{color:var(--bad)}.warn{color:var(--warn)}.off{color:var(--muted)}
 .notice{padding:.7rem 1rem;border-radius:6px;margin:1rem 0;border:1px solid var(--line);background:var(--card)}
 .notice.ok{border-color:var(--ok)}.notice.warn{border-color:var(--warn)}.notice.error{border-color:var(--bad)}
 .field-error{color:var(--bad);font-size:.88rem;margin:.2rem 0}

@@ -161,7 +161,7 @@ export default definePlugin({
       name: 'imageGen',
       detect: (host: PluginHost<unknown>) => {
         const model = host.setting('IMAGE_MODEL')?.trim();
-        if (!model) return { ok: false, detail: 'no IMAGE_MODEL: the bot cannot draw pictures' };
+        if (!model) return { ok: false, notConfigured: true, detail: 'no IMAGE_MODEL: the bot cannot draw pictures' };
         if (!host.ai.legs().some((leg) => leg.kind === 'gateway')) return { ok: false, detail: `IMAGE_MODEL ${model} set, but no gateway is configured` };
         return { ok: true, detail: `image model ${model}` };
       },

@@ -93,12 +93,12 @@ export default definePlugin({
 });
 
 /** The running plugin's status; the capability reads it (the capability is declared before setup runs). */
-const mcpStatus: { current: (() => { ok: boolean; degraded?: boolean; detail: string }) | undefined } = { current: undefined };
+const mcpStatus: { current: (() => { ok: boolean; degraded?: boolean; notConfigured?: boolean; detail: string }) | undefined } = { current: undefined };
 
 /** One line per server, for the start-log table and the dashboard's capabilities (read-only: mcp.json is the owner's). */
-function statusOf(file: string, fileProblem: string | undefined, links: McpServerLink[]): { ok: boolean; degraded?: boolean; detail: string } {
+function statusOf(file: string, fileProblem: string | undefined, links: McpServerLink[]): { ok: boolean; degraded?: boolean; notConfigured?: boolean; detail: string } {
   if (fileProblem) return { ok: false, detail: `mcp.json is not used: ${fileProblem.replace(/\n\s*/g, ' ')}` };
-  if (!links.length) return { ok: false, detail: `no MCP servers declared (${file})` };
+  if (!links.length) return { ok: false, notConfigured: true, detail: `no MCP servers declared (${file})` };
   const parts = links.map((link) => {
     if (link.state === 'off') return `${link.name}: off`;
     if (link.state === 'up') return `${link.name}: up, ${link.tools.length} tool(s)`;

@@ -76,7 +76,7 @@ export default definePlugin({
         const backup = host.settings.audio.keys.length > 0;
         if (host.setting('SEARCH_API_KEY')?.trim()) return { ok: true, detail: 'search provider key set' + (backup ? ', audio provider as backup' : '') };
         if (backup) return { ok: true, detail: 'no SEARCH_API_KEY; audio provider search model as backup' };
-        return { ok: false, detail: 'no SEARCH_API_KEY and no audio key: the bot cannot check live information' };
+        return { ok: false, notConfigured: true, detail: 'no SEARCH_API_KEY and no audio key: the bot cannot check live information' };
       },
       missing: NO_SEARCH,
       fix: 'set SEARCH_API_KEY (or audio keys) in .env (npm run setup)',

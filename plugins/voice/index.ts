@@ -73,7 +73,7 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
         name: 'audio',
         detect: (host) => {
           const keys = host.settings.audio.keys.length;
-          return keys ? { ok: true, detail: `${keys} audio key(s)` } : { ok: false, detail: 'AUDIO_API_KEYS is empty: voice transcription, audio archive and auto-reactions are off' };
+          return keys ? { ok: true, detail: `${keys} audio key(s)` } : { ok: false, notConfigured: true, detail: 'AUDIO_API_KEYS is empty: voice transcription, audio archive and auto-reactions are off' };
         },
         missing: 'no audio key: voice notes cannot be heard',
         fix: 'add audio keys: AUDIO_API_KEYS in .env (npm run setup)',
@@ -144,7 +144,8 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
   // conversion at its first use, so nothing reads a chat half converted).
   void runtime.archive.convertAll().catch((err: unknown) => host.log.error({ err }, 'voice archive: converting the old layout failed (each chat tries again at its first use)'));
   if (pool.size) host.log.info({ audioKeys: pool.size }, `voice: ${pool.size} audio key(s) in the rotation pool (model ${audioModel})`);
-  else host.log.warn('voice: no audio key (AUDIO_API_KEYS): the bot cannot hear voice notes; audio transcription, the audio archive and auto-reactions are off');
+  // Not set up is not broken: the start report's one "off:" line says it (and npm run doctor how to turn it on).
+  else host.log.debug('voice: no audio key (AUDIO_API_KEYS): the bot cannot hear voice notes; audio transcription, the audio archive and auto-reactions are off');
   host.log.info(`voice: ${voiceRepliesLine(pool.size, host.options().replies.enabled, Boolean(ffmpeg()))}`);
 
   /** Why audio is unusable now (keys may be used up at run time), for the handlers' `missing` sentences. */

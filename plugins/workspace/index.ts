@@ -40,7 +40,7 @@ export default definePlugin({
   provides: [
     {
       name: 'publicUrl',
-      detect: (host: PluginHost<unknown>) => (host.settings.publicBaseUrl ? { ok: true, detail: host.settings.publicBaseUrl } : { ok: false, detail: NO_PUBLIC_URL }),
+      detect: (host: PluginHost<unknown>) => (host.settings.publicBaseUrl ? { ok: true, detail: host.settings.publicBaseUrl } : { ok: false, notConfigured: true, detail: NO_PUBLIC_URL }),
       missing: NO_PUBLIC_URL,
       fix: 'set PUBLIC_BASE_URL in .env (the address the web server is reached at)',
     },

@@ -1,4 +1,4 @@
-import { capabilityMark, type CapabilityStatus } from '../../core/kernel/capabilities/capabilities.js';
+import { capabilityMark, capabilityWord, type CapabilityStatus } from '../../core/kernel/capabilities/capabilities.js';
 import type { TailLine } from '../../core/services/log/log-tail.js';
 import type { LegHealth, LegStartCheck } from '../../core/services/providers/types.js';
 import type { IncidentView } from '../../core/services/notices/owner-notifier.js';
@@ -34,7 +34,7 @@ ${parts.body}</main>`,
 
 const number = (n: number) => n.toLocaleString('en-US');
 const stateClass = (state: LegHealth['state']) => (state === 'healthy' ? 'ok' : state === 'cooling-down' ? 'warn' : 'bad');
-const capClass = (c: CapabilityStatus) => (!c.ok ? 'bad' : c.degraded ? 'warn' : 'ok');
+const capClass = (c: CapabilityStatus) => (!c.ok ? (c.notConfigured ? 'off' : 'bad') : c.degraded ? 'warn' : 'ok');
 const checkState = (c: LegStartCheck) => (!c.ok ? 'failed' : c.degraded ? 'degraded' : 'ok');
 const checkClass = (c: LegStartCheck) => (!c.ok ? 'bad' : c.degraded ? 'warn' : 'ok');
 
@@ -157,7 +157,7 @@ export function providersRegion(d: Omit<ProvidersViewData, 'csrf'> & { csrf: str
 <p class="hint">Model <code>${l.model}</code>${l.premiumModel ? html`, premium <code>${l.premiumModel}</code>` : ''} · ${number(l.requests)} requests, ${number(l.failures)} failures</p>
 <form method="post" action="/config/providers/test"><input type="hidden" name="_csrf" value="${d.csrf}"><input type="hidden" name="leg" value="${l.name}"><button type="submit" class="secondary" aria-label="Test now: ${l.name}">Test now</button></form></article>`,
   );
-  const caps = d.capabilities.map((c) => html`<li><span class="${capClass(c)}" aria-hidden="true">${capabilityMark(c)}</span> <b>${c.name}</b>: <span class="${capClass(c)}">${c.ok ? (c.degraded ? 'impaired' : 'available') : 'missing'}</span> — ${c.detail}</li>`);
+  const caps = d.capabilities.map((c) => html`<li><span class="${capClass(c)}" aria-hidden="true">${capabilityMark(c)}</span> <b>${c.name}</b>: <span class="${capClass(c)}">${capabilityWord(c)}</span> — ${c.detail}</li>`);
   return html`<div class="cards">${legs.length ? legs : html`<p>No provider is configured.</p>`}</div>
 <p id="audio-keys">Audio keys: <b>${d.audio.keys}</b> configured · <span class="${capClass(d.audio.status)}">${d.audio.status.detail}</span></p>
 <h3 id="capabilities">Capabilities now</h3><ul class="plain">${caps}</ul>`;

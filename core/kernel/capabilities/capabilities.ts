@@ -8,11 +8,25 @@ export interface CapabilityStatus {
   degraded?: boolean;
   /** For owners, when it is missing: the fix in plain words ("set AUDIO_API_KEYS in .env (npm run setup)"). */
   fix?: string;
+  /**
+   * Off only because the owner never set it up, or declined it in set-up (no audio key, no IMAGE_MODEL, no MCP
+   * servers): an optional feature that is off, not something broken. The start log lists these together in one info
+   * line and the status pages mark them "off" instead of a red ✘.
+   */
+  notConfigured?: boolean;
 }
 
-/** ✔ usable, ⚠ usable but impaired, ✘ missing: the one symbol the start log, `.status` and the dashboard show. */
-export function capabilityMark(status: CapabilityStatus): '✔' | '⚠' | '✘' {
-  return !status.ok ? '✘' : status.degraded ? '⚠' : '✔';
+/**
+ * ✔ usable, ⚠ usable but impaired, – off (not set up: optional), ✘ missing: the one symbol the start log, `.status`
+ * and the dashboard show.
+ */
+export function capabilityMark(status: CapabilityStatus): '✔' | '⚠' | '–' | '✘' {
+  return !status.ok ? (status.notConfigured ? '–' : '✘') : status.degraded ? '⚠' : '✔';
+}
+
+/** The state in one word: available, impaired, off (not set up) or missing. */
+export function capabilityWord(status: CapabilityStatus): 'available' | 'impaired' | 'off' | 'missing' {
+  return !status.ok ? (status.notConfigured ? 'off' : 'missing') : status.degraded ? 'impaired' : 'available';
 }
 
 interface Entry {

@@ -83,6 +83,7 @@ export function ffmpegBinary(settings: Pick<Settings, 'ffmpegPath'>, systemCandi
 
 const yes = (detail: string): CapabilityStatus => ({ ok: true, detail });
 const no = (detail: string, fix?: string): CapabilityStatus => ({ ok: false, detail, ...(fix ? { fix } : {}) });
+const notSetUp = (detail: string): CapabilityStatus => ({ ok: false, notConfigured: true, detail });
 
 /**
  * Declares the core's capabilities, detected from the settings and the machine (the provider chain, the helper
@@ -94,7 +95,7 @@ export function defineCoreCapabilities(caps: Capabilities, settings: Settings): 
   caps.define('chat', () => (chatLegs ? yes(`${chatLegs} provider leg(s)`) : no('no provider key')), undefined, 'run npm run setup (or set API_KEY, BASE_URL and MODEL in .env); npm run doctor checks each provider');
   caps.define('premium', () => {
     const n = gateways.filter((g) => g.premiumModel).length;
-    return n ? yes(`premium model on ${n} gateway(s)`) : no('no PRIMARY_GATEWAY_PREMIUM_MODEL or PREMIUM_MODEL set');
+    return n ? yes(`premium model on ${n} gateway(s)`) : notSetUp('no PRIMARY_GATEWAY_PREMIUM_MODEL or PREMIUM_MODEL set');
   }, undefined, 'set PREMIUM_MODEL (or PRIMARY_GATEWAY_PREMIUM_MODEL) in .env');
   caps.define('python', async () => {
     try {

@@ -141,7 +141,7 @@ export class PluginRegistry {
           async () => {
             const answer = await provided.detect(host);
             const status = typeof answer === 'boolean' ? { ok: answer, detail: '' } : answer;
-            return { ok: status.ok, detail: status.detail || (status.ok ? 'available' : provided.missing), ...(status.fix && !status.ok ? { fix: status.fix } : {}) };
+            return { ok: status.ok, detail: status.detail || (status.ok ? 'available' : provided.missing), ...(status.fix && !status.ok ? { fix: status.fix } : {}), ...(status.notConfigured && !status.ok ? { notConfigured: true } : {}) };
           },
           provided.live,
           provided.fix,

@@ -150,7 +150,7 @@ export class KeyPool {
   /** The pool's state as a capability: missing when every key is parked or rejected. Never shows a key. */
   status(): CapabilityStatus {
     const total = this.slots.length;
-    if (!total) return { ok: false, detail: `no ${this.wording.label} key is configured (set ${this.wording.setting})`, counts: { usable: 0, parked: 0, rejected: 0 } };
+    if (!total) return { ok: false, notConfigured: true, detail: `no ${this.wording.label} key is configured (set ${this.wording.setting})`, counts: { usable: 0, parked: 0, rejected: 0 } };
     const usable = this.usable().length;
     const rejectedCount = this.slots.filter((s) => s.rejected).length;
     const counts = { usable, parked: total - usable - rejectedCount, rejected: rejectedCount };

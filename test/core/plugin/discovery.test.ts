@@ -173,7 +173,7 @@ describe('plugin discovery and the start-log report', () => {
     expect(text).to.match(/gateway second UNHEALTHY/);
     expect(text).to.match(/audio keys configured: 0/);
     expect(text).to.match(/CONFIG_TOKEN: not set/);
-    for (const cap of ['chat', 'premium', 'vision', 'audio', 'search', 'python', 'ytdlp', 'ffmpeg', 'sandbox', 'publicUrl']) expect(text).to.match(new RegExp(`[✔⚠✘] ${cap}`));
+    for (const cap of ['chat', 'premium', 'vision', 'audio', 'search', 'python', 'ytdlp', 'ffmpeg', 'sandbox', 'publicUrl']) expect(text).to.match(new RegExp(`[✔⚠–✘] ${cap}`));
     expect(text).to.match(/premium +disabled in config\.json/);
     expect(text).to.match(/ping +active/);
     expect(text).not.to.include('sk-very-secret-key');

@@ -109,7 +109,7 @@ describe('imagine plugin (image generation)', function () {
 
   it('without IMAGE_MODEL: the start log says imageGen is off and .imagine says why, the gateway is not asked', async () => {
     await start(true, {});
-    expect(t!.logs().some((l) => /✘ imageGen\s+no IMAGE_MODEL/.test(String(l.msg)))).to.equal(true);
+    expect(t!.logs().some((l) => /– imageGen\s+no IMAGE_MODEL/.test(String(l.msg)))).to.equal(true);
     expect(texts((await t!.transport.push({ text: '.imagine a fox' })) as Action[])).to.deep.equal([NO_IMAGE_MODEL]);
     expect(gateway.imageRequests()).to.have.length(0);
   });

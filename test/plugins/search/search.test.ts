@@ -181,7 +181,7 @@ describe('search plugin', function () {
     expect(texts(await t!.transport.push({ text: '.search rupiah rate' }))).to.deep.equal([
       "I can't search the web right now (no search service is configured), so I cannot check live information such as news, prices or the weather.",
     ]);
-    expect(t!.logs().some((l) => /✘ search\s+no SEARCH_API_KEY and no audio key/.test(String(l.msg)))).to.equal(true);
+    expect(t!.logs().some((l) => /– search\s+no SEARCH_API_KEY and no audio key/.test(String(l.msg)))).to.equal(true);
     const [reply] = texts(await t!.transport.push({ text: 'what is the rupiah rate today?' }));
     expect(reply).to.equal(HONEST);
     const [request] = gateway.chats();
