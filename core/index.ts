@@ -98,7 +98,8 @@ export type { Activation, PairingRequest } from './kernel/access/access-store.js
 export { normalizeBaseUrl } from './services/providers/normalize.js';
 
 export type { CapabilityStatus } from './kernel/capabilities/capabilities.js';
-export type { IncomingMessage, IncomingMedia, MediaKind, OutgoingMedia, OutgoingPoll, PollVote, QuotedMessage, SentMessage } from './kernel/port/message.js';
+export { MediaTooLargeError } from './kernel/port/media-limit.js';
+export type { DownloadOptions, IncomingMessage, IncomingMedia, MediaKind, OutgoingMedia, OutgoingPoll, PollVote, QuotedMessage, SentMessage } from './kernel/port/message.js';
 export type { AppendOptions, HistoryEntry, HistoryStore, HistoryAppendListener } from './services/store/history.js';
 export type { MemoryFact } from './services/store/memory.js';
 export type { Logger } from './services/log/logger.js';

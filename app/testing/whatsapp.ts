@@ -270,3 +270,4 @@ export { linkBot, startFakeSocketBot, type FakeSocketBot, type FakeSocketBotOpti
 export { BOT_LID, BOT_ME, BOT_PHONE, DisconnectReason, FakeBaileysSocket, FakeSocketFactory, GROUP, isSentText, mediaServedById, sentPoll, sentText, waMessage, waPollVote, waText, type BuildOptions, type SentRecord } from './fake-baileys-socket.js';
 /** Baileys' message types, to read what the bot sent (`proto.Message.encode`, enums) without a Baileys import of your own. */
 export { proto } from '@whiskeysockets/baileys';
+export { WhatsAppMediaServer, type ServedMediaFields, type WhatsAppMediaType } from './whatsapp-media-server.js';

@@ -17,6 +17,7 @@ import { ChatQueue } from './pipeline/chat-queue.js';
 import { SendCancelledError } from '../services/sending/outbox.js';
 import { createContext, pluginView, type ContextDeps } from './pipeline/context.js';
 import { handledText } from './pipeline/filters.js';
+import { boundDownloads } from './pipeline/media-bounds.js';
 import { AccessControl } from './access/access-control.js';
 import { accessFile } from './access/access-store.js';
 import { isBlocked, isOwnerId } from './plugin/access.js';
@@ -562,6 +563,7 @@ export class Bot {
    * failure is logged and, where the user expects an answer, told in a short sentence.
    */
   handle(message: IncomingMessage): Promise<void> {
+    boundDownloads(message, (kind) => Math.floor(this.configValue.media.maxDownloadMB[kind] * 1024 * 1024));
     // The move is finished first, so the message's own writes never race it. (It never rejects.)
     const movedFrom = this.unfinishedMoves.get(message.chatId);
     if (movedFrom) return this.moveChat(movedFrom, message.chatId).then(() => this.bursts.offer(message));

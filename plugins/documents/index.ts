@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { AllProvidersFailedError, definePlugin, quotedContent, Store, Type, toWhatsApp, type IncomingMedia, type MessageContext, type PluginHost, type Static } from '../../core/index.js';
+import { AllProvidersFailedError, definePlugin, MediaTooLargeError, quotedContent, Store, Type, toWhatsApp, type IncomingMedia, type MessageContext, type PluginHost, type Static } from '../../core/index.js';
 import { askVision, DocumentRefused, JailRefused, readDocument, type DocumentText } from '../../core/media.js';
 
 const options = Type.Object({
@@ -130,8 +130,10 @@ function documents(host: PluginHost<DocumentOptions>) {
         let bytes = kept?.bytes;
         if (!bytes) {
           try {
-            bytes = await media.download();
+            bytes = await media.download({ maxBytes: o.maxDocumentBytes });
           } catch (err) {
+            // Stopped as soon as the bytes received passed the limit, whatever size the sender claimed.
+            if (err instanceof MediaTooLargeError) return void (await ctx.reply(err.message));
             ctx.log.warn({ err }, 'document download failed');
             await ctx.reply(found.quoted ? 'I no longer have that document (I keep documents for 30 days), and WhatsApp no longer serves it. Please send it again.' : 'I could not download that document. Please send it again.');
             return;

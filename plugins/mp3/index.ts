@@ -1,6 +1,6 @@
 import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { definePlugin, type CapabilityStatus, type CommandContext, type IncomingMedia, type MessageContext, type OutgoingMedia, type Plugin, type PluginHost, type PluginOffer } from '../../core/index.js';
+import { definePlugin, MediaTooLargeError, type CapabilityStatus, type CommandContext, type IncomingMedia, type MessageContext, type OutgoingMedia, type Plugin, type PluginHost, type PluginOffer } from '../../core/index.js';
 import { ffmpegBinary, MediaRefused, ytdlpStatus, type EgressPolicy } from '../../core/media.js';
 import { probeMedia, toMp3, toMp4, UnreadableMedia } from './ffmpeg.js';
 import { extensionFor, makeWorkDir, publish, safeName, saveIncoming } from './files.js';
@@ -196,8 +196,9 @@ async function setupMp3(host: Host, testHooks: Mp3TestHooks): Promise<PluginOffe
         // A media download that never ends must not hold the job slot (and the chat) forever.
         let timer: NodeJS.Timeout | undefined;
         const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('media download timed out')), timeoutMs)));
-        bytes = await Promise.race([media.download(), timeout]).finally(() => clearTimeout(timer));
+        bytes = await Promise.race([media.download({ maxBytes: Math.floor(opts.maxDownloadMB * MB) }), timeout]).finally(() => clearTimeout(timer));
       } catch (err) {
+        if (err instanceof MediaTooLargeError) throw new JobRefused(err.message);
         ctx.log.warn({ err }, 'could not fetch the media to convert');
         throw new JobRefused('I could not fetch that media from WhatsApp (it may have expired). Send it again and reply to the new one.');
       }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { definePlugin } from '../../core/index.js';
+import { definePlugin, MediaTooLargeError } from '../../core/index.js';
 import { ffmpegBinary, JailRefused, MediaRefused } from '../../core/media.js';
 import { makeSticker, StickerRefused } from './make-sticker.js';
 
@@ -38,10 +38,11 @@ export default definePlugin({
           }
           let webp: Buffer;
           try {
-            const bytes = await media.download();
+            const bytes = await media.download({ maxBytes: MAX_INPUT_BYTES });
             if (bytes.length > MAX_INPUT_BYTES) throw new StickerRefused('That file is too large for a sticker (up to 16 MB).');
             ({ webp } = await makeSticker(host.jail, ffmpegBinary(host.settings).path, bytes, media.kind === 'video' ? 'video' : 'image'));
           } catch (err) {
+            if (err instanceof MediaTooLargeError) return void (await ctx.reply(err.message));
             if (err instanceof StickerRefused || err instanceof MediaRefused || err instanceof JailRefused) {
               await ctx.reply(err instanceof StickerRefused ? err.message : `I could not make a sticker of that: ${err.message}`);
               return;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { AllProvidersFailedError, DEFAULT_PREMIUM_PHRASES, definePlugin, premiumRequest, Store, Type, type CapabilityStatus, type IncomingMedia, type MessageContext, type AiService, type PluginHost, type Static, toWhatsApp } from '../../core/index.js';
+import { AllProvidersFailedError, DEFAULT_PREMIUM_PHRASES, definePlugin, MediaTooLargeError, premiumRequest, Store, Type, type CapabilityStatus, type IncomingMedia, type MessageContext, type AiService, type PluginHost, type Static, toWhatsApp } from '../../core/index.js';
 import { DEFAULT_MAX_IMAGE_PIXELS, ffmpegBinary } from '../../core/media.js';
 import { DEFAULT_ANTHROPIC_VERSION, askVision, visionLegFilter, visionPathOf } from './ask-vision.js';
 import { findImage, type FoundImage } from './find-image.js';
@@ -297,8 +297,13 @@ async function download(ctx: MessageContext<VisionOptions>, found: FoundImage, o
   }
   let bytes: Buffer;
   try {
-    bytes = await media.download();
+    bytes = await media.download({ maxBytes: options.maxDownloadBytes });
   } catch (err) {
+    // Stopped as soon as the bytes received passed the limit, whatever size the sender claimed.
+    if (err instanceof MediaTooLargeError) {
+      await ctx.reply(err.message);
+      return undefined;
+    }
     ctx.log.warn({ err }, `${what} download failed`);
     // A quoted one the bot did not keep is WhatsApp's copy only, and WhatsApp serves old media for a while only.
     await ctx.reply(found.quoted ? `I no longer have that ${found.video ? 'video' : 'photo'}, and WhatsApp no longer serves it. Please send it again.` : `I could not download that ${what}. Please send it again.`);

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { AllProvidersFailedError, definePlugin, defineTool, type CommandContext, type IncomingMedia, type IncomingMessage, type MediaContext, type MessageContext, type Plugin, type PluginHost, type PluginOffer, Type } from '../../core/index.js';
+import { AllProvidersFailedError, definePlugin, defineTool, MediaTooLargeError, type CommandContext, type IncomingMedia, type IncomingMessage, type MediaContext, type MessageContext, type Plugin, type PluginHost, type PluginOffer, Type } from '../../core/index.js';
 import { ffmpegBinary } from '../../core/media.js';
 import { describeWriteError } from '../../core/storage.js';
 import { AudioArchive, type ContextMessage } from './archive.js';
@@ -206,6 +206,8 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
     try {
       bytes = await media.download();
     } catch (err) {
+      // Stopped as soon as the bytes received passed the owner's limit for voice notes, whatever size was claimed.
+      if (err instanceof MediaTooLargeError) throw new VoiceError(err.message);
       ctx.log.warn({ reason: (err as Error).message }, 'voice note download failed');
       throw new VoiceError(ctx.message.media === media ? `I could not download that ${what}. Please send it again.` : `I never transcribed that ${what}, and WhatsApp no longer serves it. Please send it again.`);
     }

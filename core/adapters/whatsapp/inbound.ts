@@ -1,6 +1,7 @@
 import { isJidStatusBroadcast, normalizeMessageContent, proto as waProto, type BaileysEventMap, type WAMessage } from '@whiskeysockets/baileys';
 import type { Logger } from '../../services/log/logger.js';
-import type { IncomingMessage } from '../../kernel/port/message.js';
+import type { DownloadOptions, IncomingMessage, MediaKind } from '../../kernel/port/message.js';
+import { downloadMedia } from './media-download.js';
 import type { ChangeSender, InboundHandler, SendOptions, TransportEvents } from '../../kernel/port/transport.js';
 import type { SentMessage } from '../../kernel/port/message.js';
 import type { BoundedMap } from './caches.js';
@@ -23,12 +24,19 @@ export interface OutboundForInbound {
   isOwnMessage(id: string | null | undefined): boolean;
 }
 
-async function defaultDownload(message: WAMessage, socket: WhatsAppSocket, log: Logger): Promise<Buffer> {
-  const { downloadMediaMessage } = await import('@whiskeysockets/baileys');
-  return downloadMediaMessage(message, 'buffer', {}, {
-    logger: log as never,
-    // Old media links expire; Baileys asks the phone to re-upload when the socket can.
-    reuploadRequest: (m) => (socket.updateMediaMessage ? socket.updateMediaMessage(m) : Promise.reject(new Error('media link expired'))),
+/** Past this, a download with no limit of its own stops (the core always gives one; this guards a caller that does not). */
+const DOWNLOAD_CEILING_BYTES = 2048 * 1024 * 1024;
+
+function defaultDownload(message: WAMessage, socket: WhatsAppSocket, limit: DownloadOptions & { kind: MediaKind }, extraOrigins: readonly string[] | undefined, log: Logger): Promise<Buffer> {
+  return downloadMedia(message, {
+    kind: limit.kind,
+    maxBytes: limit.maxBytes ?? DOWNLOAD_CEILING_BYTES,
+    ...(extraOrigins ? { extraOrigins } : {}),
+    // Old media links expire; the phone is asked to upload the media again when the socket can.
+    reupload: (m) => {
+      log.info({ id: m.key.id }, 'media link expired: asking the phone to upload it again');
+      return socket.updateMediaMessage ? socket.updateMediaMessage(m) : Promise.reject(new Error('media link expired'));
+    },
   });
 }
 
@@ -223,10 +231,10 @@ export class Inbound {
       return;
     }
     const socket = this.connection.socket;
-    const download: MediaDownloader = (m) => {
-      if (this.options.download) return this.options.download(m, socket as WhatsAppSocket);
+    const download: MediaDownloader = (m, limit) => {
+      if (this.options.download) return this.options.download(m, socket as WhatsAppSocket, limit);
       if (!socket) return Promise.reject(new Error('WhatsApp is not connected, so the media cannot be downloaded right now'));
-      return defaultDownload(m, socket, this.log.child({ part: 'baileys' }, { level: 'warn' }));
+      return defaultDownload(m, socket, limit, this.options.mediaOriginsForTests, this.log);
     };
     const result = mapIncoming(raw, { ownIds: this.connection.ownIds(), download, altIdOf: (id) => this.identity.altOf(id) });
     if ('ignored' in result) {

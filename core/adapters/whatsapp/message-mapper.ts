@@ -11,10 +11,13 @@ import {
   type WAMessage,
 } from '@whiskeysockets/baileys';
 import { inIdList } from '../../kernel/port/ids.js';
-import type { IncomingMedia, IncomingMessage, MediaKind, QuotedMessage, RelayedKind } from '../../kernel/port/message.js';
+import type { DownloadOptions, IncomingMedia, IncomingMessage, MediaKind, QuotedMessage, RelayedKind } from '../../kernel/port/message.js';
 
-/** Downloads the bytes of a media message (Baileys `downloadMediaMessage` in production). */
-export type MediaDownloader = (message: WAMessage) => Promise<Buffer>;
+/**
+ * Downloads the bytes of a media message (media-download.ts in production), stopping past `maxBytes` when given (the
+ * core always gives the limit of the media's kind).
+ */
+export type MediaDownloader = (message: WAMessage, limit: DownloadOptions & { kind: MediaKind }) => Promise<Buffer>;
 
 export interface MapContext {
   /** The bot's own ids (phone jid and LID), to tell whether a quoted message is the bot's. */
@@ -142,14 +145,13 @@ type Long = { toNumber(): number };
 /** Describes the media of a message (kind, mimetype, size, duration) with a lazy download; undefined for none. */
 export function mediaOf(content: proto.IMessage | null | undefined, raw: WAMessage, download: MediaDownloader): IncomingMedia | undefined {
   if (!content) return undefined;
-  const lazy = () => download({ ...raw, message: content });
   const pick = (kind: MediaKind, m: { mimetype?: string | null; fileLength?: number | Long | null; seconds?: number | null; fileName?: string | null }, fallbackMime: string): IncomingMedia => ({
     kind,
     mimetype: m.mimetype || fallbackMime,
     ...(m.fileName ? { fileName: m.fileName } : {}),
     ...(size(m.fileLength) ? { size: size(m.fileLength) } : {}),
     ...(m.seconds ? { seconds: m.seconds } : {}),
-    download: lazy,
+    download: (options) => download({ ...raw, message: content }, { ...options, kind }),
   });
   if (content.audioMessage) return pick(content.audioMessage.ptt ? 'voice' : 'audio', content.audioMessage, 'audio/ogg; codecs=opus');
   if (content.imageMessage) return pick('image', content.imageMessage, 'image/jpeg');

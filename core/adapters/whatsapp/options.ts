@@ -1,5 +1,6 @@
 import type { WAMessage } from '@whiskeysockets/baileys';
 import type { Logger } from '../../services/log/logger.js';
+import type { DownloadOptions, MediaKind } from '../../kernel/port/message.js';
 import type { OwnerNotifier } from '../../services/notices/owner-notifier.js';
 import type { DurableAuthOptions } from './auth-store.js';
 import type { BackoffSettings } from './reconnect-policy.js';
@@ -35,8 +36,16 @@ export interface WhatsAppTransportOptions {
   webAddress?: () => string;
   /** Socket factory (tests inject a fake socket). */
   makeSocket?: SocketFactory;
-  /** Media download (default Baileys `downloadMediaMessage`). */
-  download?: (message: WAMessage, socket: WhatsAppSocket) => Promise<Buffer>;
+  /**
+   * Media download (default media-download.ts: streamed, stopped past `limit.maxBytes`). A replacement may ignore the
+   * limit: the core checks the bytes it returns against it too.
+   */
+  download?: (message: WAMessage, socket: WhatsAppSocket, limit: DownloadOptions & { kind: MediaKind }) => Promise<Buffer>;
+  /**
+   * TESTS ONLY, set programmatically (never from settings or the environment): origins besides WhatsApp's media hosts
+   * that a received message's media URL may point to (the test kit's loopback `WhatsAppMediaServer`).
+   */
+  mediaOriginsForTests?: readonly string[];
   /** Prints a QR in the terminal (default qrcode-terminal on stderr). */
   printQr?: (qr: string) => void;
   /** Random source for backoff jitter (tests). */

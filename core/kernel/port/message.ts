@@ -6,17 +6,29 @@
 /** Kinds of media a message can carry. `voice` is a push-to-talk voice note (ptt). */
 export type MediaKind = 'voice' | 'audio' | 'image' | 'video' | 'document' | 'sticker';
 
+/** How much of a media a download may bring. */
+export interface DownloadOptions {
+  /**
+   * Bytes at most: the download stops as soon as more arrive and rejects with `MediaTooLargeError`. The core also
+   * applies the owner's limit for the media's kind (config `media.maxDownloadMB`), whichever is smaller.
+   */
+  maxBytes?: number;
+}
+
 /**
- * Media attached to a message. The bytes are fetched lazily: a plugin that does not need them costs nothing.
+ * Media attached to a message. The bytes are fetched lazily: a plugin that does not need them costs nothing. A
+ * download is bounded by the bytes actually received, never by the size the sender claims (`size` is a hint): past
+ * the limit for its kind (or `maxBytes`, when smaller) it stops and rejects with `MediaTooLargeError`, whose message
+ * says the limit to the user.
  *
  * @example
- * if (ctx.message.media?.kind === 'image') { const bytes = await ctx.message.media.download(); }
+ * if (ctx.message.media?.kind === 'image') { const bytes = await ctx.message.media.download({ maxBytes: 5_000_000 }); }
  */
 export interface IncomingMedia {
   kind: MediaKind;
   mimetype: string;
   fileName?: string;
-  /** Size in bytes when the transport knows it before downloading. */
+  /** Size in bytes the sender declared (WhatsApp's `fileLength`): a hint, never a bound. */
   size?: number;
   /** Duration in seconds for audio/video when known. */
   seconds?: number;
@@ -26,7 +38,7 @@ export interface IncomingMedia {
    * files each under this id. Absent when the media came in the turn's own message.
    */
   messageId?: string;
-  download(): Promise<Buffer>;
+  download(options?: DownloadOptions): Promise<Buffer>;
 }
 
 /** The message a message replies to (WhatsApp "quoted" message). */

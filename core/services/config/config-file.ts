@@ -81,6 +81,12 @@ function describeJsonError(text: string, err: Error): string {
   return `${reason} (line ${line}, column ${column})`;
 }
 
+/**
+ * Largest media downloaded per kind (MB): a WhatsApp photo is at most a few MB and a sticker under 1 MB; voice notes of
+ * hours fit 16 MB of Opus; videos and files are larger, yet the bot only reads them (frames, text).
+ */
+export const DEFAULT_MAX_DOWNLOAD_MB = { voice: 16, audio: 64, image: 16, video: 100, document: 100, sticker: 2 } as const;
+
 /** Fills defaults into a valid config object. */
 export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>): BotConfig {
   return {
@@ -124,6 +130,7 @@ export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>):
       outageNoticeMinutes: raw.ai?.outageNoticeMinutes ?? 5,
       cacheControl: raw.ai?.cacheControl ?? false,
     },
+    media: { maxDownloadMB: { ...DEFAULT_MAX_DOWNLOAD_MB, ...(raw.media?.maxDownloadMB ?? {}) } },
     data: { flushIntervalMs: raw.data?.flushIntervalMs ?? 1000, diskLowMb: raw.data?.diskLowMb ?? 200 },
     sending: {
       perChatPerMinute: raw.sending?.perChatPerMinute ?? DEFAULT_SENDING_LIMITS.perChatPerMinute,

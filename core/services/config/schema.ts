@@ -102,6 +102,21 @@ export const configSchema = {
         cacheControl: { type: 'boolean', description: 'mark the stable start of each prompt with Anthropic-style cache_control (for gateways that pass it to Claude models; default false)' },
       },
     },
+    media: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'Media from chats',
+      properties: {
+        maxDownloadMB: {
+          type: 'object',
+          additionalProperties: false,
+          description: 'largest media downloaded from a chat, per kind, in MB (1 MB = 1024 KB); counted in the bytes actually received, never taken from the size the sender claims',
+          properties: Object.fromEntries(
+            (['voice', 'audio', 'image', 'video', 'document', 'sticker'] as const).map((kind) => [kind, { type: 'number', exclusiveMinimum: 0, maximum: 2048, description: `largest ${kind} downloaded (MB)` }]),
+          ),
+        },
+      },
+    },
     data: {
       type: 'object',
       additionalProperties: false,
@@ -179,6 +194,8 @@ export interface BotConfig {
   conversation: { debounceMs?: number; progressAfterSeconds?: number; ackReactions: boolean };
   history: { maxMessages: number; maxPromptTokens: number; summarize: boolean; summaryMaxTokens: number };
   ai: AiConfig;
+  /** Largest media downloaded from a chat, per kind, in MB (bytes actually received). */
+  media: { maxDownloadMB: Record<'voice' | 'audio' | 'image' | 'video' | 'document' | 'sticker', number> };
   data: { flushIntervalMs: number; diskLowMb: number };
   sending: { perChatPerMinute: number; globalPerMinute: number; jitterMs: number };
   notices: { minIntervalMinutes: number; maxPerHour: number };
