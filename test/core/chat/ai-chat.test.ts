@@ -172,7 +172,8 @@ describe('AI chat through the provider chain', () => {
       { status: 200, json: completion(null, { toolCalls: [{ id: 'm1', name: 'remember', arguments: '{"fact":"Ana is allergic to peanuts"}' }] }) },
       { status: 200, json: completion('Noted.') },
     );
-    t = await startTestBot([], { env: env() });
+    // An owner's facts are instructions in the system prompt (anyone else's are content: see provenance.test).
+    t = await startTestBot([], { env: env(), config: { owners: ['10000000001'] } });
     expect(text(await t.transport.push({ text: 'remember that I am allergic to peanuts' }))).to.deep.equal(['Noted.']);
     t = await t.restart();
     await t.transport.push({ text: 'what should I avoid?' });
@@ -181,14 +182,14 @@ describe('AI chat through the provider chain', () => {
   });
 
   it('the system prompt follows a new fact, a new bot name and the kind of chat at the next message', async () => {
-    t = await startTestBot([], { env: env(), config: { botName: 'Jarvis' } });
+    t = await startTestBot([], { env: env(), config: { botName: 'Jarvis', owners: ['10000000001'] } });
     const system = () => primary.chats().at(-1)!.json.messages[0].content as string;
     await t.transport.push({ text: 'hello' });
     expect(system()).to.include('You are Jarvis').and.not.to.include('likes green tea');
-    await t.app.bot.memories.remember('10000000001@s.whatsapp.net', 'Ana likes green tea');
+    await t.app.bot.memories.remember('10000000001@s.whatsapp.net', 'Ana likes green tea', '10000000001@s.whatsapp.net');
     await t.transport.push({ text: 'what do I like?' });
     expect(system()).to.include('- Ana likes green tea');
-    await t.app.bot.memories.remember('10000000001@s.whatsapp.net', 'Ana lives in Lisbon');
+    await t.app.bot.memories.remember('10000000001@s.whatsapp.net', 'Ana lives in Lisbon', '10000000001@s.whatsapp.net');
     await t.transport.push({ text: 'and where do I live?' });
     expect(system()).to.include('- Ana likes green tea\n- Ana lives in Lisbon');
     t.app.bot.setConfig({ ...t.app.bot.config, botName: 'Friday' });

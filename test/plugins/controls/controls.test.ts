@@ -46,8 +46,10 @@ describe('in-chat controls (.reset, .forget, .status, disabled plugins, .help)',
     expect(reply[0]).to.match(/starts fresh \(2 earlier messages/);
     await t.transport.push({ senderId: ALICE, text: 'what is my cat called?' });
     const prompt = lastPrompt();
-    expect(prompt.filter((m) => m.role !== 'system').map((m) => m.content)).to.deep.equal(['what is my cat called?']);
-    expect(prompt[0].content).to.include('Alice likes tea');
+    // What Alice (not an owner) had remembered is content with who asked for it, before the turns.
+    expect(prompt.filter((m) => m.role !== 'system').map((m) => m.content)).to.have.length(2);
+    expect(prompt.at(-1)!.content).to.equal('what is my cat called?');
+    expect(prompt[1].content).to.match(/^\[Content: facts people in this chat asked you to remember/).and.include('Alice likes tea (asked by 62822222222)');
     // Another chat's history is untouched.
     await t.transport.push({ senderId: BOB, text: 'hello from bob' });
     await t.transport.push({ senderId: BOB, text: 'second' });
@@ -105,7 +107,8 @@ describe('in-chat controls (.reset, .forget, .status, disabled plugins, .help)',
     expect((await t.app.bot.memories.facts(ALICE)).map((f) => f.text)).to.deep.equal(['Alice works nights']);
     expect(gw.chats()[0].json?.tools.map((tool: { function: { name: string } }) => tool.function.name)).to.include('forget');
 
-    await t.app.bot.memories.remember(GROUP, 'the trip is in May');
+    // (An owner's fact: a member's own would be content that keeps the forget tool from running at all.)
+    await t.app.bot.memories.remember(GROUP, 'the trip is in May', OWNER);
     gw.next(
       { status: 200, json: completion(null, { toolCalls: [{ id: 'c2', name: 'forget', arguments: JSON.stringify({ about: 'trip' }) }] }) },
       (req) => ({ status: 200, json: completion(`tool said ${String(req.json?.messages?.at(-1)?.content)}`) }),
