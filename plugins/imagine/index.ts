@@ -154,8 +154,8 @@ export default definePlugin({
   description: 'Draws pictures from a description with the gateway image model',
   options,
   stores: [DRAWN],
-  // No plugin-wide needs: `.imagine` says itself which of the two reasons holds (no IMAGE_MODEL, or a gateway
-  // without an image model); the tool is not offered while imageGen is down.
+  // No plugin-wide needs (its other parts stay on): `.imagine` and the tool need imageGen, so neither is offered while it
+  // is down, and `.imagine` says which of the two reasons holds (no IMAGE_MODEL, or a gateway without an image model).
   provides: [
     {
       name: 'imageGen',
@@ -178,6 +178,9 @@ export default definePlugin({
           command: 'imagine',
           help: 'draw a picture from a description',
           usage: '.imagine <description>',
+          // Without an image model `.help` lists it under "Off here", and it says which reason holds.
+          needs: ['imageGen'],
+          missing: () => (host.setting('IMAGE_MODEL')?.trim() ? GATEWAY_HAS_NONE : NO_IMAGE_MODEL),
           run: async (ctx) => {
             await ctx.typing(true).catch(() => undefined);
             let outcome: Outcome;

@@ -36,6 +36,15 @@ describe('dashboard: link incidents are shown where they can arrive', () => {
     expect(over).to.contain('over').and.not.contain('>active<');
   });
 
+  it('"None since start" is not shown while WhatsApp is not connected', async () => {
+    const section = async () => /<section id="incidents"[\s\S]*?<\/section>/.exec((await request(w.port, { path: '/config/status', headers: { cookie } })).body)?.[0] ?? '(no incidents section)';
+    expect(await section()).to.contain('None since start');
+    await w.t.transport.relink();
+    const unlinked = await section();
+    expect(unlinked).to.not.contain('None since start');
+    expect(unlinked).to.contain('WhatsApp is not connected (see WhatsApp above); no other incident since start.');
+  });
+
   it('an ordinary incident is on the status view too, and told at once', async () => {
     expect((await request(w.port, { path: '/config/status', headers: { cookie } })).body).to.match(/id="incidents"[\s\S]*None since start/);
     w.t.app.notices.raise('disk-low', 'Free space is below 200 MB.');

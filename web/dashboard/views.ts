@@ -67,14 +67,21 @@ export interface StatusViewData {
   csrf: string;
 }
 
-/** Active incidents and those over since start; a link incident says its chat notice waits for the link. */
-export function incidentsSection(incidents: IncidentView[]): SafeHtml {
+/**
+ * Active incidents and those over since start; a link incident says its chat notice waits for the link. While
+ * WhatsApp is not connected, an empty list is not shown as a calm "none": the link itself is the open problem.
+ */
+export function incidentsSection(incidents: IncidentView[], linked = true): SafeHtml {
   const item = (i: IncidentView) =>
     html`<li data-incident="${i.key}">${timeTag(i.since)} ${
       i.active ? html`<b class="bad">active</b>` : html`<span class="ok">over</span>${i.recoveredAt ? html` <span class="hint">(${formatTime(i.recoveredAt)})</span>` : ''}`
     } ${i.text}${i.active && i.linkDown ? html` <span class="hint">The owners get this in WhatsApp, marked late, once the link is back.</span>` : ''}</li>`;
   return html`<section id="incidents" aria-labelledby="h-incidents"><h3 id="h-incidents">Incidents</h3>${
-    incidents.length ? html`<ul class="plain log">${incidents.slice(0, 10).map(item)}</ul>` : html`<p class="ok">None since start.</p>`
+    incidents.length
+      ? html`<ul class="plain log">${incidents.slice(0, 10).map(item)}</ul>`
+      : linked
+        ? html`<p class="ok">None since start.</p>`
+        : html`<p class="warn">WhatsApp is not connected (see WhatsApp above); no other incident since start.</p>`
   }</section>`;
 }
 
@@ -125,7 +132,7 @@ export function statusView(d: StatusViewData): SafeHtml {
   return html`<section aria-labelledby="h-link"><h3 id="h-link">WhatsApp</h3><div data-region="link" aria-live="polite">${linkRegion(d)}</div>${pairing}${relink}</section>
 <section id="ai-providers" aria-labelledby="h-ai-providers"><h3 id="h-ai-providers">AI providers</h3><div data-region="legs" aria-live="polite">${legsRegion(d)}</div><p><a href="/config/providers">Details and "Test now" in the providers view</a></p></section>
 <section aria-labelledby="h-service"><h3 id="h-service">Service</h3><dl class="facts"><dt>Uptime</dt><dd data-region="uptime">${humanDuration(d.uptimeMs)}</dd><dt>Version</dt><dd>${d.version}</dd><dt>Disk</dt><dd>${disk}</dd></dl></section>
-${incidentsSection(d.incidents)}
+${incidentsSection(d.incidents, d.session.status === 'linked')}
 <section id="problems" aria-labelledby="h-problems"><h3 id="h-problems">Last warnings and errors</h3>${
     d.problems.length
       ? html`<ul class="plain log">${d.problems.slice(0, 10).map((p) => html`<li>${timeTag(p.time)} <b class="${p.level === 'warn' ? 'warn' : 'bad'}">${p.level}</b>${p.plugin ? html` <span class="hint">[${p.plugin}]</span>` : ''} ${p.msg}</li>`)}</ul><p><a href="/config/log?level=warn">All warnings in the log view</a></p>`

@@ -46,6 +46,8 @@ describe('imagine plugin (image generation)', function () {
 
   it('.imagine asks the gateway images endpoint with the IMAGE_MODEL and sends the b64_json picture as an image', async () => {
     await start(true);
+    // With an image model, .help lists it as available.
+    expect(texts((await t!.transport.push({ text: '.help' })) as Action[])[0]).to.match(/^\.imagine <description>: draw a picture/m);
     const actions = (await t!.transport.push({ text: '.imagine  a red   fox in snow' })) as Action[];
     const [request] = gateway.imageRequests();
     expect(request.headers.authorization).to.equal(`Bearer ${KEY}`);
@@ -112,6 +114,10 @@ describe('imagine plugin (image generation)', function () {
     expect(t!.logs().some((l) => /– imageGen\s+no IMAGE_MODEL/.test(String(l.msg)))).to.equal(true);
     expect(texts((await t!.transport.push({ text: '.imagine a fox' })) as Action[])).to.deep.equal([NO_IMAGE_MODEL]);
     expect(gateway.imageRequests()).to.have.length(0);
+    // .help offers it only where it works now: here it is under "Off here", with the reason.
+    const [help] = texts((await t!.transport.push({ text: '.help' })) as Action[]);
+    expect(help).to.not.match(/^\.imagine/m);
+    expect(help).to.match(/Off here: .*\.imagine \(no IMAGE_MODEL: the bot cannot draw pictures/);
   });
 
   it('counts pictures per person per day: over the cap is refused, another person and the owner still draw, failures are given back', async () => {
