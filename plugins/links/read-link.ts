@@ -1,7 +1,8 @@
 import net from 'node:net';
 import type { Jail } from '../../core/index.js';
 import { DocumentRefused, DownloadRefused, fetchPublic, isPrivateAddress, JailRefused, readDocument, type EgressPolicy, type ReadLimits } from '../../core/media.js';
-import { decodeHtml, pageText } from './html-text.js';
+import { extractPage, PageTooHeavy } from './extract-page.js';
+import { decodeHtml } from './html-text.js';
 import { isVideoLink, TranscriptUnavailable, videoTranscript } from './video-transcript.js';
 
 /** A link read: what it is, its title, its final address, and its text (cut as `note` says). */
@@ -30,6 +31,8 @@ export interface LinkReader {
   resolve?: (host: string) => Promise<string[]>;
   maxBytes: number;
   timeoutSeconds: number;
+  /** Time to turn one page's HTML into text (in a worker thread, ended when over). */
+  readSeconds: number;
   maxRedirects: number;
   maxChars: number;
   subtitleLanguages: string;
@@ -133,7 +136,13 @@ export async function readLink(url: URL, reader: LinkReader): Promise<LinkRead> 
   const head = fetched.body.subarray(0, 512).toString('latin1').trimStart().toLowerCase();
   const sniffedHtml = (!type || type === 'application/octet-stream') && (head.startsWith('<!doctype html') || head.startsWith('<html'));
   if (type === 'text/html' || type === 'application/xhtml+xml' || sniffedHtml) {
-    const page = pageText(decodeHtml(fetched.body, fetched.contentType), finalUrl.href, MAX_ELEMENTS);
+    let page;
+    try {
+      page = await extractPage(decodeHtml(fetched.body, fetched.contentType), finalUrl.href, { maxElements: MAX_ELEMENTS, timeoutMs: reader.readSeconds * 1000, memoryMb: 256 });
+    } catch (err) {
+      if (err instanceof PageTooHeavy) throw new LinkRefused(`I gave up reading ${shown(url)}: the page is too large to read in ${err.reason === 'time' ? `${reader.readSeconds} s` : 'the memory I give a page'}.`);
+      throw err;
+    }
     if (!page.text) throw new LinkRefused(`I opened ${shown(url)} but found no text on the page (it may need JavaScript to show anything).`);
     return { url: finalUrl.href, kind: 'page', label: 'web page', title: page.title || finalUrl.hostname, ...cutText(page.text, reader.maxChars) };
   }

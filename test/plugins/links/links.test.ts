@@ -211,6 +211,23 @@ describe('links: the links people send are read into the answer', function () {
     expect(Date.now() - started).to.be.below(10_000);
   });
 
+  it('a page too heavy to read within readSeconds is given up in words, off the event loop: other chats are answered meanwhile', async () => {
+    const paragraph = `<p>${'Cloves are dried in the sun for several days before they are sold. '.repeat(10)}</p>`;
+    const heavy = `<html><head><title>Heavy</title></head><body><article>${paragraph.repeat(6_000)}</article></body></html>`;
+    const raw = await startRawServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(heavy));
+    closing.push(raw.close);
+    t = await startTestBot(createLinksPlugin(), { env: ON, options: { readSeconds: 1 }, model: () => 'ok' });
+    const heavyChat = '111@s.whatsapp.net';
+    const reading = t.send({ chatId: heavyChat, senderId: heavyChat, text: `.read ${raw.url}/heavy` });
+    // Once the page is asked for, another chat's message is answered while it is being read.
+    while (raw.hits.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    await t.send({ chatId: '222@s.whatsapp.net', senderId: '222@s.whatsapp.net', text: 'hello' });
+    expect(t.replies('222@s.whatsapp.net')).to.deep.equal(['ok']);
+    expect(t.replies(heavyChat)).to.deep.equal([]);
+    await reading;
+    expect(t.replies(heavyChat)).to.deep.equal([`I gave up reading ${raw.url}/heavy: the page is too large to read in 1 s.`]);
+  });
+
   it('.read off turns link reading off in that chat only (the model still answers); in a group only an admin or the owner may', async () => {
     t = await startTestBot(createLinksPlugin(), { env: ON, model: () => 'ok', config: { owners: ['999'], groups: { policy: 'open', commandsWithoutMention: true } } });
     const mine = { chatId: '111@s.whatsapp.net', senderId: '111@s.whatsapp.net' };
