@@ -106,6 +106,11 @@ export class WhatsAppTransport implements Transport {
     return this.inbound.idle();
   }
 
+  /** Resolves once what was sent so far is recorded in data/whatsapp/sent-messages.jsonl (written after each send). */
+  whenSentRecorded(): Promise<void> {
+    return this.outbound.flush();
+  }
+
   /** The owner's "relink" (dashboard): logs this device out, clears the stored session and shows a new QR. */
   relink(): Promise<void> {
     return this.connection.relink();
