@@ -1,4 +1,4 @@
-import { isJidStatusBroadcast, normalizeMessageContent, proto as waProto, type BaileysEventMap, type WAMessage } from '@whiskeysockets/baileys';
+import { isJidStatusBroadcast, NO_MESSAGE_FOUND_ERROR_TEXT, normalizeMessageContent, proto as waProto, type BaileysEventMap, type WAMessage } from '@whiskeysockets/baileys';
 import type { Logger } from '../../services/log/logger.js';
 import type { DownloadOptions, IncomingMessage, MediaKind } from '../../kernel/port/message.js';
 import { downloadMedia } from './media-download.js';
@@ -130,6 +130,8 @@ export class Inbound {
     if (!protocol || !target || !raw.key?.remoteJid) return false;
     const Type = waProto.Message.ProtocolMessage.Type;
     if (protocol.type !== Type.REVOKE && protocol.type !== Type.MESSAGE_EDIT) return false;
+    // The echo of the bot's own edit (a long turn's status message, edited as it goes): nothing to apply.
+    if (raw.key.fromMe && raw.key.id && this.outbound.isOwnMessage(raw.key.id)) return true;
     let chatId = plainJid(raw.key.remoteJid) ?? raw.key.remoteJid;
     const isGroup = chatId.endsWith('@g.us');
     // Who sent the change is the envelope's sender (authenticated by the session), never `protocol.key.participant`,
@@ -218,6 +220,12 @@ export class Inbound {
       // A group's new setting goes into its cached metadata too: else the next (partial) metadata update would
       // bring the old timer back, and Baileys' `cachedGroupMetadata` would disagree for up to the cache's 6 h.
       if (chat.endsWith('@g.us') && timerChangeOf(raw) !== undefined) this.chats.groups.applyUpdates([{ id: chat, ephemeralDuration: timer }]);
+    }
+    if (raw.messageStubType === waProto.WebMessageInfo.StubType.CIPHERTEXT && raw.messageStubParameters?.[0] === NO_MESSAGE_FOUND_ERROR_TEXT) {
+      // A placeholder, not a failure: the message came without content for this device (an ad's message, one sent
+      // from another device) and Baileys asks the phone for it; the content arrives later as its own message.
+      this.log.debug({ id: key?.id, chat: key?.remoteJid }, 'a message arrived as a placeholder; its content is asked for from the phone');
+      return;
     }
     if (raw.messageStubType === waProto.WebMessageInfo.StubType.CIPHERTEXT) {
       this.decryptFailures++;

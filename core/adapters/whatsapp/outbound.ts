@@ -139,7 +139,10 @@ export class Outbound {
       // An edit goes where the original went.
       const to = original?.key?.remoteJid ?? (await this.identity.addressOf(chatId));
       const key: WAMessageKey = original?.key ?? { remoteJid: to, id: messageId, fromMe: true };
-      const edit = await socket.sendMessage(to, { text, edit: key });
+      // Under an id known as the bot's own before it goes: its echo is then skipped, not taken for the owner's edit.
+      const editId = generateMessageIDV2(this.connection.ownId());
+      this.ownIdsSent.set(editId, true);
+      const edit = await socket.sendMessage(to, { text, edit: key }, { messageId: editId });
       // Filed under whoever the edited message answered (its new text is about them as much as the old).
       void this.resendStore?.add(edit?.key?.id, chatId, edit?.message, this.resendStore.answered(messageId));
       return true;

@@ -121,15 +121,17 @@ export class ResendStore {
    * rewrites the file atomically with only the messages kept, so neither they nor lines of messages already past the
    * window are on disk any more. Resolves once that is on disk; rejects when it could not be written.
    */
-  async removeWhere(matches: (entry: SentEntry) => boolean): Promise<number> {
+  async removeWhere(matches: (entry: SentEntry) => boolean, options: { onlyOnMatch?: boolean } = {}): Promise<number> {
     let removed = 0;
     for (const [id, entry] of this.entries) {
       if (!matches(entry)) continue;
       this.entries.delete(id);
       removed++;
     }
-    // Lines of messages already past the window (or sent again) are still in the file until the next compaction.
-    if (!removed && this.lines <= this.entries.size) return 0;
+    // An edit or delete for everyone (`onlyOnMatch`) rewrites only when it took something out: they come often (every
+    // edit anyone makes) and mostly match nothing. A privacy delete also rewrites for lines of messages already past
+    // the window (or sent again), still in the file until the next compaction.
+    if (!removed && (options.onlyOnMatch || this.lines <= this.entries.size)) return 0;
     const run = this.writing.then(() => this.compact());
     this.writing = run.catch((err) => this.onError(err as Error));
     await run;

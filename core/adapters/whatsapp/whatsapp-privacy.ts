@@ -60,8 +60,8 @@ export function whatsAppPrivacy(stores: () => { resend?: ResendStore; links?: Id
       name: 'messages the bot sent (kept 14 days for resends)',
       exportFor: async (person) => stores().resend?.where((e) => concerns(e, person)).map(asJson) ?? [],
       deleteFor: async (person) => (await stores().resend?.removeWhere((e) => concerns(e, person))) ?? 0,
-      revoke: async (chatId, messageId, author) => (await stores().resend?.removeWhere((e) => quotes(e, chatId, messageId, author))) ?? 0,
-      edit: async (chatId, messageId, _text, author) => (await stores().resend?.removeWhere((e) => quotes(e, chatId, messageId, author))) ?? 0,
+      revoke: async (chatId, messageId, author) => (await stores().resend?.removeWhere((e) => quotes(e, chatId, messageId, author), { onlyOnMatch: true })) ?? 0,
+      edit: async (chatId, messageId, _text, author) => (await stores().resend?.removeWhere((e) => quotes(e, chatId, messageId, author), { onlyOnMatch: true })) ?? 0,
     },
     {
       name: 'polls the bot sent',

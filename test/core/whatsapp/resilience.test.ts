@@ -55,6 +55,23 @@ describe('WhatsApp transport: resend store for other devices’ retries (fake so
     expect((await readFile(store.file, 'utf8')).trim().split('\n')).to.have.length(1);
     await rm(dir, { recursive: true, force: true });
   });
+
+  it('an edit or delete for everyone that matches nothing kept leaves the file as it is; one that matches rewrites it without the message', async () => {
+    const dir = await tempDir('wabot-resend-');
+    const store = await ResendStore.open(dir);
+    await store.add('A1', ALICE, { conversation: 'first' });
+    await store.add('A1', ALICE, { conversation: 'first, sent again' });
+    await store.add('B2', ALICE, { conversation: 'second' });
+    const before = await readFile(store.file, 'utf8');
+    expect(before.trim().split('\n')).to.have.length(3);
+    expect(await store.removeWhere((e) => e.id === 'nothing-kept', { onlyOnMatch: true })).to.equal(0);
+    expect(await readFile(store.file, 'utf8')).to.equal(before);
+    expect(await store.removeWhere((e) => e.id === 'B2', { onlyOnMatch: true })).to.equal(1);
+    const after = (await readFile(store.file, 'utf8')).trim().split('\n');
+    expect(after).to.have.length(1);
+    expect(after[0]).to.include('first, sent again');
+    await rm(dir, { recursive: true, force: true });
+  });
 });
 
 describe('WhatsApp transport: key store cost and growth, status updates (fake socket)', () => {
@@ -134,6 +151,20 @@ describe('WhatsApp transport: the rarer cases (fake socket)', () => {
     expect(line).to.include({ level: 40, reason: 'No session record' });
   });
 
+  it('a pending placeholder (Baileys asks the phone for content this device did not get) is no decryption failure', async () => {
+    const h = await setup();
+    await link(h);
+    const stub = waMessage({}, { from: ALICE });
+    stub.message = null;
+    stub.messageStubType = proto.WebMessageInfo.StubType.CIPHERTEXT;
+    stub.messageStubParameters = ['Message absent from node'];
+    h.sockets.last.deliver([stub]);
+    await h.transport.idle();
+    expect(h.transport.decryptionFailures()).to.equal(0);
+    expect(h.logs().some((l) => String(l.msg).startsWith('a WhatsApp message could not be decrypted'))).to.equal(false);
+    expect(h.received).to.deep.equal([]);
+  });
+
   it('edits and deletes for everyone reach the core’s listeners (with the one chat id), not the bot as messages', async () => {
     const edits: unknown[] = [];
     const revokes: unknown[] = [];
@@ -148,6 +179,21 @@ describe('WhatsApp transport: the rarer cases (fake socket)', () => {
     expect(edits).to.deep.equal([[ALICE, 'ORIG1', 'fixed typo']]);
     expect(revokes).to.deep.equal([[GROUP, 'ORIG2']]);
     expect(h.received).to.deep.equal([]);
+  });
+
+  it("the echo of the bot's own edit (its status message, edited as it goes) reaches no listener; the owner's edit from the phone does", async () => {
+    const edits: unknown[] = [];
+    const h = await setup({ events: { onEdit: (chat, id, text) => void edits.push([chat, id, text]) } });
+    await link(h);
+    h.sockets.last.echoOwnSends = true;
+    const sent = await h.transport.sendText(ALICE, 'looking it up…');
+    await h.transport.editText(ALICE, sent.id, 'still looking…');
+    await h.transport.idle();
+    expect(edits).to.deep.equal([]);
+    const Type = proto.Message.ProtocolMessage.Type;
+    h.sockets.last.deliver([waMessage({ protocolMessage: { type: Type.MESSAGE_EDIT, key: { remoteJid: ALICE, id: 'OWNERMSG1', fromMe: true }, editedMessage: { conversation: 'typed on the phone' } } }, { from: ALICE, fromMe: true, id: 'OWNEREDIT1' })]);
+    await h.transport.idle();
+    expect(edits).to.deep.equal([[ALICE, 'OWNERMSG1', 'typed on the phone']]);
   });
 
   it('a poll is not answered as a prompt', async () => {
