@@ -102,6 +102,8 @@ export { MediaTooLargeError } from './kernel/port/media-limit.js';
 export type { DownloadOptions, IncomingMessage, IncomingMedia, MediaKind, OutgoingMedia, OutgoingPoll, PollVote, QuotedMessage, SentMessage } from './kernel/port/message.js';
 export type { AppendOptions, HistoryEntry, HistoryStore, HistoryAppendListener } from './services/store/history.js';
 export type { MemoryFact } from './services/store/memory.js';
+/** A secret's escaped and encoded forms (JSON, URL, base64), for a plugin hiding its own credentials. */
+export { secretForms } from './services/log/secret-forms.js';
 export type { Logger } from './services/log/logger.js';
 export type { OwnerNotifier } from './services/notices/owner-notifier.js';
 export type { Jail, JailLimits } from './services/jail/jail.js';

@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { Logger } from '../../core/index.js';
+import { secretForms, type Logger } from '../../core/index.js';
 import type { McpServerEntry } from './mcp-config.js';
 import { framedResult, type ToolResult } from './results.js';
 
@@ -84,8 +84,9 @@ export class McpServerLink {
     const headers = Object.values(entry.headers ?? {});
     const credentials = headers.map((v) => v.trim().split(/\s+/).slice(1).join(' ')).filter(Boolean);
     const values = [...Object.values(entry.env ?? {}), ...headers, ...credentials].filter((v) => v.length >= 6);
-    // Longest first, so a whole header value is hidden before its credential part.
-    this.secrets = [...new Set(values)].sort((a, b) => b.length - a.length);
+    // Each also escaped or encoded as a server echoing it may write it (JSON, URL, base64); longest first, so a
+    // whole header value is hidden before its credential part.
+    this.secrets = [...new Set(values.flatMap(secretForms))].sort((a, b) => b.length - a.length);
   }
 
   get name(): string {
@@ -189,7 +190,8 @@ export class McpServerLink {
    * The entry's own env values and headers (its tokens) replaced by `[hidden]`: applied to everything the link passes
    * on — log lines, the dashboard's status, tool results and errors the model reads (and so the chat reply), tool
    * descriptions. A header's credential is hidden on its own too (`Bearer <token>` → the token), since servers echo
-   * it without its scheme. Values shorter than 6 characters are left (they would blank out ordinary words).
+   * it without its scheme; and each in the forms a server may echo it in (JSON-escaped, URL-encoded, base64). Values
+   * shorter than 6 characters are left (they would blank out ordinary words).
    */
   hide(text: string): string {
     let out = text;

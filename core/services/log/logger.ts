@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { recentProblems } from './recent-problems.js';
 import { logTail } from './log-tail.js';
+import { withSecretForms } from './secret-forms.js';
 
 export type { Logger } from 'pino';
 
@@ -16,7 +17,7 @@ const LOG_FILE_ROLL_BYTES = 10 * 1024 * 1024;
 
 /**
  * Replaces every secret value in a text. Used on every log line and on any text that could carry an upstream's
- * error body.
+ * error body. `secrets` are taken as given: the logger passes each in all its forms (`withSecretForms`).
  *
  * @example redact('key sk-123 failed', ['sk-123']) // 'key [redacted] failed'
  */
@@ -77,7 +78,8 @@ export interface LoggerOptions {
  * log.info({ plugin: 'ping' }, 'loaded');
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const secrets = [...(options.secrets ?? [])];
+  // Each secret also as a text carrying it escaped or encoded shows it (a JSON log line escapes a `"` in a key).
+  const secrets = withSecretForms(options.secrets ?? []);
   const destination = options.destination ?? process.stderr;
   const pretty = options.pretty ?? Boolean((destination as NodeJS.WriteStream).isTTY);
   // Warnings and errors also go to the dashboard's "last errors" ring (JSON lines, before pretty-printing).

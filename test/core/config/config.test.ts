@@ -103,6 +103,36 @@ describe('configuration', () => {
     for (const secret of ['sk-live-abcdef123456', 'gsk_one111', 'gsk_two222', 'f'.repeat(64)]) expect(out).not.to.include(secret);
   });
 
+  it('redacts a secret escaped or encoded too: in a JSON log line, URL-encoded, base64 (alone or inside a Basic credential)', () => {
+    const sink = new PassThrough();
+    let out = '';
+    sink.on('data', (d) => (out += d));
+    const KEY = 'sk-"quoted"/slash\\back-é-7788';
+    const log = createLogger({ pretty: false, destination: sink, secrets: loadSettings({ cwd: '/nonexistent', env: { API_KEY: KEY, BASE_URL: 'http://x', MODEL: 'm' } }).secrets });
+    const basic = (user: string) => Buffer.from(`${user}:${KEY}`).toString('base64');
+    const echoes = [
+      KEY,
+      JSON.stringify({ key: KEY }),
+      JSON.stringify({ key: KEY }).replace(/\//g, '\\/'),
+      JSON.stringify(KEY).replace(/é/g, '\\u00e9'),
+      `https://cb.example/?key=${encodeURIComponent(KEY)}`,
+      Buffer.from(KEY).toString('base64'),
+      Buffer.from(KEY).toString('base64url'),
+      `Authorization: Basic ${basic('a')} / ${basic('ab')} / ${basic('abc')}`,
+    ];
+    for (const echo of echoes) log.error({ upstream: echo }, `upstream said ${echo}`);
+    const lines = out.trim().split('\n');
+    expect(lines).to.have.length(echoes.length);
+    const forms = [KEY, JSON.stringify(KEY).slice(1, -1), encodeURIComponent(KEY), Buffer.from(KEY).toString('base64').slice(0, 20), Buffer.from(KEY).toString('base64url').slice(0, 20)];
+    lines.forEach((line, i) => {
+      expect(line, `echo ${i}`).to.include('[redacted]');
+      for (const form of forms) expect(line, `echo ${i}`).not.to.include(form);
+      // What the line carries, decoded, holds the key nowhere either.
+      const decoded = JSON.parse(line) as { msg: string };
+      for (const b64 of decoded.msg.match(/[A-Za-z0-9+/_-]{16,}={0,2}/g) ?? []) expect(Buffer.from(b64, 'base64').toString('utf8'), `echo ${i}`).not.to.include('slash');
+    });
+  });
+
   it('turns hostile chat ids into file names that stay in their folder', () => {
     for (const id of ['../../etc/passwd', '..', '.', '', 'a/b\\c', '\u0000x']) {
       const name = safeFileName(id);

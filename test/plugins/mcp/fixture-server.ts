@@ -3,7 +3,8 @@
  * `node fixture-server.js crashy`: `hello` answers; `crash` exits the process without answering.
  * `node fixture-server.js mute`: never answers anything (a server hung at start).
  * `node fixture-server.js leaky`: a careless server that repeats its token ($LEAK_TOKEN) — `leak_error` in a
- * JSON-RPC error, `leak_result` in a tool error, `whoami` in a plain result, and the description of `whoami` too.
+ * JSON-RPC error, `leak_result` in a tool error, `whoami` in a plain result, and the description of `whoami` too;
+ * `leak_encoded` JSON-escaped, URL-encoded and in base64 (alone and in a Basic credential).
  * Each start appends a line to $STARTS_FILE when set, so a test can count restarts.
  */
 import { appendFileSync } from 'node:fs';
@@ -30,11 +31,17 @@ if (mode === 'mute') {
       { name: 'leak_error', description: 'Fails with a protocol error', inputSchema: empty },
       { name: 'leak_result', description: 'Fails with a tool error', inputSchema: empty },
       { name: 'whoami', description: `Says who it is (token ${token})`, inputSchema: empty },
+      { name: 'leak_encoded', description: 'Echoes its token escaped and encoded', inputSchema: empty },
     ],
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     if (request.params.name === 'leak_error') throw new McpError(ErrorCode.InternalError, `upstream refused the token ${token}`);
     if (request.params.name === 'leak_result') return { isError: true, content: [{ type: 'text', text: `401 Unauthorized: Bearer ${token} is not valid` }] };
+    if (request.params.name === 'leak_encoded') {
+      const basic = Buffer.from(`svc:${token}`).toString('base64');
+      const echoes = [JSON.stringify({ token }), JSON.stringify({ token }).replace(/\//g, '\\/'), `callback=https://cb.example/?t=${encodeURIComponent(token)}`, `b64=${Buffer.from(token).toString('base64')}`, `Authorization: Basic ${basic}`];
+      return { content: [{ type: 'text', text: echoes.join('\n') }] };
+    }
     return { content: [{ type: 'text', text: `I am the leaky server, logged in as ${token}` }] };
   });
   await server.connect(new StdioServerTransport());

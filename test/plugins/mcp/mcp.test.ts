@@ -186,6 +186,28 @@ describe('mcp plugin: MCP tool servers from mcp.json', function () {
     assert.match(status.detail, /everything: up, \d+ tool\(s\)/);
   });
 
+  it("never repeats a server's env token echoed escaped or encoded (JSON, URL, base64, a Basic credential): not in the reply, to the model or in the log", async () => {
+    const TOKEN = 'tok"leaky/secret\\é-9191';
+    const model = (request: ModelRequest) => {
+      const last = request.messages.at(-1);
+      if (last?.role === 'tool') return `tool said: ${String(last.content)}`;
+      const text = String(last?.content);
+      return text.startsWith('call ') ? { tool: text.slice('call '.length), args: {} } : 'ok';
+    };
+    const b = await start({ leaky: { command: process.execPath, args: [FIXTURE, 'leaky'], env: { LEAK_TOKEN: TOKEN }, access: 'everyone' } }, model);
+    const [reply] = await b.send({ text: 'call leaky__leak_encoded', senderId: STRANGER });
+    assert.match(reply!, /callback=https:\/\/cb\.example\/\?t=\[hidden\]/);
+    assert.match(reply!, /b64=\[hidden\]/);
+    const forms = [TOKEN, JSON.stringify(TOKEN).slice(1, -1), encodeURIComponent(TOKEN), Buffer.from(TOKEN).toString('base64'), Buffer.from(`svc:${TOKEN}`).toString('base64').slice(8, 24)];
+    for (const [where, text] of [
+      ['the reply', reply!],
+      ['the model', JSON.stringify(b.model.requests)],
+      ['the log', JSON.stringify(b.logs())],
+    ] as const) {
+      for (const form of forms) assert.ok(!text.includes(form), `the token reached ${where} as ${form}`);
+    }
+  });
+
   it("never repeats a server's env token, in a protocol error, a tool error, a result or a description: not in the reply, the log or the dashboard's log view", async () => {
     const TOKEN = 'tok-leaky-secret-8080';
     const tail: string[] = [];
