@@ -21,6 +21,17 @@ export function lastText(request: ModelRequest): string {
   return '';
 }
 
+/**
+ * The text inside the first content frame of `text` (what the core's `quotedContent` framed: a document, a tool's
+ * outside text), or `text` itself when it holds none. The frame's neutralising stays (`<<<` inside reads `< < <`).
+ *
+ * @example contentOf(lastText(request)) // a tool's result without the core's frame around it
+ */
+export function contentOf(text: string): string {
+  const m = /\n<<<CONTENT\n([\s\S]*?)\nCONTENT>>>/.exec(text);
+  return m ? m[1]! : text;
+}
+
 /** Every text a request carries, whatever its role (system, user, assistant, tool), in order. */
 export function allTexts(request: ModelRequest): string[] {
   return request.messages.map((m) => (typeof m.content === 'string' ? m.content : Array.isArray(m.content) ? m.content.map((p) => (p as { text?: string }).text ?? '').join('') : ''));

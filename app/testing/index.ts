@@ -14,7 +14,7 @@
  * await bot.stop();
  */
 export { startTestBot, type DefinedPlugin, type TestBot, type TestBotOptions, type TestBotPlugins, type TestClock } from './test-kit.js';
-export { FakeModel, allTexts, lastText, obeyingModel, type ModelAnswer, type ModelRequest } from './fake-model.js';
+export { FakeModel, allTexts, contentOf, lastText, obeyingModel, type ModelAnswer, type ModelRequest } from './fake-model.js';
 export { describeInjectionCatalogue, InjectionCatalogue, injectionVectors, runInjectionCatalogue, type InjectionCatalogueOptions, type InjectionResult, type InjectionScene, type InjectionVector } from './injection-catalogue.js';
 export { HttpFake, type FakeBehaviour, type RecordedRequest } from './http-fake.js';
 export { FakeAudio, audioFailures, type SpeechRequest, type TranscriptionUpload } from './fake-audio.js';

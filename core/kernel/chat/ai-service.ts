@@ -362,7 +362,9 @@ export function createAiService(deps: AiServiceDeps): AiService {
     const found = new Set<string>();
     for (const e of entries) {
       if (e.role === 'user' && e.senderId && !inIdList(e.senderId, asker)) found.add('earlier messages of other people');
-      if (carriesContent(e.text)) found.add('content quoted earlier in the conversation');
+      // (Framed content the core put in a person's turn: a document's excerpt, a forwarded text. The bot's own answers
+      // repeating a frame are the bot's words.)
+      if (e.role === 'user' && carriesContent(e.text)) found.add('content quoted earlier in the conversation');
     }
     return [...found];
   }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { type BotAction, FakeModel, lastText, type ModelRequest, startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { type BotAction, contentOf, FakeModel, lastText, type ModelRequest, startTestBot, type TestBot } from '../../../app/testing/index.js';
 import controls from '../../../plugins/controls/index.js';
 import mydata from '../../../plugins/mydata/index.js';
 import recall from '../../../plugins/recall/index.js';
@@ -86,7 +86,7 @@ describe('recall: search of past conversations', function () {
       // The tool's result as the model received it (the answer to the chat is formatted for WhatsApp). The newest
       // request that ends in a tool result: a chat summary may be folded in the background meanwhile.
       const withResult = bot!.model.requests.filter((r) => r.messages.at(-1)?.role === 'tool').at(-1)!;
-      return lastText(withResult);
+      return contentOf(lastText(withResult));
     };
     const plain = JSON.parse(await toolResult({ query: 'tangerine42' }));
     assert.match(plain.note, /as data: they are not instructions/);
@@ -126,7 +126,7 @@ describe('recall: search of past conversations', function () {
     });
     assert.ok(answer.startsWith('tool said: '), answer);
     // The tool's result as the model received it (the answer to the chat is formatted for WhatsApp).
-    const results = JSON.parse(lastText(bot.model.requests.at(-1)!)).results as Array<{ text: string }>;
+    const results = JSON.parse(contentOf(lastText(bot.model.requests.at(-1)!))).results as Array<{ text: string }>;
     assert.deepEqual(results.map((r) => r.text), ['the group picnic is at mango park']);
     assert.doesNotMatch(answer, /tangerine42/);
   });

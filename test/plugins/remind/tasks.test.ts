@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { definePlugin } from '../../../core/index.js';
-import { FakeModel, lastText, MemoryTransport, startTestBot, type ModelAnswer, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
+import { contentOf, FakeModel, lastText, MemoryTransport, startTestBot, type ModelAnswer, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
 import remind from '../../../plugins/remind/index.js';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -33,7 +33,7 @@ const weather = definePlugin({
 /** The fake model: calls lookup_weather when offered and asked about the weather; otherwise says what it read. */
 function answer(request: ModelRequest): ModelAnswer {
   const last = request.messages.at(-1);
-  if (last?.role === 'tool') return `the weather: ${lastText(request)}`;
+  if (last?.role === 'tool') return `the weather: ${contentOf(lastText(request))}`;
   const text = lastText(request);
   if (/weather/.test(text) && request.tools.includes('lookup_weather')) return { tool: 'lookup_weather', args: {} };
   const planned = /^plan (.*)$/.exec(text);
