@@ -22,9 +22,14 @@ const CHAT_SETTING = Store.chatDoc('reading', Type.Object({ off: Type.Boolean() 
 
 const DEFAULT_QUESTION = 'Summarise this briefly: what it is and its main points.';
 
-/** TESTS ONLY, set programmatically: a resolver for the egress checks (names of test sites → loopback). */
+/**
+ * TESTS ONLY, set programmatically (never from settings): a resolver for the egress checks (names of test sites →
+ * loopback), and exact `address:port` destinations let through although private (one loopback site standing for a
+ * public one, while the guard stays on for every other address).
+ */
 export interface LinksTestHooks {
   resolve?: (host: string) => Promise<string[]>;
+  allowForTests?: string[];
 }
 
 /**
@@ -78,6 +83,7 @@ function setupLinks(host: PluginHost<LinksOptions>, hooks: LinksTestHooks) {
       ytdlp: host.setting('YTDLP_PATH')?.trim() || 'yt-dlp',
       allowPrivateHosts: host.settings.egressAllowPrivateHosts,
       resolve: hooks.resolve,
+      allowForTests: hooks.allowForTests,
       maxBytes: o.maxBytes,
       timeoutSeconds: o.timeoutSeconds,
       readSeconds: o.readSeconds,

@@ -29,6 +29,8 @@ export interface LinkReader {
   allowPrivateHosts: boolean;
   /** Resolver for the egress checks (tests); the system's by default. */
   resolve?: (host: string) => Promise<string[]>;
+  /** TESTS ONLY, set programmatically: exact `address:port` destinations let through although private. */
+  allowForTests?: string[];
   maxBytes: number;
   timeoutSeconds: number;
   /** Time to turn one page's HTML into text (in a worker thread, ended when over). */
@@ -58,11 +60,12 @@ function checkEarly(url: URL, reader: LinkReader): void {
   if (url.username || url.password) throw new LinkRefused('I do not open links that carry a user name or password.');
   if (reader.allowPrivateHosts) return;
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+  if (reader.allowForTests?.includes(`${host}:${url.port || (url.protocol === 'https:' ? 443 : 80)}`)) return;
   if (host === 'localhost' || /\.(localhost|local|internal)$/.test(host) || (net.isIP(host) && isPrivateAddress(host))) throw new LinkRefused(localRefusal(url));
 }
 
 function egressOf(reader: LinkReader): EgressPolicy {
-  return { isBlocked: reader.allowPrivateHosts ? () => false : isPrivateAddress, resolve: reader.resolve };
+  return { isBlocked: reader.allowPrivateHosts ? () => false : isPrivateAddress, resolve: reader.resolve, allowForTests: reader.allowForTests };
 }
 
 /** `text` cut to `max` characters at a paragraph or line end where one is near, with the cut said in words. */
@@ -86,7 +89,12 @@ const sizeOf = (bytes: number) => (bytes >= 1_000_000 ? `${Math.round(bytes / 10
 /** Why a download stopped, as a sentence about this link. */
 function downloadSentence(err: DownloadRefused, url: URL, reader: LinkReader): string {
   const why = err.message;
-  if (/local or private address/.test(why)) return localRefusal(url);
+  const local = /^(.+) is a local or private address$/.exec(why);
+  if (local) {
+    // The refused address is the link's own, or one a redirect led to.
+    const own = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+    return local[1] === own ? localRefusal(url) : `I did not open ${shown(url)}: it redirects to ${local[1]}, a local or private network address, and I only read public sites.`;
+  }
   if (/larger than/.test(why)) return `I stopped reading ${shown(url)}: it is larger than the ${sizeOf(reader.maxBytes)} I read.`;
   if (/timed out/.test(why)) return `I stopped reading ${shown(url)}: it took longer than ${reader.timeoutSeconds} s.`;
   if (/too many redirects/.test(why)) return `I did not read ${shown(url)}: it redirects more than ${reader.maxRedirects} times.`;

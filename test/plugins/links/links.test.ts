@@ -157,6 +157,20 @@ describe('links: the links people send are read into the answer', function () {
     expect(site.requests).to.have.length(0);
   });
 
+  it('a public site redirecting to a local address is refused at the redirect: the local server receives nothing', async () => {
+    const inside = await startRawServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('internal secrets'));
+    closing.push(inside.close);
+    // The one loopback site standing for a public one (the guard stays on for every other address).
+    const outside = await startRawServer((_req, res) => res.writeHead(302, { location: `${inside.url}/admin` }).end());
+    closing.push(outside.close);
+    const resolve = async (host: string) => (host === 'public.example.com' ? ['127.0.0.1'] : []);
+    t = await startTestBot(createLinksPlugin({ resolve, allowForTests: [outside.url.replace('http://', '')] }), { model: () => 'ok' });
+    const link = outside.url.replace('127.0.0.1', 'public.example.com');
+    expect(await t.send(`.read ${link}/go`)).to.deep.equal([`I did not open ${link}/go: it redirects to 127.0.0.1, a local or private network address, and I only read public sites.`]);
+    expect(outside.hits).to.deep.equal(['/go']);
+    expect(inside.hits).to.deep.equal([]);
+  });
+
   it('a link read once is cached for a day: sent again, from another chat too, it is not fetched again; after a day it is', async () => {
     t = await startTestBot(createLinksPlugin(), { env: ON, model: () => 'ok' });
     const clock = t.useClock(['Date']);
