@@ -12,7 +12,7 @@ export const ANSWER_WITHOUT_MENTION = 'answerWithoutMention';
  * Who the bot answers at all (before the chat rules and observers, so nothing of a stranger's message reaches a plugin or the model):
  * the block list always wins; owners always pass; in a private chat `access.mode` decides — `everyone`, `owners`,
  * `allowList` (owners, `access.allow` and the senders an owner approved), or `pairing` (the same, and a stranger's
- * message is held and answered with a pairing code).
+ * message is held and answered with a pairing code). Anyone not blocked reaches `.mydata` in their private chat.
  */
 export function whoIsAnswered(config: () => BotConfig, access: AccessControl): Middleware<MessageContext> {
   return (ctx, next) => {
@@ -24,9 +24,17 @@ export function whoIsAnswered(config: () => BotConfig, access: AccessControl): M
     // Groups are opened by an owner (`chatRules`); pairing is for private chats.
     if (mode === 'pairing' && ctx.message.isGroup) return next();
     if (mode !== 'owners' && access.isApproved(ids)) return next();
+    // What the bot keeps about someone is theirs to see and delete, let in or not (it keeps what they say in groups):
+    // `.mydata` in their private chat reaches its handler; nothing else of theirs does.
+    if (!ctx.message.isGroup && isMyDataCommand(ctx.text, cfg.prefix)) return next();
     if (mode !== 'pairing' || ctx.message.isGroup) return undefined;
     return access.holdStranger(ctx.message).then((answer) => (answer ? ctx.reply(answer).then(() => undefined) : undefined));
   };
+}
+
+/** `.mydata`, `.mydata delete`, `.mydata delete confirm`: the privacy command anyone may use about themselves. */
+function isMyDataCommand(text: string, prefix: string): boolean {
+  return text.startsWith(prefix) && firstWord(text).word.toLowerCase() === `${prefix}mydata`;
 }
 
 /**
