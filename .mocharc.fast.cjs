@@ -70,6 +70,9 @@ const SLOW = [
   'test/plugins/remind/remind-data.test.ts',
   'test/core/whatsapp/app-chat-data.test.ts',
   'test/web/login-flood.test.ts',
+  'test/core/whatsapp/own-lid.test.ts',
+  'test/core/whatsapp/not-a-question.test.ts',
+  'test/core/whatsapp/answer-pacing.test.ts',
 ];
 
 module.exports = {

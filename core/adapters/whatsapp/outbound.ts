@@ -121,7 +121,9 @@ export class Outbound {
   async sendText(chatId: string, text: string, options?: SendOptions): Promise<SentMessage> {
     const socket = await this.connection.ready();
     const mentions = this.identity.mentionsIn(text, this.connection.ownLid());
-    const sent = await socket.sendMessage(await this.identity.addressOf(chatId), { text, ...(mentions.length ? { mentions } : {}) }, this.ownSendOptions(chatId, options?.quotedId));
+    // `linkPreview: null`: Baileys would otherwise fetch a link's page itself (outside the egress guard) and, without its
+    // optional preview library, log a stack trace for every text with a URL. WhatsApp shows the link without a card.
+    const sent = await socket.sendMessage(await this.identity.addressOf(chatId), { text, linkPreview: null, ...(mentions.length ? { mentions } : {}) }, this.ownSendOptions(chatId, options?.quotedId));
     return this.remember(sent, chatId, options?.answers);
   }
 
@@ -142,7 +144,7 @@ export class Outbound {
       // Under an id known as the bot's own before it goes: its echo is then skipped, not taken for the owner's edit.
       const editId = generateMessageIDV2(this.connection.ownId());
       this.ownIdsSent.set(editId, true);
-      const edit = await socket.sendMessage(to, { text, edit: key }, { messageId: editId });
+      const edit = await socket.sendMessage(to, { text, edit: key, linkPreview: null }, { messageId: editId });
       // Filed under whoever the edited message answered (its new text is about them as much as the old).
       void this.resendStore?.add(edit?.key?.id, chatId, edit?.message, this.resendStore.answered(messageId));
       return true;

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { BufferJSON, type WAMessage } from '@whiskeysockets/baileys';
+import { BufferJSON, generateWAMessageContent, type WAMessage } from '@whiskeysockets/baileys';
 import { BOT_LID, BOT_ME, BOT_PHONE, DisconnectReason, GROUP, waMessage, waText } from '../../fakes/baileys-socket.js';
 import { tempDir } from '../../helpers/checkout.js';
 import { cleanup, fakeClockPerTest, link, setup, type Harness } from './harness.js';
@@ -406,6 +406,19 @@ describe('WhatsApp transport: messages in and out (fake socket)', () => {
     let error: Error | undefined;
     await h.transport.sendMedia(ALICE, { kind: 'image', path: path.join(h.dir, 'missing.jpg') }).catch((err) => (error = err));
     expect(error?.message).to.include('file not found').and.to.include('missing.jpg');
+  });
+
+  it('a text with a link gets no preview fetched by Baileys (no request outside the egress guard, no stack trace in the log), also when edited', async () => {
+    const socket = h.sockets.last;
+    const sent = await h.transport.sendText(ALICE, 'see https://example.com/page');
+    await h.transport.editText(ALICE, sent.id, 'see https://example.com/other');
+    const fetched: string[] = [];
+    for (const record of socket.sent) {
+      // What Baileys' sendMessage makes of the content: its preview step asks getUrlInfo for the link unless told not to.
+      await generateWAMessageContent(record.content, { getUrlInfo: async (url: string) => void fetched.push(url), logger: undefined } as never);
+    }
+    expect(socket.sent).to.have.length(2);
+    expect(fetched).to.deep.equal([]);
   });
 
   it("refuses, in words and before any upload, a file larger than WhatsApp takes for its kind; the same bytes go as a document", async () => {
