@@ -60,6 +60,7 @@ export class HttpFake {
   readonly probeAnswers = new Map<string, FakeBehaviour>();
   private readonly queues = new Map<string, FakeBehaviour[]>();
   private readonly hanging = new Set<http.ServerResponse>();
+  private readonly watchers = new Set<() => void>();
 
   private constructor(private readonly server: http.Server, readonly routes: Record<string, FakeBehaviour>) {}
 
@@ -78,6 +79,25 @@ export class HttpFake {
   /** `http://127.0.0.1:<port>` */
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
+  }
+
+  /**
+   * Resolves with what `check` returns once it holds, tried now and again as each request arrives (before it is
+   * answered): how a test waits for the bot to reach this upstream without polling.
+   * @example await fake.until(() => fake.received('GET /search').length === 2);
+   */
+  until<T>(check: () => T | undefined | null | false): Promise<T> {
+    const now = check();
+    if (now) return Promise.resolve(now);
+    return new Promise<T>((resolve) => {
+      const watcher = () => {
+        const hit = check();
+        if (!hit) return;
+        this.watchers.delete(watcher);
+        resolve(hit);
+      };
+      this.watchers.add(watcher);
+    });
   }
 
   /** Queues behaviours for the next requests to a route (`'POST /v1/chat/completions'`). */
@@ -120,6 +140,7 @@ export class HttpFake {
     const exact = `${recorded.method} ${url}`;
     const probe = req.headers['x-wa-bot-probe'] !== undefined;
     (probe ? this.probes : this.requests).push(recorded);
+    for (const watcher of [...this.watchers]) watcher();
     // The exact query first, then the path with any query, then any method.
     const fromQueue = () => (url !== path ? this.queues.get(exact)?.shift() : undefined) ?? this.queues.get(route)?.shift();
     const fromRoutes = () => (url !== path ? this.routes[exact] : undefined) ?? this.routes[route] ?? this.routes[`* ${url}`] ?? this.routes[`* ${path}`];

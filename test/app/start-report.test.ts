@@ -78,8 +78,7 @@ describe('the start report and the start check of each upstream', function () {
     const fix = 'correct PRIMARY_GATEWAY_API_KEY in .env (npm run setup)';
     // The owners are told at start, before any user's request fails (the notice goes out on its own, not with a reply).
     const notice = `⚠️ The AI provider "primary" rejected its key (HTTP 401 at the start check). It is skipped until the bot restarts: ${fix}.`;
-    for (let i = 0; i < 200 && !t.transport.texts().includes(notice); i++) await new Promise((r) => setTimeout(r, 25));
-    expect(t.transport.texts()).to.include(notice);
+    await t.until(() => t!.transport.texts().includes(notice));
 
     const replies = await t.transport.push({ senderId: `${OWNER}@s.whatsapp.net`, text: 'hello there' });
     expect(replies.flatMap((r) => ('text' in r ? [r.text] : []))).to.deep.equal(['second: hello there']);

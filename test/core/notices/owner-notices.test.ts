@@ -67,10 +67,11 @@ describe('owner notices (through the app)', () => {
     const app = await createApp({ cwd: dir, env: { PATH: process.env.PATH ?? '', API_KEY: 'k-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm' }, plugins: [quiet], logger: silent, skipHealthProbe: true });
     try {
       app.notices.raise('early', 'Raised before the connection.');
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Whatever the raise does at once is done (it has no transport to send to yet).
+      await new Promise(setImmediate);
       const transport = new MemoryTransport();
       await app.connect(transport);
-      for (let i = 0; i < 200 && !transport.actions.length; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+      await transport.until(() => transport.actions.length);
       expect(transport.actions.map((a) => a.type === 'text' && `${a.chatId} ${a.text}`)).to.deep.equal([`${OWNERS[0]}@s.whatsapp.net ⚠️ Raised before the connection.`]);
     } finally {
       await app.stop();

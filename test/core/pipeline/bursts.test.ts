@@ -9,11 +9,6 @@ import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 
 const texts = (actions: Array<{ type: string }>) => actions.filter((a) => a.type === 'text').map((a) => (a as unknown as { text: string }).text);
 
-/** Resolves once `check` holds, looking again on every turn of the event loop (no fixed sleeps). */
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((resolve) => setTimeout(resolve, 5));
-}
-
 describe("a sender's burst is one turn", () => {
   let gateway: FakeGateway;
   let t: TestBot | undefined;
@@ -131,7 +126,7 @@ describe("a sender's burst is one turn", () => {
     let release!: () => void;
     hold = new Promise((resolve) => (release = resolve));
     const first = t.transport.push({ text: 'first question' });
-    await until(() => gateway.chats().length === 1);
+    await gateway.http.until(() => gateway.chats().length === 1);
     const later = ['and also', 'one more thing'].map((text) => t!.transport.push({ text }));
     release();
     await Promise.all([first, ...later]);
@@ -144,7 +139,7 @@ describe("a sender's burst is one turn", () => {
     let release!: () => void;
     hold = new Promise((resolve) => (release = resolve));
     const first = t.transport.push({ text: 'start' });
-    await until(() => gateway.chats().length === 1);
+    await gateway.http.until(() => gateway.chats().length === 1);
     const later = Array.from({ length: 25 }, (_, i) => t!.transport.push({ text: `line ${i + 1}` }));
     release();
     await Promise.all([first, ...later]);

@@ -6,11 +6,11 @@ import sinon from 'sinon';
 import { createLogger } from '../../../core/services/log/logger.js';
 import { UserBudgets } from '../../../core/services/providers/budgets.js';
 import { UsageLedger } from '../../../core/services/providers/usage.js';
+import { domainFor } from '../../../core/services/store/data-domain.js';
 import { tempDir } from '../../helpers/checkout.js';
 
-/** The real setTimeout, kept before the clock is faked: the file system still needs real time to finish a write. */
-const realSetTimeout = globalThis.setTimeout;
-const realPause = (ms: number) => new Promise((resolve) => realSetTimeout(resolve, ms));
+/** Waits for the writes under way beside `file` (the fake clock started them; the disk finishes them in real time). */
+const writesDone = (file: string) => domainFor(file).whenNotWriting();
 
 /** The parsed file, or undefined while it does not exist. Every read must parse: the file is never half written. */
 async function readJson(file: string): Promise<any> {
@@ -22,14 +22,12 @@ async function readJson(file: string): Promise<any> {
   }
 }
 
-/** Polls (in real time) until the file holds what `ready` looks for: a write that was started is allowed to land. */
+/** The file once the write under way has landed; it must hold what `ready` looks for. */
 async function waitForJson(file: string, ready: (doc: any) => boolean): Promise<any> {
-  for (let i = 0; i < 1000; i++) {
-    const doc = await readJson(file);
-    if (doc !== undefined && ready(doc)) return doc;
-    await realPause(10);
-  }
-  throw new Error(`${path.basename(file)} never held the expected counts: ${JSON.stringify(await readJson(file))}`);
+  await writesDone(file);
+  const doc = await readJson(file);
+  if (doc === undefined || !ready(doc)) throw new Error(`${path.basename(file)} does not hold the expected counts: ${JSON.stringify(doc)}`);
+  return doc;
 }
 
 const inode = async (file: string) => (await stat(file)).ino;
@@ -56,14 +54,13 @@ describe('counters (usage.json, budgets.json): written once per flush interval a
     await rm(dir, { recursive: true, force: true });
   });
 
-  /** Nine messages 100 ms apart (fake time), each given real time to write, should a write start. */
+  /** Nine messages 100 ms apart (fake time), each followed by the write it may have started. */
   async function nineMessages(send: () => Promise<void> | void): Promise<void> {
     for (let i = 0; i < 9; i++) {
       await send();
       await clock!.tickAsync(100);
-      await realPause(15);
+      await writesDone(dir);
     }
-    await realPause(50);
   }
 
   it('usage.json: a burst of messages is one write when the interval is over, with every count; the next interval waits its turn', async () => {
@@ -156,7 +153,7 @@ describe('counters (usage.json, budgets.json): written once per flush interval a
     // A premium answer counts against the premium budget and the daily one; the stop writes it at once.
     await budgets.spend('user-1', true, 5);
     await clock.tickAsync(500);
-    await realPause(50);
+    await writesDone(file);
     expect(await inode(file), 'budgets.json rewritten within one interval').to.equal(written);
     await budgets.flush();
     const doc = await readJson(file);
