@@ -15,12 +15,17 @@ export type GatewayMode = 'ok' | '429-short' | '429-long';
 export type GatewayRequest =
   | { id: number; op: 'mode'; gateway: GatewayName; mode: GatewayMode }
   | { id: number; op: 'stats' }
-  | { id: number; op: 'lastBody'; gateway: GatewayName };
+  | { id: number; op: 'lastBody'; gateway: GatewayName }
+  | { id: number; op: 'lastFoldBody'; gateway: GatewayName }
+  | { id: number; op: 'folds' };
 
 interface GatewayState {
   mode: GatewayMode;
   chats: number;
   lastBody: string;
+  /** Chat-summary fold requests received, and the last one's body. */
+  folds: number;
+  lastFoldBody: string;
   server: http.Server;
   answer: string;
 }
@@ -42,7 +47,7 @@ function completionBody(name: GatewayName): string {
 }
 
 function startGateway(name: GatewayName): Promise<GatewayState> {
-  const state: GatewayState = { mode: 'ok', chats: 0, lastBody: '', server: undefined as unknown as http.Server, answer: completionBody(name) };
+  const state: GatewayState = { mode: 'ok', chats: 0, lastBody: '', folds: 0, lastFoldBody: '', server: undefined as unknown as http.Server, answer: completionBody(name) };
   state.server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -60,6 +65,10 @@ function startGateway(name: GatewayName): Promise<GatewayState> {
       // A chat-summary fold (history.summarize, shipped on) is the bot's own bookkeeping, not the answer the floors
       // replay: lastBody stays the last answer's request.
       if (!body.includes(FOLD_INSTRUCTIONS)) state.lastBody = body;
+      else {
+        state.folds++;
+        state.lastFoldBody = body;
+      }
       if (state.mode === 'ok') res.writeHead(200, { 'content-type': 'application/json' }).end(state.answer);
       else res.writeHead(429, { 'content-type': 'application/json', ...(state.mode === '429-short' ? { 'retry-after-ms': '1' } : { 'retry-after': '60' }) }).end(rateLimitBody);
     });
@@ -79,6 +88,10 @@ process.on('message', (msg: GatewayRequest) => {
     process.send?.({ id: msg.id, result: { primary: gateways.primary.chats, second: gateways.second.chats } });
   } else if (msg.op === 'lastBody') {
     process.send?.({ id: msg.id, result: gateways[msg.gateway].lastBody });
+  } else if (msg.op === 'lastFoldBody') {
+    process.send?.({ id: msg.id, result: gateways[msg.gateway].lastFoldBody });
+  } else if (msg.op === 'folds') {
+    process.send?.({ id: msg.id, result: { primary: gateways.primary.folds, second: gateways.second.folds } });
   }
 });
 // The parent going away (or closing the channel) ends this process: no orphan servers.

@@ -72,6 +72,16 @@ export class BenchGateway {
     return this.ask({ op: 'lastBody', gateway });
   }
 
+  /** The raw JSON body of the last chat-summary fold request a gateway received ('' before the first). */
+  lastFoldBody(gateway: GatewayName): Promise<string> {
+    return this.ask({ op: 'lastFoldBody', gateway });
+  }
+
+  /** Chat-summary fold requests each gateway has received so far (also counted in `counts`). */
+  folds(): Promise<Record<GatewayName, number>> {
+    return this.ask({ op: 'folds' });
+  }
+
   async close(): Promise<void> {
     const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
     this.child.disconnect();

@@ -3,7 +3,7 @@
  * OpenAI-compatible upstream on 127.0.0.1 (its own process), runs the real bot on the memory transport, prints a
  * table and writes bench/results.json. Exits 1 when a sanity check fails (order, files parse, zero requests during
  * cooldown); timings never change the exit code. `BENCH_QUICK=1` runs fewer samples (a smoke run).
- * `BENCH_ONLY=text,ping,...` runs only some scenarios (text, ping, failover, startup, history, archive, console, scale, recall, prefix).
+ * `BENCH_ONLY=text,ping,...` runs only some scenarios (text, features, ping, failover, startup, history, archive, console, scale, recall, prefix).
  */
 import { spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
@@ -15,6 +15,7 @@ import type { ScenarioResult } from './result.js';
 import { consoleChat } from './scenarios/console.js';
 import { archiveSearch } from './scenarios/archive-search.js';
 import { failover } from './scenarios/failover.js';
+import { featureCosts } from './scenarios/features.js';
 import { historyWrites } from './scenarios/history-writes.js';
 import { pingThroughput } from './scenarios/ping.js';
 import { promptPrefix } from './scenarios/prompt-prefix.js';
@@ -53,6 +54,7 @@ try {
   // Warm-up past the JIT's: V8 completed ~240 compiles (~0.7 s of compiler time) during pairs 600–3300 and ~20
   // during pairs 3300–6000 (`--trace-opt`), so 300 pairs of warm-up left the measured pairs in the middle of it.
   await step('text', () => textRoundTrip(gw, { samples: n(3000, 300), warmup: n(3000, 50), chats: 16 }));
+  await step('features', () => featureCosts(gw, { samples: n(15, 3), warmup: n(6, 1), blockSize: n(100, 40) }));
   await step('ping', () => pingThroughput({ latencySamples: n(5000, 500), batches: n(30, 5), batchSize: 5000, orderChats: 1000, orderMessagesPerChat: n(10, 3), strangers: n(200, 60) }));
   await step('failover', () => failover(gw, { samples: n(1500, 200), warmup: n(100, 20), cooldownSamples: n(1000, 100) }));
   await step('startup', () => startup(gw, { samples: n(15, 3), messages: n(10_000, 2000), interval: n(500, 250) }));

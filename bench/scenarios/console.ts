@@ -69,8 +69,9 @@ const lines = (count: number) => Array.from({ length: count }, (_, i) => `What t
  * process's stdout, from its first reply to its last, so start-up and stop (whose length varies by tenths of a second,
  * as much as hundreds of messages) stay out; spawn to exit is reported beside it.
  * Floor, measured the same way: a process started with the same node flags (`sdk-replay-child.ts`) in which the
- * `openai` SDK replays the bot's own last request N and then 2N times, printing a line per answer; (T(2N) − T(N)) / N
- * from its first answer to its last. The floor's runs and the console's alternate in each sample, so a busy moment of
+ * `openai` SDK replays the bot's own last answer request N and then 2N times, printing a line per answer, and between
+ * them as many of the bot's own chat-summary fold requests as the console's N and 2N runs sent (the upstream work the
+ * bot asked for: a fold is a model call like an answer); (T(2N) − T(N)) / N from its first answer to its last. The floor's runs and the console's alternate in each sample, so a busy moment of
  * the machine hits both. The same replay inside the bench's own long-running process is shown beside it.
  */
 export async function consoleChat(gw: BenchGateway, options: ConsoleOptions): Promise<ScenarioResult> {
@@ -85,26 +86,43 @@ export async function consoleChat(gw: BenchGateway, options: ConsoleOptions): Pr
   // The shipped closed access: the sender at the terminal counts as an owner, as for anyone running `npm run chat`.
   const bodyDir = await makeBotDir({ access: 'as shipped' });
   const bodyFile = path.join(bodyDir, 'body.json');
+  const foldFile = path.join(bodyDir, 'fold.json');
+  // Chat-summary folds (history.summarize, shipped on) the console's N and 2N runs asked of the upstream: the floor
+  // sends as many of the bot's own fold requests, so it does the upstream work the bot asked for, request for request.
+  const folds = { n: 0, twoN: 0 };
+  const foldsPerMessage: number[] = [];
+  const foldsSince = async (before: number) => (await gw.folds()).second - before;
   try {
     // The bot's own last request, before the first sample's floor runs.
+    const before = (await gw.folds()).second;
     await timedRun(CONSOLE, bodyDir, env, lines(60), 'bot> ');
     await writeFile(bodyFile, await gw.lastBody('second'));
+    await writeFile(foldFile, await gw.lastFoldBody('second'));
+    // Until the first sample's bot runs have counted theirs: the 60 lines' folds, scaled.
+    folds.n = Math.round(((await foldsSince(before)) * n) / 60);
+    folds.twoN = 2 * folds.n;
     for (let i = 0; i < options.samples; i++) {
       // A fresh data folder for each run: both runs start from the same empty history.
       const one = await makeBotDir({ access: 'as shipped' });
       const two = await makeBotDir({ access: 'as shipped' });
       try {
         const botRuns = async () => {
+          const before = (await gw.folds()).second;
           const a = await timedRun(CONSOLE, one, env, lines(n), 'bot> second: ');
+          folds.n = await foldsSince(before);
           const b = await timedRun(CONSOLE, two, env, lines(2 * n), 'bot> second: ');
+          folds.twoN = await foldsSince(before) - folds.n;
+          foldsPerMessage.push((folds.twoN - folds.n) / n);
           badReplies += n - a.replies + (2 * n - b.replies);
           perMessage.push((b.repliesMs - a.repliesMs) / n);
           spawnToExitPerMessage.push((b.ms - a.ms) / n);
           await writeFile(bodyFile, await gw.lastBody('second'));
+          await writeFile(foldFile, await gw.lastFoldBody('second'));
         };
         const floorRuns = async () => {
-          const a = await timedRun(REPLAY, bodyDir, { ...env, BENCH_BODY_FILE: bodyFile, BENCH_COUNT: String(n) }, '', 'answer> ');
-          const b = await timedRun(REPLAY, bodyDir, { ...env, BENCH_BODY_FILE: bodyFile, BENCH_COUNT: String(2 * n) }, '', 'answer> ');
+          const replay = (count: number, foldCount: number) => ({ ...env, BENCH_BODY_FILE: bodyFile, BENCH_COUNT: String(count), BENCH_FOLD_FILE: foldFile, BENCH_FOLDS: String(foldCount) });
+          const a = await timedRun(REPLAY, bodyDir, replay(n, folds.n), '', 'answer> ');
+          const b = await timedRun(REPLAY, bodyDir, replay(2 * n, folds.twoN), '', 'answer> ');
           badReplies += n - a.replies + (2 * n - b.replies);
           floorPerMessage.push((b.repliesMs - a.repliesMs) / n);
         };
@@ -132,16 +150,18 @@ export async function consoleChat(gw: BenchGateway, options: ConsoleOptions): Pr
   const spawned = summarize(spawnToExitPerMessage);
   const fs = summarize(floorPerMessage);
   const inProcess = summarize(inProcessPerMessage);
+  const foldRate = summarize(foldsPerMessage);
   return {
     id: 'console',
     title: `8. console chat, black box: (T(${2 * n}) − T(${n})) / ${n} vs the SDK replaying the bot's last request, timed the same way`,
     metrics: [
       metric('floor: SDK replay process, one more request', 'ms', fs.median, fs.p99, fs.n),
-      metric('console: one more message, wall (first to last reply)', 'ms', bs.median, bs.p99, bs.n, 'median ≤ 1.3× floor', bs.median / fs.median <= 1.3, `ratio of medians ${round(bs.median / fs.median)}`),
+      metric('console: one more message, wall (first to last reply)', 'ms', bs.median, bs.p99, bs.n, 'median ≤ 1.25× floor', bs.median / fs.median <= 1.25, `ratio of medians ${round(bs.median / fs.median)}`),
       metric('console: one more message, spawn to exit', 'ms', spawned.median, spawned.p99, spawned.n, undefined, undefined, `ratio of medians ${round(spawned.median / fs.median)}`),
+      metric('chat-summary folds per message (the floor sends as many)', 'count', foldRate.median, foldRate.max, foldRate.n, undefined, undefined, foldRate.median > 0 ? `one fold every ${round(1 / foldRate.median, 1)} messages` : 'none'),
       metric('same replay inside the bench process', 'ms', inProcess.median, inProcess.p99, inProcess.n, undefined, undefined, `console / this ${round(bs.median / inProcess.median)}`),
     ],
     checks,
-    data: { messages: n, perMessageMs: perMessage.map((v) => round(v)), spawnToExitPerMessageMs: spawnToExitPerMessage.map((v) => round(v)), floorPerMessageMs: floorPerMessage.map((v) => round(v)), inProcessReplayPerMessageMs: inProcessPerMessage.map((v) => round(v)) },
+    data: { messages: n, foldsPerMessage: foldsPerMessage.map((v) => round(v, 4)), perMessageMs: perMessage.map((v) => round(v)), spawnToExitPerMessageMs: spawnToExitPerMessage.map((v) => round(v)), floorPerMessageMs: floorPerMessage.map((v) => round(v)), inProcessReplayPerMessageMs: inProcessPerMessage.map((v) => round(v)) },
   };
 }

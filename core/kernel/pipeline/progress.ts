@@ -245,25 +245,33 @@ export interface ProgressMiddlewareDeps {
  * reads without being asked (it may well stay silent there).
  */
 export function turnProgress(deps: ProgressMiddlewareDeps): Middleware<MessageContext> {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const conversation = deps.config().conversation;
-    const seen = conversation.ackReactions ? ctx.react('👀').catch((err: unknown) => ctx.log.debug({ err }, 'could not react to acknowledge a message')) : undefined;
     const afterSeconds = conversation.progressAfterSeconds ?? deps.transport()?.defaultProgressAfterSeconds ?? 0;
-    const unasked = ctx.message.isGroup && !ctx.addressed && ctx.state[ANSWER_WITHOUT_MENTION] === true;
-    const slot = deps.slotOf(ctx);
-    const progress = afterSeconds > 0 && !unasked && slot ? new TurnProgress({ chatId: ctx.chatId, afterSeconds, elapsedMs: Date.now() - slot.startedAt, phrase: slot.phrase, paced: deps.paced, log: ctx.log }) : undefined;
-    if (slot && progress) slot.current = progress;
-    progress?.start();
-    let failed = true;
-    try {
-      await next();
-      failed = ctx.state[TURN_FAILED] === true;
-    } finally {
-      if (progress) deps.after(progress.finish(failed));
-      if (seen) {
-        await seen;
-        await ctx.react(failed ? '❌' : '✅').catch((err: unknown) => ctx.log.debug({ err }, 'could not react to say how a message went'));
-      }
-    }
+    // Nothing to show (no reactions, no status: piped console input, a config that turned both off): the message goes
+    // on without an async frame of its own around the rest of its path.
+    if (!conversation.ackReactions && afterSeconds <= 0) return next();
+    return showProgress(deps, ctx, next, conversation.ackReactions, afterSeconds);
   };
+}
+
+/** The reactions and the status of one message's turn, around the rest of its path. */
+async function showProgress(deps: ProgressMiddlewareDeps, ctx: MessageContext, next: () => Promise<void>, ackReactions: boolean, afterSeconds: number): Promise<void> {
+  const seen = ackReactions ? ctx.react('👀').catch((err: unknown) => ctx.log.debug({ err }, 'could not react to acknowledge a message')) : undefined;
+  const unasked = ctx.message.isGroup && !ctx.addressed && ctx.state[ANSWER_WITHOUT_MENTION] === true;
+  const slot = deps.slotOf(ctx);
+  const progress = afterSeconds > 0 && !unasked && slot ? new TurnProgress({ chatId: ctx.chatId, afterSeconds, elapsedMs: Date.now() - slot.startedAt, phrase: slot.phrase, paced: deps.paced, log: ctx.log }) : undefined;
+  if (slot && progress) slot.current = progress;
+  progress?.start();
+  let failed = true;
+  try {
+    await next();
+    failed = ctx.state[TURN_FAILED] === true;
+  } finally {
+    if (progress) deps.after(progress.finish(failed));
+    if (seen) {
+      await seen;
+      await ctx.react(failed ? '❌' : '✅').catch((err: unknown) => ctx.log.debug({ err }, 'could not react to say how a message went'));
+    }
+  }
 }
