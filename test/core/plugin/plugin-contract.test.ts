@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { definePlugin, PluginError, Type, type Plugin } from '../../../core/index.js';
 import { mountSites } from '../../../web/site-server.js';
-import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { contentOf, startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { discoverPlugins } from '../../../core/kernel/plugin/discover.js';
 import { ROOT, tempDir } from '../../helpers/checkout.js';
 import { csrfOf, login, request, sameOrigin, startWebTest, TOKEN } from '../../web/web-helpers.js';
@@ -59,7 +59,7 @@ describe('plugin contract v2', () => {
     it('hands its tool the typed options with defaults (not an empty object)', async () => {
       bot = await startTestBot(greeter, {
         options: { greeting: 'Howdy' },
-        model: (request) => (request.messages.at(-1)?.role === 'tool' ? `the word is ${String(request.messages.at(-1)?.content)}` : { tool: 'greeting_word', args: {} }),
+        model: (request) => (request.messages.at(-1)?.role === 'tool' ? `the word is ${contentOf(String(request.messages.at(-1)?.content))}` : { tool: 'greeting_word', args: {} }),
       });
       expect(await bot.send('how do you greet people?')).to.deep.equal(['the word is Howdy']);
       expect(bot.model.requests[0].tools).to.include('greeting_word');
