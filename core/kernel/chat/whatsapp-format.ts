@@ -15,7 +15,7 @@ export function toWhatsApp(markdown: string): string {
   markdownPieces(markdown).forEach((piece, i) => {
     // Between pieces: a paragraph break where blank lines were, else the line break or space that was cut.
     if (i > 0) out += piece.before.split('\n').length > 2 ? '\n\n' : piece.before;
-    out += piece.code ? piece.text.replace(/\n+$/, '') : convert(piece.text);
+    out += piece.code ? codeBlock(piece.text) : convert(piece.text);
   });
   // (trimEnd, not a `\s+$` pattern: that one is tried again at every character of a long run of spaces.)
   return out.replace(/\n{3,}/g, '\n\n').replace(/^\n+/, '').trimEnd();
@@ -147,6 +147,16 @@ function cutLong(text: string, max: number): Array<{ text: string; before: strin
   return parts;
 }
 
+/**
+ * A code block as written, every character inside untouched, but a fence's language word dropped: WhatsApp has no
+ * syntax colouring and would show `python` as the block's first line.
+ */
+function codeBlock(raw: string): string {
+  const text = raw.replace(/\n+$/, '');
+  const fence = /^ {0,3}(`{3,}|~{3,})[^\n]*/.exec(text);
+  return fence ? fence[0].replace(/^( {0,3}(?:`{3,}|~{3,}))[^\n]*$/, '$1') + text.slice(fence[0].length) : text;
+}
+
 /** Block tokens joined by `separator` (blank lines between paragraphs; single lines inside a list item). */
 function blocks(tokens: Token[], separator: string): string {
   const out: string[] = [];
@@ -172,8 +182,7 @@ function block(token: Token): string | undefined {
       return t.tokens ? inline(t.tokens) : t.text;
     }
     case 'code':
-      // Untouched: the fence, its language and every character inside, as the model wrote them.
-      return token.raw.replace(/\n+$/, '');
+      return codeBlock(token.raw);
     case 'list':
       return list(token as Tokens.List);
     case 'table':
@@ -238,7 +247,9 @@ function inline(tokens: Token[] | undefined, inBold = false): string {
         break;
       }
       case 'em':
-        out += `_${inline((token as Tokens.Em).tokens, inBold)}_`;
+        // `2*3*4` is arithmetic, not emphasis: stars between two letters or digits stay as written.
+        if (token.raw.startsWith('*') && /[\p{L}\p{N}]$/u.test(out)) out += token.raw;
+        else out += `_${inline((token as Tokens.Em).tokens, inBold)}_`;
         break;
       case 'del':
         out += `~${inline((token as Tokens.Del).tokens, inBold)}~`;

@@ -35,14 +35,18 @@ describe('WhatsApp formatting of model answers', () => {
   });
 
   it('leaves code blocks and inline code exactly as written', () => {
-    const block = '```python\ndef f(**kwargs):\n    return __name__  # ~~not struck~~ [x](y)\n```';
+    const block = '```\ndef f(**kwargs):\n    return __name__  # ~~not struck~~ [x](y)\n```';
     expect(toWhatsApp(`Run \`a **b** _c_\` then:\n\n${block}\n\nDone **now**.`)).to.equal(`Run \`a **b** _c_\` then:\n\n${block}\n\nDone *now*.`);
+    // A fence's language word is dropped (WhatsApp would show it as the block's first line); the code stays as written.
+    expect(toWhatsApp('```python\nprint(2*3*4)\n```')).to.equal('```\nprint(2*3*4)\n```');
+    expect(toWhatsApp('~~~ js title="x"\nlet a = 1;\n~~~')).to.equal('~~~\nlet a = 1;\n~~~');
     expect(toWhatsApp('    indented **code**\n    stays')).to.equal('    indented **code**\n    stays');
   });
 
   it('leaves plain text alone: snake_case, escaped stars, arithmetic, quotes', () => {
     expect(toWhatsApp('my_file_name is 5 * 3 = 15, \\*not italic\\*')).to.equal('my_file_name is 5 * 3 = 15, *not italic*');
     expect(toWhatsApp('> quoted **line**')).to.equal('> quoted *line*');
+    expect(toWhatsApp('2*3*4 = 24, and *this* is italic')).to.equal('2*3*4 = 24, and _this_ is italic');
   });
 });
 
@@ -172,6 +176,6 @@ describe('formatting and splitting take linear work, whatever the shape of the a
     expect(text.length).to.be.greaterThan(3 * PARSE_PIECE_CHARS);
     expect(code.length).to.be.greaterThan(PARSE_PIECE_CHARS);
     const converted = (i: number) => `*Step ${i}*: ${Array.from({ length: 30 }, (_, j) => `w${i}.${j}`).join(' ')}, see docs (https://x.example/${i}).`;
-    expect(toWhatsApp(text)).to.equal([...Array.from({ length: 20 }, (_, i) => converted(i)), code, ...Array.from({ length: 20 }, (_, i) => converted(i + 20))].join('\n\n'));
+    expect(toWhatsApp(text)).to.equal([...Array.from({ length: 20 }, (_, i) => converted(i)), code.replace('```python', '```'), ...Array.from({ length: 20 }, (_, i) => converted(i + 20))].join('\n\n'));
   });
 });
