@@ -18,6 +18,8 @@ export { ALLOWED_CONTAINERS, assertPixelBudget, DEFAULT_MAX_IMAGE_PIXELS, inputA
 /** The egress check's address rule and a download from the bot's own process under the same rules. */
 export { isPrivateAddress } from './services/jail/private-address.js';
 export { DownloadRefused, fetchPublic, type PublicFetchOptions } from './services/jail/public-fetch.js';
+/** Every upstream answer read up to a bound and no further (the rest is never received). */
+export { readBodyUpTo, readJsonUpTo } from './services/http/bounded-body.js';
 /** Documents read inside the jail (the kind from the bytes; PDFs by poppler, office files by a jailed node reader). */
 export { DocumentRefused, documentKind, readDocument, type DocumentKind, type DocumentText, type ReadLimits } from './services/documents/read-document.js';
 /** The vision path: a question about one or a few images over the gateways (`/v1/messages`, else chat completions). */

@@ -1,5 +1,10 @@
 import { UpstreamFailure, type ProviderLeg } from '../../core/index.js';
-import { fetchPublic, type EgressPolicy } from '../../core/media.js';
+import { DownloadRefused, fetchPublic, readJsonUpTo, type EgressPolicy } from '../../core/media.js';
+
+/** Room in an image answer besides the picture's base64 (JSON keys, a revised prompt, usage). */
+const ANSWER_OVERHEAD_BYTES = 256 * 1024;
+/** An error answer is a few lines of JSON. */
+const ERROR_ANSWER_BYTES = 64 * 1024;
 
 /** The gateway has no image endpoint (it answered 404, 405 or 501 to `/v1/images/generations`). */
 export class NoImageEndpoint extends Error {
@@ -55,10 +60,20 @@ export async function generateOnLeg(leg: ProviderLeg, request: ImageRequest): Pr
     throw new NoImageEndpoint(leg.name, response.status);
   }
   if (!response.ok) {
-    const body = await response.json().catch(() => undefined);
+    const body = await readJsonUpTo(response, ERROR_ANSWER_BYTES, 'the error answer').catch(() => undefined);
     throw new UpstreamFailure('http', { status: response.status, headers: Object.fromEntries(response.headers), body });
   }
-  const answer = (await response.json().catch(() => undefined)) as { data?: Array<{ b64_json?: unknown; url?: unknown }> } | undefined;
+  // Read up to what a picture of maxBytes takes as base64 in JSON, and no further: a larger answer is cut off as it
+  // arrives, never held whole.
+  let answer: { data?: Array<{ b64_json?: unknown; url?: unknown }> } | undefined;
+  try {
+    answer = (await readJsonUpTo(response, Math.ceil((request.maxBytes * 4) / 3) + ANSWER_OVERHEAD_BYTES, 'the answer')) as typeof answer;
+  } catch (err) {
+    if (err instanceof DownloadRefused) throw new BadImageAnswer(`the gateway's ${err.message.replace(/^the /, '')}`);
+    const name = (err as Error)?.name;
+    if (name === 'TimeoutError' || name === 'AbortError') throw new UpstreamFailure('timeout');
+    throw new UpstreamFailure('network', { code: (err as { cause?: { code?: string } })?.cause?.code ?? 'connection broken' });
+  }
   const first = answer?.data?.[0];
   let bytes: Buffer;
   if (typeof first?.b64_json === 'string' && first.b64_json) bytes = Buffer.from(first.b64_json, 'base64');

@@ -1,4 +1,8 @@
 import { retryAfterMs } from '../../core/index.js';
+import { DownloadRefused, readBodyUpTo } from '../../core/media.js';
+
+/** A search answer of a few results is some KB; more is not read. */
+const MAX_ANSWER_BYTES = 2 * 1024 * 1024;
 
 /** One search hit. */
 export interface SearchHit {
@@ -61,9 +65,13 @@ export async function tavilySearch(options: TavilyOptions, query: string, maxRes
   }
   let body: unknown;
   try {
-    body = await response.json();
-  } catch {
-    throw new SearchProviderError('search provider answered with something that is not JSON', 'bad-answer');
+    body = JSON.parse((await readBodyUpTo(response, MAX_ANSWER_BYTES, 'the search answer')).toString('utf8'));
+  } catch (err) {
+    if (err instanceof DownloadRefused) throw new SearchProviderError(`search provider answer too large (${err.message})`, 'bad-answer');
+    if (err instanceof SyntaxError) throw new SearchProviderError('search provider answered with something that is not JSON', 'bad-answer');
+    const name = (err as Error)?.name;
+    if (name === 'TimeoutError' || name === 'AbortError') throw new SearchProviderError('search provider timed out', 'timeout');
+    throw new SearchProviderError('search provider connection broke while answering', 'network');
   }
   const results = (body as { results?: unknown })?.results;
   if (!Array.isArray(results)) throw new SearchProviderError('search provider answer has no results list', 'bad-answer');

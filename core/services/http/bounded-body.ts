@@ -1,0 +1,44 @@
+import { DownloadRefused } from '../jail/public-fetch.js';
+
+/**
+ * Reads a fetch `Response`'s body up to `maxBytes` actually received and no further: a larger answer is cancelled as
+ * soon as it passes the bound (its `content-length`, when it declares more, refuses before reading) and rejects with
+ * `DownloadRefused` ("… is larger than N bytes"). For every upstream answer the bot reads: whatever an upstream sends,
+ * the bot holds at most the bound.
+ *
+ * @example
+ * const body = await readBodyUpTo(await fetch(url), 2_000_000, 'the search answer');
+ */
+export async function readBodyUpTo(response: Response, maxBytes: number, what = 'the answer'): Promise<Buffer> {
+  const tooLarge = () => new DownloadRefused(`${what} is larger than ${maxBytes} bytes`);
+  const declared = Number(response.headers.get('content-length') ?? NaN);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw tooLarge();
+  }
+  if (!response.body) return Buffer.alloc(0);
+  const reader = response.body.getReader();
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    parts.push(value);
+  }
+  return Buffer.concat(parts, size);
+}
+
+/** `readBodyUpTo`, then JSON; undefined when the body is not JSON (a body over the bound still rejects). */
+export async function readJsonUpTo(response: Response, maxBytes: number, what = 'the answer'): Promise<unknown> {
+  const body = await readBodyUpTo(response, maxBytes, what);
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
