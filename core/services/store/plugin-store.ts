@@ -198,7 +198,9 @@ export class PluginStores implements PluginStore {
     const keepDays = tuning.keepDays;
     if (!keepDays) return;
     const sweep = () => this.pruneSearchLog(decl, keepDays());
-    const timer = setInterval(() => void sweep().catch((err) => this.log?.error({ err, plugin: this.plugin }, `${this.plugin}: the retention sweep failed (tried again tomorrow)`)), DAY_MS);
+    const timer = setInterval(() => {
+      this.sweeping = sweep().catch((err) => this.log?.error({ err, plugin: this.plugin }, `${this.plugin}: the retention sweep failed (tried again tomorrow)`));
+    }, DAY_MS);
     timer.unref();
     this.tunedSweeps.push(timer);
     await sweep().catch((err) => this.log?.error({ err, plugin: this.plugin }, `${this.plugin}: the retention sweep failed (tried again tomorrow)`));
@@ -294,7 +296,7 @@ export class PluginStores implements PluginStore {
     this.sweeper.unref();
   }
 
-  /** Resolves once the retention sweep started last (the one at start, then daily) is done. */
+  /** Resolves once the retention sweep started last (the one at start, then daily, or a tuned one) is done. */
   whenSwept(): Promise<void> {
     return this.sweeping;
   }

@@ -37,8 +37,9 @@ describe('documents: .mydata, delete for everyone and chat moves', function () {
     const bytes = docx([text]);
     return t!.transport.push({ id, chatId, isGroup: chatId.endsWith('@g.us'), senderId, mentions: [], text: '@bot what is it?', quoted: { id: 'bot-1', senderId: 'bot', text: 'hi', fromBot: true }, media: { kind: 'document', mimetype: DOCX_MIME, fileName, size: bytes.length, download: async () => bytes } });
   };
+  /** The background work behind the replies is done (the archive written), and `check` then holds. */
   const waitFor = async (check: () => Promise<boolean>) => {
-    for (let i = 0; i < 200 && !(await check()); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    await t!.app.bot.whenStoresIdle();
     expect(await check()).to.equal(true);
   };
 

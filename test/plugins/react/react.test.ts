@@ -60,7 +60,7 @@ describe('react: the model reacts to the message it answers (memory transport, f
     t = await start();
     await t.transport.push({ text: '.later react ❤️', senderId: ANN });
     const actions = t.transport.actions;
-    while (!actions.some((a) => a.type === 'text')) await new Promise((resolve) => setTimeout(resolve, 20));
+    await t.until(() => actions.some((a) => a.type === 'text'));
     expect(actions.some((a) => a.type === 'react')).to.equal(false);
     expect(lastText(model.requests.at(-1)!)).to.match(/^No reaction was placed: this turn is a scheduled task/);
     expect(actions.filter((a) => a.type === 'text').map((a) => (a as { text: string }).text).join('\n')).to.include('tool said: No reaction was placed');

@@ -106,7 +106,7 @@ describe('recall plugin: the maxLoadedMessages option', function () {
       await t.app.bot.idle();
       const unloaded = () => t.logs().filter((l) => /left memory \(over maxLoadedMessages\)/.test(String(l.msg)));
       // 1,400 loaded > 1,000: the chat searched first (Ana's) left memory, and the log says so.
-      for (let i = 0; i < 50 && !unloaded().length; i++) await new Promise((r) => setTimeout(r, 20));
+      await t.until(() => unloaded().length);
       assert.deepEqual(unloaded().map((l) => [l.chat, l.messages]), [[ANA, 700]]);
       assert.match(await recallIn(ANA, 'bakery'), /the bakery is behind the station/);
     } finally {

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import sinon from 'sinon';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import recall from '../../../plugins/recall/index.js';
@@ -46,7 +45,7 @@ describe('recall: the daily retention sweep', function () {
 
     // A day later the old message is 2.5 days old, the new one 1.5: only the timer can have removed it.
     clock.tick(DAY);
-    for (let i = 0; i < 200 && /pelican/.test(await onDisk()); i++) await sleep(10);
+    await bot.app.bot.whenStoresIdle();
     assert.doesNotMatch(await onDisk(), /pelican lane/);
     assert.match(await onDisk(), /heron street/);
     const [answer] = await bot.send({ text: '.recall harbour', senderId: ANA });
