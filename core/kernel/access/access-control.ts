@@ -352,6 +352,26 @@ export class AccessControl {
         await this.save();
         return removed;
       },
+      // A private chat known by another id from now on (WhatsApp: its LID, then its phone): its persona and a pause
+      // (the owner took it over, or `.bot off`) go with it, or the bot would speak there again in its default voice.
+      moveChat: async (from, to) => {
+        let moved = false;
+        const persona = this.doc.personas[from];
+        if (persona) {
+          this.doc.personas[to] ??= persona;
+          delete this.doc.personas[from];
+          moved = true;
+        }
+        const pause = this.doc.paused[from];
+        if (pause) {
+          const there = this.doc.paused[to];
+          // The longer pause wins: until `.bot on` (null) over any time, else the later time.
+          if (!there || (there.until !== null && (pause.until === null || pause.until > there.until))) this.doc.paused[to] = pause;
+          delete this.doc.paused[from];
+          moved = true;
+        }
+        if (moved) await this.save();
+      },
     };
   }
 }

@@ -1,0 +1,27 @@
+import { expect } from 'chai';
+import pingPlugin from '../../../plugins/ping/index.js';
+import { startFakeSocketBot, type FakeSocketBot } from '../../../app/testing/fake-socket-bot.js';
+import { isSentText, waText } from '../../fakes/baileys-socket.js';
+
+const ALICE = '6281200000007@s.whatsapp.net';
+const ALICE_LID = '44400000000007@lid';
+
+/** A chat first seen by its LID, then with its phone: what the owner set for it moves with it. */
+describe('WhatsApp: a chat moving from its LID to its phone keeps its takeover pause and persona (fake socket)', function () {
+  this.timeout(30_000);
+  let bot: FakeSocketBot | undefined;
+  afterEach(async () => {
+    await bot?.stop();
+    bot = undefined;
+  });
+
+  it('the owner paused the chat (.bot off) while it was known by its LID: once its phone is learnt the bot stays quiet there', async () => {
+    bot = await startFakeSocketBot(pingPlugin);
+    await bot.deliver(waText('.bot off', { from: ALICE_LID, fromMe: true }));
+    expect(bot.app.bot.access.paused().map((p) => p.chatId)).to.deep.equal([ALICE_LID]);
+    const sent = await bot.deliver(waText('hello, anyone?', { from: ALICE_LID, fromAlt: ALICE }));
+    expect(sent.filter(isSentText)).to.deep.equal([]);
+    expect(bot.model.requests).to.have.length(0);
+    expect(bot.app.bot.access.paused().map((p) => p.chatId)).to.deep.equal([ALICE]);
+  });
+});
