@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { IncomingMedia } from '../../../core/kernel/port/message.js';
-import { audioFailures, FakeAudio, lastText, startTestBot, type BotAction, type ModelAnswer, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
+import { audioFailures, contentOf, FakeAudio, lastText, startTestBot, type BotAction, type ModelAnswer, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
 import pingPlugin from '../../../plugins/ping/index.js';
 import { archiveAt } from '../../helpers/voice-archive.js';
 import { safeFileName } from '../../../core/storage.js';
@@ -248,7 +248,7 @@ describe('voice plugin', function () {
     expect(requests[0].tools).to.include('search_voice_notes');
     const toolResult = requests[1].messages.find((m) => m.role === 'tool')!;
     expect(String(toolResult.content)).to.not.include('invoice of five');
-    expect(JSON.parse(String(toolResult.content)).results).to.deep.equal([]);
+    expect(JSON.parse(contentOf(String(toolResult.content))).results).to.deep.equal([]);
 
     asked = BOB;
     const mark = t.model.requests.length;
