@@ -25,11 +25,12 @@ describe('dashboard: link incidents are shown where they can arrive', () => {
     w.t.app.notices.raise('logged-out', 'WhatsApp logged the bot out: scan the new QR.', { linkDown: true });
     const item = await incidentItem('logged-out');
     expect(item).to.contain('active').and.contain('WhatsApp logged the bot out').and.contain('marked late, once the link is back');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // A notice handed to the sender would be out once nothing waits there.
+    await w.t.app.outbox.settle(10_000);
     expect(ownerTexts()).to.deep.equal([]);
 
     w.t.app.notices.recover('logged-out', 'WhatsApp is linked again.');
-    for (let i = 0; i < 200 && !ownerTexts().length; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    await w.t.until(() => ownerTexts().length);
     expect(ownerTexts()).to.have.length(1);
     expect(ownerTexts()[0]).to.match(new RegExp(`^${OWNER}@s\\.whatsapp\\.net ⚠️ Late notice \\(from \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC, when WhatsApp could not carry it\\): WhatsApp logged the bot out: scan the new QR\\.\\n✅ WhatsApp is linked again\\.$`));
     const over = await incidentItem('logged-out');
@@ -49,7 +50,7 @@ describe('dashboard: link incidents are shown where they can arrive', () => {
     expect((await request(w.port, { path: '/config/status', headers: { cookie } })).body).to.match(/id="incidents"[\s\S]*None since start/);
     w.t.app.notices.raise('disk-low', 'Free space is below 200 MB.');
     expect(await incidentItem('disk-low')).to.contain('active').and.not.contain('marked late');
-    for (let i = 0; i < 200 && !ownerTexts().length; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    await w.t.until(() => ownerTexts().length);
     expect(ownerTexts()).to.deep.equal([`${OWNER}@s.whatsapp.net ⚠️ Free space is below 200 MB.`]);
   });
 });

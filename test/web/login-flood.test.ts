@@ -10,9 +10,6 @@ function failureLines(w: WebTest) {
   return w.t.logs().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('dashboard login fail'));
 }
 
-const until = async (ready: () => boolean) => {
-  while (!ready()) await new Promise((r) => setTimeout(r, 20));
-};
 
 describe('dashboard login under a flood of wrong tokens from local processes', function () {
   this.timeout(120_000);
@@ -32,20 +29,29 @@ describe('dashboard login under a flood of wrong tokens from local processes', f
     const statuses = new Map<number, number>();
     let sent = 0;
     let stop = false;
+    /** Guessers waiting for a number of answers, woken as answers come. */
+    const watchers = new Set<() => void>();
+    const answered = (count: number) =>
+      new Promise<void>((resolve) => {
+        const watcher = () => sent >= count && (watchers.delete(watcher), resolve());
+        watchers.add(watcher);
+        watcher();
+      });
     // 24 local processes' worth of guessers, each on its own 127.0.0.x address, as fast as the server answers.
     const workers = Array.from({ length: 24 }, async (_, i) => {
       for (let n = 0; !stop; n++) {
         const res = await request(w.port, { method: 'POST', path: '/config/login', localAddress: `127.0.${1 + (i >> 7)}.${2 + ((i * 7 + n) % 120)}`, headers: { cookie, ...sameOrigin(w.port) }, body: body(`guess-${i}-${n}`) });
         sent++;
+        for (const watcher of [...watchers]) watcher();
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
       }
     });
-    await until(() => sent >= 300);
+    await answered(300);
     const before = sent;
     // The owner logs in with the right token in the middle of it (login() throws unless it is let in).
     const owner = await login(w.port, TOKEN);
     const during = sent - before;
-    await until(() => sent >= before + during + 300);
+    await answered(before + during + 300);
     stop = true;
     await Promise.all(workers);
     const elapsedMs = Date.now() - started;
@@ -58,7 +64,7 @@ describe('dashboard login under a flood of wrong tokens from local processes', f
 
     // Nothing of the count is lost: once the last period is summarised, the lines add up to every wrong token.
     const counted = () => failureLines(w).reduce((sum, l) => sum + (l.msg.startsWith('dashboard login failed') ? 1 : Number(l.wrong) + Number(l.refused)), 0);
-    await until(() => counted() >= sent);
+    await w.t.until(() => counted() >= sent);
     expect(counted()).to.equal(sent);
     const lines = failureLines(w);
     expect(lines[0]!.msg).to.equal('dashboard login failed: wrong token');
