@@ -142,9 +142,10 @@ async function gatewayChecks(settings: Settings, timeoutMs: number): Promise<Doc
       const [[probe], chat] = await Promise.all([probeGateways([leg], timeoutMs), checkChatLeg({ baseUrl: g.baseUrl, apiKey: g.apiKey, model: g.model, timeoutMs })]);
       const label = `gateway ${name}`;
       const where = `${v1} (model ${g.model}, key ${maskKey(g.apiKey)})`;
-      const rootWords = probe.healthy ? `root answered ${probe.detail}` : `root ${probe.url} ${probe.detail}`;
+      // A root that answers at all (often 404: gateways serve nothing at /) says nothing more; one that does not is a lead.
+      const rootWords = probe.healthy ? '' : `; root ${probe.url} ${probe.detail}`;
       const vars = name === 'primary' ? 'PRIMARY_GATEWAY_API_KEY / _BASE_URL / _MODEL' : 'API_KEY / BASE_URL / MODEL';
-      return fromLeg(label, { ...chat, detail: `${where}: ${chat.detail}; ${rootWords}` }, `correct ${vars} (npm run setup)`);
+      return fromLeg(label, { ...chat, detail: `${where}: ${chat.detail}${rootWords}` }, `correct ${vars} (npm run setup)`);
     }),
   );
 }
@@ -175,12 +176,23 @@ async function jailCheck(settings: Settings): Promise<DoctorCheck> {
   return ok('jail', detail);
 }
 
+/**
+ * The ffmpeg line: ✔ for the system's or FFMPEG_PATH's; ⚠ for the build bundled in @ffmpeg-installer (ffmpeg 4.x from
+ * 2018, with decoder bugs fixed since), which runs but should not decode strangers' media.
+ */
+export function ffmpegCheck(bin: { path: string; source: string }, versionLine: string): DoctorCheck {
+  const version = versionLine.split(' ').slice(0, 3).join(' ');
+  if (bin.source.startsWith('@ffmpeg-installer/')) {
+    return warn('ffmpeg', `${version} (${bin.path}) is the build bundled with the bot, from 2018: it has decoder bugs fixed since, and every voice note, photo and video from a chat goes through it`, 'apt-get install ffmpeg (the bot then uses the system\'s), or set FFMPEG_PATH');
+  }
+  return ok('ffmpeg', `${version} (${bin.path}) from ${bin.source}`);
+}
+
 async function programChecks(settings: Settings): Promise<DoctorCheck[]> {
   const ffmpeg = async () => {
     const bin = ffmpegBinary(settings);
     try {
-      const line = await versionProbe(bin.path, ['-version']);
-      return ok('ffmpeg', `${line.split(' ').slice(0, 3).join(' ')} (${bin.path}) from ${bin.source}`);
+      return ffmpegCheck(bin, await versionProbe(bin.path, ['-version']));
     } catch (err) {
       return warn('ffmpeg', `ffmpeg from ${bin.source} does not run (${(err as Error).message}): voice notes and media conversion fail`, 'apt-get install ffmpeg, or set FFMPEG_PATH');
     }

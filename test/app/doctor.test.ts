@@ -5,6 +5,7 @@ import path from 'node:path';
 import { completion, failures, FakeGateway, lastUserText } from '../fakes/openai-gateway.js';
 import { HttpFake } from '../../app/testing/http-fake.js';
 import { runScript, type ScriptRun } from '../helpers/run-script.js';
+import { ffmpegCheck } from '../../app/doctor/checks.js';
 import { ROOT, tempDir } from '../helpers/checkout.js';
 
 const KEY = 'sk-doctor-key-0123456789abcdef';
@@ -47,6 +48,8 @@ describe('npm run doctor', function () {
     const run = await runScript('doctor', [], { cwd: dir });
     expect(run.code, said(run)).to.equal(0);
     expect(line(run, 'gateway primary')).to.match(/^✔ .*key accepted, model doc-model answered/);
+    // A root that answers says nothing worth a word (gateways often answer 404 at /).
+    expect(line(run, 'gateway primary')).to.not.match(/root/);
     expect(line(run, 'audio keys')).to.match(/^✔ audio keys +1 key\(s\) at /);
     expect(line(run, 'config.json')).to.match(/^✔ .*valid \(1 owner/);
     expect(line(run, 'session')).to.match(/^⚠ session +not linked yet/);
@@ -109,6 +112,14 @@ describe('npm run doctor', function () {
     expect(line(run, 'session')).to.match(/^✘ .*creds\.json is corrupt .*noiseKey/);
     expect(said(run)).to.not.include(KEY);
     expect(said(run)).to.not.include('gsk-wrong-audio-key-12345678');
+  });
+
+  it('ffmpeg: the bundled 2018 build is ⚠ with the reason and the fix; the system\'s is ✔', () => {
+    const bundled = ffmpegCheck({ path: '/bot/node_modules/@ffmpeg-installer/linux-x64/ffmpeg', source: '@ffmpeg-installer/ffmpeg (bundled 2018 build: install the system ffmpeg for untrusted media)' }, 'ffmpeg version N-92722-gf22fcd4483 Copyright');
+    expect(bundled.status).to.equal('warn');
+    expect(bundled.detail).to.match(/bundled with the bot, from 2018: it has decoder bugs fixed since/);
+    expect(bundled.fix).to.match(/apt-get install ffmpeg/);
+    expect(ffmpegCheck({ path: '/usr/bin/ffmpeg', source: 'the system' }, 'ffmpeg version 5.1.6-0+deb12u1 Copyright').status).to.equal('ok');
   });
 
   it('no key at all: .env is ✘ with the fix', async () => {
