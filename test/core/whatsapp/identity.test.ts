@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import type { WhatsAppTransport } from '../../../core/adapters/whatsapp/whatsapp-transport.js';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -75,18 +76,20 @@ describe('WhatsApp identity in access control (real bot, owners and lists writte
   let dir: string;
   let app: App;
   let sockets: FakeSocketFactory;
+  let transport: WhatsAppTransport;
 
   async function start(access: Record<string, unknown>): Promise<void> {
     dir = await tempDir('wabot-wa-id-');
     await writeConfig(dir, { access });
-    ({ app, sockets } = await linkBot({ dir, env: { API_KEY: 'test-key-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'test-model' }, plugins: [pingPlugin] }));
+    ({ app, sockets, transport } = await linkBot({ dir, env: { API_KEY: 'test-key-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'test-model' }, plugins: [pingPlugin] }));
     await sockets.last.signalRepository.lidMapping.storeLIDPNMappings([{ lid: ALICE_LID, pn: ALICE }]);
   }
 
   async function pingFromLid(): Promise<number> {
     const before = sockets.last.sent.length;
     sockets.last.deliver([waText('.ping', { from: ALICE_LID })]);
-    for (let i = 0; i < 50 && sockets.last.sent.length === before; i++) await new Promise((r) => setTimeout(r, 10));
+    // Mapped, handled and answered (or left unanswered): the transport and the bot are idle.
+    await transport.idle();
     await app.bot.idle();
     return sockets.last.sent.length - before;
   }
