@@ -10,6 +10,9 @@ import type { AbovePrompt } from './above-prompt.js';
 /** The default console sender (digits). Change it with `:as <id>`. */
 export const CONSOLE_DEFAULT_SENDER = '10000000001';
 
+/** Every `:` command the console takes, as the banner and the unknown-command line list them. */
+export const CONSOLE_COMMANDS = [':as <id>', ':group <name>', ':dm', ':voice <file>', ':audio <file>', ':image <file> [caption]', ':video <file> [caption]', ':document <file> [caption]', ':sticker <file>', ':reply <text>', ':quote <text>', ':fromme <text>', ':vote <n>[,<m>…]', ':sleep <ms>', ':quit'] as const;
+
 /**
  * The bot's own id in the console (as a linked WhatsApp account has one), so `@10000000000` addresses the bot in a
  * console group even before `targetUserIds` is filled in; the ids in `targetUserIds` work too.
@@ -144,7 +147,7 @@ export class ConsoleTransport implements Transport {
     const rl = readline.createInterface({ input: this.input, output: this.interactive ? this.output : undefined, terminal: this.interactive });
     this.rl = rl;
     if (this.interactive) {
-      this.complain(`chatting as ${this.sender} in a private chat; in a group mention the bot as @${CONSOLE_BOT_ID}. Commands: :group <name>, :dm, :as <id>, :voice <file>, :audio <file>, :image <file> [caption], :video <file> [caption], :reply <text>, :quote <text>, :fromme <text>, :quit`);
+      this.complain(`chatting as ${this.sender} in a private chat; in a group mention the bot as @${CONSOLE_BOT_ID}. Commands: ${CONSOLE_COMMANDS.join(', ')}`);
       rl.setPrompt('you> ');
       this.showPrompt();
       this.logs?.attach({
@@ -301,7 +304,7 @@ export class ConsoleTransport implements Transport {
       case ':vote':
         return this.vote(rest);
       default:
-        return this.complain(`unknown console command ${cmd}; use :as, :group, :dm, :voice, :audio, :image, :video, :document, :sticker, :reply, :quote, :fromme, :vote, :sleep, :quit`);
+        return this.complain(`unknown console command ${cmd}; use ${CONSOLE_COMMANDS.join(', ')}`);
     }
   }
 

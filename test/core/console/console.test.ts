@@ -88,6 +88,8 @@ describe('console chat (spawned)', () => {
     expect(run.lines[0]).to.equal('bot> Sorry, you are not allowed to use .ping here.');
     expect(run.lines[1]).to.match(/^bot> pong/);
     expect(run.stderr).to.include('unknown console command :bogus');
+    // Every : command is named (the banner lists the same).
+    for (const command of [':as', ':group', ':dm', ':voice', ':audio', ':image', ':video', ':document', ':sticker', ':reply', ':quote', ':fromme', ':vote', ':sleep', ':quit']) expect(run.stderr).to.include(`${command}`);
     expect(run.stderr).to.include(':as needs digits');
   });
 
