@@ -65,7 +65,8 @@ async function persona(ctx: Ctx): Promise<void> {
   if (ctx.args.length > MAX_PERSONA_CHARS) {
     return void (await ctx.reply(`That persona is too long (${ctx.args.length} characters; the limit is ${MAX_PERSONA_CHARS}). Nothing was changed.`));
   }
-  await ctx.host.access.setPersona(ctx.chatId, ctx.args, ctx.senderId);
+  // The person at the console is an owner without an owner's id in config.json: their persona is stamped `console`.
+  await ctx.host.access.setPersona(ctx.chatId, ctx.args, ctx.message.fromOperator ? 'console' : ctx.senderId);
   await ctx.reply(`Done: in this chat I follow these instructions from now on (other chats are not affected). ${prefix}persona shows them, ${prefix}persona off removes them.`);
 }
 

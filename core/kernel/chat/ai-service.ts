@@ -243,9 +243,9 @@ export function createAiService(deps: AiServiceDeps): AiService {
     return lines.join('\n');
   }
 
-  /** Whether a persona's setter is an owner (the dashboard is the owners' too). */
+  /** Whether a persona's or a fact's setter is an owner (the dashboard and the console's operator are owners too). */
   function setByOwner(by: string): boolean {
-    return by === 'dashboard' || isOwnerId([by], config());
+    return by === 'dashboard' || by === 'console' || isOwnerId([by], config());
   }
 
   /** The chat's persona when an owner set it (before a plugin's extra lines): both belong to this chat's prompt only. */

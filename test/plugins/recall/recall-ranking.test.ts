@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { lastText, startTestBot, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
+import { contentOf, lastText, startTestBot, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
 import recall from '../../../plugins/recall/index.js';
 
 const ANA = '10000000001@s.whatsapp.net';
@@ -28,7 +28,7 @@ describe('recall: what a search shows', function () {
   /** The recall tool's result when the model calls it with `query` for a message of Ana's private chat. */
   const toolResult = async (query: string) => {
     const [answer] = await bot!.send({ senderId: ANA, text: `recall: ${JSON.stringify({ query })}` });
-    return JSON.parse(answer.replace(/^tool said: /, '')) as { results: Array<{ text: string; sender: string; before?: { text: string }; after?: { text: string } }> };
+    return JSON.parse(contentOf(answer.replace(/^tool said: /, ''))) as { results: Array<{ text: string; sender: string; before?: { text: string }; after?: { text: string } }> };
   };
 
   beforeEach(async () => {
