@@ -38,7 +38,7 @@ export const FAKE_TRANSCRIPT = 'Zebras sleep standing up\nand their stripes & pa
  *
  * @example
  * const bin = await writeFakeYtdlp(dir, samplePath);
- * // env: { YTDLP_PATH: bin, MP3_ALLOW_PRIVATE_HOSTS: 'true' }
+ * // env: { YTDLP_PATH: bin, EGRESS_ALLOW_PRIVATE_HOSTS: 'true' }
  */
 export async function writeFakeYtdlp(dir: string, sample: string, options: { version?: string } = {}): Promise<string> {
   const bin = path.join(dir, 'yt-dlp');
