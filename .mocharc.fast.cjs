@@ -18,6 +18,7 @@ const SLOW = [
   'test/app/setup.test.ts',
   'test/app/doctor.test.ts',
   'test/app/testing-kit.test.ts',
+  'test/app/calm-start.test.ts',
   'test/core/plugin/plugin-entry.test.ts',
   'test/core/plugin/discovery.test.ts',
   'test/plugins/mcp/**',
@@ -45,6 +46,10 @@ const SLOW = [
   // Real media tools (ffmpeg, poppler, yt-dlp) and the bubblewrap jail.
   'test/app/testing-whatsapp.test.ts',
   'test/core/jail/**',
+  'test/app/injection-catalogue.test.ts',
+  'test/core/chat/provenance.test.ts',
+  'test/core/whatsapp/bounded-downloads.test.ts',
+  'test/plugins/links/links.test.ts',
   'test/core/media/untrusted-media.test.ts',
   'test/core/media/default-options.test.ts',
   'test/core/store/voice-unsaved.test.ts',
