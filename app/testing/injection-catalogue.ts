@@ -3,10 +3,6 @@ import { definePlugin, defineTool } from '../../core/kernel/plugin/contract.js';
 import type { Plugin } from '../../core/kernel/plugin/types.js';
 import { Type } from '@sinclair/typebox';
 import type { BotAction, PushInput } from '../../core/adapters/memory/memory-transport.js';
-import access from '../../plugins/access/index.js';
-import documents from '../../plugins/documents/index.js';
-import { createLinksPlugin } from '../../plugins/links/index.js';
-import remind from '../../plugins/remind/index.js';
 import { allTexts, FakeModel, obeyingModel, type ModelRequest } from './fake-model.js';
 import { HttpFake } from './http-fake.js';
 import { startTestBot, type DefinedPlugin, type TestBot } from './test-kit.js';
@@ -243,6 +239,15 @@ export function injectionVectors(): InjectionVector[] {
   return vectors;
 }
 
+/**
+ * The bundled plugins that carry the vectors (remind, access, documents, links), loaded from the bot's own `plugins/`
+ * at run time: the kit's types never depend on them, so a plugin's own package type-checks the kit without them.
+ */
+async function carrierPlugins(): Promise<Plugin[]> {
+  const names = ['remind', 'access', 'documents', 'links'];
+  return Promise.all(names.map(async (name) => ((await import(new URL(`../../plugins/${name}/index.js`, import.meta.url).href)) as { default: Plugin }).default));
+}
+
 const OWNER_BASE = 10000010000;
 const jid = (n: number) => `${n}@s.whatsapp.net`;
 
@@ -263,7 +268,7 @@ export class InjectionCatalogue {
     const site = await HttpFake.start({});
     const model = await FakeModel.start(obeyingModel());
     const owners = Array.from({ length: 200 }, (_, i) => String(OWNER_BASE + i));
-    const bot = await startTestBot([...own, remind, access, documents, createLinksPlugin(), cataloguePlugin] as Plugin[], {
+    const bot = await startTestBot([...(own as Plugin[]), ...(await carrierPlugins()), cataloguePlugin], {
       model,
       ownIds: ['10000009999@s.whatsapp.net'],
       ...(options.options ? { options: options.options } : {}),
