@@ -3,7 +3,7 @@ import { shownSocketUrl, type Settings } from '../core/services/config/settings.
 import type { WhatsAppTransportOptions } from '../core/adapters/whatsapp/whatsapp-transport.js';
 
 /** The part of the WhatsApp transport's options that comes from the settings (.env) and config.json. */
-export type WhatsAppSettings = Pick<WhatsAppTransportOptions, 'dataDir' | 'socketUrl' | 'baileysLogLevel' | 'pairingPhone' | 'preferences' | 'webAddress'>;
+export type WhatsAppSettings = Pick<WhatsAppTransportOptions, 'dataDir' | 'socketUrl' | 'baileysLogLevel' | 'pairingPhone' | 'preferences' | 'webAddress' | 'mediaLoopbackForTests'>;
 
 /**
  * Reads what the WhatsApp adapter needs from the settings and the live config, as plain options: the adapter itself
@@ -19,6 +19,7 @@ export function whatsAppSettings(settings: Settings, config: () => BotConfig): W
     ...(url ? { socketUrl: { url, shown: shownSocketUrl(url) } } : {}),
     baileysLogLevel: settings.env.BAILEYS_LOG_LEVEL,
     pairingPhone: settings.env.PAIRING_PHONE,
+    ...(settings.egressAllowPrivateHosts ? { mediaLoopbackForTests: true } : {}),
     // Read at each use: the dashboard may change them while the bot runs.
     preferences: () => {
       const whatsapp = config().whatsapp;

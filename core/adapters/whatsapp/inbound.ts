@@ -27,11 +27,12 @@ export interface OutboundForInbound {
 /** Past this, a download with no limit of its own stops (the core always gives one; this guards a caller that does not). */
 const DOWNLOAD_CEILING_BYTES = 2048 * 1024 * 1024;
 
-function defaultDownload(message: WAMessage, socket: WhatsAppSocket, limit: DownloadOptions & { kind: MediaKind }, extraOrigins: readonly string[] | undefined, log: Logger): Promise<Buffer> {
+function defaultDownload(message: WAMessage, socket: WhatsAppSocket, limit: DownloadOptions & { kind: MediaKind }, extraOrigins: readonly string[] | undefined, loopback: boolean, log: Logger): Promise<Buffer> {
   return downloadMedia(message, {
     kind: limit.kind,
     maxBytes: limit.maxBytes ?? DOWNLOAD_CEILING_BYTES,
     ...(extraOrigins ? { extraOrigins } : {}),
+    ...(loopback ? { loopbackForTests: true } : {}),
     // Old media links expire; the phone is asked to upload the media again when the socket can.
     reupload: (m) => {
       log.info({ id: m.key.id }, 'media link expired: asking the phone to upload it again');
@@ -242,7 +243,7 @@ export class Inbound {
     const download: MediaDownloader = (m, limit) => {
       if (this.options.download) return this.options.download(m, socket as WhatsAppSocket, limit);
       if (!socket) return Promise.reject(new Error('WhatsApp is not connected, so the media cannot be downloaded right now'));
-      return defaultDownload(m, socket, limit, this.options.mediaOriginsForTests, this.log);
+      return defaultDownload(m, socket, limit, this.options.mediaOriginsForTests, this.options.mediaLoopbackForTests === true, this.log);
     };
     const result = mapIncoming(raw, { ownIds: this.connection.ownIds(), download, altIdOf: (id) => this.identity.altOf(id) });
     if ('ignored' in result) {

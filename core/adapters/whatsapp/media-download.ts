@@ -6,6 +6,7 @@ import type { MediaKind } from '../../kernel/port/message.js';
 /** WhatsApp's media CDN: every media URL of a real message is on one of its hosts. */
 const WHATSAPP_MEDIA_HOST = /(^|\.)whatsapp\.net$/i;
 const DEFAULT_MEDIA_ORIGIN = 'https://mmg.whatsapp.net';
+const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\])$/i;
 /** The last bytes of an encrypted media file: the first 10 bytes of HMAC-SHA256(macKey, iv ‖ ciphertext). */
 const MAC_LENGTH = 10;
 
@@ -21,6 +22,8 @@ export interface MediaDownloadLimits {
    * point to (the test kit's loopback media server).
    */
   extraOrigins?: readonly string[];
+  /** TESTS ONLY: URLs on loopback addresses (127.0.0.0/8, localhost, [::1]) are fetched too (EGRESS_ALLOW_PRIVATE_HOSTS). */
+  loopbackForTests?: boolean;
   /** Asks the phone to upload media again whose link expired (Baileys' `updateMediaMessage`). */
   reupload?: (message: WAMessage) => Promise<WAMessage>;
 }
@@ -62,7 +65,7 @@ async function downloadOnce(message: WAMessage, limits: MediaDownloadLimits): Pr
   const type = content ? getContentType(content) : undefined;
   const media = type ? ((content as Record<string, unknown>)[type] as MediaFields | undefined) : undefined;
   if (!type || !media || typeof media !== 'object' || !media.mediaKey) throw new Error('not a media message');
-  const url = mediaUrl(media, limits.extraOrigins ?? []);
+  const url = mediaUrl(media, limits.extraOrigins ?? [], limits.loopbackForTests === true);
   const { cipherKey, iv, macKey } = (await getMediaKeys(media.mediaKey, type.replace('Message', '') as never)) as { cipherKey: Buffer; iv: Buffer; macKey: Buffer };
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(new Error('the media download timed out')), limits.timeoutMs ?? 300_000);
@@ -123,7 +126,7 @@ async function downloadOnce(message: WAMessage, limits: MediaDownloadLimits): Pr
 }
 
 /** The URL to fetch: the message's `directPath` on its URL's host, else its `url`; only ever on WhatsApp's media hosts. */
-function mediaUrl(media: MediaFields, extraOrigins: readonly string[]): string {
+function mediaUrl(media: MediaFields, extraOrigins: readonly string[], loopback: boolean): string {
   const allowed = (raw: string | null | undefined): URL | undefined => {
     if (!raw) return undefined;
     let url: URL;
@@ -133,6 +136,7 @@ function mediaUrl(media: MediaFields, extraOrigins: readonly string[]): string {
       return undefined;
     }
     if (extraOrigins.includes(url.origin)) return url;
+    if (loopback && /^https?:$/.test(url.protocol) && LOOPBACK_HOST.test(url.hostname)) return url;
     return url.protocol === 'https:' && WHATSAPP_MEDIA_HOST.test(url.hostname) && !url.username && !url.password ? url : undefined;
   };
   const fromUrl = allowed(media.url);

@@ -46,6 +46,11 @@ export interface WhatsAppTransportOptions {
    * that a received message's media URL may point to (the test kit's loopback `WhatsAppMediaServer`).
    */
   mediaOriginsForTests?: readonly string[];
+  /**
+   * TESTS ONLY: media URLs on this machine's loopback addresses are fetched too (a wire server's media host). Set from
+   * `EGRESS_ALLOW_PRIVATE_HOSTS`, the tests-only switch for every fetch of an untrusted URL; the start log warns.
+   */
+  mediaLoopbackForTests?: boolean;
   /** Prints a QR in the terminal (default qrcode-terminal on stderr). */
   printQr?: (qr: string) => void;
   /** Random source for backoff jitter (tests). */

@@ -83,9 +83,10 @@ function describeJsonError(text: string, err: Error): string {
 
 /**
  * Largest media downloaded per kind (MB): a WhatsApp photo is at most a few MB and a sticker under 1 MB; voice notes of
- * hours fit 16 MB of Opus; videos and files are larger, yet the bot only reads them (frames, text).
+ * hours fit 16 MB of Opus; recordings, videos and files are larger (mp3 converts them), yet the bot only reads them.
  */
-export const DEFAULT_MAX_DOWNLOAD_MB = { voice: 16, audio: 64, image: 16, video: 100, document: 100, sticker: 2 } as const;
+// No lower than the bundled plugins' own defaults (vision 30 MB, mp3 200 MB), so a plugin's documented limit holds as shipped.
+export const DEFAULT_MAX_DOWNLOAD_MB = { voice: 16, audio: 200, image: 30, video: 200, document: 100, sticker: 2 } as const;
 
 /** Fills defaults into a valid config object. */
 export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>): BotConfig {

@@ -51,7 +51,7 @@ describe('audio key pool', () => {
       await new Promise((resolve) => setImmediate(resolve));
       expect(logged).to.not.include('pool-key-');
       expect(pool.size).to.equal(2);
-      expect(new KeyPool([], createLogger({ level: 'silent', pretty: false, destination: sink })).status()).to.deep.equal({ ok: false, detail: 'no audio key is configured (set AUDIO_API_KEYS)', counts: { usable: 0, parked: 0, rejected: 0 } });
+      expect(new KeyPool([], createLogger({ level: 'silent', pretty: false, destination: sink })).status()).to.deep.equal({ ok: false, notConfigured: true, detail: 'no audio key is configured (set AUDIO_API_KEYS)', counts: { usable: 0, parked: 0, rejected: 0 } });
     } finally {
       await fake.close();
     }

@@ -34,7 +34,8 @@ describe('readable logs and clear start-up failures', () => {
     expect(run.code).to.equal(0);
     const lines = run.stderr.split('\n');
     expect(lines.some((l) => l.trimStart().startsWith('{'))).to.equal(false);
-    expect(lines.filter((l) => /[✔✘] (chat|audio|ffmpeg) /.test(l))).to.have.length(3);
+    expect(lines.filter((l) => /[✔✘] (chat|ffmpeg) /.test(l))).to.have.length(2);
+    expect(lines.filter((l) => /– audio /.test(l))).to.have.length(1); // no audio key: off, not broken
     expect(lines.filter((l) => /cannot hear voice notes|deaf/i.test(l))).to.have.length(1);
     expect(run.stderr).to.not.include('\u001b['); // no colour codes into a pipe
     expect(run.lines[0]).to.match(/^bot> pong/);

@@ -24,19 +24,25 @@ describe('console :sticker <file> (spawned console)', function () {
   });
   afterEach(() => gateway.close());
 
-  it(':sticker sends the file as a sticker message (vision sees its WebP bytes), and :quote .sticker turns it into a bot [sticker]', async () => {
+  it(':sticker sends the file as a sticker message (a bare sticker is no question; vision sees its WebP bytes when asked about it), and :quote .sticker turns it into a bot [sticker]', async () => {
     const dir = await tempDir('wabot-sticker-console-');
     await writeConfig(dir);
     const file = path.join(dir, 'wave.webp');
     await promisify(execFile)('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=300x200', '-frames:v', '1', '-c:v', 'libwebp', file]);
-    const run = await runChat(`:sticker wave.webp\n:quote .sticker\n:sticker missing.webp\n`, { cwd: dir, env: { API_KEY: 'console-key-123', BASE_URL: `${gateway.url}/v1/`, MODEL: 'console-model' }, timeoutMs: 80_000 });
+    // :quote answers the last message that is not the bot's, so the sticker is sent again before the second quote.
+    const input = `:sticker wave.webp\n:quote .sticker\n:sticker wave.webp\n:quote what is on it?\n:sticker missing.webp\n`;
+    const run = await runChat(input, { cwd: dir, env: { API_KEY: 'console-key-123', BASE_URL: `${gateway.url}/v1/`, MODEL: 'console-model' }, timeoutMs: 80_000 });
     expect(run.code, run.stderr).to.equal(0);
+    // Only the question about it reached the model; the bare stickers were answered by nothing.
+    expect(gateway.messages()).to.have.length(1);
     // The sticker reached the bot as a sticker: the vision plugin looked at exactly these bytes, as WebP.
     const [seen] = gateway.messages();
     expect(imageOf(seen!).mediaType).to.equal('image/webp');
     expect(imageOf(seen!).data!.equals(await readFile(file))).to.equal(true);
-    expect(run.lines[0]).to.match(/^bot> gw sees: /);
     const line = run.lines.find((l) => l.startsWith('bot [sticker] '));
+    expect(run.lines[0], run.stdout + run.stderr).to.equal(line);
+    expect(run.lines.filter((l) => l.startsWith('bot> '))).to.have.length(1);
+    expect(run.lines.find((l) => l.startsWith('bot> '))).to.match(/^bot> gw sees: /);
     expect(line, run.stdout + run.stderr).to.be.a('string');
     expect(webpLongerSide(await readFile(line!.slice('bot [sticker] '.length)))).to.equal(512);
     expect(run.stderr).to.match(/file not found: missing\.webp/);

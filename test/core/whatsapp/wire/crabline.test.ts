@@ -57,6 +57,8 @@ describe('WhatsApp on the wire (npm start against a WhatsApp Web server on 127.0
       AUDIO_API_KEYS: 'wire-audio-key-1',
       AUDIO_BASE_URL: audio.url,
       WA_WEBSOCKET_URL: wa.socketUrl,
+      // The wire server's media host is on loopback: the tests-only switch lets the download reach it.
+      EGRESS_ALLOW_PRIVATE_HOSTS: '1',
     };
     bot = WireBot.start(dir, env);
     await bot.waitForLog(opened);
