@@ -29,6 +29,7 @@ const SLOW = [
   'test/core/lifecycle/instance-lock.test.ts',
   'test/core/pipeline/bursts.test.ts',
   'test/core/plugin/plugin-package.test.ts',
+  'test/core/plugin/packed-plugin-dependency.test.ts',
   'test/deploy/**',
   'test/docs/plugin-example.test.ts',
   'test/docs/storage-example.test.ts',
