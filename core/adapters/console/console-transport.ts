@@ -6,6 +6,7 @@ import readline from 'node:readline';
 import type { IncomingMedia, IncomingMessage, MediaKind, OutgoingMedia, OutgoingPoll, SentMessage } from '../../kernel/port/message.js';
 import type { InboundHandler, SessionState, Transport, TransportEvents } from '../../kernel/port/transport.js';
 import type { AbovePrompt } from './above-prompt.js';
+import { KeptFiles } from './kept-files.js';
 
 /** The default console sender (digits). Change it with `:as <id>`. */
 export const CONSOLE_DEFAULT_SENDER = '10000000001';
@@ -112,6 +113,8 @@ export class ConsoleTransport implements Transport {
   }
 
   private outputClosed = false;
+  /** Printed files stay readable until the console exits, even those the bot removes right after sending. */
+  private readonly keptFiles = new KeptFiles();
 
   private print(line: string): void {
     if (this.outputClosed) return;
@@ -192,6 +195,7 @@ export class ConsoleTransport implements Transport {
         if (merging && !line.startsWith(':')) {
           const sent: Promise<void> = this.handleLine(line)
             .catch((err: unknown) => this.complain((err as Error).message))
+            .then(() => this.keptFiles.restoreRemoved())
             .finally(() => outstanding.delete(sent));
           outstanding.add(sent);
           if (outstanding.size >= WAITING_HIGH) await settleOutstanding();
@@ -204,6 +208,7 @@ export class ConsoleTransport implements Transport {
         } catch (err) {
           this.complain((err as Error).message);
         }
+        await this.keptFiles.restoreRemoved();
         if (this.interactive && !quit) this.showPrompt();
       }
       handling = false;
@@ -230,6 +235,7 @@ export class ConsoleTransport implements Transport {
   }
 
   async stop(): Promise<void> {
+    await this.keptFiles.removeAll();
     this.logs?.attach(undefined);
     this.promptShown = false;
     this.rl?.close();
@@ -396,6 +402,7 @@ export class ConsoleTransport implements Transport {
     const id = this.nextId('bot');
     const kind = media.kind === 'voice' ? 'audio' : media.kind;
     const file = path.resolve(media.path);
+    await this.keptFiles.keep(file);
     // As WhatsApp would: the quoted media is the file as sent (while it is there; the bot removes its own files later).
     this.lastBot.set(chatId, { id, text: media.caption ?? '', media: { kind: media.kind, mimetype: media.mimetype ?? 'application/octet-stream', ...(media.fileName ? { fileName: media.fileName } : {}), download: () => readFile(file) } });
     this.print(`${this.label(chatId)} [${kind}] ${path.resolve(media.path)}${media.caption ? `\n  ${media.caption.split('\n').join('\n  ')}` : ''}`);
