@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import * as tar from 'tar';
 import { INSTANCE_LOCK_FILES, readInstanceLock } from '../lifecycle/instance-lock.js';
 import { CONTROL_DIR, controlSocketPath } from './control-channel.js';
+import { copyDatabase, DATABASE_FILE, isDatabaseFile } from './database.js';
 import { DATA_SCHEMAS, type DataSchema } from './schemas.js';
 
 /** The manifest at the top of every backup archive. */
@@ -26,11 +27,14 @@ export const MANIFEST_NAME = 'backup-manifest.json';
 /** Thrown for a backup or restore that must not go on; the message says why and what to do. */
 export class BackupError extends Error {}
 
-/** Files never copied: the control socket, the instance lock, temporary files of interrupted writes. */
+/**
+ * Files never copied: the control socket, the instance lock, temporary files of interrupted writes, and the database's
+ * WAL and index (the database is copied whole through SQLite, its WAL included).
+ */
 function skipped(rel: string): boolean {
   const first = rel.split(path.sep)[0];
   const base = path.basename(rel);
-  return first === CONTROL_DIR || (INSTANCE_LOCK_FILES as readonly string[]).includes(first) || /\.tmp-\d+-\d+$/.test(base) || base.startsWith('.write-test-');
+  return first === CONTROL_DIR || (isDatabaseFile(rel) && base !== DATABASE_FILE) || (INSTANCE_LOCK_FILES as readonly string[]).includes(first) || /\.tmp-\d+-\d+$/.test(base) || base.startsWith('.write-test-');
 }
 
 /** Regular files under `root` (relative paths, sorted); links are not followed (the archive holds no links). */
@@ -172,7 +176,8 @@ export async function createBackup(options: { dataDir: string; file?: string; ap
       for (const name of names) {
         const target = path.join(staging, 'data', name);
         await mkdir(path.dirname(target), { recursive: true, mode: PRIVATE_DIR });
-        await copyPrivate(path.join(dataDir, name), target);
+        if (isDatabaseFile(name)) await copyDatabase(path.join(dataDir, name), target, PRIVATE_FILE);
+        else await copyPrivate(path.join(dataDir, name), target);
       }
     } finally {
       if (conn) await releaseBot(conn);

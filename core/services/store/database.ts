@@ -1,0 +1,187 @@
+import { existsSync, mkdirSync, renameSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import Database from 'libsql';
+import { healthFor } from './data-domain.js';
+
+/** The one database of a data folder (one account): `data/store.db`, with its `-wal` beside it. */
+export const DATABASE_FILE = 'store.db';
+
+/** The files SQLite keeps beside the database: set aside with it, and never copied on their own. */
+const COMPANIONS = ['-wal', '-shm', '-journal'] as const;
+
+type Connection = InstanceType<typeof Database>;
+/** A prepared statement, as this module uses it (positional parameters). */
+interface Statement {
+  run(...params: unknown[]): { changes: number };
+  all(...params: unknown[]): unknown[];
+  get(...params: unknown[]): unknown;
+}
+
+/**
+ * The embedded SQLite database under the declared stores (`host.store`): one file per data folder, in WAL mode, with
+ * secure delete on so a removed row's bytes are overwritten in the file. What a person deletes is also checkpointed
+ * out of the WAL (`erase`), so neither file keeps their words. A file SQLite cannot read is set aside with its bytes
+ * kept (`store.db.corrupt-<time>`, its WAL beside it), named in the data health, and a new one started.
+ *
+ * Open it through `databaseFor(dataDir)`: every store of the folder shares the one connection, so a statement series
+ * in `transaction` is one atomic change across declarations.
+ *
+ * @example
+ * const db = databaseFor('data');
+ * db.transaction(() => db.run('DELETE FROM t WHERE author = ?', [id]));
+ * db.erase();
+ */
+export class StoreDatabase {
+  readonly file: string;
+  private connection: Connection;
+  private readonly statements = new Map<string, Statement>();
+
+  constructor(readonly dataDir: string) {
+    this.file = path.join(path.resolve(dataDir), DATABASE_FILE);
+    mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
+    this.connection = this.openOrSetAside();
+  }
+
+  /** Opens the file and checks it; a file that is no database (or a damaged one) goes aside and a new one starts. */
+  private openOrSetAside(): Connection {
+    let problem: string | undefined;
+    try {
+      const db = openConnection(this.file);
+      const check = db.prepare('PRAGMA quick_check').pluck().all() as string[];
+      if (check.length === 1 && check[0] === 'ok') return db;
+      problem = `the database is damaged (${check.slice(0, 3).join('; ')})`;
+      db.close();
+    } catch (err) {
+      problem = `the database cannot be read (${(err as Error).message})`;
+    }
+    const movedTo = `${this.file}.corrupt-${Date.now()}`;
+    renameSync(this.file, movedTo);
+    // Its WAL and index belong to the damaged file: kept beside it, named alike, so nothing of it is lost or replayed.
+    for (const suffix of COMPANIONS) if (existsSync(this.file + suffix)) renameSync(this.file + suffix, `${this.file}${suffix}.corrupt-${movedTo.slice(movedTo.lastIndexOf('-') + 1)}`);
+    healthFor(this.file).corrupt(this.file, movedTo, problem);
+    return openConnection(this.file);
+  }
+
+  private statement(sql: string): Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.connection.prepare(sql) as unknown as Statement;
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /** Runs DDL or several statements (no parameters). */
+  exec(sql: string): void {
+    this.connection.exec(sql);
+  }
+
+  /** Runs one statement; resolves nothing, returns how many rows it changed. */
+  run(sql: string, params: unknown[] = []): number {
+    return this.statement(sql).run(...params).changes;
+  }
+
+  /** Every row of a query. */
+  all<R>(sql: string, params: unknown[] = []): R[] {
+    return this.statement(sql).all(...params) as R[];
+  }
+
+  /** The first row of a query, or undefined. */
+  get<R>(sql: string, params: unknown[] = []): R | undefined {
+    return this.statement(sql).get(...params) as R | undefined;
+  }
+
+  /** Runs `work` as one transaction: all of its statements are on disk together, or none (it threw). */
+  transaction<R>(work: () => R): R {
+    if (this.connection.inTransaction) return work();
+    return this.connection.transaction(work).immediate();
+  }
+
+  /**
+   * Moves everything in the WAL into the database file and empties the WAL: after a delete (secure delete already
+   * zeroed the rows in the file's pages), the deleted words are in neither file.
+   */
+  erase(): void {
+    this.connection.pragma('wal_checkpoint(TRUNCATE)');
+  }
+
+  get open(): boolean {
+    return this.connection.open;
+  }
+
+  close(): void {
+    if (!this.connection.open) return;
+    this.statements.clear();
+    try {
+      this.erase();
+    } finally {
+      this.connection.close();
+    }
+  }
+}
+
+function openConnection(file: string): Connection {
+  const db = new Database(file);
+  try {
+    db.pragma('journal_mode = WAL');
+    // Overwrites deleted content with zeros in the pages it frees (a person's delete leaves no words in the file).
+    db.pragma('secure_delete = ON');
+    // In WAL mode NORMAL survives a crash of the process (kill -9); only a power cut may lose the last commits.
+    db.pragma('synchronous = NORMAL');
+    db.pragma('busy_timeout = 5000');
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+const opened = new Map<string, { db: StoreDatabase; users: number }>();
+
+/**
+ * The database of a data folder, opened on first use and shared by every store of that folder; `release` when done
+ * (the last user closes it).
+ */
+export function databaseFor(dataDir: string): StoreDatabase {
+  const key = path.resolve(dataDir);
+  let entry = opened.get(key);
+  if (!entry || !entry.db.open) {
+    entry = { db: new StoreDatabase(key), users: 0 };
+    opened.set(key, entry);
+  }
+  entry.users++;
+  return entry.db;
+}
+
+/** One user of `databaseFor(dataDir)` is done; the last one closes the database (its WAL checkpointed into the file). */
+export function releaseDatabase(dataDir: string): void {
+  const key = path.resolve(dataDir);
+  const entry = opened.get(key);
+  if (!entry || --entry.users > 0) return;
+  opened.delete(key);
+  entry.db.close();
+}
+
+/** Whether a data-folder path is one of the database's own files (copied through the online backup, never alone). */
+export function isDatabaseFile(rel: string): boolean {
+  const base = path.basename(rel);
+  return base === DATABASE_FILE || COMPANIONS.some((suffix) => base === DATABASE_FILE + suffix);
+}
+
+/**
+ * A consistent copy of the database file `from` (with what its WAL holds) at `to`, a new file of `mode` from its first
+ * byte: SQLite's online copy (`VACUUM INTO`), which reads one snapshot while a running bot may go on writing, and
+ * leaves out the free pages (nothing deleted travels into a backup).
+ */
+export async function copyDatabase(from: string, to: string, mode: number): Promise<void> {
+  // An empty file of the right mode first: VACUUM INTO fills an empty file, and a umask could only narrow the mode.
+  await writeFile(to, '', { flag: 'wx', mode });
+  const db = new Database(from);
+  try {
+    db.pragma('busy_timeout = 5000');
+    db.prepare('VACUUM INTO ?').run(to);
+  } finally {
+    db.close();
+  }
+}
