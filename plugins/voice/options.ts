@@ -5,6 +5,7 @@ export const DEFAULT_MAX_UPLOAD_MB = 25;
 export const DEFAULT_MAX_MINUTES = 10;
 export const DEFAULT_DAILY_MINUTES = 60;
 export const DEFAULT_REPLY_MAX_CHARS = 600;
+export const DEFAULT_TLDR_AFTER_SECONDS = 60;
 
 /**
  * The voice plugin's options in config.json (`plugins.voice`), declared once: validated at start and at every
@@ -15,6 +16,7 @@ export const voiceOptionsSchema = Type.Object(
     maxUploadMb: Type.Number({ title: 'Largest upload (MB)', exclusiveMinimum: 0, maximum: 1000, default: DEFAULT_MAX_UPLOAD_MB, description: "the audio provider's upload limit in MB (larger files are shrunk or split)" }),
     maxMinutes: Type.Number({ title: 'Longest recording (minutes)', exclusiveMinimum: 0, maximum: 600, default: DEFAULT_MAX_MINUTES, description: 'longest voice note or audio file transcribed, in minutes' }),
     dailyMinutesPerUser: Type.Number({ title: 'Minutes per person a day', minimum: 0, maximum: 100000, default: DEFAULT_DAILY_MINUTES, description: 'audio minutes one user may have transcribed per day (owners exempt)' }),
+    tldrAfterSeconds: Type.Number({ title: 'TL;DR from (seconds)', minimum: 0, maximum: 36000, default: DEFAULT_TLDR_AFTER_SECONDS, description: 'in the tldr voice mode, notes longer than this get a short summary (shorter ones their words)' }),
     reactions: Type.Object(
       {
         enabled: Type.Boolean({ title: 'Emoji reactions on', default: DEFAULT_REACTIONS.enabled, description: 'auto emoji reactions by the audio provider chat model' }),
