@@ -22,8 +22,8 @@ export function whatsAppSettings(settings: Settings, config: () => BotConfig): W
     ...(settings.egressAllowPrivateHosts ? { mediaLoopbackForTests: true } : {}),
     // Read at each use: the dashboard may change them while the bot runs.
     preferences: () => {
-      const whatsapp = config().whatsapp;
-      return { readReceipts: whatsapp?.readReceipts, presence: whatsapp?.presence };
+      const { whatsapp, account } = config();
+      return { readReceipts: whatsapp?.readReceipts, presence: whatsapp?.presence, selfChat: account?.mode === 'self-chat' };
     },
     webAddress: () => {
       const { host, port } = config();

@@ -12,7 +12,7 @@ import { KeptFiles } from './kept-files.js';
 export const CONSOLE_DEFAULT_SENDER = '10000000001';
 
 /** Every `:` command the console takes, as the banner and the unknown-command line list them. */
-export const CONSOLE_COMMANDS = [':as <id>', ':group <name>', ':dm', ':voice <file>', ':audio <file>', ':image <file> [caption]', ':video <file> [caption]', ':document <file> [caption]', ':sticker <file>', ':reply <text>', ':quote <text>', ':fromme <text>', ':vote <n>[,<m>…]', ':sleep <ms>', ':quit'] as const;
+export const CONSOLE_COMMANDS = [':as <id>', ':group <name>', ':dm', ':voice <file>', ':audio <file>', ':image <file> [caption]', ':video <file> [caption]', ':document <file> [caption]', ':sticker <file>', ':reply <text>', ':quote <text>', ':fromme <text>', ':vote <n>[,<m>…]', ':sleep <ms>', ':self', ':quit'] as const;
 
 /**
  * The bot's own id in the console (as a linked WhatsApp account has one), so `@10000000000` addresses the bot in a
@@ -61,6 +61,8 @@ export class ConsoleTransport implements Transport {
   /** The person at the terminal (the first sender): counts as an owner; `:as` speaks as someone else. */
   private readonly operator: string;
   private group: string | undefined;
+  /** Set by `:self`: lines are the account's own, in its "Message yourself" chat (until `:dm`, `:group` or `:as`). */
+  private inSelfChat = false;
   private seq = 0;
   /** The bot's last message per chat, for `:reply` (with its media, so a reply to a photo or voice note the bot sent quotes it). */
   private readonly lastBot = new Map<string, { id: string; text: string; media?: IncomingMedia }>();
@@ -109,6 +111,7 @@ export class ConsoleTransport implements Transport {
   }
 
   private chatId(): string {
+    if (this.inSelfChat) return `${CONSOLE_BOT_ID}@s.whatsapp.net`;
     return this.group ? `${this.group}@g.us` : `${this.sender}@s.whatsapp.net`;
   }
 
@@ -269,16 +272,24 @@ export class ConsoleTransport implements Transport {
         const id = rest.replace(/^\+/, '');
         if (!/^\d{3,30}$/.test(id)) return this.complain(':as needs digits, e.g. :as 6281234567890');
         this.sender = id;
+        this.inSelfChat = false;
         return;
       }
       case ':group': {
         if (!rest) return this.complain(':group needs a name, e.g. :group friends');
         // The name is kept as typed: file names are encoded by the stores, so "my friends" and "my-friends" stay apart.
         this.group = rest;
+        this.inSelfChat = false;
         return;
       }
       case ':dm':
         this.group = undefined;
+        this.inSelfChat = false;
+        return;
+      case ':self':
+        // The account's own "Message yourself" chat: the person at the machine writes there as the account.
+        this.group = undefined;
+        this.inSelfChat = true;
         return;
       case ':sleep': {
         const ms = Number(rest);
@@ -351,8 +362,8 @@ export class ConsoleTransport implements Transport {
     const message: IncomingMessage = {
       id: this.nextId('in'),
       chatId: this.chatId(),
-      senderId: `${this.sender}@s.whatsapp.net`,
-      senderName: `user ${this.sender}`,
+      senderId: `${this.inSelfChat ? CONSOLE_BOT_ID : this.sender}@s.whatsapp.net`,
+      senderName: this.inSelfChat ? 'owner (self-chat)' : `user ${this.sender}`,
       isGroup: Boolean(this.group),
       text,
       mentions,
@@ -368,7 +379,7 @@ export class ConsoleTransport implements Transport {
       message.senderName = 'owner (phone)';
       return this.handler(message);
     }
-    if (this.sender === this.operator) message.fromOperator = true;
+    if (this.sender === this.operator || this.inSelfChat) message.fromOperator = true;
     this.lastOther.set(message.chatId, message);
     return this.handler(message);
   }

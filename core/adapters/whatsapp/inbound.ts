@@ -14,6 +14,7 @@ import type { PendingWork } from './pending-work.js';
 import type { PollStore } from './poll-store.js';
 import { readPollVote } from './poll-votes.js';
 import { SeenMessages } from './seen-messages.js';
+import { isSelfChat } from '../../kernel/port/ids.js';
 import type { WhatsAppSocket } from './socket.js';
 
 const DEFAULT_MAX_OFFLINE_AGE_MS = 60 * 60_000;
@@ -257,8 +258,10 @@ export class Inbound {
       return;
     }
     const message = result.message;
-    await this.identity.canonicalize(message);
-    if (!message.isGroup && !message.fromMe) this.identity.noteArrival(message.chatId, plainJid(key.remoteJid));
+    // "Message yourself" is named by the own ids already: no contact's identity to resolve or learn there.
+    const selfChat = isSelfChat(message, this.connection.ownIds());
+    if (!selfChat) await this.identity.canonicalize(message);
+    if (!message.isGroup && !message.fromMe && !selfChat) this.identity.noteArrival(message.chatId, plainJid(key.remoteJid));
     if (timer !== undefined) this.chats.setTimer(message.chatId, timer);
     if (!(await this.seen!.firstTime(message.chatId, message.id, key.participant ?? ''))) {
       this.log.debug({ id: message.id, chat: message.chatId, type }, 'ignored a duplicate delivery of a message already handled');

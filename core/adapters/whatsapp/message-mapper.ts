@@ -185,11 +185,14 @@ export function mapIncoming(raw: WAMessage, context: MapContext): MapResult {
   if (!type || NOT_CONTENT.has(type)) return { ignored: `not a content message (${type ?? (Object.keys(content).join(',') || 'empty')})` };
 
   const isGroup = Boolean(isJidGroup(chatJid));
-  const chatId = plainJid(chatJid) ?? chatJid;
+  // The account writing in its own "Message yourself" chat (addressed by its phone jid or its LID): the owner's
+  // command line, named by the own phone jid whichever address it came on, and never the owner taking a chat over.
+  const selfChat = Boolean(key.fromMe) && !isGroup && context.ownIds.length > 0 && inIdList(plainJid(chatJid), context.ownIds);
+  const chatId = selfChat ? plainJid(context.ownIds[0])! : plainJid(chatJid) ?? chatJid;
   const senderRaw = isGroup ? key.participant || raw.participant : chatJid;
-  const senderId = key.fromMe ? context.ownIds[0] ?? plainJid(senderRaw) ?? chatId : plainJid(senderRaw) ?? chatId;
+  const senderId = key.fromMe ? plainJid(context.ownIds[0]) ?? plainJid(senderRaw) ?? chatId : plainJid(senderRaw) ?? chatId;
   const altRaw = isGroup ? key.participantAlt : key.remoteJidAlt;
-  const senderAltId = plainJid(altRaw) ?? context.altIdOf?.(senderId);
+  const senderAltId = selfChat ? plainJid(context.ownIds[1]) : plainJid(altRaw) ?? context.altIdOf?.(senderId);
 
   const text = textOf(content);
   const info = contextInfoOf(content);
@@ -226,7 +229,7 @@ export function mapIncoming(raw: WAMessage, context: MapContext): MapResult {
     ...(quoted ? { quoted } : {}),
     ...(media ? { media } : {}),
     timestamp: seconds > 0 ? seconds * 1000 : Date.now(),
-    ...(key.fromMe ? { fromMe: true } : {}),
+    ...(selfChat ? { fromOperator: true } : key.fromMe ? { fromMe: true } : {}),
     ...(relayedOf(content, info) ? { relayed: relayedOf(content, info) } : {}),
   };
   return { message };

@@ -13,6 +13,11 @@ export interface WhatsAppPreferences {
   readReceipts?: boolean;
   /** "Online" while typing (config `whatsapp.presence`). Default true. */
   presence?: boolean;
+  /**
+   * The bot runs on the owner's own number (config `account.mode: "self-chat"`): the "Message yourself" chat is the
+   * operator's chat, where owner notices go. Default false.
+   */
+  selfChat?: boolean;
 }
 
 /**

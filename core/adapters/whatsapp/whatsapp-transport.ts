@@ -1,4 +1,5 @@
 import type { WAMessage } from '@whiskeysockets/baileys';
+import { plainJid } from './message-mapper.js';
 import { logOnlyNotifier } from '../../services/notices/owner-notifier.js';
 import type { IncomingMessage, OutgoingMedia, OutgoingPoll, SentMessage } from '../../kernel/port/message.js';
 import type { PrivacyParticipant } from '../../services/store/privacy.js';
@@ -127,6 +128,15 @@ export class WhatsAppTransport implements Transport {
 
   ownIds(): string[] {
     return this.connection.ownIds();
+  }
+
+  /**
+   * In self-chat mode the person at the phone is the account itself: their chat is "Message yourself" (the own phone
+   * jid), where what the owners are told arrives and whose messages count as an owner's.
+   */
+  operatorChatId(): string | undefined {
+    if (this.options.preferences?.().selfChat !== true) return undefined;
+    return plainJid(this.connection.ownId());
   }
 
   sendText(chatId: string, text: string, options?: SendOptions): Promise<SentMessage> {

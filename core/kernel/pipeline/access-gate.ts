@@ -2,8 +2,10 @@ import type { BotConfig } from '../../services/config/schema.js';
 import type { Middleware } from './compose.js';
 import { firstWord } from './match.js';
 import { botAnswers, isBlocked, senderIds } from '../plugin/access.js';
+import { userPart } from '../port/ids.js';
 import type { MessageContext } from '../plugin/types.js';
 import type { AccessControl } from '../access/access-control.js';
+import { isSelfChat, onOwnersNumber } from '../access/self-chat.js';
 
 /** Set in `ctx.state` when a chat's rule lets a message through without a mention (`.activation always`). */
 export const ANSWER_WITHOUT_MENTION = 'answerWithoutMention';
@@ -14,11 +16,12 @@ export const ANSWER_WITHOUT_MENTION = 'answerWithoutMention';
  * `allowList` (owners, `access.allow` and the senders an owner approved), or `pairing` (the same, and a stranger's
  * message is held and answered with a pairing code). Anyone not blocked reaches `.mydata` in their private chat.
  */
-export function whoIsAnswered(config: () => BotConfig, access: AccessControl): Middleware<MessageContext> {
+export function whoIsAnswered(config: () => BotConfig, access: AccessControl, ownIds: () => readonly string[] = () => []): Middleware<MessageContext> {
   return (ctx, next) => {
     const cfg = config();
     const ids = senderIds(ctx.message);
     if (isBlocked(ids, cfg)) return undefined;
+    if (onOwnersNumber(cfg)) return ownNumberGate(ctx, next, cfg, access, ids, ownIds());
     if (ctx.isOwner || botAnswers(ids, cfg)) return next();
     const mode = cfg.access.mode;
     // Groups are opened by an owner (`chatRules`); pairing is for private chats.
@@ -30,6 +33,21 @@ export function whoIsAnswered(config: () => BotConfig, access: AccessControl): M
     if (mode !== 'pairing' || ctx.message.isGroup) return undefined;
     return access.holdStranger(ctx.message).then((answer) => (answer ? ctx.reply(answer).then(() => undefined) : undefined));
   };
+}
+
+/**
+ * Self-chat mode (the bot runs on the owner's own number): the people who write are writing to the owner, not to a
+ * bot. The owner's "Message yourself" chat is answered; a private chat only when the access rules name its sender
+ * explicitly (`access.allow`, or an owner's approval) — never because of `everyone`, never with a pairing code, and an
+ * owner listed in config.json writing to this number is writing to the owner too; a group goes on to `chatRules`,
+ * where only an owner's `.activation` opens it. `.mydata` stays every person's right in their private chat.
+ */
+function ownNumberGate(ctx: MessageContext, next: () => Promise<void>, cfg: BotConfig, access: AccessControl, ids: string[], own: readonly string[]): Promise<void> | undefined {
+  if (isSelfChat(ctx.message, own)) return next();
+  if (ctx.message.isGroup) return next();
+  if (ids.some((id) => cfg.access.allow.includes(userPart(id))) || access.isApproved(ids)) return next();
+  if (isMyDataCommand(ctx.text, cfg.prefix)) return next();
+  return undefined;
 }
 
 /** `.mydata`, `.mydata delete`, `.mydata delete confirm`: the privacy command anyone may use about themselves. */
@@ -58,7 +76,9 @@ export function chatRules(config: () => BotConfig, access: AccessControl): Middl
       return keepAsContext(ctx);
     }
     if (!ctx.message.isGroup) return next();
-    const mode = access.activation(chatId) ?? (groups.policy === 'open' ? 'mention' : 'off');
+    // On the owner's own number a group is open only where an owner said so: `groups.policy: "open"` is no such word.
+    const policy = onOwnersNumber(config()) ? 'allowlist' : groups.policy;
+    const mode = access.activation(chatId) ?? (policy === 'open' ? 'mention' : 'off');
     if (mode === 'off') {
       // Only an owner's command that mentions the bot is answered here (`.activation mention` to open it, `.approve`
       // in any chat): a member's, or one typed without a mention, stays context, so nobody makes a closed group's bot speak.

@@ -53,7 +53,7 @@ export interface MessagePathDeps {
 export function messagePath(deps: MessagePathDeps): (ctx: MessageContext) => Promise<void> {
   const { config, access, registry, capabilities, view } = deps;
   return compose([
-    whoIsAnswered(config, access),
+    whoIsAnswered(config, access, () => deps.transport()?.ownIds() ?? []),
     chatRules(config, access),
     observers(registry, capabilities, view),
     addressedOnly(config),

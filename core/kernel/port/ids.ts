@@ -29,3 +29,13 @@ export function inIdList(id: string | undefined, list: Iterable<string>): boolea
   for (const entry of list) if (userPart(entry) === user) return true;
   return false;
 }
+
+/**
+ * True for a message in the account's own "Message yourself" chat, written by the account: a private chat whose id is
+ * one of the ids the transport learnt at login (phone jid or LID), from one of them. On the owner's own number this is
+ * the owner's command line (docs/owners/self-chat.md). Config `targetUserIds` do not count: only the transport knows
+ * which account it is linked as.
+ */
+export function isSelfChat(message: { chatId: string; senderId: string; isGroup: boolean }, ownIds: readonly string[]): boolean {
+  return !message.isGroup && ownIds.length > 0 && inIdList(message.chatId, ownIds) && inIdList(message.senderId, ownIds);
+}

@@ -98,6 +98,7 @@ export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>):
     host: raw.host ?? '127.0.0.1',
     owners: raw.owners ?? [],
     access: { mode: raw.access?.mode ?? 'everyone', allow: raw.access?.allow ?? [], block: raw.access?.block ?? [] },
+    account: { mode: raw.account?.mode ?? 'bot' },
     // Without the keys an existing install keeps working as before (everyone, every group); config.example.json ships
     // the closed defaults (pairing, groups an owner opened).
     groups: { commandsWithoutMention: raw.groups?.commandsWithoutMention ?? false, policy: raw.groups?.policy ?? 'open' },

@@ -34,6 +34,17 @@ export const configSchema = {
         block: { type: 'array', items: { type: 'string', pattern: '^[0-9]{3,30}$' } },
       },
     },
+    account: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        mode: {
+          type: 'string',
+          enum: ['bot', 'self-chat'],
+          description: 'bot: the bot has a number of its own; self-chat: it runs on your own number and answers only in your "Message yourself" chat (and in chats the access rules explicitly open)',
+        },
+      },
+    },
     groups: {
       type: 'object',
       additionalProperties: false,
@@ -165,6 +176,9 @@ export const configSchema = {
 /** Who the bot answers in private chats (see core/access). */
 export type AccessMode = 'everyone' | 'pairing' | 'owners' | 'allowList';
 
+/** Whose number the bot is linked as: its own (`bot`), or the owner's own, answering in "Message yourself" (`self-chat`). */
+export type AccountMode = 'bot' | 'self-chat';
+
 /** Who may use a plugin. */
 export type Access = 'everyone' | 'owners' | string[];
 
@@ -183,6 +197,8 @@ export interface BotConfig {
   host: string;
   owners: string[];
   access: { mode: AccessMode; allow: string[]; block: string[] };
+  /** Whose number the bot runs on: `bot` (its own) or `self-chat` (the owner's: see docs/owners/self-chat.md). */
+  account: { mode: AccountMode };
   groups: { commandsWithoutMention: boolean; policy: 'allowlist' | 'open' };
   takeover: { minutes: number; autoReplies: string[] };
   /** WhatsApp behaviour towards the people who write: read receipts and "online" while typing. */
