@@ -2,7 +2,7 @@ import net from 'node:net';
 import type { Jail } from '../../core/index.js';
 import { DocumentRefused, DownloadRefused, fetchPublic, isPrivateAddress, JailRefused, readDocument, type EgressPolicy, type ReadLimits } from '../../core/media.js';
 import { extractPage, PageTooHeavy } from './extract-page.js';
-import { decodeHtml } from './html-text.js';
+import { decodeHtml } from './decode-html.js';
 import { isVideoLink, TranscriptUnavailable, videoTranscript } from './video-transcript.js';
 
 /** A link read: what it is, its title, its final address, and its text (cut as `note` says). */

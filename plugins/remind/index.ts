@@ -272,7 +272,7 @@ export default definePlugin({
     const schedule = async (chatId: string, senderId: string, messageId: string, args: string, opts: Options, task = false): Promise<string> => {
       const zone = zoneOf(senderId);
       const now = Date.now();
-      const parsed = parseReminder(args, now, zone);
+      const parsed = await parseReminder(args, now, zone);
       if (!parsed.ok) return task ? parsed.error.replaceAll('.remind ', '.schedule ').replace('What should I remind you of?', 'What should I do then?') : parsed.error;
       const what = task ? 'scheduled task' : 'reminder';
       if (parsed.text.length > opts.maxTextLength) return `That ${what} is too long (${parsed.text.length} characters; the most is ${opts.maxTextLength}).`;

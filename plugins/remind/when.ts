@@ -1,7 +1,11 @@
 // English only: the whole package loads every language (~0.15 s of start-up); .remind reads English phrases.
-import * as chrono from 'chrono-node/en';
+import type * as Chrono from 'chrono-node/en';
 import { Cron } from 'croner';
 import { formatLocal, instantOf, offsetMinutes, wallTime } from './zone.js';
+
+/** chrono-node (some fifty modules) loads with the first reminder, not with the bot: start-up stays short. */
+let chronoLoad: Promise<typeof Chrono> | undefined;
+const loadChrono = () => (chronoLoad ??= import('chrono-node/en'));
 
 /**
  * Reads `<when> <text>` from the start of `.remind`'s arguments. Natural phrases go to chrono-node (maintained, the
@@ -68,7 +72,7 @@ function exactTime(args: string, now: number, zone: string): { at: number; lengt
 }
 
 /** A natural phrase at the very start (`tomorrow 9am`, `in two hours`, `next monday at 18:00`) read by chrono-node. */
-function naturalTime(args: string, now: number, zone: string): { at: number; length: number } | undefined {
+function naturalTime(chrono: typeof Chrono, args: string, now: number, zone: string): { at: number; length: number } | undefined {
   const reference = { instant: new Date(now), timezone: offsetMinutes(now, zone) };
   const [result] = chrono.parse(args, reference, { forwardDate: true });
   if (!result || args.slice(0, result.index).trim()) return undefined;
@@ -122,9 +126,10 @@ function repeating(args: string, now: number, zone: string): { schedule: Schedul
 /**
  * Reads `<when> <text>` relative to `now`, in `zone`. Quotes force where the time ends.
  *
- * @example parseReminder('10m tea', Date.now(), 'Asia/Jakarta') // { ok: true, schedule: { kind: 'once', at }, text: 'tea' }
+ * @example parseReminder('10m tea', Date.now(), 'Asia/Jakarta') // resolves to { ok: true, schedule: { kind: 'once', at }, text: 'tea' }
  */
-export function parseReminder(args: string, now: number, zone: string): Parsed {
+export async function parseReminder(args: string, now: number, zone: string): Promise<Parsed> {
+  const chrono = await loadChrono();
   const input = args.trim();
   if (!input) return { ok: false, error: `Tell me when and what, ${EXAMPLES}.` };
   const every = /^every\s+([\s\S]*)$/i.exec(input);
@@ -135,12 +140,12 @@ export function parseReminder(args: string, now: number, zone: string): Parsed {
   }
   const quoted = splitQuoted(input);
   if (quoted) {
-    const found = exactTime(quoted.head, now, zone) ?? naturalTime(quoted.head, now, zone);
+    const found = exactTime(quoted.head, now, zone) ?? naturalTime(chrono, quoted.head, now, zone);
     if (found && 'error' in found) return { ok: false, error: found.error };
     if (!found || quoted.head.slice(found.length).trim()) return { ok: false, error: `I could not read "${quoted.head}" as a time, ${EXAMPLES}.` };
     return once(found.at, quoted.rest, now, zone);
   }
-  const found = exactTime(input, now, zone) ?? naturalTime(input, now, zone);
+  const found = exactTime(input, now, zone) ?? naturalTime(chrono, input, now, zone);
   if (!found) return { ok: false, error: `I could not read a time at the start of "${input.slice(0, 60)}", ${EXAMPLES}.` };
   if ('error' in found) return { ok: false, error: found.error };
   return once(found.at, input.slice(found.length), now, zone);
