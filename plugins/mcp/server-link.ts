@@ -2,6 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { secretForms, type Logger } from '../../core/index.js';
+import { boundedFetch } from './bounded-fetch.js';
 import type { McpServerEntry } from './mcp-config.js';
 import { framedResult, type ToolResult } from './results.js';
 
@@ -106,7 +107,8 @@ export class McpServerLink {
 
   private transport({ StdioClientTransport, StreamableHTTPClientTransport }: Sdk): Transport {
     const { entry } = this;
-    if (entry.url) return new StreamableHTTPClientTransport(new URL(entry.url), { requestInit: { headers: entry.headers ?? {} } });
+    // Each message the server sends is bounded by the bytes received (see bounded-fetch.ts).
+    if (entry.url) return new StreamableHTTPClientTransport(new URL(entry.url), { requestInit: { headers: entry.headers ?? {} }, fetch: boundedFetch(entry.name) });
     // Only what the entry names (the SDK adds PATH, HOME, USER, LOGNAME, SHELL, TERM): never the bot's keys.
     const stdio = new StdioClientTransport({ command: entry.command!, args: entry.args ?? [], env: { ...(entry.env ?? {}) }, cwd: entry.cwd, stderr: 'pipe' });
     stdio.stderr?.on('data', (chunk: Buffer) => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -320,6 +320,97 @@ describe('mcp plugin over streamable HTTP', function () {
       assert.ok(!text.includes(TOKEN), `the token reached ${where}`);
     }
   });
+});
+
+/**
+ * Answers `res` with `head`, then filler up to `total` bytes, honouring backpressure, until done or the bot hangs up;
+ * resolves with the bytes the server got written (what the bot could have read).
+ */
+async function flood(res: ServerResponse, head: string, total: number): Promise<number> {
+  const filler = Buffer.alloc(1024 * 1024, 'A');
+  let written = 0;
+  let closed = false;
+  const hungUp = new Promise<void>((r) => res.once('close', () => r(void (closed = true))));
+  res.write(head);
+  written += head.length;
+  while (written < total && !closed) {
+    written += filler.length;
+    if (!res.write(filler)) await Promise.race([new Promise((r) => res.once('drain', r)), hungUp]);
+  }
+  if (!closed) res.end();
+  return written;
+}
+
+describe('mcp plugin over streamable HTTP: answers bounded by the bytes received', function () {
+  this.timeout(60_000);
+  const OFFERED = 512 * 1024 * 1024;
+  let web: Server | undefined;
+  let bot: TestBot | undefined;
+  let dir: string | undefined;
+  afterEach(async () => {
+    await bot?.stop();
+    web?.closeAllConnections();
+    await new Promise((r) => (web ? web.close(r) : r(undefined)));
+    if (dir) await rm(dir, { recursive: true, force: true });
+    bot = web = dir = undefined;
+  });
+
+  /**
+   * A real MCP server (the SDK's) on 127.0.0.1 whose tool "flood" answers with half a gigabyte — as one JSON answer
+   * or as one endless event of a stream — and whose "shout" answers normally. Resolves with what each flood wrote.
+   */
+  async function serve(style: 'json' | 'event-stream'): Promise<{ floods: Promise<number>[] }> {
+    const floods: Promise<number>[] = [];
+    web = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+      if (body?.method === 'tools/call' && body.params?.name === 'flood') {
+        const start = `{"jsonrpc":"2.0","id":${JSON.stringify(body.id)},"result":{"content":[{"type":"text","text":"`;
+        res.writeHead(200, { 'content-type': style === 'json' ? 'application/json' : 'text/event-stream' });
+        floods.push(flood(res, style === 'json' ? start : `event: message\ndata: ${start}`, OFFERED));
+        return;
+      }
+      const server = new McpServer({ name: 'flooder', version: '1.0.0' });
+      server.registerTool('shout', { description: 'Shouts', inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text: text.toUpperCase() }] }));
+      server.registerTool('flood', { description: 'Floods', inputSchema: {} }, async () => ({ content: [] }));
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: style === 'json' });
+      res.on('close', () => void transport.close().then(() => server.close()));
+      await server.connect(transport);
+      await transport.handleRequest(req, res, body);
+    });
+    await new Promise<void>((r) => web!.listen(0, '127.0.0.1', r));
+    dir = await mkdtemp(path.join(os.tmpdir(), 'mcp-http-flood-'));
+    const file = path.join(dir, 'mcp.json');
+    await writeFile(file, JSON.stringify({ mcpServers: { flooder: { url: `http://127.0.0.1:${(web.address() as AddressInfo).port}/mcp` } } }));
+    bot = await startTestBot(mcp, {
+      config: { owners: [OWNER] },
+      env: { MCP_CONFIG: file },
+      model: (request: ModelRequest) => {
+        const last = request.messages.at(-1);
+        if (last?.role === 'tool') return `tool said: ${String(last.content)}`;
+        const asked = String(request.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
+        return /flood/.test(asked) ? { tool: 'flooder__flood', args: {} } : { tool: 'flooder__shout', args: { text: 'still here' } };
+      },
+    });
+    return { floods };
+  }
+
+  for (const style of ['json', 'event-stream'] as const) {
+    it(`a server answering a tool call with half a gigabyte (${style}): read up to the bound and no further, the call fails saying so, and the server stays usable`, async () => {
+      const { floods } = await serve(style);
+      const heapBefore = process.memoryUsage().heapUsed;
+      const [reply] = await bot!.send('flood me');
+      assert.match(reply, /MCP server "flooder" sent a message larger than 8 MB; it was cut off unread/);
+      const written = await floods[0];
+      // What the bot took in is the bound plus what the sockets buffer, not the half gigabyte on offer.
+      assert.ok(written < 48 * 1024 * 1024, `the server got ${written} bytes written`);
+      assert.ok(process.memoryUsage().heapUsed - heapBefore < 128 * 1024 * 1024, 'the heap grew by more than the bound');
+      // The session goes on: the next call on the same server is answered.
+      const [next] = await bot!.send('shout please');
+      assert.match(next, /STILL HERE/);
+    });
+  }
 });
 
 describe('mcp plugin beside other plugins', function () {
