@@ -18,3 +18,9 @@ export async function everyFileText(dir: string, encoding: 'utf8' | 'latin1' = '
   await walk(dir);
   return out.join('\n');
 }
+
+/** The store database of a data folder (`store.db` and its WAL) as text, byte for byte: what it keeps of chats' words. */
+export async function storeDatabaseText(dataDir: string): Promise<string> {
+  const read = (name: string) => readFile(path.join(dataDir, name), 'latin1').catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? '' : Promise.reject(err)));
+  return (await read('store.db')) + (await read('store.db-wal'));
+}

@@ -4,7 +4,8 @@ import { removeDataFile, safeFileName } from './atomic.js';
 import { domainFor, type DataDomain } from './data-domain.js';
 import { describeWriteError } from './data-health.js';
 import { flushWithStores, JsonFile } from './json-file.js';
-import { LogFile } from './log-file.js';
+import { databaseFor, releaseDatabase, type StoreDatabase } from './database.js';
+import { SqlChatLog, type ChatLogView } from './sql-chat-log.js';
 import type { PrivacyParticipant } from './privacy.js';
 import { checkValue } from './schemas.js';
 import { SearchLogs, type ChatSearchLog, type SearchLogItem } from './search-log/chat-search-log.js';
@@ -24,7 +25,8 @@ const chatOfFile = (name: string, ext: string) => (name.endsWith(ext) ? decodeUR
 export class PluginStores implements PluginStore {
   /** @internal store-privacy.ts */
   readonly docs = new Map<string, JsonFile<unknown>>();
-  private readonly logs = new Map<string, LogFile<unknown>>();
+  private readonly logs = new Map<StoreDeclaration, SqlChatLog<unknown>>();
+  private database: StoreDatabase | undefined;
   private readonly searchLogs = new Map<StoreDeclaration, SearchLogs<any>>();
   private readonly tunings = new Map<StoreDeclaration, SearchLogTuning<any>>();
   private readonly tunedSweeps: NodeJS.Timeout[] = [];
@@ -104,15 +106,25 @@ export class PluginStores implements PluginStore {
     }
   }
 
+  /** The store database of this data folder, opened on first use (released at close). */
+  private db(): StoreDatabase {
+    return (this.database ??= databaseFor(this.dataDir));
+  }
+
+  /** A chat log declaration's table (every chat's items); the files of the earlier layout are imported on first use. */
   /** @internal store-privacy.ts */
-  logFile<I>(decl: ChatLogDeclaration<I>, chatId: string): LogFile<I> {
-    const file = path.join(this.where(decl), `${safeFileName(chatId)}.jsonl`);
-    let log = this.logs.get(file);
+  chatLog<I>(decl: ChatLogDeclaration<I>): SqlChatLog<I> {
+    let log = this.logs.get(decl);
     if (!log) {
-      log = new LogFile<unknown>(file, decl as ChatLogDeclaration<unknown>, this.domain, titleOf(decl, this.plugin));
-      this.logs.set(file, log);
+      log = new SqlChatLog<unknown>(this.db(), this.plugin, decl as ChatLogDeclaration<unknown>, this.where(decl), this.domain, titleOf(decl, this.plugin));
+      this.logs.set(decl, log);
     }
-    return log as LogFile<I>;
+    return log as SqlChatLog<I>;
+  }
+
+  /** @internal store-privacy.ts */
+  logFile<I>(decl: ChatLogDeclaration<I>, chatId: string): ChatLogView<I> {
+    return this.chatLog(decl).chat(chatId);
   }
 
   /** The engine of a search log (one per declaration): its files under the declaration's path, its problems told to the data health. */
@@ -235,7 +247,8 @@ export class PluginStores implements PluginStore {
   async chats(decl: ChatDocDeclaration<any, any> | ChatLogDeclaration<any> | ChatSearchLogDeclaration<any>): Promise<string[]> {
     this.declared(decl);
     if (decl.kind === 'chat-search-log') return this.engine(decl).chatIds();
-    const ext = decl.kind === 'chat-log' ? '.jsonl' : '.json';
+    if (decl.kind === 'chat-log') return this.chatLog(decl).chats();
+    const ext = '.json';
     const folder = this.where(decl);
     // Documents of this plugin that share the folder (a doc declared at `<folder>/x.json`) are not chats.
     const others = new Set(this.declarations.filter((d) => d.kind === 'doc').map((d) => this.where(d)));
@@ -266,7 +279,7 @@ export class PluginStores implements PluginStore {
   }
 
   async flush(): Promise<void> {
-    const results = await Promise.allSettled([...[...this.docs.values()].map((d) => d.flush()), ...[...this.logs.values()].map((l) => l.flush()), this.flushSearchLogs()]);
+    const results = await Promise.allSettled([...[...this.docs.values()].map((d) => d.flush()), this.flushSearchLogs()]);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) {
       const cause = (failed.reason as { cause?: unknown }).cause ?? failed.reason;
@@ -280,10 +293,7 @@ export class PluginStores implements PluginStore {
       for (const decl of this.declarations) {
         if (decl.kind === 'chat-search-log' && decl.options.keepDays !== undefined && !this.tunings.get(decl)?.keepDays) await this.pruneSearchLog(decl, decl.options.keepDays);
         if (decl.kind !== 'chat-log' || decl.options.keepDays === undefined) continue;
-        const cutoff = now() - decl.options.keepDays * DAY_MS;
-        const at = decl.options.at!;
-        let removed = 0;
-        for (const chatId of await this.chats(decl)) removed += await this.logFile(decl, chatId).removeWhere((item) => at(item) < cutoff);
+        const removed = await this.chatLog(decl).prune(now() - decl.options.keepDays * DAY_MS);
         if (removed) this.log?.info({ plugin: this.plugin, store: decl.name, removed }, `${this.plugin}: dropped ${removed} ${titleOf(decl, this.plugin)} item(s) older than ${decl.options.keepDays} days`);
       }
     };
@@ -307,7 +317,13 @@ export class PluginStores implements PluginStore {
     this.sweeper = undefined;
     for (const timer of this.tunedSweeps.splice(0)) clearInterval(timer);
     this.stopFlushing?.();
-    await this.flush();
+    try {
+      await this.flush();
+    } finally {
+      if (this.database) releaseDatabase(this.dataDir);
+      this.database = undefined;
+      this.logs.clear();
+    }
   }
 
   /** The privacy participants of these stores: one per `.mydata` section (see store-privacy.ts). */

@@ -389,9 +389,7 @@ export class StorePrivacy {
     if (decl.kind === 'chat-doc' && decl.options.owner) return;
     if (!(await this.store.chats(decl)).includes(from)) return;
     if (decl.kind === 'chat-log') {
-      const moving = await this.store.logFile(decl, from).read();
-      await this.store.logFile(decl, to).rewrite((there) => [...moving, ...there]);
-      await this.store.logFile(decl, from).rewrite(() => []);
+      await this.store.chatLog(decl).move(from, to);
       this.store.changed(decl, from);
       this.store.changed(decl, to);
       return;

@@ -12,6 +12,7 @@ import remind from '../../../plugins/remind/index.js';
 import { checkDataFiles } from '../../../app/doctor/data-files.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { tempDir } from '../../helpers/checkout.js';
+import { everyFileText, storeDatabaseText } from '../../helpers/disk-text.js';
 
 const ALICE = '6281100000001@s.whatsapp.net';
 const ALICE_LID = '99000000000001@lid';
@@ -124,8 +125,8 @@ describe('host.store: what a plugin declares is kept, checked, exported, deleted
     expect(await say('.notes', BOB, GROUP)).to.equal('bob in the group');
     expect(await say('.notes', ALICE)).to.equal('none');
     const onDisk = (await readFile(notesFile(GROUP), 'utf8')) + (await readFile(path.join(dir, 'data', 'notes', 'moods.json'), 'utf8'));
-    const logs = await readdir(path.join(dir, 'data', 'notes', 'said'));
-    const logText = (await Promise.all(logs.map((n) => readFile(path.join(dir, 'data', 'notes', 'said', n), 'utf8')))).join('');
+    // The logs live in the store database (its file and WAL).
+    const logText = await storeDatabaseText(path.join(dir, 'data'));
     expect(onDisk + logText).not.to.include('alice').and.not.to.include('private tea').and.not.to.include(ALICE);
     expect(logText).to.include('bob in the group');
   });
@@ -155,7 +156,7 @@ describe('host.store: what a plugin declares is kept, checked, exported, deleted
     expect(await say('.notes', ALICE)).to.equal('before the move');
     const notesDir = path.dirname(notesFile(ALICE));
     expect(await readdir(notesDir)).to.deep.equal([`${safeFileName(ALICE)}.json`]);
-    expect(await readdir(path.join(dir, 'data', 'notes', 'said'))).to.deep.equal([`${safeFileName(ALICE)}.jsonl`]);
+    expect(await opened!.chats(SAID)).to.deep.equal([ALICE]);
     expect(JSON.parse(await readFile(path.join(dir, 'data', 'notes', 'moods.json'), 'utf8')).byUser).to.deep.equal({ [ALICE]: 'noting' });
   });
 
@@ -201,13 +202,15 @@ describe('host.store: what a plugin declares is kept, checked, exported, deleted
     await t!.stop();
     const said = path.join(dir, 'data', 'notes', 'said');
     await mkdir(said, { recursive: true });
-    const old = { text: 'old', by: ALICE, at: Date.now() - 31 * DAY_MS };
+    const old = { text: 'old-words-past-retention', by: ALICE, at: Date.now() - 31 * DAY_MS };
     const fresh = { text: 'fresh', by: ALICE, at: Date.now() - DAY_MS };
     await writeFile(path.join(said, `${ALICE}.jsonl`), `${JSON.stringify(old)}\n${JSON.stringify(fresh)}\n`);
     await start();
     // The sweep at start runs behind it.
     await t!.app.bot.whenStoresIdle();
-    expect(await readFile(path.join(said, `${ALICE}.jsonl`), 'utf8')).not.to.include('old');
+    // A log of the earlier layout (one JSON line per item) is taken into the store database; what retention drops is
+    // in no file of data/ (neither the database, its WAL, nor the copy of the earlier file kept aside).
+    expect(await everyFileText(path.join(dir, 'data'), 'latin1')).not.to.include('old-words-past-retention');
     expect((await opened!.chat(ALICE).log(SAID).read()).map((s) => s.text)).to.deep.equal(['fresh']);
   });
 

@@ -6,6 +6,7 @@ import mydataPlugin from '../../../plugins/mydata/index.js';
 import { FakeAnthropicGateway } from '../../fakes/anthropic-messages.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { docx } from './samples.js';
+import { storeDatabaseText } from '../../helpers/disk-text.js';
 
 const ANN = '6281200000011@s.whatsapp.net';
 const BEN = '6281200000012@s.whatsapp.net';
@@ -58,7 +59,8 @@ describe('documents: .mydata, delete for everyone and chat moves', function () {
     await t!.transport.push({ chatId: ANN, senderId: ANN, text: '.mydata delete' });
     await t!.transport.push({ chatId: ANN, senderId: ANN, text: '.mydata delete confirm' });
     await waitFor(async () => (await files()).length === 1);
-    const kept = await readFile(path.join(t!.dir, 'data', 'media', 'documents', 'chats', `${GROUP}.jsonl`), 'utf8');
+    // What the chat keeps of documents lives in the store database (its file and WAL).
+    const kept = await storeDatabaseText(path.join(t!.dir, 'data'));
     expect(kept).to.contain('Ben list: apples').and.not.to.contain('Ann secret plan');
   });
 
@@ -69,7 +71,7 @@ describe('documents: .mydata, delete for everyone and chat moves', function () {
     expect(await files()).to.have.length(1);
     await t!.transport.revoke(GROUP, 'DOC-ANN-2', { ids: [ANN] });
     await waitFor(async () => (await files()).length === 0);
-    const kept = await readFile(path.join(t!.dir, 'data', 'media', 'documents', 'chats', `${GROUP}.jsonl`), 'utf8').catch(() => '');
+    const kept = await storeDatabaseText(path.join(t!.dir, 'data'));
     expect(kept).to.not.contain('4711');
   });
 
