@@ -7,7 +7,9 @@ import type { Tool } from './types.js';
  * arguments a schema with `additionalProperties: false` does not name are dropped (a "chatId" the model adds is ignored:
  * the chat is the core's binding).
  */
-const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true, removeAdditional: true });
+// validateSchema off: the schemas are TypeBox's (well-formed by construction); checking each against the JSON
+// Schema meta-schema compiled that meta-schema in every ajv instance and was most of the start-up's validation cost.
+const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false, useDefaults: true, removeAdditional: true });
 /** Per schema object: its validator, or null when the schema cannot be compiled (then the tool checks its own). */
 const compiled = new WeakMap<object, ValidateFunction | null>();
 

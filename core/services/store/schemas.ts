@@ -42,7 +42,9 @@ export function fileVersionKey(spec: DataSchema, value: unknown): string {
 
 export type CheckResult = { ok: true; value: Record<string, unknown>; migratedFrom?: number } | { ok: false; reason: string };
 
-const ajv = new Ajv({ allErrors: false, strict: false });
+// validateSchema off: the schemas are TypeBox's (well-formed by construction); checking each against the JSON
+// Schema meta-schema compiled that meta-schema in every ajv instance and was most of the start-up's validation cost.
+const ajv = new Ajv({ allErrors: false, strict: false, validateSchema: false });
 const compiled = new WeakMap<object, ValidateFunction>();
 
 function kindOf(value: unknown): string {
