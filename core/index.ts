@@ -92,6 +92,7 @@ export { StoreWriteError, type ChatStore, type PluginStore, type StoredDoc, type
 export type { SearchHit, SearchLogItem } from './services/store/search-log/chat-search-log.js';
 /** WhatsApp ids: `isLid('1@lid')`, `userPart('62811@s.whatsapp.net:3') === '62811'`, `inIdList(id, ['62811'])`. */
 export { inIdList, isLid, userPart } from './kernel/port/ids.js';
+export { phoneNumber } from './kernel/port/shared.js';
 export { MAX_PERSONA_CHARS, type AccessControl } from './kernel/access/access-control.js';
 export type { Activation, PairingRequest } from './kernel/access/access-store.js';
 /** An upstream base URL in the forms users write (with or without /v1), as the SDKs want it. */
@@ -99,7 +100,7 @@ export { normalizeBaseUrl } from './services/providers/normalize.js';
 
 export type { CapabilityStatus } from './kernel/capabilities/capabilities.js';
 export { MediaTooLargeError } from './kernel/port/media-limit.js';
-export type { DownloadOptions, IncomingMessage, IncomingMedia, MediaKind, OutgoingMedia, OutgoingPoll, PollVote, QuotedMessage, SentMessage } from './kernel/port/message.js';
+export type { DownloadOptions, IncomingMessage, IncomingMedia, MediaKind, OutgoingContact, OutgoingLocation, OutgoingMedia, OutgoingPoll, PollVote, QuotedMessage, SentMessage, SharedContact, SharedLocation } from './kernel/port/message.js';
 export type { AppendOptions, HistoryEntry, HistoryStore, HistoryAppendListener } from './services/store/history.js';
 export type { MemoryFact } from './services/store/memory.js';
 /** A secret's escaped and encoded forms (JSON, URL, base64), for a plugin hiding its own credentials. */

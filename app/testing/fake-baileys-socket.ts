@@ -72,9 +72,10 @@ export class FakeBaileysSocket implements WhatsAppSocket {
         ? // Baileys' own media builder: reads and encrypts the file, "uploads" it here, and makes the
           // documentMessage/imageMessage/… with its mimetype, file name, length and SHA-256, as the phone receives it.
           await generateWAMessageContent(content, { upload: this.upload, logger: silent } as never)
-        : 'poll' in content && content.poll
-        ? // Baileys' own content builder: a pollCreationMessage (V3 for one choice) with its messageSecret.
-          await generateWAMessageContent(content, { upload: () => Promise.reject(new Error('no uploads in a poll')) } as never)
+        : ('poll' in content && content.poll) || ('location' in content && content.location) || ('contacts' in content && content.contacts)
+        ? // Baileys' own content builder: a pollCreationMessage (V3 for one choice) with its messageSecret, a
+          // locationMessage, a contactMessage with its vCard.
+          await generateWAMessageContent(content, { upload: () => Promise.reject(new Error('no uploads in a poll, location or contact card')) } as never)
         : 'edit' in content && content.edit
         ? { protocolMessage: { key: content.edit, type: proto.Message.ProtocolMessage.Type.MESSAGE_EDIT, editedMessage: { conversation: text }, timestampMs: Date.now() } }
         : 'react' in content && content.react

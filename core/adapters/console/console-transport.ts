@@ -3,7 +3,8 @@ import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import readline from 'node:readline';
-import type { IncomingMedia, IncomingMessage, MediaKind, OutgoingMedia, OutgoingPoll, SentMessage } from '../../kernel/port/message.js';
+import type { IncomingMedia, IncomingMessage, MediaKind, OutgoingContact, OutgoingLocation, OutgoingMedia, OutgoingPoll, SentMessage } from '../../kernel/port/message.js';
+import { contactsLine, locationLine, phoneNumber } from '../../kernel/port/shared.js';
 import type { InboundHandler, SessionState, Transport, TransportEvents } from '../../kernel/port/transport.js';
 import type { AbovePrompt } from './above-prompt.js';
 import { KeptFiles } from './kept-files.js';
@@ -12,7 +13,7 @@ import { KeptFiles } from './kept-files.js';
 export const CONSOLE_DEFAULT_SENDER = '10000000001';
 
 /** Every `:` command the console takes, as the banner and the unknown-command line list them. */
-export const CONSOLE_COMMANDS = [':as <id>', ':group <name>', ':dm', ':voice <file>', ':audio <file>', ':image <file> [caption]', ':video <file> [caption]', ':document <file> [caption]', ':sticker <file>', ':reply <text>', ':quote <text>', ':fromme <text>', ':vote <n>[,<m>…]', ':sleep <ms>', ':self', ':quit'] as const;
+export const CONSOLE_COMMANDS = [':as <id>', ':group <name>', ':dm', ':voice <file>', ':audio <file>', ':image <file> [caption]', ':video <file> [caption]', ':document <file> [caption]', ':sticker <file>', ':reply <text>', ':quote <text>', ':fromme <text>', ':vote <n>[,<m>…]', ':location <lat> <long> [name]', ':contact <name> <number>', ':sleep <ms>', ':self', ':quit'] as const;
 
 /**
  * The bot's own id in the console (as a linked WhatsApp account has one), so `@10000000000` addresses the bot in a
@@ -320,6 +321,10 @@ export class ConsoleTransport implements Transport {
       }
       case ':vote':
         return this.vote(rest);
+      case ':location':
+        return this.locationLine(rest);
+      case ':contact':
+        return this.contactLine(rest);
       default:
         return this.complain(`unknown console command ${cmd}; use ${CONSOLE_COMMANDS.join(', ')}`);
     }
@@ -335,6 +340,26 @@ export class ConsoleTransport implements Transport {
     if (picks.some((n) => n < 1 || n > count)) return this.complain(`that poll has options 1 to ${count}`);
     if (picks.length > 1 && !last.poll.multiple) return this.complain('that poll takes one choice: :vote <n>');
     await this.events.onPollVote?.({ chatId: this.chatId(), pollId: last.id, voterId: `${this.sender}@s.whatsapp.net`, voterName: `user ${this.sender}`, question: last.poll.question, selected: picks.map((n) => last.poll.options[n - 1]) });
+  }
+
+  /** `:location <lat> <long> [name]`: the current sender shares a place, as WhatsApp's location message. */
+  private async locationLine(rest: string): Promise<void> {
+    const m = /^(-?\d+(?:\.\d+)?)\s+(-?\d+(?:\.\d+)?)(?:\s+(.+))?$/.exec(rest);
+    const latitude = Number(m?.[1]);
+    const longitude = Number(m?.[2]);
+    if (!m || Math.abs(latitude) > 90 || Math.abs(longitude) > 180) return this.complain(':location needs a latitude (-90 to 90) and a longitude (-180 to 180), then a name if you like, e.g. :location 48.8584 2.2945 Eiffel Tower');
+    const location = { latitude, longitude, ...(m[3] ? { name: m[3].trim() } : {}) };
+    return this.deliver(locationLine(location), { relayed: 'location', location });
+  }
+
+  /** `:contact <name> <number>`: the current sender shares a contact card (the last word is the number). */
+  private async contactLine(rest: string): Promise<void> {
+    const space = rest.lastIndexOf(' ');
+    const name = space === -1 ? '' : rest.slice(0, space).trim();
+    const number = phoneNumber(space === -1 ? rest : rest.slice(space + 1));
+    if (!name || !number) return this.complain(':contact needs a name and a phone number, e.g. :contact Ann Lee +6281234567890');
+    const contacts = [{ name, numbers: [number] }];
+    return this.deliver(contactsLine(contacts), { relayed: 'contact card', contacts });
   }
 
   private async sendMediaLine(kind: MediaKind, rest: string): Promise<void> {
@@ -355,7 +380,7 @@ export class ConsoleTransport implements Transport {
     return this.deliver(caption, { media });
   }
 
-  private deliver(text: string, extra?: Pick<IncomingMessage, 'quoted' | 'media' | 'fromMe'>): Promise<void> {
+  private deliver(text: string, extra?: Pick<IncomingMessage, 'quoted' | 'media' | 'fromMe' | 'relayed' | 'location' | 'contacts'>): Promise<void> {
     if (!this.handler) return Promise.resolve();
     // "@628…" at the start or after a space is a mention, as WhatsApp inserts it; "foo@628….com" is not.
     const mentions = text.includes('@') ? [...text.matchAll(/(?:^|\s)@(\d{3,30})(?![\w.@-]*\w)/g)].map((m) => `${m[1]}@s.whatsapp.net`) : [];
@@ -372,6 +397,9 @@ export class ConsoleTransport implements Transport {
     // Added, not spread in: a literal with a spread is copied property by property on every line.
     if (extra?.quoted) message.quoted = extra.quoted;
     if (extra?.media) message.media = extra.media;
+    if (extra?.relayed) message.relayed = extra.relayed;
+    if (extra?.location) message.location = extra.location;
+    if (extra?.contacts) message.contacts = extra.contacts;
     if (extra?.fromMe) {
       // Typed "on the phone": the account's own message in this chat, not the bot's and not the current sender's.
       message.fromMe = true;
@@ -417,6 +445,22 @@ export class ConsoleTransport implements Transport {
     // As WhatsApp would: the quoted media is the file as sent (while it is there; the bot removes its own files later).
     this.lastBot.set(chatId, { id, text: media.caption ?? '', media: { kind: media.kind, mimetype: media.mimetype ?? 'application/octet-stream', ...(media.fileName ? { fileName: media.fileName } : {}), download: () => readFile(file) } });
     this.print(`${this.label(chatId)} [${kind}] ${path.resolve(media.path)}${media.caption ? `\n  ${media.caption.split('\n').join('\n  ')}` : ''}`);
+    return { id };
+  }
+
+  async sendLocation(chatId: string, location: OutgoingLocation): Promise<SentMessage> {
+    const id = this.nextId('bot');
+    const name = [location.name, location.address].filter(Boolean).join(', ').replace(/\s*\n\s*/g, ' ');
+    this.lastBot.set(chatId, { id, text: name });
+    this.print(`${this.label(chatId)} [location] ${location.latitude} ${location.longitude}${name ? ` ${name}` : ''}`);
+    return { id };
+  }
+
+  async sendContact(chatId: string, contact: OutgoingContact): Promise<SentMessage> {
+    const id = this.nextId('bot');
+    const name = contact.name.replace(/\s*\n\s*/g, ' ');
+    this.lastBot.set(chatId, { id, text: name });
+    this.print(`${this.label(chatId)} [contact] ${name} ${contact.number}`);
     return { id };
   }
 

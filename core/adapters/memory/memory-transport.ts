@@ -1,5 +1,6 @@
-import type { IncomingMedia, IncomingMessage, OutgoingMedia, OutgoingPoll, SentMessage } from '../../kernel/port/message.js';
-import type { ChangeSender, InboundHandler, RevokeHandler, SessionState, Transport, TransportEvents } from '../../kernel/port/transport.js';
+import type { IncomingMedia, IncomingMessage, OutgoingContact, OutgoingLocation, OutgoingMedia, OutgoingPoll, SentMessage } from '../../kernel/port/message.js';
+import { contactsLine, locationLine } from '../../kernel/port/shared.js';
+import type { ChangeSender, InboundHandler, RevokeHandler, SendOptions, SessionState, Transport, TransportEvents } from '../../kernel/port/transport.js';
 
 /** One thing the bot did, as recorded by the memory transport. */
 export type BotAction =
@@ -8,6 +9,8 @@ export type BotAction =
   | { type: 'react'; chatId: string; messageId: string; emoji: string }
   | { type: 'media'; chatId: string; id: string; media: OutgoingMedia }
   | { type: 'poll'; chatId: string; id: string; poll: OutgoingPoll }
+  | { type: 'location'; chatId: string; id: string; location: OutgoingLocation; quotedId?: string }
+  | { type: 'contact'; chatId: string; id: string; contact: OutgoingContact; quotedId?: string }
   | { type: 'typing'; chatId: string; on: boolean };
 
 export interface PushInput {
@@ -24,6 +27,10 @@ export interface PushInput {
   timestamp?: number;
   /** The text relays a forwarded message, a contact card, a location or an event (see `IncomingMessage.relayed`). */
   relayed?: IncomingMessage['relayed'];
+  /** A shared location (relayed as a location; the text, when not given, is the line WhatsApp would show). */
+  location?: IncomingMessage['location'];
+  /** Shared contact cards (relayed as a contact card; the text, when not given, names them). */
+  contacts?: IncomingMessage['contacts'];
 }
 
 /**
@@ -106,12 +113,14 @@ export class MemoryTransport implements Transport {
       senderAltId: input.senderAltId,
       senderName: input.senderName,
       isGroup,
-      text: input.text ?? '',
+      text: input.text ?? (input.location ? locationLine(input.location) : input.contacts ? contactsLine(input.contacts) : ''),
       mentions: input.mentions ?? [],
       quoted: input.quoted,
       media: input.media,
       timestamp: input.timestamp ?? Date.now(),
-      ...(input.relayed ? { relayed: input.relayed } : {}),
+      ...(input.relayed ? { relayed: input.relayed } : input.location ? { relayed: 'location' as const } : input.contacts ? { relayed: 'contact card' as const } : {}),
+      ...(input.location ? { location: input.location } : {}),
+      ...(input.contacts ? { contacts: input.contacts } : {}),
     };
   }
 
@@ -178,6 +187,16 @@ export class MemoryTransport implements Transport {
   async sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage> {
     const id = `out-${++this.seq}`;
     this.record({ type: 'media', chatId, id, media });
+    return { id };
+  }
+  async sendLocation(chatId: string, location: OutgoingLocation, options?: SendOptions): Promise<SentMessage> {
+    const id = `out-${++this.seq}`;
+    this.record({ type: 'location', chatId, id, location, ...(options?.quotedId ? { quotedId: options.quotedId } : {}) });
+    return { id };
+  }
+  async sendContact(chatId: string, contact: OutgoingContact, options?: SendOptions): Promise<SentMessage> {
+    const id = `out-${++this.seq}`;
+    this.record({ type: 'contact', chatId, id, contact, ...(options?.quotedId ? { quotedId: options.quotedId } : {}) });
     return { id };
   }
   async sendPoll(chatId: string, poll: OutgoingPoll): Promise<SentMessage> {

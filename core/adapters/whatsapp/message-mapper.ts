@@ -11,6 +11,8 @@ import {
   type WAMessage,
 } from '@whiskeysockets/baileys';
 import { inIdList } from '../../kernel/port/ids.js';
+import { contactsLine, locationLine } from '../../kernel/port/shared.js';
+import { contactsOf, locationOf } from './shared-cards.js';
 import type { DownloadOptions, IncomingMedia, IncomingMessage, MediaKind, QuotedMessage, RelayedKind } from '../../kernel/port/message.js';
 
 /**
@@ -194,7 +196,10 @@ export function mapIncoming(raw: WAMessage, context: MapContext): MapResult {
   const altRaw = isGroup ? key.participantAlt : key.remoteJidAlt;
   const senderAltId = selfChat ? plainJid(context.ownIds[1]) : plainJid(altRaw) ?? context.altIdOf?.(senderId);
 
-  const text = textOf(content);
+  // A shared place or card: its data rides along, and the text is the line a person reads for it (never empty).
+  const location = locationOf(content);
+  const contacts = location ? undefined : contactsOf(content);
+  const text = location ? locationLine(location) : contacts ? contactsLine(contacts) : textOf(content);
   const info = contextInfoOf(content);
   const mentions = [...new Set((info?.mentionedJid ?? []).map((j) => plainJid(j)).filter((j): j is string => Boolean(j)))];
   const media = mediaOf(content, raw, context.download);
@@ -231,6 +236,8 @@ export function mapIncoming(raw: WAMessage, context: MapContext): MapResult {
     timestamp: seconds > 0 ? seconds * 1000 : Date.now(),
     ...(selfChat ? { fromOperator: true } : key.fromMe ? { fromMe: true } : {}),
     ...(relayedOf(content, info) ? { relayed: relayedOf(content, info) } : {}),
+    ...(location ? { location } : {}),
+    ...(contacts ? { contacts } : {}),
   };
   return { message };
 }

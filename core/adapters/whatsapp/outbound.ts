@@ -5,7 +5,8 @@ import { generateMessageIDV2, type AnyMessageContent, type MiscMessageGeneration
 import type { Logger } from '../../services/log/logger.js';
 import type { OwnerNotifier } from '../../services/notices/owner-notifier.js';
 import { mimeFor } from '../../services/media/mime-type.js';
-import type { OutgoingMedia, OutgoingPoll, SentMessage } from '../../kernel/port/message.js';
+import type { OutgoingContact, OutgoingLocation, OutgoingMedia, OutgoingPoll, SentMessage } from '../../kernel/port/message.js';
+import { contactContent, locationContent } from './shared-cards.js';
 import type { SendOptions } from '../../kernel/port/transport.js';
 import { BoundedMap } from './caches.js';
 import type { ChatSettings } from './chat-settings.js';
@@ -214,6 +215,21 @@ export class Outbound {
     const secret = Buffer.from(sent?.message?.messageContextInfo?.messageSecret ?? messageSecret);
     if (result.id) await this.polls.add({ id: result.id, chat: chatId, at: Date.now(), question: poll.question, options: poll.options, secret: secret.toString('base64'), ...(options?.answers ? { about: options.answers } : {}) });
     return result;
+  }
+
+  /** Sends a location message (coordinates, and the place's name and address when given). */
+  async sendLocation(chatId: string, location: OutgoingLocation, options?: SendOptions): Promise<SentMessage> {
+    const socket = await this.connection.ready();
+    const sent = await socket.sendMessage(await this.identity.addressOf(chatId), locationContent(location), this.ownSendOptions(chatId, options?.quotedId));
+    return this.remember(sent, chatId, options?.answers);
+  }
+
+  /** Sends a contact card: a vCard with the name and the number (its `waid`, so the phone offers to message it). */
+  async sendContact(chatId: string, contact: OutgoingContact, options?: SendOptions): Promise<SentMessage> {
+    const content = contactContent(contact);
+    const socket = await this.connection.ready();
+    const sent = await socket.sendMessage(await this.identity.addressOf(chatId), content, this.ownSendOptions(chatId, options?.quotedId));
+    return this.remember(sent, chatId, options?.answers);
   }
 
   async setTyping(chatId: string, typing: boolean): Promise<void> {

@@ -1,7 +1,7 @@
 import type { WAMessage } from '@whiskeysockets/baileys';
 import { plainJid } from './message-mapper.js';
 import { logOnlyNotifier } from '../../services/notices/owner-notifier.js';
-import type { IncomingMessage, OutgoingMedia, OutgoingPoll, SentMessage } from '../../kernel/port/message.js';
+import type { IncomingMessage, OutgoingContact, OutgoingLocation, OutgoingMedia, OutgoingPoll, SentMessage } from '../../kernel/port/message.js';
 import type { PrivacyParticipant } from '../../services/store/privacy.js';
 import type { SendOptions, InboundHandler, SessionState, Transport, TransportEvents } from '../../kernel/port/transport.js';
 import { AuthStateCorruptError } from './auth-store.js';
@@ -153,6 +153,14 @@ export class WhatsAppTransport implements Transport {
 
   sendMedia(chatId: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage> {
     return this.outbound.sendMedia(chatId, media, options);
+  }
+
+  sendLocation(chatId: string, location: OutgoingLocation, options?: SendOptions): Promise<SentMessage> {
+    return this.outbound.sendLocation(chatId, location, options);
+  }
+
+  sendContact(chatId: string, contact: OutgoingContact, options?: SendOptions): Promise<SentMessage> {
+    return this.outbound.sendContact(chatId, contact, options);
   }
 
   sendPoll(chatId: string, poll: OutgoingPoll, options?: SendOptions): Promise<SentMessage> {

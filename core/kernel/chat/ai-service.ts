@@ -19,6 +19,7 @@ import { MemoryFullError, type MemoryFact } from '../../services/store/memory.js
 import { inIdList } from '../port/ids.js';
 import { ANSWER_WITHOUT_MENTION } from '../pipeline/access-gate.js';
 import { toWhatsApp } from './whatsapp-format.js';
+import { sharedDataText } from './shared-data.js';
 import { capAnswer } from '../../services/sending/split-message.js';
 import { PromptRefused } from './scheduled-turn.js';
 import { DEFAULT_PROGRESS } from '../pipeline/progress.js';
@@ -469,7 +470,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
     const premium = Boolean(options.premium);
     // A relayed text (a forwarded message, a shared card's name) is content the sender passed on, never their request.
     const relayed = options.text === undefined && ctx.message.relayed ? ctx.message.relayed : undefined;
-    const text = relayed ? `[They shared a ${relayed}, without a question of their own.]\n${quotedContent({ source: `a ${relayed} the person shared`, author: 'someone else (the person only passed it on)', text: ctx.text })}` : (options.text ?? ctx.text);
+    const text = relayed ? `[They shared a ${relayed}, without a question of their own.]\n${quotedContent({ source: `a ${relayed} the person shared`, author: 'someone else (the person only passed it on)', text: sharedDataText(ctx.message) ?? ctx.text })}` : (options.text ?? ctx.text);
     if (!ctx.isOwner) {
       const verdict = await budgets.check(ctx.senderId, premium, cfg.ai);
       if (!verdict.ok) {

@@ -41,6 +41,8 @@ class InboundContext implements MessageContext {
   readonly react: MessageContext['react'];
   readonly sendMedia: MessageContext['sendMedia'];
   readonly sendPoll: MessageContext['sendPoll'];
+  readonly sendLocation: MessageContext['sendLocation'];
+  readonly sendContact: MessageContext['sendContact'];
   readonly edit: MessageContext['edit'];
   readonly typing: MessageContext['typing'];
   readonly progress: MessageContext['progress'];
@@ -96,6 +98,16 @@ class InboundContext implements MessageContext {
     this.sendPoll = async (poll, options) => {
       await progress.current?.beforeSpeaking();
       return spaced(() => deps.polls.send(transport, chatId, poll, { answers: message.senderId, answerOnVote: options?.answerOnVote }));
+    };
+    this.sendLocation = async (location, options) => {
+      if (!transport.sendLocation) throw new Error(`the ${transport.name} chat cannot show locations`);
+      await progress.current?.beforeSpeaking();
+      return spaced(() => transport.sendLocation!(chatId, location, { quotedId: options?.quote ? message.id : undefined, answers: message.senderId }));
+    };
+    this.sendContact = async (contact, options) => {
+      if (!transport.sendContact) throw new Error(`the ${transport.name} chat cannot show contact cards`);
+      await progress.current?.beforeSpeaking();
+      return spaced(() => transport.sendContact!(chatId, contact, { quotedId: options?.quote ? message.id : undefined, answers: message.senderId }));
     };
     this.edit = (sent, newText) => transport.editText(chatId, sent.id, newText);
     this.typing = (on) => transport.setTyping(chatId, on);
@@ -197,6 +209,12 @@ class PluginView implements MessageContext {
   }
   get sendPoll() {
     return this.base.sendPoll;
+  }
+  get sendLocation() {
+    return this.base.sendLocation;
+  }
+  get sendContact() {
+    return this.base.sendContact;
   }
   get edit() {
     return this.base.edit;

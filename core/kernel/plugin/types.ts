@@ -8,7 +8,7 @@ import type { Settings } from '../../services/config/settings.js';
 import type { Logger } from '../../services/log/logger.js';
 import type { AppendOptions, HistoryStore, HistoryEntry } from '../../services/store/history.js';
 import type { MemoryStore, MemoryFact } from '../../services/store/memory.js';
-import type { IncomingMedia, IncomingMessage, MediaKind, OutgoingMedia, OutgoingPoll, QuotedMessage, SentMessage } from '../port/message.js';
+import type { IncomingMedia, IncomingMessage, MediaKind, OutgoingContact, OutgoingLocation, OutgoingMedia, OutgoingPoll, QuotedMessage, SentMessage } from '../port/message.js';
 import type { ChatMessage, CompleteOptions, CompletionResult, LegHealth, ProviderLeg } from '../../services/providers/types.js';
 import type { OwnerNotifier } from '../../services/notices/owner-notifier.js';
 import type { Jail } from '../../services/jail/jail.js';
@@ -87,6 +87,10 @@ export interface MessageContext<O = unknown> {
    * why) for a bad poll or a network without polls.
    */
   sendPoll(poll: OutgoingPoll, options?: { answerOnVote?: boolean }): Promise<SentMessage>;
+  /** Sends a location to the chat. Rejects, saying so, on a network without locations. */
+  sendLocation(location: OutgoingLocation, options?: { quote?: boolean }): Promise<SentMessage>;
+  /** Sends a contact card to the chat. Rejects, saying so, on a network without contact cards. */
+  sendContact(contact: OutgoingContact, options?: { quote?: boolean }): Promise<SentMessage>;
   /** Edits a message the bot sent; returns false where the transport cannot edit. */
   edit(sent: SentMessage, text: string): Promise<boolean>;
   typing(on: boolean): Promise<void>;

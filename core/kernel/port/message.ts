@@ -56,6 +56,40 @@ export interface QuotedMessage {
   media?: IncomingMedia;
 }
 
+/** A place a person shared: a WhatsApp location, or a live location (whose updates come as further messages). */
+export interface SharedLocation {
+  latitude: number;
+  longitude: number;
+  /** The place's name, when the sender picked a place. */
+  name?: string;
+  address?: string;
+  /** A live location: the sender's position as it moves; `sequence` grows with each update. */
+  live?: boolean;
+  sequence?: number;
+  /** A live location's caption (what the sender wrote with it). */
+  caption?: string;
+}
+
+/** A contact card (vCard) a person shared: the name and the phone numbers on it (digits with a leading +). */
+export interface SharedContact {
+  name: string;
+  numbers: string[];
+}
+
+/** A place the bot sends (WhatsApp: a location message). */
+export interface OutgoingLocation {
+  latitude: number;
+  longitude: number;
+  name?: string;
+  address?: string;
+}
+
+/** A contact card the bot sends: a name and one phone number (digits, international form, `+` optional). */
+export interface OutgoingContact {
+  name: string;
+  number: string;
+}
+
 /** What a relayed text is (see `IncomingMessage.relayed`). */
 export type RelayedKind = 'forwarded message' | 'contact card' | 'location' | 'event';
 
@@ -93,6 +127,10 @@ export interface IncomingMessage {
    * event they shared. The core gives it to the model as content (see `quotedContent`), never as the sender's request.
    */
   relayed?: RelayedKind;
+  /** The place a shared location points at (with `relayed: 'location'`; `text` is a line naming it). */
+  location?: SharedLocation;
+  /** The contact cards shared (with `relayed: 'contact card'`; `text` is a line naming them). */
+  contacts?: SharedContact[];
   /** Sent from the bot's own account by a person (the owner typing on the phone), not by the bot. */
   fromMe?: boolean;
   /**

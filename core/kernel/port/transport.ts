@@ -1,6 +1,6 @@
 import { userPart } from './ids.js';
 import type { PrivacyParticipant } from '../../services/store/privacy.js';
-import type { IncomingMessage, OutgoingMedia, OutgoingPoll, PollVote, SentMessage } from './message.js';
+import type { IncomingMessage, OutgoingContact, OutgoingLocation, OutgoingMedia, OutgoingPoll, PollVote, SentMessage } from './message.js';
 
 /** Called by a transport for every inbound message. Resolves when the bot has finished handling it. */
 export type InboundHandler = (message: IncomingMessage) => Promise<void>;
@@ -116,6 +116,10 @@ export interface Transport {
    * core says so instead of sending.
    */
   sendPoll?(chatId: string, poll: OutgoingPoll, options?: SendOptions): Promise<SentMessage>;
+  /** Sends a location. Optional: a network without locations leaves it out, and the core says so instead of sending. */
+  sendLocation?(chatId: string, location: OutgoingLocation, options?: SendOptions): Promise<SentMessage>;
+  /** Sends a contact card (WhatsApp: a vCard). Optional, like `sendLocation`. */
+  sendContact?(chatId: string, contact: OutgoingContact, options?: SendOptions): Promise<SentMessage>;
   /**
    * The bot took this message up (the access rules let it through and it is meant for the bot): shows the sender it
    * was read (WhatsApp: blue ticks, unless config `whatsapp.readReceipts` is false). Never waits on the network, never
