@@ -12,8 +12,6 @@ export const BOT = '10000000000@s.whatsapp.net';
 /** Bot-initiated sends paced fast enough for a test (the limiter still carries them). */
 export const FAST_SENDING = { perChatPerMinute: 60, globalPerMinute: 60, jitterMs: 0 };
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * Sends `text` as ALICE (or `from.senderId`), in her private chat or, with `from.chatId`, in that group mentioning
  * the bot, and resolves with the one text the bot answered (a test fails when it answered none or several).
@@ -22,15 +20,4 @@ export async function say(bot: TestBot, text: string, from: { senderId?: string;
   const said = await bot.send({ text, id: from.id, senderId: from.senderId ?? ALICE, chatId: from.chatId, senderName: from.senderName, mentions: from.chatId ? [BOT] : undefined });
   expect(said, `one answer to ${text}`).to.have.length(1);
   return said[0]!;
-}
-
-/** Polls `probe` every 25 ms until it gives something, for what the bot does later on its own (a reminder firing). */
-export async function waitFor<T>(probe: () => T | undefined | false, what: string, timeoutMs = 8000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const hit = probe();
-    if (hit) return hit;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
 }

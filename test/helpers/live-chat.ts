@@ -10,11 +10,13 @@ export interface LiveChat {
   /** stdout lines so far (empty lines dropped). */
   lines: () => string[];
   send(line: string): void;
-  /** Resolves with the first stdout line (counting from line `from`) that matches; rejects after `timeoutMs`. */
+  /** Resolves with the first stdout line (counting from line `from`) that matches; rejects after `timeoutMs` (30 s: a start on a busy machine). */
   waitForLine(pattern: RegExp, options?: { from?: number; timeoutMs?: number }): Promise<string>;
   /** Resolves when stderr matches `pattern`. */
   waitForLog(pattern: RegExp, timeoutMs?: number): Promise<void>;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Ends stdin and resolves with the exit code; kills the chat and rejects when it is still running `timeoutMs` later. */
+  endInput(timeoutMs?: number): Promise<number | null>;
 }
 
 /**
@@ -82,10 +84,17 @@ export function startLiveChat(options: { cwd: string; env?: Record<string, strin
     stderr: () => stderr,
     lines,
     send: (line) => child.stdin.write(`${line}\n`),
-    waitForLine: (pattern, opts = {}) => waitFor(() => lines().slice(opts.from ?? 0).find((l) => pattern.test(l)), `a line matching ${pattern}`, opts.timeoutMs ?? 10_000),
-    waitForLog: async (pattern, timeoutMs = 10_000) => {
+    waitForLine: (pattern, opts = {}) => waitFor(() => lines().slice(opts.from ?? 0).find((l) => pattern.test(l)), `a line matching ${pattern}`, opts.timeoutMs ?? 30_000),
+    waitForLog: async (pattern, timeoutMs = 30_000) => {
       await waitFor(() => (pattern.test(stderr) ? true : undefined), `a log matching ${pattern}`, timeoutMs);
     },
     exited,
+    endInput(timeoutMs = 30_000) {
+      child.stdin.end();
+      return waitFor(() => (hasExited ? child.exitCode : undefined), 'the exit at end of input (the chat was kept alive)', timeoutMs).catch((err: unknown) => {
+        child.kill('SIGKILL');
+        throw err;
+      });
+    },
   };
 }

@@ -4,6 +4,7 @@ import { readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { completion, FakeGateway, lastUserText } from '../../fakes/openai-gateway.js';
 import { startLiveChat } from '../../helpers/live-chat.js';
+import { filesUntil } from '../../helpers/files-until.js';
 import { ROOT, tempDir, writeConfig } from '../../helpers/checkout.js';
 
 /** A gateway whose answers wait until the test lets them go; `received` resolves at the first request. */
@@ -37,14 +38,6 @@ async function historyTexts(dataDir: string): Promise<string[]> {
   return texts;
 }
 
-async function waitUntil(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 /**
  * A spawned console chat on a gateway whose answers wait until released (see heldGateway), ready to chat; killed,
  * released and closed after `run`, whatever happened.
@@ -71,9 +64,9 @@ describe('clean stop (spawned console)', () => {
       await received;
       chat.child.kill('SIGTERM');
       await chat.waitForLog(/SIGTERM: stopping/);
-      // Arrives while stopping: must not be handled.
-      chat.send('.ping');
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Arrives while stopping: must not be handled. It is in the pipe before the answer is let go, so a console still
+      // taking lines reads it before the answer comes back and the stop ends.
+      await new Promise<void>((resolve, reject) => chat.child.stdin.write('.ping\n', (err) => (err ? reject(err) : resolve())));
       release();
       const { code } = await chat.exited;
       expect(chat.lines()).to.deep.equal(['bot> slow: hello there']);
@@ -116,7 +109,7 @@ describe('clean stop (spawned console)', () => {
       await chat.waitForLog(/console chat ready/);
       chat.send('first turn');
       await chat.waitForLine(/^bot> quick: first turn/);
-      await waitUntil(async () => (await historyTexts(path.join(dir, 'data'))).includes('quick: first turn'));
+      await filesUntil(path.join(dir, 'data'), async () => (await historyTexts(path.join(dir, 'data'))).includes('quick: first turn'), 'the first turn in the history');
       // Now a regular file where the history folder was: not writable even by root.
       await rename(path.join(dir, 'data', 'history'), path.join(dir, 'data', 'history-moved'));
       await writeFile(path.join(dir, 'data', 'history'), 'not a folder');
@@ -143,13 +136,22 @@ describe('clean stop (spawned console)', () => {
       env: { PATH: process.env.PATH ?? '', API_KEY: 'k-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', TERM: 'dumb' },
     });
     let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    const seen = async (pattern: RegExp) => {
-      for (let i = 0; i < 400 && !pattern.test(out); i++) await new Promise((resolve) => setTimeout(resolve, 25));
-      expect(out).to.match(pattern);
+    const watchers = new Set<() => void>();
+    const more = (d: Buffer) => {
+      out += d;
+      for (const watch of [...watchers]) watch();
     };
+    child.stdout.on('data', more);
+    child.stderr.on('data', more);
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    /** Resolves once the terminal showed `pattern`; fails with what it showed after 30 s. */
+    const seen = (pattern: RegExp) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => (watchers.delete(watch), reject(new Error(`not shown: ${pattern}\n${out}`))), 30_000);
+        const watch = () => pattern.test(out) && (watchers.delete(watch), clearTimeout(timer), resolve());
+        watchers.add(watch);
+        watch();
+      });
     try {
       // In a terminal the log goes to data/logs/chat.log; the chat shows the prompt once the console is ready.
       await seen(/you> /);

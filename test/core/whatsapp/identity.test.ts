@@ -38,12 +38,15 @@ describe('WhatsApp identity: one id per person and per private chat (fake socket
   it('a private chat keeps one id whichever form it arrives in; the move is announced once, before the message that revealed it, and the adapter moves no file itself', async () => {
     await cleanup();
     const announced: Array<[string, string, number]> = [];
+    /** Messages handed on by the time each move had finished (the stores take a few turns of the event loop). */
+    const handedOnWhenMoved: number[] = [];
     h = await setup({
       events: {
         onChatIdChange: async (from, to) => {
           // The message that revealed the phone id is handed on only after the stores moved.
           announced.push([from, to, h.received.length]);
-          await new Promise((r) => setTimeout(r, 20));
+          for (let turn = 0; turn < 3; turn++) await new Promise((r) => setImmediate(r));
+          handedOnWhenMoved.push(h.received.length);
         },
       },
     });
@@ -66,6 +69,7 @@ describe('WhatsApp identity: one id per person and per private chat (fake socket
       [ALICE, ALICE, ALICE_LID],
     ]);
     expect(announced).to.deep.equal([[ALICE_LID, ALICE, 1]]);
+    expect(handedOnWhenMoved, 'nothing handed on while the stores were moving').to.deep.equal([1]);
     // The stores move their own data (the core's privacy participants): the adapter renamed nothing.
     expect(existsSync(path.join(h.dir, 'data', 'history', `${ALICE_LID}.json`))).to.equal(true);
     expect(existsSync(path.join(h.dir, 'data', 'history', `${ALICE}.json`))).to.equal(false);

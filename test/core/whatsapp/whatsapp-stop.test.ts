@@ -27,7 +27,21 @@ describe('clean stop on WhatsApp (fake Baileys socket, real app)', () => {
       await released;
       return { status: 200, json: completion(`slow: ${lastUserText(req)}`) };
     });
-    const log = createLogger({ level: 'silent', pretty: false, destination: new PassThrough() });
+    // The log tells when a message was refused because the bot is stopping: the test waits for that line, not a time.
+    const logSink = new PassThrough();
+    let logged = '';
+    const logWatchers = new Set<() => void>();
+    logSink.on('data', (chunk: Buffer) => {
+      logged += chunk.toString();
+      for (const watch of [...logWatchers]) watch();
+    });
+    const untilLogged = (pattern: RegExp) =>
+      new Promise<void>((resolve) => {
+        const watch = () => pattern.test(logged) && (logWatchers.delete(watch), resolve());
+        logWatchers.add(watch);
+        watch();
+      });
+    const log = createLogger({ level: 'info', pretty: false, destination: logSink });
     const app = await createApp({ cwd: dir, env: { PATH: process.env.PATH ?? '', API_KEY: 'k-123456', BASE_URL: gw.url, MODEL: 'm' }, plugins: [], logger: log, skipHealthProbe: true });
     const sockets = new FakeSocketFactory();
     const transport = new WhatsAppTransport({
@@ -52,10 +66,9 @@ describe('clean stop on WhatsApp (fake Baileys socket, real app)', () => {
       const user = '6281200000001@s.whatsapp.net';
       socket.deliver([waText('what is the plan', { chat: user })]);
       await requestIn;
-      const stopped = app.stop();
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      const stopped = app.stop(); // stops taking messages at once (the drain starts before its first await)
       socket.deliver([waText('.ping', { chat: user })]);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await untilLogged(/a message came in while the bot is stopping: not taken/);
       release();
       await stopped;
 

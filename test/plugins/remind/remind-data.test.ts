@@ -1,15 +1,17 @@
 import { expect } from 'chai';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { install as installFakeTimers } from '@sinonjs/fake-timers';
 import { safeFileName } from '../../../core/storage.js';
-import { FakeModel, lastText, startTestBot, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
+import { domainFor } from '../../../core/services/store/data-domain.js';
+import { FakeModel, lastText, startTestBot, type ModelRequest, type TestBot, type TestClock } from '../../../app/testing/index.js';
 import { UnsavedDataError } from '../../../app/app.js';
 import { MemoryTransport } from '../../../core/adapters/memory/memory-transport.js';
 import type { OutgoingMedia, SentMessage } from '../../../core/kernel/port/message.js';
 import mydata from '../../../plugins/mydata/index.js';
 import remind from '../../../plugins/remind/index.js';
 import { startWebServer, type WebServer } from '../../../web/server.js';
-import { ALICE, BOB, BOT, FAST_SENDING, GROUP, say, sleep, waitFor } from '../../helpers/chat.js';
+import { ALICE, BOB, BOT, FAST_SENDING, GROUP, say } from '../../helpers/chat.js';
 import { tempDir } from '../../helpers/checkout.js';
 import { csrfOf, login, request, sameOrigin, TOKEN } from '../../web/web-helpers.js';
 
@@ -78,6 +80,25 @@ async function switchRemind(web: WebServer, on: boolean): Promise<void> {
   expect(res.status, [...res.body.matchAll(/Not saved[^<]*|class="field-error"[^>]*>[^<]*/g)].map((m) => m[0]).join('; ')).to.equal(303);
 }
 
+/**
+ * Moves the bot's fake clock on a quarter second at a time until `check` gives something (what the bot does later on
+ * its own: a reminder firing), letting the writes each step started finish first, so the clock never runs ahead of
+ * the bot. Fails after `limitMs` of the fake clock.
+ */
+async function tickUntil<T>(bot: Bot, clock: TestClock, check: () => T | undefined | false, what: string, limitMs = 60_000): Promise<T> {
+  const data = domainFor(path.join(bot.t.dir, 'data'));
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  for (let waited = 0; ; waited += 250) {
+    const hit = check();
+    if (hit) return hit;
+    if (waited > limitMs) throw new Error(`${what}: not seen in ${limitMs / 1000} s of the test's clock; sent so far: ${bot.texts().join(' | ')}`);
+    await clock.tick(250);
+    await turn();
+    await data.whenNotWriting();
+    await turn();
+  }
+}
+
 const reminderFile = (dir: string, chatId: string) => path.join(dir, 'data', 'reminders', `${safeFileName(chatId)}.json`);
 
 describe('remind: switched off, .mydata, deleted messages, failed writes (real clock, real files)', function () {
@@ -90,24 +111,27 @@ describe('remind: switched off, .mydata, deleted messages, failed writes (real c
 
   it('switched off in the dashboard, due reminders are held and nothing is sent; switched on, each goes out once, marked late', async () => {
     bot = await start({ dashboard: true });
-    await bot.say('.remind 2s take the tea out');
+    const clock = bot.t.useClock();
+    await bot.say('.remind 4s take the tea out');
     await bot.say('.remind every "* * * * * *" stretch');
-    await waitFor(() => bot!.texts(ALICE).includes('🔁 Reminder: stretch'), 'the repeating one while switched on');
+    await tickUntil(bot, clock, () => bot!.texts(ALICE).includes('🔁 Reminder: stretch'), 'the repeating one while switched on');
     await switchRemind(bot.web!, false);
     // A run handed to the send queue just before the switch may still go out; after that, nothing.
-    await sleep(1100);
+    await clock.tick(1100);
+    await bot.t.app.bot.whenStoresIdle();
     const before = bot.texts(ALICE).length;
-    await sleep(2600);
+    await clock.tick(4000); // the tea falls due meanwhile
+    await bot.t.app.bot.whenStoresIdle();
     expect(bot.texts(ALICE).slice(before), 'nothing sent while switched off').to.deep.equal([]);
     expect(await bot.say('.reminders')).to.match(/turned off/i);
 
     await switchRemind(bot.web!, true);
-    const tea = await waitFor(() => bot!.texts(ALICE).find((x) => x.startsWith('⏰ Reminder,') && x.includes('take the tea out')), 'the held reminder');
+    const tea = await tickUntil(bot, clock, () => bot!.texts(ALICE).find((x) => x.startsWith('⏰ Reminder,') && x.includes('take the tea out')), 'the held reminder');
     expect(tea).to.match(/^⏰ Reminder, \d+ s late \(reminders were switched off when it was due, \w{3} \d{4}-\d\d-\d\d \d\d:\d\d(?::\d\d)?\): take the tea out$/);
-    const late = await waitFor(() => bot!.texts(ALICE).find((x, i) => i >= before && x.includes('stretch')), 'the held repeating one');
+    const late = await tickUntil(bot, clock, () => bot!.texts(ALICE).find((x, i) => i >= before && x.includes('stretch')), 'the held repeating one');
     expect(late).to.match(/^🔁 Reminder, \d+ s late \(reminders were switched off when it was due, .*\): stretch$/);
     // The runs missed while switched off are not sent in a burst: one late note, then the schedule goes on.
-    await waitFor(() => bot!.texts(ALICE).slice(before).filter((x) => x === '🔁 Reminder: stretch').length >= 1, `the schedule going on: ${bot!.texts(ALICE).join(' | ')}`);
+    await tickUntil(bot, clock, () => bot!.texts(ALICE).slice(before).filter((x) => x === '🔁 Reminder: stretch').length >= 1, 'the schedule going on');
     expect(bot.texts(ALICE).slice(before).filter((x) => /late.*stretch/.test(x))).to.have.length(1);
     expect(bot.texts(ALICE).filter((x) => x.includes('Reminder, ') && x.includes('take the tea out')), 'sent once').to.have.length(1);
     expect(await bot.say('.cancel 1')).to.match(/^Cancelled: 🔁 .* — stretch$/); // a quick stop: nothing left to send
@@ -115,16 +139,18 @@ describe('remind: switched off, .mydata, deleted messages, failed writes (real c
 
   it('a reminder already on its way when the owner switches reminders off and on again goes out once', async () => {
     bot = await start({ dashboard: true });
+    const clock = bot.t.useClock();
     let release!: () => void;
     bot.transport.hold = new Promise((resolve) => (release = resolve));
     await bot.say('.remind 1s feed the cat');
-    await waitFor(() => bot!.transport.reminderSends === 1, 'the reminder handed to the transport');
+    await tickUntil(bot, clock, () => bot!.transport.reminderSends === 1, 'the reminder handed to the transport');
     // Off and on while it is still being sent (a slow connection): switching on must not send it a second time.
     await switchRemind(bot.web!, false);
     await switchRemind(bot.web!, true);
     release();
-    await waitFor(() => bot!.texts(ALICE).some((x) => x.includes('feed the cat') && x.includes('Reminder:')), 'the reminder');
-    await sleep(1500); // a second copy would follow within the per-chat pacing (one a second here)
+    await bot.t.until(() => bot!.texts(ALICE).some((x) => x.includes('feed the cat') && x.includes('Reminder:')));
+    await clock.tick(1500); // a second copy would follow within the per-chat pacing (one a second here)
+    await bot.t.app.bot.whenStoresIdle();
     expect(bot.texts(ALICE).filter((x) => /Reminder.*: feed the cat$/.test(x) && !/set for/.test(x)), 'sent once').to.have.length(1);
     expect(bot.transport.reminderSends).to.equal(1);
   });
@@ -133,14 +159,21 @@ describe('remind: switched off, .mydata, deleted messages, failed writes (real c
     const dir = await tempDir();
     try {
       bot = await start({ dir });
-      await bot.say('.remind 1s water the plants');
+      await bot.say('.remind 2s water the plants');
       await bot.stop();
-      await sleep(1200); // due while the bot is stopped
-      bot = await start({ dir, enabled: false, dashboard: true });
-      await sleep(1000);
+      // The next start comes 10 s later by its clock: the reminder fell due while the bot was stopped.
+      const later = installFakeTimers({ now: Date.now() + 10_000, toFake: ['Date'] });
+      try {
+        bot = await start({ dir, enabled: false, dashboard: true });
+      } finally {
+        later.uninstall();
+      }
+      const clock = bot.t.useClock();
+      await clock.tick(10_000);
+      await bot.t.app.bot.whenStoresIdle();
       expect(bot.texts(), 'nothing sent while off').to.deep.equal([]);
       await switchRemind(bot.web!, true);
-      const late = await waitFor(() => bot!.texts(ALICE).find((x) => x.includes('water the plants')), 'the late reminder');
+      const late = await tickUntil(bot, clock, () => bot!.texts(ALICE).find((x) => x.includes('water the plants')), 'the late reminder');
       expect(late).to.match(/^⏰ Reminder, \d+ s late \(I was offline when it was due, .*\): water the plants$/);
     } finally {
       await bot?.stop();
@@ -151,6 +184,7 @@ describe('remind: switched off, .mydata, deleted messages, failed writes (real c
 
   it(".mydata exports the person's reminders and time zone; .mydata delete removes them, and they never fire", async () => {
     bot = await start({ plugins: [mydata, remind] });
+    const clock = bot.t.useClock();
     await bot.say('.timezone Europe/Berlin');
     await bot.say('.timezone Asia/Tokyo', { senderId: BOB });
     await bot.say('.remind 2s private tea');
@@ -173,7 +207,8 @@ describe('remind: switched off, .mydata, deleted messages, failed writes (real c
     const onDisk = (await readFile(reminderFile(bot.t.dir, ALICE), 'utf8')) + (await readFile(reminderFile(bot.t.dir, GROUP), 'utf8')) + (await readFile(path.join(bot.t.dir, 'data', 'reminders', 'timezones.json'), 'utf8'));
     expect(onDisk).to.not.match(/private tea|alice in the group|Europe\/Berlin/);
     expect(onDisk).to.match(/bob in the group/);
-    await sleep(2300);
+    await clock.tick(2300);
+    await bot.t.app.bot.whenStoresIdle();
     expect(bot.texts(ALICE).filter((x) => x.includes('private tea')), 'never fires').to.have.length(1); // the confirmation only
   });
 
@@ -217,6 +252,7 @@ describe('remind: switched off, .mydata, deleted messages, failed writes (real c
     );
     try {
       bot = await start({ env: { API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'test-model' } });
+      const clock = bot.t.useClock();
       await bot.say('.remind 2s the surprise party plan', { id: 'set-by-command' });
       await bot.say('.remind 1h keep this one', { id: 'another-message' });
       await bot.say('.remind 3s still due', { id: 'third-message' });
@@ -225,7 +261,8 @@ describe('remind: switched off, .mydata, deleted messages, failed writes (real c
       await bot.transport.revoke(ALICE, 'set-by-tool');
       expect(await bot.say('.reminders')).to.match(/^Reminders in this chat .*\n1\. .* — still due\n2\. .* — keep this one\nCancel/);
       // The other reminders of the chat still fire.
-      await waitFor(() => bot!.texts(ALICE).includes('⏰ Reminder: still due'), 'the reminder set by a message that was not deleted');
+      await tickUntil(bot, clock, () => bot!.texts(ALICE).includes('⏰ Reminder: still due'), 'the reminder set by a message that was not deleted');
+      await clock.tick(2_000); // what was deleted would have come by now, within the pacing (one a second here)
       expect(bot.texts(ALICE).filter((x) => /Reminder(, .*)?: (the surprise party plan|call mom)$/.test(x) && !/set/.test(x)), 'never sent').to.deep.equal([]);
       const file = await readFile(reminderFile(bot.t.dir, ALICE), 'utf8');
       expect(file).to.not.match(/surprise party|call mom/);
