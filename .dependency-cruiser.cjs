@@ -4,6 +4,13 @@
 module.exports = {
   forbidden: [
     {
+      name: 'api-is-a-leaf',
+      severity: 'error',
+      comment: 'core/api/ (the coded errors and shared constants) imports nothing of the kernel, the services or the adapters: they import it, so the plugin API package carries it without what throws the errors.',
+      from: { path: '^dist/core/api/' },
+      to: { path: '^dist/core/', pathNot: '^dist/core/api/' },
+    },
+    {
       name: 'kernel-imports-no-adapter',
       severity: 'error',
       comment: 'The kernel (core/kernel/) knows no transport: WhatsApp, the console and the memory transport plug into its port.',
@@ -83,16 +90,16 @@ module.exports = {
     {
       name: 'plugin-imports-only-the-public-entry',
       severity: 'error',
-      comment: 'A plugin imports only the public entries from the core: core/index.ts, core/media.ts and core/storage.ts (as a plugin in its own package imports wa-assistant-bot/plugin, /media, /storage).',
+      comment: 'A plugin imports only the public entries from the core: core/index.ts, core/media.ts and core/storage.ts (as a plugin in its own package imports wa-assistant-bot/plugin, /media, /storage), and, being built in, the built-in plugins\' tier core/builtin.ts.',
       from: { path: '^dist/plugins/' },
-      to: { path: '^dist/core/', pathNot: '^dist/core/(index|media|storage)\\.js$' },
+      to: { path: '^dist/core/', pathNot: '^dist/core/(index|media|storage|builtin)\\.js$' },
     },
     {
       name: 'core-plugins-use-only-the-public-entry',
-      comment: "The core plugins (.help, .status, the fallback to the model) are built with the API third parties get: besides each other's index they import only core/index.ts.",
+      comment: "The core plugins (.help, .status, the fallback to the model) are built with the API third parties get: besides each other's index they import only core/index.ts, and the built-in plugins' tier core/builtin.ts.",
       severity: 'error',
       from: { path: '^dist/core/kernel/core-plugins/[^/]+\\.js$', pathNot: '^dist/core/kernel/core-plugins/index\\.js$' },
-      to: { path: '^dist/', pathNot: ['^dist/core/index\\.js$', '^dist/core/kernel/core-plugins/'] },
+      to: { path: '^dist/', pathNot: ['^dist/core/(index|builtin)\\.js$', '^dist/core/kernel/core-plugins/'] },
     },
     {
       name: 'plugin-imports-no-web-or-app',

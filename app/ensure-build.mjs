@@ -4,7 +4,7 @@
 // Plain JavaScript on purpose: it runs before anything is compiled. Its output goes to stderr (stdout belongs to
 // the console chat protocol).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -65,6 +65,27 @@ run(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.json')]);
 run(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.types.json')]);
 rmSync(path.join(root, 'packages', 'plugin-api', 'dist'), { recursive: true, force: true }); // nothing stale gets packed
 run(process.execPath, [tsc, '-p', path.join(root, 'packages', 'plugin-api', 'tsconfig.json')]);
+// tsc emits a .js for every module the entries reach, type-only ones too; a plugin loads only what the entries import
+// at run time, so the rest (empty or never-run JavaScript) is not packed. Their .d.ts files stay: the types need them.
+pruneUnreachable(path.join(root, 'packages', 'plugin-api', 'dist'), ['index.js', 'media.js', 'storage.js']);
 writeFileSync(stamp, String(startedAt));
 // The stamp carries the time the build started: a source saved during the build still counts as newer.
 utimesSync(stamp, startedAt / 1000, startedAt / 1000);
+
+/** Deletes the .js files under `dir` that no runtime import from `entries` reaches (static and dynamic imports). */
+function pruneUnreachable(dir, entries) {
+  const reached = new Set();
+  const queue = entries.map((entry) => path.join(dir, entry));
+  while (queue.length) {
+    const file = queue.pop();
+    if (reached.has(file) || !existsSync(file)) continue;
+    reached.add(file);
+    const code = readFileSync(file, 'utf8');
+    for (const [, a, b] of code.matchAll(/^(?:import|export)\s(?:[^;'"]*?\sfrom\s+)?['"](\.[^'"]+)['"]|\bimport\(\s*['"](\.[^'"]+)['"]\s*\)/gm)) {
+      queue.push(path.resolve(path.dirname(file), a ?? b));
+    }
+  }
+  walk(dir, (file) => {
+    if (file.endsWith('.js') && !reached.has(file)) rmSync(file);
+  });
+}

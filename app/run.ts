@@ -3,7 +3,7 @@ import type { App } from './app.js';
 import { ConfigError } from '../core/services/config/config-file.js';
 import { SettingsError } from '../core/services/config/settings.js';
 import { InstanceLockedError } from '../core/services/lifecycle/instance-lock.js';
-import { PluginError } from '../core/kernel/plugin/errors.js';
+import { PluginError } from '../core/api/errors.js';
 
 /** A start-up problem the owner can fix, told in one line without a stack (a port in use, say). */
 export class CannotStartError extends Error {}

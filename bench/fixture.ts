@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { createApp, type App } from '../app/app.js';
 import type { Plugin } from '../core/index.js';
 import { createLogger } from '../core/services/log/logger.js';
-import { safeFileName } from '../core/services/store/atomic.js';
+import { safeFileName } from '../core/api/file-name.js';
 import type { HistoryEntry } from '../core/services/store/history.js';
 import { MemoryTransport } from '../core/adapters/memory/memory-transport.js';
 

@@ -2,7 +2,9 @@
  * The one public entry for plugin authors — ours and third parties' alike — and the front door of a tiered API: what
  * every plugin needs is here (definePlugin, defineTool, Type, the narrowed contexts, the host, the coded errors);
  * the media and jail helpers are behind `wa-assistant-bot/media`, the data-file helpers behind
- * `wa-assistant-bot/storage`, and the test kit behind `wa-assistant-bot/testing`. Importing it loads neither the
+ * `wa-assistant-bot/storage`, and the test kit behind `wa-assistant-bot/testing`. What only the built-in plugins
+ * use (the status text, WhatsApp formatting, the jailed readers, vision, the data-file engines) is in core/builtin.ts,
+ * a tier of its own outside the API package. Importing it loads neither the
  * app wiring, the WhatsApp adapter (Baileys) nor the web server (a test checks that, and the count of names here).
  * A plugin in its own npm package imports it as `wa-assistant-bot/plugin` (or from the `@wa-assistant-bot/plugin-api`
  * package, which carries the same entry).
@@ -52,60 +54,69 @@ export type {
   ToolEffects,
   TriggerListing,
 } from './kernel/plugin/types.js';
-export { PluginError, type PluginErrorCode } from './kernel/plugin/errors.js';
-export { CodedError } from './services/coded-error.js';
+/*
+ * The errors a plugin can catch, each with its stable `code` (PLUGIN_…, see docs/reference/errors.md), and the shared
+ * constants: one leaf module (core/api/errors.ts). Compare `err.code` rather than `instanceof` where a plugin may hold
+ * another copy of this entry (its own package).
+ */
+export {
+  AllProvidersFailedError,
+  BadAnswerError,
+  CodedError,
+  DataWriteError,
+  KeysExhaustedError,
+  MAX_PERSONA_CHARS,
+  MediaTooLargeError,
+  MemoryFullError,
+  OutboxClosedError,
+  PluginError,
+  /** A poll that could not be sent (`ctx.sendPoll`): its message says why, for the model or the user. */
+  PollRefused,
+  /** A scheduled turn (`host.promptAs`) that may not run now; `reason` is a sentence for the person who set it. */
+  PromptRefused,
+  ProviderDownError,
+  RequestRejectedError,
+  /** The wait an upstream asked for (retry-after / retry-after-ms headers), for plugins that call an upstream of their own. */
+  retryAfterMs,
+  StoreWriteError,
+  TURN_FAILED,
+  UpstreamFailure,
+  type PluginErrorCode,
+} from './api/errors.js';
 /** The option-schema builder (TypeBox): JSON Schema at run time, a TypeScript type at compile time. */
 export { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+/** The narrow views and ports the host hands out (host.settings, host.histories, host.memories, host.audioKeys, host.access). */
+export type { AccessDecisions, AudioKeys, HistoryView, MemoryView, SettingsReader } from './kernel/plugin/ports.js';
+/** @deprecated The earlier names of `AudioKeys`, `HistoryView` and `AccessDecisions` (the host hands out these views, not the services). */
+export type { AccessDecisions as AccessControl, AudioKeys as KeyPool, HistoryView as HistoryStore } from './kernel/plugin/ports.js';
+export type { KeyPoolNotices } from './services/providers/key-pool.js';
+export type { ApproveResult } from './kernel/access/access-control.js';
 
-/*
- * The errors a plugin can catch, each with its stable `code` (PLUGIN_…, see docs/reference/errors.md): compare
- * `err.code` rather than `instanceof` where a plugin may hold another copy of this entry (its own package).
- */
-export { AllProvidersFailedError } from './services/providers/types.js';
-/** A scheduled turn (`host.promptAs`) that may not run now; `reason` is a sentence for the person who set it. */
-export { PromptRefused } from './kernel/chat/scheduled-turn.js';
-/** A poll that could not be sent (`ctx.sendPoll`): its message says why, for the model or the user. */
-export { PollRefused } from './kernel/chat/polls.js';
-/** The wait an upstream asked for (retry-after / retry-after-ms headers), for plugins that call an upstream of their own. */
-export { BadAnswerError, retryAfterMs, UpstreamFailure } from './services/providers/failure.js';
-export { KeysExhaustedError, ProviderDownError, RequestRejectedError, type KeyPool, type KeyPoolNotices } from './services/providers/key-pool.js';
-export { MemoryFullError } from './services/store/memory.js';
-export { DataWriteError } from './services/store/data-health.js';
-export { OutboxClosedError } from './services/sending/outbox.js';
-
-/** `.status` as text: how the bot is doing (link, provider legs, capabilities, usage), never a key. */
-export { statusText, type StatusReport } from './kernel/status/status-report.js';
 /** The provider chain's premium-model rule, shared by every plugin that honours an explicit premium request. */
 export { DEFAULT_PREMIUM_PHRASES, premiumRequest } from './kernel/chat/premium-request.js';
-/** Chat answers in WhatsApp formatting: the model's Markdown converted (ctx.ai.respond does it for its answers). */
-export { toWhatsApp } from './kernel/chat/whatsapp-format.js';
 /** Provenance: someone else's words framed for the model as content (see RespondOptions.content and docs/plugin-authors). */
 export { quotedContent, neutralisedContent, type QuotedContentInput } from './kernel/chat/quoted-content.js';
-export { TURN_FAILED } from './kernel/pipeline/progress.js';
 
 /**
  * Storage as a host service: declare what the plugin keeps with `Store` (in `definePlugin({ stores })`), open it with
  * `host.store`. Backups, `.mydata`, deletes and chat moves follow from the declaration (docs/plugin-authors/storage.md).
  */
-export { Store, type CarriedMessage, type ChatDocDeclaration, type ChatLogDeclaration, type ChatSearchLogDeclaration, type DocDeclaration, type StoreDeclaration } from './services/store/store-declarations.js';
-export { StoreWriteError, type ChatStore, type PluginStore, type StoredDoc, type StoredLog, type StoredSearchLog, type SearchLogTuning } from './services/store/store-api.js';
-export type { SearchHit, SearchLogItem } from './services/store/search-log/chat-search-log.js';
+export { Store, type CarriedMessage, type ChatDocDeclaration, type ChatLogDeclaration, type ChatSearchLogDeclaration, type DocDeclaration, type SearchHit, type SearchLogItem, type StoreDeclaration } from './services/store/store-declarations.js';
+export type { ChatStore, PluginStore, StoredDoc, StoredLog, StoredSearchLog, SearchLogTuning } from './services/store/store-api.js';
 /** WhatsApp ids: `isLid('1@lid')`, `userPart('62811@s.whatsapp.net:3') === '62811'`, `inIdList(id, ['62811'])`. */
 export { inIdList, isLid, userPart } from './kernel/port/ids.js';
 export { phoneNumber } from './kernel/port/shared.js';
-export { MAX_PERSONA_CHARS, type AccessControl } from './kernel/access/access-control.js';
 export type { Activation, PairingRequest } from './kernel/access/access-store.js';
 /** An upstream base URL in the forms users write (with or without /v1), as the SDKs want it. */
 export { normalizeBaseUrl } from './services/providers/normalize.js';
 
 export type { CapabilityStatus } from './kernel/capabilities/capabilities.js';
-export { MediaTooLargeError } from './kernel/port/media-limit.js';
 export type { DownloadOptions, IncomingMessage, IncomingMedia, MediaKind, OutgoingContact, OutgoingLocation, OutgoingMedia, OutgoingPoll, PollVote, QuotedMessage, SentMessage, SharedContact, SharedLocation } from './kernel/port/message.js';
-export type { AppendOptions, HistoryEntry, HistoryStore, HistoryAppendListener } from './services/store/history.js';
+export type { AppendOptions, ChatSummary, HistoryEntry, HistoryAppendListener } from './services/store/history.js';
 export type { MemoryFact } from './services/store/memory.js';
 /** A secret's escaped and encoded forms (JSON, URL, base64), for a plugin hiding its own credentials. */
 export { secretForms } from './services/log/secret-forms.js';
-export type { Logger } from './services/log/logger.js';
+export type { Logger } from './api/logger.js';
 export type { OwnerNotifier } from './services/notices/owner-notifier.js';
 export type { Jail, JailLimits } from './services/jail/jail.js';
 export type { DataSchema } from './services/store/schemas.js';

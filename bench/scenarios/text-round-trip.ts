@@ -3,7 +3,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import OpenAI from 'openai';
 import type { BenchGateway } from '../gateway.js';
-import { safeFileName } from '../../core/services/store/atomic.js';
+import { safeFileName } from '../../core/api/file-name.js';
 import { makeBotDir, settle, startBenchApp, userId } from '../fixture.js';
 import { metric, type Check, type ScenarioResult } from '../result.js';
 import { abPair, round, rounded, summarize } from '../stats.js';

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { AllProvidersFailedError, definePlugin, MediaTooLargeError, quotedContent, Store, Type, toWhatsApp, type IncomingMedia, type MessageContext, type PluginHost, type Static } from '../../core/index.js';
-import { askVision, DocumentRefused, JailRefused, readDocument, type DocumentText } from '../../core/media.js';
+import { AllProvidersFailedError, definePlugin, MediaTooLargeError, quotedContent, Store, Type, type IncomingMedia, type MessageContext, type PluginHost, type Static } from '../../core/index.js';
+import { toWhatsApp } from '../../core/builtin.js';
+import { DocumentRefused, JailRefused } from '../../core/media.js';
+import { askVision, readDocument, type DocumentText } from '../../core/builtin.js';
 
 const options = Type.Object({
   maxDocumentBytes: Type.Integer({ title: 'Largest document (bytes)', minimum: 10_000, maximum: 100_000_000, default: 20_000_000, description: 'largest document read (bytes); larger ones are refused without downloading' }),

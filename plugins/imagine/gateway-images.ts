@@ -1,5 +1,6 @@
 import { UpstreamFailure, type ProviderLeg } from '../../core/index.js';
-import { DownloadRefused, fetchPublic, readJsonUpTo, type EgressPolicy } from '../../core/media.js';
+import { DownloadRefused, readJsonUpTo, type EgressPolicy } from '../../core/media.js';
+import { fetchPublic } from '../../core/builtin.js';
 
 /** Room in an image answer besides the picture's base64 (JSON keys, a revised prompt, usage). */
 const ANSWER_OVERHEAD_BYTES = 256 * 1024;

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import type { Jail } from '../../core/index.js';
-import { DocumentRefused, DownloadRefused, fetchPublic, isPrivateAddress, JailRefused, readDocument, type EgressPolicy, type ReadLimits } from '../../core/media.js';
+import { DocumentRefused, DownloadRefused, isPrivateAddress, JailRefused, type EgressPolicy } from '../../core/media.js';
+import { fetchPublic, readDocument, type ReadLimits } from '../../core/builtin.js';
 import { extractPage, PageTooHeavy } from './extract-page.js';
 import { decodeHtml } from './decode-html.js';
 import { isVideoLink, TranscriptUnavailable, videoTranscript } from './video-transcript.js';

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Jail } from '../../core/index.js';
-import { inputArgs, pinFileFormat } from '../../core/media.js';
+import { inputArgs, pinFileFormat } from '../../core/builtin.js';
 import { ProcessFailed, runInJail } from './run-process.js';
 
 /** What ffmpeg could read from a media file. */

@@ -1,7 +1,8 @@
 import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { definePlugin, MediaTooLargeError, type CapabilityStatus, type CommandContext, type IncomingMedia, type MessageContext, type OutgoingMedia, type Plugin, type PluginHost, type PluginOffer } from '../../core/index.js';
-import { ffmpegBinary, MediaRefused, ytdlpStatus, type EgressPolicy } from '../../core/media.js';
+import { MediaRefused, type EgressPolicy } from '../../core/media.js';
+import { ffmpegBinary, ytdlpStatus } from '../../core/builtin.js';
 import { probeMedia, toMp3, toMp4, UnreadableMedia } from './ffmpeg.js';
 import { extensionFor, makeWorkDir, publish, safeName, saveIncoming } from './files.js';
 import { JobLimiter } from './jobs.js';

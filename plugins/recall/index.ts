@@ -1,7 +1,7 @@
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { definePlugin, defineTool, Type, type HistoryEntry, type IncomingMessage, type StoredSearchLog } from '../../core/index.js';
-import { queryTerms, writeFileAtomic } from '../../core/storage.js';
+import { queryTerms, writeFileAtomic } from '../../core/builtin.js';
 import { RECALL_LOG, type LoggedMessage } from './entry.js';
 import { formatForChat, formatForModel } from './format.js';
 

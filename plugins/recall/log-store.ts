@@ -1,9 +1,9 @@
 import type { SearchHit } from '../../core/index.js';
-import { SearchLogs, type SearchLogEvents } from '../../core/storage.js';
+import { SearchLogs, type SearchLogEvents } from '../../core/builtin.js';
 import { validEntry, type LoggedMessage } from './entry.js';
 
 export { MAX_TEXT_CHARS, validEntry, type LoggedMessage } from './entry.js';
-export { queryTerms } from '../../core/storage.js';
+export { queryTerms } from '../../core/builtin.js';
 export type RecallHit = SearchHit<LoggedMessage>;
 export type RecallStoreEvents = SearchLogEvents<LoggedMessage>;
 export type ChatRecallLog = ReturnType<RecallStore['chat']>;

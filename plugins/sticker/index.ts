@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { definePlugin, MediaTooLargeError } from '../../core/index.js';
-import { ffmpegBinary, JailRefused, MediaRefused } from '../../core/media.js';
+import { JailRefused, MediaRefused } from '../../core/media.js';
+import { ffmpegBinary } from '../../core/builtin.js';
 import { makeSticker, StickerRefused } from './make-sticker.js';
 
 /** Media larger than this is not downloaded for a sticker. */

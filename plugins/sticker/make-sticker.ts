@@ -2,7 +2,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Jail } from '../../core/index.js';
-import { assertPixelBudget, DEFAULT_MAX_IMAGE_PIXELS, inputArgs, pinFormat, type PinnedFormat } from '../../core/media.js';
+import { assertPixelBudget, DEFAULT_MAX_IMAGE_PIXELS } from '../../core/media.js';
+import { inputArgs, pinFormat, type PinnedFormat } from '../../core/builtin.js';
 
 /** WhatsApp's sticker limits: 512 px on the longer side; 100 KB still, 500 KB animated (from at most 6 s of video). */
 export const STICKER_SIDE = 512;

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { AllProvidersFailedError, DEFAULT_PREMIUM_PHRASES, definePlugin, MediaTooLargeError, premiumRequest, Store, Type, type CapabilityStatus, type IncomingMedia, type MessageContext, type AiService, type PluginHost, type Static, toWhatsApp } from '../../core/index.js';
-import { DEFAULT_MAX_IMAGE_PIXELS, ffmpegBinary } from '../../core/media.js';
+import { AllProvidersFailedError, DEFAULT_PREMIUM_PHRASES, definePlugin, MediaTooLargeError, premiumRequest, Store, Type, type CapabilityStatus, type IncomingMedia, type MessageContext, type AiService, type PluginHost, type Static } from '../../core/index.js';
+import { toWhatsApp } from '../../core/builtin.js';
+import { DEFAULT_MAX_IMAGE_PIXELS } from '../../core/media.js';
+import { ffmpegBinary } from '../../core/builtin.js';
 import { DEFAULT_ANTHROPIC_VERSION, askVision, visionLegFilter, visionPathOf } from './ask-vision.js';
 import { findImage, type FoundImage } from './find-image.js';
 import { ImageRefused, prepareImage, type PreparedImage } from './prepare-image.js';

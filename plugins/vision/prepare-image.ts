@@ -2,7 +2,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type Jail } from '../../core/index.js';
-import { assertPixelBudget, DEFAULT_MAX_IMAGE_PIXELS, inputArgs, MediaRefused, pinFormat, type PinnedFormat } from '../../core/media.js';
+import { assertPixelBudget, DEFAULT_MAX_IMAGE_PIXELS, MediaRefused } from '../../core/media.js';
+import { inputArgs, pinFormat, type PinnedFormat } from '../../core/builtin.js';
 
 /** The image types `/v1/messages` accepts in a base64 block. */
 export type VisionMediaType = 'image/jpeg' | 'image/png' | 'image/gif' | 'image/webp';

@@ -2,7 +2,9 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type Jail } from '../../core/index.js';
-import { inputArgs, MediaRefused, mediaSeconds, pinFormat } from '../../core/media.js';
+import { MediaRefused } from '../../core/media.js';
+import { inputArgs, pinFormat } from '../../core/builtin.js';
+import { mediaSeconds } from '../../core/builtin.js';
 import { ImageRefused } from './prepare-image.js';
 
 /** Longest side of a frame taken from a video (the vision endpoints scale larger pictures down anyway). */

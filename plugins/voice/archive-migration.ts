@@ -1,7 +1,7 @@
 import { link, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { StoredSearchLog } from '../../core/index.js';
-import { checkDocument, healthFor } from '../../core/storage.js';
+import { checkDocument, healthFor } from '../../core/builtin.js';
 import { audioFileFor, cleanContext, noteItem, type ArchivedNote, type ContextMessage, type NoteItem } from './archive-note.js';
 import { ARCHIVE_SEGMENT_SCHEMA } from './schemas.js';
 

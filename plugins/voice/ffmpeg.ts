@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type Jail } from '../../core/index.js';
-import { inputArgs, type PinnedFormat } from '../../core/media.js';
+import { inputArgs, type PinnedFormat } from '../../core/builtin.js';
 
 /** Thrown when ffmpeg cannot read the input (damaged or not audio). */
 export class AudioConversionError extends Error {}

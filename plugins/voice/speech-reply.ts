@@ -1,7 +1,7 @@
 import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type Jail } from '../../core/index.js';
-import { pinFormat } from '../../core/media.js';
+import { pinFormat } from '../../core/builtin.js';
 import type { AudioProvider } from './audio-provider.js';
 import { toOpusSpeech } from './ffmpeg.js';
 

@@ -1,6 +1,6 @@
+import { MAX_PERSONA_CHARS } from '../../core/api/errors.js';
 import type { Context } from 'koa';
 import type Router from '@koa/router';
-import { MAX_PERSONA_CHARS } from '../../core/kernel/access/access-control.js';
 import type { Activation } from '../../core/kernel/access/access-store.js';
 import { userPart } from '../../core/kernel/port/ids.js';
 import { accessView, type AccessViewData } from './access-view.js';

@@ -1,6 +1,6 @@
 import { createDecipheriv, createHmac, timingSafeEqual } from 'node:crypto';
 import { DEFAULT_ORIGIN, extractMessageContent, getContentType, getMediaKeys, type WAMessage } from '@whiskeysockets/baileys';
-import { MediaTooLargeError } from '../../kernel/port/media-limit.js';
+import { MediaTooLargeError } from '../../api/errors.js';
 import type { MediaKind } from '../../kernel/port/message.js';
 
 /** WhatsApp's media CDN: every media URL of a real message is on one of its hosts. */

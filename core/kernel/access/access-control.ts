@@ -1,12 +1,13 @@
 import { randomInt } from 'node:crypto';
 import type { BotConfig } from '../../services/config/schema.js';
-import type { Logger } from '../../services/log/logger.js';
+import type { Logger } from '../../api/logger.js';
 import { userPart } from '../port/ids.js';
 import type { HistoryStore } from '../../services/store/history.js';
 import { isPrivateChatOf, writtenBy, type PrivacyParticipant } from '../../services/store/privacy.js';
 import type { JsonFile } from '../../services/store/json-file.js';
 import type { IncomingMessage } from '../port/message.js';
 import type { AccessDocument, Activation, PairingRequest } from './access-store.js';
+import { MAX_PERSONA_CHARS } from '../../api/errors.js';
 
 /** A pairing code is good for this long. */
 export const PAIRING_CODE_TTL_MS = 60 * 60 * 1000;
@@ -14,8 +15,6 @@ export const PAIRING_CODE_TTL_MS = 60 * 60 * 1000;
 export const MAX_HELD_MESSAGES = 3;
 /** Pairing requests waiting at once, over all senders: a flood of strangers cannot flood the owners. */
 export const MAX_PENDING_REQUESTS = 20;
-/** Longest persona (a chat's own instructions), in characters. */
-export const MAX_PERSONA_CHARS = 2000;
 /** Letters and digits that cannot be mistaken for each other (no 0/O, 1/I/L). */
 const CODE_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
 const CODE_LENGTH = 8;

@@ -1,3 +1,4 @@
+import { describeWriteError, type DataWriteError, MemoryFullError, PromptRefused } from '../../api/errors.js';
 import type OpenAI from 'openai';
 import { Type, type TObject, type TString } from '@sinclair/typebox';
 import { badArgsAnswer, toolArgProblems } from '../plugin/tool-args.js';
@@ -11,17 +12,16 @@ import { ContextTooLongError, type ProviderChain } from '../../services/provider
 import { frozenPart } from '../../services/providers/request-json.js';
 import { today } from '../../services/providers/usage.js';
 import type { AiService, ReplyCost, RespondOptions } from '../plugin/types.js';
-import type { ChatMessage, CompleteOptions, CompletionResult, ProviderLeg } from '../../services/providers/types.js';
-import { describeWriteError, type DataWriteError } from '../../services/store/data-health.js';
+import type { ProviderLeg } from '../../services/providers/types.js';
+import type { ChatMessage, CompleteOptions, CompletionResult } from '../../services/providers/chat-types.js';
 import type { HistoryEntry, HistoryStore } from '../../services/store/history.js';
 import { ChatSummaries } from './chat-summary.js';
-import { MemoryFullError, type MemoryFact } from '../../services/store/memory.js';
+import { type MemoryFact } from '../../services/store/memory.js';
 import { inIdList } from '../port/ids.js';
 import { ANSWER_WITHOUT_MENTION } from '../pipeline/access-gate.js';
 import { toWhatsApp } from './whatsapp-format.js';
 import { sharedDataText } from './shared-data.js';
 import { capAnswer } from '../../services/sending/split-message.js';
-import { PromptRefused } from './scheduled-turn.js';
 import { DEFAULT_PROGRESS } from '../pipeline/progress.js';
 import type { QuotedWordsEntry } from '../plugin/instance.js';
 import { isAskers, quotedLeftOutText, quotedTurnText, quotedUnreadableText, quotedWordsOf } from './quoted-words.js';
@@ -656,7 +656,8 @@ export function createAiService(deps: AiServiceDeps): AiService {
 
   return {
     available: () => chain.available(),
-    complete: (messages, options) => chain.complete(messages, options),
+    // A plugin's messages and tools are the API's SDK-free description of the same wire shapes the chain sends.
+    complete: (messages, options) => chain.complete(messages as ChatMessage[], options as CompleteOptions),
     respond,
     idle: () => summaries.idle(),
     stop: () => summaries.stop(),

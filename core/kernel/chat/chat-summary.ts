@@ -1,7 +1,7 @@
 import type { BotConfig } from '../../services/config/schema.js';
 import type { Logger } from '../../services/log/logger.js';
 import { frozenPart } from '../../services/providers/request-json.js';
-import type { ChatMessage, CompleteOptions, CompletionResult } from '../../services/providers/types.js';
+import type { ChatMessage, CompleteOptions, CompletionResult } from '../../services/providers/chat-types.js';
 import { quotedContent } from './quoted-content.js';
 import { storedMessages, type ChatSummary, type HistoryEntry, type HistoryStore } from '../../services/store/history.js';
 

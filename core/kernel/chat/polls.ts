@@ -1,10 +1,10 @@
 import path from 'node:path';
-import { CodedError } from '../../services/coded-error.js';
 import { BoundedRecord } from '../../services/store/bounded-record.js';
 import { isPrivateChatOf, type PrivacyParticipant } from '../../services/store/privacy.js';
 import type { DataSchema } from '../../services/store/schemas.js';
 import type { OutgoingPoll, SentMessage } from '../port/message.js';
 import type { SendOptions, Transport } from '../port/transport.js';
+import { PollRefused } from '../../api/errors.js';
 
 /** WhatsApp's bounds for a poll: 2–12 options; a question and options of reasonable length. */
 export const POLL_LIMITS = { minOptions: 2, maxOptions: 12, questionChars: 255, optionChars: 100 } as const;
@@ -21,18 +21,6 @@ export function checkPoll(poll: OutgoingPoll): { ok: true; poll: OutgoingPoll } 
   if (options.some((o) => o.length > POLL_LIMITS.optionChars)) return { ok: false, problem: `an option is longer than ${POLL_LIMITS.optionChars} characters` };
   if (new Set(options.map((o) => o.toLowerCase())).size !== options.length) return { ok: false, problem: 'two options are the same' };
   return { ok: true, poll: { question, options, multiple: poll.multiple === true } };
-}
-
-/** A poll that cannot be sent (bad shape, or a network without polls): `message` says why. */
-export class PollRefused extends CodedError {
-  /** On the prototype, as every coded error's, so the code is known without an instance. */
-  get code() {
-    return 'PLUGIN_POLL_REFUSED' as const;
-  }
-  constructor(message: string) {
-    super(message);
-    this.name = 'PollRefused';
-  }
 }
 
 /** How many polls are remembered, and for how long (a vote on an older one is kept as context, not answered). */

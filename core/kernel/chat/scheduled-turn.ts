@@ -1,4 +1,3 @@
-import { CodedError } from '../../services/coded-error.js';
 import { randomUUID } from 'node:crypto';
 import type { AccessControl } from '../access/access-control.js';
 import type { BotConfig } from '../../services/config/schema.js';
@@ -7,28 +6,7 @@ import type { AiService, MessageContext } from '../plugin/types.js';
 import type { IncomingMessage } from '../port/message.js';
 import { userPart } from '../port/ids.js';
 import { isOperator, type SessionState, type Transport } from '../port/transport.js';
-
-/**
- * A scheduled turn that did not run, and why, as a sentence for the person who set it ("you are over today's AI
- * budget"). Not a failure of the bot: the caller tells the person (once) and tries again at the next time.
- */
-export class PromptRefused extends CodedError {
-  /** On the prototype, as every coded error's, so the code is known without an instance. */
-  get code() {
-    return 'PLUGIN_PROMPT_REFUSED' as const;
-  }
-  /**
-   * `transient`: refused for a while only (not connected yet, WhatsApp reconnecting): the same prompt can run once the
-   * bot is linked again, so a caller that keeps work (a scheduled task) keeps it and tries again.
-   */
-  constructor(
-    readonly reason: string,
-    readonly transient = false,
-  ) {
-    super(reason);
-    this.name = 'PromptRefused';
-  }
-}
+import { PromptRefused } from '../../api/errors.js';
 
 export interface ScheduledTurnDeps {
   config: () => BotConfig;

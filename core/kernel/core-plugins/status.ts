@@ -1,4 +1,5 @@
-import { definePlugin, statusText, type CommandContext } from '../../index.js';
+import { definePlugin, type CommandContext } from '../../index.js';
+import { statusText } from '../../builtin.js';
 
 /** `.status`: owners only; in a group the report goes to the owner's private chat (it names providers and models). */
 async function status(ctx: CommandContext): Promise<void> {

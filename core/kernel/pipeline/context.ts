@@ -1,5 +1,5 @@
 import type { BotConfig } from '../../services/config/schema.js';
-import type { Logger } from '../../services/log/logger.js';
+import type { Logger } from '../../api/logger.js';
 import { mentionsBot, stripBotMentions } from '../mentions/mentions-bot.js';
 import { isOwnerMessage } from '../plugin/access.js';
 import type { AiService, MessageContext, PluginHost } from '../plugin/types.js';

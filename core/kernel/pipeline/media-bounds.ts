@@ -1,4 +1,4 @@
-import { MediaTooLargeError } from '../port/media-limit.js';
+import { MediaTooLargeError } from '../../api/errors.js';
 import type { DownloadOptions, IncomingMedia, IncomingMessage, MediaKind } from '../port/message.js';
 
 const BOUND = Symbol('download bounded');

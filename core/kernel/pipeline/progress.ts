@@ -1,11 +1,12 @@
 import type { BotConfig } from '../../services/config/schema.js';
-import type { Logger } from '../../services/log/logger.js';
+import type { Logger } from '../../api/logger.js';
 import { SendCancelledError } from '../../services/sending/outbox.js';
 import { ANSWER_WITHOUT_MENTION } from './access-gate.js';
 import type { MessageContext } from '../plugin/types.js';
 import type { SentMessage } from '../port/message.js';
 import type { Transport } from '../port/transport.js';
 import type { Middleware } from './compose.js';
+import { TURN_FAILED } from '../../api/errors.js';
 
 /** What the status message says while nothing more specific runs (a tool without a phrase of its own). */
 export const DEFAULT_PROGRESS = 'working on it…';
@@ -21,8 +22,6 @@ export const PROGRESS_EDIT_INTERVAL_MS = 3000;
 export const PROGRESS_EDITS_FOR_MS = 14 * 60_000;
 /** The longest phrase shown; a longer one is cut (a plugin's phrase is a few words). */
 const PHRASE_MAX = 60;
-/** `ctx.state` key: set when the core told the user the turn failed (the ❌ reaction, the failed status). */
-export const TURN_FAILED = 'turnFailed';
 
 /**
  * Runs a send or an edit of the chat: paced like every message the bot starts on its own (the outbox) when there is

@@ -1,6 +1,4 @@
-import { CodedError, type PluginErrorCode } from '../../services/coded-error.js';
-
-export type { PluginErrorCode };
+import { PluginError } from '../../api/errors.js';
 
 /**
  * The catalogue of plugin registration errors, in the Fastify manner: every error has a stable code, names both
@@ -10,17 +8,6 @@ export type { PluginErrorCode };
  * @example
  * try { definePlugin(spec); } catch (err) { if (err instanceof PluginError && err.code === 'PLUGIN_BAD_OPTION_DEFAULT') … }
  */
-/** A plugin that cannot be registered; `message` starts with the code, says which plugins clash and what to change. */
-export class PluginError extends CodedError {
-  constructor(
-    readonly code: PluginErrorCode,
-    readonly plugin: string,
-    detail: string,
-  ) {
-    super(`${code}: ${detail}`);
-    this.name = 'PluginError';
-  }
-}
 
 /** The constructors of the catalogue, so every message is worded once. */
 export const pluginErrors = {

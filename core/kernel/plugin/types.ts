@@ -4,18 +4,17 @@ import type { PluginStore } from '../../services/store/store-api.js';
 import type { StoreDeclaration } from '../../services/store/store-declarations.js';
 import type { Capabilities, CapabilityStatus } from '../capabilities/capabilities.js';
 import type { BotConfig } from '../../services/config/schema.js';
-import type { Settings } from '../../services/config/settings.js';
-import type { Logger } from '../../services/log/logger.js';
-import type { AppendOptions, HistoryStore, HistoryEntry } from '../../services/store/history.js';
-import type { MemoryStore, MemoryFact } from '../../services/store/memory.js';
+import type { Logger } from '../../api/logger.js';
+import type { AppendOptions, HistoryEntry } from '../../services/store/history.js';
+import type { AccessDecisions, AudioKeys, HistoryView, MemoryView, SettingsReader } from './ports.js';
+import type { MemoryFact } from '../../services/store/memory.js';
 import type { IncomingMedia, IncomingMessage, MediaKind, OutgoingContact, OutgoingLocation, OutgoingMedia, OutgoingPoll, QuotedMessage, SentMessage } from '../port/message.js';
-import type { ChatMessage, CompleteOptions, CompletionResult, LegHealth, ProviderLeg } from '../../services/providers/types.js';
+import type { LegHealth, ProviderLeg } from '../../services/providers/types.js';
+import type { ChatMessage, CompleteOptions, CompletionResult } from './chat-completion.js';
 import type { OwnerNotifier } from '../../services/notices/owner-notifier.js';
 import type { Jail } from '../../services/jail/jail.js';
-import type { KeyPool } from '../../services/providers/key-pool.js';
 import type { ReplyCost, StatusReport } from '../status/status-report.js';
 import type { DataSchema } from '../../services/store/schemas.js';
-import type { AccessControl } from '../access/access-control.js';
 import type { QuotedContentInput } from '../chat/quoted-content.js';
 
 /*
@@ -492,7 +491,7 @@ export type SiteHandler = (ctx: SiteRequest, next: () => Promise<unknown>) => un
  */
 export interface PluginHost<O = unknown, C = unknown> {
   readonly name: string;
-  readonly settings: Settings;
+  readonly settings: SettingsReader;
   /** The live config.json (after dashboard edits). */
   config(): BotConfig;
   /** Where config.json is; files the owner keeps beside it (such as `mcp.json`) are found from here. */
@@ -513,8 +512,8 @@ export interface PluginHost<O = unknown, C = unknown> {
   readonly log: Logger;
   readonly capabilities: Capabilities;
   readonly ai: AiService;
-  readonly histories: HistoryStore;
-  readonly memories: MemoryStore;
+  readonly histories: HistoryView;
+  readonly memories: MemoryView;
   /**
    * What the plugin keeps, scoped to it and to a chat: the documents and logs it declares in `stores`. Atomic,
    * checked on load, held during a backup, flushed at stop, and in `.mydata`, deletes and chat moves by declaration.
@@ -537,7 +536,7 @@ export interface PluginHost<O = unknown, C = unknown> {
    * The core's one pool of the audio provider's keys (rotation and cooldowns), shared with the provider chain's
    * audio legs: a key parked or rejected by one user is skipped by all.
    */
-  readonly audioKeys: KeyPool;
+  readonly audioKeys: AudioKeys;
   /**
    * True while the owner has this plugin enabled (config.json `plugins.<name>.enabled`, the dashboard's toggle). A
    * disabled plugin's handlers and tools are not reached; work it starts on its own (timers) should check this.
@@ -570,7 +569,7 @@ export interface PluginHost<O = unknown, C = unknown> {
    * Who the bot answers and how, as the owners decide it (pairing codes, `.activation`, personas, paused chats).
    * Check `ctx.isOwner` before changing anything for someone.
    */
-  readonly access: AccessControl;
+  readonly access: AccessDecisions;
   /** True when one of `userIds` is an admin of group `chatId`; false where the transport knows no group roles. */
   isGroupAdmin(chatId: string, userIds: string[]): Promise<boolean>;
   /** How the bot is doing now (link, provider legs, capabilities, usage today, uptime, version). Never a key. */

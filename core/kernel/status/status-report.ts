@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { capabilityMark, type Capabilities } from '../capabilities/capabilities.js';
-import type { LegHealth } from '../../services/providers/provider-chain.js';
+import type { LegHealth } from '../../services/providers/types.js';
 import type { SessionState } from '../port/transport.js';
 
 /** The tokens one answer cost: all input (its cached part apart), output, and how many requests it took. */

@@ -4,14 +4,12 @@ import path from 'node:path';
 import type { Jail, JailLimits } from '../jail/jail.js';
 import type { ReaderResult } from './office-reader.js';
 import { readerLibraries } from './reader-libraries.js';
+import { DocumentRefused } from '../../api/errors.js';
 
 /** The kinds of document the bot reads, as told by their bytes. */
 export type DocumentKind = 'pdf' | 'docx' | 'odt' | 'xlsx' | 'csv' | 'txt';
 
 const LABEL: Record<DocumentKind, string> = { pdf: 'PDF', docx: 'Word document', odt: 'OpenDocument text', xlsx: 'Excel spreadsheet', csv: 'CSV file', txt: 'text file' };
-
-/** A document the bot will not read; `message` is a complete sentence for the user. */
-export class DocumentRefused extends Error {}
 
 /** Reading limits: what a document may be, and how much of it reaches the model. */
 export interface ReadLimits {

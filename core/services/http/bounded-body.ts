@@ -1,4 +1,4 @@
-import { DownloadRefused } from '../jail/public-fetch.js';
+import { DownloadRefused } from '../../api/errors.js';
 
 /**
  * Reads a fetch `Response`'s body up to `maxBytes` actually received and no further: a larger answer is cancelled as

@@ -1,3 +1,4 @@
-export { Jail, JailRefused, type JailJob, type JailLimits, type JailOptions, type JailResult } from './jail.js';
+export { Jail, type JailJob, type JailLimits, type JailOptions, type JailResult } from './jail.js';
+export { JailRefused } from '../../api/errors.js';
 export { describeSupport, detectJailSupport, type JailSupport } from './support.js';
 export type { WorkQuota } from './work-tree.js';

@@ -8,7 +8,7 @@ import { bwrapOptions, INSIDE } from './mounts.js';
 import { FORWARDER, openEgressProxy, type EgressPolicy, type EgressProxy } from './egress-proxy.js';
 import { detectJailSupport, dropArgs, type JailSupport } from './support.js';
 import { packWorkTree, receiveWorkTree, type ReceivedWork, type WorkQuota } from './work-tree.js';
-import { CodedError, type PluginErrorCode } from '../coded-error.js';
+import { JailRefused } from '../../api/errors.js';
 
 /** Limits of one run; every one bounds the whole run (all its processes together) where the machine allows. */
 export interface JailLimits {
@@ -100,13 +100,6 @@ export interface JailOptions {
   scratchRoot?: string;
   /** Skip detection (tests). */
   support?: JailSupport;
-}
-
-/** A job the jail refuses (untrusted code without bubblewrap); the message is for the user. */
-export class JailRefused extends CodedError {
-  get code(): PluginErrorCode {
-    return 'PLUGIN_JAIL_REFUSED';
-  }
 }
 
 /** Exit code of the jail's own set-up steps (cgroup entry, unpacking the workspace). */

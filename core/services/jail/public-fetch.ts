@@ -5,9 +5,7 @@ import net from 'node:net';
 import type { LookupFunction } from 'node:net';
 import type { EgressPolicy } from './egress-proxy.js';
 import { isPrivateAddress } from './private-address.js';
-
-/** A download the egress check refused or that broke its limits; the message fits a user. */
-export class DownloadRefused extends Error {}
+import { DownloadRefused } from '../../api/errors.js';
 
 export interface PublicFetchOptions {
   /** Bytes at most; a larger answer is refused mid-way (default 10 MB). */

@@ -1,5 +1,5 @@
 import { open } from 'node:fs/promises';
-import { CodedError, type PluginErrorCode } from '../coded-error.js';
+import { MediaRefused } from '../../api/errors.js';
 
 /**
  * What a chat says a file is. `sound` covers everything ffmpeg reads for its audio or picture stream (voice notes,
@@ -13,13 +13,6 @@ export interface PinnedFormat {
   container: string;
   /** The ffmpeg input format passed as `-f` before `-i`, so ffmpeg never guesses (and never picks `hls` or `concat`). */
   demuxer: string;
-}
-
-/** Media refused before any decoder sees it; the message is a complete sentence for the user. */
-export class MediaRefused extends CodedError {
-  get code(): PluginErrorCode {
-    return 'PLUGIN_MEDIA_REFUSED';
-  }
 }
 
 /**

@@ -1,5 +1,5 @@
+import { MediaRefused } from '../../api/errors.js';
 import { imageSize } from 'image-size';
-import { MediaRefused } from './format.js';
 
 /** Default pixel budget for one image (40 megapixels: a 48 MP phone photo is scaled by the phone before sending). */
 export const DEFAULT_MAX_IMAGE_PIXELS = 40_000_000;

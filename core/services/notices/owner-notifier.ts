@@ -1,4 +1,4 @@
-import type { Logger } from '../log/logger.js';
+import type { Logger } from '../../api/logger.js';
 
 /**
  * Tells the owners about an incident (a full disk, a rejected key, a logout …) and its recovery.

@@ -1,7 +1,7 @@
+import { BadAnswerError, UpstreamFailure } from '../../api/errors.js';
 import type Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import type { AiService } from '../../kernel/plugin/types.js';
-import { BadAnswerError, UpstreamFailure } from './failure.js';
 import type { ProviderLeg } from './types.js';
 
 /** An image as the messages endpoint takes it: JPEG, PNG, GIF or WebP bytes of its declared type. */

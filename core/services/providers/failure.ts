@@ -1,5 +1,5 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
-import { CodedError, type PluginErrorCode } from '../coded-error.js';
+import { BadAnswerError, CodedError, UpstreamFailure, retryAfterMs } from '../../api/errors.js';
 
 /** How a failed upstream call is classified, and how long the leg then rests. */
 export interface Failure {
@@ -20,27 +20,6 @@ export const COOLDOWN = {
   badAnswer: 10_000,
 };
 
-/**
- * A failed upstream call described in the chain's terms, for a plugin that talks to its upstream with another SDK
- * than the core's (openai): the plugin translates its SDK's errors into this (its error classifier), and the chain
- * then rests the leg as it would for the same failure of a chat call.
- *
- * @example
- * throw new UpstreamFailure('http', { status: 429, headers: { 'retry-after': '5' }, body: { error: { type: 'rate_limit_error' } } });
- */
-export class UpstreamFailure extends CodedError {
-  get code(): PluginErrorCode {
-    return 'PLUGIN_UPSTREAM_FAILED';
-  }
-  constructor(
-    readonly kind: 'http' | 'timeout' | 'network',
-    readonly details: { status?: number; headers?: unknown; body?: unknown; code?: string; message?: string } = {},
-  ) {
-    super(details.message ?? (kind === 'http' ? `HTTP ${details.status}` : kind));
-    this.name = 'UpstreamFailure';
-  }
-}
-
 function isTimeoutError(err: unknown): boolean {
   return err instanceof APIConnectionTimeoutError || (err instanceof UpstreamFailure && err.kind === 'timeout');
 }
@@ -55,32 +34,6 @@ function asApiError(err: unknown): { status: number; headers: unknown; error?: u
     return { status: err.details.status, headers: err.details.headers, error: err.details.body, message: err.message };
   }
   return undefined;
-}
-
-/** Thrown by a leg whose answer was unusable (no content, malformed JSON). */
-export class BadAnswerError extends CodedError {
-  get code(): PluginErrorCode {
-    return 'PLUGIN_BAD_ANSWER';
-  }
-}
-
-function headerOf(headers: unknown, name: string): string | undefined {
-  if (!headers) return undefined;
-  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
-  const record = headers as Record<string, string | undefined>;
-  return record[name] ?? record[name.toLowerCase()];
-}
-
-/** Reads retry-after (seconds or HTTP date) and retry-after-ms; undefined when absent or unreadable. */
-export function retryAfterMs(headers: unknown, now = Date.now()): number | undefined {
-  const ms = Number(headerOf(headers, 'retry-after-ms'));
-  if (Number.isFinite(ms) && ms > 0) return ms;
-  const raw = headerOf(headers, 'retry-after');
-  if (!raw) return undefined;
-  const seconds = Number(raw);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const date = Date.parse(raw);
-  return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
 }
 
 function errorBody(err: { error?: unknown; message?: string }): { code?: string; type?: string; message: string } {

@@ -1,36 +1,12 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
 import type { CapabilityStatus } from '../../kernel/capabilities/capabilities.js';
-import type { Logger } from '../log/logger.js';
+import type { Logger } from '../../api/logger.js';
 import type { OwnerNotifier } from '../notices/owner-notifier.js';
 import { nextUtcMidnight, resetDelayMs } from './reset-time.js';
-import { CodedError, type PluginErrorCode } from '../coded-error.js';
+import { KeysExhaustedError, ProviderDownError, RequestRejectedError } from '../../api/errors.js';
 
 /** A rate-limited key without any reset hint rests this long. */
 export const DEFAULT_PARK_MS = 60_000;
-
-/** Thrown when no key can serve a request now; `message` is safe to show a user. */
-export class KeysExhaustedError extends CodedError {
-  get code(): PluginErrorCode {
-    return 'PLUGIN_KEYS_EXHAUSTED';
-  }
-}
-
-/** Thrown when the provider cannot be reached or keeps failing (not a key problem); safe to show a user. */
-export class ProviderDownError extends CodedError {
-  get code(): PluginErrorCode {
-    return 'PLUGIN_PROVIDER_DOWN';
-  }
-}
-
-/** Thrown when the provider refused the request itself (bad or too large file): another key would not help. */
-export class RequestRejectedError extends CodedError {
-  constructor(message: string, readonly status: number, readonly providerMessage: string) {
-    super(message);
-  }
-  get code(): PluginErrorCode {
-    return 'PLUGIN_REQUEST_REJECTED';
-  }
-}
 
 interface KeySlot {
   /** 1-based position, the only way a key is named in logs. */

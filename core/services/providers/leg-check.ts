@@ -1,4 +1,5 @@
-import { classifyFailure, UpstreamFailure } from './failure.js';
+import { UpstreamFailure } from '../../api/errors.js';
+import { classifyFailure } from './failure.js';
 import { normalizeBaseUrl } from './normalize.js';
 
 /**

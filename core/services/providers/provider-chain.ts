@@ -1,14 +1,15 @@
 import OpenAI from 'openai';
 import type { Settings } from '../config/settings.js';
 import type { Logger } from '../log/logger.js';
-import { BadAnswerError, classifyFailure, type Failure } from './failure.js';
+import { classifyFailure, type Failure } from './failure.js';
 import { normalizeBaseUrl } from './normalize.js';
 import { requestJson } from './request-json.js';
-import { AllProvidersFailedError, type ChatMessage, type CompleteOptions, type CompletionResult, type LegCondition, type LegHealth, type LegStartCheck, type ProviderLeg } from './types.js';
+import type { LegCondition, LegHealth, LegStartCheck, ProviderLeg } from './types.js';
+import type { ChatMessage, CompleteOptions, CompletionResult } from './chat-types.js';
 import { tokenCount, type ReportedUsage, type UsageLedger } from './usage.js';
 import type { OwnerNotifier } from '../notices/owner-notifier.js';
 import type { KeyPool } from './key-pool.js';
-import { CodedError, type PluginErrorCode } from '../coded-error.js';
+import { AllProvidersFailedError, CodedError, type PluginErrorCode, BadAnswerError } from '../../api/errors.js';
 
 /** Builds the legs from the settings, in chain order; a leg whose key is empty is skipped. */
 export function legsFromSettings(settings: Settings): ProviderLeg[] {

@@ -1,7 +1,3 @@
-import type OpenAI from 'openai';
-import { CodedError, type PluginErrorCode } from '../coded-error.js';
-
-export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
 /** One leg of the provider chain, as other endpoints (vision) see it. */
 export interface ProviderLeg {
@@ -49,39 +45,3 @@ export interface LegStartCheck {
 }
 
 export type LegCondition = 'healthy' | 'cooling-down' | 'rejected' | 'exhausted';
-
-export interface CompleteOptions {
-  /** Use the premium model of the leg that serves the request (legs without one are skipped). */
-  premium?: boolean;
-  tools?: OpenAI.Chat.Completions.ChatCompletionTool[];
-  maxTokens?: number;
-  /** Only legs of this kind (e.g. 'gateway'). */
-  kind?: ProviderLeg['kind'];
-  /** Override the model on every leg (e.g. the audio provider's search model). */
-  model?: string;
-  /** Extra request body fields. */
-  extra?: Record<string, unknown>;
-  /** Who asked (for usage accounting). */
-  userId?: string;
-}
-
-export interface CompletionResult {
-  message: OpenAI.Chat.Completions.ChatCompletionMessage;
-  text: string;
-  leg: string;
-  model: string;
-  /** The response's tokens as the provider reported them (input, its cached part, output); zeros when it did not. */
-  tokens?: { prompt: number; cached: number; completion: number };
-}
-
-
-/** Thrown when every leg failed; `message` is safe to show a user. */
-export class AllProvidersFailedError extends CodedError {
-  constructor(message = 'I cannot reach any AI provider right now. Please try again in a few minutes.', readonly causes: string[] = []) {
-    super(message);
-  }
-  get code(): PluginErrorCode {
-    return 'PLUGIN_ALL_PROVIDERS_FAILED';
-  }
-}
-

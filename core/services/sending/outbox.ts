@@ -3,8 +3,8 @@ import PQueue from 'p-queue';
 import type { Logger } from '../log/logger.js';
 import type { OutgoingMedia, SentMessage } from '../../kernel/port/message.js';
 import type { Transport } from '../../kernel/port/transport.js';
-import { CodedError, type PluginErrorCode } from '../coded-error.js';
 import { AnswerSpacing, DEFAULT_ANSWER_PACING, type AnswerPacing } from './answer-spacing.js';
+import { OutboxClosedError } from '../../api/errors.js';
 
 /** The pace of messages the bot starts on its own (config.json `sending`). */
 export interface SendingLimits {
@@ -17,16 +17,6 @@ export interface SendingLimits {
 }
 
 export const DEFAULT_SENDING_LIMITS: SendingLimits = { perChatPerMinute: 12, globalPerMinute: 30, jitterMs: 1500 };
-
-/** Thrown for a send that was still waiting when the bot stopped. */
-export class OutboxClosedError extends CodedError {
-  constructor() {
-    super('the bot is stopping: this message was not sent');
-  }
-  get code(): PluginErrorCode {
-    return 'PLUGIN_SEND_CLOSED';
-  }
-}
 
 /** Thrown for a paced send whose caller no longer wanted it before its turn came (see `Outbox.paced`). */
 export class SendCancelledError extends Error {

@@ -1,7 +1,7 @@
 import path from 'node:path';
-import type { Logger } from '../log/logger.js';
+import type { Logger } from '../../api/logger.js';
 import type { OwnerNotifier } from '../notices/owner-notifier.js';
-import { CodedError, type PluginErrorCode } from '../coded-error.js';
+import { describeWriteError } from '../../api/errors.js';
 
 /** A data file that was found unreadable or of the wrong shape and moved aside (its bytes kept). */
 export interface SetAsideFile {
@@ -16,42 +16,6 @@ export interface UnsavedFile {
   file: string;
   reason: string;
   since: number;
-}
-
-/**
- * A sentence a user or owner understands for a failed write: "the server's disk is full" rather than ENOSPC.
- *
- * @example describeWriteError(Object.assign(new Error('x'), { code: 'ENOSPC' })) // "the server's disk is full"
- */
-export function describeWriteError(err: unknown): string {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  switch (code) {
-    case 'ENOSPC':
-      return "the server's disk is full";
-    case 'EDQUOT':
-      return "the server's disk quota is used up";
-    case 'EACCES':
-    case 'EPERM':
-      return "the server's data folder is not writable (permission denied)";
-    case 'EROFS':
-      return "the server's data folder is on a read-only file system";
-    case 'EIO':
-      return "the server's disk reported an input/output error";
-    default:
-      // The code only: the message names server paths, and this sentence may go to a chat.
-      return `the server could not write its data${code ? ` (${code})` : ''}`;
-  }
-}
-
-/** Thrown by a store's `flush()` when some of its files could not be written; names them. */
-export class DataWriteError extends CodedError {
-  constructor(readonly files: string[], override readonly cause: unknown) {
-    super(`could not save ${files.join(', ')}: ${describeWriteError(cause)}`);
-    this.name = 'DataWriteError';
-  }
-  get code(): PluginErrorCode {
-    return 'PLUGIN_DATA_NOT_SAVED';
-  }
 }
 
 /**

@@ -1,6 +1,7 @@
 import { appendFile, readFile, rename, rm, stat, truncate } from 'node:fs/promises';
 import path from 'node:path';
-import { appendToFile, enterWrite, leaveWrite, releaseAppendHandle, releaseAppendHandles, safeFileName } from './atomic.js';
+import { appendToFile, enterWrite, leaveWrite, releaseAppendHandle, releaseAppendHandles } from './atomic.js';
+import { safeFileName } from '../../api/file-name.js';
 import { domainFor, healthFor } from './data-domain.js';
 import { JsonFile, type OnCorrupt } from './json-file.js';
 import { checkDocument, HISTORY_SCHEMA } from './schemas.js';

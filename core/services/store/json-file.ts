@@ -1,7 +1,8 @@
+import { DataWriteError } from '../../api/errors.js';
 import { readFile, rename } from 'node:fs/promises';
 import { writeFileAtomicSafe } from './atomic.js';
 import { domainFor, type DataDomain } from './data-domain.js';
-import { DataWriteError, type DataHealth } from './data-health.js';
+import { type DataHealth } from './data-health.js';
 import { checkDocument, fileVersionKey, type DataSchema } from './schemas.js';
 
 export type OnCorrupt = (file: string, movedTo: string, error: Error) => void;

@@ -1,26 +1,15 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { safeFileName } from './atomic.js';
+import { safeFileName } from '../../api/file-name.js';
 import { mergeEntries } from './history.js';
 import { JsonFileCollection, type OnCorrupt } from './json-file.js';
 import { MEMORY_SCHEMA } from './schemas.js';
-import { CodedError, type PluginErrorCode } from '../coded-error.js';
+import { DataWriteError, MemoryFullError } from '../../api/errors.js';
 
 export interface MemoryFact {
   text: string;
   at: number;
   by?: string;
-}
-
-/** Thrown by `remember` when the chat's memory and its archive are both full: nothing is pushed out. */
-export class MemoryFullError extends CodedError {
-  constructor(readonly maxFacts: number) {
-    super(`this chat's memory is full (${maxFacts} facts and as many again archived); an admin can remove some with .forget`);
-    this.name = 'MemoryFullError';
-  }
-  get code(): PluginErrorCode {
-    return 'PLUGIN_MEMORY_FULL';
-  }
 }
 
 /**

@@ -1,19 +1,20 @@
+import { describeWriteError, StoreWriteError } from '../../api/errors.js';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { removeDataFile, safeFileName } from './atomic.js';
+import { removeDataFile } from './atomic.js';
+import { safeFileName } from '../../api/file-name.js';
 import { domainFor, type DataDomain } from './data-domain.js';
-import { describeWriteError } from './data-health.js';
 import { flushWithStores, JsonFile } from './json-file.js';
 import { databaseFor, releaseDatabase, type StoreDatabase } from './database.js';
 import { SqlChatLog, type ChatLogView } from './sql-chat-log.js';
 import type { PrivacyParticipant } from './privacy.js';
 import { checkValue } from './schemas.js';
 import { SearchLogs, type ChatSearchLog, type SearchLogItem } from './search-log/chat-search-log.js';
-import { StoreWriteError, type ChatStore, type PluginStore, type SearchLogTuning, type StoredDoc, type StoredSearchLog } from './store-api.js';
+import { type ChatStore, type PluginStore, type SearchLogTuning, type StoredDoc, type StoredSearchLog } from './store-api.js';
 import { dataSchemaOf, storePathOf, titleOf, type ChatDocDeclaration, type ChatLogDeclaration, type ChatSearchLogDeclaration, type DocDeclaration, type StoreDeclaration } from './store-declarations.js';
 import { StorePrivacy } from './store-privacy.js';
 
-export { StoreWriteError, type ChatStore, type PluginStore, type SearchLogTuning, type StoredDoc, type StoredLog, type StoredSearchLog } from './store-api.js';
+export type { ChatStore, PluginStore, SearchLogTuning, StoredDoc, StoredLog, StoredSearchLog } from './store-api.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const chatOfFile = (name: string, ext: string) => (name.endsWith(ext) ? decodeURIComponent(name.slice(0, -ext.length)) : undefined);

@@ -1,6 +1,6 @@
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { safeFileName } from './atomic.js';
+import { safeFileName } from '../../api/file-name.js';
 import type { DataHealth } from './data-health.js';
 import { isPrivateChatOf, type PersonIds } from './privacy.js';
 

@@ -1,22 +1,10 @@
-import type { ChatDocDeclaration, ChatLogDeclaration, ChatSearchLogDeclaration, DocDeclaration, StoreDeclaration } from './store-declarations.js';
-import type { SearchHit, SearchLogItem } from './search-log/chat-search-log.js';
-import { CodedError, type PluginErrorCode } from '../coded-error.js';
+import type { ChatDocDeclaration, ChatLogDeclaration, ChatSearchLogDeclaration, DocDeclaration, SearchHit, SearchLogItem, StoreDeclaration } from './store-declarations.js';
+import { StoreWriteError } from '../../api/errors.js';
 
 /*
  * What a plugin holds of its stores (`host.store`): the documents, logs and search logs its declarations open, and the
  * error a change that is not on disk rejects with. Made by `PluginStores` (plugin-store.ts).
  */
-
-/** A change that is not on disk. Its message is safe to tell the user ("could not save the reminders: the server's disk is full"). */
-export class StoreWriteError extends CodedError {
-  get code(): PluginErrorCode {
-    return 'PLUGIN_STORE_WRITE_FAILED';
-  }
-  constructor(what: string, readonly reason: string, override readonly cause?: unknown) {
-    super(`could not save the ${what}: ${reason}`);
-    this.name = 'StoreWriteError';
-  }
-}
 
 /** One stored document (`host.store.doc(decl)`, `host.store.chat(id).doc(decl)`). */
 export interface StoredDoc<T> {

@@ -1,6 +1,5 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { DataSchema } from './schemas.js';
-import type { SearchLogItem } from './search-log/chat-search-log.js';
 
 /*
  * What a plugin declares it keeps (`definePlugin({ stores: [...] })`), made with `Store.chatDoc`, `Store.doc` and
@@ -8,6 +7,20 @@ import type { SearchLogItem } from './search-log/chat-search-log.js';
  * flushes them at stop, names them in the backup manifest, and answers `.mydata`, deletes, messages deleted for
  * everyone and chat id moves (LID → phone) for them; a plugin wires none of it.
  */
+
+/** What every item of a search log has: the words searched, the time (epoch ms) that picks its month file, and the chat message it came from. */
+export interface SearchLogItem {
+  text: string;
+  at: number;
+  id?: string;
+}
+
+/** One search result: the item and its neighbours in the chat (context). */
+export interface SearchHit<I = SearchLogItem> {
+  message: I;
+  before?: I;
+  after?: I;
+}
 
 /** Options every kind of store declaration takes. */
 export interface StoreOptions<T> {

@@ -1,6 +1,7 @@
+import { MemoryFullError } from '../../../core/api/errors.js';
 import { expect } from 'chai';
 import searchPlugin from '../../../plugins/search/index.js';
-import { MemoryFullError, MemoryStore } from '../../../core/services/store/memory.js';
+import { MemoryStore } from '../../../core/services/store/memory.js';
 import type { FakeBehaviour, RecordedRequest } from '../../../app/testing/http-fake.js';
 import { completion, FakeGateway } from '../../fakes/openai-gateway.js';
 import { FakeSearchProvider } from '../../fakes/search-provider.js';

@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import { ConfigError, loadConfigFile, saveConfigFile } from '../../../core/services/config/config-file.js';
 import { ensureDataDir, loadSettings, SettingsError } from '../../../core/services/config/settings.js';
 import { createLogger } from '../../../core/services/log/logger.js';
-import { safeFileName } from '../../../core/services/store/atomic.js';
+import { safeFileName } from '../../../core/api/file-name.js';
 import { runChat, tempDir, writeConfig, ROOT } from '../../helpers/checkout.js';
 
 describe('configuration', () => {

@@ -176,6 +176,18 @@ describe('a plugin in its own folder, against the packed plugin API package', fu
     for (const [name, range] of Object.entries(manifest.dependencies)) expect(range, name).to.equal(bot.dependencies[name] ?? bot.devDependencies[name]);
   });
 
+  it('packs at most 20 runtime modules and at most 3 runtime dependencies: the API, not the services', async () => {
+    const { stdout } = await run('npm', ['pack', '--offline', '--dry-run', '--json'], { cwd: path.join(ROOT, 'packages', 'plugin-api') });
+    const [packed] = JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>;
+    const modules = packed!.files.map((f) => f.path).filter((file) => file.endsWith('.js'));
+    expect(modules, 'the entries are packed (the count below is not empty)').to.include.members(['dist/index.js', 'dist/media.js', 'dist/storage.js']);
+    expect(modules.length, modules.join('\n')).to.be.at.most(20);
+    // No module of the services' machinery: the jail, the provider chain, the key pool, the search engine, the stores' engines.
+    expect(modules.filter((file) => /\/(jail\/jail|providers\/(provider-chain|key-pool)|search-log\/|store\/(atomic|json-file|history|memory))\.js$/.test(file))).to.deep.equal([]);
+    const manifest = JSON.parse(await readFile(path.join(ROOT, 'packages', 'plugin-api', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    expect(Object.keys(manifest.dependencies).length, Object.keys(manifest.dependencies).join(', ')).to.be.at.most(3);
+  });
+
   it('compiles with strict + noUncheckedIndexedAccess, passes its own kit test, and runs in the bot from plugins.local/, its data in .mydata', async () => {
     // The plugin author's folder: an ESM-only package (exports with the import condition only).
     await writeFile(

@@ -1,3 +1,4 @@
+import { AllProvidersFailedError } from '../../../core/api/errors.js';
 import { expect } from 'chai';
 import sinon from 'sinon';
 import { loadSettings } from '../../../core/services/config/settings.js';
@@ -5,7 +6,6 @@ import { createLogger } from '../../../core/services/log/logger.js';
 import { normalizeBaseUrl } from '../../../core/services/providers/normalize.js';
 import { ProviderChain, legsFromSettings, ContextTooLongError } from '../../../core/services/providers/provider-chain.js';
 import { probeGateways } from '../../../core/services/providers/health.js';
-import { AllProvidersFailedError } from '../../../core/services/providers/types.js';
 import { FakeGateway, failures } from '../../fakes/openai-gateway.js';
 import { PassThrough } from 'node:stream';
 

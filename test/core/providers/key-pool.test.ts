@@ -1,12 +1,12 @@
+import { AllProvidersFailedError, KeysExhaustedError } from '../../../core/api/errors.js';
 import { expect } from 'chai';
 import { loadSettings } from '../../../core/services/config/settings.js';
 import { ProviderChain } from '../../../core/services/providers/provider-chain.js';
-import { AllProvidersFailedError } from '../../../core/services/providers/types.js';
 import { FakeGateway, failures } from '../../fakes/openai-gateway.js';
 import { createLogger } from '../../../core/services/log/logger.js';
 import { PassThrough } from 'node:stream';
 import { AudioProvider } from '../../../plugins/voice/audio-provider.js';
-import { KeyPool, KeysExhaustedError } from '../../../core/services/providers/key-pool.js';
+import { KeyPool } from '../../../core/services/providers/key-pool.js';
 import { nextUtcMidnight, parseDurationMs, resetDelayMs } from '../../../core/services/providers/reset-time.js';
 import { audioFailures, FakeAudio } from '../../../app/testing/index.js';
 

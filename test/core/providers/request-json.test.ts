@@ -4,7 +4,7 @@ import { loadSettings } from '../../../core/services/config/settings.js';
 import { createLogger } from '../../../core/services/log/logger.js';
 import { ProviderChain } from '../../../core/services/providers/provider-chain.js';
 import { frozenPart, isFrozenPart, requestJson } from '../../../core/services/providers/request-json.js';
-import type { ChatMessage } from '../../../core/services/providers/types.js';
+import type { ChatMessage } from '../../../core/services/providers/chat-types.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 
 describe('request JSON made from frozen parts', () => {

@@ -1,5 +1,6 @@
+import { UpstreamFailure } from '../../../core/api/errors.js';
 import { expect } from 'chai';
-import { classifyFailure, COOLDOWN, UpstreamFailure } from '../../../core/services/providers/failure.js';
+import { classifyFailure, COOLDOWN } from '../../../core/services/providers/failure.js';
 
 // A plugin using another SDK than openai (vision: Anthropic) translates its errors into UpstreamFailure; the chain
 // must then rest the leg exactly as for the same failure of a chat call.

@@ -1,9 +1,10 @@
+import { DataWriteError } from '../../../core/api/errors.js';
 import { expect } from 'chai';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { createLogger } from '../../../core/services/log/logger.js';
-import { DataHealth, DataWriteError } from '../../../core/services/store/data-health.js';
+import { DataHealth } from '../../../core/services/store/data-health.js';
 import { JsonFile } from '../../../core/services/store/json-file.js';
 import { HISTORY_SCHEMA } from '../../../core/services/store/schemas.js';
 import { tempDir } from '../../helpers/checkout.js';

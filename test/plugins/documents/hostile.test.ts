@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Jail } from '../../../core/services/jail/jail.js';
-import { DocumentRefused, readDocument, type ReadLimits } from '../../../core/media.js';
+import { DocumentRefused } from '../../../core/media.js';
+import { readDocument, type ReadLimits } from '../../../core/builtin.js';
 import { lyingZipBombDocx, textPdf, xlsx } from './samples.js';
 
 /**

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { safeFileName } from '../../../core/services/store/atomic.js';
+import { safeFileName } from '../../../core/api/file-name.js';
 import { CONSOLE_DEFAULT_SENDER } from '../../../core/adapters/console/console-transport.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { startLiveChat } from '../../helpers/live-chat.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { releaseAppendHandle } from '../../../core/storage.js';
+import { releaseAppendHandle } from '../../../core/builtin.js';
 import { RecallStore, type RecallStoreEvents } from '../../../plugins/recall/log-store.js';
 
 const ANA = '10000000001@s.whatsapp.net';

@@ -86,7 +86,7 @@ describe('recall plugin: the maxLoadedMessages option', function () {
     const { startTestBot } = await import('../../../app/testing/index.js');
     const recall = (await import('../../../plugins/recall/index.js')).default;
     const { writeFile, mkdir } = await import('node:fs/promises');
-    const { safeFileName } = await import('../../../core/services/store/atomic.js');
+    const { safeFileName } = await import('../../../core/api/file-name.js');
     const t = await startTestBot(recall, { options: { maxLoadedMessages: 1000 } });
     try {
       // Two chats of 700 past messages each, written as the plugin writes them.

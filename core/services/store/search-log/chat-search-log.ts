@@ -1,15 +1,12 @@
 import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { appendToFile, releaseAppendHandle, safeFileName, TEMP_MARKER, writeFileAtomicSafe as writeFileAtomic } from '../atomic.js';
+import { appendToFile, releaseAppendHandle, TEMP_MARKER, writeFileAtomicSafe as writeFileAtomic } from '../atomic.js';
+import { safeFileName } from '../../../api/file-name.js';
 import { Month } from './month.js';
 import { checkSnapshot, coverageOf, importSnapshot, newIndex, snapshotText, type UsableSnapshot } from './month-index.js';
+import type { SearchHit, SearchLogItem } from '../store-declarations.js';
 
-/** What every item of a search log has: the words searched, the time (epoch ms) that picks its month file, and the chat message it came from. */
-export interface SearchLogItem {
-  text: string;
-  at: number;
-  id?: string;
-}
+export type { SearchHit, SearchLogItem };
 
 /** What a search log's lines are: the name in each month file's first line and how a stored value becomes an item. */
 export interface SearchLogFormat<I extends SearchLogItem> {
@@ -35,13 +32,6 @@ export function isAttachedPath(rel: unknown): rel is string {
   const parts = rel.split('/');
   if (parts.length < 2 || parts.some((p) => !p || p === '.' || p === '..' || p.startsWith('.'))) return false;
   return !rel.includes(TEMP_MARKER) && !rel.includes('.corrupt-');
-}
-
-/** One search result: the item and its neighbours in the chat (context). */
-export interface SearchHit<I = SearchLogItem> {
-  message: I;
-  before?: I;
-  after?: I;
 }
 
 /** What the store reports to its owner (the plugin logs it and tells the owners). */

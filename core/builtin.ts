@@ -1,0 +1,30 @@
+/**
+ * The built-in plugins' tier: what the plugins shipped with the bot (plugins/ and the core plugins) use besides the
+ * public entries, and what a plugin in its own package does not get. It is not part of `@wa-assistant-bot/plugin-api`
+ * and may change with any release: the status text, WhatsApp formatting, finding ffmpeg and yt-dlp, a recording's
+ * length, pinning a media file's format, the public download, the jailed document reader, vision over the gateways, and the data-file engines of the
+ * plugins that keep files of their own. The layers rules let plugins/ and core/kernel/core-plugins/ import it.
+ */
+/** `.status` as text: how the bot is doing (link, provider legs, capabilities, usage), never a key. */
+export { statusText, type StatusReport } from './kernel/status/status-report.js';
+/** Chat answers in WhatsApp formatting: the model's Markdown converted (ctx.ai.respond does it for its answers). */
+export { toWhatsApp } from './kernel/chat/whatsapp-format.js';
+export { ffmpegBinary } from './kernel/capabilities/detect.js';
+/** "yt-dlp <version> (<where>)", amber when that version is old (sites change; old yt-dlp fails). */
+export { ytdlpStatus } from './kernel/capabilities/tool-age.js';
+/** The ffmpeg input format pinned from a file's first bytes (never its name), and a recording's length. */
+export { ALLOWED_CONTAINERS, inputArgs, pinFileFormat, pinFormat, type PinnedFormat } from './services/media/format.js';
+export { mediaSeconds } from './services/media/duration.js';
+/** A download from the bot's own process under the egress rules. */
+export { fetchPublic, type PublicFetchOptions } from './services/jail/public-fetch.js';
+/** Documents read inside the jail (the kind from the bytes; PDFs by poppler, office files by a jailed node reader). */
+export { documentKind, readDocument, type DocumentKind, type DocumentText, type ReadLimits } from './services/documents/read-document.js';
+/** The vision path: a question about one or a few images over the gateways (`/v1/messages`, else chat completions). */
+export { askVision, asUpstreamFailure, DEFAULT_ANTHROPIC_VERSION, lacksMessagesEndpoint, visionLegFilter, visionPathOf, visionPaths, type VisionAnswer, type VisionImage, type VisionPath, type VisionRequest } from './services/providers/ask-vision.js';
+/** Data files of a plugin's own under `host.dataDir` (atomic writes, JSON files with a schema, append-only files). */
+export { appendToFile, releaseAppendHandle, writeFileAtomicSafe, writeFileAtomicSafe as writeFileAtomic, writeJsonAtomic } from './services/store/atomic.js';
+export { flushWithStores, JsonFile, type JsonFileOptions } from './services/store/json-file.js';
+export { healthFor } from './services/store/data-domain.js';
+export { checkDocument } from './services/store/schemas.js';
+/** The per-chat search-log engine behind `Store.chatSearchLog` (for tools and tests that reach its files directly). */
+export { queryTerms, SearchLogs, type ChatSearchLog, type SearchLogEvents, type SearchLogFormat } from './services/store/search-log/chat-search-log.js';

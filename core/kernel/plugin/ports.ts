@@ -1,0 +1,85 @@
+import type { ApproveResult } from '../access/access-control.js';
+import type { Activation, PairingRequest } from '../access/access-store.js';
+import type { CapabilityStatus } from '../capabilities/capabilities.js';
+import type { Settings } from '../../services/config/settings.js';
+import type { OwnerNotifier } from '../../services/notices/owner-notifier.js';
+import type { KeyPoolNotices } from '../../services/providers/key-pool.js';
+import type { ChatSummary, HistoryAppendListener, HistoryEntry } from '../../services/store/history.js';
+import type { MemoryFact } from '../../services/store/memory.js';
+
+/*
+ * The narrow views and ports the host hands a plugin (`host.settings`, `host.histories`, `host.memories`,
+ * `host.audioKeys`, `host.access`): what a plugin may read or ask of the core's services, not the services themselves.
+ * The core's classes fit them; a plugin cannot construct, reconfigure or reach past them, and the plugin API package
+ * carries these interfaces instead of the services' code.
+ */
+
+/**
+ * The environment settings a plugin reads (`host.settings`): the audio provider, the public base URL, the upstream
+ * timeout, the egress exception and ffmpeg's path. Not the chat gateways' keys nor the dashboard's and metrics' tokens.
+ */
+export type SettingsReader = Readonly<Pick<Settings, 'audio' | 'publicBaseUrl' | 'upstreamTimeoutMs' | 'ffmpegPath' | 'egressAllowPrivateHosts' | 'egressAllowPrivateHostsFrom'>>;
+
+/** Every chat's history, for plugins that work across chats (`host.histories`); in a handler, `ctx.history` is the chat's. */
+export interface HistoryView {
+  /** The newest `limit` entries of the chat, oldest first. */
+  recent(chatId: string, limit?: number): Promise<HistoryEntry[]>;
+  /** True when the chat's history changed after `time` (epoch ms). */
+  changedSince(chatId: string, time: number): Promise<boolean>;
+  /** Empties the chat's history (and its summary); resolves with the number of entries removed. */
+  clear(chatId: string): Promise<number>;
+  /** Removes the chat's summary when `matches` says so; true when one was removed. */
+  removeSummaryWhere(chatId: string, matches: (summary: ChatSummary) => boolean): Promise<boolean>;
+  /** Calls `listener` for every entry appended to any chat; returns a function that removes it. */
+  onAppend(listener: HistoryAppendListener): () => void;
+}
+
+/** Every chat's memory, for plugins that change it for a chat (`host.memories`); in a handler, `ctx.memory` is the chat's. */
+export interface MemoryView {
+  /** Forgets fact number `which` (1-based), all facts, or those containing a text; resolves with what was forgotten. */
+  forget(chatId: string, which: number | 'all' | { containing: string }): Promise<MemoryFact[]>;
+}
+
+/**
+ * The audio port (`host.audioKeys`): the core's one pool of the audio provider's keys, shared with the provider
+ * chain's audio legs, so a key parked or rejected by one user is skipped by all. `run` tries the usable keys in turn.
+ *
+ * @example
+ * const text = await host.audioKeys.run('transcription', (key) => transcribe(key, file));
+ */
+export interface AudioKeys {
+  /** How many keys are configured. */
+  readonly size: number;
+  /** Owners hear once when every key is used up or rejected, and once when a key works again. */
+  notices: OwnerNotifier | undefined;
+  /** The sentences they hear (the plugin owning the keys' capability words them for its users). */
+  noticeText: KeyPoolNotices;
+  /** Cooldowns follow this clock (a test's fake clock). */
+  useClock(now: () => number): void;
+  isUsable(key: string): boolean;
+  /** Parks a key until `until` (epoch ms) after a failure seen outside `run`. */
+  markFailed(key: string, until: number, reason: string): void;
+  usableCount(): number;
+  /** The capability's status: how many keys are usable, parked, rejected (never a key). */
+  status(): CapabilityStatus;
+  run<T>(purpose: string, call: (key: string) => Promise<T>, options?: { park?: boolean }): Promise<T>;
+}
+
+/**
+ * Who the bot answers and how, as the owners decide it (`host.access`): pairing codes, `.activation`, personas,
+ * paused chats. Check `ctx.isOwner` before changing anything for someone; `by` names who did.
+ */
+export interface AccessDecisions {
+  /** The pairing requests waiting for an owner. */
+  pending(): PairingRequest[];
+  approve(code: string, by: string): Promise<ApproveResult>;
+  deny(code: string, by: string): Promise<ApproveResult>;
+  activation(chatId: string): Activation | undefined;
+  setActivation(chatId: string, mode: Activation, by: string): Promise<void>;
+  persona(chatId: string): string | undefined;
+  setPersona(chatId: string, text: string | undefined, by: string): Promise<void>;
+  /** When the chat's pause ends (epoch ms), null for paused until resumed, undefined when not paused. */
+  pausedUntil(chatId: string): number | null | undefined;
+  pause(chatId: string, until: number | null, by: string): Promise<void>;
+  resume(chatId: string): Promise<boolean>;
+}
