@@ -121,6 +121,23 @@ export class FakeBaileysSocket implements WhatsAppSocket {
     this.close(DisconnectReason.loggedOut, 'Intentional Logout');
   }
 
+  /** The calls declined (Baileys' rejectCall), in order. */
+  readonly rejectedCalls: Array<{ id: string; from: string }> = [];
+
+  async rejectCall(id: string, from: string): Promise<void> {
+    this.rejectedCalls.push({ id, from });
+  }
+
+  /**
+   * A call rings, as Baileys reports one (`call` event, status `offer`): from `from` (a private call), or in `group`.
+   * Returns the call's id.
+   */
+  ring(o: { from: string; video?: boolean; group?: string; id?: string }): string {
+    const id = o.id ?? `CALL${++sentSeq}`;
+    this.ev.emit('call', [{ chatId: o.group ?? o.from, from: o.from, id, date: new Date(), status: 'offer', offline: false, ...(o.video ? { isVideo: true } : {}), ...(o.group ? { isGroup: true, groupJid: o.group } : {}) }]);
+    return id;
+  }
+
   /** Resolves once at least `count` messages were sent. */
   waitForSent(count: number): Promise<void> {
     if (this.sent.length >= count) return Promise.resolve();

@@ -1,3 +1,4 @@
+import { answerCall } from './calls/incoming-calls.js';
 import path from 'node:path';
 import type { Capabilities } from './capabilities/capabilities.js';
 import { toolsFor } from './chat/tool-assembly.js';
@@ -382,6 +383,7 @@ export class Bot {
       onEdit: (chatId, messageId, text, by) => this.edit(chatId, messageId, text, by),
       onChatIdChange: (from, to) => this.moveChat(from, to),
       onPollVote: (vote) => this.pollVote(vote),
+      onCall: (call) => answerCall(this.configValue.calls, call, (text) => this.tellOwners(text)),
     });
     this.markConnected();
   }

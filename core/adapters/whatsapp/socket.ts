@@ -27,6 +27,8 @@ export interface WhatsAppSocket {
   updateMediaMessage?(message: WAMessage): Promise<WAMessage>;
   /** Baileys' check of the account's reach-out time-lock (a restriction); it also emits the answer in connection.update. */
   fetchAccountReachoutTimelock?(): Promise<unknown>;
+  /** Baileys' rejectCall: declines a ringing call (`from` as the call event gave it). */
+  rejectCall?(callId: string, callFrom: string): Promise<void>;
   /** Baileys' logout: tells WhatsApp to remove this linked device, then closes with 401 (logged out). */
   logout?(reason?: string): Promise<void>;
   /** Baileys' signal repository: its `lidMapping` store knows the phone of LIDs the session has met. */

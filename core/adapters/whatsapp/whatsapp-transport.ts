@@ -1,3 +1,4 @@
+import { CallLayer } from './calls.js';
 import type { WAMessage } from '@whiskeysockets/baileys';
 import { plainJid } from './message-mapper.js';
 import { logOnlyNotifier } from '../../services/notices/owner-notifier.js';
@@ -47,6 +48,7 @@ export class WhatsAppTransport implements Transport {
   private readonly inbound: Inbound;
   private readonly outbound: Outbound;
   private readonly polls: PollStore;
+  private readonly calls: CallLayer;
 
   constructor(private readonly options: WhatsAppTransportOptions) {
     const notices = options.notices ?? logOnlyNotifier(options.log);
@@ -59,6 +61,7 @@ export class WhatsAppTransport implements Transport {
         this.inbound.attach(socket, isCurrent);
         this.identity.attach(socket);
         this.chats.attach(socket);
+        this.calls.attach(socket, isCurrent);
       },
       getMessage: (key) => this.outbound.getMessage(key),
       cachedGroupMetadata: (jid) => this.chats.cached(jid, () => this.connection.socket),
@@ -66,6 +69,7 @@ export class WhatsAppTransport implements Transport {
         pending.track(this.identity.learnOwn(me.id, me.lid).catch((err) => options.log.warn({ err }, 'could not drop the phone ↔ LID pairs naming the account itself')));
       },
     });
+    this.calls = new CallLayer({ log: options.log, listeners: () => this.inbound.listeners, sendText: (chatId, text) => this.outbound.sendText(chatId, text), track: (work) => pending.track(work) });
     this.identity = new IdentityLayer(
       options.log,
       () => this.connection.socket,

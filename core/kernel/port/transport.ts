@@ -20,6 +20,23 @@ export interface ChangeSender {
  * transport vouches for the delete.
  */
 export type RevokeHandler = (chatId: string, messageId: string, by?: ChangeSender) => Promise<void>;
+/** An incoming voice or video call (WhatsApp), as the network reported it ringing. */
+export interface IncomingCall {
+  id: string;
+  /** The caller (phone jid or LID). */
+  from: string;
+  /** The chat to answer in: the caller's private chat, or the group of a group call. */
+  chatId: string;
+  isGroup: boolean;
+  video: boolean;
+}
+
+/** What to do with a ringing call: decline it (and then send `message`, when given), or let it ring. Never answered. */
+export interface CallAnswer {
+  decline: boolean;
+  message?: string;
+}
+
 /**
  * Changes to earlier messages a transport reports (WhatsApp: edits and deletes for everyone). The core applies them
  * to what it kept (history, archive); a transport without them never calls these.
@@ -37,6 +54,8 @@ export interface TransportEvents {
   onChatIdChange?(from: string, to: string): void | Promise<void>;
   /** Someone voted on a poll the bot sent (or changed their vote): the options they hold now, by name. */
   onPollVote?(vote: PollVote): void | Promise<void>;
+  /** A call rings: the core says whether to decline it and with which message. Without it, calls ring unanswered. */
+  onCall?(call: IncomingCall): CallAnswer | Promise<CallAnswer>;
 }
 
 /**

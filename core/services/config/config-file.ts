@@ -11,6 +11,10 @@ import { writeFileAtomicSafe } from '../store/atomic.js';
 import { configSchema, type BotConfig } from './schema.js';
 
 /** Thrown for a config.json that is not JSON or does not fit the schema; the message names file, field, reason. */
+
+/** What a declined call is answered with unless config `calls.*.message` says otherwise. */
+export const DEFAULT_CALL_MESSAGE = "I can't take calls. Please write to me, or send a voice note.";
+
 export class ConfigError extends Error {
   constructor(readonly file: string, readonly problems: string[]) {
     super(`${file} is invalid:\n  - ${problems.join('\n  - ')}`);
@@ -105,6 +109,12 @@ export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>):
     // the closed defaults (pairing, groups an owner opened).
     groups: { commandsWithoutMention: raw.groups?.commandsWithoutMention ?? false, policy: raw.groups?.policy ?? 'open' },
     takeover: { minutes: raw.takeover?.minutes ?? 30, autoReplies: raw.takeover?.autoReplies ?? [] },
+    // A person's call is declined with a message by default; a group's rings on (the group may call anyone in it).
+    calls: {
+      private: { decline: raw.calls?.private?.decline ?? true, message: raw.calls?.private?.message ?? DEFAULT_CALL_MESSAGE },
+      groups: { decline: raw.calls?.groups?.decline ?? false, message: raw.calls?.groups?.message ?? DEFAULT_CALL_MESSAGE },
+      tellOwner: raw.calls?.tellOwner ?? false,
+    },
     whatsapp: { readReceipts: raw.whatsapp?.readReceipts ?? true, presence: raw.whatsapp?.presence ?? true },
     // Left unset when the file does not set it: the transport decides (a piped console keeps every line apart).
     conversation: {

@@ -10,6 +10,18 @@ export const accessSchema = {
   ],
 } as const;
 
+/** How the bot meets one kind of incoming call (config `calls.private`, `calls.groups`). */
+function callRule(what: string) {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      decline: { type: 'boolean', description: `decline ${what} (false: let it ring; it is never answered)` },
+      message: { type: 'string', maxLength: 1000, description: `the message sent after declining ${what} (empty: none)` },
+    },
+  } as const;
+}
+
 export const configSchema = {
   type: 'object',
   additionalProperties: false,
@@ -59,6 +71,16 @@ export const configSchema = {
       properties: {
         readReceipts: { type: 'boolean', description: 'blue ticks on the messages the bot takes up (never on blocked, held or unaddressed ones)' },
         presence: { type: 'boolean', description: 'show the bot "online" while it types an answer, and offline again after' },
+      },
+    },
+    calls: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'incoming WhatsApp voice and video calls: never answered; declined with a message, for private chats and groups apart',
+      properties: {
+        private: callRule('a call from one person'),
+        groups: callRule('a group call'),
+        tellOwner: { type: 'boolean', description: 'tell the owners about each call the bot declined' },
       },
     },
     takeover: {
@@ -189,6 +211,12 @@ export interface PluginSection {
 }
 
 /** The parsed `config.json`, with defaults filled in. */
+/** One kind of incoming call: declined or not, and the message sent after declining (empty: none). */
+export interface CallRule {
+  decline: boolean;
+  message: string;
+}
+
 export interface BotConfig {
   prefix: string;
   botName: string;
@@ -201,6 +229,8 @@ export interface BotConfig {
   account: { mode: AccountMode };
   groups: { commandsWithoutMention: boolean; policy: 'allowlist' | 'open' };
   takeover: { minutes: number; autoReplies: string[] };
+  /** Incoming calls (WhatsApp): declined or left ringing, never answered; the message after declining; owners told. */
+  calls: { private: CallRule; groups: CallRule; tellOwner: boolean };
   /** WhatsApp behaviour towards the people who write: read receipts and "online" while typing. */
   whatsapp: { readReceipts: boolean; presence: boolean };
   /**
