@@ -104,7 +104,7 @@ export { quotedContent, neutralisedContent, type QuotedContentInput } from './ke
 export { Store, type CarriedMessage, type ChatDocDeclaration, type ChatLogDeclaration, type ChatSearchLogDeclaration, type DocDeclaration, type SearchHit, type SearchLogItem, type StoreDeclaration } from './services/store/store-declarations.js';
 export type { ChatStore, PluginStore, StoredDoc, StoredLog, StoredSearchLog, SearchLogTuning } from './services/store/store-api.js';
 /** WhatsApp ids: `isLid('1@lid')`, `userPart('62811@s.whatsapp.net:3') === '62811'`, `inIdList(id, ['62811'])`. */
-export { inIdList, isLid, userPart } from './kernel/port/ids.js';
+export { inIdList, isLid, isSelfChat, userPart } from './kernel/port/ids.js';
 export { phoneNumber } from './kernel/port/shared.js';
 export type { Activation, PairingRequest } from './kernel/access/access-store.js';
 /** An upstream base URL in the forms users write (with or without /v1), as the SDKs want it. */

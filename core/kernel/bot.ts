@@ -19,6 +19,8 @@ import { SendCancelledError } from '../services/sending/outbox.js';
 import { createContext, pluginView, type ContextDeps } from './pipeline/context.js';
 import { handledText } from './pipeline/filters.js';
 import { boundDownloads } from './pipeline/media-bounds.js';
+import { keptAsWatched } from './pipeline/watched-chats.js';
+import { isMyDataCommand } from './pipeline/access-gate.js';
 import { AccessControl } from './access/access-control.js';
 import { accessFile } from './access/access-store.js';
 import { isBlocked, isOwnerId } from './plugin/access.js';
@@ -38,7 +40,7 @@ import { historyParticipant, memoryParticipant, PrivacyRegistry, summaryParticip
 import type { MemoryStore } from '../services/store/memory.js';
 import type { IncomingMessage, OutgoingMedia, PollVote, SentMessage } from './port/message.js';
 import { userPart } from './port/ids.js';
-import { isOperator, privateChatIdOf, type ChangeSender, type SessionState, type Transport } from './port/transport.js';
+import { findChatsOf, isOperator, privateChatIdOf, type ChangeSender, type SessionState, type Transport } from './port/transport.js';
 import { CORE_CONFIG_KEYS } from '../services/config/config-file.js';
 import type { SectionRule } from './plugin/options.js';
 
@@ -314,6 +316,8 @@ export class Bot {
       },
       sendMedia: (chatId, media) => (bot.outbox ? bot.outbox.sendMedia(chatId, media) : bot.requireTransport().sendMedia(chatId, media)),
       botIds: () => bot.botIds(),
+      findChats: (chatName) => findChatsOf(bot.transport, chatName),
+      ownIds: () => bot.transport?.ownIds() ?? [],
       isOwner: (id) => isOwnerId([id], bot.configValue) || isOperator(bot.transport, id),
       access: this.access,
       isGroupAdmin: (chatId, userIds) => bot.isGroupAdmin(chatId, userIds),
@@ -574,6 +578,16 @@ export class Bot {
 
   /** Not async: the queue calls it inside a `then`, where a throw is a rejection; the pipeline's promise is handed on. */
   private process(message: IncomingMessage): Promise<void> | undefined {
+    // A chat the owner watches read-only: its watchers keep the message, and the bot says nothing there.
+    // A person's `.mydata` in their own private chat is their right even there (what the bot keeps about them).
+    const myData = !message.isGroup && !message.fromMe && isMyDataCommand(message.text.trim(), this.configValue.prefix);
+    if (!myData && this.registry.active().some((s) => s.instance?.watch)) {
+      return keptAsWatched(message, this.registry, this.transport?.ownIds() ?? [], this.log).then((kept) => (kept ? undefined : this.processUnwatched(message)));
+    }
+    return this.processUnwatched(message);
+  }
+
+  private processUnwatched(message: IncomingMessage): Promise<void> | undefined {
     // The owner typing on the phone (not the bot): that chat is theirs for a while; nothing is answered.
     if (message.fromMe) return this.access.ownerTyped(message);
     const text = handledText(message, this.log);

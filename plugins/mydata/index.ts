@@ -46,7 +46,7 @@ async function mydata(ctx: CommandContext, pending: Pending): Promise<void> {
     if (args === 'delete') {
       pending.set(ctx.senderId, Date.now() + CONFIRM_WINDOW_MS);
       await ctx.reply(
-        `This deletes everything I keep about you: your messages in my history (this chat whole, your own messages in groups), what I remember, your messages in the searchable log of past messages (.recall), your voice notes and their transcripts, your .voice choice and the seconds of audio you sent today, your reminders and time zone, your workspace, my recent messages to you (kept a few days so your other devices can ask for them again) and the link I keep between your phone number and your WhatsApp id. It cannot be undone.\nSend ${prefix}mydata delete confirm within 5 minutes to go ahead.`,
+        `This deletes everything I keep about you: your messages in my history (this chat whole, your own messages in groups), what I remember, your messages in the searchable log of past messages (.recall), your voice notes and their transcripts, your .voice choice and the seconds of audio you sent today, your reminders and time zone, your messages in chats the owner watches, your workspace, my recent messages to you (kept a few days so your other devices can ask for them again) and the link I keep between your phone number and your WhatsApp id. It cannot be undone.\nSend ${prefix}mydata delete confirm within 5 minutes to go ahead.`,
       );
       return;
     }

@@ -39,6 +39,15 @@ const TASK_PARAMETERS = Type.Object(
 );
 
 /** A tool's `when` and text as one `.remind` line: quoted unless it repeats, so the time ends where it should. */
+/**
+ * Scheduled prompts by name: `.schedule <when> <name>` schedules the template's prompt. `digest`: the owner's
+ * catch-up over their watched chats (the catchup plugin's `catch_up` tool, offered in "Message yourself" only).
+ */
+export const TASK_TEMPLATES: Readonly<Record<string, string>> = {
+  digest:
+    'Digest: catch me up on my watched chats over the last 24 hours. Group it by chat, say who said what and when, and list the questions someone asked me that I have not answered. If nothing happened, say so in one line.',
+};
+
 const toolLine = (when: string, text: string) => (/^every\s/i.test(when) ? `${when} ${text}` : `"${when.replace(/["'“”‘’]/g, '')}" ${text}`);
 
 /** A task's prompt, shortened for a one-line mention. */
@@ -280,7 +289,9 @@ export default definePlugin({
       const most = task ? opts.maxTasksPerUser : opts.maxPerUser;
       if (task && most === 0) return 'Scheduled tasks are switched off on this bot. .remind still sets reminders.';
       if (count >= most) return `You already have ${count} ${what}s, the most one person may have. Cancel one first: .reminders lists them, .cancel <n> removes one.`;
-      const { schedule: when, text } = parsed;
+      const { schedule: when } = parsed;
+      // A task's prompt may be a template's name (`.schedule every day 07:00 digest`): its prompt is scheduled.
+      const text = task ? (TASK_TEMPLATES[parsed.text.trim().toLowerCase()] ?? parsed.text) : parsed.text;
       if (when.kind === 'repeat') {
         const gap = shortestGap(when.cron, zone, now);
         const least = (task ? opts.minTaskRepeatSeconds : opts.minRepeatSeconds) * 1000;

@@ -24,6 +24,8 @@ export interface WhatsAppSocket {
   readMessages(keys: WAMessageKey[]): Promise<void>;
   requestPairingCode(phoneNumber: string): Promise<string>;
   groupMetadata(jid: string): Promise<GroupMetadata>;
+  /** Baileys' list of every group the account is in (their metadata, subjects included). */
+  groupFetchAllParticipating?(): Promise<Record<string, GroupMetadata>>;
   updateMediaMessage?(message: WAMessage): Promise<WAMessage>;
   /** Baileys' check of the account's reach-out time-lock (a restriction); it also emits the answer in connection.update. */
   fetchAccountReachoutTimelock?(): Promise<unknown>;

@@ -134,6 +134,17 @@ export class WhatsAppTransport implements Transport {
     return this.connection.ownIds();
   }
 
+  /** Groups whose subject is `name` (case aside), from WhatsApp's list of the account's groups. */
+  async findChats(name: string): Promise<Array<{ id: string; name: string }>> {
+    const socket = this.connection.socket;
+    if (!socket?.groupFetchAllParticipating) return [];
+    const wanted = name.trim().toLowerCase();
+    const groups = await socket.groupFetchAllParticipating();
+    return Object.values(groups)
+      .filter((g) => g?.id && typeof g.subject === 'string' && g.subject.trim().toLowerCase() === wanted)
+      .map((g) => ({ id: g.id, name: g.subject }));
+  }
+
   /**
    * In self-chat mode the person at the phone is the account itself: their chat is "Message yourself" (the own phone
    * jid), where what the owners are told arrives and whose messages count as an owner's.

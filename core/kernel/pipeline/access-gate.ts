@@ -51,7 +51,7 @@ function ownNumberGate(ctx: MessageContext, next: () => Promise<void>, cfg: BotC
 }
 
 /** `.mydata`, `.mydata delete`, `.mydata delete confirm`: the privacy command anyone may use about themselves. */
-function isMyDataCommand(text: string, prefix: string): boolean {
+export function isMyDataCommand(text: string, prefix: string): boolean {
   return text.startsWith(prefix) && firstWord(text).word.toLowerCase() === `${prefix}mydata`;
 }
 

@@ -1,7 +1,7 @@
 import type { TriggerHit } from '../pipeline/match.js';
 import type { IncomingMedia, MediaKind, QuotedMessage } from '../port/message.js';
 import { pluginErrors } from './errors.js';
-import type { HandlerBase, MessageContext, Plugin, PluginHost, PluginOffer, QuotedWords, Tool, Trigger } from './types.js';
+import type { ChatWatch, HandlerBase, MessageContext, Plugin, PluginHost, PluginOffer, QuotedWords, Tool, Trigger } from './types.js';
 
 /** One trigger of a running plugin and what runs when it matches. */
 export interface HandlerEntry {
@@ -37,6 +37,8 @@ export interface PluginInstance {
   /** `tools` given as a function: the tools this plugin offers for one message. */
   toolsFor?(ctx: MessageContext): Tool[];
   quotedWords: QuotedWordsEntry[];
+  /** The chats it watches read-only (see `PluginOffer.watch`). */
+  watch?: ChatWatch;
   stop?(): Promise<void> | void;
 }
 
@@ -120,6 +122,7 @@ function offerMistake(offer: PluginOffer): string | undefined {
     if (o.needs !== undefined && (!Array.isArray(o.needs) || o.needs.some((n) => typeof n !== 'string' || !n))) return `observers[${i}]: needs must be a list of capability names`;
     if (o.missing !== undefined && typeof o.missing !== 'string') return `observers[${i}]: missing must be a sentence saying what is off (for the start log)`;
   }
+  if (offer.watch !== undefined && (typeof offer.watch?.isWatched !== 'function' || typeof offer.watch.keep !== 'function')) return 'watch needs isWatched(chatId) and keep(message)';
   if (offer.quotedWords !== undefined && !Array.isArray(offer.quotedWords)) return 'quotedWords must be a list of { media, read(ctx, quoted) }';
   for (const [i, r] of (offer.quotedWords ?? []).entries()) {
     if (typeof r?.read !== 'function') return `quotedWords[${i}] needs read(ctx, quoted)`;
@@ -177,6 +180,7 @@ async function fromOffer(plugin: Plugin, deps: InstanceDeps): Promise<PluginInst
       needs: r.needs,
       read: async (ctx, quoted) => r.read(deps.view(ctx), quoted),
     })),
+    ...(offer.watch ? { watch: offer.watch } : {}),
     stop: offer.stop ? () => offer.stop!() : undefined,
   };
 }

@@ -267,8 +267,21 @@ export interface PluginOffer<O = unknown> {
    * quotedWords: [{ media: ['voice', 'audio'], read: async (ctx, quoted) => ({ words: await transcriptOf(ctx.chatId, quoted.id) }) }]
    */
   quotedWords?: QuotedWordsReader<O>[];
+  /**
+   * A read-only watch of chats the owner chose (`.watch`): `isWatched(chatId)` names them, and `keep(message)` gets
+   * each message of a watched chat — anyone's, the owner's own typing included — and of no other chat. The core
+   * answers nothing in a watched chat and never offers a message of one to handlers, observers or the model; the
+   * account's own "Message yourself" chat is never watched. A failing `keep` is logged, never told in the chat.
+   */
+  watch?: ChatWatch;
   /** Timers and resources to release when the bot stops. */
   stop?(): Awaitable<void>;
+}
+
+/** See `PluginOffer.watch`. */
+export interface ChatWatch {
+  isWatched(chatId: string): boolean;
+  keep(message: IncomingMessage): Awaitable<void>;
 }
 
 /**
@@ -563,6 +576,13 @@ export interface PluginHost<O = unknown, C = unknown> {
   sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage>;
   /** The bot's ids: config targetUserIds plus those learnt at login. */
   botIds(): string[];
+  /**
+   * The chats named `name` (case aside: WhatsApp's group subjects; the console's group names), for an owner naming a
+   * chat in words. Empty when none matches.
+   */
+  findChats(name: string): Promise<Array<{ id: string; name: string }>>;
+  /** The account's own ids as the transport learnt them at login (phone jid, LID): its "Message yourself" chat. */
+  ownIds(): string[];
   /** True when `id` is an owner (config `owners`, or the person at the console). */
   isOwner(id: string): boolean;
   /**

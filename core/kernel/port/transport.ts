@@ -161,6 +161,11 @@ export interface Transport {
   operatorChatId?(): string | undefined;
   session(): SessionState;
   /**
+   * Chats whose name matches `name` (case aside), for an owner naming a chat in words (`.watch Family`): WhatsApp
+   * matches group subjects. Optional: without it, `name` is taken as a group named so (`<name>@g.us`, the console's).
+   */
+  findChats?(name: string): Promise<Array<{ id: string; name: string }>>;
+  /**
    * Whether `userId` is an admin of group `chatId` (`.reset`/`.forget` in groups). Optional: a transport without
    * group roles leaves it out and only owners may use those commands in its groups. WhatsApp reads group metadata;
    * the memory transport answers from its `groupAdmins` list; the console has no group admins.
@@ -193,6 +198,14 @@ export interface Transport {
 export function isOperator(transport: Transport | undefined, id: string): boolean {
   const operator = transport?.operatorChatId?.();
   return operator !== undefined && privateChatIdOf(transport, userPart(id)) === operator;
+}
+
+/** The chats named `name` (see `Transport.findChats`); a transport without names: the group `<name>@g.us`. */
+export async function findChatsOf(transport: Transport | undefined, name: string): Promise<Array<{ id: string; name: string }>> {
+  const wanted = name.trim();
+  if (!wanted) return [];
+  if (transport?.findChats) return transport.findChats(wanted);
+  return [{ id: `${wanted}@g.us`, name: wanted }];
 }
 
 /** The private chat of `id` (digits) as `transport` names it. */
