@@ -56,3 +56,20 @@ export async function toOpusSpeech(jail: Jail, binary: string, input: Buffer, op
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+/** Samples a second of the PCM `toPcm` gives (enough for a length and the 64 bars of a waveform). */
+export const PCM_RATE = 8000;
+
+/**
+ * Decodes audio of a pinned container into raw PCM (signed 16-bit little-endian, mono, `PCM_RATE` Hz), in the jail:
+ * what a voice note's length and waveform are read from.
+ */
+export async function toPcm(jail: Jail, binary: string, input: Buffer, options: { format: PinnedFormat; timeoutMs?: number }): Promise<Buffer> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'voice-pcm-'));
+  try {
+    await run(jail, binary, input, [...inputArgs(options.format), '-i', 'in/input', '-vn', '-map', '0:a:0', '-ac', '1', '-ar', String(PCM_RATE), '-f', 's16le', 'out/pcm.raw'], dir, options.timeoutMs ?? 120_000);
+    return await readFile(path.join(dir, 'pcm.raw'));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

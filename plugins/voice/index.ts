@@ -403,14 +403,14 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
       ctx.log.info({ chars: answer.length }, `voice reply sent as text: ${why}`);
       return void (await ctx.reply(answer));
     }
-    let file: string;
+    let made: Awaited<ReturnType<SpeechMaker['make']>>;
     try {
-      file = await speech.make(answer, ctx.message.id);
+      made = await speech.make(answer, ctx.message.id);
     } catch (err) {
       ctx.log.warn({ reason: (err as Error).message }, 'voice reply could not be made: the answer goes as text');
       return void (await ctx.reply(answer));
     }
-    const sent = await ctx.sendMedia({ kind: 'voice', path: file, mimetype: 'audio/ogg; codecs=opus' }, { quote: true });
+    const sent = await ctx.sendMedia({ kind: 'voice', path: made.file, mimetype: 'audio/ogg; codecs=opus', seconds: made.seconds, waveform: made.waveform }, { quote: true });
     ctx.log.info({ chars: answer.length }, 'answer sent as a voice note');
     // Its words are kept, so a reply quoting this voice note later brings them back (the audio file goes soon).
     await quoted.keepSentReply(ctx, sent.id, answer).catch((err) => ctx.log.warn({ err }, 'could not keep the words of a voice reply'));

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { type Jail } from '../../core/index.js';
 import { pinFormat } from '../../core/builtin.js';
 import type { AudioProvider } from './audio-provider.js';
-import { toOpusSpeech } from './ffmpeg.js';
+import { toOpusSpeech, toPcm } from './ffmpeg.js';
+import { voiceNoteShape } from './waveform.js';
 
 /** Links and code are read badly aloud and cannot be copied from a voice note: such answers go as text. */
 const LINK = /\bhttps?:\/\/|\bwww\.\S|\b[a-z0-9-]+\.(?:com|org|net|io|dev|app|id|co)\b/i;
@@ -38,12 +39,15 @@ export interface SpeechMakerOptions {
  * Turns an answer into a WhatsApp voice note: speech from the audio provider, its container pinned (core/media), then
  * converted to mono Ogg/Opus by ffmpeg in the jail. Any failure throws; the caller then sends the text.
  *
- * @example const file = await maker.make('It is sunny today.', 'msg-1'); // data/voice_replies/…ogg
+ * With it comes what a phone shows of a voice note before it plays: its length in seconds and its 64-bar waveform,
+ * read from the finished Ogg (decoded in the jail too).
+ *
+ * @example const { file, seconds, waveform } = await maker.make('It is sunny today.', 'msg-1'); // data/voice_replies/…ogg
  */
 export class SpeechMaker {
   constructor(private readonly options: SpeechMakerOptions) {}
 
-  async make(text: string, name: string): Promise<string> {
+  async make(text: string, name: string): Promise<{ file: string; seconds: number; waveform: Uint8Array }> {
     const binary = this.options.ffmpeg();
     if (!binary) throw new Error('ffmpeg is not available to make a voice note');
     const speech = await this.options.provider.speak(text);
@@ -54,7 +58,8 @@ export class SpeechMaker {
     await this.removeOld();
     const file = path.join(this.options.dir, `${Date.now()}-${name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 60)}.ogg`);
     await writeFile(file, ogg);
-    return file;
+    const pcm = await toPcm(this.options.jail, binary, ogg, { format: await pinFormat(ogg, 'sound'), timeoutMs: this.options.timeoutMs });
+    return { file, ...voiceNoteShape(pcm) };
   }
 
   private async removeOld(): Promise<void> {

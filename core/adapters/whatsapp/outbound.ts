@@ -175,7 +175,8 @@ export class Outbound {
     switch (media.kind) {
       case 'voice':
         // WhatsApp plays voice notes only as Ogg/Opus; other formats arrive as a broken voice note.
-        content = { audio: file, ptt: true, mimetype: media.mimetype ?? 'audio/ogg; codecs=opus' };
+        // With its length and waveform when the sender measured them (else Baileys tries, and needs optional packages).
+        content = { audio: file, ptt: true, mimetype: media.mimetype ?? 'audio/ogg; codecs=opus', ...(media.seconds ? { seconds: media.seconds } : {}), ...(media.waveform ? { waveform: media.waveform } : {}) };
         break;
       case 'audio':
         content = { audio: file, ptt: false, mimetype: media.mimetype ?? mimeFor(media.path, 'audio/mpeg') };

@@ -180,4 +180,8 @@ export interface OutgoingMedia {
   mimetype?: string;
   caption?: string;
   fileName?: string;
+  /** A voice note's (or audio's) length in whole seconds, shown before it plays. */
+  seconds?: number;
+  /** A voice note's waveform: 64 bars of 0–100, as WhatsApp draws it (`audioMessage.waveform`). */
+  waveform?: Uint8Array;
 }

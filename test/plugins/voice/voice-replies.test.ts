@@ -194,3 +194,53 @@ describe('voice replies', function () {
     expect(JSON.stringify(t.logs())).to.include('voice replies are off: no audio key');
   });
 });
+
+/** A mono 16-bit WAV at 16 kHz: one second each of the given amplitudes (0 = silence) of a 300 Hz tone. */
+function wavOf(amplitudes: number[]): Buffer {
+  const rate = 16_000;
+  const data = Buffer.alloc(rate * amplitudes.length * 2);
+  amplitudes.forEach((amp, s) => {
+    for (let i = 0; i < rate; i++) data.writeInt16LE(Math.round(Math.sin((2 * Math.PI * 300 * i) / rate) * amp * 32767), (s * rate + i) * 2);
+  });
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0, 'latin1');
+  header.writeUInt32LE(36 + data.length, 4);
+  header.write('WAVEfmt ', 8, 'latin1');
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20);
+  header.writeUInt16LE(1, 22);
+  header.writeUInt32LE(rate, 24);
+  header.writeUInt32LE(rate * 2, 28);
+  header.writeUInt16LE(2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write('data', 36, 'latin1');
+  header.writeUInt32LE(data.length, 40);
+  return Buffer.concat([header, data]);
+}
+
+describe('voice replies: length and waveform', function () {
+  this.timeout(60_000);
+  let audio: FakeAudio;
+  let t: TestBot | undefined;
+
+  afterEach(async () => {
+    await t?.stop();
+    await audio.close();
+  });
+
+  it('a voice reply carries its length in seconds and a 64-bar waveform drawn from its sound (silence low, loud high)', async () => {
+    audio = await FakeAudio.start(() => 'say something');
+    // What the speech endpoint says: a second of silence, a loud second, a second at half the loudness.
+    audio.nextSpeech({ status: 200, body: wavOf([0, 0.8, 0.4]), headers: { 'content-type': 'audio/wav' } });
+    t = await startTestBot(createVoicePlugin({ random: () => 0.99 }), { audio, env: { AUDIO_API_KEYS: KEY1 }, options: { replies: { enabled: true } }, config: { targetUserIds: [BOT_PHONE] } });
+    const ogg = makeTone(await tempDir('voice-shape-'), 'note.ogg', 1);
+    const [sent] = medias(await t.push({ senderId: ALICE, media: voice(ogg) }));
+    expect(sent.media.seconds).to.equal(3);
+    const bars = [...sent.media.waveform!];
+    expect(bars).to.have.length(64);
+    expect(Math.max(...bars)).to.equal(100);
+    for (const bar of bars.slice(2, 19)) expect(bar, 'the silent first second').to.be.below(5);
+    for (const bar of bars.slice(24, 41)) expect(bar, 'the loud second').to.be.at.least(85);
+    for (const bar of bars.slice(46, 62)) expect(bar, 'the half-loud second').to.be.within(35, 65);
+  });
+});
