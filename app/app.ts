@@ -19,6 +19,7 @@ import { ProviderChain } from '../core/services/providers/provider-chain.js';
 import { UsageLedger } from '../core/services/providers/usage.js';
 import { removeLeftoverTempFiles } from '../core/services/store/atomic.js';
 import { DataDomain, registerDataDomain } from '../core/services/store/data-domain.js';
+import { closeDatabase } from '../core/services/store/database.js';
 import { startControlChannel } from '../core/services/store/control-channel.js';
 import { DataHealth, type SetAsideFile, type UnsavedFile } from '../core/services/store/data-health.js';
 import { formatBytes, startDiskWatch, type FreeSpace } from '../core/services/store/disk-space.js';
@@ -340,6 +341,12 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
       try {
         const results = await Promise.allSettled([bot.stop(0), usage.flush(), budgets.flush()]);
         failed = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
+        // Last: every store has written; the WAL goes into the database file.
+        try {
+          closeDatabase(settings.dataDir);
+        } catch (err) {
+          failed.push(`the store database could not be closed (${(err as Error).message})`);
+        }
       } finally {
         unregisterHealth();
         // Released even when data could not be saved: the process is ending either way.

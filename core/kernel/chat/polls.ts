@@ -70,6 +70,7 @@ export class PollBook {
 
   constructor(dataDir: string, private readonly now: () => number = Date.now) {
     this.record = new BoundedRecord({
+      dataDir,
       file: path.join(dataDir, POLL_BOOK_PATH),
       field: 'polls',
       schema: POLL_BOOK_SCHEMA,
@@ -77,7 +78,6 @@ export class PollBook {
       withChat: (p, chatId) => ({ ...p, chatId }),
       keepMs: POLLS_KEPT_MS,
       keepCount: POLLS_KEPT,
-      coalesceMs: 200,
       now,
     });
   }

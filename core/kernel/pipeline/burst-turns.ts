@@ -67,6 +67,7 @@ export class BurstTurns {
 
   constructor(dataDir: string, private readonly now: () => number = Date.now) {
     this.record = new BoundedRecord({
+      dataDir,
       file: path.join(dataDir, BURST_TURNS_PATH),
       field: 'merged',
       schema: BURST_TURNS_SCHEMA,
@@ -74,7 +75,6 @@ export class BurstTurns {
       withChat: (m, chat) => ({ ...m, chat }),
       keepMs: MERGED_KEPT_MS,
       keepCount: MERGED_KEPT,
-      coalesceMs: 1000,
       now,
     });
   }

@@ -64,6 +64,7 @@ export class DeletedMessages {
 
   constructor(dataDir: string, private readonly now: () => number = Date.now) {
     this.record = new BoundedRecord({
+      dataDir,
       file: path.join(dataDir, DELETED_MESSAGES_PATH),
       field: 'deleted',
       schema: DELETED_MESSAGES_SCHEMA,
@@ -71,7 +72,6 @@ export class DeletedMessages {
       withChat: (m, chat) => ({ ...m, chat }),
       keepMs: DELETED_KEPT_MS,
       keepCount: DELETED_KEPT,
-      coalesceMs: 1000,
       now,
     });
   }

@@ -1,5 +1,10 @@
-import { JsonFile } from './json-file.js';
-import type { DataSchema } from './schemas.js';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { domainFor } from './data-domain.js';
+import { databaseFor, type StoreDatabase } from './database.js';
+import { checkDocument, type DataSchema } from './schemas.js';
+import { MIGRATED_DIR, tableOf } from './sql-chat-log.js';
 
 /** One entry of a bounded record: its id within its chat, and when it was noted (for the age bound). */
 export interface RecordEntry {
@@ -7,124 +12,198 @@ export interface RecordEntry {
   at: number;
 }
 
-/** How a bounded record is kept on disk and bounded. */
+/** How a bounded record is kept and bounded. */
 export interface BoundedRecordOptions<T extends RecordEntry> {
-  /** The file (absolute path). */
+  /** The data folder whose store database holds the record. */
+  dataDir: string;
+  /** The JSON file earlier versions kept it in (absolute path): taken in once, then kept aside under `data/migrated/`. */
   file: string;
-  /** The document's one key, holding the entries oldest first (`{ "<field>": [...] }`). */
+  /** The record's name (its table in the `core` namespace), and the earlier file's one key (`{ "<field>": [...] }`). */
   field: string;
+  /** The earlier file's schema (a file that breaks it is set aside with its bytes kept, as before). */
   schema: DataSchema;
-  /** The chat an entry belongs to, and the same entry moved to another chat (the file's own field names stay). */
+  /** The chat an entry belongs to, and the same entry moved to another chat (the entry's own field names stay). */
   chatOf(entry: T): string;
   withChat(entry: T, chatId: string): T;
   /** Entries older than this are forgotten, and never returned. */
   keepMs: number;
-  /** At most this many entries are kept (the oldest go first): the file stays small whatever the traffic. */
+  /** At most this many entries are kept (the oldest go first): the table stays small whatever the traffic. */
   keepCount: number;
-  /** Writes of notes made within this many milliseconds are joined into one. */
-  coalesceMs: number;
   now?: () => number;
 }
 
 /**
- * A small record of ids per chat kept in one JSON file, bounded by age and count, schema-checked and written
- * atomically, with a lookup by chat and id. The kernel keeps which messages were answered together and which polls
- * it sent this way; both need the same bounds and the same privacy operations (a person's entries removed, a chat's
- * entries moved), so they live here once.
+ * A small record of ids per chat in the store database (a table of the `core` namespace), bounded by age and count,
+ * with a lookup by chat and id. The kernel keeps which messages were answered together, which were deleted for
+ * everyone and which polls it sent this way; all need the same bounds and the same privacy operations (a person's
+ * entries removed, a chat's entries moved), each one statement series in one transaction. What a removal takes is
+ * checkpointed out of the WAL.
  *
  * @example
  * const seen = new BoundedRecord<{ id: string; chat: string; at: number }>({
- *   file: path.join(dataDir, 'seen.json'), field: 'seen', schema: SEEN_SCHEMA,
- *   chatOf: (e) => e.chat, withChat: (e, chat) => ({ ...e, chat }),
- *   keepMs: 86_400_000, keepCount: 1000, coalesceMs: 1000,
+ *   dataDir, file: path.join(dataDir, 'seen.json'), field: 'seen', schema: SEEN_SCHEMA,
+ *   chatOf: (e) => e.chat, withChat: (e, chat) => ({ ...e, chat }), keepMs: 86_400_000, keepCount: 1000,
  * });
  * await seen.add([{ id: 'm1', chat: '123@g.us', at: Date.now() }]);
  * await seen.get('123@g.us', 'm1'); // the entry, while it is kept
  */
 export class BoundedRecord<T extends RecordEntry> {
-  private readonly file: JsonFile<Record<string, T[]>>;
-  private index: Map<string, T> | undefined;
   private readonly now: () => number;
+  private readonly table: string;
+  private ready: Promise<void> | undefined;
+  private readyFor: StoreDatabase | undefined;
 
   constructor(private readonly options: BoundedRecordOptions<T>) {
     this.now = options.now ?? Date.now;
-    this.file = new JsonFile(options.file, () => ({ [options.field]: [] }), { schema: options.schema, coalesceMs: options.coalesceMs });
+    this.table = tableOf('record', 'core', options.field);
   }
 
-  private keyOf(entry: T): string {
-    return `${this.options.chatOf(entry)}\0${entry.id}`;
+  private get keptAside(): string {
+    return path.join(path.resolve(this.options.dataDir), MIGRATED_DIR, path.relative(path.resolve(this.options.dataDir), this.options.file));
   }
 
-  private indexOf(entries: T[]): Map<string, T> {
-    return new Map(entries.map((e) => [this.keyOf(e), e]));
+  /** The database with the table made and the earlier file taken in (once). */
+  private async open(): Promise<StoreDatabase> {
+    const db = databaseFor(this.options.dataDir);
+    // Made again for a database opened anew (the app closed it at a stop).
+    if (this.readyFor !== db) {
+      this.readyFor = db;
+      this.ready = this.prepare(db);
+    }
+    await this.ready;
+    return db;
   }
 
-  private async loaded(): Promise<Map<string, T>> {
-    if (this.index) return this.index;
-    const doc = await this.file.get();
-    // A note made while the file loaded already built it.
-    if (!this.index) this.index = this.indexOf(doc[this.options.field] ?? []);
-    return this.index;
+  private async prepare(db: StoreDatabase): Promise<void> {
+    {
+      db.exec(
+        `CREATE TABLE IF NOT EXISTS ${this.table} (seq INTEGER PRIMARY KEY AUTOINCREMENT, chat TEXT NOT NULL, id TEXT NOT NULL, at INTEGER NOT NULL, entry TEXT NOT NULL, UNIQUE (chat, id));` +
+          'CREATE TABLE IF NOT EXISTS store_migrations (what TEXT PRIMARY KEY, at INTEGER NOT NULL);',
+      );
+      await this.migrate(db);
+    }
   }
 
   /**
-   * Notes `entries` (a later note of the same chat and id replaces the earlier one), then applies the bounds. Rejects
-   * only when the file could not be read at all (a failed write is kept, retried and reported by the file's health).
+   * Takes in the JSON file of earlier versions: read and checked as before (a broken one is set aside with its bytes),
+   * its entries written with the row recording it (by its content) in one transaction, then the file moved aside.
    */
+  private async migrate(db: StoreDatabase): Promise<void> {
+    const { file, field } = this.options;
+    if (!existsSync(file)) return;
+    const bytes = readFileSync(file);
+    let entries: T[];
+    try {
+      const checked = checkDocument(this.options.schema, JSON.parse(bytes.toString('utf8')));
+      if (!checked.ok) throw new Error(checked.reason);
+      entries = (checked.value[field] as T[] | undefined) ?? [];
+    } catch (err) {
+      // As every store does with a file it cannot read: set aside with its bytes, named, and the record starts empty.
+      const movedTo = `${file}.corrupt-${Date.now()}`;
+      renameSync(file, movedTo);
+      domainFor(file).health.corrupt(file, movedTo, (err as Error).message);
+      return;
+    }
+    const what = `${this.table}:${createHash('sha256').update(bytes).digest('hex')}`;
+    if (db.get('SELECT at FROM store_migrations WHERE what = ?', [what]) === undefined) {
+      db.transaction(() => {
+        for (const entry of entries) this.insert(db, entry);
+        db.run('INSERT INTO store_migrations (what, at) VALUES (?, ?)', [what, Date.now()]);
+      });
+    }
+    mkdirSync(path.dirname(this.keptAside), { recursive: true, mode: 0o700 });
+    renameSync(file, this.keptAside);
+  }
+
+  private insert(db: StoreDatabase, entry: T): void {
+    const chat = this.options.chatOf(entry);
+    // A later note of the same chat and id replaces the earlier one and counts as the newest.
+    db.run(`DELETE FROM ${this.table} WHERE chat = ? AND id = ?`, [chat, entry.id]);
+    db.run(`INSERT INTO ${this.table} (chat, id, at, entry) VALUES (?, ?, ?, ?)`, [chat, entry.id, entry.at, JSON.stringify(entry)]);
+  }
+
+  /** Runs a write once a backup holding the writes lets them go (at once when none does). */
+  private async write<R>(work: (db: StoreDatabase) => R): Promise<R> {
+    const db = await this.open();
+    const domain = domainFor(db.file);
+    await domain.gate.enter();
+    try {
+      return work(db);
+    } catch (err) {
+      domain.health.writeFailed(db.file, err);
+      throw err;
+    } finally {
+      domain.gate.leave();
+    }
+  }
+
+  /** Notes `entries` (a later note of the same chat and id replaces the earlier one), then applies the bounds. */
   async add(entries: T[]): Promise<void> {
-    const { field, keepMs, keepCount } = this.options;
-    await this.file.update((doc) => {
-      const index = (this.index ??= this.indexOf(doc[field] ?? []));
-      for (const e of entries) {
-        // Deleted first so the newer note counts as the newest for the count bound.
-        index.delete(this.keyOf(e));
-        index.set(this.keyOf(e), e);
-      }
-      const oldest = this.now() - keepMs;
-      const kept = [...index.values()].filter((e) => e.at >= oldest).slice(-keepCount);
-      if (kept.length !== index.size) this.index = this.indexOf(kept);
-      doc[field] = kept;
+    const { keepMs, keepCount } = this.options;
+    await this.write((db) => {
+      const dropped = db.transaction(() => {
+        for (const entry of entries) this.insert(db, entry);
+        return (
+          db.run(`DELETE FROM ${this.table} WHERE at < ?`, [this.now() - keepMs]) +
+          db.run(`DELETE FROM ${this.table} WHERE seq NOT IN (SELECT seq FROM ${this.table} ORDER BY seq DESC LIMIT ?)`, [keepCount])
+        );
+      });
+      // What the bounds let go is forgotten on disk too, not left in the WAL.
+      if (dropped) db.erase();
     });
   }
 
   /** The entry noted for `id` in `chatId`, while it is kept. */
   async get(chatId: string, id: string): Promise<T | undefined> {
-    const entry = (await this.loaded()).get(`${chatId}\0${id}`);
-    return entry && entry.at >= this.now() - this.options.keepMs ? entry : undefined;
+    const db = await this.open();
+    const row = db.get<{ entry: string; at: number }>(`SELECT entry, at FROM ${this.table} WHERE chat = ? AND id = ?`, [chatId, id]);
+    return row && row.at >= this.now() - this.options.keepMs ? (JSON.parse(row.entry) as T) : undefined;
   }
 
   /** Every entry kept, oldest first. */
   async entries(): Promise<T[]> {
-    return [...(await this.loaded()).values()];
+    const db = await this.open();
+    return db.all<{ entry: string }>(`SELECT entry FROM ${this.table} ORDER BY seq`).map((r) => JSON.parse(r.entry) as T);
   }
 
-  /** Removes the entries `drop` picks; how many went. */
+  /** Removes the entries `drop` picks (one transaction; gone from the WAL too); how many went. */
   async removeWhere(drop: (entry: T) => boolean): Promise<number> {
-    await this.loaded();
-    let removed = 0;
-    await this.file.update((doc) => {
-      const all = doc[this.options.field] ?? [];
-      const kept = all.filter((e) => !drop(e));
-      removed = all.length - kept.length;
-      doc[this.options.field] = kept;
-      this.index = this.indexOf(kept);
+    return this.write((db) => {
+      const removed = db.transaction(() => {
+        let n = 0;
+        for (const row of db.all<{ seq: number; entry: string }>(`SELECT seq, entry FROM ${this.table} ORDER BY seq`)) {
+          if (drop(JSON.parse(row.entry) as T)) n += db.run(`DELETE FROM ${this.table} WHERE seq = ?`, [row.seq]);
+        }
+        return n;
+      });
+      if (removed) this.erased(db);
+      return removed;
     });
-    return removed;
   }
 
-  /** Moves every entry of chat `from` to chat `to` (a private chat's LID becoming its phone id), written at once. */
+  /** Moves every entry of chat `from` to chat `to` (a private chat's LID becoming its phone id), in one transaction. */
   async moveChat(from: string, to: string): Promise<void> {
-    await this.loaded();
-    await this.file.update((doc) => {
-      const moved = (doc[this.options.field] ?? []).map((e) => (this.options.chatOf(e) === from ? this.options.withChat(e, to) : e));
-      doc[this.options.field] = moved;
-      this.index = this.indexOf(moved);
+    if (from === to) return;
+    await this.write((db) => {
+      db.transaction(() => {
+        for (const row of db.all<{ seq: number; entry: string }>(`SELECT seq, entry FROM ${this.table} WHERE chat = ? ORDER BY seq`, [from])) {
+          const moved = this.options.withChat(JSON.parse(row.entry) as T, to);
+          db.run(`DELETE FROM ${this.table} WHERE chat = ? AND id = ?`, [to, moved.id]);
+          db.run(`UPDATE ${this.table} SET chat = ?, entry = ? WHERE seq = ?`, [to, JSON.stringify(moved), row.seq]);
+        }
+      });
+      this.erased(db);
     });
-    await this.file.flush();
   }
 
-  /** Writes what was noted (a stop, a backup). */
-  flush(): Promise<void> {
-    return this.file.flush();
+  /** Removed entries leave the WAL too, and the copy of the earlier file (now older than the record) goes. */
+  private erased(db: StoreDatabase): void {
+    db.erase();
+    rmSync(this.keptAside, { force: true });
+  }
+
+  /** Everything noted is in the database when its promise resolved: nothing waits here. */
+  async flush(): Promise<void> {
+    if (this.ready) await this.ready;
   }
 }

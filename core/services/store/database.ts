@@ -137,30 +137,28 @@ function openConnection(file: string): Connection {
   }
 }
 
-const opened = new Map<string, { db: StoreDatabase; users: number }>();
+const opened = new Map<string, StoreDatabase>();
 
 /**
- * The database of a data folder, opened on first use and shared by every store of that folder; `release` when done
- * (the last user closes it).
+ * The database of a data folder, opened on first use and shared by every store of that folder. Ask for it at each
+ * use rather than keeping it: the app closes it at its stop (`closeDatabase`), and the next use opens it again.
  */
 export function databaseFor(dataDir: string): StoreDatabase {
   const key = path.resolve(dataDir);
-  let entry = opened.get(key);
-  if (!entry || !entry.db.open) {
-    entry = { db: new StoreDatabase(key), users: 0 };
-    opened.set(key, entry);
+  let db = opened.get(key);
+  if (!db || !db.open) {
+    db = new StoreDatabase(key);
+    opened.set(key, db);
   }
-  entry.users++;
-  return entry.db;
+  return db;
 }
 
-/** One user of `databaseFor(dataDir)` is done; the last one closes the database (its WAL checkpointed into the file). */
-export function releaseDatabase(dataDir: string): void {
+/** Closes the database of a data folder (its WAL checkpointed into the file), at the app's stop; a later use reopens it. */
+export function closeDatabase(dataDir: string): void {
   const key = path.resolve(dataDir);
-  const entry = opened.get(key);
-  if (!entry || --entry.users > 0) return;
+  const db = opened.get(key);
   opened.delete(key);
-  entry.db.close();
+  db?.close();
 }
 
 /** Whether a data-folder path is one of the database's own files (copied through the online backup, never alone). */

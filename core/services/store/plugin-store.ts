@@ -5,7 +5,6 @@ import { removeDataFile } from './atomic.js';
 import { safeFileName } from '../../api/file-name.js';
 import { domainFor, type DataDomain } from './data-domain.js';
 import { flushWithStores, JsonFile } from './json-file.js';
-import { databaseFor, releaseDatabase, type StoreDatabase } from './database.js';
 import { SqlChatLog, type ChatLogView } from './sql-chat-log.js';
 import type { PrivacyParticipant } from './privacy.js';
 import { checkValue } from './schemas.js';
@@ -27,7 +26,6 @@ export class PluginStores implements PluginStore {
   /** @internal store-privacy.ts */
   readonly docs = new Map<string, JsonFile<unknown>>();
   private readonly logs = new Map<StoreDeclaration, SqlChatLog<unknown>>();
-  private database: StoreDatabase | undefined;
   private readonly searchLogs = new Map<StoreDeclaration, SearchLogs<any>>();
   private readonly tunings = new Map<StoreDeclaration, SearchLogTuning<any>>();
   private readonly tunedSweeps: NodeJS.Timeout[] = [];
@@ -107,17 +105,12 @@ export class PluginStores implements PluginStore {
     }
   }
 
-  /** The store database of this data folder, opened on first use (released at close). */
-  private db(): StoreDatabase {
-    return (this.database ??= databaseFor(this.dataDir));
-  }
-
   /** A chat log declaration's table (every chat's items); the files of the earlier layout are imported on first use. */
   /** @internal store-privacy.ts */
   chatLog<I>(decl: ChatLogDeclaration<I>): SqlChatLog<I> {
     let log = this.logs.get(decl);
     if (!log) {
-      log = new SqlChatLog<unknown>(this.db(), this.plugin, decl as ChatLogDeclaration<unknown>, this.where(decl), this.domain, titleOf(decl, this.plugin));
+      log = new SqlChatLog<unknown>(this.dataDir, this.plugin, decl as ChatLogDeclaration<unknown>, this.where(decl), this.domain, titleOf(decl, this.plugin));
       this.logs.set(decl, log);
     }
     return log as SqlChatLog<I>;
@@ -318,13 +311,7 @@ export class PluginStores implements PluginStore {
     this.sweeper = undefined;
     for (const timer of this.tunedSweeps.splice(0)) clearInterval(timer);
     this.stopFlushing?.();
-    try {
-      await this.flush();
-    } finally {
-      if (this.database) releaseDatabase(this.dataDir);
-      this.database = undefined;
-      this.logs.clear();
-    }
+    await this.flush();
   }
 
   /** The privacy participants of these stores: one per `.mydata` section (see store-privacy.ts). */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { DataDomain } from './data-domain.js';
-import type { StoreDatabase } from './database.js';
+import { databaseFor, type StoreDatabase } from './database.js';
 import { checkValue } from './schemas.js';
 import type { ChatLogDeclaration } from './store-declarations.js';
 
@@ -36,10 +36,15 @@ const WRITTEN = Promise.resolve();
  */
 export class SqlChatLog<I> {
   private readonly table: string;
-  private prepared = false;
+  private prepared: StoreDatabase | undefined;
+
+  /** The database (opened again after the app closed it at a stop). */
+  private get db(): StoreDatabase {
+    return databaseFor(this.dataDir);
+  }
 
   constructor(
-    private readonly db: StoreDatabase,
+    private readonly dataDir: string,
     namespace: string,
     private readonly decl: ChatLogDeclaration<I>,
     /** The folder of the earlier JSON-lines layout (absolute). */
@@ -51,14 +56,14 @@ export class SqlChatLog<I> {
   }
 
   private ready(): void {
-    if (this.prepared) return;
+    if (this.prepared === this.db) return;
     this.db.exec(
       `CREATE TABLE IF NOT EXISTS ${this.table} (seq INTEGER PRIMARY KEY AUTOINCREMENT, chat TEXT NOT NULL, at INTEGER, item TEXT NOT NULL);` +
         `CREATE INDEX IF NOT EXISTS ${this.table.slice(0, -1)}:chat" ON ${this.table} (chat, seq);` +
         'CREATE TABLE IF NOT EXISTS store_migrations (what TEXT PRIMARY KEY, at INTEGER NOT NULL);',
     );
     this.migrate();
-    this.prepared = true;
+    this.prepared = this.db;
   }
 
   /** Where this log's files of the earlier layout are kept once imported. */

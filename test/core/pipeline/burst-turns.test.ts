@@ -1,6 +1,8 @@
 import { expect } from 'chai';
-import { readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
+import { storeDatabaseText } from '../../helpers/disk-text.js';
+import { databaseFor } from '../../../core/services/store/database.js';
 import { BurstTurns, MERGED_KEPT_MS } from '../../../core/kernel/pipeline/burst-turns.js';
 import { tempDir } from '../../helpers/checkout.js';
 
@@ -27,8 +29,9 @@ describe('burst turns on disk (which turn each merged message was answered in)',
     const again = open();
     expect(await again.turnOf(PHONE, 'a')).to.deep.equal({ id: 'b', merged: true });
     expect(await again.turnOf(LID, 'a')).to.deep.equal({ id: 'a', merged: false });
-    const onDisk = JSON.parse(await readFile(path.join(dir, 'bursts', 'merged.json'), 'utf8')) as { merged: Array<{ chat: string }> };
-    expect(onDisk.merged.map((m) => m.chat)).to.deep.equal([PHONE, PHONE]);
+    // On disk (the store database) both entries are the phone id's chat's.
+    const onDisk = databaseFor(dir).all<{ chat: string }>('SELECT chat FROM "record:core:merged" ORDER BY seq');
+    expect(onDisk.map((m) => m.chat)).to.deep.equal([PHONE, PHONE]);
   });
 
   it('forgets entries older than the delete-for-everyone window, and a member cannot drop another member\'s', async () => {
@@ -44,7 +47,7 @@ describe('burst turns on disk (which turn each merged message was answered in)',
     expect(await turns.turnOf(GROUP, 'c1')).to.deep.equal({ id: 'c1', merged: false });
     await turns.note(GROUP, [{ id: 'd1', senderId: BOB }, { id: 'd2', senderId: BOB }], 'd2');
     await turns.flush();
-    const file = await readFile(path.join(dir, 'bursts', 'merged.json'), 'utf8');
+    const file = await storeDatabaseText(dir);
     expect(file).to.include('d1');
     expect(file).to.not.include('c1');
   });

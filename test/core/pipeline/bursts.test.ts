@@ -1,5 +1,6 @@
+import { storeDatabaseText } from '../../helpers/disk-text.js';
 import { expect } from 'chai';
-import { readFile, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import pingPlugin from '../../../plugins/ping/index.js';
 import { FakeGateway, completion, lastUserText } from '../../fakes/openai-gateway.js';
@@ -86,14 +87,15 @@ describe("a sender's burst is one turn", () => {
       const section = async () => JSON.stringify((await t!.app.bot.privacy.exportFor([CHAT]))['messages answered together'] ?? null);
       expect(await section()).to.include('pair-0').and.include('pair-1');
       t = await t.restart({}, async () => {
-        const file = await readFile(path.join(dir, 'data', 'bursts', 'merged.json'), 'utf8');
+        // Kept in the store database (its file and WAL).
+        const file = await storeDatabaseText(path.join(dir, 'data'));
         expect(file).to.include('pair-0');
         expect(file).to.not.include('thing');
       });
       await t.app.bot.privacy.deleteFor([CHAT]);
       expect(await section()).to.not.include('pair-0');
       await t.stop();
-      expect(await readFile(path.join(dir, 'data', 'bursts', 'merged.json'), 'utf8')).to.not.include('pair-0');
+      expect(await storeDatabaseText(path.join(dir, 'data'))).to.not.include('pair-0');
     } finally {
       await t?.stop();
       t = undefined;

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { BoundedRecord } from '../../../core/services/store/bounded-record.js';
 import type { DataSchema } from '../../../core/services/store/schemas.js';
+import { everyFileText } from '../../helpers/disk-text.js';
 
 interface Seen {
   id: string;
@@ -25,7 +26,7 @@ const A = '120363000000000001@g.us';
 const B = '120363000000000002@g.us';
 const DAY = 86_400_000;
 
-describe('a bounded record of ids per chat (one JSON file, bounded by age and count)', () => {
+describe('a bounded record of ids per chat (a table of the store database, bounded by age and count)', () => {
   let dir: string;
   let clock: number;
   beforeEach(async () => {
@@ -36,6 +37,7 @@ describe('a bounded record of ids per chat (one JSON file, bounded by age and co
 
   const open = (keepCount = 3) =>
     new BoundedRecord<Seen>({
+      dataDir: dir,
       file: path.join(dir, 'seen', 'seen.json'),
       field: 'seen',
       schema: SCHEMA,
@@ -43,10 +45,10 @@ describe('a bounded record of ids per chat (one JSON file, bounded by age and co
       withChat: (e, chat) => ({ ...e, chat }),
       keepMs: DAY,
       keepCount,
-      coalesceMs: 50,
       now: () => clock,
     });
-  const onDisk = async () => (JSON.parse(await readFile(path.join(dir, 'seen', 'seen.json'), 'utf8')) as { seen: Seen[] }).seen;
+  /** What the data folder holds, read by a record opened anew (as after a restart). */
+  const onDisk = () => open().entries();
 
   it('finds an entry only in its own chat, and after a restart', async () => {
     const record = open();
@@ -92,6 +94,20 @@ describe('a bounded record of ids per chat (one JSON file, bounded by age and co
     expect((await record.entries()).map((e) => e.id)).to.deep.equal(['m1']);
     await record.flush();
     expect((await open().entries()).map((e) => e.id)).to.deep.equal(['m1']);
+  });
+
+  it('the JSON file of earlier versions is taken in once, kept aside, and what a removal takes is in no file of data/', async () => {
+    await mkdir(path.join(dir, 'seen'), { recursive: true });
+    await writeFile(path.join(dir, 'seen', 'seen.json'), JSON.stringify({ seen: [{ id: 'kept-id', chat: A, at: clock }, { id: 'removed-id', chat: B, at: clock }] }));
+    const record = open();
+    expect((await record.entries()).map((e) => e.id)).to.deep.equal(['kept-id', 'removed-id']);
+    expect(await readdir(path.join(dir, 'seen'))).to.deep.equal([]);
+    expect(await readFile(path.join(dir, 'migrated', 'seen', 'seen.json'), 'utf8')).to.include('removed-id');
+    expect((await open().entries()).map((e) => e.id), 'not taken in twice').to.deep.equal(['kept-id', 'removed-id']);
+    expect(await record.removeWhere((e) => e.chat === B)).to.equal(1);
+    const text = await everyFileText(dir, 'latin1');
+    expect(text).not.to.include('removed-id');
+    expect(text).to.include('kept-id');
   });
 
   it('a file that breaks its schema is set aside with its bytes kept, and the record starts empty', async () => {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createBackup, restoreBackup } from '../../../core/services/store/backup.js';
 import { DataHealth } from '../../../core/services/store/data-health.js';
 import { registerDataHealth } from '../../../core/services/store/data-domain.js';
-import { copyDatabase, databaseFor, DATABASE_FILE, releaseDatabase, StoreDatabase } from '../../../core/services/store/database.js';
+import { copyDatabase, databaseFor, DATABASE_FILE, closeDatabase, StoreDatabase } from '../../../core/services/store/database.js';
 import { everyFileText } from '../../helpers/disk-text.js';
 import { tempDir } from '../../helpers/checkout.js';
 
@@ -77,14 +77,17 @@ describe('the store database (one SQLite file per data folder)', () => {
     db.close();
   });
 
-  it('databaseFor shares one connection per folder and the last release closes it', () => {
+  it('databaseFor shares one connection per folder; closeDatabase closes it and the next use opens it again', () => {
     const a = databaseFor(dir);
-    const b = databaseFor(path.join(dir, '.'));
-    expect(a).to.equal(b);
-    releaseDatabase(dir);
-    expect(a.open).to.equal(true);
-    releaseDatabase(dir);
+    expect(databaseFor(path.join(dir, '.'))).to.equal(a);
+    a.exec('CREATE TABLE notes (text TEXT)');
+    a.run('INSERT INTO notes VALUES (?)', ['kept over the close']);
+    closeDatabase(dir);
     expect(a.open).to.equal(false);
+    const b = databaseFor(dir);
+    expect(b).not.to.equal(a);
+    expect(b.all<{ text: string }>('SELECT text FROM notes').map((r) => r.text)).to.deep.equal(['kept over the close']);
+    closeDatabase(dir);
   });
 
   it('copyDatabase makes a consistent private copy while the database is open, without its deleted rows', async () => {
