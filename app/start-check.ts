@@ -1,4 +1,5 @@
 import type { Settings } from '../core/services/config/settings.js';
+import { readJsonUpTo } from '../core/services/http/bounded-body.js';
 import type { Logger } from '../core/services/log/logger.js';
 import { checkChatLeg, type LegCheck } from '../core/services/providers/leg-check.js';
 import type { ProviderLeg } from '../core/services/providers/types.js';
@@ -33,7 +34,7 @@ async function checkSearch(apiKey: string, baseUrl: string, timeoutMs: number): 
     return { ok: false, problem: 'unreachable', detail: `cannot reach ${url} (${(err as { cause?: { code?: string } })?.cause?.code ?? 'connection failed'})` };
   }
   const status = res.status;
-  const body = await res.json().catch(() => undefined);
+  const body = await readJsonUpTo(res, 2 * 1024 * 1024, 'the search answer').catch(() => undefined);
   if (res.ok) {
     return Array.isArray((body as { results?: unknown })?.results)
       ? { ok: true, status, detail: 'search key accepted' }

@@ -1,5 +1,6 @@
 import OpenAI, { toFile } from 'openai';
 import { normalizeBaseUrl, type KeyPool } from '../../core/index.js';
+import { boundedFetch, MAX_PROVIDER_ANSWER_BYTES, MAX_SPEECH_ANSWER_BYTES } from '../../core/builtin.js';
 
 /** One file to upload for transcription. */
 export interface UploadFile {
@@ -43,11 +44,12 @@ export class AudioProvider {
     this.baseUrl = normalizeBaseUrl(options.baseUrl).v1;
   }
 
-  private client(key: string, timeoutMs = this.options.timeoutMs): OpenAI {
-    const id = `${timeoutMs}:${key}`;
+  /** A client whose answers are read up to `maxBytes` and no further (a transcript's JSON, or spoken audio). */
+  private client(key: string, timeoutMs = this.options.timeoutMs, maxBytes = MAX_PROVIDER_ANSWER_BYTES): OpenAI {
+    const id = `${timeoutMs}:${maxBytes}:${key}`;
     let client = this.clients.get(id);
     if (!client) {
-      client = new OpenAI({ apiKey: key, baseURL: this.baseUrl, maxRetries: 0, timeout: timeoutMs });
+      client = new OpenAI({ apiKey: key, baseURL: this.baseUrl, maxRetries: 0, timeout: timeoutMs, fetch: boundedFetch(maxBytes, "the audio provider's answer") });
       this.clients.set(id, client);
     }
     return client;
@@ -72,7 +74,7 @@ export class AudioProvider {
     return this.pool.run(
       'speech',
       async (key) => {
-        const response = await this.client(key).audio.speech.create({ model: this.options.speechModel ?? DEFAULT_SPEECH_MODEL, voice: (this.options.speechVoice ?? DEFAULT_SPEECH_VOICE) as 'alloy', input: text, response_format: 'wav' });
+        const response = await this.client(key, this.options.timeoutMs, MAX_SPEECH_ANSWER_BYTES).audio.speech.create({ model: this.options.speechModel ?? DEFAULT_SPEECH_MODEL, voice: (this.options.speechVoice ?? DEFAULT_SPEECH_VOICE) as 'alloy', input: text, response_format: 'wav' });
         return Buffer.from(await response.arrayBuffer());
       },
       { park: false },

@@ -1,6 +1,7 @@
 import { BadAnswerError, UpstreamFailure } from '../../api/errors.js';
 import type Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { boundedFetch, MAX_PROVIDER_ANSWER_BYTES } from '../http/bounded-fetch.js';
 import type { AiService } from '../../kernel/plugin/types.js';
 import type { ProviderLeg } from './types.js';
 
@@ -54,6 +55,7 @@ async function clientFor(leg: ProviderLeg, timeoutMs: number, version: string): 
       baseURL: leg.rootUrl,
       maxRetries: 0,
       timeout: timeoutMs,
+      fetch: boundedFetch(MAX_PROVIDER_ANSWER_BYTES, `the answer of ${leg.name}`),
       defaultHeaders: { 'x-api-key': leg.apiKey, 'anthropic-version': version },
     });
     clients.set(key, client);
@@ -117,7 +119,7 @@ function chatClientFor(leg: ProviderLeg, timeoutMs: number): OpenAI {
   const key = `${leg.name}\u0000${leg.baseUrl}\u0000${leg.apiKey}\u0000${timeoutMs}`;
   let client = chatClients.get(key);
   if (!client) {
-    client = new OpenAI({ apiKey: leg.apiKey, baseURL: leg.baseUrl, maxRetries: 0, timeout: timeoutMs });
+    client = new OpenAI({ apiKey: leg.apiKey, baseURL: leg.baseUrl, maxRetries: 0, timeout: timeoutMs, fetch: boundedFetch(MAX_PROVIDER_ANSWER_BYTES, `the answer of ${leg.name}`) });
     chatClients.set(key, client);
   }
   return client;

@@ -1,4 +1,5 @@
-import { UpstreamFailure } from '../../api/errors.js';
+import { DownloadRefused, UpstreamFailure } from '../../api/errors.js';
+import { readBodyUpTo, readJsonUpTo } from '../http/bounded-body.js';
 import { classifyFailure } from './failure.js';
 import { normalizeBaseUrl } from './normalize.js';
 
@@ -88,7 +89,8 @@ export async function probeModels(target: Omit<LegCheckTarget, 'model'>): Promis
     return {};
   }
   try {
-    const body = (await res.json()) as { data?: Array<{ id?: unknown }> };
+    // Read up to a bound, as every upstream answer (a gateway's list of hundreds of models is well under it).
+    const body = (await readJsonUpTo(res, 8 * 1024 * 1024, 'the list of models')) as { data?: Array<{ id?: unknown }> };
     const ids = (Array.isArray(body?.data) ? body.data : []).map((m) => m?.id).filter((id): id is string => typeof id === 'string' && id.length > 0 && id.length < 200);
     return ids.length ? { models: [...new Set(ids)].sort() } : {};
   } catch {
@@ -129,8 +131,9 @@ export async function checkChatLeg(target: LegCheckTarget): Promise<LegCheck> {
   }
   let text: string;
   try {
-    text = await res.text();
+    text = (await readBodyUpTo(res, 1024 * 1024, 'the answer')).toString('utf8');
   } catch (err) {
+    if (err instanceof DownloadRefused) return { ok: false, status: res.status, problem: 'wrong-url', detail: `${url} answered a one-word question with more than 1 MB: is the base URL that of an OpenAI-compatible gateway?` };
     return networkProblem(err, url, target.timeoutMs);
   }
   let body: unknown;

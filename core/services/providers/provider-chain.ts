@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { boundedFetch, MAX_PROVIDER_ANSWER_BYTES } from '../http/bounded-fetch.js';
 import type { Settings } from '../config/settings.js';
 import type { Logger } from '../log/logger.js';
 import { classifyFailure, type Failure } from './failure.js';
@@ -115,7 +116,7 @@ export class ProviderChain {
   ) {
     this.states = legsFromSettings(settings).map((leg) => ({
       leg,
-      client: new OpenAI({ apiKey: leg.apiKey, baseURL: leg.baseUrl, maxRetries: 0, timeout: settings.upstreamTimeoutMs }),
+      client: new OpenAI({ apiKey: leg.apiKey, baseURL: leg.baseUrl, maxRetries: 0, timeout: settings.upstreamTimeoutMs, fetch: boundedFetch(MAX_PROVIDER_ANSWER_BYTES, `the answer of ${leg.name}`) }),
       until: 0,
       requests: 0,
       failures: 0,
