@@ -98,7 +98,7 @@ module.exports = {
       name: 'core-plugins-use-only-the-public-entry',
       comment: "The core plugins (.help, .status, the fallback to the model) are built with the API third parties get: besides each other's index they import only core/index.ts, and the built-in plugins' tier core/builtin.ts.",
       severity: 'error',
-      from: { path: '^dist/core/kernel/core-plugins/[^/]+\\.js$', pathNot: '^dist/core/kernel/core-plugins/index\\.js$' },
+      from: { path: '^dist/core/kernel/core-plugins/.+\\.js$', pathNot: '^dist/core/kernel/core-plugins/index\\.js$' },
       to: { path: '^dist/', pathNot: ['^dist/core/(index|builtin)\\.js$', '^dist/core/kernel/core-plugins/'] },
     },
     {

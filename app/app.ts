@@ -237,7 +237,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     memories,
     jail,
     audioKeys,
-    createAi: (tools, quotedReader) => createAiService({ chain, budgets, capabilities, config: () => bot.config, log: log.child({ part: 'ai' }), tools, quotedReader, histories, persona: (chatId) => bot.access.personas()[chatId] }),
+    createAi: (tools, quotedReader, turnPolicy) => createAiService({ chain, budgets, capabilities, config: () => bot.config, log: log.child({ part: 'ai' }), tools, quotedReader, turnPolicy, histories, persona: (chatId) => bot.access.personas()[chatId] }),
   });
 
   chain.useNotices(bot.notices, () => bot.config.ai.outageNoticeMinutes);

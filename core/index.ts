@@ -83,6 +83,7 @@ export {
   UpstreamFailure,
   type PluginErrorCode,
 } from './api/errors.js';
+export type { TurnFact, TurnPlan, TurnPolicy, TurnRecord, TurnToolCall } from './kernel/plugin/turn-policy.js';
 /** The option-schema builder (TypeBox): JSON Schema at run time, a TypeScript type at compile time. */
 export { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 /** The narrow views and ports the host hands out (host.settings, host.histories, host.memories, host.audioKeys, host.access). */

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Capabilities } from './capabilities/capabilities.js';
 import { toolsFor } from './chat/tool-assembly.js';
 import { quotedWordsReaderFor } from './chat/quoted-words.js';
+import type { TurnPolicy } from './plugin/turn-policy.js';
 import type { QuotedWordsEntry } from './plugin/instance.js';
 import { runScheduledTurn } from './chat/scheduled-turn.js';
 import { PollBook } from './chat/polls.js';
@@ -80,7 +81,7 @@ export interface BotDeps {
   /** The data folder's health: it tells of each file set aside, for the index of set-aside files; default: found by path. */
   dataHealth?: DataHealth;
   /** Builds the AI service once the bot exists (it needs the bot's tools). */
-  createAi: (tools: (ctx: MessageContext) => Tool[], quotedReader: (ctx: MessageContext) => QuotedWordsEntry | undefined) => AiService;
+  createAi: (tools: (ctx: MessageContext) => Tool[], quotedReader: (ctx: MessageContext) => QuotedWordsEntry | undefined, turnPolicy: () => TurnPolicy | undefined) => AiService;
 }
 
 /**
@@ -197,6 +198,8 @@ export class Bot {
     this.ai = deps.createAi(
       (ctx) => this.toolsFor(ctx),
       (ctx) => quotedWordsReaderFor(this.registry, this.capabilities, ctx),
+      // Only a core plugin's (the owner's profiles and money rules); no installed plugin can set them.
+      () => this.registry.active().find((s) => s.instance?.turnPolicy && corePluginRule(s.plugin))?.instance?.turnPolicy,
     );
     this.contextDeps = {
       config,

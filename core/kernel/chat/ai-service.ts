@@ -28,6 +28,15 @@ import { isAskers, quotedLeftOutText, quotedTurnText, quotedUnreadableText, quot
 import { carriesContent, quotedContent } from './quoted-content.js';
 import { effectsOf } from './tool-effects.js';
 import { isOwnerId } from '../plugin/access.js';
+import type { TurnPlan, TurnPolicy, TurnRecord, TurnToolCall } from '../plugin/turn-policy.js';
+import { pluginOfTool } from './tool-assembly.js';
+
+/** What the tool loop notes of a turn for its record (`.why`, cost). */
+interface TurnTrace {
+  requests: TurnRecord['requests'];
+  tools: TurnToolCall[];
+  last?: CompletionResult;
+}
 
 /**
  * What the model answers to stay silent: then nothing is sent. It is offered in the system prompt of groups where
@@ -68,6 +77,8 @@ export interface AiServiceDeps {
   persona?: (chatId: string) => { text: string; by: string } | undefined;
   /** The plugin that puts the quoted media of this message into words (a voice note's transcript), if one offers to. */
   quotedReader?: (ctx: MessageContext) => QuotedWordsEntry | undefined;
+  /** The owner's rules around each turn (the chat's profile, money caps, the turn's record), when a core plugin offers them. */
+  turnPolicy?: () => TurnPolicy | undefined;
   now?: () => Date;
 }
 
@@ -478,6 +489,14 @@ export function createAiService(deps: AiServiceDeps): AiService {
         return verdict.reason;
       }
     }
+    const started = Date.now();
+    const policy = deps.turnPolicy?.();
+    // Decided before anything is written or asked: a money cap reached refuses the turn with the model not called.
+    const plan: TurnPlan = policy ? await policy.before(ctx, { premium }) : {};
+    if (plan.refuse) {
+      if (options.overBudget === 'throw') throw new PromptRefused(plan.refuse);
+      return plan.refuse;
+    }
     // Asked before anything is written: a quoted note that is gone is answered in one sentence, the model not asked.
     const quote = await quotedPart(ctx, options);
     if ('unavailable' in quote) return quote.unavailable;
@@ -500,6 +519,9 @@ export function createAiService(deps: AiServiceDeps): AiService {
       let tools = offer.tools;
       if (options.onlyTools) tools = tools.filter((t) => options.onlyTools!.includes(t.name));
       if (options.extraTools?.length) tools = [...tools, ...options.extraTools];
+      // A tool the chat's profile does not allow is neither offered nor callable (the loop runs offered tools only).
+      const allowTool = plan.allowTool;
+      if (allowTool && tools.some((t) => !allowTool(t.name, pluginOfTool(t)))) tools = tools.filter((t) => allowTool(t.name, pluginOfTool(t)));
       const apart = keepOwnFilesApart(tools);
       if (apart.left.length) {
         ctx.log.debug({ left: apart.left }, "tools left out of this turn: it touches someone's own files, and they bring in outside text or act on chats");
@@ -534,7 +556,8 @@ export function createAiService(deps: AiServiceDeps): AiService {
         const carriedHere = [...carried, ...historyCarries(options.onlyTurnsOf ? turnsOf(recent, options.onlyTurnsOf) : recent, asker)];
         // Whatever changes rarely first, byte-identical from one request to the next (a provider caches that prefix):
         // system prompt (with memory and persona), summary, then the turns, which only grow at their end.
-        const system = systemMessageFor(ctx, facts, tools.some((t) => t.live), withPersona(ctx.chatId, options.system));
+        const extraSystem = plan.system && options.system ? `${plan.system}\n${options.system}` : (plan.system ?? options.system);
+        const system = systemMessageFor(ctx, facts, tools.some((t) => t.live), withPersona(ctx.chatId, extraSystem));
         // With `ai.cacheControl`, the last of the stable messages carries the cache mark (the prefix up to it is cached).
         const mark = cfg.ai.cacheControl ? withCacheMark : (m: ChatMessage) => m;
         const stable = [system, ...(factsMessage ? [factsMessage] : []), ...(persona ? [persona.message] : []), ...(summary ? [summary] : [])];
@@ -545,13 +568,41 @@ export function createAiService(deps: AiServiceDeps): AiService {
           const cited: string[] = [];
           const limits = { rounds: cfg.ai.maxToolRounds, perRound: cfg.ai.maxToolCallsPerRound, perMessage: cfg.ai.maxToolCallsPerMessage, perDay: ctx.isOwner ? 0 : cfg.ai.toolCallsPerDay };
           const cost: ReplyCost = { prompt: 0, cached: 0, completion: 0, requests: 0, at: 0 };
-          const result = await toolLoop(messages, openAiTools, tools, ctx, { premium, userId: ctx.senderId }, limits, cited, cost, carriedHere);
+          const trace: TurnTrace = { requests: [], tools: [] };
+          const result = await toolLoop(messages, openAiTools, tools, ctx, { premium, userId: ctx.senderId, ...(plan.model ? { chatModel: plan.model } : {}) }, limits, cited, cost, carriedHere, trace);
+          /** Tells the policy what the turn was (cost, `.why`); its failure never costs the user the answer. */
+          const recordTurn = async (said: string) => {
+            if (!policy) return;
+            const record: TurnRecord = {
+              leg: result.leg,
+              model: result.model,
+              intendedLeg: result.intended?.leg ?? result.leg,
+              intendedModel: result.intended?.model ?? result.model,
+              failedLegs: trace.last?.passedLegs ?? [],
+              ...(plan.model && result.chatModelMissing ? { profileModelMissing: plan.model } : {}),
+              premium,
+              tools: trace.tools,
+              facts: allFacts.map((f) => ({ text: f.text, ...(f.by ? { by: f.by } : {}) })),
+              ...(summaryPart ? { summary: { people: [...summaryPart.people] } } : {}),
+              tokens: { prompt: cost.prompt, cached: cost.cached, completion: cost.completion },
+              requests: trace.requests,
+              ms: Date.now() - started,
+              at: Date.now(),
+              answer: said,
+            };
+            try {
+              await policy.after(ctx, record);
+            } catch (err) {
+              ctx.log.error({ err }, 'the turn could not be recorded (cost, .why)');
+            }
+          };
           lastReply = { ...cost, at: Date.now() };
           await questionSaved;
           // After the answer (never before it): the chat's oldest turns go into its summary once they reach the budget.
           const foldLater = () => options.onlyTurnsOf || summaries.foldIfDue(ctx.chatId, ctx.message.isGroup, ctx.senderId);
           if (isNoReply(result.text)) {
             ctx.log.info({ leg: result.leg }, 'the model chose to stay silent: nothing is sent');
+            await recordTurn('');
             foldLater();
             return '';
           }
@@ -567,6 +618,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
             if (!unsaved.every((note) => answer.includes(note))) answer += `\n\n${unsaved.join('\n')}`;
           }
           await ctx.history.append({ role: 'assistant', text: answer, at: Date.now() });
+          await recordTurn(answer);
           foldLater();
           if (quote.notice) answer = `${quote.notice}\n\n${answer}`;
           if (cfg.ai.showProvider) answer += `\n\n_(${result.leg} · ${result.model})_`;
@@ -598,9 +650,13 @@ export function createAiService(deps: AiServiceDeps): AiService {
     cited: string[],
     cost: ReplyCost,
     carried: string[],
+    trace: TurnTrace,
   ): Promise<CompletionResult> {
     const complete = async (options: CompleteOptions) => {
       const result = await chain.complete(messages, options);
+      trace.requests.push({ leg: result.leg, model: result.model, prompt: result.tokens?.prompt ?? 0, cached: result.tokens?.cached ?? 0, completion: result.tokens?.completion ?? 0 });
+      // A failover in any round of the turn counts: the last request that passed legs names them.
+      if (result.passedLegs?.length || !trace.last) trace.last = result;
       cost.requests++;
       cost.prompt += result.tokens?.prompt ?? 0;
       cost.cached += result.tokens?.cached ?? 0;
@@ -623,12 +679,14 @@ export function createAiService(deps: AiServiceDeps): AiService {
         if (runThisRound >= limits.perRound || run >= limits.perMessage) {
           refused++;
           const cap = run >= limits.perMessage ? `${limits.perMessage} per message` : `${limits.perRound} per round`;
+          trace.tools.push({ name, outcome: 'refused' });
           messages.push({ role: 'tool', tool_call_id: call.id, content: `Refused: not run, at most ${cap} tool calls run. Answer with what you have.` });
           continue;
         }
         // Counted in the person's daily budget like their tokens: many messages of 20 calls each stay bounded too.
         if (!(await budgets.takeToolCall(ctx.senderId, limits.perDay))) {
           refused++;
+          trace.tools.push({ name, outcome: 'refused' });
           messages.push({ role: 'tool', tool_call_id: call.id, content: `Refused: not run, today's budget of ${limits.perDay} tool calls for this person is used. Answer with what you have, and say so.` });
           continue;
         }
@@ -641,10 +699,12 @@ export function createAiService(deps: AiServiceDeps): AiService {
         // tool that acts — a model may obey words planted in them, and they must never act with the asker's rights.
         if (tool && carried.length && effectsOf(tool).acts !== 'nothing') {
           ctx.log.warn({ tool: name, carried: [...new Set(carried)] }, 'tool call refused: this turn carries words that are not the asker\'s own, and the tool acts');
+          trace.tools.push({ name, outcome: 'refused' });
           messages.push({ role: 'tool', tool_call_id: call.id, content: `Refused: ${name} was not run. This turn carries words that are not the user's own (${[...new Set(carried)].join('; ')}), so no tool that acts runs in it. If the user wants this done, they can ask again in a message of their own words, without quoting or forwarding, or use a command.` });
           continue;
         }
         const output = await runTool(tool, name, fn?.arguments ?? '', ctx, cited);
+        trace.tools.push({ name, outcome: !tool || output.startsWith('Error:') ? 'error' : 'ok' });
         if (carriesContent(output)) carried.push(`what the tool ${name} brought in`);
         messages.push({ role: 'tool', tool_call_id: call.id, content: output });
       }
@@ -668,6 +728,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
       return verdict.ok ? undefined : verdict.reason;
     },
     recordUsage: (leg, model, premium, usage, userId) => chain.recordUsage(leg, model, premium, usage, userId),
+    models: () => chain.models(),
     legs: () => chain.legs(),
     health: () => chain.health(),
     failover: <T>(purpose: string, call: (leg: ProviderLeg) => Promise<T>, filter?: (leg: ProviderLeg) => boolean) => chain.failover(purpose, (leg) => call(leg), filter),

@@ -3,6 +3,14 @@ import type { Logger } from '../../services/log/logger.js';
 import { CORE_TOOLS, type PluginRegistry } from '../plugin/registry.js';
 import type { MessageContext, Tool } from '../plugin/types.js';
 
+/** The plugin that offers each tool object (a chat's profile allows tools by name or by plugin). */
+const offeredBy = new WeakMap<Tool, string>();
+
+/** The plugin offering `tool` in this bot, or `core` for the core's own (`remember`) and tools added for one turn. */
+export function pluginOfTool(tool: Tool): string {
+  return offeredBy.get(tool) ?? 'core';
+}
+
 /** Tools offered to the model for this message: from enabled, started plugins whose needs are met and the sender may use. */
 export function toolsFor(registry: PluginRegistry, capabilities: Capabilities, ctx: MessageContext, log?: Logger): Tool[] {
   const tools: Tool[] = [];
@@ -12,7 +20,11 @@ export function toolsFor(registry: PluginRegistry, capabilities: Capabilities, c
     if (!list.length) continue;
     if (capabilities.lacks(plugin.needs ?? [])) continue;
     if (!registry.mayUse(plugin.name, ctx.message)) continue;
-    for (const tool of list) if (!capabilities.lacks(tool.needs ?? [])) tools.push(tool);
+    for (const tool of list) {
+      if (capabilities.lacks(tool.needs ?? [])) continue;
+      offeredBy.set(tool, plugin.name);
+      tools.push(tool);
+    }
   }
   // Tools a plugin finds at run time (per message) were never checked at registration: a name already taken is left out.
   // Made only when a plugin finds tools now (most messages have none of those).
@@ -38,6 +50,7 @@ export function toolsFor(registry: PluginRegistry, capabilities: Capabilities, c
         continue;
       }
       taken.set(tool.name, `plugin "${plugin.name}"`);
+      offeredBy.set(tool, plugin.name);
       tools.push(tool);
     }
   }

@@ -2,6 +2,7 @@ import { pluginErrors } from '../plugin/errors.js';
 import type { Plugin } from '../plugin/types.js';
 import chat from './chat.js';
 import help from './help.js';
+import profiles from './profiles/index.js';
 import status from './status.js';
 
 /**
@@ -13,6 +14,7 @@ import status from './status.js';
 export const CORE_PLUGINS: ReadonlyArray<{ plugin: Plugin; canTurnOff: boolean; why?: string }> = [
   { plugin: help, canTurnOff: false, why: '.help is how people find the commands, and unknown or turned-off commands point to it' },
   { plugin: status, canTurnOff: true },
+  { plugin: profiles, canTurnOff: false, why: 'the chats\' profiles and the money caps the owners set must hold' },
   { plugin: chat, canTurnOff: true },
 ];
 

@@ -1,3 +1,4 @@
+import type { TurnPolicy } from './turn-policy.js';
 import type { TriggerHit } from '../pipeline/match.js';
 import type { IncomingMedia, MediaKind, QuotedMessage } from '../port/message.js';
 import { pluginErrors } from './errors.js';
@@ -39,6 +40,8 @@ export interface PluginInstance {
   quotedWords: QuotedWordsEntry[];
   /** The chats it watches read-only (see `PluginOffer.watch`). */
   watch?: ChatWatch;
+  /** The owner's rules around AI turns (taken from core plugins only). */
+  turnPolicy?: TurnPolicy;
   stop?(): Promise<void> | void;
 }
 
@@ -181,6 +184,7 @@ async function fromOffer(plugin: Plugin, deps: InstanceDeps): Promise<PluginInst
       read: async (ctx, quoted) => r.read(deps.view(ctx), quoted),
     })),
     ...(offer.watch ? { watch: offer.watch } : {}),
+    turnPolicy: offer.turnPolicy,
     stop: offer.stop ? () => offer.stop!() : undefined,
   };
 }

@@ -1,3 +1,4 @@
+import type { TurnPolicy } from './turn-policy.js';
 import type { Static, TObject, TSchema, TUnknown } from '@sinclair/typebox';
 import type { PrivacyRegistry } from '../../services/store/privacy.js';
 import type { PluginStore } from '../../services/store/store-api.js';
@@ -274,6 +275,11 @@ export interface PluginOffer<O = unknown> {
    * account's own "Message yourself" chat is never watched. A failing `keep` is logged, never told in the chat.
    */
   watch?: ChatWatch;
+  /**
+   * Core plugins only (another plugin's is ignored): the owner's rules around every AI turn — the chat's profile
+   * (model, tools, answer length), money caps, and the record of what each turn was. See `TurnPolicy`.
+   */
+  turnPolicy?: TurnPolicy;
   /** Timers and resources to release when the bot stops. */
   stop?(): Awaitable<void>;
 }
@@ -710,6 +716,11 @@ export interface AiService {
   budget(ctx: MessageContext<any>, premium?: boolean): Promise<string | undefined>;
   /** Records token usage of a call made through `failover`, for the usage ledger and the sender's budget. */
   recordUsage(leg: string, model: string, premium: boolean, usage: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } } | undefined, userId?: string): void;
+  /**
+   * The models the gateway legs list (`GET /v1/models`, asked once per leg and kept), for checking a chat's model;
+   * undefined when no leg lists its models.
+   */
+  models?(): Promise<string[] | undefined>;
   /** The configured legs in chain order. */
   legs(): ProviderLeg[];
   /** Each leg's live state (healthy, cooling down until …, rejected, used up) and last error in words; never a key. */

@@ -7,6 +7,7 @@ import { normalizeBaseUrl } from './normalize.js';
 import { requestJson } from './request-json.js';
 import type { LegCondition, LegHealth, LegStartCheck, ProviderLeg } from './types.js';
 import type { ChatMessage, CompleteOptions, CompletionResult } from './chat-types.js';
+import { listModels } from './leg-check.js';
 import { tokenCount, type ReportedUsage, type UsageLedger } from './usage.js';
 import type { OwnerNotifier } from '../notices/owner-notifier.js';
 import type { KeyPool } from './key-pool.js';
@@ -342,12 +343,47 @@ export class ProviderChain {
     }
   }
 
-  private chatFailover(messages: ChatMessage[], options: CompleteOptions): Promise<CompletionResult> {
+  /** Each leg's listed models (`GET /v1/models`), asked once and kept; a leg that lists none is asked again later. */
+  private readonly legModelLists = new Map<string, { at: number; list: Promise<string[] | undefined> }>();
+
+  /** The models `leg` lists, or undefined when it lists none (no such endpoint, no answer). */
+  modelsOf(leg: ProviderLeg): Promise<string[] | undefined> {
+    const kept = this.legModelLists.get(leg.name);
+    // A list is kept for good; "lists nothing" is asked again after ten minutes (the gateway may have been down).
+    if (kept && this.now() - kept.at < 600_000) return kept.list;
+    const list = listModels({ baseUrl: leg.baseUrl, apiKey: leg.apiKey, timeoutMs: this.settings.upstreamTimeoutMs }).then((models) => {
+      if (models) this.legModelLists.set(leg.name, { at: Infinity, list: Promise.resolve(models) });
+      return models;
+    });
+    this.legModelLists.set(leg.name, { at: this.now(), list });
+    return list;
+  }
+
+  /** The models the gateway legs list (the union), or undefined when none lists any. */
+  async models(): Promise<string[] | undefined> {
+    const lists = await Promise.all(this.states.filter((s) => s.leg.kind === 'gateway').map((s) => this.modelsOf(s.leg)));
+    const found = lists.filter((l): l is string[] => Array.isArray(l));
+    return found.length ? [...new Set(found.flat())].sort() : undefined;
+  }
+
+  /** The model `leg` uses for a request: the profile's when the leg offers it (or lists nothing), else its own. */
+  private async modelFor(leg: ProviderLeg, options: CompleteOptions): Promise<{ model: string; missing: boolean }> {
+    if (options.model) return { model: options.model, missing: false };
+    if (options.premium) return { model: leg.premiumModel, missing: false };
+    if (!options.chatModel || options.chatModel === leg.model) return { model: leg.model, missing: false };
+    const listed = await this.modelsOf(leg);
+    return !listed || listed.includes(options.chatModel) ? { model: options.chatModel, missing: false } : { model: leg.model, missing: true };
+  }
+
+  private async chatFailover(messages: ChatMessage[], options: CompleteOptions): Promise<CompletionResult> {
     const filter = (leg: ProviderLeg) => (!options.kind || leg.kind === options.kind) && (!options.premium || Boolean(leg.premiumModel));
+    const eligible = this.states.filter((s) => filter(s.leg)).map((s) => s.leg.name);
+    const first = this.states.find((s) => filter(s.leg));
+    const intended = first ? { leg: first.leg.name, model: (await this.modelFor(first.leg, options)).model } : undefined;
     return this.failover(
       options.premium ? 'premium chat' : 'chat',
       async (leg, client) => {
-        const model = options.model ?? (options.premium ? leg.premiumModel : leg.model);
+        const { model, missing } = await this.modelFor(leg, options);
         // The messages last: what changes from one request of a chat to the next is at the end of the JSON text, and
         // everything before it (model, tools, system prompt, summary, earlier turns) is the same bytes as before.
         const body: OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming = {
@@ -364,7 +400,8 @@ export class ProviderChain {
         const text = typeof message.content === 'string' ? message.content : '';
         if (!text.trim() && !message.tool_calls?.length) throw new BadAnswerError('answer without content');
         this.usage?.record(leg.name, model, options.premium ? 'premium' : 'main', completion.usage, options.userId);
-        return { message, text, leg: leg.name, model, tokens: tokenCount(completion.usage) };
+        const passedLegs = eligible.slice(0, Math.max(0, eligible.indexOf(leg.name)));
+        return { message, text, leg: leg.name, model, tokens: tokenCount(completion.usage), passedLegs, ...(intended ? { intended } : {}), ...(missing ? { chatModelMissing: true } : {}) };
       },
       filter,
     );
