@@ -144,6 +144,12 @@ export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>):
       outageNoticeMinutes: raw.ai?.outageNoticeMinutes ?? 5,
       cacheControl: raw.ai?.cacheControl ?? false,
     },
+    money: {
+      currency: raw.money?.currency ?? 'USD',
+      prices: raw.money?.prices ?? {},
+      caps: { personMonthly: raw.money?.caps?.personMonthly ?? 0, chatMonthly: raw.money?.caps?.chatMonthly ?? 0, overallMonthly: raw.money?.caps?.overallMonthly ?? 0 },
+      noticePercent: raw.money?.noticePercent ?? 80,
+    },
     media: { maxDownloadMB: { ...DEFAULT_MAX_DOWNLOAD_MB, ...(raw.media?.maxDownloadMB ?? {}) } },
     data: { flushIntervalMs: raw.data?.flushIntervalMs ?? 1000, diskLowMb: raw.data?.diskLowMb ?? 200 },
     sending: {

@@ -135,6 +135,38 @@ export const configSchema = {
         cacheControl: { type: 'boolean', description: 'mark the stable start of each prompt with Anthropic-style cache_control (for gateways that pass it to Claude models; default false)' },
       },
     },
+    money: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'Prices per model and monthly caps in money (docs/owners/profiles-and-money.md)',
+      properties: {
+        currency: { type: 'string', minLength: 1, maxLength: 8, description: 'the currency of prices and caps (default USD; the default prices are USD list prices)' },
+        prices: {
+          type: 'object',
+          description: 'price per million tokens per model; well-known models have defaults, any other is counted at "unknown price"',
+          additionalProperties: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['input', 'output'],
+            properties: {
+              input: { type: 'number', minimum: 0, description: 'per million input tokens' },
+              cachedInput: { type: 'number', minimum: 0, description: 'per million cached input tokens (default: the input price)' },
+              output: { type: 'number', minimum: 0, description: 'per million output tokens' },
+            },
+          },
+        },
+        caps: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            personMonthly: { type: 'number', minimum: 0, description: 'money one person may spend per month (0 = no cap; owners exempt)' },
+            chatMonthly: { type: 'number', minimum: 0, description: "money one chat may spend per month unless its profile sets its own (0 = no cap)" },
+            overallMonthly: { type: 'number', minimum: 0, description: 'money the whole bot may spend per month (0 = no cap)' },
+          },
+        },
+        noticePercent: { type: 'integer', minimum: 1, maximum: 100, description: 'owners are told when a cap is this far used (default 80)' },
+      },
+    },
     media: {
       type: 'object',
       additionalProperties: false,
@@ -240,6 +272,8 @@ export interface BotConfig {
   conversation: { debounceMs?: number; progressAfterSeconds?: number; ackReactions: boolean };
   history: { maxMessages: number; maxPromptTokens: number; summarize: boolean; summaryMaxTokens: number };
   ai: AiConfig;
+  /** Prices per model (per million tokens) and monthly caps in money (0: no cap). */
+  money: MoneyConfig;
   /** Largest media downloaded from a chat, per kind, in MB (bytes actually received). */
   media: { maxDownloadMB: Record<'voice' | 'audio' | 'image' | 'video' | 'document' | 'sticker', number> };
   data: { flushIntervalMs: number; diskLowMb: number };
@@ -253,6 +287,13 @@ export interface BotConfig {
    * each plugin reads its own validated, with its default, through `host.section()`.
    */
   sections: Record<string, unknown>;
+}
+
+export interface MoneyConfig {
+  currency: string;
+  prices: Record<string, { input: number; cachedInput?: number; output: number }>;
+  caps: { personMonthly: number; chatMonthly: number; overallMonthly: number };
+  noticePercent: number;
 }
 
 export interface AiConfig {

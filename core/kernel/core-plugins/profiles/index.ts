@@ -1,35 +1,10 @@
-import { definePlugin, Type, userPart, type CommandContext, type MessageContext, type PluginHost, type Static, type TurnPlan, type TurnRecord } from '../../../index.js';
+import { definePlugin, userPart, type CommandContext, type MessageContext, type PluginHost, type TurnPlan, type TurnRecord } from '../../../index.js';
 import { costOf, money, monthOf, priceOf, priceWeight, type Price } from './prices.js';
 import { ANSWER_LENGTHS, ANSWERS, ANSWERS_KEPT, CHAT_PROFILES, DEFAULT_PROFILE, emptyTally, SPEND, type Answer, type AnswerLength, type Profile, type Tally } from './stores.js';
 import { answerAskedAbout, whyText } from './why.js';
 
-const PriceSchema = Type.Object(
-  {
-    input: Type.Number({ minimum: 0, description: 'per million input tokens' }),
-    cachedInput: Type.Optional(Type.Number({ minimum: 0, description: 'per million cached input tokens (default: the input price)' })),
-    output: Type.Number({ minimum: 0, description: 'per million output tokens' }),
-  },
-  { additionalProperties: false },
-);
-
 /** config.json → `money`: the price table and the monthly caps in money. */
-const MoneySection = Type.Object(
-  {
-    currency: Type.String({ default: 'USD', minLength: 1, maxLength: 8, description: 'the currency of prices and caps (default USD; the default prices are USD list prices)' }),
-    prices: Type.Record(Type.String(), PriceSchema, { default: {}, description: 'price per million tokens per model (input, cachedInput, output); well-known models have defaults, others are "unknown price"' }),
-    caps: Type.Object(
-      {
-        personMonthly: Type.Number({ minimum: 0, default: 0, description: 'money one person may spend per month (0 = no cap; owners exempt)' }),
-        chatMonthly: Type.Number({ minimum: 0, default: 0, description: "money one chat may spend per month unless its profile sets its own cap (0 = no cap)" }),
-        overallMonthly: Type.Number({ minimum: 0, default: 0, description: 'money the whole bot may spend per month (0 = no cap)' }),
-      },
-      { default: {}, additionalProperties: false },
-    ),
-    noticePercent: Type.Integer({ minimum: 1, maximum: 100, default: 80, description: 'owners are told when a cap is this far used' }),
-  },
-  { default: {}, additionalProperties: false },
-);
-type Money = Static<typeof MoneySection>;
+type Money = ReturnType<PluginHost['config']>['money'];
 
 /** What the answer-length preference tells the model (the same words every turn: the prompt's start stays cached). */
 const LENGTH_LINES: Record<AnswerLength, string | undefined> = {
@@ -80,20 +55,12 @@ export default definePlugin({
   name: 'profiles',
   description: 'Owners: a profile per chat (model, tools, answer length, spending cap); money spent (.usage); why an answer was given (.why)',
   order: 15,
-  configSection: {
-    key: 'money',
-    schema: MoneySection,
-  },
   stores: [CHAT_PROFILES, SPEND, ANSWERS],
-  setup(host: PluginHost<unknown, Money>) {
-    // The section with every default filled in (a config.json without `money`, or with part of it).
-    const section = (): Money => {
-      const raw = (host.section() ?? {}) as Partial<Money>;
-      return { currency: raw.currency || 'USD', prices: raw.prices ?? {}, caps: { personMonthly: 0, chatMonthly: 0, overallMonthly: 0, ...(raw.caps ?? {}) }, noticePercent: raw.noticePercent ?? 80 };
-    };
+  setup(host: PluginHost) {
+    const section = (): Money => host.config().money;
     const profiles = host.store.doc(CHAT_PROFILES);
     const spend = host.store.doc(SPEND);
-    const prices = () => section().prices as Record<string, Price>;
+    const prices = () => section().prices;
 
     /** The chat's own profile and the default, merged (the chat's settings win). */
     async function profileOf(chatId: string): Promise<{ profile: Profile | undefined; own: boolean }> {
