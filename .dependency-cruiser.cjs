@@ -102,6 +102,20 @@ module.exports = {
       to: { path: '^dist/', pathNot: ['^dist/core/(index|builtin)\\.js$', '^dist/core/kernel/core-plugins/'] },
     },
     {
+      name: 'web-reaches-the-bot-through-the-operator-port',
+      severity: 'error',
+      comment: 'web/ reaches the core only through its door, core/operator.ts (the operator port the app implements and hands to the web server, and the helpers the dashboard formats with), and the public entry core/index.ts.',
+      from: { path: '^dist/web/' },
+      to: { path: '^dist/core/', pathNot: '^dist/core/(index|operator)\\.js$' },
+    },
+    {
+      name: 'web-imports-no-app',
+      severity: 'error',
+      comment: 'app/ starts web/ and hands it the operator port; web/ never imports app/ (the composition root sits on top of it).',
+      from: { path: '^dist/web/' },
+      to: { path: '^dist/app/' },
+    },
+    {
       name: 'plugin-imports-no-web-or-app',
       severity: 'error',
       comment: 'A plugin never imports web/ or app/: it offers routes and static files through its host instead.',

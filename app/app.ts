@@ -5,6 +5,7 @@ import { defineCoreCapabilities } from '../core/kernel/capabilities/detect.js';
 import { createJail, reportJail } from '../core/services/jail/setup.js';
 import { describeSupport } from '../core/services/jail/support.js';
 import type { BotConfig } from '../core/services/config/schema.js';
+import type { OperatorPort } from '../core/operator.js';
 import { ensureDataDir, loadSettings, type Settings } from '../core/services/config/settings.js';
 import { createAiService } from '../core/kernel/chat/ai-service.js';
 import { BotMetrics } from '../core/services/metrics/bot-metrics.js';
@@ -63,7 +64,7 @@ export interface AppOptions {
 }
 
 /** Everything a running service is made of. */
-export interface App {
+export interface App extends OperatorPort {
   settings: Settings;
   config: BotConfig;
   configFile: string;

@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
-import type { App } from '../app/app.js';
-import { readiness } from '../core/services/metrics/readiness.js';
-import type { Transport } from '../core/kernel/port/transport.js';
+import type { OperatorPort } from '../core/operator.js';
+import { readiness } from '../core/operator.js';
+import type { Transport } from '../core/operator.js';
 
 /** Paths for probes and Prometheus; workspace sites may not take these names. */
 export const OPERATOR_PATHS = ['/healthz', '/readyz', '/metrics'] as const;
@@ -23,7 +23,7 @@ export function bearerMatches(header: string | undefined, token: string): boolea
  *
  * @example koa.use(operatorRoutes(app, () => transport));
  */
-export function operatorRoutes(app: App, transport: () => Transport | undefined) {
+export function operatorRoutes(app: OperatorPort, transport: () => Transport | undefined) {
   return async (ctx: Context, next: Next): Promise<void> => {
     if (!(OPERATOR_PATHS as readonly string[]).includes(ctx.path) || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) {
       await next();

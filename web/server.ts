@@ -2,10 +2,10 @@ import type { AddressInfo } from 'node:net';
 import http from 'node:http';
 import Koa from 'koa';
 import Router from '@koa/router';
-import type { App } from '../app/app.js';
-import { capabilityMark } from '../core/kernel/capabilities/capabilities.js';
-import { humanDuration } from '../core/kernel/status/status-report.js';
-import type { Transport } from '../core/kernel/port/transport.js';
+import type { OperatorPort } from '../core/operator.js';
+import { capabilityMark } from '../core/operator.js';
+import { humanDuration } from '../core/operator.js';
+import type { Transport } from '../core/operator.js';
 import { randomSecret } from './dashboard/auth.js';
 import { dashboard, type DashboardOptions } from './dashboard/dashboard.js';
 import { documentPage } from './dashboard/pages.js';
@@ -40,7 +40,7 @@ export function weakTokenReason(token: string): string | undefined {
   return undefined;
 }
 
-function hostRules(app: App): HostRules {
+function hostRules(app: OperatorPort): HostRules {
   return {
     bindHost: app.config.host,
     publicBaseUrl: app.settings.publicBaseUrl,
@@ -56,7 +56,7 @@ function hostRules(app: App): HostRules {
  *
  * @example const koa = createWebApp(app, () => transport); http.createServer(koa.callback()).listen(0, '127.0.0.1');
  */
-export function createWebApp(app: App, transport: () => Transport | undefined, options: WebAppOptions = {}): Koa {
+export function createWebApp(app: OperatorPort, transport: () => Transport | undefined, options: WebAppOptions = {}): Koa {
   // Cookie signing keys live only in this process: a restart invalidates every dashboard session.
   const koa = new Koa({ keys: [randomSecret(), randomSecret()] });
   const router = new Router();
@@ -143,7 +143,7 @@ export function createWebApp(app: App, transport: () => Transport | undefined, o
  *
  * @example const web = await startWebServer(app, () => transport); await web.close();
  */
-export async function startWebServer(app: App, transport: () => Transport | undefined, options: WebAppOptions = {}): Promise<WebServer> {
+export async function startWebServer(app: OperatorPort, transport: () => Transport | undefined, options: WebAppOptions = {}): Promise<WebServer> {
   const koa = createWebApp(app, transport, options);
   const server = http.createServer(koa.callback());
   // Slow-loris and oversized headers: Node's defaults, made explicit.

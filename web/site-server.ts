@@ -2,11 +2,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import type Router from '@koa/router';
-import type { App } from '../app/app.js';
+import type { OperatorPort } from '../core/operator.js';
 import { hostGuard, type HostRules } from './security.js';
 
 /** Mounts the static sites plugins serve (`host.serveSite`) on the main server's router, at `/<name>/…`. */
-export function mountSites(app: App, router: Router): void {
+export function mountSites(app: OperatorPort, router: Router): void {
   for (const site of app.bot.sites()) router.get(['/:site', '/:site/{*rest}'], site.handler);
 }
 
@@ -16,7 +16,7 @@ export function mountSites(app: App, router: Router): void {
  *
  * @example const sites = await startSiteServer(app, 8081, rules); await sites?.close();
  */
-export async function startSiteServer(app: App, port: number, rules: HostRules): Promise<{ port: number; close(): Promise<void> } | undefined> {
+export async function startSiteServer(app: OperatorPort, port: number, rules: HostRules): Promise<{ port: number; close(): Promise<void> } | undefined> {
   const sites = app.bot.sites();
   if (!sites.length) return undefined;
   const koa = new Koa();

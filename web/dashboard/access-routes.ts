@@ -1,8 +1,8 @@
-import { MAX_PERSONA_CHARS } from '../../core/api/errors.js';
+import { MAX_PERSONA_CHARS } from '../../core/operator.js';
 import type { Context } from 'koa';
 import type Router from '@koa/router';
-import type { Activation } from '../../core/kernel/access/access-store.js';
-import { userPart } from '../../core/kernel/port/ids.js';
+import type { Activation } from '../../core/operator.js';
+import { userPart } from '../../core/operator.js';
 import { accessView, type AccessViewData } from './access-view.js';
 import type { ViewRouteDeps } from './view-route-deps.js';
 import { shell, type Notice } from './views.js';

@@ -1,5 +1,5 @@
-import type { Activation, PairingRequest } from '../../core/kernel/access/access-store.js';
-import type { AccessMode } from '../../core/services/config/schema.js';
+import type { Activation, PairingRequest } from '../../core/operator.js';
+import type { AccessMode } from '../../core/operator.js';
 import { html, type SafeHtml } from '../html.js';
 import { formatTime, timeTag } from '../format.js';
 

@@ -1,10 +1,10 @@
-import { validateConfig, withDefaults } from '../../core/services/config/config-file.js';
-import type { Access } from '../../core/services/config/schema.js';
-import { userPart } from '../../core/kernel/port/ids.js';
-import { optionProblems, sectionProblems, type SectionRule } from '../../core/kernel/plugin/options.js';
-import type { Plugin } from '../../core/kernel/plugin/types.js';
+import { validateConfig, withDefaults } from '../../core/operator.js';
+import type { Access } from '../../core/operator.js';
+import { userPart } from '../../core/operator.js';
+import { optionProblems, sectionProblems, type SectionRule } from '../../core/operator.js';
+import type { Plugin } from '../../core/operator.js';
 import { readOptions } from './option-form.js';
-import { corePluginRule } from '../../core/kernel/core-plugins/index.js';
+import { corePluginRule } from '../../core/operator.js';
 
 /** One problem with a submitted field: `field` is the form field it belongs to, `message` says what is wrong. */
 export interface FieldProblem {

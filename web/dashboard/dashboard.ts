@@ -2,13 +2,13 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Context, Middleware } from 'koa';
 import Router from '@koa/router';
-import type { App } from '../../app/app.js';
-import { ConfigError, saveConfigFile } from '../../core/services/config/config-file.js';
-import { shownSocketUrl } from '../../core/services/config/settings.js';
-import { recentProblems } from '../../core/services/log/recent-problems.js';
-import { isLid, userPart } from '../../core/kernel/port/ids.js';
-import { today } from '../../core/services/providers/usage.js';
-import type { Transport } from '../../core/kernel/port/transport.js';
+import type { OperatorPort } from '../../core/operator.js';
+import { ConfigError, saveConfigFile } from '../../core/operator.js';
+import { shownSocketUrl } from '../../core/operator.js';
+import { recentProblems } from '../../core/operator.js';
+import { isLid, userPart } from '../../core/operator.js';
+import { today } from '../../core/operator.js';
+import type { Transport } from '../../core/operator.js';
 import type { SafeHtml } from '../html.js';
 import { pageHeaders } from '../security.js';
 import { PAGE_CSS_HASH } from '../style.js';
@@ -46,7 +46,7 @@ interface ConfigOnDisk {
  *
  * @example koa.use(dashboard(app, () => transport));
  */
-export function dashboard(app: App, transport: () => Transport | undefined, options: DashboardOptions = {}): Middleware {
+export function dashboard(app: OperatorPort, transport: () => Transport | undefined, options: DashboardOptions = {}): Middleware {
   const sessions = options.sessions ?? new SessionStore();
   const limiter = options.limiter ?? new LoginLimiter();
   const failedLogins = new FailedLogins((line, detail) => app.log.warn(detail, line), options.failureSummaryMs);

@@ -1,4 +1,4 @@
-import { optionProblems } from '../../core/kernel/plugin/options.js';
+import { optionProblems } from '../../core/operator.js';
 import { html, type SafeHtml } from '../html.js';
 
 /**

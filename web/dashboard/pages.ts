@@ -1,7 +1,7 @@
-import type { CapabilityStatus } from '../../core/kernel/capabilities/capabilities.js';
-import type { Problem } from '../../core/services/log/recent-problems.js';
-import type { LegHealth } from '../../core/services/providers/provider-chain.js';
-import type { SessionState } from '../../core/kernel/port/transport.js';
+import type { CapabilityStatus } from '../../core/operator.js';
+import type { Problem } from '../../core/operator.js';
+import type { LegHealth } from '../../core/operator.js';
+import type { SessionState } from '../../core/operator.js';
 import { html, raw, type SafeHtml } from '../html.js';
 import { formatBytes } from '../format.js';
 import { PAGE_CSS } from '../style.js';

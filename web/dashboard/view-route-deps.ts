@@ -1,12 +1,12 @@
 import type { Context } from 'koa';
-import type { App } from '../../app/app.js';
-import type { Transport } from '../../core/kernel/port/transport.js';
+import type { OperatorPort } from '../../core/operator.js';
+import type { Transport } from '../../core/operator.js';
 import type { SafeHtml } from '../html.js';
 import type { DashboardSession } from './auth.js';
 
 /** What the dashboard's view routes (status, providers, usage, plugins, log, access) need from the dashboard. */
 export interface ViewRouteDeps {
-  app: App;
+  app: OperatorPort;
   transport: () => Transport | undefined;
   currentSession(ctx: Context): DashboardSession | undefined;
   /**

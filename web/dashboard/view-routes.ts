@@ -1,12 +1,12 @@
 import { statfs } from 'node:fs/promises';
 import type { Context } from 'koa';
 import type Router from '@koa/router';
-import { ConfigError, saveConfigFile } from '../../core/services/config/config-file.js';
-import type { Access } from '../../core/services/config/schema.js';
-import { LEVEL_RANK, logTail, type TailLine } from '../../core/services/log/log-tail.js';
-import { recentProblems } from '../../core/services/log/recent-problems.js';
-import { today } from '../../core/services/providers/usage.js';
-import { humanDuration, projectVersion } from '../../core/kernel/status/status-report.js';
+import { ConfigError, saveConfigFile } from '../../core/operator.js';
+import type { Access } from '../../core/operator.js';
+import { LEVEL_RANK, logTail, type TailLine } from '../../core/operator.js';
+import { recentProblems } from '../../core/operator.js';
+import { today } from '../../core/operator.js';
+import { humanDuration, projectVersion } from '../../core/operator.js';
 import type { SafeHtml } from '../html.js';
 import type { DashboardSession } from './auth.js';
 import type { ViewRouteDeps } from './view-route-deps.js';

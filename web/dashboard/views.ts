@@ -1,9 +1,9 @@
-import { capabilityMark, capabilityWord, type CapabilityStatus } from '../../core/kernel/capabilities/capabilities.js';
-import type { TailLine } from '../../core/services/log/log-tail.js';
-import type { LegHealth, LegStartCheck } from '../../core/services/providers/types.js';
-import type { IncidentView } from '../../core/services/notices/owner-notifier.js';
-import { humanDuration, legStateInWords, startCheckInWords } from '../../core/kernel/status/status-report.js';
-import type { SessionState } from '../../core/kernel/port/transport.js';
+import { capabilityMark, capabilityWord, type CapabilityStatus } from '../../core/operator.js';
+import type { TailLine } from '../../core/operator.js';
+import type { LegHealth, LegStartCheck } from '../../core/operator.js';
+import type { IncidentView } from '../../core/operator.js';
+import { humanDuration, legStateInWords, startCheckInWords } from '../../core/operator.js';
+import type { SessionState } from '../../core/operator.js';
 import { html, raw, type SafeHtml } from '../html.js';
 import { formatBytes, formatTime, pairingCodeHtml, timeTag } from '../format.js';
 import { documentPage } from './pages.js';
