@@ -13,6 +13,8 @@ import { ROOT } from './checkout.js';
  */
 export class WireBot {
   private readonly lines: Array<Record<string, any>> = [];
+  /** waitForLog() callers, told of each log line and of the exit. */
+  private readonly watchers = new Set<() => void>();
   private buffered = '';
   private readonly exit: Promise<number | null>;
 
@@ -28,8 +30,10 @@ export class WireBot {
           this.lines.push({ msg: line, raw: true });
         }
       }
+      this.poke();
     });
     this.exit = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    void this.exit.then(() => this.poke());
   }
 
   static start(cwd: string, env: Record<string, string>): WireBot {
@@ -50,15 +54,25 @@ export class WireBot {
   }
 
   /** Resolves with the first log line matching; rejects when the process ends first or after `timeoutMs`. */
-  async waitForLog(match: (line: Record<string, any>) => boolean, timeoutMs = 30_000): Promise<Record<string, any>> {
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const found = this.lines.find(match);
-      if (found) return found;
-      if (this.child.exitCode !== null) throw new Error(`the bot exited (${this.child.exitCode}) first; its log:\n${this.messages().join('\n')}`);
-      if (Date.now() > until) throw new Error(`no matching log line within ${timeoutMs} ms; the log:\n${this.messages().join('\n')}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+  waitForLog(match: (line: Record<string, any>) => boolean, timeoutMs = 30_000): Promise<Record<string, any>> {
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        this.watchers.delete(check);
+        clearTimeout(timer);
+      };
+      const check = () => {
+        const found = this.lines.find(match);
+        if (found) return void (done(), resolve(found));
+        if (this.child.exitCode !== null) return void (done(), reject(new Error(`the bot exited (${this.child.exitCode}) first; its log:\n${this.messages().join('\n')}`)));
+      };
+      const timer = setTimeout(() => (done(), reject(new Error(`no matching log line within ${timeoutMs} ms; the log:\n${this.messages().join('\n')}`))), timeoutMs);
+      this.watchers.add(check);
+      check();
+    });
+  }
+
+  private poke(): void {
+    for (const watch of [...this.watchers]) watch();
   }
 
   /** SIGTERM (a graceful stop), then waits for the exit code; SIGKILL when it does not end within 30 s. */

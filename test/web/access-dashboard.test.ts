@@ -4,7 +4,7 @@ import path from 'node:path';
 import { emptyAccess } from '../../core/kernel/access/access-store.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';
-import { SHIPPED_RULES, until } from './access-helpers.js';
+import { SHIPPED_RULES } from './access-helpers.js';
 import { csrfOf, login, request, sameOrigin, startWebTest, TOKEN, type RawResponse, type WebTest } from './web-helpers.js';
 
 const STRANGER = '62811111111@s.whatsapp.net';
@@ -95,9 +95,9 @@ describe('dashboard access view (HTTP)', function () {
     const res = await post('approve', { code });
     expect(res.status).to.equal(303);
     expect(res.headers.location).to.match(/done=approved&who=62811111111&n=2$/);
-    await until(() => gw.chats().length === 2, 'the two held messages at the model');
+    await gw.http.until(() => gw.chats().length === 2);
     expect(gw.chats().map(lastUserText)).to.deep.equal(['first question', 'second question']);
-    await until(() => w.t.transport.texts().includes('model: second question'), 'the answer to the held message');
+    await w.t.until(() => w.t.transport.texts().includes('model: second question'));
     const done = await request(w.port, { path: res.headers.location!, headers: { cookie } });
     expect(done.body).to.contain('Approved: +62811111111 can talk to the bot now. Answering the 2 messages');
     expect(done.body).not.to.contain(`data-code="${code}"`);
@@ -125,7 +125,7 @@ describe('dashboard access view (HTTP)', function () {
 
     const other = await strangerWrites('hi', undefined, OTHER);
     await post('approve', { code: other });
-    await until(() => gw.chats().length === 1, 'the held message at the model');
+    await gw.http.until(() => gw.chats().length === 1);
     expect((await post('revoke', { id: '62833333333' })).status).to.equal(303);
     expect((await state()).approved).to.deep.equal([]);
     const refused = await w.t.transport.push({ senderId: OTHER, text: 'still there?' });
@@ -175,7 +175,7 @@ describe('dashboard access view (HTTP)', function () {
     await w.t.app.bot.access.setActivation(GROUP, 'always', 'test');
     await w.t.transport.push({ chatId: GROUP, senderId: MEMBER, text: 'hello group' });
     await w.t.app.bot.access.approve(await strangerWrites('hi', undefined, OTHER), 'test');
-    await until(() => gw.chats().length === 2, 'both chats at the model');
+    await gw.http.until(() => gw.chats().length === 2);
     const [group, own] = [gw.chats().find((r) => lastUserText(r).includes('hello group'))!, gw.chats().find((r) => lastUserText(r) === 'hi')!];
     expect(systemOf(own)).to.contain('Speak like a pirate.');
     expect(systemOf(group)).not.to.contain('pirate');
@@ -196,7 +196,7 @@ describe('dashboard access view (HTTP)', function () {
 
   it('lists a chat taken over from the phone and hands it back, as .bot on does', async () => {
     await w.t.app.bot.access.approve(await strangerWrites('hi'), 'test');
-    await until(() => gw.chats().length === 1, 'the held message at the model');
+    await gw.http.until(() => gw.chats().length === 1);
     await w.t.transport.push({ ...w.t.transport.message({ chatId: STRANGER, senderId: '62899999999@s.whatsapp.net', text: 'I answer this one myself' }), fromMe: true });
     const quiet = await w.t.transport.push({ senderId: STRANGER, text: 'are you there?' });
     expect(quiet.filter((a) => a.type === 'text')).to.deep.equal([]);

@@ -7,7 +7,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import pingPlugin from '../../plugins/ping/index.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';
 import { ROOT } from '../helpers/checkout.js';
-import { SHIPPED_RULES, until } from './access-helpers.js';
+import { SHIPPED_RULES } from './access-helpers.js';
 import { overflowsHorizontally, seriousA11yViolations, sharedBrowser } from './browser.js';
 import { startWebTest, TOKEN, type WebTest } from './web-helpers.js';
 
@@ -110,7 +110,7 @@ describe('dashboard access view in headless Chromium', function () {
     expect(await page.textContent('#notice')).to.contain('Approved: +62811111111 can talk to the bot now. Answering the 1 message');
     expect(await page.textContent('#approved')).to.contain('+62811111111');
     expect(await page.locator(`[data-code="${code}"]`).count()).to.equal(0);
-    await until(() => w.t.transport.texts().includes('model: what are your opening hours?'), 'the answer to the held message');
+    await w.t.until(() => w.t.transport.texts().includes('model: what are your opening hours?'));
     expect(gw.chats()).to.have.length(1);
     expect(JSON.stringify(gw.chats()[0]?.json)).to.contain('what are your opening hours?');
   });

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import pingPlugin from '../../plugins/ping/index.js';
-import { DEFAULT_LOGIN_LIMITS, LoginLimiter } from '../../web/dashboard/auth.js';
+import sinon from 'sinon';
+import { DEFAULT_LOGIN_LIMITS, FailedLogins, LoginLimiter } from '../../web/dashboard/auth.js';
 import { cookieHeader, csrfOf, login, request, sameOrigin, startWebTest, TOKEN, type WebTest } from './web-helpers.js';
 
 const SUMMARY_MS = 500;
@@ -79,14 +80,35 @@ describe('dashboard login under a flood of wrong tokens from local processes', f
     expect(w.t.logs().filter((l) => typeof l.msg === 'string' && /login/.test(l.msg) && !l.msg.startsWith('dashboard login fail')).map((l) => l.msg)).to.deep.equal(['dashboard login']);
   });
 
-  it('after a quiet period the next wrong token is logged at once again', async () => {
-    // The summaries stop once a whole period passes without a wrong token.
-    await new Promise((r) => setTimeout(r, SUMMARY_MS * 3));
-    const settled = failureLines(w).length;
-    const form = await request(w.port, { path: '/config/login' });
-    const res = await request(w.port, { method: 'POST', path: '/config/login', localAddress: '127.0.0.77', headers: { cookie: cookieHeader(form.setCookies), ...sameOrigin(w.port) }, body: new URLSearchParams({ _csrf: csrfOf(form.body), token: 'wrong' }).toString() });
-    expect(res.status).to.equal(401);
-    const last = failureLines(w).slice(settled);
-    expect(last.map((l) => [l.msg, l.ip])).to.deep.equal([['dashboard login failed: wrong token', '127.0.0.77']]);
+  it('after a quiet period the next wrong token is logged at once again (the summary period on a fake clock)', async () => {
+    const clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.now() });
+    try {
+      const lines: Array<{ msg: string } & Record<string, unknown>> = [];
+      const failed = new FailedLogins((msg, detail) => lines.push({ msg, ...detail }), SUMMARY_MS);
+      failed.record('127.0.0.5', 'wrong');
+      failed.record('127.0.0.5', 'wrong');
+      clock.tick(SUMMARY_MS);
+      expect(lines.map((l) => l.msg)).to.deep.equal(['dashboard login failed: wrong token', 'dashboard login failures: 1 more wrong token(s) in the last 0.5 s']);
+      // A whole period without a wrong token ends the summaries: the next one is a line of its own, at once.
+      clock.tick(SUMMARY_MS);
+      failed.record('127.0.0.77', 'wrong');
+      expect(lines.slice(2).map((l) => [l.msg, l.ip])).to.deep.equal([['dashboard login failed: wrong token', '127.0.0.77']]);
+      clock.tick(SUMMARY_MS * 3);
+      expect(lines, 'nothing more to summarise').to.have.length(3);
+    } finally {
+      clock.restore();
+    }
+  });
+
+  it('a wrong token on a dashboard nobody flooded is logged at once, with the address it came from', async () => {
+    const quiet = await startWebTest({ token: TOKEN, plugins: [pingPlugin], web: { dashboard: { failureSummaryMs: SUMMARY_MS } } });
+    try {
+      const form = await request(quiet.port, { path: '/config/login' });
+      const res = await request(quiet.port, { method: 'POST', path: '/config/login', localAddress: '127.0.0.77', headers: { cookie: cookieHeader(form.setCookies), ...sameOrigin(quiet.port) }, body: new URLSearchParams({ _csrf: csrfOf(form.body), token: 'wrong' }).toString() });
+      expect(res.status).to.equal(401);
+      expect(failureLines(quiet).map((l) => [l.msg, l.ip])).to.deep.equal([['dashboard login failed: wrong token', '127.0.0.77']]);
+    } finally {
+      await quiet.stop();
+    }
   });
 });

@@ -207,12 +207,19 @@ describe('core pipeline', () => {
 
   it('handles messages of one chat in order even when the first is slow', async () => {
     const seen: string[] = [];
+    let slowStarted!: () => void;
+    const slowRunning = new Promise<void>((resolve) => (slowStarted = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
     const slow = definePlugin({
       name: 'slow',
       description: 'slow',
       setup: () => {
         const run = async (ctx: CommandContext) => {
-          if (ctx.command.word === '.slow') await new Promise((r) => setTimeout(r, 50));
+          if (ctx.command.word === '.slow') {
+            slowStarted();
+            await released; // held until the test lets it go: '.fast' has had every chance to overtake it
+          }
           seen.push(ctx.command.word);
         };
         return { commands: [{ command: 'slow', run }, { command: 'fast', run }] };
@@ -220,7 +227,12 @@ describe('core pipeline', () => {
     });
     const t2 = await startTestBot([slow]);
     try {
-      await Promise.all([t2.transport.push({ text: '.slow' }), t2.transport.push({ text: '.fast' })]);
+      const both = Promise.all([t2.transport.push({ text: '.slow' }), t2.transport.push({ text: '.fast' })]);
+      await slowRunning;
+      for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+      expect(seen, 'nothing overtakes the slow one').to.deep.equal([]);
+      release();
+      await both;
       expect(seen).to.deep.equal(['.slow', '.fast']);
     } finally {
       await t2.stop();

@@ -6,11 +6,6 @@ import { cleanup, fakeClockPerTest, link, setup, type Harness } from './harness.
 const ALICE = '6281211110000@s.whatsapp.net';
 const ALICE_LID = '98765432100001@lid';
 
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
-  expect(condition()).to.equal(true);
-}
-
 function groupMeta(id: string, extra: Partial<GroupMetadata> = {}): GroupMetadata {
   return { id, subject: `group ${id}`, owner: undefined, addressingMode: 'lid', participants: [{ id: ALICE_LID, phoneNumber: ALICE, admin: null }], ...extra } as GroupMetadata;
 }
@@ -77,7 +72,7 @@ describe('WhatsApp transport: failed sends reported later, and disappearing time
     expect(line!.msg).to.include('privacy token');
     expect(h.transport.sendFailures()).to.deep.equal({ '463': 1 });
     // WhatsApp is asked; it says the account is not restricted.
-    await until(() => h.messages().includes('asked WhatsApp whether the account is restricted after a 463'));
+    await h.until(() => h.messages().includes('asked WhatsApp whether the account is restricted after a 463'));
     expect(h.sockets.last.timelockChecks).to.equal(1);
     expect(h.transport.isRestricted()).to.equal(false);
     expect(h.transport.session().restricted).to.equal(undefined);
@@ -103,7 +98,7 @@ describe('WhatsApp transport: failed sends reported later, and disappearing time
     h.sockets.last.reachoutTimelock = { isActive: true, timeEnforcementEnds: ends, enforcementType: 'DEFAULT' };
     const sent = await h.transport.sendText(ALICE, 'hello');
     h.sockets.last.sendFailed(ALICE, sent.id, '463', ACCOUNT_RESTRICTED_TEXT);
-    await until(() => h.transport.isRestricted());
+    await h.until(() => h.transport.isRestricted());
     expect(h.transport.restriction()?.until).to.equal(ends.getTime());
     expect(h.transport.session().restricted?.reason).to.include('time-lock');
     expect(h.notices.filter((n) => n.key === 'whatsapp-restricted').map((n) => n.kind)).to.deep.equal(['raise']);
@@ -123,7 +118,7 @@ describe('WhatsApp transport: failed sends reported later, and disappearing time
     expect(h.sockets.last.timelockChecks).to.equal(0);
     const b = await h.transport.sendText(ALICE, 'b');
     h.sockets.last.sendFailed(ALICE, b.id, '463', ACCOUNT_RESTRICTED_TEXT);
-    await until(() => h.messages().some((m) => m.startsWith('could not ask WhatsApp whether the account is restricted')));
+    await h.until(() => h.messages().some((m) => m.startsWith('could not ask WhatsApp whether the account is restricted')));
     expect(h.transport.sendFailures()).to.deep.equal({ '479': 1, '463': 1 });
     expect(h.transport.isRestricted()).to.equal(false);
   });

@@ -22,6 +22,8 @@ export interface Harness {
   notices: Array<{ kind: 'raise' | 'recover'; key: string; text: string; linkDown?: boolean }>;
   logs: () => Array<Record<string, any>>;
   messages: () => string[];
+  /** Resolves once `check` holds, checked now and after each log line and owner notice (never on a timer). */
+  until(check: () => boolean): Promise<void>;
 }
 
 export const harnesses: Harness[] = [];
@@ -42,13 +44,24 @@ export async function setup(options: { dir?: string; env?: Record<string, string
   const settings = loadSettings({ cwd: dir, env: { PATH: process.env.PATH ?? '', API_KEY: 'k-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', ...(options.env ?? {}) } });
   const sink = new PassThrough();
   const lines: string[] = [];
-  sink.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
+  /** until() callers, told of each log line and notice. */
+  const watchers = new Set<() => void>();
+  const poke = () => {
+    for (const watch of [...watchers]) watch();
+  };
+  sink.on('data', (chunk: Buffer) => {
+    lines.push(...chunk.toString().split('\n').filter(Boolean));
+    queueMicrotask(poke); // after the code that logged: a state set just after its log line is seen
+  });
   const log = createLogger({ level: 'debug', pretty: false, destination: sink });
   const sockets = new FakeSocketFactory();
   const printed: string[] = [];
   const received: IncomingMessage[] = [];
   const notices: Harness['notices'] = [];
-  const notifier: OwnerNotifier = { raise: (key, text, options) => notices.push({ kind: 'raise', key, text, ...(options?.linkDown ? { linkDown: true } : {}) }), recover: (key, text) => notices.push({ kind: 'recover', key, text }) };
+  const notifier: OwnerNotifier = {
+    raise: (key, text, options) => void (notices.push({ kind: 'raise', key, text, ...(options?.linkDown ? { linkDown: true } : {}) }), poke()),
+    recover: (key, text) => void (notices.push({ kind: 'recover', key, text }), poke()),
+  };
   const config = { host: '127.0.0.1', port: 3000, targetUserIds: [] } as unknown as BotConfig;
   const transport = new WhatsAppTransport({
     ...whatsAppSettings(settings, () => config),
@@ -65,7 +78,13 @@ export async function setup(options: { dir?: string; env?: Record<string, string
     received.push(m);
   }, options.events);
   const logs = () => lines.map((l) => JSON.parse(l) as Record<string, any>);
-  const h = { dir, transport, sockets, received, printed, notices, logs, messages: () => logs().map((l) => String(l.msg)) };
+  const until = (check: () => boolean) =>
+    new Promise<void>((resolve) => {
+      const watch = () => check() && (watchers.delete(watch), resolve());
+      watchers.add(watch);
+      watch();
+    });
+  const h = { dir, transport, sockets, received, printed, notices, logs, messages: () => logs().map((l) => String(l.msg)), until };
   harnesses.push(h);
   return h;
 }

@@ -45,14 +45,6 @@ function callsTool(tool: string, args: Record<string, unknown>) {
   };
 }
 
-async function until(check: () => boolean | Promise<boolean>, what: string, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 describe('mcp plugin: MCP tool servers from mcp.json', function () {
   this.timeout(40_000);
   let dir: string;
@@ -164,19 +156,21 @@ describe('mcp plugin: MCP tool servers from mcp.json', function () {
     const b = await start({ fixture: { command: process.execPath, args: [FIXTURE, 'crashy'], env: { STARTS_FILE: starts }, timeoutMs: 5000 } }, model, {}, 2500);
     const [crashed] = await b.send('crash now');
     assert.match(crashed, /The tool "crash" of the MCP server "fixture" failed: the connection closed/);
-    await until(() => b.logs().some((l) => /MCP server "fixture" is down/.test(String(l.msg))), 'the down log line');
+    await b.until(() => b.logs().some((l) => /MCP server "fixture" is down/.test(String(l.msg))));
     // Within the restart backoff: none of its tools are offered.
     const [whileDown] = await b.send('hello while down');
     assert.match(whileDown, /^offered: /);
     assert.doesNotMatch(whileDown, /fixture__/);
-    await until(async () => (await readFile(starts, 'utf8')).trim().split('\n').length >= 2 && b.logs().filter((l) => /MCP server "fixture" is up/.test(String(l.msg))).length >= 2, 'the restart');
+    await b.until(() => b.logs().filter((l) => /MCP server "fixture" is up/.test(String(l.msg))).length >= 2);
+    // The server writes its start down before it answers anything: up again means started again.
+    assert.equal((await readFile(starts, 'utf8')).trim().split('\n').length, 2);
     const [again] = await b.send('hello');
     assert.match(again, /hello ann from pid \d+/);
   });
 
   it('names a server that hangs at start, offers none of its tools, and keeps the others', async () => {
     const b = await start({ mute: { command: process.execPath, args: [FIXTURE, 'mute'], env: { MUTE_TOKEN: 'tok-secret-5555' }, startTimeoutMs: 1500 }, everything: everything() }, callsTool('nothing', {}));
-    await until(() => b.logs().some((l) => /MCP server "mute" is down: failed to start: it did not answer in time \(it said: waiting with token \[hidden\]\)/.test(String(l.msg))), 'the hang log line');
+    await b.until(() => b.logs().some((l) => /MCP server "mute" is down: failed to start: it did not answer in time \(it said: waiting with token \[hidden\]\)/.test(String(l.msg))));
     await b.send('what tools?');
     const offered = b.model.requests.at(-1)!.tools;
     assert.ok(offered.includes('everything__echo') && !offered.some((t) => t.startsWith('mute__')), offered.join(','));

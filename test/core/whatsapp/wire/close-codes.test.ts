@@ -22,13 +22,20 @@ interface Linked {
 
 const running: Linked[] = [];
 
-/** Resolves once `check` holds (polled; the transport's state moves on socket events). */
-async function until(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+/** until() callers of the running transports, told of each log line and QR (the transport's state moves on socket events, each logged). */
+const watchers = new Set<() => void>();
+const poke = () => {
+  for (const watch of [...watchers]) watch();
+};
+
+/** Resolves once `check` holds, checked now and after each log line and QR; rejects after `timeoutMs`. */
+function until(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => (watchers.delete(watch), reject(new Error(`timed out waiting for ${what}`))), timeoutMs);
+    const watch = () => check() && (watchers.delete(watch), clearTimeout(timer), resolve());
+    watchers.add(watch);
+    watch();
+  });
 }
 
 /**
@@ -42,13 +49,16 @@ async function linkedTransport(backoff: { baseMs: number; maxMs: number } = { ba
   const settings = loadSettings({ cwd: dir, env: { PATH: process.env.PATH ?? '', API_KEY: 'k-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', WA_WEBSOCKET_URL: server.url } });
   const sink = new PassThrough();
   const lines: string[] = [];
-  sink.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
+  sink.on('data', (chunk: Buffer) => {
+    lines.push(...chunk.toString().split('\n').filter(Boolean));
+    queueMicrotask(poke); // after the code that logged: a state set just after its log line is seen
+  });
   const qrs: string[] = [];
   let lookups = 0;
   const transport = new WhatsAppTransport({
     ...whatsAppSettings(settings, () => ({ host: '127.0.0.1', port: 0, targetUserIds: [] }) as unknown as BotConfig),
     log: createLogger({ level: 'info', pretty: false, destination: sink }),
-    printQr: (qr) => qrs.push(qr),
+    printQr: (qr) => void (qrs.push(qr), poke()),
     random: () => 0.5,
     backoff: { ...backoff, stableMs: 600_000 },
     fetchVersion: async () => {
