@@ -1,14 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { AllProvidersFailedError, DEFAULT_PREMIUM_PHRASES, definePlugin, MediaTooLargeError, premiumRequest, Store, Type, type CapabilityStatus, type IncomingMedia, type MessageContext, type AiService, type PluginHost, type Static } from '../../core/index.js';
-import { toWhatsApp } from '../../core/builtin.js';
+import { AllProvidersFailedError, DEFAULT_PREMIUM_PHRASES, definePlugin, MediaTooLargeError, premiumRequest, quotedContent, Store, Type, type CapabilityStatus, type IncomingMedia, type MessageContext, type AiService, type PluginHost, type Static } from '../../core/index.js';
+import { pinFormat, toWhatsApp } from '../../core/builtin.js';
 import { DEFAULT_MAX_IMAGE_PIXELS } from '../../core/media.js';
 import { ffmpegBinary } from '../../core/builtin.js';
 import { DEFAULT_ANTHROPIC_VERSION, askVision, visionLegFilter, visionPathOf } from './ask-vision.js';
 import { findImage, type FoundImage } from './find-image.js';
 import { ImageRefused, prepareImage, type PreparedImage } from './prepare-image.js';
 import { videoFrames } from './video-frames.js';
+import { soundWindows, transcribeSound, videoSoundTrack, type VideoSound } from './video-sound.js';
+
+/** Seconds of a video's sound transcribed with its frames (plugins.vision.videoSoundSeconds). */
+const DEFAULT_VIDEO_SOUND_SECONDS = 120;
+
+/** The transcription model, unless AUDIO_MODEL names another (the voice plugin's default too). */
+const DEFAULT_AUDIO_MODEL = 'whisper-large-v3-turbo';
 
 const DEFAULT_QUESTION = 'What is in this image? Describe it briefly.';
 
@@ -21,6 +28,7 @@ export const visionOptions = Type.Object({
   maxPixels: Type.Integer({ title: 'Most pixels an image may have', minimum: 1_000_000, default: DEFAULT_MAX_IMAGE_PIXELS, description: 'most pixels (width × height) an image may declare; larger ones are refused before decoding' }),
   maxTokens: Type.Integer({ title: 'Longest answer (tokens)', minimum: 50, maximum: 8192, default: 1024, description: 'longest answer (tokens)' }),
   defaultQuestion: Type.String({ title: 'Question for a bare photo', minLength: 1, maxLength: 500, default: DEFAULT_QUESTION, description: 'the question asked of a photo sent without one' }),
+  videoSoundSeconds: Type.Integer({ minimum: 0, maximum: 1800, default: DEFAULT_VIDEO_SOUND_SECONDS, title: 'Seconds of a video heard', description: "most seconds of a video's sound transcribed with its frames (a longer video: 4 windows spread over it); 0: videos are only seen" }),
   maxPhotosPerTurn: Type.Integer({ minimum: 1, maximum: 20, default: 5, title: 'Photos per question', description: 'most photos of an album (or photos sent one after the other) looked at in one answer; each costs input tokens' }),
   anthropicVersion: Type.String({ title: 'Anthropic API version', pattern: '^\\d{4}-\\d{2}-\\d{2}$', default: DEFAULT_ANTHROPIC_VERSION, description: 'the anthropic-version header of /v1/messages' }),
 });
@@ -185,7 +193,7 @@ async function answerAboutImage(ctx: MessageContext<VisionOptions>, shelf: Photo
   ctx.progress(found.video ? 'looking at the video…' : images.length > 1 ? `looking at the ${images.length} photos…` : 'looking at the image…');
   let answer;
   try {
-    const prompt = found.video ? `${question}\n\n(The images are ${images.length} frames of one video, in order from its start; its sound is not included.)` : question;
+    const prompt = found.video ? `${question}\n\n${videoPromptNote(ctx, images.length, gathered.sound)}` : question;
     answer = await askVision(ctx.ai, { image: image!, ...(moreImages.length ? { moreImages } : {}), question: prompt, system: systemPrompt(ctx), premium, maxTokens: options.maxTokens, timeoutMs: ctx.host.settings.upstreamTimeoutMs, anthropicVersion: options.anthropicVersion });
   } catch (err) {
     if (!(err instanceof AllProvidersFailedError)) throw err;
@@ -210,6 +218,40 @@ async function answerAboutImage(ctx: MessageContext<VisionOptions>, shelf: Photo
   await ctx.reply(`${note}${said}${debug}`);
 }
 
+/**
+ * What the model is told besides the frames: that they are frames, and what the sound says (someone else's words:
+ * framed as quoted content), that the video has none, or that it was not heard.
+ */
+function videoPromptNote(ctx: MessageContext<VisionOptions>, frames: number, sound: VideoSound | undefined): string {
+  const seen = `(The images are ${frames} frames of one video, in order from its start.`;
+  if (!sound) return `(The images are ${frames} frames of one video, in order from its start; its sound is not included.)`;
+  if ('none' in sound) return `${seen} The video has no sound track: say so if asked what is said or heard.)`;
+  const words = quotedContent({ source: `the transcript of the video's sound${sound.sampled ? ' (a long video: four stretches spread over it)' : ''}`, author: ctx.message.senderName ? `the video ${ctx.message.senderName} sent` : 'the video', text: sound.words || '(no words spoken)' });
+  return `${seen} Its sound, transcribed, follows.)\n${words}`;
+}
+
+/**
+ * A video's sound, transcribed within `videoSoundSeconds` (4 windows spread over a longer video), or that it has none;
+ * undefined when it is not listened to (no audio key, the option at 0, a failure: logged, the frames still answer).
+ */
+async function hearVideo(ctx: MessageContext<VisionOptions>, ffmpeg: string, bytes: Buffer, media: IncomingMedia, options: VisionOptions): Promise<VideoSound | undefined> {
+  const budget = options.videoSoundSeconds;
+  const keys = ctx.host.audioKeys;
+  if (!budget || !keys.size || !keys.usableCount()) return undefined;
+  const windows = soundWindows(media.seconds, budget);
+  try {
+    ctx.progress('listening to the video…');
+    const track = await videoSoundTrack(ctx.host.jail, ffmpeg, bytes, await pinFormat(bytes, 'sound'), windows, ctx.host.settings.upstreamTimeoutMs);
+    if (!track) return { none: true };
+    const words = await transcribeSound(keys, { baseUrl: ctx.host.settings.audio.baseUrl, model: ctx.host.setting('AUDIO_MODEL')?.trim() || DEFAULT_AUDIO_MODEL, timeoutMs: ctx.host.settings.upstreamTimeoutMs }, track);
+    ctx.log.info({ windows: windows.length, chars: words.length }, "video's sound transcribed");
+    return { words, sampled: windows.length > 1 };
+  } catch (err) {
+    ctx.log.warn({ err }, "the video's sound could not be heard: answering from its frames");
+    return undefined;
+  }
+}
+
 /** Frames looked at of one video (fewer when plugins.vision.maxPhotosPerTurn is lower). */
 const VIDEO_FRAMES = 4;
 
@@ -218,6 +260,8 @@ interface Gathered {
   images: PreparedImage[];
   count: number;
   note: string;
+  /** A video's sound, when it was listened to. */
+  sound?: VideoSound;
 }
 
 /**
@@ -269,7 +313,8 @@ async function gather(ctx: MessageContext<VisionOptions>, found: FoundImage, opt
       if (!found.quoted) await shelf.keep(ctx, read.bytes, found.media);
       images.push(read.image);
     }
-    return { images, count: 1, note: '' };
+    const sound = await hearVideo(ctx, ffmpeg, bytes, found.media, options);
+    return { images, count: 1, note: sound && 'none' in sound ? '_(This video has no sound.)_\n\n' : '', ...(sound ? { sound } : {}) };
   }
   // An album (or photos sent one after the other) is one question about all of them, up to maxPhotosPerTurn; each
   // one looked at is kept under its own message's id, so a later reply quoting any of them brings that one back.
