@@ -6,6 +6,7 @@ import { quotedWordsReaderFor } from './chat/quoted-words.js';
 import type { TurnPolicy } from './plugin/turn-policy.js';
 import type { QuotedWordsEntry } from './plugin/instance.js';
 import { runScheduledTurn } from './chat/scheduled-turn.js';
+import { withoutNoReply } from './chat/ai-service.js';
 import { PollBook } from './chat/polls.js';
 import { splitMessage } from '../services/sending/split-message.js';
 import type { BotConfig, PluginSection } from '../services/config/schema.js';
@@ -310,11 +311,17 @@ export class Bot {
         listeners.add(listener);
         return () => void listeners.delete(listener);
       },
-      promptAs: (chatId, senderId, text, options) => bot.promptAs(chatId, senderId, text, options?.system),
+      promptAs: (chatId, senderId, text, options) => bot.promptAs(chatId, senderId, text, options?.system, options?.hidden),
       // A long text goes as several messages, cut at paragraphs, as `ctx.reply` does (a scheduled task's answer).
       send: async (chatId, text) => {
         let sent: SentMessage = { id: '' };
-        for (const part of splitMessage(text)) sent = await (bot.outbox ? bot.outbox.sendText(chatId, part) : bot.requireTransport().sendText(chatId, part));
+        // The no-reply token is never sent, alone or as a line of a longer text (a model's answer handed on as it was).
+        const said = withoutNoReply(text);
+        if (!said.trim()) {
+          bot.log.info({ plugin: name, chat: chatId }, 'a message the bot started was only the no-reply token: nothing is sent');
+          return sent;
+        }
+        for (const part of splitMessage(said)) sent = await (bot.outbox ? bot.outbox.sendText(chatId, part) : bot.requireTransport().sendText(chatId, part));
         return sent;
       },
       sendMedia: (chatId, media) => (bot.outbox ? bot.outbox.sendMedia(chatId, media) : bot.requireTransport().sendMedia(chatId, media)),
@@ -640,7 +647,7 @@ export class Bot {
 
 
   /** A turn of `senderId` in `chatId` that no one typed now (a scheduled task): see `PluginHost.promptAs`. */
-  async promptAs(chatId: string, senderId: string, text: string, system?: string): Promise<string> {
+  async promptAs(chatId: string, senderId: string, text: string, system?: string, hidden = false): Promise<string> {
     await Promise.race([this.connected, this.stopping]);
     return runScheduledTurn(
       {
@@ -663,6 +670,7 @@ export class Bot {
       senderId,
       text,
       system,
+      hidden,
     );
   }
 

@@ -49,6 +49,20 @@ export function isNoReply(answer: string): boolean {
   return /^[\s`*_"'~]*NO_REPLY[\s`*_"'~.]*$/.test(answer);
 }
 
+/**
+ * The answer without the no-reply token where a model wrote it on a line of its own, before or after words (a long
+ * answer split into messages must not send it as one of them); an answer that was the token alone comes back empty.
+ */
+export function withoutNoReply(answer: string): string {
+  if (!answer.includes(NO_REPLY_TOKEN)) return answer;
+  if (isNoReply(answer)) return '';
+  return answer
+    .split('\n')
+    .filter((line) => !isNoReply(line) || !line.trim())
+    .join('\n')
+    .trim();
+}
+
 /** Rough token estimate (4 characters a token) for bounding the prompt; exact counts come from the provider. */
 export const estimateTokens = (text: string) => Math.ceil(text.length / 4);
 
@@ -502,7 +516,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
     if ('unavailable' in quote) return quote.unavailable;
     // The question is in the history at once (the prompt is built from it) and written to disk while the upstream
     // works on the request; it is waited for before the answer is used, so it is on disk before anything is said back.
-    const questionSaved = options.userAlreadyInHistory
+    const questionSaved = options.userAlreadyInHistory || options.notInHistory
       ? undefined
       : ctx.history.append({ id: ctx.message.id, role: 'user', senderId: ctx.senderId, senderName: ctx.message.senderName, text, at: ctx.message.timestamp }, { writeAfterIo: true });
     // (Awaited below on every path; this only keeps a failure from counting as unhandled in the meantime.)
@@ -563,7 +577,9 @@ export function createAiService(deps: AiServiceDeps): AiService {
         const stable = [system, ...(factsMessage ? [factsMessage] : []), ...(persona ? [persona.message] : []), ...(summary ? [summary] : [])];
         stable[stable.length - 1] = mark(stable[stable.length - 1]);
         const withQuote = withQuotedTurn([...stable, ...history], quote);
-        const messages: ChatMessage[] = given ? withTurnBeforeQuestion(withQuote, given) : withQuote;
+        const asked: ChatMessage[] = given ? withTurnBeforeQuestion(withQuote, given) : withQuote;
+        // The bot's own prompt (a check-in's pass): asked last, kept nowhere.
+        const messages: ChatMessage[] = options.notInHistory ? [...asked, { role: 'user', content: text }] : asked;
         try {
           const cited: string[] = [];
           const limits = { rounds: cfg.ai.maxToolRounds, perRound: cfg.ai.maxToolCallsPerRound, perMessage: cfg.ai.maxToolCallsPerMessage, perDay: ctx.isOwner ? 0 : cfg.ai.toolCallsPerDay };
@@ -600,7 +616,9 @@ export function createAiService(deps: AiServiceDeps): AiService {
           await questionSaved;
           // After the answer (never before it): the chat's oldest turns go into its summary once they reach the budget.
           const foldLater = () => options.onlyTurnsOf || summaries.foldIfDue(ctx.chatId, ctx.message.isGroup, ctx.senderId);
-          if (isNoReply(result.text)) {
+          // The token on a line of its own beside words goes too: it is never sent, as a message or a part of one.
+          result.text = withoutNoReply(result.text);
+          if (!result.text.trim()) {
             ctx.log.info({ leg: result.leg }, 'the model chose to stay silent: nothing is sent');
             await recordTurn('');
             foldLater();

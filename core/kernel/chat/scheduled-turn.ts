@@ -32,7 +32,7 @@ const SCHEDULED_SYSTEM =
  * ones given here — the model never names them. Resolves with the answer (empty when the model chose silence);
  * rejects with `PromptRefused` when the turn may not run now, or with the chain's error when no provider answered.
  */
-export async function runScheduledTurn(deps: ScheduledTurnDeps, chatId: string, senderId: string, text: string, extraSystem?: string): Promise<string> {
+export async function runScheduledTurn(deps: ScheduledTurnDeps, chatId: string, senderId: string, text: string, extraSystem?: string, hidden = false): Promise<string> {
   if (deps.stopping()) throw new PromptRefused('the bot is stopping');
   const transport = deps.transport();
   if (!transport) throw new PromptRefused('the bot is not connected yet', true);
@@ -62,7 +62,7 @@ export async function runScheduledTurn(deps: ScheduledTurnDeps, chatId: string, 
     const ctx = deps.context(message);
     try {
       // Over the person's budget: refused (PromptRefused), not answered with the budget sentence as if it were the answer.
-      answer = await deps.ai.respond(ctx, { system: extraSystem ? `${SCHEDULED_SYSTEM}\n${extraSystem}` : SCHEDULED_SYSTEM, overBudget: 'throw' });
+      answer = await deps.ai.respond(ctx, { system: extraSystem ? `${SCHEDULED_SYSTEM}\n${extraSystem}` : SCHEDULED_SYSTEM, overBudget: 'throw', ...(hidden ? { notInHistory: true } : {}) });
     } catch (err) {
       failure = err;
     }
@@ -89,7 +89,9 @@ function refusal(message: IncomingMessage, cfg: BotConfig, access: AccessControl
   }
   if (access.pausedUntil(message.chatId) !== undefined) return 'the bot is paused in this chat';
   if (message.isGroup) {
-    const mode = access.activation(message.chatId) ?? (cfg.groups.policy === 'open' ? 'mention' : 'off');
+    // On the owner's own number only an owner's `.activation` opens a group (see access-gate).
+    const open = cfg.groups.policy === 'open' && cfg.account?.mode !== 'self-chat';
+    const mode = access.activation(message.chatId) ?? (open ? 'mention' : 'off');
     if (mode === 'off') return 'the bot is switched off in this group';
   }
   return undefined;

@@ -574,9 +574,10 @@ export interface PluginHost<O = unknown, C = unknown> {
    * resolves with the answer (WhatsApp formatting; empty when the model chose silence) for the caller to send.
    * Rejects with `PromptRefused` (its `reason` a sentence for the person) when it may not run now (also over the
    * person's AI budget, while WhatsApp is not linked, and once the bot began to stop), and with
-   * `AllProvidersFailedError` when no provider answered.
+   * `AllProvidersFailedError` when no provider answered. `hidden`: the prompt is the bot's own (a check-in's pass),
+   * not the person's words: it is not kept in the history (an answer the caller sends is, as the bot's).
    */
-  promptAs(chatId: string, senderId: string, text: string, options?: { system?: string }): Promise<string>;
+  promptAs(chatId: string, senderId: string, text: string, options?: { system?: string; hidden?: boolean }): Promise<string>;
   /** Sends a text to a chat outside a message's handling (timers, jobs). */
   send(chatId: string, text: string): Promise<SentMessage>;
   sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage>;
@@ -654,6 +655,8 @@ export interface RespondOptions {
   onlyTools?: string[];
   /** Skip writing the user's text to history (the caller already did). */
   userAlreadyInHistory?: boolean;
+  /** The text is the bot's own prompt (a check-in's hidden pass): asked as the last message, never kept in the history. */
+  notInHistory?: boolean;
   /**
    * Someone else's words for this turn only (a document's text, a page, a card): the core frames each with
    * `quotedContent` (what it is, who it is from, markers its text cannot close) in a user-role message just before
