@@ -80,7 +80,8 @@ function pruneUnreachable(dir, entries) {
     const file = queue.pop();
     if (reached.has(file) || !existsSync(file)) continue;
     reached.add(file);
-    const code = readFileSync(file, 'utf8');
+    // Comments out first: a `;` in a comment inside an export list would end the statement early.
+    const code = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
     for (const [, a, b] of code.matchAll(/^(?:import|export)\s(?:[^;'"]*?\sfrom\s+)?['"](\.[^'"]+)['"]|\bimport\(\s*['"](\.[^'"]+)['"]\s*\)/gm)) {
       queue.push(path.resolve(path.dirname(file), a ?? b));
     }

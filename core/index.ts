@@ -83,7 +83,8 @@ export {
   UpstreamFailure,
   type PluginErrorCode,
 } from './api/errors.js';
-export type { TurnFact, TurnPlan, TurnPolicy, TurnRecord, TurnToolCall } from './kernel/plugin/turn-policy.js';
+export type { TurnFact, TurnPlan, TurnRecord, TurnToolCall } from './kernel/plugin/turn-policy.js';
+export type { TurnPolicy } from './kernel/plugin/types.js';
 /** The option-schema builder (TypeBox): JSON Schema at run time, a TypeScript type at compile time. */
 export { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 /** The narrow views and ports the host hands out (host.settings, host.histories, host.memories, host.audioKeys, host.access). */
@@ -111,7 +112,7 @@ export type { Activation, PairingRequest } from './kernel/access/access-store.js
 /** An upstream base URL in the forms users write (with or without /v1), as the SDKs want it. */
 export { normalizeBaseUrl } from './services/providers/normalize.js';
 
-export type { CapabilityStatus } from './kernel/capabilities/capabilities.js';
+export type { CapabilityStatus } from './api/capability-status.js';
 export type { DownloadOptions, IncomingMessage, IncomingMedia, MediaKind, OutgoingContact, OutgoingLocation, OutgoingMedia, OutgoingPoll, PollVote, QuotedMessage, SentMessage, SharedContact, SharedLocation } from './kernel/port/message.js';
 export type { AppendOptions, ChatSummary, HistoryEntry, HistoryAppendListener } from './services/store/history.js';
 export type { MemoryFact } from './services/store/memory.js';

@@ -52,7 +52,8 @@ export interface OperatorPort {
 /* What the dashboard and the operator routes format and check with. */
 export { MAX_PERSONA_CHARS } from './api/errors.js';
 export type { Activation, PairingRequest } from './kernel/access/access-store.js';
-export { capabilityMark, capabilityWord, type CapabilityStatus } from './kernel/capabilities/capabilities.js';
+export { capabilityMark, capabilityWord } from './kernel/capabilities/capabilities.js';
+export type { CapabilityStatus } from './api/capability-status.js';
 export { corePluginRule } from './kernel/core-plugins/index.js';
 export { optionProblems, sectionProblems, type SectionRule } from './kernel/plugin/options.js';
 export type { Plugin } from './kernel/plugin/types.js';

@@ -8,7 +8,7 @@
  * @example
  * try { await host.jail.run(job); } catch (err) { if (err instanceof CodedError && err.code === 'PLUGIN_JAIL_REFUSED') … }
  */
-import type { MediaKind } from '../kernel/port/message.js';
+import type { MediaKind } from './media-kind.js';
 
 export type PluginErrorCode =
   // Registration and start of a plugin (PluginError).

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Capabilities } from './capabilities/capabilities.js';
 import { toolsFor } from './chat/tool-assembly.js';
 import { quotedWordsReaderFor } from './chat/quoted-words.js';
-import type { TurnPolicy } from './plugin/turn-policy.js';
+import type { TurnPolicy } from './plugin/types.js';
 import type { QuotedWordsEntry } from './plugin/instance.js';
 import { runScheduledTurn } from './chat/scheduled-turn.js';
 import { withoutNoReply } from './chat/ai-service.js';

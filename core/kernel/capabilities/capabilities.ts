@@ -1,21 +1,4 @@
-/** The state of one capability. `detail` is for people (never a secret): "3 keys", "python3 not found". */
-export interface CapabilityStatus {
-  ok: boolean;
-  detail: string;
-  /** Counts by state for metrics (e.g. audio keys usable/parked/rejected); never names or secrets. */
-  counts?: Record<string, number>;
-  /** Usable but impaired (amber): a provider leg cooling down or rejected while others work, a tool too old. */
-  degraded?: boolean;
-  /** For owners, when it is missing: the fix in plain words ("set AUDIO_API_KEYS in .env (npm run setup)"). */
-  fix?: string;
-  /**
-   * Off only because the owner never set it up, or declined it in set-up (no audio key, no IMAGE_MODEL, no MCP
-   * servers): an optional feature that is off, not something broken. The start log lists these together in one info
-   * line and the status pages mark them "off" instead of a red ✘.
-   */
-  notConfigured?: boolean;
-}
-
+import type { CapabilityStatus } from '../../api/capability-status.js';
 /**
  * ✔ usable, ⚠ usable but impaired, – off (not set up: optional), ✘ missing: the one symbol the start log, `.status`
  * and the dashboard show.

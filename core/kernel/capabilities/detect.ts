@@ -5,7 +5,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeJsonAtomic } from '../../services/store/atomic.js';
 import type { Settings } from '../../services/config/settings.js';
-import type { Capabilities, CapabilityStatus } from './capabilities.js';
+import type { Capabilities } from './capabilities.js';
+import type { CapabilityStatus } from '../../api/capability-status.js';
 import { ytdlpStatus } from './tool-age.js';
 
 /** Runs a program and returns its first output line, or throws. Bounded in time so start-up never hangs. */

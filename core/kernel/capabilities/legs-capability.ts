@@ -1,6 +1,6 @@
 import type { LegHealth } from '../../services/providers/types.js';
 import { legStateInWords } from '../status/status-report.js';
-import type { CapabilityStatus } from './capabilities.js';
+import type { CapabilityStatus } from '../../api/capability-status.js';
 
 /** A capability served by provider legs, from their live state. */
 export function legsCapability(health: LegHealth[], serves: (leg: LegHealth) => boolean, none: string): CapabilityStatus {

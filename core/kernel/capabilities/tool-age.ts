@@ -1,4 +1,4 @@
-import type { CapabilityStatus } from './capabilities.js';
+import type { CapabilityStatus } from '../../api/capability-status.js';
 
 /** yt-dlp follows the sites it reads; a release older than this fails on most of them. */
 export const YTDLP_MAX_AGE_DAYS = 183;

@@ -28,7 +28,8 @@ import { isAskers, quotedLeftOutText, quotedTurnText, quotedUnreadableText, quot
 import { carriesContent, quotedContent } from './quoted-content.js';
 import { effectsOf } from './tool-effects.js';
 import { isOwnerId } from '../plugin/access.js';
-import type { TurnPlan, TurnPolicy, TurnRecord, TurnToolCall } from '../plugin/turn-policy.js';
+import type { TurnPlan, TurnRecord, TurnToolCall } from '../plugin/turn-policy.js';
+import type { TurnPolicy } from '../plugin/types.js';
 import { pluginOfTool } from './tool-assembly.js';
 
 /** What the tool loop notes of a turn for its record (`.why`, cost). */

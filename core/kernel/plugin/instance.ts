@@ -1,4 +1,4 @@
-import type { TurnPolicy } from './turn-policy.js';
+import type { TurnPolicy } from './types.js';
 import type { TriggerHit } from '../pipeline/match.js';
 import type { IncomingMedia, MediaKind, QuotedMessage } from '../port/message.js';
 import { pluginErrors } from './errors.js';

@@ -1,6 +1,6 @@
 import type { ApproveResult } from '../access/access-control.js';
 import type { Activation, PairingRequest } from '../access/access-store.js';
-import type { CapabilityStatus } from '../capabilities/capabilities.js';
+import type { CapabilityStatus } from '../../api/capability-status.js';
 import type { Settings } from '../../services/config/settings.js';
 import type { OwnerNotifier } from '../../services/notices/owner-notifier.js';
 import type { KeyPoolNotices } from '../../services/providers/key-pool.js';

@@ -1,10 +1,9 @@
-import type { MessageContext } from './types.js';
-
 /*
  * What the owner decides about each AI turn of a chat, asked by the core around every model turn (`ctx.ai.respond`):
  * the chat's profile (model, tools, answer length), its money caps, and the record of what the turn was (`.why`,
  * cost). Offered by a core plugin (`turnPolicy` in its offer; the core's `profiles` plugin); another plugin's offer
- * of it is ignored, so no installed plugin can change the model or the caps behind the owner's back.
+ * of it is ignored, so no installed plugin can change the model or the caps behind the owner's back. `TurnPolicy`
+ * itself is in types.ts, beside the contexts it is asked with (so this file imports nothing back).
  */
 
 /** What the policy decides before a turn calls the model. */
@@ -58,13 +57,4 @@ export interface TurnRecord {
   at: number;
   /** The answer as sent (WhatsApp formatting); empty when the model chose silence. */
   answer: string;
-}
-
-/**
- * The owner's rules around each AI turn. `before` runs ahead of every model turn (a refusal there stops it); `after`
- * runs once the answer is made, before it is sent. Both run for turns of scheduled tasks (`host.promptAs`) too.
- */
-export interface TurnPolicy {
-  before(ctx: MessageContext, turn: { premium: boolean }): Promise<TurnPlan> | TurnPlan;
-  after(ctx: MessageContext, record: TurnRecord): Promise<void> | void;
 }

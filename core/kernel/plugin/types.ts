@@ -1,9 +1,10 @@
-import type { TurnPolicy } from './turn-policy.js';
+import type { TurnPlan, TurnRecord } from './turn-policy.js';
 import type { Static, TObject, TSchema, TUnknown } from '@sinclair/typebox';
 import type { PrivacyRegistry } from '../../services/store/privacy.js';
 import type { PluginStore } from '../../services/store/store-api.js';
 import type { StoreDeclaration } from '../../services/store/store-declarations.js';
-import type { Capabilities, CapabilityStatus } from '../capabilities/capabilities.js';
+import type { Capabilities } from '../capabilities/capabilities.js';
+import type { CapabilityStatus } from '../../api/capability-status.js';
 import type { BotConfig } from '../../services/config/schema.js';
 import type { Logger } from '../../api/logger.js';
 import type { AppendOptions, HistoryEntry } from '../../services/store/history.js';
@@ -733,4 +734,13 @@ export interface AiService {
    * (vision uses it for `/v1/messages`). `filter` picks the eligible legs.
    */
   failover<T>(purpose: string, call: (leg: ProviderLeg) => Promise<T>, filter?: (leg: ProviderLeg) => boolean, userId?: string): Promise<T>;
+}
+
+/**
+ * The owner's rules around each AI turn. `before` runs ahead of every model turn (a refusal there stops it); `after`
+ * runs once the answer is made, before it is sent. Both run for turns of scheduled tasks (`host.promptAs`) too.
+ */
+export interface TurnPolicy {
+  before(ctx: MessageContext, turn: { premium: boolean }): Promise<TurnPlan> | TurnPlan;
+  after(ctx: MessageContext, record: TurnRecord): Promise<void> | void;
 }

@@ -3,8 +3,10 @@
  * own messages to these, so plugins never see Baileys objects.
  */
 
-/** Kinds of media a message can carry. `voice` is a push-to-talk voice note (ptt). */
-export type MediaKind = 'voice' | 'audio' | 'image' | 'video' | 'document' | 'sticker';
+import type { MediaKind } from '../../api/media-kind.js';
+
+/** Kinds of media a message can carry (defined in core/api, where the coded errors name them too). */
+export type { MediaKind };
 
 /** How much of a media a download may bring. */
 export interface DownloadOptions {

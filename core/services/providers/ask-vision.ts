@@ -2,7 +2,6 @@ import { BadAnswerError, UpstreamFailure } from '../../api/errors.js';
 import type Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { boundedFetch, MAX_PROVIDER_ANSWER_BYTES } from '../http/bounded-fetch.js';
-import type { AiService } from '../../kernel/plugin/types.js';
 import type { ProviderLeg } from './types.js';
 
 /** An image as the messages endpoint takes it: JPEG, PNG, GIF or WebP bytes of its declared type. */
@@ -189,7 +188,12 @@ async function viaChat(leg: ProviderLeg, model: string, request: VisionRequest):
  * @example
  * const { text } = await askVision(ctx.ai, { image, question: 'what is this?', system, premium: false, maxTokens: 1024, timeoutMs: 45000 });
  */
-export async function askVision(ai: Pick<AiService, 'failover'>, request: VisionRequest): Promise<VisionAnswer> {
+/** What askVision needs of the AI service (`host.ai`, `ctx.ai`): the chain's failover over its legs. */
+export interface VisionFailover {
+  failover<T>(purpose: string, call: (leg: ProviderLeg) => Promise<T>, filter?: (leg: ProviderLeg) => boolean, userId?: string): Promise<T>;
+}
+
+export async function askVision(ai: VisionFailover, request: VisionRequest): Promise<VisionAnswer> {
   return ai.failover(
     request.premium ? 'premium vision' : 'vision',
     async (leg) => {

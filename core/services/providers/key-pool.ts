@@ -1,5 +1,5 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
-import type { CapabilityStatus } from '../../kernel/capabilities/capabilities.js';
+import type { CapabilityStatus } from '../../api/capability-status.js';
 import type { Logger } from '../../api/logger.js';
 import type { OwnerNotifier } from '../notices/owner-notifier.js';
 import { nextUtcMidnight, resetDelayMs } from './reset-time.js';
