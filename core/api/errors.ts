@@ -41,7 +41,8 @@ export type PluginErrorCode =
   | 'PLUGIN_STORE_WRITE_FAILED'
   | 'PLUGIN_SEND_CLOSED'
   | 'PLUGIN_POLL_REFUSED'
-  | 'PLUGIN_PROMPT_REFUSED';
+  | 'PLUGIN_PROMPT_REFUSED'
+  | 'PLUGIN_RECIPIENT_REFUSED';
 
 /** The base of the core's errors a plugin can catch: `code` is stable, `message` says what happened in plain words. */
 export abstract class CodedError extends Error {
@@ -322,3 +323,13 @@ export const MAX_PERSONA_CHARS = 2000;
 
 /** `ctx.state` key: set when the core told the user the turn failed (the ❌ reaction, the failed status). */
 export const TURN_FAILED = 'turnFailed';
+
+/** Thrown by a bot-started send (`host.send`, `host.sendMedia`) to a chat the recipient rule does not allow: nothing was sent. */
+export class RecipientRefused extends CodedError {
+  constructor(readonly chatId: string, readonly reason: string) {
+    super(`not sent to ${chatId}: ${reason}`);
+  }
+  get code(): PluginErrorCode {
+    return 'PLUGIN_RECIPIENT_REFUSED';
+  }
+}

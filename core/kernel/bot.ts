@@ -25,10 +25,15 @@ import { keptAsWatched } from './pipeline/watched-chats.js';
 import { isMyDataCommand } from './pipeline/access-gate.js';
 import { AccessControl } from './access/access-control.js';
 import { accessFile } from './access/access-store.js';
-import { isBlocked, isOwnerId } from './plugin/access.js';
+import { botAnswers, isBlocked, isOwnerId } from './plugin/access.js';
 import { PluginRegistry, type PluginFailure, type PluginState } from './plugin/registry.js';
 import type { AiService, MessageContext, Plugin, PluginHost, SiteDeclaration, Tool } from './plugin/types.js';
-import { corePluginRule, FALLBACK_PLUGIN } from './core-plugins/index.js';
+import { corePluginRule, FALLBACK_PLUGIN, GUARD_HOLDS, GUARD_PLUGIN } from './core-plugins/index.js';
+import { EffectGuard, type Reaction } from './guard/effect-guard.js';
+import { EFFECT_KINDS, policyOf, sameChat } from './guard/policy.js';
+import { refusalFor } from './guard/recipients.js';
+import { RecipientRefused } from '../api/errors.js';
+import { guardedTool, heldToolEffect, runHeldTool } from './guard/guarded-tools.js';
 import { messagePath } from './pipeline/message-path.js';
 import type { StatusReport, StatusSource } from './status/status-report.js';
 import { Jail } from '../services/jail/jail.js';
@@ -110,6 +115,8 @@ export class Bot {
   readonly failures: PluginFailure[];
   /** Who the bot answers and how, as the owners decided it: pairing, group activation, personas, paused chats. */
   readonly access: AccessControl;
+  /** The one guard every effect passes (core/kernel/guard): allow, hold for the owner's 👍, or deny. */
+  readonly effects: EffectGuard;
   /** Where `.status` and the dashboard get the running picture (set by the app, which owns the chain and usage). */
   statusSource: StatusSource | undefined;
   private configValue: BotConfig;
@@ -182,7 +189,7 @@ export class Bot {
       config,
       log: deps.log.child({ part: 'access' }),
       histories: deps.histories,
-      tellOwners: (text) => this.tellOwners(text),
+      tellOwners: (text) => this.tellOwners(text).then(() => undefined),
       redeliver: (message) => this.handle(message),
     });
     this.privacy.register(this.access.privacyParticipant());
@@ -215,6 +222,24 @@ export class Bot {
     };
     this.registry.registerConfigSections(CORE_CONFIG_KEYS);
     this.registry.registerCapabilities();
+    this.effects = new EffectGuard({
+      policy: () => policyOf(this.configValue.guard),
+      holds: () => this.host(GUARD_PLUGIN.name).store.doc(GUARD_HOLDS),
+      ownerChat: (chatId) => this.ownerChats().some((c) => sameChat(c, chatId)),
+      isOwner: (ids, fromOperator) => fromOperator === true || isOwnerId(ids, this.configValue) || ids.some((id) => isOperator(this.transport, id)),
+      askOwners: (text) => this.tellOwners(text),
+      tell: async (chatId, text) => void (await this.startText(chatId, text).catch((err: unknown) => this.log.warn({ err, chat: chatId }, 'could not tell the owner what became of a held action'))),
+      prefix: () => this.configValue.prefix,
+      log: deps.log.child({ part: 'guard' }),
+    });
+    // A tool call held for the owner runs, once approved, as its person in its chat (with the tools they have there).
+    for (const kind of EFFECT_KINDS) {
+      this.effects.declare('core', heldToolEffect(kind), kind, (data, run) => {
+        const message: IncomingMessage = { id: `held-${Date.now()}`, chatId: run.chat, senderId: run.actor.id, isGroup: run.chat.endsWith('@g.us'), text: '', mentions: [], timestamp: Date.now(), scheduled: true };
+        if (isOperator(this.transport, run.actor.id)) message.fromOperator = true;
+        return runHeldTool(data, this.createContext(message, ''), (ctx) => toolsFor(this.registry, this.capabilities, ctx, this.log));
+      });
+    }
   }
 
   /**
@@ -313,18 +338,14 @@ export class Bot {
       },
       promptAs: (chatId, senderId, text, options) => bot.promptAs(chatId, senderId, text, options?.system, options?.hidden),
       // A long text goes as several messages, cut at paragraphs, as `ctx.reply` does (a scheduled task's answer).
-      send: async (chatId, text) => {
-        let sent: SentMessage = { id: '' };
-        // The no-reply token is never sent, alone or as a line of a longer text (a model's answer handed on as it was).
-        const said = withoutNoReply(text);
-        if (!said.trim()) {
-          bot.log.info({ plugin: name, chat: chatId }, 'a message the bot started was only the no-reply token: nothing is sent');
-          return sent;
-        }
-        for (const part of splitMessage(said)) sent = await (bot.outbox ? bot.outbox.sendText(chatId, part) : bot.requireTransport().sendText(chatId, part));
-        return sent;
+      send: (chatId, text) => bot.startText(chatId, text),
+      sendMedia: (chatId, media) => bot.startMedia(chatId, media),
+      effects: {
+        declare: (effect, kind, run) => bot.effects.declare(name, effect, kind, run),
+        act: (request, by) => bot.effects.act(name, request, by),
+        answer: (id, approve, by) => bot.effects.answer(id, approve, by),
+        pending: () => bot.effects.pending(),
       },
-      sendMedia: (chatId, media) => (bot.outbox ? bot.outbox.sendMedia(chatId, media) : bot.requireTransport().sendMedia(chatId, media)),
       botIds: () => bot.botIds(),
       findChats: (chatName) => findChatsOf(bot.transport, chatName),
       ownIds: () => bot.transport?.ownIds() ?? [],
@@ -397,7 +418,8 @@ export class Bot {
       onEdit: (chatId, messageId, text, by) => this.edit(chatId, messageId, text, by),
       onChatIdChange: (from, to) => this.moveChat(from, to),
       onPollVote: (vote) => this.pollVote(vote),
-      onCall: (call) => answerCall(this.configValue.calls, call, (text) => this.tellOwners(text)),
+      onCall: (call) => answerCall(this.configValue.calls, call, (text) => this.tellOwners(text).then(() => undefined)),
+      onReaction: (reaction) => this.reaction(reaction),
     });
     this.markConnected();
   }
@@ -600,6 +622,7 @@ export class Bot {
   private processUnwatched(message: IncomingMessage): Promise<void> | undefined {
     // The owner typing on the phone (not the bot): that chat is theirs for a while; nothing is answered.
     if (message.fromMe) return this.access.ownerTyped(message);
+    this.effects.noteWrote(message.chatId);
     const text = handledText(message, this.log);
     if (text === undefined) return undefined;
     // A quote of a message deleted for everyone reaches the plugins without its words or media.
@@ -636,15 +659,84 @@ export class Bot {
    * Tells every owner (config `owners`, and the person at the console) in their private chat, paced like every
    * message the bot starts on its own. Resolves once each was sent or failed (failures are logged).
    */
-  private async tellOwners(text: string): Promise<void> {
+  private async tellOwners(text: string): Promise<Array<{ chatId: string; messageId: string }>> {
+    const sent: Array<{ chatId: string; messageId: string }> = [];
+    await Promise.all(
+      this.ownerChats().map((chatId) =>
+        this.startText(chatId, text)
+          .then((message) => void sent.push({ chatId, messageId: message.id }))
+          .catch((err: unknown) => this.log.warn({ err, chat: chatId }, 'could not tell an owner')),
+      ),
+    );
+    return sent;
+  }
+
+  /** The owners' private chats with the bot (config `owners`, and the person at the console). */
+  private ownerChats(): string[] {
     const transport = this.transport;
     const chats = new Set(this.configValue.owners.map((owner) => privateChatIdOf(transport, owner)));
     const operator = transport?.operatorChatId?.();
     if (operator) chats.add(operator);
-    const send = (chatId: string) => (this.outbox ? this.outbox.sendText(chatId, text) : this.requireTransport().sendText(chatId, text));
-    await Promise.all([...chats].map((chatId) => send(chatId).catch((err: unknown) => this.log.warn({ err, chat: chatId }, 'could not tell an owner'))));
+    return [...chats];
   }
 
+  /**
+   * The one path for a text the bot starts (not a reply in the chat that asked): the recipient rule first
+   * (guard/recipients.ts), then the outbox's pacing; a long text goes as several messages, cut at paragraphs.
+   */
+  async startText(chatId: string, text: string): Promise<SentMessage> {
+    let sent: SentMessage = { id: '' };
+    // The no-reply token is never sent, alone or as a line of a longer text (a model's answer handed on as it was).
+    const said = withoutNoReply(text);
+    if (!said.trim()) {
+      this.log.info({ chat: chatId }, 'a message the bot started was only the no-reply token: nothing is sent');
+      return sent;
+    }
+    await this.checkRecipient(chatId);
+    for (const part of splitMessage(said)) sent = await (this.outbox ? this.outbox.sendText(chatId, part) : this.requireTransport().sendText(chatId, part));
+    return sent;
+  }
+
+  /** Media the bot starts: the same rule and pacing as `startText`. */
+  async startMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage> {
+    await this.checkRecipient(chatId);
+    return this.outbox ? this.outbox.sendMedia(chatId, media) : this.requireTransport().sendMedia(chatId, media);
+  }
+
+  /** Rejects with `RecipientRefused` unless the bot may write first to `chatId`. */
+  private async checkRecipient(chatId: string): Promise<void> {
+    // Who the owners are in the console, and which chats are let in, is known once a transport is connected.
+    await Promise.race([this.connected, this.stopping]);
+    const refusal = await refusalFor(chatId, {
+      ownerChat: (id) => this.ownerChats().some((c) => sameChat(c, id)),
+      approved: (id) => this.effects.approvedRecipient(id),
+      letIn: (id) => this.letIn(id),
+      // Noted as messages arrive; a chat whose history shows it wrote (before this version) counts too.
+      wrote: async (id) => (await this.effects.hasWritten(id)) || (await this.histories.recent(id, 200)).some((e) => e.role === 'user' && !!e.senderId && !this.botIds().some((b) => sameChat(b, e.senderId!))),
+    });
+    if (!refusal) return;
+    this.log.warn({ chat: chatId }, `a message the bot started was not sent: ${refusal}`);
+    throw new RecipientRefused(chatId, refusal);
+  }
+
+  /** The access rules let this chat in now: a group the bot takes part in, a private chat whose person is answered. */
+  private letIn(chatId: string): boolean {
+    const cfg = this.configValue;
+    if (chatId.endsWith('@g.us')) return (this.access.activation(chatId) ?? (cfg.groups.policy === 'open' ? 'mention' : 'off')) !== 'off';
+    const ids = [chatId];
+    if (isBlocked(ids, cfg)) return false;
+    return botAnswers(ids, cfg) || (cfg.access.mode !== 'owners' && this.access.isApproved(ids));
+  }
+
+  /** A reaction someone put on a message: an owner's 👍/👎 on a held action's message answers it. Never rejects. */
+  reaction(reaction: Reaction): Promise<void> {
+    if (isBlocked([reaction.senderId, ...(reaction.senderAltId ? [reaction.senderAltId] : [])], this.configValue)) return Promise.resolve();
+    if (isOperator(this.transport, reaction.senderId)) reaction = { ...reaction, fromOperator: true };
+    return this.effects.onReaction(reaction).then(
+      () => undefined,
+      (err: unknown) => this.log.error({ err, chat: reaction.chatId }, 'could not handle a reaction'),
+    );
+  }
 
   /** A turn of `senderId` in `chatId` that no one typed now (a scheduled task): see `PluginHost.promptAs`. */
   async promptAs(chatId: string, senderId: string, text: string, system?: string, hidden = false): Promise<string> {
@@ -676,7 +768,8 @@ export class Bot {
 
   /** Tools offered to the model for this message: from enabled, started plugins whose needs are met. */
   toolsFor(ctx: MessageContext): Tool[] {
-    return toolsFor(this.registry, this.capabilities, ctx, this.log);
+    // A tool that declares an effect kind asks the guard at each call.
+    return toolsFor(this.registry, this.capabilities, ctx, this.log).map((tool) => guardedTool(tool, this.effects));
   }
 }
 

@@ -13,7 +13,7 @@ import { KeptFiles } from './kept-files.js';
 export const CONSOLE_DEFAULT_SENDER = '10000000001';
 
 /** Every `:` command the console takes, as the banner and the unknown-command line list them. */
-export const CONSOLE_COMMANDS = [':as <id>', ':group <name>', ':dm', ':voice <file>', ':audio <file>', ':image <file> [caption]', ':video <file> [caption]', ':document <file> [caption]', ':sticker <file>', ':reply <text>', ':quote <text>', ':fromme <text>', ':vote <n>[,<m>…]', ':location <lat> <long> [name]', ':contact <name> <number>', ':sleep <ms>', ':self', ':quit'] as const;
+export const CONSOLE_COMMANDS = [':as <id>', ':group <name>', ':dm', ':voice <file>', ':audio <file>', ':image <file> [caption]', ':video <file> [caption]', ':document <file> [caption]', ':sticker <file>', ':reply <text>', ':quote <text>', ':fromme <text>', ':vote <n>[,<m>…]', ':location <lat> <long> [name]', ':contact <name> <number>', ':sleep <ms>', ':react <emoji>', ':self', ':quit'] as const;
 
 /**
  * The bot's own id in the console (as a linked WhatsApp account has one), so `@10000000000` addresses the bot in a
@@ -325,6 +325,13 @@ export class ConsoleTransport implements Transport {
         return this.locationLine(rest);
       case ':contact':
         return this.contactLine(rest);
+      case ':react': {
+        const last = this.lastBot.get(this.chatId());
+        if (!last) return this.complain('the bot has not said anything in this chat yet: nothing to react to');
+        if (!rest) return this.complain(':react needs an emoji, e.g. :react 👍');
+        await this.events.onReaction?.({ chatId: this.chatId(), messageId: last.id, senderId: `${this.sender}@s.whatsapp.net`, emoji: rest.trim() });
+        return;
+      }
       default:
         return this.complain(`unknown console command ${cmd}; use ${CONSOLE_COMMANDS.join(', ')}`);
     }

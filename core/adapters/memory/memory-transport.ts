@@ -216,6 +216,19 @@ export class MemoryTransport implements Transport {
     await this.changeEvents.onPollVote({ chatId: sent.chatId, pollId, voterId, voterName, question: sent.poll.question, selected: choices.map((n) => sent.poll.options[n - 1]) });
     return this.actions.slice(before);
   }
+  /**
+   * Reacts to a message as `senderId` (an owner's 👍 on a held action's message, say), as WhatsApp reports a reaction;
+   * resolves with the actions the bot took while handling it. `messageId` defaults to the bot's last message in `chatId`.
+   */
+  async reactTo(emoji: string, senderId: string, chatId: string = senderId, messageId?: string): Promise<BotAction[]> {
+    if (!this.changeEvents.onReaction) throw new Error('MemoryTransport: start the bot with this transport before reacting');
+    const sent = this.actions.filter((a): a is Extract<BotAction, { type: 'text' | 'media' | 'poll' }> => (a.type === 'text' || a.type === 'media' || a.type === 'poll') && a.chatId === chatId);
+    const target = messageId ?? sent.at(-1)?.id;
+    if (!target) throw new Error(`MemoryTransport: the bot sent nothing to ${chatId} to react to`);
+    const before = this.actions.length;
+    await this.changeEvents.onReaction({ chatId, messageId: target, senderId, emoji });
+    return this.actions.slice(before);
+  }
   async setTyping(chatId: string, on: boolean): Promise<void> {
     if (this.recordTyping) this.record({ type: 'typing', chatId, on });
   }

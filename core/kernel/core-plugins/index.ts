@@ -1,6 +1,7 @@
 import { pluginErrors } from '../plugin/errors.js';
 import type { Plugin } from '../plugin/types.js';
 import chat from './chat.js';
+import guard from './guard.js';
 import help from './help.js';
 import profiles from './profiles/index.js';
 import status from './status.js';
@@ -13,10 +14,14 @@ import status from './status.js';
  */
 export const CORE_PLUGINS: ReadonlyArray<{ plugin: Plugin; canTurnOff: boolean; why?: string }> = [
   { plugin: help, canTurnOff: false, why: '.help is how people find the commands, and unknown or turned-off commands point to it' },
+  { plugin: guard, canTurnOff: false, why: 'every effect (messages to other chats, publishing, deleting files…) passes the guard, and .yes/.no answer what it holds' },
   { plugin: status, canTurnOff: true },
   { plugin: profiles, canTurnOff: false, why: 'the chats\' profiles and the money caps the owners set must hold' },
   { plugin: chat, canTurnOff: true },
 ];
+
+/** The guard's core plugin (its config section and the store of held actions). */
+export { default as GUARD_PLUGIN, GUARD_HOLDS } from './guard.js';
 
 /** The fallback to the model (the `chat` core plugin): the end of the pipeline says so when it is off. */
 export const FALLBACK_PLUGIN = chat;

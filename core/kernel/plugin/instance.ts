@@ -1,5 +1,6 @@
 import type { TurnPolicy } from './types.js';
 import type { TriggerHit } from '../pipeline/match.js';
+import { EFFECT_KINDS } from '../guard/policy.js';
 import type { IncomingMedia, MediaKind, QuotedMessage } from '../port/message.js';
 import { pluginErrors } from './errors.js';
 import type { ChatWatch, HandlerBase, MessageContext, Plugin, PluginHost, PluginOffer, QuotedWords, Tool, Trigger } from './types.js';
@@ -73,6 +74,8 @@ function effectsMistake(effects: unknown): string | undefined {
     return "effects must be { outsideText: true | false, acts: 'nothing' | 'ownFiles' | 'chats' }";
   }
   if (e.acts === 'ownFiles' && e.outsideText) return "a tool that touches someone's own files cannot also bring in outside text: make them two tools";
+  const kind = (effects as { kind?: unknown }).kind;
+  if (kind !== undefined && !(EFFECT_KINDS as readonly unknown[]).includes(kind)) return `effects.kind must be one of ${EFFECT_KINDS.join(', ')}`;
   return undefined;
 }
 

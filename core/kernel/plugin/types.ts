@@ -18,6 +18,8 @@ import type { Jail } from '../../services/jail/jail.js';
 import type { ReplyCost, StatusReport } from '../status/status-report.js';
 import type { DataSchema } from '../../services/store/schemas.js';
 import type { QuotedContentInput } from '../chat/quoted-content.js';
+import type { EffectKind } from '../guard/policy.js';
+import type { EffectsPort } from '../guard/types.js';
 
 /*
  * The plugin contract, one set of types the core itself runs on: a plugin is a factory that declares what it is
@@ -455,6 +457,11 @@ export interface ToolEffects {
    * `'chats'` (schedules or sends messages, reaches other chats, or changes what a chat keeps, such as its memory).
    */
   acts: 'nothing' | 'ownFiles' | 'chats';
+  /**
+   * The effect a call causes, for the core's effect guard (config.json `guard`): every call then asks it first —
+   * allowed it runs, held it waits for the owner's 👍, denied the model is told why. E.g. `'deleteFiles'`, `'publish'`.
+   */
+  kind?: EffectKind;
 }
 
 /**
@@ -579,9 +586,18 @@ export interface PluginHost<O = unknown, C = unknown> {
    * not the person's words: it is not kept in the history (an answer the caller sends is, as the bot's).
    */
   promptAs(chatId: string, senderId: string, text: string, options?: { system?: string; hidden?: boolean }): Promise<string>;
-  /** Sends a text to a chat outside a message's handling (timers, jobs). */
+  /**
+   * Sends a text to a chat outside a message's handling (timers, jobs). A message the bot starts goes only to an
+   * owner, a chat that wrote to the bot and is let in, or a recipient the owner approved; anyone else's rejects with
+   * `RecipientRefused` (nothing is sent).
+   */
   send(chatId: string, text: string): Promise<SentMessage>;
   sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage>;
+  /**
+   * The effect guard: declare each effect the plugin can cause (`effects.declare(name, kind, run)` in setup) and
+   * ask for it with `effects.act` — allowed it runs now, held it waits for the owner's 👍, denied it does nothing.
+   */
+  readonly effects: EffectsPort;
   /** The bot's ids: config targetUserIds plus those learnt at login. */
   botIds(): string[];
   /**

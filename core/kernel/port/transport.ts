@@ -56,6 +56,18 @@ export interface TransportEvents {
   onPollVote?(vote: PollVote): void | Promise<void>;
   /** A call rings: the core says whether to decline it and with which message. Without it, calls ring unanswered. */
   onCall?(call: IncomingCall): CallAnswer | Promise<CallAnswer>;
+  /** Someone reacted to a message (an owner's 👍/👎 on a held action's message answers it). */
+  onReaction?(reaction: InboundReaction): void | Promise<void>;
+}
+
+/** A reaction someone put on a message of a chat, as the network authenticated the reactor. */
+export interface InboundReaction {
+  chatId: string;
+  /** The message reacted to. */
+  messageId: string;
+  senderId: string;
+  senderAltId?: string;
+  emoji: string;
 }
 
 /**

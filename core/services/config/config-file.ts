@@ -161,6 +161,7 @@ export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>):
       minIntervalMinutes: raw.notices?.minIntervalMinutes ?? DEFAULT_NOTICE_LIMITS.minIntervalMinutes,
       maxPerHour: raw.notices?.maxPerHour ?? DEFAULT_NOTICE_LIMITS.maxPerHour,
     },
+    ...(raw.guard ? { guard: raw.guard } : {}),
     shutdown: { graceSeconds: raw.shutdown?.graceSeconds ?? 10 },
     pluginPackages: raw.pluginPackages ?? [],
     plugins: raw.plugins ?? {},

@@ -209,6 +209,32 @@ export const configSchema = {
         maxPerHour: { type: 'integer', minimum: 1, maximum: 100, description: 'incident notices per hour over all keys' },
       },
     },
+    guard: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'The effect guard: allow, hold for the owner (👍/👎, .yes/.no) or deny every action that leaves its chat or changes the world',
+      properties: {
+        holdMinutes: { type: 'integer', minimum: 1, maximum: 10080, description: 'how long a held action waits for the owner before it lapses, doing nothing' },
+        owner: {
+          type: 'object',
+          additionalProperties: false,
+          description: "an owner's effects: here (their own chats) and elsewhere (reaching another chat)",
+          properties: { here: { enum: ['allow', 'hold', 'deny'] }, elsewhere: { enum: ['allow', 'hold', 'deny'] } },
+        },
+        others: {
+          type: 'object',
+          additionalProperties: false,
+          description: "anyone else's effects",
+          properties: { here: { enum: ['allow', 'hold', 'deny'] }, elsewhere: { enum: ['allow', 'hold', 'deny'] } },
+        },
+        kinds: {
+          type: 'object',
+          additionalProperties: false,
+          description: 'per kind of effect, a stricter verdict (e.g. "deleteFiles": "hold")',
+          properties: Object.fromEntries(['message', 'publish', 'deleteFiles', 'schedule', 'mcpTool', 'sendFile'].map((k) => [k, { enum: ['allow', 'hold', 'deny'] }])),
+        },
+      },
+    },
     shutdown: {
       type: 'object',
       additionalProperties: false,
@@ -279,6 +305,8 @@ export interface BotConfig {
   data: { flushIntervalMs: number; diskLowMb: number };
   sending: { perChatPerMinute: number; globalPerMinute: number; jitterMs: number };
   notices: { minIntervalMinutes: number; maxPerHour: number };
+  /** The effect guard's policy (core/kernel/guard/policy.ts); parts left out take their defaults there. */
+  guard?: GuardConfig;
   shutdown: { graceSeconds: number };
   pluginPackages: string[];
   plugins: Record<string, PluginSection>;
@@ -294,6 +322,14 @@ export interface MoneyConfig {
   prices: Record<string, { input: number; cachedInput?: number; output: number }>;
   caps: { personMonthly: number; chatMonthly: number; overallMonthly: number };
   noticePercent: number;
+}
+
+export type GuardVerdict = 'allow' | 'hold' | 'deny';
+export interface GuardConfig {
+  holdMinutes?: number;
+  owner?: { here?: GuardVerdict; elsewhere?: GuardVerdict };
+  others?: { here?: GuardVerdict; elsewhere?: GuardVerdict };
+  kinds?: Partial<Record<'message' | 'publish' | 'deleteFiles' | 'schedule' | 'mcpTool' | 'sendFile', GuardVerdict>>;
 }
 
 export interface AiConfig {

@@ -98,10 +98,10 @@ describe('core plugins', () => {
     });
     const t = await startTestBot([menu, pingPlugin], { config: { owners: [OWNER] } });
     try {
-      expect(firstText(await t.transport.push({ text: '.menu' })).split(' ')).to.have.members(['help:help', 'status:status', 'profiles:profile', 'profiles:usage', 'profiles:why', 'menu:menu', 'ping:ping']);
+      expect(firstText(await t.transport.push({ text: '.menu' })).split(' ')).to.have.members(['help:help', 'guard:yes', 'guard:no', 'status:status', 'profiles:profile', 'profiles:usage', 'profiles:why', 'menu:menu', 'ping:ping']);
       const own = seen.find((p) => p.name === 'menu');
       expect(own?.triggers).to.deep.equal([{ kind: 'command', command: 'menu', help: undefined, usage: undefined, needs: [] }, { kind: 'predicate', help: 'a predicate', usage: '(never)', needs: [] }]);
-      expect(seen.filter((p) => p.core).map((p) => p.name)).to.have.members(['help', 'status', 'profiles', 'chat']);
+      expect(seen.filter((p) => p.core).map((p) => p.name)).to.have.members(['help', 'guard', 'status', 'profiles', 'chat']);
       t.app.bot.setConfig({ ...t.app.config, plugins: { ...t.app.config.plugins, ping: { enabled: false } } });
       expect(firstText(await t.transport.push({ text: '.menu' })).split(' ')).to.not.include('ping:ping');
       expect(seen.find((p) => p.name === 'ping')).to.include({ enabled: false, active: false, core: false });
