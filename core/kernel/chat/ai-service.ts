@@ -392,6 +392,8 @@ export function createAiService(deps: AiServiceDeps): AiService {
       // (Framed content the core put in a person's turn: a document's excerpt, a forwarded text. The bot's own answers
       // repeating a frame are the bot's words.)
       if (e.role === 'user' && carriesContent(e.text)) found.add('content quoted earlier in the conversation');
+      // An answer made from others' words may repeat them: they do not become the bot's own by being repeated.
+      if (e.role === 'assistant' && e.carried) found.add("an earlier answer drawn from words that were not the asker's own");
     }
     return [...found];
   }
@@ -636,7 +638,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
             const unsaved = [...new Set(notes)];
             if (!unsaved.every((note) => answer.includes(note))) answer += `\n\n${unsaved.join('\n')}`;
           }
-          await ctx.history.append({ role: 'assistant', text: answer, at: Date.now() });
+          await ctx.history.append({ role: 'assistant', text: answer, at: Date.now(), ...(carriedHere.length ? { carried: true } : {}) });
           await recordTurn(answer);
           foldLater();
           if (quote.notice) answer = `${quote.notice}\n\n${answer}`;

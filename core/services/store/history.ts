@@ -19,6 +19,11 @@ export interface HistoryEntry {
   media?: string;
   /** The bot's answers: the sender id of the message answered (their `.mydata` delete removes the answer). */
   answers?: string;
+  /**
+   * The bot's answers: true when its turn carried words that were not the asker's own (a document, a quote, a page, a
+   * tool's outside text). The answer may repeat them, so later turns count it as carrying them too (never "clean").
+   */
+  carried?: boolean;
 }
 
 /**
