@@ -1,5 +1,6 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { checkDatabaseFile, DATABASE_FILE } from '../../core/services/store/database.js';
 import { checkDocument, checkValue, type DataSchema } from '../../core/services/store/schemas.js';
 
 export interface DataFilesReport {
@@ -50,6 +51,13 @@ async function setAsideFiles(dataDir: string, depth = 3): Promise<string[]> {
  */
 export async function checkDataFiles(dataDir: string, declared: Array<{ path: string; schema: DataSchema }>): Promise<DataFilesReport> {
   const report: DataFilesReport = { checked: 0, bad: [], setAside: await setAsideFiles(dataDir) };
+  // The store database: read-only, so a running bot is not disturbed.
+  const database = path.join(dataDir, DATABASE_FILE);
+  if (await stat(database).then((s) => s.isFile(), () => false)) {
+    report.checked++;
+    const problem = checkDatabaseFile(database);
+    if (problem) report.bad.push({ file: DATABASE_FILE, reason: problem });
+  }
   // A file declared by its own name is checked against its own schema only, never also as a `<chat>` of its folder
   // (reminders/timezones.json is not a chat's reminders).
   const named = new Set(declared.filter((d) => !/<[^>]+>/.test(d.path)).map((d) => path.join(...d.path.split('/'))));

@@ -145,7 +145,8 @@ export class BoundedRecord<T extends RecordEntry> {
         for (const entry of entries) this.insert(db, entry);
         return (
           db.run(`DELETE FROM ${this.table} WHERE at < ?`, [this.now() - keepMs]) +
-          db.run(`DELETE FROM ${this.table} WHERE seq NOT IN (SELECT seq FROM ${this.table} ORDER BY seq DESC LIMIT ?)`, [keepCount])
+          // Everything from the (keepCount + 1)-th newest back: found through the key, not a scan of the table.
+          db.run(`DELETE FROM ${this.table} WHERE seq <= (SELECT seq FROM ${this.table} ORDER BY seq DESC LIMIT 1 OFFSET ?)`, [keepCount])
         );
       });
       // What the bounds let go is forgotten on disk too, not left in the WAL.

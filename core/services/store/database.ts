@@ -183,3 +183,20 @@ export async function copyDatabase(from: string, to: string, mode: number): Prom
     db.close();
   }
 }
+
+/**
+ * What is wrong with a database file, read without changing it (`npm run doctor`), or undefined when SQLite finds it
+ * whole. A bot may be running on it meanwhile.
+ */
+export function checkDatabaseFile(file: string): string | undefined {
+  let db: Connection | undefined;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+    const check = db.prepare('PRAGMA quick_check').pluck().all() as string[];
+    return check.length === 1 && check[0] === 'ok' ? undefined : `the database is damaged (${check.slice(0, 3).join('; ')})`;
+  } catch (err) {
+    return `the database cannot be read (${(err as Error).message})`;
+  } finally {
+    db?.close();
+  }
+}

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createBackup, restoreBackup } from '../../../core/services/store/backup.js';
+import { checkDataFiles } from '../../../app/doctor/data-files.js';
 import { DataHealth } from '../../../core/services/store/data-health.js';
 import { registerDataHealth } from '../../../core/services/store/data-domain.js';
 import { copyDatabase, databaseFor, DATABASE_FILE, closeDatabase, StoreDatabase } from '../../../core/services/store/database.js';
@@ -123,5 +124,23 @@ describe('the store database (one SQLite file per data folder)', () => {
     const restored = new StoreDatabase(data);
     expect(restored.all<{ text: string }>('SELECT text FROM notes').map((r) => r.text)).to.deep.equal(['written-before-the-backup']);
     restored.close();
+  });
+
+  it('npm run doctor reads the database without changing it: a whole one passes, a damaged one is named', async () => {
+    const db = new StoreDatabase(dir);
+    db.exec('CREATE TABLE notes (text TEXT)');
+    db.run('INSERT INTO notes VALUES (?)', ['still running']);
+    // Checked while the bot runs on it (its WAL open).
+    expect(await checkDataFiles(dir, [])).to.deep.include({ checked: 1, bad: [] });
+    db.close();
+    const file = path.join(dir, DATABASE_FILE);
+    const bytes = await readFile(file);
+    bytes.fill(0x41, 100, bytes.length);
+    await writeFile(file, bytes);
+    const report = await checkDataFiles(dir, []);
+    expect(report.bad.map((b) => b.file)).to.deep.equal([DATABASE_FILE]);
+    expect(report.bad[0].reason).to.match(/^the database (is damaged|cannot be read)/);
+    expect(await readFile(file), 'left as it was').to.deep.equal(bytes);
+    expect(health.setAside).to.deep.equal([]);
   });
 });
