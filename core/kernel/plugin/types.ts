@@ -701,9 +701,6 @@ export interface RespondOptions {
   overBudget?: 'answer' | 'throw';
 }
 
-// The status report shows it, so it is defined there (one direction of import between the two files).
-export type { ReplyCost } from '../status/status-report.js';
-
 /**
  * The AI services plugins use. Every call goes through the provider chain: failover, cooldowns, usage accounting.
  *

@@ -1,4 +1,4 @@
-import type { LegHealth } from '../providers/provider-chain.js';
+import type { LegHealth } from '../providers/types.js';
 import type { Transport } from '../../kernel/port/transport.js';
 
 export interface Readiness {

@@ -60,8 +60,6 @@ export interface LegOutcome {
   cooldownMs: number;
 }
 
-export type { LegCondition, LegHealth } from './types.js';
-
 /** A failure in words an owner understands (never a key). */
 export function failureInWords(failure: Failure): string {
   const status = failure.summary;
