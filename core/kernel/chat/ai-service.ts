@@ -358,12 +358,29 @@ export function createAiService(deps: AiServiceDeps): AiService {
     return lastOffer;
   }
 
-  /** The newest history turns that fit `budgetTokens` (at least one), oldest first. */
-  function historyMessages(entries: HistoryEntry[], budgetTokens: number, isGroup: boolean, chatId?: string): ChatMessage[] {
+  /** Each chat's first history entry in its last prompt: where the window holds still while a fold is being made. */
+  const windowStarts = new Map<string, HistoryEntry>();
+
+  /**
+   * The newest history turns that fit `budgetTokens` (at least one), oldest first. `holdStill`: the window starts
+   * where the chat's last prompt started instead of sliding past it (it only grows at its end), as long as that fits
+   * twice the budget.
+   */
+  function historyMessages(entries: HistoryEntry[], budgetTokens: number, isGroup: boolean, chatId?: string, holdStill = false): ChatMessage[] {
     const { turns, tokens } = chatId ? promptTurns.of(chatId, entries, isGroup) : turnsFor(entries, isGroup, 0, [], []);
     let used = 0;
     let from = turns.length;
     while (from > 0 && (used + tokens[from - 1] <= budgetTokens || from === turns.length)) used += tokens[--from];
+    if (chatId) {
+      const anchor = holdStill ? entries.indexOf(windowStarts.get(chatId)!) : -1;
+      if (anchor >= 0 && anchor < from) {
+        let held = 0;
+        for (let i = anchor; i < tokens.length; i++) held += tokens[i];
+        if (held <= budgetTokens * 2) from = anchor;
+      }
+      if (entries[from]) windowStarts.set(chatId, entries[from]);
+      if (windowStarts.size > 1000) windowStarts.delete(windowStarts.keys().next().value as string);
+    }
     return from === 0 ? turns : turns.slice(from);
   }
 
@@ -570,7 +587,11 @@ export function createAiService(deps: AiServiceDeps): AiService {
       for (let attempt = 0; ; attempt++) {
         // The live turns since the summary (more than `maxMessages` only while folding them keeps failing).
         const recent = await ctx.history.recent(cfg.history.maxMessages);
-        const history = options.onlyTurnsOf ? historyMessages(turnsOf(recent, options.onlyTurnsOf), budgetTokens, ctx.message.isGroup) : historyMessages(recent, budgetTokens, ctx.message.isGroup, ctx.chatId);
+        // While a fold of this chat is being made the window holds still (up to twice the budget): sliding it turn by
+        // turn would change the prompt right after its stable start, and the provider's cache would miss every turn
+        // until the fold lands.
+        const holdStill = !options.onlyTurnsOf && attempt === 0 && summaries.pending(ctx.chatId);
+        const history = options.onlyTurnsOf ? historyMessages(turnsOf(recent, options.onlyTurnsOf), budgetTokens, ctx.message.isGroup) : historyMessages(recent, budgetTokens, ctx.message.isGroup, ctx.chatId, holdStill);
         const carriedHere = [...carried, ...historyCarries(options.onlyTurnsOf ? turnsOf(recent, options.onlyTurnsOf) : recent, asker)];
         // Whatever changes rarely first, byte-identical from one request to the next (a provider caches that prefix):
         // system prompt (with memory and persona), summary, then the turns, which only grow at their end.

@@ -134,6 +134,11 @@ export class ChatSummaries {
     this.stopped = true;
   }
 
+  /** True while a fold of the chat is being made: its prompt's window then holds still (see `AiService.respond`). */
+  pending(chatId: string): boolean {
+    return this.running.has(chatId);
+  }
+
   /** Resolves once no fold is running. */
   async idle(): Promise<void> {
     while (this.running.size) await Promise.all([...this.running.values()]);
