@@ -24,6 +24,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const EVERYTHING = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js');
 const FIXTURE = path.join(here, 'fixture-server.js');
 const OWNER = '10000000001';
+const OWNER2 = '10000000009';
 const STRANGER = '19990000002@s.whatsapp.net';
 const GROUP = '120363000000000001@g.us';
 const BOT_ID = '15550001111@s.whatsapp.net';
@@ -378,7 +379,7 @@ describe('mcp plugin over streamable HTTP: answers bounded by the bytes received
     const file = path.join(dir, 'mcp.json');
     await writeFile(file, JSON.stringify({ mcpServers: { flooder: { url: `http://127.0.0.1:${(web.address() as AddressInfo).port}/mcp` } } }));
     bot = await startTestBot(mcp, {
-      config: { owners: [OWNER] },
+      config: { owners: [OWNER, OWNER2] },
       env: { MCP_CONFIG: file },
       model: (request: ModelRequest) => {
         const last = request.messages.at(-1);
@@ -400,8 +401,9 @@ describe('mcp plugin over streamable HTTP: answers bounded by the bytes received
       // What the bot took in is the bound plus what the sockets buffer, not the half gigabyte on offer.
       assert.ok(written < 48 * 1024 * 1024, `the server got ${written} bytes written`);
       assert.ok(process.memoryUsage().heapUsed - heapBefore < 128 * 1024 * 1024, 'the heap grew by more than the bound');
-      // The session goes on: the next call on the same server is answered.
-      const [next] = await bot!.send('shout please');
+      // The session goes on: the next call on the same server is answered (from another owner's chat: this chat's
+      // answer repeated the server's words, so its next turns run no tool that acts).
+      const [next] = await bot!.send({ text: 'shout please', senderId: `${OWNER2}@s.whatsapp.net`, chatId: `${OWNER2}@s.whatsapp.net` });
       assert.match(next, /STILL HERE/);
     });
   }
