@@ -203,4 +203,17 @@ describe('chat profiles, money and .why (issue 53)', function () {
     expect(system('the sea')).to.contain('answers in this chat to be short');
     expect(system('the sky')).to.not.contain('answers in this chat to be short');
   });
+
+  it(".mydata holds a person's spending and the .why records of their questions, and delete removes them", async () => {
+    const gw = await gateway('gw');
+    t = await startTestBot([], { env: { BASE_URL: gw.url }, config: { owners: ['10000000001'] } });
+    await say(ALICE, 'hello there');
+    await say(BOB, 'hi from bob');
+    await t.app.bot.idle();
+    const mine = JSON.stringify(await t.app.bot.privacy.exportFor([ALICE]));
+    expect(mine).to.contain('"askedBy":"10000000002@s.whatsapp.net"').and.not.contain('10000000003@s.whatsapp.net');
+    expect(mine).to.match(/"turns":1/);
+    await t.app.bot.privacy.deleteFor([ALICE]);
+    expect(await say(ALICE, '.why')).to.deep.equal(['I have not answered anything here yet that I could explain. Reply to one of my answers with .why.']);
+  });
 });
