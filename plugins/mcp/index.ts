@@ -72,7 +72,7 @@ export default definePlugin({
           // The server's own JSON schema: the core checks the model's arguments against it before the call.
           parameters: serverSchema(tool.inputSchema),
           // A server may fetch anything and do anything: its answers are outside text, and it may act beyond the chat.
-          effects: { outsideText: true, acts: 'chats' },
+          effects: { outsideText: true, acts: 'chats', kind: 'mcpTool' },
           // Checked again at call time: the access rules hold even if the list was built for someone else.
           run: (args, call) => (offeredFor(link.entry, call.ctx) ? link.call(tool.name, args) : `The MCP server "${link.name}" is not available to you here.`),
         });

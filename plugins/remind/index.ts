@@ -399,7 +399,7 @@ export default definePlugin({
         defineTool({
           name: 'schedule_task',
           // It makes the bot run a prompt and post the answer in the chat later.
-          effects: { outsideText: false, acts: 'chats' },
+          effects: { outsideText: false, acts: 'chats', kind: 'schedule' },
           description:
             "Schedule a task in this chat (only this chat, for the user asking): at its time the prompt runs through you with your tools, as that user, and your answer is posted here. Use when the user asks for something to be done or looked up later or regularly (\"every morning at 7 give me the weather\", \"on Monday summarise…\"); for a plain reminder text use schedule_message. Returns the confirmation to pass on, or what was wrong.",
           parameters: TASK_PARAMETERS,

@@ -66,7 +66,7 @@ export function workspaceTools(service: WorkspaceService): Tool<any>[] {
       progress: 'sending your file…',
       // It reads the owner's file and posts it back into the chat where the owner opened the workspace, like
       // workspace_read_file's answer: `ownFiles`, so no tool bringing in outside text shares its turn.
-      effects: OWN_FILES,
+      effects: { ...OWN_FILES, kind: 'sendFile' },
       description: "Send a file from the user's workspace to this chat as a document (the user receives the file itself, e.g. a result.csv or a chart.png the code made).",
       parameters: Type.Object({ path: pathParam(), caption: Type.Optional(Type.String({ description: 'a short caption, optional' })) }),
       run: async (args, call) => {
@@ -104,7 +104,7 @@ export function workspaceTools(service: WorkspaceService): Tool<any>[] {
     defineTool({
       name: 'workspace_delete_file',
       progress: 'deleting your file…',
-      effects: OWN_FILES,
+      effects: { ...OWN_FILES, kind: 'deleteFiles' },
       description: "Delete a file (or a folder with its contents) from the user's workspace.",
       parameters: Type.Object({ path: pathParam() }),
       run: async (args, call) => {
@@ -126,7 +126,7 @@ export function workspaceTools(service: WorkspaceService): Tool<any>[] {
     defineTool({
       name: 'workspace_publish_site',
       progress: 'publishing your site…',
-      effects: OWN_FILES,
+      effects: { ...OWN_FILES, kind: 'publish' },
       description: "Publish the workspace's index.html (and its css/js/images) as the user's website and get its address. Pass username only when the user chose one.",
       parameters: Type.Object({ username: Type.Optional(Type.String({ description: 'site name the user chose: 3-30 lowercase letters, digits, dashes' })) }),
       run: async (args, call) => service.publish(bound(call), args.username || undefined),
