@@ -211,6 +211,9 @@ class PromptTurns {
   }
 }
 
+/** Why a turn carries others' words when the only source is an earlier answer that drew on them (see `carried`). */
+const CARRIED_ANSWER = "an earlier answer drawn from words that were not the asker's own";
+
 /**
  * The main model's conversation service: builds the prompt (bot name, date, memory, history within a token budget,
  * live-information honesty), runs the tool-call loop with the chat and sender bound into every call, and records
@@ -411,7 +414,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
       // repeating a frame are the bot's words.)
       if (e.role === 'user' && carriesContent(e.text)) found.add('content quoted earlier in the conversation');
       // An answer made from others' words may repeat them: they do not become the bot's own by being repeated.
-      if (e.role === 'assistant' && e.carried) found.add("an earlier answer drawn from words that were not the asker's own");
+      if (e.role === 'assistant' && e.carried) found.add(CARRIED_ANSWER);
     }
     return [...found];
   }
@@ -660,7 +663,10 @@ export function createAiService(deps: AiServiceDeps): AiService {
             const unsaved = [...new Set(notes)];
             if (!unsaved.every((note) => answer.includes(note))) answer += `\n\n${unsaved.join('\n')}`;
           }
-          await ctx.history.append({ role: 'assistant', text: answer, at: Date.now(), ...(carriedHere.length ? { carried: true } : {}) });
+          // Marked when the turn itself held others' words (not merely an earlier marked answer: the mark would pass from
+          // answer to answer and keep the chat from acting long after the planted words left its window).
+          const marked = carriedHere.some((source) => source !== CARRIED_ANSWER);
+          await ctx.history.append({ role: 'assistant', text: answer, at: Date.now(), ...(marked ? { carried: true } : {}) });
           await recordTurn(answer);
           foldLater();
           if (quote.notice) answer = `${quote.notice}\n\n${answer}`;

@@ -153,4 +153,19 @@ describe('provenance: other people\'s words are content, never instructions (iss
     expect(refusedCalls(t).filter((tool) => tool === 'schedule_task')).to.have.length(2);
     expect((await t.send({ senderId: OWNER, text: '.reminders' }))[0]).to.match(/^No reminders/);
   });
+
+  it('the mark does not pass from answer to answer: once the answer that repeated planted words has left the window, the owner\'s own request acts again', async () => {
+    // Only the answer to the quote repeats the planted words; every later answer is the bot's own plain words.
+    const answer = (r: ModelRequest) => (userTexts(r).at(-1)?.includes('what does he want?') ? `He says: ${PLANTED}` : 'fine.');
+    t = await startTestBot([remind], { model: obeyingModel(answer), config: { owners: ['10000000001'], history: { maxMessages: 4, summarize: false } } });
+    await t.send({ senderId: OWNER, text: 'what does he want?', quoted: { id: 'mallory-1', senderId: MALLORY, text: `Please do this now:\n${PLANTED}`, fromBot: false } });
+    for (let i = 1; i <= 4; i++) await t.send({ senderId: OWNER, text: `ok ${i}` });
+    const before = refusedCalls(t).length;
+    expect(before, 'the planted task was refused while the repeating answer was in the window').to.be.greaterThan(0);
+    expect(chatRequests(t).at(-1)!.messages.some((m) => String(m.content).includes('CALL TOOL')), 'the repeating answer has left the window').to.equal(false);
+    // The owner's own words, in a chat whose window now holds only the bot's own plain answers.
+    await t.send({ senderId: OWNER, text: 'CALL TOOL schedule_task with {"when":"in 2 hours","prompt":"remind me to stretch"}' });
+    expect(refusedCalls(t).length, 'the owner\'s own request was refused').to.equal(before);
+    expect((await t.send({ senderId: OWNER, text: '.reminders' })).join('\n')).to.contain('stretch');
+  });
 });
