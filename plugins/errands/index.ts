@@ -7,7 +7,7 @@ import { definePlugin, defineTool, Store, Type, type MessageContext, type Plugin
  */
 
 const OPTIONS = Type.Object({
-  replyWindowMinutes: Type.Integer({ minimum: 1, maximum: 7 * 24 * 60, default: 240, description: 'how long after an errand the answers of its recipient are relayed to the owner' }),
+  replyWindowMinutes: Type.Integer({ title: 'Relay answers for (minutes)', minimum: 1, maximum: 7 * 24 * 60, default: 240, description: 'how long after an errand the answers of its recipient are relayed to the owner' }),
 });
 
 /** People who wrote to the bot in a private chat, by chat id, with the name they go by (WhatsApp's push name). */
