@@ -27,6 +27,7 @@ import { DEFAULT_PROGRESS } from '../pipeline/progress.js';
 import type { QuotedWordsEntry } from '../plugin/instance.js';
 import { isAskers, quotedLeftOutText, quotedTurnText, quotedUnreadableText, quotedWordsOf } from './quoted-words.js';
 import { carriesContent, quotedContent } from './quoted-content.js';
+import { argumentsRepeat, outsideTexts, repeatsWordsOf } from './repeated-words.js';
 import { effectsOf } from './tool-effects.js';
 import { isOwnerId } from '../plugin/access.js';
 import type { TurnPlan, TurnRecord, TurnToolCall } from '../plugin/turn-policy.js';
@@ -595,6 +596,8 @@ export function createAiService(deps: AiServiceDeps): AiService {
         // until the fold lands.
         const holdStill = !options.onlyTurnsOf && attempt === 0 && summaries.pending(ctx.chatId);
         const history = options.onlyTurnsOf ? historyMessages(turnsOf(recent, options.onlyTurnsOf), budgetTokens, ctx.message.isGroup) : historyMessages(recent, budgetTokens, ctx.message.isGroup, ctx.chatId, holdStill);
+        const window = options.onlyTurnsOf ? turnsOf(recent, options.onlyTurnsOf) : recent;
+        const carriedAnswers = window.filter((e) => e.role === 'assistant' && e.carried).map((e) => e.text);
         const carriedHere = [...carried, ...historyCarries(options.onlyTurnsOf ? turnsOf(recent, options.onlyTurnsOf) : recent, asker)];
         // Whatever changes rarely first, byte-identical from one request to the next (a provider caches that prefix):
         // system prompt (with memory and persona), summary, then the turns, which only grow at their end.
@@ -613,7 +616,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
           const limits = { rounds: cfg.ai.maxToolRounds, perRound: cfg.ai.maxToolCallsPerRound, perMessage: cfg.ai.maxToolCallsPerMessage, perDay: ctx.isOwner ? 0 : cfg.ai.toolCallsPerDay };
           const cost: ReplyCost = { prompt: 0, cached: 0, completion: 0, requests: 0, at: 0 };
           const trace: TurnTrace = { requests: [], tools: [] };
-          const result = await toolLoop(messages, openAiTools, tools, ctx, { premium, userId: ctx.senderId, ...(plan.model ? { chatModel: plan.model } : {}) }, limits, cited, cost, carriedHere, trace);
+          const result = await toolLoop(messages, openAiTools, tools, ctx, { premium, userId: ctx.senderId, ...(plan.model ? { chatModel: plan.model } : {}) }, limits, cited, cost, carriedHere, trace, carriedAnswers);
           /** Tells the policy what the turn was (cost, `.why`); its failure never costs the user the answer. */
           const recordTurn = async (said: string) => {
             if (!policy) return;
@@ -664,8 +667,9 @@ export function createAiService(deps: AiServiceDeps): AiService {
             if (!unsaved.every((note) => answer.includes(note))) answer += `\n\n${unsaved.join('\n')}`;
           }
           // Marked when the turn itself held others' words (not merely an earlier marked answer: the mark would pass from
-          // answer to answer and keep the chat from acting long after the planted words left its window).
-          const marked = carriedHere.some((source) => source !== CARRIED_ANSWER);
+          // answer to answer and keep the chat from acting long after the planted words left its window) and the answer
+          // repeats a run of them word for word (an answer in the bot's own words is the bot's).
+          const marked = carriedHere.some((source) => source !== CARRIED_ANSWER) && repeatsWordsOf(answer, outsideTexts(messages));
           await ctx.history.append({ role: 'assistant', text: answer, at: Date.now(), ...(marked ? { carried: true } : {}) });
           await recordTurn(answer);
           foldLater();
@@ -700,6 +704,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
     cost: ReplyCost,
     carried: string[],
     trace: TurnTrace,
+    carriedAnswers: string[] = [],
   ): Promise<CompletionResult> {
     const complete = async (options: CompleteOptions) => {
       const result = await chain.complete(messages, options);
@@ -746,10 +751,14 @@ export function createAiService(deps: AiServiceDeps): AiService {
         for (const t of offered) if (t.name === name) tool = t;
         // Provenance: a turn that carries someone else's words (a document, a quote, a transcript, a page…) runs no
         // tool that acts — a model may obey words planted in them, and they must never act with the asker's rights.
-        if (tool && carried.length && effectsOf(tool).acts !== 'nothing') {
-          ctx.log.warn({ tool: name, carried: [...new Set(carried)] }, 'tool call refused: this turn carries words that are not the asker\'s own, and the tool acts');
+        // An earlier answer that repeated others' words refuses only a call that repeats them again (its arguments are
+        // a run of that answer's words): the chat stays free to act in the asker's own words.
+        const refusing = carried.filter((source) => source !== CARRIED_ANSWER);
+        if (carried.includes(CARRIED_ANSWER) && argumentsRepeat(fn?.arguments ?? '', carriedAnswers)) refusing.push(CARRIED_ANSWER);
+        if (tool && refusing.length && effectsOf(tool).acts !== 'nothing') {
+          ctx.log.warn({ tool: name, carried: [...new Set(refusing)] }, 'tool call refused: this turn carries words that are not the asker\'s own, and the tool acts');
           trace.tools.push({ name, outcome: 'refused' });
-          messages.push({ role: 'tool', tool_call_id: call.id, content: `Refused: ${name} was not run. This turn carries words that are not the user's own (${[...new Set(carried)].join('; ')}), so no tool that acts runs in it. If the user wants this done, they can ask again in a message of their own words, without quoting or forwarding, or use a command.` });
+          messages.push({ role: 'tool', tool_call_id: call.id, content: `Refused: ${name} was not run. This turn carries words that are not the user's own (${[...new Set(refusing)].join('; ')}), so no tool that acts runs in it. If the user wants this done, they can ask again in a message of their own words, without quoting or forwarding, or use a command.` });
           continue;
         }
         const output = await runTool(tool, name, fn?.arguments ?? '', ctx, cited);

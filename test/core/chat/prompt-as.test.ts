@@ -102,7 +102,8 @@ describe('host.promptAs refusals and host.send splitting (memory transport, fake
   });
 
   it('host.send splits a long text at paragraphs into several messages, losing nothing', async () => {
-    const host = await start({});
+    // To an owner: the bot writes first only to an owner, a chat that wrote and is let in, or an approved recipient.
+    const host = await start({ owners: ['6281100000001'] });
     const paragraphs = Array.from({ length: 6 }, (_, i) => `${i}:${'word '.repeat(200).trim()}`);
     await host.send(ANN, paragraphs.join('\n\n'));
     const sent = t!.transport.actions.filter((a) => a.type === 'text').map((a) => (a as { text: string }).text);

@@ -15,13 +15,18 @@ const echo = definePlugin({
 });
 
 const LIMITS = { perChatPerMinute: 6, globalPerMinute: 20, jitterMs: 500 };
+/**
+ * The chats these tests write to first are owners': the bot starts a message only to an owner, a chat that wrote and
+ * is let in, or a recipient the owner approved (the effect guard's rule); pacing is what is tested here.
+ */
+const RECIPIENTS = Array.from({ length: 50 }, (_, i) => `6281111${String(i).padStart(4, '0')}`); // 62811110000 among them
 
 describe('safe sending: bot-initiated messages are paced, replies are not', () => {
   let t: TestBot;
   let clock: sinon.SinonFakeTimers | undefined;
 
   beforeEach(async () => {
-    t = await startTestBot([echo], { config: { sending: LIMITS } });
+    t = await startTestBot([echo], { config: { sending: LIMITS, owners: RECIPIENTS } });
   });
   afterEach(async () => {
     clock?.restore();
@@ -110,15 +115,17 @@ describe('safe sending: bot-initiated messages are paced, replies are not', () =
 
 describe('safe sending at stop', () => {
   it('gives queued bot-initiated messages the rest of the grace time, but does not wait for a transport that is not linked', async () => {
-    const t = await startTestBot([echo], { config: { sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 }, shutdown: { graceSeconds: 30 } } });
+    const t = await startTestBot([echo], { config: { sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 }, shutdown: { graceSeconds: 30 }, owners: RECIPIENTS } });
     const host = t.app.bot.host('echo');
     const chat = '62811110000@s.whatsapp.net';
-    const first = [0, 1, 2].map((i) => host.send(chat, `note ${i}`).then(() => 'sent', () => 'dropped'));
-    // Linked: the three (one a second in this chat) go out before the stop ends.
+    const first = [0, 1, 2].map((i) => host.send(chat, `note ${i}`).then(() => 'sent', (e: Error) => `dropped: ${e.message}`));
+    // Queued (each passed the recipient rule, an owner here), then the stop: linked, the three (one a second in this
+    // chat) go out before the stop ends.
+    await t.until(() => t.app.outbox.pending() + t.transport.actions.filter((a) => a.type === 'text').length >= 3);
     await t.stop();
     expect(await Promise.all(first)).to.deep.equal(['sent', 'sent', 'sent']);
 
-    const t2 = await startTestBot([echo], { config: { sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 }, shutdown: { graceSeconds: 30 } } });
+    const t2 = await startTestBot([echo], { config: { sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 }, shutdown: { graceSeconds: 30 }, owners: RECIPIENTS } });
     sinon.stub(t2.transport, 'session').returns({ status: 'connecting' });
     const waiting = t2.app.bot.host('echo').send(chat, 'note while offline').then(() => 'sent', () => 'dropped');
     // A stop that waited out the 30 s grace for it would run into mocha's 20 s timeout.
