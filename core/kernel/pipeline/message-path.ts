@@ -12,6 +12,7 @@ import { markTakenUpRead } from './read-receipt.js';
 import { progressSlotOf } from './context.js';
 import { turnProgress, type PacedSend } from './progress.js';
 import { unclaimed } from './unclaimed.js';
+import { liveLocationUpdates } from './live-location.js';
 
 /**
  * A message's path through the kernel, top-down; each step is a file of this folder.
@@ -25,7 +26,8 @@ import { unclaimed } from './unclaimed.js';
  *   4. access     access-gate.ts `chatRules`: chats the owner paused or took over, a group's `.activation`.
  *   5. observers  filters.ts `observers`: plugins that see every message, addressed or not, of a chat the bot takes
  *                 part in (after the chat rules: a chat it does not take part in costs nothing and keeps nothing).
- *   6. filters    filters.ts `addressedOnly`: in groups only mentions and replies to the bot; too long is refused.
+ *   6. filters    filters.ts `addressedOnly`: in groups only mentions and replies to the bot; too long is refused;
+ *                 live-location.ts: a live location is answered once, its further updates are not.
  *   7. read       read-receipt.ts: the message is marked read once the bot takes it up.
  *   7b. progress  progress.ts: the optional 👀/✅/❌ reactions, and a status message for a turn that runs long.
  *   8. match+run  plugin-routing.ts with match.ts: the first handler whose trigger matches, in plugin order — the
@@ -57,6 +59,7 @@ export function messagePath(deps: MessagePathDeps): (ctx: MessageContext) => Pro
     chatRules(config, access),
     observers(registry, capabilities, view),
     addressedOnly(config),
+    liveLocationUpdates(),
     markTakenUpRead(deps.transport),
     turnProgress({ config, transport: deps.transport, paced: deps.paced, slotOf: progressSlotOf, after: deps.after }),
     pluginRouting({ registry, capabilities, config, view }),

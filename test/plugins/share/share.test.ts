@@ -43,6 +43,17 @@ describe('locations and contact cards', function () {
       expect(userTexts(t.model.requests.at(-1)!).at(-1)).to.contain('\nlive location (update 3)\nlatitude: -6.2\nlongitude: 106.8166\n');
     });
 
+    it('a live location is answered once: its updates (further messages while the person moves) are not, within the hour', async () => {
+      t = await startTestBot(share);
+      const at = (sequence: number) => ({ senderId: ALICE, location: { latitude: -6.2 + sequence / 1000, longitude: 106.8166, live: true, sequence } });
+      expect(await t.send(at(1)), 'the share itself is answered').to.have.length(1);
+      const asked = t.model.requests.length;
+      for (const sequence of [2, 3, 4]) expect(await t.send(at(sequence)), `update ${sequence} was answered`).to.deep.equal([]);
+      expect(t.model.requests.length, 'an update reached the model').to.equal(asked);
+      // Another person's live location in the same chat is theirs: answered.
+      expect(await t.send({ ...at(5), senderId: '62811000077@s.whatsapp.net' })).to.have.length(1);
+    });
+
     it('a contact card reaches the model with its name and every number, framed as content', async () => {
       t = await startTestBot(share);
       await t.send({ senderId: ALICE, contacts: [{ name: 'Ann Lee', numbers: ['+6281234567890', '+6221555000'] }] });
