@@ -197,6 +197,34 @@ export class Inbound {
     return true;
   }
 
+  /**
+   * A reaction (👍 on a message): handed to the core's `onReaction` with the reactor as the network authenticated them
+   * (the core answers a held action with an owner's 👍/👎). A reaction taken back (empty emoji) is dropped. Returns true
+   * when it was a reaction.
+   */
+  private async onReaction(raw: WAMessage): Promise<boolean> {
+    const reaction = normalizeMessageContent(raw.message)?.reactionMessage;
+    if (!reaction || !raw.key?.remoteJid) return false;
+    const key = raw.key;
+    const target = reaction.key?.id;
+    const emoji = reaction.text ?? '';
+    if (!target || !emoji) return true;
+    const isGroup = key.remoteJid!.endsWith('@g.us');
+    const sender = isGroup ? plainJid(key.participant) : plainJid(key.remoteJid);
+    const senderAlt = plainJid(isGroup ? key.participantAlt : key.remoteJidAlt);
+    const who = key.fromMe ? { id: this.connection.ownIds()[0] ?? '' } : sender ? await this.identity.resolve(sender, senderAlt) : undefined;
+    const chatId = isGroup ? plainJid(key.remoteJid)! : key.fromMe ? (plainJid(key.remoteJid) ?? key.remoteJid!) : who?.id;
+    if (!chatId || !who?.id) return true;
+    if (!(await this.seen!.firstTime(chatId, key.id ?? '', key.participant ?? ''))) return true;
+    this.log.debug({ chat: chatId, id: target }, 'a reaction arrived');
+    try {
+      await this.events.onReaction?.({ chatId, messageId: target, senderId: who.id, ...(senderAlt && senderAlt !== who.id ? { senderAltId: senderAlt } : {}), emoji });
+    } catch (err) {
+      this.log.warn({ err, chat: chatId, id: target }, 'handling a reaction failed');
+    }
+    return true;
+  }
+
   private async onUpsert(upsert: BaileysEventMap['messages.upsert']): Promise<void> {
     for (const raw of upsert.messages) {
       try {
@@ -236,6 +264,7 @@ export class Inbound {
     }
     if (await this.onProtocol(raw)) return;
     if (await this.onPollUpdate(raw)) return;
+    if (await this.onReaction(raw)) return;
     if (key?.fromMe && this.outbound.isOwnMessage(key.id)) {
       this.log.debug({ id: key.id }, 'ignored a message sent by the bot itself');
       return;
