@@ -427,6 +427,9 @@ describe('mcp plugin beside other plugins', function () {
     assert.match(t.app.capabilities.status('mcp').detail, /ghost: DOWN, failed to start: the command "no-such-mcp-server-cmd" was not found/);
     // The start-log table names it too.
     assert.ok(t.logs().some((l) => String(l.msg).includes('ghost: DOWN')));
+    // The folder goes once the bot has stopped: its stop still writes its data there.
+    await t.stop();
+    t = undefined;
     await rm(dir, { recursive: true, force: true });
   });
 });
