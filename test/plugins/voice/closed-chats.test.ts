@@ -6,6 +6,7 @@ import { FakeAudio, startTestBot, type TestBot } from '../../../app/testing/inde
 import accessPlugin from '../../../plugins/access/index.js';
 import { createVoicePlugin } from '../../../plugins/voice/index.js';
 import { tempDir } from '../../helpers/checkout.js';
+import { domainFor } from '../../../core/services/store/data-domain.js';
 import { makeTone } from './audio-files.js';
 
 const BOT = '62899999999';
@@ -71,6 +72,9 @@ describe('voice notes in chats the bot does not take part in', function () {
   /** Nothing reached the provider (transcription, the reactions' chat model) and nothing of the note is on disk. */
   async function expectNothingSpentOrKept(): Promise<void> {
     await t.app.bot.idle();
+    // Every pending write on disk first (a chat record, a counter): the search reads all that is kept, and no file is
+    // renamed under it while it reads.
+    await domainFor(t.app.settings.dataDir).flushAll();
     expect(downloads, 'downloads').to.equal(0);
     expect(audio.uploads, 'transcription uploads').to.have.length(0);
     expect(audio.chats(), 'audio chat model calls').to.have.length(0);
