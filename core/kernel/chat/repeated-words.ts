@@ -50,13 +50,6 @@ export function repeatsWordsOf(answer: string, sources: string[], run = REPEATED
  * the asker's own words, never on words planted in a page or a quote that the bot once repeated.
  */
 export function argumentsRepeat(args: string, answers: string[], run = REPEATED_RUN_WORDS): boolean {
-  const words = wordsOf(args);
-  const n = Math.min(run, words.length);
-  if (n < 3 || !answers.length) return false;
-  const runs = runsOf(words, n);
-  for (const answer of answers) {
-    const said = wordsOf(answer);
-    for (let i = 0; i + n <= said.length; i++) if (runs.has(said.slice(i, i + n).join(' '))) return true;
-  }
-  return false;
+  const n = Math.min(run, wordsOf(args).length);
+  return n >= 3 && repeatsWordsOf(args, answers, n);
 }
