@@ -118,6 +118,7 @@ describe('voice notes in chats the bot does not take part in', function () {
     await t.app.bot.idle();
     expect(downloads).to.equal(1);
     expect(audio.uploads).to.have.length(1);
+    await domainFor(t.app.settings.dataDir).flushAll();
     const kept = (await filesUnder(path.join(t.dir, 'data'))).filter(({ bytes }) => bytes.toString('utf8').includes('zanzibar'));
     expect(kept, 'the transcript archived').to.not.be.empty;
   });
