@@ -30,3 +30,5 @@ export { healthFor } from './services/store/data-domain.js';
 export { checkDocument } from './services/store/schemas.js';
 /** The per-chat search-log engine behind `Store.chatSearchLog` (for tools and tests that reach its files directly). */
 export { queryTerms, SearchLogs, type ChatSearchLog, type SearchLogEvents, type SearchLogFormat } from './services/store/search-log/chat-search-log.js';
+/** The tools the core itself offers outside any plugin (`remember`), for naming tools as `.profile tools` does. */
+export { CORE_TOOLS } from './kernel/plugin/registry.js';

@@ -218,6 +218,8 @@ export class PluginRegistry {
         core: Boolean(s.core),
         triggers: Object.freeze((s.instance?.handlers ?? []).map(({ trigger, needs }) => listingOf(trigger, Object.freeze([...new Set([...(s.plugin.needs ?? []), ...(needs ?? [])])])))),
         answersFreeText: s.plugin.answersFreeText === true,
+        tools: Object.freeze((s.instance?.tools ?? []).map((t) => t.name)),
+        toolsPerMessage: Boolean(s.instance?.toolsFor),
         mayUse: (message: Parameters<PluginListing['mayUse']>[0]) => this.mayUse(name, message),
       });
     });

@@ -644,6 +644,10 @@ export interface PluginListing {
   readonly triggers: readonly TriggerListing[];
   /** It declares that it answers free text no other plugin claims (`answersFreeText`). */
   readonly answersFreeText: boolean;
+  /** The names of the tools it offers to the model, when it lists them up front (empty for one that did not start). */
+  readonly tools: readonly string[];
+  /** It chooses its tools per message (`tools` given as a function): `tools` cannot name them in advance. */
+  readonly toolsPerMessage: boolean;
   /** True when this sender may use the plugin (its `access` in config.json). */
   mayUse(message: Pick<IncomingMessage, 'senderId' | 'senderAltId' | 'fromOperator'>): boolean;
 }

@@ -1,4 +1,5 @@
-import { definePlugin, userPart, type CommandContext, type MessageContext, type PluginHost, type TurnPlan, type TurnRecord } from '../../../index.js';
+import { definePlugin, userPart, type CommandContext, type MessageContext, type PluginHost, type PluginListing, type TurnPlan, type TurnRecord } from '../../../index.js';
+import { CORE_TOOLS } from '../../../builtin.js';
 import { costOf, money, monthOf, priceOf, priceWeight, type Price } from './prices.js';
 import { ANSWER_LENGTHS, ANSWERS, ANSWERS_KEPT, CHAT_PROFILES, DEFAULT_PROFILE, emptyTally, SPEND, type Answer, type AnswerLength, type Profile, type Tally } from './stores.js';
 import { answerAskedAbout, whyText } from './why.js';
@@ -45,6 +46,16 @@ function profileText(profile: Profile | undefined, own: boolean, money: Money, f
 }
 
 const moneyText = (amount: number, m: Money) => money(amount, m.currency);
+
+/** The names of `names` that are neither a plugin nor a tool any plugin (or the core) lists. */
+function unknownToolNames(names: readonly string[], listings: readonly PluginListing[]): string[] {
+  const known = new Set<string>(CORE_TOOLS);
+  for (const p of listings) {
+    known.add(p.name);
+    for (const tool of p.tools) known.add(tool);
+  }
+  return names.filter((n) => !known.has(n));
+}
 
 /**
  * The `profiles` core plugin: what each chat may use and spend (its model, tools, answer length and monthly cap, set
@@ -239,9 +250,14 @@ export default definePlugin({
           const bad = names.find((n) => !/^[A-Za-z0-9_.-]{1,80}$/.test(n));
           if (bad) return void (await ctx.reply(`"${bad.slice(0, 40)}" is not a tool or plugin name. Nothing was changed.`));
           await save((p) => void (p.tools = names));
-          const plugins = new Set(host.plugins().map((p) => p.name));
+          const listings = host.plugins();
+          const plugins = new Set(listings.map((p) => p.name));
           const asPlugins = names.filter((n) => plugins.has(n));
-          return void (await ctx.reply(names.length ? `Done: ${where} allows only ${names.join(', ')}${asPlugins.length ? ` (${asPlugins.join(', ')}: every tool of that plugin)` : ''}. Other tools are neither offered nor run there.` : `Done: ${where} allows no tools.`));
+          const unknown = unknownToolNames(names, listings);
+          const warning = unknown.length
+            ? ` Note: no plugin here offers ${unknown.length === 1 ? 'a tool or plugin named' : 'tools or plugins named'} ${unknown.join(', ')}${listings.some((p) => p.toolsPerMessage) ? ` (${listings.filter((p) => p.toolsPerMessage).map((p) => p.name).join(', ')} name${listings.filter((p) => p.toolsPerMessage).length === 1 ? 's its' : ' their'} tools per message, so check the spelling there)` : ''}: until one does, ${unknown.length === 1 ? 'that name allows' : 'those names allow'} nothing. ${prefix}help lists the plugins.`
+            : '';
+          return void (await ctx.reply((names.length ? `Done: ${where} allows only ${names.join(', ')}${asPlugins.length ? ` (${asPlugins.join(', ')}: every tool of that plugin)` : ''}. Other tools are neither offered nor run there.` : `Done: ${where} allows no tools.`) + warning));
         }
         case 'length': {
           const length = value.toLowerCase() as AnswerLength;
