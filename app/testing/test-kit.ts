@@ -224,7 +224,9 @@ async function launch(plugins: Plugin[] | undefined, options: TestBotOptions & {
       },
       useClock(toFake = ['Date', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval']) {
         restoreClock();
-        const installed = installFakeTimers({ now: Date.now(), toFake });
+        // A timer made before the clock was faked (an HTTP client's socket timeouts, made at start) must still be
+        // cleared by the faked clearTimeout: left running, it fires on a socket already gone (undici throws).
+        const installed = installFakeTimers({ now: Date.now(), toFake, shouldClearNativeTimers: true });
         clock = installed;
         return {
           tick: async (ms) => void (await installed.tickAsync(ms)),

@@ -81,7 +81,7 @@ describe('dashboard login under a flood of wrong tokens from local processes', f
   });
 
   it('after a quiet period the next wrong token is logged at once again (the summary period on a fake clock)', async () => {
-    const clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.now() });
+    const clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.now(), shouldClearNativeTimers: true });
     try {
       const lines: Array<{ msg: string } & Record<string, unknown>> = [];
       const failed = new FailedLogins((msg, detail) => lines.push({ msg, ...detail }), SUMMARY_MS);

@@ -11,7 +11,7 @@ import { PassThrough } from 'node:stream';
 
 const OWNERS = ['6281200000001', '6281200000002'];
 const quiet = definePlugin({ name: 'quiet', description: 'nothing', setup: () => ({}) });
-const fakeTimers = () => sinon.useFakeTimers({ now: Date.now(), toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+const fakeTimers = () => sinon.useFakeTimers({ now: Date.now(), toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'], shouldClearNativeTimers: true });
 
 describe('owner notices (through the app)', () => {
   let t: TestBot | undefined;

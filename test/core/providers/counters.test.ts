@@ -64,7 +64,7 @@ describe('counters (usage.json, budgets.json): written once per flush interval a
   }
 
   it('usage.json: a burst of messages is one write when the interval is over, with every count; the next interval waits its turn', async () => {
-    clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: start });
+    clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: start, shouldClearNativeTimers: true });
     const file = path.join(dir, 'usage.json');
     const usage = new UsageLedger(dir, log(), 1000);
     await usage.load();
@@ -106,7 +106,7 @@ describe('counters (usage.json, budgets.json): written once per flush interval a
   });
 
   it('usage: a count made while usage.json is being written is written too (at stop at the latest)', async () => {
-    clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: start });
+    clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: start, shouldClearNativeTimers: true });
     const file = path.join(dir, 'usage.json');
     const usage = new UsageLedger(dir, log(), 1000);
     await usage.load();
@@ -141,7 +141,7 @@ describe('counters (usage.json, budgets.json): written once per flush interval a
   });
 
   it('budgets.json: spending is written once the interval is over, not per message, and at stop', async () => {
-    clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: start });
+    clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: start, shouldClearNativeTimers: true });
     const file = path.join(dir, 'budgets.json');
     const budgets = new UserBudgets(dir, Date.now, 1000);
     await budgets.load();

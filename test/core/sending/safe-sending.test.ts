@@ -38,7 +38,7 @@ describe('safe sending: bot-initiated messages are paced, replies are not', () =
   const sentTo = (chatId: string) => t.transport.actions.filter((a) => a.type === 'text' && a.chatId === chatId);
   const botInitiated = () => t.transport.actions.filter((a) => a.type === 'text' && a.text.startsWith('note '));
 
-  const fake = () => sinon.useFakeTimers({ now: Date.now(), toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+  const fake = () => sinon.useFakeTimers({ now: Date.now(), toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'], shouldClearNativeTimers: true });
 
   it('paces a burst of 50 to one chat (perChatPerMinute), in order, while a reply there goes out at once', async () => {
     clock = fake();

@@ -39,7 +39,7 @@ describe('WhatsApp: answers paced by the outbox (fake socket, fake clock)', func
   it("spreads a group's stream of answers over time while a private answer meanwhile goes at once", async () => {
     bot = await startFakeSocketBot([stream, pingPlugin], { config: { groups: { policy: 'open', commandsWithoutMention: true } } });
     const socket = bot.socket;
-    clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.now() });
+    clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.now(), shouldClearNativeTimers: true });
     const groupSends = () => socket.sent.filter((r) => r.jid === GROUP && isSentText(r)).map(sentText);
 
     const firstPart = socket.nextSent(isSentText, GROUP);
@@ -60,7 +60,7 @@ describe('WhatsApp: answers paced by the outbox (fake socket, fake clock)', func
   it('a private answer of several messages sends its first at once and the rest spaced after it', async () => {
     bot = await startFakeSocketBot(stream);
     const socket = bot.socket;
-    clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.now() });
+    clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.now(), shouldClearNativeTimers: true });
     const privateSends = () => socket.sent.filter((r) => r.jid === ALICE && isSentText(r)).map(sentText);
     const first = socket.nextSent(isSentText, ALICE);
     socket.deliver([waText('.stream', { from: ALICE })]);

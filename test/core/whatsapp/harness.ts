@@ -120,7 +120,7 @@ export async function cleanup(): Promise<void> {
 export function fakeClockPerTest(): { tickAsync(ms: number): Promise<number> } {
   let clock: sinon.SinonFakeTimers | undefined;
   beforeEach(() => {
-    clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.now() });
+    clock = sinon.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.now(), shouldClearNativeTimers: true });
   });
   afterEach(async () => {
     clock?.restore();
