@@ -47,7 +47,8 @@ import { historyParticipant, memoryParticipant, PrivacyRegistry, summaryParticip
 import type { MemoryStore } from '../services/store/memory.js';
 import type { IncomingMessage, OutgoingMedia, PollVote, SentMessage } from './port/message.js';
 import { userPart } from './port/ids.js';
-import { findChatsOf, isOperator, privateChatIdOf, type ChangeSender, type SessionState, type Transport } from './port/transport.js';
+import { TransportLink } from './bot/transport-link.js';
+import { findChatsOf, privateChatIdOf, type ChangeSender, type SessionState, type Transport } from './port/transport.js';
 import { CORE_CONFIG_KEYS } from '../services/config/config-file.js';
 import type { SectionRule } from './plugin/options.js';
 
@@ -120,7 +121,8 @@ export class Bot {
   /** Where `.status` and the dashboard get the running picture (set by the app, which owns the chain and usage). */
   statusSource: StatusSource | undefined;
   private configValue: BotConfig;
-  private transport: Transport | undefined;
+  /** The transport, once `start` attached it, and whether the bot connected or began to stop. */
+  private readonly link: TransportLink;
   private readonly registry: PluginRegistry;
   private readonly queue: ChatQueue;
   /** A sender's burst of free text (and what they send while it is answered) as one turn. */
@@ -145,18 +147,13 @@ export class Bot {
   /** Files the stores set aside as unreadable (followed by .mydata and chat moves), indexed. */
   private readonly setAsideFiles: SetAsideFiles;
   private readonly polls: PollBook;
-  /** Resolves once a transport is connected: a scheduled turn due at start waits for it. */
-  private markConnected!: () => void;
-  private readonly connected = new Promise<void>((resolve) => (this.markConnected = resolve));
-  /** Resolves once the bot began to stop: a scheduled turn still waiting for a transport is refused, not left hanging. */
-  private markStopping!: () => void;
-  private readonly stopping = new Promise<void>((resolve) => (this.markStopping = resolve));
 
   constructor(deps: BotDeps) {
     this.configFile = path.resolve(deps.configFile ?? 'config.json');
     this.settings = deps.settings;
     this.configValue = deps.config;
     this.log = deps.log;
+    this.link = new TransportLink(deps.log);
     this.capabilities = deps.capabilities;
     this.histories = deps.histories;
     this.memories = deps.memories;
@@ -173,7 +170,7 @@ export class Bot {
     this.queue = new ChatQueue(deps.log);
     const config = () => this.configValue;
     this.bursts = new Bursts({
-      windowMs: () => this.configValue.conversation.debounceMs ?? this.transport?.defaultDebounceMs ?? 0,
+      windowMs: () => this.configValue.conversation.debounceMs ?? this.link.transport?.defaultDebounceMs ?? 0,
       joinable: (message) => joinsBursts(message, this.configValue.prefix),
       queue: (chatId, take) => this.queue.push(chatId, () => this.process(take())),
       merged: (chatId, messages, turnId) => void this.burstTurns.note(chatId, messages, turnId),
@@ -226,7 +223,7 @@ export class Bot {
       policy: () => policyOf(this.configValue.guard),
       holds: () => this.host(GUARD_PLUGIN.name).store.doc(GUARD_HOLDS),
       ownerChat: (chatId) => this.ownerChats().some((c) => sameChat(c, chatId)),
-      isOwner: (ids, fromOperator) => fromOperator === true || isOwnerId(ids, this.configValue) || ids.some((id) => isOperator(this.transport, id)),
+      isOwner: (ids, fromOperator) => fromOperator === true || isOwnerId(ids, this.configValue) || ids.some((id) => this.link.isOperator(id)),
       askOwners: (text) => this.tellOwners(text),
       tell: async (chatId, text) => void (await this.startText(chatId, text).catch((err: unknown) => this.log.warn({ err, chat: chatId }, 'could not tell the owner what became of a held action'))),
       prefix: () => this.configValue.prefix,
@@ -235,8 +232,8 @@ export class Bot {
     // A tool call held for the owner runs, once approved, as its person in its chat (with the tools they have there).
     for (const kind of EFFECT_KINDS) {
       this.effects.declare('core', heldToolEffect(kind), kind, (data, run) => {
-        const message: IncomingMessage = { id: `held-${Date.now()}`, chatId: run.chat, senderId: run.actor.id, isGroup: run.chat.endsWith('@g.us'), text: '', mentions: [], timestamp: Date.now(), scheduled: true };
-        if (isOperator(this.transport, run.actor.id)) message.fromOperator = true;
+        const message: IncomingMessage = { id: `held-${Date.now()}`, chatId: run.chat, senderId: run.actor.id, isGroup: this.link.isGroup(run.chat), text: '', mentions: [], timestamp: Date.now(), scheduled: true };
+        if (this.link.isOperator(run.actor.id)) message.fromOperator = true;
         return runHeldTool(data, this.createContext(message, ''), (ctx) => toolsFor(this.registry, this.capabilities, ctx, this.log));
       });
     }
@@ -286,26 +283,17 @@ export class Bot {
 
   /** The bot's own ids: config `targetUserIds` plus the ids the transport learnt at login (phone jid, LID). */
   botIds(): string[] {
-    return [...this.configValue.targetUserIds, ...(this.transport?.ownIds() ?? [])];
+    return [...this.configValue.targetUserIds, ...(this.link.ownIds())];
   }
 
   /** The transport's session (link state), or offline before a transport is connected. */
   session(): SessionState {
-    return this.transport?.session() ?? { status: 'offline', lastError: 'no transport connected yet' };
+    return this.link.session();
   }
 
   /** True when one of `userIds` is an admin of group `chatId` (false where the transport has no group roles). */
-  async isGroupAdmin(chatId: string, userIds: string[]): Promise<boolean> {
-    const transport = this.transport;
-    if (!transport?.isGroupAdmin) return false;
-    for (const id of userIds) {
-      try {
-        if (await transport.isGroupAdmin(chatId, id)) return true;
-      } catch (err) {
-        this.log.warn({ err, chat: chatId }, 'could not read the group admins');
-      }
-    }
-    return false;
+  isGroupAdmin(chatId: string, userIds: string[]): Promise<boolean> {
+    return this.link.isGroupAdmin(chatId, userIds);
   }
 
   /** The host services handed to a plugin's setup (and seen as `ctx.host` by its handlers and tools). */
@@ -347,9 +335,9 @@ export class Bot {
         pending: () => bot.effects.pending(),
       },
       botIds: () => bot.botIds(),
-      findChats: (chatName) => findChatsOf(bot.transport, chatName),
-      ownIds: () => bot.transport?.ownIds() ?? [],
-      isOwner: (id) => isOwnerId([id], bot.configValue) || isOperator(bot.transport, id),
+      findChats: (chatName) => findChatsOf(bot.link.transport, chatName),
+      ownIds: () => bot.link.ownIds(),
+      isOwner: (id) => isOwnerId([id], bot.configValue) || bot.link.isOperator(id),
       access: this.access,
       isGroupAdmin: (chatId, userIds) => bot.isGroupAdmin(chatId, userIds),
       status: (): Promise<StatusReport> => {
@@ -390,11 +378,6 @@ export class Bot {
     return pluginView(this.contextDeps, ctx, name);
   }
 
-  private requireTransport(): Transport {
-    if (!this.transport) throw new Error('The bot has no transport yet: call bot.start(transport) first');
-    return this.transport;
-  }
-
   /** Starts every plugin in load order (see PluginRegistry.start): failures and clashes stay off, the rest go on. */
   startPlugins(): Promise<void> {
     return this.registry.start();
@@ -407,7 +390,7 @@ export class Bot {
 
   /** Connects a transport and starts handling its messages. Call `startPlugins()` first. */
   async start(transport: Transport): Promise<void> {
-    this.transport = transport;
+    this.link.attach(transport);
     // Files set aside in an earlier run: found once now, beside the start (later ones come from the data health).
     void this.setAsideFiles.load();
     for (const participant of transport.privacyParticipants?.() ?? []) this.privacy.register(participant);
@@ -421,7 +404,7 @@ export class Bot {
       onCall: (call) => answerCall(this.configValue.calls, call, (text) => this.tellOwners(text).then(() => undefined)),
       onReaction: (reaction) => this.reaction(reaction),
     });
-    this.markConnected();
+    this.link.connectedNow();
   }
 
   /**
@@ -460,7 +443,7 @@ export class Bot {
     return this.queue.behind(
       chatId,
       async () => {
-        const admin = by && !by.fromMe && chatId.endsWith('@g.us') && (await this.isGroupAdmin(chatId, by.ids));
+        const admin = by && !by.fromMe && this.link.isGroup(chatId) && (await this.link.isGroupAdmin(chatId, by.ids));
         const author = admin ? undefined : authorOf(by);
         // A message merged into a burst was stored as part of its turn: the whole turn goes (never its words left).
         const turn = await this.burstTurns.turnOf(chatId, messageId);
@@ -518,9 +501,9 @@ export class Bot {
   /** A vote on a poll sent to settle a question: a turn of the voter. */
   private answerVote(vote: PollVote, id: string, text: string, at: number): Promise<void> {
     const bot = this.botIds()[0] ?? '';
-    const message: IncomingMessage = { id, chatId: vote.chatId, senderId: vote.voterId, senderName: vote.voterName, isGroup: vote.chatId.endsWith('@g.us'), text, mentions: [], timestamp: at, quoted: { id: vote.pollId, senderId: bot, text: vote.question, fromBot: true } };
+    const message: IncomingMessage = { id, chatId: vote.chatId, senderId: vote.voterId, senderName: vote.voterName, isGroup: this.link.isGroup(vote.chatId), text, mentions: [], timestamp: at, quoted: { id: vote.pollId, senderId: bot, text: vote.question, fromBot: true } };
     // The person at the console votes as the owner they are when they type.
-    if (isOperator(this.transport, vote.voterId)) message.fromOperator = true;
+    if (this.link.isOperator(vote.voterId)) message.fromOperator = true;
     return this.handle(message);
   }
 
@@ -538,7 +521,7 @@ export class Bot {
    * many were still being handled when the time was up (0: all finished).
    */
   drain(timeoutMs: number): Promise<number> {
-    this.markStopping();
+    this.link.stoppingNow();
     this.bursts.flushAll();
     return this.queue.drain(timeoutMs);
   }
@@ -553,7 +536,7 @@ export class Bot {
     clearTimeout(graceTimer);
     this.ai.stop?.();
     await this.registry.stop();
-    await this.transport?.stop();
+    await this.link.transport?.stop();
     // A store that cannot write rejects; the app's data health lists it and the stop reports it (never silently).
     await Promise.allSettled([this.histories.flush(), this.memories.flush(), this.access.flush(), this.burstTurns.flush(), this.deletedMessages.flush(), this.polls.flush(), this.setAsideFiles.close(), ...[...this.stores.values()].map((s) => s.close())]);
   }
@@ -592,7 +575,7 @@ export class Bot {
   private paced<T>(chatId: string, send: (transport: Transport) => Promise<T>, signal: AbortSignal): Promise<T> {
     if (this.outbox) return this.outbox.paced(chatId, send, signal);
     if (signal.aborted) return Promise.reject(new SendCancelledError());
-    return send(this.requireTransport());
+    return send(this.link.require());
   }
 
   /**
@@ -614,7 +597,7 @@ export class Bot {
     // A person's `.mydata` in their own private chat is their right even there (what the bot keeps about them).
     const myData = !message.isGroup && !message.fromMe && isMyDataCommand(message.text.trim(), this.configValue.prefix);
     if (!myData && this.registry.active().some((s) => s.instance?.watch)) {
-      return keptAsWatched(message, this.registry, this.transport?.ownIds() ?? [], this.log).then((kept) => (kept ? undefined : this.processUnwatched(message)));
+      return keptAsWatched(message, this.registry, this.link.ownIds(), this.log).then((kept) => (kept ? undefined : this.processUnwatched(message)));
     }
     return this.processUnwatched(message);
   }
@@ -638,7 +621,7 @@ export class Bot {
 
   /** The context of one inbound message (see pipeline/context). */
   private createContext(message: IncomingMessage, rawText: string): MessageContext {
-    return createContext(this.contextDeps, this.requireTransport(), message, rawText);
+    return createContext(this.contextDeps, this.link.require(), message, rawText);
   }
 
   private composePipeline(): (ctx: MessageContext) => Promise<void> {
@@ -647,7 +630,7 @@ export class Bot {
       access: this.access,
       registry: this.registry,
       capabilities: this.capabilities,
-      transport: () => this.transport,
+      transport: () => this.link.transport,
       view: (ctx, name) => this.view(ctx, name),
       answersFreeText: () => this.registry.active().some((s) => s.plugin === FALLBACK_PLUGIN),
       paced: (chatId, send, signal) => this.paced(chatId, send, signal),
@@ -673,7 +656,7 @@ export class Bot {
 
   /** The owners' private chats with the bot (config `owners`, and the person at the console). */
   private ownerChats(): string[] {
-    const transport = this.transport;
+    const transport = this.link.transport;
     const chats = new Set(this.configValue.owners.map((owner) => privateChatIdOf(transport, owner)));
     const operator = transport?.operatorChatId?.();
     if (operator) chats.add(operator);
@@ -693,20 +676,20 @@ export class Bot {
       return sent;
     }
     await this.checkRecipient(chatId);
-    for (const part of splitMessage(said)) sent = await (this.outbox ? this.outbox.sendText(chatId, part) : this.requireTransport().sendText(chatId, part));
+    for (const part of splitMessage(said)) sent = await (this.outbox ? this.outbox.sendText(chatId, part) : this.link.require().sendText(chatId, part));
     return sent;
   }
 
   /** Media the bot starts: the same rule and pacing as `startText`. */
   async startMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage> {
     await this.checkRecipient(chatId);
-    return this.outbox ? this.outbox.sendMedia(chatId, media) : this.requireTransport().sendMedia(chatId, media);
+    return this.outbox ? this.outbox.sendMedia(chatId, media) : this.link.require().sendMedia(chatId, media);
   }
 
   /** Rejects with `RecipientRefused` unless the bot may write first to `chatId`. */
   private async checkRecipient(chatId: string): Promise<void> {
     // Who the owners are in the console, and which chats are let in, is known once a transport is connected.
-    await Promise.race([this.connected, this.stopping]);
+    await this.link.ready();
     const refusal = await refusalFor(chatId, {
       ownerChat: (id) => this.ownerChats().some((c) => sameChat(c, id)),
       approved: (id) => this.effects.approvedRecipient(id),
@@ -722,7 +705,7 @@ export class Bot {
   /** The access rules let this chat in now: a group the bot takes part in, a private chat whose person is answered. */
   private letIn(chatId: string): boolean {
     const cfg = this.configValue;
-    if (chatId.endsWith('@g.us')) return (this.access.activation(chatId) ?? (cfg.groups.policy === 'open' ? 'mention' : 'off')) !== 'off';
+    if (this.link.isGroup(chatId)) return (this.access.activation(chatId) ?? (cfg.groups.policy === 'open' ? 'mention' : 'off')) !== 'off';
     const ids = [chatId];
     if (isBlocked(ids, cfg)) return false;
     return botAnswers(ids, cfg) || (cfg.access.mode !== 'owners' && this.access.isApproved(ids));
@@ -731,7 +714,7 @@ export class Bot {
   /** A reaction someone put on a message: an owner's 👍/👎 on a held action's message answers it. Never rejects. */
   reaction(reaction: Reaction): Promise<void> {
     if (isBlocked([reaction.senderId, ...(reaction.senderAltId ? [reaction.senderAltId] : [])], this.configValue)) return Promise.resolve();
-    if (isOperator(this.transport, reaction.senderId)) reaction = { ...reaction, fromOperator: true };
+    if (this.link.isOperator(reaction.senderId)) reaction = { ...reaction, fromOperator: true };
     return this.effects.onReaction(reaction).then(
       () => undefined,
       (err: unknown) => this.log.error({ err, chat: reaction.chatId }, 'could not handle a reaction'),
@@ -740,13 +723,13 @@ export class Bot {
 
   /** A turn of `senderId` in `chatId` that no one typed now (a scheduled task): see `PluginHost.promptAs`. */
   async promptAs(chatId: string, senderId: string, text: string, system?: string, hidden = false): Promise<string> {
-    await Promise.race([this.connected, this.stopping]);
+    await this.link.ready();
     return runScheduledTurn(
       {
         config: () => this.configValue,
         access: this.access,
         ai: this.ai,
-        transport: () => this.transport,
+        transport: () => this.link.transport,
         context: (message) => this.createContext(message, message.text),
         inChatQueue: async (chatId, job) => {
           let taken = false;

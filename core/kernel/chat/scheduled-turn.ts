@@ -5,7 +5,7 @@ import { botAnswers, isBlocked, isOwnerMessage, senderIds } from '../plugin/acce
 import type { AiService, MessageContext } from '../plugin/types.js';
 import type { IncomingMessage } from '../port/message.js';
 import { userPart } from '../port/ids.js';
-import { isOperator, type SessionState, type Transport } from '../port/transport.js';
+import { isGroupChatOf, isOperator, type SessionState, type Transport } from '../port/transport.js';
 import { PromptRefused } from '../../api/errors.js';
 
 export interface ScheduledTurnDeps {
@@ -39,7 +39,7 @@ export async function runScheduledTurn(deps: ScheduledTurnDeps, chatId: string, 
   // The answer could not be delivered now: refused before the model is asked (no budget spent, nothing in the history).
   const link = transport.session().status;
   if (link !== 'linked') throw new PromptRefused(`the bot is not connected to WhatsApp right now (${linkInWords[link]})`, true);
-  const isGroup = chatId.endsWith('@g.us');
+  const isGroup = isGroupChatOf(transport, chatId);
   // The person at the machine (console) is an owner in their own chat and in the groups they type in.
   const fromOperator = isOperator(transport, senderId);
   const message: IncomingMessage = {

@@ -1,5 +1,5 @@
 import type { GuardConfig } from '../../services/config/schema.js';
-import { userPart } from '../port/ids.js';
+import { isGroupId, isLid, userPart } from '../port/ids.js';
 
 /*
  * The guard's policy: one pure decision per effect, so what is allowed can be read (and tested) apart from how a hold
@@ -75,9 +75,9 @@ export function decide(effect: Effect, actor: Actor, chat: string, policy: Guard
 /** True when two ids name the same chat (a phone jid and its bare digits alike; groups by their full id). */
 export function sameChat(a: string, b: string): boolean {
   if (a === b) return true;
-  if (a.endsWith('@g.us') || b.endsWith('@g.us')) return false;
+  if (isGroupId(a) || isGroupId(b)) return false;
   const ua = userPart(a);
-  return ua !== '' && ua === userPart(b) && a.endsWith('@lid') === b.endsWith('@lid');
+  return ua !== '' && ua === userPart(b) && isLid(a) === isLid(b);
 }
 
 /** The policy config.json's `guard` section gives (checked by its schema), each part it leaves out at its default. */

@@ -16,6 +16,11 @@ export function userPart(id: string): string {
   return (digits.startsWith('+') ? digits.slice(1) : digits).trim();
 }
 
+/** True for a group jid (`1203@g.us`): the id convention the transports share (see `Transport.isGroupChat`). */
+export function isGroupId(id: string): boolean {
+  return id.endsWith('@g.us');
+}
+
 /** True for an `@lid` id. */
 export function isLid(id: string): boolean {
   return id.endsWith('@lid');

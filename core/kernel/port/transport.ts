@@ -1,4 +1,4 @@
-import { userPart } from './ids.js';
+import { isGroupId, userPart } from './ids.js';
 import type { PrivacyParticipant } from '../../services/store/privacy.js';
 import type { IncomingMessage, OutgoingContact, OutgoingLocation, OutgoingMedia, OutgoingPoll, PollVote, SentMessage } from './message.js';
 
@@ -184,6 +184,11 @@ export interface Transport {
    */
   isGroupAdmin?(chatId: string, userId: string): Promise<boolean>;
   /**
+   * Whether `chatId` names a group. Optional: without it, a group is a WhatsApp group jid (`…@g.us`), as the console
+   * and memory transports name theirs. The core asks `isGroupChatOf`, never the id's shape itself.
+   */
+  isGroupChat?(chatId: string): boolean;
+  /**
    * What the transport itself keeps about people (WhatsApp: the messages it sent, kept for resends; phone ↔ LID
    * pairs), so `.mydata`, its delete, deletes for everyone and edits reach those files too. Optional: the core
    * registers these with the plugins' participants when the transport starts.
@@ -218,6 +223,11 @@ export async function findChatsOf(transport: Transport | undefined, name: string
   if (!wanted) return [];
   if (transport?.findChats) return transport.findChats(wanted);
   return [{ id: `${wanted}@g.us`, name: wanted }];
+}
+
+/** Whether `chatId` names a group, as `transport` says (see `Transport.isGroupChat`). */
+export function isGroupChatOf(transport: Transport | undefined, chatId: string): boolean {
+  return transport?.isGroupChat?.(chatId) ?? isGroupId(chatId);
 }
 
 /** The private chat of `id` (digits) as `transport` names it. */
