@@ -5,6 +5,9 @@ import {
   Curve,
   decodeBinaryNode,
   encodeBinaryNode,
+  getBinaryNodeChild,
+  getBinaryNodeChildBuffer,
+  getBinaryNodeChildren,
   hkdf,
   hmacSign,
   NOISE_MODE,
@@ -15,6 +18,7 @@ import {
   type BinaryNode,
 } from '@whiskeysockets/baileys';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { WireDevice, type UploadedBundle } from './wire-device.js';
 
 /**
  * A real WhatsApp Web certificate chain (as crabline serves it, MIT): Baileys checks the intermediate against
@@ -128,6 +132,42 @@ function frameOf(data: Uint8Array): Buffer {
 }
 
 const now = () => String(Math.floor(Date.now() / 1000));
+const userOf = (jid: string) => jid.split('@')[0].split(':')[0];
+const beUInt = (bytes: Uint8Array | undefined) => (bytes ? Buffer.from(bytes).readUIntBE(0, bytes.length) : 0);
+
+/** A group on the server: its members (LID-addressed, as WhatsApp's groups are now) and the bot. */
+export interface WireGroup {
+  /** `<digits>@g.us` */
+  id: string;
+  subject: string;
+  members: WireDevice[];
+}
+
+/** One copy of a message the bot sent, as one recipient device decrypted it. */
+export interface BotSend {
+  /** The chat (the stanza's `to`: a person's jid or a group). */
+  chat: string;
+  /** The device it was encrypted for. */
+  device: string;
+  id: string;
+  message: proto.Message;
+}
+
+/** A receipt the bot sent (delivery, read …) for one or more messages. */
+export interface BotReceipt {
+  ids: string[];
+  to: string;
+  participant?: string;
+  type?: string;
+}
+
+function groupNode(group: WireGroup): BinaryNode {
+  return {
+    tag: 'group',
+    attrs: { id: userOf(group.id), subject: group.subject, s_t: now(), creation: now(), addressing_mode: 'lid' },
+    content: group.members.map((m) => ({ tag: 'participant', attrs: { jid: m.senderJid, phone_number: m.phoneJid } })),
+  };
+}
 const childOf = (node: BinaryNode) => (Array.isArray(node.content) ? node.content[0] : undefined);
 
 /** What the server sends to end a session with `code`, as WhatsApp does. */
@@ -176,7 +216,7 @@ class Session {
         this.opened(this.noise.finish(frame));
         this.stage = 'open';
       } else {
-        this.node(await this.noise.decode(frame));
+        await this.node(await this.noise.decode(frame));
       }
     }
   }
@@ -196,7 +236,9 @@ class Session {
     this.send({ tag: 'ib', attrs: {}, content: [{ tag: 'offline', attrs: { count: '0' } }] });
   }
 
-  private node(node: BinaryNode): void {
+  private async node(node: BinaryNode): Promise<void> {
+    if (node.tag === 'message') return this.server.fromBot(node, this);
+    if (node.tag === 'receipt') return this.server.receiptFromBot(node);
     if (node.tag !== 'iq' || node.attrs.type === 'result' || node.attrs.type === 'error') {
       // pair-device-sign (the client's answer to pair-success): WhatsApp then asks for a restart.
       if (node.tag === 'iq' && childOf(node)?.tag === 'pair-device-sign') this.send(closing(515));
@@ -204,8 +246,25 @@ class Session {
     }
     const attrs = { from: 's.whatsapp.net', id: node.attrs.id, type: 'result', t: now() };
     const child = childOf(node);
-    if (node.attrs.xmlns === 'encrypt' && child?.tag === 'count') return this.send({ tag: 'iq', attrs, content: [{ tag: 'count', attrs: { value: '50' } }] });
-    this.send({ tag: 'iq', attrs });
+    const answer = (content?: BinaryNode[]) => this.send({ tag: 'iq', attrs, ...(content ? { content } : {}) });
+    if (node.attrs.xmlns === 'encrypt') {
+      if (child?.tag === 'count') return answer([{ tag: 'count', attrs: { value: String(this.server.botPreKeysLeft()) } }]);
+      if (child?.tag === 'digest') return answer([{ tag: 'digest', attrs: {} }]);
+      if (node.attrs.type === 'set' && getBinaryNodeChild(node, 'list')) return (this.server.takeUpload(node), answer());
+      if (child?.tag === 'key') return answer([{ tag: 'list', attrs: {}, content: await this.server.bundles(getBinaryNodeChildren(child, 'user').map((u) => u.attrs.jid)) }]);
+    }
+    if (node.attrs.xmlns === 'usync' && child?.tag === 'usync') return answer([this.server.usync(child)]);
+    if (node.attrs.xmlns === 'abt') {
+      // 10518 off: 1:1 sends carry no privacy token (a real account's chats have them; this server checks none).
+      return answer([{ tag: 'props', attrs: { hash: 'wire' }, content: [{ tag: 'prop', attrs: { name: '10518', value: 'false' } }] }]);
+    }
+    if (node.attrs.xmlns === 'w:g2' && child?.tag === 'participating') return answer([{ tag: 'groups', attrs: {}, content: [...this.server.groups.values()].map(groupNode) }]);
+    if (node.attrs.xmlns === 'w:g2' && child?.tag === 'query') {
+      const group = this.server.groups.get(node.attrs.to);
+      if (group) return answer([groupNode(group)]);
+      return this.send({ tag: 'iq', attrs: { ...attrs, type: 'error' }, content: [{ tag: 'error', attrs: { code: '404', text: 'item-not-found' } }] });
+    }
+    answer();
   }
 
   /** The phone scans `qr`: the server sends pair-success signed as a primary device would. */
@@ -242,8 +301,12 @@ class Session {
 /**
  * A small WhatsApp Web wire-level server on 127.0.0.1 for what crabline does not do: QR pairing (pair-device, then
  * pair-success as the phone's scan, then 515) and the close codes (401 logged out, 405 client too old, 440
- * replaced, 515 restart required), sent the way WhatsApp sends them. It speaks the real Noise handshake and Baileys'
- * own binary-node codec, answers every query with an empty result, and records each connection.
+ * replaced, 515 restart required), sent the way WhatsApp sends them, and messaging with real end-to-end encryption:
+ * people (`person`) are devices running Baileys' own Signal code, so what they `deliver` is a pre-key or Signal
+ * message the bot's socket must decrypt, and every copy the bot sends is decrypted by its recipient's device (`sent`).
+ * It takes the bot's pre-key upload, answers key fetches, device lists (with LIDs) and group queries, records
+ * receipts, and can refuse one person's messages with a 463. It speaks the real Noise handshake and Baileys' own
+ * binary-node codec, answers other queries with an empty result, and records each connection.
  *
  * @example
  * const wa = await WhatsAppWireServer.start();
@@ -257,6 +320,10 @@ export class WhatsAppWireServer {
   /** The account's phone digits and LID digits handed out at pairing and login. */
   readonly user = '15550009999';
   readonly lidUser = '155500099990001';
+  /** The account's own phone jid, as people's messages name the bot's chat. */
+  get botJid(): string {
+    return `${this.user}@s.whatsapp.net`;
+  }
 
   private constructor(private readonly wss: WebSocketServer) {
     wss.on('connection', (ws) => this.sessions.push(new Session(ws, this)));
@@ -306,6 +373,208 @@ export class WhatsAppWireServer {
   /** Ends the latest connection with a close code, as WhatsApp does. */
   end(code: CloseCode): void {
     this.current!.end(code);
+  }
+
+  // ---- Messaging: people's devices (Baileys' own Signal code), the bot's pre-keys, what it sends and reads ----
+
+  private readonly devices: WireDevice[] = [];
+  readonly groups = new Map<string, WireGroup>();
+  /** Every copy of every message the bot sent, decrypted by its recipient device. */
+  readonly sent: BotSend[] = [];
+  readonly receipts: BotReceipt[] = [];
+  /** The bot's pre-key bundle as uploaded; `spent` are the one-time pre-keys people's devices used. */
+  private bundle: UploadedBundle | undefined;
+  private readonly spent = new Set<number>();
+  /** Pre-key ids the bot uploaded a second time with another key (a restored old session reusing ids). */
+  readonly reusedPreKeyIds: number[] = [];
+  private readonly refusing = new Set<string>();
+  private readonly changeWatchers = new Set<() => void>();
+
+  /** A person with a phone (and a LID, as WhatsApp gives everyone now); their device is made on first use. */
+  person(user: string, lid?: string): WireDevice {
+    const found = this.devices.find((d) => d.user === user);
+    if (found) return found;
+    const device = new WireDevice(user, lid);
+    this.devices.push(device);
+    return device;
+  }
+
+  /** A group with these members (and the bot). */
+  group(id: string, subject: string, members: WireDevice[]): WireGroup {
+    const group = { id, subject, members };
+    this.groups.set(id, group);
+    return group;
+  }
+
+  /** From now on the server answers the bot's messages to `person` with a 463 nack (no privacy token). */
+  refuse463(person: WireDevice): void {
+    this.refusing.add(person.user);
+  }
+
+  private deviceOf(jid: string): WireDevice | undefined {
+    const user = userOf(jid);
+    if (user === this.user || user === this.lidUser) return this.person(this.user, this.lidUser);
+    return this.devices.find((d) => d.user === user || d.lid === user);
+  }
+
+  /** @internal the bot's pre-key upload. */
+  takeUpload(node: BinaryNode): void {
+    const skey = getBinaryNodeChild(node, 'skey')!;
+    const preKeys = this.bundle?.preKeys ?? new Map<number, Uint8Array>();
+    for (const key of getBinaryNodeChildren(getBinaryNodeChild(node, 'list'), 'key')) {
+      const id = beUInt(getBinaryNodeChildBuffer(key, 'id'));
+      const value = getBinaryNodeChildBuffer(key, 'value')!;
+      const before = preKeys.get(id);
+      if (before && Buffer.compare(Buffer.from(before), Buffer.from(value)) !== 0) this.reusedPreKeyIds.push(id);
+      preKeys.set(id, value);
+    }
+    this.bundle = {
+      registrationId: beUInt(getBinaryNodeChildBuffer(node, 'registration')),
+      identity: getBinaryNodeChildBuffer(node, 'identity')!,
+      signedPreKey: { keyId: beUInt(getBinaryNodeChildBuffer(skey, 'id')), publicKey: getBinaryNodeChildBuffer(skey, 'value')!, signature: getBinaryNodeChildBuffer(skey, 'signature')! },
+      preKeys,
+    };
+    this.changed();
+  }
+
+  /** How many one-time pre-keys of the bot are left on the server (WhatsApp asks for more when low). */
+  botPreKeysLeft(): number {
+    return [...(this.bundle?.preKeys.keys() ?? [])].filter((id) => !this.spent.has(id)).length;
+  }
+
+  /** @internal a key fetch: each person's bundle, made on first use. */
+  async bundles(jids: string[]): Promise<BinaryNode[]> {
+    return Promise.all(jids.map((jid) => (this.deviceOf(jid) ?? this.person(userOf(jid))).bundleNode(jid)));
+  }
+
+  /** @internal a device-list (and LID) query: everyone has one device, their phone (0). */
+  usync(query: BinaryNode): BinaryNode {
+    const users = getBinaryNodeChildren(getBinaryNodeChild(query, 'list'), 'user').map((u) => u.attrs.jid);
+    return {
+      tag: 'usync',
+      attrs: { index: '0', last: 'true', sid: query.attrs.sid ?? 'wire' },
+      content: [
+        {
+          tag: 'list',
+          attrs: {},
+          content: users.map((jid): BinaryNode => {
+            const lid = this.deviceOf(jid)?.lidJid;
+            return {
+              tag: 'user',
+              attrs: { jid },
+              content: [
+                { tag: 'devices', attrs: {}, content: [{ tag: 'device-list', attrs: {}, content: [{ tag: 'device', attrs: { id: '0' } }] }] },
+                ...(lid && jid.endsWith('@s.whatsapp.net') ? [{ tag: 'lid', attrs: { val: lid } } as BinaryNode] : []),
+              ],
+            };
+          }),
+        },
+      ],
+    };
+  }
+
+  /** @internal a message the bot sent: each copy decrypted by its recipient device and recorded, then acked (or nacked). */
+  async fromBot(node: BinaryNode, session: Session): Promise<void> {
+    const chat = node.attrs.to;
+    const group = chat.endsWith('@g.us');
+    const copies = getBinaryNodeChildren(getBinaryNodeChild(node, 'participants'), 'to');
+    const readers: WireDevice[] = [];
+    for (const to of copies) {
+      const device = this.deviceOf(to.attrs.jid);
+      const enc = getBinaryNodeChild(to, 'enc');
+      if (!device || !enc) continue;
+      const message = await device.decrypt(enc.attrs.type as 'pkmsg' | 'msg', enc.content as Uint8Array);
+      if (group && message.senderKeyDistributionMessage) {
+        await device.takeSenderKey(message.senderKeyDistributionMessage);
+        readers.push(device);
+      }
+      if (!group) this.sent.push({ chat, device: to.attrs.jid, id: node.attrs.id, message: message.deviceSentMessage?.message ? proto.Message.create(message.deviceSentMessage.message) : message });
+    }
+    const skmsg = getBinaryNodeChildren(node, 'enc').find((e) => e.attrs.type === 'skmsg');
+    if (group && skmsg) {
+      const members = this.groups.get(chat)?.members ?? [];
+      for (const device of new Set([...readers, ...members])) {
+        const message = await device.decryptGroup(chat, skmsg.content as Uint8Array).catch(() => undefined);
+        if (message) this.sent.push({ chat, device: device.senderJid, id: node.attrs.id, message });
+      }
+    }
+    const refused = !group && this.refusing.has(this.deviceOf(chat)?.user ?? '');
+    session.send({ tag: 'ack', attrs: { class: 'message', id: node.attrs.id, from: chat, t: now(), ...(refused ? { error: '463' } : {}) } });
+    this.changed();
+  }
+
+  /** @internal a receipt the bot sent. */
+  receiptFromBot(node: BinaryNode): void {
+    const more = getBinaryNodeChildren(getBinaryNodeChild(node, 'list'), 'item').map((i) => i.attrs.id);
+    this.receipts.push({ ids: [node.attrs.id, ...more], to: node.attrs.to, participant: node.attrs.participant, type: node.attrs.type });
+    this.changed();
+  }
+
+  /**
+   * A person's message reaches the bot, Signal-encrypted by their device (a pre-key message the first time, from
+   * one of the bot's uploaded one-time pre-keys). In a group it is a sender-key message with the key's distribution
+   * beside it, as WhatsApp sends it. Resolves with the message id.
+   */
+  async deliver(from: WireDevice, message: proto.IMessage, o: { id?: string; group?: string; pushName?: string; via?: 'pn' | 'lid' } = {}): Promise<string> {
+    if (!(await from.hasSession())) {
+      const bundle = await this.waitFor(() => this.bundle, 'the bot\'s pre-key upload');
+      const keyId = [...bundle.preKeys.keys()].find((id) => !this.spent.has(id));
+      if (keyId === undefined) throw new Error('the bot has no one-time pre-key left on the server');
+      this.spent.add(keyId);
+      await from.startSession(bundle, keyId);
+    }
+    const id = o.id ?? `3EB0${Math.random().toString(16).slice(2, 14).toUpperCase()}`;
+    const base = { id, t: now(), type: message.reactionMessage ? 'reaction' : message.pollUpdateMessage ? 'poll' : 'text', notify: o.pushName ?? 'Wire Person' };
+    let node: BinaryNode;
+    if (o.group) {
+      const { senderKeyDistributionMessage, ciphertext } = await from.encryptGroup(o.group, message);
+      const carrier = await from.encrypt({ senderKeyDistributionMessage: { groupId: o.group, axolotlSenderKeyDistributionMessage: senderKeyDistributionMessage } });
+      node = {
+        tag: 'message',
+        attrs: { ...base, from: o.group, participant: from.senderJid, addressing_mode: from.lid ? 'lid' : 'pn', ...(from.lid ? { participant_pn: from.phoneJid } : {}) },
+        content: [
+          { tag: 'enc', attrs: { v: '2', type: carrier.type }, content: carrier.ciphertext },
+          { tag: 'enc', attrs: { v: '2', type: 'skmsg' }, content: ciphertext },
+        ],
+      };
+    } else {
+      const enc = await from.encrypt(message);
+      const byLid = o.via === 'lid' && from.lidJid;
+      const attrs: Record<string, string> = byLid
+        ? { from: from.lidJid!, sender_pn: from.phoneJid, addressing_mode: 'lid' }
+        : { from: from.phoneJid, ...(from.lidJid ? { sender_lid: from.lidJid } : {}) };
+      node = { tag: 'message', attrs: { ...base, ...attrs }, content: [{ tag: 'enc', attrs: { v: '2', type: enc.type }, content: enc.ciphertext }] };
+    }
+    this.current!.send(node);
+    return id;
+  }
+
+  /** Resolves with the first copy of a bot message matching `match` (waiting for it). */
+  waitForSent(match: (send: BotSend) => boolean, timeoutMs = 20_000): Promise<BotSend> {
+    return this.waitFor(() => this.sent.find(match), 'a matching message from the bot', timeoutMs);
+  }
+
+  /** Resolves with `find()`'s first defined answer, checked now and after each message, receipt or upload. */
+  waitFor<T>(find: () => T | undefined, what: string, timeoutMs = 20_000): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.changeWatchers.delete(check);
+        reject(new Error(`timed out waiting for ${what}; the bot sent: ${JSON.stringify(this.sent.map((s) => ({ chat: s.chat, device: s.device, message: s.message })))}`));
+      }, timeoutMs);
+      const check = () => {
+        const found = find();
+        if (found === undefined) return;
+        this.changeWatchers.delete(check);
+        clearTimeout(timer);
+        resolve(found);
+      };
+      this.changeWatchers.add(check);
+      check();
+    });
+  }
+
+  private changed(): void {
+    for (const check of [...this.changeWatchers]) check();
   }
 
   async stop(): Promise<void> {

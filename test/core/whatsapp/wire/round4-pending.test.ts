@@ -1,13 +1,11 @@
 /**
  * What issue 50 asks the wire suite to drive through the real Baileys socket and the project's own wire server
- * (test/fakes/whatsapp-wire-server.ts) cannot do yet. Each stays pending, by name, with what the server lacks; the same
+ * (test/fakes/whatsapp-wire-server.ts) cannot do yet (what it can is in round4.test). Each stays pending, by name, with what the server lacks; the same
  * behaviour is shown on the fake socket (named in each reason) until the server can carry it.
  */
 describe('WhatsApp on the wire, round 4 (pending: what the wire server cannot do yet)', () => {
-  it('encrypted inbound from a contact device: the server has no Signal session of its own to encrypt a person\'s message (crabline sends them unencrypted)');
   it('a group with LID-addressed participants, a mention of the bot by its LID, and the reply in the group: the server answers no group metadata query (w:g2) and fans out no group sender keys');
   it('outbound image, voice note, document and sticker uploaded to a loopback media host and decrypted back: the server has no media upload host (media_conn / mms upload) on 127.0.0.1 — shown on the fake socket by Baileys\' own media builder (transport.test: sends voice notes …, refuses … larger than WhatsApp takes)');
   it('a 463 on one contact affects only that contact: the server cannot answer a message stanza with a 463 nack for one recipient');
   it('the pairing-code flow including the code running out: the server does not answer link_code_companion_reg, and its QR references end only after 100 s — shown on the fake socket (transport.test: a pairing code not typed in time)');
-  it('an edit, a delete for everyone, a poll vote and a reaction arriving over the wire: the server injects only plain text and voice messages — shown on the fake socket (resilience.test: edits and deletes …; polls.test)');
 });

@@ -1,0 +1,82 @@
+import { expect } from 'chai';
+import { proto } from '@whiskeysockets/baileys';
+import type { InboundReaction } from '../../../../core/kernel/port/transport.js';
+import type { PollVote } from '../../../../core/kernel/port/message.js';
+import { waPollVote } from '../../../../app/testing/fake-baileys-socket.js';
+import { linkOnWire, type WireLink } from '../../../helpers/wire-transport.js';
+
+const textOf = (m: proto.IMessage) => m.conversation ?? m.extendedTextMessage?.text ?? undefined;
+
+/**
+ * Issue 50's wire suite on the project's own WhatsApp Web server (test/fakes/whatsapp-wire-server.ts): the real
+ * transport and Baileys socket, linked by QR, and people whose phones are Baileys' own Signal code on the server — what
+ * they send is encrypted as a phone encrypts it, and what the bot sends is decrypted back by them.
+ */
+describe('WhatsApp on the wire, round 4 (real socket, people with their own Signal sessions)', function () {
+  this.timeout(60_000);
+  let l: WireLink | undefined;
+  afterEach(async () => {
+    await l?.stop();
+    l = undefined;
+  });
+
+  it("encrypted inbound from a contact's device is read, and the answer is encrypted so only their device reads it", async () => {
+    l = await linkOnWire();
+    const ann = l.server.person('15551230001', '155512300010001');
+    const id = await l.server.deliver(ann, { conversation: 'hello, encrypted' }, { pushName: 'Ann' });
+    await l.until(() => l!.received.length === 1, 'the message');
+    expect(l.received[0]).to.include({ id, text: 'hello, encrypted', isGroup: false, senderName: 'Ann' });
+    // A second line goes on the session the first one started (a plain Signal message, no pre-key).
+    await l.server.deliver(ann, { conversation: 'and a second line' });
+    await l.until(() => l!.received.length === 2, 'the second message');
+    expect(l.received[1].text).to.equal('and a second line');
+    expect(l.transport.decryptionFailures()).to.equal(0);
+    await l.transport.sendText(l.received[0].chatId, 'hello back, privately');
+    const copy = await l.server.waitForSent((s) => textOf(s.message) === 'hello back, privately' && s.device.split('@')[0].split(':')[0] !== l!.server.user && s.device.split('@')[0].split(':')[0] !== l!.server.lidUser);
+    expect([ann.phoneJid, ann.lidJid]).to.include(copy.device.replace(':0@', '@'));
+  });
+
+  it('an edit, a delete for everyone, a reaction and a poll vote arrive over the wire as what they are, not as messages', async () => {
+    const edits: unknown[] = [];
+    const revokes: unknown[] = [];
+    const reactions: InboundReaction[] = [];
+    const votes: PollVote[] = [];
+    l = await linkOnWire({
+      events: {
+        onEdit: (chat, id, text) => void edits.push([chat, id, text]),
+        onRevoke: (chat, id) => void revokes.push([chat, id]),
+        onReaction: (r) => void reactions.push(r),
+        onPollVote: (v) => void votes.push(v),
+      },
+    });
+    const server = l.server;
+    const ann = server.person('15551230002', '155512300020001');
+    const first = await server.deliver(ann, { conversation: 'meet at 5' }, { pushName: 'Ann' });
+    await l.until(() => l!.received.length === 1, 'the first message');
+    const chat = l.received[0].chatId;
+    const Type = proto.Message.ProtocolMessage.Type;
+    await server.deliver(ann, { protocolMessage: { type: Type.MESSAGE_EDIT, key: { remoteJid: server.botJid, id: first, fromMe: false }, editedMessage: { conversation: 'meet at 6' } } });
+    await l.until(() => edits.length === 1, 'the edit');
+    expect(edits).to.deep.equal([[chat, first, 'meet at 6']]);
+    await server.deliver(ann, { protocolMessage: { type: Type.REVOKE, key: { remoteJid: server.botJid, id: first, fromMe: false } } });
+    await l.until(() => revokes.length === 1, 'the delete');
+    expect(revokes).to.deep.equal([[chat, first]]);
+
+    const sent = await l.transport.sendText(chat, 'noted');
+    await server.deliver(ann, { reactionMessage: { key: { remoteJid: server.botJid, fromMe: true, id: sent.id }, text: '👍', senderTimestampMs: Date.now() } });
+    await l.until(() => reactions.length === 1, 'the reaction');
+    expect(reactions[0]).to.include({ chatId: chat, messageId: sent.id, emoji: '👍' });
+
+    const poll = await l.transport.sendPoll(chat, { question: 'Which day?', options: ['Monday', 'Tuesday'], multiple: false });
+    const created = await server.waitForSent((s) => s.id === poll.id && s.device.startsWith(ann.user) || (s.id === poll.id && !!ann.lid && s.device.startsWith(ann.lid)));
+    const secret = created.message.messageContextInfo!.messageSecret!;
+    // The phone derives the vote's key from the poll creator's LID and its own phone number (Baileys issue #2342).
+    const vote = waPollVote({ id: poll.id, secret, chat: server.botJid }, ['Tuesday'], { creatorJid: `${server.lidUser}@lid`, voterJid: ann.phoneJid }).message!;
+    await server.deliver(ann, vote);
+    await l.until(() => votes.length === 1, 'the vote');
+    expect(votes[0]).to.include({ pollId: poll.id, question: 'Which day?' });
+    expect(votes[0].selected).to.deep.equal(['Tuesday']);
+    // None of them was handed on as a message to answer.
+    expect(l.received).to.have.length(1);
+  });
+});

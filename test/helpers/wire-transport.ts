@@ -1,0 +1,99 @@
+import { PassThrough } from 'node:stream';
+import { rm } from 'node:fs/promises';
+import type { BotConfig } from '../../core/services/config/schema.js';
+import { loadSettings } from '../../core/services/config/settings.js';
+import { createLogger } from '../../core/services/log/logger.js';
+import type { IncomingMessage } from '../../core/kernel/port/message.js';
+import type { TransportEvents } from '../../core/kernel/port/transport.js';
+import { WhatsAppTransport } from '../../core/adapters/whatsapp/whatsapp-transport.js';
+import type { WhatsAppTransportOptions } from '../../core/adapters/whatsapp/options.js';
+import { whatsAppSettings } from '../../app/whatsapp-settings.js';
+import { WhatsAppWireServer } from '../fakes/whatsapp-wire-server.js';
+import { tempDir } from './checkout.js';
+
+/** The real transport (Baileys' socket, the auth store on disk) linked by QR to the project's wire server. */
+export interface WireLink {
+  transport: WhatsAppTransport;
+  server: WhatsAppWireServer;
+  dir: string;
+  qrs: string[];
+  /** Every message the transport handed on, in order. */
+  received: IncomingMessage[];
+  logs: () => Array<Record<string, any>>;
+  messages: () => string[];
+  /** Resolves once `check` holds, checked now and after each log line, QR and handed-on message; rejects after `timeoutMs`. */
+  until(check: () => boolean, what: string, timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the real WhatsApp transport against a fresh `WhatsAppWireServer` and links it as a phone does (QR → scan →
+ * 515 → login → open), then waits for its pre-key upload, so people's devices on the server can write to it.
+ *
+ * @example
+ * const l = await linkOnWire({ events: { onEdit } });
+ * await l.server.deliver(l.server.person('15551230001'), { conversation: 'hi' });
+ */
+export async function linkOnWire(o: { events?: TransportEvents; transport?: Partial<WhatsAppTransportOptions>; config?: Record<string, unknown> } = {}): Promise<WireLink> {
+  const dir = await tempDir('wabot-wire-link-');
+  const server = await WhatsAppWireServer.start();
+  const settings = loadSettings({ cwd: dir, env: { PATH: process.env.PATH ?? '', API_KEY: 'k-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', WA_WEBSOCKET_URL: server.url } });
+  const watchers = new Set<() => void>();
+  const poke = () => {
+    for (const watch of [...watchers]) watch();
+  };
+  const sink = new PassThrough();
+  const lines: string[] = [];
+  sink.on('data', (chunk: Buffer) => {
+    lines.push(...chunk.toString().split('\n').filter(Boolean));
+    queueMicrotask(poke);
+  });
+  const qrs: string[] = [];
+  const received: IncomingMessage[] = [];
+  const config = { host: '127.0.0.1', port: 0, targetUserIds: [], ...(o.config ?? {}) } as unknown as BotConfig;
+  const transport = new WhatsAppTransport({
+    ...whatsAppSettings(settings, () => config),
+    log: createLogger({ level: 'debug', pretty: false, destination: sink }),
+    printQr: (qr) => void (qrs.push(qr), poke()),
+    random: () => 0.5,
+    backoff: { baseMs: 50, maxMs: 100, stableMs: 600_000 },
+    fetchVersion: async () => ({ version: [2, 3000, 1234567], isLatest: true }),
+    ...o.transport,
+  });
+  const until = (check: () => boolean, what: string, timeoutMs = 20_000) =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => (watchers.delete(watch), reject(new Error(`timed out waiting for ${what}`))), timeoutMs);
+      const watch = () => check() && (watchers.delete(watch), clearTimeout(timer), resolve());
+      watchers.add(watch);
+      watch();
+    });
+  const logs = () => lines.map((l) => JSON.parse(l) as Record<string, any>);
+  const link: WireLink = {
+    transport,
+    server,
+    dir,
+    qrs,
+    received,
+    logs,
+    messages: () => logs().map((l) => String(l.msg)),
+    until,
+    async stop() {
+      await transport.stop();
+      await server.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+  try {
+    await transport.start(async (m) => void (received.push(m), poke()), o.events);
+    await server.waitForConnections(1);
+    await until(() => qrs.length === 1, 'the QR');
+    server.scan(qrs[0]);
+    await server.waitForConnections(2);
+    await until(() => transport.session().status === 'linked', 'the link to open');
+    await server.waitFor(() => (server.botPreKeysLeft() > 0 ? true : undefined), "the bot's pre-key upload");
+    return link;
+  } catch (err) {
+    await link.stop();
+    throw err;
+  }
+}
