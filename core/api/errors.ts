@@ -333,3 +333,46 @@ export class RecipientRefused extends CodedError {
     return 'PLUGIN_RECIPIENT_REFUSED';
   }
 }
+
+// ---- The local HTTP API (`/api/v1`, tokens) -------------------------------------------------------------------
+
+/**
+ * The codes of the local HTTP API's errors (`{ "error": { "code", "message" } }`) and of a bad token scope, each
+ * explained in docs/reference/errors.md with its cause and fix.
+ */
+export type ApiErrorCode =
+  | 'API_TOKEN_MISSING'
+  | 'API_TOKEN_INVALID'
+  | 'API_SCOPE_REFUSED'
+  | 'API_BAD_SCOPE'
+  | 'API_BAD_REQUEST'
+  | 'API_BODY_TOO_LARGE'
+  | 'API_NOT_FOUND'
+  | 'API_RECIPIENT_REFUSED'
+  | 'API_GUARD_DENIED'
+  | 'API_PROMPT_REFUSED'
+  | 'API_UNAVAILABLE'
+  | 'API_UPSTREAM_FAILED';
+
+/**
+ * An API request (or a token's scope) refused: `code` is stable, `status` the HTTP status it is answered with,
+ * `message` a sentence for the caller naming what to change. Never carries a token's secret.
+ *
+ * @example throw new ApiError('API_SCOPE_REFUSED', 403, 'this token may not send to 4477…@s.whatsapp.net (its scopes: read:…)');
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly code: ApiErrorCode,
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/**
+ * The shape of an API token (`wabot_<12 hex id>_<43 base64url secret>`): the logger redacts anything of this shape,
+ * whoever wrote it, since no process keeps the secrets to redact them by value (only their hashes are stored).
+ */
+export const API_TOKEN_SHAPE = /wabot_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/g;

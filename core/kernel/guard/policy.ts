@@ -1,5 +1,5 @@
 import type { GuardConfig } from '../../services/config/schema.js';
-import { isGroupId, isLid, userPart } from '../port/ids.js';
+import { sameChat } from '../port/ids.js';
 
 /*
  * The guard's policy: one pure decision per effect, so what is allowed can be read (and tested) apart from how a hold
@@ -72,13 +72,8 @@ export function decide(effect: Effect, actor: Actor, chat: string, policy: Guard
   return { verdict, reason };
 }
 
-/** True when two ids name the same chat (a phone jid and its bare digits alike; groups by their full id). */
-export function sameChat(a: string, b: string): boolean {
-  if (a === b) return true;
-  if (isGroupId(a) || isGroupId(b)) return false;
-  const ua = userPart(a);
-  return ua !== '' && ua === userPart(b) && isLid(a) === isLid(b);
-}
+/** Two ids of one chat (the port's rule, here for the guard's callers). */
+export { sameChat };
 
 /** The policy config.json's `guard` section gives (checked by its schema), each part it leaves out at its default. */
 export function policyOf(section: GuardConfig | undefined): GuardPolicy {

@@ -21,6 +21,14 @@ export function isGroupId(id: string): boolean {
   return id.endsWith('@g.us');
 }
 
+/** True when two ids name the same chat (a phone jid and its bare digits alike; groups by their full id). */
+export function sameChat(a: string, b: string): boolean {
+  if (a === b) return true;
+  if (isGroupId(a) || isGroupId(b)) return false;
+  const ua = userPart(a);
+  return ua !== '' && ua === userPart(b) && isLid(a) === isLid(b);
+}
+
 /** True for an `@lid` id. */
 export function isLid(id: string): boolean {
   return id.endsWith('@lid');

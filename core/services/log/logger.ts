@@ -6,6 +6,7 @@ import path from 'node:path';
 import { recentProblems } from './recent-problems.js';
 import { logTail } from './log-tail.js';
 import { withSecretForms } from './secret-forms.js';
+import { API_TOKEN_SHAPE } from '../../api/errors.js';
 
 export type { Logger } from 'pino';
 
@@ -24,7 +25,8 @@ const LOG_FILE_ROLL_BYTES = 10 * 1024 * 1024;
 export function redact(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const secret of secrets) if (secret && out.includes(secret)) out = out.split(secret).join(REDACTED);
-  return out;
+  // API tokens are known by shape only (their secrets are kept hashed).
+  return out.includes('wabot_') ? out.replace(API_TOKEN_SHAPE, REDACTED) : out;
 }
 
 /** A stream that redacts secrets from each chunk before handing it on. Pino writes one line per chunk. */
