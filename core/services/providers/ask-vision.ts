@@ -126,17 +126,28 @@ function chatClientFor(leg: ProviderLeg, timeoutMs: number): OpenAI {
 
 const imagesOf = (request: VisionRequest): VisionImage[] => [request.image, ...(request.moreImages ?? [])];
 
+/** Anthropic's prompt-cache mark (five minutes; a read costs a tenth of the input price). */
+const EPHEMERAL = { type: 'ephemeral' as const };
+
 async function viaMessages(leg: ProviderLeg, model: string, request: VisionRequest): Promise<VisionAnswer> {
   const client = await clientFor(leg, request.timeoutMs, request.anthropicVersion ?? DEFAULT_ANTHROPIC_VERSION);
+  const images = imagesOf(request);
   const answer = await client.messages.create({
     model,
     max_tokens: request.maxTokens,
-    system: request.system,
+    // Cache breakpoints on the stable prefix: the system text (the same for every image of the chat), then the
+    // images (a follow-up question about the same photos reads them from the cache). Only the question varies.
+    // A prefix under the model's minimum is simply not cached: the marks cost nothing then.
+    system: [{ type: 'text', text: request.system, cache_control: EPHEMERAL }],
     messages: [
       {
         role: 'user',
         content: [
-          ...imagesOf(request).map((image) => ({ type: 'image' as const, source: { type: 'base64' as const, media_type: image.mediaType, data: image.data.toString('base64') } })),
+          ...images.map((image, i) => ({
+            type: 'image' as const,
+            source: { type: 'base64' as const, media_type: image.mediaType, data: image.data.toString('base64') },
+            ...(i === images.length - 1 ? { cache_control: EPHEMERAL } : {}),
+          })),
           { type: 'text', text: request.question },
         ],
       },

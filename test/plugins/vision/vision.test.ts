@@ -74,6 +74,13 @@ describe('vision plugin', function () {
     expect(image.data?.equals(await readFile(redPng))).to.equal(true);
     expect(image.question).to.equal('what is this?');
     expect(second.messages()).to.have.length(0);
+    // Cache breakpoints on the stable prefix (system text, then the image); the question, which varies, carries none.
+    const system = req.json.system as Array<{ type: string; text: string; cache_control?: unknown }>;
+    expect(system).to.have.length(1);
+    expect(system[0].text).to.be.a('string').and.not.equal('');
+    expect(system[0].cache_control).to.deep.equal({ type: 'ephemeral' });
+    const blocks = req.json.messages[0].content as Array<{ type: string; cache_control?: unknown }>;
+    expect(blocks.map((b) => [b.type, b.cache_control ?? null])).to.deep.equal([['image', { type: 'ephemeral' }], ['text', null]]);
   });
 
   const imageBlocks = (req: { json?: any }) => ((req.json?.messages?.[0]?.content ?? []) as Array<{ type: string; source?: { data: string } }>).filter((b) => b.type === 'image').map((b) => Buffer.from(b.source!.data, 'base64'));
@@ -95,6 +102,9 @@ describe('vision plugin', function () {
     expect(sent[1].equals(await readFile(blue))).to.equal(true);
     expect(sent[2].equals(await readFile(green))).to.equal(true);
     expect(imageOf(primary.messages()[0]).question).to.equal('which colour do you like best?');
+    // One breakpoint after the last photo covers them all (Anthropic allows four per request).
+    const marks = (primary.messages()[0].json.messages[0].content as Array<{ cache_control?: unknown }>).map((b) => Boolean(b.cache_control));
+    expect(marks).to.deep.equal([false, false, true, false]);
     expect(texts(actions.at(-1)!)).to.deep.equal(['primary sees: which colour do you like best?']);
     const user = (await t!.app.bot.histories.recent('10000000001@s.whatsapp.net', 10)).filter((e) => e.role === 'user');
     expect(user.map((e) => e.text)).to.deep.equal(['[sent 3 photos] which colour do you like best?']);
