@@ -43,12 +43,13 @@ import { PluginStores } from '../services/store/plugin-store.js';
 import { SetAsideFiles } from '../services/store/set-aside-files.js';
 import { domainFor, healthFor } from '../services/store/data-domain.js';
 import type { DataHealth } from '../services/store/data-health.js';
-import { historyParticipant, memoryParticipant, PrivacyRegistry, summaryParticipant, type PersonIds } from '../services/store/privacy.js';
+import { historyParticipant, memoryParticipant, PrivacyRegistry, summaryParticipant } from '../services/store/privacy.js';
 import type { MemoryStore } from '../services/store/memory.js';
 import type { IncomingMessage, OutgoingMedia, PollVote, SentMessage } from './port/message.js';
 import { userPart } from './port/ids.js';
+import { ChatChanges } from './bot/chat-changes.js';
 import { TransportLink } from './bot/transport-link.js';
-import { findChatsOf, privateChatIdOf, type ChangeSender, type SessionState, type Transport } from './port/transport.js';
+import { findChatsOf, privateChatIdOf, type SessionState, type Transport } from './port/transport.js';
 import { CORE_CONFIG_KEYS } from '../services/config/config-file.js';
 import type { SectionRule } from './plugin/options.js';
 
@@ -130,8 +131,8 @@ export class Bot {
   private readonly burstTurns: BurstTurns;
   /** Messages deleted for everyone (ids only): a later quote of one never brings it back. */
   private readonly deletedMessages: DeletedMessages;
-  /** Chat moves that failed part-way (new id → old id), tried again at the chat's next message. */
-  private readonly unfinishedMoves = new Map<string, string>();
+  /** Deletes for everyone, edits and chat moves applied to what the bot kept. */
+  private readonly changes: ChatChanges;
   private readonly contextDeps: ContextDeps;
   /** What ended turns still finish (see `afterTurns`). */
   private readonly turnTails = new Set<Promise<void>>();
@@ -190,6 +191,7 @@ export class Bot {
       redeliver: (message) => this.handle(message),
     });
     this.privacy.register(this.access.privacyParticipant());
+    this.changes = new ChatChanges({ queue: this.queue, bursts: this.bursts, privacy: this.privacy, burstTurns: this.burstTurns, deletedMessages: this.deletedMessages, link: this.link, log: deps.log });
     this.registry = new PluginRegistry({
       plugins: deps.plugins,
       capabilities: deps.capabilities,
@@ -395,11 +397,11 @@ export class Bot {
     void this.setAsideFiles.load();
     for (const participant of transport.privacyParticipants?.() ?? []) this.privacy.register(participant);
     await this.access.load();
-    transport.onRevoke?.((chatId, messageId, by) => this.revoke(chatId, messageId, by));
+    transport.onRevoke?.((chatId, messageId, by) => this.changes.revoke(chatId, messageId, by));
     await transport.start((message) => this.handle(message), {
-      onRevoke: (chatId, messageId, by) => this.revoke(chatId, messageId, by),
-      onEdit: (chatId, messageId, text, by) => this.edit(chatId, messageId, text, by),
-      onChatIdChange: (from, to) => this.moveChat(from, to),
+      onRevoke: (chatId, messageId, by) => this.changes.revoke(chatId, messageId, by),
+      onEdit: (chatId, messageId, text, by) => this.changes.edit(chatId, messageId, text, by),
+      onChatIdChange: (from, to) => this.changes.moveChat(from, to),
       onPollVote: (vote) => this.pollVote(vote),
       onCall: (call) => answerCall(this.configValue.calls, call, (text) => this.tellOwners(text).then(() => undefined)),
       onReaction: (reaction) => this.reaction(reaction),
@@ -407,79 +409,9 @@ export class Bot {
     this.link.connectedNow();
   }
 
-  /**
-   * A private chat is known as `to` from now on instead of `from` (WhatsApp moved it from its LID to the phone
-   * number): every store — history, memory, the plugins' — moves what it keeps under `from` (see
-   * `PrivacyParticipant.moveChat`). Queued behind the messages of `from` still being handled or waiting for their
-   * burst window, so an answer under way is written before its chat's files move, never after (where it would bring
-   * the old id's file back). Never rejects.
-   */
+  /** A private chat is known as `to` from now on instead of `from`: see `ChatChanges.moveChat`. Never rejects. */
   moveChat(from: string, to: string): Promise<void> {
-    this.bursts.flushChat(from);
-    this.unfinishedMoves.delete(to);
-    return this.queue.behind(
-      from,
-      async () => {
-        await this.privacy.moveChat(from, to);
-        this.log.info({ from, to }, "a private chat is known by its phone number from now on: what was kept under its LID moved with it");
-      },
-      (err) => {
-        // Moving again is safe (every store merges, a second run adds no duplicates): the chat's next message retries.
-        this.unfinishedMoves.set(to, from);
-        this.log.error({ err, from, to }, "could not move all of a private chat's data to its new id: what could not move stays under the old id for now, and the chat's next message tries again");
-      },
-    );
-  }
-
-  /**
-   * A message deleted for everyone: removed from history, memory, the voice archive and its index (every privacy
-   * participant). Honoured as WhatsApp honours it: from the message's own sender, or in a group from an admin (read
-   * from the group's metadata), or from the linked account itself; a member's delete of someone else's message
-   * removes nothing (`by` is who sent the delete, as the transport authenticated it; without it the transport vouches).
-   * Queued behind the chat's messages, so a delete that arrives while its message is being handled still finds it.
-   * Never rejects.
-   */
-  revoke(chatId: string, messageId: string, by?: ChangeSender): Promise<void> {
-    return this.queue.behind(
-      chatId,
-      async () => {
-        const admin = by && !by.fromMe && this.link.isGroup(chatId) && (await this.link.isGroupAdmin(chatId, by.ids));
-        const author = admin ? undefined : authorOf(by);
-        // A message merged into a burst was stored as part of its turn: the whole turn goes (never its words left).
-        const turn = await this.burstTurns.turnOf(chatId, messageId);
-        const removed = await this.privacy.revoke(chatId, turn.id, author);
-        // Remembered by its own id (a quote names that one), for the honoured sender only: a later reply quoting it
-        // must not fetch it again through the quote.
-        await this.deletedMessages.note(chatId, messageId, author);
-        if (author && !removed) this.log.info({ chat: chatId, messageId }, 'a delete for everyone removed nothing: the stored message (if any) is not the sender\'s own, and they are no group admin');
-        else this.log.info({ chat: chatId, messageId, removed }, 'a message deleted for everyone was removed from the stored data');
-      },
-      (err) => this.log.error({ err, chat: chatId, messageId }, 'could not remove a message deleted for everyone'),
-    );
-  }
-
-  /**
-   * An edited message: its new text replaces the old in history, the recall log and the voice archive's context
-   * (every privacy participant), so neither the prompt nor a search finds the old words. Only the message's own
-   * sender edits it (WhatsApp lets nobody else, admins neither). Queued like `revoke`; never rejects.
-   */
-  edit(chatId: string, messageId: string, text: string, by?: ChangeSender): Promise<void> {
-    return this.queue.behind(
-      chatId,
-      async () => {
-        // A turn merged from a burst holds the other messages' words too: an edit of one of them cannot be applied
-        // line by line, so the turn is removed (the old words must not stay), as a delete would.
-        const turn = await this.burstTurns.turnOf(chatId, messageId);
-        if (turn.merged) {
-          const removed = await this.privacy.revoke(chatId, turn.id, authorOf(by));
-          this.log.info({ chat: chatId, messageId, removed }, 'an edited message was part of a burst: the turn that carried it was removed from the stored data');
-          return;
-        }
-        const changed = await this.privacy.edit(chatId, messageId, text, authorOf(by));
-        this.log.info({ chat: chatId, messageId, changed }, changed ? 'an edited message was applied to the stored data' : 'an edit changed nothing stored (the message is not kept, or it is not the editor\'s own)');
-      },
-      (err) => this.log.error({ err, chat: chatId, messageId }, 'could not apply an edited message to the stored data'),
-    );
+    return this.changes.moveChat(from, to);
   }
 
   /**
@@ -586,7 +518,7 @@ export class Bot {
   handle(message: IncomingMessage): Promise<void> {
     boundDownloads(message, (kind) => Math.floor(this.configValue.media.maxDownloadMB[kind] * 1024 * 1024));
     // The move is finished first, so the message's own writes never race it. (It never rejects.)
-    const movedFrom = this.unfinishedMoves.get(message.chatId);
+    const movedFrom = this.changes.unfinishedMoveTo(message.chatId);
     if (movedFrom) return this.moveChat(movedFrom, message.chatId).then(() => this.bursts.offer(message));
     return this.bursts.offer(message);
   }
@@ -766,9 +698,4 @@ function joinsBursts(message: IncomingMessage, prefix: string): boolean {
   const text = message.text.replace(/^(\s*@\d+)+/, '').trimStart();
   if (text.startsWith(prefix) || text.startsWith('/')) return false;
   return Boolean(text) || Boolean(message.media);
-}
-
-/** Whose stored items a change from `by` may touch: any (undefined) for the account itself or a vouching transport, else only theirs. */
-function authorOf(by: ChangeSender | undefined): PersonIds | undefined {
-  return by && !by.fromMe ? by.ids : undefined;
 }
