@@ -30,7 +30,7 @@ export interface OperatorPort {
   readonly configFile: string;
   readonly log: Logger;
   /** The plugins, their sites and config sections, the owners' access decisions, privacy, status and notices. */
-  readonly bot: Pick<Bot, 'access' | 'config' | 'configSections' | 'notices' | 'plugins' | 'privacy' | 'setConfig' | 'sites' | 'statusSource'>;
+  readonly bot: Pick<Bot, 'access' | 'automation' | 'config' | 'configSections' | 'notices' | 'plugins' | 'privacy' | 'setConfig' | 'sites' | 'statusSource'>;
   /** The provider legs' health, and a test request on one leg from the dashboard. */
   readonly chain: Pick<ProviderChain, 'health' | 'testLeg'>;
   /** Usage today and the quotas. */
@@ -69,3 +69,9 @@ export { readiness } from './services/metrics/readiness.js';
 export type { IncidentView } from './services/notices/owner-notifier.js';
 export type { LegHealth, LegStartCheck } from './services/providers/types.js';
 export { today } from './services/providers/usage.js';
+export type { Delivery } from './kernel/automation/desk.js';
+export type { HookConfig } from './services/config/schema.js';
+export { HOOK_ERROR_STATUS, RecipientRefused, type HookErrorCode } from './api/errors.js';
+export { ReplayCache } from './services/webhooks/replay-cache.js';
+export { SIGNATURE_HEADER, SIGNATURE_WINDOW_MS, signatureMatches, signatureOf, signedHeaders, TIMESTAMP_HEADER, timestampProblem } from './services/webhooks/signature.js';
+export { renderTemplate, TemplateError } from './services/webhooks/template.js';

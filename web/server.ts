@@ -10,6 +10,7 @@ import { randomSecret } from './dashboard/auth.js';
 import { dashboard, type DashboardOptions } from './dashboard/dashboard.js';
 import { documentPage } from './dashboard/pages.js';
 import { operatorRoutes } from './operator-routes.js';
+import { hooksRoute } from './automation/hooks-route.js';
 import { html, raw } from './html.js';
 import { pairingCodeHtml, timeTag } from './format.js';
 import { baseHeaders, crossSiteGuard, hostGuard, pageHeaders, type HostRules } from './security.js';
@@ -25,6 +26,8 @@ export interface WebServer {
 export interface WebAppOptions {
   /** Session store and login limiter of the dashboard (tests shorten the limits). */
   dashboard?: DashboardOptions;
+  /** The clock of the signature windows (hooks); tests own it. */
+  now?: () => number;
 }
 
 /** Bind addresses that keep the server on this machine. */
@@ -85,6 +88,8 @@ export function createWebApp(app: OperatorPort, transport: () => Transport | und
   koa.use(operatorRoutes(app, transport));
   koa.use(hostGuard(() => rules));
   koa.use(crossSiteGuard());
+  // Signed hooks from automation (Home Assistant, n8n, scripts): on the local and the public host alike.
+  koa.use(hooksRoute(app, { now: options.now }));
 
   // Fail closed: without CONFIG_TOKEN the dashboard does not exist, not even a login form. Through the public
   // host (PUBLIC_BASE_URL, meant for workspace sites) neither the dashboard nor the QR page exists either.

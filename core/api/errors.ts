@@ -376,3 +376,23 @@ export class ApiError extends Error {
  * whoever wrote it, since no process keeps the secrets to redact them by value (only their hashes are stored).
  */
 export const API_TOKEN_SHAPE = /wabot_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/g;
+
+// ---- Inbound hooks (POST /hooks/<name>) --------------------------------------------------------------------------
+
+/**
+ * The codes of the JSON errors `POST /hooks/<name>` answers, as `{ "error": { "code": "HOOK_…", "message": "…" } }`;
+ * docs/reference/errors.md explains each (cause and fix). A refused request never delivers anything.
+ */
+export type HookErrorCode = 'HOOK_UNKNOWN' | 'HOOK_BAD_SIGNATURE' | 'HOOK_STALE' | 'HOOK_REPLAYED' | 'HOOK_TOO_LARGE' | 'HOOK_BAD_PAYLOAD' | 'HOOK_REFUSED' | 'HOOK_NOT_DELIVERED';
+
+/** The HTTP status of each hook error. */
+export const HOOK_ERROR_STATUS: Readonly<Record<HookErrorCode, number>> = {
+  HOOK_UNKNOWN: 404,
+  HOOK_BAD_SIGNATURE: 401,
+  HOOK_STALE: 401,
+  HOOK_REPLAYED: 409,
+  HOOK_TOO_LARGE: 413,
+  HOOK_BAD_PAYLOAD: 400,
+  HOOK_REFUSED: 403,
+  HOOK_NOT_DELIVERED: 503,
+};

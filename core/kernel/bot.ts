@@ -30,6 +30,7 @@ import { PluginRegistry, type PluginFailure, type PluginState } from './plugin/r
 import type { AiService, MessageContext, Plugin, PluginHost, SiteDeclaration, Tool } from './plugin/types.js';
 import { corePluginRule, FALLBACK_PLUGIN, GUARD_HOLDS, GUARD_PLUGIN } from './core-plugins/index.js';
 import { EffectGuard, type Reaction } from './guard/effect-guard.js';
+import { AutomationDesk } from './automation/desk.js';
 import { EFFECT_KINDS, policyOf, sameChat } from './guard/policy.js';
 import { refusalFor } from './guard/recipients.js';
 import { RecipientRefused } from '../api/errors.js';
@@ -119,6 +120,8 @@ export class Bot {
   readonly access: AccessControl;
   /** The one guard every effect passes (core/kernel/guard): allow, hold for the owner's 👍, or deny. */
   readonly effects: EffectGuard;
+  /** Deliveries from outside the chats (hooks, API, MCP), through the guard, and the bot's events for webhooks. */
+  readonly automation: AutomationDesk;
   /** Where `.status` and the dashboard get the running picture (set by the app, which owns the chain and usage). */
   statusSource: StatusSource | undefined;
   private configValue: BotConfig;
@@ -230,6 +233,18 @@ export class Bot {
       tell: async (chatId, text) => void (await this.startText(chatId, text).catch((err: unknown) => this.log.warn({ err, chat: chatId }, 'could not tell the owner what became of a held action'))),
       prefix: () => this.configValue.prefix,
       log: deps.log.child({ part: 'guard' }),
+      held: (hold) => this.automation.events.emit('approval.requested', hold),
+    });
+    this.automation = new AutomationDesk({
+      effects: this.effects,
+      startText: (chatId, text) => this.startText(chatId, text),
+      promptAs: (chatId, senderId, text, system) => this.promptAs(chatId, senderId, text, system),
+      chatIdOf: (to) => (to.includes('@') ? to : privateChatIdOf(this.link.transport, to.replace(/^\+/, ''))),
+      promptOwner: () => {
+        const owner = this.configValue.owners[0];
+        return owner ? privateChatIdOf(this.link.transport, owner) : this.link.transport?.operatorChatId?.();
+      },
+      log: deps.log.child({ part: 'automation' }),
     });
     // A tool call held for the owner runs, once approved, as its person in its chat (with the tools they have there).
     for (const kind of EFFECT_KINDS) {
@@ -538,6 +553,7 @@ export class Bot {
     // The owner typing on the phone (not the bot): that chat is theirs for a while; nothing is answered.
     if (message.fromMe) return this.access.ownerTyped(message);
     this.effects.noteWrote(message.chatId);
+    this.automation.events.emit('message.received', { chat: message.chatId, sender: message.senderId, id: message.id, text: message.text, ...(message.media ? { media: message.media.kind } : {}) });
     const text = handledText(message, this.log);
     if (text === undefined) return undefined;
     // A quote of a message deleted for everyone reaches the plugins without its words or media.

@@ -52,6 +52,8 @@ export interface EffectGuardDeps {
   prefix(): string;
   log: Logger;
   now?: () => number;
+  /** Told of each action held for the owners, once they were asked (the outbound event webhooks). Must not throw. */
+  held?: (hold: { id: string; kind: string; summary: string; by: string; chat: string; to?: string; expiresAt: number }) => void;
 }
 
 const APPROVE = new Set(['👍', '👍🏻', '👍🏼', '👍🏽', '👍🏾', '👍🏿']);
@@ -136,6 +138,7 @@ export class EffectGuard {
       const kept = d.holds.find((h) => h.id === id);
       if (kept) kept.notices = notices;
     });
+    this.deps.held?.({ id, kind, summary: request.summary, by: actor.id, chat, expiresAt, ...(request.to ? { to: request.to } : {}) });
     return { status: 'held', id, expiresAt };
   }
 

@@ -162,6 +162,8 @@ export function withDefaults(raw: Partial<BotConfig> & Record<string, unknown>):
       maxPerHour: raw.notices?.maxPerHour ?? DEFAULT_NOTICE_LIMITS.maxPerHour,
     },
     ...(raw.guard ? { guard: raw.guard } : {}),
+    ...(raw.hooks ? { hooks: raw.hooks } : {}),
+    ...(raw.webhooks ? { webhooks: raw.webhooks } : {}),
     shutdown: { graceSeconds: raw.shutdown?.graceSeconds ?? 10 },
     pluginPackages: raw.pluginPackages ?? [],
     plugins: raw.plugins ?? {},

@@ -235,6 +235,35 @@ export const configSchema = {
         },
       },
     },
+    hooks: {
+      type: 'object',
+      description: 'Inbound webhooks (POST /hooks/<name>): each signed with HOOK_SECRET_<NAME> from .env, turned into a message or a prompt in its chat',
+      propertyNames: { pattern: '^[a-z0-9][a-z0-9-]{0,39}$' },
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['chat', 'template'],
+        properties: {
+          chat: { type: 'string', minLength: 1, maxLength: 200, description: 'the chat it reaches: a phone number (digits) or a chat id (a group id ends in @g.us)' },
+          template: { type: 'string', minLength: 1, maxLength: 4000, description: 'the text sent, with {{field}} replaced by the JSON payload\'s field (dotted for nested: {{a.b}})' },
+          mode: { enum: ['message', 'prompt'], description: 'message: the text is sent as it is; prompt: the bot answers it in that chat' },
+        },
+      },
+    },
+    webhooks: {
+      type: 'object',
+      description: 'Outbound event webhooks: each URL gets the events it names, signed with WEBHOOK_SECRET_<NAME> from .env',
+      propertyNames: { pattern: '^[a-z0-9][a-z0-9-]{0,39}$' },
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['url', 'events'],
+        properties: {
+          url: { type: 'string', pattern: '^https?://', maxLength: 2000, description: 'where the events are POSTed (http or https; public addresses only)' },
+          events: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: ['message.received', 'message.answered', 'link.changed', 'approval.requested'] }, description: 'which events it gets' },
+        },
+      },
+    },
     shutdown: {
       type: 'object',
       additionalProperties: false,
@@ -308,6 +337,10 @@ export interface BotConfig {
   /** The effect guard's policy (core/kernel/guard/policy.ts); parts left out take their defaults there. */
   guard?: GuardConfig;
   shutdown: { graceSeconds: number };
+  /** Inbound webhooks by name (`POST /hooks/<name>`); the secrets are in .env (`HOOK_SECRET_<NAME>`). */
+  hooks?: Record<string, HookConfig>;
+  /** Outbound event webhooks by name; the secrets are in .env (`WEBHOOK_SECRET_<NAME>`). */
+  webhooks?: Record<string, WebhookConfig>;
   pluginPackages: string[];
   plugins: Record<string, PluginSection>;
   /**
@@ -354,4 +387,20 @@ export interface AiConfig {
   outageNoticeMinutes: number;
   /** Mark the prompt's stable start with `cache_control: {type: "ephemeral"}` (Anthropic-style caching on request). */
   cacheControl: boolean;
+}
+
+/** One inbound webhook (config.json `hooks.<name>`). */
+export interface HookConfig {
+  chat: string;
+  template: string;
+  mode?: 'message' | 'prompt';
+}
+
+/** The events an outbound webhook can get. */
+export type BotEventName = 'message.received' | 'message.answered' | 'link.changed' | 'approval.requested';
+
+/** One outbound event webhook (config.json `webhooks.<name>`). */
+export interface WebhookConfig {
+  url: string;
+  events: BotEventName[];
 }
