@@ -33,7 +33,7 @@ import { EffectGuard, type Reaction } from './guard/effect-guard.js';
 import { AutomationDesk } from './automation/desk.js';
 import { EFFECT_KINDS, policyOf, sameChat } from './guard/policy.js';
 import { refusalFor } from './guard/recipients.js';
-import { RecipientRefused } from '../api/errors.js';
+import { OutboxClosedError, RecipientRefused } from '../api/errors.js';
 import { guardedTool, heldToolEffect, runHeldTool } from './guard/guarded-tools.js';
 import { messagePath } from './pipeline/message-path.js';
 import type { StatusReport, StatusSource } from './status/status-report.js';
@@ -624,20 +624,37 @@ export class Bot {
       return sent;
     }
     await this.checkRecipient(chatId);
-    for (const part of splitMessage(said)) sent = await (this.outbox ? this.outbox.sendText(chatId, part) : this.link.require().sendText(chatId, part));
+    for (const part of splitMessage(said)) sent = await this.saidIfStopping(chatId, () => (this.outbox ? this.outbox.sendText(chatId, part) : this.link.require().sendText(chatId, part)));
     return sent;
   }
 
   /** Media the bot starts: the same rule and pacing as `startText`. */
   async startMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage> {
     await this.checkRecipient(chatId);
-    return this.outbox ? this.outbox.sendMedia(chatId, media) : this.link.require().sendMedia(chatId, media);
+    return this.saidIfStopping(chatId, () => (this.outbox ? this.outbox.sendMedia(chatId, media) : this.link.require().sendMedia(chatId, media)));
   }
 
-  /** Rejects with `RecipientRefused` unless the bot may write first to `chatId`. */
+  /** A bot-started send the stop cut short is said in the log (the caller gets `OutboxClosedError`), never dropped silently. */
+  private async saidIfStopping<T>(chatId: string, send: () => Promise<T>): Promise<T> {
+    try {
+      return await send();
+    } catch (err) {
+      if (err instanceof OutboxClosedError) this.log.warn({ chat: chatId }, 'a message the bot started was not sent: the bot is stopping');
+      throw err;
+    }
+  }
+
+  /**
+   * Rejects with `RecipientRefused` unless the bot may write first to `chatId`; with `OutboxClosedError` ("the bot is
+   * stopping") when the stop came while it waited for a transport to check against.
+   */
   private async checkRecipient(chatId: string): Promise<void> {
     // Who the owners are in the console, and which chats are let in, is known once a transport is connected.
-    await this.link.ready();
+    const connected = await this.link.connectedBeforeStop();
+    if (!connected) {
+      this.log.warn({ chat: chatId }, 'a message the bot started was not sent: the bot is stopping');
+      throw new OutboxClosedError();
+    }
     const refusal = await refusalFor(chatId, {
       ownerChat: (id) => this.ownerChats().some((c) => sameChat(c, id)),
       approved: (id) => this.effects.approvedRecipient(id),

@@ -51,6 +51,16 @@ export const TASK_TEMPLATES: Readonly<Record<string, string>> = {
 const toolLine = (when: string, text: string) => (/^every\s/i.test(when) ? `${when} ${text}` : `"${when.replace(/["'“”‘’]/g, '')}" ${text}`);
 
 /** A task's prompt, shortened for a one-line mention. */
+/** The guard's name for creating a scheduled task (`.schedule`; the schedule_task tool passes it as a tool of kind `schedule`). */
+const TASK_EFFECT = 'task';
+/** A task asked for by `.schedule`, kept as it was asked while it waits for the owner's 👍 (plain JSON). */
+interface HeldTask {
+  chatId: string;
+  senderId: string;
+  messageId: string;
+  args: string;
+}
+
 const short = (text: string) => (text.length > 80 ? `${text.slice(0, 79)}…` : text);
 
 export default definePlugin({
@@ -322,6 +332,22 @@ export default definePlugin({
       return problem ? `${confirm}\n${unsaved(problem, 'I keep it in memory and keep trying to save it; if the bot stops before that is fixed, this reminder is lost.')}` : confirm;
     };
 
+    // A task runs tools as its creator later: creating one is an effect (kind `schedule`), asked of the guard.
+    host.effects.declare(TASK_EFFECT, 'schedule', (task: HeldTask) => schedule(task.chatId, task.senderId, task.messageId, task.args, host.options(), true));
+
+    /** `.schedule <when> <prompt>`: checked first (a wrong time is said at once), then created when the guard allows. */
+    const scheduleTask = async (ctx: CommandContext): Promise<void> => {
+      const parsed = await parseReminder(ctx.args, Date.now(), zoneOf(ctx.senderId));
+      // Not a task (its time or text is wrong): the same sentence as ever, nothing to guard.
+      if (!parsed.ok) return void (await ctx.reply(await schedule(ctx.chatId, ctx.senderId, ctx.message.id, ctx.args, host.options(), true)));
+      const task: HeldTask = { chatId: ctx.chatId, senderId: ctx.senderId, messageId: ctx.message.id, args: ctx.args };
+      const outcome = await host.effects.act({ effect: TASK_EFFECT, summary: `schedule a task in this chat: ${short(ctx.args)}`, data: task }, ctx);
+      if (outcome.status === 'done') return void (await ctx.reply(outcome.result ?? '🗓️ Task scheduled.'));
+      if (outcome.status === 'denied') return void (await ctx.reply(`Nothing was scheduled: ${outcome.reason}.`));
+      // Held: an owner in their own chat was just asked there (their 👍 on that message, the chat's last, answers it).
+      if (!(ctx.isOwner && !ctx.message.isGroup)) await ctx.reply(`Nothing is scheduled yet: the owner is asked first (${outcome.id}).`);
+    };
+
     const listText = (chatId: string, viewer: string): string => {
       const list = store.list(chatId);
       if (!list.length) return 'No reminders in this chat. Set one with .remind, for example .remind 10m tea.';
@@ -372,7 +398,7 @@ export default definePlugin({
     return {
       commands: [
         { command: 'remind', usage: '.remind <when> <text>', help: 'a reminder in this chat: 10m, 18:30, tomorrow 9am, "next monday 9:00", every day 07:00', run: async (ctx) => ctx.reply(await schedule(ctx.chatId, ctx.senderId, ctx.message.id, ctx.args, host.options())) },
-        { command: 'schedule', usage: '.schedule <when> <prompt>', help: 'a task: at its time I answer the prompt with my tools, as you (10m, 07:00, every weekday 08:30)', run: async (ctx) => ctx.reply(await schedule(ctx.chatId, ctx.senderId, ctx.message.id, ctx.args, host.options(), true)) },
+        { command: 'schedule', usage: '.schedule <when> <prompt>', help: 'a task: at its time I answer the prompt with my tools, as you (10m, 07:00, every weekday 08:30)', run: scheduleTask },
         { command: 'reminders', help: "this chat's upcoming reminders, numbered", run: (ctx) => ctx.reply(listText(ctx.chatId, ctx.senderId)) },
         { command: 'cancel', usage: '.cancel <n>', help: 'cancels reminder or task n of .reminders', run: async (ctx) => ctx.reply(await cancel(ctx)) },
         { command: 'timezone', usage: '.timezone [Area/City]', help: 'shows or sets your time zone for reminders', run: async (ctx) => ctx.reply(await timezone(ctx)) },

@@ -1,4 +1,4 @@
-import { AllProvidersFailedError, type CommandContext, type MessageContext, type Static } from '../../core/index.js';
+import { AllProvidersFailedError, type CommandContext, type MessageContext, type PluginHost, type Static } from '../../core/index.js';
 import { displayName } from './file-names.js';
 import { kb } from './files.js';
 import type { workspaceOptions } from './options.js';
@@ -20,6 +20,22 @@ const USAGE = [
   '/ws reset: delete all files (asks first)',
   '/ws exit: leave the workspace',
 ].join('\n');
+
+/** The guard's name for `/ws reset confirm` (a `deleteFiles` effect). */
+const RESET_EFFECT = 'reset';
+
+/**
+ * Declares the workspace commands' effects (in setup): `reset` deletes every file of a workspace, run when the guard
+ * allows it (at once by default, or on the owner's 👍 when its policy holds `deleteFiles`).
+ */
+export function declareCommandEffects(service: WorkspaceService, effects: PluginHost['effects']): void {
+  effects.declare(RESET_EFFECT, 'deleteFiles', async (data: { owner: string }) => {
+    const meta = service.store.byOwner(data.owner);
+    if (!meta) throw new Error('that workspace is gone');
+    await service.locks.exclusive(meta.id, () => service.store.wipeFiles(meta));
+    return `🗑 All files of the workspace were deleted.${meta.username ? ` The site name ${meta.username} stays its owner's.` : ''}`;
+  });
+}
 
 /** Pending reset confirmations: workspace id → time asked. */
 const resets = new Map<string, number>();
@@ -124,8 +140,11 @@ export async function handleCommand(service: WorkspaceService, ctx: CommandConte
       const asked = resets.get(meta.id);
       if (rest.toLowerCase() === 'confirm' && asked && Date.now() - asked < RESET_CONFIRM_MS) {
         resets.delete(meta.id);
-        await service.locks.exclusive(meta.id, () => service.store.wipeFiles(meta));
-        await ctx.reply(`🗑 All files of your workspace were deleted.${meta.username ? ` Your site name ${meta.username} stays yours.` : ''}`);
+        // Deleting files is an effect: the guard's policy may hold it for the owner's 👍 or refuse it.
+        const outcome = await ctx.host.effects.act({ effect: RESET_EFFECT, summary: `delete every file of the workspace of ${ctx.message.senderName ?? owner.split('@')[0]}`, data: { owner } }, ctx);
+        if (outcome.status === 'done') await ctx.reply(outcome.result ?? '🗑 All files of your workspace were deleted.');
+        else if (outcome.status === 'denied') await ctx.reply(`Nothing was deleted: ${outcome.reason}.`);
+        else if (!(ctx.isOwner && !ctx.message.isGroup)) await ctx.reply(`Nothing is deleted yet: the owner is asked first (${outcome.id}).`);
         return;
       }
       resets.set(meta.id, Date.now());

@@ -1,5 +1,5 @@
 import { definePlugin, type PluginHost } from '../../core/index.js';
-import { handleCommand, handleWorkspaceChat } from './commands.js';
+import { declareCommandEffects, handleCommand, handleWorkspaceChat } from './commands.js';
 import { ENV_SETTINGS, MOVED_TO_ENV, workspaceOptions } from './options.js';
 import { WorkspaceService, type WorkspaceHost } from './service.js';
 import { siteMiddleware } from './site.js';
@@ -53,6 +53,7 @@ export default definePlugin({
     const service = new WorkspaceService(host);
     await service.start();
     logRuntime(host, service);
+    declareCommandEffects(service, host.effects);
     // Served through the web server and its guards: on the main server, or on SITE_PORT alone when it is set.
     host.serveSite({ label: 'workspace sites', handler: siteMiddleware(() => service.store) });
     return {
