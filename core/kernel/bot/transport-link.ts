@@ -46,6 +46,11 @@ export class TransportLink {
     return Promise.race([this.connected, this.stopping]);
   }
 
+  /** Like `ready()`, telling which came first: true once connected, false when the stop came before any transport. */
+  connectedBeforeStop(): Promise<boolean> {
+    return Promise.race([this.connected.then(() => true), this.stopping.then(() => false)]);
+  }
+
   /** The ids the transport learnt at login (phone jid, LID); none before. */
   ownIds(): string[] {
     return this.current?.ownIds() ?? [];
