@@ -161,11 +161,14 @@ export interface BotReceipt {
   type?: string;
 }
 
-function groupNode(group: WireGroup): BinaryNode {
+function groupNode(group: WireGroup, bot: { jid: string; lid: string }): BinaryNode {
   return {
     tag: 'group',
     attrs: { id: userOf(group.id), subject: group.subject, s_t: now(), creation: now(), addressing_mode: 'lid' },
-    content: group.members.map((m) => ({ tag: 'participant', attrs: { jid: m.senderJid, phone_number: m.phoneJid } })),
+    content: [
+      { tag: 'participant', attrs: { jid: bot.lid, phone_number: bot.jid } },
+      ...group.members.map((m) => ({ tag: 'participant', attrs: { jid: m.senderJid, phone_number: m.phoneJid } })),
+    ],
   };
 }
 const childOf = (node: BinaryNode) => (Array.isArray(node.content) ? node.content[0] : undefined);
@@ -258,10 +261,10 @@ class Session {
       // 10518 off: 1:1 sends carry no privacy token (a real account's chats have them; this server checks none).
       return answer([{ tag: 'props', attrs: { hash: 'wire' }, content: [{ tag: 'prop', attrs: { name: '10518', value: 'false' } }] }]);
     }
-    if (node.attrs.xmlns === 'w:g2' && child?.tag === 'participating') return answer([{ tag: 'groups', attrs: {}, content: [...this.server.groups.values()].map(groupNode) }]);
+    if (node.attrs.xmlns === 'w:g2' && child?.tag === 'participating') return answer([{ tag: 'groups', attrs: {}, content: [...this.server.groups.values()].map((g) => groupNode(g, this.server.bot)) }]);
     if (node.attrs.xmlns === 'w:g2' && child?.tag === 'query') {
       const group = this.server.groups.get(node.attrs.to);
-      if (group) return answer([groupNode(group)]);
+      if (group) return answer([groupNode(group, this.server.bot)]);
       return this.send({ tag: 'iq', attrs: { ...attrs, type: 'error' }, content: [{ tag: 'error', attrs: { code: '404', text: 'item-not-found' } }] });
     }
     answer();
@@ -320,6 +323,11 @@ export class WhatsAppWireServer {
   /** The account's phone digits and LID digits handed out at pairing and login. */
   readonly user = '15550009999';
   readonly lidUser = '155500099990001';
+  /** The account's phone jid and LID (without a device). */
+  get bot(): { jid: string; lid: string } {
+    return { jid: this.botJid, lid: `${this.lidUser}@lid` };
+  }
+
   /** The account's own phone jid, as people's messages name the bot's chat. */
   get botJid(): string {
     return `${this.user}@s.whatsapp.net`;

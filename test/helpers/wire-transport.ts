@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { rm } from 'node:fs/promises';
+import { proto } from '@whiskeysockets/baileys';
 import type { BotConfig } from '../../core/services/config/schema.js';
 import { loadSettings } from '../../core/services/config/settings.js';
 import { createLogger } from '../../core/services/log/logger.js';
@@ -91,6 +92,13 @@ export async function linkOnWire(o: { events?: TransportEvents; transport?: Part
     await server.waitForConnections(2);
     await until(() => transport.session().status === 'linked', 'the link to open');
     await server.waitFor(() => (server.botPreKeysLeft() > 0 ? true : undefined), "the bot's pre-key upload");
+    // A fresh link holds Baileys' events (send failures among them) until the phone's history sync notice, or 20 s.
+    // The phone sends one of a kind the bot does not take (full history), so the link is online at once.
+    // (Baileys waits from the offline notice, which came before the upload.) Events flow again once the notice is
+    // handed on, ignored.
+    const Type = proto.Message.ProtocolMessage.Type;
+    const notice = await server.deliver(server.person(server.user, server.lidUser), { protocolMessage: { type: Type.HISTORY_SYNC_NOTIFICATION, historySyncNotification: { syncType: proto.HistorySync.HistorySyncType.FULL } } });
+    await until(() => logs().some((x) => x.id === notice && String(x.msg).startsWith('ignored a WhatsApp message')), 'the link to go online', 10_000);
     return link;
   } catch (err) {
     await link.stop();

@@ -79,4 +79,45 @@ describe('WhatsApp on the wire, round 4 (real socket, people with their own Sign
     // None of them was handed on as a message to answer.
     expect(l.received).to.have.length(1);
   });
+
+  it('a group with LID-addressed participants: a mention of the bot by its LID arrives as one, and the reply reaches every member by sender key', async () => {
+    l = await linkOnWire();
+    const server = l.server;
+    const ann = server.person('15551230003', '155512300030001');
+    const bob = server.person('15551230004', '155512300040001');
+    const group = server.group('120363000000000077@g.us', 'Book club', [ann, bob]).id;
+    const id = await server.deliver(ann, { extendedTextMessage: { text: `@${server.lidUser} which book next?`, contextInfo: { mentionedJid: [server.bot.lid] } } }, { group, pushName: 'Ann' });
+    await l.until(() => l!.received.length === 1, 'the group message');
+    const m = l.received[0];
+    // The member is named by phone number where the group tells it (participant_pn), their LID beside it.
+    expect(m).to.include({ id, chatId: group, isGroup: true, senderId: ann.phoneJid, senderAltId: ann.lidJid });
+    expect(m.mentions).to.include(server.bot.lid);
+    // Bob speaks too: the bot reads a second sender's key in the same group.
+    await server.deliver(bob, { conversation: 'the whale one' }, { group });
+    await l.until(() => l!.received.length === 2, "Bob's message");
+    expect(l.received[1]).to.include({ chatId: group, senderId: bob.phoneJid, text: 'the whale one' });
+    const sent = await l.transport.sendText(group, 'Moby-Dick it is');
+    const copies = await server.waitFor(() => {
+      // The account's own phone gets a copy too; the members' copies are what counts here.
+      const got = server.sent.filter((s) => s.id === sent.id && textOf(s.message) === 'Moby-Dick it is' && s.device !== server.bot.lid);
+      return got.length === 2 ? got : undefined;
+    }, 'the reply at both members');
+    expect(copies.map((c) => c.chat)).to.deep.equal([group, group]);
+    expect(copies.map((c) => c.device).sort()).to.deep.equal([ann.lidJid, bob.lidJid].sort());
+  });
+
+  it('a 463 on one contact is a failure for that contact only: counted, no restriction, and the next contact still gets messages', async () => {
+    l = await linkOnWire();
+    const server = l.server;
+    const ann = server.person('15551230005', '155512300050001');
+    const bob = server.person('15551230006', '155512300060001');
+    server.refuse463(bob);
+    await l.transport.sendText(bob.phoneJid, 'hello Bob');
+    await l.until(() => l!.transport.sendFailures()['463'] === 1, 'the 463');
+    expect(l.logs().find((x) => String(x.msg).startsWith('WhatsApp did not deliver a sent message'))).to.include({ code: '463' });
+    const toAnn = await l.transport.sendText(ann.phoneJid, 'hello Ann');
+    await server.waitForSent((s) => s.id === toAnn.id && textOf(s.message) === 'hello Ann' && [ann.user, ann.lid].includes(s.device.split('@')[0].split(':')[0]));
+    expect(l.transport.isRestricted()).to.equal(false);
+    expect(l.transport.sendFailures()).to.deep.equal({ '463': 1 });
+  });
 });
