@@ -65,6 +65,7 @@ const SLOW = [
   'test/plugins/vision/**',
   'test/plugins/voice/**',
   'test/plugins/checkins/no-reply-voice.test.ts',
+  'test/plugins/catchup/watched-voice.test.ts',
   'test/plugins/workspace/**',
   // In-process but heavy (a bot or more per test, many turns each): together they would take the tier past a minute.
   'test/core/chat/chat-summary.test.ts',

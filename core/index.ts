@@ -43,6 +43,8 @@ export type {
   PredicateHandler,
   QuotedWords,
   QuotedWordsReader,
+  WatchedMedia,
+  WatchedWordsReader,
   RespondOptions,
   SettingDeclaration,
   PluginListing,

@@ -544,7 +544,7 @@ export class Bot {
     // A person's `.mydata` in their own private chat is their right even there (what the bot keeps about them).
     const myData = !message.isGroup && !message.fromMe && isMyDataCommand(message.text.trim(), this.configValue.prefix);
     if (!myData && this.registry.active().some((s) => s.instance?.watch)) {
-      return keptAsWatched(message, this.registry, this.link.ownIds(), this.log).then((kept) => (kept ? undefined : this.processUnwatched(message)));
+      return keptAsWatched(message, this.registry, this.link.ownIds(), this.log, this.capabilities).then((kept) => (kept ? undefined : this.processUnwatched(message)));
     }
     return this.processUnwatched(message);
   }

@@ -1,22 +1,30 @@
-import { definePlugin, defineTool, isSelfChat, Type, type IncomingMessage, type MessageContext, type PluginHost } from '../../core/index.js';
+import { definePlugin, defineTool, isSelfChat, Type, type IncomingMessage, type MessageContext, type PluginHost, type WatchedMedia } from '../../core/index.js';
 import { WATCHED_CHATS, WATCHED_MESSAGES } from './store.js';
 import { catchUp, type CatchUpQuery } from './catch-up.js';
 
 const options = Type.Object({
   retentionDays: Type.Integer({ title: 'Days kept', minimum: 1, maximum: 3650, default: 30, description: "days a watched chat's messages are kept (older ones are dropped at start and daily)" }),
   maxResults: Type.Integer({ title: 'Most messages per answer', minimum: 5, maximum: 500, default: 80, description: 'messages of the watched chats one catch-up hands the model at most (the newest)' }),
+  voiceNotes: Type.Union([Type.Literal('length'), Type.Literal('transcript')], { title: 'Voice notes', default: 'length', description: 'how a watched chat\'s voice notes are kept: "length" ([voice note, 12 s], no download) or "transcript" (their words too: each note is downloaded and sent to the audio provider, at your cost)' }),
   maxWatched: Type.Integer({ title: 'Most watched chats', minimum: 1, maximum: 200, default: 30, description: 'chats that may be watched at once' }),
 });
 
 type Host = PluginHost<typeof options.static>;
 
-/** What a media message was, in words (its bytes are never fetched: a watched chat costs no download). */
-function mediaWords(message: IncomingMessage): string {
-  const media = message.media;
-  if (!media) return '';
-  if (media.kind === 'document') return `[document: ${media.fileName ?? 'unnamed'}]`;
-  if (media.kind === 'voice') return `[voice note${media.seconds ? `, ${media.seconds} s` : ''}]`;
-  return `[${media.kind === 'image' ? 'photo' : media.kind}]`;
+/**
+ * What a media message was, in words. Its bytes are never fetched (a watched chat costs no download), except a voice
+ * note's or audio file's when the owner chose transcripts (`voiceNotes: "transcript"`): then its words follow.
+ */
+async function mediaWords(message: IncomingMessage, media: WatchedMedia, voiceNotes: 'length' | 'transcript'): Promise<string> {
+  const kind = message.media?.kind;
+  if (!kind) return '';
+  if (kind === 'document') return `[document: ${message.media!.fileName ?? 'unnamed'}]`;
+  if (kind !== 'voice' && kind !== 'audio') return `[${kind === 'image' ? 'photo' : kind}]`;
+  const what = kind === 'voice' ? 'voice note' : 'audio file';
+  const length = message.media!.seconds ? `, ${message.media!.seconds} s` : '';
+  if (voiceNotes !== 'transcript') return `[${what}${length}]`;
+  const words = await media.words();
+  return words ? `[${what}${length}, transcript:] ${words}` : `[${what}${length}, not transcribed]`;
 }
 
 /** The chat an owner names: a phone number (`+49…`), an id (`…@g.us`), or a name the transport knows (a group's subject). */
@@ -52,8 +60,8 @@ export default definePlugin({
     });
     const logOf = (chatId: string) => host.store.chat(chatId).searchLog(WATCHED_MESSAGES);
 
-    const keep = async (message: IncomingMessage) => {
-      const words = [mediaWords(message), message.text.trim()].filter(Boolean).join(' ');
+    const keep = async (message: IncomingMessage, media: WatchedMedia) => {
+      const words = [await mediaWords(message, media, host.options().voiceNotes), message.text.trim()].filter(Boolean).join(' ');
       if (!words) return;
       await logOf(message.chatId).add({
         ...(message.id ? { id: message.id } : {}),

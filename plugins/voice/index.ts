@@ -234,6 +234,21 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
     return { ...(await transcriber.transcribe(bytes, media.kind, format)), seconds };
   }
 
+  /** The words of a watched chat's voice note or audio file; undefined when it is over the length limit or cannot be fetched. */
+  async function listenWatched(media: IncomingMedia): Promise<string | undefined> {
+    const { transcriber } = rt();
+    let bytes: Buffer;
+    try {
+      bytes = await media.download();
+    } catch (err) {
+      host.log.warn({ reason: (err as Error).message }, 'a voice note of a watched chat could not be downloaded');
+      return undefined;
+    }
+    const { format, seconds } = await transcriber.measure(bytes, media.kind);
+    if (seconds > host.options().maxMinutes * 60) return undefined;
+    return (await transcriber.transcribe(bytes, media.kind, format)).text;
+  }
+
   /** Whose daily allowance a note counts against: undefined for owners (exempt). One person, whichever id they write under. */
   function budgetUser(ctx: Ctx): string | undefined {
     if (ctx.isOwner) return undefined;
@@ -516,6 +531,9 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
     // plugin's ctx.ai.respond). A known transcript needs no audio key, so this declares no `needs`: it says itself
     // when it would have to listen.
     quotedWords: [{ media: ['voice', 'audio'], read: quoted.read }],
+    // A watched chat's notes, for the plugin that keeps it when the owner chose transcripts: within the length limit,
+    // the owner's cost (no sender's allowance: the sender never asked the bot for anything), nothing archived here.
+    watchedWords: [{ media: ['voice', 'audio'], needs: ['audio'], read: (message) => listenWatched(message.media) }],
     media: [
       {
         media: ['voice', 'audio'],

@@ -1,7 +1,9 @@
+import type { Capabilities } from '../capabilities/capabilities.js';
 import type { Logger } from '../../services/log/logger.js';
 import type { PluginRegistry } from '../plugin/registry.js';
+import type { WatchedMedia } from '../plugin/types.js';
 import { isSelfChat } from '../port/ids.js';
-import type { IncomingMessage } from '../port/message.js';
+import type { IncomingMedia, IncomingMessage } from '../port/message.js';
 
 /**
  * Watched chats (`PluginOffer.watch`): a message of a chat some active plugin watches is handed to those plugins'
@@ -9,9 +11,10 @@ import type { IncomingMessage } from '../port/message.js';
  * the message was such a one (the caller then stops), false for every other chat, whose messages no watcher ever gets.
  * The account's own "Message yourself" chat is never watched: it is the owner's command line.
  */
-export async function keptAsWatched(message: IncomingMessage, registry: PluginRegistry, ownIds: readonly string[], log: Logger): Promise<boolean> {
+export async function keptAsWatched(message: IncomingMessage, registry: PluginRegistry, ownIds: readonly string[], log: Logger, capabilities: Capabilities): Promise<boolean> {
   if (isSelfChat(message, ownIds)) return false;
   let watched = false;
+  const media: WatchedMedia = { words: () => watchedWordsOf(message, registry, capabilities, log) };
   for (const state of registry.active()) {
     const watch = state.instance?.watch;
     if (!watch) continue;
@@ -24,10 +27,32 @@ export async function keptAsWatched(message: IncomingMessage, registry: PluginRe
     if (!mine) continue;
     watched = true;
     try {
-      await watch.keep(message);
+      await watch.keep(message, media);
     } catch (err) {
       log.error({ err, plugin: state.plugin.name, chat: message.chatId }, 'a plugin failed to keep a message of a watched chat');
     }
   }
   return watched;
+}
+
+/**
+ * A watched message's media in words, from the first active plugin offering its kind (`watchedWords`) with its needs
+ * met; undefined when none does, or when the reader found nothing or failed (logged: the message is kept without).
+ */
+async function watchedWordsOf(message: IncomingMessage, registry: PluginRegistry, capabilities: Capabilities, log: Logger): Promise<string | undefined> {
+  const kind = message.media?.kind;
+  if (!kind) return undefined;
+  for (const state of registry.active()) {
+    const reader = state.instance?.watchedWords.find((r) => r.media.includes(kind));
+    if (!reader) continue;
+    if (capabilities.lacks(state.plugin.needs ?? []) || capabilities.lacks(reader.needs ?? [])) continue;
+    try {
+      const words = await reader.read(message as IncomingMessage & { media: IncomingMedia });
+      return typeof words === 'string' && words.trim() ? words.trim() : undefined;
+    } catch (err) {
+      log.warn({ err, plugin: state.plugin.name, chat: message.chatId, kind }, 'a watched message could not be put into words; it is kept without them');
+      return undefined;
+    }
+  }
+  return undefined;
 }

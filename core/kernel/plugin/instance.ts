@@ -3,7 +3,7 @@ import type { TriggerHit } from '../pipeline/match.js';
 import { EFFECT_KINDS } from '../guard/policy.js';
 import type { IncomingMedia, MediaKind, QuotedMessage } from '../port/message.js';
 import { pluginErrors } from './errors.js';
-import type { ChatWatch, HandlerBase, MessageContext, Plugin, PluginHost, PluginOffer, QuotedWords, Tool, Trigger } from './types.js';
+import type { ChatWatch, HandlerBase, WatchedWordsReader, MessageContext, Plugin, PluginHost, PluginOffer, QuotedWords, Tool, Trigger } from './types.js';
 
 /** One trigger of a running plugin and what runs when it matches. */
 export interface HandlerEntry {
@@ -41,6 +41,8 @@ export interface PluginInstance {
   quotedWords: QuotedWordsEntry[];
   /** The chats it watches read-only (see `PluginOffer.watch`). */
   watch?: ChatWatch;
+  /** Its offers to put a watched chat's media into words (see `PluginOffer.watchedWords`). */
+  watchedWords: Array<Omit<WatchedWordsReader, 'media'> & { media: MediaKind[] }>;
   /** The owner's rules around AI turns (taken from core plugins only). */
   turnPolicy?: TurnPolicy;
   stop?(): Promise<void> | void;
@@ -129,13 +131,16 @@ function offerMistake(offer: PluginOffer): string | undefined {
     if (o.missing !== undefined && typeof o.missing !== 'string') return `observers[${i}]: missing must be a sentence saying what is off (for the start log)`;
   }
   if (offer.watch !== undefined && (typeof offer.watch?.isWatched !== 'function' || typeof offer.watch.keep !== 'function')) return 'watch needs isWatched(chatId) and keep(message)';
-  if (offer.quotedWords !== undefined && !Array.isArray(offer.quotedWords)) return 'quotedWords must be a list of { media, read(ctx, quoted) }';
-  for (const [i, r] of (offer.quotedWords ?? []).entries()) {
-    if (typeof r?.read !== 'function') return `quotedWords[${i}] needs read(ctx, quoted)`;
-    const kinds = Array.isArray(r.media) ? r.media : [r.media];
-    const bad = kinds.find((k) => !MEDIA_KINDS.includes(k));
-    if (!kinds.length || bad !== undefined) return `quotedWords[${i}]: media "${String(bad)}" is not one of ${MEDIA_KINDS.join(', ')}`;
-    if (r.needs !== undefined && (!Array.isArray(r.needs) || r.needs.some((n) => typeof n !== 'string' || !n))) return `quotedWords[${i}]: needs must be a list of capability names`;
+  for (const [part, args] of [['quotedWords', 'ctx, quoted'], ['watchedWords', 'message']] as const) {
+    const readers = offer[part];
+    if (readers !== undefined && !Array.isArray(readers)) return `${part} must be a list of { media, read(${args}) }`;
+    for (const [i, r] of (readers ?? []).entries()) {
+      if (typeof r?.read !== 'function') return `${part}[${i}] needs read(${args})`;
+      const kinds = Array.isArray(r.media) ? r.media : [r.media];
+      const bad = kinds.find((k) => !MEDIA_KINDS.includes(k));
+      if (!kinds.length || bad !== undefined) return `${part}[${i}]: media "${String(bad)}" is not one of ${MEDIA_KINDS.join(', ')}`;
+      if (r.needs !== undefined && (!Array.isArray(r.needs) || r.needs.some((n) => typeof n !== 'string' || !n))) return `${part}[${i}]: needs must be a list of capability names`;
+    }
   }
   if (Array.isArray(offer.tools)) {
     for (const [i, t] of offer.tools.entries()) {
@@ -187,6 +192,7 @@ async function fromOffer(plugin: Plugin, deps: InstanceDeps): Promise<PluginInst
       read: async (ctx, quoted) => r.read(deps.view(ctx), quoted),
     })),
     ...(offer.watch ? { watch: offer.watch } : {}),
+    watchedWords: (offer.watchedWords ?? []).map((r) => ({ media: Array.isArray(r.media) ? [...r.media] : [r.media], needs: r.needs, read: (message) => r.read(message) })),
     turnPolicy: offer.turnPolicy,
     stop: offer.stop ? () => offer.stop!() : undefined,
   };

@@ -279,6 +279,15 @@ export interface PluginOffer<O = unknown> {
    */
   watch?: ChatWatch;
   /**
+   * Puts media of a watched chat into words (a voice note's transcript) for the plugin that keeps the chat, when it
+   * asks (`keep(message, media)` → `media.words()`). The core asks the first active plugin offering that kind, its
+   * `needs` met. What it costs is the owner's: they chose to watch the chat and to have its media put into words.
+   *
+   * @example
+   * watchedWords: [{ media: ['voice', 'audio'], needs: ['audio'], read: async (message) => (await transcribe(await message.media.download())).text }]
+   */
+  watchedWords?: WatchedWordsReader[];
+  /**
    * Core plugins only (another plugin's is ignored): the owner's rules around every AI turn — the chat's profile
    * (model, tools, answer length), money caps, and the record of what each turn was. See `TurnPolicy`.
    */
@@ -290,7 +299,25 @@ export interface PluginOffer<O = unknown> {
 /** See `PluginOffer.watch`. */
 export interface ChatWatch {
   isWatched(chatId: string): boolean;
-  keep(message: IncomingMessage): Awaitable<void>;
+  keep(message: IncomingMessage, media: WatchedMedia): Awaitable<void>;
+}
+
+/** What `ChatWatch.keep` may ask the core about a watched message's media. */
+export interface WatchedMedia {
+  /**
+   * The media's words from the plugin that offers them for its kind (`watchedWords`), asked now: undefined when the
+   * message has no media, no active plugin offers its kind (or its `needs` are unmet), or the reader found none or failed.
+   */
+  words(): Promise<string | undefined>;
+}
+
+/** See `PluginOffer.watchedWords`. */
+export interface WatchedWordsReader {
+  media: MediaKind | MediaKind[];
+  /** Capabilities the reader needs besides the plugin's; while one is missing, it is not asked. */
+  needs?: string[];
+  /** The words of the message's media, or undefined when it cannot say them (too long, no longer served). */
+  read(message: IncomingMessage & { media: IncomingMedia }): Awaitable<string | undefined>;
 }
 
 /**
