@@ -256,6 +256,11 @@ class Session {
       if (node.attrs.type === 'set' && getBinaryNodeChild(node, 'list')) return (this.server.takeUpload(node), answer());
       if (child?.tag === 'key') return answer([{ tag: 'list', attrs: {}, content: await this.server.bundles(getBinaryNodeChildren(child, 'user').map((u) => u.attrs.jid)) }]);
     }
+    if (node.attrs.xmlns === 'md' && child?.tag === 'link_code_companion_reg') {
+      // A pairing code asked for: WhatsApp pushes it to the phone and answers with the code's reference.
+      this.server.notePairingRequest(child.attrs.jid);
+      return answer([{ tag: 'link_code_companion_reg', attrs: {}, content: [{ tag: 'link_code_pairing_ref', attrs: {}, content: Buffer.from('pairing-ref-1') }] }]);
+    }
     if (node.attrs.xmlns === 'usync' && child?.tag === 'usync') return answer([this.server.usync(child)]);
     if (node.attrs.xmlns === 'abt') {
       // 10518 off: 1:1 sends carry no privacy token (a real account's chats have them; this server checks none).
@@ -298,6 +303,10 @@ class Session {
 
   end(code: CloseCode): void {
     this.send(closing(code));
+  }
+
+  drop(): void {
+    this.ws.terminate();
   }
 }
 
@@ -376,6 +385,20 @@ export class WhatsAppWireServer {
   /** The phone scans this QR on the latest connection. */
   scan(qr: string): void {
     this.current!.pair(qr, this.user, this.lidUser);
+  }
+
+  /** The phone numbers (jids) pairing codes were asked for, in order. */
+  readonly pairingRequests: string[] = [];
+
+  /** @internal */
+  notePairingRequest(jid: string): void {
+    this.pairingRequests.push(jid);
+    this.changed();
+  }
+
+  /** Drops the latest connection without a word (a linking socket whose time ran out, a network cut). */
+  drop(): void {
+    this.current!.drop();
   }
 
   /** Ends the latest connection with a close code, as WhatsApp does. */

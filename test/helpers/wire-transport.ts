@@ -29,13 +29,14 @@ export interface WireLink {
 
 /**
  * Starts the real WhatsApp transport against a fresh `WhatsAppWireServer` and links it as a phone does (QR → scan →
- * 515 → login → open), then waits for its pre-key upload, so people's devices on the server can write to it.
+ * 515 → login → open), then waits for its pre-key upload, so people's devices on the server can write to it
+ * (`unlinked`: stops once the first QR is shown).
  *
  * @example
  * const l = await linkOnWire({ events: { onEdit } });
  * await l.server.deliver(l.server.person('15551230001'), { conversation: 'hi' });
  */
-export async function linkOnWire(o: { events?: TransportEvents; transport?: Partial<WhatsAppTransportOptions>; config?: Record<string, unknown> } = {}): Promise<WireLink> {
+export async function linkOnWire(o: { events?: TransportEvents; transport?: Partial<WhatsAppTransportOptions>; config?: Record<string, unknown>; unlinked?: boolean } = {}): Promise<WireLink> {
   const dir = await tempDir('wabot-wire-link-');
   const server = await WhatsAppWireServer.start();
   const settings = loadSettings({ cwd: dir, env: { PATH: process.env.PATH ?? '', API_KEY: 'k-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', WA_WEBSOCKET_URL: server.url } });
@@ -88,6 +89,8 @@ export async function linkOnWire(o: { events?: TransportEvents; transport?: Part
     await transport.start(async (m) => void (received.push(m), poke()), o.events);
     await server.waitForConnections(1);
     await until(() => qrs.length === 1, 'the QR');
+    // `unlinked`: the QR is on offer, no phone scanned it.
+    if (o.unlinked) return link;
     server.scan(qrs[0]);
     await server.waitForConnections(2);
     await until(() => transport.session().status === 'linked', 'the link to open');

@@ -5,5 +5,5 @@
  */
 describe('WhatsApp on the wire, round 4 (pending: what the wire server cannot do yet)', () => {
   it('outbound image, voice note, document and sticker uploaded to a loopback media host and decrypted back: the server has no media upload host (media_conn / mms upload) on 127.0.0.1 — shown on the fake socket by Baileys\' own media builder (transport.test: sends voice notes …, refuses … larger than WhatsApp takes)');
-  it('the pairing-code flow including the code running out: the server does not answer link_code_companion_reg, and its QR references end only after 100 s — shown on the fake socket (transport.test: a pairing code not typed in time)');
+  it('a pairing code typed on the phone: the server answers link_code_companion_reg but cannot finish it (companion_finish, the code-wrapped key exchange) — the code running out is in round4.test, and typing it on the fake socket (transport.test)');
 });

@@ -120,4 +120,26 @@ describe('WhatsApp on the wire, round 4 (real socket, people with their own Sign
     expect(l.transport.isRestricted()).to.equal(false);
     expect(l.transport.sendFailures()).to.deep.equal({ '463': 1 });
   });
+
+  it('a pairing code whose linking socket ends before it is typed: a fresh QR on a clean registration, no login as that phone, no logout', async () => {
+    l = await linkOnWire({ unlinked: true });
+    const server = l.server;
+    const code = await l.transport.requestPairingCode(server.user);
+    await server.waitFor(() => server.pairingRequests[0], 'the pairing request');
+    expect(server.pairingRequests).to.deep.equal([server.botJid]);
+    expect(l.transport.session()).to.include({ status: 'qr', pairingCode: code });
+    // Baileys wrote the phone into the unlinked session with the request; the socket ends before the code is typed.
+    server.drop();
+    await l.until(() => l!.qrs.length === 2, 'a fresh QR');
+    expect(server.connections.map((c) => c.kind)).to.deep.equal(['registration', 'registration']);
+    expect(l.transport.session().pairingCode).to.equal(undefined);
+    expect(l.transport.session().status).to.equal('qr');
+    expect(l.messages().some((m) => m.includes(`pairing code ${code} was not typed in time`))).to.equal(true);
+    expect(l.messages().some((m) => m.includes('logged this device out'))).to.equal(false);
+    // The fresh QR links as ever.
+    server.scan(l.qrs[1]);
+    await server.waitForConnections(3);
+    await l.until(() => l!.transport.session().status === 'linked', 'the link');
+    expect(server.connections[2]).to.deep.include({ kind: 'login', user: server.user });
+  });
 });
