@@ -209,8 +209,12 @@ export class OutboxClosedError extends CodedError {
  * @example describeWriteError(Object.assign(new Error('x'), { code: 'ENOSPC' })) // "the server's disk is full"
  */
 export function describeWriteError(err: unknown): string {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const raw = (err as NodeJS.ErrnoException | undefined)?.code;
+  // An extended I/O code (SQLITE_IOERR_WRITE) says no more to a user than the basic one.
+  const code = raw?.startsWith('SQLITE_IOERR') ? 'SQLITE_IOERR' : raw;
   switch (code) {
+    // The store database's own codes for the same causes (libsql names them SQLITE_*).
+    case 'SQLITE_FULL':
     case 'ENOSPC':
       return "the server's disk is full";
     case 'EDQUOT':
@@ -218,8 +222,10 @@ export function describeWriteError(err: unknown): string {
     case 'EACCES':
     case 'EPERM':
       return "the server's data folder is not writable (permission denied)";
+    case 'SQLITE_READONLY':
     case 'EROFS':
       return "the server's data folder is on a read-only file system";
+    case 'SQLITE_IOERR':
     case 'EIO':
       return "the server's disk reported an input/output error";
     default:

@@ -95,7 +95,17 @@ export class StoreDatabase {
   /** Runs `work` as one transaction: all of its statements are on disk together, or none (it threw). */
   transaction<R>(work: () => R): R {
     if (this.connection.inTransaction) return work();
-    return this.connection.transaction(work).immediate();
+    // Not libsql's transaction(): when SQLite has rolled back already (a full disk), its ROLLBACK fails and that
+    // error ("no transaction is active") would hide the cause a user must be told (SQLITE_FULL).
+    this.connection.exec('BEGIN IMMEDIATE');
+    try {
+      const result = work();
+      this.connection.exec('COMMIT');
+      return result;
+    } catch (err) {
+      if (this.connection.inTransaction) this.connection.exec('ROLLBACK');
+      throw err;
+    }
   }
 
   /**

@@ -1,9 +1,13 @@
-import { rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { safeFileName } from '../../api/file-name.js';
 import { mergeEntries } from './history.js';
-import { JsonFileCollection, type OnCorrupt } from './json-file.js';
-import { MEMORY_SCHEMA } from './schemas.js';
+import { domainFor } from './data-domain.js';
+import { databaseFor, type StoreDatabase } from './database.js';
+import type { OnCorrupt } from './json-file.js';
+import { checkDocument, MEMORY_SCHEMA } from './schemas.js';
+import { MIGRATED_DIR, tableOf } from './sql-chat-log.js';
 import { DataWriteError, MemoryFullError } from '../../api/errors.js';
 
 export interface MemoryFact {
@@ -12,74 +16,225 @@ export interface MemoryFact {
   by?: string;
 }
 
+/** One chat's memory: the facts in the prompt, and the archive of older ones. */
+interface ChatMemory {
+  facts: MemoryFact[];
+  archived: MemoryFact[];
+}
+
+/** The folder of the earlier layout (`data/memory/<chat>.json`), relative to the data folder. */
+const EARLIER_FOLDER = 'memory';
+
 /**
- * Per-chat memory: `data/memory/<chat>.json`, facts the model was asked to remember (the `remember` tool). The newest
- * `maxFacts` are in the prompt; older ones move to the chat's archive (same file, `archived`), which is kept and
- * covered by `.mydata` but not shown to the model — so a flood of new facts never wipes stored ones. With the archive
- * full too (`maxArchived`), new facts are refused.
+ * Per-chat memory: facts the model was asked to remember (the `remember` tool), rows of one table of the store
+ * database (`core` namespace). The newest `maxFacts` are in the prompt; older ones move to the chat's archive, which is
+ * kept and covered by `.mydata` but not shown to the model — so a flood of new facts never wipes stored ones. With the
+ * archive full too (`maxArchived`), new facts are refused.
+ *
+ * Every change is one transaction; one that removes facts is checkpointed out of the WAL, so a forgotten fact's words
+ * are in no file. The JSON files of earlier versions (`data/memory/<chat>.json`) are taken in at first use (all of
+ * them) and whenever one turns up for a chat it reads: each with the row recording it (by its content) in one
+ * transaction, then moved under `data/migrated/memory/` (a crash between the two only moves it at the next use). A
+ * file that does not parse or match is set aside with its bytes kept (`<name>.corrupt-<time>`), as before.
  *
  * @example await memories.remember(chatId, 'Ana prefers short answers', senderId);
  */
 export class MemoryStore {
-  private readonly docs: JsonFileCollection<{ facts: MemoryFact[]; archived?: MemoryFact[] }>;
-  constructor(readonly dataDir: string, private readonly maxFacts = 100, onCorrupt?: OnCorrupt, private readonly maxArchived = 10 * maxFacts) {
-    this.docs = new JsonFileCollection((chat) => this.fileOf(chat), () => ({ facts: [] }), { schema: MEMORY_SCHEMA, onCorrupt });
+  private readonly table = tableOf('facts', 'core', 'memory');
+  private readyFor: StoreDatabase | undefined;
+
+  constructor(readonly dataDir: string, private readonly maxFacts = 100, private readonly onCorrupt?: OnCorrupt, private readonly maxArchived = 10 * maxFacts) {}
+
+  /** The database (opened again after the app closed it at a stop), with the table made and earlier files taken in. */
+  private get db(): StoreDatabase {
+    const db = databaseFor(this.dataDir);
+    if (this.readyFor !== db) {
+      db.exec(
+        `CREATE TABLE IF NOT EXISTS ${this.table} (seq INTEGER PRIMARY KEY AUTOINCREMENT, chat TEXT NOT NULL, archived INTEGER NOT NULL, text TEXT NOT NULL, at INTEGER NOT NULL, by TEXT);` +
+          `CREATE INDEX IF NOT EXISTS ${this.table.slice(0, -1)}:chat" ON ${this.table} (chat, seq);` +
+          'CREATE TABLE IF NOT EXISTS store_migrations (what TEXT PRIMARY KEY, at INTEGER NOT NULL);',
+      );
+      this.readyFor = db;
+      const folder = path.join(this.dataDir, EARLIER_FOLDER);
+      const names = existsSync(folder) ? readdirSync(folder).filter((n) => n.endsWith('.json')) : [];
+      for (const name of names) this.takeIn(db, path.join(folder, name), decodeURIComponent(name.slice(0, -'.json'.length)));
+    }
+    return db;
+  }
+
+  /** The database, with the chat's file of the earlier layout taken in when one is there (dropped in, or restored). */
+  private dbFor(chatId: string): StoreDatabase {
+    const db = this.db;
+    const file = this.fileOf(chatId);
+    if (existsSync(file)) this.takeIn(db, file, chatId);
+    return db;
   }
 
   private fileOf(chatId: string): string {
-    return path.join(this.dataDir, 'memory', `${safeFileName(chatId)}.json`);
+    return path.join(this.dataDir, EARLIER_FOLDER, `${safeFileName(chatId)}.json`);
+  }
+
+  private keptAside(chatId: string): string {
+    return path.join(this.dataDir, MIGRATED_DIR, EARLIER_FOLDER, `${safeFileName(chatId)}.json`);
+  }
+
+  /**
+   * Takes in one file of the earlier layout: merged into what the chat holds (a fact held already is taken once), with
+   * the row recording it in one transaction; then the file moves aside. A file already taken in (a crash before it
+   * moved) is only moved. A file that is not a memory document is set aside with its bytes kept.
+   */
+  private takeIn(db: StoreDatabase, file: string, chatId: string): void {
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      this.setAside(file, `cannot be read: ${(err as Error).message}`);
+      return;
+    }
+    let doc: ChatMemory;
+    try {
+      const checked = checkDocument(MEMORY_SCHEMA, JSON.parse(bytes.toString('utf8')));
+      if (!checked.ok) throw new Error(checked.reason);
+      doc = { facts: (checked.value.facts as MemoryFact[]) ?? [], archived: (checked.value.archived as MemoryFact[] | undefined) ?? [] };
+      if (checked.migratedFrom !== undefined) domainFor(file).health.migrated(file, checked.migratedFrom, MEMORY_SCHEMA.version);
+    } catch (err) {
+      this.setAside(file, (err as Error).message);
+      return;
+    }
+    const what = `${this.table}/${path.basename(file)}:${createHash('sha256').update(bytes).digest('hex')}`;
+    if (db.get('SELECT at FROM store_migrations WHERE what = ?', [what]) === undefined) {
+      db.transaction(() => {
+        this.replace(db, chatId, this.merged(this.read(db, chatId), doc));
+        db.run('INSERT INTO store_migrations (what, at) VALUES (?, ?)', [what, Date.now()]);
+      });
+    }
+    mkdirSync(path.dirname(this.keptAside(chatId)), { recursive: true, mode: 0o700 });
+    renameSync(file, this.keptAside(chatId));
+  }
+
+  private setAside(file: string, reason: string): void {
+    const movedTo = `${file}.corrupt-${Date.now()}`;
+    try {
+      renameSync(file, movedTo);
+    } catch (err) {
+      domainFor(file).health.corrupt(file, file, `${reason}; could not move it aside (${(err as Error).message}), so it is left untouched`);
+      return;
+    }
+    domainFor(file).health.corrupt(file, movedTo, reason);
+    this.onCorrupt?.(file, movedTo, new Error(reason));
+  }
+
+  private read(db: StoreDatabase, chatId: string): ChatMemory {
+    const rows = db.all<{ archived: number; text: string; at: number; by: string | null }>(`SELECT archived, text, at, by FROM ${this.table} WHERE chat = ? ORDER BY seq`, [chatId]);
+    const out: ChatMemory = { facts: [], archived: [] };
+    for (const row of rows) (row.archived ? out.archived : out.facts).push(row.by === null ? { text: row.text, at: row.at } : { text: row.text, at: row.at, by: row.by });
+    return out;
+  }
+
+  /** The chat's facts become `memory` (the archive first, each in order). */
+  private replace(db: StoreDatabase, chatId: string, memory: ChatMemory): void {
+    db.run(`DELETE FROM ${this.table} WHERE chat = ?`, [chatId]);
+    for (const [archived, list] of [[1, memory.archived], [0, memory.facts]] as const) {
+      for (const f of list) db.run(`INSERT INTO ${this.table} (chat, archived, text, at, by) VALUES (?, ?, ?, ?, ?)`, [chatId, archived, f.text, f.at, f.by ?? null]);
+    }
+  }
+
+  /**
+   * `incoming` joined to `held` in time order, a fact `held` has already (same text) taken once; beyond `maxFacts`
+   * the oldest go to the archive (never dropped, even past the archive's bound).
+   */
+  private merged(held: ChatMemory, incoming: ChatMemory): ChatMemory {
+    const known = new Set([...held.facts, ...held.archived].map((f) => f.text));
+    const fresh = (list: MemoryFact[]) => list.filter((f) => !known.has(f.text));
+    const facts = mergeEntries(held.facts, fresh(incoming.facts));
+    const overflow = facts.splice(0, Math.max(0, facts.length - this.maxFacts));
+    return { facts, archived: mergeEntries(mergeEntries(held.archived, fresh(incoming.archived)), overflow) };
+  }
+
+  /**
+   * Changes chats' memories in one transaction once a backup holding the writes lets it go; `change` returns the new
+   * memory of each chat it changes. A write that fails is reported and rejects (DataWriteError); what removes facts is
+   * checkpointed out of the WAL, and the chats' copies of the earlier layout (older now) go.
+   */
+  private async change(chats: string[], change: (memories: ChatMemory[]) => Array<ChatMemory | undefined>, removes: boolean): Promise<void> {
+    const domain = domainFor(this.dataDir);
+    await domain.gate.enter();
+    let db: StoreDatabase | undefined;
+    try {
+      for (const chat of chats) db = this.dbFor(chat);
+      const open = db!;
+      let changed = false;
+      open.transaction(() => {
+        const next = change(chats.map((chat) => this.read(open, chat)));
+        next.forEach((memory, i) => {
+          if (!memory) return;
+          changed = true;
+          this.replace(open, chats[i], memory);
+        });
+      });
+      domain.health.writeRecovered(open.file);
+      if (changed && removes) {
+        open.erase();
+        for (const chat of chats) rmSync(this.keptAside(chat), { force: true });
+      }
+    } catch (err) {
+      if (err instanceof MemoryFullError) throw err;
+      const file = db?.file ?? path.join(this.dataDir, 'store.db');
+      domain.health.writeFailed(file, err);
+      throw new DataWriteError([file], err);
+    } finally {
+      domain.gate.leave();
+    }
   }
 
   /** The chat's archived facts (older ones moved out of the prompt when memory was full), oldest first. */
   async archived(chatId: string): Promise<MemoryFact[]> {
-    const doc = await this.docs.doc(chatId).get();
-    return Array.isArray(doc.archived) ? doc.archived : [];
+    return this.read(this.dbFor(chatId), chatId).archived;
   }
 
   async facts(chatId: string): Promise<MemoryFact[]> {
-    const doc = await this.docs.doc(chatId).get();
-    return Array.isArray(doc.facts) ? doc.facts : [];
+    return this.read(this.dbFor(chatId), chatId).facts;
+  }
+
+  /** The chats with facts or archived facts. */
+  async chats(): Promise<string[]> {
+    return this.db.all<{ chat: string }>(`SELECT DISTINCT chat FROM ${this.table}`).map((r) => r.chat);
   }
 
   /**
-   * Stores a fact and waits until it is on disk: rejects (DataWriteError) when it could not be saved, so the user
-   * is never told "remembered" for a fact that a restart would lose.
+   * Stores a fact and resolves once it is in the database: rejects (DataWriteError) when it could not be saved, so the
+   * user is never told "remembered" for a fact that a restart would lose.
    */
   async remember(chatId: string, text: string, by?: string): Promise<void> {
     const clean = text.trim().slice(0, 500);
     if (!clean) return;
-    const doc = this.docs.doc(chatId);
-    let full = false;
-    await doc.update((doc) => {
-      if (!Array.isArray(doc.facts)) doc.facts = [];
-      if (doc.facts.some((f) => f.text === clean)) return;
-      const archived = Array.isArray(doc.archived) ? doc.archived : [];
-      const moving = Math.max(0, doc.facts.length + 1 - this.maxFacts);
-      if (archived.length + moving > this.maxArchived) {
-        full = true;
-        return;
-      }
-      doc.facts.push({ text: clean, at: Date.now(), by });
-      // The oldest facts move to the archive: kept, never dropped by a newer one.
-      if (moving) doc.archived = [...archived, ...doc.facts.splice(0, moving)];
-    });
-    if (full) throw new MemoryFullError(this.maxFacts);
-    await doc.flush();
+    await this.change(
+      [chatId],
+      ([memory]) => {
+        if (memory.facts.some((f) => f.text === clean)) return [undefined];
+        const moving = Math.max(0, memory.facts.length + 1 - this.maxFacts);
+        if (memory.archived.length + moving > this.maxArchived) throw new MemoryFullError(this.maxFacts);
+        const facts = [...memory.facts, by === undefined ? { text: clean, at: Date.now() } : { text: clean, at: Date.now(), by }];
+        // The oldest facts move to the archive: kept, never dropped by a newer one.
+        return [{ facts: facts.slice(moving), archived: [...memory.archived, ...facts.slice(0, moving)] }];
+      },
+      false,
+    );
   }
 
-  /** Removes the facts of one chat that match (privacy delete) and waits until that is on disk. Returns how many. */
+  /** Removes the facts of one chat that match (privacy delete), gone from every file. Returns how many. */
   async removeWhere(chatId: string, matches: (fact: MemoryFact) => boolean): Promise<number> {
-    const doc = this.docs.doc(chatId);
     let removed = 0;
-    await doc.update((d) => {
-      const kept = d.facts.filter((f) => !matches(f));
-      const archived = Array.isArray(d.archived) ? d.archived : [];
-      const keptArchived = archived.filter((f) => !matches(f));
-      removed = d.facts.length - kept.length + archived.length - keptArchived.length;
-      d.facts = kept;
-      if (d.archived) d.archived = keptArchived;
-    });
-    await doc.flush();
+    await this.change(
+      [chatId],
+      ([memory]) => {
+        const kept = { facts: memory.facts.filter((f) => !matches(f)), archived: memory.archived.filter((f) => !matches(f)) };
+        removed = memory.facts.length + memory.archived.length - kept.facts.length - kept.archived.length;
+        return [removed ? kept : undefined];
+      },
+      true,
+    );
     return removed;
   }
 
@@ -89,21 +244,22 @@ export class MemoryStore {
    */
   async forget(chatId: string, which: number | 'all' | { containing: string }): Promise<MemoryFact[]> {
     let removed: MemoryFact[] = [];
-    await this.docs.doc(chatId).update((doc) => {
-      const facts = Array.isArray(doc.facts) ? doc.facts : [];
-      if (which === 'all') {
-        removed = [...(doc.archived ?? []), ...facts.splice(0)];
-        if (doc.archived) doc.archived = [];
-      } else if (typeof which === 'number') removed = which >= 1 && which <= facts.length ? facts.splice(which - 1, 1) : [];
-      else {
-        const needle = which.containing.trim().toLowerCase();
-        if (!needle) return;
-        removed = facts.filter((f) => f.text.toLowerCase().includes(needle));
-        doc.facts = facts.filter((f) => !removed.includes(f));
-        return;
-      }
-      doc.facts = facts;
-    });
+    await this.change(
+      [chatId],
+      ([memory]) => {
+        if (which === 'all') {
+          removed = [...memory.archived, ...memory.facts];
+          return [removed.length ? { facts: [], archived: [] } : undefined];
+        }
+        if (typeof which === 'number') removed = which >= 1 && which <= memory.facts.length ? [memory.facts[which - 1]] : [];
+        else {
+          const needle = which.containing.trim().toLowerCase();
+          removed = needle ? memory.facts.filter((f) => f.text.toLowerCase().includes(needle)) : [];
+        }
+        return [removed.length ? { facts: memory.facts.filter((f) => !removed.includes(f)), archived: memory.archived } : undefined];
+      },
+      true,
+    );
     return removed;
   }
 
@@ -111,34 +267,17 @@ export class MemoryStore {
    * A private chat is known as `to` from now on (WhatsApp moved it from its LID to the phone number): the facts of
    * `from` join those of `to`, in time order, a fact `to` already holds (same text) taken once; beyond `maxFacts` the
    * oldest go to the archive as usual (never dropped, even past the archive's bound: `remember` then refuses until
-   * some are forgotten). `to`'s file is written before `from`'s is removed, and `from` is forgotten in memory, so no
-   * pending write brings its file back. Rejects when `to` cannot be written (`from` stays).
+   * some are forgotten). One transaction: nothing stays under `from`, and running it again adds nothing.
    */
   async moveChat(from: string, to: string): Promise<void> {
     if (from === to) return;
-    const source = this.docs.doc(from);
-    await source.flush();
-    const moving = await source.get();
-    const facts = Array.isArray(moving.facts) ? moving.facts : [];
-    const archived = Array.isArray(moving.archived) ? moving.archived : [];
-    if (facts.length || archived.length) {
-      const target = this.docs.doc(to);
-      await target.update((doc) => {
-        const known = new Set([...(doc.facts ?? []), ...(doc.archived ?? [])].map((f) => f.text));
-        const fresh = (list: MemoryFact[]) => list.filter((f) => !known.has(f.text));
-        const all = mergeEntries(Array.isArray(doc.facts) ? doc.facts : [], fresh(facts));
-        const overflow = all.splice(0, Math.max(0, all.length - this.maxFacts));
-        const old = mergeEntries(mergeEntries(Array.isArray(doc.archived) ? doc.archived : [], fresh(archived)), overflow);
-        doc.facts = all;
-        if (old.length) doc.archived = old;
-      });
-      await target.flush();
-    }
-    this.docs.drop(from);
-    await rm(this.fileOf(from), { force: true });
+    await this.change(
+      [from, to],
+      ([moving, held]) => (moving.facts.length || moving.archived.length ? [{ facts: [], archived: [] }, this.merged(held, moving)] : [undefined, undefined]),
+      true,
+    );
   }
 
-  flush(): Promise<void> {
-    return this.docs.flush();
-  }
+  /** Every change is in the database when its promise resolved: nothing waits here. */
+  async flush(): Promise<void> {}
 }

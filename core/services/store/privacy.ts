@@ -263,12 +263,11 @@ export function summaryParticipant(histories: HistoryStore): PrivacyParticipant 
 
 /** Memory as a participant: facts of the private chat, and facts the person had stored in groups. */
 export function memoryParticipant(memories: MemoryStore): PrivacyParticipant {
-  const folder = () => path.join(memories.dataDir, 'memory');
   return {
     name: 'remembered facts',
     async exportFor(person) {
       const out: Record<string, MemoryFact[]> = {};
-      for (const chat of await chatsIn(folder(), memories)) {
+      for (const chat of await memories.chats()) {
         const all = [...(await memories.archived(chat)), ...(await memories.facts(chat))];
         const facts = all.filter((f) => isPrivateChatOf(chat, person) || writtenBy(f.by, person));
         if (facts.length) out[chat] = facts;
@@ -277,7 +276,7 @@ export function memoryParticipant(memories: MemoryStore): PrivacyParticipant {
     },
     async deleteFor(person) {
       let removed = 0;
-      for (const chat of await chatsIn(folder(), memories)) removed += await memories.removeWhere(chat, (f) => isPrivateChatOf(chat, person) || writtenBy(f.by, person));
+      for (const chat of await memories.chats()) removed += await memories.removeWhere(chat, (f) => isPrivateChatOf(chat, person) || writtenBy(f.by, person));
       return removed;
     },
     moveChat: (from, to) => memories.moveChat(from, to),

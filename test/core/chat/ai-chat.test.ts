@@ -6,6 +6,7 @@ import premiumPlugin from '../../../plugins/premium/index.js';
 import pingPlugin from '../../../plugins/ping/index.js';
 import { FakeGateway, completion, failures, lastUserText } from '../../fakes/openai-gateway.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { storeDatabaseText } from '../../helpers/disk-text.js';
 
 const text = (actions: Array<{ type: string }>) => actions.filter((a) => a.type === "text").map((a) => (a as unknown as { text: string }).text);
 
@@ -178,7 +179,8 @@ describe('AI chat through the provider chain', () => {
     t = await t.restart();
     await t.transport.push({ text: 'what should I avoid?' });
     expect(primary.chats().at(-1)!.json.messages[0].content).to.include('Ana is allergic to peanuts');
-    expect(existsSync(path.join(t.dir, 'data', 'memory', '10000000001@s.whatsapp.net.json'))).to.equal(true);
+    // On disk in the store database (its file and WAL), not only in the running bot.
+    expect(await storeDatabaseText(path.join(t.dir, 'data'))).to.include('Ana is allergic to peanuts');
   });
 
   it('the system prompt follows a new fact, a new bot name and the kind of chat at the next message', async () => {

@@ -13,6 +13,8 @@ import { WORKSPACE_STORES } from '../../../plugins/workspace/schemas.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
 import { startTestBot } from '../../../app/testing/index.js';
+import { MemoryStore } from '../../../core/services/store/memory.js';
+import { closeDatabase } from '../../../core/services/store/database.js';
 
 /** The wrong shapes every data file is tried with: each must be set aside, never crash or wedge the bot. */
 const WRONG_SHAPES: Record<string, string> = {
@@ -102,13 +104,14 @@ describe('data files: a schema and a version per file', function () {
       expect(prompt).to.include('Ana likes green tea').and.include('Ana lives in Lisbon');
       await t.stop();
       expect(await asideFiles(path.dirname(file), path.basename(file))).to.deep.equal([]);
-      expect(JSON.parse(await readFile(file, 'utf8'))).to.deep.equal({
-        version: 1,
-        facts: [
+      // Taken into the store database as the current version (the file kept aside under data/migrated/).
+      expect(await new MemoryStore(path.join(dir, 'data')).facts(USER)).to.deep.equal(
+        [
           { text: 'Ana likes green tea', at: 0 },
           { text: 'Ana lives in Lisbon', at: 5 },
         ],
-      });
+      );
+      closeDatabase(path.join(dir, 'data'));
       expect(t.logs().some((l) => l.file === file && /migrated from v0 to v1/.test(l.msg))).to.equal(true);
     } finally {
       await rm(dir, { recursive: true, force: true });

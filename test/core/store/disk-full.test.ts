@@ -5,6 +5,8 @@ import path from 'node:path';
 import { HistoryStore } from '../../../core/services/store/history.js';
 import { completion, FakeGateway, lastUserText } from '../../fakes/openai-gateway.js';
 import { ROOT, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { MemoryStore } from '../../../core/services/store/memory.js';
+import { closeDatabase } from '../../../core/services/store/database.js';
 
 const CHAT = '10000000001@s.whatsapp.net';
 
@@ -103,8 +105,10 @@ describe('a full disk (tmpfs in a private mount namespace)', function () {
       // What the next start reads: the JSON file plus the log replayed over it.
       const history = await new HistoryStore(after).recent(CHAT);
       expect(history.map((m) => m.text)).to.include.members(['an old message', 'hello', 'primary: hello']);
-      const memory = JSON.parse(await readFile(path.join(after, 'memory', `${CHAT}.json`), 'utf8'));
-      expect(memory.facts.map((f: { text: string }) => f.text)).to.deep.equal(['likes green tea']);
+      // Memory lives in the store database: the seeded fact is there, the one asked for on the full disk is not.
+      const memory = await new MemoryStore(after).facts(CHAT);
+      closeDatabase(after);
+      expect(memory.map((f) => f.text)).to.deep.equal(['likes green tea']);
       const all = await listAll(after);
       expect(all.filter((f) => f.includes('.tmp-') || f.includes('.write-test-'))).to.deep.equal([]);
     } finally {

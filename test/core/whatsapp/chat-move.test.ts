@@ -112,7 +112,9 @@ describe('the real bot over WhatsApp: a private chat moving from its LID to its 
     await bot!.app.bot.histories.flush();
     // Kept under the LID so far, in every store.
     const kept = await lidFiles();
-    for (const folder of ['history/', 'memory/', 'recall/', 'audio_archive/']) expect(kept.some((f) => f.startsWith(folder)), `${folder} in ${kept.join(', ')}`).to.equal(true);
+    for (const folder of ['history/', 'recall/', 'audio_archive/']) expect(kept.some((f) => f.startsWith(folder)), `${folder} in ${kept.join(', ')}`).to.equal(true);
+    // Memory is rows of the store database, kept under the LID's chat id.
+    expect((await bot!.app.bot.memories.facts(ALICE_LID)).map((f) => f.text).join('\n')).to.include('Miso');
   }
 
   it(".recall, voice search and the prompt under the phone id find what was said under the LID; nothing stays under the LID, and writes after the move don't bring it back, across a restart", async () => {

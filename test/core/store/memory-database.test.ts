@@ -1,0 +1,113 @@
+import { expect } from 'chai';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { closeDatabase } from '../../../core/services/store/database.js';
+import { DataHealth } from '../../../core/services/store/data-health.js';
+import { registerDataHealth } from '../../../core/services/store/data-domain.js';
+import { MemoryStore } from '../../../core/services/store/memory.js';
+import { memoryParticipant } from '../../../core/services/store/privacy.js';
+import { everyFileText } from '../../helpers/disk-text.js';
+import { tempDir } from '../../helpers/checkout.js';
+
+const ALICE = '6281100000001@s.whatsapp.net';
+const BOB = '6281100000002@s.whatsapp.net';
+const GROUP = '120363000000000001@g.us';
+
+/** A memory file as versions before the store database wrote it: `data/memory/<chat>.json`. */
+async function writeEarlierMemory(dataDir: string, chatId: string, doc: unknown): Promise<string> {
+  const file = path.join(dataDir, 'memory', `${chatId}.json`);
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, JSON.stringify(doc));
+  return file;
+}
+
+describe('memory in the store database', () => {
+  let dataDir: string;
+  let unregister: () => void;
+  beforeEach(async () => {
+    dataDir = path.join(await tempDir(), 'data');
+    await mkdir(dataDir);
+    unregister = registerDataHealth(new DataHealth(dataDir));
+  });
+  afterEach(async () => {
+    closeDatabase(dataDir);
+    unregister();
+    await rm(path.dirname(dataDir), { recursive: true, force: true });
+  });
+  const texts = (facts: Array<{ text: string }>) => facts.map((f) => f.text);
+
+  it('keeps facts and the archive per chat in store.db across a reopen, and writes no memory file', async () => {
+    const memories = new MemoryStore(dataDir, 2);
+    for (const fact of ['one', 'two', 'three']) await memories.remember(ALICE, fact, ALICE);
+    await memories.remember(GROUP, 'group fact', BOB);
+    closeDatabase(dataDir);
+    const again = new MemoryStore(dataDir, 2);
+    expect(texts(await again.facts(ALICE))).to.deep.equal(['two', 'three']);
+    expect(texts(await again.archived(ALICE))).to.deep.equal(['one']);
+    expect(await again.facts(GROUP)).to.deep.equal([{ text: 'group fact', at: (await again.facts(GROUP))[0].at, by: BOB }]);
+    expect((await again.chats()).sort()).to.deep.equal([ALICE, GROUP].sort());
+    expect(existsSync(path.join(dataDir, 'memory'))).to.equal(false);
+    expect(existsSync(path.join(dataDir, 'store.db'))).to.equal(true);
+  });
+
+  it('a data folder of the earlier layout is taken in at first use, nothing lost, its files kept aside under data/migrated/', async () => {
+    const earlier = { version: 1, facts: [{ text: 'likes green tea', at: 5, by: ALICE }], archived: [{ text: 'lived in Porto', at: 1 }] };
+    const file = await writeEarlierMemory(dataDir, ALICE, earlier);
+    await writeEarlierMemory(dataDir, GROUP, { version: 1, facts: [{ text: 'meets on Fridays', at: 2, by: BOB }] });
+    const memories = new MemoryStore(dataDir);
+    // Every chat is known at once (the .mydata export lists chats it never read).
+    expect((await memories.chats()).sort()).to.deep.equal([ALICE, GROUP].sort());
+    expect(await memories.facts(ALICE)).to.deep.equal(earlier.facts);
+    expect(await memories.archived(ALICE)).to.deep.equal(earlier.archived);
+    expect(existsSync(file)).to.equal(false);
+    expect(JSON.parse(await readFile(path.join(dataDir, 'migrated', 'memory', `${ALICE}.json`), 'utf8'))).to.deep.equal(earlier);
+  });
+
+  it('a crash after the import and before the file moved aside takes nothing in twice', async () => {
+    const doc = { version: 1, facts: [{ text: 'likes green tea', at: 5 }] };
+    await writeEarlierMemory(dataDir, ALICE, doc);
+    await new MemoryStore(dataDir).facts(ALICE);
+    // The crash: the file is back where it was (its move never happened), and the chat changed meanwhile.
+    await writeEarlierMemory(dataDir, ALICE, doc);
+    await new MemoryStore(dataDir).forget(ALICE, 'all');
+    closeDatabase(dataDir);
+    expect(await new MemoryStore(dataDir).facts(ALICE)).to.deep.equal([]);
+  });
+
+  it('a file dropped in for a chat while the bot runs is taken in at that chat\'s next read', async () => {
+    const memories = new MemoryStore(dataDir);
+    await memories.remember(ALICE, 'works nights', ALICE);
+    await writeEarlierMemory(dataDir, ALICE, { version: 1, facts: [{ text: 'likes green tea', at: 1 }, { text: 'works nights', at: 2 }] });
+    expect(texts(await memories.facts(ALICE))).to.deep.equal(['likes green tea', 'works nights']);
+  });
+
+  it('refuses a fact once the archive is full too, and keeps what it had', async () => {
+    const memories = new MemoryStore(dataDir, 1, undefined, 1);
+    await memories.remember(ALICE, 'one');
+    await memories.remember(ALICE, 'two');
+    let refused: Error | undefined;
+    await memories.remember(ALICE, 'three').catch((err: Error) => (refused = err));
+    expect(refused?.name).to.equal('MemoryFullError');
+    expect(texts([...(await memories.archived(ALICE)), ...(await memories.facts(ALICE))])).to.deep.equal(['one', 'two']);
+  });
+
+  it("a person's delete and a forgotten fact leave their words in no file of data/ (database, WAL, copy kept aside)", async () => {
+    await writeEarlierMemory(dataDir, GROUP, { version: 1, facts: [{ text: 'Alice hides the key under the mat', at: 1, by: ALICE }, { text: 'Bob keeps bees', at: 2, by: BOB }] });
+    const memories = new MemoryStore(dataDir);
+    await memories.remember(ALICE, 'my pin is 4417', ALICE);
+    await memories.remember(ALICE, 'loves cycling', ALICE);
+    const privacy = memoryParticipant(memories);
+    expect(await privacy.exportFor([ALICE])).to.deep.equal({
+      [GROUP]: [{ text: 'Alice hides the key under the mat', at: 1, by: ALICE }],
+      [ALICE]: (await memories.facts(ALICE)),
+    });
+    expect(await privacy.deleteFor([ALICE])).to.equal(3);
+    await memories.remember(BOB, 'Bob likes figs', BOB);
+    expect(await memories.forget(BOB, { containing: 'figs' })).to.have.length(1);
+    const disk = await everyFileText(dataDir, 'latin1');
+    for (const words of ['hides the key', '4417', 'cycling', 'likes figs']) expect(disk, words).to.not.include(words);
+    expect(disk).to.include('Bob keeps bees');
+    expect(await privacy.exportFor([ALICE])).to.deep.equal({});
+  });
+});
