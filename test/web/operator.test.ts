@@ -240,7 +240,7 @@ describe('/readyz and metrics follow the transport', () => {
     expect(res.status).to.equal(503);
     const body = JSON.parse(res.body);
     expect(body.restricted).to.equal(true);
-    expect(body.reasons).to.deep.equal(['memory restricts this account (reach-out time-lock (463)) until 2030-01-02 03:04 UTC: bot-initiated sending is paused']);
+    expect(body.reasons).to.deep.equal(['memory restricts this account (reach-out time-lock (463)) until 2030-01-02 03:04 UTC: it may refuse messages of the bot meanwhile, and refused ones are not resent']);
     expect(sampleValue((await request(web.port, { path: '/metrics' })).body, 'wa_bot_account_restricted')).to.equal(1);
     transport.state = { status: 'linked' };
     expect((await request(web.port, { path: '/readyz' })).status).to.equal(200);

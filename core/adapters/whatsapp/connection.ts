@@ -436,10 +436,15 @@ export class WhatsAppConnection {
       return;
     }
     this.attempt++;
-    if (decision.action === 'refetch-version') {
+    if (decision.action === 'refetch-version' && this.versions.announcedUnchecked()) {
+      // WA_WEBSOCKET_URL announces the bundled version first (no look-up); a proxy of WhatsApp refuses a retired
+      // one at every start: that is the look-up's cue, not something the owner must hear about.
+      this.versions.invalidate();
+      this.log.info({ reason: detail }, 'the WA_WEBSOCKET_URL endpoint refused the WhatsApp Web version bundled with Baileys (405): looking the current version up');
+    } else if (decision.action === 'refetch-version') {
       this.problem = 'client-too-old';
       this.versions.invalidate();
-      this.notices.raise('whatsapp-client-too-old', 'WhatsApp refused the WhatsApp Web version the bot announced as too old (405); the bot fetches the current version and reconnects.');
+      this.notices.raise('whatsapp-client-too-old', 'WhatsApp refused the WhatsApp Web version the bot announced as too old (405, "update your client"); the bot fetches the current version and reconnects.');
     } else if (statusCode === 500) {
       this.problem = 'bad-session';
       this.notices.raise('whatsapp-bad-session', 'WhatsApp reports a bad session (500) for this bot. It keeps retrying; if this persists, unlink the device on the phone, delete data/session_auth and link again.');

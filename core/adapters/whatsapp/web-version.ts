@@ -1,7 +1,7 @@
 import type { WAVersion } from '@whiskeysockets/baileys';
 
 /** Baileys' `fetchLatestWaWebVersion` shape: never throws; on failure `isLatest` is false and `error` is set. */
-export type VersionFetcher = () => Promise<{ version: WAVersion; isLatest: boolean; error?: unknown }>;
+export type VersionFetcher = () => Promise<{ version: WAVersion; isLatest: boolean; error?: unknown; bundled?: boolean }>;
 
 export const DEFAULT_VERSION_REFRESH_MS = 6 * 60 * 60_000;
 
@@ -15,7 +15,7 @@ export function bundledVersionFirst(fetcher: VersionFetcher): VersionFetcher {
     if (asked) return fetcher();
     asked = true;
     const { DEFAULT_CONNECTION_CONFIG } = await import('@whiskeysockets/baileys');
-    return { version: DEFAULT_CONNECTION_CONFIG.version, isLatest: true };
+    return { version: DEFAULT_CONNECTION_CONFIG.version, isLatest: true, bundled: true };
   };
 }
 
@@ -30,7 +30,7 @@ export function bundledVersionFirst(fetcher: VersionFetcher): VersionFetcher {
  * const { version } = await versions.current(); makeWASocket({ ...(version ? { version } : {}) });
  */
 export class WebVersionSource {
-  private good: { version: WAVersion; at: number } | undefined;
+  private good: { version: WAVersion; at: number; bundled: boolean } | undefined;
   private inflight: Promise<void> | undefined;
   lastError: string | undefined;
 
@@ -49,7 +49,7 @@ export class WebVersionSource {
     try {
       const result = await this.fetcher();
       if (result.isLatest && Array.isArray(result.version)) {
-        this.good = { version: result.version, at: this.now() };
+        this.good = { version: result.version, at: this.now(), bundled: Boolean(result.bundled) };
         this.lastError = undefined;
         return;
       }
@@ -62,6 +62,14 @@ export class WebVersionSource {
   /** The version was refused (405): fetch anew before the next connection. */
   invalidate(): void {
     this.good = undefined;
+  }
+
+  /**
+   * True while the version announced is Baileys' bundled one, taken without a look-up (WA_WEBSOCKET_URL's first
+   * connection): a 405 to it is the expected first answer of a proxy of WhatsApp, not news for the owner.
+   */
+  announcedUnchecked(): boolean {
+    return Boolean(this.good?.bundled);
   }
 
   /** The last version fetched successfully, if any. */

@@ -188,7 +188,7 @@ export class BotMetrics {
     });
     new Gauge({
       name: `${METRIC_PREFIX}account_restricted`,
-      help: 'WhatsApp restricts the account (1): bot-initiated sending is paused.',
+      help: 'WhatsApp restricts the account (1): it may refuse messages of the bot meanwhile; refused ones are not resent.',
       registers,
       collect() {
         this.set(metrics.sources.transport?.()?.restricted ? 1 : 0);

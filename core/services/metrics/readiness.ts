@@ -5,7 +5,7 @@ export interface Readiness {
   ready: boolean;
   /** Why the bot cannot answer now; empty when ready. Never chat content, ids or keys. */
   reasons: string[];
-  /** True while the network restricts the account (sending paused). */
+  /** True while the network restricts the account (it may refuse messages; nothing is resent). */
   restricted: boolean;
 }
 
@@ -41,7 +41,8 @@ export function readiness(transport: Transport | undefined, legs: LegHealth[], n
   const restriction = transportRestriction(transport);
   if (restriction) {
     const until = restriction.until ? ` until ${new Date(restriction.until).toISOString().slice(0, 16).replace('T', ' ')} UTC` : '';
-    reasons.push(`${transport?.name ?? 'the network'} restricts this account (${restriction.reason})${until}: bot-initiated sending is paused`);
+    // Nothing is held back while restricted: the network refuses what it refuses, and a refused message is not resent.
+    reasons.push(`${transport?.name ?? 'the network'} restricts this account (${restriction.reason})${until}: it may refuse messages of the bot meanwhile, and refused ones are not resent`);
   }
   if (!legs.length) reasons.push('no AI provider leg is configured');
   else if (legs.every((leg) => leg.state !== 'healthy')) {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import sinon from 'sinon';
-import { proto } from '@whiskeysockets/baileys';
+import { DEFAULT_CONNECTION_CONFIG, proto } from '@whiskeysockets/baileys';
 import { BOT_ME, DisconnectReason, waText } from '../../fakes/baileys-socket.js';
 import { fakeClockPerTest, link, setup, swJs } from './harness.js';
 
@@ -61,6 +61,25 @@ describe('WhatsApp transport: Web version, close codes and reconnect bounds (fak
     h.sockets.last.open();
     expect(h.transport.session().problem).to.equal(undefined);
     expect(h.notices.at(-1)).to.include({ kind: 'recover', key: 'whatsapp-client-too-old' });
+  });
+
+  it('405 through WA_WEBSOCKET_URL on the bundled version (a proxy of WhatsApp, at every start): looked up quietly, no notice; a 405 on the looked-up version is told', async () => {
+    const fetches = serveRevisions(1000000007, 1000000008);
+    const h = await setup({ env: { WA_WEBSOCKET_URL: 'ws://127.0.0.1:9/ws/chat' } });
+    const bundled = DEFAULT_CONNECTION_CONFIG.version;
+    expect(h.sockets.last.options.version).to.deep.equal(bundled);
+    expect(fetches.callCount).to.equal(0);
+    h.sockets.last.close(405, 'Connection Failure');
+    expect(h.transport.session().problem).to.equal(undefined);
+    expect(h.notices).to.deep.equal([]);
+    expect(h.messages().some((m) => m.includes('refused the WhatsApp Web version bundled with Baileys (405)'))).to.equal(true);
+    await clock.tickAsync(h.transport.session().retryAt! - Date.now());
+    await h.sockets.waitForSockets(2);
+    expect(h.sockets.last.options.version).to.deep.equal([2, 3000, 1000000007]);
+    // The looked-up version refused too: that is news (WhatsApp moved on), said to the owners.
+    h.sockets.last.close(405, 'Connection Failure');
+    expect(h.transport.session().problem).to.equal('client-too-old');
+    expect(h.notices.map((n) => `${n.kind}:${n.key}`)).to.deep.equal(['raise:whatsapp-client-too-old']);
   });
 
   it('a connection that opens and fails at once keeps backing off instead of looping every two seconds', async () => {
