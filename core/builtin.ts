@@ -19,6 +19,8 @@ export { mediaSeconds } from './services/media/duration.js';
 export { fetchPublic, type PublicFetchOptions } from './services/jail/public-fetch.js';
 /** A `fetch` for SDK clients whose every answer is read up to a bound and no further. */
 export { boundedFetch, MAX_PROVIDER_ANSWER_BYTES, MAX_SPEECH_ANSWER_BYTES } from './services/http/bounded-fetch.js';
+/** The openai SDK, loaded at first use (every client from one copy, so the chain tells its errors apart). */
+export { openaiSdk } from './services/providers/openai-sdk.js';
 /** Documents read inside the jail (the kind from the bytes; PDFs by poppler, office files by a jailed node reader). */
 export { documentKind, readDocument, type DocumentKind, type DocumentText, type ReadLimits } from './services/documents/read-document.js';
 /** The vision path: a question about one or a few images over the gateways (`/v1/messages`, else chat completions). */

@@ -1,9 +1,8 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import OpenAI, { toFile } from 'openai';
 import { normalizeBaseUrl, type Jail, type KeyPool } from '../../core/index.js';
-import { inputArgs, type PinnedFormat } from '../../core/builtin.js';
+import { inputArgs, openaiSdk, type PinnedFormat } from '../../core/builtin.js';
 
 /** Windows of sound taken from a long video: spread over it like the frames (start, …, end). */
 export const SOUND_WINDOWS = 4;
@@ -54,6 +53,7 @@ export async function videoSoundTrack(jail: Jail, ffmpeg: string, bytes: Buffer,
 export async function transcribeSound(pool: Pick<KeyPool, 'run'>, options: { baseUrl: string; model: string; timeoutMs: number }, ogg: Buffer): Promise<string> {
   const baseURL = normalizeBaseUrl(options.baseUrl).v1;
   return pool.run('transcription', async (key) => {
+    const { default: OpenAI, toFile } = await openaiSdk();
     const client = new OpenAI({ apiKey: key, baseURL, maxRetries: 0, timeout: options.timeoutMs });
     const result = await client.audio.transcriptions.create({ file: await toFile(ogg, 'sound.ogg', { type: 'audio/ogg' }), model: options.model, response_format: 'json' });
     const text = (result as { text?: unknown }).text;

@@ -1,6 +1,6 @@
-import OpenAI, { toFile } from 'openai';
+import type OpenAI from 'openai';
 import { normalizeBaseUrl, type KeyPool } from '../../core/index.js';
-import { boundedFetch, MAX_PROVIDER_ANSWER_BYTES, MAX_SPEECH_ANSWER_BYTES } from '../../core/builtin.js';
+import { boundedFetch, MAX_PROVIDER_ANSWER_BYTES, MAX_SPEECH_ANSWER_BYTES, openaiSdk } from '../../core/builtin.js';
 
 /** One file to upload for transcription. */
 export interface UploadFile {
@@ -45,10 +45,11 @@ export class AudioProvider {
   }
 
   /** A client whose answers are read up to `maxBytes` and no further (a transcript's JSON, or spoken audio). */
-  private client(key: string, timeoutMs = this.options.timeoutMs, maxBytes = MAX_PROVIDER_ANSWER_BYTES): OpenAI {
+  private async client(key: string, timeoutMs = this.options.timeoutMs, maxBytes = MAX_PROVIDER_ANSWER_BYTES): Promise<OpenAI> {
     const id = `${timeoutMs}:${maxBytes}:${key}`;
     let client = this.clients.get(id);
     if (!client) {
+      const { default: OpenAI } = await openaiSdk();
       client = new OpenAI({ apiKey: key, baseURL: this.baseUrl, maxRetries: 0, timeout: timeoutMs, fetch: boundedFetch(maxBytes, "the audio provider's answer") });
       this.clients.set(id, client);
     }
@@ -58,8 +59,8 @@ export class AudioProvider {
   /** Transcribes one file; the same file moves to the next key when one is limited. */
   async transcribe(file: UploadFile): Promise<string> {
     return this.pool.run('transcription', async (key) => {
-      const upload = await toFile(file.bytes, file.fileName, { type: file.mimetype });
-      const result = await this.client(key).audio.transcriptions.create({ file: upload, model: this.options.model, response_format: 'json' });
+      const upload = await (await openaiSdk()).toFile(file.bytes, file.fileName, { type: file.mimetype });
+      const result = await (await this.client(key)).audio.transcriptions.create({ file: upload, model: this.options.model, response_format: 'json' });
       const text = (result as { text?: unknown }).text;
       if (typeof text !== 'string') throw new NoTranscriptError('the audio provider answered without a transcript');
       return text.trim();
@@ -74,7 +75,7 @@ export class AudioProvider {
     return this.pool.run(
       'speech',
       async (key) => {
-        const response = await this.client(key, this.options.timeoutMs, MAX_SPEECH_ANSWER_BYTES).audio.speech.create({ model: this.options.speechModel ?? DEFAULT_SPEECH_MODEL, voice: (this.options.speechVoice ?? DEFAULT_SPEECH_VOICE) as 'alloy', input: text, response_format: 'wav' });
+        const response = await (await this.client(key, this.options.timeoutMs, MAX_SPEECH_ANSWER_BYTES)).audio.speech.create({ model: this.options.speechModel ?? DEFAULT_SPEECH_MODEL, voice: (this.options.speechVoice ?? DEFAULT_SPEECH_VOICE) as 'alloy', input: text, response_format: 'wav' });
         return Buffer.from(await response.arrayBuffer());
       },
       { park: false },
@@ -86,7 +87,7 @@ export class AudioProvider {
     return this.pool.run(
       'reaction',
       async (key) => {
-        const result = await this.client(key, timeoutMs).chat.completions.create({
+        const result = await (await this.client(key, timeoutMs)).chat.completions.create({
           model: this.options.chatModel,
           messages: [
             { role: 'system', content: system },

@@ -1,7 +1,11 @@
 import { constants, promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import * as tarStream from 'tar-stream';
+import { createRequire } from 'node:module';
+import type * as TarStream from 'tar-stream';
+
+// Required at the first workspace job, not at start (most starts never run one).
+const tarStream = () => createRequire(import.meta.url)('tar-stream') as typeof TarStream;
 
 /** Limits a run's resulting folder must keep to be copied back. */
 export interface WorkQuota {
@@ -27,7 +31,7 @@ export interface WorkTreeStream {
  * sent). The host folder is trusted (only this module and the workspace's checked writes fill it).
  */
 export async function packWorkTree(dir: string): Promise<WorkTreeStream> {
-  const pack = tarStream.pack();
+  const pack = tarStream().pack();
   (async () => {
     const walk = async (rel: string) => {
       const entries = await fs.readdir(path.join(dir, rel), { withFileTypes: true });
@@ -75,7 +79,7 @@ export async function receiveWorkTree(stream: Readable, dir: string, quota: Work
   let bytes = 0;
   let entries = 0;
   const skipped: string[] = [];
-  const extract = tarStream.extract();
+  const extract = tarStream().extract();
   let sawRoot = false;
   const done = (async () => {
     for await (const entry of extract) {

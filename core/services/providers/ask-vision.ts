@@ -1,6 +1,7 @@
 import { BadAnswerError, UpstreamFailure } from '../../api/errors.js';
 import type Anthropic from '@anthropic-ai/sdk';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
+import { openaiSdk } from './openai-sdk.js';
 import { boundedFetch, MAX_PROVIDER_ANSWER_BYTES } from '../http/bounded-fetch.js';
 import type { ProviderLeg } from './types.js';
 
@@ -114,10 +115,11 @@ export function lacksMessagesEndpoint(err: unknown): boolean {
 }
 
 const chatClients = new Map<string, OpenAI>();
-function chatClientFor(leg: ProviderLeg, timeoutMs: number): OpenAI {
+async function chatClientFor(leg: ProviderLeg, timeoutMs: number): Promise<OpenAI> {
   const key = `${leg.name}\u0000${leg.baseUrl}\u0000${leg.apiKey}\u0000${timeoutMs}`;
   let client = chatClients.get(key);
   if (!client) {
+    const { default: OpenAI } = await openaiSdk();
     client = new OpenAI({ apiKey: leg.apiKey, baseURL: leg.baseUrl, maxRetries: 0, timeout: timeoutMs, fetch: boundedFetch(MAX_PROVIDER_ANSWER_BYTES, `the answer of ${leg.name}`) });
     chatClients.set(key, client);
   }
@@ -169,7 +171,7 @@ async function viaMessages(leg: ProviderLeg, model: string, request: VisionReque
 
 /** The same question as OpenAI-style image content (a data URL) on the leg's chat completions. */
 async function viaChat(leg: ProviderLeg, model: string, request: VisionRequest): Promise<VisionAnswer> {
-  const completion = await chatClientFor(leg, request.timeoutMs).chat.completions.create({
+  const completion = await (await chatClientFor(leg, request.timeoutMs)).chat.completions.create({
     model,
     max_tokens: request.maxTokens,
     messages: [

@@ -1,4 +1,4 @@
-import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import { isSdkError, type SdkError } from './sdk-errors.js';
 import { BadAnswerError, CodedError, UpstreamFailure, retryAfterMs } from '../../api/errors.js';
 
 /** How a failed upstream call is classified, and how long the leg then rests. */
@@ -21,15 +21,15 @@ export const COOLDOWN = {
 };
 
 function isTimeoutError(err: unknown): boolean {
-  return err instanceof APIConnectionTimeoutError || (err instanceof UpstreamFailure && err.kind === 'timeout');
+  return isSdkError(err, 'APIConnectionTimeoutError') || (err instanceof UpstreamFailure && err.kind === 'timeout');
 }
 
 function isConnectionError(err: unknown): boolean {
-  return err instanceof APIConnectionError || (err instanceof UpstreamFailure && err.kind === 'network');
+  return isSdkError(err, 'APIConnectionError') || (err instanceof UpstreamFailure && err.kind === 'network');
 }
 
 function asApiError(err: unknown): { status: number; headers: unknown; error?: unknown; message?: string } | undefined {
-  if (err instanceof APIError && err.status !== undefined) return err as APIError & { status: number };
+  if (isSdkError(err, 'APIError') && err.status !== undefined) return err as SdkError & { status: number; headers: unknown };
   if (err instanceof UpstreamFailure && err.kind === 'http' && typeof err.details.status === 'number') {
     return { status: err.details.status, headers: err.details.headers, error: err.details.body, message: err.message };
   }

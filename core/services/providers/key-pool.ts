@@ -1,4 +1,4 @@
-import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import { isSdkError, type SdkError } from './sdk-errors.js';
 import type { CapabilityStatus } from '../../api/capability-status.js';
 import type { Logger } from '../../api/logger.js';
 import type { OwnerNotifier } from '../notices/owner-notifier.js';
@@ -26,7 +26,7 @@ type Verdict =
   | { kind: 'request'; status: number; summary: string; providerMessage: string }
   | { kind: 'other' };
 
-function bodyText(err: APIError): string {
+function bodyText(err: SdkError): string {
   const body = (err.error ?? {}) as { code?: unknown; type?: unknown; message?: unknown; error?: { code?: unknown; type?: unknown; message?: unknown } };
   const inner = body.error ?? body;
   return [inner.code, inner.type, inner.message, err.message].filter((v) => typeof v === 'string').join(' ');
@@ -147,8 +147,8 @@ export class KeyPool {
 
   /** Classifies a failed call. */
   private verdict(err: unknown): Verdict {
-    if (err instanceof APIConnectionTimeoutError) return { kind: 'unreachable', summary: 'timed out' };
-    if (err instanceof APIError && err.status !== undefined) {
+    if (isSdkError(err, 'APIConnectionTimeoutError')) return { kind: 'unreachable', summary: 'timed out' };
+    if (isSdkError(err, 'APIError') && err.status !== undefined) {
       const status = err.status;
       const text = bodyText(err);
       const lower = text.toLowerCase();
@@ -167,7 +167,7 @@ export class KeyPool {
         : err.message;
       return { kind: 'request', status, summary, providerMessage: message.slice(0, 200) };
     }
-    if (err instanceof APIConnectionError || (err as Error)?.name === 'AbortError') {
+    if (isSdkError(err, 'APIConnectionError') || (err as Error)?.name === 'AbortError') {
       const code = (err as { cause?: { code?: string } })?.cause?.code;
       return { kind: 'unreachable', summary: code ?? ((err as Error)?.name === 'AbortError' ? 'timed out' : 'connection failed') };
     }

@@ -1,4 +1,5 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
+import { openaiSdk } from './openai-sdk.js';
 import { boundedFetch, MAX_PROVIDER_ANSWER_BYTES } from '../http/bounded-fetch.js';
 import type { Settings } from '../config/settings.js';
 import type { Logger } from '../log/logger.js';
@@ -32,7 +33,8 @@ export function legsFromSettings(settings: Settings): ProviderLeg[] {
 
 interface LegState {
   leg: ProviderLeg;
-  client: OpenAI;
+  /** Made at the leg's first request (the SDK loads then, not at start). */
+  client?: OpenAI;
   until: number;
   lastFailure?: Failure;
   requests: number;
@@ -115,11 +117,18 @@ export class ProviderChain {
   ) {
     this.states = legsFromSettings(settings).map((leg) => ({
       leg,
-      client: new OpenAI({ apiKey: leg.apiKey, baseURL: leg.baseUrl, maxRetries: 0, timeout: settings.upstreamTimeoutMs, fetch: boundedFetch(MAX_PROVIDER_ANSWER_BYTES, `the answer of ${leg.name}`) }),
       until: 0,
       requests: 0,
       failures: 0,
     }));
+  }
+
+  /** The leg's client, made at its first request (`state.client ?? await this.clientOf(state)` keeps later ones sync). */
+  private async clientOf(state: LegState): Promise<OpenAI> {
+    const { default: OpenAI } = await openaiSdk();
+    const { leg } = state;
+    state.client ??= new OpenAI({ apiKey: leg.apiKey, baseURL: leg.baseUrl, maxRetries: 0, timeout: this.settings.upstreamTimeoutMs, fetch: boundedFetch(MAX_PROVIDER_ANSWER_BYTES, `the answer of ${leg.name}`) });
+    return state.client;
   }
 
   /**
@@ -275,7 +284,7 @@ export class ProviderChain {
       }
       state.requests++;
       try {
-        const result = await call(state.leg, state.client);
+        const result = await call(state.leg, state.client ?? (await this.clientOf(state)));
         this.report({ leg: state.leg.name, outcome: 'ok', cooldownMs: 0 });
         return result;
       } catch (err) {
@@ -308,7 +317,7 @@ export class ProviderChain {
     if (!state) return { ok: false, text: `there is no provider leg named ${name}` };
     state.requests++;
     try {
-      await state.client.chat.completions.create({ model: state.leg.model, messages: [{ role: 'user', content: 'Reply with OK.' }], max_tokens: 5 });
+      await (state.client ?? (await this.clientOf(state))).chat.completions.create({ model: state.leg.model, messages: [{ role: 'user', content: 'Reply with OK.' }], max_tokens: 5 });
       state.until = 0;
       state.lastFailure = undefined;
       // Answered now: what the start check found is history (the leg's card no longer shows its ✘).

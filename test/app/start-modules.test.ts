@@ -1,0 +1,38 @@
+import { expect } from 'chai';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ROOT } from '../helpers/checkout.js';
+import { loadInFreshProcess } from '../helpers/loaded-modules.js';
+
+/**
+ * What a start loads is time before "console chat ready": packages nothing uses until later load then, not at start.
+ * One fresh process builds the whole app (every plugin, the real config) and lists what it loaded.
+ */
+describe('start-up loads what answering needs later only when it is needed', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let loaded: string[];
+  before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'start-modules-'));
+    const env = { PATH: process.env.PATH ?? '', API_KEY: 'sk-start-modules', BASE_URL: 'http://127.0.0.1:9/v1', MODEL: 'm' };
+    const start = `const { Writable } = await import('node:stream'); const app = await m.createApp({ cwd: ${JSON.stringify(dir)}, env: ${JSON.stringify(env)}, skipHealthProbe: true, logDestination: new Writable({ write: (_c, _e, done) => done() }) }); await app.stop()`;
+    ({ loaded } = await loadInFreshProcess(path.join(ROOT, 'dist', 'app', 'app.js'), start));
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  const of = (pkg: string) => loaded.filter((url) => url.includes(`/node_modules/${pkg}/`));
+
+  it('starts every plugin (the check below is not empty)', () => {
+    expect(loaded.some((url) => url.includes('/dist/plugins/voice/'))).to.equal(true);
+    expect(of('ajv').length).to.be.greaterThan(0);
+  });
+
+  it('loads the openai SDK (about 150 modules) at the first request, not at start', () => {
+    expect(of('openai')).to.deep.equal([]);
+  });
+
+  it('loads tar-stream with the first workspace job, not at start', () => {
+    expect(of('tar-stream')).to.deep.equal([]);
+  });
+});
