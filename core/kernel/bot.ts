@@ -6,9 +6,7 @@ import { quotedWordsReaderFor } from './chat/quoted-words.js';
 import type { TurnPolicy } from './plugin/types.js';
 import type { QuotedWordsEntry } from './plugin/instance.js';
 import { runScheduledTurn } from './chat/scheduled-turn.js';
-import { withoutNoReply } from './chat/ai-service.js';
 import { PollBook } from './chat/polls.js';
-import { splitMessage } from '../services/sending/split-message.js';
 import type { BotConfig, PluginSection } from '../services/config/schema.js';
 import type { Settings } from '../services/config/settings.js';
 import type { Logger } from '../services/log/logger.js';
@@ -17,7 +15,6 @@ import { Bursts } from './pipeline/bursts.js';
 import { BurstTurns } from './pipeline/burst-turns.js';
 import { DeletedMessages } from './pipeline/deleted-messages.js';
 import { ChatQueue } from './pipeline/chat-queue.js';
-import { SendCancelledError } from '../services/sending/outbox.js';
 import { createContext, pluginView, type ContextDeps } from './pipeline/context.js';
 import { handledText } from './pipeline/filters.js';
 import { boundDownloads } from './pipeline/media-bounds.js';
@@ -25,15 +22,13 @@ import { keptAsWatched } from './pipeline/watched-chats.js';
 import { isMyDataCommand } from './pipeline/access-gate.js';
 import { AccessControl } from './access/access-control.js';
 import { accessFile } from './access/access-store.js';
-import { botAnswers, isBlocked, isOwnerId } from './plugin/access.js';
+import { isBlocked, isOwnerId } from './plugin/access.js';
 import { PluginRegistry, type PluginFailure, type PluginState } from './plugin/registry.js';
 import type { AiService, MessageContext, Plugin, PluginHost, SiteDeclaration, Tool } from './plugin/types.js';
 import { corePluginRule, FALLBACK_PLUGIN, GUARD_HOLDS, GUARD_PLUGIN } from './core-plugins/index.js';
 import { EffectGuard, type Reaction } from './guard/effect-guard.js';
 import { AutomationDesk } from './automation/desk.js';
-import { EFFECT_KINDS, policyOf, sameChat } from './guard/policy.js';
-import { refusalFor } from './guard/recipients.js';
-import { OutboxClosedError, RecipientRefused } from '../api/errors.js';
+import { EFFECT_KINDS, policyOf } from './guard/policy.js';
 import { guardedTool, heldToolEffect, runHeldTool } from './guard/guarded-tools.js';
 import { messagePath } from './pipeline/message-path.js';
 import type { StatusReport, StatusSource } from './status/status-report.js';
@@ -49,6 +44,7 @@ import type { MemoryStore } from '../services/store/memory.js';
 import type { IncomingMessage, OutgoingMedia, PollVote, SentMessage } from './port/message.js';
 import { userPart } from './port/ids.js';
 import { ChatChanges } from './bot/chat-changes.js';
+import { StartedMessages, type BotInitiatedSender } from './bot/started-messages.js';
 import { TransportLink } from './bot/transport-link.js';
 import { findChatsOf, privateChatIdOf, type SessionState, type Transport } from './port/transport.js';
 import { CORE_CONFIG_KEYS } from '../services/config/config-file.js';
@@ -56,16 +52,6 @@ import type { SectionRule } from './plugin/options.js';
 
 export { MAX_INBOUND_CHARS } from './pipeline/filters.js';
 export type { PluginFailure, PluginState } from './plugin/registry.js';
-
-/** Where `host.send` / `host.sendMedia` go: the paced outbox (core/services/sending/outbox.ts). */
-export interface BotInitiatedSender {
-  sendText(chatId: string, text: string): Promise<SentMessage>;
-  sendMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage>;
-  /** One send or edit at the same pace (a long turn's status message); dropped when `signal` aborts before its turn. */
-  paced<T>(chatId: string, send: (transport: Transport) => Promise<T>, signal?: AbortSignal): Promise<T>;
-  /** One message of an answer within a turn, spaced per chat and overall (a private chat's first goes at once). */
-  answer?<T>(chatId: string, send: () => Promise<T>, at: { group: boolean; first: boolean }): Promise<T>;
-}
 
 export interface BotDeps {
   settings: Settings;
@@ -146,7 +132,8 @@ export class Bot {
   /** Listeners of plugins that want to hear when the owner switches them on or off, by plugin name. */
   private readonly enabledListeners = new Map<string, Set<(enabled: boolean) => void | Promise<void>>>();
   private readonly siteList: Array<SiteDeclaration & { plugin: string }> = [];
-  private readonly outbox: BotInitiatedSender | undefined;
+  /** Messages the bot starts on its own: the recipient rule, then the outbox's pacing. */
+  private readonly started: StartedMessages;
   private readonly configFile: string;
   /** Files the stores set aside as unreadable (followed by .mydata and chat moves), indexed. */
   private readonly setAsideFiles: SetAsideFiles;
@@ -157,14 +144,13 @@ export class Bot {
     this.settings = deps.settings;
     this.configValue = deps.config;
     this.log = deps.log;
-    this.link = new TransportLink(deps.log);
+    this.link = new TransportLink(() => this.configValue, deps.log);
     this.capabilities = deps.capabilities;
     this.histories = deps.histories;
     this.memories = deps.memories;
     this.notices = deps.notices ?? logOnlyNotifier(deps.log);
     this.jail = deps.jail ?? new Jail();
     this.audioKeys = deps.audioKeys ?? new KeyPool(deps.settings.audio.keys, deps.log.child({ part: 'audio-keys' }));
-    this.outbox = deps.outbox;
     this.setAsideFiles = new SetAsideFiles(deps.settings.dataDir, deps.dataHealth ?? healthFor(deps.settings.dataDir));
     this.privacy = new PrivacyRegistry(this.setAsideFiles);
     this.privacy.register(historyParticipant(this.histories));
@@ -173,6 +159,9 @@ export class Bot {
     this.failures = deps.failures ?? [];
     this.queue = new ChatQueue(deps.log);
     const config = () => this.configValue;
+    // Made below, once the access rules and the guard it asks exist; both tell the owners through it.
+    let started: StartedMessages | undefined;
+    const tellOwners = (text: string) => started!.tellOwners(text);
     this.bursts = new Bursts({
       windowMs: () => this.configValue.conversation.debounceMs ?? this.link.transport?.defaultDebounceMs ?? 0,
       joinable: (message) => joinsBursts(message, this.configValue.prefix),
@@ -190,7 +179,7 @@ export class Bot {
       config,
       log: deps.log.child({ part: 'access' }),
       histories: deps.histories,
-      tellOwners: (text) => this.tellOwners(text).then(() => undefined),
+      tellOwners: (text) => tellOwners(text).then(() => undefined),
       redeliver: (message) => this.handle(message),
     });
     this.privacy.register(this.access.privacyParticipant());
@@ -227,17 +216,17 @@ export class Bot {
     this.effects = new EffectGuard({
       policy: () => policyOf(this.configValue.guard),
       holds: () => this.host(GUARD_PLUGIN.name).store.doc(GUARD_HOLDS),
-      ownerChat: (chatId) => this.ownerChats().some((c) => sameChat(c, chatId)),
+      ownerChat: (chatId) => this.link.isOwnerChat(chatId),
       isOwner: (ids, fromOperator) => fromOperator === true || isOwnerId(ids, this.configValue) || ids.some((id) => this.link.isOperator(id)),
-      askOwners: (text) => this.tellOwners(text),
-      tell: async (chatId, text) => void (await this.startText(chatId, text).catch((err: unknown) => this.log.warn({ err, chat: chatId }, 'could not tell the owner what became of a held action'))),
+      askOwners: tellOwners,
+      tell: async (chatId, text) => void (await started!.text(chatId, text).catch((err: unknown) => this.log.warn({ err, chat: chatId }, 'could not tell the owner what became of a held action'))),
       prefix: () => this.configValue.prefix,
       log: deps.log.child({ part: 'guard' }),
       held: (hold) => this.automation.events.emit('approval.requested', hold),
     });
     this.automation = new AutomationDesk({
       effects: this.effects,
-      startText: (chatId, text) => this.startText(chatId, text),
+      startText: (chatId, text) => started!.text(chatId, text),
       promptAs: (chatId, senderId, text, system) => this.promptAs(chatId, senderId, text, system),
       chatIdOf: (to) => (to.includes('@') ? to : privateChatIdOf(this.link.transport, to.replace(/^\+/, ''))),
       promptOwner: () => {
@@ -246,6 +235,7 @@ export class Bot {
       },
       log: deps.log.child({ part: 'automation' }),
     });
+    this.started = started = new StartedMessages({ config, link: this.link, outbox: deps.outbox, access: this.access, effects: this.effects, histories: deps.histories, log: deps.log });
     // A tool call held for the owner runs, once approved, as its person in its chat (with the tools they have there).
     for (const kind of EFFECT_KINDS) {
       this.effects.declare('core', heldToolEffect(kind), kind, (data, run) => {
@@ -300,7 +290,7 @@ export class Bot {
 
   /** The bot's own ids: config `targetUserIds` plus the ids the transport learnt at login (phone jid, LID). */
   botIds(): string[] {
-    return [...this.configValue.targetUserIds, ...(this.link.ownIds())];
+    return this.link.botIds();
   }
 
   /** The transport's session (link state), or offline before a transport is connected. */
@@ -418,7 +408,7 @@ export class Bot {
       onEdit: (chatId, messageId, text, by) => this.changes.edit(chatId, messageId, text, by),
       onChatIdChange: (from, to) => this.changes.moveChat(from, to),
       onPollVote: (vote) => this.pollVote(vote),
-      onCall: (call) => answerCall(this.configValue.calls, call, (text) => this.tellOwners(text).then(() => undefined)),
+      onCall: (call) => answerCall(this.configValue.calls, call, (text) => this.started.tellOwners(text).then(() => undefined)),
       onReaction: (reaction) => this.reaction(reaction),
     });
     this.link.connectedNow();
@@ -516,16 +506,6 @@ export class Bot {
   }
 
   /**
-   * A send or an edit the bot makes on its own in a chat (a long turn's status message): through the outbox's pacing
-   * when there is one; without one at once, unless `signal` was aborted.
-   */
-  private paced<T>(chatId: string, send: (transport: Transport) => Promise<T>, signal: AbortSignal): Promise<T> {
-    if (this.outbox) return this.outbox.paced(chatId, send, signal);
-    if (signal.aborted) return Promise.reject(new SendCancelledError());
-    return send(this.link.require());
-  }
-
-  /**
    * Handles one inbound message. Messages of one chat are handled strictly in order; different chats in parallel; a
    * sender's burst of free text within `conversation.debounceMs` is one turn (pipeline/bursts). Never rejects: a
    * failure is logged and, where the user expects an answer, told in a short sentence.
@@ -581,99 +561,19 @@ export class Bot {
       transport: () => this.link.transport,
       view: (ctx, name) => this.view(ctx, name),
       answersFreeText: () => this.registry.active().some((s) => s.plugin === FALLBACK_PLUGIN),
-      paced: (chatId, send, signal) => this.paced(chatId, send, signal),
+      paced: (chatId, send, signal) => this.started.paced(chatId, send, signal),
       after: (work) => this.afterTurns(work),
     });
   }
 
-  /**
-   * Tells every owner (config `owners`, and the person at the console) in their private chat, paced like every
-   * message the bot starts on its own. Resolves once each was sent or failed (failures are logged).
-   */
-  private async tellOwners(text: string): Promise<Array<{ chatId: string; messageId: string }>> {
-    const sent: Array<{ chatId: string; messageId: string }> = [];
-    await Promise.all(
-      this.ownerChats().map((chatId) =>
-        this.startText(chatId, text)
-          .then((message) => void sent.push({ chatId, messageId: message.id }))
-          .catch((err: unknown) => this.log.warn({ err, chat: chatId }, 'could not tell an owner')),
-      ),
-    );
-    return sent;
+  /** A text the bot starts (not a reply in the chat that asked): see `StartedMessages.text`. */
+  startText(chatId: string, text: string): Promise<SentMessage> {
+    return this.started.text(chatId, text);
   }
 
-  /** The owners' private chats with the bot (config `owners`, and the person at the console). */
-  private ownerChats(): string[] {
-    const transport = this.link.transport;
-    const chats = new Set(this.configValue.owners.map((owner) => privateChatIdOf(transport, owner)));
-    const operator = transport?.operatorChatId?.();
-    if (operator) chats.add(operator);
-    return [...chats];
-  }
-
-  /**
-   * The one path for a text the bot starts (not a reply in the chat that asked): the recipient rule first
-   * (guard/recipients.ts), then the outbox's pacing; a long text goes as several messages, cut at paragraphs.
-   */
-  async startText(chatId: string, text: string): Promise<SentMessage> {
-    let sent: SentMessage = { id: '' };
-    // The no-reply token is never sent, alone or as a line of a longer text (a model's answer handed on as it was).
-    const said = withoutNoReply(text);
-    if (!said.trim()) {
-      this.log.info({ chat: chatId }, 'a message the bot started was only the no-reply token: nothing is sent');
-      return sent;
-    }
-    await this.checkRecipient(chatId);
-    for (const part of splitMessage(said)) sent = await this.saidIfStopping(chatId, () => (this.outbox ? this.outbox.sendText(chatId, part) : this.link.require().sendText(chatId, part)));
-    return sent;
-  }
-
-  /** Media the bot starts: the same rule and pacing as `startText`. */
-  async startMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage> {
-    await this.checkRecipient(chatId);
-    return this.saidIfStopping(chatId, () => (this.outbox ? this.outbox.sendMedia(chatId, media) : this.link.require().sendMedia(chatId, media)));
-  }
-
-  /** A bot-started send the stop cut short is said in the log (the caller gets `OutboxClosedError`), never dropped silently. */
-  private async saidIfStopping<T>(chatId: string, send: () => Promise<T>): Promise<T> {
-    try {
-      return await send();
-    } catch (err) {
-      if (err instanceof OutboxClosedError) this.log.warn({ chat: chatId }, 'a message the bot started was not sent: the bot is stopping');
-      throw err;
-    }
-  }
-
-  /**
-   * Rejects with `RecipientRefused` unless the bot may write first to `chatId`; with `OutboxClosedError` ("the bot is
-   * stopping") when the stop came while it waited for a transport to check against.
-   */
-  private async checkRecipient(chatId: string): Promise<void> {
-    // Who the owners are in the console, and which chats are let in, is known once a transport is connected.
-    const connected = await this.link.connectedBeforeStop();
-    if (!connected) {
-      this.log.warn({ chat: chatId }, 'a message the bot started was not sent: the bot is stopping');
-      throw new OutboxClosedError();
-    }
-    const refusal = await refusalFor(chatId, {
-      ownerChat: (id) => this.ownerChats().some((c) => sameChat(c, id)),
-      approved: (id) => this.effects.approvedRecipient(id),
-      letIn: (id) => this.letIn(id),
-      // Noted as messages arrive; a chat whose history shows it wrote (before this version) counts too.
-      wrote: async (id) => (await this.effects.hasWritten(id)) || (await this.histories.recent(id, 200)).some((e) => e.role === 'user' && !!e.senderId && !this.botIds().some((b) => sameChat(b, e.senderId!))),
-    });
-    if (!refusal) return;
-    this.log.warn({ chat: chatId }, `a message the bot started was not sent: ${refusal}`);
-    throw new RecipientRefused(chatId, refusal);
-  }
-
-  /** The access rules let this chat in now: a group the bot takes part in, a private chat whose person is answered. */
-  private letIn(chatId: string): boolean {
-    const cfg = this.configValue;
-    if (this.link.isGroup(chatId)) return (this.access.activation(chatId) ?? (cfg.groups.policy === 'open' ? 'mention' : 'off')) !== 'off';
-    const ids = [chatId];
-    if (isBlocked(ids, cfg)) return false;
-    return botAnswers(ids, cfg) || (cfg.access.mode !== 'owners' && this.access.isApproved(ids));
+  /** Media the bot starts: see `StartedMessages.media`. */
+  startMedia(chatId: string, media: OutgoingMedia): Promise<SentMessage> {
+    return this.started.media(chatId, media);
   }
 
   /** A reaction someone put on a message: an owner's 👍/👎 on a held action's message answers it. Never rejects. */

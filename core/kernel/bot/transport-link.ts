@@ -1,11 +1,13 @@
+import type { BotConfig } from '../../services/config/schema.js';
 import type { Logger } from '../../services/log/logger.js';
-import { isGroupChatOf, isOperator, type SessionState, type Transport } from '../port/transport.js';
+import { sameChat } from '../guard/policy.js';
+import { isGroupChatOf, isOperator, privateChatIdOf, type SessionState, type Transport } from '../port/transport.js';
 
 /**
  * The bot's link to its transport: none until `attach`, then the one connected. The collaborators that send, read
  * ids or group roles ask it instead of holding a transport of their own (the transport comes after they are made).
  * It also knows when the bot connected and when it began to stop, so work that needs a transport waits for one
- * without hanging past a stop.
+ * without hanging past a stop, and who the bot and its owners are on the network.
  */
 export class TransportLink {
   private current: Transport | undefined;
@@ -14,7 +16,10 @@ export class TransportLink {
   private markStopping!: () => void;
   private readonly stopping = new Promise<void>((resolve) => (this.markStopping = resolve));
 
-  constructor(private readonly log: Logger) {}
+  constructor(
+    private readonly config: () => BotConfig,
+    private readonly log: Logger,
+  ) {}
 
   /** The transport, once attached. */
   get transport(): Transport | undefined {
@@ -54,6 +59,25 @@ export class TransportLink {
   /** The ids the transport learnt at login (phone jid, LID); none before. */
   ownIds(): string[] {
     return this.current?.ownIds() ?? [];
+  }
+
+  /** The bot's own ids: config `targetUserIds` plus the ids the transport learnt at login (phone jid, LID). */
+  botIds(): string[] {
+    return [...this.config().targetUserIds, ...this.ownIds()];
+  }
+
+  /** The owners' private chats with the bot (config `owners`, and the person at the console). */
+  ownerChats(): string[] {
+    const transport = this.current;
+    const chats = new Set(this.config().owners.map((owner) => privateChatIdOf(transport, owner)));
+    const operator = transport?.operatorChatId?.();
+    if (operator) chats.add(operator);
+    return [...chats];
+  }
+
+  /** Whether `chatId` is an owner's private chat with the bot. */
+  isOwnerChat(chatId: string): boolean {
+    return this.ownerChats().some((c) => sameChat(c, chatId));
   }
 
   /** The transport's session (link state), or offline before a transport is connected. */
