@@ -1,4 +1,4 @@
-import { readFile, rename, stat } from 'node:fs/promises';
+import { readdir, readFile, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { BufferJSON, type AuthenticationCreds } from '@whiskeysockets/baileys';
 import { writeDurably, type DurableWriteOptions } from './durable-write.js';
@@ -39,6 +39,7 @@ export async function restoreCredsFromBackup(folder: string, reason: string, pro
   if (text === undefined || !info) return undefined;
   const read = readCredsText(text, problem);
   if (!('creds' in read)) return undefined;
+  const creds = await pastStoredPreKeys(folder, read.creds);
   const credsFile = path.join(folder, 'creds.json');
   const setAside = `${credsFile}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
   const moved = await rename(credsFile, setAside).then(
@@ -48,8 +49,20 @@ export async function restoreCredsFromBackup(folder: string, reason: string, pro
       throw err;
     },
   );
-  await writeDurably(credsFile, text, { ...write, syncFolder: true });
-  return { creds: read.creds, recovery: { reason, setAside: moved ? setAside : undefined, copyFrom: info.mtime } };
+  await writeDurably(credsFile, creds === read.creds ? text : JSON.stringify(creds, BufferJSON.replacer), { ...write, syncFolder: true });
+  return { creds, recovery: { reason, setAside: moved ? setAside : undefined, copyFrom: info.mtime } };
+}
+
+/**
+ * The copy's pre-key counters moved past every pre-key the folder holds. The copy dates from the last open, and
+ * pre-keys made and uploaded since are on WhatsApp's server: counting from the copy's `nextPreKeyId` again would
+ * make new keys under ids WhatsApp already hands out, and a contact who fetched an old one could not be read.
+ */
+async function pastStoredPreKeys(folder: string, creds: AuthenticationCreds): Promise<AuthenticationCreds> {
+  const names = await readdir(folder).catch(() => [] as string[]);
+  const highest = Math.max(0, ...names.map((n) => /^pre-key-(\d+)\.json$/.exec(n)?.[1]).filter((id): id is string => id !== undefined).map(Number));
+  if (highest < creds.nextPreKeyId) return creds;
+  return { ...creds, nextPreKeyId: highest + 1, firstUnuploadedPreKeyId: Math.max(creds.firstUnuploadedPreKeyId, highest + 1) };
 }
 
 /** Writes the good copy (creds.json text; call only after the connection opened with it), atomically. */

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { BufferJSON, initAuthCreds } from '@whiskeysockets/baileys';
+import { BufferJSON, getNextPreKeys, initAuthCreds } from '@whiskeysockets/baileys';
 import { AuthStateCorruptError, useDurableAuthState } from '../../../core/adapters/whatsapp/auth-store.js';
 import { BOT_ME } from '../../fakes/baileys-socket.js';
 import { tempDir, writeConfig } from '../../helpers/checkout.js';
@@ -54,6 +54,26 @@ describe('WhatsApp credentials: the last good copy (creds.json.bak) on a real au
     expect(await readFile(file, 'utf8')).to.equal(await readFile(path.join(dir, 'creds.json.bak'), 'utf8'));
     // The next start reads the restored file as it is: nothing more to restore.
     expect((await useDurableAuthState(dir)).recovery).to.equal(undefined);
+  });
+
+  it('a restored copy never makes pre-keys under ids already made and uploaded after it was taken', async () => {
+    const linked = await linkedSession();
+    // After the copy: Baileys makes and uploads 30 pre-keys (ids 1–30) and counts on in creds.json.
+    const made = await getNextPreKeys(linked.state, 30);
+    Object.assign(linked.state.creds, made.update);
+    await linked.saveCreds();
+    await linked.flush();
+    expect(linked.state.creds.nextPreKeyId).to.equal(31);
+    await writeFile(path.join(dir, 'creds.json'), half(await readFile(path.join(dir, 'creds.json'), 'utf8')));
+    const auth = await useDurableAuthState(dir);
+    expect(auth.restored).to.equal(true);
+    expect(auth.state.creds).to.include({ nextPreKeyId: 31, firstUnuploadedPreKeyId: 31 });
+    // The next upload makes new ids; the keys already on the server stay as they were.
+    const next = await getNextPreKeys(auth.state, 5);
+    expect(Object.keys(next.preKeys).map(Number)).to.deep.equal([31, 32, 33, 34, 35]);
+    const kept = await auth.state.keys.get('pre-key', ['1', '30']);
+    expect(Buffer.from(kept['1'].public)).to.deep.equal(Buffer.from(made.preKeys[1].public));
+    expect(Buffer.from(kept['30'].public)).to.deep.equal(Buffer.from(made.preKeys[30].public));
   });
 
   it('credentials that parse but are not key material are restored the same way', async () => {
