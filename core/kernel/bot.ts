@@ -412,6 +412,8 @@ export class Bot {
       onReaction: (reaction) => this.reaction(reaction),
     });
     this.link.connectedNow();
+    // Holds kept from an earlier run lapse on time (and those that lapsed while down are told now).
+    void this.effects.resumeLapses().catch((err: unknown) => this.log.warn({ err }, "could not resume the held actions' expiry"));
   }
 
   /** A private chat is known as `to` from now on instead of `from`: see `ChatChanges.moveChat`. Never rejects. */
@@ -472,6 +474,7 @@ export class Bot {
     await Promise.race([this.ai.idle?.(), new Promise<void>((resolve) => (graceTimer = setTimeout(resolve, graceMs)))]);
     clearTimeout(graceTimer);
     this.ai.stop?.();
+    this.effects.stop();
     await this.registry.stop();
     await this.link.transport?.stop();
     // A store that cannot write rejects; the app's data health lists it and the stop reports it (never silently).

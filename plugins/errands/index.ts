@@ -1,4 +1,4 @@
-import { definePlugin, defineTool, Store, Type, type MessageContext, type PluginHost } from '../../core/index.js';
+import { definePlugin, defineTool, quotedContent, Store, Type, type MessageContext, type PluginHost } from '../../core/index.js';
 
 /*
  * Errands: the owner asks, in their own chat with the bot, to message someone the bot knows ("tell Mum I'll be
@@ -81,7 +81,10 @@ export default definePlugin({
       openThreads.add(errand.to);
       const until = Date.now() + host.options().replyWindowMinutes * 60_000;
       await host.store.doc(THREADS).save((d) => void (d.byChat[errand.to] = { ownerChat: errand.ownerChat, name: errand.name, until }));
-      return `✅ Sent to ${errand.name}: “${errand.text}”. I will pass their answer on to you.`;
+      const told = `✅ Sent to ${errand.name}: “${errand.text}”. I will pass their answer on to you.`;
+      // In the owner's history, so the thread can go on in words ("tell her yes"): the model knows who "her" is.
+      await host.histories.append(errand.ownerChat, { role: 'assistant', text: `${told} (${errand.name}'s chat: ${errand.to.split('@')[0]})`, at: Date.now() });
+      return told;
     });
     return {
       commands: [
@@ -111,8 +114,13 @@ export default definePlugin({
               openThreads.delete(ctx.chatId);
               return ctx.ai.respond(ctx).then((answer) => ctx.reply(answer));
             }
-            const relayed = `${thread.name} answered: ${ctx.text || `(${ctx.message.media?.kind ?? 'a message'})`}`;
-            await host.send(thread.ownerChat, relayed);
+            const words = ctx.text || `(${ctx.message.media?.kind ?? 'a message'})`;
+            await host.send(thread.ownerChat, `${thread.name} answered: ${words}`);
+            // In the owner's history as what the bot told them, so the thread can go on in words ("tell her yes"). The
+            // words are the other person's: framed as content (never instructions), and the entry is marked as carrying
+            // others' words, so a later tool call that repeats them does not act (the core's rule for such answers).
+            const framed = quotedContent({ source: 'an answer to the owner\'s errand, relayed to them', author: `${thread.name} (${ctx.chatId.split('@')[0]})`, text: words });
+            await host.histories.append(thread.ownerChat, { role: 'assistant', text: `${thread.name} answered:\n${framed}`, at: ctx.message.timestamp, carried: true });
             return undefined;
           },
         },

@@ -72,6 +72,9 @@ export class EffectGuard {
   private readonly now: () => number;
   /** The chats seen writing in this run (the store has every run's). */
   private wrote: Set<string> | undefined;
+  /** Per waiting hold, the timer that tells the owners when it lapses. */
+  private readonly lapses = new Map<string, NodeJS.Timeout>();
+  private stopped = false;
 
   constructor(private readonly deps: EffectGuardDeps) {
     // Read at each use: a test's fake clock installed later is seen.
@@ -139,6 +142,7 @@ export class EffectGuard {
       if (kept) kept.notices = notices;
     });
     this.deps.held?.({ id, kind, summary: request.summary, by: actor.id, chat, expiresAt, ...(request.to ? { to: request.to } : {}) });
+    this.armLapse(id, expiresAt);
     return { status: 'held', id, expiresAt };
   }
 
@@ -154,6 +158,7 @@ export class EffectGuard {
       if (at >= 0) hold = d.holds.splice(at, 1)[0];
     });
     if (!hold) return `Nothing is waiting under ${id}.`;
+    this.disarmLapse(hold.id);
     if (hold.expiresAt <= this.now()) return `${hold.id} lapsed before your answer: nothing was done (${hold.summary}).`;
     if (!approve) {
       this.deps.log.info({ hold: hold.id, plugin: hold.plugin, effect: hold.effect }, 'guard: the owner refused a held action');
@@ -193,12 +198,65 @@ export class EffectGuard {
     return true;
   }
 
+  /**
+   * Arms the lapse of every kept hold (at start: they outlive a restart); one that lapsed while the bot was down is
+   * told now. Resolves once those are told.
+   */
+  async resumeLapses(): Promise<void> {
+    const { holds } = await this.deps.holds().get();
+    const now = this.now();
+    await Promise.all(holds.map((h) => (h.expiresAt <= now ? this.lapse(h.id) : this.armLapse(h.id, h.expiresAt))));
+  }
+
+  /** No lapse is told from now on (the bot stops; the holds stay kept, and are resumed at the next start). */
+  stop(): void {
+    this.stopped = true;
+    for (const timer of this.lapses.values()) clearTimeout(timer);
+    this.lapses.clear();
+  }
+
+  private armLapse(id: string, expiresAt: number): void {
+    if (this.stopped) return;
+    this.disarmLapse(id);
+    // Longer than a timer can wait: armed again when that one fires (still not due then).
+    const timer = setTimeout(() => void this.lapse(id), Math.min(Math.max(0, expiresAt - this.now()), 2 ** 31 - 1));
+    timer.unref?.();
+    this.lapses.set(id, timer);
+  }
+
+  private disarmLapse(id: string): void {
+    clearTimeout(this.lapses.get(id));
+    this.lapses.delete(id);
+  }
+
+  /** Hold `id`'s time is up: it is dropped, undone, and the owners asked about it are told so (each where they were asked). */
+  private async lapse(id: string): Promise<void> {
+    this.lapses.delete(id);
+    if (this.stopped) return;
+    let hold: StoredHold | undefined;
+    let waiting: StoredHold | undefined;
+    const now = this.now();
+    await this.deps.holds().save((d) => {
+      const at = d.holds.findIndex((h) => h.id === id);
+      if (at < 0) return;
+      if (d.holds[at]!.expiresAt > now) waiting = d.holds[at];
+      else hold = d.holds.splice(at, 1)[0];
+    });
+    // Still waiting (a timer cannot wait that long): armed again for the rest.
+    if (waiting) return this.armLapse(id, waiting.expiresAt);
+    if (!hold) return;
+    this.deps.log.info({ hold: hold.id, plugin: hold.plugin, effect: hold.effect }, 'guard: a held action lapsed without an answer; nothing was done');
+    const told = `⌛ ${hold.id} lapsed without your answer: nothing was done (${hold.summary}).`;
+    for (const chatId of new Set(hold.notices.map((n) => n.chatId))) await this.deps.tell(chatId, told);
+  }
+
   /** The held actions still waiting; expired ones are dropped (they never run). */
   async pending(): Promise<HoldView[]> {
     const now = this.now();
     const doc = this.deps.holds();
     const { holds } = await doc.get();
-    if (holds.some((h) => h.expiresAt <= now)) await doc.save((d) => void (d.holds = d.holds.filter((h) => h.expiresAt > now)));
+    // One whose timer has not fired yet lapses now (told, as at its time).
+    for (const h of holds.filter((h) => h.expiresAt <= now)) await this.lapse(h.id);
     return holds.filter((h) => h.expiresAt > now).map((h) => ({ id: h.id, kind: h.kind as EffectKind, summary: h.summary, by: h.actorId, expiresAt: h.expiresAt }));
   }
 

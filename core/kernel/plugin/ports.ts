@@ -26,6 +26,11 @@ export interface HistoryView {
   recent(chatId: string, limit?: number): Promise<HistoryEntry[]>;
   /** True when the chat's history changed after `time` (epoch ms). */
   changedSince(chatId: string, time: number): Promise<boolean>;
+  /**
+   * Adds an entry to a chat's history (a plugin's message the model should know of at that chat's next turn). Another
+   * person's words go in framed as content (`quotedContent`), never as the chat's own turns.
+   */
+  append(chatId: string, entry: HistoryEntry): Promise<void>;
   /** Empties the chat's history (and its summary); resolves with the number of entries removed. */
   clear(chatId: string): Promise<number>;
   /** Removes the chat's summary when `matches` says so; true when one was removed. */
