@@ -74,6 +74,32 @@ export default definePlugin({
       });
     };
 
+    /** Watches the chat `name` names, for `by` (an owner's id, or `dashboard`): the sentence to answer. */
+    const watchChat = async (name: string, by: string): Promise<string> => {
+      if (!name) return list();
+      const found = (await resolveChats(host, name)).filter((c) => !isSelfChat({ chatId: c.id, senderId: c.id, isGroup: c.id.endsWith('@g.us') }, host.ownIds()));
+      if (!found.length) return `I know no chat named "${name}". Give a group's name as WhatsApp shows it, or a phone number (+49…).`;
+      if (found.length > 1) return `Several chats are named "${name}":\n${found.map((c) => `• ${c.name} (${c.id})`).join('\n')}\nName one by its id: ${host.config().prefix}watch <id>.`;
+      const chat = found[0];
+      if (Object.hasOwn(chats, chat.id)) return `I am watching ${chats[chat.id].name} already.`;
+      if (Object.keys(chats).length >= host.options().maxWatched) return `${host.options().maxWatched} chats are watched already, the most allowed. ${host.config().prefix}unwatch one first.`;
+      const doc = await watched.save((d) => void (d.chats[chat.id] = { name: chat.name, by, at: Date.now() }));
+      chats = doc.chats;
+      return `👀 Watching ${chat.name} from now on: I keep its messages for ${host.options().retentionDays} days to catch you up, and never write there. ${host.config().prefix}unwatch ${chat.name} stops it.`;
+    };
+
+    /** Stops watching the chat `name` names and drops what was kept of it: the sentence to answer. */
+    const unwatchChat = async (given: string): Promise<string> => {
+      const name = given.trim().toLowerCase();
+      const entry = Object.entries(chats).find(([id, c]) => c.name.toLowerCase() === name || id.toLowerCase() === name);
+      if (!entry) return `No watched chat is named "${given.trim()}". ${list()}`;
+      const [id, chat] = entry;
+      const doc = await watched.save((d) => void delete d.chats[id]);
+      chats = doc.chats;
+      const dropped = await logOf(id).removeWhere(() => true);
+      return `Stopped watching ${chat.name}; the ${dropped} message(s) I kept of it are deleted.`;
+    };
+
     const refuseOutside = 'Watched chats are yours alone: use this in your "Message yourself" chat.';
     const list = () => {
       const entries = Object.entries(chats);
@@ -91,38 +117,30 @@ export default definePlugin({
           command: 'watch',
           usage: '.watch <chat name>',
           help: 'let me read a chat (read-only, for catching you up); .watch alone lists them',
-          run: async (ctx) => {
-            if (!inSelfChat(ctx, host)) return ctx.reply(refuseOutside);
-            const name = ctx.args.trim();
-            if (!name) return ctx.reply(list());
-            const found = (await resolveChats(host, name)).filter((c) => !isSelfChat({ chatId: c.id, senderId: c.id, isGroup: c.id.endsWith('@g.us') }, host.ownIds()));
-            if (!found.length) return ctx.reply(`I know no chat named "${name}". Give a group's name as WhatsApp shows it, or a phone number (+49…).`);
-            if (found.length > 1) return ctx.reply(`Several chats are named "${name}":\n${found.map((c) => `• ${c.name} (${c.id})`).join('\n')}\nName one by its id: ${host.config().prefix}watch <id>.`);
-            const chat = found[0];
-            if (Object.hasOwn(chats, chat.id)) return ctx.reply(`I am watching ${chats[chat.id].name} already.`);
-            if (Object.keys(chats).length >= host.options().maxWatched) return ctx.reply(`${host.options().maxWatched} chats are watched already, the most allowed. ${host.config().prefix}unwatch one first.`);
-            const doc = await watched.save((d) => void (d.chats[chat.id] = { name: chat.name, by: ctx.senderId, at: Date.now() }));
-            chats = doc.chats;
-            return ctx.reply(`👀 Watching ${chat.name} from now on: I keep its messages for ${host.options().retentionDays} days to catch you up, and never write there. ${host.config().prefix}unwatch ${chat.name} stops it.`);
-          },
+          run: async (ctx) => (inSelfChat(ctx, host) ? ctx.reply(await watchChat(ctx.args.trim(), ctx.senderId)) : ctx.reply(refuseOutside)),
         },
         {
           command: 'unwatch',
           usage: '.unwatch <chat name>',
           help: 'stop reading a watched chat and drop what I kept of it',
-          run: async (ctx) => {
-            if (!inSelfChat(ctx, host)) return ctx.reply(refuseOutside);
-            const name = ctx.args.trim().toLowerCase();
-            const entry = Object.entries(chats).find(([id, c]) => c.name.toLowerCase() === name || id.toLowerCase() === name);
-            if (!entry) return ctx.reply(`No watched chat is named "${ctx.args.trim()}". ${list()}`);
-            const [id, chat] = entry;
-            const doc = await watched.save((d) => void delete d.chats[id]);
-            chats = doc.chats;
-            const dropped = await logOf(id).removeWhere(() => true);
-            return ctx.reply(`Stopped watching ${chat.name}; the ${dropped} message(s) I kept of it are deleted.`);
-          },
+          run: async (ctx) => (inSelfChat(ctx, host) ? ctx.reply(await unwatchChat(ctx.args)) : ctx.reply(refuseOutside)),
         },
       ],
+      // The dashboard (owners only, behind its login): the watched chats, and watching or unwatching one.
+      panel: {
+        read: () => [
+          {
+            caption: 'Watched chats (read-only)',
+            columns: ['Chat', 'Id', 'Watched since (UTC)'],
+            rows: Object.entries(chats).map(([id, c]) => [c.name, id, new Date(c.at).toISOString().slice(0, 16).replace('T', ' ')]),
+            empty: 'no chat is watched',
+          },
+        ],
+        actions: [
+          { name: 'watch', label: 'Watch', field: "a group's name, a phone number or a chat id", run: (name) => watchChat(name, 'dashboard') },
+          { name: 'unwatch', label: 'Stop watching', field: 'a watched chat (its name or id); what was kept of it is deleted', run: (name) => unwatchChat(name) },
+        ],
+      },
       // Offered to an owner in "Message yourself" only: what the watched chats said never reaches another chat.
       tools: (ctx) =>
         inSelfChat(ctx, host)

@@ -109,7 +109,8 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
 
   const pluginCards = async (draft?: { name: string; enabled: boolean; access: Access; values: Record<string, unknown>; problems: PluginCard['problems'] }, opened?: string): Promise<PluginCard[]> => {
     const config = await deps.readConfig();
-    return app.bot.plugins().map((s) => {
+    const panels = await Promise.all(app.bot.plugins().map((s) => panelOf(s)));
+    return app.bot.plugins().map((s, i) => {
       const section = (config.plugins?.[s.plugin.name] ?? {}) as Record<string, unknown>;
       const { enabled: _e, access: _a, ...values } = section;
       const missing = app.capabilities.missing(s.plugin.needs ?? []);
@@ -129,9 +130,46 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
         values: own?.values ?? values,
         problems: own?.problems ?? [],
         open: opened === s.plugin.name,
+        ...(panels[i] ? { panel: panels[i] } : {}),
       };
     });
   };
+
+  /** A started plugin's dashboard panel, read now; a read that fails is shown as such and logged, never the page's end. */
+  const panelOf = async (s: ReturnType<typeof app.bot.plugins>[number]): Promise<PluginCard['panel']> => {
+    const panel = s.started ? s.instance?.panel : undefined;
+    if (!panel) return undefined;
+    const actions = (panel.actions ?? []).map(({ name, label, field }) => ({ name, label, field }));
+    try {
+      const tables = await panel.read();
+      return { tables: Array.isArray(tables) ? tables : [], actions };
+    } catch (err) {
+      app.log.error({ err, plugin: s.plugin.name }, 'a plugin failed to read its dashboard panel');
+      return { tables: [], actions, error: `${s.plugin.name} could not read what it keeps just now; the log has the details.` };
+    }
+  };
+
+  router.post('/config/plugins/panel', async (ctx) => {
+    const ok = await deps.authorisedForm(ctx);
+    if (!ok) return;
+    const form = ok.form;
+    const state = app.bot.plugins().find((s) => s.plugin.name === form.get('plugin'));
+    const action = state?.started ? state.instance?.panel?.actions?.find((a) => a.name === form.get('action')) : undefined;
+    if (!state || !action) {
+      await page(ctx, 404, 'plugins', 'Plugins', async (s) => pluginsView(await pluginCards(), s.csrf), { kind: 'error', text: 'There is no such plugin action (is the plugin on?).' }, false);
+      return;
+    }
+    const value = (form.get('value') ?? '').trim().slice(0, 500);
+    let said: { kind: 'ok' | 'error'; text: string };
+    try {
+      said = { kind: 'ok', text: String(await action.run(value)) };
+      app.log.info({ plugin: state.plugin.name, action: action.name, ip: ctx.ip }, `dashboard: ${state.plugin.name} ${action.name}`);
+    } catch (err) {
+      app.log.error({ err, plugin: state.plugin.name, action: action.name }, 'a plugin action from the dashboard failed');
+      said = { kind: 'error', text: `${state.plugin.name} could not do that; the log has the details.` };
+    }
+    await page(ctx, said.kind === 'ok' ? 200 : 500, 'plugins', 'Plugins', async (s) => pluginsView(await pluginCards(undefined, state.plugin.name), s.csrf), said, false);
+  });
 
   /** The regions of a live view, rendered exactly as on the full page. */
   const regions = async (view: string, csrf: string): Promise<Record<string, string>> => {

@@ -4,6 +4,7 @@ import type { LegHealth, LegStartCheck } from '../../core/operator.js';
 import type { IncidentView } from '../../core/operator.js';
 import { humanDuration, legStateInWords, startCheckInWords } from '../../core/operator.js';
 import type { SessionState } from '../../core/operator.js';
+import type { PanelTable } from '../../core/operator.js';
 import { html, raw, type SafeHtml } from '../html.js';
 import { formatBytes, formatTime, pairingCodeHtml, timeTag } from '../format.js';
 import { documentPage } from './pages.js';
@@ -234,6 +235,17 @@ export interface PluginCard {
   problems: Array<{ field: string; message: string }>;
   /** Shown open (just saved). */
   open?: boolean;
+  /** The plugin's own panel (`PluginOffer.panel`): what it keeps, and its actions. */
+  panel?: { tables: PanelTable[]; actions: Array<{ name: string; label: string; field: string }>; error?: string };
+}
+
+/** A plugin's panel: its tables (plain text, escaped) and one small form per action. */
+function panelHtml(name: string, panel: NonNullable<PluginCard['panel']>, csrf: string): SafeHtml {
+  return html`<section class="plugin-panel" aria-label="${name}: what it keeps">${panel.error ? html`<p class="notice error" role="alert">${panel.error}</p>` : ''}${panel.tables.map(
+    (t) => html`${t.rows.length ? html`<table><caption>${t.caption}</caption><thead><tr>${t.columns.map((c) => html`<th scope="col">${c}</th>`)}</tr></thead><tbody>${t.rows.map((r) => html`<tr>${r.map((cell) => html`<td>${cell}</td>`)}</tr>`)}</tbody></table>` : html`<p class="hint"><b>${t.caption}:</b> ${t.empty ?? 'none'}</p>`}`,
+  )}${panel.actions.map(
+    (a) => html`<form method="post" action="/config/plugins/panel" class="panel-action"><input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="plugin" value="${name}"><input type="hidden" name="action" value="${a.name}"><label for="pa-${name}-${a.name}">${a.label}: ${a.field}</label><input id="pa-${name}-${a.name}" name="value" maxlength="500"> <button type="submit" class="secondary">${a.label}</button></form>`,
+  )}</section>`;
 }
 
 export function pluginsView(cards: PluginCard[], csrf: string): SafeHtml {
@@ -245,6 +257,7 @@ export function pluginsView(cards: PluginCard[], csrf: string): SafeHtml {
     // Collapsed by default (a phone shows the list of plugins, not every form); opened when it needs attention.
     const open = c.problems.length > 0 || c.open;
     return html`<details class="card plugin-card" id="plugin-${c.name}"${open ? html` open` : ''}><summary><h3 id="h-plugin-${c.name}">${c.name}</h3> <span class="${c.healthy ? 'ok' : 'warn'}">${c.state}</span></summary><p class="hint">${c.description}</p>
+${c.panel ? panelHtml(c.name, c.panel, csrf) : ''}
 ${general.length ? html`<div class="notice error" role="alert">${general.map((p) => html`<p>${p.message}</p>`)}</div>` : ''}
 <form method="post" action="/config/plugins/save" id="form-plugin-${c.name}" novalidate><input type="hidden" name="_csrf" value="${csrf}"><input type="hidden" name="plugin" value="${c.name}">
 ${c.alwaysOn ? html`<input type="hidden" name="enabled" value="on"><p class="hint">Always on: ${c.alwaysOn}.</p>` : html`<label class="inline switch" for="en-${c.name}"><input type="checkbox" role="switch" id="en-${c.name}" name="enabled"${c.enabled ? html` checked` : ''}> Enabled</label>`}

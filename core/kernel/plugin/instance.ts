@@ -3,7 +3,7 @@ import type { TriggerHit } from '../pipeline/match.js';
 import { EFFECT_KINDS } from '../guard/policy.js';
 import type { IncomingMedia, MediaKind, QuotedMessage } from '../port/message.js';
 import { pluginErrors } from './errors.js';
-import type { ChatWatch, HandlerBase, WatchedWordsReader, MessageContext, Plugin, PluginHost, PluginOffer, QuotedWords, Tool, Trigger } from './types.js';
+import type { ChatWatch, HandlerBase, PluginPanel, WatchedWordsReader, MessageContext, Plugin, PluginHost, PluginOffer, QuotedWords, Tool, Trigger } from './types.js';
 
 /** One trigger of a running plugin and what runs when it matches. */
 export interface HandlerEntry {
@@ -43,6 +43,8 @@ export interface PluginInstance {
   watch?: ChatWatch;
   /** Its offers to put a watched chat's media into words (see `PluginOffer.watchedWords`). */
   watchedWords: Array<Omit<WatchedWordsReader, 'media'> & { media: MediaKind[] }>;
+  /** Its dashboard panel (see `PluginOffer.panel`). */
+  panel?: PluginPanel;
   /** The owner's rules around AI turns (taken from core plugins only). */
   turnPolicy?: TurnPolicy;
   stop?(): Promise<void> | void;
@@ -142,6 +144,14 @@ function offerMistake(offer: PluginOffer): string | undefined {
       if (r.needs !== undefined && (!Array.isArray(r.needs) || r.needs.some((n) => typeof n !== 'string' || !n))) return `${part}[${i}]: needs must be a list of capability names`;
     }
   }
+  if (offer.panel !== undefined) {
+    if (typeof offer.panel?.read !== 'function') return 'panel needs read() giving its tables';
+    if (offer.panel.actions !== undefined && !Array.isArray(offer.panel.actions)) return 'panel.actions must be a list of { name, label, field, run(value) }';
+    for (const [i, a] of (offer.panel.actions ?? []).entries()) {
+      if (typeof a?.name !== 'string' || !/^[a-z0-9-]{1,40}$/i.test(a.name)) return `panel.actions[${i}] needs a name of letters, digits and -`;
+      if (typeof a.label !== 'string' || !a.label || typeof a.field !== 'string' || !a.field || typeof a.run !== 'function') return `panel.actions[${i}] (${a.name}) needs a label, a field and run(value)`;
+    }
+  }
   if (Array.isArray(offer.tools)) {
     for (const [i, t] of offer.tools.entries()) {
       if (typeof t?.name !== 'string' || !t.name || typeof t.run !== 'function') return `tools[${i}] needs a name and run(args, call)`;
@@ -192,6 +202,7 @@ async function fromOffer(plugin: Plugin, deps: InstanceDeps): Promise<PluginInst
       read: async (ctx, quoted) => r.read(deps.view(ctx), quoted),
     })),
     ...(offer.watch ? { watch: offer.watch } : {}),
+    ...(offer.panel ? { panel: offer.panel } : {}),
     watchedWords: (offer.watchedWords ?? []).map((r) => ({ media: Array.isArray(r.media) ? [...r.media] : [r.media], needs: r.needs, read: (message) => r.read(message) })),
     turnPolicy: offer.turnPolicy,
     stop: offer.stop ? () => offer.stop!() : undefined,

@@ -288,6 +288,15 @@ export interface PluginOffer<O = unknown> {
    */
   watchedWords?: WatchedWordsReader[];
   /**
+   * The plugin's panel on the dashboard's Plugins view (owners only, behind the dashboard's login): tables of what it
+   * keeps, read each time the page is shown, and actions of one text field each (watching a chat from the dashboard,
+   * say). Nothing of it reaches a chat; an action answers the sentence the page shows after it.
+   *
+   * @example
+   * panel: { read: async () => [{ caption: 'Watched chats', columns: ['chat'], rows: names.map((n) => [n]) }], actions: [{ name: 'unwatch', label: 'Stop watching', field: 'chat name', run: (name) => unwatch(name) }] }
+   */
+  panel?: PluginPanel;
+  /**
    * Core plugins only (another plugin's is ignored): the owner's rules around every AI turn — the chat's profile
    * (model, tools, answer length), money caps, and the record of what each turn was. See `TurnPolicy`.
    */
@@ -309,6 +318,32 @@ export interface WatchedMedia {
    * message has no media, no active plugin offers its kind (or its `needs` are unmet), or the reader found none or failed.
    */
   words(): Promise<string | undefined>;
+}
+
+/** See `PluginOffer.panel`. */
+export interface PluginPanel {
+  read(): Awaitable<PanelTable[]>;
+  actions?: PanelAction[];
+}
+
+/** One table of a plugin's dashboard panel: plain text cells (escaped when shown). */
+export interface PanelTable {
+  caption: string;
+  columns: string[];
+  rows: string[][];
+  /** Shown instead of an empty table. */
+  empty?: string;
+}
+
+/** One action of a plugin's dashboard panel: a button with one text field; `run` answers the sentence shown after it. */
+export interface PanelAction {
+  /** Its id in the form (letters, digits, `-`). */
+  name: string;
+  /** The button's words ("Watch"). */
+  label: string;
+  /** What the text field asks for ("chat name or number"). */
+  field: string;
+  run(value: string): Awaitable<string>;
 }
 
 /** See `PluginOffer.watchedWords`. */

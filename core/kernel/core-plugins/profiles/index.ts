@@ -1,4 +1,4 @@
-import { definePlugin, userPart, type CommandContext, type MessageContext, type PluginHost, type PluginListing, type TurnPlan, type TurnRecord } from '../../../index.js';
+import { definePlugin, userPart, type CommandContext, type MessageContext, type PanelTable, type PluginHost, type PluginListing, type TurnPlan, type TurnRecord } from '../../../index.js';
 import { CORE_TOOLS } from '../../../builtin.js';
 import { costOf, money, monthOf, priceOf, priceWeight, type Price } from './prices.js';
 import { ANSWER_LENGTHS, ANSWERS, ANSWERS_KEPT, CHAT_PROFILES, DEFAULT_PROFILE, emptyTally, SPEND, type Answer, type AnswerLength, type Profile, type Tally } from './stores.js';
@@ -341,6 +341,37 @@ export default definePlugin({
         { command: 'why', usage: '.why (as a reply to my answer)', help: 'why I answered as I did: provider, model, tools, facts, tokens, cost and time', run: whyCommand },
       ],
       turnPolicy: { before, after },
+      panel: { read: panelTables },
     };
+
+    /** The dashboard's view (owners only): every profile, and this month's spending per chat, person and model. */
+    async function panelTables(): Promise<PanelTable[]> {
+      const m = section();
+      const month = monthOf(Date.now());
+      const [{ chats }, doc] = await Promise.all([profiles.get(), spend.get()]);
+      const tally = (t: Tally) => [`${moneyText(t.cost, m)}${t.unpriced ? ` (+ ${t.unpriced} at an unknown price)` : ''}`, String(t.turns), String(t.prompt), String(t.cached), String(t.completion)];
+      const spent = (caption: string, entries: Array<[string, Tally]>, name: (id: string) => string): PanelTable => ({
+        caption: `${caption} in ${month} (UTC)`,
+        columns: [caption.replace(/^Spending per (.)/, (_, c: string) => c.toUpperCase()), 'Cost', 'Answers', 'Input tokens', 'Cached input', 'Output tokens'],
+        rows: entries.sort((a, b) => b[1].cost - a[1].cost).map(([id, t]) => [name(id), ...tally(t)]),
+        empty: 'nothing spent yet this month',
+      });
+      const mo = doc.months[month];
+      const people = Object.entries(doc.people).flatMap(([id, months]) => (months[month] ? [[id, months[month]] as [string, Tally]] : []));
+      return [
+        {
+          caption: 'Chat profiles (owners set them in the chat with .profile)',
+          columns: ['Chat', 'Model', 'Tools', 'Answer length', 'Monthly cap', 'Set by'],
+          rows: Object.entries(chats)
+            .sort(([a], [b]) => (a === DEFAULT_PROFILE ? -1 : b === DEFAULT_PROFILE ? 1 : a.localeCompare(b)))
+            .map(([id, p]) => [id === DEFAULT_PROFILE ? 'default (chats without their own)' : id, p.model ?? "each provider's own", p.tools ? p.tools.join(', ') || 'none' : 'all switched on', p.answerLength ?? 'normal', p.monthlyCap ? moneyText(p.monthlyCap, m) : 'none', p.by]),
+          empty: 'no chat has a profile: every chat uses the providers\' models and every switched-on tool',
+        },
+        { caption: `Spending in ${month} (UTC)`, columns: ['Overall', 'Cost', 'Answers', 'Input tokens', 'Cached input', 'Output tokens'], rows: mo ? [['all chats', ...tally(mo.all)]] : [], empty: 'nothing spent yet this month' },
+        spent('Spending per chat', Object.entries(mo?.chats ?? {}), (id) => id),
+        spent('Spending per person', people, (id) => `+${userPart(id) || id}`),
+        spent('Spending per model', Object.entries(mo?.models ?? {}), (id) => `${id}${priceOf(id, prices()) ? '' : ' (unknown price)'}`),
+      ];
+    }
   },
 });
