@@ -36,6 +36,9 @@ import { KeyPool } from '../core/services/providers/key-pool.js';
 import { legsCapability } from '../core/kernel/capabilities/legs-capability.js';
 import { runStartChecks, type StartCheck } from './start-check.js';
 import { envFileWarnings, loadAccountConfig } from './account-config.js';
+import { startEventWebhooks } from './event-webhooks.js';
+import type { EventWebhooks } from '../core/services/webhooks/outbound.js';
+import { observeAnswers } from '../core/services/webhooks/answer-events.js';
 
 export interface AppOptions {
   cwd?: string;
@@ -92,6 +95,8 @@ export interface App extends OperatorPort {
   notices: OwnerNotifier;
   /** The safe-sending limiter every bot-initiated message goes through. */
   outbox: Outbox;
+  /** The outbound event webhooks of config.json `webhooks` (their queue, for tests and the stop). */
+  webhooks: EventWebhooks;
   /** Connects the transport and starts handling messages. */
   connect(transport: Transport): Promise<void>;
   /**
@@ -296,6 +301,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   const free = disk.current();
   if (free) log.info({ dataDir: settings.dataDir, freeBytes: free.freeBytes, totalBytes: free.totalBytes }, `data folder ${settings.dataDir}: ${formatBytes(free.freeBytes)} free of ${formatBytes(free.totalBytes)}`);
   notices.announce();
+  const eventWebhooks = startEventWebhooks(bot, settings, log, metrics);
 
   return {
     settings,
@@ -318,16 +324,20 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     freeSpace: () => disk.current(),
     notices,
     outbox,
+    webhooks: eventWebhooks.webhooks,
     async connect(connecting) {
       transport = connecting;
       metrics.observe({ transport: () => ({ connected: connecting.session().status === 'linked', restricted: Boolean(transportRestriction(connecting)) }) });
       // The bot and the outbox see the transport through the metrics wrapper: every message and send is counted there.
-      const counted = instrumentTransport(connecting, metrics);
+      // …and through the answers' observer, which tells the event webhooks of each message answered.
+      const counted = observeAnswers(instrumentTransport(connecting, metrics), (answer) => bot.automation.events.emit('message.answered', { ...answer }));
       outbox.attach(counted);
       await bot.start(counted);
+      eventWebhooks.watchLink();
     },
     async stop() {
       retention.stop();
+      eventWebhooks.stop();
       const graceEnds = Date.now() + bot.config.shutdown.graceSeconds * 1000;
       await bot.drain(graceEnds - Date.now());
       // No new notices from here; those already queued (and other bot-initiated sends) get what is left of the grace.

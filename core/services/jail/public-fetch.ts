@@ -18,6 +18,8 @@ export interface PublicFetchOptions {
   maxRedirects?: number;
   /** The same policy the jail's egress proxy uses (default: refuse `isPrivateAddress`, system resolver). */
   policy?: EgressPolicy;
+  /** A body to POST instead of a GET (an outbound webhook); a redirect is then an answer, never followed. */
+  body?: string | Buffer;
 }
 
 /** Why a request was stopped by us, so whichever error event comes first reports that reason, not "aborted". */
@@ -30,7 +32,7 @@ function stopRequest(request: http.ClientRequest, reason: Error): void {
 const systemResolve = async (host: string) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 /**
- * GETs an http(s) URL from the bot's own process under the egress rules of the jail's proxy: every DNS answer of the
+ * GETs (or, with `body`, POSTs) an http(s) URL from the bot's own process under the egress rules of the jail's proxy: every DNS answer of the
  * host is checked (one private answer refuses the name) and the connection goes to the address that was checked, so
  * a name cannot rebind between check and use; every redirect is checked again; the body is capped.
  *
@@ -85,9 +87,11 @@ async function fetchWithin(rawUrl: string, options: PublicFetchOptions, track: (
       else callback(null, checked, family);
     };
     const answer = await new Promise<{ status: number; location?: string; body: Buffer; contentType: string }>((resolveAnswer, reject) => {
-      const request = (url.protocol === 'https:' ? https : http).get(url, { lookup: pinned, timeout: options.timeoutMs ?? 30_000, headers: options.headers }, (res) => {
+      const client = url.protocol === 'https:' ? https : http;
+      const requestOptions = { lookup: pinned, timeout: options.timeoutMs ?? 30_000, headers: options.headers, method: options.body === undefined ? 'GET' : 'POST' };
+      const request = client.request(url, requestOptions, (res) => {
         const status = res.statusCode ?? 0;
-        if (status >= 300 && status < 400) {
+        if (status >= 300 && status < 400 && options.body === undefined) {
           res.resume();
           resolveAnswer({ status, location: res.headers.location, body: Buffer.alloc(0), contentType: '' });
           return;
@@ -108,6 +112,7 @@ async function fetchWithin(rawUrl: string, options: PublicFetchOptions, track: (
       request.on('timeout', () => stopRequest(request, new DownloadRefused('the download timed out')));
       request.on('error', (err) => reject(stopReason.get(request) ?? err));
       track(request);
+      request.end(options.body);
     });
     if (answer.location !== undefined) {
       url = new URL(answer.location, url);

@@ -63,6 +63,8 @@ export class BotMetrics {
   readonly reconnects: Counter<'reason'>;
   readonly messagesSent: Counter<'type'>;
   readonly sendFailures: Counter<'type'>;
+  /** Outbound event webhook deliveries by outcome: delivered, retried (a try failed), failed (gave up), dropped (queue full). */
+  readonly webhookDeliveries: Counter<'outcome'>;
   /** Provider-reported tokens by leg and kind: input (`prompt`, cached included), `cached` input, `completion`. */
   readonly tokens: Counter<'leg' | 'kind'>;
   private sources: MetricSources = {};
@@ -130,6 +132,7 @@ export class BotMetrics {
       labelNames: ['leg', 'kind'],
       registers,
     });
+    this.webhookDeliveries = new Counter({ name: `${METRIC_PREFIX}webhook_deliveries_total`, help: 'Outbound event webhook deliveries, by outcome: delivered, retried (a try failed and waits), failed (gave up after its tries), dropped (the queue was full).', labelNames: ['outcome'], registers });
     this.sendFailures = new Counter({ name: `${METRIC_PREFIX}send_failures_total`, help: 'Sends the transport refused or could not deliver, by type.', labelNames: ['type'], registers });
 
     new Gauge({

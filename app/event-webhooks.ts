@@ -1,0 +1,78 @@
+import type { Bot } from '../core/kernel/bot.js';
+import type { Settings } from '../core/services/config/settings.js';
+import { fetchPublic } from '../core/services/jail/public-fetch.js';
+import type { Logger } from '../core/services/log/logger.js';
+import type { BotMetrics } from '../core/services/metrics/bot-metrics.js';
+import { EventWebhooks, type WebhookTarget } from '../core/services/webhooks/outbound.js';
+
+/** Largest answer read from a webhook receiver (its body is not used; the bound keeps a hostile one small). */
+const MAX_ANSWER_BYTES = 64 * 1024;
+/** One POST, connection and answer included. */
+const POST_TIMEOUT_MS = 10_000;
+/** How often the link state is looked at for `link.changed` (only while a webhook asks for it). */
+const LINK_POLL_MS = 1000;
+
+/**
+ * The .env variable that holds webhook `name`'s secret.
+ * @example webhookSecretVariable('n8n-main') // 'WEBHOOK_SECRET_N8N_MAIN'
+ */
+export function webhookSecretVariable(name: string): string {
+  return `WEBHOOK_SECRET_${name.toUpperCase().replace(/-/g, '_')}`;
+}
+
+/**
+ * Starts the outbound event webhooks of config.json `webhooks` (core/services/webhooks/outbound.ts): the bot's events
+ * are queued for each, POSTed under the egress rules (public addresses only, unless EGRESS_ALLOW_PRIVATE_HOSTS in
+ * tests), signed with `WEBHOOK_SECRET_<NAME>`; a webhook without its secret gets nothing (the log says so once).
+ */
+export function startEventWebhooks(bot: Bot, settings: Settings, log: Logger, metrics: BotMetrics): { webhooks: EventWebhooks; watchLink(): void; stop(): void } {
+  const part = log.child({ part: 'webhooks' });
+  const warned = new Set<string>();
+  const targets = (): WebhookTarget[] =>
+    Object.entries(bot.config.webhooks ?? {}).flatMap(([name, hook]) => {
+      const secret = settings.env[webhookSecretVariable(name)];
+      if (!secret) {
+        if (!warned.has(name)) part.warn({ webhook: name }, `event webhook ${name} has no ${webhookSecretVariable(name)} in .env: nothing is sent to it`);
+        warned.add(name);
+        return [];
+      }
+      return [{ name, url: hook.url, events: hook.events, secret }];
+    });
+  targets();
+  const policy = settings.egressAllowPrivateHosts ? { isBlocked: () => false } : undefined;
+  const webhooks = new EventWebhooks({
+    targets,
+    post: async (url, body, headers) => {
+      await fetchPublic(url, { body, headers, maxBytes: MAX_ANSWER_BYTES, timeoutMs: POST_TIMEOUT_MS, maxRedirects: 0, ...(policy ? { policy } : {}) });
+    },
+    log: part,
+    count: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
+  });
+  const off = bot.automation.events.on((event) => webhooks.enqueue(event));
+  // The transport says nothing when its link changes: it is looked at every second while a webhook asks for it,
+  // from the moment the transport is connected (its state then is the first one).
+  let link = bot.session().status;
+  let poll: ReturnType<typeof setInterval> | undefined;
+  const watchLink = () => {
+    if (poll) clearInterval(poll);
+    link = bot.session().status;
+    if (!Object.values(bot.config.webhooks ?? {}).some((w) => w.events.includes('link.changed'))) return;
+    poll = setInterval(() => {
+      const now = bot.session().status;
+      if (now === link) return;
+      const previous = link;
+      link = now;
+      bot.automation.events.emit('link.changed', { status: now, previous });
+    }, LINK_POLL_MS);
+    poll.unref();
+  };
+  return {
+    webhooks,
+    watchLink,
+    stop() {
+      if (poll) clearInterval(poll);
+      off();
+      webhooks.stop();
+    },
+  };
+}
