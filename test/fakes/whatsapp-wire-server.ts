@@ -1,4 +1,8 @@
+import { createDecipheriv } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import {
   aesDecryptGCM,
   aesEncryptGCM,
@@ -8,6 +12,7 @@ import {
   getBinaryNodeChild,
   getBinaryNodeChildBuffer,
   getBinaryNodeChildren,
+  getMediaKeys,
   hkdf,
   hmacSign,
   NOISE_MODE,
@@ -19,6 +24,7 @@ import {
 } from '@whiskeysockets/baileys';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { WireDevice, type UploadedBundle } from './wire-device.js';
+import { ROOT } from '../helpers/checkout.js';
 
 /**
  * A real WhatsApp Web certificate chain (as crabline serves it, MIT): Baileys checks the intermediate against
@@ -261,6 +267,9 @@ class Session {
       this.server.notePairingRequest(child.attrs.jid);
       return answer([{ tag: 'link_code_companion_reg', attrs: {}, content: [{ tag: 'link_code_pairing_ref', attrs: {}, content: Buffer.from('pairing-ref-1') }] }]);
     }
+    if (node.attrs.xmlns === 'w:m' && child?.tag === 'media_conn') {
+      return answer([{ tag: 'media_conn', attrs: { auth: 'wire-media-auth', ttl: '3600' }, content: [{ tag: 'host', attrs: { hostname: this.server.mediaHostname } }] }]);
+    }
     if (node.attrs.xmlns === 'usync' && child?.tag === 'usync') return answer([this.server.usync(child)]);
     if (node.attrs.xmlns === 'abt') {
       // 10518 off: 1:1 sends carry no privacy token (a real account's chats have them; this server checks none).
@@ -342,14 +351,58 @@ export class WhatsAppWireServer {
     return `${this.user}@s.whatsapp.net`;
   }
 
-  private constructor(private readonly wss: WebSocketServer) {
+  private constructor(private readonly wss: WebSocketServer, private readonly media: https.Server) {
     wss.on('connection', (ws) => this.sessions.push(new Session(ws, this)));
+    media.on('request', (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        if (req.method !== 'POST') return void res.writeHead(404).end();
+        const directPath = `/wire-media/${this.mediaUploads.size + 1}`;
+        this.mediaUploads.set(directPath, { bytes: Buffer.concat(chunks), path: req.url ?? '' });
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: `https://${this.mediaHostname}${directPath}`, direct_path: directPath }));
+      });
+    });
   }
 
   static async start(): Promise<WhatsAppWireServer> {
     const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
-    await new Promise<void>((resolve) => wss.once('listening', resolve));
-    return new WhatsAppWireServer(wss);
+    const tls = path.join(ROOT, 'test', 'fixtures', 'tls');
+    const media = https.createServer({ cert: readFileSync(path.join(tls, 'loopback-cert.pem')), key: readFileSync(path.join(tls, 'loopback-key.pem')) });
+    await Promise.all([new Promise<void>((resolve) => wss.once('listening', resolve)), new Promise<void>((resolve) => media.listen(0, '127.0.0.1', resolve))]);
+    return new WhatsAppWireServer(wss, media);
+  }
+
+  /** What the bot uploaded to the media host, by the direct path it was given, with the upload's URL path. */
+  readonly mediaUploads = new Map<string, { bytes: Buffer; path: string }>();
+
+  /** The media host (HTTPS on 127.0.0.1 with the test certificate) as media_conn names it. */
+  get mediaHostname(): string {
+    return `127.0.0.1:${(this.media.address() as AddressInfo).port}`;
+  }
+
+  /** An agent that trusts the media host's certificate: Baileys' `fetchAgent`, so its uploads reach this server. */
+  readonly mediaAgent = new https.Agent({ ca: readFileSync(path.join(ROOT, 'test', 'fixtures', 'tls', 'loopback-cert.pem')) });
+
+  /**
+   * The media a message of the bot carries, fetched from what it uploaded here and decrypted with the message's media
+   * key, as a phone opens it; the upload's MAC is checked too.
+   */
+  async openMedia(message: proto.IMessage): Promise<{ kind: 'image' | 'audio' | 'document' | 'sticker' | 'video'; bytes: Buffer; uploadPath: string }> {
+    const kinds = { imageMessage: 'image', audioMessage: 'audio', documentMessage: 'document', stickerMessage: 'sticker', videoMessage: 'video' } as const;
+    for (const [field, kind] of Object.entries(kinds) as Array<[keyof typeof kinds, (typeof kinds)[keyof typeof kinds]]>) {
+      const media = message[field] as { mediaKey?: Uint8Array | null; directPath?: string | null } | null | undefined;
+      if (!media) continue;
+      const upload = this.mediaUploads.get(media.directPath ?? '');
+      if (!upload || !media.mediaKey) throw new Error(`the ${kind} names no upload of this server (${media.directPath})`);
+      const { iv, cipherKey, macKey } = await getMediaKeys(media.mediaKey, kind);
+      const body = upload.bytes.subarray(0, -10);
+      const mac = hmacSign(Buffer.concat([iv, body]), macKey!).subarray(0, 10);
+      if (Buffer.compare(mac, upload.bytes.subarray(-10)) !== 0) throw new Error(`the ${kind}'s MAC does not match its media key`);
+      const decipher = createDecipheriv('aes-256-cbc', cipherKey, iv);
+      return { kind, bytes: Buffer.concat([decipher.update(body), decipher.final()]), uploadPath: upload.path };
+    }
+    throw new Error('the message carries no media');
   }
 
   get url(): string {
@@ -609,6 +662,9 @@ export class WhatsAppWireServer {
   }
 
   async stop(): Promise<void> {
+    this.mediaAgent.destroy();
+    this.media.closeAllConnections();
+    await new Promise<void>((resolve) => this.media.close(() => resolve()));
     for (const client of this.wss.clients) client.terminate();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { rm } from 'node:fs/promises';
-import { proto } from '@whiskeysockets/baileys';
+import { makeWASocket, proto } from '@whiskeysockets/baileys';
 import type { BotConfig } from '../../core/services/config/schema.js';
 import { loadSettings } from '../../core/services/config/settings.js';
 import { createLogger } from '../../core/services/log/logger.js';
@@ -60,6 +60,8 @@ export async function linkOnWire(o: { events?: TransportEvents; transport?: Part
     random: () => 0.5,
     backoff: { baseMs: 50, maxMs: 100, stableMs: 600_000 },
     fetchVersion: async () => ({ version: [2, 3000, 1234567], isLatest: true }),
+    // Baileys' own socket, its uploads trusting the wire server's media host (HTTPS on 127.0.0.1, a test certificate).
+    makeSocket: (config) => makeWASocket({ ...config, fetchAgent: server.mediaAgent }),
     ...o.transport,
   });
   const until = (check: () => boolean, what: string, timeoutMs = 20_000) =>

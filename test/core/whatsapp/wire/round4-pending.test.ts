@@ -4,6 +4,5 @@
  * behaviour is shown on the fake socket (named in each reason) until the server can carry it.
  */
 describe('WhatsApp on the wire, round 4 (pending: what the wire server cannot do yet)', () => {
-  it('outbound image, voice note, document and sticker uploaded to a loopback media host and decrypted back: the server has no media upload host (media_conn / mms upload) on 127.0.0.1 — shown on the fake socket by Baileys\' own media builder (transport.test: sends voice notes …, refuses … larger than WhatsApp takes)');
   it('a pairing code typed on the phone: the server answers link_code_companion_reg but cannot finish it (companion_finish, the code-wrapped key exchange) — the code running out is in round4.test, and typing it on the fake socket (transport.test)');
 });

@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { proto } from '@whiskeysockets/baileys';
 import type { InboundReaction } from '../../../../core/kernel/port/transport.js';
 import type { PollVote } from '../../../../core/kernel/port/message.js';
@@ -141,5 +144,42 @@ describe('WhatsApp on the wire, round 4 (real socket, people with their own Sign
     await server.waitForConnections(3);
     await l.until(() => l!.transport.session().status === 'linked', 'the link');
     expect(server.connections[2]).to.deep.include({ kind: 'login', user: server.user });
+  });
+
+  it('outbound image, voice note, document and sticker are uploaded encrypted to the media host and open on the phone as the bytes sent', async () => {
+    l = await linkOnWire();
+    const server = l.server;
+    const ann = server.person('15551230007', '155512300070001');
+    // A 1×1 PNG, an Ogg page header with bytes after it, a PDF, a RIFF/WEBP header: only their bytes matter here.
+    const files = {
+      image: Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64'),
+      voice: Buffer.concat([Buffer.from('OggS'), randomBytes(3000)]),
+      document: Buffer.concat([Buffer.from('%PDF-1.4\n'), randomBytes(5000)]),
+      sticker: Buffer.concat([Buffer.from('RIFF'), Buffer.from([0, 0, 0, 0]), Buffer.from('WEBP'), randomBytes(2000)]),
+    };
+    const paths: Record<string, string> = {};
+    for (const [kind, bytes] of Object.entries(files)) {
+      paths[kind] = path.join(l.dir, `out-${kind}`);
+      await writeFile(paths[kind], bytes);
+    }
+    const sent = {
+      image: await l.transport.sendMedia(ann.phoneJid, { kind: 'image', path: paths.image, mimetype: 'image/png', caption: 'the map' }),
+      voice: await l.transport.sendMedia(ann.phoneJid, { kind: 'voice', path: paths.voice, seconds: 2, waveform: new Uint8Array(64).fill(50) }),
+      document: await l.transport.sendMedia(ann.phoneJid, { kind: 'document', path: paths.document, mimetype: 'application/pdf', fileName: 'plan.pdf' }),
+      sticker: await l.transport.sendMedia(ann.phoneJid, { kind: 'sticker', path: paths.sticker }),
+    };
+    const annDevices = [ann.user, ann.lid];
+    for (const [kind, bytes] of Object.entries(files) as Array<[keyof typeof files, Buffer]>) {
+      const copy = await server.waitForSent((s) => s.id === sent[kind].id && annDevices.includes(s.device.split('@')[0].split(':')[0]));
+      const opened = await server.openMedia(copy.message);
+      expect(Buffer.compare(opened.bytes, bytes), kind).to.equal(0);
+      expect(opened.kind).to.equal({ image: 'image', voice: 'audio', document: 'document', sticker: 'sticker' }[kind]);
+    }
+    const messages = await Promise.all(Object.values(sent).map((s) => server.waitForSent((c) => c.id === s.id)));
+    expect(messages[0].message.imageMessage?.caption).to.equal('the map');
+    expect(messages[1].message.audioMessage).to.deep.include({ ptt: true, seconds: 2 });
+    expect(messages[2].message.documentMessage?.fileName).to.equal('plan.pdf');
+    // Each went to the upload path of its kind, as WhatsApp's media hosts expect.
+    expect([...server.mediaUploads.values()].map((u) => u.path.split('/').slice(0, 3).join('/'))).to.deep.equal(['/mms/image', '/mms/audio', '/mms/document', '/mms/image']);
   });
 });
