@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import Database from 'libsql';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -23,4 +25,36 @@ export async function everyFileText(dir: string, encoding: 'utf8' | 'latin1' = '
 export async function storeDatabaseText(dataDir: string): Promise<string> {
   const read = (name: string) => readFile(path.join(dataDir, name), 'latin1').catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? '' : Promise.reject(err)));
   return (await read('store.db')) + (await read('store.db-wal'));
+}
+
+/**
+ * The documents of one `Store.doc` / `Store.chatDoc` declaration as the store database holds them on disk (each as
+ * stored: with its schema version), by chat or key (`''` for a `Store.doc`); read from the file, not through the store.
+ */
+export function storedDocuments(dataDir: string, namespace: string, name: string): Record<string, Record<string, unknown>> {
+  const file = path.join(dataDir, 'store.db');
+  if (!existsSync(file)) return {};
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const table = `"doc:${namespace}:${name}"`;
+    if (!db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?").get(`doc:${namespace}:${name}`)) return {};
+    const rows = db.prepare(`SELECT key, value FROM ${table}`).all() as Array<{ key: string; value: string }>;
+    return Object.fromEntries(rows.map((r) => [r.key, JSON.parse(r.value) as Record<string, unknown>]));
+  } finally {
+    db.close();
+  }
+}
+
+/** Changes one stored document in the store database of a stopped bot (time passing while it is down, a planted entry). */
+export function changeStoredDocument(dataDir: string, namespace: string, name: string, key: string, change: (doc: any) => void): void {
+  const db = new Database(path.join(dataDir, 'store.db'), { fileMustExist: true });
+  try {
+    const table = `"doc:${namespace}:${name}"`;
+    const row = db.prepare(`SELECT value FROM ${table} WHERE key = ?`).get(key) as { value: string };
+    const doc = JSON.parse(row.value);
+    change(doc);
+    db.prepare(`UPDATE ${table} SET value = ? WHERE key = ?`).run(JSON.stringify(doc), key);
+  } finally {
+    db.close();
+  }
 }

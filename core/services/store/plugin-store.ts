@@ -1,10 +1,8 @@
 import { describeWriteError, StoreWriteError } from '../../api/errors.js';
-import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { removeDataFile } from './atomic.js';
-import { safeFileName } from '../../api/file-name.js';
 import { domainFor, type DataDomain } from './data-domain.js';
-import { flushWithStores, JsonFile } from './json-file.js';
+import { flushWithStores } from './json-file.js';
+import { SqlDocs, type SqlDoc } from './sql-docs.js';
 import { SqlChatLog, type ChatLogView } from './sql-chat-log.js';
 import type { PrivacyParticipant } from './privacy.js';
 import { checkValue } from './schemas.js';
@@ -16,15 +14,13 @@ import { StorePrivacy } from './store-privacy.js';
 export type { ChatStore, PluginStore, SearchLogTuning, StoredDoc, StoredLog, StoredSearchLog } from './store-api.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-const chatOfFile = (name: string, ext: string) => (name.endsWith(ext) ? decodeURIComponent(name.slice(0, -ext.length)) : undefined);
 
 /**
  * The stores of one plugin in one app: opens its declared documents and logs under DATA_DIR, and takes part in the
  * privacy controls for them (one participant per `.mydata` section). Made by the bot for each plugin's host.
  */
 export class PluginStores implements PluginStore {
-  /** @internal store-privacy.ts */
-  readonly docs = new Map<string, JsonFile<unknown>>();
+  private readonly docTables = new Map<StoreDeclaration, SqlDocs<unknown>>();
   private readonly logs = new Map<StoreDeclaration, SqlChatLog<unknown>>();
   private readonly searchLogs = new Map<StoreDeclaration, SearchLogs<any>>();
   private readonly tunings = new Map<StoreDeclaration, SearchLogTuning<any>>();
@@ -58,47 +54,62 @@ export class PluginStores implements PluginStore {
     return decl;
   }
 
-  /** @internal store-privacy.ts */
-  jsonFile<T>(decl: ChatDocDeclaration<T, any> | DocDeclaration<T>, chatId?: string): JsonFile<T> {
-    const file = chatId === undefined ? this.where(decl) : path.join(this.where(decl), `${safeFileName(chatId)}.json`);
-    let doc = this.docs.get(file);
-    if (!doc) {
+  /** A document declaration's table (every chat's or key's documents); the files of the earlier layout are taken in on first use. */
+  private docTable<T>(decl: ChatDocDeclaration<T, any> | DocDeclaration<T>): SqlDocs<T> {
+    let docs = this.docTables.get(decl);
+    if (!docs) {
       const check = decl.options.check;
-      doc = new JsonFile<unknown>(file, () => (decl.kind === 'doc' ? decl.initial() : decl.initial(chatId!)), {
+      // Documents of this plugin that share the folder (a doc declared at `<folder>/x.json`) are not chats.
+      const notMine = new Set(this.declarations.filter((d) => d.kind === 'doc').map((d) => this.where(d)));
+      docs = new SqlDocs<unknown>({
+        dataDir: this.dataDir,
+        namespace: this.plugin,
+        name: decl.name,
+        perKey: decl.kind === 'chat-doc',
+        where: this.where(decl),
+        notMine,
         schema: dataSchemaOf(decl, this.plugin),
+        initial: (key) => (decl.kind === 'doc' ? decl.initial() : decl.initial(key)),
+        check: check ? (value, key) => check(value as T, key || undefined) : undefined,
         domain: this.domain,
-        check: check ? (value) => check(value as T, chatId) : undefined,
       });
-      this.docs.set(file, doc);
+      this.docTables.set(decl, docs);
     }
-    return doc as JsonFile<T>;
+    return docs as SqlDocs<T>;
+  }
+
+  /** @internal store-privacy.ts */
+  document<T>(decl: ChatDocDeclaration<T, any> | DocDeclaration<T>, chatId?: string): SqlDoc<T> {
+    return this.docTable(decl).doc(chatId);
+  }
+
+  /** What a person's delete or a chat move took from a declaration's documents leaves every file. @internal store-privacy.ts */
+  erased(decl: ChatDocDeclaration<any, any> | DocDeclaration<any>): void {
+    this.docTable(decl).erased();
   }
 
   private stored<T>(decl: ChatDocDeclaration<T, any> | DocDeclaration<T>, chatId?: string): StoredDoc<T> {
-    // Looked up at each call: a chat's file removed by a move is opened anew.
-    const file = () => this.jsonFile(decl, chatId);
+    // Looked up at each call: a chat's document removed by a move is opened anew.
+    const doc = () => this.document(decl, chatId);
     return {
-      get: () => file().get(),
-      update: (change) => file().update(change),
+      get: () => doc().get(),
+      update: (change) => doc().update(change),
       save: async (change) => {
-        const value = await file().update(change);
-        await this.saved(decl, file());
+        const value = await doc().update(change);
+        await this.saved(decl, doc());
         return value;
       },
       remove: async () => {
         if (decl.kind === 'chat-doc' && decl.options.owner) return this.privacy.removeOwned(decl, chatId!);
-        const doc = file();
-        await doc.flush().catch(() => undefined);
-        this.docs.delete(doc.file);
-        await removeDataFile(doc.file);
+        await doc().remove();
       },
     };
   }
 
   /** @internal store-privacy.ts */
-  async saved(decl: StoreDeclaration, file: JsonFile<unknown>): Promise<void> {
+  async saved(decl: StoreDeclaration, doc: SqlDoc<unknown>): Promise<void> {
     try {
-      await file.flush();
+      await doc.flush();
     } catch (err) {
       const cause = (err as { cause?: unknown }).cause ?? err;
       throw new StoreWriteError(titleOf(decl, this.plugin), describeWriteError(cause), cause);
@@ -242,15 +253,7 @@ export class PluginStores implements PluginStore {
     this.declared(decl);
     if (decl.kind === 'chat-search-log') return this.engine(decl).chatIds();
     if (decl.kind === 'chat-log') return this.chatLog(decl).chats();
-    const ext = '.json';
-    const folder = this.where(decl);
-    // Documents of this plugin that share the folder (a doc declared at `<folder>/x.json`) are not chats.
-    const others = new Set(this.declarations.filter((d) => d.kind === 'doc').map((d) => this.where(d)));
-    // Pending first documents of a chat count too (not on disk yet).
-    const pending = [...this.docs.keys()].filter((file) => path.dirname(file) === folder && file.endsWith(ext));
-    const names = await readdir(folder).catch(() => [] as string[]);
-    const files = new Set([...names.map((n) => path.join(folder, n)), ...pending]);
-    return [...files].filter((file) => !others.has(file)).flatMap((file) => chatOfFile(path.basename(file), ext) ?? []);
+    return this.docTable(decl).keys();
   }
 
   onChange(decl: StoreDeclaration, listener: (chatId: string | undefined, removed?: boolean) => void): () => void {
@@ -273,7 +276,8 @@ export class PluginStores implements PluginStore {
   }
 
   async flush(): Promise<void> {
-    const results = await Promise.allSettled([...[...this.docs.values()].map((d) => d.flush()), this.flushSearchLogs()]);
+    const docs = [...this.docTables.values()].flatMap((t) => t.opened());
+    const results = await Promise.allSettled([...docs.map((d) => d.flush()), this.flushSearchLogs()]);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) {
       const cause = (failed.reason as { cause?: unknown }).cause ?? failed.reason;

@@ -8,9 +8,9 @@ import { StoreWriteError } from '../../api/errors.js';
 
 /** One stored document (`host.store.doc(decl)`, `host.store.chat(id).doc(decl)`). */
 export interface StoredDoc<T> {
-  /** The document: read from disk on first use (a file that does not parse or match was set aside: it starts new). */
+  /** The document: read from the store database on first use (one that does not parse or match was set aside: it starts new). */
   get(): Promise<T>;
-  /** Changes it in place (or replaces it by returning a new value); written soon after, atomically. */
+  /** Changes it in place (or replaces it by returning a new value); written soon after, in one transaction. */
   update(change: (doc: T) => T | void): Promise<T>;
   /**
    * `update`, then waits until it is on disk. Rejects with a StoreWriteError when it cannot be written: the change
@@ -18,9 +18,9 @@ export interface StoredDoc<T> {
    */
   save(change: (doc: T) => T | void): Promise<T>;
   /**
-   * Deletes the document's file once what is pending is written (a per-chat document that is gone as a whole); the
+   * Deletes the document once what is pending is written (a per-chat document that is gone as a whole); the
    * next `get` starts from `initial`. A document with `owner` takes along its folder, its copies set aside as unreadable
-   * and the entries referring to it (`refersTo`). Rejects when the file cannot be removed.
+   * and the entries referring to it (`refersTo`). Rejects when it cannot be removed.
    */
   remove(): Promise<void>;
 }

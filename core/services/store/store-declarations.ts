@@ -29,8 +29,10 @@ export interface StoreOptions<T> {
   /** Turns a document of an older version into the current one (it is checked against the schema afterwards). */
   migrate?: (value: Record<string, unknown>, fromVersion: number) => Record<string, unknown>;
   /**
-   * Where it lives, relative to DATA_DIR: a folder for per-chat kinds, a file for `Store.doc`. Default
-   * `<plugin>/<name>` (`<plugin>/<name>.json` for a doc). Give it to keep a layout that exists on disk already.
+   * Where it lived, relative to DATA_DIR: a folder for per-chat kinds, a file for `Store.doc`. Default
+   * `<plugin>/<name>` (`<plugin>/<name>.json` for a doc). Documents and logs live in the store database now: files
+   * found there are taken in once (then kept aside under `data/migrated/`), and a document set aside as unreadable is
+   * written there as `<file>.corrupt-<time>`. Give it to keep a layout that exists on disk already.
    */
   path?: string;
   /** What the schema cannot say: a problem in words sets the file aside like a schema mismatch, or undefined. */
@@ -294,12 +296,12 @@ function checked<D extends StoreDeclaration>(decl: D): D {
  * });
  */
 export const Store = {
-  /** One document per chat (`<path>/<chat>.json`). */
+  /** One document per chat (a row per chat in the store database; earlier files: `<path>/<chat>.json`). */
   chatDoc<S extends TSchema, I = never>(name: string, schema: S, initial: (chatId: string) => Static<S>, options: ChatDocDeclaration<Static<S>, I>['options'] = {}): ChatDocDeclaration<Static<S>, I> {
     checkOwner(name, schema, options);
     return checked({ kind: 'chat-doc', name, schema, initial, options });
   },
-  /** One document for the whole plugin (`<path>`, default `<plugin>/<name>.json`). */
+  /** One document for the whole plugin (a row in the store database; earlier file: `<path>`, default `<plugin>/<name>.json`). */
   doc<S extends TSchema>(name: string, schema: S, initial: () => Static<S>, options: DocDeclaration<Static<S>>['options'] = {}): DocDeclaration<Static<S>> {
     const refers = options.refersTo;
     if (refers !== undefined && (typeof refers.map !== 'function' || refers.decl?.kind !== 'chat-doc' || !refers.decl.options.owner)) {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { removeDataFile } from './atomic.js';
 import { listFolder, removeFolder } from './owned-folder.js';
 import type { PluginStores } from './plugin-store.js';
+import type { SqlDoc } from './sql-docs.js';
 import { changeableBy, isPrivateChatOf, writtenBy, type PersonIds, type PrivacyParticipant } from './privacy.js';
 import type { ChatSearchLog, SearchLogItem } from './search-log/chat-search-log.js';
 import { ownedFolderOf, titleOf, type CarriedMessage, type ChatDocDeclaration, type ChatLogDeclaration, type ChatSearchLogDeclaration, type DocDeclaration, type StoreDeclaration } from './store-declarations.js';
@@ -85,6 +86,12 @@ export class StorePrivacy {
         if (failures.length) throw new Error(failures.join('; '));
       },
     };
+  }
+
+  /** Waits until a privacy change of a document is in the database, then erases what it took from every file. */
+  private async savedAndErased(decl: ChatDocDeclaration<any, any> | DocDeclaration<any>, doc: SqlDoc<unknown>): Promise<void> {
+    await this.store.saved(decl, doc);
+    this.store.erased(decl);
   }
 
   /** Which items of a chat are the person's: all of their private chat, in groups those they wrote. */
@@ -182,13 +189,13 @@ export class StorePrivacy {
       const byId = decl.options.people?.byId;
       const referring = await this.referringTo(decl, person);
       if (!byId) return Object.fromEntries(referring);
-      return { ...Object.fromEntries(Object.entries(byId(await this.store.jsonFile(decl).get())).filter(([id]) => writtenBy(id, person))), ...Object.fromEntries(referring) };
+      return { ...Object.fromEntries(Object.entries(byId(await this.store.document(decl).get())).filter(([id]) => writtenBy(id, person))), ...Object.fromEntries(referring) };
     }
     if (decl.kind === 'chat-doc' && decl.options.owner) return this.exportOwned(decl, person);
     const out: Record<string, unknown> = {};
     for (const chatId of await this.store.chats(decl)) {
       if (decl.kind === 'chat-doc') {
-        const doc = await this.store.jsonFile(decl, chatId).get();
+        const doc = await this.store.document(decl, chatId).get();
         const people = decl.options.people;
         if (!people) {
           if (isPrivateChatOf(chatId, person)) out[chatId] = doc;
@@ -230,19 +237,24 @@ export class StorePrivacy {
       const byId = decl.options.people?.byId;
       // A `refersTo` entry goes with the document it names (removeOwned).
       if (!byId) return 0;
-      const file = this.store.jsonFile(decl);
+      const file = this.store.document(decl);
       const gone = Object.keys(byId(await file.get())).filter((id) => writtenBy(id, person));
       if (!gone.length) return 0;
       await file.update((doc) => void gone.forEach((id) => delete byId(doc)[id]));
       this.store.changed(decl, undefined);
-      await this.store.saved(decl, file);
+      await this.savedAndErased(decl, file);
       return gone.length;
     }
     let removed = 0;
     let failure: unknown;
     for (const chatId of await this.store.chats(decl)) {
       try {
-        if (decl.kind === 'chat-doc') removed += await this.removeFromDoc(decl, chatId, (doc, people) => (people ? this.ofPerson(chatId, person, people.author) : isPrivateChatOf(chatId, person) ? 'whole' : undefined));
+        if (decl.kind === 'chat-doc') {
+          removed += await this.removeFromDoc(decl, chatId, (doc, people) => (people ? this.ofPerson(chatId, person, people.author) : isPrivateChatOf(chatId, person) ? 'whole' : undefined));
+          // Their private chat emptied: its document goes, so not even its key (their id) stays.
+          const doc = this.store.document(decl, chatId);
+          if (isPrivateChatOf(chatId, person) && same(await doc.get(), decl.initial(chatId))) await doc.remove();
+        }
         else {
           const author = decl.options.people?.author;
           const n = await this.store.logFile(decl, chatId).removeWhere(author ? this.ofPerson(chatId, person, author) : () => isPrivateChatOf(chatId, person));
@@ -268,7 +280,7 @@ export class StorePrivacy {
     pick: (doc: T, people: ChatDocDeclaration<T, I>['options']['people']) => ((item: I) => boolean) | 'whole' | undefined,
     wait = true,
   ): Promise<number> {
-    const file = this.store.jsonFile(decl, chatId);
+    const file = this.store.document(decl, chatId);
     const doc = await file.get();
     const people = decl.options.people;
     const which = pick(doc, people);
@@ -289,11 +301,11 @@ export class StorePrivacy {
       });
     }
     this.store.changed(decl, chatId);
-    if (wait) await this.store.saved(decl, file);
+    if (wait) await this.savedAndErased(decl, file);
     else {
       // A message deleted for everyone is gone from memory at once; a failed write is retried and reported by the
       // data health, and must not keep the other stores from removing the message.
-      await this.store.saved(decl, file).catch((err: unknown) => this.store.log?.error({ err, plugin: this.store.plugin, chat: chatId }, `${this.store.plugin}: removed ${titleOf(decl, this.store.plugin)} of a message deleted for everyone, but could not save it yet`));
+      await this.savedAndErased(decl, file).catch((err: unknown) => this.store.log?.error({ err, plugin: this.store.plugin, chat: chatId }, `${this.store.plugin}: removed ${titleOf(decl, this.store.plugin)} of a message deleted for everyone, but could not save it yet`));
     }
     return removed;
   }
@@ -348,12 +360,12 @@ export class StorePrivacy {
     } else {
       const items = decl.options.people?.items;
       if (!items) return 0;
-      const file = this.store.jsonFile(decl, chatId);
+      const file = this.store.document(decl, chatId);
       await file.update((doc) => {
         const list = items(doc) as unknown[];
         for (const [i, item] of list.entries()) if (matches(item)) (changed++, (list[i] = edited(item, text)));
       });
-      if (changed) await this.store.saved(decl, file);
+      if (changed) await this.savedAndErased(decl, file);
     }
     if (changed) this.store.changed(decl, chatId);
     return changed;
@@ -372,7 +384,7 @@ export class StorePrivacy {
     if (decl.kind === 'doc') {
       const byId = decl.options.people?.byId;
       if (!byId) return;
-      const file = this.store.jsonFile(decl);
+      const file = this.store.document(decl);
       if (!Object.prototype.hasOwnProperty.call(byId(await file.get()), from)) return;
       await file.update((doc) => {
         const map = byId(doc);
@@ -381,7 +393,7 @@ export class StorePrivacy {
         delete map[from];
       });
       this.store.changed(decl, undefined);
-      await this.store.saved(decl, file);
+      await this.savedAndErased(decl, file);
       return;
     }
     if (decl.kind === 'chat-doc' && decl.options.byChat) await this.moveChatKeys(decl, decl.options.byChat, from, to);
@@ -394,8 +406,8 @@ export class StorePrivacy {
       this.store.changed(decl, to);
       return;
     }
-    const source = this.store.jsonFile(decl, from);
-    const target = this.store.jsonFile(decl, to);
+    const source = this.store.document(decl, from);
+    const target = this.store.document(decl, to);
     const moving = await source.get();
     const existing = await target.get();
     const people = decl.options.people;
@@ -412,11 +424,9 @@ export class StorePrivacy {
       if (!same(existing, decl.initial(to))) throw new Error(`the ${titleOf(decl, this.store.plugin)} of ${from} were kept (${to} has its own)`);
       await target.update(() => moving);
     }
-    await this.store.saved(decl, target);
+    await this.savedAndErased(decl, target);
     // The old id keeps nothing: its file goes once the new one is on disk.
-    await source.flush().catch(() => undefined);
-    this.store.docs.delete(source.file);
-    await removeDataFile(source.file);
+    await source.remove();
     this.store.changed(decl, from, true);
     this.store.changed(decl, to);
   }
@@ -426,7 +436,7 @@ export class StorePrivacy {
     const ids = new Set(person);
     for (const decl of this.store.declarations) {
       if (decl.kind !== 'chat-doc' || !decl.options.owner) continue;
-      for (const key of await this.ownedKeys(decl, person)) for (const id of decl.options.owner.ids(await this.store.jsonFile(decl, key).get())) ids.add(id);
+      for (const key of await this.ownedKeys(decl, person)) for (const id of decl.options.owner.ids(await this.store.document(decl, key).get())) ids.add(id);
     }
     return [...ids];
   }
@@ -435,7 +445,7 @@ export class StorePrivacy {
   private async ownedKeys(decl: ChatDocDeclaration<any, any>, person: PersonIds): Promise<string[]> {
     const keys: string[] = [];
     for (const key of await this.store.chats(decl)) {
-      const ids = decl.options.owner!.ids(await this.store.jsonFile(decl, key).get());
+      const ids = decl.options.owner!.ids(await this.store.document(decl, key).get());
       if (Array.isArray(ids) && ids.some((id) => typeof id === 'string' && writtenBy(id, person))) keys.push(key);
     }
     return keys;
@@ -445,7 +455,7 @@ export class StorePrivacy {
   private async exportOwned(decl: ChatDocDeclaration<any, any>, person: PersonIds): Promise<Record<string, unknown>> {
     const out: Record<string, unknown> = {};
     for (const key of await this.ownedKeys(decl, person)) {
-      const doc = await this.store.jsonFile(decl, key).get();
+      const doc = await this.store.document(decl, key).get();
       const folder = ownedFolderOf(decl, key);
       out[key] = folder === undefined ? doc : { ...doc, files: await listFolder(path.join(this.store.dataDir, folder)) };
     }
@@ -459,10 +469,8 @@ export class StorePrivacy {
   async removeOwned(decl: ChatDocDeclaration<any, any>, key: string): Promise<void> {
     const folder = ownedFolderOf(decl, key);
     if (folder !== undefined) await removeFolder(path.join(this.store.dataDir, folder), this.store.domain);
-    const file = this.store.jsonFile(decl, key);
-    await file.flush().catch(() => undefined);
-    this.store.docs.delete(file.file);
-    await removeDataFile(file.file);
+    const file = this.store.document(decl, key);
+    await file.remove();
     const setAside = `${path.basename(file.file)}.corrupt-`;
     for (const name of await readdir(path.dirname(file.file)).catch(() => [] as string[])) if (name.startsWith(setAside)) await removeDataFile(path.join(path.dirname(file.file), name));
     this.store.changed(decl, key, true);
@@ -470,7 +478,7 @@ export class StorePrivacy {
       if (other.kind !== 'doc') continue;
       const refers = other.options.refersTo;
       if (!refers || refers.decl !== decl) continue;
-      const map = refers.map(await this.store.jsonFile(other).get());
+      const map = refers.map(await this.store.document(other).get());
       const naming = Object.keys(map).filter((k) => map[k] === key);
       if (naming.length) await this.dropEntries(other, refers.map, naming);
     }
@@ -481,29 +489,29 @@ export class StorePrivacy {
     const refers = decl.options.refersTo;
     if (!refers) return [];
     const keys = new Set(await this.ownedKeys(refers.decl, person));
-    return Object.entries(refers.map(await this.store.jsonFile(decl).get())).filter(([, value]) => typeof value === 'string' && keys.has(value));
+    return Object.entries(refers.map(await this.store.document(decl).get())).filter(([, value]) => typeof value === 'string' && keys.has(value));
   }
 
   /** Deletes entries of a doc's map, waits until on disk and tells the listeners. */
   private async dropEntries(decl: DocDeclaration<any>, map: (doc: any) => Record<string, unknown>, keys: string[]): Promise<void> {
-    const file = this.store.jsonFile(decl);
+    const file = this.store.document(decl);
     await file.update((doc) => void keys.forEach((key) => delete map(doc)[key]));
     this.store.changed(decl, undefined);
-    await this.store.saved(decl, file);
+    await this.savedAndErased(decl, file);
   }
 
   /** A chat moved: in every document of the kind, the `byChat` map's entry follows it (the new id's own entry kept). */
   private async moveChatKeys(decl: ChatDocDeclaration<any, any>, byChat: (doc: any) => Record<string, unknown> | undefined, from: string, to: string): Promise<void> {
     const has = (map: Record<string, unknown> | undefined, id: string) => map !== undefined && Object.prototype.hasOwnProperty.call(map, id);
     for (const key of await this.store.chats(decl)) {
-      const file = this.store.jsonFile(decl, key);
+      const file = this.store.document(decl, key);
       if (!has(byChat(await file.get()), from)) continue;
       await file.update((doc) => {
         const map = byChat(doc)!;
         if (!has(map, to)) map[to] = map[from];
         delete map[from];
       });
-      await this.store.saved(decl, file);
+      await this.savedAndErased(decl, file);
       this.store.changed(decl, key);
     }
   }

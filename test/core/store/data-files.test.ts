@@ -15,6 +15,7 @@ import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
 import { startTestBot } from '../../../app/testing/index.js';
 import { MemoryStore } from '../../../core/services/store/memory.js';
 import { closeDatabase } from '../../../core/services/store/database.js';
+import { storedDocuments } from '../../helpers/disk-text.js';
 
 /** The wrong shapes every data file is tried with: each must be set aside, never crash or wedge the bot. */
 const WRONG_SHAPES: Record<string, string> = {
@@ -201,7 +202,8 @@ describe('data files: a schema and a version per file', function () {
         expect(await asideFiles(ws, 'users.json')).to.have.length(1);
         expect(await asideFiles(ws, 'usernames.json')).to.have.length(1);
         expect(await asideFiles(path.join(ws, 'index'), '0123456789abcdef.json')).to.have.length(1);
-        expect(JSON.parse(await readFile(path.join(ws, 'usernames.json'), 'utf8'))).to.deep.equal({ $version: 1, ana: meta.id });
+        // Kept in the store database now (the files were the earlier layout).
+        expect(storedDocuments(dir, 'workspace', 'usernames')['']).to.deep.equal({ $version: 1, ana: meta.id });
       });
 
       it(`audio budget: ${shape} is set aside and the allowance starts fresh`, async () => {
@@ -213,7 +215,7 @@ describe('data files: a schema and a version per file', function () {
         await budget.spend('u1', 30);
         await stores.flush();
         expect(await asideFiles(dir, 'audio_budget.json')).to.have.length(1);
-        expect(JSON.parse(await readFile(file, 'utf8')).used).to.deep.equal({ u1: 30 });
+        expect(storedDocuments(dir, 'voice', 'audio-budget')[''].used).to.deep.equal({ u1: 30 });
         expect(health.setAside.map((p) => p.file)).to.deep.equal([file]);
       });
 

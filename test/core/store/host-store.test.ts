@@ -12,7 +12,7 @@ import remind from '../../../plugins/remind/index.js';
 import { checkDataFiles } from '../../../app/doctor/data-files.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { tempDir } from '../../helpers/checkout.js';
-import { everyFileText, storeDatabaseText } from '../../helpers/disk-text.js';
+import { everyFileText, storeDatabaseText, storedDocuments } from '../../helpers/disk-text.js';
 
 const ALICE = '6281100000001@s.whatsapp.net';
 const ALICE_LID = '99000000000001@lid';
@@ -77,6 +77,9 @@ describe('host.store: what a plugin declares is kept, checked, exported, deleted
   let t: TestBot | undefined;
   let transport: KeepingTransport;
   const notesFile = (chatId: string) => path.join(dir, 'data', 'notes', 'notes', `${safeFileName(chatId)}.json`);
+  // The documents live in the store database: what its file holds of a chat's notes, and of the moods.
+  const notesOnDisk = (chatId: string) => JSON.stringify(storedDocuments(path.join(dir, 'data'), 'notes', 'notes')[chatId] ?? 'absent');
+  const moodsOnDisk = () => storedDocuments(path.join(dir, 'data'), 'notes', 'moods')[''];
 
   async function start(): Promise<void> {
     t = await startTestBot([mydata, notesPlugin], { dir, ownIds: [BOT], config: { plugins: {} } });
@@ -104,7 +107,7 @@ describe('host.store: what a plugin declares is kept, checked, exported, deleted
     expect(await say('.notes', ALICE)).to.equal('buy milk');
     expect(await say('.notes', BOB, GROUP)).to.equal('group plan');
     expect(await opened!.chat(ALICE).doc(NOTES).get()).to.include({ version: 3 });
-    expect((await readdir(path.dirname(notesFile(ALICE)))).filter((n) => n.includes('.corrupt-')), 'nothing set aside').to.deep.equal([]);
+    expect((await readdir(path.dirname(notesFile(ALICE))).catch(() => [])).filter((n) => n.includes('.corrupt-')), 'nothing set aside').to.deep.equal([]);
     expect(t!.app.dataProblems().setAside).to.deep.equal([]);
   });
 
@@ -124,11 +127,10 @@ describe('host.store: what a plugin declares is kept, checked, exported, deleted
     expect(await say('.mydata delete confirm', ALICE)).to.match(/notes: 5\b/);
     expect(await say('.notes', BOB, GROUP)).to.equal('bob in the group');
     expect(await say('.notes', ALICE)).to.equal('none');
-    const onDisk = (await readFile(notesFile(GROUP), 'utf8')) + (await readFile(path.join(dir, 'data', 'notes', 'moods.json'), 'utf8'));
-    // The logs live in the store database (its file and WAL).
-    const logText = await storeDatabaseText(path.join(dir, 'data'));
-    expect(onDisk + logText).not.to.include('alice').and.not.to.include('private tea').and.not.to.include(ALICE);
-    expect(logText).to.include('bob in the group');
+    // The documents and logs live in the store database (its file and WAL).
+    const onDisk = await storeDatabaseText(path.join(dir, 'data'));
+    expect(onDisk).not.to.include('alice').and.not.to.include('private tea').and.not.to.include(ALICE);
+    expect(onDisk).to.include('bob in the group');
   });
 
   it('a message deleted for everyone takes its note with it, only by its writer (or an admin, or the account)', async () => {
@@ -138,7 +140,7 @@ describe('host.store: what a plugin declares is kept, checked, exported, deleted
     expect(await say('.notes', ALICE, GROUP), "another member's forged delete does nothing").to.equal('secret, kept');
     await transport.revoke(GROUP, 'm-secret', { ids: [ALICE] });
     expect(await say('.notes', ALICE, GROUP)).to.equal('kept');
-    expect(await readFile(notesFile(GROUP), 'utf8')).not.to.include('secret');
+    expect(notesOnDisk(GROUP)).not.to.include('secret');
   });
 
   it("an edit by the message's writer replaces the note's words on disk; another member's forged edit does nothing", async () => {
@@ -147,17 +149,16 @@ describe('host.store: what a plugin declares is kept, checked, exported, deleted
     expect(await say('.notes', ALICE, GROUP)).to.equal('meet at 5');
     await transport.edit(GROUP, 'm-time', '.note meet at 6', { ids: [ALICE] });
     expect(await say('.notes', ALICE, GROUP)).to.equal('meet at 6');
-    expect(await readFile(notesFile(GROUP), 'utf8')).not.to.include('meet at 5');
+    expect(notesOnDisk(GROUP)).not.to.include('meet at 5');
   });
 
   it('a private chat moving from its LID to its phone id takes its notes, log and entries along; nothing stays under the LID', async () => {
     await say('.note before the move', ALICE_LID);
     await t!.app.bot.privacy.moveChat(ALICE_LID, ALICE);
     expect(await say('.notes', ALICE)).to.equal('before the move');
-    const notesDir = path.dirname(notesFile(ALICE));
-    expect(await readdir(notesDir)).to.deep.equal([`${safeFileName(ALICE)}.json`]);
+    expect(Object.keys(storedDocuments(path.join(dir, 'data'), 'notes', 'notes'))).to.deep.equal([ALICE]);
     expect(await opened!.chats(SAID)).to.deep.equal([ALICE]);
-    expect(JSON.parse(await readFile(path.join(dir, 'data', 'notes', 'moods.json'), 'utf8')).byUser).to.deep.equal({ [ALICE]: 'noting' });
+    expect(moodsOnDisk().byUser).to.deep.equal({ [ALICE]: 'noting' });
   });
 
   it('a file that does not match its schema is set aside with its bytes, named in the log, and only that chat starts empty', async () => {
@@ -183,19 +184,19 @@ describe('host.store: what a plugin declares is kept, checked, exported, deleted
       answered = say('.note during the backup', ALICE);
       // The save reached the closed gate and waits there.
       await domainFor(path.join(dir, 'data')).gate.whenWaiting(1);
-      expect(await readFile(notesFile(ALICE), 'utf8').catch(() => 'absent')).to.equal('absent');
+      expect(notesOnDisk(ALICE)).to.equal('"absent"');
     } finally {
       release();
     }
     expect(await answered!).to.equal('Noted.');
-    expect(await readFile(notesFile(ALICE), 'utf8')).to.include('during the backup');
+    expect(notesOnDisk(ALICE)).to.include('during the backup');
   });
 
   it('a change still pending is on disk after the stop', async () => {
     await opened!.chat(ALICE).doc(NOTES).update((d) => void d.items.push({ text: 'unsaved yet', by: ALICE }));
     await t!.stop();
     t = undefined;
-    expect(await readFile(notesFile(ALICE), 'utf8')).to.include('unsaved yet');
+    expect(notesOnDisk(ALICE)).to.include('unsaved yet');
   });
 
   it('log items past keepDays are dropped at start', async () => {
@@ -315,25 +316,26 @@ describe('host.store: removing a document, and a version kept under another key'
   });
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
-  it('remove() deletes the file once pending writes are done; the document starts new, also after a restart', async () => {
+  it('remove() deletes the document once pending writes are done; it starts new, also after a restart', async () => {
     const stores = new PluginStores('notes', dir, [NOTES]);
     const doc = stores.chat(GROUP).doc(NOTES);
     await doc.update((d) => void d.items.push({ text: 'pending', by: ALICE }));
     await doc.remove();
-    const file = path.join(dir, 'notes', 'notes', `${safeFileName(GROUP)}.json`);
-    expect(await readFile(file).then(() => 'there', () => 'gone')).to.equal('gone');
+    const stored = () => (storedDocuments(dir, 'notes', 'notes')[GROUP] ? 'there' : 'gone');
+    expect(stored()).to.equal('gone');
+    expect(await storeDatabaseText(dir)).not.to.include('pending');
     expect((await doc.get()).items).to.deep.equal([]);
     await stores.close();
-    expect(await readFile(file).then(() => 'there', () => 'gone'), 'nothing written back at the stop').to.equal('gone');
+    expect(stored(), 'nothing written back at the stop').to.equal('gone');
     expect((await new PluginStores('notes', dir, [NOTES]).chat(GROUP).doc(NOTES).get()).items).to.deep.equal([]);
   });
 
   it('versionKey: a plain map keeps its version under $version, and an entry named "version" comes back as stored', async () => {
     const stores = new PluginStores('names', dir, [NAMES]);
     await stores.doc(NAMES).save((d) => void Object.assign(d, { ana: 'a1', version: 'v1' }));
-    expect(JSON.parse(await readFile(path.join(dir, 'names.json'), 'utf8'))).to.deep.equal({ $version: 1, ana: 'a1', version: 'v1' });
+    expect(storedDocuments(dir, 'names', 'names')['']).to.deep.equal({ $version: 1, ana: 'a1', version: 'v1' });
     await stores.doc(NAMES).save((d) => void delete d.version);
-    expect(JSON.parse(await readFile(path.join(dir, 'names.json'), 'utf8'))).to.deep.equal({ $version: 1, ana: 'a1' });
+    expect(storedDocuments(dir, 'names', 'names')['']).to.deep.equal({ $version: 1, ana: 'a1' });
     expect(await new PluginStores('names', dir, [NAMES]).doc(NAMES).get()).to.deep.equal({ ana: 'a1' });
   });
 });

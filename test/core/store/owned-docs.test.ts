@@ -8,7 +8,7 @@ import { safeFileName } from '../../../core/storage.js';
 import { listFolder, MORE_FILES } from '../../../core/services/store/owned-folder.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { tempDir } from '../../helpers/checkout.js';
-import { everyFileText } from '../../helpers/disk-text.js';
+import { everyFileText, storedDocuments } from '../../helpers/disk-text.js';
 
 /*
  * Documents that belong to a person as a whole (Store.chatDoc owner), a map keyed by chat id that follows a chat move
@@ -125,6 +125,7 @@ describe('host.store: documents that are a person\'s as a whole (owner), maps th
     data = path.join(t.dir, 'data');
     expect(await t.send({ text: '.project alicehandle alice-secret-words', senderId: ALICE_LID, senderAltId: ALICE, chatId: ALICE_LID })).to.deep.equal([`project ${A}`]);
     expect(await t.send({ text: '.project bobhandle bob-secret-words', senderId: BOB })).to.deep.equal([`project ${B}`]);
+    await mkdir(path.join(data, 'projects', 'by-id'), { recursive: true });
     await writeFile(path.join(data, 'projects', 'by-id', `${A}.json.corrupt-1700000000000`), `{"id": "${A}", "ids": ["${ALICE_LID}"`);
     return t;
   }
@@ -145,21 +146,23 @@ describe('host.store: documents that are a person\'s as a whole (owner), maps th
 
   it('a delete asked under the phone id alone leaves no byte of the project, its handle, its files or either id in the plugin\'s folder; Bob\'s stays as it was', async () => {
     bot = await twoProjects();
-    const bobsFiles = () => Promise.all([path.join('by-id', `${B}.json`), path.join('files', B, 'src', 'secret.txt')].map((f) => readFile(path.join(data, 'projects', f), 'latin1')));
+    // The documents live in the store database: the plugin's tables as stored there, and its folder.
+    const stored = (name: string) => storedDocuments(data, 'projects', name);
+    const bobsFiles = async () => [stored('by-id')[B], await readFile(path.join(data, 'projects', 'files', B, 'src', 'secret.txt'), 'latin1')];
     const bobBefore = await bobsFiles();
     const counts = await bot.app.bot.privacy.deleteFor([ALICE]);
     expect(counts.projects).to.equal(3); // her project, and her two links (the handle goes with the project)
     expect(await bot.send({ text: '.here', senderId: BOB })).to.deep.equal(['open here']);
     await bot.stop();
     // The plugin's folder (the core's own history of her LID chat is not asked for here: only her phone id is given).
-    const onDisk = await everyFileText(path.join(data, 'projects'), 'latin1');
+    const onDisk = (await everyFileText(path.join(data, 'projects'), 'latin1')) + JSON.stringify(['by-id', 'handles', 'links', 'themes'].map(stored));
     expect(onDisk).to.include('bob-secret-words');
     for (const trace of [A, 'alicehandle', 'alice-secret-words', ALICE_LID.split('@')[0], ALICE.split('@')[0]]) expect(onDisk, trace).to.not.include(trace);
     expect(existsSync(path.join(data, 'projects', 'files', A)), 'her folder').to.equal(false);
     // Bob's project and files byte for byte; the maps now hold only his.
     expect(await bobsFiles()).to.deep.equal(bobBefore);
-    expect(JSON.parse(await readFile(path.join(data, 'projects', 'handles.json'), 'utf8'))).to.deep.equal({ $version: 1, bobhandle: B });
-    expect(JSON.parse(await readFile(path.join(data, 'projects', 'links.json'), 'utf8'))).to.deep.equal({ version: 1, byId: { [BOB]: B } });
+    expect(stored('handles')['']).to.deep.equal({ $version: 1, bobhandle: B });
+    expect(stored('links')['']).to.deep.equal({ version: 1, byId: { [BOB]: B } });
     bot = await startTestBot(projects, { dir: bot.dir });
     expect(await bot.send({ text: '.here', senderId: BOB })).to.deep.equal(['open here']);
     expect(await bot.send({ text: '.here', senderId: ALICE })).to.deep.equal(['not open here']);
@@ -173,12 +176,13 @@ describe('host.store: documents that are a person\'s as a whole (owner), maps th
     await bot.send({ text: '.project carolhandle carol-words', senderId: CAROL_LID, senderAltId: CAROL, chatId: CAROL_LID });
     await clock.tick(1000);
     await bot.send({ text: '.project carolhandle carol-words', senderId: CAROL_LID, senderAltId: CAROL, chatId: CAROL });
-    const doc = async (id: string) => JSON.parse(await readFile(path.join(data, 'projects', 'by-id', `${id}.json`), 'utf8'));
+    const doc = async (id: string) => storedDocuments(data, 'projects', 'by-id')[id] as { open: Record<string, number>; ids: string[] };
     const carolPhoneAt = (await doc(C)).open[CAROL];
     const bobBefore = await doc(B);
-    // A document whose key happens to be a chat id is still no chat's: it stays under its key.
+    // A document whose key happens to be a chat id is still no chat's: it stays under its key (a file of the earlier
+    // layout, taken in at the next start).
     const keyedLikeAChat = path.join(data, 'projects', 'by-id', `${ALICE_LID}.json`);
-    await writeFile(keyedLikeAChat, JSON.stringify({ version: 1, id: ALICE_LID, ids: [DAVE], open: {} }));
+    bot = await bot.restart({}, () => writeFile(keyedLikeAChat, JSON.stringify({ version: 1, id: ALICE_LID, ids: [DAVE], open: {} })));
     expect(await bot.send({ text: '.here', senderId: ALICE, senderAltId: ALICE_LID, chatId: ALICE })).to.deep.equal(['not open here']);
 
     await bot.send({ text: '.theme dark', senderId: ALICE_LID, chatId: ALICE_LID });
@@ -193,8 +197,8 @@ describe('host.store: documents that are a person\'s as a whole (owner), maps th
     expect(await doc(B)).to.deep.equal(bobBefore);
     // The document stays under its key, is not taken for a chat, and keeps the ids it names (both are hers).
     expect((await doc(A)).ids).to.deep.equal([ALICE_LID, ALICE]);
-    expect(existsSync(path.join(data, 'projects', 'by-id', `${ALICE}.json`))).to.equal(false);
-    expect(JSON.parse(await readFile(keyedLikeAChat, 'utf8')).ids).to.deep.equal([DAVE]);
+    expect(Object.keys(storedDocuments(data, 'projects', 'by-id'))).to.not.include(ALICE);
+    expect((await doc(ALICE_LID)).ids).to.deep.equal([DAVE]);
     expect(seen).to.deep.include([A, undefined]);
     expect(await bot.send({ text: '.here', senderId: ALICE, senderAltId: ALICE_LID, chatId: ALICE })).to.deep.equal(['open here']);
     expect(await bot.send({ text: '.here', senderId: ALICE_LID, chatId: ALICE_LID })).to.deep.equal(['not open here']);
@@ -209,14 +213,16 @@ describe('host.store: documents that are a person\'s as a whole (owner), maps th
     expect(seen).to.deep.equal([[A, true]]);
     expect(existsSync(path.join(data, 'projects', 'files', A))).to.equal(false);
     expect((await readdir(path.join(data, 'projects', 'by-id'))).filter((n) => n.startsWith(A))).to.deep.equal([]);
-    expect(JSON.parse(await readFile(path.join(data, 'projects', 'handles.json'), 'utf8'))).to.deep.equal({ $version: 1, bobhandle: B });
+    expect(storedDocuments(data, 'projects', 'handles')['']).to.deep.equal({ $version: 1, bobhandle: B });
+    expect(Object.keys(storedDocuments(data, 'projects', 'by-id'))).to.deep.equal([B]);
     expect(existsSync(path.join(data, 'projects', 'files', B, 'src', 'secret.txt'))).to.equal(true);
   });
 
   it('a key leading out of its folder is refused (nothing else removed, the delete says so); a folder that is a link is listed empty and only the link goes', async () => {
     bot = await twoProjects();
-    // A document whose key (from its file name) would make the folder data/history: it must never be removed.
-    await writeFile(path.join(data, 'projects', 'by-id', `${safeFileName('../../history')}.json`), JSON.stringify({ version: 1, id: 'x', ids: [CAROL], open: {} }));
+    // A document whose key (from its file name, taken in at the next start) would make the folder data/history: it
+    // must never be removed.
+    bot = await bot.restart({}, () => writeFile(path.join(data, 'projects', 'by-id', `${safeFileName('../../history')}.json`), JSON.stringify({ version: 1, id: 'x', ids: [CAROL], open: {} })));
     await mkdir(path.join(data, 'history'), { recursive: true });
     await writeFile(path.join(data, 'history', 'keep.txt'), 'precious');
     let failure: Error | undefined;

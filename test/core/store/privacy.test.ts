@@ -11,7 +11,7 @@ import { WORKSPACE_STORES } from '../../../plugins/workspace/schemas.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { tempDir } from '../../helpers/checkout.js';
-import { everyFileText } from '../../helpers/disk-text.js';
+import { everyFileText, storedDocuments } from '../../helpers/disk-text.js';
 
 const ANA = '10000000001@s.whatsapp.net';
 const BUDI = '10000000002@s.whatsapp.net';
@@ -115,7 +115,7 @@ describe('privacy: .mydata export and delete, messages deleted for everyone', fu
     expect(existsSync(anaNotes), 'the file in her workspace is gone').to.equal(false);
     const archiveFiles = await readdir(path.join(dir, 'data', 'audio_archive'), { recursive: true });
     expect(archiveFiles.filter((f) => String(f).endsWith('.ogg'))).to.deep.equal([]);
-    const users = JSON.parse(await readFile(path.join(dir, 'data', 'workspaces', 'users.json'), 'utf8'));
+    const users = storedDocuments(path.join(dir, 'data'), 'workspace', 'users')[''];
     expect(JSON.stringify(users)).to.not.include('10000000001');
 
     // The search index forgot the note too (also after a restart), and the other person's note is still found.

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { readdir, readFile, rm } from 'node:fs/promises';
+import { storedDocuments } from '../../helpers/disk-text.js';
 import path from 'node:path';
 import { proto, type WAMessage } from '@whiskeysockets/baileys';
 import type { App } from '../../../app/app.js';
@@ -121,18 +122,17 @@ describe('the real bot over WhatsApp: what it keeps follows the chat', function 
 
   it("a reminder set while the chat was known by its LID moves with the chat to the phone id and fires there; the LID's file holds nothing", async () => {
     await start();
-    const reminders = path.join(dir, 'data', 'reminders');
+    // The reminders live in the store database: each chat's as it keeps them on disk.
+    const reminders = () => storedDocuments(path.join(dir, 'data'), 'remind', 'reminders');
     sockets.last.deliver([waText('.remind 3s water the plants', { from: ALICE_LID })]);
     await settle();
-    expect(await textUnder(reminders)).to.include('water the plants');
+    expect(JSON.stringify(reminders())).to.include('water the plants');
 
     sockets.last.deliver([waText('.reminders', { from: ALICE_LID, fromAlt: ALICE })]);
     await settle();
     const listed = sockets.last.sent.at(-1)!;
     expect(JSON.stringify(listed.content)).to.include('water the plants');
-    for (const name of (await readdir(reminders)).filter((n) => n.startsWith(encodeURIComponent(ALICE_LID)))) {
-      expect(await readFile(path.join(reminders, name), 'utf8'), name).not.to.include('water the plants');
-    }
+    expect(JSON.stringify(reminders()[ALICE_LID] ?? ''), 'the LID keeps none').not.to.include('water the plants');
     // Re-armed under the phone id: sent once when it falls due (the transport addresses the chat as WhatsApp does, so
     // the jid says nothing here; a timer left under the LID finds no reminder). Awaited as it is sent, when it falls due.
     const fired = () => sockets.last.sent.filter((s) => s !== listed && /water the plants/.test(JSON.stringify(s.content)) && !/Reminder set/.test(JSON.stringify(s.content)));
@@ -140,7 +140,7 @@ describe('the real bot over WhatsApp: what it keeps follows the chat', function 
     await settle();
     await app!.bot.whenStoresIdle();
     expect(fired()).to.have.length(1);
-    expect(await textUnder(reminders), 'a one-off reminder is gone once sent, from the file it was moved to').not.to.include('water the plants');
+    expect(JSON.stringify(reminders()), 'a one-off reminder is gone once sent, from the document it was moved to').not.to.include('water the plants');
   });
 
   it('a message deleted for everyone leaves the prompt history and the recall log', async () => {

@@ -4,6 +4,8 @@ import path from 'node:path';
 import { install as installFakeTimers } from '@sinonjs/fake-timers';
 import { safeFileName } from '../../../core/storage.js';
 import { domainFor } from '../../../core/services/store/data-domain.js';
+import { databaseFor } from '../../../core/services/store/database.js';
+import { storeDatabaseText, storedDocuments } from '../../helpers/disk-text.js';
 import { FakeModel, lastText, startTestBot, type ModelRequest, type TestBot, type TestClock } from '../../../app/testing/index.js';
 import { UnsavedDataError } from '../../../app/app.js';
 import { MemoryTransport } from '../../../core/adapters/memory/memory-transport.js';
@@ -100,6 +102,12 @@ async function tickUntil<T>(bot: Bot, clock: TestClock, check: () => T | undefin
 }
 
 const reminderFile = (dir: string, chatId: string) => path.join(dir, 'data', 'reminders', `${safeFileName(chatId)}.json`);
+/** A chat's reminders as the store database keeps them on disk (JSON text; '' when it keeps none). */
+const remindersOnDisk = (dir: string, chatId: string) => JSON.stringify(storedDocuments(path.join(dir, 'data'), 'remind', 'reminders')[chatId] ?? '');
+const zonesOnDisk = (dir: string) => storedDocuments(path.join(dir, 'data'), 'remind', 'time-zones')[''] as { zones: Record<string, string> };
+/** A broken disk under the store database: every write fails (SQLITE_READONLY) until `fixed`. */
+const breakWrites = (dir: string) => databaseFor(path.join(dir, 'data')).exec('PRAGMA query_only = ON');
+const fixWrites = (dir: string) => databaseFor(path.join(dir, 'data')).exec('PRAGMA query_only = OFF');
 
 describe('remind: switched off, .mydata, deleted messages, failed writes (real clock, real files)', function () {
   this.timeout(30_000);
@@ -204,7 +212,7 @@ describe('remind: switched off, .mydata, deleted messages, failed writes (real c
     expect(await bot.say('.reminders', { chatId: GROUP, senderId: BOB })).to.match(/\n1\. .* — bob in the group\nCancel/);
     expect(await bot.say('.timezone')).to.match(/^Your time zone: Asia\/Jakarta \(the bot's default\)/);
     expect(await bot.say('.timezone', { senderId: BOB })).to.match(/^Your time zone: Asia\/Tokyo\./);
-    const onDisk = (await readFile(reminderFile(bot.t.dir, ALICE), 'utf8')) + (await readFile(reminderFile(bot.t.dir, GROUP), 'utf8')) + (await readFile(path.join(bot.t.dir, 'data', 'reminders', 'timezones.json'), 'utf8'));
+    const onDisk = await storeDatabaseText(path.join(bot.t.dir, 'data'));
     expect(onDisk).to.not.match(/private tea|alice in the group|Europe\/Berlin/);
     expect(onDisk).to.match(/bob in the group/);
     await clock.tick(2300);
@@ -223,7 +231,7 @@ describe('remind: switched off, .mydata, deleted messages, failed writes (real c
     await bot.say('.mydata delete');
     await bot.say('.mydata delete confirm');
     expect(await bot.say('.reminders')).to.not.include('plum news');
-    expect(await readFile(reminderFile(bot.t.dir, ALICE), 'utf8').catch(() => '')).to.not.include('plum news');
+    expect(remindersOnDisk(bot.t.dir, ALICE)).to.not.include('plum news');
     expect(await bot.say('.reminders', { senderId: BOB })).to.include('bob wants kiwi prices');
   });
 
@@ -231,18 +239,15 @@ describe('remind: switched off, .mydata, deleted messages, failed writes (real c
     const dir = await tempDir();
     bot = await start({ dir, plugins: [mydata, remind] });
     await bot.say('.remind 1h private tea');
-    const folder = path.join(dir, 'data', 'reminders');
-    await rename(folder, `${folder}-away`);
-    await writeFile(folder, 'not a folder');
+    breakWrites(dir);
     await bot.say('.mydata delete');
     const answer = await bot.say('.mydata delete confirm');
     expect(answer).to.match(/^I could not delete everything: .*reminders: could not save the reminders: the server could not write its data/);
     expect(await bot.say('.reminders')).to.match(/^No reminders/); // gone from memory at once, the write retried
-    await rm(folder);
-    await rename(`${folder}-away`, folder);
+    fixWrites(dir);
     await bot.stop();
     bot = undefined;
-    expect(await readFile(reminderFile(dir, ALICE), 'utf8')).to.not.include('private tea');
+    expect(await storeDatabaseText(path.join(dir, 'data'))).to.not.include('private tea');
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -264,7 +269,7 @@ describe('remind: switched off, .mydata, deleted messages, failed writes (real c
       await tickUntil(bot, clock, () => bot!.texts(ALICE).includes('⏰ Reminder: still due'), 'the reminder set by a message that was not deleted');
       await clock.tick(2_000); // what was deleted would have come by now, within the pacing (one a second here)
       expect(bot.texts(ALICE).filter((x) => /Reminder(, .*)?: (the surprise party plan|call mom)$/.test(x) && !/set/.test(x)), 'never sent').to.deep.equal([]);
-      const file = await readFile(reminderFile(bot.t.dir, ALICE), 'utf8');
+      const file = remindersOnDisk(bot.t.dir, ALICE);
       expect(file).to.not.match(/surprise party|call mom/);
       expect(file).to.match(/keep this one/);
     } finally {
@@ -280,12 +285,11 @@ describe('remind: switched off, .mydata, deleted messages, failed writes (real c
     const folder = path.join(dir, 'data', 'reminders');
     await bot.say('.remind 1h first');
     await bot.say('.timezone Europe/Berlin');
-    // A file where the folder should be: every write into it fails, as on a broken or read-only disk.
-    await rename(folder, `${folder}-away`);
-    await writeFile(folder, 'not a folder');
+    // Every write fails, as on a broken or read-only disk.
+    breakWrites(dir);
 
     expect(await bot.say('.remind 2h second')).to.match(
-      /^⏰ Reminder set for .*: second\n⚠️ I could not save that: the server could not write its data \(E[A-Z]+\)\. I keep it in memory and keep trying to save it; if the bot stops before that is fixed, this reminder is lost\.$/,
+      /^⏰ Reminder set for .*: second\n⚠️ I could not save that: the server could not write its data \(SQLITE_READONLY\)\. I keep it in memory and keep trying to save it; if the bot stops before that is fixed, this reminder is lost\.$/,
     );
     expect(await bot.say('.cancel 1')).to.match(/^Cancelled: .* — first\n⚠️ I could not save that: .*the reminder may come back\.$/);
     expect(await bot.say('.timezone Asia/Tokyo')).to.match(/^Your time zone is now Asia\/Tokyo .*\n⚠️ I could not save that: /);
@@ -298,13 +302,12 @@ describe('remind: switched off, .mydata, deleted messages, failed writes (real c
     expect(bot.t.app.dataProblems().unsaved.map((u) => u.file).sort()).to.deep.equal([file, path.join(folder, 'timezones.json')].sort());
 
     // The disk is fixed before the stop: the stop's last try writes what was kept in memory.
-    await rm(folder);
-    await rename(`${folder}-away`, folder);
+    fixWrites(dir);
     await bot.stop();
     bot = undefined;
-    const saved = JSON.parse(await readFile(file, 'utf8')) as { reminders: Array<{ text: string }> };
+    const saved = JSON.parse(remindersOnDisk(dir, ALICE)) as { reminders: Array<{ text: string }> };
     expect(saved.reminders.map((r) => r.text)).to.deep.equal(['second']);
-    expect(JSON.parse(await readFile(path.join(folder, 'timezones.json'), 'utf8')).zones).to.deep.equal({ [ALICE]: 'Asia/Tokyo' });
+    expect(zonesOnDisk(dir).zones).to.deep.equal({ [ALICE]: 'Asia/Tokyo' });
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -313,8 +316,7 @@ describe('remind: switched off, .mydata, deleted messages, failed writes (real c
     const dir = bot.t.dir;
     const folder = path.join(dir, 'data', 'reminders');
     await bot.say('.remind 1h first');
-    await rm(folder, { recursive: true });
-    await writeFile(folder, 'not a folder');
+    breakWrites(dir);
     expect(await bot.say('.remind 2h second')).to.include('⚠️ I could not save that');
     const stopped = await bot.t.app.stop().then(() => undefined, (err: unknown) => err);
     expect(stopped).to.be.instanceOf(UnsavedDataError);

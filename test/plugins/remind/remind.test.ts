@@ -7,6 +7,7 @@ import { lastText, startTestBot, type ModelAnswer, type ModelRequest, type TestB
 import remind from '../../../plugins/remind/index.js';
 import { ALICE, BOB, BOT, CAROL, FAST_SENDING, GROUP, say } from '../../helpers/chat.js';
 import { tempDir } from '../../helpers/checkout.js';
+import { changeStoredDocument, storedDocuments } from '../../helpers/disk-text.js';
 
 /** remind in Jakarta time unless `options` say otherwise. */
 function start(options: Record<string, unknown> = {}, extra: { dir?: string; owners?: string[]; model?: (request: ModelRequest) => ModelAnswer } = {}): Promise<TestBot> {
@@ -108,14 +109,15 @@ describe('remind plugin', function () {
     );
     // The instants on disk: 09:00 in Jakarta (UTC+7) is 02:00 UTC, 09:00 in Berlin is 08:00 UTC in winter, 07:00 in summer.
     await t.app.stop();
-    const own = JSON.parse(await readFile(path.join(t.dir, 'data', 'reminders', `${safeFileName(ALICE)}.json`), 'utf8'));
-    const group = JSON.parse(await readFile(path.join(t.dir, 'data', 'reminders', `${safeFileName(GROUP)}.json`), 'utf8'));
+    const stored = (name: string) => storedDocuments(path.join(t!.dir, 'data'), 'remind', name);
+    const own = stored('reminders')[ALICE] as never;
+    const group = stored('reminders')[GROUP] as never;
     const due = (doc: { reminders: Array<{ text: string; due: number }> }, text: string) => new Date(doc.reminders.find((r) => r.text === text)!.due).toISOString();
     expect(due(own, 'jakarta')).to.equal('2031-01-15T02:00:00.000Z');
     expect(due(own, 'berlin summer')).to.equal('2031-07-15T07:00:00.000Z');
     expect(due(group, 'group berlin')).to.equal('2031-01-15T08:00:00.000Z');
     expect(due(group, 'group jakarta')).to.equal('2031-01-15T02:00:00.000Z');
-    const zones = JSON.parse(await readFile(path.join(t.dir, 'data', 'reminders', 'timezones.json'), 'utf8'));
+    const zones = stored('time-zones')[''];
     expect(zones.zones).to.deep.equal({ [ALICE]: 'Europe/Berlin' });
   });
 
@@ -160,13 +162,12 @@ describe('remind plugin', function () {
     await say(t, '.remind 1h still pending');
     const { dir } = t;
     t = await t.restart({}, async () => {
-      const file = path.join(dir, 'data', 'reminders', `${safeFileName(ALICE)}.json`);
-      const doc = JSON.parse(await readFile(file, 'utf8'));
-      // Time passing while the bot is down: the first fell due 2 s ago (no waiting for it), and, planted, a reminder
-      // two days overdue, as a bot stopped for two days would find it.
-      doc.reminders.find((r: { text: string }) => r.text === 'while you were away').due = Date.now() - 2000;
-      doc.reminders.push({ id: 'old-one', text: 'water the plants', creator: ALICE, zone: 'Asia/Jakarta', createdAt: Date.now() - 3 * 86_400_000, due: Date.now() - 2 * 86_400_000 });
-      await writeFile(file, JSON.stringify(doc));
+      changeStoredDocument(path.join(dir, 'data'), 'remind', 'reminders', ALICE, (doc) => {
+        // Time passing while the bot is down: the first fell due 2 s ago (no waiting for it), and, planted, a reminder
+        // two days overdue, as a bot stopped for two days would find it.
+        doc.reminders.find((r: { text: string }) => r.text === 'while you were away').due = Date.now() - 2000;
+        doc.reminders.push({ id: 'old-one', text: 'water the plants', creator: ALICE, zone: 'Asia/Jakarta', createdAt: Date.now() - 3 * 86_400_000, due: Date.now() - 2 * 86_400_000 });
+      });
     });
     const late = await t.transport.until(() => t!.replies(ALICE).find((x) => x.includes('while you were away')));
     expect(late).to.match(/^⏰ Reminder, \d+ s late \(I was offline when it was due, \w{3} \d{4}-\d\d-\d\d \d\d:\d\d(?::\d\d)?\): while you were away$/);

@@ -6,6 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { safeFileName } from '../../../core/storage.js';
 import { ALICE, BOB, BOT, FAST_SENDING, GROUP, OTHER_GROUP, say } from '../../helpers/chat.js';
+import { changeStoredDocument } from '../../helpers/disk-text.js';
 
 /** Scheduled tasks (`.schedule`, the schedule_task tool): a prompt the model runs at its time, as its creator. */
 
@@ -221,10 +222,7 @@ describe('remind: scheduled tasks (the kit clock, fake model on 127.0.0.1)', fun
     const { dir } = t;
     t = await t.restart({}, async () => {
       // Time passing while the bot is down: the task fell due 2 s ago.
-      const file = path.join(dir, 'data', 'reminders', `${safeFileName(ALICE)}.json`);
-      const doc = JSON.parse(await readFile(file, 'utf8'));
-      doc.reminders[0].due = Date.now() - 2000;
-      await writeFile(file, JSON.stringify(doc));
+      changeStoredDocument(path.join(dir, 'data'), 'remind', 'reminders', ALICE, (doc) => void (doc.reminders[0].due = Date.now() - 2000));
       expect(model.requests).to.have.length(0);
     });
     const posted = await t.until(() => t!.replies(ALICE).find((x) => x.startsWith('🗓️ Scheduled')));

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { storeDatabaseText, storedDocuments } from '../../helpers/disk-text.js';
 import path from 'node:path';
 import type { IncomingMedia } from '../../../core/kernel/port/message.js';
 import { FakeAudio, startTestBot, type BotAction, type TestBot } from '../../../app/testing/index.js';
@@ -110,8 +111,8 @@ describe('voice replies', function () {
     await t.app.bot.privacy.moveChat(lid, ALICE);
     expect(medias(await t.push({ senderId: ALICE, media: voice(ogg) }))).to.have.length(1);
     expect((await t.send({ senderId: lid, text: '.voice' }))[0]).to.match(/^Voice replies are off in this chat/);
-    const file = await readFile(path.join(t.dir, 'data', 'voice_replies.json'), 'utf8');
-    expect(file).not.to.include('98765432100001');
+    // The choices live in the store database (its file and WAL).
+    expect(await storeDatabaseText(path.join(t.dir, 'data'))).not.to.include('98765432100001');
   });
 
   it("a person's .voice choice and audio seconds are in their export and go with the dashboard's delete; another's stay", async () => {
@@ -123,7 +124,7 @@ describe('voice replies', function () {
     expect(exported.replyChoices).to.deep.equal({ [ALICE]: true });
     expect(Object.keys(exported.audioSecondsToday)).to.deep.equal([ALICE]);
     await t.app.bot.privacy.deleteFor([ALICE]);
-    const onDisk = (await readFile(path.join(t.dir, 'data', 'voice_replies.json'), 'utf8')) + (await readFile(path.join(t.dir, 'data', 'audio_budget.json'), 'utf8'));
+    const onDisk = JSON.stringify([storedDocuments(path.join(t.dir, 'data'), 'voice', 'reply-choices'), storedDocuments(path.join(t.dir, 'data'), 'voice', 'audio-budget')]);
     expect(onDisk).not.to.include('62811111111');
     expect(onDisk).to.include(BOB);
     expect((await t.send({ senderId: ALICE, text: '.voice' }))[0]).to.match(/^Voice replies are off in this chat/);

@@ -4,6 +4,7 @@ import workspacePlugin from '../../../plugins/workspace/index.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import type { RecordedRequest } from '../../../app/testing/http-fake.js';
 import { completion } from '../../fakes/openai-gateway.js';
+import { storedDocuments } from '../../helpers/disk-text.js';
 
 export const USER = '62811112222@s.whatsapp.net';
 export const USER_LID = '777666555444333@lid';
@@ -38,9 +39,8 @@ export function texts(actions: Array<{ type: string }>): string[] {
 
 /** The files folder of the (only or given owner's) workspace of a test app. */
 export async function workspaceDir(t: TestBot, owner = USER): Promise<string> {
-  const indexDir = path.join(t.dir, 'data', 'workspaces', 'index');
-  for (const file of await readdir(indexDir)) {
-    const meta = JSON.parse(await readFile(path.join(indexDir, file), 'utf8'));
+  // The workspaces' index lives in the store database.
+  for (const meta of Object.values(storedDocuments(path.join(t.dir, 'data'), 'workspace', 'index')) as Array<{ id: string; owner: string; ids: string[] }>) {
     if (meta.owner === owner || meta.ids.includes(owner)) return path.join(t.dir, 'data', 'workspaces', 'files', meta.id);
   }
   throw new Error(`no workspace of ${owner}`);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import workspacePlugin from '../../../plugins/workspace/index.js';
 import { startTestBot } from '../../../app/testing/index.js';
 import { tempDir } from '../../helpers/checkout.js';
+import { storedDocuments } from '../../helpers/disk-text.js';
 import { putFile, texts, USER, USER_LID, workspaceDir } from './helpers.js';
 
 const OTHER = '62899990000@s.whatsapp.net';
@@ -24,7 +25,7 @@ describe('workspace identity (phone id ↔ LID)', function () {
     } finally {
       await t.stop();
     }
-    const users = JSON.parse(await readFile(path.join(dir, 'data', 'workspaces', 'users.json'), 'utf8'));
+    const users = storedDocuments(path.join(dir, 'data'), 'workspace', 'users')[''] as { owners: Record<string, string> };
     expect(users.owners[USER_LID]).to.equal(users.owners[USER]);
 
     t = await startTestBot(workspacePlugin, { dir });
@@ -58,11 +59,8 @@ describe('workspace identity (phone id ↔ LID)', function () {
   it('a private chat moving from its LID to its phone id stays in its open workspace; the LID holds none open; nobody else\'s changes', async () => {
     const dir = await tempDir();
     let t = await startTestBot(workspacePlugin, { dir, model: (r) => (r.tools.includes('workspace_run_python') ? 'with workspace tools' : 'plain') });
-    const indexDir = path.join(dir, 'data', 'workspaces', 'index');
-    const metas = async () => {
-      const names = (await readdir(indexDir)).filter((n) => n.endsWith('.json'));
-      return Promise.all(names.map(async (name) => JSON.parse(await readFile(path.join(indexDir, name), 'utf8'))));
-    };
+    // The workspaces' index, as the store database keeps it.
+    const metas = async () => Object.values(storedDocuments(path.join(dir, 'data'), 'workspace', 'index')) as any[];
     const openChats = async (owner = USER_LID) => Object.keys((await metas()).find((m) => m.owner === owner).open);
     // Free text in a chat where the sender's workspace is open goes to the model with the workspace's tools.
     const inWorkspace = async (chatId: string, senderId = USER) =>

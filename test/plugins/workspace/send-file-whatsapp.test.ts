@@ -13,6 +13,7 @@ import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { tempDir, writeConfig } from '../../helpers/checkout.js';
 import { startLinkedBot } from '../../helpers/linked-bot.js';
 import { putFile, sendFileModel, USER } from './helpers.js';
+import { storedDocuments } from '../../helpers/disk-text.js';
 
 const GROUP = '120363000000000057@g.us';
 const MEMBER = '62855500013@s.whatsapp.net';
@@ -76,10 +77,8 @@ describe('workspace_send_file over WhatsApp (fake Baileys socket, real proto mes
 
   /** The owner's workspace files folder (made by /ws). */
   async function workspaceFiles(): Promise<string> {
-    const indexDir = path.join(dir, 'data', 'workspaces', 'index');
-    const { readdir } = await import('node:fs/promises');
-    for (const file of await readdir(indexDir)) {
-      const meta = JSON.parse(await readFile(path.join(indexDir, file), 'utf8'));
+    // The workspaces' index lives in the store database.
+    for (const meta of Object.values(storedDocuments(path.join(dir, 'data'), 'workspace', 'index')) as Array<{ id: string; owner: string; ids: string[] }>) {
       if (meta.owner === USER || meta.ids.includes(USER)) return path.join(dir, 'data', 'workspaces', 'files', meta.id);
     }
     throw new Error('no workspace');

@@ -6,7 +6,7 @@ import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import mydata from '../../../plugins/mydata/index.js';
 import workspacePlugin from '../../../plugins/workspace/index.js';
 import { tempDir } from '../../helpers/checkout.js';
-import { everyFileText } from '../../helpers/disk-text.js';
+import { everyFileText, storedDocuments } from '../../helpers/disk-text.js';
 
 /*
  * The workspace keeps its documents through host.store (plugins/workspace/schemas.ts), in the layout earlier versions
@@ -36,6 +36,8 @@ async function todaysLayout(dir: string): Promise<string> {
 }
 
 const readJson = async (file: string) => JSON.parse(await readFile(file, 'utf8'));
+/** A workspace document as the store database keeps it on disk (`users`, `usernames`, `index` by workspace id). */
+const stored = (dir: string, name: string, key = '') => storedDocuments(path.join(dir, 'data'), 'workspace', name)[key];
 
 describe('workspace storage (host.store over the existing files)', function () {
   this.timeout(60_000);
@@ -45,7 +47,7 @@ describe('workspace storage (host.store over the existing files)', function () {
     bot = undefined;
   });
 
-  it('loads workspaces written in the earlier layout, and writes them back in it', async () => {
+  it('loads workspaces written in the earlier layout, and keeps them in it (in the store database)', async () => {
     const dir = await tempDir();
     const ws = await todaysLayout(dir);
     bot = await startTestBot(workspacePlugin, { dir });
@@ -55,12 +57,13 @@ describe('workspace storage (host.store over the existing files)', function () {
     expect((await bot.send({ text: '/ws', senderId: ANA }))[0]).to.include('ana-notes.py');
     await bot.stop();
     bot = undefined;
-    const index = await readJson(path.join(ws, 'index', `${ANA_WS}.json`));
+    const index = stored(dir, 'index', ANA_WS) as { open: object };
     expect(Object.keys(index)[0]).to.equal('version');
     expect(index).to.include({ version: 1, id: ANA_WS, owner: ANA, username: 'ana' });
     expect(Object.keys(index.open)).to.deep.equal([ANA]);
     // A plain map of usernames keeps its version under $version (a user may take "version" as a name).
-    expect(await readJson(path.join(ws, 'usernames.json'))).to.deep.equal({ $version: 1, ana: ANA_WS, budi: BUDI_WS });
+    expect(stored(dir, 'usernames')).to.deep.equal({ $version: 1, ana: ANA_WS, budi: BUDI_WS });
+    expect(existsSync(path.join(ws, 'usernames.json')), 'the earlier file, kept aside').to.equal(false);
   });
 
   it('.mydata lists the workspace and its ids; .mydata delete removes the workspace, its files, site name and ids, and nobody else\'s', async () => {
@@ -80,17 +83,17 @@ describe('workspace storage (host.store over the existing files)', function () {
 
     expect((await bot.send({ text: '.mydata delete', senderId: ANA }))[0]).to.match(/confirm/);
     expect((await bot.send({ text: '.mydata delete confirm', senderId: ANA }))[0]).to.match(/^Done/);
-    expect(existsSync(path.join(ws, 'index', `${ANA_WS}.json`)), 'index file').to.equal(false);
+    expect(stored(dir, 'index', ANA_WS), 'index document').to.equal(undefined);
     expect(existsSync(path.join(ws, 'files', ANA_WS)), 'files').to.equal(false);
-    expect(await readJson(path.join(ws, 'usernames.json'))).to.deep.equal({ $version: 1, budi: BUDI_WS });
-    expect(await readJson(path.join(ws, 'users.json'))).to.deep.equal({ version: 1, owners: { [BUDI]: BUDI } });
+    expect(stored(dir, 'usernames')).to.deep.equal({ $version: 1, budi: BUDI_WS });
+    expect(stored(dir, 'users')).to.deep.equal({ version: 1, owners: { [BUDI]: BUDI } });
 
     // At once, without a restart: her next /ws starts a new workspace (no files, no site), the old one not written back.
     const fresh = (await bot.send({ text: '/ws', senderId: ANA_LID }))[0];
     expect(fresh).to.include('new workspace').and.include('No files yet').and.include('No site yet');
     // After a restart: Ana's old workspace is gone (her LID finds only the new, empty one), Budi's is whole, "ana" is free.
     bot = await bot.restart();
-    expect(existsSync(path.join(ws, 'index', `${ANA_WS}.json`)), 'index file written back').to.equal(false);
+    expect(stored(dir, 'index', ANA_WS), 'index document written back').to.equal(undefined);
     expect((await bot.send({ text: '/ws', senderId: ANA_LID }))[0]).to.include('No files yet').and.include('No site yet');
     expect((await bot.send({ text: '/ws files', senderId: BUDI }))[0]).to.include('budi-notes.py');
     expect((await bot.send({ text: '/ws name ana', senderId: BUDI }))[0]).to.not.include('taken');
@@ -117,9 +120,9 @@ describe('workspace storage (host.store over the existing files)', function () {
     for (const trace of hers) expect(onDisk, trace).to.not.include(trace);
     expect(existsSync(path.join(ws, 'files', ANA_WS)), 'her files folder').to.equal(false);
     expect(await readFile(path.join(ws, 'files', BUDI_WS, 'budi-notes.py'), 'utf8')).to.equal('print("budi")');
-    expect(await readJson(path.join(ws, 'index', `${BUDI_WS}.json`))).to.deep.equal(budiBefore);
-    expect(await readJson(path.join(ws, 'usernames.json'))).to.deep.equal({ $version: 1, budi: BUDI_WS });
-    expect(await readJson(path.join(ws, 'users.json'))).to.deep.equal({ version: 1, owners: { [BUDI]: BUDI } });
+    expect(stored(dir, 'index', BUDI_WS)).to.deep.equal(budiBefore);
+    expect(stored(dir, 'usernames')).to.deep.equal({ $version: 1, budi: BUDI_WS });
+    expect(stored(dir, 'users')).to.deep.equal({ version: 1, owners: { [BUDI]: BUDI } });
   });
 
   it('after a private chat moves from the LID to the phone id, the LID alone still finds the workspace', async () => {
@@ -128,7 +131,7 @@ describe('workspace storage (host.store over the existing files)', function () {
     bot = await startTestBot(workspacePlugin, { dir });
     await bot.app.bot.privacy.moveChat(ANA_LID, ANA);
     // users.json follows the move by declaration: the LID's link goes to the phone id (which has its own already).
-    expect((await readJson(path.join(ws, 'users.json'))).owners).to.deep.equal({ [ANA]: ANA, [BUDI]: BUDI });
+    expect(stored(dir, 'users').owners).to.deep.equal({ [ANA]: ANA, [BUDI]: BUDI });
     expect((await bot.send({ text: '/ws files', senderId: ANA_LID }))[0]).to.include('ana-notes.py');
     bot = await bot.restart();
     expect((await bot.send({ text: '/ws files', senderId: ANA_LID }))[0]).to.include('ana-notes.py');
