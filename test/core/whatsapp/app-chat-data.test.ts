@@ -176,11 +176,10 @@ describe('the real bot over WhatsApp: what it keeps follows the chat', function 
     sockets.last.deliver([revokeOf(vault, MALLORY), revokeOf(locker, MALLORY), revokeOf(reminder, MALLORY)]);
     await settle();
     await app!.bot.histories.flush();
-    for (const folder of ['history', 'recall', 'reminders']) {
-      const text = await textUnder(path.join(data, folder));
-      if (folder !== 'reminders') expect(text, folder).to.include('9137').and.include('5521');
-      else expect(text, folder).to.include('notary');
-    }
+    for (const folder of ['history', 'recall']) expect(await textUnder(path.join(data, folder)), folder).to.include('9137').and.include('5521');
+    // The reminders live in the store database: as it keeps them on disk.
+    const reminders = () => JSON.stringify(storedDocuments(data, 'remind', 'reminders'));
+    expect(reminders(), 'reminders').to.include('notary');
     // Alice's own delete, and the admin's delete of her other message, go everywhere.
     sockets.last.deliver([revokeOf(vault, ALICE), revokeOf(locker, ADMIN), revokeOf(reminder, ALICE)]);
     await settle();
@@ -188,7 +187,7 @@ describe('the real bot over WhatsApp: what it keeps follows the chat', function 
     const after = await textUnder(data);
     for (const gone of ['9137', '5521']) expect(after, gone).not.to.include(gone);
     // The reminder is cancelled (the bot's own confirmation that quoted it is a message of its own, kept).
-    expect(await textUnder(path.join(data, 'reminders'))).not.to.include('notary');
+    expect(reminders()).not.to.include('notary');
   });
 
   it('an edited message replaces its old text in the prompt history and the recall log; .recall finds the new words, not the old', async () => {
