@@ -31,11 +31,10 @@ import { AutomationDesk } from './automation/desk.js';
 import { EFFECT_KINDS, policyOf } from './guard/policy.js';
 import { guardedTool, heldToolEffect, runHeldTool } from './guard/guarded-tools.js';
 import { messagePath } from './pipeline/message-path.js';
-import type { StatusReport, StatusSource } from './status/status-report.js';
+import type { StatusSource } from './status/status-report.js';
 import { Jail } from '../services/jail/jail.js';
 import { KeyPool } from '../services/providers/key-pool.js';
 import { storedMessages, type HistoryStore } from '../services/store/history.js';
-import { PluginStores } from '../services/store/plugin-store.js';
 import { SetAsideFiles } from '../services/store/set-aside-files.js';
 import { domainFor, healthFor } from '../services/store/data-domain.js';
 import type { DataHealth } from '../services/store/data-health.js';
@@ -45,8 +44,9 @@ import type { IncomingMessage, OutgoingMedia, PollVote, SentMessage } from './po
 import { userPart } from './port/ids.js';
 import { ChatChanges } from './bot/chat-changes.js';
 import { StartedMessages, type BotInitiatedSender } from './bot/started-messages.js';
+import { PluginHosts } from './bot/plugin-hosts.js';
 import { TransportLink } from './bot/transport-link.js';
-import { findChatsOf, privateChatIdOf, type SessionState, type Transport } from './port/transport.js';
+import { privateChatIdOf, type SessionState, type Transport } from './port/transport.js';
 import { CORE_CONFIG_KEYS } from '../services/config/config-file.js';
 import type { SectionRule } from './plugin/options.js';
 
@@ -108,8 +108,6 @@ export class Bot {
   readonly effects: EffectGuard;
   /** Deliveries from outside the chats (hooks, API, MCP), through the guard, and the bot's events for webhooks. */
   readonly automation: AutomationDesk;
-  /** Where `.status` and the dashboard get the running picture (set by the app, which owns the chain and usage). */
-  statusSource: StatusSource | undefined;
   private configValue: BotConfig;
   /** The transport, once `start` attached it, and whether the bot connected or began to stop. */
   private readonly link: TransportLink;
@@ -126,12 +124,8 @@ export class Bot {
   /** What ended turns still finish (see `afterTurns`). */
   private readonly turnTails = new Set<Promise<void>>();
   private pipeline: ((ctx: MessageContext) => Promise<void>) | undefined;
-  private readonly hosts = new Map<string, PluginHost>();
-  /** Each plugin's `host.store`, by plugin name (flushed at stop). */
-  private readonly stores = new Map<string, PluginStores>();
-  /** Listeners of plugins that want to hear when the owner switches them on or off, by plugin name. */
-  private readonly enabledListeners = new Map<string, Set<(enabled: boolean) => void | Promise<void>>>();
-  private readonly siteList: Array<SiteDeclaration & { plugin: string }> = [];
+  /** Each plugin's host, stores, on/off listeners and sites. */
+  private readonly hosts: PluginHosts;
   /** Messages the bot starts on its own: the recipient rule, then the outbox's pacing. */
   private readonly started: StartedMessages;
   private readonly configFile: string;
@@ -162,6 +156,9 @@ export class Bot {
     // Made below, once the access rules and the guard it asks exist; both tell the owners through it.
     let started: StartedMessages | undefined;
     const tellOwners = (text: string) => started!.tellOwners(text);
+    // Made last, once every service a host hands out exists; the registry, the guard and the contexts ask for hosts.
+    let hosts: PluginHosts | undefined;
+    const hostOf = (name: string) => hosts!.host(name);
     this.bursts = new Bursts({
       windowMs: () => this.configValue.conversation.debounceMs ?? this.link.transport?.defaultDebounceMs ?? 0,
       joinable: (message) => joinsBursts(message, this.configValue.prefix),
@@ -190,7 +187,7 @@ export class Bot {
       log: deps.log,
       config,
       failures: this.failures,
-      host: (name) => this.host(name),
+      host: hostOf,
       view: (ctx, name) => this.view(ctx, name),
       coreRule: corePluginRule,
     });
@@ -207,15 +204,13 @@ export class Bot {
       histories: deps.histories,
       memories: deps.memories,
       botIds: () => this.botIds(),
-      host: (name) => this.host(name),
+      host: hostOf,
       polls: this.polls,
       ...(deps.outbox?.answer ? { answer: deps.outbox.answer.bind(deps.outbox) } : {}),
     };
-    this.registry.registerConfigSections(CORE_CONFIG_KEYS);
-    this.registry.registerCapabilities();
     this.effects = new EffectGuard({
       policy: () => policyOf(this.configValue.guard),
-      holds: () => this.host(GUARD_PLUGIN.name).store.doc(GUARD_HOLDS),
+      holds: () => hostOf(GUARD_PLUGIN.name).store.doc(GUARD_HOLDS),
       ownerChat: (chatId) => this.link.isOwnerChat(chatId),
       isOwner: (ids, fromOperator) => fromOperator === true || isOwnerId(ids, this.configValue) || ids.some((id) => this.link.isOperator(id)),
       askOwners: tellOwners,
@@ -236,6 +231,13 @@ export class Bot {
       log: deps.log.child({ part: 'automation' }),
     });
     this.started = started = new StartedMessages({ config, link: this.link, outbox: deps.outbox, access: this.access, effects: this.effects, histories: deps.histories, log: deps.log });
+    this.hosts = hosts = new PluginHosts({
+      ...{ settings: this.settings, configFile: this.configFile, config, log: deps.log, capabilities: this.capabilities, ai: this.ai, histories: this.histories, memories: this.memories },
+      ...{ notices: this.notices, privacy: this.privacy, jail: this.jail, audioKeys: this.audioKeys, access: this.access, registry: this.registry, link: this.link, effects: this.effects, started },
+      promptAs: (chatId, senderId, text, system, hidden) => this.promptAs(chatId, senderId, text, system, hidden),
+    });
+    this.registry.registerConfigSections(CORE_CONFIG_KEYS);
+    this.registry.registerCapabilities();
     // A tool call held for the owner runs, once approved, as its person in its chat (with the tools they have there).
     for (const kind of EFFECT_KINDS) {
       this.effects.declare('core', heldToolEffect(kind), kind, (data, run) => {
@@ -259,6 +261,15 @@ export class Bot {
     return this.registry.optionsOf(name);
   }
 
+  /** Where `.status` and the dashboard get the running picture (set by the app, which owns the chain and usage). */
+  get statusSource(): StatusSource | undefined {
+    return this.hosts.statusSource;
+  }
+
+  set statusSource(source: StatusSource | undefined) {
+    this.hosts.statusSource = source;
+  }
+
   /** The live config. */
   get config(): BotConfig {
     return this.configValue;
@@ -273,15 +284,7 @@ export class Bot {
     this.configValue = config;
     this.histories.maxMessages = storedMessages(config.history);
     this.registry.applyConfig(config);
-    for (const state of this.registry.states) {
-      if (before.get(state.plugin.name) === state.enabled) continue;
-      for (const listener of this.enabledListeners.get(state.plugin.name) ?? []) {
-        // One listener failing never stops the config from applying nor the other listeners.
-        Promise.resolve()
-          .then(() => listener(state.enabled))
-          .catch((err: unknown) => this.log.error({ err, plugin: state.plugin.name }, `plugin ${state.plugin.name} failed to handle being switched ${state.enabled ? 'on' : 'off'}`));
-      }
-    }
+    this.hosts.tellSwitched(before, this.registry.states);
   }
 
   plugins(): readonly PluginState[] {
@@ -305,80 +308,7 @@ export class Bot {
 
   /** The host services handed to a plugin's setup (and seen as `ctx.host` by its handlers and tools). */
   host(name: string): PluginHost {
-    let host = this.hosts.get(name);
-    if (host) return host;
-    const bot = this;
-    host = {
-      name,
-      store: this.storeOf(name),
-      settings: this.settings,
-      config: () => bot.configValue,
-      configFile: this.configFile,
-      options: () => bot.optionsOf(name),
-      section: () => bot.registry.sectionOf(name).value,
-      setting: (variable) => bot.settings.env[variable],
-      dataDir: this.settings.dataDir,
-      log: this.log.child({ plugin: name }),
-      capabilities: this.capabilities,
-      ai: this.ai,
-      histories: this.histories,
-      memories: this.memories,
-      // Bot-initiated: paced by the outbox (WhatsApp bans accounts that send too much too fast); replies are not.
-      enabled: () => bot.registry.states.some((s) => s.plugin.name === name && s.enabled),
-      onEnabledChange: (listener) => {
-        let listeners = bot.enabledListeners.get(name);
-        if (!listeners) bot.enabledListeners.set(name, (listeners = new Set()));
-        listeners.add(listener);
-        return () => void listeners.delete(listener);
-      },
-      promptAs: (chatId, senderId, text, options) => bot.promptAs(chatId, senderId, text, options?.system, options?.hidden),
-      // A long text goes as several messages, cut at paragraphs, as `ctx.reply` does (a scheduled task's answer).
-      send: (chatId, text) => bot.startText(chatId, text),
-      sendMedia: (chatId, media) => bot.startMedia(chatId, media),
-      effects: {
-        declare: (effect, kind, run) => bot.effects.declare(name, effect, kind, run),
-        act: (request, by) => bot.effects.act(name, request, by),
-        answer: (id, approve, by) => bot.effects.answer(id, approve, by),
-        pending: () => bot.effects.pending(),
-      },
-      botIds: () => bot.botIds(),
-      findChats: (chatName) => findChatsOf(bot.link.transport, chatName),
-      ownIds: () => bot.link.ownIds(),
-      isOwner: (id) => isOwnerId([id], bot.configValue) || bot.link.isOperator(id),
-      access: this.access,
-      isGroupAdmin: (chatId, userIds) => bot.isGroupAdmin(chatId, userIds),
-      status: (): Promise<StatusReport> => {
-        if (!bot.statusSource) throw new Error('no status source: the bot runs outside the app');
-        return bot.statusSource();
-      },
-      plugins: () => bot.registry.listings(),
-      notices: this.notices,
-      privacy: this.privacy,
-      jail: this.jail,
-      audioKeys: this.audioKeys,
-      serveSite: (site) => void bot.siteList.push({ ...site, plugin: name }),
-    };
-    this.hosts.set(name, host);
-    return host;
-  }
-
-  /**
-   * The plugin's `host.store`: its declared stores under DATA_DIR. Made with the host, so what it keeps from an earlier
-   * run is in `.mydata`, deletes and chat moves whether or not the plugin opens it this time.
-   */
-  private storeOf(name: string): PluginStores {
-    let stores = this.stores.get(name);
-    if (stores) return stores;
-    const declarations = this.registry.states.find((s) => s.plugin.name === name)?.plugin.stores ?? [];
-    stores = new PluginStores(name, this.settings.dataDir, declarations, this.log.child({ plugin: name }));
-    this.stores.set(name, stores);
-    for (const participant of stores.participants()) {
-      // A section named like one the bot has already (a plugin called "history") must not replace it in .mydata.
-      const taken = this.privacy.list().some((p) => p.name === participant.name);
-      this.privacy.register(taken ? { ...participant, name: `${participant.name} (${name})` } : participant);
-    }
-    stores.startRetention();
-    return stores;
+    return this.hosts.host(name);
   }
 
   private view(ctx: MessageContext, name: string): MessageContext {
@@ -392,7 +322,7 @@ export class Bot {
 
   /** The static sites plugins serve (mounted by the web server, see `PluginHost.serveSite`). */
   sites(): ReadonlyArray<SiteDeclaration & { plugin: string }> {
-    return this.siteList;
+    return this.hosts.sites();
   }
 
   /** Connects a transport and starts handling its messages. Call `startPlugins()` first. */
@@ -478,7 +408,7 @@ export class Bot {
     await this.registry.stop();
     await this.link.transport?.stop();
     // A store that cannot write rejects; the app's data health lists it and the stop reports it (never silently).
-    await Promise.allSettled([this.histories.flush(), this.memories.flush(), this.access.flush(), this.burstTurns.flush(), this.deletedMessages.flush(), this.polls.flush(), this.setAsideFiles.close(), ...[...this.stores.values()].map((s) => s.close())]);
+    await Promise.allSettled([this.histories.flush(), this.memories.flush(), this.access.flush(), this.burstTurns.flush(), this.deletedMessages.flush(), this.polls.flush(), this.setAsideFiles.close(), ...this.hosts.closeStores()]);
   }
 
   /** Resolves when no message is being handled. */
@@ -497,7 +427,7 @@ export class Bot {
    */
   async whenStoresIdle(): Promise<void> {
     await this.idle();
-    await Promise.all([...this.stores.values()].map((stores) => stores.whenSwept()));
+    await this.hosts.whenSwept();
     await this.histories.whenIdle();
     await domainFor(this.settings.dataDir).whenIdle();
   }
