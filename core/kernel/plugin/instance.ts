@@ -191,11 +191,19 @@ async function fromOffer(plugin: Plugin, deps: InstanceDeps): Promise<PluginInst
     handlers.push({ trigger: { when: (ctx) => h.when(ctx), help: h.help, usage: h.usage }, ...own(h), run: (ctx) => h.run(ctx) });
   }
   const tools = offer.tools;
+  // One bound copy per tool object: a per-message list that gives the same tools gets the same copies, so the prompt
+  // reuses their JSON (made once per tool object) instead of making it again for every message.
+  const bound = new WeakMap<Tool, Tool>();
+  const bind = (tool: Tool) => {
+    let copy = bound.get(tool);
+    if (!copy) bound.set(tool, (copy = boundTool(tool, deps)));
+    return copy;
+  };
   return {
     handlers,
     observers: (offer.observers ?? []).map((o): ObserverEntry => (typeof o === 'function' ? { run: (ctx) => o(ctx) } : { needs: o.needs, missing: o.missing, run: (ctx) => o.run(ctx) })),
     tools: Array.isArray(tools) ? tools.map((tool) => boundTool(tool, deps)) : [],
-    toolsFor: typeof tools === 'function' ? (ctx: MessageContext) => (tools(deps.view(ctx)) ?? []).map((tool) => boundTool(tool, deps)) : undefined,
+    toolsFor: typeof tools === 'function' ? (ctx: MessageContext) => (tools(deps.view(ctx)) ?? []).map(bind) : undefined,
     quotedWords: (offer.quotedWords ?? []).map((r): QuotedWordsEntry => ({
       media: Array.isArray(r.media) ? [...r.media] : [r.media],
       needs: r.needs,

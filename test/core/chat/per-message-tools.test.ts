@@ -50,6 +50,19 @@ describe('plugin contract v2: tools given per message', function () {
     assert.deepEqual(clashes.map((l) => l.tool).sort(), ['remember', 'shared_name']);
   });
 
+  it('offers a per-message tool the plugin gives as the same object as the same tool message after message (its JSON is made once)', async () => {
+    const steady = tool('steady_tool');
+    const plugin = definePlugin({ name: 'steady', description: 'the same tool object each message', setup: () => ({ tools: () => [steady] }) });
+    bot = await startTestBot(plugin, { model: (r) => `tools: ${r.tools.join(',')}` });
+    const chat = '10000000009@s.whatsapp.net';
+    const ctx = (text: string) => ({ message: { id: text, chatId: chat, senderId: chat, text, isGroup: false }, chatId: chat, senderId: chat }) as never;
+    const first = bot.app.bot.toolsFor(ctx('one')).find((x) => x.name === 'steady_tool');
+    const second = bot.app.bot.toolsFor(ctx('two')).find((x) => x.name === 'steady_tool');
+    assert.ok(first, 'the tool is offered');
+    assert.equal(second, first);
+    assert.deepEqual(await bot.send('hi'), ['tools: remember,steady_tool']);
+  });
+
   it('offers none of a plugin\'s per-message tools when the function throws, and still answers', async () => {
     const broken = definePlugin({ name: 'broken', description: 'throws', setup: () => ({ tools: () => { throw new Error('boom'); } }) });
     bot = await startTestBot(broken, { model: (r) => `tools: ${r.tools.join(',')}` });
