@@ -202,6 +202,16 @@ export class FakeBaileysSocket implements WhatsAppSocket {
     return { id: jid, subject: 'test group', participants: [], ...this.groupAnswers.get(jid) } as unknown as GroupMetadata;
   }
 
+  /** How many times the account's group list was fetched (Baileys' groupFetchAllParticipating). */
+  groupListFetches = 0;
+
+  /** Like Baileys' groupFetchAllParticipating: every group in `groupAnswers`, by id (an empty object without any). */
+  async groupFetchAllParticipating(): Promise<Record<string, GroupMetadata>> {
+    this.groupListFetches++;
+    await new Promise((resolve) => setImmediate(resolve));
+    return Object.fromEntries([...this.groupAnswers].map(([jid, meta]) => [jid, { id: jid, subject: 'test group', participants: [], ...meta } as unknown as GroupMetadata]));
+  }
+
   /** What WhatsApp answers Baileys' reach-out time-lock query (an Error: the query fails). */
   reachoutTimelock: { isActive: boolean; timeEnforcementEnds?: Date; enforcementType?: string } | Error = { isActive: false };
   /** How many times the transport asked whether the account is restricted. */

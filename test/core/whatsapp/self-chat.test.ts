@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { definePlugin } from '../../../core/kernel/plugin/contract.js';
 import { startFakeSocketBot, type FakeSocketBot } from '../../../app/testing/fake-socket-bot.js';
 import { BOT_LID, BOT_PHONE, GROUP, waText } from '../../fakes/baileys-socket.js';
+import catchup from '../../../plugins/catchup/index.js';
 
 const SELF = `${BOT_PHONE}@s.whatsapp.net`;
 const SELF_LID = `${BOT_LID}@lid`;
@@ -57,6 +58,21 @@ describe('WhatsApp self-chat mode: on the owner\'s own number the bot answers in
   it('without self-chat mode the same contact is answered (the gate is the mode\'s)', async () => {
     bot = await start({ account: { mode: 'bot' } });
     expect(await bot.send('.hi', { from: FRIEND })).to.deep.equal(['hi guest']);
+  });
+
+  it('.watch <group name> in "Message yourself" finds the group in WhatsApp\'s list of the account\'s groups and keeps its messages, answering none', async () => {
+    bot = await startFakeSocketBot([hello, catchup], { config: { account: { mode: 'self-chat' }, groups: { policy: 'open' }, conversation: { debounceMs: 0 }, targetUserIds: [], plugins: { catchup: { enabled: true } } } });
+    const OTHER = '120363000000000099@g.us';
+    bot.socket.groupAnswers.set(GROUP, { subject: 'Family' });
+    bot.socket.groupAnswers.set(OTHER, { subject: 'Family planning' });
+    const said = (sent: Array<{ content: unknown }>) => sent.map((s) => (s.content as { text?: string }).text).join('\n');
+    expect(said(await bot.deliver(waText('.watch family', { chat: SELF, fromMe: true })))).to.match(/Watching Family from now on/);
+    expect(bot.socket.groupListFetches).to.equal(1);
+    expect(said(await bot.deliver(waText('.watch Nobody', { chat: SELF, fromMe: true })))).to.match(/I know no chat named "Nobody"/);
+    // The watched group's messages are kept, never answered; the other group with a longer name is not watched.
+    expect(await bot.deliver(waText('.hi', { chat: GROUP, from: FRIEND }), waText('dinner at 7?', { chat: GROUP, from: FRIEND }))).to.deep.equal([]);
+    expect(said(await bot.deliver(waText('.watch', { chat: SELF, fromMe: true })))).to.match(/• Family$/m).and.not.match(/Family planning/);
+    expect(bot.model.requests).to.have.length(0);
   });
 
   it('owner notices go to "Message yourself" in self-chat mode (the operator chat is the account\'s own)', async () => {
