@@ -4,7 +4,8 @@ import { Lexer, type Token, type Tokens } from 'marked';
  * The model's Markdown as WhatsApp shows it, converted deterministically (weaker models ignore "use WhatsApp
  * formatting" in the prompt): `**x**`/`__x__` → `*x*`, `*x*`/`_x_` → `_x_`, `~~x~~` → `~x~`, `# Heading` → `*Heading*`,
  * `[text](url)` → `text (url)`, a table → one readable line per row, lists kept, code blocks and inline code exactly as
- * written. Parsed with marked's lexer (a GFM token stream carrying each token's raw text), so a star inside code, a
+ * written. A bold, italic or struck run glued to a letter or digit (`**Bold**text`) loses its marks, not its words:
+ * WhatsApp formats only at a word's edge and would show the stars. Parsed with marked's lexer (a GFM token stream carrying each token's raw text), so a star inside code, a
  * snake_case name or an escaped `\*` is never taken for formatting. Text that fails to parse is sent as it came.
  *
  * @example
@@ -231,7 +232,11 @@ function table(token: Tokens.Table): string {
 /** Inline tokens as WhatsApp text; `inBold`: already inside stars (a heading), so bold adds none. */
 function inline(tokens: Token[] | undefined, inBold = false): string {
   let out = '';
-  for (const token of tokens ?? []) {
+  const list = tokens ?? [];
+  list.forEach((token, i) => {
+    // WhatsApp shows a marker as formatting only at a word's edge: `*Bold*text` would show its stars. A run glued to
+    // a letter or digit (`**Bold**text`, `un**believ**able`, CJK text without spaces) keeps its words, not its marks.
+    const glued = WORD_END.test(out) || WORD_START.test(list[i + 1]?.raw ?? '');
     switch (token.type) {
       case 'text': {
         const t = token as Tokens.Text;
@@ -243,17 +248,20 @@ function inline(tokens: Token[] | undefined, inBold = false): string {
         break;
       case 'strong': {
         const inner = inline((token as Tokens.Strong).tokens, true);
-        out += inBold ? inner : `*${inner}*`;
+        out += inBold || glued ? inner : `*${inner}*`;
         break;
       }
       case 'em':
         // `2*3*4` is arithmetic, not emphasis: stars between two letters or digits stay as written.
-        if (token.raw.startsWith('*') && /[\p{L}\p{N}]$/u.test(out)) out += token.raw;
+        if (token.raw.startsWith('*') && WORD_END.test(out)) out += token.raw;
+        else if (glued) out += inline((token as Tokens.Em).tokens, inBold);
         else out += `_${inline((token as Tokens.Em).tokens, inBold)}_`;
         break;
-      case 'del':
-        out += `~${inline((token as Tokens.Del).tokens, inBold)}~`;
+      case 'del': {
+        const inner = inline((token as Tokens.Del).tokens, inBold);
+        out += glued ? inner : `~${inner}~`;
         break;
+      }
       case 'codespan':
         out += token.raw;
         break;
@@ -275,6 +283,9 @@ function inline(tokens: Token[] | undefined, inBold = false): string {
       default:
         out += token.raw;
     }
-  }
+  });
   return out;
 }
+
+const WORD_END = /[\p{L}\p{N}]$/u;
+const WORD_START = /^[\p{L}\p{N}]/u;

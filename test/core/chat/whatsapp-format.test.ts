@@ -48,6 +48,15 @@ describe('WhatsApp formatting of model answers', () => {
     expect(toWhatsApp('> quoted **line**')).to.equal('> quoted *line*');
     expect(toWhatsApp('2*3*4 = 24, and *this* is italic')).to.equal('2*3*4 = 24, and _this_ is italic');
   });
+
+  it('a bold, italic or struck run glued to a letter or digit keeps its words without marks (WhatsApp would show the stars)', () => {
+    expect(toWhatsApp('**Bold**text and **more** here')).to.equal('Boldtext and *more* here');
+    expect(toWhatsApp('un**believ**able, 3**x**')).to.equal('unbelievable, 3x');
+    expect(toWhatsApp('重要**事项**请看')).to.equal('重要事项请看');
+    expect(toWhatsApp('*so*what and ~~old~~new')).to.equal('sowhat and oldnew');
+    // Next to punctuation or a space WhatsApp formats it: the marks stay.
+    expect(toWhatsApp('(**Bold**), **Bold**. *it*!')).to.equal('(*Bold*), *Bold*. _it_!');
+  });
 });
 
 describe('splitting long messages', () => {
