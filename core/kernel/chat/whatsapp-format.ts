@@ -12,6 +12,24 @@ import { Lexer, type Token, type Tokens } from 'marked';
  * toWhatsApp('## Plan\n**Do** [this](https://x.y)') // '*Plan*\n\n*Do* this (https://x.y)'
  */
 export function toWhatsApp(markdown: string): string {
+  // Most answers are plain sentences: nothing in them is Markdown, and the parse (10 µs for a line) would give them back
+  // as they are.
+  return isPlainText(markdown) ? tidy(markdown) : toWhatsAppParsed(markdown);
+}
+
+/**
+ * Letters, digits, spaces and sentence punctuation only, no line starting with a space, a digit (a numbered list) or a
+ * dash (a list, a rule, an underlined heading), no space before a line break (a hard break) and no `www.` (a link
+ * GFM finds by itself): text in which Markdown sees nothing but paragraphs. Anything else goes through the parser.
+ */
+const PLAIN = /^(?![\s\S]*(?:(?:^|\n)[ \p{N}-]| \n|www\.))[\p{L}\p{N} \n,.;:'"?!()\u2019-]*$/iu;
+export const isPlainText = (text: string) => PLAIN.test(text);
+
+/** What the conversion does to the whole text last: no more than one blank line in a row, none at the start or end. */
+const tidy = (text: string) => text.replace(/\n{3,}/g, '\n\n').replace(/^\n+/, '').trimEnd();
+
+/** `toWhatsApp` through the Markdown parser, whatever the text (the plain-text shortcut gives the same for plain text). */
+export function toWhatsAppParsed(markdown: string): string {
   let out = '';
   markdownPieces(markdown).forEach((piece, i) => {
     // Between pieces: a paragraph break where blank lines were, else the line break or space that was cut.
@@ -19,7 +37,7 @@ export function toWhatsApp(markdown: string): string {
     out += piece.code ? codeBlock(piece.text) : convert(piece.text);
   });
   // (trimEnd, not a `\s+$` pattern: that one is tried again at every character of a long run of spaces.)
-  return out.replace(/\n{3,}/g, '\n\n').replace(/^\n+/, '').trimEnd();
+  return tidy(out);
 }
 
 function convert(markdown: string): string {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { markdownPieces, PARSE_PIECE_CHARS, toWhatsApp } from '../../../core/kernel/chat/whatsapp-format.js';
+import { isPlainText, markdownPieces, PARSE_PIECE_CHARS, toWhatsApp, toWhatsAppParsed } from '../../../core/kernel/chat/whatsapp-format.js';
 import { MESSAGE_LIMIT, splitMessage, splitSteps } from '../../../core/services/sending/split-message.js';
 
 describe('WhatsApp formatting of model answers', () => {
@@ -56,6 +56,34 @@ describe('WhatsApp formatting of model answers', () => {
     expect(toWhatsApp('*so*what and ~~old~~new')).to.equal('sowhat and oldnew');
     // Next to punctuation or a space WhatsApp formats it: the marks stay.
     expect(toWhatsApp('(**Bold**), **Bold**. *it*!')).to.equal('(*Bold*), *Bold*. _it_!');
+  });
+});
+
+describe('the plain-text shortcut of the WhatsApp formatting (answers with no Markdown skip the parser)', () => {
+  it('takes plain sentences, and gives them back exactly as the parser does', () => {
+    const text = "\n\nHere is my answer: the train leaves at 8 from platform 3, doesn't it?\nYes (it’s well-known).\n\n\n\nSee you!\n";
+    expect(isPlainText(text)).to.equal(true);
+    expect(toWhatsApp(text)).to.equal(toWhatsAppParsed(text)).and.to.equal("Here is my answer: the train leaves at 8 from platform 3, doesn't it?\nYes (it’s well-known).\n\nSee you!");
+  });
+
+  it('leaves every text in which Markdown sees more than paragraphs to the parser', () => {
+    const markdown = ['**bold**', 'snake_case', '`code`', '# heading', 'a [link](https://x.y)', 'see www.example.com', 'mail a@b.co', '1. first', '2) second', '- item', 'Title\n---', 'Title\n-', '  indented', 'hard  \nbreak', '> quote', 'a | b', 'x &amp; y', 'a\\*b', 'tab\there', '~~gone~~', '<b>html</b>', 'cost: 5 + 3 = 8'];
+    for (const text of markdown) expect(isPlainText(text), JSON.stringify(text)).to.equal(false);
+  });
+
+  it('gives the same as the parser for 6,000 random plain texts (letters, digits, punctuation, spaces and line breaks)', () => {
+    const alphabet = ['a', 'Z', 'é', 'ß', '1', '9', ' ', ' ', '\n', '\n', ',', '.', ';', ':', "'", '"', '?', '!', '(', ')', '’', '-', 'w', 'W'];
+    let seed = 48;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    let plain = 0;
+    for (let i = 0; i < 6_000; i++) {
+      let text = random() < 0.1 ? 'www' : '';
+      for (let n = 1 + Math.floor(random() * 40); n > 0; n--) text += alphabet[Math.floor(random() * alphabet.length)];
+      if (!isPlainText(text)) continue;
+      plain++;
+      expect(toWhatsApp(text), JSON.stringify(text)).to.equal(toWhatsAppParsed(text));
+    }
+    expect(plain, 'the shortcut was taken (the check is not empty)').to.be.greaterThan(1_500);
   });
 });
 
