@@ -1,5 +1,7 @@
 import path from 'node:path';
+import { Automation } from '../core/kernel/automation/api-actions.js';
 import { Bot } from '../core/kernel/bot.js';
+import { ApiTokens } from '../core/services/automation/api-tokens.js';
 import { Capabilities, capabilityMark } from '../core/kernel/capabilities/capabilities.js';
 import { defineCoreCapabilities } from '../core/kernel/capabilities/detect.js';
 import { createJail, reportJail } from '../core/services/jail/setup.js';
@@ -302,6 +304,18 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   if (free) log.info({ dataDir: settings.dataDir, freeBytes: free.freeBytes, totalBytes: free.totalBytes }, `data folder ${settings.dataDir}: ${formatBytes(free.freeBytes)} free of ${formatBytes(free.totalBytes)}`);
   notices.announce();
   const eventWebhooks = startEventWebhooks(bot, settings, log, metrics);
+  // Declared before any message: a message held for the owner in an earlier run finds its runner again.
+  const automation = {
+    tokens: new ApiTokens(settings.dataDir),
+    actions: new Automation({
+      effects: bot.effects,
+      startText: (chatId, text) => bot.startText(chatId, text),
+      promptAs: (chatId, senderId, text, system) => bot.promptAs(chatId, senderId, text, system),
+      histories,
+      owner: () => transport?.operatorChatId?.() ?? (bot.config.owners[0] ? privateChatIdOf(transport, bot.config.owners[0]) : undefined),
+      log: log.child({ part: 'api' }),
+    }),
+  };
 
   return {
     settings,
@@ -325,6 +339,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     notices,
     outbox,
     webhooks: eventWebhooks.webhooks,
+    automation,
     async connect(connecting) {
       transport = connecting;
       metrics.observe({ transport: () => ({ connected: connecting.session().status === 'linked', restricted: Boolean(transportRestriction(connecting)) }) });

@@ -1,5 +1,7 @@
+import type { Automation } from './kernel/automation/api-actions.js';
 import type { Bot } from './kernel/bot.js';
 import type { Capabilities } from './kernel/capabilities/capabilities.js';
+import type { ApiTokens } from './services/automation/api-tokens.js';
 import type { BotConfig } from './services/config/schema.js';
 import type { Settings } from './services/config/settings.js';
 import type { Logger } from './services/log/logger.js';
@@ -47,10 +49,18 @@ export interface OperatorPort {
   dataProblems(): { setAside: SetAsideFile[]; unsaved: UnsavedFile[] };
   freeSpace(): FreeSpace | undefined;
   readonly notices: OwnerNotifier;
+  /**
+   * The local API (`/api/v1`): the owner's tokens (made, listed, revoked, checked) and what a token may make the bot
+   * do — send, list chats, read, prompt — each through its scopes, the effect guard and the outbox.
+   */
+  readonly automation: { tokens: ApiTokens; actions: Automation };
 }
 
 /* What the dashboard and the operator routes format and check with. */
-export { MAX_PERSONA_CHARS } from './api/errors.js';
+export { ApiError, MAX_PERSONA_CHARS, type ApiErrorCode } from './api/errors.js';
+export { DEFAULT_MESSAGES, MAX_MESSAGES, type ChatView, type DeliveryOutcome, type MessageView } from './kernel/automation/api-actions.js';
+export type { ApiTokenInfo, ApiTokens } from './services/automation/api-tokens.js';
+export { formatScope, parseScopes, SCOPE_GRAMMAR, type Scope } from './services/automation/scopes.js';
 export type { Activation, PairingRequest } from './kernel/access/access-store.js';
 export { capabilityMark, capabilityWord } from './kernel/capabilities/capabilities.js';
 export type { CapabilityStatus } from './api/capability-status.js';

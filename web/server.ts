@@ -9,6 +9,7 @@ import type { Transport } from '../core/operator.js';
 import { randomSecret } from './dashboard/auth.js';
 import { dashboard, type DashboardOptions } from './dashboard/dashboard.js';
 import { documentPage } from './dashboard/pages.js';
+import { apiRoutes } from './api-routes.js';
 import { operatorRoutes } from './operator-routes.js';
 import { hooksRoute } from './automation/hooks-route.js';
 import { html, raw } from './html.js';
@@ -90,6 +91,8 @@ export function createWebApp(app: OperatorPort, transport: () => Transport | und
   koa.use(crossSiteGuard());
   // Signed hooks from automation (Home Assistant, n8n, scripts): on the local and the public host alike.
   koa.use(hooksRoute(app, { now: options.now }));
+  // The local API (scoped bearer tokens): on local names only.
+  koa.use(apiRoutes(app));
 
   // Fail closed: without CONFIG_TOKEN the dashboard does not exist, not even a login form. Through the public
   // host (PUBLIC_BASE_URL, meant for workspace sites) neither the dashboard nor the QR page exists either.

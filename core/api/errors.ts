@@ -358,7 +358,8 @@ export type ApiErrorCode =
   | 'API_GUARD_DENIED'
   | 'API_PROMPT_REFUSED'
   | 'API_UNAVAILABLE'
-  | 'API_UPSTREAM_FAILED';
+  | 'API_UPSTREAM_FAILED'
+  | 'API_INTERNAL';
 
 /**
  * An API request (or a token's scope) refused: `code` is stable, `status` the HTTP status it is answered with,

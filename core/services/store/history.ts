@@ -1,4 +1,4 @@
-import { appendFile, readFile, rename, rm, stat, truncate } from 'node:fs/promises';
+import { appendFile, readdir, readFile, rename, rm, stat, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { appendToFile, enterWrite, leaveWrite, releaseAppendHandle, releaseAppendHandles } from './atomic.js';
 import { safeFileName } from '../../api/file-name.js';
@@ -580,6 +580,25 @@ export class HistoryStore {
   }
 
   /** Folds every chat's log into its JSON file; rejects naming the files that could not be written. */
+  /**
+   * The chats with a history: those on disk (`data/history/<chat>.json[l]`, names decoded) and those opened in this
+   * run, each once, sorted. For the local API's chat list.
+   */
+  async chatIds(): Promise<string[]> {
+    const names = await readdir(path.join(this.dataDir, 'history')).catch(() => [] as string[]);
+    const ids = new Set(this.chats.keys());
+    for (const name of names) {
+      const base = /^(.+?)(\.folding)?\.jsonl?$/.exec(name)?.[1];
+      if (!base) continue;
+      try {
+        ids.add(decodeURIComponent(base));
+      } catch {
+        // Not a name this store wrote.
+      }
+    }
+    return [...ids].sort();
+  }
+
   async flush(): Promise<void> {
     const results = await Promise.allSettled([...this.chats.values()].map((c) => c.compact()));
     // Stop and backups end here: no handle stays open on a file a restore may replace.

@@ -1,0 +1,113 @@
+import type { Context, Next } from 'koa';
+import Router from '@koa/router';
+import type { OperatorPort } from '../core/operator.js';
+import { ApiError, type ApiTokenInfo } from '../core/operator.js';
+import { openApiDocument } from './api-openapi.js';
+
+/** Largest JSON body the API reads (a message or a prompt fits many times over). */
+export const MAX_API_BODY_BYTES = 64 * 1024;
+
+/**
+ * The local HTTP API under `/api` (docs/owners/local-api.md): bearer tokens with scopes (`npm run token`, the
+ * dashboard), JSON in and out, errors as `{ "error": { "code", "message" } }` with the codes of
+ * docs/reference/errors.md. `GET /api/openapi.json` describes it. Served only under a local Host name (the Host guard
+ * runs before it), never through PUBLIC_BASE_URL.
+ */
+export function apiRouter(app: OperatorPort): Router {
+  const router = new Router({ prefix: '/api' });
+  const { tokens, actions } = app.automation;
+  const token = (ctx: Context): ApiTokenInfo => {
+    const info = tokens.authenticate(ctx.get('authorization') || undefined);
+    ctx.state.apiToken = info;
+    return info;
+  };
+
+  router.get('/openapi.json', (ctx) => {
+    ctx.body = openApiDocument();
+  });
+  router.post('/v1/messages', async (ctx) => {
+    const who = token(ctx);
+    const body = await readJson(ctx);
+    const outcome = await actions.send(who, body.to, body.text);
+    ctx.status = outcome.status === 'held' ? 202 : 200;
+    ctx.body = outcome;
+  });
+  router.get('/v1/chats', async (ctx) => {
+    ctx.body = { chats: await actions.chats(token(ctx)) };
+  });
+  router.get('/v1/chats/:chat/messages', async (ctx) => {
+    const who = token(ctx);
+    ctx.body = await actions.messages(who, ctx.params.chat, ctx.query.limit);
+  });
+  router.post('/v1/prompts', async (ctx) => {
+    const who = token(ctx);
+    const body = await readJson(ctx);
+    const outcome = await actions.prompt(who, body.to, body.prompt);
+    ctx.status = outcome.status === 'held' ? 202 : 200;
+    ctx.body = outcome;
+  });
+  return router;
+}
+
+/** The routes the API serves, as OpenAPI writes them (`/api/v1/chats/{chat}/messages`): what openapi.json must describe. */
+export function servedApiRoutes(router: Router): Array<{ method: string; path: string }> {
+  return router.stack.flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((method) => ({ method: method.toLowerCase(), path: String(layer.path).replace(/:(\w+)/g, '{$1}') })));
+}
+
+/**
+ * Koa middleware for `/api/…`: the routes above, JSON errors (an unknown route is `API_NOT_FOUND`), one log line per
+ * request naming the token by name and id (never its secret). Other paths pass on.
+ */
+export function apiRoutes(app: OperatorPort) {
+  const router = apiRouter(app);
+  const routes = router.routes();
+  const log = app.log.child({ part: 'api' });
+  return async (ctx: Context, next: Next): Promise<void> => {
+    if (ctx.path !== '/api' && !ctx.path.startsWith('/api/')) return next();
+    try {
+      // Through PUBLIC_BASE_URL (workspace sites) the API does not exist.
+      if (ctx.state.hostKind !== 'local') throw new ApiError('API_NOT_FOUND', 404, 'there is no API here');
+      await routes(ctx as Parameters<typeof routes>[0], async () => undefined);
+      if (ctx.body === undefined) throw new ApiError('API_NOT_FOUND', 404, `no ${ctx.method} ${ctx.path} in the API: GET /api/openapi.json lists what there is`);
+    } catch (err) {
+      const failure = err instanceof ApiError ? err : undefined;
+      if (!failure) log.error({ err, path: ctx.path }, 'an API request failed');
+      ctx.status = failure?.status ?? 500;
+      ctx.body = { error: { code: failure?.code ?? 'API_INTERNAL', message: failure?.message ?? 'the bot failed on this request; its log says why' } };
+    }
+    const who = ctx.state.apiToken as ApiTokenInfo | undefined;
+    const code = (ctx.body as { error?: { code?: string } } | undefined)?.error?.code;
+    log.info({ method: ctx.method, path: ctx.path, status: ctx.status, ...(who ? { apiToken: who.name, apiTokenId: who.id } : {}), ...(code ? { code } : {}) }, `api: ${ctx.method} ${ctx.path} → ${ctx.status}`);
+  };
+}
+
+/**
+ * Reads a JSON object body of at most MAX_API_BODY_BYTES. Throws an ApiError: 400 for another content type or JSON
+ * that is not an object, 413 for a larger body.
+ */
+async function readJson(ctx: Context): Promise<Record<string, unknown>> {
+  if (!ctx.is('application/json')) throw new ApiError('API_BAD_REQUEST', 400, 'send the body as JSON (Content-Type: application/json)');
+  const tooLarge = () => new ApiError('API_BODY_TOO_LARGE', 413, `the body is larger than ${MAX_API_BODY_BYTES / 1024} KB`);
+  if (Number(ctx.get('content-length') || '0') > MAX_API_BODY_BYTES) {
+    ctx.set('Connection', 'close');
+    throw tooLarge();
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_API_BODY_BYTES) {
+      ctx.set('Connection', 'close');
+      throw tooLarge();
+    }
+    chunks.push(chunk);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks)));
+  } catch {
+    throw new ApiError('API_BAD_REQUEST', 400, 'the body is not valid JSON');
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new ApiError('API_BAD_REQUEST', 400, 'the body must be a JSON object');
+  return value as Record<string, unknown>;
+}
