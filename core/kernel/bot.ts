@@ -370,7 +370,7 @@ export class Bot {
   /** A vote on a poll sent to settle a question: a turn of the voter. */
   private answerVote(vote: PollVote, id: string, text: string, at: number): Promise<void> {
     const bot = this.botIds()[0] ?? '';
-    const message: IncomingMessage = { id, chatId: vote.chatId, senderId: vote.voterId, senderName: vote.voterName, isGroup: this.link.isGroup(vote.chatId), text, mentions: [], timestamp: at, quoted: { id: vote.pollId, senderId: bot, text: vote.question, fromBot: true } };
+    const message: IncomingMessage = { id, chatId: vote.chatId, senderId: vote.voterId, senderName: vote.voterName, isGroup: this.link.isGroup(vote.chatId), text, mentions: [], timestamp: at, quoted: { id: vote.pollId, senderId: bot, text: vote.question, fromBot: true }, noChatMessage: true };
     // The person at the console votes as the owner they are when they type.
     if (this.link.isOperator(vote.voterId)) message.fromOperator = true;
     return this.handle(message);

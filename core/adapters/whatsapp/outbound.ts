@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { generateMessageIDV2, type AnyMessageContent, type MiscMessageGenerationOptions, type proto, type WAMessage, type WAMessageKey } from '@whiskeysockets/baileys';
+import { generateMessageIDV2, isJidGroup, type AnyMessageContent, type MiscMessageGenerationOptions, type proto, type WAMessage, type WAMessageKey } from '@whiskeysockets/baileys';
 import type { Logger } from '../../services/log/logger.js';
 import type { OwnerNotifier } from '../../services/notices/owner-notifier.js';
 import { mimeFor } from '../../services/media/mime-type.js';
@@ -155,12 +155,19 @@ export class Outbound {
     }
   }
 
-  async react(chatId: string, messageId: string, emoji: string): Promise<void> {
+  async react(chatId: string, messageId: string, emoji: string, author?: string): Promise<void> {
     const socket = await this.connection.ready();
     const to = await this.identity.addressOf(chatId);
-    const key: WAMessageKey = this.received.get(`${chatId}|${messageId}`)?.key ?? this.sent.get(messageId)?.key ?? { remoteJid: to, id: messageId, fromMe: false };
+    const key: WAMessageKey = this.received.get(`${chatId}|${messageId}`)?.key ?? this.sent.get(messageId)?.key ?? { remoteJid: to, id: messageId, fromMe: false, ...(isJidGroup(to) && author ? { participant: this.participantOf(author) } : {}) };
     const reaction = await socket.sendMessage(to, { react: { text: emoji, key } });
     void this.resendStore?.add(reaction?.key?.id, chatId, reaction?.message);
+  }
+
+  /** A group member as a message key names them: by LID when known (WhatsApp's groups address members so now). */
+  private participantOf(author: string): string {
+    if (author.endsWith('@lid')) return author;
+    const alt = this.identity.altOf(author);
+    return alt?.endsWith('@lid') ? alt : author;
   }
 
   async sendMedia(chatId: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage> {

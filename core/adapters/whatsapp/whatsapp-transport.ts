@@ -162,8 +162,8 @@ export class WhatsAppTransport implements Transport {
     return this.outbound.editText(chatId, messageId, text);
   }
 
-  react(chatId: string, messageId: string, emoji: string): Promise<void> {
-    return this.outbound.react(chatId, messageId, emoji);
+  react(chatId: string, messageId: string, emoji: string, author?: string): Promise<void> {
+    return this.outbound.react(chatId, messageId, emoji, author);
   }
 
   sendMedia(chatId: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage> {

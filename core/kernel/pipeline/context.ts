@@ -90,7 +90,8 @@ class InboundContext implements MessageContext {
       }
       return sent;
     };
-    this.react = (emoji) => transport.react(chatId, message.id, emoji);
+    // A turn with no chat message of its own (a poll vote's turn, a scheduled one) has nothing to react to.
+    this.react = (emoji) => (message.scheduled || message.noChatMessage ? Promise.resolve() : transport.react(chatId, message.id, emoji, message.senderId));
     this.sendMedia = async (media: OutgoingMedia, options) => {
       await progress.current?.beforeSpeaking();
       return spaced(() => transport.sendMedia(chatId, media, { quotedId: options?.quote ? message.id : undefined, answers: message.senderId }));

@@ -145,6 +145,8 @@ export interface IncomingMessage {
    * just now, and there is no chat message of that id to quote or react to. Only the core sets it.
    */
   scheduled?: boolean;
+  /** No chat message has this turn's id (a poll vote's turn: the vote itself is not shown as a message): nothing to react to. */
+  noChatMessage?: boolean;
 }
 
 /** What a transport returns for a sent message, so it can be edited or quoted later. */

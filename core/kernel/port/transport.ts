@@ -139,7 +139,8 @@ export interface Transport {
   sendText(chatId: string, text: string, options?: SendOptions): Promise<SentMessage>;
   /** Edits a message the bot sent. Returns false when the transport cannot edit (the caller then sends anew). */
   editText(chatId: string, messageId: string, text: string): Promise<boolean>;
-  react(chatId: string, messageId: string, emoji: string): Promise<void>;
+  /** `author`: who wrote the message (a group's member): WhatsApp needs it to find a group message the transport no longer knows. */
+  react(chatId: string, messageId: string, emoji: string, author?: string): Promise<void>;
   sendMedia(chatId: string, media: OutgoingMedia, options?: SendOptions): Promise<SentMessage>;
   /**
    * Sends a poll. The transport keeps what it needs to read the votes (WhatsApp: the poll's secret, with the sent

@@ -29,6 +29,18 @@ describe('WhatsApp transport: group metadata cache (fake socket replaying Bailey
     expect(h.sockets.last.groupQueries).to.deep.equal([GROUP, GROUP]);
   });
 
+  it('a reaction to a group message it no longer holds names its author by LID, so WhatsApp finds the message', async () => {
+    // Alice wrote privately on her LID with her phone beside it: the pair is known.
+    h.sockets.last.deliver([waText('hi', { from: ALICE_LID, fromAlt: ALICE })]);
+    await h.transport.idle();
+    await h.transport.react(GROUP, 'OLD-GROUP-MSG', '👍', ALICE);
+    const keyOf = () => (h.sockets.last.sent.at(-1)!.content as { react: { key: Record<string, unknown> } }).react.key;
+    expect(keyOf()).to.include({ remoteJid: GROUP, id: 'OLD-GROUP-MSG', fromMe: false, participant: ALICE_LID });
+    // In a private chat a key has no participant.
+    await h.transport.react(ALICE, 'OLD-PRIVATE-MSG', '👍', ALICE);
+    expect(keyOf()).to.include({ id: 'OLD-PRIVATE-MSG' }).and.not.have.property('participant');
+  });
+
   it('stores the full metadata Baileys emits for every group when the list is dirty, without a query per group', async () => {
     const groups = Array.from({ length: 40 }, (_, i) => groupMeta(`1203630000000001${i.toString().padStart(2, '0')}@g.us`));
     h.sockets.last.ev.emit('groups.update', groups);
