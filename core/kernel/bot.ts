@@ -11,15 +11,11 @@ import type { BotConfig, PluginSection } from '../services/config/schema.js';
 import type { Settings } from '../services/config/settings.js';
 import type { Logger } from '../services/log/logger.js';
 import { logOnlyNotifier, type OwnerNotifier } from '../services/notices/owner-notifier.js';
-import { Bursts } from './pipeline/bursts.js';
 import { BurstTurns } from './pipeline/burst-turns.js';
 import { DeletedMessages } from './pipeline/deleted-messages.js';
 import { ChatQueue } from './pipeline/chat-queue.js';
-import { createContext, pluginView, type ContextDeps } from './pipeline/context.js';
-import { handledText } from './pipeline/filters.js';
+import type { ContextDeps } from './pipeline/context.js';
 import { boundDownloads } from './pipeline/media-bounds.js';
-import { keptAsWatched } from './pipeline/watched-chats.js';
-import { isMyDataCommand } from './pipeline/access-gate.js';
 import { AccessControl } from './access/access-control.js';
 import { accessFile } from './access/access-store.js';
 import { isBlocked, isOwnerId } from './plugin/access.js';
@@ -30,7 +26,6 @@ import { EffectGuard, type Reaction } from './guard/effect-guard.js';
 import { AutomationDesk } from './automation/desk.js';
 import { EFFECT_KINDS, policyOf } from './guard/policy.js';
 import { guardedTool, heldToolEffect, runHeldTool } from './guard/guarded-tools.js';
-import { messagePath } from './pipeline/message-path.js';
 import type { StatusSource } from './status/status-report.js';
 import { Jail } from '../services/jail/jail.js';
 import { KeyPool } from '../services/providers/key-pool.js';
@@ -44,14 +39,13 @@ import type { IncomingMessage, OutgoingMedia, PollVote, SentMessage } from './po
 import { userPart } from './port/ids.js';
 import { ChatChanges } from './bot/chat-changes.js';
 import { StartedMessages, type BotInitiatedSender } from './bot/started-messages.js';
+import { Intake } from './bot/intake.js';
 import { PluginHosts } from './bot/plugin-hosts.js';
 import { TransportLink } from './bot/transport-link.js';
 import { privateChatIdOf, type SessionState, type Transport } from './port/transport.js';
 import { CORE_CONFIG_KEYS } from '../services/config/config-file.js';
 import type { SectionRule } from './plugin/options.js';
 
-export { MAX_INBOUND_CHARS } from './pipeline/filters.js';
-export type { PluginFailure, PluginState } from './plugin/registry.js';
 
 export interface BotDeps {
   settings: Settings;
@@ -113,17 +107,13 @@ export class Bot {
   private readonly link: TransportLink;
   private readonly registry: PluginRegistry;
   private readonly queue: ChatQueue;
-  /** A sender's burst of free text (and what they send while it is answered) as one turn. */
-  private readonly bursts: Bursts;
+  /** Inbound messages: bursts, the per-chat queue, watched chats, the message path. */
+  private readonly intake: Intake;
   private readonly burstTurns: BurstTurns;
   /** Messages deleted for everyone (ids only): a later quote of one never brings it back. */
   private readonly deletedMessages: DeletedMessages;
   /** Deletes for everyone, edits and chat moves applied to what the bot kept. */
   private readonly changes: ChatChanges;
-  private readonly contextDeps: ContextDeps;
-  /** What ended turns still finish (see `afterTurns`). */
-  private readonly turnTails = new Set<Promise<void>>();
-  private pipeline: ((ctx: MessageContext) => Promise<void>) | undefined;
   /** Each plugin's host, stores, on/off listeners and sites. */
   private readonly hosts: PluginHosts;
   /** Messages the bot starts on its own: the recipient rule, then the outbox's pacing. */
@@ -158,13 +148,8 @@ export class Bot {
     const tellOwners = (text: string) => started!.tellOwners(text);
     // Made last, once every service a host hands out exists; the registry, the guard and the contexts ask for hosts.
     let hosts: PluginHosts | undefined;
+    let intake: Intake | undefined;
     const hostOf = (name: string) => hosts!.host(name);
-    this.bursts = new Bursts({
-      windowMs: () => this.configValue.conversation.debounceMs ?? this.link.transport?.defaultDebounceMs ?? 0,
-      joinable: (message) => joinsBursts(message, this.configValue.prefix),
-      queue: (chatId, take) => this.queue.push(chatId, () => this.process(take())),
-      merged: (chatId, messages, turnId) => void this.burstTurns.note(chatId, messages, turnId),
-    });
     this.burstTurns = new BurstTurns(deps.settings.dataDir);
     this.privacy.register(this.burstTurns.privacyParticipant());
     this.deletedMessages = new DeletedMessages(deps.settings.dataDir);
@@ -180,7 +165,6 @@ export class Bot {
       redeliver: (message) => this.handle(message),
     });
     this.privacy.register(this.access.privacyParticipant());
-    this.changes = new ChatChanges({ queue: this.queue, bursts: this.bursts, privacy: this.privacy, burstTurns: this.burstTurns, deletedMessages: this.deletedMessages, link: this.link, log: deps.log });
     this.registry = new PluginRegistry({
       plugins: deps.plugins,
       capabilities: deps.capabilities,
@@ -188,7 +172,7 @@ export class Bot {
       config,
       failures: this.failures,
       host: hostOf,
-      view: (ctx, name) => this.view(ctx, name),
+      view: (ctx, name) => intake!.view(ctx, name),
       coreRule: corePluginRule,
     });
     this.ai = deps.createAi(
@@ -197,7 +181,7 @@ export class Bot {
       // Only a core plugin's (the owner's profiles and money rules); no installed plugin can set them.
       () => this.registry.active().find((s) => s.instance?.turnPolicy && corePluginRule(s.plugin))?.instance?.turnPolicy,
     );
-    this.contextDeps = {
+    const contexts: ContextDeps = {
       config,
       log: deps.log,
       ai: this.ai,
@@ -236,6 +220,11 @@ export class Bot {
       ...{ notices: this.notices, privacy: this.privacy, jail: this.jail, audioKeys: this.audioKeys, access: this.access, registry: this.registry, link: this.link, effects: this.effects, started },
       promptAs: (chatId, senderId, text, system, hidden) => this.promptAs(chatId, senderId, text, system, hidden),
     });
+    this.intake = intake = new Intake({
+      ...{ config, log: deps.log, queue: this.queue, link: this.link, registry: this.registry, capabilities: this.capabilities, access: this.access, effects: this.effects },
+      ...{ events: this.automation.events, burstTurns: this.burstTurns, deletedMessages: this.deletedMessages, contexts, started, fallback: FALLBACK_PLUGIN },
+    });
+    this.changes = new ChatChanges({ queue: this.queue, bursts: intake.bursts, privacy: this.privacy, burstTurns: this.burstTurns, deletedMessages: this.deletedMessages, link: this.link, log: deps.log });
     this.registry.registerConfigSections(CORE_CONFIG_KEYS);
     this.registry.registerCapabilities();
     // A tool call held for the owner runs, once approved, as its person in its chat (with the tools they have there).
@@ -309,10 +298,6 @@ export class Bot {
   /** The host services handed to a plugin's setup (and seen as `ctx.host` by its handlers and tools). */
   host(name: string): PluginHost {
     return this.hosts.host(name);
-  }
-
-  private view(ctx: MessageContext, name: string): MessageContext {
-    return pluginView(this.contextDeps, ctx, name);
   }
 
   /** Starts every plugin in load order (see PluginRegistry.start): failures and clashes stay off, the rest go on. */
@@ -391,7 +376,7 @@ export class Bot {
    */
   drain(timeoutMs: number): Promise<number> {
     this.link.stoppingNow();
-    this.bursts.flushAll();
+    this.intake.bursts.flushAll();
     return this.queue.drain(timeoutMs);
   }
 
@@ -413,11 +398,11 @@ export class Bot {
 
   /** Resolves when no message is being handled. */
   async idle(): Promise<void> {
-    await this.bursts.settled();
+    await this.intake.bursts.settled();
     await this.queue.idle();
     await this.ai.idle?.();
     // The status messages of long turns take their last state.
-    while (this.turnTails.size) await Promise.all([...this.turnTails]);
+    await this.intake.turnsSettled();
   }
 
   /**
@@ -432,12 +417,6 @@ export class Bot {
     await domainFor(this.settings.dataDir).whenIdle();
   }
 
-  /** Work a turn leaves running after it ends (the last edit of its status message), waited for by `idle()`. */
-  private afterTurns(work: Promise<void>): void {
-    const tail = work.catch((err: unknown) => this.log.warn({ err }, 'the status message of a long answer could not take its last state')).finally(() => this.turnTails.delete(tail));
-    this.turnTails.add(tail);
-  }
-
   /**
    * Handles one inbound message. Messages of one chat are handled strictly in order; different chats in parallel; a
    * sender's burst of free text within `conversation.debounceMs` is one turn (pipeline/bursts). Never rejects: a
@@ -447,56 +426,13 @@ export class Bot {
     boundDownloads(message, (kind) => Math.floor(this.configValue.media.maxDownloadMB[kind] * 1024 * 1024));
     // The move is finished first, so the message's own writes never race it. (It never rejects.)
     const movedFrom = this.changes.unfinishedMoveTo(message.chatId);
-    if (movedFrom) return this.moveChat(movedFrom, message.chatId).then(() => this.bursts.offer(message));
-    return this.bursts.offer(message);
-  }
-
-  /** Not async: the queue calls it inside a `then`, where a throw is a rejection; the pipeline's promise is handed on. */
-  private process(message: IncomingMessage): Promise<void> | undefined {
-    // A chat the owner watches read-only: its watchers keep the message, and the bot says nothing there.
-    // A person's `.mydata` in their own private chat is their right even there (what the bot keeps about them).
-    const myData = !message.isGroup && !message.fromMe && isMyDataCommand(message.text.trim(), this.configValue.prefix);
-    if (!myData && this.registry.active().some((s) => s.instance?.watch)) {
-      return keptAsWatched(message, this.registry, this.link.ownIds(), this.log, this.capabilities).then((kept) => (kept ? undefined : this.processUnwatched(message)));
-    }
-    return this.processUnwatched(message);
-  }
-
-  private processUnwatched(message: IncomingMessage): Promise<void> | undefined {
-    // The owner typing on the phone (not the bot): that chat is theirs for a while; nothing is answered.
-    if (message.fromMe) return this.access.ownerTyped(message);
-    this.effects.noteWrote(message.chatId);
-    this.automation.events.emit('message.received', { chat: message.chatId, sender: message.senderId, id: message.id, text: message.text, ...(message.media ? { media: message.media.kind } : {}) });
-    const text = handledText(message, this.log);
-    if (text === undefined) return undefined;
-    // A quote of a message deleted for everyone reaches the plugins without its words or media.
-    if (message.quoted) return this.deletedMessages.mark(message.chatId, message.quoted).then((quoted) => this.run({ ...message, quoted }, text));
-    return this.run(message, text);
-  }
-
-  private run(message: IncomingMessage, text: string): Promise<void> {
-    const ctx = this.createContext(message, text);
-    this.pipeline ??= this.composePipeline();
-    return this.pipeline(ctx);
+    if (movedFrom) return this.moveChat(movedFrom, message.chatId).then(() => this.intake.offer(message));
+    return this.intake.offer(message);
   }
 
   /** The context of one inbound message (see pipeline/context). */
   private createContext(message: IncomingMessage, rawText: string): MessageContext {
-    return createContext(this.contextDeps, this.link.require(), message, rawText);
-  }
-
-  private composePipeline(): (ctx: MessageContext) => Promise<void> {
-    return messagePath({
-      config: () => this.configValue,
-      access: this.access,
-      registry: this.registry,
-      capabilities: this.capabilities,
-      transport: () => this.link.transport,
-      view: (ctx, name) => this.view(ctx, name),
-      answersFreeText: () => this.registry.active().some((s) => s.plugin === FALLBACK_PLUGIN),
-      paced: (chatId, send, signal) => this.started.paced(chatId, send, signal),
-      after: (work) => this.afterTurns(work),
-    });
+    return this.intake.context(message, rawText);
   }
 
   /** A text the bot starts (not a reply in the chat that asked): see `StartedMessages.text`. */
@@ -552,16 +488,4 @@ export class Bot {
     // A tool that declares an effect kind asks the guard at each call.
     return toolsFor(this.registry, this.capabilities, ctx, this.log).map((tool) => guardedTool(tool, this.effects));
   }
-}
-
-/**
- * Free text or a photo that may wait for the sender's next lines or photos (an album arrives as one message per
- * photo): not the owner's own typing, no other media, not a command (the prefix or a `/` literal, also after a
- * leading @mention, also as a photo's caption).
- */
-function joinsBursts(message: IncomingMessage, prefix: string): boolean {
-  if (message.fromMe || (message.media && message.media.kind !== 'image')) return false;
-  const text = message.text.replace(/^(\s*@\d+)+/, '').trimStart();
-  if (text.startsWith(prefix) || text.startsWith('/')) return false;
-  return Boolean(text) || Boolean(message.media);
 }
