@@ -182,4 +182,17 @@ describe('WhatsApp on the wire, round 4 (real socket, people with their own Sign
     // Each went to the upload path of its kind, as WhatsApp's media hosts expect.
     expect([...server.mediaUploads.values()].map((u) => u.path.split('/').slice(0, 3).join('/'))).to.deep.equal(['/mms/image', '/mms/audio', '/mms/document', '/mms/image']);
   });
+
+  it('a text with a link goes without a preview card: Baileys is not asked to fetch the page, and logs no failed preview', async () => {
+    l = await linkOnWire();
+    const ann = l.server.person('15551230008', '155512300080001');
+    // The kind of address Baileys makes previews for (https, a named host); .example never resolves.
+    const text = 'the shop: https://kettle-shop.example/kettles';
+    const sent = await l.transport.sendText(ann.phoneJid, text);
+    const copy = await l.server.waitForSent((s) => s.id === sent.id && [ann.user, ann.lid].includes(s.device.split('@')[0].split(':')[0]));
+    expect(textOf(copy.message)).to.equal(text);
+    const ext = copy.message.extendedTextMessage;
+    expect([ext?.matchedText, ext?.title, ext?.jpegThumbnail].map((v) => v ?? undefined)).to.deep.equal([undefined, undefined, undefined]);
+    expect(l.messages().filter((m) => m.includes('url generation failed'))).to.deep.equal([]);
+  });
 });
