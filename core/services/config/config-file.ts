@@ -9,6 +9,7 @@ import { DEFAULT_SENDING_LIMITS } from '../sending/outbox.js';
 import { DEFAULT_MAX_ANSWER_CHARS } from '../sending/split-message.js';
 import { writeFileAtomicSafe } from '../store/atomic.js';
 import { configSchema, type BotConfig } from './schema.js';
+import { compiledValidator } from './compiled-validator.js';
 
 /** Thrown for a config.json that is not JSON or does not fit the schema; the message names file, field, reason. */
 
@@ -33,8 +34,9 @@ export function projectRoot(): string {
 
 // validateSchema off: the schemas are TypeBox's (well-formed by construction); checking each against the JSON
 // Schema meta-schema compiled that meta-schema in every ajv instance and was most of the start-up's validation cost.
-const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false, useDefaults: false });
-const validateSchema = ajv.compile(configSchema);
+// Compiled once and remembered between starts (compiledValidator): the schema is the largest a start validates with.
+const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false, useDefaults: false, code: { source: true } });
+const validateSchema = compiledValidator(ajv, configSchema);
 
 function describe(error: ErrorObject): string {
   const field = error.instancePath ? error.instancePath.slice(1).replace(/\//g, '.') : '(top level)';
