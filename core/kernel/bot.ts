@@ -17,7 +17,7 @@ import { ChatQueue } from './pipeline/chat-queue.js';
 import type { ContextDeps } from './pipeline/context.js';
 import { boundDownloads } from './pipeline/media-bounds.js';
 import { AccessControl } from './access/access-control.js';
-import { accessFile } from './access/access-store.js';
+import { accessDocument } from './access/access-store.js';
 import { isBlocked, isOwnerId } from './plugin/access.js';
 import { PluginRegistry, type PluginFailure, type PluginState } from './plugin/registry.js';
 import type { AiService, MessageContext, Plugin, PluginHost, SiteDeclaration, Tool } from './plugin/types.js';
@@ -157,7 +157,7 @@ export class Bot {
     this.polls = new PollBook(deps.settings.dataDir);
     this.privacy.register(this.polls.privacyParticipant());
     this.access = new AccessControl({
-      file: accessFile(deps.settings.dataDir),
+      file: accessDocument(deps.settings.dataDir),
       config,
       log: deps.log.child({ part: 'access' }),
       histories: deps.histories,

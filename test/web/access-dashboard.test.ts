@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
+import { storedDocuments } from '../helpers/disk-text.js';
 import path from 'node:path';
 import { emptyAccess } from '../../core/kernel/access/access-store.js';
 import pingPlugin from '../../plugins/ping/index.js';
@@ -29,9 +30,8 @@ describe('dashboard access view (HTTP)', function () {
   };
   const state = async () => {
     await w.t.app.bot.access.flush();
-    // No file yet: nothing was ever decided.
-    const text = await readFile(path.join(w.t.dir, 'data', 'access', 'state.json'), 'utf8').catch(() => JSON.stringify(emptyAccess()));
-    return JSON.parse(text);
+    // Kept in the store database (the core's access document); none yet: nothing was ever decided.
+    return (storedDocuments(path.join(w.t.dir, 'data'), 'core', 'access')[''] ?? emptyAccess()) as any;
   };
   /** A stranger writes privately (shipped access.mode "pairing"); returns the pairing code they were given. */
   const strangerWrites = async (text: string, senderName?: string, senderId = STRANGER) => {

@@ -7,6 +7,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import pingPlugin from '../../plugins/ping/index.js';
 import { FakeGateway } from '../fakes/openai-gateway.js';
 import { ROOT } from '../helpers/checkout.js';
+import { storedDocuments } from '../helpers/disk-text.js';
 import { SHIPPED_RULES } from './access-helpers.js';
 import { overflowsHorizontally, seriousA11yViolations, sharedBrowser } from './browser.js';
 import { startWebTest, TOKEN, type WebTest } from './web-helpers.js';
@@ -29,7 +30,8 @@ describe('dashboard access view in headless Chromium', function () {
 
   const state = async () => {
     await w.t.app.bot.access.flush();
-    return JSON.parse(await readFile(path.join(w.t.dir, 'data', 'access', 'state.json'), 'utf8'));
+    // Kept in the store database (the core's access document).
+    return storedDocuments(path.join(w.t.dir, 'data'), 'core', 'access')[''] as any;
   };
 
   before(async () => {

@@ -3,7 +3,7 @@ import type { AccessMode } from '../../core/operator.js';
 import { html, type SafeHtml } from '../html.js';
 import { formatTime, timeTag } from '../format.js';
 
-/** What the access view shows: the rules from config.json and what the owners decided (data/access/state.json). */
+/** What the access view shows: the rules from config.json and what the owners decided (the access document of the store database). */
 export interface AccessViewData {
   mode: AccessMode;
   groupsPolicy: 'allowlist' | 'open';

@@ -4,9 +4,8 @@ import type { Logger } from '../../api/logger.js';
 import { userPart } from '../port/ids.js';
 import type { HistoryStore } from '../../services/store/history.js';
 import { isPrivateChatOf, writtenBy, type PrivacyParticipant } from '../../services/store/privacy.js';
-import type { JsonFile } from '../../services/store/json-file.js';
 import type { IncomingMessage } from '../port/message.js';
-import type { AccessDocument, Activation, PairingRequest } from './access-store.js';
+import type { AccessDocument, AccessDocumentStore, Activation, PairingRequest } from './access-store.js';
 import { MAX_PERSONA_CHARS } from '../../api/errors.js';
 
 /** A pairing code is good for this long. */
@@ -20,7 +19,7 @@ const CODE_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
 const CODE_LENGTH = 8;
 
 export interface AccessControlDeps {
-  file: JsonFile<AccessDocument>;
+  file: AccessDocumentStore;
   config: () => BotConfig;
   log: Logger;
   histories: HistoryStore;
@@ -39,7 +38,7 @@ const userOf = (id: string) => userPart(id);
 /**
  * Who the bot answers and how, as the owners decide it in chats and on the dashboard: pairing of strangers (codes,
  * held messages, approvals), groups an owner opened (`.activation`), a persona per chat, and chats paused because
- * the owner took them over from the phone. Everything is kept in `data/access/state.json`; reads are synchronous
+ * the owner took them over from the phone. Everything is kept in the store database (`core` access); reads are synchronous
  * (asked for every message) once `load()` has run.
  */
 export class AccessControl {
@@ -349,6 +348,8 @@ export class AccessControl {
           }
         }
         await this.save();
+        await this.flush();
+        this.deps.file.erase();
         return removed;
       },
       // A private chat known by another id from now on (WhatsApp: its LID, then its phone): its persona and a pause

@@ -1,6 +1,7 @@
-import path from 'node:path';
-import { JsonFile } from '../../services/store/json-file.js';
+import { Type } from '@sinclair/typebox';
+import { PluginStores } from '../../services/store/plugin-store.js';
 import type { DataSchema } from '../../services/store/schemas.js';
+import { Store } from '../../services/store/store-declarations.js';
 
 /** How the bot takes part in a group an owner opened (`.activation`). */
 export type Activation = 'mention' | 'always' | 'off';
@@ -33,7 +34,7 @@ interface Stamp {
   at: number;
 }
 
-/** `data/access/state.json`: everything the owners decided in chats or on the dashboard about who and how. */
+/** The access document: everything the owners decided in chats or on the dashboard about who and how. */
 export interface AccessDocument {
   /** Senders an owner approved (user part of the id: digits). */
   approved: Array<{ id: string; name?: string } & Stamp>;
@@ -84,7 +85,23 @@ export const ACCESS_SCHEMA: DataSchema = {
 
 export const emptyAccess = (): AccessDocument => ({ approved: [], pending: [], groups: {}, personas: {}, paused: {} });
 
-/** The access document on disk (atomic writes, checked on load; a bad file is set aside and the bot starts closed-empty). */
-export function accessFile(dataDir: string): JsonFile<AccessDocument> {
-  return new JsonFile(path.join(dataDir, 'access', 'state.json'), emptyAccess, { schema: ACCESS_SCHEMA });
+/**
+ * The access document as the core declares it (`core` namespace of the store database). Earlier versions kept it in
+ * `data/access/state.json`: taken in once at the first start, then kept aside under `data/migrated/`.
+ */
+export const ACCESS_STORE = Store.doc('access', Type.Unsafe<AccessDocument>(ACCESS_SCHEMA.schema), emptyAccess, { path: 'access/state.json', title: ACCESS_SCHEMA.name });
+
+/** The access document kept (checked on load; a bad one is set aside and the bot starts closed-empty). */
+export interface AccessDocumentStore {
+  get(): Promise<AccessDocument>;
+  update(change: (doc: AccessDocument) => AccessDocument | void): Promise<AccessDocument>;
+  /** Resolves once every change is in the store database; rejects when one cannot be written (it is retried). */
+  flush(): Promise<void>;
+  /** After a person's delete was flushed: what it took leaves every file (the WAL, the earlier file kept aside). */
+  erase(): void;
+}
+
+/** The access document of a data folder, in its store database. */
+export function accessDocument(dataDir: string): AccessDocumentStore {
+  return new PluginStores('core', dataDir, [ACCESS_STORE]).document(ACCESS_STORE);
 }

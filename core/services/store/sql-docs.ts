@@ -305,6 +305,14 @@ export class SqlDoc<T> implements Unsaved {
     while (this.writing) await this.writing;
   }
 
+  /**
+   * What a person's delete took from the documents of this kind (written already: after `flush`) leaves every file:
+   * the WAL, and the copies of the earlier files kept aside.
+   */
+  erase(): void {
+    this.docs.erased();
+  }
+
   /** Deletes the document (the next `get` starts from `initial`), gone from the WAL too. */
   async remove(): Promise<void> {
     await this.pendingUpdate;

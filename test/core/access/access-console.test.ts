@@ -4,6 +4,7 @@ import path from 'node:path';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { startLiveChat } from '../../helpers/live-chat.js';
 import { runChat, shippedExample, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { storedDocuments } from '../../helpers/disk-text.js';
 
 const OPERATOR = '10000000001';
 const STRANGER = '62811111111';
@@ -81,7 +82,7 @@ describe('who is answered, and as whom (console)', function () {
       await chat.waitForLine(/^bot> model: now I am in$/);
       chat.child.stdin.end();
       expect((await chat.exited).code).to.equal(0);
-      const state = JSON.parse(await readFile(path.join(dir, 'data', 'access', 'state.json'), 'utf8'));
+      const state = storedDocuments(path.join(dir, 'data'), 'core', 'access')[''] as any;
       expect(state.approved.map((a: { id: string }) => a.id)).to.deep.equal([STRANGER]);
       expect(state.pending).to.deep.equal([]);
     }));
@@ -164,7 +165,7 @@ describe('who is answered, and as whom (console)', function () {
       'bot> Activation here: off: I stay quiet here (I still keep the conversation as context). Owners change it with .activation mention|always|off.',
     ]);
     expect(userTexts(gw).map((t) => t.replace(/^.*?: /, ''))).to.deep.equal(['mentioned now', 'no mention needed']);
-    const state = JSON.parse(await readFile(path.join(dir, 'data', 'access', 'state.json'), 'utf8'));
+    const state = storedDocuments(path.join(dir, 'data'), 'core', 'access')[''] as any;
     expect(state.groups['team@g.us'].mode).to.equal('off');
   });
 

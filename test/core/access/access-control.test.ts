@@ -1,12 +1,14 @@
 import { expect } from 'chai';
 import { rm } from 'node:fs/promises';
 import { AccessControl, MAX_HELD_MESSAGES, MAX_PENDING_REQUESTS, PAIRING_CODE_TTL_MS } from '../../../core/kernel/access/access-control.js';
-import { accessFile } from '../../../core/kernel/access/access-store.js';
+import { accessDocument } from '../../../core/kernel/access/access-store.js';
 import { withDefaults } from '../../../core/services/config/config-file.js';
 import { createLogger } from '../../../core/services/log/logger.js';
 import { HistoryStore } from '../../../core/services/store/history.js';
 import type { IncomingMessage } from '../../../core/kernel/port/message.js';
 import { tempDir } from '../../helpers/checkout.js';
+import { closeDatabase } from '../../../core/services/store/database.js';
+import { everyFileText } from '../../helpers/disk-text.js';
 
 describe('pairing rules (AccessControl)', () => {
   let dir: string;
@@ -23,7 +25,7 @@ describe('pairing rules (AccessControl)', () => {
     told = [];
     redelivered = [];
     access = new AccessControl({
-      file: accessFile(dir),
+      file: accessDocument(dir),
       config: () => withDefaults({}),
       log: createLogger({ level: 'silent' }),
       histories: new HistoryStore(dir, 50),
@@ -90,5 +92,36 @@ describe('pairing rules (AccessControl)', () => {
     await access.ownerTyped({ ...from('628100', '.bot off'), fromMe: true });
     now += 365 * 24 * 3600_000;
     expect(access.pausedUntil('628100@s.whatsapp.net')).to.equal(null);
+  });
+});
+
+describe('the access document in the store database', () => {
+  it("a person's delete leaves their persona and pairing request in no file of the data folder; the others' stay", async () => {
+    const dir = await tempDir('wabot-access-');
+    const log = createLogger({ level: 'silent' });
+    const open = () =>
+      new AccessControl({ file: accessDocument(dir), config: () => withDefaults({}), log, histories: new HistoryStore(dir, 50), tellOwners: async () => undefined, redeliver: async () => undefined });
+    try {
+      const access = open();
+      await access.load();
+      const ana = '628100@s.whatsapp.net';
+      await access.setPersona(ana, 'ana-persona-words', 'owner');
+      await access.setPersona('628200@s.whatsapp.net', 'budi-persona-words', 'owner');
+      await access.holdStranger({ id: 'm1', chatId: ana, senderId: ana, isGroup: false, text: 'ana-held-words', mentions: [], timestamp: Date.now() });
+      await access.flush();
+      expect(await everyFileText(dir, 'latin1')).to.include('ana-persona-words').and.include('ana-held-words');
+      expect(await access.privacyParticipant().deleteFor!([ana])).to.equal(2);
+      const onDisk = await everyFileText(dir, 'latin1');
+      expect(onDisk).not.to.include('ana-persona-words').and.not.to.include('ana-held-words');
+      expect(onDisk).to.include('budi-persona-words');
+      // Kept across a reopen (the database, not memory).
+      const again = open();
+      await again.load();
+      expect(again.persona('628200@s.whatsapp.net')).to.equal('budi-persona-words');
+      expect(again.persona(ana)).to.equal(undefined);
+    } finally {
+      closeDatabase(dir);
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
