@@ -2,7 +2,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { secretForms, type Logger } from '../../core/index.js';
-import { boundedFetch } from './bounded-fetch.js';
+import { boundedFetch, MAX_MCP_MESSAGE_BYTES } from './bounded-fetch.js';
+import { LineBuffer } from './line-buffer.js';
 import type { McpServerEntry } from './mcp-config.js';
 import { framedResult, type ToolResult } from './results.js';
 
@@ -23,13 +24,14 @@ const STDERR_TAIL = 400;
  * without MCP servers should not pay.
  */
 async function loadSdk() {
-  const [client, stdio, http, types] = await Promise.all([
+  const [client, stdio, http, types, shared] = await Promise.all([
     import('@modelcontextprotocol/sdk/client/index.js'),
     import('@modelcontextprotocol/sdk/client/stdio.js'),
     import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
     import('@modelcontextprotocol/sdk/types.js'),
+    import('@modelcontextprotocol/sdk/shared/stdio.js'),
   ]);
-  return { Client: client.Client, StdioClientTransport: stdio.StdioClientTransport, StreamableHTTPClientTransport: http.StreamableHTTPClientTransport, ErrorCode: types.ErrorCode, McpError: types.McpError };
+  return { Client: client.Client, StdioClientTransport: stdio.StdioClientTransport, StreamableHTTPClientTransport: http.StreamableHTTPClientTransport, ErrorCode: types.ErrorCode, McpError: types.McpError, deserializeMessage: shared.deserializeMessage };
 }
 type Sdk = Awaited<ReturnType<typeof loadSdk>>;
 let sdkLoading: Promise<Sdk> | undefined;
@@ -71,6 +73,10 @@ export class McpServerLink {
   private stopped = false;
   private stderrTail = '';
   private nextRetryAt = 0;
+  /** Set when the running server's message passed the bound (the connection is then closed). */
+  private cutOff = false;
+  /** The running stdio server's process id (none over HTTP). */
+  private serverPid: () => number | null = () => null;
   /** The entry's env and header values (see `hide`). */
   private readonly secrets: string[];
 
@@ -105,12 +111,19 @@ export class McpServerLink {
     return this.connect();
   }
 
-  private transport({ StdioClientTransport, StreamableHTTPClientTransport }: Sdk): Transport {
+  private transport({ StdioClientTransport, StreamableHTTPClientTransport, deserializeMessage }: Sdk): Transport {
     const { entry } = this;
     // Each message the server sends is bounded by the bytes received (see bounded-fetch.ts).
     if (entry.url) return new StreamableHTTPClientTransport(new URL(entry.url), { requestInit: { headers: entry.headers ?? {} }, fetch: boundedFetch(entry.name) });
-    // Only what the entry names (the SDK adds PATH, HOME, USER, LOGNAME, SHELL, TERM): never the bot's keys.
-    const stdio = new StdioClientTransport({ command: entry.command!, args: entry.args ?? [], env: { ...(entry.env ?? {}) }, cwd: entry.cwd, stderr: 'pipe' });
+    // Only what the entry names (the SDK adds PATH, HOME, USER, LOGNAME, SHELL, TERM): never the bot's keys. Each line
+    // (one message) is bounded as over HTTP: past the bound the SDK drops what it buffered and closes the server,
+    // so a server printing an endless line costs at most the bound, and is restarted.
+    const stdio = new StdioClientTransport({ command: entry.command!, args: entry.args ?? [], env: { ...(entry.env ?? {}) }, cwd: entry.cwd, stderr: 'pipe', maxBufferSize: MAX_MCP_MESSAGE_BYTES });
+    this.serverPid = () => stdio.pid;
+    // The SDK's reader joins all it holds at every chunk (quadratic in a long line): ours joins once per line.
+    const reader = stdio as unknown as { _readBuffer?: unknown };
+    if (!reader._readBuffer) throw new Error('the MCP SDK changed its stdio reader; the bound on a server\'s lines cannot be set');
+    reader._readBuffer = new LineBuffer(MAX_MCP_MESSAGE_BYTES, deserializeMessage);
     stdio.stderr?.on('data', (chunk: Buffer) => {
       this.stderrTail = (this.stderrTail + chunk.toString()).slice(-STDERR_TAIL);
     });
@@ -129,10 +142,27 @@ export class McpServerLink {
       return;
     }
     const client = new loaded.Client({ name: 'wa-assistant-bot', version: '1.0.0' });
+    this.cutOff = false;
     client.onclose = () => {
-      if (this.client === client) this.lost('it exited or closed the connection');
+      if (this.client === client) this.lost(this.cutOff ? this.cutOffReason() : 'it exited or closed the connection');
     };
-    client.onerror = (err) => this.log.debug({ server: this.name, err: this.hide(err.message) }, 'MCP server transport error');
+    client.onerror = (err) => {
+      // The SDK's stdio reader past its bound (maxBufferSize): it closes the server; calls waiting on it fail saying why.
+      if (/ReadBuffer exceeded maximum size/.test(err.message) && !this.cutOff) {
+        this.cutOff = true;
+        this.log.warn({ server: this.name, bound: MAX_MCP_MESSAGE_BYTES }, `MCP server "${this.name}" ${this.cutOffReason()}; it is closed and restarted`);
+        // Stopped at once: the SDK would first wait up to 2 s for it to exit, reading (and dropping) all it writes.
+        const pid = this.serverPid();
+        if (pid) {
+          try {
+            process.kill(pid, 'SIGTERM');
+          } catch {
+            // Gone already.
+          }
+        }
+      }
+      this.log.debug({ server: this.name, err: this.hide(err.message) }, 'MCP server transport error');
+    };
     // Starting and listing tools are bounded: a server that hangs at start is restarted, not waited on.
     const timeout = this.entry.startTimeoutMs;
     try {
@@ -210,7 +240,7 @@ export class McpServerLink {
       return this.hide(framedResult(this.name, tool, result));
     } catch (err) {
       const loaded = await sdk();
-      const reason = this.hide(describe(err, this.entry, loaded));
+      const reason = this.cutOff ? this.cutOffReason() : this.hide(describe(err, this.entry, loaded));
       this.log.warn({ server: this.name, tool, reason }, `MCP tool "${tool}" of "${this.name}" failed: ${reason}`);
       if (mcpErrorCode(err, loaded) === 'timeout') {
         void this.checkAlive(client);
@@ -218,6 +248,10 @@ export class McpServerLink {
       }
       return `The tool "${tool}" of the MCP server "${this.name}" failed: ${reason}.`;
     }
+  }
+
+  private cutOffReason(): string {
+    return `sent a message larger than ${MAX_MCP_MESSAGE_BYTES / (1024 * 1024)} MB; it was cut off unread`;
   }
 
   /** After a timed-out call: a server that no longer answers a ping is hung, and is restarted. */
