@@ -1,13 +1,16 @@
-import { createDecipheriv } from 'node:crypto';
+import { createDecipheriv, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import {
+  aesDecryptCTR,
   aesDecryptGCM,
+  aesEncryptCTR,
   aesEncryptGCM,
   Curve,
   decodeBinaryNode,
+  derivePairingCodeKey,
   encodeBinaryNode,
   getBinaryNodeChild,
   getBinaryNodeChildBuffer,
@@ -262,8 +265,13 @@ class Session {
       if (node.attrs.type === 'set' && getBinaryNodeChild(node, 'list')) return (this.server.takeUpload(node), answer());
       if (child?.tag === 'key') return answer([{ tag: 'list', attrs: {}, content: await this.server.bundles(getBinaryNodeChildren(child, 'user').map((u) => u.attrs.jid)) }]);
     }
+    if (node.attrs.xmlns === 'md' && child?.tag === 'link_code_companion_reg' && child.attrs.stage === 'companion_finish') {
+      answer();
+      return this.finishCode(child);
+    }
     if (node.attrs.xmlns === 'md' && child?.tag === 'link_code_companion_reg') {
       // A pairing code asked for: WhatsApp pushes it to the phone and answers with the code's reference.
+      this.codeRequest = { wrappedCompanionEphemeral: getBinaryNodeChildBuffer(child, 'link_code_pairing_wrapped_companion_ephemeral_pub')! };
       this.server.notePairingRequest(child.attrs.jid);
       return answer([{ tag: 'link_code_companion_reg', attrs: {}, content: [{ tag: 'link_code_pairing_ref', attrs: {}, content: Buffer.from('pairing-ref-1') }] }]);
     }
@@ -284,14 +292,64 @@ class Session {
     answer();
   }
 
+  private codeRequest: { wrappedCompanionEphemeral: Uint8Array } | undefined;
+  private codeExchange: { companionShared: Uint8Array; primaryIdentity: { private: Uint8Array; public: Uint8Array }; user: string; lid: string } | undefined;
+
+  /**
+   * The person types the pairing code on their phone: the phone unwraps the companion's ephemeral key with the code
+   * and answers with its own (wrapped the same way) and its identity key, as WhatsApp relays it.
+   */
+  async typeCode(code: string, user: string, lid: string): Promise<void> {
+    const wrapped = Buffer.from(this.codeRequest!.wrappedCompanionEphemeral);
+    const companionEphemeral = aesDecryptCTR(wrapped.subarray(48, 80), await derivePairingCodeKey(code, wrapped.subarray(0, 32)), wrapped.subarray(32, 48));
+    const primaryEphemeral = Curve.generateKeyPair();
+    const primaryIdentity = Curve.generateKeyPair();
+    this.codeExchange = { companionShared: Curve.sharedKey(primaryEphemeral.private, companionEphemeral), primaryIdentity, user, lid };
+    const salt = randomBytes(32);
+    const iv = randomBytes(16);
+    const wrappedPrimary = Buffer.concat([salt, iv, aesEncryptCTR(primaryEphemeral.public, await derivePairingCodeKey(code, salt), iv)]);
+    this.send({
+      tag: 'notification',
+      attrs: { from: 's.whatsapp.net', type: 'link_code_companion_reg', id: 'link-code-1', t: now() },
+      content: [
+        {
+          tag: 'link_code_companion_reg',
+          attrs: { stage: 'primary_hello' },
+          content: [
+            { tag: 'link_code_pairing_ref', attrs: {}, content: Buffer.from('pairing-ref-1') },
+            { tag: 'primary_identity_pub', attrs: {}, content: Buffer.from(primaryIdentity.public) },
+            { tag: 'link_code_pairing_wrapped_primary_ephemeral_pub', attrs: {}, content: wrappedPrimary },
+          ],
+        },
+      ],
+    });
+  }
+
+  /** companion_finish: the phone opens the key bundle, derives the ADV secret both sides now share, and pairs. */
+  private finishCode(finish: BinaryNode): void {
+    const x = this.codeExchange!;
+    const bundle = Buffer.from(getBinaryNodeChildBuffer(finish, 'link_code_pairing_wrapped_key_bundle')!);
+    const companionIdentity = Buffer.from(getBinaryNodeChildBuffer(finish, 'companion_identity_public')!);
+    const key = hkdf(Buffer.from(x.companionShared), 32, { salt: bundle.subarray(0, 32), info: 'link_code_pairing_key_bundle_encryption_key' });
+    const plain = aesDecryptGCM(bundle.subarray(44), key, bundle.subarray(32, 44), Buffer.alloc(0));
+    const random = plain.subarray(64, 96);
+    const identityShared = Curve.sharedKey(x.primaryIdentity.private, companionIdentity);
+    const advSecret = hkdf(Buffer.concat([Buffer.from(x.companionShared), Buffer.from(identityShared), random]), 32, { info: 'adv_secret' });
+    this.pairWith(companionIdentity, Buffer.from(advSecret), x.user, x.lid);
+  }
+
   /** The phone scans `qr`: the server sends pair-success signed as a primary device would. */
   pair(qr: string, user: string, lid: string): void {
     const [, , identityB64, advB64] = qr.split('#')[1].split(',');
+    this.pairWith(Buffer.from(identityB64, 'base64'), Buffer.from(advB64, 'base64'), user, lid);
+  }
+
+  private pairWith(companionIdentity: Buffer, advSecret: Buffer, user: string, lid: string): void {
     const account = Curve.generateKeyPair();
     const details = proto.ADVDeviceIdentity.encode({ rawId: 1, timestamp: Math.floor(Date.now() / 1000), keyIndex: 1 }).finish();
-    const accountSignature = Curve.sign(account.private, Buffer.concat([WA_ADV_ACCOUNT_SIG_PREFIX, details, Buffer.from(identityB64, 'base64')]));
+    const accountSignature = Curve.sign(account.private, Buffer.concat([WA_ADV_ACCOUNT_SIG_PREFIX, details, companionIdentity]));
     const signed = proto.ADVSignedDeviceIdentity.encode({ details, accountSignatureKey: account.public, accountSignature }).finish();
-    const hmac = hmacSign(Buffer.from(signed), Buffer.from(advB64, 'base64'));
+    const hmac = hmacSign(Buffer.from(signed), advSecret);
     const identity = proto.ADVSignedDeviceIdentityHMAC.encode({ details: signed, hmac }).finish();
     this.send({
       tag: 'iq',
@@ -433,6 +491,11 @@ export class WhatsAppWireServer {
       });
     }
     return this.connections[count - 1];
+  }
+
+  /** The person types the pairing code shown by the bot on their phone (the latest connection asked for it). */
+  typeCode(code: string): Promise<void> {
+    return this.current!.typeCode(code, this.user, this.lidUser);
   }
 
   /** The phone scans this QR on the latest connection. */

@@ -195,4 +195,19 @@ describe('WhatsApp on the wire, round 4 (real socket, people with their own Sign
     expect([ext?.matchedText, ext?.title, ext?.jpegThumbnail].map((v) => v ?? undefined)).to.deep.equal([undefined, undefined, undefined]);
     expect(l.messages().filter((m) => m.includes('url generation failed'))).to.deep.equal([]);
   });
+
+  it('a pairing code typed on the phone links the device: the code-wrapped key exchange, pair-success, 515, login as that account', async () => {
+    l = await linkOnWire({ unlinked: true });
+    const server = l.server;
+    const code = await l.transport.requestPairingCode(server.user);
+    await server.waitFor(() => server.pairingRequests[0], 'the pairing request');
+    await server.typeCode(code);
+    await server.waitForConnections(2);
+    expect(server.connections[1]).to.deep.include({ kind: 'login', user: server.user });
+    await l.until(() => l!.transport.session().status === 'linked', 'the link');
+    expect(l.transport.session().me).to.deep.include({ id: server.botJid, lid: server.bot.lid });
+    expect(l.transport.session().pairingCode).to.equal(undefined);
+    // Only one QR was ever shown: the code did the linking.
+    expect(l.qrs).to.have.length(1);
+  });
 });
