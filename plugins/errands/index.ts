@@ -76,6 +76,18 @@ export default definePlugin({
   async setup(host) {
     // Chats with an errand thread open, kept in memory too: `when` is asked at every message and must not read a file.
     const openThreads = new Set(Object.keys((await host.store.doc(THREADS).get()).byChat));
+    const sendMessage = defineTool({
+      name: 'send_message',
+      description: `Send a message as the owner to someone the bot knows (a person by name or number, or a group by name), when the owner asks you to tell or ask someone something. Write the message itself in \`text\`. The owner confirms before it goes.`,
+      parameters: Type.Object({ to: Type.String({ description: 'the person or group: a name, or a phone number' }), text: Type.String({ description: 'the message to send, as it should read' }) }),
+      effects: { outsideText: false, acts: 'chats' },
+      progress: 'drafting the message…',
+      run: async ({ to, text }, call) => {
+        const found = await recipientOf(host, to);
+        if (!found) return `There is nobody called ${to} among the people who wrote to me. Ask the owner for their number.`;
+        return runErrand(call.ctx, host, found, text);
+      },
+    });
     host.effects.declare('errand', 'message', async (errand: Errand) => {
       await host.send(errand.to, errand.text);
       openThreads.add(errand.to);
@@ -132,23 +144,8 @@ export default definePlugin({
           return host.store.doc(CONTACTS).update((d) => void (d.byId[ctx.chatId] = { name, at: Date.now() }));
         },
       ],
-      tools: (ctx) =>
-        ownerOnly(ctx)
-          ? [
-              defineTool({
-                name: 'send_message',
-                description: `Send a message as the owner to someone the bot knows (a person by name or number, or a group by name), when the owner asks you to tell or ask someone something. Write the message itself in \`text\`. The owner confirms before it goes.`,
-                parameters: Type.Object({ to: Type.String({ description: 'the person or group: a name, or a phone number' }), text: Type.String({ description: 'the message to send, as it should read' }) }),
-                effects: { outsideText: false, acts: 'chats' },
-                progress: 'drafting the message…',
-                run: async ({ to, text }, call) => {
-                  const found = await recipientOf(host, to);
-                  if (!found) return `There is nobody called ${to} among the people who wrote to me. Ask the owner for their number.`;
-                  return runErrand(call.ctx, host, found, text);
-                },
-              }),
-            ]
-          : [],
+      // One tool object for every message (the prompt makes its JSON once), offered to owners only.
+      tools: (ctx) => (ownerOnly(ctx) ? [sendMessage] : []),
     };
   },
 });

@@ -61,6 +61,15 @@ describe('errands: the owner messages someone the bot knows, after a 👍; the a
     expect(bot.replies(MUM).slice(before), 'the dropped one is not sent').to.deep.equal(["I'll be late"]);
   });
 
+  it('offers the owner the same send_message tool message after message (the prompt makes its JSON once)', async () => {
+    bot = await start();
+    const ctx = (id: string) => ({ message: { id, chatId: OWNER, senderId: OWNER, text: 'hi', isGroup: false }, chatId: OWNER, senderId: OWNER, isOwner: true }) as never;
+    const offered = (id: string) => bot!.app.bot.toolsFor(ctx(id)).find((t) => t.name === 'send_message');
+    const first = offered('m1');
+    expect(first, 'offered to the owner').to.not.equal(undefined);
+    expect(offered('m2')).to.equal(first);
+  });
+
   it('someone who is not the owner gets nothing sent: .send is refused and send_message is not offered', async () => {
     bot = await start();
     await said('hi', MUM, 'Mum');
