@@ -211,7 +211,7 @@ export class Outbound {
 
   /**
    * Sends a poll (Baileys: a pollCreationMessage, V3 for a single choice) with a fresh 32-byte secret, and keeps the
-   * secret and options (`data/whatsapp/polls.json`, on disk before this resolves), so votes decrypt after a restart.
+   * secret and options (in the store database before this resolves), so votes decrypt after a restart.
    */
   async sendPoll(chatId: string, poll: OutgoingPoll, options?: SendOptions): Promise<SentMessage> {
     const socket = await this.connection.ready();

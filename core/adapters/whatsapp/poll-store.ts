@@ -1,5 +1,7 @@
-import path from 'node:path';
-import { JsonFile } from '../../services/store/json-file.js';
+import { Type } from '@sinclair/typebox';
+import { PluginStores } from '../../services/store/plugin-store.js';
+import type { SqlDoc } from '../../services/store/sql-docs.js';
+import { Store } from '../../services/store/store-declarations.js';
 import { SENT_POLLS_SCHEMA } from './whatsapp-data-schemas.js';
 
 /** One poll the bot sent: what its votes are read with. */
@@ -23,23 +25,29 @@ export const POLL_KEEP_MS = 60 * 24 * 60 * 60_000;
 export const POLL_KEEP_MAX = 500;
 
 /**
- * The polls the bot sent (`data/whatsapp/polls.json`, written atomically, checked against its schema on load: a
- * bad file is set aside and polls start empty): a vote arrives encrypted with a key only the poll's secret gives,
- * and names its options only by hash, so both are kept with the poll, across restarts. Bounded by age and count.
+ * The polls the bot sent, as the WhatsApp adapter declares them (`whatsapp` namespace of the store database; earlier
+ * versions kept `data/whatsapp/polls.json`, taken in once and kept aside).
+ */
+export const SENT_POLLS_STORE = Store.doc('polls', Type.Unsafe<{ polls: SentPoll[] }>(SENT_POLLS_SCHEMA.schema), () => ({ polls: [] }), {
+  path: 'whatsapp/polls.json',
+  title: SENT_POLLS_SCHEMA.name,
+  // The schema cannot say it: one id once.
+  check: (value) => {
+    const ids = value.polls.map((p) => p.id);
+    return new Set(ids).size === ids.length ? undefined : 'a poll id is listed twice';
+  },
+});
+
+/**
+ * The polls the bot sent (in the store database, checked against its schema on load: a bad list is set aside with its
+ * bytes and polls start empty): a vote arrives encrypted with a key only the poll's secret gives, and names its
+ * options only by hash, so both are kept with the poll, across restarts. Bounded by age and count.
  */
 export class PollStore {
-  private readonly doc: JsonFile<{ polls: SentPoll[] }>;
+  private readonly doc: SqlDoc<{ polls: SentPoll[] }>;
 
-  constructor(dataDir: string, onCorrupt?: (file: string, movedTo: string, err: Error) => void, private readonly now: () => number = Date.now) {
-    this.doc = new JsonFile(path.join(dataDir, 'whatsapp', 'polls.json'), () => ({ polls: [] }), {
-      schema: SENT_POLLS_SCHEMA,
-      onCorrupt,
-      // The schema cannot say it: one id once.
-      check: (value) => {
-        const ids = (value as { polls: SentPoll[] }).polls.map((p) => p.id);
-        return new Set(ids).size === ids.length ? undefined : 'a poll id is listed twice';
-      },
-    });
+  constructor(dataDir: string, private readonly now: () => number = Date.now) {
+    this.doc = new PluginStores('whatsapp', dataDir, [SENT_POLLS_STORE]).document(SENT_POLLS_STORE);
   }
 
   private prune(polls: SentPoll[]): SentPoll[] {
@@ -65,7 +73,7 @@ export class PollStore {
     return (await this.doc.get()).polls.filter(matches);
   }
 
-  /** Forgets the polls that match; resolves once the file no longer holds them. Returns how many went. */
+  /** Forgets the polls that match; resolves once no file holds them (the database, its WAL). Returns how many went. */
   async removeWhere(matches: (poll: SentPoll) => boolean): Promise<number> {
     let removed = 0;
     await this.doc.update((d) => {
@@ -73,7 +81,10 @@ export class PollStore {
       removed = d.polls.length - kept.length;
       return { polls: kept };
     });
-    if (removed) await this.doc.flush();
+    if (removed) {
+      await this.doc.flush();
+      this.doc.erase();
+    }
     return removed;
   }
 
@@ -83,6 +94,7 @@ export class PollStore {
     if (!moving) return;
     await this.doc.update((d) => ({ polls: d.polls.map((p) => (p.chat === from ? { ...p, chat: to } : p)) }));
     await this.doc.flush();
+    this.doc.erase();
   }
 
   async flush(): Promise<void> {

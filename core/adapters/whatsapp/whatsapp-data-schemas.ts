@@ -20,7 +20,7 @@ export const IDENTITY_LINKS_SCHEMA: DataSchema = {
   schema: { type: 'object', properties: { lidToPhone: { type: 'object', additionalProperties: { type: 'string' } } } },
 };
 
-/** `data/whatsapp/polls.json`: the polls the bot sent, with the secret their votes are encrypted with. */
+/** The polls the bot sent (store database; earlier `data/whatsapp/polls.json`), with the secret their votes are encrypted with. */
 export const SENT_POLLS_SCHEMA: DataSchema = {
   name: 'sent polls',
   version: 1,

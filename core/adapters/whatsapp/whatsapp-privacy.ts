@@ -42,7 +42,7 @@ function quotes(entry: SentEntry, chatId: string, messageId: string, author: Per
  *   answered: the replies in the person's private chat (and their media keys) and, in groups, the answers to their
  *   messages and the messages quoting or mentioning them go, as do replies quoting a message deleted for everyone or edited (the quote holds the old words).
  *   A device that asks for one of those again later gets no answer and shows "waiting for this message".
- * - `data/whatsapp/polls.json`, the polls the bot sent (question, options and the secret their votes are encrypted
+ * - the polls the bot sent (the `whatsapp` polls of the store database) (question, options and the secret their votes are encrypted
  *   with, two months): those in the person's private chat and those answering them go (the export leaves the secret
  *   out), and they follow a private chat that moves to its phone number. Votes on a poll that went are no longer read.
  * - `data/whatsapp/identity-links.json`, the phone ↔ LID pairs: the person's pair goes. The bot learns it again from

@@ -79,7 +79,8 @@ export class WhatsAppTransport implements Transport {
       () => this.connection.ownIds(),
     );
     this.chats = new ChatSettings(options.groupTtlMs, (meta) => this.identity.learnMembers(meta));
-    const polls = new PollStore(options.dataDir, (file, movedTo) => options.log.warn({ file, movedTo }, 'the list of polls the bot sent was corrupt; set it aside (votes on those polls are no longer read)'));
+    // A list that no longer matches is set aside with its bytes and named by the data health (votes on those polls are no longer read).
+    const polls = new PollStore(options.dataDir);
     this.polls = polls;
     this.outbound = new Outbound(options, notices, this.connection, this.identity, this.chats, received, polls);
     this.inbound = new Inbound(options, this.connection, this.identity, this.chats, this.outbound, received, pending, polls);

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { PollVote } from '../../../core/kernel/port/message.js';
 import { BOT_ME, GROUP, sentPoll, waPollVote } from '../../fakes/baileys-socket.js';
 import { cleanup, link, setup, type Harness } from './harness.js';
+import { changeStoredDocument, storeDatabaseText, storedDocuments } from '../../helpers/disk-text.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';
 const ALICE_LID = '98765432100001@lid';
@@ -112,10 +113,11 @@ describe('WhatsApp transport: polls and their votes (fake socket, real Baileys m
     const first = await started(votes);
     await first.transport.sendPoll(ALICE, { question: 'Q?', options: ['a', 'b'], multiple: false });
     await first.transport.stop();
+    // The list as the store database keeps it, its secret broken while the bot is stopped.
     const file = path.join(first.dir, 'data', 'whatsapp', 'polls.json');
-    const bytes = (await readFile(file, 'utf8')).replace(/"secret": ?"[^"]+"/, '"secret": "short"');
+    changeStoredDocument(path.join(first.dir, 'data'), 'whatsapp', 'polls', '', (doc) => void (doc.polls[0].secret = 'short'));
+    const bytes = JSON.stringify(storedDocuments(path.join(first.dir, 'data'), 'whatsapp', 'polls')['']);
     expect(bytes).to.include('short');
-    await writeFile(file, bytes);
     const second = await started(votes, first.dir);
     await second.transport.sendPoll(ALICE, { question: 'Again?', options: ['yes', 'no'], multiple: false });
     const poll = sentPoll(second.sockets.last.sent.at(-1)!);
@@ -145,7 +147,8 @@ describe('WhatsApp transport: polls and their votes (fake socket, real Baileys m
     await h.transport.idle();
     expect(votes.map((v) => [v.chatId, v.selected])).to.deep.equal([[ALICE, ['f']]]);
     expect(await participant.deleteFor([BOB])).to.equal(1);
-    const file = await readFile(path.join(h.dir, 'data', 'whatsapp', 'polls.json'), 'utf8');
+    // In no file of the store database (nor its WAL): the polls live there.
+    const file = await storeDatabaseText(path.join(h.dir, 'data'));
     expect(file).to.not.include('Group?');
     expect(file).to.include('Alice?');
   });
