@@ -1,3 +1,4 @@
+import { quietSignalConsole } from './signal-console.js';
 import { CallLayer } from './calls.js';
 import type { WAMessage } from '@whiskeysockets/baileys';
 import { plainJid } from './message-mapper.js';
@@ -91,6 +92,8 @@ export class WhatsAppTransport implements Transport {
    * Rejects with AuthStateCorruptError (naming the file) when creds.json is corrupt.
    */
   async start(onMessage: InboundHandler, events: TransportEvents = {}): Promise<void> {
+    // Before any socket: libsignal prints whole session records (private keys) when a session changes.
+    quietSignalConsole(this.options.log);
     this.inbound.listen(onMessage, events);
     this.connection.resume();
     const dataDir = this.options.dataDir;
