@@ -12,6 +12,7 @@ import { documentPage } from './dashboard/pages.js';
 import { apiRoutes } from './api-routes.js';
 import { operatorRoutes } from './operator-routes.js';
 import { hooksRoute } from './automation/hooks-route.js';
+import { mcpRoute } from './automation/mcp-route.js';
 import { html, raw } from './html.js';
 import { pairingCodeHtml, timeTag } from './format.js';
 import { baseHeaders, crossSiteGuard, hostGuard, pageHeaders, type HostRules } from './security.js';
@@ -93,6 +94,8 @@ export function createWebApp(app: OperatorPort, transport: () => Transport | und
   koa.use(hooksRoute(app, { now: options.now }));
   // The local API (scoped bearer tokens): on local names only.
   koa.use(apiRoutes(app));
+  // The bot as an MCP server (Streamable HTTP), on the API's tokens and scopes.
+  koa.use(mcpRoute(app));
 
   // Fail closed: without CONFIG_TOKEN the dashboard does not exist, not even a login form. Through the public
   // host (PUBLIC_BASE_URL, meant for workspace sites) neither the dashboard nor the QR page exists either.
