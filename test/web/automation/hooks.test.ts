@@ -25,8 +25,9 @@ async function startHooked(config: Record<string, unknown> = {}): Promise<Hooked
     washer: { chat: OWNER, template: '🧺 The {{machine}} is done ({{run.minutes}} min)' },
     stranger: { chat: STRANGER, template: 'hello {{name}}' },
     nosecret: { chat: OWNER, template: 'x' },
+    report: { chat: OWNER, template: 'Summarise for me: {{report}}', mode: 'prompt' },
   };
-  const t = await startTestBot([], { config: { owners: [OWNER], hooks, sending: FAST_SENDING, ...config }, env: { [hookSecretVariable('washer')]: SECRET, [hookSecretVariable('stranger')]: SECRET } });
+  const t = await startTestBot([], { config: { owners: [OWNER], hooks, sending: FAST_SENDING, ...config }, env: { [hookSecretVariable('washer')]: SECRET, [hookSecretVariable('stranger')]: SECRET, [hookSecretVariable('report')]: SECRET } });
   const clock = { now: Date.now() };
   const web = await startWebServer(t.app, () => t.transport, { now: () => clock.now });
   return {
@@ -62,6 +63,16 @@ describe('inbound hooks: POST /hooks/<name>', () => {
     expect(res.status).to.equal(200);
     expect(res.json).to.deep.equal({ status: 'delivered' });
     expect(h.t.replies(OWNER_CHAT)).to.deep.equal(['🧺 The washing machine is done (42 min)']);
+  });
+
+  it('in prompt mode, has the bot answer the filled template in the hook\'s chat (202 started, the answer follows)', async () => {
+    const res = await post(h, 'report', JSON.stringify({ report: 'sales up 4%' }));
+    expect(res.status).to.equal(202);
+    expect(res.json).to.deep.equal({ status: 'started' });
+    const answer = await h.t.until(() => h.t.replies(OWNER_CHAT).find((r) => r.startsWith('model:')));
+    expect(answer).to.equal('model: Summarise for me: sales up 4%');
+    // The model was told the values came from outside.
+    expect(JSON.stringify(h.t.model.requests.at(-1))).to.contain('came from an outside system');
   });
 
   it('refuses a wrong secret, a missing signature and a body changed after signing, delivering nothing', async () => {
