@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { Automation } from '../core/kernel/automation/api-actions.js';
 import { Bot } from '../core/kernel/bot.js';
+import { CORE_PARTS } from '../core/kernel/core-plugins/index.js';
 import { ApiTokens } from '../core/services/automation/api-tokens.js';
 import { Capabilities, capabilityMark } from '../core/kernel/capabilities/capabilities.js';
 import { defineCoreCapabilities } from '../core/kernel/capabilities/detect.js';
@@ -231,6 +232,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     limits: () => bot.config.notices,
   });
   bot = new Bot({
+    core: CORE_PARTS,
     notices,
     outbox,
     settings,

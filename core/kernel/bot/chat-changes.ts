@@ -9,7 +9,7 @@ import type { TransportLink } from './transport-link.js';
 
 export interface ChatChangesDeps {
   queue: ChatQueue;
-  bursts: Bursts;
+  bursts: Pick<Bursts, 'flushChat'>;
   /** Every store that keeps something about people: what a change applies to. */
   privacy: Pick<PrivacyRegistry, 'revoke' | 'edit' | 'moveChat'>;
   burstTurns: BurstTurns;

@@ -16,6 +16,8 @@ import { keptAsWatched } from '../pipeline/watched-chats.js';
 import type { PluginRegistry } from '../plugin/registry.js';
 import type { MessageContext, Plugin } from '../plugin/types.js';
 import type { IncomingMessage } from '../port/message.js';
+import { boundDownloads } from '../pipeline/media-bounds.js';
+import type { ChatChanges } from './chat-changes.js';
 import type { StartedMessages } from './started-messages.js';
 import type { TransportLink } from './transport-link.js';
 
@@ -37,6 +39,8 @@ export interface IntakeDeps {
   contexts: ContextDeps;
   /** Where a long turn's status message is paced. */
   started: Pick<StartedMessages, 'paced'>;
+  /** Chat moves that failed part-way: finished before the chat's next message is taken. */
+  moves: Pick<ChatChanges, 'unfinishedMoveTo' | 'moveChat'>;
   /** The plugin that answers free text (the `chat` core plugin): the path says so when it is off. */
   fallback: Plugin;
 }
@@ -63,8 +67,17 @@ export class Intake {
     });
   }
 
-  /** Takes a message in: at once, or as part of its sender's burst. Never rejects. */
-  offer(message: IncomingMessage): Promise<void> {
+  /**
+   * Handles one inbound message. Messages of one chat are handled strictly in order; different chats in parallel; a
+   * sender's burst of free text within `conversation.debounceMs` is one turn (pipeline/bursts). Never rejects: a
+   * failure is logged and, where the user expects an answer, told in a short sentence.
+   */
+  handle(message: IncomingMessage): Promise<void> {
+    const { config, moves } = this.deps;
+    boundDownloads(message, (kind) => Math.floor(config().media.maxDownloadMB[kind] * 1024 * 1024));
+    // The move is finished first, so the message's own writes never race it. (It never rejects.)
+    const movedFrom = moves.unfinishedMoveTo(message.chatId);
+    if (movedFrom) return moves.moveChat(movedFrom, message.chatId).then(() => this.bursts.offer(message));
     return this.bursts.offer(message);
   }
 

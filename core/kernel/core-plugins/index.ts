@@ -5,6 +5,8 @@ import guard from './guard.js';
 import help from './help.js';
 import profiles from './profiles/index.js';
 import status from './status.js';
+import type { CorePluginParts } from '../bot/compose.js';
+import { GUARD_HOLDS } from './guard.js';
 
 /**
  * The core plugins: built-in behaviour written with the same `definePlugin` API as every other plugin (they import
@@ -25,6 +27,13 @@ export { default as GUARD_PLUGIN, GUARD_HOLDS } from './guard.js';
 
 /** The fallback to the model (the `chat` core plugin): the end of the pipeline says so when it is off. */
 export const FALLBACK_PLUGIN = chat;
+
+/** What the kernel itself works with of the core plugins (`BotDeps.core`), handed in by the composition root. */
+export const CORE_PARTS: CorePluginParts = {
+  rule: (plugin) => corePluginRule(plugin),
+  fallback: chat,
+  guard: { name: guard.name, holds: GUARD_HOLDS },
+};
 
 /** How the core treats one of its own plugins, or undefined for any other plugin. */
 export function corePluginRule(plugin: Plugin): { canTurnOff: boolean; why?: string } | undefined {

@@ -17,8 +17,6 @@ const KNOWN: Record<string, string> = {
   // The hand-written privacy participants go when the core's data moves onto declared stores (issue 49, "store").
   'cycle core/services/store/plugin-store.ts <> core/services/store/store-privacy.ts': 'store',
   'up core/kernel/port/transport.ts -> core/services/store/privacy.ts': 'store',
-  // The core plugins are handed in by the composition root once core/kernel/bot.ts is split (issue 49, "kernel").
-  'up core/kernel/bot.ts -> core/kernel/core-plugins/index.ts': 'kernel',
 };
 
 type Layer = 'api' | 'port' | 'services' | 'kernel' | 'adapters' | 'top';
