@@ -7,6 +7,7 @@ export const VIEWS = [
   { id: 'usage', href: '/config/usage', label: 'Usage' },
   { id: 'plugins', href: '/config/plugins', label: 'Plugins' },
   { id: 'access', href: '/config/access', label: 'Access' },
+  { id: 'api', href: '/config/api', label: 'API tokens' },
   { id: 'settings', href: '/config', label: 'Settings' },
   { id: 'log', href: '/config/log', label: 'Log' },
 ] as const;

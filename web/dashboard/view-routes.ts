@@ -11,6 +11,7 @@ import type { SafeHtml } from '../html.js';
 import type { DashboardSession } from './auth.js';
 import type { ViewRouteDeps } from './view-route-deps.js';
 import { mountAccessRoutes } from './access-routes.js';
+import { mountApiTokenRoutes } from './api-tokens-routes.js';
 import { DASHBOARD_SCRIPT } from './client-script.js';
 import { idList, orderLike, sectionKeysOf } from './config-form.js';
 import { readOptions } from './option-form.js';
@@ -347,6 +348,7 @@ export function mountViews(router: Router, deps: ViewRouteDeps): void {
   };
 
   mountAccessRoutes(router, deps);
+  mountApiTokenRoutes(router, deps);
 
   // ----- log -----
   const levelOf = (value: unknown): TailLine['level'] => (typeof value === 'string' && value in LEVEL_RANK ? (value as TailLine['level']) : 'info');
