@@ -7,6 +7,8 @@ import { isBlocked } from '../plugin/access.js';
 import { userPart } from '../port/ids.js';
 import type { IncomingMessage, PollVote } from '../port/message.js';
 import type { TransportLink } from './transport-link.js';
+import { quotedContent } from '../chat/quoted-content.js';
+import { sameChat } from '../guard/policy.js';
 
 export interface PollVotesDeps {
   config: () => BotConfig;
@@ -30,11 +32,13 @@ export class PollVotes {
   vote(vote: PollVote): Promise<void> {
     if (isBlocked([vote.voterId], this.deps.config())) return Promise.resolve();
     const name = vote.voterName?.trim() || userPart(vote.voterId) || 'someone';
-    const text = vote.selected.length ? `${name} voted on the poll "${vote.question}": ${vote.selected.join(', ')}` : `${name} took back their vote on the poll "${vote.question}"`;
     const at = Date.now();
     const id = `vote-${vote.pollId}-${userPart(vote.voterId)}-${at}`;
     const answered = vote.selected.length ? this.deps.polls.answersOnVote(vote.chatId, vote.pollId) : Promise.resolve(false);
-    return answered.then((answer) => (answer ? this.answer(vote, id, text, at) : this.keep(vote, id, text, at)));
+    return Promise.all([answered, this.deps.polls.creatorOf(vote.chatId, vote.pollId)]).then(([answer, by]) => {
+      const text = voteText(vote, name, by);
+      return answer ? this.answer(vote, id, text, at) : this.keep(vote, id, text, at);
+    });
   }
 
   /** A vote on a poll sent to settle a question: a turn of the voter. */
@@ -56,4 +60,17 @@ export class PollVotes {
       (err) => log.error({ err, chat: vote.chatId }, 'could not keep a poll vote in the history'),
     );
   }
+}
+
+/**
+ * A vote in words. A poll's question and options are the words of the person whose turn sent it: the voter's own when
+ * they asked for it, else someone else's — then they are quoted as content, never as the voter's words (an option
+ * planted by another member and chosen by the owner must not act as the owner's instruction).
+ */
+function voteText(vote: PollVote, name: string, by: string | undefined): string {
+  const own = by !== undefined && sameChat(by, vote.voterId);
+  if (!vote.selected.length) return `${name} took back their vote on the poll "${own ? vote.question : '(quoted before)'}"`;
+  if (own) return `${name} voted on the poll "${vote.question}": ${vote.selected.join(', ')}`;
+  const words = `Poll: ${vote.question}\nChosen: ${vote.selected.join('\n')}`;
+  return `${name} voted on a poll made at someone else's request; its question and the option(s) chosen:\n${quotedContent({ source: 'a poll question and the options chosen', author: 'whoever asked for the poll (not the voter)', text: words })}`;
 }

@@ -33,6 +33,8 @@ export interface SentPoll {
   chatId: string;
   answerOnVote: boolean;
   at: number;
+  /** Whose turn sent it (`SendOptions.answers`): its options are that person's words, anyone else's vote only chooses among them. */
+  by?: string;
 }
 
 export const POLL_BOOK_SCHEMA: DataSchema = {
@@ -45,7 +47,7 @@ export const POLL_BOOK_SCHEMA: DataSchema = {
       polls: {
         type: 'array',
         maxItems: POLLS_KEPT,
-        items: { type: 'object', required: ['id', 'chatId', 'answerOnVote', 'at'], properties: { id: { type: 'string' }, chatId: { type: 'string' }, answerOnVote: { type: 'boolean' }, at: { type: 'number' } } },
+        items: { type: 'object', required: ['id', 'chatId', 'answerOnVote', 'at'], properties: { id: { type: 'string' }, chatId: { type: 'string' }, answerOnVote: { type: 'boolean' }, at: { type: 'number' }, by: { type: 'string' } } },
       },
     },
   },
@@ -88,8 +90,13 @@ export class PollBook {
     if (!transport.sendPoll) throw new PollRefused(`The poll was not sent: the ${transport.name} chat cannot show polls.`);
     const sent = await transport.sendPoll(chatId, checked.poll, { quotedId: options.quotedId, answers: options.answers });
     // The poll is sent: a file that cannot be read only means a vote on it is kept as context, not answered.
-    await this.record.add([{ id: sent.id, chatId, answerOnVote: options.answerOnVote === true, at: this.now() }]).catch(() => undefined);
+    await this.record.add([{ id: sent.id, chatId, answerOnVote: options.answerOnVote === true, at: this.now(), ...(options.answers ? { by: options.answers } : {}) }]).catch(() => undefined);
     return sent;
+  }
+
+  /** Whose turn sent this poll (of this chat), when known. */
+  async creatorOf(chatId: string, pollId: string): Promise<string | undefined> {
+    return (await this.record.get(chatId, pollId))?.by;
   }
 
   /** True when a vote on this poll (of this chat) is answered as a turn. */

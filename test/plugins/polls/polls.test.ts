@@ -40,7 +40,8 @@ describe('polls: send_poll over the memory transport, votes back to the model (f
     const onVote = await t.transport.vote(poll!.id, BOB, [2], 'Bob');
     expect(onVote, 'a vote on a plain poll is not answered').to.deep.equal([]);
     await t.transport.push({ text: 'so what do we eat?', senderId: ANN, chatId: GROUP, mentions: [BOT], senderName: 'Ann' });
-    expect(allContent(model.requests.at(-1)!)).to.include('Bob voted on the poll "Which pie?": mango tart');
+    // Ann asked for the poll: its words are hers, quoted as content in Bob's vote (never as Bob's own words).
+    expect(allContent(model.requests.at(-1)!)).to.include("Bob voted on a poll made at someone else's request").and.include('<<<CONTENT\nPoll: Which pie?\nChosen: mango tart\nCONTENT>>>');
   });
 
   it('a vote on a poll sent to settle a question is a turn of the voter that the model answers', async () => {
