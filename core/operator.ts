@@ -85,3 +85,5 @@ export { HOOK_ERROR_STATUS, RecipientRefused, type HookErrorCode } from './api/e
 export { ReplayCache } from './services/webhooks/replay-cache.js';
 export { SIGNATURE_HEADER, SIGNATURE_WINDOW_MS, signatureMatches, signatureOf, signedHeaders, TIMESTAMP_HEADER, timestampProblem } from './services/webhooks/signature.js';
 export { renderTemplate, TemplateError } from './services/webhooks/template.js';
+/** Someone else's words framed as content for the model (provenance). */
+export { quotedContent } from './kernel/chat/quoted-content.js';

@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa';
 import {
   HOOK_ERROR_STATUS,
+  quotedContent,
   renderTemplate,
   ReplayCache,
   SIGNATURE_HEADER,
@@ -121,14 +122,14 @@ export function hooksRoute(app: OperatorPort, options: { now?: () => number } = 
     }
     if (!replays.take(`${name} ${signature.trim().toLowerCase()}`, Number(timestamp) * 1000)) throw new HookFailure('HOOK_REPLAYED', 'this signed request was already accepted');
     const payload = parsePayload(body);
+    const mode = hook.mode ?? 'message';
     let text: string;
     try {
-      text = renderTemplate(hook.template, payload);
+      text = mode === 'prompt' ? framedPrompt(name, hook.template, payload) : renderTemplate(hook.template, payload);
     } catch (err) {
       if (err instanceof TemplateError) throw new HookFailure('HOOK_BAD_PAYLOAD', err.message);
       throw err;
     }
-    const mode = hook.mode ?? 'message';
     let outcome;
     try {
       outcome = await app.bot.automation.deliver({ to: hook.chat, text, mode, by: `hook:${name}`, summary: `hook ${name}: ${mode === 'prompt' ? 'answer' : 'send'} in ${hook.chat}: “${short(text)}”` });
@@ -147,4 +148,18 @@ export function hooksRoute(app: OperatorPort, options: { now?: () => number } = 
     ctx.status = mode === 'prompt' ? 202 : 200;
     ctx.body = { status: mode === 'prompt' ? 'started' : 'delivered' };
   }
+}
+
+/**
+ * A prompt-mode hook's turn: the owner's template is the request; each payload value (an outside system's words) is
+ * not put into it but framed as content after it (provenance: never instructions, markers neutralised), the template
+ * naming it where it stood.
+ */
+function framedPrompt(hook: string, template: string, payload: unknown): string {
+  const values: string[] = [];
+  const request = renderTemplate(template, payload, (field, value) => {
+    values.push(quotedContent({ source: `the value "${field}" sent to the hook ${hook}`, author: 'an outside system', text: value }));
+    return `[the value "${field}" quoted below]`;
+  });
+  return [request, ...values].join('\n\n');
 }

@@ -24,15 +24,15 @@ function valueAt(payload: unknown, dotted: string): unknown {
 
 /**
  * `template` with each `{{field}}` replaced by the payload's value (strings as they are, numbers and booleans written
- * out, objects and lists as JSON). Throws TemplateError naming the first field the payload lacks (null counts as
+ * out, objects and lists as JSON; `fill` may put each into a frame of its own). Throws TemplateError naming the first field the payload lacks (null counts as
  * lacking), so a sender learns what to fix instead of the chat getting a message with a hole in it.
  *
  * @example renderTemplate('The {{machine}} is done', { machine: 'washer' }) // 'The washer is done'
  */
-export function renderTemplate(template: string, payload: unknown): string {
+export function renderTemplate(template: string, payload: unknown, fill: (field: string, value: string) => string = (_field, value) => value): string {
   return template.replace(FIELD, (_all, field: string) => {
     const value = valueAt(payload, field);
     if (value === undefined || value === null) throw new TemplateError(`the payload has no field "${field}" (the hook's template uses {{${field}}})`);
-    return typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
+    return fill(field, typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value));
   });
 }
