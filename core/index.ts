@@ -127,7 +127,7 @@ export type { Logger } from './api/logger.js';
 export type { OwnerNotifier } from './services/notices/owner-notifier.js';
 export type { Jail, JailLimits } from './services/jail/jail.js';
 export type { DataSchema } from './services/store/schemas.js';
-export type { PrivacyParticipant, PersonIds } from './services/store/privacy.js';
+export type { PrivacyParticipant, PersonIds } from './kernel/port/privacy-participant.js';
 export type { DataHealth } from './services/store/data-health.js';
 /** For plugins that call a provider leg themselves (vision). */
 export type { ProviderLeg } from './services/providers/types.js';

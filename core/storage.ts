@@ -12,4 +12,5 @@ export { safeFileName } from './api/file-name.js';
 export { describeWriteError } from './api/errors.js';
 export type { DataHealth } from './services/store/data-health.js';
 export type { DataSchema } from './services/store/schemas.js';
-export { changeableBy, isPrivateChatOf, writtenBy, type PersonIds, type PrivacyParticipant } from './services/store/privacy.js';
+export { changeableBy, isPrivateChatOf, writtenBy } from './services/store/privacy.js';
+export type { PersonIds, PrivacyParticipant } from './kernel/port/privacy-participant.js';

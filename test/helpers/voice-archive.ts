@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { PluginStores } from '../../core/services/store/plugin-store.js';
-import type { PrivacyParticipant } from '../../core/services/store/privacy.js';
+import type { PrivacyParticipant } from '../../core/kernel/port/privacy-participant.js';
 import { AudioArchive, type ArchiveLog } from '../../plugins/voice/archive.js';
 import { VOICE_ARCHIVE } from '../../plugins/voice/archive-note.js';
 

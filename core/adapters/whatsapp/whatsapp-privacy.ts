@@ -1,5 +1,6 @@
 import { normalizeMessageContent, proto, type proto as Proto } from '@whiskeysockets/baileys';
-import { changeableBy, isPrivateChatOf, writtenBy, type PersonIds, type PrivacyParticipant } from '../../services/store/privacy.js';
+import { changeableBy, isPrivateChatOf, writtenBy } from '../../services/store/privacy.js';
+import type { PersonIds, PrivacyParticipant } from '../../kernel/port/privacy-participant.js';
 import type { IdentityLinks } from './identity-links.js';
 import type { PollStore, SentPoll } from './poll-store.js';
 import type { ResendStore, SentEntry } from './resend-store.js';

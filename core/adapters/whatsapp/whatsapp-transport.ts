@@ -4,7 +4,7 @@ import type { WAMessage } from '@whiskeysockets/baileys';
 import { plainJid } from './message-mapper.js';
 import { logOnlyNotifier } from '../../services/notices/owner-notifier.js';
 import type { IncomingMessage, OutgoingContact, OutgoingLocation, OutgoingMedia, OutgoingPoll, SentMessage } from '../../kernel/port/message.js';
-import type { PrivacyParticipant } from '../../services/store/privacy.js';
+import type { PrivacyParticipant } from '../../kernel/port/privacy-participant.js';
 import type { SendOptions, InboundHandler, SessionState, Transport, TransportEvents } from '../../kernel/port/transport.js';
 import { AuthStateCorruptError } from './auth-store.js';
 import { BoundedMap } from './caches.js';

@@ -1,5 +1,6 @@
 import type { Logger } from '../../services/log/logger.js';
-import type { PersonIds, PrivacyRegistry } from '../../services/store/privacy.js';
+import type { PrivacyRegistry } from '../../services/store/privacy.js';
+import type { PersonIds } from '../port/privacy-participant.js';
 import type { BurstTurns } from '../pipeline/burst-turns.js';
 import type { Bursts } from '../pipeline/bursts.js';
 import type { ChatQueue } from '../pipeline/chat-queue.js';

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { BoundedRecord } from '../../services/store/bounded-record.js';
-import { isPrivateChatOf, type PrivacyParticipant } from '../../services/store/privacy.js';
+import { isPrivateChatOf } from '../../services/store/privacy.js';
+import type { PrivacyParticipant } from '../port/privacy-participant.js';
 import type { DataSchema } from '../../services/store/schemas.js';
 import type { OutgoingPoll, SentMessage } from '../port/message.js';
 import type { SendOptions, Transport } from '../port/transport.js';

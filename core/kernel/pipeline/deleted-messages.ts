@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { BoundedRecord } from '../../services/store/bounded-record.js';
-import { changeableBy, isPrivateChatOf, writtenBy, type PersonIds, type PrivacyParticipant } from '../../services/store/privacy.js';
+import { changeableBy, isPrivateChatOf, writtenBy } from '../../services/store/privacy.js';
+import type { PersonIds, PrivacyParticipant } from '../port/privacy-participant.js';
 import type { DataSchema } from '../../services/store/schemas.js';
 import type { QuotedMessage } from '../port/message.js';
 

@@ -1,5 +1,5 @@
 import { isGroupId, userPart } from './ids.js';
-import type { PrivacyParticipant } from '../../services/store/privacy.js';
+import type { PrivacyParticipant } from './privacy-participant.js';
 import type { IncomingMessage, OutgoingContact, OutgoingLocation, OutgoingMedia, OutgoingPoll, PollVote, SentMessage } from './message.js';
 
 /** Called by a transport for every inbound message. Resolves when the bot has finished handling it. */

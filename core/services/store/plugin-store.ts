@@ -4,7 +4,7 @@ import { domainFor, type DataDomain } from './data-domain.js';
 import { flushWithStores } from './json-file.js';
 import { SqlDocs, type SqlDoc } from './sql-docs.js';
 import { SqlChatLog, type ChatLogView } from './sql-chat-log.js';
-import type { PrivacyParticipant } from './privacy.js';
+import type { PrivacyParticipant } from '../../kernel/port/privacy-participant.js';
 import { checkValue } from './schemas.js';
 import { SearchLogs, type ChatSearchLog, type SearchLogItem } from './search-log/chat-search-log.js';
 import { type ChatStore, type PluginStore, type SearchLogTuning, type StoredDoc, type StoredSearchLog } from './store-api.js';

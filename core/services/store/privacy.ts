@@ -2,43 +2,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { ChatSummary, HistoryEntry, HistoryStore } from './history.js';
 import type { MemoryFact, MemoryStore } from './memory.js';
-
-/** The ids one person writes under (phone jid and LID), canonical: `<digits>@s.whatsapp.net` / `<digits>@lid`. */
-export type PersonIds = string[];
-
-/**
- * A part of the bot that keeps something about people (history, memory, the voice archive, workspaces) and takes
- * part in the privacy controls: export (`.mydata`), delete (`.mydata delete`, the dashboard) and messages deleted
- * for everyone on WhatsApp.
- */
-export interface PrivacyParticipant {
-  /** Short name of what it keeps, the section name in the export ("history", "voice notes"). */
-  name: string;
-  /** Everything kept about the person, as plain JSON. */
-  exportFor(person: PersonIds): Promise<unknown>;
-  /** Deletes everything kept about the person; returns how many items went. */
-  deleteFor(person: PersonIds): Promise<number>;
-  /**
-   * Removes one message deleted for everyone; returns how many items went. `author`: when given, only an item that
-   * one of these ids wrote goes (a member deleting "for everyone" can delete only their own message); without it, any
-   * item of that message (the account itself, a group admin). See `changeableBy`.
-   */
-  revoke?(chatId: string, messageId: string, author?: PersonIds): Promise<number>;
-  /**
-   * Replaces the text of one message its sender edited (the old text is nowhere on disk afterwards); returns how many
-   * items changed. `author`: only an item that one of these ids wrote changes (see `changeableBy`).
-   */
-  edit?(chatId: string, messageId: string, text: string, author?: PersonIds): Promise<number>;
-  /**
-   * A private chat is known by another id from now on (WhatsApp moved it from its LID to the phone number): what is
-   * kept under `from` is moved to `to`, so nothing of the chat stays behind under the old id. When both ids hold
-   * something, nothing is lost (merged, or both kept and the clash reported by rejecting). Restart-safe: `to` is
-   * written before `from` is removed, and running it again after a crash adds no duplicates (the transport announces
-   * the move again at the chat's next message after a restart). What is cached in memory under either id is released
-   * first, so no later write brings `from`'s file back or overwrites `to` with stale data.
-   */
-  moveChat?(from: string, to: string): Promise<void>;
-}
+import type { PersonIds, PrivacyParticipant } from '../../kernel/port/privacy-participant.js';
 
 /**
  * Whether an item written by `senderId` may be changed (edited, deleted for everyone) by a change whose `author` is

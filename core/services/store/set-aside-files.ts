@@ -2,7 +2,8 @@ import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { safeFileName } from '../../api/file-name.js';
 import type { DataHealth } from './data-health.js';
-import { isPrivateChatOf, type PersonIds } from './privacy.js';
+import { isPrivateChatOf } from './privacy.js';
+import type { PersonIds } from '../../kernel/port/privacy-participant.js';
 
 /** How every store names a file it set aside because it could not be read: `<name>.corrupt-<time>`. */
 const SET_ASIDE = /\.corrupt-[0-9][0-9A-Za-z-]*$/;

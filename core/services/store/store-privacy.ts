@@ -4,7 +4,8 @@ import { removeDataFile } from './atomic.js';
 import { listFolder, removeFolder } from './owned-folder.js';
 import type { PluginStores } from './plugin-store.js';
 import type { SqlDoc } from './sql-docs.js';
-import { changeableBy, isPrivateChatOf, writtenBy, type PersonIds, type PrivacyParticipant } from './privacy.js';
+import { changeableBy, isPrivateChatOf, writtenBy } from './privacy.js';
+import type { PersonIds, PrivacyParticipant } from '../../kernel/port/privacy-participant.js';
 import type { ChatSearchLog, SearchLogItem } from './search-log/chat-search-log.js';
 import { ownedFolderOf, titleOf, type CarriedMessage, type ChatDocDeclaration, type ChatLogDeclaration, type ChatSearchLogDeclaration, type DocDeclaration, type StoreDeclaration } from './store-declarations.js';
 

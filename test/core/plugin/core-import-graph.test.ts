@@ -16,7 +16,6 @@ import { ROOT } from '../../helpers/checkout.js';
 const KNOWN: Record<string, string> = {
   // The hand-written privacy participants go when the core's data moves onto declared stores (issue 49, "store").
   'cycle core/services/store/plugin-store.ts <> core/services/store/store-privacy.ts': 'store',
-  'up core/kernel/port/transport.ts -> core/services/store/privacy.ts': 'store',
 };
 
 type Layer = 'api' | 'port' | 'services' | 'kernel' | 'adapters' | 'top';

@@ -5,7 +5,7 @@ import { Store, Type } from '../../../core/index.js';
 import { safeFileName } from '../../../core/storage.js';
 import { SearchLogs } from '../../../core/builtin.js';
 import { PluginStores } from '../../../core/services/store/plugin-store.js';
-import type { PrivacyParticipant } from '../../../core/services/store/privacy.js';
+import type { PrivacyParticipant } from '../../../core/kernel/port/privacy-participant.js';
 import { tempDir } from '../../helpers/checkout.js';
 import { everyFileText } from '../../helpers/disk-text.js';
 
