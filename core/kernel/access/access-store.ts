@@ -1,7 +1,4 @@
-import { Type } from '@sinclair/typebox';
-import { PluginStores } from '../../services/store/plugin-store.js';
 import type { DataSchema } from '../../services/store/schemas.js';
-import { Store } from '../../services/store/store-declarations.js';
 
 /** How the bot takes part in a group an owner opened (`.activation`). */
 export type Activation = 'mention' | 'always' | 'off';
@@ -85,12 +82,6 @@ export const ACCESS_SCHEMA: DataSchema = {
 
 export const emptyAccess = (): AccessDocument => ({ approved: [], pending: [], groups: {}, personas: {}, paused: {} });
 
-/**
- * The access document as the core declares it (`core` namespace of the store database). Earlier versions kept it in
- * `data/access/state.json`: taken in once at the first start, then kept aside under `data/migrated/`.
- */
-export const ACCESS_STORE = Store.doc('access', Type.Unsafe<AccessDocument>(ACCESS_SCHEMA.schema), emptyAccess, { path: 'access/state.json', title: ACCESS_SCHEMA.name });
-
 /** The access document kept (checked on load; a bad one is set aside and the bot starts closed-empty). */
 export interface AccessDocumentStore {
   get(): Promise<AccessDocument>;
@@ -99,9 +90,4 @@ export interface AccessDocumentStore {
   flush(): Promise<void>;
   /** After a person's delete was flushed: what it took leaves every file (the WAL, the earlier file kept aside). */
   erase(): void;
-}
-
-/** The access document of a data folder, in its store database. */
-export function accessDocument(dataDir: string): AccessDocumentStore {
-  return new PluginStores('core', dataDir, [ACCESS_STORE]).document(ACCESS_STORE);
 }

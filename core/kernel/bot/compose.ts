@@ -14,7 +14,7 @@ import type { DocDeclaration } from '../../services/store/store-declarations.js'
 import { historyParticipant, memoryParticipant, PrivacyRegistry, summaryParticipant } from '../../services/store/privacy.js';
 import { SetAsideFiles } from '../../services/store/set-aside-files.js';
 import { AccessControl } from '../access/access-control.js';
-import { accessDocument } from '../access/access-store.js';
+import { accessDocument } from '../access/access-document.js';
 import { AutomationDesk } from '../automation/desk.js';
 import type { Capabilities } from '../capabilities/capabilities.js';
 import { PollBook } from '../chat/polls.js';

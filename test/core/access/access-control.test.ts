@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { rm } from 'node:fs/promises';
 import { AccessControl, MAX_HELD_MESSAGES, MAX_PENDING_REQUESTS, PAIRING_CODE_TTL_MS } from '../../../core/kernel/access/access-control.js';
-import { accessDocument } from '../../../core/kernel/access/access-store.js';
+import { accessDocument } from '../../../core/kernel/access/access-document.js';
 import { withDefaults } from '../../../core/services/config/config-file.js';
 import { createLogger } from '../../../core/services/log/logger.js';
 import { HistoryStore } from '../../../core/services/store/history.js';
