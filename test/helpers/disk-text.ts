@@ -45,6 +45,19 @@ export function storedDocuments(dataDir: string, namespace: string, name: string
   }
 }
 
+/** The rows of one bounded record of the core (its table `record:core:<field>`) as the store database holds them on disk. */
+export function storedRecordRows(dataDir: string, field: string): string[] {
+  const file = path.join(dataDir, 'store.db');
+  if (!existsSync(file)) return [];
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    if (!db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?").get(`record:core:${field}`)) return [];
+    return (db.prepare(`SELECT chat, id, at, entry FROM "record:core:${field}"`).all() as Array<Record<string, unknown>>).map((row) => JSON.stringify(row));
+  } finally {
+    db.close();
+  }
+}
+
 /** Changes one stored document in the store database of a stopped bot (time passing while it is down, a planted entry). */
 export function changeStoredDocument(dataDir: string, namespace: string, name: string, key: string, change: (doc: any) => void): void {
   const db = new Database(path.join(dataDir, 'store.db'), { fileMustExist: true });
