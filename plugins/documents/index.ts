@@ -75,7 +75,8 @@ function documents(host: PluginHost<DocumentOptions>) {
     for (const chat of await host.store.chats(KEPT)) for (const item of await host.store.chat(chat).log(KEPT).read()) if (item.file) referenced.add(item.file);
     for (const name of await readdir(filesDir).catch(() => [] as string[])) if (!referenced.has(name)) await rm(path.join(filesDir, name), { force: true });
   }
-  const unsubscribe = host.store.onChange(KEPT, () => void dropUnreferenced().catch((err) => host.log.warn({ err }, 'could not remove the bytes of deleted documents')));
+  // Returned, not dropped: the store waits for it, so a delete's files are gone once the stores are idle.
+  const unsubscribe = host.store.onChange(KEPT, () => dropUnreferenced().catch((err) => host.log.warn({ err }, 'could not remove the bytes of deleted documents')));
 
   async function keep(ctx: MessageContext<DocumentOptions>, media: IncomingMedia, bytes: Buffer, doc: DocumentText): Promise<void> {
     await mkdir(filesDir, { recursive: true, mode: 0o700 });

@@ -256,7 +256,7 @@ export class PluginStores implements PluginStore {
     return this.docTable(decl).keys();
   }
 
-  onChange(decl: StoreDeclaration, listener: (chatId: string | undefined, removed?: boolean) => void): () => void {
+  onChange(decl: StoreDeclaration, listener: (chatId: string | undefined, removed?: boolean) => void | Promise<unknown>): () => void {
     this.declared(decl);
     let set = this.listeners.get(decl);
     if (!set) this.listeners.set(decl, (set = new Set()));
@@ -268,12 +268,21 @@ export class PluginStores implements PluginStore {
   changed(decl: StoreDeclaration, chatId: string | undefined, removed?: boolean): void {
     for (const listener of this.listeners.get(decl) ?? []) {
       try {
-        listener(chatId, removed);
+        // A listener may start work of its own (removing files a delete left unreferenced): it is waited for by
+        // whenSwept, so what a delete sets off is over when the bot's stores are idle.
+        const work: unknown = listener(chatId, removed);
+        if (work && typeof (work as Promise<unknown>).then === 'function') {
+          const tracked = Promise.resolve(work)
+            .catch((err: unknown) => this.log?.error({ err, plugin: this.plugin }, `${this.plugin}: a store change listener failed`))
+            .finally(() => this.listening.delete(tracked));
+          this.listening.add(tracked);
+        }
       } catch (err) {
         this.log?.error({ err, plugin: this.plugin }, `${this.plugin}: a store change listener failed`);
       }
     }
   }
+  private readonly listening = new Set<Promise<unknown>>();
 
   async flush(): Promise<void> {
     const docs = [...this.docTables.values()].flatMap((t) => t.opened());
@@ -305,8 +314,9 @@ export class PluginStores implements PluginStore {
   }
 
   /** Resolves once the retention sweep started last (the one at start, then daily, or a tuned one) is done. */
-  whenSwept(): Promise<void> {
-    return this.sweeping;
+  async whenSwept(): Promise<void> {
+    await this.sweeping;
+    while (this.listening.size) await Promise.all([...this.listening]);
   }
 
   /** Stops the retention timer and writes everything pending (at the bot's stop). */

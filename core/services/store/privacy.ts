@@ -1,5 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { describeWriteError, StoreWriteError } from '../../api/errors.js';
 import type { ChatSummary, HistoryEntry, HistoryStore } from './history.js';
 import type { MemoryFact, MemoryStore } from './memory.js';
 import type { PersonIds, PrivacyParticipant } from '../../kernel/port/privacy-participant.js';
@@ -58,11 +59,18 @@ export class PrivacyRegistry {
   async deleteFor(person: PersonIds): Promise<Record<string, number>> {
     const counts: Record<string, number> = {};
     const failures: string[] = [];
+    const details: string[] = [];
+    // What the person is told names each part and the cause in words (a full disk, a read-only folder), never a
+    // server path or an engine's message; those stay in `details`, for the owner's log.
+    const failed = (name: string, err: unknown) => {
+      failures.push(`${name}: ${err instanceof StoreWriteError ? err.message : `could not save it: ${describeWriteError(err)}`}`);
+      details.push(`${name}: ${(err as Error)?.message ?? String(err)}`);
+    };
     for (const p of this.list()) {
       try {
         counts[p.name] = await p.deleteFor(person);
       } catch (err) {
-        failures.push(`${p.name}: ${(err as Error).message}`);
+        failed(p.name, err);
       }
     }
     if (this.leftovers) {
@@ -70,10 +78,10 @@ export class PrivacyRegistry {
         const removed = await this.leftovers.deleteFor(person);
         if (removed) counts[LEFTOVER_SECTION] = removed;
       } catch (err) {
-        failures.push(`${LEFTOVER_SECTION}: ${(err as Error).message}`);
+        failed(LEFTOVER_SECTION, err);
       }
     }
-    if (failures.length) throw new Error(`could not delete everything (${failures.join('; ')})`);
+    if (failures.length) throw Object.assign(new Error(`could not delete everything (${failures.join('; ')})`), { details });
     return counts;
   }
 

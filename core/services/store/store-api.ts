@@ -125,9 +125,10 @@ export interface PluginStore {
    * everyone, a chat moving to a new id), with the chat it changed (undefined for a plugin-wide doc), so a plugin can
    * follow (cancel a timer). `removed` is true when that chat's document is gone as a whole (moved to a new id, or an
    * `owner` document deleted): a plugin holding it in memory drops it then, before anything can write it back.
-   * Returns the function that removes the listener.
+   * A listener may return a promise for work it starts (removing files nothing refers to any more): the bot's idle
+   * wait (and a test's) includes it. Returns the function that removes the listener.
    */
-  onChange(decl: StoreDeclaration, listener: (chatId: string | undefined, removed?: boolean) => void): () => void;
+  onChange(decl: StoreDeclaration, listener: (chatId: string | undefined, removed?: boolean) => void | Promise<unknown>): () => void;
   /** Resolves once everything is on disk; rejects (StoreWriteError) naming what could not be written. */
   flush(): Promise<void>;
 }

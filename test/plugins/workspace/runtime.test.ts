@@ -59,6 +59,8 @@ describe('workspace without a sandbox', function () {
       dataDir,
       // What the core hands every plugin: its declared stores (plugins/workspace/schemas.ts).
       store: new PluginStores('workspace', dataDir, WORKSPACE_STORES),
+      // The effect guard, where the plugin declares what its commands do (no command runs here).
+      effects: { declare: () => undefined },
       log,
       capabilities: caps,
       serveSite: () => undefined,
