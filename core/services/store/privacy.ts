@@ -1,6 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { describeWriteError, StoreWriteError } from '../../api/errors.js';
+import { DataWriteError, describeWriteError, StoreWriteError } from '../../api/errors.js';
 import type { ChatSummary, HistoryEntry, HistoryStore } from './history.js';
 import type { MemoryFact, MemoryStore } from './memory.js';
 import type { PersonIds, PrivacyParticipant } from '../../kernel/port/privacy-participant.js';
@@ -63,7 +63,7 @@ export class PrivacyRegistry {
     // What the person is told names each part and the cause in words (a full disk, a read-only folder), never a
     // server path or an engine's message; those stay in `details`, for the owner's log.
     const failed = (name: string, err: unknown) => {
-      failures.push(`${name}: ${err instanceof StoreWriteError ? err.message : `could not save it: ${describeWriteError(err)}`}`);
+      failures.push(`${name}: ${toldOf(err)}`);
       details.push(`${name}: ${(err as Error)?.message ?? String(err)}`);
     };
     for (const p of this.list()) {
@@ -253,4 +253,17 @@ export function memoryParticipant(memories: MemoryStore): PrivacyParticipant {
     },
     moveChat: (from, to) => memories.moveChat(from, to),
   };
+}
+
+/**
+ * A part's failure as the person is told it: a store's own sentence as it is; a file or database error in words
+ * (a full disk, a read-only folder), since its message names server paths or the engine; the core's own refusals
+ * (a folder that is not a plain path) as they are.
+ */
+function toldOf(err: unknown): string {
+  if (err instanceof StoreWriteError) return err.message;
+  if (err instanceof DataWriteError) return `could not save it: ${describeWriteError(err.cause)}`;
+  const code = (err as { code?: unknown })?.code;
+  if (typeof code === 'string' && /^(E[A-Z]+|SQLITE_\w+)$/.test(code)) return `could not save it: ${describeWriteError(err)}`;
+  return (err as Error)?.message ?? String(err);
 }
