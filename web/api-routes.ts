@@ -1,3 +1,4 @@
+import { readBoundedBody } from './bounded-body.js';
 import type { Context, Next } from 'koa';
 import Router from '@koa/router';
 import type { OperatorPort } from '../core/operator.js';
@@ -87,24 +88,10 @@ export function apiRoutes(app: OperatorPort) {
  */
 async function readJson(ctx: Context): Promise<Record<string, unknown>> {
   if (!ctx.is('application/json')) throw new ApiError('API_BAD_REQUEST', 400, 'send the body as JSON (Content-Type: application/json)');
-  const tooLarge = () => new ApiError('API_BODY_TOO_LARGE', 413, `the body is larger than ${MAX_API_BODY_BYTES / 1024} KB`);
-  if (Number(ctx.get('content-length') || '0') > MAX_API_BODY_BYTES) {
-    ctx.set('Connection', 'close');
-    throw tooLarge();
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_API_BODY_BYTES) {
-      ctx.set('Connection', 'close');
-      throw tooLarge();
-    }
-    chunks.push(chunk);
-  }
+  const body = await readBoundedBody(ctx, MAX_API_BODY_BYTES, () => new ApiError('API_BODY_TOO_LARGE', 413, `the body is larger than ${MAX_API_BODY_BYTES / 1024} KB`));
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks)));
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
   } catch {
     throw new ApiError('API_BAD_REQUEST', 400, 'the body is not valid JSON');
   }

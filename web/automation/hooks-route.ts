@@ -1,4 +1,5 @@
 import type { Context, Next } from 'koa';
+import { readBoundedBody } from '../bounded-body.js';
 import {
   HOOK_ERROR_STATUS,
   quotedContent,
@@ -39,24 +40,8 @@ function answerError(ctx: Context, failure: HookFailure): void {
   ctx.body = { error: { code: failure.code, message: failure.message } };
 }
 
-async function readBody(ctx: Context): Promise<Buffer> {
-  const tooLarge = () => new HookFailure('HOOK_TOO_LARGE', `the body is larger than ${MAX_HOOK_BODY_BYTES} bytes`);
-  if (Number(ctx.get('content-length') || '0') > MAX_HOOK_BODY_BYTES) {
-    ctx.set('Connection', 'close');
-    throw tooLarge();
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_HOOK_BODY_BYTES) {
-      // The rest of the upload goes nowhere: the connection closes after the answer.
-      ctx.set('Connection', 'close');
-      throw tooLarge();
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size);
+function readBody(ctx: Context): Promise<Buffer> {
+  return readBoundedBody(ctx, MAX_HOOK_BODY_BYTES, () => new HookFailure('HOOK_TOO_LARGE', `the body is larger than ${MAX_HOOK_BODY_BYTES} bytes`));
 }
 
 function parsePayload(body: Buffer): Record<string, unknown> {

@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
 import { formatBytes } from '../format.js';
+import { readBoundedBody } from '../bounded-body.js';
 
 /** Largest form body the dashboard accepts (the whole config with plugin options fits easily). */
 export const MAX_FORM_BYTES = 256 * 1024;
@@ -19,22 +20,10 @@ export class BodyError extends Error {
  */
 export async function readForm(ctx: Context, limit = MAX_FORM_BYTES): Promise<URLSearchParams> {
   if (!ctx.is('application/x-www-form-urlencoded')) throw new BodyError(415, 'Send the form as application/x-www-form-urlencoded.');
-  const declared = Number(ctx.get('content-length') || '0');
-  if (declared > limit) throw new BodyError(413, `The form is too large (limit ${formatBytes(limit)}).`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      // Stop reading; the connection is closed after the answer so the rest of the upload goes nowhere.
-      ctx.set('Connection', 'close');
-      throw new BodyError(413, `The form is too large (limit ${formatBytes(limit)}).`);
-    }
-    chunks.push(chunk);
-  }
+  const body = await readBoundedBody(ctx, limit, () => new BodyError(413, `The form is too large (limit ${formatBytes(limit)}).`));
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+    text = new TextDecoder('utf-8', { fatal: true }).decode(body);
   } catch {
     throw new BodyError(400, 'The form is not valid UTF-8.');
   }
