@@ -306,12 +306,10 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   if (free) log.info({ dataDir: settings.dataDir, freeBytes: free.freeBytes, totalBytes: free.totalBytes }, `data folder ${settings.dataDir}: ${formatBytes(free.freeBytes)} free of ${formatBytes(free.totalBytes)}`);
   notices.announce();
   const eventWebhooks = startEventWebhooks(bot, settings, log, metrics);
-  // Declared before any message: a message held for the owner in an earlier run finds its runner again.
   const automation = {
     tokens: new ApiTokens(settings.dataDir),
     actions: new Automation({
-      effects: bot.effects,
-      startText: (chatId, text) => bot.startText(chatId, text),
+      deliver: (delivery) => bot.automation.deliver(delivery),
       promptAs: (chatId, senderId, text, system) => bot.promptAs(chatId, senderId, text, system),
       histories,
       owner: () => transport?.operatorChatId?.() ?? (bot.config.owners[0] ? privateChatIdOf(transport, bot.config.owners[0]) : undefined),

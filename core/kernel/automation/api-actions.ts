@@ -1,29 +1,23 @@
-import { randomUUID } from 'node:crypto';
 import { AllProvidersFailedError, ApiError, CodedError, OutboxClosedError, PromptRefused, RecipientRefused } from '../../api/errors.js';
 import type { ApiTokenInfo } from '../../services/automation/api-tokens.js';
 import { allows, chatOf, scopedChats, type ScopeAction } from '../../services/automation/scopes.js';
 import type { Logger } from '../../services/log/logger.js';
 import type { HistoryStore } from '../../services/store/history.js';
-import type { EffectGuard } from '../guard/effect-guard.js';
 import { isGroupId, sameChat } from '../port/ids.js';
-import type { SentMessage } from '../port/message.js';
+import type { AutomationDesk } from './desk.js';
 
 /*
  * What an API token can make the bot do (the local HTTP API, and the MCP server on the same rules): send a text, list
  * chats, read a chat's recent messages, run a prompt in a chat. Each checks the token's scopes first; every message
- * goes through the effect guard (a declared `message` effect of the core) and then the one path for what the bot
- * starts (`startText`: the recipient rule, then the outbox's pacing), so a token never reaches a chat the bot may not
- * write to first.
+ * goes through the one door for deliveries from outside the chats (`bot.automation.deliver`, desk.ts: the effect
+ * guard's `bridge/deliver` effect, then the recipient rule and the outbox's pacing), so a token never reaches a chat
+ * the bot may not write to first.
  */
-
-/** The guard's name for a message an API token asked for (declared by the core, kind `message`). */
-export const API_MESSAGE_EFFECT = 'api-message';
 
 /** What the actions need of the bot. */
 export interface AutomationDeps {
-  effects: Pick<EffectGuard, 'declare' | 'act'>;
-  /** The one path for a text the bot starts: the recipient rule, then the outbox (Bot.startText). */
-  startText(chatId: string, text: string): Promise<SentMessage>;
+  /** The one door for a message from outside the chats (AutomationDesk.deliver): guard, recipient rule, outbox. */
+  deliver: AutomationDesk['deliver'];
   /** A turn no one typed now (Bot.promptAs): refused with PromptRefused when it may not run. */
   promptAs(chatId: string, senderId: string, text: string, system?: string): Promise<string>;
   histories: Pick<HistoryStore, 'recent' | 'chatIds'>;
@@ -62,31 +56,15 @@ export const DEFAULT_MESSAGES = 50;
 /** What a prompt's turn is told besides the scheduled-task framing. */
 const PROMPT_SYSTEM = "It was sent by the owner's automation through the bot's local API; the answer is delivered into this chat.";
 
-interface ApiMessage {
-  to: string;
-  text: string;
-  token: string;
-  /** Finds the sent message's id for the request that is waiting (a held one has no waiter). */
-  request: string;
-}
-
 /**
  * The actions of API tokens on the bot (see the file comment). Made once by the app; declares its guard effect.
  *
  * @example
- * const automation = new Automation({ effects: bot.effects, startText: (c, t) => bot.startText(c, t), … });
+ * const automation = new Automation({ deliver: (d) => bot.automation.deliver(d), … });
  * await automation.send(tokens.authenticate(header), '447700900123', 'The washing machine is done');
  */
 export class Automation {
-  private readonly sentIds = new Map<string, string>();
-
-  constructor(private readonly deps: AutomationDeps) {
-    deps.effects.declare('core', API_MESSAGE_EFFECT, 'message', async (data: ApiMessage) => {
-      const sent = await deps.startText(data.to, data.text);
-      this.sentIds.set(data.request, sent.id);
-      return `✅ Sent to ${data.to} for the API token "${data.token}".`;
-    });
-  }
+  constructor(private readonly deps: AutomationDeps) {}
 
   /** Sends `text` to `to` (a number or chat id) when `token` has `send:<chat>`. Rejects with an ApiError otherwise. */
   async send(token: ApiTokenInfo, to: unknown, text: unknown): Promise<DeliveryOutcome> {
@@ -155,26 +133,18 @@ export class Automation {
   }
 
   /**
-   * One message through the guard (a message in the chat the token's scope names, by someone who is not an owner:
-   * `guard.others.here` and `guard.kinds.message` decide) and then the bot-started send path.
+   * One message through the delivery door (a message in the chat the token's scope names, by someone who is not an
+   * owner: `guard.others.here` and `guard.kinds.message` decide), then the bot-started send path.
    */
   private async deliver(token: ApiTokenInfo, chat: string, text: string): Promise<DeliveryOutcome> {
-    const request = randomUUID();
-    const data: ApiMessage = { to: chat, text, token: token.name, request };
     const shown = text.length > 200 ? `${text.slice(0, 200)}…` : text;
     try {
-      const outcome = await this.deps.effects.act(
-        'core',
-        { effect: API_MESSAGE_EFFECT, summary: `send to ${chat} for the API token "${token.name}": “${shown}”`, data },
-        { senderId: `api:${token.id}`, chatId: chat, isOwner: false },
-      );
+      const outcome = await this.deps.deliver({ to: chat, text, mode: 'message', by: `api:${token.id}`, summary: `send to ${chat} for the API token "${token.name}": “${shown}”` });
       if (outcome.status === 'denied') throw new ApiError('API_GUARD_DENIED', 403, `not sent: ${outcome.reason}`);
       if (outcome.status === 'held') return { status: 'held', to: chat, holdId: outcome.id, expiresAt: new Date(outcome.expiresAt).toISOString() };
-      return { status: 'sent', to: chat, id: this.sentIds.get(request) ?? '' };
+      return { status: 'sent', to: chat, id: 'messageId' in outcome ? outcome.messageId : '' };
     } catch (err) {
       throw apiErrorOf(err, this.deps.log);
-    } finally {
-      this.sentIds.delete(request);
     }
   }
 }

@@ -2,6 +2,7 @@ import type { Logger } from '../../services/log/logger.js';
 import type { EffectGuard } from '../guard/effect-guard.js';
 import type { ActOutcome } from '../guard/types.js';
 import type { SentMessage } from '../port/message.js';
+import { randomUUID } from 'node:crypto';
 import { BotEvents } from './events.js';
 
 /*
@@ -11,7 +12,10 @@ import { BotEvents } from './events.js';
  * rule, then the outbox's pacing). No caller reaches the transport another way.
  */
 
-/** The effect every delivery is declared as (plugin `bridge`, effect `deliver`, kind `message`). */
+/**
+ * The one effect every delivery is declared as (plugin `bridge`, effect `deliver`, kind `message`): an inbound hook's,
+ * an API token's (`POST /api/v1/messages`, a prompt's answer) and an MCP client's alike.
+ */
 export const DELIVER_EFFECT = { plugin: 'bridge', name: 'deliver' } as const;
 
 /** One thing to deliver. */
@@ -39,7 +43,12 @@ interface DeliveryData {
   text: string;
   mode: 'message' | 'prompt';
   by: string;
+  /** Finds the sent message's id for the caller that is waiting (a held one's caller is gone). */
+  request?: string;
 }
+
+/** The guard's outcome; a message sent at once also says the id of the (last) message sent. */
+export type DeliveryOutcome = ActOutcome | { status: 'done'; result?: string; messageId: string };
 
 export interface AutomationDeskDeps {
   effects: EffectGuard;
@@ -67,6 +76,8 @@ const PROMPT_SYSTEM =
  */
 export class AutomationDesk {
   readonly events: BotEvents;
+  /** Per waiting caller (`DeliveryData.request`), the id of what was sent for it. */
+  private readonly sentIds = new Map<string, string>();
 
   constructor(private readonly deps: AutomationDeskDeps) {
     this.events = new BotEvents((err) => deps.log.warn({ err }, 'an automation event listener failed'));
@@ -78,21 +89,31 @@ export class AutomationDesk {
    * started), held (the owner's 👍 sends it), denied (why). Rejects with `RecipientRefused` when the bot may not write
    * first to that chat, and with the transport's error when the send failed.
    */
-  async deliver(delivery: Delivery): Promise<ActOutcome> {
+  async deliver(delivery: Delivery): Promise<DeliveryOutcome> {
     const to = this.deps.chatIdOf(delivery.to.trim());
-    const data: DeliveryData = { to, text: delivery.text, mode: delivery.mode, by: delivery.by };
-    const request = { effect: DELIVER_EFFECT.name, to, summary: delivery.summary, data };
+    const request = randomUUID();
+    const data: DeliveryData = { to, text: delivery.text, mode: delivery.mode, by: delivery.by, request };
+    this.sentIds.set(request, '');
+    const asked = { effect: DELIVER_EFFECT.name, to, summary: delivery.summary, data };
     // Asked as someone else's action in the chat it reaches (guard.others.here): an outside system is not the owner,
     // so an allowed delivery never makes its chat an approved recipient; the recipient rule still decides at the send.
     const by = { senderId: delivery.by, chatId: to, isOwner: false };
-    if (delivery.hold) return this.deps.effects.hold(DELIVER_EFFECT.plugin, request, by);
-    return this.deps.effects.act(DELIVER_EFFECT.plugin, request, by);
+    try {
+      if (delivery.hold) return await this.deps.effects.hold(DELIVER_EFFECT.plugin, asked, by);
+      const outcome = await this.deps.effects.act(DELIVER_EFFECT.plugin, asked, by);
+      const messageId = this.sentIds.get(request);
+      return outcome.status === 'done' && messageId ? { ...outcome, messageId } : outcome;
+    } finally {
+      this.sentIds.delete(request);
+    }
   }
 
   private async run(data: DeliveryData): Promise<string> {
     if (data.mode === 'message') {
-      await this.deps.startText(data.to, data.text);
-      return `sent to ${data.to}`;
+      const sent = await this.deps.startText(data.to, data.text);
+      // Only while its caller waits (a held one approved later has none): the map never grows.
+      if (data.request && this.sentIds.has(data.request)) this.sentIds.set(data.request, sent.id);
+      return `✅ Sent to ${data.to} (${data.by}).`;
     }
     const owner = this.deps.promptOwner();
     if (!owner) throw new Error('no owner is configured to run the prompt as (config.json owners)');

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { IncomingMessage } from '../../kernel/port/message.js';
 import type { Transport } from '../../kernel/port/transport.js';
+import { InFlightByChat, withOverrides } from '../../kernel/port/watched-transport.js';
 import type { BotMetrics } from './bot-metrics.js';
 
 /** A message in flight, so a send to its chat while it is handled counts it as answered. */
@@ -24,10 +25,8 @@ export function messageKind(message: IncomingMessage): string {
  * @example await bot.start(instrumentTransport(transport, metrics));
  */
 export function instrumentTransport(transport: Transport, metrics: BotMetrics): Transport {
-  // Per chat, the messages handed to the bot and not finished yet, oldest first. The bot handles a chat's messages
-  // strictly in order, so a send to that chat belongs to the oldest one. (Not AsyncLocalStorage: it turns on promise
-  // hooks for the whole process, which costs every promise of every message.)
-  const inFlight = new Map<string, Handling[]>();
+  // A send to a chat while one of its messages is handled answers the oldest of them.
+  const inFlight = new InFlightByChat<Handling>();
 
   const counted = <A extends unknown[], R>(type: SendType, send: (chatId: string, ...rest: A) => Promise<R>) =>
     async (chatId: string, ...rest: A): Promise<R> => {
@@ -36,7 +35,7 @@ export function instrumentTransport(transport: Transport, metrics: BotMetrics): 
         // editText answers false when the network cannot edit: nothing was sent (the caller sends anew).
         if ((result as unknown) === false) return result;
         metrics.countSent(type);
-        const current = inFlight.get(chatId)?.[0];
+        const current = inFlight.oldest(chatId);
         if (current) current.answered = true;
         return result;
       } catch (err) {
@@ -54,15 +53,9 @@ export function instrumentTransport(transport: Transport, metrics: BotMetrics): 
         metrics.queued(1);
         const started = performance.now();
         const state: Handling = { answered: false };
-        const chatQueue = inFlight.get(message.chatId);
-        if (chatQueue) chatQueue.push(state);
-        else inFlight.set(message.chatId, [state]);
         try {
-          await onMessage(message);
+          await inFlight.handle(message, state, onMessage);
         } finally {
-          const queue = inFlight.get(message.chatId)!;
-          queue.splice(queue.indexOf(state), 1);
-          if (!queue.length) inFlight.delete(message.chatId);
           metrics.observeHandling(kind, (performance.now() - started) / 1000);
           metrics.queued(-1);
           if (state.answered) metrics.countAnswered(kind);
@@ -74,16 +67,5 @@ export function instrumentTransport(transport: Transport, metrics: BotMetrics): 
     editText: counted('edit', transport.editText),
   };
 
-  // Methods are bound once per function, not on every call (typing, ownIds, … run several times per message).
-  const bound = new WeakMap<(...args: never[]) => unknown, unknown>();
-  return new Proxy(transport, {
-    get(target, property) {
-      if (Object.prototype.hasOwnProperty.call(overrides, property)) return overrides[property as keyof Transport];
-      const value = Reflect.get(target, property, target);
-      if (typeof value !== 'function') return value;
-      let fn = bound.get(value);
-      if (!fn) bound.set(value, (fn = value.bind(target)));
-      return fn;
-    },
-  });
+  return withOverrides(transport, overrides);
 }
