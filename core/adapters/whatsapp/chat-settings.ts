@@ -1,27 +1,31 @@
 import type { GroupMetadata } from '@whiskeysockets/baileys';
-import { BoundedMap } from './caches.js';
+import type { ChatRoutes } from './chat-routes.js';
 import { GroupCache } from './group-cache.js';
 import type { WhatsAppSocket } from './socket.js';
 
 /**
  * What the bot knows of each chat beyond its messages (Baileys' groups.ts part): group metadata (cached, kept
  * current by Baileys' group events, no query per message) and each chat's disappearing-message timer, learnt from
- * what arrives, so replies inherit it (else recipients see "will not disappear").
+ * what arrives, so replies inherit it (else recipients see "will not disappear"). The timers are kept in the store
+ * (`ChatRoutes`), so replies after a restart still inherit them.
  *
  * @example
- * const chats = new ChatSettings(undefined, (meta) => identity.learnMembers(meta));
+ * const chats = new ChatSettings(undefined, (meta) => identity.learnMembers(meta), () => routes);
  * chats.attach(socket);
  * chats.timerOf('1203@g.us') // 86400
  */
 export class ChatSettings {
-  /** Disappearing-message timer (seconds) per chat. */
-  private readonly timers = new BoundedMap<string, number>(5000);
   readonly groups: GroupCache;
 
-  constructor(groupTtlMs: number | undefined, onMembers: (meta: GroupMetadata) => void) {
+  constructor(
+    groupTtlMs: number | undefined,
+    onMembers: (meta: GroupMetadata) => void,
+    /** Where each chat's disappearing timer (seconds) is kept, once the stores are open. */
+    private readonly routes: () => ChatRoutes | undefined,
+  ) {
     this.groups = new GroupCache(groupTtlMs, 5000, (meta) => {
       onMembers(meta);
-      if (meta.ephemeralDuration !== undefined) this.timers.set(meta.id, meta.ephemeralDuration || 0);
+      if (meta.ephemeralDuration !== undefined) this.setTimer(meta.id, meta.ephemeralDuration || 0);
     });
   }
 
@@ -32,7 +36,7 @@ export class ChatSettings {
     socket.ev.on('groups.upsert', (groups) => this.groups.applyUpdates(groups));
     socket.ev.on('groups.update', (updates) => {
       this.groups.applyUpdates(updates);
-      for (const u of updates) if (u.id && u.ephemeralDuration !== undefined) this.timers.set(u.id, u.ephemeralDuration || 0);
+      for (const u of updates) if (u.id && u.ephemeralDuration !== undefined) this.setTimer(u.id, u.ephemeralDuration || 0);
     });
     socket.ev.on('group-participants.update', (u) => this.groups.applyParticipants(u));
   }
@@ -52,11 +56,11 @@ export class ChatSettings {
 
   /** The chat's disappearing timer (seconds), when one is known. */
   timerOf(chatId: string): number | undefined {
-    return this.timers.get(chatId) ?? this.groups.get(chatId)?.ephemeralDuration;
+    return this.routes()?.get(chatId)?.timer ?? this.groups.get(chatId)?.ephemeralDuration;
   }
 
   setTimer(chatId: string, seconds: number): void {
-    this.timers.set(chatId, seconds);
+    this.routes()?.set(chatId, { timer: seconds });
   }
 
   /** Admin of a group, from its (cached) metadata; a participant may be listed by phone jid or by LID. */

@@ -3,6 +3,7 @@ import type { Logger } from '../../services/log/logger.js';
 import { isLid, userPart } from '../../kernel/port/ids.js';
 import type { IncomingMessage } from '../../kernel/port/message.js';
 import { Addressing } from './addressing.js';
+import type { ChatRoutes } from './chat-routes.js';
 import { Identity } from './identity.js';
 import { IdentityLinks } from './identity-links.js';
 import { plainJid } from './message-mapper.js';
@@ -23,7 +24,7 @@ export class IdentityLayer {
   private linksFile: IdentityLinks | undefined;
   private identity: Identity | undefined;
   /** Where each private chat's messages go (the address it last arrived on; a LID rather than a phone jid). */
-  private readonly addressing = new Addressing(() => this.linksFile, () => this.socket()?.signalRepository?.lidMapping);
+  private readonly addressing = new Addressing(() => this.routes(), () => this.linksFile, () => this.socket()?.signalRepository?.lidMapping);
 
   constructor(
     private readonly log: Logger,
@@ -32,6 +33,8 @@ export class IdentityLayer {
     private readonly onChatIdChange: (from: string, to: string) => Promise<void>,
     /** The account's own ids (phone jid, LID), once the credentials name them. */
     private readonly ownIds: () => string[] = () => [],
+    /** Where each private chat last arrived (kept in the store), once it is open. */
+    private readonly routes: () => ChatRoutes | undefined = () => undefined,
   ) {}
 
   /** The phone ↔ LID pairs known (`data/whatsapp/identity-links.json`), once opened. */

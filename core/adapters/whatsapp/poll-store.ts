@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { PluginStores } from '../../services/store/plugin-store.js';
+import type { PluginStores } from '../../services/store/plugin-store.js';
 import type { SqlDoc } from '../../services/store/sql-docs.js';
 import { Store } from '../../services/store/store-declarations.js';
 import { SENT_POLLS_SCHEMA } from './whatsapp-data-schemas.js';
@@ -46,8 +46,8 @@ export const SENT_POLLS_STORE = Store.doc('polls', Type.Unsafe<{ polls: SentPoll
 export class PollStore {
   private readonly doc: SqlDoc<{ polls: SentPoll[] }>;
 
-  constructor(dataDir: string, private readonly now: () => number = Date.now) {
-    this.doc = new PluginStores('whatsapp', dataDir, [SENT_POLLS_STORE]).document(SENT_POLLS_STORE);
+  constructor(stores: PluginStores, private readonly now: () => number = Date.now) {
+    this.doc = stores.document(SENT_POLLS_STORE);
   }
 
   private prune(polls: SentPoll[]): SentPoll[] {

@@ -8,6 +8,7 @@ import type { PrivacyParticipant } from '../../kernel/port/privacy-participant.j
 import type { SendOptions, InboundHandler, SessionState, Transport, TransportEvents } from '../../kernel/port/transport.js';
 import { AuthStateCorruptError } from './auth-store.js';
 import { BoundedMap } from './caches.js';
+import { ChatRoutes } from './chat-routes.js';
 import { ChatSettings } from './chat-settings.js';
 import { WhatsAppConnection } from './connection.js';
 import { IdentityLayer } from './identity-layer.js';
@@ -18,6 +19,9 @@ import { PendingWork } from './pending-work.js';
 import { PollStore } from './poll-store.js';
 import type { Restriction } from './send-status.js';
 import { whatsAppPrivacy } from './whatsapp-privacy.js';
+import { whatsAppStores } from './whatsapp-stores.js';
+import type { PluginStores } from '../../services/store/plugin-store.js';
+import { SENT_POLLS_STORE } from './poll-store.js';
 
 export { AuthStateCorruptError };
 export { pairingDigits } from './linking.js';
@@ -50,6 +54,10 @@ export class WhatsAppTransport implements Transport {
   private readonly outbound: Outbound;
   private readonly polls: PollStore;
   private readonly calls: CallLayer;
+  /** What the adapter keeps in the store database (`whatsapp` namespace). */
+  private readonly stores: PluginStores;
+  /** Each chat's address and disappearing timer, kept across restarts (opened at start). */
+  private routes: ChatRoutes | undefined;
 
   constructor(private readonly options: WhatsAppTransportOptions) {
     const notices = options.notices ?? logOnlyNotifier(options.log);
@@ -78,10 +86,12 @@ export class WhatsAppTransport implements Transport {
         await this.inbound.listeners.onChatIdChange?.(from, to);
       },
       () => this.connection.ownIds(),
+      () => this.routes,
     );
-    this.chats = new ChatSettings(options.groupTtlMs, (meta) => this.identity.learnMembers(meta));
+    this.chats = new ChatSettings(options.groupTtlMs, (meta) => this.identity.learnMembers(meta), () => this.routes);
+    this.stores = whatsAppStores(options.dataDir);
     // A list that no longer matches is set aside with its bytes and named by the data health (votes on those polls are no longer read).
-    const polls = new PollStore(options.dataDir);
+    const polls = new PollStore(this.stores);
     this.polls = polls;
     this.outbound = new Outbound(options, notices, this.connection, this.identity, this.chats, received, polls);
     this.inbound = new Inbound(options, this.connection, this.identity, this.chats, this.outbound, received, pending, polls);
@@ -97,6 +107,7 @@ export class WhatsAppTransport implements Transport {
     this.inbound.listen(onMessage, events);
     this.connection.resume();
     const dataDir = this.options.dataDir;
+    this.routes ??= await ChatRoutes.open(this.stores, (err) => this.options.log.warn({ err }, 'could not save where a chat is answered or its disappearing timer (kept in memory, tried again)'));
     await this.identity.open(dataDir);
     await this.outbound.open(dataDir);
     await this.inbound.open(dataDir);
@@ -106,7 +117,7 @@ export class WhatsAppTransport implements Transport {
   async stop(): Promise<void> {
     this.connection.stop();
     await this.inbound.mapped();
-    await Promise.all([this.connection.flush(), this.identity.flush(), this.inbound.flush(), this.outbound.flush(), this.polls.flush()]);
+    await Promise.all([this.connection.flush(), this.identity.flush(), this.inbound.flush(), this.outbound.flush(), this.stores.flush()]);
     this.inbound.listen(undefined);
   }
 
@@ -201,9 +212,11 @@ export class WhatsAppTransport implements Transport {
     return this.chats.isAdmin(chatId, ids, this.connection.socket);
   }
 
-  /** The adapter's own files in the privacy controls (see whatsapp-privacy.ts). */
+  /** The adapter's data in the privacy controls: its declared stores', and its own files' (see whatsapp-privacy.ts). */
   privacyParticipants(): PrivacyParticipant[] {
-    return whatsAppPrivacy(() => ({ resend: this.outbound.resend, links: this.identity.links, polls: this.polls }));
+    // The polls' participant is still whatsapp-privacy.ts's (a vote's secret stays out of the export).
+    const polls = SENT_POLLS_STORE.options.section ?? 'whatsapp';
+    return [...whatsAppPrivacy(() => ({ resend: this.outbound.resend, links: this.identity.links, polls: this.polls })), ...this.stores.participants().filter((p) => p.name !== polls)];
   }
 
   /** Decryption failures since start (WhatsApp delivered a message this device could not decrypt). */
