@@ -348,7 +348,6 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
       const counted = observeAnswers(instrumentTransport(connecting, metrics), (answer) => bot.automation.events.emit('message.answered', { ...answer }));
       outbox.attach(counted);
       await bot.start(counted);
-      eventWebhooks.watchLink();
     },
     async stop() {
       retention.stop();

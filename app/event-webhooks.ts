@@ -9,8 +9,6 @@ import { EventWebhooks, type WebhookTarget } from '../core/services/webhooks/out
 const MAX_ANSWER_BYTES = 64 * 1024;
 /** One POST, connection and answer included. */
 const POST_TIMEOUT_MS = 10_000;
-/** How often the link state is looked at for `link.changed` (only while a webhook asks for it). */
-const LINK_POLL_MS = 1000;
 
 /**
  * The .env variable that holds webhook `name`'s secret.
@@ -24,8 +22,9 @@ export function webhookSecretVariable(name: string): string {
  * Starts the outbound event webhooks of config.json `webhooks` (core/services/webhooks/outbound.ts): the bot's events
  * are queued for each, POSTed under the egress rules (public addresses only, unless EGRESS_ALLOW_PRIVATE_HOSTS in
  * tests), signed with `WEBHOOK_SECRET_<NAME>`; a webhook without its secret gets nothing (the log says so once).
+ * `link.changed` comes from the transport as its link changes (TransportEvents.onSessionChange), like every other event.
  */
-export function startEventWebhooks(bot: Bot, settings: Settings, log: Logger, metrics: BotMetrics): { webhooks: EventWebhooks; watchLink(): void; stop(): void } {
+export function startEventWebhooks(bot: Bot, settings: Settings, log: Logger, metrics: BotMetrics): { webhooks: EventWebhooks; stop(): void } {
   const part = log.child({ part: 'webhooks' });
   const warned = new Set<string>();
   const targets = (): WebhookTarget[] =>
@@ -49,28 +48,9 @@ export function startEventWebhooks(bot: Bot, settings: Settings, log: Logger, me
     count: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
   });
   const off = bot.automation.events.on((event) => webhooks.enqueue(event));
-  // The transport says nothing when its link changes: it is looked at every second while a webhook asks for it,
-  // from the moment the transport is connected (its state then is the first one).
-  let link = bot.session().status;
-  let poll: ReturnType<typeof setInterval> | undefined;
-  const watchLink = () => {
-    if (poll) clearInterval(poll);
-    link = bot.session().status;
-    if (!Object.values(bot.config.webhooks ?? {}).some((w) => w.events.includes('link.changed'))) return;
-    poll = setInterval(() => {
-      const now = bot.session().status;
-      if (now === link) return;
-      const previous = link;
-      link = now;
-      bot.automation.events.emit('link.changed', { status: now, previous });
-    }, LINK_POLL_MS);
-    poll.unref();
-  };
   return {
     webhooks,
-    watchLink,
     stop() {
-      if (poll) clearInterval(poll);
       off();
       webhooks.stop();
     },

@@ -153,6 +153,7 @@ export class Bot {
       onPollVote: (vote) => this.pollVote(vote),
       onCall: (call) => answerCall(this.configValue.calls, call, (text) => started.tellOwners(text).then(() => undefined)),
       onReaction: (reaction) => this.reaction(reaction),
+      onSessionChange: (status, previous) => this.automation.events.emit('link.changed', { status, previous }),
     });
     link.connectedNow();
     // Holds kept from an earlier run lapse on time (and those that lapsed while down are told now).

@@ -66,12 +66,18 @@ export class MemoryTransport implements Transport {
 
   async relink(): Promise<void> {
     this.relinks++;
-    this.linked = false;
+    this.setLinked(false);
   }
 
   /** The phone linked the account again after `relink` (tests of what waits for the link). */
   linkAgain(): void {
-    this.linked = true;
+    this.setLinked(true);
+  }
+
+  private setLinked(linked: boolean): void {
+    if (linked === this.linked) return;
+    this.linked = linked;
+    this.changeEvents.onSessionChange?.(linked ? 'linked' : 'qr', linked ? 'qr' : 'linked');
   }
 
   async isGroupAdmin(chatId: string, userId: string): Promise<boolean> {

@@ -32,6 +32,8 @@ export interface ConnectionHooks {
   cachedGroupMetadata: (jid: string) => Promise<GroupMetadata | undefined>;
   /** At every open, with the own ids (before anyone waiting for the link is woken). */
   opened: (me: OwnIds) => void;
+  /** The link's status changed (see TransportEvents.onSessionChange). */
+  statusChanged?: (status: SessionState['status'], previous: SessionState['status']) => void;
 }
 
 async function defaultMakeSocket(options: SocketOptions): Promise<WhatsAppSocket> {
@@ -202,8 +204,11 @@ export class WhatsAppConnection {
   }
 
   private setStatus(status: SessionState['status']): void {
-    if (status !== this.status) this.since = Date.now();
+    const previous = this.status;
+    if (status === previous) return;
+    this.since = Date.now();
     this.status = status;
+    this.hooks.statusChanged?.(status, previous);
   }
 
   /** Opens a new socket (closing any previous one). Never throws: a failure schedules the next attempt. */

@@ -74,6 +74,7 @@ export class WhatsAppTransport implements Transport {
       },
       getMessage: (key) => this.outbound.getMessage(key),
       cachedGroupMetadata: (jid) => this.chats.cached(jid, () => this.connection.socket),
+      statusChanged: (status, previous) => this.inbound.listeners.onSessionChange?.(status, previous),
       opened: (me) => {
         pending.track(this.identity.learnOwn(me.id, me.lid).catch((err) => options.log.warn({ err }, 'could not drop the phone ↔ LID pairs naming the account itself')));
       },

@@ -58,6 +58,12 @@ export interface TransportEvents {
   onCall?(call: IncomingCall): CallAnswer | Promise<CallAnswer>;
   /** Someone reacted to a message (an owner's 👍/👎 on a held action's message answers it). */
   onReaction?(reaction: InboundReaction): void | Promise<void>;
+  /**
+   * The link's status (`session().status`) changed from `previous`: the bot tells the automation around it (the event
+   * webhooks' `link.changed`). Told synchronously as it happens, never awaited; a transport whose link never changes
+   * (the console) never calls it.
+   */
+  onSessionChange?(status: SessionState['status'], previous: SessionState['status']): void;
 }
 
 /** A reaction someone put on a message of a chat, as the network authenticated the reactor. */

@@ -99,11 +99,22 @@ describe('outbound event webhooks', () => {
     await receiver.until(1);
     expect(receiver.received[0]!.json).to.deep.include({ event: 'approval.requested' });
     expect(receiver.received[0]!.json.data).to.include({ id: (outcome as { id: string }).id, summary: 'hook washer: send “wash done”', kind: 'message' });
-    // The link is looked at every second (real time): awaited, not slept on.
+    // The transport tells the change as it happens (no polling): the event is there the moment the link changed.
+    const told: unknown[] = [];
+    const off = t.app.bot.automation.events.on((e) => e.event === 'link.changed' && told.push(e.data));
     await t.transport.relink();
-    await t.until(() => receiver.received.find((r) => r.json.data.status === 'qr'));
-    const link = receiver.received.find((r) => r.json.event === 'link.changed' && r.json.data.status === 'qr');
-    expect(link?.json.data).to.deep.equal({ status: 'qr', previous: 'linked' });
+    expect(told).to.deep.equal([{ status: 'qr', previous: 'linked' }]);
+    t.transport.linkAgain();
+    expect(told).to.deep.equal([
+      { status: 'qr', previous: 'linked' },
+      { status: 'linked', previous: 'qr' },
+    ]);
+    off();
+    await t.until(() => receiver.received.filter((r) => r.json.event === 'link.changed').length === 2);
+    expect(receiver.received.filter((r) => r.json.event === 'link.changed').map((r) => r.json.data)).to.deep.equal([
+      { status: 'qr', previous: 'linked' },
+      { status: 'linked', previous: 'qr' },
+    ]);
   });
 
   it('reaches only public addresses: without EGRESS_ALLOW_PRIVATE_HOSTS a loopback URL gets nothing', async () => {
