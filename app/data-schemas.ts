@@ -7,7 +7,7 @@ import { ACCESS_SCHEMA } from '../core/kernel/access/access-store.js';
 import { BURST_TURNS_PATH, BURST_TURNS_SCHEMA } from '../core/kernel/pipeline/burst-turns.js';
 import { DELETED_MESSAGES_PATH, DELETED_MESSAGES_SCHEMA } from '../core/kernel/pipeline/deleted-messages.js';
 import { POLL_BOOK_PATH, POLL_BOOK_SCHEMA } from '../core/kernel/chat/polls.js';
-import { BUDGETS_SCHEMA, DATA_SCHEMAS, HISTORY_SCHEMA, MEMORY_SCHEMA, USAGE_SCHEMA, type DataSchema } from '../core/services/store/schemas.js';
+import { DATA_SCHEMAS, HISTORY_SCHEMA, MEMORY_SCHEMA, type DataSchema } from '../core/services/store/schemas.js';
 import { WHATSAPP_DATA_FILES } from '../core/adapters/whatsapp/whatsapp-data-schemas.js';
 
 /** The plugin packages config.json names, read as it is: never created or rewritten, and a broken one names none. */
@@ -38,8 +38,6 @@ export async function installedDataSchemas(settings: Settings, cwd = process.cwd
 const CORE_DATA_FILES: Array<{ path: string; schema: DataSchema }> = [
   { path: 'history/<chat>.json', schema: HISTORY_SCHEMA },
   { path: 'memory/<chat>.json', schema: MEMORY_SCHEMA },
-  { path: 'usage.json', schema: USAGE_SCHEMA },
-  { path: 'budgets.json', schema: BUDGETS_SCHEMA },
   { path: BURST_TURNS_PATH, schema: BURST_TURNS_SCHEMA },
   { path: DELETED_MESSAGES_PATH, schema: DELETED_MESSAGES_SCHEMA },
   { path: POLL_BOOK_PATH, schema: POLL_BOOK_SCHEMA },

@@ -1,7 +1,9 @@
-import path from 'node:path';
+import { Type } from '@sinclair/typebox';
 import type { AiConfig } from '../config/schema.js';
-import { JsonFile } from '../store/json-file.js';
+import { PluginStores } from '../store/plugin-store.js';
 import { BUDGETS_SCHEMA } from '../store/schemas.js';
+import type { SqlDoc } from '../store/sql-docs.js';
+import { Store } from '../store/store-declarations.js';
 import { today } from './usage.js';
 
 interface BudgetDoc {
@@ -14,25 +16,32 @@ interface BudgetDoc {
   toolCalls?: Record<string, number>;
 }
 
+/**
+ * The budget counters as the core declares them (`core` namespace of the store database). Earlier versions kept them
+ * in `data/budgets.json`: taken in once at the first start, then kept aside under `data/migrated/`.
+ */
+export const BUDGETS_STORE = Store.doc('budgets', Type.Unsafe<BudgetDoc>(BUDGETS_SCHEMA.schema), (): BudgetDoc => ({ day: today(), tokens: {}, premiumTokens: {}, recent: {} }), {
+  path: 'budgets.json',
+  title: BUDGETS_SCHEMA.name,
+});
+
 /** Says whether a user may make another AI request, and if not, a plain sentence saying when they can. */
 export type BudgetVerdict = { ok: true } | { ok: false; reason: string };
 
 /**
  * Per-user AI budgets so one heavy user cannot burn the account's quota: requests per minute, tokens per day, and a
- * smaller premium token budget. Owners are exempt. Kept in `data/budgets.json`, so counters survive a restart.
+ * smaller premium token budget. Owners are exempt. Kept in the store database (`BUDGETS_STORE`), so counters survive a
+ * restart.
  *
  * @example
  * const verdict = budgets.check(senderId, false, config.ai);
  * if (!verdict.ok) return ctx.reply(verdict.reason);
  */
 export class UserBudgets {
-  private readonly doc: JsonFile<BudgetDoc>;
+  private readonly doc: SqlDoc<BudgetDoc>;
   /** @param flushMs counters are written at most once per this interval (and at stop), never per message. */
   constructor(dataDir: string, private readonly now: () => number = Date.now, flushMs = 1000) {
-    this.doc = new JsonFile(path.join(dataDir, 'budgets.json'), () => ({ day: today(now()), tokens: {}, premiumTokens: {}, recent: {} }), {
-      schema: BUDGETS_SCHEMA,
-      coalesceMs: flushMs,
-    });
+    this.doc = new PluginStores('core', dataDir, [BUDGETS_STORE], undefined, flushMs).document(BUDGETS_STORE);
   }
 
   async load(): Promise<void> {

@@ -1,7 +1,9 @@
-import path from 'node:path';
+import { Type } from '@sinclair/typebox';
 import type { Logger } from '../log/logger.js';
-import { JsonFile } from '../store/json-file.js';
+import { PluginStores } from '../store/plugin-store.js';
 import { USAGE_SCHEMA } from '../store/schemas.js';
+import type { SqlDoc } from '../store/sql-docs.js';
+import { Store } from '../store/store-declarations.js';
 
 interface Counter {
   prompt: number;
@@ -19,6 +21,15 @@ interface UsageDoc {
   totals: { main: number; premium: number };
   warned: { main: boolean; premium: boolean };
 }
+
+/**
+ * The token usage as the core declares it (`core` namespace of the store database). Earlier versions kept it in
+ * `data/usage.json`: taken in once at the first start, then kept aside under `data/migrated/`.
+ */
+export const USAGE_STORE = Store.doc('usage', Type.Unsafe<UsageDoc>(USAGE_SCHEMA.schema), (): UsageDoc => ({ days: {}, totals: { main: 0, premium: 0 }, warned: { main: false, premium: false } }), {
+  path: 'usage.json',
+  title: USAGE_SCHEMA.name,
+});
 
 /**
  * Token counts of one response as providers report them: OpenAI-style `prompt_tokens` (cached input in
@@ -69,13 +80,13 @@ export function today(now = Date.now()): string {
 }
 
 /**
- * Token usage per provider and model per day, in `data/usage.json`, with the account quotas (main/premium) warned
+ * Token usage per provider and model per day, in the store database (`USAGE_STORE`), with the account quotas (main/premium) warned
  * in the log at 80%.
  *
  * @example usage.record('primary', 'gpt-x', 'main', { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 });
  */
 export class UsageLedger {
-  private readonly doc: JsonFile<UsageDoc>;
+  private readonly doc: SqlDoc<UsageDoc>;
   private quotas = { main: 0, premium: 0 };
   /** Listeners told about each recorded usage (per-user budgets). */
   private readonly listeners: Array<(userId: string | undefined, role: 'main' | 'premium', tokens: number) => void> = [];
@@ -87,10 +98,7 @@ export class UsageLedger {
    *   loses at most that much usage, never a per-message write.
    */
   constructor(dataDir: string, private readonly log: Logger, flushMs = 1000) {
-    this.doc = new JsonFile(path.join(dataDir, 'usage.json'), () => ({ days: {}, totals: { main: 0, premium: 0 }, warned: { main: false, premium: false } }), {
-      schema: USAGE_SCHEMA,
-      coalesceMs: flushMs,
-    });
+    this.doc = new PluginStores('core', dataDir, [USAGE_STORE], undefined, flushMs).document(USAGE_STORE);
   }
 
   async load(): Promise<void> {

@@ -39,6 +39,8 @@ export class PluginStores implements PluginStore {
     readonly dataDir: string,
     readonly declarations: readonly StoreDeclaration[],
     readonly log?: { info(obj: object, msg: string): void; warn?(obj: object, msg: string): void; error(obj: object, msg: string): void },
+    /** How long a document's changes are gathered before one write (the core's counters); default: one tick. */
+    private readonly writeDelayMs?: number,
   ) {
     this.domain = domainFor(dataDir);
   }
@@ -72,6 +74,7 @@ export class PluginStores implements PluginStore {
         initial: (key) => (decl.kind === 'doc' ? decl.initial() : decl.initial(key)),
         check: check ? (value, key) => check(value as T, key || undefined) : undefined,
         domain: this.domain,
+        coalesceMs: this.writeDelayMs,
       });
       this.docTables.set(decl, docs);
     }

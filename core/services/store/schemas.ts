@@ -172,7 +172,7 @@ export const MEMORY_SCHEMA: DataSchema = {
 // `cached`: input tokens the provider served from its prompt cache (part of `prompt`), where it reports them.
 const counter = { type: 'object', required: ['prompt', 'completion', 'total', 'requests'], properties: { prompt: num, completion: num, total: num, requests: num, cached: num } };
 
-/** `data/usage.json`. */
+/** The token usage (`USAGE_STORE`; `data/usage.json` before). */
 export const USAGE_SCHEMA: DataSchema = {
   name: 'token usage',
   version: 1,
@@ -187,7 +187,7 @@ export const USAGE_SCHEMA: DataSchema = {
   },
 };
 
-/** `data/budgets.json`. */
+/** The budget counters (`BUDGETS_STORE`; `data/budgets.json` before). */
 export const BUDGETS_SCHEMA: DataSchema = {
   name: 'user budgets',
   version: 1,

@@ -33,6 +33,12 @@ export interface SqlDocsOptions<T> {
   initial(key: string): T;
   check?(value: T, key: string): string | undefined;
   domain: DataDomain;
+  /**
+   * How long changes are gathered before one write (counters: the data flush interval). A change made during a write
+   * waits for the next pause too, so a steady stream costs one write per pause, never one per change; `flush` writes
+   * at once. Default: the changes of one tick in one write.
+   */
+  coalesceMs?: number;
 }
 
 /**
@@ -185,6 +191,12 @@ export class SqlDoc<T> implements Unsaved {
   private retry: NodeJS.Timeout | undefined;
   private failure: unknown;
   private pendingUpdate: Promise<void> | undefined;
+  /** The pause before a gathered write (`coalesceMs`). */
+  private pause: NodeJS.Timeout | undefined;
+  /** flush() calls waiting: while any waits, a change made during a write is written at once, not after a pause. */
+  private flushWaiters = 0;
+  /** whenIdle() callers, woken each time a write ends or a pause turns out to have nothing to write. */
+  private idleWaiters: Array<() => void> = [];
   /** The file earlier versions kept it in: its name in errors and for a copy set aside. */
   readonly file: string;
 
@@ -247,7 +259,22 @@ export class SqlDoc<T> implements Unsaved {
     this.dirty = true;
     // The data folder's pending set: an online backup flushes it before it holds the writes.
     this.domain.unsaved.add(this);
-    if (!this.writing && !this.retry) this.writing = this.write();
+    if (this.writing || this.retry || this.pause) return;
+    const delay = this.docs.options.coalesceMs;
+    // Not unref'd: a process that ends on its own still writes what it changed.
+    if (delay) this.pause = setTimeout(() => this.startWriting(), delay);
+    else this.writing = this.write();
+  }
+
+  private startWriting(): void {
+    if (this.pause) clearTimeout(this.pause);
+    this.pause = undefined;
+    if (this.writing || !this.dirty) return this.wakeIdle();
+    this.writing = this.write();
+  }
+
+  private wakeIdle(): void {
+    for (const wake of this.idleWaiters.splice(0)) wake();
   }
 
   private async write(): Promise<void> {
@@ -277,28 +304,44 @@ export class SqlDoc<T> implements Unsaved {
           this.failure = undefined;
           this.domain.health.writeRecovered(this.file);
         }
+        // Changed during the write: with a pause, the next write waits for it too (a counter per message would
+        // otherwise be written write after write), unless a flush is waiting.
+        if (this.dirty && this.docs.options.coalesceMs && this.flushWaiters === 0) {
+          this.pause = setTimeout(() => this.startWriting(), this.docs.options.coalesceMs);
+          return;
+        }
       }
       this.domain.unsaved.delete(this);
     } finally {
       this.writing = undefined;
+      this.wakeIdle();
     }
   }
 
   /** Resolves once what was changed so far is in the database; rejects (DataWriteError) when it cannot be written. */
   async flush(): Promise<void> {
-    await this.pendingUpdate;
-    if (this.dirty && !this.writing) {
-      if (this.retry) clearTimeout(this.retry);
-      this.retry = undefined;
-      this.writing = this.write();
+    this.flushWaiters++;
+    try {
+      await this.pendingUpdate;
+      if (this.dirty && !this.writing) {
+        if (this.retry) clearTimeout(this.retry);
+        this.retry = undefined;
+        this.startWriting();
+      }
+      while (this.writing) await this.writing;
+    } finally {
+      this.flushWaiters--;
     }
-    while (this.writing) await this.writing;
     if (this.dirty && this.failure !== undefined) throw new DataWriteError([this.file], this.failure);
   }
 
+  /** Resolves once the writes scheduled so far happened on their own, after their pause (unlike flush). */
   async whenIdle(): Promise<void> {
     await this.pendingUpdate;
-    while (this.writing) await this.writing;
+    while (this.writing || this.pause) {
+      if (this.writing) await this.writing;
+      else await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    }
   }
 
   async whenNotWriting(): Promise<void> {
@@ -319,6 +362,9 @@ export class SqlDoc<T> implements Unsaved {
     while (this.writing) await this.writing;
     if (this.retry) clearTimeout(this.retry);
     this.retry = undefined;
+    if (this.pause) clearTimeout(this.pause);
+    this.pause = undefined;
+    this.wakeIdle();
     this.dirty = false;
     this.domain.unsaved.delete(this);
     const gate = this.domain.gate;

@@ -8,6 +8,7 @@ import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { ROOT, tempDir } from '../../helpers/checkout.js';
 import { runToExit, type ProcessRun } from '../../helpers/run-to-exit.js';
 import { startTestBot } from '../../../app/testing/index.js';
+import { storedDocuments } from '../../helpers/disk-text.js';
 
 /** `node dist/app/<script>` in `cwd`, with PATH only. */
 function runCli(script: string, args: string[], cwd: string): Promise<ProcessRun> {
@@ -86,7 +87,10 @@ describe('backup and restore', function () {
       const texts = history.messages.map((m: { text: string }) => m.text);
       expect(texts, key).to.include(text).and.include(`primary: ${text}`);
     }
-    expect(JSON.parse(await readFile(path.join(target, 'data', 'usage.json'), 'utf8')).version).to.equal(1);
+    // The counters came back with the store database: the usage of the answers taken before the backup.
+    const usage = storedDocuments(path.join(target, 'data'), 'core', 'usage')[''] as any;
+    expect(usage.version).to.equal(1);
+    expect(usage.totals.main).to.be.at.least(answeredBefore.length);
     // The replaced data is kept aside, not lost.
     const aside = (await readdir(target)).filter((n) => n.startsWith('data.replaced-'));
     expect(aside).to.have.length(1);
