@@ -1,5 +1,6 @@
 import type { GroupMetadata } from '@whiskeysockets/baileys';
 import type { Logger } from '../../services/log/logger.js';
+import type { PluginStores } from '../../services/store/plugin-store.js';
 import { isLid, userPart } from '../../kernel/port/ids.js';
 import type { IncomingMessage } from '../../kernel/port/message.js';
 import { Addressing } from './addressing.js';
@@ -17,7 +18,7 @@ import type { WhatsAppSocket } from './socket.js';
  *
  * @example
  * const people = new IdentityLayer(log, () => connection.socket, (from, to) => events.onChatIdChange?.(from, to));
- * await people.open('data');
+ * await people.open(stores);
  * await people.canonicalize(message);
  */
 export class IdentityLayer {
@@ -37,14 +38,14 @@ export class IdentityLayer {
     private readonly routes: () => ChatRoutes | undefined = () => undefined,
   ) {}
 
-  /** The phone ↔ LID pairs known (`data/whatsapp/identity-links.json`), once opened. */
+  /** The phone ↔ LID pairs known (in the store database), once opened. */
   get links(): IdentityLinks | undefined {
     return this.linksFile;
   }
 
-  /** Loads the pairs known so far. */
-  async open(dataDir: string): Promise<void> {
-    this.linksFile = await IdentityLinks.open(dataDir, (err) => this.log.warn({ err }, 'could not read or write data/whatsapp/identity-links.json (phone ↔ LID pairs)'));
+  /** Loads the pairs known so far (the adapter's declared stores). */
+  async open(stores: PluginStores): Promise<void> {
+    this.linksFile = await IdentityLinks.open(stores, (err) => this.log.warn({ err }, 'could not save the phone ↔ LID pairs learnt (kept in memory, tried again)'));
     this.identity = new Identity(
       this.linksFile,
       () => this.socket()?.signalRepository?.lidMapping,

@@ -1,43 +1,81 @@
-import path from 'node:path';
-import { JsonFile } from '../../services/store/json-file.js';
+import { Type } from '@sinclair/typebox';
+import { PluginStores } from '../../services/store/plugin-store.js';
+import type { SqlDoc } from '../../services/store/sql-docs.js';
+import { Store } from '../../services/store/store-declarations.js';
 import { IDENTITY_LINKS_SCHEMA } from './whatsapp-data-schemas.js';
 import { isLid, userPart } from '../../kernel/port/ids.js';
 
-/** `data/whatsapp/identity-links.json`: LID digits → phone digits. Other keys are kept. */
+/** The phone ↔ LID pairs: LID digits → phone digits. Other keys are kept. */
 export interface UsersFile {
   lidToPhone?: Record<string, string>;
   [other: string]: unknown;
 }
 
 /**
+ * The pairs as the WhatsApp adapter declares them (`whatsapp` namespace of the store database; earlier versions kept
+ * `data/whatsapp/identity-links.json`, taken in once and kept aside). A person's `.mydata` holds and deletes their pair
+ * (the entry names both of their ids); the bot learns it again from the next message they send (WhatsApp names both
+ * ids on it), so answering them keeps working.
+ */
+export const IDENTITY_LINKS_STORE = Store.doc('identity-links', Type.Unsafe<UsersFile>(IDENTITY_LINKS_SCHEMA.schema), () => ({}), {
+  path: 'whatsapp/identity-links.json',
+  title: IDENTITY_LINKS_SCHEMA.name,
+  section: 'WhatsApp ids (phone number and LID)',
+  exportAs: '',
+  people: {
+    byId: (d) => (d.lidToPhone ??= {}),
+    ids: (lid, phone) => [`${lid}@lid`, `${String(phone)}@s.whatsapp.net`],
+  },
+});
+
+/**
  * The phone ↔ LID pairs WhatsApp reveals (v7 alt jids, `lid-mapping.update`, contacts), kept in memory for
- * `senderAltId` and recorded in `data/whatsapp/identity-links.json`, so a message that carries only one id still
+ * `senderAltId` and recorded in the store database (`IDENTITY_LINKS_STORE`), so a message that carries only one id still
  * reaches plugins with both (the workspace plugin then links them in `data/workspaces/users.json`, which it alone
  * writes: one writer per file, no lost updates).
  *
  * @example
- * const links = await IdentityLinks.open('data');
+ * const links = await IdentityLinks.open(stores);
  * links.add('628123@s.whatsapp.net', '98765@lid');
  * links.altOf('98765@lid') // '628123@s.whatsapp.net'
  */
 export class IdentityLinks {
   private readonly lidToPhone = new Map<string, string>();
   private readonly phoneToLid = new Map<string, string>();
-  private readonly doc: JsonFile<UsersFile>;
+  private readonly doc: SqlDoc<UsersFile>;
   /** Pairs learnt since the last write was queued: a burst (a big group's members, a history sync) is one update. */
   private pending = new Map<string, string>();
   private writeQueued = false;
 
-  private constructor(readonly file: string, private readonly onError: (err: Error) => void) {
-    this.doc = new JsonFile<UsersFile>(file, () => ({}), { schema: IDENTITY_LINKS_SCHEMA, onCorrupt: (_file, _movedTo, err) => onError(err) });
+  private constructor(stores: PluginStores, private readonly onError: (err: Error) => void) {
+    this.doc = stores.document(IDENTITY_LINKS_STORE);
   }
 
-  /** Loads the pairs known so far (a missing file starts empty; a bad one is set aside and reported). */
-  static async open(dataDir: string, onError: (err: Error) => void = () => undefined): Promise<IdentityLinks> {
-    const links = new IdentityLinks(path.join(dataDir, 'whatsapp', 'identity-links.json'), onError);
-    const current = await links.doc.get();
-    for (const [lid, phone] of Object.entries(current.lidToPhone ?? {})) links.remember(lid, phone);
+  /**
+   * Loads the pairs known so far (none stored: empty; the file of an earlier version is taken in, a bad one set aside
+   * and reported). `stores`: the adapter's declared stores, or a data folder alone.
+   */
+  static async open(stores: PluginStores | string, onError: (err: Error) => void = () => undefined): Promise<IdentityLinks> {
+    const declared = typeof stores === 'string' ? new PluginStores('whatsapp', stores, [IDENTITY_LINKS_STORE]) : stores;
+    const links = new IdentityLinks(declared, onError);
+    await links.reload();
+    // A person's delete takes their pair from the document itself: the maps follow it.
+    declared.onChange(IDENTITY_LINKS_STORE, () => links.reload());
     return links;
+  }
+
+  private async reload(): Promise<void> {
+    const current = await this.doc.get();
+    this.lidToPhone.clear();
+    this.phoneToLid.clear();
+    for (const [lid, phone] of Object.entries(current.lidToPhone ?? {})) this.remember(lid, phone);
+    // Learnt in this tick and not in the document yet.
+    for (const [lid, phone] of this.pending) this.remember(lid, phone);
+  }
+
+  /** Where earlier versions kept the pairs (its name in messages). */
+  get file(): string {
+    return this.doc.file;
   }
 
   private remember(lid: string, phone: string): boolean {
@@ -104,8 +142,8 @@ export class IdentityLinks {
   }
 
   /**
-   * Forgets the pairs that match (a privacy delete), in memory and on disk; resolves once the file no longer holds
-   * them (rejects when it could not be written). Returns how many went.
+   * Forgets the pairs that match (pairs naming the account itself), in memory and on disk; resolves once no file
+   * holds them (the database, its WAL; rejects when it could not be written). Returns how many went.
    */
   async removeWhere(matches: (pair: { phone: string; lid: string }) => boolean): Promise<number> {
     const gone = this.pairs().filter(matches);
@@ -121,6 +159,7 @@ export class IdentityLinks {
       for (const lid of lids) delete d.lidToPhone?.[lid];
     });
     await this.doc.flush();
+    this.doc.erase();
     return gone.length;
   }
 

@@ -1,7 +1,6 @@
 import { normalizeMessageContent, proto, type proto as Proto } from '@whiskeysockets/baileys';
 import { changeableBy, isPrivateChatOf, writtenBy } from '../../services/store/privacy.js';
 import type { PersonIds, PrivacyParticipant } from '../../kernel/port/privacy-participant.js';
-import type { IdentityLinks } from './identity-links.js';
 import type { PollStore, SentPoll } from './poll-store.js';
 import type { ResendStore, SentEntry } from './resend-store.js';
 
@@ -46,15 +45,13 @@ function quotes(entry: SentEntry, chatId: string, messageId: string, author: Per
  * - the polls the bot sent (the `whatsapp` polls of the store database) (question, options and the secret their votes are encrypted
  *   with, two months): those in the person's private chat and those answering them go (the export leaves the secret
  *   out), and they follow a private chat that moves to its phone number. Votes on a poll that went are no longer read.
- * - `data/whatsapp/identity-links.json`, the phone ↔ LID pairs: the person's pair goes. The bot learns it again from
- *   the next message they send (WhatsApp names both ids on it), so answering them keeps working.
  *
  * Kept, because the linked device cannot work without them and they hold no words of anyone: the session in
  * `data/session_auth/` (Signal sessions and sender keys, device lists and Baileys' own LID mapping, which encryption
  * to the person needs) and `data/whatsapp/seen-messages.json` (ids of the last messages handled, so a message
  * delivered twice is answered once).
  */
-export function whatsAppPrivacy(stores: () => { resend?: ResendStore; links?: IdentityLinks; polls?: PollStore }): PrivacyParticipant[] {
+export function whatsAppPrivacy(stores: () => { resend?: ResendStore; polls?: PollStore }): PrivacyParticipant[] {
   const asJson = (entry: SentEntry) => ({ id: entry.id, chat: entry.chat, at: new Date(entry.at).toISOString(), message: proto.Message.toObject(proto.Message.fromObject(entry.message), { bytes: String, longs: Number }) });
   return [
     {
@@ -69,11 +66,6 @@ export function whatsAppPrivacy(stores: () => { resend?: ResendStore; links?: Id
       exportFor: async (person) => (await stores().polls?.where((p) => pollConcerns(p, person)))?.map(({ secret: _secret, ...poll }) => ({ ...poll, at: new Date(poll.at).toISOString() })) ?? [],
       deleteFor: async (person) => (await stores().polls?.removeWhere((p) => pollConcerns(p, person))) ?? 0,
       moveChat: async (from, to) => stores().polls?.moveChat(from, to),
-    },
-    {
-      name: 'WhatsApp ids (phone number and LID)',
-      exportFor: async (person) => stores().links?.pairs().filter((p) => writtenBy(p.phone, person) || writtenBy(p.lid, person)) ?? [],
-      deleteFor: async (person) => (await stores().links?.removeWhere((p) => writtenBy(p.phone, person) || writtenBy(p.lid, person))) ?? 0,
     },
   ];
 }

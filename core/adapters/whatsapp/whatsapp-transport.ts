@@ -109,7 +109,7 @@ export class WhatsAppTransport implements Transport {
     this.connection.resume();
     const dataDir = this.options.dataDir;
     this.routes ??= await ChatRoutes.open(this.stores, (err) => this.options.log.warn({ err }, 'could not save where a chat is answered or its disappearing timer (kept in memory, tried again)'));
-    await this.identity.open(dataDir);
+    await this.identity.open(this.stores);
     await this.outbound.open(dataDir);
     await this.inbound.open(dataDir);
     await this.connection.open();
@@ -217,7 +217,7 @@ export class WhatsAppTransport implements Transport {
   privacyParticipants(): PrivacyParticipant[] {
     // The polls' participant is still whatsapp-privacy.ts's (a vote's secret stays out of the export).
     const polls = SENT_POLLS_STORE.options.section ?? 'whatsapp';
-    return [...whatsAppPrivacy(() => ({ resend: this.outbound.resend, links: this.identity.links, polls: this.polls })), ...this.stores.participants().filter((p) => p.name !== polls)];
+    return [...whatsAppPrivacy(() => ({ resend: this.outbound.resend, polls: this.polls })), ...this.stores.participants().filter((p) => p.name !== polls)];
   }
 
   /** Decryption failures since start (WhatsApp delivered a message this device could not decrypt). */

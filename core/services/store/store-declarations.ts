@@ -125,7 +125,14 @@ export interface DocDeclaration<T = unknown> {
      * holds and deletes their entries, and an entry follows its chat when the chat changes id (an entry the new id
      * has already is kept).
      */
-    people?: { byId(doc: T): Record<string, unknown> };
+    people?: {
+      byId(doc: T): Record<string, unknown>;
+      /**
+       * The ids an entry names, when its key alone is not one (default: the key), e.g. a map of LID digits to phone
+       * digits names both ids of a person: the entry is a person's when one of these is theirs.
+       */
+      ids?(key: string, value: unknown): string[];
+    };
     /**
      * A map in the document whose values are keys of another declaration's documents (a `Store.chatDoc` with `owner`),
      * e.g. site usernames → workspace ids: an entry is exported with the document it names and goes when that

@@ -89,6 +89,12 @@ export class StorePrivacy {
     };
   }
 
+  /** Whether an entry of a doc's `people.byId` map is the person's: its key, or the ids `people.ids` says it names. */
+  private entryOf(decl: DocDeclaration<any>, person: PersonIds): (key: string, value: unknown) => boolean {
+    const ids = decl.options.people?.ids;
+    return ids ? (key, value) => ids(key, value).some((id) => writtenBy(id, person)) : (key) => writtenBy(key, person);
+  }
+
   /** Waits until a privacy change of a document is in the database, then erases what it took from every file. */
   private async savedAndErased(decl: ChatDocDeclaration<any, any> | DocDeclaration<any>, doc: SqlDoc<unknown>): Promise<void> {
     await this.store.saved(decl, doc);
@@ -190,7 +196,8 @@ export class StorePrivacy {
       const byId = decl.options.people?.byId;
       const referring = await this.referringTo(decl, person);
       if (!byId) return Object.fromEntries(referring);
-      return { ...Object.fromEntries(Object.entries(byId(await this.store.document(decl).get())).filter(([id]) => writtenBy(id, person))), ...Object.fromEntries(referring) };
+      const theirs = this.entryOf(decl, person);
+      return { ...Object.fromEntries(Object.entries(byId(await this.store.document(decl).get())).filter(([id, value]) => theirs(id, value))), ...Object.fromEntries(referring) };
     }
     if (decl.kind === 'chat-doc' && decl.options.owner) return this.exportOwned(decl, person);
     const out: Record<string, unknown> = {};
@@ -239,7 +246,8 @@ export class StorePrivacy {
       // A `refersTo` entry goes with the document it names (removeOwned).
       if (!byId) return 0;
       const file = this.store.document(decl);
-      const gone = Object.keys(byId(await file.get())).filter((id) => writtenBy(id, person));
+      const theirs = this.entryOf(decl, person);
+      const gone = Object.entries(byId(await file.get())).filter(([id, value]) => theirs(id, value)).map(([id]) => id);
       if (!gone.length) return 0;
       await file.update((doc) => void gone.forEach((id) => delete byId(doc)[id]));
       this.store.changed(decl, undefined);

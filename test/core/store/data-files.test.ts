@@ -186,7 +186,7 @@ describe('data files: a schema and a version per file', function () {
         expect(await asideFiles(wa, 'seen-messages.json')).to.have.length(1);
         expect(await asideFiles(wa, 'identity-links.json')).to.have.length(1);
         expect(health.setAside.map((p) => path.basename(p.file)).sort()).to.deep.equal(['identity-links.json', 'seen-messages.json']);
-        expect(JSON.parse(await readFile(path.join(wa, 'identity-links.json'), 'utf8'))).to.deep.equal({ version: 1, lidToPhone: { '98765': '628123' } });
+        expect(storedDocuments(dir, 'whatsapp', 'identity-links')['']).to.deep.equal({ version: 1, lidToPhone: { '98765': '628123' } });
       });
 
       it(`workspace users, usernames and index: ${shape} is set aside and the plugin still loads`, async () => {

@@ -245,8 +245,8 @@ describe('the real bot over WhatsApp: what it keeps follows the chat', function 
     await transport.whenSentRecorded();
     const sentFile = await readFile(path.join(data, 'whatsapp', 'sent-messages.jsonl'), 'utf8');
     expect(sentFile.split('zanzibarquokka').length - 1, 'both answers to Alice are kept for resends').to.be.at.least(2);
-    const linksFile = path.join(data, 'whatsapp', 'identity-links.json');
-    expect(await readFile(linksFile, 'utf8')).to.include('98765432100001').and.include('6281211110000');
+    const links = () => JSON.stringify(storedDocuments(data, 'whatsapp', 'identity-links'));
+    expect(links()).to.include('98765432100001').and.include('6281211110000');
 
     sockets.last.deliver([waText('.mydata delete', { from: ALICE })]);
     await settle();
@@ -257,7 +257,6 @@ describe('the real bot over WhatsApp: what it keeps follows the chat', function 
     const after = await textUnder(data);
     expect(after).not.to.include('zanzibarquokka');
     expect(after, "another member's words stay").to.include('marmosetpancake');
-    const links = await readFile(linksFile, 'utf8');
-    expect(links).not.to.include('98765432100001').and.not.to.include('6281211110000');
+    expect(links()).not.to.include('98765432100001').and.not.to.include('6281211110000');
   });
 });

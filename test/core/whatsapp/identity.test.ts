@@ -5,7 +5,8 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import sinon from 'sinon';
 import type { GroupMetadata } from '@whiskeysockets/baileys';
-import { JsonFile } from '../../../core/services/store/json-file.js';
+import { SqlDoc } from '../../../core/services/store/sql-docs.js';
+import { storedDocuments } from '../../helpers/disk-text.js';
 import type { App } from '../../../app/app.js';
 import { linkBot } from '../../../app/testing/whatsapp.js';
 import pingPlugin from '../../../plugins/ping/index.js';
@@ -31,7 +32,7 @@ describe('WhatsApp identity: one id per person and per private chat (fake socket
     await h.transport.idle();
     expect(h.received.map((m) => [m.senderId, m.senderAltId])).to.deep.equal([[ALICE, ALICE_LID]]);
     await h.transport.stop();
-    const links = JSON.parse(await readFile(path.join(h.dir, 'data', 'whatsapp', 'identity-links.json'), 'utf8'));
+    const links = (storedDocuments(path.join(h.dir, 'data'), 'whatsapp', 'identity-links')[''] ?? {}) as { lidToPhone?: Record<string, string> };
     expect(links.lidToPhone).to.include({ '98765432100001': '6281211110000' });
   });
 
@@ -124,16 +125,16 @@ describe('WhatsApp identity links: learning many pairs at once (fake socket, rea
     await writeFile(path.join(dir, 'data', 'whatsapp', 'identity-links.json'), JSON.stringify({ version: 1, lidToPhone: { '11110000000001': '6281200000009' }, note: 'kept' }));
     const h = await setup({ dir });
     await link(h);
-    const updates = sinon.spy(JsonFile.prototype, 'update');
+    const updates = sinon.spy(SqlDoc.prototype, 'update');
     const members = Array.from({ length: 2000 }, (_, i) => ({ id: `${77770000000000 + i}@lid`, phoneNumber: `${6281300000000 + i}@s.whatsapp.net`, admin: null }));
     h.sockets.last.ev.emit('groups.upsert', [{ id: GROUP, subject: 'big group', addressingMode: 'lid', participants: members } as unknown as GroupMetadata]);
     // A member changed number: the newer pair wins.
     h.sockets.last.ev.emit('lid-mapping.update', { lid: '11110000000001@lid', pn: '6281200000010@s.whatsapp.net' });
     await h.transport.stop();
-    const linkUpdates = updates.getCalls().filter((c) => String((c.thisValue as JsonFile<unknown>).file).endsWith('identity-links.json'));
+    const linkUpdates = updates.getCalls().filter((c) => String((c.thisValue as SqlDoc<unknown>).file).endsWith('identity-links.json'));
     // One burst (2,001 pairs learnt in one go), one update of the document.
     expect(linkUpdates).to.have.length(1);
-    const saved = JSON.parse(await readFile(path.join(dir, 'data', 'whatsapp', 'identity-links.json'), 'utf8'));
+    const saved = (storedDocuments(path.join(dir, 'data'), 'whatsapp', 'identity-links')[''] ?? {}) as { note?: string; lidToPhone: Record<string, string> };
     expect(saved.note).to.equal('kept');
     // The members, the older pair, and the bot's own pair (learnt at login).
     expect(Object.keys(saved.lidToPhone)).to.have.length(2002);

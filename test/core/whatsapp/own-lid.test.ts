@@ -1,10 +1,11 @@
 import { expect } from 'chai';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { definePlugin } from '../../../core/kernel/plugin/contract.js';
 import { startFakeSocketBot, type FakeSocketBot } from '../../../app/testing/fake-socket-bot.js';
 import { BOT_LID, BOT_PHONE, waText } from '../../fakes/baileys-socket.js';
 import { tempDir } from '../../helpers/checkout.js';
+import { storedDocuments } from '../../helpers/disk-text.js';
 
 const ALICE_PHONE = '6281200000007';
 const ALICE = `${ALICE_PHONE}@s.whatsapp.net`;
@@ -12,7 +13,7 @@ const quiet = definePlugin({ name: 'quiet', description: 'test: nothing of its o
 
 async function linksOnDisk(bot: FakeSocketBot): Promise<Record<string, string>> {
   await bot.transport.stop();
-  const file = JSON.parse(await readFile(path.join(bot.dir, 'data', 'whatsapp', 'identity-links.json'), 'utf8')) as { lidToPhone?: Record<string, string> };
+  const file = (storedDocuments(path.join(bot.dir, 'data'), 'whatsapp', 'identity-links')[''] ?? {}) as { lidToPhone?: Record<string, string> };
   return file.lidToPhone ?? {};
 }
 

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { BufferJSON, generateWAMessageContent, type WAMessage } from '@whiskeysockets/baileys';
 import { BOT_LID, BOT_ME, BOT_PHONE, DisconnectReason, GROUP, waMessage, waText } from '../../fakes/baileys-socket.js';
 import { tempDir } from '../../helpers/checkout.js';
+import { storedDocuments } from '../../helpers/disk-text.js';
 import { cleanup, fakeClockPerTest, link, setup, type Harness } from './harness.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';
@@ -319,7 +320,7 @@ describe('WhatsApp transport: messages in and out (fake socket)', () => {
     expect(h.received.map((m) => m.text)).to.deep.equal(['recent']);
   });
 
-  it('records phone ↔ LID pairs in data/whatsapp/identity-links.json and uses them as senderAltId', async () => {
+  it('records phone ↔ LID pairs in the store database (whatsapp identity-links) and uses them as senderAltId', async () => {
     h.sockets.last.deliver([waText('first', { chat: GROUP, from: ALICE_LID, fromAlt: ALICE })]);
     await h.transport.idle();
     h.sockets.last.deliver([waText('second, without alt', { chat: GROUP, from: ALICE_LID })]);
@@ -330,7 +331,7 @@ describe('WhatsApp transport: messages in and out (fake socket)', () => {
       [ALICE, ALICE_LID],
     ]);
     await h.transport.stop();
-    const users = JSON.parse(await readFile(path.join(h.dir, 'data', 'whatsapp', 'identity-links.json'), 'utf8'));
+    const users = (storedDocuments(path.join(h.dir, 'data'), 'whatsapp', 'identity-links')[''] ?? {}) as { lidToPhone?: Record<string, string> };
     expect(users.lidToPhone).to.include({ '98765432100001': '6281211110000', [BOT_LID]: BOT_PHONE });
   });
 
@@ -343,7 +344,8 @@ describe('WhatsApp transport: messages in and out (fake socket)', () => {
     other.sockets.last.deliver([waText('hi', { from: '6281299990000@s.whatsapp.net', fromAlt: '11122233344455@lid' })]);
     await other.transport.idle();
     await other.transport.stop();
-    const users = JSON.parse(await readFile(path.join(dir, 'data', 'whatsapp', 'identity-links.json'), 'utf8'));
+    // The file of an earlier version was taken in at start.
+    const users = (storedDocuments(path.join(dir, 'data'), 'whatsapp', 'identity-links')[''] ?? {}) as { lidToPhone?: Record<string, string> };
     expect(existsSync(path.join(dir, 'data', 'workspaces', 'users.json'))).to.equal(false);
     expect(users.lidToPhone).to.deep.equal({ '1234567': '62811', '11122233344455': '6281299990000', [BOT_LID]: BOT_PHONE });
   });
