@@ -89,12 +89,14 @@ describe('vision plugin', function () {
     await start(gatewaysEnv(), { conversation: { debounceMs: 300 } });
     const blue = await makeImage(dir, 'album-blue.png', 'color=c=blue:s=64x48');
     const green = await makeImage(dir, 'album-green.png', 'color=c=green:s=64x48');
-    const pushes = [
-      t!.transport.push({ text: '', media: await mediaOf(redPng), id: 'album-1' }),
-      t!.transport.push({ text: '', media: await mediaOf(blue), id: 'album-2' }),
-      t!.transport.push({ text: 'which colour do you like best?', media: await mediaOf(green), id: 'album-3' }),
-    ];
-    const actions = await Promise.all(pushes);
+    // The photos are read first, so the three arrive together, as an album does: nothing between them lets the
+    // window close, however busy the machine (a read in between would be a real-time gap).
+    const media = [await mediaOf(redPng), await mediaOf(blue), await mediaOf(green)];
+    const actions = await Promise.all([
+      t!.transport.push({ text: '', media: media[0], id: 'album-1' }),
+      t!.transport.push({ text: '', media: media[1], id: 'album-2' }),
+      t!.transport.push({ text: 'which colour do you like best?', media: media[2], id: 'album-3' }),
+    ]);
     expect(primary.messages()).to.have.length(1);
     const sent = imageBlocks(primary.messages()[0]);
     expect(sent.map((b) => b.equals(sent[0]))).to.deep.equal([true, false, false]);
@@ -112,7 +114,8 @@ describe('vision plugin', function () {
 
   it('looks at no more than plugins.vision.maxPhotosPerTurn photos of an album and says so', async () => {
     await start(gatewaysEnv(), { conversation: { debounceMs: 300 }, plugins: { vision: { maxPhotosPerTurn: 2 } } });
-    const actions = await Promise.all([1, 2, 3].map(async (i) => t!.transport.push({ text: i === 3 ? 'compare them' : '', media: await mediaOf(redPng), id: `many-${i}` })));
+    const red = await mediaOf(redPng);
+    const actions = await Promise.all([1, 2, 3].map((i) => t!.transport.push({ text: i === 3 ? 'compare them' : '', media: red, id: `many-${i}` })));
     expect(primary.messages()).to.have.length(1);
     expect(imageBlocks(primary.messages()[0])).to.have.length(2);
     expect(actions.flatMap(texts).join('\n')).to.include('I looked at the first 2 of your 3 photos');
