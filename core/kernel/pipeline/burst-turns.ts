@@ -1,8 +1,9 @@
-import path from 'node:path';
-import { BoundedRecord } from '../../services/store/bounded-record.js';
-import { changeableBy, isPrivateChatOf, writtenBy } from '../../services/store/privacy.js';
-import type { PersonIds, PrivacyParticipant } from '../port/privacy-participant.js';
+import { Type } from '@sinclair/typebox';
+import type { BoundedRecord } from '../../services/store/bounded-record.js';
+import { PluginStores } from '../../services/store/plugin-store.js';
 import type { DataSchema } from '../../services/store/schemas.js';
+import { dataSchemaOf, Store } from '../../services/store/store-declarations.js';
+import type { PrivacyParticipant } from '../port/privacy-participant.js';
 
 /**
  * How long a merged message is remembered: WhatsApp lets a sender delete a message for everyone for about two and a
@@ -30,26 +31,30 @@ export interface MergedDocument {
   merged: MergedMessage[];
 }
 
-const str = { type: 'string' } as const;
-
-export const BURST_TURNS_SCHEMA: DataSchema = {
-  name: 'burst-turns',
-  version: 1,
-  schema: {
-    type: 'object',
-    required: ['merged'],
-    properties: {
-      merged: {
-        type: 'array',
-        maxItems: MERGED_KEPT,
-        items: { type: 'object', required: ['chat', 'id', 'turn', 'sender', 'at'], properties: { chat: str, id: str, turn: str, sender: str, at: { type: 'number' } } },
-      },
-    },
-  },
-};
-
-/** The file's place under DATA_DIR (for the doctor and the backup manifest). */
+/** Where earlier versions kept it, under DATA_DIR (taken in once, then kept aside under `data/migrated/`). */
 export const BURST_TURNS_PATH = 'bursts/merged.json';
+
+/**
+ * The record as the core declares it (`core` namespace of the store database): a person's `.mydata` lists the entries
+ * of their private chat and those they sent (without the sender), and deletes them; a turn deleted for everyone by its
+ * writer takes its entries; a chat's entries move with it.
+ */
+export const BURST_TURNS_STORE = Store.chatRecord('merged', Type.Object({ chat: Type.String(), id: Type.String(), turn: Type.String(), sender: Type.String(), at: Type.Number() }), {
+  path: BURST_TURNS_PATH,
+  title: 'burst-turns',
+  section: 'messages answered together',
+  exportAs: '',
+  chatOf: (m) => m.chat,
+  withChat: (m, chat) => ({ ...m, chat }),
+  keepMs: MERGED_KEPT_MS,
+  keepCount: MERGED_KEPT,
+  // The turn is gone from every store when it is deleted: its entries have nothing left to lead to.
+  people: { author: (m) => m.sender, messageId: (m) => m.turn },
+  exported: ({ chat, id, turn, at }) => ({ chat, id, turn, at }),
+});
+
+/** The earlier file's schema (the backup manifest names it). */
+export const BURST_TURNS_SCHEMA: DataSchema = dataSchemaOf(BURST_TURNS_STORE, 'core');
 
 /**
  * Which turn each message merged into a burst was answered in, kept on disk: a delete or an edit for everyone of an
@@ -64,20 +69,12 @@ export const BURST_TURNS_PATH = 'bursts/merged.json';
  * const { id, merged } = await turns.turnOf(chatId, someEarlierId);
  */
 export class BurstTurns {
+  private readonly stores: PluginStores;
   private readonly record: BoundedRecord<MergedMessage>;
 
   constructor(dataDir: string, private readonly now: () => number = Date.now) {
-    this.record = new BoundedRecord({
-      dataDir,
-      file: path.join(dataDir, BURST_TURNS_PATH),
-      field: 'merged',
-      schema: BURST_TURNS_SCHEMA,
-      chatOf: (m) => m.chat,
-      withChat: (m, chat) => ({ ...m, chat }),
-      keepMs: MERGED_KEPT_MS,
-      keepCount: MERGED_KEPT,
-      now,
-    });
+    this.stores = new PluginStores('core', dataDir, [BURST_TURNS_STORE], undefined, undefined, now);
+    this.record = this.stores.record(BURST_TURNS_STORE);
   }
 
   /** Remembers that `messages` of `chatId` were answered as one turn stored under `turnId`. Never rejects. */
@@ -97,16 +94,8 @@ export class BurstTurns {
     return this.record.flush();
   }
 
-  /** A person's entries: those they sent, and every entry of their private chat. */
+  /** Its part in the privacy controls, from its declaration (`BURST_TURNS_STORE`). */
   privacyParticipant(): PrivacyParticipant {
-    const about = (person: PersonIds) => (m: MergedMessage) => isPrivateChatOf(m.chat, person) || writtenBy(m.sender, person);
-    return {
-      name: 'messages answered together',
-      exportFor: async (person) => (await this.record.entries()).filter(about(person)).map(({ chat, id, turn, at }) => ({ chat, id, turn, at })),
-      deleteFor: (person) => this.record.removeWhere(about(person)),
-      // The turn is gone from every store: its map entries have nothing left to lead to.
-      revoke: (chatId, turnId, author) => this.record.removeWhere((m) => m.chat === chatId && m.turn === turnId && changeableBy(m.sender, author)),
-      moveChat: (from, to) => this.record.moveChat(from, to),
-    };
+    return this.stores.participants()[0];
   }
 }

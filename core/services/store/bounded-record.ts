@@ -5,12 +5,9 @@ import { domainFor } from './data-domain.js';
 import { databaseFor, type StoreDatabase } from './database.js';
 import { checkDocument, type DataSchema } from './schemas.js';
 import { MIGRATED_DIR, tableOf } from './sql-chat-log.js';
+import type { RecordEntry } from './store-declarations.js';
 
-/** One entry of a bounded record: its id within its chat, and when it was noted (for the age bound). */
-export interface RecordEntry {
-  id: string;
-  at: number;
-}
+export type { RecordEntry };
 
 /** How a bounded record is kept and bounded. */
 export interface BoundedRecordOptions<T extends RecordEntry> {
@@ -18,8 +15,9 @@ export interface BoundedRecordOptions<T extends RecordEntry> {
   dataDir: string;
   /** The JSON file earlier versions kept it in (absolute path): taken in once, then kept aside under `data/migrated/`. */
   file: string;
-  /** The record's name (its table in the `core` namespace), and the earlier file's one key (`{ "<field>": [...] }`). */
+  /** The record's name (its table in `namespace`, default `core`), and the earlier file's one key (`{ "<field>": [...] }`). */
   field: string;
+  namespace?: string;
   /** The earlier file's schema (a file that breaks it is set aside with its bytes kept, as before). */
   schema: DataSchema;
   /** The chat an entry belongs to, and the same entry moved to another chat (the entry's own field names stay). */
@@ -55,7 +53,7 @@ export class BoundedRecord<T extends RecordEntry> {
 
   constructor(private readonly options: BoundedRecordOptions<T>) {
     this.now = options.now ?? Date.now;
-    this.table = tableOf('record', 'core', options.field);
+    this.table = tableOf('record', options.namespace ?? 'core', options.field);
   }
 
   private get keptAside(): string {

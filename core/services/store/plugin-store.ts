@@ -2,13 +2,14 @@ import { describeWriteError, StoreWriteError } from '../../api/errors.js';
 import path from 'node:path';
 import { domainFor, type DataDomain } from './data-domain.js';
 import { flushWithStores } from './json-file.js';
+import { BoundedRecord } from './bounded-record.js';
 import { SqlDocs, type SqlDoc } from './sql-docs.js';
 import { SqlChatLog, type ChatLogView } from './sql-chat-log.js';
 import type { PrivacyParticipant } from '../../kernel/port/privacy-participant.js';
 import { checkValue } from './schemas.js';
 import { SearchLogs, type ChatSearchLog, type SearchLogItem } from './search-log/chat-search-log.js';
 import { type ChatStore, type PluginStore, type SearchLogTuning, type StoredDoc, type StoredSearchLog } from './store-api.js';
-import { dataSchemaOf, storePathOf, titleOf, type ChatDocDeclaration, type ChatLogDeclaration, type ChatSearchLogDeclaration, type DocDeclaration, type StoreDeclaration } from './store-declarations.js';
+import { dataSchemaOf, storePathOf, titleOf, type ChatDocDeclaration, type ChatLogDeclaration, type ChatRecordDeclaration, type ChatSearchLogDeclaration, type DocDeclaration, type RecordEntry, type StoreDeclaration } from './store-declarations.js';
 import { StorePrivacy } from './store-privacy.js';
 
 export type { ChatStore, PluginStore, SearchLogTuning, StoredDoc, StoredLog, StoredSearchLog } from './store-api.js';
@@ -41,6 +42,8 @@ export class PluginStores implements PluginStore {
     readonly log?: { info(obj: object, msg: string): void; warn?(obj: object, msg: string): void; error(obj: object, msg: string): void },
     /** How long a document's changes are gathered before one write (the core's counters); default: one tick. */
     private readonly writeDelayMs?: number,
+    /** The clock of the records' age bounds (tests move it). */
+    private readonly now: () => number = Date.now,
   ) {
     this.domain = domainFor(dataDir);
   }
@@ -80,6 +83,33 @@ export class PluginStores implements PluginStore {
     }
     return docs as SqlDocs<T>;
   }
+
+  /**
+   * A `Store.chatRecord`'s entries (one table of the store database; its earlier file taken in on first use). Every
+   * change is in the database when its promise resolves.
+   */
+  record<I extends RecordEntry>(decl: ChatRecordDeclaration<I>): BoundedRecord<I> {
+    this.declared(decl);
+    let record = this.records.get(decl);
+    if (!record) {
+      const o = decl.options;
+      record = new BoundedRecord<any>({
+        dataDir: this.dataDir,
+        namespace: this.plugin,
+        file: this.where(decl),
+        field: decl.name,
+        schema: dataSchemaOf(decl, this.plugin),
+        chatOf: o.chatOf,
+        withChat: o.withChat,
+        keepMs: o.keepMs,
+        keepCount: o.keepCount,
+        now: this.now,
+      });
+      this.records.set(decl, record);
+    }
+    return record as BoundedRecord<I>;
+  }
+  private readonly records = new Map<StoreDeclaration, BoundedRecord<any>>();
 
   /** @internal store-privacy.ts */
   document<T>(decl: ChatDocDeclaration<T, any> | DocDeclaration<T>, chatId?: string): SqlDoc<T> {

@@ -207,6 +207,39 @@ export interface ChatSearchLogDeclaration<I extends SearchLogItem = SearchLogIte
   };
 }
 
+/**
+ * `Store.chatRecord`: a small record of ids per chat (no words), each entry found by its chat and id, bounded by age
+ * and count (the oldest go first), e.g. which messages were answered together. `schema` is one entry's.
+ */
+export interface ChatRecordDeclaration<I extends RecordEntry = RecordEntry> {
+  readonly kind: 'chat-record';
+  readonly name: string;
+  readonly schema: TSchema;
+  readonly options: Omit<StoreOptions<I[]>, 'check' | 'versionKey'> & {
+    /** The chat an entry belongs to, and the same entry moved to another chat (its own field names stay). */
+    chatOf(entry: I): string;
+    withChat(entry: I, chatId: string): I;
+    /** Entries older than this are forgotten, and never returned. */
+    keepMs: number;
+    /** At most this many entries are kept (the oldest go first). */
+    keepCount: number;
+    /**
+     * Who an entry is about besides the person of its private chat (the ids of its sender, of who deleted it): a
+     * person's `.mydata` holds and deletes those entries. `messageId`: the chat message an entry stands for; when it
+     * is deleted for everyone (by one of `author`'s ids, or the account), its entries go.
+     */
+    people?: { author(entry: I): string | string[] | undefined; messageId?(entry: I): string | undefined };
+    /** An entry as `.mydata` shows it (default: as kept); the export is one list of them, across chats. */
+    exported?(entry: I): unknown;
+  };
+}
+
+/** What every entry of a `Store.chatRecord` has: its id within its chat, and when it was noted (for the age bound). */
+export interface RecordEntry {
+  id: string;
+  at: number;
+}
+
 /** A chat message an item of a search log carries (see `people.carried`). */
 export interface CarriedMessage {
   id?: string;
@@ -214,10 +247,15 @@ export interface CarriedMessage {
   text: string;
 }
 
-export type StoreDeclaration = ChatDocDeclaration<any, any> | DocDeclaration<any> | ChatLogDeclaration<any> | ChatSearchLogDeclaration<any>;
+export type StoreDeclaration = ChatDocDeclaration<any, any> | DocDeclaration<any> | ChatLogDeclaration<any> | ChatSearchLogDeclaration<any> | ChatRecordDeclaration<any>;
 
 /** The `DataSchema` (name, version, JSON schema) of a declaration, for the file checks and the backup manifest. */
 export function dataSchemaOf(decl: StoreDeclaration, plugin: string): DataSchema {
+  if (decl.kind === 'chat-record') {
+    // Its earlier file: `{ "<name>": [entries] }`, at most `keepCount` of them.
+    const schema = { type: 'object', required: [decl.name], properties: { [decl.name]: { type: 'array', maxItems: decl.options.keepCount, items: decl.schema } } };
+    return { name: titleOf(decl, plugin), version: decl.options.version ?? 1, schema, migrate: decl.options.migrate };
+  }
   return { name: titleOf(decl, plugin), version: decl.options.version ?? 1, versionKey: decl.options.versionKey, schema: decl.schema, migrate: decl.options.migrate };
 }
 
@@ -228,13 +266,13 @@ export function titleOf(decl: StoreDeclaration, plugin: string): string {
 
 /** Where a declaration lives, relative to DATA_DIR (a folder for per-chat kinds, a file for a doc). */
 export function storePathOf(decl: StoreDeclaration, plugin: string): string {
-  return decl.options.path ?? (decl.kind === 'doc' ? `${plugin}/${decl.name}.json` : `${plugin}/${decl.name}`);
+  return decl.options.path ?? (decl.kind === 'doc' || decl.kind === 'chat-record' ? `${plugin}/${decl.name}.json` : `${plugin}/${decl.name}`);
 }
 
 /** The `dataFiles` entries a declaration stands for (path with its `<chat>` placeholder, schema). */
 export function dataFileOf(decl: StoreDeclaration, plugin: string): { path: string; schema: DataSchema } {
   const where = storePathOf(decl, plugin);
-  const path = decl.kind === 'doc' ? where : decl.kind === 'chat-search-log' ? `${where}/<chat>/<month>.jsonl` : `${where}/<chat>.${decl.kind === 'chat-log' ? 'jsonl' : 'json'}`;
+  const path = decl.kind === 'doc' || decl.kind === 'chat-record' ? where : decl.kind === 'chat-search-log' ? `${where}/<chat>/<month>.jsonl` : `${where}/<chat>.${decl.kind === 'chat-log' ? 'jsonl' : 'json'}`;
   return { path, schema: dataSchemaOf(decl, plugin) };
 }
 
@@ -329,5 +367,14 @@ export const Store = {
   chatSearchLog<S extends TSchema>(name: string, schema: S, options: ChatSearchLogDeclaration<Static<S> & SearchLogItem>['options'] = {}): ChatSearchLogDeclaration<Static<S> & SearchLogItem> {
     if (options.keepDays !== undefined && !(options.keepDays > 0)) throw new TypeError(`Store: ${name}'s keepDays needs a positive number of days`);
     return checked({ kind: 'chat-search-log', name, schema, options });
+  },
+  /**
+   * A small record of ids per chat, bounded by age (`keepMs`) and count (`keepCount`), each entry found by chat and id
+   * (`host`'s `record(decl)`), `schema` being one entry's. Earlier file: `<path>` holding `{ "<name>": [entries] }`.
+   */
+  chatRecord<S extends TSchema>(name: string, schema: S, options: ChatRecordDeclaration<Static<S> & RecordEntry>['options']): ChatRecordDeclaration<Static<S> & RecordEntry> {
+    if (typeof options?.chatOf !== 'function' || typeof options.withChat !== 'function') throw new TypeError(`Store: ${name} needs chatOf(entry) => its chat and withChat(entry, chatId) => the entry in another chat`);
+    if (!(options.keepMs > 0) || !Number.isInteger(options.keepCount) || options.keepCount < 1) throw new TypeError(`Store: ${name} needs keepMs (a positive age in ms) and keepCount (a whole number from 1)`);
+    return checked({ kind: 'chat-record', name, schema, options });
   },
 };

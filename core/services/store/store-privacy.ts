@@ -7,11 +7,13 @@ import type { SqlDoc } from './sql-docs.js';
 import { changeableBy, isPrivateChatOf, writtenBy } from './privacy.js';
 import type { PersonIds, PrivacyParticipant } from '../../kernel/port/privacy-participant.js';
 import type { ChatSearchLog, SearchLogItem } from './search-log/chat-search-log.js';
-import { ownedFolderOf, titleOf, type CarriedMessage, type ChatDocDeclaration, type ChatLogDeclaration, type ChatSearchLogDeclaration, type DocDeclaration, type StoreDeclaration } from './store-declarations.js';
+import { ownedFolderOf, titleOf, type CarriedMessage, type ChatDocDeclaration, type ChatLogDeclaration, type ChatRecordDeclaration, type ChatSearchLogDeclaration, type DocDeclaration, type StoreDeclaration } from './store-declarations.js';
 
 /** File bytes (a search log's attached files) put into one `.mydata` export at most, base64 in the JSON. */
 const MAX_EXPORT_FILE_BYTES = 16 * 1024 * 1024;
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+/** A record's `people.author` as a list of ids. */
+const idsOf = (ids: string | string[] | undefined): string[] => (ids === undefined ? [] : Array.isArray(ids) ? ids : [ids]);
 /** Whether a declaration is a `Store.chatDoc` with `owner`. */
 const isOwned = (decl: StoreDeclaration) => decl.kind === 'chat-doc' && decl.options.owner !== undefined;
 
@@ -101,6 +103,12 @@ export class StorePrivacy {
     this.store.erased(decl);
   }
 
+  /** The entries of a record that are the person's: every entry of their private chat, and those naming them (`people.author`). */
+  private recordOf(decl: ChatRecordDeclaration<any>, person: PersonIds): (entry: unknown) => boolean {
+    const author = decl.options.people?.author;
+    return (entry) => isPrivateChatOf(decl.options.chatOf(entry), person) || idsOf(author?.(entry)).some((id) => writtenBy(id, person));
+  }
+
   /** Which items of a chat are the person's: all of their private chat, in groups those they wrote. */
   private ofPerson<I>(chatId: string, person: PersonIds, author: (item: I) => string | undefined): (item: I) => boolean {
     const whole = isPrivateChatOf(chatId, person);
@@ -158,6 +166,10 @@ export class StorePrivacy {
   }
 
   private async exportOne(decl: StoreDeclaration, person: PersonIds): Promise<unknown> {
+    if (decl.kind === 'chat-record') {
+      const shown = decl.options.exported ?? ((entry: unknown) => entry);
+      return (await this.store.record(decl).entries()).filter(this.recordOf(decl, person)).map((entry) => shown(entry));
+    }
     if (decl.kind === 'chat-search-log') {
       this.store.settle(decl);
       const logs = this.store.engine(decl);
@@ -222,6 +234,7 @@ export class StorePrivacy {
   }
 
   private async deleteOne(decl: StoreDeclaration, person: PersonIds): Promise<number> {
+    if (decl.kind === 'chat-record') return this.store.record(decl).removeWhere(this.recordOf(decl, person));
     if (decl.kind === 'chat-search-log') {
       this.store.settle(decl);
       const logs = this.store.engine(decl);
@@ -321,6 +334,13 @@ export class StorePrivacy {
 
   private async revokeOne(decl: StoreDeclaration, chatId: string, messageId: string, author: PersonIds | undefined): Promise<number> {
     if (decl.kind === 'doc') return 0;
+    if (decl.kind === 'chat-record') {
+      const { chatOf, people } = decl.options;
+      const idOf = people?.messageId;
+      if (!idOf) return 0;
+      // Only its writer's delete (or the account's) takes it: with several ids named, any of them.
+      return this.store.record(decl).removeWhere((entry) => chatOf(entry) === chatId && idOf(entry) === messageId && (!author || idsOf(people.author(entry)).some((id) => changeableBy(id, author))));
+    }
     if (decl.kind === 'chat-search-log') {
       const matches = this.fromMessage(decl, messageId, author);
       if (!matches) return 0;
@@ -346,7 +366,8 @@ export class StorePrivacy {
 
   /** An edited message: the items it made get its new text (see `ItemPeople.edited`). */
   private async editOne(decl: StoreDeclaration, chatId: string, messageId: string, text: string, author: PersonIds | undefined): Promise<number> {
-    if (decl.kind === 'doc') return 0;
+    // A record keeps ids, no words: an edit leaves nothing to change.
+    if (decl.kind === 'doc' || decl.kind === 'chat-record') return 0;
     if (decl.kind === 'chat-search-log') {
       const matches = this.fromMessage(decl, messageId, author);
       const edited = decl.options.people?.edited;
@@ -381,6 +402,7 @@ export class StorePrivacy {
   }
 
   private async moveOne(decl: StoreDeclaration, from: string, to: string): Promise<void> {
+    if (decl.kind === 'chat-record') return this.store.record(decl).moveChat(from, to);
     if (decl.kind === 'chat-search-log') {
       this.store.settle(decl);
       const logs = this.store.engine(decl);
