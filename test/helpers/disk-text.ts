@@ -71,3 +71,25 @@ export function changeStoredDocument(dataDir: string, namespace: string, name: s
     db.close();
   }
 }
+
+/**
+ * A chat's history as the store database holds it on disk (`chat-log:core:history`, oldest first), read from the file;
+ * without a chat, every chat's rows.
+ */
+export function storedHistory(dataDir: string, chatId?: string): Array<{ text: string; id?: string; role: string; [key: string]: unknown }> {
+  const file = path.join(dataDir, 'store.db');
+  if (!existsSync(file)) return [];
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    if (!db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'chat-log:core:history'").get()) return [];
+    const rows = chatId === undefined ? db.prepare('SELECT item FROM "chat-log:core:history" ORDER BY seq').all() : db.prepare('SELECT item FROM "chat-log:core:history" WHERE chat = ? ORDER BY seq').all(chatId);
+    return (rows as Array<{ item: string }>).map((r) => JSON.parse(r.item));
+  } finally {
+    db.close();
+  }
+}
+
+/** A chat's summary as the store database holds it on disk (`doc:core:summaries`), or undefined. */
+export function storedSummary(dataDir: string, chatId: string): { text: string; [key: string]: unknown } | undefined {
+  return storedDocuments(dataDir, 'core', 'summaries')[chatId] as { text: string } | undefined;
+}

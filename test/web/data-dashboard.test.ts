@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { csrfOf, login, request, sameOrigin, startWebTest, TOKEN, type WebTest } from './web-helpers.js';
-import { storeDatabaseText } from '../helpers/disk-text.js';
+import { storeDatabaseText, storedHistory } from '../helpers/disk-text.js';
 
 describe('dashboard: data folder health and owners\' privacy controls', function () {
   this.timeout(20000);
@@ -44,7 +44,7 @@ describe('dashboard: data folder health and owners\' privacy controls', function
     expect(deleted.status).to.equal(200);
     expect(deleted.body).to.include('was deleted');
     await w.t.app.bot.histories.flush();
-    expect(await readFile(path.join(w.t.dir, 'data', 'history', `${person}.json`), 'utf8')).to.not.include('tulips');
+    expect(JSON.stringify(storedHistory(path.join(w.t.dir, 'data'), person))).to.not.include('tulips');
     expect(await storeDatabaseText(path.join(w.t.dir, 'data'))).to.not.include('tulips');
   });
 

@@ -1,10 +1,13 @@
-import { appendFile, readdir, readFile, rename, rm, stat, truncate } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
-import { appendToFile, enterWrite, leaveWrite, releaseAppendHandle, releaseAppendHandles } from './atomic.js';
+import { DataWriteError } from '../../api/errors.js';
 import { safeFileName } from '../../api/file-name.js';
-import { domainFor, healthFor } from './data-domain.js';
-import { JsonFile, type OnCorrupt } from './json-file.js';
+import { domainFor, type DataDomain } from './data-domain.js';
+import { databaseFor, type StoreDatabase } from './database.js';
+import type { OnCorrupt } from './json-file.js';
 import { checkDocument, HISTORY_SCHEMA } from './schemas.js';
+import { MIGRATED_DIR, tableOf } from './sql-chat-log.js';
 
 /** One line of a chat's history. */
 export interface HistoryEntry {
@@ -49,7 +52,7 @@ export interface ChatSummary {
 /**
  * How many messages a chat's history keeps: `history.maxMessages` as a sliding window without summaries; with them,
  * turns leave the history only once folded into the summary, and this bound (4 ×) holds only while folding keeps
- * failing (the model down for long), so the files still cannot grow without end.
+ * failing (the model down for long), so the history still cannot grow without end.
  */
 export function storedMessages(history: { maxMessages: number; summarize: boolean }): number {
   return history.summarize ? 4 * history.maxMessages : history.maxMessages;
@@ -58,265 +61,35 @@ export function storedMessages(history: { maxMessages: number; summarize: boolea
 /** How many folded message ids a summary remembers (see `ChatSummary.recent`). */
 export const SUMMARY_RECENT_IDS = 500;
 
-/** How `HistoryStore.append` writes its line. */
+/** How `HistoryStore.append` writes its row. */
 export interface AppendOptions {
   /**
-   * Write the line once the I/O this turn of the event loop started is under way (an upstream request already sent),
-   * instead of before the caller goes on: the disk write then costs no time the caller waits for. The entry is in the
-   * history for every read started after the call, at once; the promise still resolves only once the line is on disk,
-   * and lines reach the file in the order they were appended.
+   * Kept for callers of the earlier engine: every append is now written once the I/O this turn of the event loop
+   * started is under way (appends of one turn share one transaction), so the caller never waits for the disk.
    */
   writeAfterIo?: boolean;
 }
 
-/** Resolves in the event loop's next check phase: after the I/O that this turn started has been handed on. */
-const afterIo = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /** Told of every entry appended to a chat's history (see `HistoryStore.onAppend`). */
 export type HistoryAppendListener = (chatId: string, entry: HistoryEntry) => void;
 
-interface HistoryDoc {
-  messages: HistoryEntry[];
-  summary?: ChatSummary;
-  /** Sequence number of the last log line folded into the JSON file. */
-  logSeq?: number;
-}
-
 export interface HistoryStoreOptions {
   onCorrupt?: OnCorrupt;
-  /**
-   * Log lines after which the chat's JSON file is rewritten and its log emptied; default 4 × `maxMessages` (a
-   * rewrite costs a whole-file write and an fsync, so it is paid once per ~2 × maxMessages exchanges, not per message).
-   */
+  /** Kept for callers of the earlier file engine (its log fold interval); the database needs none. */
   compactEvery?: number;
 }
 
-/**
- * One chat: the JSON file (the readable layout) plus its append-only log `<chat>.jsonl`. A new message costs one
- * appended line; every `compactEvery` lines (and at flush/stop) the JSON file is rewritten atomically and the log
- * emptied, so the bytes written per message do not grow with the history.
- *
- * Each log line carries a sequence number and the JSON file the number of the last line it contains, so a crash
- * between rewriting the JSON file and removing the folded lines replays nothing twice.
- *
- * A compaction never holds up a message: in the chat's disk queue it only renames the log to `<chat>.folding.jsonl`
- * (appends after it start a fresh log), then writes the JSON file (its fsync outside the queue) and removes the
- * folding file. A crash in between leaves both logs, which the next load replays in order.
- */
-class ChatHistory {
-  private readonly ready: Promise<HistoryDoc>;
-  /** Appends and log renames of this chat, in order. */
-  private queue: Promise<unknown> = Promise.resolve();
-  /** Compactions of this chat, one after another (the folding file is one at a time). */
-  private compacting: Promise<unknown> = Promise.resolve();
-  private unfolded = 0;
-  /** An automatic fold was asked for and has not started yet (appends meanwhile do not ask again). */
-  private foldAsked = false;
-  /** Lines of the fold under way: set aside, but counted in `unfolded` until the JSON file holds them. */
-  private folding = 0;
-  /** A folding file is on disk whose JSON file was not written yet (a crash, or a write that failed): kept as it is. */
-  private foldingLeft = false;
-  private readonly flushNow = () => this.compact().catch(() => undefined);
+/** The folder of the earlier layout (`data/history/<chat>.json` with its `.jsonl` logs), relative to the data folder. */
+const EARLIER_FOLDER = 'history';
+/** The files of one chat in the earlier layout, in the order they are read: the JSON file, then the logs replayed over it. */
+const EARLIER_SUFFIXES = ['.json', '.folding.jsonl', '.jsonl'] as const;
 
-  constructor(
-    private readonly doc: JsonFile<HistoryDoc>,
-    readonly logFile: string,
-    readonly foldingFile: string,
-    private readonly store: HistoryStore,
-  ) {
-    this.ready = this.load();
-  }
-
-  private async load(): Promise<HistoryDoc> {
-    const value = await this.doc.get();
-    // A compaction the bot did not finish left its folding file: its lines come before the log's.
-    const folding = await this.replay(this.foldingFile, value);
-    const log = await this.replay(this.logFile, value);
-    this.foldingLeft = Boolean(folding.text);
-    if (!folding.text && !log.text) return value;
-    this.trim(value);
-    // Fold the logs in now (nothing appends before the load is done): the next append then never follows a torn line.
-    this.unfolded = 1;
-    await this.foldAll(value).catch(async () => {
-      // The JSON file cannot be written now (a full disk): it keeps the change, reports and retries it, and the chat
-      // goes on. The torn line is cut off instead (shrinking needs no space), so the next append does not follow it.
-      if (log.tornTail) await truncate(this.logFile, Buffer.byteLength(log.text) - Buffer.byteLength(log.tornTail)).catch(() => undefined);
-    });
-    return value;
-  }
-
-  /** Adds the lines of one log file that the JSON file does not hold yet; returns its text and a torn last line. */
-  private async replay(file: string, value: HistoryDoc): Promise<{ text: string; tornTail: string }> {
-    let text = '';
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') healthFor(file).skippedLines(file, 0, `cannot be read: ${(err as Error).message}`);
-    }
-    if (!text) return { text, tornTail: '' };
-    const lines = text.split('\n');
-    // A last line without its newline is an append the crash cut short.
-    const tornTail = lines.pop()!;
-    const torn = tornTail !== '' ? 1 : 0;
-    let bad = 0;
-    for (const line of lines) {
-      const entry = parseLine(line);
-      if (!entry) bad++;
-      else if (entry.seq > (value.logSeq ?? 0)) {
-        value.logSeq = entry.seq;
-        value.messages.push(entry.entry);
-      }
-    }
-    if (torn || bad) healthFor(file).skippedLines(file, torn + bad, torn ? 'the bot stopped in the middle of writing the last one' : 'not a valid history line');
-    return { text, tornTail };
-  }
-
-  private trim(value: HistoryDoc): void {
-    const over = value.messages.length - this.store.maxMessages;
-    // One over (every message of a full chat): shift, which allocates nothing; splice returns the removed ones.
-    if (over === 1) value.messages.shift();
-    else if (over > 1) value.messages.splice(0, over);
-  }
-
-  get(): Promise<HistoryDoc> {
-    return this.ready;
-  }
-
-  /** Appends one message: resolves once its line was handed to the file system (it survives a crash of the bot). */
-  async append(entry: HistoryEntry, options?: AppendOptions): Promise<void> {
-    const value = await this.ready;
-    value.messages.push(entry);
-    this.trim(value);
-    const seq = (value.logSeq ?? 0) + 1;
-    value.logSeq = seq;
-    this.unfolded++;
-    domainFor(this.logFile).flushers.add(this.flushNow);
-    // The entry's own JSON after its sequence number (no copy of the entry per message; an entry always has a role),
-    // made when it is written (entries never change once appended).
-    const write = () => this.appendLine(`{"seq":${seq},${JSON.stringify(entry).slice(1)}\n`);
-    // The line takes its place in the chat's disk queue now, so a later append never overtakes it.
-    const written = this.run(options?.writeAfterIo ? () => afterIo().then(write) : write);
-    // A fold is asked for once, and the lines a fold under way took do not count toward the next one (every append
-    // during a fold's JSON write used to ask for another fold: ~7 times as many folds as meant).
-    if (!this.foldAsked && this.unfolded - this.folding >= this.store.compactEvery) {
-      this.foldAsked = true;
-      void this.compact().catch(() => undefined);
-    }
-    await written;
-  }
-
-  private async appendLine(line: string): Promise<void> {
-    try {
-      await appendToFile(this.logFile, line);
-    } catch (err) {
-      // The line is not on disk: the JSON file (with its retries and failure reports) must carry the change instead.
-      await this.doc.update(() => undefined);
-      healthFor(this.logFile).writeFailed(this.logFile, err);
-    }
-  }
-
-  private run<T>(work: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(work, work);
-    this.queue = next.catch(() => undefined);
-    return next;
-  }
-
-  /** Resolves once this chat's queued appends, the compactions they started and the JSON file's writes are done. */
-  async whenIdle(): Promise<void> {
-    await this.ready.catch(() => undefined);
-    for (;;) {
-      const queue = this.queue;
-      const compacting = this.compacting;
-      await Promise.all([queue, compacting, this.doc.whenIdle()]);
-      if (queue === this.queue && compacting === this.compacting) return;
-    }
-  }
-
-  /** Rewrites the JSON file with everything and removes the folded lines; rejects when the JSON file cannot be written. */
-  async compact(changed = false): Promise<void> {
-    const value = await this.ready;
-    const run = this.compacting.then(
-      () => this.compactLocked(value, changed),
-      () => this.compactLocked(value, changed),
-    );
-    this.compacting = run.catch(() => undefined);
-    await run;
-  }
-
-  private async compactLocked(value: HistoryDoc, changed = false): Promise<void> {
-    if (this.unfolded === 0 && !changed) {
-      this.foldAsked = false;
-      return this.doc.flush();
-    }
-    // A folding file whose JSON file could not be written is never replaced: everything is folded in the disk queue.
-    if (this.foldingLeft) return this.foldInQueue(value);
-    // In the disk queue, after the lines appended so far: they move aside with the log; later ones start a new log.
-    // A log that cannot be set aside (its folder is gone) is folded as a whole: the JSON file's write then reports it.
-    const folded = await this.run(() => this.setLogAside()).catch(() => undefined);
-    if (folded === undefined) return this.foldInQueue(value);
-    // From here on, only lines appended after these count toward the next fold (which they may ask for at once).
-    this.folding = folded;
-    this.foldAsked = false;
-    try {
-      await this.writeFolded(value, folded, false);
-    } finally {
-      this.folding = 0;
-    }
-  }
-
-  /** Folds everything while appends wait; lines appended meanwhile may ask for the next fold once it is done. */
-  private async foldInQueue(value: HistoryDoc): Promise<void> {
-    try {
-      await this.run(() => this.foldAll(value));
-    } finally {
-      this.foldAsked = false;
-    }
-  }
-
-  /** Writes the JSON file, then removes the folding file and empties the log: only where nothing appends meanwhile. */
-  private foldAll(value: HistoryDoc): Promise<void> {
-    return this.writeFolded(value, this.unfolded, true);
-  }
-
-  /**
-   * Writes the JSON file — made when written, from everything in memory: every folded line and any line appended
-   * meanwhile (its logSeq says up to which, so a log's copies of those are not replayed twice) — then removes the
-   * folding file and, when `emptyLog`, empties the log; `folded` lines are then counted as folded.
-   */
-  private async writeFolded(value: HistoryDoc, folded: number, emptyLog: boolean): Promise<void> {
-    await this.doc.update(() => value);
-    await this.doc.flush();
-    await rm(this.foldingFile, { force: true });
-    this.foldingLeft = false;
-    if (emptyLog) {
-      await truncate(this.logFile, 0).catch((err: NodeJS.ErrnoException) => {
-        if (err.code !== 'ENOENT') throw err;
-      });
-    }
-    this.unfolded -= folded;
-    this.store.foldsWritten++;
-    if (this.unfolded === 0) domainFor(this.logFile).flushers.delete(this.flushNow);
-  }
-
-  /** Renames the log to the folding file (a backup never sees it half done); returns how many lines it held. */
-  private async setLogAside(): Promise<number> {
-    const folded = this.unfolded;
-    await enterWrite(this.logFile);
-    try {
-      releaseAppendHandle(this.logFile);
-      await rename(this.logFile, this.foldingFile).then(
-        () => (this.foldingLeft = true),
-        (err: NodeJS.ErrnoException) => {
-          if (err.code !== 'ENOENT') throw err;
-        },
-      );
-      // The log is there, empty, as after every fold (the data layout); the next line opens it by its name.
-      await appendFile(this.logFile, '');
-    } finally {
-      leaveWrite(this.logFile);
-    }
-    return folded;
-  }
+/** One chat in memory: its bounded history (the objects `recent` hands out, which `fold` compares) and its summary. */
+interface ChatHistory {
+  messages: HistoryEntry[];
+  summary?: ChatSummary;
+  /** Rows the chat has in the table (older ones beyond the bound are trimmed in batches). */
+  rows: number;
 }
 
 /** Two summaries of one chat (kept under both of its ids): both texts, oldest first, and all they cover. */
@@ -331,7 +104,7 @@ function mergeSummaries(a: ChatSummary, b: ChatSummary): ChatSummary {
   };
 }
 
-/** A log line: the entry plus its sequence number, checked with the history schema. */
+/** A log line of the earlier layout: the entry plus its sequence number, checked with the history schema. */
 function parseLine(line: string): { seq: number; entry: HistoryEntry } | undefined {
   let parsed: unknown;
   try {
@@ -361,10 +134,27 @@ export function mergeEntries<T extends { at: number }>(ours: T[], theirs: T[]): 
   return [...ours, ...taken].sort((a, b) => a.at - b.at);
 }
 
+/** One batch of changes, written in one transaction (see `HistoryStore.write`). */
+interface Batch {
+  done: Promise<void>;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
 /**
- * The history of every chat: `data/history/<chat>.json`, one file per chat, bounded to the last `maxMessages`
- * entries, written atomically; new messages go first to `data/history/<chat>.jsonl` (one line each), which is folded
- * into the JSON file every 4 × `maxMessages` lines, at flush and at the next start.
+ * The history of every chat and its running summary, in the store database (`data/store.db`, the `core` namespace):
+ * one row per message (`chat-log:core:history`) and one per summary (`doc:core:summaries`). Each chat is read once
+ * into memory, bounded to the last `maxMessages` entries; reads are served from there (the same objects each time, so
+ * `fold` can tell the turns it summarised are still the oldest). Appends made in one turn of the event loop are
+ * written together in one transaction once that turn's I/O is under way, with one prepared statement; the promise
+ * resolves once the rows are committed (they survive a crash of the process). A change that removes words (a delete,
+ * an edit, `.reset`, a chat move) rewrites the chat's rows in one transaction and checkpoints the WAL, so the words
+ * are in no file.
+ *
+ * The files of earlier versions (`data/history/<chat>.json` with its `.jsonl` logs) are taken in at first use (all of
+ * them) and whenever one turns up for a chat it reads: each chat's files with the row recording them (by content) in
+ * one transaction, then moved under `data/migrated/history/` (a crash between the two only moves them at the next
+ * use). A JSON file that does not parse or match is set aside with its bytes kept (`<name>.corrupt-<time>`), as before.
  *
  * @example
  * await histories.append(chatId, { role: 'user', text: 'hi', at: Date.now() });
@@ -374,39 +164,348 @@ export class HistoryStore {
   private readonly chats = new Map<string, ChatHistory>();
   private readonly appendListeners = new Set<HistoryAppendListener>();
   private readonly options: HistoryStoreOptions;
+  private readonly messagesTable = tableOf('chat-log', 'core', 'history');
+  private readonly summariesTable = tableOf('doc', 'core', 'summaries');
+  private readyFor: StoreDatabase | undefined;
+  /** Appended entries not in the database yet, in order. */
+  private pending: Array<{ chat: string; entry: HistoryEntry }> = [];
+  /** Chats whose rows are rewritten from memory at the next write (a removal, an edit, a fold, a move). */
+  private rewrites = new Set<string>();
+  /** The next write checkpoints the WAL (it removes someone's words). */
+  private eraseNext = false;
+  /** The write the changes made since the last one started will be part of. */
+  private next: Batch | undefined;
+  /** Writes, one after another. */
+  private writing: Promise<void> = Promise.resolve();
+  private retry: NodeJS.Timeout | undefined;
+  private retryMs = 500;
+  private readonly flushNow = () => this.flush();
+
   constructor(readonly dataDir: string, public maxMessages = 50, options?: HistoryStoreOptions | OnCorrupt) {
     this.options = typeof options === 'function' ? { onCorrupt: options } : (options ?? {});
+    this.folder = path.join(dataDir, EARLIER_FOLDER);
+    this.unsavedName = `${path.join(path.resolve(dataDir), 'store.db')} (chat history)`;
   }
 
-  get compactEvery(): number {
-    return Math.max(1, this.options.compactEvery ?? 4 * this.maxMessages);
+  /** The folder of the earlier layout, by which the app's view of the data folder is found. */
+  private readonly folder: string;
+  /** What the data health calls this store's part of the database when a write fails. */
+  private readonly unsavedName: string;
+
+  /** The app's view of the data folder (its health, its write gate), found by path at each use (it is cached there). */
+  private get domain(): DataDomain {
+    return domainFor(this.folder);
   }
 
-  /** Folds that wrote a chat's JSON file since this store was made, every chat together (what the disk pays for). */
+  /** Transactions that wrote history rows since this store was made (what the disk pays for). */
   foldsWritten = 0;
 
-  /** `data/history/<chat>`: the chat's files are this plus `.json`, `.jsonl` and, while a compaction runs, `.folding.jsonl`. */
-  private base(chatId: string): string {
-    return path.join(this.dataDir, 'history', safeFileName(chatId));
+  /** The database (opened again after the app closed it at a stop), with the tables made and earlier files taken in. */
+  private get db(): StoreDatabase {
+    const db = databaseFor(this.dataDir);
+    if (this.readyFor !== db) {
+      db.exec(
+        // seq without AUTOINCREMENT: a new row takes one past the largest, so a chat's rows keep their order and a message
+        // costs no write of sqlite_sequence.
+        `CREATE TABLE IF NOT EXISTS ${this.messagesTable} (seq INTEGER PRIMARY KEY, chat TEXT NOT NULL, at INTEGER, written INTEGER NOT NULL, item TEXT NOT NULL);` +
+          `CREATE INDEX IF NOT EXISTS ${this.messagesTable.slice(0, -1)}:chat" ON ${this.messagesTable} (chat, seq);` +
+          `CREATE TABLE IF NOT EXISTS ${this.summariesTable} (key TEXT PRIMARY KEY, value TEXT NOT NULL);` +
+          'CREATE TABLE IF NOT EXISTS store_migrations (what TEXT PRIMARY KEY, at INTEGER NOT NULL);',
+      );
+      this.readyFor = db;
+      const folder = path.join(this.dataDir, EARLIER_FOLDER);
+      const chats = new Set<string>();
+      for (const name of existsSync(folder) ? readdirSync(folder) : []) {
+        const base = /^(.+?)(\.folding)?\.jsonl?$/.exec(name)?.[1];
+        if (base) chats.add(base);
+      }
+      for (const base of chats) this.takeIn(db, base);
+    }
+    return db;
   }
 
+  /** The database, with the chat's files of the earlier layout taken in when any is there (dropped in, or restored). */
+  private dbFor(chatId: string): StoreDatabase {
+    const db = this.db;
+    const base = safeFileName(chatId);
+    if (EARLIER_SUFFIXES.some((suffix) => existsSync(this.earlier(base, suffix)))) this.takeIn(db, base);
+    return db;
+  }
+
+  private earlier(base: string, suffix: string): string {
+    return path.join(this.dataDir, EARLIER_FOLDER, base + suffix);
+  }
+
+  /**
+   * Takes in one chat's files of the earlier layout: the JSON file (set aside with its bytes when it is not a history
+   * document) with the log lines it did not hold yet, merged into what the chat holds (an entry held already is taken
+   * once), with the row recording them in one transaction; then the files move aside. Files already taken in (a
+   * crash before they moved) are only moved.
+   */
+  private takeIn(db: StoreDatabase, base: string): void {
+    let chatId: string;
+    try {
+      chatId = decodeURIComponent(base);
+    } catch {
+      return; // Not a name this store wrote.
+    }
+    const read = (suffix: string) => {
+      try {
+        return readFileSync(this.earlier(base, suffix));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.domain.health.skippedLines(this.earlier(base, suffix), 0, `cannot be read: ${(err as Error).message}`);
+        return undefined;
+      }
+    };
+    let messages: HistoryEntry[] = [];
+    let summary: ChatSummary | undefined;
+    let logSeq = 0;
+    const hash = createHash('sha256');
+    const found: string[] = [];
+    const json = read('.json');
+    if (json) {
+      hash.update(json);
+      const file = this.earlier(base, '.json');
+      try {
+        const checked = checkDocument(HISTORY_SCHEMA, JSON.parse(json.toString('utf8')));
+        if (!checked.ok) throw new Error(checked.reason);
+        messages = (checked.value.messages as HistoryEntry[]) ?? [];
+        summary = checked.value.summary as ChatSummary | undefined;
+        logSeq = (checked.value.logSeq as number | undefined) ?? 0;
+        if (checked.migratedFrom !== undefined) this.domain.health.migrated(file, checked.migratedFrom, HISTORY_SCHEMA.version);
+        found.push('.json');
+      } catch (err) {
+        this.setAside(file, (err as Error).message);
+      }
+    }
+    for (const suffix of ['.folding.jsonl', '.jsonl'] as const) {
+      const bytes = read(suffix);
+      if (bytes === undefined) continue;
+      found.push(suffix);
+      hash.update(`\n${suffix}\n`).update(bytes);
+      const lines = bytes.toString('utf8').split('\n');
+      // A last line without its newline is an append a crash cut short.
+      const torn = lines.pop() ? 1 : 0;
+      let bad = 0;
+      for (const line of lines) {
+        const parsed = parseLine(line);
+        if (!parsed) bad++;
+        else if (parsed.seq > logSeq) {
+          logSeq = parsed.seq;
+          messages.push(parsed.entry);
+        }
+      }
+      if (torn || bad) this.domain.health.skippedLines(this.earlier(base, suffix), torn + bad, torn ? 'the bot stopped in the middle of writing the last one' : 'not a valid history line');
+    }
+    if (!found.length) return;
+    const what = `${this.messagesTable}/${base}:${hash.digest('hex')}`;
+    if (db.get('SELECT at FROM store_migrations WHERE what = ?', [what]) === undefined) {
+      db.transaction(() => {
+        const held = this.readRows(db, chatId, true);
+        // Nothing is dropped: a file holding more than the bound is read whole, as it was, until the next message.
+        const merged = mergeEntries(held.messages, messages);
+        const heldSummary = held.summary;
+        this.replaceRows(db, chatId, merged, summary && heldSummary ? mergeSummaries(heldSummary, summary) : (summary ?? heldSummary));
+        db.run('INSERT INTO store_migrations (what, at) VALUES (?, ?)', [what, Date.now()]);
+      });
+      // A chat read before its files turned up (a restore) is read again.
+      this.chats.delete(chatId);
+    }
+    const aside = path.join(this.dataDir, MIGRATED_DIR, EARLIER_FOLDER);
+    mkdirSync(aside, { recursive: true, mode: 0o700 });
+    for (const suffix of found) renameSync(this.earlier(base, suffix), path.join(aside, base + suffix));
+  }
+
+  private setAside(file: string, reason: string): void {
+    const movedTo = `${file}.corrupt-${Date.now()}`;
+    try {
+      renameSync(file, movedTo);
+    } catch (err) {
+      this.domain.health.corrupt(file, file, `${reason}; could not move it aside (${(err as Error).message}), so it is left untouched`);
+      return;
+    }
+    this.domain.health.corrupt(file, movedTo, reason);
+    this.options.onCorrupt?.(file, movedTo, new Error(reason));
+  }
+
+  /**
+   * A chat's rows (oldest first), its summary and how many rows it has. Rows past the bound are trimmed a batch at a
+   * time (`slack`), so up to `slack` more may be there: only the newest `maxMessages` of those are read. More than that
+   * were never trimmed (taken in from a larger file of the earlier layout, or kept under a larger bound): all are read,
+   * as that file was, until the next message trims them.
+   */
+  private readRows(db: StoreDatabase, chatId: string, all = false): ChatHistory {
+    const count = db.get<{ n: number }>(`SELECT count(*) AS n FROM ${this.messagesTable} WHERE chat = ?`, [chatId])?.n ?? 0;
+    const limit = all || count > this.maxMessages + this.slack ? count : this.maxMessages;
+    const rows = db.all<{ item: string }>(`SELECT item FROM ${this.messagesTable} WHERE chat = ? ORDER BY seq DESC LIMIT ?`, [chatId, limit]);
+    const messages: HistoryEntry[] = [];
+    let bad = 0;
+    for (let i = rows.length - 1; i >= 0; i--) {
+      try {
+        messages.push(JSON.parse(rows[i].item) as HistoryEntry);
+      } catch {
+        bad++;
+      }
+    }
+    if (bad) this.domain.health.skippedLines(db.file, bad, 'not a valid history row');
+    const summaryRow = db.get<{ value: string }>(`SELECT value FROM ${this.summariesTable} WHERE key = ?`, [chatId]);
+    let summary: ChatSummary | undefined;
+    if (summaryRow) {
+      try {
+        summary = JSON.parse(summaryRow.value) as ChatSummary;
+      } catch {
+        this.domain.health.skippedLines(db.file, 1, 'not a valid summary row');
+      }
+    }
+    return { messages, rows: count, ...(summary ? { summary } : {}) };
+  }
+
+  /** The chat's rows become `messages` and `summary` (inside a transaction). */
+  private replaceRows(db: StoreDatabase, chatId: string, messages: HistoryEntry[], summary: ChatSummary | undefined): void {
+    db.run(`DELETE FROM ${this.messagesTable} WHERE chat = ?`, [chatId]);
+    const now = Date.now();
+    for (const entry of messages) this.insertRow(db, chatId, entry, now);
+    if (summary) db.run(`INSERT INTO ${this.summariesTable} (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, [chatId, JSON.stringify(summary)]);
+    else db.run(`DELETE FROM ${this.summariesTable} WHERE key = ?`, [chatId]);
+  }
+
+  private insertRow(db: StoreDatabase, chatId: string, entry: HistoryEntry, now: number): void {
+    db.run(`INSERT INTO ${this.messagesTable} (chat, at, written, item) VALUES (?, ?, ?, ?)`, [chatId, Number.isFinite(entry.at) ? entry.at : null, now, JSON.stringify(entry)]);
+  }
+
+  /** The chat in memory, read from the database on first use. */
   private chat(chatId: string): ChatHistory {
     let chat = this.chats.get(chatId);
     if (!chat) {
-      const base = this.base(chatId);
-      const doc = new JsonFile<HistoryDoc>(`${base}.json`, () => ({ messages: [] }), { schema: HISTORY_SCHEMA, onCorrupt: this.options.onCorrupt });
-      chat = new ChatHistory(doc, `${base}.jsonl`, `${base}.folding.jsonl`, this);
+      chat = this.readRows(this.dbFor(chatId), chatId);
       this.chats.set(chatId, chat);
     }
     return chat;
   }
 
+  /** How many rows past the bound a chat may keep before they are trimmed (a quarter of the bound). */
+  private get slack(): number {
+    return Math.max(1, this.maxMessages >> 2);
+  }
+
+  private trim(chat: ChatHistory): void {
+    const over = chat.messages.length - this.maxMessages;
+    // One over (every message of a full chat): shift, which allocates nothing.
+    if (over === 1) chat.messages.shift();
+    else if (over > 1) chat.messages.splice(0, over);
+  }
+
   /**
-   * Appends one entry to a chat's history: in memory at once (reads started after this call see it), on disk when the
-   * promise resolves (see `AppendOptions` for writing it while the caller waits on other I/O).
+   * The changes made so far are written in the next transaction; resolves once it committed, rejects (DataWriteError)
+   * when it could not be written (the changes stay in memory, are retried, and the data health reports them).
    */
-  async append(chatId: string, entry: HistoryEntry, options?: AppendOptions): Promise<void> {
-    await this.chat(chatId).append(entry, options);
+  private write(): Promise<void> {
+    if (!this.next) {
+      let resolve!: () => void;
+      let reject!: (err: unknown) => void;
+      const done = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+      // Nobody may wait for an append's write: a failure is reported by the data health, not as unhandled.
+      done.catch(() => undefined);
+      this.next = { done, resolve, reject };
+      this.domain.flushers.add(this.flushNow);
+      // After the I/O this turn started (an upstream request sent): the caller waits for no disk, and every append of
+      // this turn shares the transaction.
+      setImmediate(() => (this.writing = this.writing.then(() => this.writeNow())));
+    }
+    return this.next.done;
+  }
+
+  private async writeNow(): Promise<void> {
+    const batch = this.next;
+    if (!batch) return;
+    const gate = this.domain.gate;
+    // A backup holding the writes lets them go once its copy is made.
+    const held = gate.closed;
+    if (held) await gate.enter();
+    // From here on, changes go into the next batch.
+    this.next = undefined;
+    const pending = this.pending;
+    const rewrites = this.rewrites;
+    const erase = this.eraseNext;
+    this.pending = [];
+    this.rewrites = new Set();
+    this.eraseNext = false;
+    try {
+      const db = this.db;
+      const now = Date.now();
+      const grown = new Map<string, number>();
+      db.transaction(() => {
+        for (const { chat, entry } of pending) {
+          if (rewrites.has(chat)) continue;
+          this.insertRow(db, chat, entry, now);
+          grown.set(chat, (grown.get(chat) ?? 0) + 1);
+        }
+        for (const chatId of rewrites) {
+          const chat = this.chats.get(chatId);
+          if (!chat) {
+            // Forgotten (moved away): nothing of it stays.
+            this.replaceRows(db, chatId, [], undefined);
+            continue;
+          }
+          this.replaceRows(db, chatId, chat.messages, chat.summary);
+          chat.rows = chat.messages.length;
+        }
+        for (const [chatId, added] of grown) {
+          const chat = this.chats.get(chatId);
+          if (!chat) continue;
+          chat.rows += added;
+          // Rows past the bound go a batch at a time, not one per message.
+          if (chat.rows > this.maxMessages + this.slack) {
+            db.run(`DELETE FROM ${this.messagesTable} WHERE chat = ?1 AND seq <= (SELECT seq FROM ${this.messagesTable} WHERE chat = ?1 ORDER BY seq DESC LIMIT 1 OFFSET ?2)`, [chatId, this.maxMessages]);
+            chat.rows = this.maxMessages;
+          }
+        }
+      });
+      if (erase) db.erase();
+      this.foldsWritten++;
+      this.retryMs = 500;
+      this.domain.health.writeRecovered(this.unsavedName);
+      if (!this.next) this.domain.flushers.delete(this.flushNow);
+      batch.resolve();
+    } catch (err) {
+      // Kept for the next write, before anything changed since.
+      this.pending = [...pending, ...this.pending];
+      for (const chat of rewrites) this.rewrites.add(chat);
+      this.eraseNext ||= erase;
+      this.domain.health.writeFailed(this.unsavedName, err);
+      batch.reject(new DataWriteError([this.unsavedName], err));
+      clearTimeout(this.retry);
+      this.retry = setTimeout(() => void this.write().catch(() => undefined), this.retryMs);
+      this.retry.unref();
+      this.retryMs = Math.min(30_000, this.retryMs * 2);
+    } finally {
+      if (held) gate.leave();
+    }
+  }
+
+  /** Whether anything is not in the database yet. */
+  private get dirty(): boolean {
+    return this.pending.length > 0 || this.rewrites.size > 0 || this.next !== undefined;
+  }
+
+  /** The chat's rows are rewritten from memory in the next write (its removed words checkpointed out of the WAL). */
+  private rewrite(chatId: string, erase = true): Promise<void> {
+    this.rewrites.add(chatId);
+    this.eraseNext ||= erase;
+    return this.write();
+  }
+
+  /**
+   * Appends one entry to a chat's history: in memory at once (reads started after this call see it), in the database
+   * when the promise resolves (written together with the other appends of this turn of the event loop).
+   */
+  async append(chatId: string, entry: HistoryEntry, _options?: AppendOptions): Promise<void> {
+    const chat = this.chat(chatId);
+    chat.messages.push(entry);
+    this.trim(chat);
+    this.pending.push({ chat: chatId, entry });
+    // A failed write is reported by the data health and retried; the entry stays in memory meanwhile.
+    await this.write().catch(() => undefined);
     for (const listener of this.appendListeners) {
       try {
         listener(chatId, entry);
@@ -417,55 +516,51 @@ export class HistoryStore {
   }
 
   /**
-   * Whether the chat's history was written at or after `time` (Unix ms), read from its files' times without loading
-   * the chat (a store catching up after a crash skips the chats the crashed run never touched).
+   * Whether the chat's history was written at or after `time` (Unix ms), from the rows' write times (a store catching
+   * up after a crash skips the chats the crashed run never touched).
    */
   async changedSince(chatId: string, time: number): Promise<boolean> {
-    const base = this.base(chatId);
-    const times = await Promise.all([`${base}.json`, `${base}.jsonl`, `${base}.folding.jsonl`].map((file) => stat(file).then((s) => s.mtimeMs, () => -Infinity)));
-    return times.some((t) => t >= time);
+    if (this.pending.some((p) => p.chat === chatId) || this.rewrites.has(chatId)) return true;
+    return this.dbFor(chatId).get(`SELECT 1 AS hit FROM ${this.messagesTable} WHERE chat = ? AND written >= ? LIMIT 1`, [chatId, time]) !== undefined;
   }
 
   /** The last `limit` entries, oldest first. */
   async recent(chatId: string, limit = this.maxMessages): Promise<HistoryEntry[]> {
-    const doc = await this.chat(chatId).get();
-    return doc.messages.slice(-limit);
+    return this.chat(chatId).messages.slice(-limit);
   }
 
-  /** Removes one message (deleted for everyone on WhatsApp) from memory, the JSON file and the log. True when it was there. */
+  /** Removes one message (deleted for everyone on WhatsApp), gone from every file. True when it was there. */
   async remove(chatId: string, messageId: string): Promise<boolean> {
     return (await this.removeWhere(chatId, (m) => m.id === messageId)) > 0;
   }
 
-  /** Removes the entries of one chat that match (privacy delete) and waits until that is on disk. Returns how many. */
+  /** Removes the entries of one chat that match (privacy delete) and waits until that is in every file. Returns how many. */
   async removeWhere(chatId: string, matches: (entry: HistoryEntry) => boolean): Promise<number> {
     const chat = this.chat(chatId);
-    const doc = await chat.get();
-    const kept = doc.messages.filter((m) => !matches(m));
-    const removed = doc.messages.length - kept.length;
-    if (removed === 0) return 0;
-    doc.messages = kept;
-    // Compacting rewrites the JSON file and empties the log, so the removed text is nowhere on disk.
-    await chat.compact(true);
+    const kept = chat.messages.filter((m) => !matches(m));
+    const removed = chat.messages.length - kept.length;
+    // Rows past the bound not trimmed yet may hold the words too: they go with the rewrite.
+    if (removed === 0 && chat.rows <= chat.messages.length) return 0;
+    chat.messages = kept;
+    await this.rewrite(chatId);
     return removed;
   }
 
   /**
    * Changes the entries of one chat that match (an edited message: `change` gives the new entry) and waits until
-   * that is on disk, the old text nowhere (the JSON file rewritten, the log emptied). Returns how many changed.
+   * that is written, the old text in no file. Returns how many changed.
    */
   async updateWhere(chatId: string, matches: (entry: HistoryEntry) => boolean, change: (entry: HistoryEntry) => HistoryEntry): Promise<number> {
     const chat = this.chat(chatId);
-    const doc = await chat.get();
     let changed = 0;
-    const messages = doc.messages.map((m) => {
+    const messages = chat.messages.map((m) => {
       if (!matches(m)) return m;
       changed++;
       return change(m);
     });
-    if (changed === 0) return 0;
-    doc.messages = messages;
-    await chat.compact(true);
+    if (changed === 0 && chat.rows <= chat.messages.length) return 0;
+    chat.messages = messages;
+    await this.rewrite(chatId);
     return changed;
   }
 
@@ -475,31 +570,29 @@ export class HistoryStore {
    */
   async clear(chatId: string): Promise<number> {
     const chat = this.chat(chatId);
-    const doc = await chat.get();
-    const removed = doc.messages.length;
-    doc.messages = [];
-    delete doc.summary;
-    await chat.compact(true);
+    const removed = chat.messages.length;
+    chat.messages = [];
+    delete chat.summary;
+    await this.rewrite(chatId);
     return removed;
   }
 
   /** The chat's running summary of its folded turns, if it has one. */
   async summary(chatId: string): Promise<ChatSummary | undefined> {
-    return (await this.chat(chatId).get()).summary;
+    return this.chat(chatId).summary;
   }
 
   /**
    * Folds the chat's oldest messages into its summary: `folded` must still be the first messages of the history and
-   * `base` still the chat's summary (the same objects the summary was made from). Then both change in one atomic
-   * write — the messages leave the history, `text` becomes the summary — and this resolves true once that is on disk.
+   * `base` still the chat's summary (the same objects the summary was made from). Then both change in one transaction
+   * — the messages leave the history, `text` becomes the summary — and this resolves true once that is written.
    * When anything changed meanwhile (a message deleted or edited, `.reset`, the summary removed), nothing changes and
    * this resolves false: the new text may hold words that must be gone, and the turns are still there to fold later.
    */
   async fold(chatId: string, folded: HistoryEntry[], base: ChatSummary | undefined, text: string, now = Date.now()): Promise<boolean> {
     const chat = this.chat(chatId);
-    const doc = await chat.get();
-    if (!folded.length || doc.summary !== base || folded.length > doc.messages.length) return false;
-    for (let i = 0; i < folded.length; i++) if (doc.messages[i] !== folded[i]) return false;
+    if (!folded.length || chat.summary !== base || folded.length > chat.messages.length) return false;
+    for (let i = 0; i < folded.length; i++) if (chat.messages[i] !== folded[i]) return false;
     const people = new Set(base?.people ?? []);
     const recent = [...(base?.recent ?? [])];
     for (const entry of folded) {
@@ -507,20 +600,19 @@ export class HistoryStore {
       if (entry.answers) people.add(entry.answers);
       if (entry.id) recent.push({ id: entry.id, role: entry.role, ...(entry.senderId ? { senderId: entry.senderId } : {}) });
     }
-    doc.summary = { text, at: now, folded: (base?.folded ?? 0) + folded.length, people: [...people], recent: recent.slice(-SUMMARY_RECENT_IDS) };
-    doc.messages = doc.messages.slice(folded.length);
-    // One JSON file write holds both: a crash leaves either the old history or the new summary without those turns.
-    await chat.compact(true);
+    chat.summary = { text, at: now, folded: (base?.folded ?? 0) + folded.length, people: [...people], recent: recent.slice(-SUMMARY_RECENT_IDS) };
+    chat.messages = chat.messages.slice(folded.length);
+    // One transaction holds both: a crash leaves either the old history or the new summary without those turns.
+    await this.rewrite(chatId, false);
     return true;
   }
 
   /** Removes the chat's summary when it matches (a privacy delete, a message deleted for everyone); true when it went. */
   async removeSummaryWhere(chatId: string, matches: (summary: ChatSummary) => boolean): Promise<boolean> {
     const chat = this.chat(chatId);
-    const doc = await chat.get();
-    if (!doc.summary || !matches(doc.summary)) return false;
-    delete doc.summary;
-    await chat.compact(true);
+    if (!chat.summary || !matches(chat.summary)) return false;
+    delete chat.summary;
+    await this.rewrite(chatId);
     return true;
   }
 
@@ -535,75 +627,58 @@ export class HistoryStore {
     return () => this.appendListeners.delete(listener);
   }
 
-  /**
-   * Folds a chat's log into its JSON file (loading it first, so a log left by a crash is folded too), closes the log
-   * and forgets the chat, so nothing of this store writes its files any more: they may be moved (a private chat that
-   * WhatsApp names by phone number instead of LID from now on). Rejects when the JSON file cannot be written.
-   */
+  /** Writes what the chat has pending and forgets it in memory (it is read from the database at its next use). */
   async release(chatId: string): Promise<void> {
-    const chat = this.chat(chatId);
-    await chat.get();
-    await chat.compact();
+    if (this.dirty) await this.write();
     this.chats.delete(chatId);
-    releaseAppendHandle(chat.logFile);
   }
 
   /**
    * A private chat is known as `to` from now on (WhatsApp moved it from its LID to the phone number): the history of
    * `from` joins the history of `to`, both in time order (equal times: `to`'s first), bounded to `maxMessages` as
-   * always; an entry `to` already holds is not taken twice (a move a crash cut short is finished without duplicates).
-   * `to`'s JSON file is written (and its log emptied) before `from`'s files are removed, and `from` is forgotten in
-   * memory, so no later write of this store brings its files back. Rejects when `to` cannot be written (`from` stays).
+   * always; an entry `to` already holds is not taken twice. One transaction writes `to` and removes `from`, and
+   * `from` is forgotten in memory. Rejects when it cannot be written (`from` stays).
    */
   async moveChat(from: string, to: string): Promise<void> {
     if (from === to) return;
-    const { messages: moving, summary } = await this.chat(from).get();
-    if (moving.length || summary) {
-      const target = this.chat(to);
-      const doc = await target.get();
-      doc.messages = mergeEntries(doc.messages, moving).slice(-this.maxMessages);
-      // The summary goes along; with one on both sides both texts are kept (the next fold makes one of them).
-      if (summary) doc.summary = doc.summary ? mergeSummaries(summary, doc.summary) : summary;
-      await target.compact(true);
-    }
-    await this.release(from);
-    const base = this.base(from);
-    for (const file of [`${base}.json`, `${base}.jsonl`, `${base}.folding.jsonl`]) await rm(file, { force: true });
+    const moving = this.chat(from);
+    if (!moving.messages.length && !moving.summary && moving.rows === 0) return;
+    const target = this.chat(to);
+    target.messages = mergeEntries(target.messages, moving.messages).slice(-this.maxMessages);
+    // The summary goes along; with one on both sides both texts are kept (the next fold makes one of them).
+    if (moving.summary) target.summary = target.summary ? mergeSummaries(moving.summary, target.summary) : moving.summary;
+    this.chats.delete(from);
+    this.rewrites.add(to);
+    await this.rewrite(from);
   }
 
   /**
-   * Resolves once the background work started so far is done (queued appends, the compactions they asked for, the
-   * JSON files' writes), without forcing any: a test awaits it to see what the bot does behind a reply.
+   * Resolves once the writes started so far are done (the appends of this turn, the rewrites asked for), without
+   * forcing any: a test awaits it to see what the bot does behind a reply.
    */
   async whenIdle(): Promise<void> {
-    await Promise.all([...this.chats.values()].map((c) => c.whenIdle()));
+    while (this.next) {
+      await this.next.done.catch(() => undefined);
+      await this.writing;
+    }
+    await this.writing;
   }
 
-  /** Folds every chat's log into its JSON file; rejects naming the files that could not be written. */
   /**
-   * The chats with a history: those on disk (`data/history/<chat>.json[l]`, names decoded) and those opened in this
-   * run, each once, sorted. For the local API's chat list.
+   * The chats with a history or a summary (in the database, or opened in this run), each once, sorted. For the local
+   * API's chat list.
    */
   async chatIds(): Promise<string[]> {
-    const names = await readdir(path.join(this.dataDir, 'history')).catch(() => [] as string[]);
+    const db = this.db;
     const ids = new Set(this.chats.keys());
-    for (const name of names) {
-      const base = /^(.+?)(\.folding)?\.jsonl?$/.exec(name)?.[1];
-      if (!base) continue;
-      try {
-        ids.add(decodeURIComponent(base));
-      } catch {
-        // Not a name this store wrote.
-      }
-    }
+    for (const { chat } of db.all<{ chat: string }>(`SELECT DISTINCT chat FROM ${this.messagesTable}`)) ids.add(chat);
+    for (const { key } of db.all<{ key: string }>(`SELECT key FROM ${this.summariesTable}`)) ids.add(key);
     return [...ids].sort();
   }
 
+  /** Writes everything pending now (stop, backups); rejects (DataWriteError) when it cannot be written. */
   async flush(): Promise<void> {
-    const results = await Promise.allSettled([...this.chats.values()].map((c) => c.compact()));
-    // Stop and backups end here: no handle stays open on a file a restore may replace.
-    releaseAppendHandles();
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
+    if (this.dirty) await this.write();
+    await this.writing;
   }
 }

@@ -1,5 +1,3 @@
-import { readdir } from 'node:fs/promises';
-import path from 'node:path';
 import { DataWriteError, describeWriteError, StoreWriteError } from '../../api/errors.js';
 import type { ChatSummary, HistoryEntry, HistoryStore } from './history.js';
 import type { MemoryFact, MemoryStore } from './memory.js';
@@ -159,16 +157,6 @@ export function writtenBy(senderId: string | undefined, person: PersonIds): bool
   return person.some((id) => digitsOf(id) === digitsOf(senderId) && id.split('@')[1] === senderId.split('@')[1]);
 }
 
-/**
- * Chat ids with a file in `folder` (file names are the chat ids, encoded by safeFileName), after the store's pending
- * writes, so a chat whose first message is still in memory is included.
- */
-async function chatsIn(folder: string, store: { flush(): Promise<void> }): Promise<string[]> {
-  await store.flush().catch(() => undefined);
-  const names = await readdir(folder).catch(() => [] as string[]);
-  return names.filter((n) => n.endsWith('.json')).map((n) => decodeURIComponent(n.slice(0, -'.json'.length)));
-}
-
 /** A history entry the person wrote, or the bot's answer to them (it may repeat their words). */
 const aboutPerson = (e: HistoryEntry, person: PersonIds) => writtenBy(e.senderId, person) || writtenBy(e.answers, person);
 
@@ -177,12 +165,12 @@ const aboutPerson = (e: HistoryEntry, person: PersonIds) => writtenBy(e.senderId
  * wrote and the bot's answers to it.
  */
 export function historyParticipant(histories: HistoryStore): PrivacyParticipant {
-  const folder = () => path.join(histories.dataDir, 'history');
+  const chats = () => histories.chatIds();
   return {
     name: 'history',
     async exportFor(person) {
       const out: Record<string, HistoryEntry[]> = {};
-      for (const chat of await chatsIn(folder(), histories)) {
+      for (const chat of await chats()) {
         const whole = isPrivateChatOf(chat, person);
         const entries = (await histories.recent(chat, Number.MAX_SAFE_INTEGER)).filter((e) => whole || aboutPerson(e, person));
         if (entries.length) out[chat] = entries;
@@ -191,7 +179,7 @@ export function historyParticipant(histories: HistoryStore): PrivacyParticipant 
     },
     async deleteFor(person) {
       let removed = 0;
-      for (const chat of await chatsIn(folder(), histories)) removed += await histories.removeWhere(chat, (e) => isPrivateChatOf(chat, person) || aboutPerson(e, person));
+      for (const chat of await chats()) removed += await histories.removeWhere(chat, (e) => isPrivateChatOf(chat, person) || aboutPerson(e, person));
       return removed;
     },
     revoke: (chatId, messageId, author) => histories.removeWhere(chatId, (e) => e.id === messageId && changeableBy(e.senderId, author)),
@@ -210,14 +198,14 @@ const summaryAbout = (chat: string, summary: ChatSummary, person: PersonIds) => 
  * delete, a message of it deleted for everyone or edited. It moves with the history file (same file).
  */
 export function summaryParticipant(histories: HistoryStore): PrivacyParticipant {
-  const folder = () => path.join(histories.dataDir, 'history');
+  const chats = () => histories.chatIds();
   const covers = (messageId: string, author: PersonIds | undefined, onlyUser: boolean) => (s: ChatSummary) =>
     s.recent.some((m) => m.id === messageId && (!onlyUser || m.role === 'user') && changeableBy(m.senderId, author));
   return {
     name: 'conversation summaries',
     async exportFor(person) {
       const out: Record<string, ChatSummary> = {};
-      for (const chat of await chatsIn(folder(), histories)) {
+      for (const chat of await chats()) {
         const summary = await histories.summary(chat);
         if (summary && summaryAbout(chat, summary, person)) out[chat] = summary;
       }
@@ -225,7 +213,7 @@ export function summaryParticipant(histories: HistoryStore): PrivacyParticipant 
     },
     async deleteFor(person) {
       let removed = 0;
-      for (const chat of await chatsIn(folder(), histories)) if (await histories.removeSummaryWhere(chat, (s) => summaryAbout(chat, s, person))) removed++;
+      for (const chat of await chats()) if (await histories.removeSummaryWhere(chat, (s) => summaryAbout(chat, s, person))) removed++;
       return removed;
     },
     revoke: async (chatId, messageId, author) => ((await histories.removeSummaryWhere(chatId, covers(messageId, author, false))) ? 1 : 0),

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { storedHistory } from '../../helpers/disk-text.js';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { definePlugin } from '../../../core/index.js';
 import premiumPlugin from '../../../plugins/premium/index.js';
@@ -51,12 +52,9 @@ describe('AI chat through the provider chain', () => {
       'user:what is my name?',
     ]);
     await t.app.bot.histories.flush();
-    const files = readdirSync(path.join(t.dir, 'data', 'history')).sort();
-    // The JSON file holds everything after a flush; the append-only log beside it is emptied.
-    expect(files).to.deep.equal(['10000000001@s.whatsapp.net.json', '10000000001@s.whatsapp.net.jsonl']);
-    expect(readFileSync(path.join(t.dir, 'data', 'history', files[1]), 'utf8')).to.equal('');
-    const saved = JSON.parse(readFileSync(path.join(t.dir, 'data', 'history', files[0]), 'utf8'));
-    expect(saved.messages).to.have.length(4);
+    // The store database holds everything after a flush (data/history, the earlier layout, is not written).
+    expect(existsSync(path.join(t.dir, 'data', 'history'))).to.equal(false);
+    expect(storedHistory(path.join(t.dir, 'data'), '10000000001@s.whatsapp.net')).to.have.length(4);
   });
 
   it('switches to the second gateway on a 429 without a word about it in the reply', async () => {
@@ -80,10 +78,7 @@ describe('AI chat through the provider chain', () => {
   it('has the question on disk before the answer is sent, and keeps it when every provider fails', async () => {
     t = await startTestBot([], { env: env() });
     const app = t;
-    const historyOnDisk = () => {
-      const folder = path.join(app.dir, 'data', 'history');
-      return existsSync(folder) ? readdirSync(folder).map((f) => readFileSync(path.join(folder, f), 'utf8')).join('\n') : '';
-    };
+    const historyOnDisk = () => storedHistory(path.join(app.dir, 'data')).map((e) => e.text).join('\n');
     // What a crash at the moment of sending would leave: read when the transport is asked to send.
     const seenAtSend: string[] = [];
     const record = app.transport.actions.push.bind(app.transport.actions);

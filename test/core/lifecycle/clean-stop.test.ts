@@ -1,11 +1,12 @@
 import { expect } from 'chai';
-import { existsSync } from 'node:fs';
-import { readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import Database from 'libsql';
 import path from 'node:path';
 import { completion, FakeGateway, lastUserText } from '../../fakes/openai-gateway.js';
 import { startLiveChat } from '../../helpers/live-chat.js';
 import { filesUntil } from '../../helpers/files-until.js';
 import { ROOT, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { storedHistory } from '../../helpers/disk-text.js';
 
 /** A gateway whose answers wait until the test lets them go; `received` resolves at the first request. */
 async function heldGateway() {
@@ -24,18 +25,8 @@ async function heldGateway() {
 const envFor = (gw: FakeGateway) => ({ API_KEY: 'test-key-123456', BASE_URL: gw.url, MODEL: 'm', UPSTREAM_TIMEOUT_MS: '60000' });
 
 async function historyTexts(dataDir: string): Promise<string[]> {
-  const dir = path.join(dataDir, 'history');
-  if (!existsSync(dir)) return [];
-  const texts: string[] = [];
-  for (const name of await readdir(dir)) {
-    // A message is on disk once it is a line of the chat's log (`.jsonl`) or in its JSON file.
-    const text = await readFile(path.join(dir, name), 'utf8');
-    if (name.endsWith('.jsonl')) texts.push(...text.split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { text: string }).text));
-    if (!name.endsWith('.json')) continue;
-    const doc = JSON.parse(text) as { messages: Array<{ text: string }> };
-    texts.push(...doc.messages.map((m) => m.text));
-  }
-  return texts;
+  // A message is on disk once it is a row of the chat's history in the store database (or its WAL).
+  return storedHistory(dataDir).map((e) => e.text);
 }
 
 /**
@@ -110,9 +101,13 @@ describe('clean stop (spawned console)', () => {
       chat.send('first turn');
       await chat.waitForLine(/^bot> quick: first turn/);
       await filesUntil(path.join(dir, 'data'), async () => (await historyTexts(path.join(dir, 'data'))).includes('quick: first turn'), 'the first turn in the history');
-      // Now a regular file where the history folder was: not writable even by root.
-      await rename(path.join(dir, 'data', 'history'), path.join(dir, 'data', 'history-moved'));
-      await writeFile(path.join(dir, 'data', 'history'), 'not a folder');
+      // Now the store database refuses every write of the history (as a full disk would): nothing of it lands.
+      const db = new Database(path.join(dir, 'data', 'store.db'));
+      try {
+        for (const op of ['INSERT', 'UPDATE', 'DELETE']) db.exec(`CREATE TRIGGER refuse_${op} BEFORE ${op} ON "chat-log:core:history" BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END;`);
+      } finally {
+        db.close();
+      }
       chat.send('second turn');
       await chat.waitForLine(/^bot> quick: second turn/);
       chat.child.kill('SIGTERM');

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { storedHistory } from '../../helpers/disk-text.js';
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -83,8 +84,7 @@ describe('backup and restore', function () {
     for (const file of await jsonFiles(path.join(target, 'data'))) JSON.parse(await readFile(file, 'utf8'));
     for (const key of answeredBefore) {
       const [chat, text] = key.split('|');
-      const history = JSON.parse(await readFile(path.join(target, 'data', 'history', `${chat}.json`), 'utf8'));
-      const texts = history.messages.map((m: { text: string }) => m.text);
+      const texts = storedHistory(path.join(target, 'data'), chat).map((m) => m.text);
       expect(texts, key).to.include(text).and.include(`primary: ${text}`);
     }
     // The counters came back with the store database: the usage of the answers taken before the backup.

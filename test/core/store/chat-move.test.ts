@@ -1,12 +1,13 @@
 import { expect } from 'chai';
 import { existsSync } from 'node:fs';
-import { readdir, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import { readdir, rm, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { HistoryStore, type HistoryEntry } from '../../../core/services/store/history.js';
 import { domainFor } from '../../../core/services/store/data-domain.js';
 import { MemoryStore } from '../../../core/services/store/memory.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { tempDir } from '../../helpers/checkout.js';
+import { storedHistory } from '../../helpers/disk-text.js';
 
 const LID = '98765432100001@lid';
 const PHONE = '6281211110000@s.whatsapp.net';
@@ -28,7 +29,7 @@ describe('history and memory: a private chat moving from its LID to its phone id
     expect(await histories.recent(LID), 'nothing of the LID stays in memory').to.deep.equal([]);
     await histories.append(PHONE, said('she is three', 3000));
     await histories.flush();
-    expect(await lidFiles(path.join(dir, 'history'))).to.deep.equal([]);
+    expect(storedHistory(dir, LID)).to.deep.equal([]);
     const after = new HistoryStore(dir, 50);
     expect((await after.recent(PHONE)).map((e) => e.text)).to.deep.equal(['my cat is called Miso', 'she is three']);
     expect(await after.recent(LID)).to.deep.equal([]);
@@ -39,14 +40,19 @@ describe('history and memory: a private chat moving from its LID to its phone id
     for (const [text, at] of [['p1', 1], ['p3', 3], ['p5', 5]] as const) await histories.append(PHONE, said(text, at));
     for (const [text, at] of [['l2', 2], ['l4', 4], ['l6', 6]] as const) await histories.append(LID, said(text, at));
     await histories.flush();
-    const lidJson = await readFile(path.join(dir, 'history', `${LID}.json`), 'utf8');
+    // The LID's history as an earlier version's file held it (what a crash of that version in a move leaves behind).
+    const lidJson = JSON.stringify({ version: 1, messages: storedHistory(dir, LID) });
     await histories.moveChat(LID, PHONE);
     expect((await histories.recent(PHONE)).map((e) => e.text)).to.deep.equal(['p3', 'l4', 'p5', 'l6']);
     // The crash: the LID's file is still there (its removal never happened); the next start moves it again.
+    await mkdir(path.join(dir, 'history'), { recursive: true });
     await writeFile(path.join(dir, 'history', `${LID}.json`), lidJson);
     const restarted = new HistoryStore(dir, 4);
     await restarted.moveChat(LID, PHONE);
     expect((await restarted.recent(PHONE)).map((e) => e.text)).to.deep.equal(['p3', 'l4', 'p5', 'l6']);
+    await restarted.flush();
+    expect(storedHistory(dir, PHONE).map((e) => e.text)).to.deep.equal(['p3', 'l4', 'p5', 'l6']);
+    expect(storedHistory(dir, LID)).to.deep.equal([]);
     expect(await lidFiles(path.join(dir, 'history'))).to.deep.equal([]);
   });
 

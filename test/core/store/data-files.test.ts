@@ -15,7 +15,7 @@ import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
 import { startTestBot } from '../../../app/testing/index.js';
 import { MemoryStore } from '../../../core/services/store/memory.js';
 import { closeDatabase } from '../../../core/services/store/database.js';
-import { storedDocuments } from '../../helpers/disk-text.js';
+import { storedDocuments, storedHistory } from '../../helpers/disk-text.js';
 
 /** The wrong shapes every data file is tried with: each must be set aside, never crash or wedge the bot. */
 const WRONG_SHAPES: Record<string, string> = {
@@ -68,8 +68,8 @@ describe('data files: a schema and a version per file', function () {
           expect(t.app.dataProblems().setAside.map((p) => p.file)).to.deep.equal([file]);
           await t.stop();
           // The fresh document (memory is only written when a fact is stored) is of the current version; the counters
-          // live in the store database now.
-          if (store === 'history') expect(JSON.parse(await readFile(file, 'utf8')).version).to.equal(1);
+          // live in the store database now, and the history too, the chat's new turn with it.
+          if (store === 'history') expect(storedHistory(path.join(dir, 'data'), USER).map((e) => e.text)).to.deep.equal(['hi there', 'primary: hi there']);
           if (store === 'usage' || store === 'budgets') expect(storedDocuments(path.join(dir, 'data'), 'core', store)['']?.version).to.equal(1);
         } finally {
           await rm(dir, { recursive: true, force: true });

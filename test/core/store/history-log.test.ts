@@ -1,12 +1,14 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
-import { appendFile, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { appendFile, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DataHealth } from '../../../core/services/store/data-health.js';
 import { registerDataHealth } from '../../../core/services/store/data-domain.js';
 import { HistoryStore } from '../../../core/services/store/history.js';
-import { checkDocument, HISTORY_SCHEMA } from '../../../core/services/store/schemas.js';
+import { checkDatabaseFile, closeDatabase } from '../../../core/services/store/database.js';
 import { ROOT, tempDir } from '../../helpers/checkout.js';
+import { storeDatabaseText, storedHistory } from '../../helpers/disk-text.js';
 
 const CHAT = '10000000007@s.whatsapp.net';
 const dist = (rel: string) => JSON.stringify(path.join(ROOT, 'dist', rel));
@@ -48,64 +50,94 @@ async function killDuringBurst(script: string, data: string, run: string, after:
   return answered;
 }
 
-describe('history: append-only log folded into the JSON file', function () {
+describe('history in the store database', function () {
   let dir: string;
   beforeEach(async () => {
     dir = await tempDir();
   });
-  afterEach(() => rm(dir, { recursive: true, force: true }));
+  afterEach(async () => {
+    closeDatabase(dir);
+    await rm(dir, { recursive: true, force: true });
+  });
+  const texts = (entries: Array<{ text: string }>) => entries.map((e) => e.text);
 
-  it('a message costs one log line, not a rewrite of the JSON file, and flush folds the log into the readable JSON', async () => {
-    const store = new HistoryStore(dir, 50, { compactEvery: 10 });
-    for (let i = 0; i < 5; i++) await store.append(CHAT, { id: `m${i}`, role: 'user', text: `hello ${i}`, at: i });
-    const folder = path.join(dir, 'history');
-    const log = (await readFile(path.join(folder, `${CHAT}.jsonl`), 'utf8')).trim().split('\n');
-    expect(log.map((l) => JSON.parse(l).text)).to.deep.equal(['hello 0', 'hello 1', 'hello 2', 'hello 3', 'hello 4']);
-    expect((await readdir(folder)).includes(`${CHAT}.json`)).to.equal(false);
-    await store.flush();
-    const doc = JSON.parse(await readFile(path.join(folder, `${CHAT}.json`), 'utf8'));
-    expect(doc.messages.map((m: { text: string }) => m.text)).to.deep.equal(['hello 0', 'hello 1', 'hello 2', 'hello 3', 'hello 4']);
-    expect(await readFile(path.join(folder, `${CHAT}.jsonl`), 'utf8')).to.equal('');
+  it('a message costs one row: the appends of one turn share one transaction, and nothing is written under data/history', async () => {
+    const store = new HistoryStore(dir, 50);
+    const before = store.foldsWritten;
+    await Promise.all(Array.from({ length: 5 }, (_, i) => store.append(CHAT, { id: `m${i}`, role: 'user', text: `hello ${i}`, at: i })));
+    expect(store.foldsWritten - before, 'one transaction for the five appends of one turn').to.equal(1);
+    expect(texts(storedHistory(dir, CHAT))).to.deep.equal(['hello 0', 'hello 1', 'hello 2', 'hello 3', 'hello 4']);
+    expect(existsSync(path.join(dir, 'history'))).to.equal(false);
   });
 
-  it('compacts every compactEvery lines, so the log never grows beyond that', async () => {
-    const store = new HistoryStore(dir, 50, { compactEvery: 4 });
-    for (let i = 0; i < 9; i++) await store.append(CHAT, { role: 'user', text: `t${i}`, at: i });
-    // The background compaction finishes on its own, without a flush.
-    await store.whenIdle();
-    const log = await readFile(path.join(dir, 'history', `${CHAT}.jsonl`), 'utf8');
-    expect(log.split('\n').filter(Boolean).length).to.be.below(4);
-    const doc = JSON.parse(await readFile(path.join(dir, 'history', `${CHAT}.json`), 'utf8'));
-    expect(doc.messages.length).to.be.at.least(8);
+  it('keeps the last maxMessages of a chat, in memory and (trimmed a batch at a time) in the database', async () => {
+    const store = new HistoryStore(dir, 4);
+    for (let i = 0; i < 30; i++) await store.append(CHAT, { role: 'user', text: `t${i}`, at: i });
+    expect(texts(await store.recent(CHAT))).to.deep.equal(['t26', 't27', 't28', 't29']);
+    const rows = storedHistory(dir, CHAT);
+    expect(rows.length).to.be.within(4, 5);
+    expect(texts(rows).slice(-4)).to.deep.equal(['t26', 't27', 't28', 't29']);
+    expect(texts(await new HistoryStore(dir, 4).recent(CHAT))).to.deep.equal(['t26', 't27', 't28', 't29']);
   });
 
-  it('replays the log over the JSON file at load, skipping (and counting) a torn last line and lines already folded in', async () => {
+  it('a data/history folder of the earlier layout is taken in at first use, nothing lost: the JSON file, its logs replayed over it (a torn last line and lines already folded skipped and counted), the summary; then kept aside under data/migrated/', async () => {
     const folder = path.join(dir, 'history');
+    await mkdir(folder, { recursive: true });
+    const summary = { text: 'they talked about sailing', at: 5, folded: 4, people: [CHAT], recent: [{ id: 'old-1', role: 'user', senderId: CHAT }] };
+    await writeFile(path.join(folder, `${CHAT}.json`), JSON.stringify({ version: 1, logSeq: 1, messages: [{ id: 'one', role: 'user', senderId: CHAT, text: 'one', at: 1 }], summary }));
+    // A crash of that version between rewriting the JSON file and emptying the log: the folded line is still there.
+    await writeFile(path.join(folder, `${CHAT}.jsonl`), JSON.stringify({ seq: 1, role: 'user', text: 'one', at: 1 }) + '\n');
+    await appendFile(path.join(folder, `${CHAT}.jsonl`), JSON.stringify({ seq: 2, role: 'assistant', text: 'two', at: 2, answers: CHAT }) + '\n');
+    await appendFile(path.join(folder, `${CHAT}.jsonl`), JSON.stringify({ seq: 3, role: 'user', text: 'not valid', at: 'x' }) + '\n');
+    await appendFile(path.join(folder, `${CHAT}.jsonl`), '{"seq":4,"role":"user","te');
+    // A compaction it did not finish: its folding file comes before the log.
+    const GROUP = '120363000000000009@g.us';
+    await writeFile(path.join(folder, `${GROUP}.folding.jsonl`), JSON.stringify({ seq: 1, role: 'user', senderId: CHAT, text: 'in the group', at: 3 }) + '\n');
+    await writeFile(path.join(folder, `${GROUP}.jsonl`), JSON.stringify({ seq: 2, role: 'assistant', text: 'group answer', at: 4 }) + '\n');
     const health = new DataHealth(dir);
     const unregister = registerDataHealth(health);
     try {
-      const first = new HistoryStore(dir, 50, { compactEvery: 1000 });
-      await first.append(CHAT, { role: 'user', text: 'one', at: 1 });
-      await first.flush();
-      // Crash between rewriting the JSON file and emptying the log: the folded line is still there.
-      await writeFile(path.join(folder, `${CHAT}.jsonl`), JSON.stringify({ seq: 1, role: 'user', text: 'one', at: 1 }) + '\n');
-      await appendFile(path.join(folder, `${CHAT}.jsonl`), JSON.stringify({ seq: 2, role: 'assistant', text: 'two', at: 2 }) + '\n');
-      await appendFile(path.join(folder, `${CHAT}.jsonl`), JSON.stringify({ seq: 3, role: 'user', text: 'not valid', at: 'x' }) + '\n');
-      await appendFile(path.join(folder, `${CHAT}.jsonl`), '{"seq":4,"role":"user","te');
-      const again = new HistoryStore(dir, 50);
-      expect((await again.recent(CHAT)).map((m) => m.text)).to.deep.equal(['one', 'two']);
+      const store = new HistoryStore(dir, 50);
+      // Every chat is known at once (the .mydata export and the local API list chats they never read).
+      expect(await store.chatIds()).to.deep.equal([CHAT, GROUP].sort());
       expect(health.skipped).to.equal(2);
-      // The log was folded in at load: the next append does not follow the torn line.
-      await again.append(CHAT, { role: 'user', text: 'three', at: 3 });
-      const third = new HistoryStore(dir, 50);
-      expect((await third.recent(CHAT)).map((m) => m.text)).to.deep.equal(['one', 'two', 'three']);
+      expect(await store.recent(CHAT)).to.deep.equal([
+        { id: 'one', role: 'user', senderId: CHAT, text: 'one', at: 1 },
+        { role: 'assistant', text: 'two', at: 2, answers: CHAT },
+      ]);
+      expect(await store.summary(CHAT)).to.deep.equal(summary);
+      expect(texts(await store.recent(GROUP))).to.deep.equal(['in the group', 'group answer']);
+      expect(await readdir(folder)).to.deep.equal([]);
+      expect((await readdir(path.join(dir, 'migrated', 'history'))).sort()).to.deep.equal([`${CHAT}.json`, `${CHAT}.jsonl`, `${GROUP}.folding.jsonl`, `${GROUP}.jsonl`].sort());
+      // Read back from the file alone, after a restart.
+      closeDatabase(dir);
+      expect(texts(storedHistory(dir, CHAT))).to.deep.equal(['one', 'two']);
+      const again = new HistoryStore(dir, 50);
+      expect(texts(await again.recent(CHAT))).to.deep.equal(['one', 'two']);
+      expect((await again.summary(CHAT))?.text).to.equal('they talked about sailing');
+      await again.append(CHAT, { role: 'user', text: 'three', at: 6 });
+      expect(texts(await new HistoryStore(dir, 50).recent(CHAT))).to.deep.equal(['one', 'two', 'three']);
     } finally {
       unregister();
     }
   });
 
-  it('changedSince says whether a chat was written at or after a time, without loading it', async () => {
-    const store = new HistoryStore(dir, 50, { compactEvery: 1000 });
+  it('a crash between taking the files in and moving them aside takes nothing in twice', async () => {
+    const folder = path.join(dir, 'history');
+    await mkdir(folder, { recursive: true });
+    const file = path.join(folder, `${CHAT}.json`);
+    const bytes = JSON.stringify({ version: 1, messages: [{ id: 'a', role: 'user', text: 'only once', at: 1 }] });
+    await writeFile(file, bytes);
+    expect(texts(await new HistoryStore(dir, 50).recent(CHAT))).to.deep.equal(['only once']);
+    // The same file again, as if the move aside never happened.
+    await writeFile(file, bytes);
+    closeDatabase(dir);
+    expect(texts(await new HistoryStore(dir, 50).recent(CHAT))).to.deep.equal(['only once']);
+    expect(existsSync(file)).to.equal(false);
+  });
+
+  it('changedSince says whether a chat was written at or after a time', async () => {
+    const store = new HistoryStore(dir, 50);
     expect(await store.changedSince(CHAT, 0)).to.equal(false);
     const before = Date.now() - 1000;
     await store.append(CHAT, { role: 'user', text: 'hello', at: 1 });
@@ -114,17 +146,30 @@ describe('history: append-only log folded into the JSON file', function () {
     expect(await store.changedSince('10000000099@s.whatsapp.net', before)).to.equal(false);
   });
 
-  it('a revoked message leaves neither the JSON file nor the log', async () => {
-    const store = new HistoryStore(dir, 50, { compactEvery: 1000 });
+  it('a revoked message leaves neither store.db nor its WAL', async () => {
+    const store = new HistoryStore(dir, 50);
     await store.append(CHAT, { id: 'keep', role: 'user', text: 'fine', at: 1 });
     await store.append(CHAT, { id: 'gone', role: 'user', text: 'secret words', at: 2 });
+    expect(await storeDatabaseText(dir)).to.include('secret words');
     expect(await store.remove(CHAT, 'gone')).to.equal(true);
-    const folder = path.join(dir, 'history');
-    for (const name of await readdir(folder)) expect(await readFile(path.join(folder, name), 'utf8')).not.to.include('secret words');
+    expect(await storeDatabaseText(dir)).not.to.include('secret words');
     expect((await new HistoryStore(dir, 50).recent(CHAT)).map((m) => m.id)).to.deep.equal(['keep']);
   });
 
-  it('a process killed with SIGKILL during a burst keeps every answered message, and every file parses', async function () {
+  it('appends go on during a rewrite (a fold, an edit), and afterwards every message is there exactly once, in order', async () => {
+    const store = new HistoryStore(dir, 50);
+    for (let i = 1; i <= 20; i++) void store.append(CHAT, { id: `m${i}`, role: 'user', text: `m${i}`, at: i });
+    const folding = store.fold(CHAT, (await store.recent(CHAT)).slice(0, 5), undefined, 'the first five');
+    for (let i = 21; i <= 40; i++) void store.append(CHAT, { id: `m${i}`, role: 'user', text: `m${i}`, at: i });
+    expect(await folding).to.equal(true);
+    await store.updateWhere(CHAT, (e) => e.id === 'm30', (e) => ({ ...e, text: 'm30 edited' }));
+    await store.whenIdle();
+    const expected = Array.from({ length: 35 }, (_, i) => (i + 6 === 30 ? 'm30 edited' : `m${i + 6}`));
+    expect(texts(storedHistory(dir, CHAT))).to.deep.equal(expected);
+    expect(texts(await new HistoryStore(dir, 50).recent(CHAT))).to.deep.equal(expected);
+  });
+
+  it('a process killed with SIGKILL during a burst keeps every answered message, and the database is whole', async function () {
     this.timeout(30000);
     const script = path.join(dir, 'appender.mjs');
     await writeFile(script, APPENDER);
@@ -132,7 +177,8 @@ describe('history: append-only log folded into the JSON file', function () {
     const answered: Record<string, number> = {};
     for (const [run, after] of [['r1:', 5], ['r2:', 40], ['r3:', 90]] as const) {
       answered[run] = await killDuringBurst(script, data, run, after);
-      const folder = path.join(data, 'history');
+      // What the next start reads: the database and its WAL as the killed process left them.
+      expect(checkDatabaseFile(path.join(data, 'store.db'))).to.equal(undefined);
       const store = new HistoryStore(data, 100000);
       for (const chat of ['a@s.whatsapp.net', 'b@s.whatsapp.net', 'c@s.whatsapp.net']) {
         const ids = (await store.recent(chat)).map((m) => m.id!);
@@ -143,11 +189,8 @@ describe('history: append-only log folded into the JSON file', function () {
           expect(mine.slice(0, last + 1), `${tag}${chat} lost answered messages`).to.deep.equal(Array.from({ length: last + 1 }, (_, i) => i));
         }
       }
-      for (const name of await readdir(folder)) {
-        const text = await readFile(path.join(folder, name), 'utf8');
-        if (name.endsWith('.jsonl')) for (const line of text.split('\n').filter(Boolean)) JSON.parse(line);
-        else if (name.endsWith('.json')) expect(checkDocument(HISTORY_SCHEMA, JSON.parse(text)).ok).to.equal(true);
-      }
+      // The next run's process writes the file: this one lets go of it.
+      closeDatabase(data);
     }
   });
 });

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { readFile, rm } from 'node:fs/promises';
+import { storedHistory } from '../../helpers/disk-text.js';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import sinon from 'sinon';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
@@ -34,7 +35,7 @@ describe('.mydata delete confirm is taken only within its 5-minute window', func
 
   const history = async () => {
     await t.app.bot.histories.flush();
-    return readFile(path.join(t.dir, 'data', 'history', `${ANA}.json`), 'utf8').catch(() => '');
+    return storedHistory(path.join(t.dir, 'data'), ANA).map((e) => e.text).join('\n');
   };
 
   it('a confirmation 5 minutes and 1 second after the question deletes nothing and says the question expired', async () => {

@@ -5,13 +5,13 @@ import { appendToFile, holdWrites, writeFileAtomicSafe } from '../../../core/ser
 import { domainFor } from '../../../core/services/store/data-domain.js';
 import { HistoryStore, type HistoryEntry } from '../../../core/services/store/history.js';
 import { tempDir } from '../../helpers/checkout.js';
+import { storedHistory } from '../../helpers/disk-text.js';
 
 const CHAT = '10000000008@s.whatsapp.net';
 const said = (text: string, at: number): HistoryEntry => ({ role: 'user', text, at });
 
 describe('the write gate an online backup closes', function () {
   let dir: string;
-  const logFile = () => path.join(dir, 'history', `${CHAT}.jsonl`);
   beforeEach(async () => {
     dir = await tempDir();
   });
@@ -29,13 +29,13 @@ describe('the write gate an online backup closes', function () {
       recall = appendToFile(other, 'during the backup\n');
       // Both writes reached the closed gate and wait there.
       await domainFor(dir).gate.whenWaiting(2);
-      expect(await readFile(logFile(), 'utf8')).not.to.include('during the backup');
+      expect(storedHistory(dir, CHAT).map((e) => e.text)).not.to.include('during the backup');
       expect(await readFile(other, 'utf8').catch(() => 'absent')).to.equal('absent');
     } finally {
       release();
     }
     await Promise.all([history!, recall!]);
-    expect((await readFile(logFile(), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l).text)).to.deep.equal(['before the backup', 'during the backup']);
+    expect(storedHistory(dir, CHAT).map((e) => e.text)).to.deep.equal(['before the backup', 'during the backup']);
     expect(await readFile(other, 'utf8'), 'the folder is created when missing').to.equal('during the backup\n');
     // The next backup can hold the writes again (the writes that waited are done, none is counted as still running).
     (await holdWrites(dir))();

@@ -10,6 +10,7 @@ import { FakeAudio } from '../../../app/testing/index.js';
 import { waMessage, waText } from '../../fakes/baileys-socket.js';
 import { startLinkedBot, type LinkedBot } from '../../helpers/linked-bot.js';
 import { tempDir, writeConfig } from '../../helpers/checkout.js';
+import { storedHistory, storedSummary } from '../../helpers/disk-text.js';
 import { makeTone } from '../../plugins/voice/audio-files.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';
@@ -102,8 +103,15 @@ describe('the real bot over WhatsApp: a private chat moving from its LID to its 
   }
 
   const voiceNote = (from: string, fromAlt?: string) => waMessage({ audioMessage: { ptt: true, seconds: 1, mimetype: 'audio/ogg; codecs=opus', fileLength: ogg.length } }, { from, ...(fromAlt ? { fromAlt } : {}) });
-  /** Files under data/ whose name holds the LID (the WhatsApp session's own files and the phone ↔ LID pairs aside). */
-  const lidFiles = async () => (await filesUnder(path.join(dir, 'data'))).filter((f) => f.includes(LID_DIGITS) && !/^(whatsapp|session_auth)\//.test(f));
+  /**
+   * Files under data/ whose name holds the LID (the WhatsApp session's own files and the phone ↔ LID pairs aside), and
+   * the LID's chat history and summary in the store database (named as `history/` entries).
+   */
+  const lidFiles = async () => [
+    ...(await filesUnder(path.join(dir, 'data'))).filter((f) => f.includes(LID_DIGITS) && !/^(whatsapp|session_auth)\//.test(f)),
+    ...(storedHistory(path.join(dir, 'data'), ALICE_LID).length ? [`history/ rows of ${ALICE_LID} in store.db`] : []),
+    ...(storedSummary(path.join(dir, 'data'), ALICE_LID) ? [`history/ summary of ${ALICE_LID} in store.db`] : []),
+  ];
 
   async function chatUnderTheLid(): Promise<void> {
     await say(waText('my locker number is 8812', { from: ALICE_LID }));

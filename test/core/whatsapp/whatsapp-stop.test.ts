@@ -1,6 +1,6 @@
 import { expect } from 'chai';
+import { storedHistory } from '../../helpers/disk-text.js';
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import sinon from 'sinon';
@@ -78,8 +78,7 @@ describe('clean stop on WhatsApp (fake Baileys socket, real app)', () => {
       expect(sockets.alive()).to.have.length(0);
       // Not logged out: the session is still on disk for the next start.
       expect(existsSync(path.join(dir, 'data', 'session_auth', 'creds.json'))).to.equal(true);
-      const historyDir = path.join(dir, 'data', 'history');
-      const saved = await Promise.all((await readdir(historyDir)).map((f) => readFile(path.join(historyDir, f), 'utf8')));
+      const saved = storedHistory(path.join(dir, 'data')).map((e) => e.text);
       expect(saved.join('\n')).to.include('what is the plan').and.include('slow: what is the plan').and.not.include('.ping');
     } finally {
       release();

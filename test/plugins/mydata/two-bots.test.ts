@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { readFile } from 'node:fs/promises';
+import { storedHistory } from '../../helpers/disk-text.js';
 import path from 'node:path';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
@@ -25,7 +25,7 @@ describe('.mydata delete: two bots in one process keep their own pending confirm
 
   const history = async (t: TestBot) => {
     await t.app.bot.histories.flush();
-    return readFile(path.join(t.dir, 'data', 'history', `${ANA}.json`), 'utf8').catch(() => '');
+    return JSON.stringify(storedHistory(path.join(t.dir, 'data'), ANA));
   };
 
   it('a confirm in bot B neither deletes nor uses up the delete Ana asked for in bot A', async () => {
