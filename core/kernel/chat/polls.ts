@@ -1,8 +1,9 @@
-import path from 'node:path';
-import { BoundedRecord } from '../../services/store/bounded-record.js';
-import { isPrivateChatOf } from '../../services/store/privacy.js';
-import type { PrivacyParticipant } from '../port/privacy-participant.js';
+import { Type } from '@sinclair/typebox';
+import type { BoundedRecord } from '../../services/store/bounded-record.js';
+import { PluginStores } from '../../services/store/plugin-store.js';
 import type { DataSchema } from '../../services/store/schemas.js';
+import { dataSchemaOf, Store } from '../../services/store/store-declarations.js';
+import type { PrivacyParticipant } from '../port/privacy-participant.js';
 import type { OutgoingPoll, SentMessage } from '../port/message.js';
 import type { SendOptions, Transport } from '../port/transport.js';
 import { PollRefused } from '../../api/errors.js';
@@ -38,24 +39,32 @@ export interface SentPoll {
   by?: string;
 }
 
-export const POLL_BOOK_SCHEMA: DataSchema = {
-  name: 'poll-book',
-  version: 1,
-  schema: {
-    type: 'object',
-    required: ['polls'],
-    properties: {
-      polls: {
-        type: 'array',
-        maxItems: POLLS_KEPT,
-        items: { type: 'object', required: ['id', 'chatId', 'answerOnVote', 'at'], properties: { id: { type: 'string' }, chatId: { type: 'string' }, answerOnVote: { type: 'boolean' }, at: { type: 'number' }, by: { type: 'string' } } },
-      },
-    },
-  },
-};
-
-/** The file's place under DATA_DIR (doctor, backup manifest). */
+/** Where earlier versions kept it, under DATA_DIR (taken in once, then kept aside under `data/migrated/`). */
 export const POLL_BOOK_PATH = 'polls/sent.json';
+
+/**
+ * The polls sent, as the core declares them (`core` namespace of the store database). A private chat's polls belong
+ * to its person (a group's polls name no one): `.mydata` lists them (id, chat, time) and deletes them; they move with
+ * the chat.
+ */
+export const POLL_BOOK_STORE = Store.chatRecord(
+  'polls',
+  Type.Object({ id: Type.String(), chatId: Type.String(), answerOnVote: Type.Boolean(), at: Type.Number(), by: Type.Optional(Type.String()) }),
+  {
+    path: POLL_BOOK_PATH,
+    title: 'poll-book',
+    section: 'polls sent',
+    exportAs: '',
+    chatOf: (p) => p.chatId,
+    withChat: (p, chatId) => ({ ...p, chatId }),
+    keepMs: POLLS_KEPT_MS,
+    keepCount: POLLS_KEPT,
+    exported: ({ id, chatId, at }) => ({ id, chatId, at }),
+  },
+);
+
+/** The earlier file's schema (the backup manifest names it). */
+export const POLL_BOOK_SCHEMA: DataSchema = dataSchemaOf(POLL_BOOK_STORE, 'core');
 
 /**
  * The polls the bot sent, by poll id: which chat, and whether a vote on it is answered as a turn (a poll the model
@@ -69,20 +78,12 @@ export const POLL_BOOK_PATH = 'polls/sent.json';
  * await book.answersOnVote(chatId, sent.id); // true
  */
 export class PollBook {
+  private readonly stores: PluginStores;
   private readonly record: BoundedRecord<SentPoll>;
 
   constructor(dataDir: string, private readonly now: () => number = Date.now) {
-    this.record = new BoundedRecord({
-      dataDir,
-      file: path.join(dataDir, POLL_BOOK_PATH),
-      field: 'polls',
-      schema: POLL_BOOK_SCHEMA,
-      chatOf: (p) => p.chatId,
-      withChat: (p, chatId) => ({ ...p, chatId }),
-      keepMs: POLLS_KEPT_MS,
-      keepCount: POLLS_KEPT,
-      now,
-    });
+    this.stores = new PluginStores('core', dataDir, [POLL_BOOK_STORE], undefined, undefined, now);
+    this.record = this.stores.record(POLL_BOOK_STORE);
   }
 
   async send(transport: Transport, chatId: string, poll: OutgoingPoll, options: SendOptions & { answerOnVote?: boolean }): Promise<SentMessage> {
@@ -109,13 +110,8 @@ export class PollBook {
     return this.record.flush();
   }
 
-  /** A private chat's polls belong to its person (a group's polls name no one). */
+  /** Its part in the privacy controls, from its declaration (`POLL_BOOK_STORE`). */
   privacyParticipant(): PrivacyParticipant {
-    return {
-      name: 'polls sent',
-      exportFor: async (person) => (await this.record.entries()).filter((p) => isPrivateChatOf(p.chatId, person)).map(({ id, chatId, at }) => ({ id, chatId, at })),
-      deleteFor: (person) => this.record.removeWhere((p) => isPrivateChatOf(p.chatId, person)),
-      moveChat: (from, to) => this.record.moveChat(from, to),
-    };
+    return this.stores.participants()[0];
   }
 }

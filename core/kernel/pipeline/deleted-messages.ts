@@ -1,8 +1,10 @@
-import path from 'node:path';
-import { BoundedRecord } from '../../services/store/bounded-record.js';
-import { changeableBy, isPrivateChatOf, writtenBy } from '../../services/store/privacy.js';
-import type { PersonIds, PrivacyParticipant } from '../port/privacy-participant.js';
+import { Type } from '@sinclair/typebox';
+import type { BoundedRecord } from '../../services/store/bounded-record.js';
+import { PluginStores } from '../../services/store/plugin-store.js';
+import { changeableBy } from '../../services/store/privacy.js';
 import type { DataSchema } from '../../services/store/schemas.js';
+import { dataSchemaOf, Store } from '../../services/store/store-declarations.js';
+import type { PersonIds, PrivacyParticipant } from '../port/privacy-participant.js';
 import type { QuotedMessage } from '../port/message.js';
 
 /**
@@ -28,26 +30,28 @@ export interface DeletedDocument {
   deleted: DeletedMessage[];
 }
 
-const str = { type: 'string' } as const;
-
-export const DELETED_MESSAGES_SCHEMA: DataSchema = {
-  name: 'deleted-messages',
-  version: 1,
-  schema: {
-    type: 'object',
-    required: ['deleted'],
-    properties: {
-      deleted: {
-        type: 'array',
-        maxItems: DELETED_KEPT,
-        items: { type: 'object', required: ['chat', 'id', 'at'], properties: { chat: str, id: str, by: { type: 'array', items: str }, at: { type: 'number' } } },
-      },
-    },
-  },
-};
-
-/** The file's place under DATA_DIR (for the doctor and the backup manifest). */
+/** Where earlier versions kept it, under DATA_DIR (taken in once, then kept aside under `data/migrated/`). */
 export const DELETED_MESSAGES_PATH = 'deleted/messages.json';
+
+/**
+ * The record as the core declares it (`core` namespace of the store database): a person's `.mydata` lists the deletes
+ * of their private chat and those they made (without who deleted), and deletes them; a chat's entries move with it.
+ */
+export const DELETED_MESSAGES_STORE = Store.chatRecord('deleted', Type.Object({ chat: Type.String(), id: Type.String(), by: Type.Optional(Type.Array(Type.String())), at: Type.Number() }), {
+  path: DELETED_MESSAGES_PATH,
+  title: 'deleted-messages',
+  section: 'messages deleted for everyone',
+  exportAs: '',
+  chatOf: (m) => m.chat,
+  withChat: (m, chat) => ({ ...m, chat }),
+  keepMs: DELETED_KEPT_MS,
+  keepCount: DELETED_KEPT,
+  people: { author: (m) => m.by },
+  exported: ({ chat, id, at }) => ({ chat, id, at }),
+});
+
+/** The earlier file's schema (the backup manifest names it). */
+export const DELETED_MESSAGES_SCHEMA: DataSchema = dataSchemaOf(DELETED_MESSAGES_STORE, 'core');
 
 /**
  * The messages deleted for everyone, remembered by id (no words) so that a later reply quoting one never brings it
@@ -61,20 +65,12 @@ export const DELETED_MESSAGES_PATH = 'deleted/messages.json';
  * message.quoted = await deleted.mark(chatId, message.quoted);
  */
 export class DeletedMessages {
+  private readonly stores: PluginStores;
   private readonly record: BoundedRecord<DeletedMessage>;
 
   constructor(dataDir: string, private readonly now: () => number = Date.now) {
-    this.record = new BoundedRecord({
-      dataDir,
-      file: path.join(dataDir, DELETED_MESSAGES_PATH),
-      field: 'deleted',
-      schema: DELETED_MESSAGES_SCHEMA,
-      chatOf: (m) => m.chat,
-      withChat: (m, chat) => ({ ...m, chat }),
-      keepMs: DELETED_KEPT_MS,
-      keepCount: DELETED_KEPT,
-      now,
-    });
+    this.stores = new PluginStores('core', dataDir, [DELETED_MESSAGES_STORE], undefined, undefined, now);
+    this.record = this.stores.record(DELETED_MESSAGES_STORE);
   }
 
   /** Remembers that `messageId` of `chatId` was deleted for everyone (by `author`, or vouched for when undefined). */
@@ -104,14 +100,8 @@ export class DeletedMessages {
     return this.record.flush();
   }
 
-  /** A person's entries: those of their private chat, and the deletes they made. */
+  /** Its part in the privacy controls, from its declaration (`DELETED_MESSAGES_STORE`). */
   privacyParticipant(): PrivacyParticipant {
-    const about = (person: PersonIds) => (m: DeletedMessage) => isPrivateChatOf(m.chat, person) || (m.by ?? []).some((id) => writtenBy(id, person));
-    return {
-      name: 'messages deleted for everyone',
-      exportFor: async (person) => (await this.record.entries()).filter(about(person)).map(({ chat, id, at }) => ({ chat, id, at })),
-      deleteFor: (person) => this.record.removeWhere(about(person)),
-      moveChat: (from, to) => this.record.moveChat(from, to),
-    };
+    return this.stores.participants()[0];
   }
 }
