@@ -17,46 +17,68 @@ const textOf = (m: proto.IMessage) => m.conversation ?? m.extendedTextMessage?.t
  */
 describe('WhatsApp on the wire, round 4 (real socket, people with their own Signal sessions)', function () {
   this.timeout(60_000);
+  /**
+   * One linked transport for the tests that need a linked account, not a fresh link (linking is what costs: each test
+   * has people of its own, and reads only what arrived and was logged since it began). The pairing-code tests link
+   * one of their own.
+   */
+  let linked: WireLink;
+  /** What the linked transport handed on as events other than messages, since the test began. */
+  let events: { edits: unknown[]; revokes: unknown[]; reactions: InboundReaction[]; votes: PollVote[] };
+  /** Where this test's messages and log lines begin in the linked transport's. */
+  let firstReceived = 0;
+  let firstLog = 0;
+  /** Messages the linked transport handed on since the test began. */
+  const received = () => linked.received.slice(firstReceived);
+  /** Log messages of the linked transport since the test began. */
+  const messages = () => linked.messages().slice(firstLog);
   let l: WireLink | undefined;
+
+  before(async () => {
+    linked = await linkOnWire({
+      events: {
+        onEdit: (chat, id, text) => void events.edits.push([chat, id, text]),
+        onRevoke: (chat, id) => void events.revokes.push([chat, id]),
+        onReaction: (r) => void events.reactions.push(r),
+        onPollVote: (v) => void events.votes.push(v),
+      },
+    });
+  });
+  after(() => linked?.stop());
+  beforeEach(() => {
+    events = { edits: [], revokes: [], reactions: [], votes: [] };
+    firstReceived = linked.received.length;
+    firstLog = linked.logs().length;
+  });
   afterEach(async () => {
     await l?.stop();
     l = undefined;
   });
 
   it("encrypted inbound from a contact's device is read, and the answer is encrypted so only their device reads it", async () => {
-    l = await linkOnWire();
+    const l = linked;
     const ann = l.server.person('15551230001', '155512300010001');
     const id = await l.server.deliver(ann, { conversation: 'hello, encrypted' }, { pushName: 'Ann' });
-    await l.until(() => l!.received.length === 1, 'the message');
-    expect(l.received[0]).to.include({ id, text: 'hello, encrypted', isGroup: false, senderName: 'Ann' });
+    await l.until(() => received().length === 1, 'the message');
+    expect(received()[0]).to.include({ id, text: 'hello, encrypted', isGroup: false, senderName: 'Ann' });
     // A second line goes on the session the first one started (a plain Signal message, no pre-key).
     await l.server.deliver(ann, { conversation: 'and a second line' });
-    await l.until(() => l!.received.length === 2, 'the second message');
-    expect(l.received[1].text).to.equal('and a second line');
+    await l.until(() => received().length === 2, 'the second message');
+    expect(received()[1].text).to.equal('and a second line');
     expect(l.transport.decryptionFailures()).to.equal(0);
-    await l.transport.sendText(l.received[0].chatId, 'hello back, privately');
+    await l.transport.sendText(received()[0].chatId, 'hello back, privately');
     const copy = await l.server.waitForSent((s) => textOf(s.message) === 'hello back, privately' && s.device.split('@')[0].split(':')[0] !== l!.server.user && s.device.split('@')[0].split(':')[0] !== l!.server.lidUser);
     expect([ann.phoneJid, ann.lidJid]).to.include(copy.device.replace(':0@', '@'));
   });
 
   it('an edit, a delete for everyone, a reaction and a poll vote arrive over the wire as what they are, not as messages', async () => {
-    const edits: unknown[] = [];
-    const revokes: unknown[] = [];
-    const reactions: InboundReaction[] = [];
-    const votes: PollVote[] = [];
-    l = await linkOnWire({
-      events: {
-        onEdit: (chat, id, text) => void edits.push([chat, id, text]),
-        onRevoke: (chat, id) => void revokes.push([chat, id]),
-        onReaction: (r) => void reactions.push(r),
-        onPollVote: (v) => void votes.push(v),
-      },
-    });
+    const l = linked;
+    const { edits, revokes, reactions, votes } = events;
     const server = l.server;
     const ann = server.person('15551230002', '155512300020001');
     const first = await server.deliver(ann, { conversation: 'meet at 5' }, { pushName: 'Ann' });
-    await l.until(() => l!.received.length === 1, 'the first message');
-    const chat = l.received[0].chatId;
+    await l.until(() => received().length === 1, 'the first message');
+    const chat = received()[0].chatId;
     const Type = proto.Message.ProtocolMessage.Type;
     await server.deliver(ann, { protocolMessage: { type: Type.MESSAGE_EDIT, key: { remoteJid: server.botJid, id: first, fromMe: false }, editedMessage: { conversation: 'meet at 6' } } });
     await l.until(() => edits.length === 1, 'the edit');
@@ -80,25 +102,25 @@ describe('WhatsApp on the wire, round 4 (real socket, people with their own Sign
     expect(votes[0]).to.include({ pollId: poll.id, question: 'Which day?' });
     expect(votes[0].selected).to.deep.equal(['Tuesday']);
     // None of them was handed on as a message to answer.
-    expect(l.received).to.have.length(1);
+    expect(received()).to.have.length(1);
   });
 
   it('a group with LID-addressed participants: a mention of the bot by its LID arrives as one, and the reply reaches every member by sender key', async () => {
-    l = await linkOnWire();
+    const l = linked;
     const server = l.server;
     const ann = server.person('15551230003', '155512300030001');
     const bob = server.person('15551230004', '155512300040001');
     const group = server.group('120363000000000077@g.us', 'Book club', [ann, bob]).id;
     const id = await server.deliver(ann, { extendedTextMessage: { text: `@${server.lidUser} which book next?`, contextInfo: { mentionedJid: [server.bot.lid] } } }, { group, pushName: 'Ann' });
-    await l.until(() => l!.received.length === 1, 'the group message');
-    const m = l.received[0];
+    await l.until(() => received().length === 1, 'the group message');
+    const m = received()[0];
     // The member is named by phone number where the group tells it (participant_pn), their LID beside it.
     expect(m).to.include({ id, chatId: group, isGroup: true, senderId: ann.phoneJid, senderAltId: ann.lidJid });
     expect(m.mentions).to.include(server.bot.lid);
     // Bob speaks too: the bot reads a second sender's key in the same group.
     await server.deliver(bob, { conversation: 'the whale one' }, { group });
-    await l.until(() => l!.received.length === 2, "Bob's message");
-    expect(l.received[1]).to.include({ chatId: group, senderId: bob.phoneJid, text: 'the whale one' });
+    await l.until(() => received().length === 2, "Bob's message");
+    expect(received()[1]).to.include({ chatId: group, senderId: bob.phoneJid, text: 'the whale one' });
     const sent = await l.transport.sendText(group, 'Moby-Dick it is');
     const copies = await server.waitFor(() => {
       // The account's own phone gets a copy too; the members' copies are what counts here.
@@ -110,14 +132,14 @@ describe('WhatsApp on the wire, round 4 (real socket, people with their own Sign
   });
 
   it('a 463 on one contact is a failure for that contact only: counted, no restriction, and the next contact still gets messages', async () => {
-    l = await linkOnWire();
+    const l = linked;
     const server = l.server;
     const ann = server.person('15551230005', '155512300050001');
     const bob = server.person('15551230006', '155512300060001');
     server.refuse463(bob);
     await l.transport.sendText(bob.phoneJid, 'hello Bob');
     await l.until(() => l!.transport.sendFailures()['463'] === 1, 'the 463');
-    expect(l.logs().find((x) => String(x.msg).startsWith('WhatsApp did not deliver a sent message'))).to.include({ code: '463' });
+    expect(linked.logs().slice(firstLog).find((x) => String(x.msg).startsWith('WhatsApp did not deliver a sent message'))).to.include({ code: '463' });
     const toAnn = await l.transport.sendText(ann.phoneJid, 'hello Ann');
     await server.waitForSent((s) => s.id === toAnn.id && textOf(s.message) === 'hello Ann' && [ann.user, ann.lid].includes(s.device.split('@')[0].split(':')[0]));
     expect(l.transport.isRestricted()).to.equal(false);
@@ -147,9 +169,10 @@ describe('WhatsApp on the wire, round 4 (real socket, people with their own Sign
   });
 
   it('outbound image, voice note, document and sticker are uploaded encrypted to the media host and open on the phone as the bytes sent', async () => {
-    l = await linkOnWire();
+    const l = linked;
     const server = l.server;
     const ann = server.person('15551230007', '155512300070001');
+    const uploadsBefore = server.mediaUploads.size;
     // A 1×1 PNG, an Ogg page header with bytes after it, a PDF, a RIFF/WEBP header: only their bytes matter here.
     const files = {
       image: Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64'),
@@ -180,11 +203,11 @@ describe('WhatsApp on the wire, round 4 (real socket, people with their own Sign
     expect(messages[1].message.audioMessage).to.deep.include({ ptt: true, seconds: 2 });
     expect(messages[2].message.documentMessage?.fileName).to.equal('plan.pdf');
     // Each went to the upload path of its kind, as WhatsApp's media hosts expect.
-    expect([...server.mediaUploads.values()].map((u) => u.path.split('/').slice(0, 3).join('/'))).to.deep.equal(['/mms/image', '/mms/audio', '/mms/document', '/mms/image']);
+    expect([...server.mediaUploads.values()].slice(uploadsBefore).map((u) => u.path.split('/').slice(0, 3).join('/'))).to.deep.equal(['/mms/image', '/mms/audio', '/mms/document', '/mms/image']);
   });
 
   it('a text with a link goes without a preview card: Baileys is not asked to fetch the page, and logs no failed preview', async () => {
-    l = await linkOnWire();
+    const l = linked;
     const ann = l.server.person('15551230008', '155512300080001');
     // The kind of address Baileys makes previews for (https, a named host); .example never resolves.
     const text = 'the shop: https://kettle-shop.example/kettles';
@@ -193,7 +216,7 @@ describe('WhatsApp on the wire, round 4 (real socket, people with their own Sign
     expect(textOf(copy.message)).to.equal(text);
     const ext = copy.message.extendedTextMessage;
     expect([ext?.matchedText, ext?.title, ext?.jpegThumbnail].map((v) => v ?? undefined)).to.deep.equal([undefined, undefined, undefined]);
-    expect(l.messages().filter((m) => m.includes('url generation failed'))).to.deep.equal([]);
+    expect(messages().filter((m) => m.includes('url generation failed'))).to.deep.equal([]);
   });
 
   it('a pairing code typed on the phone links the device: the code-wrapped key exchange, pair-success, 515, login as that account', async () => {
