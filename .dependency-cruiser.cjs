@@ -62,15 +62,22 @@ module.exports = {
     {
       name: 'core-knows-no-web',
       severity: 'error',
-      comment: 'The core imports nothing from web/ or app/: the web server and the entry points sit on top of the core.',
+      comment: 'The core imports nothing from web/, app/ or cli/: the web server, the composition root and the entry points sit on top of the core.',
       from: { path: '^dist/core/' },
-      to: { path: '^dist/(web|app)/' },
+      to: { path: '^dist/(web|app|cli)/' },
+    },
+    {
+      name: 'nothing-imports-the-entry-points',
+      severity: 'error',
+      comment: "cli/ holds the program's entry points (start, chat, setup, doctor, backup, restore, token, mcp) and what only they use: it may import app/ (the composition root) and everything below, and nothing imports it — not app/, the test kit, the core, the plugins or the web server.",
+      from: { pathNot: '^dist/cli/' },
+      to: { path: '^dist/cli/' },
     },
     {
       name: 'nothing-that-ships-imports-the-tests',
       severity: 'error',
-      comment: 'app/, core/, plugins/ and web/ import nothing from test/: the test kit (app/testing, with its fake Baileys socket) is used by plugin authors without the repository\'s tests.',
-      from: { path: '^dist/(app|core|plugins|web)/' },
+      comment: 'app/, cli/, core/, plugins/ and web/ import nothing from test/: the test kit (app/testing, with its fake Baileys socket) is used by plugin authors without the repository\'s tests.',
+      from: { path: '^dist/(app|cli|core|plugins|web)/' },
       to: { path: '^dist/test/' },
     },
     {

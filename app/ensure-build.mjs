@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
 const stamp = path.join(dist, '.build-stamp');
-const sourceDirs = ['app', 'core', 'plugins', 'web', 'test', 'bench'];
+const sourceDirs = ['app', 'cli', 'core', 'plugins', 'web', 'test', 'bench'];
 // packages/*/dist is built from core/ sources, so core/ changes rebuild it too.
 const force = process.argv.includes('--force');
 

@@ -59,7 +59,7 @@ function timedRun(script: string, cwd: string, env: Record<string, string>, inpu
   });
 }
 
-const CONSOLE = path.join(ROOT, 'dist', 'app', 'chat.js');
+const CONSOLE = path.join(ROOT, 'dist', 'cli', 'chat.js');
 const REPLAY = path.join(ROOT, 'dist', 'bench', 'sdk-replay-child.js');
 const lines = (count: number) => Array.from({ length: count }, (_, i) => `What time does the train leave on Saturday, and from which platform? (${i})\n`).join('');
 

@@ -68,7 +68,7 @@ function rssRun(gw: BenchGateway, options: StartupOptions): Promise<{ samples: A
 }
 
 /**
- * Start-up: the real console chat (`node dist/app/chat.js`, all plugins, health probe against the fake gateway,
+ * Start-up: the real console chat (`node dist/cli/chat.js`, all plugins, health probe against the fake gateway,
  * capability probes, web server on port 0) from spawn to its "console chat ready" log line, A/B against a bare
  * `node -e` that prints "ready". Then RSS and heap after start and after every interval of messages, after GC.
  */
@@ -76,7 +76,7 @@ export async function startup(gw: BenchGateway, options: StartupOptions): Promis
   // The console's sender at the terminal counts as an owner: the shipped closed access lets it in.
   const dir = await makeBotDir({ access: 'as shipped' });
   const env = { API_KEY: 'bench-key-second', BASE_URL: gw.v1('second'), MODEL: 'bench-model', LOG_LEVEL: 'info' };
-  const chatJs = path.join(ROOT, 'dist', 'app', 'chat.js');
+  const chatJs = path.join(ROOT, 'dist', 'cli', 'chat.js');
   const floor: number[] = [];
   const bot: number[] = [];
   // One untimed start of each first: the OS file cache, not the bot, decides the very first start.

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { completion, failures, FakeGateway, lastUserText } from '../fakes/openai-gateway.js';
 import { HttpFake } from '../../app/testing/http-fake.js';
 import { runScript, type ScriptRun } from '../helpers/run-script.js';
-import { ffmpegCheck } from '../../app/doctor/checks.js';
+import { ffmpegCheck } from '../../cli/doctor/checks.js';
 import { ROOT, tempDir } from '../helpers/checkout.js';
 
 const KEY = 'sk-doctor-key-0123456789abcdef';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createApp } from '../../app/app.js';
-import { runDoctor, type DoctorCheck } from '../../app/doctor/checks.js';
+import { runDoctor, type DoctorCheck } from '../../cli/doctor/checks.js';
 import { ConfigError } from '../../core/services/config/config-file.js';
 import { SettingsError } from '../../core/services/config/settings.js';
 import { createLogger } from '../../core/services/log/logger.js';

@@ -227,7 +227,7 @@ describe('npm run setup', function () {
     const dead = await FakeGateway.start('no-whatsapp');
     const nowhere = dead.url.replace('http:', 'ws:');
     await dead.close();
-    const t = startInPty([process.execPath, path.join(ROOT, 'dist', 'app', 'start.js')], { cwd: dir, env: { HOME: process.env.HOME ?? '/tmp', WA_WEBSOCKET_URL: nowhere, STARTUP_PROBE: 'off' } });
+    const t = startInPty([process.execPath, path.join(ROOT, 'dist', 'cli', 'start.js')], { cwd: dir, env: { HOME: process.env.HOME ?? '/tmp', WA_WEBSOCKET_URL: nowhere, STARTUP_PROBE: 'off' } });
     await t.waitFor(/Nothing is configured yet: the set-up questions come first/);
     const DOWN = '\x1b[B';
     await t.answer(/Which AI gateway/, DOWN.repeat(5));
@@ -253,7 +253,7 @@ describe('npm run setup', function () {
 
   it('in a terminal: asks step by step, hides the key, offers the listed models, says a wrong key is wrong, shows the dashboard token once', async () => {
     const dir = await accountFolder();
-    const t = startInPty([process.execPath, path.join(ROOT, 'dist', 'app', 'setup.js')], { cwd: dir, env: { HOME: process.env.HOME ?? '/tmp' } });
+    const t = startInPty([process.execPath, path.join(ROOT, 'dist', 'cli', 'setup.js')], { cwd: dir, env: { HOME: process.env.HOME ?? '/tmp' } });
     const DOWN = '\x1b[B';
     await t.answer(/Which AI gateway/, DOWN.repeat(5)); // the last choice: another gateway
     await t.answer(/● another gateway/, '\r');
@@ -289,7 +289,7 @@ describe('npm run setup', function () {
     expect(config.botName).to.equal('Kept Bot');
 
     // Run again: every question offers what is set (the key masked); Enter keeps it all, the token too.
-    const again = startInPty([process.execPath, path.join(ROOT, 'dist', 'app', 'setup.js')], { cwd: dir, env: { HOME: process.env.HOME ?? '/tmp' } });
+    const again = startInPty([process.execPath, path.join(ROOT, 'dist', 'cli', 'setup.js')], { cwd: dir, env: { HOME: process.env.HOME ?? '/tmp' } });
     await again.answer(/Which AI gateway[\s\S]*keep http/, '\r');
     await again.answer(/Enter keeps the current key …6789/, '\r');
     await again.answer(/◆\s+Model/, '\r');

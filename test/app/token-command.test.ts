@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { rm } from 'node:fs/promises';
-import { runTokenCommand } from '../../app/token-command.js';
+import { runTokenCommand } from '../../cli/token-command.js';
 import { ApiTokens } from '../../core/services/automation/api-tokens.js';
 import { closeDatabase } from '../../core/services/store/database.js';
 import { tempDir } from '../helpers/checkout.js';

@@ -27,7 +27,7 @@ function aptPackages(words: string[]): string[] {
   return packages;
 }
 
-/** The compiled entry `npm start` runs (package.json), e.g. `dist/app/start.js`. */
+/** The compiled entry `npm start` runs (package.json), e.g. `dist/cli/start.js`. */
 function npmStartEntry(): string {
   const start = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
   return /\b(dist\/\S+\.js)\b/.exec(start)?.[1] ?? '(none)';

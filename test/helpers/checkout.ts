@@ -29,11 +29,11 @@ export interface ChatRun {
 }
 
 /**
- * Spawns the console chat (`node dist/app/chat.js`) in `cwd` with exactly `env` (plus PATH) and the given
+ * Spawns the console chat (`node dist/cli/chat.js`) in `cwd` with exactly `env` (plus PATH) and the given
  * stdin, and resolves when it exits.
  */
 export async function runChat(input: string, options: { cwd: string; env?: Record<string, string>; timeoutMs?: number }): Promise<ChatRun> {
-  const run = await runToExit('console chat', process.execPath, [path.join(ROOT, 'dist', 'app', 'chat.js')], {
+  const run = await runToExit('console chat', process.execPath, [path.join(ROOT, 'dist', 'cli', 'chat.js')], {
     cwd: options.cwd,
     env: { PATH: process.env.PATH ?? '', ...(options.env ?? {}) },
     input,

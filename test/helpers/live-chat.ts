@@ -20,7 +20,7 @@ export interface LiveChat {
 }
 
 /**
- * Spawns `node dist/app/chat.js` in `cwd` with exactly `env` (plus PATH) and stdin left open.
+ * Spawns `node dist/cli/chat.js` in `cwd` with exactly `env` (plus PATH) and stdin left open.
  *
  * @example
  * const chat = startLiveChat({ cwd: dir, env });
@@ -29,7 +29,7 @@ export interface LiveChat {
  * await chat.waitForLine(/^bot> pong/);
  */
 export function startLiveChat(options: { cwd: string; env?: Record<string, string> }): LiveChat {
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'app', 'chat.js')], {
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'cli', 'chat.js')], {
     cwd: options.cwd,
     env: { PATH: process.env.PATH ?? '', ...(options.env ?? {}) },
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -23,7 +23,7 @@ const ESCAPES = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1
  * program, 120×40), with exactly `env` (plus PATH). node-pty would need a native build; `script` is on every Debian.
  *
  * @example
- * const t = startInPty([process.execPath, 'dist/app/setup.js'], { cwd: dir });
+ * const t = startInPty([process.execPath, 'dist/cli/setup.js'], { cwd: dir });
  * await t.answer(/API key/, 'sk-…\r');
  */
 export function startInPty(argv: string[], options: { cwd: string; env?: Record<string, string> }): PtySession {

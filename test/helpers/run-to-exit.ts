@@ -11,7 +11,7 @@ export interface ProcessRun {
  * resolves with its exit code and what it printed; a run longer than `timeoutMs` is killed and rejects with its output
  * (named `what`).
  *
- * @example const run = await runToExit('backup', process.execPath, ['dist/app/backup.js'], { cwd, env: { PATH }, timeoutMs: 60_000 });
+ * @example const run = await runToExit('backup', process.execPath, ['dist/cli/backup.js'], { cwd, env: { PATH }, timeoutMs: 60_000 });
  */
 export function runToExit(what: string, command: string, args: string[], options: { cwd: string; env: Record<string, string>; input?: string; timeoutMs: number }): Promise<ProcessRun> {
   return new Promise((resolve, reject) => {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ROOT } from './checkout.js';
 
 /**
- * The bot as `npm start` runs it (`dist/app/start.js`, the real WhatsApp transport and wiring) in its own process,
+ * The bot as `npm start` runs it (`dist/cli/start.js`, the real WhatsApp transport and wiring) in its own process,
  * with JSON logs on stderr collected for the test.
  *
  * @example
@@ -37,7 +37,7 @@ export class WireBot {
   }
 
   static start(cwd: string, env: Record<string, string>): WireBot {
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'app', 'start.js')], {
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'cli', 'start.js')], {
       cwd,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? cwd, TMPDIR: process.env.TMPDIR ?? '/tmp', LOG_FORMAT: 'json', ...env },
       stdio: ['ignore', 'ignore', 'pipe'],

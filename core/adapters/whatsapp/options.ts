@@ -68,7 +68,7 @@ export interface WhatsAppTransportOptions {
   authDir?: string;
   /** Hooks of the auth store (tests imitate crashes). */
   authOptions?: DurableAuthOptions;
-  /** Called at every login with the own ids (app/start.ts writes the LID into config.json). */
+  /** Called at every login with the own ids (cli/start.ts writes the LID into config.json). */
   onLinked?: (me: { id?: string; lid?: string; name?: string }) => void | Promise<void>;
   /** Called at every close that leads to a reconnect, with the close reason (metrics count reconnects by reason). */
   onReconnect?: (reason: string) => void;

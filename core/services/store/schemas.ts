@@ -200,7 +200,7 @@ export const BUDGETS_SCHEMA: DataSchema = {
 
 /**
  * The core's data file kinds, for the backup manifest (`schemas`: name → version). Plugins declare theirs in
- * `dataFiles` (`definePlugin`), the WhatsApp adapter its own (whatsapp-data-schemas.ts); app/data-schemas.ts adds them.
+ * `dataFiles` (`definePlugin`), the WhatsApp adapter its own (whatsapp-data-schemas.ts); cli/data-schemas.ts adds them.
  */
 export const DATA_SCHEMAS: DataSchema[] = [
   HISTORY_SCHEMA,

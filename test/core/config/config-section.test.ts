@@ -155,7 +155,7 @@ function quietLogger() {
 // The file written by hand keeps a plugin's section through the bot's own writes (the LID added at login).
 describe('the bot\'s own config.json writes keep plugins\' sections', () => {
   it('adding the own LID to targetUserIds keeps timeZone', async () => {
-    const { addOwnLidToConfig } = await import('../../../app/own-lid-config.js');
+    const { addOwnLidToConfig } = await import('../../../cli/own-lid-config.js');
     const dir = await tempDir();
     await writeConfig(dir, { timeZone: 'Asia/Jakarta' });
     const app = await createApp({ cwd: dir, env: { API_KEY: 'k', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm' }, plugins: [remindPlugin], logger: quietLogger(), skipHealthProbe: true });

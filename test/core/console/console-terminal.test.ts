@@ -48,7 +48,7 @@ describe('console chat: the log stays out of the chat in a terminal', function (
     closing.push(gateway.close);
     const dir = await tempDir();
     await writeConfig(dir);
-    const t = startInPty([process.execPath, path.join(ROOT, 'dist', 'app', 'chat.js')], { cwd: dir, env: { API_KEY: WRONG_KEY, BASE_URL: gateway.url, MODEL: 'm', HOME: dir } });
+    const t = startInPty([process.execPath, path.join(ROOT, 'dist', 'cli', 'chat.js')], { cwd: dir, env: { API_KEY: WRONG_KEY, BASE_URL: gateway.url, MODEL: 'm', HOME: dir } });
     closing.push(async () => {
       if (t.child.exitCode === null) t.child.kill('SIGKILL');
     });

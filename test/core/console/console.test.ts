@@ -60,7 +60,7 @@ describe('console chat (spawned)', () => {
     const { spawn } = await import('node:child_process');
     const path = await import('node:path');
     const { ROOT } = await import('../../helpers/checkout.js');
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'app', 'chat.js')], { cwd: dir, env: { PATH: process.env.PATH ?? '', ...DEAD_UPSTREAM }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'cli', 'chat.js')], { cwd: dir, env: { PATH: process.env.PATH ?? '', ...DEAD_UPSTREAM }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     child.stdout.once('data', () => child.stdout.destroy());

@@ -125,7 +125,7 @@ describe('clean stop (spawned console)', () => {
     if (spawnSync('script', ['--version']).status !== 0) this.skip(); // util-linux `script` gives the console a terminal
     const dir = await tempDir();
     await writeConfig(dir);
-    const chatJs = path.join(ROOT, 'dist', 'app', 'chat.js');
+    const chatJs = path.join(ROOT, 'dist', 'cli', 'chat.js');
     const child = spawn('script', ['-qfec', `"${process.execPath}" "${chatJs}"`, '/dev/null'], {
       cwd: dir,
       env: { PATH: process.env.PATH ?? '', API_KEY: 'k-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', TERM: 'dumb' },

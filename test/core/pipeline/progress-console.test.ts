@@ -31,7 +31,7 @@ describe('progress on long turns in the console', function () {
     const dir = await tempDir();
     await writeConfig(dir, { access: { mode: 'everyone', allow: [], block: [] }, port: 0, conversation: { progressAfterSeconds: 1 } });
     const held = search.holdNext();
-    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'app', 'chat.js')], {
+    const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'cli', 'chat.js')], {
       cwd: dir,
       env: { PATH: process.env.PATH ?? '', API_KEY: 'sk-test-123456', BASE_URL: `${gateway.url}/v1`, MODEL: 'main', SEARCH_API_KEY: 'tvly-test-123', SEARCH_BASE_URL: search.url },
       stdio: ['pipe', 'pipe', 'pipe'],

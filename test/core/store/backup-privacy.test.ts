@@ -17,7 +17,7 @@ const SECRET = 'creds-secret-7f3a9c';
 
 /** Runs one of the program's entry points with umask 000 (the widest), as `npm run backup|restore` would. */
 function runCli(script: string, args: string[], cwd: string): Promise<ProcessRun> {
-  return runToExit(script, '/bin/sh', ['-c', 'umask 000 && exec "$0" "$@"', process.execPath, path.join(ROOT, 'dist', 'app', script), ...args], { cwd, env: { PATH: process.env.PATH ?? '' }, timeoutMs: 60_000 });
+  return runToExit(script, '/bin/sh', ['-c', 'umask 000 && exec "$0" "$@"', process.execPath, path.join(ROOT, 'dist', 'cli', script), ...args], { cwd, env: { PATH: process.env.PATH ?? '' }, timeoutMs: 60_000 });
 }
 
 /**

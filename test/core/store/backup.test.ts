@@ -11,9 +11,9 @@ import { runToExit, type ProcessRun } from '../../helpers/run-to-exit.js';
 import { startTestBot } from '../../../app/testing/index.js';
 import { storedDocuments } from '../../helpers/disk-text.js';
 
-/** `node dist/app/<script>` in `cwd`, with PATH only. */
+/** `node dist/cli/<script>` in `cwd`, with PATH only. */
 function runCli(script: string, args: string[], cwd: string): Promise<ProcessRun> {
-  return runToExit(script, process.execPath, [path.join(ROOT, 'dist', 'app', script), ...args], { cwd, env: { PATH: process.env.PATH ?? '' }, timeoutMs: 60_000 });
+  return runToExit(script, process.execPath, [path.join(ROOT, 'dist', 'cli', script), ...args], { cwd, env: { PATH: process.env.PATH ?? '' }, timeoutMs: 60_000 });
 }
 
 async function jsonFiles(dir: string): Promise<string[]> {

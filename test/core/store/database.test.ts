@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createBackup, restoreBackup } from '../../../core/services/store/backup.js';
-import { checkDataFiles } from '../../../app/doctor/data-files.js';
+import { checkDataFiles } from '../../../cli/doctor/data-files.js';
 import { DataHealth } from '../../../core/services/store/data-health.js';
 import { registerDataHealth } from '../../../core/services/store/data-domain.js';
 import { copyDatabase, databaseFor, DATABASE_FILE, closeDatabase, StoreDatabase } from '../../../core/services/store/database.js';

@@ -82,7 +82,7 @@ describe('a full disk (tmpfs in a private mount namespace)', function () {
       await writeFile(path.join(seed, 'memory', `${CHAT}.json`), JSON.stringify({ version: 1, facts: [{ text: 'likes green tea', at: 1 }] }));
 
       const code = await new Promise<number | null>((resolve, reject) => {
-        const child = spawn('unshare', ['-m', 'sh', '-c', SCRIPT, 'sh', dir, process.execPath, path.join(ROOT, 'dist', 'app', 'chat.js')], {
+        const child = spawn('unshare', ['-m', 'sh', '-c', SCRIPT, 'sh', dir, process.execPath, path.join(ROOT, 'dist', 'cli', 'chat.js')], {
           cwd: dir,
           env: { PATH: process.env.PATH ?? '', CHAT },
           stdio: ['ignore', 'inherit', 'inherit'],

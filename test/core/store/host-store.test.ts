@@ -9,7 +9,7 @@ import { domainFor } from '../../../core/services/store/data-domain.js';
 import { PluginStores } from '../../../core/services/store/plugin-store.js';
 import mydata from '../../../plugins/mydata/index.js';
 import remind from '../../../plugins/remind/index.js';
-import { checkDataFiles } from '../../../app/doctor/data-files.js';
+import { checkDataFiles } from '../../../cli/doctor/data-files.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { tempDir } from '../../helpers/checkout.js';
 import { everyFileText, storeDatabaseText, storedDocuments } from '../../helpers/disk-text.js';

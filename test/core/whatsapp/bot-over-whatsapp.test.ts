@@ -4,7 +4,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { createApp, type App } from '../../../app/app.js';
 import { createLogger } from '../../../core/services/log/logger.js';
-import { addOwnLidToConfig } from '../../../app/own-lid-config.js';
+import { addOwnLidToConfig } from '../../../cli/own-lid-config.js';
 import { WhatsAppTransport } from '../../../core/adapters/whatsapp/whatsapp-transport.js';
 import { whatsAppSettings } from '../../../app/whatsapp-settings.js';
 import pingPlugin from '../../../plugins/ping/index.js';

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { createApp } from './app.js';
+import { createApp } from '../app/app.js';
 import { reportUnsaved } from '../core/services/lifecycle/stop-signals.js';
 import { ConsoleTransport } from '../core/adapters/console/console-transport.js';
 import { AbovePrompt } from '../core/adapters/console/above-prompt.js';

@@ -1,5 +1,5 @@
 import { handleStopSignals } from '../core/services/lifecycle/stop-signals.js';
-import type { App } from './app.js';
+import type { App } from '../app/app.js';
 import { ConfigError } from '../core/services/config/config-file.js';
 import { SettingsError } from '../core/services/config/settings.js';
 import { InstanceLockedError } from '../core/services/lifecycle/instance-lock.js';

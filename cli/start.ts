@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-import { createApp } from './app.js';
+import { createApp } from '../app/app.js';
 import { ffmpegBinary } from '../core/kernel/capabilities/detect.js';
 import { startWebServer } from '../web/server.js';
-import { whatsAppSettings } from './whatsapp-settings.js';
+import { whatsAppSettings } from '../app/whatsapp-settings.js';
 import { setUpWhenNothingConfigured } from './first-run.js';
 import type { Transport } from '../core/kernel/port/transport.js';
 import { CannotStartError, exitAfterFlush, portInUseMessage, runCli, stopOnSignals } from './run.js';

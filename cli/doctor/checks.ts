@@ -18,7 +18,7 @@ import { installedDataFiles } from '../data-schemas.js';
 import { portInUseMessage } from '../run.js';
 import { checkAudioKeys, checkSearchKey } from '../setup/key-checks.js';
 import { checkDataFiles } from './data-files.js';
-import { envFileWarnings, loadAccountConfig, type AccountConfig } from '../account-config.js';
+import { envFileWarnings, loadAccountConfig, type AccountConfig } from '../../app/account-config.js';
 
 export type DoctorStatus = 'ok' | 'warn' | 'fail';
 
@@ -62,7 +62,7 @@ function buildCheck(root: string): DoctorCheck {
       else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(full).mtimeMs);
     }
   };
-  for (const dir of ['app', 'core', 'plugins', 'web']) walk(path.join(root, dir));
+  for (const dir of ['app', 'cli', 'core', 'plugins', 'web']) walk(path.join(root, dir));
   if (statSync(stamp).mtimeMs < newest) return warn('build', 'dist/ is older than the sources', 'run npm run build (npm start does it too)');
   return ok('build', 'dist/ is current');
 }
