@@ -93,3 +93,16 @@ export function storedHistory(dataDir: string, chatId?: string): Array<{ text: s
 export function storedSummary(dataDir: string, chatId: string): { text: string; [key: string]: unknown } | undefined {
   return storedDocuments(dataDir, 'core', 'summaries')[chatId] as { text: string } | undefined;
 }
+
+/** Every item of one `Store.chatLog` declaration, every chat's, as the store database holds them on disk (one JSON a line). */
+export function storedChatLogText(dataDir: string, namespace: string, name: string): string {
+  const file = path.join(dataDir, 'store.db');
+  if (!existsSync(file)) return '';
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    if (!db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?").get(`chat-log:${namespace}:${name}`)) return '';
+    return (db.prepare(`SELECT item FROM "chat-log:${namespace}:${name}" ORDER BY seq`).all() as Array<{ item: string }>).map((r) => r.item).join('\n');
+  } finally {
+    db.close();
+  }
+}

@@ -15,6 +15,7 @@ import type { IdentityLayer } from './identity-layer.js';
 import { plainJid } from './message-mapper.js';
 import type { PollStore } from './poll-store.js';
 import type { WhatsAppTransportOptions } from './options.js';
+import type { PluginStores } from '../../services/store/plugin-store.js';
 import { ResendStore } from './resend-store.js';
 import { SendStatus, type Restriction } from './send-status.js';
 import type { WhatsAppSocket } from './socket.js';
@@ -27,7 +28,7 @@ export const EDIT_WINDOW_MS = 15 * 60_000;
 /**
  * The outbound layer (Baileys' messages-send.ts): texts, edits, reactions, media and typing, each addressed where the
  * chat last arrived, quoting and inheriting the chat's disappearing timer; remembers what it sent (for edits, quotes
- * and other devices' retry requests, `data/whatsapp/sent-messages.jsonl`) and follows what WhatsApp reports of it
+ * and other devices' retry requests, kept in the store database) and follows what WhatsApp reports of it
  * afterwards (failed deliveries, account restrictions).
  */
 export class Outbound {
@@ -69,8 +70,8 @@ export class Outbound {
     return this.resendStore;
   }
 
-  async open(dataDir: string): Promise<void> {
-    this.resendStore = await ResendStore.open(dataDir, { onError: (err) => this.log.warn({ err }, 'could not read or write data/whatsapp/sent-messages.jsonl (messages other devices may ask for again)') });
+  async open(stores: PluginStores): Promise<void> {
+    this.resendStore = await ResendStore.open(stores, { onError: (err) => this.log.warn({ err }, 'could not save a sent message other devices may ask for again (kept in memory)') });
   }
 
   /** Follows what WhatsApp reports of sent messages on a socket (failures, restrictions, acks). */

@@ -110,7 +110,9 @@ export class WhatsAppTransport implements Transport {
     const dataDir = this.options.dataDir;
     this.routes ??= await ChatRoutes.open(this.stores, (err) => this.options.log.warn({ err }, 'could not save where a chat is answered or its disappearing timer (kept in memory, tried again)'));
     await this.identity.open(this.stores);
-    await this.outbound.open(dataDir);
+    await this.outbound.open(this.stores);
+    // Sent messages older than WhatsApp's 14-day resend window go (now, then daily).
+    this.stores.startRetention();
     await this.inbound.open(dataDir);
     await this.connection.open();
   }
@@ -118,7 +120,8 @@ export class WhatsAppTransport implements Transport {
   async stop(): Promise<void> {
     this.connection.stop();
     await this.inbound.mapped();
-    await Promise.all([this.connection.flush(), this.identity.flush(), this.inbound.flush(), this.outbound.flush(), this.stores.flush()]);
+    await Promise.all([this.connection.flush(), this.identity.flush(), this.inbound.flush(), this.outbound.flush()]);
+    await this.stores.close();
     this.inbound.listen(undefined);
   }
 
@@ -127,7 +130,7 @@ export class WhatsAppTransport implements Transport {
     return this.inbound.idle();
   }
 
-  /** Resolves once what was sent so far is recorded in data/whatsapp/sent-messages.jsonl (written after each send). */
+  /** Resolves once what was sent so far is recorded in the store database (written after each send). */
   whenSentRecorded(): Promise<void> {
     return this.outbound.flush();
   }
@@ -217,7 +220,7 @@ export class WhatsAppTransport implements Transport {
   privacyParticipants(): PrivacyParticipant[] {
     // The polls' participant is still whatsapp-privacy.ts's (a vote's secret stays out of the export).
     const polls = SENT_POLLS_STORE.options.section ?? 'whatsapp';
-    return [...whatsAppPrivacy(() => ({ resend: this.outbound.resend, polls: this.polls })), ...this.stores.participants().filter((p) => p.name !== polls)];
+    return [...whatsAppPrivacy(() => ({ polls: this.polls })), ...this.stores.participants().filter((p) => p.name !== polls)];
   }
 
   /** Decryption failures since start (WhatsApp delivered a message this device could not decrypt). */

@@ -61,9 +61,15 @@ export interface ItemPeople<I> {
   messageId?(item: I): string | undefined;
   /**
    * The item with the new text of its message, when its writer edits that message on WhatsApp (needs `messageId`):
-   * the old words are nowhere on disk afterwards. Without it, an edit leaves the item as it is.
+   * the old words are nowhere on disk afterwards; undefined when the item cannot be changed and goes (it quotes the old
+   * words). Without it, an edit leaves the item as it is.
    */
-  edited?(item: I, text: string): I;
+  edited?(item: I, text: string): I | undefined;
+  /**
+   * Other people an item names besides its author (whom it answers, mentions or quotes): a person's `.mydata` export
+   * and delete take the items naming them too.
+   */
+  names?(item: I): Array<string | null | undefined>;
 }
 
 /** `Store.chatDoc`: one document per chat, e.g. a chat's reminders. */

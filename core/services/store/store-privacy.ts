@@ -109,16 +109,16 @@ export class StorePrivacy {
     return (entry) => isPrivateChatOf(decl.options.chatOf(entry), person) || idsOf(author?.(entry)).some((id) => writtenBy(id, person));
   }
 
-  /** Which items of a chat are the person's: all of their private chat, in groups those they wrote. */
-  private ofPerson<I>(chatId: string, person: PersonIds, author: (item: I) => string | undefined): (item: I) => boolean {
+  /** Which items of a chat are the person's: all of their private chat, in groups those they wrote or that name them. */
+  private ofPerson<I>(chatId: string, person: PersonIds, author: (item: I) => string | undefined, names?: (item: I) => Array<string | null | undefined>): (item: I) => boolean {
     const whole = isPrivateChatOf(chatId, person);
-    return (item) => whole || writtenBy(author(item), person);
+    return (item) => whole || writtenBy(author(item), person) || (names?.(item) ?? []).some((id) => writtenBy(id ?? undefined, person));
   }
 
   /** The items of a chat's search log that are the person's (see `ofPerson`; without `people`, a private chat's whole log). */
   private personsItems(decl: ChatSearchLogDeclaration<any>, chatId: string, person: PersonIds): (item: SearchLogItem) => boolean {
     const author = decl.options.people?.author;
-    const theirs = author ? this.ofPerson(chatId, person, author) : () => isPrivateChatOf(chatId, person);
+    const theirs = author ? this.ofPerson(chatId, person, author, decl.options.people?.names) : () => isPrivateChatOf(chatId, person);
     const marker = decl.options.erased?.is;
     return marker ? (item) => !marker(item) && theirs(item) : theirs;
   }
@@ -221,12 +221,12 @@ export class StorePrivacy {
           if (isPrivateChatOf(chatId, person)) out[chatId] = doc;
           continue;
         }
-        const mine = people.items(doc).filter(this.ofPerson(chatId, person, people.author));
+        const mine = people.items(doc).filter(this.ofPerson(chatId, person, people.author, people.names));
         if (mine.length) out[chatId] = mine;
       } else {
         const author = decl.options.people?.author;
         const items = await this.store.logFile(decl, chatId).read();
-        const mine = author ? items.filter(this.ofPerson(chatId, person, author)) : isPrivateChatOf(chatId, person) ? items : [];
+        const mine = author ? items.filter(this.ofPerson(chatId, person, author, decl.options.people?.names)) : isPrivateChatOf(chatId, person) ? items : [];
         if (mine.length) out[chatId] = mine;
       }
     }
@@ -272,14 +272,14 @@ export class StorePrivacy {
     for (const chatId of await this.store.chats(decl)) {
       try {
         if (decl.kind === 'chat-doc') {
-          removed += await this.removeFromDoc(decl, chatId, (doc, people) => (people ? this.ofPerson(chatId, person, people.author) : isPrivateChatOf(chatId, person) ? 'whole' : undefined));
+          removed += await this.removeFromDoc(decl, chatId, (doc, people) => (people ? this.ofPerson(chatId, person, people.author, people.names) : isPrivateChatOf(chatId, person) ? 'whole' : undefined));
           // Their private chat emptied: its document goes, so not even its key (their id) stays.
           const doc = this.store.document(decl, chatId);
           if (isPrivateChatOf(chatId, person) && same(await doc.get(), decl.initial(chatId))) await doc.remove();
         }
         else {
           const author = decl.options.people?.author;
-          const n = await this.store.logFile(decl, chatId).removeWhere(author ? this.ofPerson(chatId, person, author) : () => isPrivateChatOf(chatId, person));
+          const n = await this.store.logFile(decl, chatId).removeWhere(author ? this.ofPerson(chatId, person, author, decl.options.people?.names) : () => isPrivateChatOf(chatId, person));
           if (n) this.store.changed(decl, chatId);
           removed += n;
         }
@@ -373,7 +373,12 @@ export class StorePrivacy {
       const edited = decl.options.people?.edited;
       this.store.settle(decl);
       const log = this.store.engine(decl).chat(chatId);
-      let n = matches && edited ? await log.changeWhere(matches, (item) => edited(item, text)) : 0;
+      let n = 0;
+      if (matches && edited) {
+        // An item that cannot take the new text (edited gives undefined) goes.
+        n += await log.removeWhere((item) => matches(item) && edited(item, text) === undefined);
+        n += await log.changeWhere((item) => matches(item) && edited(item, text) !== undefined, (item) => edited(item, text)!);
+      }
       n += await this.changeCarried(decl, log, (m) => m.id === messageId && changeableBy(m.senderId, author), (m) => ({ ...m, text }));
       if (n) this.store.changed(decl, chatId);
       return n;
@@ -386,14 +391,17 @@ export class StorePrivacy {
     if (!(await this.store.chats(decl)).includes(chatId)) return 0;
     let changed = 0;
     if (decl.kind === 'chat-log') {
-      await this.store.logFile(decl, chatId).rewrite((items) => items.map((item) => (matches(item) ? (changed++, edited(item, text)) : item)));
+      // Nothing matched: the log is not written at all (an edit anywhere reaches every store).
+      await this.store.logFile(decl, chatId).rewrite((items) => items.flatMap((item) => (matches(item) ? (changed++, [edited(item, text)].filter((next) => next !== undefined)) : [item])));
     } else {
       const items = decl.options.people?.items;
       if (!items) return 0;
       const file = this.store.document(decl, chatId);
       await file.update((doc) => {
         const list = items(doc) as unknown[];
-        for (const [i, item] of list.entries()) if (matches(item)) (changed++, (list[i] = edited(item, text)));
+        if (!list.some(matches)) return;
+        const next = list.flatMap((item) => (matches(item) ? (changed++, [edited(item, text)].filter((x) => x !== undefined)) : [item]));
+        list.splice(0, list.length, ...next);
       });
       if (changed) await this.savedAndErased(decl, file);
     }

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { readdir, readFile, rm } from 'node:fs/promises';
-import { storedDocuments, storedHistory } from '../../helpers/disk-text.js';
+import { storedChatLogText, storedDocuments, storedHistory } from '../../helpers/disk-text.js';
 import path from 'node:path';
 import { proto, type WAMessage } from '@whiskeysockets/baileys';
 import type { App } from '../../../app/app.js';
@@ -243,9 +243,9 @@ describe('the real bot over WhatsApp: what it keeps follows the chat', function 
     await say(waText('my secret word is zanzibarquokka', { from: ALICE_LID, fromAlt: ALICE }));
     await say(waText(`@${BOT_PHONE} the group word is zanzibarquokka`, { chat: GROUP, from: ALICE, mentions: [BOT_JID] }));
     await say(waText(`@${BOT_PHONE} mine is marmosetpancake`, { chat: GROUP, from: MALLORY, mentions: [BOT_JID] }));
-    // The bot's answers reach sent-messages.jsonl behind the sends, without holding them up.
+    // The bot's answers reach its record of what it sent (the store database) behind the sends, without holding them up.
     await transport.whenSentRecorded();
-    const sentFile = await readFile(path.join(data, 'whatsapp', 'sent-messages.jsonl'), 'utf8');
+    const sentFile = storedChatLogText(data, 'whatsapp', 'sent-messages');
     expect(sentFile.split('zanzibarquokka').length - 1, 'both answers to Alice are kept for resends').to.be.at.least(2);
     const links = () => JSON.stringify(storedDocuments(data, 'whatsapp', 'identity-links'));
     expect(links()).to.include('98765432100001').and.include('6281211110000');

@@ -4,7 +4,10 @@ import { appendFile, mkdir, open, readFile, rm, utimes, writeFile } from 'node:f
 import path from 'node:path';
 import sinon from 'sinon';
 import { proto, type WAMessage } from '@whiskeysockets/baileys';
-import { ResendStore } from '../../../core/adapters/whatsapp/resend-store.js';
+import { RESEND_STORE, ResendStore } from '../../../core/adapters/whatsapp/resend-store.js';
+import { databaseFor } from '../../../core/services/store/database.js';
+import { PluginStores } from '../../../core/services/store/plugin-store.js';
+import { storeDatabaseText } from '../../helpers/disk-text.js';
 import { useDurableAuthState } from '../../../core/adapters/whatsapp/auth-store.js';
 import { StatusMessage } from '../../../plugins/mp3/progress.js';
 import { GROUP, waMessage, waText } from '../../fakes/baileys-socket.js';
@@ -37,39 +40,54 @@ describe('WhatsApp transport: resend store for other devices’ retries (fake so
     expect((await getMessage({ remoteJid: ALICE, id: reaction.id, fromMe: true }))?.reactionMessage).to.deep.include({ text: '👍' });
   });
 
-  it('skips broken lines on load, and drops messages past the 14-day window', async () => {
+  it('takes in sent-messages.jsonl of an earlier version once, skipping broken lines and messages past the 14-day window, and keeps it aside; past the window they go after a restart too', async () => {
     const dir = await tempDir('wabot-resend-');
+    const day = 24 * 3600_000;
     let now = Date.now();
+    const line = (id: string, at: number, text: string) => JSON.stringify({ id, chat: ALICE, at, message: { conversation: text } });
+    await mkdir(path.join(dir, 'whatsapp'), { recursive: true });
+    const earlier = path.join(dir, 'whatsapp', 'sent-messages.jsonl');
+    await writeFile(earlier, [line('A1', now - 15 * day, 'old'), line('B2', now - 5 * day, 'newer')].join('\n') + '\n');
+    await appendFile(earlier, '{"id":"C3","chat":"x","at":1,"message":{"conversation":\n'); // cut by a crash
+    await appendFile(earlier, '{"id":"D4","chat":"x","at":"not a time","message":{}}\n');
     const store = await ResendStore.open(dir, { now: () => now });
-    await store.add('A1', ALICE, { conversation: 'old' });
-    now += 10 * 24 * 3600_000;
-    await store.add('B2', ALICE, { conversation: 'newer' });
-    await appendFile(store.file, '{"id":"C3","chat":"x","at":1,"message":{"conversation":\n'); // cut by a crash
-    await appendFile(store.file, '{"id":"D4","chat":"x","at":"not a time","message":{}}\n');
-    now += 5 * 24 * 3600_000;
+    expect(store.get('A1')).to.equal(undefined);
+    expect(store.get('B2')?.conversation).to.equal('newer');
+    expect(store.size).to.equal(1);
+    expect(existsSync(earlier)).to.equal(false);
+    expect(await readFile(path.join(dir, 'migrated', 'whatsapp', 'sent-messages.jsonl'), 'utf8')).to.include('newer');
+    await store.add('E5', ALICE, { conversation: 'today' });
+    now += 10 * day;
     const reloaded = await ResendStore.open(dir, { now: () => now });
-    expect(reloaded.get('A1')).to.equal(undefined);
-    expect(reloaded.get('B2')?.conversation).to.equal('newer');
+    expect(reloaded.get('B2')).to.equal(undefined);
+    expect(reloaded.get('E5')?.conversation).to.equal('today');
     expect(reloaded.size).to.equal(1);
-    // More than half of the file was dead weight: it was rewritten with the live entry only.
-    expect((await readFile(store.file, 'utf8')).trim().split('\n')).to.have.length(1);
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('an edit or delete for everyone that matches nothing kept leaves the file as it is; one that matches rewrites it without the message', async () => {
+  it('an edit or delete for everyone that matches nothing kept writes nothing; one that matches removes the reply quoting it, on disk and for resends', async () => {
     const dir = await tempDir('wabot-resend-');
-    const store = await ResendStore.open(dir);
-    await store.add('A1', ALICE, { conversation: 'first' });
-    await store.add('A1', ALICE, { conversation: 'first, sent again' });
-    await store.add('B2', ALICE, { conversation: 'second' });
-    const before = await readFile(store.file, 'utf8');
-    expect(before.trim().split('\n')).to.have.length(3);
-    expect(await store.removeWhere((e) => e.id === 'nothing-kept', { onlyOnMatch: true })).to.equal(0);
-    expect(await readFile(store.file, 'utf8')).to.equal(before);
-    expect(await store.removeWhere((e) => e.id === 'B2', { onlyOnMatch: true })).to.equal(1);
-    const after = (await readFile(store.file, 'utf8')).trim().split('\n');
-    expect(after).to.have.length(1);
-    expect(after[0]).to.include('first, sent again');
+    const stores = new PluginStores('whatsapp', dir, [RESEND_STORE]);
+    const store = await ResendStore.open(stores);
+    const quoting = (text: string, stanzaId: string) => ({ extendedTextMessage: { text, contextInfo: { stanzaId, participant: ALICE } } });
+    await store.add('A1', GROUP, quoting('first', 'Q1'));
+    await store.add('A1', GROUP, quoting('first, sent again', 'Q1'));
+    await store.add('B2', GROUP, quoting('second', 'Q2'));
+    const participant = stores.participants().find((p) => p.name === 'messages the bot sent (kept 14 days for resends)')!;
+    const db = databaseFor(dir);
+    const changes = () => db.get<{ n: number }>('SELECT total_changes() AS n')!.n;
+    const before = changes();
+    expect(await participant.edit!(GROUP, 'nothing-kept', 'new words', [ALICE])).to.equal(0);
+    expect(await participant.revoke!(GROUP, 'nothing-kept', [ALICE])).to.equal(0);
+    // Someone else deleting Alice's message changes nothing either.
+    expect(await participant.revoke!(GROUP, 'Q2', ['6281299990000@s.whatsapp.net'])).to.equal(0);
+    expect(changes()).to.equal(before);
+    expect(await participant.revoke!(GROUP, 'Q2', [ALICE])).to.equal(1);
+    expect(store.get('B2')).to.equal(undefined);
+    expect(await participant.edit!(GROUP, 'Q1', 'new words', [ALICE, ALICE_LID])).to.equal(2);
+    expect(store.get('A1')).to.equal(undefined);
+    await stores.whenSwept();
+    expect(await storeDatabaseText(dir)).to.not.include('second').and.not.include('first');
     await rm(dir, { recursive: true, force: true });
   });
 });

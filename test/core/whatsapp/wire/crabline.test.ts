@@ -109,7 +109,7 @@ describe('WhatsApp on the wire (npm start against a WhatsApp Web server on 127.0
     expect(reply.to).to.equal('15551230001@lid');
   });
 
-  // The bot's own record of what it sent (data/whatsapp/sent-messages.jsonl) quotes the person's words too.
+  // The bot's own record of what it sent (kept for resends in the store database) quotes the person's words too.
   it('.mydata delete confirm leaves nothing of the chat\'s words in data/', async () => {
     const person = '15551230002@s.whatsapp.net';
     await wa.inbound({ from: person, text: 'my secret word is zanzibar-quokka' });
