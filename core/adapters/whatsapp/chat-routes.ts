@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { PluginStores } from '../../services/store/plugin-store.js';
 import type { SqlDoc } from '../../services/store/sql-docs.js';
 import { Store } from '../../services/store/store-declarations.js';
+import { BoundedMap } from './caches.js';
 
 /** What the adapter keeps of one chat beyond its messages. */
 export interface ChatRoute {
@@ -40,6 +41,11 @@ export const CHAT_ROUTES_STORE = Store.doc('chat-routes', Type.Object({ chats: T
  */
 export class ChatRoutes {
   private chats: Record<string, ChatRoute> = {};
+  /**
+   * What this process learnt, read first: a person's `.mydata` delete takes their entry from the store, but the
+   * answer to that very message (and the rest of the turn) still goes where it came from, with its timer.
+   */
+  private readonly learnt = new BoundedMap<string, ChatRoute>(CHAT_ROUTES_MAX);
 
   private constructor(private readonly doc: SqlDoc<{ chats: Record<string, ChatRoute> }>, private readonly onError: (err: Error) => void) {}
 
@@ -52,12 +58,19 @@ export class ChatRoutes {
   }
 
   get(chatId: string): ChatRoute | undefined {
+    const stored = this.stored(chatId);
+    const learnt = this.learnt.get(chatId);
+    return learnt || stored ? { ...stored, ...learnt } : undefined;
+  }
+
+  private stored(chatId: string): ChatRoute | undefined {
     return Object.prototype.hasOwnProperty.call(this.chats, chatId) ? this.chats[chatId] : undefined;
   }
 
   /** Records what changed of a chat's route (at once in memory); nothing is written when it is what was kept already. */
   set(chatId: string, change: ChatRoute): void {
-    const before = this.get(chatId);
+    this.learnt.set(chatId, { ...this.learnt.get(chatId), ...change });
+    const before = this.stored(chatId);
     if (before && Object.entries(change).every(([key, value]) => before[key as keyof ChatRoute] === value)) return;
     const apply = (chats: Record<string, ChatRoute>) => {
       const route = { ...chats[chatId], ...change };
