@@ -7,7 +7,7 @@ import { proto, type WAMessage } from '@whiskeysockets/baileys';
 import { RESEND_STORE, ResendStore } from '../../../core/adapters/whatsapp/resend-store.js';
 import { databaseFor } from '../../../core/services/store/database.js';
 import { PluginStores } from '../../../core/services/store/plugin-store.js';
-import { storeDatabaseText } from '../../helpers/disk-text.js';
+import { storeDatabaseText, storedChatLogText } from '../../helpers/disk-text.js';
 import { useDurableAuthState } from '../../../core/adapters/whatsapp/auth-store.js';
 import { StatusMessage } from '../../../plugins/mp3/progress.js';
 import { GROUP, waMessage, waText } from '../../fakes/baileys-socket.js';
@@ -62,6 +62,22 @@ describe('WhatsApp transport: resend store for other devices’ retries (fake so
     expect(reloaded.get('B2')).to.equal(undefined);
     expect(reloaded.get('E5')?.conversation).to.equal('today');
     expect(reloaded.size).to.equal(1);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('sent-messages.jsonl found again after it was taken in (a crash before it moved aside) is not taken in twice', async () => {
+    const dir = await tempDir('wabot-resend-');
+    await mkdir(path.join(dir, 'whatsapp'), { recursive: true });
+    const earlier = path.join(dir, 'whatsapp', 'sent-messages.jsonl');
+    const bytes = JSON.stringify({ id: 'B2', chat: ALICE, at: Date.now(), message: { conversation: 'only once' } }) + '\n';
+    await writeFile(earlier, bytes);
+    await ResendStore.open(dir);
+    // The file is back where it was, as a crash between the transaction and the move would leave it.
+    await writeFile(earlier, bytes);
+    const again = await ResendStore.open(dir);
+    expect(again.get('B2')?.conversation).to.equal('only once');
+    expect(storedChatLogText(dir, 'whatsapp', 'sent-messages').split('only once')).to.have.length(2);
+    expect(existsSync(earlier)).to.equal(false);
     await rm(dir, { recursive: true, force: true });
   });
 
