@@ -1,0 +1,61 @@
+import { expect } from 'chai';
+import { definePlugin, Store, Type, type PluginStore } from '../../../core/index.js';
+import { databaseFor } from '../../../core/services/store/database.js';
+import { PLUGIN_DOC_PAUSE_MS } from '../../../core/kernel/bot/plugin-hosts.js';
+import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { storedDocuments } from '../../helpers/disk-text.js';
+
+const TALLY = Store.doc('tally', Type.Object({ turns: Type.Integer() }), () => ({ turns: 0 }));
+
+let store: PluginStore | undefined;
+/** A plugin that changes one document per message, as the profiles plugin counts the money of every answer. */
+const tallyPlugin = definePlugin({
+  name: 'tally',
+  description: 'Counts the messages it is sent',
+  stores: [TALLY],
+  setup(host) {
+    store = host.store;
+    return { commands: [{ command: 'count', run: async (ctx) => ctx.reply(`turn ${(await host.store.doc(TALLY).update((d) => void d.turns++)).turns}`) }] };
+  },
+});
+
+/*
+ * A plugin's document changed by every message is written once per busy moment, as its JSON file was: the changes
+ * made within PLUGIN_DOC_PAUSE_MS go into one statement, written after the pause on its own, or at a flush or stop.
+ */
+describe("a plugin's documents: the changes of a busy moment are written together after a short pause", function () {
+  this.timeout(30_000);
+  let bot: TestBot | undefined;
+  afterEach(async () => {
+    await bot?.stop();
+    bot = undefined;
+  });
+
+  const stored = () => storedDocuments(`${bot!.dir}/data`, 'tally', 'tally')['']?.turns;
+  /** How many statements changed the store database so far (SQLite's count on the app's own connection). */
+  const changes = () => databaseFor(`${bot!.dir}/data`).get<{ n: number }>('SELECT total_changes() AS n')!.n;
+
+  it('ten messages in a row are one write, made after the pause without a flush', async () => {
+    bot = await startTestBot(tallyPlugin);
+    expect(await bot.send('.count')).to.deep.equal(['turn 1']);
+    await bot.app.bot.whenStoresIdle();
+    const clock = bot.useClock(['setTimeout', 'clearTimeout']);
+    const before = changes();
+    for (let i = 2; i <= 11; i++) expect(await bot.send('.count')).to.deep.equal([`turn ${i}`]);
+    expect(stored(), 'not written before its pause').to.equal(1);
+    await clock.tick(PLUGIN_DOC_PAUSE_MS);
+    expect(stored()).to.equal(11);
+    expect(changes() - before, 'one statement for the ten changes').to.equal(1);
+  });
+
+  it('a change still in its pause is on disk after the stop', async () => {
+    bot = await startTestBot(tallyPlugin);
+    bot.useClock(['setTimeout', 'clearTimeout']);
+    await bot.send('.count');
+    await store!.doc(TALLY).update((d) => void (d.turns = 40));
+    const dir = bot.dir;
+    await bot.stop();
+    bot = undefined;
+    expect(storedDocuments(`${dir}/data`, 'tally', 'tally')['']?.turns).to.equal(40);
+  });
+});
