@@ -35,4 +35,9 @@ describe('start-up loads what answering needs later only when it is needed', fun
   it('loads tar-stream with the first workspace job, not at start', () => {
     expect(of('tar-stream')).to.deep.equal([]);
   });
+
+  it('loads prom-client (with @opentelemetry/api, about 80 modules) when the metrics are first read, not at start', () => {
+    expect(of('prom-client')).to.deep.equal([]);
+    expect(of('@opentelemetry/api')).to.deep.equal([]);
+  });
 });

@@ -1,4 +1,11 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { createRequire } from 'node:module';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * prom-client (with @opentelemetry/api, ~80 modules) loads when the metrics are first read or an event counter
+ * first counts, not at start: a start has nothing to count yet, and every message counts into plain tallies.
+ */
+const promClient = () => createRequire(import.meta.url)('prom-client') as typeof import('prom-client');
 
 /** Prefix of every metric the bot exports (Prometheus naming: one namespace per application). */
 export const METRIC_PREFIX = 'wa_bot_';
@@ -38,13 +45,13 @@ class LabelTally {
   }
 }
 
-/** Counts by two labels made on every answer (leg, outcome): plain numbers until the counter is read. */
+/** Counts by two labels made on every answer (leg and outcome, leg and token kind): plain numbers until the counter is read. */
 class PairTally {
   private readonly counts = new Map<string, Map<string, number>>();
-  add(first: string, second: string): void {
+  add(first: string, second: string, amount = 1): void {
     let inner = this.counts.get(first);
     if (!inner) this.counts.set(first, (inner = new Map()));
-    inner.set(second, (inner.get(second) ?? 0) + 1);
+    inner.set(second, (inner.get(second) ?? 0) + amount);
   }
   drain(into: (first: string, second: string, count: number) => void): void {
     for (const [first, inner] of this.counts) for (const [second, count] of inner) into(first, second, count);
@@ -53,20 +60,7 @@ class PairTally {
 }
 
 export class BotMetrics {
-  readonly registry = new Registry();
-  readonly messagesReceived: Counter<'kind'>;
-  readonly messagesAnswered: Counter<'kind'>;
-  readonly handlingSeconds: Histogram<'kind'>;
-  readonly upstreamRequests: Counter<'leg' | 'outcome'>;
-  readonly legCooldowns: Counter<'leg' | 'reason'>;
-  readonly queueDepth: Gauge;
-  readonly reconnects: Counter<'reason'>;
-  readonly messagesSent: Counter<'type'>;
-  readonly sendFailures: Counter<'type'>;
-  /** Outbound event webhook deliveries by outcome: delivered, retried (a try failed), failed (gave up), dropped (queue full). */
-  readonly webhookDeliveries: Counter<'outcome'>;
-  /** Provider-reported tokens by leg and kind: input (`prompt`, cached included), `cached` input, `completion`. */
-  readonly tokens: Counter<'leg' | 'kind'>;
+  private built: Instruments | undefined;
   private sources: MetricSources = {};
   // The message path counts here (a label hash and check per call in prom-client, several calls per message); each
   // counter takes its share when the metrics are read.
@@ -74,13 +68,60 @@ export class BotMetrics {
   private readonly answered = new LabelTally();
   private readonly sent = new LabelTally();
   private readonly upstream = new PairTally();
+  private readonly tokenCounts = new PairTally();
   private depth = 0;
   /** Handling times (kind, seconds, kind, seconds, …) not yet handed to the histogram: it takes them when read. */
   private handled: Array<string | number> = [];
 
-  constructor() {
-    const registers = [this.registry];
-    const { received, answered, sent } = this;
+  /** The bot's own registry (made, with every metric in it, on first use). */
+  get registry(): Registry {
+    return this.instruments().registry;
+  }
+  get messagesReceived(): Counter<'kind'> {
+    return this.instruments().messagesReceived;
+  }
+  get messagesAnswered(): Counter<'kind'> {
+    return this.instruments().messagesAnswered;
+  }
+  get handlingSeconds(): Histogram<'kind'> {
+    return this.instruments().handlingSeconds;
+  }
+  get upstreamRequests(): Counter<'leg' | 'outcome'> {
+    return this.instruments().upstreamRequests;
+  }
+  get legCooldowns(): Counter<'leg' | 'reason'> {
+    return this.instruments().legCooldowns;
+  }
+  get queueDepth(): Gauge {
+    return this.instruments().queueDepth;
+  }
+  get reconnects(): Counter<'reason'> {
+    return this.instruments().reconnects;
+  }
+  get messagesSent(): Counter<'type'> {
+    return this.instruments().messagesSent;
+  }
+  get sendFailures(): Counter<'type'> {
+    return this.instruments().sendFailures;
+  }
+  /** Outbound event webhook deliveries by outcome: delivered, retried (a try failed), failed (gave up), dropped (queue full). */
+  get webhookDeliveries(): Counter<'outcome'> {
+    return this.instruments().webhookDeliveries;
+  }
+  /** Provider-reported tokens by leg and kind: input (`prompt`, cached included), `cached` input, `completion`. */
+  get tokens(): Counter<'leg' | 'kind'> {
+    return this.instruments().tokens;
+  }
+
+  private instruments(): Instruments {
+    return (this.built ??= this.build());
+  }
+
+  private build(): Instruments {
+    const { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } = promClient();
+    const registry = new Registry();
+    const registers = [registry];
+    const { received, answered, sent, tokenCounts } = this;
     const metrics = this;
     // A counter filled from a tally when it is read (scrape, get()).
     const tallied = <L extends string>(name: string, help: string, label: L, tally: LabelTally) =>
@@ -93,9 +134,9 @@ export class BotMetrics {
           tally.drain((value, n) => this.inc({ [label]: value } as Partial<Record<L, string>>, n));
         },
       });
-    this.messagesReceived = tallied('messages_received_total', 'Inbound messages handed to the bot, by kind (text or media kind).', 'kind', received);
-    this.messagesAnswered = tallied('messages_answered_total', 'Inbound messages the bot answered (text, media or reaction), by kind of the inbound message.', 'kind', answered);
-    this.handlingSeconds = new Histogram({
+    const messagesReceived = tallied('messages_received_total', 'Inbound messages handed to the bot, by kind (text or media kind).', 'kind', received);
+    const messagesAnswered = tallied('messages_answered_total', 'Inbound messages the bot answered (text, media or reaction), by kind of the inbound message.', 'kind', answered);
+    const handlingSeconds = new Histogram({
       name: `${METRIC_PREFIX}message_handling_seconds`,
       help: 'Time from receiving a message to the end of its handling (including waiting behind earlier messages of the chat).',
       labelNames: ['kind'],
@@ -106,7 +147,7 @@ export class BotMetrics {
       },
     });
     const upstream = this.upstream;
-    this.upstreamRequests = new Counter({
+    const upstreamRequests = new Counter({
       name: `${METRIC_PREFIX}upstream_requests_total`,
       help: 'Requests to AI provider legs, by leg and outcome (ok or the failure class).',
       labelNames: ['leg', 'outcome'],
@@ -115,8 +156,8 @@ export class BotMetrics {
         upstream.drain((leg, outcome, n) => this.inc({ leg, outcome }, n));
       },
     });
-    this.legCooldowns = new Counter({ name: `${METRIC_PREFIX}leg_cooldowns_total`, help: 'Times a provider leg was put to rest after a failure, by leg and failure class.', labelNames: ['leg', 'reason'], registers });
-    this.queueDepth = new Gauge({
+    const legCooldowns = new Counter({ name: `${METRIC_PREFIX}leg_cooldowns_total`, help: 'Times a provider leg was put to rest after a failure, by leg and failure class.', labelNames: ['leg', 'reason'], registers });
+    const queueDepth = new Gauge({
       name: `${METRIC_PREFIX}queue_depth`,
       help: 'Inbound messages being handled or waiting behind an earlier message of their chat.',
       registers,
@@ -124,16 +165,19 @@ export class BotMetrics {
         this.set(metrics.depth);
       },
     });
-    this.reconnects = new Counter({ name: `${METRIC_PREFIX}reconnects_total`, help: 'WhatsApp connection closes followed by a reconnect, by reason.', labelNames: ['reason'], registers });
-    this.messagesSent = tallied('messages_sent_total', 'Messages the bot sent, by type (text, media, reaction, edit).', 'type', sent);
-    this.tokens = new Counter({
+    const reconnects = new Counter({ name: `${METRIC_PREFIX}reconnects_total`, help: 'WhatsApp connection closes followed by a reconnect, by reason.', labelNames: ['reason'], registers });
+    const messagesSent = tallied('messages_sent_total', 'Messages the bot sent, by type (text, media, reaction, edit).', 'type', sent);
+    const tokens = new Counter({
       name: `${METRIC_PREFIX}tokens_total`,
       help: 'Tokens the providers reported, by leg and kind: prompt (all input), cached (the part of the input read from the provider\'s prompt cache), completion.',
       labelNames: ['leg', 'kind'],
       registers,
+      collect() {
+        tokenCounts.drain((leg, kind, n) => this.inc({ leg, kind }, n));
+      },
     });
-    this.webhookDeliveries = new Counter({ name: `${METRIC_PREFIX}webhook_deliveries_total`, help: 'Outbound event webhook deliveries, by outcome: delivered, retried (a try failed and waits), failed (gave up after its tries), dropped (the queue was full).', labelNames: ['outcome'], registers });
-    this.sendFailures = new Counter({ name: `${METRIC_PREFIX}send_failures_total`, help: 'Sends the transport refused or could not deliver, by type.', labelNames: ['type'], registers });
+    const webhookDeliveries = new Counter({ name: `${METRIC_PREFIX}webhook_deliveries_total`, help: 'Outbound event webhook deliveries, by outcome: delivered, retried (a try failed and waits), failed (gave up after its tries), dropped (the queue was full).', labelNames: ['outcome'], registers });
+    const sendFailures = new Counter({ name: `${METRIC_PREFIX}send_failures_total`, help: 'Sends the transport refused or could not deliver, by type.', labelNames: ['type'], registers });
 
     new Gauge({
       name: `${METRIC_PREFIX}leg_up`,
@@ -197,14 +241,15 @@ export class BotMetrics {
         this.set(metrics.sources.transport?.()?.restricted ? 1 : 0);
       },
     });
-    collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
+    collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
+    return { registry, messagesReceived, messagesAnswered, handlingSeconds, upstreamRequests, legCooldowns, queueDepth, reconnects, messagesSent, sendFailures, webhookDeliveries, tokens };
   }
 
   /** One response's tokens as the provider reported them (see `tokens`). */
   countTokens(leg: string, tokens: { prompt: number; cached: number; completion: number }): void {
-    this.tokens.inc({ leg, kind: 'prompt' }, tokens.prompt);
-    this.tokens.inc({ leg, kind: 'cached' }, tokens.cached);
-    this.tokens.inc({ leg, kind: 'completion' }, tokens.completion);
+    this.tokenCounts.add(leg, 'prompt', tokens.prompt);
+    this.tokenCounts.add(leg, 'cached', tokens.cached);
+    this.tokenCounts.add(leg, 'completion', tokens.completion);
   }
 
   /** One message's handling time, by kind (observed by the histogram when the metrics are read). */
@@ -217,6 +262,7 @@ export class BotMetrics {
   private drainHandled(): void {
     const handled = this.handled;
     this.handled = [];
+    if (!handled.length) return;
     for (let i = 0; i < handled.length; i += 2) this.handlingSeconds.observe({ kind: handled[i] as string }, handled[i + 1] as number);
   }
 
@@ -252,6 +298,23 @@ export class BotMetrics {
 
   /** The Prometheus text exposition and its content type. */
   async exposition(): Promise<{ contentType: string; text: string }> {
-    return { contentType: this.registry.contentType, text: await this.registry.metrics() };
+    const registry = this.registry;
+    return { contentType: registry.contentType, text: await registry.metrics() };
   }
+}
+
+/** The prom-client objects of one BotMetrics, made when first needed. */
+interface Instruments {
+  registry: Registry;
+  messagesReceived: Counter<'kind'>;
+  messagesAnswered: Counter<'kind'>;
+  handlingSeconds: Histogram<'kind'>;
+  upstreamRequests: Counter<'leg' | 'outcome'>;
+  legCooldowns: Counter<'leg' | 'reason'>;
+  queueDepth: Gauge;
+  reconnects: Counter<'reason'>;
+  messagesSent: Counter<'type'>;
+  sendFailures: Counter<'type'>;
+  webhookDeliveries: Counter<'outcome'>;
+  tokens: Counter<'leg' | 'kind'>;
 }
