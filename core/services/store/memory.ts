@@ -25,6 +25,9 @@ interface ChatMemory {
 /** The folder of the earlier layout (`data/memory/<chat>.json`), relative to the data folder. */
 const EARLIER_FOLDER = 'memory';
 
+/** How many chats' facts MemoryStore keeps in memory at most (the chats answered lately). */
+const KNOWN_CHATS = 1000;
+
 /**
  * Per-chat memory: facts the model was asked to remember (the `remember` tool), rows of one table of the store
  * database (`core` namespace). The newest `maxFacts` are in the prompt; older ones move to the chat's archive, which is
@@ -42,6 +45,12 @@ const EARLIER_FOLDER = 'memory';
 export class MemoryStore {
   private readonly table = tableOf('facts', 'core', 'memory');
   private readyFor: StoreDatabase | undefined;
+  /**
+   * Each chat's facts as last read, for the connection they were read on: every answer reads its chat's facts, which
+   * change only through `change` and `takeIn` (each drops the chats it touched). Bounded: emptied past KNOWN_CHATS.
+   */
+  private readonly known = new Map<string, MemoryFact[]>();
+  private knownFor: StoreDatabase | undefined;
 
   constructor(readonly dataDir: string, private readonly maxFacts = 100, private readonly onCorrupt?: OnCorrupt, private readonly maxArchived = 10 * maxFacts) {}
 
@@ -104,6 +113,7 @@ export class MemoryStore {
     }
     const what = `${this.table}/${path.basename(file)}:${createHash('sha256').update(bytes).digest('hex')}`;
     if (db.get('SELECT at FROM store_migrations WHERE what = ?', [what]) === undefined) {
+      this.known.delete(chatId);
       db.transaction(() => {
         this.replace(db, chatId, this.merged(this.read(db, chatId), doc));
         db.run('INSERT INTO store_migrations (what, at) VALUES (?, ?)', [what, Date.now()]);
@@ -184,6 +194,7 @@ export class MemoryStore {
       domain.health.writeFailed(file, err);
       throw new DataWriteError([file], err);
     } finally {
+      for (const chat of chats) this.known.delete(chat);
       domain.gate.leave();
     }
   }
@@ -194,7 +205,15 @@ export class MemoryStore {
   }
 
   async facts(chatId: string): Promise<MemoryFact[]> {
-    return this.read(this.dbFor(chatId), chatId).facts;
+    const db = this.dbFor(chatId);
+    if (this.knownFor !== db || this.known.size >= KNOWN_CHATS) {
+      this.known.clear();
+      this.knownFor = db;
+    }
+    let facts = this.known.get(chatId);
+    if (!facts) this.known.set(chatId, (facts = this.read(db, chatId).facts));
+    // A copy: what the caller does with its list never changes the one kept here.
+    return facts.slice();
   }
 
   /** The chats with facts or archived facts. */

@@ -82,6 +82,31 @@ describe('memory in the store database', () => {
     expect(texts(await memories.facts(ALICE))).to.deep.equal(['likes green tea', 'works nights']);
   });
 
+  it('the facts an answer reads are those of the last change: after a remember, a forget, a delete and a chat move', async () => {
+    const memories = new MemoryStore(dataDir, 2);
+    expect(await memories.facts(ALICE)).to.deep.equal([]);
+    await memories.remember(ALICE, 'likes tea', ALICE);
+    expect(texts(await memories.facts(ALICE))).to.deep.equal(['likes tea']);
+    // What a caller does with the list it got changes nothing kept.
+    (await memories.facts(ALICE)).pop();
+    expect(texts(await memories.facts(ALICE))).to.deep.equal(['likes tea']);
+    await memories.remember(ALICE, 'lives in Porto', ALICE);
+    await memories.remember(ALICE, 'has a cat', ALICE);
+    expect(texts(await memories.facts(ALICE))).to.deep.equal(['lives in Porto', 'has a cat']);
+    await memories.forget(ALICE, 1);
+    expect(texts(await memories.facts(ALICE))).to.deep.equal(['has a cat']);
+    await memories.removeWhere(ALICE, (f) => f.text === 'has a cat');
+    expect(await memories.facts(ALICE)).to.deep.equal([]);
+    await memories.remember(BOB, 'plays chess', BOB);
+    expect(texts(await memories.facts(BOB))).to.deep.equal(['plays chess']);
+    await memories.moveChat(BOB, ALICE);
+    expect(await memories.facts(BOB)).to.deep.equal([]);
+    expect(texts(await memories.facts(ALICE))).to.deep.equal(['plays chess']);
+    // After the database was closed (a stop) and opened again, read from it anew.
+    closeDatabase(dataDir);
+    expect(texts(await memories.facts(ALICE))).to.deep.equal(['plays chess']);
+  });
+
   it('refuses a fact once the archive is full too, and keeps what it had', async () => {
     const memories = new MemoryStore(dataDir, 1, undefined, 1);
     await memories.remember(ALICE, 'one');
