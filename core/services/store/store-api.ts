@@ -1,4 +1,4 @@
-import type { ChatDocDeclaration, ChatLogDeclaration, ChatSearchLogDeclaration, DocDeclaration, SearchHit, SearchLogItem, StoreDeclaration } from './store-declarations.js';
+import type { ChatDocDeclaration, ChatLogDeclaration, ChatRecordDeclaration, ChatSearchLogDeclaration, DocDeclaration, RecordEntry, SearchHit, SearchLogItem, StoreDeclaration } from './store-declarations.js';
 import { StoreWriteError } from '../../api/errors.js';
 
 /*
@@ -110,8 +110,19 @@ export interface ChatStore {
  * await doc.save((d) => void d.items.push({ text: ctx.args, by: ctx.senderId }));
  * const { items } = await doc.get();
  */
+/** A `Store.chatRecord`, opened: every change is in the store database when its promise resolves. */
+export interface StoredRecord<I extends RecordEntry> {
+  /** Notes entries (a later note of the same chat and id replaces the earlier one), then applies the bounds. */
+  add(entries: I[]): Promise<void>;
+  /** The entry noted for `id` in `chatId`, while it is kept. */
+  get(chatId: string, id: string): Promise<I | undefined>;
+  /** Every entry kept, oldest first. */
+  entries(): Promise<I[]>;
+}
+
 export interface PluginStore {
   doc<T>(decl: DocDeclaration<T>): StoredDoc<T>;
+  record<I extends RecordEntry>(decl: ChatRecordDeclaration<I>): StoredRecord<I>;
   chat(chatId: string): ChatStore;
   /** The chats that have a document or log of this kind. */
   chats(decl: ChatDocDeclaration<any, any> | ChatLogDeclaration<any> | ChatSearchLogDeclaration<any>): Promise<string[]>;
