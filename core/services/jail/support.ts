@@ -53,19 +53,23 @@ export async function detectJailSupport(options: { uid: number; gid: number; bwr
   const bwrap = options.bwrap ?? '/usr/bin/bwrap';
   if (dropsRoot && !executable('/usr/bin/setpriv')) return { ...base, cgroup, bwrap: { ok: false, reason: 'the service runs as root and /usr/bin/setpriv (util-linux) is missing, so programs cannot drop root' } };
   if (!executable('/usr/bin/prlimit')) return { ...base, cgroup, bwrap: { ok: false, reason: '/usr/bin/prlimit (util-linux) is missing' } };
+  // Both probes start at once (two spawns one after the other were time before "console chat ready"); the sandbox's
+  // answer counts only when bubblewrap answered its version, so the start log names the same missing piece as before.
+  const drop = dropArgs(base);
+  const [cmd, ...rest] = [...drop, bwrap, '--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--ro-bind', '/usr', '/usr', ...systemLinks(), '--proc', '/proc', '--dev', '/dev', '/usr/bin/true'];
+  const versionProbe = run(bwrap, ['--version']);
+  const sandboxProbe = run(cmd!, rest).then(
+    () => undefined,
+    (err: unknown) => err as Error,
+  );
   let version: string;
   try {
-    version = (await run(bwrap, ['--version'])).replace(/^bubblewrap\s*/, '');
+    version = (await versionProbe).replace(/^bubblewrap\s*/, '');
   } catch (err) {
     return { ...base, cgroup, bwrap: { ok: false, reason: `bubblewrap unavailable: ${(err as Error).message}` } };
   }
-  try {
-    const drop = dropArgs(base);
-    const [cmd, ...rest] = [...drop, bwrap, '--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--ro-bind', '/usr', '/usr', ...systemLinks(), '--proc', '/proc', '--dev', '/dev', '/usr/bin/true'];
-    await run(cmd!, rest);
-  } catch (err) {
-    return { ...base, cgroup, bwrap: { ok: false, reason: `bubblewrap ${version} cannot make a sandbox here (${(err as Error).message}); user namespaces may be forbidden` } };
-  }
+  const failed = await sandboxProbe;
+  if (failed) return { ...base, cgroup, bwrap: { ok: false, reason: `bubblewrap ${version} cannot make a sandbox here (${failed.message}); user namespaces may be forbidden` } };
   return { ...base, cgroup, bwrap: { ok: true, version } };
 }
 
