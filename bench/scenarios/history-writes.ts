@@ -1,9 +1,10 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { writeJsonAtomic } from '../../core/services/store/atomic.js';
 import { safeFileName } from '../../core/api/file-name.js';
+import { closeDatabase, isDatabaseFile } from '../../core/services/store/database.js';
 import { HistoryStore, type HistoryEntry } from '../../core/services/store/history.js';
 import { userId } from '../fixture.js';
 import { metric, type Check, type ScenarioResult } from '../result.js';
@@ -18,10 +19,10 @@ export interface HistoryWritesOptions {
 const entry = (chat: string, i: number): HistoryEntry => ({ id: `m-${i}`, role: i % 2 ? 'assistant' : 'user', senderId: chat, text: `message ${i}: see you at the station at quarter past eight`, at: 1_700_000_000_000 + i });
 
 /**
- * The history store (atomic writes, coalesced per file) taking `chats` × `messages` appends: all chats at once, each
- * chat's messages in order. Timed until everything is on disk (flush). Floor, in the same run, alternating: one
- * atomic write per chat of its final file (the least durable work that leaves the same files). Afterwards every
- * file must parse and hold all its messages in order.
+ * The history store (rows of the store database, a turn's appends in one transaction) taking `chats` × `messages`
+ * appends: all chats at once, each chat's messages in order. Timed until everything is on disk (flush). Floor, in the
+ * same run, alternating: one atomic write per chat of a file holding its final history (the least durable work that
+ * keeps the same messages). Afterwards every chat must hold all its messages in order.
  */
 export async function historyWrites(options: HistoryWritesOptions): Promise<ScenarioResult> {
   const chats = Array.from({ length: options.chats }, (_, i) => userId(20_000 + i));
@@ -48,26 +49,22 @@ export async function historyWrites(options: HistoryWritesOptions): Promise<Scen
     }
     await store.flush();
     const seconds = (performance.now() - t0) / 1000;
-    // Check: every file parses and holds every message, in order.
-    const files = await readdir(path.join(dir, 'history'));
+    // Check: every chat holds every message, in order, read back from the store database by a fresh store.
+    const reread = new HistoryStore(dir, options.messages);
     for (const chat of chats) {
       checked++;
-      const name = `${safeFileName(chat)}.json`;
-      try {
-        if (!files.includes(name)) throw new Error('missing');
-        const doc = JSON.parse(await readFile(path.join(dir, 'history', name), 'utf8')) as { messages: HistoryEntry[] };
-        const ids = doc.messages.map((m) => m.id).join(',');
-        if (ids !== Array.from({ length: options.messages }, (_, i) => `m-${i}`).join(',')) throw new Error(`${doc.messages.length} messages, not all in order`);
-      } catch (err) {
+      const ids = (await reread.recent(chat, options.messages)).map((m) => m.id).join(',');
+      if (ids !== Array.from({ length: options.messages }, (_, i) => `m-${i}`).join(',')) {
         broken++;
-        firstProblem ||= `${name}: ${(err as Error).message}`;
+        firstProblem ||= `${chat}: ${ids.split(',').filter(Boolean).length} messages, not all in order`;
       }
     }
-    // The append-only logs stay, emptied by the flush; anything else (a temporary file) is a leftover.
-    const leftovers = files.filter((f) => !f.endsWith('.json') && !f.endsWith('.jsonl'));
+    closeDatabase(dir);
+    // The store database and its WAL; anything else (a history file, a temporary file) is a leftover.
+    const leftovers = (await readdir(dir)).filter((f) => !isDatabaseFile(f));
     if (leftovers.length) {
       broken += leftovers.length;
-      firstProblem ||= `temporary files left: ${leftovers.slice(0, 3).join(', ')}`;
+      firstProblem ||= `files left: ${leftovers.slice(0, 3).join(', ')}`;
     }
     await rm(dir, { recursive: true, force: true });
     return total / seconds;
@@ -94,7 +91,7 @@ export async function historyWrites(options: HistoryWritesOptions): Promise<Scen
       floorRates.push(await floorRun());
     }
   }
-  const checks: Check[] = [{ name: 'history: every file parses with all messages in order', ok: broken === 0 && checked > 0, detail: broken ? `${broken} problems; first: ${firstProblem}` : `${checked} files checked` }];
+  const checks: Check[] = [{ name: 'history: every chat holds all its messages in order', ok: broken === 0 && checked > 0, detail: broken ? `${broken} problems; first: ${firstProblem}` : `${checked} chats checked` }];
   const rs = summarize(rates);
   const fs = summarize(floorRates);
   const ls = summarize(appendLatency);
