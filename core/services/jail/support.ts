@@ -40,13 +40,29 @@ export function dropArgs(support: Pick<JailSupport, 'uid' | 'gid' | 'dropsRoot'>
   return ['/usr/bin/setpriv', `--reuid=${support.uid}`, `--regid=${support.gid}`, '--clear-groups', '--inh-caps=-all', '--no-new-privs', '--'];
 }
 
+/** Sandboxes that worked, by uid, gid and bubblewrap: a working sandbox does not stop working under a running process. */
+const working = new Map<string, Promise<JailSupport>>();
+
 /**
  * Probes the machine: can bubblewrap make a sandbox for the jail's uid with `--disable-userns` (no nested user
- * namespaces, bubblewrap 0.8+), and may the service create cgroups.
+ * namespaces, bubblewrap 0.8+), and may the service create cgroups. A probe that found a working sandbox is kept for
+ * the process (each bot of a test run would otherwise start two bubblewraps); one that did not is made again next time.
  *
  * @example const support = await detectJailSupport({ uid: 65534, gid: 65534 });
  */
-export async function detectJailSupport(options: { uid: number; gid: number; bwrap?: string }): Promise<JailSupport> {
+export function detectJailSupport(options: { uid: number; gid: number; bwrap?: string }): Promise<JailSupport> {
+  const key = JSON.stringify([options.uid, options.gid, options.bwrap ?? '', process.getuid?.()]);
+  const known = working.get(key);
+  if (known) return known;
+  const probe = probeJailSupport(options);
+  working.set(key, probe);
+  void probe.then((support) => {
+    if (!support.bwrap.ok && working.get(key) === probe) working.delete(key);
+  }, () => working.delete(key));
+  return probe;
+}
+
+async function probeJailSupport(options: { uid: number; gid: number; bwrap?: string }): Promise<JailSupport> {
   const dropsRoot = process.getuid?.() === 0;
   const base = { uid: dropsRoot ? options.uid : (process.getuid?.() ?? options.uid), gid: dropsRoot ? options.gid : (process.getgid?.() ?? options.gid), dropsRoot };
   const cgroup = detectCgroups();
