@@ -28,9 +28,9 @@ export { askVision, asUpstreamFailure, DEFAULT_ANTHROPIC_VERSION, lacksMessagesE
 /** Data files of a plugin's own under `host.dataDir` (atomic writes, JSON files with a schema, append-only files). */
 export { appendToFile, releaseAppendHandle, writeFileAtomicSafe, writeFileAtomicSafe as writeFileAtomic, writeJsonAtomic } from './services/store/atomic.js';
 export { flushWithStores, JsonFile, type JsonFileOptions } from './services/store/json-file.js';
-export { healthFor } from './services/store/data-domain.js';
+export { domainFor, healthFor } from './services/store/data-domain.js';
 export { checkDocument } from './services/store/schemas.js';
-/** The per-chat search-log engine behind `Store.chatSearchLog` (for tools and tests that reach its files directly). */
-export { queryTerms, SearchLogs, type ChatSearchLog, type SearchLogEvents, type SearchLogFormat } from './services/store/search-log/chat-search-log.js';
+/** The per-chat search log behind `Store.chatSearchLog`, in the store database (for tools, tests and the benchmark that reach it directly). */
+export { queryTerms, SqlSearchLog, type SearchLogChat, type SearchLogSetup } from './services/store/sql-search-log.js';
 /** The tools the core itself offers outside any plugin (`remember`), for naming tools as `.profile tools` does. */
 export { CORE_TOOLS } from './kernel/plugin/registry.js';

@@ -19,7 +19,7 @@ const options = Type.Object({
   retentionDays: Type.Integer({ title: 'Days kept', minimum: 1, maximum: 36500, default: 365, description: 'days a message is kept in the recall log (older ones are dropped at start and daily)' }),
   maxResults: Type.Integer({ title: 'Most results', minimum: 1, maximum: 10, default: 5, description: 'matches shown by .recall and given to the model' }),
   maxQueryChars: Type.Integer({ title: 'Longest query (characters)', minimum: 10, maximum: 1000, default: 200, description: 'longest search accepted' }),
-  maxLoadedMessages: Type.Integer({ title: 'Messages kept in memory', minimum: 1000, maximum: 10_000_000, default: 200_000, description: 'messages kept in memory for search across all chats (~0.7 KB each); beyond it the least recently searched chats are unloaded and load again, from their index snapshots, at their next search' }),
+  maxLoadedMessages: Type.Integer({ title: 'Messages kept in memory', minimum: 1000, maximum: 10_000_000, default: 200_000, description: 'no longer used: the recall log is searched in the store database, nothing of it is kept in memory (accepted so existing settings still load)' }),
 });
 
 /** The log entry of a message as it came in, with `text` as the bot read it (mentions of the bot taken out). */
@@ -114,7 +114,6 @@ export default definePlugin({
     // (privacy, a flush, a backup), the noted messages go in.
     await host.store.tune(RECALL_LOG, {
       keepDays: () => host.options().retentionDays,
-      maxLoadedMessages: () => host.options().maxLoadedMessages,
       onFirstUse: catchUp,
       settle: () => takeNoted(),
     });

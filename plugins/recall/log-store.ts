@@ -1,22 +1,20 @@
+import path from 'node:path';
 import type { SearchHit } from '../../core/index.js';
-import { SearchLogs, type SearchLogEvents } from '../../core/builtin.js';
+import { domainFor, SqlSearchLog } from '../../core/builtin.js';
 import { validEntry, type LoggedMessage } from './entry.js';
 
 export { MAX_TEXT_CHARS, validEntry, type LoggedMessage } from './entry.js';
 export { queryTerms } from '../../core/builtin.js';
 export type RecallHit = SearchHit<LoggedMessage>;
-export type RecallStoreEvents = SearchLogEvents<LoggedMessage>;
 export type ChatRecallLog = ReturnType<RecallStore['chat']>;
 
-/** What recall's month files hold: `{"recall":1,"chat":…}` first, then one message per line (see entry.ts). */
-export const RECALL_FORMAT = { header: 'recall', item: validEntry };
-
 /**
- * The recall logs under `root` on the core's search-log engine (the plugin opens them through `host.store`; tests and
- * the benchmark use this to reach the same files directly).
+ * The recall logs of a data folder, `root` being its `recall/` folder, opened on the same table of the store database
+ * the plugin's `host.store` uses (`recall`'s `RECALL_LOG`): for tests and the benchmark that reach the log directly.
  */
-export class RecallStore extends SearchLogs<LoggedMessage> {
-  constructor(root: string, events: RecallStoreEvents = {}, options: ConstructorParameters<typeof SearchLogs<LoggedMessage>>[3] = {}) {
-    super(root, RECALL_FORMAT, events, options);
+export class RecallStore extends SqlSearchLog<LoggedMessage> {
+  constructor(root: string, events: { badLines?(file: string, count: number): void } = {}) {
+    const dataDir = path.dirname(root);
+    super({ dataDir, namespace: 'recall', name: 'recall', folder: root, domain: domainFor(dataDir), title: 'recall log', item: validEntry, ...events });
   }
 }

@@ -119,9 +119,6 @@ export function audioFileFor(messageId: string, ext: string): string {
   return `audio/msg-${safeFileName(messageId).slice(0, 160)}.${ext.replace(/[^a-z0-9]/gi, '').slice(0, 8) || 'bin'}`;
 }
 
-/** Months with at least this many notes keep a snapshot of their search index beside them (smaller ones index in milliseconds). */
-export const SNAPSHOT_MIN_NOTES = 2000;
-
 /**
  * The voice archive, declared to the core: `data/audio_archive/<chat>/<YYYY-MM>.jsonl` (the core's per-chat search
  * log, the engine recall uses) plus each note's audio file. From this declaration alone the core answers a person's
@@ -138,7 +135,6 @@ export const VOICE_ARCHIVE = Store.chatSearchLog(ARCHIVE_HEADER, ARCHIVE_NOTE, {
   section: 'voice notes',
   exportAs: '',
   item: noteItem,
-  snapshotMinLines: SNAPSHOT_MIN_NOTES,
   files: (note) => (note.audioFile ? [note.audioFile] : []),
   erased: {
     marker: (note) => ({ id: note.id, seq: note.seq, senderId: '', text: '', at: note.at, kind: note.kind, removed: true as const }),

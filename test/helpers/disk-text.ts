@@ -89,6 +89,24 @@ export function storedHistory(dataDir: string, chatId?: string): Array<{ text: s
   }
 }
 
+/**
+ * The items of one `Store.chatSearchLog` declaration (table `search-log:<namespace>:<name>`) as the store database
+ * holds them on disk, one JSON line each in the order written, of one chat or every chat ('' when there are none).
+ */
+export function storedSearchLogText(dataDir: string, namespace: string, name: string, chatId?: string): string {
+  const file = path.join(dataDir, 'store.db');
+  if (!existsSync(file)) return '';
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    if (!db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?").get(`search-log:${namespace}:${name}`)) return '';
+    const table = `"search-log:${namespace}:${name}"`;
+    const rows = (chatId === undefined ? db.prepare(`SELECT item FROM ${table} ORDER BY row`).all() : db.prepare(`SELECT item FROM ${table} WHERE chat = ? ORDER BY row`).all(chatId)) as Array<{ item: string }>;
+    return rows.map((r) => `${r.item}\n`).join('');
+  } finally {
+    db.close();
+  }
+}
+
 /** A chat's summary as the store database holds it on disk (`doc:core:summaries`), or undefined. */
 export function storedSummary(dataDir: string, chatId: string): { text: string; [key: string]: unknown } | undefined {
   return storedDocuments(dataDir, 'core', 'summaries')[chatId] as { text: string } | undefined;

@@ -7,7 +7,7 @@ import { SqlDocs, type SqlDoc } from './sql-docs.js';
 import { SqlChatLog, type ChatLogView } from './sql-chat-log.js';
 import type { PrivacyParticipant } from '../../kernel/port/privacy-participant.js';
 import { checkValue } from './schemas.js';
-import { SearchLogs, type ChatSearchLog, type SearchLogItem } from './search-log/chat-search-log.js';
+import { SqlSearchLog, type SearchLogChat, type SearchLogItem } from './sql-search-log.js';
 import { type ChatStore, type PluginStore, type SearchLogTuning, type StoredDoc, type StoredSearchLog } from './store-api.js';
 import { dataSchemaOf, storePathOf, titleOf, type ChatDocDeclaration, type ChatLogDeclaration, type ChatRecordDeclaration, type ChatSearchLogDeclaration, type DocDeclaration, type RecordEntry, type StoreDeclaration } from './store-declarations.js';
 import { StorePrivacy } from './store-privacy.js';
@@ -23,7 +23,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export class PluginStores implements PluginStore {
   private readonly docTables = new Map<StoreDeclaration, SqlDocs<unknown>>();
   private readonly logs = new Map<StoreDeclaration, SqlChatLog<unknown>>();
-  private readonly searchLogs = new Map<StoreDeclaration, SearchLogs<any>>();
+  private readonly searchLogs = new Map<StoreDeclaration, SqlSearchLog<any>>();
   private readonly tunings = new Map<StoreDeclaration, SearchLogTuning<any>>();
   private readonly tunedSweeps: NodeJS.Timeout[] = [];
   private stopFlushing: (() => void) | undefined;
@@ -165,41 +165,35 @@ export class PluginStores implements PluginStore {
     return this.chatLog(decl).chat(chatId);
   }
 
-  /** The engine of a search log (one per declaration): its files under the declaration's path, its problems told to the data health. */
+  /** The table of a search log (every chat's items, one per declaration); month files of the earlier layout are taken in on first use. */
   /** @internal store-privacy.ts */
-  engine<I extends SearchLogItem>(decl: ChatSearchLogDeclaration<I>): SearchLogs<I> {
-    let logs = this.searchLogs.get(decl) as SearchLogs<I> | undefined;
+  engine<I extends SearchLogItem>(decl: ChatSearchLogDeclaration<I>): SqlSearchLog<I> {
+    let logs = this.searchLogs.get(decl) as SqlSearchLog<I> | undefined;
     if (logs) return logs;
     const title = titleOf(decl, this.plugin);
     const item = decl.options.item ?? ((value: unknown) => (checkValue(decl.schema, value) === undefined ? (value as I) : undefined));
-    const health = this.domain.health;
     const tuning = () => (this.tunings.get(decl) ?? {}) as SearchLogTuning<I>;
-    logs = new SearchLogs<I>(
-      this.where(decl),
-      { header: decl.name, item, ...(decl.options.files ? { files: decl.options.files } : {}), keepsEmpty: Boolean(decl.options.erased) },
-      {
-        setAside: (file, movedTo, reason) => health.corrupt(file, movedTo, `${title}: ${reason}`),
-        badLines: (file, count) => (this.log?.warn ?? this.log?.info)?.call(this.log, { file, count }, `${title} ${path.basename(file)}: skipped ${count} line(s) that are not valid entries`),
-        writeFailed: (file, err) => health.writeFailed(file, err),
-        writeRecovered: (file) => health.writeRecovered(file),
-        indexRebuilt: (file, messages, reason) => this.log?.info({ file, messages, reason }, `${decl.name} index of ${path.basename(file)} rebuilt from the log (${messages} messages): ${reason}`),
-        snapshotFailed: (dir, err) => (this.log?.warn ?? this.log?.info)?.call(this.log, { err, dir }, `${title}: could not write a search-index snapshot (the next start indexes that month from the log)`),
-        unloaded: (chat, messages) => this.log?.info({ chat, messages }, `${title}: a chat's ${messages} items left memory (over maxLoadedMessages); its next search loads them again`),
-      },
-      {
-        snapshotMinLines: decl.options.snapshotMinLines,
-        maxLoadedMessages: () => tuning().maxLoadedMessages?.() ?? 200_000,
-        onFirstUse: (log) => tuning().onFirstUse?.(this.searchLogOf(decl, log)),
-      },
-    );
+    logs = new SqlSearchLog<I>({
+      dataDir: this.dataDir,
+      namespace: this.plugin,
+      name: decl.name,
+      folder: this.where(decl),
+      domain: this.domain,
+      title,
+      item,
+      keepsEmpty: Boolean(decl.options.erased),
+      ...(decl.options.files ? { files: decl.options.files } : {}),
+      badLines: (file, count) => (this.log?.warn ?? this.log?.info)?.call(this.log, { file, count }, `${title} ${path.basename(file)}: skipped ${count} line(s) that are not valid entries`),
+      onFirstUse: (log) => tuning().onFirstUse?.(this.searchLogOf(decl, log)),
+    });
     this.searchLogs.set(decl, logs);
-    // Lines batched in memory are written before a backup copies the folder.
+    // Items added without waiting are written before a backup copies the database.
     if (!this.stopFlushing) this.stopFlushing = flushWithStores(() => this.flushSearchLogs(), this.dataDir);
     return logs;
   }
 
   /** A chat's search log as a plugin sees it: that chat's calls only (no move, no other chat, no unload). */
-  private searchLogOf<I extends SearchLogItem>(decl: ChatSearchLogDeclaration<I>, log: ChatSearchLog<I>): StoredSearchLog<I> {
+  private searchLogOf<I extends SearchLogItem>(decl: ChatSearchLogDeclaration<I>, log: SearchLogChat<I>): StoredSearchLog<I> {
     return {
       chatId: log.chatId,
       add: (item) => log.add(item),
@@ -214,8 +208,7 @@ export class PluginStores implements PluginStore {
       filePath: (rel) => log.filePath(rel),
       folder: log.dir,
       flush: async () => {
-        await log.flush();
-        const unsaved = log.unsavedCount();
+        const unsaved = await this.engine(decl).flush();
         if (unsaved) throw new StoreWriteError(titleOf(decl, this.plugin), `${unsaved} item(s) are not on disk yet`);
       },
       catchUp: (recent, since) => log.catchUp(recent, since),

@@ -86,8 +86,6 @@ export interface StoredSearchLog<I extends SearchLogItem> {
 export interface SearchLogTuning<I extends SearchLogItem> {
   /** Days an item is kept (read at each daily sweep); overrides the declaration's `keepDays`. */
   keepDays?: () => number;
-  /** Items kept in memory across its chats; beyond it the least recently searched chats are unloaded (default 200,000). */
-  maxLoadedMessages?: () => number;
   /** Told of each chat's log when this run first uses it (to `catchUp` after a crash). */
   onFirstUse?: (log: StoredSearchLog<I>) => void;
   /** Called before the core reads or changes the log itself (privacy, flush): a plugin holding items back hands them in. */

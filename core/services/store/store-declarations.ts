@@ -8,7 +8,7 @@ import type { DataSchema } from './schemas.js';
  * everyone and chat id moves (LID → phone) for them; a plugin wires none of it.
  */
 
-/** What every item of a search log has: the words searched, the time (epoch ms) that picks its month file, and the chat message it came from. */
+/** What every item of a search log has: the words searched, the time (epoch ms; retention and the `notBefore` of a search read it), and the chat message it came from. */
 export interface SearchLogItem {
   text: string;
   at: number;
@@ -163,9 +163,9 @@ export interface ChatLogDeclaration<I = unknown> {
 }
 
 /**
- * `Store.chatSearchLog`: a per-chat log searched by its words, e.g. a chat's past messages (recall). Month files of one
- * JSON line per item (`<path>/<chat>/<YYYY-MM>.jsonl`, the first line naming the chat) with a full-text index per month,
- * kept as a snapshot beside large months so a restart does not index again. Every call is bound to one chat.
+ * `Store.chatSearchLog`: a per-chat log searched by its words, e.g. a chat's past messages (recall). Its items live in
+ * the store database with a full-text index (FTS5); the month files of earlier versions (`<path>/<chat>/<YYYY-MM>.jsonl`)
+ * are taken in once. Files attached to items stay in `<path>/<chat>/`. Every call is bound to one chat.
  */
 export interface ChatSearchLogDeclaration<I extends SearchLogItem = SearchLogItem> {
   readonly kind: 'chat-search-log';
@@ -208,8 +208,6 @@ export interface ChatSearchLogDeclaration<I extends SearchLogItem = SearchLogIte
      * Default: the value when it matches the schema.
      */
     item?(value: unknown): I | undefined;
-    /** Months with at least this many lines keep an index snapshot (default 1,000; tests make it small). */
-    snapshotMinLines?: number;
   };
 }
 

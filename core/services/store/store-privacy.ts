@@ -6,7 +6,7 @@ import type { PluginStores } from './plugin-store.js';
 import type { SqlDoc } from './sql-docs.js';
 import { changeableBy, isPrivateChatOf, writtenBy } from './privacy.js';
 import type { PersonIds, PrivacyParticipant } from '../../kernel/port/privacy-participant.js';
-import type { ChatSearchLog, SearchLogItem } from './search-log/chat-search-log.js';
+import type { SearchLogChat, SearchLogItem } from './sql-search-log.js';
 import { ownedFolderOf, titleOf, type CarriedMessage, type ChatDocDeclaration, type ChatLogDeclaration, type ChatRecordDeclaration, type ChatSearchLogDeclaration, type DocDeclaration, type StoreDeclaration } from './store-declarations.js';
 
 /** File bytes (a search log's attached files) put into one `.mydata` export at most, base64 in the JSON. */
@@ -135,7 +135,7 @@ export class StorePrivacy {
    * Takes the matching items of a chat's search log away: their lines go, or with `erased` a marker stays in their
    * place (their files go either way). Resolves with how many items were taken.
    */
-  private async takeItems(decl: ChatSearchLogDeclaration<any>, log: ChatSearchLog<any>, matches: (item: SearchLogItem) => boolean): Promise<number> {
+  private async takeItems(decl: ChatSearchLogDeclaration<any>, log: SearchLogChat<any>, matches: (item: SearchLogItem) => boolean): Promise<number> {
     const erased = decl.options.erased;
     if (!erased) return log.removeWhere(matches);
     const files = decl.options.files;
@@ -156,7 +156,7 @@ export class StorePrivacy {
    * The messages carried inside a chat's items (`people.carried`) that `which` picks are removed (`change` gives
    * undefined) or changed; resolves with how many items changed.
    */
-  private async changeCarried(decl: ChatSearchLogDeclaration<any>, log: ChatSearchLog<any>, which: (m: CarriedMessage) => boolean, change: (m: CarriedMessage) => CarriedMessage | undefined): Promise<number> {
+  private async changeCarried(decl: ChatSearchLogDeclaration<any>, log: SearchLogChat<any>, which: (m: CarriedMessage) => boolean, change: (m: CarriedMessage) => CarriedMessage | undefined): Promise<number> {
     const carried = decl.options.people?.carried;
     if (!carried) return 0;
     return log.changeWhere(

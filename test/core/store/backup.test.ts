@@ -9,7 +9,7 @@ import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { ROOT, tempDir } from '../../helpers/checkout.js';
 import { runToExit, type ProcessRun } from '../../helpers/run-to-exit.js';
 import { startTestBot } from '../../../app/testing/index.js';
-import { storedDocuments } from '../../helpers/disk-text.js';
+import { storedDocuments, storedSearchLogText } from '../../helpers/disk-text.js';
 
 /** `node dist/cli/<script>` in `cwd`, with PATH only. */
 function runCli(script: string, args: string[], cwd: string): Promise<ProcessRun> {
@@ -109,8 +109,7 @@ describe('backup and restore', function () {
       const target = await dir();
       const restore = await runCli('restore.js', [out], target);
       expect(restore.code, restore.stderr).to.equal(0);
-      const folder = path.join(target, 'data', 'recall', '10000000021@s.whatsapp.net');
-      const lines = (await Promise.all((await readdir(folder)).filter((n) => n.endsWith('.jsonl')).map((n) => readFile(path.join(folder, n), 'utf8')))).join('');
+      const lines = storedSearchLogText(path.join(target, 'data'), 'recall', 'recall', '10000000021@s.whatsapp.net');
       expect(lines.match(/the boat leaves from pier seventeen/g)).to.have.length(2);
     } finally {
       await t.stop();

@@ -99,7 +99,7 @@ describe('core store: files, carried messages and erased markers of a search log
     await stores.flush();
     expect(await exists(path.join(folder, 'audio/a1.ogg')), "the person's audio file is gone").to.equal(false);
     expect(await readFile(path.join(folder, 'audio/b1.ogg'), 'utf8'), "another person's audio stays").to.equal('OGG-BUDI-BYTES');
-    expect(await everyFileText(path.join(dataDir, 'tape'), 'latin1')).not.to.include('OGG-ANA-BYTES');
+    expect(await everyFileText(dataDir, 'latin1')).not.to.include('OGG-ANA-BYTES');
   });
 
   it('a message deleted for everyone takes its item\'s file; a member cannot delete another\'s', async () => {
@@ -178,7 +178,7 @@ describe('core store: files, carried messages and erased markers of a search log
     [item] = await clips(GROUP).where(() => true);
     expect(item.text, "the item itself is Budi's and stays").to.equal('budi answers');
     expect(item.around.map((m) => m.text)).to.deep.equal(['citra says goodbye']);
-    const disk = await everyFileText(path.join(dataDir, 'tape'), 'latin1');
+    const disk = await everyFileText(dataDir, 'latin1');
     expect(disk).not.to.include('4455');
     expect(disk).not.to.include('street name');
     expect(disk).not.to.include('citra says hello');
@@ -199,7 +199,7 @@ describe('core store: files, carried messages and erased markers of a search log
       { id: 'b1', gone: true, by: '', text: '', file: undefined },
     ]);
     expect(await marked().search('passphrase')).to.deep.equal([]);
-    const disk = await everyFileText(path.join(dataDir, 'tape'), 'latin1');
+    const disk = await everyFileText(dataDir, 'latin1');
     for (const gone of ['passphrase', 'ANA-AUDIO', 'BUDI-AUDIO', ANA, BUDI]) expect(disk).not.to.include(gone);
     // A restart reads the markers back (an item without words is kept for this declaration).
     await stores.close();
@@ -218,7 +218,7 @@ describe('core store: files, carried messages and erased markers of a search log
     expect(await privacy.deleteFor([ANA])).to.equal(1);
     await stores.flush();
     expect(await careless().size()).to.equal(0);
-    const disk = await everyFileText(path.join(dataDir, 'tape'), 'latin1');
+    const disk = await everyFileText(dataDir, 'latin1');
     expect(disk).not.to.include(ANA);
     expect(disk).not.to.include('ANA-AUDIO');
   });

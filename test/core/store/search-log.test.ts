@@ -3,11 +3,13 @@ import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path';
 import { Store, Type } from '../../../core/index.js';
 import { safeFileName } from '../../../core/storage.js';
-import { SearchLogs } from '../../../core/builtin.js';
+import { SqlSearchLog } from '../../../core/builtin.js';
+import { domainFor } from '../../../core/services/store/data-domain.js';
+import { closeDatabase, databaseFor } from '../../../core/services/store/database.js';
 import { PluginStores } from '../../../core/services/store/plugin-store.js';
 import type { PrivacyParticipant } from '../../../core/kernel/port/privacy-participant.js';
 import { tempDir } from '../../helpers/checkout.js';
-import { everyFileText } from '../../helpers/disk-text.js';
+import { storeDatabaseText } from '../../helpers/disk-text.js';
 
 /*
  * The core's per-chat searchable log (Store.chatSearchLog), through the API a plugin gets (`host.store`) and the
@@ -24,8 +26,6 @@ const Said = Type.Object({ id: Type.Optional(Type.String()), by: Type.String(), 
 const SAID = Store.chatSearchLog('said', Said, {
   people: { author: (s) => s.by, messageId: (s) => s.id, edited: (s, text) => ({ ...s, text }) },
   keepDays: 30,
-  // Snapshots from the second line on: every test's month keeps one, so "everywhere on disk" includes the index.
-  snapshotMinLines: 2,
 });
 
 describe('core store: the per-chat searchable log (Store.chatSearchLog)', function () {
@@ -47,6 +47,7 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
   });
   afterEach(async () => {
     await stores.close().catch(() => undefined);
+    closeDatabase(dataDir);
   });
 
   it('a search in one chat never returns another chat\'s line, even with the same words, and its API names no other chat', async () => {
@@ -86,7 +87,7 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
     expect(await readFile(path.join(folder(), safeFileName(ANA), aside!), 'utf8')).to.equal('\u0000\u0001not json at all\n{"half":');
   });
 
-  it('a restart keeps every line, searchable from the index snapshot', async () => {
+  it('a restart keeps every line, searchable at once', async () => {
     const now = Date.now();
     await log(ANA).addMany([
       { id: 'a1', by: ANA, text: 'the harbour address is pelican lane', at: now - 2 },
@@ -95,25 +96,25 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
     ]);
     expect(await texts(ANA, 'harbour')).to.have.length(2);
     await stores.close();
-    expect((await readdir(path.join(folder(), safeFileName(ANA)))).some((n) => n.endsWith('.index')), 'a snapshot was written').to.equal(true);
+    closeDatabase(dataDir);
     open();
     expect(await texts(ANA, 'harbour')).to.deep.equal(['the harbour opens at six', 'the harbour address is pelican lane']);
     expect(await log(ANA).size()).to.equal(3);
   });
 
-  it('an edit by its writer replaces the old words everywhere on disk (log and index snapshot) and in search', async () => {
+  it('an edit by its writer replaces the old words everywhere on disk (database, its word index and WAL) and in search', async () => {
     const now = Date.now();
     await log(ANA).addMany([
       { id: 'a1', by: ANA, text: 'my pin is 4471 zebra', at: now - 1 },
       { id: 'a2', by: ANA, text: 'another line', at: now },
     ]);
     await stores.flush();
-    expect(await everyFileText(folder())).to.include('zebra');
+    expect(await storeDatabaseText(dataDir)).to.include('zebra');
     expect(await privacy.edit!(ANA, 'a1', 'my pin is secret', [BUDI]), 'another person cannot edit it').to.equal(0);
     expect(await privacy.edit!(ANA, 'a1', 'my pin is secret', [ANA])).to.equal(1);
     await stores.flush();
-    expect(await everyFileText(folder())).not.to.include('zebra');
-    expect(await everyFileText(folder())).not.to.include('4471');
+    expect(await storeDatabaseText(dataDir)).not.to.include('zebra');
+    expect(await storeDatabaseText(dataDir)).not.to.include('4471');
     expect(await texts(ANA, 'zebra')).to.deep.equal([]);
     expect(await texts(ANA, 'secret')).to.deep.equal(['my pin is secret']);
     await stores.close();
@@ -134,7 +135,7 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
     expect(await privacy.revoke!(GROUP, 'g2', [ANA]), 'only its writer (or an admin) deletes it').to.equal(0);
     expect(await privacy.revoke!(GROUP, 'g2', [BUDI])).to.equal(1);
     await stores.flush();
-    expect(await everyFileText(folder())).not.to.include('foxtrot');
+    expect(await storeDatabaseText(dataDir)).not.to.include('foxtrot');
     expect(await texts(GROUP, 'walrus')).to.deep.equal(['ana says walrus tango']);
 
     const exported = (await privacy.exportFor([ANA, ANA_LID])) as Record<string, Record<string, Array<{ text: string }>>>;
@@ -142,7 +143,7 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
     expect(exported.said[ANA].map((s) => s.text)).to.deep.equal(['private walrus sierra']);
     expect(await privacy.deleteFor([ANA, ANA_LID])).to.equal(2);
     await stores.flush();
-    const disk = await everyFileText(folder());
+    const disk = await storeDatabaseText(dataDir);
     expect(disk).not.to.include('tango');
     expect(disk).not.to.include('sierra');
     expect(disk, "another person's line stays").to.include('budi says kiwi');
@@ -179,10 +180,10 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
     stores = new PluginStores('notes', dataDir, [SAID]);
     stores.startRetention();
     await stores.whenSwept();
-    expect(await everyFileText(folder())).not.to.include('ancient');
+    expect(await storeDatabaseText(dataDir)).not.to.include('ancient');
     expect(await texts(ANA, 'heron')).to.deep.equal(['fresh heron', 'older heron']);
     await stores.tune(SAID, { keepDays: () => 5 });
-    expect(await everyFileText(folder())).not.to.include('older heron');
+    expect(await storeDatabaseText(dataDir)).not.to.include('older heron');
     expect(await texts(ANA, 'heron')).to.deep.equal(['fresh heron']);
   });
 
@@ -190,18 +191,18 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
     expect(log(ANA).addSoon({ id: 'a1', by: ANA, text: 'soon walrus', at: Date.now() }, 60_000)).to.equal(true);
     expect(await texts(ANA, 'walrus')).to.deep.equal(['soon walrus']);
     await stores.flush();
-    expect(await everyFileText(folder())).to.include('soon walrus');
-    // A folder where the chat's folder should be a file: appends fail, are kept, and the flush says so.
-    await rm(path.join(folder(), safeFileName(BUDI)), { recursive: true, force: true });
-    await mkdir(folder(), { recursive: true });
-    await writeFile(path.join(folder(), safeFileName(BUDI)), 'not a folder');
-    log(BUDI).addSoon({ id: 'b1', by: BUDI, text: 'lost walrus', at: Date.now() }, 60_000);
+    expect(await storeDatabaseText(dataDir)).to.include('soon walrus');
+    // The database cannot grow (a full disk): the item fails to be written, is kept, and the flush says so.
+    const db = databaseFor(dataDir);
+    db.exec(`PRAGMA max_page_count = ${db.get<{ page_count: number }>('PRAGMA page_count')!.page_count}`);
+    const filler = Array.from({ length: 500 }, (_, i) => `filler${i}`).join(' ');
+    log(BUDI).addSoon({ id: 'b1', by: BUDI, text: `lost walrus ${filler}`, at: Date.now() }, 60_000);
     let failure: unknown;
     await stores.flush().catch((err: unknown) => (failure = err));
     expect((failure as { code?: string } | undefined)?.code).to.equal('PLUGIN_STORE_WRITE_FAILED');
-    await rm(path.join(folder(), safeFileName(BUDI)));
+    db.exec('PRAGMA max_page_count = 1073741823');
     await stores.flush();
-    expect(await everyFileText(folder())).to.include('lost walrus');
+    expect(await storeDatabaseText(dataDir)).to.include('lost walrus');
   });
 
   it('opening a search log the plugin did not declare throws, naming the fix', () => {
@@ -210,40 +211,28 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
   });
 });
 
-describe('core search-log engine: items without words (keepsEmpty) and dropping a chat (SearchLogs)', () => {
-  let dir: string;
+describe('core search log: items without words (keepsEmpty)', () => {
+  let dataDir: string;
   const item = (value: unknown) => {
     const v = value as { text?: unknown; at?: unknown; id?: unknown };
     return typeof v?.text === 'string' && typeof v.at === 'number' ? { text: v.text, at: v.at, ...(typeof v.id === 'string' ? { id: v.id } : {}) } : undefined;
   };
+  const logOf = (name: string, keepsEmpty: boolean) => new SqlSearchLog({ dataDir, namespace: 'test', name, folder: path.join(dataDir, name), domain: domainFor(dataDir), title: name, item, keepsEmpty });
   beforeEach(async () => {
-    dir = await tempDir('search-log-engine-');
+    dataDir = path.join(await tempDir('search-log-engine-'), 'data');
   });
-  afterEach(() => rm(dir, { recursive: true, force: true }));
+  afterEach(async () => {
+    closeDatabase(dataDir);
+    await rm(path.dirname(dataDir), { recursive: true, force: true });
+  });
 
-  it('keeps an item without words only when the format says so, across a restart', async () => {
+  it('keeps an item without words only when the log says so, across a restart', async () => {
     const at = Date.parse('2026-11-01T10:00:00Z');
-    const keeping = new SearchLogs(dir, { header: 'kept', item, keepsEmpty: true });
-    await keeping.chat(GROUP).addMany([{ id: 'gone', text: '', at }, { id: 'here', text: 'the harbour at dawn', at: at + 1 }]);
-    expect((await new SearchLogs(dir, { header: 'kept', item, keepsEmpty: true }).chat(GROUP).where(() => true)).map((i) => i.id)).to.deep.equal(['gone', 'here']);
-    const other = path.join(dir, 'other');
-    const skipping = new SearchLogs(other, { header: 'kept', item });
+    await logOf('kept', true).chat(GROUP).addMany([{ id: 'gone', text: '', at }, { id: 'here', text: 'the harbour at dawn', at: at + 1 }]);
+    closeDatabase(dataDir);
+    expect((await logOf('kept', true).chat(GROUP).where(() => true)).map((i) => i.id)).to.deep.equal(['gone', 'here']);
+    const skipping = logOf('skipped', false);
     await skipping.chat(GROUP).addMany([{ id: 'gone', text: '   ', at }, { id: 'here', text: 'the harbour at dawn', at: at + 1 }]);
     expect((await skipping.chat(GROUP).where(() => true)).map((i) => i.id)).to.deep.equal(['here']);
-  });
-
-  it("dropChat removes the chat's folder and its loaded lines; the next use starts empty and the others stay", async () => {
-    const at = Date.parse('2026-11-01T10:00:00Z');
-    const logs = new SearchLogs(dir, { header: 'kept', item });
-    await logs.chat(ANA).add({ text: 'the vault code is orange', at });
-    await logs.chat(BUDI).add({ text: 'the vault is in the harbour', at });
-    expect(await logs.chat(ANA).search('vault')).to.have.length(1);
-    await logs.dropChat(ANA);
-    expect(await readdir(dir)).to.deep.equal([safeFileName(BUDI)]);
-    expect(await logs.chat(ANA).search('vault')).to.deep.equal([]);
-    expect(await logs.chat(BUDI).search('vault')).to.have.length(1);
-    // A new line after the drop starts a fresh file with its header: it is found again after a restart.
-    await logs.chat(ANA).add({ text: 'a new start', at: at + 5 });
-    expect((await new SearchLogs(dir, { header: 'kept', item }).chat(ANA).where(() => true)).map((i) => i.text)).to.deep.equal(['a new start']);
   });
 });

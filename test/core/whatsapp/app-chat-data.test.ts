@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { readdir, readFile, rm } from 'node:fs/promises';
-import { storedChatLogText, storedDocuments, storedHistory } from '../../helpers/disk-text.js';
+import { storeDatabaseText, storedChatLogText, storedDocuments, storedHistory, storedSearchLogText } from '../../helpers/disk-text.js';
 import path from 'node:path';
 import { proto, type WAMessage } from '@whiskeysockets/baileys';
 import type { App } from '../../../app/app.js';
@@ -67,7 +67,10 @@ async function textUnderOnce(folder: string): Promise<string> {
  */
 /** What data/ keeps of a kind: the history as the store database holds it, any other as the text of its folder. */
 async function storedText(data: string, folder: string): Promise<string> {
-  return folder === 'history' ? JSON.stringify(storedHistory(data)) : textUnder(path.join(data, folder));
+  if (folder === 'history') return JSON.stringify(storedHistory(data));
+  // The recall log's items are rows of the store database.
+  if (folder === 'recall') return storedSearchLogText(data, 'recall', 'recall') + (await textUnder(path.join(data, folder)));
+  return textUnder(path.join(data, folder));
 }
 
 describe('the real bot over WhatsApp: what it keeps follows the chat', function () {
@@ -159,7 +162,8 @@ describe('the real bot over WhatsApp: what it keeps follows the chat', function 
     await app!.bot.whenStoresIdle();
     expect(await say(waText('what did I say?', { from: ALICE }))).not.to.include('4471');
     expect(await storedText(path.join(dir, 'data'), 'history')).not.to.include('4471');
-    expect(await textUnder(path.join(dir, 'data', 'recall'))).not.to.include('4471');
+    expect(await storedText(path.join(dir, 'data'), 'recall')).not.to.include('4471');
+    expect(await storeDatabaseText(path.join(dir, 'data')), 'nowhere in the database file or its WAL').not.to.include('4471');
   });
 
   it("a group member's forged delete of another member's message removes nothing; the sender's own and an admin's do", async () => {

@@ -10,7 +10,7 @@ import { FakeAudio } from '../../../app/testing/index.js';
 import { waMessage, waText } from '../../fakes/baileys-socket.js';
 import { startLinkedBot, type LinkedBot } from '../../helpers/linked-bot.js';
 import { tempDir, writeConfig } from '../../helpers/checkout.js';
-import { storedHistory, storedSummary } from '../../helpers/disk-text.js';
+import { storedHistory, storedSearchLogText, storedSummary } from '../../helpers/disk-text.js';
 import { makeTone } from '../../plugins/voice/audio-files.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';
@@ -111,6 +111,8 @@ describe('the real bot over WhatsApp: a private chat moving from its LID to its 
     ...(await filesUnder(path.join(dir, 'data'))).filter((f) => f.includes(LID_DIGITS) && !/^(whatsapp|session_auth)\//.test(f)),
     ...(storedHistory(path.join(dir, 'data'), ALICE_LID).length ? [`history/ rows of ${ALICE_LID} in store.db`] : []),
     ...(storedSummary(path.join(dir, 'data'), ALICE_LID) ? [`history/ summary of ${ALICE_LID} in store.db`] : []),
+    ...(storedSearchLogText(path.join(dir, 'data'), 'recall', 'recall', ALICE_LID) ? [`recall/ rows of ${ALICE_LID} in store.db`] : []),
+    ...(storedSearchLogText(path.join(dir, 'data'), 'voice', 'voice-archive', ALICE_LID) ? [`audio_archive/ rows of ${ALICE_LID} in store.db`] : []),
   ];
 
   async function chatUnderTheLid(): Promise<void> {

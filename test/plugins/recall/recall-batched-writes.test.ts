@@ -1,21 +1,17 @@
 import { expect } from 'chai';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { safeFileName } from '../../../core/api/file-name.js';
 import { CONSOLE_DEFAULT_SENDER } from '../../../core/adapters/console/console-transport.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { startLiveChat } from '../../helpers/live-chat.js';
 import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { storedSearchLogText } from '../../helpers/disk-text.js';
 
 const CHAT = `${CONSOLE_DEFAULT_SENDER}@s.whatsapp.net`;
 
-/** Every line of the chat's recall month files (empty when none exist yet). */
+/** Every item of the chat's recall log in the store database, one JSON line each (empty when none exist yet). */
 async function onDisk(dir: string): Promise<string> {
-  const folder = path.join(dir, 'data', 'recall', safeFileName(CHAT));
-  const names = await readdir(folder).catch(() => [] as string[]);
-  let text = '';
-  for (const name of names.filter((n) => n.endsWith('.jsonl'))) text += await readFile(path.join(folder, name), 'utf8');
-  return text;
+  return storedSearchLogText(path.join(dir, 'data'), 'recall', 'recall', CHAT);
 }
 
 /**

@@ -4,16 +4,13 @@ import path from 'node:path';
 import { type BotAction, FakeModel, startTestBot, type TestBot } from '../../../app/testing/index.js';
 import recall from '../../../plugins/recall/index.js';
 import { tempDir } from '../../helpers/checkout.js';
+import { storedSearchLogText } from '../../helpers/disk-text.js';
 
 const ANA = '10000000001@s.whatsapp.net';
 
-/** Every chat's recall files under `root`, as text ('' when there are none). */
+/** Every chat's recall log under the data folder of `root` (data/recall), as text ('' when there is none). */
 async function allText(root: string): Promise<string> {
-  let text = '';
-  for (const chat of await readdir(root).catch(() => [] as string[])) {
-    for (const name of await readdir(path.join(root, chat))) text += await readFile(path.join(root, chat, name), 'utf8');
-  }
-  return text;
+  return storedSearchLogText(path.dirname(root), 'recall', 'recall');
 }
 
 describe('recall turned off by the owner', function () {

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { contentOf, lastText, startTestBot, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
 import recall from '../../../plugins/recall/index.js';
+import { storedSearchLogText } from '../../helpers/disk-text.js';
 
 const ANA = '10000000001@s.whatsapp.net';
 const BUDI = '10000000002@s.whatsapp.net';
@@ -74,9 +75,7 @@ describe('recall: what a search shows', function () {
     const novel = `chapter one of the zeppelin saga ${'and then it rained again '.repeat(8000)}the hidden final word is marmalade`;
     await bot!.send({ senderId: ANA, senderName: 'Ana', text: novel });
     assert.match((await bot!.send({ senderId: ANA, text: '.recall zeppelin' }))[0], /^🔎 1 message[\s\S]*Ana: chapter one of the zeppelin saga and then it rained/);
-    const folder = path.join(dir, 'data', 'recall', ANA);
-    const logged = (await readdir(folder)).filter((n) => n.endsWith('.jsonl'));
-    const bytes = (await Promise.all(logged.map((n) => stat(path.join(folder, n))))).reduce((sum, s) => sum + s.size, 0);
+    const bytes = Buffer.byteLength(storedSearchLogText(path.join(dir, 'data'), 'recall', 'recall', ANA));
     assert.ok(bytes < 10_000, `the log holds ${bytes} bytes for a ${novel.length}-character message`);
   });
 
@@ -109,8 +108,7 @@ describe('recall: what a search shows', function () {
     await bot.send({ chatId: GROUP, senderId: ANA, senderName: 'Ana', text: '.recall secretplan' });
     await bot.stop();
     bot = undefined;
-    const folder = path.join(dir, 'data', 'recall', GROUP);
-    const logged = (await Promise.all((await readdir(folder)).map((n) => readFile(path.join(folder, n), 'utf8')))).join('');
+    const logged = storedSearchLogText(path.join(dir, 'data'), 'recall', 'recall', GROUP);
     assert.match(logged, /the secretplan is ready/);
     assert.doesNotMatch(logged, /\/ws cat|\.recall/);
   });

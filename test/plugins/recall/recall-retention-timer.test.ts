@@ -5,6 +5,7 @@ import path from 'node:path';
 import sinon from 'sinon';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import recall from '../../../plugins/recall/index.js';
+import { storedSearchLogText } from '../../helpers/disk-text.js';
 
 const ANA = '10000000001@s.whatsapp.net';
 const DAY = 24 * 60 * 60 * 1000;
@@ -26,12 +27,8 @@ describe('recall: the daily retention sweep', function () {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const onDisk = async () => {
-    const folder = path.join(dir, 'data', 'recall', ANA);
-    // The month files only: a rewrite's temporary file may come and go while we read.
-    const names = (await readdir(folder).catch(() => [] as string[])).filter((n) => n.endsWith('.jsonl'));
-    return (await Promise.all(names.map((n) => readFile(path.join(folder, n), 'utf8')))).join('');
-  };
+  /** The recall log's rows as the store database holds them on disk. */
+  const onDisk = async () => storedSearchLogText(path.join(dir, 'data'), 'recall', 'recall');
 
   it('removes messages that grew older than retentionDays while the bot runs, from disk and search, and keeps newer ones', async () => {
     // Only the clock and the intervals are fake: file work and the fake model run on real time.

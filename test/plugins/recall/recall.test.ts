@@ -8,6 +8,7 @@ import mydata from '../../../plugins/mydata/index.js';
 import recall from '../../../plugins/recall/index.js';
 import { MemoryTransport } from '../../../core/adapters/memory/memory-transport.js';
 import type { OutgoingMedia, SentMessage } from '../../../core/kernel/port/message.js';
+import { everyFileText, storeDatabaseText, storedSearchLogText } from '../../helpers/disk-text.js';
 
 const ANA = '10000000001@s.whatsapp.net';
 const BUDI = '10000000002@s.whatsapp.net';
@@ -152,8 +153,8 @@ describe('recall: search of past conversations', function () {
     const [answer] = await bot.send({ text: '.recall harbour', senderId: ANA });
     assert.match(answer, /^🔎 1 message[\s\S]*heron street/);
     assert.doesNotMatch(answer, /pelican/);
-    const folder = logFolder(dir, ANA);
-    const onDisk = (await Promise.all((await readdir(folder)).map((f) => readFile(path.join(folder, f), 'utf8')))).join('');
+    // The recall log's rows as the store database holds them (the prompt history keeps its own, shorter window).
+    const onDisk = storedSearchLogText(path.join(dir, 'data'), 'recall', 'recall');
     assert.doesNotMatch(onDisk, /pelican/);
     assert.match(onDisk, /heron street/);
   });
@@ -256,16 +257,8 @@ describe('recall in the privacy controls (.mydata, deleted for everyone)', funct
   const say = async (input: Parameters<TestBot['transport']['push']>[0]) =>
     (await transport.push(input)).filter((a): a is Extract<BotAction, { type: 'text' }> => a.type === 'text').map((a) => a.text);
   const onDisk = () => onDiskOf(t!.dir);
-  const onDiskOf = async (dir: string) => {
-    const root = path.join(dir, 'data', 'recall');
-    let text = '';
-    // Every byte under data/recall: the chats' folders and the plugin's own files beside them.
-    for (const entry of await readdir(root, { withFileTypes: true })) {
-      if (!entry.isDirectory()) text += await readFile(path.join(root, entry.name), 'utf8');
-      else for (const f of await readdir(path.join(root, entry.name))) text += await readFile(path.join(root, entry.name, f), 'utf8');
-    }
-    return text;
-  };
+  /** Every byte of the store database, its WAL and everything under data/recall (the plugin's own files). */
+  const onDiskOf = async (dir: string) => (await storeDatabaseText(path.join(dir, 'data'))) + (await everyFileText(path.join(dir, 'data', 'recall')));
 
   it(".mydata exports the person's part of the log: their private chat whole, in groups only what they wrote", async () => {
     const replies = await say({ senderId: ANA, text: '.mydata' });

@@ -6,6 +6,7 @@ import { DataHealth } from '../../../core/services/store/data-health.js';
 import { registerDataHealth } from '../../../core/services/store/data-domain.js';
 import { safeFileName } from '../../../core/storage.js';
 import { archiveAt } from '../../helpers/voice-archive.js';
+import { storedSearchLogText } from '../../helpers/disk-text.js';
 import { tempDir } from '../../helpers/checkout.js';
 
 const GROUP = '120363000000000001@g.us';
@@ -41,17 +42,10 @@ async function oldLayout(root: string): Promise<string> {
   return chat;
 }
 
-/** Every line of the chat's month files that parses (headers included; a torn line a crash left is not). */
+/** Every note of the chat as the store database holds it, in the order written (`chat` is its folder under the archive). */
 async function lines(chat: string): Promise<Array<Record<string, unknown>>> {
-  const months = (await readdir(chat)).filter((f) => f.endsWith('.jsonl')).sort();
-  const text = (await Promise.all(months.map((f) => readFile(path.join(chat, f), 'utf8')))).join('');
-  return text.split('\n').flatMap((l) => {
-    try {
-      return [JSON.parse(l) as Record<string, unknown>];
-    } catch {
-      return [];
-    }
-  });
+  const text = storedSearchLogText(path.dirname(path.dirname(chat)), 'voice', 'voice-archive', decodeURIComponent(path.basename(chat)));
+  return text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 describe('audio archive: the layout of earlier versions is converted to the search log once', () => {
@@ -135,16 +129,12 @@ describe('audio archive: the layout of earlier versions is converted to the sear
     expect(existsSync(path.join(chat, 'notes'))).to.equal(false);
   });
 
-  it('cut short in the middle of writing the notes (a torn last line): the next start adds the rest once', async () => {
+  it('cut short by an earlier version in the middle of writing the notes (a month file with a torn last line): the next start adds the rest once', async () => {
     const chat = await oldLayout(dir);
-    // What a crash leaves: the month file with its header, the first note, and half of the second note's line.
-    const full = path.join(`${path.dirname(dir)}-full`, 'audio_archive');
-    await cp(dir, full, { recursive: true });
-    await archiveAt(full).convertAll();
-    const month = (await readdir(path.join(full, safeFileName(GROUP)))).find((f) => f.endsWith('.jsonl'))!;
-    const written = (await readFile(path.join(full, safeFileName(GROUP), month), 'utf8')).split('\n');
-    await writeFile(path.join(chat, month), `${written[0]}\n${written[1]}\n${written[2].slice(0, 20)}`);
-    await rm(path.dirname(full), { recursive: true, force: true });
+    // What a crash of the version that kept month files leaves: the header, the first note, half of the second note's line.
+    const first = { id: 'v1', seq: 1, senderId: ANA, senderName: 'Ana', text: 'the boiler needs a new valve', at: AT, kind: 'voice', audioFile: 'audio/1.ogg' };
+    const second = JSON.stringify({ id: 'v2', seq: 2, senderId: '', text: '', at: AT + 1000, kind: 'voice', removed: true });
+    await writeFile(path.join(chat, '2025-03.jsonl'), `${JSON.stringify({ 'voice-archive': 1, chat: GROUP })}\n${JSON.stringify(first)}\n${second.slice(0, 20)}`);
 
     const restarted = archiveAt(dir);
     expect(await restarted.count(GROUP)).to.equal(2);

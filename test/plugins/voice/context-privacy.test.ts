@@ -6,7 +6,7 @@ import { FakeAudio, startTestBot, type TestBot } from '../../../app/testing/inde
 import { createVoicePlugin } from '../../../plugins/voice/index.js';
 import mydata from '../../../plugins/mydata/index.js';
 import { tempDir } from '../../helpers/checkout.js';
-import { everyFileText } from '../../helpers/disk-text.js';
+import { everyFileText, storedSearchLogText } from '../../helpers/disk-text.js';
 import { makeTone } from './audio-files.js';
 
 const GROUP = '120363000000000077@g.us';
@@ -16,7 +16,8 @@ const BUDI = '62822222222@s.whatsapp.net';
 const voice = (bytes: Buffer): IncomingMedia => ({ kind: 'voice', mimetype: 'audio/ogg; codecs=opus', size: bytes.length, download: async () => bytes });
 
 /** Every file of the voice archive as text. */
-const archiveText = (bot: TestBot) => everyFileText(path.join(bot.dir, 'data', 'audio_archive'));
+/** Everything on disk of the archive: its notes in the store database and its folder (audio). */
+const archiveText = async (bot: TestBot) => storedSearchLogText(path.join(bot.dir, 'data'), 'voice', 'voice-archive') + (await everyFileText(path.join(bot.dir, 'data', 'audio_archive')));
 
 /*
  * The messages a voice note keeps as its "before" context are held in memory until a note arrives. What a person

@@ -10,6 +10,7 @@ import { safeFileName } from '../../../core/storage.js';
 import { createVoicePlugin } from '../../../plugins/voice/index.js';
 import { tempDir } from '../../helpers/checkout.js';
 import { makeTone } from './audio-files.js';
+import { storedSearchLogText } from '../../helpers/disk-text.js';
 
 const BOT_PHONE = '62899999999';
 const GROUP = '120363000000000077@g.us';
@@ -206,10 +207,9 @@ describe('voice plugin', function () {
     context = await archive().context(GROUP, 1);
     expect(context.after.map((m) => m.text)).to.deep.equal(['after 1', 'after 2', 'after 3', 'after 4', 'after 5', 'after 6']);
     expect(context.after[0].senderId).to.equal(BOB);
-    // On disk: the note's line in its month file of the chat's search log (the transcript is the line's searched `text`).
+    // On disk: the note's row in the store database, the chat's search log (the transcript is the item's searched `text`).
     const chatDir = path.join(t.dir, 'data', 'audio_archive', GROUP);
-    const months = (await readdir(chatDir)).filter((f) => f.endsWith('.jsonl'));
-    const lines = (await Promise.all(months.map((f) => readFile(path.join(chatDir, f), 'utf8')))).join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = storedSearchLogText(path.join(t.dir, 'data'), 'voice', 'voice-archive', GROUP).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
     const line = lines.find((l) => l.seq === 1)!;
     expect(line).to.include({ senderId: ALICE, senderName: 'Alice', text: 'please pay the invoice of five hundred dollars' });
     // Its audio beside it, named after its message.
