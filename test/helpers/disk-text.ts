@@ -45,14 +45,14 @@ export function storedDocuments(dataDir: string, namespace: string, name: string
   }
 }
 
-/** The rows of one bounded record of the core (its table `record:core:<field>`) as the store database holds them on disk. */
-export function storedRecordRows(dataDir: string, field: string): string[] {
+/** The rows of one bounded record (its table `record:<namespace>:<field>`, the core's by default) as the store database holds them on disk. */
+export function storedRecordRows(dataDir: string, field: string, namespace = 'core'): string[] {
   const file = path.join(dataDir, 'store.db');
   if (!existsSync(file)) return [];
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
-    if (!db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?").get(`record:core:${field}`)) return [];
-    return (db.prepare(`SELECT chat, id, at, entry FROM "record:core:${field}"`).all() as Array<Record<string, unknown>>).map((row) => JSON.stringify(row));
+    if (!db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?").get(`record:${namespace}:${field}`)) return [];
+    return (db.prepare(`SELECT chat, id, at, entry FROM "record:${namespace}:${field}"`).all() as Array<Record<string, unknown>>).map((row) => JSON.stringify(row));
   } finally {
     db.close();
   }

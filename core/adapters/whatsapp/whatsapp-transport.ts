@@ -18,10 +18,8 @@ import { Outbound } from './outbound.js';
 import { PendingWork } from './pending-work.js';
 import { PollStore } from './poll-store.js';
 import type { Restriction } from './send-status.js';
-import { whatsAppPrivacy } from './whatsapp-privacy.js';
 import { whatsAppStores } from './whatsapp-stores.js';
 import type { PluginStores } from '../../services/store/plugin-store.js';
-import { SENT_POLLS_STORE } from './poll-store.js';
 
 export { AuthStateCorruptError };
 export { pairingDigits } from './linking.js';
@@ -111,6 +109,8 @@ export class WhatsAppTransport implements Transport {
     this.routes ??= await ChatRoutes.open(this.stores, (err) => this.options.log.warn({ err }, 'could not save where a chat is answered or its disappearing timer (kept in memory, tried again)'));
     await this.identity.open(this.stores);
     await this.outbound.open(this.stores);
+    // Polls the previous version kept as one document are taken in before anything (a .mydata request) reads them.
+    await this.polls.ready();
     // Sent messages older than WhatsApp's 14-day resend window go (now, then daily).
     this.stores.startRetention();
     await this.inbound.open(dataDir);
@@ -216,11 +216,14 @@ export class WhatsAppTransport implements Transport {
     return this.chats.isAdmin(chatId, ids, this.connection.socket);
   }
 
-  /** The adapter's data in the privacy controls: its declared stores', and its own files' (see whatsapp-privacy.ts). */
+  /**
+   * The adapter's data in the privacy controls, from its declarations (whatsapp-stores.ts). Kept, because the linked
+   * device cannot work without them and they hold no words of anyone: the session in `data/session_auth/` (Signal
+   * sessions and sender keys, device lists and Baileys' own LID mapping, which encryption to the person needs) and
+   * `data/whatsapp/seen-messages.json` (ids of the last messages handled, so a message delivered twice is answered once).
+   */
   privacyParticipants(): PrivacyParticipant[] {
-    // The polls' participant is still whatsapp-privacy.ts's (a vote's secret stays out of the export).
-    const polls = SENT_POLLS_STORE.options.section ?? 'whatsapp';
-    return [...whatsAppPrivacy(() => ({ polls: this.polls })), ...this.stores.participants().filter((p) => p.name !== polls)];
+    return this.stores.participants();
   }
 
   /** Decryption failures since start (WhatsApp delivered a message this device could not decrypt). */

@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { PollVote } from '../../../core/kernel/port/message.js';
 import { BOT_ME, GROUP, sentPoll, waPollVote } from '../../fakes/baileys-socket.js';
 import { cleanup, link, setup, type Harness } from './harness.js';
-import { changeStoredDocument, storeDatabaseText, storedDocuments } from '../../helpers/disk-text.js';
+import { storeDatabaseText, storedDocuments, storedRecordRows } from '../../helpers/disk-text.js';
+import { databaseFor } from '../../../core/services/store/database.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';
 const ALICE_LID = '98765432100001@lid';
@@ -113,11 +114,13 @@ describe('WhatsApp transport: polls and their votes (fake socket, real Baileys m
     const first = await started(votes);
     await first.transport.sendPoll(ALICE, { question: 'Q?', options: ['a', 'b'], multiple: false });
     await first.transport.stop();
-    // The list as the store database keeps it, its secret broken while the bot is stopped.
+    // A list an earlier version kept in its file, its secret broken.
     const file = path.join(first.dir, 'data', 'whatsapp', 'polls.json');
-    changeStoredDocument(path.join(first.dir, 'data'), 'whatsapp', 'polls', '', (doc) => void (doc.polls[0].secret = 'short'));
-    const bytes = JSON.stringify(storedDocuments(path.join(first.dir, 'data'), 'whatsapp', 'polls')['']);
+    const kept = storedRecordRows(path.join(first.dir, 'data'), 'polls', 'whatsapp').map((row) => JSON.parse(JSON.parse(row).entry));
+    const bytes = JSON.stringify({ version: 1, polls: kept.map((p) => ({ ...p, secret: 'short' })) });
     expect(bytes).to.include('short');
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, bytes);
     const second = await started(votes, first.dir);
     await second.transport.sendPoll(ALICE, { question: 'Again?', options: ['yes', 'no'], multiple: false });
     const poll = sentPoll(second.sockets.last.sent.at(-1)!);
@@ -127,6 +130,26 @@ describe('WhatsApp transport: polls and their votes (fake socket, real Baileys m
     second.sockets.last.deliver([waPollVote(poll, ['yes'], { from: ALICE_LID, fromAlt: ALICE })]);
     await second.transport.idle();
     expect(votes.map((v) => v.selected)).to.deep.equal([['yes']]);
+  });
+
+  it('the polls the previous version kept as one document in the store database are taken in at start: a vote on one is still read', async () => {
+    const votes: PollVote[] = [];
+    const first = await started(votes);
+    await first.transport.sendPoll(ALICE, { question: 'Lunch?', options: ['soup', 'salad'], multiple: false });
+    const poll = sentPoll(first.sockets.last.sent.at(-1)!);
+    await first.transport.stop();
+    // As the previous version kept it: one Store.doc row holding the list.
+    const data = path.join(first.dir, 'data');
+    const kept = storedRecordRows(data, 'polls', 'whatsapp').map((row) => JSON.parse(JSON.parse(row).entry));
+    expect(kept).to.have.length(1);
+    const db = databaseFor(data);
+    db.exec('DELETE FROM "record:whatsapp:polls"; CREATE TABLE "doc:whatsapp:polls" (key TEXT PRIMARY KEY, value TEXT NOT NULL);');
+    db.run('INSERT INTO "doc:whatsapp:polls" (key, value) VALUES (?, ?)', ['', JSON.stringify({ version: 1, polls: kept })]);
+    const second = await started(votes, first.dir);
+    second.sockets.last.deliver([waPollVote(poll, ['salad'], { from: ALICE_LID, fromAlt: ALICE })]);
+    await second.transport.idle();
+    expect(votes.map((v) => v.selected)).to.deep.equal([['salad']]);
+    expect(storedDocuments(data, 'whatsapp', 'polls')).to.deep.equal({});
   });
 
   it('privacy: a person’s polls are in their export without the secret, go with their delete, and follow their chat’s move', async () => {
