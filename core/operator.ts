@@ -80,6 +80,7 @@ export type { IncidentView } from './services/notices/owner-notifier.js';
 export type { LegHealth, LegStartCheck } from './services/providers/types.js';
 export { today } from './services/providers/usage.js';
 export type { Delivery } from './kernel/automation/desk.js';
+export { MAX_API_MEDIA_BYTES, MEDIA_SCHEMA, POLL_SCHEMA } from './kernel/automation/message-content.js';
 export type { HookConfig } from './services/config/schema.js';
 export { HOOK_ERROR_STATUS, RecipientRefused, type HookErrorCode } from './api/errors.js';
 export { ReplayCache } from './services/webhooks/replay-cache.js';

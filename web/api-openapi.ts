@@ -1,9 +1,11 @@
-import { DEFAULT_MESSAGES, MAX_MESSAGES, projectVersion, SCOPE_GRAMMAR } from '../core/operator.js';
+import { DEFAULT_MESSAGES, MAX_API_MEDIA_BYTES, MAX_MESSAGES, MEDIA_SCHEMA, POLL_SCHEMA, projectVersion, SCOPE_GRAMMAR } from '../core/operator.js';
 
 /*
  * The OpenAPI 3.1 description of the local API, served at `GET /api/openapi.json` (written by hand: five routes; a
  * test checks that every route served is described here).
  */
+
+const mediaMb = MAX_API_MEDIA_BYTES / 1024 / 1024;
 
 const error = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
 
@@ -37,12 +39,29 @@ export function openApiDocument(): Record<string, unknown> {
       },
       '/api/v1/messages': {
         post: {
-          summary: 'Send a text to a chat (scope send:<chat>)',
+          summary: 'Send a text, a media file or a poll to a chat (scope send:<chat>)',
+          description: `Exactly one of text, media, poll. Media comes as base64 in the body (at most ${mediaMb} MB decoded); an image's, video's or audio's type is read from its bytes. A poll has 2 to 12 different options.`,
           requestBody: {
             required: true,
-            content: { 'application/json': { schema: { type: 'object', required: ['to', 'text'], properties: { to: { type: 'string', description: chatParameter }, text: { type: 'string', minLength: 1 } } } } },
+            content: {
+              'application/json': {
+                schema: {
+                  oneOf: [
+                    { type: 'object', required: ['to', 'text'], properties: { to: { type: 'string', description: chatParameter }, text: { type: 'string', minLength: 1 } } },
+                    { type: 'object', required: ['to', 'media'], properties: { to: { type: 'string', description: chatParameter }, media: { $ref: '#/components/schemas/Media' } } },
+                    { type: 'object', required: ['to', 'poll'], properties: { to: { type: 'string', description: chatParameter }, poll: { $ref: '#/components/schemas/Poll' } } },
+                  ],
+                },
+              },
+            },
           },
-          responses: { ...delivery, ...refusals, '413': error('API_BODY_TOO_LARGE: the body is larger than 64 KB.'), '503': error('API_UNAVAILABLE: the bot is stopping.') },
+          responses: {
+            ...delivery,
+            ...refusals,
+            '400': error('API_BAD_REQUEST (the body or the chat is not what the API takes: none or several of text, media, poll), API_BAD_MEDIA (not base64, a kind or type the bytes are not, a bad file name or caption) or API_BAD_POLL (a question or options outside WhatsApp\'s bounds).'),
+            '413': error(`API_BODY_TOO_LARGE: a file over ${mediaMb} MB, or a body without media over 64 KB.`),
+            '503': error('API_UNAVAILABLE: the bot is stopping.'),
+          },
         },
       },
       '/api/v1/chats': {
@@ -104,6 +123,8 @@ export function openApiDocument(): Record<string, unknown> {
           properties: { error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string', description: 'see docs/reference/errors.md' }, message: { type: 'string' } } } },
         },
         Sent: { type: 'object', required: ['status', 'to', 'id'], properties: { status: { const: 'sent' }, to: { type: 'string' }, id: { type: 'string', description: 'the sent message (the last one when a long text went as several)' }, answer: { type: 'string' } } },
+        Media: MEDIA_SCHEMA,
+        Poll: POLL_SCHEMA,
         Held: { type: 'object', required: ['status', 'to', 'holdId', 'expiresAt'], properties: { status: { const: 'held' }, to: { type: 'string' }, holdId: { type: 'string' }, expiresAt: { type: 'string', format: 'date-time' } } },
         Chat: {
           type: 'object',

@@ -2,11 +2,13 @@ import { readBoundedBody } from './bounded-body.js';
 import type { Context, Next } from 'koa';
 import Router from '@koa/router';
 import type { OperatorPort } from '../core/operator.js';
-import { ApiError, type ApiTokenInfo } from '../core/operator.js';
+import { ApiError, MAX_API_MEDIA_BYTES, type ApiTokenInfo } from '../core/operator.js';
 import { openApiDocument } from './api-openapi.js';
 
-/** Largest JSON body the API reads (a message or a prompt fits many times over). */
+/** Largest JSON body the API reads (a text or a prompt fits many times over). */
 export const MAX_API_BODY_BYTES = 64 * 1024;
+/** Largest body of POST /api/v1/messages: a media file of MAX_API_MEDIA_BYTES in base64, and room for the rest. */
+export const MAX_MESSAGE_BODY_BYTES = Math.ceil(MAX_API_MEDIA_BYTES / 3) * 4 + MAX_API_BODY_BYTES;
 
 /**
  * The local HTTP API under `/api` (docs/owners/local-api.md): bearer tokens with scopes (`npm run token`, the
@@ -28,8 +30,9 @@ export function apiRouter(app: OperatorPort): Router {
   });
   router.post('/v1/messages', async (ctx) => {
     const who = token(ctx);
-    const body = await readJson(ctx);
-    const outcome = await actions.send(who, body.to, body.text);
+    // Only a media file makes a body larger than the others may be: a text or a poll keeps their limit.
+    const body = await readJson(ctx, MAX_MESSAGE_BODY_BYTES, (json) => json.media !== undefined && json.media !== null);
+    const outcome = await actions.send(who, body.to, body);
     ctx.status = outcome.status === 'held' ? 202 : 200;
     ctx.body = outcome;
   });
@@ -83,12 +86,13 @@ export function apiRoutes(app: OperatorPort) {
 }
 
 /**
- * Reads a JSON object body of at most MAX_API_BODY_BYTES. Throws an ApiError: 400 for another content type or JSON
+ * Reads a JSON object body of at most `maxBytes` (MAX_API_BODY_BYTES unless `mayBeLarger` says so of the JSON). Throws an ApiError: 400 for another content type or JSON
  * that is not an object, 413 for a larger body.
  */
-async function readJson(ctx: Context): Promise<Record<string, unknown>> {
+async function readJson(ctx: Context, maxBytes = MAX_API_BODY_BYTES, mayBeLarger: (json: Record<string, unknown>) => boolean = () => false): Promise<Record<string, unknown>> {
   if (!ctx.is('application/json')) throw new ApiError('API_BAD_REQUEST', 400, 'send the body as JSON (Content-Type: application/json)');
-  const body = await readBoundedBody(ctx, MAX_API_BODY_BYTES, () => new ApiError('API_BODY_TOO_LARGE', 413, `the body is larger than ${MAX_API_BODY_BYTES / 1024} KB`));
+  const tooLarge = (max: number) => new ApiError('API_BODY_TOO_LARGE', 413, `the body is larger than ${max >= 1024 * 1024 ? `${Math.round(max / 1024 / 1024)} MB` : `${max / 1024} KB`}`);
+  const body = await readBoundedBody(ctx, maxBytes, () => tooLarge(maxBytes));
   let value: unknown;
   try {
     value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
@@ -96,5 +100,6 @@ async function readJson(ctx: Context): Promise<Record<string, unknown>> {
     throw new ApiError('API_BAD_REQUEST', 400, 'the body is not valid JSON');
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw new ApiError('API_BAD_REQUEST', 400, 'the body must be a JSON object');
+  if (body.length > MAX_API_BODY_BYTES && !mayBeLarger(value as Record<string, unknown>)) throw tooLarge(MAX_API_BODY_BYTES);
   return value as Record<string, unknown>;
 }

@@ -352,6 +352,8 @@ export type ApiErrorCode =
   | 'API_SCOPE_REFUSED'
   | 'API_BAD_SCOPE'
   | 'API_BAD_REQUEST'
+  | 'API_BAD_MEDIA'
+  | 'API_BAD_POLL'
   | 'API_BODY_TOO_LARGE'
   | 'API_NOT_FOUND'
   | 'API_RECIPIENT_REFUSED'

@@ -1,9 +1,9 @@
 import type { Context, Next } from 'koa';
-import { ApiError, projectVersion, type ApiTokenInfo, type OperatorPort } from '../../core/operator.js';
+import { ApiError, MAX_API_MEDIA_BYTES, projectVersion, type ApiTokenInfo, type OperatorPort } from '../../core/operator.js';
 import { MCP_TOOLS, runMcpTool } from './mcp-tools.js';
 
-/** Largest JSON-RPC request body read from an MCP client. */
-export const MAX_MCP_BODY_BYTES = 1024 * 1024;
+/** Largest JSON-RPC request body read from an MCP client: a send_message with a media file at its cap, in base64. */
+export const MAX_MCP_BODY_BYTES = Math.ceil(MAX_API_MEDIA_BYTES / 3) * 4 + 64 * 1024;
 
 function jsonError(ctx: Context, status: number, code: string, message: string): void {
   ctx.status = status;

@@ -1,5 +1,5 @@
 import type { ApiTokenInfo, OperatorPort } from '../../core/operator.js';
-import { ApiError, MAX_MESSAGES } from '../../core/operator.js';
+import { ApiError, MAX_API_MEDIA_BYTES, MAX_MESSAGES, MEDIA_SCHEMA, POLL_SCHEMA } from '../../core/operator.js';
 
 /*
  * The bot's tools for an MCP client, bound to one API token: the same scopes and the same actions as the local API
@@ -44,11 +44,11 @@ export const MCP_TOOLS: McpToolDefinition[] = [
   },
   {
     name: 'send_message',
-    description: "Sends a WhatsApp message as the bot. To a chat of the token's send: scopes it goes out (through the owner's effect guard); to any other chat it is held until the owner approves it with 👍.",
+    description: `Sends a WhatsApp message as the bot: a text, a media file (base64, at most ${MAX_API_MEDIA_BYTES / 1024 / 1024} MB) or a poll — exactly one of text, media, poll. To a chat of the token's send: scopes it goes out (through the owner's effect guard); to any other chat it is held until the owner approves it with 👍.`,
     inputSchema: {
       type: 'object',
-      properties: { to: { type: 'string', description: 'a phone number (digits) or a chat id' }, text: { type: 'string', minLength: 1 } },
-      required: ['to', 'text'],
+      properties: { to: { type: 'string', description: 'a phone number (digits) or a chat id' }, text: { type: 'string', minLength: 1 }, media: MEDIA_SCHEMA, poll: POLL_SCHEMA },
+      required: ['to'],
       additionalProperties: false,
     },
   },
@@ -63,9 +63,6 @@ export interface McpToolResult {
 
 const ok = (value: unknown): McpToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value, null, 2) }] });
 const refused = (code: string, message: string): McpToolResult => ({ content: [{ type: 'text', text: `${code}: ${message}` }], isError: true });
-
-/** A number written with spaces, dashes, brackets or a `+` as digits; a chat id as it is. */
-const chatIdText = (to: string) => (to.includes('@') ? to.trim() : to.replace(/[\s()+-]/g, ''));
 
 /**
  * Runs tool `name` with `args` for `token`. Never throws for a refusal: an MCP client reads it as a tool error.
@@ -100,16 +97,13 @@ export async function runMcpTool(app: OperatorPort, token: ApiTokenInfo, name: s
 }
 
 async function send(app: OperatorPort, token: ApiTokenInfo, args: Record<string, unknown>): Promise<McpToolResult> {
+  const { to, ...message } = args;
   try {
-    return ok(await app.automation.actions.send(token, args.to, args.text));
+    return ok(await app.automation.actions.send(token, to, message));
   } catch (err) {
     // Outside the token's send: scopes: held for the owner, for a token that may send somewhere at all.
     if (!(err instanceof ApiError) || err.code !== 'API_SCOPE_REFUSED' || !token.scopes.some((s) => s.action === 'send')) throw err;
   }
-  const to = chatIdText(String(args.to));
-  const text = String(args.text);
-  const shown = text.length > 200 ? `${text.slice(0, 200)}…` : text;
-  const outcome = await app.bot.automation.deliver({ to, text, mode: 'message', by: `mcp:${token.id}`, summary: `send to ${to} for the MCP client of the token "${token.name}": “${shown}”`, hold: true });
-  if (outcome.status !== 'held') return refused('API_GUARD_DENIED', 'not sent');
-  return ok({ status: 'held', to, holdId: outcome.id, expiresAt: new Date(outcome.expiresAt).toISOString(), note: "outside this token's send scopes: the owner approves it with 👍 (or .yes) before it is sent" });
+  const held = await app.automation.actions.holdForOwner(token, to, message);
+  return ok({ ...held, note: "outside this token's send scopes: the owner approves it with 👍 (or .yes) before it is sent" });
 }

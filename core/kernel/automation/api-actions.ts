@@ -1,10 +1,11 @@
-import { AllProvidersFailedError, ApiError, CodedError, OutboxClosedError, PromptRefused, RecipientRefused } from '../../api/errors.js';
+import { AllProvidersFailedError, ApiError, CodedError, OutboxClosedError, PollRefused, PromptRefused, RecipientRefused } from '../../api/errors.js';
 import type { ApiTokenInfo } from '../../services/automation/api-tokens.js';
 import { allows, chatOf, scopedChats, type ScopeAction } from '../../services/automation/scopes.js';
 import type { Logger } from '../../services/log/logger.js';
 import type { HistoryStore } from '../../services/store/history.js';
 import { isGroupId, sameChat } from '../port/ids.js';
 import type { AutomationDesk } from './desk.js';
+import { messageContent, type BridgeContent } from './message-content.js';
 
 /*
  * What an API token can make the bot do (the local HTTP API, and the MCP server on the same rules): send a text, list
@@ -66,10 +67,27 @@ const PROMPT_SYSTEM = "It was sent by the owner's automation through the bot's l
 export class Automation {
   constructor(private readonly deps: AutomationDeps) {}
 
-  /** Sends `text` to `to` (a number or chat id) when `token` has `send:<chat>`. Rejects with an ApiError otherwise. */
-  async send(token: ApiTokenInfo, to: unknown, text: unknown): Promise<DeliveryOutcome> {
+  /**
+   * Sends one message to `to` (a number or chat id) when `token` has `send:<chat>`: a text (`"…"` or `{ text }`),
+   * `{ media }` or `{ poll }` (message-content.ts). Rejects with an ApiError otherwise.
+   */
+  async send(token: ApiTokenInfo, to: unknown, message: string | Record<string, unknown>): Promise<DeliveryOutcome> {
     const chat = this.chatFor(token, 'send', to);
-    return this.deliver(token, chat, requiredText(text, 'text'));
+    return this.deliver(token, chat, await messageContent(typeof message === 'string' ? { text: message } : message));
+  }
+
+  /**
+   * Holds one message to `to` for the owner's 👍 whatever the guard's policy says (an MCP client's send outside the
+   * token's `send:` scopes): checked as `send` checks it, then asked of the owners; sent only when they approve, still
+   * under the recipient rule. Resolves with the hold.
+   */
+  async holdForOwner(token: ApiTokenInfo, to: unknown, message: Record<string, unknown>): Promise<DeliveryOutcome> {
+    const chat = typeof to === 'string' ? chatOf(to) : undefined;
+    if (!chat) throw new ApiError('API_BAD_REQUEST', 400, 'name the chat as a phone number (digits) or a chat id (<digits>@s.whatsapp.net, <id>@g.us, <digits>@lid)');
+    const content = await messageContent(message);
+    const outcome = await this.deps.deliver({ to: chat, ...content, mode: 'message', by: `mcp:${token.id}`, summary: `send ${contentInWords(content)} to ${chat} for the MCP client of the token "${token.name}"`, hold: true });
+    if (outcome.status !== 'held') throw new ApiError('API_GUARD_DENIED', 403, 'not sent');
+    return { status: 'held', to: chat, holdId: outcome.id, expiresAt: new Date(outcome.expiresAt).toISOString() };
   }
 
   /**
@@ -120,7 +138,7 @@ export class Automation {
       throw apiErrorOf(err, this.deps.log);
     }
     if (!answer.trim()) return { status: 'silent', to: chat };
-    const outcome = await this.deliver(token, chat, answer);
+    const outcome = await this.deliver(token, chat, { text: answer });
     return outcome.status === 'sent' ? { ...outcome, answer } : outcome;
   }
 
@@ -136,10 +154,9 @@ export class Automation {
    * One message through the delivery door (a message in the chat the token's scope names, by someone who is not an
    * owner: `guard.others.here` and `guard.kinds.message` decide), then the bot-started send path.
    */
-  private async deliver(token: ApiTokenInfo, chat: string, text: string): Promise<DeliveryOutcome> {
-    const shown = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  private async deliver(token: ApiTokenInfo, chat: string, content: BridgeContent): Promise<DeliveryOutcome> {
     try {
-      const outcome = await this.deps.deliver({ to: chat, text, mode: 'message', by: `api:${token.id}`, summary: `send to ${chat} for the API token "${token.name}": “${shown}”` });
+      const outcome = await this.deps.deliver({ to: chat, ...content, mode: 'message', by: `api:${token.id}`, summary: `send ${contentInWords(content)} to ${chat} for the API token "${token.name}"` });
       if (outcome.status === 'denied') throw new ApiError('API_GUARD_DENIED', 403, `not sent: ${outcome.reason}`);
       if (outcome.status === 'held') return { status: 'held', to: chat, holdId: outcome.id, expiresAt: new Date(outcome.expiresAt).toISOString() };
       return { status: 'sent', to: chat, id: 'messageId' in outcome ? outcome.messageId : '' };
@@ -147,6 +164,17 @@ export class Automation {
       throw apiErrorOf(err, this.deps.log);
     }
   }
+}
+
+/** What a held message is, for the owner's question: the text, or what the file or poll is. */
+export function contentInWords(content: BridgeContent): string {
+  const quoted = (text: string) => `“${text.length > 200 ? `${text.slice(0, 200)}…` : text}”`;
+  if ('text' in content) return quoted(content.text);
+  if ('poll' in content) return `a poll ${quoted(content.poll.question)} (${content.poll.options.join(' / ')})`;
+  const { kind, fileName, caption, data } = content.media;
+  const kb = Math.max(1, Math.round((data.length * 3) / 4 / 1024));
+  const what = { image: 'a picture', video: 'a video', audio: 'an audio file', voice: 'a voice note', document: `the document ${fileName ?? ''}`.trim() }[kind];
+  return `${what} (${kb} KB)${caption ? ` captioned ${quoted(caption)}` : ''}`;
 }
 
 function requiredText(value: unknown, field: string): string {
@@ -159,6 +187,8 @@ function apiErrorOf(err: unknown, log: Logger): unknown {
   if (err instanceof ApiError) return err;
   if (err instanceof RecipientRefused) return new ApiError('API_RECIPIENT_REFUSED', 403, `not sent to ${err.chatId}: ${err.reason}`);
   if (err instanceof OutboxClosedError) return new ApiError('API_UNAVAILABLE', 503, err.message);
+  // Checked before the guard was asked; what is left is a chat that shows no polls (the console shows them).
+  if (err instanceof PollRefused) return new ApiError('API_BAD_POLL', 400, err.message);
   if (err instanceof PromptRefused) return err.transient ? new ApiError('API_UNAVAILABLE', 503, err.reason) : new ApiError('API_PROMPT_REFUSED', 409, err.reason);
   if (err instanceof AllProvidersFailedError || (err instanceof CodedError && err.code !== 'PLUGIN_STORE_WRITE_FAILED')) {
     log.warn({ err }, 'an API prompt got no answer');

@@ -1,9 +1,13 @@
 import type { Logger } from '../../services/log/logger.js';
 import type { EffectGuard } from '../guard/effect-guard.js';
 import type { ActOutcome } from '../guard/types.js';
-import type { SentMessage } from '../port/message.js';
+import type { OutgoingPoll, SentMessage } from '../port/message.js';
+import type { Transport } from '../port/transport.js';
 import { randomUUID } from 'node:crypto';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { BotEvents } from './events.js';
+import type { BridgeMedia } from './message-content.js';
 
 /*
  * The one door by which something outside the chats (a signed inbound hook, an API token, an MCP client) makes the
@@ -22,7 +26,12 @@ export const DELIVER_EFFECT = { plugin: 'bridge', name: 'deliver' } as const;
 export interface Delivery {
   /** The chat it reaches: a phone number (digits, a private chat) or a chat id (`…@g.us` for a group). */
   to: string;
-  text: string;
+  /** The text (a message's, or a prompt's request). A message may carry `media` or a `poll` instead. */
+  text?: string;
+  /** A media file to send instead of a text (checked by message-content.ts). */
+  media?: BridgeMedia;
+  /** A poll to send instead of a text (checked by message-content.ts). */
+  poll?: OutgoingPoll;
   /** `message`: sent as it is; `prompt`: the bot answers it in that chat as a turn of the owner, and sends the answer. */
   mode: 'message' | 'prompt';
   /** Who asks, for the log and the held action: `hook:<name>`, `token:<id>`. */
@@ -40,7 +49,9 @@ export interface Delivery {
 /** What the data of a held or done delivery is (plain JSON: it outlives a restart while held). */
 interface DeliveryData {
   to: string;
-  text: string;
+  text?: string;
+  media?: BridgeMedia;
+  poll?: OutgoingPoll;
   mode: 'message' | 'prompt';
   by: string;
   /** Finds the sent message's id for the caller that is waiting (a held one's caller is gone). */
@@ -54,6 +65,12 @@ export interface AutomationDeskDeps {
   effects: EffectGuard;
   /** A message the bot starts (recipient rule, then the outbox). */
   startText(chatId: string, text: string): Promise<SentMessage>;
+  /** A send of its own the bot starts, `send` run at its turn (the same rule and pacing): media written for its send. */
+  startOwn(chatId: string, send: (transport: Transport) => Promise<SentMessage>): Promise<SentMessage>;
+  /** A poll the bot starts (the same rule and pacing). */
+  startPoll(chatId: string, poll: OutgoingPoll): Promise<SentMessage>;
+  /** Where a media file is written for the time of its send (data/generated: swept if a crash leaves one). */
+  mediaDir: string;
   /** A turn in `chatId` as `senderId` (see PluginHost.promptAs); resolves with the answer, not sent. */
   promptAs(chatId: string, senderId: string, text: string, system: string): Promise<string>;
   /** The chat id of a number (the transport's form), a chat id as it is. */
@@ -92,7 +109,8 @@ export class AutomationDesk {
   async deliver(delivery: Delivery): Promise<DeliveryOutcome> {
     const to = this.deps.chatIdOf(delivery.to.trim());
     const request = randomUUID();
-    const data: DeliveryData = { to, text: delivery.text, mode: delivery.mode, by: delivery.by, request };
+    const { text, media, poll } = delivery;
+    const data: DeliveryData = { to, ...(text !== undefined ? { text } : {}), ...(media ? { media } : {}), ...(poll ? { poll } : {}), mode: delivery.mode, by: delivery.by, request };
     this.sentIds.set(request, '');
     const asked = { effect: DELIVER_EFFECT.name, to, summary: delivery.summary, data };
     // Asked as someone else's action in the chat it reaches (guard.others.here): an outside system is not the owner,
@@ -110,7 +128,7 @@ export class AutomationDesk {
 
   private async run(data: DeliveryData): Promise<string> {
     if (data.mode === 'message') {
-      const sent = await this.deps.startText(data.to, data.text);
+      const sent = data.media ? await this.sendMedia(data.to, data.media) : data.poll ? await this.deps.startPoll(data.to, data.poll) : await this.deps.startText(data.to, data.text ?? '');
       // Only while its caller waits (a held one approved later has none): the map never grows.
       if (data.request && this.sentIds.has(data.request)) this.sentIds.set(data.request, sent.id);
       return `✅ Sent to ${data.to} (${data.by}).`;
@@ -119,9 +137,27 @@ export class AutomationDesk {
     if (!owner) throw new Error('no owner is configured to run the prompt as (config.json owners)');
     // The turn may take a while (the model, tools): it runs on its own; the caller learns it started.
     void this.deps
-      .promptAs(data.to, owner, data.text, PROMPT_SYSTEM)
+      .promptAs(data.to, owner, data.text ?? '', PROMPT_SYSTEM)
       .then((answer) => (answer.trim() ? this.deps.startText(data.to, answer) : undefined))
       .catch((err: unknown) => this.deps.log.warn({ err, chat: data.to, by: data.by }, `a prompt from ${data.by} was not answered: ${(err as Error).message}`));
     return `prompt started in ${data.to}`;
+  }
+
+  /**
+   * A media file from its bytes: written (owner-only) when its turn in the outbox came, removed once it went or
+   * failed — never on disk while it waits.
+   */
+  private sendMedia(chatId: string, media: BridgeMedia): Promise<SentMessage> {
+    return this.deps.startOwn(chatId, async (transport) => {
+      await mkdir(this.deps.mediaDir, { recursive: true });
+      const file = path.join(this.deps.mediaDir, `bridge-${randomUUID()}`);
+      try {
+        await writeFile(file, Buffer.from(media.data, 'base64'), { mode: 0o600 });
+        const { kind, mimetype, fileName, caption } = media;
+        return await transport.sendMedia(chatId, { kind, path: file, mimetype, ...(fileName ? { fileName } : {}), ...(caption ? { caption } : {}) });
+      } finally {
+        await rm(file, { force: true });
+      }
+    });
   }
 }

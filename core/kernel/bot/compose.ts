@@ -146,6 +146,9 @@ export function composeKernel(deps: BotDeps, config: () => BotConfig) {
   const automation: AutomationDesk = new AutomationDesk({
     effects,
     startText: (chatId, text) => started!.text(chatId, text),
+    startOwn: (chatId, send) => started!.own(chatId, send),
+    startPoll: (chatId, poll) => started!.poll(chatId, poll),
+    mediaDir: path.join(settings.dataDir, 'generated'),
     promptAs: (chatId, senderId, text, system) => turns.promptAs(chatId, senderId, text, system),
     chatIdOf: (to) => (to.includes('@') ? to : privateChatIdOf(link.transport, to.replace(/^\+/, ''))),
     promptOwner: () => {
@@ -154,7 +157,7 @@ export function composeKernel(deps: BotDeps, config: () => BotConfig) {
     },
     log: log.child({ part: 'automation' }),
   });
-  started = new StartedMessages({ config, link, outbox: deps.outbox, access, effects, histories, log });
+  started = new StartedMessages({ config, link, outbox: deps.outbox, access, effects, histories, polls, log });
   hosts = new PluginHosts({ settings, configFile, config, log, capabilities, ai, histories, memories, notices, privacy, jail, audioKeys, access, registry, link, effects, started, promptAs: turns.promptAs });
   const contexts = { config, log, ai, histories, memories, botIds: () => link.botIds(), host: hostOf, polls, ...(deps.outbox?.answer ? { answer: deps.outbox.answer.bind(deps.outbox) } : {}) };
   const changes = new ChatChanges({ queue, bursts: { flushChat: (chatId) => intake!.bursts.flushChat(chatId) }, privacy, burstTurns, deletedMessages, link, log });

@@ -10,7 +10,8 @@ import type { EffectGuard } from '../guard/effect-guard.js';
 import { sameChat } from '../guard/policy.js';
 import { refusalFor } from '../guard/recipients.js';
 import { botAnswers, isBlocked } from '../plugin/access.js';
-import type { OutgoingMedia, SentMessage } from '../port/message.js';
+import type { PollBook } from '../chat/polls.js';
+import type { OutgoingMedia, OutgoingPoll, SentMessage } from '../port/message.js';
 import type { Transport } from '../port/transport.js';
 import type { TransportLink } from './transport-link.js';
 
@@ -33,6 +34,8 @@ export interface StartedMessagesDeps {
   /** Which chats wrote to the bot, and which recipients the owner approved. */
   effects: Pick<EffectGuard, 'approvedRecipient' | 'hasWritten'>;
   histories: HistoryStore;
+  /** Sends a poll and keeps what its votes need. */
+  polls: Pick<PollBook, 'send'>;
   log: Logger;
 }
 
@@ -63,6 +66,21 @@ export class StartedMessages {
     const { outbox, link } = this.deps;
     await this.checkRecipient(chatId);
     return this.saidIfStopping(chatId, () => (outbox ? outbox.sendMedia(chatId, media) : link.require().sendMedia(chatId, media)));
+  }
+
+  /** A poll the bot starts (an automation's): the same rule and pacing; a vote on it is kept as context, not answered. */
+  poll(chatId: string, poll: OutgoingPoll): Promise<SentMessage> {
+    return this.own(chatId, (transport) => this.deps.polls.send(transport, chatId, poll, {}));
+  }
+
+  /**
+   * A send of the caller's own making the bot starts (`send` gets the transport when its turn came: a file written
+   * only for the time of its send): the same rule and pacing as `text`.
+   */
+  async own<T>(chatId: string, send: (transport: Transport) => Promise<T>): Promise<T> {
+    const { outbox, link } = this.deps;
+    await this.checkRecipient(chatId);
+    return this.saidIfStopping(chatId, () => (outbox ? outbox.paced(chatId, send) : send(link.require())));
   }
 
   /**

@@ -80,6 +80,31 @@ describe('the bot as an MCP server (official SDK client over Streamable HTTP, AP
     expect(textsTo(CAROL)).to.include('Carol, dinner at 8?');
   });
 
+  it('sends a poll and a picture with send_message as the API does; one outside the scopes is held, a bad one is refused', async () => {
+    const client = await connect(token('agent', `send:${digits(BOB)}`));
+    const poll = await client.callTool({ name: 'send_message', arguments: { to: digits(BOB), poll: { question: 'Sail on Sunday?', options: ['yes', 'no'] } } });
+    expect(jsonOf(poll), textOf(poll)).to.deep.include({ status: 'sent', to: BOB });
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+    const picture = await client.callTool({ name: 'send_message', arguments: { to: digits(BOB), media: { kind: 'image', data: png, caption: 'The boat' } } });
+    expect(jsonOf(picture), textOf(picture)).to.deep.include({ status: 'sent', to: BOB });
+    const sent = t.transport.actions.filter((a) => a.chatId === BOB && (a.type === 'poll' || a.type === 'media'));
+    expect(sent.map((a) => a.type)).to.deep.equal(['poll', 'media']);
+    expect(sent[1]).to.deep.nested.include({ 'media.kind': 'image', 'media.mimetype': 'image/png', 'media.caption': 'The boat' });
+
+    const held = jsonOf(await client.callTool({ name: 'send_message', arguments: { to: digits(CAROL), poll: { question: 'Dinner at 8?', options: ['yes', 'no'] } } }));
+    expect(held.status).to.equal('held');
+    expect(textsTo(ALICE).find((text) => text.includes(`(${held.holdId})`))).to.contain('a poll “Dinner at 8?” (yes / no)');
+    await t.send({ text: `.yes ${held.holdId}`, chatId: ALICE, senderId: ALICE });
+    expect(t.transport.actions.filter((a) => a.type === 'poll' && a.chatId === CAROL)).to.have.length(1);
+
+    const bad = await client.callTool({ name: 'send_message', arguments: { to: digits(BOB), poll: { question: 'Q?', options: ['only'] } } });
+    expect((bad as ToolAnswer).isError).to.equal(true);
+    expect(textOf(bad)).to.match(/^API_BAD_POLL: a poll has 2 to 12 options/);
+    // Outside the scopes too: checked before the owner is asked.
+    const badHeld = await client.callTool({ name: 'send_message', arguments: { to: digits(CAROL), media: { kind: 'image', data: 'not base64!' } } });
+    expect(textOf(badHeld)).to.match(/^API_BAD_MEDIA/);
+  });
+
   it('refuses a send for a token that may send nowhere (no hold asked), and reads only its read: chats', async () => {
     const client = await connect(token('reader', `read:${digits(BOB)}`));
     const send = await client.callTool({ name: 'send_message', arguments: { to: digits(BOB), text: 'from a reader' } });
