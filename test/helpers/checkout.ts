@@ -30,14 +30,15 @@ export interface ChatRun {
 
 /**
  * Spawns the console chat (`node dist/cli/chat.js`) in `cwd` with exactly `env` (plus PATH) and the given
- * stdin, and resolves when it exits.
+ * stdin, and resolves when it exits. The default deadline (45 s) is for a hang, not a speed check: a start on a busy
+ * machine (`npm run test:stress`) took past 15 s.
  */
 export async function runChat(input: string, options: { cwd: string; env?: Record<string, string>; timeoutMs?: number }): Promise<ChatRun> {
   const run = await runToExit('console chat', process.execPath, [path.join(ROOT, 'dist', 'cli', 'chat.js')], {
     cwd: options.cwd,
     env: { PATH: process.env.PATH ?? '', ...(options.env ?? {}) },
     input,
-    timeoutMs: options.timeoutMs ?? 15_000,
+    timeoutMs: options.timeoutMs ?? 45_000,
   });
   return { ...run, lines: run.stdout.split('\n').filter((l) => l.length) };
 }
