@@ -34,9 +34,9 @@ export interface SqlDocsOptions<T> {
   check?(value: T, key: string): string | undefined;
   domain: DataDomain;
   /**
-   * How long changes are gathered before one write (counters: the data flush interval). A change made during a write
-   * waits for the next pause too, so a steady stream costs one write per pause, never one per change; `flush` writes
-   * at once. Default: the changes of one tick in one write.
+   * How long changes are gathered before one write (counters: the data flush interval): the first change after a
+   * write starts the pause, so a steady stream costs one write per pause, never one per change (a write itself is one
+   * synchronous statement: no change lands during it); `flush` writes at once. Default: the changes of one tick.
    */
   coalesceMs?: number;
 }
@@ -193,8 +193,6 @@ export class SqlDoc<T> implements Unsaved {
   private pendingUpdate: Promise<void> | undefined;
   /** The pause before a gathered write (`coalesceMs`). */
   private pause: NodeJS.Timeout | undefined;
-  /** flush() calls waiting: while any waits, a change made during a write is written at once, not after a pause. */
-  private flushWaiters = 0;
   /** whenIdle() callers, woken each time a write ends or a pause turns out to have nothing to write. */
   private idleWaiters: Array<() => void> = [];
   /** The file earlier versions kept it in: its name in errors and for a copy set aside. */
@@ -304,12 +302,6 @@ export class SqlDoc<T> implements Unsaved {
           this.failure = undefined;
           this.domain.health.writeRecovered(this.file);
         }
-        // Changed during the write: with a pause, the next write waits for it too (a counter per message would
-        // otherwise be written write after write), unless a flush is waiting.
-        if (this.dirty && this.docs.options.coalesceMs && this.flushWaiters === 0) {
-          this.pause = setTimeout(() => this.startWriting(), this.docs.options.coalesceMs);
-          return;
-        }
       }
       this.domain.unsaved.delete(this);
     } finally {
@@ -320,18 +312,13 @@ export class SqlDoc<T> implements Unsaved {
 
   /** Resolves once what was changed so far is in the database; rejects (DataWriteError) when it cannot be written. */
   async flush(): Promise<void> {
-    this.flushWaiters++;
-    try {
-      await this.pendingUpdate;
-      if (this.dirty && !this.writing) {
-        if (this.retry) clearTimeout(this.retry);
-        this.retry = undefined;
-        this.startWriting();
-      }
-      while (this.writing) await this.writing;
-    } finally {
-      this.flushWaiters--;
+    await this.pendingUpdate;
+    if (this.dirty && !this.writing) {
+      if (this.retry) clearTimeout(this.retry);
+      this.retry = undefined;
+      this.startWriting();
     }
+    while (this.writing) await this.writing;
     if (this.dirty && this.failure !== undefined) throw new DataWriteError([this.file], this.failure);
   }
 
