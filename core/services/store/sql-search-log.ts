@@ -302,37 +302,41 @@ export class SqlSearchLog<I extends SearchLogItem = SearchLogItem> {
     const from = n * CHAT_SPAN;
     const to = (n + 1) * CHAT_SPAN;
     const notBefore = options.notBefore ?? 0;
-    const excluded = options.excludeId ?? null;
-    // The index's matches in this chat's rowid range, newest first, each checked against its time and the excluded
-    // message until `count` are found: only those rows are read, never every match.
-    const newest = (term: string, count: number) =>
-      db.all<{ row: number; item: string }>(
-        `SELECT i.row AS row, i.item AS item FROM ${this.index} w CROSS JOIN ${this.items} i ON i.row = w.rowid WHERE w.${this.index} MATCH ? AND w.rowid > ? AND w.rowid < ? AND i.at >= ? AND (? IS NULL OR i.id IS NULL OR i.id <> ?) ORDER BY w.rowid DESC LIMIT ?`,
-        [phrase(term), from, to, notBefore, excluded, excluded, count],
-      );
-    let chosen: Array<{ row: number; item: string }>;
-    if (terms.length === 1) chosen = newest(terms[0], limit);
-    else {
+    // The index alone gives the candidates (rowids in this chat's range, newest first): reading an item per match
+    // through a join cost ~20× the index's own time; items are read only for the few shown.
+    const matches = (term: string, count: number, below = to) =>
+      db.all<{ rowid: number }>(`SELECT rowid FROM ${this.index} WHERE ${this.index} MATCH ? AND rowid > ? AND rowid < ? ORDER BY rowid DESC LIMIT ?`, [phrase(term), from, below, count]).map((r) => r.rowid);
+    const chosen: Array<{ row: number; item: string }> = [];
+    /** Takes a candidate when its item is at or after `notBefore` and not the excluded message; true once `limit` are taken. */
+    const take = (row: number) => {
+      const r = db.get<{ at: number; id: string | null; item: string }>(`SELECT at, id, item FROM ${this.items} WHERE row = ?`, [row]);
+      if (r && r.at >= notBefore && (options.excludeId === undefined || r.id !== options.excludeId)) chosen.push({ row, item: r.item });
+      return chosen.length >= limit;
+    };
+    if (terms.length === 1) {
+      // One word: the newest matches, a batch at a time until enough are taken.
+      for (let below = to, batch = limit * 2; ; batch = PER_TERM) {
+        const rows = matches(terms[0], batch, below);
+        if (rows.some(take) || rows.length < batch) break;
+        below = rows.at(-1)!;
+      }
+    } else {
       // Each word's newest PER_TERM matches, fused: a word weighs more the fewer messages it is in (idf). The chat's
       // size is its rowid span (two index seeks; rows removed since only make every word a little rarer alike).
-      const span = db.get<{ lo: number | null; hi: number | null }>(`SELECT min(row) AS lo, max(row) AS hi FROM ${this.items} WHERE row > ? AND row < ?`, [from, to]);
-      const size = span?.hi ? span.hi - span.lo! + 1 : 0;
-      const scores = new Map<number, { score: number; item: string }>();
+      // (Two ordered seeks: min() and max() together in one query would scan the range.)
+      const lo = db.get<{ row: number }>(`SELECT row FROM ${this.items} WHERE row > ? AND row < ? ORDER BY row LIMIT 1`, [from, to])?.row;
+      const hi = db.get<{ row: number }>(`SELECT row FROM ${this.items} WHERE row > ? AND row < ? ORDER BY row DESC LIMIT 1`, [from, to])?.row;
+      const size = lo !== undefined && hi !== undefined ? hi - lo + 1 : 0;
+      const scores = new Map<number, number>();
       for (const term of terms) {
-        const rows = newest(term, PER_TERM);
+        const rows = matches(term, PER_TERM);
         if (!rows.length) continue;
         const idf = Math.log(1 + size / rows.length);
-        for (const r of rows) {
-          const had = scores.get(r.row);
-          if (had) had.score += idf;
-          else scores.set(r.row, { score: idf, item: r.item });
-        }
+        for (const row of rows) scores.set(row, (scores.get(row) ?? 0) + idf);
       }
       // Equal scores: the newer message first.
-      chosen = [...scores.entries()]
-        .sort((a, b) => b[1].score - a[1].score || b[0] - a[0])
-        .slice(0, limit)
-        .map(([row, { item }]) => ({ row, item }));
+      const ranked = [...scores.entries()].sort((a, b) => b[1] - a[1] || b[0] - a[0]);
+      for (const [row] of ranked) if (take(row)) break;
     }
     const neighbour = (sql: string, row: number, bound: number) => {
       const r = db.get<{ item: string }>(sql, [row, bound]);
