@@ -47,7 +47,7 @@ export interface PluginHostsDeps {
  * The profiles plugin changes the money spent and the chat's `.why` record with every answer: written at once, that
  * was an upsert of each whole document per message, ~4 % of the console's time under a stream of messages.
  */
-export const PLUGIN_DOC_PAUSE_MS = 25;
+export const DOC_WRITE_PAUSE_MS = 25;
 
 /**
  * What each plugin is handed: its `PluginHost` (made once per plugin name), its declared stores, the listeners it
@@ -133,7 +133,7 @@ export class PluginHosts {
     if (stores) return stores;
     const { registry, privacy, settings, log } = this.deps;
     const declarations = registry.states.find((s) => s.plugin.name === name)?.plugin.stores ?? [];
-    stores = new PluginStores(name, settings.dataDir, declarations, log.child({ plugin: name }), PLUGIN_DOC_PAUSE_MS);
+    stores = new PluginStores(name, settings.dataDir, declarations, log.child({ plugin: name }), DOC_WRITE_PAUSE_MS);
     this.stores.set(name, stores);
     for (const participant of stores.participants()) {
       // A section named like one the bot has already (a plugin called "history") must not replace it in .mydata.

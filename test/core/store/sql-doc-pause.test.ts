@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { definePlugin, Store, Type, type PluginStore } from '../../../core/index.js';
 import { databaseFor } from '../../../core/services/store/database.js';
-import { PLUGIN_DOC_PAUSE_MS } from '../../../core/kernel/bot/plugin-hosts.js';
+import { DOC_WRITE_PAUSE_MS } from '../../../core/kernel/bot/plugin-hosts.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { storedDocuments } from '../../helpers/disk-text.js';
 
@@ -21,7 +21,7 @@ const tallyPlugin = definePlugin({
 
 /*
  * A plugin's document changed by every message is written once per busy moment, as its JSON file was: the changes
- * made within PLUGIN_DOC_PAUSE_MS go into one statement, written after the pause on its own, or at a flush or stop.
+ * made within DOC_WRITE_PAUSE_MS go into one statement, written after the pause on its own, or at a flush or stop.
  */
 describe("a plugin's documents: the changes of a busy moment are written together after a short pause", function () {
   this.timeout(30_000);
@@ -43,7 +43,7 @@ describe("a plugin's documents: the changes of a busy moment are written togethe
     const before = changes();
     for (let i = 2; i <= 11; i++) expect(await bot.send('.count')).to.deep.equal([`turn ${i}`]);
     expect(stored(), 'not written before its pause').to.equal(1);
-    await clock.tick(PLUGIN_DOC_PAUSE_MS);
+    await clock.tick(DOC_WRITE_PAUSE_MS);
     expect(stored()).to.equal(11);
     expect(changes() - before, 'one statement for the ten changes').to.equal(1);
   });
