@@ -17,7 +17,7 @@ export function validEntry(value: unknown): LoggedMessage | undefined {
   const v = value as Record<string, unknown>;
   if (v.role !== 'user' && v.role !== 'assistant') return undefined;
   if (typeof v.text !== 'string' || typeof v.at !== 'number' || !(v.at >= 0 && v.at <= LAST_TIME)) return undefined;
-  for (const key of ['id', 'senderId', 'senderName', 'media', 'answers'] as const) if (v[key] !== undefined && typeof v[key] !== 'string') return undefined;
+  for (const key of ['id', 'senderId', 'senderName', 'media', 'answers', 'answersMessage'] as const) if (v[key] !== undefined && typeof v[key] !== 'string') return undefined;
   // Field by field in the line's order (no spread of small objects: this runs for every live message).
   const entry = {} as LoggedMessage;
   if (v.id) entry.id = v.id as string;
@@ -28,6 +28,7 @@ export function validEntry(value: unknown): LoggedMessage | undefined {
   entry.at = v.at;
   if (v.media) entry.media = v.media as string;
   if (v.answers) entry.answers = v.answers as string;
+  if (v.answersMessage) entry.answersMessage = v.answersMessage as string;
   return entry;
 }
 
@@ -50,12 +51,13 @@ export const LOGGED_MESSAGE = Type.Object({
   at: Type.Number({ minimum: 0, maximum: LAST_TIME }),
   media: Type.Optional(Type.String()),
   answers: Type.Optional(Type.String()),
+  answersMessage: Type.Optional(Type.String()),
 });
 
 /**
  * The recall log: `data/recall/<chat>/<YYYY-MM>.jsonl` on the core's per-chat search log (the layout the plugin has
  * always written). `.mydata` holds a person's private chat whole and, in groups, what they wrote and the bot's answers
- * to it (they may repeat their words); a message deleted for everyone leaves it, and an edited one gets its new words.
+ * to it (they may repeat their words); a message deleted for everyone leaves it (with the bot's answers to it), and an edited one gets its new words.
  */
 export const RECALL_LOG = Store.chatSearchLog('recall', LOGGED_MESSAGE, {
   path: 'recall',
@@ -65,8 +67,10 @@ export const RECALL_LOG = Store.chatSearchLog('recall', LOGGED_MESSAGE, {
   item: validEntry,
   people: {
     author: (e) => (e.role === 'user' ? e.senderId : e.answers),
-    messageId: (e) => e.id,
-    // What people wrote only: the bot's own answers carry no message id of theirs.
+    // The bot's answer stands for the message it answers: a delete for everyone of that message takes it along (it
+    // may repeat the deleted words).
+    messageId: (e) => e.id ?? e.answersMessage,
+    // What people wrote only: the bot's own answers keep their words.
     edited: (e, text) => (e.role === 'user' ? { ...e, text } : e),
   },
 });

@@ -126,8 +126,10 @@ class InboundContext implements MessageContext {
     let incomingRecorded = false;
     this.history = {
       recent: (limit) => histories.recent(chatId, limit),
-      // The bot's answer is filed under whom it answers: their `.mydata` delete removes it (it may repeat their words).
-      append: (entry, options) => histories.append(chatId, entry.role === 'assistant' && !entry.answers ? { ...entry, answers: message.senderId } : entry, options),
+      // The bot's answer is filed under whom and which message it answers: their `.mydata` delete and a delete for
+      // everyone of that message remove it (it may repeat their words).
+      append: (entry, options) =>
+        histories.append(chatId, entry.role === 'assistant' && !entry.answers ? { ...entry, answers: message.senderId, ...(message.id && !entry.answersMessage ? { answersMessage: message.id } : {}) } : entry, options),
       async recordIncoming(text, extra) {
         if (incomingRecorded) return;
         incomingRecorded = true;

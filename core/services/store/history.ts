@@ -23,6 +23,11 @@ export interface HistoryEntry {
   /** The bot's answers: the sender id of the message answered (their `.mydata` delete removes the answer). */
   answers?: string;
   /**
+   * The bot's answers: the id of the message (or turn) answered. A delete for everyone of that message removes the
+   * answer with it, since it may repeat the deleted words (a document's text, a quote).
+   */
+  answersMessage?: string;
+  /**
    * The bot's answers: true when its turn carried words that were not the asker's own (a document, a quote, a page, a
    * tool's outside text). The answer may repeat them, so later turns count it as carrying them too (never "clean").
    */

@@ -182,7 +182,24 @@ export function historyParticipant(histories: HistoryStore): PrivacyParticipant 
       for (const chat of await chats()) removed += await histories.removeWhere(chat, (e) => isPrivateChatOf(chat, person) || aboutPerson(e, person));
       return removed;
     },
-    revoke: (chatId, messageId, author) => histories.removeWhere(chatId, (e) => e.id === messageId && changeableBy(e.senderId, author)),
+    // The message goes with the bot's answers to it: they may repeat its words (a document's text, a quote). Answers
+    // written before answers named their message are those directly after it, answering its sender.
+    async revoke(chatId, messageId, author) {
+      const entries = await histories.recent(chatId, Number.MAX_SAFE_INTEGER);
+      const doomed = new Set<HistoryEntry>();
+      let question: HistoryEntry | undefined;
+      for (const e of entries) {
+        if (e.id === messageId && changeableBy(e.senderId, author)) {
+          doomed.add(e);
+          question = e;
+          continue;
+        }
+        if (e.role === 'assistant' && e.answersMessage === messageId && changeableBy(e.answers, author)) doomed.add(e);
+        else if (question && e.role === 'assistant' && !e.answersMessage && !e.id && e.answers !== undefined && e.answers === question.senderId) doomed.add(e);
+        if (e.role === 'user') question = undefined;
+      }
+      return histories.removeWhere(chatId, (e) => doomed.has(e));
+    },
     // A private chat moved from its LID to its phone id: its history goes with it (merged in time order).
     moveChat: (from, to) => histories.moveChat(from, to),
     edit: (chatId, messageId, text, author) => histories.updateWhere(chatId, (e) => e.id === messageId && e.role === 'user' && changeableBy(e.senderId, author), (e) => ({ ...e, text })),

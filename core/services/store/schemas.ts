@@ -127,7 +127,7 @@ export const HISTORY_SCHEMA: DataSchema = {
         items: {
           type: 'object',
           required: ['role', 'text', 'at'],
-          properties: { role: { enum: ['user', 'assistant'] }, text: str, at: num, id: str, senderId: str, senderName: str, media: str, answers: str, carried: { type: 'boolean' } },
+          properties: { role: { enum: ['user', 'assistant'] }, text: str, at: num, id: str, senderId: str, senderName: str, media: str, answers: str, answersMessage: str, carried: { type: 'boolean' } },
         },
       },
       // Sequence number of the last `<chat>.jsonl` line folded into this file: lines up to it are not replayed again.

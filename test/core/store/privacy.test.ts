@@ -141,6 +141,19 @@ describe('privacy: .mydata export and delete, messages deleted for everyone', fu
     expect(t.logs().some((l) => l.messageId === 'v-ana' && /deleted for everyone was removed/.test(l.msg))).to.equal(true);
   });
 
+  it("a message deleted for everyone takes the bot's answer to it along (it may repeat its words); another member's delete takes neither", async () => {
+    const asked = await transport.push({ chatId: GROUP, senderId: ANA, text: '@10000000000 ana asks about the secret cove', mentions: ['10000000000@s.whatsapp.net'], id: 'm-ana-ask' });
+    expect(asked.map((r) => (r as { text?: string }).text).join(' ')).to.include('primary:').and.include('secret cove');
+    await transport.revoke(GROUP, 'm-ana-ask', { ids: [BUDI] });
+    await t.app.bot.histories.flush();
+    expect((await t.app.bot.histories.recent(GROUP)).filter((e) => e.text.includes('secret cove'))).to.have.length(2);
+
+    await transport.revoke(GROUP, 'm-ana-ask', { ids: [ANA] });
+    await t.app.bot.histories.flush();
+    expect(await everyFileText(path.join(dir, 'data'), 'latin1')).to.not.include('secret cove');
+    expect(await everyFileText(path.join(dir, 'data'))).to.include('budi in the group');
+  });
+
   it("a delete for everyone from another member removes nothing of the voice archive; the sender's own and a group admin's do", async () => {
     for (const id of ['m-ana-group', 'v-ana', 'm-ana-ctx']) await transport.revoke(GROUP, id, { ids: [BUDI] });
     await t.app.bot.histories.flush();
