@@ -7,8 +7,10 @@ const BUDI = '10000000002@s.whatsapp.net';
 const GROUP = '120363000000000031@g.us';
 
 type Turn = { role: string; content: string };
-/** The history turns (no system prompt) of the gateway's last chat request. */
-const lastPrompt = (gw: FakeGateway): Turn[] => ((gw.chats().at(-1)!.json!.messages as Turn[]) ?? []).filter((m) => m.role !== 'system' && !String(m.content).startsWith('[Content: summary of the earlier conversation'));
+/** Whether a chat request is a summary fold (started after an answer, never waited for), not an answer. */
+const isFold = (messages: Turn[]) => messages.some((m) => m.role === 'system' && String(m.content).startsWith('You keep the running summary'));
+/** The history turns (no system prompt) of the gateway's last answer request (a fold may have been sent after it). */
+const lastPrompt = (gw: FakeGateway): Turn[] => ((gw.chats().map((c) => c.json!.messages as Turn[]).filter((m) => !isFold(m ?? [])).at(-1)) ?? []).filter((m) => m.role !== 'system' && !String(m.content).startsWith('[Content: summary of the earlier conversation'));
 
 /**
  * The prompt's history is made from each chat's last prompt plus the entries added since (issue 24): what the model
@@ -47,7 +49,7 @@ describe('the prompt history follows the chat history exactly', function () {
   });
 
   it('the window slides over history.maxMessages, and each chat keeps its own turns', async () => {
-    t = await startTestBot('bundled', { env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config: { history: { maxMessages: 4, maxPromptTokens: 3000 } } });
+    t = await startTestBot('bundled', { env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config: { history: { maxMessages: 4, maxPromptTokens: 3000, summarize: false } } });
     for (let i = 1; i <= 4; i++) {
       await t.transport.push({ chatId: ANA, senderId: ANA, text: `ana ${i}` });
       await t.transport.push({ chatId: BUDI, senderId: BUDI, text: `budi ${i}` });
