@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
-import { startLiveChat } from '../../helpers/live-chat.js';
-import { runChat, shippedExample, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { runConsoleChat as runChat, startConsoleChat, type ConsoleChat } from '../../helpers/console-chat.js';
+import { shippedExample, tempDir, writeConfig } from '../../helpers/checkout.js';
 import { storedDocuments } from '../../helpers/disk-text.js';
 
 const OPERATOR = '10000000001';
@@ -22,7 +22,7 @@ async function writeShipped(dir: string, overrides: Record<string, unknown> = {}
 }
 
 describe('who is answered, and as whom (console)', function () {
-  this.timeout(60_000);
+  this.timeout(30_000);
   let gw: FakeGateway;
   let env: Record<string, string>;
   beforeEach(async () => {
@@ -31,17 +31,16 @@ describe('who is answered, and as whom (console)', function () {
   });
   afterEach(() => gw.close());
 
-  /** A spawned console chat with config.json as shipped, ready; its input closed and its exit awaited after `run`. */
-  async function withShippedChat(run: (chat: ReturnType<typeof startLiveChat>, dir: string) => Promise<void>): Promise<void> {
+  /** A console chat (in this process) with config.json as shipped, ready; its input closed and its end awaited after `run`. */
+  async function withShippedChat(run: (chat: ConsoleChat, dir: string) => Promise<void>): Promise<void> {
     const dir = await tempDir();
     await writeShipped(dir);
-    const chat = startLiveChat({ cwd: dir, env });
+    const chat = startConsoleChat({ cwd: dir, env });
     try {
       await chat.waitForLog(/console chat ready/, 30_000);
       await run(chat, dir);
     } finally {
-      chat.child.stdin.end();
-      await chat.exited;
+      await chat.endInput();
     }
   }
 
@@ -80,8 +79,7 @@ describe('who is answered, and as whom (console)', function () {
       chat.send(`:as ${STRANGER}`);
       chat.send('now I am in');
       await chat.waitForLine(/^bot> model: now I am in$/);
-      chat.child.stdin.end();
-      expect((await chat.exited).code).to.equal(0);
+      expect(await chat.endInput()).to.equal(0);
       const state = storedDocuments(path.join(dir, 'data'), 'core', 'access')[''] as any;
       expect(state.approved.map((a: { id: string }) => a.id)).to.deep.equal([STRANGER]);
       expect(state.pending).to.deep.equal([]);
@@ -110,18 +108,18 @@ describe('who is answered, and as whom (console)', function () {
     delete example.access;
     delete example.groups;
     await writeFile(path.join(dir, 'config.json'), JSON.stringify({ ...example, port: 0 }));
-    const run = await runChat([`:as ${STRANGER}`, 'hello', ':group team', `@${BOT} hi group`].join('\n') + '\n', { cwd: dir, env, timeoutMs: 45_000 });
+    const run = await runChat([`:as ${STRANGER}`, 'hello', ':group team', `@${BOT} hi group`].join('\n') + '\n', { cwd: dir, env });
     expect(run.lines).to.deep.equal(['bot> model: hello', `bot> model: user ${STRANGER}: hi group`]);
   });
 
   it('starts with a warning when nobody can approve a pairing code', async () => {
     const dir = await tempDir();
     await writeShipped(dir);
-    const run = await runChat('', { cwd: dir, env, timeoutMs: 45_000 });
+    const run = await runChat('', { cwd: dir, env });
     expect(run.stderr).to.match(/NOBODY CAN APPROVE a pairing code/);
     const owned = await tempDir();
     await writeShipped(owned, { owners: ['62899999999'] });
-    expect((await runChat('', { cwd: owned, env, timeoutMs: 45_000 })).stderr).not.to.match(/NOBODY CAN APPROVE/);
+    expect((await runChat('', { cwd: owned, env })).stderr).not.to.match(/NOBODY CAN APPROVE/);
   });
 
   it('a group is closed until an owner opens it with a mention; a member gets no answer there; mention, always and off do what they say', async () => {
@@ -154,7 +152,7 @@ describe('who is answered, and as whom (console)', function () {
       `:as ${OPERATOR}`,
       `@${BOT} .activation`,
     ].join('\n');
-    const run = await runChat(script + '\n', { cwd: dir, env, timeoutMs: 45_000 });
+    const run = await runChat(script + '\n', { cwd: dir, env });
     // Closed, the group hears nothing from the bot but an owner's command that mentions it.
     expect(run.lines).to.deep.equal([
       'bot> Done: I answer here when someone mentions me or replies to me.',
@@ -186,7 +184,7 @@ describe('who is answered, and as whom (console)', function () {
       '.persona off',
       'hello again',
     ].join('\n');
-    const run = await runChat(script + '\n', { cwd: dir, env, timeoutMs: 45_000 });
+    const run = await runChat(script + '\n', { cwd: dir, env });
     expect(run.lines[0]).to.match(/^bot> Done: in this chat I follow these instructions/);
     expect(run.lines).to.include("bot> Sorry, only the owners of this bot can set a group's persona (.persona).");
     expect(run.lines).to.include('bot> This chat\'s persona:');
@@ -215,7 +213,7 @@ describe('who is answered, and as whom (console)', function () {
       'back again?',
       `.bot off`,
     ].join('\n');
-    const run = await runChat(script + '\n', { cwd: dir, env, timeoutMs: 45_000 });
+    const run = await runChat(script + '\n', { cwd: dir, env });
     expect(run.lines).to.deep.equal(['bot> model: hello bot', 'bot> model: another chat', 'bot> model: back again?', 'bot> Sorry, only the owners of this bot can pause me in a chat (.bot).']);
     expect(userTexts(gw)).to.deep.equal(['hello bot', 'another chat', 'back again?']);
     const last = messagesOf(gw.chats()[2]).map((m) => `${m.role}: ${String(m.content)}`);
@@ -227,7 +225,7 @@ describe('who is answered, and as whom (console)', function () {
     const dir = await tempDir();
     await writeConfig(dir);
     const script = ['.bot off', 'ignored while paused', '.bot', '.bot on', 'answered again'].join('\n');
-    const run = await runChat(script + '\n', { cwd: dir, env, timeoutMs: 45_000 });
+    const run = await runChat(script + '\n', { cwd: dir, env });
     expect(run.lines).to.deep.equal([
       'bot> Paused: I stay quiet in this chat until an owner sends .bot on (other chats are not affected).',
       'bot> I am paused in this chat. Owners: .bot on / .bot off.',
