@@ -84,6 +84,9 @@ export class Outbound {
       this.connection.noteTraffic();
       this.sendStatus.onUpdates(updates);
     });
+    socket.ev.on('messages.upsert', ({ messages }) => {
+      if (isCurrent()) this.sendStatus.onOwnUpserts(messages.filter((m) => m.key?.fromMe && this.isOwnMessage(m.key.id)));
+    });
   }
 
   /** True when a `fromMe` message with this id is the echo of one the bot sent (not typed by the owner). */

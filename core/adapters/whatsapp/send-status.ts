@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { proto, type BaileysEventMap, type WAMessageUpdate } from '@whiskeysockets/baileys';
+import { proto, type BaileysEventMap, type WAMessage, type WAMessageUpdate } from '@whiskeysockets/baileys';
 import type { Logger } from '../../services/log/logger.js';
 import type { OwnerNotifier } from '../../services/notices/owner-notifier.js';
 import { BoundedMap } from './caches.js';
@@ -38,7 +38,8 @@ export function describeSendError(code: string): string {
 
 /**
  * Tracks what happens to a message after `sendMessage` returned: WhatsApp reports failures (463, 479 …) only later,
- * as a `messages.update` with status ERROR for the message id. Each failure is logged with its code and counted,
+ * as a `messages.update` with status ERROR for the message id, or, when Baileys' event buffer held both, folded into
+ * the `messages.upsert` of the bot's own message (`onOwnUpserts`). Each failure is logged with its code and counted,
  * and the owners hear which chat did not get its message and why. A 463 is a failure for that contact, not proof of
  * a restriction: it makes the transport ask WhatsApp (`checkRestriction`, Baileys' `fetchAccountReachoutTimelock`,
  * at most once per 10 min), and only WhatsApp's answer (`reachoutTimeLock` in `connection.update`, also pushed by
@@ -54,6 +55,8 @@ export class SendStatus {
   readonly events = new EventEmitter();
   private readonly sent = new BoundedMap<string, { chatId: string; at: number }>(2000);
   private readonly failures = new Map<string, number>();
+  /** Ids whose failure was reported already. */
+  private readonly failed = new BoundedMap<string, true>(2000);
   private restriction: Restriction | undefined;
   private lastCheckAt = -Infinity;
 
@@ -72,6 +75,9 @@ export class SendStatus {
   onUpdates(updates: WAMessageUpdate[]): void {
     for (const { key, update } of updates) {
       if (!key?.fromMe || update?.status !== proto.WebMessageInfo.Status.ERROR) continue;
+      // The same failure may come twice (as an update, and folded into the message's own upsert): counted once.
+      if (key.id && this.failed.get(key.id)) continue;
+      if (key.id) this.failed.set(key.id, true);
       const [code = 'unknown', text] = (update.messageStubParameters ?? []).map(String);
       const ours = key.id ? this.sent.get(key.id) : undefined;
       this.failures.set(code, (this.failures.get(code) ?? 0) + 1);
@@ -80,6 +86,15 @@ export class SendStatus {
       this.notices.raise(`whatsapp-undelivered:${chat}`, `A message of the bot to ${chat} was not delivered: WhatsApp ${describeSendError(code)}. The bot does not resend it.${CHECK_CODES.has(code) ? ' This alone is no account restriction; the bot asks WhatsApp and says so if the account is restricted.' : ''}`);
       if (CHECK_CODES.has(code)) this.check();
     }
+  }
+
+  /**
+   * The upserts of the bot's own messages: while Baileys' event buffer is on (it is, while any incoming stanza is being
+   * handled), an ERROR ack that comes before the buffered upsert of the message is flushed is merged into that upsert
+   * ("absorbed prior message update"), and no `messages.update` is emitted for it.
+   */
+  onOwnUpserts(messages: WAMessage[]): void {
+    this.onUpdates(messages.filter((m) => m.key?.fromMe && m.status === proto.WebMessageInfo.Status.ERROR).map((m) => ({ key: m.key, update: { status: m.status, messageStubParameters: m.messageStubParameters } })));
   }
 
   /** Asks WhatsApp whether the account is restricted (not more than once per CHECK_INTERVAL_MS). */

@@ -132,12 +132,10 @@ describe('WhatsApp on the wire, round 4 (real socket, people with their own Sign
   });
 
   it('a 463 on one contact is a failure for that contact only: counted, no restriction, and the next contact still gets messages', async () => {
-    // Its own link: after an encrypted exchange on a shared link, a message handler of Baileys waits on a query this
-    // wire server does not answer yet, so Baileys' event buffer holds the failure's messages.update until its timeout.
-    l = await linkOnWire();
+    // On a link already busy with other chats the 463 ack often arrives while Baileys' event buffer is on, and comes
+    // folded into the upsert of the bot's own message rather than as an update (send-failure-folded.test.ts).
+    const l = linked;
     const server = l.server;
-    const linked = l;
-    const firstLog = 0;
     const ann = server.person('15551230005', '155512300050001');
     const bob = server.person('15551230006', '155512300060001');
     server.refuse463(bob);
