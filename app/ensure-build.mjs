@@ -44,7 +44,7 @@ for (const dir of sourceDirs) {
 }
 const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0;
 // The declarations and the API package are outputs too: gone (a clean of packages/), they are built again.
-const outputs = [path.join(dist, 'types', 'app', 'testing', 'index.d.ts'), path.join(root, 'packages', 'plugin-api', 'dist', 'index.js')];
+const outputs = [path.join(dist, 'types', 'app', 'testing', 'index.d.ts'), path.join(root, 'packages', 'plugin-api', 'dist', 'index.js'), path.join(dist, 'vendor', 'typebox', 'index.js')];
 if (!force && built >= newest && outputs.every((file) => existsSync(file))) process.exit(0);
 
 // Remove compiled files whose source is gone, so a deleted test or plugin does not keep running from dist/.
@@ -60,6 +60,7 @@ if (force) rmSync(path.join(dist, '.tsbuildinfo'), { force: true });
 const startedAt = Date.now();
 const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 run(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.json')]);
+await bundleTypebox();
 // The declarations of the package subpaths (dist/types/), and the packable plugin API package (packages/plugin-api/dist/):
 // what a plugin in its own folder compiles and runs against.
 run(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.types.json')]);
@@ -71,6 +72,28 @@ pruneUnreachable(path.join(root, 'packages', 'plugin-api', 'dist'), ['index.js',
 writeFileSync(stamp, String(startedAt));
 // The stamp carries the time the build started: a source saved during the build still counts as newer.
 utimesSync(stamp, startedAt / 1000, startedAt / 1000);
+
+/**
+ * TypeBox as one bundle in dist/vendor/typebox/ (what `#typebox` and `#typebox/value` in package.json's "imports" load):
+ * its ES build is ~250 modules of a few lines each, and loading them one by one cost a start ~25 % of its CPU before
+ * "console chat ready". Code splitting keeps each TypeBox module once (one TypeRegistry) across the two entries.
+ */
+async function bundleTypebox() {
+  const { build } = await import('esbuild');
+  const outdir = path.join(dist, 'vendor', 'typebox');
+  rmSync(outdir, { recursive: true, force: true });
+  await build({
+    entryPoints: { index: '@sinclair/typebox', value: '@sinclair/typebox/value' },
+    absWorkingDir: root,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    outdir,
+    logLevel: 'warning',
+  });
+}
 
 /** Deletes the .js files under `dir` that no runtime import from `entries` reaches (static and dynamic imports). */
 function pruneUnreachable(dir, entries) {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { definePlugin, defineTool } from '../../core/kernel/plugin/contract.js';
 import type { Plugin } from '../../core/kernel/plugin/types.js';
-import { Type } from '@sinclair/typebox';
+import { Type } from '#typebox';
 import type { BotAction, PushInput } from '../../core/adapters/memory/memory-transport.js';
 import { allTexts, FakeModel, obeyingModel, type ModelRequest } from './fake-model.js';
 import { FakeAudio } from './fake-audio.js';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Value } from '@sinclair/typebox/value';
+import { Value } from '#typebox/value';
 import { Type, type Static } from '../../core/index.js';
 
 /**

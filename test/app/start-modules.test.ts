@@ -28,6 +28,12 @@ describe('start-up loads what answering needs later only when it is needed', fun
     expect(of('ajv').length).to.be.greaterThan(0);
   });
 
+  it("loads TypeBox as the build's bundle (a few files), not its ~250 modules one by one", () => {
+    expect(of('@sinclair/typebox')).to.deep.equal([]);
+    const bundle = loaded.filter((url) => url.includes('/dist/vendor/typebox/'));
+    expect(bundle.length).to.be.within(1, 3);
+  });
+
   it('loads the openai SDK (about 150 modules) at the first request, not at start', () => {
     expect(of('openai')).to.deep.equal([]);
   });

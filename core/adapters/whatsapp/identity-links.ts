@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from '#typebox';
 import { PluginStores } from '../../services/store/plugin-store.js';
 import type { SqlDoc } from '../../services/store/sql-docs.js';
 import { Store } from '../../services/store/store-declarations.js';

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from '#typebox';
 import type { BoundedRecord } from '../../services/store/bounded-record.js';
 import { databaseFor } from '../../services/store/database.js';
 import type { PluginStores } from '../../services/store/plugin-store.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
-import { Type } from '@sinclair/typebox';
+import { Type } from '#typebox';
 import { BufferJSON, normalizeMessageContent, PLACEHOLDER_MAX_AGE_SECONDS, proto } from '@whiskeysockets/baileys';
 import { databaseFor } from '../../services/store/database.js';
 import { PluginStores } from '../../services/store/plugin-store.js';

@@ -1,6 +1,6 @@
 import { describeWriteError, type DataWriteError, MemoryFullError, PromptRefused } from '../../api/errors.js';
 import type OpenAI from 'openai';
-import { Type, type TObject, type TString } from '@sinclair/typebox';
+import { Type, type TObject, type TString } from '#typebox';
 import { badArgsAnswer, toolArgProblems } from '../plugin/tool-args.js';
 import type { Capabilities } from '../capabilities/capabilities.js';
 import type { BotConfig } from '../../services/config/schema.js';

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from '#typebox';
 import type { BoundedRecord } from '../../services/store/bounded-record.js';
 import { PluginStores } from '../../services/store/plugin-store.js';
 import type { DataSchema } from '../../services/store/schemas.js';

@@ -1,4 +1,4 @@
-import { Type, type TObject, type TSchema, type TUnknown } from '@sinclair/typebox';
+import { Type, type TObject, type TSchema, type TUnknown } from '#typebox';
 import path from 'node:path';
 import { dataFileOf } from '../../services/store/store-declarations.js';
 import { pluginErrors } from './errors.js';

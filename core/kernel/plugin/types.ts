@@ -1,5 +1,5 @@
 import type { TurnPlan, TurnRecord } from './turn-policy.js';
-import type { Static, TObject, TSchema, TUnknown } from '@sinclair/typebox';
+import type { Static, TObject, TSchema, TUnknown } from '#typebox';
 import type { PrivacyRegistry } from '../../services/store/privacy.js';
 import type { PluginStore } from '../../services/store/store-api.js';
 import type { StoreDeclaration } from '../../services/store/store-declarations.js';

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from '#typebox';
 import type { AiConfig } from '../config/schema.js';
 import { PluginStores } from '../store/plugin-store.js';
 import { BUDGETS_SCHEMA } from '../store/schemas.js';

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from '#typebox';
 import type { Logger } from '../log/logger.js';
 import { PluginStores } from '../store/plugin-store.js';
 import { USAGE_SCHEMA } from '../store/schemas.js';
