@@ -3,7 +3,7 @@ import { readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { deflateRawSync } from 'node:zlib';
+import { constants as zlibConstants, crc32, deflateRawSync } from 'node:zlib';
 import { strToU8, zipSync } from 'fflate';
 
 /*
@@ -119,13 +119,13 @@ export function odt(paragraphs: string[]): Buffer {
 
 /** A zip bomb posing as a DOCX: a real DOCX skeleton whose document.xml unpacks to `megabytes` MB of spaces. */
 export function zipBombDocx(megabytes: number): Buffer {
-  const huge = new Uint8Array(megabytes * 1024 * 1024).fill(0x20);
-  return Buffer.from(
-    zipSync({
-      '[Content_Types].xml': strToU8('<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'),
-      'word/document.xml': [huge, { level: 9 }],
-    }),
-  );
+  const spaces = Buffer.alloc(1024 * 1024, 0x20);
+  let crc = 0;
+  for (let i = 0; i < megabytes; i++) crc = crc32(spaces, crc);
+  return zipOf([
+    { name: '[Content_Types].xml', data: CONTENT_TYPES, method: 0, size: CONTENT_TYPES.length, crc: crc32(CONTENT_TYPES) },
+    { name: 'word/document.xml', data: deflatedSpaces(megabytes), method: 8, size: megabytes * 1024 * 1024, crc },
+  ]);
 }
 
 /**
@@ -133,11 +133,26 @@ export function zipBombDocx(megabytes: number): Buffer {
  * central directory) but inflates to `realMegabytes` MB, so only the jail's memory and time limits can stop it.
  */
 export function lyingZipBombDocx(realMegabytes: number, declaredBytes = 1000): Buffer {
-  const entries: Array<{ name: string; data: Buffer; method: number; size: number }> = [
-    { name: '[Content_Types].xml', data: Buffer.from('<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'), method: 0, size: 0 },
-    { name: 'word/document.xml', data: deflateRawSync(Buffer.alloc(realMegabytes * 1024 * 1024, 0x20), { level: 9 }), method: 8, size: declaredBytes },
-  ];
-  entries[0]!.size = entries[0]!.data.length;
+  return zipOf([
+    { name: '[Content_Types].xml', data: CONTENT_TYPES, method: 0, size: CONTENT_TYPES.length, crc: 0 },
+    { name: 'word/document.xml', data: deflatedSpaces(realMegabytes), method: 8, size: declaredBytes, crc: 0 },
+  ]);
+}
+
+const CONTENT_TYPES = Buffer.from('<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>');
+
+/**
+ * A raw deflate stream that inflates to `megabytes` MB of spaces, made in milliseconds: one megabyte compressed with a
+ * full flush (byte-aligned blocks, no reference to what came before, not final) repeated, then an empty final block.
+ * Compressing the whole buffer took 25-40 s of a test on a busy machine.
+ */
+function deflatedSpaces(megabytes: number): Buffer {
+  const megabyte = deflateRawSync(Buffer.alloc(1024 * 1024, 0x20), { level: 9, finishFlush: zlibConstants.Z_FULL_FLUSH });
+  return Buffer.concat([...Array.from({ length: megabytes }, () => megabyte), deflateRawSync(Buffer.alloc(0))]);
+}
+
+/** A zip archive of these entries, each with the compressed bytes, method, unpacked size and CRC-32 its headers declare. */
+function zipOf(entries: Array<{ name: string; data: Buffer; method: number; size: number; crc: number }>): Buffer {
   const locals: Buffer[] = [];
   const centrals: Buffer[] = [];
   let offset = 0;
@@ -147,6 +162,7 @@ export function lyingZipBombDocx(realMegabytes: number, declaredBytes = 1000): B
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(20, 4);
     local.writeUInt16LE(e.method, 8);
+    local.writeUInt32LE(e.crc, 14);
     local.writeUInt32LE(e.data.length, 18);
     local.writeUInt32LE(e.size, 22);
     local.writeUInt16LE(name.length, 26);
@@ -156,6 +172,7 @@ export function lyingZipBombDocx(realMegabytes: number, declaredBytes = 1000): B
     central.writeUInt16LE(20, 4);
     central.writeUInt16LE(20, 6);
     central.writeUInt16LE(e.method, 10);
+    central.writeUInt32LE(e.crc, 16);
     central.writeUInt32LE(e.data.length, 20);
     central.writeUInt32LE(e.size, 24);
     central.writeUInt16LE(name.length, 28);
