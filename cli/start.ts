@@ -26,6 +26,8 @@ await runCli(async () => {
     onReconnect: (reason) => app.metrics.reconnects.inc({ reason }),
     notices: app.bot.notices,
     ffmpegPath: ffmpegBinary(app.settings).path,
+    // Video previews are made by ffmpeg in the core jail, like every other decode of media from chats.
+    jail: app.bot.jail,
     // The bot's own LID counts as a target id at once; it is also written into config.json (and said once in the log).
     onLinked: async (me) => {
       if (!me.lid) return;

@@ -6,6 +6,7 @@ import type { DurableAuthOptions } from './auth-store.js';
 import type { BackoffSettings } from './reconnect-policy.js';
 import type { SocketFactory, WhatsAppSocket } from './socket.js';
 import type { VersionFetcher } from './web-version.js';
+import type { Jail } from '../../services/jail/jail.js';
 
 /** The owner's WhatsApp preferences, read at each use (the dashboard may change them while the bot runs). */
 export interface WhatsAppPreferences {
@@ -93,6 +94,8 @@ export interface WhatsAppTransportOptions {
   receiveStatusUpdates?: boolean;
   /** Session and sender-key files untouched this long are deleted at start. Default 30 days. */
   staleKeyMs?: number;
-  /** The project's ffmpeg, for video previews (else Baileys runs the `ffmpeg` on PATH). */
+  /** The project's ffmpeg, for video previews (run in `jail`; Baileys never runs the `ffmpeg` on PATH). */
   ffmpegPath?: string;
+  /** The core jail video previews are made in; without it videos go without a preview (said in the log). */
+  jail?: Jail;
 }

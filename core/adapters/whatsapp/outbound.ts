@@ -196,8 +196,10 @@ export class Outbound {
         content = { image: file, ...(media.caption ? { caption: media.caption } : {}), ...(media.mimetype ? { mimetype: media.mimetype } : {}) };
         break;
       case 'video': {
-        const jpegThumbnail = this.options.ffmpegPath ? await videoThumbnail(this.options.ffmpegPath, media.path) : undefined;
-        content = { video: file, mimetype: media.mimetype ?? mimeFor(media.path, 'video/mp4'), ...(media.caption ? { caption: media.caption } : {}), ...(jpegThumbnail ? { jpegThumbnail } : {}) };
+        const thumb = await videoThumbnail(this.options.jail, this.options.ffmpegPath, media.path);
+        if ('missing' in thumb) this.log.warn({ chat: chatId, file: path.basename(media.path) }, `sending the video without a preview picture: ${thumb.missing}`);
+        // An empty preview, not none: with none Baileys would run the ffmpeg on PATH itself, unjailed.
+        content = { video: file, mimetype: media.mimetype ?? mimeFor(media.path, 'video/mp4'), ...(media.caption ? { caption: media.caption } : {}), jpegThumbnail: 'jpegThumbnail' in thumb ? thumb.jpegThumbnail : '' };
         break;
       }
       case 'sticker':

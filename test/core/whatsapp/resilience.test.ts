@@ -301,9 +301,10 @@ describe('WhatsApp transport: the rarer cases (fake socket)', () => {
 describe('WhatsApp transport: video previews with the project’s ffmpeg (real ffmpeg)', () => {
   afterEach(cleanup);
 
-  it('sends a JPEG preview made by the configured ffmpeg, so Baileys runs no ffmpeg of its own', async () => {
+  it('sends a JPEG preview made by the configured ffmpeg (in the jail), so Baileys runs no ffmpeg of its own', async () => {
     const { execFileSync } = await import('node:child_process');
-    const h = await setup({ transport: { ffmpegPath: '/usr/bin/ffmpeg' } });
+    const { Jail } = await import('../../../core/services/jail/jail.js');
+    const h = await setup({ transport: { ffmpegPath: '/usr/bin/ffmpeg', jail: new Jail() } });
     await link(h);
     const clip = path.join(h.dir, 'clip.mp4');
     execFileSync('/usr/bin/ffmpeg', ['-loglevel', 'error', '-f', 'lavfi', '-i', 'color=c=red:s=64x48:d=0.2', '-pix_fmt', 'yuv420p', clip]);

@@ -401,7 +401,8 @@ describe('WhatsApp transport: messages in and out (fake socket)', () => {
       { audio: { url: file }, ptt: true, mimetype: 'audio/ogg; codecs=opus' },
       { audio: { url: file }, ptt: false, mimetype: 'audio/ogg; codecs=opus' },
       { image: { url: file }, caption: 'look' },
-      { video: { url: file }, mimetype: 'video/mp4' },
+      // No jail here, so no preview: an empty one, else Baileys would run the ffmpeg on PATH itself (video-preview.test.ts).
+      { video: { url: file }, mimetype: 'video/mp4', jpegThumbnail: '' },
       { document: { url: file }, mimetype: 'audio/ogg; codecs=opus', fileName: 'notes.ogg' },
       { sticker: { url: file }, mimetype: 'image/webp' },
     ]);
