@@ -5,7 +5,7 @@ import { isLid, userPart } from '../../kernel/port/ids.js';
 import type { IncomingMessage } from '../../kernel/port/message.js';
 import { Addressing } from './addressing.js';
 import type { ChatRoutes } from './chat-routes.js';
-import { Identity } from './identity.js';
+import { Identity, type LidMappingStore } from './identity.js';
 import { IdentityLinks } from './identity-links.js';
 import { plainJid } from './message-mapper.js';
 import type { WhatsAppSocket } from './socket.js';
@@ -25,7 +25,7 @@ export class IdentityLayer {
   private linksFile: IdentityLinks | undefined;
   private identity: Identity | undefined;
   /** Where each private chat's messages go (the address it last arrived on; a LID rather than a phone jid). */
-  private readonly addressing = new Addressing(() => this.routes(), () => this.linksFile, () => this.socket()?.signalRepository?.lidMapping);
+  private readonly addressing = new Addressing(() => this.routes(), () => this.linksFile, () => this.lidStore());
 
   constructor(
     private readonly log: Logger,
@@ -48,12 +48,32 @@ export class IdentityLayer {
     this.linksFile = await IdentityLinks.open(stores, (err) => this.log.warn({ err }, 'could not save the phone ↔ LID pairs learnt (kept in memory, tried again)'));
     this.identity = new Identity(
       this.linksFile,
-      () => this.socket()?.signalRepository?.lidMapping,
+      () => this.lidStore(),
       (phone, lid) => this.learn(phone, lid),
       async (from, to) => {
         await this.onChatIdChange(from, to);
       },
     );
+  }
+
+  /**
+   * Baileys' own LID store of the session, the source for pairs the bot was never told, with the same guard as what
+   * is learnt: an answer pairing the account's own phone or LID with someone else's id is not used (it would name a
+   * contact as the account, or send that contact's messages to "Message yourself").
+   */
+  private lidStore(): LidMappingStore | undefined {
+    const store = this.socket()?.signalRepository?.lidMapping;
+    if (!store) return undefined;
+    const checked = (a: string, b: string | null): string | null => {
+      if (!b || !this.namesOwnWithOther(plainJid(a), plainJid(b))) return b;
+      this.log.debug({ asked: plainJid(a), answer: plainJid(b) }, "not using a pair of Baileys' LID store that names the account's own id with someone else's");
+      return null;
+    };
+    const getLIDForPN = store.getLIDForPN?.bind(store);
+    return {
+      getPNForLID: async (lid) => checked(lid, await store.getPNForLID(lid)),
+      ...(getLIDForPN ? { getLIDForPN: async (pn: string) => checked(pn, await getLIDForPN(pn)) } : {}),
+    };
   }
 
   /** Learns the pairs a socket's events reveal. */

@@ -6,6 +6,7 @@ import { startFakeSocketBot, type FakeSocketBot } from '../../../app/testing/fak
 import { BOT_LID, BOT_PHONE, waText } from '../../fakes/baileys-socket.js';
 import { tempDir } from '../../helpers/checkout.js';
 import { storedDocuments } from '../../helpers/disk-text.js';
+import { cleanup, link, setup } from './harness.js';
 
 const ALICE_PHONE = '6281200000007';
 const ALICE = `${ALICE_PHONE}@s.whatsapp.net`;
@@ -52,5 +53,46 @@ describe("WhatsApp identity: the account's own LID is never learnt as a contact'
     const sent = await bot.transport.sendText(ALICE, 'reminder: call the plumber');
     expect(bot.socket.sent.find((r) => r.id === sent.id)?.jid).to.equal(ALICE);
     expect(await linksOnDisk(bot)).to.deep.equal({ [BOT_LID]: BOT_PHONE, '44400000000001': '6281200000009' });
+  });
+});
+
+/**
+ * Baileys' own LID store of the session (`signalRepository.lidMapping`) answers for pairs the bot was never told;
+ * its answers pass the same guard as what the bot learns.
+ */
+describe("WhatsApp identity: Baileys' LID store is the fallback source, and never names the account as a contact (fake socket)", () => {
+  afterEach(cleanup);
+  const CAROL_LID = '44400000000007@lid';
+  const CAROL = '6281200000077@s.whatsapp.net';
+
+  it('a LID-only sender the bot was never told of is named by phone from the store; a store answer naming the account itself is not used', async () => {
+    const h = await setup();
+    await link(h);
+    const lidMapping = h.sockets.last.signalRepository.lidMapping;
+    await lidMapping.storeLIDPNMappings([{ lid: CAROL_LID, pn: CAROL }]);
+    // A pair the store got wrong: a contact's LID with the account's own phone.
+    await lidMapping.storeLIDPNMappings([{ lid: '44400000000008@lid', pn: `${BOT_PHONE}@s.whatsapp.net` }]);
+    h.sockets.last.deliver([waText('hi from Carol', { from: CAROL_LID })]);
+    h.sockets.last.deliver([waText('hi from Dave', { from: '44400000000008@lid' })]);
+    await h.transport.idle();
+    expect(h.received.map((m) => [m.text, m.senderId, m.senderAltId])).to.deep.equal([
+      ['hi from Carol', CAROL, CAROL_LID],
+      ['hi from Dave', '44400000000008@lid', undefined],
+    ]);
+    await h.transport.stop();
+    const links = (storedDocuments(path.join(h.dir, 'data'), 'whatsapp', 'identity-links')[''] ?? {}) as { lidToPhone?: Record<string, string> };
+    expect(links.lidToPhone).to.include({ '44400000000007': '6281200000077' });
+    expect(links.lidToPhone).to.not.have.property('44400000000008');
+  });
+
+  it("a message the bot starts to a contact goes to the contact's LID from the store, never to the account's own LID the store paired with them", async () => {
+    const h = await setup();
+    await link(h);
+    const lidMapping = h.sockets.last.signalRepository.lidMapping;
+    await lidMapping.storeLIDPNMappings([{ lid: CAROL_LID, pn: CAROL }]);
+    await lidMapping.storeLIDPNMappings([{ lid: `${BOT_LID}@lid`, pn: ALICE }]);
+    await h.transport.sendText(CAROL, 'reminder for Carol');
+    await h.transport.sendText(ALICE, 'reminder for Alice');
+    expect(h.sockets.last.sent.map((s) => s.jid)).to.deep.equal([CAROL_LID, ALICE]);
   });
 });
