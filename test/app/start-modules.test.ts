@@ -34,6 +34,10 @@ describe('start-up loads what answering needs later only when it is needed', fun
     expect(bundle.length).to.be.within(1, 3);
   });
 
+  it('loads image-size (about 26 modules) with the first picture checked, not at start', () => {
+    expect(of('image-size')).to.deep.equal([]);
+  });
+
   it('loads the openai SDK (about 150 modules) at the first request, not at start', () => {
     expect(of('openai')).to.deep.equal([]);
   });

@@ -1,5 +1,5 @@
-import { Ajv, type ValidateFunction } from 'ajv';
-import { compiledValidator } from '../../services/config/compiled-validator.js';
+import type { ValidateFunction } from 'ajv';
+import { compiledValidator, lazyAjv } from '../../services/config/compiled-validator.js';
 import type { PluginSection } from '../../services/config/schema.js';
 
 /**
@@ -10,7 +10,7 @@ import type { PluginSection } from '../../services/config/schema.js';
 // Schema meta-schema compiled that meta-schema in every ajv instance and was most of the start-up's validation cost.
 // Each validator is remembered between starts (compiledValidator), as the config schema's: a start validated ~29
 // plugins' options, each compiled anew (~80 ms of a start on a quiet machine).
-const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false, useDefaults: true, code: { source: true } });
+const ajv = lazyAjv({ allErrors: true, strict: false, validateSchema: false, useDefaults: true, code: { source: true } });
 const compiled = new WeakMap<object, ValidateFunction>();
 
 function validatorFor(schema: object): ValidateFunction {

@@ -1,4 +1,5 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { lazyAjv } from '../../services/config/compiled-validator.js';
 import type { Tool } from './types.js';
 
 /**
@@ -9,7 +10,8 @@ import type { Tool } from './types.js';
  */
 // validateSchema off: the schemas are TypeBox's (well-formed by construction); checking each against the JSON
 // Schema meta-schema compiled that meta-schema in every ajv instance and was most of the start-up's validation cost.
-const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false, useDefaults: true, removeAdditional: true });
+// Made at the first tool call (ajv loads then, not at start).
+const ajv = lazyAjv({ allErrors: true, strict: false, validateSchema: false, useDefaults: true, removeAdditional: true });
 /** Per schema object: its validator, or null when the schema cannot be compiled (then the tool checks its own). */
 const compiled = new WeakMap<object, ValidateFunction | null>();
 
@@ -19,7 +21,7 @@ function validatorFor(schema: object): ValidateFunction | null {
   try {
     // A schema from elsewhere (an MCP server's) may name a draft ajv does not load: the rules are what matter here.
     const { $schema: _draft, ...rules } = schema as Record<string, unknown>;
-    validate = ajv.compile(rules);
+    validate = ajv.get().compile(rules);
   } catch {
     validate = null;
   }

@@ -2,14 +2,14 @@ import { copyFile, readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Ajv, type ErrorObject } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import { cosmiconfig } from 'cosmiconfig';
 import { DEFAULT_NOTICE_LIMITS } from '../notices/owner-notices.js';
 import { DEFAULT_SENDING_LIMITS } from '../sending/outbox.js';
 import { DEFAULT_MAX_ANSWER_CHARS } from '../sending/split-message.js';
 import { writeFileAtomicSafe } from '../store/atomic.js';
 import { configSchema, type BotConfig } from './schema.js';
-import { compiledValidator } from './compiled-validator.js';
+import { compiledValidator, lazyAjv } from './compiled-validator.js';
 
 /** Thrown for a config.json that is not JSON or does not fit the schema; the message names file, field, reason. */
 
@@ -35,7 +35,7 @@ export function projectRoot(): string {
 // validateSchema off: the schemas are TypeBox's (well-formed by construction); checking each against the JSON
 // Schema meta-schema compiled that meta-schema in every ajv instance and was most of the start-up's validation cost.
 // Compiled once and remembered between starts (compiledValidator): the schema is the largest a start validates with.
-const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false, useDefaults: false, code: { source: true } });
+const ajv = lazyAjv({ allErrors: true, strict: false, validateSchema: false, useDefaults: false, code: { source: true } });
 const validateSchema = compiledValidator(ajv, configSchema);
 
 function describe(error: ErrorObject): string {

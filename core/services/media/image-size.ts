@@ -1,5 +1,9 @@
+import { createRequire } from 'node:module';
 import { MediaRefused } from '../../api/errors.js';
-import { imageSize } from 'image-size';
+
+const require = createRequire(import.meta.url);
+/** image-size (~26 modules) loads with the first picture checked, not with the plugins that import this at start. */
+let imageSize: typeof import('image-size').imageSize | undefined;
 
 /** Default pixel budget for one image (40 megapixels: a 48 MP phone photo is scaled by the phone before sending). */
 export const DEFAULT_MAX_IMAGE_PIXELS = 40_000_000;
@@ -15,6 +19,7 @@ export const DEFAULT_MAX_IMAGE_PIXELS = 40_000_000;
 export function assertPixelBudget(bytes: Uint8Array, maxPixels: number): { width: number; height: number } {
   let size: { width?: number; height?: number };
   try {
+    imageSize ??= (require('image-size') as typeof import('image-size')).imageSize;
     size = imageSize(bytes);
   } catch {
     throw new MediaRefused('I could not read the size of that picture from its header, so I did not open it. Please send it as a normal photo.');

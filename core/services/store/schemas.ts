@@ -1,4 +1,5 @@
-import { Ajv, type ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
+import { lazyAjv } from '../config/compiled-validator.js';
 
 /**
  * The schema and version of one kind of data file. The version lives in the file (`"version": 1` first, or
@@ -44,7 +45,8 @@ export type CheckResult = { ok: true; value: Record<string, unknown>; migratedFr
 
 // validateSchema off: the schemas are TypeBox's (well-formed by construction); checking each against the JSON
 // Schema meta-schema compiled that meta-schema in every ajv instance and was most of the start-up's validation cost.
-const ajv = new Ajv({ allErrors: false, strict: false, validateSchema: false });
+// Made at the first check of a data file or log line (ajv loads then, not at start).
+const ajv = lazyAjv({ allErrors: false, strict: false, validateSchema: false });
 const compiled = new WeakMap<object, ValidateFunction>();
 
 function kindOf(value: unknown): string {
@@ -89,10 +91,10 @@ export function checkDocument(spec: DataSchema | undefined, parsed: unknown): Ch
   }
   let validate = compiled.get(spec.schema);
   if (!validate) {
-    validate = ajv.compile(spec.schema);
+    validate = ajv.get().compile(spec.schema);
     compiled.set(spec.schema, validate);
   }
-  if (!validate(value)) return { ok: false, reason: `does not match the ${spec.name} schema: ${ajv.errorsText(validate.errors, { dataVar: 'file' })}` };
+  if (!validate(value)) return { ok: false, reason: `does not match the ${spec.name} schema: ${ajv.get().errorsText(validate.errors, { dataVar: 'file' })}` };
   return { ok: true, value, migratedFrom };
 }
 
@@ -104,10 +106,10 @@ export function checkDocument(spec: DataSchema | undefined, parsed: unknown): Ch
 export function checkValue(schema: object, value: unknown): string | undefined {
   let validate = compiled.get(schema);
   if (!validate) {
-    validate = ajv.compile(schema);
+    validate = ajv.get().compile(schema);
     compiled.set(schema, validate);
   }
-  return validate(value) ? undefined : ajv.errorsText(validate.errors, { dataVar: 'value' });
+  return validate(value) ? undefined : ajv.get().errorsText(validate.errors, { dataVar: 'value' });
 }
 
 const str = { type: 'string' } as const;

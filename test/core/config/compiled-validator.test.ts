@@ -2,17 +2,24 @@ import { expect } from 'chai';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Ajv } from 'ajv';
-import { compiledValidator } from '../../../core/services/config/compiled-validator.js';
+import { compiledValidator, lazyAjv, type LazyAjv } from '../../../core/services/config/compiled-validator.js';
 import { configSchema } from '../../../core/services/config/schema.js';
 
-/** A fresh ajv as config-file.ts makes it, counting its compiles. */
-function countingAjv(): { ajv: Ajv; compiles: () => number } {
-  const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false, useDefaults: false, code: { source: true } });
+/** A fresh lazy ajv as config-file.ts makes it, counting the instances made and their compiles. */
+function countingAjv(): { ajv: LazyAjv; compiles: () => number; made: () => boolean } {
+  const lazy = lazyAjv({ allErrors: true, strict: false, validateSchema: false, useDefaults: false, code: { source: true } });
   let compiles = 0;
-  const compile = ajv.compile.bind(ajv);
-  ajv.compile = ((schema: object) => (compiles++, compile(schema))) as typeof ajv.compile;
-  return { ajv, compiles: () => compiles };
+  let made = false;
+  const get = () => {
+    const ajv = lazy.get();
+    if (!made) {
+      made = true;
+      const compile = ajv.compile.bind(ajv);
+      ajv.compile = ((schema: object) => (compiles++, compile(schema))) as typeof ajv.compile;
+    }
+    return ajv;
+  };
+  return { ajv: { options: lazy.options, get }, compiles: () => compiles, made: () => made };
 }
 
 describe('validators remembered between starts (the config schema is not compiled again at every start)', () => {
@@ -31,6 +38,7 @@ describe('validators remembered between starts (the config schema is not compile
     const later = countingAjv();
     const loaded = compiledValidator(later.ajv, configSchema, dir);
     expect(later.compiles(), 'loaded, not compiled').to.equal(0);
+    expect(later.made(), 'no ajv made (ajv itself not loaded) for a remembered validator').to.equal(false);
     expect(compiled(bad)).to.equal(false);
     expect(loaded(bad)).to.equal(false);
     expect(loaded.errors).to.deep.equal(compiled.errors);

@@ -160,8 +160,9 @@ describe('a plugin in its own folder, against the packed plugin API package', fu
     const imported = new Set<string>();
     for (const file of (await readdir(dist, { recursive: true })).filter((f) => /\.(js|d\.ts)$/.test(f))) {
       const code = (await readFile(path.join(dist, file), 'utf8')).split('\n').filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line)).join('\n');
-      // Statements at the start of a line (import/export … from 'x', import 'x') and dynamic import('x'); not strings.
-      for (const [, a, b] of code.matchAll(/^(?:import|export)\s(?:[^;'"]*?\sfrom\s+)?['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
+      // Statements at the start of a line (import/export … from 'x', import 'x'), dynamic import('x') and require('x')
+      // (a package loaded at its first use); not strings.
+      for (const [, a, b] of code.matchAll(/^(?:import|export)\s(?:[^;'"]*?\sfrom\s+)?['"]([^'"]+)['"]|\b(?:import|require)\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
         // A `#name` import is the package's own alias (package.json "imports"): what counts is the package it names.
         // (one it does not map shows up below as the package "undefined", which no dependency declares)
         const spec = (a ?? b)!.startsWith('#') ? String(manifest.imports?.[(a ?? b)!]) : a ?? b;
