@@ -58,7 +58,7 @@ async function mydata(ctx: CommandContext, pending: Pending): Promise<void> {
         return;
       }
       try {
-        const counts = await ctx.host.privacy.deleteFor(person);
+        const counts = await ctx.host.personalData.deleteFor(person);
         ctx.log.info({ counts }, 'privacy delete done on the user\'s request');
         const summary = Object.entries(counts).map(([what, n]) => `${what}: ${n}`).join(', ');
         await ctx.reply(`Done: I deleted everything I kept about you (${summary}).`);
@@ -72,7 +72,7 @@ async function mydata(ctx: CommandContext, pending: Pending): Promise<void> {
       await ctx.reply(`Usage: ${prefix}mydata (a file with everything I keep about you) or ${prefix}mydata delete.`);
       return;
     }
-    const data = await ctx.host.privacy.exportFor(person);
+    const data = await ctx.host.personalData.exportFor(person);
     const folder = path.join(ctx.host.dataDir, 'generated');
     await mkdir(folder, { recursive: true });
     const file = path.join(folder, `mydata-${randomBytes(6).toString('hex')}.json`);

@@ -1,4 +1,4 @@
-import { link, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
+import { link, mkdir, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { StoredSearchLog } from '../../core/index.js';
 import { checkDocument, healthFor } from '../../core/builtin.js';
@@ -14,6 +14,15 @@ interface Log {
 }
 
 const SEGMENT = /^\d+\.json$/;
+
+/**
+ * Where a chat folder's files of the old layout are kept once converted: `data/migrated/audio_archive/<chat>/`, the
+ * folder the store keeps the archive's taken-in files under (the archive lives at `data/audio_archive/<chat>/`).
+ */
+function keptAsideFor(chatFolder: string): string {
+  const archive = path.dirname(chatFolder);
+  return path.join(path.dirname(archive), 'migrated', path.basename(archive), path.basename(chatFolder));
+}
 
 /** Reads a file's text, or undefined when it is not there. */
 async function textOf(file: string): Promise<string | undefined> {
@@ -117,10 +126,18 @@ export async function migrateOldArchive(log: StoredSearchLog<NoteItem>, say?: Lo
   await log.flush().catch((err: Error) => {
     throw new Error(`voice archive of ${log.chatId}: the converted notes could not all be written (${err.message}); the old files stay and the conversion is tried again`);
   });
-  for (const name of readable) await rm(path.join(notesDir, name), { force: true });
+  // Kept aside as the store keeps the files it took in (`data/migrated/`), until a removal in the log makes that copy
+  // older than the log (the core deletes it then).
+  const aside = keptAsideFor(dir);
+  await mkdir(path.join(aside, 'notes'), { recursive: true, mode: 0o700 });
+  for (const name of readable) await rename(path.join(notesDir, name), path.join(aside, 'notes', name));
   // The folder stays while it holds segments set aside (their bytes are the owner's to look at).
   await rmdir(notesDir).catch(() => undefined);
-  for (const name of leftovers) await rm(path.join(dir, name), { recursive: true, force: true });
+  for (const name of leftovers) {
+    // Search indexes are derived (the log has its own): only the notes' context is kept aside with them.
+    if (name === 'context') await rm(path.join(aside, name), { recursive: true, force: true }).then(() => rename(path.join(dir, name), path.join(aside, name)));
+    else await rm(path.join(dir, name), { recursive: true, force: true });
+  }
   say?.info({ chat: log.chatId, notes: items.length, segments: readable.length }, `voice archive: converted ${items.length} note(s) of a chat from the old layout (notes/, context/) to the search log`);
 }
 

@@ -1,5 +1,6 @@
 import { Store, Type } from '../../core/index.js';
 import { safeFileName } from '../../core/storage.js';
+import { ARCHIVE_SEGMENT_SCHEMA } from './schemas.js';
 
 /** How many messages before and after a voice note are kept with it. */
 export const CONTEXT_SIZE = 6;
@@ -40,7 +41,7 @@ export interface NoteItem {
   removed?: true;
 }
 
-const CONTEXT_MESSAGE = Type.Object({ id: Type.String(), senderId: Type.String(), senderName: Type.Optional(Type.String()), at: Type.Number(), text: Type.String() });
+export const CONTEXT_MESSAGE = Type.Object({ id: Type.String(), senderId: Type.String(), senderName: Type.Optional(Type.String()), at: Type.Number(), text: Type.String() });
 
 /** One archive line, for the backup manifest and `npm run doctor`'s file check. */
 export const ARCHIVE_NOTE = Type.Object({
@@ -132,6 +133,8 @@ export const VOICE_ARCHIVE = Store.chatSearchLog(ARCHIVE_HEADER, ARCHIVE_NOTE, {
   title: 'voice archive',
   // The month files' layout since they moved onto the search log (version 1 was the segment files).
   version: 2,
+  // Chat folders not converted yet (or a backup of one) hold them; converted at first use (archive-migration.ts).
+  earlierFiles: [{ path: 'audio_archive/<chat>/notes/<n>.json', schema: ARCHIVE_SEGMENT_SCHEMA }],
   section: 'voice notes',
   exportAs: '',
   item: noteItem,

@@ -9,9 +9,8 @@ import { AudioProvider, DEFAULT_SPEECH_MODEL, DEFAULT_SPEECH_VOICE } from './aud
 import type { KeyPool } from '../../core/index.js';
 import { voiceOptionsSchema, type VoiceOptions } from './options.js';
 import { AutoReactor } from './reactions.js';
-import { RecentMessages } from './recent-messages.js';
+import { RecentMessages, VOICE_CONTEXT } from './recent-messages.js';
 import { VOICE_REPLY_CHOICES, VoiceReplyChoices } from './reply-choice.js';
-import { VOICE_DATA_FILES } from './schemas.js';
 import { SpeechMaker, whyText } from './speech-reply.js';
 import { formatHitsForChat, formatHitsForModel } from './search-format.js';
 import { Transcriber, VoiceError, type Transcript } from './transcriber.js';
@@ -97,9 +96,8 @@ export function createVoicePlugin(deps: VoicePluginDeps = {}): Plugin {
       { name: 'AUDIO_SPEECH_MODEL', description: `text-to-speech model of the audio provider for voice replies (default ${DEFAULT_SPEECH_MODEL})` },
       { name: 'AUDIO_SPEECH_VOICE', description: `voice of that model (default ${DEFAULT_SPEECH_VOICE})` },
     ],
-    dataFiles: VOICE_DATA_FILES,
     // Kept by the core: backups, .mydata, deletes and chat moves follow from these.
-    stores: [VOICE_ARCHIVE, AUDIO_BUDGET, VOICE_REPLY_CHOICES, SENT_VOICE_REPLIES, VOICE_RECEIVED, VOICE_MODE],
+    stores: [VOICE_ARCHIVE, AUDIO_BUDGET, VOICE_REPLY_CHOICES, SENT_VOICE_REPLIES, VOICE_RECEIVED, VOICE_MODE, VOICE_CONTEXT],
     setup: (host) => voiceSetup(host, deps),
   });
 }
@@ -135,7 +133,7 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
     pool,
     transcriber,
     archive: new AudioArchive(host.store, { log: host.log }),
-    recent: new RecentMessages(host.histories),
+    recent: new RecentMessages(host.store, host.histories),
     reactor: new AutoReactor(provider, host.log, Math.min(settings.upstreamTimeoutMs, 10_000), now, deps.random),
     choices: new VoiceReplyChoices(host.store.doc(VOICE_REPLY_CHOICES)),
     modes: new VoiceModes(host.store),
@@ -152,10 +150,6 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
   const heardOf = new WeakMap<IncomingMessage, Heard>();
   // Whether a note's words were shown, and whether it is still to be answered (see showWords).
   const shownOf = new WeakMap<IncomingMessage, Promise<boolean>>();
-  // The archive's privacy (.mydata, deletes, messages deleted for everyone, edits, chat moves) follows from its
-  // declaration (VOICE_ARCHIVE). The messages held in memory as the next note's context are no store: they take part
-  // themselves (optional on hand-made hosts of other parts' tests).
-  host.privacy?.register(runtime.recent.participant());
   // Chat folders in the archive's layout of earlier versions become search logs now (each chat also waits for its own
   // conversion at its first use, so nothing reads a chat half converted).
   void runtime.archive.convertAll().catch((err: unknown) => host.log.error({ err }, 'voice archive: converting the old layout failed (each chat tries again at its first use)'));
@@ -308,8 +302,10 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
       }
     }
     await archive.observe(ctx.chatId, entry);
-    await recent.push(ctx.chatId, entry);
     const prefix = ctx.host.config().prefix;
+    // A command to the bot is no part of the conversation a later note is heard in: it is not kept as its context.
+    const command = !message.media && (ctx.text.startsWith(prefix) || ctx.text.startsWith('/'));
+    if (!command) await recent.push(ctx.chatId, entry);
     if (reactTo && !fromBot && !reactTo.startsWith(prefix) && !reactTo.startsWith('/')) {
       const emoji = await reactor.pick(ctx.chatId, reactTo, host.options().reactions);
       if (emoji) await ctx.react(emoji).catch((err) => ctx.log.debug({ reason: (err as Error).message }, 'reaction could not be sent'));

@@ -1,83 +1,50 @@
-import type { HistoryStore, PrivacyParticipant } from '../../core/index.js';
-import { changeableBy, isPrivateChatOf, writtenBy } from '../../core/storage.js';
-import { CONTEXT_SIZE, type ContextMessage } from './archive.js';
+import { Store, Type, type HistoryView, type PluginStore } from '../../core/index.js';
+import { CONTEXT_MESSAGE, CONTEXT_SIZE, type ContextMessage } from './archive-note.js';
 
 /**
- * The last few messages of every chat, as the "before" context of the next voice note. Kept in memory; after a
- * restart a chat's first window comes from its stored history, so the first note still gets context.
+ * The last few messages of each chat, waiting as the "before" context of the chat's next voice note. A person's words
+ * like any other: kept in the store, so `.mydata` lists them and a delete, a message deleted for everyone (by its
+ * writer), an edit and a chat move reach them before a note could carry them into the archive.
+ */
+export const VOICE_CONTEXT = Store.chatDoc('context', Type.Object({ messages: Type.Array(CONTEXT_MESSAGE) }), () => ({ messages: [] as ContextMessage[] }), {
+  title: 'voice context',
+  exportAs: 'waitingContext',
+  people: {
+    items: (doc) => doc.messages,
+    author: (m) => m.senderId,
+    messageId: (m) => m.id,
+    edited: (m, text) => ({ ...m, text }),
+    same: (a, b) => a.id === b.id,
+  },
+});
+
+/**
+ * The last messages of every chat, as the "before" context of the next voice note. A chat that has none kept (its
+ * first note, or a chat whose context a delete emptied) starts from its stored history, so its first note still gets
+ * context.
  *
  * @example
- * recent.push(chatId, { id, senderId, at, text });
+ * await recent.push(chatId, { id, senderId, at, text });
  * const before = await recent.last(chatId);
  */
 export class RecentMessages {
-  private readonly chats = new Map<string, ContextMessage[]>();
-
-  constructor(private readonly histories?: HistoryStore, private readonly size = CONTEXT_SIZE) {}
+  constructor(private readonly store: PluginStore, private readonly histories?: HistoryView, private readonly size = CONTEXT_SIZE) {}
 
   /** The last `size` messages of the chat, oldest first. */
   async last(chatId: string): Promise<ContextMessage[]> {
-    let list = this.chats.get(chatId);
-    if (!list) {
-      const entries = this.histories ? await this.histories.recent(chatId, this.size).catch(() => []) : [];
-      list = entries.map((e, i) => ({ id: e.id ?? `history-${i}`, senderId: e.role === 'assistant' ? 'bot' : (e.senderId ?? ''), ...(e.senderName ? { senderName: e.senderName } : {}), at: e.at, text: e.text }));
-      this.chats.set(chatId, list);
-    }
-    return [...list];
-  }
-
-  /** Forgets what is kept of a chat (it moved to another id): its next window comes from its stored history again. */
-  forget(chatId: string): void {
-    this.chats.delete(chatId);
+    const kept = (await this.store.chat(chatId).doc(VOICE_CONTEXT).get()).messages;
+    return kept.length ? [...kept] : this.fromHistory(chatId);
   }
 
   async push(chatId: string, message: ContextMessage): Promise<void> {
-    const list = await this.last(chatId);
-    list.push(message);
-    this.chats.set(chatId, list.slice(-this.size));
+    const doc = this.store.chat(chatId).doc(VOICE_CONTEXT);
+    const start = (await doc.get()).messages.length ? [] : await this.fromHistory(chatId);
+    // Read again inside the change: another message of the chat may have been added meanwhile.
+    await doc.update((d) => ({ messages: [...(d.messages.length ? d.messages : start), message].slice(-this.size) }));
   }
 
-  /**
-   * These messages in the privacy controls. They are not a store (held in memory until the chat's next voice note
-   * takes them as its context), but they are a person's words all the same: `.mydata` lists them, and a delete, a
-   * message deleted for everyone, an edit and a chat move reach them before a note could carry them to disk.
-   */
-  participant(): PrivacyParticipant {
-    const change = (chatId: string, matches: (m: ContextMessage) => boolean, next: (m: ContextMessage) => ContextMessage | undefined): number => {
-      const list = this.chats.get(chatId);
-      if (!list) return 0;
-      let changed = 0;
-      const kept = list.flatMap((m) => (matches(m) ? (changed++, next(m) ?? []) : [m]));
-      this.chats.set(chatId, kept);
-      return changed;
-    };
-    return {
-      name: 'voice context held in memory',
-      exportFor: async (person) => {
-        const out: Record<string, ContextMessage[]> = {};
-        for (const [chatId, list] of this.chats) {
-          const mine = isPrivateChatOf(chatId, person) ? list : list.filter((m) => writtenBy(m.senderId, person));
-          if (mine.length) out[chatId] = mine;
-        }
-        return out;
-      },
-      deleteFor: async (person) => {
-        let removed = 0;
-        for (const chatId of [...this.chats.keys()]) {
-          if (isPrivateChatOf(chatId, person)) {
-            removed += this.chats.get(chatId)!.length;
-            // Its next window must not come back from history either: that history is being deleted too.
-            this.chats.set(chatId, []);
-          } else removed += change(chatId, (m) => writtenBy(m.senderId, person), () => undefined);
-        }
-        return removed;
-      },
-      revoke: async (chatId, messageId, author) => change(chatId, (m) => m.id === messageId && changeableBy(m.senderId, author), () => undefined),
-      edit: async (chatId, messageId, text, author) => change(chatId, (m) => m.id === messageId && changeableBy(m.senderId, author), (m) => ({ ...m, text })),
-      moveChat: async (from, to) => {
-        this.forget(from);
-        this.forget(to);
-      },
-    };
+  private async fromHistory(chatId: string): Promise<ContextMessage[]> {
+    const entries = this.histories ? await this.histories.recent(chatId, this.size).catch(() => []) : [];
+    return entries.map((e, i) => ({ id: e.id ?? `history-${i}`, senderId: e.role === 'assistant' ? 'bot' : (e.senderId ?? ''), ...(e.senderName ? { senderName: e.senderName } : {}), at: e.at, text: e.text }));
   }
 }

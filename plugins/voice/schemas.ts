@@ -1,8 +1,9 @@
 import type { DataSchema } from '../../core/index.js';
 
 /*
- * The voice plugin's data files. Declared to the core in `dataFiles` (index.ts), so the backup manifest names their
- * versions; each is checked on load (a file that does not match is set aside with its bytes kept).
+ * The voice plugin's files of earlier layouts, named in its archive's declaration (`earlierFiles`, archive-note.ts) so
+ * the backup manifest names their version; each is checked when converted (one that does not match is set aside with
+ * its bytes kept).
  */
 
 const str = { type: 'string' } as const;
@@ -31,12 +32,3 @@ export const ARCHIVE_SEGMENT_SCHEMA: DataSchema = {
     },
   },
 };
-
-/**
- * What the plugin declares to the core (paths relative to DATA_DIR) besides its `stores` (the archive, the audio
- * budget, the reply choices and the sent voice replies: archive-note.ts, audio-budget.ts, reply-choice.ts, quoted-voice.ts).
- */
-export const VOICE_DATA_FILES = [
-  // Still named: a folder not converted yet (or a backup of one) holds them, and a restore compares their version.
-  { path: 'audio_archive/<chat>/notes/<n>.json', schema: ARCHIVE_SEGMENT_SCHEMA },
-];

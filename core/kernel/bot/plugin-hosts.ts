@@ -115,7 +115,7 @@ export class PluginHosts {
       },
       plugins: () => registry.listings(),
       notices: this.deps.notices,
-      privacy: this.deps.privacy,
+      personalData: { exportFor: (person) => this.deps.privacy.exportFor(person), deleteFor: (person) => this.deps.privacy.deleteFor(person) },
       jail: this.deps.jail,
       audioKeys: this.deps.audioKeys,
       serveSite: (site) => void this.siteList.push({ ...site, plugin: name }),

@@ -51,11 +51,6 @@ export function definePlugin<S extends TObject = TObject<{}>, C extends TSchema 
       throw pluginErrors.badDefinition(name, 'each of provides must be { name, detect(host), missing: "what the user is told" }');
     }
   }
-  for (const f of spec.dataFiles ?? []) {
-    if (!f || typeof f.path !== 'string' || !f.path || path.isAbsolute(f.path) || f.path.split('/').includes('..') || typeof f.schema?.name !== 'string' || !Number.isInteger(f.schema.version)) {
-      throw pluginErrors.badDefinition(name, 'each of dataFiles must be { path: relative to DATA_DIR, schema: { name, version, schema } }');
-    }
-  }
   const stores = spec.stores ?? [];
   const storeNames = new Set<string>();
   for (const decl of stores) {
@@ -64,6 +59,11 @@ export function definePlugin<S extends TObject = TObject<{}>, C extends TSchema 
     }
     if (storeNames.has(decl.name)) throw pluginErrors.badDefinition(name, `two stores are named "${decl.name}": give each its own name`);
     storeNames.add(decl.name);
+    for (const f of decl.options?.earlierFiles ?? []) {
+      if (!f || typeof f.path !== 'string' || !f.path || path.isAbsolute(f.path) || f.path.split('/').includes('..') || typeof f.schema?.name !== 'string' || !Number.isInteger(f.schema.version)) {
+        throw pluginErrors.badDefinition(name, `each of the store "${decl.name}"'s earlierFiles must be { path: relative to DATA_DIR, schema: { name, version, schema } }`);
+      }
+    }
   }
   for (const decl of stores) {
     const refers = decl.kind === 'doc' ? decl.options.refersTo : undefined;
@@ -95,7 +95,7 @@ export function definePlugin<S extends TObject = TObject<{}>, C extends TSchema 
     provides: spec.provides,
     settings: spec.settings,
     movedToEnv: spec.movedToEnv,
-    dataFiles: [...(spec.dataFiles ?? []), ...stores.map((decl) => dataFileOf(decl, name))],
+    dataFiles: stores.flatMap((decl) => [dataFileOf(decl, name), ...(decl.options.earlierFiles ?? [])]),
     stores: Object.freeze([...stores]),
     configSection: section,
     setup: spec.setup,

@@ -88,3 +88,14 @@ export interface AccessDecisions {
   pause(chatId: string, until: number | null, by: string): Promise<void>;
   resume(chatId: string): Promise<boolean>;
 }
+
+/**
+ * A person's data across the bot (`host.personalData`): every declared store's part of it, the core's and each
+ * plugin's, by section. `person` is one person's ids (phone jid and LID).
+ */
+export interface PersonalData {
+  /** Everything kept about the person, by section (`.mydata`). */
+  exportFor(person: string[]): Promise<Record<string, unknown>>;
+  /** Deletes everything kept about the person; how many items went, by section (`.mydata delete`). */
+  deleteFor(person: string[]): Promise<Record<string, number>>;
+}

@@ -1,6 +1,5 @@
 import type { TurnPlan, TurnRecord } from './turn-policy.js';
 import type { Static, TObject, TSchema, TUnknown } from '#typebox';
-import type { PrivacyRegistry } from '../../services/store/privacy.js';
 import type { PluginStore } from '../../services/store/store-api.js';
 import type { StoreDeclaration } from '../../services/store/store-declarations.js';
 import type { Capabilities } from '../capabilities/capabilities.js';
@@ -8,7 +7,7 @@ import type { CapabilityStatus } from '../../api/capability-status.js';
 import type { BotConfig } from '../../services/config/schema.js';
 import type { Logger } from '../../api/logger.js';
 import type { AppendOptions, HistoryEntry } from '../../services/store/history.js';
-import type { AccessDecisions, AudioKeys, HistoryView, MemoryView, SettingsReader } from './ports.js';
+import type { AccessDecisions, AudioKeys, HistoryView, MemoryView, PersonalData, SettingsReader } from './ports.js';
 import type { MemoryFact } from '../../services/store/memory.js';
 import type { IncomingMedia, IncomingMessage, MediaKind, OutgoingContact, OutgoingLocation, OutgoingMedia, OutgoingPoll, QuotedMessage, SentMessage } from '../port/message.js';
 import type { LegHealth, ProviderLeg } from '../../services/providers/types.js';
@@ -394,13 +393,10 @@ export interface SettingDeclaration {
 }
 
 /**
- * A kind of data file the plugin keeps under `host.dataDir`. The core names its version in the backup manifest (a
- * backup made by a newer version is refused at restore) and, for a path without placeholders in its folder, sweeps
- * the temporary files an interrupted write left there at start. Check the file on load with `JsonFile` or
- * `checkDocument` and the same schema: one that does not match is set aside (bytes kept) and shown in the dashboard.
- *
- * @example
- * dataFiles: [{ path: 'dice/stats.json', schema: { name: 'dice stats', version: 1, schema: { type: 'object' } } }]
+ * A kind of data file a plugin's `stores` stand for (each declaration's, and the `earlierFiles` of layouts it was
+ * converted from): the backup manifest names its version (a backup made by a newer version is refused at restore),
+ * `npm run doctor` checks the files, and, for a path without placeholders in its folder, the temporary files an
+ * interrupted write left there are swept at start.
  */
 export interface DataFileDeclaration {
   /** Where, relative to DATA_DIR; `<name>` marks a part that varies, e.g. `workspaces/index/<id>.json`. */
@@ -448,8 +444,6 @@ export interface PluginSpec<S extends TObject, C extends TSchema = TUnknown> {
    * movedToEnv: { ytdlpPath: 'YTDLP_PATH' }
    */
   movedToEnv?: Readonly<Record<string, string>>;
-  /** The kinds of data files the plugin keeps (see `DataFileDeclaration`). */
-  dataFiles?: DataFileDeclaration[];
   /**
    * What the plugin keeps through `host.store` (made with `Store.chatDoc`, `Store.doc`, `Store.chatLog`): the core
    * writes, checks, backs up and flushes them, and answers `.mydata`, deletes and chat moves for them.
@@ -479,6 +473,8 @@ export interface PluginSpec<S extends TObject, C extends TSchema = TUnknown> {
 export interface Plugin extends Readonly<Omit<PluginSpec<TObject, TSchema>, 'options' | 'setup' | 'configSection' | 'provides' | 'stores'>> {
   /** What it keeps through `host.store` (see `Store` in services/store/store-declarations.ts). */
   readonly stores?: readonly StoreDeclaration[];
+  /** The kinds of data files its `stores` stand for (see `DataFileDeclaration`). */
+  readonly dataFiles: readonly DataFileDeclaration[];
   /** JSON schema of this plugin's options in config.json (besides `enabled` and `access`). */
   readonly optionsSchema: TObject;
   readonly provides?: readonly CapabilityDeclaration[];
@@ -608,8 +604,12 @@ export interface PluginHost<O = unknown, C = unknown> {
    * checked on load, held during a backup, flushed at stop, and in `.mydata`, deletes and chat moves by declaration.
    */
   readonly store: PluginStore;
-  /** The privacy controls (`.mydata`, revoked messages): register what the plugin keeps about people. */
-  readonly privacy: PrivacyRegistry;
+  /**
+   * A person's data across the bot (the core's and every plugin's declared stores), as `.mydata` gives and deletes it:
+   * `exportFor(ids)` by section, `deleteFor(ids)` the count removed per section. Only for acting on that person's own
+   * request (the core's `mydata` plugin).
+   */
+  readonly personalData: PersonalData;
   /** Tells the owners about an incident once, and once when it recovers. */
   readonly notices: OwnerNotifier;
   /** Runs helper programs (ffmpeg, yt-dlp, python) on untrusted bytes or code, isolated (core/jail). */

@@ -38,6 +38,12 @@ export interface StoreOptions<T> {
   /** What the schema cannot say: a problem in words sets the file aside like a schema mismatch, or undefined. */
   check?(value: T, chatId?: string): string | undefined;
   /**
+   * Files of a layout earlier versions kept this data in, which the plugin converts itself on first use (`path`
+   * relative to DATA_DIR, `<name>` for a part that varies): the backup manifest names their schema's version, so a
+   * restore of a backup still holding some compares it, and `npm run doctor` checks them.
+   */
+  earlierFiles?: ReadonlyArray<{ path: string; schema: DataSchema }>;
+  /**
    * What it is, in words, for messages ("could not save the reminders") and the backup manifest, where it names the
    * schema version (keep it once released: a restore compares versions by it). Default `<plugin> <name>`.
    */

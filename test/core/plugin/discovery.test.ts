@@ -3,7 +3,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { discoverPlugins } from '../../../core/kernel/plugin/discover.js';
 import { pathToFileURL } from 'node:url';
-import { definePlugin, PluginError } from '../../../core/index.js';
+import { definePlugin, PluginError, Store, Type } from '../../../core/index.js';
 import { createApp } from '../../../app/app.js';
 import { createLogger } from '../../../core/services/log/logger.js';
 import { MemoryTransport } from '../../../core/adapters/memory/memory-transport.js';
@@ -219,13 +219,14 @@ describe('plugin discovery and the start-log report', () => {
     expect(refused({ name: 'z', setup: () => ({}) }).message).to.match(/plugin "z": it has no description/);
     expect(refused({ name: 'n', description: 'd', needs: [''], setup: () => ({}) }).message).to.match(/^PLUGIN_BAD_DEFINITION: plugin "n": needs must be a list of capability names/);
     expect(refused({ name: 'n', description: 'd', needs: [42], setup: () => ({}) }).code).to.equal('PLUGIN_BAD_DEFINITION');
-    // A data file outside DATA_DIR would be swept at start and named in backups: refused.
+    // A store's earlier file outside DATA_DIR would be checked by the doctor and named in backups: refused.
     const schema = { name: 'dice stats', version: 1, schema: { type: 'object' } };
+    const stats = (earlierFiles: unknown) => Store.doc('stats', Type.Object({}), () => ({}), { earlierFiles } as never);
     for (const where of ['../outside.json', 'dice/../../outside.json', '/etc/dice.json', '']) {
-      expect(refused({ name: 'f', description: 'd', dataFiles: [{ path: where, schema }], setup: () => ({}) }).message, where).to.match(/^PLUGIN_BAD_DEFINITION: plugin "f": each of dataFiles must be \{ path: relative to DATA_DIR/);
+      expect(refused({ name: 'f', description: 'd', stores: [stats([{ path: where, schema }])], setup: () => ({}) }).message, where).to.match(/^PLUGIN_BAD_DEFINITION: plugin "f": each of the store "stats"'s earlierFiles must be \{ path: relative to DATA_DIR/);
     }
-    expect(refused({ name: 'f', description: 'd', dataFiles: [{ path: 'dice/stats.json', schema: { name: 'dice stats', version: '1' } }], setup: () => ({}) }).code).to.equal('PLUGIN_BAD_DEFINITION');
-    expect(() => definePlugin({ name: 'f', description: 'd', dataFiles: [{ path: 'dice/stats.json', schema }], setup: () => ({}) })).not.to.throw();
+    expect(refused({ name: 'f', description: 'd', stores: [stats([{ path: 'dice/stats.json', schema: { name: 'dice stats', version: '1' } }])], setup: () => ({}) }).code).to.equal('PLUGIN_BAD_DEFINITION');
+    expect(() => definePlugin({ name: 'f', description: 'd', stores: [stats([{ path: 'dice/stats.json', schema }])], setup: () => ({}) })).not.to.throw();
   });
 
   it('refuses at registration what setup offers wrongly (a command written with its prefix, an unknown media kind), and the other plugins run', async () => {

@@ -6,7 +6,7 @@ import { cpSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node
 import { rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { definePlugin, PluginError, Type, type Plugin } from '../../../core/index.js';
+import { definePlugin, PluginError, Store, Type, type Plugin } from '../../../core/index.js';
 import { mountSites } from '../../../web/site-server.js';
 import { contentOf, startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { discoverPlugins } from '../../../core/kernel/plugin/discover.js';
@@ -333,7 +333,7 @@ describe('plugin contract v2', () => {
       const stats = definePlugin({
         name: 'dice',
         description: 'keeps roll statistics',
-        dataFiles: [{ path: 'dice/stats.json', schema: { name: 'dice stats', version: 1, schema: { type: 'object' } } }],
+        stores: [Store.doc('stats', Type.Object({}), () => ({}), { path: 'dice/stats.json', title: 'dice stats' })],
         setup: () => ({}),
       });
       const t = await startTestBot(stats, { dir });

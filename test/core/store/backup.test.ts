@@ -159,7 +159,7 @@ describe('backup and restore', function () {
     const unpacked = await dir();
     await tar.extract({ file: out, cwd: unpacked });
     const manifest = JSON.parse(await readFile(path.join(unpacked, 'backup-manifest.json'), 'utf8'));
-    // The core's kinds and those of plugins/workspace, plugins/voice and plugins/remind (declared in their dataFiles).
+    // The core's kinds and those of plugins/workspace, plugins/voice and plugins/remind (declared in their stores).
     expect(manifest.schemas).to.include({ 'chat history': 1, 'workspace users': 1, 'workspace usernames': 1, 'workspace index': 1, 'voice archive segment': 1, 'audio budget': 1, 'voice reply choices': 1, reminders: 1, 'reminder time zones': 1 });
 
     manifest.schemas['workspace index'] = 99;
@@ -181,8 +181,8 @@ describe('backup and restore', function () {
     const publicEntry = pathToFileURL(path.join(ROOT, 'dist', 'core', 'index.js')).href;
     await writeFile(
       path.join(pkg, 'index.js'),
-      `import { definePlugin } from ${JSON.stringify(publicEntry)};\n` +
-        "export default definePlugin({ name: 'dice', description: 'keeps roll statistics', dataFiles: [{ path: 'dice/stats.json', schema: { name: 'dice stats', version: 3, schema: { type: 'object' } } }], setup: () => ({}) });\n",
+      `import { definePlugin, Store, Type } from ${JSON.stringify(publicEntry)};\n` +
+        "export default definePlugin({ name: 'dice', description: 'keeps roll statistics', stores: [Store.doc('stats', Type.Object({}), () => ({}), { path: 'dice/stats.json', title: 'dice stats', version: 3 })], setup: () => ({}) });\n",
     );
     await writeFile(path.join(home, 'config.json'), JSON.stringify({ pluginPackages: ['wa-plugin-dice'] }));
     await mkdir(path.join(home, 'data', 'dice'), { recursive: true });

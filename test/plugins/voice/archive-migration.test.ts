@@ -5,7 +5,7 @@ import path from 'node:path';
 import { DataHealth } from '../../../core/services/store/data-health.js';
 import { registerDataHealth } from '../../../core/services/store/data-domain.js';
 import { safeFileName } from '../../../core/storage.js';
-import { archiveAt } from '../../helpers/voice-archive.js';
+import { archiveAt, voiceArchiveAt } from '../../helpers/voice-archive.js';
 import { storedSearchLogText } from '../../helpers/disk-text.js';
 import { tempDir } from '../../helpers/checkout.js';
 
@@ -108,6 +108,19 @@ describe('audio archive: the layout of earlier versions is converted to the sear
     expect(await restarted.count(GROUP)).to.equal(3);
     expect(said).to.deep.equal([]);
     expect((await lines(chat)).filter((l) => l.seq !== undefined).map((l) => l.seq)).to.deep.equal([1, 2, 3, 4]);
+  });
+
+  it("keeps the converted files aside under data/migrated/ until a person's delete makes that copy older than the log", async () => {
+    const chat = await oldLayout(dir);
+    // Audio named by number is renamed by a change in the log, which itself drops the copy: none here.
+    await rm(path.join(chat, 'audio'), { recursive: true });
+    const { archive, privacy } = voiceArchiveAt(dir, { log });
+    await archive.convertAll();
+    const aside = path.join(path.dirname(dir), 'migrated', 'audio_archive', path.basename(chat));
+    expect(await readdir(path.join(aside, 'notes'))).to.deep.equal(['000000.json']);
+    expect(await readFile(path.join(aside, 'context', '1.json'), 'utf8')).to.include('the heater is cold again');
+    await privacy.deleteFor([ANA]);
+    expect(existsSync(aside)).to.equal(false);
   });
 
   it('cut short after the notes were written (old files still there): the next start finishes it without duplicates', async () => {

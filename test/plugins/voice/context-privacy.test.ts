@@ -57,6 +57,14 @@ describe('voice plugin: the context held in memory follows deletes and edits', f
     expect(disk).not.to.include('pineapple');
   });
 
+  it("the messages waiting as context are in their writer's .mydata export, not in another person's", async () => {
+    await bot.push({ chatId: GROUP, senderId: ANA, text: 'ana mentions papaya' });
+    await bot.push({ chatId: GROUP, senderId: BUDI, text: 'budi mentions durian' });
+    const waiting = async (person: string) => JSON.stringify(((await bot.app.bot.privacy.exportFor([person])).voice as { waitingContext?: unknown } | undefined)?.waitingContext ?? null);
+    expect(await waiting(ANA)).to.include('papaya').and.not.include('durian');
+    expect(await waiting(BUDI)).to.include('durian').and.not.include('papaya');
+  });
+
   it('a message deleted for everyone, or edited, before the note is not kept in its old words', async () => {
     await bot.push({ chatId: GROUP, senderId: ANA, text: 'ana shares the door code 4242', id: 'ana-code' });
     await bot.push({ chatId: GROUP, senderId: ANA, text: 'ana typo mangoe', id: 'ana-typo' });
