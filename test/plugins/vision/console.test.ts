@@ -3,10 +3,11 @@ import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { FakeAnthropicGateway, imageOf } from '../../fakes/anthropic-messages.js';
 import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { chatInProcess } from '../../helpers/console-in-process.js';
 import { testFfmpeg } from '../voice/audio-files.js';
 import { makeImage } from './images.js';
 
-describe('vision in the console chat (spawned)', function () {
+describe('vision in the console chat (the first test spawned, the others in-process)', function () {
   this.timeout(60_000);
   let gateway: FakeAnthropicGateway;
 
@@ -41,10 +42,9 @@ describe('vision in the console chat (spawned)', function () {
     await writeConfig(dir);
     const clip = `${dir}/clip.mp4`;
     execFileSync(testFfmpeg(), ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=s=160x120:d=3:r=10', '-pix_fmt', 'yuv420p', clip]);
-    const run = await runChat(`:video ${clip} what happens?\n:quote and at the end?\n`, {
+    const run = await chatInProcess(`:video ${clip} what happens?\n:quote and at the end?\n`, {
       cwd: dir,
       env: { API_KEY: 'console-key-123', BASE_URL: gateway.url, MODEL: 'console-model' },
-      timeoutMs: 50_000,
     });
     expect(run.code, run.stderr).to.equal(0);
     expect(run.lines[0]).to.match(/^bot> gw sees: what happens\?/);
@@ -58,10 +58,9 @@ describe('vision in the console chat (spawned)', function () {
     const dir = await tempDir();
     await writeConfig(dir);
     await writeFile(`${dir}/fake.png`, 'definitely not a png');
-    const run = await runChat(`:image ${dir}/fake.png what is this?\n.ping\n`, {
+    const run = await chatInProcess(`:image ${dir}/fake.png what is this?\n.ping\n`, {
       cwd: dir,
       env: { API_KEY: 'console-key-123', BASE_URL: gateway.url, MODEL: 'console-model' },
-      timeoutMs: 50_000,
     });
     expect(run.code, run.stderr).to.equal(0);
     expect(run.lines[0]).to.match(/^bot> I could not open that image/);
