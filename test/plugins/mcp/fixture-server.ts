@@ -8,21 +8,28 @@
  * Each start appends a line to $STARTS_FILE when set, so a test can count restarts.
  */
 import { appendFileSync } from 'node:fs';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
 
 const mode = process.argv[2] ?? 'crashy';
 if (process.env.STARTS_FILE) appendFileSync(process.env.STARTS_FILE, `${mode} ${process.pid}\n`);
 
+// The SDK is loaded only by the modes that serve: "mute" says its line at once, before a busy machine's slow import
+// could let the bot's start timeout pass first.
 if (mode === 'mute') {
   // Reads its input and never answers: the client must give up on it, not wait forever. Says its token on stderr, as
   // careless servers do, which the bot must not repeat.
   process.stderr.write(`waiting with token ${process.env.MUTE_TOKEN ?? 'none'}\n`);
   process.stdin.resume();
-} else if (mode === 'leaky') {
+} else {
+  await serve();
+}
+
+async function serve(): Promise<void> {
+const { Server } = await import('@modelcontextprotocol/sdk/server/index.js');
+const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
+const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
+const { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } = await import('@modelcontextprotocol/sdk/types.js');
+const { z } = await import('zod');
+if (mode === 'leaky') {
   const token = process.env.LEAK_TOKEN ?? 'none';
   const server = new Server({ name: 'leaky', version: '1.0.0' }, { capabilities: { tools: {} } });
   const empty = { type: 'object' as const, properties: {} };
@@ -54,4 +61,5 @@ if (mode === 'mute') {
     process.exit(3);
   });
   await server.connect(new StdioServerTransport());
+}
 }
