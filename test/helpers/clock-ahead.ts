@@ -22,3 +22,24 @@ if (ahead) {
 export function clockAhead(ms: number): Record<string, string> {
   return { NODE_OPTIONS: `--import=${import.meta.url}`, TEST_CLOCK_AHEAD_MS: String(ms) };
 }
+
+/**
+ * The same in this process, for a bot run here (test/helpers/console-chat.ts): `Date` reads `ms` later until the
+ * returned function puts the real one back.
+ */
+export function dateAhead(ms: number): () => void {
+  const RealDate = globalThis.Date;
+  class AheadDate extends RealDate {
+    constructor(...args: unknown[]) {
+      if (args.length === 0) super(RealDate.now() + ms);
+      else super(...(args as [string | number | Date]));
+    }
+    static override now(): number {
+      return RealDate.now() + ms;
+    }
+  }
+  globalThis.Date = AheadDate as DateConstructor;
+  return () => {
+    globalThis.Date = RealDate;
+  };
+}

@@ -3,6 +3,7 @@ import { createApp, type App } from '../../app/app.js';
 import { ConsoleTransport } from '../../core/adapters/console/console-transport.js';
 import { reportUnsaved } from '../../core/services/lifecycle/stop-signals.js';
 import type { ChatRun } from './checkout.js';
+import { dateAhead } from './clock-ahead.js';
 
 /**
  * The console chat run in this process: the app and the console transport `npm run chat` builds (same config,
@@ -31,8 +32,11 @@ export interface ConsoleChat {
   write(text: string): void;
 }
 
-/** Starts the console chat in `cwd` with exactly `env` (plus PATH), its input left open. */
-export function startConsoleChat(options: { cwd: string; env?: Record<string, string> }): ConsoleChat {
+/**
+ * Starts the console chat in `cwd` with exactly `env` (plus PATH), its input left open. `dateAheadMs`: the chat runs
+ * that much later by `Date` (what `clockAhead` does to a spawned one: a start as if time had passed while it was down).
+ */
+export function startConsoleChat(options: { cwd: string; env?: Record<string, string>; dateAheadMs?: number }): ConsoleChat {
   const input = new PassThrough();
   const output = new PassThrough();
   const errors = new PassThrough();
@@ -72,7 +76,9 @@ export function startConsoleChat(options: { cwd: string; env?: Record<string, st
       return 1;
     }
   };
+  const restoreDate = options.dateAheadMs ? dateAhead(options.dateAheadMs) : undefined;
   const exited = run().then((code) => {
+    restoreDate?.();
     ended = true;
     // The last writes reach the strings before anyone reads the end.
     return new Promise<{ code: number }>((resolve) => setImmediate(() => (poke(), resolve({ code }))));

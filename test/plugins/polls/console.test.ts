@@ -2,10 +2,11 @@ import { expect } from 'chai';
 import { FakeModel, lastText } from '../../../app/testing/index.js';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { runChat, shippedExample, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { shippedExample, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { runConsoleChat as runChat } from '../../helpers/console-chat.js';
 
-describe('polls on the console (spawned npm run chat, fake model on 127.0.0.1)', function () {
-  this.timeout(120_000);
+describe('polls on the console (the console chat in this process, fake model on 127.0.0.1)', function () {
+  this.timeout(30_000);
 
   it('prints the poll with numbered options, and :vote reaches the model as the current sender', async () => {
     const model = await FakeModel.start((r) => {
@@ -17,7 +18,7 @@ describe('polls on the console (spawned npm run chat, fake model on 127.0.0.1)',
       const dir = await tempDir('polls-console-');
       await writeConfig(dir, { plugins: { polls: { enabled: true } } });
       const env = { API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'm' };
-      const run = await runChat(':vote 1\nmake a pie poll\n:vote 3\n:vote 1,2\n:as 6281200000002\n:vote 2\n:as 10000000001\n:vote 2\n', { cwd: dir, env, timeoutMs: 45_000 });
+      const run = await runChat(':vote 1\nmake a pie poll\n:vote 3\n:vote 1,2\n:as 6281200000002\n:vote 2\n:as 10000000001\n:vote 2\n', { cwd: dir, env });
       expect(run.code, run.stderr).to.equal(0);
       const lines = run.lines;
       const at = lines.indexOf('bot [poll] Which pie?');
@@ -34,7 +35,7 @@ describe('polls on the console (spawned npm run chat, fake model on 127.0.0.1)',
       // As shipped (pairing): the person at the terminal votes as the owner they are, never as a stranger.
       const shipped = await tempDir('polls-console-shipped-');
       await writeFile(path.join(shipped, 'config.json'), JSON.stringify({ ...(await shippedExample()), port: 0, plugins: { polls: { enabled: true } } }));
-      const closed = await runChat('make a pie poll\n:vote 2\n', { cwd: shipped, env, timeoutMs: 45_000 });
+      const closed = await runChat('make a pie poll\n:vote 2\n', { cwd: shipped, env });
       expect(closed.code, closed.stderr).to.equal(0);
       expect(closed.stdout).to.not.match(/pairing code/i);
       expect(closed.lines.filter((l) => l.includes('voted on the poll'))).to.deep.equal(['bot> model: user 10000000001 voted on the poll "Which pie?": mango tart']);

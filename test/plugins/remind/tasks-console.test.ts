@@ -1,15 +1,14 @@
 import { expect } from 'chai';
 import { FakeModel, lastText } from '../../../app/testing/index.js';
-import { startLiveChat, type LiveChat } from '../../helpers/live-chat.js';
-import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
-import { clockAhead } from '../../helpers/clock-ahead.js';
+import { tempDir, writeConfig } from '../../helpers/checkout.js';
+import { runConsoleChat as runChat, startConsoleChat, type ConsoleChat } from '../../helpers/console-chat.js';
 
-async function ends(chat: LiveChat): Promise<void> {
+async function ends(chat: ConsoleChat): Promise<void> {
   expect(await chat.endInput(), `the chat ends at end of input\n${chat.stderr()}`).to.equal(0);
 }
 
-describe('scheduled tasks on the console (spawned npm run chat, fake model on 127.0.0.1, real clock)', function () {
-  this.timeout(90_000);
+describe('scheduled tasks on the console (the console chat in this process, fake model on 127.0.0.1, real clock)', function () {
+  this.timeout(30_000);
   let model: FakeModel;
   before(async () => {
     model = await FakeModel.start((r) => `answer to: ${lastText(r)}\nsecond line`);
@@ -21,7 +20,7 @@ describe('scheduled tasks on the console (spawned npm run chat, fake model on 12
     const env = { API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'm' };
     await writeConfig(dir, { sending: { perChatPerMinute: 60, globalPerMinute: 60, jitterMs: 0 }, plugins: { remind: { enabled: true, timeZone: 'Asia/Jakarta' } } });
 
-    const chat = startLiveChat({ cwd: dir, env });
+    const chat = startConsoleChat({ cwd: dir, env });
     try {
       await chat.waitForLog(/console chat ready/);
       chat.send('.schedule 2s what is on today');
@@ -42,26 +41,24 @@ describe('scheduled tasks on the console (spawned npm run chat, fake model on 12
       await chat.waitForLine(/^bot> Cancelled: .* — 🗓️ task: the weekly summary$/);
       chat.send('.reminders');
       await chat.waitForLine(/^bot> No reminders in this chat/);
-      await ends(chat);
     } finally {
-      chat.child.kill('SIGKILL');
+      await ends(chat);
     }
 
-    const first = await runChat('.schedule 2s the headlines\n', { cwd: dir, env, timeoutMs: 30_000 });
+    const first = await runChat('.schedule 2s the headlines\n', { cwd: dir, env });
     expect(first.code).to.equal(0);
     expect(first.stdout).to.match(/then I will answer: the headlines/);
     expect(first.stdout).to.not.match(/Scheduled.*the headlines/);
     const seen = model.requests.length;
 
     // The next start comes 3 s later by its clock: the task fell due while the bot was down.
-    const again = startLiveChat({ cwd: dir, env: { ...env, ...clockAhead(3000) } });
+    const again = startConsoleChat({ cwd: dir, env, dateAheadMs: 3000 });
     try {
       await again.waitForLine(/^bot> 🗓️ Scheduled, \d+ s late \(I was offline when it was due, .*\): the headlines$/);
       await again.waitForLine(/^ {2}answer to: the headlines$/);
       expect(model.requests.length).to.equal(seen + 1);
-      await ends(again);
     } finally {
-      again.child.kill('SIGKILL');
+      await ends(again);
     }
   });
 });
