@@ -283,6 +283,12 @@ class Session {
       // 10518 off: 1:1 sends carry no privacy token (a real account's chats have them; this server checks none).
       return answer([{ tag: 'props', attrs: { hash: 'wire' }, content: [{ tag: 'prop', attrs: { name: '10518', value: 'false' } }] }]);
     }
+    if (node.attrs.xmlns === 'privacy' && node.attrs.type === 'get' && child?.tag === 'privacy') {
+      // The account's privacy settings as a fresh WhatsApp account has them: read receipts on (Baileys then sends
+      // "read", blue ticks, rather than "read-self").
+      const settings = { readreceipts: 'all', last: 'all', online: 'all', profile: 'all', status: 'contacts', groupadd: 'all', calladd: 'all', messages: 'all' };
+      return answer([{ tag: 'privacy', attrs: {}, content: Object.entries(settings).map(([name, value]) => ({ tag: 'category', attrs: { name, value } })) }]);
+    }
     if (node.attrs.xmlns === 'w:g2' && child?.tag === 'participating') return answer([{ tag: 'groups', attrs: {}, content: [...this.server.groups.values()].map((g) => groupNode(g, this.server.bot)) }]);
     if (node.attrs.xmlns === 'w:g2' && child?.tag === 'query') {
       const group = this.server.groups.get(node.attrs.to);
@@ -383,7 +389,7 @@ class Session {
  * replaced, 515 restart required), sent the way WhatsApp sends them, and messaging with real end-to-end encryption:
  * people (`person`) are devices running Baileys' own Signal code, so what they `deliver` is a pre-key or Signal
  * message the bot's socket must decrypt, and every copy the bot sends is decrypted by its recipient's device (`sent`).
- * It takes the bot's pre-key upload, answers key fetches, device lists (with LIDs) and group queries, records
+ * It takes the bot's pre-key upload, answers key fetches, device lists (with LIDs), group and privacy-setting queries, records
  * receipts, and can refuse one person's messages with a 463. It speaks the real Noise handshake and Baileys' own
  * binary-node codec, answers other queries with an empty result, and records each connection.
  *
