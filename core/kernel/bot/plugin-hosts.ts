@@ -135,11 +135,7 @@ export class PluginHosts {
     const declarations = registry.states.find((s) => s.plugin.name === name)?.plugin.stores ?? [];
     stores = new PluginStores(name, settings.dataDir, declarations, log.child({ plugin: name }), DOC_WRITE_PAUSE_MS);
     this.stores.set(name, stores);
-    for (const participant of stores.participants()) {
-      // A section named like one the bot has already (a plugin called "history") must not replace it in .mydata.
-      const taken = privacy.list().some((p) => p.name === participant.name);
-      privacy.register(taken ? { ...participant, name: `${participant.name} (${name})` } : participant);
-    }
+    privacy.adopt(stores);
     stores.startRetention();
     return stores;
   }

@@ -1,9 +1,7 @@
 import { Type } from '#typebox';
 import type { BoundedRecord } from '../../services/store/bounded-record.js';
-import { PluginStores } from '../../services/store/plugin-store.js';
 import type { DataSchema } from '../../services/store/schemas.js';
 import { dataSchemaOf, Store } from '../../services/store/store-declarations.js';
-import type { PrivacyParticipant } from '../port/privacy-participant.js';
 import type { OutgoingPoll, SentMessage } from '../port/message.js';
 import type { SendOptions, Transport } from '../port/transport.js';
 import { PollRefused } from '../../api/errors.js';
@@ -73,18 +71,13 @@ export const POLL_BOOK_SCHEMA: DataSchema = dataSchemaOf(POLL_BOOK_STORE, 'core'
  * chat's polls go with its person's delete and move with the chat.
  *
  * @example
- * const book = new PollBook(dataDir);
+ * const book = new PollBook(coreStores(dataDir).record(POLL_BOOK_STORE));
  * const sent = await book.send(transport, chatId, { question: 'Pie?', options: ['kiwi', 'mango'] }, { answerOnVote: true });
  * await book.answersOnVote(chatId, sent.id); // true
  */
 export class PollBook {
-  private readonly stores: PluginStores;
-  private readonly record: BoundedRecord<SentPoll>;
-
-  constructor(dataDir: string, private readonly now: () => number = Date.now) {
-    this.stores = new PluginStores('core', dataDir, [POLL_BOOK_STORE], undefined, undefined, now);
-    this.record = this.stores.record(POLL_BOOK_STORE);
-  }
+  /** `record`: the core's stores' `POLL_BOOK_STORE` (core-stores.ts), whose declaration puts it in the privacy controls. */
+  constructor(private readonly record: BoundedRecord<SentPoll>, private readonly now: () => number = Date.now) {}
 
   async send(transport: Transport, chatId: string, poll: OutgoingPoll, options: SendOptions & { answerOnVote?: boolean }): Promise<SentMessage> {
     const checked = checkPoll(poll);
@@ -110,8 +103,4 @@ export class PollBook {
     return this.record.flush();
   }
 
-  /** Its part in the privacy controls, from its declaration (`POLL_BOOK_STORE`). */
-  privacyParticipant(): PrivacyParticipant {
-    return this.stores.participants()[0];
-  }
 }

@@ -1,9 +1,7 @@
 import { Type } from '#typebox';
 import type { BoundedRecord } from '../../services/store/bounded-record.js';
-import { PluginStores } from '../../services/store/plugin-store.js';
 import type { DataSchema } from '../../services/store/schemas.js';
 import { dataSchemaOf, Store } from '../../services/store/store-declarations.js';
-import type { PrivacyParticipant } from '../port/privacy-participant.js';
 
 /**
  * How long a merged message is remembered: WhatsApp lets a sender delete a message for everyone for about two and a
@@ -64,18 +62,13 @@ export const BURST_TURNS_SCHEMA: DataSchema = dataSchemaOf(BURST_TURNS_STORE, 'c
  * entries move with it.
  *
  * @example
- * const turns = new BurstTurns(dataDir);
+ * const turns = new BurstTurns(coreStores(dataDir).record(BURST_TURNS_STORE));
  * turns.note(chatId, messages, turnId);
  * const { id, merged } = await turns.turnOf(chatId, someEarlierId);
  */
 export class BurstTurns {
-  private readonly stores: PluginStores;
-  private readonly record: BoundedRecord<MergedMessage>;
-
-  constructor(dataDir: string, private readonly now: () => number = Date.now) {
-    this.stores = new PluginStores('core', dataDir, [BURST_TURNS_STORE], undefined, undefined, now);
-    this.record = this.stores.record(BURST_TURNS_STORE);
-  }
+  /** `record`: the core's stores' `BURST_TURNS_STORE` (core-stores.ts), whose declaration puts it in the privacy controls. */
+  constructor(private readonly record: BoundedRecord<MergedMessage>, private readonly now: () => number = Date.now) {}
 
   /** Remembers that `messages` of `chatId` were answered as one turn stored under `turnId`. Never rejects. */
   note(chatId: string, messages: Array<{ id: string; senderId: string }>, turnId: string): Promise<void> {
@@ -94,8 +87,4 @@ export class BurstTurns {
     return this.record.flush();
   }
 
-  /** Its part in the privacy controls, from its declaration (`BURST_TURNS_STORE`). */
-  privacyParticipant(): PrivacyParticipant {
-    return this.stores.participants()[0];
-  }
 }

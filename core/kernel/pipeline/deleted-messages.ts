@@ -1,10 +1,9 @@
 import { Type } from '#typebox';
 import type { BoundedRecord } from '../../services/store/bounded-record.js';
-import { PluginStores } from '../../services/store/plugin-store.js';
 import { changeableBy } from '../../services/store/privacy.js';
 import type { DataSchema } from '../../services/store/schemas.js';
 import { dataSchemaOf, Store } from '../../services/store/store-declarations.js';
-import type { PersonIds, PrivacyParticipant } from '../port/privacy-participant.js';
+import type { PersonIds } from '../port/privacy-participant.js';
 import type { QuotedMessage } from '../port/message.js';
 
 /**
@@ -60,18 +59,13 @@ export const DELETED_MESSAGES_SCHEMA: DataSchema = dataSchemaOf(DELETED_MESSAGES
  * `deleted: true`, no text, and media whose download refuses. Bounded by age and count; in the privacy controls.
  *
  * @example
- * const deleted = new DeletedMessages(dataDir);
+ * const deleted = new DeletedMessages(coreStores(dataDir).record(DELETED_MESSAGES_STORE));
  * await deleted.note(chatId, messageId, author);
  * message.quoted = await deleted.mark(chatId, message.quoted);
  */
 export class DeletedMessages {
-  private readonly stores: PluginStores;
-  private readonly record: BoundedRecord<DeletedMessage>;
-
-  constructor(dataDir: string, private readonly now: () => number = Date.now) {
-    this.stores = new PluginStores('core', dataDir, [DELETED_MESSAGES_STORE], undefined, undefined, now);
-    this.record = this.stores.record(DELETED_MESSAGES_STORE);
-  }
+  /** `record`: the core's stores' `DELETED_MESSAGES_STORE` (core-stores.ts), whose declaration puts it in the privacy controls. */
+  constructor(private readonly record: BoundedRecord<DeletedMessage>, private readonly now: () => number = Date.now) {}
 
   /** Remembers that `messageId` of `chatId` was deleted for everyone (by `author`, or vouched for when undefined). */
   note(chatId: string, messageId: string, author: PersonIds | undefined): Promise<void> {
@@ -100,8 +94,4 @@ export class DeletedMessages {
     return this.record.flush();
   }
 
-  /** Its part in the privacy controls, from its declaration (`DELETED_MESSAGES_STORE`). */
-  privacyParticipant(): PrivacyParticipant {
-    return this.stores.participants()[0];
-  }
 }

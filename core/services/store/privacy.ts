@@ -24,6 +24,13 @@ export interface LeftoverFiles {
 /** The export's and the delete's section for `LeftoverFiles`. */
 export const LEFTOVER_SECTION = 'files set aside as unreadable';
 
+/** Stores made from `Store.*` declarations (`PluginStores`): one participant per `.mydata` section, from the declarations alone. */
+export interface DeclaredStores {
+  /** The namespace they are kept under (a plugin's name, `core`, `whatsapp`). */
+  readonly plugin: string;
+  participants(): PrivacyParticipant[];
+}
+
 /** Every participant, so the core can answer `.mydata` and deletes across all stores. */
 export class PrivacyRegistry {
   private readonly participants = new Map<string, PrivacyParticipant>();
@@ -32,6 +39,18 @@ export class PrivacyRegistry {
 
   register(participant: PrivacyParticipant): void {
     this.participants.set(participant.name, participant);
+  }
+
+  /**
+   * Takes part for declared stores: their sections answer `.mydata`, deletes, deletes for everyone, edits and chat
+   * moves as their declarations say. A section named like one taken already (a plugin called "history") never
+   * replaces it: it is named `<section> (<namespace>)`.
+   */
+  adopt(stores: DeclaredStores): void {
+    for (const participant of stores.participants()) {
+      const taken = this.participants.has(participant.name);
+      this.register(taken ? { ...participant, name: `${participant.name} (${stores.plugin})` } : participant);
+    }
   }
 
   list(): PrivacyParticipant[] {

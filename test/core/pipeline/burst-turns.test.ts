@@ -3,7 +3,9 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { storeDatabaseText } from '../../helpers/disk-text.js';
 import { databaseFor } from '../../../core/services/store/database.js';
-import { BurstTurns, MERGED_KEPT_MS } from '../../../core/kernel/pipeline/burst-turns.js';
+import { BurstTurns, BURST_TURNS_STORE, MERGED_KEPT_MS } from '../../../core/kernel/pipeline/burst-turns.js';
+import { coreStores } from '../../../core/kernel/bot/core-stores.js';
+import { PrivacyRegistry } from '../../../core/services/store/privacy.js';
 import { tempDir } from '../../helpers/checkout.js';
 
 const LID = '123456789@lid';
@@ -20,12 +22,18 @@ describe('burst turns on disk (which turn each merged message was answered in)',
     clock = 1_000_000;
   });
   afterEach(() => rm(dir, { recursive: true, force: true }));
-  const open = () => new BurstTurns(dir, () => clock);
+  /** The burst turns, as the bot opens them, with the privacy controls of the core's declared stores. */
+  const open = () => {
+    const stores = coreStores(dir, () => clock);
+    const privacy = new PrivacyRegistry();
+    privacy.adopt(stores);
+    return Object.assign(new BurstTurns(stores.record(BURST_TURNS_STORE), () => clock), { privacy });
+  };
 
   it('a chat that moves from its LID to its phone id takes its entries along, across a restart', async () => {
     const turns = open();
     await turns.note(LID, [{ id: 'a', senderId: LID }, { id: 'b', senderId: LID }], 'b');
-    await turns.privacyParticipant().moveChat!(LID, PHONE);
+    await turns.privacy.moveChat(LID, PHONE);
     const again = open();
     expect(await again.turnOf(PHONE, 'a')).to.deep.equal({ id: 'b', merged: true });
     expect(await again.turnOf(LID, 'a')).to.deep.equal({ id: 'a', merged: false });
@@ -37,10 +45,10 @@ describe('burst turns on disk (which turn each merged message was answered in)',
   it('forgets entries older than the delete-for-everyone window, and a member cannot drop another member\'s', async () => {
     const turns = open();
     await turns.note(GROUP, [{ id: 'a1', senderId: ANN }, { id: 'a2', senderId: ANN }], 'a2');
-    const participant = turns.privacyParticipant();
-    expect(await participant.revoke!(GROUP, 'a2', [BOB])).to.equal(0);
+    const participant = turns.privacy;
+    expect(await participant.revoke(GROUP, 'a2', [BOB])).to.equal(0);
     expect(await turns.turnOf(GROUP, 'a1')).to.deep.equal({ id: 'a2', merged: true });
-    expect(await participant.revoke!(GROUP, 'a2', [ANN])).to.equal(2);
+    expect(await participant.revoke(GROUP, 'a2', [ANN])).to.equal(2);
     expect(await turns.turnOf(GROUP, 'a1')).to.deep.equal({ id: 'a1', merged: false });
     await turns.note(GROUP, [{ id: 'c1', senderId: ANN }, { id: 'c2', senderId: ANN }], 'c2');
     clock += MERGED_KEPT_MS + 1;
@@ -57,7 +65,7 @@ describe('burst turns on disk (which turn each merged message was answered in)',
     await turns.note(GROUP, [{ id: 'g1', senderId: ANN }, { id: 'g2', senderId: ANN }], 'g2');
     await turns.note(GROUP, [{ id: 'h1', senderId: BOB }, { id: 'h2', senderId: BOB }], 'h2');
     await turns.note(ANN, [{ id: 'p1', senderId: ANN }, { id: 'p2', senderId: ANN }], 'p2');
-    expect(await turns.privacyParticipant().deleteFor([ANN])).to.equal(4);
+    expect((await turns.privacy.deleteFor([ANN]))['messages answered together']).to.equal(4);
     expect((await turns.turnOf(GROUP, 'h1')).merged).to.equal(true);
     expect((await turns.turnOf(GROUP, 'g1')).merged).to.equal(false);
     expect((await turns.turnOf(ANN, 'p1')).merged).to.equal(false);

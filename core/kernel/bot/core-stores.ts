@@ -1,0 +1,17 @@
+import { PluginStores } from '../../services/store/plugin-store.js';
+import type { StoreDeclaration } from '../../services/store/store-declarations.js';
+import { POLL_BOOK_STORE } from '../chat/polls.js';
+import { BURST_TURNS_STORE } from '../pipeline/burst-turns.js';
+import { DELETED_MESSAGES_STORE } from '../pipeline/deleted-messages.js';
+
+/**
+ * What the core itself keeps, declared like a plugin's stores (`Store.*`) under the `core` namespace of the store
+ * database: `.mydata` export and delete, messages deleted for everyone, edits and chat moves follow from these
+ * declarations, as they do for a plugin's.
+ */
+export const CORE_STORES: readonly StoreDeclaration[] = [BURST_TURNS_STORE, DELETED_MESSAGES_STORE, POLL_BOOK_STORE];
+
+/** The core's stores (see `CORE_STORES`), opened from the same service plugins' stores use. */
+export function coreStores(dataDir: string, now: () => number = Date.now): PluginStores {
+  return new PluginStores('core', dataDir, CORE_STORES, undefined, undefined, now);
+}
