@@ -97,9 +97,9 @@ module.exports = {
     {
       name: 'plugin-imports-only-the-public-entry',
       severity: 'error',
-      comment: 'A plugin imports only the public entries from the core: core/index.ts, core/media.ts and core/storage.ts (as a plugin in its own package imports wa-assistant-bot/plugin, /media, /storage), and, being built in, the built-in plugins\' tier core/builtin.ts.',
+      comment: 'A plugin imports only the public entries from the core: core/index.ts and core/media.ts (as a plugin in its own package imports wa-assistant-bot/plugin and /media), and, being built in, the built-in plugins\' tier core/builtin.ts.',
       from: { path: '^dist/plugins/' },
-      to: { path: '^dist/core/', pathNot: '^dist/core/(index|media|storage|builtin)\\.js$' },
+      to: { path: '^dist/core/', pathNot: '^dist/core/(index|media|builtin)\\.js$' },
     },
     {
       name: 'core-plugins-use-only-the-public-entry',

@@ -68,7 +68,7 @@ rmSync(path.join(root, 'packages', 'plugin-api', 'dist'), { recursive: true, for
 run(process.execPath, [tsc, '-p', path.join(root, 'packages', 'plugin-api', 'tsconfig.json')]);
 // tsc emits a .js for every module the entries reach, type-only ones too; a plugin loads only what the entries import
 // at run time, so the rest (empty or never-run JavaScript) is not packed. Their .d.ts files stay: the types need them.
-pruneUnreachable(path.join(root, 'packages', 'plugin-api', 'dist'), ['index.js', 'media.js', 'storage.js']);
+pruneUnreachable(path.join(root, 'packages', 'plugin-api', 'dist'), ['index.js', 'media.js']);
 writeFileSync(stamp, String(startedAt));
 // The stamp carries the time the build started: a source saved during the build still counts as newer.
 utimesSync(stamp, startedAt / 1000, startedAt / 1000);

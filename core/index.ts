@@ -1,8 +1,8 @@
 /**
  * The one public entry for plugin authors — ours and third parties' alike — and the front door of a tiered API: what
  * every plugin needs is here (definePlugin, defineTool, Type, the narrowed contexts, the host, the coded errors);
- * the media and jail helpers are behind `wa-assistant-bot/media`, the data-file helpers behind
- * `wa-assistant-bot/storage`, and the test kit behind `wa-assistant-bot/testing`. What only the built-in plugins
+ * the media and jail helpers are behind `wa-assistant-bot/media`, and the test kit behind `wa-assistant-bot/testing`
+ * (`safeFileName` and `describeWriteError`, once behind `/storage`, are here). What only the built-in plugins
  * use (the status text, WhatsApp formatting, the jailed readers, vision, the data-file engines) is in core/builtin.ts,
  * a tier of its own outside the API package. Importing it loads neither the
  * app wiring, the WhatsApp adapter (Baileys) nor the web server (a test checks that, and the count of names here).
@@ -84,10 +84,13 @@ export {
   /** The wait an upstream asked for (retry-after / retry-after-ms headers), for plugins that call an upstream of their own. */
   retryAfterMs,
   StoreWriteError,
+  describeWriteError,
   TURN_FAILED,
   UpstreamFailure,
   type PluginErrorCode,
 } from './api/errors.js';
+/** A file name an id (a chat id, a username) cannot escape its folder with. */
+export { safeFileName } from './api/file-name.js';
 export type { TurnFact, TurnPlan, TurnRecord, TurnToolCall } from './kernel/plugin/turn-policy.js';
 export type { TurnPolicy } from './kernel/plugin/types.js';
 /** The option-schema builder (TypeBox): JSON Schema at run time, a TypeScript type at compile time. */

@@ -1,5 +1,5 @@
 import { Store, StoreWriteError, Type, type PluginStore, type Static } from '../../core/index.js';
-import { describeWriteError } from '../../core/storage.js';
+import { describeWriteError } from '../../core/index.js';
 
 /** One reminder as kept on disk. `due` is the next time it fires (epoch ms); `cron` makes it repeat. */
 export const ReminderSchema = Type.Object({

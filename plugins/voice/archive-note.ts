@@ -1,5 +1,5 @@
 import { Store, Type } from '../../core/index.js';
-import { safeFileName } from '../../core/storage.js';
+import { safeFileName } from '../../core/index.js';
 import { ARCHIVE_SEGMENT_SCHEMA } from './schemas.js';
 
 /** How many messages before and after a voice note are kept with it. */

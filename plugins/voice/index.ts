@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { AllProvidersFailedError, definePlugin, defineTool, MediaTooLargeError, quotedContent, type CommandContext, type IncomingMedia, type IncomingMessage, type MediaContext, type MessageContext, type Plugin, type PluginHost, type PluginOffer, Type } from '../../core/index.js';
 import { ffmpegBinary, toWhatsApp } from '../../core/builtin.js';
-import { describeWriteError } from '../../core/storage.js';
+import { describeWriteError } from '../../core/index.js';
 import { AudioArchive, type ContextMessage } from './archive.js';
 import { VOICE_ARCHIVE } from './archive-note.js';
 import { AUDIO_BUDGET, AudioBudget, spokenLength } from './audio-budget.js';

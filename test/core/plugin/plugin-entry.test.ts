@@ -27,13 +27,13 @@ describe('the plugin entry (core/index.ts, wa-assistant-bot/plugin): small and l
   it('offers at most 40 runtime names, definePlugin, defineTool, Type and the coded errors among them', () => {
     expect(entry.runtimeNames.length, entry.runtimeNames.join(', ')).to.be.at.most(40);
     expect(entry.runtimeNames).to.include.members(['definePlugin', 'defineTool', 'Type', 'PluginError', 'CodedError']);
-    // The media and jail helpers and the data-file helpers are behind their own entries.
+    // The media and jail helpers are behind their own entry; the data-file engines are the built-in plugins' tier.
     expect(entry.runtimeNames).to.not.include.members(['pinFileFormat']);
     expect(entry.runtimeNames).to.not.include.members(['JsonFile']);
   });
 
-  it('the media and storage entries load no adapter, web or app either', async () => {
-    for (const name of ['media', 'storage']) {
+  it('the media entry loads no adapter, web or app either', async () => {
+    for (const name of ['media']) {
       const { loaded, runtimeNames } = await loadInFreshProcess(path.join(ROOT, 'dist', 'core', `${name}.js`));
       expect(runtimeNames.length, name).to.be.greaterThan(3);
       expect(loaded.filter((url) => FORBIDDEN.some((re) => re.test(url))), name).to.deep.equal([]);
@@ -47,8 +47,8 @@ describe('the plugin entry (core/index.ts, wa-assistant-bot/plugin): small and l
     expect(packaged.runtimeNames).to.deep.equal(entry.runtimeNames);
   });
 
-  it('the packable package\'s ./media and ./storage subpaths carry the same runtime names as the bot\'s entries and load no app, adapter, web, Baileys or Koa', async () => {
-    for (const name of ['media', 'storage']) {
+  it('the packable package\'s ./media subpath carries the same runtime names as the bot\'s entry and loads no app, adapter, web, Baileys or Koa', async () => {
+    for (const name of ['media']) {
       const packaged = await loadInFreshProcess(path.join(ROOT, 'packages', 'plugin-api', 'dist', `${name}.js`));
       const own = await loadInFreshProcess(path.join(ROOT, 'dist', 'core', `${name}.js`));
       expect(packaged.loaded.some((url) => url.endsWith(`/packages/plugin-api/dist/${name}.js`)), name).to.equal(true);
@@ -57,8 +57,10 @@ describe('the plugin entry (core/index.ts, wa-assistant-bot/plugin): small and l
     }
   });
 
-  it('the package names them as subpaths: wa-assistant-bot/plugin, /media and /storage are these entries', async () => {
-    for (const [subpath, file] of [['plugin', 'index'], ['media', 'media'], ['storage', 'storage']]) {
+  it('the package names them as subpaths: wa-assistant-bot/plugin and /media are these entries; /storage is gone', async () => {
+    const gone = 'wa-assistant-bot/storage';
+    await import(gone).then(() => expect.fail('wa-assistant-bot/storage still resolves'), (err: NodeJS.ErrnoException) => expect(err.code).to.equal('ERR_PACKAGE_PATH_NOT_EXPORTED'));
+    for (const [subpath, file] of [['plugin', 'index'], ['media', 'media']]) {
       const byName = (await import(`wa-assistant-bot/${subpath}`)) as Record<string, unknown>;
       const byFile = (await import(pathToFileURL(path.join(ROOT, 'dist', 'core', `${file}.js`)).href)) as Record<string, unknown>;
       expect(Object.keys(byName), subpath).to.deep.equal(Object.keys(byFile));

@@ -24,10 +24,9 @@ const BOB = '62811000002@s.whatsapp.net';
  * chat on the memory transport, whose .mydata export shows its data.
  */
 
-const PLUGIN_SOURCE = `import { definePlugin, Store, Type } from '@wa-assistant-bot/plugin-api';
+const PLUGIN_SOURCE = `import { definePlugin, safeFileName, Store, Type } from '@wa-assistant-bot/plugin-api';
 import { isIP } from 'node:net';
 import { isPrivateAddress } from '@wa-assistant-bot/plugin-api/media';
-import { safeFileName } from '@wa-assistant-bot/plugin-api/storage';
 
 const Jot = Type.Object({ text: Type.String(), by: Type.String(), messageId: Type.Optional(Type.String()) });
 
@@ -119,7 +118,7 @@ async function linkFromBot(dir: string, name: string): Promise<void> {
 async function installPackedApi(dir: string, packDir: string): Promise<{ dependencies: Record<string, string>; name: string }> {
   const { stdout } = await run('npm', ['pack', '--offline', '--json', '--pack-destination', packDir], { cwd: path.join(ROOT, 'packages', 'plugin-api') });
   const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  expect(packed!.files.map((f) => f.path)).to.include.members(['dist/index.js', 'dist/index.d.ts', 'dist/media.js', 'dist/media.d.ts', 'dist/storage.js', 'dist/storage.d.ts', 'package.json']);
+  expect(packed!.files.map((f) => f.path)).to.include.members(['dist/index.js', 'dist/index.d.ts', 'dist/media.js', 'dist/media.d.ts', 'package.json']);
   expect(packed!.files.some((f) => f.path.endsWith('.ts') && !f.path.endsWith('.d.ts')), 'no .ts sources packed').to.equal(false);
   const target = path.join(dir, 'node_modules', '@wa-assistant-bot', 'plugin-api');
   await mkdir(target, { recursive: true });
@@ -170,7 +169,7 @@ describe('a plugin in its own folder, against the packed plugin API package', fu
         imported.add(spec!.startsWith('@') ? spec!.split('/').slice(0, 2).join('/') : spec!.split('/')[0]!);
       }
     }
-    // The main entry and the ./media and ./storage subpaths are all scanned (image-size: only the media helpers use it).
+    // The main entry and the ./media subpath are both scanned (image-size: only the media helpers use it).
     expect([...imported], 'the entries import packages (the check below is not empty)').to.include.members(['@sinclair/typebox', 'image-size', 'ajv']);
     expect([...imported].filter((name) => !manifest.dependencies[name]), 'imported but not in packages/plugin-api dependencies').to.deep.equal([]);
     // The public types are the package's own (small structural types where a host type touches the web server or tar
@@ -183,7 +182,7 @@ describe('a plugin in its own folder, against the packed plugin API package', fu
     const { stdout } = await run('npm', ['pack', '--offline', '--dry-run', '--json'], { cwd: path.join(ROOT, 'packages', 'plugin-api') });
     const [packed] = JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>;
     const modules = packed!.files.map((f) => f.path).filter((file) => file.endsWith('.js'));
-    expect(modules, 'the entries are packed (the count below is not empty)').to.include.members(['dist/index.js', 'dist/media.js', 'dist/storage.js']);
+    expect(modules, 'the entries are packed (the count below is not empty)').to.include.members(['dist/index.js', 'dist/media.js']);
     expect(modules.length, modules.join('\n')).to.be.at.most(20);
     // No module of the services' machinery: the jail, the provider chain, the key pool, the search engine, the stores' engines.
     expect(modules.filter((file) => /\/(jail\/jail|providers\/(provider-chain|key-pool)|search-log\/|store\/sql-search-log|store\/(atomic|json-file|history|memory))\.js$/.test(file))).to.deep.equal([]);
@@ -235,7 +234,7 @@ describe('a plugin in its own folder, against the packed plugin API package', fu
       expect(await say('.jot buy milk', ALICE)).to.deep.equal(['Jotted.']);
       expect(await say('.jot fix the bike', BOB)).to.deep.equal(['Jotted.']);
       expect(await say('.jots', ALICE)).to.deep.equal(['1 jots, first: buy milk']);
-      // The ./media and ./storage subpaths of the packed package, running in the bot.
+      // The ./media subpath and the file-name helper of the packed package, running in the bot.
       expect(await say('.jot 10.0.0.7', ALICE)).to.deep.equal(['That is a private network address; not jotted.']);
       expect(await say('.jotfile ../../etc/passwd', ALICE)).to.deep.equal(['jots would be saved as %2E.%2F..%2Fetc%2Fpasswd.txt']);
       await say('.mydata', ALICE);

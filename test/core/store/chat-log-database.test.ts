@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { copyFile, mkdir, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Store, Type } from '../../../core/index.js';
-import { safeFileName } from '../../../core/storage.js';
+import { safeFileName } from '../../../core/index.js';
 import { DataHealth } from '../../../core/services/store/data-health.js';
 import { registerDataHealth } from '../../../core/services/store/data-domain.js';
 import { PluginStores } from '../../../core/services/store/plugin-store.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { definePlugin, Store, Type, type PluginStore } from '../../../core/index.js';
-import { safeFileName } from '../../../core/storage.js';
+import { safeFileName } from '../../../core/index.js';
 import { MemoryTransport } from '../../../core/adapters/memory/memory-transport.js';
 import type { OutgoingMedia, SentMessage } from '../../../core/kernel/port/message.js';
 import { domainFor } from '../../../core/services/store/data-domain.js';

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { definePlugin, Store, Type } from '../../../core/index.js';
-import { safeFileName } from '../../../core/storage.js';
+import { safeFileName } from '../../../core/index.js';
 import { listFolder, MORE_FILES } from '../../../core/services/store/owned-folder.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { tempDir } from '../../helpers/checkout.js';

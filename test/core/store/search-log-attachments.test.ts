@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Store, Type } from '../../../core/index.js';
-import { safeFileName } from '../../../core/storage.js';
+import { safeFileName } from '../../../core/index.js';
 import { PluginStores } from '../../../core/services/store/plugin-store.js';
 import type { PrivacyParticipant } from '../../../core/kernel/port/privacy-participant.js';
 import { tempDir } from '../../helpers/checkout.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Store, Type } from '../../../core/index.js';
-import { safeFileName } from '../../../core/storage.js';
+import { safeFileName } from '../../../core/index.js';
 import { SqlSearchLog } from '../../../core/builtin.js';
 import { domainFor } from '../../../core/services/store/data-domain.js';
 import { closeDatabase, databaseFor } from '../../../core/services/store/database.js';

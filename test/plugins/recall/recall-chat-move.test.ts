@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { safeFileName } from '../../../core/storage.js';
+import { safeFileName } from '../../../core/index.js';
 import { closeDatabase } from '../../../core/services/store/database.js';
 import { RecallStore, type LoggedMessage } from '../../../plugins/recall/log-store.js';
 import { storeDatabaseText } from '../../helpers/disk-text.js';

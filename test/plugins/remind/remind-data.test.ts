@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { install as installFakeTimers } from '@sinonjs/fake-timers';
-import { safeFileName } from '../../../core/storage.js';
+import { safeFileName } from '../../../core/index.js';
 import { domainFor } from '../../../core/services/store/data-domain.js';
 import { databaseFor } from '../../../core/services/store/database.js';
 import { storeDatabaseText, storedDocuments } from '../../helpers/disk-text.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { readdir, readFile, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import sinon from 'sinon';
-import { safeFileName } from '../../../core/storage.js';
+import { safeFileName } from '../../../core/index.js';
 import { lastText, startTestBot, type ModelAnswer, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
 import remind from '../../../plugins/remind/index.js';
 import { ALICE, BOB, BOT, CAROL, FAST_SENDING, GROUP, say } from '../../helpers/chat.js';

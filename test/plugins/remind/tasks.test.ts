@@ -4,7 +4,7 @@ import { contentOf, FakeModel, lastText, MemoryTransport, startTestBot, type Mod
 import remind from '../../../plugins/remind/index.js';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { safeFileName } from '../../../core/storage.js';
+import { safeFileName } from '../../../core/index.js';
 import { ALICE, BOB, BOT, FAST_SENDING, GROUP, OTHER_GROUP, say } from '../../helpers/chat.js';
 import { changeStoredDocument } from '../../helpers/disk-text.js';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { safeFileName } from '../../../core/storage.js';
+import { safeFileName } from '../../../core/index.js';
 import type { AudioArchive, NoteInput } from '../../../plugins/voice/archive.js';
 import { tempDir } from '../../helpers/checkout.js';
 import { voiceArchiveAt } from '../../helpers/voice-archive.js';

@@ -4,7 +4,7 @@ import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DataHealth } from '../../../core/services/store/data-health.js';
 import { registerDataHealth } from '../../../core/services/store/data-domain.js';
-import { safeFileName } from '../../../core/storage.js';
+import { safeFileName } from '../../../core/index.js';
 import { archiveAt, voiceArchiveAt } from '../../helpers/voice-archive.js';
 import { storedSearchLogText } from '../../helpers/disk-text.js';
 import { tempDir } from '../../helpers/checkout.js';

@@ -6,7 +6,7 @@ import type { IncomingMedia } from '../../../core/kernel/port/message.js';
 import { audioFailures, contentOf, FakeAudio, lastText, startTestBot, type BotAction, type ModelAnswer, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
 import pingPlugin from '../../../plugins/ping/index.js';
 import { archiveAt } from '../../helpers/voice-archive.js';
-import { safeFileName } from '../../../core/storage.js';
+import { safeFileName } from '../../../core/index.js';
 import { createVoicePlugin } from '../../../plugins/voice/index.js';
 import { tempDir } from '../../helpers/checkout.js';
 import { makeTone } from './audio-files.js';
