@@ -2,21 +2,12 @@ import { expect } from 'chai';
 import { FakeGateway, failures } from '../../fakes/openai-gateway.js';
 import { pathToFileURL } from 'node:url';
 import { ROOT, runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { startLiveChat, type LiveChat } from '../../helpers/live-chat.js';
 
 const DEAD_UPSTREAM = { API_KEY: 'x', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm' };
 const BOT = '62899999999';
 
 describe('console chat (spawned)', () => {
-  it('answers .ping with an upstream that refuses connections, prints only bot lines on stdout, exits 0', async () => {
-    const dir = await tempDir();
-    await writeConfig(dir);
-    const run = await runChat('.ping\n', { cwd: dir, env: DEAD_UPSTREAM });
-    expect(run.code).to.equal(0);
-    expect(run.lines).to.have.length(1);
-    expect(run.lines[0]).to.match(/^bot> pong \(\d+ ms\)$/);
-    expect(run.stderr).to.match(/web server listening on http:\/\/127\.0\.0\.1:\d+/);
-  });
-
   it('creates config.json from the example when it is missing and says so', async () => {
     const dir = await tempDir();
     const run = await runChat('', { cwd: dir, env: { ...DEAD_UPSTREAM } });
@@ -32,26 +23,6 @@ describe('console chat (spawned)', () => {
     expect(run.code).to.equal(0);
     expect(run.lines).to.have.length(40);
     run.lines.forEach((line, i) => expect(line).to.match(i % 2 ? /^bot> pong/ : new RegExp(`^bot> Unknown command \\.nosuch${i}\\.`)));
-  });
-
-  it('in a group answers only when mentioned or replied to; :dm goes back to the private chat', async () => {
-    const dir = await tempDir();
-    await writeConfig(dir, { targetUserIds: [BOT] });
-    const script = [':group friends', '.ping', 'hello everyone', `@${BOT} .ping`, '@62811111111 .ping', ':reply .ping', ':dm', '.ping'].join('\n') + '\n';
-    const run = await runChat(script, { cwd: dir, env: DEAD_UPSTREAM });
-    expect(run.code).to.equal(0);
-    expect(run.lines).to.have.length(3);
-    for (const line of run.lines) expect(line).to.match(/^bot> pong/);
-  });
-
-  it('knows its own console id for mentions, ignores e-mail addresses, answers a bare mention and .HELP in any case', async () => {
-    const dir = await tempDir();
-    await writeConfig(dir);
-    const script = [':group team', '@10000000000 .ping', 'write to foo@10000000000.com', '@10000000000', '@10000000000 .HELP'].join('\n') + '\n';
-    const run = await runChat(script, { cwd: dir, env: DEAD_UPSTREAM });
-    expect(run.lines[0]).to.match(/^bot> pong/);
-    expect(run.lines[1]).to.equal('bot> Yes? Ask me anything, or send .help for my commands.');
-    expect(run.lines[2]).to.match(/^bot> \*Assistant\*: here is what I can do\./);
   });
 
   it('ends quietly when the reader of its output goes away', async () => {
@@ -70,27 +41,73 @@ describe('console chat (spawned)', () => {
     expect(code).to.equal(0);
   });
 
-  it('prints continuation lines of a multi-line answer indented by two spaces', async () => {
-    const dir = await tempDir();
-    await writeConfig(dir);
-    const run = await runChat('.help\n', { cwd: dir, env: DEAD_UPSTREAM });
-    expect(run.lines[0]).to.match(/^bot> /);
-    expect(run.lines.length).to.be.greaterThan(2);
-    for (const line of run.lines.slice(1)) expect(line.startsWith('  ')).to.equal(true);
-    expect(run.stdout).to.include('.ping');
-  });
+  describe('one spawned chat for the protocol tests (each speaks as the operator in their private chat first)', function () {
+    this.timeout(60_000);
+    let chat: LiveChat;
+    let ends = 0;
+    before(async () => {
+      const dir = await tempDir();
+      // What each test needs of config.json: the bot's number as a mention (groups) and .ping for one id only (:as).
+      await writeConfig(dir, { targetUserIds: [BOT], plugins: { ping: { enabled: true, access: ['62812345678'] } } });
+      chat = startLiveChat({ cwd: dir, env: DEAD_UPSTREAM });
+      await chat.waitForLog(/console chat ready/, 45_000);
+    });
+    after(async () => {
+      expect(await chat.endInput(), chat.stderr()).to.equal(0);
+    });
 
-  it(':as switches the sender (and so the private chat); unknown console commands are reported on stderr', async () => {
-    const dir = await tempDir();
-    await writeConfig(dir, { plugins: { ping: { enabled: true, access: ['62812345678'] } } });
-    // (The console's own default sender counts as an owner, who may use everything: start as someone else.)
-    const run = await runChat([':as 62800000001', '.ping', ':as 62812345678', '.ping', ':bogus', ':as abc'].join('\n') + '\n', { cwd: dir, env: DEAD_UPSTREAM });
-    expect(run.lines[0]).to.equal('bot> Sorry, you are not allowed to use .ping here.');
-    expect(run.lines[1]).to.match(/^bot> pong/);
-    expect(run.stderr).to.include('unknown console command :bogus');
-    // Every : command is named (the banner lists the same).
-    for (const command of [':as', ':group', ':dm', ':voice', ':audio', ':image', ':video', ':document', ':sticker', ':reply', ':quote', ':fromme', ':vote', ':sleep', ':quit']) expect(run.stderr).to.include(`${command}`);
-    expect(run.stderr).to.include(':as needs digits');
+    /**
+     * Sends `script` from the operator's private chat, then a line of its own the bot answers last: resolves with the
+     * stdout lines the script caused (its answers, nothing before or after) and what stderr got meanwhile.
+     */
+    async function run(script: string[]): Promise<{ lines: string[]; stderr: string }> {
+      const from = chat.lines().length;
+      const errFrom = chat.stderr().length;
+      const end = `.nosuchend${++ends}`;
+      for (const line of [':as 10000000001', ':dm', ...script, ':as 10000000001', ':dm', end]) chat.send(line);
+      const last = await chat.waitForLine(new RegExp(`^bot> Unknown command \\${end}\\.`), { from });
+      const lines = chat.lines();
+      return { lines: lines.slice(from, lines.indexOf(last, from)), stderr: chat.stderr().slice(errFrom) };
+    }
+
+    it('answers .ping with an upstream that refuses connections and prints only bot lines on stdout (the chat exits 0 at the end: after)', async () => {
+      const { lines } = await run(['.ping']);
+      expect(lines).to.have.length(1);
+      expect(lines[0]).to.match(/^bot> pong \(\d+ ms\)$/);
+      expect(chat.stderr()).to.match(/web server listening on http:\/\/127\.0\.0\.1:\d+/);
+    });
+
+    it('in a group answers only when mentioned or replied to; :dm goes back to the private chat', async () => {
+      const { lines } = await run([':group friends', '.ping', 'hello everyone', `@${BOT} .ping`, '@62811111111 .ping', ':reply .ping', ':dm', '.ping']);
+      expect(lines).to.have.length(3);
+      for (const line of lines) expect(line).to.match(/^bot> pong/);
+    });
+
+    it('knows its own console id for mentions, ignores e-mail addresses, answers a bare mention and .HELP in any case', async () => {
+      const { lines } = await run([':group team', '@10000000000 .ping', 'write to foo@10000000000.com', '@10000000000', '@10000000000 .HELP']);
+      expect(lines[0]).to.match(/^bot> pong/);
+      expect(lines[1]).to.equal('bot> Yes? Ask me anything, or send .help for my commands.');
+      expect(lines[2]).to.match(/^bot> \*Assistant\*: here is what I can do\./);
+    });
+
+    it('prints continuation lines of a multi-line answer indented by two spaces', async () => {
+      const { lines } = await run(['.help']);
+      expect(lines[0]).to.match(/^bot> /);
+      expect(lines.length).to.be.greaterThan(2);
+      for (const line of lines.slice(1)) expect(line.startsWith('  ')).to.equal(true);
+      expect(lines.join('\n')).to.include('.ping');
+    });
+
+    it(':as switches the sender (and so the private chat); unknown console commands are reported on stderr', async () => {
+      // (The console's own default sender counts as an owner, who may use everything: start as someone else.)
+      const { lines, stderr } = await run([':as 62800000001', '.ping', ':as 62812345678', '.ping', ':bogus', ':as abc']);
+      expect(lines[0]).to.equal('bot> Sorry, you are not allowed to use .ping here.');
+      expect(lines[1]).to.match(/^bot> pong/);
+      expect(stderr).to.include('unknown console command :bogus');
+      // Every : command is named (the banner lists the same).
+      for (const command of [':as', ':group', ':dm', ':voice', ':audio', ':image', ':video', ':document', ':sticker', ':reply', ':quote', ':fromme', ':vote', ':sleep', ':quit']) expect(stderr).to.include(`${command}`);
+      expect(stderr).to.include(':as needs digits');
+    });
   });
 
   describe('with fake gateways', () => {
