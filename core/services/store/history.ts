@@ -642,7 +642,7 @@ export class HistoryStore {
    * A private chat is known as `to` from now on (WhatsApp moved it from its LID to the phone number): the history of
    * `from` joins the history of `to`, both in time order (equal times: `to`'s first), bounded to `maxMessages` as
    * always; an entry `to` already holds is not taken twice. One transaction writes `to` and removes `from`, and
-   * `from` is forgotten in memory. Rejects when it cannot be written (`from` stays).
+   * `from` is empty in memory from the call on. Rejects when it cannot be written (`from` stays on disk).
    */
   async moveChat(from: string, to: string): Promise<void> {
     if (from === to) return;
@@ -652,7 +652,9 @@ export class HistoryStore {
     target.messages = mergeEntries(target.messages, moving.messages).slice(-this.maxMessages);
     // The summary goes along; with one on both sides both texts are kept (the next fold makes one of them).
     if (moving.summary) target.summary = target.summary ? mergeSummaries(moving.summary, target.summary) : moving.summary;
-    this.chats.delete(from);
+    // Empty in memory, not forgotten: a use of `from` before the write (a fold coming back) would read its old rows
+    // from the database again, and the write would put them back under `from`.
+    this.chats.set(from, { messages: [], rows: 0 });
     this.rewrites.add(to);
     await this.rewrite(from);
   }

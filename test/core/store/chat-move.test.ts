@@ -35,6 +35,24 @@ describe('history and memory: a private chat moving from its LID to its phone id
     expect(await after.recent(LID)).to.deep.equal([]);
   });
 
+  it('history: a summary of the LID chat coming back while the move is being written brings nothing back under the LID', async () => {
+    const histories = new HistoryStore(dir, 50);
+    for (const [text, at] of [['my cat is called Miso', 1], ['she is three', 2], ['and black', 3]] as const) await histories.append(LID, said(text, at));
+    await histories.flush();
+    // The fold was asked for before the move; the model's summary comes back after the move began, before its write
+    // (the write goes after this turn of the event loop).
+    const folded = (await histories.recent(LID)).slice(0, 2);
+    const moving = histories.moveChat(LID, PHONE);
+    expect(await histories.fold(LID, folded, undefined, 'Miso is a black cat of three')).to.equal(false);
+    await moving;
+    await histories.flush();
+    expect(await histories.recent(LID)).to.deep.equal([]);
+    expect(storedHistory(dir, LID)).to.deep.equal([]);
+    const after = new HistoryStore(dir, 50);
+    expect(await after.recent(LID)).to.deep.equal([]);
+    expect((await after.recent(PHONE)).map((e) => e.text)).to.deep.equal(['my cat is called Miso', 'she is three', 'and black']);
+  });
+
   it('history: onto a chat with a history already, both merged in time order within the bound; again after a crash adds nothing', async () => {
     const histories = new HistoryStore(dir, 4);
     for (const [text, at] of [['p1', 1], ['p3', 3], ['p5', 5]] as const) await histories.append(PHONE, said(text, at));
