@@ -1,7 +1,7 @@
 import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { AppendHandles } from './append-handles.js';
-import { domainFor } from './data-domain.js';
+import { domainFor, gatedWrite } from './data-domain.js';
 
 /** Marker in the names of temporary files, so leftovers of a crash can be recognised (and are never data). */
 export const TEMP_MARKER = '.tmp-';
@@ -106,9 +106,6 @@ export async function removeLeftoverTempFiles(folders: string[]): Promise<string
  */
 const appendHandles = new AppendHandles(128);
 
-/** What appendToFile hands back once a line is written. */
-const WRITTEN = Promise.resolve();
-
 /**
  * Appends to a file (append-only logs such as the recall log), waiting while a backup holds the writes like every
  * atomic write does, so a backup never copies half a line. The folder is created when missing.
@@ -123,11 +120,7 @@ const WRITTEN = Promise.resolve();
 export function appendToFile(file: string, data: string): Promise<void> {
   // Not an async function: with no backup holding the writes, the line is written before this returns and the caller
   // gets a settled promise (one per line, on every message, instead of an async function's machinery).
-  try {
-    return underWriteGate(file, () => appendHandles.append(file, data)) ?? WRITTEN;
-  } catch (err) {
-    return Promise.reject(err);
-  }
+  return gatedWrite(domainFor(file), undefined, () => appendHandles.append(file, data));
 }
 
 /**
@@ -143,22 +136,6 @@ export function releaseAppendHandle(file: string): void {
 /** Closes every handle of `appendToFile` (at stop, and before a restore replaces the data folder). */
 export function releaseAppendHandles(): void {
   appendHandles.releaseAll();
-}
-
-/**
- * Runs a synchronous write now, or, while a backup holds the writes, once it lets them go on (in order). Synchronous
- * writes need no "in flight" count: a backup can never start in the middle of one.
- */
-function underWriteGate(file: string, write: () => void): void | Promise<void> {
-  const gate = domainFor(file).gate;
-  if (!gate.closed) return write();
-  return gate.enter().then(() => {
-    try {
-      write();
-    } finally {
-      gate.leave();
-    }
-  });
 }
 
 /**

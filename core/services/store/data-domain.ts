@@ -133,6 +133,43 @@ const KNOWN_MAX = 4096;
 /** Files outside every registered data folder (tests, one-off tools). */
 const unregistered = new DataDomain(new DataHealth('/'));
 
+/**
+ * Runs a synchronous write of `domain`'s data now, or, while a backup holds its writes, once it lets them go (in
+ * order). A synchronous write needs no "in flight" count: a backup can never start in the middle of one. With `file`
+ * (the store database), a failure of the database (an `SQLITE_*` code) is told to the data health and the next write
+ * that succeeds its recovery; the result or the error is the caller's either way.
+ *
+ * @example await gatedWrite(domain, db.file, () => db.run('DELETE FROM t WHERE chat = ?', [chatId]));
+ */
+export function gatedWrite<R>(domain: DataDomain, file: string | undefined, run: () => R): Promise<R> {
+  const reported = (): R => {
+    if (file === undefined) return run();
+    try {
+      const result = run();
+      domain.health.writeRecovered(file);
+      return result;
+    } catch (err) {
+      if ((err as { code?: string }).code?.startsWith('SQLITE_')) domain.health.writeFailed(file, err);
+      throw err;
+    }
+  };
+  const gate = domain.gate;
+  if (!gate.closed) {
+    try {
+      return Promise.resolve(reported());
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+  return gate.enter().then(() => {
+    try {
+      return reported();
+    } finally {
+      gate.leave();
+    }
+  });
+}
+
 /** Makes `domain` the one files under its root belong to (the app does this at start); returns the undo. */
 export function registerDataDomain(domain: DataDomain): () => void {
   registry.set(domain.root, domain);

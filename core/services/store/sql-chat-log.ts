@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import type { DataDomain } from './data-domain.js';
-import { databaseFor, type StoreDatabase } from './database.js';
+import { gatedWrite, type DataDomain } from './data-domain.js';
+import { DATABASE_FILE, databaseFor, type StoreDatabase } from './database.js';
 import { checkValue } from './schemas.js';
 import type { ChatLogDeclaration } from './store-declarations.js';
 
@@ -119,31 +119,7 @@ export class SqlChatLog<I> {
 
   /** Runs a write now, or once a backup holding the writes lets them go (in order); a failure is reported and thrown. */
   private write<R>(work: () => R): Promise<R> {
-    const run = () => {
-      try {
-        const result = work();
-        this.domain.health.writeRecovered(this.db.file);
-        return result;
-      } catch (err) {
-        if ((err as { code?: string }).code?.startsWith('SQLITE_')) this.domain.health.writeFailed(this.db.file, err);
-        throw err;
-      }
-    };
-    const gate = this.domain.gate;
-    if (!gate.closed) {
-      try {
-        return Promise.resolve(run());
-      } catch (err) {
-        return Promise.reject(err);
-      }
-    }
-    return gate.enter().then(() => {
-      try {
-        return run();
-      } finally {
-        gate.leave();
-      }
-    });
+    return gatedWrite(this.domain, path.join(path.resolve(this.dataDir), DATABASE_FILE), work);
   }
 
   private readNow(chat: string): Array<{ seq: number; item: I }> {

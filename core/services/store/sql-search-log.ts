@@ -3,8 +3,8 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { safeFileName } from '../../api/file-name.js';
 import { writeFileAtomicSafe as writeFileAtomic } from './atomic.js';
-import type { DataDomain } from './data-domain.js';
-import { databaseFor, type StoreDatabase } from './database.js';
+import { gatedWrite, type DataDomain } from './data-domain.js';
+import { DATABASE_FILE, databaseFor, type StoreDatabase } from './database.js';
 import { isAttachedPath, moveFolderContents } from './search-log-files.js';
 import { headerProblem, keepAside, linesOf, monthFilesUnder, setAsideInPlace } from './search-log-import.js';
 import { MIGRATED_DIR, tableOf } from './sql-chat-log.js';
@@ -178,32 +178,7 @@ export class SqlSearchLog<I extends SearchLogItem = SearchLogItem> {
 
   /** Runs a write now, or once a backup holding the writes lets them go (in order); a failure is reported and thrown. */
   private write<R>(work: (db: StoreDatabase) => R): Promise<R> {
-    const run = () => {
-      const db = this.ready();
-      try {
-        const result = work(db);
-        this.setup.domain.health.writeRecovered(db.file);
-        return result;
-      } catch (err) {
-        if ((err as { code?: string }).code?.startsWith('SQLITE_')) this.setup.domain.health.writeFailed(db.file, err);
-        throw err;
-      }
-    };
-    const gate = this.setup.domain.gate;
-    if (!gate.closed) {
-      try {
-        return Promise.resolve(run());
-      } catch (err) {
-        return Promise.reject(err);
-      }
-    }
-    return gate.enter().then(() => {
-      try {
-        return run();
-      } finally {
-        gate.leave();
-      }
-    });
+    return gatedWrite(this.setup.domain, path.join(path.resolve(this.setup.dataDir), DATABASE_FILE), () => work(this.ready()));
   }
 
   /** Writes the items added without waiting (one transaction); on failure they stay, to be tried again. */
