@@ -665,10 +665,11 @@ export class WhatsAppWireServer {
 
   /**
    * A person's message reaches the bot, Signal-encrypted by their device (a pre-key message the first time, from
-   * one of the bot's uploaded one-time pre-keys). In a group it is a sender-key message with the key's distribution
+   * one of the bot's uploaded one-time pre-keys). `ownTo`: `from` is the account's own phone
+   * (`person(user, lidUser)`) and the message is one the owner typed there to that person. In a group it is a sender-key message with the key's distribution
    * beside it, as WhatsApp sends it. Resolves with the message id.
    */
-  async deliver(from: WireDevice, message: proto.IMessage, o: { id?: string; group?: string; pushName?: string; via?: 'pn' | 'lid' } = {}): Promise<string> {
+  async deliver(from: WireDevice, message: proto.IMessage, o: { id?: string; group?: string; pushName?: string; via?: 'pn' | 'lid'; ownTo?: WireDevice } = {}): Promise<string> {
     if (!(await from.hasSession())) {
       const bundle = await this.waitFor(() => this.bundle, 'the bot\'s pre-key upload');
       const keyId = [...bundle.preKeys.keys()].find((id) => !this.spent.has(id));
@@ -690,6 +691,12 @@ export class WhatsAppWireServer {
           { tag: 'enc', attrs: { v: '2', type: 'skmsg' }, content: ciphertext },
         ],
       };
+    } else if (o.ownTo) {
+      // The account's own phone wrote to `ownTo` (the owner typing on the phone): WhatsApp relays it to the linked
+      // device from the account, with the chat as `recipient` and the message wrapped in a deviceSentMessage. No alt
+      // attribute: the form that has no LID beside the contact's phone.
+      const enc = await from.encrypt({ deviceSentMessage: { destinationJid: o.ownTo.phoneJid, message } });
+      node = { tag: 'message', attrs: { ...base, from: from.phoneJid, recipient: o.ownTo.phoneJid }, content: [{ tag: 'enc', attrs: { v: '2', type: enc.type }, content: enc.ciphertext }] };
     } else {
       const enc = await from.encrypt(message);
       const byLid = o.via === 'lid' && from.lidJid;

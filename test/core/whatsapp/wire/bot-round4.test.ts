@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
+import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { makeWASocket, proto } from '@whiskeysockets/baileys';
 import { createApp, type App } from '../../../../app/app.js';
@@ -11,6 +12,7 @@ import visionPlugin from '../../../../plugins/vision/index.js';
 import { FakeGateway } from '../../../fakes/openai-gateway.js';
 import { WhatsAppWireServer } from '../../../fakes/whatsapp-wire-server.js';
 import { tempDir, writeConfig } from '../../../helpers/checkout.js';
+import { storedDocuments } from '../../../helpers/disk-text.js';
 
 const textOf = (m: proto.IMessage) => m.conversation ?? m.extendedTextMessage?.text ?? undefined;
 /** A WebP header: what the sticker's download gives (the wire server hosts no inbound media yet). */
@@ -28,6 +30,7 @@ describe('the bot on the wire, round 4 (whole app, real socket, people with thei
   let gateway: FakeGateway;
   let app: App;
   let transport: WhatsAppTransport;
+  let stopped = false;
   const lines: Array<Record<string, any>> = [];
   const watchers = new Set<() => void>();
   const poke = () => {
@@ -89,7 +92,7 @@ describe('the bot on the wire, round 4 (whole app, real socket, people with thei
     await until(() => lines.some((x) => x.id === notice && String(x.msg).startsWith('ignored a WhatsApp message')), 'the link to go online');
   });
   after(async () => {
-    await app?.stop();
+    if (!stopped) await app?.stop();
     await server?.stop();
     await gateway?.close();
     await rm(dir, { recursive: true, force: true });
@@ -122,6 +125,27 @@ describe('the bot on the wire, round 4 (whole app, real socket, people with thei
     expect(read()).to.include.members(ids);
   });
 
-  it("the owner's phone message leaves identity-links clean (pending: the wire server does not yet relay the account's own phone's messages, `recipient`-addressed deviceSentMessage stanzas; the kit shows it in own-lid.test.ts)");
   it("a group's stream of answers is spread by the outbox while a private answer goes at once (pending: needs the model's answer split into several messages and spacing measured on real time; the kit shows it on a fake clock in answer-pacing.test.ts)");
+
+  // Last: it stops the bot to read what it stored.
+  it("the owner typing to a contact on the phone leaves identity-links clean, and what the bot sends that contact reaches the contact, not \"Message yourself\"", async () => {
+    const cai = server.person('15551240003', '155512400030001');
+    const own = server.person(server.user, server.lidUser);
+    await server.deliver(cai, { conversation: 'is the shop open?' }, { pushName: 'Cai' });
+    await server.waitFor(() => (textsTo(cai).includes('gw: is the shop open?') ? true : undefined), 'the answer to Cai');
+    await server.deliver(own, { conversation: 'I will take this one' }, { ownTo: cai });
+    await until(() => lines.some((l) => String(l.msg).startsWith('the owner wrote from the phone')), "the owner's message to be taken in");
+    await app.bot.idle();
+    const sent = await transport.sendText(cai.phoneJid, 'reminder: call the plumber');
+    const copy = await server.waitForSent((c) => c.id === sent.id && [cai.user, cai.lid].includes(c.device.split('@')[0].split(':')[0]));
+    expect([cai.phoneJid, cai.lidJid]).to.include(copy.chat);
+    expect(server.sent.filter((c) => c.id === sent.id).map((c) => c.chat)).to.not.include(server.bot.lid);
+    await app.stop();
+    stopped = true;
+    const links = (storedDocuments(path.join(dir, 'data'), 'whatsapp', 'identity-links')[''] ?? {}) as { lidToPhone?: Record<string, string> };
+    // Cai's own pair was learnt (from the message they sent), and no pair names the account with anyone else.
+    expect(links.lidToPhone).to.include({ [cai.lid!]: cai.user });
+    const mixed = Object.entries(links.lidToPhone ?? {}).filter(([lid, phone]) => (lid === server.lidUser) !== (phone === server.user));
+    expect(mixed).to.deep.equal([]);
+  });
 });
