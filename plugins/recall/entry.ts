@@ -57,7 +57,7 @@ export const LOGGED_MESSAGE = Type.Object({
 /**
  * The recall log: `data/recall/<chat>/<YYYY-MM>.jsonl` on the core's per-chat search log (the layout the plugin has
  * always written). `.mydata` holds a person's private chat whole and, in groups, what they wrote and the bot's answers
- * to it (they may repeat their words); a message deleted for everyone leaves it (with the bot's answers to it), and an edited one gets its new words.
+ * to it (they may repeat their words); a message deleted for everyone leaves it (with the bot's answers to it), and an edited one gets its new words (the bot's answers to the old ones leave).
  */
 export const RECALL_LOG = Store.chatSearchLog('recall', LOGGED_MESSAGE, {
   path: 'recall',
@@ -70,7 +70,7 @@ export const RECALL_LOG = Store.chatSearchLog('recall', LOGGED_MESSAGE, {
     // The bot's answer stands for the message it answers: a delete for everyone of that message takes it along (it
     // may repeat the deleted words).
     messageId: (e) => e.id ?? e.answersMessage,
-    // What people wrote only: the bot's own answers keep their words.
-    edited: (e, text) => (e.role === 'user' ? { ...e, text } : e),
+    // What people wrote gets the new words; the bot's answers to the old words go (they may repeat them).
+    edited: (e, text) => (e.role === 'user' ? { ...e, text } : undefined),
   },
 });

@@ -552,17 +552,18 @@ export class HistoryStore {
   }
 
   /**
-   * Changes the entries of one chat that match (an edited message: `change` gives the new entry) and waits until
-   * that is written, the old text in no file. Returns how many changed.
+   * Changes the entries of one chat that match (an edited message: `change` gives the new entry, or undefined for an
+   * entry that goes, as the bot's answer to the old text) in one transaction, and waits until that is written, the
+   * old text in no file. Returns how many changed or went.
    */
-  async updateWhere(chatId: string, matches: (entry: HistoryEntry) => boolean, change: (entry: HistoryEntry) => HistoryEntry): Promise<number> {
+  async updateWhere(chatId: string, matches: (entry: HistoryEntry) => boolean, change: (entry: HistoryEntry) => HistoryEntry | undefined): Promise<number> {
     const chat = this.chat(chatId);
     let changed = 0;
-    const messages = chat.messages.map((m) => {
-      if (!matches(m)) return m;
-      changed++;
-      return change(m);
-    });
+    const messages: HistoryEntry[] = [];
+    for (const m of chat.messages) {
+      const next = matches(m) ? (changed++, change(m)) : m;
+      if (next) messages.push(next);
+    }
     if (changed === 0 && chat.rows <= chat.messages.length) return 0;
     chat.messages = messages;
     await this.rewrite(chatId);

@@ -221,7 +221,14 @@ export function historyParticipant(histories: HistoryStore): PrivacyParticipant 
     },
     // A private chat moved from its LID to its phone id: its history goes with it (merged in time order).
     moveChat: (from, to) => histories.moveChat(from, to),
-    edit: (chatId, messageId, text, author) => histories.updateWhere(chatId, (e) => e.id === messageId && e.role === 'user' && changeableBy(e.senderId, author), (e) => ({ ...e, text })),
+    // The bot's answers to the old text go (they may repeat its words, and answer what was no longer asked), as with a
+    // delete for everyone.
+    edit: (chatId, messageId, text, author) =>
+      histories.updateWhere(
+        chatId,
+        (e) => (e.role === 'user' ? e.id === messageId && changeableBy(e.senderId, author) : e.answersMessage === messageId && changeableBy(e.answers, author)),
+        (e) => (e.role === 'user' ? { ...e, text } : undefined),
+      ),
   };
 }
 

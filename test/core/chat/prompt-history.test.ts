@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import path from 'node:path';
+import { everyFileText } from '../../helpers/disk-text.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 
@@ -46,6 +48,27 @@ describe('the prompt history follows the chat history exactly', function () {
     await t.transport.revoke(ANA, 'a1');
     await t.transport.push({ id: 'a5', chatId: ANA, senderId: ANA, text: 'fifth elder' });
     expect(lastPrompt(gw).map((m) => m.content)).to.deep.equal(['third cherry', 'gw: third cherry', 'fourth date', 'gw: fourth date', 'fifth elder']);
+  });
+
+  it("an edited message reaches the next prompt with its new text and without the bot's answer to the old text (it may repeat the old words); nothing of them stays on disk", async () => {
+    t = await startTestBot('bundled', { env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' } });
+    await t.transport.push({ id: 'e1', chatId: ANA, senderId: ANA, text: 'first apple' });
+    await t.transport.push({ id: 'e2', chatId: ANA, senderId: ANA, text: 'my door code is 90417' });
+    // Another person's edit of Ana's message changes nothing.
+    await t.transport.edit(ANA, 'e2', 'budi rewrote it', { ids: [BUDI] });
+    await t.transport.edit(ANA, 'e2', 'my door code is private', { ids: [ANA] });
+    await t.transport.push({ id: 'e3', chatId: ANA, senderId: ANA, text: 'third cherry' });
+    expect(lastPrompt(gw)).to.deep.equal([
+      { role: 'user', content: 'first apple' },
+      { role: 'assistant', content: 'gw: first apple' },
+      { role: 'user', content: 'my door code is private' },
+      { role: 'user', content: 'third cherry' },
+    ]);
+    // The history and the recall log alike: the old words (the answer repeated them) are in no file of data/.
+    await t.app.bot.histories.flush();
+    const disk = await everyFileText(path.join(t.dir, 'data'), 'latin1');
+    expect(disk).to.not.include('90417').and.not.include('budi rewrote');
+    expect(disk).to.include('my door code is private');
   });
 
   it('the window slides over history.maxMessages, and each chat keeps its own turns', async () => {

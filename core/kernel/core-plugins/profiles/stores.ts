@@ -82,5 +82,6 @@ export const ANSWERS_KEPT = 20;
 /** Each chat's recent answers for `.why`: a person's `.mydata` holds those they asked for. */
 export const ANSWERS = Store.chatDoc('answers', Type.Object({ items: Type.Array(Answer, { maxItems: ANSWERS_KEPT }) }), () => ({ items: [] }), {
   title: 'recent answers explained by .why',
-  people: { items: (doc) => doc.items, author: (item) => item.askedBy, messageId: (item) => item.questionId },
+  // An edited question takes the record along, as the chat history takes the answer: its start may repeat the old words.
+  people: { items: (doc) => doc.items, author: (item) => item.askedBy, messageId: (item) => item.questionId, edited: () => undefined },
 });
