@@ -7,12 +7,20 @@ import { makeWASocket, proto } from '@whiskeysockets/baileys';
 import { createApp, type App } from '../../../../app/app.js';
 import { whatsAppTransportOf } from '../../../../app/testing/whatsapp-transport-of.js';
 import type { WhatsAppTransport } from '../../../../core/adapters/whatsapp/whatsapp-transport.js';
+import { definePlugin } from '../../../../core/kernel/plugin/contract.js';
 import pingPlugin from '../../../../plugins/ping/index.js';
 import visionPlugin from '../../../../plugins/vision/index.js';
 import { FakeGateway } from '../../../fakes/openai-gateway.js';
 import { WhatsAppWireServer } from '../../../fakes/whatsapp-wire-server.js';
 import { tempDir, writeConfig } from '../../../helpers/checkout.js';
 import { storedDocuments } from '../../../helpers/disk-text.js';
+
+/** A command that answers with a stream of messages, as a long answer split in parts does. */
+const stream = definePlugin({
+  name: 'stream',
+  description: 'test: answers in three messages',
+  setup: () => ({ commands: [{ command: 'stream', run: async (ctx) => { for (const n of [1, 2, 3]) await ctx.reply(`part ${n}`); } }] }),
+});
 
 const textOf = (m: proto.IMessage) => m.conversation ?? m.extendedTextMessage?.text ?? undefined;
 /** A WebP header: what the sticker's download gives (the wire server hosts no inbound media yet). */
@@ -58,6 +66,7 @@ describe('the bot on the wire, round 4 (whole app, real socket, people with thei
       // The lines of a burst within 1.5 s are one turn (the WhatsApp default, said here so the test reads it).
       conversation: { debounceMs: 1500 },
       plugins: { ping: { enabled: true, access: 'everyone' } },
+      groups: { policy: 'open', commandsWithoutMention: true },
     });
     const sink = new PassThrough();
     sink.on('data', (chunk: Buffer) => {
@@ -67,7 +76,7 @@ describe('the bot on the wire, round 4 (whole app, real socket, people with thei
     app = await createApp({
       cwd: dir,
       env: { PATH: process.env.PATH ?? '', API_KEY: 'gateway-key-123456', BASE_URL: gateway.url, MODEL: 'main-model', WA_WEBSOCKET_URL: server.url },
-      plugins: [pingPlugin, visionPlugin],
+      plugins: [pingPlugin, visionPlugin, stream],
       logDestination: sink,
       logLevel: 'debug',
       skipHealthProbe: true,
@@ -125,7 +134,22 @@ describe('the bot on the wire, round 4 (whole app, real socket, people with thei
     expect(read()).to.include.members(ids);
   });
 
-  it("a group's stream of answers is spread by the outbox while a private answer goes at once (pending: needs the model's answer split into several messages and spacing measured on real time; the kit shows it on a fake clock in answer-pacing.test.ts)");
+  it("a group's stream of answers is spread by the outbox while a private answer meanwhile goes at once", async () => {
+    const eve = server.person('15551240004', '155512400040001');
+    const fay = server.person('15551240005', '155512400050001');
+    const group = server.group('120363000000000088@g.us', 'Stream club', [eve]).id;
+    const inGroup = (text: string) => (c: { chat: string; message: proto.Message }) => c.chat === group && textOf(c.message) === text;
+    await server.deliver(eve, { conversation: '.stream' }, { group, pushName: 'Eve' });
+    await server.waitForSent(inGroup('part 1'));
+    const firstAt = Date.now();
+    // The group's stream now waits its turn (WhatsApp groups: parts seconds apart); a private answer does not wait.
+    await server.deliver(fay, { conversation: '.ping' }, { pushName: 'Fay' });
+    await server.waitFor(() => (textsTo(fay).some((t) => t.startsWith('pong')) ? true : undefined), 'the private answer');
+    expect(server.sent.filter((c) => c.chat === group).map((c) => textOf(c.message))).to.not.include('part 2');
+    await server.waitForSent(inGroup('part 2'));
+    // The group gap is 4 s with up to 0.4 s of jitter either way; measured here from when part 1 was seen.
+    expect(Date.now() - firstAt).to.be.greaterThan(3000);
+  });
 
   // Last: it stops the bot to read what it stored.
   it("the owner typing to a contact on the phone leaves identity-links clean, and what the bot sends that contact reaches the contact, not \"Message yourself\"", async () => {
