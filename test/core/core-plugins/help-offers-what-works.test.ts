@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { rm } from 'node:fs/promises';
-import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { tempDir, writeConfig } from '../../helpers/checkout.js';
+import { runConsoleChat as runChat } from '../../helpers/console-chat.js';
 
 const ENV = { API_KEY: 'k-help-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', STARTUP_PROBE: 'off' };
 
@@ -12,8 +13,8 @@ function answers(stdout: string): string[] {
     .map((a) => a.replace(/\n {2}/g, '\n').trimEnd());
 }
 
-describe('.help offers only what works here (console)', function () {
-  this.timeout(60000);
+describe('.help offers only what works here (the console chat in this process)', function () {
+  this.timeout(30_000);
   let dir: string;
   beforeEach(async () => {
     dir = await tempDir();

@@ -5,7 +5,8 @@ import path from 'node:path';
 import pingPlugin from '../../../plugins/ping/index.js';
 import { FakeGateway, completion, lastUserText } from '../../fakes/openai-gateway.js';
 import type { FakeBehaviour, RecordedRequest } from '../../../app/testing/http-fake.js';
-import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { runConsoleChat as runChat } from '../../helpers/console-chat.js';
+import { tempDir, writeConfig } from '../../helpers/checkout.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 
 const texts = (actions: Array<{ type: string }>) => actions.filter((a) => a.type === 'text').map((a) => (a as unknown as { text: string }).text);
@@ -162,8 +163,8 @@ describe("a sender's burst is one turn", () => {
   });
 });
 
-describe('bursts on the console (piped input)', function () {
-  this.timeout(90_000);
+describe('bursts on the console (piped input; the console chat in this process)', function () {
+  this.timeout(30_000);
   let gateway: FakeGateway;
   beforeEach(async () => {
     gateway = await FakeGateway.start('gw');
@@ -175,7 +176,7 @@ describe('bursts on the console (piped input)', function () {
   it('keeps every line its own message unless config.json sets conversation.debounceMs', async () => {
     const dir = await tempDir();
     await writeConfig(dir, config());
-    const run = await runChat('hi\nquick question\n', { cwd: dir, env: env(), timeoutMs: 45_000 });
+    const run = await runChat('hi\nquick question\n', { cwd: dir, env: env() });
     expect(run.code).to.equal(0);
     expect(run.lines).to.deep.equal(['bot> gw: hi', 'bot> gw: quick question']);
   });
@@ -184,7 +185,7 @@ describe('bursts on the console (piped input)', function () {
     const dir = await tempDir();
     await writeConfig(dir, config({ conversation: { debounceMs: 1000 } }));
     const script = ['hi', 'quick question', 'the invoice from May', '.help', 'after the command', ':sleep 1500', 'after the sleep', ':as 10000000002', 'someone else'].join('\n');
-    const run = await runChat(`${script}\n`, { cwd: dir, env: env(), timeoutMs: 45_000 });
+    const run = await runChat(`${script}\n`, { cwd: dir, env: env() });
     expect(run.code).to.equal(0);
     expect(gateway.chats().map(lastUserText)).to.deep.equal(['hi\nquick question\nthe invoice from May', 'after the command', 'after the sleep', 'someone else']);
     expect(run.lines[0]).to.equal('bot> gw: hi');
@@ -194,7 +195,7 @@ describe('bursts on the console (piped input)', function () {
   it(':sleep needs milliseconds', async () => {
     const dir = await tempDir();
     await writeConfig(dir, config());
-    const run = await runChat(':sleep soon\n', { cwd: dir, env: env(), timeoutMs: 45_000 });
+    const run = await runChat(':sleep soon\n', { cwd: dir, env: env() });
     expect(run.stderr).to.include(':sleep needs milliseconds');
   });
 });

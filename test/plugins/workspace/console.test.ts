@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { completion, FakeGateway } from '../../fakes/openai-gateway.js';
-import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { tempDir, writeConfig } from '../../helpers/checkout.js';
+import { runConsoleChat as runChat } from '../../helpers/console-chat.js';
 
-describe('workspace in the console', function () {
-  this.timeout(60_000);
+describe('workspace in the console (the console chat in this process)', function () {
+  this.timeout(30_000);
 
   it('opens a workspace, lets the model write a script, runs it with /ws run', async () => {
     const gw = await FakeGateway.start('gw');
@@ -17,7 +18,6 @@ describe('workspace in the console', function () {
       const run = await runChat('/ws\nplease write hello.py\n/ws run hello.py\n/ws exit\n', {
         cwd: dir,
         env: { API_KEY: 'test-key-123456', BASE_URL: gw.url, MODEL: 'm' },
-        timeoutMs: 50_000,
       });
       expect(run.code, run.stderr).to.equal(0);
       expect(run.lines).to.include('bot> 🧑‍💻 Your new workspace is open.');
