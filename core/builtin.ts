@@ -2,8 +2,8 @@
  * The built-in plugins' tier: what the plugins shipped with the bot (plugins/ and the core plugins) use besides the
  * public entries, and what a plugin in its own package does not get. It is not part of `@wa-assistant-bot/plugin-api`
  * and may change with any release: the status text, WhatsApp formatting, finding ffmpeg and yt-dlp, a recording's
- * length, pinning a media file's format, the public download, the jailed document reader, vision over the gateways, and the data-file engines of the
- * plugins that keep files of their own. The layers rules let plugins/ and core/kernel/core-plugins/ import it.
+ * length, pinning a media file's format, the public download, the jailed document reader, vision over the gateways, and the few data-file helpers of
+ * the plugins that convert files of their own. The layers rules let plugins/ and core/kernel/core-plugins/ import it.
  */
 /** `.status` as text: how the bot is doing (link, provider legs, capabilities, usage), never a key. */
 export { statusText, type StatusReport } from './kernel/status/status-report.js';
@@ -25,9 +25,12 @@ export { openaiSdk } from './services/providers/openai-sdk.js';
 export { documentKind, readDocument, type DocumentKind, type DocumentText, type ReadLimits } from './services/documents/read-document.js';
 /** The vision path: a question about one or a few images over the gateways (`/v1/messages`, else chat completions). */
 export { askVision, asUpstreamFailure, DEFAULT_ANTHROPIC_VERSION, lacksMessagesEndpoint, visionLegFilter, visionPathOf, visionPaths, type VisionAnswer, type VisionImage, type VisionPath, type VisionRequest } from './services/providers/ask-vision.js';
-/** Data files of a plugin's own under `host.dataDir` (atomic writes, JSON files with a schema, append-only files). */
-export { appendToFile, releaseAppendHandle, writeFileAtomicSafe, writeFileAtomicSafe as writeFileAtomic, writeJsonAtomic } from './services/store/atomic.js';
-export { flushWithStores, JsonFile, type JsonFileOptions } from './services/store/json-file.js';
+/**
+ * A file of a plugin's own written atomically (recall's crash marker), and the checks of the files of earlier layouts
+ * a plugin converts itself. What a plugin keeps is declared in `stores`; the JSON-file and append engines are gone from
+ * this tier.
+ */
+export { writeFileAtomicSafe as writeFileAtomic } from './services/store/atomic.js';
 export { domainFor, healthFor } from './services/store/data-domain.js';
 export { checkDocument } from './services/store/schemas.js';
 /** The per-chat search log behind `Store.chatSearchLog`, in the store database (for tools, tests and the benchmark that reach it directly). */

@@ -12,6 +12,7 @@ import { expirationOf, isViewOnce, mapIncoming, plainJid, textOf, timerChangeOf,
 import type { WhatsAppTransportOptions } from './options.js';
 import type { PendingWork } from './pending-work.js';
 import type { PollStore } from './poll-store.js';
+import type { PluginStores } from '../../services/store/plugin-store.js';
 import { readPollVote } from './poll-votes.js';
 import { SeenMessages } from './seen-messages.js';
 import { isSelfChat } from '../../kernel/port/ids.js';
@@ -82,8 +83,9 @@ export class Inbound {
     return this.events;
   }
 
-  async open(dataDir: string): Promise<void> {
-    this.seen = new SeenMessages(dataDir, 2000, (file, movedTo) => this.log.warn({ file, movedTo }, 'the list of handled WhatsApp messages was corrupt; started a new one'));
+  /** `stores`: the adapter's declared stores (or a data folder alone); a damaged list is set aside by the store and reported. */
+  async open(stores: PluginStores | string): Promise<void> {
+    this.seen = new SeenMessages(stores, 2000);
   }
 
   /** Takes a socket's incoming messages, and counts them and receipts as message traffic. */

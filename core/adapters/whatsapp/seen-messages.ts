@@ -1,22 +1,39 @@
-import path from 'node:path';
-import { JsonFile } from '../../services/store/json-file.js';
+import { Type } from '#typebox';
+import { PluginStores } from '../../services/store/plugin-store.js';
+import type { SqlDoc } from '../../services/store/sql-docs.js';
+import { Store } from '../../services/store/store-declarations.js';
 import { SEEN_MESSAGES_SCHEMA } from './whatsapp-data-schemas.js';
+
+export interface SeenFile {
+  keys: string[];
+}
+
+/**
+ * `whatsapp/seen-messages.json` of earlier versions, now a document of the store database: the keys (chat, id,
+ * participant) of the most recent messages handled. No words; not a person's data in `.mydata` (as before).
+ */
+export const SEEN_MESSAGES_STORE = Store.doc('seen-messages', Type.Unsafe<SeenFile>(SEEN_MESSAGES_SCHEMA.schema), () => ({ keys: [] }), {
+  path: 'whatsapp/seen-messages.json',
+  title: SEEN_MESSAGES_SCHEMA.name,
+});
 
 /**
  * Remembers which messages were already handled (by chat, id and participant), so a message WhatsApp delivers
  * twice — for example again as `append` after a reconnect or a restart — gets one answer. The most recent
- * `capacity` keys are kept on disk (`data/whatsapp/seen-messages.json`, written atomically).
+ * `capacity` keys are kept in the store (the adapter's `seen-messages` document).
  *
  * @example
- * const seen = new SeenMessages('data');
+ * const seen = new SeenMessages(stores); // or a data folder alone: new SeenMessages('data')
  * if (await seen.firstTime(chat, id, participant)) handle(message);
  */
 export class SeenMessages {
-  private readonly doc: JsonFile<{ keys: string[] }>;
+  private readonly stores: PluginStores;
+  private readonly doc: SqlDoc<SeenFile>;
   private set: Set<string> | undefined;
 
-  constructor(dataDir: string, private readonly capacity = 2000, onCorrupt?: (file: string, movedTo: string, err: Error) => void) {
-    this.doc = new JsonFile(path.join(dataDir, 'whatsapp', 'seen-messages.json'), () => ({ keys: [] }), { schema: SEEN_MESSAGES_SCHEMA, onCorrupt });
+  constructor(stores: PluginStores | string, private readonly capacity = 2000) {
+    this.stores = typeof stores === 'string' ? new PluginStores('whatsapp', stores, [SEEN_MESSAGES_STORE]) : stores;
+    this.doc = this.stores.document(SEEN_MESSAGES_STORE);
   }
 
   /** True the first time a message key is seen; false for every later delivery of the same message. */
@@ -37,6 +54,6 @@ export class SeenMessages {
   }
 
   async flush(): Promise<void> {
-    await this.doc.flush();
+    await this.stores.flush();
   }
 }

@@ -105,7 +105,6 @@ export class WhatsAppTransport implements Transport {
     quietSignalConsole(this.options.log);
     this.inbound.listen(onMessage, events);
     this.connection.resume();
-    const dataDir = this.options.dataDir;
     this.routes ??= await ChatRoutes.open(this.stores, (err) => this.options.log.warn({ err }, 'could not save where a chat is answered or its disappearing timer (kept in memory, tried again)'));
     await this.identity.open(this.stores);
     await this.outbound.open(this.stores);
@@ -113,7 +112,7 @@ export class WhatsAppTransport implements Transport {
     await this.polls.ready();
     // Sent messages older than WhatsApp's 14-day resend window go (now, then daily).
     this.stores.startRetention();
-    await this.inbound.open(dataDir);
+    await this.inbound.open(this.stores);
     await this.connection.open();
   }
 
