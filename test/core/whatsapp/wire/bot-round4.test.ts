@@ -15,6 +15,9 @@ import { WhatsAppWireServer } from '../../../fakes/whatsapp-wire-server.js';
 import { tempDir, writeConfig } from '../../../helpers/checkout.js';
 import { storedDocuments } from '../../../helpers/disk-text.js';
 
+/** The WhatsApp Business app's greeting, as the owner lists it (it arrives as the account's own message). */
+const GREETING = 'Thanks for contacting Toko Maju! We reply within the hour.';
+
 /** A command that answers with a stream of messages, as a long answer split in parts does. */
 const stream = definePlugin({
   name: 'stream',
@@ -67,6 +70,7 @@ describe('the bot on the wire, round 4 (whole app, real socket, people with thei
       conversation: { debounceMs: 1500 },
       plugins: { ping: { enabled: true, access: 'everyone' } },
       groups: { policy: 'open', commandsWithoutMention: true },
+      takeover: { minutes: 30, autoReplies: [GREETING] },
     });
     const sink = new PassThrough();
     sink.on('data', (chunk: Buffer) => {
@@ -149,6 +153,17 @@ describe('the bot on the wire, round 4 (whole app, real socket, people with thei
     await server.waitForSent(inGroup('part 2'));
     // The group gap is 4 s with up to 0.4 s of jitter either way; measured here from when part 1 was seen.
     expect(Date.now() - firstAt).to.be.greaterThan(3000);
+  });
+
+  it("the WhatsApp Business app's greeting, sent as the account from the phone, does not pause the chat: the contact's question is answered", async () => {
+    const gus = server.person('15551240006', '155512400060001');
+    const own = server.person(server.user, server.lidUser);
+    await server.deliver(own, { conversation: GREETING }, { ownTo: gus });
+    // A chat's messages are handled in order: the question after the greeting is answered once both were handled.
+    await server.deliver(gus, { conversation: 'do you have rice?' }, { pushName: 'Gus' });
+    await server.waitFor(() => (textsTo(gus).includes('gw: do you have rice?') ? true : undefined), 'the answer to the question');
+    expect(app.bot.access.paused()).to.deep.equal([]);
+    expect(lines.some((l) => String(l.msg).startsWith('the owner wrote from the phone'))).to.equal(false);
   });
 
   // Last: it stops the bot to read what it stored.
