@@ -1,3 +1,4 @@
+import { HISTORY_STORE, SUMMARIES_STORE, type HistoryStore } from '../../services/store/history.js';
 import { PluginStores } from '../../services/store/plugin-store.js';
 import type { StoreDeclaration } from '../../services/store/store-declarations.js';
 import { POLL_BOOK_STORE } from '../chat/polls.js';
@@ -9,9 +10,15 @@ import { DELETED_MESSAGES_STORE } from '../pipeline/deleted-messages.js';
  * database: `.mydata` export and delete, messages deleted for everyone, edits and chat moves follow from these
  * declarations, as they do for a plugin's.
  */
-export const CORE_STORES: readonly StoreDeclaration[] = [BURST_TURNS_STORE, DELETED_MESSAGES_STORE, POLL_BOOK_STORE];
+export const CORE_STORES: readonly StoreDeclaration[] = [HISTORY_STORE, SUMMARIES_STORE, BURST_TURNS_STORE, DELETED_MESSAGES_STORE, POLL_BOOK_STORE];
 
-/** The core's stores (see `CORE_STORES`), opened from the same service plugins' stores use. */
-export function coreStores(dataDir: string, now: () => number = Date.now): PluginStores {
-  return new PluginStores('core', dataDir, CORE_STORES, undefined, undefined, now);
+/**
+ * The core's stores (see `CORE_STORES`), opened from the same service plugins' stores use. The histories and their
+ * summaries keep their rows in `histories` (its write-behind cache sees every change the privacy controls make).
+ */
+export function coreStores(dataDir: string, histories: HistoryStore, now: () => number = Date.now): PluginStores {
+  const stores = new PluginStores('core', dataDir, CORE_STORES, undefined, undefined, now);
+  stores.serve(HISTORY_STORE, histories.chatLog());
+  stores.serve(SUMMARIES_STORE, histories.summaryDocs());
+  return stores;
 }

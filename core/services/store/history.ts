@@ -7,7 +7,10 @@ import { domainFor, type DataDomain } from './data-domain.js';
 import { databaseFor, type StoreDatabase } from './database.js';
 import type { OnCorrupt } from './json-file.js';
 import { checkDocument, HISTORY_SCHEMA } from './schemas.js';
-import { MIGRATED_DIR, tableOf } from './sql-chat-log.js';
+import { Type } from '@sinclair/typebox';
+import { MIGRATED_DIR, tableOf, type ChatLogEngine } from './sql-chat-log.js';
+import type { DocEngine } from './plugin-store.js';
+import { Store } from './store-declarations.js';
 
 /** One line of a chat's history. */
 export interface HistoryEntry {
@@ -137,6 +140,77 @@ export function mergeEntries<T extends { at: number }>(ours: T[], theirs: T[]): 
     return !copies;
   });
   return [...ours, ...taken].sort((a, b) => a.at - b.at);
+}
+
+const HistoryEntrySchema = Type.Object({
+  id: Type.Optional(Type.String()),
+  role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]),
+  senderId: Type.Optional(Type.String()),
+  senderName: Type.Optional(Type.String()),
+  text: Type.String(),
+  at: Type.Number(),
+  media: Type.Optional(Type.String()),
+  answers: Type.Optional(Type.String()),
+  answersMessage: Type.Optional(Type.String()),
+  carried: Type.Optional(Type.Boolean()),
+});
+
+/**
+ * The chats' histories as the core declares them (`core` namespace of the store database; rows kept by
+ * `HistoryStore`, see `chatLog()`): a person's `.mydata` holds their private chat whole and, in groups, what they wrote
+ * and the bot's answers to them (which may repeat their words); a message deleted for everyone or edited takes the
+ * bot's answers to it along; an edit changes the words of the person's message; a chat's history moves with it.
+ */
+export const HISTORY_STORE = Store.chatLog('history', HistoryEntrySchema, {
+  title: 'chat history',
+  section: 'history',
+  exportAs: '',
+  people: {
+    author: (e) => e.senderId,
+    messageId: (e) => e.id,
+    answers: (e) => (e.role === 'assistant' && e.answers !== undefined ? { messageId: e.answersMessage ?? answeredBefore.get(e), person: e.answers } : undefined),
+    // The bot's own words stay as they were: only the person's message takes the new text.
+    edited: (e, text) => (e.role === 'user' ? { ...e, text } : e),
+  },
+});
+
+/** A chat without a summary, as the summaries' declaration reads it (no words, no one). */
+const NO_SUMMARY: ChatSummary = { text: '', at: 0, folded: 0, people: [], recent: [] };
+
+/**
+ * The chats' running summaries as the core declares them (rows kept by `HistoryStore` with the history, see
+ * `summaryDocs()`). A summary cannot be cut apart by who said what, so whatever touches one of the messages it folded
+ * removes it whole: the `.mydata` delete of one of its people, a message of it deleted for everyone or edited (a
+ * person's message; the bot's own are never edited). It moves with the history (same transaction).
+ */
+export const SUMMARIES_STORE = Store.chatDoc(
+  'summaries',
+  Type.Object({ text: Type.String(), at: Type.Number(), folded: Type.Number(), people: Type.Array(Type.String()), recent: Type.Array(Type.Object({ id: Type.String(), senderId: Type.Optional(Type.String()), role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]) })) }),
+  () => ({ ...NO_SUMMARY, people: [], recent: [] }),
+  {
+    title: 'conversation summaries',
+    section: 'conversation summaries',
+    exportAs: '',
+    covers: {
+      people: (s) => s.people,
+      messages: (s) => s.recent.map((m) => ({ id: m.id, ...(m.senderId ? { senderId: m.senderId } : {}), editable: m.role === 'user' })),
+    },
+  },
+);
+
+/**
+ * The message each answer written before answers named theirs (`answersMessage`) answered: the one directly before it
+ * whose sender it answers. Found when the rows are read, kept beside the entries (they stay as written), so a delete
+ * for everyone of that message takes them along as it takes newer ones.
+ */
+const answeredBefore = new WeakMap<HistoryEntry, string>();
+
+function noteAnswered(messages: HistoryEntry[]): void {
+  let question: HistoryEntry | undefined;
+  for (const e of messages) {
+    if (e.role === 'user') question = e;
+    else if (question?.id && !e.answersMessage && !e.id && e.answers !== undefined && e.answers === question.senderId) answeredBefore.set(e, question.id);
+  }
 }
 
 /** One batch of changes, written in one transaction (see `HistoryStore.write`). */
@@ -353,6 +427,7 @@ export class HistoryStore {
       }
     }
     if (bad) this.domain.health.skippedLines(db.file, bad, 'not a valid history row');
+    noteAnswered(messages);
     const summaryRow = db.get<{ value: string }>(`SELECT value FROM ${this.summariesTable} WHERE key = ?`, [chatId]);
     let summary: ChatSummary | undefined;
     if (summaryRow) {
@@ -682,6 +757,55 @@ export class HistoryStore {
     for (const { chat } of db.all<{ chat: string }>(`SELECT DISTINCT chat FROM ${this.messagesTable}`)) ids.add(chat);
     for (const { key } of db.all<{ key: string }>(`SELECT key FROM ${this.summariesTable}`)) ids.add(key);
     return [...ids].sort();
+  }
+
+  /**
+   * Keeps the items `keep` returns of a chat's history (one rewrite when something changed, the removed words in no
+   * file); resolves with how many went.
+   */
+  async rewriteWith(chatId: string, keep: (entries: HistoryEntry[]) => HistoryEntry[]): Promise<number> {
+    const chat = this.chat(chatId);
+    const kept = keep(chat.messages);
+    const unchanged = kept.length === chat.messages.length && kept.every((e, i) => e === chat.messages[i]);
+    if (unchanged && chat.rows <= chat.messages.length) return 0;
+    const removed = chat.messages.length - kept.length;
+    chat.messages = kept;
+    await this.rewrite(chatId);
+    return removed;
+  }
+
+  /** The histories as the engine of `HISTORY_STORE` (the privacy controls change them through this store's memory). */
+  chatLog(): ChatLogEngine<HistoryEntry> {
+    return {
+      chats: () => this.chatIds(),
+      chat: (chatId) => ({
+        append: (entry) => this.append(chatId, entry),
+        read: () => this.recent(chatId, Number.MAX_SAFE_INTEGER),
+        rewrite: (keep) => this.rewriteWith(chatId, keep),
+        removeWhere: (matches) => this.removeWhere(chatId, matches),
+        flush: () => this.flush(),
+      }),
+      move: (from, to) => this.moveChat(from, to),
+      // Bounded by count (`maxMessages`), not by age.
+      prune: async () => 0,
+    };
+  }
+
+  /** The summaries as the engine of `SUMMARIES_STORE`: a chat without one reads as `NO_SUMMARY`; they change only by folding or go whole. */
+  summaryDocs(): DocEngine<ChatSummary> {
+    return {
+      keys: async () => {
+        const keys: string[] = [];
+        for (const chatId of await this.chatIds()) if (await this.summary(chatId)) keys.push(chatId);
+        return keys;
+      },
+      doc: (chatId) => ({
+        get: async () => (await this.summary(chatId)) ?? { ...NO_SUMMARY, people: [], recent: [] },
+        update: () => Promise.reject(new Error('a summary changes only by folding the history (see HistoryStore.fold)')),
+        remove: async () => void (await this.removeSummaryWhere(chatId, () => true)),
+        flush: () => this.flush(),
+      }),
+    };
   }
 
   /** Writes everything pending now (stop, backups); rejects (DataWriteError) when it cannot be written. */

@@ -4,7 +4,7 @@ import { domainFor, type DataDomain } from './data-domain.js';
 import { flushWithStores } from './json-file.js';
 import { BoundedRecord } from './bounded-record.js';
 import { SqlDocs, type SqlDoc } from './sql-docs.js';
-import { SqlChatLog, type ChatLogView } from './sql-chat-log.js';
+import { SqlChatLog, type ChatLogEngine, type ChatLogView } from './sql-chat-log.js';
 import type { PrivacyParticipant } from '../../kernel/port/privacy-participant.js';
 import { checkValue } from './schemas.js';
 import { SqlSearchLog, type SearchLogChat, type SearchLogItem } from './sql-search-log.js';
@@ -13,6 +13,25 @@ import { dataSchemaOf, storePathOf, titleOf, type ChatDocDeclaration, type ChatL
 import { StorePrivacy } from './store-privacy.js';
 
 export type { ChatStore, PluginStore, SearchLogTuning, StoredDoc, StoredLog, StoredSearchLog } from './store-api.js';
+export type { ChatLogEngine } from './sql-chat-log.js';
+
+/** One document as the stores and the privacy controls use it (a `SqlDoc`, or one of an engine served for it). */
+export interface DocView<T> {
+  get(): Promise<T>;
+  /** Changes it (in memory at once); `flush` waits until it is written. */
+  update(change: (value: T) => T | void): Promise<T>;
+  /** Removes it: afterwards `get` gives the declaration's `initial`. */
+  remove(): Promise<void>;
+  flush(): Promise<void>;
+  /** Where an unreadable copy of it is set aside beside (`<file>.corrupt-<time>`), for a store's own documents. */
+  readonly file?: string;
+}
+
+/** Every document of one `Store.chatDoc`, kept by an engine of its own (see `PluginStores.serve`). */
+export interface DocEngine<T> {
+  keys(): Promise<string[]>;
+  doc(key: string): DocView<T>;
+}
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -50,6 +69,20 @@ export class PluginStores implements PluginStore {
 
   private where(decl: StoreDeclaration): string {
     return path.join(this.dataDir, storePathOf(decl, this.plugin));
+  }
+
+  /** Declarations whose rows an engine of their owner keeps (see `serve`). */
+  private readonly served = new Map<StoreDeclaration, ChatLogEngine<any> | DocEngine<any>>();
+
+  /**
+   * The rows of a declaration are kept by an engine of its own (the core's chat history, whose write-behind cache
+   * must see every change): the privacy controls, moves and retention still follow from the declaration, and go
+   * through the engine. Call before first use.
+   */
+  serve<I>(decl: ChatLogDeclaration<I>, engine: ChatLogEngine<I>): void;
+  serve<T>(decl: ChatDocDeclaration<T, any>, engine: DocEngine<T>): void;
+  serve(decl: ChatLogDeclaration<any> | ChatDocDeclaration<any, any>, engine: ChatLogEngine<any> | DocEngine<any>): void {
+    this.served.set(this.declared(decl), engine);
   }
 
   private declared<D extends StoreDeclaration>(decl: D): D {
@@ -116,9 +149,16 @@ export class PluginStores implements PluginStore {
     return this.docTable(decl).doc(chatId);
   }
 
+  /** A document as the privacy controls change it: the store's own, or a served engine's (see `serve`). @internal store-privacy.ts */
+  docView<T>(decl: ChatDocDeclaration<T, any> | DocDeclaration<T>, chatId?: string): DocView<T> {
+    const served = this.served.get(decl) as DocEngine<T> | undefined;
+    return served ? served.doc(chatId ?? '') : this.document(decl, chatId);
+  }
+
   /** What a person's delete or a chat move took from a declaration's documents leaves every file. @internal store-privacy.ts */
   erased(decl: ChatDocDeclaration<any, any> | DocDeclaration<any>): void {
-    this.docTable(decl).erased();
+    // A served engine erases what it removes itself.
+    if (!this.served.has(decl)) this.docTable(decl).erased();
   }
 
   private stored<T>(decl: ChatDocDeclaration<T, any> | DocDeclaration<T>, chatId?: string): StoredDoc<T> {
@@ -140,7 +180,7 @@ export class PluginStores implements PluginStore {
   }
 
   /** @internal store-privacy.ts */
-  async saved(decl: StoreDeclaration, doc: SqlDoc<unknown>): Promise<void> {
+  async saved(decl: StoreDeclaration, doc: DocView<unknown>): Promise<void> {
     try {
       await doc.flush();
     } catch (err) {
@@ -151,7 +191,9 @@ export class PluginStores implements PluginStore {
 
   /** A chat log declaration's table (every chat's items); the files of the earlier layout are imported on first use. */
   /** @internal store-privacy.ts */
-  chatLog<I>(decl: ChatLogDeclaration<I>): SqlChatLog<I> {
+  chatLog<I>(decl: ChatLogDeclaration<I>): ChatLogEngine<I> {
+    const served = this.served.get(decl) as ChatLogEngine<I> | undefined;
+    if (served) return served;
     let log = this.logs.get(decl);
     if (!log) {
       log = new SqlChatLog<unknown>(this.dataDir, this.plugin, decl as ChatLogDeclaration<unknown>, this.where(decl), this.domain, titleOf(decl, this.plugin));
@@ -279,7 +321,8 @@ export class PluginStores implements PluginStore {
     this.declared(decl);
     if (decl.kind === 'chat-search-log') return this.engine(decl).chatIds();
     if (decl.kind === 'chat-log') return this.chatLog(decl).chats();
-    return this.docTable(decl).keys();
+    const served = this.served.get(decl) as DocEngine<unknown> | undefined;
+    return served ? served.keys() : this.docTable(decl).keys();
   }
 
   onChange(decl: StoreDeclaration, listener: (chatId: string | undefined, removed?: boolean) => void | Promise<unknown>): () => void {

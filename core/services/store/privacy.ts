@@ -1,5 +1,4 @@
 import { DataWriteError, describeWriteError, StoreWriteError } from '../../api/errors.js';
-import type { ChatSummary, HistoryEntry, HistoryStore } from './history.js';
 import type { MemoryFact, MemoryStore } from './memory.js';
 import type { PersonIds, PrivacyParticipant } from '../../kernel/port/privacy-participant.js';
 
@@ -174,94 +173,6 @@ export function isPrivateChatOf(chatId: string, person: PersonIds): boolean {
 export function writtenBy(senderId: string | undefined, person: PersonIds): boolean {
   if (!senderId) return false;
   return person.some((id) => digitsOf(id) === digitsOf(senderId) && id.split('@')[1] === senderId.split('@')[1]);
-}
-
-/** A history entry the person wrote, or the bot's answer to them (it may repeat their words). */
-const aboutPerson = (e: HistoryEntry, person: PersonIds) => writtenBy(e.senderId, person) || writtenBy(e.answers, person);
-
-/**
- * History as a participant: the private chat with the person whole (both sides), and in groups what the person
- * wrote and the bot's answers to it.
- */
-export function historyParticipant(histories: HistoryStore): PrivacyParticipant {
-  const chats = () => histories.chatIds();
-  return {
-    name: 'history',
-    async exportFor(person) {
-      const out: Record<string, HistoryEntry[]> = {};
-      for (const chat of await chats()) {
-        const whole = isPrivateChatOf(chat, person);
-        const entries = (await histories.recent(chat, Number.MAX_SAFE_INTEGER)).filter((e) => whole || aboutPerson(e, person));
-        if (entries.length) out[chat] = entries;
-      }
-      return out;
-    },
-    async deleteFor(person) {
-      let removed = 0;
-      for (const chat of await chats()) removed += await histories.removeWhere(chat, (e) => isPrivateChatOf(chat, person) || aboutPerson(e, person));
-      return removed;
-    },
-    // The message goes with the bot's answers to it: they may repeat its words (a document's text, a quote). Answers
-    // written before answers named their message are those directly after it, answering its sender.
-    async revoke(chatId, messageId, author) {
-      const entries = await histories.recent(chatId, Number.MAX_SAFE_INTEGER);
-      const doomed = new Set<HistoryEntry>();
-      let question: HistoryEntry | undefined;
-      for (const e of entries) {
-        if (e.id === messageId && changeableBy(e.senderId, author)) {
-          doomed.add(e);
-          question = e;
-          continue;
-        }
-        if (e.role === 'assistant' && e.answersMessage === messageId && changeableBy(e.answers, author)) doomed.add(e);
-        else if (question && e.role === 'assistant' && !e.answersMessage && !e.id && e.answers !== undefined && e.answers === question.senderId) doomed.add(e);
-        if (e.role === 'user') question = undefined;
-      }
-      return histories.removeWhere(chatId, (e) => doomed.has(e));
-    },
-    // A private chat moved from its LID to its phone id: its history goes with it (merged in time order).
-    moveChat: (from, to) => histories.moveChat(from, to),
-    // The bot's answers to the old text go (they may repeat its words, and answer what was no longer asked), as with a
-    // delete for everyone.
-    edit: (chatId, messageId, text, author) =>
-      histories.updateWhere(
-        chatId,
-        (e) => (e.role === 'user' ? e.id === messageId && changeableBy(e.senderId, author) : e.answersMessage === messageId && changeableBy(e.answers, author)),
-        (e) => (e.role === 'user' ? { ...e, text } : undefined),
-      ),
-  };
-}
-
-/** A summary that may repeat the person's words: of their private chat, or one that folded a message of or to them. */
-const summaryAbout = (chat: string, summary: ChatSummary, person: PersonIds) => isPrivateChatOf(chat, person) || summary.people.some((id) => writtenBy(id, person));
-
-/**
- * The chats' running summaries (older turns folded by the model, `history.summarize`) as a participant. A summary
- * cannot be cut apart by who said what, so whatever touches one of its messages removes it whole: the person's
- * delete, a message of it deleted for everyone or edited. It moves with the history file (same file).
- */
-export function summaryParticipant(histories: HistoryStore): PrivacyParticipant {
-  const chats = () => histories.chatIds();
-  const covers = (messageId: string, author: PersonIds | undefined, onlyUser: boolean) => (s: ChatSummary) =>
-    s.recent.some((m) => m.id === messageId && (!onlyUser || m.role === 'user') && changeableBy(m.senderId, author));
-  return {
-    name: 'conversation summaries',
-    async exportFor(person) {
-      const out: Record<string, ChatSummary> = {};
-      for (const chat of await chats()) {
-        const summary = await histories.summary(chat);
-        if (summary && summaryAbout(chat, summary, person)) out[chat] = summary;
-      }
-      return out;
-    },
-    async deleteFor(person) {
-      let removed = 0;
-      for (const chat of await chats()) if (await histories.removeSummaryWhere(chat, (s) => summaryAbout(chat, s, person))) removed++;
-      return removed;
-    },
-    revoke: async (chatId, messageId, author) => ((await histories.removeSummaryWhere(chatId, covers(messageId, author, false))) ? 1 : 0),
-    edit: async (chatId, messageId, _text, author) => ((await histories.removeSummaryWhere(chatId, covers(messageId, author, true))) ? 1 : 0),
-  };
 }
 
 /** Memory as a participant: facts of the private chat, and facts the person had stored in groups. */

@@ -24,6 +24,16 @@ export interface ChatLogView<I> {
   flush(): Promise<void>;
 }
 
+/** Every chat's log of one declaration, as the stores and the privacy controls use it (`SqlChatLog`, or an engine served for it). */
+export interface ChatLogEngine<I> {
+  chats(): string[] | Promise<string[]>;
+  chat(chatId: string): ChatLogView<I>;
+  /** Every item of `from` goes to `to` (nothing stays under `from`). */
+  move(from: string, to: string): Promise<void>;
+  /** Drops every chat's items written before `cutoff` (epoch ms); resolves with how many went. */
+  prune(cutoff: number): Promise<number>;
+}
+
 const WRITTEN = Promise.resolve();
 
 /**
@@ -34,7 +44,7 @@ const WRITTEN = Promise.resolve();
  * `data/migrated/` (a crash between the two only moves them at the next start); that copy goes once a removal in this
  * log (a delete, a retention sweep) makes it older than the log.
  */
-export class SqlChatLog<I> {
+export class SqlChatLog<I> implements ChatLogEngine<I> {
   private readonly table: string;
   private prepared: StoreDatabase | undefined;
 

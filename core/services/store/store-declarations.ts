@@ -66,9 +66,15 @@ export interface ItemPeople<I> {
   /** The chat message the item came from: when it is deleted for everyone, the item goes too. */
   messageId?(item: I): string | undefined;
   /**
+   * The chat message an item answers (the bot's reply to it) and that message's writer: the item may repeat its words,
+   * so it goes when that message is deleted for everyone or edited by its writer (or the account), and it is the
+   * writer's in their `.mydata` export and delete.
+   */
+  answers?(item: I): { messageId?: string; person?: string } | undefined;
+  /**
    * The item with the new text of its message, when its writer edits that message on WhatsApp (needs `messageId`):
    * the old words are nowhere on disk afterwards; undefined when the item cannot be changed and goes (it quotes the old
-   * words). Without it, an edit leaves the item as it is.
+   * words); the item itself when the edit leaves it as it is. Without it, an edit leaves the item as it is.
    */
   edited?(item: I, text: string): I | undefined;
   /**
@@ -93,6 +99,16 @@ export interface ChatDocDeclaration<T = unknown, I = unknown> {
       items(doc: T): I[];
       /** Whether two items are the same one (a chat moved onto an id that has items: duplicates are dropped). */
       same?(a: I, b: I): boolean;
+    };
+    /**
+     * For a document that cannot be cut apart by who said what (a chat's running summary), the people and the chat
+     * messages it is made from: it goes whole with the `.mydata` delete of one of those people (and of the private
+     * chat's person), and when one of those messages is deleted for everyone by its writer, or edited when it is
+     * `editable`; it is in those people's export. Not with `people` nor `owner`.
+     */
+    covers?: {
+      people(doc: T): string[];
+      messages(doc: T): Array<{ id: string; senderId?: string; editable?: boolean }>;
     };
     /**
      * For documents keyed by something other than a chat (a workspace id, an account number) that belong to one
@@ -292,6 +308,10 @@ const NAME = /^[a-z][a-z0-9-]{0,39}$/;
 function checkOwner(name: string, schema: TSchema, options: ChatDocDeclaration<any, any>['options']): void {
   const owner = options.owner;
   if (options.byChat !== undefined && typeof options.byChat !== 'function') throw new TypeError(`Store: ${name}'s byChat must be (doc) => the map keyed by chat id`);
+  const covers = options.covers;
+  if (covers !== undefined && (typeof covers.people !== 'function' || typeof covers.messages !== 'function' || options.people || owner)) {
+    throw new TypeError(`Store: ${name}'s covers needs people: (doc) => ids and messages: (doc) => [{ id, senderId, editable }], and takes neither people nor owner`);
+  }
   if (owner === undefined) return;
   if (typeof owner.ids !== 'function' || (owner.folder !== undefined && typeof owner.folder !== 'function')) {
     throw new TypeError(`Store: ${name}'s owner needs ids: (doc) => the person's ids, and optionally folder: (key) => a folder relative to DATA_DIR`);

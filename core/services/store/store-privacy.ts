@@ -2,12 +2,11 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { removeDataFile } from './atomic.js';
 import { listFolder, removeFolder } from './owned-folder.js';
-import type { PluginStores } from './plugin-store.js';
-import type { SqlDoc } from './sql-docs.js';
+import type { DocView, PluginStores } from './plugin-store.js';
 import { changeableBy, isPrivateChatOf, writtenBy } from './privacy.js';
 import type { PersonIds, PrivacyParticipant } from '../../kernel/port/privacy-participant.js';
 import type { SearchLogChat, SearchLogItem } from './sql-search-log.js';
-import { ownedFolderOf, titleOf, type CarriedMessage, type ChatDocDeclaration, type ChatLogDeclaration, type ChatRecordDeclaration, type ChatSearchLogDeclaration, type DocDeclaration, type StoreDeclaration } from './store-declarations.js';
+import { ownedFolderOf, titleOf, type CarriedMessage, type ItemPeople, type ChatDocDeclaration, type ChatLogDeclaration, type ChatRecordDeclaration, type ChatSearchLogDeclaration, type DocDeclaration, type StoreDeclaration } from './store-declarations.js';
 
 /** File bytes (a search log's attached files) put into one `.mydata` export at most, base64 in the JSON. */
 const MAX_EXPORT_FILE_BYTES = 16 * 1024 * 1024;
@@ -98,7 +97,7 @@ export class StorePrivacy {
   }
 
   /** Waits until a privacy change of a document is in the database, then erases what it took from every file. */
-  private async savedAndErased(decl: ChatDocDeclaration<any, any> | DocDeclaration<any>, doc: SqlDoc<unknown>): Promise<void> {
+  private async savedAndErased(decl: ChatDocDeclaration<any, any> | DocDeclaration<any>, doc: DocView<unknown>): Promise<void> {
     await this.store.saved(decl, doc);
     this.store.erased(decl);
   }
@@ -110,15 +109,41 @@ export class StorePrivacy {
   }
 
   /** Which items of a chat are the person's: all of their private chat, in groups those they wrote or that name them. */
-  private ofPerson<I>(chatId: string, person: PersonIds, author: (item: I) => string | undefined, names?: (item: I) => Array<string | null | undefined>): (item: I) => boolean {
+  private ofPerson<I>(chatId: string, person: PersonIds, author: (item: I) => string | undefined, names?: (item: I) => Array<string | null | undefined>, answers?: ItemPeople<I>['answers']): (item: I) => boolean {
     const whole = isPrivateChatOf(chatId, person);
-    return (item) => whole || writtenBy(author(item), person) || (names?.(item) ?? []).some((id) => writtenBy(id ?? undefined, person));
+    return (item) => whole || writtenBy(author(item), person) || (names?.(item) ?? []).some((id) => writtenBy(id ?? undefined, person)) || writtenBy(answers?.(item)?.person, person);
+  }
+
+  /** Whether an item answers `messageId` (`people.answers`) and `author` (who deletes it) may take it: the message's writer. */
+  private answering<I>(people: ItemPeople<I> | undefined, messageId: string, author: PersonIds | undefined): (item: I) => boolean {
+    const answers = people?.answers;
+    if (!answers) return () => false;
+    return (item) => {
+      const answered = answers(item);
+      return answered?.messageId === messageId && changeableBy(answered.person, author);
+    };
+  }
+
+  /** Whether a `covers` document is made from the person's words (or is their private chat's). */
+  private coversPerson<T>(decl: ChatDocDeclaration<T, any>, chatId: string, doc: T, person: PersonIds): boolean {
+    const covers = decl.options.covers!;
+    return isPrivateChatOf(chatId, person) || covers.people(doc).some((id) => writtenBy(id, person));
+  }
+
+  /** A `covers` document goes whole when one of its messages that `which` picks is changed; resolves with 1 when it went. */
+  private async dropCovering(decl: ChatDocDeclaration<any, any>, chatId: string, which: (m: { id: string; senderId?: string; editable?: boolean }) => boolean): Promise<number> {
+    if (!(await this.store.chats(decl)).includes(chatId)) return 0;
+    const file = this.store.docView(decl, chatId);
+    if (!decl.options.covers!.messages(await file.get()).some(which)) return 0;
+    await file.remove();
+    this.store.changed(decl, chatId, true);
+    return 1;
   }
 
   /** The items of a chat's search log that are the person's (see `ofPerson`; without `people`, a private chat's whole log). */
   private personsItems(decl: ChatSearchLogDeclaration<any>, chatId: string, person: PersonIds): (item: SearchLogItem) => boolean {
     const author = decl.options.people?.author;
-    const theirs = author ? this.ofPerson(chatId, person, author, decl.options.people?.names) : () => isPrivateChatOf(chatId, person);
+    const theirs = author ? this.ofPerson(chatId, person, author, decl.options.people?.names, decl.options.people?.answers) : () => isPrivateChatOf(chatId, person);
     const marker = decl.options.erased?.is;
     return marker ? (item) => !marker(item) && theirs(item) : theirs;
   }
@@ -209,24 +234,24 @@ export class StorePrivacy {
       const referring = await this.referringTo(decl, person);
       if (!byId) return Object.fromEntries(referring);
       const theirs = this.entryOf(decl, person);
-      return { ...Object.fromEntries(Object.entries(byId(await this.store.document(decl).get())).filter(([id, value]) => theirs(id, value))), ...Object.fromEntries(referring) };
+      return { ...Object.fromEntries(Object.entries(byId(await this.store.docView(decl).get())).filter(([id, value]) => theirs(id, value))), ...Object.fromEntries(referring) };
     }
     if (decl.kind === 'chat-doc' && decl.options.owner) return this.exportOwned(decl, person);
     const out: Record<string, unknown> = {};
     for (const chatId of await this.store.chats(decl)) {
       if (decl.kind === 'chat-doc') {
-        const doc = await this.store.document(decl, chatId).get();
+        const doc = await this.store.docView(decl, chatId).get();
         const people = decl.options.people;
         if (!people) {
-          if (isPrivateChatOf(chatId, person)) out[chatId] = doc;
+          if (decl.options.covers ? this.coversPerson(decl, chatId, doc, person) : isPrivateChatOf(chatId, person)) out[chatId] = doc;
           continue;
         }
-        const mine = people.items(doc).filter(this.ofPerson(chatId, person, people.author, people.names));
+        const mine = people.items(doc).filter(this.ofPerson(chatId, person, people.author, people.names, people.answers));
         if (mine.length) out[chatId] = mine;
       } else {
         const author = decl.options.people?.author;
         const items = await this.store.logFile(decl, chatId).read();
-        const mine = author ? items.filter(this.ofPerson(chatId, person, author, decl.options.people?.names)) : isPrivateChatOf(chatId, person) ? items : [];
+        const mine = author ? items.filter(this.ofPerson(chatId, person, author, decl.options.people?.names, decl.options.people?.answers)) : isPrivateChatOf(chatId, person) ? items : [];
         if (mine.length) out[chatId] = mine;
       }
     }
@@ -258,7 +283,7 @@ export class StorePrivacy {
       const byId = decl.options.people?.byId;
       // A `refersTo` entry goes with the document it names (removeOwned).
       if (!byId) return 0;
-      const file = this.store.document(decl);
+      const file = this.store.docView(decl);
       const theirs = this.entryOf(decl, person);
       const gone = Object.entries(byId(await file.get())).filter(([id, value]) => theirs(id, value)).map(([id]) => id);
       if (!gone.length) return 0;
@@ -271,15 +296,21 @@ export class StorePrivacy {
     let failure: unknown;
     for (const chatId of await this.store.chats(decl)) {
       try {
-        if (decl.kind === 'chat-doc') {
-          removed += await this.removeFromDoc(decl, chatId, (doc, people) => (people ? this.ofPerson(chatId, person, people.author, people.names) : isPrivateChatOf(chatId, person) ? 'whole' : undefined));
+        if (decl.kind === 'chat-doc' && decl.options.covers) {
+          const doc = this.store.docView(decl, chatId);
+          if (!this.coversPerson(decl, chatId, await doc.get(), person)) continue;
+          await doc.remove();
+          this.store.changed(decl, chatId, true);
+          removed++;
+        } else if (decl.kind === 'chat-doc') {
+          removed += await this.removeFromDoc(decl, chatId, (doc, people) => (people ? this.ofPerson(chatId, person, people.author, people.names, people.answers) : isPrivateChatOf(chatId, person) ? 'whole' : undefined));
           // Their private chat emptied: its document goes, so not even its key (their id) stays.
-          const doc = this.store.document(decl, chatId);
+          const doc = this.store.docView(decl, chatId);
           if (isPrivateChatOf(chatId, person) && same(await doc.get(), decl.initial(chatId))) await doc.remove();
         }
         else {
           const author = decl.options.people?.author;
-          const n = await this.store.logFile(decl, chatId).removeWhere(author ? this.ofPerson(chatId, person, author, decl.options.people?.names) : () => isPrivateChatOf(chatId, person));
+          const n = await this.store.logFile(decl, chatId).removeWhere(author ? this.ofPerson(chatId, person, author, decl.options.people?.names, decl.options.people?.answers) : () => isPrivateChatOf(chatId, person));
           if (n) this.store.changed(decl, chatId);
           removed += n;
         }
@@ -302,7 +333,7 @@ export class StorePrivacy {
     pick: (doc: T, people: ChatDocDeclaration<T, I>['options']['people']) => ((item: I) => boolean) | 'whole' | undefined,
     wait = true,
   ): Promise<number> {
-    const file = this.store.document(decl, chatId);
+    const file = this.store.docView(decl, chatId);
     const doc = await file.get();
     const people = decl.options.people;
     const which = pick(doc, people);
@@ -342,8 +373,10 @@ export class StorePrivacy {
       return this.store.record(decl).removeWhere((entry) => chatOf(entry) === chatId && idOf(entry) === messageId && (!author || idsOf(people.author(entry)).some((id) => changeableBy(id, author))));
     }
     if (decl.kind === 'chat-search-log') {
-      const matches = this.fromMessage(decl, messageId, author);
-      if (!matches) return 0;
+      const own = this.fromMessage(decl, messageId, author);
+      const answering = this.answering<unknown>(decl.options.people, messageId, author);
+      if (!own && !decl.options.people?.answers) return 0;
+      const matches = (item: unknown) => own?.(item) === true || answering(item);
       this.store.settle(decl);
       const log = this.store.engine(decl).chat(chatId);
       let n = await this.takeItems(decl, log, matches);
@@ -351,10 +384,13 @@ export class StorePrivacy {
       if (n) this.store.changed(decl, chatId);
       return n;
     }
+    if (decl.kind === 'chat-doc' && decl.options.covers) return this.dropCovering(decl, chatId, (m) => m.id === messageId && changeableBy(m.senderId, author));
     const people = decl.options.people;
     const idOf = people?.messageId;
-    if (!people || !idOf) return 0;
-    const matches = (item: unknown) => idOf(item) === messageId && changeableBy(people.author(item), author);
+    if (!people || (!idOf && !people.answers)) return 0;
+    // The item of the message, and the items answering it (they may repeat its words).
+    const answering = this.answering<unknown>(people, messageId, author);
+    const matches = (item: unknown) => (idOf?.(item) === messageId && changeableBy(people.author(item), author)) || answering(item);
     if (decl.kind === 'chat-doc') {
       if (!(await this.store.chats(decl)).includes(chatId)) return 0;
       return this.removeFromDoc(decl, chatId, () => matches, false);
@@ -379,29 +415,37 @@ export class StorePrivacy {
         n += await log.removeWhere((item) => matches(item) && edited(item, text) === undefined);
         n += await log.changeWhere((item) => matches(item) && edited(item, text) !== undefined, (item) => edited(item, text)!);
       }
+      // The answers to the old words go (they may repeat them).
+      if (decl.options.people?.answers) n += await this.takeItems(decl, log, this.answering<SearchLogItem>(decl.options.people, messageId, author));
       n += await this.changeCarried(decl, log, (m) => m.id === messageId && changeableBy(m.senderId, author), (m) => ({ ...m, text }));
       if (n) this.store.changed(decl, chatId);
       return n;
     }
+    if (decl.kind === 'chat-doc' && decl.options.covers) return this.dropCovering(decl, chatId, (m) => m.id === messageId && m.editable === true && changeableBy(m.senderId, author));
     const people = decl.options.people;
     const idOf = people?.messageId;
     const edited = people?.edited;
-    if (!people || !idOf || !edited) return 0;
-    const matches = (item: unknown) => idOf(item) === messageId && changeableBy(people.author(item), author);
+    if (!people || ((!idOf || !edited) && !people.answers)) return 0;
+    // An item the edit leaves as it is (edited gives it back) is not changed.
+    const own = (item: unknown) => idOf !== undefined && edited !== undefined && idOf(item) === messageId && changeableBy(people.author(item), author) && edited(item, text) !== item;
+    // The answers to the old words go (they may repeat them), as with a delete for everyone.
+    const answering = this.answering<unknown>(people, messageId, author);
+    const matches = (item: unknown) => own(item) || answering(item);
+    const next = (item: unknown) => (own(item) ? edited!(item, text) : undefined);
     if (!(await this.store.chats(decl)).includes(chatId)) return 0;
     let changed = 0;
     if (decl.kind === 'chat-log') {
       // Nothing matched: the log is not written at all (an edit anywhere reaches every store).
-      await this.store.logFile(decl, chatId).rewrite((items) => items.flatMap((item) => (matches(item) ? (changed++, [edited(item, text)].filter((next) => next !== undefined)) : [item])));
+      await this.store.logFile(decl, chatId).rewrite((items) => items.flatMap((item) => (matches(item) ? (changed++, [next(item)].filter((x) => x !== undefined)) : [item])));
     } else {
       const items = decl.options.people?.items;
       if (!items) return 0;
-      const file = this.store.document(decl, chatId);
+      const file = this.store.docView(decl, chatId);
       await file.update((doc) => {
         const list = items(doc) as unknown[];
         if (!list.some(matches)) return;
-        const next = list.flatMap((item) => (matches(item) ? (changed++, [edited(item, text)].filter((x) => x !== undefined)) : [item]));
-        list.splice(0, list.length, ...next);
+        const kept = list.flatMap((item) => (matches(item) ? (changed++, [next(item)].filter((x) => x !== undefined)) : [item]));
+        list.splice(0, list.length, ...kept);
       });
       if (changed) await this.savedAndErased(decl, file);
     }
@@ -423,7 +467,7 @@ export class StorePrivacy {
     if (decl.kind === 'doc') {
       const byId = decl.options.people?.byId;
       if (!byId) return;
-      const file = this.store.document(decl);
+      const file = this.store.docView(decl);
       if (!Object.prototype.hasOwnProperty.call(byId(await file.get()), from)) return;
       await file.update((doc) => {
         const map = byId(doc);
@@ -445,8 +489,8 @@ export class StorePrivacy {
       this.store.changed(decl, to);
       return;
     }
-    const source = this.store.document(decl, from);
-    const target = this.store.document(decl, to);
+    const source = this.store.docView(decl, from);
+    const target = this.store.docView(decl, to);
     const moving = await source.get();
     const existing = await target.get();
     const people = decl.options.people;
@@ -475,7 +519,7 @@ export class StorePrivacy {
     const ids = new Set(person);
     for (const decl of this.store.declarations) {
       if (decl.kind !== 'chat-doc' || !decl.options.owner) continue;
-      for (const key of await this.ownedKeys(decl, person)) for (const id of decl.options.owner.ids(await this.store.document(decl, key).get())) ids.add(id);
+      for (const key of await this.ownedKeys(decl, person)) for (const id of decl.options.owner.ids(await this.store.docView(decl, key).get())) ids.add(id);
     }
     return [...ids];
   }
@@ -484,7 +528,7 @@ export class StorePrivacy {
   private async ownedKeys(decl: ChatDocDeclaration<any, any>, person: PersonIds): Promise<string[]> {
     const keys: string[] = [];
     for (const key of await this.store.chats(decl)) {
-      const ids = decl.options.owner!.ids(await this.store.document(decl, key).get());
+      const ids = decl.options.owner!.ids(await this.store.docView(decl, key).get());
       if (Array.isArray(ids) && ids.some((id) => typeof id === 'string' && writtenBy(id, person))) keys.push(key);
     }
     return keys;
@@ -494,7 +538,7 @@ export class StorePrivacy {
   private async exportOwned(decl: ChatDocDeclaration<any, any>, person: PersonIds): Promise<Record<string, unknown>> {
     const out: Record<string, unknown> = {};
     for (const key of await this.ownedKeys(decl, person)) {
-      const doc = await this.store.document(decl, key).get();
+      const doc = await this.store.docView(decl, key).get();
       const folder = ownedFolderOf(decl, key);
       out[key] = folder === undefined ? doc : { ...doc, files: await listFolder(path.join(this.store.dataDir, folder)) };
     }
@@ -508,16 +552,18 @@ export class StorePrivacy {
   async removeOwned(decl: ChatDocDeclaration<any, any>, key: string): Promise<void> {
     const folder = ownedFolderOf(decl, key);
     if (folder !== undefined) await removeFolder(path.join(this.store.dataDir, folder), this.store.domain);
-    const file = this.store.document(decl, key);
+    const file = this.store.docView(decl, key);
     await file.remove();
-    const setAside = `${path.basename(file.file)}.corrupt-`;
-    for (const name of await readdir(path.dirname(file.file)).catch(() => [] as string[])) if (name.startsWith(setAside)) await removeDataFile(path.join(path.dirname(file.file), name));
+    if (file.file !== undefined) {
+      const setAside = `${path.basename(file.file)}.corrupt-`;
+      for (const name of await readdir(path.dirname(file.file)).catch(() => [] as string[])) if (name.startsWith(setAside)) await removeDataFile(path.join(path.dirname(file.file), name));
+    }
     this.store.changed(decl, key, true);
     for (const other of this.store.declarations) {
       if (other.kind !== 'doc') continue;
       const refers = other.options.refersTo;
       if (!refers || refers.decl !== decl) continue;
-      const map = refers.map(await this.store.document(other).get());
+      const map = refers.map(await this.store.docView(other).get());
       const naming = Object.keys(map).filter((k) => map[k] === key);
       if (naming.length) await this.dropEntries(other, refers.map, naming);
     }
@@ -528,12 +574,12 @@ export class StorePrivacy {
     const refers = decl.options.refersTo;
     if (!refers) return [];
     const keys = new Set(await this.ownedKeys(refers.decl, person));
-    return Object.entries(refers.map(await this.store.document(decl).get())).filter(([, value]) => typeof value === 'string' && keys.has(value));
+    return Object.entries(refers.map(await this.store.docView(decl).get())).filter(([, value]) => typeof value === 'string' && keys.has(value));
   }
 
   /** Deletes entries of a doc's map, waits until on disk and tells the listeners. */
   private async dropEntries(decl: DocDeclaration<any>, map: (doc: any) => Record<string, unknown>, keys: string[]): Promise<void> {
-    const file = this.store.document(decl);
+    const file = this.store.docView(decl);
     await file.update((doc) => void keys.forEach((key) => delete map(doc)[key]));
     this.store.changed(decl, undefined);
     await this.savedAndErased(decl, file);
@@ -543,7 +589,7 @@ export class StorePrivacy {
   private async moveChatKeys(decl: ChatDocDeclaration<any, any>, byChat: (doc: any) => Record<string, unknown> | undefined, from: string, to: string): Promise<void> {
     const has = (map: Record<string, unknown> | undefined, id: string) => map !== undefined && Object.prototype.hasOwnProperty.call(map, id);
     for (const key of await this.store.chats(decl)) {
-      const file = this.store.document(decl, key);
+      const file = this.store.docView(decl, key);
       if (!has(byChat(await file.get()), from)) continue;
       await file.update((doc) => {
         const map = byChat(doc)!;
