@@ -3,7 +3,7 @@ import type { Logger } from '../../api/logger.js';
 import { mentionsBot, stripBotMentions } from '../mentions/mentions-bot.js';
 import { isOwnerMessage } from '../plugin/access.js';
 import type { AiService, MessageContext, PluginHost } from '../plugin/types.js';
-import type { HistoryStore } from '../../services/store/history.js';
+import type { HistoryEntry, HistoryStore } from '../../services/store/history.js';
 import type { MemoryStore } from '../../services/store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from '../port/message.js';
 import type { Transport } from '../port/transport.js';
@@ -124,18 +124,26 @@ class InboundContext implements MessageContext {
     };
     const { histories, memories } = deps;
     let incomingRecorded = false;
+    let incoming: HistoryEntry | undefined;
     this.history = {
       recent: (limit) => histories.recent(chatId, limit),
       // The bot's answer is filed under whom and which message it answers: their `.mydata` delete and a delete for
-      // everyone of that message remove it (it may repeat their words).
-      append: (entry, options) =>
-        histories.append(chatId, entry.role === 'assistant' && !entry.answers ? { ...entry, answers: message.senderId, ...(message.id && !entry.answersMessage ? { answersMessage: message.id } : {}) } : entry, options),
+      // everyone of that message remove it (it may repeat their words). An answer to a message such a delete (or an
+      // edit) removed while the answer was made is not kept: it would bring the removed words back.
+      append: async (entry, options) => {
+        if (entry.role === 'assistant' && this.history.incomingRemoved()) return;
+        const kept = entry.role === 'assistant' && !entry.answers ? { ...entry, answers: message.senderId, ...(message.id && !entry.answersMessage ? { answersMessage: message.id } : {}) } : entry;
+        if (kept.role === 'user' && kept.id !== undefined && kept.id === message.id) incoming = kept;
+        await histories.append(chatId, kept, options);
+      },
       async recordIncoming(text, extra) {
         if (incomingRecorded) return;
         incomingRecorded = true;
-        await histories.append(chatId, { id: message.id, role: 'user', senderId: message.senderId, senderName: message.senderName, text, at: message.timestamp, ...(extra?.media ? { media: extra.media } : {}) });
+        incoming = { id: message.id, role: 'user', senderId: message.senderId, senderName: message.senderName, text, at: message.timestamp, ...(extra?.media ? { media: extra.media } : {}) };
+        await histories.append(chatId, incoming);
       },
       incomingRecorded: () => incomingRecorded,
+      incomingRemoved: () => incoming !== undefined && histories.wasRemoved(incoming),
     };
     this.memory = {
       facts: () => memories.facts(chatId),

@@ -51,6 +51,11 @@ export interface ChatHistoryView {
   recordIncoming(text: string, extra?: { media?: string }): Promise<void>;
   /** True once the message being handled is in the history (by `recordIncoming`). */
   incomingRecorded(): boolean;
+  /**
+   * True when the message being handled was in the history and a delete (its sender's `.mydata delete`, a delete for
+   * everyone) or an edit took it out since: its answer is then kept nowhere, since it may repeat the removed words.
+   */
+  incomingRemoved(): boolean;
 }
 
 /** The chat's memory as a plugin sees it: bound to the current chat. */

@@ -259,6 +259,11 @@ export class HistoryStore {
   private retry: NodeJS.Timeout | undefined;
   private retryMs = 500;
   private readonly flushNow = () => this.flush();
+  /**
+   * Entries a delete, an edit or `.reset` took out (not a fold or the bound): an answer still being made to one of
+   * them is not kept (see `wasRemoved`).
+   */
+  private readonly removedEntries = new WeakSet<HistoryEntry>();
 
   constructor(readonly dataDir: string, public maxMessages = 50, options?: HistoryStoreOptions | OnCorrupt) {
     this.options = typeof options === 'function' ? { onCorrupt: options } : (options ?? {});
@@ -617,10 +622,12 @@ export class HistoryStore {
   /** Removes the entries of one chat that match (privacy delete) and waits until that is in every file. Returns how many. */
   async removeWhere(chatId: string, matches: (entry: HistoryEntry) => boolean): Promise<number> {
     const chat = this.chat(chatId);
-    const kept = chat.messages.filter((m) => !matches(m));
-    const removed = chat.messages.length - kept.length;
+    const gone = chat.messages.filter(matches);
+    const kept = chat.messages.filter((m) => !gone.includes(m));
+    const removed = gone.length;
     // Rows past the bound not trimmed yet may hold the words too: they go with the rewrite.
     if (removed === 0 && chat.rows <= chat.messages.length) return 0;
+    for (const m of gone) this.removedEntries.add(m);
     chat.messages = kept;
     await this.rewrite(chatId);
     return removed;
@@ -636,7 +643,7 @@ export class HistoryStore {
     let changed = 0;
     const messages: HistoryEntry[] = [];
     for (const m of chat.messages) {
-      const next = matches(m) ? (changed++, change(m)) : m;
+      const next = matches(m) ? (changed++, this.removedEntries.add(m), change(m)) : m;
       if (next) messages.push(next);
     }
     if (changed === 0 && chat.rows <= chat.messages.length) return 0;
@@ -652,10 +659,19 @@ export class HistoryStore {
   async clear(chatId: string): Promise<number> {
     const chat = this.chat(chatId);
     const removed = chat.messages.length;
+    for (const m of chat.messages) this.removedEntries.add(m);
     chat.messages = [];
     delete chat.summary;
     await this.rewrite(chatId);
     return removed;
+  }
+
+  /**
+   * Whether `entry` (as appended) was taken out by a delete, an edit or `.reset` since: the bot's answer to it, still
+   * being made then, is not appended (it may repeat the removed words, and would bring them back after the delete).
+   */
+  wasRemoved(entry: HistoryEntry): boolean {
+    return this.removedEntries.has(entry);
   }
 
   /** The chat's running summary of its folded turns, if it has one. */

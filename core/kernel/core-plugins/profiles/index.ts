@@ -158,6 +158,9 @@ export default definePlugin({
         ms: Math.round(record.ms),
         answer: record.answer.slice(0, 1000),
       };
+      // The question was deleted (or edited) while it was answered: the record, which starts with the answer, would
+      // bring its words back.
+      if (ctx.history.incomingRemoved()) return;
       await host.store.chat(ctx.chatId).doc(ANSWERS).update((doc) => {
         doc.items.push(answer);
         if (doc.items.length > ANSWERS_KEPT) doc.items.splice(0, doc.items.length - ANSWERS_KEPT);
