@@ -31,7 +31,6 @@ const SLOWEST_FIRST = [
   'test/plugins/sticker/sticker.test.ts',
   'test/plugins/vision/console.test.ts',
   'test/plugins/search/search.test.ts',
-  'test/core/console/console.test.ts',
   'test/plugins/recall/recall.test.ts',
   'test/plugins/mp3/end-to-end.test.ts',
   'test/plugins/documents/privacy.test.ts',
@@ -40,6 +39,7 @@ const SLOWEST_FIRST = [
   'test/web/cockpit.browser.test.ts',
   'test/plugins/voice/limits.test.ts',
   'test/core/store/backup.test.ts',
+  'test/core/console/console.test.ts',
   'test/docs/plugin-example.test.ts',
   'test/core/plugin/plugin-package.test.ts',
   'test/core/store/data-files.test.ts',
@@ -47,7 +47,6 @@ const SLOWEST_FIRST = [
   'test/plugins/documents/hostile.test.ts',
   'test/core/media/untrusted-media.test.ts',
   'test/core/chat/chat-summary.test.ts',
-  'test/core/pipeline/bursts.test.ts',
   'test/plugins/remind/remind-data.test.ts',
   'test/web/access-dashboard.test.ts',
   'test/plugins/imagine/imagine.test.ts',
@@ -71,6 +70,7 @@ const SLOWEST_FIRST = [
   'test/web/operator.test.ts',
   'test/plugins/recall/recall-ranking.test.ts',
   'test/core/lifecycle/clean-stop.test.ts',
+  'test/core/pipeline/bursts.test.ts',
   'test/core/chat/ai-chat.test.ts',
 ];
 

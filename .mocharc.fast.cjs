@@ -13,8 +13,9 @@ const SLOW = [
   // WhatsApp on the wire: npm start's own process against a WhatsApp Web server.
   'test/core/whatsapp/wire/**',
   // The console and the CLIs, spawned.
-  'test/**/console*.test.ts',
-  'test/**/*-console.test.ts',
+  'test/core/console/console.test.ts',
+  'test/core/console/console-terminal.test.ts',
+  'test/core/pipeline/progress-console.test.ts',
   'test/app/setup.test.ts',
   'test/app/doctor.test.ts',
   'test/app/testing-kit.test.ts',
@@ -24,7 +25,6 @@ const SLOW = [
   'test/plugins/mcp/**',
   'test/core/config/accounts.test.ts',
   'test/core/config/config.test.ts',
-  'test/core/core-plugins/help-offers-what-works.test.ts',
   'test/core/lifecycle/clean-stop.test.ts',
   'test/core/lifecycle/instance-lock.test.ts',
   'test/core/pipeline/bursts.test.ts',
@@ -67,7 +67,12 @@ const SLOW = [
   'test/plugins/checkins/no-reply-voice.test.ts',
   'test/plugins/catchup/watched-voice.test.ts',
   'test/plugins/workspace/**',
-  // In-process but heavy (a bot or more per test, many turns each): together they would take the tier past a minute.
+  // In-process but heavy (a bot or more per test, many turns each, or reminders waiting on the real clock): together
+  // they would take the tier past a minute.
+  'test/core/access/access-console.test.ts',
+  'test/plugins/polls/console.test.ts',
+  'test/plugins/remind/console.test.ts',
+  'test/plugins/remind/tasks-console.test.ts',
   'test/core/chat/chat-summary.test.ts',
   'test/core/chat/ai-chat.test.ts',
   'test/core/chat/prompt-as.test.ts',
