@@ -7,7 +7,7 @@ import { domainFor, type DataDomain } from './data-domain.js';
 import { databaseFor, type StoreDatabase } from './database.js';
 import type { OnCorrupt } from './json-file.js';
 import { checkDocument, HISTORY_SCHEMA } from './schemas.js';
-import { Type } from '@sinclair/typebox';
+import { Type } from '#typebox';
 import { MIGRATED_DIR, tableOf, type ChatLogEngine } from './sql-chat-log.js';
 import type { DocEngine } from './plugin-store.js';
 import { Store } from './store-declarations.js';
