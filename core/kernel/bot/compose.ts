@@ -11,7 +11,7 @@ import type { DataHealth } from '../../services/store/data-health.js';
 import type { HistoryStore } from '../../services/store/history.js';
 import type { MemoryStore } from '../../services/store/memory.js';
 import type { DocDeclaration } from '../../services/store/store-declarations.js';
-import { memoryParticipant, PrivacyRegistry } from '../../services/store/privacy.js';
+import { PrivacyRegistry } from '../../services/store/privacy.js';
 import { SetAsideFiles } from '../../services/store/set-aside-files.js';
 import { AccessControl } from '../access/access-control.js';
 import { accessDocument } from '../access/access-document.js';
@@ -101,7 +101,7 @@ export function composeKernel(deps: BotDeps, config: () => BotConfig) {
   const queue = new ChatQueue(log);
   const setAsideFiles = new SetAsideFiles(settings.dataDir, deps.dataHealth ?? healthFor(settings.dataDir));
   const privacy = new PrivacyRegistry(setAsideFiles);
-  const core = coreStores(settings.dataDir, histories);
+  const core = coreStores(settings.dataDir, { histories, memories });
   const burstTurns = new BurstTurns(core.record(BURST_TURNS_STORE));
   const deletedMessages = new DeletedMessages(core.record(DELETED_MESSAGES_STORE));
   const polls = new PollBook(core.record(POLL_BOOK_STORE));
@@ -112,7 +112,6 @@ export function composeKernel(deps: BotDeps, config: () => BotConfig) {
   const hostOf = (name: string) => hosts!.host(name);
   const access = new AccessControl({ file: accessDocument(settings.dataDir), config, log: log.child({ part: 'access' }), histories, tellOwners: (text) => tellOwners(text).then(() => undefined), redeliver: (message) => intake!.handle(message) });
   privacy.adopt(core);
-  privacy.register(memoryParticipant(memories));
   privacy.register(access.privacyParticipant());
   const registry = new PluginRegistry({ plugins: deps.plugins, capabilities, log, config, failures, host: hostOf, view: (ctx, name) => intake!.view(ctx, name), coreRule: deps.core.rule });
   const effects: EffectGuard = new EffectGuard({

@@ -1,4 +1,5 @@
 import { HISTORY_STORE, SUMMARIES_STORE, type HistoryStore } from '../../services/store/history.js';
+import { MEMORY_STORE, type MemoryStore } from '../../services/store/memory.js';
 import { PluginStores } from '../../services/store/plugin-store.js';
 import type { StoreDeclaration } from '../../services/store/store-declarations.js';
 import { POLL_BOOK_STORE } from '../chat/polls.js';
@@ -10,15 +11,21 @@ import { DELETED_MESSAGES_STORE } from '../pipeline/deleted-messages.js';
  * database: `.mydata` export and delete, messages deleted for everyone, edits and chat moves follow from these
  * declarations, as they do for a plugin's.
  */
-export const CORE_STORES: readonly StoreDeclaration[] = [HISTORY_STORE, SUMMARIES_STORE, BURST_TURNS_STORE, DELETED_MESSAGES_STORE, POLL_BOOK_STORE];
+export const CORE_STORES: readonly StoreDeclaration[] = [HISTORY_STORE, SUMMARIES_STORE, MEMORY_STORE, BURST_TURNS_STORE, DELETED_MESSAGES_STORE, POLL_BOOK_STORE];
 
-/**
- * The core's stores (see `CORE_STORES`), opened from the same service plugins' stores use. The histories and their
- * summaries keep their rows in `histories` (its write-behind cache sees every change the privacy controls make).
- */
-export function coreStores(dataDir: string, histories: HistoryStore, now: () => number = Date.now): PluginStores {
+/** The engines that keep some of the core's rows themselves (see `PluginStores.serve`). */
+export interface CoreEngines {
+  /** The histories and their summaries (its write-behind cache sees every change the privacy controls make). */
+  histories: HistoryStore;
+  /** The remembered facts (the facts each answer reads are cached there). */
+  memories: MemoryStore;
+}
+
+/** The core's stores (see `CORE_STORES`), opened from the same service plugins' stores use. */
+export function coreStores(dataDir: string, { histories, memories }: CoreEngines, now: () => number = Date.now): PluginStores {
   const stores = new PluginStores('core', dataDir, CORE_STORES, undefined, undefined, now);
   stores.serve(HISTORY_STORE, histories.chatLog());
   stores.serve(SUMMARIES_STORE, histories.summaryDocs());
+  stores.serve(MEMORY_STORE, memories.chatLog());
   return stores;
 }

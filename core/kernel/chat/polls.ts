@@ -71,7 +71,7 @@ export const POLL_BOOK_SCHEMA: DataSchema = dataSchemaOf(POLL_BOOK_STORE, 'core'
  * chat's polls go with its person's delete and move with the chat.
  *
  * @example
- * const book = new PollBook(coreStores(dataDir).record(POLL_BOOK_STORE));
+ * const book = new PollBook(coreStores(dataDir, { histories, memories }).record(POLL_BOOK_STORE));
  * const sent = await book.send(transport, chatId, { question: 'Pie?', options: ['kiwi', 'mango'] }, { answerOnVote: true });
  * await book.answersOnVote(chatId, sent.id); // true
  */

@@ -62,7 +62,7 @@ export const BURST_TURNS_SCHEMA: DataSchema = dataSchemaOf(BURST_TURNS_STORE, 'c
  * entries move with it.
  *
  * @example
- * const turns = new BurstTurns(coreStores(dataDir).record(BURST_TURNS_STORE));
+ * const turns = new BurstTurns(coreStores(dataDir, { histories, memories }).record(BURST_TURNS_STORE));
  * turns.note(chatId, messages, turnId);
  * const { id, merged } = await turns.turnOf(chatId, someEarlierId);
  */

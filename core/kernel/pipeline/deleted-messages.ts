@@ -59,7 +59,7 @@ export const DELETED_MESSAGES_SCHEMA: DataSchema = dataSchemaOf(DELETED_MESSAGES
  * `deleted: true`, no text, and media whose download refuses. Bounded by age and count; in the privacy controls.
  *
  * @example
- * const deleted = new DeletedMessages(coreStores(dataDir).record(DELETED_MESSAGES_STORE));
+ * const deleted = new DeletedMessages(coreStores(dataDir, { histories, memories }).record(DELETED_MESSAGES_STORE));
  * await deleted.note(chatId, messageId, author);
  * message.quoted = await deleted.mark(chatId, message.quoted);
  */

@@ -7,7 +7,9 @@ import { domainFor } from './data-domain.js';
 import { databaseFor, type StoreDatabase } from './database.js';
 import type { OnCorrupt } from './json-file.js';
 import { checkDocument, MEMORY_SCHEMA } from './schemas.js';
-import { MIGRATED_DIR, tableOf } from './sql-chat-log.js';
+import { Type } from '@sinclair/typebox';
+import { MIGRATED_DIR, tableOf, type ChatLogEngine } from './sql-chat-log.js';
+import { Store } from './store-declarations.js';
 import { DataWriteError, MemoryFullError } from '../../api/errors.js';
 
 export interface MemoryFact {
@@ -15,6 +17,18 @@ export interface MemoryFact {
   at: number;
   by?: string;
 }
+
+/**
+ * The remembered facts as the core declares them (`core` namespace of the store database; rows kept by `MemoryStore`,
+ * see `chatLog()`): a person's `.mydata` holds the facts of their private chat (the archived ones too) and those they
+ * stored in groups, and deletes them; a chat's facts move with it.
+ */
+export const MEMORY_STORE = Store.chatLog('memory', Type.Object({ text: Type.String(), at: Type.Number(), by: Type.Optional(Type.String()) }), {
+  title: 'remembered facts',
+  section: 'remembered facts',
+  exportAs: '',
+  people: { author: (f) => f.by },
+});
 
 /** One chat's memory: the facts in the prompt, and the archive of older ones. */
 interface ChatMemory {
@@ -299,4 +313,31 @@ export class MemoryStore {
 
   /** Every change is in the database when its promise resolved: nothing waits here. */
   async flush(): Promise<void> {}
+
+  /** The facts as the engine of `MEMORY_STORE`: a chat's items are its archived facts, then those in the prompt. */
+  chatLog(): ChatLogEngine<MemoryFact> {
+    const read = async (chatId: string) => [...(await this.archived(chatId)), ...(await this.facts(chatId))];
+    return {
+      chats: () => this.chats(),
+      chat: (chatId) => ({
+        append: (fact) => this.remember(chatId, fact.text, fact.by),
+        read: () => read(chatId),
+        // The facts `keep` leaves out go (a fact is never changed in place: its words are the model's to remember).
+        rewrite: async (keep) => {
+          const kept = new Map<string, number>();
+          for (const fact of keep(await read(chatId))) kept.set(JSON.stringify(fact), (kept.get(JSON.stringify(fact)) ?? 0) + 1);
+          return this.removeWhere(chatId, (fact) => {
+            const copies = kept.get(JSON.stringify(fact)) ?? 0;
+            if (copies) kept.set(JSON.stringify(fact), copies - 1);
+            return !copies;
+          });
+        },
+        removeWhere: (matches) => this.removeWhere(chatId, matches),
+        flush: () => this.flush(),
+      }),
+      move: (from, to) => this.moveChat(from, to),
+      // Bounded by count (`maxFacts`, then the archive), not by age.
+      prune: async () => 0,
+    };
+  }
 }

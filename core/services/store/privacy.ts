@@ -1,5 +1,4 @@
 import { DataWriteError, describeWriteError, StoreWriteError } from '../../api/errors.js';
-import type { MemoryFact, MemoryStore } from './memory.js';
 import type { PersonIds, PrivacyParticipant } from '../../kernel/port/privacy-participant.js';
 
 /**
@@ -173,28 +172,6 @@ export function isPrivateChatOf(chatId: string, person: PersonIds): boolean {
 export function writtenBy(senderId: string | undefined, person: PersonIds): boolean {
   if (!senderId) return false;
   return person.some((id) => digitsOf(id) === digitsOf(senderId) && id.split('@')[1] === senderId.split('@')[1]);
-}
-
-/** Memory as a participant: facts of the private chat, and facts the person had stored in groups. */
-export function memoryParticipant(memories: MemoryStore): PrivacyParticipant {
-  return {
-    name: 'remembered facts',
-    async exportFor(person) {
-      const out: Record<string, MemoryFact[]> = {};
-      for (const chat of await memories.chats()) {
-        const all = [...(await memories.archived(chat)), ...(await memories.facts(chat))];
-        const facts = all.filter((f) => isPrivateChatOf(chat, person) || writtenBy(f.by, person));
-        if (facts.length) out[chat] = facts;
-      }
-      return out;
-    },
-    async deleteFor(person) {
-      let removed = 0;
-      for (const chat of await memories.chats()) removed += await memories.removeWhere(chat, (f) => isPrivateChatOf(chat, person) || writtenBy(f.by, person));
-      return removed;
-    },
-    moveChat: (from, to) => memories.moveChat(from, to),
-  };
 }
 
 /**

@@ -6,6 +6,7 @@ import { databaseFor } from '../../../core/services/store/database.js';
 import { BurstTurns, BURST_TURNS_STORE, MERGED_KEPT_MS } from '../../../core/kernel/pipeline/burst-turns.js';
 import { coreStores } from '../../../core/kernel/bot/core-stores.js';
 import { HistoryStore } from '../../../core/services/store/history.js';
+import { MemoryStore } from '../../../core/services/store/memory.js';
 import { PrivacyRegistry } from '../../../core/services/store/privacy.js';
 import { tempDir } from '../../helpers/checkout.js';
 
@@ -25,7 +26,7 @@ describe('burst turns on disk (which turn each merged message was answered in)',
   afterEach(() => rm(dir, { recursive: true, force: true }));
   /** The burst turns, as the bot opens them, with the privacy controls of the core's declared stores. */
   const open = () => {
-    const stores = coreStores(dir, new HistoryStore(dir), () => clock);
+    const stores = coreStores(dir, { histories: new HistoryStore(dir), memories: new MemoryStore(dir) }, () => clock);
     const privacy = new PrivacyRegistry();
     privacy.adopt(stores);
     return Object.assign(new BurstTurns(stores.record(BURST_TURNS_STORE), () => clock), { privacy });

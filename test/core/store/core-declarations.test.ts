@@ -3,6 +3,7 @@ import { rm } from 'node:fs/promises';
 import { coreStores } from '../../../core/kernel/bot/core-stores.js';
 import { closeDatabase } from '../../../core/services/store/database.js';
 import { HistoryStore } from '../../../core/services/store/history.js';
+import { MemoryStore } from '../../../core/services/store/memory.js';
 import { PrivacyRegistry } from '../../../core/services/store/privacy.js';
 import { tempDir } from '../../helpers/checkout.js';
 import { storeDatabaseText } from '../../helpers/disk-text.js';
@@ -23,7 +24,7 @@ describe("the core's history and summaries: privacy from their declarations", ()
     dir = await tempDir();
     histories = new HistoryStore(dir, 20);
     privacy = new PrivacyRegistry();
-    privacy.adopt(coreStores(dir, histories));
+    privacy.adopt(coreStores(dir, { histories, memories: new MemoryStore(dir) }));
   });
   afterEach(async () => {
     closeDatabase(dir);
@@ -40,7 +41,7 @@ describe("the core's history and summaries: privacy from their declarations", ()
     closeDatabase(dir);
     histories = new HistoryStore(dir, 20);
     privacy = new PrivacyRegistry();
-    privacy.adopt(coreStores(dir, histories));
+    privacy.adopt(coreStores(dir, { histories, memories: new MemoryStore(dir) }));
 
     expect(await privacy.revoke(GROUP, 'q1', [BOB])).to.equal(0);
     expect(await privacy.revoke(GROUP, 'q1', [ANA])).to.equal(2);

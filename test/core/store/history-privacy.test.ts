@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { rm } from 'node:fs/promises';
 import { closeDatabase } from '../../../core/services/store/database.js';
 import { HistoryStore } from '../../../core/services/store/history.js';
+import { MemoryStore } from '../../../core/services/store/memory.js';
 import { PrivacyRegistry } from '../../../core/services/store/privacy.js';
 import { coreStores } from '../../../core/kernel/bot/core-stores.js';
 import { tempDir } from '../../helpers/checkout.js';
@@ -25,7 +26,7 @@ describe('history in the store database: a person\'s delete', () => {
     // A bound of 8: rows past it are trimmed two at a time, so a few older rows are still in the table.
     const histories = new HistoryStore(dir, 8);
     const privacy = new PrivacyRegistry();
-    privacy.adopt(coreStores(dir, histories));
+    privacy.adopt(coreStores(dir, { histories, memories: new MemoryStore(dir) }));
     await histories.append(ANA, { id: 'a1', role: 'user', senderId: ANA, text: 'ana private tulip plan', at: 1 });
     await histories.append(ANA, { role: 'assistant', text: 'noted the tulip plan', at: 2, answers: ANA });
     await histories.append(GROUP, { id: 'g1', role: 'user', senderId: ANA, text: 'ana group saffron secret', at: 3 });

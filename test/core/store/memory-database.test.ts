@@ -6,7 +6,9 @@ import { closeDatabase } from '../../../core/services/store/database.js';
 import { DataHealth } from '../../../core/services/store/data-health.js';
 import { registerDataHealth } from '../../../core/services/store/data-domain.js';
 import { MemoryStore } from '../../../core/services/store/memory.js';
-import { memoryParticipant } from '../../../core/services/store/privacy.js';
+import { PrivacyRegistry } from '../../../core/services/store/privacy.js';
+import { HistoryStore } from '../../../core/services/store/history.js';
+import { coreStores } from '../../../core/kernel/bot/core-stores.js';
 import { everyFileText } from '../../helpers/disk-text.js';
 import { tempDir } from '../../helpers/checkout.js';
 
@@ -122,7 +124,13 @@ describe('memory in the store database', () => {
     const memories = new MemoryStore(dataDir);
     await memories.remember(ALICE, 'my pin is 4417', ALICE);
     await memories.remember(ALICE, 'loves cycling', ALICE);
-    const privacy = memoryParticipant(memories);
+    const registry = new PrivacyRegistry();
+    registry.adopt(coreStores(dataDir, { histories: new HistoryStore(dataDir), memories }));
+    // The remembered facts' section of .mydata, as the bot wires it (from the core's declarations).
+    const privacy = {
+      exportFor: async (person: string[]) => (await registry.exportFor(person))['remembered facts'],
+      deleteFor: async (person: string[]) => (await registry.deleteFor(person))['remembered facts'],
+    };
     expect(await privacy.exportFor([ALICE])).to.deep.equal({
       [GROUP]: [{ text: 'Alice hides the key under the mat', at: 1, by: ALICE }],
       [ALICE]: (await memories.facts(ALICE)),
