@@ -204,6 +204,19 @@ describe('chat summary: older turns are folded by the model instead of dropped (
     expect(await historyFiles(t.dir)).to.not.include('4711');
   });
 
+  it('a summary still being made when .reset arrives is dropped: nothing of the cleared turns comes back, in the prompt or on disk', async () => {
+    // (Without the recall log, which keeps every message by design: see the test above.)
+    t = await start({ maxMessages: 10 }, { plugins: { recall: { enabled: false } } });
+    const release = await foldHeld();
+    await t.transport.push({ chatId: ANA, senderId: ANA, text: '.reset' });
+    release();
+    await t.app.bot.idle();
+    expect(await t.app.bot.histories.summary(ANA)).to.equal(undefined);
+    expect(await t.app.bot.histories.recent(ANA)).to.deep.equal([]);
+    await t.app.bot.histories.flush();
+    expect(await historyFiles(t.dir)).to.not.include('4711');
+  });
+
   it(".mydata exports the summary and delete removes it; in a group only a summary that holds the person's words goes", async () => {
     t = await start({ maxMessages: 10 });
     t.app.bot.setConfig({ ...t.app.config, groups: { ...t.app.config.groups, policy: 'open' }, targetUserIds: ['62899999999'] });
