@@ -96,7 +96,7 @@ export type { TurnPolicy } from './kernel/plugin/types.js';
 /** The option-schema builder (TypeBox): JSON Schema at run time, a TypeScript type at compile time. */
 export { Type, type Static, type TObject, type TSchema } from '#typebox';
 /** The narrow views and ports the host hands out (host.settings, host.histories, host.memories, host.audioKeys, host.access). */
-export type { AccessDecisions, AudioKeys, HistoryView, MemoryView, PersonalData, SettingsReader } from './kernel/plugin/ports.js';
+export type { AccessDecisions, AudioKeys, HistoryView, MemoryView, PersonalData, PluginFiles, SettingsReader, WorkFolder } from './kernel/plugin/ports.js';
 /** @deprecated The earlier names of `AudioKeys`, `HistoryView` and `AccessDecisions` (the host hands out these views, not the services). */
 export type { AccessDecisions as AccessControl, AudioKeys as KeyPool, HistoryView as HistoryStore } from './kernel/plugin/ports.js';
 export type { KeyPoolNotices } from './services/providers/key-pool.js';

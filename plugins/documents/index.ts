@@ -17,7 +17,7 @@ const options = Type.Object({
 type DocumentOptions = Static<typeof options>;
 
 /** Where the documents' bytes are kept (under data/media: swept after 30 days like all incoming media). */
-const FILES = path.join('media', 'documents', 'files');
+const FILES = 'media/documents/files';
 
 /** One document a chat received: its name, its text as read (cut as noted), and where its bytes are kept. */
 const KeptItem = Type.Object({
@@ -67,7 +67,7 @@ function findDocument(ctx: MessageContext<unknown>): { media: IncomingMedia; quo
 const mb = (bytes: number) => `${(bytes / 1_000_000).toFixed(1)} MB`;
 
 function documents(host: PluginHost<DocumentOptions>) {
-  const filesDir = path.join(host.dataDir, FILES);
+  const filesDir = host.files.folder(FILES);
 
   /** Removes kept bytes no kept document refers to any more (after a delete, a message deleted for everyone, a move). */
   async function dropUnreferenced(): Promise<void> {

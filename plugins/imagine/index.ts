@@ -137,7 +137,7 @@ function imagine(host: Host) {
       host.log.warn({ reason: result.refused }, 'image answer refused');
       return { ok: false, text: 'The image service sent back something I cannot use as a picture. Please try again.' };
     }
-    const dir = path.join(host.dataDir, 'media', 'imagine');
+    const dir = host.files.folder('media/imagine');
     await mkdir(dir, { recursive: true });
     await sweep(dir);
     const file = path.join(dir, `${Date.now()}-${randomBytes(6).toString('hex')}.${result.ext}`);

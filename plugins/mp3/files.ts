@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
-/** `data/media/`: incoming media (kept 30 days by the retention sweeper). */
-export const mediaDir = (dataDir: string) => path.join(dataDir, 'media');
-/** `data/generated/`: files the bot made (kept 7 days). */
-export const generatedDir = (dataDir: string) => path.join(dataDir, 'generated');
+/*
+ * Where the files go: `host.files.folder('media')` (incoming media, kept 30 days by the retention sweeper),
+ * `host.files.folder('generated')` (files the bot made, kept 7 days), `host.files.work()` (one job's work folder).
+ */
 
 const EXT: Record<string, string> = {
   'audio/ogg': 'ogg', 'audio/mpeg': 'mp3', 'audio/mp4': 'm4a', 'audio/aac': 'aac', 'audio/wav': 'wav', 'audio/x-wav': 'wav',
@@ -47,40 +47,27 @@ function stamp(): string {
 }
 
 /**
- * Saves incoming media in `data/media/` and returns the path.
+ * Saves incoming media in `folder` (`data/media/`) and returns the path.
  *
  * @example
- * const file = await saveIncoming(host.dataDir, bytes, 'mp4');
+ * const file = await saveIncoming(host.files.folder('media'), bytes, 'mp4');
  */
-export async function saveIncoming(dataDir: string, bytes: Buffer, ext: string): Promise<string> {
-  await mkdir(mediaDir(dataDir), { recursive: true });
-  const file = path.join(mediaDir(dataDir), `${stamp()}.${ext}`);
+export async function saveIncoming(folder: string, bytes: Buffer, ext: string): Promise<string> {
+  await mkdir(folder, { recursive: true });
+  const file = path.join(folder, `${stamp()}.${ext}`);
   await writeFile(file, bytes, { flag: 'wx' });
   return file;
 }
 
 /**
- * A private work folder for one job inside `data/generated/` (same file system, so results move in with a rename;
- * a folder left by a crash is swept with the rest after 7 days).
+ * Moves a finished file from a work folder into `folder` (`data/generated/`) under a readable, unique name.
  *
  * @example
- * const work = await makeWorkDir(host.dataDir);
- * try { ... } finally { await work.remove(); }
+ * const final = await publish(host.files.folder('generated'), path.join(work.dir, 'out.mp3'), 'My song', 'mp3');
  */
-export async function makeWorkDir(dataDir: string): Promise<{ dir: string; remove(): Promise<void> }> {
-  await mkdir(generatedDir(dataDir), { recursive: true });
-  const dir = await mkdtemp(path.join(generatedDir(dataDir), '.job-'));
-  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
-}
-
-/**
- * Moves a finished file from a work folder into `data/generated/` under a readable, unique name.
- *
- * @example
- * const final = await publish(host.dataDir, path.join(work.dir, 'out.mp3'), 'My song', 'mp3');
- */
-export async function publish(dataDir: string, file: string, title: string, ext: string): Promise<string> {
-  const target = path.join(generatedDir(dataDir), `${stamp()}-${safeName(title).replace(/\s/g, '_')}.${ext}`);
+export async function publish(folder: string, file: string, title: string, ext: string): Promise<string> {
+  await mkdir(folder, { recursive: true });
+  const target = path.join(folder, `${stamp()}-${safeName(title).replace(/\s/g, '_')}.${ext}`);
   await rename(file, target);
   return target;
 }

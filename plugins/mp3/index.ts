@@ -1,10 +1,10 @@
 import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { definePlugin, MediaTooLargeError, type CapabilityStatus, type CommandContext, type IncomingMedia, type MessageContext, type OutgoingMedia, type Plugin, type PluginHost, type PluginOffer } from '../../core/index.js';
+import { definePlugin, MediaTooLargeError, type CapabilityStatus, type CommandContext, type IncomingMedia, type MessageContext, type OutgoingMedia, type Plugin, type PluginHost, type PluginOffer, type WorkFolder } from '../../core/index.js';
 import { MediaRefused, type EgressPolicy } from '../../core/media.js';
 import { ffmpegBinary, ytdlpStatus } from '../../core/builtin.js';
 import { probeMedia, toMp3, toMp4, UnreadableMedia } from './ffmpeg.js';
-import { extensionFor, makeWorkDir, publish, safeName, saveIncoming } from './files.js';
+import { extensionFor, publish, safeName, saveIncoming } from './files.js';
 import { JobLimiter } from './jobs.js';
 import { ENV_SETTINGS, envSwitches, MB, MOVED_TO_ENV, mp3Options, type Mp3Options } from './options.js';
 import { jobPacing, StatusMessage } from './progress.js';
@@ -144,11 +144,11 @@ async function setupMp3(host: Host, testHooks: Mp3TestHooks): Promise<PluginOffe
       return;
     }
     const onFailureRemove: string[] = [];
-    let workDir: Awaited<ReturnType<typeof makeWorkDir>> | undefined;
+    let workDir: WorkFolder | undefined;
     let status: StatusMessage | undefined;
     try {
       status = await StatusMessage.open(ctx, firstStatus, jobPacing(opts));
-      workDir = await makeWorkDir(ctx.host.dataDir);
+      workDir = await ctx.host.files.work();
       await work({ status, dir: workDir.dir, onFailureRemove });
     } catch (err) {
       // No leftovers: whatever this job stored goes when it fails.
@@ -165,7 +165,7 @@ async function setupMp3(host: Host, testHooks: Mp3TestHooks): Promise<PluginOffe
 
   /** Publishes a finished file into data/generated/ and sends it; a failed send removes it again. */
   async function deliver(ctx: Ctx, file: string, title: string, ext: string, media: Omit<OutgoingMedia, 'path'>, onFailureRemove: string[]): Promise<void> {
-    const final = await publish(ctx.host.dataDir, file, title, ext);
+    const final = await publish(ctx.host.files.folder('generated'), file, title, ext);
     onFailureRemove.push(final);
     await ctx.sendMedia({ ...media, path: final, fileName: media.fileName ?? `${safeName(title)}.${ext}` }, { quote: true });
   }
@@ -204,7 +204,7 @@ async function setupMp3(host: Host, testHooks: Mp3TestHooks): Promise<PluginOffe
         throw new JobRefused('I could not fetch that media from WhatsApp (it may have expired). Send it again and reply to the new one.');
       }
       checkDownloadSize(bytes.length, opts, 'That file');
-      const incoming = await saveIncoming(ctx.host.dataDir, bytes, extensionFor(media.mimetype, media.fileName));
+      const incoming = await saveIncoming(ctx.host.files.folder('media'), bytes, extensionFor(media.mimetype, media.fileName));
       onFailureRemove.push(incoming);
       const info = await probeMedia(ctx.host.jail, ffmpeg, incoming, Math.min(timeoutMs, 60_000));
       if (!info.hasAudio) throw new JobRefused('That file has no sound, so there is nothing to convert to MP3.');

@@ -73,7 +73,7 @@ async function mydata(ctx: CommandContext, pending: Pending): Promise<void> {
       return;
     }
     const data = await ctx.host.personalData.exportFor(person);
-    const folder = path.join(ctx.host.dataDir, 'generated');
+    const folder = ctx.host.files.folder('generated');
     await mkdir(folder, { recursive: true });
     const file = path.join(folder, `mydata-${randomBytes(6).toString('hex')}.json`);
     try {

@@ -38,7 +38,7 @@ export default definePlugin({
   options,
   stores: [RECALL_LOG],
   setup: async (host) => {
-    const root = path.join(host.dataDir, 'recall');
+    const root = host.files.folder('recall');
     // Lines are written once per data.flushIntervalMs (not per message); a crash can catch the last ones unwritten.
     // The marker says a run is under way: found at start, the last run crashed, and each chat's log catches up on
     // what its history holds after the log's last line the first time this run uses it.

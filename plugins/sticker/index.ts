@@ -50,7 +50,7 @@ export default definePlugin({
             }
             throw err;
           }
-          const dir = path.join(host.dataDir, 'media', 'sticker');
+          const dir = host.files.folder('media/sticker');
           await mkdir(dir, { recursive: true });
           for (const name of await readdir(dir).catch(() => [] as string[])) {
             const info = await stat(path.join(dir, name)).catch(() => undefined);

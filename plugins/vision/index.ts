@@ -67,7 +67,7 @@ export function visionStatus(ai: Pick<AiService, 'legs' | 'health'>): Capability
 }
 
 /** Where received photos are kept (under data/media: swept after 30 days like all incoming media). */
-const PHOTO_FILES = path.join('media', 'vision', 'files');
+const PHOTO_FILES = 'media/vision/files';
 
 /**
  * One picture a chat received, kept so that a later reply quoting it finds it by its message id: a photo, or one of
@@ -92,7 +92,7 @@ type KeptPictures = { pictures: Buffer[]; video: boolean } | { gone: true; video
 
 /** Keeps the pictures a chat sent (bytes under data/media/vision/files) and finds them again by message id. */
 function photoShelf(host: PluginHost<VisionOptions>) {
-  const dir = path.join(host.dataDir, PHOTO_FILES);
+  const dir = host.files.folder(PHOTO_FILES);
   /** Removes kept bytes no kept photo refers to any more (after a delete, a message deleted for everyone). */
   async function dropUnreferenced(): Promise<void> {
     const referenced = new Set<string>();

@@ -39,7 +39,7 @@ export class WorkspaceService {
   private pythonPath: string | undefined;
 
   constructor(readonly host: WorkspaceHost) {
-    this.store = new WorkspaceStore(host.store, host.dataDir);
+    this.store = new WorkspaceStore(host.store, host.files.folder('workspaces'));
     this.locks = new Locks(() => this.options().maxConcurrentRuns);
   }
 

@@ -25,7 +25,7 @@ export function canonicalId(id: string | undefined): string | undefined {
  * flushes them. Everything is loaded at start and kept in memory, so the routing predicate stays synchronous.
  *
  * @example
- * const store = new WorkspaceStore(host.store, host.dataDir);
+ * const store = new WorkspaceStore(host.store, host.files.folder('workspaces'));
  * await store.load();
  * const owner = store.ownerOf('628123@s.whatsapp.net', '99887@lid');
  * const ws = store.byOwner(owner) ?? (await store.create(owner));
@@ -38,8 +38,9 @@ export class WorkspaceStore {
   private ownersMap: Record<string, string> = {};
   private namesMap: Record<string, string> = {};
 
-  constructor(private readonly docs: PluginStore, dataDir: string) {
-    this.root = path.join(dataDir, 'workspaces');
+  /** `root`: the folder of the workspaces' files (`DATA_DIR/workspaces`). */
+  constructor(private readonly docs: PluginStore, root: string) {
+    this.root = root;
     this.users = docs.doc(WORKSPACE_USERS);
     this.usernames = docs.doc(WORKSPACE_USERNAMES);
     // The core changes these itself on a `.mydata` delete and a chat move (schemas.ts), in the documents this class

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { definePlugin } from 'wa-assistant-bot/plugin';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { GROUP, proto, startFakeSocketBot, startWhatsAppTestBot, waText, type FakeSocketBot, type WhatsAppTestBot } from 'wa-assistant-bot/testing/whatsapp';
 
@@ -53,7 +53,9 @@ const greeter = definePlugin({
       {
         command: 'card',
         run: async (ctx) => {
-          const file = path.join(host.dataDir, 'card.txt');
+          const folder = host.files.folder('cards');
+          await mkdir(folder, { recursive: true });
+          const file = path.join(folder, 'card.txt');
           await writeFile(file, 'a card for you\n');
           await ctx.sendMedia({ kind: 'document', path: file, mimetype: 'text/plain', fileName: 'card.txt' });
         },

@@ -1,4 +1,5 @@
 import type { BotConfig } from '../../services/config/schema.js';
+import { pluginFiles } from './plugin-files.js';
 import type { Settings } from '../../services/config/settings.js';
 import type { Jail } from '../../services/jail/jail.js';
 import type { Logger } from '../../services/log/logger.js';
@@ -79,7 +80,7 @@ export class PluginHosts {
       options: () => registry.optionsOf(name),
       section: () => registry.sectionOf(name).value,
       setting: (variable) => settings.env[variable],
-      dataDir: settings.dataDir,
+      files: pluginFiles(settings.dataDir, name),
       log: log.child({ plugin: name }),
       capabilities: this.deps.capabilities,
       ai: this.deps.ai,

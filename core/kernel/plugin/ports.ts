@@ -99,3 +99,30 @@ export interface PersonalData {
   /** Deletes everything kept about the person; how many items went, by section (`.mydata delete`). */
   deleteFor(person: string[]): Promise<Record<string, number>>;
 }
+
+/** A fresh folder for one job's temporary files (`host.files.work()`). */
+export interface WorkFolder {
+  readonly dir: string;
+  /** Removes the folder and everything in it (call it in a `finally`). */
+  remove(): Promise<void>;
+}
+
+/**
+ * The files a plugin keeps or works on that are not records (`host.files`): media it converts, files it publishes for
+ * download or keeps for a person beside a declared document. Records (what a person said, choices, counters) belong in
+ * `host.store`, where `.mydata`, deletes, backups and chat moves follow from the declaration.
+ */
+export interface PluginFiles {
+  /**
+   * The absolute path of a folder for the plugin's files under DATA_DIR (`'generated'`, `'media/sticker'`), not made
+   * until the plugin writes there. `name` is relative, with no empty, `.` or `..` part, and never a place of the core's
+   * own (the store database, the WhatsApp session, `migrated`, `work`, `logs`, dot folders): refused with a TypeError.
+   */
+  folder(name: string): string;
+  /**
+   * A fresh, private (0700) folder for one job's temporary files, under `DATA_DIR/work/<plugin>/` (the data folder's
+   * file system: a result moves out with a rename). What a crash left there is removed at the plugin's first job of
+   * the next run.
+   */
+  work(): Promise<WorkFolder>;
+}

@@ -7,7 +7,7 @@ import type { CapabilityStatus } from '../../api/capability-status.js';
 import type { BotConfig } from '../../services/config/schema.js';
 import type { Logger } from '../../api/logger.js';
 import type { AppendOptions, HistoryEntry } from '../../services/store/history.js';
-import type { AccessDecisions, AudioKeys, HistoryView, MemoryView, PersonalData, SettingsReader } from './ports.js';
+import type { AccessDecisions, AudioKeys, HistoryView, MemoryView, PersonalData, PluginFiles, SettingsReader } from './ports.js';
 import type { MemoryFact } from '../../services/store/memory.js';
 import type { IncomingMedia, IncomingMessage, MediaKind, OutgoingContact, OutgoingLocation, OutgoingMedia, OutgoingPoll, QuotedMessage, SentMessage } from '../port/message.js';
 import type { LegHealth, ProviderLeg } from '../../services/providers/types.js';
@@ -598,7 +598,8 @@ export interface PluginHost<O = unknown, C = unknown> {
   section(): C;
   /** An environment setting (`.env` under the real environment), e.g. one the plugin declared in `settings`. */
   setting(name: string): string | undefined;
-  readonly dataDir: string;
+  /** Folders of the plugin's files that are not records, and work folders for one job (see `PluginFiles`). */
+  readonly files: PluginFiles;
   readonly log: Logger;
   readonly capabilities: Capabilities;
   readonly ai: AiService;

@@ -248,7 +248,7 @@ export class JsonFile<T> {
  * folder `dataDir` belongs to: `npm run backup` and every flush of that folder run it, so what it holds is in the copy.
  * Returns the function that unregisters it.
  *
- * @example const off = flushWithStores(() => log.flush(), host.dataDir);
+ * @example const off = flushWithStores(() => log.flush(), dataDir);
  */
 export function flushWithStores(flush: () => Promise<unknown>, dataDir: string): () => void {
   const run = async () => {

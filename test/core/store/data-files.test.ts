@@ -195,7 +195,7 @@ describe('data files: a schema and a version per file', function () {
         await writeFile(path.join(ws, 'users.json'), bytes);
         await writeFile(path.join(ws, 'usernames.json'), bytes === '{"unexpected": {"nested": true}}' ? '{"ana": 7}' : bytes);
         await writeFile(path.join(ws, 'index', '0123456789abcdef.json'), bytes);
-        const store = new WorkspaceStore(new PluginStores('workspace', dir, WORKSPACE_STORES), dir);
+        const store = new WorkspaceStore(new PluginStores('workspace', dir, WORKSPACE_STORES), path.join(dir, 'workspaces'));
         await store.load();
         const owner = store.ownerOf('628123@s.whatsapp.net')!;
         const meta = await store.create(owner);

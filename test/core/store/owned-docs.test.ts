@@ -72,7 +72,7 @@ const projects = definePlugin({
             });
             await host.store.doc(HANDLES).save((h) => void (h[handle] = id));
             await host.store.doc(LINKS).save((l) => void ids.forEach((i) => (l.byId[i] = id)));
-            const folder = path.join(host.dataDir, 'projects', 'files', id, 'src');
+            const folder = path.join(host.files.folder('projects'), 'files', id, 'src');
             await mkdir(folder, { recursive: true });
             await writeFile(path.join(folder, 'secret.txt'), secret);
             await ctx.reply(`project ${id}`);

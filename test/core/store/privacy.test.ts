@@ -54,7 +54,7 @@ describe('privacy: .mydata export and delete, messages deleted for everyone', fu
       transcript: 'budi talks about the harbour',
       before: [{ id: 'm-ana-ctx', senderId: ANA, at: 1, text: 'ana context line' }],
     });
-    const workspaces = new WorkspaceStore(new PluginStores('workspace', data, WORKSPACE_STORES), data);
+    const workspaces = new WorkspaceStore(new PluginStores('workspace', data, WORKSPACE_STORES), path.join(data, 'workspaces'));
     await workspaces.load();
     const meta = await workspaces.create(workspaces.ownerOf(ANA)!);
     anaNotes = path.join(workspaces.dirOf(meta), 'ana-notes.txt');
