@@ -7,7 +7,7 @@ import { domainFor } from './data-domain.js';
 import { databaseFor, type StoreDatabase } from './database.js';
 import type { OnCorrupt } from './json-file.js';
 import { checkDocument, MEMORY_SCHEMA } from './schemas.js';
-import { Type } from '@sinclair/typebox';
+import { Type } from '#typebox';
 import { MIGRATED_DIR, tableOf, type ChatLogEngine } from './sql-chat-log.js';
 import { Store } from './store-declarations.js';
 import { DataWriteError, MemoryFullError } from '../../api/errors.js';
