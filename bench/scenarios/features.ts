@@ -16,6 +16,15 @@ export interface FeaturesOptions {
 /** History settings spelled out (config.example.json's), with chat summaries on or off. */
 const history = (summarize: boolean) => ({ maxMessages: 50, maxPromptTokens: 6000, summarize, summaryMaxTokens: 800 });
 const OWNER = '4917000099999';
+/** config.json's `money` with prices for the bench's model and monthly caps (on), or as shipped: no prices, no caps. */
+const money = (capped: boolean) => ({
+  currency: 'USD',
+  prices: capped ? { 'bench-model': { input: 0.15, output: 0.6 } } : {},
+  caps: capped ? { personMonthly: 1000, chatMonthly: 1000, overallMonthly: 1000 } : { personMonthly: 0, chatMonthly: 0, overallMonthly: 0 },
+  noticePercent: 80,
+});
+/** The shipped `plugins` (ping for everyone) with the recall plugin on or off. */
+const plugins = (recall: boolean) => ({ ping: { enabled: true, access: 'everyone' }, recall: { enabled: recall } });
 
 /**
  * A feature the config can turn off, measured as the difference of two bots in one process: one as shipped (opened to
@@ -45,6 +54,11 @@ const FEATURES: Feature[] = [
   // A turn's status timer (armed per turn, cleared at its end) and the 👀/✅ reactions, against neither.
   { name: 'status of a long turn (a timer per turn)', on: { conversation: { progressAfterSeconds: 8 } }, off: { conversation: { progressAfterSeconds: 0 } } },
   { name: 'acknowledging reactions (conversation.ackReactions, off as shipped)', on: { conversation: { ackReactions: true } }, off: { conversation: { ackReactions: false } } },
+  // Every message noted in the recall log (its search-log rows and index) against no recall plugin.
+  { name: 'recall log (plugins.recall, on as shipped: each message noted for .recall)', on: { plugins: plugins(true) }, off: { plugins: plugins(false) } },
+  // The money of each turn priced and checked against three monthly caps (the profiles plugin, always on, counts the
+  // tokens either way).
+  { name: 'money: the model priced and monthly caps checked (money.prices, money.caps)', on: { money: money(true) }, off: { money: money(false) } },
 ];
 
 async function featureCost(gw: BenchGateway, feature: Feature, options: FeaturesOptions): Promise<{ on: number[]; off: number[]; bad: number }> {

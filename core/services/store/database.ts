@@ -241,14 +241,21 @@ const opened = new Map<string, StoreDatabase>();
  * use rather than keeping it: the app closes it at its stop (`closeDatabase`), and the next use opens it again.
  */
 export function databaseFor(dataDir: string): StoreDatabase {
+  // Every store asks at every use (several times a message): the folder as given finds it without resolving the path.
+  const known = asGiven.get(dataDir);
+  if (known?.open && opened.get(known.dataDir) === known) return known;
   const key = path.resolve(dataDir);
   let db = opened.get(key);
   if (!db || !db.open) {
     db = new StoreDatabase(key);
     opened.set(key, db);
   }
+  asGiven.set(dataDir, db);
   return db;
 }
+
+/** The database last found for each folder as a store names it (relative or absolute), checked against `opened`. */
+const asGiven = new Map<string, StoreDatabase>();
 
 /** Closes the database of a data folder (its WAL checkpointed into the file), at the app's stop; a later use reopens it. */
 export function closeDatabase(dataDir: string): void {

@@ -88,6 +88,11 @@ describe('the store database (one SQLite file per data folder)', () => {
     const b = databaseFor(dir);
     expect(b).not.to.equal(a);
     expect(b.all<{ text: string }>('SELECT text FROM notes').map((r) => r.text)).to.deep.equal(['kept over the close']);
+    // Closed under another spelling of the folder: the folder as a store names it does not find the closed one.
+    closeDatabase(path.join(dir, '.'));
+    const c = databaseFor(dir);
+    expect(c).not.to.equal(b);
+    expect(c.open).to.equal(true);
     closeDatabase(dir);
   });
 
