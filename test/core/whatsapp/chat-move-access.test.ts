@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import pingPlugin from '../../../plugins/ping/index.js';
 import { startFakeSocketBot, type FakeSocketBot } from '../../../app/testing/fake-socket-bot.js';
 import { isSentText, waText } from '../../fakes/baileys-socket.js';
+import { allTexts } from '../../../app/testing/fake-model.js';
 
 const ALICE = '6281200000007@s.whatsapp.net';
 const ALICE_LID = '44400000000007@lid';
@@ -23,5 +24,15 @@ describe('WhatsApp: a chat moving from its LID to its phone keeps its takeover p
     expect(sent.filter(isSentText)).to.deep.equal([]);
     expect(bot.model.requests).to.have.length(0);
     expect(bot.app.bot.access.paused().map((p) => p.chatId)).to.deep.equal([ALICE]);
+  });
+
+  it("the persona set while the chat was known by its LID (dashboard) still shapes the answers once its phone is learnt", async () => {
+    bot = await startFakeSocketBot(pingPlugin, { config: { access: { mode: 'everyone' } } });
+    await bot.app.bot.access.setPersona(ALICE_LID, 'Always answer like a pirate.', 'owner');
+    await bot.deliver(waText('hello, anyone?', { from: ALICE_LID, fromAlt: ALICE }));
+    expect(bot.model.requests).to.have.length(1);
+    expect(allTexts(bot.model.requests[0]!).join('\n')).to.include('Always answer like a pirate.');
+    expect(bot.app.bot.access.persona(ALICE)).to.equal('Always answer like a pirate.');
+    expect(bot.app.bot.access.persona(ALICE_LID)).to.equal(undefined);
   });
 });
