@@ -4,6 +4,13 @@
 module.exports = {
   forbidden: [
     {
+      name: 'typebox-through-its-bundle',
+      severity: 'error',
+      comment: 'The bot imports TypeBox as #typebox, which the build bundles into dist/vendor/typebox/: @sinclair/typebox itself is ~250 ES modules, each loaded one by one at every start (docs/choices.md).',
+      from: { path: '^dist/(app|cli|core|plugins|web)/' },
+      to: { path: '^node_modules/@sinclair/typebox/' },
+    },
+    {
       name: 'api-is-a-leaf',
       severity: 'error',
       comment: 'core/api/ (the coded errors and shared constants) imports nothing of the kernel, the services or the adapters: they import it, so the plugin API package carries it without what throws the errors.',
@@ -132,6 +139,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '(^node_modules/|\\.map$)' },
+    // TypeBox stays in the graph (not followed) for the rule above.
+    exclude: { path: '(^node_modules/(?!@sinclair/typebox/)|\\.map$)' },
   },
 };
