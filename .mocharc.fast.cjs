@@ -35,7 +35,6 @@ const SLOW = [
   'test/docs/storage-example.test.ts',
   'test/plugins/controls/logs.test.ts',
   // Processes killed mid-write, backups and restores through their CLI, a full disk.
-  'test/core/store/append-handles-limits.test.ts',
   'test/core/store/atomic-write.test.ts',
   'test/core/store/backup-privacy.test.ts',
   'test/core/store/backup.test.ts',

@@ -21,7 +21,7 @@ import { UserBudgets } from '../core/services/providers/budgets.js';
 import { probeGateways } from '../core/services/providers/health.js';
 import { ProviderChain } from '../core/services/providers/provider-chain.js';
 import { UsageLedger } from '../core/services/providers/usage.js';
-import { releaseAppendHandles, removeLeftoverTempFiles } from '../core/services/store/atomic.js';
+import { removeLeftoverTempFiles } from '../core/services/store/atomic.js';
 import { DataDomain, registerDataDomain } from '../core/services/store/data-domain.js';
 import { closeDatabase } from '../core/services/store/database.js';
 import { startControlChannel } from '../core/services/store/control-channel.js';
@@ -366,9 +366,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
       try {
         const results = await Promise.allSettled([bot.stop(0), usage.flush(), budgets.flush()]);
         failed = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
-        // Last: every store has written; no append handle stays open on a file a restore may replace, and the WAL
-        // goes into the database file.
-        releaseAppendHandles();
+        // Last: every store has written, and the WAL goes into the database file.
         try {
           closeDatabase(settings.dataDir);
         } catch (err) {

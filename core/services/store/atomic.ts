@@ -1,7 +1,6 @@
 import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { AppendHandles } from './append-handles.js';
-import { domainFor, gatedWrite } from './data-domain.js';
+import { domainFor } from './data-domain.js';
 
 /** Marker in the names of temporary files, so leftovers of a crash can be recognised (and are never data). */
 export const TEMP_MARKER = '.tmp-';
@@ -73,8 +72,6 @@ export async function writeFileAtomicSafe(file: string, data: string | Buffer, m
     } finally {
       await handle.close();
     }
-    // A kept-open append handle would go on writing to the file this rename replaces.
-    appendHandles.release(file);
     await rename(temp, file);
     renamed = true;
   } finally {
@@ -100,47 +97,8 @@ export async function removeLeftoverTempFiles(folders: string[]): Promise<string
 }
 
 /**
- * Open append handles of `appendToFile`: a line then costs one `write` (open and close are paid once per file, not
- * per line). One set per process, not per data folder: descriptors are the process's to ration. `writeFileAtomicSafe` releases the handle of the file it replaces; whoever removes or renames a log
- * file must call `releaseAppendHandle` first, or later lines would go to the removed file.
- */
-const appendHandles = new AppendHandles(128);
-
-/**
- * Appends to a file (append-only logs such as the recall log), waiting while a backup holds the writes like every
- * atomic write does, so a backup never copies half a line. The folder is created when missing.
- *
- * The append itself is synchronous on purpose, through a kept-open handle: a line lands in the page cache in a few
- * microseconds, while the promise API pays ~20x that in CPU (open, write and close each a trip through the thread
- * pool) — on every message. It never waits for the disk (no fsync), so it does not stall the event loop.
- * Before removing or renaming such a file yourself, call `releaseAppendHandle(file)`.
- *
- * @example await appendToFile('data/recall/123@g.us/2026-11.jsonl', '{"role":"user",…}\n');
- */
-export function appendToFile(file: string, data: string): Promise<void> {
-  // Not an async function: with no backup holding the writes, the line is written before this returns and the caller
-  // gets a settled promise (one per line, on every message, instead of an async function's machinery).
-  return gatedWrite(domainFor(file), undefined, () => appendHandles.append(file, data));
-}
-
-/**
- * Closes the kept-open handle `appendToFile` holds on `file` (if any): call it before removing, renaming or
- * replacing that file by other means than `writeFileAtomicSafe`, so the next append opens the file by its name.
- *
- * @example releaseAppendHandle(segment); await rm(segment);
- */
-export function releaseAppendHandle(file: string): void {
-  appendHandles.release(file);
-}
-
-/** Closes every handle of `appendToFile` (at stop, and before a restore replaces the data folder). */
-export function releaseAppendHandles(): void {
-  appendHandles.releaseAll();
-}
-
-/**
- * Removes a data file, waiting while a backup holds the writes (a backup never lists a file that then vanishes) and
- * closing its append handle first. A file that is not there is fine.
+ * Removes a data file, waiting while a backup holds the writes (a backup never lists a file that then vanishes). A
+ * file that is not there is fine.
  *
  * @example await removeDataFile('data/notes/123@g.us.jsonl');
  */
@@ -148,7 +106,6 @@ export async function removeDataFile(file: string): Promise<void> {
   const gate = domainFor(file).gate;
   await gate.enter();
   try {
-    appendHandles.release(file);
     await rm(file, { force: true });
   } finally {
     gate.leave();

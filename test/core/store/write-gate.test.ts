@@ -1,14 +1,19 @@
 import { expect } from 'chai';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { appendToFile, holdWrites, writeFileAtomicSafe } from '../../../core/services/store/atomic.js';
+import { Type } from '../../../core/index.js';
+import { holdWrites, writeFileAtomicSafe } from '../../../core/services/store/atomic.js';
+import { PluginStores } from '../../../core/services/store/plugin-store.js';
+import { Store } from '../../../core/services/store/store-declarations.js';
 import { domainFor } from '../../../core/services/store/data-domain.js';
 import { HistoryStore, type HistoryEntry } from '../../../core/services/store/history.js';
 import { tempDir } from '../../helpers/checkout.js';
-import { storedHistory } from '../../helpers/disk-text.js';
+import { storedChatLogText, storedHistory } from '../../helpers/disk-text.js';
 
 const CHAT = '10000000008@s.whatsapp.net';
 const said = (text: string, at: number): HistoryEntry => ({ role: 'user', text, at });
+/** A declared log, as a plugin's (recall's) lines go to the store. */
+const LINES = Store.chatLog('lines', Type.Object({ text: Type.String() }));
 
 describe('the write gate an online backup closes', function () {
   let dir: string;
@@ -20,23 +25,23 @@ describe('the write gate an online backup closes', function () {
   it('while a backup holds the writes, log appends wait (none lands half-copied) and then all land, in order', async () => {
     const store = new HistoryStore(dir, 50, { compactEvery: 1000 });
     await store.append(CHAT, said('before the backup', 1));
-    const other = path.join(dir, 'recall', 'chat', '2026-11.jsonl');
+    const lines = new PluginStores('recall', dir, [LINES]).chat('chat').log(LINES);
     const release = await holdWrites(dir);
     let history: Promise<void>;
     let recall: Promise<void>;
     try {
       history = store.append(CHAT, said('during the backup', 2));
-      recall = appendToFile(other, 'during the backup\n');
+      recall = lines.append({ text: 'during the backup' });
       // Both writes reached the closed gate and wait there.
       await domainFor(dir).gate.whenWaiting(2);
       expect(storedHistory(dir, CHAT).map((e) => e.text)).not.to.include('during the backup');
-      expect(await readFile(other, 'utf8').catch(() => 'absent')).to.equal('absent');
+      expect(storedChatLogText(dir, 'recall', 'lines')).not.to.include('during the backup');
     } finally {
       release();
     }
     await Promise.all([history!, recall!]);
     expect(storedHistory(dir, CHAT).map((e) => e.text)).to.deep.equal(['before the backup', 'during the backup']);
-    expect(await readFile(other, 'utf8'), 'the folder is created when missing').to.equal('during the backup\n');
+    expect(storedChatLogText(dir, 'recall', 'lines')).to.include('during the backup');
     // The next backup can hold the writes again (the writes that waited are done, none is counted as still running).
     (await holdWrites(dir))();
   });
