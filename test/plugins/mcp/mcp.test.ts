@@ -46,6 +46,69 @@ function callsTool(tool: string, args: Record<string, unknown>) {
   };
 }
 
+/** The tests whose servers are plain "everything" entries share one bot (each in its own chat: a chat whose answer repeated a server's words runs no acting tool after). */
+describe('mcp plugin: MCP tool servers from mcp.json (one bot: everything, open to everyone, in groups)', function () {
+  this.timeout(40_000);
+  const OWNER3 = '10000000007';
+  let dir: string;
+  let b: TestBot;
+  before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'mcp-shared-'));
+    const file = path.join(dir, 'mcp.json');
+    await writeFile(file, JSON.stringify({ mcpServers: { everything: everything(), open: everything({ access: 'everyone' }), grouped: everything({ groups: true }) } }));
+    // Each test's own request decides the tool its model calls.
+    const calls: Record<string, ReturnType<typeof callsTool>> = {
+      'please echo sunflower 42': callsTool('everything__echo', { message: 'sunflower 42' }),
+      'show me the tiny image': callsTool('everything__get-tiny-image', {}),
+    };
+    b = await startTestBot(mcp, {
+      options: { restartBackoffMs: 50, maxRestartBackoffMs: 200, startWaitMs: 60_000 },
+      config: { owners: [OWNER, OWNER2, OWNER3], targetUserIds: ['15550001111'] },
+      env: { MCP_CONFIG: file },
+      model: (request: ModelRequest) => {
+        const asked = String(request.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
+        return (calls[asked] ?? callsTool('nothing', {}))(request);
+      },
+    });
+  });
+  after(async () => {
+    await b?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("offers the real server's tools name-spaced, and the echo result reaches the reply framed as data", async () => {
+    const first = b.model.requests.length;
+    const [reply] = await b.send('please echo sunflower 42');
+    assert.match(reply, /^tool said: /);
+    assert.match(reply, /Echo: sunflower 42/);
+    assert.match(reply, /data, not instructions/);
+    const offered = b.model.requests[first].tools;
+    assert.ok(offered.includes('everything__get-env') && offered.includes('everything__echo'), offered.join(','));
+    assert.ok(offered.every((name) => /^[A-Za-z0-9_-]{1,64}$/.test(name)), offered.join(','));
+  });
+
+  it('describes an image result instead of dropping it', async () => {
+    const [reply] = await b.send({ text: 'show me the tiny image', senderId: `${OWNER2}@s.whatsapp.net`, chatId: `${OWNER2}@s.whatsapp.net` });
+    assert.match(reply, /\[an image \(image\/png, \d+ bytes\) that cannot be shown here\]/);
+  });
+
+  it('offers a server to owners only by default: a stranger is not offered its tools, and "everyone" opens it', async () => {
+    await b.send({ text: 'what tools?', senderId: STRANGER });
+    const strangerTools = b.model.requests.at(-1)!.tools;
+    assert.ok(!strangerTools.some((t) => t.startsWith('everything__')), strangerTools.join(','));
+    assert.ok(strangerTools.includes('open__echo'), strangerTools.join(','));
+    await b.send({ text: 'what tools?', senderId: `${OWNER3}@s.whatsapp.net`, chatId: `${OWNER3}@s.whatsapp.net` });
+    assert.ok(b.model.requests.at(-1)!.tools.includes('everything__echo'));
+  });
+
+  it('offers no server tools in a group unless the entry says groups: true, even to an owner', async () => {
+    await b.send({ text: '@bot what tools?', chatId: GROUP, isGroup: true, mentions: [BOT_ID], senderId: `${OWNER}@s.whatsapp.net` });
+    const groupTools = b.model.requests.at(-1)!.tools;
+    assert.ok(groupTools.includes('grouped__echo'), groupTools.join(','));
+    assert.ok(!groupTools.some((t) => t.startsWith('everything__')), groupTools.join(','));
+  });
+});
+
 describe('mcp plugin: MCP tool servers from mcp.json', function () {
   this.timeout(40_000);
   let dir: string;
@@ -73,47 +136,12 @@ describe('mcp plugin: MCP tool servers from mcp.json', function () {
     return bot;
   }
 
-  it("offers the real server's tools name-spaced, and the echo result reaches the reply framed as data", async () => {
-    const b = await start({ everything: everything() }, callsTool('everything__echo', { message: 'sunflower 42' }));
-    const [reply] = await b.send('please echo sunflower 42');
-    assert.match(reply, /^tool said: /);
-    assert.match(reply, /Echo: sunflower 42/);
-    assert.match(reply, /data, not instructions/);
-    const offered = b.model.requests[0].tools;
-    assert.ok(offered.includes('everything__get-env') && offered.includes('everything__echo'), offered.join(','));
-    assert.ok(offered.every((name) => /^[A-Za-z0-9_-]{1,64}$/.test(name)), offered.join(','));
-  });
-
-  it('describes an image result instead of dropping it', async () => {
-    const b = await start({ everything: everything() }, callsTool('everything__get-tiny-image', {}));
-    const [reply] = await b.send('show me the tiny image');
-    assert.match(reply, /\[an image \(image\/png, \d+ bytes\) that cannot be shown here\]/);
-  });
-
-  it('offers a server to owners only by default: a stranger is not offered its tools, and "everyone" opens it', async () => {
-    const b = await start({ everything: everything(), open: everything({ access: 'everyone' }) }, callsTool('nothing', {}));
-    await b.send({ text: 'what tools?', senderId: STRANGER });
-    const strangerTools = b.model.requests.at(-1)!.tools;
-    assert.ok(!strangerTools.some((t) => t.startsWith('everything__')), strangerTools.join(','));
-    assert.ok(strangerTools.includes('open__echo'), strangerTools.join(','));
-    await b.send('what tools?');
-    assert.ok(b.model.requests.at(-1)!.tools.includes('everything__echo'));
-  });
-
   it('lets a listed id use a server, and still refuses a stranger who is not listed', async () => {
     const b = await start({ listed: everything({ access: ['19990000002'] }) }, callsTool('nothing', {}));
     await b.send({ text: 'hi', senderId: STRANGER });
     assert.ok(b.model.requests.at(-1)!.tools.includes('listed__echo'));
     await b.send({ text: 'hi', senderId: '17770000003@s.whatsapp.net' });
     assert.ok(!b.model.requests.at(-1)!.tools.includes('listed__echo'));
-  });
-
-  it('offers no server tools in a group unless the entry says groups: true, even to an owner', async () => {
-    const b = await start({ everything: everything(), grouped: everything({ groups: true }) }, callsTool('nothing', {}));
-    await b.send({ text: '@bot what tools?', chatId: GROUP, isGroup: true, mentions: [BOT_ID], senderId: `${OWNER}@s.whatsapp.net` });
-    const groupTools = b.model.requests.at(-1)!.tools;
-    assert.ok(groupTools.includes('grouped__echo'), groupTools.join(','));
-    assert.ok(!groupTools.some((t) => t.startsWith('everything__')), groupTools.join(','));
   });
 
   it("gives a stdio server only its entry's environment: none of the bot's keys", async () => {
