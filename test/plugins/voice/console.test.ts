@@ -5,7 +5,7 @@ import path from 'node:path';
 import { FakeAudio } from '../../../app/testing/index.js';
 import { FakeGateway, lastUserText } from '../../fakes/openai-gateway.js';
 import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
-import { chatInProcess } from '../../helpers/console-in-process.js';
+import { runConsoleChat } from '../../helpers/console-chat.js';
 import { makeTone } from './audio-files.js';
 
 describe('voice in the console', function () {
@@ -47,7 +47,7 @@ describe('voice in the console', function () {
   });
 
   it(':quote on a voice note and :reply on the bot\'s voice reply are answered from their words, with no second transcription', async () => {
-    const run = await chatInProcess(':voice note.ogg\n:quote what did I ask for?\n.voice on\n:voice note.ogg\n:reply say that again\n', {
+    const run = await runConsoleChat(':voice note.ogg\n:quote what did I ask for?\n.voice on\n:voice note.ogg\n:reply say that again\n', {
       cwd: dir,
       env: { API_KEY: 'gateway-key-123456', BASE_URL: gw.url, MODEL: 'main-model', AUDIO_API_KEYS: 'console-audio-key-1', AUDIO_BASE_URL: audio.url, AUDIO_SPEECH_MODEL: 'tts-test', AUDIO_SPEECH_VOICE: 'nova' },
     });
@@ -64,7 +64,7 @@ describe('voice in the console', function () {
   });
 
   it('without an audio key the console says the bot cannot hear', async () => {
-    const run = await chatInProcess(':voice note.ogg\n.ping\n', {
+    const run = await runConsoleChat(':voice note.ogg\n.ping\n', {
       cwd: dir,
       env: { API_KEY: 'gateway-key-123456', BASE_URL: gw.url, MODEL: 'main-model', AUDIO_BASE_URL: audio.url },
     });
