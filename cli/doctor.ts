@@ -9,7 +9,7 @@ import { exitAfterFlush } from './run.js';
 /**
  * `npm run doctor`: checks this installation without starting the bot or taking its lock — Node, the build, `.env`
  * and `config.json`, each provider leg with one tiny real request, audio and search keys, the jail, ffmpeg, python,
- * yt-dlp, free disk, the data files, the WhatsApp session, a running bot, the web port. One line each with the fix;
+ * yt-dlp, free disk, the store database and any files of an earlier layout, the WhatsApp session, a running bot, the web port. One line each with the fix;
  * exit 0 when nothing is ✘, 1 otherwise; `--json` for machines. Never prints a key.
  */
 const USAGE = `npm run doctor [-- --json]

@@ -13,7 +13,10 @@ import { probeGateways } from '../../core/services/providers/health.js';
 import { checkChatLeg, maskKey, type LegCheck } from '../../core/services/providers/leg-check.js';
 import { normalizeBaseUrl } from '../../core/services/providers/normalize.js';
 import type { ProviderLeg } from '../../core/services/providers/types.js';
+import { DATABASE_FILE } from '../../core/services/store/database.js';
 import { formatBytes } from '../../core/services/store/disk-space.js';
+import type { DataSchema } from '../../core/services/store/schemas.js';
+import { MIGRATED_DIR } from '../../core/services/store/sql-chat-log.js';
 import { installedDataFiles } from '../data-schemas.js';
 import { portInUseMessage } from '../run.js';
 import { checkAudioKeys, checkSearchKey } from '../setup/key-checks.js';
@@ -228,18 +231,40 @@ async function diskCheck(dataDir: string, config: Record<string, any> | undefine
   return ok('disk', detail);
 }
 
-async function dataCheck(settings: Settings, cwd: string): Promise<DoctorCheck> {
-  if (!existsSync(settings.dataDir)) return ok('data files', `${settings.dataDir} does not exist yet (made at the first start)`);
-  const report = await checkDataFiles(settings.dataDir, await installedDataFiles(settings, cwd));
-  if (report.bad.length) {
+/**
+ * The data folder as this version keeps it: the store database opens and passes SQLite's quick check, no file of an
+ * earlier layout is left untaken (`declared`: the paths the database replaced), and what the bot set aside is named.
+ */
+export async function dataCheck(dataDir: string, declared: Array<{ path: string; schema: DataSchema }>): Promise<DoctorCheck> {
+  const name = 'data files';
+  if (!existsSync(dataDir)) return ok(name, `${dataDir} does not exist yet (made at the first start)`);
+  const report = await checkDataFiles(dataDir, declared);
+  const list = (files: string[]) => `${files.slice(0, 5).join(', ')}${files.length > 5 ? ', …' : ''}`;
+  if (typeof report.database === 'object') {
     return fail(
-      'data files',
-      `${report.bad.length} of ${report.checked} file(s) do not match their schema: ${report.bad.slice(0, 5).map((b) => `${b.file} ${b.reason}`).join('; ')}${report.bad.length > 5 ? '; …' : ''}`,
+      name,
+      `${DATABASE_FILE} ${report.database.problem.replace(/^the database /, '')}`,
+      `stop the bot and restore ${dataDir} from a backup (npm run restore); started as it is, the bot sets ${DATABASE_FILE} aside (bytes kept, ${DATABASE_FILE}.corrupt-<time>) and starts with an empty one`,
+    );
+  }
+  const bad = report.bad.filter((b) => b.file !== DATABASE_FILE);
+  if (bad.length) {
+    return fail(
+      name,
+      `${bad.length} file(s) of an earlier version do not match their schema: ${bad.slice(0, 5).map((b) => `${b.file} ${b.reason}`).join('; ')}${bad.length > 5 ? '; …' : ''}`,
       'at start the bot sets each aside (bytes kept) and that chat or feature starts empty; restore them from a backup (npm run restore) if they matter',
     );
   }
-  if (report.setAside.length) return warn('data files', `${report.checked} file(s) valid; ${report.setAside.length} set aside earlier: ${report.setAside.slice(0, 5).join(', ')}`, 'look at them, then delete them');
-  return ok('data files', `${report.checked} file(s) match their schemas`);
+  const store = report.database === 'ok' ? `${DATABASE_FILE} passes its integrity check` : `${DATABASE_FILE} not made yet (made at the first start)`;
+  if (report.earlier.length) {
+    return warn(
+      name,
+      `${store}; ${report.earlier.length} file(s) of an earlier version not yet taken into ${DATABASE_FILE}: ${list(report.earlier)}`,
+      `start the bot once (npm start): it takes them into ${DATABASE_FILE} and keeps the originals under ${path.join(dataDir, MIGRATED_DIR)}/ (a plugin's files, once that plugin is enabled)`,
+    );
+  }
+  if (report.setAside.length) return warn(name, `${store}; ${report.setAside.length} file(s) set aside earlier: ${list(report.setAside)}`, 'look at them (bytes kept as they were), then delete them');
+  return ok(name, `${store}; no file of an earlier version left`);
 }
 
 async function sessionCheck(dataDir: string): Promise<DoctorCheck> {
@@ -318,7 +343,7 @@ export async function runDoctor(options: DoctorOptions): Promise<{ checks: Docto
       bounded('jail', limit, () => jailCheck(settings)),
       bounded('programs', limit, () => programChecks(settings)),
       bounded('disk', limit, () => diskCheck(settings.dataDir, config)),
-      bounded('data files', limit, () => dataCheck(settings, cwd)),
+      bounded('data files', limit, async () => dataCheck(settings.dataDir, await installedDataFiles(settings, cwd))),
       bounded('session', limit, () => sessionCheck(settings.dataDir)),
       bounded('running', limit, () => lockAndPortChecks(settings, config)),
     );

@@ -5,6 +5,11 @@ import { checkDocument, checkValue, type DataSchema } from '../../core/services/
 
 export interface DataFilesReport {
   checked: number;
+  /** The store database (`data/store.db`): absent (made at the first start), ok, or what is wrong with it. */
+  database: 'absent' | 'ok' | { problem: string };
+  /** Files of an earlier version (a layout the store database replaced) that are still in place, valid: the next start
+   * takes them in and keeps them under `data/migrated/`. */
+  earlier: string[];
   /** Files that do not parse or do not match their schema: the bot would set them aside at load. */
   bad: Array<{ file: string; reason: string }>;
   /** Files the bot set aside earlier (`<name>.corrupt-<time>`), bytes kept for the owner to look at. */
@@ -46,16 +51,18 @@ async function setAsideFiles(dataDir: string, depth = 3): Promise<string[]> {
 }
 
 /**
- * Reads every data file the installation declares and checks it against its schema (with the migrations the bot
- * would apply), without changing anything.
+ * Checks the store database (read-only, so a running bot is not disturbed) and every file of an earlier version the
+ * installation declares (`declared`: the layouts the database replaced), each against its schema with the migrations
+ * the bot would apply, without changing anything. Such a file still in place has not been taken into the database.
  */
 export async function checkDataFiles(dataDir: string, declared: Array<{ path: string; schema: DataSchema }>): Promise<DataFilesReport> {
-  const report: DataFilesReport = { checked: 0, bad: [], setAside: await setAsideFiles(dataDir) };
+  const report: DataFilesReport = { checked: 0, database: 'absent', bad: [], earlier: [], setAside: await setAsideFiles(dataDir) };
   // The store database: read-only, so a running bot is not disturbed.
   const database = path.join(dataDir, DATABASE_FILE);
   if (await stat(database).then((s) => s.isFile(), () => false)) {
     report.checked++;
     const problem = checkDatabaseFile(database);
+    report.database = problem ? { problem } : 'ok';
     if (problem) report.bad.push({ file: DATABASE_FILE, reason: problem });
   }
   // A file declared by its own name is checked against its own schema only, never also as a `<chat>` of its folder
@@ -78,6 +85,7 @@ export async function checkDataFiles(dataDir: string, declared: Array<{ path: st
         // An append-only log (Store.chatLog): one item per line, each checked against the item schema.
         const problem = badLine(text, entry.schema);
         if (problem) report.bad.push({ file: relative, reason: problem });
+        else report.earlier.push(relative);
         continue;
       }
       let parsed: unknown;
@@ -89,6 +97,7 @@ export async function checkDataFiles(dataDir: string, declared: Array<{ path: st
       }
       const result = checkDocument(entry.schema, parsed);
       if (!result.ok) report.bad.push({ file: relative, reason: result.reason });
+      else report.earlier.push(relative);
     }
   }
   return report;
