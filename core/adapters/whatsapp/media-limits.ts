@@ -16,8 +16,10 @@ export const WHATSAPP_MEDIA_LIMITS: Readonly<Record<OutgoingMedia['kind'], numbe
   document: 2048 * MB,
 };
 
+/** Rounded up, so a file one byte over a limit never reads as the limit itself ("64 MB, more than the 64 MB"). */
 function inWords(bytes: number): string {
-  return bytes >= 1024 * MB ? `${Math.round(bytes / (1024 * MB))} GB` : bytes >= MB ? `${Math.round((bytes / MB) * 10) / 10} MB` : `${Math.round(bytes / 1024)} KB`;
+  const up = (n: number) => Math.ceil(n * 10) / 10;
+  return bytes >= 1024 * MB ? `${up(bytes / (1024 * MB))} GB` : bytes >= MB ? `${up(bytes / MB)} MB` : `${Math.ceil(bytes / 1024)} KB`;
 }
 
 /** Undefined when WhatsApp takes a `kind` of `size` bytes; else why not, in words a user understands. */

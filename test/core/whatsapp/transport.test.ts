@@ -451,9 +451,9 @@ describe('WhatsApp transport: messages in and out (fake socket)', () => {
     const socket = h.sockets.last;
     const refusal = async (media: Parameters<typeof h.transport.sendMedia>[1]) => (await h.transport.sendMedia(ALICE, media).then(() => undefined, (err: Error) => err))?.message;
     const over64 = await sized('over64.bin', 64 * MB + 1);
-    expect(await refusal({ kind: 'video', path: over64, mimetype: 'video/mp4' })).to.equal('cannot send the video: it is 64 MB, more than the 64 MB WhatsApp accepts for a video; sent as a document it could go');
+    expect(await refusal({ kind: 'video', path: over64, mimetype: 'video/mp4' })).to.equal('cannot send the video: it is 64.1 MB, more than the 64 MB WhatsApp accepts for a video; sent as a document it could go');
     expect(await refusal({ kind: 'audio', path: over64, mimetype: 'audio/mpeg' })).to.include('more than the 64 MB WhatsApp accepts for an audio');
-    expect(await refusal({ kind: 'document', path: await sized('over2g.bin', 2048 * MB + 1), fileName: 'huge.bin' })).to.equal('cannot send the document: it is 2 GB, more than the 2 GB WhatsApp accepts for a document');
+    expect(await refusal({ kind: 'document', path: await sized('over2g.bin', 2048 * MB + 1), fileName: 'huge.bin' })).to.equal('cannot send the document: it is 2.1 GB, more than the 2 GB WhatsApp accepts for a document');
     expect(socket.sent).to.deep.equal([]);
     expect(socket.uploads).to.deep.equal([]);
     // An audio file above the 16 MB of a voice note still goes.
