@@ -12,12 +12,6 @@ const COMPANIONS = ['-wal', '-shm', '-journal'] as const;
 
 type Connection = InstanceType<typeof Database>;
 /**
- * A write that joins the next transaction of the database, before its COMMIT (see `StoreDatabase.ride`): it runs its
- * statements and returns what to do once they are committed (or undefined when it had nothing to write).
- */
-export type Rider = () => (() => void) | undefined;
-
-/**
  * Commits (WAL frames, roughly) after which the WAL is checkpointed even without a quiet moment, and how long writes
  * must pause before one runs on its own. SQLite's automatic checkpoint (every 1000 pages) ran inside whichever commit
  * crossed the line: a message's reply waited 9–25 ms for it. Here it runs when the bot is quiet, and a steady stream
@@ -51,7 +45,6 @@ export class StoreDatabase {
   readonly file: string;
   private connection: Connection;
   private readonly statements = new Map<string, Statement>();
-  private readonly riders = new Set<Rider>();
   /** Commits since the last checkpoint, and the timer that checkpoints once writes pause. */
   private commits = 0;
   private quiet: NodeJS.Timeout | undefined;
@@ -104,36 +97,6 @@ export class StoreDatabase {
   }
 
   /**
-   * Lets a write join the next transaction run here (`transaction`), whoever runs it, instead of paying a commit of its
-   * own: a store that gathers its changes for a while (a document) rides along with the next history write. It runs
-   * once, inside a savepoint (its failure undoes only its own statements), and what it returns runs once the COMMIT
-   * succeeded. A store keeps its own timer for the write in case no transaction comes first.
-   */
-  ride(rider: Rider): void {
-    this.riders.add(rider);
-  }
-
-  /** Runs the riders inside the open transaction; returns what to run once it is committed. */
-  private runRiders(): Array<() => void> {
-    const confirms: Array<() => void> = [];
-    for (const rider of [...this.riders]) {
-      this.riders.delete(rider);
-      this.connection.exec('SAVEPOINT rider');
-      try {
-        const confirm = rider();
-        this.connection.exec('RELEASE rider');
-        if (confirm) confirms.push(confirm);
-      } catch (err) {
-        // SQLite may have rolled the whole transaction back (a full disk): then the transaction fails with it.
-        if (!this.connection.inTransaction) throw err;
-        this.connection.exec('ROLLBACK TO rider');
-        this.connection.exec('RELEASE rider');
-      }
-    }
-    return confirms;
-  }
-
-  /**
    * A commit happened: the WAL is checkpointed once writes pause for a moment, or at once after many commits without
    * a pause (SQLite's own automatic checkpoint is off, see CHECKPOINT_AFTER_COMMITS).
    */
@@ -178,10 +141,8 @@ export class StoreDatabase {
     this.connection.exec('BEGIN IMMEDIATE');
     try {
       const result = work();
-      const confirms = this.riders.size ? this.runRiders() : undefined;
       this.connection.exec('COMMIT');
       this.committed();
-      if (confirms) for (const confirm of confirms) confirm();
       return result;
     } catch (err) {
       if (this.connection.inTransaction) this.connection.exec('ROLLBACK');
@@ -205,7 +166,6 @@ export class StoreDatabase {
   close(): void {
     if (!this.connection.open) return;
     this.statements.clear();
-    this.riders.clear();
     clearTimeout(this.quiet);
     this.quiet = undefined;
     try {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { DataWriteError } from '../../api/errors.js';
 import { safeFileName } from '../../api/file-name.js';
 import type { DataDomain, Unsaved } from './data-domain.js';
-import { databaseFor, type Rider, type StoreDatabase } from './database.js';
+import { databaseFor, type StoreDatabase } from './database.js';
 import { checkDocument, fileVersionKey, type DataSchema } from './schemas.js';
 import { MIGRATED_DIR, tableOf } from './sql-chat-log.js';
 
@@ -260,25 +260,9 @@ export class SqlDoc<T> implements Unsaved {
     if (this.writing || this.retry || this.pause) return;
     const delay = this.docs.options.coalesceMs;
     // Not unref'd: a process that ends on its own still writes what it changed.
-    if (delay) {
-      this.pause = setTimeout(() => this.startWriting(), delay);
-      // Usually sooner: in the next transaction of the database (a history write), sharing its commit.
-      this.docs.db().ride(this.rider);
-    } else this.writing = this.write();
+    if (delay) this.pause = setTimeout(() => this.startWriting(), delay);
+    else this.writing = this.write();
   }
-
-  /** Writes the gathered change inside another store's transaction (see StoreDatabase.ride); its pause then ends. */
-  private readonly rider: Rider = () => {
-    if (!this.dirty || this.writing || this.retry || this.value === undefined || this.domain.gate.closed) return undefined;
-    this.docs.db().run(`INSERT INTO ${this.table} (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, [this.key, this.docs.serialize(this.value)]);
-    return () => {
-      this.dirty = false;
-      clearTimeout(this.pause);
-      this.pause = undefined;
-      this.domain.unsaved.delete(this);
-      this.wakeIdle();
-    };
-  };
 
   private startWriting(): void {
     if (this.pause) clearTimeout(this.pause);
