@@ -1,3 +1,4 @@
+import { pluginFiles } from '../../../core/kernel/bot/plugin-files.js';
 import { PluginStores } from '../../../core/services/store/plugin-store.js';
 import { WORKSPACE_STORES } from '../../../plugins/workspace/schemas.js';
 import { expect } from 'chai';
@@ -56,7 +57,7 @@ describe('workspace without a sandbox', function () {
       // As the core delivers them: validated, with the defaults filled in.
       options: () => ({ ...Value.Create(workspaceOptions), timeLimitSeconds: 5 }),
       setting: (name: string) => ({ WORKSPACE_UNSAFE_NO_SANDBOX: 'true' })[name],
-      dataDir,
+      files: pluginFiles(dataDir, 'workspace'),
       // What the core hands every plugin: its declared stores (plugins/workspace/schemas.ts).
       store: new PluginStores('workspace', dataDir, WORKSPACE_STORES),
       // The effect guard, where the plugin declares what its commands do (no command runs here).
