@@ -58,7 +58,7 @@ export type {
   ToolCall,
   ToolEffects,
   TriggerListing,
-} from './kernel/plugin/types.js';
+} from './kernel/plugin/message-context.js';
 /*
  * The errors a plugin can catch, each with its stable `code` (PLUGIN_…, see docs/reference/errors.md), and the shared
  * constants: one leaf module (core/api/errors.ts). Compare `err.code` rather than `instanceof` where a plugin may hold
@@ -92,7 +92,7 @@ export {
 /** A file name an id (a chat id, a username) cannot escape its folder with. */
 export { safeFileName } from './api/file-name.js';
 export type { TurnFact, TurnPlan, TurnRecord, TurnToolCall } from './kernel/plugin/turn-policy.js';
-export type { TurnPolicy } from './kernel/plugin/types.js';
+export type { TurnPolicy } from './kernel/plugin/message-context.js';
 /** The option-schema builder (TypeBox): JSON Schema at run time, a TypeScript type at compile time. */
 export { Type, type Static, type TObject, type TSchema } from '#typebox';
 /** The narrow views and ports the host hands out (host.settings, host.histories, host.memories, host.audioKeys, host.access). */

@@ -8,7 +8,7 @@ import type { AccessControl } from './access/access-control.js';
 import type { AutomationDesk } from './automation/desk.js';
 import { isBlocked } from './plugin/access.js';
 import type { PluginFailure, PluginState } from './plugin/registry.js';
-import type { AiService, MessageContext, PluginHost, SiteDeclaration, Tool } from './plugin/types.js';
+import type { AiService, MessageContext, PluginHost, SiteDeclaration, Tool } from './plugin/message-context.js';
 import type { EffectGuard, Reaction } from './guard/effect-guard.js';
 import type { StatusSource } from './status/status-report.js';
 import type { Jail } from '../services/jail/jail.js';

@@ -14,7 +14,7 @@ import { handledText } from '../pipeline/filters.js';
 import { messagePath } from '../pipeline/message-path.js';
 import { keptAsWatched } from '../pipeline/watched-chats.js';
 import type { PluginRegistry } from '../plugin/registry.js';
-import type { MessageContext, Plugin } from '../plugin/types.js';
+import type { MessageContext, Plugin } from '../plugin/message-context.js';
 import type { IncomingMessage } from '../port/message.js';
 import { boundDownloads } from '../pipeline/media-bounds.js';
 import type { ChatChanges } from './chat-changes.js';

@@ -14,7 +14,7 @@ import type { Capabilities } from '../capabilities/capabilities.js';
 import type { EffectGuard } from '../guard/effect-guard.js';
 import { isOwnerId } from '../plugin/access.js';
 import type { PluginRegistry, PluginState } from '../plugin/registry.js';
-import type { AiService, PluginHost, SiteDeclaration } from '../plugin/types.js';
+import type { AiService, PluginHost, SiteDeclaration } from '../plugin/message-context.js';
 import { findChatsOf } from '../port/transport.js';
 import type { StatusSource } from '../status/status-report.js';
 import type { StartedMessages } from './started-messages.js';

@@ -5,13 +5,13 @@ import { badArgsAnswer, toolArgProblems } from '../plugin/tool-args.js';
 import type { Capabilities } from '../capabilities/capabilities.js';
 import type { BotConfig } from '../../services/config/schema.js';
 import type { Logger } from '../../services/log/logger.js';
-import type { MessageContext, Tool } from '../plugin/types.js';
+import type { MessageContext, Tool } from '../plugin/message-context.js';
 import type { UserBudgets } from '../../services/providers/budgets.js';
 import { keepOwnFilesApart } from './tool-effects.js';
 import { ContextTooLongError, type ProviderChain } from '../../services/providers/provider-chain.js';
 import { frozenPart } from '../../services/providers/request-json.js';
 import { today } from '../../services/providers/usage.js';
-import type { AiService, RespondOptions } from '../plugin/types.js';
+import type { AiService, RespondOptions } from '../plugin/message-context.js';
 import type { ReplyCost } from '../status/status-report.js';
 import type { ProviderLeg } from '../../services/providers/types.js';
 import type { ChatMessage, CompleteOptions, CompletionResult } from '../../services/providers/chat-types.js';
@@ -31,7 +31,7 @@ import { argumentsRepeat, outsideTexts, repeatsWordsOf } from './repeated-words.
 import { effectsOf } from './tool-effects.js';
 import { isOwnerId } from '../plugin/access.js';
 import type { TurnPlan, TurnRecord, TurnToolCall } from '../plugin/turn-policy.js';
-import type { TurnPolicy } from '../plugin/types.js';
+import type { TurnPolicy } from '../plugin/message-context.js';
 import { pluginOfTool } from './tool-assembly.js';
 
 /** What the tool loop notes of a turn for its record (`.why`, cost). */

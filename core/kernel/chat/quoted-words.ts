@@ -2,7 +2,7 @@ import type { Capabilities } from '../capabilities/capabilities.js';
 import type { Logger } from '../../services/log/logger.js';
 import type { QuotedWordsEntry } from '../plugin/instance.js';
 import type { PluginRegistry } from '../plugin/registry.js';
-import type { MessageContext, QuotedWords } from '../plugin/types.js';
+import type { MessageContext, QuotedWords } from '../plugin/message-context.js';
 import type { IncomingMedia, QuotedMessage } from '../port/message.js';
 import { inIdList } from '../port/ids.js';
 import { calledOf, quotedDeletedSentence } from '../pipeline/quoted-deleted.js';

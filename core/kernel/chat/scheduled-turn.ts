@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AccessControl } from '../access/access-control.js';
 import type { BotConfig } from '../../services/config/schema.js';
 import { botAnswers, isBlocked, isOwnerMessage, senderIds } from '../plugin/access.js';
-import type { AiService, MessageContext } from '../plugin/types.js';
+import type { AiService, MessageContext } from '../plugin/message-context.js';
 import type { IncomingMessage } from '../port/message.js';
 import { userPart } from '../port/ids.js';
 import { isGroupChatOf, isOperator, type SessionState, type Transport } from '../port/transport.js';

@@ -1,7 +1,7 @@
 import type { Capabilities } from '../capabilities/capabilities.js';
 import type { Logger } from '../../services/log/logger.js';
 import { CORE_TOOLS, type PluginRegistry } from '../plugin/registry.js';
-import type { MessageContext, Tool } from '../plugin/types.js';
+import type { MessageContext, Tool } from '../plugin/message-context.js';
 
 /** The plugin that offers each tool object (a chat's profile allows tools by name or by plugin). */
 const offeredBy = new WeakMap<Tool, string>();

@@ -1,4 +1,4 @@
-import { UNDECLARED_EFFECTS, type Tool, type ToolEffects } from '../plugin/types.js';
+import { UNDECLARED_EFFECTS, type Tool, type ToolEffects } from '../plugin/message-context.js';
 
 const ACTS: ReadonlyArray<ToolEffects['acts']> = ['nothing', 'ownFiles', 'chats'];
 

@@ -1,4 +1,4 @@
-import type { MessageContext, Tool } from '../plugin/types.js';
+import type { MessageContext, Tool } from '../plugin/message-context.js';
 import { toolArgProblems } from '../plugin/tool-args.js';
 import type { EffectGuard } from './effect-guard.js';
 import { EFFECT_KINDS, type Actor, type EffectKind } from './policy.js';

@@ -3,7 +3,7 @@ import type { Middleware } from './compose.js';
 import { firstWord } from './match.js';
 import { botAnswers, isBlocked, senderIds } from '../plugin/access.js';
 import { userPart } from '../port/ids.js';
-import type { MessageContext } from '../plugin/types.js';
+import type { MessageContext } from '../plugin/message-context.js';
 import type { AccessControl } from '../access/access-control.js';
 import { isSelfChat, onOwnersNumber } from '../access/self-chat.js';
 

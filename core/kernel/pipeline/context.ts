@@ -2,7 +2,7 @@ import type { BotConfig } from '../../services/config/schema.js';
 import type { Logger } from '../../api/logger.js';
 import { mentionsBot, stripBotMentions } from '../mentions/mentions-bot.js';
 import { isOwnerMessage } from '../plugin/access.js';
-import type { AiService, MessageContext, PluginHost } from '../plugin/types.js';
+import type { AiService, MessageContext, PluginHost } from '../plugin/message-context.js';
 import type { HistoryEntry, HistoryStore } from '../../services/store/history.js';
 import type { MemoryStore } from '../../services/store/memory.js';
 import type { IncomingMessage, OutgoingMedia, SentMessage } from '../port/message.js';

@@ -2,7 +2,7 @@ import type { Capabilities } from '../capabilities/capabilities.js';
 import type { BotConfig } from '../../services/config/schema.js';
 import type { Logger } from '../../services/log/logger.js';
 import type { PluginRegistry } from '../plugin/registry.js';
-import type { MessageContext } from '../plugin/types.js';
+import type { MessageContext } from '../plugin/message-context.js';
 import type { IncomingMessage } from '../port/message.js';
 import type { Middleware } from './compose.js';
 import { looksBinary } from './match.js';

@@ -1,4 +1,4 @@
-import type { MessageContext } from '../plugin/types.js';
+import type { MessageContext } from '../plugin/message-context.js';
 import type { Middleware } from './compose.js';
 
 /** How long after a live location was answered its further updates are context, not questions. */

@@ -1,4 +1,4 @@
-import type { MessageContext, CommandMatch, Trigger } from '../plugin/types.js';
+import type { MessageContext, CommandMatch, Trigger } from '../plugin/message-context.js';
 
 /** Splits `.cmd rest` into the command word and its arguments, when the text starts with a word. */
 export function firstWord(text: string): { word: string; args: string } {

@@ -2,7 +2,7 @@ import type { Capabilities } from '../capabilities/capabilities.js';
 import type { BotConfig } from '../../services/config/schema.js';
 import type { AccessControl } from '../access/access-control.js';
 import type { PluginRegistry } from '../plugin/registry.js';
-import type { MessageContext } from '../plugin/types.js';
+import type { MessageContext } from '../plugin/message-context.js';
 import type { Transport } from '../port/transport.js';
 import { chatRules, whoIsAnswered } from './access-gate.js';
 import { compose } from './compose.js';

@@ -4,7 +4,7 @@ import type { Middleware } from './compose.js';
 import { firstWordOf, matchTrigger, type FirstWord, type TriggerHit } from './match.js';
 import type { HandlerEntry } from '../plugin/instance.js';
 import type { PluginRegistry, PluginState } from '../plugin/registry.js';
-import type { MessageContext } from '../plugin/types.js';
+import type { MessageContext } from '../plugin/message-context.js';
 
 export interface RoutingDeps {
   registry: PluginRegistry;

@@ -2,7 +2,7 @@ import type { BotConfig } from '../../services/config/schema.js';
 import type { Logger } from '../../api/logger.js';
 import { SendCancelledError } from '../../services/sending/outbox.js';
 import { ANSWER_WITHOUT_MENTION } from './access-gate.js';
-import type { MessageContext } from '../plugin/types.js';
+import type { MessageContext } from '../plugin/message-context.js';
 import type { SentMessage } from '../port/message.js';
 import type { Transport } from '../port/transport.js';
 import type { Middleware } from './compose.js';

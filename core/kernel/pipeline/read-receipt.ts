@@ -1,4 +1,4 @@
-import type { MessageContext } from '../plugin/types.js';
+import type { MessageContext } from '../plugin/message-context.js';
 import type { Transport } from '../port/transport.js';
 import type { Middleware } from './compose.js';
 

@@ -1,6 +1,6 @@
 import type { BotConfig } from '../../services/config/schema.js';
 import type { Middleware } from './compose.js';
-import type { MessageContext } from '../plugin/types.js';
+import type { MessageContext } from '../plugin/message-context.js';
 
 /**
  * The end of the pipeline: a message no plugin claimed. A bare sticker gets nothing. A media or a bare mention without a question (no plugin takes

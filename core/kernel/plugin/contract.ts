@@ -3,7 +3,7 @@ import path from 'node:path';
 import { dataFileOf } from '../../services/store/store-declarations.js';
 import { pluginErrors } from './errors.js';
 import { resolveOptions, resolveSection, type SectionRule } from './options.js';
-import type { Plugin, PluginSpec, Tool } from './types.js';
+import type { Plugin, PluginSpec, Tool } from './message-context.js';
 
 /**
  * `definePlugin`: the one way a plugin is made. The types of the contract are in types.ts (the core runs on the same

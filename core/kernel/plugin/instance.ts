@@ -1,9 +1,9 @@
-import type { TurnPolicy } from './types.js';
+import type { TurnPolicy } from './message-context.js';
 import type { TriggerHit } from '../pipeline/match.js';
 import { EFFECT_KINDS } from '../guard/policy.js';
 import type { IncomingMedia, MediaKind, QuotedMessage } from '../port/message.js';
 import { pluginErrors } from './errors.js';
-import type { ChatWatch, HandlerBase, PluginPanel, WatchedWordsReader, MessageContext, Plugin, PluginHost, PluginOffer, QuotedWords, Tool, Trigger } from './types.js';
+import type { ChatWatch, HandlerBase, PluginPanel, WatchedWordsReader, MessageContext, Plugin, PluginHost, PluginOffer, QuotedWords, Tool, Trigger } from './message-context.js';
 
 /** One trigger of a running plugin and what runs when it matches. */
 export interface HandlerEntry {

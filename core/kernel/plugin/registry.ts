@@ -6,7 +6,7 @@ import { pluginErrors } from './errors.js';
 import { PluginError } from '../../api/errors.js';
 import { instantiate, type PluginInstance } from './instance.js';
 import { resolveOptions, resolveSection, type SectionRule } from './options.js';
-import type { MessageContext, Plugin, PluginHost, PluginListing, Trigger, TriggerListing } from './types.js';
+import type { MessageContext, Plugin, PluginHost, PluginListing, Trigger, TriggerListing } from './message-context.js';
 
 export interface PluginState {
   plugin: Plugin;

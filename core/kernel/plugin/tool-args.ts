@@ -1,6 +1,6 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { lazyAjv } from '../../services/config/compiled-validator.js';
-import type { Tool } from './types.js';
+import type { Tool } from './message-context.js';
 
 /**
  * The model's arguments of a tool call, checked against the tool's `parameters` before `run`: defaults filled in, a
