@@ -10,7 +10,7 @@ import type { Logger } from '../core/services/log/logger.js';
 import { withCorePlugins } from '../core/kernel/core-plugins/index.js';
 import { discoverPlugins, type DiscoveryResult } from '../core/kernel/plugin/discover.js';
 import { optionProblems } from '../core/kernel/plugin/options.js';
-import type { Plugin } from '../core/kernel/plugin/message-context.js';
+import type { Plugin } from '../core/kernel/plugin/spec.js';
 
 /**
  * config.json as start reads it, in one place: `npm start`, `npm run chat` and `npm run doctor` all call

@@ -16,7 +16,7 @@ import { instrumentTransport } from '../core/services/metrics/instrument-transpo
 import { transportRestriction } from '../core/services/metrics/readiness.js';
 import { createLogger, isPrettyLogger, type Logger } from '../core/services/log/logger.js';
 import { acquireInstanceLock } from '../core/services/lifecycle/instance-lock.js';
-import type { Plugin } from '../core/kernel/plugin/message-context.js';
+import type { Plugin } from '../core/kernel/plugin/spec.js';
 import { UserBudgets } from '../core/services/providers/budgets.js';
 import { probeGateways } from '../core/services/providers/health.js';
 import { ProviderChain } from '../core/services/providers/provider-chain.js';

@@ -19,46 +19,41 @@
  * });
  */
 export { definePlugin, defineTool } from './kernel/plugin/contract.js';
+export type { Awaitable } from './kernel/plugin/awaitable.js';
+export type { ChatHistoryView, ChatMemoryView } from './kernel/plugin/chat-views.js';
 export type {
-  AiService,
-  Awaitable,
-  CapabilityDeclaration,
-  ChatHistoryView,
-  ChatMemoryView,
   CommandContext,
   CommandHandler,
   CommandMatch,
-  ConfigSectionDeclaration,
-  DataFileDeclaration,
   HandlerBase,
   LiteralHandler,
   MediaContext,
   MediaHandler,
-  MessageContext,
   ObserverHandler,
-  Plugin,
-  PluginHost,
-  PluginOffer,
-  PluginSpec,
   PredicateHandler,
-  QuotedWords,
-  QuotedWordsReader,
-  PanelAction,
-  PanelTable,
-  PluginPanel,
-  WatchedMedia,
-  WatchedWordsReader,
+} from './kernel/plugin/handlers.js';
+export type { PluginListing, TriggerListing } from './kernel/plugin/listing.js';
+export type {
+  AiService,
+  MessageContext,
+  PluginHost,
   RespondOptions,
-  SettingDeclaration,
-  PluginListing,
-  SiteDeclaration,
-  SiteHandler,
-  SiteRequest,
   Tool,
   ToolCall,
-  ToolEffects,
-  TriggerListing,
 } from './kernel/plugin/message-context.js';
+export type { PluginOffer, QuotedWords, QuotedWordsReader } from './kernel/plugin/offer.js';
+export type { PanelAction, PanelTable, PluginPanel } from './kernel/plugin/panel.js';
+export type { SiteDeclaration, SiteHandler, SiteRequest } from './kernel/plugin/site.js';
+export type {
+  CapabilityDeclaration,
+  ConfigSectionDeclaration,
+  DataFileDeclaration,
+  Plugin,
+  PluginSpec,
+  SettingDeclaration,
+} from './kernel/plugin/spec.js';
+export type { ToolEffects } from './kernel/plugin/tool-effects.js';
+export type { WatchedMedia, WatchedWordsReader } from './kernel/plugin/watch.js';
 /*
  * The errors a plugin can catch, each with its stable `code` (PLUGIN_…, see docs/reference/errors.md), and the shared
  * constants: one leaf module (core/api/errors.ts). Compare `err.code` rather than `instanceof` where a plugin may hold
@@ -92,7 +87,7 @@ export {
 /** A file name an id (a chat id, a username) cannot escape its folder with. */
 export { safeFileName } from './api/file-name.js';
 export type { TurnFact, TurnPlan, TurnRecord, TurnToolCall } from './kernel/plugin/turn-policy.js';
-export type { TurnPolicy } from './kernel/plugin/message-context.js';
+export type { TurnPolicy } from './kernel/plugin/offer.js';
 /** The option-schema builder (TypeBox): JSON Schema at run time, a TypeScript type at compile time. */
 export { Type, type Static, type TObject, type TSchema } from '#typebox';
 /** The narrow views and ports the host hands out (host.settings, host.histories, host.memories, host.audioKeys, host.access). */

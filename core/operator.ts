@@ -66,7 +66,8 @@ export { capabilityMark, capabilityWord } from './kernel/capabilities/capabiliti
 export type { CapabilityStatus } from './api/capability-status.js';
 export { corePluginRule } from './kernel/core-plugins/index.js';
 export { optionProblems, sectionProblems, type SectionRule } from './kernel/plugin/options.js';
-export type { PanelTable, Plugin } from './kernel/plugin/message-context.js';
+export type { PanelTable } from './kernel/plugin/panel.js';
+export type { Plugin } from './kernel/plugin/spec.js';
 export { isLid, userPart } from './kernel/port/ids.js';
 export type { SessionState, Transport } from './kernel/port/transport.js';
 export { humanDuration, legStateInWords, projectVersion, startCheckInWords } from './kernel/status/status-report.js';

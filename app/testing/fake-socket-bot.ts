@@ -6,7 +6,7 @@ import type { WAMessage } from '@whiskeysockets/baileys';
 import { createApp, type App, type AppOptions } from '../app.js';
 import { isPlugin } from '../../core/kernel/plugin/contract.js';
 import { pluginErrors } from '../../core/kernel/plugin/errors.js';
-import type { Plugin } from '../../core/kernel/plugin/message-context.js';
+import type { Plugin } from '../../core/kernel/plugin/spec.js';
 import type { WhatsAppTransport } from '../../core/adapters/whatsapp/whatsapp-transport.js';
 import type { WhatsAppTransportOptions } from '../../core/adapters/whatsapp/options.js';
 import { FakeModel } from './fake-model.js';

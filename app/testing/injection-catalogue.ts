@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { definePlugin, defineTool } from '../../core/kernel/plugin/contract.js';
-import type { Plugin } from '../../core/kernel/plugin/message-context.js';
+import type { Plugin } from '../../core/kernel/plugin/spec.js';
 import { Type } from '#typebox';
 import type { BotAction, PushInput } from '../../core/adapters/memory/memory-transport.js';
 import { allTexts, FakeModel, obeyingModel, type ModelRequest } from './fake-model.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { install as installFakeTimers, type Clock as InstalledClock } from '@sinonjs/fake-timers';
 import { createApp, type App } from '../app.js';
-import type { Plugin } from '../../core/kernel/plugin/message-context.js';
+import type { Plugin } from '../../core/kernel/plugin/spec.js';
 import { isPlugin } from '../../core/kernel/plugin/contract.js';
 import { pluginErrors } from '../../core/kernel/plugin/errors.js';
 import { MemoryTransport, type BotAction, type PushInput } from '../../core/adapters/memory/memory-transport.js';

@@ -9,7 +9,7 @@ import { BufferJSON, initAuthCreds } from '@whiskeysockets/baileys';
 import { createApp, type App } from '../app.js';
 import { isPlugin } from '../../core/kernel/plugin/contract.js';
 import { pluginErrors } from '../../core/kernel/plugin/errors.js';
-import type { Plugin } from '../../core/kernel/plugin/message-context.js';
+import type { Plugin } from '../../core/kernel/plugin/spec.js';
 import type { WhatsAppTransport } from '../../core/adapters/whatsapp/whatsapp-transport.js';
 import { FakeModel } from './fake-model.js';
 import { whatsAppTransportOf } from './whatsapp-transport-of.js';

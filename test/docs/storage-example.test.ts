@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { register } from 'tsx/esm/api';
 import { discoverPlugins } from '../../core/kernel/plugin/discover.js';
-import type { Plugin } from '../../core/kernel/plugin/message-context.js';
+import type { Plugin } from '../../core/kernel/plugin/spec.js';
 import { MemoryTransport } from '../../core/adapters/memory/memory-transport.js';
 import type { OutgoingMedia, SentMessage } from '../../core/kernel/port/message.js';
 import mydata from '../../plugins/mydata/index.js';

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Plugin } from '../../core/kernel/plugin/message-context.js';
+import type { Plugin } from '../../core/kernel/plugin/spec.js';
 import { startWebServer, type WebAppOptions, type WebServer } from '../../web/server.js';
 import { startTestBot, type TestBot } from '../../app/testing/index.js';
 import { openExample } from '../helpers/checkout.js';

@@ -30,7 +30,9 @@ import { DeletedMessages, DELETED_MESSAGES_STORE } from '../pipeline/deleted-mes
 import { isOwnerId } from '../plugin/access.js';
 import type { QuotedWordsEntry } from '../plugin/instance.js';
 import { PluginRegistry, type CoreRule, type PluginFailure } from '../plugin/registry.js';
-import type { AiService, MessageContext, Plugin, Tool, TurnPolicy } from '../plugin/message-context.js';
+import type { AiService, MessageContext, Tool } from '../plugin/message-context.js';
+import type { TurnPolicy } from '../plugin/offer.js';
+import type { Plugin } from '../plugin/spec.js';
 import type { IncomingMessage } from '../port/message.js';
 import { privateChatIdOf } from '../port/transport.js';
 import { ChatChanges } from './chat-changes.js';

@@ -31,7 +31,7 @@ import { argumentsRepeat, outsideTexts, repeatsWordsOf } from './repeated-words.
 import { effectsOf } from './tool-effects.js';
 import { isOwnerId } from '../plugin/access.js';
 import type { TurnPlan, TurnRecord, TurnToolCall } from '../plugin/turn-policy.js';
-import type { TurnPolicy } from '../plugin/message-context.js';
+import type { TurnPolicy } from '../plugin/offer.js';
 import { pluginOfTool } from './tool-assembly.js';
 
 /** What the tool loop notes of a turn for its record (`.why`, cost). */

@@ -1,4 +1,5 @@
-import { UNDECLARED_EFFECTS, type Tool, type ToolEffects } from '../plugin/message-context.js';
+import type { Tool } from '../plugin/message-context.js';
+import { UNDECLARED_EFFECTS, type ToolEffects } from '../plugin/tool-effects.js';
 
 const ACTS: ReadonlyArray<ToolEffects['acts']> = ['nothing', 'ownFiles', 'chats'];
 

@@ -1,5 +1,5 @@
 import { pluginErrors } from '../plugin/errors.js';
-import type { Plugin } from '../plugin/message-context.js';
+import type { Plugin } from '../plugin/spec.js';
 import chat from './chat.js';
 import guard from './guard.js';
 import help from './help.js';

@@ -1,4 +1,5 @@
-import type { MessageContext, CommandMatch, Trigger } from '../plugin/message-context.js';
+import type { CommandMatch, Trigger } from '../plugin/handlers.js';
+import type { MessageContext } from '../plugin/message-context.js';
 
 /** Splits `.cmd rest` into the command word and its arguments, when the text starts with a word. */
 export function firstWord(text: string): { word: string; args: string } {

@@ -1,7 +1,7 @@
 import type { Capabilities } from '../capabilities/capabilities.js';
 import type { Logger } from '../../services/log/logger.js';
 import type { PluginRegistry } from '../plugin/registry.js';
-import type { WatchedMedia } from '../plugin/message-context.js';
+import type { WatchedMedia } from '../plugin/watch.js';
 import { isSelfChat } from '../port/ids.js';
 import type { IncomingMedia, IncomingMessage } from '../port/message.js';
 

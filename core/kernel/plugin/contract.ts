@@ -3,11 +3,12 @@ import path from 'node:path';
 import { dataFileOf } from '../../services/store/store-declarations.js';
 import { pluginErrors } from './errors.js';
 import { resolveOptions, resolveSection, type SectionRule } from './options.js';
-import type { Plugin, PluginSpec, Tool } from './message-context.js';
+import type { Tool } from './message-context.js';
+import type { Plugin, PluginSpec } from './spec.js';
 
 /**
- * `definePlugin`: the one way a plugin is made. The types of the contract are in types.ts (the core runs on the same
- * ones); this module checks a spec and freezes it.
+ * `definePlugin`: the one way a plugin is made. The types of the contract are in spec.ts, offer.ts, handlers.ts and
+ * message-context.ts (the core runs on the same ones); this module checks a spec and freezes it.
  */
 
 const NAME = /^[a-z][a-z0-9-]{0,39}$/;

@@ -7,7 +7,7 @@ import { exports as exportsOf, legacy as legacyEntryOf } from 'resolve.exports';
 import type { Logger } from '../../services/log/logger.js';
 import { isPlugin, pluginBrand, CONTRACT_VERSION } from './contract.js';
 import { pluginErrors } from './errors.js';
-import type { Plugin } from './message-context.js';
+import type { Plugin } from './spec.js';
 
 export interface DiscoveryResult {
   plugins: Plugin[];

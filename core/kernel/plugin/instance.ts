@@ -1,9 +1,14 @@
-import type { TurnPolicy } from './message-context.js';
+import type { TurnPolicy } from './offer.js';
 import type { TriggerHit } from '../pipeline/match.js';
 import { EFFECT_KINDS } from '../guard/policy.js';
 import type { IncomingMedia, MediaKind, QuotedMessage } from '../port/message.js';
 import { pluginErrors } from './errors.js';
-import type { ChatWatch, HandlerBase, PluginPanel, WatchedWordsReader, MessageContext, Plugin, PluginHost, PluginOffer, QuotedWords, Tool, Trigger } from './message-context.js';
+import type { HandlerBase, Trigger } from './handlers.js';
+import type { MessageContext, PluginHost, Tool } from './message-context.js';
+import type { PluginOffer, QuotedWords } from './offer.js';
+import type { PluginPanel } from './panel.js';
+import type { Plugin } from './spec.js';
+import type { ChatWatch, WatchedWordsReader } from './watch.js';
 
 /** One trigger of a running plugin and what runs when it matches. */
 export interface HandlerEntry {

@@ -1,68 +1,28 @@
-import type { TurnPlan, TurnRecord } from './turn-policy.js';
-import type { Static, TObject, TSchema, TUnknown } from '#typebox';
+import type { Static, TObject, TSchema } from '#typebox';
 import type { PluginStore } from '../../services/store/store-api.js';
-import type { StoreDeclaration } from '../../services/store/store-declarations.js';
 import type { Capabilities } from '../capabilities/capabilities.js';
-import type { CapabilityStatus } from '../../api/capability-status.js';
 import type { BotConfig } from '../../services/config/schema.js';
 import type { Logger } from '../../api/logger.js';
-import type { AppendOptions, HistoryEntry } from '../../services/store/history.js';
 import type { AccessDecisions, AudioKeys, HistoryView, MemoryView, PersonalData, PluginFiles, SettingsReader } from './ports.js';
-import type { MemoryFact } from '../../services/store/memory.js';
-import type { IncomingMedia, IncomingMessage, MediaKind, OutgoingContact, OutgoingLocation, OutgoingMedia, OutgoingPoll, QuotedMessage, SentMessage } from '../port/message.js';
+import type { IncomingMessage, OutgoingContact, OutgoingLocation, OutgoingMedia, OutgoingPoll, SentMessage } from '../port/message.js';
 import type { LegHealth, ProviderLeg } from '../../services/providers/types.js';
 import type { ChatMessage, CompleteOptions, CompletionResult } from './chat-completion.js';
 import type { OwnerNotifier } from '../../services/notices/owner-notifier.js';
 import type { Jail } from '../../services/jail/jail.js';
 import type { ReplyCost, StatusReport } from '../status/status-report.js';
-import type { DataSchema } from '../../services/store/schemas.js';
 import type { QuotedContentInput } from '../chat/quoted-content.js';
-import type { EffectKind } from '../guard/policy.js';
 import type { EffectsPort } from '../guard/types.js';
+import type { Awaitable } from './awaitable.js';
+import type { ChatHistoryView, ChatMemoryView } from './chat-views.js';
+import type { PluginListing } from './listing.js';
+import type { SiteDeclaration } from './site.js';
+import type { ToolEffects } from './tool-effects.js';
 
 /*
- * The plugin contract, one set of types the core itself runs on: a plugin is a factory that declares what it is
- * (`PluginSpec`: name, options, needs, what it provides) and `setup(host)` returns what it offers (`PluginOffer`).
- * State lives in setup's closure, one per running bot. `definePlugin` (contract.ts) checks a spec and freezes it.
+ * One message as a handler receives it, and what it reaches through it: the plugin's host, the AI service and the
+ * tools a plugin offers the model. They refer to each other (a context has its host and the AI, the AI answers a
+ * context and takes tools, a tool call carries the context), so they live in one module: apart they would form a circle.
  */
-
-export type Awaitable<T> = T | Promise<T>;
-
-/** The command a message invoked, when a command or literal trigger matched. */
-export interface CommandMatch {
-  /** The command as typed, e.g. `.ping` or `/ws`. */
-  word: string;
-  /** The rest of the text after the command word, trimmed. */
-  args: string;
-}
-
-/** The chat's history as a plugin sees it: bound to the current chat. */
-export interface ChatHistoryView {
-  recent(limit?: number): Promise<HistoryEntry[]>;
-  /** Adds an entry (see `HistoryStore.append`: `writeAfterIo` writes it while an upstream request is out). */
-  append(entry: HistoryEntry, options?: AppendOptions): Promise<void>;
-  /**
-   * Records the message being handled in the chat's history, as `text` (a voice note's transcript, say) — once:
-   * the core then does not record it again (in a group, a message not addressed to the bot is kept as context).
-   *
-   * @example
-   * await ctx.history.recordIncoming(transcript, { media: 'voice' });
-   */
-  recordIncoming(text: string, extra?: { media?: string }): Promise<void>;
-  /** True once the message being handled is in the history (by `recordIncoming`). */
-  incomingRecorded(): boolean;
-  /**
-   * True when the message being handled was in the history and a delete (its sender's `.mydata delete`, a delete for
-   * everyone) or an edit took it out since: its answer is then kept nowhere, since it may repeat the removed words.
-   */
-  incomingRemoved(): boolean;
-}
-
-/** The chat's memory as a plugin sees it: bound to the current chat. */
-export interface ChatMemoryView {
-  facts(): Promise<MemoryFact[]>;
-  remember(text: string): Promise<void>;
-}
 
 /**
  * One message as the core handles it and every handler receives it, seen through one plugin (`host` and `log` are
@@ -128,70 +88,6 @@ export interface MessageContext<O = unknown> {
   readonly state: Record<string, unknown>;
 }
 
-/** A command or literal handler's context: the command word as typed and its arguments are always there. */
-export interface CommandContext<O = unknown> extends MessageContext<O> {
-  readonly command: CommandMatch;
-  /** The rest of the line after the command word, trimmed ('' when nothing follows). */
-  readonly args: string;
-}
-
-/** A media handler's context: the media the trigger matched is always there. */
-export interface MediaContext<O = unknown> extends MessageContext<O> {
-  readonly media: IncomingMedia;
-}
-
-/**
- * What every handler may declare besides its trigger: help lines, and the capabilities it needs on top of the
- * plugin's own `needs` (the handler is not run while one is missing; `missing` is said instead).
- */
-export interface HandlerBase {
-  help?: string;
-  /** Capabilities this handler needs besides the plugin's (e.g. `audio` for the one handler that transcribes). */
-  needs?: string[];
-  /** The reply when this handler matches but one of its needs is missing. Default: the plugin's `missing`. */
-  missing?: string | ((missing: string[]) => string);
-}
-
-/** `.roll` with the configured prefix; `args` holds the rest of the line. */
-export interface CommandHandler<O = unknown> extends HandlerBase {
-  command: string;
-  /** Shown in `.help`, written with the default "." prefix (it is shown with the configured one). */
-  usage?: string;
-  run(ctx: CommandContext<O>): Awaitable<unknown>;
-}
-/** A fixed first word whatever the prefix, such as `/ws`. */
-export interface LiteralHandler<O = unknown> extends HandlerBase {
-  literal: string;
-  usage?: string;
-  run(ctx: CommandContext<O>): Awaitable<unknown>;
-}
-/** A message carrying media of one of these kinds. */
-export interface MediaHandler<O = unknown> extends HandlerBase {
-  media: MediaKind | MediaKind[];
-  run(ctx: MediaContext<O>): Awaitable<unknown>;
-}
-/**
- * An observer that needs capabilities besides the plugin's: the core does not run it while one is missing (checked at
- * every message, so a capability lost at run time stops it and a recovered one starts it again), and the start log
- * names it with `missing`, the sentence saying what is off meanwhile.
- *
- * @example
- * observers: [{ needs: ['audio'], missing: 'voice notes are not transcribed or archived', run: (ctx) => archive(ctx) }]
- */
-export interface ObserverHandler<O = unknown> {
-  needs?: string[];
-  /** What is off while a need is missing, for the start log (e.g. 'voice notes are not archived'). */
-  missing?: string;
-  run(ctx: MessageContext<O>): Awaitable<unknown>;
-}
-
-/** Any predicate (e.g. "this user has a workspace open"); `usage` puts it in `.help` (e.g. `usage: '(photo)'`). */
-export interface PredicateHandler<O = unknown> extends HandlerBase {
-  when(ctx: MessageContext<O>): boolean;
-  usage?: string;
-  run(ctx: MessageContext<O>): Awaitable<unknown>;
-}
-
 /** What the core binds into every tool call: the model can never choose the chat or user. */
 export interface ToolCall<O = unknown> {
   chatId: string;
@@ -241,336 +137,6 @@ export interface Tool<P extends TSchema = TObject> {
   progress?: string;
   run(args: Static<P>, call: ToolCall): Awaitable<unknown>;
 }
-
-/**
- * What `setup(host)` returns. Within a plugin, handlers are tried in this order: commands, literals, media,
- * predicates; the first that matches handles the message. (There are no `patterns`: a predicate testing `ctx.text`
- * does what one did, and a plugin still offering them is refused with PLUGIN_REMOVED_PART.)
- */
-export interface PluginOffer<O = unknown> {
-  commands?: CommandHandler<O>[];
-  literals?: LiteralHandler<O>[];
-  media?: MediaHandler<O>[];
-  predicates?: PredicateHandler<O>[];
-  /**
-   * See every message of a chat the bot takes part in, addressed to it or not, before routing (never one of a group no
-   * owner opened, a paused chat or a held stranger); never stop other plugins from running. A plain
-   * function, or `{ needs, missing, run }` for one that needs capabilities besides the plugin's.
-   */
-  observers?: Array<((ctx: MessageContext<O>) => Awaitable<unknown>) | ObserverHandler<O>>;
-  /**
-   * Tools offered to the main model: a list, or a function giving the tools for one message (for tools found at
-   * run time, or offered only to some senders or chats). A function's tools are not checked at registration: one
-   * whose name another plugin (or the core) already offers is left out of that message, with a log line.
-   */
-  tools?: Tool<any>[] | ((ctx: MessageContext<O>) => Tool<any>[]);
-  /**
-   * Puts a quoted message of these media kinds into words for the model. When any AI turn (`ctx.ai.respond`, from any
-   * plugin or the core's free-text answer) replies to a message of such a kind, the core asks the first active plugin
-   * offering that kind (its `needs` met, the sender allowed to use it) and gives the model the words as quoted content,
-   * marked as never instructions; they are not written to the chat's history. A quote of a message deleted for
-   * everyone never reaches `read`: the turn is answered with the one sentence that says so. Asked once per message.
-   *
-   * @example
-   * quotedWords: [{ media: ['voice', 'audio'], read: async (ctx, quoted) => ({ words: await transcriptOf(ctx.chatId, quoted.id) }) }]
-   */
-  quotedWords?: QuotedWordsReader<O>[];
-  /**
-   * A read-only watch of chats the owner chose (`.watch`): `isWatched(chatId)` names them, and `keep(message)` gets
-   * each message of a watched chat — anyone's, the owner's own typing included — and of no other chat. The core
-   * answers nothing in a watched chat and never offers a message of one to handlers, observers or the model; the
-   * account's own "Message yourself" chat is never watched. A failing `keep` is logged, never told in the chat.
-   */
-  watch?: ChatWatch;
-  /**
-   * Puts media of a watched chat into words (a voice note's transcript) for the plugin that keeps the chat, when it
-   * asks (`keep(message, media)` → `media.words()`). The core asks the first active plugin offering that kind, its
-   * `needs` met. What it costs is the owner's: they chose to watch the chat and to have its media put into words.
-   *
-   * @example
-   * watchedWords: [{ media: ['voice', 'audio'], needs: ['audio'], read: async (message) => (await transcribe(await message.media.download())).text }]
-   */
-  watchedWords?: WatchedWordsReader[];
-  /**
-   * The plugin's panel on the dashboard's Plugins view (owners only, behind the dashboard's login): tables of what it
-   * keeps, read each time the page is shown, and actions of one text field each (watching a chat from the dashboard,
-   * say). Nothing of it reaches a chat; an action answers the sentence the page shows after it.
-   *
-   * @example
-   * panel: { read: async () => [{ caption: 'Watched chats', columns: ['chat'], rows: names.map((n) => [n]) }], actions: [{ name: 'unwatch', label: 'Stop watching', field: 'chat name', run: (name) => unwatch(name) }] }
-   */
-  panel?: PluginPanel;
-  /**
-   * Core plugins only (another plugin's is ignored): the owner's rules around every AI turn — the chat's profile
-   * (model, tools, answer length), money caps, and the record of what each turn was. See `TurnPolicy`.
-   */
-  turnPolicy?: TurnPolicy;
-  /** Timers and resources to release when the bot stops. */
-  stop?(): Awaitable<void>;
-}
-
-/** See `PluginOffer.watch`. */
-export interface ChatWatch {
-  isWatched(chatId: string): boolean;
-  keep(message: IncomingMessage, media: WatchedMedia): Awaitable<void>;
-}
-
-/** What `ChatWatch.keep` may ask the core about a watched message's media. */
-export interface WatchedMedia {
-  /**
-   * The media's words from the plugin that offers them for its kind (`watchedWords`), asked now: undefined when the
-   * message has no media, no active plugin offers its kind (or its `needs` are unmet), or the reader found none or failed.
-   */
-  words(): Promise<string | undefined>;
-}
-
-/** See `PluginOffer.panel`. */
-export interface PluginPanel {
-  read(): Awaitable<PanelTable[]>;
-  actions?: PanelAction[];
-}
-
-/** One table of a plugin's dashboard panel: plain text cells (escaped when shown). */
-export interface PanelTable {
-  caption: string;
-  columns: string[];
-  rows: string[][];
-  /** Shown instead of an empty table. */
-  empty?: string;
-}
-
-/** One action of a plugin's dashboard panel: a button with one text field; `run` answers the sentence shown after it. */
-export interface PanelAction {
-  /** Its id in the form (letters, digits, `-`). */
-  name: string;
-  /** The button's words ("Watch"). */
-  label: string;
-  /** What the text field asks for ("chat name or number"). */
-  field: string;
-  run(value: string): Awaitable<string>;
-}
-
-/** See `PluginOffer.watchedWords`. */
-export interface WatchedWordsReader {
-  media: MediaKind | MediaKind[];
-  /** Capabilities the reader needs besides the plugin's; while one is missing, it is not asked. */
-  needs?: string[];
-  /** The words of the message's media, or undefined when it cannot say them (too long, no longer served). */
-  read(message: IncomingMessage & { media: IncomingMedia }): Awaitable<string | undefined>;
-}
-
-/**
- * A plugin's offer to put quoted messages of some media kinds into words (a voice note's transcript, say), for any AI
- * turn that replies to one. `ctx` is the turn's context seen through this plugin (its host and options).
- */
-export interface QuotedWordsReader<O = unknown> {
-  media: MediaKind | MediaKind[];
-  /** Capabilities the reader needs besides the plugin's; while one is missing, it is not asked. */
-  needs?: string[];
-  read(ctx: MessageContext<O>, quoted: QuotedMessage & { media: IncomingMedia }): Awaitable<QuotedWords>;
-}
-
-/**
- * What a reader found for a quoted message: its `words` (and a `notice` put before the answer, such as "I listened to
- * it just now"); or `unavailable`, the sentence the sender gets instead of an answer (it was erased, it cannot be
- * heard now), without asking the model; or undefined when it has nothing to add (the turn goes on as it is).
- */
-export type QuotedWords = { words: string; notice?: string } | { unavailable: string } | undefined;
-
-/**
- * A capability a plugin owns: detected at start for the one start-log table, needed by name by any plugin.
- * `detect` answers true/false or `{ ok, detail }`; when it is not ok without a detail, `missing` is the sentence shown.
- */
-export interface CapabilityDeclaration {
-  name: string;
-  detect(host: PluginHost<any, any>): Awaitable<boolean | CapabilityStatus>;
-  /** Re-checked when used, for capabilities that change at run time (keys exhausted). */
-  live?(): CapabilityStatus;
-  missing: string;
-  /** For owners: how to get it when it is missing, in plain words (the start report prints it next to "off"). */
-  fix?: string;
-}
-
-/** An environment setting a plugin reads; the start log says whether it is set (never its value). */
-export interface SettingDeclaration {
-  name: string;
-  description: string;
-}
-
-/**
- * A kind of data file a plugin's `stores` stand for (each declaration's, and the `earlierFiles` of layouts it was
- * converted from): the backup manifest names its version (a backup made by a newer version is refused at restore),
- * `npm run doctor` checks the files, and, for a path without placeholders in its folder, the temporary files an
- * interrupted write left there are swept at start.
- */
-export interface DataFileDeclaration {
-  /** Where, relative to DATA_DIR; `<name>` marks a part that varies, e.g. `workspaces/index/<id>.json`. */
-  path: string;
-  schema: DataSchema;
-}
-
-/**
- * A top-level key of config.json that the plugin owns, for settings owners expect at the top (a time zone, say):
- * validated with `schema` (and `check`) at load and at every dashboard edit, shown on the dashboard, read typed with
- * `host.section()`. An invalid value never stops the bot: the start log and the dashboard name it, the plugin gets
- * the default, and the file is left as the owner wrote it. A key the core owns (`prefix`, `plugins`, …) or another
- * plugin already claimed is refused (`PLUGIN_CONFIG_KEY_TAKEN`).
- *
- * @example
- * configSection: { key: 'timeZone', schema: Type.String({ default: '', description: 'IANA time zone' }), check: (z) => (!z || isZone(z) ? undefined : 'is not a time zone') }
- */
-export interface ConfigSectionDeclaration<C extends TSchema = TSchema> {
-  /** The top-level key, letters and digits starting with a letter (`timeZone`). */
-  key: string;
-  /** TypeBox schema of its value, with a default its own schema accepts; its `description` is shown on the dashboard. */
-  schema: C;
-  /** What the schema cannot say (a real time zone name): the problem in words, or undefined when the value is fine. */
-  check?(value: Static<C>): string | undefined;
-}
-
-export interface PluginSpec<S extends TObject, C extends TSchema = TUnknown> {
-  /** Lowercase letters, digits and dashes; the plugin's key in config.json `plugins`. */
-  name: string;
-  /** Shown in `.help` and in the dashboard. */
-  description: string;
-  /** The options in config.json `plugins.<name>`, as a TypeBox object with defaults (`Type.Object({ … })`). */
-  options?: S;
-  /** Capabilities the plugin needs; its handlers and tools wait for them (`missing` is said instead). */
-  needs?: string[];
-  /** The reply when a handler matches but a needed capability is missing. Default: names what is missing. */
-  missing?: string | ((missing: string[]) => string);
-  provides?: CapabilityDeclaration[];
-  settings?: SettingDeclaration[];
-  /**
-   * Options that moved from config.json to environment settings (option → setting name), because they run a program
-   * or open a hole. An old config.json keeping them starts with a warning naming them; the dashboard refuses them.
-   *
-   * @example
-   * movedToEnv: { ytdlpPath: 'YTDLP_PATH' }
-   */
-  movedToEnv?: Readonly<Record<string, string>>;
-  /**
-   * What the plugin keeps through `host.store` (made with `Store.chatDoc`, `Store.doc`, `Store.chatLog`): the core
-   * writes, checks, backs up and flushes them, and answers `.mydata`, deletes and chat moves for them.
-   */
-  stores?: StoreDeclaration[];
-  /** A top-level section of config.json the plugin owns (see `ConfigSectionDeclaration`). */
-  configSection?: ConfigSectionDeclaration<C>;
-  /** Whether the plugin is on when config.json does not mention it. Default true. */
-  enabledByDefault?: boolean;
-  /**
-   * The plugin answers free text that no other plugin claims (the core's `chat` plugin does, with the main model; a
-   * plugin of yours may instead, e.g. with the chat plugin turned off). `.help` reads it to say whether anything
-   * besides the commands is answered. Give such a plugin a late `order` so it comes after the commands.
-   */
-  answersFreeText?: boolean;
-  /** Lower is tried earlier among plugins whose handlers match. Default 100. */
-  order?: number;
-  setup(host: PluginHost<Static<S>, Static<C>>): Awaitable<PluginOffer<Static<S>>>;
-}
-
-/**
- * A plugin as the core keeps it: the spec `definePlugin` checked and froze (options erased to `any`: each plugin's own
- * are checked against its schema by the core). The core tells one from anything else by its brand (`isPlugin` in
- * contract.ts), which is kept out of this type on purpose: two copies of the API (the bot's and a plugin's package)
- * must describe the same type.
- */
-export interface Plugin extends Readonly<Omit<PluginSpec<TObject, TSchema>, 'options' | 'setup' | 'configSection' | 'provides' | 'stores'>> {
-  /** What it keeps through `host.store` (see `Store` in services/store/store-declarations.ts). */
-  readonly stores?: readonly StoreDeclaration[];
-  /** The kinds of data files its `stores` stand for (see `DataFileDeclaration`). */
-  readonly dataFiles: readonly DataFileDeclaration[];
-  /** JSON schema of this plugin's options in config.json (besides `enabled` and `access`). */
-  readonly optionsSchema: TObject;
-  readonly provides?: readonly CapabilityDeclaration[];
-  /** A top-level section of config.json it owns, see `ConfigSectionDeclaration`. */
-  readonly configSection?: ConfigSectionDeclaration;
-  /** The factory returning what the plugin offers. */
-  setup(host: PluginHost<any, any>): Awaitable<PluginOffer<any>>;
-}
-
-/**
- * What one handler of a running plugin reacts to (the core's routing shape of the handlers a plugin offers).
- */
-export type Trigger =
-  | { command: string; help?: string; usage?: string }
-  | { literal: string; help?: string; usage?: string }
-  | { media: MediaKind | MediaKind[]; help?: string }
-  | { when: (ctx: MessageContext) => boolean; help?: string; usage?: string };
-
-/**
- * What a tool brings into a turn and what it acts on. The core reads it to keep two kinds of tool out of one turn: a
- * tool that reads or changes one person's own files (`acts: 'ownFiles'`) is never offered together with a tool that
- * brings in text someone else wrote (`outsideText`) or one that acts on chats (`acts: 'chats'`) — otherwise a planted
- * instruction in a past message or a web page could make the model delete the person's files or post them in a group.
- * When a turn holds an `ownFiles` tool, the others are left out of it (and the log says which).
- *
- * @example
- * effects: { outsideText: true, acts: 'nothing' } // web search: reads pages others wrote, changes nothing
- */
-export interface ToolEffects {
-  /**
-   * The tool brings in text that neither the person asking nor the bot wrote: other people's past messages, voice-note
-   * transcripts, web pages, another program's answers (every MCP tool).
-   */
-  outsideText: boolean;
-  /**
-   * What it acts on besides answering: `'nothing'` (looks something up); `'ownFiles'` (reads, writes, deletes, runs or
-   * publishes one person's own files — reading counts, since what it reads can be posted where others see it);
-   * `'chats'` (schedules or sends messages, reaches other chats, or changes what a chat keeps, such as its memory).
-   */
-  acts: 'nothing' | 'ownFiles' | 'chats';
-  /**
-   * The effect a call causes, for the core's effect guard (config.json `guard`): every call then asks it first —
-   * allowed it runs, held it waits for the owner's 👍, denied the model is told why. E.g. `'deleteFiles'`, `'publish'`.
-   */
-  kind?: EffectKind;
-}
-
-/**
- * The effects of a tool that declares none: the unsafe side on both counts it can be mixed on — it may bring in
- * outside text and may act on chats — so it is never offered next to a tool that touches someone's own files. (A
- * tool touching files must say `acts: 'ownFiles'`: only then does the core keep outside text away from it.)
- */
-export const UNDECLARED_EFFECTS: Readonly<ToolEffects> = Object.freeze({ outsideText: true, acts: 'chats' });
-
-/** Static files a plugin serves through the web server (see `PluginHost.serveSite`). */
-export interface SiteDeclaration {
-  /** What is served, for the start log: e.g. `workspace sites` ("workspace sites served on port 8081 (SITE_PORT)"). */
-  label: string;
-  /** Serves GET/HEAD `/<name>/…`; calls `next()` for anything it does not serve. */
-  handler: SiteHandler;
-}
-
-/**
- * One web request as a site handler sees it: the part of the web server's request context that serving files needs.
- * The web server hands in its Koa context, which has these members (and more); declared here so that the plugin API
- * carries no web-server types.
- */
-export interface SiteRequest {
-  readonly method: string;
-  /** The request path, without the query. */
-  readonly path: string;
-  status: number;
-  /** The Content-Type (a full value such as `text/html; charset=utf-8`, or an extension). */
-  type: string;
-  /** The Content-Length in bytes. */
-  length: number;
-  /** A string, a Buffer or a readable stream. */
-  body: unknown;
-  /** Sets a response header. */
-  set(field: string, value: string): void;
-  redirect(url: string): void;
-}
-
-/**
- * A site's request handler, middleware-style: answers by setting `ctx.status`/`ctx.body`, or calls `next()` to let
- * the web server go on (a 404 in the end).
- *
- * @example
- * const handler: SiteHandler = async (ctx, next) => { if (ctx.path !== '/hello/') return next(); ctx.type = 'text/plain'; ctx.body = 'hi'; };
- */
-export type SiteHandler = (ctx: SiteRequest, next: () => Promise<unknown>) => unknown;
 
 /**
  * The core's services for one plugin, handed to `setup(host)` (and on every context as `ctx.host`): its typed options,
@@ -693,44 +259,6 @@ export interface PluginHost<O = unknown, C = unknown> {
   plugins(): readonly PluginListing[];
 }
 
-/**
- * One plugin as another plugin may see it (`host.plugins()`), e.g. to list commands as `.help` does.
- *
- * @example
- * for (const p of host.plugins()) if (p.active && p.mayUse(ctx.message)) lines.push(...p.triggers.map((t) => t.help ?? p.description));
- */
-export interface PluginListing {
-  readonly name: string;
-  readonly description: string;
-  /** Switched on in config.json (or by default); false for one the owner turned off, or one refused at registration. */
-  readonly enabled: boolean;
-  /** Enabled and started: its handlers are matched and its tools offered. */
-  readonly active: boolean;
-  /** One of the core's own plugins (core/kernel/core-plugins). */
-  readonly core: boolean;
-  /** Its handlers in routing order (empty for one that did not start). */
-  readonly triggers: readonly TriggerListing[];
-  /** It declares that it answers free text no other plugin claims (`answersFreeText`). */
-  readonly answersFreeText: boolean;
-  /** The names of the tools it offers to the model, when it lists them up front (empty for one that did not start). */
-  readonly tools: readonly string[];
-  /** It chooses its tools per message (`tools` given as a function): `tools` cannot name them in advance. */
-  readonly toolsPerMessage: boolean;
-  /** True when this sender may use the plugin (its `access` in config.json). */
-  mayUse(message: Pick<IncomingMessage, 'senderId' | 'senderAltId' | 'fromOperator'>): boolean;
-}
-
-/** One handler's trigger as `host.plugins()` shows it: the word or media it answers and its help, no code. */
-export type TriggerListing = (
-  | { kind: 'command'; command: string; help?: string; usage?: string }
-  | { kind: 'literal'; literal: string; help?: string; usage?: string }
-  | { kind: 'media'; media: MediaKind[]; help?: string }
-  | { kind: 'predicate'; help?: string; usage?: string }
-) & {
-  /** The capabilities the handler needs (the plugin's and its own): `host.capabilities.missing(needs)` says what is off now. */
-  needs: readonly string[];
-};
-
 /** How `ai.respond` answers one turn. */
 export interface RespondOptions {
   /** The user's text (defaults to ctx.text). */
@@ -819,13 +347,4 @@ export interface AiService {
    * (vision uses it for `/v1/messages`). `filter` picks the eligible legs.
    */
   failover<T>(purpose: string, call: (leg: ProviderLeg) => Promise<T>, filter?: (leg: ProviderLeg) => boolean, userId?: string): Promise<T>;
-}
-
-/**
- * The owner's rules around each AI turn. `before` runs ahead of every model turn (a refusal there stops it); `after`
- * runs once the answer is made, before it is sent. Both run for turns of scheduled tasks (`host.promptAs`) too.
- */
-export interface TurnPolicy {
-  before(ctx: MessageContext, turn: { premium: boolean }): Promise<TurnPlan> | TurnPlan;
-  after(ctx: MessageContext, record: TurnRecord): Promise<void> | void;
 }

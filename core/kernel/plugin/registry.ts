@@ -6,7 +6,10 @@ import { pluginErrors } from './errors.js';
 import { PluginError } from '../../api/errors.js';
 import { instantiate, type PluginInstance } from './instance.js';
 import { resolveOptions, resolveSection, type SectionRule } from './options.js';
-import type { MessageContext, Plugin, PluginHost, PluginListing, Trigger, TriggerListing } from './message-context.js';
+import type { Trigger } from './handlers.js';
+import type { PluginListing, TriggerListing } from './listing.js';
+import type { MessageContext, PluginHost } from './message-context.js';
+import type { Plugin } from './spec.js';
 
 export interface PluginState {
   plugin: Plugin;

@@ -3,7 +3,7 @@
  * the chat's profile (model, tools, answer length), its money caps, and the record of what the turn was (`.why`,
  * cost). Offered by a core plugin (`turnPolicy` in its offer; the core's `profiles` plugin); another plugin's offer
  * of it is ignored, so no installed plugin can change the model or the caps behind the owner's back. `TurnPolicy`
- * itself is in types.ts, beside the contexts it is asked with (so this file imports nothing back).
+ * itself is in offer.ts, beside the offer it is part of (so this file imports nothing back).
  */
 
 /** What the policy decides before a turn calls the model. */

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { definePlugin, type CommandContext } from '../../../core/index.js';
-import type { Plugin } from '../../../core/kernel/plugin/message-context.js';
+import type { Plugin } from '../../../core/kernel/plugin/spec.js';
 import pingPlugin from '../../../plugins/ping/index.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { definePlugin } from '../../../core/index.js';
-import type { Plugin } from '../../../core/kernel/plugin/message-context.js';
+import type { Plugin } from '../../../core/kernel/plugin/spec.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 
 /** Three plugins whose triggers overlap, in this routing order: which handler answers shows the order held. */

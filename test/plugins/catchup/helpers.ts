@@ -2,7 +2,7 @@ import catchup from '../../../plugins/catchup/index.js';
 import mydata from '../../../plugins/mydata/index.js';
 import { startTestBot, type TestBot, type TestBotOptions } from '../../../app/testing/test-kit.js';
 import type { IncomingMessage } from '../../../core/kernel/port/message.js';
-import type { Plugin } from '../../../core/kernel/plugin/message-context.js';
+import type { Plugin } from '../../../core/kernel/plugin/spec.js';
 
 export const OWN_DIGITS = '6289900000001';
 export const OWN = `${OWN_DIGITS}@s.whatsapp.net`;
