@@ -144,7 +144,8 @@ export class Bot {
     link.attach(transport);
     // Files set aside in an earlier run: found once now, beside the start (later ones come from the data health).
     void setAsideFiles.load();
-    for (const participant of transport.privacyParticipants?.() ?? []) this.privacy.register(participant);
+    const transportStores = transport.declaredStores?.();
+    if (transportStores) this.privacy.adopt(transportStores);
     await this.access.load();
     transport.onRevoke?.((chatId, messageId, by) => changes.revoke(chatId, messageId, by));
     await transport.start((message) => this.handle(message), {

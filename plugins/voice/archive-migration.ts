@@ -2,6 +2,7 @@ import { link, mkdir, readdir, readFile, rename, rm, rmdir } from 'node:fs/promi
 import path from 'node:path';
 import type { StoredSearchLog } from '../../core/index.js';
 import { checkDocument, healthFor } from '../../core/builtin.js';
+import { safeFileName } from '../../core/index.js';
 import { audioFileFor, cleanContext, noteItem, type ArchivedNote, type ContextMessage, type NoteItem } from './archive-note.js';
 import { ARCHIVE_SEGMENT_SCHEMA } from './schemas.js';
 
@@ -32,6 +33,32 @@ async function textOf(file: string): Promise<string | undefined> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
+}
+
+/** Whether a chat folder still holds files of the old layout (segments, their context, the old search index). */
+async function holdsOldLayout(dir: string): Promise<boolean> {
+  const entries = await readdir(dir).catch(() => [] as string[]);
+  if (entries.some((name) => name === 'context' || name === 'search-index.json' || name.startsWith('index-'))) return true;
+  return (await readdir(path.join(dir, 'notes')).catch(() => [] as string[])).some((name) => SEGMENT.test(name));
+}
+
+/**
+ * The chats whose folder under the archive's folder `root` still holds files of the old layout: a chat that has
+ * nothing in the search log yet (no note since the update) is found only here. A folder whose name is not a chat's
+ * file name (`safeFileName`) is not a chat's and is left alone.
+ */
+export async function chatsInOldLayout(root: string): Promise<string[]> {
+  const chats: string[] = [];
+  for (const name of (await readdir(root).catch(() => [] as string[])).sort()) {
+    let chatId: string;
+    try {
+      chatId = decodeURIComponent(name);
+    } catch {
+      continue;
+    }
+    if (safeFileName(chatId) === name && (await holdsOldLayout(path.join(root, name)))) chats.push(chatId);
+  }
+  return chats;
 }
 
 /**
@@ -90,7 +117,7 @@ function itemOf(note: OldNote, context: { before: ContextMessage[]; after: Conte
 /**
  * Converts a chat folder of the archive's earlier layout — segment files `notes/<n>.json` of 1,000 notes, each note's
  * context in `context/<seq>.json`, a search index `search-index.json` with `index-*` folders — into lines of the chat's
- * search log (month files `<YYYY-MM>.jsonl`), on the chat's first use in a run. The notes keep their numbers; their
+ * search log, at start (`AudioArchive.convertAll`) or at the chat's first use in a run. The notes keep their numbers; their
  * audio files are renamed after by `nameAudioByMessage`.
  *
  * Crash-safe: the notes are added first, each only when the log does not hold it yet (same number and message id);

@@ -120,6 +120,9 @@ export function audioFileFor(messageId: string, ext: string): string {
   return `audio/msg-${safeFileName(messageId).slice(0, 160)}.${ext.replace(/[^a-z0-9]/gi, '').slice(0, 8) || 'bin'}`;
 }
 
+/** The archive's folder under DATA_DIR (each chat's audio files; chat folders of the old layout until converted). */
+export const ARCHIVE_FOLDER = 'audio_archive';
+
 /**
  * The voice archive, declared to the core: `data/audio_archive/<chat>/<YYYY-MM>.jsonl` (the core's per-chat search
  * log, the engine recall uses) plus each note's audio file. From this declaration alone the core answers a person's
@@ -129,11 +132,11 @@ export function audioFileFor(messageId: string, ext: string): string {
  * context), an edit (a context message's new words) and a chat moving from its LID to its phone id (audio along).
  */
 export const VOICE_ARCHIVE = Store.chatSearchLog(ARCHIVE_HEADER, ARCHIVE_NOTE, {
-  path: 'audio_archive',
+  path: ARCHIVE_FOLDER,
   title: 'voice archive',
   // The month files' layout since they moved onto the search log (version 1 was the segment files).
   version: 2,
-  // Chat folders not converted yet (or a backup of one) hold them; converted at first use (archive-migration.ts).
+  // Chat folders not converted yet (or a backup of one) hold them; converted at start (archive-migration.ts).
   earlierFiles: [{ path: 'audio_archive/<chat>/notes/<n>.json', schema: ARCHIVE_SEGMENT_SCHEMA }],
   section: 'voice notes',
   exportAs: '',

@@ -1,5 +1,5 @@
 import type { PluginStore, StoredSearchLog } from '../../core/index.js';
-import { migrateOldArchive, nameAudioByMessage } from './archive-migration.js';
+import { chatsInOldLayout, migrateOldArchive, nameAudioByMessage } from './archive-migration.js';
 import { audioFileFor, VOICE_ARCHIVE, type ArchivedNote, type NoteItem } from './archive-note.js';
 
 export { CONTEXT_SIZE, cleanContext, type ContextMessage } from './archive-note.js';
@@ -120,8 +120,8 @@ async function pendingOf(chat: ChatState): Promise<Map<string, number>> {
  * and its 6 messages before and after (the "after" ones filled in as they arrive) — with the core's full-text index and
  * its snapshots, and each note's audio file (`audio/<message>.<ext>`). From that declaration the core answers
  * `.mydata`, deletes, messages deleted for everyone, edits and chat moves; this class only adds, observes and
- * searches. A folder in the layout of earlier versions (`notes/`, `context/`, audio named by number) is converted on
- * first use (see archive-migration.ts).
+ * searches. A folder in the layout of earlier versions (`notes/`, `context/`, audio named by number) is converted at
+ * start (`convertAll`), and at the chat's first use when that could not finish (see archive-migration.ts).
  *
  * Search is per chat by construction: every call takes the chat id, each chat has its own folder and index, and
  * there is no call that reads more than one chat. A note becomes visible only after its audio is written, so a
@@ -136,11 +136,16 @@ export class AudioArchive {
   readonly #store: PluginStore;
   readonly #state = new Map<string, ChatState>();
   readonly #log?: ArchiveLog;
+  readonly #folder?: string;
 
-  /** `store`: the voice plugin's `host.store` (it declares `VOICE_ARCHIVE`). */
-  constructor(store: PluginStore, options: { log?: ArchiveLog } = {}) {
+  /**
+   * `store`: the voice plugin's `host.store` (it declares `VOICE_ARCHIVE`). `folder`: the archive's folder on disk
+   * (`DATA_DIR/audio_archive`), where `convertAll` finds the chats of the old layout that the store does not know.
+   */
+  constructor(store: PluginStore, options: { log?: ArchiveLog; folder?: string } = {}) {
     this.#store = store;
     this.#log = options.log;
+    this.#folder = options.folder;
     // What the core changed itself (a delete, a message deleted for everyone, a chat move) is read again.
     store.onChange(VOICE_ARCHIVE, (chatId) => {
       const chat = chatId === undefined ? undefined : this.#state.get(chatId);
@@ -276,7 +281,10 @@ export class AudioArchive {
    * chat's first use; a chat whose conversion fails is said in the log and tried again at its first use.
    */
   async convertAll(): Promise<void> {
-    for (const chatId of await this.#store.chats(VOICE_ARCHIVE)) await this.#ready(chatId).catch(() => undefined);
+    // A chat with no note since the update is in no table of the store yet: only its folder names it.
+    const old = this.#folder ? await chatsInOldLayout(this.#folder) : [];
+    const chats = new Set([...(await this.#store.chats(VOICE_ARCHIVE)), ...old]);
+    for (const chatId of chats) await this.#ready(chatId).catch(() => undefined);
   }
 
   /** Waits for pending writes; the core writes the lines and index snapshots at stop (call at shutdown). */

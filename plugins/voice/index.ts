@@ -3,7 +3,7 @@ import { AllProvidersFailedError, definePlugin, defineTool, MediaTooLargeError, 
 import { ffmpegBinary, toWhatsApp } from '../../core/builtin.js';
 import { describeWriteError } from '../../core/index.js';
 import { AudioArchive, type ContextMessage } from './archive.js';
-import { VOICE_ARCHIVE } from './archive-note.js';
+import { ARCHIVE_FOLDER, VOICE_ARCHIVE } from './archive-note.js';
 import { AUDIO_BUDGET, AudioBudget, spokenLength } from './audio-budget.js';
 import { AudioProvider, DEFAULT_SPEECH_MODEL, DEFAULT_SPEECH_VOICE } from './audio-provider.js';
 import type { KeyPool } from '../../core/index.js';
@@ -132,7 +132,7 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
     budget: new AudioBudget(host.store.doc(AUDIO_BUDGET), now),
     pool,
     transcriber,
-    archive: new AudioArchive(host.store, { log: host.log }),
+    archive: new AudioArchive(host.store, { log: host.log, folder: host.files.folder(ARCHIVE_FOLDER) }),
     recent: new RecentMessages(host.store, host.histories),
     reactor: new AutoReactor(provider, host.log, Math.min(settings.upstreamTimeoutMs, 10_000), now, deps.random),
     choices: new VoiceReplyChoices(host.store.doc(VOICE_REPLY_CHOICES)),

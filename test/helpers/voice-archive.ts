@@ -13,7 +13,7 @@ export function voiceArchiveAt(root: string, options: { log?: ArchiveLog } = {})
   if (path.basename(root) !== 'audio_archive') throw new Error(`the archive lives in <DATA_DIR>/audio_archive, not ${root}`);
   const stores = new PluginStores('voice', path.dirname(root), [VOICE_ARCHIVE]);
   const [privacy] = stores.participants();
-  return { archive: new AudioArchive(stores, options), stores, privacy };
+  return { archive: new AudioArchive(stores, { ...options, folder: root }), stores, privacy };
 }
 
 /** `voiceArchiveAt(root).archive`. */

@@ -4,7 +4,7 @@ import type { WAMessage } from '@whiskeysockets/baileys';
 import { plainJid } from './message-mapper.js';
 import { logOnlyNotifier } from '../../services/notices/owner-notifier.js';
 import type { IncomingMessage, OutgoingContact, OutgoingLocation, OutgoingMedia, OutgoingPoll, SentMessage } from '../../kernel/port/message.js';
-import type { PrivacyParticipant } from '../../kernel/port/privacy-participant.js';
+import type { DeclaredStores } from '../../kernel/port/privacy-participant.js';
 import type { SendOptions, InboundHandler, SessionState, Transport, TransportEvents } from '../../kernel/port/transport.js';
 import { AuthStateCorruptError } from './auth-store.js';
 import { BoundedMap } from './caches.js';
@@ -216,13 +216,14 @@ export class WhatsAppTransport implements Transport {
   }
 
   /**
-   * The adapter's data in the privacy controls, from its declarations (whatsapp-stores.ts). Kept, because the linked
+   * The adapter's declared stores (whatsapp-stores.ts), which the core adopts into the privacy controls: `.mydata`,
+   * deletes, edits and chat moves reach them by declaration alone. Outside them, because the linked
    * device cannot work without them and they hold no words of anyone: the session in `data/session_auth/` (Signal
    * sessions and sender keys, device lists and Baileys' own LID mapping, which encryption to the person needs) and
    * `data/whatsapp/seen-messages.json` (ids of the last messages handled, so a message delivered twice is answered once).
    */
-  privacyParticipants(): PrivacyParticipant[] {
-    return this.stores.participants();
+  declaredStores(): DeclaredStores {
+    return this.stores;
   }
 
   /** Decryption failures since start (WhatsApp delivered a message this device could not decrypt). */

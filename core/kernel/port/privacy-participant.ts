@@ -1,7 +1,7 @@
 /*
  * What a store that keeps something about people answers to (`.mydata`, deletes, edits, chat moves). In the port, the
- * lowest layer that names it: a transport offers its own participants (`Transport.privacyParticipants`), and the
- * services' privacy registry runs them all.
+ * lowest layer that names it: a transport hands over its declared stores (`Transport.declaredStores`), and the
+ * services' privacy registry adopts them with the core's and the plugins'.
  */
 
 /** The ids one person writes under (phone jid and LID), canonical: `<digits>@s.whatsapp.net` / `<digits>@lid`. */
@@ -39,4 +39,14 @@ export interface PrivacyParticipant {
    * first, so no later write brings `from`'s file back or overwrites `to` with stale data.
    */
   moveChat?(from: string, to: string): Promise<void>;
+}
+
+/**
+ * Stores made from `Store.*` declarations (`PluginStores`): one participant per `.mydata` section, from the
+ * declarations alone, so nothing keeps a hand-written participant (see `PrivacyRegistry.adopt`).
+ */
+export interface DeclaredStores {
+  /** The namespace they are kept under (a plugin's name, `core`, `whatsapp`). */
+  readonly plugin: string;
+  participants(): PrivacyParticipant[];
 }

@@ -1,5 +1,5 @@
 import { isGroupId, userPart } from './ids.js';
-import type { PrivacyParticipant } from './privacy-participant.js';
+import type { DeclaredStores } from './privacy-participant.js';
 import type { IncomingMessage, OutgoingContact, OutgoingLocation, OutgoingMedia, OutgoingPoll, PollVote, SentMessage } from './message.js';
 
 /** Called by a transport for every inbound message. Resolves when the bot has finished handling it. */
@@ -197,10 +197,11 @@ export interface Transport {
   isGroupChat?(chatId: string): boolean;
   /**
    * What the transport itself keeps about people (WhatsApp: the messages it sent, kept for resends; phone ↔ LID
-   * pairs), so `.mydata`, its delete, deletes for everyone and edits reach those files too. Optional: the core
-   * registers these with the plugins' participants when the transport starts.
+   * pairs), as its declared stores (`Store.*` under its own namespace), so `.mydata`, its delete, deletes for
+   * everyone, edits and chat moves reach them by declaration. Optional: the core adopts them with the core's and the
+   * plugins' stores when the transport starts; a transport that keeps nothing leaves it out.
    */
-  privacyParticipants?(): PrivacyParticipant[];
+  declaredStores?(): DeclaredStores;
   /**
    * Logs the linked device out and starts a new link (a new QR). Optional: the dashboard offers "relink" only when
    * the transport has it.

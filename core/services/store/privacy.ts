@@ -1,5 +1,5 @@
 import { DataWriteError, describeWriteError, StoreWriteError } from '../../api/errors.js';
-import type { PersonIds, PrivacyParticipant } from '../../kernel/port/privacy-participant.js';
+import type { DeclaredStores, PersonIds, PrivacyParticipant } from '../../kernel/port/privacy-participant.js';
 
 /**
  * Whether an item written by `senderId` may be changed (edited, deleted for everyone) by a change whose `author` is
@@ -21,13 +21,6 @@ export interface LeftoverFiles {
 
 /** The export's and the delete's section for `LeftoverFiles`. */
 export const LEFTOVER_SECTION = 'files set aside as unreadable';
-
-/** Stores made from `Store.*` declarations (`PluginStores`): one participant per `.mydata` section, from the declarations alone. */
-export interface DeclaredStores {
-  /** The namespace they are kept under (a plugin's name, `core`, `whatsapp`). */
-  readonly plugin: string;
-  participants(): PrivacyParticipant[];
-}
 
 /** Every participant, so the core can answer `.mydata` and deletes across all stores. */
 export class PrivacyRegistry {

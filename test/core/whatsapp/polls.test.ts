@@ -159,7 +159,7 @@ describe('WhatsApp transport: polls and their votes (fake socket, real Baileys m
     await h.transport.sendPoll(GROUP, { question: 'Group?', options: ['c', 'd'], multiple: false }, { answers: BOB });
     await h.transport.sendPoll(ALICE_LID, { question: 'Moving?', options: ['e', 'f'], multiple: false });
     const moving = sentPoll(h.sockets.last.sent.at(-1)!);
-    const participant = h.transport.privacyParticipants().find((p) => p.name === 'polls the bot sent')!;
+    const participant = h.transport.declaredStores().participants().find((p) => p.name === 'polls the bot sent')!;
     const exported = (await participant.exportFor([BOB])) as Array<Record<string, unknown>>;
     expect(exported.map((p) => p.question)).to.deep.equal(['Group?']);
     expect(exported[0]).to.not.have.property('secret');
@@ -171,7 +171,7 @@ describe('WhatsApp transport: polls and their votes (fake socket, real Baileys m
     expect(votes.map((v) => [v.chatId, v.selected])).to.deep.equal([[ALICE, ['f']]]);
     expect(await participant.deleteFor([BOB])).to.equal(1);
     // The poll as sent is also kept for other devices' resends (in the same database): its own part of the delete takes it.
-    for (const other of h.transport.privacyParticipants()) if (other !== participant) await other.deleteFor([BOB]);
+    for (const other of h.transport.declaredStores().participants()) if (other !== participant) await other.deleteFor([BOB]);
     // In no file of the store database (nor its WAL): the polls live there.
     const file = await storeDatabaseText(path.join(h.dir, 'data'));
     expect(file).to.not.include('Group?');

@@ -49,7 +49,7 @@ describe('WhatsApp: where a chat is answered and its disappearing timer survive 
     h.sockets.last.deliver([waMessage({ extendedTextMessage: { text: 'hi', contextInfo: { expiration: WEEK } } }, { from: ALICE, fromAlt: ALICE_LID })]);
     await h.transport.idle();
     await h.transport.stop();
-    const participant = h.transport.privacyParticipants().find((p) => p.name === SECTION)!;
+    const participant = h.transport.declaredStores().participants().find((p) => p.name === SECTION)!;
     // The timer is noted under both of her ids (a message may name either).
     expect(await participant.exportFor([ALICE, ALICE_LID])).to.deep.equal({ [ALICE]: { arrivedOn: ALICE, timer: WEEK }, [ALICE_LID]: { timer: WEEK } });
     expect(storedRoutes(h)).to.include('6281211110000').and.include('98765432100001');
@@ -65,7 +65,7 @@ describe('WhatsApp: where a chat is answered and its disappearing timer survive 
     h.sockets.last.deliver([waMessage({ extendedTextMessage: { text: 'hi', contextInfo: { expiration: WEEK } } }, { from: ALICE_LID })]);
     await h.transport.idle();
     expect(h.received[0].chatId).to.equal(ALICE_LID);
-    const participant = h.transport.privacyParticipants().find((p) => p.name === SECTION)!;
+    const participant = h.transport.declaredStores().participants().find((p) => p.name === SECTION)!;
     await participant.moveChat!(ALICE_LID, ALICE);
     await h.transport.sendText(ALICE, 'the answer');
     expect(h.sockets.last.sent[0]).to.deep.include({ jid: ALICE_LID });

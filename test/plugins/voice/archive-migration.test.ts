@@ -124,6 +124,31 @@ describe('audio archive: the layout of earlier versions is converted to the sear
     expect(existsSync(aside)).to.equal(false);
   });
 
+  it('converts at start a chat the old layout alone holds, before any use of it: notes in the database, originals kept aside under data/migrated/', async () => {
+    const chat = await oldLayout(dir);
+    // Audio named by number is renamed by a change in the log, which itself drops the kept copy: none here.
+    await rm(path.join(chat, 'audio'), { recursive: true });
+    // Not a chat's folder (its name is no chat's file name): left as it is.
+    await mkdir(path.join(dir, 'not a chat', 'notes'), { recursive: true });
+    await writeFile(path.join(dir, 'not a chat', 'notes', '000000.json'), 'kept');
+    const archive = archiveAt(dir, { log });
+    await archive.convertAll();
+
+    // Read from the database and the folders alone: nothing of the archive touched the chat since the start.
+    expect((await lines(chat)).filter((l) => l.seq !== undefined).map((l) => [l.seq, l.text])).to.deep.equal([
+      [1, 'the boiler needs a new valve'],
+      [2, ''],
+      [3, 'the ferry leaves at noon'],
+    ]);
+    const aside = path.join(path.dirname(dir), 'migrated', 'audio_archive', path.basename(chat));
+    expect(JSON.parse(await readFile(path.join(aside, 'notes', '000000.json'), 'utf8')).notes).to.have.length(3);
+    expect(await readFile(path.join(aside, 'context', '1.json'), 'utf8')).to.include('the heater is cold again');
+    expect(existsSync(path.join(chat, 'notes', '000000.json'))).to.equal(false);
+    expect(existsSync(path.join(chat, 'context'))).to.equal(false);
+    expect(said.some((s) => s.level === 'info' && /converted 3 note/.test(s.msg))).to.equal(true);
+    expect(await readFile(path.join(dir, 'not a chat', 'notes', '000000.json'), 'utf8')).to.equal('kept');
+  });
+
   it('cut short after the notes were written (old files still there): the next start finishes it without duplicates', async () => {
     const chat = await oldLayout(dir);
     const copy = `${dir}-old`;
