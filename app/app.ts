@@ -29,7 +29,7 @@ import { DataHealth, type SetAsideFile, type UnsavedFile } from '../core/service
 import { formatBytes, startDiskWatch, type FreeSpace } from '../core/services/store/disk-space.js';
 import { HistoryStore, storedMessages } from '../core/services/store/history.js';
 import { MemoryStore } from '../core/services/store/memory.js';
-import { startRetentionSweeper } from '../core/services/store/retention.js';
+import { startRetentionSweeper, type RetentionSweeper } from '../core/services/store/retention.js';
 import { privateChatIdOf, type Transport } from '../core/kernel/port/transport.js';
 import { OwnerNotices } from '../core/services/notices/owner-notices.js';
 import type { OwnerNotifier } from '../core/services/notices/owner-notifier.js';
@@ -98,6 +98,8 @@ export interface App extends OperatorPort {
   notices: OwnerNotifier;
   /** The safe-sending limiter every bot-initiated message goes through. */
   outbox: Outbox;
+  /** The one daily retention pass; hand it to a transport that keeps data for a limited time (`dailySweeps` option). */
+  dailySweeps: Pick<RetentionSweeper, 'add' | 'whenSwept'>;
   /** The outbound event webhooks of config.json `webhooks` (their queue, for tests and the stop). */
   webhooks: EventWebhooks;
   /** Connects the transport and starts handling messages. */
@@ -231,8 +233,12 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     },
     limits: () => bot.config.notices,
   });
+  // The bot's one retention timer: sweeps data/media (30 days) and data/generated (7 days) now and daily, and in the
+  // same daily pass every log the plugins and the WhatsApp adapter keep for `keepDays`. It never keeps the process alive.
+  const retention = startRetentionSweeper({ dataDir: settings.dataDir, log: log.child({ part: 'retention' }) });
   bot = new Bot({
     core: CORE_PARTS,
+    dailySweeps: retention,
     notices,
     outbox,
     settings,
@@ -286,8 +292,6 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   await Promise.all([capabilities.detectAll(), usage.load(), budgets.load()]);
   reportJail(log, jail);
   await bot.startPlugins();
-  // Sweeps data/media (30 days) and data/generated (7 days) now and daily; its timer never keeps the process alive.
-  const retention = startRetentionSweeper({ dataDir: settings.dataDir, log: log.child({ part: 'retention' }) });
   printStartReport(log, settings, bot, chain, capabilities, discovery.failures, discovery.installed, await usage.snapshot());
   reportPrinted();
   // `npm run backup` asks the running bot through this socket to flush every store and hold writes during the copy.
@@ -338,6 +342,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     freeSpace: () => disk.current(),
     notices,
     outbox,
+    dailySweeps: retention,
     webhooks: eventWebhooks.webhooks,
     automation,
     async connect(connecting) {

@@ -22,6 +22,7 @@ await runCli(async () => {
   const log = app.log.child({ part: 'whatsapp' });
   const transport: Transport = new WhatsAppTransport({
     ...whatsAppSettings(app.settings, () => app.config),
+    dailySweeps: app.dailySweeps,
     log,
     onReconnect: (reason) => app.metrics.reconnects.inc({ reason }),
     notices: app.bot.notices,

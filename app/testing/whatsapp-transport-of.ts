@@ -8,5 +8,5 @@ import type { WhatsAppTransportOptions } from '../../core/adapters/whatsapp/opti
  * `npm start` makes it (video previews in the app's jail); `overrides` replace transport options (a socket factory of a test, what a download returns…).
  */
 export function whatsAppTransportOf(app: App, overrides: Partial<WhatsAppTransportOptions> = {}): WhatsAppTransport {
-  return new WhatsAppTransport({ ...whatsAppSettings(app.settings, () => app.config), log: app.log.child({ part: 'whatsapp' }), printQr: () => undefined, jail: app.bot.jail, ...overrides });
+  return new WhatsAppTransport({ ...whatsAppSettings(app.settings, () => app.config), log: app.log.child({ part: 'whatsapp' }), dailySweeps: app.dailySweeps, printQr: () => undefined, jail: app.bot.jail, ...overrides });
 }

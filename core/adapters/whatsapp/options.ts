@@ -2,6 +2,7 @@ import type { WAMessage } from '@whiskeysockets/baileys';
 import type { Logger } from '../../services/log/logger.js';
 import type { DownloadOptions, MediaKind } from '../../kernel/port/message.js';
 import type { OwnerNotifier } from '../../services/notices/owner-notifier.js';
+import type { DailySweeps } from '../../services/store/retention.js';
 import type { DurableAuthOptions } from './auth-store.js';
 import type { BackoffSettings } from './reconnect-policy.js';
 import type { SocketFactory, WhatsAppSocket } from './socket.js';
@@ -40,6 +41,11 @@ export interface WhatsAppTransportOptions {
   preferences?: () => WhatsAppPreferences;
   /** Where the QR page is, in words, for log lines and owner notices (from config `host` and `port`). */
   webAddress?: () => string;
+  /**
+   * The app's daily retention pass (`App.dailySweeps`): the adapter's data past its retention (sent messages past
+   * WhatsApp's 14-day resend window) is swept there daily. Unset: swept at each start only.
+   */
+  dailySweeps?: DailySweeps;
   /** Socket factory (tests inject a fake socket). */
   makeSocket?: SocketFactory;
   /**

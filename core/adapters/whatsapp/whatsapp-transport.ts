@@ -54,6 +54,7 @@ export class WhatsAppTransport implements Transport {
   private readonly calls: CallLayer;
   /** What the adapter keeps in the store database (`whatsapp` namespace). */
   private readonly stores: PluginStores;
+  private leaveDailySweeps: (() => void) | undefined;
   /** Each chat's address and disappearing timer, kept across restarts (opened at start). */
   private routes: ChatRoutes | undefined;
 
@@ -110,13 +111,18 @@ export class WhatsAppTransport implements Transport {
     await this.outbound.open(this.stores);
     // Polls the previous version kept as one document are taken in before anything (a .mydata request) reads them.
     await this.polls.ready();
-    // Sent messages older than WhatsApp's 14-day resend window go (now, then daily).
-    this.stores.startRetention();
+    // Sent messages older than WhatsApp's 14-day resend window go (now, then in the app's daily retention pass).
+    this.stores.sweepLogged();
+    this.leaveDailySweeps?.();
+    const stores = this.stores;
+    this.leaveDailySweeps = this.options.dailySweeps?.add('whatsapp', () => stores.sweep());
     await this.inbound.open(this.stores);
     await this.connection.open();
   }
 
   async stop(): Promise<void> {
+    this.leaveDailySweeps?.();
+    this.leaveDailySweeps = undefined;
     this.connection.stop();
     await this.inbound.mapped();
     await Promise.all([this.connection.flush(), this.identity.flush(), this.inbound.flush(), this.outbound.flush()]);

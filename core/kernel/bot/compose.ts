@@ -9,6 +9,7 @@ import { KeyPool } from '../../services/providers/key-pool.js';
 import { healthFor } from '../../services/store/data-domain.js';
 import type { DataHealth } from '../../services/store/data-health.js';
 import type { HistoryStore } from '../../services/store/history.js';
+import type { DailySweeps } from '../../services/store/retention.js';
 import type { MemoryStore } from '../../services/store/memory.js';
 import type { DocDeclaration } from '../../services/store/store-declarations.js';
 import { PrivacyRegistry } from '../../services/store/privacy.js';
@@ -72,6 +73,8 @@ export interface BotDeps {
   jail?: Jail;
   /** The audio keys' pool, shared with the provider chain; default: a pool of the settings' audio keys. */
   audioKeys?: KeyPool;
+  /** The app's daily retention pass (retention.ts), which the plugins' stores join; default: swept at start only. */
+  dailySweeps?: DailySweeps;
   /** The safe-sending limiter for messages the bot starts on its own; default: straight to the transport. */
   outbox?: BotInitiatedSender;
   /** Where registration failures are reported (shared with the app's `pluginFailures`). */
@@ -163,7 +166,7 @@ export function composeKernel(deps: BotDeps, config: () => BotConfig) {
     log: log.child({ part: 'automation' }),
   });
   started = new StartedMessages({ config, link, outbox: deps.outbox, access, effects, histories, polls, log });
-  hosts = new PluginHosts({ settings, configFile, config, log, capabilities, ai, histories, memories, notices, privacy, jail, audioKeys, access, registry, link, effects, started, promptAs: turns.promptAs });
+  hosts = new PluginHosts({ settings, configFile, config, log, capabilities, ai, histories, memories, notices, privacy, jail, audioKeys, access, registry, link, effects, started, dailySweeps: deps.dailySweeps, promptAs: turns.promptAs });
   const contexts = { config, log, ai, histories, memories, botIds: () => link.botIds(), host: hostOf, polls, ...(deps.outbox?.answer ? { answer: deps.outbox.answer.bind(deps.outbox) } : {}) };
   const changes = new ChatChanges({ queue, bursts: { flushChat: (chatId) => intake!.bursts.flushChat(chatId) }, privacy, burstTurns, deletedMessages, link, log });
   intake = new Intake({ config, log, queue, link, registry, capabilities, access, effects, events: automation.events, burstTurns, deletedMessages, contexts, started, moves: changes, fallback: deps.core.fallback });

@@ -9,6 +9,7 @@ import type { HistoryStore } from '../../services/store/history.js';
 import type { MemoryStore } from '../../services/store/memory.js';
 import { PluginStores } from '../../services/store/plugin-store.js';
 import type { PrivacyRegistry } from '../../services/store/privacy.js';
+import type { DailySweeps } from '../../services/store/retention.js';
 import type { AccessControl } from '../access/access-control.js';
 import type { Capabilities } from '../capabilities/capabilities.js';
 import type { EffectGuard } from '../guard/effect-guard.js';
@@ -40,6 +41,8 @@ export interface PluginHostsDeps {
   link: TransportLink;
   effects: EffectGuard;
   started: StartedMessages;
+  /** The app's daily retention pass, which each plugin's stores join; unset: they are swept at start only. */
+  dailySweeps?: DailySweeps;
   /** A turn no one typed now (`PluginHost.promptAs`). */
   promptAs(chatId: string, senderId: string, text: string, system?: string, hidden?: boolean): Promise<string>;
 }
@@ -59,6 +62,8 @@ export class PluginHosts {
   /** Where `.status` and the dashboard get the running picture (set by the app, which owns the chain and usage). */
   statusSource: StatusSource | undefined;
   private readonly hosts = new Map<string, PluginHost>();
+  /** Takes each plugin's stores out of the daily retention pass (at stop). */
+  private readonly leaveDailySweeps: Array<() => void> = [];
   /** Each plugin's `host.store`, by plugin name (flushed at stop). */
   private readonly stores = new Map<string, PluginStores>();
   /** Listeners of plugins that want to hear when the owner switches them on or off, by plugin name. */
@@ -138,7 +143,10 @@ export class PluginHosts {
     stores = new PluginStores(name, settings.dataDir, declarations, log.child({ plugin: name }), DOC_WRITE_PAUSE_MS);
     this.stores.set(name, stores);
     privacy.adopt(stores);
-    stores.startRetention();
+    stores.sweepLogged();
+    const joined = stores;
+    const leave = this.deps.dailySweeps?.add(`plugin ${name}`, () => joined.sweep());
+    if (leave) this.leaveDailySweeps.push(leave);
     return stores;
   }
 
@@ -162,6 +170,7 @@ export class PluginHosts {
 
   /** Every plugin's stores' writes, closed (at stop). */
   closeStores(): Array<Promise<void>> {
+    for (const leave of this.leaveDailySweeps.splice(0)) leave();
     return [...this.stores.values()].map((s) => s.close());
   }
 

@@ -44,12 +44,10 @@ export class PluginStores implements PluginStore {
   private readonly logs = new Map<StoreDeclaration, SqlChatLog<unknown>>();
   private readonly searchLogs = new Map<StoreDeclaration, SqlSearchLog<any>>();
   private readonly tunings = new Map<StoreDeclaration, SearchLogTuning<any>>();
-  private readonly tunedSweeps: NodeJS.Timeout[] = [];
   private stopFlushing: (() => void) | undefined;
   private readonly listeners = new Map<StoreDeclaration, Set<(chatId: string | undefined, removed?: boolean) => void>>();
   /** @internal store-privacy.ts */
   readonly domain: DataDomain;
-  private sweeper: NodeJS.Timeout | undefined;
   /** The retention sweep running now or last (see whenSwept). */
   private sweeping: Promise<void> = Promise.resolve();
   private readonly privacy = new StorePrivacy(this);
@@ -282,18 +280,15 @@ export class PluginStores implements PluginStore {
     this.tunings.set(decl, { ...this.tunings.get(decl), ...tuning });
     const keepDays = tuning.keepDays;
     if (!keepDays) return;
-    const sweep = () => this.pruneSearchLog(decl, keepDays());
-    const timer = setInterval(() => {
-      this.sweeping = sweep().catch((err) => this.log?.error({ err, plugin: this.plugin }, `${this.plugin}: the retention sweep failed (tried again tomorrow)`));
-    }, DAY_MS);
-    timer.unref();
-    this.tunedSweeps.push(timer);
-    await sweep().catch((err) => this.log?.error({ err, plugin: this.plugin }, `${this.plugin}: the retention sweep failed (tried again tomorrow)`));
+    // The plugin's days apply now; later passes are the daily `sweep()` (the app's one retention timer runs it).
+    const pruned = Promise.resolve().then(() => this.pruneSearchLog(decl, keepDays()));
+    this.sweeping = pruned.catch(() => undefined);
+    await pruned.catch((err) => this.log?.error({ err, plugin: this.plugin }, `${this.plugin}: the retention sweep failed (tried again tomorrow)`));
   }
 
   /** Drops a search log's items older than `keepDays` in every chat. */
-  private async pruneSearchLog(decl: ChatSearchLogDeclaration<any>, keepDays: number): Promise<void> {
-    const removed = await this.engine(decl).prune(Date.now() - keepDays * DAY_MS);
+  private async pruneSearchLog(decl: ChatSearchLogDeclaration<any>, keepDays: number, now: () => number = Date.now): Promise<void> {
+    const removed = await this.engine(decl).prune(now() - keepDays * DAY_MS);
     if (removed) this.log?.info({ plugin: this.plugin, store: decl.name, removed, keepDays }, `${titleOf(decl, this.plugin)}: dropped messages past retention (${removed} older than ${keepDays} days)`);
   }
 
@@ -363,23 +358,31 @@ export class PluginStores implements PluginStore {
     }
   }
 
-  /** Drops log items past their declaration's `keepDays`: now, then daily (the timer never keeps the process up). */
-  startRetention(now: () => number = Date.now): void {
-    const sweep = async () => {
+  /**
+   * Drops log and search-log items past their `keepDays` (a plugin's tuned days first, else the declaration's), once.
+   * It has no timer of its own: the bot sweeps at start and hands this to the app's one daily retention sweeper
+   * (retention.ts). Rejects when a prune fails; whenSwept waits for it either way.
+   */
+  sweep(now: () => number = Date.now): Promise<void> {
+    const work = (async () => {
       for (const decl of this.declarations) {
-        if (decl.kind === 'chat-search-log' && decl.options.keepDays !== undefined && !this.tunings.get(decl)?.keepDays) await this.pruneSearchLog(decl, decl.options.keepDays);
+        if (decl.kind === 'chat-search-log') {
+          const keepDays = this.tunings.get(decl)?.keepDays?.() ?? decl.options.keepDays;
+          if (keepDays !== undefined) await this.pruneSearchLog(decl, keepDays, now);
+          continue;
+        }
         if (decl.kind !== 'chat-log' || decl.options.keepDays === undefined) continue;
         const removed = await this.chatLog(decl).prune(now() - decl.options.keepDays * DAY_MS);
         if (removed) this.log?.info({ plugin: this.plugin, store: decl.name, removed }, `${this.plugin}: dropped ${removed} ${titleOf(decl, this.plugin)} item(s) older than ${decl.options.keepDays} days`);
       }
-    };
-    const run = () => {
-      this.sweeping = sweep().catch((err) => this.log?.error({ err, plugin: this.plugin }, `${this.plugin}: the retention sweep failed (tried again tomorrow)`));
-    };
-    if (!this.declarations.some((d) => (d.kind === 'chat-log' || d.kind === 'chat-search-log') && d.options.keepDays !== undefined)) return;
-    run();
-    this.sweeper = setInterval(run, DAY_MS);
-    this.sweeper.unref();
+    })();
+    this.sweeping = work.catch(() => undefined);
+    return work;
+  }
+
+  /** Sweeps now, logging a failure instead of rejecting (the sweep at start; tomorrow's pass tries again). */
+  sweepLogged(now?: () => number): void {
+    this.sweep(now).catch((err) => this.log?.error({ err, plugin: this.plugin }, `${this.plugin}: the retention sweep failed (tried again tomorrow)`));
   }
 
   /** Resolves once the retention sweep started last (the one at start, then daily, or a tuned one) is done. */
@@ -388,11 +391,8 @@ export class PluginStores implements PluginStore {
     while (this.listening.size) await Promise.all([...this.listening]);
   }
 
-  /** Stops the retention timer and writes everything pending (at the bot's stop). */
+  /** Writes everything pending (at the bot's stop). */
   async close(): Promise<void> {
-    if (this.sweeper) clearInterval(this.sweeper);
-    this.sweeper = undefined;
-    for (const timer of this.tunedSweeps.splice(0)) clearInterval(timer);
     this.stopFlushing?.();
     await this.flush();
   }

@@ -38,9 +38,23 @@ export interface RetentionOptions {
   rules?: readonly RetentionRule[];
 }
 
-export interface RetentionSweeper {
-  /** Sweeps every folder now; resolves with what was removed. Overlapping calls share one sweep. */
+/** Where a part with data past its retention (a plugin's stores, the WhatsApp adapter's) adds its sweep to the daily pass. */
+export interface DailySweeps {
+  /**
+   * Runs `sweep` in every daily pass from now on (not at once: the part sweeps itself at start). Returns the remover,
+   * for when the part stops.
+   */
+  add(name: string, sweep: () => Promise<unknown>): () => void;
+}
+
+export interface RetentionSweeper extends DailySweeps {
+  /**
+   * Sweeps every folder, then runs every added sweep, now; resolves with what was removed from the folders. A failing
+   * sweep is logged and the others still run. Overlapping calls share one pass.
+   */
   sweepNow(): Promise<SweepReport[]>;
+  /** Resolves once the pass under way (if any) is done. */
+  whenSwept(): Promise<void>;
   /** Stops the daily timer (a sweep in progress finishes). */
   stop(): void;
 }
@@ -90,7 +104,8 @@ async function sweepFolder(dir: string, root: string, cutoff: number, report: Sw
 
 /**
  * Sweeps `data/media/` (files older than 30 days) and `data/generated/` (older than 7 days) once at start and then
- * daily, and logs what it removed. It never touches anything outside those folders: it does not follow symlinks,
+ * daily, and logs what it removed. It is the bot's one retention timer: the plugins' stores and the WhatsApp adapter
+ * `add` their own sweeps (logs past `keepDays`), which run in the same daily pass. It never touches anything outside those folders: it does not follow symlinks,
  * and a folder that is itself a symlink is skipped with a warning (deleting by age through a link could reach files
  * elsewhere on the machine).
  *
@@ -104,6 +119,7 @@ export function startRetentionSweeper(options: RetentionOptions): RetentionSweep
   const rules = options.rules ?? RETENTION_RULES;
   const log = options.log;
   let running: Promise<SweepReport[]> | undefined;
+  const added = new Set<{ name: string; sweep: () => Promise<unknown> }>();
 
   async function sweepOne(rule: RetentionRule): Promise<SweepReport> {
     const report: SweepReport = { folder: rule.folder, maxAgeDays: rule.maxAgeDays, removed: [], bytes: 0 };
@@ -134,8 +150,24 @@ export function startRetentionSweeper(options: RetentionOptions): RetentionSweep
   const sweepNow = (): Promise<SweepReport[]> => {
     running ??= (async () => {
       try {
+        // The parts' sweeps start at once (each marks itself under way, so a part's whenSwept waits for it), beside
+        // the folders; one part's failure stays its own: the others are swept, and the bot stays up.
+        const parts = [...added].map(async ({ name, sweep }) => {
+          try {
+            await sweep();
+          } catch (err) {
+            log.error({ err, part: name }, `retention: the sweep of ${name} failed (tried again tomorrow)`);
+          }
+        });
         const reports: SweepReport[] = [];
-        for (const rule of rules) reports.push(await sweepOne(rule));
+        for (const rule of rules) {
+          try {
+            reports.push(await sweepOne(rule));
+          } catch (err) {
+            log.error({ err, folder: rule.folder }, `retention: sweeping ${rule.folder}/ failed (tried again tomorrow)`);
+          }
+        }
+        await Promise.all(parts);
         return reports;
       } finally {
         running = undefined;
@@ -152,6 +184,12 @@ export function startRetentionSweeper(options: RetentionOptions): RetentionSweep
   timer.unref();
   return {
     sweepNow,
+    add(name, sweep) {
+      const entry = { name, sweep };
+      added.add(entry);
+      return () => void added.delete(entry);
+    },
+    whenSwept: async () => void (await running?.catch(() => undefined)),
     stop: () => clearInterval(timer),
   };
 }

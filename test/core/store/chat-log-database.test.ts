@@ -112,8 +112,7 @@ describe('Store.chatLog in the store database', () => {
     await s.chat(ALICE).log(SAID).append({ text: 'old-alice', by: ALICE, at: Date.now() - 31 * DAY_MS });
     await s.chat(ALICE).log(SAID).append({ text: 'fresh-alice', by: ALICE, at: Date.now() - DAY_MS });
     await s.chat(GROUP).log(SAID).append({ text: 'old-group', by: ALICE, at: Date.now() - 40 * DAY_MS });
-    s.startRetention();
-    await s.whenSwept();
+    await s.sweep();
     expect(await texts(s, ALICE)).to.deep.equal(['fresh-alice']);
     expect(await texts(s, GROUP)).to.deep.equal([]);
     expect(await s.chats(SAID)).to.deep.equal([ALICE]);

@@ -117,4 +117,25 @@ describe('retention sweeper', () => {
     expect(reports.map((r) => r.removed.length)).to.deep.equal([0, 0]);
     expect(lines.filter((l) => l.level >= 40)).to.deep.equal([]);
   });
+
+  it("runs every added sweep in its pass; one that fails is logged and the others still run; a removed one no longer runs", async () => {
+    const oldMedia = await file('media/old.mp4', 31);
+    const sweeper = startRetentionSweeper({ dataDir: data, log: log(), now: () => now, intervalMs: DAY });
+    await sweeper.whenSwept();
+    const ran: string[] = [];
+    sweeper.add('plugin broken', async () => {
+      ran.push('broken');
+      throw new Error('the disk said no');
+    });
+    sweeper.add('plugin notes', async () => void ran.push('notes'));
+    const remove = sweeper.add('whatsapp', async () => void ran.push('whatsapp'));
+    await sweeper.sweepNow();
+    expect(ran).to.deep.equal(['broken', 'notes', 'whatsapp']);
+    expect(existsSync(oldMedia)).to.equal(false);
+    expect(lines.some((l) => l.level === 50 && l.part === 'plugin broken' && /the sweep of plugin broken failed/.test(l.msg))).to.equal(true);
+    remove();
+    await sweeper.sweepNow();
+    sweeper.stop();
+    expect(ran).to.deep.equal(['broken', 'notes', 'whatsapp', 'broken', 'notes']);
+  });
 });

@@ -178,8 +178,7 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
     ]);
     await stores.close();
     stores = new PluginStores('notes', dataDir, [SAID]);
-    stores.startRetention();
-    await stores.whenSwept();
+    await stores.sweep();
     expect(await storeDatabaseText(dataDir)).not.to.include('ancient');
     expect(await texts(ANA, 'heron')).to.deep.equal(['fresh heron', 'older heron']);
     await stores.tune(SAID, { keepDays: () => 5 });
