@@ -5,7 +5,7 @@ import path from 'node:path';
 import { register } from 'tsx/esm/api';
 import { discoverPlugins } from '../../core/kernel/plugin/discover.js';
 import { FakeGateway, completion } from '../fakes/openai-gateway.js';
-import { ROOT, tempDir } from '../helpers/checkout.js';
+import { ROOT, checkoutModulePackageJson, tempDir } from '../helpers/checkout.js';
 import { startTestBot, type TestBot } from '../../app/testing/index.js';
 
 /** Where plugin authors read the example: docs/plugin-authors/writing-a-plugin.md. */
@@ -33,7 +33,7 @@ describe('docs: the example plugin of "Writing a plugin"', () => {
     symlinkSync(path.join(ROOT, 'core'), path.join(dir, 'core'));
     symlinkSync(path.join(ROOT, 'app'), path.join(dir, 'app'));
     symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
-    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
+    writeFileSync(path.join(dir, 'package.json'), checkoutModulePackageJson());
     const example = pageExample();
     writeFileSync(path.join(dir, 'plugins', 'dice', 'index.ts'), example.plugin);
     writeFileSync(path.join(dir, 'plugins', 'dice', 'dice.test.ts'), example.test);

@@ -9,7 +9,7 @@ import type { Plugin } from '../../core/kernel/plugin/spec.js';
 import { MemoryTransport } from '../../core/adapters/memory/memory-transport.js';
 import type { OutgoingMedia, SentMessage } from '../../core/kernel/port/message.js';
 import mydata from '../../plugins/mydata/index.js';
-import { ROOT, tempDir } from '../helpers/checkout.js';
+import { ROOT, checkoutModulePackageJson, tempDir } from '../helpers/checkout.js';
 import { startTestBot, type TestBot } from '../../app/testing/index.js';
 
 /** Where plugin authors read about host.store. */
@@ -36,7 +36,7 @@ describe('docs: the example plugin of "Storage"', function () {
     mkdirSync(path.join(dir, 'plugins', 'notes'), { recursive: true });
     symlinkSync(path.join(ROOT, 'core'), path.join(dir, 'core'));
     symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
-    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
+    writeFileSync(path.join(dir, 'package.json'), checkoutModulePackageJson());
     const page = readFileSync(path.join(ROOT, STORAGE_PAGE), 'utf8');
     const example = /```ts\n([\s\S]*?)```/.exec(page)?.[1];
     if (!example) throw new Error(`${STORAGE_PAGE} needs the example plugin as its first \`\`\`ts block`);

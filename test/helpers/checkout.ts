@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +19,16 @@ export const ROOT = (() => {
 
 export async function tempDir(prefix = 'wabot-test-'): Promise<string> {
   return mkdtemp(path.join(os.tmpdir(), prefix));
+}
+
+/**
+ * The package.json of a temp tree that links the checkout's core/ (and app/): an ES module package carrying the
+ * project's own "imports" aliases (#typebox), since tsc resolves `#…` imports from the package.json nearest the
+ * linked file's path in the temp tree, not from the checkout's.
+ */
+export function checkoutModulePackageJson(): string {
+  const project = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { imports?: unknown };
+  return JSON.stringify({ type: 'module', imports: project.imports });
 }
 
 export interface ChatRun {
