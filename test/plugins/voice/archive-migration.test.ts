@@ -8,6 +8,8 @@ import { safeFileName } from '../../../core/index.js';
 import { archiveAt, voiceArchiveAt } from '../../helpers/voice-archive.js';
 import { storedSearchLogText } from '../../helpers/disk-text.js';
 import { tempDir } from '../../helpers/checkout.js';
+import { startTestBot } from '../../../app/testing/index.js';
+import { createVoicePlugin } from '../../../plugins/voice/index.js';
 
 const GROUP = '120363000000000001@g.us';
 const ANA = '6281111111111@s.whatsapp.net';
@@ -182,5 +184,25 @@ describe('audio archive: the layout of earlier versions is converted to the sear
     expect((await restarted.noteOf(GROUP, 'v2'))?.removed).to.equal(true);
     expect((await lines(chat)).filter((l) => l.seq !== undefined).map((l) => l.seq)).to.deep.equal([1, 2, 3]);
     expect(await archiveAt(dir).count(GROUP)).to.equal(2);
+  });
+});
+
+describe('audio archive: the old layout at the bot\'s start', () => {
+  it('is converted at start, before any message of that chat, and its originals kept aside under data/migrated/', async () => {
+    const root = await tempDir('voice-start-');
+    const chat = await oldLayout(path.join(root, 'data', 'audio_archive'));
+    // Audio named by number is renamed by a change in the log, which itself drops the kept copy: none here.
+    await rm(path.join(chat, 'audio'), { recursive: true });
+    const t = await startTestBot(createVoicePlugin(), { dir: root });
+    try {
+      await t.until(() => t.logs().some((l) => /converted 3 note/.test(String(l.msg))));
+    } finally {
+      await t.stop();
+    }
+    expect((await lines(chat)).filter((l) => l.seq !== undefined).map((l) => l.seq)).to.deep.equal([1, 2, 3]);
+    const aside = path.join(root, 'data', 'migrated', 'audio_archive', path.basename(chat));
+    expect(await readdir(path.join(aside, 'notes'))).to.deep.equal(['000000.json']);
+    expect(await readFile(path.join(aside, 'context', '1.json'), 'utf8')).to.include('the heater is cold again');
+    await rm(root, { recursive: true, force: true });
   });
 });
