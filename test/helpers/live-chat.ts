@@ -12,8 +12,8 @@ export interface LiveChat {
   send(line: string): void;
   /** Resolves with the first stdout line (counting from line `from`) that matches; rejects after `timeoutMs` (30 s: a start on a busy machine). */
   waitForLine(pattern: RegExp, options?: { from?: number; timeoutMs?: number }): Promise<string>;
-  /** Resolves when stderr matches `pattern`. */
-  waitForLog(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  /** Resolves when stderr (from character `from` on) matches `pattern`. */
+  waitForLog(pattern: RegExp, timeoutMs?: number, from?: number): Promise<void>;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Ends stdin and resolves with the exit code; kills the chat and rejects when it is still running `timeoutMs` later. */
   endInput(timeoutMs?: number): Promise<number | null>;
@@ -85,8 +85,8 @@ export function startLiveChat(options: { cwd: string; env?: Record<string, strin
     lines,
     send: (line) => child.stdin.write(`${line}\n`),
     waitForLine: (pattern, opts = {}) => waitFor(() => lines().slice(opts.from ?? 0).find((l) => pattern.test(l)), `a line matching ${pattern}`, opts.timeoutMs ?? 30_000),
-    waitForLog: async (pattern, timeoutMs = 30_000) => {
-      await waitFor(() => (pattern.test(stderr) ? true : undefined), `a log matching ${pattern}`, timeoutMs);
+    waitForLog: async (pattern, timeoutMs = 30_000, from = 0) => {
+      await waitFor(() => (pattern.test(stderr.slice(from)) ? true : undefined), `a log matching ${pattern}`, timeoutMs);
     },
     exited,
     endInput(timeoutMs = 30_000) {

@@ -58,14 +58,17 @@ describe('console chat (spawned)', () => {
 
     /**
      * Sends `script` from the operator's private chat, then a line of its own the bot answers last: resolves with the
-     * stdout lines the script caused (its answers, nothing before or after) and what stderr got meanwhile.
+     * stdout lines the script caused (its answers, nothing before or after) and what stderr got meanwhile, once it
+     * shows `stderrUntil`: stdout and stderr are separate pipes, so the last answer on stdout may arrive before the
+     * stderr lines written ahead of it.
      */
-    async function run(script: string[]): Promise<{ lines: string[]; stderr: string }> {
+    async function run(script: string[], stderrUntil?: RegExp): Promise<{ lines: string[]; stderr: string }> {
       const from = chat.lines().length;
       const errFrom = chat.stderr().length;
       const end = `.nosuchend${++ends}`;
       for (const line of [':as 10000000001', ':dm', ...script, ':as 10000000001', ':dm', end]) chat.send(line);
       const last = await chat.waitForLine(new RegExp(`^bot> Unknown command \\${end}\\.`), { from });
+      if (stderrUntil) await chat.waitForLog(stderrUntil, 30_000, errFrom);
       const lines = chat.lines();
       return { lines: lines.slice(from, lines.indexOf(last, from)), stderr: chat.stderr().slice(errFrom) };
     }
@@ -100,7 +103,7 @@ describe('console chat (spawned)', () => {
 
     it(':as switches the sender (and so the private chat); unknown console commands are reported on stderr', async () => {
       // (The console's own default sender counts as an owner, who may use everything: start as someone else.)
-      const { lines, stderr } = await run([':as 62800000001', '.ping', ':as 62812345678', '.ping', ':bogus', ':as abc']);
+      const { lines, stderr } = await run([':as 62800000001', '.ping', ':as 62812345678', '.ping', ':bogus', ':as abc'], /:as needs digits/);
       expect(lines[0]).to.equal('bot> Sorry, you are not allowed to use .ping here.');
       expect(lines[1]).to.match(/^bot> pong/);
       expect(stderr).to.include('unknown console command :bogus');
