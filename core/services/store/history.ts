@@ -9,7 +9,7 @@ import type { OnCorrupt } from './json-file.js';
 import { checkDocument, HISTORY_SCHEMA } from './schemas.js';
 import { Type } from '#typebox';
 import { MIGRATED_DIR, tableOf, type ChatLogEngine } from './sql-chat-log.js';
-import type { DocEngine } from './plugin-store.js';
+import type { DocEngine } from './doc-view.js';
 import { Store } from './store-declarations.js';
 
 /** One line of a chat's history. */

@@ -10,28 +10,11 @@ import { checkValue } from './schemas.js';
 import { SqlSearchLog, type SearchLogChat, type SearchLogItem } from './sql-search-log.js';
 import { type ChatStore, type PluginStore, type SearchLogTuning, type StoredDoc, type StoredSearchLog } from './store-api.js';
 import { dataSchemaOf, storePathOf, titleOf, type ChatDocDeclaration, type ChatLogDeclaration, type ChatRecordDeclaration, type ChatSearchLogDeclaration, type DocDeclaration, type RecordEntry, type StoreDeclaration } from './store-declarations.js';
-import { StorePrivacy } from './store-privacy.js';
+import { StorePrivacy, type StoresForPrivacy } from './store-privacy.js';
+import type { DocEngine, DocView } from './doc-view.js';
 
 export type { ChatStore, PluginStore, SearchLogTuning, StoredDoc, StoredLog, StoredSearchLog } from './store-api.js';
 export type { ChatLogEngine } from './sql-chat-log.js';
-
-/** One document as the stores and the privacy controls use it (a `SqlDoc`, or one of an engine served for it). */
-export interface DocView<T> {
-  get(): Promise<T>;
-  /** Changes it (in memory at once); `flush` waits until it is written. */
-  update(change: (value: T) => T | void): Promise<T>;
-  /** Removes it: afterwards `get` gives the declaration's `initial`. */
-  remove(): Promise<void>;
-  flush(): Promise<void>;
-  /** Where an unreadable copy of it is set aside beside (`<file>.corrupt-<time>`), for a store's own documents. */
-  readonly file?: string;
-}
-
-/** Every document of one `Store.chatDoc`, kept by an engine of its own (see `PluginStores.serve`). */
-export interface DocEngine<T> {
-  keys(): Promise<string[]>;
-  doc(key: string): DocView<T>;
-}
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -39,7 +22,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * The stores of one plugin in one app: opens its declared documents and logs under DATA_DIR, and takes part in the
  * privacy controls for them (one participant per `.mydata` section). Made by the bot for each plugin's host.
  */
-export class PluginStores implements PluginStore {
+export class PluginStores implements PluginStore, StoresForPrivacy {
   private readonly docTables = new Map<StoreDeclaration, SqlDocs<unknown>>();
   private readonly logs = new Map<StoreDeclaration, SqlChatLog<unknown>>();
   private readonly searchLogs = new Map<StoreDeclaration, SqlSearchLog<any>>();

@@ -2,11 +2,15 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { removeDataFile } from './atomic.js';
 import { listFolder, removeFolder } from './owned-folder.js';
-import type { DocView, PluginStores } from './plugin-store.js';
+import type { DocView } from './doc-view.js';
+import type { BoundedRecord } from './bounded-record.js';
+import type { DataDomain } from './data-domain.js';
+import type { ChatLogEngine, ChatLogView } from './sql-chat-log.js';
+import type { SqlSearchLog } from './sql-search-log.js';
 import { changeableBy, isPrivateChatOf, writtenBy } from './privacy.js';
 import type { PersonIds, PrivacyParticipant } from '../../kernel/port/privacy-participant.js';
 import type { SearchLogChat, SearchLogItem } from './sql-search-log.js';
-import { ownedFolderOf, titleOf, type CarriedMessage, type ItemPeople, type ChatDocDeclaration, type ChatLogDeclaration, type ChatRecordDeclaration, type ChatSearchLogDeclaration, type DocDeclaration, type StoreDeclaration } from './store-declarations.js';
+import { ownedFolderOf, titleOf, type CarriedMessage, type RecordEntry, type ItemPeople, type ChatDocDeclaration, type ChatLogDeclaration, type ChatRecordDeclaration, type ChatSearchLogDeclaration, type DocDeclaration, type StoreDeclaration } from './store-declarations.js';
 
 /** File bytes (a search log's attached files) put into one `.mydata` export at most, base64 in the JSON. */
 const MAX_EXPORT_FILE_BYTES = 16 * 1024 * 1024;
@@ -17,13 +21,35 @@ const idsOf = (ids: string | string[] | undefined): string[] => (ids === undefin
 const isOwned = (decl: StoreDeclaration) => decl.kind === 'chat-doc' && decl.options.owner !== undefined;
 
 /**
+ * What the privacy controls use of one plugin's stores (`PluginStores` is it). Declared here, on the side that uses it,
+ * so the stores can hold their privacy controls without the two modules importing each other.
+ */
+export interface StoresForPrivacy {
+  readonly plugin: string;
+  readonly dataDir: string;
+  readonly declarations: readonly StoreDeclaration[];
+  readonly log?: { error(obj: object, msg: string): void };
+  readonly domain: DataDomain;
+  record<I extends RecordEntry>(decl: ChatRecordDeclaration<I>): BoundedRecord<I>;
+  docView<T>(decl: ChatDocDeclaration<T, any> | DocDeclaration<T>, chatId?: string): DocView<T>;
+  erased(decl: ChatDocDeclaration<any, any> | DocDeclaration<any>): void;
+  saved(decl: StoreDeclaration, doc: DocView<unknown>): Promise<void>;
+  chatLog<I>(decl: ChatLogDeclaration<I>): ChatLogEngine<I>;
+  logFile<I>(decl: ChatLogDeclaration<I>, chatId: string): ChatLogView<I>;
+  engine<I extends SearchLogItem>(decl: ChatSearchLogDeclaration<I>): SqlSearchLog<I>;
+  settle(decl: StoreDeclaration): void;
+  chats(decl: ChatDocDeclaration<any, any> | ChatLogDeclaration<any> | ChatSearchLogDeclaration<any>): Promise<string[]>;
+  changed(decl: StoreDeclaration, chatId: string | undefined, removed?: boolean): void;
+}
+
+/**
  * The privacy controls of one plugin's stores, from their declarations alone: `.mydata` export and delete, a message
  * deleted for everyone, an edited message and a chat moving to a new id (LID → phone), for every kind — documents,
  * logs, search logs (with their files, carried messages and erased markers) and owner documents. One participant per
  * `.mydata` section; a plugin wires none of it.
  */
 export class StorePrivacy {
-  constructor(private readonly store: PluginStores) {}
+  constructor(private readonly store: StoresForPrivacy) {}
 
   /** The privacy participants of these stores: one per `.mydata` section. */
   participants(): PrivacyParticipant[] {
