@@ -21,7 +21,7 @@ import type { Capabilities } from '../capabilities/capabilities.js';
 import { PollBook, POLL_BOOK_STORE } from '../chat/polls.js';
 import { quotedWordsReaderFor } from '../chat/quoted-words.js';
 import { runScheduledTurn } from '../chat/scheduled-turn.js';
-import { toolsFor } from '../chat/tool-assembly.js';
+import { ToolOffers, toolsFor } from '../chat/tool-assembly.js';
 import { EffectGuard, type HoldsDoc } from '../guard/effect-guard.js';
 import { guardedTool, heldToolEffect, runHeldTool } from '../guard/guarded-tools.js';
 import { EFFECT_KINDS, policyOf } from '../guard/policy.js';
@@ -131,7 +131,8 @@ export function composeKernel(deps: BotDeps, config: () => BotConfig) {
     held: (hold) => automation.events.emit('approval.requested', hold),
   });
   /** Tools offered to the model for a message: from enabled, started plugins whose needs are met; an effect kind asks the guard. */
-  const tools = (ctx: MessageContext): Tool[] => toolsFor(registry, capabilities, ctx, log).map((tool) => guardedTool(tool, effects));
+  const offers = new ToolOffers(registry, capabilities, config, (tool) => guardedTool(tool, effects), log);
+  const tools = (ctx: MessageContext): Tool[] => offers.for(ctx);
   const ai = deps.createAi(
     tools,
     (ctx) => quotedWordsReaderFor(registry, capabilities, ctx),

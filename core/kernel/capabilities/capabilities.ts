@@ -95,8 +95,11 @@ export class Capabilities {
   }
 
   has(name: string): boolean {
-    const liveOk = this.entries.get(name)?.liveOk;
-    if (!liveOk) return this.status(name).ok;
+    const entry = this.entries.get(name);
+    if (!entry) return false;
+    const liveOk = entry.liveOk;
+    // Asked for every plugin's and tool's needs on every message: only `ok` is wanted, so no status with its fix is made.
+    if (!liveOk) return this.currentStatus(entry).ok;
     try {
       return liveOk();
     } catch {

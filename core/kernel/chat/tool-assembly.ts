@@ -1,6 +1,6 @@
 import type { Capabilities } from '../capabilities/capabilities.js';
 import type { Logger } from '../../services/log/logger.js';
-import { CORE_TOOLS, type PluginRegistry } from '../plugin/registry.js';
+import { CORE_TOOLS, type PluginRegistry, type PluginState } from '../plugin/registry.js';
 import type { MessageContext, Tool } from '../plugin/message-context.js';
 
 /** The plugin that offers each tool object (a chat's profile allows tools by name or by plugin). */
@@ -26,7 +26,16 @@ export function toolsFor(registry: PluginRegistry, capabilities: Capabilities, c
       tools.push(tool);
     }
   }
-  // Tools a plugin finds at run time (per message) were never checked at registration: a name already taken is left out.
+  tools.push(...perMessageTools(registry, capabilities, ctx, tools, log));
+  return tools;
+}
+
+/**
+ * Tools plugins find at run time (per message), after the fixed ones in `fixed`. They were never checked at
+ * registration: a name the core or an earlier tool already has is left out, with a log line.
+ */
+function perMessageTools(registry: PluginRegistry, capabilities: Capabilities, ctx: MessageContext, fixed: readonly Tool[], log?: Logger): Tool[] {
+  const tools: Tool[] = [];
   // Made only when a plugin finds tools now (most messages have none of those).
   let taken: Map<string, string> | undefined;
   for (const state of registry.active()) {
@@ -43,7 +52,7 @@ export function toolsFor(registry: PluginRegistry, capabilities: Capabilities, c
     }
     for (const tool of found) {
       if (capabilities.lacks(tool.needs ?? [])) continue;
-      taken ??= new Map<string, string>([...CORE_TOOLS.map((t) => [t, 'the core'] as const), ...tools.map((t) => [t.name, 'a plugin'] as const)]);
+      taken ??= new Map<string, string>([...CORE_TOOLS.map((t) => [t, 'the core'] as const), ...fixed.map((t) => [t.name, 'a plugin'] as const)]);
       const owner = taken.get(tool.name);
       if (owner) {
         log?.warn({ plugin: plugin.name, tool: tool.name, owner }, `plugin "${plugin.name}" offers a tool "${tool.name}" that ${owner} already has; it is not offered`);
@@ -55,4 +64,93 @@ export function toolsFor(registry: PluginRegistry, capabilities: Capabilities, c
     }
   }
   return tools;
+}
+
+/** What a cached tool list was made from: it serves again only while every part still holds. */
+interface Offer {
+  /** The registry's active list (a new array whenever a plugin is switched on or off, started or stopped). */
+  active: readonly PluginState[];
+  /** Each active plugin's fixed tool list, in order (a plugin started again brings new ones). */
+  lists: readonly (readonly Tool[])[];
+  /** Every capability the list depended on, with whether the bot had it then (some change at run time). */
+  capabilities: ReadonlyMap<string, boolean>;
+  /** The fixed tools, wrapped. */
+  tools: Tool[];
+}
+
+/** At most this many senders' lists are kept per config (the oldest is dropped first). */
+const MAX_SENDERS = 1000;
+
+/**
+ * The tools offered per message, with the fixed part (plugins' `tools` arrays) made once per sender and kept while
+ * nothing it depends on changed: the config (plugin access, owners; a new object at each edit), the active plugins,
+ * their tool lists and the capabilities asked. A change to any of them is seen on the very next message. Tools a
+ * plugin gives per message are asked for every message, as before.
+ */
+export class ToolOffers {
+  private readonly byConfig = new WeakMap<object, Map<string, Offer>>();
+
+  constructor(
+    private readonly registry: PluginRegistry,
+    private readonly capabilities: Capabilities,
+    private readonly config: () => object,
+    /** Applied once to each offered tool (the effect guard's wrapper). */
+    private readonly wrap: (tool: Tool) => Tool,
+    private readonly log?: Logger,
+  ) {}
+
+  /** The tools offered to the model for this message (the same array while nothing changed and no plugin gives tools per message). */
+  for(ctx: MessageContext): Tool[] {
+    const active = this.registry.active();
+    const fixed = this.fixedFor(active, ctx);
+    if (!active.some((s) => s.instance!.toolsFor)) return fixed.tools;
+    const found = perMessageTools(this.registry, this.capabilities, ctx, fixed.tools, this.log);
+    return found.length ? [...fixed.tools, ...found.map(this.wrap)] : fixed.tools;
+  }
+
+  private fixedFor(active: readonly PluginState[], ctx: MessageContext): Offer {
+    const config = this.config();
+    let offers = this.byConfig.get(config);
+    if (!offers) this.byConfig.set(config, (offers = new Map()));
+    const { senderId, senderAltId, fromOperator } = ctx.message;
+    const key = `${fromOperator === true ? 'op' : ''}|${senderId}|${senderAltId ?? ''}`;
+    const kept = offers.get(key);
+    if (kept && this.holds(kept, active)) return kept;
+    const asked = new Map<string, boolean>();
+    const lacks = (needs: readonly string[] | undefined) => {
+      let lacking = false;
+      for (const name of needs ?? []) {
+        const has = this.capabilities.has(name);
+        asked.set(name, has);
+        if (!has) lacking = true;
+      }
+      return lacking;
+    };
+    const tools: Tool[] = [];
+    for (const state of active) {
+      const plugin = state.plugin;
+      const list = state.instance!.tools;
+      if (!list.length) continue;
+      if (lacks(plugin.needs)) continue;
+      if (!this.registry.mayUse(plugin.name, ctx.message)) continue;
+      for (const tool of list) {
+        if (lacks(tool.needs)) continue;
+        offeredBy.set(tool, plugin.name);
+        tools.push(this.wrap(tool));
+      }
+    }
+    // Frozen: handed out message after message, so no caller may change it.
+    const offer: Offer = { active, lists: active.map((s) => s.instance!.tools), capabilities: asked, tools: Object.freeze(tools) as Tool[] };
+    offers.delete(key);
+    offers.set(key, offer);
+    if (offers.size > MAX_SENDERS) offers.delete(offers.keys().next().value as string);
+    return offer;
+  }
+
+  private holds(offer: Offer, active: readonly PluginState[]): boolean {
+    if (offer.active !== active) return false;
+    for (let i = 0; i < active.length; i++) if (active[i].instance!.tools !== offer.lists[i]) return false;
+    for (const [name, had] of offer.capabilities) if (this.capabilities.has(name) !== had) return false;
+    return true;
+  }
 }
