@@ -3,6 +3,7 @@ import { createApp, type App } from '../../app/app.js';
 import { ConsoleTransport } from '../../core/adapters/console/console-transport.js';
 import { reportUnsaved } from '../../core/services/lifecycle/stop-signals.js';
 import type { ChatRun } from './checkout.js';
+import { chatOutput } from './chat-output.js';
 import { dateAhead } from './clock-ahead.js';
 
 /**
@@ -40,22 +41,10 @@ export function startConsoleChat(options: { cwd: string; env?: Record<string, st
   const input = new PassThrough();
   const output = new PassThrough();
   const errors = new PassThrough();
-  let stdout = '';
-  let stderr = '';
-  let ended = false;
+  const out = chatOutput({ logName: 'log', endedAs: 'ended' });
   let app: App | undefined;
-  const watchers = new Set<() => void>();
-  const poke = () => {
-    for (const watcher of [...watchers]) watcher();
-  };
-  output.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-    poke();
-  });
-  errors.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-    poke();
-  });
+  output.on('data', (chunk: Buffer) => out.addStdout(chunk));
+  errors.on('data', (chunk: Buffer) => out.addStderr(chunk));
   const run = async (): Promise<number> => {
     try {
       app = await createApp({ cwd: options.cwd, env: { PATH: process.env.PATH ?? '', ...(options.env ?? {}) }, logDestination: errors });
@@ -79,42 +68,18 @@ export function startConsoleChat(options: { cwd: string; env?: Record<string, st
   const restoreDate = options.dateAheadMs ? dateAhead(options.dateAheadMs) : undefined;
   const exited = run().then((code) => {
     restoreDate?.();
-    ended = true;
     // The last writes reach the strings before anyone reads the end.
-    return new Promise<{ code: number }>((resolve) => setImmediate(() => (poke(), resolve({ code }))));
+    return new Promise<{ code: number }>((resolve) => setImmediate(() => (out.end(), resolve({ code }))));
   });
-  const lines = () => stdout.split('\n').filter((l) => l.length);
-  const waitFor = <T>(probe: () => T | undefined, what: string, timeoutMs: number): Promise<T> =>
-    new Promise((resolve, reject) => {
-      const check = () => {
-        const hit = probe();
-        if (hit !== undefined) {
-          done();
-          resolve(hit);
-        } else if (ended) {
-          done();
-          reject(new Error(`the console chat ended before ${what}\nstdout:\n${stdout}\nlog:\n${stderr}`));
-        }
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(`timed out waiting for ${what}\nstdout:\n${stdout}\nlog:\n${stderr}`));
-      }, timeoutMs);
-      const done = () => {
-        clearTimeout(timer);
-        watchers.delete(check);
-      };
-      watchers.add(check);
-      check();
-    });
+  const { lines, waitFor } = out;
   return {
-    stdout: () => stdout,
-    stderr: () => stderr,
+    stdout: out.stdout,
+    stderr: out.stderr,
     lines,
     send: (line) => void input.write(`${line}\n`),
     waitForLine: (pattern, opts = {}) => waitFor(() => lines().slice(opts.from ?? 0).find((l) => pattern.test(l)), `a line matching ${pattern}`, opts.timeoutMs ?? 30_000),
     waitForLog: async (pattern, timeoutMs = 30_000) => {
-      await waitFor(() => (pattern.test(stderr) ? true : undefined), `a log matching ${pattern}`, timeoutMs);
+      await waitFor(() => (pattern.test(out.stderr()) ? true : undefined), `a log matching ${pattern}`, timeoutMs);
     },
     exited,
     async endInput() {

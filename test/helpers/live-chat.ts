@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
+import { chatOutput } from './chat-output.js';
 import { ROOT } from './checkout.js';
 
 /** A console chat that keeps running: write lines, wait for output, signal it, wait for its exit. */
@@ -34,59 +35,25 @@ export function startLiveChat(options: { cwd: string; env?: Record<string, strin
     env: { PATH: process.env.PATH ?? '', ...(options.env ?? {}) },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  let stdout = '';
-  let stderr = '';
-  const watchers = new Set<() => void>();
-  const poke = () => {
-    for (const w of [...watchers]) w();
-  };
-  child.stdout.on('data', (d) => {
-    stdout += d;
-    poke();
-  });
-  child.stderr.on('data', (d) => {
-    stderr += d;
-    poke();
-  });
+  const out = chatOutput({ logName: 'stderr', endedAs: 'exited' });
+  child.stdout.on('data', (d: Buffer) => out.addStdout(d));
+  child.stderr.on('data', (d: Buffer) => out.addStderr(d));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
   let hasExited = false;
   void exited.then(() => {
     hasExited = true;
-    poke();
+    out.end();
   });
-  const lines = () => stdout.split('\n').filter((l) => l.length);
-  const waitFor = <T>(probe: () => T | undefined, what: string, timeoutMs: number): Promise<T> =>
-    new Promise((resolve, reject) => {
-      const check = () => {
-        const hit = probe();
-        if (hit !== undefined) {
-          done();
-          resolve(hit);
-        } else if (hasExited) {
-          done();
-          reject(new Error(`console chat exited before ${what}\nstdout:\n${stdout}\nstderr:\n${stderr}`));
-        }
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(`timed out waiting for ${what}\nstdout:\n${stdout}\nstderr:\n${stderr}`));
-      }, timeoutMs);
-      const done = () => {
-        clearTimeout(timer);
-        watchers.delete(check);
-      };
-      watchers.add(check);
-      check();
-    });
+  const { lines, waitFor } = out;
   return {
     child,
-    stdout: () => stdout,
-    stderr: () => stderr,
+    stdout: out.stdout,
+    stderr: out.stderr,
     lines,
     send: (line) => child.stdin.write(`${line}\n`),
     waitForLine: (pattern, opts = {}) => waitFor(() => lines().slice(opts.from ?? 0).find((l) => pattern.test(l)), `a line matching ${pattern}`, opts.timeoutMs ?? 30_000),
     waitForLog: async (pattern, timeoutMs = 30_000, from = 0) => {
-      await waitFor(() => (pattern.test(stderr.slice(from)) ? true : undefined), `a log matching ${pattern}`, timeoutMs);
+      await waitFor(() => (pattern.test(out.stderr().slice(from)) ? true : undefined), `a log matching ${pattern}`, timeoutMs);
     },
     exited,
     endInput(timeoutMs = 30_000) {
