@@ -25,3 +25,30 @@ export function mochaGlobalTeardown(): void {
     console.warn(`could not remove the test run's temp folder ${runDir}: ${(err as Error).message}`);
   }
 }
+
+/**
+ * Mocha root hook: a test that leaves a fake clock installed fails, naming itself, and the real clock is put back.
+ * Mocha's workers run many files one after another in one process, so a fake `Date` or `setInterval` left behind
+ * freezes time for whatever file that worker runs next: a test far away then waits forever on a session that never
+ * idles or a sweep that never runs, and only under the full suite's ordering (CI went red that way).
+ */
+const REAL_CLOCK = { Date, setTimeout, clearTimeout, setInterval, clearInterval, setImmediate, clearImmediate } as const;
+type ClockName = keyof typeof REAL_CLOCK;
+const realPerformanceNow = performance.now;
+
+export const mochaHooks = {
+  afterEach(this: Mocha.Context): void {
+    const global = globalThis as unknown as Record<ClockName, unknown>;
+    const leaked = (Object.keys(REAL_CLOCK) as ClockName[]).filter((name) => global[name] !== REAL_CLOCK[name]);
+    if (performance.now !== realPerformanceNow) leaked.push('performance.now' as ClockName);
+    if (!leaked.length) return;
+    for (const name of leaked) {
+      if (name === ('performance.now' as ClockName)) performance.now = realPerformanceNow;
+      else global[name] = REAL_CLOCK[name];
+    }
+    throw new Error(
+      `"${this.currentTest?.fullTitle() ?? 'a test'}" left a fake clock installed (${leaked.join(', ')}). Restore it in ` +
+        'afterEach or in a finally, before anything that can throw: later test files in this worker would read a frozen clock.',
+    );
+  },
+};

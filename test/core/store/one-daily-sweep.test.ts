@@ -31,6 +31,9 @@ describe('retention: one daily timer for the whole bot', function () {
   let bot: TestBot | undefined;
   let clock: sinon.SinonFakeTimers | undefined;
   let intervals: sinon.SinonSpy | undefined;
+  // The spy lives in its own sandbox: in sinon's default one, a later file's `sinon.restore()` would restore it a
+  // second time and put back what it wrapped, this test's fake setInterval, freezing that worker's timers.
+  let spies: sinon.SinonSandbox | undefined;
 
   beforeEach(async () => {
     dir = await tempDir('one-daily-sweep-');
@@ -38,7 +41,8 @@ describe('retention: one daily timer for the whole bot', function () {
   afterEach(async () => {
     await bot?.stop();
     bot = undefined;
-    intervals?.restore();
+    spies?.restore();
+    spies = undefined;
     intervals = undefined;
     clock?.restore();
     clock = undefined;
@@ -49,7 +53,8 @@ describe('retention: one daily timer for the whole bot', function () {
   it("a day later a plugin's log, a tuned search log and a media file past their days are gone, by one daily interval", async () => {
     // Only the clock and the intervals are fake: file work and the fake model run on real time.
     clock = sinon.useFakeTimers({ now: Date.now(), toFake: ['setInterval', 'clearInterval', 'Date'] });
-    intervals = sinon.spy(globalThis, 'setInterval');
+    spies = sinon.createSandbox();
+    intervals = spies.spy(globalThis, 'setInterval');
     const start = Date.now();
     const media = path.join(dir, 'data', 'media');
     await mkdir(media, { recursive: true });
