@@ -25,6 +25,8 @@ export const LEFTOVER_SECTION = 'files set aside as unreadable';
 /** Every participant, so the core can answer `.mydata` and deletes across all stores. */
 export class PrivacyRegistry {
   private readonly participants = new Map<string, PrivacyParticipant>();
+  /** Stores adopted already: adopted again (a transport started anew), their sections would answer twice. */
+  private readonly adopted = new WeakSet<DeclaredStores>();
 
   constructor(private readonly leftovers?: LeftoverFiles) {}
 
@@ -35,9 +37,11 @@ export class PrivacyRegistry {
   /**
    * Takes part for declared stores: their sections answer `.mydata`, deletes, deletes for everyone, edits and chat
    * moves as their declarations say. A section named like one taken already (a plugin called "history") never
-   * replaces it: it is named `<section> (<namespace>)`.
+   * replaces it: it is named `<section> (<namespace>)`. Stores adopted already are skipped.
    */
   adopt(stores: DeclaredStores): void {
+    if (this.adopted.has(stores)) return;
+    this.adopted.add(stores);
     for (const participant of stores.participants()) {
       const taken = this.participants.has(participant.name);
       this.register(taken ? { ...participant, name: `${participant.name} (${stores.plugin})` } : participant);
