@@ -153,8 +153,9 @@ describe('dashboard v2 views in headless Chromium', function () {
   });
 
   it('the log view tails new lines live, filtered by level', async () => {
-    await page.goto(`${w.base}/config/log?level=warn`);
-    await page.waitForTimeout(300);
+    // The page's live stream is open (its response arrived, so the server subscribed it to new lines in the same
+    // step) before the markers are logged: they reach the page live, not in the lines a new stream starts with.
+    await Promise.all([page.waitForResponse((r) => r.url().includes('/config/log/stream')), page.goto(`${w.base}/config/log?level=warn`)]);
     w.t.app.log.info('cockpit-info-marker');
     w.t.app.log.warn('cockpit-warn-marker');
     await page.waitForFunction(() => document.querySelector('#log-lines')?.textContent?.includes('cockpit-warn-marker'), undefined, { timeout: 10_000 });
