@@ -183,13 +183,22 @@ describe('mcp plugin: MCP tool servers from mcp.json', function () {
       return request.tools.includes('fixture__hello') ? { tool: 'fixture__hello', args: { name: 'ann' } } : `offered: ${request.tools.join(',') || 'nothing'}`;
     };
     const b = await start({ fixture: { command: process.execPath, args: [FIXTURE, 'crashy'], env: { STARTS_FILE: starts }, timeoutMs: 5000 } }, model, {}, 2500);
-    const [crashed] = await b.send('crash now');
-    assert.match(crashed, /The tool "crash" of the MCP server "fixture" failed: the connection closed/);
-    await b.until(() => b.logs().some((l) => /MCP server "fixture" is down/.test(String(l.msg))));
-    // Within the restart backoff: none of its tools are offered.
-    const [whileDown] = await b.send('hello while down');
-    assert.match(whileDown, /^offered: /);
-    assert.doesNotMatch(whileDown, /fixture__/);
+    // The restart wait runs on a fake clock: on a loaded machine the turn below could take longer than the real 2.5 s
+    // of backoff and find the server back already.
+    const clock = b.useClock(['setTimeout', 'clearTimeout']);
+    try {
+      const [crashed] = await b.send('crash now');
+      assert.match(crashed, /The tool "crash" of the MCP server "fixture" failed: the connection closed/);
+      await b.until(() => b.logs().some((l) => /MCP server "fixture" is down/.test(String(l.msg))));
+      // Within the restart backoff: none of its tools are offered.
+      const [whileDown] = await b.send('hello while down');
+      assert.match(whileDown, /^offered: /);
+      assert.doesNotMatch(whileDown, /fixture__/);
+      assert.equal(b.logs().filter((l) => /MCP server "fixture" is up/.test(String(l.msg))).length, 1, 'restarted before its backoff was over');
+      await clock.tick(2500);
+    } finally {
+      clock.restore();
+    }
     await b.until(() => b.logs().filter((l) => /MCP server "fixture" is up/.test(String(l.msg))).length >= 2);
     // The server writes its start down before it answers anything: up again means started again.
     assert.equal((await readFile(starts, 'utf8')).trim().split('\n').length, 2);
