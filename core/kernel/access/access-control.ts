@@ -3,8 +3,6 @@ import type { BotConfig } from '../../services/config/schema.js';
 import type { Logger } from '../../api/logger.js';
 import { userPart } from '../port/ids.js';
 import type { HistoryStore } from '../../services/store/history.js';
-import { isPrivateChatOf, writtenBy } from '../../services/store/privacy.js';
-import type { PrivacyParticipant } from '../port/privacy-participant.js';
 import type { IncomingMessage } from '../port/message.js';
 import type { AccessDocument, AccessDocumentStore, Activation, PairingRequest } from './access-store.js';
 import { MAX_PERSONA_CHARS } from '../../api/errors.js';
@@ -40,7 +38,8 @@ const userOf = (id: string) => userPart(id);
  * Who the bot answers and how, as the owners decide it in chats and on the dashboard: pairing of strangers (codes,
  * held messages, approvals), groups an owner opened (`.activation`), a persona per chat, and chats paused because
  * the owner took them over from the phone. Everything is kept in the store database (`core` access); reads are synchronous
- * (asked for every message) once `load()` has run.
+ * (asked for every message) once `load()` has run. `.mydata` and chat moves follow from its declaration (ACCESS_STORE),
+ * which changes the document in place: hand this the core stores' copy of it, so it sees those changes.
  */
 export class AccessControl {
   private doc!: AccessDocument;
@@ -320,60 +319,6 @@ export class AccessControl {
       await this.deps.histories.append(message.chatId, { id: message.id, role: 'assistant', text: text || `(${message.media?.kind})`, at: message.timestamp, ...(message.media ? { media: message.media.kind } : {}) });
     }
     this.deps.log.info({ chat: message.chatId, until }, 'the owner wrote from the phone: the bot is quiet in that chat for now');
-  }
-
-  // ---- privacy ----
-
-  /** `.mydata`: the person's persona (their private chat's), pairing requests (with held texts) and approval. */
-  privacyParticipant(): PrivacyParticipant {
-    return {
-      name: 'access',
-      exportFor: async (person) => {
-        const user = new Set(person.map(userOf));
-        return {
-          approved: this.doc.approved.filter((a) => user.has(a.id)),
-          pairingRequests: this.doc.pending.filter((p) => user.has(userOf(p.sender)) || (p.senderAltId && user.has(userOf(p.senderAltId)))),
-          personas: Object.fromEntries(Object.entries(this.doc.personas).filter(([chat, p]) => isPrivateChatOf(chat, person) || writtenBy(p.by, person))),
-        };
-      },
-      deleteFor: async (person) => {
-        const user = new Set(person.map(userOf));
-        let removed = 0;
-        const before = this.doc.pending.length;
-        this.doc.pending = this.doc.pending.filter((p) => !(user.has(userOf(p.sender)) || (p.senderAltId && user.has(userOf(p.senderAltId)))));
-        removed += before - this.doc.pending.length;
-        for (const [chat, p] of Object.entries(this.doc.personas)) {
-          if (isPrivateChatOf(chat, person) || writtenBy(p.by, person)) {
-            delete this.doc.personas[chat];
-            removed++;
-          }
-        }
-        await this.save();
-        await this.flush();
-        this.deps.file.erase();
-        return removed;
-      },
-      // A private chat known by another id from now on (WhatsApp: its LID, then its phone): its persona and a pause
-      // (the owner took it over, or `.bot off`) go with it, or the bot would speak there again in its default voice.
-      moveChat: async (from, to) => {
-        let moved = false;
-        const persona = this.doc.personas[from];
-        if (persona) {
-          this.doc.personas[to] ??= persona;
-          delete this.doc.personas[from];
-          moved = true;
-        }
-        const pause = this.doc.paused[from];
-        if (pause) {
-          const there = this.doc.paused[to];
-          // The longer pause wins: until `.bot on` (null) over any time, else the later time.
-          if (!there || (there.until !== null && (pause.until === null || pause.until > there.until))) this.doc.paused[to] = pause;
-          delete this.doc.paused[from];
-          moved = true;
-        }
-        if (moved) await this.save();
-      },
-    };
   }
 }
 

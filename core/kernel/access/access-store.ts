@@ -88,6 +88,4 @@ export interface AccessDocumentStore {
   update(change: (doc: AccessDocument) => AccessDocument | void): Promise<AccessDocument>;
   /** Resolves once every change is in the store database; rejects when one cannot be written (it is retried). */
   flush(): Promise<void>;
-  /** After a person's delete was flushed: what it took leaves every file (the WAL, the earlier file kept aside). */
-  erase(): void;
 }

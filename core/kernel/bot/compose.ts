@@ -115,9 +115,8 @@ export function composeKernel(deps: BotDeps, config: () => BotConfig) {
   let intake: Intake | undefined;
   const tellOwners = (text: string) => started!.tellOwners(text);
   const hostOf = (name: string) => hosts!.host(name);
-  const access = new AccessControl({ file: accessDocument(settings.dataDir), config, log: log.child({ part: 'access' }), histories, tellOwners: (text) => tellOwners(text).then(() => undefined), redeliver: (message) => intake!.handle(message) });
+  const access = new AccessControl({ file: accessDocument(settings.dataDir, core), config, log: log.child({ part: 'access' }), histories, tellOwners: (text) => tellOwners(text).then(() => undefined), redeliver: (message) => intake!.handle(message) });
   privacy.adopt(core);
-  privacy.register(access.privacyParticipant());
   const registry = new PluginRegistry({ plugins: deps.plugins, capabilities, log, config, failures, host: hostOf, view: (ctx, name) => intake!.view(ctx, name), coreRule: deps.core.rule });
   const effects: EffectGuard = new EffectGuard({
     policy: () => policyOf(config().guard),

@@ -2,6 +2,7 @@ import { HISTORY_STORE, SUMMARIES_STORE, type HistoryStore } from '../../service
 import { MEMORY_STORE, type MemoryStore } from '../../services/store/memory.js';
 import { PluginStores } from '../../services/store/plugin-store.js';
 import type { StoreDeclaration } from '../../services/store/store-declarations.js';
+import { ACCESS_STORE } from '../access/access-document.js';
 import { POLL_BOOK_STORE } from '../chat/polls.js';
 import { BURST_TURNS_STORE } from '../pipeline/burst-turns.js';
 import { DELETED_MESSAGES_STORE } from '../pipeline/deleted-messages.js';
@@ -11,7 +12,7 @@ import { DELETED_MESSAGES_STORE } from '../pipeline/deleted-messages.js';
  * database: `.mydata` export and delete, messages deleted for everyone, edits and chat moves follow from these
  * declarations, as they do for a plugin's.
  */
-export const CORE_STORES: readonly StoreDeclaration[] = [HISTORY_STORE, SUMMARIES_STORE, MEMORY_STORE, BURST_TURNS_STORE, DELETED_MESSAGES_STORE, POLL_BOOK_STORE];
+export const CORE_STORES: readonly StoreDeclaration[] = [HISTORY_STORE, SUMMARIES_STORE, MEMORY_STORE, BURST_TURNS_STORE, DELETED_MESSAGES_STORE, POLL_BOOK_STORE, ACCESS_STORE];
 
 /** The engines that keep some of the core's rows themselves (see `PluginStores.serve`). */
 export interface CoreEngines {

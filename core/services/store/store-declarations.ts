@@ -167,7 +167,35 @@ export interface DocDeclaration<T = unknown> {
      * document goes (deleted with its person, or by the plugin's `remove()`).
      */
     refersTo?: { decl: ChatDocDeclaration<any, any>; map(doc: T): Record<string, unknown> };
+    /**
+     * Lists and maps in the document whose entries belong to people, each with its own rule (the core's access
+     * decisions: approvals, pairing requests, personas, paused chats), exported under the part's name. Not with
+     * `people`. See `DocPart`.
+     */
+    parts?: Record<string, DocPart<T>>;
   };
+}
+
+/**
+ * One list or map of a `Store.doc` with `parts`. An entry is a person's when one of the ids it names (`people`) is
+ * theirs, or, in a `byChat` map, when its key is their private chat. A bare number (digits, no `@`: as owners type
+ * them) names whoever writes with those digits, phone or LID.
+ */
+export interface DocPart<T, E = any> {
+  /** A list of entries (they stay where they are when a chat moves). */
+  list?(doc: T): E[];
+  /** A map keyed by chat id: an entry follows its chat to a new id. */
+  byChat?(doc: T): Record<string, E>;
+  /** The ids an entry names (who it is about, who set it). */
+  people?(entry: E): Array<string | undefined>;
+  /**
+   * What the person's `.mydata` does with their entries: `delete` (default) exports and deletes them; `export` shows
+   * them and keeps them (a decision the owners made about the person, e.g. an approval, which their delete must not
+   * undo); `none` neither (about a chat, not a person: the owner's takeover pause).
+   */
+  privacy?: 'delete' | 'export' | 'none';
+  /** A chat moved onto an id with its own entry: the entry kept (default: the new id's own). Needs `byChat`. */
+  merge?(moving: E, existing: E): E;
 }
 
 /** `Store.chatLog`: an append-only log per chat (one JSON line per item), e.g. what a chat said. */
@@ -337,6 +365,20 @@ export function ownedFolderOf(decl: ChatDocDeclaration<any, any>, key: string): 
   return folder;
 }
 
+/** A doc's `parts`: not with `people`; each a `list` or a `byChat` map, `merge` only with `byChat`. */
+function checkParts(name: string, options: DocDeclaration<any>['options']): void {
+  const parts = options.parts;
+  if (parts === undefined) return;
+  if (options.people) throw new TypeError(`Store: ${name} takes people (one map keyed by id) or parts, not both`);
+  for (const [key, part] of Object.entries(parts)) {
+    const privacy = part?.privacy ?? 'delete';
+    if ((typeof part?.list === 'function') === (typeof part?.byChat === 'function') || (part.people !== undefined && typeof part.people !== 'function') || !['delete', 'export', 'none'].includes(privacy)) {
+      throw new TypeError(`Store: ${name}'s part ${key} needs list: (doc) => entries or byChat: (doc) => a map keyed by chat id (one of them), people: (entry) => ids, privacy: 'delete' | 'export' | 'none'`);
+    }
+    if (part.merge !== undefined && (typeof part.merge !== 'function' || !part.byChat)) throw new TypeError(`Store: ${name}'s part ${key} takes merge: (moving, existing) => kept only with byChat`);
+  }
+}
+
 function checked<D extends StoreDeclaration>(decl: D): D {
   if (typeof decl.name !== 'string' || !NAME.test(decl.name)) throw new TypeError(`Store: the name "${String(decl.name)}" must be lowercase letters, digits and dashes, starting with a letter`);
   if (!decl.schema || typeof decl.schema !== 'object') throw new TypeError(`Store: ${decl.name} needs a TypeBox schema, e.g. Type.Object({ items: Type.Array(Type.String()) })`);
@@ -382,6 +424,7 @@ export const Store = {
     if (refers !== undefined && (typeof refers.map !== 'function' || refers.decl?.kind !== 'chat-doc' || !refers.decl.options.owner)) {
       throw new TypeError(`Store: ${name}'s refersTo needs { decl: a Store.chatDoc with owner, map: (doc) => the map whose values are its keys }`);
     }
+    checkParts(name, options);
     return checked({ kind: 'doc', name, schema, initial, options });
   },
   /** An append-only log per chat (`<path>/<chat>.jsonl`), `schema` being one item's. */

@@ -8,9 +8,10 @@ import type { DataDomain } from './data-domain.js';
 import type { ChatLogEngine, ChatLogView } from './sql-chat-log.js';
 import type { SqlSearchLog } from './sql-search-log.js';
 import { changeableBy, isPrivateChatOf, writtenBy } from './privacy.js';
+import { userPart } from '../../kernel/port/ids.js';
 import type { PersonIds, PrivacyParticipant } from '../../kernel/port/privacy-participant.js';
 import type { SearchLogChat, SearchLogItem } from './sql-search-log.js';
-import { ownedFolderOf, titleOf, type CarriedMessage, type RecordEntry, type ItemPeople, type ChatDocDeclaration, type ChatLogDeclaration, type ChatRecordDeclaration, type ChatSearchLogDeclaration, type DocDeclaration, type StoreDeclaration } from './store-declarations.js';
+import { ownedFolderOf, titleOf, type CarriedMessage, type RecordEntry, type ItemPeople, type ChatDocDeclaration, type ChatLogDeclaration, type ChatRecordDeclaration, type ChatSearchLogDeclaration, type DocDeclaration, type DocPart, type StoreDeclaration } from './store-declarations.js';
 
 /** File bytes (a search log's attached files) put into one `.mydata` export at most, base64 in the JSON. */
 const MAX_EXPORT_FILE_BYTES = 16 * 1024 * 1024;
@@ -255,6 +256,7 @@ export class StorePrivacy {
       }
       return out;
     }
+    if (decl.kind === 'doc' && decl.options.parts) return this.exportParts(decl, decl.options.parts, person);
     if (decl.kind === 'doc') {
       const byId = decl.options.people?.byId;
       const referring = await this.referringTo(decl, person);
@@ -305,6 +307,7 @@ export class StorePrivacy {
       for (const key of keys) await this.removeOwned(decl, key);
       return keys.length;
     }
+    if (decl.kind === 'doc' && decl.options.parts) return this.deleteParts(decl, decl.options.parts, person);
     if (decl.kind === 'doc') {
       const byId = decl.options.people?.byId;
       // A `refersTo` entry goes with the document it names (removeOwned).
@@ -490,6 +493,7 @@ export class StorePrivacy {
       this.store.changed(decl, to);
       return;
     }
+    if (decl.kind === 'doc' && decl.options.parts) return this.moveParts(decl, decl.options.parts, from, to);
     if (decl.kind === 'doc') {
       const byId = decl.options.people?.byId;
       if (!byId) return;
@@ -625,5 +629,75 @@ export class StorePrivacy {
       await this.savedAndErased(decl, file);
       this.store.changed(decl, key);
     }
+  }
+
+  /** Whether an entry of a doc's part is the person's: its key is their private chat, or it names one of their ids. */
+  private partEntryOf(part: DocPart<unknown>, person: PersonIds): (entry: unknown, chatId?: string) => boolean {
+    const digits = new Set(person.map(userPart));
+    // A bare number (no `@`) is whoever writes with those digits, phone or LID.
+    const names = (id: string | undefined) => id !== undefined && (id.includes('@') ? writtenBy(id, person) : digits.has(userPart(id)));
+    return (entry, chatId) => (chatId !== undefined && isPrivateChatOf(chatId, person)) || (part.people?.(entry) ?? []).some(names);
+  }
+
+  /** The person's entries of every part that shows them, under the part's name. */
+  private async exportParts(decl: DocDeclaration<any>, parts: Record<string, DocPart<unknown>>, person: PersonIds): Promise<Record<string, unknown>> {
+    const doc = await this.store.docView(decl).get();
+    const out: Record<string, unknown> = {};
+    for (const [name, part] of Object.entries(parts)) {
+      if (part.privacy === 'none') continue;
+      const theirs = this.partEntryOf(part, person);
+      out[name] = part.list ? part.list(doc).filter((entry) => theirs(entry)) : Object.fromEntries(Object.entries(part.byChat!(doc)).filter(([chatId, entry]) => theirs(entry, chatId)));
+    }
+    return out;
+  }
+
+  /**
+   * Deletes the person's entries of every `delete` part, in place (whoever holds the document sees it), and erases
+   * them from every file: also when none was left in the database, since the earlier file kept aside may still name them.
+   */
+  private async deleteParts(decl: DocDeclaration<any>, parts: Record<string, DocPart<unknown>>, person: PersonIds): Promise<number> {
+    const file = this.store.docView(decl);
+    let removed = 0;
+    await file.update((doc) => {
+      for (const part of Object.values(parts)) {
+        if ((part.privacy ?? 'delete') !== 'delete') continue;
+        const theirs = this.partEntryOf(part, person);
+        if (part.list) {
+          const list = part.list(doc);
+          const kept = list.filter((entry) => !theirs(entry));
+          removed += list.length - kept.length;
+          list.splice(0, list.length, ...kept);
+          continue;
+        }
+        const map = part.byChat!(doc);
+        for (const [chatId, entry] of Object.entries(map)) {
+          if (!theirs(entry, chatId)) continue;
+          delete map[chatId];
+          removed++;
+        }
+      }
+    });
+    if (removed) this.store.changed(decl, undefined);
+    await this.savedAndErased(decl, file);
+    return removed;
+  }
+
+  /** A chat moved: the entry of every `byChat` part follows it (`merge` decides when the new id has one). */
+  private async moveParts(decl: DocDeclaration<any>, parts: Record<string, DocPart<unknown>>, from: string, to: string): Promise<void> {
+    const has = (map: Record<string, unknown>, id: string) => Object.prototype.hasOwnProperty.call(map, id);
+    const file = this.store.docView(decl);
+    const maps = Object.values(parts).filter((part) => part.byChat);
+    const doc = await file.get();
+    if (!maps.some((part) => has(part.byChat!(doc), from))) return;
+    await file.update((d) => {
+      for (const part of maps) {
+        const map = part.byChat!(d);
+        if (!has(map, from)) continue;
+        map[to] = !has(map, to) ? map[from] : part.merge ? part.merge(map[from], map[to]) : map[to];
+        delete map[from];
+      }
+    });
+    this.store.changed(decl, undefined);
+    await this.savedAndErased(decl, file);
   }
 }

@@ -2,6 +2,10 @@ import { expect } from 'chai';
 import { rm } from 'node:fs/promises';
 import { AccessControl, MAX_HELD_MESSAGES, MAX_PENDING_REQUESTS, PAIRING_CODE_TTL_MS } from '../../../core/kernel/access/access-control.js';
 import { accessDocument } from '../../../core/kernel/access/access-document.js';
+import { coreStores } from '../../../core/kernel/bot/core-stores.js';
+import { MemoryStore } from '../../../core/services/store/memory.js';
+import type { PluginStores } from '../../../core/services/store/plugin-store.js';
+import { PrivacyRegistry } from '../../../core/services/store/privacy.js';
 import { withDefaults } from '../../../core/services/config/config-file.js';
 import { createLogger } from '../../../core/services/log/logger.js';
 import { HistoryStore } from '../../../core/services/store/history.js';
@@ -99,10 +103,14 @@ describe('the access document in the store database', () => {
   it("a person's delete leaves their persona and pairing request in no file of the data folder; the others' stay", async () => {
     const dir = await tempDir('wabot-access-');
     const log = createLogger({ level: 'silent' });
-    const open = () =>
-      new AccessControl({ file: accessDocument(dir), config: () => withDefaults({}), log, histories: new HistoryStore(dir, 50), tellOwners: async () => undefined, redeliver: async () => undefined });
+    // As the bot wires it: the core's stores hold the document, and the privacy controls follow its declaration.
+    const core = coreStores(dir, { histories: new HistoryStore(dir, 50), memories: new MemoryStore(dir) });
+    const privacy = new PrivacyRegistry();
+    privacy.adopt(core);
+    const open = (stores?: PluginStores) =>
+      new AccessControl({ file: accessDocument(dir, stores), config: () => withDefaults({}), log, histories: new HistoryStore(dir, 50), tellOwners: async () => undefined, redeliver: async () => undefined });
     try {
-      const access = open();
+      const access = open(core);
       await access.load();
       const ana = '628100@s.whatsapp.net';
       await access.setPersona(ana, 'ana-persona-words', 'owner');
@@ -110,7 +118,7 @@ describe('the access document in the store database', () => {
       await access.holdStranger({ id: 'm1', chatId: ana, senderId: ana, isGroup: false, text: 'ana-held-words', mentions: [], timestamp: Date.now() });
       await access.flush();
       expect(await everyFileText(dir, 'latin1')).to.include('ana-persona-words').and.include('ana-held-words');
-      expect(await access.privacyParticipant().deleteFor!([ana])).to.equal(2);
+      expect((await privacy.deleteFor([ana])).access).to.equal(2);
       const onDisk = await everyFileText(dir, 'latin1');
       expect(onDisk).not.to.include('ana-persona-words').and.not.to.include('ana-held-words');
       expect(onDisk).to.include('budi-persona-words');
