@@ -1,5 +1,5 @@
 import { spawn, type StdioOptions } from 'node:child_process';
-import { accessSync, constants as fsConstants, promises as fs, realpathSync, rmSync, statSync } from 'node:fs';
+import { accessSync, existsSync, constants as fsConstants, promises as fs, realpathSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
@@ -184,6 +184,52 @@ async function chmodReadable(target: string): Promise<void> {
   } else if (info.isFile()) await fs.chmod(target, (info.mode & 0o111 ? 0o755 : 0o644));
 }
 
+/** Per scratch root: the folder of the readable copies, removed when the process exits. */
+const toolDirs = new Map<string, Promise<string>>();
+const toolDirMade = new Map<string, string>();
+/**
+ * The readable copies of trusted programs and libraries, shared by every Jail of the process (they are read-only to
+ * the jail): the document reader's packages are ~1,500 files, and copying them took seconds for each new Jail.
+ */
+const copies = new Map<string, Promise<string>>();
+
+function toolsDir(root: string): Promise<string> {
+  let dir = toolDirs.get(root);
+  if (!dir || (toolDirMade.has(root) && !existsSync(toolDirMade.get(root)!))) {
+    dir = (async () => {
+      const made = await fs.mkdtemp(path.join(root, 'jail-tools-'));
+      toolDirMade.set(root, made);
+      await fs.chmod(made, 0o755);
+      process.once('exit', () => rmSync(made, { recursive: true, force: true }));
+      return made;
+    })();
+    dir.catch(() => toolDirs.delete(root));
+    toolDirs.set(root, dir);
+  }
+  return dir;
+}
+
+/** The copy `make` writes into a fresh folder under `root`'s tools folder, made once per `key` (again if it was removed). */
+async function readableCopy(root: string, key: string, make: (dir: string) => Promise<string>): Promise<string> {
+  const id = `${root}|${key}`;
+  const known = copies.get(id);
+  if (known) {
+    const target = await known.catch(() => undefined);
+    if (target && existsSync(target)) return target;
+    // Removed under us (its folder deleted): made again.
+    if (copies.get(id) === known) copies.delete(id);
+    return readableCopy(root, key, make);
+  }
+  const copy = (async () => {
+    const dir = await fs.mkdtemp(path.join(await toolsDir(root), 'copy-'));
+    await fs.chmod(dir, 0o755);
+    return make(dir);
+  })();
+  copy.catch(() => copies.delete(id));
+  copies.set(id, copy);
+  return copy;
+}
+
 /**
  * The one isolation boundary of the bot: every helper program that touches bytes or code from a chat runs here —
  * ffmpeg, yt-dlp, python. Inside bubblewrap it sees only /usr and its own /in, /out, /work, as an unprivileged uid,
@@ -218,57 +264,25 @@ export class Jail {
     return this.detected && !this.detected.bwrap.ok ? this.detected.bwrap.reason : undefined;
   }
 
-  private tools: Promise<string> | undefined;
-  private readonly copies = new Map<string, Promise<string>>();
-
   /** A copy of `program` the jail's uid may read (made once per program version, removed when the service exits). */
-  private toolsDir(): Promise<string> {
-    this.tools ??= (async () => {
-      const dir = await fs.mkdtemp(path.join(this.options.scratchRoot ?? os.tmpdir(), 'jail-tools-'));
-      await fs.chmod(dir, 0o755);
-      process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-      return dir;
-    })();
-    return this.tools;
-  }
-
   private readableCopy(program: string): Promise<string> {
     const stat = statSync(program);
-    const key = `${program}|${stat.size}|${stat.mtimeMs}`;
-    let copy = this.copies.get(key);
-    if (!copy) {
-      copy = (async () => {
-        const dir = await fs.mkdtemp(path.join(await this.toolsDir(), 'bin-'));
-        await fs.chmod(dir, 0o755);
-        const target = path.join(dir, path.basename(program));
-        await fs.copyFile(program, target, fsConstants.COPYFILE_FICLONE);
-        await fs.chmod(target, 0o755);
-        return target;
-      })();
-      copy.catch(() => this.copies.delete(key));
-      this.copies.set(key, copy);
-    }
-    return copy;
+    return readableCopy(this.options.scratchRoot ?? os.tmpdir(), `bin|${program}|${stat.size}|${stat.mtimeMs}`, async (dir) => {
+      const target = path.join(dir, path.basename(program));
+      await fs.copyFile(program, target, fsConstants.COPYFILE_FICLONE);
+      await fs.chmod(target, 0o755);
+      return target;
+    });
   }
-
-  private readonly trees = new Map<string, Promise<string>>();
 
   /** A copy of a library file or folder the jail's uid may read (made once per path, removed when the service exits). */
   private readableTree(source: string): Promise<string> {
-    let copy = this.trees.get(source);
-    if (!copy) {
-      copy = (async () => {
-        const dir = await fs.mkdtemp(path.join(await this.toolsDir(), 'lib-'));
-        await fs.chmod(dir, 0o755);
-        const target = path.join(dir, path.basename(source));
-        await fs.cp(source, target, { recursive: true, dereference: true });
-        await chmodReadable(target);
-        return target;
-      })();
-      copy.catch(() => this.trees.delete(source));
-      this.trees.set(source, copy);
-    }
-    return copy;
+    return readableCopy(this.options.scratchRoot ?? os.tmpdir(), `lib|${source}`, async (dir) => {
+      const target = path.join(dir, path.basename(source));
+      await fs.cp(source, target, { recursive: true, dereference: true });
+      await chmodReadable(target);
+      return target;
+    });
   }
 
   /** Where a program is found inside the jail: its own path under /usr, else /opt/jail/bin/<name>. */

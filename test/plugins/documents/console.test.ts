@@ -3,7 +3,7 @@ import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { FakeAnthropicGateway } from '../../fakes/anthropic-messages.js';
 import type { RecordedRequest } from '../../../app/testing/http-fake.js';
-import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { tempDir, writeConfig } from '../../helpers/checkout.js';
 import { runConsoleChat } from '../../helpers/console-chat.js';
 import { docx, jpegOf, odt, scannedPdf, textPdf, xlsx, zipBombDocx } from './samples.js';
 
@@ -18,14 +18,20 @@ function promptOf(req: RecordedRequest): { system: string; content: string; user
 }
 
 /**
- * The first test spawns the console as `npm run chat` runs it; the others run the same console transport and app in
- * this process (`runConsoleChat`): what they check is the documents path, not the process.
+ * The console transport and app run in this process (`runConsoleChat`, what `npm run chat` runs): what these check is
+ * the documents path through the real jail, not the process (its start and exit are test/core/console's).
  */
 describe('documents in the console chat (real files through the real jail)', function () {
   this.timeout(120_000);
   let gateway: FakeAnthropicGateway;
   let dir: string;
   const env = () => ({ API_KEY: 'console-key-123', BASE_URL: `${gateway.url}/v1/`, MODEL: 'console-model' });
+  /** A 320x240 JPEG (ffmpeg's test picture), made once: the scanned PDFs' page. */
+  let page: Buffer;
+
+  before(async () => {
+    page = await jpegOf(320, 240);
+  });
 
   beforeEach(async () => {
     gateway = await FakeAnthropicGateway.start('gw');
@@ -40,9 +46,9 @@ describe('documents in the console chat (real files through the real jail)', fun
     await writeFile(path.join(dir, 'sales.xlsx'), xlsx([['item', 'price'], ['mango', 7], ['kiwi', 3]]));
     await writeFile(path.join(dir, 'notes.odt'), odt(['Packing list', 'tent, stove, rope']));
     await writeFile(path.join(dir, 'scores.csv'), 'name,score\nann,91\nbob,78\n');
-    const run = await runChat(
+    const run = await runConsoleChat(
       [':document invoice.pdf what is the total?', ':document letter.docx when is the meeting?', ':document sales.xlsx', ':document notes.odt what do I pack?', ':document scores.csv who won?', ''].join('\n'),
-      { cwd: dir, env: env(), timeoutMs: 110_000 },
+      { cwd: dir, env: env() },
     );
     expect(run.code, run.stderr).to.equal(0);
     const prompts = gateway.chats().map(promptOf);
@@ -101,7 +107,7 @@ describe('documents in the console chat (real files through the real jail)', fun
   });
 
   it('a scanned PDF (no text layer) goes to the vision path as page images, at most maxScanPages, and the answer says so', async () => {
-    await writeFile(path.join(dir, 'scan.pdf'), scannedPdf(await jpegOf(320, 240), 320, 240, 3));
+    await writeFile(path.join(dir, 'scan.pdf'), scannedPdf(page, 320, 240, 3));
     await writeConfig(dir, { plugins: { documents: { maxScanPages: 2 } } });
     const run = await runConsoleChat(':document scan.pdf what does it say?\n', { cwd: dir, env: env() });
     expect(run.code, run.stderr).to.equal(0);
@@ -116,7 +122,7 @@ describe('documents in the console chat (real files through the real jail)', fun
   });
 
   it('a scanned PDF with vision off (no gateway: only the audio provider answers chats) is refused loudly, not answered blind', async () => {
-    await writeFile(path.join(dir, 'scan.pdf'), scannedPdf(await jpegOf(320, 240), 320, 240, 1));
+    await writeFile(path.join(dir, 'scan.pdf'), scannedPdf(page, 320, 240, 1));
     const run = await runConsoleChat(':document scan.pdf what does it say?\n', { cwd: dir, env: { AUDIO_API_KEYS: 'audio-key-123456', AUDIO_BASE_URL: `${gateway.url}/v1` } });
     expect(run.code, run.stderr).to.equal(0);
     expect(run.lines[0]).to.match(/^bot> This PDF is a scan without any text in it, and I cannot look at pictures here/);
