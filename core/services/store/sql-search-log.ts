@@ -381,7 +381,8 @@ export class SqlSearchLog<I extends SearchLogItem = SearchLogItem> {
       .filter((r) => matches(r.item))
       .map((r) => ({ ...r, next: change ? (this.setup.item(change(r.item)) ?? r.item) : undefined }));
     if (!touched.length) return 0;
-    await this.removeFiles(dir, touched.map((t) => [t.item, t.next]));
+    const changes = touched.map((t): [I, I | undefined] => [t.item, t.next]);
+    await this.removeFiles(dir, changes);
     await this.write((db) =>
       db.transaction(() => {
         for (const { row, next } of touched) {
@@ -395,8 +396,23 @@ export class SqlSearchLog<I extends SearchLogItem = SearchLogItem> {
         }
       }),
     );
-    this.erased();
+    if (this.took(changes)) this.erased();
     return touched.length;
+  }
+
+  /**
+   * Whether a change took something the items held (an item, or a word, an id, a name no longer in its item), as a
+   * delete, an edit or retention does: only then is what is left of it erased, and the copy of the earlier layout,
+   * older than the log now, deleted. A change that only adds (a note's later context) or renames attached files keeps
+   * that copy.
+   */
+  private took(changes: Array<[I, I | undefined]>): boolean {
+    return changes.some(([item, next]) => {
+      if (!next) return true;
+      const renamed = new Set(this.setup.files?.(item) ?? []);
+      const kept = new Set(stringsOf(next));
+      return stringsOf(item).some((s) => !kept.has(s) && !renamed.has(s));
+    });
   }
 
   /** Drops every chat's items written before `cutoff` (epoch ms), their files with them; resolves with how many went. */
@@ -570,4 +586,11 @@ export class SearchLogChat<I extends SearchLogItem = SearchLogItem> {
     await this.log.add(this.chatId, missing);
     return missing.length;
   }
+}
+
+/** Every string a JSON value holds, at any depth. */
+function stringsOf(value: unknown, out: string[] = []): string[] {
+  if (typeof value === 'string') out.push(value);
+  else if (value && typeof value === 'object') for (const v of Object.values(value)) stringsOf(v, out);
+  return out;
 }

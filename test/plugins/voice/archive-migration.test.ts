@@ -114,8 +114,6 @@ describe('audio archive: the layout of earlier versions is converted to the sear
 
   it("keeps the converted files aside under data/migrated/ until a person's delete makes that copy older than the log", async () => {
     const chat = await oldLayout(dir);
-    // Audio named by number is renamed by a change in the log, which itself drops the copy: none here.
-    await rm(path.join(chat, 'audio'), { recursive: true });
     const { archive, privacy } = voiceArchiveAt(dir, { log });
     // The chat's first use converts it.
     expect(await archive.count(GROUP)).to.equal(2);
@@ -126,10 +124,24 @@ describe('audio archive: the layout of earlier versions is converted to the sear
     expect(existsSync(aside)).to.equal(false);
   });
 
+  it('keeps that copy while changes take nothing: its numbered audio renamed at conversion, a later message added as a note\'s context', async () => {
+    await oldLayout(dir);
+    const { archive, privacy } = voiceArchiveAt(dir, { log });
+    await archive.convertAll();
+    const aside = path.join(path.dirname(dir), 'migrated', 'audio_archive', safeFileName(GROUP));
+    expect(said.some((s) => /named 2 audio file/.test(s.msg)), 'the audio was renamed').to.equal(true);
+    await archive.add(GROUP, { messageId: 'v4', senderId: BUDI, at: AT + 3000, transcript: 'new note' });
+    await archive.observe(GROUP, { id: 'c9', senderId: BUDI, at: AT + 4000, text: 'right after the new note' });
+    expect((await archive.context(GROUP, 4)).after.map((m) => m.text)).to.deep.equal(['right after the new note']);
+    expect(await readdir(path.join(aside, 'notes'))).to.deep.equal(['000000.json']);
+    expect(await readFile(path.join(aside, 'context', '1.json'), 'utf8')).to.include('the heater is cold again');
+    // An edit takes the old words: the copy holding them goes.
+    await privacy.edit!(GROUP, 'c9', 'edited after', [BUDI]);
+    expect(existsSync(aside)).to.equal(false);
+  });
+
   it('converts at start a chat the old layout alone holds, before any use of it: notes in the database, originals kept aside under data/migrated/', async () => {
     const chat = await oldLayout(dir);
-    // Audio named by number is renamed by a change in the log, which itself drops the kept copy: none here.
-    await rm(path.join(chat, 'audio'), { recursive: true });
     // Not a chat's folder (its name is no chat's file name): left as it is.
     await mkdir(path.join(dir, 'not a chat', 'notes'), { recursive: true });
     await writeFile(path.join(dir, 'not a chat', 'notes', '000000.json'), 'kept');
@@ -191,8 +203,6 @@ describe('audio archive: the old layout at the bot\'s start', () => {
   it('is converted at start, before any message of that chat, and its originals kept aside under data/migrated/', async () => {
     const root = await tempDir('voice-start-');
     const chat = await oldLayout(path.join(root, 'data', 'audio_archive'));
-    // Audio named by number is renamed by a change in the log, which itself drops the kept copy: none here.
-    await rm(path.join(chat, 'audio'), { recursive: true });
     const t = await startTestBot(createVoicePlugin(), { dir: root });
     try {
       await t.until(() => t.logs().some((l) => /converted 3 note/.test(String(l.msg))));
