@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { existsSync, readdirSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
+import { copyFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { FakeAudio } from '../../../app/testing/index.js';
 import { FakeGateway, lastUserText } from '../../fakes/openai-gateway.js';
-import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { tempDir, writeConfig } from '../../helpers/checkout.js';
 import { runConsoleChat } from '../../helpers/console-chat.js';
 import { makeTone } from './audio-files.js';
 
@@ -13,13 +13,23 @@ describe('voice in the console', function () {
   let audio: FakeAudio;
   let gw: FakeGateway;
   let dir: string;
+  /** The voice note, made once: each test gets its own copy in its own folder. */
+  let note: string;
+  let fixtures: string;
+
+  before(async () => {
+    fixtures = await tempDir('voice-console-note-');
+    makeTone(fixtures, 'note.ogg', 1.5);
+    note = path.join(fixtures, 'note.ogg');
+  });
+  after(() => rm(fixtures, { recursive: true, force: true }));
 
   beforeEach(async () => {
     audio = await FakeAudio.start(() => 'remind me to buy milk');
     gw = await FakeGateway.start('gw');
     dir = await tempDir('voice-console-');
     await writeConfig(dir, { plugins: { voice: { reactions: { enabled: false } } } });
-    makeTone(dir, 'note.ogg', 1.5);
+    await copyFile(note, path.join(dir, 'note.ogg'));
   });
 
   afterEach(async () => {
@@ -29,10 +39,9 @@ describe('voice in the console', function () {
   });
 
   it(':voice <file> is transcribed by the audio provider, answered, archived and found with .vn', async () => {
-    const run = await runChat(':voice note.ogg\n.vn milk\n:group family\n:voice note.ogg\n.ping\n', {
+    const run = await runConsoleChat(':voice note.ogg\n.vn milk\n:group family\n:voice note.ogg\n.ping\n', {
       cwd: dir,
       env: { API_KEY: 'gateway-key-123456', BASE_URL: gw.url, MODEL: 'main-model', AUDIO_API_KEYS: 'console-audio-key-1', AUDIO_BASE_URL: audio.url, AUDIO_MODEL: 'whisper-test' },
-      timeoutMs: 60_000,
     });
     expect(run.code, run.stderr).to.equal(0);
     expect(run.lines[0]).to.equal('bot> gw: remind me to buy milk');
