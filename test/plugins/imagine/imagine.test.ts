@@ -7,7 +7,8 @@ import { completion } from '../../fakes/openai-gateway.js';
 import type { RecordedRequest } from '../../../app/testing/http-fake.js';
 import { FakeImagesGateway, TINY_PNG } from '../../fakes/images-gateway.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
-import { runChat, shippedExample, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { shippedExample, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { runConsoleChat } from '../../helpers/console-chat.js';
 
 const KEY = 'sk-image-gateway-key-998877';
 const OWNER = '6281100000001';
@@ -186,7 +187,7 @@ describe('imagine plugin (image generation)', function () {
     const dir = await tempDir();
     await mkdir(path.join(dir, 'data'), { recursive: true });
     await writeConfig(dir, { plugins: { imagine: { enabled: true } } });
-    const run = await runChat('.imagine a fox\n', { cwd: dir, env: { API_KEY: KEY, BASE_URL: gateway.url, MODEL: 'm', IMAGE_MODEL: 'gpt-image-1' }, timeoutMs: 25_000 });
+    const run = await runConsoleChat('.imagine a fox\n', { cwd: dir, env: { API_KEY: KEY, BASE_URL: gateway.url, MODEL: 'm', IMAGE_MODEL: 'gpt-image-1' } });
     const line = run.lines.find((l) => l.startsWith('bot [image] '));
     expect(line, run.stdout + run.stderr).to.be.a('string');
     expect((await readFile(line!.slice('bot [image] '.length))).equals(TINY_PNG)).to.equal(true);
