@@ -2,12 +2,12 @@ import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { FakeAnthropicGateway, imageOf } from '../../fakes/anthropic-messages.js';
-import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { tempDir, writeConfig } from '../../helpers/checkout.js';
 import { runConsoleChat } from '../../helpers/console-chat.js';
 import { testFfmpeg } from '../voice/audio-files.js';
 import { makeImage } from './images.js';
 
-describe('vision in the console chat (the first test spawned, the others in-process)', function () {
+describe('vision in the console chat', function () {
   this.timeout(60_000);
   let gateway: FakeAnthropicGateway;
 
@@ -20,10 +20,9 @@ describe('vision in the console chat (the first test spawned, the others in-proc
     const dir = await tempDir();
     await writeConfig(dir);
     const photo = await makeImage(dir, 'cat.jpg', 'color=c=orange:s=120x90');
-    const run = await runChat(`:image ${photo} what is this?\nwhat colour was it?\n`, {
+    const run = await runConsoleChat(`:image ${photo} what is this?\nwhat colour was it?\n`, {
       cwd: dir,
       env: { API_KEY: 'console-key-123', BASE_URL: `${gateway.url}/v1/`, MODEL: 'console-model' },
-      timeoutMs: 50_000,
     });
     expect(run.code, run.stderr).to.equal(0);
     expect(run.lines).to.deep.equal(['bot> gw sees: what is this?', 'bot> gw: what colour was it?']);
