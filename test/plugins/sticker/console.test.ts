@@ -4,7 +4,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { FakeAnthropicGateway, imageOf } from '../../fakes/anthropic-messages.js';
-import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { tempDir, writeConfig } from '../../helpers/checkout.js';
+import { runConsoleChat } from '../../helpers/console-chat.js';
 
 /** The longer side a WebP declares (VP8X canvas, or a simple VP8/VP8L frame); throws for anything not WebP. */
 function webpLongerSide(bytes: Buffer): number {
@@ -16,7 +17,7 @@ function webpLongerSide(bytes: Buffer): number {
   return Math.max(1 + (bits & 0x3fff), 1 + ((bits >> 14) & 0x3fff));
 }
 
-describe('console :sticker <file> (spawned console)', function () {
+describe('console :sticker <file>', function () {
   this.timeout(90_000);
   let gateway: FakeAnthropicGateway;
   beforeEach(async () => {
@@ -31,7 +32,7 @@ describe('console :sticker <file> (spawned console)', function () {
     await promisify(execFile)('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=300x200', '-frames:v', '1', '-c:v', 'libwebp', file]);
     // :quote answers the last message that is not the bot's, so the sticker is sent again before the second quote.
     const input = `:sticker wave.webp\n:quote .sticker\n:sticker wave.webp\n:quote what is on it?\n:sticker missing.webp\n`;
-    const run = await runChat(input, { cwd: dir, env: { API_KEY: 'console-key-123', BASE_URL: `${gateway.url}/v1/`, MODEL: 'console-model' }, timeoutMs: 80_000 });
+    const run = await runConsoleChat(input, { cwd: dir, env: { API_KEY: 'console-key-123', BASE_URL: `${gateway.url}/v1/`, MODEL: 'console-model' } });
     expect(run.code, run.stderr).to.equal(0);
     // Only the question about it reached the model; the bare stickers were answered by nothing.
     expect(gateway.messages()).to.have.length(1);
