@@ -6,7 +6,8 @@ import type { BotAction } from '../../../core/adapters/memory/memory-transport.j
 import { writeFakeYtdlp } from '../../fakes/fake-ytdlp.js';
 import { MediaServer } from '../../fakes/media-server.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
-import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { tempDir, writeConfig } from '../../helpers/checkout.js';
+import { runConsoleChat } from '../../helpers/console-chat.js';
 import { inspectFile, makeSample } from './media-samples.js';
 
 const sentMedia = (actions: BotAction[]) => actions.filter((a): a is Extract<BotAction, { type: 'media' }> => a.type === 'media');
@@ -87,11 +88,9 @@ describe('mp3 end to end', function () {
     });
 
     it(':video clip.mp4 .mp3 prints bot [audio] <path> of a real MP3; a link download prints only status and result', async () => {
-      const run = await runChat(':video clip.mp4 .mp3\n.mp3 http://127.0.0.1:9/ok\n', {
+      const run = await runConsoleChat(':video clip.mp4 .mp3\n.mp3 http://127.0.0.1:9/ok\n', {
         cwd: dir,
-        // The fake yt-dlp comes first on PATH, as a real one would be found.
-        env: { PATH: `${fakeDir}:${process.env.PATH ?? ''}`, MP3_ALLOW_PRIVATE_HOSTS: 'true', API_KEY: 'test-key-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', LOG_LEVEL: 'warn' },
-        timeoutMs: 90_000,
+        env: { YTDLP_PATH: path.join(fakeDir, 'yt-dlp'), MP3_ALLOW_PRIVATE_HOSTS: 'true', API_KEY: 'test-key-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', LOG_LEVEL: 'warn' },
       });
       expect(run.code, run.stderr).to.equal(0);
       const audioLines = run.lines.filter((l) => l.startsWith('bot [audio] '));
