@@ -84,11 +84,14 @@ export interface App extends OperatorPort {
   /** Prometheus metrics of this app (its own registry), served on `GET /metrics`. */
   metrics: BotMetrics;
   pluginFailures: Array<{ source: string; reason: string }>;
-  /** Gateway probe results; filled in when the probe (run beside start-up) finishes. */
+  /** Gateway probe results; filled in when the probe (run once connected) finishes. */
   gatewayHealth: Array<{ name: string; url: string; healthy: boolean; detail: string }>;
   /** What the start check (one tiny real request per leg, and the search key) found; filled in when it finishes. */
   startChecks: StartCheck[];
-  /** Resolves when the gateway health probe and the start check have finished and been logged. */
+  /**
+   * Resolves when the gateway health probe and the start check have finished and been logged. They start at
+   * `connect` (after the caller's ready line); reading this before then starts them.
+   */
   healthChecked: Promise<void>;
   /** Data files set aside at load (wrong shape / unreadable; bytes kept) and files that could not be saved. */
   dataProblems(): { setAside: SetAsideFile[]; unsaved: UnsavedFile[] };
@@ -261,7 +264,9 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   bot.statusSource = async () =>
     buildStatusReport({ startedAt, link: bot.session(), legs: chain.health(), capabilities, usageDays: (await usage.snapshot()).days, lastReply: bot.ai.lastReply?.() });
 
-  // The gateway probe runs beside start-up, not before it: a hung gateway must not delay `.ping` or `/ws`.
+  // The gateway probe and the start check run once the bot is connected and answering (`connect`), never before:
+  // they cost a start the loading of Node's fetch (undici) and their requests' work, and a hung gateway must not
+  // delay `.ping` or `/ws`. Their lines come after the start report; a failure is logged, the bot runs on.
   const gatewayHealth: App['gatewayHealth'] = [];
   const startChecks: StartCheck[] = [];
   // A root that answers (even 404) says little: healthy roots are a detail (debug); an unreachable one is a warning.
@@ -272,28 +277,25 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
         log[h.healthy ? 'debug' : 'warn']({ gateway: h.name, url: h.url, detail: h.detail }, `gateway ${h.name} ${h.healthy ? `root reachable (${h.detail})` : 'UNHEALTHY: AI answers may fail; non-AI commands keep working'}`);
       }
     });
-  // The start check runs after the start report is printed (its lines come after it) and never holds up answering.
-  let reportPrinted!: () => void;
-  const afterReport = new Promise<void>((resolve) => (reportPrinted = resolve));
   const legCheck = () =>
-    afterReport
-      .then(() => runStartChecks(chain.legs(), settings, log.child({ part: 'start-check' }), Math.min(settings.upstreamTimeoutMs, 8000)))
-      .then((results) => {
-        startChecks.push(...results);
-        // A leg whose key or model is wrong is skipped from the first request on; every outcome shows in .status and
-        // the dashboard's providers view.
-        for (const r of results) chain.recordStartCheck(r.name, r);
-      });
-  const healthChecked = options.skipHealthProbe
-    ? Promise.resolve()
-    : Promise.all([rootProbe(), settings.startupProbe ? legCheck() : undefined])
-        .then(() => undefined)
-        .catch((err) => log.warn({ err }, 'the start check failed; the bot runs on'));
+    runStartChecks(chain.legs(), settings, log.child({ part: 'start-check' }), Math.min(settings.upstreamTimeoutMs, 8000)).then((results) => {
+      startChecks.push(...results);
+      // A leg whose key or model is wrong is skipped from the first request on; every outcome shows in .status and
+      // the dashboard's providers view.
+      for (const r of results) chain.recordStartCheck(r.name, r);
+    });
+  let healthChecks: Promise<void> | undefined;
+  /** Starts the probe and the start check once (at connect, or when a caller first awaits `healthChecked`). */
+  const checkHealth = (): Promise<void> =>
+    (healthChecks ??= options.skipHealthProbe
+      ? Promise.resolve()
+      : Promise.all([rootProbe(), settings.startupProbe ? legCheck() : undefined])
+          .then(() => undefined)
+          .catch((err) => log.warn({ err }, 'the start check failed; the bot runs on')));
   await Promise.all([capabilities.detectAll(), usage.load(), budgets.load()]);
   reportJail(log, jail);
   await bot.startPlugins();
   printStartReport(log, settings, bot, chain, capabilities, discovery.failures, discovery.installed, await usage.snapshot());
-  reportPrinted();
   // `npm run backup` asks the running bot through this socket to flush every store and hold writes during the copy.
   const control = await startControlChannel(
     settings.dataDir,
@@ -337,7 +339,9 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     pluginFailures: discovery.failures,
     gatewayHealth,
     startChecks,
-    healthChecked,
+    get healthChecked() {
+      return checkHealth();
+    },
     dataProblems: () => ({ setAside: [...health.setAside], unsaved: health.unsaved() }),
     freeSpace: () => disk.current(),
     notices,
@@ -353,6 +357,8 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
       const counted = observeAnswers(instrumentTransport(connecting, metrics), (answer) => bot.automation.events.emit('message.answered', { ...answer }));
       outbox.attach(counted);
       await bot.start(counted);
+      // After the caller's "ready" line (its code after this await runs first): nothing before ready waits for them.
+      setImmediate(() => void checkHealth());
     },
     async stop() {
       retention.stop();

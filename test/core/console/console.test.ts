@@ -77,7 +77,20 @@ describe('console chat (spawned)', () => {
       const { lines } = await run(['.ping']);
       expect(lines).to.have.length(1);
       expect(lines[0]).to.match(/^bot> pong \(\d+ ms\)$/);
-      expect(chat.stderr()).to.match(/web server listening on http:\/\/127\.0\.0\.1:\d+/);
+      await chat.waitForLog(/web server listening on http:\/\/127\.0\.0\.1:\d+/);
+    });
+
+    it('is ready before it starts the web server and checks the upstream: neither holds up the first answer, both still report', async () => {
+      await chat.waitForLog(/web server listening on http:\/\/127\.0\.0\.1:\d+/);
+      await chat.waitForLog(/start check done: 0 of 1 upstream\(s\) answer/);
+      await chat.waitForLog(/gateway second UNHEALTHY/);
+      const log = chat.stderr();
+      const ready = log.indexOf('console chat ready');
+      expect(ready).to.be.greaterThan(log.indexOf('start report: works:'));
+      // What nobody waits for comes after ready; a dead upstream is still named, with the setting to fix.
+      expect(log.indexOf('web server listening on')).to.be.greaterThan(ready);
+      expect(log.indexOf('start check ✘ second (m): cannot reach')).to.be.greaterThan(ready);
+      expect(log.indexOf('gateway second UNHEALTHY')).to.be.greaterThan(ready);
     });
 
     it('in a group answers only when mentioned or replied to; :dm goes back to the private chat', async () => {
