@@ -5,7 +5,7 @@ import { PassThrough } from 'node:stream';
 import { createApp } from '../../app/app.js';
 import { createLogger } from '../../core/services/log/logger.js';
 import { completion, FakeGateway } from '../fakes/openai-gateway.js';
-import { runScript } from '../helpers/run-script.js';
+import { runCommand } from '../helpers/run-script.js';
 import { tempDir } from '../helpers/checkout.js';
 
 const KEY = 'sk-calm-start-key-0123456789';
@@ -19,7 +19,7 @@ describe('a calm first start', function () {
     try {
       // Set-up as an owner who says no to voice, search and the dashboard.
       await writeFile(path.join(dir, 'config.json'), JSON.stringify({ port: 0 }));
-      const setup = await runScript('setup', ['--base-url', `${gateway.url}/v1`, '--api-key', KEY, '--model', 'calm-model', '--owner', '15550100200', '--audio-keys', '', '--search-key', '', '--dashboard', 'off', '--yes'], { cwd: dir });
+      const setup = await runCommand('setup', ['--base-url', `${gateway.url}/v1`, '--api-key', KEY, '--model', 'calm-model', '--owner', '15550100200', '--audio-keys', '', '--search-key', '', '--dashboard', 'off', '--yes'], { cwd: dir });
       expect(setup.code, setup.stderr).to.equal(0);
       // A current yt-dlp, so that this machine's programs are not what the test is about.
       const ytdlp = path.join(dir, 'yt-dlp');

@@ -7,8 +7,9 @@ import { loadSettings } from '../../core/services/config/settings.js';
 import { completion, failures, FakeGateway, lastUserText } from '../fakes/openai-gateway.js';
 import { FakeSearchProvider } from '../fakes/search-provider.js';
 import { startInPty } from '../helpers/pty.js';
-import { runScript, type ScriptRun } from '../helpers/run-script.js';
-import { ROOT, runChat, tempDir } from '../helpers/checkout.js';
+import { runCommand, runScript, type ScriptRun } from '../helpers/run-script.js';
+import { ROOT, tempDir } from '../helpers/checkout.js';
+import { runConsoleChat } from '../helpers/console-chat.js';
 
 const GOOD_KEY = 'sk-setup-good-key-0123456789';
 const WRONG_KEY = 'sk-setup-wrong-key-9876543210';
@@ -52,6 +53,7 @@ describe('npm run setup', function () {
   it('from flags: checks the key with a real request, writes .env (0600) and config.json keeping the rest, and the bot answers with them', async () => {
     const dir = await accountFolder();
     const before = gateway.chats().length;
+    // The one set-up run as its own process (the others run the same command in this one): its exit code and output.
     const run = await runScript('setup', [...flags(GOOD_KEY, ['--owner', '+1 555 0100 200', '--access', 'everyone', '--yes'])], { cwd: dir });
     expect(run.code, said(run)).to.equal(0);
     expect(said(run)).to.not.include(GOOD_KEY);
@@ -73,20 +75,20 @@ describe('npm run setup', function () {
     expect(await readFile(envFile, 'utf8')).to.include('# --- Audio provider');
     expect(said(run)).to.match(/Next: npm start/);
 
-    // The bot (console, spawned, with nothing but the written files) answers through the gateway set up.
-    const chat = await runChat('hello from setup\n', { cwd: dir, env: { HOME: process.env.HOME ?? '/tmp' }, timeoutMs: 60_000 });
+    // The bot (the console chat, with nothing but the written files) answers through the gateway set up.
+    const chat = await runConsoleChat('hello from setup\n', { cwd: dir, env: { HOME: process.env.HOME ?? '/tmp' } });
     expect(chat.code, chat.stderr).to.equal(0);
     expect(chat.lines).to.include('bot> setup-gw: hello from setup');
   });
 
   it('run again, keeps the key and every other line of .env when no key is given', async () => {
     const dir = await accountFolder();
-    expect((await runScript('setup', flags(GOOD_KEY, ['--owner', '15550100200', '--yes']), { cwd: dir })).code).to.equal(0);
+    expect((await runCommand('setup', flags(GOOD_KEY, ['--owner', '15550100200', '--yes']), { cwd: dir })).code).to.equal(0);
     const envFile = path.join(dir, '.env');
     await writeFile(envFile, `${await readFile(envFile, 'utf8')}# my own note\nLOG_LEVEL=warn\n`);
     const before = gateway.chats().length;
 
-    const again = await runScript('setup', ['--owner', '15550100299', '--yes'], { cwd: dir });
+    const again = await runCommand('setup', ['--owner', '15550100299', '--yes'], { cwd: dir });
     expect(again.code, said(again)).to.equal(0);
     expect(said(again)).to.not.include(GOOD_KEY);
     const env = dotenv.parse(await readFile(envFile, 'utf8'));
@@ -100,7 +102,7 @@ describe('npm run setup', function () {
   it('a rejected key: says the key is wrong, exits 1 and writes nothing', async () => {
     const dir = await accountFolder();
     const configBefore = await readFile(path.join(dir, 'config.json'), 'utf8');
-    const run = await runScript('setup', flags(WRONG_KEY, ['--owner', '15550100200', '--yes']), { cwd: dir });
+    const run = await runCommand('setup', flags(WRONG_KEY, ['--owner', '15550100200', '--yes']), { cwd: dir });
     expect(run.code).to.equal(1);
     expect(said(run)).to.match(/rejected the key \(HTTP 401\): wrong key/);
     expect(said(run)).to.match(/Nothing was written/);
@@ -111,10 +113,10 @@ describe('npm run setup', function () {
 
   it('a rejected key on a working account leaves both files as they were', async () => {
     const dir = await accountFolder();
-    expect((await runScript('setup', flags(GOOD_KEY, ['--yes']), { cwd: dir })).code).to.equal(0);
+    expect((await runCommand('setup', flags(GOOD_KEY, ['--yes']), { cwd: dir })).code).to.equal(0);
     const envBefore = await readFile(path.join(dir, '.env'), 'utf8');
     const configBefore = await readFile(path.join(dir, 'config.json'), 'utf8');
-    const run = await runScript('setup', ['--api-key', WRONG_KEY, '--owner', '15550100777', '--yes'], { cwd: dir });
+    const run = await runCommand('setup', ['--api-key', WRONG_KEY, '--owner', '15550100777', '--yes'], { cwd: dir });
     expect(run.code).to.equal(1);
     expect(await readFile(path.join(dir, '.env'), 'utf8')).to.equal(envBefore);
     expect(await readFile(path.join(dir, 'config.json'), 'utf8')).to.equal(configBefore);
@@ -122,13 +124,13 @@ describe('npm run setup', function () {
 
   it('says which part is wrong: a model the gateway does not know, an address nothing answers at', async () => {
     const dir = await accountFolder();
-    const model = await runScript('setup', ['--base-url', gateway.url, '--api-key', GOOD_KEY, '--model', 'no-such-model', '--yes'], { cwd: dir });
+    const model = await runCommand('setup', ['--base-url', gateway.url, '--api-key', GOOD_KEY, '--model', 'no-such-model', '--yes'], { cwd: dir });
     expect(model.code).to.equal(1);
     expect(said(model)).to.match(/does not know the model "no-such-model"/);
     const dead = await FakeGateway.start('dead');
     const deadUrl = dead.url;
     await dead.close();
-    const url = await runScript('setup', ['--base-url', deadUrl, '--api-key', GOOD_KEY, '--model', MODEL, '--yes'], { cwd: dir });
+    const url = await runCommand('setup', ['--base-url', deadUrl, '--api-key', GOOD_KEY, '--model', MODEL, '--yes'], { cwd: dir });
     expect(url.code).to.equal(1);
     expect(said(url)).to.match(/cannot reach .*ECONNREFUSED.*wrong base URL/);
     expect(existsSync(path.join(dir, '.env'))).to.equal(false);
@@ -137,7 +139,7 @@ describe('npm run setup', function () {
   it('without --model: a wrong key or an address nothing answers at is named at once from the model list, and the only listed model is taken', async () => {
     const wrong = await accountFolder();
     const before = gateway.chats().length;
-    const rejected = await runScript('setup', ['--base-url', `${gateway.url}/v1`, '--api-key', WRONG_KEY, '--yes'], { cwd: wrong });
+    const rejected = await runCommand('setup', ['--base-url', `${gateway.url}/v1`, '--api-key', WRONG_KEY, '--yes'], { cwd: wrong });
     expect(rejected.code, said(rejected)).to.equal(1);
     expect(rejected.stdout).to.match(/^✘ gateway .*: the gateway rejected the key \(HTTP 401\): wrong key$/m);
     expect(said(rejected)).to.not.match(/--model/).and.not.include(WRONG_KEY);
@@ -147,19 +149,19 @@ describe('npm run setup', function () {
     const dead = await FakeGateway.start('dead');
     const deadUrl = dead.url;
     await dead.close();
-    const unreachable = await runScript('setup', ['--base-url', deadUrl, '--api-key', GOOD_KEY, '--yes'], { cwd: wrong });
+    const unreachable = await runCommand('setup', ['--base-url', deadUrl, '--api-key', GOOD_KEY, '--yes'], { cwd: wrong });
     expect(unreachable.code).to.equal(1);
     expect(unreachable.stdout).to.match(/^✘ gateway .*cannot reach .*\/v1\/models \(ECONNREFUSED\): wrong base URL, or the gateway is down$/m);
 
     const single = await FakeGateway.start('single', (req) => ({ status: 200, json: completion(`single: ${req.json?.model}`, { model: req.json?.model }) }), { models: ['only-model'] });
     try {
       const dir = await accountFolder();
-      const run = await runScript('setup', ['--base-url', `${single.url}/v1`, '--api-key', GOOD_KEY, '--yes'], { cwd: dir });
+      const run = await runCommand('setup', ['--base-url', `${single.url}/v1`, '--api-key', GOOD_KEY, '--yes'], { cwd: dir });
       expect(run.code, said(run)).to.equal(0);
       expect(run.stdout).to.include('✔ model only-model: the only one the gateway lists');
       expect(dotenv.parse(await readFile(path.join(dir, '.env'), 'utf8')).PRIMARY_GATEWAY_MODEL).to.equal('only-model');
       // Two models: the owner has to choose, and is told which.
-      const two = await runScript('setup', ['--base-url', `${gateway.url}/v1`, '--api-key', GOOD_KEY, '--yes'], { cwd: await accountFolder() });
+      const two = await runCommand('setup', ['--base-url', `${gateway.url}/v1`, '--api-key', GOOD_KEY, '--yes'], { cwd: await accountFolder() });
       expect(two.code).to.equal(2);
       expect(said(two)).to.include(`give --model: the gateway lists 2 models (gw-model, gw-other-model)`);
     } finally {
@@ -174,16 +176,16 @@ describe('npm run setup', function () {
       // The audio legs' chat model is one this gateway knows (an .env line set-up does not ask about).
       await writeFile(path.join(dir, '.env'), `AUDIO_CHAT_MODEL=${MODEL}\n`);
       const audio = ['--audio-base-url', gateway.url, '--audio-keys', `${GOOD_KEY}, ${WRONG_KEY}`];
-      const bad = await runScript('setup', flags(GOOD_KEY, [...audio, '--yes']), { cwd: dir });
+      const bad = await runCommand('setup', flags(GOOD_KEY, [...audio, '--yes']), { cwd: dir });
       expect(bad.code).to.equal(1);
       expect(said(bad)).to.match(/✘ audio key 2 .*rejected the key/);
       expect(said(bad)).to.match(/✔ audio key 1 /);
       expect(said(bad)).to.not.include(WRONG_KEY);
       search.next({ status: 401, json: { detail: { error: 'Unauthorized: missing or invalid API key.' } } });
-      const badSearch = await runScript('setup', flags(GOOD_KEY, ['--search-base-url', search.url, '--search-key', 'tvly-wrong-123456', '--yes']), { cwd: dir });
+      const badSearch = await runCommand('setup', flags(GOOD_KEY, ['--search-base-url', search.url, '--search-key', 'tvly-wrong-123456', '--yes']), { cwd: dir });
       expect(badSearch.code).to.equal(1);
       expect(said(badSearch)).to.match(/search provider rejected the key/);
-      const good = await runScript('setup', flags(GOOD_KEY, ['--audio-base-url', gateway.url, '--audio-keys', GOOD_KEY, '--search-base-url', search.url, '--search-key', 'tvly-good-123456', '--yes']), { cwd: dir });
+      const good = await runCommand('setup', flags(GOOD_KEY, ['--audio-base-url', gateway.url, '--audio-keys', GOOD_KEY, '--search-base-url', search.url, '--search-key', 'tvly-good-123456', '--yes']), { cwd: dir });
       expect(good.code, said(good)).to.equal(0);
       const settings = loadSettings({ cwd: dir, env: {} });
       expect(settings.audio.keys).to.deep.equal([GOOD_KEY]);
@@ -199,7 +201,7 @@ describe('npm run setup', function () {
     const account = path.join(dir, 'accounts', 'alice');
     await mkdir(account, { recursive: true });
     const env = { ENV_FILE: path.join(account, 'alice.env'), CONFIG_FILE: path.join(account, 'alice.json') };
-    const run = await runScript('setup', flags(GOOD_KEY, ['--owner', '15550100200', '--yes']), { cwd: dir, env });
+    const run = await runCommand('setup', flags(GOOD_KEY, ['--owner', '15550100200', '--yes']), { cwd: dir, env });
     expect(run.code, said(run)).to.equal(0);
     expect(existsSync(path.join(dir, '.env')) || existsSync(path.join(dir, 'config.json'))).to.equal(false);
     expect((await stat(env.ENV_FILE)).mode & 0o777).to.equal(0o600);
@@ -210,7 +212,7 @@ describe('npm run setup', function () {
 
   it('refuses a bad flag value with the reason and writes nothing', async () => {
     const dir = await accountFolder();
-    const run = await runScript('setup', flags(GOOD_KEY, ['--owner', 'call me', '--yes']), { cwd: dir });
+    const run = await runCommand('setup', flags(GOOD_KEY, ['--owner', 'call me', '--yes']), { cwd: dir });
     expect(run.code).to.equal(2);
     expect(said(run)).to.match(/"call me" is not a phone number/);
     expect(existsSync(path.join(dir, '.env'))).to.equal(false);
