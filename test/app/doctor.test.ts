@@ -4,7 +4,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { completion, failures, FakeGateway, lastUserText } from '../fakes/openai-gateway.js';
 import { HttpFake } from '../../app/testing/http-fake.js';
-import { runScript, type ScriptRun } from '../helpers/run-script.js';
+import { runCommand, runScript, type ScriptRun } from '../helpers/run-script.js';
 import { ffmpegCheck } from '../../cli/doctor/checks.js';
 import { ROOT, tempDir } from '../helpers/checkout.js';
 
@@ -45,6 +45,7 @@ describe('npm run doctor', function () {
   it('a healthy account: every leg answers, exit 0, and no key is printed', async () => {
     const dir = await account(gateway.url);
     const before = gateway.chats().length;
+    // The one doctor run as its own process (the others run the same command in this one): its exit code and output.
     const run = await runScript('doctor', [], { cwd: dir });
     expect(run.code, said(run)).to.equal(0);
     expect(line(run, 'gateway primary')).to.match(/^✔ .*key accepted, model doc-model answered/);
@@ -66,13 +67,13 @@ describe('npm run doctor', function () {
     const deadUrl = dead.url;
     await dead.close();
     const dir = await account(deadUrl);
-    const run = await runScript('doctor', [], { cwd: dir });
+    const run = await runCommand('doctor', [], { cwd: dir });
     expect(run.code).to.equal(1);
     expect(line(run, 'gateway primary')).to.match(/^✘ .*cannot reach .*ECONNREFUSED.*→ correct PRIMARY_GATEWAY_API_KEY/);
     expect(said(run)).to.match(/problem\(s\) to fix/);
     expect(said(run)).to.not.include(KEY);
 
-    const json = await runScript('doctor', ['--json'], { cwd: dir });
+    const json = await runCommand('doctor', ['--json'], { cwd: dir });
     expect(json.code).to.equal(1);
     const report = JSON.parse(json.stdout) as { ok: boolean; checks: Array<{ name: string; status: string; detail: string }> };
     expect(report.ok).to.equal(false);
@@ -84,7 +85,7 @@ describe('npm run doctor', function () {
     const hung = await HttpFake.start({ 'GET /': 'hang', 'POST /v1/chat/completions': 'hang' });
     try {
       const dir = await account(hung.url, 'UPSTREAM_TIMEOUT_MS=1500\n');
-      const run = await runScript('doctor', [], { cwd: dir });
+      const run = await runCommand('doctor', [], { cwd: dir });
       expect(run.code).to.equal(1);
       expect(line(run, 'gateway primary')).to.match(/^✘ .*no answer from .* within 2 s/);
     } finally {
@@ -103,7 +104,7 @@ describe('npm run doctor', function () {
     await mkdir(path.join(dir, 'data', 'session_auth'), { recursive: true });
     await writeFile(path.join(dir, 'data', 'session_auth', 'creds.json'), '{"noiseKey": null}');
 
-    const run = await runScript('doctor', [], { cwd: dir });
+    const run = await runCommand('doctor', [], { cwd: dir });
     expect(run.code).to.equal(1);
     expect(line(run, 'gateway second')).to.match(/^✘ .*does not know the model "no-such-model"/);
     expect(line(run, 'audio keys')).to.match(/^✘ .*key 1 .*rejected the key/);
@@ -124,7 +125,7 @@ describe('npm run doctor', function () {
 
   it('no key at all: .env is ✘ with the fix', async () => {
     const dir = await tempDir('wabot-doctor-');
-    const run = await runScript('doctor', [], { cwd: dir });
+    const run = await runCommand('doctor', [], { cwd: dir });
     expect(run.code).to.equal(1);
     expect(line(run, '.env')).to.match(/^✘ .*No AI provider key is configured.*→ run npm run setup/);
   });

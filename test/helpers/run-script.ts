@@ -23,6 +23,7 @@ export function runScript(name: string, args: string[], options: { cwd: string; 
 /** The commands `runCommand` runs in this process, each loaded at its first use. */
 const COMMANDS = {
   setup: async () => (await import('../../cli/setup/command.js')).runSetup,
+  doctor: async () => (await import('../../cli/doctor/command.js')).runDoctorCommand,
 } satisfies Record<string, () => Promise<(io: CliIo) => Promise<number>>>;
 
 /**
