@@ -3,6 +3,7 @@ import { LinkCache } from './cache.js';
 import { linksIn, linkKey } from './find-links.js';
 import { linkContent, toolResult } from './framing.js';
 import { LinkRefused, readLink, type LinkRead, type LinkReader } from './read-link.js';
+import type { ReadDeadline } from './extract-page.js';
 import { isVideoLink } from './video-transcript.js';
 
 const options = Type.Object({
@@ -25,11 +26,13 @@ const DEFAULT_QUESTION = 'Summarise this briefly: what it is and its main points
 /**
  * TESTS ONLY, set programmatically (never from settings): a resolver for the egress checks (names of test sites →
  * loopback), and exact `address:port` destinations let through although private (one loopback site standing for a
- * public one, while the guard stays on for every other address).
+ * public one, while the guard stays on for every other address); and the time limit of reading a page, started by
+ * the test's own function (it ends the reading when the test says, not after real time: see extract-page.ts).
  */
 export interface LinksTestHooks {
   resolve?: (host: string) => Promise<string[]>;
   allowForTests?: string[];
+  readDeadline?: ReadDeadline;
 }
 
 /**
@@ -87,6 +90,7 @@ function setupLinks(host: PluginHost<LinksOptions>, hooks: LinksTestHooks) {
       maxBytes: o.maxBytes,
       timeoutSeconds: o.timeoutSeconds,
       readSeconds: o.readSeconds,
+      readDeadline: hooks.readDeadline,
       maxRedirects: o.maxRedirects,
       maxChars: o.maxChars,
       subtitleLanguages: o.subtitleLanguages,

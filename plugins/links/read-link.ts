@@ -2,7 +2,7 @@ import net from 'node:net';
 import type { Jail } from '../../core/index.js';
 import { DocumentRefused, DownloadRefused, isPrivateAddress, JailRefused, type EgressPolicy } from '../../core/media.js';
 import { fetchPublic, readDocument, type ReadLimits } from '../../core/builtin.js';
-import { extractPage, PageTooHeavy } from './extract-page.js';
+import { extractPage, PageTooHeavy, type ReadDeadline } from './extract-page.js';
 import { decodeHtml } from './decode-html.js';
 import { isVideoLink, TranscriptUnavailable, videoTranscript } from './video-transcript.js';
 
@@ -36,6 +36,8 @@ export interface LinkReader {
   timeoutSeconds: number;
   /** Time to turn one page's HTML into text (in a worker thread, ended when over). */
   readSeconds: number;
+  /** TESTS ONLY, set programmatically: starts that time limit instead of a real timer. */
+  readDeadline?: ReadDeadline;
   maxRedirects: number;
   maxChars: number;
   subtitleLanguages: string;
@@ -147,7 +149,7 @@ export async function readLink(url: URL, reader: LinkReader): Promise<LinkRead> 
   if (type === 'text/html' || type === 'application/xhtml+xml' || sniffedHtml) {
     let page;
     try {
-      page = await extractPage(decodeHtml(fetched.body, fetched.contentType), finalUrl.href, { maxElements: MAX_ELEMENTS, timeoutMs: reader.readSeconds * 1000, memoryMb: 256 });
+      page = await extractPage(decodeHtml(fetched.body, fetched.contentType), finalUrl.href, { maxElements: MAX_ELEMENTS, timeoutMs: reader.readSeconds * 1000, memoryMb: 256 }, reader.readDeadline);
     } catch (err) {
       if (err instanceof PageTooHeavy) throw new LinkRefused(`I gave up reading ${shown(url)}: the page is too large to read in ${err.reason === 'time' ? `${reader.readSeconds} s` : 'the memory I give a page'}.`);
       throw err;

@@ -242,14 +242,26 @@ describe('links: the links people send are read into the answer', function () {
     const heavy = `<html><head><title>Heavy</title></head><body><article>${paragraph.repeat(6_000)}</article></body></html>`;
     const raw = await startRawServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(heavy));
     closing.push(raw.close);
-    t = await startTestBot(createLinksPlugin(), { env: ON, options: { readSeconds: 1 }, model: () => 'ok' });
+    // The reading's time limit is the test's (a real second could pass on a loaded machine before the other chat is
+    // answered): it starts when the page is downloaded and its reading begins, and runs out when the test says.
+    let deadline!: { ms: number; expire: () => void };
+    let readingBegan!: () => void;
+    const began = new Promise<void>((resolve) => (readingBegan = resolve));
+    const readDeadline = (ms: number, expire: () => void) => {
+      deadline = { ms, expire };
+      readingBegan();
+      return () => undefined;
+    };
+    t = await startTestBot(createLinksPlugin({ readDeadline }), { env: ON, options: { readSeconds: 1 }, model: () => 'ok' });
     const heavyChat = '111@s.whatsapp.net';
     const reading = t.send({ chatId: heavyChat, senderId: heavyChat, text: `.read ${raw.url}/heavy` });
-    // Once the page is asked for, another chat's message is answered while it is being read.
-    while (raw.hits.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    // While the page is being read (seconds of work in its worker), another chat's message is answered.
+    await began;
+    expect(deadline.ms).to.equal(1_000);
     await t.send({ chatId: '222@s.whatsapp.net', senderId: '222@s.whatsapp.net', text: 'hello' });
     expect(t.replies('222@s.whatsapp.net')).to.deep.equal(['ok']);
     expect(t.replies(heavyChat)).to.deep.equal([]);
+    deadline.expire();
     await reading;
     expect(t.replies(heavyChat)).to.deep.equal([`I gave up reading ${raw.url}/heavy: the page is too large to read in 1 s.`]);
   });
