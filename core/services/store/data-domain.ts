@@ -58,7 +58,7 @@ export class WriteGate {
   }
 }
 
-/** Something with changes not yet on disk that a flush of the whole data folder must write (a JsonFile). */
+/** Something with changes not yet on disk that a flush of the whole data folder must write (a store document). */
 export interface Unsaved {
   flush(): Promise<void>;
   /** Resolves once its scheduled writes happened on their own (never forced). */
@@ -84,9 +84,9 @@ export interface Unsaved {
 export class DataDomain {
   readonly root: string;
   readonly gate = new WriteGate();
-  /** Documents with changes not on disk yet (JsonFile adds and removes itself). */
+  /** Documents with changes not on disk yet (each adds and removes itself). */
   readonly unsaved = new Set<Unsaved>();
-  /** Stores keeping writes in memory for a while outside JsonFile (append logs), run by every flushAll. */
+  /** Stores keeping writes in memory for a while outside documents (search logs), run by every flushAll. */
   readonly flushers = new Set<() => Promise<void>>();
 
   constructor(readonly health: DataHealth) {

@@ -5,7 +5,6 @@ import { DataWriteError } from '../../api/errors.js';
 import { safeFileName } from '../../api/file-name.js';
 import { domainFor, type DataDomain } from './data-domain.js';
 import { databaseFor, type StoreDatabase } from './database.js';
-import type { OnCorrupt } from './json-file.js';
 import { checkDocument, HISTORY_SCHEMA } from './schemas.js';
 import { Type } from '#typebox';
 import { MIGRATED_DIR, tableOf, type ChatLogEngine } from './sql-chat-log.js';
@@ -80,12 +79,6 @@ export interface AppendOptions {
 
 /** Told of every entry appended to a chat's history (see `HistoryStore.onAppend`). */
 export type HistoryAppendListener = (chatId: string, entry: HistoryEntry) => void;
-
-export interface HistoryStoreOptions {
-  onCorrupt?: OnCorrupt;
-  /** Kept for callers of the earlier file engine (its log fold interval); the database needs none. */
-  compactEvery?: number;
-}
 
 /** The folder of the earlier layout (`data/history/<chat>.json` with its `.jsonl` logs), relative to the data folder. */
 const EARLIER_FOLDER = 'history';
@@ -242,7 +235,6 @@ interface Batch {
 export class HistoryStore {
   private readonly chats = new Map<string, ChatHistory>();
   private readonly appendListeners = new Set<HistoryAppendListener>();
-  private readonly options: HistoryStoreOptions;
   private readonly messagesTable = tableOf('chat-log', 'core', 'history');
   private readonly summariesTable = tableOf('doc', 'core', 'summaries');
   private readyFor: StoreDatabase | undefined;
@@ -265,8 +257,7 @@ export class HistoryStore {
    */
   private readonly removedEntries = new WeakSet<HistoryEntry>();
 
-  constructor(readonly dataDir: string, public maxMessages = 50, options?: HistoryStoreOptions | OnCorrupt) {
-    this.options = typeof options === 'function' ? { onCorrupt: options } : (options ?? {});
+  constructor(readonly dataDir: string, public maxMessages = 50) {
     this.folder = path.join(dataDir, EARLIER_FOLDER);
     this.unsavedName = `${path.join(path.resolve(dataDir), 'store.db')} (chat history)`;
   }
@@ -409,7 +400,6 @@ export class HistoryStore {
       return;
     }
     this.domain.health.corrupt(file, movedTo, reason);
-    this.options.onCorrupt?.(file, movedTo, new Error(reason));
   }
 
   /**

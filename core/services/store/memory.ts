@@ -5,7 +5,6 @@ import { safeFileName } from '../../api/file-name.js';
 import { mergeEntries } from './history.js';
 import { domainFor } from './data-domain.js';
 import { databaseFor, type StoreDatabase } from './database.js';
-import type { OnCorrupt } from './json-file.js';
 import { checkDocument, MEMORY_SCHEMA } from './schemas.js';
 import { Type } from '#typebox';
 import { MIGRATED_DIR, tableOf, type ChatLogEngine } from './sql-chat-log.js';
@@ -66,7 +65,7 @@ export class MemoryStore {
   private readonly known = new Map<string, MemoryFact[]>();
   private knownFor: StoreDatabase | undefined;
 
-  constructor(readonly dataDir: string, private readonly maxFacts = 100, private readonly onCorrupt?: OnCorrupt, private readonly maxArchived = 10 * maxFacts) {}
+  constructor(readonly dataDir: string, private readonly maxFacts = 100, private readonly maxArchived = 10 * maxFacts) {}
 
   /** The database (opened again after the app closed it at a stop), with the table made and earlier files taken in. */
   private get db(): StoreDatabase {
@@ -146,7 +145,6 @@ export class MemoryStore {
       return;
     }
     domainFor(file).health.corrupt(file, movedTo, reason);
-    this.onCorrupt?.(file, movedTo, new Error(reason));
   }
 
   private read(db: StoreDatabase, chatId: string): ChatMemory {

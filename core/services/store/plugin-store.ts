@@ -1,7 +1,6 @@
 import { describeWriteError, StoreWriteError } from '../../api/errors.js';
 import path from 'node:path';
 import { domainFor, type DataDomain } from './data-domain.js';
-import { flushWithStores } from './json-file.js';
 import { BoundedRecord } from './bounded-record.js';
 import { SqlDocs, type SqlDoc } from './sql-docs.js';
 import { SqlChatLog, type ChatLogEngine, type ChatLogView } from './sql-chat-log.js';
@@ -211,7 +210,11 @@ export class PluginStores implements PluginStore, StoresForPrivacy {
     });
     this.searchLogs.set(decl, logs);
     // Items added without waiting are written before a backup copies the database.
-    if (!this.stopFlushing) this.stopFlushing = flushWithStores(() => this.flushSearchLogs(), this.dataDir);
+    if (!this.stopFlushing) {
+      const flush = () => this.flushSearchLogs();
+      this.domain.flushers.add(flush);
+      this.stopFlushing = () => void this.domain.flushers.delete(flush);
+    }
     return logs;
   }
 

@@ -121,7 +121,7 @@ describe('tool calls are bounded per round and per message', function () {
 describe('memory archive', () => {
   it('moves the oldest facts to the archive, refuses new ones when both are full, and a privacy delete reaches the archive', async () => {
     const dir = await tempDir('memory-archive-');
-    const store = new MemoryStore(dir, 3, undefined, 2);
+    const store = new MemoryStore(dir, 3, 2);
     for (const text of ['a1', 'a2', 'a3', 'a4', 'a5']) await store.remember('chat', text, 'ana');
     expect((await store.facts('chat')).map((f) => f.text)).to.deep.equal(['a3', 'a4', 'a5']);
     expect((await store.archived('chat')).map((f) => f.text)).to.deep.equal(['a1', 'a2']);
@@ -129,7 +129,7 @@ describe('memory archive', () => {
     expect(full).to.be.instanceOf(MemoryFullError);
     expect((await store.facts('chat')).map((f) => f.text)).to.deep.equal(['a3', 'a4', 'a5']);
     // Reopened from disk: the archive is in the file.
-    const again = new MemoryStore(dir, 3, undefined, 2);
+    const again = new MemoryStore(dir, 3, 2);
     expect((await again.archived('chat')).map((f) => f.text)).to.deep.equal(['a1', 'a2']);
     expect(await again.removeWhere('chat', (f) => f.text === 'a1' || f.text === 'a4')).to.equal(2);
     expect((await again.archived('chat')).map((f) => f.text)).to.deep.equal(['a2']);

@@ -17,12 +17,12 @@ const marker = (i) => (i % 2 ? 'a' : 'b');
 // One byte per whole write: the test kills the writer while it is in the middle of a later one.
 const announce = () => process.stdout.write('.');
 if (mode === 'json') {
-  const { JsonFile } = await import(${dist('core/services/store/json-file.js')});
-  const { HISTORY_SCHEMA } = await import(${dist('core/services/store/schemas.js')});
-  const doc = new JsonFile(target, () => ({ messages: [] }), { schema: HISTORY_SCHEMA, coalesceMs: 0 });
+  // A chat history file as earlier versions wrote it, through the one atomic writer left (config.json's).
+  const { writeFileAtomicSafe } = await import(${dist('core/services/store/atomic.js')});
+  const { fileVersionKey, HISTORY_SCHEMA } = await import(${dist('core/services/store/schemas.js')});
   for (let i = 0; ; i++) {
-    await doc.update((d) => { d.messages = Array.from({ length: 1500 }, (_, n) => ({ role: 'user', text: marker(i).repeat(40), at: n })); });
-    await doc.flush();
+    const doc = { messages: Array.from({ length: 1500 }, (_, n) => ({ role: 'user', text: marker(i).repeat(40), at: n })) };
+    await writeFileAtomicSafe(target, JSON.stringify({ [fileVersionKey(HISTORY_SCHEMA, doc)]: HISTORY_SCHEMA.version, ...doc }, null, 2));
     announce();
   }
 } else {

@@ -1,15 +1,21 @@
 import { Type } from '@sinclair/typebox';
 import { expect } from 'chai';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { holdWrites } from '../../../core/services/store/atomic.js';
 import { domainFor } from '../../../core/services/store/data-domain.js';
-import { JsonFile } from '../../../core/services/store/json-file.js';
-import type { DataSchema } from '../../../core/services/store/schemas.js';
+import { closeDatabase } from '../../../core/services/store/database.js';
+import { PluginStores } from '../../../core/services/store/plugin-store.js';
+import { Store, type DocDeclaration } from '../../../core/services/store/store-declarations.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { tempDir } from '../../helpers/checkout.js';
+import { storedDocuments } from '../../helpers/disk-text.js';
 
-const exists = (file: string) => readFile(file).then(() => true, () => false);
+const NOTES = Store.doc('notes', Type.Object({ n: Type.Integer() }), () => ({ n: 0 }));
+/** A declared document of `dataDir` (`writeDelayMs`: how long its changes are gathered before one write). */
+const notesIn = (dataDir: string, writeDelayMs?: number) => new PluginStores('notes', dataDir, [NOTES], undefined, writeDelayMs).doc(NOTES);
+/** The document as the store database holds it, or undefined before its first write. */
+const stored = (dataDir: string) => storedDocuments(dataDir, 'notes', 'notes')['']?.n;
 
 describe('each app keeps its own data state (write gate, pending writes, health)', function () {
   this.timeout(20000);
@@ -25,43 +31,43 @@ describe('each app keeps its own data state (write gate, pending writes, health)
   });
 
   it("a backup holding one app's writes never holds the other's", async () => {
-    const release = await holdWrites(a.app.settings.dataDir);
-    const inA = new JsonFile(path.join(a.app.settings.dataDir, 'notes.json'), () => ({ n: 0 }));
-    const inB = new JsonFile(path.join(b.app.settings.dataDir, 'notes.json'), () => ({ n: 0 }));
-    let aWritten: Promise<void>;
+    const [dirA, dirB] = [a.app.settings.dataDir, b.app.settings.dataDir];
+    const release = await holdWrites(dirA);
+    const inA = notesIn(dirA);
+    const inB = notesIn(dirB);
+    let aWritten: Promise<unknown>;
     try {
-      await inA.update((d) => void (d.n = 1));
-      aWritten = inA.flush();
-      await inB.update((d) => void (d.n = 2));
-      await inB.flush();
-      expect(JSON.parse(await readFile(inB.file, 'utf8'))).to.deep.equal({ n: 2 });
-      await domainFor(a.app.settings.dataDir).gate.whenWaiting(1);
-      expect(await exists(inA.file), 'held while the backup of A copies').to.equal(false);
+      aWritten = inA.save((d) => void (d.n = 1));
+      await inB.save((d) => void (d.n = 2));
+      expect(stored(dirB)).to.equal(2);
+      await domainFor(dirA).gate.whenWaiting(1);
+      expect(stored(dirA), 'held while the backup of A copies').to.equal(undefined);
     } finally {
       release();
     }
     await aWritten!;
-    expect(JSON.parse(await readFile(inA.file, 'utf8'))).to.deep.equal({ n: 1 });
+    expect(stored(dirA)).to.equal(1);
   });
 
   it("a backup of one app flushes that app's pending documents, not the other's", async () => {
-    const slow = { coalesceMs: 60_000 };
-    const inA = new JsonFile(path.join(a.app.settings.dataDir, 'a.json'), () => ({ n: 0 }), slow);
-    const inB = new JsonFile(path.join(b.app.settings.dataDir, 'b.json'), () => ({ n: 0 }), slow);
+    const [dirA, dirB] = [a.app.settings.dataDir, b.app.settings.dataDir];
+    const inA = notesIn(dirA, 60_000);
+    const inB = notesIn(dirB, 60_000);
     await inA.update((d) => void (d.n = 1));
     await inB.update((d) => void (d.n = 2));
     // What the control channel runs when `npm run backup` asks app A to flush and hold.
-    (await domainFor(a.app.settings.dataDir).holdWrites())();
-    expect(JSON.parse(await readFile(inA.file, 'utf8'))).to.deep.equal({ n: 1 });
-    expect(await exists(inB.file), "B's change waits for its own pause").to.equal(false);
-    await inB.flush();
+    (await domainFor(dirA).holdWrites())();
+    expect(stored(dirA)).to.equal(1);
+    expect(stored(dirB), "B's change waits for its own pause").to.equal(undefined);
+    await inB.save(() => undefined);
   });
 
   it('a file set aside in one app shows in that app only', async () => {
-    const file = path.join(a.app.settings.dataDir, 'broken.json');
+    // Where earlier versions kept the document: taken in at its first use, or set aside when it is no JSON.
+    const file = path.join(a.app.settings.dataDir, 'notes', 'notes.json');
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, '{ not json');
-    await new JsonFile(file, () => ({})).get();
+    await notesIn(a.app.settings.dataDir).get();
     expect(a.app.dataProblems().setAside.map((s) => s.file)).to.deep.equal([file]);
     expect(b.app.dataProblems().setAside).to.deep.equal([]);
   });
@@ -72,40 +78,41 @@ describe('a document comes back exactly as stored after a restart', () => {
   beforeEach(async () => {
     dir = await tempDir();
   });
-  afterEach(() => rm(dir, { recursive: true, force: true }));
+  afterEach(async () => {
+    closeDatabase(dir);
+    await rm(dir, { recursive: true, force: true });
+  });
 
-  const reopen = async <T>(file: string, schema: DataSchema, initial: () => T) => {
-    const doc = new JsonFile<T>(file, initial, { schema });
-    return { value: await doc.get(), aside: (await readdir(dir)).filter((n) => n.includes('.corrupt-')) };
+  /** The document read anew from the store database (a restart), and what was set aside. */
+  const reopen = async <T>(decl: DocDeclaration<T>) => {
+    closeDatabase(dir);
+    const value = await new PluginStores('test', dir, [decl]).doc(decl).get();
+    return { value, aside: (await readdir(dir, { recursive: true })).filter((n) => String(n).includes('.corrupt-')) };
   };
+  const LEVELS = Type.Object({ version: Type.Integer(), level: Type.String() });
 
   it('when its schema requires a key named "version" (the key the file version used to be stripped from)', async () => {
-    const schema: DataSchema = { name: 'levels', version: 2, schema: Type.Object({ version: Type.Integer(), level: Type.String() }) };
-    const file = path.join(dir, 'levels.json');
-    const doc = new JsonFile(file, () => ({ version: 7, level: 'low' }), { schema });
-    await doc.update((d) => void (d.level = 'high'));
-    await doc.flush();
-    const again = await reopen(file, schema, () => ({ version: 0, level: '' }));
+    const levels = Store.doc('levels', LEVELS, () => ({ version: 7, level: 'low' }), { version: 2 });
+    await new PluginStores('test', dir, [levels]).doc(levels).save((d) => void (d.level = 'high'));
+    const again = await reopen(levels);
     expect(again.aside, 'nothing set aside').to.deep.equal([]);
     expect(again.value).to.deep.equal({ version: 7, level: 'high' });
   });
 
   it('when it holds a "version" its open schema does not name', async () => {
-    const schema: DataSchema = { name: 'open', version: 1, schema: { type: 'object' } };
-    const file = path.join(dir, 'open.json');
-    const doc = new JsonFile<Record<string, unknown>>(file, () => ({}), { schema });
-    await doc.update((d) => void Object.assign(d, { version: 5, x: 1 }));
-    await doc.flush();
-    const again = await reopen(file, schema, () => ({}));
+    const open = Store.doc('open', Type.Unsafe<Record<string, unknown>>({ type: 'object' }), () => ({}));
+    await new PluginStores('test', dir, [open]).doc(open).save((d) => void Object.assign(d, { version: 5, x: 1 }));
+    const again = await reopen(open);
     expect(again.aside).to.deep.equal([]);
     expect(again.value).to.deep.equal({ version: 5, x: 1 });
   });
 
   it('a file written before this fix (its "version" overwritten by the document\'s own) still loads', async () => {
-    const schema: DataSchema = { name: 'levels', version: 1, schema: Type.Object({ version: Type.Integer(), level: Type.String() }) };
-    const file = path.join(dir, 'levels.json');
-    await writeFile(file, JSON.stringify({ version: 9, level: 'mid' }));
-    const again = await reopen(file, schema, () => ({ version: 0, level: '' }));
+    const levels = Store.doc('levels', LEVELS, () => ({ version: 0, level: '' }));
+    // Where earlier versions kept the document: taken in at its first use.
+    await mkdir(path.join(dir, 'test'), { recursive: true });
+    await writeFile(path.join(dir, 'test', 'levels.json'), JSON.stringify({ version: 9, level: 'mid' }));
+    const again = await reopen(levels);
     expect(again.aside).to.deep.equal([]);
     expect(again.value).to.deep.equal({ version: 9, level: 'mid' });
   });

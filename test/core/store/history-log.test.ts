@@ -17,7 +17,7 @@ const dist = (rel: string) => JSON.stringify(path.join(ROOT, 'dist', rel));
 const APPENDER = `
 const { HistoryStore } = await import(${dist('core/services/store/history.js')});
 const [data, run] = process.argv.slice(2);
-const store = new HistoryStore(data, 100000, { compactEvery: 7 });
+const store = new HistoryStore(data, 100000);
 const chats = ['a@s.whatsapp.net', 'b@s.whatsapp.net', 'c@s.whatsapp.net'];
 for (let i = 0; ; i++) {
   await Promise.all(chats.map((chat) => store.append(chat, { id: run + chat + '-' + i, role: i % 2 ? 'assistant' : 'user', text: 'message ' + i + ' ' + 'x'.repeat(i % 50), at: i })));

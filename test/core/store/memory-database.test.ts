@@ -110,7 +110,7 @@ describe('memory in the store database', () => {
   });
 
   it('refuses a fact once the archive is full too, and keeps what it had', async () => {
-    const memories = new MemoryStore(dataDir, 1, undefined, 1);
+    const memories = new MemoryStore(dataDir, 1, 1);
     await memories.remember(ALICE, 'one');
     await memories.remember(ALICE, 'two');
     let refused: Error | undefined;

@@ -1,19 +1,23 @@
 import { DataWriteError } from '../../../core/api/errors.js';
 import { expect } from 'chai';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { createLogger } from '../../../core/services/log/logger.js';
 import { DataHealth } from '../../../core/services/store/data-health.js';
-import { JsonFile } from '../../../core/services/store/json-file.js';
+import { domainFor, registerDataHealth } from '../../../core/services/store/data-domain.js';
+import { closeDatabase, databaseFor } from '../../../core/services/store/database.js';
 import { HISTORY_SCHEMA } from '../../../core/services/store/schemas.js';
+import { SqlDocs } from '../../../core/services/store/sql-docs.js';
 import { tempDir } from '../../helpers/checkout.js';
+import { storedDocuments } from '../../helpers/disk-text.js';
 
 describe('failed writes are never silent', () => {
   let dir: string;
   let lines: Array<Record<string, any>>;
   let notices: string[];
   let health: DataHealth;
+  let unregister: () => void;
   beforeEach(async () => {
     dir = await tempDir();
     lines = [];
@@ -24,15 +28,21 @@ describe('failed writes are never silent', () => {
       raise: (key, text) => notices.push(`raise ${key}: ${text}`),
       recover: (key, text) => notices.push(`recover ${key}: ${text}`),
     }));
+    unregister = registerDataHealth(health);
   });
-  afterEach(() => rm(dir, { recursive: true, force: true }));
+  afterEach(async () => {
+    unregister();
+    closeDatabase(dir);
+    await rm(dir, { recursive: true, force: true });
+  });
 
-  it('keeps the change, logs once per file, tells the owners once, rejects flush, and recovers on the next try', async () => {
-    const a = new JsonFile(path.join(dir, 'history', 'a.json'), () => ({ messages: [] as unknown[] }), { schema: HISTORY_SCHEMA, health, coalesceMs: 1 });
-    const b = new JsonFile(path.join(dir, 'history', 'b.json'), () => ({ messages: [] as unknown[] }), { schema: HISTORY_SCHEMA, health, coalesceMs: 1 });
+  it('keeps the change, logs once per document, tells the owners once, rejects flush, and recovers on the next try', async () => {
+    const docs = new SqlDocs({ dataDir: dir, namespace: 'test', name: 'chats', perKey: true, where: path.join(dir, 'history'), schema: HISTORY_SCHEMA, initial: () => ({ messages: [] as unknown[] }), domain: domainFor(dir) });
+    const a = docs.doc('a');
+    const b = docs.doc('b');
     await Promise.all([a.get(), b.get()]);
-    // A file where the folder should be: every write into it fails (as on a full or read-only disk).
-    await writeFile(path.join(dir, 'history'), 'not a folder');
+    // The table gone behind the store's back: every write into it fails (as on a full or read-only disk).
+    databaseFor(dir).exec('DROP TABLE "doc:test:chats"');
     for (let i = 0; i < 3; i++) {
       await a.update((d) => void d.messages.push({ role: 'user', text: `a${i}`, at: i }));
       const error = await a.flush().then(() => undefined, (e: unknown) => e);
@@ -46,15 +56,13 @@ describe('failed writes are never silent', () => {
     expect(notices.filter((n) => n.startsWith('raise data-write'))).to.have.length(1);
     expect(health.unsaved().map((u) => u.file).sort()).to.deep.equal([a.file, b.file].sort());
 
-    // The disk is fixed: the next flush writes everything that was kept in memory.
-    await rm(path.join(dir, 'history'));
-    await mkdir(path.join(dir, 'history'));
+    // The disk is fixed (the database opened anew makes its table again): the next flush writes everything kept in memory.
+    closeDatabase(dir);
     await a.flush();
     expect(notices.filter((n) => n.startsWith('recover'))).to.have.length(0);
     await b.flush();
     expect(notices.filter((n) => n.startsWith('recover data-write'))).to.have.length(1);
-    expect(JSON.parse(await readFile(a.file, 'utf8')).messages.map((m: { text: string }) => m.text)).to.deep.equal(['a0', 'a1', 'a2']);
+    expect((storedDocuments(dir, 'test', 'chats').a.messages as Array<{ text: string }>).map((m) => m.text)).to.deep.equal(['a0', 'a1', 'a2']);
     expect(health.unsaved()).to.deep.equal([]);
-    expect((await readdir(path.join(dir, 'history'))).filter((n) => n.includes('.tmp-'))).to.deep.equal([]);
   });
 });

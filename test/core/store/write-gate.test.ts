@@ -23,7 +23,7 @@ describe('the write gate an online backup closes', function () {
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
   it('while a backup holds the writes, log appends wait (none lands half-copied) and then all land, in order', async () => {
-    const store = new HistoryStore(dir, 50, { compactEvery: 1000 });
+    const store = new HistoryStore(dir, 50);
     await store.append(CHAT, said('before the backup', 1));
     const lines = new PluginStores('recall', dir, [LINES]).chat('chat').log(LINES);
     const release = await holdWrites(dir);
