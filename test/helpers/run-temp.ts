@@ -36,19 +36,41 @@ const REAL_CLOCK = { Date, setTimeout, clearTimeout, setInterval, clearInterval,
 type ClockName = keyof typeof REAL_CLOCK;
 const realPerformanceNow = performance.now;
 
+/** The clock functions that are not the real ones now. */
+function fakedNow(): ClockName[] {
+  const global = globalThis as unknown as Record<ClockName, unknown>;
+  const faked = (Object.keys(REAL_CLOCK) as ClockName[]).filter((name) => global[name] !== REAL_CLOCK[name]);
+  if (performance.now !== realPerformanceNow) faked.push('performance.now' as ClockName);
+  return faked;
+}
+
+/** Puts the real clock back and says what was left, by whom. */
+function restoreAndBlame(leaked: ClockName[], who: string): Error {
+  const global = globalThis as unknown as Record<ClockName, unknown>;
+  for (const name of leaked) {
+    if (name === ('performance.now' as ClockName)) performance.now = realPerformanceNow;
+    else global[name] = REAL_CLOCK[name];
+  }
+  return new Error(
+    `${who} left a fake clock installed (${leaked.join(', ')}). Restore it in afterEach/after or in a finally, before ` +
+      'anything that can throw: later test files in this worker would read a frozen clock.',
+  );
+}
+
+// A clock a suite fakes in its `before` and restores in its `after` (the kit's `bot.useClock()` for a whole
+// describe) is the suite's own: a test is blamed only for a fake it installed itself, the file for any fake left at
+// its end (mocha runs the root hooks once per file in each parallel worker).
+let fakedBeforeTest: ClockName[] = [];
 export const mochaHooks = {
+  beforeEach(): void {
+    fakedBeforeTest = fakedNow();
+  },
   afterEach(this: Mocha.Context): void {
-    const global = globalThis as unknown as Record<ClockName, unknown>;
-    const leaked = (Object.keys(REAL_CLOCK) as ClockName[]).filter((name) => global[name] !== REAL_CLOCK[name]);
-    if (performance.now !== realPerformanceNow) leaked.push('performance.now' as ClockName);
-    if (!leaked.length) return;
-    for (const name of leaked) {
-      if (name === ('performance.now' as ClockName)) performance.now = realPerformanceNow;
-      else global[name] = REAL_CLOCK[name];
-    }
-    throw new Error(
-      `"${this.currentTest?.fullTitle() ?? 'a test'}" left a fake clock installed (${leaked.join(', ')}). Restore it in ` +
-        'afterEach or in a finally, before anything that can throw: later test files in this worker would read a frozen clock.',
-    );
+    const leaked = fakedNow().filter((name) => !fakedBeforeTest.includes(name));
+    if (leaked.length) throw restoreAndBlame(leaked, `"${this.currentTest?.fullTitle() ?? 'a test'}"`);
+  },
+  afterAll(): void {
+    const leaked = fakedNow();
+    if (leaked.length) throw restoreAndBlame(leaked, 'a suite of this file (its before/after hooks)');
   },
 };
