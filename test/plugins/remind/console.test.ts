@@ -27,19 +27,21 @@ describe('remind on the console (the console chat in this process, input kept op
 
     // Still pending at end of input: the chat ends anyway and keeps it for the next start.
     chat.send(':as 10000000001');
-    chat.send('.remind 1h still pending');
+    chat.send('.remind 3h still pending');
     await chat.waitForLine(/: still pending$/);
     expect(await chat.endInput()).to.equal(0);
 
-    const first = await runChat('.remind 2s after the restart\n', { cwd: dir, env: ENV });
+    // Due in an hour: it cannot fall due while this chat starts, answers and stops, however slow the machine.
+    const first = await runChat('.remind 1h after the restart\n', { cwd: dir, env: ENV });
     expect(first.code).to.equal(0);
     expect(first.lines).to.deep.include.members([first.lines.find((l) => /^bot> ⏰ Reminder set for .*: after the restart$/.test(l))!]);
     expect(first.lines.join('\n')).to.not.match(/Reminder: after the restart|late/);
 
-    // The next start comes 3 s later by its clock: the reminder fell due while the bot was down.
-    const again = startConsoleChat({ cwd: dir, env: ENV, dateAheadMs: 3000 });
+    // The next start comes an hour and a minute later by its clock: the reminder fell due while the bot was down (the
+    // one due in 3 h did not).
+    const again = startConsoleChat({ cwd: dir, env: ENV, dateAheadMs: 61 * 60_000 });
     try {
-      await again.waitForLine(/^bot> ⏰ Reminder, \d+ s late \(I was offline when it was due, \w{3} \d{4}-\d\d-\d\d \d\d:\d\d(?::\d\d)?\): after the restart$/);
+      await again.waitForLine(/^bot> ⏰ Reminder, \d+ (?:s|min) late \(I was offline when it was due, \w{3} \d{4}-\d\d-\d\d \d\d:\d\d(?::\d\d)?\): after the restart$/);
       // Sent, then removed: the list is asked for once the removal is on disk (asked at once, it may still be there).
       await filesUntil(path.join(dir, 'data'), async () => !JSON.stringify(storedDocuments(path.join(dir, 'data'), 'remind', 'reminders')).includes('after the restart'), 'the sent reminder removed');
       again.send('.reminders');

@@ -45,16 +45,17 @@ describe('scheduled tasks on the console (the console chat in this process, fake
       await ends(chat);
     }
 
-    const first = await runChat('.schedule 2s the headlines\n', { cwd: dir, env });
+    // Due in an hour: it cannot fall due while this chat starts, answers and stops, however slow the machine.
+    const first = await runChat('.schedule 1h the headlines\n', { cwd: dir, env });
     expect(first.code).to.equal(0);
     expect(first.stdout).to.match(/then I will answer: the headlines/);
     expect(first.stdout).to.not.match(/Scheduled.*the headlines/);
     const seen = model.requests.length;
 
-    // The next start comes 3 s later by its clock: the task fell due while the bot was down.
-    const again = startConsoleChat({ cwd: dir, env, dateAheadMs: 3000 });
+    // The next start comes an hour and a minute later by its clock: the task fell due while the bot was down.
+    const again = startConsoleChat({ cwd: dir, env, dateAheadMs: 61 * 60_000 });
     try {
-      await again.waitForLine(/^bot> 🗓️ Scheduled, \d+ s late \(I was offline when it was due, .*\): the headlines$/);
+      await again.waitForLine(/^bot> 🗓️ Scheduled, \d+ (?:s|min) late \(I was offline when it was due, .*\): the headlines$/);
       await again.waitForLine(/^ {2}answer to: the headlines$/);
       expect(model.requests.length).to.equal(seen + 1);
     } finally {
