@@ -24,6 +24,8 @@ export function runScript(name: string, args: string[], options: { cwd: string; 
 const COMMANDS = {
   setup: async () => (await import('../../cli/setup/command.js')).runSetup,
   doctor: async () => (await import('../../cli/doctor/command.js')).runDoctorCommand,
+  backup: async () => (await import('../../cli/backup/backup-command.js')).runBackup,
+  restore: async () => (await import('../../cli/backup/restore-command.js')).runRestore,
 } satisfies Record<string, () => Promise<(io: CliIo) => Promise<number>>>;
 
 /**

@@ -10,14 +10,23 @@ import * as tarStream from 'tar-stream';
 import { BackupError, restoreBackup } from '../../../core/services/store/backup.js';
 import { ROOT, tempDir } from '../../helpers/checkout.js';
 import { runToExit, type ProcessRun } from '../../helpers/run-to-exit.js';
+import { runCommand } from '../../helpers/run-script.js';
 
 /** The uid and gid of `nobody`: another user of the machine, the one the jail runs code as. */
 const OTHER_UID = 65534;
 const SECRET = 'creds-secret-7f3a9c';
 
-/** Runs one of the program's entry points with umask 000 (the widest), as `npm run backup|restore` would. */
+/**
+ * Runs one of the program's entry points with umask 000 (the widest), as `npm run backup|restore` would: the backup
+ * another user watches is its own process; the other tests run the same commands in this process (`runInProcess`).
+ */
 function runCli(script: string, args: string[], cwd: string): Promise<ProcessRun> {
   return runToExit(script, '/bin/sh', ['-c', 'umask 000 && exec "$0" "$@"', process.execPath, path.join(ROOT, 'dist', 'cli', script), ...args], { cwd, env: { PATH: process.env.PATH ?? '' }, timeoutMs: 60_000 });
+}
+
+/** Runs the backup or the restore in this process with umask 000, as `runCli` runs it as a process. */
+function runInProcess(command: 'backup' | 'restore', args: string[], cwd: string): Promise<ProcessRun> {
+  return withUmask(0, () => runCommand(command, args, { cwd }));
 }
 
 /**
@@ -196,11 +205,11 @@ describe('backups stay private while written, and a restore never widens permiss
     await accountData(home, 1);
     await mkdir(path.join(home, 'backups'), { mode: 0o755 });
     await chmod(path.join(home, 'backups'), 0o755);
-    const first = await runCli('backup.js', [], home);
+    const first = await runInProcess('backup', [], home);
     expect(first.code, first.stderr).to.equal(0);
     expect((await stat(path.join(home, 'backups'))).mode & 0o777).to.equal(0o700);
     await rm(path.join(home, 'backups'), { recursive: true });
-    const fresh = await runCli('backup.js', [], home);
+    const fresh = await runInProcess('backup', [], home);
     expect(fresh.code, fresh.stderr).to.equal(0);
     expect((await stat(path.join(home, 'backups'))).mode & 0o777).to.equal(0o700);
     const [archive] = await readdir(path.join(home, 'backups'));
@@ -212,10 +221,10 @@ describe('backups stay private while written, and a restore never widens permiss
     await git(home, 'init', '-q');
     await writeFile(path.join(home, '.gitignore'), await readFile(path.join(ROOT, '.gitignore')));
     await accountData(home, 1);
-    const backup = await runCli('backup.js', [], home);
+    const backup = await runInProcess('backup', [], home);
     expect(backup.code, backup.stderr).to.equal(0);
     const [archive] = await readdir(path.join(home, 'backups'));
-    const restore = await runCli('restore.js', [path.join('backups', archive!)], home);
+    const restore = await runInProcess('restore', [path.join('backups', archive!)], home);
     expect(restore.code, restore.stderr).to.equal(0);
     const aside = (await readdir(home)).filter((n) => n.startsWith('data.replaced-'));
     expect(aside).to.have.length(1);
@@ -239,7 +248,7 @@ describe('backups stay private while written, and a restore never widens permiss
 
     const out = path.join(shared, 'b.tar.gz');
     await symlink(victim, out);
-    const atTarget = await runCli('backup.js', [out], home);
+    const atTarget = await runInProcess('backup', [out], home);
     expect(atTarget.code).to.equal(1);
     expect(atTarget.stderr).to.include('is a symbolic link');
     expect(await readlink(out)).to.equal(victim);
@@ -247,7 +256,7 @@ describe('backups stay private while written, and a restore never widens permiss
     // Links at every name a writer might use for its unfinished file (the archive's name plus a suffix).
     const other = path.join(shared, 'c.tar.gz');
     for (const suffix of ['.partial', '.tmp', '.part', '~']) await symlink(victim, other + suffix);
-    const beside = await runCli('backup.js', [other], home);
+    const beside = await runInProcess('backup', [other], home);
     expect(beside.code, beside.stderr).to.equal(0);
     expect(await readFile(victim, 'utf8')).to.equal('the victim file');
     expect((await stat(victim)).mode & 0o777).to.equal(0o644);
@@ -261,7 +270,7 @@ describe('backups stay private while written, and a restore never widens permiss
     const open = path.join(home, 'open');
     await mkdir(open);
     await chmod(open, 0o777);
-    const backup = await runCli('backup.js', [path.join(open, 'b.tar.gz')], home);
+    const backup = await runInProcess('backup', [path.join(open, 'b.tar.gz')], home);
     expect(backup.code).to.equal(1);
     expect(backup.stderr).to.include('may be written by every user');
     expect(await readdir(open)).to.deep.equal([]);
@@ -304,7 +313,7 @@ describe('backups stay private while written, and a restore never widens permiss
       // A file whose folders the archive does not list (tar makes them itself).
       { name: 'memory/deep/a.json', body: '{"version":1,"facts":[]}', mode: 0o666, uid: 4242, gid: 4242 },
     ]);
-    const restore = await runCli('restore.js', [archive], home);
+    const restore = await runInProcess('restore', [archive], home);
     expect(restore.code, restore.stderr).to.equal(0);
     const restored = await listModes(path.join(home, 'data'));
     expect(restored.map((e) => e.rel)).to.include.members(['session_auth', 'session_auth/creds.json', 'workspaces/files/abc/run', 'memory/deep/a.json']);

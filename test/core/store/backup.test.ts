@@ -8,10 +8,14 @@ import { acquireInstanceLock } from '../../../core/services/lifecycle/instance-l
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { ROOT, tempDir } from '../../helpers/checkout.js';
 import { runToExit, type ProcessRun } from '../../helpers/run-to-exit.js';
+import { runCommand } from '../../helpers/run-script.js';
 import { startTestBot } from '../../../app/testing/index.js';
 import { storedDocuments, storedSearchLogText } from '../../helpers/disk-text.js';
 
-/** `node dist/cli/<script>` in `cwd`, with PATH only. */
+/**
+ * `node dist/cli/<script>` in `cwd`, with PATH only: the backup and the restore run as their own processes once each
+ * (their exit codes and output); the other tests run the same commands in this process (`runCommand`).
+ */
 function runCli(script: string, args: string[], cwd: string): Promise<ProcessRun> {
   return runToExit(script, process.execPath, [path.join(ROOT, 'dist', 'cli', script), ...args], { cwd, env: { PATH: process.env.PATH ?? '' }, timeoutMs: 60_000 });
 }
@@ -64,7 +68,7 @@ describe('backup and restore', function () {
     const answeredBefore = [...answered];
     backupStarted = true;
     const out = path.join(await dir(), 'nightly.tar.gz');
-    const backup = await runCli('backup.js', [out], home);
+    const backup = await runCommand('backup', [out], { cwd: home });
     await burst;
     await t.stop();
     expect(backup.code, backup.stderr).to.equal(0);
@@ -79,7 +83,7 @@ describe('backup and restore', function () {
     const target = await dir();
     await mkdir(path.join(target, 'data'));
     await writeFile(path.join(target, 'data', 'old-marker.txt'), 'the data that was here');
-    const restore = await runCli('restore.js', [out], target);
+    const restore = await runCommand('restore', [out], { cwd: target });
     expect(restore.code, restore.stderr).to.equal(0);
     for (const file of await jsonFiles(path.join(target, 'data'))) JSON.parse(await readFile(file, 'utf8'));
     for (const key of answeredBefore) {
@@ -104,10 +108,10 @@ describe('backup and restore', function () {
     try {
       await t.transport.push({ senderId: '10000000021@s.whatsapp.net', text: 'the boat leaves from pier seventeen' });
       const out = path.join(await dir(), 'recall.tar.gz');
-      const backup = await runCli('backup.js', [out], home);
+      const backup = await runCommand('backup', [out], { cwd: home });
       expect(backup.code, backup.stderr).to.equal(0);
       const target = await dir();
-      const restore = await runCli('restore.js', [out], target);
+      const restore = await runCommand('restore', [out], { cwd: target });
       expect(restore.code, restore.stderr).to.equal(0);
       const lines = storedSearchLogText(path.join(target, 'data'), 'recall', 'recall', '10000000021@s.whatsapp.net');
       expect(lines.match(/the boat leaves from pier seventeen/g)).to.have.length(2);
@@ -136,7 +140,7 @@ describe('backup and restore', function () {
     await mkdir(path.join(home, 'data'), { recursive: true });
     await writeFile(path.join(home, 'data', 'budgets.json'), '{"version":1,"day":"2026-01-01","tokens":{},"premiumTokens":{}}');
     const out = path.join(await dir(), 'b.tar.gz');
-    expect((await runCli('backup.js', [out], home)).code).to.equal(0);
+    expect((await runCommand('backup', [out], { cwd: home })).code).to.equal(0);
     await writeFile(path.join(home, 'data', 'budgets.json'), '{"version":1,"day":"2026-02-02","tokens":{},"premiumTokens":{}}');
     const release = await acquireInstanceLock(path.join(home, 'data'));
     try {
@@ -155,7 +159,7 @@ describe('backup and restore', function () {
     await mkdir(path.join(home, 'data'), { recursive: true });
     await writeFile(path.join(home, 'data', 'budgets.json'), '{"version":1,"day":"2026-01-01","tokens":{},"premiumTokens":{}}');
     const out = path.join(await dir(), 'b.tar.gz');
-    expect((await runCli('backup.js', [out], home)).code).to.equal(0);
+    expect((await runCommand('backup', [out], { cwd: home })).code).to.equal(0);
     const unpacked = await dir();
     await tar.extract({ file: out, cwd: unpacked });
     const manifest = JSON.parse(await readFile(path.join(unpacked, 'backup-manifest.json'), 'utf8'));
@@ -167,7 +171,7 @@ describe('backup and restore', function () {
     const newer = path.join(unpacked, 'newer.tar.gz');
     await tar.create({ gzip: true, file: newer, cwd: unpacked }, ['backup-manifest.json', 'data']);
     const target = await dir();
-    const restore = await runCli('restore.js', [newer], target);
+    const restore = await runCommand('restore', [newer], { cwd: target });
     expect(restore.code).to.equal(1);
     expect(restore.stderr).to.include('newer version of the bot (workspace index v99');
     expect(await readdir(target)).to.deep.equal([]);
@@ -188,7 +192,7 @@ describe('backup and restore', function () {
     await mkdir(path.join(home, 'data', 'dice'), { recursive: true });
     await writeFile(path.join(home, 'data', 'dice', 'stats.json'), '{"version":3}');
     const out = path.join(await dir(), 'b.tar.gz');
-    const backup = await runCli('backup.js', [out], home);
+    const backup = await runCommand('backup', [out], { cwd: home });
     expect(backup.code, backup.stderr).to.equal(0);
     const unpacked = await dir();
     await tar.extract({ file: out, cwd: unpacked });
@@ -207,7 +211,7 @@ describe('backup and restore', function () {
     const out = path.join(staging, 'bad.tar.gz');
     await tar.create({ gzip: true, file: out, cwd: staging }, ['backup-manifest.json', 'data']);
     const home = await dir();
-    const restore = await runCli('restore.js', [out], home);
+    const restore = await runCommand('restore', [out], { cwd: home });
     expect(restore.code).to.equal(1);
     expect(restore.stderr).to.match(/usage\.json does not match its checksum/);
     expect(await readdir(home)).to.deep.equal([]);
