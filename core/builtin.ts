@@ -33,6 +33,8 @@ export { askVision, asUpstreamFailure, DEFAULT_ANTHROPIC_VERSION, lacksMessagesE
 export { writeFileAtomicSafe as writeFileAtomic } from './services/store/atomic.js';
 export { domainFor, healthFor } from './services/store/data-domain.js';
 export { checkDocument } from './services/store/schemas.js';
+/** A history entry's fields as the store checks them, for a log of that shape (recall's). */
+export { HISTORY_ENTRY_FIELDS } from './services/store/history-entry-fields.js';
 /** The per-chat search log behind `Store.chatSearchLog`, in the store database (for tools, tests and the benchmark that reach it directly). */
 export { queryTerms, SqlSearchLog, type SearchLogChat, type SearchLogSetup } from './services/store/sql-search-log.js';
 /** The tools the core itself offers outside any plugin (`remember`), for naming tools as `.profile tools` does. */

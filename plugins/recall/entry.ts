@@ -1,3 +1,4 @@
+import { HISTORY_ENTRY_FIELDS } from '../../core/builtin.js';
 import { Store, Type, type HistoryEntry } from '../../core/index.js';
 
 /**
@@ -42,17 +43,7 @@ export function parseLine(line: string): LoggedMessage | undefined {
 }
 
 /** One log line's item, as the store checks it (see `validEntry` for what loading also normalises). */
-export const LOGGED_MESSAGE = Type.Object({
-  id: Type.Optional(Type.String()),
-  role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]),
-  senderId: Type.Optional(Type.String()),
-  senderName: Type.Optional(Type.String()),
-  text: Type.String(),
-  at: Type.Number({ minimum: 0, maximum: LAST_TIME }),
-  media: Type.Optional(Type.String()),
-  answers: Type.Optional(Type.String()),
-  answersMessage: Type.Optional(Type.String()),
-});
+export const LOGGED_MESSAGE = Type.Object({ ...HISTORY_ENTRY_FIELDS, at: Type.Number({ minimum: 0, maximum: LAST_TIME }) });
 
 /**
  * The recall log: `data/recall/<chat>/<YYYY-MM>.jsonl` on the core's per-chat search log (the layout the plugin has

@@ -10,6 +10,7 @@ import { Type } from '#typebox';
 import { MIGRATED_DIR, tableOf, type ChatLogEngine } from './sql-chat-log.js';
 import type { DocEngine } from './doc-view.js';
 import { Store } from './store-declarations.js';
+import { HISTORY_ENTRY_FIELDS } from './history-entry-fields.js';
 
 /** One line of a chat's history. */
 export interface HistoryEntry {
@@ -135,18 +136,7 @@ export function mergeEntries<T extends { at: number }>(ours: T[], theirs: T[]): 
   return [...ours, ...taken].sort((a, b) => a.at - b.at);
 }
 
-const HistoryEntrySchema = Type.Object({
-  id: Type.Optional(Type.String()),
-  role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]),
-  senderId: Type.Optional(Type.String()),
-  senderName: Type.Optional(Type.String()),
-  text: Type.String(),
-  at: Type.Number(),
-  media: Type.Optional(Type.String()),
-  answers: Type.Optional(Type.String()),
-  answersMessage: Type.Optional(Type.String()),
-  carried: Type.Optional(Type.Boolean()),
-});
+const HistoryEntrySchema = Type.Object({ ...HISTORY_ENTRY_FIELDS, carried: Type.Optional(Type.Boolean()) });
 
 /**
  * The chats' histories as the core declares them (`core` namespace of the store database; rows kept by
