@@ -46,17 +46,11 @@ export interface Delivery {
   hold?: boolean;
 }
 
-/** What the data of a held or done delivery is (plain JSON: it outlives a restart while held). */
-interface DeliveryData {
-  to: string;
-  text?: string;
-  media?: BridgeMedia;
-  poll?: OutgoingPoll;
-  mode: 'message' | 'prompt';
-  by: string;
+/** What the data of a held or done delivery is: the delivery but its summary and hold (plain JSON: it outlives a restart while held). */
+type DeliveryData = Omit<Delivery, 'summary' | 'hold'> & {
   /** Finds the sent message's id for the caller that is waiting (a held one's caller is gone). */
   request?: string;
-}
+};
 
 /** The guard's outcome; a message sent at once also says the id of the (last) message sent. */
 export type DeliveryOutcome = ActOutcome | { status: 'done'; result?: string; messageId: string };

@@ -22,6 +22,9 @@ function callRule(what: string) {
   } as const;
 }
 
+/** What the effect guard does with an effect (`Verdict` of core/kernel/guard/policy.ts). */
+const verdict = { enum: ['allow', 'hold', 'deny'] } as const;
+
 export const configSchema = {
   type: 'object',
   additionalProperties: false,
@@ -219,19 +222,19 @@ export const configSchema = {
           type: 'object',
           additionalProperties: false,
           description: "an owner's effects: here (their own chats) and elsewhere (reaching another chat)",
-          properties: { here: { enum: ['allow', 'hold', 'deny'] }, elsewhere: { enum: ['allow', 'hold', 'deny'] } },
+          properties: { here: verdict, elsewhere: verdict },
         },
         others: {
           type: 'object',
           additionalProperties: false,
           description: "anyone else's effects",
-          properties: { here: { enum: ['allow', 'hold', 'deny'] }, elsewhere: { enum: ['allow', 'hold', 'deny'] } },
+          properties: { here: verdict, elsewhere: verdict },
         },
         kinds: {
           type: 'object',
           additionalProperties: false,
           description: 'per kind of effect, a stricter verdict (e.g. "deleteFiles": "hold")',
-          properties: Object.fromEntries(['message', 'publish', 'deleteFiles', 'schedule', 'mcpTool', 'sendFile'].map((k) => [k, { enum: ['allow', 'hold', 'deny'] }])),
+          properties: Object.fromEntries(['message', 'publish', 'deleteFiles', 'schedule', 'mcpTool', 'sendFile'].map((k) => [k, verdict])),
         },
       },
     },
