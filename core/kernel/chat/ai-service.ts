@@ -539,13 +539,20 @@ export function createAiService(deps: AiServiceDeps): AiService {
     // Asked before anything is written: a quoted note that is gone is answered in one sentence, the model not asked.
     const quote = await quotedPart(ctx, options);
     if ('unavailable' in quote) return quote.unavailable;
-    // The question is in the history at once (the prompt is built from it) and written to disk while the upstream
-    // works on the request; it is waited for before the answer is used, so it is on disk before anything is said back.
+    // The question is in the history at once (the prompt is built from it). On disk it waits for the answer, so a quick
+    // turn commits both at once (one transaction, not two); a model slower than HELD_AT_MOST_MS has it written while it
+    // works. Before anything is said back — the answer, a tool that may send, the error — it is on disk: a crash then
+    // never loses an answered message.
     const questionSaved = options.userAlreadyInHistory || options.notInHistory
       ? undefined
-      : ctx.history.append({ id: ctx.message.id, role: 'user', senderId: ctx.senderId, senderName: ctx.message.senderName, text, at: ctx.message.timestamp }, { writeAfterIo: true });
+      : ctx.history.append({ id: ctx.message.id, role: 'user', senderId: ctx.senderId, senderName: ctx.message.senderName, text, at: ctx.message.timestamp }, { heldForNextWrite: true });
     // (Awaited below on every path; this only keeps a failure from counting as unhandled in the meantime.)
     questionSaved?.catch(() => undefined);
+    const questionOnDisk = async () => {
+      if (!questionSaved) return;
+      deps.histories.writeHeld();
+      await questionSaved;
+    };
     let typing = false;
     try {
       // Chat memory is written by anyone in the chat, so a turn for one person only leaves it out. Only an owner's
@@ -616,7 +623,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
           const limits = { rounds: cfg.ai.maxToolRounds, perRound: cfg.ai.maxToolCallsPerRound, perMessage: cfg.ai.maxToolCallsPerMessage, perDay: ctx.isOwner ? 0 : cfg.ai.toolCallsPerDay };
           const cost: ReplyCost = { prompt: 0, cached: 0, completion: 0, requests: 0, at: 0 };
           const trace: TurnTrace = { requests: [], tools: [] };
-          const result = await toolLoop(messages, openAiTools, tools, ctx, { premium, userId: ctx.senderId, ...(plan.model ? { chatModel: plan.model } : {}) }, limits, cited, cost, carriedHere, trace, carriedAnswers);
+          const result = await toolLoop(messages, openAiTools, tools, ctx, { premium, userId: ctx.senderId, ...(plan.model ? { chatModel: plan.model } : {}) }, limits, cited, cost, carriedHere, trace, carriedAnswers, questionOnDisk);
           /** Tells the policy what the turn was (cost, `.why`); its failure never costs the user the answer. */
           const recordTurn = async (said: string) => {
             if (!policy) return;
@@ -644,13 +651,13 @@ export function createAiService(deps: AiServiceDeps): AiService {
             }
           };
           lastReply = { ...cost, at: Date.now() };
-          await questionSaved;
           // After the answer (never before it): the chat's oldest turns go into its summary once they reach the budget.
           const foldLater = () => options.onlyTurnsOf || summaries.foldIfDue(ctx.chatId, ctx.message.isGroup, ctx.senderId);
           // The token on a line of its own beside words goes too: it is never sent, as a message or a part of one.
           result.text = withoutNoReply(result.text);
           if (!result.text.trim()) {
             ctx.log.info({ leg: result.leg }, 'the model chose to stay silent: nothing is sent');
+            await questionOnDisk();
             await recordTurn('');
             foldLater();
             return '';
@@ -670,7 +677,10 @@ export function createAiService(deps: AiServiceDeps): AiService {
           // answer to answer and keep the chat from acting long after the planted words left its window) and the answer
           // repeats a run of them word for word (an answer in the bot's own words is the bot's).
           const marked = carriedHere.some((source) => source !== CARRIED_ANSWER) && repeatsWordsOf(answer, outsideTexts(messages));
+          // The answer's write takes the held question along (one transaction); an answer not kept (its question was
+          // deleted meanwhile) writes it on its own.
           await ctx.history.append({ role: 'assistant', text: answer, at: Date.now(), ...(marked ? { carried: true } : {}) });
+          await questionOnDisk();
           await recordTurn(answer);
           foldLater();
           if (quote.notice) answer = `${quote.notice}\n\n${answer}`;
@@ -689,7 +699,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
     } finally {
       if (typing) void ctx.typing(false).catch(() => undefined);
       // Never leave with the question's write still out (a failed upstream call included): `idle()` covers it.
-      await questionSaved?.catch(() => undefined);
+      await questionOnDisk().catch(() => undefined);
     }
   }
 
@@ -705,6 +715,8 @@ export function createAiService(deps: AiServiceDeps): AiService {
     carried: string[],
     trace: TurnTrace,
     carriedAnswers: string[] = [],
+    /** Before the first tool runs (a tool may send or act): the turn's question is on disk. */
+    beforeTools: () => Promise<void> = async () => undefined,
   ): Promise<CompletionResult> {
     const complete = async (options: CompleteOptions) => {
       const result = await chain.complete(messages, options);
@@ -724,6 +736,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
       const result = await complete({ ...options, tools });
       const calls = result.message.tool_calls ?? [];
       if (!calls.length) return result;
+      if (round === 0) await beforeTools();
       messages.push({ role: 'assistant', content: result.message.content ?? null, tool_calls: calls } as ChatMessage);
       let runThisRound = 0;
       let refused = 0;

@@ -4,7 +4,7 @@ import type { MemoryFact } from '../../services/store/memory.js';
 /** The chat's history as a plugin sees it: bound to the current chat. */
 export interface ChatHistoryView {
   recent(limit?: number): Promise<HistoryEntry[]>;
-  /** Adds an entry (see `HistoryStore.append`: `writeAfterIo` writes it while an upstream request is out). */
+  /** Adds an entry (see `HistoryStore.append`; `heldForNextWrite` lets it share the next write, a question its answer's). */
   append(entry: HistoryEntry, options?: AppendOptions): Promise<void>;
   /**
    * Records the message being handled in the chat's history, as `text` (a voice note's transcript, say) — once:

@@ -76,7 +76,20 @@ export interface AppendOptions {
    * started is under way (appends of one turn share one transaction), so the caller never waits for the disk.
    */
   writeAfterIo?: boolean;
+  /**
+   * The entry waits for the store's next write (a turn's question waiting for its answer), so a quick turn's question
+   * and answer share one commit; it is written on its own after `HELD_AT_MOST_MS` at the latest (a slow model call, a
+   * turn that fails), or at once by `writeHeld`. The promise resolves once it is written, as for any append.
+   */
+  heldForNextWrite?: boolean;
 }
+
+/**
+ * How long an entry appended with `heldForNextWrite` waits for the next write before it is written on its own: a
+ * model that answers within it pays one commit for the question and the answer; a slower one (seconds) has the
+ * question on disk while it works, as before. A crash within it loses only a question not answered yet.
+ */
+export const HELD_AT_MOST_MS = 100;
 
 /** Told of every entry appended to a chat's history (see `HistoryStore.onAppend`). */
 export type HistoryAppendListener = (chatId: string, entry: HistoryEntry) => void;
@@ -203,6 +216,15 @@ interface Batch {
   reject(err: unknown): void;
 }
 
+function newBatch(): Batch {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const done = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+  // Nobody may wait for an append's write: a failure is reported by the data health, not as unhandled.
+  done.catch(() => undefined);
+  return { done, resolve, reject };
+}
+
 /**
  * The history of every chat and its running summary, in the store database (`data/store.db`, the `core` namespace):
  * one row per message (`chat-log:core:history`) and one per summary (`doc:core:summaries`). Each chat is read once
@@ -236,6 +258,12 @@ export class HistoryStore {
   private eraseNext = false;
   /** The write the changes made since the last one started will be part of. */
   private next: Batch | undefined;
+  /** The write that held entries (`heldForNextWrite`) wait for while none is asked for, and its deadline. */
+  private held: Batch | undefined;
+  private heldTimer: NodeJS.Timeout | undefined;
+  private readonly writeHeldNow = () => void this.write();
+  /** How long a held entry waits for the next write (`HELD_AT_MOST_MS`; a test that must not depend on speed sets more). */
+  heldAtMostMs = HELD_AT_MOST_MS;
   /** Writes, one after another. */
   private writing: Promise<void> = Promise.resolve();
   private retry: NodeJS.Timeout | undefined;
@@ -466,13 +494,15 @@ export class HistoryStore {
    */
   private write(): Promise<void> {
     if (!this.next) {
-      let resolve!: () => void;
-      let reject!: (err: unknown) => void;
-      const done = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
-      // Nobody may wait for an append's write: a failure is reported by the data health, not as unhandled.
-      done.catch(() => undefined);
-      this.next = { done, resolve, reject };
-      this.domain.flushers.add(this.flushNow);
+      if (this.held) {
+        // The held entries ride along in this write.
+        this.next = this.held;
+        this.held = undefined;
+        clearTimeout(this.heldTimer);
+      } else {
+        this.next = newBatch();
+        this.domain.flushers.add(this.flushNow);
+      }
       // After the I/O this turn started (an upstream request sent): the caller waits for no disk, and every append of
       // this turn shares the transaction.
       setImmediate(() => (this.writing = this.writing.then(() => this.writeNow())));
@@ -530,7 +560,7 @@ export class HistoryStore {
       this.foldsWritten++;
       this.retryMs = 500;
       this.domain.health.writeRecovered(this.unsavedName);
-      if (!this.next) this.domain.flushers.delete(this.flushNow);
+      if (!this.next && !this.held) this.domain.flushers.delete(this.flushNow);
       batch.resolve();
     } catch (err) {
       // Kept for the next write, before anything changed since.
@@ -550,7 +580,26 @@ export class HistoryStore {
 
   /** Whether anything is not in the database yet. */
   private get dirty(): boolean {
-    return this.pending.length > 0 || this.rewrites.size > 0 || this.next !== undefined;
+    return this.pending.length > 0 || this.rewrites.size > 0 || this.next !== undefined || this.held !== undefined;
+  }
+
+  /**
+   * The write held entries wait for: the one already asked for, or one that starts with the next write asked for or
+   * after `HELD_AT_MOST_MS`, whichever comes first.
+   */
+  private hold(): Promise<void> {
+    if (this.next) return this.next.done;
+    if (!this.held) {
+      this.held = newBatch();
+      this.domain.flushers.add(this.flushNow);
+      this.heldTimer = setTimeout(this.writeHeldNow, this.heldAtMostMs);
+    }
+    return this.held.done;
+  }
+
+  /** Writes held entries (`heldForNextWrite`) now, without waiting for the next write (a turn ends without an answer). */
+  writeHeld(): void {
+    if (this.held) void this.write().catch(() => undefined);
   }
 
   /** The chat's rows are rewritten from memory in the next write (its removed words checkpointed out of the WAL). */
@@ -562,15 +611,16 @@ export class HistoryStore {
 
   /**
    * Appends one entry to a chat's history: in memory at once (reads started after this call see it), in the database
-   * when the promise resolves (written together with the other appends of this turn of the event loop).
+   * when the promise resolves (written together with the other appends of this turn of the event loop; a held entry
+   * with the next write, see `AppendOptions.heldForNextWrite`).
    */
-  async append(chatId: string, entry: HistoryEntry, _options?: AppendOptions): Promise<void> {
+  async append(chatId: string, entry: HistoryEntry, options?: AppendOptions): Promise<void> {
     const chat = this.chat(chatId);
     chat.messages.push(entry);
     this.trim(chat);
     this.pending.push({ chat: chatId, entry });
     // A failed write is reported by the data health and retried; the entry stays in memory meanwhile.
-    await this.write().catch(() => undefined);
+    await (options?.heldForNextWrite ? this.hold() : this.write()).catch(() => undefined);
     for (const listener of this.appendListeners) {
       try {
         listener(chatId, entry);

@@ -78,6 +78,8 @@ describe('AI chat through the provider chain', () => {
   it('has the question on disk before the answer is sent, and keeps it when every provider fails', async () => {
     t = await startTestBot([], { env: env() });
     const app = t;
+    // On disk because the turn is answered or ends, never merely because the model was slow.
+    app.app.bot.histories.heldAtMostMs = 60_000;
     const historyOnDisk = () => storedHistory(path.join(app.dir, 'data')).map((e) => e.text).join('\n');
     // What a crash at the moment of sending would leave: read when the transport is asked to send.
     const seenAtSend: string[] = [];
@@ -93,6 +95,50 @@ describe('AI chat through the provider chain', () => {
     expect(text(await app.transport.push({ text: 'and the return train?' }))[0]).to.match(/cannot reach any AI provider/);
     expect(seenAtSend[1]).to.include('and the return train?');
     expect(historyOnDisk()).to.include('and the return train?');
+  });
+
+  it('commits a quick turn\'s question and answer in one transaction', async () => {
+    t = await startTestBot([], { env: env() });
+    const app = t;
+    const histories = app.app.bot.histories;
+    // However slow this machine is today, the turn counts as quick (a slower model has its question written alone).
+    histories.heldAtMostMs = 60_000;
+    await histories.whenIdle();
+    const before = histories.foldsWritten;
+    expect(text(await app.transport.push({ text: 'which platform for the 8:15?' }))).to.deep.equal(['primary: which platform for the 8:15?']);
+    await app.app.bot.idle();
+    expect(histories.foldsWritten - before, 'one commit for the question and the answer').to.equal(1);
+    expect(storedHistory(path.join(app.dir, 'data')).map((e) => e.text)).to.deep.equal(['which platform for the 8:15?', 'primary: which platform for the 8:15?']);
+  });
+
+  it('has the question on disk before a tool runs (it may send or act)', async () => {
+    const seenByTool: string[] = [];
+    let dir = '';
+    const lookout = definePlugin({
+      name: 'lookout',
+      description: 'lookout',
+      setup: () => ({
+        tools: [
+          {
+            name: 'look',
+            description: 'look around',
+            parameters: { type: 'object', properties: {} },
+            effects: { outsideText: false, acts: 'nothing' },
+            run: () => {
+              seenByTool.push(storedHistory(path.join(dir, 'data')).map((e) => e.text).join('\n'));
+              return { seen: 'a train' };
+            },
+          },
+        ],
+      }),
+    });
+    primary.next({ status: 200, json: completion(null, { toolCalls: [{ id: 'c1', name: 'look', arguments: '{}' }] }) }, { status: 200, json: completion('I see a train') });
+    t = await startTestBot(lookout, { env: env() });
+    dir = t.dir;
+    // The question is not written for being slow: only because a tool is about to run.
+    t.app.bot.histories.heldAtMostMs = 60_000;
+    expect(text(await t.transport.push({ text: 'what do you see?' }))).to.deep.equal(['I see a train']);
+    expect(seenByTool).to.deep.equal(['what do you see?']);
   });
 
   it('uses the premium model for the one message that asks for it, and says so when none is configured', async () => {

@@ -13,21 +13,36 @@ import { storeDatabaseText, storedHistory } from '../../helpers/disk-text.js';
 const CHAT = '10000000007@s.whatsapp.net';
 const dist = (rel: string) => JSON.stringify(path.join(ROOT, 'dist', rel));
 
-/** Appends as fast as it can (a burst over three chats) and says which message was answered once append resolved. */
+/**
+ * Appends as fast as it can (a burst over three chats) and says which message was answered once append resolved. In
+ * `turns` mode each round is a turn as the chat makes it: the question held for its answer (`heldForNextWrite`), the
+ * answer appended once the event loop turned, both answered once both resolved.
+ */
 const APPENDER = `
 const { HistoryStore } = await import(${dist('core/services/store/history.js')});
-const [data, run] = process.argv.slice(2);
+const [data, run, mode] = process.argv.slice(2);
 const store = new HistoryStore(data, 100000);
 const chats = ['a@s.whatsapp.net', 'b@s.whatsapp.net', 'c@s.whatsapp.net'];
+const entry = (chat, i) => ({ id: run + chat + '-' + i, role: i % 2 ? 'assistant' : 'user', text: 'message ' + i + ' ' + 'x'.repeat(i % 50), at: i });
 for (let i = 0; ; i++) {
-  await Promise.all(chats.map((chat) => store.append(chat, { id: run + chat + '-' + i, role: i % 2 ? 'assistant' : 'user', text: 'message ' + i + ' ' + 'x'.repeat(i % 50), at: i })));
+  if (mode === 'turns') {
+    await Promise.all(chats.map(async (chat) => {
+      const question = store.append(chat, entry(chat, 2 * i), { heldForNextWrite: true });
+      await new Promise((r) => setImmediate(r));
+      await store.append(chat, entry(chat, 2 * i + 1));
+      await question;
+    }));
+    process.stdout.write(2 * i + 1 + '\\n');
+    continue;
+  }
+  await Promise.all(chats.map((chat) => store.append(chat, entry(chat, i))));
   process.stdout.write(i + '\\n');
 }
 `;
 
 /** Runs the appender and kills it with SIGKILL once it has answered `after` rounds; returns the last round answered. */
-async function killDuringBurst(script: string, data: string, run: string, after: number): Promise<number> {
-  const child = spawn(process.execPath, [script, data, run], { stdio: ['ignore', 'pipe', 'inherit'] });
+async function killDuringBurst(script: string, data: string, run: string, after: number, mode = 'burst'): Promise<number> {
+  const child = spawn(process.execPath, [script, data, run, mode], { stdio: ['ignore', 'pipe', 'inherit'] });
   let answered = -1;
   let buffered = '';
   await new Promise<void>((resolve, reject) => {
@@ -169,14 +184,14 @@ describe('history in the store database', function () {
     expect(texts(await new HistoryStore(dir, 50).recent(CHAT))).to.deep.equal(expected);
   });
 
-  it('a process killed with SIGKILL during a burst keeps every answered message, and the database is whole', async function () {
+  it('a process killed with SIGKILL during a burst keeps every answered message (questions held for their answers too), and the database is whole', async function () {
     this.timeout(30000);
     const script = path.join(dir, 'appender.mjs');
     await writeFile(script, APPENDER);
     const data = path.join(dir, 'data');
     const answered: Record<string, number> = {};
-    for (const [run, after] of [['r1:', 5], ['r2:', 40], ['r3:', 90]] as const) {
-      answered[run] = await killDuringBurst(script, data, run, after);
+    for (const [run, after, mode] of [['r1:', 5, 'burst'], ['r2:', 40, 'burst'], ['r3:', 90, 'burst'], ['r4:', 61, 'turns']] as const) {
+      answered[run] = await killDuringBurst(script, data, run, after, mode);
       // What the next start reads: the database and its WAL as the killed process left them.
       expect(checkDatabaseFile(path.join(data, 'store.db'))).to.equal(undefined);
       const store = new HistoryStore(data, 100000);
