@@ -2,15 +2,17 @@ import { expect } from 'chai';
 import { FakeGateway, failures } from '../../fakes/openai-gateway.js';
 import { pathToFileURL } from 'node:url';
 import { ROOT, runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { runConsoleChat } from '../../helpers/console-chat.js';
 import { startLiveChat, type LiveChat } from '../../helpers/live-chat.js';
 
 const DEAD_UPSTREAM = { API_KEY: 'x', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm' };
 const BOT = '62899999999';
 
-describe('console chat (spawned)', () => {
+describe('console chat (spawned where the process is the subject: its output order, flush and exit)', () => {
   it('creates config.json from the example when it is missing and says so', async () => {
     const dir = await tempDir();
-    const run = await runChat('', { cwd: dir, env: { ...DEAD_UPSTREAM } });
+    // In this process (the app `npm run chat` builds): the start log is the subject, not the process.
+    const run = await runConsoleChat('', { cwd: dir, env: { ...DEAD_UPSTREAM } });
     // The example's port is 3000 and may be taken; either way config.json must have been created and announced.
     expect(run.stderr).to.include('config.json was missing');
   });
@@ -152,7 +154,8 @@ describe('console chat (spawned)', () => {
         let n = 0;
         return (req: Parameters<Extract<typeof original, Function>>[0]) => (++n === 2 ? failures.rateLimit(60) : (original as Function)(req));
       })();
-      const run = await runChat(['what is 2+2?', 'and 3+3?', 'use the premium model: and 4+4?', 'and 5+5?'].join('\n') + '\n', { cwd: dir, env });
+      // In this process: the failover is the subject, not the process.
+      const run = await runConsoleChat(['what is 2+2?', 'and 3+3?', 'use the premium model: and 4+4?', 'and 5+5?'].join('\n') + '\n', { cwd: dir, env });
       expect(run.code).to.equal(0);
       expect(run.lines).to.deep.equal(['bot> primary: what is 2+2?', 'bot> second: and 3+3?', 'bot> second: and 4+4?', 'bot> second: and 5+5?']);
       expect(second.chats().map((r) => r.json.model)).to.deep.equal(['main-b', 'premium-b', 'main-b']);
@@ -161,7 +164,7 @@ describe('console chat (spawned)', () => {
   });
 });
 
-describe('console chat: messages to other chats (spawned)', () => {
+describe('console chat: messages to other chats (the console transport in this process)', () => {
   /** A plugin package in the temp folder's node_modules that sends to other chats, as reminders and notices do. */
   async function installTellPlugin(dir: string): Promise<void> {
     const { mkdir, writeFile } = await import('node:fs/promises');
@@ -200,18 +203,19 @@ export default definePlugin({
       owners: ['6281200000009', '6281234567890'],
       sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 },
     });
+    const path = await import('node:path');
+    // (A path the plugin names is taken as it is: the chat runs in this process, whose folder is not `dir`.)
     const script = [
       '.tell 6281234567890 see you at 5',
       '.tell 10000000001 to myself',
-      '.tellfile 6281234567890 song.mp3',
+      `.tellfile 6281234567890 ${path.join(dir, 'song.mp3')}`,
       ':group friends',
       "@10000000000 .tell friends@g.us in the group",
       ':dm',
       '.alert the disk is almost full',
     ].join('\n') + '\n';
-    const run = await runChat(script, { cwd: dir, env: { ...DEAD_UPSTREAM }, timeoutMs: 20_000 });
+    const run = await runConsoleChat(script, { cwd: dir, env: { ...DEAD_UPSTREAM } });
     expect(run.code, run.stderr).to.equal(0);
-    const path = await import('node:path');
     expect(run.lines.slice(0, 8)).to.deep.equal([
       'bot [to 6281234567890@s.whatsapp.net] see you at 5',
       'bot> done',
