@@ -43,6 +43,63 @@ async function historyFiles(dir: string): Promise<string> {
   return storeDatabaseText(path.join(dir, 'data'));
 }
 
+/**
+ * One long chat, run once in before() (150 turns of Ana's, then a question about turn 1): both tests read what the
+ * gateway was asked, neither changes the chat.
+ */
+describe('chat summary: a chat of 150 turns (issue 39)', function () {
+  this.timeout(90_000);
+  let gw: FakeGateway;
+  /** The chat requests (not folds) after the 150 turns, and after the question that followed them. */
+  let after150: RecordedRequest[];
+  let afterQuestion: RecordedRequest[];
+  let folds: number;
+
+  before(async () => {
+    gw = await summarizingGateway({ foldFails: false });
+    const t = await startTestBot('bundled', { env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config: { history: { maxMessages: 50, maxPromptTokens: 6000 }, ai: NO_LIMITS } });
+    try {
+      await t.transport.push({ id: 'turn-1', chatId: ANA, senderId: ANA, text: 'my locker code is 4711' });
+      for (let i = 2; i <= 150; i++) await t.transport.push({ chatId: ANA, senderId: ANA, text: `small talk number ${'x'.repeat(i % 7)} about the weather` });
+      await t.app.bot.idle();
+      after150 = gw.chats().filter((r) => !isFold(r));
+      await t.transport.push({ chatId: ANA, senderId: ANA, text: 'what is my locker code?' });
+      afterQuestion = gw.chats().filter((r) => !isFold(r));
+      folds = gw.chats().filter(isFold).length;
+    } finally {
+      await t.stop();
+    }
+  });
+  after(() => gw?.close());
+
+  it('after 150 turns the fact of turn 1 still reaches the prompt, through the summary; no request grows without bound', () => {
+    const last = messagesOf(afterQuestion.at(-1)!);
+    // System prompt, then the summary, then the turns since: turn 1 itself left the window long ago.
+    // The summary is content in a user-role block (what people said), never a system message.
+    expect(last[1].role).to.equal('user');
+    expect(last[1].content).to.match(/^\[Content: summary of the earlier conversation/).and.include('my locker code is 4711');
+    expect(last.slice(2).some((m) => m.content.includes('4711'))).to.equal(false);
+    expect(last.length).to.be.at.most(2 + 50);
+    // Folds came in large chunks, not one per message.
+    expect(folds).to.be.within(4, 12);
+    // Bounded: the last 50 requests are no larger than the largest of the 50 before them (give or take one answer).
+    const sizes = afterQuestion.map((r) => r.body.length);
+    expect(Math.max(...sizes.slice(-50))).to.be.at.most(Math.max(...sizes.slice(-100, -50)) * 1.1);
+  });
+
+  it('over the last 50 of 150 turns consecutive requests share at least 85 % of their bytes as a prefix', () => {
+    const requests = after150.slice(-51);
+    let shared = 0;
+    for (let i = 1; i < requests.length; i++) {
+      const [a, b] = [requests[i - 1].body, requests[i].body];
+      let n = 0;
+      while (n < a.length && a[n] === b[n]) n++;
+      shared += n / b.length;
+    }
+    expect(shared / (requests.length - 1)).to.be.at.least(0.85);
+  });
+});
+
 describe('chat summary: older turns are folded by the model instead of dropped (issue 39)', function () {
   this.timeout(60_000);
   let gw: FakeGateway;
@@ -78,39 +135,6 @@ describe('chat summary: older turns are folded by the model instead of dropped (
     await asked;
     return release;
   }
-
-  it('after 150 turns the fact of turn 1 still reaches the prompt, through the summary; no request grows without bound', async () => {
-    t = await start();
-    await chat(150);
-    await t.transport.push({ chatId: ANA, senderId: ANA, text: 'what is my locker code?' });
-    const last = messagesOf(chatRequests().at(-1)!);
-    // System prompt, then the summary, then the turns since: turn 1 itself left the window long ago.
-    // The summary is content in a user-role block (what people said), never a system message.
-    expect(last[1].role).to.equal('user');
-    expect(last[1].content).to.match(/^\[Content: summary of the earlier conversation/).and.include('my locker code is 4711');
-    expect(last.slice(2).some((m) => m.content.includes('4711'))).to.equal(false);
-    expect(last.length).to.be.at.most(2 + 50);
-    // Folds came in large chunks, not one per message.
-    const folds = gw.chats().filter(isFold).length;
-    expect(folds).to.be.within(4, 12);
-    // Bounded: the last 50 requests are no larger than the largest of the 50 before them (give or take one answer).
-    const sizes = chatRequests().map((r) => r.body.length);
-    expect(Math.max(...sizes.slice(-50))).to.be.at.most(Math.max(...sizes.slice(-100, -50)) * 1.1);
-  });
-
-  it('over the last 50 of 150 turns consecutive requests share at least 85 % of their bytes as a prefix', async () => {
-    t = await start();
-    await chat(150);
-    const requests = chatRequests().slice(-51);
-    let shared = 0;
-    for (let i = 1; i < requests.length; i++) {
-      const [a, b] = [requests[i - 1].body, requests[i].body];
-      let n = 0;
-      while (n < a.length && a[n] === b[n]) n++;
-      shared += n / b.length;
-    }
-    expect(shared / (requests.length - 1)).to.be.at.least(0.85);
-  });
 
   it('with history.summarize off the window slides as before: turn 1 is gone from the prompt', async () => {
     t = await start({ summarize: false });
