@@ -590,6 +590,14 @@ export class WhatsAppWireServer {
     this.changed();
   }
 
+  /**
+   * Holds the pre-keys the bot uploaded to `other` (the same account earlier): a stored session logging in here finds
+   * its keys on the server, as it does on WhatsApp after a restart, and uploads none again.
+   */
+  holdPreKeysOf(other: WhatsAppWireServer): void {
+    this.bundle = other.bundle && { ...other.bundle, preKeys: new Map(other.bundle.preKeys) };
+  }
+
   /** How many one-time pre-keys of the bot are left on the server (WhatsApp asks for more when low). */
   botPreKeysLeft(): number {
     return [...(this.bundle?.preKeys.keys() ?? [])].filter((id) => !this.spent.has(id)).length;

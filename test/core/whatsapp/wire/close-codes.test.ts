@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import { existsSync, readFileSync } from 'node:fs';
+import { cp, mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
 import { PassThrough } from 'node:stream';
 import path from 'node:path';
 import { BufferJSON } from '@whiskeysockets/baileys';
@@ -39,13 +41,16 @@ function until(check: () => boolean, what: string, timeoutMs = 15_000): Promise<
 }
 
 /**
- * The real transport (Baileys' own socket, the durable auth store in DATA_DIR) against our wire server, linked the
- * way a phone links it: QR → scan → 515 restart → login → open. Ordinary backoff is shortened (unless a test needs it
- * long) so that a close the policy retries comes back within the test, while 440's long backoff keeps its default.
+ * The real transport (Baileys' own socket, the durable auth store in DATA_DIR) against a wire server of its own, not
+ * yet linked (`session`: none) or started from a copy of a linked session. Ordinary backoff is shortened (unless a test
+ * needs it long) so that a close the policy retries comes back within the test, while 440's long backoff keeps its
+ * default.
  */
-async function linkedTransport(backoff: { baseMs: number; maxMs: number } = { baseMs: 50, maxMs: 100 }): Promise<Linked> {
+async function startTransport(options: { backoff?: { baseMs: number; maxMs: number }; session?: { folder: string; server: WhatsAppWireServer } } = {}): Promise<Linked> {
   const dir = await tempDir('wabot-wire-close-');
+  if (options.session) await cp(options.session.folder, path.join(dir, 'data', 'session_auth'), { recursive: true });
   const server = await WhatsAppWireServer.start();
+  if (options.session) server.holdPreKeysOf(options.session.server);
   const settings = loadSettings({ cwd: dir, env: { PATH: process.env.PATH ?? '', API_KEY: 'k-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', WA_WEBSOCKET_URL: server.url } });
   const sink = new PassThrough();
   const lines: string[] = [];
@@ -60,7 +65,7 @@ async function linkedTransport(backoff: { baseMs: number; maxMs: number } = { ba
     log: createLogger({ level: 'info', pretty: false, destination: sink }),
     printQr: (qr) => void (qrs.push(qr), poke()),
     random: () => 0.5,
-    backoff: { ...backoff, stableMs: 600_000 },
+    backoff: { ...(options.backoff ?? { baseMs: 50, maxMs: 100 }), stableMs: 600_000 },
     fetchVersion: async () => {
       lookups++;
       return { version: [2, 3000, 1234567], isLatest: true };
@@ -69,18 +74,55 @@ async function linkedTransport(backoff: { baseMs: number; maxMs: number } = { ba
   const linked = { transport, server, dir, qrs, versionLookups: () => lookups, messages: () => lines.map((l) => String(JSON.parse(l).msg)) };
   running.push(linked);
   await transport.start(async () => undefined);
-  expect((await server.waitForConnections(1)).kind).to.equal('registration');
-  await until(() => qrs.length === 1, 'the QR');
-  server.scan(qrs[0]);
-  expect((await server.waitForConnections(2)).kind).to.equal('login');
-  await until(() => transport.session().status === 'linked', 'the link to open');
   return linked;
+}
+
+/** A transport linked the way a phone links it: QR → scan → 515 restart → login → open. */
+async function linkByQr(): Promise<Linked> {
+  const l = await startTransport();
+  expect((await l.server.waitForConnections(1)).kind).to.equal('registration');
+  await until(() => l.qrs.length === 1, 'the QR');
+  l.server.scan(l.qrs[0]);
+  expect((await l.server.waitForConnections(2)).kind).to.equal('login');
+  await until(() => l.transport.session().status === 'linked', 'the link to open');
+  return l;
+}
+
+/**
+ * A transport started from a copy of the session one QR link stored (made once in before()): it logs in on its first
+ * connection, as after a restart, without paying for a link of its own.
+ */
+async function linkedTransport(session: { folder: string; server: WhatsAppWireServer }, backoff?: { baseMs: number; maxMs: number }): Promise<Linked> {
+  const l = await startTransport({ session, backoff });
+  expect(await l.server.waitForConnections(1)).to.deep.include({ kind: 'login', user: l.server.user });
+  await until(() => l.transport.session().status === 'linked', 'the link to open');
+  expect(l.qrs).to.deep.equal([]);
+  return l;
 }
 
 const credsOf = (dir: string) => JSON.parse(readFileSync(path.join(dir, 'data', 'session_auth', 'creds.json'), 'utf8'), BufferJSON.reviver) as { me?: { id?: string } };
 
 describe('WhatsApp close codes on a real socket (the reconnect policy\'s decisions)', function () {
   this.timeout(60_000);
+  /** What the one QR link of the file showed and stored (made in before(), read by the link test). */
+  let link: { qr: string; loginUser: string; serverUser: string; serverLid: string; me: unknown; storedMe: string | undefined };
+  /**
+   * A copy of the session that link stored, for the tests that start linked (each on a copy of its own), and the server
+   * that holds the pre-keys it uploaded.
+   */
+  let session: { folder: string; server: WhatsAppWireServer };
+
+  before(async () => {
+    const l = await linkByQr();
+    link = { qr: l.qrs[0]!, loginUser: l.server.connections[1]!.user!, serverUser: l.server.user, serverLid: l.server.lidUser, me: l.transport.session().me, storedMe: undefined };
+    running.splice(running.indexOf(l), 1);
+    await l.transport.stop();
+    await l.server.stop();
+    link.storedMe = credsOf(l.dir).me?.id;
+    session = { folder: path.join(await mkdtemp(path.join(os.tmpdir(), 'wabot-wire-session-')), 'session_auth'), server: l.server };
+    await cp(path.join(l.dir, 'data', 'session_auth'), session.folder, { recursive: true });
+  });
+
   afterEach(async () => {
     for (const l of running.splice(0)) {
       await l.transport.stop();
@@ -88,39 +130,39 @@ describe('WhatsApp close codes on a real socket (the reconnect policy\'s decisio
     }
   });
 
-  it('links by QR on the wire: pair-device → QR → scan → 515 → login with the new session, stored on disk', async () => {
-    const l = await linkedTransport();
-    expect(l.qrs[0]).to.match(/^https:\/\/wa\.me\/settings\/linked_devices#ref-1,/);
-    expect(l.server.connections[1].user).to.equal(l.server.user);
-    expect(l.transport.session().me).to.deep.include({ id: `${l.server.user}@s.whatsapp.net`, lid: `${l.server.lidUser}@lid` });
-    expect(credsOf(l.dir).me?.id).to.equal(`${l.server.user}:7@s.whatsapp.net`);
+  it('links by QR on the wire: pair-device → QR → scan → 515 → login with the new session, stored on disk', () => {
+    expect(link.qr).to.match(/^https:\/\/wa\.me\/settings\/linked_devices#ref-1,/);
+    expect(link.loginUser).to.equal(link.serverUser);
+    expect(link.me).to.deep.include({ id: `${link.serverUser}@s.whatsapp.net`, lid: `${link.serverLid}@lid` });
+    expect(link.storedMe).to.equal(`${link.serverUser}:7@s.whatsapp.net`);
   });
 
   it('515 restart required: reconnects at once with the same session (no QR)', async () => {
     // An ordinary close would wait a minute here: only "restart now" comes back within the test.
-    const l = await linkedTransport({ baseMs: 60_000, maxMs: 120_000 });
+    const l = await linkedTransport(session, { baseMs: 60_000, maxMs: 120_000 });
     l.server.end(515);
-    expect(await l.server.waitForConnections(3)).to.deep.include({ kind: 'login', user: l.server.user });
+    expect(await l.server.waitForConnections(2)).to.deep.include({ kind: 'login', user: l.server.user });
     await until(() => l.transport.session().status === 'linked', 'the link to open again');
-    expect(l.qrs).to.have.length(1);
+    expect(l.qrs).to.have.length(0);
   });
 
   it('401 logged out: clears the stored session and shows a new QR', async () => {
-    const l = await linkedTransport();
+    const l = await linkedTransport(session);
+    expect(credsOf(l.dir).me?.id).to.equal(`${l.server.user}:7@s.whatsapp.net`);
     l.server.end(401);
-    expect((await l.server.waitForConnections(3)).kind).to.equal('registration');
-    await until(() => l.qrs.length === 2, 'a new QR');
+    expect((await l.server.waitForConnections(2)).kind).to.equal('registration');
+    await until(() => l.qrs.length === 1, 'a new QR');
     expect(l.transport.session().status).to.equal('qr');
     expect(existsSync(path.join(l.dir, 'data', 'session_auth', 'creds.json')) ? credsOf(l.dir).me : undefined).to.equal(undefined);
     expect(l.messages().some((m) => m.includes('WhatsApp logged this device out'))).to.equal(true);
   });
 
   it('405 client too old: looks the Web version up again and reconnects announcing it', async () => {
-    const l = await linkedTransport();
+    const l = await linkedTransport(session);
     const lookups = l.versionLookups();
-    expect(l.server.connections[1].version).to.not.equal('2.3000.1234567');
+    expect(l.server.connections[0].version).to.not.equal('2.3000.1234567');
     l.server.end(405);
-    const next = await l.server.waitForConnections(3);
+    const next = await l.server.waitForConnections(2);
     expect(next).to.deep.include({ kind: 'login', version: '2.3000.1234567' });
     expect(l.versionLookups()).to.equal(lookups + 1);
     await until(() => l.transport.session().status === 'linked', 'the link to open again');
@@ -128,7 +170,7 @@ describe('WhatsApp close codes on a real socket (the reconnect policy\'s decisio
   });
 
   it('440 replaced: does not fight the other instance; the next attempt waits the long backoff', async () => {
-    const l = await linkedTransport();
+    const l = await linkedTransport(session);
     const closedAt = Date.now();
     l.server.end(440);
     await until(() => l.transport.session().status === 'offline' && l.transport.session().retryAt !== undefined, 'the close');
@@ -136,6 +178,6 @@ describe('WhatsApp close codes on a real socket (the reconnect policy\'s decisio
     expect(l.transport.session().retryAt! - closedAt).to.be.greaterThan(30_000);
     expect(l.transport.session().lastError).to.include('connection replaced (440)');
     expect(l.messages().some((m) => m.includes('another instance is using this WhatsApp session'))).to.equal(true);
-    expect(l.server.connections).to.have.length(2);
+    expect(l.server.connections).to.have.length(1);
   });
 });
