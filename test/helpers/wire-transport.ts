@@ -27,6 +27,56 @@ export interface WireLink {
   stop(): Promise<void>;
 }
 
+/** The logger's destination, its lines parsed as they come, and waits rechecked after each line and at each `poke`. */
+export interface LogWatch {
+  /** Hand it to the logger as its destination. */
+  sink: PassThrough;
+  lines: Array<Record<string, any>>;
+  /** Rechecks the waits now (after a QR or a handed-on message). */
+  poke(): void;
+  /** Resolves once `check` holds, checked now and at each log line and poke; rejects after `timeoutMs`. */
+  until(check: () => boolean, what: string, timeoutMs?: number): Promise<void>;
+}
+
+export function watchLog(): LogWatch {
+  const watchers = new Set<() => void>();
+  const poke = () => {
+    for (const watch of [...watchers]) watch();
+  };
+  const sink = new PassThrough();
+  const lines: Array<Record<string, any>> = [];
+  sink.on('data', (chunk: Buffer) => {
+    for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, any>);
+    queueMicrotask(poke);
+  });
+  const until = (check: () => boolean, what: string, timeoutMs = 20_000) =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => (watchers.delete(watch), reject(new Error(`timed out waiting for ${what}`))), timeoutMs);
+      const watch = () => check() && (watchers.delete(watch), clearTimeout(timer), resolve());
+      watchers.add(watch);
+      watch();
+    });
+  return { sink, lines, poke, until };
+}
+
+/**
+ * Links a started transport that shows `qr` as a phone does (scan → 515 → login → open), waits for its pre-key upload
+ * and then for it to go online, so people's devices on the server can write to it and its events flow.
+ */
+export async function linkByQr(server: WhatsAppWireServer, transport: WhatsAppTransport, qr: string, log: LogWatch): Promise<void> {
+  server.scan(qr);
+  await server.waitForConnections(2);
+  await log.until(() => transport.session().status === 'linked', 'the link to open');
+  await server.waitFor(() => (server.botPreKeysLeft() > 0 ? true : undefined), "the bot's pre-key upload");
+  // A fresh link holds Baileys' events (send failures among them) until the phone's history sync notice, or 20 s.
+  // The phone sends one of a kind the bot does not take (full history), so the link is online at once.
+  // (Baileys waits from the offline notice, which came before the upload.) Events flow again once the notice is
+  // handed on, ignored.
+  const Type = proto.Message.ProtocolMessage.Type;
+  const notice = await server.deliver(server.person(server.user, server.lidUser), { protocolMessage: { type: Type.HISTORY_SYNC_NOTIFICATION, historySyncNotification: { syncType: proto.HistorySync.HistorySyncType.FULL } } });
+  await log.until(() => log.lines.some((x) => x.id === notice && String(x.msg).startsWith('ignored a WhatsApp message')), 'the link to go online');
+}
+
 /**
  * Starts the real WhatsApp transport against a fresh `WhatsAppWireServer` and links it as a phone does (QR → scan →
  * 515 → login → open), then waits for its pre-key upload, so people's devices on the server can write to it
@@ -40,23 +90,14 @@ export async function linkOnWire(o: { events?: TransportEvents; transport?: Part
   const dir = await tempDir('wabot-wire-link-');
   const server = await WhatsAppWireServer.start();
   const settings = loadSettings({ cwd: dir, env: { PATH: process.env.PATH ?? '', API_KEY: 'k-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', WA_WEBSOCKET_URL: server.url } });
-  const watchers = new Set<() => void>();
-  const poke = () => {
-    for (const watch of [...watchers]) watch();
-  };
-  const sink = new PassThrough();
-  const lines: string[] = [];
-  sink.on('data', (chunk: Buffer) => {
-    lines.push(...chunk.toString().split('\n').filter(Boolean));
-    queueMicrotask(poke);
-  });
+  const log = watchLog();
   const qrs: string[] = [];
   const received: IncomingMessage[] = [];
   const config = { host: '127.0.0.1', port: 0, targetUserIds: [], ...(o.config ?? {}) } as unknown as BotConfig;
   const transport = new WhatsAppTransport({
     ...whatsAppSettings(settings, () => config),
-    log: createLogger({ level: 'debug', pretty: false, destination: sink }),
-    printQr: (qr) => void (qrs.push(qr), poke()),
+    log: createLogger({ level: 'debug', pretty: false, destination: log.sink }),
+    printQr: (qr) => void (qrs.push(qr), log.poke()),
     random: () => 0.5,
     backoff: { baseMs: 50, maxMs: 100, stableMs: 600_000 },
     fetchVersion: async () => ({ version: [2, 3000, 1234567], isLatest: true }),
@@ -64,14 +105,7 @@ export async function linkOnWire(o: { events?: TransportEvents; transport?: Part
     makeSocket: (config) => makeWASocket({ ...config, fetchAgent: server.mediaAgent }),
     ...o.transport,
   });
-  const until = (check: () => boolean, what: string, timeoutMs = 20_000) =>
-    new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => (watchers.delete(watch), reject(new Error(`timed out waiting for ${what}`))), timeoutMs);
-      const watch = () => check() && (watchers.delete(watch), clearTimeout(timer), resolve());
-      watchers.add(watch);
-      watch();
-    });
-  const logs = () => lines.map((l) => JSON.parse(l) as Record<string, any>);
+  const logs = () => [...log.lines];
   const link: WireLink = {
     transport,
     server,
@@ -80,7 +114,7 @@ export async function linkOnWire(o: { events?: TransportEvents; transport?: Part
     received,
     logs,
     messages: () => logs().map((l) => String(l.msg)),
-    until,
+    until: log.until,
     async stop() {
       await transport.stop();
       await server.stop();
@@ -88,22 +122,12 @@ export async function linkOnWire(o: { events?: TransportEvents; transport?: Part
     },
   };
   try {
-    await transport.start(async (m) => void (received.push(m), poke()), o.events);
+    await transport.start(async (m) => void (received.push(m), log.poke()), o.events);
     await server.waitForConnections(1);
-    await until(() => qrs.length === 1, 'the QR');
+    await log.until(() => qrs.length === 1, 'the QR');
     // `unlinked`: the QR is on offer, no phone scanned it.
     if (o.unlinked) return link;
-    server.scan(qrs[0]);
-    await server.waitForConnections(2);
-    await until(() => transport.session().status === 'linked', 'the link to open');
-    await server.waitFor(() => (server.botPreKeysLeft() > 0 ? true : undefined), "the bot's pre-key upload");
-    // A fresh link holds Baileys' events (send failures among them) until the phone's history sync notice, or 20 s.
-    // The phone sends one of a kind the bot does not take (full history), so the link is online at once.
-    // (Baileys waits from the offline notice, which came before the upload.) Events flow again once the notice is
-    // handed on, ignored.
-    const Type = proto.Message.ProtocolMessage.Type;
-    const notice = await server.deliver(server.person(server.user, server.lidUser), { protocolMessage: { type: Type.HISTORY_SYNC_NOTIFICATION, historySyncNotification: { syncType: proto.HistorySync.HistorySyncType.FULL } } });
-    await until(() => logs().some((x) => x.id === notice && String(x.msg).startsWith('ignored a WhatsApp message')), 'the link to go online', 10_000);
+    await linkByQr(server, transport, qrs[0], log);
     return link;
   } catch (err) {
     await link.stop();

@@ -2,7 +2,6 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
 import { makeWASocket, proto } from '@whiskeysockets/baileys';
 import { createApp, type App } from '../../../../app/app.js';
 import { whatsAppTransportOf } from '../../../../app/testing/whatsapp-transport-of.js';
@@ -14,6 +13,7 @@ import { FakeGateway } from '../../../fakes/openai-gateway.js';
 import { WhatsAppWireServer } from '../../../fakes/whatsapp-wire-server.js';
 import { tempDir, writeConfig } from '../../../helpers/checkout.js';
 import { storedDocuments } from '../../../helpers/disk-text.js';
+import { linkByQr, watchLog } from '../../../helpers/wire-transport.js';
 
 /** The WhatsApp Business app's greeting, as the owner lists it (it arrives as the account's own message). */
 const GREETING = 'Thanks for contacting Toko Maju! We reply within the hour.';
@@ -42,19 +42,8 @@ describe('the bot on the wire, round 4 (whole app, real socket, people with thei
   let app: App;
   let transport: WhatsAppTransport;
   let stopped = false;
-  const lines: Array<Record<string, any>> = [];
-  const watchers = new Set<() => void>();
-  const poke = () => {
-    for (const watch of [...watchers]) watch();
-  };
-  /** Resolves once `check` holds, checked now and after each log line and QR; rejects after `timeoutMs`. */
-  const until = (check: () => boolean, what: string, timeoutMs = 20_000) =>
-    new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => (watchers.delete(watch), reject(new Error(`timed out waiting for ${what}`))), timeoutMs);
-      const watch = () => check() && (watchers.delete(watch), clearTimeout(timer), resolve());
-      watchers.add(watch);
-      watch();
-    });
+  const log = watchLog();
+  const { lines, until } = log;
   /** The copies of the bot's messages a person's device decrypted, as text. */
   const textsTo = (person: { user: string; lid?: string }) =>
     server.sent.filter((s) => [person.user, person.lid].includes(s.device.split('@')[0].split(':')[0])).map((s) => textOf(s.message)).filter((t) => t !== undefined);
@@ -72,16 +61,11 @@ describe('the bot on the wire, round 4 (whole app, real socket, people with thei
       groups: { policy: 'open', commandsWithoutMention: true },
       takeover: { minutes: 30, autoReplies: [GREETING] },
     });
-    const sink = new PassThrough();
-    sink.on('data', (chunk: Buffer) => {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, any>);
-      queueMicrotask(poke);
-    });
     app = await createApp({
       cwd: dir,
       env: { PATH: process.env.PATH ?? '', API_KEY: 'gateway-key-123456', BASE_URL: gateway.url, MODEL: 'main-model', WA_WEBSOCKET_URL: server.url },
       plugins: [pingPlugin, visionPlugin, stream],
-      logDestination: sink,
+      logDestination: log.sink,
       logLevel: 'debug',
       skipHealthProbe: true,
     });
@@ -89,20 +73,13 @@ describe('the bot on the wire, round 4 (whole app, real socket, people with thei
     transport = whatsAppTransportOf(app, {
       makeSocket: (config) => makeWASocket({ ...config, fetchAgent: server.mediaAgent }),
       fetchVersion: async () => ({ version: [2, 3000, 1234567], isLatest: true }),
-      printQr: (qr) => void (qrs.push(qr), poke()),
+      printQr: (qr) => void (qrs.push(qr), log.poke()),
       backoff: { baseMs: 50, maxMs: 100, stableMs: 600_000 },
       download: async () => STICKER,
     });
     await app.connect(transport);
     await until(() => qrs.length === 1, 'the QR');
-    server.scan(qrs[0]!);
-    await server.waitForConnections(2);
-    await until(() => transport.session().status === 'linked', 'the link to open');
-    await server.waitFor(() => (server.botPreKeysLeft() > 0 ? true : undefined), "the bot's pre-key upload");
-    // As in linkOnWire: the phone's history-sync notice lets Baileys go online (its event buffer flushes).
-    const Type = proto.Message.ProtocolMessage.Type;
-    const notice = await server.deliver(server.person(server.user, server.lidUser), { protocolMessage: { type: Type.HISTORY_SYNC_NOTIFICATION, historySyncNotification: { syncType: proto.HistorySync.HistorySyncType.FULL } } });
-    await until(() => lines.some((x) => x.id === notice && String(x.msg).startsWith('ignored a WhatsApp message')), 'the link to go online');
+    await linkByQr(server, transport, qrs[0]!, log);
   });
   after(async () => {
     if (!stopped) await app?.stop();
