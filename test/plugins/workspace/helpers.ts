@@ -9,11 +9,15 @@ import { storedDocuments } from '../../helpers/disk-text.js';
 export const USER = '62811112222@s.whatsapp.net';
 export const USER_LID = '777666555444333@lid';
 
-/** Starts the app with only the workspace plugin, short limits for tests, and the given env/config. */
+/**
+ * Starts the app with only the workspace plugin, short limits for tests, and the given env/config. The wall-clock
+ * limit is far past any ordinary run on a loaded machine (4 s was not: a busy CI box can take that long to start a
+ * jailed python); the CPU limit, which a busy machine does not use up, is what stops an endless loop.
+ */
 export async function startWorkspaceApp(options: { env?: Record<string, string>; workspace?: Record<string, unknown>; config?: Record<string, unknown> } = {}): Promise<TestBot> {
   return startTestBot(workspacePlugin, {
     env: options.env,
-    options: { timeLimitSeconds: 4, cpuSeconds: 4, maxOutputBytes: 4096, quotaMb: 2, ...(options.workspace ?? {}) },
+    options: { timeLimitSeconds: 30, cpuSeconds: 4, maxOutputBytes: 4096, quotaMb: 2, ...(options.workspace ?? {}) },
     config: options.config,
   });
 }

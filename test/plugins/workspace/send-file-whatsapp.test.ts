@@ -43,7 +43,7 @@ describe('workspace_send_file over WhatsApp (fake Baileys socket, real proto mes
       access: { mode: 'everyone', allow: [], block: [] },
       groups: { policy: 'open' },
       conversation: { debounceMs: 0 },
-      plugins: { workspace: { enabled: true, maxSendMb: 1, timeLimitSeconds: 4, cpuSeconds: 4, maxOutputBytes: 4096, quotaMb: 2 } },
+      plugins: { workspace: { enabled: true, maxSendMb: 1, timeLimitSeconds: 30, cpuSeconds: 4, maxOutputBytes: 4096, quotaMb: 2 } },
     });
     const logger = createLogger({ level: 'warn', pretty: false, destination: new PassThrough() });
     ({ app, transport, sockets } = await startLinkedBot({ dir, env: { API_KEY: 'test-key-123456', BASE_URL: gw.url, MODEL: 'test-model' }, plugins: [workspacePlugin], logger }));
