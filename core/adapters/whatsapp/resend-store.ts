@@ -122,20 +122,15 @@ export class ResendStore {
     const table = tableOf('chat-log', 'whatsapp', RESEND_STORE.name);
     // The table is made by the log's first use; `chats` is that use.
     void this.stores.chats(RESEND_STORE);
-    db.exec('CREATE TABLE IF NOT EXISTS store_migrations (what TEXT PRIMARY KEY, at INTEGER NOT NULL);');
-    const what = `${table}:${createHash('sha256').update(bytes).digest('hex')}`;
-    if (db.get('SELECT at FROM store_migrations WHERE what = ?', [what]) === undefined) {
+    db.takeInOnce(`${table}:${createHash('sha256').update(bytes).digest('hex')}`, () => {
       const oldest = this.now() - this.windowMs;
       const entries = new Map<string, SentEntry>();
       for (const line of bytes.toString('utf8').split('\n')) {
         const entry = line.trim() ? parseEntry(line) : undefined;
         if (entry && entry.at >= oldest) entries.set(entry.id, entry);
       }
-      db.transaction(() => {
-        for (const entry of entries.values()) db.run(`INSERT INTO ${table} (chat, at, item) VALUES (?, ?, ?)`, [entry.chat, entry.at, JSON.stringify(itemOf(entry))]);
-        db.run('INSERT INTO store_migrations (what, at) VALUES (?, ?)', [what, Date.now()]);
-      });
-    }
+      for (const entry of entries.values()) db.run(`INSERT INTO ${table} (chat, at, item) VALUES (?, ?, ?)`, [entry.chat, entry.at, JSON.stringify(itemOf(entry))]);
+    });
     const aside = path.join(this.stores.dataDir, MIGRATED_DIR, 'whatsapp', 'sent-messages.jsonl');
     mkdirSync(path.dirname(aside), { recursive: true, mode: 0o700 });
     renameSync(file, aside);

@@ -75,8 +75,7 @@ export class BoundedRecord<T extends RecordEntry> {
   private async prepare(db: StoreDatabase): Promise<void> {
     {
       db.exec(
-        `CREATE TABLE IF NOT EXISTS ${this.table} (seq INTEGER PRIMARY KEY AUTOINCREMENT, chat TEXT NOT NULL, id TEXT NOT NULL, at INTEGER NOT NULL, entry TEXT NOT NULL, UNIQUE (chat, id));` +
-          'CREATE TABLE IF NOT EXISTS store_migrations (what TEXT PRIMARY KEY, at INTEGER NOT NULL);',
+        `CREATE TABLE IF NOT EXISTS ${this.table} (seq INTEGER PRIMARY KEY AUTOINCREMENT, chat TEXT NOT NULL, id TEXT NOT NULL, at INTEGER NOT NULL, entry TEXT NOT NULL, UNIQUE (chat, id));`,
       );
       await this.migrate(db);
     }
@@ -103,12 +102,7 @@ export class BoundedRecord<T extends RecordEntry> {
       return;
     }
     const what = `${this.table}:${createHash('sha256').update(bytes).digest('hex')}`;
-    if (db.get('SELECT at FROM store_migrations WHERE what = ?', [what]) === undefined) {
-      db.transaction(() => {
-        for (const entry of entries) this.insert(db, entry);
-        db.run('INSERT INTO store_migrations (what, at) VALUES (?, ?)', [what, Date.now()]);
-      });
-    }
+    db.takeInOnce(what, () => entries.forEach((entry) => this.insert(db, entry)));
     mkdirSync(path.dirname(this.keptAside), { recursive: true, mode: 0o700 });
     renameSync(file, this.keptAside);
   }

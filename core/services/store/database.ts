@@ -133,6 +133,21 @@ export class StoreDatabase {
     return this.statement(sql).get(...params) as R | undefined;
   }
 
+  /**
+   * Runs `takeIn` (what a file of an earlier version held, written into the tables) with the row recording `what` (the
+   * file, named by its content) in one transaction, unless that row exists: the same file found again (a crash before
+   * it was moved aside under data/migrated/) is not taken in twice. True when it ran.
+   */
+  takeInOnce(what: string, takeIn: () => void): boolean {
+    this.exec('CREATE TABLE IF NOT EXISTS store_migrations (what TEXT PRIMARY KEY, at INTEGER NOT NULL)');
+    if (this.get('SELECT at FROM store_migrations WHERE what = ?', [what]) !== undefined) return false;
+    this.transaction(() => {
+      takeIn();
+      this.run('INSERT INTO store_migrations (what, at) VALUES (?, ?)', [what, Date.now()]);
+    });
+    return true;
+  }
+
   /** Runs `work` as one transaction: all of its statements are on disk together, or none (it threw). */
   transaction<R>(work: () => R): R {
     if (this.connection.inTransaction) return work();

@@ -302,8 +302,7 @@ export class HistoryStore {
         // costs no write of sqlite_sequence.
         `CREATE TABLE IF NOT EXISTS ${this.messagesTable} (seq INTEGER PRIMARY KEY, chat TEXT NOT NULL, at INTEGER, written INTEGER NOT NULL, item TEXT NOT NULL);` +
           `CREATE INDEX IF NOT EXISTS ${this.messagesTable.slice(0, -1)}:chat" ON ${this.messagesTable} (chat, seq);` +
-          `CREATE TABLE IF NOT EXISTS ${this.summariesTable} (key TEXT PRIMARY KEY, value TEXT NOT NULL);` +
-          'CREATE TABLE IF NOT EXISTS store_migrations (what TEXT PRIMARY KEY, at INTEGER NOT NULL);',
+          `CREATE TABLE IF NOT EXISTS ${this.summariesTable} (key TEXT PRIMARY KEY, value TEXT NOT NULL);`,
       );
       this.readyFor = db;
       const folder = path.join(this.dataDir, EARLIER_FOLDER);
@@ -392,18 +391,15 @@ export class HistoryStore {
     }
     if (!found.length) return;
     const what = `${this.messagesTable}/${base}:${hash.digest('hex')}`;
-    if (db.get('SELECT at FROM store_migrations WHERE what = ?', [what]) === undefined) {
-      db.transaction(() => {
-        const held = this.readRows(db, chatId, true);
-        // Nothing is dropped: a file holding more than the bound is read whole, as it was, until the next message.
-        const merged = mergeEntries(held.messages, messages);
-        const heldSummary = held.summary;
-        this.replaceRows(db, chatId, merged, summary && heldSummary ? mergeSummaries(heldSummary, summary) : (summary ?? heldSummary));
-        db.run('INSERT INTO store_migrations (what, at) VALUES (?, ?)', [what, Date.now()]);
-      });
-      // A chat read before its files turned up (a restore) is read again.
-      this.chats.delete(chatId);
-    }
+    const taken = db.takeInOnce(what, () => {
+      const held = this.readRows(db, chatId, true);
+      // Nothing is dropped: a file holding more than the bound is read whole, as it was, until the next message.
+      const merged = mergeEntries(held.messages, messages);
+      const heldSummary = held.summary;
+      this.replaceRows(db, chatId, merged, summary && heldSummary ? mergeSummaries(heldSummary, summary) : (summary ?? heldSummary));
+    });
+    // A chat read before its files turned up (a restore) is read again.
+    if (taken) this.chats.delete(chatId);
     const aside = path.join(this.dataDir, MIGRATED_DIR, EARLIER_FOLDER);
     mkdirSync(aside, { recursive: true, mode: 0o700 });
     for (const suffix of found) renameSync(this.earlier(base, suffix), path.join(aside, base + suffix));

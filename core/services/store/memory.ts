@@ -73,8 +73,7 @@ export class MemoryStore {
     if (this.readyFor !== db) {
       db.exec(
         `CREATE TABLE IF NOT EXISTS ${this.table} (seq INTEGER PRIMARY KEY AUTOINCREMENT, chat TEXT NOT NULL, archived INTEGER NOT NULL, text TEXT NOT NULL, at INTEGER NOT NULL, by TEXT);` +
-          `CREATE INDEX IF NOT EXISTS ${this.table.slice(0, -1)}:chat" ON ${this.table} (chat, seq);` +
-          'CREATE TABLE IF NOT EXISTS store_migrations (what TEXT PRIMARY KEY, at INTEGER NOT NULL);',
+          `CREATE INDEX IF NOT EXISTS ${this.table.slice(0, -1)}:chat" ON ${this.table} (chat, seq);`,
       );
       this.readyFor = db;
       const folder = path.join(this.dataDir, EARLIER_FOLDER);
@@ -125,13 +124,8 @@ export class MemoryStore {
       return;
     }
     const what = `${this.table}/${path.basename(file)}:${createHash('sha256').update(bytes).digest('hex')}`;
-    if (db.get('SELECT at FROM store_migrations WHERE what = ?', [what]) === undefined) {
-      this.known.delete(chatId);
-      db.transaction(() => {
-        this.replace(db, chatId, this.merged(this.read(db, chatId), doc));
-        db.run('INSERT INTO store_migrations (what, at) VALUES (?, ?)', [what, Date.now()]);
-      });
-    }
+    this.known.delete(chatId);
+    db.takeInOnce(what, () => this.replace(db, chatId, this.merged(this.read(db, chatId), doc)));
     mkdirSync(path.dirname(this.keptAside(chatId)), { recursive: true, mode: 0o700 });
     renameSync(file, this.keptAside(chatId));
   }

@@ -69,8 +69,7 @@ export class SqlChatLog<I> implements ChatLogEngine<I> {
     if (this.prepared === this.db) return;
     this.db.exec(
       `CREATE TABLE IF NOT EXISTS ${this.table} (seq INTEGER PRIMARY KEY AUTOINCREMENT, chat TEXT NOT NULL, at INTEGER, item TEXT NOT NULL);` +
-        `CREATE INDEX IF NOT EXISTS ${this.table.slice(0, -1)}:chat" ON ${this.table} (chat, seq);` +
-        'CREATE TABLE IF NOT EXISTS store_migrations (what TEXT PRIMARY KEY, at INTEGER NOT NULL);',
+        `CREATE INDEX IF NOT EXISTS ${this.table.slice(0, -1)}:chat" ON ${this.table} (chat, seq);`,
     );
     this.migrate();
     this.prepared = this.db;
@@ -92,15 +91,12 @@ export class SqlChatLog<I> implements ChatLogEngine<I> {
       const text = readFileSync(file, 'utf8');
       // Named by its content: the same file found again (a crash before it moved aside) is not taken in twice.
       const what = `${this.table}/${name}:${createHash('sha256').update(text).digest('hex')}`;
-      if (this.db.get('SELECT at FROM store_migrations WHERE what = ?', [what]) === undefined) {
+      this.db.takeInOnce(what, () => {
         const chat = decodeURIComponent(name.slice(0, -'.jsonl'.length));
         const { items, bad } = this.parse(text);
         if (bad) this.domain.health.skippedLines(file, bad, `not a valid ${this.title} line`);
-        this.db.transaction(() => {
-          for (const item of items) this.insert(chat, item);
-          this.db.run('INSERT INTO store_migrations (what, at) VALUES (?, ?)', [what, Date.now()]);
-        });
-      }
+        for (const item of items) this.insert(chat, item);
+      });
       mkdirSync(this.keptAside, { recursive: true, mode: 0o700 });
       renameSync(file, path.join(this.keptAside, name));
     }

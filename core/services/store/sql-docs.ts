@@ -61,7 +61,7 @@ export class SqlDocs<T> {
   db(): StoreDatabase {
     const db = databaseFor(this.options.dataDir);
     if (this.prepared !== db) {
-      db.exec(`CREATE TABLE IF NOT EXISTS ${this.table} (key TEXT PRIMARY KEY, value TEXT NOT NULL);` + 'CREATE TABLE IF NOT EXISTS store_migrations (what TEXT PRIMARY KEY, at INTEGER NOT NULL);');
+      db.exec(`CREATE TABLE IF NOT EXISTS ${this.table} (key TEXT PRIMARY KEY, value TEXT NOT NULL);`);
       this.prepared = db;
       this.migrate(db);
     }
@@ -101,13 +101,8 @@ export class SqlDocs<T> {
       // Named by its key and content (hashed: the record keeps no chat id): the same file found again (a crash before
       // it moved aside) is not taken in over later changes.
       const what = `${this.table}:${createHash('sha256').update(key).update('\0').update(bytes).digest('hex')}`;
-      if (db.get('SELECT at FROM store_migrations WHERE what = ?', [what]) === undefined) {
-        if (problem.migratedFrom !== undefined) this.options.domain.health.migrated(file, problem.migratedFrom, this.options.schema.version);
-        db.transaction(() => {
-          db.run(`INSERT INTO ${this.table} (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, [key, this.serialize(problem.value)]);
-          db.run('INSERT INTO store_migrations (what, at) VALUES (?, ?)', [what, Date.now()]);
-        });
-      }
+      const taken = db.takeInOnce(what, () => db.run(`INSERT INTO ${this.table} (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, [key, this.serialize(problem.value)]));
+      if (taken && problem.migratedFrom !== undefined) this.options.domain.health.migrated(file, problem.migratedFrom, this.options.schema.version);
       mkdirSync(path.dirname(this.keptAside(file)), { recursive: true, mode: 0o700 });
       renameSync(file, this.keptAside(file));
     }

@@ -95,8 +95,7 @@ export class SqlSearchLog<I extends SearchLogItem = SearchLogItem> {
     db.exec(
       `CREATE TABLE IF NOT EXISTS ${this.items} (row INTEGER PRIMARY KEY, chat TEXT NOT NULL, at INTEGER NOT NULL, id TEXT, item TEXT NOT NULL);` +
         `CREATE TABLE IF NOT EXISTS ${this.chatsTable} (n INTEGER PRIMARY KEY, chat TEXT NOT NULL UNIQUE);` +
-        `CREATE VIRTUAL TABLE IF NOT EXISTS ${this.index} USING fts5(text, content='', contentless_delete=1, detail=none, tokenize='unicode61 remove_diacritics 2');` +
-        'CREATE TABLE IF NOT EXISTS store_migrations (what TEXT PRIMARY KEY, at INTEGER NOT NULL);',
+        `CREATE VIRTUAL TABLE IF NOT EXISTS ${this.index} USING fts5(text, content='', contentless_delete=1, detail=none, tokenize='unicode61 remove_diacritics 2');`,
     );
     // A deleted row leaves the index's pages at once (not at a later merge).
     if (!exists) db.run(`INSERT INTO ${this.index} (${this.index}, rank) VALUES ('secure-delete', 1)`);
@@ -124,20 +123,15 @@ export class SqlSearchLog<I extends SearchLogItem = SearchLogItem> {
         health.corrupt(month.file, movedTo, `${this.setup.title}: ${problem}`);
         continue;
       }
-      if (db.get('SELECT at FROM store_migrations WHERE what = ?', [month.key]) === undefined) {
-        let bad = 0;
-        const items: I[] = [];
+      let bad = 0;
+      const taken = db.takeInOnce(month.key, () => {
         for (const line of linesOf(month.text)) {
           const item = this.parse(line);
           if (!item) bad++;
-          else if (this.worthKeeping(item)) items.push(item);
+          else if (this.worthKeeping(item)) this.insert(db, month.chatId, item);
         }
-        if (bad) this.setup.badLines?.(month.file, bad);
-        db.transaction(() => {
-          for (const item of items) this.insert(db, month.chatId, item);
-          db.run('INSERT INTO store_migrations (what, at) VALUES (?, ?)', [month.key, Date.now()]);
-        });
-      }
+      });
+      if (taken && bad) this.setup.badLines?.(month.file, bad);
       keepAside(month.file, this.setup.folder, this.keptAside);
     }
   }
