@@ -210,6 +210,12 @@ async function askModel(models: string[] | undefined, suggested: string): Promis
   return picked === other ? typeIt() : picked;
 }
 
+/** After an optional key failed its check: type it again, save it anyway, or go without (the labels name the key). */
+async function afterFailedCheck(labels: { again: string; keep: string; none: string }): Promise<'again' | 'keep' | 'none'> {
+  const choices = ['again', 'keep', 'none'] as const;
+  return answered(await p.select({ message: 'What now?', options: choices.map((value) => ({ value, label: labels[value] })) }));
+}
+
 async function askAudioKeys(current: string[], baseUrl: string, chatModel: string, timeoutMs: number): Promise<string[]> {
   const use = answered(
     await p.confirm({
@@ -233,16 +239,7 @@ async function askAudioKeys(current: string[], baseUrl: string, chatModel: strin
     spin.stop(failed.length ? `${failed.length} of ${keys.length} audio key(s) failed` : `${keys.length} audio key(s) work`);
     if (!failed.length) return keys;
     for (const f of failed) p.log.error(`audio key ${f.index} (${maskKey(keys[f.index - 1])}): ${f.detail}`);
-    const next = answered(
-      await p.select({
-        message: 'What now?',
-        options: [
-          { value: 'again', label: 'type the audio keys again' },
-          { value: 'keep', label: 'save them anyway' },
-          { value: 'none', label: 'no audio keys (voice notes off)' },
-        ],
-      }),
-    );
+    const next = await afterFailedCheck({ again: 'type the audio keys again', keep: 'save them anyway', none: 'no audio keys (voice notes off)' });
     if (next === 'keep') return keys;
     if (next === 'none') return [];
   }
@@ -271,16 +268,7 @@ async function askSearchKey(current: string, baseUrl: string, timeoutMs: number)
     spin.stop(check.ok ? `Search: ${check.detail}` : 'The search key check failed');
     if (check.ok) return key;
     p.log.error(check.detail);
-    const next = answered(
-      await p.select({
-        message: 'What now?',
-        options: [
-          { value: 'again', label: 'type the key again' },
-          { value: 'keep', label: 'save it anyway' },
-          { value: 'none', label: 'no web search' },
-        ],
-      }),
-    );
+    const next = await afterFailedCheck({ again: 'type the key again', keep: 'save it anyway', none: 'no web search' });
     if (next === 'keep') return key;
     if (next === 'none') return '';
   }
