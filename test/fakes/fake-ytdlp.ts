@@ -43,14 +43,25 @@ export const FAKE_TRANSCRIPT = 'Zebras sleep standing up\nand their stripes & pa
 export async function writeFakeYtdlp(dir: string, sample: string, options: { version?: string } = {}): Promise<string> {
   const bin = path.join(dir, 'yt-dlp');
   // Python (under /usr, so it also runs inside the core jail) with the sample embedded: inside the jail no host path
-  // is visible. Calls made in the jail are recorded by recordFakeYtdlpCalls from the host side instead.
+  // is visible. Calls made in the jail are recorded by recordFakeYtdlpCalls from the host side instead. A shell
+  // script hands it to python on stdin, answering `--version` itself: every bot start asks it (YTDLP_PATH), and a
+  // python start costs far more CPU than the answer.
   const sampleBytes = await readFile(sample).catch(() => Buffer.alloc(0));
-  const script = `#!/usr/bin/python3
+  const callsLog = path.join(dir, 'calls.log');
+  const version = options.version ?? '2099.01.01-fake';
+  if (/'/.test(callsLog + version)) throw new Error(`the fake yt-dlp cannot quote ${callsLog} or ${version} for the shell`);
+  const script = `#!/bin/sh
+if [ "$#" -eq 1 ] && [ "$1" = --version ]; then
+  echo '["--version"]' 2>/dev/null >>'${callsLog}'
+  echo '${version}'
+  exit 0
+fi
+exec /usr/bin/python3 - "$@" <<'FAKE_YTDLP_PYTHON'
 import base64, json, os, sys
 from urllib.parse import urlparse
 args = sys.argv[1:]
 try:
-    with open(${JSON.stringify(path.join(dir, 'calls.log'))}, 'a') as log:
+    with open(${JSON.stringify(callsLog)}, 'a') as log:
         log.write(json.dumps(args) + '\\n')
 except OSError:
     pass
@@ -59,7 +70,7 @@ def fail(msg):
     sys.stderr.write('ERROR: ' + msg + '\\n')
     sys.exit(1)
 if '--version' in args:
-    print(${JSON.stringify(options.version ?? '2099.01.01-fake')})
+    print(${JSON.stringify(version)})
     sys.exit(0)
 if '--skip-download' in args:
     # A transcript: the info JSON and the subtitles written beside the -o template, nothing downloaded.
@@ -108,6 +119,7 @@ with open(out, 'wb') as f:
 progress(50)
 progress(75)
 progress(100)
+FAKE_YTDLP_PYTHON
 `;
   await writeFile(bin, script);
   await chmod(bin, 0o755);
