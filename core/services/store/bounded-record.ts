@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { domainFor } from './data-domain.js';
+import { domainFor, setAsideUnreadable } from './data-domain.js';
 import { databaseFor, type StoreDatabase } from './database.js';
 import { checkDocument, type DataSchema } from './schemas.js';
 import { MIGRATED_DIR, tableOf } from './sql-chat-log.js';
@@ -96,9 +96,7 @@ export class BoundedRecord<T extends RecordEntry> {
       entries = (checked.value[field] as T[] | undefined) ?? [];
     } catch (err) {
       // As every store does with a file it cannot read: set aside with its bytes, named, and the record starts empty.
-      const movedTo = `${file}.corrupt-${Date.now()}`;
-      renameSync(file, movedTo);
-      domainFor(file).health.corrupt(file, movedTo, (err as Error).message);
+      setAsideUnreadable(file, (err as Error).message);
       return;
     }
     const what = `${this.table}:${createHash('sha256').update(bytes).digest('hex')}`;

@@ -1,3 +1,4 @@
+import { renameSync } from 'node:fs';
 import path from 'node:path';
 import { DataHealth } from './data-health.js';
 
@@ -216,4 +217,20 @@ export function registerDataHealth(health: DataHealth): () => void {
 /** The health of the data folder a file lives in. */
 export function healthFor(file: string): DataHealth {
   return domainFor(file).health;
+}
+
+/**
+ * Moves a file of an earlier version that cannot be taken in aside, its bytes kept (`<file>.corrupt-<time>`), and names
+ * it in its data folder's health; one that cannot be moved either is left untouched, and said so.
+ */
+export function setAsideUnreadable(file: string, reason: string): void {
+  const health = domainFor(file).health;
+  const movedTo = `${file}.corrupt-${Date.now()}`;
+  try {
+    renameSync(file, movedTo);
+  } catch (err) {
+    health.corrupt(file, file, `${reason}; could not move it aside (${(err as Error).message}), so it is left untouched`);
+    return;
+  }
+  health.corrupt(file, movedTo, reason);
 }

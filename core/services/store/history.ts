@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'no
 import path from 'node:path';
 import { DataWriteError } from '../../api/errors.js';
 import { safeFileName } from '../../api/file-name.js';
-import { domainFor, type DataDomain } from './data-domain.js';
+import { domainFor, setAsideUnreadable, type DataDomain } from './data-domain.js';
 import { databaseFor, type StoreDatabase } from './database.js';
 import { checkDocument, HISTORY_SCHEMA } from './schemas.js';
 import { Type } from '#typebox';
@@ -367,7 +367,7 @@ export class HistoryStore {
         if (checked.migratedFrom !== undefined) this.domain.health.migrated(file, checked.migratedFrom, HISTORY_SCHEMA.version);
         found.push('.json');
       } catch (err) {
-        this.setAside(file, (err as Error).message);
+        setAsideUnreadable(file, (err as Error).message);
       }
     }
     for (const suffix of ['.folding.jsonl', '.jsonl'] as const) {
@@ -403,17 +403,6 @@ export class HistoryStore {
     const aside = path.join(this.dataDir, MIGRATED_DIR, EARLIER_FOLDER);
     mkdirSync(aside, { recursive: true, mode: 0o700 });
     for (const suffix of found) renameSync(this.earlier(base, suffix), path.join(aside, base + suffix));
-  }
-
-  private setAside(file: string, reason: string): void {
-    const movedTo = `${file}.corrupt-${Date.now()}`;
-    try {
-      renameSync(file, movedTo);
-    } catch (err) {
-      this.domain.health.corrupt(file, file, `${reason}; could not move it aside (${(err as Error).message}), so it is left untouched`);
-      return;
-    }
-    this.domain.health.corrupt(file, movedTo, reason);
   }
 
   /**

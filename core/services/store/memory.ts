@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } 
 import path from 'node:path';
 import { safeFileName } from '../../api/file-name.js';
 import { mergeEntries } from './history.js';
-import { domainFor } from './data-domain.js';
+import { domainFor, setAsideUnreadable } from './data-domain.js';
 import { databaseFor, type StoreDatabase } from './database.js';
 import { checkDocument, MEMORY_SCHEMA } from './schemas.js';
 import { Type } from '#typebox';
@@ -110,7 +110,7 @@ export class MemoryStore {
       bytes = readFileSync(file);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-      this.setAside(file, `cannot be read: ${(err as Error).message}`);
+      setAsideUnreadable(file, `cannot be read: ${(err as Error).message}`);
       return;
     }
     let doc: ChatMemory;
@@ -120,7 +120,7 @@ export class MemoryStore {
       doc = { facts: (checked.value.facts as MemoryFact[]) ?? [], archived: (checked.value.archived as MemoryFact[] | undefined) ?? [] };
       if (checked.migratedFrom !== undefined) domainFor(file).health.migrated(file, checked.migratedFrom, MEMORY_SCHEMA.version);
     } catch (err) {
-      this.setAside(file, (err as Error).message);
+      setAsideUnreadable(file, (err as Error).message);
       return;
     }
     const what = `${this.table}/${path.basename(file)}:${createHash('sha256').update(bytes).digest('hex')}`;
@@ -128,17 +128,6 @@ export class MemoryStore {
     db.takeInOnce(what, () => this.replace(db, chatId, this.merged(this.read(db, chatId), doc)));
     mkdirSync(path.dirname(this.keptAside(chatId)), { recursive: true, mode: 0o700 });
     renameSync(file, this.keptAside(chatId));
-  }
-
-  private setAside(file: string, reason: string): void {
-    const movedTo = `${file}.corrupt-${Date.now()}`;
-    try {
-      renameSync(file, movedTo);
-    } catch (err) {
-      domainFor(file).health.corrupt(file, file, `${reason}; could not move it aside (${(err as Error).message}), so it is left untouched`);
-      return;
-    }
-    domainFor(file).health.corrupt(file, movedTo, reason);
   }
 
   private read(db: StoreDatabase, chatId: string): ChatMemory {

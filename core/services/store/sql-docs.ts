@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import path from 'node:path';
 import { DataWriteError } from '../../api/errors.js';
 import { safeFileName } from '../../api/file-name.js';
-import type { DataDomain, Unsaved } from './data-domain.js';
+import { setAsideUnreadable, type DataDomain, type Unsaved } from './data-domain.js';
 import { databaseFor, type StoreDatabase } from './database.js';
 import { checkDocument, fileVersionKey, type DataSchema } from './schemas.js';
 import { MIGRATED_DIR, tableOf } from './sql-chat-log.js';
@@ -93,9 +93,7 @@ export class SqlDocs<T> {
       const bytes = readFileSync(file);
       const problem = this.read(bytes.toString('utf8'), key);
       if (typeof problem === 'string') {
-        const movedTo = `${file}.corrupt-${Date.now()}`;
-        renameSync(file, movedTo);
-        this.options.domain.health.corrupt(file, movedTo, problem);
+        setAsideUnreadable(file, problem);
         continue;
       }
       // Named by its key and content (hashed: the record keeps no chat id): the same file found again (a crash before
