@@ -2,7 +2,6 @@ import { expect } from 'chai';
 import { existsSync, readFileSync } from 'node:fs';
 import { cp, mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
-import { PassThrough } from 'node:stream';
 import path from 'node:path';
 import { BufferJSON } from '@whiskeysockets/baileys';
 import type { BotConfig } from '../../../../core/services/config/schema.js';
@@ -12,6 +11,7 @@ import { WhatsAppTransport } from '../../../../core/adapters/whatsapp/whatsapp-t
 import { whatsAppSettings } from '../../../../app/whatsapp-settings.js';
 import { WhatsAppWireServer } from '../../../fakes/whatsapp-wire-server.js';
 import { tempDir } from '../../../helpers/checkout.js';
+import { watchLog, type LogWatch } from '../../../helpers/wire-transport.js';
 
 interface Linked {
   transport: WhatsAppTransport;
@@ -20,25 +20,10 @@ interface Linked {
   qrs: string[];
   versionLookups: () => number;
   messages: () => string[];
+  until: LogWatch['until'];
 }
 
 const running: Linked[] = [];
-
-/** until() callers of the running transports, told of each log line and QR (the transport's state moves on socket events, each logged). */
-const watchers = new Set<() => void>();
-const poke = () => {
-  for (const watch of [...watchers]) watch();
-};
-
-/** Resolves once `check` holds, checked now and after each log line and QR; rejects after `timeoutMs`. */
-function until(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => (watchers.delete(watch), reject(new Error(`timed out waiting for ${what}`))), timeoutMs);
-    const watch = () => check() && (watchers.delete(watch), clearTimeout(timer), resolve());
-    watchers.add(watch);
-    watch();
-  });
-}
 
 /**
  * The real transport (Baileys' own socket, the durable auth store in DATA_DIR) against a wire server of its own, not
@@ -52,18 +37,13 @@ async function startTransport(options: { backoff?: { baseMs: number; maxMs: numb
   const server = await WhatsAppWireServer.start();
   if (options.session) server.holdPreKeysOf(options.session.server);
   const settings = loadSettings({ cwd: dir, env: { PATH: process.env.PATH ?? '', API_KEY: 'k-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', WA_WEBSOCKET_URL: server.url } });
-  const sink = new PassThrough();
-  const lines: string[] = [];
-  sink.on('data', (chunk: Buffer) => {
-    lines.push(...chunk.toString().split('\n').filter(Boolean));
-    queueMicrotask(poke); // after the code that logged: a state set just after its log line is seen
-  });
+  const log = watchLog();
   const qrs: string[] = [];
   let lookups = 0;
   const transport = new WhatsAppTransport({
     ...whatsAppSettings(settings, () => ({ host: '127.0.0.1', port: 0, targetUserIds: [] }) as unknown as BotConfig),
-    log: createLogger({ level: 'info', pretty: false, destination: sink }),
-    printQr: (qr) => void (qrs.push(qr), poke()),
+    log: createLogger({ level: 'info', pretty: false, destination: log.sink }),
+    printQr: (qr) => void (qrs.push(qr), log.poke()),
     random: () => 0.5,
     backoff: { ...(options.backoff ?? { baseMs: 50, maxMs: 100 }), stableMs: 600_000 },
     fetchVersion: async () => {
@@ -71,7 +51,7 @@ async function startTransport(options: { backoff?: { baseMs: number; maxMs: numb
       return { version: [2, 3000, 1234567], isLatest: true };
     },
   });
-  const linked = { transport, server, dir, qrs, versionLookups: () => lookups, messages: () => lines.map((l) => String(JSON.parse(l).msg)) };
+  const linked = { transport, server, dir, qrs, versionLookups: () => lookups, messages: () => log.lines.map((l) => String(l.msg)), until: log.until };
   running.push(linked);
   await transport.start(async () => undefined);
   return linked;
@@ -81,10 +61,10 @@ async function startTransport(options: { backoff?: { baseMs: number; maxMs: numb
 async function linkByQr(): Promise<Linked> {
   const l = await startTransport();
   expect((await l.server.waitForConnections(1)).kind).to.equal('registration');
-  await until(() => l.qrs.length === 1, 'the QR');
+  await l.until(() => l.qrs.length === 1, 'the QR');
   l.server.scan(l.qrs[0]);
   expect((await l.server.waitForConnections(2)).kind).to.equal('login');
-  await until(() => l.transport.session().status === 'linked', 'the link to open');
+  await l.until(() => l.transport.session().status === 'linked', 'the link to open');
   return l;
 }
 
@@ -95,7 +75,7 @@ async function linkByQr(): Promise<Linked> {
 async function linkedTransport(session: { folder: string; server: WhatsAppWireServer }, backoff?: { baseMs: number; maxMs: number }): Promise<Linked> {
   const l = await startTransport({ session, backoff });
   expect(await l.server.waitForConnections(1)).to.deep.include({ kind: 'login', user: l.server.user });
-  await until(() => l.transport.session().status === 'linked', 'the link to open');
+  await l.until(() => l.transport.session().status === 'linked', 'the link to open');
   expect(l.qrs).to.deep.equal([]);
   return l;
 }
@@ -142,7 +122,7 @@ describe('WhatsApp close codes on a real socket (the reconnect policy\'s decisio
     const l = await linkedTransport(session, { baseMs: 60_000, maxMs: 120_000 });
     l.server.end(515);
     expect(await l.server.waitForConnections(2)).to.deep.include({ kind: 'login', user: l.server.user });
-    await until(() => l.transport.session().status === 'linked', 'the link to open again');
+    await l.until(() => l.transport.session().status === 'linked', 'the link to open again');
     expect(l.qrs).to.have.length(0);
   });
 
@@ -151,7 +131,7 @@ describe('WhatsApp close codes on a real socket (the reconnect policy\'s decisio
     expect(credsOf(l.dir).me?.id).to.equal(`${l.server.user}:7@s.whatsapp.net`);
     l.server.end(401);
     expect((await l.server.waitForConnections(2)).kind).to.equal('registration');
-    await until(() => l.qrs.length === 1, 'a new QR');
+    await l.until(() => l.qrs.length === 1, 'a new QR');
     expect(l.transport.session().status).to.equal('qr');
     expect(existsSync(path.join(l.dir, 'data', 'session_auth', 'creds.json')) ? credsOf(l.dir).me : undefined).to.equal(undefined);
     expect(l.messages().some((m) => m.includes('WhatsApp logged this device out'))).to.equal(true);
@@ -165,7 +145,7 @@ describe('WhatsApp close codes on a real socket (the reconnect policy\'s decisio
     const next = await l.server.waitForConnections(2);
     expect(next).to.deep.include({ kind: 'login', version: '2.3000.1234567' });
     expect(l.versionLookups()).to.equal(lookups + 1);
-    await until(() => l.transport.session().status === 'linked', 'the link to open again');
+    await l.until(() => l.transport.session().status === 'linked', 'the link to open again');
     expect(l.transport.session().problem).to.equal(undefined);
   });
 
@@ -173,7 +153,7 @@ describe('WhatsApp close codes on a real socket (the reconnect policy\'s decisio
     const l = await linkedTransport(session);
     const closedAt = Date.now();
     l.server.end(440);
-    await until(() => l.transport.session().status === 'offline' && l.transport.session().retryAt !== undefined, 'the close');
+    await l.until(() => l.transport.session().status === 'offline' && l.transport.session().retryAt !== undefined, 'the close');
     // 60 s base with the jitter fixed at its middle: 45 s; an ordinary close would retry after 50–100 ms.
     expect(l.transport.session().retryAt! - closedAt).to.be.greaterThan(30_000);
     expect(l.transport.session().lastError).to.include('connection replaced (440)');
