@@ -19,7 +19,6 @@ const SLOW = [
   'test/app/setup.test.ts',
   'test/app/doctor.test.ts',
   'test/app/testing-kit.test.ts',
-  'test/app/calm-start.test.ts',
   'test/core/plugin/plugin-entry.test.ts',
   'test/core/plugin/discovery.test.ts',
   'test/plugins/mcp/**',
@@ -38,7 +37,6 @@ const SLOW = [
   'test/core/store/atomic-write.test.ts',
   'test/core/store/backup-privacy.test.ts',
   'test/core/store/backup.test.ts',
-  'test/core/store/data-files.test.ts',
   'test/core/store/disk-full.test.ts',
   'test/core/store/history-log-folding.test.ts',
   'test/core/store/history-log.test.ts',
@@ -85,6 +83,7 @@ const SLOW = [
   'test/core/whatsapp/own-lid.test.ts',
   'test/core/whatsapp/not-a-question.test.ts',
   'test/core/whatsapp/answer-pacing.test.ts',
+  'test/core/store/data-files.test.ts',
 ];
 
 module.exports = {

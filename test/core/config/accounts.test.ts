@@ -6,6 +6,7 @@ import { loadSettings, SettingsError } from '../../../core/services/config/setti
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { ROOT, tempDir } from '../../helpers/checkout.js';
 import { runToExit } from '../../helpers/run-to-exit.js';
+import { runConsoleChat } from '../../helpers/console-chat.js';
 
 interface Run {
   code: number | null;
@@ -13,10 +14,19 @@ interface Run {
   stderr: string;
 }
 
-/** `npm run chat` of the one installed copy (ROOT), with only the given environment (plus PATH and HOME). */
+/**
+ * `npm run chat` of the one installed copy (ROOT), with only the given environment (plus PATH and HOME): the refusal
+ * of a missing ENV_FILE runs it as npm does; the accounts side by side run the same console chat in this process.
+ */
 async function npmRunChat(input: string, env: Record<string, string>): Promise<Run> {
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const run = await runToExit('npm run chat', npm, ['run', '--silent', 'chat'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env }, input, timeoutMs: 55_000 });
+  return { code: run.code, stderr: run.stderr, lines: run.stdout.split('\n').filter((l) => l.startsWith('bot>')) };
+}
+
+/** The console chat of the one installed copy (ROOT) run in this process, with only the given environment (plus PATH and HOME). */
+async function chatInProcess(input: string, env: Record<string, string>): Promise<Run> {
+  const run = await runConsoleChat(input, { cwd: ROOT, env: { HOME: process.env.HOME ?? '/tmp', ...env } });
   return { code: run.code, stderr: run.stderr, lines: run.stdout.split('\n').filter((l) => l.startsWith('bot>')) };
 }
 
@@ -45,14 +55,14 @@ describe('several accounts from one installed copy (ENV_FILE, CONFIG_FILE, DATA_
   });
 
   it('runs two accounts side by side, each with its own settings, config and data', async function () {
-    // Two npm processes, each starting node and the whole app, on a possibly busy 2-core machine.
+    // Two whole apps at once, on a possibly busy 2-core machine.
     this.timeout(60_000);
     const alice = await accountFolder(root, 'alice', aliceGateway, { botName: 'Alice', prefix: '.' });
     const bob = await accountFolder(root, 'bob', bobGateway, { botName: 'Bob', prefix: '!' });
     const files = (folder: string) => ({ ENV_FILE: path.join(folder, '.env'), CONFIG_FILE: path.join(folder, 'config.json'), DATA_DIR: path.join(folder, 'data') });
     const [a, b] = await Promise.all([
-      npmRunChat('.help\nhello from alice\n', files(alice)),
-      npmRunChat('!help\n.help\nhello from bob\n', files(bob)),
+      chatInProcess('.help\nhello from alice\n', files(alice)),
+      chatInProcess('!help\n.help\nhello from bob\n', files(bob)),
     ]);
     expect(a.code, a.stderr).to.equal(0);
     expect(b.code, b.stderr).to.equal(0);

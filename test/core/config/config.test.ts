@@ -8,6 +8,7 @@ import { ensureDataDir, loadSettings, SettingsError } from '../../../core/servic
 import { createLogger } from '../../../core/services/log/logger.js';
 import { safeFileName } from '../../../core/api/file-name.js';
 import { runChat, tempDir, writeConfig, ROOT } from '../../helpers/checkout.js';
+import { runConsoleChat } from '../../helpers/console-chat.js';
 
 describe('configuration', () => {
   it('creates config.json from config.example.json when it is missing', async () => {
@@ -155,7 +156,8 @@ describe('configuration', () => {
   it('the service does not start without any provider key and names the variables to set', async () => {
     const dir = await tempDir();
     await writeConfig(dir);
-    const run = await runChat('.ping\n', { cwd: dir, env: {} });
+    // The console chat in this process (the invalid config.json above is the spawned one: the exit code of the process).
+    const run = await runConsoleChat('.ping\n', { cwd: dir, env: {} });
     expect(run.code).to.equal(1);
     expect(run.stderr).to.match(/PRIMARY_GATEWAY_API_KEY/);
     expect(run.stderr).to.match(/AUDIO_API_KEYS/);

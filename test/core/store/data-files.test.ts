@@ -11,7 +11,8 @@ import { PluginStores } from '../../../core/services/store/plugin-store.js';
 import { WorkspaceStore } from '../../../plugins/workspace/store.js';
 import { WORKSPACE_STORES } from '../../../plugins/workspace/schemas.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
-import { runChat, tempDir, writeConfig } from '../../helpers/checkout.js';
+import { tempDir, writeConfig } from '../../helpers/checkout.js';
+import { runConsoleChat } from '../../helpers/console-chat.js';
 import { startTestBot } from '../../../app/testing/index.js';
 import { MemoryStore } from '../../../core/services/store/memory.js';
 import { closeDatabase } from '../../../core/services/store/database.js';
@@ -145,7 +146,7 @@ describe('data files: a schema and a version per file', function () {
       await mkdir(path.join(dir, 'data'), { recursive: true });
       await writeFile(path.join(dir, 'data', 'usage.json'), 'null');
       await writeFile(path.join(dir, 'data', 'budgets.json'), 'null');
-      const run = await runChat('hello\n', { cwd: dir, env: env() });
+      const run = await runConsoleChat('hello\n', { cwd: dir, env: env() });
       expect(run.code, run.stderr).to.equal(0);
       expect(run.stdout).to.include('primary: hello');
       expect(run.stderr).to.include('usage.json').and.include('set aside');
