@@ -92,8 +92,17 @@ export class MemoryStore {
   }
 
   private fileOf(chatId: string): string {
-    return path.join(this.dataDir, EARLIER_FOLDER, `${safeFileName(chatId)}.json`);
+    // Asked at every answer (its chat's facts): each chat's path is made once.
+    let file = this.files.get(chatId);
+    if (file === undefined) {
+      if (this.files.size >= KNOWN_CHATS) this.files.clear();
+      this.files.set(chatId, (file = path.join(this.dataDir, EARLIER_FOLDER, `${safeFileName(chatId)}.json`)));
+    }
+    return file;
   }
+
+  /** The file of the earlier layout each chat would have (see `fileOf`). */
+  private readonly files = new Map<string, string>();
 
   private keptAside(chatId: string): string {
     return path.join(this.dataDir, MIGRATED_DIR, EARLIER_FOLDER, `${safeFileName(chatId)}.json`);

@@ -38,6 +38,23 @@ const RELEASE_SUFFIX = /^-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$/;
  * are looked through. Undefined when neither knows it (then the cost is "unknown", never guessed).
  */
 export function priceOf(model: string, own: Readonly<Record<string, Price>>): Price | undefined {
+  // Every answer prices its requests: each table (config.json's, a new object at each reload) keeps what it found.
+  let found = pricesFound.get(own);
+  if (!found) pricesFound.set(own, (found = new Map()));
+  let price = found.get(model);
+  if (price === undefined) {
+    price = lookUpPrice(model, own) ?? null;
+    if (found.size < PRICES_FOUND_MAX) found.set(model, price);
+  }
+  return price ?? undefined;
+}
+
+/** The price each owner's table gave a model (null: none known), per table object. */
+const pricesFound = new WeakMap<object, Map<string, Price | null>>();
+/** Models remembered per table at most (model names come from the gateways, not from users). */
+const PRICES_FOUND_MAX = 1000;
+
+function lookUpPrice(model: string, own: Readonly<Record<string, Price>>): Price | undefined {
   const bare = model.includes('/') ? model.slice(model.lastIndexOf('/') + 1) : model;
   for (const table of [own, DEFAULT_PRICES]) {
     const exact = table[model] ?? table[bare];
@@ -64,4 +81,13 @@ export function money(amount: number, currency: string): string {
 }
 
 /** The calendar month (UTC) of `at` as YYYY-MM: spending and caps count per month. */
-export const monthOf = (at: number) => new Date(at).toISOString().slice(0, 7);
+export function monthOf(at: number): string {
+  // Each turn asks (twice) for the month of now: the last month found is kept with its bounds.
+  if (at >= lastMonth.start && at < lastMonth.end) return lastMonth.text;
+  const d = new Date(at);
+  const text = d.toISOString().slice(0, 7);
+  lastMonth = { start: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1), end: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1), text };
+  return text;
+}
+
+let lastMonth = { start: 0, end: 0, text: '' };
