@@ -1,5 +1,6 @@
 import type { Context, Next } from 'koa';
 import { ApiError, MAX_API_MEDIA_BYTES, projectVersion, type ApiTokenInfo, type OperatorPort } from '../../core/operator.js';
+import { readBoundedBody } from '../bounded-body.js';
 import { MCP_TOOLS, runMcpTool } from './mcp-tools.js';
 
 /** Largest JSON-RPC request body read from an MCP client: a send_message with a media file at its cap, in base64. */
@@ -11,19 +12,9 @@ function jsonError(ctx: Context, status: number, code: string, message: string):
 }
 
 async function readJson(ctx: Context): Promise<unknown> {
-  if (Number(ctx.get('content-length') || '0') > MAX_MCP_BODY_BYTES) throw new ApiError('API_BODY_TOO_LARGE', 413, `the request is larger than ${MAX_MCP_BODY_BYTES} bytes`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_MCP_BODY_BYTES) {
-      ctx.set('Connection', 'close');
-      throw new ApiError('API_BODY_TOO_LARGE', 413, `the request is larger than ${MAX_MCP_BODY_BYTES} bytes`);
-    }
-    chunks.push(chunk);
-  }
+  const body = await readBoundedBody(ctx, MAX_MCP_BODY_BYTES, () => new ApiError('API_BODY_TOO_LARGE', 413, `the request is larger than ${MAX_MCP_BODY_BYTES} bytes`));
   try {
-    return JSON.parse(Buffer.concat(chunks, size).toString('utf8'));
+    return JSON.parse(body.toString('utf8'));
   } catch {
     throw new ApiError('API_BAD_REQUEST', 400, 'the body is not JSON-RPC (JSON)');
   }
