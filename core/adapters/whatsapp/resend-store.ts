@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Type } from '#typebox';
 import { BufferJSON, normalizeMessageContent, PLACEHOLDER_MAX_AGE_SECONDS, proto } from '@whiskeysockets/baileys';
-import { databaseFor } from '../../services/store/database.js';
+import { databaseFor, keepAside } from '../../services/store/database.js';
 import { PluginStores } from '../../services/store/plugin-store.js';
-import { MIGRATED_DIR, tableOf } from '../../services/store/sql-chat-log.js';
+import { tableOf } from '../../services/store/sql-chat-log.js';
 import { Store } from '../../services/store/store-declarations.js';
 
 /** How long a sent message can be asked for again: WhatsApp's own window for re-requests (14 days). */
@@ -131,9 +131,7 @@ export class ResendStore {
       }
       for (const entry of entries.values()) db.run(`INSERT INTO ${table} (chat, at, item) VALUES (?, ?, ?)`, [entry.chat, entry.at, JSON.stringify(itemOf(entry))]);
     });
-    const aside = path.join(this.stores.dataDir, MIGRATED_DIR, 'whatsapp', 'sent-messages.jsonl');
-    mkdirSync(path.dirname(aside), { recursive: true, mode: 0o700 });
-    renameSync(file, aside);
+    keepAside(this.stores.dataDir, file);
   }
 
   /** Reads a chat's rows into memory anew (they changed). */

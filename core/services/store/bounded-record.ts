@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { domainFor, setAsideUnreadable } from './data-domain.js';
-import { databaseFor, type StoreDatabase } from './database.js';
+import { databaseFor, keepAside, keptAsideOf, type StoreDatabase } from './database.js';
 import { checkDocument, type DataSchema } from './schemas.js';
-import { MIGRATED_DIR, tableOf } from './sql-chat-log.js';
+import { tableOf } from './sql-chat-log.js';
 import type { RecordEntry } from './store-declarations.js';
 
 export type { RecordEntry };
@@ -57,7 +57,7 @@ export class BoundedRecord<T extends RecordEntry> {
   }
 
   private get keptAside(): string {
-    return path.join(path.resolve(this.options.dataDir), MIGRATED_DIR, path.relative(path.resolve(this.options.dataDir), this.options.file));
+    return keptAsideOf(this.options.dataDir, this.options.file);
   }
 
   /** The database with the table made and the earlier file taken in (once). */
@@ -101,8 +101,7 @@ export class BoundedRecord<T extends RecordEntry> {
     }
     const what = `${this.table}:${createHash('sha256').update(bytes).digest('hex')}`;
     db.takeInOnce(what, () => entries.forEach((entry) => this.insert(db, entry)));
-    mkdirSync(path.dirname(this.keptAside), { recursive: true, mode: 0o700 });
-    renameSync(file, this.keptAside);
+    keepAside(this.options.dataDir, file);
   }
 
   private insert(db: StoreDatabase, entry: T): void {

@@ -7,6 +7,22 @@ import { healthFor } from './data-domain.js';
 /** The one database of a data folder (one account): `data/store.db`, with its `-wal` beside it. */
 export const DATABASE_FILE = 'store.db';
 
+/** Where the files of an earlier layout go once their data is in the database (kept, never read again). */
+export const MIGRATED_DIR = 'migrated';
+
+/** Where a file of an earlier version of `dataDir` is kept once taken in: the same path under `data/migrated/`. */
+export function keptAsideOf(dataDir: string, file: string): string {
+  const root = path.resolve(dataDir);
+  return path.join(root, MIGRATED_DIR, path.relative(root, path.resolve(file)));
+}
+
+/** Moves a file taken in (see `takeInOnce`) to `keptAsideOf`: found again after a crash before this, it is only moved. */
+export function keepAside(dataDir: string, file: string): void {
+  const to = keptAsideOf(dataDir, file);
+  mkdirSync(path.dirname(to), { recursive: true, mode: 0o700 });
+  renameSync(file, to);
+}
+
 /** The files SQLite keeps beside the database: set aside with it, and never copied on their own. */
 const COMPANIONS = ['-wal', '-shm', '-journal'] as const;
 

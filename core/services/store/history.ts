@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DataWriteError } from '../../api/errors.js';
 import { safeFileName } from '../../api/file-name.js';
 import { domainFor, setAsideUnreadable, type DataDomain } from './data-domain.js';
-import { databaseFor, type StoreDatabase } from './database.js';
+import { databaseFor, keepAside, type StoreDatabase } from './database.js';
 import { checkDocument, HISTORY_SCHEMA } from './schemas.js';
 import { Type } from '#typebox';
-import { MIGRATED_DIR, tableOf, type ChatLogEngine } from './sql-chat-log.js';
+import { tableOf, type ChatLogEngine } from './sql-chat-log.js';
 import type { DocEngine } from './doc-view.js';
 import { Store } from './store-declarations.js';
 import { HISTORY_ENTRY_FIELDS } from './history-entry-fields.js';
@@ -400,9 +400,7 @@ export class HistoryStore {
     });
     // A chat read before its files turned up (a restore) is read again.
     if (taken) this.chats.delete(chatId);
-    const aside = path.join(this.dataDir, MIGRATED_DIR, EARLIER_FOLDER);
-    mkdirSync(aside, { recursive: true, mode: 0o700 });
-    for (const suffix of found) renameSync(this.earlier(base, suffix), path.join(aside, base + suffix));
+    for (const suffix of found) keepAside(this.dataDir, this.earlier(base, suffix));
   }
 
   /**

@@ -4,10 +4,10 @@ import path from 'node:path';
 import { safeFileName } from '../../api/file-name.js';
 import { mergeEntries } from './history.js';
 import { domainFor, setAsideUnreadable } from './data-domain.js';
-import { databaseFor, type StoreDatabase } from './database.js';
+import { databaseFor, MIGRATED_DIR, type StoreDatabase } from './database.js';
 import { checkDocument, MEMORY_SCHEMA } from './schemas.js';
 import { Type } from '#typebox';
-import { MIGRATED_DIR, tableOf, type ChatLogEngine } from './sql-chat-log.js';
+import { tableOf, type ChatLogEngine } from './sql-chat-log.js';
 import { Store } from './store-declarations.js';
 import { DataWriteError, MemoryFullError } from '../../api/errors.js';
 

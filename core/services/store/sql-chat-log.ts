@@ -1,13 +1,10 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { gatedWrite, type DataDomain } from './data-domain.js';
-import { DATABASE_FILE, databaseFor, type StoreDatabase } from './database.js';
+import { DATABASE_FILE, databaseFor, keepAside, MIGRATED_DIR, type StoreDatabase } from './database.js';
 import { checkValue } from './schemas.js';
 import type { ChatLogDeclaration } from './store-declarations.js';
-
-/** Where the files of an earlier layout go once their data is in the database (kept, never read again). */
-export const MIGRATED_DIR = 'migrated';
 
 /** A table name for a declaration of a namespace (`core`, `whatsapp`, a plugin): quoted, so any name is one. */
 export function tableOf(kind: string, namespace: string, name: string): string {
@@ -97,8 +94,7 @@ export class SqlChatLog<I> implements ChatLogEngine<I> {
         if (bad) this.domain.health.skippedLines(file, bad, `not a valid ${this.title} line`);
         for (const item of items) this.insert(chat, item);
       });
-      mkdirSync(this.keptAside, { recursive: true, mode: 0o700 });
-      renameSync(file, path.join(this.keptAside, name));
+      keepAside(this.db.dataDir, file);
     }
   }
 

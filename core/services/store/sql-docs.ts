@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DataWriteError } from '../../api/errors.js';
 import { safeFileName } from '../../api/file-name.js';
 import { setAsideUnreadable, type DataDomain, type Unsaved } from './data-domain.js';
-import { databaseFor, type StoreDatabase } from './database.js';
+import { databaseFor, keepAside, keptAsideOf, type StoreDatabase } from './database.js';
 import { checkDocument, fileVersionKey, type DataSchema } from './schemas.js';
-import { MIGRATED_DIR, tableOf } from './sql-chat-log.js';
+import { tableOf } from './sql-chat-log.js';
 
 /** Time between retries of a failed write. */
 const RETRY_MS = 5000;
@@ -83,8 +83,7 @@ export class SqlDocs<T> {
   }
 
   private keptAside(file: string): string {
-    const root = path.resolve(this.options.dataDir);
-    return path.join(root, MIGRATED_DIR, path.relative(root, file));
+    return keptAsideOf(this.options.dataDir, file);
   }
 
   /** Takes in the files of earlier versions: checked as they were on load; a bad one is set aside with its bytes. */
@@ -101,8 +100,7 @@ export class SqlDocs<T> {
       const what = `${this.table}:${createHash('sha256').update(key).update('\0').update(bytes).digest('hex')}`;
       const taken = db.takeInOnce(what, () => db.run(`INSERT INTO ${this.table} (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, [key, this.serialize(problem.value)]));
       if (taken && problem.migratedFrom !== undefined) this.options.domain.health.migrated(file, problem.migratedFrom, this.options.schema.version);
-      mkdirSync(path.dirname(this.keptAside(file)), { recursive: true, mode: 0o700 });
-      renameSync(file, this.keptAside(file));
+      keepAside(this.options.dataDir, file);
     }
   }
 

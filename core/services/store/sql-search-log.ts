@@ -4,10 +4,10 @@ import path from 'node:path';
 import { safeFileName } from '../../api/file-name.js';
 import { writeFileAtomicSafe as writeFileAtomic } from './atomic.js';
 import { gatedWrite, type DataDomain } from './data-domain.js';
-import { DATABASE_FILE, databaseFor, type StoreDatabase } from './database.js';
+import { DATABASE_FILE, databaseFor, MIGRATED_DIR, type StoreDatabase } from './database.js';
 import { isAttachedPath, moveFolderContents } from './search-log-files.js';
 import { headerProblem, keepAside, linesOf, monthFilesUnder, setAsideInPlace } from './search-log-import.js';
-import { MIGRATED_DIR, tableOf } from './sql-chat-log.js';
+import { tableOf } from './sql-chat-log.js';
 import type { SearchHit, SearchLogItem } from './store-declarations.js';
 
 export type { SearchHit, SearchLogItem };
