@@ -1,6 +1,5 @@
 import { ApiError } from '../../api/errors.js';
-import { extension } from 'mime-types';
-import { mimeFor } from '../../services/media/mime-type.js';
+import { extensionFor, mimeFor } from '../../services/media/mime-type.js';
 import { checkPoll, POLL_LIMITS } from '../chat/polls.js';
 import type { OutgoingPoll } from '../port/message.js';
 
@@ -144,7 +143,7 @@ async function mediaOf(value: unknown): Promise<BridgeMedia> {
   }
   const mimetype = (claimed as string | undefined)?.trim() || (fileName ? mimeFor(fileName) : 'application/octet-stream');
   // A document is shown by its name: one is made from its type when none is given ("document.pdf").
-  const named = fileName ?? `document${extension(mimetype) ? `.${extension(mimetype)}` : ''}`;
+  const named = fileName ?? `document${extensionFor(mimetype) ? `.${extensionFor(mimetype)}` : ''}`;
   return { kind: 'document', mimetype, data: bytes.toString('base64'), fileName: named, ...(caption ? { caption } : {}) };
 }
 

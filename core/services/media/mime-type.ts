@@ -1,5 +1,13 @@
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import { lookup } from 'mime-types';
+
+type MimeTypes = typeof import('mime-types');
+let mimeTypes: MimeTypes | undefined;
+/**
+ * mime-types loads at the first lookup of a type the table below does not have, not with every start: it parses
+ * mime-db's JSON of every type (~200 KB), a few hundredths of a second before "ready" that nothing there needs.
+ */
+const mimeDb = (): MimeTypes => (mimeTypes ??= createRequire(import.meta.url)('mime-types') as MimeTypes);
 
 const MIME: Record<string, string> = {
   '.ogg': 'audio/ogg; codecs=opus', '.oga': 'audio/ogg; codecs=opus', '.opus': 'audio/ogg; codecs=opus', '.mp3': 'audio/mpeg',
@@ -13,7 +21,12 @@ const MIME: Record<string, string> = {
  * mime-db's (a .csv is text/csv, so the phone opens it in a spreadsheet app), else `fallback`.
  */
 export function mimeFor(file: string, fallback = 'application/octet-stream'): string {
-  const known = MIME[path.extname(file).toLowerCase()] ?? lookup(file);
+  const known = MIME[path.extname(file).toLowerCase()] ?? mimeDb().lookup(file);
   // mime-db names .bin (and the like) octet-stream: that says nothing, so the caller's kind decides (audio/mpeg …).
   return known && known !== 'application/octet-stream' ? known : fallback;
+}
+
+/** The usual extension of a mimetype (`application/pdf` → `pdf`), from mime-db; false when it knows none. */
+export function extensionFor(mimetype: string): string | false {
+  return mimeDb().extension(mimetype);
 }
