@@ -22,7 +22,6 @@ const SLOW = [
   'test/core/plugin/plugin-entry.test.ts',
   'test/core/plugin/discovery.test.ts',
   'test/plugins/mcp/**',
-  'test/core/config/accounts.test.ts',
   'test/core/config/config.test.ts',
   'test/core/lifecycle/clean-stop.test.ts',
   'test/core/lifecycle/instance-lock.test.ts',
@@ -84,6 +83,7 @@ const SLOW = [
   'test/core/whatsapp/not-a-question.test.ts',
   'test/core/whatsapp/answer-pacing.test.ts',
   'test/core/store/data-files.test.ts',
+  'test/core/config/accounts.test.ts',
 ];
 
 module.exports = {

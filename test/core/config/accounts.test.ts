@@ -5,7 +5,6 @@ import path from 'node:path';
 import { loadSettings, SettingsError } from '../../../core/services/config/settings.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { ROOT, tempDir } from '../../helpers/checkout.js';
-import { runToExit } from '../../helpers/run-to-exit.js';
 import { runConsoleChat } from '../../helpers/console-chat.js';
 
 interface Run {
@@ -15,16 +14,10 @@ interface Run {
 }
 
 /**
- * `npm run chat` of the one installed copy (ROOT), with only the given environment (plus PATH and HOME): the refusal
- * of a missing ENV_FILE runs it as npm does; the accounts side by side run the same console chat in this process.
+ * The console chat (`npm run chat`) of the one installed copy (ROOT) run in this process, with only the given
+ * environment (plus PATH and HOME). Its start refused as a process (exit code 1, the message on stderr) is tested by
+ * config.test.ts.
  */
-async function npmRunChat(input: string, env: Record<string, string>): Promise<Run> {
-  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const run = await runToExit('npm run chat', npm, ['run', '--silent', 'chat'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env }, input, timeoutMs: 55_000 });
-  return { code: run.code, stderr: run.stderr, lines: run.stdout.split('\n').filter((l) => l.startsWith('bot>')) };
-}
-
-/** The console chat of the one installed copy (ROOT) run in this process, with only the given environment (plus PATH and HOME). */
 async function chatInProcess(input: string, env: Record<string, string>): Promise<Run> {
   const run = await runConsoleChat(input, { cwd: ROOT, env: { HOME: process.env.HOME ?? '/tmp', ...env } });
   return { code: run.code, stderr: run.stderr, lines: run.stdout.split('\n').filter((l) => l.startsWith('bot>')) };
@@ -87,7 +80,7 @@ describe('several accounts from one installed copy (ENV_FILE, CONFIG_FILE, DATA_
     this.timeout(60_000);
     const missing = path.join(root, 'nobody', '.env');
     expect(() => loadSettings({ cwd: root, env: { ENV_FILE: missing } })).to.throw(SettingsError, missing);
-    const run = await npmRunChat('.ping\n', { ENV_FILE: missing });
+    const run = await chatInProcess('.ping\n', { ENV_FILE: missing });
     expect(run.code).to.equal(1);
     expect(run.stderr).to.contain(`ENV_FILE names ${missing}, which does not exist`);
   });

@@ -114,15 +114,25 @@ async function linkFromBot(dir: string, name: string): Promise<void> {
   await symlink(path.join(ROOT, 'node_modules', name), target, 'dir');
 }
 
-/** Packs packages/plugin-api with npm (offline) and unpacks the tarball into `dir`/node_modules; returns its manifest. */
-async function installPackedApi(dir: string, packDir: string): Promise<{ dependencies: Record<string, string>; name: string }> {
+/** What `npm pack --json` says of the tarball it wrote: its file name and the files it holds. */
+interface Packed {
+  filename: string;
+  files: Array<{ path: string }>;
+}
+
+/** Packs packages/plugin-api with npm (offline) into `packDir`. */
+async function packApi(packDir: string): Promise<Packed> {
   const { stdout } = await run('npm', ['pack', '--offline', '--json', '--pack-destination', packDir], { cwd: path.join(ROOT, 'packages', 'plugin-api') });
-  const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  expect(packed!.files.map((f) => f.path)).to.include.members(['dist/index.js', 'dist/index.d.ts', 'dist/media.js', 'dist/media.d.ts', 'package.json']);
-  expect(packed!.files.some((f) => f.path.endsWith('.ts') && !f.path.endsWith('.d.ts')), 'no .ts sources packed').to.equal(false);
+  return (JSON.parse(stdout) as Packed[])[0]!;
+}
+
+/** Unpacks the packed plugin API into `dir`/node_modules; returns its manifest. */
+async function installPackedApi(dir: string, packDir: string, packed: Packed): Promise<{ dependencies: Record<string, string>; name: string }> {
+  expect(packed.files.map((f) => f.path)).to.include.members(['dist/index.js', 'dist/index.d.ts', 'dist/media.js', 'dist/media.d.ts', 'package.json']);
+  expect(packed.files.some((f) => f.path.endsWith('.ts') && !f.path.endsWith('.d.ts')), 'no .ts sources packed').to.equal(false);
   const target = path.join(dir, 'node_modules', '@wa-assistant-bot', 'plugin-api');
   await mkdir(target, { recursive: true });
-  await tar.x({ file: path.join(packDir, packed!.filename), cwd: target, strip: 1 });
+  await tar.x({ file: path.join(packDir, packed.filename), cwd: target, strip: 1 });
   return JSON.parse(await readFile(path.join(target, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; name: string };
 }
 
@@ -140,8 +150,11 @@ describe('a plugin in its own folder, against the packed plugin API package', fu
   let work: string;
   let pluginDir: string;
   let botDir: string;
+  /** The one `npm pack` of packages/plugin-api (read-only to the tests: its file list, and its tarball unpacked). */
+  let packed: Packed;
   before(async () => {
     work = await tempDir('plugin-package-');
+    packed = await packApi(work);
     pluginDir = path.join(work, 'wa-plugin-jotter');
     botDir = path.join(work, 'bot');
     await mkdir(path.join(pluginDir, 'src'), { recursive: true });
@@ -179,9 +192,7 @@ describe('a plugin in its own folder, against the packed plugin API package', fu
   });
 
   it('packs at most 20 runtime modules and at most 3 runtime dependencies: the API, not the services', async () => {
-    const { stdout } = await run('npm', ['pack', '--offline', '--dry-run', '--json'], { cwd: path.join(ROOT, 'packages', 'plugin-api') });
-    const [packed] = JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>;
-    const modules = packed!.files.map((f) => f.path).filter((file) => file.endsWith('.js'));
+    const modules = packed.files.map((f) => f.path).filter((file) => file.endsWith('.js'));
     expect(modules, 'the entries are packed (the count below is not empty)').to.include.members(['dist/index.js', 'dist/media.js']);
     expect(modules.length, modules.join('\n')).to.be.at.most(20);
     // No module of the services' machinery: the jail, the provider chain, the key pool, the search engine, the stores' engines.
@@ -199,7 +210,7 @@ describe('a plugin in its own folder, against the packed plugin API package', fu
     await writeFile(path.join(pluginDir, 'tsconfig.json'), JSON.stringify(PLUGIN_TSCONFIG, null, 2));
     await writeFile(path.join(pluginDir, 'src', 'index.ts'), PLUGIN_SOURCE);
     await writeFile(path.join(pluginDir, 'test', 'jotter.test.ts'), PLUGIN_TEST);
-    const api = await installPackedApi(pluginDir, work);
+    const api = await installPackedApi(pluginDir, work, packed);
     expect(Object.keys(api.dependencies).filter((d) => /baileys|^koa$|^@koa\//.test(d)), 'the API package depends on neither Baileys nor Koa').to.deep.equal([]);
     for (const dep of [...Object.keys(api.dependencies), '@types/node']) await linkFromBot(pluginDir, dep);
     // The bot itself, for the test kit only (a dev dependency of the plugin).
