@@ -135,7 +135,10 @@ describe('WhatsApp credentials: restored loudly by the transport (fake socket, r
     expect(second.notices.filter((n) => n.key === 'whatsapp-creds-restored').map((n) => n.kind)).to.deep.equal(['raise', 'recover']);
   });
 
-  it('npm start with a corrupt creds.json and no good copy: a clear "Cannot start" naming the fix, exit 1, no new QR', async () => {
+  it('npm start with a corrupt creds.json and no good copy: a clear "Cannot start" naming the fix, exit 1, no new QR', async function () {
+    // A whole `npm start` (every plugin, the web server) before it stops: seconds on a quiet machine, but over the
+    // suite's 20 s on a loaded one. The limits are only safety nets.
+    this.timeout(120_000);
     const dir = await tempDir('wabot-creds-start-');
     try {
       await writeConfig(dir, { port: 0 });
@@ -143,7 +146,7 @@ describe('WhatsApp credentials: restored loudly by the transport (fake socket, r
       await mkdir(folder, { recursive: true });
       await writeFile(path.join(folder, 'creds.json'), '{"half":');
       // Loopback only: the start must stop before any connection, but nothing may leave the machine if it did not.
-      const result = await runScript('start', [], { cwd: dir, env: { API_KEY: 'k-1', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', AUDIO_API_KEYS: '', LOG_FORMAT: 'json', WA_WEBSOCKET_URL: 'ws://127.0.0.1:9/ws' }, timeoutMs: 30_000 });
+      const result = await runScript('start', [], { cwd: dir, env: { API_KEY: 'k-1', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', AUDIO_API_KEYS: '', LOG_FORMAT: 'json', WA_WEBSOCKET_URL: 'ws://127.0.0.1:9/ws' }, timeoutMs: 100_000 });
       expect(result.code).to.equal(1);
       const line = result.stderr.split('\n').find((l) => l.startsWith('Cannot start'));
       expect(line).to.include('creds.json').and.include('no good copy').and.include('npm run restore');
