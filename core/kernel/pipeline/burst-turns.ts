@@ -24,11 +24,6 @@ export interface MergedMessage {
   at: number;
 }
 
-/** `data/bursts/merged.json`. */
-export interface MergedDocument {
-  merged: MergedMessage[];
-}
-
 /** Where earlier versions kept it, under DATA_DIR (taken in once, then kept aside under `data/migrated/`). */
 export const BURST_TURNS_PATH = 'bursts/merged.json';
 

@@ -24,11 +24,6 @@ export interface DeletedMessage {
   at: number;
 }
 
-/** `data/deleted/messages.json`. */
-export interface DeletedDocument {
-  deleted: DeletedMessage[];
-}
-
 /** Where earlier versions kept it, under DATA_DIR (taken in once, then kept aside under `data/migrated/`). */
 export const DELETED_MESSAGES_PATH = 'deleted/messages.json';
 
