@@ -6,7 +6,10 @@ import { closeDatabase } from '../../core/services/store/database.js';
 import { tempDir } from '../helpers/checkout.js';
 import { runScript } from '../helpers/run-script.js';
 
-describe('npm run token -- create|list|revoke', () => {
+describe('npm run token -- create|list|revoke', function () {
+  // A spawned npm script: seconds on a quiet machine, but more than the suite's 20 s on a
+  // loaded one. The limit is only a safety net.
+  this.timeout(120_000);
   let dir: string;
   let out: string;
   let err: string;

@@ -10,7 +10,10 @@ import { safeFileName } from '../../../core/api/file-name.js';
 import { runChat, tempDir, writeConfig, ROOT } from '../../helpers/checkout.js';
 import { runConsoleChat } from '../../helpers/console-chat.js';
 
-describe('configuration', () => {
+describe('configuration', function () {
+  // One spawned console chat (a whole start of the bot): seconds on a quiet machine, but more than the suite's 20 s on a
+  // loaded one. The limit is only a safety net.
+  this.timeout(120_000);
   it('creates config.json from config.example.json when it is missing', async () => {
     const dir = await tempDir();
     const loaded = await loadConfigFile(dir);

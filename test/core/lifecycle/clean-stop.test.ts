@@ -48,7 +48,10 @@ async function withHeldChat(config: Record<string, unknown> | undefined, run: (c
   }
 }
 
-describe('clean stop (spawned console)', () => {
+describe('clean stop (spawned console)', function () {
+  // Spawned console chats (a whole start of the bot): seconds on a quiet machine, but more than the suite's 20 s on a
+  // loaded one. The limit is only a safety net.
+  this.timeout(120_000);
   it('SIGTERM during a slow answer: the answer is sent, history saved, a new message is not taken, exit 0', () =>
     withHeldChat(undefined, async (chat, { gw, received, release, dir }) => {
       chat.send('hello there');

@@ -7,7 +7,10 @@ import { runScript } from '../../helpers/run-script.js';
 
 const ENV = { API_KEY: 'sk-log-format-secret', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm', AUDIO_API_KEYS: '' };
 
-describe('readable logs and clear start-up failures', () => {
+describe('readable logs and clear start-up failures', function () {
+  // Spawned npm scripts (a whole start of the bot): seconds on a quiet machine, but more than the suite's 20 s on a
+  // loaded one. The limit is only a safety net.
+  this.timeout(120_000);
   let dir: string;
   beforeEach(async () => {
     dir = await tempDir();
@@ -53,7 +56,7 @@ describe('readable logs and clear start-up failures', () => {
     const port = (holder.address() as net.AddressInfo).port;
     await writeConfig(dir, { port });
     try {
-      const result = await runScript('start', [], { cwd: dir, env: { ...ENV, LOG_FORMAT: 'json' }, timeoutMs: 15_000 });
+      const result = await runScript('start', [], { cwd: dir, env: { ...ENV, LOG_FORMAT: 'json' }, timeoutMs: 100_000 });
       expect(result.code).to.equal(1);
       const message = result.stderr.split('\n').filter((l) => l.startsWith('Cannot start'));
       expect(message).to.deep.equal([`Cannot start: port ${port} on 127.0.0.1 is already in use (is another copy of the bot running?). Stop the program that holds it, or set another "port" in config.json (0 picks a free one).`]);
