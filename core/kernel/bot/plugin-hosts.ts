@@ -140,7 +140,7 @@ export class PluginHosts {
     if (stores) return stores;
     const { registry, privacy, settings, log } = this.deps;
     const declarations = registry.states.find((s) => s.plugin.name === name)?.plugin.stores ?? [];
-    stores = new PluginStores(name, settings.dataDir, declarations, log.child({ plugin: name }), DOC_WRITE_PAUSE_MS);
+    stores = new PluginStores(name, settings.dataDir, declarations, log.child({ plugin: name }), (decl) => (decl.options.perMessage ? this.deps.config().data.flushIntervalMs : DOC_WRITE_PAUSE_MS));
     this.stores.set(name, stores);
     privacy.adopt(stores);
     stores.sweepLogged();

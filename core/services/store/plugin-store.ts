@@ -39,8 +39,11 @@ export class PluginStores implements PluginStore, StoresForPrivacy {
     readonly dataDir: string,
     readonly declarations: readonly StoreDeclaration[],
     readonly log?: { info(obj: object, msg: string): void; warn?(obj: object, msg: string): void; error(obj: object, msg: string): void },
-    /** How long a document's changes are gathered before one write (the core's counters); default: one tick. */
-    private readonly writeDelayMs?: number,
+    /**
+     * How long a document's changes are gathered before one write (default: one tick); a number, or one per
+     * declaration (a `perMessage` document gathers for longer).
+     */
+    private readonly writeDelayMs?: number | ((decl: StoreDeclaration) => number | undefined),
     /** The clock of the records' age bounds (tests move it). */
     private readonly now: () => number = Date.now,
   ) {
@@ -90,7 +93,7 @@ export class PluginStores implements PluginStore, StoresForPrivacy {
         initial: (key) => (decl.kind === 'doc' ? decl.initial() : decl.initial(key)),
         check: check ? (value, key) => check(value as T, key || undefined) : undefined,
         domain: this.domain,
-        coalesceMs: this.writeDelayMs,
+        coalesceMs: typeof this.writeDelayMs === 'function' ? this.writeDelayMs(decl) : this.writeDelayMs,
       });
       this.docTables.set(decl, docs);
     }

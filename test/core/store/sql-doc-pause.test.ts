@@ -6,16 +6,23 @@ import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { storedDocuments } from '../../helpers/disk-text.js';
 
 const TALLY = Store.doc('tally', Type.Object({ turns: Type.Integer() }), () => ({ turns: 0 }));
+/** The same tally declared as changing with every message: it gathers for `data.flushIntervalMs`. */
+const PER_MESSAGE = Store.doc('per-message', Type.Object({ turns: Type.Integer() }), () => ({ turns: 0 }), { perMessage: true });
 
 let store: PluginStore | undefined;
 /** A plugin that changes one document per message, as the profiles plugin counts the money of every answer. */
 const tallyPlugin = definePlugin({
   name: 'tally',
   description: 'Counts the messages it is sent',
-  stores: [TALLY],
+  stores: [TALLY, PER_MESSAGE],
   setup(host) {
     store = host.store;
-    return { commands: [{ command: 'count', run: async (ctx) => ctx.reply(`turn ${(await host.store.doc(TALLY).update((d) => void d.turns++)).turns}`) }] };
+    return {
+      commands: [
+        { command: 'count', run: async (ctx) => ctx.reply(`turn ${(await host.store.doc(TALLY).update((d) => void d.turns++)).turns}`) },
+        { command: 'tally', run: async (ctx) => ctx.reply(`turn ${(await host.store.doc(PER_MESSAGE).update((d) => void d.turns++)).turns}`) },
+      ],
+    };
   },
 });
 
@@ -45,6 +52,23 @@ describe("a plugin's documents: the changes of a busy moment are written togethe
     expect(stored(), 'not written before its pause').to.equal(1);
     await clock.tick(DOC_WRITE_PAUSE_MS);
     expect(stored()).to.equal(11);
+    expect(changes() - before, 'one statement for the ten changes').to.equal(1);
+  });
+
+  it('a document declared perMessage gathers its changes for data.flushIntervalMs, then one write', async () => {
+    bot = await startTestBot(tallyPlugin, { config: { data: { flushIntervalMs: 5000 } } });
+    const perMessage = () => storedDocuments(`${bot!.dir}/data`, 'tally', 'per-message')['']?.turns;
+    expect(await bot.send('.tally')).to.deep.equal(['turn 1']);
+    await bot.app.bot.whenStoresIdle();
+    const clock = bot.useClock(['setTimeout', 'clearTimeout']);
+    const before = changes();
+    for (let i = 2; i <= 11; i++) expect(await bot.send('.tally')).to.deep.equal([`turn ${i}`]);
+    await clock.tick(DOC_WRITE_PAUSE_MS);
+    expect(perMessage(), 'not written after the short pause').to.equal(1);
+    await clock.tick(5000 - DOC_WRITE_PAUSE_MS - 1);
+    expect(perMessage(), 'not written before data.flushIntervalMs').to.equal(1);
+    await clock.tick(1);
+    expect(perMessage()).to.equal(11);
     expect(changes() - before, 'one statement for the ten changes').to.equal(1);
   });
 

@@ -47,7 +47,8 @@ export const SPEND = Store.doc(
   'spend',
   Type.Object({ months: Type.Record(Type.String(), Month), people: Type.Record(Type.String(), Type.Record(Type.String(), Tally)), warned: Type.Record(Type.String(), Type.Boolean()) }),
   () => ({ months: {}, people: {}, warned: {} }),
-  { title: 'money spent', people: { byId: (doc) => doc.people } },
+  // Changed by every answer: written once per data.flushIntervalMs, as the token counters are.
+  { title: 'money spent', people: { byId: (doc) => doc.people }, perMessage: true },
 );
 
 const Fact = Type.Object({ text: Type.String(), by: Type.Optional(Type.String()) });
@@ -82,6 +83,8 @@ export const ANSWERS_KEPT = 20;
 /** Each chat's recent answers for `.why`: a person's `.mydata` holds those they asked for. */
 export const ANSWERS = Store.chatDoc('answers', Type.Object({ items: Type.Array(Answer, { maxItems: ANSWERS_KEPT }) }), () => ({ items: [] }), {
   title: 'recent answers explained by .why',
+  // Changed by every answer: written once per data.flushIntervalMs, as the token counters are.
+  perMessage: true,
   // An edited question takes the record along, as the chat history takes the answer: its start may repeat the old words.
   people: { items: (doc) => doc.items, author: (item) => item.askedBy, messageId: (item) => item.questionId, edited: () => undefined },
 });
