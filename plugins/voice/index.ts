@@ -137,7 +137,7 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
     reactor: new AutoReactor(provider, host.log, Math.min(settings.upstreamTimeoutMs, 10_000), now, deps.random),
     choices: new VoiceReplyChoices(host.store.doc(VOICE_REPLY_CHOICES)),
     modes: new VoiceModes(host.store),
-    speech: new SpeechMaker({ provider, jail: host.jail, ffmpeg, dir: host.files.folder('voice_replies'), timeoutMs: settings.upstreamTimeoutMs }),
+    speech: new SpeechMaker({ provider, jail: host.jail, ffmpeg, dir: host.files.folder('voice_replies') }),
   };
   const rt = () => runtime;
   const quoted = quotedVoice({

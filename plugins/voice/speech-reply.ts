@@ -32,7 +32,11 @@ export interface SpeechMakerOptions {
   ffmpeg: () => string | undefined;
   /** Where finished voice replies wait for the transport (`data/voice_replies/`). */
   dir: string;
-  timeoutMs: number;
+  /**
+   * How long each ffmpeg conversion in the jail may take (default 120 s). Not the upstream's HTTP timeout: a short
+   * upstream timeout must not turn a busy machine's slow conversion into a text answer.
+   */
+  conversionTimeoutMs?: number;
 }
 
 /**
@@ -53,12 +57,12 @@ export class SpeechMaker {
     const speech = await this.options.provider.speak(text);
     if (!speech.length) throw new Error('the speech endpoint answered with no audio');
     const format = await pinFormat(speech, 'sound');
-    const [ogg] = await toOpusSpeech(this.options.jail, binary, speech, { format, timeoutMs: this.options.timeoutMs });
+    const [ogg] = await toOpusSpeech(this.options.jail, binary, speech, { format, timeoutMs: this.options.conversionTimeoutMs });
     await mkdir(this.options.dir, { recursive: true });
     await this.removeOld();
     const file = path.join(this.options.dir, `${Date.now()}-${name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 60)}.ogg`);
     await writeFile(file, ogg);
-    const pcm = await toPcm(this.options.jail, binary, ogg, { format: await pinFormat(ogg, 'sound'), timeoutMs: this.options.timeoutMs });
+    const pcm = await toPcm(this.options.jail, binary, ogg, { format: await pinFormat(ogg, 'sound'), timeoutMs: this.options.conversionTimeoutMs });
     return { file, ...voiceNoteShape(pcm) };
   }
 

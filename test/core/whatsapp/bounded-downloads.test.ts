@@ -80,8 +80,9 @@ describe('media downloads are bounded by the bytes received (real download path,
     const rise = watchMemory();
     const sent = await bot.deliver(documentFrom(fields, 'report.docx', 1000));
     expect(sent.filter(isSentText).map(sentText)).to.deep.equal([`That file is too large for me: the limit is ${limitMb} MB.`]);
-    // Stopped just past the limit: far from the 600 MB served (socket buffers of a few MB in between at most).
-    expect(media.sentBytes, 'bytes the server got out before the bot hung up').to.be.above(limitMb * MB).and.below((limitMb + 8) * MB);
+    // Stopped just past the limit: far from the 600 MB served. In between are the loopback socket's buffers, which the
+    // kernel grows to several MB each side under load (a run at load 20 got one 64 KiB chunk past limit + 8 MB).
+    expect(media.sentBytes, 'bytes the server got out before the bot hung up').to.be.above(limitMb * MB).and.below((limitMb + 16) * MB);
     const { rss, buffers } = rise();
     // The bytes kept until the limit passed, and some MB more: stream buffers, and Buffers the collection freed whose
     // memory a background thread gives back a little later. Unbounded, both would rise by the 600 MB served.
