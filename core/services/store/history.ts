@@ -252,8 +252,13 @@ export class HistoryStore {
   private readyFor: StoreDatabase | undefined;
   /** Appended entries not in the database yet, in order. */
   private pending: Array<{ chat: string; entry: HistoryEntry }> = [];
-  /** Chats whose rows are rewritten from memory at the next write (a removal, an edit, a fold, a move). */
+  /** Chats whose rows are rewritten from memory at the next write (a removal, an edit, a move). */
   private rewrites = new Set<string>();
+  /**
+   * Chats whose oldest rows were folded into their summary since the last write: those rows go and the summary is
+   * written, the kept rows stay as they are (a fold every ~13 turns rewrote ~50 rows and their JSON before).
+   */
+  private folds = new Set<string>();
   /** The next write checkpoints the WAL (it removes someone's words). */
   private eraseNext = false;
   /** The write the changes made since the last one started will be part of. */
@@ -441,8 +446,17 @@ export class HistoryStore {
     db.run(`DELETE FROM ${this.messagesTable} WHERE chat = ?`, [chatId]);
     const now = Date.now();
     for (const entry of messages) this.insertRow(db, chatId, entry, now);
+    this.writeSummary(db, chatId, summary);
+  }
+
+  private writeSummary(db: StoreDatabase, chatId: string, summary: ChatSummary | undefined): void {
     if (summary) db.run(`INSERT INTO ${this.summariesTable} (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, [chatId, JSON.stringify(summary)]);
     else db.run(`DELETE FROM ${this.summariesTable} WHERE key = ?`, [chatId]);
+  }
+
+  /** Deletes the chat's rows but its newest `count` (inside a transaction). */
+  private keepNewestRows(db: StoreDatabase, chatId: string, count: number): void {
+    db.run(`DELETE FROM ${this.messagesTable} WHERE chat = ?1 AND seq <= (SELECT seq FROM ${this.messagesTable} WHERE chat = ?1 ORDER BY seq DESC LIMIT 1 OFFSET ?2)`, [chatId, count]);
   }
 
   private insertRow(db: StoreDatabase, chatId: string, entry: HistoryEntry, now: number): void {
@@ -504,9 +518,11 @@ export class HistoryStore {
     this.next = undefined;
     const pending = this.pending;
     const rewrites = this.rewrites;
+    const folds = this.folds;
     const erase = this.eraseNext;
     this.pending = [];
     this.rewrites = new Set();
+    this.folds = new Set();
     this.eraseNext = false;
     try {
       const db = this.db;
@@ -528,13 +544,24 @@ export class HistoryStore {
           this.replaceRows(db, chatId, chat.messages, chat.summary);
           chat.rows = chat.messages.length;
         }
+        for (const chatId of folds) {
+          const chat = this.chats.get(chatId);
+          // A chat rewritten whole (or forgotten) in this write needs nothing more.
+          if (!chat || rewrites.has(chatId)) continue;
+          // Its rows are what was folded, then what memory holds (a fold keeps the newest; the appends of this write
+          // are in already): all but the newest `messages.length` go.
+          this.keepNewestRows(db, chatId, chat.messages.length);
+          this.writeSummary(db, chatId, chat.summary);
+          chat.rows = chat.messages.length;
+          grown.delete(chatId);
+        }
         for (const [chatId, added] of grown) {
           const chat = this.chats.get(chatId);
           if (!chat) continue;
           chat.rows += added;
           // Rows past the bound go a batch at a time, not one per message.
           if (chat.rows > this.maxMessages + this.slack) {
-            db.run(`DELETE FROM ${this.messagesTable} WHERE chat = ?1 AND seq <= (SELECT seq FROM ${this.messagesTable} WHERE chat = ?1 ORDER BY seq DESC LIMIT 1 OFFSET ?2)`, [chatId, this.maxMessages]);
+            this.keepNewestRows(db, chatId, this.maxMessages);
             chat.rows = this.maxMessages;
           }
         }
@@ -549,6 +576,7 @@ export class HistoryStore {
       // Kept for the next write, before anything changed since.
       this.pending = [...pending, ...this.pending];
       for (const chat of rewrites) this.rewrites.add(chat);
+      for (const chat of folds) this.folds.add(chat);
       this.eraseNext ||= erase;
       this.domain.health.writeFailed(this.unsavedName, err);
       batch.reject(new DataWriteError([this.unsavedName], err));
@@ -563,7 +591,7 @@ export class HistoryStore {
 
   /** Whether anything is not in the database yet. */
   private get dirty(): boolean {
-    return this.pending.length > 0 || this.rewrites.size > 0 || this.next !== undefined || this.held !== undefined;
+    return this.pending.length > 0 || this.rewrites.size > 0 || this.folds.size > 0 || this.next !== undefined || this.held !== undefined;
   }
 
   /**
@@ -618,7 +646,7 @@ export class HistoryStore {
    * up after a crash skips the chats the crashed run never touched).
    */
   async changedSince(chatId: string, time: number): Promise<boolean> {
-    if (this.pending.some((p) => p.chat === chatId) || this.rewrites.has(chatId)) return true;
+    if (this.pending.some((p) => p.chat === chatId) || this.rewrites.has(chatId) || this.folds.has(chatId)) return true;
     return this.dbFor(chatId).get(`SELECT 1 AS hit FROM ${this.messagesTable} WHERE chat = ? AND written >= ? LIMIT 1`, [chatId, time]) !== undefined;
   }
 
@@ -713,7 +741,8 @@ export class HistoryStore {
     chat.summary = { text, at: now, folded: (base?.folded ?? 0) + folded.length, people: [...people], recent: recent.slice(-SUMMARY_RECENT_IDS) };
     chat.messages = chat.messages.slice(folded.length);
     // One transaction holds both: a crash leaves either the old history or the new summary without those turns.
-    await this.rewrite(chatId, false);
+    this.folds.add(chatId);
+    await this.write();
     return true;
   }
 

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
+import Database from 'libsql';
 import { existsSync } from 'node:fs';
 import { appendFile, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -8,7 +9,7 @@ import { registerDataHealth } from '../../../core/services/store/data-domain.js'
 import { HistoryStore } from '../../../core/services/store/history.js';
 import { checkDatabaseFile, closeDatabase } from '../../../core/services/store/database.js';
 import { ROOT, tempDir } from '../../helpers/checkout.js';
-import { storeDatabaseText, storedHistory } from '../../helpers/disk-text.js';
+import { storeDatabaseText, storedHistory, storedSummary } from '../../helpers/disk-text.js';
 
 const CHAT = '10000000007@s.whatsapp.net';
 const dist = (rel: string) => JSON.stringify(path.join(ROOT, 'dist', rel));
@@ -182,6 +183,38 @@ describe('history in the store database', function () {
     const expected = Array.from({ length: 35 }, (_, i) => (i + 6 === 30 ? 'm30 edited' : `m${i + 6}`));
     expect(texts(storedHistory(dir, CHAT))).to.deep.equal(expected);
     expect(texts(await new HistoryStore(dir, 50).recent(CHAT))).to.deep.equal(expected);
+  });
+
+  it('a fold deletes the folded rows and writes the summary in one transaction; the kept rows are not written again', async () => {
+    const store = new HistoryStore(dir, 50);
+    for (let i = 1; i <= 30; i++) void store.append(CHAT, { id: `m${i}`, role: 'user', text: `m${i}`, at: i });
+    await store.whenIdle();
+    const rowsOf = () => {
+      const db = new Database(path.join(dir, 'store.db'), { readonly: true, fileMustExist: true });
+      try {
+        return db.prepare('SELECT seq, item FROM "chat-log:core:history" WHERE chat = ? ORDER BY seq').all(CHAT) as Array<{ seq: number; item: string }>;
+      } finally {
+        db.close();
+      }
+    };
+    const before = rowsOf();
+    const transactions = store.foldsWritten;
+    const folding = store.fold(CHAT, (await store.recent(CHAT)).slice(0, 12), undefined, 'the first twelve');
+    // Appended while the fold is on its way: written in the same transaction, after the kept rows.
+    void store.append(CHAT, { id: 'm31', role: 'user', text: 'm31', at: 31 });
+    expect(await folding).to.equal(true);
+    await store.whenIdle();
+    expect(store.foldsWritten - transactions, 'the fold and the append share one transaction').to.equal(1);
+    const after = rowsOf();
+    expect(after.map((r) => JSON.parse(r.item).text)).to.deep.equal(Array.from({ length: 19 }, (_, i) => `m${i + 13}`));
+    // The kept rows are the very rows written before (same seq): a fold no longer rewrites the chat.
+    expect(after.slice(0, 18)).to.deep.equal(before.slice(12));
+    expect(storedSummary(dir, CHAT)?.text).to.equal('the first twelve');
+    // Read back from the database alone, the chat is as it was in memory.
+    closeDatabase(dir);
+    const again = new HistoryStore(dir, 50);
+    expect(texts(await again.recent(CHAT))).to.deep.equal(Array.from({ length: 19 }, (_, i) => `m${i + 13}`));
+    expect((await again.summary(CHAT))?.folded).to.equal(12);
   });
 
   it('a process killed with SIGKILL during a burst keeps every answered message (questions held for their answers too), and the database is whole', async function () {
