@@ -36,7 +36,7 @@ for await (const line of readline.createInterface({ input: process.stdin })) {
       const pending: Promise<unknown>[] = [];
       for (let i = 0; i < burst && sent < total; i++, sent++) {
         const chat = chats[sent % chats.length];
-        pending.push(bench.transport.push({ chatId: chat, senderId: chat, text: sent % 5 === 4 ? `What about the return train on Sunday? (${sent})` : '.ping' }));
+        pending.push(bench.transport.deliver({ chatId: chat, senderId: chat, text: sent % 5 === 4 ? `What about the return train on Sunday? (${sent})` : '.ping' }));
       }
       await Promise.all(pending);
       replies += bench.transport.actions.filter((a) => a.type === 'text').length;
