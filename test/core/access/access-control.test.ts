@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { rm } from 'node:fs/promises';
 import { AccessControl, MAX_HELD_MESSAGES, MAX_PENDING_REQUESTS, PAIRING_CODE_TTL_MS } from '../../../core/kernel/access/access-control.js';
 import { accessDocument } from '../../../core/kernel/access/access-document.js';
 import { coreStores } from '../../../core/kernel/bot/core-stores.js';
@@ -10,38 +9,32 @@ import { withDefaults } from '../../../core/services/config/config-file.js';
 import { createLogger } from '../../../core/services/log/logger.js';
 import { HistoryStore } from '../../../core/services/store/history.js';
 import type { IncomingMessage } from '../../../core/kernel/port/message.js';
-import { tempDir } from '../../helpers/checkout.js';
-import { closeDatabase } from '../../../core/services/store/database.js';
 import { everyFileText } from '../../helpers/disk-text.js';
+import { storeFolderPerTest } from '../../helpers/store-folder.js';
 
 describe('pairing rules (AccessControl)', () => {
-  let dir: string;
   let now: number;
   let told: string[];
   let redelivered: IncomingMessage[];
   let access: AccessControl;
+  const folder = storeFolderPerTest({ prefix: 'wabot-access-', closing: () => access.flush() });
   let seq = 0;
   const from = (user: string, text = 'hi'): IncomingMessage => ({ id: `m${++seq}`, chatId: `${user}@s.whatsapp.net`, senderId: `${user}@s.whatsapp.net`, isGroup: false, text, mentions: [], timestamp: now });
 
   beforeEach(async () => {
-    dir = await tempDir('wabot-access-');
     now = Date.UTC(2026, 0, 1);
     told = [];
     redelivered = [];
     access = new AccessControl({
-      file: accessDocument(dir),
+      file: accessDocument(folder.dir),
       config: () => withDefaults({}),
       log: createLogger({ level: 'silent' }),
-      histories: new HistoryStore(dir, 50),
+      histories: new HistoryStore(folder.dir, 50),
       tellOwners: async (text) => void told.push(text),
       redeliver: async (m) => void redelivered.push(m),
       now: () => now,
     });
     await access.load();
-  });
-  afterEach(async () => {
-    await access.flush();
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('gives a code of 6–8 unambiguous letters/digits once, and holds at most three messages', async () => {
@@ -100,36 +93,31 @@ describe('pairing rules (AccessControl)', () => {
 });
 
 describe('the access document in the store database', () => {
+  const folder = storeFolderPerTest({ prefix: 'wabot-access-' });
   it("a person's delete leaves their persona and pairing request in no file of the data folder; the others' stay", async () => {
-    const dir = await tempDir('wabot-access-');
     const log = createLogger({ level: 'silent' });
     // As the bot wires it: the core's stores hold the document, and the privacy controls follow its declaration.
-    const core = coreStores(dir, { histories: new HistoryStore(dir, 50), memories: new MemoryStore(dir) });
+    const core = coreStores(folder.dir, { histories: new HistoryStore(folder.dir, 50), memories: new MemoryStore(folder.dir) });
     const privacy = new PrivacyRegistry();
     privacy.adopt(core);
     const open = (stores?: PluginStores) =>
-      new AccessControl({ file: accessDocument(dir, stores), config: () => withDefaults({}), log, histories: new HistoryStore(dir, 50), tellOwners: async () => undefined, redeliver: async () => undefined });
-    try {
-      const access = open(core);
-      await access.load();
-      const ana = '628100@s.whatsapp.net';
-      await access.setPersona(ana, 'ana-persona-words', 'owner');
-      await access.setPersona('628200@s.whatsapp.net', 'budi-persona-words', 'owner');
-      await access.holdStranger({ id: 'm1', chatId: ana, senderId: ana, isGroup: false, text: 'ana-held-words', mentions: [], timestamp: Date.now() });
-      await access.flush();
-      expect(await everyFileText(dir, 'latin1')).to.include('ana-persona-words').and.include('ana-held-words');
-      expect((await privacy.deleteFor([ana])).access).to.equal(2);
-      const onDisk = await everyFileText(dir, 'latin1');
-      expect(onDisk).not.to.include('ana-persona-words').and.not.to.include('ana-held-words');
-      expect(onDisk).to.include('budi-persona-words');
-      // Kept across a reopen (the database, not memory).
-      const again = open();
-      await again.load();
-      expect(again.persona('628200@s.whatsapp.net')).to.equal('budi-persona-words');
-      expect(again.persona(ana)).to.equal(undefined);
-    } finally {
-      closeDatabase(dir);
-      await rm(dir, { recursive: true, force: true });
-    }
+      new AccessControl({ file: accessDocument(folder.dir, stores), config: () => withDefaults({}), log, histories: new HistoryStore(folder.dir, 50), tellOwners: async () => undefined, redeliver: async () => undefined });
+    const access = open(core);
+    await access.load();
+    const ana = '628100@s.whatsapp.net';
+    await access.setPersona(ana, 'ana-persona-words', 'owner');
+    await access.setPersona('628200@s.whatsapp.net', 'budi-persona-words', 'owner');
+    await access.holdStranger({ id: 'm1', chatId: ana, senderId: ana, isGroup: false, text: 'ana-held-words', mentions: [], timestamp: Date.now() });
+    await access.flush();
+    expect(await everyFileText(folder.dir, 'latin1')).to.include('ana-persona-words').and.include('ana-held-words');
+    expect((await privacy.deleteFor([ana])).access).to.equal(2);
+    const onDisk = await everyFileText(folder.dir, 'latin1');
+    expect(onDisk).not.to.include('ana-persona-words').and.not.to.include('ana-held-words');
+    expect(onDisk).to.include('budi-persona-words');
+    // Kept across a reopen (the database, not memory).
+    const again = open();
+    await again.load();
+    expect(again.persona('628200@s.whatsapp.net')).to.equal('budi-persona-words');
+    expect(again.persona(ana)).to.equal(undefined);
   });
 });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { Type } from '#typebox';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AccessControl } from '../../../core/kernel/access/access-control.js';
 import { accessDocument } from '../../../core/kernel/access/access-document.js';
@@ -15,8 +15,8 @@ import { HistoryStore } from '../../../core/services/store/history.js';
 import { MemoryStore } from '../../../core/services/store/memory.js';
 import { PrivacyRegistry } from '../../../core/services/store/privacy.js';
 import { Store } from '../../../core/services/store/store-declarations.js';
-import { tempDir } from '../../helpers/checkout.js';
 import { everyFileText } from '../../helpers/disk-text.js';
+import { storeFolderPerTest } from '../../helpers/store-folder.js';
 
 const ANA = '6281100000001@s.whatsapp.net';
 const ANA_LID = '44400000000001@lid';
@@ -31,35 +31,30 @@ const T0 = Date.UTC(2026, 10, 29, 12);
  * stores hold the document, the access rules read the same copy, the privacy registry adopts the core's stores.
  */
 describe("the access document: .mydata and chat moves from its declaration's parts", () => {
-  let dir: string;
+  const folder = storeFolderPerTest({ prefix: 'wabot-access-privacy-' });
   let privacy: PrivacyRegistry;
   let access: AccessControl;
   let now: number;
   let seq = 0;
   const log = createLogger({ level: 'silent' });
   const open = async () => {
-    const core = coreStores(dir, { histories: new HistoryStore(dir, 50), memories: new MemoryStore(dir) });
+    const core = coreStores(folder.dir, { histories: new HistoryStore(folder.dir, 50), memories: new MemoryStore(folder.dir) });
     privacy = new PrivacyRegistry();
     privacy.adopt(core);
-    access = new AccessControl({ file: accessDocument(dir, core), config: () => withDefaults({}), log, histories: new HistoryStore(dir, 50), tellOwners: async () => undefined, redeliver: async () => undefined, now: () => now });
+    access = new AccessControl({ file: accessDocument(folder.dir, core), config: () => withDefaults({}), log, histories: new HistoryStore(folder.dir, 50), tellOwners: async () => undefined, redeliver: async () => undefined, now: () => now });
     await access.load();
   };
   const reopen = async () => {
     await access.flush();
-    closeDatabase(dir);
+    closeDatabase(folder.dir);
     await open();
   };
   const stranger = (senderId: string, text: string, senderAltId?: string): IncomingMessage => ({ id: `m${++seq}`, chatId: senderId, senderId, ...(senderAltId ? { senderAltId } : {}), isGroup: false, text, mentions: [], timestamp: now });
   const codeOf = (answer: string | undefined) => /code is ([A-Z0-9]+)\./.exec(answer ?? '')![1]!;
 
   beforeEach(async () => {
-    dir = await tempDir('wabot-access-privacy-');
     now = T0;
     await open();
-  });
-  afterEach(async () => {
-    closeDatabase(dir);
-    await rm(dir, { recursive: true, force: true });
   });
 
   /** Ana approved (written from her LID), a request of hers waiting (from her LID, her phone its second id), personas and a pause; the same of Bob's. */
@@ -95,10 +90,10 @@ describe("the access document: .mydata and chat moves from its declaration's par
   it('her delete takes her pairing requests and personas from every file and from what the bot reads now; her approval, her pause and the group stay; others keep theirs', async () => {
     await plant();
     await access.flush();
-    expect(await everyFileText(dir, 'latin1')).to.include('ana-held-words').and.include('ana-group-persona');
+    expect(await everyFileText(folder.dir, 'latin1')).to.include('ana-held-words').and.include('ana-group-persona');
 
     expect((await privacy.deleteFor([ANA, ANA_LID])).access).to.equal(3);
-    const onDisk = await everyFileText(dir, 'latin1');
+    const onDisk = await everyFileText(folder.dir, 'latin1');
     for (const words of ['ana-held-words', 'ana-private-persona', 'ana-group-persona']) expect(onDisk, words).not.to.include(words);
     expect(onDisk).to.include('bob-held-words').and.include('bob-private-persona');
     const check = () => {
@@ -159,14 +154,9 @@ describe("the access document: .mydata and chat moves from its declaration's par
 });
 
 describe('the access document of an earlier version (data/access/state.json)', () => {
-  let dir: string;
-  afterEach(async () => {
-    closeDatabase(dir);
-    await rm(dir, { recursive: true, force: true });
-  });
+  const folder = storeFolderPerTest({ prefix: 'wabot-access-earlier-' });
 
   it('is taken in once at the first start (kept aside, never again over later changes), and a delete reaches the copy kept aside', async () => {
-    dir = await tempDir('wabot-access-earlier-');
     const earlier: AccessDocument & { version: number } = {
       version: 1,
       approved: [{ id: '6281100000002', by: OWNER, at: T0 }],
@@ -175,28 +165,28 @@ describe('the access document of an earlier version (data/access/state.json)', (
       personas: { [BOB]: { text: 'bob-earlier-persona', by: OWNER, at: T0 } },
       paused: {},
     };
-    const file = path.join(dir, 'access', 'state.json');
+    const file = path.join(folder.dir, 'access', 'state.json');
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, JSON.stringify(earlier));
     const open = async () => {
-      const core = coreStores(dir, { histories: new HistoryStore(dir, 50), memories: new MemoryStore(dir) });
+      const core = coreStores(folder.dir, { histories: new HistoryStore(folder.dir, 50), memories: new MemoryStore(folder.dir) });
       const privacy = new PrivacyRegistry();
       privacy.adopt(core);
-      const access = new AccessControl({ file: accessDocument(dir, core), config: () => withDefaults({}), log: createLogger({ level: 'silent' }), histories: new HistoryStore(dir, 50), tellOwners: async () => undefined, redeliver: async () => undefined, now: () => T0 });
+      const access = new AccessControl({ file: accessDocument(folder.dir, core), config: () => withDefaults({}), log: createLogger({ level: 'silent' }), histories: new HistoryStore(folder.dir, 50), tellOwners: async () => undefined, redeliver: async () => undefined, now: () => T0 });
       await access.load();
       return { access, privacy };
     };
     let { access, privacy } = await open();
     expect(access.isApproved([BOB])).to.equal(true);
     expect(access.persona(BOB)).to.equal('bob-earlier-persona');
-    const aside = path.join(dir, 'migrated', 'access', 'state.json');
+    const aside = path.join(folder.dir, 'migrated', 'access', 'state.json');
     expect(existsSync(file)).to.equal(false);
     expect(await readFile(aside, 'utf8')).to.include('ana-earlier-words');
 
     // A crash between taking it in and moving it aside: the same file found again is not taken in over later changes.
     await access.setPersona(BOB, 'bob-later-persona', OWNER);
     await access.flush();
-    closeDatabase(dir);
+    closeDatabase(folder.dir);
     await copyFile(aside, file);
     ({ access, privacy } = await open());
     expect(access.persona(BOB)).to.equal('bob-later-persona');
@@ -204,9 +194,9 @@ describe('the access document of an earlier version (data/access/state.json)', (
     // Ana's request left the database by its approval, not by a delete: her delete still takes her words from the copy kept aside.
     expect((await access.approve('ABCDEFGH', OWNER)).ok).to.equal(true);
     await access.flush();
-    expect(await everyFileText(dir, 'latin1')).to.include('ana-earlier-words');
+    expect(await everyFileText(folder.dir, 'latin1')).to.include('ana-earlier-words');
     expect((await privacy.deleteFor([ANA])).access).to.equal(0);
-    expect(await everyFileText(dir, 'latin1')).not.to.include('ana-earlier-words');
+    expect(await everyFileText(folder.dir, 'latin1')).not.to.include('ana-earlier-words');
     expect(access.isApproved([ANA])).to.equal(true);
   });
 });

@@ -1,12 +1,11 @@
 import { expect } from 'chai';
-import { rm } from 'node:fs/promises';
 import { ApiError } from '../../../core/api/errors.js';
 import { redact } from '../../../core/services/log/logger.js';
 import { ApiTokens } from '../../../core/services/automation/api-tokens.js';
 import { allows, chatOf, formatScope, parseScopes } from '../../../core/services/automation/scopes.js';
 import { closeDatabase } from '../../../core/services/store/database.js';
 import { storeDatabaseText } from '../../helpers/disk-text.js';
-import { tempDir } from '../../helpers/checkout.js';
+import { storeFolderPerTest } from '../../helpers/store-folder.js';
 
 const MUM = '447700900123@s.whatsapp.net';
 const FAMILY = '120363000000000001@g.us';
@@ -50,17 +49,12 @@ describe('API token scopes (send:<chat>, read:<chat>, prompt:<chat>, chats)', ()
 });
 
 describe('API tokens (stored hashed in the store database)', () => {
-  let dir: string;
+  const folder = storeFolderPerTest();
   let now: number;
   let tokens: ApiTokens;
-  beforeEach(async () => {
-    dir = await tempDir();
+  beforeEach(() => {
     now = Date.UTC(2026, 10, 29, 7, 0);
-    tokens = new ApiTokens(dir, () => now);
-  });
-  afterEach(async () => {
-    closeDatabase(dir);
-    await rm(dir, { recursive: true, force: true });
+    tokens = new ApiTokens(folder.dir, () => now);
   });
 
   it('accepts a new token for its scopes and refuses it outside them (403)', () => {
@@ -112,7 +106,7 @@ describe('API tokens (stored hashed in the store database)', () => {
     ]);
     now += 60_000;
     tokens.verify(token);
-    const [ha] = new ApiTokens(dir).list();
+    const [ha] = new ApiTokens(folder.dir).list();
     expect(ha).to.deep.include({ name: 'ha', created: Date.UTC(2026, 10, 29, 7, 0), lastUsed: Date.UTC(2026, 10, 29, 7, 2) });
     expect(ha!.scopes.map(formatScope)).to.deep.equal([`send:${MUM}`, `read:${FAMILY}`]);
     expect(JSON.stringify(tokens.list())).to.not.include(token.slice(19));
@@ -130,12 +124,12 @@ describe('API tokens (stored hashed in the store database)', () => {
     const { token } = tokens.create('ha', parseScopes('chats'));
     tokens.verify(token);
     const secret = token.slice('wabot_'.length + 13);
-    const text = await storeDatabaseText(dir);
+    const text = await storeDatabaseText(folder.dir);
     expect(text).to.include('ha');
     expect(text).to.not.include(secret);
     expect(text).to.not.include(secret.slice(0, 16));
-    closeDatabase(dir);
-    expect(await storeDatabaseText(dir)).to.not.include(secret.slice(0, 16));
+    closeDatabase(folder.dir);
+    expect(await storeDatabaseText(folder.dir)).to.not.include(secret.slice(0, 16));
   });
 
   it('a token in any log line is redacted by its shape', () => {

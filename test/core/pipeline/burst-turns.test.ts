@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { storeDatabaseText } from '../../helpers/disk-text.js';
 import { databaseFor } from '../../../core/services/store/database.js';
@@ -8,7 +7,7 @@ import { coreStores } from '../../../core/kernel/bot/core-stores.js';
 import { HistoryStore } from '../../../core/services/store/history.js';
 import { MemoryStore } from '../../../core/services/store/memory.js';
 import { PrivacyRegistry } from '../../../core/services/store/privacy.js';
-import { tempDir } from '../../helpers/checkout.js';
+import { storeFolderPerTest } from '../../helpers/store-folder.js';
 
 const LID = '123456789@lid';
 const PHONE = '15550002222@s.whatsapp.net';
@@ -17,16 +16,14 @@ const ANN = '15550003333@s.whatsapp.net';
 const BOB = '15550004444@s.whatsapp.net';
 
 describe('burst turns on disk (which turn each merged message was answered in)', () => {
-  let dir: string;
+  const folder = storeFolderPerTest();
   let clock: number;
-  beforeEach(async () => {
-    dir = await tempDir();
+  beforeEach(() => {
     clock = 1_000_000;
   });
-  afterEach(() => rm(dir, { recursive: true, force: true }));
   /** The burst turns, as the bot opens them, with the privacy controls of the core's declared stores. */
   const open = () => {
-    const stores = coreStores(dir, { histories: new HistoryStore(dir), memories: new MemoryStore(dir) }, () => clock);
+    const stores = coreStores(folder.dir, { histories: new HistoryStore(folder.dir), memories: new MemoryStore(folder.dir) }, () => clock);
     const privacy = new PrivacyRegistry();
     privacy.adopt(stores);
     return Object.assign(new BurstTurns(stores.record(BURST_TURNS_STORE), () => clock), { privacy });
@@ -40,7 +37,7 @@ describe('burst turns on disk (which turn each merged message was answered in)',
     expect(await again.turnOf(PHONE, 'a')).to.deep.equal({ id: 'b', merged: true });
     expect(await again.turnOf(LID, 'a')).to.deep.equal({ id: 'a', merged: false });
     // On disk (the store database) both entries are the phone id's chat's.
-    const onDisk = databaseFor(dir).all<{ chat: string }>('SELECT chat FROM "record:core:merged" ORDER BY seq');
+    const onDisk = databaseFor(folder.dir).all<{ chat: string }>('SELECT chat FROM "record:core:merged" ORDER BY seq');
     expect(onDisk.map((m) => m.chat)).to.deep.equal([PHONE, PHONE]);
   });
 
@@ -57,7 +54,7 @@ describe('burst turns on disk (which turn each merged message was answered in)',
     expect(await turns.turnOf(GROUP, 'c1')).to.deep.equal({ id: 'c1', merged: false });
     await turns.note(GROUP, [{ id: 'd1', senderId: BOB }, { id: 'd2', senderId: BOB }], 'd2');
     await turns.flush();
-    const file = await storeDatabaseText(dir);
+    const file = await storeDatabaseText(folder.dir);
     expect(file).to.include('d1');
     expect(file).to.not.include('c1');
   });

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { mkdtemp, readdir, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
-import os from 'node:os';
+import { readdir, readFile, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { BoundedRecord } from '../../../core/services/store/bounded-record.js';
 import type { DataSchema } from '../../../core/services/store/schemas.js';
 import { everyFileText } from '../../helpers/disk-text.js';
+import { storeFolderPerTest } from '../../helpers/store-folder.js';
 
 interface Seen {
   id: string;
@@ -27,18 +27,16 @@ const B = '120363000000000002@g.us';
 const DAY = 86_400_000;
 
 describe('a bounded record of ids per chat (a table of the store database, bounded by age and count)', () => {
-  let dir: string;
+  const folder = storeFolderPerTest({ prefix: 'bounded-record-' });
   let clock: number;
-  beforeEach(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'bounded-record-'));
+  beforeEach(() => {
     clock = 10 * DAY;
   });
-  afterEach(() => rm(dir, { recursive: true, force: true }));
 
   const open = (keepCount = 3) =>
     new BoundedRecord<Seen>({
-      dataDir: dir,
-      file: path.join(dir, 'seen', 'seen.json'),
+      dataDir: folder.dir,
+      file: path.join(folder.dir, 'seen', 'seen.json'),
       field: 'seen',
       schema: SCHEMA,
       chatOf: (e) => e.chat,
@@ -97,27 +95,27 @@ describe('a bounded record of ids per chat (a table of the store database, bound
   });
 
   it('the JSON file of earlier versions is taken in once, kept aside, and what a removal takes is in no file of data/', async () => {
-    await mkdir(path.join(dir, 'seen'), { recursive: true });
-    await writeFile(path.join(dir, 'seen', 'seen.json'), JSON.stringify({ seen: [{ id: 'kept-id', chat: A, at: clock }, { id: 'removed-id', chat: B, at: clock }] }));
+    await mkdir(path.join(folder.dir, 'seen'), { recursive: true });
+    await writeFile(path.join(folder.dir, 'seen', 'seen.json'), JSON.stringify({ seen: [{ id: 'kept-id', chat: A, at: clock }, { id: 'removed-id', chat: B, at: clock }] }));
     const record = open();
     expect((await record.entries()).map((e) => e.id)).to.deep.equal(['kept-id', 'removed-id']);
-    expect(await readdir(path.join(dir, 'seen'))).to.deep.equal([]);
-    expect(await readFile(path.join(dir, 'migrated', 'seen', 'seen.json'), 'utf8')).to.include('removed-id');
+    expect(await readdir(path.join(folder.dir, 'seen'))).to.deep.equal([]);
+    expect(await readFile(path.join(folder.dir, 'migrated', 'seen', 'seen.json'), 'utf8')).to.include('removed-id');
     expect((await open().entries()).map((e) => e.id), 'not taken in twice').to.deep.equal(['kept-id', 'removed-id']);
     expect(await record.removeWhere((e) => e.chat === B)).to.equal(1);
-    const text = await everyFileText(dir, 'latin1');
+    const text = await everyFileText(folder.dir, 'latin1');
     expect(text).not.to.include('removed-id');
     expect(text).to.include('kept-id');
   });
 
   it('a file that breaks its schema is set aside with its bytes kept, and the record starts empty', async () => {
-    await mkdir(path.join(dir, 'seen'), { recursive: true });
-    await writeFile(path.join(dir, 'seen', 'seen.json'), JSON.stringify({ seen: [{ id: 7 }] }));
+    await mkdir(path.join(folder.dir, 'seen'), { recursive: true });
+    await writeFile(path.join(folder.dir, 'seen', 'seen.json'), JSON.stringify({ seen: [{ id: 7 }] }));
     const record = open();
     expect(await record.entries()).to.deep.equal([]);
-    const names = await readdir(path.join(dir, 'seen'));
+    const names = await readdir(path.join(folder.dir, 'seen'));
     const aside = names.find((n) => n.startsWith('seen.json.corrupt-'));
     expect(aside, names.join(', ')).to.be.a('string');
-    expect(await readFile(path.join(dir, 'seen', aside!), 'utf8')).to.equal(JSON.stringify({ seen: [{ id: 7 }] }));
+    expect(await readFile(path.join(folder.dir, 'seen', aside!), 'utf8')).to.equal(JSON.stringify({ seen: [{ id: 7 }] }));
   });
 });

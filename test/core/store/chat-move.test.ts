@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import { existsSync } from 'node:fs';
-import { readdir, rm, writeFile, mkdir } from 'node:fs/promises';
+import { readdir, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { HistoryStore, type HistoryEntry } from '../../../core/services/store/history.js';
 import { domainFor } from '../../../core/services/store/data-domain.js';
 import { MemoryStore } from '../../../core/services/store/memory.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
-import { tempDir } from '../../helpers/checkout.js';
 import { storedHistory } from '../../helpers/disk-text.js';
+import { storeFolderPerTest } from '../../helpers/store-folder.js';
 
 const LID = '98765432100001@lid';
 const PHONE = '6281211110000@s.whatsapp.net';
@@ -15,28 +15,24 @@ const said = (text: string, at: number): HistoryEntry => ({ id: `m-${at}`, role:
 const lidFiles = async (folder: string) => (await readdir(folder).catch(() => [] as string[])).filter((n) => n.startsWith(LID));
 
 describe('history and memory: a private chat moving from its LID to its phone id', () => {
-  let dir: string;
-  beforeEach(async () => {
-    dir = await tempDir('chat-move-');
-  });
-  afterEach(() => rm(dir, { recursive: true, force: true }));
+  const folder = storeFolderPerTest({ prefix: 'chat-move-' });
 
   it('history: lines still in the LID log move; a line written after the move goes under the phone id only, after a restart too', async () => {
-    const histories = new HistoryStore(dir, 50);
+    const histories = new HistoryStore(folder.dir, 50);
     await histories.append(LID, said('my cat is called Miso', 1000)); // in the append-only log, not folded yet
     expect(await histories.recent(PHONE)).to.deep.equal([]); // the phone chat is loaded (empty) before the move
     await histories.moveChat(LID, PHONE);
     expect(await histories.recent(LID), 'nothing of the LID stays in memory').to.deep.equal([]);
     await histories.append(PHONE, said('she is three', 3000));
     await histories.flush();
-    expect(storedHistory(dir, LID)).to.deep.equal([]);
-    const after = new HistoryStore(dir, 50);
+    expect(storedHistory(folder.dir, LID)).to.deep.equal([]);
+    const after = new HistoryStore(folder.dir, 50);
     expect((await after.recent(PHONE)).map((e) => e.text)).to.deep.equal(['my cat is called Miso', 'she is three']);
     expect(await after.recent(LID)).to.deep.equal([]);
   });
 
   it('history: a summary of the LID chat coming back while the move is being written brings nothing back under the LID', async () => {
-    const histories = new HistoryStore(dir, 50);
+    const histories = new HistoryStore(folder.dir, 50);
     for (const [text, at] of [['my cat is called Miso', 1], ['she is three', 2], ['and black', 3]] as const) await histories.append(LID, said(text, at));
     await histories.flush();
     // The fold was asked for before the move; the model's summary comes back after the move began, before its write
@@ -47,35 +43,35 @@ describe('history and memory: a private chat moving from its LID to its phone id
     await moving;
     await histories.flush();
     expect(await histories.recent(LID)).to.deep.equal([]);
-    expect(storedHistory(dir, LID)).to.deep.equal([]);
-    const after = new HistoryStore(dir, 50);
+    expect(storedHistory(folder.dir, LID)).to.deep.equal([]);
+    const after = new HistoryStore(folder.dir, 50);
     expect(await after.recent(LID)).to.deep.equal([]);
     expect((await after.recent(PHONE)).map((e) => e.text)).to.deep.equal(['my cat is called Miso', 'she is three', 'and black']);
   });
 
   it('history: onto a chat with a history already, both merged in time order within the bound; again after a crash adds nothing', async () => {
-    const histories = new HistoryStore(dir, 4);
+    const histories = new HistoryStore(folder.dir, 4);
     for (const [text, at] of [['p1', 1], ['p3', 3], ['p5', 5]] as const) await histories.append(PHONE, said(text, at));
     for (const [text, at] of [['l2', 2], ['l4', 4], ['l6', 6]] as const) await histories.append(LID, said(text, at));
     await histories.flush();
     // The LID's history as an earlier version's file held it (what a crash of that version in a move leaves behind).
-    const lidJson = JSON.stringify({ version: 1, messages: storedHistory(dir, LID) });
+    const lidJson = JSON.stringify({ version: 1, messages: storedHistory(folder.dir, LID) });
     await histories.moveChat(LID, PHONE);
     expect((await histories.recent(PHONE)).map((e) => e.text)).to.deep.equal(['p3', 'l4', 'p5', 'l6']);
     // The crash: the LID's file is still there (its removal never happened); the next start moves it again.
-    await mkdir(path.join(dir, 'history'), { recursive: true });
-    await writeFile(path.join(dir, 'history', `${LID}.json`), lidJson);
-    const restarted = new HistoryStore(dir, 4);
+    await mkdir(path.join(folder.dir, 'history'), { recursive: true });
+    await writeFile(path.join(folder.dir, 'history', `${LID}.json`), lidJson);
+    const restarted = new HistoryStore(folder.dir, 4);
     await restarted.moveChat(LID, PHONE);
     expect((await restarted.recent(PHONE)).map((e) => e.text)).to.deep.equal(['p3', 'l4', 'p5', 'l6']);
     await restarted.flush();
-    expect(storedHistory(dir, PHONE).map((e) => e.text)).to.deep.equal(['p3', 'l4', 'p5', 'l6']);
-    expect(storedHistory(dir, LID)).to.deep.equal([]);
-    expect(await lidFiles(path.join(dir, 'history'))).to.deep.equal([]);
+    expect(storedHistory(folder.dir, PHONE).map((e) => e.text)).to.deep.equal(['p3', 'l4', 'p5', 'l6']);
+    expect(storedHistory(folder.dir, LID)).to.deep.equal([]);
+    expect(await lidFiles(path.join(folder.dir, 'history'))).to.deep.equal([]);
   });
 
   it('memory: a change not written yet moves and never brings the LID file back; a fact remembered after the move goes under the phone id', async () => {
-    const memories = new MemoryStore(dir, 100);
+    const memories = new MemoryStore(folder.dir, 100);
     await memories.remember(LID, 'likes green tea', LID);
     await memories.remember(LID, 'wrong fact', LID);
     await memories.forget(LID, { containing: 'wrong' }); // its write waits a moment
@@ -84,29 +80,29 @@ describe('history and memory: a private chat moving from its LID to its phone id
     expect(await memories.facts(LID), 'nothing of the LID stays in memory').to.deep.equal([]);
     await memories.remember(PHONE, 'works nights', PHONE);
     // Every write still pending in the folder happens on its own first: none may bring the LID file back.
-    await domainFor(dir).whenIdle();
+    await domainFor(folder.dir).whenIdle();
     await memories.flush();
-    expect(await lidFiles(path.join(dir, 'memory'))).to.deep.equal([]);
-    const after = new MemoryStore(dir, 100);
+    expect(await lidFiles(path.join(folder.dir, 'memory'))).to.deep.equal([]);
+    const after = new MemoryStore(folder.dir, 100);
     expect((await after.facts(PHONE)).map((f) => f.text)).to.deep.equal(['likes green tea', 'works nights']);
     expect(await after.facts(LID)).to.deep.equal([]);
   });
 
   it('memory: onto a chat with facts already, merged by time, a fact held on both sides once, overflow archived (never dropped)', async () => {
-    await mkdir(path.join(dir, 'memory'), { recursive: true });
+    await mkdir(path.join(folder.dir, 'memory'), { recursive: true });
     const fact = (text: string, at: number) => ({ text, at });
-    await writeFile(path.join(dir, 'memory', `${PHONE}.json`), JSON.stringify({ version: 1, facts: [fact('phone one', 1), fact('both', 3), fact('phone four', 4)] }));
-    await writeFile(path.join(dir, 'memory', `${LID}.json`), JSON.stringify({ version: 1, facts: [fact('lid two', 2), fact('both', 3), fact('lid five', 5)], archived: [fact('lid zero', 0)] }));
-    const memories = new MemoryStore(dir, 4);
+    await writeFile(path.join(folder.dir, 'memory', `${PHONE}.json`), JSON.stringify({ version: 1, facts: [fact('phone one', 1), fact('both', 3), fact('phone four', 4)] }));
+    await writeFile(path.join(folder.dir, 'memory', `${LID}.json`), JSON.stringify({ version: 1, facts: [fact('lid two', 2), fact('both', 3), fact('lid five', 5)], archived: [fact('lid zero', 0)] }));
+    const memories = new MemoryStore(folder.dir, 4);
     await memories.moveChat(LID, PHONE);
-    const again = new MemoryStore(dir, 4);
+    const again = new MemoryStore(folder.dir, 4);
     expect((await again.facts(PHONE)).map((f) => f.text)).to.deep.equal(['lid two', 'both', 'phone four', 'lid five']);
     expect((await again.archived(PHONE)).map((f) => f.text)).to.deep.equal(['lid zero', 'phone one']);
-    expect(existsSync(path.join(dir, 'memory', `${LID}.json`))).to.equal(false);
+    expect(existsSync(path.join(folder.dir, 'memory', `${LID}.json`))).to.equal(false);
     // Moved again after a crash (the LID file back as it was): nothing doubles.
-    await writeFile(path.join(dir, 'memory', `${LID}.json`), JSON.stringify({ version: 1, facts: [fact('lid two', 2), fact('both', 3), fact('lid five', 5)], archived: [fact('lid zero', 0)] }));
-    await new MemoryStore(dir, 4).moveChat(LID, PHONE);
-    const third = new MemoryStore(dir, 4);
+    await writeFile(path.join(folder.dir, 'memory', `${LID}.json`), JSON.stringify({ version: 1, facts: [fact('lid two', 2), fact('both', 3), fact('lid five', 5)], archived: [fact('lid zero', 0)] }));
+    await new MemoryStore(folder.dir, 4).moveChat(LID, PHONE);
+    const third = new MemoryStore(folder.dir, 4);
     expect((await third.facts(PHONE)).map((f) => f.text)).to.deep.equal(['lid two', 'both', 'phone four', 'lid five']);
     expect((await third.archived(PHONE)).map((f) => f.text)).to.deep.equal(['lid zero', 'phone one']);
   });

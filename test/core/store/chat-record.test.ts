@@ -1,11 +1,10 @@
 import { expect } from 'chai';
-import { readdir, rm } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Store, Type } from '../../../core/index.js';
-import { closeDatabase } from '../../../core/services/store/database.js';
 import { PluginStores } from '../../../core/services/store/plugin-store.js';
-import { tempDir } from '../../helpers/checkout.js';
 import { storeDatabaseText } from '../../helpers/disk-text.js';
+import { storeFolderPerTest } from '../../helpers/store-folder.js';
 
 const ALICE = '6281100000001@s.whatsapp.net';
 const BOB = '6281100000002@s.whatsapp.net';
@@ -27,17 +26,12 @@ const REACTED = Store.chatRecord('reacted', Reacted, {
 
 describe('Store.chatRecord: a bounded record of ids per chat whose privacy follows from its declaration', function () {
   this.timeout(20_000);
-  let dir: string;
+  const folder = storeFolderPerTest();
   let now: number;
   let stores: PluginStores;
   beforeEach(async () => {
-    dir = await tempDir();
     now = 1_000_000;
-    stores = new PluginStores('reactions', dir, [REACTED], undefined, undefined, () => now);
-  });
-  afterEach(async () => {
-    closeDatabase(dir);
-    await rm(dir, { recursive: true, force: true });
+    stores = new PluginStores('reactions', folder.dir, [REACTED], undefined, undefined, () => now);
   });
 
   it('finds an entry by chat and id while it is kept; past keepMs or beyond the newest keepCount it is gone, from the file too', async () => {
@@ -49,7 +43,7 @@ describe('Store.chatRecord: a bounded record of ids per chat whose privacy follo
     expect(await record.get(GROUP, 'r1'), 'older than keepMs').to.equal(undefined);
     await record.add(['r2', 'r3', 'r4', 'r5'].map((id) => ({ chat: GROUP, id, to: `to-${id}`, who: [BOB], at: now })));
     expect((await record.entries()).map((r) => r.id)).to.deep.equal(['r3', 'r4', 'r5']);
-    expect(await storeDatabaseText(dir)).not.to.include('to-r2');
+    expect(await storeDatabaseText(folder.dir)).not.to.include('to-r2');
   });
 
   it('.mydata: one list in its section, shaped by exported; the delete takes the private chat and the entries naming the person, nothing else', async () => {
@@ -67,7 +61,7 @@ describe('Store.chatRecord: a bounded record of ids per chat whose privacy follo
     ]);
     expect(await participant.deleteFor([ALICE])).to.equal(2);
     expect((await record.entries()).map((r) => r.id)).to.deep.equal(['g2']);
-    expect(await storeDatabaseText(dir)).not.to.include('gm1').and.not.to.include('pm1');
+    expect(await storeDatabaseText(folder.dir)).not.to.include('gm1').and.not.to.include('pm1');
   });
 
   it('a message deleted for everyone takes its entries only when one of their ids (or the account) deleted it; a chat move takes the entries along', async () => {
@@ -89,11 +83,11 @@ describe('Store.chatRecord: a bounded record of ids per chat whose privacy follo
 
   it('its earlier file is taken in once and kept aside under migrated/', async () => {
     const { writeFile, mkdir } = await import('node:fs/promises');
-    await mkdir(path.join(dir, 'reactions'), { recursive: true });
-    await writeFile(path.join(dir, 'reactions', 'reacted.json'), JSON.stringify({ version: 1, reacted: [{ chat: GROUP, id: 'old', to: 'om', who: [BOB], at: now }] }));
+    await mkdir(path.join(folder.dir, 'reactions'), { recursive: true });
+    await writeFile(path.join(folder.dir, 'reactions', 'reacted.json'), JSON.stringify({ version: 1, reacted: [{ chat: GROUP, id: 'old', to: 'om', who: [BOB], at: now }] }));
     expect(await stores.record(REACTED).get(GROUP, 'old')).to.deep.include({ to: 'om' });
-    expect(await readdir(path.join(dir, 'reactions'))).to.deep.equal([]);
-    expect(await readdir(path.join(dir, 'migrated', 'reactions'))).to.deep.equal(['reacted.json']);
+    expect(await readdir(path.join(folder.dir, 'reactions'))).to.deep.equal([]);
+    expect(await readdir(path.join(folder.dir, 'migrated', 'reactions'))).to.deep.equal(['reacted.json']);
   });
 
   it('refuses a declaration without its bounds or its chat', () => {

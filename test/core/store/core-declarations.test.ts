@@ -1,12 +1,11 @@
 import { expect } from 'chai';
-import { rm } from 'node:fs/promises';
 import { coreStores } from '../../../core/kernel/bot/core-stores.js';
 import { closeDatabase } from '../../../core/services/store/database.js';
 import { HistoryStore } from '../../../core/services/store/history.js';
 import { MemoryStore } from '../../../core/services/store/memory.js';
 import { PrivacyRegistry } from '../../../core/services/store/privacy.js';
-import { tempDir } from '../../helpers/checkout.js';
 import { storeDatabaseText } from '../../helpers/disk-text.js';
+import { storeFolderPerTest } from '../../helpers/store-folder.js';
 
 const ANA = '6281100000001@s.whatsapp.net';
 const BOB = '6281100000002@s.whatsapp.net';
@@ -17,18 +16,13 @@ const GROUP = '120363000000000001@g.us';
  * SUMMARIES_STORE with `people.answers` and `covers`), as the bot wires them: these check what those options promise.
  */
 describe("the core's history and summaries: privacy from their declarations", () => {
-  let dir: string;
+  const folder = storeFolderPerTest();
   let histories: HistoryStore;
   let privacy: PrivacyRegistry;
   beforeEach(async () => {
-    dir = await tempDir();
-    histories = new HistoryStore(dir, 20);
+    histories = new HistoryStore(folder.dir, 20);
     privacy = new PrivacyRegistry();
-    privacy.adopt(coreStores(dir, { histories, memories: new MemoryStore(dir) }));
-  });
-  afterEach(async () => {
-    closeDatabase(dir);
-    await rm(dir, { recursive: true, force: true });
+    privacy.adopt(coreStores(folder.dir, { histories, memories: new MemoryStore(folder.dir) }));
   });
 
   it('a message deleted for everyone by its writer takes the answer written before answers named their message (read back after a restart)', async () => {
@@ -38,15 +32,15 @@ describe("the core's history and summaries: privacy from their declarations", ()
     await histories.append(GROUP, { id: 'q2', role: 'user', senderId: BOB, text: 'bob asks about bread', at: 3 });
     await histories.append(GROUP, { role: 'assistant', text: 'bread is in the oven', at: 4, answers: BOB });
     await histories.flush();
-    closeDatabase(dir);
-    histories = new HistoryStore(dir, 20);
+    closeDatabase(folder.dir);
+    histories = new HistoryStore(folder.dir, 20);
     privacy = new PrivacyRegistry();
-    privacy.adopt(coreStores(dir, { histories, memories: new MemoryStore(dir) }));
+    privacy.adopt(coreStores(folder.dir, { histories, memories: new MemoryStore(folder.dir) }));
 
     expect(await privacy.revoke(GROUP, 'q1', [BOB])).to.equal(0);
     expect(await privacy.revoke(GROUP, 'q1', [ANA])).to.equal(2);
     expect((await histories.recent(GROUP)).map((e) => e.text)).to.deep.equal(['bob asks about bread', 'bread is in the oven']);
-    expect(await storeDatabaseText(dir)).to.not.include('amber');
+    expect(await storeDatabaseText(folder.dir)).to.not.include('amber');
   });
 
   it("an edit gives the person's message its new words and takes the bot's answer to the old ones; another member's edit changes nothing", async () => {
@@ -58,7 +52,7 @@ describe("the core's history and summaries: privacy from their declarations", ()
     expect(await privacy.edit(ANA, 'e1', 'meet at ten', [ANA])).to.equal(2);
     expect((await histories.recent(ANA)).map((e) => e.text)).to.deep.equal(['meet at ten', 'bring cake', 'cake it is']);
     await histories.flush();
-    expect(await storeDatabaseText(dir)).to.not.include('at nine');
+    expect(await storeDatabaseText(folder.dir)).to.not.include('at nine');
   });
 
   it("a summary goes whole when a person's message it folded is edited, not when the bot's own is; a person it does not cover keeps it", async () => {
@@ -78,6 +72,6 @@ describe("the core's history and summaries: privacy from their declarations", ()
     await privacy.edit(GROUP, 's1', 'ana: the gate code is secret', [ANA]);
     expect(await histories.summary(GROUP)).to.equal(undefined);
     await histories.flush();
-    expect(await storeDatabaseText(dir)).to.not.include('5150');
+    expect(await storeDatabaseText(folder.dir)).to.not.include('5150');
   });
 });

@@ -1,12 +1,10 @@
 import { expect } from 'chai';
-import { rm } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../../core/services/log/logger.js';
 import { UserBudgets } from '../../../core/services/providers/budgets.js';
 import { UsageLedger } from '../../../core/services/providers/usage.js';
-import { closeDatabase } from '../../../core/services/store/database.js';
-import { tempDir } from '../../helpers/checkout.js';
 import { storedDocuments } from '../../helpers/disk-text.js';
+import { storeFolderPerTest } from '../../helpers/store-folder.js';
 
 const quietLog = () => createLogger({ level: 'silent', pretty: false, destination: new Writable({ write: (_c, _e, done) => done() }) });
 
@@ -35,37 +33,30 @@ async function countWrites(dir: string, name: 'usage' | 'budgets', ms: number, s
 
 describe('counters under a steady stream of messages (issue 24)', function () {
   this.timeout(20_000);
-  let dir: string;
-  beforeEach(async () => {
-    dir = await tempDir('wabot-counters-');
-  });
-  afterEach(async () => {
-    closeDatabase(dir);
-    await rm(dir, { recursive: true, force: true });
-  });
+  const folder = storeFolderPerTest({ prefix: 'wabot-counters-' });
 
   // Changes back to back for 1.2 s against a 300 ms interval: at most 5 writes. Writing again as soon as a write
   // ended (a change always arrives during one) made this a write after write with their fsyncs, hundreds of them.
   it('usage is written about once per flush interval, not write after write', async () => {
     const intervalMs = 300;
-    const usage = new UsageLedger(dir, quietLog(), intervalMs);
+    const usage = new UsageLedger(folder.dir, quietLog(), intervalMs);
     await usage.load();
-    const { writes, steps } = await countWrites(dir, 'usage', 1200, () => usage.record('primary', 'm', 'main', { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 }, 'u1'));
+    const { writes, steps } = await countWrites(folder.dir, 'usage', 1200, () => usage.record('primary', 'm', 'main', { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 }, 'u1'));
     expect(writes).to.be.within(1, 5, `${writes} writes of the usage in 1.2 s`);
     await usage.flush();
-    const doc = stored(dir, 'usage');
+    const doc = stored(folder.dir, 'usage');
     const day = Object.values(doc.days)[0] as Record<string, { requests: number; total: number }>;
     expect(day['primary|m']).to.include({ requests: steps, total: 12 * steps });
   });
 
   it('budgets are written about once per flush interval, and flush() writes the last change at once', async () => {
     const intervalMs = 300;
-    const budgets = new UserBudgets(dir, Date.now, intervalMs);
+    const budgets = new UserBudgets(folder.dir, Date.now, intervalMs);
     await budgets.load();
-    const { writes, steps } = await countWrites(dir, 'budgets', 1200, () => budgets.spend('u1', false, 5));
+    const { writes, steps } = await countWrites(folder.dir, 'budgets', 1200, () => budgets.spend('u1', false, 5));
     expect(writes).to.be.within(1, 5, `${writes} writes of the budgets in 1.2 s`);
     await budgets.spend('u1', false, 5);
     await budgets.flush();
-    expect(stored(dir, 'budgets').tokens.u1).to.equal((steps + 1) * 5);
+    expect(stored(folder.dir, 'budgets').tokens.u1).to.equal((steps + 1) * 5);
   });
 });

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { expect } from 'chai';
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { holdWrites } from '../../../core/services/store/atomic.js';
 import { domainFor } from '../../../core/services/store/data-domain.js';
@@ -8,8 +8,8 @@ import { closeDatabase } from '../../../core/services/store/database.js';
 import { PluginStores } from '../../../core/services/store/plugin-store.js';
 import { Store, type DocDeclaration } from '../../../core/services/store/store-declarations.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
-import { tempDir } from '../../helpers/checkout.js';
 import { storedDocuments } from '../../helpers/disk-text.js';
+import { storeFolderPerTest } from '../../helpers/store-folder.js';
 
 const NOTES = Store.doc('notes', Type.Object({ n: Type.Integer() }), () => ({ n: 0 }));
 /** A declared document of `dataDir` (`writeDelayMs`: how long its changes are gathered before one write). */
@@ -74,26 +74,19 @@ describe('each app keeps its own data state (write gate, pending writes, health)
 });
 
 describe('a document comes back exactly as stored after a restart', () => {
-  let dir: string;
-  beforeEach(async () => {
-    dir = await tempDir();
-  });
-  afterEach(async () => {
-    closeDatabase(dir);
-    await rm(dir, { recursive: true, force: true });
-  });
+  const folder = storeFolderPerTest();
 
   /** The document read anew from the store database (a restart), and what was set aside. */
   const reopen = async <T>(decl: DocDeclaration<T>) => {
-    closeDatabase(dir);
-    const value = await new PluginStores('test', dir, [decl]).doc(decl).get();
-    return { value, aside: (await readdir(dir, { recursive: true })).filter((n) => String(n).includes('.corrupt-')) };
+    closeDatabase(folder.dir);
+    const value = await new PluginStores('test', folder.dir, [decl]).doc(decl).get();
+    return { value, aside: (await readdir(folder.dir, { recursive: true })).filter((n) => String(n).includes('.corrupt-')) };
   };
   const LEVELS = Type.Object({ version: Type.Integer(), level: Type.String() });
 
   it('when its schema requires a key named "version" (the key the file version used to be stripped from)', async () => {
     const levels = Store.doc('levels', LEVELS, () => ({ version: 7, level: 'low' }), { version: 2 });
-    await new PluginStores('test', dir, [levels]).doc(levels).save((d) => void (d.level = 'high'));
+    await new PluginStores('test', folder.dir, [levels]).doc(levels).save((d) => void (d.level = 'high'));
     const again = await reopen(levels);
     expect(again.aside, 'nothing set aside').to.deep.equal([]);
     expect(again.value).to.deep.equal({ version: 7, level: 'high' });
@@ -101,7 +94,7 @@ describe('a document comes back exactly as stored after a restart', () => {
 
   it('when it holds a "version" its open schema does not name', async () => {
     const open = Store.doc('open', Type.Unsafe<Record<string, unknown>>({ type: 'object' }), () => ({}));
-    await new PluginStores('test', dir, [open]).doc(open).save((d) => void Object.assign(d, { version: 5, x: 1 }));
+    await new PluginStores('test', folder.dir, [open]).doc(open).save((d) => void Object.assign(d, { version: 5, x: 1 }));
     const again = await reopen(open);
     expect(again.aside).to.deep.equal([]);
     expect(again.value).to.deep.equal({ version: 5, x: 1 });
@@ -110,8 +103,8 @@ describe('a document comes back exactly as stored after a restart', () => {
   it('a file written before this fix (its "version" overwritten by the document\'s own) still loads', async () => {
     const levels = Store.doc('levels', LEVELS, () => ({ version: 0, level: '' }));
     // Where earlier versions kept the document: taken in at its first use.
-    await mkdir(path.join(dir, 'test'), { recursive: true });
-    await writeFile(path.join(dir, 'test', 'levels.json'), JSON.stringify({ version: 9, level: 'mid' }));
+    await mkdir(path.join(folder.dir, 'test'), { recursive: true });
+    await writeFile(path.join(folder.dir, 'test', 'levels.json'), JSON.stringify({ version: 9, level: 'mid' }));
     const again = await reopen(levels);
     expect(again.aside).to.deep.equal([]);
     expect(again.value).to.deep.equal({ version: 9, level: 'mid' });

@@ -17,6 +17,7 @@ import { startTestBot } from '../../../app/testing/index.js';
 import { MemoryStore } from '../../../core/services/store/memory.js';
 import { closeDatabase } from '../../../core/services/store/database.js';
 import { storedDocuments, storedHistory } from '../../helpers/disk-text.js';
+import { storeFolderPerTest } from '../../helpers/store-folder.js';
 
 /** The wrong shapes every data file is tried with: each must be set aside, never crash or wedge the bot. */
 const WRONG_SHAPES: Record<string, string> = {
@@ -158,45 +159,40 @@ describe('data files: a schema and a version per file', function () {
   });
 
   describe('stores outside the core', () => {
-    let dir: string;
     let health: DataHealth;
     let unregister: () => void;
-    beforeEach(async () => {
-      dir = await tempDir();
-      health = new DataHealth(dir);
+    const folder = storeFolderPerTest({ closing: () => unregister() });
+    beforeEach(() => {
+      health = new DataHealth(folder.dir);
       unregister = registerDataHealth(health);
-    });
-    afterEach(async () => {
-      unregister();
-      await rm(dir, { recursive: true, force: true });
     });
 
     for (const [shape, bytes] of Object.entries(WRONG_SHAPES)) {
       it(`seen messages and identity links: ${shape} is set aside and they start empty`, async () => {
-        const wa = path.join(dir, 'whatsapp');
+        const wa = path.join(folder.dir, 'whatsapp');
         await mkdir(wa, { recursive: true });
         await writeFile(path.join(wa, 'seen-messages.json'), bytes);
         await writeFile(path.join(wa, 'identity-links.json'), bytes === '{"unexpected": {"nested": true}}' ? '{"lidToPhone": [1]}' : bytes);
-        const seen = new SeenMessages(dir);
+        const seen = new SeenMessages(folder.dir);
         expect(await seen.firstTime('c', 'm1')).to.equal(true);
         expect(await seen.firstTime('c', 'm1')).to.equal(false);
         await seen.flush();
-        const links = await IdentityLinks.open(dir);
+        const links = await IdentityLinks.open(folder.dir);
         expect(links.add('628123@s.whatsapp.net', '98765@lid')).to.equal(true);
         await links.flush();
         expect(await asideFiles(wa, 'seen-messages.json')).to.have.length(1);
         expect(await asideFiles(wa, 'identity-links.json')).to.have.length(1);
         expect(health.setAside.map((p) => path.basename(p.file)).sort()).to.deep.equal(['identity-links.json', 'seen-messages.json']);
-        expect(storedDocuments(dir, 'whatsapp', 'identity-links')['']).to.deep.equal({ version: 1, lidToPhone: { '98765': '628123' } });
+        expect(storedDocuments(folder.dir, 'whatsapp', 'identity-links')['']).to.deep.equal({ version: 1, lidToPhone: { '98765': '628123' } });
       });
 
       it(`workspace users, usernames and index: ${shape} is set aside and the plugin still loads`, async () => {
-        const ws = path.join(dir, 'workspaces');
+        const ws = path.join(folder.dir, 'workspaces');
         await mkdir(path.join(ws, 'index'), { recursive: true });
         await writeFile(path.join(ws, 'users.json'), bytes);
         await writeFile(path.join(ws, 'usernames.json'), bytes === '{"unexpected": {"nested": true}}' ? '{"ana": 7}' : bytes);
         await writeFile(path.join(ws, 'index', '0123456789abcdef.json'), bytes);
-        const store = new WorkspaceStore(new PluginStores('workspace', dir, WORKSPACE_STORES), path.join(dir, 'workspaces'));
+        const store = new WorkspaceStore(new PluginStores('workspace', folder.dir, WORKSPACE_STORES), path.join(folder.dir, 'workspaces'));
         await store.load();
         const owner = store.ownerOf('628123@s.whatsapp.net')!;
         const meta = await store.create(owner);
@@ -206,27 +202,27 @@ describe('data files: a schema and a version per file', function () {
         expect(await asideFiles(ws, 'usernames.json')).to.have.length(1);
         expect(await asideFiles(path.join(ws, 'index'), '0123456789abcdef.json')).to.have.length(1);
         // Kept in the store database now (the files were the earlier layout).
-        expect(storedDocuments(dir, 'workspace', 'usernames')['']).to.deep.equal({ $version: 1, ana: meta.id });
+        expect(storedDocuments(folder.dir, 'workspace', 'usernames')['']).to.deep.equal({ $version: 1, ana: meta.id });
       });
 
       it(`audio budget: ${shape} is set aside and the allowance starts fresh`, async () => {
-        const file = path.join(dir, 'audio_budget.json');
+        const file = path.join(folder.dir, 'audio_budget.json');
         await writeFile(file, bytes);
-        const stores = new PluginStores('voice', dir, [AUDIO_BUDGET]);
+        const stores = new PluginStores('voice', folder.dir, [AUDIO_BUDGET]);
         const budget = new AudioBudget(stores.doc(AUDIO_BUDGET), Date.now);
         expect(await budget.used('u1')).to.equal(0);
         await budget.spend('u1', 30);
         await stores.flush();
-        expect(await asideFiles(dir, 'audio_budget.json')).to.have.length(1);
-        expect(storedDocuments(dir, 'voice', 'audio-budget')[''].used).to.deep.equal({ u1: 30 });
+        expect(await asideFiles(folder.dir, 'audio_budget.json')).to.have.length(1);
+        expect(storedDocuments(folder.dir, 'voice', 'audio-budget')[''].used).to.deep.equal({ u1: 30 });
         expect(health.setAside.map((p) => p.file)).to.deep.equal([file]);
       });
 
       it(`voice archive segment: ${shape} is set aside and the chat's archive still works`, async () => {
-        const chatDir = path.join(dir, 'audio_archive', 'c1@g.us', 'notes');
+        const chatDir = path.join(folder.dir, 'audio_archive', 'c1@g.us', 'notes');
         await mkdir(chatDir, { recursive: true });
         await writeFile(path.join(chatDir, '000000.json'), bytes);
-        const archive = archiveAt(path.join(dir, 'audio_archive'));
+        const archive = archiveAt(path.join(folder.dir, 'audio_archive'));
         await archive.add('c1@g.us', { messageId: 'v1', senderId: USER, at: 1, transcript: 'the meeting moved to friday' });
         const hits = await archive.search('c1@g.us', 'friday');
         expect(hits.map((h) => h.note.messageId)).to.deep.equal(['v1']);

@@ -7,38 +7,33 @@ import { DataHealth } from '../../../core/services/store/data-health.js';
 import { registerDataHealth } from '../../../core/services/store/data-domain.js';
 import { copyDatabase, databaseFor, DATABASE_FILE, closeDatabase, StoreDatabase } from '../../../core/services/store/database.js';
 import { everyFileText } from '../../helpers/disk-text.js';
-import { tempDir } from '../../helpers/checkout.js';
+import { storeFolderPerTest } from '../../helpers/store-folder.js';
 
 describe('the store database (one SQLite file per data folder)', () => {
-  let dir: string;
   let health: DataHealth;
   let unregister: () => void;
-  beforeEach(async () => {
-    dir = await tempDir();
-    health = new DataHealth(dir);
+  const folder = storeFolderPerTest({ closing: () => unregister() });
+  beforeEach(() => {
+    health = new DataHealth(folder.dir);
     unregister = registerDataHealth(health);
-  });
-  afterEach(async () => {
-    unregister();
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('keeps what was written across a reopen, in WAL mode', () => {
-    const db = new StoreDatabase(dir);
+    const db = new StoreDatabase(folder.dir);
     db.exec('CREATE TABLE notes (text TEXT)');
     db.transaction(() => {
       db.run('INSERT INTO notes VALUES (?)', ['first']);
       db.run('INSERT INTO notes VALUES (?)', ['second']);
     });
     db.close();
-    const again = new StoreDatabase(dir);
+    const again = new StoreDatabase(folder.dir);
     expect(again.all<{ text: string }>('SELECT text FROM notes ORDER BY rowid').map((r) => r.text)).to.deep.equal(['first', 'second']);
     expect(again.get<{ journal_mode: string }>('PRAGMA journal_mode')?.journal_mode).to.equal('wal');
     again.close();
   });
 
   it('a transaction that throws leaves nothing of itself', () => {
-    const db = new StoreDatabase(dir);
+    const db = new StoreDatabase(folder.dir);
     db.exec('CREATE TABLE notes (text TEXT)');
     expect(() =>
       db.transaction(() => {
@@ -51,24 +46,24 @@ describe('the store database (one SQLite file per data folder)', () => {
   });
 
   it('deleted words are gone from the database file and its WAL once erased', async () => {
-    const db = new StoreDatabase(dir);
+    const db = new StoreDatabase(folder.dir);
     db.exec('CREATE TABLE notes (text TEXT)');
     db.run('INSERT INTO notes VALUES (?)', ['kept-words-of-bob']);
     db.run('INSERT INTO notes VALUES (?)', ['secret-words-of-alice']);
     db.erase();
-    expect(await everyFileText(dir, 'latin1')).to.include('secret-words-of-alice');
+    expect(await everyFileText(folder.dir, 'latin1')).to.include('secret-words-of-alice');
     db.run('DELETE FROM notes WHERE text = ?', ['secret-words-of-alice']);
     db.erase();
-    const onDisk = await everyFileText(dir, 'latin1');
+    const onDisk = await everyFileText(folder.dir, 'latin1');
     expect(onDisk).not.to.include('secret-words-of-alice');
     expect(onDisk).to.include('kept-words-of-bob');
     db.close();
   });
 
   it('a file that is no database is set aside with its bytes, named in the data health, and a new one starts', async () => {
-    const file = path.join(dir, DATABASE_FILE);
+    const file = path.join(folder.dir, DATABASE_FILE);
     await writeFile(file, 'not a database: chat words kept for the owner '.repeat(100));
-    const db = new StoreDatabase(dir);
+    const db = new StoreDatabase(folder.dir);
     db.exec('CREATE TABLE notes (text TEXT)');
     expect(health.setAside).to.have.length(1);
     expect(health.setAside[0].file).to.equal(file);
@@ -79,30 +74,30 @@ describe('the store database (one SQLite file per data folder)', () => {
   });
 
   it('databaseFor shares one connection per folder; closeDatabase closes it and the next use opens it again', () => {
-    const a = databaseFor(dir);
-    expect(databaseFor(path.join(dir, '.'))).to.equal(a);
+    const a = databaseFor(folder.dir);
+    expect(databaseFor(path.join(folder.dir, '.'))).to.equal(a);
     a.exec('CREATE TABLE notes (text TEXT)');
     a.run('INSERT INTO notes VALUES (?)', ['kept over the close']);
-    closeDatabase(dir);
+    closeDatabase(folder.dir);
     expect(a.open).to.equal(false);
-    const b = databaseFor(dir);
+    const b = databaseFor(folder.dir);
     expect(b).not.to.equal(a);
     expect(b.all<{ text: string }>('SELECT text FROM notes').map((r) => r.text)).to.deep.equal(['kept over the close']);
     // Closed under another spelling of the folder: the folder as a store names it does not find the closed one.
-    closeDatabase(path.join(dir, '.'));
-    const c = databaseFor(dir);
+    closeDatabase(path.join(folder.dir, '.'));
+    const c = databaseFor(folder.dir);
     expect(c).not.to.equal(b);
     expect(c.open).to.equal(true);
-    closeDatabase(dir);
+    closeDatabase(folder.dir);
   });
 
   it('copyDatabase makes a consistent private copy while the database is open, without its deleted rows', async () => {
-    const db = new StoreDatabase(dir);
+    const db = new StoreDatabase(folder.dir);
     db.exec('CREATE TABLE notes (text TEXT)');
     db.run('INSERT INTO notes VALUES (?)', ['in-the-wal-only']);
     db.run('INSERT INTO notes VALUES (?)', ['deleted-before-copy']);
     db.run('DELETE FROM notes WHERE text = ?', ['deleted-before-copy']);
-    const copy = path.join(dir, 'copy', DATABASE_FILE);
+    const copy = path.join(folder.dir, 'copy', DATABASE_FILE);
     await (await import('node:fs/promises')).mkdir(path.dirname(copy));
     await copyDatabase(db.file, copy, 0o600);
     db.close();
@@ -116,12 +111,12 @@ describe('the store database (one SQLite file per data folder)', () => {
   });
 
   it('a backup holds the database with what its WAL held, as one file; a restore brings it back', async () => {
-    const data = path.join(dir, 'data');
+    const data = path.join(folder.dir, 'data');
     const db = new StoreDatabase(data);
     db.exec('CREATE TABLE notes (text TEXT)');
     db.run('INSERT INTO notes VALUES (?)', ['written-before-the-backup']);
     // The bot is still running with the row in its WAL: the copy must carry it all the same.
-    const backup = await createBackup({ dataDir: data, file: path.join(dir, 'backup.tar.gz'), appVersion: 'test' });
+    const backup = await createBackup({ dataDir: data, file: path.join(folder.dir, 'backup.tar.gz'), appVersion: 'test' });
     db.close();
     await rm(data, { recursive: true });
     const { manifest } = await restoreBackup({ dataDir: data, file: backup.file });
@@ -132,17 +127,17 @@ describe('the store database (one SQLite file per data folder)', () => {
   });
 
   it('npm run doctor reads the database without changing it: a whole one passes, a damaged one is named', async () => {
-    const db = new StoreDatabase(dir);
+    const db = new StoreDatabase(folder.dir);
     db.exec('CREATE TABLE notes (text TEXT)');
     db.run('INSERT INTO notes VALUES (?)', ['still running']);
     // Checked while the bot runs on it (its WAL open).
-    expect(await checkDataFiles(dir, [])).to.deep.include({ checked: 1, bad: [] });
+    expect(await checkDataFiles(folder.dir, [])).to.deep.include({ checked: 1, bad: [] });
     db.close();
-    const file = path.join(dir, DATABASE_FILE);
+    const file = path.join(folder.dir, DATABASE_FILE);
     const bytes = await readFile(file);
     bytes.fill(0x41, 100, bytes.length);
     await writeFile(file, bytes);
-    const report = await checkDataFiles(dir, []);
+    const report = await checkDataFiles(folder.dir, []);
     expect(report.bad.map((b) => b.file)).to.deep.equal([DATABASE_FILE]);
     expect(report.bad[0].reason).to.match(/^the database (is damaged|cannot be read)/);
     expect(await readFile(file), 'left as it was').to.deep.equal(bytes);

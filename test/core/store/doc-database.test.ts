@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { copyFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Store, Type } from '../../../core/index.js';
 import { safeFileName } from '../../../core/api/file-name.js';
@@ -8,7 +8,7 @@ import { registerDataHealth } from '../../../core/services/store/data-domain.js'
 import { closeDatabase, databaseFor } from '../../../core/services/store/database.js';
 import { PluginStores } from '../../../core/services/store/plugin-store.js';
 import { everyFileText, storedDocuments } from '../../helpers/disk-text.js';
-import { tempDir } from '../../helpers/checkout.js';
+import { storeFolderPerTest } from '../../helpers/store-folder.js';
 
 const ALICE = '6281100000001@s.whatsapp.net';
 const BOB = '6281100000002@s.whatsapp.net';
@@ -34,60 +34,54 @@ async function writeEarlier(dataDir: string, rel: string, value: unknown): Promi
 }
 
 describe('Store.doc and Store.chatDoc in the store database', () => {
-  let dataDir: string;
+  const folder = storeFolderPerTest({ inside: 'data' });
   let health: DataHealth;
   let unregister: () => void;
-  const open = () => new PluginStores('notes', dataDir, [NOTES, ZONES]);
+  const open = () => new PluginStores('notes', folder.dir, [NOTES, ZONES]);
   const texts = async (s: PluginStores, chatId: string) => (await s.chat(chatId).doc(NOTES).get()).items.map((n) => n.text);
   const noteFile = (chatId: string) => path.join('notes', 'notes', `${safeFileName(chatId)}.json`);
-  beforeEach(async () => {
-    dataDir = path.join(await tempDir(), 'data');
-    await mkdir(dataDir);
-    health = new DataHealth(dataDir);
+  beforeEach(() => {
+    health = new DataHealth(folder.dir);
     unregister = registerDataHealth(health);
   });
-  afterEach(async () => {
-    closeDatabase(dataDir);
-    unregister();
-    await rm(path.dirname(dataDir), { recursive: true, force: true });
-  });
+  afterEach(() => unregister());
 
   it('takes in the files of the earlier layout once (an older version migrated), keeps them aside, and names the chats they were', async () => {
-    await writeEarlier(dataDir, noteFile(ALICE), { version: 2, items: [{ text: 'alice note', by: ALICE }] });
-    await writeEarlier(dataDir, noteFile(ODD), { version: 1, notes: [{ text: 'odd note', by: BOB }] });
-    await writeEarlier(dataDir, 'notes/notes/zones.json', { version: 1, byUser: { [ALICE]: 'Europe/Berlin' } });
+    await writeEarlier(folder.dir, noteFile(ALICE), { version: 2, items: [{ text: 'alice note', by: ALICE }] });
+    await writeEarlier(folder.dir, noteFile(ODD), { version: 1, notes: [{ text: 'odd note', by: BOB }] });
+    await writeEarlier(folder.dir, 'notes/notes/zones.json', { version: 1, byUser: { [ALICE]: 'Europe/Berlin' } });
     const s = open();
     expect((await s.chats(NOTES)).sort()).to.deep.equal([ALICE, ODD].sort());
     expect(await texts(s, ALICE)).to.deep.equal(['alice note']);
     expect(await texts(s, ODD)).to.deep.equal(['odd note']);
     expect((await s.doc(ZONES).get()).byUser).to.deep.equal({ [ALICE]: 'Europe/Berlin' });
-    expect(await readdir(path.join(dataDir, 'notes', 'notes'))).to.deep.equal([]);
-    expect((await readdir(path.join(dataDir, 'migrated', 'notes', 'notes'))).sort()).to.deep.equal([`${safeFileName(ALICE)}.json`, `${safeFileName(ODD)}.json`, 'zones.json'].sort());
+    expect(await readdir(path.join(folder.dir, 'notes', 'notes'))).to.deep.equal([]);
+    expect((await readdir(path.join(folder.dir, 'migrated', 'notes', 'notes'))).sort()).to.deep.equal([`${safeFileName(ALICE)}.json`, `${safeFileName(ODD)}.json`, 'zones.json'].sort());
     // Stored in the current version: the earlier `notes` became `items`.
-    expect(storedDocuments(dataDir, 'notes', 'notes')[ODD]).to.deep.equal({ version: 2, items: [{ text: 'odd note', by: BOB }] });
+    expect(storedDocuments(folder.dir, 'notes', 'notes')[ODD]).to.deep.equal({ version: 2, items: [{ text: 'odd note', by: BOB }] });
     await s.close();
     expect(await texts(open(), ALICE), 'taken in once').to.deep.equal(['alice note']);
   });
 
   it('a file found again after a crash before it was moved aside is not taken in over later changes', async () => {
-    const file = await writeEarlier(dataDir, noteFile(ALICE), { version: 2, items: [{ text: 'first', by: ALICE }] });
-    const copy = path.join(path.dirname(dataDir), 'copy.json');
+    const file = await writeEarlier(folder.dir, noteFile(ALICE), { version: 2, items: [{ text: 'first', by: ALICE }] });
+    const copy = path.join(path.dirname(folder.dir), 'copy.json');
     await copyFile(file, copy);
     const s = open();
     await s.chat(ALICE).doc(NOTES).save((d) => void d.items.push({ text: 'later', by: ALICE }));
     await s.close();
-    closeDatabase(dataDir);
+    closeDatabase(folder.dir);
     // The crash: the row and its record were written, the file was not moved yet.
     await copyFile(copy, file);
     const again = open();
     expect(await texts(again, ALICE)).to.deep.equal(['first', 'later']);
-    expect(await readdir(path.join(dataDir, 'notes', 'notes'))).to.deep.equal([]);
+    expect(await readdir(path.join(folder.dir, 'notes', 'notes'))).to.deep.equal([]);
   });
 
   it('a file of the earlier layout that does not match is set aside with its bytes, named, and only that chat starts empty', async () => {
     const bad = '{"version": 2, "items": [{"text": 7}]}';
-    const file = await writeEarlier(dataDir, noteFile(ALICE), bad);
-    await writeEarlier(dataDir, noteFile(GROUP), { version: 2, items: [{ text: 'group note', by: BOB }] });
+    const file = await writeEarlier(folder.dir, noteFile(ALICE), bad);
+    await writeEarlier(folder.dir, noteFile(GROUP), { version: 2, items: [{ text: 'group note', by: BOB }] });
     const s = open();
     expect(await texts(s, ALICE)).to.deep.equal([]);
     expect(await texts(s, GROUP)).to.deep.equal(['group note']);
@@ -103,20 +97,20 @@ describe('Store.doc and Store.chatDoc in the store database', () => {
     await s.chat(GROUP).doc(NOTES).save((d) => void d.items.push({ text: 'kept', by: BOB }));
     await s.close();
     const broken = JSON.stringify({ version: 2, items: [{ text: 7 }] });
-    databaseFor(dataDir).run('UPDATE "doc:notes:notes" SET value = ? WHERE key = ?', [broken, ALICE]);
+    databaseFor(folder.dir).run('UPDATE "doc:notes:notes" SET value = ? WHERE key = ?', [broken, ALICE]);
     const again = open();
     expect(await texts(again, ALICE)).to.deep.equal([]);
     expect(await texts(again, GROUP)).to.deep.equal(['kept']);
-    const file = path.join(dataDir, noteFile(ALICE));
+    const file = path.join(folder.dir, noteFile(ALICE));
     expect(health.setAside.map((p) => p.file)).to.deep.equal([file]);
     expect(await readFile(health.setAside[0].movedTo, 'utf8')).to.equal(broken);
     expect(await again.chats(NOTES)).to.deep.equal([GROUP]);
   });
 
   it("a person's delete reaches what was taken in: their words are in no file of data/ (database, WAL, the copies kept aside)", async () => {
-    await writeEarlier(dataDir, noteFile(ALICE), { version: 2, items: [{ text: 'alice-private-words', by: ALICE }] });
-    await writeEarlier(dataDir, noteFile(GROUP), { version: 2, items: [{ text: 'alice-group-words', by: ALICE }, { text: 'bob-group-words', by: BOB }] });
-    await writeEarlier(dataDir, 'notes/notes/zones.json', { version: 1, byUser: { [ALICE]: 'Asia/Jakarta-alice', [BOB]: 'Europe/Paris' } });
+    await writeEarlier(folder.dir, noteFile(ALICE), { version: 2, items: [{ text: 'alice-private-words', by: ALICE }] });
+    await writeEarlier(folder.dir, noteFile(GROUP), { version: 2, items: [{ text: 'alice-group-words', by: ALICE }, { text: 'bob-group-words', by: BOB }] });
+    await writeEarlier(folder.dir, 'notes/notes/zones.json', { version: 1, byUser: { [ALICE]: 'Asia/Jakarta-alice', [BOB]: 'Europe/Paris' } });
     const s = open();
     const [participant] = s.participants();
     const exported = JSON.stringify(await participant.exportFor([ALICE]));
@@ -124,7 +118,7 @@ describe('Store.doc and Store.chatDoc in the store database', () => {
     expect(await participant.deleteFor([ALICE])).to.equal(3);
     expect(await texts(s, GROUP)).to.deep.equal(['bob-group-words']);
     expect(await s.chats(NOTES), 'her emptied private chat keeps no document').to.deep.equal([GROUP]);
-    const onDisk = await everyFileText(dataDir, 'latin1');
+    const onDisk = await everyFileText(folder.dir, 'latin1');
     for (const trace of ['alice-private-words', 'alice-group-words', 'Asia/Jakarta-alice', ALICE]) expect(onDisk, trace).not.to.include(trace);
     expect(onDisk).to.include('bob-group-words').and.include('Europe/Paris');
   });

@@ -1,32 +1,24 @@
 import { expect } from 'chai';
-import { rm } from 'node:fs/promises';
 import { closeDatabase } from '../../../core/services/store/database.js';
 import { HistoryStore } from '../../../core/services/store/history.js';
 import { MemoryStore } from '../../../core/services/store/memory.js';
 import { PrivacyRegistry } from '../../../core/services/store/privacy.js';
 import { coreStores } from '../../../core/kernel/bot/core-stores.js';
-import { tempDir } from '../../helpers/checkout.js';
 import { storeDatabaseText } from '../../helpers/disk-text.js';
+import { storeFolderPerTest } from '../../helpers/store-folder.js';
 
 const ANA = '6281100000001@s.whatsapp.net';
 const BOB = '6281100000002@s.whatsapp.net';
 const GROUP = '120363000000000001@g.us';
 
 describe('history in the store database: a person\'s delete', () => {
-  let dir: string;
-  beforeEach(async () => {
-    dir = await tempDir();
-  });
-  afterEach(async () => {
-    closeDatabase(dir);
-    await rm(dir, { recursive: true, force: true });
-  });
+  const folder = storeFolderPerTest();
 
   it('leaves none of their words in store.db or its WAL: their private chat, what they wrote in a group and the answers to them, a summary that folded them, rows past the bound not trimmed yet; the others\' words stay', async () => {
     // A bound of 8: rows past it are trimmed two at a time, so a few older rows are still in the table.
-    const histories = new HistoryStore(dir, 8);
+    const histories = new HistoryStore(folder.dir, 8);
     const privacy = new PrivacyRegistry();
-    privacy.adopt(coreStores(dir, { histories, memories: new MemoryStore(dir) }));
+    privacy.adopt(coreStores(folder.dir, { histories, memories: new MemoryStore(folder.dir) }));
     await histories.append(ANA, { id: 'a1', role: 'user', senderId: ANA, text: 'ana private tulip plan', at: 1 });
     await histories.append(ANA, { role: 'assistant', text: 'noted the tulip plan', at: 2, answers: ANA });
     await histories.append(GROUP, { id: 'g1', role: 'user', senderId: ANA, text: 'ana group saffron secret', at: 3 });
@@ -45,17 +37,17 @@ describe('history in the store database: a person\'s delete', () => {
     for (let i = 0; i < 8; i++) await histories.append(OLDER, { id: `b${i}`, role: 'user', senderId: BOB, text: `bob says pine ${i}`, at: 10 + i });
     expect((await histories.recent(OLDER)).map((e) => e.senderId)).to.deep.equal(Array(8).fill(BOB));
     await histories.flush();
-    closeDatabase(dir); // the WAL checkpointed: the rows past the window are in the file itself
-    const before = await storeDatabaseText(dir);
+    closeDatabase(folder.dir); // the WAL checkpointed: the rows past the window are in the file itself
+    const before = await storeDatabaseText(folder.dir);
     for (const words of ['tulip', 'saffron', 'marigold', 'lavender', 'juniper']) expect(before, words).to.include(words);
 
     const counts = await privacy.deleteFor([ANA]);
     expect(counts.history).to.be.at.least(2);
     expect(counts['conversation summaries']).to.equal(1);
-    const after = await storeDatabaseText(dir);
+    const after = await storeDatabaseText(folder.dir);
     for (const words of ['tulip', 'saffron', 'marigold', 'lavender', 'juniper']) expect(after, words).not.to.include(words);
     expect(after).to.include('bob says pine 7').and.include('bob keeps his cactus').and.include('bob likes basil');
-    expect((await new HistoryStore(dir, 8).recent(OLDER)).map((e) => e.text)).to.deep.equal(Array.from({ length: 8 }, (_, i) => `bob says pine ${i}`));
-    expect((await new HistoryStore(dir, 8).recent(GROUP)).map((e) => e.text)).to.deep.equal(['bob likes basil']);
+    expect((await new HistoryStore(folder.dir, 8).recent(OLDER)).map((e) => e.text)).to.deep.equal(Array.from({ length: 8 }, (_, i) => `bob says pine ${i}`));
+    expect((await new HistoryStore(folder.dir, 8).recent(GROUP)).map((e) => e.text)).to.deep.equal(['bob likes basil']);
   });
 });

@@ -1,27 +1,18 @@
 import { expect } from 'chai';
-import { rm } from 'node:fs/promises';
 import { coreStores } from '../../../core/kernel/bot/core-stores.js';
-import { closeDatabase } from '../../../core/services/store/database.js';
 import { HistoryStore } from '../../../core/services/store/history.js';
 import { MemoryStore } from '../../../core/services/store/memory.js';
 import { PrivacyRegistry } from '../../../core/services/store/privacy.js';
-import { tempDir } from '../../helpers/checkout.js';
+import { storeFolderPerTest } from '../../helpers/store-folder.js';
 
 const ANA = '6281100000001@s.whatsapp.net';
 
 describe('the privacy registry adopts each set of declared stores once', () => {
-  let dir: string;
-  beforeEach(async () => {
-    dir = await tempDir();
-  });
-  afterEach(async () => {
-    closeDatabase(dir);
-    await rm(dir, { recursive: true, force: true });
-  });
+  const folder = storeFolderPerTest();
 
   it("stores adopted again (a transport started anew) add no second section to .mydata, and a delete counts each message once", async () => {
-    const histories = new HistoryStore(dir, 20);
-    const core = coreStores(dir, { histories, memories: new MemoryStore(dir) });
+    const histories = new HistoryStore(folder.dir, 20);
+    const core = coreStores(folder.dir, { histories, memories: new MemoryStore(folder.dir) });
     const privacy = new PrivacyRegistry();
     privacy.adopt(core);
     const sections = privacy.list().map((p) => p.name);
@@ -36,7 +27,7 @@ describe('the privacy registry adopts each set of declared stores once', () => {
 
   it('other stores with a section of the same name still get their own, named after their namespace', async () => {
     const privacy = new PrivacyRegistry();
-    privacy.adopt(coreStores(dir, { histories: new HistoryStore(dir, 20), memories: new MemoryStore(dir) }));
+    privacy.adopt(coreStores(folder.dir, { histories: new HistoryStore(folder.dir, 20), memories: new MemoryStore(folder.dir) }));
     const before = privacy.list().length;
     privacy.adopt({ plugin: 'other', participants: () => [{ name: 'history', exportFor: async () => [], deleteFor: async () => 0 }] });
     expect(privacy.list().map((p) => p.name).slice(before)).to.deep.equal(['history (other)']);

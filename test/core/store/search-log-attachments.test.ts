@@ -5,8 +5,8 @@ import { Store, Type } from '../../../core/index.js';
 import { safeFileName } from '../../../core/index.js';
 import { PluginStores } from '../../../core/services/store/plugin-store.js';
 import type { PrivacyParticipant } from '../../../core/kernel/port/privacy-participant.js';
-import { tempDir } from '../../helpers/checkout.js';
 import { everyFileText } from '../../helpers/disk-text.js';
+import { storeFolderPerTest } from '../../helpers/store-folder.js';
 
 /*
  * What a search log's declaration says beyond its lines, and the core does from it alone: files attached to an item
@@ -61,11 +61,11 @@ const exists = (file: string) => stat(file).then(() => true, () => false);
 
 describe('core store: files, carried messages and erased markers of a search log (Store.chatSearchLog)', function () {
   this.timeout(20_000);
-  let dataDir: string;
   let stores: PluginStores;
   let privacy: PrivacyParticipant;
+  const data = storeFolderPerTest({ prefix: 'search-log-files-', inside: 'data', closing: () => stores.close().catch(() => undefined) });
   const open = () => {
-    stores = new PluginStores('tape', dataDir, [CLIPS, MARKED, CARELESS]);
+    stores = new PluginStores('tape', data.dir, [CLIPS, MARKED, CARELESS]);
     [privacy] = stores.participants();
   };
   const clips = (chatId: string) => stores.chat(chatId).searchLog(CLIPS);
@@ -76,12 +76,8 @@ describe('core store: files, carried messages and erased markers of a search log
     await log.add({ around: [], ...clip });
   };
 
-  beforeEach(async () => {
-    dataDir = path.join(await tempDir('search-log-files-'), 'data');
+  beforeEach(() => {
     open();
-  });
-  afterEach(async () => {
-    await stores.close().catch(() => undefined);
   });
 
   it("a person's .mydata holds their items' files byte for byte; their delete removes those files and leaves others'", async () => {
@@ -99,7 +95,7 @@ describe('core store: files, carried messages and erased markers of a search log
     await stores.flush();
     expect(await exists(path.join(folder, 'audio/a1.ogg')), "the person's audio file is gone").to.equal(false);
     expect(await readFile(path.join(folder, 'audio/b1.ogg'), 'utf8'), "another person's audio stays").to.equal('OGG-BUDI-BYTES');
-    expect(await everyFileText(dataDir, 'latin1')).not.to.include('OGG-ANA-BYTES');
+    expect(await everyFileText(data.dir, 'latin1')).not.to.include('OGG-ANA-BYTES');
   });
 
   it('a message deleted for everyone takes its item\'s file; a member cannot delete another\'s', async () => {
@@ -139,13 +135,13 @@ describe('core store: files, carried messages and erased markers of a search log
     const beside = (await readdir(path.join(folder, 'audio'))).filter((n) => n.startsWith('same.ogg.moved-'));
     expect(beside).to.have.length(1);
     expect(await readFile(path.join(folder, 'audio', beside[0]), 'utf8')).to.equal('LID-CLASH');
-    expect(await exists(path.join(dataDir, 'tape', 'clips', safeFileName(ANA_LID))), 'nothing stays under the old id').to.equal(false);
+    expect(await exists(path.join(data.dir, 'tape', 'clips', safeFileName(ANA_LID))), 'nothing stays under the old id').to.equal(false);
     expect((await clips(ANA).search('tune', { limit: 10 })).map((h) => h.message.id).sort()).to.deep.equal(['l1', 'same', 'same']);
   });
 
   it('a path that leaves the chat folder is refused when written and never deleted when a crafted line names it', async () => {
-    await mkdir(dataDir, { recursive: true });
-    const victim = path.join(dataDir, 'victim.txt');
+    await mkdir(data.dir, { recursive: true });
+    const victim = path.join(data.dir, 'victim.txt');
     await writeFile(victim, 'keep me');
     expect(() => clips(GROUP).filePath('../../../victim.txt')).to.throw(/not a file path inside a chat's folder/);
     await clips(GROUP).putFile('../victim.txt', Buffer.from('x')).then(
@@ -178,7 +174,7 @@ describe('core store: files, carried messages and erased markers of a search log
     [item] = await clips(GROUP).where(() => true);
     expect(item.text, "the item itself is Budi's and stays").to.equal('budi answers');
     expect(item.around.map((m) => m.text)).to.deep.equal(['citra says goodbye']);
-    const disk = await everyFileText(dataDir, 'latin1');
+    const disk = await everyFileText(data.dir, 'latin1');
     expect(disk).not.to.include('4455');
     expect(disk).not.to.include('street name');
     expect(disk).not.to.include('citra says hello');
@@ -199,7 +195,7 @@ describe('core store: files, carried messages and erased markers of a search log
       { id: 'b1', gone: true, by: '', text: '', file: undefined },
     ]);
     expect(await marked().search('passphrase')).to.deep.equal([]);
-    const disk = await everyFileText(dataDir, 'latin1');
+    const disk = await everyFileText(data.dir, 'latin1');
     for (const gone of ['passphrase', 'ANA-AUDIO', 'BUDI-AUDIO', ANA, BUDI]) expect(disk).not.to.include(gone);
     // A restart reads the markers back (an item without words is kept for this declaration).
     await stores.close();
@@ -218,7 +214,7 @@ describe('core store: files, carried messages and erased markers of a search log
     expect(await privacy.deleteFor([ANA])).to.equal(1);
     await stores.flush();
     expect(await careless().size()).to.equal(0);
-    const disk = await everyFileText(dataDir, 'latin1');
+    const disk = await everyFileText(data.dir, 'latin1');
     expect(disk).not.to.include(ANA);
     expect(disk).not.to.include('ANA-AUDIO');
   });

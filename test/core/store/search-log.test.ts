@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Store, Type } from '../../../core/index.js';
 import { safeFileName } from '../../../core/index.js';
@@ -8,8 +8,8 @@ import { domainFor } from '../../../core/services/store/data-domain.js';
 import { closeDatabase, databaseFor } from '../../../core/services/store/database.js';
 import { PluginStores } from '../../../core/services/store/plugin-store.js';
 import type { PrivacyParticipant } from '../../../core/kernel/port/privacy-participant.js';
-import { tempDir } from '../../helpers/checkout.js';
 import { storeDatabaseText } from '../../helpers/disk-text.js';
+import { storeFolderPerTest } from '../../helpers/store-folder.js';
 
 /*
  * The core's per-chat searchable log (Store.chatSearchLog), through the API a plugin gets (`host.store`) and the
@@ -30,24 +30,19 @@ const SAID = Store.chatSearchLog('said', Said, {
 
 describe('core store: the per-chat searchable log (Store.chatSearchLog)', function () {
   this.timeout(20_000);
-  let dataDir: string;
   let stores: PluginStores;
   let privacy: PrivacyParticipant;
-  const folder = () => path.join(dataDir, 'notes', 'said');
+  const data = storeFolderPerTest({ prefix: 'search-log-', inside: 'data', closing: () => stores.close().catch(() => undefined) });
+  const folder = () => path.join(data.dir, 'notes', 'said');
   const open = () => {
-    stores = new PluginStores('notes', dataDir, [SAID]);
+    stores = new PluginStores('notes', data.dir, [SAID]);
     [privacy] = stores.participants();
   };
   const log = (chatId: string) => stores.chat(chatId).searchLog(SAID);
   const texts = async (chatId: string, query: string) => (await log(chatId).search(query, { limit: 20 })).map((h) => h.message.text);
 
-  beforeEach(async () => {
-    dataDir = path.join(await tempDir('search-log-'), 'data');
+  beforeEach(() => {
     open();
-  });
-  afterEach(async () => {
-    await stores.close().catch(() => undefined);
-    closeDatabase(dataDir);
   });
 
   it('a search in one chat never returns another chat\'s line, even with the same words, and its API names no other chat', async () => {
@@ -96,7 +91,7 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
     ]);
     expect(await texts(ANA, 'harbour')).to.have.length(2);
     await stores.close();
-    closeDatabase(dataDir);
+    closeDatabase(data.dir);
     open();
     expect(await texts(ANA, 'harbour')).to.deep.equal(['the harbour opens at six', 'the harbour address is pelican lane']);
     expect(await log(ANA).size()).to.equal(3);
@@ -109,12 +104,12 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
       { id: 'a2', by: ANA, text: 'another line', at: now },
     ]);
     await stores.flush();
-    expect(await storeDatabaseText(dataDir)).to.include('zebra');
+    expect(await storeDatabaseText(data.dir)).to.include('zebra');
     expect(await privacy.edit!(ANA, 'a1', 'my pin is secret', [BUDI]), 'another person cannot edit it').to.equal(0);
     expect(await privacy.edit!(ANA, 'a1', 'my pin is secret', [ANA])).to.equal(1);
     await stores.flush();
-    expect(await storeDatabaseText(dataDir)).not.to.include('zebra');
-    expect(await storeDatabaseText(dataDir)).not.to.include('4471');
+    expect(await storeDatabaseText(data.dir)).not.to.include('zebra');
+    expect(await storeDatabaseText(data.dir)).not.to.include('4471');
     expect(await texts(ANA, 'zebra')).to.deep.equal([]);
     expect(await texts(ANA, 'secret')).to.deep.equal(['my pin is secret']);
     await stores.close();
@@ -135,7 +130,7 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
     expect(await privacy.revoke!(GROUP, 'g2', [ANA]), 'only its writer (or an admin) deletes it').to.equal(0);
     expect(await privacy.revoke!(GROUP, 'g2', [BUDI])).to.equal(1);
     await stores.flush();
-    expect(await storeDatabaseText(dataDir)).not.to.include('foxtrot');
+    expect(await storeDatabaseText(data.dir)).not.to.include('foxtrot');
     expect(await texts(GROUP, 'walrus')).to.deep.equal(['ana says walrus tango']);
 
     const exported = (await privacy.exportFor([ANA, ANA_LID])) as Record<string, Record<string, Array<{ text: string }>>>;
@@ -143,7 +138,7 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
     expect(exported.said[ANA].map((s) => s.text)).to.deep.equal(['private walrus sierra']);
     expect(await privacy.deleteFor([ANA, ANA_LID])).to.equal(2);
     await stores.flush();
-    const disk = await storeDatabaseText(dataDir);
+    const disk = await storeDatabaseText(data.dir);
     expect(disk).not.to.include('tango');
     expect(disk).not.to.include('sierra');
     expect(disk, "another person's line stays").to.include('budi says kiwi');
@@ -177,12 +172,12 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
       { id: 'a3', by: ANA, text: 'fresh heron', at: now },
     ]);
     await stores.close();
-    stores = new PluginStores('notes', dataDir, [SAID]);
+    stores = new PluginStores('notes', data.dir, [SAID]);
     await stores.sweep();
-    expect(await storeDatabaseText(dataDir)).not.to.include('ancient');
+    expect(await storeDatabaseText(data.dir)).not.to.include('ancient');
     expect(await texts(ANA, 'heron')).to.deep.equal(['fresh heron', 'older heron']);
     await stores.tune(SAID, { keepDays: () => 5 });
-    expect(await storeDatabaseText(dataDir)).not.to.include('older heron');
+    expect(await storeDatabaseText(data.dir)).not.to.include('older heron');
     expect(await texts(ANA, 'heron')).to.deep.equal(['fresh heron']);
   });
 
@@ -190,9 +185,9 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
     expect(log(ANA).addSoon({ id: 'a1', by: ANA, text: 'soon walrus', at: Date.now() }, 60_000)).to.equal(true);
     expect(await texts(ANA, 'walrus')).to.deep.equal(['soon walrus']);
     await stores.flush();
-    expect(await storeDatabaseText(dataDir)).to.include('soon walrus');
+    expect(await storeDatabaseText(data.dir)).to.include('soon walrus');
     // The database cannot grow (a full disk): the item fails to be written, is kept, and the flush says so.
-    const db = databaseFor(dataDir);
+    const db = databaseFor(data.dir);
     db.exec(`PRAGMA max_page_count = ${db.get<{ page_count: number }>('PRAGMA page_count')!.page_count}`);
     const filler = Array.from({ length: 500 }, (_, i) => `filler${i}`).join(' ');
     log(BUDI).addSoon({ id: 'b1', by: BUDI, text: `lost walrus ${filler}`, at: Date.now() }, 60_000);
@@ -201,7 +196,7 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
     expect((failure as { code?: string } | undefined)?.code).to.equal('PLUGIN_STORE_WRITE_FAILED');
     db.exec('PRAGMA max_page_count = 1073741823');
     await stores.flush();
-    expect(await storeDatabaseText(dataDir)).to.include('lost walrus');
+    expect(await storeDatabaseText(data.dir)).to.include('lost walrus');
   });
 
   it('opening a search log the plugin did not declare throws, naming the fix', () => {
@@ -211,24 +206,17 @@ describe('core store: the per-chat searchable log (Store.chatSearchLog)', functi
 });
 
 describe('core search log: items without words (keepsEmpty)', () => {
-  let dataDir: string;
+  const data = storeFolderPerTest({ prefix: 'search-log-engine-', inside: 'data' });
   const item = (value: unknown) => {
     const v = value as { text?: unknown; at?: unknown; id?: unknown };
     return typeof v?.text === 'string' && typeof v.at === 'number' ? { text: v.text, at: v.at, ...(typeof v.id === 'string' ? { id: v.id } : {}) } : undefined;
   };
-  const logOf = (name: string, keepsEmpty: boolean) => new SqlSearchLog({ dataDir, namespace: 'test', name, folder: path.join(dataDir, name), domain: domainFor(dataDir), title: name, item, keepsEmpty });
-  beforeEach(async () => {
-    dataDir = path.join(await tempDir('search-log-engine-'), 'data');
-  });
-  afterEach(async () => {
-    closeDatabase(dataDir);
-    await rm(path.dirname(dataDir), { recursive: true, force: true });
-  });
+  const logOf = (name: string, keepsEmpty: boolean) => new SqlSearchLog({ dataDir: data.dir, namespace: 'test', name, folder: path.join(data.dir, name), domain: domainFor(data.dir), title: name, item, keepsEmpty });
 
   it('keeps an item without words only when the log says so, across a restart', async () => {
     const at = Date.parse('2026-11-01T10:00:00Z');
     await logOf('kept', true).chat(GROUP).addMany([{ id: 'gone', text: '', at }, { id: 'here', text: 'the harbour at dawn', at: at + 1 }]);
-    closeDatabase(dataDir);
+    closeDatabase(data.dir);
     expect((await logOf('kept', true).chat(GROUP).where(() => true)).map((i) => i.id)).to.deep.equal(['gone', 'here']);
     const skipping = logOf('skipped', false);
     await skipping.chat(GROUP).addMany([{ id: 'gone', text: '   ', at }, { id: 'here', text: 'the harbour at dawn', at: at + 1 }]);

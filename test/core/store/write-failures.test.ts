@@ -1,6 +1,5 @@
 import { DataWriteError } from '../../../core/api/errors.js';
 import { expect } from 'chai';
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { createLogger } from '../../../core/services/log/logger.js';
@@ -9,40 +8,34 @@ import { domainFor, registerDataHealth } from '../../../core/services/store/data
 import { closeDatabase, databaseFor } from '../../../core/services/store/database.js';
 import { HISTORY_SCHEMA } from '../../../core/services/store/schemas.js';
 import { SqlDocs } from '../../../core/services/store/sql-docs.js';
-import { tempDir } from '../../helpers/checkout.js';
 import { storedDocuments } from '../../helpers/disk-text.js';
+import { storeFolderPerTest } from '../../helpers/store-folder.js';
 
 describe('failed writes are never silent', () => {
-  let dir: string;
   let lines: Array<Record<string, any>>;
   let notices: string[];
   let health: DataHealth;
   let unregister: () => void;
-  beforeEach(async () => {
-    dir = await tempDir();
+  const folder = storeFolderPerTest({ closing: () => unregister() });
+  beforeEach(() => {
     lines = [];
     notices = [];
     const sink = new PassThrough();
     sink.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean).map((l) => JSON.parse(l))));
-    health = new DataHealth(dir, createLogger({ level: 'debug', pretty: false, destination: sink }), () => ({
+    health = new DataHealth(folder.dir, createLogger({ level: 'debug', pretty: false, destination: sink }), () => ({
       raise: (key, text) => notices.push(`raise ${key}: ${text}`),
       recover: (key, text) => notices.push(`recover ${key}: ${text}`),
     }));
     unregister = registerDataHealth(health);
   });
-  afterEach(async () => {
-    unregister();
-    closeDatabase(dir);
-    await rm(dir, { recursive: true, force: true });
-  });
 
   it('keeps the change, logs once per document, tells the owners once, rejects flush, and recovers on the next try', async () => {
-    const docs = new SqlDocs({ dataDir: dir, namespace: 'test', name: 'chats', perKey: true, where: path.join(dir, 'history'), schema: HISTORY_SCHEMA, initial: () => ({ messages: [] as unknown[] }), domain: domainFor(dir) });
+    const docs = new SqlDocs({ dataDir: folder.dir, namespace: 'test', name: 'chats', perKey: true, where: path.join(folder.dir, 'history'), schema: HISTORY_SCHEMA, initial: () => ({ messages: [] as unknown[] }), domain: domainFor(folder.dir) });
     const a = docs.doc('a');
     const b = docs.doc('b');
     await Promise.all([a.get(), b.get()]);
     // The table gone behind the store's back: every write into it fails (as on a full or read-only disk).
-    databaseFor(dir).exec('DROP TABLE "doc:test:chats"');
+    databaseFor(folder.dir).exec('DROP TABLE "doc:test:chats"');
     for (let i = 0; i < 3; i++) {
       await a.update((d) => void d.messages.push({ role: 'user', text: `a${i}`, at: i }));
       const error = await a.flush().then(() => undefined, (e: unknown) => e);
@@ -57,12 +50,12 @@ describe('failed writes are never silent', () => {
     expect(health.unsaved().map((u) => u.file).sort()).to.deep.equal([a.file, b.file].sort());
 
     // The disk is fixed (the database opened anew makes its table again): the next flush writes everything kept in memory.
-    closeDatabase(dir);
+    closeDatabase(folder.dir);
     await a.flush();
     expect(notices.filter((n) => n.startsWith('recover'))).to.have.length(0);
     await b.flush();
     expect(notices.filter((n) => n.startsWith('recover data-write'))).to.have.length(1);
-    expect((storedDocuments(dir, 'test', 'chats').a.messages as Array<{ text: string }>).map((m) => m.text)).to.deep.equal(['a0', 'a1', 'a2']);
+    expect((storedDocuments(folder.dir, 'test', 'chats').a.messages as Array<{ text: string }>).map((m) => m.text)).to.deep.equal(['a0', 'a1', 'a2']);
     expect(health.unsaved()).to.deep.equal([]);
   });
 });

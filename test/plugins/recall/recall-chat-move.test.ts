@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { safeFileName } from '../../../core/index.js';
 import { closeDatabase } from '../../../core/services/store/database.js';
 import { RecallStore, type LoggedMessage } from '../../../plugins/recall/log-store.js';
 import { storeDatabaseText } from '../../helpers/disk-text.js';
+import { storeFolderPerTest } from '../../helpers/store-folder.js';
 
 const LID = '98765432100001@lid';
 const PHONE = '6281211110000@s.whatsapp.net';
@@ -18,15 +18,10 @@ const textsOf = (hits: Array<{ message: LoggedMessage }>) => hits.map((h) => h.m
 
 describe('recall log: a private chat moving from its LID to its phone id', function () {
   this.timeout(20_000);
-  let dataDir: string;
+  const data = storeFolderPerTest({ prefix: 'recall-move-', inside: 'data' });
   let root: string;
-  beforeEach(async () => {
-    dataDir = path.join(await mkdtemp(path.join(tmpdir(), 'recall-move-')), 'data');
-    root = path.join(dataDir, 'recall');
-  });
-  afterEach(async () => {
-    closeDatabase(dataDir);
-    await rm(path.dirname(dataDir), { recursive: true, force: true });
+  beforeEach(() => {
+    root = path.join(data.dir, 'recall');
   });
 
   it('takes every message along: found under the phone id, nothing left under the LID, after a restart too', async () => {
@@ -38,10 +33,10 @@ describe('recall log: a private chat moving from its LID to its phone id', funct
     assert.deepEqual(textsOf(await logs.chat(PHONE).search('gate')), ['the gate is blue', 'the gate code is 4412']);
     assert.deepEqual(await logs.chat(LID).search('gate'), []);
     assert.deepEqual(await logs.chatIds(), [PHONE]);
-    assert.doesNotMatch(await storeDatabaseText(dataDir), new RegExp(LID.split('@')[0]), 'the LID is nowhere in the database file or its WAL');
+    assert.doesNotMatch(await storeDatabaseText(data.dir), new RegExp(LID.split('@')[0]), 'the LID is nowhere in the database file or its WAL');
     // A line written after the move goes under the phone id only.
     await logs.chat(PHONE).add(said('the gate opens at six', DEC + 1000));
-    closeDatabase(dataDir);
+    closeDatabase(data.dir);
 
     const again = new RecallStore(root);
     assert.deepEqual(textsOf(await again.chat(PHONE).search('gate')), ['the gate opens at six', 'the gate is blue', 'the gate code is 4412']);
@@ -52,7 +47,7 @@ describe('recall log: a private chat moving from its LID to its phone id', funct
     const logs = new RecallStore(root);
     logs.chat(LID).addSoon(said('the parcel is at the neighbour', NOV), 60_000);
     await logs.moveChat(LID, PHONE);
-    closeDatabase(dataDir);
+    closeDatabase(data.dir);
     assert.deepEqual(textsOf(await new RecallStore(root).chat(PHONE).search('parcel')), ['the parcel is at the neighbour']);
   });
 
@@ -64,7 +59,7 @@ describe('recall log: a private chat moving from its LID to its phone id', funct
     await logs.moveChat(LID, PHONE);
 
     assert.deepEqual((await logs.chat(PHONE).where(() => true)).map((m) => m.text), ['first under the phone', 'second under the lid', 'third under the phone', 'fourth under the lid']);
-    closeDatabase(dataDir);
+    closeDatabase(data.dir);
     for (const store of [logs, new RecallStore(root)]) {
       assert.deepEqual(textsOf(await store.chat(PHONE).search('under')), ['fourth under the lid', 'third under the phone', 'second under the lid', 'first under the phone']);
       assert.deepEqual(textsOf(await store.chat(PHONE).search('lid')), ['fourth under the lid', 'second under the lid']);
@@ -79,7 +74,7 @@ describe('recall log: a private chat moving from its LID to its phone id', funct
     await logs.chat(PHONE).add(said('the meeting is at noon', NOV));
     await logs.chat(LID).addMany([said('the meeting room is 4B', NOV + 1000), said('the meeting room is 4B', NOV + 1000, 'm-twice'), said('bring the slides', DEC)]);
     await logs.moveChat(LID, PHONE);
-    closeDatabase(dataDir);
+    closeDatabase(data.dir);
     const restarted = new RecallStore(root);
     await restarted.moveChat(LID, PHONE);
     assert.deepEqual((await restarted.chat(PHONE).where(() => true)).map((m) => m.text), ['the meeting is at noon', 'the meeting room is 4B', 'the meeting room is 4B', 'bring the slides']);

@@ -1,29 +1,24 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { closeDatabase, databaseFor } from '../../../core/services/store/database.js';
 import { RecallStore } from '../../../plugins/recall/log-store.js';
 import { storeDatabaseText } from '../../helpers/disk-text.js';
+import { storeFolderPerTest } from '../../helpers/store-folder.js';
 
 const ANA = '10000000001@s.whatsapp.net';
 const month = (at: number) => new Date(at).toISOString().slice(0, 7);
 
 describe('recall log: a failing disk and a crash lose nothing and leak nothing', function () {
   this.timeout(20_000);
-  let dataDir: string;
+  const data = storeFolderPerTest({ prefix: 'recall-disk-', inside: 'data' });
   let root: string;
   const now = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1, 12);
   const folder = () => path.join(root, ANA);
   const file = () => path.join(folder(), `${month(now)}.jsonl`);
 
-  beforeEach(async () => {
-    dataDir = path.join(await mkdtemp(path.join(os.tmpdir(), 'recall-disk-')), 'data');
-    root = path.join(dataDir, 'recall');
-  });
-  afterEach(async () => {
-    closeDatabase(dataDir);
-    await rm(path.dirname(dataDir), { recursive: true, force: true });
+  beforeEach(() => {
+    root = path.join(data.dir, 'recall');
   });
 
   it('items that could not be written are kept and written once the disk is back; a message deleted meanwhile never reaches the disk', async () => {
@@ -32,7 +27,7 @@ describe('recall log: a failing disk and a crash lose nothing and leak nothing',
     await chat.add({ id: 'm1', role: 'user', senderId: ANA, text: 'first line about kiwis', at: now });
 
     // The database cannot grow (a full disk): the next two items fail to be written and are kept.
-    const db = databaseFor(dataDir);
+    const db = databaseFor(data.dir);
     db.exec(`PRAGMA max_page_count = ${db.get<{ page_count: number }>('PRAGMA page_count')!.page_count}`);
     const long = (words: string) => `${words} ${Array.from({ length: 500 }, (_, i) => `filler${i}`).join(' ')}`;
     chat.addSoon({ id: 'secret', role: 'user', senderId: ANA, text: long('my bank pin is 4471 walrus'), at: now + 1 }, 60_000);
@@ -44,8 +39,8 @@ describe('recall log: a failing disk and a crash lose nothing and leak nothing',
     assert.equal(await chat.removeWhere((e) => e.id === 'secret'), 1);
     assert.equal(await logs.flush(), 0, 'every kept message is on disk now');
 
-    assert.doesNotMatch(await storeDatabaseText(dataDir), /walrus|4471/);
-    closeDatabase(dataDir);
+    assert.doesNotMatch(await storeDatabaseText(data.dir), /walrus|4471/);
+    closeDatabase(data.dir);
     const restarted = new RecallStore(root).chat(ANA);
     assert.deepEqual((await restarted.search('plums')).map((h) => h.message.id), ['m3']);
     assert.deepEqual((await restarted.search('kiwis')).map((h) => h.message.id), ['m1']);
@@ -61,7 +56,7 @@ describe('recall log: a failing disk and a crash lose nothing and leak nothing',
     const bad: number[] = [];
     const logs = new RecallStore(root, { badLines: (_f, count) => bad.push(count) });
     await logs.chat(ANA).add({ role: 'user', senderId: ANA, text: 'after the crash the boat leaves at nine', at: now + 1 });
-    closeDatabase(dataDir);
+    closeDatabase(data.dir);
 
     const restarted = new RecallStore(root).chat(ANA);
     assert.deepEqual((await restarted.search('boat')).map((h) => h.message.text), ['after the crash the boat leaves at nine']);
@@ -81,7 +76,7 @@ describe('recall log: a failing disk and a crash lose nothing and leak nothing',
     const aside = (await readdir(folder())).filter((n) => n.startsWith(`${month(now)}.jsonl.corrupt-`));
     assert.equal(aside.length, 1);
     assert.equal(await readFile(path.join(folder(), aside[0]), 'utf8'), foreign, 'the foreign file is kept as it was');
-    closeDatabase(dataDir);
+    closeDatabase(data.dir);
     const restarted = new RecallStore(root).chat(ANA);
     assert.deepEqual((await restarted.search('harbour')).map((h) => h.message.text), ['the harbour gate is blue']);
   });

@@ -8,13 +8,14 @@ import recall from '../../../plugins/recall/index.js';
 import { RecallStore, type LoggedMessage } from '../../../plugins/recall/log-store.js';
 import { closeDatabase } from '../../../core/services/store/database.js';
 import { storeDatabaseText, storedSearchLogText } from '../../helpers/disk-text.js';
+import { storeFolderPerTest } from '../../helpers/store-folder.js';
 
 const ANA = '10000000001@s.whatsapp.net';
 const DAY = 24 * 60 * 60 * 1000;
 
 describe('recall retention: nothing past it stays anywhere', function () {
   this.timeout(20_000);
-  let dataDir: string;
+  const data = storeFolderPerTest({ prefix: 'recall-retention-edges-', inside: 'data' });
   let root: string;
   const y = new Date().getUTCFullYear();
   const m = new Date().getUTCMonth();
@@ -22,15 +23,10 @@ describe('recall retention: nothing past it stays anywhere', function () {
   const burst = (count: number, at: number, first: string): LoggedMessage[] =>
     Array.from({ length: count }, (_, i) => ({ role: 'user' as const, senderId: ANA, text: i ? `chatter ${i} about the weather` : first, at: at + i }));
   /** Everything on disk of the log (the store database and its WAL), as text. */
-  const onDisk = () => storeDatabaseText(dataDir);
+  const onDisk = () => storeDatabaseText(data.dir);
 
-  beforeEach(async () => {
-    dataDir = path.join(await mkdtemp(path.join(os.tmpdir(), 'recall-retention-edges-')), 'data');
-    root = path.join(dataDir, 'recall');
-  });
-  afterEach(async () => {
-    closeDatabase(dataDir);
-    await rm(path.dirname(dataDir), { recursive: true, force: true });
+  beforeEach(() => {
+    root = path.join(data.dir, 'recall');
   });
 
   it("a month wholly past retention goes from the database and its word index (which held the month's words)", async () => {
@@ -61,7 +57,7 @@ describe('recall retention: nothing past it stays anywhere', function () {
     assert.match(await onDisk(), /heron34/);
     assert.deepEqual((await chat.search('locker')).map((h) => h.message.text), ['the new locker is heron34']);
     assert.deepEqual((await chat.where(() => true)).map((e) => e.text), ['the new locker is heron34', 'chatter 1 about the weather']);
-    closeDatabase(dataDir);
+    closeDatabase(data.dir);
     const restarted = new RecallStore(root).chat(ANA);
     assert.deepEqual((await restarted.search('locker')).map((h) => h.message.text), ['the new locker is heron34']);
   });
