@@ -31,8 +31,13 @@ class DispatchPlan {
   private readonly media: Planned[] = [];
   /** Predicates: they may match any message. */
   private readonly always: Planned[] = [];
+  /** The merged lists already made (at most a few per command and literal): a message meets a sorted list, never sorts. */
+  private readonly merged = new Map<Planned[] | string, Planned[]>();
 
-  constructor(readonly active: PluginState[]) {
+  constructor(
+    readonly active: PluginState[],
+    readonly prefix: string,
+  ) {
     let order = 0;
     for (const state of active) {
       for (const entry of state.instance!.handlers) {
@@ -47,12 +52,23 @@ class DispatchPlan {
   }
 
   /** The handlers a message with this first word and media may match, in routing order. */
-  candidates(first: FirstWord, prefix: string, hasMedia: boolean): Planned[] {
+  candidates(first: FirstWord, hasMedia: boolean): Planned[] {
+    const prefix = this.prefix;
     const command = first.word.length > prefix.length && first.word.startsWith(prefix) ? this.commands.get(first.word.slice(prefix.length).toLowerCase()) : undefined;
     const literal = this.literals.get(first.lower);
-    if (!command && !literal && !hasMedia) return this.always;
-    return [...(command ?? []), ...(literal ?? []), ...(hasMedia ? this.media : []), ...this.always].sort((a, b) => a.order - b.order);
+    if (!command && !literal) return hasMedia ? this.withMedia() : this.always;
+    // Each planned handler is in one list only, so a list's first `order` names it.
+    const key = command && !literal && !hasMedia ? command : `${command?.[0]!.order ?? ''}/${literal?.[0]!.order ?? ''}/${hasMedia ? 'media' : ''}`;
+    let list = this.merged.get(key);
+    if (!list) this.merged.set(key, (list = [...(command ?? []), ...(literal ?? []), ...(hasMedia ? this.media : []), ...this.always].sort((a, b) => a.order - b.order)));
+    return list;
   }
+
+  /** The media handlers and the predicates, in routing order (a media message without a command or literal). */
+  private withMedia(): Planned[] {
+    return (this.mediaAndAlways ??= [...this.media, ...this.always].sort((a, b) => a.order - b.order));
+  }
+  private mediaAndAlways: Planned[] | undefined;
 }
 
 function push(map: Map<string, Planned[]>, key: string, planned: Planned): void {
@@ -67,13 +83,14 @@ function push(map: Map<string, Planned[]>, key: string, planned: Planned): void 
  */
 export function pluginRouting(deps: RoutingDeps): Middleware<MessageContext> {
   let plan: DispatchPlan | undefined;
-  return async (ctx, next) => {
+  // Not async: the handler's promise (or the next step's) is handed on, no frame of its own around it.
+  return (ctx, next) => {
     const prefix = deps.config().prefix;
     // A relayed text (forwarded, a card's name) is never a command or literal: its sender did not type it here.
     const first = ctx.message.relayed ? { word: '', args: ctx.text, lower: '' } : firstWordOf(ctx.text);
     const active = deps.registry.active();
-    if (plan?.active !== active) plan = new DispatchPlan(active);
-    for (const { state, entry } of plan.candidates(first, prefix, Boolean(ctx.message.media))) {
+    if (plan?.active !== active || plan.prefix !== prefix) plan = new DispatchPlan(active, prefix);
+    for (const { state, entry } of plan.candidates(first, Boolean(ctx.message.media))) {
       const { trigger } = entry;
       let hit;
       try {
@@ -84,10 +101,9 @@ export function pluginRouting(deps: RoutingDeps): Middleware<MessageContext> {
         continue;
       }
       if (!hit) continue;
-      await runHandler(deps, state, entry, ctx, hit);
-      return;
+      return runHandler(deps, state, entry, ctx, hit);
     }
-    await next();
+    return next();
   };
 }
 

@@ -3,6 +3,7 @@ import type { TriggerHit } from '../pipeline/match.js';
 import { EFFECT_KINDS } from '../guard/policy.js';
 import type { IncomingMedia, MediaKind, QuotedMessage } from '../port/message.js';
 import { pluginErrors } from './errors.js';
+import { withCommand, withMedia } from './narrowed-context.js';
 import type { HandlerBase, Trigger } from './handlers.js';
 import type { MessageContext, PluginHost, Tool } from './message-context.js';
 import type { PluginOffer, QuotedWords } from './offer.js';
@@ -59,13 +60,6 @@ export interface InstanceDeps {
   host: PluginHost;
   /** The plugin's view of a message's context (its options, host and logger). */
   view(ctx: MessageContext): MessageContext;
-}
-
-/** Adds the narrowed fields of a trigger (args, media, match) on top of a plugin's view of the context. */
-function narrow<T extends MessageContext>(ctx: MessageContext, fields: Omit<T, keyof MessageContext>): T {
-  const props: PropertyDescriptorMap = {};
-  for (const [key, value] of Object.entries(fields)) props[key] = { value, enumerable: true };
-  return Object.create(ctx, props) as T;
 }
 
 /** Wraps a tool so its call sees the plugin's view of the context. */
@@ -186,12 +180,12 @@ async function fromOffer(plugin: Plugin, deps: InstanceDeps): Promise<PluginInst
   const handlers: HandlerEntry[] = [];
   const own = (h: HandlerBase) => ({ needs: h.needs, missing: h.missing });
   for (const h of offer.commands ?? []) {
-    handlers.push({ trigger: { command: h.command, help: h.help, usage: h.usage }, ...own(h), run: (ctx, hit) => h.run(narrow(ctx, { command: hit.command!, args: hit.command?.args ?? '' })) });
+    handlers.push({ trigger: { command: h.command, help: h.help, usage: h.usage }, ...own(h), run: (ctx, hit) => h.run(withCommand(ctx, hit.command!)) });
   }
   for (const h of offer.literals ?? []) {
-    handlers.push({ trigger: { literal: h.literal, help: h.help, usage: h.usage }, ...own(h), run: (ctx, hit) => h.run(narrow(ctx, { command: hit.command!, args: hit.command?.args ?? '' })) });
+    handlers.push({ trigger: { literal: h.literal, help: h.help, usage: h.usage }, ...own(h), run: (ctx, hit) => h.run(withCommand(ctx, hit.command!)) });
   }
-  for (const h of offer.media ?? []) handlers.push({ trigger: { media: h.media, help: h.help }, ...own(h), run: (ctx) => h.run(narrow(ctx, { media: ctx.message.media! })) });
+  for (const h of offer.media ?? []) handlers.push({ trigger: { media: h.media, help: h.help }, ...own(h), run: (ctx) => h.run(withMedia(ctx, ctx.message.media!)) });
   for (const h of offer.predicates ?? []) {
     handlers.push({ trigger: { when: (ctx) => h.when(ctx), help: h.help, usage: h.usage }, ...own(h), run: (ctx) => h.run(ctx) });
   }

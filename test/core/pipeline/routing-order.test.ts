@@ -57,6 +57,9 @@ describe('routing: the first handler in routing order answers, whatever kind of 
     // A photo whose caption the earlier predicate matches goes to the media handler (media and predicate are in one plugin, media first).
     const photo = { kind: 'image' as const, mimetype: 'image/jpeg', download: async () => Buffer.from('') };
     expect(await say({ text: 'jam on toast', media: photo })).to.deep.equal(['image jam on toast']);
+    // The same command word with a photo meets the media handler of an earlier plugin first (without one, the command).
+    expect(await say({ text: '.late', media: photo })).to.deep.equal(['image .late']);
+    expect(await say({ text: '.late' })).to.deep.equal(['command late']);
     expect(await say({ text: '.jamboree' })).to.deep.equal(['predicate jam']);
 
     const config = t.app.bot.config;
