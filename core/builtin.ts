@@ -24,7 +24,7 @@ export { openaiSdk } from './services/providers/openai-sdk.js';
 /** Documents read inside the jail (the kind from the bytes; PDFs by poppler, office files by a jailed node reader). */
 export { documentKind, readDocument, type DocumentKind, type DocumentText, type ReadLimits } from './services/documents/read-document.js';
 /** The vision path: a question about one or a few images over the gateways (`/v1/messages`, else chat completions). */
-export { askVision, asUpstreamFailure, DEFAULT_ANTHROPIC_VERSION, lacksMessagesEndpoint, visionLegFilter, visionPathOf, visionPaths, type VisionAnswer, type VisionImage, type VisionPath, type VisionRequest } from './services/providers/ask-vision.js';
+export { askVision, asUpstreamFailure, DEFAULT_ANTHROPIC_VERSION, lacksMessagesEndpoint, visionLegFilter, visionPathOf, type VisionAnswer, type VisionImage, type VisionPath, type VisionRequest } from './services/providers/ask-vision.js';
 /**
  * A file of a plugin's own written atomically (recall's crash marker), and the checks of the files of earlier layouts
  * a plugin converts itself. What a plugin keeps is declared in `stores`; the JSON-file and append engines are gone from

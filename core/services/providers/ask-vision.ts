@@ -72,15 +72,16 @@ export function visionLegFilter(premium: boolean): (leg: ProviderLeg) => boolean
 export type VisionPath = 'messages' | 'chat';
 
 /**
- * The path that last worked per leg (by name and address). A leg that answered 404/405 on `/v1/messages` is asked
- * through chat completions from then on, without a wasted call; `visionPaths.get` is "not yet verified" while empty.
+ * The path that last worked per leg. A leg that answered 404/405 on `/v1/messages` is asked through chat completions
+ * from then on, without a wasted call; no entry is "not yet verified". Keyed by the leg itself, not by its name and
+ * address: an app's provider chain makes its legs once at start and keeps them for its life, so what one app learnt
+ * is never read by another in the same process (two bots, or a test's gateway on the port a closed one had).
  */
-export const visionPaths = new Map<string, VisionPath>();
-const pathKey = (leg: ProviderLeg) => `${leg.name}\u0000${leg.rootUrl}`;
+const visionPaths = new WeakMap<ProviderLeg, VisionPath>();
 
 /** The path that last worked on a leg, or undefined when no image went through it yet. */
 export function visionPathOf(leg: ProviderLeg): VisionPath | undefined {
-  return visionPaths.get(pathKey(leg));
+  return visionPaths.get(leg);
 }
 
 /**
@@ -218,10 +219,10 @@ export async function askVision(ai: VisionFailover, request: VisionRequest): Pro
       } catch (err) {
         if (!lacksMessagesEndpoint(err)) throw asUpstreamFailure(err);
         answer = await viaChat(leg, model, request);
-        visionPaths.set(pathKey(leg), 'chat');
+        visionPaths.set(leg, 'chat');
         return answer;
       }
-      visionPaths.set(pathKey(leg), 'messages');
+      visionPaths.set(leg, 'messages');
       return answer;
     },
     visionLegFilter(request.premium),
