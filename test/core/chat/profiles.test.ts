@@ -150,6 +150,27 @@ describe('chat profiles, money and .why (issue 53)', function () {
     expect(report).to.contain('+10000000002: $6.00 over 3 answers').and.contain('priced-model: $10.00 over 5 answers');
   });
 
+  it("a chat's own cap (.profile cap) holds with no cap in config.json: the owner hears when it is reached, then members are refused", async () => {
+    const gw = await gateway('gw', (req) => completion('ok', { model: req.json?.model, usage: { prompt_tokens: 1000, completion_tokens: 1000 } }));
+    t = await startTestBot([], {
+      ownIds: [BOT],
+      env: { BASE_URL: gw.url, MODEL: 'priced-model' },
+      // 2.00 a turn against the group's cap of 3.00: the second turn passes it.
+      config: { owners: ['10000000001'], groups: { policy: 'open' }, money: { prices: { 'priced-model': { input: 1000, output: 1000 } } }, sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 } },
+    });
+    expect((await groupSay('.profile cap 3'))[0]).to.match(/^Done/);
+    expect(await groupSay('one', ALICE)).to.deep.equal(['ok']);
+    // (t.send also returns the owner's notice, sent meanwhile to the owner's chat.)
+    expect(await groupSay('two', ALICE)).to.include('ok');
+    const reached = await t.until(() => t!.replies(OWNER).find((r) => r.includes('has reached')));
+    expect(reached).to.contain(`the chat ${GROUP} has reached its monthly AI cap ($4.00 of $3.00`);
+    const before = gw.chats().length;
+    expect((await groupSay('three', ALICE))[0]).to.match(/^Sorry, I cannot answer: this chat has reached this month's AI spending limit \(\$4\.00 of \$3\.00\)/);
+    expect(gw.chats().length, 'the model is not called').to.equal(before);
+    // A private chat has no cap of its own.
+    expect(await say(ALICE, 'hi')).to.deep.equal(['ok']);
+  });
+
   it('tells the owner at 80 % of a cap before it is reached', async () => {
     const gw = await gateway('gw', (req) => completion('ok', { model: req.json?.model, usage: { prompt_tokens: 1000, completion_tokens: 1000 } }));
     t = await startTestBot([], {
