@@ -1,5 +1,7 @@
 import { Readability } from '@mozilla/readability';
-import { parseHTML } from 'linkedom';
+// linkedom's one-file build for workers: the same DOM, loaded in ~0.2 s of CPU instead of ~0.55 s for its hundred-odd
+// modules, paid by each page's fresh worker (html-worker.ts).
+import { parseHTML } from 'linkedom/worker';
 
 /** A page reduced to what a reader sees: its title and its main text, paragraphs kept. */
 export interface PageText {
