@@ -39,13 +39,15 @@ describe('AI chat through the provider chain', () => {
 
   it('answers free text with the main model, with bot name, date and the chat history in the prompt', async () => {
     t = await startTestBot(pingPlugin, { env: env(), config: { botName: 'Jarvis' } });
+    // The date fixed: the prompt's date and the one expected are the same day even across midnight (UTC).
+    const clock = t.useClock(['Date']);
     expect(text(await t.transport.push({ text: 'my name is Ana' }))).to.deep.equal(['primary: my name is Ana']);
     expect(text(await t.transport.push({ text: 'what is my name?' }))).to.deep.equal(['primary: what is my name?']);
     const req = primary.chats()[1].json;
     expect(req.model).to.equal('main-a');
     expect(req.messages[0].role).to.equal('system');
     expect(req.messages[0].content).to.include('You are Jarvis');
-    expect(req.messages[0].content).to.include(new Date().toISOString().slice(0, 10));
+    expect(req.messages[0].content).to.include(new Date(clock.now()).toISOString().slice(0, 10));
     expect(req.messages.slice(1).map((m: { role: string; content: string }) => `${m.role}:${m.content}`)).to.deep.equal([
       'user:my name is Ana',
       'assistant:primary: my name is Ana',
@@ -316,9 +318,11 @@ describe('AI chat through the provider chain', () => {
 
   it('records token usage per provider and model per day', async () => {
     t = await startTestBot([], { env: env() });
+    // The date fixed: the day the answer is counted under is the day expected, even across midnight (UTC).
+    const clock = t.useClock(['Date']);
     await t.transport.push({ text: 'count me' });
     const snapshot = await t.app.usage.snapshot();
-    const today = new Date().toISOString().slice(0, 10);
+    const today = new Date(clock.now()).toISOString().slice(0, 10);
     expect(snapshot.days[today]['primary|main-a']).to.deep.equal({ prompt: 10, completion: 5, total: 15, requests: 1 });
   });
 

@@ -77,13 +77,14 @@ describe('counters (usage, budgets in the store database): written once per flus
   });
 
   it('usage: stop writes what was counted a moment before, even before the first load finished', async () => {
-    // A long interval: only the stop can have written it.
+    // A long interval: only the stop can have written it. The date fixed: the day the usage is counted under is known.
+    clock = sinon.useFakeTimers({ toFake: ['Date'], now: start });
     const usage = new UsageLedger(folder.dir, log(), 60_000);
     usage.record('primary', 'main-a', 'main', { prompt_tokens: 7, completion_tokens: 3 }, 'user-1');
     usage.record('primary', 'premium-a', 'premium', { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }, 'user-1');
     await usage.flush();
     const doc = readStored(folder.dir, 'usage');
-    expect(doc?.days?.[new Date().toISOString().slice(0, 10)]).to.deep.equal({
+    expect(doc?.days?.[day]).to.deep.equal({
       'primary|main-a': { prompt: 7, completion: 3, total: 10, requests: 1 },
       'primary|premium-a': { prompt: 1, completion: 1, total: 2, requests: 1 },
     });
@@ -107,13 +108,14 @@ describe('counters (usage, budgets in the store database): written once per flus
   });
 
   it("usage: the day's cached input adds up over requests (each request's cached part counted, none overwritten)", async () => {
+    clock = sinon.useFakeTimers({ toFake: ['Date'], now: start });
     const usage = new UsageLedger(folder.dir, log(), 60_000);
     usage.record('primary', 'main-a', 'main', { prompt_tokens: 1200, completion_tokens: 30, prompt_tokens_details: { cached_tokens: 1024 } });
     usage.record('primary', 'main-a', 'main', { prompt_tokens: 10, completion_tokens: 2 });
     usage.record('primary', 'main-a', 'main', { prompt_tokens: 900, completion_tokens: 9, prompt_tokens_details: { cached_tokens: 512 } });
     await usage.flush();
     const doc = readStored(folder.dir, 'usage');
-    expect(doc.days[new Date().toISOString().slice(0, 10)]['primary|main-a']).to.deep.equal({ prompt: 2110, cached: 1536, completion: 41, total: 2151, requests: 3 });
+    expect(doc.days[day]['primary|main-a']).to.deep.equal({ prompt: 2110, cached: 1536, completion: 41, total: 2151, requests: 3 });
   });
 
   it('usage: the owner is warned once when a role reaches 80% of its quota, not before', async () => {

@@ -123,7 +123,9 @@ describe('remind plugin', function () {
 
   it('HH:MM means today, or tomorrow once past; a natural phrase and a quoted time end where they should', async () => {
     t = await start({ timeZone: 'UTC' });
-    const now = new Date();
+    // The date fixed (timers stay real): "today" and "tomorrow" are the same days for the bot and for this test,
+    // even when the test runs across midnight (UTC).
+    const now = new Date(t.useClock(['Date']).now());
     const pad = (n: number) => String(n).padStart(2, '0');
     const soon = new Date(now.getTime() + 5 * 60_000);
     const past = new Date(now.getTime() - 5 * 60_000);

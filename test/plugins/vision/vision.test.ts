@@ -123,12 +123,14 @@ describe('vision plugin', function () {
 
   it('counts image questions in the usage ledger and against the sender\'s AI budget', async () => {
     await start(gatewaysEnv(), { ai: { requestsPerMinute: 1, tokensPerDay: 0, premiumTokensPerDay: 0, quotaMainTokens: 0, quotaPremiumTokens: 0, maxToolRounds: 3, showProvider: false } });
+    // The date fixed: the day the question is counted under is the day expected, even across midnight (UTC).
+    const clock = t!.useClock(['Date']);
     await t!.transport.push({ text: 'what is this?', media: await mediaOf(redPng) });
     const [limited] = texts(await t!.transport.push({ text: 'and now?', media: await mediaOf(redPng) }));
     expect(limited).to.match(/try again in \d+ seconds/);
     expect(primary.messages()).to.have.length(1);
     const usage = await t!.app.usage.snapshot();
-    expect(usage.days[new Date().toISOString().slice(0, 10)]['primary|primary-main']).to.deep.equal({ prompt: 20, completion: 8, total: 28, requests: 1 });
+    expect(usage.days[new Date(clock.now()).toISOString().slice(0, 10)]['primary|primary-main']).to.deep.equal({ prompt: 20, completion: 8, total: 28, requests: 1 });
   });
 
   it('puts the exchange into the chat history, so a follow-up through the normal chat knows the answer', async () => {
