@@ -34,6 +34,7 @@ import { privateChatIdOf, type Transport } from '../core/kernel/port/transport.j
 import { OwnerNotices } from '../core/services/notices/owner-notices.js';
 import type { OwnerNotifier } from '../core/services/notices/owner-notifier.js';
 import { Outbox } from '../core/services/sending/outbox.js';
+import type { AnswerPacing } from '../core/services/sending/answer-spacing.js';
 import { buildStatusReport } from '../core/kernel/status/status-report.js';
 import { KeyPool } from '../core/services/providers/key-pool.js';
 import { legsCapability } from '../core/kernel/capabilities/legs-capability.js';
@@ -67,6 +68,11 @@ export interface AppOptions {
   skipHealthProbe?: boolean;
   /** Take the data folder for this process alone (`npm start`, `npm run chat`); a second instance is refused. */
   instanceLock?: boolean;
+  /**
+   * How the answers of a turn are spaced on a transport that paces them (WhatsApp); default `DEFAULT_ANSWER_PACING`.
+   * Tests about something else shorten it, so a group's second answer does not wait its 4 s of real time.
+   */
+  answerPacing?: AnswerPacing;
 }
 
 /** Everything a running service is made of. */
@@ -225,7 +231,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   );
 
   let transport: Transport | undefined;
-  const outbox = new Outbox(() => bot.config.sending, log.child({ part: 'sending' }));
+  const outbox = new Outbox(() => bot.config.sending, log.child({ part: 'sending' }), undefined, options.answerPacing);
   const notices = new OwnerNotices({
     log: log.child({ part: 'notices' }),
     owners: () => bot.config.owners,

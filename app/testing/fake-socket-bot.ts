@@ -33,6 +33,8 @@ export interface LinkOptions {
   logLevel?: AppOptions['logLevel'];
   /** Options of the WhatsApp transport to override, e.g. `download` (the media bytes of a received voice note). */
   transport?: Partial<WhatsAppTransportOptions>;
+  /** How a turn's answers are spaced (default the product's: a group's answers 4 s apart); see `AppOptions.answerPacing`. */
+  answerPacing?: AppOptions['answerPacing'];
 }
 
 /**
@@ -52,6 +54,7 @@ export async function linkBot(options: LinkOptions): Promise<LinkedBot> {
     ...(options.logger ? { logger: options.logger } : { logDestination: options.logDestination ?? new PassThrough() }),
     ...(options.logLevel ? { logLevel: options.logLevel } : {}),
     skipHealthProbe: true,
+    ...(options.answerPacing ? { answerPacing: options.answerPacing } : {}),
   });
   try {
     const sockets = new FakeSocketFactory();

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { TestBot } from '../../app/testing/index.js';
+import type { AnswerPacing } from '../../core/services/sending/answer-spacing.js';
 
 /** People, chats and the bot's own id that chat tests share (digits of no real number). */
 export const ALICE = '6281100000001@s.whatsapp.net';
@@ -11,6 +12,12 @@ export const BOT = '10000000000@s.whatsapp.net';
 
 /** Bot-initiated sends paced fast enough for a test (the limiter still carries them). */
 export const FAST_SENDING = { perChatPerMinute: 60, globalPerMinute: 60, jitterMs: 0 };
+
+/**
+ * Answers of a turn sent as soon as they are ready, for tests about something else than their spacing (that is
+ * answer-pacing.test.ts's, on a fake clock): a group's next answer would wait 4 s of real time otherwise.
+ */
+export const UNPACED_ANSWERS: AnswerPacing = { privateGapMs: 0, groupGapMs: 0, overallGapMs: 0, jitterMs: 0 };
 
 /**
  * Sends `text` as ALICE (or `from.senderId`), in her private chat or, with `from.chatId`, in that group mentioning

@@ -12,6 +12,7 @@ import remind from '../../../plugins/remind/index.js';
 import { linkBot } from '../../../app/testing/whatsapp.js';
 import { BOT_PHONE, type FakeSocketFactory, GROUP, waMessage, waText } from '../../fakes/baileys-socket.js';
 import { tempDir, writeConfig } from '../../helpers/checkout.js';
+import { FAST_SENDING, UNPACED_ANSWERS } from '../../helpers/chat.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';
 const ALICE_LID = '98765432100001@lid';
@@ -89,7 +90,7 @@ describe('the real bot over WhatsApp: what it keeps follows the chat', function 
   }
 
   async function start(): Promise<void> {
-    ({ app, transport, sockets } = await linkBot({ dir, env: { API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'test-model' }, plugins: [recall, remind, mydata] }));
+    ({ app, transport, sockets } = await linkBot({ dir, env: { API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'test-model' }, plugins: [recall, remind, mydata], answerPacing: UNPACED_ANSWERS }));
   }
   /** Delivers a message that the model answers; resolves with what the model was sent (the prompt) once answered. */
   async function say(message: proto.IWebMessageInfo): Promise<string> {
@@ -102,7 +103,9 @@ describe('the real bot over WhatsApp: what it keeps follows the chat', function 
 
   beforeEach(async () => {
     dir = await tempDir('wabot-wa-chat-data-');
-    await writeConfig(dir);
+    // Each message its own turn at once (no 1.5 s burst window to wait out: bursts and a chat's move while one is open
+    // are bursts-whatsapp.test.ts's and chat-move.test.ts's), and the reminder sent without the sending jitter.
+    await writeConfig(dir, { conversation: { debounceMs: 0 }, sending: FAST_SENDING });
     model = await FakeModel.start(() => 'noted');
   });
   afterEach(async () => {

@@ -10,12 +10,18 @@ import { FakeAudio } from '../../../app/testing/index.js';
 import { waMessage, waText } from '../../fakes/baileys-socket.js';
 import { startLinkedBot, type LinkedBot } from '../../helpers/linked-bot.js';
 import { tempDir, writeConfig } from '../../helpers/checkout.js';
+import { UNPACED_ANSWERS } from '../../helpers/chat.js';
 import { storedHistory, storedSearchLogText, storedSummary } from '../../helpers/disk-text.js';
 import { makeTone } from '../../plugins/voice/audio-files.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';
 const ALICE_LID = '98765432100001@lid';
 const LID_DIGITS = '98765432100001';
+/**
+ * Each message its own turn at once: no 1.5 s burst window waited out per message. The test of a message still being
+ * answered when the phone id arrives keeps WhatsApp's default window (a burst open under the LID at the move).
+ */
+const NO_BURSTS = { conversation: { debounceMs: 0 } };
 
 /** Every file under `folder`, as paths relative to it. */
 async function filesUnder(folder: string, prefix = ''): Promise<string[]> {
@@ -54,7 +60,7 @@ describe('the real bot over WhatsApp: a private chat moving from its LID to its 
   });
   beforeEach(async () => {
     dir = await tempDir('wa-chat-move-');
-    await writeConfig(dir);
+    await writeConfig(dir, NO_BURSTS);
     documents = [];
     // "remember: <fact>" makes the model call the remember tool (a memory write); anything else gets "noted".
     model = await FakeModel.start((request) => {
@@ -80,6 +86,7 @@ describe('the real bot over WhatsApp: a private chat moving from its LID to its 
       env: { API_KEY: 'test-key-123456', BASE_URL: model.url, MODEL: 'test-model', AUDIO_BASE_URL: `${audio.url}/v1/`, AUDIO_API_KEYS: 'audio-key-1' },
       plugins: [recall, createVoicePlugin(), mydata],
       transport: { download: async () => ogg },
+      answerPacing: UNPACED_ANSWERS,
     });
     const socket = bot.sockets.last;
     const send = socket.sendMessage.bind(socket);
@@ -153,7 +160,7 @@ describe('the real bot over WhatsApp: a private chat moving from its LID to its 
   });
 
   it("the chat's summary of older turns moves from the LID to the phone id with its history, and reaches the prompt there", async () => {
-    await writeConfig(dir, { history: { maxMessages: 4, maxPromptTokens: 6000, summarize: true, summaryMaxTokens: 800 }, ai: { requestsPerMinute: 0 } });
+    await writeConfig(dir, { ...NO_BURSTS, history: { maxMessages: 4, maxPromptTokens: 6000, summarize: true, summaryMaxTokens: 800 }, ai: { requestsPerMinute: 0 } });
     await start();
     await say(waText('my locker number is 8812', { from: ALICE_LID }));
     for (let i = 1; i <= 3; i++) await say(waText(`small talk ${i}`, { from: ALICE_LID }));
@@ -167,6 +174,7 @@ describe('the real bot over WhatsApp: a private chat moving from its LID to its 
   });
 
   it('a message under the LID still being answered when the phone id arrives is written before the move, never under the LID after it', async () => {
+    await writeConfig(dir);
     await start();
     // One batch: the LID message is being answered (its model request under way) when the next one reveals the phone.
     bot!.sockets.last.deliver([waText('my locker number is 8812', { from: ALICE_LID }), waText('the locker is on floor two', { from: ALICE_LID, fromAlt: ALICE })]);
@@ -175,6 +183,7 @@ describe('the real bot over WhatsApp: a private chat moving from its LID to its 
     await bot!.app.stop();
     bot = undefined;
     expect(await lidFiles()).to.deep.equal([]);
+    await writeConfig(dir, NO_BURSTS);
     await start();
     await say(waText('what is my locker number?', { from: ALICE }));
     const prompt = JSON.stringify(model.requests.at(-1)!.messages);

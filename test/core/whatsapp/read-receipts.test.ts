@@ -8,6 +8,7 @@ import { BOT_ME, BOT_PHONE, FakeBaileysSocket, FakeSocketFactory, GROUP, waText 
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { startLinkedBot } from '../../helpers/linked-bot.js';
 import { tempDir, writeConfig } from '../../helpers/checkout.js';
+import { FAST_SENDING, UNPACED_ANSWERS } from '../../helpers/chat.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';
 const BOB = '6281233330000@s.whatsapp.net';
@@ -22,11 +23,15 @@ describe('read receipts and "online" while typing over WhatsApp (the real bot, f
   let gw: FakeGateway;
   let socket: FakeBaileysSocket;
 
+  /**
+   * The bot on `config`. Each message is its own turn at once unless the config says otherwise (no 1.5 s burst window
+   * waited out per message; the burst test sets WhatsApp's default back), and nothing it sends waits on pacing.
+   */
   async function start(config: Record<string, unknown>): Promise<void> {
     dir = await tempDir('wabot-wa-receipts-');
-    await writeConfig(dir, { targetUserIds: [BOT_PHONE], ...config });
+    await writeConfig(dir, { targetUserIds: [BOT_PHONE], conversation: { debounceMs: 0 }, sending: FAST_SENDING, ...config });
     gw = await FakeGateway.start('model');
-    ({ app, transport, sockets } = await startLinkedBot({ dir, env: { API_KEY: 'test-key-123456', BASE_URL: gw.url, MODEL: 'test-model' }, plugins: [pingPlugin, accessPlugin] }));
+    ({ app, transport, sockets } = await startLinkedBot({ dir, env: { API_KEY: 'test-key-123456', BASE_URL: gw.url, MODEL: 'test-model' }, plugins: [pingPlugin, accessPlugin], answerPacing: UNPACED_ANSWERS }));
     socket = sockets.last;
   }
 
@@ -69,7 +74,8 @@ describe('read receipts and "online" while typing over WhatsApp (the real bot, f
   });
 
   it('reads every line of a burst answered as one turn, not only the last', async () => {
-    await start({});
+    // WhatsApp's own burst window (conversation.debounceMs unset).
+    await start({ conversation: {} });
     const lines = [waText('hi', { from: ALICE }), waText('one question', { from: ALICE }), waText('about rice', { from: ALICE })];
     socket.deliver(lines);
     await transport.idle();
