@@ -8,6 +8,7 @@ import { mediaSeconds } from '../../core/builtin.js';
 import { sniffAudio, type AudioFormat } from './audio-format.js';
 import { NoTranscriptError, type AudioProvider, type UploadFile } from './audio-provider.js';
 import { AudioConversionError, SPEECH_BITRATE, toOpusSpeech } from './ffmpeg.js';
+import { opusSeconds } from './opus-length.js';
 import { KeysExhaustedError, ProviderDownError, RequestRejectedError } from '../../core/index.js';
 
 /** A voice-note failure whose message is a complete sentence for the user. */
@@ -54,7 +55,8 @@ export class Transcriber {
 
   /**
    * Pins the container from the first bytes (anything off the allow-list, such as an HLS playlist, is refused here,
-   * before ffmpeg or the provider sees it) and measures how long it plays with ffprobe on that pinned format.
+   * before ffmpeg or the provider sees it) and measures how long it plays: an Ogg/Opus voice note from its pages
+   * (opus-length.ts), anything else with ffprobe in the jail on that pinned format.
    */
   async measure(bytes: Buffer, kind: string): Promise<{ format: PinnedFormat; seconds: number }> {
     const what = kind === 'voice' ? 'voice note' : 'audio file';
@@ -69,6 +71,9 @@ export class Transcriber {
       throw err;
     }
     const binary = this.ffmpegOrFail(`I have to check how long that ${what} is before I send it anywhere`);
+    // A voice note (one Opus stream in Ogg) is measured from its pages here, as ffprobe would: no process per note.
+    const fromPages = format.demuxer === 'ogg' ? opusSeconds(bytes) : undefined;
+    if (fromPages !== undefined) return { format, seconds: fromPages };
     const dir = await mkdtemp(path.join(os.tmpdir(), 'voice-probe-'));
     try {
       const file = path.join(dir, 'input');
