@@ -57,19 +57,25 @@ export async function toOpusSpeech(jail: Jail, binary: string, input: Buffer, op
   }
 }
 
-/** Samples a second of the PCM `toPcm` gives (enough for a length and the 64 bars of a waveform). */
-export const PCM_RATE = 8000;
-
 /**
- * Decodes audio of a pinned container into raw PCM (signed 16-bit little-endian, mono, `PCM_RATE` Hz), in the jail:
- * what a voice note's length and waveform are read from.
+ * Makes a voice reply in one ffmpeg run: the mono Ogg/Opus note (as `toOpusSpeech`) and, from the same decode, the
+ * PCM (signed 16-bit, mono, `PCM_RATE` Hz) its length and waveform are read from: one jailed run per voice reply.
+ *
+ * @example const { ogg, pcm } = await toVoiceNote(host.jail, '/usr/bin/ffmpeg', wavBytes, { format });
  */
-export async function toPcm(jail: Jail, binary: string, input: Buffer, options: { format: PinnedFormat; timeoutMs?: number }): Promise<Buffer> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'voice-pcm-'));
+export async function toVoiceNote(jail: Jail, binary: string, input: Buffer, options: { format: PinnedFormat; timeoutMs?: number }): Promise<{ ogg: Buffer; pcm: Buffer }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'voice-note-'));
   try {
-    await run(jail, binary, input, [...inputArgs(options.format), '-i', 'in/input', '-vn', '-map', '0:a:0', '-ac', '1', '-ar', String(PCM_RATE), '-f', 's16le', 'out/pcm.raw'], dir, options.timeoutMs ?? 120_000);
-    return await readFile(path.join(dir, 'pcm.raw'));
+    const ogg = ['-map', '0:a:0', '-ac', '1', '-ar', '16000', '-c:a', 'libopus', '-b:a', String(SPEECH_BITRATE), '-application', 'voip', '-f', 'ogg', 'out/note.ogg'];
+    const pcm = ['-map', '0:a:0', '-ac', '1', '-ar', String(PCM_RATE), '-f', 's16le', 'out/pcm.raw'];
+    await run(jail, binary, input, [...inputArgs(options.format), '-i', 'in/input', '-vn', ...ogg, ...pcm], dir, options.timeoutMs ?? 120_000);
+    const [note, samples] = await Promise.all([readFile(path.join(dir, 'note.ogg')), readFile(path.join(dir, 'pcm.raw'))]);
+    if (!note.length) throw new AudioConversionError('ffmpeg produced no audio');
+    return { ogg: note, pcm: samples };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+/** Samples a second of the PCM `toVoiceNote` gives (enough for a length and the 64 bars of a waveform). */
+export const PCM_RATE = 8000;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { type Jail } from '../../core/index.js';
 import { pinFormat } from '../../core/builtin.js';
 import type { AudioProvider } from './audio-provider.js';
-import { toOpusSpeech, toPcm } from './ffmpeg.js';
+import { toVoiceNote } from './ffmpeg.js';
 import { voiceNoteShape } from './waveform.js';
 
 /** Links and code are read badly aloud and cannot be copied from a voice note: such answers go as text. */
@@ -44,7 +44,7 @@ export interface SpeechMakerOptions {
  * converted to mono Ogg/Opus by ffmpeg in the jail. Any failure throws; the caller then sends the text.
  *
  * With it comes what a phone shows of a voice note before it plays: its length in seconds and its 64-bar waveform,
- * read from the finished Ogg (decoded in the jail too).
+ * read from the same decode in the same jailed run (one ffmpeg per voice reply).
  *
  * @example const { file, seconds, waveform } = await maker.make('It is sunny today.', 'msg-1'); // data/voice_replies/…ogg
  */
@@ -57,12 +57,11 @@ export class SpeechMaker {
     const speech = await this.options.provider.speak(text);
     if (!speech.length) throw new Error('the speech endpoint answered with no audio');
     const format = await pinFormat(speech, 'sound');
-    const [ogg] = await toOpusSpeech(this.options.jail, binary, speech, { format, timeoutMs: this.options.conversionTimeoutMs });
+    const { ogg, pcm } = await toVoiceNote(this.options.jail, binary, speech, { format, timeoutMs: this.options.conversionTimeoutMs });
     await mkdir(this.options.dir, { recursive: true });
     await this.removeOld();
     const file = path.join(this.options.dir, `${Date.now()}-${name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 60)}.ogg`);
     await writeFile(file, ogg);
-    const pcm = await toPcm(this.options.jail, binary, ogg, { format: await pinFormat(ogg, 'sound'), timeoutMs: this.options.conversionTimeoutMs });
     return { file, ...voiceNoteShape(pcm) };
   }
 
