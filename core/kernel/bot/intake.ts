@@ -57,6 +57,8 @@ export class Intake {
   private pipeline: ((ctx: MessageContext) => Promise<void>) | undefined;
   /** What ended turns still finish (see `afterTurns`). */
   private readonly turnTails = new Set<Promise<void>>();
+  /** The account's own ids, asked only for a message of a watched chat. */
+  private readonly ownIds = () => this.deps.link.ownIds();
 
   constructor(private readonly deps: IntakeDeps) {
     const { config, link, queue, burstTurns } = deps;
@@ -99,14 +101,12 @@ export class Intake {
 
   /** Not async: the queue calls it inside a `then`, where a throw is a rejection; the pipeline's promise is handed on. */
   private process(message: IncomingMessage): Promise<void> | undefined {
-    const { config, registry, link, log, capabilities } = this.deps;
+    const { config, registry, log, capabilities } = this.deps;
     // A chat the owner watches read-only: its watchers keep the message, and the bot says nothing there.
     // A person's `.mydata` in their own private chat is their right even there (what the bot keeps about them).
     const myData = !message.isGroup && !message.fromMe && isMyDataCommand(message.text.trim(), config().prefix);
-    if (!myData && registry.active().some((s) => s.instance?.watch)) {
-      return keptAsWatched(message, registry, link.ownIds(), log, capabilities).then((kept) => (kept ? undefined : this.processUnwatched(message)));
-    }
-    return this.processUnwatched(message);
+    const kept = myData ? false : keptAsWatched(message, registry, this.ownIds, log, capabilities);
+    return kept ? kept.then(() => undefined) : this.processUnwatched(message);
   }
 
   private processUnwatched(message: IncomingMessage): Promise<void> | undefined {

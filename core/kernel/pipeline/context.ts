@@ -29,7 +29,9 @@ export interface ContextDeps {
 /**
  * The context of one inbound message: replies, history and memory bound to its chat. A class, not an object literal:
  * a literal with a getter and a symbol key is built through V8's slow runtime path (~0.9 µs a message, 12× a class
- * instance). The reply functions are own closures, so `const { reply } = ctx` still works as before.
+ * instance). The reply functions, the history and the memory are made on first use (a `.ping` uses `reply` alone;
+ * making all of them was ~20 closures and objects a message) and kept, each a closure bound to this message, so
+ * `const { reply } = ctx` still works as before.
  */
 class InboundContext implements MessageContext {
   readonly text: string;
@@ -37,134 +39,197 @@ class InboundContext implements MessageContext {
   readonly senderId: string;
   readonly addressed: boolean;
   readonly isOwner: boolean;
-  readonly reply: MessageContext['reply'];
-  readonly react: MessageContext['react'];
-  readonly sendMedia: MessageContext['sendMedia'];
-  readonly sendPoll: MessageContext['sendPoll'];
-  readonly sendLocation: MessageContext['sendLocation'];
-  readonly sendContact: MessageContext['sendContact'];
-  readonly edit: MessageContext['edit'];
-  readonly typing: MessageContext['typing'];
-  readonly progress: MessageContext['progress'];
-  readonly replyIfQuotedDeleted: MessageContext['replyIfQuotedDeleted'];
-  readonly history: MessageContext['history'];
-  readonly memory: MessageContext['memory'];
   readonly ai: AiService;
   readonly host: PluginHost;
   readonly state: Record<string, unknown> = {};
   /** This message's plugin views, by plugin: made once per plugin and message (observers, predicates, tools, handler). */
-  readonly #views = new Map<string, MessageContext>();
+  #views: Map<string, MessageContext> | undefined;
+  /** When the turn started (unix ms), for its status message. */
+  readonly #startedAt = Date.now();
   /** The turn's status message, when the progress middleware gave it one (pipeline/progress). */
-  readonly #progress: ProgressSlot = { current: undefined, startedAt: Date.now(), phrase: undefined };
+  #progress: ProgressSlot | undefined;
   // Made on first use: most messages never log, and pino's child() is not free.
   #childLog: Logger | undefined;
   readonly #deps: ContextDeps;
+  readonly #transport: Transport;
+  /** Whether a message of the answer went out yet (only a private chat's first of the turn goes at once). */
+  #spoken = false;
+  #incomingRecorded = false;
+  #incoming: HistoryEntry | undefined;
+  #reply: MessageContext['reply'] | undefined;
+  #react: MessageContext['react'] | undefined;
+  #sendMedia: MessageContext['sendMedia'] | undefined;
+  #sendPoll: MessageContext['sendPoll'] | undefined;
+  #sendLocation: MessageContext['sendLocation'] | undefined;
+  #sendContact: MessageContext['sendContact'] | undefined;
+  #edit: MessageContext['edit'] | undefined;
+  #typing: MessageContext['typing'] | undefined;
+  #setProgress: MessageContext['progress'] | undefined;
+  #replyIfQuotedDeleted: MessageContext['replyIfQuotedDeleted'] | undefined;
+  #history: MessageContext['history'] | undefined;
+  #memory: MessageContext['memory'] | undefined;
 
   constructor(deps: ContextDeps, transport: Transport, readonly message: IncomingMessage, rawText: string) {
     this.#deps = deps;
+    this.#transport = transport;
     // The bot's ids matter only for a text that starts with a mention and for a group message (not per private line).
     const startsWithMention = rawText.trimStart().startsWith('@');
     const botIds = startsWithMention || message.isGroup ? deps.botIds() : [];
-    const chatId = message.chatId;
     this.text = startsWithMention ? stripBotMentions(rawText, botIds).trim() : rawText.trim();
-    this.chatId = chatId;
+    this.chatId = message.chatId;
     this.senderId = message.senderId;
     this.addressed = mentionsBot(message, botIds);
     this.isOwner = isOwnerMessage(message, deps.config());
-    const progress = this.#progress;
-    // Every message of the answer goes through the outbox's spacing; only a private chat's first of the turn at once.
-    let spoken = false;
-    const spaced = <T>(send: () => Promise<T>): Promise<T> => {
-      const first = !spoken;
-      spoken = true;
-      return deps.answer ? deps.answer(chatId, send, { group: message.isGroup, first }) : send();
-    };
-    this.reply = async (replyText, options) => {
+    this.ai = deps.ai;
+    this.host = deps.host('core');
+  }
+
+  /** Every message of the answer goes through the outbox's spacing; only a private chat's first of the turn at once. */
+  #spaced<T>(send: () => Promise<T>): Promise<T> {
+    const first = !this.#spoken;
+    this.#spoken = true;
+    const answer = this.#deps.answer;
+    return answer ? answer(this.chatId, send, { group: this.message.isGroup, first }) : send();
+  }
+
+  /** A status message still on its way goes first; one not yet due never comes (what is said now answers). */
+  #beforeSpeaking(): Promise<void> | undefined {
+    return this.#progress?.current?.beforeSpeaking();
+  }
+
+  get reply(): MessageContext['reply'] {
+    return (this.#reply ??= async (replyText, options) => {
+      const { chatId, message } = this;
+      const transport = this.#transport;
       // Nothing to say (a model that chose silence) sends nothing; a long text goes as several messages.
       const parts = String(replyText).trim() ? splitMessage(String(replyText)) : [];
-      // A status message still on its way goes first; one not yet due never comes (what is said now answers).
-      if (parts.length) await progress.current?.beforeSpeaking();
+      if (parts.length) await this.#beforeSpeaking();
       let sent: SentMessage = { id: '' };
-      for (const [i, part] of parts.entries()) {
-        sent = await spaced(() => transport.sendText(chatId, part, { quotedId: options?.quote && i === 0 ? message.id : undefined, answers: message.senderId }));
+      for (let i = 0; i < parts.length; i++) {
+        const part = parts[i]!;
+        sent = await this.#spaced(() => transport.sendText(chatId, part, { quotedId: options?.quote && i === 0 ? message.id : undefined, answers: message.senderId }));
       }
       return sent;
-    };
+    });
+  }
+
+  get react(): MessageContext['react'] {
     // A turn with no chat message of its own (a poll vote's turn, a scheduled one) has nothing to react to.
-    this.react = (emoji) => (message.scheduled || message.noChatMessage ? Promise.resolve() : transport.react(chatId, message.id, emoji, message.senderId));
-    this.sendMedia = async (media: OutgoingMedia, options) => {
-      await progress.current?.beforeSpeaking();
-      return spaced(() => transport.sendMedia(chatId, media, { quotedId: options?.quote ? message.id : undefined, answers: message.senderId }));
-    };
-    this.sendPoll = async (poll, options) => {
-      await progress.current?.beforeSpeaking();
-      return spaced(() => deps.polls.send(transport, chatId, poll, { answers: message.senderId, answerOnVote: options?.answerOnVote }));
-    };
-    this.sendLocation = async (location, options) => {
+    return (this.#react ??= (emoji) => (this.message.scheduled || this.message.noChatMessage ? Promise.resolve() : this.#transport.react(this.chatId, this.message.id, emoji, this.message.senderId)));
+  }
+
+  get sendMedia(): MessageContext['sendMedia'] {
+    return (this.#sendMedia ??= async (media: OutgoingMedia, options) => {
+      await this.#beforeSpeaking();
+      return this.#spaced(() => this.#transport.sendMedia(this.chatId, media, { quotedId: options?.quote ? this.message.id : undefined, answers: this.message.senderId }));
+    });
+  }
+
+  get sendPoll(): MessageContext['sendPoll'] {
+    return (this.#sendPoll ??= async (poll, options) => {
+      await this.#beforeSpeaking();
+      return this.#spaced(() => this.#deps.polls.send(this.#transport, this.chatId, poll, { answers: this.message.senderId, answerOnVote: options?.answerOnVote }));
+    });
+  }
+
+  get sendLocation(): MessageContext['sendLocation'] {
+    return (this.#sendLocation ??= async (location, options) => {
+      const transport = this.#transport;
       if (!transport.sendLocation) throw new Error(`the ${transport.name} chat cannot show locations`);
-      await progress.current?.beforeSpeaking();
-      return spaced(() => transport.sendLocation!(chatId, location, { quotedId: options?.quote ? message.id : undefined, answers: message.senderId }));
-    };
-    this.sendContact = async (contact, options) => {
+      await this.#beforeSpeaking();
+      return this.#spaced(() => transport.sendLocation!(this.chatId, location, { quotedId: options?.quote ? this.message.id : undefined, answers: this.message.senderId }));
+    });
+  }
+
+  get sendContact(): MessageContext['sendContact'] {
+    return (this.#sendContact ??= async (contact, options) => {
+      const transport = this.#transport;
       if (!transport.sendContact) throw new Error(`the ${transport.name} chat cannot show contact cards`);
-      await progress.current?.beforeSpeaking();
-      return spaced(() => transport.sendContact!(chatId, contact, { quotedId: options?.quote ? message.id : undefined, answers: message.senderId }));
-    };
-    this.edit = (sent, newText) => transport.editText(chatId, sent.id, newText);
-    this.typing = (on) => transport.setTyping(chatId, on);
-    this.progress = (phrase) => {
-      progress.phrase = phrase;
-      progress.current?.set(phrase);
-    };
-    this.replyIfQuotedDeleted = async (what) => {
-      const quoted = message.quoted;
+      await this.#beforeSpeaking();
+      return this.#spaced(() => transport.sendContact!(this.chatId, contact, { quotedId: options?.quote ? this.message.id : undefined, answers: this.message.senderId }));
+    });
+  }
+
+  get edit(): MessageContext['edit'] {
+    return (this.#edit ??= (sent, newText) => this.#transport.editText(this.chatId, sent.id, newText));
+  }
+
+  get typing(): MessageContext['typing'] {
+    return (this.#typing ??= (on) => this.#transport.setTyping(this.chatId, on));
+  }
+
+  get progress(): MessageContext['progress'] {
+    return (this.#setProgress ??= (phrase) => {
+      const slot = this.#progressSlot();
+      slot.phrase = phrase;
+      slot.current?.set(phrase);
+    });
+  }
+
+  get replyIfQuotedDeleted(): MessageContext['replyIfQuotedDeleted'] {
+    return (this.#replyIfQuotedDeleted ??= async (what) => {
+      const quoted = this.message.quoted;
       if (!quoted?.deleted) return false;
       await this.reply(quotedDeletedSentence(quoted, what));
       return true;
-    };
-    const { histories, memories } = deps;
-    let incomingRecorded = false;
-    let incoming: HistoryEntry | undefined;
-    this.history = {
+    });
+  }
+
+  get history(): MessageContext['history'] {
+    if (this.#history) return this.#history;
+    const { chatId, message } = this;
+    const { histories } = this.#deps;
+    const incomingRemoved = () => this.#incoming !== undefined && histories.wasRemoved(this.#incoming);
+    return (this.#history = {
       recent: (limit) => histories.recent(chatId, limit),
       // The bot's answer is filed under whom and which message it answers: their `.mydata` delete and a delete for
       // everyone of that message remove it (it may repeat their words). An answer to a message such a delete (or an
       // edit) removed while the answer was made is not kept: it would bring the removed words back.
       append: async (entry, options) => {
-        if (entry.role === 'assistant' && this.history.incomingRemoved()) return;
+        if (entry.role === 'assistant' && incomingRemoved()) return;
         const kept = entry.role === 'assistant' && !entry.answers ? { ...entry, answers: message.senderId, ...(message.id && !entry.answersMessage ? { answersMessage: message.id } : {}) } : entry;
-        if (kept.role === 'user' && kept.id !== undefined && kept.id === message.id) incoming = kept;
+        if (kept.role === 'user' && kept.id !== undefined && kept.id === message.id) this.#incoming = kept;
         await histories.append(chatId, kept, options);
       },
-      async recordIncoming(text, extra) {
-        if (incomingRecorded) return;
-        incomingRecorded = true;
-        incoming = { id: message.id, role: 'user', senderId: message.senderId, senderName: message.senderName, text, at: message.timestamp, ...(extra?.media ? { media: extra.media } : {}) };
+      recordIncoming: async (text, extra) => {
+        if (this.#incomingRecorded) return;
+        this.#incomingRecorded = true;
+        const incoming: HistoryEntry = { id: message.id, role: 'user', senderId: message.senderId, senderName: message.senderName, text, at: message.timestamp, ...(extra?.media ? { media: extra.media } : {}) };
+        this.#incoming = incoming;
         await histories.append(chatId, incoming);
       },
-      incomingRecorded: () => incomingRecorded,
-      incomingRemoved: () => incoming !== undefined && histories.wasRemoved(incoming),
-    };
-    this.memory = {
+      incomingRecorded: () => this.#incomingRecorded,
+      incomingRemoved,
+    });
+  }
+
+  get memory(): MessageContext['memory'] {
+    if (this.#memory) return this.#memory;
+    const { chatId, message } = this;
+    const { memories } = this.#deps;
+    return (this.#memory = {
       facts: () => memories.facts(chatId),
       remember: (fact) => memories.remember(chatId, fact, message.senderId),
-    };
-    this.ai = deps.ai;
-    this.host = deps.host('core');
+    });
   }
 
   get log(): Logger {
     return (this.#childLog ??= this.#deps.log.child({ chat: this.chatId }));
   }
 
-  /** The views map of `ctx` when it is a message's own context (not a view or a narrowed context made from one). */
-  static progressOf(ctx: MessageContext): ProgressSlot | undefined {
-    return #progress in ctx ? (ctx as InboundContext).#progress : undefined;
+  #progressSlot(): ProgressSlot {
+    return (this.#progress ??= { current: undefined, startedAt: this.#startedAt, phrase: undefined });
   }
 
+  /** The slot for the status message of `ctx`'s turn, when `ctx` is a message's own context. */
+  static progressOf(ctx: MessageContext): ProgressSlot | undefined {
+    return #progress in ctx ? (ctx as InboundContext).#progressSlot() : undefined;
+  }
+
+  /** The views map of `ctx` when it is a message's own context (not a view or a narrowed context made from one). */
   static viewsOf(ctx: MessageContext): Map<string, MessageContext> | undefined {
     // A private field is never inherited: a context made with `Object.create(ctx)` has no views of its own.
-    return #views in ctx ? (ctx as InboundContext).#views : undefined;
+    return #views in ctx ? ((ctx as InboundContext).#views ??= new Map()) : undefined;
   }
 }
 

@@ -1,7 +1,8 @@
 import type { Capabilities } from '../capabilities/capabilities.js';
 import type { BotConfig } from '../../services/config/schema.js';
 import type { Logger } from '../../services/log/logger.js';
-import type { PluginRegistry } from '../plugin/registry.js';
+import type { ObserverEntry } from '../plugin/instance.js';
+import type { PluginRegistry, PluginState } from '../plugin/registry.js';
 import type { MessageContext } from '../plugin/message-context.js';
 import type { IncomingMessage } from '../port/message.js';
 import type { Middleware } from './compose.js';
@@ -26,28 +27,58 @@ export function handledText(message: IncomingMessage, log: Logger): string | und
 
 /**
  * Observers see every message of a chat the bot takes part in (they run after the chat rules), addressed or not; one
- * failing never stops the others or the reply.
+ * failing never stops the others or the reply. Not async while every observer finishes at once (most only note the
+ * message): the message goes on without a frame of its own here; the first one that returns a promise is waited for,
+ * and the rest after it.
  */
 export function observers(registry: PluginRegistry, capabilities: Capabilities, view: (ctx: MessageContext, name: string) => MessageContext): Middleware<MessageContext> {
-  return async (ctx, next) => {
-    for (const state of registry.active()) {
-      if (!state.instance?.observers.length) continue;
-      if (!registry.mayUse(state.plugin.name, ctx.message)) continue;
-      if (capabilities.lacks(state.plugin.needs ?? [])) continue;
-      try {
-        for (const observer of state.instance.observers) {
-          // An observer's own needs: withheld while one is missing (the start log said so), like a handler's.
-          if (observer.needs?.length && capabilities.lacks(observer.needs)) continue;
-          const seen = observer.run(view(ctx, state.plugin.name));
-          // An observer that finished at once (most only note the message) is not waited for a turn.
-          if (seen && typeof (seen as PromiseLike<unknown>).then === 'function') await seen;
+  return (ctx, next) => {
+    const active = registry.active();
+    for (let i = 0; i < active.length; i++) {
+      const state = active[i]!;
+      if (!state.instance?.observers.length || !mayObserve(state, ctx, registry, capabilities)) continue;
+      const list = state.instance.observers;
+      for (let j = 0; j < list.length; j++) {
+        let seen: unknown;
+        try {
+          seen = runObserver(list[j]!, state, ctx, capabilities, view);
+        } catch (err) {
+          ctx.log.error({ err, plugin: state.plugin.name }, 'observer plugin failed');
+          break;
         }
-      } catch (err) {
-        ctx.log.error({ err, plugin: state.plugin.name }, 'observer plugin failed');
+        if (seen && typeof (seen as PromiseLike<unknown>).then === 'function') return observeRest(seen as PromiseLike<unknown>, active, i, j, ctx, registry, capabilities, view).then(next);
       }
     }
-    await next();
+    return next();
   };
+}
+
+function mayObserve(state: PluginState, ctx: MessageContext, registry: PluginRegistry, capabilities: Capabilities): boolean {
+  return registry.mayUse(state.plugin.name, ctx.message) && !capabilities.lacks(state.plugin.needs ?? []);
+}
+
+/** Runs one observer (its own needs withheld while one is missing, as the start log said, like a handler's). */
+function runObserver(observer: ObserverEntry, state: PluginState, ctx: MessageContext, capabilities: Capabilities, view: (ctx: MessageContext, name: string) => MessageContext): unknown {
+  if (observer.needs?.length && capabilities.lacks(observer.needs)) return undefined;
+  return observer.run(view(ctx, state.plugin.name));
+}
+
+/** Waits for observer `j` of `active[i]` (it returned `pending`), then runs the observers after it, each waited for. */
+async function observeRest(pending: PromiseLike<unknown>, active: PluginState[], i: number, j: number, ctx: MessageContext, registry: PluginRegistry, capabilities: Capabilities, view: (ctx: MessageContext, name: string) => MessageContext): Promise<void> {
+  for (; i < active.length; i++, j = -1) {
+    const state = active[i]!;
+    if (j === -1 && (!state.instance?.observers.length || !mayObserve(state, ctx, registry, capabilities))) continue;
+    try {
+      if (j !== -1) await pending;
+      const list = state.instance!.observers;
+      for (j++; j < list.length; j++) {
+        const seen = runObserver(list[j]!, state, ctx, capabilities, view);
+        if (seen && typeof (seen as PromiseLike<unknown>).then === 'function') await seen;
+      }
+    } catch (err) {
+      ctx.log.error({ err, plugin: state.plugin.name }, 'observer plugin failed');
+    }
+  }
 }
 
 /**

@@ -1,21 +1,22 @@
 import type { Capabilities } from '../capabilities/capabilities.js';
 import type { Logger } from '../../services/log/logger.js';
 import type { PluginRegistry } from '../plugin/registry.js';
-import type { WatchedMedia } from '../plugin/watch.js';
+import type { ChatWatch, WatchedMedia } from '../plugin/watch.js';
 import { isSelfChat } from '../port/ids.js';
 import type { IncomingMedia, IncomingMessage } from '../port/message.js';
 
 /**
  * Watched chats (`PluginOffer.watch`): a message of a chat some active plugin watches is handed to those plugins'
  * `keep` and goes no further — nothing is answered there, no handler, observer or model sees it. Resolves true when
- * the message was such a one (the caller then stops), false for every other chat, whose messages no watcher ever gets.
+ * the message was such a one (the caller then stops); false, at once and not as a promise, for every other chat,
+ * whose messages no watcher ever gets (nearly every message: it goes on without waiting a turn).
  * The account's own "Message yourself" chat is never watched: it is the owner's command line.
  */
-export async function keptAsWatched(message: IncomingMessage, registry: PluginRegistry, ownIds: readonly string[], log: Logger, capabilities: Capabilities): Promise<boolean> {
-  if (isSelfChat(message, ownIds)) return false;
-  let watched = false;
-  const media: WatchedMedia = { words: () => watchedWordsOf(message, registry, capabilities, log) };
-  for (const state of registry.active()) {
+export function keptAsWatched(message: IncomingMessage, registry: PluginRegistry, ownIds: () => readonly string[], log: Logger, capabilities: Capabilities): Promise<true> | false {
+  let watchers: Array<{ plugin: string; watch: ChatWatch }> | undefined;
+  const active = registry.active();
+  for (let i = 0; i < active.length; i++) {
+    const state = active[i]!;
     const watch = state.instance?.watch;
     if (!watch) continue;
     let mine = false;
@@ -24,15 +25,23 @@ export async function keptAsWatched(message: IncomingMessage, registry: PluginRe
     } catch (err) {
       log.error({ err, plugin: state.plugin.name }, 'a plugin failed to say whether it watches a chat');
     }
-    if (!mine) continue;
-    watched = true;
+    if (mine) (watchers ??= []).push({ plugin: state.plugin.name, watch });
+  }
+  if (!watchers || isSelfChat(message, ownIds())) return false;
+  return keep(message, watchers, registry, log, capabilities);
+}
+
+/** Hands a watched chat's message to each plugin watching it, in order. */
+async function keep(message: IncomingMessage, watchers: Array<{ plugin: string; watch: ChatWatch }>, registry: PluginRegistry, log: Logger, capabilities: Capabilities): Promise<true> {
+  const media: WatchedMedia = { words: () => watchedWordsOf(message, registry, capabilities, log) };
+  for (const { plugin, watch } of watchers) {
     try {
       await watch.keep(message, media);
     } catch (err) {
-      log.error({ err, plugin: state.plugin.name, chat: message.chatId }, 'a plugin failed to keep a message of a watched chat');
+      log.error({ err, plugin, chat: message.chatId }, 'a plugin failed to keep a message of a watched chat');
     }
   }
-  return watched;
+  return true;
 }
 
 /**
