@@ -4,6 +4,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { TestBot } from '../../../app/testing/index.js';
 import { putFile, sandboxWorks, startWorkspaceApp, texts, USER, workspaceDir } from './helpers.js';
+import { memoryLimitNotEnforced } from '../../helpers/memory-limit.js';
 
 /** Every byte below `dir`, at any depth (what really is on disk, unlike a capped walk). */
 async function diskBytes(dir: string): Promise<{ bytes: number; deepest: number }> {
@@ -94,7 +95,15 @@ print('done')
     expect(show).to.include('deep result');
   });
 
-  it('bounds memory for the whole run: 12 forks holding 200 MB each cannot all hold it', async () => {
+  it('bounds memory for the whole run: 12 forks holding 200 MB each cannot all hold it', async function () {
+    // Only where the kernel enforces a cgroup's memory limit at all (checked apart from the jail): skipped, saying
+    // why, where it does not, never passed.
+    const unenforced = await memoryLimitNotEnforced();
+    if (unenforced) {
+      this.test!.title += ` — SKIPPED: ${unenforced}`;
+      console.warn(`workspace jail memory test skipped: ${unenforced}`);
+      this.skip();
+    }
     const reply = await run(`
 import os, sys, time
 children = []
