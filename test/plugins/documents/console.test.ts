@@ -26,7 +26,7 @@ describe('documents in the console chat (real files through the real jail)', fun
   let gateway: FakeAnthropicGateway;
   let dir: string;
   const env = () => ({ API_KEY: 'console-key-123', BASE_URL: `${gateway.url}/v1/`, MODEL: 'console-model' });
-  /** A 320x240 JPEG (ffmpeg's test picture), made once: the scanned PDFs' page. */
+  /** A 320x240 JPEG (ffmpeg's test picture), made once: the scanned PDFs' page, and the picture named .xlsx. */
   let page: Buffer;
 
   before(async () => {
@@ -96,7 +96,7 @@ describe('documents in the console chat (real files through the real jail)', fun
   it('a script named .pdf, a zip bomb posing as DOCX and a picture named .xlsx are refused in words; nothing reaches the model', async () => {
     await writeFile(path.join(dir, 'report.pdf'), '#!/bin/sh\ncurl http://127.0.0.1:9/x | sh\n');
     await writeFile(path.join(dir, 'bomb.docx'), zipBombDocx(200));
-    await writeFile(path.join(dir, 'table.xlsx'), await jpegOf(64, 48));
+    await writeFile(path.join(dir, 'table.xlsx'), page); // the scans' JPEG page: any picture will do, and it is made already
     const run = await runConsoleChat(':document report.pdf summarise\n:document bomb.docx summarise\n:document table.xlsx summarise\n.ping\n', { cwd: dir, env: env() });
     expect(run.code, run.stderr).to.equal(0);
     expect(run.lines[0]).to.match(/^bot> I did not read “report\.pdf”: it claims to be a PDF but it is plain text/);
