@@ -26,22 +26,25 @@ export function toolsFor(registry: PluginRegistry, capabilities: Capabilities, c
       tools.push(tool);
     }
   }
-  tools.push(...perMessageTools(registry, capabilities, ctx, tools, log));
+  tools.push(...perMessageTools(registry, capabilities, ctx, new Set(tools.map((t) => t.name)), log));
   return tools;
 }
 
+/** A plugin or tool that needs nothing. */
+const NO_NEEDS: readonly string[] = [];
+/** The core's own tool names (a plugin's tool of the same name is never offered). */
+const CORE_TOOL_NAMES: ReadonlySet<string> = new Set(CORE_TOOLS);
+
 /**
- * Tools plugins find at run time (per message), after the fixed ones in `fixed`. They were never checked at
- * registration: a name the core or an earlier tool already has is left out, with a log line.
+ * Tools plugins find at run time (per message), after the fixed ones (named in `fixedNames`). They were never checked
+ * at registration: a name the core or an earlier tool already has is left out, with a log line.
  */
-function perMessageTools(registry: PluginRegistry, capabilities: Capabilities, ctx: MessageContext, fixed: readonly Tool[], log?: Logger): Tool[] {
+function perMessageTools(registry: PluginRegistry, capabilities: Capabilities, ctx: MessageContext, fixedNames: ReadonlySet<string>, log?: Logger): Tool[] {
   const tools: Tool[] = [];
-  // Made only when a plugin finds tools now (most messages have none of those).
-  let taken: Map<string, string> | undefined;
   for (const state of registry.active()) {
     const plugin = state.plugin;
     if (!state.instance!.toolsFor) continue;
-    if (capabilities.lacks(plugin.needs ?? [])) continue;
+    if (capabilities.lacks(plugin.needs ?? NO_NEEDS)) continue;
     if (!registry.mayUse(plugin.name, ctx.message)) continue;
     let found: Tool[];
     try {
@@ -51,14 +54,14 @@ function perMessageTools(registry: PluginRegistry, capabilities: Capabilities, c
       continue;
     }
     for (const tool of found) {
-      if (capabilities.lacks(tool.needs ?? [])) continue;
-      taken ??= new Map<string, string>([...CORE_TOOLS.map((t) => [t, 'the core'] as const), ...fixed.map((t) => [t.name, 'a plugin'] as const)]);
-      const owner = taken.get(tool.name);
-      if (owner) {
+      if (capabilities.lacks(tool.needs ?? NO_NEEDS)) continue;
+      // Who has the name already: the core, a fixed tool, or a tool found earlier for this message (a few at most).
+      const earlier = CORE_TOOL_NAMES.has(tool.name) ? 'the core' : fixedNames.has(tool.name) ? 'a plugin' : tools.find((t) => t.name === tool.name);
+      if (earlier) {
+        const owner = typeof earlier === 'string' ? earlier : `plugin "${pluginOfTool(earlier)}"`;
         log?.warn({ plugin: plugin.name, tool: tool.name, owner }, `plugin "${plugin.name}" offers a tool "${tool.name}" that ${owner} already has; it is not offered`);
         continue;
       }
-      taken.set(tool.name, `plugin "${plugin.name}"`);
       offeredBy.set(tool, plugin.name);
       tools.push(tool);
     }
@@ -76,6 +79,12 @@ interface Offer {
   capabilities: ReadonlyMap<string, boolean>;
   /** The fixed tools, wrapped. */
   tools: Tool[];
+  /** Their names (a tool a plugin finds per message may not take one). */
+  names: ReadonlySet<string>;
+  /** Whether some active plugin finds tools per message. */
+  perMessage: boolean;
+  /** The last message's tools found per message and the whole list made with them (served again for the same ones). */
+  last?: { found: readonly Tool[]; tools: Tool[] };
 }
 
 /** At most this many senders' lists are kept per config (the oldest is dropped first). */
@@ -103,9 +112,15 @@ export class ToolOffers {
   for(ctx: MessageContext): Tool[] {
     const active = this.registry.active();
     const fixed = this.fixedFor(active, ctx);
-    if (!active.some((s) => s.instance!.toolsFor)) return fixed.tools;
-    const found = perMessageTools(this.registry, this.capabilities, ctx, fixed.tools, this.log);
-    return found.length ? [...fixed.tools, ...found.map(this.wrap)] : fixed.tools;
+    if (!fixed.perMessage) return fixed.tools;
+    const found = perMessageTools(this.registry, this.capabilities, ctx, fixed.names, this.log);
+    if (!found.length) return fixed.tools;
+    // Plugins that find tools per message mostly find the same ones: the list made for them serves again.
+    const last = fixed.last;
+    if (last && sameTools(last.found, found)) return last.tools;
+    const tools = Object.freeze([...fixed.tools, ...found.map(this.wrap)]) as Tool[];
+    fixed.last = { found, tools };
+    return tools;
   }
 
   private fixedFor(active: readonly PluginState[], ctx: MessageContext): Offer {
@@ -140,7 +155,14 @@ export class ToolOffers {
       }
     }
     // Frozen: handed out message after message, so no caller may change it.
-    const offer: Offer = { active, lists: active.map((s) => s.instance!.tools), capabilities: asked, tools: Object.freeze(tools) as Tool[] };
+    const offer: Offer = {
+      active,
+      lists: active.map((s) => s.instance!.tools),
+      capabilities: asked,
+      tools: Object.freeze(tools) as Tool[],
+      names: new Set(tools.map((t) => t.name)),
+      perMessage: active.some((s) => s.instance!.toolsFor),
+    };
     offers.delete(key);
     offers.set(key, offer);
     if (offers.size > MAX_SENDERS) offers.delete(offers.keys().next().value as string);
@@ -153,4 +175,11 @@ export class ToolOffers {
     for (const [name, had] of offer.capabilities) if (this.capabilities.has(name) !== had) return false;
     return true;
   }
+}
+
+/** Whether two tool lists hold the same tool objects in the same order. */
+function sameTools(a: readonly Tool[], b: readonly Tool[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

@@ -50,6 +50,22 @@ describe('plugin contract v2: tools given per message', function () {
     assert.deepEqual(clashes.map((l) => l.tool).sort(), ['remember', 'shared_name']);
   });
 
+  it('offers what the function gives for each message of the same sender, however often it changes, and leaves out a name another per-message tool took first', async () => {
+    const base = tool('base_tool');
+    const extra = tool('extra_tool');
+    const changing = definePlugin({ name: 'changing', description: 'more tools when asked', setup: () => ({ tools: (ctx) => (ctx.text.includes('extra') ? [base, extra] : [base]) }) });
+    const late = definePlugin({ name: 'late', description: 'a clash with a per-message tool', setup: () => ({ tools: () => [tool('extra_tool', 'from late'), tool('late_tool')] }) });
+    // The model calls extra_tool when offered, and says whose answer came back.
+    bot = await startTestBot([changing, late], { model: (r) => (r.messages.at(-1)?.role === 'tool' ? `got ${String(r.messages.at(-1)?.content)}` : { tool: 'extra_tool', args: {} }) });
+    for (let i = 0; i < 2; i++) {
+      assert.deepEqual(await bot.send('plain'), ['got from late']);
+      // The late plugin's extra_tool is its own only while the changing plugin does not offer one.
+      assert.deepEqual(await bot.send('with extra'), ['got extra_tool']);
+    }
+    const clashes = bot.logs().filter((l) => /offers a tool "extra_tool" that plugin "changing" already has; it is not offered/.test(String(l.msg)));
+    assert.equal(clashes.length, 2);
+  });
+
   it('offers a per-message tool the plugin gives as the same object as the same tool message after message (its JSON is made once)', async () => {
     const steady = tool('steady_tool');
     const plugin = definePlugin({ name: 'steady', description: 'the same tool object each message', setup: () => ({ tools: () => [steady] }) });
