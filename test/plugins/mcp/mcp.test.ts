@@ -46,24 +46,32 @@ function callsTool(tool: string, args: Record<string, unknown>) {
   };
 }
 
-/** The tests whose servers are plain "everything" entries share one bot (each in its own chat: a chat whose answer repeated a server's words runs no acting tool after). */
-describe('mcp plugin: MCP tool servers from mcp.json (one bot: everything, open to everyone, in groups)', function () {
+/**
+ * The tests whose servers need no restart share one bot (each in its own chat: a chat whose answer repeated a server's
+ * words runs no acting tool after). Its servers are started once, side by side: the hung one's start timeout passes
+ * while the others start.
+ */
+describe('mcp plugin: MCP tool servers from mcp.json (one bot: everything, open to everyone, in groups, one hung at start)', function () {
   this.timeout(40_000);
   const OWNER3 = '10000000007';
+  const OWNER4 = '10000000005';
   let dir: string;
   let b: TestBot;
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'mcp-shared-'));
     const file = path.join(dir, 'mcp.json');
-    await writeFile(file, JSON.stringify({ mcpServers: { everything: everything(), open: everything({ access: 'everyone' }), grouped: everything({ groups: true }) } }));
+    // "mute" is not restarted within the tests (the restart backoff is longer than the file; a restart is the crash
+    // test's): one hung start, its status stays DOWN.
+    const mute = { command: process.execPath, args: [FIXTURE, 'mute'], env: { MUTE_TOKEN: 'tok-secret-5555' }, startTimeoutMs: 3000 };
+    await writeFile(file, JSON.stringify({ mcpServers: { everything: everything(), open: everything({ access: 'everyone' }), grouped: everything({ groups: true }), mute } }));
     // Each test's own request decides the tool its model calls.
     const calls: Record<string, ReturnType<typeof callsTool>> = {
       'please echo sunflower 42': callsTool('everything__echo', { message: 'sunflower 42' }),
       'show me the tiny image': callsTool('everything__get-tiny-image', {}),
     };
     b = await startTestBot(mcp, {
-      options: { restartBackoffMs: 50, maxRestartBackoffMs: 200, startWaitMs: 60_000 },
-      config: { owners: [OWNER, OWNER2, OWNER3], targetUserIds: ['15550001111'] },
+      options: { restartBackoffMs: 600_000, maxRestartBackoffMs: 600_000, startWaitMs: 60_000 },
+      config: { owners: [OWNER, OWNER2, OWNER3, OWNER4], targetUserIds: ['15550001111'] },
       env: { MCP_CONFIG: file },
       model: (request: ModelRequest) => {
         const asked = String(request.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
@@ -106,6 +114,17 @@ describe('mcp plugin: MCP tool servers from mcp.json (one bot: everything, open 
     const groupTools = b.model.requests.at(-1)!.tools;
     assert.ok(groupTools.includes('grouped__echo'), groupTools.join(','));
     assert.ok(!groupTools.some((t) => t.startsWith('everything__')), groupTools.join(','));
+  });
+
+  it('names a server that hangs at start, offers none of its tools, and keeps the others', async () => {
+    await b.until(() => b.logs().some((l) => /MCP server "mute" is down: failed to start: it did not answer in time \(it said: waiting with token \[hidden\]\)/.test(String(l.msg))));
+    await b.send({ text: 'what tools?', senderId: `${OWNER4}@s.whatsapp.net`, chatId: `${OWNER4}@s.whatsapp.net` });
+    const offered = b.model.requests.at(-1)!.tools;
+    assert.ok(offered.includes('everything__echo') && !offered.some((t) => t.startsWith('mute__')), offered.join(','));
+    const status = b.app.capabilities.status('mcp');
+    assert.match(status.detail, /mute: DOWN, failed to start: it did not answer in time/);
+    assert.ok(!JSON.stringify(b.logs()).includes('tok-secret-5555'), 'the entry token reached the log');
+    assert.match(status.detail, /everything: up, \d+ tool\(s\)/);
   });
 });
 
@@ -204,19 +223,6 @@ describe('mcp plugin: MCP tool servers from mcp.json', function () {
     assert.equal((await readFile(starts, 'utf8')).trim().split('\n').length, 2);
     const [again] = await b.send('hello');
     assert.match(again, /hello ann from pid \d+/);
-  });
-
-  it('names a server that hangs at start, offers none of its tools, and keeps the others', async () => {
-    // Not restarted within the test (a restart is the crash test's): one hung start, its status stays DOWN.
-    const b = await start({ mute: { command: process.execPath, args: [FIXTURE, 'mute'], env: { MUTE_TOKEN: 'tok-secret-5555' }, startTimeoutMs: 3000 }, everything: everything() }, callsTool('nothing', {}), {}, 600_000);
-    await b.until(() => b.logs().some((l) => /MCP server "mute" is down: failed to start: it did not answer in time \(it said: waiting with token \[hidden\]\)/.test(String(l.msg))));
-    await b.send('what tools?');
-    const offered = b.model.requests.at(-1)!.tools;
-    assert.ok(offered.includes('everything__echo') && !offered.some((t) => t.startsWith('mute__')), offered.join(','));
-    const status = b.app.capabilities.status('mcp');
-    assert.match(status.detail, /mute: DOWN, failed to start: it did not answer in time/);
-    assert.ok(!JSON.stringify(b.logs()).includes('tok-secret-5555'), 'the entry token reached the log');
-    assert.match(status.detail, /everything: up, \d+ tool\(s\)/);
   });
 
   it("never repeats a server's env token echoed escaped or encoded (JSON, URL, base64, a Basic credential): not in the reply, to the model or in the log", async () => {
