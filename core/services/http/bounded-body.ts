@@ -30,7 +30,8 @@ export async function readBodyUpTo(response: Response, maxBytes: number, what = 
     }
     parts.push(value);
   }
-  return Buffer.concat(parts, size);
+  // One chunk (most small answers) is not copied again.
+  return parts.length === 1 ? Buffer.from(parts[0].buffer, parts[0].byteOffset, parts[0].byteLength) : Buffer.concat(parts, size);
 }
 
 /** `readBodyUpTo`, then JSON; undefined when the body is not JSON (a body over the bound still rejects). */
