@@ -6,6 +6,8 @@ import { isSentText, mediaServedById, sentText, waMessage, waText } from '../../
 
 const ALICE = '6281200000007@s.whatsapp.net';
 const GREETING = 'Thanks for contacting Toko Maju! We reply within the hour.';
+/** Each message its own turn at once: no 1.5 s burst window waited out per message (bursts are not what is tested). */
+const NO_BURSTS = { conversation: { debounceMs: 0 } };
 
 /** What is not a question gets no answer, and what WhatsApp Business says by itself is no owner taking over. */
 describe('WhatsApp: what is not a question is not answered (fake socket)', function () {
@@ -18,7 +20,7 @@ describe('WhatsApp: what is not a question is not answered (fake socket)', funct
 
   it('a bare sticker in a private chat gets no model call and no text, while a text after it is answered', async () => {
     const media = mediaServedById();
-    bot = await startFakeSocketBot([visionPlugin, pingPlugin], { transport: { download: media.download } });
+    bot = await startFakeSocketBot([visionPlugin, pingPlugin], { config: NO_BURSTS, transport: { download: media.download } });
     media.served.set('3EB0STICKER00001', Buffer.from('RIFF\u0000\u0000\u0000\u0000WEBPVP8 '));
     const sent = await bot.deliver(waMessage({ stickerMessage: { mimetype: 'image/webp', fileLength: 20 } }, { from: ALICE, id: '3EB0STICKER00001' }));
     expect(sent.filter(isSentText)).to.deep.equal([]);
@@ -28,7 +30,7 @@ describe('WhatsApp: what is not a question is not answered (fake socket)', funct
   });
 
   it("the WhatsApp Business app's greeting (listed in takeover.autoReplies) does not pause the chat; the owner's own words do", async () => {
-    bot = await startFakeSocketBot(pingPlugin, { config: { takeover: { minutes: 30, autoReplies: [GREETING] } } });
+    bot = await startFakeSocketBot(pingPlugin, { config: { ...NO_BURSTS, takeover: { minutes: 30, autoReplies: [GREETING] } } });
     // Sent by WhatsApp Business as the account, arriving like the owner's typing (fromMe, not sent by the bot).
     await bot.deliver(waText(`  ${GREETING.toLowerCase()} `, { from: ALICE, fromMe: true }));
     expect(bot.app.bot.access.paused()).to.deep.equal([]);
