@@ -11,6 +11,7 @@ import pingPlugin from '../../../plugins/ping/index.js';
 import { startWebServer, type WebServer } from '../../../web/server.js';
 import { BOT_LID, BOT_ME, BOT_PHONE, DisconnectReason, FakeSocketFactory, GROUP, waText } from '../../fakes/baileys-socket.js';
 import { tempDir, writeConfig } from '../../helpers/checkout.js';
+import { UNPACED_ANSWERS } from '../../helpers/chat.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';
 const ALICE_LID = '98765432100001@lid';
@@ -32,7 +33,8 @@ describe('the real bot over the WhatsApp transport (fake socket, real app and we
     sink.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
     const logger = createLogger({ level: 'debug', pretty: false, destination: sink });
     const env = { PATH: process.env.PATH ?? '', API_KEY: 'test-key-123456', BASE_URL: 'http://127.0.0.1:9', MODEL: 'test-model' };
-    app = await createApp({ cwd: dir, env, plugins: [pingPlugin], logger, skipHealthProbe: true });
+    // A group's answers go as soon as they are ready, not 4 s apart in real time (their spacing is answer-pacing.test.ts's).
+    app = await createApp({ cwd: dir, env, plugins: [pingPlugin], logger, skipHealthProbe: true, answerPacing: UNPACED_ANSWERS });
     sockets = new FakeSocketFactory();
     const log = app.log.child({ part: 'whatsapp' });
     transport = new WhatsAppTransport({
