@@ -10,6 +10,7 @@ import { createLogger } from '../../../core/services/log/logger.js';
 import workspacePlugin from '../../../plugins/workspace/index.js';
 import { BOT_PHONE, FakeSocketFactory, waText } from '../../fakes/baileys-socket.js';
 import { FakeGateway } from '../../fakes/openai-gateway.js';
+import { UNPACED_ANSWERS } from '../../helpers/chat.js';
 import { tempDir, writeConfig } from '../../helpers/checkout.js';
 import { startLinkedBot } from '../../helpers/linked-bot.js';
 import { putFile, sendFileModel, USER } from './helpers.js';
@@ -46,7 +47,8 @@ describe('workspace_send_file over WhatsApp (fake Baileys socket, real proto mes
       plugins: { workspace: { enabled: true, maxSendMb: 1, timeLimitSeconds: 30, cpuSeconds: 4, maxOutputBytes: 4096, quotaMb: 2 } },
     });
     const logger = createLogger({ level: 'warn', pretty: false, destination: new PassThrough() });
-    ({ app, transport, sockets } = await startLinkedBot({ dir, env: { API_KEY: 'test-key-123456', BASE_URL: gw.url, MODEL: 'test-model' }, plugins: [workspacePlugin], logger }));
+    // Answers unpaced: how a turn's messages are spaced is the outbox's test, not this one's (a group's are 4 s apart).
+    ({ app, transport, sockets } = await startLinkedBot({ dir, env: { API_KEY: 'test-key-123456', BASE_URL: gw.url, MODEL: 'test-model' }, plugins: [workspacePlugin], logger, answerPacing: UNPACED_ANSWERS }));
     documents = [];
     const socket = sockets.last;
     const send = socket.sendMessage.bind(socket);
