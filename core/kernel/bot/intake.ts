@@ -16,7 +16,7 @@ import { keptAsWatched } from '../pipeline/watched-chats.js';
 import type { PluginRegistry } from '../plugin/registry.js';
 import type { MessageContext } from '../plugin/message-context.js';
 import type { Plugin } from '../plugin/spec.js';
-import type { IncomingMessage } from '../port/message.js';
+import type { IncomingMessage, MediaKind } from '../port/message.js';
 import { boundDownloads } from '../pipeline/media-bounds.js';
 import type { ChatChanges } from './chat-changes.js';
 import type { StartedMessages } from './started-messages.js';
@@ -57,6 +57,8 @@ export class Intake {
   private pipeline: ((ctx: MessageContext) => Promise<void>) | undefined;
   /** What ended turns still finish (see `afterTurns`). */
   private readonly turnTails = new Set<Promise<void>>();
+  /** The owner's limit for downloads of each media kind (read at each download). */
+  private readonly downloadLimit = (kind: MediaKind) => Math.floor(this.deps.config().media.maxDownloadMB[kind] * 1024 * 1024);
   /** The account's own ids, asked only for a message of a watched chat. */
   private readonly ownIds = () => this.deps.link.ownIds();
 
@@ -76,8 +78,8 @@ export class Intake {
    * failure is logged and, where the user expects an answer, told in a short sentence.
    */
   handle(message: IncomingMessage): Promise<void> {
-    const { config, moves } = this.deps;
-    boundDownloads(message, (kind) => Math.floor(config().media.maxDownloadMB[kind] * 1024 * 1024));
+    const { moves } = this.deps;
+    boundDownloads(message, this.downloadLimit);
     // The move is finished first, so the message's own writes never race it. (It never rejects.)
     const movedFrom = moves.unfinishedMoveTo(message.chatId);
     if (movedFrom) return moves.moveChat(movedFrom, message.chatId).then(() => this.bursts.offer(message));

@@ -11,6 +11,8 @@ const BOUND = Symbol('download bounded');
  * a plugin comparing `ctx.message.media === media` still can; bounding twice is a no-op.
  */
 export function boundDownloads(message: IncomingMessage, limitOf: (kind: MediaKind) => number): void {
+  // Most messages carry no media at all: nothing to walk.
+  if (!message.media && !message.album && !message.quoted?.media) return;
   for (const media of [message.media, ...(message.album ?? []), message.quoted?.media]) if (media) bound(media, limitOf);
 }
 

@@ -107,6 +107,9 @@ export function pluginRouting(deps: RoutingDeps): Middleware<MessageContext> {
   };
 }
 
+/** What a handler without needs misses (most handlers: no list made per message). Only its length is ever read. */
+const NOTHING_MISSING: string[] = [];
+
 async function runHandler(deps: RoutingDeps, state: PluginState, entry: HandlerEntry, base: MessageContext, hit: TriggerHit): Promise<void> {
   const plugin = state.plugin;
   const { trigger } = entry;
@@ -117,8 +120,8 @@ async function runHandler(deps: RoutingDeps, state: PluginState, entry: HandlerE
     return;
   }
   // The plugin's needs, then the handler's own: the handler's `missing` speaks for what it alone needs.
-  const pluginMissing = deps.capabilities.missing(plugin.needs ?? []);
-  const handlerMissing = pluginMissing.length ? [] : deps.capabilities.missing(entry.needs ?? []);
+  const pluginMissing = plugin.needs?.length ? deps.capabilities.missing(plugin.needs) : NOTHING_MISSING;
+  const handlerMissing = pluginMissing.length || !entry.needs?.length ? NOTHING_MISSING : deps.capabilities.missing(entry.needs);
   const missing = pluginMissing.length ? pluginMissing : handlerMissing;
   if (missing.length) {
     const said = handlerMissing.length && entry.missing !== undefined ? entry.missing : plugin.missing;

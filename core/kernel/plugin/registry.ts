@@ -73,7 +73,10 @@ export class PluginRegistry {
       return { plugin, enabled: isEnabledIn(plugin, deps.config(), core), started: false, ...(core ? { core } : {}) };
     });
     this.states = [...this.loadOrder].sort((a, b) => (a.plugin.order ?? 100) - (b.plugin.order ?? 100));
+    for (const state of this.loadOrder) if (!this.byName.has(state.plugin.name)) this.byName.set(state.plugin.name, state);
   }
+  /** The first plugin loaded under each name (options are asked per message: a predicate reading its phrases). */
+  private readonly byName = new Map<string, PluginState>();
 
   /** Refuses a plugin with a coded error: it stays off, the start log and the dashboard say why. */
   private refuse(state: PluginState, error: PluginError): void {
@@ -114,7 +117,7 @@ export class PluginRegistry {
    */
   sectionOf(name: string): { value: unknown; problems: string[] } {
     const config = this.deps.config();
-    const rule = this.loadOrder.find((s) => s.plugin.name === name)?.plugin.configSection as SectionRule | undefined;
+    const rule = this.byName.get(name)?.plugin.configSection as SectionRule | undefined;
     if (!rule) return { value: undefined, problems: [] };
     let perConfig = this.sectionCache.get(config);
     if (!perConfig) this.sectionCache.set(config, (perConfig = new Map()));
@@ -165,7 +168,7 @@ export class PluginRegistry {
    */
   optionsOf(name: string): PluginSection {
     const config = this.deps.config();
-    const plugin = this.loadOrder.find((s) => s.plugin.name === name)?.plugin;
+    const plugin = this.byName.get(name)?.plugin;
     if (!plugin) return this.section(name);
     let perConfig = this.optionsCache.get(config);
     if (!perConfig) this.optionsCache.set(config, (perConfig = new Map()));
@@ -191,7 +194,6 @@ export class PluginRegistry {
   /** Enabled, started plugins, in routing order. */
   active(): PluginState[] {
     // Asked several times per message: the last list is handed out again while it still holds (never mutate it).
-    const isActive = (s: PluginState) => Boolean(s.enabled && s.started && s.instance);
     const last = this.activeList;
     let count = 0;
     for (const s of this.states) {
@@ -233,7 +235,9 @@ export class PluginRegistry {
 
   /** True when the sender of `message` may use plugin `name` (its `access` in config.json). */
   mayUse(name: string, message: { senderId: string; senderAltId?: string; fromOperator?: boolean }): boolean {
-    return mayUse(this.section(name).access, message, this.deps.config());
+    const config = this.deps.config();
+    // Asked per plugin and message: no `{}` made for a plugin config.json does not mention.
+    return mayUse(config.plugins[name]?.access, message, config);
   }
 
   /**
@@ -323,4 +327,9 @@ function commandKeys(instance: PluginInstance): string[] {
   return instance.handlers.flatMap(({ trigger }) =>
     'command' in trigger ? [`command:${trigger.command.toLowerCase()}`] : 'literal' in trigger ? [`literal:${trigger.literal.toLowerCase()}`] : [],
   );
+}
+
+/** Enabled, started and running (see `PluginRegistry.active`). */
+function isActive(state: PluginState): boolean {
+  return Boolean(state.enabled && state.started && state.instance);
 }
