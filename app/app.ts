@@ -33,7 +33,7 @@ import { startRetentionSweeper, type RetentionSweeper } from '../core/services/s
 import { privateChatIdOf, type Transport } from '../core/kernel/port/transport.js';
 import { OwnerNotices } from '../core/services/notices/owner-notices.js';
 import type { OwnerNotifier } from '../core/services/notices/owner-notifier.js';
-import { Outbox } from '../core/services/sending/outbox.js';
+import { Outbox, type PacingClock } from '../core/services/sending/outbox.js';
 import type { AnswerPacing } from '../core/services/sending/answer-spacing.js';
 import { buildStatusReport } from '../core/kernel/status/status-report.js';
 import { KeyPool } from '../core/services/providers/key-pool.js';
@@ -73,6 +73,8 @@ export interface AppOptions {
    * Tests about something else shorten it, so a group's second answer does not wait its 4 s of real time.
    */
   answerPacing?: AnswerPacing;
+  /** The clock the outbox paces answers by, instead of the real one (a test holds it to see which answer waits). */
+  answerClock?: PacingClock;
 }
 
 /** Everything a running service is made of. */
@@ -231,7 +233,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   );
 
   let transport: Transport | undefined;
-  const outbox = new Outbox(() => bot.config.sending, log.child({ part: 'sending' }), undefined, options.answerPacing);
+  const outbox = new Outbox(() => bot.config.sending, log.child({ part: 'sending' }), undefined, options.answerPacing, options.answerClock);
   const notices = new OwnerNotices({
     log: log.child({ part: 'notices' }),
     owners: () => bot.config.owners,

@@ -25,6 +25,15 @@ export class SendCancelledError extends Error {
   }
 }
 
+/** The clock the answers' pacing reads and waits on. */
+export interface PacingClock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+/** The real clock, read at each call (a test's fake timers apply to it too). */
+export const REAL_PACING_CLOCK: PacingClock = { now: () => Date.now(), sleep: (ms) => sleep(ms) };
+
 /** How often a send waiting for the network re-checks whether it is connected. */
 const RECONNECT_POLL_MS = 1000;
 
@@ -62,6 +71,8 @@ export class Outbox {
     private readonly log: Logger,
     private readonly random: () => number = Math.random,
     private readonly answerPacing: AnswerPacing = DEFAULT_ANSWER_PACING,
+    // A test holds it to see which answer waits and which goes at once, without racing the real clock.
+    private readonly clock: PacingClock = REAL_PACING_CLOCK,
   ) {
     this.attached = new Promise((resolve) => (this.resolveAttached = resolve));
     // Every queued send listens for the stop: many at once are expected, not a leak.
@@ -132,9 +143,9 @@ export class Outbox {
     if (!this.transport?.pacesAnswers) return send();
     const pacing = this.answerPacing;
     const immediate = at.first && !at.group;
-    const wait = this.spacing.reserve(chatId, at.group ? pacing.groupGapMs : pacing.privateGapMs, pacing.overallGapMs, Date.now(), immediate);
+    const wait = this.spacing.reserve(chatId, at.group ? pacing.groupGapMs : pacing.privateGapMs, pacing.overallGapMs, this.clock.now(), immediate);
     // Only a message that waits anyway gets jitter: a quiet chat's message goes out at once.
-    if (wait > 0) await sleep(wait + Math.floor(this.random() * Math.max(0, pacing.jitterMs)));
+    if (wait > 0) await this.clock.sleep(wait + Math.floor(this.random() * Math.max(0, pacing.jitterMs)));
     if (this.closed) throw new OutboxClosedError();
     return send();
   }
@@ -187,7 +198,7 @@ export class Outbox {
           this.waiting--;
           handedOver = true;
           // Counted in the answers' overall spacing: answers right after a notice keep their small gap.
-          this.spacing.reserve(chatId, 0, this.answerPacing.overallGapMs, Date.now(), true);
+          this.spacing.reserve(chatId, 0, this.answerPacing.overallGapMs, this.clock.now(), true);
           return send(this.transport);
         }, { signal }),
         { signal },
