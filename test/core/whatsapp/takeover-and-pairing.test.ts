@@ -8,6 +8,7 @@ import { BOT_PHONE, FakeSocketFactory, waText } from '../../fakes/baileys-socket
 import { FakeGateway } from '../../fakes/openai-gateway.js';
 import { startLinkedBot } from '../../helpers/linked-bot.js';
 import { tempDir, writeConfig } from '../../helpers/checkout.js';
+import { FAST_SENDING, UNPACED_ANSWERS } from '../../helpers/chat.js';
 
 const ALICE = '6281211110000@s.whatsapp.net';
 const BOB = '6281233330000@s.whatsapp.net';
@@ -27,9 +28,11 @@ describe('taking a chat over from the phone, and pairing, over WhatsApp (fake so
 
   async function start(config: Record<string, unknown>): Promise<void> {
     dir = await tempDir('wabot-wa-access-');
-    await writeConfig(dir, { targetUserIds: [BOT_PHONE], ...config });
+    // Each message its own turn at once (no 1.5 s burst window waited out per message), the owner's notice sent
+    // without the sending jitter and answers unpaced: what is tested is who is answered, not when.
+    await writeConfig(dir, { targetUserIds: [BOT_PHONE], conversation: { debounceMs: 0 }, sending: FAST_SENDING, ...config });
     gw = await FakeGateway.start('model');
-    ({ app, transport, sockets } = await startLinkedBot({ dir, env: { API_KEY: 'test-key-123456', BASE_URL: gw.url, MODEL: 'test-model' }, plugins: [pingPlugin, accessPlugin] }));
+    ({ app, transport, sockets } = await startLinkedBot({ dir, env: { API_KEY: 'test-key-123456', BASE_URL: gw.url, MODEL: 'test-model' }, plugins: [pingPlugin, accessPlugin], answerPacing: UNPACED_ANSWERS }));
     // As Baileys does: every message the account sends comes back as a `fromMe` upsert.
     sockets.last.echoOwnSends = true;
   }
