@@ -17,19 +17,26 @@ const tokensOf = (text: string) => Math.ceil(text.length / 4) + 4;
  */
 export function messagesToFold(entries: HistoryEntry[], maxMessages: number, maxPromptTokens: number): HistoryEntry[] {
   if (entries.length < 3) return [];
-  const tokens = entries.map((e) => tokensOf(e.text));
-  let total = tokens.reduce((a, b) => a + b, 0);
+  // Asked after every answer, and mostly not due: counted without a list of each entry's tokens.
+  let total = 0;
+  for (const e of entries) total += tokensOf(e.text);
   if (entries.length < maxMessages && total < maxPromptTokens) return [];
   const most = entries.length - 2;
   let count = 0;
   let folded = 0;
-  while (count < most && (count < Math.ceil(entries.length / 2) || total > maxPromptTokens / 2) && (count === 0 || folded + tokens[count] <= maxPromptTokens)) {
-    folded += tokens[count];
-    total -= tokens[count];
+  let next = tokensOf(entries[0].text);
+  while (count < most && (count < Math.ceil(entries.length / 2) || total > maxPromptTokens / 2) && (count === 0 || folded + next <= maxPromptTokens)) {
+    folded += next;
+    total -= next;
     count++;
+    next = tokensOf(entries[count].text);
   }
   // The live turns after the summary start with a person's message (some providers want a user turn first).
-  while (count < most && entries[count].role !== 'user' && folded + tokens[count] <= maxPromptTokens) folded += tokens[count++];
+  while (count < most && entries[count].role !== 'user' && folded + next <= maxPromptTokens) {
+    folded += next;
+    count++;
+    next = tokensOf(entries[count].text);
+  }
   return entries.slice(0, count);
 }
 
@@ -95,8 +102,8 @@ export class ChatSummaries {
   private readonly running = new Map<string, Promise<void>>();
   /** Set at the stop: the stores are flushed and the data folder released, so a fold still running writes nothing. */
   private stopped = false;
-  /** Each chat's summary message, made again only when the summary changed. */
-  private readonly messages = new WeakMap<ChatSummary, ChatMessage>();
+  /** Each chat's summary message and its people, made again only when the summary changed (never change them). */
+  private readonly messages = new WeakMap<ChatSummary, { message: ChatMessage; people: string[] }>();
 
   constructor(private readonly deps: ChatSummariesDeps) {}
 
@@ -108,9 +115,9 @@ export class ChatSummaries {
     if (!this.deps.config().history.summarize) return undefined;
     const summary = await this.deps.histories.summary(chatId);
     if (!summary) return undefined;
-    let message = this.messages.get(summary);
-    if (!message) this.messages.set(summary, (message = summaryMessage(summary)));
-    return { message, people: summary.people };
+    let part = this.messages.get(summary);
+    if (!part) this.messages.set(summary, (part = { message: summaryMessage(summary), people: summary.people }));
+    return part;
   }
 
   /** Starts folding the chat's oldest turns when its live history reached its budget; never waited for by the answer. */
