@@ -14,13 +14,14 @@ const REMEMBERED = 1000;
  */
 export function liveLocationUpdates(now: () => number = Date.now): Middleware<MessageContext> {
   const answered = new Map<string, number>();
-  return async (ctx, next) => {
+  // Not async: nearly every message is no live location and goes on without a frame of its own here.
+  return (ctx, next) => {
     const location = ctx.message.location;
     if (!location?.live) return next();
     const key = `${ctx.chatId}|${ctx.senderId}`;
     const at = now();
     const last = answered.get(key);
-    if (last !== undefined && at - last < LIVE_LOCATION_QUIET_MS) return;
+    if (last !== undefined && at - last < LIVE_LOCATION_QUIET_MS) return undefined;
     answered.delete(key);
     answered.set(key, at);
     if (answered.size > REMEMBERED) answered.delete(answered.keys().next().value as string);

@@ -19,20 +19,22 @@ export interface AnsweredMessage {
  * @example await bot.start(observeAnswers(transport, (a) => events.emit('message.answered', a)));
  */
 export function observeAnswers(transport: Transport, answered: (answer: AnsweredMessage) => void): Transport {
-  const inFlight = new InFlightByChat<{ message: IncomingMessage; replies: string[] }>();
+  // `replies` made with the first reply: a message the bot does not answer makes no list.
+  const inFlight = new InFlightByChat<{ message: IncomingMessage; replies: string[] | undefined }>();
   return withOverrides(transport, {
     start: (onMessage, events) =>
       transport.start(async (message) => {
-        const state = { message, replies: [] as string[] };
+        const state: { message: IncomingMessage; replies: string[] | undefined } = { message, replies: undefined };
         try {
           await inFlight.handle(message, state, onMessage);
         } finally {
-          if (state.replies.length) answered({ chat: message.chatId, id: message.id, sender: message.senderId, replies: state.replies });
+          if (state.replies) answered({ chat: message.chatId, id: message.id, sender: message.senderId, replies: state.replies });
         }
       }, events),
     sendText: async (chatId, text, options) => {
       const sent = await transport.sendText(chatId, text, options);
-      inFlight.oldest(chatId)?.replies.push(text);
+      const current = inFlight.oldest(chatId);
+      if (current) (current.replies ??= []).push(text);
       return sent;
     },
   });
