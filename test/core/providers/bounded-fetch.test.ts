@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type http from 'node:http';
+import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import OpenAI from 'openai';
 import { DownloadRefused } from '../../../core/api/errors.js';
@@ -51,6 +52,28 @@ describe('bounded fetch: an upstream answer is held only up to its bound', () =>
     up = await FloodServer.start({ 'GET /exact': chunked(exactly, {}, 7), 'GET /over': chunked(`${exactly} `, {}, 7) });
     expect(await (await fetchUpTo(`${up.url}/exact`)).json()).to.equal('x'.repeat(BOUND - 2));
     refused(await (await fetchUpTo(`${up.url}/over`)).text().then(() => undefined, (e: unknown) => e));
+  });
+
+  it('an answer declaring a small length and then sending far more is held to what it declared (the framing bounds it, not the claim)', async () => {
+    // A raw socket, not an HTTP server: it writes a head that declares 100 bytes, then keeps writing 8 MB.
+    const flood = Buffer.alloc(8 * MB, 0x61);
+    const server = net.createServer((socket) => {
+      socket.once('data', () => {
+        socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n');
+        socket.write(flood, () => socket.end());
+      });
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as net.AddressInfo;
+      const response = await fetchUpTo(`http://127.0.0.1:${port}/lying`, { method: 'POST', body: '{}' });
+      const text = await response.text();
+      expect(text.length, 'the bot holds no more than the 100 bytes declared').to.equal(100);
+      expect(text).to.equal('a'.repeat(100));
+    } finally {
+      server.close();
+    }
   });
 
   it('an answer declaring more than the bound is refused before its body is read', async () => {
