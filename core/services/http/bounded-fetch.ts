@@ -1,5 +1,6 @@
 import { DownloadRefused } from '../../api/errors.js';
 import { readBodyUpTo } from './bounded-body.js';
+import { BoundedAnswer } from './bounded-answer.js';
 
 /**
  * The most a provider's answer may weigh (a chat completion, a vision answer, a transcript): far above any real one
@@ -40,97 +41,9 @@ export function boundedFetch(maxBytes: number, what: string, baseFetch: typeof f
     const encoding = response.headers.get('content-encoding');
     if (Number.isFinite(declared) && (!encoding || encoding === 'identity')) return response;
     let whole: Promise<Buffer> | undefined;
-    return new BoundedAnswer(response, () => (whole ??= readBodyUpTo(response, maxBytes, what)));
-  };
-}
-
-/** A copy: the bytes read are shared with clones (and may be a view into a larger buffer). */
-function copyOf(bytes: Buffer): ArrayBuffer {
-  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-}
-
-const UTF8_BOM = [0xef, 0xbb, 0xbf];
-
-/**
- * An answer whose body is read whole, up to the bound, by the first reader called (`json()`, `text()`,
- * `arrayBuffer()`, `bytes()`, `blob()`, `formData()` or `body`): its status, headers and url are the answer's own.
- * A clone shares the one read. Reading twice, as with any `Response`, is a TypeError.
- */
-class BoundedAnswer extends Response {
-  private used = false;
-  private stream: ReadableStream<Uint8Array<ArrayBuffer>> | undefined;
-
-  constructor(
-    private readonly source: Response,
-    private readonly whole: () => Promise<Buffer>,
-  ) {
-    super(null, { status: source.status, statusText: source.statusText, headers: source.headers });
-  }
-
-  override get url(): string {
-    return this.source.url;
-  }
-
-  override get redirected(): boolean {
-    return this.source.redirected;
-  }
-
-  override get bodyUsed(): boolean {
-    return this.used;
-  }
-
-  override get body(): ReadableStream<Uint8Array<ArrayBuffer>> {
-    // One chunk, read when the stream is first read (highWaterMark 0): asking for the stream reads nothing yet.
-    this.stream ??= new ReadableStream<Uint8Array<ArrayBuffer>>(
-      {
-        pull: async (controller) => {
-          controller.enqueue(new Uint8Array(copyOf(await this.take())));
-          controller.close();
-        },
-        cancel: async (reason) => {
-          if (!this.used) await this.source.body?.cancel(reason);
-        },
-      },
-      { highWaterMark: 0 },
+    return new BoundedAnswer(
+      { status: response.status, statusText: response.statusText, headers: response.headers, url: response.url, redirected: response.redirected, cancel: (reason) => response.body?.cancel(reason) },
+      () => (whole ??= readBodyUpTo(response, maxBytes, what)),
     );
-    return this.stream;
-  }
-
-  override clone(): Response {
-    if (this.used) throw new TypeError('Response.clone: the body has already been read');
-    return new BoundedAnswer(this.source, this.whole);
-  }
-
-  override async text(): Promise<string> {
-    const bytes = await this.take();
-    // As Response.text(): UTF-8, a leading byte order mark dropped.
-    const start = UTF8_BOM.every((b, i) => bytes[i] === b) ? 3 : 0;
-    return bytes.toString('utf8', start);
-  }
-
-  override async json(): Promise<unknown> {
-    return JSON.parse(await this.text());
-  }
-
-  override async arrayBuffer(): Promise<ArrayBuffer> {
-    return copyOf(await this.take());
-  }
-
-  override async bytes(): Promise<Uint8Array<ArrayBuffer>> {
-    return new Uint8Array(await this.arrayBuffer());
-  }
-
-  override async blob(): Promise<Blob> {
-    return new Blob([await this.arrayBuffer()], { type: this.headers.get('content-type') ?? '' });
-  }
-
-  override async formData(): Promise<FormData> {
-    return new Response(await this.arrayBuffer(), { headers: this.headers }).formData();
-  }
-
-  private take(): Promise<Buffer> {
-    if (this.used) return Promise.reject(new TypeError('Body is unusable: Body has already been read'));
-    this.used = true;
-    return this.whole();
-  }
+  };
 }

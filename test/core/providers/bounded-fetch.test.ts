@@ -2,16 +2,17 @@ import { expect } from 'chai';
 import type http from 'node:http';
 import net from 'node:net';
 import { gzipSync } from 'node:zlib';
-import OpenAI from 'openai';
 import { DownloadRefused } from '../../../core/api/errors.js';
 import { boundedFetch } from '../../../core/services/http/bounded-fetch.js';
+import { boundedHttpFetch } from '../../../core/services/http/http-fetch.js';
+import { classifyFailure } from '../../../core/services/providers/failure.js';
+import { openaiSdk } from '../../../core/services/providers/openai-sdk.js';
 import { FloodServer } from '../../fakes/flood-server.js';
 import { completion } from '../../fakes/openai-gateway.js';
 
 const KB = 1024;
 const MB = 1024 * KB;
 const BOUND = 64 * KB;
-const fetchUpTo = boundedFetch(BOUND, 'the answer of test');
 const refused = (err: unknown) => {
   expect(err, 'the read rejects with DownloadRefused').to.be.instanceOf(DownloadRefused);
   expect((err as Error).message).to.equal(`the answer of test is larger than ${BOUND} bytes`);
@@ -33,7 +34,11 @@ const chunked =
  * The fetch every SDK client of the bot reads its answers through (chat legs, vision, audio): whatever an upstream
  * sends, the bot holds at most the bound, however the answer is framed (declared length, chunked, compressed).
  */
-describe('bounded fetch: an upstream answer is held only up to its bound', () => {
+for (const [name, bounded] of [
+  ['the built-in fetch', boundedFetch],
+  ['node:http (the chat legs)', boundedHttpFetch],
+] as const) describe(`bounded fetch over ${name}: an upstream answer is held only up to its bound`, () => {
+  const fetchUpTo = bounded(BOUND, 'the answer of test');
   let up: FloodServer;
   afterEach(async () => {
     await up?.close();
@@ -96,7 +101,10 @@ describe('bounded fetch: an upstream answer is held only up to its bound', () =>
         res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': String(bomb.length) }).end(bomb);
       },
     });
-    refused(await (await fetchUpTo(`${up.url}/bomb`)).json().then(() => undefined, (e: unknown) => e));
+    const read = await (await fetchUpTo(`${up.url}/bomb`)).json().then(() => undefined, (e: unknown) => e);
+    // fetch decodes it, so its decoded size is bounded; node:http decodes nothing, so the bomb never goes off.
+    if (bounded === boundedFetch) refused(read);
+    else expect(read, 'the compressed bytes are no JSON').to.be.instanceOf(SyntaxError);
   });
 
   it('an answer within the bound reads the same through every reader: text (byte order mark dropped), bytes, blob, body, a clone', async () => {
@@ -124,9 +132,22 @@ describe('bounded fetch: an upstream answer is held only up to its bound', () =>
 
   it('the openai SDK reads a chunked chat answer through it as it would without (its request id included)', async () => {
     up = await FloodServer.start({ 'POST /v1/chat/completions': chunked(JSON.stringify(completion('bounded and whole'))) });
+    const { default: OpenAI } = await openaiSdk();
     const client = new OpenAI({ apiKey: 'sk-test', baseURL: `${up.url}/v1`, maxRetries: 0, fetch: fetchUpTo });
     const answer = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
     expect(answer.choices[0].message.content).to.equal('bounded and whole');
     expect(answer._request_id).to.equal('req-7');
+  });
+
+  it('through the openai SDK, a hung upstream is a timeout and a refused connection a network failure', async () => {
+    up = await FloodServer.start({ 'POST /v1/chat/completions': (req) => void req.resume() });
+    const { default: OpenAI } = await openaiSdk();
+    const ask = (baseURL: string) =>
+      new OpenAI({ apiKey: 'sk-test', baseURL, maxRetries: 0, timeout: 200, fetch: fetchUpTo }).chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }).then(() => undefined, (e: unknown) => e);
+    expect(classifyFailure(await ask(`${up.url}/v1`))).to.include({ kind: 'timeout' });
+    const refusedConnection = classifyFailure(await ask('http://127.0.0.1:9/v1'));
+    expect(refusedConnection).to.include({ kind: 'network' });
+    // The built-in fetch wraps the socket's error once more ("fetch failed"); node:http hands it over as it is.
+    if (bounded === boundedHttpFetch) expect(refusedConnection.summary).to.equal('ECONNREFUSED');
   });
 });
