@@ -43,6 +43,8 @@ describe('prompt caching: a byte-stable prefix, and cached input tokens counted'
       return { status: 200, json: { ...answer, usage: { ...answer.usage, prompt_tokens_details: { cached_tokens: 1024 } } } };
     });
     t = await startTestBot('bundled', { env: { API_KEY: 'k', BASE_URL: gw.url, MODEL: 'm' }, config: { owners: ['62811111111'] } });
+    // The date fixed: the answer is counted under the one day read below, even across midnight (UTC).
+    t.useClock(['Date']);
     await t.transport.push({ senderId: OWNER, text: 'hello' });
     const status = (await t.transport.push({ senderId: OWNER, text: '.status' })).map((a) => (a as { text?: string }).text).join('\n');
     expect(status).to.match(/Last reply\*: 1230 tokens \(input 1200, of which 1024 cached; output 30\) in 1 request/);

@@ -50,6 +50,8 @@ describe('vision on a gateway without /v1/messages', function () {
 
   it('answers through chat completions with OpenAI image content, and remembers that path for the leg', async () => {
     await start();
+    // The date fixed: both answers are counted under one day, even when the test runs across midnight (UTC).
+    t!.useClock(['Date']);
     expect(t!.app.capabilities.status('vision').detail).to.equal('primary: not yet verified; second: not yet verified');
     const first = texts(await t!.transport.push({ text: 'what colour is this?', media: await mediaOf(redPng) }));
     expect(first).to.deep.equal(['primary sees via chat: what colour is this?']);
