@@ -11,6 +11,7 @@ import { waMessage, waText } from '../../fakes/baileys-socket.js';
 import { startLinkedBot, type LinkedBot } from '../../helpers/linked-bot.js';
 import { tempDir, writeConfig } from '../../helpers/checkout.js';
 import { UNPACED_ANSWERS } from '../../helpers/chat.js';
+import { domainFor } from '../../../core/services/store/data-domain.js';
 import { storedHistory, storedSearchLogText, storedSummary } from '../../helpers/disk-text.js';
 import { makeTone } from '../../plugins/voice/audio-files.js';
 
@@ -126,7 +127,9 @@ describe('the real bot over WhatsApp: a private chat moving from its LID to its 
     await say(waText('my locker number is 8812', { from: ALICE_LID }));
     await say(voiceNote(ALICE_LID));
     await say(waText('remember: my cat is called Miso', { from: ALICE_LID }));
-    await bot!.app.bot.histories.flush();
+    // Everything kept so far is written now: the history, and the recall and voice logs' lines, which are otherwise
+    // written a second after they were added.
+    await domainFor(bot!.app.settings.dataDir).flushAll();
     // Kept under the LID so far, in every store.
     const kept = await lidFiles();
     for (const folder of ['history/', 'recall/', 'audio_archive/']) expect(kept.some((f) => f.startsWith(folder)), `${folder} in ${kept.join(', ')}`).to.equal(true);
