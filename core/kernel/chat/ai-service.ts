@@ -612,9 +612,13 @@ export function createAiService(deps: AiServiceDeps): AiService {
         const system = systemMessageFor(ctx, facts, tools.some((t) => t.live), withPersona(ctx.chatId, extraSystem));
         // With `ai.cacheControl`, the last of the stable messages carries the cache mark (the prefix up to it is cached).
         const mark = cfg.ai.cacheControl ? withCacheMark : (m: ChatMessage) => m;
-        const stable = [system, ...(factsMessage ? [factsMessage] : []), ...(persona ? [persona.message] : []), ...(summary ? [summary] : [])];
+        // Filled by push, not spreads of optional one-item arrays (each spread allocated in every turn).
+        const stable: ChatMessage[] = [system];
+        if (factsMessage) stable.push(factsMessage);
+        if (persona) stable.push(persona.message);
+        if (summary) stable.push(summary);
         stable[stable.length - 1] = mark(stable[stable.length - 1]);
-        const withQuote = withQuotedTurn([...stable, ...history], quote);
+        const withQuote = withQuotedTurn(stable.concat(history), quote);
         const asked: ChatMessage[] = given ? withTurnBeforeQuestion(withQuote, given) : withQuote;
         // The bot's own prompt (a check-in's pass): asked last, kept nowhere.
         const messages: ChatMessage[] = options.notInHistory ? [...asked, { role: 'user', content: text }] : asked;
@@ -650,7 +654,7 @@ export function createAiService(deps: AiServiceDeps): AiService {
               ctx.log.error({ err }, 'the turn could not be recorded (cost, .why)');
             }
           };
-          lastReply = { ...cost, at: Date.now() };
+          lastReply = Object.assign({}, cost, { at: Date.now() });
           // After the answer (never before it): the chat's oldest turns go into its summary once they reach the budget.
           const foldLater = () => options.onlyTurnsOf || summaries.foldIfDue(ctx.chatId, ctx.message.isGroup, ctx.senderId);
           // The token on a line of its own beside words goes too: it is never sent, as a message or a part of one.
