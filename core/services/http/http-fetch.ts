@@ -4,6 +4,8 @@ import { DownloadRefused } from '../../api/errors.js';
 import { BoundedAnswer } from './bounded-answer.js';
 import { boundedFetch } from './bounded-fetch.js';
 
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
 /** Connections kept open between requests, as fetch keeps them. */
 const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
 
@@ -14,9 +16,8 @@ const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new htt
  * reading, more arriving is cut off there, with `DownloadRefused` "<what> is larger than N bytes"), aborted by the
  * request's signal (the SDK's timeout), a connection failure rejecting with the socket's error (its `code`).
  *
- * Unlike fetch, no compressed answer is asked for (none is decoded) and no redirect is followed: a gateway's API
- * answers where it is. A request this does not send (a body other than text or bytes: the audio's form uploads, a
- * stream) goes through `boundedFetch`.
+ * Unlike fetch, no compressed answer is asked for (none is decoded). A redirect, and a request this does not send
+ * (a body other than text or bytes: the audio's form uploads, a stream), go through `boundedFetch` as before.
  *
  * @example
  * new OpenAI({ apiKey, baseURL, fetch: boundedHttpFetch(MAX_PROVIDER_ANSWER_BYTES, 'the answer of primary') });
@@ -35,6 +36,12 @@ export function boundedHttpFetch(maxBytes: number, what: string): typeof fetch {
     const signal = init?.signal ?? undefined;
     return new Promise<Response>((resolve, reject) => {
       const request = (url.protocol === 'https:' ? https : http).request(url, { method: init?.method ?? 'GET', headers, agent: agents[url.protocol as 'http:'], signal }, (answer) => {
+        if (REDIRECTS.has(answer.statusCode ?? 0)) {
+          // Rare (a gateway moved): asked again through fetch, which follows it as before.
+          answer.resume();
+          resolve(viaFetch(input, init));
+          return;
+        }
         const declared = Number(answer.headers['content-length'] ?? NaN);
         if (declared > maxBytes) {
           answer.destroy();

@@ -150,4 +150,15 @@ for (const [name, bounded] of [
     // The built-in fetch wraps the socket's error once more ("fetch failed"); node:http hands it over as it is.
     if (bounded === boundedHttpFetch) expect(refusedConnection.summary).to.equal('ECONNREFUSED');
   });
+
+  it('follows a gateway that moved (a 308 redirect) to its answer', async () => {
+    up = await FloodServer.start({
+      'POST /old/chat/completions': (req, res) => void req.resume().on('end', () => res.writeHead(308, { location: '/v1/chat/completions' }).end()),
+      'POST /v1/chat/completions': chunked(JSON.stringify(completion('moved but here'))),
+    });
+    const { default: OpenAI } = await openaiSdk();
+    const client = new OpenAI({ apiKey: 'sk-test', baseURL: `${up.url}/old`, maxRetries: 0, fetch: fetchUpTo });
+    const answer = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+    expect(answer.choices[0].message.content).to.equal('moved but here');
+  });
 });
