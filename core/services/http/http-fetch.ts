@@ -6,8 +6,14 @@ import { boundedFetch } from './bounded-fetch.js';
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-/** Connections kept open between requests, as fetch keeps them. */
-const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+/**
+ * Connections kept open between requests, as fetch keeps them, and closed after 4 s idle as fetch closes them (or
+ * earlier, when the upstream's Keep-Alive header says it hangs up sooner: node's agent honours that hint only under a
+ * timeout of its own). Without one, an idle connection the upstream closed meanwhile would be reused, and the next
+ * answer fail as a reset.
+ */
+const IDLE_MS = 4_000;
+const agents = { 'http:': new http.Agent({ keepAlive: true, timeout: IDLE_MS }), 'https:': new https.Agent({ keepAlive: true, timeout: IDLE_MS }) };
 
 /**
  * `boundedFetch` made on node:http instead of the built-in fetch, for the chat legs' SDK clients: a chat request
