@@ -1,5 +1,6 @@
 import http from 'node:http';
-import https from 'node:https';
+import type https from 'node:https';
+import { createRequire } from 'node:module';
 import { DownloadRefused } from '../../api/errors.js';
 import { BoundedAnswer } from './bounded-answer.js';
 import { boundedFetch } from './bounded-fetch.js';
@@ -13,7 +14,18 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
  * answer fail as a reset.
  */
 const IDLE_MS = 4_000;
-const agents = { 'http:': new http.Agent({ keepAlive: true, timeout: IDLE_MS }), 'https:': new https.Agent({ keepAlive: true, timeout: IDLE_MS }) };
+const plain = { client: http, agent: new http.Agent({ keepAlive: true, timeout: IDLE_MS }) };
+let secure: { client: typeof https; agent: https.Agent } | undefined;
+
+/** node:http, or node:https loaded at the first https request (with TLS, ~15 ms that a start need not pay). */
+function transportFor(protocol: string): { client: typeof http | typeof https; agent: http.Agent } {
+  if (protocol !== 'https:') return plain;
+  if (!secure) {
+    const client = createRequire(import.meta.url)('node:https') as typeof https;
+    secure = { client, agent: new client.Agent({ keepAlive: true, timeout: IDLE_MS }) };
+  }
+  return secure;
+}
 
 /**
  * `boundedFetch` made on node:http instead of the built-in fetch, for the chat legs' SDK clients: a chat request
@@ -41,7 +53,8 @@ export function boundedHttpFetch(maxBytes: number, what: string): typeof fetch {
     new Headers(init?.headers).forEach((value, name) => (headers[name] = value));
     const signal = init?.signal ?? undefined;
     return new Promise<Response>((resolve, reject) => {
-      const request = (url.protocol === 'https:' ? https : http).request(url, { method: init?.method ?? 'GET', headers, agent: agents[url.protocol as 'http:'], signal }, (answer) => {
+      const { client, agent } = transportFor(url.protocol);
+      const request = client.request(url, { method: init?.method ?? 'GET', headers, agent, signal }, (answer) => {
         if (REDIRECTS.has(answer.statusCode ?? 0)) {
           // Rare (a gateway moved): asked again through fetch, which follows it as before.
           answer.resume();
