@@ -8,6 +8,7 @@ import { startTestBot, type TestBot, type TestClock, type TestBotOptions } from 
 const ALICE = '10000000001@s.whatsapp.net';
 const BOB = '10000000002@s.whatsapp.net';
 const HOUR = 60 * 60 * 1000;
+const DAY = 24 * HOUR;
 
 /** A tool the check-in's model may look things up with (the tools path). */
 const lookups: string[] = [];
@@ -116,6 +117,10 @@ describe('checkins: a check-in with nothing to say sends nothing, on every path 
   it('with something to say: at most the daily cap, only within the active hours, only in the chat that opted in', async () => {
     bot = await start(() => 'You said you would call the bank — done?');
     const clock = bot.useClock();
+    // The three passes (a little over three hours) under one day's cap: started late in the day (UTC), the clock first
+    // moves past midnight, or the cap would start again midway and a third follow-up be due.
+    const leftToday = DAY - (clock.now() % DAY);
+    if (leftToday < 6 * HOUR) await clock.tick(leftToday + 30 * 60_000);
     await onePass(bot, clock, '.checkin on 00:00-23:59 max 2');
     await onePass(bot, clock, '');
     await onePass(bot, clock, '');
