@@ -32,6 +32,9 @@ const SLOW = [
   'test/docs/plugin-example.test.ts',
   'test/docs/storage-example.test.ts',
   'test/plugins/controls/logs.test.ts',
+  'test/app/token-command.test.ts',
+  'test/app/start-modules.test.ts',
+  'test/web/automation/mcp-server.test.ts',
   // Processes killed mid-write, backups and restores through their CLI, a full disk.
   'test/core/store/atomic-write.test.ts',
   'test/core/store/backup-privacy.test.ts',
@@ -54,6 +57,7 @@ const SLOW = [
   'test/core/whatsapp/chat-move.test.ts',
   'test/core/whatsapp/creds-backup.test.ts',
   'test/core/whatsapp/transport.test.ts',
+  'test/core/whatsapp/video-preview.test.ts',
   'test/plugins/documents/**',
   'test/plugins/imagine/imagine.test.ts',
   'test/plugins/mp3/**',
@@ -84,6 +88,9 @@ const SLOW = [
   'test/core/whatsapp/answer-pacing.test.ts',
   'test/core/store/data-files.test.ts',
   'test/core/config/accounts.test.ts',
+  // 500 random sequences through whole bots (guard-property.test.ts keeps 10,000 through the guard itself here).
+  'test/core/guard/guard-property-kit.test.ts',
+  'test/core/pipeline/progress-whatsapp.test.ts',
 ];
 
 module.exports = {
