@@ -1,6 +1,16 @@
 import { DownloadRefused } from '../../api/errors.js';
 
 /**
+ * The refusal of an answer over its bound, the same words wherever the bot reads one (fetch, node:http, the chat
+ * legs' direct POST): "<what> is larger than N bytes", which the logs and the provider chain's summaries show.
+ *
+ * @example throw answerTooLarge('the answer of primary', MAX_PROVIDER_ANSWER_BYTES);
+ */
+export function answerTooLarge(what: string, maxBytes: number): DownloadRefused {
+  return new DownloadRefused(`${what} is larger than ${maxBytes} bytes`);
+}
+
+/**
  * Reads a fetch `Response`'s body up to `maxBytes` actually received and no further: a larger answer is cancelled as
  * soon as it passes the bound (its `content-length`, when it declares more, refuses before reading) and rejects with
  * `DownloadRefused` ("… is larger than N bytes"). For every upstream answer the bot reads: whatever an upstream sends,
@@ -10,7 +20,7 @@ import { DownloadRefused } from '../../api/errors.js';
  * const body = await readBodyUpTo(await fetch(url), 2_000_000, 'the search answer');
  */
 export async function readBodyUpTo(response: Response, maxBytes: number, what = 'the answer'): Promise<Buffer> {
-  const tooLarge = () => new DownloadRefused(`${what} is larger than ${maxBytes} bytes`);
+  const tooLarge = () => answerTooLarge(what, maxBytes);
   const declared = Number(response.headers.get('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > maxBytes) {
     await response.body?.cancel().catch(() => undefined);

@@ -1,5 +1,4 @@
-import { DownloadRefused } from '../../api/errors.js';
-import { readBodyUpTo } from './bounded-body.js';
+import { answerTooLarge, readBodyUpTo } from './bounded-body.js';
 import { BoundedAnswer } from './bounded-answer.js';
 
 /**
@@ -35,7 +34,7 @@ export function boundedFetch(maxBytes: number, what: string, baseFetch: typeof f
     const declared = Number(response.headers.get('content-length') ?? NaN);
     if (Number.isFinite(declared) && declared > maxBytes) {
       await response.body.cancel().catch(() => undefined);
-      throw new DownloadRefused(`${what} is larger than ${maxBytes} bytes`);
+      throw answerTooLarge(what, maxBytes);
     }
     // fetch decodes gzip, deflate and br itself: a declared length then bounds only the encoded bytes.
     const encoding = response.headers.get('content-encoding');

@@ -1,11 +1,12 @@
 import http from 'node:http';
 import type https from 'node:https';
 import { createRequire } from 'node:module';
-import { DownloadRefused } from '../../api/errors.js';
 import { BoundedAnswer } from './bounded-answer.js';
+import { answerTooLarge } from './bounded-body.js';
 import { boundedFetch } from './bounded-fetch.js';
 
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Statuses a gateway that moved answers with: the request is asked again through fetch, which follows them. */
+export const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /**
  * Connections kept open between requests, as fetch keeps them, and closed after 4 s idle as fetch closes them (or
@@ -18,7 +19,7 @@ const plain = { client: http, agent: new http.Agent({ keepAlive: true, timeout: 
 let secure: { client: typeof https; agent: https.Agent } | undefined;
 
 /** node:http, or node:https loaded at the first https request (with TLS, ~15 ms that a start need not pay). */
-function transportFor(protocol: string): { client: typeof http | typeof https; agent: http.Agent } {
+export function transportFor(protocol: string): { client: typeof http | typeof https; agent: http.Agent } {
   if (protocol !== 'https:') return plain;
   if (!secure) {
     const client = createRequire(import.meta.url)('node:https') as typeof https;
@@ -42,7 +43,7 @@ function transportFor(protocol: string): { client: typeof http | typeof https; a
  */
 export function boundedHttpFetch(maxBytes: number, what: string): typeof fetch {
   const viaFetch = boundedFetch(maxBytes, what);
-  const tooLarge = () => new DownloadRefused(`${what} is larger than ${maxBytes} bytes`);
+  const tooLarge = () => answerTooLarge(what, maxBytes);
   return (input, init) => {
     const body = init?.body;
     const url = typeof input === 'string' ? new URL(input) : input instanceof URL ? input : undefined;

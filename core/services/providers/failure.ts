@@ -37,6 +37,8 @@ function asApiError(err: unknown): { status: number; headers: unknown; error?: u
 }
 
 function errorBody(err: { error?: unknown; message?: string }): { code?: string; type?: string; message: string } {
+  // An answer that was text, not JSON (a proxy's page, "too many requests per day"): its words are what is read.
+  if (typeof err.error === 'string') return { message: err.error };
   const body = (err.error ?? {}) as { code?: unknown; type?: unknown; message?: unknown; error?: { code?: unknown; type?: unknown; message?: unknown } };
   const inner = body.error ?? body;
   return {

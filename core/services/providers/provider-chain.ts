@@ -7,6 +7,7 @@ import type { Logger } from '../log/logger.js';
 import { classifyFailure, type Failure } from './failure.js';
 import { normalizeBaseUrl } from './normalize.js';
 import { requestJson } from './request-json.js';
+import { chatPost, MOVED, type ChatPost } from './chat-post.js';
 import type { LegCondition, LegHealth, LegStartCheck, ProviderLeg } from './types.js';
 import type { ChatMessage, CompleteOptions, CompletionResult } from './chat-types.js';
 import { listModels } from './leg-check.js';
@@ -36,6 +37,8 @@ interface LegState {
   leg: ProviderLeg;
   /** Made at the leg's first request (the SDK loads then, not at start). */
   client?: OpenAI;
+  /** The leg's chat-completion request, made at its first chat request (no SDK: chat-post.ts). */
+  post?: ChatPost;
   until: number;
   lastFailure?: Failure;
   requests: number;
@@ -275,7 +278,12 @@ export class ProviderChain {
    * Runs `call` on each eligible leg in order until one succeeds. Context-length errors are not the leg's fault:
    * they are thrown to the caller (which trims and retries) instead of being replayed on every leg.
    */
-  async failover<T>(purpose: string, call: (leg: ProviderLeg, client: OpenAI) => Promise<T>, filter?: (leg: ProviderLeg) => boolean): Promise<T> {
+  failover<T>(purpose: string, call: (leg: ProviderLeg, client: OpenAI) => Promise<T>, filter?: (leg: ProviderLeg) => boolean): Promise<T> {
+    return this.eachLeg(purpose, async (state) => call(state.leg, state.client ?? (await this.clientOf(state))), filter);
+  }
+
+  /** `failover` over the legs' states: the chat path asks a leg without its SDK client. */
+  private async eachLeg<T>(purpose: string, call: (state: LegState) => Promise<T>, filter?: (leg: ProviderLeg) => boolean): Promise<T> {
     const causes: string[] = [];
     const eligible = this.states.filter((s) => !filter || filter(s.leg));
     for (const state of eligible) {
@@ -285,7 +293,7 @@ export class ProviderChain {
       }
       state.requests++;
       try {
-        const result = await call(state.leg, state.client ?? (await this.clientOf(state)));
+        const result = await call(state);
         this.report({ leg: state.leg.name, outcome: 'ok', cooldownMs: 0 });
         return result;
       } catch (err) {
@@ -383,14 +391,27 @@ export class ProviderChain {
     return !listed || listed.includes(options.chatModel) ? { model: options.chatModel, missing: false } : { model: leg.model, missing: true };
   }
 
+  /**
+   * The leg's `POST /chat/completions` as one request of our own (chat-post.ts: the SDK's per-request machinery was a
+   * third of a message's CPU); a gateway that answers with a redirect is asked again through the SDK, which follows it.
+   */
+  private async postChat(state: LegState, bodyText: string): Promise<unknown> {
+    state.post ??= chatPost({ baseUrl: state.leg.baseUrl, apiKey: state.leg.apiKey, timeoutMs: this.settings.upstreamTimeoutMs, maxBytes: MAX_PROVIDER_ANSWER_BYTES, what: `the answer of ${state.leg.name}` });
+    const answer = await state.post(bodyText);
+    if (answer !== MOVED) return answer;
+    const client = state.client ?? (await this.clientOf(state));
+    return client.post('/chat/completions', { body: bodyText, headers: JSON_BODY });
+  }
+
   private async chatFailover(messages: ChatMessage[], options: CompleteOptions): Promise<CompletionResult> {
     const filter = (leg: ProviderLeg) => (!options.kind || leg.kind === options.kind) && (!options.premium || Boolean(leg.premiumModel));
     const eligible = this.states.filter((s) => filter(s.leg)).map((s) => s.leg.name);
     const first = this.states.find((s) => filter(s.leg));
     const intended = first ? { leg: first.leg.name, model: (await this.modelFor(first.leg, options)).model } : undefined;
-    return this.failover(
+    return this.eachLeg(
       options.premium ? 'premium chat' : 'chat',
-      async (leg, client) => {
+      async (state) => {
+        const { leg } = state;
         const { model, missing } = await this.modelFor(leg, options);
         // The messages last: what changes from one request of a chat to the next is at the end of the JSON text, and
         // everything before it (model, tools, system prompt, summary, earlier turns) is the same bytes as before.
@@ -402,7 +423,7 @@ export class ProviderChain {
           messages,
         } as OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming;
         // Sent as JSON text made from the prompt's frozen parts (each serialized once), not stringified whole per message.
-        const completion = await client.post<OpenAI.Chat.Completions.ChatCompletion>('/chat/completions', { body: requestJson(body), headers: JSON_BODY });
+        const completion = (await this.postChat(state, requestJson(body))) as OpenAI.Chat.Completions.ChatCompletion | undefined;
         const message = completion?.choices?.[0]?.message;
         if (!message || typeof message !== 'object') throw new BadAnswerError('answer without a message');
         const text = typeof message.content === 'string' ? message.content : '';
