@@ -13,11 +13,12 @@ describe('start-up loads what answering needs later only when it is needed', fun
   this.timeout(120_000);
   let dir: string;
   let loaded: string[];
+  let builtins: string[];
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'start-modules-'));
     const env = { PATH: process.env.PATH ?? '', API_KEY: 'sk-start-modules', BASE_URL: 'http://127.0.0.1:9/v1', MODEL: 'm' };
     const start = `const { Writable } = await import('node:stream'); const app = await m.createApp({ cwd: ${JSON.stringify(dir)}, env: ${JSON.stringify(env)}, skipHealthProbe: true, logDestination: new Writable({ write: (_c, _e, done) => done() }) }); await app.stop()`;
-    ({ loaded } = await loadInFreshProcess(path.join(ROOT, 'dist', 'app', 'app.js'), start));
+    ({ loaded, builtins } = await loadInFreshProcess(path.join(ROOT, 'dist', 'app', 'app.js'), start));
   });
   after(() => rm(dir, { recursive: true, force: true }));
 
@@ -46,6 +47,17 @@ describe('start-up loads what answering needs later only when it is needed', fun
   it("loads mime-types (mime-db's JSON of every type) with the first type looked up, not at start", () => {
     expect(of('mime-types')).to.deep.equal([]);
     expect(of('mime-db')).to.deep.equal([]);
+  });
+
+  it("loads Node's fetch (undici, with http2 and zlib) at the first answer, not at start: no module reads the lazy Response global as it loads", () => {
+    expect(builtins, 'the check below is not empty').to.include('http');
+    expect(builtins).to.not.include('internal/deps/undici/undici');
+    expect(builtins).to.not.include('http2');
+  });
+
+  it('loads node:https (and TLS) at the first https request or download, not at start', () => {
+    expect(builtins).to.not.include('https');
+    expect(builtins).to.not.include('tls');
   });
 
   it('loads the openai SDK (about 150 modules) at the first request, not at start', () => {

@@ -10,22 +10,26 @@ const run = promisify(execFile);
 
 /**
  * Imports one built entry in a fresh node process and reports every module that process loaded: ES modules through a
- * load hook (it runs on the loader thread, so it appends to a file), CommonJS ones from the require cache at exit.
+ * load hook (it runs on the loader thread, so it appends to a file), CommonJS ones from the require cache at exit, and
+ * (`builtins`) Node's own modules loaded by then, internal ones included (`process.moduleLoadList`): a lazy global
+ * such as `Response` loads Node's fetch (`internal/deps/undici/undici`) without any import naming it.
  * `then`: code run after the import with the entry's exports as `m` (awaited; e.g. start an app from it).
  */
-export async function loadInFreshProcess(entry: string, then = ''): Promise<{ loaded: string[]; runtimeNames: string[] }> {
+export async function loadInFreshProcess(entry: string, then = ''): Promise<{ loaded: string[]; runtimeNames: string[]; builtins: string[] }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'entry-load-'));
   try {
     const log = path.join(dir, 'loaded.txt');
+    const builtinsLog = path.join(dir, 'builtins.txt');
     await writeFile(path.join(dir, 'hooks.mjs'), `import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) { appendFileSync(${JSON.stringify(log)}, url + '\\n'); return next(url, context); }\n`);
     await writeFile(
       path.join(dir, 'register.mjs'),
-      `import { register, createRequire } from 'node:module';\nimport { appendFileSync } from 'node:fs';\nregister('./hooks.mjs', import.meta.url);\nconst cache = createRequire(import.meta.url).cache;\nprocess.on('exit', () => appendFileSync(${JSON.stringify(log)}, Object.keys(cache).map((f) => 'file://' + f + '\\n').join('')));\n`,
+      `import { register, createRequire } from 'node:module';\nimport { appendFileSync } from 'node:fs';\nregister('./hooks.mjs', import.meta.url);\nconst cache = createRequire(import.meta.url).cache;\nprocess.on('exit', () => { appendFileSync(${JSON.stringify(log)}, Object.keys(cache).map((f) => 'file://' + f + '\\n').join('')); appendFileSync(${JSON.stringify(builtinsLog)}, process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13) + '\\n').join('')); });\n`,
     );
     const script = `const m = await import(${JSON.stringify(pathToFileURL(entry).href)}); ${then}; console.log(JSON.stringify(Object.keys(m)));`;
     const { stdout } = await run(process.execPath, ['--import', pathToFileURL(path.join(dir, 'register.mjs')).href, '--input-type=module', '-e', script], { cwd: ROOT });
     const loaded = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
-    return { loaded, runtimeNames: JSON.parse(stdout.trim().split('\n').at(-1)!) as string[] };
+    const builtins = (await readFile(builtinsLog, 'utf8')).split('\n').filter(Boolean);
+    return { loaded, builtins, runtimeNames: JSON.parse(stdout.trim().split('\n').at(-1)!) as string[] };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -1,5 +1,5 @@
 import { answerTooLarge, readBodyUpTo } from './bounded-body.js';
-import { BoundedAnswer } from './bounded-answer.js';
+import { boundedAnswer } from './bounded-answer.js';
 
 /**
  * The most a provider's answer may weigh (a chat completion, a vision answer, a transcript): far above any real one
@@ -22,7 +22,7 @@ const NO_BODY = new Set([101, 103, 204, 205, 304]);
  *
  * An answer that declares its length within the bound, unencoded, is handed over as it came: fetch delivers no more
  * than a declared length. Any other is read whole, in a bounded loop, by the first of its readers the SDK calls (see
- * `BoundedAnswer`): piping every answer through a bounding web stream cost ~30% of a chat request's CPU.
+ * `boundedAnswer`): piping every answer through a bounding web stream cost ~30% of a chat request's CPU.
  *
  * @example
  * new OpenAI({ apiKey, baseURL, fetch: boundedFetch(4 * 1024 * 1024, 'the chat provider\'s answer') });
@@ -40,7 +40,7 @@ export function boundedFetch(maxBytes: number, what: string, baseFetch: typeof f
     const encoding = response.headers.get('content-encoding');
     if (Number.isFinite(declared) && (!encoding || encoding === 'identity')) return response;
     let whole: Promise<Buffer> | undefined;
-    return new BoundedAnswer(
+    return boundedAnswer(
       { status: response.status, statusText: response.statusText, headers: response.headers, url: response.url, redirected: response.redirected, cancel: (reason) => response.body?.cancel(reason) },
       () => (whole ??= readBodyUpTo(response, maxBytes, what)),
     );

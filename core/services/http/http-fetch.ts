@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type https from 'node:https';
 import { createRequire } from 'node:module';
-import { BoundedAnswer } from './bounded-answer.js';
+import { boundedAnswer } from './bounded-answer.js';
 import { answerTooLarge } from './bounded-body.js';
 import { boundedFetch } from './bounded-fetch.js';
 
@@ -73,7 +73,7 @@ export function boundedHttpFetch(maxBytes: number, what: string): typeof fetch {
         let whole: Promise<Buffer> | undefined;
         const received = { status: answer.statusCode ?? 0, statusText: answer.statusMessage ?? '', headers: fields, url: url.href, redirected: false, cancel: () => answer.destroy() };
         try {
-          resolve(new BoundedAnswer(received, () => (whole ??= readUpTo(answer, maxBytes, tooLarge))));
+          resolve(boundedAnswer(received, () => (whole ??= readUpTo(answer, maxBytes, tooLarge))));
         } catch (err) {
           // A status no Response can have (under 200, over 599).
           answer.destroy();

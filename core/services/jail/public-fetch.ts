@@ -1,6 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import http from 'node:http';
-import https from 'node:https';
+import type https from 'node:https';
+import { createRequire } from 'node:module';
 import net from 'node:net';
 import type { LookupFunction } from 'node:net';
 import type { EgressPolicy } from './egress-proxy.js';
@@ -58,6 +59,11 @@ export async function fetchPublic(rawUrl: string, options: PublicFetchOptions = 
   }
 }
 
+/** node:https, loaded at the first https download (with TLS, ~15 ms that a start would pay before "ready"). */
+function httpsClient(): typeof https {
+  return createRequire(import.meta.url)('node:https') as typeof https;
+}
+
 async function fetchWithin(rawUrl: string, options: PublicFetchOptions, track: (request: http.ClientRequest) => void): Promise<{ body: Buffer; contentType: string; url: string }> {
   const policy = options.policy ?? { isBlocked: isPrivateAddress };
   const resolve = policy.resolve ?? systemResolve;
@@ -87,7 +93,7 @@ async function fetchWithin(rawUrl: string, options: PublicFetchOptions, track: (
       else callback(null, checked, family);
     };
     const answer = await new Promise<{ status: number; location?: string; body: Buffer; contentType: string }>((resolveAnswer, reject) => {
-      const client = url.protocol === 'https:' ? https : http;
+      const client = url.protocol === 'https:' ? httpsClient() : http;
       const requestOptions = { lookup: pinned, timeout: options.timeoutMs ?? 30_000, headers: options.headers, method: options.body === undefined ? 'GET' : 'POST' };
       const request = client.request(url, requestOptions, (res) => {
         const status = res.statusCode ?? 0;
