@@ -29,7 +29,8 @@ export function transportFor(protocol: string): { client: typeof http | typeof h
 }
 
 /**
- * `boundedFetch` made on node:http instead of the built-in fetch, for the chat legs' SDK clients: a chat request
+ * `boundedFetch` made on node:http instead of the built-in fetch, for the chat legs' SDK clients (their chat
+ * completions go around the SDK, chat-post.ts, on the same agents; the clients carry the rest): a chat request
  * through fetch (its web streams for the request and the answer, its Request and Response objects) cost ~40% of
  * the request's CPU. The answer is the same: bounded by the bytes received (`maxBytes`; more declared is refused before
  * reading, more arriving is cut off there, with `DownloadRefused` "<what> is larger than N bytes"), aborted by the
