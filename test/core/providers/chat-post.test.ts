@@ -79,15 +79,19 @@ describe("chat legs' completion request, sent without the SDK", () => {
     expect(got.choices[0].message.content).to.equal('hi there');
     expect(seen?.url).to.equal('/v1/chat/completions');
     expect(seen?.headers).to.include({ authorization: `Bearer ${KEY}`, 'content-type': 'application/json', accept: 'application/json', 'content-length': String(Buffer.byteLength(BODY)) });
+    expect(seen?.headers['user-agent'], 'what the SDK said it was').to.match(/^OpenAI\/JS \d+\.\d+\.\d+$/);
     expect(seen?.headers['accept-encoding'], 'no compressed answer asked for').to.equal(undefined);
     expect(seen?.text).to.equal(BODY);
   });
 
-  it('an answer that is not JSON is a bad answer; a redirect is handed back (MOVED) to be followed through the SDK', async () => {
+  it('an answer that is not JSON is a bad answer (one after a byte order mark is JSON); a redirect is handed back (MOVED) to be followed through the SDK', async () => {
     up = await FloodServer.start({
       'POST /v1/chat/completions': answer(200, '{"choices": ['),
       'POST /old/chat/completions': (req, res) => void req.resume().on('end', () => res.writeHead(308, { location: '/v1/chat/completions' }).end()),
     });
+    up.routes['POST /bom/chat/completions'] = answer(200, `\ufeff${JSON.stringify(completion('after a byte order mark'))}`);
+    const bom = (await post(`${up.url}/bom`)(BODY)) as ReturnType<typeof completion>;
+    expect(bom.choices[0].message.content, 'a leading byte order mark is dropped, as Response.text() dropped it').to.equal('after a byte order mark');
     const bad = await failureOf(post(`${up.url}/v1`)(BODY));
     expect(bad).to.be.instanceOf(BadAnswerError);
     expect(classifyFailure(bad)).to.include({ kind: 'bad-answer' });
