@@ -236,6 +236,8 @@ export class McpServerLink {
     const client = this.client;
     if (!client) return `The MCP server "${this.name}" is down (${this.problem ?? 'starting'}); the tool "${tool}" cannot run now.`;
     try {
+      // Said before the call (its timeout starts with it): what a stuck turn was waiting for. Never the arguments.
+      this.log.debug({ server: this.name, tool, timeoutMs: this.entry.timeoutMs }, `MCP tool "${tool}" of "${this.name}" called`);
       const result = (await client.callTool({ name: tool, arguments: args }, undefined, { timeout: this.entry.timeoutMs })) as ToolResult;
       return this.hide(framedResult(this.name, tool, result));
     } catch (err) {

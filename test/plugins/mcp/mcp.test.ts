@@ -187,8 +187,24 @@ describe('mcp plugin: MCP tool servers from mcp.json', function () {
       return /slow/.test(String(last?.content)) ? { tool: 'everything__trigger-long-running-operation', args: { duration: 20, steps: 2 } } : { tool: 'everything__echo', args: { message: 'still here' } };
     };
     const b = await start({ everything: everything({ timeoutMs: 1500 }) }, model);
-    const [slow] = await b.send('do the slow thing');
-    assert.match(slow, /did not answer within 1\.5 s and was cancelled/);
+    // The call's 1.5 s run on a fake clock, moved to just before and then just past them, instead of waited out.
+    const clock = b.useClock(['setTimeout', 'clearTimeout']);
+    const failed = () => b.logs().some((l) => /MCP tool "trigger-long-running-operation" of "everything" failed/.test(String(l.msg)));
+    let slow: string | undefined;
+    try {
+      const answered = b.send('do the slow thing');
+      await b.until(() => b.logs().some((l) => /MCP tool "trigger-long-running-operation" of "everything" called/.test(String(l.msg))));
+      await clock.tick(1499);
+      // Whatever a timeout that fired would have set off (no I/O before its log line) has run by the next turn of the loop.
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(failed(), false, 'the call was given up before its 1.5 s');
+      await clock.tick(1);
+      [slow] = await answered;
+    } finally {
+      clock.restore();
+    }
+    assert.ok(failed());
+    assert.match(slow!, /did not answer within 1\.5 s and was cancelled/);
     const [after] = await b.send('echo please');
     assert.match(after, /Echo: still here/);
   });
