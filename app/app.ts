@@ -33,7 +33,7 @@ import { startRetentionSweeper, type RetentionSweeper } from '../core/services/s
 import { privateChatIdOf, type Transport } from '../core/kernel/port/transport.js';
 import { OwnerNotices } from '../core/services/notices/owner-notices.js';
 import type { OwnerNotifier } from '../core/services/notices/owner-notifier.js';
-import { Outbox, type PacingClock } from '../core/services/sending/outbox.js';
+import { Outbox, type PacingClock, type SendingLimits } from '../core/services/sending/outbox.js';
 import type { AnswerPacing } from '../core/services/sending/answer-spacing.js';
 import { buildStatusReport } from '../core/kernel/status/status-report.js';
 import { KeyPool } from '../core/services/providers/key-pool.js';
@@ -75,6 +75,12 @@ export interface AppOptions {
   answerPacing?: AnswerPacing;
   /** The clock the outbox paces answers by, instead of the real one (a test holds it to see which answer waits). */
   answerClock?: PacingClock;
+  /**
+   * The pace of the messages the bot starts on its own, instead of config.json's `sending` (whose fastest is one a
+   * second per chat and overall). Tests about something else give `UNPACED_SENDS`, so an errand's notice and its send
+   * do not wait seconds of real time; the pace keeps its own tests.
+   */
+  sendPacing?: SendingLimits;
 }
 
 /** Everything a running service is made of. */
@@ -233,7 +239,8 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   );
 
   let transport: Transport | undefined;
-  const outbox = new Outbox(() => bot.config.sending, log.child({ part: 'sending' }), undefined, options.answerPacing, options.answerClock);
+  const sendPacing = options.sendPacing;
+  const outbox = new Outbox(sendPacing ? () => sendPacing : () => bot.config.sending, log.child({ part: 'sending' }), undefined, options.answerPacing, options.answerClock);
   const notices = new OwnerNotices({
     log: log.child({ part: 'notices' }),
     owners: () => bot.config.owners,

@@ -35,6 +35,8 @@ export interface LinkOptions {
   transport?: Partial<WhatsAppTransportOptions>;
   /** How a turn's answers are spaced (default the product's: a group's answers 4 s apart); see `AppOptions.answerPacing`. */
   answerPacing?: AppOptions['answerPacing'];
+  /** The pace of the bot's own messages instead of config.json's `sending`; see `AppOptions.sendPacing`. */
+  sendPacing?: AppOptions['sendPacing'];
 }
 
 /**
@@ -55,6 +57,7 @@ export async function linkBot(options: LinkOptions): Promise<LinkedBot> {
     ...(options.logLevel ? { logLevel: options.logLevel } : {}),
     skipHealthProbe: true,
     ...(options.answerPacing ? { answerPacing: options.answerPacing } : {}),
+    ...(options.sendPacing ? { sendPacing: options.sendPacing } : {}),
   });
   try {
     const sockets = new FakeSocketFactory();
@@ -78,7 +81,7 @@ export async function linkBot(options: LinkOptions): Promise<LinkedBot> {
   }
 }
 
-export interface FakeSocketBotOptions extends Pick<TestBotOptions, 'options' | 'env' | 'model' | 'dir' | 'enableGiven'> {
+export interface FakeSocketBotOptions extends Pick<TestBotOptions, 'options' | 'env' | 'model' | 'dir' | 'enableGiven' | 'sendPacing'> {
   /** Other config.json fields (owners, access, groups, …); `targetUserIds` defaults to the bot's phone (`BOT_PHONE`). */
   config?: Record<string, unknown>;
   /** Options of the WhatsApp transport to override, e.g. `download` (the bytes of a received photo or voice note). */
@@ -139,7 +142,7 @@ export async function startFakeSocketBot(plugins: DefinedPlugin | ReadonlyArray<
     const sink = new PassThrough();
     sink.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
     const env = { API_KEY: 'test-kit-key', BASE_URL: model.url, MODEL: 'test-model', ...(options.env ?? {}) };
-    const { app, transport, sockets } = await linkBot({ dir, env, plugins: checked, logDestination: sink, logLevel: 'debug', ...(options.transport ? { transport: options.transport } : {}) });
+    const { app, transport, sockets } = await linkBot({ dir, env, plugins: checked, logDestination: sink, logLevel: 'debug', ...(options.transport ? { transport: options.transport } : {}), ...(options.sendPacing ? { sendPacing: options.sendPacing } : {}) });
     let stopped = false;
     const deliver = async (...messages: WAMessage[]): Promise<SentRecord[]> => {
       const socket = sockets.last;

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { install as installFakeTimers, type Clock as InstalledClock } from '@sinonjs/fake-timers';
-import { createApp, type App } from '../app.js';
+import { createApp, type App, type AppOptions } from '../app.js';
 import type { Plugin } from '../../core/kernel/plugin/spec.js';
 import { isPlugin } from '../../core/kernel/plugin/contract.js';
 import { pluginErrors } from '../../core/kernel/plugin/errors.js';
@@ -45,6 +45,11 @@ export interface TestBotOptions {
   transport?: MemoryTransport;
   /** Probe the gateway's root URL at start as `npm start` does (default off: the fake model is known to be up). */
   healthProbe?: boolean;
+  /**
+   * The pace of the messages the bot starts on its own instead of config.json's `sending` (whose fastest is one a
+   * second): `{ perChatPerMinute: Infinity, globalPerMinute: Infinity, jitterMs: 0 }` sends them at once, in order.
+   */
+  sendPacing?: AppOptions['sendPacing'];
   /**
    * Default true: every given plugin gets `plugins.<name>.enabled: true` in config.json. False writes `config.plugins`
    * as given (and `options`, when given, as the first plugin's section), so a plugin config.json does not mention runs
@@ -180,7 +185,7 @@ async function launch(plugins: Plugin[] | undefined, options: TestBotOptions & {
       for (const watcher of [...logWatchers]) watcher();
     });
     // The product's own logger (its redaction list comes from the settings), writing JSON lines to the sink.
-    const app = await createApp({ cwd: dir, env, plugins, logDestination: sink, logLevel: 'debug', skipHealthProbe: !options.healthProbe });
+    const app = await createApp({ cwd: dir, env, plugins, logDestination: sink, logLevel: 'debug', skipHealthProbe: !options.healthProbe, ...(options.sendPacing ? { sendPacing: options.sendPacing } : {}) });
     const transport = options.transport ?? new MemoryTransport(options.ownIds ?? []);
     await app.connect(transport);
     let clock: InstalledClock | undefined;

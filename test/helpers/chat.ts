@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { TestBot } from '../../app/testing/index.js';
 import type { AnswerPacing } from '../../core/services/sending/answer-spacing.js';
+import type { SendingLimits } from '../../core/services/sending/outbox.js';
 
 /** People, chats and the bot's own id that chat tests share (digits of no real number). */
 export const ALICE = '6281100000001@s.whatsapp.net';
@@ -18,6 +19,12 @@ export const FAST_SENDING = { perChatPerMinute: 60, globalPerMinute: 60, jitterM
  * answer-pacing.test.ts's, on a fake clock): a group's next answer would wait 4 s of real time otherwise.
  */
 export const UNPACED_ANSWERS: AnswerPacing = { privateGapMs: 0, groupGapMs: 0, overallGapMs: 0, jitterMs: 0 };
+
+/**
+ * The bot's own messages (notices, errands, reminders) sent at once, in order, for tests about something else than
+ * their pace (that is safe-sending.test.ts's): config.json's fastest, one a second per chat and overall, waits real time.
+ */
+export const UNPACED_SENDS: SendingLimits = { perChatPerMinute: Infinity, globalPerMinute: Infinity, jitterMs: 0 };
 
 /**
  * Sends `text` as ALICE (or `from.senderId`), in her private chat or, with `from.chatId`, in that group mentioning

@@ -8,9 +8,9 @@ import { OutboxClosedError } from '../../api/errors.js';
 
 /** The pace of messages the bot starts on its own (config.json `sending`). */
 export interface SendingLimits {
-  /** Bot-initiated messages per chat per minute, evenly spaced. */
+  /** Bot-initiated messages per chat per minute, evenly spaced (Infinity: not spaced, only for tests; see `AppOptions.sendPacing`). */
   perChatPerMinute: number;
-  /** Bot-initiated messages per minute over all chats, evenly spaced. */
+  /** Bot-initiated messages per minute over all chats, evenly spaced (Infinity: not spaced). */
   globalPerMinute: number;
   /** Each send waits a further random 0…jitterMs ms, so sends never come on an exact beat. */
   jitterMs: number;
@@ -220,6 +220,8 @@ export class Outbox {
 }
 
 function spacedQueue(perMinute: number): PQueue {
+  // Not spaced at all (a test's UNPACED_SENDS; config.json allows 1–60): still one at a time, in order.
+  if (!Number.isFinite(perMinute)) return new PQueue({ concurrency: 1 });
   // One start per 60/perMinute s, in any sliding window: evenly spaced, never a burst at a window's edge.
   return new PQueue({ concurrency: 1, intervalCap: 1, interval: Math.ceil(60_000 / Math.max(1, perMinute)), strict: true });
 }

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import sinon from 'sinon';
 import { definePlugin } from '../../../core/index.js';
-import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { MemoryTransport, startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { UNPACED_SENDS } from '../../helpers/chat.js';
 
 /** A plugin whose command answers at once, so a reply's timing depends on nothing but the bot. */
 const echo = definePlugin({
@@ -132,5 +133,49 @@ describe('safe sending at stop', () => {
     await t2.stop();
     expect(await waiting).to.equal('dropped');
     sinon.restore();
+  });
+});
+
+describe("safe sending unpaced (a test's sendPacing: UNPACED_SENDS)", () => {
+  let clock: sinon.SinonFakeTimers | undefined;
+  afterEach(() => {
+    clock?.restore();
+    clock = undefined;
+    sinon.restore();
+  });
+
+  it('sends the bot-initiated messages without waiting on any clock, still one at a time and in the order sent', async () => {
+    /** Each send takes a turn of the event loop, so two handed over at once would overlap here. */
+    class Overlaps extends MemoryTransport {
+      inFlight = 0;
+      most = 0;
+      override async sendText(chatId: string, text: string, options?: { quotedId?: string }) {
+        this.most = Math.max(this.most, ++this.inFlight);
+        await new Promise((resolve) => setImmediate(resolve));
+        try {
+          return await super.sendText(chatId, text, options);
+        } finally {
+          this.inFlight--;
+        }
+      }
+    }
+    const transport = new Overlaps();
+    const t = await startTestBot([echo], { config: { owners: ['62811110000', '62811110001'] }, sendPacing: UNPACED_SENDS, transport });
+    try {
+      const chat = '62811110000@s.whatsapp.net';
+      const other = '62811110001@s.whatsapp.net';
+      // The clock never moves: a send that waited for any timer would never go out.
+      clock = sinon.useFakeTimers({ now: Date.now(), toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'], shouldClearNativeTimers: true });
+      const host = t.app.bot.host('echo');
+      await Promise.all(Array.from({ length: 40 }, (_, i) => host.send(i % 2 ? chat : other, `note ${i}`)));
+      expect(transport.most, 'two sends were handed to the transport at once').to.equal(1);
+      const texts = (chatId: string) => t.transport.actions.filter((a) => a.type === 'text' && a.chatId === chatId).map((a) => a.type === 'text' && a.text);
+      expect(texts(chat)).to.deep.equal(Array.from({ length: 20 }, (_, i) => `note ${2 * i + 1}`));
+      expect(texts(other)).to.deep.equal(Array.from({ length: 20 }, (_, i) => `note ${2 * i}`));
+    } finally {
+      clock?.restore();
+      clock = undefined;
+      await t.stop();
+    }
   });
 });

@@ -3,7 +3,7 @@ import { proto } from '@whiskeysockets/baileys';
 import { startFakeSocketBot, type FakeSocketBot } from '../../../app/testing/fake-socket-bot.js';
 import { waMessage, waText, type SentRecord } from '../../../app/testing/fake-baileys-socket.js';
 import errands from '../../../plugins/errands/index.js';
-import { FAST_SENDING } from '../../helpers/chat.js';
+import { FAST_SENDING, UNPACED_SENDS } from '../../helpers/chat.js';
 
 const OWNER = '6281200000001@s.whatsapp.net';
 const MUM = '6281200000055@s.whatsapp.net';
@@ -23,7 +23,8 @@ describe('WhatsApp: a reaction from the phone answers a held action (fake socket
     await bot?.stop();
     bot = undefined;
   });
-  const start = () => startFakeSocketBot(errands, { config: { owners: ['6281200000001'], access: { mode: 'everyone' }, sending: FAST_SENDING, conversation: { debounceMs: 0 } } });
+  // What a reaction does is tested here, not the pace of the errand's notice and send (one a second would wait).
+  const start = () => startFakeSocketBot(errands, { config: { owners: ['6281200000001'], access: { mode: 'everyone' }, sending: FAST_SENDING, conversation: { debounceMs: 0 } }, sendPacing: UNPACED_SENDS });
 
   it("the owner's 👍 on the ⏳ message sends the errand; a stranger's 👍 and a taken-back reaction do nothing", async () => {
     bot = await start();
