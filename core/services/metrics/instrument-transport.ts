@@ -47,19 +47,16 @@ export function instrumentTransport(transport: Transport, metrics: BotMetrics): 
   const overrides: Partial<Transport> = {
     // The events (deleted for everyone, edits, a chat's new id) go through untouched: dropping them loses privacy.
     start: (onMessage, events) =>
-      transport.start(async (message) => {
+      transport.start((message) => {
         const kind = messageKind(message);
         metrics.countReceived(kind);
         metrics.queued(1);
         const started = performance.now();
-        const state: Handling = { answered: false };
-        try {
-          await inFlight.handle(message, state, onMessage);
-        } finally {
+        return inFlight.handle(message, { answered: false }, onMessage, (state) => {
           metrics.observeHandling(kind, (performance.now() - started) / 1000);
           metrics.queued(-1);
           if (state.answered) metrics.countAnswered(kind);
-        }
+        });
       }, events),
     sendText: counted('text', transport.sendText),
     sendMedia: counted('media', transport.sendMedia),
