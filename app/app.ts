@@ -369,7 +369,9 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
       metrics.observe({ transport: () => ({ connected: connecting.session().status === 'linked', restricted: Boolean(transportRestriction(connecting)) }) });
       // The bot and the outbox see the transport through the metrics wrapper: every message and send is counted there.
       // …and through the answers' observer, which tells the event webhooks of each message answered.
-      const counted = observeAnswers(instrumentTransport(connecting, metrics), (answer) => bot.automation.events.emit('message.answered', { ...answer }));
+      const counted = observeAnswers(instrumentTransport(connecting, metrics), (answer) => {
+        if (bot.automation.events.heard('message.answered')) bot.automation.events.emit('message.answered', { ...answer });
+      });
       outbox.attach(counted);
       await bot.start(counted);
       // After the caller's "ready" line (its code after this await runs first): nothing before ready waits for them.

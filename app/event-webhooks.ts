@@ -1,4 +1,5 @@
 import type { Bot } from '../core/kernel/bot.js';
+import type { BotEventName } from '../core/kernel/automation/events.js';
 import type { Settings } from '../core/services/config/settings.js';
 import { fetchPublic } from '../core/services/jail/public-fetch.js';
 import type { Logger } from '../core/services/log/logger.js';
@@ -47,7 +48,15 @@ export function startEventWebhooks(bot: Bot, settings: Settings, log: Logger, me
     log: part,
     count: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
   });
-  const off = bot.automation.events.on((event) => webhooks.enqueue(event));
+  // Only the events a configured webhook names are made and queued (per config: an edit applies to the next event).
+  const named = new WeakMap<object, Set<BotEventName>>();
+  const hears = (event: BotEventName): boolean => {
+    const config = bot.config;
+    let events = named.get(config);
+    if (!events) named.set(config, (events = new Set(Object.values(config.webhooks ?? {}).flatMap((hook) => hook.events))));
+    return events.has(event);
+  };
+  const off = bot.automation.events.on((event) => webhooks.enqueue(event), hears);
   return {
     webhooks,
     stop() {

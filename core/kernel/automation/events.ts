@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import type { BotEventName } from '../../services/config/schema.js';
 
 /*
@@ -17,16 +16,31 @@ export interface BotEvent {
   data: Record<string, unknown>;
 }
 
+/** One listener, and the events it hears (every one when it does not say). */
+interface Listener {
+  listener: (event: BotEvent) => void;
+  hears?: (event: BotEventName) => boolean;
+}
+
 /** The bot's events (see the module). A listener's throw is logged by the caller's `onError`, never passed on. */
 export class BotEvents {
-  private readonly emitter = new EventEmitter();
+  /** Replaced, never changed in place: an emit goes on over the list it started with. */
+  private listeners: readonly Listener[] = [];
 
-  constructor(private readonly onError: (err: unknown) => void = () => undefined) {
-    this.emitter.setMaxListeners(0);
+  constructor(private readonly onError: (err: unknown) => void = () => undefined) {}
+
+  /**
+   * Whether `event` would reach a listener now. The message path asks before it builds an event's data: with no
+   * event webhook configured (the usual case) nothing is made for each message.
+   */
+  heard(event: BotEventName): boolean {
+    for (const l of this.listeners) if (!l.hears || l.hears(event)) return true;
+    return false;
   }
 
   emit(event: BotEventName, data: Record<string, unknown>, at = Date.now()): void {
-    for (const listener of this.emitter.listeners('event') as Array<(e: BotEvent) => void>) {
+    for (const { listener, hears } of this.listeners) {
+      if (hears && !hears(event)) continue;
       try {
         listener({ event, at, data });
       } catch (err) {
@@ -35,9 +49,10 @@ export class BotEvents {
     }
   }
 
-  /** Hears every event; returns the function that stops it. */
-  on(listener: (event: BotEvent) => void): () => void {
-    this.emitter.on('event', listener);
-    return () => void this.emitter.off('event', listener);
+  /** Hears every event (or those `hears` says yes to, asked at each one); returns the function that stops it. */
+  on(listener: (event: BotEvent) => void, hears?: (event: BotEventName) => boolean): () => void {
+    const entry: Listener = hears ? { listener, hears } : { listener };
+    this.listeners = [...this.listeners, entry];
+    return () => void (this.listeners = this.listeners.filter((l) => l !== entry));
   }
 }

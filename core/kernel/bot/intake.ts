@@ -116,7 +116,7 @@ export class Intake {
     // The owner typing on the phone (not the bot): that chat is theirs for a while; nothing is answered.
     if (message.fromMe) return access.ownerTyped(message);
     effects.noteWrote(message.chatId);
-    events.emit('message.received', { chat: message.chatId, sender: message.senderId, id: message.id, text: message.text, ...(message.media ? { media: message.media.kind } : {}) });
+    if (events.heard('message.received')) events.emit('message.received', { chat: message.chatId, sender: message.senderId, id: message.id, text: message.text, ...(message.media ? { media: message.media.kind } : {}) });
     const text = handledText(message, log);
     if (text === undefined) return undefined;
     // A quote of a message deleted for everyone reaches the plugins without its words or media.

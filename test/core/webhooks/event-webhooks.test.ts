@@ -91,6 +91,22 @@ describe('outbound event webhooks', () => {
     await receiver.until(4);
   });
 
+  it('makes no event nobody hears: with no webhook nothing is queued, and one added in the config hears the next message', async () => {
+    receiver = await WebhookReceiver.start(SECRET);
+    t = await startTestBot([], { config: { owners: [OWNER], sending: FAST_SENDING }, env: { [webhookSecretVariable('n8n')]: SECRET, EGRESS_ALLOW_PRIVATE_HOSTS: 'true' } });
+    const events = t.app.bot.automation.events;
+    expect(events.heard('message.received')).to.equal(false);
+    expect(await t.send({ text: 'before any webhook', senderId: OWNER_CHAT })).to.deep.equal(['model: before any webhook']);
+    expect(t.app.webhooks.size).to.equal(0);
+    t.app.bot.setConfig({ ...t.app.bot.config, webhooks: { n8n: { url: `${receiver.url}/in`, events: ['message.answered'] } } });
+    expect(events.heard('message.answered')).to.equal(true);
+    expect(events.heard('message.received')).to.equal(false);
+    await t.send({ text: 'after the edit', senderId: OWNER_CHAT });
+    await receiver.until(1);
+    await t.app.webhooks.whenEmpty();
+    expect(receiver.received.map((r) => [r.json.event, (r.json.data as { replies: string[] }).replies])).to.deep.equal([['message.answered', ['model: after the edit']]]);
+  });
+
   it('tells approval requested (a held action) and link state changes', async () => {
     receiver = await WebhookReceiver.start(SECRET);
     t = await botWith(receiver, { events: ['approval.requested', 'link.changed'], config: { guard: { kinds: { message: 'hold' } } } });
