@@ -89,6 +89,8 @@ export class DataDomain {
   readonly unsaved = new Set<Unsaved>();
   /** Stores keeping writes in memory for a while outside documents (search logs), run by every flushAll. */
   readonly flushers = new Set<() => Promise<void>>();
+  /** The same stores' waits for those writes to happen on their own (see whenIdle). */
+  readonly idlers = new Set<() => Promise<void>>();
 
   constructor(readonly health: DataHealth) {
     this.root = path.resolve(health.root);
@@ -100,13 +102,15 @@ export class DataDomain {
   }
 
   /**
-   * Resolves once every document of this folder with a change pending was written on its own, after its pause
-   * (unlike flushAll, nothing is forced): what a test awaits to see background writes instead of sleeping.
+   * Resolves once every document of this folder with a change pending was written on its own, after its pause, and
+   * the search logs' items added without waiting too (unlike flushAll, nothing is forced): what a test awaits to see
+   * background writes instead of sleeping.
    */
   async whenIdle(): Promise<void> {
     for (;;) {
       const docs = [...this.unsaved];
       await Promise.all(docs.map((doc) => doc.whenIdle()));
+      await Promise.all([...this.idlers].map((idle) => idle()));
       if ([...this.unsaved].every((doc) => docs.includes(doc))) return;
     }
   }

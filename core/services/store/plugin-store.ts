@@ -212,13 +212,24 @@ export class PluginStores implements PluginStore, StoresForPrivacy {
       onFirstUse: (log) => tuning().onFirstUse?.(this.searchLogOf(decl, log)),
     });
     this.searchLogs.set(decl, logs);
-    // Items added without waiting are written before a backup copies the database.
-    if (!this.stopFlushing) {
-      const flush = () => this.flushSearchLogs();
-      this.domain.flushers.add(flush);
-      this.stopFlushing = () => void this.domain.flushers.delete(flush);
-    }
+    this.followDomain();
     return logs;
+  }
+
+  /**
+   * Items added without waiting (or held by the plugin) are written before a backup copies the database, and a
+   * test's wait for the data folder to be idle waits for them.
+   */
+  private followDomain(): void {
+    if (this.stopFlushing) return;
+    const flush = () => this.flushSearchLogs();
+    const idle = () => this.searchLogsIdle();
+    this.domain.flushers.add(flush);
+    this.domain.idlers.add(idle);
+    this.stopFlushing = () => {
+      this.domain.flushers.delete(flush);
+      this.domain.idlers.delete(idle);
+    };
   }
 
   /** A chat's search log as a plugin sees it: that chat's calls only (no move, no other chat, no unload). */
@@ -254,6 +265,12 @@ export class PluginStores implements PluginStore, StoresForPrivacy {
     }
   }
 
+  /** Resolves once every search log's items added without waiting (held ones handed in first) were written on their own. */
+  private async searchLogsIdle(): Promise<void> {
+    for (const decl of this.tunings.keys()) this.settle(decl);
+    for (const logs of this.searchLogs.values()) await logs.whenIdle();
+  }
+
   /** Writes every search log's pending lines; rejects naming how many items could not be written. */
   private async flushSearchLogs(): Promise<void> {
     let unsaved = 0;
@@ -267,6 +284,7 @@ export class PluginStores implements PluginStore, StoresForPrivacy {
   async tune<I extends SearchLogItem>(decl: ChatSearchLogDeclaration<I>, tuning: SearchLogTuning<I>): Promise<void> {
     this.declared(decl);
     this.tunings.set(decl, { ...this.tunings.get(decl), ...tuning });
+    if (tuning.settle) this.followDomain();
     const keepDays = tuning.keepDays;
     if (!keepDays) return;
     // The plugin's days apply now; later passes are the daily `sweep()` (the app's one retention timer runs it).

@@ -76,6 +76,8 @@ export class SqlSearchLog<I extends SearchLogItem = SearchLogItem> {
   private pending = new Map<string, I[]>();
   private pendingTimer: NodeJS.Timeout | undefined;
   private settling: Promise<void> | undefined;
+  /** `whenIdle` callers waiting for the scheduled write to start. */
+  private idleWaiters: Array<() => void> = [];
 
   constructor(private readonly setup: SearchLogSetup<I>) {
     this.items = tableOf('search-log', setup.namespace, setup.name);
@@ -179,6 +181,8 @@ export class SqlSearchLog<I extends SearchLogItem = SearchLogItem> {
   private settle(): Promise<void> {
     if (this.pendingTimer) clearTimeout(this.pendingTimer);
     this.pendingTimer = undefined;
+    // Woken now, they find the write under way (`settling`, set below) and wait for it.
+    for (const wake of this.idleWaiters.splice(0)) wake();
     if (this.settling) return this.settling.then(() => this.settle());
     if (!this.pending.size) return WRITTEN;
     const batch = this.pending;
@@ -195,6 +199,19 @@ export class SqlSearchLog<I extends SearchLogItem = SearchLogItem> {
       })
       .finally(() => (this.settling = undefined));
     return this.settling;
+  }
+
+  /**
+   * Resolves once the items added without waiting were written on their own, after their delay (nothing is forced,
+   * unlike `flush`): what a test awaits to see them in the database instead of sleeping. Items a failed write kept
+   * wait for the next use of the log, not for this.
+   */
+  async whenIdle(): Promise<void> {
+    for (;;) {
+      if (this.settling) await this.settling;
+      else if (this.pendingTimer) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+      else return;
+    }
   }
 
   /** Items added without waiting that could not be written yet. */

@@ -3,7 +3,7 @@ import { definePlugin, Store, Type, type PluginStore } from '../../../core/index
 import { databaseFor } from '../../../core/services/store/database.js';
 import { DOC_WRITE_PAUSE_MS } from '../../../core/kernel/bot/plugin-hosts.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
-import { storedDocuments } from '../../helpers/disk-text.js';
+import { storedDocuments, storedSearchLogText } from '../../helpers/disk-text.js';
 
 const TALLY = Store.doc('tally', Type.Object({ turns: Type.Integer() }), () => ({ turns: 0 }));
 /** The same tally declared as changing with every message: it gathers for `data.flushIntervalMs`. */
@@ -58,9 +58,13 @@ describe("a plugin's documents: the changes of a busy moment are written togethe
   it('a document declared perMessage gathers its changes for data.flushIntervalMs, then one write', async () => {
     bot = await startTestBot(tallyPlugin, { config: { data: { flushIntervalMs: 5000 } } });
     const perMessage = () => storedDocuments(`${bot!.dir}/data`, 'tally', 'per-message')['']?.turns;
-    expect(await bot.send('.tally')).to.deep.equal(['turn 1']);
-    await bot.app.bot.whenStoresIdle();
     const clock = bot.useClock(['setTimeout', 'clearTimeout']);
+    expect(await bot.send('.tally')).to.deep.equal(['turn 1']);
+    // The first change is written after its own 5 s (moved on the fake clock, not waited out).
+    const firstWritten = bot.app.bot.whenStoresIdle();
+    await clock.tick(5000);
+    await firstWritten;
+    expect(perMessage()).to.equal(1);
     const before = changes();
     for (let i = 2; i <= 11; i++) expect(await bot.send('.tally')).to.deep.equal([`turn ${i}`]);
     await clock.tick(DOC_WRITE_PAUSE_MS);
@@ -79,5 +83,57 @@ describe("a plugin's documents: the changes of a busy moment are written togethe
     await store!.doc(TALLY).update((d) => void (d.turns = 40));
     bot = await bot.restart();
     expect(await bot.send('.count')).to.deep.equal(['turn 41']);
+  });
+});
+
+/** A search log whose items are added without waiting, written 3 s later (as the recall log's lines are). */
+const NOTES = Store.chatSearchLog('notes', Type.Object({ at: Type.Number(), text: Type.String() }));
+const NOTES_DELAY_MS = 3000;
+const notesPlugin = definePlugin({
+  name: 'notes',
+  description: 'Notes what it is told',
+  stores: [NOTES],
+  setup: (host) => ({
+    commands: [
+      {
+        command: 'note',
+        run: async (ctx) => {
+          host.store.chat(ctx.chatId).searchLog(NOTES).addSoon({ at: Date.now(), text: ctx.args }, NOTES_DELAY_MS);
+          await ctx.reply('noted');
+        },
+      },
+    ],
+  }),
+});
+
+/*
+ * A search log's items added without waiting (the recall and voice logs' lines) are written a while after they were
+ * added. A test that waits for the bot's stores to be idle must find them on disk then, without a flush of its own.
+ */
+describe("the bot's whenStoresIdle covers a search log's items written after their delay", function () {
+  this.timeout(30_000);
+  let bot: TestBot | undefined;
+  afterEach(async () => {
+    await bot?.stop();
+    bot = undefined;
+  });
+
+  it('resolves once the items are written on their own, after their delay, and not before', async () => {
+    bot = await startTestBot(notesPlugin);
+    const onDisk = () => storedSearchLogText(`${bot!.dir}/data`, 'notes', 'notes');
+    const clock = bot.useClock(['setTimeout', 'clearTimeout']);
+    try {
+      expect(await bot.send('.note the boiler code is heron 5521')).to.deep.equal(['noted']);
+      let idle = false;
+      const waited = bot.app.bot.whenStoresIdle().then(() => void (idle = true));
+      await clock.tick(NOTES_DELAY_MS - 1);
+      expect(idle, 'idle before the note was written').to.equal(false);
+      expect(onDisk()).to.not.include('heron 5521');
+      await clock.tick(1);
+      await waited;
+      expect(onDisk()).to.include('heron 5521');
+    } finally {
+      clock.restore();
+    }
   });
 });

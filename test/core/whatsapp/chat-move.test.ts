@@ -11,7 +11,6 @@ import { waMessage, waText } from '../../fakes/baileys-socket.js';
 import { startLinkedBot, type LinkedBot } from '../../helpers/linked-bot.js';
 import { tempDir, writeConfig } from '../../helpers/checkout.js';
 import { UNPACED_ANSWERS } from '../../helpers/chat.js';
-import { domainFor } from '../../../core/services/store/data-domain.js';
 import { storedHistory, storedSearchLogText, storedSummary } from '../../helpers/disk-text.js';
 import { makeTone } from '../../plugins/voice/audio-files.js';
 
@@ -22,7 +21,11 @@ const LID_DIGITS = '98765432100001';
  * Each message its own turn at once: no 1.5 s burst window waited out per message. The test of a message still being
  * answered when the phone id arrives keeps WhatsApp's default window (a burst open under the LID at the move).
  */
-const NO_BURSTS = { conversation: { debounceMs: 0 } };
+/**
+ * No burst window; the recall log's lines (written `data.flushIntervalMs` after they are added, 1 s by default) are
+ * written after 50 ms: when they are written is not what this file tests, that they move is.
+ */
+const NO_BURSTS = { conversation: { debounceMs: 0 }, data: { flushIntervalMs: 50 } };
 
 /** Every file under `folder`, as paths relative to it. */
 async function filesUnder(folder: string, prefix = ''): Promise<string[]> {
@@ -127,9 +130,9 @@ describe('the real bot over WhatsApp: a private chat moving from its LID to its 
     await say(waText('my locker number is 8812', { from: ALICE_LID }));
     await say(voiceNote(ALICE_LID));
     await say(waText('remember: my cat is called Miso', { from: ALICE_LID }));
-    // Everything kept so far is written now: the history, and the recall and voice logs' lines, which are otherwise
-    // written a second after they were added.
-    await domainFor(bot!.app.settings.dataDir).flushAll();
+    // Everything kept so far is on disk once the bot's stores are idle: the history, and the recall log's lines,
+    // written a little after they were added.
+    await bot!.app.bot.whenStoresIdle();
     // Kept under the LID so far, in every store.
     const kept = await lidFiles();
     for (const folder of ['history/', 'recall/', 'audio_archive/']) expect(kept.some((f) => f.startsWith(folder)), `${folder} in ${kept.join(', ')}`).to.equal(true);
