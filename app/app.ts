@@ -170,6 +170,10 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     const shown = path.relative(cwd, logFile).startsWith('..') ? logFile : path.relative(cwd, logFile);
     options.logToFile.terminal.write(`console: the log goes to ${shown}; only warnings and errors show here\n`);
   }
+  // The jail's probe (bubblewrap making a sandbox, in child processes) starts before the plugins load, so its wait
+  // overlaps theirs instead of following it; the sandbox capability below awaits this same probe.
+  const jail = createJail(settings);
+  jail.detect().catch(() => undefined);
   const { loaded, discovery, plugins } = await loadAccountConfig({ cwd, settings, plugins: options.plugins, pluginsDir: options.pluginsDir, log });
   log.info({ envFile: settings.envFile, configFile: loaded.file, dataDir: settings.dataDir }, 'account files: settings, config and data');
   if (loaded.created) log.warn({ file: loaded.file }, 'config.json was missing: created it from config.example.json; edit it (or use the /config dashboard)');
@@ -178,7 +182,6 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
 
   const capabilities = new Capabilities();
   defineCoreCapabilities(capabilities, settings);
-  const jail = createJail(settings);
   capabilities.define('sandbox', async () => {
     const support = await jail.detect();
     return { ok: support.bwrap.ok, detail: describeSupport(support), ...(support.bwrap.ok ? {} : { fix: 'install bubblewrap and allow unprivileged user namespaces (docs/owners/security.md); npm run doctor says which part is missing' }) };

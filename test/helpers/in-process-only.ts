@@ -13,7 +13,7 @@ const commandLine = (file: unknown, args: unknown): string => [String(file), ...
  * The machine probes every bot makes at start (is bubblewrap there and can it make a sandbox; a tool's version):
  * a few milliseconds each, never what a test is about. Anything else counts.
  */
-const START_PROBES = [/^\S*bwrap --version$/, /bwrap --unshare-all .* \/usr\/bin\/true$/, /^\S+ -{1,2}version$/];
+const START_PROBES = [/^\S*bwrap --version$/, /bwrap --unshare-all .* \S*bwrap --version$/, /^\S+ -{1,2}version$/];
 const note = (command: string) => {
   if (!START_PROBES.some((probe) => probe.test(command))) started.push(command.slice(0, 160));
 };

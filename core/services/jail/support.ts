@@ -69,24 +69,31 @@ async function probeJailSupport(options: { uid: number; gid: number; bwrap?: str
   const bwrap = options.bwrap ?? '/usr/bin/bwrap';
   if (dropsRoot && !executable('/usr/bin/setpriv')) return { ...base, cgroup, bwrap: { ok: false, reason: 'the service runs as root and /usr/bin/setpriv (util-linux) is missing, so programs cannot drop root' } };
   if (!executable('/usr/bin/prlimit')) return { ...base, cgroup, bwrap: { ok: false, reason: '/usr/bin/prlimit (util-linux) is missing' } };
-  // Both probes start at once (two spawns one after the other were time before "console chat ready"); the sandbox's
-  // answer counts only when bubblewrap answered its version, so the start log names the same missing piece as before.
+  // One child: the sandbox runs bubblewrap's own `--version`, which answers both questions (bubblewrap runs, and it
+  // can make a sandbox here). Each spawn holds the event loop until its child has started (25-50 ms of a start under
+  // load), so a second one for the version was time before "console chat ready". A bubblewrap outside /usr is bound
+  // into the sandbox at its own path.
   const drop = dropArgs(base);
-  const [cmd, ...rest] = [...drop, bwrap, '--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--ro-bind', '/usr', '/usr', ...systemLinks(), '--proc', '/proc', '--dev', '/dev', '/usr/bin/true'];
-  const versionProbe = run(bwrap, ['--version']);
-  const sandboxProbe = run(cmd!, rest).then(
-    () => undefined,
-    (err: unknown) => err as Error,
-  );
+  const own = bwrap.startsWith('/usr/') ? [] : ['--ro-bind', bwrap, bwrap];
+  const [cmd, ...rest] = [...drop, bwrap, '--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--ro-bind', '/usr', '/usr', ...systemLinks(), ...own, '--proc', '/proc', '--dev', '/dev', bwrap, '--version'];
+  let sandboxFailed: Error;
+  try {
+    return { ...base, cgroup, bwrap: { ok: true, version: versionOf(await run(cmd!, rest)) } };
+  } catch (err) {
+    sandboxFailed = err as Error;
+  }
+  // No sandbox: the start log names the missing piece, bubblewrap itself or a bubblewrap that cannot make one here.
   let version: string;
   try {
-    version = (await versionProbe).replace(/^bubblewrap\s*/, '');
+    version = versionOf(await run(bwrap, ['--version']));
   } catch (err) {
     return { ...base, cgroup, bwrap: { ok: false, reason: `bubblewrap unavailable: ${(err as Error).message}` } };
   }
-  const failed = await sandboxProbe;
-  if (failed) return { ...base, cgroup, bwrap: { ok: false, reason: `bubblewrap ${version} cannot make a sandbox here (${failed.message}); user namespaces may be forbidden` } };
-  return { ...base, cgroup, bwrap: { ok: true, version } };
+  return { ...base, cgroup, bwrap: { ok: false, reason: `bubblewrap ${version} cannot make a sandbox here (${sandboxFailed.message}); user namespaces may be forbidden` } };
+}
+
+function versionOf(answer: string): string {
+  return answer.replace(/^bubblewrap\s*/, '');
 }
 
 /**
