@@ -7,7 +7,7 @@ import type { OutgoingMedia, OutgoingPoll, SentMessage } from '../../core/kernel
 import { parseScopes } from '../../core/services/automation/scopes.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import { startWebServer, type WebServer } from '../../web/server.js';
-import { ALICE, BOB, CAROL, FAST_SENDING } from '../helpers/chat.js';
+import { ALICE, BOB, CAROL, FAST_SENDING, UNPACED_SENDS } from '../helpers/chat.js';
 
 const OWNER_DIGITS = ALICE.split('@')[0]!;
 /** Someone who never wrote to the bot. */
@@ -48,7 +48,7 @@ describe('the local API sends media and polls (POST /api/v1/messages), on the sa
 
   beforeEach(async () => {
     transport = new BytesKeepingTransport();
-    t = await startTestBot([pingPlugin], { transport, config: { owners: [OWNER_DIGITS], access: { mode: 'everyone' }, sending: FAST_SENDING, port: 0 } });
+    t = await startTestBot([pingPlugin], { transport, sendPacing: UNPACED_SENDS, config: { owners: [OWNER_DIGITS], access: { mode: 'everyone' }, sending: FAST_SENDING, port: 0 } });
     web = await startWebServer(t.app, () => t.transport);
     await t.send({ text: 'hello from Bob', chatId: BOB, senderId: BOB, senderName: 'Bob' });
     await t.send({ text: 'hello from Carol', chatId: CAROL, senderId: CAROL, senderName: 'Carol' });

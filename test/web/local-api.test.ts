@@ -6,7 +6,7 @@ import pingPlugin from '../../plugins/ping/index.js';
 import { apiRouter, servedApiRoutes } from '../../web/api-routes.js';
 import { openApiDocument } from '../../web/api-openapi.js';
 import { startWebServer, type WebServer } from '../../web/server.js';
-import { ALICE, BOB, CAROL, FAST_SENDING } from '../helpers/chat.js';
+import { ALICE, BOB, CAROL, FAST_SENDING, UNPACED_SENDS } from '../helpers/chat.js';
 import { storeDatabaseText } from '../helpers/disk-text.js';
 import { request } from './web-helpers.js';
 
@@ -30,7 +30,7 @@ describe('the local HTTP API (/api/v1, scoped bearer tokens)', function () {
   const textsTo = (chatId: string) => t.transport.actions.filter((a) => a.type === 'text' && a.chatId === chatId).map((a) => (a as { text: string }).text);
 
   beforeEach(async () => {
-    t = await startTestBot([pingPlugin], { config: { owners: [OWNER_DIGITS], access: { mode: 'everyone' }, sending: FAST_SENDING, port: 0 } });
+    t = await startTestBot([pingPlugin], { sendPacing: UNPACED_SENDS, config: { owners: [OWNER_DIGITS], access: { mode: 'everyone' }, sending: FAST_SENDING, port: 0 } });
     web = await startWebServer(t.app, () => t.transport);
     // Bob and Carol wrote to the bot (and were answered): the bot may write to them first.
     await t.send({ text: 'hello from Bob', chatId: BOB, senderId: BOB, senderName: 'Bob' });

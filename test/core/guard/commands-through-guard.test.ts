@@ -9,7 +9,7 @@ import { FakeModel, startTestBot, type TestBot } from '../../../app/testing/inde
 import remind from '../../../plugins/remind/index.js';
 import { putFile, texts, workspaceDir } from '../../plugins/workspace/helpers.js';
 import workspacePlugin from '../../../plugins/workspace/index.js';
-import { ALICE, BOB, FAST_SENDING } from '../../helpers/chat.js';
+import { ALICE, BOB, FAST_SENDING, UNPACED_SENDS } from '../../helpers/chat.js';
 
 /*
  * The commands that act beyond their answer pass the effect guard as the tools do: `.schedule` (a task that runs tools
@@ -31,7 +31,7 @@ describe('effect guard: commands that act pass the guard (.schedule, /ws reset)'
     await bot?.stop();
     bot = undefined;
   });
-  const startRemind = (guard?: Record<string, unknown>) => startTestBot(remind, { model, config: { owners: [OWNER_DIGITS], access: { mode: 'everyone' }, sending: FAST_SENDING, ...(guard ? { guard } : {}) } });
+  const startRemind = (guard?: Record<string, unknown>) => startTestBot(remind, { model, sendPacing: UNPACED_SENDS, config: { owners: [OWNER_DIGITS], access: { mode: 'everyone' }, sending: FAST_SENDING, ...(guard ? { guard } : {}) } });
   /** What the bot answered `from` in their own chat (a held action's question to the owner goes elsewhere). */
   const say = async (text: string, from: string) => texts((await bot!.push({ text, senderId: from })).filter((a) => (a as { chatId?: string }).chatId === from)).join('\n');
   const tasks = (from: string) => say('.reminders', from);
@@ -79,7 +79,7 @@ describe('effect guard: /ws reset confirm deletes files only when the guard allo
     bot = undefined;
   });
   const start = (guard?: Record<string, unknown>) =>
-    startTestBot(workspacePlugin, { options: { quotaMb: 2 }, config: { owners: [OWNER_DIGITS], access: { mode: 'everyone' }, sending: FAST_SENDING, ...(guard ? { guard } : {}) } });
+    startTestBot(workspacePlugin, { options: { quotaMb: 2 }, sendPacing: UNPACED_SENDS, config: { owners: [OWNER_DIGITS], access: { mode: 'everyone' }, sending: FAST_SENDING, ...(guard ? { guard } : {}) } });
   /** Opens the user's workspace with one file in it; resolves with the files' folder. */
   const withFile = async (): Promise<string> => {
     await bot!.transport.push({ text: '/ws', senderId: USER });

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { definePlugin, defineTool, Type } from '../../../core/index.js';
 import { FakeModel, lastText, startTestBot, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
 import { EFFECT_KINDS, type EffectKind } from '../../../core/kernel/guard/policy.js';
-import { ALICE, BOB, CAROL, FAST_SENDING } from '../../helpers/chat.js';
+import { ALICE, BOB, CAROL, FAST_SENDING, UNPACED_SENDS } from '../../helpers/chat.js';
 
 const OWNER = ALICE;
 const OWNER_DIGITS = ALICE.split('@')[0]!;
@@ -73,7 +73,8 @@ describe('effect guard: every effect kind passes one guard (allow / hold for the
     bot = undefined;
     done.length = 0;
   });
-  const start = (guard?: Record<string, unknown>) => startTestBot(effector, { model, config: { owners: [OWNER_DIGITS], access: { mode: 'everyone' }, sending: FAST_SENDING, ...(guard ? { guard } : {}) } });
+  // Who receives what is tested here, not the pace of the holds' notices (one a second would wait in real time).
+  const start = (guard?: Record<string, unknown>) => startTestBot(effector, { model, sendPacing: UNPACED_SENDS, config: { owners: [OWNER_DIGITS], access: { mode: 'everyone' }, sending: FAST_SENDING, ...(guard ? { guard } : {}) } });
   const noticeId = () => bot!.transport.actions.filter((a) => a.type === 'text' && a.text.startsWith('⏳')).map((a) => (a as { id: string }).id).at(-1)!;
   /** What the bot answered `from` in their own chat. */
   const say = async (text: string, from: string) => (await bot!.push({ text, senderId: from })).filter((a) => a.type === 'text' && a.chatId === from).map((a) => (a as { text: string }).text).join('\n');

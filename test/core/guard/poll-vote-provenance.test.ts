@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { definePlugin, defineTool, Type } from '../../../core/index.js';
 import { FakeModel, lastText, startTestBot, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
 import polls from '../../../plugins/polls/index.js';
-import { ALICE, BOB, FAST_SENDING } from '../../helpers/chat.js';
+import { ALICE, BOB, FAST_SENDING, UNPACED_SENDS } from '../../helpers/chat.js';
 
 /*
  * A vote's text is built from the poll's options. The options are the words of whoever's turn sent the poll: the
@@ -55,7 +55,7 @@ describe('poll votes: the options are the words of whoever asked for the poll', 
     bot = undefined;
     runs.length = 0;
   });
-  const start = () => startTestBot([polls, actor], { model: fake, ownIds: [BOT_ID], config: { owners: [OWNER.split('@')[0]], access: { mode: 'everyone' }, groups: { policy: 'open' }, sending: FAST_SENDING } });
+  const start = () => startTestBot([polls, actor], { model: fake, ownIds: [BOT_ID], sendPacing: UNPACED_SENDS, config: { owners: [OWNER.split('@')[0]], access: { mode: 'everyone' }, groups: { policy: 'open' }, sending: FAST_SENDING } });
   const lastPoll = () => bot!.transport.actions.filter((a) => a.type === 'poll').at(-1) as { id: string };
   const voteTurn = () => fake.requests.filter((r) => /voted on/.test(lastText(r))).at(-1)!;
 

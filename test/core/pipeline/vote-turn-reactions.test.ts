@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { definePlugin } from '../../../core/index.js';
 import { startFakeSocketBot, type FakeSocketBot } from '../../../app/testing/fake-socket-bot.js';
 import { BOT_LID, sentPoll, waPollVote, waText, type SentRecord } from '../../../app/testing/fake-baileys-socket.js';
-import { FAST_SENDING } from '../../helpers/chat.js';
+import { FAST_SENDING, UNPACED_SENDS } from '../../helpers/chat.js';
 
 const ALICE = '6281200000001@s.whatsapp.net';
 
@@ -26,7 +26,7 @@ describe('A poll vote answered as a turn reacts to no message that does not exis
   });
 
   it('with acknowledgement reactions on, a typed message gets 👀 and ✅, the vote turn none (its id names no chat message)', async () => {
-    bot = await startFakeSocketBot(asker, { model: () => 'noted', config: { access: { mode: 'everyone' }, sending: FAST_SENDING, conversation: { debounceMs: 0, ackReactions: true } } });
+    bot = await startFakeSocketBot(asker, { model: () => 'noted', sendPacing: UNPACED_SENDS, config: { access: { mode: 'everyone' }, sending: FAST_SENDING, conversation: { debounceMs: 0, ackReactions: true } } });
     const asked = await bot.deliver(waText('.ask', { from: ALICE, id: 'ASK-1' }));
     expect(reactionsIn(asked).map((r) => `${r!.text} ${r!.key.id}`)).to.include.members(['👀 ASK-1']);
     const pollRecord = asked.find((s) => s.message?.pollCreationMessageV3 || s.message?.pollCreationMessage)!;

@@ -5,7 +5,7 @@ import { webhookSecretVariable } from '../../../app/event-webhooks.js';
 import { createLogger } from '../../../core/services/log/logger.js';
 import { EventWebhooks, type DeliveryOutcome } from '../../../core/services/webhooks/outbound.js';
 import { WebhookReceiver } from '../../fakes/webhook-receiver.js';
-import { FAST_SENDING } from '../../helpers/chat.js';
+import { FAST_SENDING, UNPACED_SENDS } from '../../helpers/chat.js';
 
 const OWNER = '10000000001';
 const OWNER_CHAT = `${OWNER}@s.whatsapp.net`;
@@ -16,7 +16,7 @@ async function botWith(receiver: WebhookReceiver, options: { events?: string[]; 
   const env: Record<string, string> = { [webhookSecretVariable('n8n')]: SECRET };
   if (options.privateHosts !== false) env.EGRESS_ALLOW_PRIVATE_HOSTS = 'true';
   const webhooks = { n8n: { url: `${receiver.url}${options.path ?? '/in'}`, events: options.events ?? EVERY_EVENT } };
-  return startTestBot([], { config: { owners: [OWNER], webhooks, sending: FAST_SENDING, ...(options.config ?? {}) }, env });
+  return startTestBot([], { sendPacing: UNPACED_SENDS, config: { owners: [OWNER], webhooks, sending: FAST_SENDING, ...(options.config ?? {}) }, env });
 }
 
 describe('outbound event webhooks', () => {
@@ -93,7 +93,7 @@ describe('outbound event webhooks', () => {
 
   it('makes no event nobody hears: with no webhook nothing is queued, and one added in the config hears the next message', async () => {
     receiver = await WebhookReceiver.start(SECRET);
-    t = await startTestBot([], { config: { owners: [OWNER], sending: FAST_SENDING }, env: { [webhookSecretVariable('n8n')]: SECRET, EGRESS_ALLOW_PRIVATE_HOSTS: 'true' } });
+    t = await startTestBot([], { sendPacing: UNPACED_SENDS, config: { owners: [OWNER], sending: FAST_SENDING }, env: { [webhookSecretVariable('n8n')]: SECRET, EGRESS_ALLOW_PRIVATE_HOSTS: 'true' } });
     const events = t.app.bot.automation.events;
     expect(events.heard('message.received')).to.equal(false);
     expect(await t.send({ text: 'before any webhook', senderId: OWNER_CHAT })).to.deep.equal(['model: before any webhook']);

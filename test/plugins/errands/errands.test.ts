@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { FakeModel, lastText, startTestBot, type ModelRequest, type TestBot } from '../../../app/testing/index.js';
 import errands from '../../../plugins/errands/index.js';
-import { ALICE, BOB, FAST_SENDING } from '../../helpers/chat.js';
+import { ALICE, BOB, FAST_SENDING, UNPACED_SENDS } from '../../helpers/chat.js';
 
 const OWNER = ALICE;
 const MUM = '6281100000055@s.whatsapp.net';
@@ -25,7 +25,8 @@ describe('errands: the owner messages someone the bot knows, after a 👍; the a
     await bot?.stop();
     bot = undefined;
   });
-  const start = () => startTestBot(errands, { model, config: { owners: [OWNER.split('@')[0]], access: { mode: 'everyone' }, sending: FAST_SENDING } });
+  // What an errand sends and to whom is tested here, not its pace (one a second would wait in real time).
+  const start = () => startTestBot(errands, { model, sendPacing: UNPACED_SENDS, config: { owners: [OWNER.split('@')[0]], access: { mode: 'everyone' }, sending: FAST_SENDING } });
   const noticeId = () => bot!.transport.actions.filter((a) => a.type === 'text' && a.text.startsWith('⏳')).map((a) => (a as { id: string }).id).at(-1)!;
   const said = async (text: string, from: string, name?: string) => (await bot!.push({ text, senderId: from, ...(name ? { senderName: name } : {}) })).filter((a) => a.type === 'text' && a.chatId === from).map((a) => (a as { text: string }).text);
 

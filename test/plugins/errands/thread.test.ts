@@ -5,7 +5,7 @@ import errands from '../../../plugins/errands/index.js';
 import { EffectGuard, type HoldsDoc, type StoredHold } from '../../../core/kernel/guard/effect-guard.js';
 import { DEFAULT_GUARD_POLICY } from '../../../core/kernel/guard/policy.js';
 import { createLogger } from '../../../core/services/log/logger.js';
-import { ALICE, FAST_SENDING } from '../../helpers/chat.js';
+import { ALICE, FAST_SENDING, UNPACED_SENDS } from '../../helpers/chat.js';
 
 /*
  * An errand's thread goes on: what was sent and what came back are in the owner's history, so "tell her yes" reaches
@@ -48,7 +48,8 @@ describe('errands: the thread goes on in words, and a hold nobody answers is tol
     await bot?.stop();
     bot = undefined;
   });
-  const start = (guard?: Record<string, unknown>) => startTestBot(errands, { model, config: { owners: [OWNER.split('@')[0]], access: { mode: 'everyone' }, sending: FAST_SENDING, ...(guard ? { guard } : {}) } });
+  // What an errand sends and to whom is tested here, not its pace (one a second would wait in real time).
+  const start = (guard?: Record<string, unknown>) => startTestBot(errands, { model, sendPacing: UNPACED_SENDS, config: { owners: [OWNER.split('@')[0]], access: { mode: 'everyone' }, sending: FAST_SENDING, ...(guard ? { guard } : {}) } });
   const noticeId = () => bot!.transport.actions.filter((a) => a.type === 'text' && a.text.startsWith('⏳')).map((a) => (a as { id: string }).id).at(-1)!;
   const notices = () => bot!.replies(OWNER).filter((t) => t.startsWith('⏳'));
   const said = async (text: string, from: string, name?: string) => (await bot!.push({ text, senderId: from, ...(name ? { senderName: name } : {}) })).filter((a) => a.type === 'text' && a.chatId === from).map((a) => (a as { text: string }).text);

@@ -13,7 +13,7 @@ import type { OutgoingMedia, SentMessage } from '../../../core/kernel/port/messa
 import mydata from '../../../plugins/mydata/index.js';
 import remind from '../../../plugins/remind/index.js';
 import { startWebServer, type WebServer } from '../../../web/server.js';
-import { ALICE, BOB, BOT, FAST_SENDING, GROUP, say } from '../../helpers/chat.js';
+import { ALICE, BOB, BOT, FAST_SENDING, UNPACED_SENDS, GROUP, say } from '../../helpers/chat.js';
 import { tempDir } from '../../helpers/checkout.js';
 import { csrfOf, login, request, sameOrigin, TOKEN } from '../../web/web-helpers.js';
 
@@ -57,6 +57,7 @@ async function start(opts: { dir?: string; enabled?: boolean; dashboard?: boolea
     transport,
     env: { ...(opts.dashboard ? { CONFIG_TOKEN: TOKEN } : {}), ...(opts.env ?? {}) },
     config: { port: 0, sending: FAST_SENDING, plugins: { remind: { enabled: opts.enabled ?? true, ...OPTIONS } } },
+    sendPacing: UNPACED_SENDS,
   });
   const web = opts.dashboard ? await startWebServer(t.app, () => transport) : undefined;
   return {

@@ -5,7 +5,7 @@ import remind from '../../../plugins/remind/index.js';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { safeFileName } from '../../../core/index.js';
-import { ALICE, BOB, BOT, FAST_SENDING, GROUP, OTHER_GROUP, say } from '../../helpers/chat.js';
+import { ALICE, BOB, BOT, FAST_SENDING, UNPACED_SENDS, GROUP, OTHER_GROUP, say } from '../../helpers/chat.js';
 import { changeStoredDocument } from '../../helpers/disk-text.js';
 
 /** Scheduled tasks (`.schedule`, the schedule_task tool): a prompt the model runs at its time, as its creator. */
@@ -50,6 +50,7 @@ function start(options: Record<string, unknown> = {}, config: Record<string, unk
     ownIds: [BOT],
     model,
     config: { sending: FAST_SENDING, ...config, plugins: { 'weather-probe': { access: ['6281100000001'] } } },
+    sendPacing: UNPACED_SENDS,
   });
 }
 
@@ -133,6 +134,7 @@ describe('remind: scheduled tasks (the kit clock, fake model on 127.0.0.1)', fun
       model,
       transport: new ConsoleLike([BOT]),
       config: { sending: FAST_SENDING, plugins: { 'weather-probe': { access: 'owners' } } },
+      sendPacing: UNPACED_SENDS,
     });
     const clock = t.useClock();
     await say(t, '.schedule 1s the weather for Bob', { senderId: BOB });

@@ -4,7 +4,7 @@ import { signatureOf, signedHeaders } from '../../../core/operator.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { hookSecretVariable, MAX_HOOK_BODY_BYTES } from '../../../web/automation/hooks-route.js';
 import { startWebServer, type WebServer } from '../../../web/server.js';
-import { FAST_SENDING } from '../../helpers/chat.js';
+import { FAST_SENDING, UNPACED_SENDS } from '../../helpers/chat.js';
 
 const OWNER = '10000000001';
 const OWNER_CHAT = `${OWNER}@s.whatsapp.net`;
@@ -27,7 +27,7 @@ async function startHooked(config: Record<string, unknown> = {}): Promise<Hooked
     nosecret: { chat: OWNER, template: 'x' },
     report: { chat: OWNER, template: 'Summarise for me: {{report}}', mode: 'prompt' },
   };
-  const t = await startTestBot([], { config: { owners: [OWNER], hooks, sending: FAST_SENDING, ...config }, env: { [hookSecretVariable('washer')]: SECRET, [hookSecretVariable('stranger')]: SECRET, [hookSecretVariable('report')]: SECRET } });
+  const t = await startTestBot([], { sendPacing: UNPACED_SENDS, config: { owners: [OWNER], hooks, sending: FAST_SENDING, ...config }, env: { [hookSecretVariable('washer')]: SECRET, [hookSecretVariable('stranger')]: SECRET, [hookSecretVariable('report')]: SECRET } });
   const clock = { now: Date.now() };
   const web = await startWebServer(t.app, () => t.transport, { now: () => clock.now });
   return {

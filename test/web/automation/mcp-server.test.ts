@@ -10,7 +10,7 @@ import { parseScopes } from '../../../core/operator.js';
 import pingPlugin from '../../../plugins/ping/index.js';
 import { startWebServer, type WebServer } from '../../../web/server.js';
 import { ROOT } from '../../helpers/checkout.js';
-import { ALICE, BOB, CAROL, FAST_SENDING } from '../../helpers/chat.js';
+import { ALICE, BOB, CAROL, FAST_SENDING, UNPACED_SENDS } from '../../helpers/chat.js';
 
 const OWNER_DIGITS = ALICE.split('@')[0]!;
 const digits = (id: string) => id.split('@')[0]!;
@@ -39,7 +39,7 @@ describe('the bot as an MCP server (official SDK client over Streamable HTTP, AP
   }
 
   beforeEach(async () => {
-    t = await startTestBot([pingPlugin], { config: { owners: [OWNER_DIGITS], access: { mode: 'everyone' }, sending: FAST_SENDING, port: 0 } });
+    t = await startTestBot([pingPlugin], { sendPacing: UNPACED_SENDS, config: { owners: [OWNER_DIGITS], access: { mode: 'everyone' }, sending: FAST_SENDING, port: 0 } });
     web = await startWebServer(t.app, () => t.transport);
     // Bob and Carol wrote to the bot: it may write to them first.
     await t.send({ text: 'hello from Bob about the boat', chatId: BOB, senderId: BOB, senderName: 'Bob' });
