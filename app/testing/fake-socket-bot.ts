@@ -86,6 +86,11 @@ export interface FakeSocketBotOptions extends Pick<TestBotOptions, 'options' | '
   config?: Record<string, unknown>;
   /** Options of the WhatsApp transport to override, e.g. `download` (the bytes of a received photo or voice note). */
   transport?: Partial<WhatsAppTransportOptions>;
+  /**
+   * How a turn's answers are spaced (default the product's: a private chat's answers 1 s apart, a group's 4 s, with
+   * jitter); `{ privateGapMs: 0, groupGapMs: 0, overallGapMs: 0, jitterMs: 0 }` sends them as soon as they are ready.
+   */
+  answerPacing?: AppOptions['answerPacing'];
 }
 
 /**
@@ -142,7 +147,7 @@ export async function startFakeSocketBot(plugins: DefinedPlugin | ReadonlyArray<
     const sink = new PassThrough();
     sink.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
     const env = { API_KEY: 'test-kit-key', BASE_URL: model.url, MODEL: 'test-model', ...(options.env ?? {}) };
-    const { app, transport, sockets } = await linkBot({ dir, env, plugins: checked, logDestination: sink, logLevel: 'debug', ...(options.transport ? { transport: options.transport } : {}), ...(options.sendPacing ? { sendPacing: options.sendPacing } : {}) });
+    const { app, transport, sockets } = await linkBot({ dir, env, plugins: checked, logDestination: sink, logLevel: 'debug', ...(options.transport ? { transport: options.transport } : {}), ...(options.sendPacing ? { sendPacing: options.sendPacing } : {}), ...(options.answerPacing ? { answerPacing: options.answerPacing } : {}) });
     let stopped = false;
     const deliver = async (...messages: WAMessage[]): Promise<SentRecord[]> => {
       const socket = sockets.last;

@@ -7,6 +7,7 @@ import { ConsoleTransport } from '../../../core/adapters/console/console-transpo
 import { parseVcard } from '../../../core/adapters/whatsapp/shared-cards.js';
 import type { IncomingMessage } from '../../../core/kernel/port/message.js';
 import share from '../../../plugins/share/index.js';
+import { UNPACED_ANSWERS } from '../../helpers/chat.js';
 
 const ALICE = '62811111111@s.whatsapp.net';
 
@@ -116,6 +117,9 @@ describe('locations and contact cards', function () {
   });
 
   describe('over WhatsApp (fake socket, real proto messages)', () => {
+    // Each message its own turn, answered as soon as it is ready: bursts and WhatsApp's answer spacing are
+    // bursts.test.ts's and answer-pacing.test.ts's, and would wait real seconds here.
+    const unhurried = { answerPacing: UNPACED_ANSWERS, config: { conversation: { debounceMs: 0 } } };
     let bot: FakeSocketBot | undefined;
     afterEach(async () => {
       await bot?.stop();
@@ -123,7 +127,7 @@ describe('locations and contact cards', function () {
     });
 
     it('an inbound locationMessage and a contactMessage with a vCard reach the model as data', async () => {
-      bot = await startFakeSocketBot(share);
+      bot = await startFakeSocketBot(share, unhurried);
       await bot.deliver(waMessage(proto.Message.fromObject({ locationMessage: { degreesLatitude: 48.8584, degreesLongitude: 2.2945, name: 'Eiffel Tower', address: 'Champ de Mars' } })));
       expect(userTexts(bot.model.requests.at(-1)!).at(-1)).to.contain('\nlocation\nlatitude: 48.8584\nlongitude: 2.2945\nname: Eiffel Tower\naddress: Champ de Mars\n');
       await bot.deliver(waMessage(proto.Message.fromObject({ liveLocationMessage: { degreesLatitude: 1.25, degreesLongitude: 103.8, sequenceNumber: 7 } })));
@@ -134,13 +138,13 @@ describe('locations and contact cards', function () {
     });
 
     it('send_location and send_contact go out as Baileys builds them: a locationMessage, a contactMessage whose vCard reads back', async () => {
-      bot = await startFakeSocketBot(share, { model: calling('send_location', { latitude: 51.5007, longitude: -0.1246, name: 'Big Ben' }) });
+      bot = await startFakeSocketBot(share, { ...unhurried, model: calling('send_location', { latitude: 51.5007, longitude: -0.1246, name: 'Big Ben' }) });
       const sent = await bot.deliver(waMessage(proto.Message.fromObject({ conversation: 'where is big ben?' })));
       const pin = sent.find((s) => s.message?.locationMessage)!;
       expect(pin.message!.locationMessage).to.deep.include({ degreesLatitude: 51.5007, degreesLongitude: -0.1246, name: 'Big Ben' });
       expect(pin.jid).to.equal('6281200000001@s.whatsapp.net');
       await bot.stop();
-      bot = await startFakeSocketBot(share, { model: calling('send_contact', { name: 'Ann Lee', number: '+6281234567890' }) });
+      bot = await startFakeSocketBot(share, { ...unhurried, model: calling('send_contact', { name: 'Ann Lee', number: '+6281234567890' }) });
       const cards = await bot.deliver(waMessage(proto.Message.fromObject({ conversation: "send me Ann's number" })));
       const card = cards.find((s) => s.message?.contactMessage)!.message!.contactMessage!;
       expect(card.displayName).to.equal('Ann Lee');
