@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { existsSync, readFileSync } from 'node:fs';
-import { cp, mkdtemp } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BufferJSON } from '@whiskeysockets/baileys';
@@ -101,13 +101,20 @@ describe('WhatsApp close codes on a real socket (the reconnect policy\'s decisio
     link.storedMe = credsOf(l.dir).me?.id;
     session = { folder: path.join(await mkdtemp(path.join(os.tmpdir(), 'wabot-wire-session-')), 'session_auth'), server: l.server };
     await cp(path.join(l.dir, 'data', 'session_auth'), session.folder, { recursive: true });
+    await rm(l.dir, { recursive: true, force: true });
   });
 
   afterEach(async () => {
     for (const l of running.splice(0)) {
       await l.transport.stop();
       await l.server.stop();
+      // Each holds a session of ~820 files (812 pre-keys): removed here, beside the other files' tests, rather than
+      // alone in the run's clean-up at the end.
+      await rm(l.dir, { recursive: true, force: true });
     }
+  });
+  after(async () => {
+    if (session) await rm(path.dirname(session.folder), { recursive: true, force: true });
   });
 
   it('links by QR on the wire: pair-device → QR → scan → 515 → login with the new session, stored on disk', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { FakeAudio } from '../../../../app/testing/index.js';
 import { CrablineWhatsApp } from '../../../fakes/crabline.js';
@@ -69,6 +69,8 @@ describe('WhatsApp on the wire (npm start against a WhatsApp Web server on 127.0
     await wa?.stop();
     await gateway?.close();
     await audio?.close();
+    // The session's pre-key files go here, beside the other files' tests, not alone in the run's clean-up at the end.
+    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it('opens the stored session without a QR, warning that WA_WEBSOCKET_URL is set', () => {
