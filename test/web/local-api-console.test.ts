@@ -8,6 +8,7 @@ import { FakeModel } from '../../app/testing/fake-model.js';
 import { ConsoleTransport } from '../../core/adapters/console/console-transport.js';
 import { parseScopes } from '../../core/services/automation/scopes.js';
 import { startWebServer } from '../../web/server.js';
+import { UNPACED_SENDS } from '../helpers/chat.js';
 
 describe('the local API in the console (npm run chat runs the same web server)', function () {
   this.timeout(30_000);
@@ -21,7 +22,8 @@ describe('the local API in the console (npm run chat runs the same web server)',
     output.on('data', (chunk: Buffer) => (printed += chunk.toString()));
     try {
       await writeFile(path.join(dir, 'config.json'), JSON.stringify({ port: 0, access: { mode: 'everyone' }, plugins: {} }));
-      const app = await createApp({ cwd: dir, env: { PATH: process.env.PATH ?? '', API_KEY: 'k', BASE_URL: model.url, MODEL: 'test-model' }, logDestination: new PassThrough(), skipHealthProbe: true });
+      // The API's messages go out at once, in order: where they go is tested here; their pace is safe-sending.test.ts's.
+      const app = await createApp({ cwd: dir, env: { PATH: process.env.PATH ?? '', API_KEY: 'k', BASE_URL: model.url, MODEL: 'test-model' }, logDestination: new PassThrough(), skipHealthProbe: true, sendPacing: UNPACED_SENDS });
       const console = new ConsoleTransport({ input, output, errors: new PassThrough() });
       const web = await startWebServer(app, () => console);
       await app.connect(console);
