@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { definePlugin, Type } from '../../core/index.js';
 import pingPlugin from '../../plugins/ping/index.js';
 import { formatBytes, formatTime } from '../../web/format.js';
+import { UNPACED_SENDS } from '../helpers/chat.js';
 import { formFields, login, request, sameOrigin, startWebTest, TOKEN, type WebTest } from './web-helpers.js';
 
 /** A plugin with every shape of option the form knows, and one it shows read-only. */
@@ -170,7 +171,8 @@ describe('dashboard: one date format and one size unit', () => {
   });
 
   it('the status, settings and access views use them', async () => {
-    const w = await startWebTest({ token: TOKEN, plugins: [pingPlugin], config: { owners: ['62811111111'], access: { mode: 'pairing', allow: [], block: [] } } });
+    // The owner's notice and the pairing reply go out at once: the pages are tested here, not the pace of sends.
+    const w = await startWebTest({ token: TOKEN, plugins: [pingPlugin], config: { owners: ['62811111111'], access: { mode: 'pairing', allow: [], block: [] } }, sendPacing: UNPACED_SENDS });
     try {
       const { cookie } = await login(w.port, TOKEN);
       w.t.app.notices.raise('disk-low', 'Free space is low.');

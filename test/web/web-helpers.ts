@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Plugin } from '../../core/kernel/plugin/spec.js';
 import { startWebServer, type WebAppOptions, type WebServer } from '../../web/server.js';
-import { startTestBot, type TestBot } from '../../app/testing/index.js';
+import { startTestBot, type TestBot, type TestBotOptions } from '../../app/testing/index.js';
 import { openExample } from '../helpers/checkout.js';
 
 /** A strong dashboard token (64 hex characters) used by the web tests. */
@@ -23,13 +23,13 @@ export interface WebTest {
  * A real app on a memory transport plus its web server on 127.0.0.1, port 0.
  * @example const w = await startWebTest({ token: TOKEN }); await w.stop();
  */
-export async function startWebTest(options: { token?: string; env?: Record<string, string>; plugins?: Plugin[]; ownIds?: string[]; config?: Record<string, unknown>; web?: WebAppOptions } = {}): Promise<WebTest> {
+export async function startWebTest(options: { token?: string; env?: Record<string, string>; plugins?: Plugin[]; ownIds?: string[]; config?: Record<string, unknown>; web?: WebAppOptions; sendPacing?: TestBotOptions['sendPacing'] } = {}): Promise<WebTest> {
   // A key the pages must never show, and a gateway nobody answers on: the dashboard tests make no AI requests.
   const env: Record<string, string> = { API_KEY: 'test-key-123456', BASE_URL: 'http://127.0.0.1:9', ...(options.env ?? {}) };
   if (options.token !== undefined) env.CONFIG_TOKEN = options.token;
   // The dashboard edits config.json as an owner has it: config.example.json (opened to everyone), written as given.
   const config = { ...(await openExample()), port: 0, ...(options.config ?? {}) };
-  const t = await startTestBot(options.plugins ?? 'bundled', { env, ownIds: options.ownIds, config, enableGiven: false });
+  const t = await startTestBot(options.plugins ?? 'bundled', { env, ownIds: options.ownIds, config, enableGiven: false, ...(options.sendPacing ? { sendPacing: options.sendPacing } : {}) });
   const web = await startWebServer(t.app, () => t.transport, options.web);
   const configFile = path.join(t.dir, 'config.json');
   return {
