@@ -24,6 +24,15 @@ export function rememberSdkErrors(loaded: SdkErrorClasses): void {
 }
 
 /**
+ * Learns the SDK's error classes when no client of ours has loaded the SDK yet: a plugin's own `openai` client (the
+ * key pool's `run` around it) can fail before any request of the core needed the SDK (chat completions do not use it).
+ * The same module instance as the plugin's (one `node_modules/openai`), so `instanceof` holds.
+ */
+export async function knowSdkErrors(): Promise<void> {
+  if (!classes) rememberSdkErrors(await import('openai'));
+}
+
+/**
  * True when `err` is the SDK's `kind` (or a subclass: a timeout is also a connection error and an APIError).
  *
  * @example if (isSdkError(err, 'APIError') && err.status === 429) …
