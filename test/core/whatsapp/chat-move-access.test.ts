@@ -11,13 +11,15 @@ const ALICE_LID = '44400000000007@lid';
 describe('WhatsApp: a chat moving from its LID to its phone keeps its takeover pause and persona (fake socket)', function () {
   this.timeout(30_000);
   let bot: FakeSocketBot | undefined;
+  // Each message its own turn at once: a burst's 1.5 s window (bursts.test.ts's subject) would wait in real time here.
+  const oneTurnEach = { conversation: { debounceMs: 0 } };
   afterEach(async () => {
     await bot?.stop();
     bot = undefined;
   });
 
   it('the owner paused the chat (.bot off) while it was known by its LID: once its phone is learnt the bot stays quiet there', async () => {
-    bot = await startFakeSocketBot(pingPlugin);
+    bot = await startFakeSocketBot(pingPlugin, { config: oneTurnEach });
     await bot.deliver(waText('.bot off', { from: ALICE_LID, fromMe: true }));
     expect(bot.app.bot.access.paused().map((p) => p.chatId)).to.deep.equal([ALICE_LID]);
     const sent = await bot.deliver(waText('hello, anyone?', { from: ALICE_LID, fromAlt: ALICE }));
@@ -27,7 +29,7 @@ describe('WhatsApp: a chat moving from its LID to its phone keeps its takeover p
   });
 
   it("the persona set while the chat was known by its LID (dashboard) still shapes the answers once its phone is learnt", async () => {
-    bot = await startFakeSocketBot(pingPlugin, { config: { access: { mode: 'everyone' } } });
+    bot = await startFakeSocketBot(pingPlugin, { config: { ...oneTurnEach, access: { mode: 'everyone' } } });
     await bot.app.bot.access.setPersona(ALICE_LID, 'Always answer like a pirate.', 'owner');
     await bot.deliver(waText('hello, anyone?', { from: ALICE_LID, fromAlt: ALICE }));
     expect(bot.model.requests).to.have.length(1);
