@@ -47,16 +47,19 @@ export function instrumentTransport(transport: Transport, metrics: BotMetrics): 
   const overrides: Partial<Transport> = {
     // The events (deleted for everyone, edits, a chat's new id) go through untouched: dropping them loses privacy.
     start: (onMessage, events) =>
-      transport.start((message) => {
+      transport.start(async (message) => {
         const kind = messageKind(message);
         metrics.countReceived(kind);
         metrics.queued(1);
         const started = performance.now();
-        return inFlight.handle(message, { answered: false }, onMessage, (state) => {
+        const state: Handling = { answered: false };
+        try {
+          await inFlight.handle(message, state, onMessage);
+        } finally {
           metrics.observeHandling(kind, (performance.now() - started) / 1000);
           metrics.queued(-1);
           if (state.answered) metrics.countAnswered(kind);
-        });
+        }
       }, events),
     sendText: counted('text', transport.sendText),
     sendMedia: counted('media', transport.sendMedia),

@@ -23,13 +23,14 @@ export function observeAnswers(transport: Transport, answered: (answer: Answered
   const inFlight = new InFlightByChat<{ message: IncomingMessage; replies: string[] | undefined }>();
   return withOverrides(transport, {
     start: (onMessage, events) =>
-      transport.start(
-        (message) =>
-          inFlight.handle(message, { message, replies: undefined }, onMessage, (state) => {
-            if (state.replies) answered({ chat: message.chatId, id: message.id, sender: message.senderId, replies: state.replies });
-          }),
-        events,
-      ),
+      transport.start(async (message) => {
+        const state: { message: IncomingMessage; replies: string[] | undefined } = { message, replies: undefined };
+        try {
+          await inFlight.handle(message, state, onMessage);
+        } finally {
+          if (state.replies) answered({ chat: message.chatId, id: message.id, sender: message.senderId, replies: state.replies });
+        }
+      }, events),
     sendText: async (chatId, text, options) => {
       const sent = await transport.sendText(chatId, text, options);
       const current = inFlight.oldest(chatId);
