@@ -116,7 +116,9 @@ describe('media downloads are bounded by the bytes received (real download path,
     const sent = await bot.deliver(waMessage({ audioMessage: { ...huge, fileLength: 1000, seconds: 3, ptt: true, mimetype: 'audio/ogg; codecs=opus' } }, { from: ALICE }));
     expect(sent.filter(isSentText).map(sentText)).to.deep.equal(['That voice note is too large for me: the limit is 4 MB.']);
     expect(audio.uploads).to.have.length(0);
-    expect(media.sentBytes).to.be.below(12 * MB);
+    // Cut off just past the 4 MB limit, far from the 600 MB served; in between the loopback socket's buffers, as for the
+    // document above (a run at load 10 got 12.4 MB out).
+    expect(media.sentBytes, 'bytes the server got out before the bot hung up').to.be.below((4 + 16) * MB);
 
     const ogg = makeTone(await tempDir('bounded-voice-'), 'note.ogg', 1.2);
     const real = media.serve('audio', ogg);
