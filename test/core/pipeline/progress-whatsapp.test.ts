@@ -1,8 +1,9 @@
 import { expect } from 'chai';
+import { install as installFakeTimers, type Clock } from '@sinonjs/fake-timers';
 import { rm } from 'node:fs/promises';
 import type { App } from '../../../app/app.js';
 import { definePlugin } from '../../../core/index.js';
-import { PROGRESS_DONE } from '../../../core/kernel/pipeline/progress.js';
+import { PROGRESS_DONE, PROGRESS_EDIT_INTERVAL_MS } from '../../../core/kernel/pipeline/progress.js';
 import type { WhatsAppTransport } from '../../../core/adapters/whatsapp/whatsapp-transport.js';
 import pingPlugin from '../../../plugins/ping/index.js';
 import searchPlugin from '../../../plugins/search/index.js';
@@ -73,6 +74,8 @@ describe('progress on long turns over WhatsApp (fake Baileys socket, real app)',
   let sockets: FakeSocketFactory;
   let gateway: FakeGateway;
   let search: FakeSearchProvider;
+  /** The faked clock of a test about the status's timing (Date and timers), given back before the bot stops. */
+  let clock: Clock | undefined;
 
   beforeEach(async () => {
     dir = await tempDir('wabot-progress-');
@@ -80,6 +83,8 @@ describe('progress on long turns over WhatsApp (fake Baileys socket, real app)',
   });
 
   afterEach(async () => {
+    clock?.uninstall();
+    clock = undefined;
     await app?.stop();
     app = undefined;
     await gateway.close();
@@ -108,25 +113,50 @@ describe('progress on long turns over WhatsApp (fake Baileys socket, real app)',
     }
   }
 
+  /** Awaits `work`, moving the faked clock on 100 ms at a time while it waits for a timer (the answer's pacing). */
+  async function drive<T>(work: Promise<T>): Promise<T> {
+    let done = false;
+    const finished = work.finally(() => (done = true));
+    // Awaited below; until then a failure is not an unhandled rejection.
+    finished.catch(() => undefined);
+    for (let spins = 0; !done; spins++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (!done && spins >= 2) await clock!.tickAsync(100);
+    }
+    return finished;
+  }
+
   it('a turn longer than conversation.progressAfterSeconds shows one status, named from the running tool, edited as it goes, then the answer', async () => {
     const stars = starsPlugin();
     await start({ progressAfterSeconds: 1 }, model, [pingPlugin, searchPlugin, stars.plugin]);
+    // The second before the status and the edits' interval pass on a faked clock, moved by the test.
+    clock = installFakeTimers({ now: Date.now(), toFake: ['Date', 'setTimeout', 'clearTimeout'] });
     const held = search.holdNext();
     sockets.last.deliver([waText('how many stars are there?', { from: ALICE })]);
     await held.received;
-    // The search takes long: the status says so (sent once the turn ran a second).
+    // The search takes long: the status says so, once the turn ran a second, not before.
+    await clock.tickAsync(999);
+    expect(sockets.last.sent.map(shown), 'a status before the turn ran a second').to.deep.equal([]);
+    await clock.tickAsync(1);
     const status = await sentWhere((s) => shown(s) === 'send searching the web…');
+    const statusAt = clock.now;
     expect(status.jid).to.equal(ALICE);
     held.release();
-    // The next tool runs long too: the same message now says what runs now.
+    // The next tool runs long too: the same message now says what runs now, an edit interval after the status.
     await stars.running;
+    await clock.tickAsync(statusAt + PROGRESS_EDIT_INTERVAL_MS - 1 - clock.now);
+    expect(sockets.last.sent.map(shown), 'an edit sooner than its interval').to.deep.equal(['send searching the web…']);
+    await clock.tickAsync(1);
     const edit = await sentWhere((s) => shown(s) === 'edit counting the stars…');
+    const editAt = clock.now;
     expect(contentOf(edit).edit?.id, 'the status message itself is edited').to.equal(status.id);
     stars.finish();
-    await transport.idle();
-    await app!.bot.idle();
-    // Once answered, the status takes its last state (it never claims to be still working).
+    await drive(sentWhere((s) => shown(s) === ANSWER));
+    expect(clock.now - editAt, 'the answer waits for no edit interval').to.be.below(PROGRESS_EDIT_INTERVAL_MS);
+    await drive(transport.idle().then(() => app!.bot.idle()));
+    // Once answered, the status takes its last state (it never claims to be still working), an interval after the edit.
     const done = await sentWhere((s) => shown(s) === `edit ${PROGRESS_DONE}`);
+    expect(clock.now - editAt, 'the last edit sooner than its interval').to.be.at.least(PROGRESS_EDIT_INTERVAL_MS);
     expect(contentOf(done).edit?.id).to.equal(status.id);
     expect(sockets.last.sent.map(shown)).to.deep.equal(['send searching the web…', 'edit counting the stars…', ANSWER, `edit ${PROGRESS_DONE}`]);
   });
