@@ -7,6 +7,7 @@ import { createApp } from '../../../app/app.js';
 import { definePlugin, PromptRefused, type PluginHost } from '../../../core/index.js';
 import { FakeModel, lastText, startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { startLinkedBot, type LinkedBot } from '../../helpers/linked-bot.js';
+import { UNPACED_SENDS } from '../../helpers/chat.js';
 
 const ANN = '6281100000001@s.whatsapp.net';
 const GROUP = '120363000000000009@g.us';
@@ -30,7 +31,8 @@ describe('host.promptAs refusals and host.send splitting (memory transport, fake
   });
   const start = async (config: Record<string, unknown>) => {
     const found: { host?: PluginHost } = {};
-    t = await startTestBot(hostGrabber(found), { model, config: { owners: [], ...config } });
+    // The bot's own messages (host.send's parts) go out at once, in order: their pace is safe-sending.test.ts's.
+    t = await startTestBot(hostGrabber(found), { model, sendPacing: UNPACED_SENDS, config: { owners: [], ...config } });
     return found.host!;
   };
   const refusal = (p: Promise<unknown>) => p.then(() => undefined, (err: unknown) => (err instanceof PromptRefused ? `${err.code}: ${err.reason}` : `other: ${String(err)}`));
