@@ -3,6 +3,7 @@ import { definePlugin, Type } from '../../../core/index.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
 import { completion, failures, FakeGateway, lastUserText } from '../../fakes/openai-gateway.js';
 import type { RecordedRequest } from '../../../app/testing/http-fake.js';
+import { UNPACED_SENDS } from '../../helpers/chat.js';
 
 const OWNER = '10000000001@s.whatsapp.net';
 const ALICE = '10000000002@s.whatsapp.net';
@@ -124,6 +125,8 @@ describe('chat profiles, money and .why (issue 53)', function () {
     t = await startTestBot([], {
       env: { BASE_URL: gw.url, MODEL: 'priced-model' },
       // 1000 in + 1000 out at 1 + 1 per thousand = 2.00 a turn; the cap 5.00: the third turn passes 80 %, then no more.
+      // The owner's warning goes out at once: the cap is tested here, not the pace of notices.
+      sendPacing: UNPACED_SENDS,
       config: { owners: ['10000000001'], money: { prices: { 'priced-model': { input: 1000, output: 1000 } }, caps: { personMonthly: 5 } }, sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 } },
     });
     const alice = (text: string) => say(ALICE, text);

@@ -17,7 +17,8 @@ describe('clean stop on WhatsApp (fake Baileys socket, real app)', () => {
 
   it('finishes the answer being made, takes no new message, saves history, closes the socket without logging out', async () => {
     const dir = await tempDir();
-    await writeConfig(dir);
+    // Each message its own turn at once: a burst's 1.5 s window (bursts.test.ts's) would wait in real time here.
+    await writeConfig(dir, { conversation: { debounceMs: 0 } });
     let received!: () => void;
     let release!: () => void;
     const requestIn = new Promise<void>((resolve) => (received = resolve));

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import accessPlugin from '../../../plugins/access/index.js';
 import { startTestBot, type TestBot } from '../../../app/testing/index.js';
+import { UNPACED_SENDS } from '../../helpers/chat.js';
 
 const OWNER = '6281300000001@s.whatsapp.net';
 const FRIEND = '6281300000002@s.whatsapp.net';
@@ -16,7 +17,8 @@ describe('access: pairing codes are approved by owners only', function () {
   });
 
   it('a let-in non-owner sending .approve or .deny with a valid code in a private chat is refused; the stranger stays out', async () => {
-    t = await startTestBot(accessPlugin, { config: { owners: [OWNER.split('@')[0]], access: { mode: 'pairing', allow: [FRIEND.split('@')[0]], block: [] } } });
+    // The owner's pairing notice goes out at once: who may approve is tested here, not the pace of notices.
+    t = await startTestBot(accessPlugin, { sendPacing: UNPACED_SENDS, config: { owners: [OWNER.split('@')[0]], access: { mode: 'pairing', allow: [FRIEND.split('@')[0]], block: [] } } });
     await t.send({ chatId: STRANGER, senderId: STRANGER, text: 'let me in' });
     const code = /pairing code is ([A-Z0-9]+)\./.exec(t.replies(STRANGER).join('\n'))![1]!;
     expect(t.replies(OWNER).join('\n')).to.include(`Code: ${code}`);
