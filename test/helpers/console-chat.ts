@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { createApp, type App } from '../../app/app.js';
+import { createApp, type App, type AppOptions } from '../../app/app.js';
 import { ConsoleTransport } from '../../core/adapters/console/console-transport.js';
 import { reportUnsaved } from '../../core/services/lifecycle/stop-signals.js';
 import type { ChatRun } from './checkout.js';
@@ -37,7 +37,7 @@ export interface ConsoleChat {
  * Starts the console chat in `cwd` with exactly `env` (plus PATH), its input left open. `dateAheadMs`: the chat runs
  * that much later by `Date` (what `clockAhead` does to a spawned one: a start as if time had passed while it was down).
  */
-export function startConsoleChat(options: { cwd: string; env?: Record<string, string>; dateAheadMs?: number }): ConsoleChat {
+export function startConsoleChat(options: { cwd: string; env?: Record<string, string>; dateAheadMs?: number; sendPacing?: AppOptions['sendPacing'] }): ConsoleChat {
   const input = new PassThrough();
   const output = new PassThrough();
   const errors = new PassThrough();
@@ -47,7 +47,7 @@ export function startConsoleChat(options: { cwd: string; env?: Record<string, st
   errors.on('data', (chunk: Buffer) => out.addStderr(chunk));
   const run = async (): Promise<number> => {
     try {
-      app = await createApp({ cwd: options.cwd, env: { PATH: process.env.PATH ?? '', ...(options.env ?? {}) }, logDestination: errors });
+      app = await createApp({ cwd: options.cwd, env: { PATH: process.env.PATH ?? '', ...(options.env ?? {}) }, logDestination: errors, ...(options.sendPacing ? { sendPacing: options.sendPacing } : {}) });
     } catch (err) {
       errors.write(`\nCannot start: ${(err as Error).message}\n\n`);
       return 1;
@@ -95,7 +95,7 @@ export function startConsoleChat(options: { cwd: string; env?: Record<string, st
  * Runs the console chat in this process over `input` (every line, then end of input) in `cwd` with exactly `env` (plus
  * PATH), and resolves once it has answered everything and stopped: what `runChat` gives for the spawned one.
  */
-export async function runConsoleChat(input: string, options: { cwd: string; env?: Record<string, string> }): Promise<ChatRun> {
+export async function runConsoleChat(input: string, options: { cwd: string; env?: Record<string, string>; sendPacing?: AppOptions['sendPacing'] }): Promise<ChatRun> {
   const chat = startConsoleChat(options);
   chat.write(input);
   const code = await chat.endInput();

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { tempDir, writeConfig } from '../../helpers/checkout.js';
 import { runConsoleChat as runChat } from '../../helpers/console-chat.js';
+import { UNPACED_SENDS } from '../../helpers/chat.js';
 
 const DEAD_UPSTREAM = { API_KEY: 'x', BASE_URL: 'http://127.0.0.1:9', MODEL: 'm' };
 
@@ -9,7 +10,8 @@ describe('console: an errand approved with :react (the console chat in this proc
   it('.send holds it; :react 👍 on the bot\'s message sends it, printed as bot [to <chat>]', async () => {
     const dir = await tempDir();
     await writeConfig(dir, { sending: { perChatPerMinute: 60, globalPerMinute: 600, jitterMs: 0 } });
-    const run = await runChat(['.send 6281100000055 see you at 5', ':react 👍'].join('\n') + '\n', { cwd: dir, env: { ...DEAD_UPSTREAM } });
+    // The held errand goes out at once once approved: the approval is tested here, not the pace of sends.
+    const run = await runChat(['.send 6281100000055 see you at 5', ':react 👍'].join('\n') + '\n', { cwd: dir, env: { ...DEAD_UPSTREAM }, sendPacing: UNPACED_SENDS });
     expect(run.code, run.stderr).to.equal(0);
     const sent = run.lines.indexOf('bot [to 6281100000055@s.whatsapp.net] see you at 5');
     expect(sent, run.lines.join('\n')).to.be.greaterThan(-1);
