@@ -1,7 +1,6 @@
 import type OpenAI from 'openai';
 import { openaiSdk } from './openai-sdk.js';
-import { MAX_PROVIDER_ANSWER_BYTES } from '../http/bounded-fetch.js';
-import { boundedHttpFetch } from '../http/http-fetch.js';
+import { boundedFetch, MAX_PROVIDER_ANSWER_BYTES } from '../http/bounded-fetch.js';
 import type { Settings } from '../config/settings.js';
 import type { Logger } from '../log/logger.js';
 import { classifyFailure, type Failure } from './failure.js';
@@ -131,7 +130,7 @@ export class ProviderChain {
   private async clientOf(state: LegState): Promise<OpenAI> {
     const { default: OpenAI } = await openaiSdk();
     const { leg } = state;
-    state.client ??= new OpenAI({ apiKey: leg.apiKey, baseURL: leg.baseUrl, maxRetries: 0, timeout: this.settings.upstreamTimeoutMs, fetch: boundedHttpFetch(MAX_PROVIDER_ANSWER_BYTES, `the answer of ${leg.name}`) });
+    state.client ??= new OpenAI({ apiKey: leg.apiKey, baseURL: leg.baseUrl, maxRetries: 0, timeout: this.settings.upstreamTimeoutMs, fetch: boundedFetch(MAX_PROVIDER_ANSWER_BYTES, `the answer of ${leg.name}`) });
     return state.client;
   }
 
