@@ -1,5 +1,4 @@
-import { openaiSdk } from './openai-sdk.js';
-import { isSdkError, type SdkError } from './sdk-errors.js';
+import { isSdkError, knowSdkErrors, type SdkError } from './sdk-errors.js';
 import type { CapabilityStatus } from '../../api/capability-status.js';
 import type { Logger } from '../../api/logger.js';
 import type { OwnerNotifier } from '../notices/owner-notifier.js';
@@ -196,9 +195,8 @@ export class KeyPool {
         }
         return result;
       } catch (err) {
-        // The SDK loaded (it hands its error classes to isSdkError) if nothing of ours needed it yet: a plugin's own
-        // client can fail first, chat completions do not use the SDK. The same module as the plugin's, so instanceof holds.
-        await openaiSdk();
+        // The SDK's classes to tell its errors by, if nothing loaded them yet (a plugin's own client failed first).
+        await knowSdkErrors();
         const v = this.verdict(err);
         const where = { purpose, key: `#${slot.number} of ${this.slots.length}` };
         switch (v.kind) {

@@ -1,7 +1,7 @@
 /**
- * Tells the openai SDK's errors apart without loading the SDK: it loads at the first request of ours that needs it
- * (openai-sdk.ts) and hands its error classes here; a plugin's own client failing before that has the key pool load
- * it. Kept apart from openai-sdk.ts so the key pool's types (part of the plugin API's) name no SDK type.
+ * Tells the openai SDK's errors apart without loading the SDK: it loads at the first request (openai-sdk.ts) and
+ * hands its error classes here; before that no client exists, so no error can be one of them. Kept apart from
+ * openai-sdk.ts so the key pool (part of the plugin API's types) names no SDK type.
  */
 export interface SdkErrorClasses {
   APIError: abstract new (...args: never[]) => Error;
@@ -21,6 +21,16 @@ let classes: SdkErrorClasses | undefined;
 /** Called once the SDK is loaded. */
 export function rememberSdkErrors(loaded: SdkErrorClasses): void {
   classes = loaded;
+}
+
+/**
+ * Learns the SDK's error classes when no client of ours has loaded the SDK yet: a plugin's own `openai` client (the
+ * key pool's `run` around it) can fail before any request of the core needed the SDK (chat completions do not use it).
+ * The same module instance as the plugin's (one `node_modules/openai`), so `instanceof` holds. Not `openaiSdk()`:
+ * importing openai-sdk.ts here would put the SDK's types into the packed plugin API (plugin-package.test.ts).
+ */
+export async function knowSdkErrors(): Promise<void> {
+  if (!classes) rememberSdkErrors(await import('openai'));
 }
 
 /**
