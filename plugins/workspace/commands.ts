@@ -1,7 +1,7 @@
-import { AllProvidersFailedError, type CommandContext, type MessageContext, type PluginHost, type Static } from '../../core/index.js';
+import { AllProvidersFailedError, type CommandContext, type MessageContext, type Static } from '../../core/index.js';
 import { displayName } from './file-names.js';
 import { kb } from './files.js';
-import type { workspaceOptions } from './options.js';
+import { RESET_EFFECT, type workspaceOptions } from './options.js';
 import type { WorkspaceService } from './service.js';
 import type { WorkspaceMeta } from './store.js';
 import { asTurnTools, workspacePrompt, workspaceTools } from './tools.js';
@@ -21,20 +21,15 @@ const USAGE = [
   '/ws exit: leave the workspace',
 ].join('\n');
 
-/** The guard's name for `/ws reset confirm` (a `deleteFiles` effect). */
-const RESET_EFFECT = 'reset';
-
 /**
- * Declares the workspace commands' effects (in setup): `reset` deletes every file of a workspace, run when the guard
- * allows it (at once by default, or on the owner's 👍 when its policy holds `deleteFiles`).
+ * The `reset` effect (declared at start, index.ts): deletes every file of a workspace, run when the guard allows it
+ * (at once by default, or on the owner's 👍 when its policy holds `deleteFiles`).
  */
-export function declareCommandEffects(service: WorkspaceService, effects: PluginHost['effects']): void {
-  effects.declare(RESET_EFFECT, 'deleteFiles', async (data: { owner: string }) => {
-    const meta = service.store.byOwner(data.owner);
-    if (!meta) throw new Error('that workspace is gone');
-    await service.locks.exclusive(meta.id, () => service.store.wipeFiles(meta));
-    return `🗑 All files of the workspace were deleted.${meta.username ? ` The site name ${meta.username} stays its owner's.` : ''}`;
-  });
+export async function resetWorkspace(service: WorkspaceService, data: { owner: string }): Promise<string> {
+  const meta = service.store.byOwner(data.owner);
+  if (!meta) throw new Error('that workspace is gone');
+  await service.locks.exclusive(meta.id, () => service.store.wipeFiles(meta));
+  return `🗑 All files of the workspace were deleted.${meta.username ? ` The site name ${meta.username} stays its owner's.` : ''}`;
 }
 
 /** Pending reset confirmations: workspace id → time asked. */

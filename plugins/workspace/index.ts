@@ -1,16 +1,26 @@
-import { definePlugin, type PluginHost } from '../../core/index.js';
-import { declareCommandEffects, handleCommand, handleWorkspaceChat } from './commands.js';
-import { ENV_SETTINGS, MOVED_TO_ENV, workspaceOptions } from './options.js';
-import { WorkspaceService, type WorkspaceHost } from './service.js';
-import { siteMiddleware } from './site.js';
+import { definePlugin, type PluginHost, type SiteHandler } from '../../core/index.js';
+import { ENV_SETTINGS, MOVED_TO_ENV, RESET_EFFECT, withEnvSettings, workspaceOptions, type WorkspaceOptions } from './options.js';
+import { pythonRuntime, systemPython, type Runtime } from './python-runtime.js';
 import { WORKSPACE_STORES } from './schemas.js';
+import type { WorkspaceHost, WorkspaceService } from './service.js';
+import { WorkspaceStore } from './store.js';
 
 const NO_PUBLIC_URL = 'PUBLIC_BASE_URL is not set: workspace sites have no public address';
 
+/*
+ * A start loads only what declaring the plugin, its start log, its routing predicate and its sites' lookup need: the
+ * commands, tools, file access and sandbox (handling.ts) load with the first /ws or open-workspace message, the site
+ * server (site.ts) with the first request for a claimed site name.
+ */
+let handlingModule: Promise<typeof import('./handling.js')> | undefined;
+const handling = () => (handlingModule ??= import('./handling.js'));
+let siteModule: Promise<typeof import('./site.js')> | undefined;
+const site = () => (siteModule ??= import('./site.js'));
+
 /** Start-log lines about how code will run: the owner must hear at once when it runs without a sandbox. */
-function logRuntime(host: WorkspaceHost, service: WorkspaceService): void {
+function logRuntime(host: WorkspaceHost, options: WorkspaceOptions, runtime: Runtime): void {
   const sandbox = host.capabilities.status('sandbox');
-  if (service.options().unsafeNoSandbox) {
+  if (options.unsafeNoSandbox) {
     if (sandbox.ok) {
       host.log.warn('WORKSPACE_UNSAFE_NO_SANDBOX is set but bubblewrap works, so code still runs sandboxed; remove the setting');
     } else {
@@ -24,7 +34,7 @@ function logRuntime(host: WorkspaceHost, service: WorkspaceService): void {
   }
   const jail = host.jail?.support;
   if (jail?.dropsRoot) host.log.info({ uid: jail.uid, gid: jail.gid }, 'workspace: the service runs as root; code runs in the jail as an unprivileged uid (JAIL_UID)');
-  if (!service.runtime().ok) host.log.warn({ reason: service.runtime() }, 'workspace: python runs are unavailable');
+  if (!runtime.ok) host.log.warn({ reason: runtime }, 'workspace: python runs are unavailable');
 }
 
 /**
@@ -49,20 +59,32 @@ export default definePlugin({
   movedToEnv: MOVED_TO_ENV,
   stores: WORKSPACE_STORES,
   setup: async (host) => {
-    // One service per running bot (tests start several bots in one process).
-    const service = new WorkspaceService(host);
-    await service.start();
-    logRuntime(host, service);
-    declareCommandEffects(service, host.effects);
-    // Served through the web server and its guards: on the main server, or on SITE_PORT alone when it is set.
-    host.serveSite({ label: 'workspace sites', handler: siteMiddleware(() => service.store) });
+    // One store and one service per running bot (tests start several bots in one process). The store is loaded at
+    // start: the routing predicate and the sites read it synchronously.
+    const store = new WorkspaceStore(host.store, host.files.folder('workspaces'));
+    await store.load();
+    const pythonPath = systemPython();
+    const options = () => withEnvSettings(host.options(), (name) => host.setting(name));
+    logRuntime(host, options(), pythonRuntime(host.capabilities, pythonPath, options()));
+    let started: Promise<WorkspaceService> | undefined;
+    const service = () => (started ??= handling().then((m) => new m.WorkspaceService(host, { store, pythonPath })));
+    host.effects.declare(RESET_EFFECT, 'deleteFiles', async (data: { owner: string }) => (await handling()).resetWorkspace(await service(), data));
+    // Served through the web server and its guards: on the main server, or on SITE_PORT alone when it is set. A path
+    // whose first part is no claimed site name falls through without loading the site server.
+    let siteHandler: Promise<SiteHandler> | undefined;
+    const sites: SiteHandler = async (ctx, next) => {
+      const name = /^\/([^/]+)/.exec(ctx.path)?.[1];
+      if (!name || !store.byUsername(name)) return next();
+      return (await (siteHandler ??= site().then((m) => m.siteMiddleware(() => store))))(ctx, next);
+    };
+    host.serveSite({ label: 'workspace sites', handler: sites });
     return {
       literals: [
         {
           literal: '/ws',
           help: 'open your coding workspace (files, python, your own web page)',
           usage: '/ws [files|show <file>|run <file.py>|name <username>|reset|exit]',
-          run: (ctx) => handleCommand(service, ctx),
+          run: async (ctx) => (await handling()).handleCommand(await service(), ctx),
         },
       ],
       predicates: [
@@ -71,9 +93,10 @@ export default definePlugin({
           // Commands of other plugins (prefix or /word) still reach their plugins.
           when: (ctx) => {
             if (!ctx.text || ctx.text.startsWith(ctx.host.config().prefix) || /^\/\w/.test(ctx.text)) return false;
-            return Boolean(service.openWorkspace(ctx.senderId, ctx.message.senderAltId, ctx.chatId));
+            // Most chats have no workspace open at all: said before reading the options.
+            return store.anyOpenIn(ctx.chatId) && Boolean(store.openFor(ctx.senderId, ctx.message.senderAltId, ctx.chatId, host.options().idleMinutes * 60_000));
           },
-          run: (ctx) => handleWorkspaceChat(service, ctx),
+          run: async (ctx) => (await handling()).handleWorkspaceChat(await service(), ctx),
         },
       ],
     };

@@ -61,3 +61,6 @@ export const ENV_SETTINGS = [
 
 /** The old config.json options these replace: option → environment setting. */
 export const MOVED_TO_ENV = { unsafeNoSandbox: 'WORKSPACE_UNSAFE_NO_SANDBOX', sandboxUid: 'WORKSPACE_SANDBOX_UID', sandboxGid: 'WORKSPACE_SANDBOX_GID' } as const;
+
+/** The guard's name for `/ws reset confirm` (a `deleteFiles` effect, declared at start). */
+export const RESET_EFFECT = 'reset';

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 
@@ -76,22 +76,8 @@ os.execv(cfg["python"], [cfg["python"], "-E", "-s", "-B", "-u", "--", cfg["scrip
 /** Exit code the launcher uses when the limits could not be applied (nothing of the user's code ran). */
 export const SETUP_FAILED_EXIT = 125;
 
-/**
- * The python to run inside the sandbox: only /usr is visible there, so it must live under /usr (pyenv/venv
- * pythons under /root or /home are not usable). Returns undefined when there is none.
- *
- * @example systemPython() // '/usr/bin/python3'
- */
-export function systemPython(candidates = ['/usr/bin/python3', '/usr/local/bin/python3']): string | undefined {
-  for (const candidate of candidates) {
-    try {
-      if (existsSync(candidate) && realpathSync(candidate).startsWith('/usr/')) return candidate;
-    } catch {
-      /* try the next */
-    }
-  }
-  return undefined;
-}
+// Found at start (the plugin's start log says whether code can run), without loading this module: python-runtime.ts.
+export { systemPython } from './python-runtime.js';
 
 let disableUserns: boolean | undefined;
 

@@ -3,12 +3,12 @@ import { BadFileName, checkFileName } from './file-names.js';
 import { FileRefused, WorkspaceFiles, kb, openInside } from './files.js';
 import { Locks } from './locks.js';
 import { withEnvSettings, type WorkspaceOptions, type workspaceOptions } from './options.js';
-import { runPython, systemPython, type RunResult } from './sandbox.js';
+import { pythonRuntime, systemPython, type Runtime } from './python-runtime.js';
+import { runPython, type RunResult } from './sandbox.js';
 import { WorkspaceStore, type WorkspaceMeta } from './store.js';
 import { checkUsername } from './usernames.js';
 
-/** Whether code can run, and how; `reason` is the user-facing explanation when it cannot. */
-export type Runtime = { ok: true; python: string; sandboxed: boolean } | { ok: false; reason: string };
+export type { Runtime } from './python-runtime.js';
 
 /** Deepest folder level a run may leave (the listing and the quota see every level up to it). */
 const MAX_DEPTH = 32;
@@ -38,8 +38,16 @@ export class WorkspaceService {
   readonly locks: Locks;
   private pythonPath: string | undefined;
 
-  constructor(readonly host: WorkspaceHost) {
-    this.store = new WorkspaceStore(host.store, host.files.folder('workspaces'));
+  /**
+   * `started`: the store and python the plugin's start already loaded and found (then `start()` is not called): the
+   * service is made with the first /ws, not at start.
+   */
+  constructor(
+    readonly host: WorkspaceHost,
+    started?: { store: WorkspaceStore; pythonPath: string | undefined },
+  ) {
+    this.store = started?.store ?? new WorkspaceStore(host.store, host.files.folder('workspaces'));
+    this.pythonPath = started?.pythonPath;
     this.locks = new Locks(() => this.options().maxConcurrentRuns);
   }
 
@@ -54,19 +62,7 @@ export class WorkspaceService {
 
   /** Whether python code can run now, and the reason when not. */
   runtime(): Runtime {
-    const caps = this.host.capabilities;
-    if (!caps.has('python') && !this.pythonPath) {
-      return { ok: false, reason: `The python runtime is unavailable on this bot: ${caps.status('python').detail}. You can still create and edit files.` };
-    }
-    if (!this.pythonPath) {
-      return { ok: false, reason: 'The python runtime is unavailable: there is no python 3 under /usr, the only system folder the sandbox shows (install the Debian package python3). You can still create and edit files.' };
-    }
-    if (caps.has('sandbox')) return { ok: true, python: this.pythonPath, sandboxed: true };
-    if (this.options().unsafeNoSandbox) return { ok: true, python: this.pythonPath, sandboxed: false };
-    return {
-      ok: false,
-      reason: `I cannot run code here: the sandbox does not work on this server (${caps.status('sandbox').detail}), and running your code without it would expose the server. You can still create and edit files; the owner can install bubblewrap.`,
-    };
+    return pythonRuntime(this.host.capabilities, this.pythonPath, this.options());
   }
 
   /** The owner key of a sender (links phone id and LID in users.json). */
@@ -76,11 +72,7 @@ export class WorkspaceService {
 
   /** The sender's workspace if it is open in this chat (no writes: safe in a routing predicate). */
   openWorkspace(senderId: string, senderAltId: string | undefined, chatId: string): WorkspaceMeta | undefined {
-    // Most chats have no workspace open at all: said without working out whose the sender's ids are.
-    if (!this.store.anyOpenIn(chatId)) return undefined;
-    const owner = this.store.findOwner(senderId, senderAltId);
-    const meta = owner ? this.store.byOwner(owner) : undefined;
-    return meta && this.store.isOpen(meta, chatId, this.options().idleMinutes * 60_000) ? meta : undefined;
+    return this.store.openFor(senderId, senderAltId, chatId, this.options().idleMinutes * 60_000);
   }
 
   files(meta: WorkspaceMeta): WorkspaceFiles {

@@ -155,13 +155,25 @@ export class WorkspaceStore {
     await this.index(meta).save(() => meta);
   }
 
-  /** True when the owner's workspace is open in the chat and was used within `idleMs`. */
+  /**
+   * The sender's workspace if it is open in this chat and was used within `idleMs` (no writes: safe in a routing
+   * predicate, which runs on every message).
+   */
+  openFor(senderId: string, senderAltId: string | undefined, chatId: string, idleMs: number): WorkspaceMeta | undefined {
+    // Most chats have no workspace open at all: said without working out whose the sender's ids are.
+    if (!this.anyOpenIn(chatId)) return undefined;
+    const owner = this.findOwner(senderId, senderAltId);
+    const meta = owner ? this.byOwner(owner) : undefined;
+    return meta && this.isOpen(meta, chatId, idleMs) ? meta : undefined;
+  }
+
   /** Whether any workspace was opened in `chat` and not closed (idle or not). */
   anyOpenIn(chatId: string): boolean {
     for (const meta of this.metas.values()) if (meta.open[chatId] !== undefined) return true;
     return false;
   }
 
+  /** True when the owner's workspace is open in the chat and was used within `idleMs`. */
   isOpen(meta: WorkspaceMeta | undefined, chatId: string, idleMs: number, now = Date.now()): boolean {
     const last = meta?.open[chatId];
     return last !== undefined && now - last <= idleMs;

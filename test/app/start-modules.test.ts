@@ -72,4 +72,20 @@ describe('start-up loads what answering needs later only when it is needed', fun
     expect(of('prom-client')).to.deep.equal([]);
     expect(of('@opentelemetry/api')).to.deep.equal([]);
   });
+
+  /**
+   * What of each plugin's own modules a start may load: declaring it (options, stores, commands' names, the predicates
+   * that decide whether a message is its) and the work it must do at start. What handling needs loads with the first
+   * message, command or tool call that needs it: a module missing from a list here was imported statically again.
+   */
+  const AT_START: Record<string, string[]> = {
+    workspace: ['index.js', 'options.js', 'python-runtime.js', 'schemas.js', 'store.js'],
+  };
+  for (const [plugin, allowed] of Object.entries(AT_START)) {
+    it(`loads only what declaring the ${plugin} plugin needs (${allowed.join(', ')}); its handling at first use`, () => {
+      const own = loaded.filter((url) => url.includes(`/dist/plugins/${plugin}/`)).map((url) => url.slice(url.lastIndexOf('/') + 1));
+      expect(own, 'the check below is not empty').to.include('index.js');
+      expect([...new Set(own)].sort(), `plugins/${plugin}: load what only handling needs behind a memoized import() (see its index.ts)`).to.deep.equal([...allowed].sort());
+    });
+  }
 });
