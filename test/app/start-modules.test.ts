@@ -80,6 +80,7 @@ describe('start-up loads what answering needs later only when it is needed', fun
    */
   const AT_START: Record<string, string[]> = {
     workspace: ['index.js', 'options.js', 'python-runtime.js', 'schemas.js', 'store.js'],
+    mp3: ['index.js', 'jobs.js', 'options.js'],
   };
   for (const [plugin, allowed] of Object.entries(AT_START)) {
     it(`loads only what declaring the ${plugin} plugin needs (${allowed.join(', ')}); its handling at first use`, () => {
