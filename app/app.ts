@@ -18,7 +18,6 @@ import { createLogger, isPrettyLogger, type Logger } from '../core/services/log/
 import { acquireInstanceLock } from '../core/services/lifecycle/instance-lock.js';
 import type { Plugin } from '../core/kernel/plugin/spec.js';
 import { UserBudgets } from '../core/services/providers/budgets.js';
-import { probeGateways } from '../core/services/providers/health.js';
 import { ProviderChain } from '../core/services/providers/provider-chain.js';
 import { UsageLedger } from '../core/services/providers/usage.js';
 import { removeLeftoverTempFiles } from '../core/services/store/atomic.js';
@@ -38,7 +37,7 @@ import type { AnswerPacing } from '../core/services/sending/answer-spacing.js';
 import { buildStatusReport } from '../core/kernel/status/status-report.js';
 import { KeyPool } from '../core/services/providers/key-pool.js';
 import { legsCapability } from '../core/kernel/capabilities/legs-capability.js';
-import { runStartChecks, type StartCheck } from './start-check.js';
+import type { StartCheck } from './start-check.js';
 import { envFileWarnings, loadAccountConfig } from './account-config.js';
 import { startEventWebhooks } from './event-webhooks.js';
 import type { EventWebhooks } from '../core/services/webhooks/outbound.js';
@@ -288,20 +287,25 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   const gatewayHealth: App['gatewayHealth'] = [];
   const startChecks: StartCheck[] = [];
   // A root that answers (even 404) says little: healthy roots are a detail (debug); an unreachable one is a warning.
+  // Their modules load with them, after ready.
   const rootProbe = () =>
-    probeGateways(chain.legs(), Math.min(settings.upstreamTimeoutMs, 3000)).then((results) => {
-      gatewayHealth.push(...results);
-      for (const h of results) {
-        log[h.healthy ? 'debug' : 'warn']({ gateway: h.name, url: h.url, detail: h.detail }, `gateway ${h.name} ${h.healthy ? `root reachable (${h.detail})` : 'UNHEALTHY: AI answers may fail; non-AI commands keep working'}`);
-      }
-    });
+    import('../core/services/providers/health.js')
+      .then(({ probeGateways }) => probeGateways(chain.legs(), Math.min(settings.upstreamTimeoutMs, 3000)))
+      .then((results) => {
+        gatewayHealth.push(...results);
+        for (const h of results) {
+          log[h.healthy ? 'debug' : 'warn']({ gateway: h.name, url: h.url, detail: h.detail }, `gateway ${h.name} ${h.healthy ? `root reachable (${h.detail})` : 'UNHEALTHY: AI answers may fail; non-AI commands keep working'}`);
+        }
+      });
   const legCheck = () =>
-    runStartChecks(chain.legs(), settings, log.child({ part: 'start-check' }), Math.min(settings.upstreamTimeoutMs, 8000)).then((results) => {
-      startChecks.push(...results);
-      // A leg whose key or model is wrong is skipped from the first request on; every outcome shows in .status and
-      // the dashboard's providers view.
-      for (const r of results) chain.recordStartCheck(r.name, r);
-    });
+    import('./start-check.js')
+      .then(({ runStartChecks }) => runStartChecks(chain.legs(), settings, log.child({ part: 'start-check' }), Math.min(settings.upstreamTimeoutMs, 8000)))
+      .then((results) => {
+        startChecks.push(...results);
+        // A leg whose key or model is wrong is skipped from the first request on; every outcome shows in .status and
+        // the dashboard's providers view.
+        for (const r of results) chain.recordStartCheck(r.name, r);
+      });
   let healthChecks: Promise<void> | undefined;
   /** Starts the probe and the start check once (at connect, or when a caller first awaits `healthChecked`). */
   const checkHealth = (): Promise<void> =>

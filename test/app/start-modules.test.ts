@@ -68,6 +68,13 @@ describe('start-up loads what answering needs later only when it is needed', fun
     expect(of('tar-stream')).to.deep.equal([]);
   });
 
+  it("loads the gateway probe and the start check (each leg's first request) with them, after ready, not at start", () => {
+    const ours = (file: string) => loaded.filter((url) => url.endsWith(file));
+    expect(ours('/dist/core/kernel/bot.js'), 'the check below is not empty').to.have.length(1);
+    expect(ours('/dist/app/start-check.js')).to.deep.equal([]);
+    expect(ours('/dist/core/services/providers/health.js')).to.deep.equal([]);
+  });
+
   it('loads prom-client (with @opentelemetry/api, about 80 modules) when the metrics are first read, not at start', () => {
     expect(of('prom-client')).to.deep.equal([]);
     expect(of('@opentelemetry/api')).to.deep.equal([]);
