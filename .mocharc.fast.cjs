@@ -34,6 +34,7 @@ const SLOW = [
   'test/plugins/controls/logs.test.ts',
   'test/app/token-command.test.ts',
   'test/app/start-modules.test.ts',
+  'test/app/plugin-first-use.test.ts',
   'test/web/automation/mcp-server.test.ts',
   // Processes killed mid-write, backups and restores through their CLI, a full disk.
   'test/core/store/atomic-write.test.ts',

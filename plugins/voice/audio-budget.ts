@@ -1,20 +1,7 @@
-import { Store, Type, type Static, type StoredDoc } from '../../core/index.js';
+import type { StoredDoc } from '../../core/index.js';
+import type { BudgetDoc } from './stores.js';
 
-/** Seconds of audio each user had transcribed on one UTC day. */
-const BudgetDocSchema = Type.Object({ day: Type.String(), used: Type.Record(Type.String(), Type.Number()) });
-type BudgetDoc = Static<typeof BudgetDocSchema>;
-
-/**
- * `data/audio_budget.json` (the layout of earlier versions, kept). A user's seconds today are theirs in `.mydata`
- * (section "voice") and follow their chat to a new id.
- */
-export const AUDIO_BUDGET = Store.doc('audio-budget', BudgetDocSchema, () => ({ day: '', used: {} }), {
-  path: 'audio_budget.json',
-  title: 'audio budget',
-  section: 'voice',
-  exportAs: 'audioSecondsToday',
-  people: { byId: (doc) => doc.used },
-});
+export { AUDIO_BUDGET } from './stores.js';
 
 /**
  * The daily per-user audio allowance: how many seconds of audio one user may have uploaded for transcription per

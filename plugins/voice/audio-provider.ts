@@ -1,6 +1,7 @@
 import type OpenAI from 'openai';
 import { normalizeBaseUrl, type KeyPool } from '../../core/index.js';
 import { boundedFetch, MAX_PROVIDER_ANSWER_BYTES, MAX_SPEECH_ANSWER_BYTES, openaiSdk } from '../../core/builtin.js';
+import { DEFAULT_SPEECH_MODEL, DEFAULT_SPEECH_VOICE } from './options.js';
 
 /** One file to upload for transcription. */
 export interface UploadFile {
@@ -10,9 +11,7 @@ export interface UploadFile {
   mimetype: string;
 }
 
-/** Text-to-speech defaults (Groq's OpenAI-compatible speech model), overridable with AUDIO_SPEECH_MODEL / AUDIO_SPEECH_VOICE. */
-export const DEFAULT_SPEECH_MODEL = 'canopylabs/orpheus-v1-english';
-export const DEFAULT_SPEECH_VOICE = 'autumn';
+export { DEFAULT_SPEECH_MODEL, DEFAULT_SPEECH_VOICE } from './options.js';
 
 /** Thrown when the provider answered without a transcript. */
 export class NoTranscriptError extends Error {}

@@ -1,11 +1,25 @@
 import { Type, type Static } from '../../core/index.js';
-import { DEFAULT_REACTIONS } from './reactions.js';
 
 export const DEFAULT_MAX_UPLOAD_MB = 25;
 export const DEFAULT_MAX_MINUTES = 10;
 export const DEFAULT_DAILY_MINUTES = 60;
 export const DEFAULT_REPLY_MAX_CHARS = 600;
 export const DEFAULT_TLDR_AFTER_SECONDS = 60;
+
+/** Auto-reaction settings (config.json `plugins.voice.reactions`). */
+export interface ReactionOptions {
+  enabled: boolean;
+  /** Share of messages considered for a reaction, 0..1. */
+  share: number;
+  /** Minimum minutes between two reactions in one chat. */
+  cooldownMinutes: number;
+}
+
+export const DEFAULT_REACTIONS: ReactionOptions = { enabled: true, share: 0.1, cooldownMinutes: 10 };
+
+/** Text-to-speech defaults (Groq's OpenAI-compatible speech model), overridable with AUDIO_SPEECH_MODEL / AUDIO_SPEECH_VOICE. */
+export const DEFAULT_SPEECH_MODEL = 'canopylabs/orpheus-v1-english';
+export const DEFAULT_SPEECH_VOICE = 'autumn';
 
 /**
  * The voice plugin's options in config.json (`plugins.voice`), declared once: validated at start and at every

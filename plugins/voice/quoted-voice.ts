@@ -1,35 +1,12 @@
-import { Store, Type, type IncomingMedia, type MessageContext, type PluginHost, type QuotedMessage, type QuotedWords } from '../../core/index.js';
+import { type IncomingMedia, type MessageContext, type PluginHost, type QuotedMessage, type QuotedWords } from '../../core/index.js';
 import type { AudioArchive } from './archive.js';
 import type { VoiceOptions } from './options.js';
 import { VoiceError, type Transcript } from './transcriber.js';
+import { SENT_VOICE_REPLIES, VOICE_RECEIVED } from './stores.js';
+
+export { SENT_VOICE_REPLIES, VOICE_RECEIVED } from './stores.js';
 
 type Ctx = MessageContext<VoiceOptions>;
-
-/**
- * The voice notes the bot sent (voice replies), kept with the words they say so that a reply quoting one brings them
- * back; filed under the person they answered (their `.mydata`, their delete). 30 days, like kept media.
- */
-export const SENT_VOICE_REPLIES = Store.chatLog('sent-voice-replies', Type.Object({ messageId: Type.String(), answers: Type.String(), at: Type.Integer(), text: Type.String() }), {
-  path: 'voice_sent_replies',
-  title: 'voice replies sent',
-  keepDays: 30,
-  at: (item) => item.at,
-  people: { author: (item) => item.answers, messageId: (item) => item.messageId },
-});
-
-/**
- * Voice notes and audio files received in a chat that the archive does not hold (not heard when they came: the
- * provider failed, the sender was over their allowance…), with the sender as the network reported it then. A quote
- * names its id, sender and media as the quoting client likes: only a note recorded here (or heard) can later be
- * archived as someone's, when a quote makes the bot listen to it. 30 days, like kept media.
- */
-export const VOICE_RECEIVED = Store.chatLog('voice-received', Type.Object({ messageId: Type.String(), senderId: Type.String(), at: Type.Integer(), kind: Type.String() }), {
-  path: 'voice_received',
-  title: 'voice notes received but not heard',
-  keepDays: 30,
-  at: (item) => item.at,
-  people: { author: (item) => item.senderId, messageId: (item) => item.messageId },
-});
 
 /**
  * What the archive holds for message `messageId` of chat `chatId` (only that chat's archive is read): its transcript,

@@ -1,16 +1,8 @@
 import type { Logger } from '../../core/index.js';
 import type { AudioProvider } from './audio-provider.js';
+import type { ReactionOptions } from './options.js';
 
-/** Auto-reaction settings (config.json `plugins.voice.reactions`). */
-export interface ReactionOptions {
-  enabled: boolean;
-  /** Share of messages considered for a reaction, 0..1. */
-  share: number;
-  /** Minimum minutes between two reactions in one chat. */
-  cooldownMinutes: number;
-}
-
-export const DEFAULT_REACTIONS: ReactionOptions = { enabled: true, share: 0.1, cooldownMinutes: 10 };
+export { DEFAULT_REACTIONS, type ReactionOptions } from './options.js';
 
 const PROMPT =
   'You add an emoji reaction to chat messages, like a friend in a WhatsApp group would. ' +

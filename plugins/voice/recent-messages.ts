@@ -1,22 +1,8 @@
-import { Store, Type, type HistoryView, type PluginStore } from '../../core/index.js';
-import { CONTEXT_MESSAGE, CONTEXT_SIZE, type ContextMessage } from './archive-note.js';
+import type { HistoryView, PluginStore } from '../../core/index.js';
+import { CONTEXT_SIZE, type ContextMessage } from './archive-note.js';
+import { VOICE_CONTEXT } from './stores.js';
 
-/**
- * The last few messages of each chat, waiting as the "before" context of the chat's next voice note. A person's words
- * like any other: kept in the store, so `.mydata` lists them and a delete, a message deleted for everyone (by its
- * writer), an edit and a chat move reach them before a note could carry them into the archive.
- */
-export const VOICE_CONTEXT = Store.chatDoc('context', Type.Object({ messages: Type.Array(CONTEXT_MESSAGE) }), () => ({ messages: [] as ContextMessage[] }), {
-  title: 'voice context',
-  exportAs: 'waitingContext',
-  people: {
-    items: (doc) => doc.messages,
-    author: (m) => m.senderId,
-    messageId: (m) => m.id,
-    edited: (m, text) => ({ ...m, text }),
-    same: (a, b) => a.id === b.id,
-  },
-});
+export { VOICE_CONTEXT } from './stores.js';
 
 /**
  * The last messages of every chat, as the "before" context of the next voice note. A chat that has none kept (its

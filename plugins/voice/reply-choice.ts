@@ -1,16 +1,6 @@
-import { Store, Type, type StoredDoc } from '../../core/index.js';
+import type { StoredDoc } from '../../core/index.js';
 
-/**
- * `data/voice_replies.json` (the layout of earlier versions, kept): each chat's own choice of `.voice on|off`. A
- * private chat's choice is its person's in `.mydata` (section "voice"), and follows the chat to a new id.
- */
-export const VOICE_REPLY_CHOICES = Store.doc('reply-choices', Type.Object({ chats: Type.Record(Type.String(), Type.Boolean()) }), () => ({ chats: {} }), {
-  path: 'voice_replies.json',
-  title: 'voice reply choices',
-  section: 'voice',
-  exportAs: 'replyChoices',
-  people: { byId: (doc) => doc.chats },
-});
+export { VOICE_REPLY_CHOICES } from './stores.js';
 
 /**
  * Which chats chose voice replies on or off with `.voice`; a chat that never chose follows the plugin option.

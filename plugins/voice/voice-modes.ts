@@ -1,13 +1,7 @@
-import { Store, Type, type StoredDoc, type PluginStore } from '../../core/index.js';
+import type { PluginStore, StoredDoc } from '../../core/index.js';
+import { VOICE_MODE, VOICE_MODES, type VoiceMode } from './stores.js';
 
-/**
- * What the bot does with a voice note in a chat (`.voice <mode>`; DESIGN 5a):
- * `answer` answers it like typed words (the default); `transcript` sends its words, then the answer; `text-only` sends
- * its words and no answer (the family mode); `tldr` sends a short summary of a long note (the whole text on
- * `.voice full`), a short one's words; `off` (groups only) leaves voice notes alone.
- */
-export const VOICE_MODES = ['answer', 'transcript', 'text-only', 'tldr', 'off'] as const;
-export type VoiceMode = (typeof VOICE_MODES)[number];
+export { VOICE_MODE, VOICE_MODES, type VoiceMode } from './stores.js';
 
 /** What each mode does, in the words `.voice` lists them with. */
 export const MODE_HELP: Record<VoiceMode, string> = {
@@ -24,20 +18,6 @@ export function isVoiceMode(word: string): word is VoiceMode {
 
 /** The TL;DRs kept per chat for `.voice full` (the newest last): which sent summary stands for which note. */
 const TLDRS_KEPT = 20;
-
-/**
- * A chat's voice mode and its latest TL;DRs. A chat document: a private chat's is its person's (`.mydata`, delete),
- * and it follows the chat to a new id (LID → phone).
- */
-export const VOICE_MODE = Store.chatDoc(
-  'mode',
-  Type.Object({
-    mode: Type.Optional(Type.Union(VOICE_MODES.map((m) => Type.Literal(m)))),
-    tldrs: Type.Optional(Type.Array(Type.Object({ sent: Type.String(), note: Type.String() }))),
-  }),
-  () => ({}),
-  { title: 'voice mode', section: 'voice', exportAs: 'mode' },
-);
 
 type ModeDoc = { mode?: VoiceMode; tldrs?: Array<{ sent: string; note: string }> };
 

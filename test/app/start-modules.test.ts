@@ -87,6 +87,7 @@ describe('start-up loads what answering needs later only when it is needed', fun
    */
   const AT_START: Record<string, string[]> = {
     workspace: ['index.js', 'options.js', 'python-runtime.js', 'schemas.js', 'store.js'],
+    voice: ['index.js', 'options.js', 'stores.js', 'archive-note.js', 'schemas.js'],
     mp3: ['index.js', 'jobs.js', 'options.js'],
   };
   for (const [plugin, allowed] of Object.entries(AT_START)) {

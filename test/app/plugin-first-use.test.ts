@@ -1,0 +1,80 @@
+import { expect } from 'chai';
+import path from 'node:path';
+import { ROOT, tempDir } from '../helpers/checkout.js';
+import { loadInFreshProcess } from '../helpers/loaded-modules.js';
+import { makeTone } from '../plugins/voice/audio-files.js';
+
+/**
+ * A plugin's own modules cost start-up CPU before "console chat ready": what only handling a message needs (the
+ * transcriber, the archive, providers, formatting) loads at the first message, command or tool call that needs it.
+ * test/app/start-modules.test.ts lists what a start may load of each plugin; here one fresh process starts a test bot
+ * with every bundled plugin, answers a plain text (what the console bench sends), then the messages that are each
+ * plugin's, and lists the plugin's modules loaded after each step.
+ */
+
+/** The plugins whose handling loads at first use, checked here. */
+const PLUGINS = ['voice'];
+
+interface Step {
+  /** What the bot sent back. */
+  texts: string[];
+  /** Each plugin's modules loaded by then (file names under dist/plugins/<name>/). */
+  loaded: Record<string, string[]>;
+}
+
+describe("plugins load their handling modules at the first message that is theirs, not at start", function () {
+  this.timeout(120_000);
+  let steps: Record<'start' | 'text' | 'audioStart' | 'voice', Step>;
+
+  before(async () => {
+    const dir = await tempDir('plugin-first-use-');
+    const ogg = path.join(dir, 'note.ogg');
+    makeTone(dir, 'note.ogg', 1.5);
+    const script = `
+      const { readFileSync } = await import('node:fs');
+      const plugins = ${JSON.stringify(PLUGINS)};
+      const loaded = () => {
+        const urls = readFileSync(process.env.LOADED_MODULES_LOG, 'utf8').split('\\n');
+        return Object.fromEntries(plugins.map((p) => [p, [...new Set(urls.filter((u) => u.includes('/dist/plugins/' + p + '/')).map((u) => u.split('/dist/plugins/' + p + '/')[1]))]]));
+      };
+      const texts = (actions) => actions.filter((a) => a.type === 'text').map((a) => a.text);
+      const steps = {};
+      // As the console bench runs: no audio key, plain text.
+      const plain = await m.startTestBot('bundled');
+      steps.start = { texts: [], loaded: loaded() };
+      steps.text = { texts: texts(await plain.transport.push({ senderId: '62811111111@s.whatsapp.net', text: 'hello there' })), loaded: loaded() };
+      await plain.stop();
+      // With an audio key every message is the voice plugin's (context around notes, auto reactions): a start alone.
+      const audio = await m.FakeAudio.start(() => 'please pay the invoice');
+      const bot = await m.startTestBot('bundled', { audio });
+      steps.audioStart = { texts: [], loaded: loaded() };
+      const bytes = readFileSync(${JSON.stringify(ogg)});
+      const note = { kind: 'voice', mimetype: 'audio/ogg; codecs=opus', size: bytes.length, download: async () => bytes };
+      steps.voice = { texts: texts(await bot.transport.push({ senderId: '62811111111@s.whatsapp.net', media: note })), loaded: loaded() };
+      await bot.stop();
+      await audio.close();
+      console.log(JSON.stringify(steps));
+    `;
+    const { stdout } = await loadInFreshProcess(path.join(ROOT, 'dist', 'app', 'testing', 'index.js'), script);
+    steps = JSON.parse(stdout.trim().split('\n').at(-2)!) as typeof steps;
+  });
+
+  /** The modules of each plugin loaded by `step` that were not loaded at start. */
+  const sinceStart = (step: Step) => Object.fromEntries(PLUGINS.map((plugin) => [plugin, step.loaded[plugin]!.filter((file) => !steps.start.loaded[plugin]!.includes(file))]));
+  const nothing = Object.fromEntries(PLUGINS.map((plugin) => [plugin, []]));
+
+  it('answers a plain text (no audio key, as the console bench) without loading any more of these plugins', () => {
+    expect(steps.text.texts).to.deep.equal(['model: hello there']);
+    for (const plugin of PLUGINS) expect(steps.start.loaded[plugin], `${plugin}: the check is not empty`).to.include('index.js');
+    expect(sinceStart(steps.text)).to.deep.equal(nothing);
+  });
+
+  it('starts with an audio key (a voice archive to look for) without loading any more of them than without', () => {
+    expect(sinceStart(steps.audioStart)).to.deep.equal(nothing);
+  });
+
+  it('voice: loads the transcriber and the archive with the first voice note, and answers it', () => {
+    expect(steps.voice.texts).to.deep.equal(['model: please pay the invoice']);
+    expect(steps.voice.loaded.voice).to.include.members(['runtime.js', 'transcriber.js', 'archive.js']);
+  });
+});
