@@ -1,3 +1,5 @@
+import type { MessageContext } from '../../core/index.js';
+
 /** Characters that end a sentence more often than a link: left off the end of a link found in text. */
 const TRAILING = /[.,;:!?'"’”»)\]}>]+$/;
 
@@ -45,4 +47,16 @@ export function linksIn(text: string): URL[] {
 
 function count(text: string, char: string): number {
   return text.split(char).length - 1;
+}
+
+/**
+ * The links a message brings to its answer: its own, then those of the text message it replies to (someone's link,
+ * asked about in a reply: "what does it say?"). A quoted photo or file is its plugin's; a deleted one brings nothing.
+ */
+export function linksOf(ctx: Pick<MessageContext<unknown>, 'text' | 'message'>): URL[] {
+  const own = linksIn(ctx.text);
+  const quoted = ctx.message.quoted;
+  if (!quoted || quoted.media || quoted.deleted) return own;
+  const seen = new Set(own.map(linkKey));
+  return [...own, ...linksIn(quoted.text).filter((url) => !seen.has(linkKey(url)))];
 }

@@ -89,6 +89,7 @@ describe('start-up loads what answering needs later only when it is needed', fun
     workspace: ['index.js', 'options.js', 'python-runtime.js', 'schemas.js', 'store.js'],
     voice: ['index.js', 'options.js', 'stores.js', 'archive-note.js', 'schemas.js'],
     mp3: ['index.js', 'jobs.js', 'options.js'],
+    links: ['find-links.js', 'index.js', 'options.js'],
   };
   for (const [plugin, allowed] of Object.entries(AT_START)) {
     it(`loads only what declaring the ${plugin} plugin needs (${allowed.join(', ')}); its handling at first use`, () => {
