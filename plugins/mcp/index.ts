@@ -1,14 +1,18 @@
-import { definePlugin, Type, type CapabilityDeclaration, type Tool } from '../../core/index.js';
-import { offeredFor } from './access.js';
-import { loadMcpConfig, mcpConfigPath, McpConfigError } from './mcp-config.js';
-import { McpServerLink } from './server-link.js';
-import { offeredName } from './tool-names.js';
+import { existsSync } from 'node:fs';
+import { definePlugin, Type, type CapabilityDeclaration } from '../../core/index.js';
+import { mcpConfigPath } from './config-path.js';
+import type { McpServerLink } from './server-link.js';
+import type { McpServers } from './servers.js';
 
-/** An MCP server's JSON schema of a tool's arguments, as the tool's TypeBox parameters (the core checks calls with it). */
-const serverSchema = (schema: object | undefined) => Type.Unsafe<Record<string, unknown>>(schema ?? { type: 'object', properties: {} });
-type McpTool = Tool<ReturnType<typeof serverSchema>>;
+/*
+ * A start loads the MCP client (the servers' links, the MCP SDK, TypeBox's Value checking mcp.json: servers.ts) only
+ * when mcp.json exists; without it the plugin is declared and offers no tools.
+ */
+let serversModule: Promise<typeof import('./servers.js')> | undefined;
+const loadServers = () => (serversModule ??= import('./servers.js'));
 
-const options = Type.Object({
+/** The options in config.json `plugins.mcp`. */
+export const options = Type.Object({
   startWaitMs: Type.Integer({ title: 'Start-up wait (ms)', minimum: 0, maximum: 60_000, default: 5000, description: 'how long start-up waits for the MCP servers before the bot goes on (they keep starting behind it)' }),
   restartBackoffMs: Type.Integer({ title: 'First restart wait (ms)', minimum: 10, maximum: 600_000, default: 1000, description: 'first wait before restarting a failed MCP server; doubles on each failure in a row' }),
   maxRestartBackoffMs: Type.Integer({ title: 'Longest restart wait (ms)', minimum: 10, maximum: 3_600_000, default: 300_000, description: 'longest wait between restarts' }),
@@ -22,67 +26,15 @@ export default definePlugin({
   settings: [{ name: 'MCP_CONFIG', description: 'path of mcp.json (default: beside config.json)' }],
   setup: async (host) => {
     const file = mcpConfigPath(host.configFile, host.setting('MCP_CONFIG'));
-    const links: McpServerLink[] = [];
-    let fileProblem: string | undefined;
-    // Offered name → [server, tool]; rebuilt whenever a server's tool list changes. Clashes are logged once each.
-    let offered = new Map<string, { link: McpServerLink; tool: McpServerLink['tools'][number] }>();
-    const clashesLogged = new Set<string>();
-    const rebuild = () => {
-      const next = new Map<string, { link: McpServerLink; tool: McpServerLink['tools'][number] }>();
-      for (const link of links) {
-        for (const tool of link.tools) {
-          const name = offeredName(link.name, tool.name);
-          const first = next.get(name);
-          if (first) {
-            const key = `${name}|${link.name}|${tool.name}`;
-            if (!clashesLogged.has(key)) {
-              clashesLogged.add(key);
-              host.log.warn({ server: link.name, tool: tool.name, offeredAs: name, taken: `${first.link.name}/${first.tool.name}` }, `MCP tool "${tool.name}" of "${link.name}" is refused: its name ${name} is already "${first.tool.name}" of "${first.link.name}"`);
-            }
-            continue;
-          }
-          next.set(name, { link, tool });
-        }
-      }
-      offered = next;
-    };
-
-    try {
-      const entries = await loadMcpConfig(file);
-      if (!entries) host.log.info({ file }, `no MCP servers: ${file} does not exist`);
-      const { restartBackoffMs, maxRestartBackoffMs } = host.options();
-      for (const entry of entries ?? []) {
-        links.push(new McpServerLink(entry, host.log.child({ part: 'mcp' }), { backoffMs: restartBackoffMs, maxBackoffMs: Math.max(restartBackoffMs, maxRestartBackoffMs) }, rebuild));
-      }
-    } catch (err) {
-      // A bad mcp.json never stops the bot: the plugin offers no tools and says why (start log, dashboard).
-      fileProblem = err instanceof McpConfigError ? err.message : `${file} could not be read: ${(err as Error).message}`;
-      host.log.error({ file }, `MCP servers are off: ${fileProblem}`);
-    }
-    const firstStarts = Promise.all(links.map((link) => link.start()));
-    await Promise.race([firstStarts, new Promise((resolve) => setTimeout(resolve, host.options().startWaitMs).unref())]);
-
-    const tools = (ctx: Parameters<typeof offeredFor>[1]): McpTool[] => {
-      const list: McpTool[] = [];
-      for (const [name, { link, tool }] of offered) {
-        if (link.state !== 'up' || !offeredFor(link.entry, ctx)) continue;
-        list.push({
-          name,
-          description: link.hide(`[MCP server "${link.name}"] ${tool.description ?? tool.title ?? tool.name}`).slice(0, 1024),
-          // The server's own JSON schema: the core checks the model's arguments against it before the call.
-          parameters: serverSchema(tool.inputSchema),
-          // A server may fetch anything and do anything: its answers are outside text, and it may act beyond the chat.
-          effects: { outsideText: true, acts: 'chats', kind: 'mcpTool' },
-          // Checked again at call time: the access rules hold even if the list was built for someone else.
-          run: (args, call) => (offeredFor(link.entry, call.ctx) ? link.call(tool.name, args) : `The MCP server "${link.name}" is not available to you here.`),
-        });
-      }
-      return list;
-    };
-    const status = () => statusOf(file, fileProblem, links);
+    let servers: McpServers | undefined;
+    // Without mcp.json nothing of the MCP client loads: no servers, no tools.
+    if (existsSync(file)) servers = await (await loadServers()).startMcpServers(host, file);
+    else host.log.info({ file }, `no MCP servers: ${file} does not exist`);
+    const links = servers?.links ?? [];
+    const status = () => statusOf(file, servers?.fileProblem, links);
     mcpStatus.current = status;
     return {
-      tools,
+      tools: (ctx) => servers?.tools(ctx) ?? [],
       stop: async () => {
         if (mcpStatus.current === status) mcpStatus.current = undefined;
         await Promise.all(links.map((link) => link.stop()));

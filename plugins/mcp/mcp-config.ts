@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { Value } from '#typebox/value';
 import { Type, type Static } from '../../core/index.js';
 
@@ -40,11 +39,7 @@ export const DEFAULT_START_TIMEOUT_MS = 60_000;
 /** Thrown for an mcp.json that cannot be used; the message names the file and the field. */
 export class McpConfigError extends Error {}
 
-/** mcp.json's path: MCP_CONFIG when set (relative to config.json's folder), else beside config.json. */
-export function mcpConfigPath(configFile: string, override: string | undefined): string {
-  const dir = path.dirname(configFile);
-  return override?.trim() ? path.resolve(dir, override.trim()) : path.join(dir, 'mcp.json');
-}
+export { mcpConfigPath } from './config-path.js';
 
 /** `/mcpServers/a b/args/0` → `mcpServers["a b"].args[0]`, the way an owner finds it in the file. */
 function fieldName(pointer: string): string {

@@ -40,6 +40,10 @@ describe('start-up loads what answering needs later only when it is needed', fun
     expect(bundle.length).to.be.within(1, 3);
   });
 
+  it("loads TypeBox's Value module (128 KB, checking mcp.json) only when mcp.json exists, not with every start", () => {
+    expect(loaded.filter((url) => url.endsWith('/dist/vendor/typebox/value.js'))).to.deep.equal([]);
+  });
+
   it('loads image-size (about 26 modules) with the first picture checked, not at start', () => {
     expect(of('image-size')).to.deep.equal([]);
   });
@@ -90,6 +94,8 @@ describe('start-up loads what answering needs later only when it is needed', fun
     voice: ['index.js', 'options.js', 'stores.js', 'archive-note.js', 'schemas.js'],
     mp3: ['index.js', 'jobs.js', 'options.js'],
     links: ['find-links.js', 'index.js', 'options.js'],
+    // Without mcp.json (none here): the MCP client loads only when the file exists.
+    mcp: ['config-path.js', 'index.js'],
   };
   for (const [plugin, allowed] of Object.entries(AT_START)) {
     it(`loads only what declaring the ${plugin} plugin needs (${allowed.join(', ')}); its handling at first use`, () => {
