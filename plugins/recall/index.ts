@@ -3,7 +3,10 @@ import path from 'node:path';
 import { definePlugin, defineTool, Type, type HistoryEntry, type IncomingMessage, type StoredSearchLog } from '../../core/index.js';
 import { queryTerms, writeFileAtomic } from '../../core/builtin.js';
 import { RECALL_LOG, type LoggedMessage } from './entry.js';
-import { formatForChat, formatForModel } from './format.js';
+
+/** Putting search results into words (format.ts) loads with the first `.recall` or recall tool call, not at start. */
+let formatModule: Promise<typeof import('./format.js')> | undefined;
+const loadFormat = () => (formatModule ??= import('./format.js'));
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /**
@@ -142,7 +145,7 @@ export default definePlugin({
             if (!terms.length) return ctx.reply(`Search with words or numbers. ${usage}`);
             takeNoted();
             const hits = await logOf(ctx.chatId).search(query, { limit: maxResults, notBefore: cutoff() });
-            return ctx.reply(formatForChat(hits, query, terms));
+            return ctx.reply((await loadFormat()).formatForChat(hits, query, terms));
           },
         },
       ],
@@ -163,7 +166,7 @@ export default definePlugin({
             if (query.length > maxQueryChars) return { error: `the query is too long (${query.length} characters; at most ${maxQueryChars}): use a few words` };
             takeNoted();
             const hits = await logOf(call.chatId).search(query, { limit: maxResults, excludeId: call.ctx.message.id, notBefore: cutoff() });
-            return formatForModel(hits);
+            return (await loadFormat()).formatForModel(hits);
           },
         }),
       ],

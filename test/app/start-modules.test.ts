@@ -97,6 +97,7 @@ describe('start-up loads what answering needs later only when it is needed', fun
     // Without mcp.json (none here): the MCP client loads only when the file exists.
     mcp: ['config-path.js', 'index.js'],
     catchup: ['index.js', 'store.js'],
+    recall: ['entry.js', 'index.js'],
   };
   for (const [plugin, allowed] of Object.entries(AT_START)) {
     it(`loads only what declaring the ${plugin} plugin needs (${allowed.join(', ')}); its handling at first use`, () => {
