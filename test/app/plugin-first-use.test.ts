@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import path from 'node:path';
 import { ROOT, tempDir } from '../helpers/checkout.js';
 import { loadInFreshProcess } from '../helpers/loaded-modules.js';
+import { makeImage } from '../plugins/vision/images.js';
 import { makeTone } from '../plugins/voice/audio-files.js';
 
 /**
@@ -13,7 +14,7 @@ import { makeTone } from '../plugins/voice/audio-files.js';
  */
 
 /** The plugins whose handling loads at first use, checked here. */
-const PLUGINS = ['voice'];
+const PLUGINS = ['voice', 'vision'];
 
 interface Step {
   /** What the bot sent back. */
@@ -24,12 +25,13 @@ interface Step {
 
 describe("plugins load their handling modules at the first message that is theirs, not at start", function () {
   this.timeout(120_000);
-  let steps: Record<'start' | 'text' | 'audioStart' | 'voice', Step>;
+  let steps: Record<'start' | 'text' | 'audioStart' | 'voice' | 'vision', Step>;
 
   before(async () => {
     const dir = await tempDir('plugin-first-use-');
     const ogg = path.join(dir, 'note.ogg');
     makeTone(dir, 'note.ogg', 1.5);
+    const png = await makeImage(dir, 'red.png', 'color=c=red:s=64x48');
     const script = `
       const { readFileSync } = await import('node:fs');
       const plugins = ${JSON.stringify(PLUGINS)};
@@ -51,6 +53,9 @@ describe("plugins load their handling modules at the first message that is their
       const bytes = readFileSync(${JSON.stringify(ogg)});
       const note = { kind: 'voice', mimetype: 'audio/ogg; codecs=opus', size: bytes.length, download: async () => bytes };
       steps.voice = { texts: texts(await bot.transport.push({ senderId: '62811111111@s.whatsapp.net', media: note })), loaded: loaded() };
+      const picture = readFileSync(${JSON.stringify(png)});
+      const photo = { kind: 'image', mimetype: 'image/png', size: picture.length, download: async () => picture };
+      steps.vision = { texts: texts(await bot.transport.push({ senderId: '62811111111@s.whatsapp.net', text: 'what is this?', media: photo })), loaded: loaded() };
       await bot.stop();
       await audio.close();
       console.log(JSON.stringify(steps));
@@ -76,5 +81,10 @@ describe("plugins load their handling modules at the first message that is their
   it('voice: loads the transcriber and the archive with the first voice note, and answers it', () => {
     expect(steps.voice.texts).to.deep.equal(['model: please pay the invoice']);
     expect(steps.voice.loaded.voice).to.include.members(['runtime.js', 'transcriber.js', 'archive.js']);
+  });
+
+  it('vision: loads what answering about a picture needs with the first photo asked about, and answers it', () => {
+    expect(steps.vision.texts).to.deep.equal(['model: what is this?']);
+    expect(steps.vision.loaded.vision).to.include.members(['answer.js', 'prepare-image.js', 'video-frames.js']);
   });
 });
