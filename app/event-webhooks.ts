@@ -1,7 +1,6 @@
 import type { Bot } from '../core/kernel/bot.js';
 import type { BotEventName } from '../core/kernel/automation/events.js';
 import type { Settings } from '../core/services/config/settings.js';
-import { fetchPublic } from '../core/services/jail/public-fetch.js';
 import type { Logger } from '../core/services/log/logger.js';
 import type { BotMetrics } from '../core/services/metrics/bot-metrics.js';
 import { EventWebhooks, type WebhookTarget } from '../core/services/webhooks/outbound.js';
@@ -43,6 +42,8 @@ export function startEventWebhooks(bot: Bot, settings: Settings, log: Logger, me
   const webhooks = new EventWebhooks({
     targets,
     post: async (url, body, headers) => {
+      // Loaded with the first event a webhook hears: a start without webhooks never needs it.
+      const { fetchPublic } = await import('../core/services/jail/public-fetch.js');
       await fetchPublic(url, { body, headers, maxBytes: MAX_ANSWER_BYTES, timeoutMs: POST_TIMEOUT_MS, maxRedirects: 0, ...(policy ? { policy } : {}) });
     },
     log: part,

@@ -79,6 +79,14 @@ describe('start-up loads what answering needs later only when it is needed', fun
     expect(ours('/dist/core/services/providers/health.js')).to.deep.equal([]);
   });
 
+  it('loads the document reader, the recording length and the public download at their first call, not with the built-in tier (core/builtin) every start loads', () => {
+    const ours = (file: string) => loaded.filter((url) => url.endsWith(file));
+    expect(ours('/dist/core/builtin.js'), 'the check below is not empty').to.have.length(1);
+    expect(ours('/dist/core/services/documents/read-document.js')).to.deep.equal([]);
+    expect(ours('/dist/core/services/media/duration.js')).to.deep.equal([]);
+    expect(ours('/dist/core/services/jail/public-fetch.js')).to.deep.equal([]);
+  });
+
   it('loads prom-client (with @opentelemetry/api, about 80 modules) when the metrics are first read, not at start', () => {
     expect(of('prom-client')).to.deep.equal([]);
     expect(of('@opentelemetry/api')).to.deep.equal([]);
