@@ -1,6 +1,5 @@
-import { AllProvidersFailedError, definePlugin, defineTool, Type, type PluginHost } from '../../core/index.js';
-import { framedResults, shortLink, sourcesList, type SearchOutcome } from './format.js';
-import { MAX_QUERY_CHARS, SearchUnavailableError, WebSearch } from './web-search.js';
+import { definePlugin, defineTool, Type, type PluginHost } from '../../core/index.js';
+import type { searchHandlers } from './handling.js';
 
 /** Results asked of the provider when neither the config nor the model says otherwise. */
 export const DEFAULT_MAX_RESULTS = 5;
@@ -8,18 +7,15 @@ export const DEFAULT_MAX_RESULTS = 5;
 const options = Type.Object({
   maxResults: Type.Integer({ title: 'Results per search', minimum: 1, maximum: 10, default: DEFAULT_MAX_RESULTS, description: 'results asked of the search provider' }),
 });
-type SearchOptions = { maxResults: number };
+export type SearchOptions = { maxResults: number };
 
-function maxResultsOf(options: SearchOptions, asked?: unknown): number {
-  const wanted = typeof asked === 'number' && Number.isFinite(asked) ? asked : options.maxResults;
-  return Math.max(1, Math.min(10, Math.round(wanted)));
-}
+type SearchHandlers = ReturnType<typeof searchHandlers>;
 
 const NO_SEARCH =
   "I can't search the web right now (no search service is configured), so I cannot check live information such as news, prices or the weather.";
 
 /** The `web_search` tool the main model may call; results come back framed as data, numbered for citing. */
-function webSearchTool(web: WebSearch, host: PluginHost<SearchOptions>) {
+function webSearchTool(handlers: () => Promise<SearchHandlers>) {
   return defineTool({
     name: 'web_search',
     live: true,
@@ -33,28 +29,8 @@ function webSearchTool(web: WebSearch, host: PluginHost<SearchOptions>) {
       max_results: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, description: 'how many results (default 5)' })),
     }),
     needs: ['search'],
-    async run(args, call) {
-      const query = args.query.trim();
-      if (!query) return 'Error: the search query was empty. Call web_search again with a few keywords.';
-      try {
-        const outcome = await web.search(query, maxResultsOf(host.options(), args.max_results));
-        // The answer will name its sources even when the model forgets to.
-        call.cite(outcome.hits.map((hit) => shortLink(hit.url)));
-        return framedResults(outcome);
-      } catch (err) {
-        if (!(err instanceof SearchUnavailableError)) throw err;
-        return 'Web search is unavailable right now. Tell the user plainly that you cannot check live information at the moment; do not guess or invent an answer.';
-      }
-    },
+    run: async (args, call) => (await handlers()).tool(args, call),
   });
-}
-
-/** The answer when the AI cannot summarise: the results themselves, so the search was not wasted. */
-function plainResults(outcome: SearchOutcome): string {
-  const lines = ['I could not reach the AI to summarise, but here is what the web search found:'];
-  if (outcome.answer) lines.push(outcome.answer);
-  outcome.hits.forEach((hit, i) => lines.push(`[${i + 1}] ${hit.title || shortLink(hit.url)}`));
-  return lines.join('\n');
 }
 
 /**
@@ -88,60 +64,18 @@ export default definePlugin({
     { name: 'AUDIO_SEARCH_MODEL', description: 'the audio provider model with built-in web search, the backup (default groq/compound)' },
   ],
   setup: (host) => {
-    // One per bot: the tool and the command share the provider's rest state.
-    const web = new WebSearch(host);
+    // One per bot: the tool and the command share the provider's rest state. They load with the first search
+    // (handling.ts: the provider, the backup search, formatting), not at start.
+    let loading: Promise<SearchHandlers> | undefined;
+    const handlers = () => (loading ??= import('./handling.js').then((m) => m.searchHandlers(host)));
     return {
-      tools: [webSearchTool(web, host)],
+      tools: [webSearchTool(handlers)],
       commands: [
         {
           command: 'search',
           help: 'search the web and get a short summary with sources',
           usage: '.search <words>',
-          run: async (ctx) => {
-            const query = ctx.args.replace(/\s+/g, ' ').trim();
-            const prefix = ctx.host.config().prefix;
-            if (!query) {
-              await ctx.reply(`Tell me what to search for, for example: ${prefix}search rupiah to dollar rate today`);
-              return;
-            }
-            if (query.length > MAX_QUERY_CHARS) {
-              await ctx.reply(`That search is too long (${query.length} characters; the limit is ${MAX_QUERY_CHARS}). Please use a few keywords.`);
-              return;
-            }
-            await ctx.typing(true).catch(() => undefined);
-            let outcome: SearchOutcome;
-            try {
-              outcome = await web.search(query, maxResultsOf(host.options()));
-            } catch (err) {
-              if (!(err instanceof SearchUnavailableError)) throw err;
-              ctx.log.warn({ causes: err.causes }, 'web search unavailable');
-              await ctx.reply(err.message);
-              return;
-            } finally {
-              await ctx.typing(false).catch(() => undefined);
-            }
-            if (!outcome.hits.length && !outcome.answer) {
-              await ctx.reply(`I found nothing on the web for "${query}". Try other words?`);
-              return;
-            }
-            let summary: string;
-            try {
-              summary = await ctx.ai.respond(ctx, {
-                text: query,
-                onlyTools: [],
-                system: [
-                  'The user used the search command. Answer their search with a short summary (a few sentences) of what these web results say.',
-                  framedResults(outcome, 'Cite the results you use as [n] in the text. Do not list the sources at the end: they are added for you.'),
-                ].join('\n'),
-              });
-            } catch (err) {
-              if (!(err instanceof AllProvidersFailedError)) throw err;
-              ctx.log.warn({ causes: err.causes }, 'could not summarise the search results');
-              summary = plainResults(outcome);
-            }
-            const sources = sourcesList(outcome.hits);
-            await ctx.reply(sources ? `${summary.trim()}\n\n${sources}` : summary.trim());
-          },
+          run: async (ctx) => (await handlers()).command(ctx),
         },
       ],
     };

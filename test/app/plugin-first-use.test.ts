@@ -14,7 +14,7 @@ import { makeTone } from '../plugins/voice/audio-files.js';
  */
 
 /** The plugins whose handling loads at first use, checked here. */
-const PLUGINS = ['voice', 'vision'];
+const PLUGINS = ['voice', 'vision', 'search'];
 
 interface Step {
   /** What the bot sent back. */
@@ -25,7 +25,7 @@ interface Step {
 
 describe("plugins load their handling modules at the first message that is theirs, not at start", function () {
   this.timeout(120_000);
-  let steps: Record<'start' | 'text' | 'audioStart' | 'voice' | 'vision', Step>;
+  let steps: Record<'start' | 'text' | 'audioStart' | 'voice' | 'vision' | 'search', Step>;
 
   before(async () => {
     const dir = await tempDir('plugin-first-use-');
@@ -56,6 +56,7 @@ describe("plugins load their handling modules at the first message that is their
       const picture = readFileSync(${JSON.stringify(png)});
       const photo = { kind: 'image', mimetype: 'image/png', size: picture.length, download: async () => picture };
       steps.vision = { texts: texts(await bot.transport.push({ senderId: '62811111111@s.whatsapp.net', text: 'what is this?', media: photo })), loaded: loaded() };
+      steps.search = { texts: texts(await bot.transport.push({ senderId: '62811111111@s.whatsapp.net', text: '.search boiler repair' })), loaded: loaded() };
       await bot.stop();
       await audio.close();
       console.log(JSON.stringify(steps));
@@ -86,5 +87,10 @@ describe("plugins load their handling modules at the first message that is their
   it('vision: loads what answering about a picture needs with the first photo asked about, and answers it', () => {
     expect(steps.vision.texts).to.deep.equal(['model: what is this?']);
     expect(steps.vision.loaded.vision).to.include.members(['answer.js', 'prepare-image.js', 'video-frames.js']);
+  });
+
+  it('search: loads the provider, the backup search and formatting with the first .search, and answers it', () => {
+    expect(steps.search.texts).to.deep.equal(['model: boiler repair']);
+    expect(steps.search.loaded.search).to.include.members(['handling.js', 'web-search.js', 'format.js']);
   });
 });

@@ -101,6 +101,7 @@ describe('start-up loads what answering needs later only when it is needed', fun
     workspace: ['index.js', 'options.js', 'python-runtime.js', 'schemas.js', 'store.js'],
     voice: ['index.js', 'options.js', 'stores.js', 'archive-note.js', 'schemas.js'],
     vision: ['index.js', 'options.js', 'find-image.js'],
+    search: ['index.js'],
     mp3: ['index.js', 'jobs.js', 'options.js'],
     links: ['find-links.js', 'index.js', 'options.js'],
     // Without mcp.json (none here): the MCP client loads only when the file exists.
