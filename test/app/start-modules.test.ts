@@ -87,6 +87,13 @@ describe('start-up loads what answering needs later only when it is needed', fun
     expect(ours('/dist/core/services/jail/public-fetch.js')).to.deep.equal([]);
   });
 
+  it("loads the jail's egress proxy (and node:dns) with the first jailed job that may reach the network, not at start", () => {
+    const ours = (file: string) => loaded.filter((url) => url.endsWith(file));
+    expect(ours('/dist/core/services/jail/jail.js'), 'the check below is not empty').to.have.length(1);
+    expect(ours('/dist/core/services/jail/egress-proxy.js')).to.deep.equal([]);
+    expect(builtins).to.not.include('dns/promises');
+  });
+
   it('loads prom-client (with @opentelemetry/api, about 80 modules) when the metrics are first read, not at start', () => {
     expect(of('prom-client')).to.deep.equal([]);
     expect(of('@opentelemetry/api')).to.deep.equal([]);

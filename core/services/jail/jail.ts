@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { createRunGroup, type RunGroup } from './cgroup.js';
 import { bwrapOptions, INSIDE } from './mounts.js';
-import { FORWARDER, openEgressProxy, type EgressPolicy, type EgressProxy } from './egress-proxy.js';
+import type { EgressPolicy, EgressProxy } from './egress-proxy.js';
 import { detectJailSupport, dropArgs, type JailSupport } from './support.js';
 import { packWorkTree, receiveWorkTree, type ReceivedWork, type WorkQuota } from './work-tree.js';
 import { JailRefused } from '../../api/errors.js';
@@ -308,6 +308,7 @@ export class Jail {
     const scratch = await fs.mkdtemp(path.join(this.options.scratchRoot ?? os.tmpdir(), 'jail-'));
     let group: RunGroup | undefined;
     let egress: EgressProxy | undefined;
+    let forwarder = '';
     try {
       await fs.chmod(scratch, 0o711);
       const inDir = path.join(scratch, 'in');
@@ -332,7 +333,10 @@ export class Jail {
       const egressSocket = path.join(scratch, 'egress.sock');
       if (job.network === 'egress') {
         if (!job.egress) throw new JailRefused('a job with network needs an egress policy');
-        egress = await openEgressProxy(egressSocket, job.egress);
+        // Loaded with the first job that may reach the network (a download, a link read): most starts run none.
+        const proxy = await import('./egress-proxy.js');
+        forwarder = proxy.FORWARDER;
+        egress = await proxy.openEgressProxy(egressSocket, job.egress);
         // The jail's uid must be able to connect to the socket.
         await fs.chmod(egressSocket, 0o777);
       }
@@ -352,7 +356,7 @@ export class Jail {
       if (jailed) {
         inner = [this.pathInside(program), ...job.args];
         if (egress) {
-          inner = ['/usr/bin/python3', '-I', '-S', '-c', FORWARDER, ...inner];
+          inner = ['/usr/bin/python3', '-I', '-S', '-c', forwarder, ...inner];
           env.EGRESS_SOCKET = INSIDE.egress;
         }
         if (job.work) inner = ['/bin/sh', '-c', WORK_WRAPPER, 'jail-work', ...inner];
@@ -369,7 +373,7 @@ export class Jail {
       } else {
         inner = [program, ...job.args.map((a) => a.replace(/^\/opt\/jail\/bin\//, ''))];
         if (egress) {
-          inner = ['/usr/bin/python3', '-I', '-S', '-c', FORWARDER, ...inner];
+          inner = ['/usr/bin/python3', '-I', '-S', '-c', forwarder, ...inner];
           env.EGRESS_SOCKET = egressSocket;
         }
       }
