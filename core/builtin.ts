@@ -13,6 +13,8 @@ import type * as Duration from './services/media/duration.js';
 import type * as PublicFetch from './services/jail/public-fetch.js';
 import type * as ReadDocument from './services/documents/read-document.js';
 
+/** What a plugin makes at its first use (its handlers' modules), once, tried again after a failure. */
+export { atFirstUse } from './kernel/plugin/first-use.js';
 /** `.status` as text: how the bot is doing (link, provider legs, capabilities, usage), never a key. */
 export { statusText, type StatusReport } from './kernel/status/status-report.js';
 /** Chat answers in WhatsApp formatting: the model's Markdown converted (ctx.ai.respond does it for its answers). */

@@ -1,10 +1,10 @@
 import { definePlugin, defineTool, isSelfChat, Type, type IncomingMessage, type MessageContext, type PluginHost, type WatchedMedia } from '../../core/index.js';
+import { atFirstUse } from '../../core/builtin.js';
 import { WATCHED_CHATS, WATCHED_MESSAGES } from './store.js';
 import type { CatchUpQuery } from './catch-up.js';
 
 /** Reading the watched chats' logs for an answer (catch-up.ts) loads with the first catch_up call, not at start. */
-let catchUpModule: Promise<typeof import('./catch-up.js')> | undefined;
-const loadCatchUp = () => (catchUpModule ??= import('./catch-up.js'));
+const loadCatchUp = atFirstUse(() => import('./catch-up.js'));
 
 const options = Type.Object({
   retentionDays: Type.Integer({ title: 'Days kept', minimum: 1, maximum: 3650, default: 30, description: "days a watched chat's messages are kept (older ones are dropped at start and daily)" }),

@@ -1,4 +1,5 @@
 import { definePlugin, defineTool, Type, type MessageContext, type Plugin } from '../../core/index.js';
+import { atFirstUse } from '../../core/builtin.js';
 import type { ReadDeadline } from './extract-page.js';
 import { linksOf } from './find-links.js';
 import { CHAT_SETTING, options, type LinksOptions } from './options.js';
@@ -8,8 +9,6 @@ import { CHAT_SETTING, options, type LinksOptions } from './options.js';
  * reading links (the cache, the download guard, the page reader and its worker, video transcripts: reading.ts) loads
  * with the first message with a link, `.read` or `fetch_url` call.
  */
-let readingModule: Promise<typeof import('./reading.js')> | undefined;
-const loadReading = () => (readingModule ??= import('./reading.js'));
 
 /**
  * TESTS ONLY, set programmatically (never from settings): a resolver for the egress checks (names of test sites →
@@ -21,6 +20,8 @@ export interface LinksTestHooks {
   resolve?: (host: string) => Promise<string[]>;
   allowForTests?: string[];
   readDeadline?: ReadDeadline;
+  /** Loads reading links (reading.ts) at its first use; default `import('./reading.js')`. */
+  load?: () => Promise<typeof import('./reading.js')>;
 }
 
 function looksLikeCommand(text: string, prefix: string): boolean {
@@ -47,9 +48,10 @@ export function createLinksPlugin(hooks: LinksTestHooks = {}): Plugin {
     stores: [CHAT_SETTING],
     settings: [{ name: 'YTDLP_PATH', description: 'the yt-dlp program that fetches video subtitles (default: yt-dlp on PATH)' }],
     setup(host) {
-      // One handling per running bot (tests start several in one process), made at its first use.
+      // One handling per running bot (tests start several in one process), made at its first use; a failed load is
+      // the handler's error (reply and log), and the next use tries again.
       let running: ReturnType<typeof import('./reading.js').setupLinks> | undefined;
-      const links = async () => (running ??= (await loadReading()).setupLinks(host, hooks));
+      const links = atFirstUse(async () => (running = (await (hooks.load ?? (() => import('./reading.js')))()).setupLinks(host, hooks)));
       /** Web search is allowed where the search plugin is on and this sender may use it: there the model may read links. */
       const searchAllowed = (ctx: MessageContext<LinksOptions>) => host.plugins().some((p) => p.name === 'search' && p.active && p.mayUse(ctx.message));
       const fetchUrl = defineTool({

@@ -1,5 +1,5 @@
 import { definePlugin, type CapabilityStatus, type Plugin, type PluginHost, type PluginOffer } from '../../core/index.js';
-import { ytdlpStatus } from '../../core/builtin.js';
+import { atFirstUse, ytdlpStatus } from '../../core/builtin.js';
 import type { Mp3Commands } from './commands.js';
 import { JobLimiter } from './jobs.js';
 import { ENV_SETTINGS, envSwitches, MOVED_TO_ENV, mp3Options, type Mp3Options } from './options.js';
@@ -11,8 +11,6 @@ type Host = PluginHost<Mp3Options>;
  * A start loads only what declaring the commands needs: what they do (jobs, ffmpeg, yt-dlp, the download guard:
  * commands.ts) loads with the first `.mp3` or `.dl`.
  */
-let commandsModule: Promise<typeof import('./commands.js')> | undefined;
-const loadCommands = () => (commandsModule ??= import('./commands.js'));
 
 /**
  * TESTS ONLY, set programmatically (never from settings): a resolver for the download guard and the egress proxy,
@@ -21,6 +19,8 @@ const loadCommands = () => (commandsModule ??= import('./commands.js'));
 export interface Mp3TestHooks {
   resolve?: Resolver;
   allowForTests?: string[];
+  /** Loads the commands' module (commands.ts) at the first `.mp3` or `.dl`; default `import('./commands.js')`. */
+  load?: () => Promise<typeof import('./commands.js')>;
 }
 
 /**
@@ -62,8 +62,8 @@ async function setupMp3(host: Host, testHooks: Mp3TestHooks): Promise<PluginOffe
   }
   if (startEnv.allowPrivateHosts) host.log.warn(`${host.settings.egressAllowPrivateHostsFrom ?? 'EGRESS_ALLOW_PRIVATE_HOSTS'} is on: links to local/private addresses are fetched (meant for tests only)`);
 
-  let commands: Promise<Mp3Commands> | undefined;
-  const handlers = () => (commands ??= loadCommands().then((m) => m.mp3Commands(host, testHooks, jobs)));
+  // Once per running plugin; a failed load is the command's error (reply and log), and the next use tries again.
+  const handlers = atFirstUse(async (): Promise<Mp3Commands> => (await (testHooks.load ?? (() => import('./commands.js')))()).mp3Commands(host, testHooks, jobs));
 
   return {
     commands: [

@@ -1,12 +1,11 @@
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { definePlugin, defineTool, Type, type HistoryEntry, type IncomingMessage, type StoredSearchLog } from '../../core/index.js';
-import { queryTerms, writeFileAtomic } from '../../core/builtin.js';
+import { atFirstUse, queryTerms, writeFileAtomic } from '../../core/builtin.js';
 import { RECALL_LOG, type LoggedMessage } from './entry.js';
 
 /** Putting search results into words (format.ts) loads with the first `.recall` or recall tool call, not at start. */
-let formatModule: Promise<typeof import('./format.js')> | undefined;
-const loadFormat = () => (formatModule ??= import('./format.js'));
+const loadFormat = atFirstUse(() => import('./format.js'));
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /**

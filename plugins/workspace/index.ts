@@ -1,8 +1,9 @@
 import { definePlugin, type PluginHost, type SiteHandler } from '../../core/index.js';
+import { atFirstUse } from '../../core/builtin.js';
 import { ENV_SETTINGS, MOVED_TO_ENV, RESET_EFFECT, withEnvSettings, workspaceOptions, type WorkspaceOptions } from './options.js';
 import { pythonRuntime, systemPython, type Runtime } from './python-runtime.js';
 import { WORKSPACE_STORES } from './schemas.js';
-import type { WorkspaceHost, WorkspaceService } from './service.js';
+import type { WorkspaceHost } from './service.js';
 import { WorkspaceStore } from './store.js';
 
 const NO_PUBLIC_URL = 'PUBLIC_BASE_URL is not set: workspace sites have no public address';
@@ -12,10 +13,6 @@ const NO_PUBLIC_URL = 'PUBLIC_BASE_URL is not set: workspace sites have no publi
  * commands, tools, file access and sandbox (handling.ts) load with the first /ws or open-workspace message, the site
  * server (site.ts) with the first request for a claimed site name.
  */
-let handlingModule: Promise<typeof import('./handling.js')> | undefined;
-const handling = () => (handlingModule ??= import('./handling.js'));
-let siteModule: Promise<typeof import('./site.js')> | undefined;
-const site = () => (siteModule ??= import('./site.js'));
 
 /** Start-log lines about how code will run: the owner must hear at once when it runs without a sandbox. */
 function logRuntime(host: WorkspaceHost, options: WorkspaceOptions, runtime: Runtime): void {
@@ -66,16 +63,22 @@ export default definePlugin({
     const pythonPath = systemPython();
     const options = () => withEnvSettings(host.options(), (name) => host.setting(name));
     logRuntime(host, options(), pythonRuntime(host.capabilities, pythonPath, options()));
-    let started: Promise<WorkspaceService> | undefined;
-    const service = () => (started ??= handling().then((m) => new m.WorkspaceService(host, { store, pythonPath })));
-    host.effects.declare(RESET_EFFECT, 'deleteFiles', async (data: { owner: string }) => (await handling()).resetWorkspace(await service(), data));
+    // Once per running plugin; a failed load is the handler's error (reply and log), and the next use tries again.
+    const handlers = atFirstUse(async () => {
+      const handling = await import('./handling.js');
+      return { handling, service: new handling.WorkspaceService(host, { store, pythonPath }) };
+    });
+    host.effects.declare(RESET_EFFECT, 'deleteFiles', async (data: { owner: string }) => {
+      const { handling, service } = await handlers();
+      return handling.resetWorkspace(service, data);
+    });
     // Served through the web server and its guards: on the main server, or on SITE_PORT alone when it is set. A path
     // whose first part is no claimed site name falls through without loading the site server.
-    let siteHandler: Promise<SiteHandler> | undefined;
+    const siteServer = atFirstUse(async () => (await import('./site.js')).siteMiddleware(() => store));
     const sites: SiteHandler = async (ctx, next) => {
       const name = /^\/([^/]+)/.exec(ctx.path)?.[1];
       if (!name || !store.byUsername(name)) return next();
-      return (await (siteHandler ??= site().then((m) => m.siteMiddleware(() => store))))(ctx, next);
+      return (await siteServer())(ctx, next);
     };
     host.serveSite({ label: 'workspace sites', handler: sites });
     return {
@@ -84,7 +87,10 @@ export default definePlugin({
           literal: '/ws',
           help: 'open your coding workspace (files, python, your own web page)',
           usage: '/ws [files|show <file>|run <file.py>|name <username>|reset|exit]',
-          run: async (ctx) => (await handling()).handleCommand(await service(), ctx),
+          run: async (ctx) => {
+            const { handling, service } = await handlers();
+            return handling.handleCommand(service, ctx);
+          },
         },
       ],
       predicates: [
@@ -96,7 +102,10 @@ export default definePlugin({
             // Most chats have no workspace open at all: said before reading the options.
             return store.anyOpenIn(ctx.chatId) && Boolean(store.openFor(ctx.senderId, ctx.message.senderAltId, ctx.chatId, host.options().idleMinutes * 60_000));
           },
-          run: async (ctx) => (await handling()).handleWorkspaceChat(await service(), ctx),
+          run: async (ctx) => {
+            const { handling, service } = await handlers();
+            return handling.handleWorkspaceChat(service, ctx);
+          },
         },
       ],
     };

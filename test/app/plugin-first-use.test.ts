@@ -14,7 +14,7 @@ import { makeTone } from '../plugins/voice/audio-files.js';
  */
 
 /** The plugins whose handling loads at first use, checked here. */
-const PLUGINS = ['voice', 'vision', 'search'];
+const PLUGINS = ['voice', 'vision', 'search', 'workspace', 'mp3', 'links', 'mcp', 'catchup', 'recall'];
 
 interface Step {
   /** What the bot sent back. */
@@ -25,7 +25,7 @@ interface Step {
 
 describe("plugins load their handling modules at the first message that is theirs, not at start", function () {
   this.timeout(120_000);
-  let steps: Record<'start' | 'text' | 'audioStart' | 'voice' | 'vision' | 'search', Step>;
+  let steps: Record<'start' | 'text' | 'audioStart' | 'voice' | 'vision' | 'search' | 'ws' | 'dl' | 'read' | 'recall', Step>;
 
   before(async () => {
     const dir = await tempDir('plugin-first-use-');
@@ -45,7 +45,7 @@ describe("plugins load their handling modules at the first message that is their
       const plain = await m.startTestBot('bundled');
       steps.start = { texts: [], loaded: loaded() };
       steps.text = { texts: texts(await plain.transport.push({ senderId: '62811111111@s.whatsapp.net', text: 'hello there' })), loaded: loaded() };
-      await plain.stop();
+
       // With an audio key every message is the voice plugin's (context around notes, auto reactions): a start alone.
       const audio = await m.FakeAudio.start(() => 'please pay the invoice');
       const bot = await m.startTestBot('bundled', { audio });
@@ -59,6 +59,11 @@ describe("plugins load their handling modules at the first message that is their
       steps.search = { texts: texts(await bot.transport.push({ senderId: '62811111111@s.whatsapp.net', text: '.search boiler repair' })), loaded: loaded() };
       await bot.stop();
       await audio.close();
+      // Then each plugin's first command, on the bot without an audio key (after the steps above, which compare with its start).
+      for (const [step, text] of [['ws', '/ws help'], ['dl', '.dl'], ['read', '.read'], ['recall', '.recall hello']]) {
+        steps[step] = { texts: texts(await plain.transport.push({ senderId: '62811111111@s.whatsapp.net', text })), loaded: loaded() };
+      }
+      await plain.stop();
       console.log(JSON.stringify(steps));
     `;
     const { stdout } = await loadInFreshProcess(path.join(ROOT, 'dist', 'app', 'testing', 'index.js'), script);
@@ -77,6 +82,28 @@ describe("plugins load their handling modules at the first message that is their
 
   it('starts with an audio key (a voice archive to look for) without loading any more of them than without', () => {
     expect(sinceStart(steps.audioStart)).to.deep.equal(nothing);
+  });
+
+  it('workspace: loads its handling (commands, service, sandbox) with the first /ws, and answers it', () => {
+    expect(steps.ws.texts[0]).to.match(/^\/ws: open your workspace\n/);
+    expect(steps.ws.loaded.workspace).to.include.members(['handling.js', 'commands.js', 'service.js', 'sandbox.js']);
+  });
+
+  it('mp3: loads its commands (jobs, ffmpeg, yt-dlp, the download guard) with the first .dl, and answers it', () => {
+    expect(steps.dl.texts).to.deep.equal(['Send .dl with a link, e.g. .dl https://youtu.be/… (or reply .dl to a message with a link).']);
+    expect(steps.dl.loaded.mp3).to.include.members(['commands.js', 'ytdlp.js', 'ffmpeg.js', 'url-guard.js']);
+  });
+
+  it('links: loads reading links with the first .read, and answers it', () => {
+    expect(steps.read.texts[0]).to.match(/^\*\.read <link> \[question\]\*/);
+    expect(steps.read.loaded.links).to.include.members(['reading.js', 'read-link.js', 'extract-page.js']);
+  });
+
+  it('recall: loads its formatting with the first search, and finds the plain text and its answer', () => {
+    // The plain text above and the answer to it, found in the chat's log.
+    expect(steps.recall.texts).to.have.length(1);
+    expect(steps.recall.texts[0]).to.match(/^🔎 2 messages in this chat about "hello":\n1\. .* · me \(the bot\): model: hello there\n/);
+    expect(steps.recall.loaded.recall).to.include('format.js');
   });
 
   it('voice: loads the transcriber and the archive with the first voice note, and answers it', () => {
