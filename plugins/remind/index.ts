@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AllProvidersFailedError, definePlugin, defineTool, PromptRefused, Type, type CommandContext } from '../../core/index.js';
 import { REMINDERS, ReminderStore, SaveError, TIME_ZONES, type Reminder } from './store.js';
-import { nextRun, parseReminder, shortestGap } from './when.js';
+import type * as When from './when.js';
 import { canonicalZone, formatDuration, formatLocal, machineZone } from './zone.js';
 
 const options = Type.Object({
@@ -14,6 +14,13 @@ const options = Type.Object({
   minTaskRepeatSeconds: Type.Integer({ title: 'Shortest task repeat (seconds)', minimum: 1, default: 3600, description: 'shortest time between two runs of a repeating scheduled task, in seconds (each run is a model call on the user\'s budget)' }),
 });
 type Options = typeof options.static;
+
+/**
+ * Reading times and stepping repeats (when.ts, with croner, and chrono-node behind it) loads with the first reminder
+ * set or repeat stepped, not at start.
+ */
+let whenModule: Promise<typeof When> | undefined;
+const loadWhen = () => (whenModule ??= import('./when.js'));
 
 /** setTimeout's longest delay (about 24.8 days); a later reminder re-arms when it ends. */
 const MAX_DELAY_MS = 2 ** 31 - 1;
@@ -111,7 +118,7 @@ export default definePlugin({
       clearTimeout(timers.get(key(chatId, r.id)));
       // Unref'd: a pending reminder never keeps the process alive (`npm run chat` ends at end of input; it fires at
       // the next start, late if need be).
-      const timer = setTimeout(() => void fire(chatId, r.id, lateBecause), Math.min(Math.max(0, delay), MAX_DELAY_MS));
+      const timer = setTimeout(() => void fire(chatId, r.id, lateBecause).catch(fireFailed(chatId)), Math.min(Math.max(0, delay), MAX_DELAY_MS));
       timer.unref();
       timers.set(key(chatId, r.id), timer);
     };
@@ -134,6 +141,9 @@ export default definePlugin({
         return 'the server could not write its data';
       }
     };
+
+    /** What a reminder's timer says when firing it failed outright (its module could not load): logged, never thrown. */
+    const fireFailed = (chatId: string) => (err: unknown) => host.log.error({ err, chat: chatId }, 'remind: a reminder that fell due could not be handled');
 
     /** Sends a reminder that is due (through host.send: the safe-sending limiter), then removes or advances it. */
     async function fire(chatId: string, id: string, lateBecause?: LateBecause): Promise<void> {
@@ -159,7 +169,7 @@ export default definePlugin({
     /** A repeating one's next run, saved and armed before this run goes out (none left: it is removed). */
     async function advance(chatId: string, r: Reminder, now: number): Promise<void> {
       // Before sending: a crash while sending never repeats it, and missed runs are not sent in a burst.
-      const next = nextRun(r.cron!, r.zone, Math.max(now, r.due));
+      const next = (await loadWhen()).nextRun(r.cron!, r.zone, Math.max(now, r.due));
       if (next === undefined) await save(store.remove(chatId, [r.id]));
       else {
         await save(store.update(chatId, r.id, (x) => (x.due = next)));
@@ -243,14 +253,14 @@ export default definePlugin({
           if (r.due <= now && (timers.has(key(chatId, r.id)) || sending.has(key(chatId, r.id)))) continue;
           const because: LateBecause = r.due < startedAt ? 'offline' : occasion;
           if (r.due > now) arm(chatId, r);
-          else if (now - r.due <= window) void fire(chatId, r.id, because);
+          else if (now - r.due <= window) void fire(chatId, r.id, because).catch(fireFailed(chatId));
           else missed.push(r);
         }
         if (!missed.length) continue;
         const lines = missed.map((r, i) => `${i + 1}. ${formatLocal(r.due, r.zone)} (${r.zone}) — ${r.task ? "🗓️ task: " : ""}${r.text}${r.cron ? ` (repeats ${r.label}; it goes on)` : ''}`);
         const once = missed.filter((r) => !r.cron).map((r) => r.id);
         for (const r of missed.filter((x) => x.cron)) {
-          const next = nextRun(r.cron!, r.zone, now);
+          const next = (await loadWhen()).nextRun(r.cron!, r.zone, now);
           if (next === undefined) once.push(r.id);
           else {
             await save(store.update(chatId, r.id, (x) => (x.due = next)));
@@ -291,6 +301,7 @@ export default definePlugin({
     const schedule = async (chatId: string, senderId: string, messageId: string, args: string, opts: Options, task = false): Promise<string> => {
       const zone = zoneOf(senderId);
       const now = Date.now();
+      const { parseReminder, shortestGap } = await loadWhen();
       const parsed = await parseReminder(args, now, zone);
       if (!parsed.ok) return task ? parsed.error.replaceAll('.remind ', '.schedule ').replace('What should I remind you of?', 'What should I do then?') : parsed.error;
       const what = task ? 'scheduled task' : 'reminder';
@@ -337,7 +348,7 @@ export default definePlugin({
 
     /** `.schedule <when> <prompt>`: checked first (a wrong time is said at once), then created when the guard allows. */
     const scheduleTask = async (ctx: CommandContext): Promise<void> => {
-      const parsed = await parseReminder(ctx.args, Date.now(), zoneOf(ctx.senderId));
+      const parsed = await (await loadWhen()).parseReminder(ctx.args, Date.now(), zoneOf(ctx.senderId));
       // Not a task (its time or text is wrong): the same sentence as ever, nothing to guard.
       if (!parsed.ok) return void (await ctx.reply(await schedule(ctx.chatId, ctx.senderId, ctx.message.id, ctx.args, host.options(), true)));
       const task: HeldTask = { chatId: ctx.chatId, senderId: ctx.senderId, messageId: ctx.message.id, args: ctx.args };

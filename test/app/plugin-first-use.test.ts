@@ -14,7 +14,7 @@ import { makeTone } from '../plugins/voice/audio-files.js';
  */
 
 /** The plugins whose handling loads at first use, checked here. */
-const PLUGINS = ['voice', 'vision', 'search', 'workspace', 'mp3', 'links', 'mcp', 'catchup', 'recall'];
+const PLUGINS = ['voice', 'vision', 'search', 'remind', 'workspace', 'mp3', 'links', 'mcp', 'catchup', 'recall'];
 
 interface Step {
   /** What the bot sent back. */
@@ -25,7 +25,7 @@ interface Step {
 
 describe("plugins load their handling modules at the first message that is theirs, not at start", function () {
   this.timeout(120_000);
-  let steps: Record<'start' | 'text' | 'audioStart' | 'voice' | 'vision' | 'search' | 'ws' | 'dl' | 'read' | 'recall', Step>;
+  let steps: Record<'start' | 'text' | 'audioStart' | 'voice' | 'vision' | 'search' | 'remind' | 'ws' | 'dl' | 'read' | 'recall', Step>;
 
   before(async () => {
     const dir = await tempDir('plugin-first-use-');
@@ -57,6 +57,7 @@ describe("plugins load their handling modules at the first message that is their
       const photo = { kind: 'image', mimetype: 'image/png', size: picture.length, download: async () => picture };
       steps.vision = { texts: texts(await bot.transport.push({ senderId: '62811111111@s.whatsapp.net', text: 'what is this?', media: photo })), loaded: loaded() };
       steps.search = { texts: texts(await bot.transport.push({ senderId: '62811111111@s.whatsapp.net', text: '.search boiler repair' })), loaded: loaded() };
+      steps.remind = { texts: texts(await bot.transport.push({ senderId: '62811111111@s.whatsapp.net', text: '.remind 10m tea' })), loaded: loaded() };
       await bot.stop();
       await audio.close();
       // Then each plugin's first command, on the bot without an audio key (after the steps above, which compare with its start).
@@ -119,5 +120,11 @@ describe("plugins load their handling modules at the first message that is their
   it('search: loads the provider, the backup search and formatting with the first .search, and answers it', () => {
     expect(steps.search.texts).to.deep.equal(['model: boiler repair']);
     expect(steps.search.loaded.search).to.include.members(['handling.js', 'web-search.js', 'format.js']);
+  });
+
+  it('remind: loads reading times (when.ts, with croner) with the first reminder set, and sets it', () => {
+    expect(steps.remind.texts).to.have.length(1);
+    expect(steps.remind.texts[0]).to.match(/^⏰ Reminder set for .+: tea$/);
+    expect(steps.remind.loaded.remind).to.include('when.js');
   });
 });

@@ -68,6 +68,10 @@ describe('start-up loads what answering needs later only when it is needed', fun
     expect(of('openai')).to.deep.equal([]);
   });
 
+  it('loads croner (cron patterns) with the first reminder set or repeat stepped, not at start', () => {
+    expect(of('croner')).to.deep.equal([]);
+  });
+
   it('loads tar-stream with the first workspace job, not at start', () => {
     expect(of('tar-stream')).to.deep.equal([]);
   });
@@ -109,6 +113,7 @@ describe('start-up loads what answering needs later only when it is needed', fun
     voice: ['index.js', 'options.js', 'stores.js', 'archive-note.js', 'schemas.js'],
     vision: ['index.js', 'options.js', 'find-image.js'],
     search: ['index.js'],
+    remind: ['index.js', 'store.js', 'zone.js'],
     mp3: ['index.js', 'jobs.js', 'options.js'],
     links: ['find-links.js', 'index.js', 'options.js'],
     // Without mcp.json (none here): the MCP client loads only when the file exists.
