@@ -6,7 +6,7 @@ import { ffmpegBinary } from '../../core/builtin.js';
 import { probeMedia, toMp3, toMp4, UnreadableMedia } from './ffmpeg.js';
 import { extensionFor, publish, safeName, saveIncoming } from './files.js';
 import type { Mp3TestHooks } from './index.js';
-import type { JobLimiter } from './jobs.js';
+import { JobLimiter } from './jobs.js';
 import { envSwitches, MB, type Mp3Options } from './options.js';
 import { jobPacing, StatusMessage } from './progress.js';
 import { ProcessFailed } from './run-process.js';
@@ -83,12 +83,13 @@ export interface Mp3Commands {
 }
 
 /**
- * The `.mp3` and `.dl` commands of one running mp3 plugin, on its job counters (`jobs`, made at start: the plugin's
- * stop aborts their programs).
+ * The `.mp3` and `.dl` commands of one running mp3 plugin, with its job counters; `stopping` is aborted at the plugin's
+ * stop (made at start, so a stop while the commands load still reaches them): running programs are killed.
  *
- * @example const { mp3 } = mp3Commands(host, {}, new JobLimiter()); await mp3(ctx);
+ * @example const { mp3 } = mp3Commands(host, {}, new AbortController()); await mp3(ctx);
  */
-export function mp3Commands(host: Host, testHooks: Mp3TestHooks, jobs: JobLimiter): Mp3Commands {
+export function mp3Commands(host: Host, testHooks: Mp3TestHooks, stopping: AbortController): Mp3Commands {
+  const jobs = new JobLimiter(stopping);
   const tools = (ctx: Ctx) => {
     const opts = host.options();
     const env = envSwitches(host);

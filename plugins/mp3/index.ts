@@ -1,7 +1,6 @@
 import { definePlugin, type CapabilityStatus, type Plugin, type PluginHost, type PluginOffer } from '../../core/index.js';
 import { atFirstUse, ytdlpStatus } from '../../core/builtin.js';
 import type { Mp3Commands } from './commands.js';
-import { JobLimiter } from './jobs.js';
 import { ENV_SETTINGS, envSwitches, MOVED_TO_ENV, mp3Options, type Mp3Options } from './options.js';
 import type { Resolver } from './url-guard.js';
 
@@ -42,9 +41,10 @@ export function createMp3Plugin(testHooks: Mp3TestHooks = {}): Plugin {
   });
 }
 
-/** One running mp3 plugin: its job counters, the yt-dlp it runs, and the `.mp3` / `.dl` commands. */
+/** One running mp3 plugin: the yt-dlp it runs, and the `.mp3` / `.dl` commands (with their job counters, at first use). */
 async function setupMp3(host: Host, testHooks: Mp3TestHooks): Promise<PluginOffer<Mp3Options>> {
-  const jobs = new JobLimiter();
+  // Aborted at stop: the running jobs' programs are killed (the job counters live with the commands).
+  const stopping = new AbortController();
   const startEnv = envSwitches(host);
   if (startEnv.ytdlpPath) {
     // A configured yt-dlp replaces the one on PATH: say in the start log which one is used and whether it runs.
@@ -63,14 +63,14 @@ async function setupMp3(host: Host, testHooks: Mp3TestHooks): Promise<PluginOffe
   if (startEnv.allowPrivateHosts) host.log.warn(`${host.settings.egressAllowPrivateHostsFrom ?? 'EGRESS_ALLOW_PRIVATE_HOSTS'} is on: links to local/private addresses are fetched (meant for tests only)`);
 
   // Once per running plugin; a failed load is the command's error (reply and log), and the next use tries again.
-  const handlers = atFirstUse(async (): Promise<Mp3Commands> => (await (testHooks.load ?? (() => import('./commands.js')))()).mp3Commands(host, testHooks, jobs));
+  const handlers = atFirstUse(async (): Promise<Mp3Commands> => (await (testHooks.load ?? (() => import('./commands.js')))()).mp3Commands(host, testHooks, stopping));
 
   return {
     commands: [
       { command: 'mp3', help: 'reply to a video, voice note or audio to get it as MP3; or add a social-media link to get its sound', run: async (ctx) => (await handlers()).mp3(ctx) },
       { command: 'dl', help: 'add a social-media link (YouTube, TikTok, Instagram, X, Facebook…) to download its video or image', run: async (ctx) => (await handlers()).dl(ctx) },
     ],
-    stop: () => jobs.controller.abort(),
+    stop: () => stopping.abort(),
   };
 }
 

@@ -15,8 +15,8 @@ export interface JobSlot {
 export class JobLimiter {
   private total = 0;
   private readonly perUser = new Map<string, number>();
-  /** Aborted on plugin stop: running programs are killed. */
-  readonly controller = new AbortController();
+  /** `controller`: aborted on plugin stop, running programs are killed. */
+  constructor(readonly controller = new AbortController()) {}
 
   /** Takes a slot, or returns the sentence that explains why not. */
   take(userId: string, limits: { perUser: number; total: number }): JobSlot | string {
