@@ -14,7 +14,7 @@ import { makeTone } from '../plugins/voice/audio-files.js';
  */
 
 /** The plugins whose handling loads at first use, checked here. */
-const PLUGINS = ['voice', 'vision', 'search', 'remind', 'workspace', 'mp3', 'links', 'mcp', 'catchup', 'recall'];
+const PLUGINS = ['voice', 'vision', 'search', 'remind', 'documents', 'workspace', 'mp3', 'links', 'mcp', 'catchup', 'recall'];
 
 interface Step {
   /** What the bot sent back. */
@@ -25,7 +25,7 @@ interface Step {
 
 describe("plugins load their handling modules at the first message that is theirs, not at start", function () {
   this.timeout(120_000);
-  let steps: Record<'start' | 'text' | 'audioStart' | 'voice' | 'vision' | 'search' | 'remind' | 'ws' | 'dl' | 'read' | 'recall', Step>;
+  let steps: Record<'start' | 'text' | 'audioStart' | 'voice' | 'vision' | 'search' | 'remind' | 'documents' | 'ws' | 'dl' | 'read' | 'recall', Step>;
 
   before(async () => {
     const dir = await tempDir('plugin-first-use-');
@@ -58,6 +58,9 @@ describe("plugins load their handling modules at the first message that is their
       steps.vision = { texts: texts(await bot.transport.push({ senderId: '62811111111@s.whatsapp.net', text: 'what is this?', media: photo })), loaded: loaded() };
       steps.search = { texts: texts(await bot.transport.push({ senderId: '62811111111@s.whatsapp.net', text: '.search boiler repair' })), loaded: loaded() };
       steps.remind = { texts: texts(await bot.transport.push({ senderId: '62811111111@s.whatsapp.net', text: '.remind 10m tea' })), loaded: loaded() };
+      const notes = Buffer.from('Boiler service on Friday at nine.');
+      const file = { kind: 'document', mimetype: 'text/plain', fileName: 'notes.txt', size: notes.length, download: async () => notes };
+      steps.documents = { texts: texts(await bot.transport.push({ senderId: '62811111111@s.whatsapp.net', text: 'when is the service?', media: file })), loaded: loaded() };
       await bot.stop();
       await audio.close();
       // Then each plugin's first command, on the bot without an audio key (after the steps above, which compare with its start).
@@ -126,5 +129,12 @@ describe("plugins load their handling modules at the first message that is their
     expect(steps.remind.texts).to.have.length(1);
     expect(steps.remind.texts[0]).to.match(/^⏰ Reminder set for .+: tea$/);
     expect(steps.remind.loaded.remind).to.include('when.js');
+  });
+
+  it('documents: loads reading and answering with the first document asked about, and answers it', () => {
+    // The fake model says back what it was given: the document's text, read, and the question.
+    expect(steps.documents.texts).to.have.length(1);
+    expect(steps.documents.texts[0]).to.match(/^model: \[sent a document\][\s\S]*\nBoiler service on Friday at nine\.\n[\s\S]* when is the service\?$/);
+    expect(steps.documents.loaded.documents).to.include('reading.js');
   });
 });

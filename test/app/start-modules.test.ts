@@ -114,6 +114,7 @@ describe('start-up loads what answering needs later only when it is needed', fun
     vision: ['index.js', 'options.js', 'find-image.js'],
     search: ['index.js'],
     remind: ['index.js', 'store.js', 'zone.js'],
+    documents: ['index.js'],
     mp3: ['index.js', 'options.js'],
     links: ['find-links.js', 'index.js', 'options.js'],
     // Without mcp.json (none here): the MCP client loads only when the file exists.
