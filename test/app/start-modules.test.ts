@@ -54,12 +54,14 @@ describe('start-up loads what answering needs later only when it is needed', fun
   });
 
   it("loads Node's fetch (undici, with http2 and zlib) at the first answer, not at start: no module reads the lazy Response global as it loads", () => {
-    expect(builtins, 'the check below is not empty').to.include('http');
+    expect(builtins, 'the check below is not empty').to.include('net');
     expect(builtins).to.not.include('internal/deps/undici/undici');
     expect(builtins).to.not.include('http2');
   });
 
-  it('loads node:https (and TLS) at the first https request or download, not at start', () => {
+  it('loads node:http (client and server, nine of its modules) at the first request or the web server, node:https (and TLS) at the first https request or download, not at start', () => {
+    expect(builtins).to.not.include('http');
+    expect(builtins).to.not.include('_http_client');
     expect(builtins).to.not.include('https');
     expect(builtins).to.not.include('tls');
   });

@@ -1,4 +1,4 @@
-import http from 'node:http';
+import type http from 'node:http';
 import type https from 'node:https';
 import { createRequire } from 'node:module';
 
@@ -12,12 +12,21 @@ export const REDIRECTS = new Set([301, 302, 303, 307, 308]);
  * answer fail as a reset.
  */
 const IDLE_MS = 4_000;
-const plain = { client: http, agent: new http.Agent({ keepAlive: true, timeout: IDLE_MS }) };
+let plain: { client: typeof http; agent: http.Agent } | undefined;
 let secure: { client: typeof https; agent: https.Agent } | undefined;
 
-/** node:http, or node:https loaded at the first https request (with TLS, ~15 ms that a start need not pay). */
+/**
+ * node:http loaded at the first request (nothing before "ready" needs Node's HTTP client and server, nine of its
+ * modules), node:https at the first https request (with TLS, ~15 ms that a start need not pay).
+ */
 export function transportFor(protocol: string): { client: typeof http | typeof https; agent: http.Agent } {
-  if (protocol !== 'https:') return plain;
+  if (protocol !== 'https:') {
+    if (!plain) {
+      const client = createRequire(import.meta.url)('node:http') as typeof http;
+      plain = { client, agent: new client.Agent({ keepAlive: true, timeout: IDLE_MS }) };
+    }
+    return plain;
+  }
   if (!secure) {
     const client = createRequire(import.meta.url)('node:https') as typeof https;
     secure = { client, agent: new client.Agent({ keepAlive: true, timeout: IDLE_MS }) };
