@@ -93,6 +93,12 @@ describe('start-up loads what answering needs later only when it is needed', fun
     expect(ours('/dist/core/services/jail/public-fetch.js')).to.deep.equal([]);
   });
 
+  it("loads Node's performance timing (perf_hooks, ten of its modules) with the first message timed, not at start", () => {
+    expect(builtins, 'the check below is not empty').to.include('net');
+    expect(builtins).to.not.include('perf_hooks');
+    expect(builtins).to.not.include('internal/perf/performance');
+  });
+
   it("loads the jail's egress proxy (and node:dns) with the first jailed job that may reach the network, not at start", () => {
     const ours = (file: string) => loaded.filter((url) => url.endsWith(file));
     expect(ours('/dist/core/services/jail/jail.js'), 'the check below is not empty').to.have.length(1);

@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import type { IncomingMessage } from '../../kernel/port/message.js';
 import type { Transport } from '../../kernel/port/transport.js';
 import { InFlightByChat, withOverrides } from '../../kernel/port/watched-transport.js';
