@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AllProvidersFailedError, definePlugin, defineTool, PromptRefused, Type, type CommandContext } from '../../core/index.js';
 import { REMINDERS, ReminderStore, SaveError, TIME_ZONES, type Reminder } from './store.js';
-import type * as When from './when.js';
+import { atFirstUse } from '../../core/builtin.js';
 import { canonicalZone, formatDuration, formatLocal, machineZone } from './zone.js';
 
 const options = Type.Object({
@@ -19,8 +19,7 @@ type Options = typeof options.static;
  * Reading times and stepping repeats (when.ts, with croner, and chrono-node behind it) loads with the first reminder
  * set or repeat stepped, not at start.
  */
-let whenModule: Promise<typeof When> | undefined;
-const loadWhen = () => (whenModule ??= import('./when.js'));
+const loadWhen = atFirstUse(() => import('./when.js'));
 
 /** setTimeout's longest delay (about 24.8 days); a later reminder re-arms when it ends. */
 const MAX_DELAY_MS = 2 ** 31 - 1;

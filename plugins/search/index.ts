@@ -1,4 +1,5 @@
 import { definePlugin, defineTool, Type, type PluginHost } from '../../core/index.js';
+import { atFirstUse } from '../../core/builtin.js';
 import type { searchHandlers } from './handling.js';
 
 /** Results asked of the provider when neither the config nor the model says otherwise. */
@@ -66,8 +67,7 @@ export default definePlugin({
   setup: (host) => {
     // One per bot: the tool and the command share the provider's rest state. They load with the first search
     // (handling.ts: the provider, the backup search, formatting), not at start.
-    let loading: Promise<SearchHandlers> | undefined;
-    const handlers = () => (loading ??= import('./handling.js').then((m) => m.searchHandlers(host)));
+    const handlers = atFirstUse(async () => (await import('./handling.js')).searchHandlers(host));
     return {
       tools: [webSearchTool(handlers)],
       commands: [

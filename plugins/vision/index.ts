@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { definePlugin, Store, Type, type AiService, type CapabilityStatus, type IncomingMedia, type MessageContext, type PluginHost } from '../../core/index.js';
-import { visionLegFilter, visionPathOf } from '../../core/builtin.js';
+import { atFirstUse, visionLegFilter, visionPathOf } from '../../core/builtin.js';
 import { findImage } from './find-image.js';
 import { visionOptions, type VisionOptions } from './options.js';
 
@@ -12,8 +12,7 @@ export { visionOptions, type VisionOptions } from './options.js';
  * What answering about a picture needs (image preparation, video frames and sound, the vision call, formatting) loads
  * with the first photo or video asked about, not at start.
  */
-let answerModule: Promise<typeof import('./answer.js')> | undefined;
-const answering = () => (answerModule ??= import('./answer.js'));
+const answering = atFirstUse(() => import('./answer.js'));
 
 /**
  * The `vision` capability as it is now: per gateway leg, its live state and the path that last worked for images

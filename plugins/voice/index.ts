@@ -1,6 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import { definePlugin, defineTool, type KeyPool, type Plugin, type PluginHost, type PluginOffer, Type } from '../../core/index.js';
-import { ffmpegBinary } from '../../core/builtin.js';
+import { atFirstUse, ffmpegBinary } from '../../core/builtin.js';
 import { ARCHIVE_FOLDER, VOICE_ARCHIVE } from './archive-note.js';
 import { DEFAULT_SPEECH_MODEL, DEFAULT_SPEECH_VOICE, voiceOptionsSchema, type VoiceOptions } from './options.js';
 import { AUDIO_BUDGET, SENT_VOICE_REPLIES, VOICE_CONTEXT, VOICE_MODE, VOICE_RECEIVED, VOICE_REPLY_CHOICES } from './stores.js';
@@ -69,15 +69,9 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
   // The handlers' modules (transcriber, archive, provider, ffmpeg…) load at the first message, command or tool call
   // that needs them: a start that sees no voice note never loads them. One load per running plugin; a failed one is
   // the handler's error (said in the reply and the log) and the next use tries again.
-  let loading: Promise<VoiceHandlers> | undefined;
-  const handlers = (): Promise<VoiceHandlers> => {
-    if (!loading) {
-      const made = (deps.load ?? (() => import('./runtime.js')))().then((m) => m.voiceHandlers(host, { now: deps.now, random: deps.random, pool, audioModel, ffmpeg, audioDetail }));
-      loading = made;
-      made.catch(() => loading === made && (loading = undefined));
-    }
-    return loading;
-  };
+  let latest: Promise<VoiceHandlers> | undefined;
+  const load = deps.load ?? (() => import('./runtime.js'));
+  const handlers = atFirstUse(() => (latest = load().then((m) => m.voiceHandlers(host, { now: deps.now, random: deps.random, pool, audioModel, ffmpeg, audioDetail }))));
 
   // Chat folders in the archive's layout of earlier versions become search logs now, without holding up the start
   // (each chat also waits for its own conversion at its first use, so nothing reads a chat half converted). With no
@@ -144,8 +138,8 @@ function voiceSetup(host: PluginHost<VoiceOptions>, deps: VoicePluginDeps): Plug
     ],
     tools: [searchTool],
     async stop() {
-      // Handlers never made have no archive writes pending.
-      const made = await loading?.catch(() => undefined);
+      // Handlers never made have no archive writes pending; ones being made are waited for.
+      const made = await latest?.catch(() => undefined);
       await made?.flush();
       await host.store.flush();
     },
