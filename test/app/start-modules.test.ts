@@ -93,6 +93,10 @@ describe('start-up loads what answering needs later only when it is needed', fun
     expect(ours('/dist/core/services/jail/public-fetch.js')).to.deep.equal([]);
   });
 
+  it('loads marked (the Markdown parser, 52 KB with the rules it builds as it loads) with the first answer holding Markdown, not at start', () => {
+    expect(of('marked')).to.deep.equal([]);
+  });
+
   it("loads Node's performance timing (perf_hooks, ten of its modules) with the first message timed, not at start", () => {
     expect(builtins, 'the check below is not empty').to.include('net');
     expect(builtins).to.not.include('perf_hooks');

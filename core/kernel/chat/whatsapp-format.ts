@@ -1,4 +1,14 @@
-import { Lexer, type Token, type Tokens } from 'marked';
+import { createRequire } from 'node:module';
+import type { Token, Tokens } from 'marked';
+
+type Marked = typeof import('marked');
+
+/**
+ * marked (52 KB, and its rules built as it loads) is needed by the first answer with Markdown in it, not by a start:
+ * where Node can require an ES module (20.19+) it loads then, synchronously; on an older Node, with this module.
+ */
+let lexer: Marked['Lexer'] | undefined = process.features.require_module ? undefined : (await import('marked')).Lexer;
+const markdownLexer = (): Marked['Lexer'] => (lexer ??= (createRequire(import.meta.url)('marked') as Marked).Lexer);
 
 /**
  * The model's Markdown as WhatsApp shows it, converted deterministically (weaker models ignore "use WhatsApp
@@ -42,7 +52,7 @@ export function toWhatsAppParsed(markdown: string): string {
 
 function convert(markdown: string): string {
   try {
-    return blocks(Lexer.lex(markdown, { gfm: true }), '\n\n');
+    return blocks(markdownLexer().lex(markdown, { gfm: true }), '\n\n');
   } catch {
     return markdown;
   }
