@@ -14,11 +14,12 @@ describe('start-up loads what answering needs later only when it is needed', fun
   let dir: string;
   let loaded: string[];
   let builtins: string[];
+  let imported: string[];
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'start-modules-'));
     const env = { PATH: process.env.PATH ?? '', API_KEY: 'sk-start-modules', BASE_URL: 'http://127.0.0.1:9/v1', MODEL: 'm' };
     const start = `const { Writable } = await import('node:stream'); const app = await m.createApp({ cwd: ${JSON.stringify(dir)}, env: ${JSON.stringify(env)}, skipHealthProbe: true, logDestination: new Writable({ write: (_c, _e, done) => done() }) }); await app.stop()`;
-    ({ loaded, builtins } = await loadInFreshProcess(path.join(ROOT, 'dist', 'app', 'app.js'), start));
+    ({ loaded, builtins, imported } = await loadInFreshProcess(path.join(ROOT, 'dist', 'app', 'app.js'), start));
   });
   after(() => rm(dir, { recursive: true, force: true }));
 
@@ -91,6 +92,13 @@ describe('start-up loads what answering needs later only when it is needed', fun
     expect(ours('/dist/core/services/documents/read-document.js')).to.deep.equal([]);
     expect(ours('/dist/core/services/media/duration.js')).to.deep.equal([]);
     expect(ours('/dist/core/services/jail/public-fetch.js')).to.deep.equal([]);
+  });
+
+  it('requires the CommonJS packages a start needs (pino, libsql, proper-lockfile, dotenv, fastest-levenshtein) instead of importing them: an ES import has Node parse each one for its export names and wrap it', () => {
+    const viaImport = imported.filter((url) => /\/node_modules\/(pino|libsql|proper-lockfile|dotenv|fastest-levenshtein)\//.test(url));
+    expect(of('pino').length, 'the check below is not empty').to.be.greaterThan(0);
+    expect(imported.some((url) => url.includes('/dist/core/kernel/bot.js')), 'the check below is not empty').to.equal(true);
+    expect(viaImport).to.deep.equal([]);
   });
 
   it('loads marked (the Markdown parser, 52 KB with the rules it builds as it loads) with the first answer holding Markdown, not at start', () => {

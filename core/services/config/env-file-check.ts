@@ -1,4 +1,8 @@
-import { closest, distance } from 'fastest-levenshtein';
+import { createRequire } from 'node:module';
+
+// A CommonJS package, required: an ES import of one has Node parse its source for export names and wrap it (~5 ms of
+// a start for each such package).
+const { closest, distance } = createRequire(import.meta.url)('fastest-levenshtein') as typeof import('fastest-levenshtein');
 
 /**
  * Every setting the core reads from `.env` (plugins declare theirs in `settings`). A name in `.env` that is neither

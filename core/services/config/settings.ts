@@ -1,6 +1,10 @@
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import dotenv from 'dotenv';
+
+// A CommonJS package, required: an ES import of one has Node parse its source for export names and wrap it (~5 ms of
+// a start for each such package).
+const dotenv = createRequire(import.meta.url)('dotenv') as typeof import('dotenv');
 
 /**
  * Settings from the environment. `.env` in the working directory (or the file ENV_FILE names) is read first; real

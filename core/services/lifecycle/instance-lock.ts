@@ -1,7 +1,11 @@
 import { readFileSync, rmdirSync, writeFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import lockfile from 'proper-lockfile';
+
+// A CommonJS package, required: an ES import of one has Node parse its source for export names and wrap it (~5 ms of
+// a start for each such package).
+const lockfile = createRequire(import.meta.url)('proper-lockfile') as typeof import('proper-lockfile');
 
 /**
  * One instance per data folder. The lock is `proper-lockfile`'s (an atomic `mkdir`, kept fresh by its mtime, removed

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { createRequire } from 'node:module';
 import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -7,6 +7,10 @@ import { recentProblems } from './recent-problems.js';
 import { logTail } from './log-tail.js';
 import { withSecretForms } from './secret-forms.js';
 import { API_TOKEN_SHAPE } from '../../api/errors.js';
+
+// A CommonJS package, required: an ES import of one has Node parse its source for export names and wrap it (~5 ms of
+// a start for each such package).
+const pino = createRequire(import.meta.url)('pino') as typeof import('pino').default;
 
 export type { Logger } from 'pino';
 
