@@ -101,6 +101,10 @@ describe('start-up loads what answering needs later only when it is needed', fun
     expect(viaImport).to.deep.equal([]);
   });
 
+  it('loads resolve.exports (reading a plugin package\'s entry) with the first plugin package found, not at start', () => {
+    expect(of('resolve.exports')).to.deep.equal([]);
+  });
+
   it('loads marked (the Markdown parser, 52 KB with the rules it builds as it loads) with the first answer holding Markdown, not at start', () => {
     expect(of('marked')).to.deep.equal([]);
   });

@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { exports as exportsOf, legacy as legacyEntryOf } from 'resolve.exports';
 import type { Logger } from '../../services/log/logger.js';
 import { isPlugin, pluginBrand, CONTRACT_VERSION } from './contract.js';
 import { pluginErrors } from './errors.js';
@@ -46,6 +46,8 @@ function packageEntry(dir: string): Located {
   }
   let relative: string | undefined;
   try {
+    // Required here, with the first plugin package found: a start with none (the usual one) never needs it.
+    const { exports: exportsOf, legacy: legacyEntryOf } = createRequire(import.meta.url)('resolve.exports') as typeof import('resolve.exports');
     relative = pkg.exports !== undefined ? exportsOf(pkg, '.', { conditions: ['node', 'import'], unsafe: false })?.[0] : (legacyEntryOf(pkg, { browser: false, fields: ['main'] }) as string | undefined);
   } catch (err) {
     return { missing: `has a package.json whose exports offer no entry an ES module import can use (${(err as Error).message})` };
