@@ -53,6 +53,8 @@ export interface ConsoleOptions {
  * work has finished.
  */
 export class ConsoleTransport implements Transport {
+  /** A printed line stays as printed: a long turn's status is shown once, never edited (see `Transport.editsMessages`). */
+  readonly editsMessages = false;
   readonly name = 'console';
   private readonly input: NodeJS.ReadableStream;
   private readonly output: NodeJS.WritableStream;
@@ -435,7 +437,7 @@ export class ConsoleTransport implements Transport {
     return { id };
   }
 
-  /** The console cannot change a printed line: callers fall back to sending a new message. */
+  /** The console cannot change a printed line (`editsMessages`): callers fall back to sending a new message. */
   async editText(): Promise<boolean> {
     return false;
   }

@@ -40,6 +40,8 @@ export interface TurnProgressDeps {
   paced: PacedSend;
   log: Logger;
   now?: () => number;
+  /** False where the network cannot change a sent message (the console): the status is shown once and never edited. */
+  edits?: boolean;
 }
 
 /** A phrase as shown: one line, at most PHRASE_MAX characters; blank → the default. */
@@ -78,6 +80,8 @@ export class TurnProgress {
 
   constructor(private readonly deps: TurnProgressDeps) {
     this.now = deps.now ?? Date.now;
+    // Nothing to wait for at the end of a turn where no edit can go (the console's exit waited the edits' interval).
+    this.canEdit = deps.edits ?? true;
     if (deps.phrase !== undefined) this.phrase = progressPhrase(deps.phrase);
   }
 
@@ -259,7 +263,7 @@ async function showProgress(deps: ProgressMiddlewareDeps, ctx: MessageContext, n
   const seen = ackReactions ? ctx.react('👀').catch((err: unknown) => ctx.log.debug({ err }, 'could not react to acknowledge a message')) : undefined;
   const unasked = ctx.message.isGroup && !ctx.addressed && ctx.state[ANSWER_WITHOUT_MENTION] === true;
   const slot = deps.slotOf(ctx);
-  const progress = afterSeconds > 0 && !unasked && slot ? new TurnProgress({ chatId: ctx.chatId, afterSeconds, elapsedMs: Date.now() - slot.startedAt, phrase: slot.phrase, paced: deps.paced, log: ctx.log }) : undefined;
+  const progress = afterSeconds > 0 && !unasked && slot ? new TurnProgress({ chatId: ctx.chatId, afterSeconds, elapsedMs: Date.now() - slot.startedAt, phrase: slot.phrase, paced: deps.paced, log: ctx.log, edits: deps.transport()?.editsMessages !== false }) : undefined;
   if (slot && progress) slot.current = progress;
   progress?.start();
   let failed = true;

@@ -137,6 +137,11 @@ export interface Transport {
    * by the outbox (a private chat's first at once, a group's stream spread). Unset: answers go straight out.
    */
   readonly pacesAnswers?: boolean;
+  /**
+   * False where a message once sent cannot be changed (the console prints lines): a long turn's status is shown once and
+   * nothing waits to edit it. Unset: edits are tried (`editText` answers false where one fails).
+   */
+  readonly editsMessages?: boolean;
   /** `events` (optional) receives edits and deletes of earlier messages where the network has them. */
   start(onMessage: InboundHandler, events?: TransportEvents): Promise<void>;
   /** Registers the handler for messages deleted for everyone (the memory transport; WhatsApp uses `events`). */

@@ -86,6 +86,28 @@ describe('the status of a long turn never comes after its answer (deterministic,
     expect(shown).to.deep.equal(['send: working on it…', 'answer', `edit status-1: ${PROGRESS_DONE}`]);
   });
 
+  it('on a network that cannot edit (the console): the status is shown once, and the turn ends without an edit or a wait for one', async () => {
+    const { transport, shown } = recordingTransport();
+    const paced: PacedSend = (_chat, send, signal) => (signal.aborted ? Promise.reject(new SendCancelledError()) : send(transport));
+    const progress = new TurnProgress({ chatId: CHAT, afterSeconds: 0.001, paced, log, now, edits: false });
+    const sent = gate();
+    const origSend = transport.sendText.bind(transport);
+    transport.sendText = async (chat: string, text: string) => {
+      const result = await origSend(chat, text);
+      sent.open();
+      return result;
+    };
+    progress.start();
+    await sent.promise;
+    progress.set('searching the web…');
+    await progress.beforeSpeaking();
+    shown.push('answer');
+    // The clock stays where it was: an edit would wait its interval; finishing must not.
+    const ended = await Promise.race([progress.finish(false).then(() => 'finished'), new Promise((resolve) => setImmediate(() => resolve('still waiting')))]);
+    expect(ended).to.equal('finished');
+    expect(shown).to.deep.equal(['send: working on it…', 'answer']);
+  });
+
   it('a phrase set after the answer went edits nothing but the final state', async () => {
     const { transport, shown } = recordingTransport();
     const paced: PacedSend = (_chat, send, signal) => (signal.aborted ? Promise.reject(new SendCancelledError()) : send(transport));
