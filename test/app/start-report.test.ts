@@ -149,6 +149,8 @@ describe('the start report and the start check of each upstream', function () {
     await t.transport.push({ text: 'hello there' });
     expect(t.transport.texts()[0]).to.match(/^pong/);
     expect(t.transport.texts()[1]).to.equal('second: hello there');
+    // The probe is out (it loads its module after ready first) and still hangs: nothing waited for it.
+    await gw.probed();
     expect(checked).to.equal(false);
     expect(gw.probes()).to.have.length(1);
     expect(gw.chats()).to.have.length(1);

@@ -79,6 +79,11 @@ export class FakeGateway {
     return this.http.probes;
   }
 
+  /** Resolves with the bot's first start probe once it reached this gateway (the probe goes out after ready). */
+  probed(): Promise<RecordedRequest> {
+    return this.http.until(() => this.http.probes[0]);
+  }
+
   /** How the start probe is answered from now on (e.g. `failures.badKey`). */
   answerProbe(behaviour: FakeBehaviour): this {
     this.http.probeAnswers.set('POST /v1/chat/completions', behaviour);
