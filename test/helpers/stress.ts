@@ -18,7 +18,7 @@ const mocha = path.join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js');
 // Files given on the command line replace the whole suite (`npm run test:stress -- dist/test/plugins/remind/*.test.js`);
 // without them, .mocharc.cjs names every test file, the slowest first, as for `npm test`.
 const files = process.argv.slice(2);
-const suite = spawn(process.execPath, [mocha, '--parallel', '--jobs', '3', ...files], { cwd: ROOT, stdio: 'inherit' });
+const suite = spawn(process.execPath, [mocha, '--parallel', '--jobs', '4', ...files], { cwd: ROOT, stdio: 'inherit' });
 const stop = async (code: number) => {
   await Promise.all(loops.map((loop) => loop.terminate()));
   process.exit(code);
