@@ -22,11 +22,13 @@ function recordingTransport(held?: Promise<void>) {
   const shown: string[] = [];
   let sends = 0;
   const sendStarted = gate();
+  const sendDone = gate();
   const transport = {
     async sendText(_chat: string, text: string) {
       sendStarted.open();
       if (held) await held;
       shown.push(`send: ${text}`);
+      sendDone.open();
       return { id: `status-${++sends}` };
     },
     async editText(_chat: string, id: string, text: string) {
@@ -34,8 +36,14 @@ function recordingTransport(held?: Promise<void>) {
       return true;
     },
   } as unknown as Transport;
-  return { transport, shown, sendStarted: sendStarted.promise };
+  return { transport, shown, sendStarted: sendStarted.promise, sent: sendDone.promise };
 }
+
+/** A sending queue with nothing in front: a send goes at once unless it was called off. */
+const unqueued =
+  (transport: Transport): PacedSend =>
+  (_chat, send, signal) =>
+    signal.aborted ? Promise.reject(new SendCancelledError()) : send(transport);
 
 describe('the status of a long turn never comes after its answer (deterministic, gated steps)', () => {
   // The edits' pace reads this clock: moved past the interval before the final edit, so it goes at once.
@@ -68,8 +76,7 @@ describe('the status of a long turn never comes after its answer (deterministic,
   it('a status already handed to the network is waited for before the answer goes, then marked done by an edit', async () => {
     const network = gate();
     const { transport, shown, sendStarted } = recordingTransport(network.promise);
-    const paced: PacedSend = (_chat, send, signal) => (signal.aborted ? Promise.reject(new SendCancelledError()) : send(transport));
-    const progress = new TurnProgress({ chatId: CHAT, afterSeconds: 0.001, paced, log, now });
+    const progress = new TurnProgress({ chatId: CHAT, afterSeconds: 0.001, paced: unqueued(transport), log, now });
     progress.start();
     await sendStarted;
     let spoke = false;
@@ -87,18 +94,10 @@ describe('the status of a long turn never comes after its answer (deterministic,
   });
 
   it('on a network that cannot edit (the console): the status is shown once, and the turn ends without an edit or a wait for one', async () => {
-    const { transport, shown } = recordingTransport();
-    const paced: PacedSend = (_chat, send, signal) => (signal.aborted ? Promise.reject(new SendCancelledError()) : send(transport));
-    const progress = new TurnProgress({ chatId: CHAT, afterSeconds: 0.001, paced, log, now, edits: false });
-    const sent = gate();
-    const origSend = transport.sendText.bind(transport);
-    transport.sendText = async (chat: string, text: string) => {
-      const result = await origSend(chat, text);
-      sent.open();
-      return result;
-    };
+    const { transport, shown, sent } = recordingTransport();
+    const progress = new TurnProgress({ chatId: CHAT, afterSeconds: 0.001, paced: unqueued(transport), log, now, edits: false });
     progress.start();
-    await sent.promise;
+    await sent;
     progress.set('searching the web…');
     await progress.beforeSpeaking();
     shown.push('answer');
@@ -109,18 +108,10 @@ describe('the status of a long turn never comes after its answer (deterministic,
   });
 
   it('a phrase set after the answer went edits nothing but the final state', async () => {
-    const { transport, shown } = recordingTransport();
-    const paced: PacedSend = (_chat, send, signal) => (signal.aborted ? Promise.reject(new SendCancelledError()) : send(transport));
-    const progress = new TurnProgress({ chatId: CHAT, afterSeconds: 0.001, paced, log, now });
-    const sent = gate();
-    const origSend = transport.sendText.bind(transport);
-    transport.sendText = async (chat: string, text: string) => {
-      const result = await origSend(chat, text);
-      sent.open();
-      return result;
-    };
+    const { transport, shown, sent } = recordingTransport();
+    const progress = new TurnProgress({ chatId: CHAT, afterSeconds: 0.001, paced: unqueued(transport), log, now });
     progress.start();
-    await sent.promise;
+    await sent;
     await progress.beforeSpeaking();
     shown.push('answer');
     progress.set('searching the web…');
